@@ -1,0 +1,46 @@
+# The README's two set-up commands are `make demo` and `make test`. Each builds .venv with plain
+# venv + pip, so pip takes the local CPU torch wheel (uv and poetry would fetch a CUDA build).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXTRAS := ml,hub,openai,anthropic,collect,dev
+DEMO_OUT ?= demo-out
+
+.PHONY: install install-llm browser demo demo-llm test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+
+# Reinstall only when the project's dependencies change.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e '.[$(EXTRAS)]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# llama-cpp-python builds from source (about 5 minutes on 2 cores); only the LLM tests need it.
+$(VENV)/.installed-llm: $(VENV)/.installed
+	$(BIN)/pip install -e '.[$(EXTRAS),llm]'
+	touch $@
+
+install-llm: $(VENV)/.installed-llm
+
+# Debian's chromium for the browser tests (Playwright cannot download a browser here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium)
+
+demo: install
+	$(BIN)/attunebench data validate src/attunebench/data/sample/sample.jsonl
+	$(BIN)/attunebench data stats src/attunebench/data/sample/sample.jsonl
+
+test: install-llm browser
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,67 @@
+"""Streaming JSON Lines IO for conversations.
+
+Reading yields one conversation at a time, so memory is bounded by the largest line, not the
+file. Writing goes to a temporary file beside the target and is renamed into place only when
+complete, so a failure never leaves a partial output file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from attunebench.data.schema import Conversation
+
+
+def iter_conversations(path: str | Path) -> Iterator[Conversation]:
+    """Yield each conversation in a valid file (use `validate` first for friendly errors)."""
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield Conversation.model_validate_json(line)
+
+
+def read_conversations(path: str | Path) -> list[Conversation]:
+    return list(iter_conversations(path))
+
+
+def conversation_line(conversation: Conversation) -> str:
+    return conversation.model_dump_json(exclude_defaults=True, exclude_none=True)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file beside `path`; rename it over `path` only on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_conversations(path: str | Path, conversations: Iterable[Conversation]) -> int:
+    """Write conversations atomically; returns how many were written."""
+    count = 0
+    with atomic_writer(path) as handle:
+        for conversation in conversations:
+            handle.write(conversation_line(conversation) + "\n")
+            count += 1
+    return count
+
+
+def canonical_json(value: object) -> str:
+    """Canonical JSON (sorted keys, no spaces): the form hashed for cache keys and dataset ids."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

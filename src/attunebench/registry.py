@@ -1,0 +1,64 @@
+"""Named factories: providers, tasks, scorers, judges and metrics register here by name.
+
+A registry refuses duplicates so that a name in a report always means one thing, and it can
+describe an entry (its name and the arguments it was made with) for provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class RegistryError(KeyError):
+    """A name is unknown, or registered twice."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; we want it plain
+        return str(self.args[0]) if self.args else ""
+
+
+class Registry(Generic[T]):
+    """A mapping from names to factories, refusing duplicates.
+
+    >>> colours: Registry[Callable[[], str]] = Registry("colour")
+    >>> @colours.register("red")
+    ... def red() -> str:
+    ...     return "#f00"
+    >>> colours.get("red")()
+    '#f00'
+    >>> colours.register("red")(red)
+    Traceback (most recent call last):
+    ...
+    attunebench.registry.RegistryError: colour 'red' is already registered
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+
+    def register(self, name: str) -> Callable[[T], T]:
+        def add(entry: T) -> T:
+            if name in self._entries:
+                raise RegistryError(f"{self.kind} {name!r} is already registered")
+            self._entries[name] = entry
+            return entry
+
+        return add
+
+    def get(self, name: str) -> T:
+        try:
+            return self._entries[name]
+        except KeyError:
+            known = ", ".join(sorted(self._entries)) or "none"
+            raise RegistryError(f"unknown {self.kind} {name!r} (known: {known})") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))

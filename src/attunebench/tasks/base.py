@@ -1,0 +1,94 @@
+"""What a task is: items drawn from a dataset, and an async evaluation of one item.
+
+A task module registers a factory with `TASKS`; the factory's keyword arguments are the task's
+options and are recorded in run.json. The engine calls `items()` once per dataset, groups the
+items by conversation (turn order kept, so prompts sharing a prefix reach a server back to
+back), and calls `evaluate()` for each (item, model), passing a `Caller` that does every model
+call: caching, retries, concurrency and the ledger are the engine's business, not the task's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from attunebench.data.schema import Conversation, Taxonomy
+from attunebench.models.base import GenerateParams, Message
+from attunebench.models.hints import TaskHint
+from attunebench.records import ItemRecord, PromptInfo
+from attunebench.registry import Registry
+
+CallRole = Literal["subject", "judge"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One unit of evaluation, addressed by (task, conversation_id, turn_index, item_id)."""
+
+    task: str
+    conversation: Conversation
+    turn_index: int
+    item_id: str
+    taxonomy: Taxonomy
+    variant: str = ""
+
+    @property
+    def key(self) -> str:
+        parts = (self.task, self.conversation.id, str(self.turn_index), self.item_id, self.variant)
+        return "|".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """The outcome of one model call, after the engine's bounded retries."""
+
+    text: str | None
+    error: str | None = None
+    cache_hit: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+class Caller(Protocol):
+    """Makes model calls on a task's behalf (implemented by the engine)."""
+
+    async def call(
+        self,
+        model: str,
+        messages: list[Message],
+        *,
+        prompt: PromptInfo,
+        item: Item,
+        role: CallRole = "subject",
+        params: GenerateParams | None = None,
+        hint: TaskHint | None = None,
+    ) -> CallResult: ...
+
+
+class Task(Protocol):
+    name: str
+
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        """Every prompt template this task may use, with versions (for run.json and cache keys)."""
+        ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]: ...
+
+    async def evaluate(
+        self, item: Item, model: str, caller: Caller, judges: list[str]
+    ) -> ItemRecord: ...
+
+
+TaskFactory = Callable[..., Task]
+TASKS: Registry[TaskFactory] = Registry("task")
