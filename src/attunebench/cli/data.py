@@ -7,10 +7,12 @@ import json
 import typer
 from rich.console import Console
 
+from attunebench.cli.data_import import app as import_app
 from attunebench.data.schema import Conversation
 
 app = typer.Typer(help="Inspect, validate, import and export attunebench/v1 datasets.", no_args_is_help=True)
 console = Console()
+app.add_typer(import_app, name="import")
 
 
 @app.command()
