@@ -1,1 +1,40 @@
-"""models"""
+"""Model providers behind one async protocol, addressed as `provider/model`.
+
+Importing this package registers every provider prefix with `PROVIDERS`; each provider imports
+its SDK only when a model of that prefix is made.
+"""
+
+from attunebench.models import mock as _mock  # noqa: F401  (registers mock/)
+from attunebench.models.base import (
+    GenerateParams,
+    Message,
+    ModelOutput,
+    Provider,
+    ProviderError,
+)
+from attunebench.models.hints import TaskHint
+from attunebench.models.mock import MockProvider
+from attunebench.models.registry import (
+    PROVIDERS,
+    SpecError,
+    make_provider,
+    parse_spec,
+    spec_kind,
+)
+
+# Further provider modules register their prefixes by being imported here:
+
+__all__ = [
+    "PROVIDERS",
+    "GenerateParams",
+    "Message",
+    "MockProvider",
+    "ModelOutput",
+    "Provider",
+    "ProviderError",
+    "SpecError",
+    "TaskHint",
+    "make_provider",
+    "parse_spec",
+    "spec_kind",
+]

@@ -1,0 +1,147 @@
+"""`mock/<name>`: a scripted provider for testing the harness, never a model under evaluation.
+
+Reports label its results `mock`. Unscripted, it answers every hint kind with a valid answer
+(the first label, candidate A, a fixed reply), so `mock/default` runs every task with no keys.
+Scripts set the outputs (a cycled list, a function of the request, or a dict by item key),
+the latency (fixed or cycled) and failures (`ProviderError`s raised in call order or per item
+attempt). It counts calls, tracks how many are in flight, and can append each call's item key
+to a file so a test can count calls across a killed process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.hints import TaskHint
+from attunebench.models.registry import PROVIDERS
+
+Responder = Callable[[list[Message], TaskHint | None], str]
+Outputs = Sequence[str] | Responder | Mapping[str, str]
+Failure = ProviderError | None
+Failures = Sequence[Failure] | Mapping[str, Sequence[Failure]]
+Sleep = Callable[[float], Awaitable[None]]
+
+DEFAULT_REPLY = "That sounds really hard. I'm here with you; do you want to tell me more?"
+
+
+def default_answer(hint: TaskHint | None) -> str:
+    """A valid answer to the hint per `hints.py`: first label, candidate A, a middling score."""
+    if hint is None:
+        return DEFAULT_REPLY
+    first = list(hint.labels[:1])
+    answers: dict[str, Any] = {
+        "emotion": {
+            "primary": first[0] if first else None,
+            "emotions": first,
+            "intensity": 3,
+            "valence": 0.0,
+            "arousal": 0.5,
+        },
+        "behavior": {"behaviors": first},
+        "preference": {"choice": "A"},
+        "judge_pairwise": {"winner": "A", "reason": "mock verdict"},
+        "judge_rubric": {"score": 5, "reason": "mock verdict"},
+    }
+    if hint.kind not in answers:  # "response": the reply itself, plain text
+        return DEFAULT_REPLY
+    return json.dumps(answers[hint.kind])
+
+
+class MockProvider:
+    """Scripted outputs, latency and failures; see the module docstring."""
+
+    def __init__(
+        self,
+        name: str = "default",
+        *,
+        outputs: Outputs | None = None,
+        latency_s: float | Sequence[float] = 0.0,
+        failures: Failures = (),
+        call_log: str | Path | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._spec = f"mock/{name}"
+        self._outputs = outputs
+        self._cycle: Iterator[str] | None = None
+        if isinstance(outputs, Sequence) and not isinstance(outputs, str):
+            self._cycle = itertools.cycle(list(outputs)) if outputs else None
+        latencies = [latency_s] if isinstance(latency_s, int | float) else list(latency_s)
+        self._latencies = itertools.cycle(latencies or [0.0])
+        self._failures = failures
+        self._call_log = Path(call_log) if call_log is not None else None
+        self._sleep = sleep
+        self.calls = 0
+        self.calls_by_key: Counter[str] = Counter()
+        self.in_flight = 0
+        self.peak_in_flight = 0
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> ModelOutput:
+        key = hint.item_key if hint is not None else ""
+        attempt = self.calls_by_key[key]
+        call_index = self.calls
+        self.calls += 1
+        self.calls_by_key[key] += 1
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            latency = next(self._latencies)
+            if latency > 0:
+                await self._sleep(latency)
+            failure = self._failure(key, attempt, call_index)
+            if failure is not None:
+                raise failure
+            text = self._text(messages, hint)
+            self._log(key)
+        finally:
+            self.in_flight -= 1
+        return ModelOutput(
+            text=text,
+            input_tokens=sum(len(m.content.split()) for m in messages),
+            output_tokens=len(text.split()),
+            latency_s=latency,
+            finish_reason="stop",
+            raw={"mock": self._spec},
+        )
+
+    def _failure(self, key: str, attempt: int, call_index: int) -> Failure:
+        if isinstance(self._failures, Mapping):
+            script = self._failures.get(key, ())
+            return script[attempt] if attempt < len(script) else None
+        return self._failures[call_index] if call_index < len(self._failures) else None
+
+    def _text(self, messages: list[Message], hint: TaskHint | None) -> str:
+        outputs = self._outputs
+        if self._cycle is not None:
+            return next(self._cycle)
+        if callable(outputs):
+            return outputs(messages, hint)
+        if isinstance(outputs, Mapping) and hint is not None and hint.item_key in outputs:
+            return outputs[hint.item_key]
+        return default_answer(hint)
+
+    def _log(self, key: str) -> None:
+        # One line per successful call, flushed at once, so a killed process's calls still count.
+        if self._call_log is not None:
+            with self._call_log.open("a", encoding="utf-8") as handle:
+                handle.write(key + "\n")
+
+    async def aclose(self) -> None:
+        return None
+
+
+@PROVIDERS.register("mock")
+def make_mock(model: str, **options: Any) -> MockProvider:
+    return MockProvider(model, **options)

@@ -1,0 +1,55 @@
+"""Providers by prefix: `make_provider("openai/gpt-4o-mini", base_url=...)`.
+
+A provider module registers one factory under its prefix (`openai`, `anthropic`, `hf`, `mock`,
+`baseline`); the factory takes the part after the first slash and keyword options (base URLs,
+key env var, ...). Factories import their SDK only when called, so naming a provider costs
+nothing until it is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from attunebench.models.base import Provider
+from attunebench.registry import Registry, RegistryError
+
+
+class ProviderFactory(Protocol):
+    def __call__(self, model: str, **options: Any) -> Provider: ...
+
+
+PROVIDERS: Registry[ProviderFactory] = Registry("provider")
+
+# What a report calls each prefix's models; anything unlisted is a language model.
+_KINDS = {"mock": "mock", "baseline": "baseline"}
+
+
+class SpecError(ValueError):
+    """A model spec is not `provider/model`, or names an unknown provider."""
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split `provider/model` at its first slash (model names may hold slashes themselves).
+
+    >>> parse_spec("openai/meta-llama/Llama-3-8B")
+    ('openai', 'meta-llama/Llama-3-8B')
+    """
+    prefix, slash, model = spec.partition("/")
+    if not slash or not prefix or not model:
+        raise SpecError(f"model spec {spec!r} is not of the form provider/model")
+    return prefix, model
+
+
+def spec_kind(spec: str) -> str:
+    """`mock`, `baseline` or `model`: how run.json and reports label this spec."""
+    return _KINDS.get(parse_spec(spec)[0], "model")
+
+
+def make_provider(spec: str, **options: Any) -> Provider:
+    """Build the provider a spec names, passing `options` to its factory."""
+    prefix, model = parse_spec(spec)
+    try:
+        factory = PROVIDERS.get(prefix)
+    except RegistryError as error:
+        raise SpecError(f"model spec {spec!r}: {error}") from None
+    return factory(model, **options)
