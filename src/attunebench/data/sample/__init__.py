@@ -1,0 +1,21 @@
+"""The sample dataset shipped with the package: twelve illustrative conversations.
+
+They were written for the project to exercise every task's gold offline (self-reported states,
+two candidate replies with a recorded pick, behavior labels, ratings, wanted replies). They are
+not real participants' data and must never be used to compare models.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+SAMPLE_FILE = "sample.jsonl"
+
+
+def sample_path() -> Path:
+    """Path of the shipped sample JSON Lines file."""
+    return Path(str(resources.files("attunebench.data.sample") / SAMPLE_FILE))
+
+
+__all__ = ["SAMPLE_FILE", "sample_path"]
