@@ -4,7 +4,9 @@ Importing this package registers every provider prefix with `PROVIDERS`; each pr
 its SDK only when a model of that prefix is made.
 """
 
+from attunebench.models import anthropic as _anthropic  # noqa: F401  (registers anthropic/)
 from attunebench.models import mock as _mock  # noqa: F401  (registers mock/)
+from attunebench.models import openai_compat as _openai  # noqa: F401  (registers openai/)
 from attunebench.models.base import (
     GenerateParams,
     Message,
@@ -16,6 +18,7 @@ from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.models.registry import (
     PROVIDERS,
+    ProviderConfigError,
     SpecError,
     make_provider,
     parse_spec,
@@ -31,6 +34,7 @@ __all__ = [
     "MockProvider",
     "ModelOutput",
     "Provider",
+    "ProviderConfigError",
     "ProviderError",
     "SpecError",
     "TaskHint",

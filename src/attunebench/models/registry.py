@@ -24,7 +24,11 @@ PROVIDERS: Registry[ProviderFactory] = Registry("provider")
 _KINDS = {"mock": "mock", "baseline": "baseline"}
 
 
-class SpecError(ValueError):
+class ProviderConfigError(ValueError):
+    """A provider cannot be made as configured (bad spec, missing key, unreachable server)."""
+
+
+class SpecError(ProviderConfigError):
     """A model spec is not `provider/model`, or names an unknown provider."""
 
 
