@@ -1,0 +1,238 @@
+"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say.
+
+`check_record` never raises on bad input: everything wrong comes back as `Finding`s (turn
+position, field path, message), which `validate` turns into file/line problems. A finding's turn
+is the position in `turns` counting from 0, the same number pydantic's locations use.
+
+Rules beyond the schema, and why:
+- labels (state emotions and primary, behaviors, wanted behaviors, context emotion, outcome)
+  must belong to the declared taxonomy, and the taxonomy must exist: tasks score against it;
+- a state's `primary` must be one of its `emotions` when both are given: a primary emotion
+  outside the set the person reported is a contradiction, not a second opinion;
+- turn indices increase strictly (gaps are allowed, since a corpus may drop turns);
+- response ids are unique within a turn, and `preference.chosen` and `continued` name one of
+  them; a preference cannot both choose and declare a tie;
+- texts may not be whitespace only; ratings lie on the source's declared scale;
+- `source.provenance` keys name labelled fields the format knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from attunebench.data.schema import (
+    LABELLED_FIELDS,
+    Context,
+    Conversation,
+    Source,
+    State,
+    Taxonomy,
+    Turn,
+)
+from attunebench.data.schema_errors import Finding, json_type, located, schema_findings
+from attunebench.data.taxonomy import UnknownTaxonomyError, load_taxonomy
+
+
+def resolve_taxonomy(obj: dict[str, Any]) -> tuple[Taxonomy | None, list[Finding]]:
+    raw = obj.get("taxonomy")
+    if isinstance(raw, str) and raw:
+        try:
+            return load_taxonomy(raw), []
+        except UnknownTaxonomyError as exc:
+            return None, [Finding(str(exc), None, "taxonomy")]
+    if isinstance(raw, dict):
+        try:
+            return Taxonomy.model_validate(raw), []
+        except ValidationError:
+            return None, []  # the schema findings already say what is wrong with it
+    return None, []
+
+
+def _labels(
+    where: tuple[str | int, ...],
+    values: Sequence[str],
+    known: frozenset[str],
+    kind: str,
+    taxonomy: str,
+) -> Iterator[Finding]:
+    for position, value in enumerate(values):
+        if value not in known:
+            yield located((*where, position), f"{kind} {value!r} is not in taxonomy {taxonomy!r}")
+
+
+def state_findings(
+    where: tuple[str | int, ...], state: State, taxonomy: Taxonomy | None
+) -> Iterator[Finding]:
+    if taxonomy is not None:
+        names = taxonomy.emotion_names()
+        yield from _labels((*where, "emotions"), state.emotions, names, "emotion", taxonomy.id)
+        if state.primary is not None and state.primary not in names:
+            yield located(
+                (*where, "primary"), f"emotion {state.primary!r} is not in taxonomy {taxonomy.id!r}"
+            )
+    if state.primary is not None and state.emotions and state.primary not in state.emotions:
+        yield located(
+            (*where, "primary"), f"primary {state.primary!r} is not among the state's emotions"
+        )
+    seen: set[str] = set()
+    for position, emotion in enumerate(state.emotions):
+        if emotion in seen:
+            yield located((*where, "emotions", position), f"emotion {emotion!r} is listed twice")
+        seen.add(emotion)
+
+
+def _blank(where: tuple[str | int, ...], text: str) -> Iterator[Finding]:
+    if not text.strip():
+        yield located(where, "text is only whitespace")
+
+
+def turn_findings(
+    position: int, turn: Turn, taxonomy: Taxonomy | None, source: Source | None
+) -> Iterator[Finding]:
+    where: tuple[str | int, ...] = ("turns", position)
+    yield from _blank((*where, "user"), turn.user)
+    if turn.state is not None:
+        yield from state_findings((*where, "state"), turn.state, taxonomy)
+    behaviors = taxonomy.behavior_names() if taxonomy is not None else None
+    ids: set[str] = set()
+    for r_pos, response in enumerate(turn.responses):
+        at = (*where, "responses", r_pos)
+        if response.id in ids:
+            yield located((*at, "id"), f"response id {response.id!r} is used twice in this turn")
+        ids.add(response.id)
+        yield from _blank((*at, "text"), response.text)
+        if behaviors is not None and taxonomy is not None:
+            yield from _labels(
+                (*at, "behaviors"), response.behaviors, behaviors, "behavior", taxonomy.id
+            )
+        scale = source.rating_scale if source is not None else None
+        if (
+            scale is not None
+            and response.rating is not None
+            and not scale.low <= response.rating <= scale.high
+        ):
+            yield located(
+                (*at, "rating"),
+                f"rating {response.rating} is outside the source's scale {scale.low}..{scale.high}",
+            )
+    preference = turn.preference
+    if preference is not None:
+        if preference.chosen is not None and preference.chosen not in ids:
+            yield located(
+                (*where, "preference", "chosen"),
+                f"names response {preference.chosen!r}, which this turn does not have",
+            )
+        if preference.chosen is not None and preference.tie:
+            yield located((*where, "preference"), "cannot both choose a response and declare a tie")
+        if behaviors is not None and taxonomy is not None:
+            yield from _labels(
+                (*where, "preference", "wanted_behaviors"),
+                preference.wanted_behaviors,
+                behaviors,
+                "behavior",
+                taxonomy.id,
+            )
+    if turn.continued is not None and turn.continued not in ids:
+        yield located(
+            (*where, "continued"),
+            f"names response {turn.continued!r}, which this turn does not have",
+        )
+
+
+def _turn_order(indices: Sequence[int | None]) -> Iterator[Finding]:
+    previous: int | None = None
+    for position, index in enumerate(indices):
+        if index is None:
+            continue
+        if previous is not None and index <= previous:
+            word = "repeats" if index == previous else "comes after"
+            message = f"index {index} {word} index {previous}; indices must increase"
+            yield located(("turns", position, "index"), message)
+        previous = index if previous is None else max(previous, index)
+
+
+def _raw_index(raw: object) -> int | None:
+    index = raw.get("index") if isinstance(raw, dict) else None
+    return index if isinstance(index, int) and not isinstance(index, bool) else None
+
+
+def _source_findings(source: Source) -> Iterator[Finding]:
+    for key in source.provenance:
+        if key not in LABELLED_FIELDS:
+            known = ", ".join(LABELLED_FIELDS)
+            yield Finding(
+                f"names unknown labelled field {key!r} (known: {known})",
+                None,
+                f"source.provenance.{key}",
+            )
+
+
+def _parsed(model: type[Turn] | type[Context] | type[Source], raw: object) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def check_record(obj: object) -> tuple[Conversation | None, list[Finding]]:
+    """Validate one decoded JSON line; returns the conversation (if valid) and every finding."""
+    if not isinstance(obj, dict):
+        return None, [
+            Finding(f"a line must be a JSON object (one conversation), got {json_type(obj)}")
+        ]
+    findings: list[Finding] = []
+    try:
+        conversation: Conversation | None = Conversation.model_validate(obj)
+    except ValidationError as exc:
+        conversation = None
+        findings += schema_findings(obj, exc)
+    taxonomy, tax_findings = resolve_taxonomy(obj)
+    findings += tax_findings
+    # When the whole record fails, still check the parts that parse, so one pass shows everything.
+    if conversation is not None:
+        source: Source | None = conversation.source
+        context: Context | None = conversation.context
+        turns: list[Turn | None] = list(conversation.turns)
+        indices: list[int | None] = [t.index for t in conversation.turns]
+    else:
+        source, context = (
+            _parsed(Source, obj.get("source")),
+            _parsed(Context, obj.get("context", {})),
+        )
+        raw_turns = obj.get("turns")
+        raw_turns = raw_turns if isinstance(raw_turns, list) else []
+        turns = [_parsed(Turn, t) for t in raw_turns]
+        indices = [_raw_index(t) for t in raw_turns]
+    if conversation is not None and not conversation.turns:
+        findings.append(Finding("a conversation needs at least one turn", None, "turns"))
+    if source is not None:
+        findings += _source_findings(source)
+    if (
+        context is not None
+        and context.emotion is not None
+        and taxonomy is not None
+        and context.emotion not in taxonomy.emotion_names()
+    ):
+        findings.append(
+            Finding(
+                f"emotion {context.emotion!r} is not in taxonomy {taxonomy.id!r}",
+                None,
+                "context.emotion",
+            )
+        )
+    findings += _turn_order(indices)
+    for position, turn in enumerate(turns):
+        if turn is not None:
+            findings += turn_findings(position, turn, taxonomy, source)
+    if (
+        conversation is not None
+        and conversation.outcome is not None
+        and conversation.outcome.final_state is not None
+    ):
+        findings += state_findings(
+            ("outcome", "final_state"), conversation.outcome.final_state, taxonomy
+        )
+    return (conversation if not findings else None), findings

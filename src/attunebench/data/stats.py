@@ -1,0 +1,265 @@
+"""What a dataset holds: sizes, label distributions, and how many items carry each task's gold.
+
+`StatsBuilder` counts one conversation at a time (so a file can be streamed through it while it
+is validated); `compute_stats` is the one-call form. The gold counts follow what each task uses:
+
+- emotion: user turns with a self-reported state; conversation-level `context.emotion` is counted
+  apart, since it labels a whole conversation rather than one turn;
+- behavior: replies with at least one behavior label;
+- preference: turns with two or more replies and a recorded pick or tie; and, apart, pairs of
+  replies whose ratings differ (within one turn, and conversations with any such pair across
+  turns), from which pairs can be derived where no pick was recorded;
+- response: turns with something to judge a new reply against (a chosen reply, the wanted text
+  or the wanted behaviors).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from pydantic import BaseModel, ConfigDict
+
+from attunebench.data.schema import Conversation, Turn
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EmotionGold(_Frozen):
+    turns_with_state: int
+    conversations_with_context_emotion: int
+
+
+class BehaviorGold(_Frozen):
+    responses_with_behaviors: int
+
+
+class PreferenceGold(_Frozen):
+    turns_with_pick: int
+    picks: int
+    ties: int
+    rating_pairs_within_turns: int
+    turns_with_rating_pairs: int
+    conversations_with_rating_pairs: int
+
+
+class ResponseGold(_Frozen):
+    turns: int
+    with_chosen_reply: int
+    with_wanted_text: int
+    with_wanted_behaviors: int
+
+
+class TaskGold(_Frozen):
+    emotion: EmotionGold
+    behavior: BehaviorGold
+    preference: PreferenceGold
+    response: ResponseGold
+
+
+class Coverage(_Frozen):
+    """How many turns' states carry each scale."""
+
+    intensity: int
+    valence: int
+    arousal: int
+    panas: int
+
+
+class DatasetStats(_Frozen):
+    conversations: int
+    turns: int
+    responses: int
+    participants: int
+    conversations_without_participant: int
+    sources: dict[str, int]
+    taxonomies: dict[str, int]
+    turns_per_conversation: dict[int, int]
+    responses_per_turn: dict[int, int]
+    emotions: dict[str, int]
+    primary: dict[str, int]
+    behaviors: dict[str, int]
+    wanted_behaviors: dict[str, int]
+    context_emotions: dict[str, int]
+    coverage: Coverage
+    rated_responses: int
+    pick_position: dict[int, int]
+    pick_strength: dict[int, int]
+    picks_by_model: dict[str, int]
+    traits: dict[str, dict[str, int]]
+    provenance: dict[str, dict[str, int]]
+    gold: TaskGold
+
+
+def _ranked(counter: Counter[str]) -> dict[str, int]:
+    return dict(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _by_key(counter: Counter[int]) -> dict[int, int]:
+    return dict(sorted(counter.items()))
+
+
+def _rating_pairs(turn: Turn) -> int:
+    ratings = [r.rating for r in turn.responses if r.rating is not None]
+    return sum(1 for a, b in combinations(ratings, 2) if a != b)
+
+
+@dataclass(slots=True)
+class StatsBuilder:
+    """Accumulates counts conversation by conversation; `build()` freezes them."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    labels: dict[str, Counter[str]] = field(default_factory=dict)
+    sizes: dict[str, Counter[int]] = field(default_factory=dict)
+    participant_traits: dict[str, dict[str, str]] = field(default_factory=dict)
+    provenance: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def _label(self, kind: str, *values: str) -> None:
+        self.labels.setdefault(kind, Counter()).update(values)
+
+    def _size(self, kind: str, value: int) -> None:
+        self.sizes.setdefault(kind, Counter())[value] += 1
+
+    def add(self, conversation: Conversation) -> None:
+        c = self.counts
+        c["conversations"] += 1
+        self._label("source", conversation.source.name)
+        self._label("taxonomy", conversation.taxonomy_id)
+        for labelled, who in conversation.source.provenance.items():
+            self.provenance.setdefault(labelled, Counter())[who] += 1
+        if conversation.participant is None:
+            c["no_participant"] += 1
+        else:
+            self.participant_traits[conversation.participant.id] = conversation.participant.traits
+        if conversation.context.emotion is not None:
+            c["context_emotion"] += 1
+            self._label("context_emotion", conversation.context.emotion)
+        self._size("turns", len(conversation.turns))
+        rated = {r.rating for t in conversation.turns for r in t.responses if r.rating is not None}
+        c["conversations_with_rating_pairs"] += len(rated) > 1
+        for turn in conversation.turns:
+            self._add_turn(turn)
+
+    def _add_turn(self, turn: Turn) -> None:
+        c = self.counts
+        c["turns"] += 1
+        c["responses"] += len(turn.responses)
+        self._size("responses_per_turn", len(turn.responses))
+        if turn.state is not None:
+            state = turn.state
+            c["turns_with_state"] += 1
+            self._label("emotions", *state.emotions)
+            if state.primary is not None:
+                self._label("primary", state.primary)
+            for scale in ("intensity", "valence", "arousal", "panas"):
+                c[f"coverage_{scale}"] += getattr(state, scale) is not None
+        for response in turn.responses:
+            self._label("behaviors", *response.behaviors)
+            c["responses_with_behaviors"] += bool(response.behaviors)
+            c["rated_responses"] += response.rating is not None
+        pairs = _rating_pairs(turn)
+        c["rating_pairs"] += pairs
+        c["turns_with_rating_pairs"] += pairs > 0
+        self._add_preference(turn)
+
+    def _add_preference(self, turn: Turn) -> None:
+        c, preference = self.counts, turn.preference
+        if preference is None:
+            return
+        chosen = turn.response(preference.chosen) if preference.chosen is not None else None
+        if len(turn.responses) >= 2 and (chosen is not None or preference.tie):
+            c["turns_with_pick"] += 1
+            c["ties"] += preference.tie
+            if chosen is not None:
+                c["picks"] += 1
+                self._size("pick_position", turn.responses.index(chosen) + 1)
+                self._label("picks_by_model", chosen.model or "(unknown)")
+            if preference.strength is not None:
+                self._size("pick_strength", preference.strength)
+        self._label("wanted_behaviors", *preference.wanted_behaviors)
+        wanted = bool(preference.wanted and preference.wanted.strip())
+        c["with_chosen_reply"] += chosen is not None
+        c["with_wanted_text"] += wanted
+        c["with_wanted_behaviors"] += bool(preference.wanted_behaviors)
+        c["response_turns"] += chosen is not None or wanted or bool(preference.wanted_behaviors)
+
+    def _traits(self) -> dict[str, dict[str, int]]:
+        by_trait: dict[str, Counter[str]] = {}
+        for traits in self.participant_traits.values():
+            for name, value in traits.items():
+                by_trait.setdefault(name, Counter())[value] += 1
+        return {name: _ranked(values) for name, values in sorted(by_trait.items())}
+
+    def build(self) -> DatasetStats:
+        c = self.counts
+
+        def labels(kind: str) -> dict[str, int]:
+            return _ranked(self.labels.get(kind, Counter()))
+
+        def sizes(kind: str) -> dict[int, int]:
+            return _by_key(self.sizes.get(kind, Counter()))
+
+        return DatasetStats(
+            conversations=c["conversations"],
+            turns=c["turns"],
+            responses=c["responses"],
+            participants=len(self.participant_traits),
+            conversations_without_participant=c["no_participant"],
+            sources=labels("source"),
+            taxonomies=labels("taxonomy"),
+            turns_per_conversation=sizes("turns"),
+            responses_per_turn=sizes("responses_per_turn"),
+            emotions=labels("emotions"),
+            primary=labels("primary"),
+            behaviors=labels("behaviors"),
+            wanted_behaviors=labels("wanted_behaviors"),
+            context_emotions=labels("context_emotion"),
+            coverage=Coverage(
+                intensity=c["coverage_intensity"],
+                valence=c["coverage_valence"],
+                arousal=c["coverage_arousal"],
+                panas=c["coverage_panas"],
+            ),
+            rated_responses=c["rated_responses"],
+            pick_position=sizes("pick_position"),
+            pick_strength=sizes("pick_strength"),
+            picks_by_model=labels("picks_by_model"),
+            traits=self._traits(),
+            provenance={k: _ranked(v) for k, v in sorted(self.provenance.items())},
+            gold=self._gold(),
+        )
+
+    def _gold(self) -> TaskGold:
+        c = self.counts
+        return TaskGold(
+            emotion=EmotionGold(
+                turns_with_state=c["turns_with_state"],
+                conversations_with_context_emotion=c["context_emotion"],
+            ),
+            behavior=BehaviorGold(responses_with_behaviors=c["responses_with_behaviors"]),
+            preference=PreferenceGold(
+                turns_with_pick=c["turns_with_pick"],
+                picks=c["picks"],
+                ties=c["ties"],
+                rating_pairs_within_turns=c["rating_pairs"],
+                turns_with_rating_pairs=c["turns_with_rating_pairs"],
+                conversations_with_rating_pairs=c["conversations_with_rating_pairs"],
+            ),
+            response=ResponseGold(
+                turns=c["response_turns"],
+                with_chosen_reply=c["with_chosen_reply"],
+                with_wanted_text=c["with_wanted_text"],
+                with_wanted_behaviors=c["with_wanted_behaviors"],
+            ),
+        )
+
+
+def compute_stats(conversations: Iterable[Conversation]) -> DatasetStats:
+    builder = StatsBuilder()
+    for conversation in conversations:
+        builder.add(conversation)
+    return builder.build()
