@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from attunebench.data.schema import Conversation
+from attunebench.data.schema import FORMAT, Conversation
 
 
 def iter_conversations(path: str | Path) -> Iterator[Conversation]:
@@ -31,7 +31,11 @@ def read_conversations(path: str | Path) -> list[Conversation]:
 
 
 def conversation_line(conversation: Conversation) -> str:
-    return conversation.model_dump_json(exclude_defaults=True, exclude_none=True)
+    """One JSON line: defaults and nulls left out, except `format`, which every line states."""
+    rest = conversation.model_dump_json(
+        exclude_defaults=True, exclude_none=True, exclude={"format"}
+    )
+    return f'{{"format":"{FORMAT}",{rest[1:]}'  # `id` is required, so `rest` is never "{}"
 
 
 @contextlib.contextmanager

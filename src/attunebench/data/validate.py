@@ -202,13 +202,17 @@ def validate_file(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     keep: int = DEFAULT_KEEP,
     on_valid: Callable[[Conversation], None] | None = None,
+    name: str | None = None,
 ) -> FileReport:
-    """Validate one JSON Lines file; `on_valid` receives each valid conversation as it is read."""
-    tally = _Tally(str(path), keep)
+    """Validate one JSON Lines file; `on_valid` receives each valid conversation as it is read.
+
+    `name` is the file name problems carry, when it differs from `path` (a converted copy).
+    """
+    tally = _Tally(name or str(path), keep)
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below; OSError must become a problem)
     except OSError as exc:
-        tally.add(Problem(str(path), None, f"cannot read file: {exc.strerror or exc}"))
+        tally.add(Problem(tally.file, None, f"cannot read file: {exc.strerror or exc}"))
         return tally.report()
     with handle:
         for line in _lines(handle, max_line_bytes):

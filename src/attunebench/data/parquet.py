@@ -1,0 +1,220 @@
+"""Parquet and Hugging Face `datasets` forms of a dataset, both lossless against the JSON Lines.
+
+Each row is one conversation. Its `record` column holds the conversation's canonical JSON line
+(what `write_conversations` writes), and a few flat columns (id, source, taxonomy, participant,
+counts) make the file easy to filter without parsing. Why not nested Arrow columns: the format
+has unions that Parquet cannot store (`taxonomy` is an id or an inline object, survey answers are
+strings or numbers) and open maps (traits, PANAS items, labels) whose struct form would change
+with the data; a JSON column round-trips every conversation exactly, whatever it holds.
+
+Every way in goes through `validate_file`, so a Parquet or `datasets` copy is checked by the
+same rules as a JSON Lines file, with problems reported by row (row N is line N of the records).
+Writes are atomic and stream in row groups; `datasets` is imported only when it is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from attunebench.data.jsonl import atomic_writer, conversation_line
+from attunebench.data.schema import Conversation
+from attunebench.data.validate import DatasetError, FileReport, Problem, validate_file
+
+RECORD_COLUMN = "record"
+SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("source_kind", pa.string(), nullable=False),
+        pa.field("source_name", pa.string(), nullable=False),
+        pa.field("taxonomy", pa.string(), nullable=False),
+        pa.field("participant_id", pa.string()),
+        pa.field("turns", pa.int32(), nullable=False),
+        pa.field("responses", pa.int32(), nullable=False),
+        pa.field(RECORD_COLUMN, pa.large_string(), nullable=False),
+    ],
+    metadata={"format": "attunebench/v1"},
+)
+BATCH_ROWS = 1000
+
+
+def _row(conversation: Conversation) -> dict[str, Any]:
+    return {
+        "id": conversation.id,
+        "source_kind": conversation.source.kind,
+        "source_name": conversation.source.name,
+        "taxonomy": conversation.taxonomy_id,
+        "participant_id": conversation.participant.id if conversation.participant else None,
+        "turns": len(conversation.turns),
+        "responses": sum(len(t.responses) for t in conversation.turns),
+        RECORD_COLUMN: conversation_line(conversation),
+    }
+
+
+class _ParquetSink:
+    """Takes conversations one at a time and writes them in row groups."""
+
+    def __init__(self, writer: pq.ParquetWriter) -> None:
+        self.writer, self.batch, self.count = writer, list[dict[str, Any]](), 0
+
+    def add(self, conversation: Conversation) -> None:
+        self.batch.append(_row(conversation))
+        self.count += 1
+        if len(self.batch) >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        self.writer.write_batch(pa.RecordBatch.from_pylist(self.batch, schema=SCHEMA))
+        self.batch = []
+
+
+@contextlib.contextmanager
+def _parquet_sink(path: str | Path) -> Iterator[_ParquetSink]:
+    with atomic_writer(path, "wb") as handle, pq.ParquetWriter(handle, SCHEMA) as writer:
+        sink = _ParquetSink(writer)
+        yield sink
+        if sink.batch or sink.count == 0:
+            sink.flush()
+
+
+def write_parquet(path: str | Path, conversations: Iterable[Conversation]) -> int:
+    """Write conversations to Parquet atomically; returns how many were written."""
+    with _parquet_sink(path) as sink:
+        for conversation in conversations:
+            sink.add(conversation)
+    return sink.count
+
+
+def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
+    """Validate `src` while streaming it into Parquet; `DatasetError`, and no output, if invalid."""
+    with _parquet_sink(dst) as sink:
+        report = validate_file(src, on_valid=sink.add)
+        if not report.ok:
+            raise DatasetError(report)
+    return sink.count
+
+
+def _failure(file: str, message: str) -> DatasetError:
+    return DatasetError(FileReport(file, 0, 0, 0, 0, (Problem(file, None, message),), 1))
+
+
+def _parquet_records(path: str | Path) -> Iterator[str | None]:
+    try:
+        source = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise _failure(str(path), f"cannot read as Parquet: {exc}") from exc
+    if RECORD_COLUMN not in source.schema_arrow.names:
+        raise _failure(
+            str(path), f"no {RECORD_COLUMN!r} column: not an attunebench/v1 Parquet file"
+        )
+    for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=[RECORD_COLUMN]):
+        yield from batch.column(0).to_pylist()
+
+
+def _validate_records(
+    records: Iterable[str | None], name: str, on_valid: Callable[[Conversation], None]
+) -> FileReport:
+    """Spool records to a scratch JSON Lines file and validate it as `name` (rows as lines)."""
+    with tempfile.TemporaryDirectory(prefix="attunebench-") as scratch:
+        spool = Path(scratch) / "records.jsonl"
+        with open(spool, "w", encoding="utf-8", newline="\n") as handle:
+            for record in records:
+                # A raw newline can only be whitespace between JSON tokens; keep one row per line.
+                text = "null" if record is None else record.replace("\r", " ").replace("\n", " ")
+                handle.write(text + "\n")
+        return validate_file(spool, name=name, on_valid=on_valid)
+
+
+def _records_to_jsonl(records: Iterable[str | None], name: str, dst: str | Path) -> int:
+    count = 0
+    with atomic_writer(dst) as out:
+
+        def write(conversation: Conversation) -> None:
+            nonlocal count
+            out.write(conversation_line(conversation) + "\n")
+            count += 1
+
+        report = _validate_records(records, name, write)
+        if not report.ok:
+            raise DatasetError(report)
+    return count
+
+
+def _records_to_list(records: Iterable[str | None], name: str) -> list[Conversation]:
+    conversations: list[Conversation] = []
+    report = _validate_records(records, name, conversations.append)
+    if not report.ok:
+        raise DatasetError(report)
+    return conversations
+
+
+def parquet_to_jsonl(src: str | Path, dst: str | Path) -> int:
+    """Check every row of an attunebench Parquet file and write it as JSON Lines."""
+    return _records_to_jsonl(_parquet_records(src), str(src), dst)
+
+
+def read_parquet(path: str | Path) -> list[Conversation]:
+    return _records_to_list(_parquet_records(path), str(path))
+
+
+@contextlib.contextmanager
+def _quiet(datasets: Any) -> Iterator[None]:
+    """Silence `datasets` progress bars for the call, restoring the caller's setting."""
+    was_disabled = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
+def export_hf(src: str | Path, dst: str | Path) -> int:
+    """Validate a JSON Lines file and save it with `datasets.Dataset.save_to_disk` at `dst`."""
+    import datasets  # lazily: the `hub` extra
+
+    target = Path(dst)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(f"{target} already exists; choose a new folder")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{target.name}.", dir=target.parent) as scratch:
+        work = Path(scratch)
+        count = jsonl_to_parquet(src, work / "records.parquet")
+        with _quiet(datasets):
+            dataset = datasets.Dataset.from_parquet(
+                str(work / "records.parquet"), cache_dir=str(work / "cache")
+            )
+            dataset.save_to_disk(str(work / "dataset"))
+        os.replace(work / "dataset", target)  # same folder, so the rename is atomic
+    return count
+
+
+def _hf_records(path: str | Path) -> Iterator[str | None]:
+    import datasets
+
+    try:
+        dataset = datasets.load_from_disk(str(path))
+    except (OSError, ValueError) as exc:
+        raise _failure(str(path), f"cannot load as a `datasets` folder: {exc}") from exc
+    if not isinstance(dataset, datasets.Dataset) or RECORD_COLUMN not in dataset.column_names:
+        raise _failure(
+            str(path), f"not an attunebench/v1 export (one Dataset with {RECORD_COLUMN!r})"
+        )
+    for batch in dataset.with_format("arrow").iter(batch_size=BATCH_ROWS):
+        yield from batch[RECORD_COLUMN].to_pylist()
+
+
+def hf_to_jsonl(src: str | Path, dst: str | Path) -> int:
+    """Check every row of a `datasets` export and write it as JSON Lines."""
+    return _records_to_jsonl(_hf_records(src), str(src), dst)
+
+
+def read_hf(path: str | Path) -> list[Conversation]:
+    return _records_to_list(_hf_records(path), str(path))
