@@ -1,0 +1,107 @@
+"""Baselines that need no language model: `baseline/NAME`, options as keywords or a query.
+
+`make_provider("baseline/knn", train="train.jsonl", k=3)` and
+`make_provider("baseline/knn?train=train.jsonl&k=3")` build the same provider; the second form
+fits on one command line (`--model 'baseline/knn?train=train.jsonl'`) and keeps the options in
+the spec that run.json and reports show.
+
+| name       | options                         | what it answers                          |
+|------------|---------------------------------|------------------------------------------|
+| `random`   | `seed` (default 0)              | uniform guesses, fixed by (seed, item)   |
+| `majority` | `train` (required)              | the train split's most frequent answer   |
+| `longer`   | none                            | the longer reply (length-bias reference) |
+| `lexicon`  | none                            | NRC emotion words, VADER sentiment       |
+| `knn`      | `train` (required), `k`, `encoder` | a vote of the k nearest train examples |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from attunebench.models.baselines.base import Baseline
+from attunebench.models.baselines.knn import KnnBaseline, KnnOptions
+from attunebench.models.baselines.lexicon import LexiconBaseline
+from attunebench.models.baselines.majority import LongerBaseline, MajorityBaseline, MajorityOptions
+from attunebench.models.baselines.random import RandomBaseline, RandomOptions
+from attunebench.models.baselines.train import TrainSet, TrainSetError, load_train_set
+from attunebench.models.registry import PROVIDERS, SpecError
+from attunebench.registry import Registry
+
+__all__ = [
+    "BASELINES",
+    "Baseline",
+    "KnnBaseline",
+    "LexiconBaseline",
+    "LongerBaseline",
+    "MajorityBaseline",
+    "RandomBaseline",
+    "TrainSet",
+    "TrainSetError",
+    "load_train_set",
+    "make_baseline",
+]
+
+BaselineFactory = Callable[[str, dict[str, Any]], Baseline]
+BASELINES: Registry[BaselineFactory] = Registry("baseline")
+Options = TypeVar("Options", bound=BaseModel)
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _options(model: type[Options], spec: str, given: dict[str, Any]) -> Options:
+    try:
+        return model.model_validate(given)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in error.errors()
+        )
+        raise SpecError(f"model spec {spec!r}: {problems}") from None
+
+
+@BASELINES.register("random")
+def _random(spec: str, options: dict[str, Any]) -> Baseline:
+    return RandomBaseline(spec, _options(RandomOptions, spec, options))
+
+
+@BASELINES.register("majority")
+def _majority(spec: str, options: dict[str, Any]) -> Baseline:
+    return MajorityBaseline(spec, _options(MajorityOptions, spec, options))
+
+
+@BASELINES.register("longer")
+def _longer(spec: str, options: dict[str, Any]) -> Baseline:
+    _options(NoOptions, spec, options)
+    return LongerBaseline(spec)
+
+
+@BASELINES.register("lexicon")
+def _lexicon(spec: str, options: dict[str, Any]) -> Baseline:
+    _options(NoOptions, spec, options)
+    return LexiconBaseline(spec)
+
+
+@BASELINES.register("knn")
+def _knn(spec: str, options: dict[str, Any]) -> Baseline:
+    return KnnBaseline(spec, _options(KnnOptions, spec, options))
+
+
+@PROVIDERS.register("baseline")
+def make_baseline(model: str, **options: Any) -> Baseline:
+    """The baseline `model` names (`knn` or `knn?train=FILE&k=3`), with keyword options."""
+    name, _, query = model.partition("?")
+    spec = f"baseline/{model}"
+    from_query = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    clash = sorted(set(from_query) & set(options))
+    if clash:
+        raise SpecError(f"model spec {spec!r}: option {clash[0]!r} given twice")
+    try:
+        factory = BASELINES.get(name)
+    except KeyError as error:
+        raise SpecError(f"model spec {spec!r}: {error}") from None
+    return factory(spec, {**from_query, **options})

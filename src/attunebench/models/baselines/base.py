@@ -1,0 +1,134 @@
+"""What every baseline shares: the provider protocol, seeded randomness, the answer JSON.
+
+A baseline never reads the prompt; it answers from the `TaskHint` and must write exactly the
+JSON a task asks an LLM for (see `models/hints.py`), so one strict parser reads every provider.
+A hint kind a baseline has no honest answer for is a non-retryable `ProviderError`, which the
+engine records as a failure and never scores as an answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+
+import numpy as np
+
+from attunebench.data.jsonl import canonical_json
+from attunebench.data.taxonomy import normalise_label
+from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.hints import TaskHint
+
+# Names a label set may give to "no particular emotion", in order of preference.
+NEUTRAL_NAMES = ("neutral", "none", "no emotion", "calm")
+
+
+class Baseline(ABC):
+    """A provider that answers from the hint alone. Subclasses implement `answer`."""
+
+    def __init__(self, spec: str) -> None:
+        self._spec = spec
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> ModelOutput:
+        if hint is None:
+            raise ProviderError(
+                f"{self.spec} answers from a TaskHint and got none", retryable=False
+            )
+        started = time.perf_counter()
+        text = await self.answer(hint, params)
+        return ModelOutput(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")
+
+    @abstractmethod
+    async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
+        """The answer text for one item, in the JSON its hint kind expects."""
+
+    async def aclose(self) -> None:
+        return None
+
+    def unsupported(self, hint: TaskHint) -> ProviderError:
+        return ProviderError(f"{self.spec} has no answer for {hint.kind!r} items", retryable=False)
+
+
+def item_rng(seed: int, hint: TaskHint) -> np.random.Generator:
+    """A generator fixed by (seed, item): the same item always gets the same draw.
+
+    Hints without an item key fall back to their content, so they stay deterministic too.
+    """
+    address: object = hint.item_key or [hint.kind, hint.text, hint.candidates, hint.labels]
+    digest = hashlib.sha256(canonical_json([seed, hint.kind, address]).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
+
+
+def map_label(raw: str, labels: tuple[str, ...]) -> str | None:
+    """A label from another label set (a train split, a lexicon) as this item names it."""
+    return normalise_label(raw, labels)
+
+
+def first_present(candidates: Iterable[str], labels: tuple[str, ...]) -> str | None:
+    for candidate in candidates:
+        found = map_label(candidate, labels)
+        if found is not None:
+            return found
+    return None
+
+
+def require_labels(hint: TaskHint, spec: str) -> tuple[str, ...]:
+    if not hint.labels:
+        raise ProviderError(f"{spec}: the {hint.kind!r} hint carries no labels", retryable=False)
+    return hint.labels
+
+
+def emotion_answer(
+    primary: str,
+    emotions: Iterable[str] = (),
+    *,
+    intensity: float | None = None,
+    valence: float | None = None,
+    arousal: float | None = None,
+) -> str:
+    """The emotion JSON; numbers a baseline cannot estimate are left out, never invented."""
+    listed = [primary, *(e for e in emotions if e != primary)]
+    answer: dict[str, object] = {"primary": primary, "emotions": listed}
+    for key, value in (("intensity", intensity), ("valence", valence), ("arousal", arousal)):
+        if value is not None:
+            answer[key] = round(float(value), 3)
+    return json.dumps(answer)
+
+
+def behavior_answer(behaviors: Iterable[str]) -> str:
+    return json.dumps({"behaviors": list(behaviors)})
+
+
+def choice_answer(choice: str) -> str:
+    return json.dumps({"choice": choice})
+
+
+def pairwise_answer(winner: str, reason: str) -> str:
+    return json.dumps({"winner": winner, "reason": reason})
+
+
+def rubric_answer(score: int, reason: str) -> str:
+    return json.dumps({"score": score, "reason": reason})
+
+
+def candidate_pair(hint: TaskHint, spec: str) -> tuple[str, str]:
+    """The A and B texts of a preference or pairwise hint."""
+    try:
+        return hint.candidates["A"], hint.candidates["B"]
+    except KeyError:
+        raise ProviderError(
+            f"{spec}: the {hint.kind!r} hint needs candidates 'A' and 'B'", retryable=False
+        ) from None
+
+
+def seed_of(params: GenerateParams, default: int) -> int:
+    """The run's seed when the request carries one, else the baseline's own."""
+    return default if params.seed is None else params.seed

@@ -1,0 +1,174 @@
+"""`baseline/knn`: the k nearest train examples by sentence-embedding cosine similarity vote.
+
+Fitted on a train split (`train=FILE`, disjoint from the evaluated data), with all-MiniLM-L6-v2
+unless `encoder=` names another (see `models/embeddings.py`); k defaults to 5.
+
+- emotion: neighbours are train user messages whose label belongs to the item's label set;
+  the most frequent primary wins (ties: the larger summed similarity); intensity, valence and
+  arousal are the neighbours' means, where they have them.
+- behavior: neighbours are train replies; every label at least half the neighbours carry is
+  listed, or if none is, the most frequent one.
+- preference: each candidate's neighbours among the train replies that were chosen or passed
+  over; the candidate whose neighbours were chosen more often (similarity-weighted) wins.
+- response: the reply wanted for the nearest train user message, retrieved as is.
+- judging: not answered (a non-retryable error, recorded as a failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
+
+from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.models.baselines.base import (
+    Baseline,
+    behavior_answer,
+    candidate_pair,
+    choice_answer,
+    emotion_answer,
+    map_label,
+    require_labels,
+)
+from attunebench.models.baselines.train import TrainSet, load_train_set
+from attunebench.models.embeddings import SentenceEncoder, load_encoder
+from attunebench.models.hints import TaskHint
+
+Matrix = npt.NDArray[np.float32]
+
+
+class KnnOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    train: Path
+    k: int = Field(default=5, ge=1)
+    encoder: str | None = None
+
+
+class KnnBaseline(Baseline):
+    def __init__(self, spec: str, options: KnnOptions) -> None:
+        super().__init__(spec)
+        self.options = options
+        self.train: TrainSet = load_train_set(options.train)
+        self._encoder: SentenceEncoder | None = None
+        self._indexes: dict[str, Matrix] = {}
+        self._fit_lock = threading.Lock()
+        preference = self.train.preference
+        self._pref_texts = [t for e in preference for t in (e.chosen, *e.rejected)]
+        self._pref_chosen = np.array(
+            [float(i == 0) for e in preference for i in range(1 + len(e.rejected))], np.float32
+        )
+
+    async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
+        if hint.kind == "emotion":
+            return await asyncio.to_thread(
+                self._emotion, hint.text, require_labels(hint, self.spec)
+            )
+        if hint.kind == "behavior":
+            return await asyncio.to_thread(
+                self._behavior, hint.text, require_labels(hint, self.spec)
+            )
+        if hint.kind == "preference":
+            return await asyncio.to_thread(self._preference, candidate_pair(hint, self.spec))
+        if hint.kind == "response":
+            return await asyncio.to_thread(self._response, hint.text)
+        raise self.unsupported(hint)
+
+    def _emotion(self, text: str, labels: tuple[str, ...]) -> str:
+        examples = self.train.emotion
+        mapped = [[m] if (m := map_label(e.primary, labels)) else [] for e in examples]
+        sims = self._similarities("emotion", [e.text for e in examples], text)
+        near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
+        if not near:
+            raise self._no_gold("emotion labels from this item's label set")
+        votes = _votes([mapped[i] for i in near], [float(sims[i]) for i in near])
+        primary = max(labels, key=lambda label: votes.get(label, (0, 0.0)))
+
+        def mean(values: list[float | None]) -> float | None:
+            present = [v for v in values if v is not None]
+            return float(np.mean(present)) if present else None
+
+        return emotion_answer(
+            primary,
+            intensity=mean([examples[i].intensity for i in near]),
+            valence=mean([examples[i].valence for i in near]),
+            arousal=mean([examples[i].arousal for i in near]),
+        )
+
+    def _behavior(self, text: str, labels: tuple[str, ...]) -> str:
+        examples = self.train.behavior
+        mapped = [[m for b in e.behaviors if (m := map_label(b, labels))] for e in examples]
+        sims = self._similarities("behavior", [e.text for e in examples], text)
+        near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
+        if not near:
+            raise self._no_gold("behavior labels from this item's label set")
+        votes = _votes([mapped[i] for i in near], [float(sims[i]) for i in near])
+        common = [label for label in labels if 2 * votes.get(label, (0, 0.0))[0] >= len(near)]
+        return behavior_answer(common or [max(labels, key=lambda lb: votes.get(lb, (0, 0.0)))])
+
+    def _preference(self, pair: tuple[str, str]) -> str:
+        if not self._pref_texts:
+            raise self._no_gold("preferences between replies")
+        scores = []
+        for candidate in pair:
+            sims = self._similarities("preference", self._pref_texts, candidate)
+            near = _nearest(sims, [True] * len(sims), self.options.k)
+            weights = np.clip(sims[near], 1e-6, None)  # cosine can be negative; weights cannot
+            scores.append(float(np.average(self._pref_chosen[near], weights=weights)))
+        a, b = scores
+        return choice_answer("tie" if a == b else "A" if a > b else "B")
+
+    def _response(self, text: str) -> str:
+        examples = self.train.reply
+        if not examples:
+            raise self._no_gold("replies that a participant chose or continued with")
+        sims = self._similarities("response", [e.user for e in examples], text)
+        return examples[int(np.argmax(sims))].reply
+
+    def _similarities(self, kind: str, texts: Sequence[str], query: str) -> Matrix:
+        """Cosine similarity of `query` to each train text of `kind` (embedded once)."""
+        encoder = self._fitted_encoder()
+        with self._fit_lock:
+            if kind not in self._indexes:
+                self._indexes[kind] = encoder.encode(texts)
+        index = self._indexes[kind]
+        if index.shape[0] == 0:
+            return np.zeros(0, np.float32)
+        similarities: Matrix = index @ encoder.encode([query])[0]
+        return similarities
+
+    def _fitted_encoder(self) -> SentenceEncoder:
+        with self._fit_lock:
+            if self._encoder is None:
+                self._encoder = load_encoder(self.options.encoder)
+            return self._encoder
+
+    def _no_gold(self, what: str) -> ProviderError:
+        return ProviderError(
+            f"{self.spec}: train split {self.train.path} has no {what}", retryable=False
+        )
+
+
+def _nearest(sims: Matrix, eligible: Sequence[bool], k: int) -> list[int]:
+    """Indices of the k most similar eligible examples, most similar first (stable on ties)."""
+    ranked = np.argsort(-sims, kind="stable")
+    return [int(i) for i in ranked if eligible[int(i)]][:k]
+
+
+def _votes(
+    label_lists: Sequence[Sequence[str]], sims: Sequence[float]
+) -> dict[str, tuple[int, float]]:
+    """Per label: (how many neighbours carry it, their summed similarity), to rank by both."""
+    counts: Counter[str] = Counter()
+    weight: defaultdict[str, float] = defaultdict(float)
+    for labels, sim in zip(label_lists, sims, strict=True):
+        for label in set(labels):
+            counts[label] += 1
+            weight[label] += sim
+    return {label: (counts[label], weight[label]) for label in counts}

@@ -1,0 +1,127 @@
+"""A train split, read into the examples the fitted baselines learn from.
+
+`baseline/majority` and `baseline/knn` learn from a dataset file that should be disjoint from
+the data being evaluated: fitting on the evaluated data itself lets gold leak into the answers.
+Each task's gold is read the way the task reads it: the self-reported state of a turn
+(emotion), the labels of each reply (behavior), and the participant's pick among a turn's
+replies (preference; ties are skipped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from attunebench.data.schema import Conversation, Turn
+from attunebench.models.registry import ProviderConfigError
+
+
+class TrainSetError(ProviderConfigError):
+    """The train split is missing or malformed (the message names file, line and field)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmotionExample:
+    text: str
+    primary: str
+    intensity: float | None
+    valence: float | None
+    arousal: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class BehaviorExample:
+    text: str
+    behaviors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PreferenceExample:
+    chosen: str
+    rejected: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyExample:
+    """A user message and the reply its author wanted (chosen, else the one continued with)."""
+
+    user: str
+    reply: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSet:
+    path: str
+    emotion: tuple[EmotionExample, ...]
+    behavior: tuple[BehaviorExample, ...]
+    preference: tuple[PreferenceExample, ...]
+    reply: tuple[ReplyExample, ...]
+
+
+def load_train_set(path: str | Path) -> TrainSet:
+    """Read every gold label a train file holds, with errors that name file, line and field."""
+    conversations = _read(Path(path))
+    emotion: list[EmotionExample] = []
+    behavior: list[BehaviorExample] = []
+    preference: list[PreferenceExample] = []
+    reply: list[ReplyExample] = []
+    for conversation in conversations:
+        for turn in conversation.turns:
+            example = _emotion(turn)
+            if example is not None:
+                emotion.append(example)
+            behavior.extend(
+                BehaviorExample(r.text, r.behaviors) for r in turn.responses if r.behaviors
+            )
+            picked = _preference(turn)
+            if picked is not None:
+                preference.append(picked)
+            wanted = _wanted_reply(turn)
+            if wanted is not None:
+                reply.append(ReplyExample(turn.user, wanted))
+    return TrainSet(str(path), tuple(emotion), tuple(behavior), tuple(preference), tuple(reply))
+
+
+def _read(path: Path) -> list[Conversation]:
+    if not path.is_file():
+        raise TrainSetError(f"train split {path} does not exist")
+    conversations = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                conversations.append(Conversation.model_validate_json(line))
+            except ValidationError as error:
+                first = error.errors()[0]
+                field = ".".join(str(part) for part in first["loc"]) or "(record)"
+                raise TrainSetError(f"{path}:{number}: {field}: {first['msg']}") from None
+    return conversations
+
+
+def _emotion(turn: Turn) -> EmotionExample | None:
+    state = turn.state
+    if state is None:
+        return None
+    primary = state.primary or (state.emotions[0] if state.emotions else None)
+    if primary is None:
+        return None
+    return EmotionExample(turn.user, primary, state.intensity, state.valence, state.arousal)
+
+
+def _preference(turn: Turn) -> PreferenceExample | None:
+    chosen_id = turn.preference.chosen if turn.preference and not turn.preference.tie else None
+    chosen = turn.response(chosen_id) if chosen_id else None
+    if chosen is None:
+        return None
+    rejected = tuple(r.text for r in turn.responses if r.id != chosen.id)
+    return PreferenceExample(chosen.text, rejected) if rejected else None
+
+
+def _wanted_reply(turn: Turn) -> str | None:
+    chosen_id = turn.preference.chosen if turn.preference and not turn.preference.tie else None
+    chosen = turn.response(chosen_id) if chosen_id else None
+    wanted = chosen or turn.continued_response()
+    return None if wanted is None else wanted.text

