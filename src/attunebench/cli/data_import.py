@@ -2,6 +2,200 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Literal
+
 import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from attunebench.data.importers import (
+    CsvImporter,
+    DailyDialogImporter,
+    ESConvImporter,
+    GoEmotionsImporter,
+    Importer,
+    ImportFormatError,
+    ImportOptionError,
+    MELDImporter,
+    USSImporter,
+    import_to_file,
+)
+from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir
+from attunebench.data.taxonomy import UnknownTaxonomyError
 
 app = typer.Typer(help="Import a real corpus into attunebench/v1 JSON Lines.", no_args_is_help=True)
+console = Console()
+errors = Console(stderr=True)
+
+Source = Annotated[
+    Path | None,
+    typer.Argument(
+        help=f"The corpus folder (default: ${DATA_DIR_VARIABLE}/<corpus>, "
+        "else ../shared/data/<corpus>)."
+    ),
+]
+Out = Annotated[
+    Path, typer.Option("--out", "-o", help="The JSON Lines file to write (replaced atomically).")
+]
+Limit = Annotated[int | None, typer.Option(min=1, help="Stop after this many conversations.")]
+
+
+def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: int | None) -> None:
+    source = src if src is not None else corpus_dir(corpus)
+    if not source.exists():
+        errors.print(
+            f"[red]error:[/] {escape(str(source))}: not found (give SRC or set {DATA_DIR_VARIABLE})"
+        )
+        raise typer.Exit(1)
+    columns = (
+        SpinnerColumn(),
+        TextColumn("importing {task.description}: {task.completed} conversations"),
+    )
+    with Progress(*columns, TimeElapsedColumn(), console=errors, transient=True) as progress:
+        task = progress.add_task(escape(corpus), total=limit)
+        try:
+            result = import_to_file(
+                importer, source, out, limit=limit, on_conversation=lambda _: progress.advance(task)
+            )
+        except (ImportFormatError, ImportOptionError, UnknownTaxonomyError, OSError) as error:
+            progress.stop()
+            errors.print(f"[red]error:[/] {escape(str(error))}")
+            errors.print(f"nothing written to {escape(str(out))}")
+            raise typer.Exit(1) from None
+    console.print(f"wrote {result.written} conversations to {escape(str(out))}")
+    for what, count in result.dropped().items():
+        console.print(f"  not imported: {count} {escape(what)}")
+
+
+@app.command()
+def esconv(
+    out: Out,
+    src: Source = None,
+    variant: Annotated[
+        Literal["hf", "failed", "multiesc"],
+        typer.Option(
+            help="hf: the HF splits; failed: FailedESConv.json; "
+            "multiesc: valid/test with MultiESC's seeker feedback."
+        ),
+    ] = "hf",
+    split: Annotated[Literal["train", "valid", "test", "all"], typer.Option()] = "all",
+    limit: Limit = None,
+) -> None:
+    """ESConv support chats: supporters' own strategy labels, the seeker's survey and feedback."""
+    _run("esconv", ESConvImporter(variant=variant, split=split), src, out, limit)
+
+
+@app.command()
+def dailydialog(
+    out: Out,
+    src: Source = None,
+    split: Annotated[Literal["valid", "test", "all"], typer.Option()] = "all",
+    limit: Limit = None,
+) -> None:
+    """DailyDialog: the first speaker is the user; annotators' emotions and dialogue acts."""
+    _run("dailydialog", DailyDialogImporter(split=split), src, out, limit)
+
+
+@app.command()
+def meld(
+    out: Out,
+    src: Source = None,
+    split: Annotated[Literal["train", "valid", "test", "all"], typer.Option()] = "all",
+    user_speaker: Annotated[
+        str | None,
+        typer.Option(help="Speaker to take as the user (default: each dialogue's first)."),
+    ] = None,
+    limit: Limit = None,
+) -> None:
+    """MELD (Friends): one speaker is the user, the others' lines are the reply; emotions."""
+    _run("meld", MELDImporter(split=split, user_speaker=user_speaker), src, out, limit)
+
+
+@app.command()
+def uss(
+    out: Out,
+    src: Source = None,
+    part: Annotated[
+        Literal["mwoz", "redial", "all"], typer.Option(help="MultiWOZ, ReDial or both.")
+    ] = "all",
+    limit: Limit = None,
+) -> None:
+    """USS: annotators' 1-5 satisfaction rates the system reply before each user turn."""
+    _run("uss", USSImporter(part=part), src, out, limit)
+
+
+@app.command()
+def goemotions(
+    out: Out,
+    src: Source = None,
+    split: Annotated[Literal["valid", "test", "all"], typer.Option()] = "all",
+    limit: Limit = None,
+) -> None:
+    """GoEmotions: each Reddit comment is a one-turn conversation with raters' emotions."""
+    _run("goemotions", GoEmotionsImporter(split=split), src, out, limit)
+
+
+@app.command("csv")
+def csv_command(
+    src: Annotated[Path, typer.Argument(help="The CSV (or, with --delimiter, TSV) file.")],
+    out: Out,
+    conversation_col: Annotated[str, typer.Option(help="Column naming the conversation.")],
+    speaker_col: Annotated[str, typer.Option(help="Column naming the speaker.")],
+    text_col: Annotated[str, typer.Option(help="Column holding the utterance.")],
+    emotion_col: Annotated[
+        str | None, typer.Option(help="User rows: the user's emotion label(s).")
+    ] = None,
+    behavior_col: Annotated[
+        str | None, typer.Option(help="Reply rows: the reply's behavior label(s).")
+    ] = None,
+    rating_col: Annotated[
+        str | None,
+        typer.Option(
+            help="Reply rows: its rating; user rows: rates the replies since the last one."
+        ),
+    ] = None,
+    order_col: Annotated[
+        str | None, typer.Option(help="Numeric column ordering rows in a conversation.")
+    ] = None,
+    user_speaker: Annotated[
+        str | None, typer.Option(help="Speaker who is the user (default: first).")
+    ] = None,
+    taxonomy: Annotated[
+        str, typer.Option(help="Shipped taxonomy id the labels belong to.")
+    ] = "attunebench-default",
+    name: Annotated[
+        str | None, typer.Option(help="Source name and id prefix (default: file stem).")
+    ] = None,
+    license: Annotated[str | None, typer.Option(help="The corpus licence, as stated.")] = None,
+    provenance: Annotated[
+        Literal["first-person", "third-party", "machine", "derived"] | None,
+        typer.Option(help="Who gave the labels (first-person: the user themselves)."),
+    ] = None,
+    rating_low: Annotated[float | None, typer.Option(help="Lowest rating on the scale.")] = None,
+    rating_high: Annotated[float | None, typer.Option(help="Highest rating on the scale.")] = None,
+    label_sep: Annotated[str, typer.Option(help="Separator between labels in one cell.")] = ",",
+    delimiter: Annotated[str, typer.Option(help="Field delimiter (use $'\\t' for TSV).")] = ",",
+    limit: Limit = None,
+) -> None:
+    """Any utterance-per-row corpus: rows of a conversation together, one speaker the user."""
+    importer = CsvImporter(
+        conversation_col=conversation_col,
+        speaker_col=speaker_col,
+        text_col=text_col,
+        emotion_col=emotion_col,
+        behavior_col=behavior_col,
+        rating_col=rating_col,
+        order_col=order_col,
+        user_speaker=user_speaker,
+        taxonomy=taxonomy,
+        name=name,
+        license=license,
+        provenance=provenance,
+        rating_low=rating_low,
+        rating_high=rating_high,
+        label_sep=label_sep,
+        delimiter=delimiter,
+    )
+    _run(src.stem, importer, src, out, limit)

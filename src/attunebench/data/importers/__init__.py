@@ -1,0 +1,52 @@
+"""Importers for real corpora: each maps one corpus honestly onto attunebench/v1.
+
+`importers` is the registry: a name gives the importer's class, whose fields are its options
+(`importers.get("esconv")(variant="failed")`); `import_to_file` runs one into a JSON Lines file.
+Every importer records in `source` who gave each kind of label (first-person or third-party)
+and what it could not carry over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attunebench.data.importers._base import (
+    Importer,
+    ImportFormatError,
+    ImportOptionError,
+    Location,
+    Tally,
+)
+from attunebench.data.importers.csv_generic import CsvImporter
+from attunebench.data.importers.dailydialog import DailyDialogImporter
+from attunebench.data.importers.esconv import ESConvImporter
+from attunebench.data.importers.goemotions import GoEmotionsImporter
+from attunebench.data.importers.meld import MELDImporter
+from attunebench.data.importers.uss import USSImporter
+from attunebench.data.importers.write import ImportResult, import_to_file
+from attunebench.registry import Registry
+
+importers: Registry[Callable[..., Importer]] = Registry("importer")
+importers.register("esconv")(ESConvImporter)
+importers.register("dailydialog")(DailyDialogImporter)
+importers.register("meld")(MELDImporter)
+importers.register("uss")(USSImporter)
+importers.register("goemotions")(GoEmotionsImporter)
+importers.register("csv")(CsvImporter)
+
+__all__ = [
+    "CsvImporter",
+    "DailyDialogImporter",
+    "ESConvImporter",
+    "GoEmotionsImporter",
+    "ImportFormatError",
+    "ImportOptionError",
+    "ImportResult",
+    "Importer",
+    "Location",
+    "MELDImporter",
+    "Tally",
+    "USSImporter",
+    "import_to_file",
+    "importers",
+]

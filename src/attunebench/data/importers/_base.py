@@ -1,0 +1,167 @@
+"""What every importer shares: the protocol, the error that names file, line and field, and
+small helpers for labels and record construction.
+
+An importer reads one corpus and yields `attunebench/v1` conversations lazily, so a limit stops
+the parsing early and memory stays bounded by one dialogue. While it reads, it counts what it saw
+in a `Tally` (utterances per speaker, label values, anything dropped), which the command line
+reports and the tests compare with each corpus's published counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from attunebench.data.schema import Conversation, Taxonomy
+from attunebench.data.taxonomy import normalise_label
+
+Tally = Counter[str]
+"""Counts keyed `what:value`, e.g. `utterances:usr`, `strategy:Question`, `dropped:...`."""
+
+LabelKind = Literal["emotions", "behaviors"]
+
+RawT = TypeVar("RawT", bound=BaseModel)
+
+
+class Raw(BaseModel):
+    """A corpus record as the corpus writes it: typed where we read, tolerant of the rest."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Importer(Protocol):
+    """A configured importer: options are its fields, `read` does the work."""
+
+    def read(self, source: Path, tally: Tally) -> Iterator[Conversation]: ...
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where in a corpus something is: a file, and a line or an item within it."""
+
+    path: Path
+    line: int | None = None
+    item: str | None = None
+
+    def __str__(self) -> str:
+        where = str(self.path)
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.item is not None:
+            where += f": {self.item}"
+        return where
+
+
+class ImportFormatError(ValueError):
+    """The corpus is not what the importer expects; says where and in which field."""
+
+    def __init__(self, location: Location, field: str, problem: str) -> None:
+        super().__init__(f"{location}: {field}: {problem}")
+        self.location = location
+        self.field = field
+        self.problem = problem
+
+
+class ImportOptionError(ValueError):
+    """The options asked for something the corpus does not have (a split, a file, a column)."""
+
+
+def choose(option: str, value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ImportOptionError(f"{option} {value!r} is not one of: {', '.join(allowed)}")
+    return value
+
+
+def splits_for(split: str, allowed: Sequence[str]) -> tuple[str, ...]:
+    """`all` means every split, in the corpus's own order."""
+    if split == "all":
+        return tuple(allowed)
+    return (choose("split", split, allowed),)
+
+
+def require_file(path: Path) -> Path:
+    if not path.is_file():
+        raise ImportOptionError(f"{path}: file not found")
+    return path
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """Pydantic's error location as a readable field path: `dialog[3].speaker`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "record"
+
+
+def from_validation(location: Location, error: ValidationError) -> ImportFormatError:
+    """The first problem pydantic found, as an error naming the field."""
+    first = error.errors()[0]
+    field = "json" if first["type"] == "json_invalid" else field_path(first["loc"])
+    return ImportFormatError(location, field, first["msg"])
+
+
+def decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, decoding per line so a bad byte is pinned to its line."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ImportFormatError(
+                    Location(path, number), "encoding", f"not valid UTF-8 ({error.reason})"
+                ) from None
+
+
+def iter_jsonl(path: Path, model: type[RawT]) -> Iterator[tuple[Location, RawT]]:
+    """Each non-blank line of a JSON Lines file, parsed into `model`."""
+    for number, text in decoded_lines(path):
+        if not text.strip():
+            continue
+        location = Location(path, number)
+        try:
+            yield location, model.model_validate_json(text)
+        except ValidationError as error:
+            raise from_validation(location, error) from None
+
+
+def label(taxonomy: Taxonomy, kind: LabelKind, raw: str, location: Location, field: str) -> str:
+    """The taxonomy's name for a corpus label; a label it does not know is a format error."""
+    name = normalise_label(raw, taxonomy, kind)
+    if name is None:
+        raise ImportFormatError(
+            location, field, f"label {raw!r} is not in taxonomy {taxonomy.id!r} ({kind})"
+        )
+    return name
+
+
+def unique(items: Sequence[str]) -> tuple[str, ...]:
+    """Items once each, in first-seen order (a merged reply carries the union of labels)."""
+    return tuple(dict.fromkeys(items))
+
+
+def conversation(location: Location, **fields: Any) -> Conversation:
+    """Build and check a conversation; a value the format refuses names where it came from."""
+    try:
+        return Conversation.model_validate(fields)
+    except ValidationError as error:
+        raise from_validation(location, error) from None
+
+
+def number(raw: object, location: Location, field: str) -> float:
+    try:
+        return float(str(raw).strip())
+    except ValueError:
+        raise ImportFormatError(location, field, f"{raw!r} is not a number") from None
+
+
+def text(raw: str | None, location: Location, field: str) -> str:
+    """An utterance's text, trimmed; an empty one is a format error (texts are required)."""
+    stripped = (raw or "").strip()
+    if not stripped:
+        raise ImportFormatError(location, field, "empty text")
+    return stripped

@@ -1,0 +1,95 @@
+"""GoEmotions: Reddit comments with crowd raters' emotion labels (27 emotions plus neutral).
+
+Not dialogue: each comment becomes a one-turn conversation with no reply, its labels the turn's
+`state.emotions` (third-party; several labels where raters gave several, `primary` only when
+there is one). Files are TSV without a header: `text \\t label ids \\t comment id`, the ids
+indexing `emotions.txt` (0-based). A few texts are double-quoted, so the csv module parses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from attunebench.data.importers._base import (
+    ImportFormatError,
+    Location,
+    Tally,
+    conversation,
+    decoded_lines,
+    require_file,
+    splits_for,
+    text,
+)
+from attunebench.data.importers._csv_rows import csv_records
+from attunebench.data.schema import Conversation, Source
+
+FILES = {"valid": "dev.tsv", "test": "test.tsv"}
+TAXONOMY_ID = "goemotions"
+
+SOURCE = Source(
+    kind="imported",
+    name="GoEmotions",
+    license="Apache-2.0 (comments are Reddit content; names masked as [NAME])",
+    url="https://github.com/google-research/google-research/tree/master/goemotions",
+    citation=(
+        "Demszky, Movshovitz-Attias, Ko, Cowen, Nemade, Ravi. GoEmotions: A Dataset of "
+        "Fine-Grained Emotions. ACL 2020."
+    ),
+    provenance={"state": "third-party"},
+    notes=(
+        "Single Reddit comments, not dialogue: one turn each, no reply. Emotions are crowd "
+        "raters' labels (third-party), multi-label; primary is set only for single-label comments."
+    ),
+)
+
+
+def _labels(folder: Path) -> list[str]:
+    path = require_file(folder / "emotions.txt")
+    return [line.strip() for _, line in decoded_lines(path) if line.strip()]
+
+
+def _emotions(raw: str, labels: list[str], location: Location) -> tuple[str, ...]:
+    try:
+        return tuple(labels[int(value)] for value in raw.split(","))
+    except (ValueError, IndexError):
+        raise ImportFormatError(
+            location, "labels", f"{raw!r} is not a comma list of ids 0-{len(labels) - 1}"
+        ) from None
+
+
+def _conversation(
+    split: str, location: Location, fields: list[str], labels: list[str], tally: Tally
+) -> Conversation:
+    if len(fields) != 3:
+        raise ImportFormatError(
+            location, "row", f"expected 3 tab-separated fields, found {len(fields)}"
+        )
+    comment, raw_labels, comment_id = fields
+    emotions = _emotions(raw_labels, labels, location)
+    tally["comments"] += 1
+    tally["multi-label" if len(emotions) > 1 else "single-label"] += 1
+    for emotion in emotions:
+        tally[f"emotion:{emotion}"] += 1
+    state = {"emotions": emotions, "primary": emotions[0] if len(emotions) == 1 else None}
+    return conversation(
+        location,
+        id=f"goemotions-{split}-{text(comment_id, location, 'comment_id')}",
+        source=SOURCE,
+        taxonomy=TAXONOMY_ID,
+        turns=[{"index": 0, "user": text(comment, location, "text"), "state": state}],
+    )
+
+
+@dataclass(frozen=True)
+class GoEmotionsImporter:
+    """GoEmotions' valid (dev.tsv) and test files, one split or `all`."""
+
+    split: str = "all"
+
+    def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
+        labels = _labels(source)
+        for split in splits_for(self.split, tuple(FILES)):
+            for location, fields in csv_records(source / FILES[split], delimiter="\t"):
+                yield _conversation(split, location, fields, labels, tally)

@@ -1,0 +1,152 @@
+"""USS: task-oriented (MultiWOZ) and movie-recommendation (ReDial) dialogues with satisfaction.
+
+Lines are `role \\t text \\t action \\t sat1,sat2,...`, sessions separated by a blank line, each
+ending with a `USER \\t OVERALL` line. Several crowd annotators rated, at every USER line, how
+satisfied the user would be (1-5): third-party judgments, not self-reports. USER lines are user
+messages and SYSTEM lines the replies. The mean of the raters' scores on a USER line is the
+rating of the SYSTEM reply before it (a USER line with no reply before it rates nothing); the
+OVERALL mean is `outcome.rating`. Individual raters' scores and the action column are not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from attunebench.data.importers._base import (
+    ImportFormatError,
+    Location,
+    Tally,
+    choose,
+    conversation,
+    decoded_lines,
+    require_file,
+)
+from attunebench.data.importers._dialogue import Utterance, build_dialogue
+from attunebench.data.schema import Conversation, RatingScale, Source
+
+PARTS = {"mwoz": "MWOZ.txt", "redial": "ReDial.txt"}
+TAXONOMY_ID = "uss"
+
+SOURCE = Source(
+    kind="imported",
+    name="USS",
+    license="none stated (satisfaction annotations: research use; MultiWOZ MIT, ReDial CC BY 4.0)",
+    url="https://github.com/sunnweiwei/user-satisfaction-simulation",
+    citation=(
+        "Sun, Zhang, Balog, Ren, Ren, Chen, de Rijke. Simulating User Satisfaction for the "
+        "Evaluation of Task-oriented Dialogue Systems. SIGIR 2021."
+    ),
+    provenance={"rating": "third-party", "outcome": "third-party"},
+    rating_scale=RatingScale(
+        low=1, high=5, description="annotators' judgment of the user's satisfaction"
+    ),
+    notes=(
+        "USER lines are the user's messages, SYSTEM lines the replies (consecutive lines of one "
+        "side merged, newline-joined; the few lines with no text are left out). A reply's "
+        "rating is the mean of the annotators' 1-5 satisfaction scores on the USER line right "
+        "after it (third-party, not self-report); the OVERALL line's mean is outcome.rating. "
+        "Raters' individual scores and the action column are not imported."
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Line:
+    location: Location
+    role: str
+    text: str
+    action: str
+    satisfaction: float | None
+
+
+def _satisfaction(raw: str, location: Location, tally: Tally) -> float:
+    try:
+        scores = [int(value) for value in raw.split(",")]
+    except ValueError:
+        raise ImportFormatError(
+            location, "satisfaction", f"{raw!r} is not a comma list of integers"
+        ) from None
+    if not all(1 <= score <= 5 for score in scores):
+        raise ImportFormatError(location, "satisfaction", f"{raw!r} has a score outside 1-5")
+    mean = sum(scores) / len(scores)
+    tally[f"rating:{round(mean)}"] += 1
+    return mean
+
+
+def _line(raw: str, location: Location, tally: Tally) -> Line | None:
+    """One line, or None for a line with no text (ReDial has a few; their scores go with them)."""
+    fields = raw.rstrip("\r\n").split("\t")
+    if len(fields) != 4:
+        raise ImportFormatError(
+            location, "line", f"expected 4 tab-separated fields, found {len(fields)}"
+        )
+    role, utterance, action, satisfaction = fields
+    if role not in ("USER", "SYSTEM"):
+        raise ImportFormatError(location, "role", f"{role!r} is neither USER nor SYSTEM")
+    tally["lines"] += 1
+    tally[f"lines:{role}"] += 1
+    rated = role == "USER"
+    if rated and not satisfaction.strip():
+        raise ImportFormatError(location, "satisfaction", "missing on a USER line")
+    score = _satisfaction(satisfaction, location, tally) if rated else None
+    if not utterance.strip():
+        tally["dropped:lines with empty text"] += 1
+        return None
+    return Line(
+        location=location,
+        role=role,
+        text=utterance.strip(),
+        action=action,
+        satisfaction=score,
+    )
+
+
+def _sessions(path: Path, tally: Tally) -> Iterator[list[Line]]:
+    session: list[Line] = []
+    for number, raw in decoded_lines(path):
+        if raw.strip():
+            line = _line(raw, Location(path, number), tally)
+            if line is not None:
+                session.append(line)
+        elif session:
+            yield session
+            session = []
+    if session:
+        yield session
+
+
+def _conversation(conversation_id: str, lines: list[Line], tally: Tally) -> Conversation:
+    tally["sessions"] += 1
+    overall = [line for line in lines if line.role == "USER" and line.text == "OVERALL"]
+    messages = [line for line in lines if not (line.role == "USER" and line.text == "OVERALL")]
+    tally["dropped:actions"] += sum(1 for line in messages if line.action.strip())
+    utterances = [
+        Utterance(is_user=line.role == "USER", text=line.text, feedback=line.satisfaction)
+        for line in messages
+    ]
+    dialogue = build_dialogue(utterances, reply_id="system", tally=tally)
+    return conversation(
+        lines[0].location,
+        id=conversation_id,
+        source=SOURCE,
+        taxonomy=TAXONOMY_ID,
+        context={"opening": dialogue.opening},
+        turns=dialogue.turns,
+        outcome={"rating": overall[-1].satisfaction} if overall else None,
+    )
+
+
+@dataclass(frozen=True)
+class USSImporter:
+    """USS's MultiWOZ (`mwoz`) and ReDial (`redial`) parts, one or `all`."""
+
+    part: str = "all"
+
+    def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
+        parts = tuple(PARTS) if self.part == "all" else (choose("part", self.part, tuple(PARTS)),)
+        for part in parts:
+            path = require_file(source / PARTS[part])
+            for number, lines in enumerate(_sessions(path, tally)):
+                yield _conversation(f"uss-{part}-{number:04d}", lines, tally)

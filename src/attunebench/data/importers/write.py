@@ -1,0 +1,55 @@
+"""Run an importer into a JSON Lines file: atomically, optionally limited, counting as it goes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+
+from attunebench.data.importers._base import Importer, Tally
+from attunebench.data.jsonl import write_conversations
+from attunebench.data.schema import Conversation
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    written: int
+    tally: Tally = field(default_factory=Counter)
+
+    def dropped(self) -> dict[str, int]:
+        """What the corpus had that the format could not hold, by what it was."""
+        return {
+            key.removeprefix("dropped:"): n
+            for key, n in sorted(self.tally.items())
+            if key.startswith("dropped:") and n
+        }
+
+
+def import_to_file(
+    importer: Importer,
+    source: Path,
+    out: Path,
+    *,
+    limit: int | None = None,
+    on_conversation: Callable[[Conversation], None] | None = None,
+) -> ImportResult:
+    """Write what `importer` reads from `source` to `out`; a failure leaves no partial file.
+
+    With `limit`, reading stops after that many conversations (importers are lazy).
+    """
+    tally: Tally = Counter()
+    conversations: Iterator[Conversation] = islice(importer.read(source, tally), limit)
+    if on_conversation is not None:
+        conversations = _observed(conversations, on_conversation)
+    written = write_conversations(out, conversations)
+    return ImportResult(written=written, tally=tally)
+
+
+def _observed(
+    conversations: Iterator[Conversation], observe: Callable[[Conversation], None]
+) -> Iterator[Conversation]:
+    for item in conversations:
+        observe(item)
+        yield item
