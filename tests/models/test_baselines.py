@@ -1,0 +1,352 @@
+"""Baselines answer from the hint, in the JSON the tasks' one parser reads, honestly and seeded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attunebench.data.jsonl import write_conversations
+from attunebench.data.schema import Conversation
+from attunebench.data.taxonomy import load_taxonomy
+from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.models.baselines import TrainSetError
+from attunebench.models.embeddings import SentenceEncoder, load_encoder
+from attunebench.models.hints import TaskHint
+from attunebench.models.registry import Provider, SpecError, make_provider
+from attunebench.tasks.parsing import (
+    parse_behaviors,
+    parse_choice,
+    parse_emotion,
+    parse_pairwise,
+    parse_rubric,
+)
+
+TAXONOMY = load_taxonomy("attunebench-default")
+EMOTIONS = tuple(label.name for label in TAXONOMY.emotions)
+BEHAVIORS = tuple(label.name for label in TAXONOMY.behaviors)
+PARAMS = GenerateParams()
+
+
+def conversation(number: int, turns: list[dict[str, Any]]) -> Conversation:
+    return Conversation.model_validate(
+        {
+            "id": f"train-{number}",
+            "source": {"kind": "sample", "name": "baseline-tests"},
+            "taxonomy": "attunebench-default",
+            "turns": [{"index": i, **turn} for i, turn in enumerate(turns)],
+        }
+    )
+
+
+def turn(
+    user: str, primary: str, replies: list[tuple[str, list[str]]], chosen: int = 0
+) -> dict[str, Any]:
+    return {
+        "user": user,
+        "state": {"primary": primary, "intensity": 4, "valence": -0.6, "arousal": 0.7},
+        "responses": [
+            {"id": f"r{i}", "text": text, "behaviors": behaviors}
+            for i, (text, behaviors) in enumerate(replies)
+        ],
+        "preference": {"chosen": f"r{chosen}"},
+    }
+
+
+WORK = turn(
+    "My manager shouted at me in front of the whole team and I am livid.",
+    "anger",
+    [
+        ("What did he say to you? That sounds humiliating.", ["question", "reflection"]),
+        ("Ok.", ["dismissing"]),
+    ],
+)
+GRIEF = turn(
+    "My grandmother passed away on Sunday and the house feels empty.",
+    "sadness",
+    [
+        ("I'm so sorry about your grandmother; missing her like this is natural.", ["validation"]),
+        ("Cheer up.", ["dismissing"]),
+    ],
+)
+EXAM = turn(
+    "My final exam is tomorrow morning and I cannot stop shaking.",
+    "anxiety",
+    [
+        (
+            "Feeling nervous before an exam is very common, and you have prepared.",
+            ["validation", "reassurance"],
+        ),
+        ("Sleep.", ["suggestion"]),
+    ],
+)
+
+
+@pytest.fixture
+def train_file(tmp_path: Path) -> Path:
+    """Anger is the majority emotion; validation the majority behavior; longer replies win."""
+    path = tmp_path / "train.jsonl"
+    write_conversations(path, [conversation(0, [WORK, GRIEF]), conversation(1, [EXAM, WORK])])
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm() -> SentenceEncoder:
+    """The encoder knn uses, loaded once for the session (load_encoder caches it per process)."""
+    pytest.importorskip("sentence_transformers")
+    return load_encoder()
+
+
+def hint(kind: Any, key: str = "item-1", **fields: Any) -> TaskHint:
+    return TaskHint(kind=kind, item_key=key, **fields)
+
+
+def emotion_hint(text: str, key: str = "item-1") -> TaskHint:
+    return hint("emotion", key, text=text, labels=EMOTIONS)
+
+
+async def answer(provider: Provider, item: TaskHint, params: GenerateParams = PARAMS) -> str:
+    return (await provider.generate([], params, item)).text
+
+
+# --- baseline/random -------------------------------------------------------------------------
+
+
+async def test_random_is_reproducible_per_seed_and_item() -> None:
+    items = [emotion_hint("anything", key=f"item-{i}") for i in range(40)]
+    first = [await answer(make_provider("baseline/random"), item) for item in items]
+    again = [await answer(make_provider("baseline/random?seed=0"), item) for item in items]
+    other = [await answer(make_provider("baseline/random", seed=1), item) for item in items]
+    by_run_seed = [
+        await answer(make_provider("baseline/random"), i, GenerateParams(seed=1)) for i in items
+    ]
+    assert first == again
+    assert other != first
+    assert by_run_seed == other  # the run's seed, when the request carries one, wins
+    assert len(set(first)) > 20  # items differ from one another
+
+
+async def test_random_covers_every_label_and_parses() -> None:
+    provider = make_provider("baseline/random")
+    primaries = set()
+    for i in range(400):
+        parsed = parse_emotion(
+            await answer(provider, emotion_hint("x", f"k{i}")), TAXONOMY.emotions
+        )
+        primaries.add(parsed.primary)
+        assert parsed.emotions == (parsed.primary,)
+        assert parsed.intensity in (1, 2, 3, 4, 5)
+        assert parsed.valence is not None and parsed.arousal is not None
+    assert primaries == set(EMOTIONS)
+    behaviors = parse_behaviors(
+        await answer(provider, hint("behavior", text="reply", labels=BEHAVIORS)), TAXONOMY.behaviors
+    )
+    assert len(behaviors) == 1
+    picks = {
+        parse_choice(
+            await answer(provider, hint("preference", f"p{i}", candidates={"A": "a", "B": "b"}))
+        )
+        for i in range(50)
+    }
+    assert picks == {"A", "B"}
+    reply = await answer(provider, hint("response", text="I feel low"))
+    assert reply and not reply.startswith("{")
+    assert parse_pairwise(
+        await answer(provider, hint("judge_pairwise", candidates={"A": "a", "B": "b"}))
+    ).winner in ("A", "B")
+    assert (
+        1
+        <= parse_rubric(await answer(provider, hint("judge_rubric", candidates={"A": "a"}))).score
+        <= 10
+    )
+
+
+# --- baseline/majority and baseline/longer ----------------------------------------------------
+
+
+async def test_majority_answers_the_train_majority(train_file: Path) -> None:
+    provider = make_provider("baseline/majority", train=str(train_file))
+    emotion = parse_emotion(await answer(provider, emotion_hint("I am fine")), TAXONOMY.emotions)
+    assert emotion.primary == "anger"
+    assert (emotion.intensity, emotion.valence, emotion.arousal) == (4, -0.6, 0.7)
+    behavior_item = hint("behavior", text="any reply", labels=BEHAVIORS)
+    # 8 labelled replies: dismissing on 3, validation on 2, so no label reaches half.
+    assert parse_behaviors(await answer(provider, behavior_item), TAXONOMY.behaviors) == (
+        "dismissing",
+    )
+    longer = hint("preference", candidates={"A": "Short.", "B": "A much longer, warmer reply."})
+    assert parse_choice(await answer(provider, longer)) == "B"
+
+
+async def test_majority_learns_that_shorter_replies_won(tmp_path: Path) -> None:
+    path = tmp_path / "short.jsonl"
+    terse = turn(
+        "hi", "neutral", [("Hello there, how is your day going so far?", []), ("Hi.", [])], chosen=1
+    )
+    write_conversations(path, [conversation(0, [terse])])
+    provider = make_provider(f"baseline/majority?train={path}")
+    pair = hint("preference", candidates={"A": "A long and detailed answer.", "B": "Sure."})
+    assert parse_choice(await answer(provider, pair)) == "B"
+
+
+async def test_majority_keeps_to_the_items_label_set(train_file: Path) -> None:
+    provider = make_provider("baseline/majority", train=str(train_file))
+    parsed = json.loads(
+        await answer(provider, hint("emotion", text="x", labels=("joy", "sadness")))
+    )
+    assert parsed["primary"] == "sadness"  # anger and anxiety are not offered; sadness is
+    with pytest.raises(ProviderError, match="no emotion labels") as error:
+        await answer(provider, hint("emotion", text="x", labels=("joy",)))
+    assert not error.value.retryable
+
+
+async def test_longer_prefers_the_longer_reply_as_answer_and_as_judge() -> None:
+    provider = make_provider("baseline/longer")
+    pair = {"A": "I hear you, and that sounds exhausting.", "B": "Ok."}
+    assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "A"
+    verdict = parse_pairwise(await answer(provider, hint("judge_pairwise", candidates=pair)))
+    assert verdict.winner == "A"
+    same = {"A": "abc", "B": "xyz"}
+    assert parse_choice(await answer(provider, hint("preference", candidates=same))) == "tie"
+
+
+def test_fitted_baselines_refuse_to_run_without_a_train_split(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="option train: Field required"):
+        make_provider("baseline/majority")
+    with pytest.raises(SpecError, match="option train: Field required"):
+        make_provider("baseline/knn")
+    with pytest.raises(TrainSetError, match="does not exist"):
+        make_provider("baseline/majority", train=str(tmp_path / "missing.jsonl"))
+
+
+def test_a_bad_train_line_is_named_by_file_line_and_field(train_file: Path) -> None:
+    lines = train_file.read_text().splitlines()
+    broken = json.loads(lines[1])
+    broken["turns"][0]["state"]["intensity"] = 9
+    train_file.write_text(lines[0] + "\n" + json.dumps(broken) + "\n")
+    with pytest.raises(TrainSetError, match=r"train\.jsonl:2: turns\.0\.state\.intensity"):
+        make_provider("baseline/majority", train=str(train_file))
+
+
+def test_options_are_checked(train_file: Path) -> None:
+    with pytest.raises(SpecError, match="given twice"):
+        make_provider(f"baseline/knn?train={train_file}", train=str(train_file))
+    with pytest.raises(SpecError, match="option colour"):
+        make_provider("baseline/lexicon?colour=red")
+    with pytest.raises(SpecError, match="unknown baseline 'oracle'"):
+        make_provider("baseline/oracle")
+    assert (
+        make_provider(f"baseline/knn?train={train_file}&k=3").spec
+        == f"baseline/knn?train={train_file}&k=3"
+    )
+
+
+# --- baseline/lexicon -------------------------------------------------------------------------
+
+
+async def test_lexicon_reads_anger_and_joy_from_the_words() -> None:
+    provider = make_provider("baseline/lexicon")
+    angry = parse_emotion(
+        await answer(provider, emotion_hint("I am furious and angry, this is an outrage!")),
+        TAXONOMY.emotions,
+    )
+    joyful = parse_emotion(
+        await answer(provider, emotion_hint("What a wonderful, happy day, I love it!")),
+        TAXONOMY.emotions,
+    )
+    flat = parse_emotion(
+        await answer(provider, emotion_hint("The bus comes at noon.")), TAXONOMY.emotions
+    )
+    assert angry.primary == "anger" and angry.valence is not None and angry.valence < -0.5
+    assert joyful.primary == "joy" and joyful.valence is not None and joyful.valence > 0.5
+    assert flat.primary == "neutral" and flat.valence == 0 and flat.intensity == 1
+    assert angry.intensity is not None and angry.intensity > 3
+    assert angry.arousal is None  # the lexicon has no arousal, and none is invented
+
+
+async def test_lexicon_prefers_the_warmer_reply_and_claims_no_behaviors() -> None:
+    provider = make_provider("baseline/lexicon")
+    pair = {"A": "That is stupid and your fault.", "B": "That sounds hard; I am glad you told me."}
+    assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "B"
+    behaviors = await answer(
+        provider, hint("behavior", text="Have you tried sleeping?", labels=BEHAVIORS)
+    )
+    assert parse_behaviors(behaviors, TAXONOMY.behaviors) == ()
+
+
+# --- baseline/knn -----------------------------------------------------------------------------
+
+
+async def test_knn_answers_with_the_nearest_train_example(
+    train_file: Path, minilm: SentenceEncoder
+) -> None:
+    provider = make_provider("baseline/knn", train=str(train_file), k=1)
+    grief = parse_emotion(
+        await answer(
+            provider, emotion_hint("Since my grandfather died last week our home feels so empty.")
+        ),
+        TAXONOMY.emotions,
+    )
+    exam = parse_emotion(
+        await answer(
+            provider, emotion_hint("I have a big test at school tomorrow and I am trembling.")
+        ),
+        TAXONOMY.emotions,
+    )
+    assert (grief.primary, exam.primary) == ("sadness", "anxiety")
+    assert grief.intensity == 4 and grief.valence == -0.6
+    behaviors = await answer(
+        provider,
+        hint(
+            "behavior",
+            text="What exactly did he say? That must have felt humiliating.",
+            labels=BEHAVIORS,
+        ),
+    )
+    assert parse_behaviors(behaviors, TAXONOMY.behaviors) == ("question", "reflection")
+    retrieved = await answer(
+        provider, hint("response", text="Lost my gran on the weekend, the house is so quiet.")
+    )
+    assert retrieved == GRIEF["responses"][0]["text"]
+
+
+async def test_knn_votes_over_k_neighbours_and_picks_replies_like_chosen_ones(
+    train_file: Path,
+) -> None:
+    provider = make_provider("baseline/knn", train=str(train_file), k=3)
+    # Of the 4 train messages, 2 are the anger one: any 3 neighbours hold at least one of them,
+    # and a message about a shouting boss has both as its nearest.
+    angry = await answer(provider, emotion_hint("My boss yelled at me at work today."))
+    assert parse_emotion(angry, TAXONOMY.emotions).primary == "anger"
+    pair = {"A": "Cheer up, ok.", "B": "I'm so sorry; it is natural to miss her this much."}
+    assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "B"
+
+
+# --- every baseline ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind"),
+    [
+        ("baseline/majority", "response"),
+        ("baseline/majority", "judge_rubric"),
+        ("baseline/lexicon", "response"),
+        ("baseline/knn", "judge_pairwise"),
+        ("baseline/longer", "emotion"),
+    ],
+)
+async def test_unsupported_kinds_are_failures_not_answers(
+    train_file: Path, spec: str, kind: str
+) -> None:
+    options = {"train": str(train_file)} if spec in ("baseline/majority", "baseline/knn") else {}
+    provider = make_provider(spec, **options)
+    with pytest.raises(ProviderError, match=f"no answer for '{kind}'") as error:
+        await answer(
+            provider, hint(kind, text="x", labels=EMOTIONS, candidates={"A": "a", "B": "b"})
+        )
+    assert not error.value.retryable
+    with pytest.raises(ProviderError, match="TaskHint"):
+        await provider.generate([], PARAMS, None)
+    await provider.aclose()
