@@ -78,6 +78,9 @@ class ItemRecord(Strict):
 
 class ModelInfo(Strict):
     spec: str
+    name: str | None = Field(
+        default=None, description="What records call this model (ItemRecord.model); spec if unset."
+    )
     role: Literal["subject", "judge"] = "subject"
     params: dict[str, Any] = Field(default_factory=dict)
     base_url: str | None = None

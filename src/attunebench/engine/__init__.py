@@ -1,1 +1,42 @@
-"""engine"""
+"""The engine: turns a (dataset, tasks, models) plan into model calls and a run directory.
+
+Scheduling by conversation, per-endpoint concurrency and rate limits, bounded retries, a
+content-addressed SQLite cache, resume, a ledger of tokens and cost, and a progress bar.
+"""
+
+from attunebench.engine.cache import ResponseCache, cache_key
+from attunebench.engine.caller import Engine, merge_params
+from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.retry import RetryPolicy
+from attunebench.engine.rundir import (
+    LEDGER_FILE,
+    RECORDS_FILE,
+    RUN_FILE,
+    RunDirError,
+    read_ledger,
+    read_records,
+    read_run_info,
+)
+from attunebench.engine.runner import RunConfig, RunResult, run, task_names
+from attunebench.engine.wiring import default_cache_path
+
+__all__ = [
+    "LEDGER_FILE",
+    "RECORDS_FILE",
+    "RUN_FILE",
+    "Engine",
+    "LedgerBook",
+    "ResponseCache",
+    "RetryPolicy",
+    "RunConfig",
+    "RunDirError",
+    "RunResult",
+    "cache_key",
+    "default_cache_path",
+    "merge_params",
+    "read_ledger",
+    "read_records",
+    "read_run_info",
+    "run",
+    "task_names",
+]

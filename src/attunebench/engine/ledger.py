@@ -1,0 +1,78 @@
+"""The ledger: calls, cache hits, failures, retries, tokens, cost and latency per (model, task,
+role), written to ledger.json.
+
+It counts what a run spent: tokens and cost of calls that went out. Cache hits are counted as
+hits and cost nothing. A resumed run starts from the ledger already on disk, so ledger.json
+always totals every session of the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attunebench.records import Ledger, LedgerEntry
+from attunebench.tasks.base import CallRole
+
+Key = tuple[str, str, CallRole]
+
+
+@dataclass(slots=True)
+class Tally:
+    calls: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+
+class LedgerBook:
+    def __init__(self, start: Ledger | None = None) -> None:
+        self._tallies: dict[Key, Tally] = {}
+        for entry in start.entries if start is not None else ():
+            tally = self._tally((entry.model, entry.task, entry.role))
+            for name in Tally.__slots__:
+                setattr(tally, name, getattr(entry, name))
+
+    def _tally(self, key: Key) -> Tally:
+        tally = self._tallies.get(key)
+        if tally is None:
+            tally = self._tallies[key] = Tally()
+        return tally
+
+    def call(
+        self, key: Key, *, input_tokens: int, output_tokens: int, cost_usd: float, latency_s: float
+    ) -> None:
+        tally = self._tally(key)
+        tally.calls += 1
+        tally.input_tokens += input_tokens
+        tally.output_tokens += output_tokens
+        tally.cost_usd += cost_usd
+        tally.latency_s += latency_s
+
+    def cache_hit(self, key: Key) -> None:
+        self._tally(key).cache_hits += 1
+
+    def retry(self, key: Key) -> None:
+        self._tally(key).retries += 1
+
+    def failure(self, key: Key) -> None:
+        self._tally(key).failures += 1
+
+    def totals(self) -> Tally:
+        total = Tally()
+        for tally in list(self._tallies.values()):  # a copy: the progress bar reads from a thread
+            for name in Tally.__slots__:
+                setattr(total, name, getattr(total, name) + getattr(tally, name))
+        return total
+
+    def to_ledger(self) -> Ledger:
+        entries = [
+            LedgerEntry(model=model, task=task, role=role, **{
+                name: getattr(tally, name) for name in Tally.__slots__
+            })
+            for (model, task, role), tally in sorted(self._tallies.items())
+        ]
+        return Ledger(entries=entries)

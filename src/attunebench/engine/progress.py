@@ -1,0 +1,78 @@
+"""A rich progress bar for a run: items done, ETA, and live calls, cache hits, failures, cost.
+
+It draws on stderr and only on a terminal; `--no-progress`, pipes and CI get no bar. The
+figures come straight from the ledger when the bar redraws (ten times a second), so counting a
+call costs the engine nothing extra.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from attunebench.engine.ledger import LedgerBook
+
+
+class _LedgerColumn(ProgressColumn):
+    def __init__(self, ledger: LedgerBook) -> None:
+        super().__init__()
+        self._ledger = ledger
+
+    def render(self, task: Task) -> Text:
+        t = self._ledger.totals()
+        return Text(
+            f"calls {t.calls}  cached {t.cache_hits}  failed {t.failures}  "
+            f"retries {t.retries}  ${t.cost_usd:.4f}",
+            style="cyan",
+        )
+
+
+class RunProgress:
+    """`with RunProgress(...) as bar: bar.advance()`; does nothing when disabled."""
+
+    def __init__(
+        self, total: int, done: int, ledger: LedgerBook, *, enabled: bool,
+        console: Console | None = None,
+    ) -> None:
+        console = console or Console(stderr=True)
+        self._progress: Progress | None = None
+        if enabled and console.is_terminal:
+            self._progress = Progress(
+                TextColumn("[bold]items"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                _LedgerColumn(ledger),
+                console=console,
+            )
+            self._task = self._progress.add_task("items", total=total, completed=done)
+
+    def __enter__(self) -> RunProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def advance(self) -> None:
+        if self._progress is not None:
+            self._progress.advance(self._task)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()

@@ -1,0 +1,104 @@
+"""The run directory on disk: run.json, records.jsonl and ledger.json (formats in records.py).
+
+records.jsonl is appended a line at a time and flushed after each line, with an fsync every
+second or so, so `kill -9` loses at most the items in flight. A kill can tear the last line;
+reading drops a torn last line (that item is simply done again) but refuses a bad line
+anywhere else, naming the file and line. run.json and ledger.json are replaced atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import IO, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from attunebench.data.jsonl import atomic_writer
+from attunebench.records import ItemRecord, Ledger, RunInfo
+
+RUN_FILE = "run.json"
+RECORDS_FILE = "records.jsonl"
+LEDGER_FILE = "ledger.json"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class RunDirError(ValueError):
+    """A run directory's file cannot be read; the message names the file and the line."""
+
+
+def write_json(path: Path, value: BaseModel) -> None:
+    with atomic_writer(path) as handle:
+        handle.write(value.model_dump_json(indent=2) + "\n")
+
+
+def _read_model(path: Path, model: type[M]) -> M | None:
+    if not path.exists():
+        return None
+    try:
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as error:
+        problem = error.errors()[0]["msg"]
+        raise RunDirError(f"{path}: not a valid {model.__name__}: {problem}") from None
+
+
+def read_run_info(rundir: Path) -> RunInfo | None:
+    return _read_model(rundir / RUN_FILE, RunInfo)
+
+
+def read_ledger(rundir: Path) -> Ledger | None:
+    return _read_model(rundir / LEDGER_FILE, Ledger)
+
+
+def read_records(path: Path) -> list[ItemRecord]:
+    """Every record in a records.jsonl; a torn last line (a killed writer) is dropped."""
+    if not path.exists():
+        return []
+    lines = path.read_bytes().split(b"\n")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(ItemRecord.model_validate_json(line))
+        except ValidationError as error:
+            if number == len(lines):  # no newline after it: the write was cut short
+                break
+            problem = error.errors()[0]
+            field = ".".join(str(part) for part in problem["loc"]) or "line"
+            raise RunDirError(f"{path}, line {number}: {field}: {problem['msg']}") from None
+    return records
+
+
+class RecordWriter:
+    """Appends records to records.jsonl, flushing each line and fsyncing now and then."""
+
+    def __init__(self, path: Path, fsync_every_s: float = 1.0) -> None:
+        self.path = path
+        self._handle: IO[str] = path.open("a", encoding="utf-8")
+        self._fsync_every_s = fsync_every_s
+        self._last_sync = time.monotonic()
+
+    def write(self, record: ItemRecord) -> None:
+        self._handle.write(record.model_dump_json() + "\n")
+        self._handle.flush()  # into the OS now: survives the process being killed
+        if time.monotonic() - self._last_sync >= self._fsync_every_s:
+            self.sync()
+
+    def sync(self) -> None:
+        os.fsync(self._handle.fileno())  # onto the disk: survives the machine going down
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self.sync()
+            self._handle.close()
+
+
+def rewrite_records(path: Path, records: list[ItemRecord]) -> None:
+    """Replace records.jsonl with exactly these records (used when resuming)."""
+    with atomic_writer(path) as handle:
+        for record in records:
+            handle.write(record.model_dump_json() + "\n")

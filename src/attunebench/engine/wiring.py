@@ -1,0 +1,92 @@
+"""Making a run's models: providers from their specs, endpoints shared by models on one server,
+a quick reachability check, and where the shared cache lives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from attunebench.engine.caller import BoundModel
+from attunebench.engine.limits import Endpoint
+from attunebench.models.base import Provider
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.registry import ProviderConfigError, make_provider
+
+
+def default_cache_path() -> Path:
+    """ATTUNEBENCH_CACHE, else the user's cache folder: shared by every run on this machine."""
+    explicit = os.environ.get("ATTUNEBENCH_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "attunebench" / "cache.sqlite"
+
+
+def _unique(entries: Sequence[ModelEntry]) -> dict[str, ModelEntry]:
+    by_name: dict[str, ModelEntry] = {}
+    for entry in entries:
+        if by_name.setdefault(entry.name, entry) != entry:
+            raise ProviderConfigError(f"two different models are both called {entry.name!r}")
+    return by_name
+
+
+async def bind_models(
+    entries: Sequence[ModelEntry],
+    *,
+    concurrency: int,
+    overrides: Mapping[str, Provider],
+    check: bool,
+) -> dict[str, BoundModel]:
+    """Every model by name, ready to call; `overrides` supplies ready-made providers by name."""
+    made: dict[str, tuple[ModelEntry, Provider]] = {}
+    try:
+        for name, entry in _unique(entries).items():
+            provider = overrides.get(name) or make_provider(entry.spec, **entry.provider_options())
+            made[name] = (entry, provider)
+        endpoints = _endpoints(made, concurrency)
+        if check:
+            await _check_reachable(made)
+    except BaseException:
+        await asyncio.gather(*(provider.aclose() for _, provider in made.values()))
+        raise
+    return {
+        name: BoundModel(entry, provider, endpoints[name], entry.cache_identity())
+        for name, (entry, provider) in made.items()
+    }
+
+
+def _endpoint_name(name: str, provider: Provider) -> str:
+    return str(getattr(provider, "endpoint", "") or f"model:{name}")
+
+
+def _endpoints(
+    made: Mapping[str, tuple[ModelEntry, Provider]], concurrency: int
+) -> dict[str, Endpoint]:
+    """One Endpoint per server: the most generous concurrency and the strictest rate asked."""
+    groups: dict[str, list[ModelEntry]] = {}
+    for name, (entry, provider) in made.items():
+        groups.setdefault(_endpoint_name(name, provider), []).append(entry)
+    shared = {}
+    for endpoint, group in groups.items():
+        rates = [e.rate_limit for e in group if e.rate_limit is not None]
+        limit = max(e.endpoint_concurrency(concurrency) for e in group)
+        shared[endpoint] = Endpoint(endpoint, limit, min(rates) if rates else None)
+    return {name: shared[_endpoint_name(name, provider)] for name, (_, provider) in made.items()}
+
+
+async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
+    seen: set[str] = set()
+    for name, (_, provider) in made.items():
+        check = getattr(provider, "check", None)
+        endpoint = _endpoint_name(name, provider)
+        if check is not None and endpoint not in seen:
+            seen.add(endpoint)
+            await check()
+
+
+async def close_models(bound: Mapping[str, BoundModel]) -> None:
+    providers = {id(b.provider): b.provider for b in bound.values()}
+    await asyncio.gather(*(provider.aclose() for provider in providers.values()))
