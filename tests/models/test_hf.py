@@ -205,3 +205,14 @@ async def test_too_long_prompts_and_missing_checkpoints_fail_without_retry(
 def test_unknown_options_are_refused(checkpoint: Path) -> None:
     with pytest.raises(ProviderConfigError, match="batch_sise"):
         make_provider(f"hf/{checkpoint}", batch_sise=4)
+
+
+async def test_closing_fails_requests_in_flight_instead_of_leaving_them_waiting(
+    checkpoint: Path,
+) -> None:
+    provider = make_provider(f"hf/{checkpoint}", batch_size=8, max_wait_ms=200)
+    waiting = asyncio.ensure_future(provider.generate(PROMPTS[0], GREEDY))
+    await asyncio.sleep(0.05)  # taken from the queue, the batch still filling
+    await provider.aclose()
+    with pytest.raises(ProviderError, match="was closed"):
+        await asyncio.wait_for(waiting, timeout=5)

@@ -79,6 +79,7 @@ class HFProvider:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[_Request] | None = None
         self._worker: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Future[Generated]] = set()
 
     @property
     def spec(self) -> str:
@@ -89,6 +90,8 @@ class HFProvider:
     ) -> ModelOutput:
         started = time.perf_counter()
         future: asyncio.Future[Generated] = asyncio.get_running_loop().create_future()
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
         await self._ensure_worker().put(_Request(list(messages), params, future))
         done = await future
         return ModelOutput(
@@ -104,10 +107,9 @@ class HFProvider:
         if self._worker is not None and not self._worker.done():
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
-        while self._queue is not None and not self._queue.empty():
-            request = self._queue.get_nowait()
-            if not request.future.done():
-                request.future.set_exception(ProviderError(f"{self.spec} closed", retryable=False))
+        for future in list(self._pending):  # queued or mid-batch: nobody is left waiting
+            if not future.done():
+                future.set_exception(ProviderError(f"{self.spec} was closed", retryable=False))
         self._worker = self._queue = None
         self._loaded = None
 

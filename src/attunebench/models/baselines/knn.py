@@ -59,8 +59,14 @@ class KnnBaseline(Baseline):
         self._encoder: SentenceEncoder | None = None
         self._indexes: dict[str, Matrix] = {}
         self._fit_lock = threading.Lock()
-        preference = self.train.preference
-        self._pref_texts = [t for e in preference for t in (e.chosen, *e.rejected)]
+        train, preference = self.train, self.train.preference
+        # What each kind's neighbours are: user messages, replies, or user messages to reply to.
+        self._texts: dict[str, list[str]] = {
+            "emotion": [e.text for e in train.emotion],
+            "behavior": [e.text for e in train.behavior],
+            "preference": [t for e in preference for t in (e.chosen, *e.rejected)],
+            "response": [e.user for e in train.reply],
+        }
         self._pref_chosen = np.array(
             [float(i == 0) for e in preference for i in range(1 + len(e.rejected))], np.float32
         )
@@ -83,7 +89,7 @@ class KnnBaseline(Baseline):
     def _emotion(self, text: str, labels: tuple[str, ...]) -> str:
         examples = self.train.emotion
         mapped = [[m] if (m := map_label(e.primary, labels)) else [] for e in examples]
-        sims = self._similarities("emotion", [e.text for e in examples], text)
+        sims = self._similarities("emotion", text)
         near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
         if not near:
             raise self._no_gold("emotion labels from this item's label set")
@@ -104,7 +110,7 @@ class KnnBaseline(Baseline):
     def _behavior(self, text: str, labels: tuple[str, ...]) -> str:
         examples = self.train.behavior
         mapped = [[m for b in e.behaviors if (m := map_label(b, labels))] for e in examples]
-        sims = self._similarities("behavior", [e.text for e in examples], text)
+        sims = self._similarities("behavior", text)
         near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
         if not near:
             raise self._no_gold("behavior labels from this item's label set")
@@ -113,11 +119,11 @@ class KnnBaseline(Baseline):
         return behavior_answer(common or [max(labels, key=lambda lb: votes.get(lb, (0, 0.0)))])
 
     def _preference(self, pair: tuple[str, str]) -> str:
-        if not self._pref_texts:
+        if not self._texts["preference"]:
             raise self._no_gold("preferences between replies")
         scores = []
         for candidate in pair:
-            sims = self._similarities("preference", self._pref_texts, candidate)
+            sims = self._similarities("preference", candidate)
             near = _nearest(sims, [True] * len(sims), self.options.k)
             weights = np.clip(sims[near], 1e-6, None)  # cosine can be negative; weights cannot
             scores.append(float(np.average(self._pref_chosen[near], weights=weights)))
@@ -128,15 +134,15 @@ class KnnBaseline(Baseline):
         examples = self.train.reply
         if not examples:
             raise self._no_gold("replies that a participant chose or continued with")
-        sims = self._similarities("response", [e.user for e in examples], text)
+        sims = self._similarities("response", text)
         return examples[int(np.argmax(sims))].reply
 
-    def _similarities(self, kind: str, texts: Sequence[str], query: str) -> Matrix:
+    def _similarities(self, kind: str, query: str) -> Matrix:
         """Cosine similarity of `query` to each train text of `kind` (embedded once)."""
         encoder = self._fitted_encoder()
         with self._fit_lock:
             if kind not in self._indexes:
-                self._indexes[kind] = encoder.encode(texts)
+                self._indexes[kind] = encoder.encode(self._texts[kind])
         index = self._indexes[kind]
         if index.shape[0] == 0:
             return np.zeros(0, np.float32)
