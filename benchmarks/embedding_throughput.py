@@ -1,0 +1,64 @@
+"""Sentence-encoder throughput: all-MiniLM-L6-v2 (the packaged copy) on this machine's CPUs.
+
+Embeds the user messages and replies of the shipped sample dataset, repeated to `--sentences`,
+in the encoder's batches, after one warm-up batch. Last line: JSON with `sentences_per_s`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+from attunebench.data.jsonl import iter_conversations
+from attunebench.data.sample import sample_path
+from attunebench.models.embeddings import load_encoder
+
+
+def sample_texts() -> list[str]:
+    texts = []
+    for conversation in iter_conversations(sample_path()):
+        for turn in conversation.turns:
+            texts.append(turn.user)
+            texts.extend(response.text for response in turn.responses)
+    return texts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sentences", type=int, default=1024)
+    parser.add_argument("--encoder", default=None, help="model name or folder")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    encoder = load_encoder(args.encoder)
+    load_s = time.perf_counter() - started
+    base = sample_texts()
+    texts = [base[i % len(base)] for i in range(args.sentences)]
+    encoder.encode(texts[: encoder.batch_size])  # warm-up
+
+    started = time.perf_counter()
+    encoder.encode(texts)
+    elapsed = time.perf_counter() - started
+    mean_chars = sum(map(len, texts)) / len(texts)
+    print(f"encoder {encoder.name}: loaded in {load_s:.1f} s")
+    print(f"{len(texts)} sentences (mean {mean_chars:.0f} chars) in {elapsed:.2f} s")
+    print(
+        json.dumps(
+            {
+                "encoder": encoder.name,
+                "sentences": len(texts),
+                "batch_size": encoder.batch_size,
+                "mean_chars": round(mean_chars, 1),
+                "cpus": os.cpu_count(),
+                "load_s": round(load_s, 2),
+                "seconds": round(elapsed, 3),
+                "sentences_per_s": round(len(texts) / elapsed, 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
