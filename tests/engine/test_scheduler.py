@@ -1,0 +1,52 @@
+"""Scheduling: each conversation's items reach a model back to back, in turn order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from echo_task import EchoTask
+from engine_harness import RunFn, write_dataset
+
+from attunebench.data.jsonl import read_conversations
+from attunebench.engine.scheduler import plan_units, record_key
+from attunebench.models import Message, MockProvider
+from attunebench.models.hints import TaskHint
+from attunebench.tasks.base import Item
+
+
+def test_units_group_by_conversation_and_model_in_turn_order(tmp_path: Path) -> None:
+    conversations = read_conversations(write_dataset(tmp_path / "d.jsonl", 3, 3))
+    task = EchoTask()
+    pairs = [(task, item) for item in task.items(conversations)][::-1]  # shuffled order in
+    done = {record_key(pairs[0][1], "a")}  # c2 turn 2 for model a is already recorded
+    units = plan_units(pairs, ["a", "b"], done)
+    assert [(u.conversation_id, u.model) for u in units] == [
+        ("c2", "a"), ("c2", "b"), ("c1", "a"), ("c1", "b"), ("c0", "a"), ("c0", "b"),
+    ]
+    assert [i.turn_index for _, i in units[0].work] == [0, 1]
+    assert [i.turn_index for _, i in units[1].work] == [0, 1, 2]
+
+
+async def test_a_conversation_reaches_the_server_back_to_back(
+    run_echo: RunFn, tmp_path: Path
+) -> None:
+    order: list[str] = []
+
+    def answer(messages: list[Message], hint: TaskHint | None) -> str:
+        order.append(messages[-1].content)
+        return "ok"
+
+    data = write_dataset(tmp_path / "d.jsonl", conversations=3, turns=4)
+    await run_echo({"m": MockProvider(outputs=answer)}, data=data, concurrency=1)
+    # With one call in flight, the conversations still interleave across the two workers,
+    # but within each, turns come strictly in order.
+    for conversation in ("0", "1", "2"):
+        turns = [text for text in order if text.startswith(f"conversation {conversation} ")]
+        assert turns == [f"conversation {conversation} turn {t}" for t in range(4)]
+
+
+def test_item_keys_match_record_keys(tmp_path: Path) -> None:
+    conversation = read_conversations(write_dataset(tmp_path / "d.jsonl", 1, 1))[0]
+    item = next(EchoTask().items([conversation]))
+    assert isinstance(item, Item)
+    assert record_key(item, "m") == ("echo", "m", "c0", 0, "reply", "")
