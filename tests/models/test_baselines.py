@@ -12,8 +12,8 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.baselines import TrainSetError
-from attunebench.models.embeddings import SentenceEncoder, load_encoder
+from attunebench.models.baselines import KnnBaseline, TrainSetError
+from attunebench.models.embeddings import EncoderUnavailableError, SentenceEncoder, load_encoder
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import Provider, SpecError, make_provider
 from attunebench.tasks.parsing import (
@@ -310,6 +310,13 @@ async def test_knn_answers_with_the_nearest_train_example(
         provider, hint("response", text="Lost my gran on the weekend, the house is so quiet.")
     )
     assert retrieved == GRIEF["responses"][0]["text"]
+
+
+async def test_knn_check_refuses_an_encoder_it_cannot_load(train_file: Path) -> None:
+    provider = make_provider("baseline/knn", train=str(train_file), encoder="no-org/no-encoder")
+    assert isinstance(provider, KnnBaseline)
+    with pytest.raises(EncoderUnavailableError, match="no local copy"):
+        await provider.check()
 
 
 async def test_knn_votes_over_k_neighbours_and_picks_replies_like_chosen_ones(

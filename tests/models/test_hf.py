@@ -196,7 +196,10 @@ async def test_too_long_prompts_and_missing_checkpoints_fail_without_retry(
     await provider.aclose()
     assert not long.value.retryable
     missing = make_provider(f"hf/{tmp_path / 'nowhere'}")
+    assert isinstance(missing, HFProvider)
     with pytest.raises(ProviderError, match="cannot load a local checkpoint") as absent:
+        await missing.check()  # the engine's check before a run starts
+    with pytest.raises(ProviderError, match="cannot load a local checkpoint"):
         await missing.generate(PROMPTS[0], GREEDY)
     await missing.aclose()
     assert not absent.value.retryable

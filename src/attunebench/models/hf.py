@@ -103,6 +103,10 @@ class HFProvider:
             raw={"batch_size": done.batch_size},
         )
 
+    async def check(self) -> None:
+        """Load the checkpoint now, so a bad path fails before a run starts rather than in it."""
+        await asyncio.to_thread(self._load)
+
     async def aclose(self) -> None:
         if self._worker is not None and not self._worker.done():
             self._worker.cancel()

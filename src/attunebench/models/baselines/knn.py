@@ -86,6 +86,10 @@ class KnnBaseline(Baseline):
             return await asyncio.to_thread(self._response, hint.text)
         raise self.unsupported(hint)
 
+    async def check(self) -> None:
+        """Load the encoder now, so a missing one fails before a run starts rather than in it."""
+        await asyncio.to_thread(self._fitted_encoder)
+
     def _emotion(self, text: str, labels: tuple[str, ...]) -> str:
         examples = self.train.emotion
         mapped = [[m] if (m := map_label(e.primary, labels)) else [] for e in examples]
