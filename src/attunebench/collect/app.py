@@ -1,0 +1,128 @@
+"""The app factory. The database engine and the model providers are made in the lifespan, when
+the server starts, never at import, and closed when it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from attunebench.collect.bootstrap import read_stored
+from attunebench.collect.db import Database, make_engine
+from attunebench.collect.deps import Context, PageError, render
+from attunebench.collect.routers import admin, export, participant, site
+from attunebench.collect.security import SECURITY_HEADERS, RateLimiter, Signer
+from attunebench.collect.settings import Settings
+from attunebench.collect.templating import make_templates
+from attunebench.models import make_provider
+from attunebench.models.base import Provider
+
+
+class SecurityMiddleware:
+    """Security headers on every response, no caching of pages, and a cap on request bodies."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = Headers(scope=scope).get("content-length")
+        if scope["method"] == "POST" and (length is None or not length.isdigit()
+                                          or int(length) > self.max_body_bytes):  # fmt: skip
+            status = 411 if length is None else 413
+            await Response(status_code=status)(scope, receive, send)
+            return
+        static = scope["path"].startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS:
+                    headers.append(name.decode(), value.decode())
+                if not static:
+                    headers["cache-control"] = "no-store"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def _page_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, PageError)
+    page = render(request, "error.html", {"title": error.title, "message": error.message},
+                  status=error.status_code)  # fmt: skip
+    page.headers.update(error.headers or {})
+    return page
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    title = {404: "Not found", 405: "Not allowed"}.get(error.status_code, "Error")
+    return render(request, "error.html", {"title": title, "message": title},
+                  status=error.status_code)  # fmt: skip
+
+
+async def _invalid_request(request: Request, _error: Exception) -> HTMLResponse:
+    return render(request, "error.html", {"title": "Invalid request",
+                  "message": "The request could not be read."}, status=400)  # fmt: skip
+
+
+async def _not_logged_in(request: Request, _error: Exception) -> Response:
+    if request.method == "GET":
+        return RedirectResponse("/admin/login", status_code=303)
+    return render(request, "error.html", {"title": "Not logged in",
+                  "message": "Log in to do this."}, status=401)  # fmt: skip
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database(make_engine(settings.database_url))
+        providers: dict[str, Provider] = {}
+        try:
+            stored = read_stored(db)
+            for model in stored.study.models:
+                providers[model.spec] = make_provider(model.spec, **model.options)
+            secret = settings.secret_key.get_secret_value() if settings.secret_key else None
+            app.state.collect = Context(
+                settings=settings,
+                db=db,
+                study=stored.study,
+                taxonomy=stored.study.load_taxonomy(),
+                signer=Signer(secret or stored.secret),
+                providers=providers,
+                templates=make_templates(),
+                participant_limiter=RateLimiter(stored.study.limits.posts_per_minute),
+                login_limiter=RateLimiter(settings.login_attempts_per_minute),
+            )
+            yield
+        finally:
+            for provider in providers.values():
+                await provider.aclose()
+            db.dispose()
+
+    app = FastAPI(
+        title="AttuneBench collection",
+        docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan,
+    )  # fmt: skip
+    app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_exception_handler(PageError, _page_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
+    for module in (site, participant, admin, export):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(packages=[("attunebench.collect", "static")]), name="static")
+    return app

@@ -1,0 +1,59 @@
+"""Which two models a participant talks to, and which one is shown as Reply A at each turn.
+
+Each conversation gets one ordered pair of distinct models from the pool: the pair least used so
+far, so every model meets every other equally often and each order of a pair is used equally
+often. Within a conversation the two swap places every turn (the first model is Reply A on even
+turns, Reply B on odd ones), so neither model holds one position for a whole conversation and
+position effects cancel within and across conversations. Ties are broken by a generator seeded
+from the study seed and the number of assignments made, so a study's assignments replay exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from dataclasses import dataclass
+
+POSITIONS = ("A", "B")
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    first: str
+    second: str
+
+    def at_turn(self, index: int) -> dict[str, str]:
+        """The model shown in each position at turn `index`."""
+        if index % 2 == 0:
+            return {"A": self.first, "B": self.second}
+        return {"A": self.second, "B": self.first}
+
+
+def ordered_pairs(pool: tuple[str, ...]) -> list[Pair]:
+    return [Pair(a, b) for a, b in itertools.permutations(pool, 2)]
+
+
+def choose_pair(pool: tuple[str, ...], used: Counter[Pair], seed: int) -> Pair:
+    """The least-used ordered pair; among equals, the one whose models are least used overall.
+
+    >>> pool = ("m/a", "m/b", "m/c")
+    >>> used: Counter[Pair] = Counter()
+    >>> picks = []
+    >>> for n in range(6):
+    ...     pair = choose_pair(pool, used, seed=n)
+    ...     used[pair] += 1
+    ...     picks.append(pair)
+    >>> sorted(used.values())
+    [1, 1, 1, 1, 1, 1]
+    """
+    if len(pool) < 2:
+        raise ValueError("a pool needs at least two models")
+    per_model: Counter[str] = Counter()
+    for pair, count in used.items():
+        per_model[pair.first] += count
+        per_model[pair.second] += count
+    candidates = ordered_pairs(pool)
+    best = min((used[p], per_model[p.first] + per_model[p.second]) for p in candidates)
+    tied = [p for p in candidates if (used[p], per_model[p.first] + per_model[p.second]) == best]
+    return random.Random(seed).choice(tied)

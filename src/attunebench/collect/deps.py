@@ -1,0 +1,70 @@
+"""What every request handler shares (made once in the app's lifespan), and request helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from attunebench.collect.db import Database
+from attunebench.collect.schemas import Form
+from attunebench.collect.security import RateLimiter, Signer
+from attunebench.collect.settings import Settings
+from attunebench.collect.study import Study
+from attunebench.data.schema import Taxonomy
+from attunebench.models.base import Provider
+
+
+@dataclass(frozen=True)
+class Context:
+    settings: Settings
+    db: Database
+    study: Study
+    taxonomy: Taxonomy
+    signer: Signer
+    providers: dict[str, Provider]
+    templates: Jinja2Templates
+    participant_limiter: RateLimiter
+    login_limiter: RateLimiter
+
+
+class PageError(HTTPException):
+    """An error shown to a person as a page (participants never see a stack trace or JSON)."""
+
+    def __init__(self, status: int, title: str, message: str, **headers: str) -> None:
+        super().__init__(status_code=status, detail=message, headers=headers or None)
+        self.title = title
+        self.message = message
+
+
+def context(request: Request) -> Context:
+    ctx: Context = request.app.state.collect
+    return ctx
+
+
+def render(
+    request: Request, name: str, values: dict[str, Any], status: int = 200
+) -> HTMLResponse:
+    ctx = context(request)
+    page: HTMLResponse = ctx.templates.TemplateResponse(
+        request, name, {"study": ctx.study, **values}, status_code=status
+    )
+    return page
+
+
+async def read_form(request: Request) -> Form:
+    """The posted form as `{field: [values]}`; oversized bodies were refused by the middleware."""
+    form = await request.form(max_files=0, max_fields=400)
+    return {key: [v for v in form.getlist(key) if isinstance(v, str)] for key in form}
+
+
+def require_csrf(ctx: Context, form: Form, purpose: str, subject: str) -> None:
+    given = form.get("csrf", [None])[0]
+    if not ctx.signer.check_csrf(purpose, subject, given):
+        raise PageError(
+            403, "Form expired", "This form could not be verified. Reload the page and try again."
+        )
+

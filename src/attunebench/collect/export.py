@@ -1,0 +1,124 @@
+"""Collected conversations as attunebench/v1 records, checked by the dataset validator.
+
+Every label here is first-person: the participant who held the conversation gave it. Response
+ids carry only the conversation, turn and screen position, never the model, which sits in the
+hidden `model` field where tasks and reports look for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.study import Study
+from attunebench.data.jsonl import write_conversations
+from attunebench.data.schema import (
+    Context,
+    Conversation,
+    Outcome,
+    Participant,
+    Preference,
+    Response,
+    Source,
+    State,
+    Turn,
+)
+from attunebench.data.validate import FileReport, validate_file
+
+FIRST_PERSON = ("state", "state.intensity", "behaviors", "preference", "outcome")
+
+
+def response_id(conversation_id: str, turn_index: int, position: str) -> str:
+    return f"{conversation_id}-t{turn_index}-{position.lower()}"
+
+
+def _state(raw: dict[str, Any] | None) -> State | None:
+    return State.model_validate(raw) if raw else None
+
+
+def _turn(conversation_id: str, row: TurnRow) -> Turn:
+    responses = tuple(
+        Response(
+            id=response_id(conversation_id, row.index, reply.position),
+            model=reply.model,
+            text=reply.text,
+            behaviors=tuple(reply.behaviors or ()),
+            flags=tuple(reply.flags),
+        )
+        for reply in row.replies
+    )
+    preference = continued = None
+    if row.choice is not None:
+        tie = row.choice == "tie"
+        # On a tie the conversation went on with Reply A, whose model alternates by turn.
+        continued = response_id(conversation_id, row.index, "A" if tie else row.choice)
+        preference = Preference(
+            chosen=None if tie else continued,
+            tie=tie,
+            strength=row.strength,
+            wanted=row.wanted,
+            wanted_behaviors=tuple(row.wanted_behaviors or ()),
+        )
+    return Turn(
+        index=row.index,
+        user=row.user_text,
+        state=_state(row.state),
+        responses=responses,
+        preference=preference,
+        continued=continued,
+    )
+
+
+def _outcome(participant: ParticipantRow, study: Study) -> Outcome | None:
+    if participant.finished_at is None:
+        return None
+    survey = dict(participant.survey or {})
+    rating = survey.get(study.end.rating_question) if study.end.rating_question else None
+    return Outcome(
+        final_state=_state(participant.final_state),
+        rating=float(rating) if isinstance(rating, int | float) else None,
+        survey=survey,
+    )
+
+
+def conversation(participant: ParticipantRow, study: Study) -> Conversation:
+    conversation_id = f"{study.id}-{participant.public_id}"
+    safety_turns = [str(t.index) for t in participant.turns if t.safety_notice]
+    labels = {"status": "finished" if participant.finished_at else "incomplete"}
+    if safety_turns:
+        labels["safety_notice_turns"] = ",".join(safety_turns)
+    return Conversation(
+        id=conversation_id,
+        source=Source(
+            kind="collected",
+            name=study.id,
+            license=study.license,
+            provenance=dict.fromkeys(FIRST_PERSON, "first-person"),
+            notes=study.name,
+        ),
+        participant=Participant(id=participant.public_id, traits=dict(participant.traits or {})),
+        taxonomy=study.taxonomy_inline or study.taxonomy,
+        context=Context(labels=labels),
+        turns=tuple(_turn(conversation_id, t) for t in participant.turns),
+        outcome=_outcome(participant, study),
+    )
+
+
+def conversations(
+    participants: list[ParticipantRow], study: Study, finished_only: bool = False
+) -> Iterator[Conversation]:
+    """One record per participant who wrote at least one message (and finished, if asked)."""
+    for participant in participants:
+        if not participant.turns or (finished_only and participant.finished_at is None):
+            continue
+        yield conversation(participant, study)
+
+
+def export_file(
+    path: str | Path, participants: list[ParticipantRow], study: Study, finished_only: bool = False
+) -> tuple[int, FileReport | None]:
+    """Write the JSON Lines file atomically and validate it; no report for an empty export."""
+    count = write_conversations(path, conversations(participants, study, finished_only))
+    return count, (validate_file(path) if count else None)

@@ -1,0 +1,64 @@
+"""Where a participant is in the study, derived from what they have answered so far.
+
+Nothing but the answers themselves is stored, so a reload, a lost connection or a restarted
+server always lands on the right page. Every form carries the step it answers; a post for any
+other step (a double click, a resubmitted old page) changes nothing and just shows the current
+page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.study import Study
+
+
+class Stage(StrEnum):
+    CONSENT = "consent"
+    TRAITS = "traits"
+    MESSAGE = "message"
+    PENDING = "pending"  # message saved, replies not generated yet (or generation failed)
+    JUDGE = "judge"
+    SURVEY = "survey"
+    DONE = "done"
+    DECLINED = "declined"
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    stage: Stage
+    turn: int  # the turn being written (MESSAGE) or judged (PENDING, JUDGE); else turns so far
+
+    @property
+    def step(self) -> str:
+        return f"{self.stage.value}:{self.turn}"
+
+
+def where(participant: ParticipantRow, study: Study) -> Where:
+    turns = participant.turns
+    count = len(turns)
+    if participant.declined_at is not None:
+        return Where(Stage.DECLINED, count)
+    if participant.finished_at is not None:
+        return Where(Stage.DONE, count)
+    if participant.consented_at is None:
+        return Where(Stage.CONSENT, 0)
+    if study.traits and participant.traits_at is None:
+        return Where(Stage.TRAITS, 0)
+    last: TurnRow | None = turns[-1] if turns else None
+    if last is not None and len(last.replies) < 2:
+        return Where(Stage.PENDING, last.index)
+    if last is not None and last.picked_at is None:
+        return Where(Stage.JUDGE, last.index)
+    if participant.ended_at is not None or count >= study.turns.max:
+        return Where(Stage.SURVEY, count)
+    return Where(Stage.MESSAGE, count)
+
+
+def may_end(participant: ParticipantRow, study: Study) -> bool:
+    """Whether the participant may close the conversation now (enough complete turns)."""
+    return where(participant, study).stage == Stage.MESSAGE and len(
+        participant.turns
+    ) >= study.turns.min

@@ -1,0 +1,95 @@
+"""Two replies to the participant's message, one from each model of their pair, at once.
+
+Both models see the same conversation: the participant's messages and, for earlier turns, the
+reply the participant chose to go on with, whichever model wrote it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from attunebench.collect.anonymity import reply_flags
+from attunebench.collect.study import Study
+from attunebench.models.base import GenerateParams, Message, Provider, ProviderError
+from attunebench.models.hints import TaskHint
+
+log = logging.getLogger(__name__)
+
+
+class GenerationError(RuntimeError):
+    """A reply could not be had (provider error, timeout, empty text); the turn can be retried."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    position: str
+    model: str
+    text: str
+    latency_ms: int
+    flags: list[str]
+
+
+def build_messages(
+    study: Study, history: Sequence[tuple[str, str]], user_text: str
+) -> list[Message]:
+    """System prompt, then (user, chosen reply) pairs, then the new message."""
+    messages = [Message("system", study.generation.system_prompt)] if (
+        study.generation.system_prompt
+    ) else []
+    for user, reply in history:
+        messages += [Message("user", user), Message("assistant", reply)]
+    messages.append(Message("user", user_text))
+    return messages
+
+
+async def _one(
+    provider: Provider, position: str, messages: list[Message], params: GenerateParams,
+    hint: TaskHint, study: Study,
+) -> Reply:  # fmt: skip
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(study.generation.timeout_s):
+            output = await provider.generate(messages, params, hint)
+    except (ProviderError, TimeoutError) as error:
+        log.warning("reply %s failed: %s", position, error)
+        raise GenerationError(f"reply {position} could not be generated") from error
+    text = output.text.strip()
+    if not text:
+        raise GenerationError(f"reply {position} came back empty")
+    latency_ms = round((time.perf_counter() - started) * 1000)
+    return Reply(position, provider.spec, text, latency_ms, reply_flags(text, study.pool))
+
+
+async def generate_replies(
+    providers: Mapping[str, Provider],
+    study: Study,
+    positions: Mapping[str, str],
+    history: Sequence[tuple[str, str]],
+    user_text: str,
+    item_key: str,
+) -> list[Reply]:
+    """Replies for positions A and B, generated concurrently; both or neither."""
+    messages = build_messages(study, history, user_text)
+    params = GenerateParams(
+        temperature=study.generation.temperature, max_tokens=study.generation.max_tokens
+    )
+    hint_history = tuple(
+        pair for user, reply in history for pair in (("user", user), ("assistant", reply))
+    )
+    missing = sorted(set(positions.values()) - set(providers))
+    if missing:
+        raise GenerationError(f"no provider for {', '.join(missing)} (the study pool changed?)")
+    calls = []
+    for position, spec in sorted(positions.items()):
+        hint = TaskHint(kind="response", text=user_text, history=hint_history,
+                        item_key=f"{item_key}:{position}")  # fmt: skip
+        calls.append(_one(providers[spec], position, messages, params, hint, study))
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return [r for r in results if isinstance(r, Reply)]

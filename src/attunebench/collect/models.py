@@ -1,0 +1,122 @@
+"""Database tables (SQLAlchemy 2 typed mappings). Request and response shapes live in schemas.py.
+
+The schema is created and changed only by the Alembic migrations in `migrations/`; these classes
+must stay in step with them (a test compares the two).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: JSON,
+        list[Any]: JSON,
+        datetime: DateTime(timezone=True),
+    }
+
+
+class StudyRow(Base):
+    """The one study this database collects for, as validated JSON and its TOML source."""
+
+    __tablename__ = "study"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    config: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class Meta(Base):
+    """Deployment secrets set at init: the signing key and the admin password hash."""
+
+    __tablename__ = "meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class ParticipantRow(Base):
+    __tablename__ = "participants"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    public_id: Mapped[str] = mapped_column(String(32), unique=True)
+    # Only a hash of the invitation token is kept, so the table does not hand out live links.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    consented_at: Mapped[datetime | None]
+    declined_at: Mapped[datetime | None]
+    traits: Mapped[dict[str, Any] | None]
+    traits_at: Mapped[datetime | None]
+    model_first: Mapped[str | None] = mapped_column(String(200))
+    model_second: Mapped[str | None] = mapped_column(String(200))
+    ended_at: Mapped[datetime | None]
+    final_state: Mapped[dict[str, Any] | None]
+    survey: Mapped[dict[str, Any] | None]
+    finished_at: Mapped[datetime | None]
+
+    turns: Mapped[list[TurnRow]] = relationship(
+        back_populates="participant",
+        order_by="TurnRow.index",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+
+
+class TurnRow(Base):
+    __tablename__ = "turns"
+    __table_args__ = (UniqueConstraint("participant_id", "index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    participant_id: Mapped[int] = mapped_column(
+        ForeignKey("participants.id", ondelete="CASCADE"), index=True
+    )
+    index: Mapped[int]
+    user_text: Mapped[str] = mapped_column(Text)
+    state: Mapped[dict[str, Any]]
+    safety_notice: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime]
+    choice: Mapped[str | None] = mapped_column(String(8))
+    strength: Mapped[int | None]
+    wanted: Mapped[str | None] = mapped_column(Text)
+    wanted_behaviors: Mapped[list[Any] | None]
+    picked_at: Mapped[datetime | None]
+
+    participant: Mapped[ParticipantRow] = relationship(back_populates="turns")
+    replies: Mapped[list[ReplyRow]] = relationship(
+        back_populates="turn",
+        order_by="ReplyRow.position",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+
+
+class ReplyRow(Base):
+    __tablename__ = "replies"
+    __table_args__ = (UniqueConstraint("turn_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    turn_id: Mapped[int] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    position: Mapped[str] = mapped_column(String(1))
+    model: Mapped[str] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(Text)
+    flags: Mapped[list[Any]]
+    latency_ms: Mapped[int]
+    behaviors: Mapped[list[Any] | None]
+    created_at: Mapped[datetime]
+
+    turn: Mapped[TurnRow] = relationship(back_populates="replies")
+
+
+class AdminSession(Base):
+    __tablename__ = "admin_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]

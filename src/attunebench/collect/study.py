@@ -1,0 +1,244 @@
+"""The study file (TOML): what a collection study asks, of whom, and with which models.
+
+A study is validated once, when `attunebench collect init` stores it, and every error names the
+file, the key and what is wrong, so a researcher can fix the file without reading this code.
+`examples/study.toml` documents every key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from attunebench.data.schema import Taxonomy
+from attunebench.data.taxonomy import UnknownTaxonomyError, load_taxonomy
+from attunebench.models.registry import SpecError, parse_spec
+
+Text = Annotated[str, Field(min_length=1, max_length=20_000)]
+Key = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+
+# The international short form of PANAS (Thompson 2007): five positive, five negative items.
+PANAS_ITEMS = (
+    "upset", "hostile", "alert", "ashamed", "inspired",
+    "nervous", "determined", "attentive", "afraid", "active",
+)  # fmt: skip
+
+
+class StudyError(ValueError):
+    """A study file is unreadable or invalid; the message names file, key and problem."""
+
+
+class Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PoolModel(Part):
+    spec: str = Field(description="A provider spec, `provider/model`.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Passed to the provider.")
+
+    @field_validator("spec")
+    @classmethod
+    def _spec_form(cls, spec: str) -> str:
+        try:
+            parse_spec(spec)
+        except SpecError as error:
+            raise ValueError(str(error)) from None
+        return spec
+
+
+class Generation(Part):
+    system_prompt: str = ""
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    max_tokens: int = Field(default=400, ge=1, le=8192)
+    timeout_s: float = Field(default=60, gt=0, le=600)
+
+
+class Assignment(Part):
+    seed: int = 0
+
+
+class Turns(Part):
+    min: int = Field(default=3, ge=1, le=100)
+    max: int = Field(default=8, ge=1, le=100)
+
+
+class TurnQuestions(Part):
+    """Which questions every turn asks. The message and the reply pick are always asked."""
+
+    emotions: bool = True
+    intensity: bool = True
+    valence: bool = True
+    arousal: bool = True
+    panas: bool = False
+    behaviors: bool = True
+    strength: bool = True
+    wanted: bool = True
+    wanted_behaviors: bool = False
+
+
+class Question(Part):
+    id: Key
+    text: Text
+    kind: Literal["text", "choice", "scale"] = "text"
+    options: tuple[Annotated[str, Field(min_length=1, max_length=200)], ...] = ()
+    min: int = 1
+    max: int = 5
+    min_label: str = ""
+    max_label: str = ""
+    required: bool = False
+
+    @model_validator(mode="after")
+    def _kind_fits(self) -> Question:
+        if self.kind == "choice" and len(self.options) < 2:
+            raise ValueError("a choice question needs at least two options")
+        if self.kind != "choice" and self.options:
+            raise ValueError(f"options are only for choice questions (this one is {self.kind!r})")
+        if self.kind == "scale" and self.min >= self.max:
+            raise ValueError(f"scale min ({self.min}) must be below max ({self.max})")
+        return self
+
+
+class EndSurvey(Part):
+    final_state: bool = True
+    questions: tuple[Question, ...] = ()
+    rating_question: Key | None = Field(
+        default=None, description="Id of the scale question whose answer is the overall rating."
+    )
+
+    @model_validator(mode="after")
+    def _rating_is_scale(self) -> EndSurvey:
+        if self.rating_question is None:
+            return self
+        found = next((q for q in self.questions if q.id == self.rating_question), None)
+        if found is None or found.kind != "scale":
+            raise ValueError(f"rating_question {self.rating_question!r} is not a scale question")
+        return self
+
+
+class Resource(Part):
+    name: Text
+    contact: str = ""
+    url: str = ""
+
+
+class Safety(Part):
+    notice: str = ""
+    resources: tuple[Resource, ...] = ()
+    keywords: tuple[Annotated[str, Field(min_length=2, max_length=100)], ...] = ()
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.notice or self.resources)
+
+    def triggered_by(self, text: str) -> bool:
+        """Whether a message holds a keyword (whole words, any case, spaces flexible).
+
+        >>> Safety(notice="n", keywords=("kill myself", "hopeless")).triggered_by("I feel HOPELESS")
+        True
+        >>> Safety(notice="n", keywords=("hopeless",)).triggered_by("hopelessly devoted")
+        False
+        """
+        if not self.keywords:
+            return False
+        words = "|".join(r"\s+".join(map(re.escape, k.split())) for k in self.keywords)
+        return re.search(rf"(?<!\w)(?:{words})(?!\w)", text, re.IGNORECASE) is not None
+
+
+class Limits(Part):
+    message_chars: int = Field(default=2000, ge=10, le=20_000)
+    answer_chars: int = Field(default=1000, ge=10, le=20_000)
+    posts_per_minute: int = Field(default=30, ge=1, le=10_000)
+
+
+class Study(Part):
+    version: Literal[1] = 1
+    id: Key
+    name: Text
+    license: str | None = None
+    taxonomy: str = "attunebench-default"
+    consent: Text
+    instructions: Text
+    models: tuple[PoolModel, ...] = Field(min_length=2)
+    generation: Generation = Field(default_factory=Generation)
+    assignment: Assignment = Field(default_factory=Assignment)
+    turns: Turns = Field(default_factory=Turns)
+    questions: TurnQuestions = Field(default_factory=TurnQuestions)
+    traits: tuple[Question, ...] = ()
+    end: EndSurvey = Field(default_factory=EndSurvey)
+    safety: Safety = Field(default_factory=Safety)
+    limits: Limits = Field(default_factory=Limits)
+    # Filled at load time when `taxonomy` names a JSON file, so the stored study is self-contained.
+    taxonomy_inline: Taxonomy | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Study:
+        if self.turns.min > self.turns.max:
+            raise ValueError(f"turns.min ({self.turns.min}) is above turns.max ({self.turns.max})")
+        specs = [m.spec for m in self.models]
+        if len(set(specs)) != len(specs):
+            raise ValueError("models: each spec may appear only once in the pool")
+        for group, questions in (("traits", self.traits), ("end.questions", self.end.questions)):
+            ids = [q.id for q in questions]
+            if len(set(ids)) != len(ids):
+                raise ValueError(f"{group}: question ids must be unique")
+        return self
+
+    @property
+    def pool(self) -> tuple[str, ...]:
+        return tuple(m.spec for m in self.models)
+
+    def load_taxonomy(self) -> Taxonomy:
+        return self.taxonomy_inline or load_taxonomy(self.taxonomy)
+
+
+def _describe(error: ValidationError, file: str) -> str:
+    lines = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        lines.append(f"{file}: {key}: {item['msg']}")
+    return "\n".join(lines)
+
+
+def parse_study(data: dict[str, Any], file: str = "<study>", base: Path | None = None) -> Study:
+    """Validate a study mapping; `base` resolves a taxonomy given as a relative JSON path."""
+    taxonomy = data.get("taxonomy", "attunebench-default")
+    data = dict(data)
+    if isinstance(taxonomy, str) and taxonomy.endswith(".json"):
+        path = (base or Path.cwd()) / taxonomy
+        try:
+            data["taxonomy_inline"] = Taxonomy.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError) as error:
+            raise StudyError(f"{file}: taxonomy: cannot load {path}: {error}") from None
+        data["taxonomy"] = data["taxonomy_inline"].id
+    try:
+        study = Study.model_validate(data)
+    except ValidationError as error:
+        raise StudyError(_describe(error, file)) from None
+    if study.taxonomy_inline is None:
+        try:
+            load_taxonomy(study.taxonomy)
+        except UnknownTaxonomyError as error:
+            raise StudyError(f"{file}: taxonomy: {error}") from None
+    return study
+
+
+def load_study(path: str | Path) -> Study:
+    """Read and validate a study TOML file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise StudyError(f"{path}: cannot read: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise StudyError(f"{path}: not valid TOML: {error}") from None
+    return parse_study(data, file=str(path), base=path.parent)
+
+
+def study_from_json(text: str) -> Study:
+    """The stored form (JSON written by `Study.model_dump_json`)."""
+    return Study.model_validate(json.loads(text))
