@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from attunebench.cli import collect as collect_commands
 from attunebench.cli import data as data_commands
+from attunebench.cli import run as run_command
 
 app = typer.Typer(
     name="attunebench",
@@ -13,6 +15,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(data_commands.app, name="data")
+app.command("run")(run_command.run)
+app.add_typer(collect_commands.app, name="collect")
 
 
 def main() -> None:
