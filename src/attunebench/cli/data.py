@@ -1,21 +1,205 @@
-"""`attunebench data ...`: schema, validate, stats, import, export."""
+"""`attunebench data ...`: schema, validate, stats, import, export, convert."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from attunebench.cli.data_import import app as import_app
 from attunebench.data.schema import Conversation
+from attunebench.data.stats import DatasetStats, StatsBuilder
+from attunebench.data.validate import DEFAULT_MAX_LINE_BYTES, DatasetError, Problem, validate_file
 
-app = typer.Typer(help="Inspect, validate, import and export attunebench/v1 datasets.", no_args_is_help=True)
+app = typer.Typer(
+    help="Inspect, validate, import and export attunebench/v1 datasets.", no_args_is_help=True
+)
 console = Console()
 app.add_typer(import_app, name="import")
+
+SHOW_DEFAULT = 50
+MaxLineBytes = Annotated[
+    int, typer.Option("--max-line-bytes", min=1, help="Longest line accepted, in bytes.")
+]
+
+
+def _print_problems(problems: Iterable[Problem], total: int, show: int) -> None:
+    shown = 0
+    for problem in problems:
+        if shown == show:
+            break
+        typer.echo(str(problem))  # plain text: field paths like responses[0] are not markup
+        shown += 1
+    if total > shown:
+        typer.echo(f"... and {total - shown} more problems")
 
 
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of one attunebench/v1 conversation record."""
     print(json.dumps(Conversation.model_json_schema(), indent=2))
+
+
+@app.command()
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="JSON Lines files to check.")],
+    max_line_bytes: MaxLineBytes = DEFAULT_MAX_LINE_BYTES,
+    show: Annotated[int, typer.Option(min=0, help="How many problems to print.")] = SHOW_DEFAULT,
+) -> None:
+    """Check files against attunebench/v1; print every problem as FILE:LINE: WHERE: WHAT."""
+    reports = [validate_file(f, max_line_bytes=max_line_bytes) for f in files]
+    problems = [p for r in reports for p in r.problems]
+    total = sum(r.problem_count for r in reports)
+    _print_problems(problems, total, show)
+    for report in reports:
+        typer.echo(report.summary())
+    if total:
+        raise typer.Exit(1)
+
+
+@app.command()
+def stats(
+    file: Annotated[Path, typer.Argument(help="A JSON Lines file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    max_line_bytes: MaxLineBytes = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Sizes, label distributions and how many items carry each task's gold."""
+    builder = StatsBuilder()
+    report = validate_file(file, max_line_bytes=max_line_bytes, on_valid=builder.add)
+    if not report.ok:
+        _print_problems(report.problems, report.problem_count, SHOW_DEFAULT)
+        typer.echo(f"{report.summary()}; fix them first (attunebench data validate)")
+        raise typer.Exit(1)
+    result = builder.build()
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        _print_stats(str(file), result)
+
+
+_NUMERIC = {"count", "share", "turns"}
+
+
+def _table(title: str, rows: Iterable[tuple[object, ...]], *columns: str) -> None:
+    console.print(f"\n[bold]{escape(title)}[/bold]")
+    table = Table(show_edge=False, header_style="dim")
+    for column in columns:
+        table.add_column(column, justify="right" if column in _NUMERIC else "left")
+    for row in rows:
+        table.add_row(*(escape(str(cell)) for cell in row))
+    console.print(table)
+
+
+def _share(counts: dict[str, int] | dict[int, int], total: int) -> list[tuple[object, ...]]:
+    return [(k, v, f"{v / total:.0%}" if total else "-") for k, v in counts.items()]
+
+
+def _print_stats(name: str, s: DatasetStats) -> None:
+    g = s.gold
+    overview = [
+        ("conversations", s.conversations),
+        ("turns", s.turns),
+        ("responses", s.responses),
+        ("participants", s.participants),
+        ("rated responses", s.rated_responses),
+        *((f"source {k}", v) for k, v in s.sources.items()),
+        *((f"taxonomy {k}", v) for k, v in s.taxonomies.items()),
+    ]
+    gold = [
+        ("emotion", "user turns with a self-reported state", g.emotion.turns_with_state),
+        (
+            "emotion",
+            "conversations with a context emotion",
+            g.emotion.conversations_with_context_emotion,
+        ),
+        ("behavior", "responses with behavior labels", g.behavior.responses_with_behaviors),
+        ("preference", "turns with 2+ replies and a pick or tie", g.preference.turns_with_pick),
+        ("preference", "  of which ties", g.preference.ties),
+        (
+            "preference",
+            "differently rated reply pairs in a turn",
+            g.preference.rating_pairs_within_turns,
+        ),
+        (
+            "preference",
+            "conversations with differently rated replies",
+            g.preference.conversations_with_rating_pairs,
+        ),
+        ("response", "turns with a chosen reply, wanted text or behaviors", g.response.turns),
+    ]
+    coverage = [
+        (k, v, f"{v / s.turns:.0%}" if s.turns else "-") for k, v in s.coverage.model_dump().items()
+    ]
+    _table(name, overview, "", "count")
+    _table("Gold per task", gold, "task", "items", "count")
+    _table("State coverage", coverage, "scale", "turns", "share")
+    for title, counts, total in (
+        ("Emotions (share of turns with a state)", s.emotions, g.emotion.turns_with_state),
+        ("Primary emotion", s.primary, g.emotion.turns_with_state),
+        ("Behaviors (share of labelled replies)", s.behaviors, g.behavior.responses_with_behaviors),
+        ("Wanted behaviors", s.wanted_behaviors, g.response.with_wanted_behaviors),
+        ("Context emotion", s.context_emotions, g.emotion.conversations_with_context_emotion),
+        ("Position of the chosen reply", s.pick_position, g.preference.picks),
+        ("Chosen reply by model", s.picks_by_model, g.preference.picks),
+        ("Pick strength", s.pick_strength, sum(s.pick_strength.values())),
+    ):
+        if counts:
+            _table(title, _share(counts, total), "label", "count", "share")
+    for trait, values in s.traits.items():
+        _table(
+            f"Participants by {trait}", _share(values, s.participants), "value", "count", "share"
+        )
+
+
+class ExportFormat(StrEnum):
+    parquet = "parquet"
+    hf = "hf"
+
+
+@app.command()
+def export(
+    file: Annotated[Path, typer.Argument(help="A valid JSON Lines file.")],
+    to: Annotated[ExportFormat, typer.Option("--to", help="parquet, or a `datasets` folder (hf).")],
+    out: Annotated[Path, typer.Option("--out", help="Output file (parquet) or new folder (hf).")],
+) -> None:
+    """Export a dataset to Parquet or to a Hugging Face `datasets` folder (save_to_disk)."""
+    from attunebench.data.parquet import export_hf, jsonl_to_parquet
+
+    writer = export_hf if to is ExportFormat.hf else jsonl_to_parquet
+    count = _run_io(lambda: writer(file, out))
+    typer.echo(f"wrote {count} conversations to {out} ({to.value})")
+
+
+@app.command()
+def convert(
+    source: Annotated[Path, typer.Argument(help="A Parquet file or a `datasets` folder.")],
+    out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
+) -> None:
+    """Convert an exported Parquet file or `datasets` folder back to JSON Lines, checking it."""
+    from attunebench.data.parquet import hf_to_jsonl, parquet_to_jsonl
+
+    reader = hf_to_jsonl if source.is_dir() else parquet_to_jsonl
+    count = _run_io(lambda: reader(source, out))
+    typer.echo(f"wrote {count} conversations to {out}")
+
+
+def _run_io(action: Callable[[], int]) -> int:
+    try:
+        return action()
+    except DatasetError as exc:
+        _print_problems(exc.problems, exc.count, SHOW_DEFAULT)
+        typer.echo(exc.report.summary())
+    except (FileExistsError, OSError) as exc:
+        typer.echo(f"error: {exc}")
+    except ImportError as exc:
+        typer.echo(
+            f"error: {exc.name or exc} is needed for this export (pip install 'attunebench[hub]')"
+        )
+    raise typer.Exit(1)

@@ -15,11 +15,11 @@ from third parties is declared per field in `Source.provenance`; reports repeat 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-FORMAT = "attunebench/v1"
+FORMAT: Final = "attunebench/v1"
 
 NonEmptyText = Annotated[str, StringConstraints(min_length=1, strip_whitespace=False)]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -60,7 +60,9 @@ class Source(Record):
     citation: str | None = None
     provenance: dict[str, Provenance] = Field(
         default_factory=dict,
-        description="For each labelled field (state, behaviors, rating, preference, ...), who gave it.",
+        description=(
+            "For each labelled field (state, behaviors, rating, preference, ...), who gave it."
+        ),
     )
     rating_scale: RatingScale | None = None
     notes: str | None = None

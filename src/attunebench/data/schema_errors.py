@@ -8,6 +8,7 @@ is reported, or one "expected X or Y" when none does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,6 +105,11 @@ def _split_branch(obj: object, error: ErrorDetails) -> _Error:
     return _Error(tuple(path), branch, error)
 
 
+# Pydantic speaks of Python types; a person editing a JSON file thinks in JSON ones.
+_JSON_NAMES = {"tuple": "an array", "list": "an array", "dictionary": "an object"}
+_JSON_WORDS = re.compile(r"a valid (tuple|list|dictionary)(?: or instance of \w+)?")
+
+
 def _message(error: ErrorDetails) -> str:
     kind, value = error["type"], error.get("input")
     if kind == "missing":
@@ -112,7 +118,8 @@ def _message(error: ErrorDetails) -> str:
         return "unknown field"
     if kind == "string_too_short" and value == "":
         return "empty text"
-    msg = error["msg"][:1].lower() + error["msg"][1:]
+    msg = _JSON_WORDS.sub(lambda m: _JSON_NAMES[m.group(1)], error["msg"])
+    msg = msg[:1].lower() + msg[1:]
     if kind.endswith("_type") or kind.endswith("_parsing"):
         return f"{msg}, got {json_type(value)} {_short(value)}"
     return f"{msg} (got {_short(value)})"

@@ -72,7 +72,8 @@ class FileReport:
         )
         if self.ok:
             return f"{self.file}: valid attunebench/v1 ({counts})"
-        return f"{self.file}: {self.problem_count} problems ({counts} valid)"
+        noun = "problem" if self.problem_count == 1 else "problems"
+        return f"{self.file}: {self.problem_count} {noun} ({counts} valid)"
 
 
 class DatasetError(ValueError):

@@ -1,0 +1,140 @@
+"""Dataset stats: counts on a hand-built dataset whose answers can be worked out by reading it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from attunebench.cli import app
+from attunebench.data import Conversation, read_conversations, write_conversations
+from attunebench.data.sample import sample_path
+from attunebench.data.stats import DatasetStats, compute_stats
+
+SOURCE = {"kind": "simulated", "name": "unit", "provenance": {"state": "first-person"}}
+
+
+def _reply(
+    rid: str, rating: float | None, behaviors: tuple[str, ...] = (), model: str = "m1"
+) -> dict[str, object]:
+    reply: dict[str, object] = {
+        "id": rid,
+        "model": model,
+        "text": f"reply {rid}",
+        "behaviors": list(behaviors),
+    }
+    if rating is not None:
+        reply["rating"] = rating
+    return reply
+
+
+def dataset() -> list[Conversation]:
+    first = {
+        "id": "c1",
+        "source": SOURCE,
+        "participant": {"id": "p1", "traits": {"age_band": "18-24"}},
+        "taxonomy": "attunebench-default",
+        "turns": [
+            {
+                "index": 0,
+                "user": "hi",
+                "state": {"emotions": ["anxiety", "fear"], "primary": "fear", "intensity": 3},
+                "responses": [
+                    _reply("a", 1, ("lecturing",)),
+                    _reply("b", 3, ("validation", "question"), "m2"),
+                ],
+                "preference": {"chosen": "b", "strength": 2, "wanted": "to be heard"},
+            },
+            {
+                "index": 1,
+                "user": "and then",
+                "responses": [_reply("a", 2), _reply("b", 2), _reply("c", 4, ("question",))],
+                "preference": {"tie": True, "wanted_behaviors": ["reflection"]},
+            },
+        ],
+    }
+    second = {
+        "id": "c2",
+        "source": SOURCE,
+        "taxonomy": "attunebench-default",
+        "context": {"emotion": "sadness"},
+        "turns": [
+            {
+                "index": 0,
+                "user": "one",
+                "state": {"valence": -0.5, "arousal": 0.2},
+                "responses": [_reply("a", 5)],
+            },
+            {
+                "index": 1,
+                "user": "two",
+                "responses": [_reply("a", 5)],
+                "preference": {"chosen": "a"},
+            },
+        ],
+    }
+    return [Conversation.model_validate(c) for c in (first, second)]
+
+
+def test_counts_and_gold() -> None:
+    s = compute_stats(dataset())
+    assert (s.conversations, s.turns, s.responses) == (2, 4, 7)
+    assert (s.participants, s.conversations_without_participant) == (1, 1)
+    assert s.responses_per_turn == {1: 2, 2: 1, 3: 1}
+    assert s.emotions == {"anxiety": 1, "fear": 1}
+    assert s.primary == {"fear": 1}
+    assert s.behaviors == {"question": 2, "lecturing": 1, "validation": 1}
+    assert s.context_emotions == {"sadness": 1}
+    assert (s.coverage.intensity, s.coverage.valence, s.coverage.arousal, s.coverage.panas) == (
+        1,
+        1,
+        1,
+        0,
+    )
+    assert s.traits == {"age_band": {"18-24": 1}}
+    assert s.provenance == {"state": {"first-person": 2}}
+    g = s.gold
+    assert (g.emotion.turns_with_state, g.emotion.conversations_with_context_emotion) == (2, 1)
+    assert g.behavior.responses_with_behaviors == 3
+    # c2 turn 1 chooses its only reply: a recorded pick, but not a pair to compare.
+    assert (g.preference.turns_with_pick, g.preference.picks, g.preference.ties) == (2, 1, 1)
+    assert s.pick_position == {2: 1}
+    assert s.picks_by_model == {"m2": 1}
+    assert s.pick_strength == {2: 1}
+    # turn (1, 3): one pair; turn (2, 2, 4): (2,4) twice; c2's two 5s differ from nothing.
+    assert g.preference.rating_pairs_within_turns == 3
+    assert g.preference.turns_with_rating_pairs == 2
+    assert g.preference.conversations_with_rating_pairs == 1
+    assert (g.response.turns, g.response.with_chosen_reply) == (3, 2)
+    assert (g.response.with_wanted_text, g.response.with_wanted_behaviors) == (1, 1)
+
+
+def test_sample_stats_agree_with_the_conversations() -> None:
+    conversations = read_conversations(sample_path())
+    s = compute_stats(conversations)
+    turns = [t for c in conversations for t in c.turns]
+    assert s.turns == len(turns) == sum(k * v for k, v in s.turns_per_conversation.items())
+    assert (
+        sum(s.picks_by_model.values()) == s.gold.preference.picks == sum(s.pick_position.values())
+    )
+    assert sum(s.primary.values()) == sum(1 for t in turns if t.state and t.state.primary)
+
+
+def test_cli_json_matches_the_library(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    write_conversations(path, dataset())
+    result = CliRunner().invoke(app, ["data", "stats", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert DatasetStats.model_validate(json.loads(result.output)) == compute_stats(dataset())
+
+
+def test_cli_tables_and_invalid_input(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["data", "stats", str(sample_path())])
+    assert result.exit_code == 0, result.output
+    assert "Gold per task" in result.output and "preference" in result.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["data", "stats", str(bad)])
+    assert result.exit_code == 1
+    assert f"{bad}:1: malformed JSON" in result.output
