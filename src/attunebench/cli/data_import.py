@@ -26,8 +26,9 @@ from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir
 from attunebench.data.taxonomy import UnknownTaxonomyError
 
 app = typer.Typer(help="Import a real corpus into attunebench/v1 JSON Lines.", no_args_is_help=True)
-console = Console()
-errors = Console(stderr=True)
+# Messages name file:line; soft wrapping keeps them whole for editors and grep.
+console = Console(soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 Source = Annotated[
     Path | None,

@@ -101,8 +101,10 @@ def field_path(loc: Sequence[int | str]) -> str:
 def from_validation(location: Location, error: ValidationError) -> ImportFormatError:
     """The first problem pydantic found, as an error naming the field."""
     first = error.errors()[0]
-    field = "json" if first["type"] == "json_invalid" else field_path(first["loc"])
-    return ImportFormatError(location, field, first["msg"])
+    if first["type"] == "json_invalid":
+        # One record is one line, so "at line 1 column N" is just "at column N".
+        return ImportFormatError(location, "json", first["msg"].replace("line 1 column", "column"))
+    return ImportFormatError(location, field_path(first["loc"]), first["msg"])
 
 
 def decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -124,7 +126,7 @@ def iter_jsonl(path: Path, model: type[RawT]) -> Iterator[tuple[Location, RawT]]
             continue
         location = Location(path, number)
         try:
-            yield location, model.model_validate_json(text)
+            yield location, model.model_validate_json(text.rstrip("\r\n"))
         except ValidationError as error:
             raise from_validation(location, error) from None
 
