@@ -241,6 +241,16 @@ def test_truncated_last_line(tmp_path: Path) -> None:
     assert problem.message.startswith("truncated last line")
 
 
+def test_json_error_wording(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"user": "cut short', encoding="utf-8")
+    message = only(validate_file(path)).message
+    assert message == (
+        "truncated last line (no final newline; "
+        "malformed JSON: Unterminated string starting at column 10)"
+    )
+
+
 def test_last_line_without_newline_is_fine_when_complete(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(sample_records()[0]), encoding="utf-8")

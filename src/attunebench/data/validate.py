@@ -50,6 +50,10 @@ class Problem:
         return f"{where}: {located}: {self.message}" if located else f"{where}: {self.message}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @dataclass(frozen=True, slots=True)
 class FileReport:
     """What validating one file found: counts of the valid content, and the problems."""
@@ -67,13 +71,15 @@ class FileReport:
         return self.problem_count == 0
 
     def summary(self) -> str:
-        counts = (
-            f"{self.conversations} conversations, {self.turns} turns, {self.responses} responses"
+        sizes = (
+            ("conversation", self.conversations),
+            ("turn", self.turns),
+            ("response", self.responses),
         )
+        counts = ", ".join(_count(n, noun) for noun, n in sizes)
         if self.ok:
             return f"{self.file}: valid attunebench/v1 ({counts})"
-        noun = "problem" if self.problem_count == 1 else "problems"
-        return f"{self.file}: {self.problem_count} {noun} ({counts} valid)"
+        return f"{self.file}: {_count(self.problem_count, 'problem')} ({counts} valid)"
 
 
 class DatasetError(ValueError):
@@ -134,7 +140,7 @@ def _decode(line: _Line, max_line_bytes: int) -> tuple[object | None, str | None
     try:
         return json.loads(text, parse_constant=_no_constants), None
     except json.JSONDecodeError as exc:
-        reason = f"malformed JSON: {exc.msg} at column {exc.colno}"
+        reason = f"malformed JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}"
     except ValueError as exc:
         reason = f"malformed JSON: {exc}"
     except RecursionError:
