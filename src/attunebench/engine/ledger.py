@@ -28,6 +28,11 @@ class Tally:
     latency_s: float = 0.0
 
 
+    def minus(self, other: Tally) -> Tally:
+        names = Tally.__slots__
+        return Tally(**{name: getattr(self, name) - getattr(other, name) for name in names})
+
+
 class LedgerBook:
     def __init__(self, start: Ledger | None = None) -> None:
         self._tallies: dict[Key, Tally] = {}
@@ -35,6 +40,11 @@ class LedgerBook:
             tally = self._tally((entry.model, entry.task, entry.role))
             for name in Tally.__slots__:
                 setattr(tally, name, getattr(entry, name))
+        self._start = self.totals()
+
+    def session(self) -> Tally:
+        """What this session added, without what earlier sessions of the run had counted."""
+        return self.totals().minus(self._start)
 
     def _tally(self, key: Key) -> Tally:
         tally = self._tallies.get(key)

@@ -39,12 +39,13 @@ from attunebench.engine.rundir import (
     rewrite_records,
     write_json,
 )
-from attunebench.engine.scheduler import RecordKey, plan_units, record_key, run_units
+from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
 from attunebench.engine.wiring import bind_models, close_models, default_cache_path
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
 from attunebench.records import ItemRecord, ModelInfo, RunInfo
+from attunebench.registry import RegistryError
 from attunebench.tasks.base import TASKS, CallRole, Item, Task
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with.
@@ -74,7 +75,7 @@ class RunResult:
     planned: int
     recorded: int
     failed: int
-    totals: Tally
+    totals: Tally  # this session's calls, hits, tokens and cost (ledger.json has every session)
 
     @property
     def complete(self) -> bool:
@@ -85,6 +86,8 @@ def task_names(requested: Sequence[str]) -> list[str]:
     """`all` means every registered task; unknown names fail with the known ones listed."""
     importlib.import_module("attunebench.tasks")  # the package registers its task modules
     if "all" in requested:
+        if not TASKS.names():
+            raise RegistryError("no tasks are registered")
         return TASKS.names()
     names = list(dict.fromkeys(requested))
     for name in names:
@@ -177,7 +180,8 @@ async def run(
     """Run (or resume) the plan `config` describes.
 
     `providers` (by model name) and `tasks` replace the ones the config would make, for
-    embedding the engine and for testing it.
+    embedding the engine and for testing it. Nothing is written before the data, the tasks,
+    the models and the RUNDIR have all been checked.
     """
     conversations = load_validated(config.data)[: config.limit]
     if tasks is None:
@@ -185,24 +189,41 @@ async def run(
     items: list[tuple[Task, Item]] = [(t, i) for t in tasks for i in t.items(conversations)]
     names = [entry.name for entry in config.models]
     planned: set[RecordKey] = {record_key(i, m) for _, i in items for m in names}
-    info, kept = _resume(config.out, _run_info(config, conversations, tasks, len(planned)))
-    config.out.mkdir(parents=True, exist_ok=True)
-    write_json(config.out / RUN_FILE, info)
-    done: set[RecordKey] = {r.key for r in kept if r.key in planned}
-    ledger = LedgerBook(read_ledger(config.out))
-    failed = 0
+    info = _run_info(config, conversations, tasks, len(planned))
     bound = await bind_models(
         config.models + config.judges, concurrency=config.concurrency,
         overrides=providers or {}, check=config.check_servers,
     )
-    cache = ResponseCache(config.cache_path) if config.cache_path is not None else None
-    engine = Engine(bound, cache=cache, ledger=ledger, policy=policy, sleep=sleep,
-                    rng=random.Random(config.seed))
-    writer = RecordWriter(config.out / RECORDS_FILE)
-    units = plan_units(items, names, done)
-    workers = 2 * sum({b.endpoint.name: b.endpoint.concurrency for b in bound.values()}.values())
     try:
-        with RunProgress(len(planned), len(done), ledger, enabled=config.progress) as bar:
+        info, kept = _resume(config.out, info)
+        config.out.mkdir(parents=True, exist_ok=True)
+        write_json(config.out / RUN_FILE, info)
+        done: set[RecordKey] = {r.key for r in kept if r.key in planned}
+        engine = Engine(
+            bound, cache=ResponseCache(config.cache_path) if config.cache_path else None,
+            ledger=LedgerBook(read_ledger(config.out)), policy=policy, sleep=sleep,
+            rng=random.Random(config.seed),
+        )
+        failed = await _execute(config, engine, plan_units(items, names, done), planned, done, info)
+    finally:
+        await close_models(bound)
+    return RunResult(config.out, len(planned), len(done), failed, engine.ledger.session())
+
+
+async def _execute(
+    config: RunConfig, engine: Engine, units: list[Unit], planned: set[RecordKey],
+    done: set[RecordKey], info: RunInfo,
+) -> int:
+    """Evaluate the units, appending each record as it comes; returns how many failed.
+
+    Whatever happens (an error, a cancel, Ctrl-C), the records so far, the ledger and run.json
+    are left on disk, consistent, for the next run to resume from.
+    """
+    writer = RecordWriter(config.out / RECORDS_FILE)
+    failed = 0
+    endpoints = {b.endpoint.name: b.endpoint.concurrency for b in engine.models.values()}
+    try:
+        with RunProgress(len(planned), len(done), engine.ledger, enabled=config.progress) as bar:
 
             def on_record(record: ItemRecord) -> None:
                 nonlocal failed
@@ -213,16 +234,17 @@ async def run(
                     done.add(record.key)
                 bar.advance()
 
-            judges = [entry.name for entry in config.judges]
-            await run_units(units, engine=engine, judges=judges, workers=workers,
-                            on_record=on_record)
+            # Twice as many conversations in progress as calls allowed in flight, so a slot
+            # freed by one conversation's call finds another conversation's next item waiting.
+            await run_units(
+                units, engine=engine, judges=[e.name for e in config.judges],
+                workers=2 * sum(endpoints.values()), on_record=on_record,
+            )
     finally:
         writer.close()
-        write_json(config.out / LEDGER_FILE, ledger.to_ledger())
-        complete = len(done) == len(planned)
-        write_json(config.out / RUN_FILE,
-                   info.model_copy(update={"finished_at": _now(), "complete": complete}))
-        if cache is not None:
-            cache.close()
-        await close_models(bound)
-    return RunResult(config.out, len(planned), len(done), failed, ledger.totals())
+        write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger())
+        finished = {"finished_at": _now(), "complete": len(done) == len(planned)}
+        write_json(config.out / RUN_FILE, info.model_copy(update=finished))
+        if engine.cache is not None:
+            engine.cache.close()
+    return failed

@@ -1,0 +1,119 @@
+"""`attunebench run`: evaluate models on a dataset's tasks into a run directory (resumable)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from attunebench.data.validate import DatasetError
+from attunebench.engine import RunConfig, RunDirError, RunResult, default_cache_path, task_names
+from attunebench.engine import run as run_engine
+from attunebench.models.modelsfile import (
+    ModelEntry,
+    ModelsFileError,
+    load_models_file,
+    resolve_model,
+)
+from attunebench.models.registry import ProviderConfigError
+from attunebench.registry import RegistryError
+from attunebench.tasks.base import TASKS
+
+err = Console(stderr=True)
+CONTEXTS = ("blind", "informed", "both")
+# Mistakes in what was asked for: each message names the file, field or server at fault.
+CLEAR_ERRORS = (DatasetError, ModelsFileError, ProviderConfigError, RegistryError, RunDirError)
+
+
+def _context_options(names: list[str], context: str | None) -> dict[str, dict[str, Any]]:
+    """`--context` goes to every chosen task whose factory takes a `context` option."""
+    if context is None:
+        return {}
+    if context not in CONTEXTS:
+        raise typer.BadParameter(f"must be one of {', '.join(CONTEXTS)}", param_hint="--context")
+    return {
+        name: {"context": context}
+        for name in names
+        if "context" in inspect.signature(TASKS.get(name)).parameters
+    }
+
+
+def _entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
+    known = load_models_file(models_file) if models_file is not None else {}
+    return tuple(resolve_model(ref, known) for ref in refs)
+
+
+def _fail(message: str) -> NoReturn:
+    # Plain text: messages hold field paths like turns[2] that are not markup.
+    err.print("error:", style="bold red", end=" ")
+    err.print(message, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _summary(result: RunResult) -> None:
+    t = result.totals
+    typer.echo(
+        f"{result.recorded}/{result.planned} items recorded, {result.failed} failed; "
+        f"{t.calls} calls, {t.cache_hits} cache hits, {t.retries} retries, "
+        f"{t.input_tokens}+{t.output_tokens} tokens, ${t.cost_usd:.4f}"
+    )
+    typer.echo(f"run directory: {result.rundir}")
+
+
+def run(
+    data: Annotated[Path, typer.Option("--data", help="An attunebench/v1 JSON Lines file.")],
+    model: Annotated[
+        list[str], typer.Option("--model", help="provider/model or a models-file name; repeat.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="The run directory (resumed if it exists).")],
+    task: Annotated[
+        list[str], typer.Option("--task", help="all, or a task name; repeat.")
+    ] = ["all"],  # noqa: B006  (typer reads the default; it is never mutated)
+    judge: Annotated[
+        list[str], typer.Option("--judge", help="A judge model, like --model; repeat.")
+    ] = [],  # noqa: B006
+    models_file: Annotated[
+        Path | None, typer.Option("--models-file", help="TOML file naming models.")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Calls in flight per server, unless the models file says.")
+    ] = 16,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N conversations.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for every seeded choice in the run.")] = 0,
+    context: Annotated[
+        str | None, typer.Option(help="blind, informed or both (tasks that take it).")
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option(help="The response cache (default: the user cache folder).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+) -> None:
+    """Run models on tasks; re-running the same command resumes and repeats no successful call."""
+    try:
+        names = task_names(task)
+        config = RunConfig(
+            data=data, out=out, models=_entries(model, models_file),
+            judges=_entries(judge, models_file), tasks=tuple(names),
+            task_options=_context_options(names, context), concurrency=concurrency,
+            limit=limit, seed=seed, cache_path=None if no_cache else cache or default_cache_path(),
+            progress=not no_progress,
+        )
+        result = asyncio.run(run_engine(config))
+    except CLEAR_ERRORS as error:
+        _fail(str(error))
+    except FileNotFoundError as error:
+        _fail(f"{error.filename}: no such file")
+    except KeyboardInterrupt:
+        err.print(f"interrupted; run the same command again to resume {out}")
+        raise typer.Exit(130) from None
+    _summary(result)
+    if not result.complete:
+        err.print("some items have no answer yet; run the same command again to retry them")
+        raise typer.Exit(1)
