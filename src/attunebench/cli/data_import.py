@@ -54,7 +54,14 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
         SpinnerColumn(),
         TextColumn("importing {task.description}: {task.completed} conversations"),
     )
-    with Progress(*columns, TimeElapsedColumn(), console=errors, transient=True) as progress:
+    progress = Progress(
+        *columns,
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+        disable=not errors.is_terminal,
+    )
+    with progress:
         task = progress.add_task(escape(corpus), total=limit)
         try:
             result = import_to_file(

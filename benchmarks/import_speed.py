@@ -1,0 +1,53 @@
+"""How long does importing each shared corpus take (read, map, write JSON Lines)?
+
+Target: ESConv train (4 MB) in a couple of seconds at most. Reads the corpora from
+`ATTUNEBENCH_DATA_DIR` (default ../shared/data); the last line printed is JSON:
+{corpus: {"conversations": n, "seconds": s}}.
+
+    .venv/bin/python benchmarks/import_speed.py
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from attunebench.data.importers import (
+    DailyDialogImporter,
+    ESConvImporter,
+    GoEmotionsImporter,
+    Importer,
+    MELDImporter,
+    USSImporter,
+    import_to_file,
+)
+from attunebench.data.locations import corpus_dir
+
+CASES: dict[str, tuple[str, Importer]] = {
+    "esconv-train": ("esconv", ESConvImporter(variant="hf", split="train")),
+    "esconv-all": ("esconv", ESConvImporter(variant="hf")),
+    "esconv-failed": ("esconv", ESConvImporter(variant="failed")),
+    "esconv-multiesc": ("esconv", ESConvImporter(variant="multiesc")),
+    "dailydialog": ("dailydialog", DailyDialogImporter()),
+    "meld": ("meld", MELDImporter()),
+    "uss": ("uss", USSImporter()),
+    "goemotions": ("goemotions", GoEmotionsImporter()),
+}
+
+
+def main() -> None:
+    figures: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name, (corpus, importer) in CASES.items():
+            start = time.perf_counter()
+            result = import_to_file(importer, corpus_dir(corpus), Path(folder) / f"{name}.jsonl")
+            seconds = time.perf_counter() - start
+            figures[name] = {"conversations": result.written, "seconds": round(seconds, 3)}
+            print(f"{name:16} {result.written:6} conversations  {seconds:6.2f} s")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
