@@ -7,7 +7,6 @@ import typer
 from attunebench.cli import collect as collect_commands
 from attunebench.cli import data as data_commands
 from attunebench.cli import run as run_command
-from attunebench.cli import run as run_command
 
 app = typer.Typer(
     name="attunebench",
@@ -16,7 +15,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(data_commands.app, name="data")
-app.command("run")(run_command.run)
 app.command("run")(run_command.run)
 app.add_typer(collect_commands.app, name="collect")
 
