@@ -9,7 +9,7 @@ call: caching, retries, concurrency and the ledger are the engine's business, no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -73,7 +73,10 @@ class Caller(Protocol):
 
 
 class Task(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The task's registered name (read-only, so frozen task classes satisfy it)."""
+        ...
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -92,3 +95,21 @@ class Task(Protocol):
 
 TaskFactory = Callable[..., Task]
 TASKS: Registry[TaskFactory] = Registry("task")
+
+
+class PlanError(ValueError):
+    """A task cannot run with this plan (for example, a judged task with no judge)."""
+
+
+def evaluated_models(task: Task, models: Sequence[str], judges: Sequence[str]) -> list[str]:
+    """The models a task's items are evaluated with, checked when the plan is made.
+
+    A task evaluates the run's subject models, unless it sets `evaluates = "judges"` (the
+    judge audit), whose "model" is each judge in turn. A task that sets `needs_judge = True`
+    refuses a plan without a judge before any call is made.
+    """
+    if getattr(task, "needs_judge", False) and not judges:
+        raise PlanError(f"task {task.name!r} needs at least one judge (--judge SPEC)")
+    if getattr(task, "evaluates", "models") == "judges":
+        return list(judges)
+    return list(models)

@@ -1,0 +1,144 @@
+"""`proxy/minilm`: an offline stand-in for an LLM judge, scoring by sentence-embedding similarity.
+
+It exists so the whole pipeline, judge included, runs with no keys and no network; reports
+label its numbers `proxy`. It reads the judge hint, never the prompt:
+
+- With the participant's preferred and rejected replies in `hint.reference` (the rubric), a
+  reply c scores s(c) = cos(c, chosen) - cos(c, rejected), which maps, clipped to [-1, 1],
+  linearly onto 1..10.
+- A pairwise hint carries no reference replies (see `tasks.judging`: one candidate always is
+  one, and a text always matches itself, so "the model's reply against the chosen reply,
+  judged by closeness to the chosen reply" would always go to the chosen reply). The proxy
+  then scores each candidate by its similarity to the participant's own words about what they
+  wanted, or, where they gave none, to the user's message (mere relevance); the higher score
+  wins, a tie within 1e-6. Should a hint carry a reference identical to a candidate anyway,
+  both reference replies are ignored, by the same rule.
+
+One rule per mode, whichever the pair: the judge audit (the participants' own pairs) measures
+exactly the pairwise rule the response task uses. Limits, stated plainly: it measures topical
+and lexical closeness, not tone, safety or care; two replies that say opposite things about the
+same topic sit close together; and without the participant's words it is a relevance score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.embeddings import DEFAULT_ENCODER, load_encoder
+from attunebench.models.hints import TaskHint
+from attunebench.models.registry import PROVIDERS
+
+TIE_MARGIN = 1e-6
+ALIASES = {"minilm": DEFAULT_ENCODER}
+
+
+class Encoder(Protocol):
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def basis(candidates: Sequence[str], hint: TaskHint) -> list[tuple[float, str, str]]:
+    """(weight, name, text) of the references a candidate is compared with."""
+    shown = {text.strip() for text in candidates}
+    reference = hint.reference
+    replies = [(1.0, "chosen"), (-1.0, "rejected")]
+    terms = [(weight, name, reference[name]) for weight, name in replies if reference.get(name)]
+    if any(text.strip() in shown for _, _, text in terms):
+        terms = []  # a candidate is one of the references: they cannot judge it
+    if not terms and reference.get("wanted"):
+        terms = [(1.0, "wanted", reference["wanted"])]
+    if not terms and hint.text:
+        terms = [(1.0, "user message", hint.text)]
+    return terms
+
+
+def similarity_scores(
+    encoder: Encoder, candidates: Sequence[str], terms: Sequence[tuple[float, str, str]]
+) -> list[float]:
+    """s(c) = sum of weight * cos(c, reference) for each candidate (0 with no references)."""
+    if not terms:
+        return [0.0 for _ in candidates]
+    vectors = encoder.encode([*candidates, *(text for _, _, text in terms)])
+    cands, refs = vectors[: len(candidates)], vectors[len(candidates) :]
+    weights = np.array([weight for weight, _, _ in terms], dtype=np.float64)
+    similarities = cands.astype(np.float64) @ refs.T.astype(np.float64)
+    return [float(value) for value in similarities @ weights]
+
+
+def rubric_score(similarity: float) -> float:
+    """s in [-1, 1] (clipped) onto 1..10, to one decimal.
+
+    >>> rubric_score(-1.0), rubric_score(0.0), rubric_score(1.0)
+    (1.0, 5.5, 10.0)
+    """
+    clipped = min(1.0, max(-1.0, similarity))
+    return round(1.0 + 4.5 * (clipped + 1.0), 1)
+
+
+class ProxyJudge:
+    """The embedding-similarity judge; see the module docstring."""
+
+    def __init__(self, name: str = "minilm", *, encoder: Encoder | None = None) -> None:
+        self._spec = f"proxy/{name}"
+        self._encoder_name = ALIASES.get(name, name)
+        self._encoder = encoder
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    def _load(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = load_encoder(self._encoder_name)
+        return self._encoder
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> ModelOutput:
+        if hint is None or hint.kind not in ("judge_pairwise", "judge_rubric"):
+            kind = "no hint" if hint is None else repr(hint.kind)
+            raise ProviderError(f"{self.spec} only judges (got {kind})", retryable=False)
+        started = time.perf_counter()
+        text = await asyncio.to_thread(self.verdict, hint)
+        return ModelOutput(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")
+
+    def verdict(self, hint: TaskHint) -> str:
+        if hint.kind == "judge_rubric":
+            reply = hint.candidates.get("A")
+            if reply is None:
+                raise ProviderError(f"{self.spec}: a rubric hint needs reply A", retryable=False)
+            terms = basis([reply], hint)
+            (value,) = similarity_scores(self._load(), [reply], terms)
+            answer: dict[str, Any] = {"score": rubric_score(value), "reason": _reason(terms, value)}
+            return json.dumps(answer)
+        try:
+            a, b = hint.candidates["A"], hint.candidates["B"]
+        except KeyError:
+            raise ProviderError(f"{self.spec}: pairwise needs A and B", retryable=False) from None
+        terms = basis([a, b], hint)
+        score_a, score_b = similarity_scores(self._load(), [a, b], terms)
+        winner = "A" if score_a > score_b else "B"
+        if abs(score_a - score_b) <= TIE_MARGIN:
+            winner = "tie"
+        reason = f"{_reason(terms, score_a, 'A')}; {_reason(terms, score_b, 'B')}"
+        return json.dumps({"winner": winner, "reason": reason})
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _reason(terms: Sequence[tuple[float, str, str]], value: float, label: str = "reply") -> str:
+    names = " ".join(f"{'+' if weight > 0 else '-'}{name}" for weight, name, _ in terms)
+    return f"proxy: {label} similarity ({names or 'no reference'}) = {value:+.3f}"
+
+
+@PROVIDERS.register("proxy")
+def make_proxy(model: str, **options: Any) -> ProxyJudge:
+    return ProxyJudge(model, **options)

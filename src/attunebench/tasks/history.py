@@ -1,0 +1,110 @@
+"""The conversation as it actually happened, up to a turn, and the two context modes.
+
+History at turn t is what the participant saw: the context's opening (if any), then for each
+earlier turn the user's message and the reply the conversation went on with (`continued`).
+It never holds an evaluated model's own outputs, so every model is scored on the same context.
+
+- `blind`: the conversation text only.
+- `informed`: the same text plus the participant's own self-reports from earlier turns of this
+  conversation (never the turn being evaluated, whose state may be the gold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from attunebench.data.schema import Conversation, State, Turn
+
+ContextMode = Literal["blind", "informed"]
+ContextOption = Literal["blind", "informed", "both"]
+CONTEXT_MODES: tuple[ContextMode, ...] = ("blind", "informed")
+DEFAULT_CONTEXT: ContextOption = "blind"
+
+Speaker = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    speaker: Speaker
+    text: str
+    turn_index: int | None = None  # None for the context's opening
+
+    def pair(self) -> tuple[str, str]:
+        return (self.speaker, self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class SelfReport:
+    """What the participant said about their feelings after one earlier message."""
+
+    turn_index: int
+    state: State
+
+
+def context_modes(option: str) -> tuple[ContextMode, ...]:
+    """The variants a task's `context` option asks for."""
+    if option == "both":
+        return CONTEXT_MODES
+    if option in CONTEXT_MODES:
+        return (option,)
+    raise ValueError(f"context must be one of blind, informed, both (got {option!r})")
+
+
+def turn_at(conversation: Conversation, turn_index: int) -> Turn:
+    for turn in conversation.turns:
+        if turn.index == turn_index:
+            return turn
+    raise KeyError(f"conversation {conversation.id!r} has no turn {turn_index}")
+
+
+def history_before(conversation: Conversation, turn_index: int) -> tuple[Utterance, ...]:
+    """Everything said before the user's message at `turn_index`, as it happened."""
+    said: list[Utterance] = []
+    if conversation.context.opening:
+        said.append(Utterance("assistant", conversation.context.opening))
+    for turn in conversation.turns:
+        if turn.index >= turn_index:
+            break
+        said.append(Utterance("user", turn.user, turn.index))
+        reply = turn.continued_response()
+        if reply is not None:  # no recorded continuation: the user simply wrote again
+            said.append(Utterance("assistant", reply.text, turn.index))
+    return tuple(said)
+
+
+def history_through(conversation: Conversation, turn_index: int) -> tuple[Utterance, ...]:
+    """The history before turn t plus the user's message at t."""
+    turn = turn_at(conversation, turn_index)
+    return (*history_before(conversation, turn_index), Utterance("user", turn.user, turn.index))
+
+
+def self_reports_before(conversation: Conversation, turn_index: int) -> tuple[SelfReport, ...]:
+    return tuple(
+        SelfReport(turn.index, turn.state)
+        for turn in conversation.turns
+        if turn.index < turn_index and turn.state is not None
+    )
+
+
+def hint_history(utterances: Sequence[Utterance]) -> tuple[tuple[str, str], ...]:
+    return tuple(u.pair() for u in utterances)
+
+
+def describe_state(state: State) -> str:
+    """One line a reader (or a model) can take in: labels first, then the numbers."""
+    parts: list[str] = []
+    labels = list(state.emotions)
+    if state.primary and state.primary not in labels:
+        labels.insert(0, state.primary)
+    if labels:
+        named = ", ".join(labels)
+        parts.append(f"felt {named}" + (f" (mostly {state.primary})" if state.primary else ""))
+    if state.intensity is not None:
+        parts.append(f"intensity {state.intensity:g} of 5")
+    if state.valence is not None:
+        parts.append(f"valence {state.valence:+.2f} (-1 unpleasant to +1 pleasant)")
+    if state.arousal is not None:
+        parts.append(f"arousal {state.arousal:.2f} (0 calm to 1 activated)")
+    return "; ".join(parts) or "no feelings reported"
