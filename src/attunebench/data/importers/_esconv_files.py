@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -99,7 +100,9 @@ class Line:
     is_user: bool
     text: str
     field: str
+    """Where the text is in the record, for error messages: `dialog[3].text`."""
     strategy: str | None = None
+    strategy_field: str = ""
     feedback: int | None = None
 
 
@@ -113,7 +116,9 @@ class Session:
 def hf_sessions(path: Path) -> Iterator[Session]:
     for location, raw in iter_jsonl(require_file(path), HFDialogue):
         lines = tuple(
-            Line(u.speaker == "usr", u.text, f"dialog[{i}].text", strategy=u.strategy)
+            Line(
+                u.speaker == "usr", u.text, f"dialog[{i}].text", u.strategy, f"dialog[{i}].strategy"
+            )
             for i, u in enumerate(raw.dialog)
         )
         yield Session(location, raw, lines)
@@ -142,6 +147,7 @@ def failed_sessions(path: Path) -> Iterator[Session]:
                 u.content,
                 f"dialog[{i}].content",
                 strategy=u.annotation.strategy,
+                strategy_field=f"dialog[{i}].annotation.strategy",
                 feedback=u.annotation.feedback,
             )
             for i, u in enumerate(raw.dialog)
@@ -159,7 +165,7 @@ def _with_feedback(session: Session, location: Location, multi: MultiDialogue) -
     for run, merged in zip(runs, multi.dialog, strict=True):
         first, *rest = run
         lines += [
-            Line(first.is_user, first.text, first.field, first.strategy, merged.feedback),
+            dataclasses.replace(first, feedback=merged.feedback),
             *rest,
         ]
     return Session(session.location, session.meta, tuple(lines))

@@ -116,8 +116,10 @@ def _utterances(session: Session, taxonomy: Taxonomy, tally: Tally) -> list[Utte
         behaviors: tuple[str, ...] = ()
         if line.strategy is not None:
             tally[f"strategy:{line.strategy}"] += 1
-            field = line.field.removesuffix(".text").removesuffix(".content") + ".strategy"
-            behaviors = (label(taxonomy, "behaviors", line.strategy, session.location, field),)
+            mapped = label(
+                taxonomy, "behaviors", line.strategy, session.location, line.strategy_field
+            )
+            behaviors = (mapped,)
         if line.feedback is not None:
             tally[f"feedback:{line.feedback}"] += 1
         utterances.append(
