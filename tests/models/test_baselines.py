@@ -340,7 +340,7 @@ async def test_knn_votes_over_k_neighbours_and_picks_replies_like_chosen_ones(
         ("baseline/majority", "response"),
         ("baseline/majority", "judge_rubric"),
         ("baseline/lexicon", "response"),
-        ("baseline/knn", "judge_pairwise"),
+        ("baseline/knn", "judge_rubric"),
         ("baseline/longer", "emotion"),
     ],
 )
@@ -357,3 +357,20 @@ async def test_unsupported_kinds_are_failures_not_answers(
     with pytest.raises(ProviderError, match="TaskHint"):
         await provider.generate([], PARAMS, None)
     await provider.aclose()
+
+
+@pytest.mark.parametrize("spec", ["baseline/majority", "baseline/lexicon", "baseline/knn"])
+async def test_as_pairwise_judges_they_pick_as_they_do_for_preference(
+    train_file: Path, spec: str, minilm: SentenceEncoder
+) -> None:
+    options = {"train": str(train_file)} if spec != "baseline/lexicon" else {}
+    provider = make_provider(spec, **options)
+    pairs = [
+        {"A": "Cheer up, ok.", "B": "I'm so sorry; it is natural to miss her this much."},
+        {"A": "That sounds so hard, I'm glad you told me.", "B": "Whatever."},
+    ]
+    for pair in pairs:
+        choice = parse_choice(await answer(provider, hint("preference", candidates=pair)))
+        verdict = parse_pairwise(await answer(provider, hint("judge_pairwise", candidates=pair)))
+        assert verdict.winner == choice
+        assert verdict.reason.startswith(spec)

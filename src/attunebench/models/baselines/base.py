@@ -21,6 +21,8 @@ from attunebench.data.taxonomy import normalise_label
 from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
 from attunebench.models.hints import TaskHint
 
+# Hint kinds that ask which of two replies (A, B) this participant would rather have.
+PAIR_KINDS = ("preference", "judge_pairwise")
 # Names a label set may give to "no particular emotion", in order of preference.
 NEUTRAL_NAMES = ("neutral", "none", "no emotion", "calm")
 
@@ -113,6 +115,13 @@ def choice_answer(choice: str) -> str:
 
 def pairwise_answer(winner: str, reason: str) -> str:
     return json.dumps({"winner": winner, "reason": reason})
+
+
+def pick_answer(hint: TaskHint, choice: str, reason: str) -> str:
+    """A preference choice, or the same pick as a pairwise judge's verdict."""
+    return (
+        pairwise_answer(choice, reason) if hint.kind == "judge_pairwise" else choice_answer(choice)
+    )
 
 
 def rubric_answer(score: int, reason: str) -> str:

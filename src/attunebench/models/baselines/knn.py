@@ -10,8 +10,9 @@ unless `encoder=` names another (see `models/embeddings.py`); k defaults to 5.
   listed, or if none is, the most frequent one.
 - preference: each candidate's neighbours among the train replies that were chosen or passed
   over; the candidate whose neighbours were chosen more often (similarity-weighted) wins.
+  As a pairwise judge it picks the same way.
 - response: the reply wanted for the nearest train user message, retrieved as is.
-- judging: not answered (a non-retryable error, recorded as a failure).
+- rubric judging: not answered (a non-retryable error, recorded as a failure).
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import (
+    PAIR_KINDS,
     Baseline,
     behavior_answer,
     candidate_pair,
-    choice_answer,
     emotion_answer,
     map_label,
+    pick_answer,
     require_labels,
 )
 from attunebench.models.baselines.train import TrainSet, load_train_set
@@ -80,8 +82,9 @@ class KnnBaseline(Baseline):
             return await asyncio.to_thread(
                 self._behavior, hint.text, require_labels(hint, self.spec)
             )
-        if hint.kind == "preference":
-            return await asyncio.to_thread(self._preference, candidate_pair(hint, self.spec))
+        if hint.kind in PAIR_KINDS:
+            choice = await asyncio.to_thread(self._preference, candidate_pair(hint, self.spec))
+            return pick_answer(hint, choice, "baseline/knn: the reply more like chosen ones")
         if hint.kind == "response":
             return await asyncio.to_thread(self._response, hint.text)
         raise self.unsupported(hint)
@@ -123,6 +126,7 @@ class KnnBaseline(Baseline):
         return behavior_answer(common or [max(labels, key=lambda lb: votes.get(lb, (0, 0.0)))])
 
     def _preference(self, pair: tuple[str, str]) -> str:
+        """`A`, `B` or `tie`."""
         if not self._texts["preference"]:
             raise self._no_gold("preferences between replies")
         scores = []
@@ -132,7 +136,7 @@ class KnnBaseline(Baseline):
             weights = np.clip(sims[near], 1e-6, None)  # cosine can be negative; weights cannot
             scores.append(float(np.average(self._pref_chosen[near], weights=weights)))
         a, b = scores
-        return choice_answer("tie" if a == b else "A" if a > b else "B")
+        return "tie" if a == b else "A" if a > b else "B"
 
     def _response(self, text: str) -> str:
         examples = self.train.reply

@@ -9,8 +9,9 @@
   compound score, intensity 1 + 4·|compound|; arousal is left out (the lexicon has none).
 - behavior: a lexicon cannot tell what a reply does, so the answer is honestly empty:
   `{"behaviors": []}`, which scores as predicting no behavior.
-- preference: the reply with the higher VADER compound score (equal scores: tie).
-- response and judging: not answered (a non-retryable error, recorded as a failure).
+- preference, and pairwise judging: the reply with the higher VADER compound score (equal
+  scores: tie).
+- response and rubric judging: not answered (a non-retryable error, recorded as a failure).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from typing import Any
 from attunebench.models.base import GenerateParams
 from attunebench.models.baselines.base import (
     NEUTRAL_NAMES,
+    PAIR_KINDS,
     Baseline,
     behavior_answer,
     candidate_pair,
-    choice_answer,
     emotion_answer,
     first_present,
+    pick_answer,
     require_labels,
 )
 from attunebench.models.hints import TaskHint
@@ -122,9 +124,10 @@ class LexiconBaseline(Baseline):
             return self._emotion(hint.text, require_labels(hint, self.spec))
         if hint.kind == "behavior":
             return behavior_answer([])
-        if hint.kind == "preference":
+        if hint.kind in PAIR_KINDS:
             a, b = (compound(text) for text in candidate_pair(hint, self.spec))
-            return choice_answer("tie" if a == b else "A" if a > b else "B")
+            choice = "tie" if a == b else "A" if a > b else "B"
+            return pick_answer(hint, choice, "baseline/lexicon: the more positive reply (VADER)")
         raise self.unsupported(hint)
 
     def _emotion(self, text: str, labels: tuple[str, ...]) -> str:

@@ -9,8 +9,8 @@ always gives the answer most frequent there:
   most frequent label (a multi-label majority).
 - preference: the position of a reply says nothing (tasks shuffle A and B), so the majority is
   taken over length: whether participants more often chose the longer or the shorter reply;
-  it then picks that one (equal lengths: tie).
-- response and judging: not answered (a non-retryable error, recorded as a failure).
+  it then picks that one (equal lengths: tie). As a pairwise judge it picks the same way.
+- response and rubric judging: not answered (a non-retryable error, recorded as a failure).
 
 `baseline/longer` always prefers the longer reply, the length bias known from LLM judges; it
 answers preference and pairwise-judge items, so a judge audit can compare a judge with it.
@@ -27,13 +27,13 @@ from pydantic import BaseModel, ConfigDict
 
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import (
+    PAIR_KINDS,
     Baseline,
     behavior_answer,
     candidate_pair,
-    choice_answer,
     emotion_answer,
     map_label,
-    pairwise_answer,
+    pick_answer,
     require_labels,
 )
 from attunebench.models.baselines.train import TrainSet, load_train_set
@@ -62,9 +62,10 @@ class MajorityBaseline(Baseline):
         self._answers: dict[tuple[str, tuple[str, ...]], str] = {}
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
-        if hint.kind == "preference":
+        if hint.kind in PAIR_KINDS:
             a, b = candidate_pair(hint, self.spec)
-            return choice_answer(longer_of(a, b, prefer_longer=self.longer_wins()))
+            choice = longer_of(a, b, prefer_longer=self.longer_wins())
+            return pick_answer(hint, choice, "baseline/majority: the length chosen more in train")
         if hint.kind not in ("emotion", "behavior"):
             raise self.unsupported(hint)
         labels = require_labels(hint, self.spec)
@@ -135,9 +136,7 @@ class LongerBaseline(Baseline):
     """Prefers the longer reply, always."""
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
-        if hint.kind == "preference":
-            return choice_answer(longer_of(*candidate_pair(hint, self.spec)))
-        if hint.kind == "judge_pairwise":
-            winner = longer_of(*candidate_pair(hint, self.spec))
-            return pairwise_answer(winner, "baseline/longer: the longer reply wins")
+        if hint.kind in PAIR_KINDS:
+            choice = longer_of(*candidate_pair(hint, self.spec))
+            return pick_answer(hint, choice, "baseline/longer: the longer reply wins")
         raise self.unsupported(hint)
