@@ -16,7 +16,7 @@ def shared_data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The shared corpora folder; skips (or, under CI's ATTUNEBENCH_REQUIRE_SHARED_DATA=1, fails)."""
+    """The shared corpora folder; skips when absent, fails if ATTUNEBENCH_REQUIRE_SHARED_DATA=1."""
     path = shared_data_dir()
     if not path.is_dir():
         message = f"shared corpora not found at {path} (set ATTUNEBENCH_DATA_DIR)"

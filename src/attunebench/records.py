@@ -6,13 +6,13 @@ read them). Everything is versioned and strict. See DESIGN.md, "The run director
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RECORD_FORMAT = "attunebench-record/v1"
-RUN_FORMAT = "attunebench-run/v1"
-LEDGER_FORMAT = "attunebench-ledger/v1"
+RECORD_FORMAT: Final = "attunebench-record/v1"
+RUN_FORMAT: Final = "attunebench-run/v1"
+LEDGER_FORMAT: Final = "attunebench-ledger/v1"
 
 Status = Literal["ok", "invalid", "failed"]
 # ok: parsed and scored. invalid: the model answered but the answer could not be parsed (raw

@@ -10,7 +10,7 @@ from attunebench.cli import run as run_command
 
 app = typer.Typer(
     name="attunebench",
-    help="Emotional-intelligence benchmark for language models on real, first-person annotated conversations.",
+    help="Emotional intelligence of language models, measured on real annotated conversations.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )

@@ -20,7 +20,8 @@ class UnknownTaxonomyError(LookupError):
 
 def shipped_taxonomy_ids() -> list[str]:
     folder = resources.files("attunebench.data") / "taxonomies"
-    return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
+    names = (p.name for p in folder.iterdir())
+    return sorted(name.removesuffix(".json") for name in names if name.endswith(".json"))
 
 
 @cache
@@ -38,7 +39,9 @@ def taxonomy_of(conversation: Conversation) -> Taxonomy:
     return load_taxonomy(conversation.taxonomy)
 
 
-def normalise_label(raw: str, labels: tuple[object, ...] | Taxonomy, kind: str = "emotions") -> str | None:
+def normalise_label(
+    raw: str, labels: tuple[object, ...] | Taxonomy, kind: str = "emotions"
+) -> str | None:
     """Map a label as a model or a corpus writes it onto the taxonomy's name, or None.
 
     Case, surrounding space and listed synonyms are forgiven; nothing else is guessed.

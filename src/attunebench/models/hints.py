@@ -3,14 +3,15 @@
 LLM providers ignore the hint. Baselines and the mock answer from it, and must answer in the
 same JSON a task asks an LLM for, so the task's one strict parser reads every provider:
 
-| kind              | fields used                         | answer (JSON text)                               |
-|-------------------|-------------------------------------|--------------------------------------------------|
-| `emotion`         | `text` (user message), `labels`     | {"primary": L, "emotions": [L...], "intensity": n, "valence": x, "arousal": x} |
-| `behavior`        | `text` (the reply), `labels`        | {"behaviors": [L...]}                            |
-| `preference`      | `candidates` {"A": ..., "B": ...}   | {"choice": "A" | "B" | "tie"}                    |
-| `response`        | `text` (user message)               | the reply itself, plain text                     |
-| `judge_pairwise`  | `text`, `candidates`, `reference`   | {"winner": "A" | "B" | "tie", "reason": str}    |
-| `judge_rubric`    | `text`, `candidates` {"A": reply}, `reference` | {"score": 1-10, "reason": str}        |
+- `emotion` (uses `text`, the user message, and `labels`):
+  {"primary": L, "emotions": [L, ...], "intensity": n, "valence": x, "arousal": x}
+- `behavior` (uses `text`, the reply, and `labels`): {"behaviors": [L, ...]}
+- `preference` (uses `candidates` {"A": ..., "B": ...}): {"choice": "A" | "B" | "tie"}
+- `response` (uses `text`, the user message): the reply itself, as plain text
+- `judge_pairwise` (uses `text`, `candidates`, `reference`):
+  {"winner": "A" | "B" | "tie", "reason": str}
+- `judge_rubric` (uses `text`, `candidates` {"A": reply}, `reference`):
+  {"score": 1-10, "reason": str}
 
 `history` holds the conversation before the item as (role, text) pairs, for baselines that use
 context. `reference` carries what the participant wanted (their chosen reply, free text).
