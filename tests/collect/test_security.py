@@ -85,7 +85,9 @@ def test_posts_without_csrf_are_refused(client: TestClient, database_url: str) -
     walker = Walker(client, token)
     for action in ("consent", "traits", "message", "generate", "judge", "end", "survey"):
         for csrf in (None, "0" * 64):
-            data = {"step": walker.step(), "agree": "yes"} | ({} if csrf is None else {"csrf": csrf})
+            data = {"step": walker.step(), "agree": "yes"}
+            if csrf is not None:
+                data["csrf"] = csrf
             assert client.post(f"/p/{token}/{action}", data=data).status_code == 403
     assert walker.step() == "consent:0"
     other = invite(database_url)[0]  # a token's CSRF value does not work for another token

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from attunebench.collect.settings import DEFAULT_DATABASE_URL
@@ -28,7 +29,7 @@ DbOption = Annotated[
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(1)
 
 
@@ -145,7 +146,7 @@ def export(
         for problem in report.problems:
             err.print(str(problem), highlight=False, markup=False)
         raise _fail(report.summary())
-    console.print(report.summary(), highlight=False)
+    console.print(report.summary(), highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -167,6 +168,7 @@ def status(db: DbOption = DEFAULT_DATABASE_URL) -> None:
         f"{progress.finished}; turns {progress.turns} ({progress.picked_turns} picked), "
         f"{progress.flagged_replies} replies flagged",
         highlight=False,
+        soft_wrap=True,
     )
     table = Table("model", "conversations", "replies shown", "chosen", "ties")
     for spec, counts in progress.per_model.items():
