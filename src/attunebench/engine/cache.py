@@ -53,9 +53,15 @@ def cache_key(
         "params": params.model_dump(mode="json"),
         "prompt": [prompt.id, prompt.version],
         "item": item_key,
-        "hint": None if hint is None else dataclasses.asdict(hint),
+        "hint": None if hint is None else _hint_fields(hint),
     }
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()
+
+
+def _hint_fields(hint: TaskHint) -> dict[str, object]:
+    # Shallow: the fields are strings, tuples and flat dicts, which JSON takes as they are;
+    # dataclasses.asdict would deep-copy them, at half the cost of the whole key.
+    return {f.name: getattr(hint, f.name) for f in dataclasses.fields(hint)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -234,11 +234,12 @@ async def _execute(
                     done.add(record.key)
                 bar.advance()
 
-            # Twice as many conversations in progress as calls allowed in flight, so a slot
-            # freed by one conversation's call finds another conversation's next item waiting.
+            # As many conversations in progress as calls allowed in flight, all servers
+            # together: each keeps its slot busy turn after turn. More would only slow every
+            # conversation down and leave a long tail of half-done ones at the end.
             await run_units(
                 units, engine=engine, judges=[e.name for e in config.judges],
-                workers=2 * sum(endpoints.values()), on_record=on_record,
+                workers=sum(endpoints.values()), on_record=on_record,
             )
     finally:
         writer.close()

@@ -1,0 +1,235 @@
+"""Engine throughput against a local OpenAI-compatible stub with a fixed latency.
+
+Drives CALLS chat completions through the whole engine (`attunebench.engine.run`: dataset
+validation, scheduling, cache, retries, ledger, records.jsonl) at CONCURRENCY, and through a
+bare aiohttp loop in the same run, first with LATENCY ms per call and then with none (whose
+difference per call is the engine's own overhead). Then re-runs the first plan from a full
+cache. The stub runs in its own process so it never shares the client's event loop.
+
+    .venv/bin/python benchmarks/engine_throughput.py [--calls N] [--concurrency N] [--latency-ms N]
+
+Targets: `ratio_to_ideal` >= 0.9 (ideal = concurrency / latency), `overhead_ms_per_call` < 1.
+The last line printed is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import ClientSession, TCPConnector, web
+
+from attunebench.data.jsonl import write_conversations
+from attunebench.data.schema import Conversation, Source, Turn
+from attunebench.data.taxonomy import taxonomy_of
+from attunebench.engine import RunConfig, RunResult, run
+from attunebench.models.base import Message
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.records import ItemRecord, PromptInfo
+from attunebench.tasks.base import Caller, Item
+
+TURNS = 10  # turns per conversation: calls / TURNS conversations
+REPLY = json.dumps({
+    "id": "stub", "model": "stub", "object": "chat.completion",
+    "choices": [{"index": 0, "finish_reason": "stop",
+                 "message": {"role": "assistant", "content": '{"choice": "A"}'}}],
+    "usage": {"prompt_tokens": 42, "completion_tokens": 5, "total_tokens": 47},
+}).encode()
+PROMPT = PromptInfo(id="throughput", version="1")
+
+
+# -- the stub server (child process) ---------------------------------------------------------
+
+def serve(port: int) -> None:
+    """/{latency_ms}/v1/chat/completions answers after that many milliseconds."""
+
+    async def chat(request: web.Request) -> web.Response:
+        await request.read()
+        delay = int(request.match_info["latency"]) / 1000
+        if delay:
+            await asyncio.sleep(delay)
+        return web.Response(body=REPLY, content_type="application/json")
+
+    async def models(request: web.Request) -> web.Response:
+        return web.json_response({"data": [{"id": "stub"}]})
+
+    app = web.Application()
+    app.router.add_post("/{latency}/v1/chat/completions", chat)
+    app.router.add_get("/{latency}/v1/models", models)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None,
+                handle_signals=True, backlog=1024)
+
+
+@dataclass
+class StubServer:
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> StubServer:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.process = subprocess.Popen([sys.executable, __file__, "--serve", str(self.port)])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url(0)}/models", timeout=1).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the stub server did not start")
+
+    def url(self, latency_ms: int) -> str:
+        return f"http://127.0.0.1:{self.port}/{latency_ms}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=10)
+
+
+# -- the engine path -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ThroughputTask:
+    """One call per turn, answer kept as is: the least a task can do."""
+
+    name: str = "throughput"
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [PROMPT]
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
+        for conversation in conversations:
+            taxonomy = taxonomy_of(conversation)
+            for turn in conversation.turns:
+                yield Item(self.name, conversation, turn.index, "t", taxonomy)
+
+    async def evaluate(
+        self, item: Item, model: str, caller: Caller, judges: list[str]
+    ) -> ItemRecord:
+        turn = item.conversation.turns[item.turn_index]
+        result = await caller.call(model, [Message("user", turn.user)], prompt=PROMPT, item=item)
+        return ItemRecord(
+            task=item.task, model=model, conversation_id=item.conversation.id,
+            turn_index=item.turn_index, item_id=item.item_id,
+            status="ok" if result.ok else "failed", prediction=result.text, error=result.error,
+        )
+
+
+def write_data(path: Path, calls: int) -> Path:
+    source = Source(kind="simulated", name="throughput")
+    write_conversations(path, (
+        Conversation(
+            id=f"c{c}", source=source, taxonomy="attunebench-default",
+            turns=tuple(Turn(index=t, user=f"conversation {c}, message {t}") for t in range(TURNS)),
+        )
+        for c in range(calls // TURNS)
+    ))
+    return path
+
+
+async def engine_run(
+    data: Path, out: Path, cache: Path, url: str, concurrency: int
+) -> tuple[float, RunResult]:
+    model = ModelEntry(name="stub", spec="openai/stub", base_url=url, concurrency=concurrency)
+    config = RunConfig(data=data, out=out, models=(model,), cache_path=cache, progress=False)
+    started = time.perf_counter()
+    result = await run(config, tasks=[ThroughputTask()])
+    return time.perf_counter() - started, result
+
+
+# -- the bare loop ---------------------------------------------------------------------------
+
+async def bare_loop(url: str, calls: int, concurrency: int) -> float:
+    """The same requests with nothing but aiohttp and a semaphore."""
+    slots = asyncio.Semaphore(concurrency)
+    headers = {"Content-Type": "application/json"}
+    async with ClientSession(connector=TCPConnector(limit=0)) as session:
+
+        async def one(number: int) -> None:
+            body = json.dumps({"model": "stub", "max_tokens": 512, "temperature": 0.0,
+                               "messages": [{"role": "user", "content": f"message {number}"}]})
+            async with slots, session.post(f"{url}/chat/completions", data=body.encode(),
+                                           headers=headers) as response:
+                json.loads(await response.read())
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(n) for n in range(calls)))
+        return time.perf_counter() - started
+
+
+# -- main ------------------------------------------------------------------------------------
+
+async def measure(calls: int, concurrency: int, latency_ms: int) -> dict[str, Any]:
+    calls -= calls % TURNS
+    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        data = write_data(root / "data.jsonl", calls)
+        engine_s, first = await engine_run(data, root / "run", root / "cache.sqlite",
+                                           stub.url(latency_ms), concurrency)
+        assert first.complete and first.totals.calls == calls, first
+        bare_s = await bare_loop(stub.url(latency_ms), calls, concurrency)
+        engine0_s, _ = await engine_run(data, root / "run0", root / "cache0.sqlite",
+                                        stub.url(0), concurrency)
+        bare0_s = await bare_loop(stub.url(0), calls, concurrency)
+        cached_s, cached = await engine_run(data, root / "again", root / "cache.sqlite",
+                                            stub.url(latency_ms), concurrency)
+    ideal = concurrency / (latency_ms / 1000)
+    engine_rate, bare_rate = calls / engine_s, calls / bare_s
+    print(f"{calls} calls, concurrency {concurrency}, {latency_ms} ms latency: ideal {ideal:.0f}/s")
+    print(f"  engine      {engine_rate:8.1f} calls/s  ({engine_rate / ideal:.3f} of ideal)")
+    print(f"  bare aiohttp{bare_rate:8.1f} calls/s  ({bare_rate / ideal:.3f} of ideal)")
+    print(f"0 ms latency: engine {calls / engine0_s:.1f}/s, bare {calls / bare0_s:.1f}/s, "
+          f"engine overhead {(engine0_s - bare0_s) / calls * 1000:.3f} ms/call")
+    print(f"cached re-run: {cached.totals.calls} calls, {cached.totals.cache_hits} hits, "
+          f"{cached_s:.2f} s")
+    return {
+        "client": "aiohttp",
+        "calls": calls,
+        "concurrency": concurrency,
+        "latency_ms": latency_ms,
+        "calls_per_s": round(engine_rate, 1),
+        "ideal_calls_per_s": round(ideal, 1),
+        "ratio_to_ideal": round(engine_rate / ideal, 3),
+        "bare_calls_per_s": round(bare_rate, 1),
+        "bare_ratio_to_ideal": round(bare_rate / ideal, 3),
+        "zero_latency_calls_per_s": round(calls / engine0_s, 1),
+        "zero_latency_bare_calls_per_s": round(calls / bare0_s, 1),
+        "overhead_ms_per_call": round((engine0_s - bare0_s) / calls * 1000, 3),
+        "cached_rerun_calls": cached.totals.calls,
+        "cached_rerun_s": round(cached_s, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency-ms", type=int, default=50)
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
+    figures = asyncio.run(measure(args.calls, args.concurrency, args.latency_ms))
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
