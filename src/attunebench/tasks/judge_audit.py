@@ -79,9 +79,7 @@ class JudgeAuditTask:
     async def evaluate(
         self, item: Item, model: str, caller: Caller, judges: list[str]
     ) -> ItemRecord:
-        pair = next((x for x in self.pairs(item.conversation) if x.item_id == item.item_id), None)
-        if pair is None:
-            raise KeyError(f"{item.key}: no such reply pair in the conversation")
+        pair = p.find_pair(self.pairs(item.conversation), item.turn_index, item.item_id)
         turn = h.turn_at(item.conversation, pair.turn_index)
         profile = profile_of(turn) if self.participant_context else Profile()
         context = JudgeContext.at(item, pair.turn_index, profile)

@@ -112,13 +112,12 @@ def preference_pairs(
     return pairs
 
 
-def find_pair(
-    conversation: Conversation, item_id: str, *, derive: bool = True, cap: int = DEFAULT_DERIVED_CAP
-) -> Pair:
-    for pair in preference_pairs(conversation, derive=derive, cap=cap):
-        if pair.item_id == item_id:
+def find_pair(pairs: list[Pair], turn_index: int, item_id: str) -> Pair:
+    """The pair an item addresses (item ids repeat across turns: "a~b" at every turn)."""
+    for pair in pairs:
+        if (pair.turn_index, pair.item_id) == (turn_index, item_id):
             return pair
-    raise KeyError(f"conversation {conversation.id!r} has no reply pair {item_id!r}")
+    raise KeyError(f"no reply pair {item_id!r} at turn {turn_index}")
 
 
 def reference_replies(turn: Turn) -> tuple[Response, Response] | None:

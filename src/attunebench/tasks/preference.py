@@ -146,10 +146,7 @@ class PreferenceTask:
     async def evaluate(
         self, item: Item, model: str, caller: Caller, judges: list[str]
     ) -> ItemRecord:
-        pair = p.find_pair(
-            item.conversation, item.item_id,
-            derive=self.derive_from_ratings, cap=self.max_derived_pairs,
-        )  # fmt: skip
+        pair = p.find_pair(self.pairs(item.conversation), item.turn_index, item.item_id)
         results = dict(zip(ORDERS, await asyncio.gather(
             *(ask(item, pair, order, model, caller) for order in ORDERS)
         ), strict=True))  # fmt: skip

@@ -1,0 +1,107 @@
+"""History is the conversation as it happened; informed prompts add only the self-reports."""
+
+from __future__ import annotations
+
+from task_harness import ScriptedCaller, conversation, two_reply_turn
+
+from attunebench.data.schema import Conversation, State
+from attunebench.models.base import Message
+from attunebench.models.hints import TaskHint
+from attunebench.tasks import TASKS
+from attunebench.tasks.history import (
+    describe_state,
+    history_before,
+    history_through,
+    self_reports_before,
+)
+from attunebench.tasks.prompting import chat_messages, self_reports_block
+
+MODEL_SAYS = "MODEL-OUTPUT-MARKER: this is the evaluated model's own reply."
+
+
+def three_turns() -> Conversation:
+    return conversation([
+        two_reply_turn(0, "First message.", texts=("Kept reply zero.", "Dropped reply zero."),
+                       state=State(primary="anxiety", intensity=4), continued="a"),
+        two_reply_turn(1, "Second message.", texts=("Dropped reply one.", "Kept reply one."),
+                       state=State(primary="sadness"), continued="b"),
+        two_reply_turn(2, "Third message.", state=State(primary="hope", valence=0.4)),
+    ], opening="Hi, what's on your mind?")  # fmt: skip
+
+
+def test_history_holds_what_was_said_and_the_replies_the_conversation_went_on_with() -> None:
+    said = [(u.speaker, u.text) for u in history_before(three_turns(), 2)]
+    assert said == [
+        ("assistant", "Hi, what's on your mind?"),
+        ("user", "First message."),
+        ("assistant", "Kept reply zero."),
+        ("user", "Second message."),
+        ("assistant", "Kept reply one."),
+    ]
+    assert history_through(three_turns(), 2)[-1].text == "Third message."
+
+
+def test_self_reports_are_only_those_of_earlier_turns() -> None:
+    reports = self_reports_before(three_turns(), 2)
+    assert [(r.turn_index, r.state.primary) for r in reports] == [(0, "anxiety"), (1, "sadness")]
+
+
+def test_chat_messages_alternate_and_fold_the_opening_into_the_system_message() -> None:
+    messages = chat_messages("Be kind.", history_through(three_turns(), 2))
+    assert messages[0].role == "system" and "Hi, what's on your mind?" in messages[0].content
+    roles = [m.role for m in messages[1:]]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]
+    no_continuation = conversation([
+        two_reply_turn(0, "One.", continued=None), two_reply_turn(1, "Two."),
+    ])  # fmt: skip
+    joined = chat_messages("Be kind.", history_through(no_continuation, 1))
+    assert [m.role for m in joined] == ["system", "user"]
+    assert joined[1].content == "One.\n\nTwo."
+
+
+async def test_no_prompt_ever_holds_the_evaluated_models_outputs(
+    sample: list[Conversation],
+) -> None:
+    """Every task, every turn: the model's own answers never come back to it as history."""
+
+    def answer(messages: list[Message], hint: TaskHint | None) -> str:
+        return MODEL_SAYS if hint is not None and hint.kind == "response" else '{"winner": "A"}'
+
+    caller = ScriptedCaller.scripted(**{"mock/subject": answer, "mock/judge": answer})
+    data = sample[:3]
+    for name in ("emotion", "behavior", "preference", "response"):
+        task = TASKS.get(name)(context="both")
+        for item in task.items(data):
+            await task.evaluate(item, "mock/subject", caller, ["mock/judge"])
+    subject_prompts = [m.content for c in caller.of("mock/subject") for m in c.messages]
+    assert subject_prompts and not any(MODEL_SAYS in text for text in subject_prompts)
+    hints = [c.hint for c in caller.calls if c.hint is not None]
+    assert not any(MODEL_SAYS in text for h in hints for _, text in h.history)
+
+
+
+
+async def test_informed_and_blind_prompts_differ_only_by_the_self_reports(
+    sample: list[Conversation],
+) -> None:
+    checked = 0
+    for name in ("emotion", "behavior", "preference"):
+        task = TASKS.get(name)(context="both")
+        items = {(i.conversation.id, i.turn_index, i.item_id, i.variant): i
+                 for i in task.items(sample[:2])}  # fmt: skip
+        for (cid, turn, item_id, variant), item in items.items():
+            if variant != "informed":
+                continue
+            prompts = {}
+            for mode in ("blind", "informed"):
+                caller = ScriptedCaller.scripted(**{"mock/s": lambda m, h: "{}"})
+                await task.evaluate(items[cid, turn, item_id, mode], "mock/s", caller, [])
+                prompts[mode] = caller.calls[0].messages[-1].content
+            conv = item.conversation
+            block = self_reports_block("informed", self_reports_before(conv, turn))
+            assert block and block in prompts["informed"]
+            assert prompts["informed"].replace(block, "") == prompts["blind"], (name, turn)
+            for report in self_reports_before(conv, turn):
+                assert describe_state(report.state) in block
+            checked += 1
+    assert checked > 10
