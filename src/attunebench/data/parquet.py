@@ -114,8 +114,11 @@ def _parquet_records(path: str | Path) -> Iterator[str | None]:
         raise _failure(
             str(path), f"no {RECORD_COLUMN!r} column: not an attunebench/v1 Parquet file"
         )
-    for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=[RECORD_COLUMN]):
-        yield from batch.column(0).to_pylist()
+    try:
+        for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=[RECORD_COLUMN]):
+            yield from batch.column(0).to_pylist()
+    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:  # found only when read
+        raise _failure(str(path), f"cannot read as Parquet: {exc}") from exc
 
 
 def _validate_records(
