@@ -91,5 +91,12 @@ class GoEmotionsImporter:
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         labels = _labels(source)
         for split in splits_for(self.split, tuple(FILES)):
+            first_line: dict[str, int | None] = {}  # ids come from the file: two would clash
             for location, fields in csv_records(source / FILES[split], delimiter="\t"):
-                yield _conversation(split, location, fields, labels, tally)
+                made = _conversation(split, location, fields, labels, tally)
+                first = first_line.setdefault(made.id, location.line)
+                if first != location.line:
+                    raise ImportFormatError(
+                        location, "comment_id", f"{fields[2]!r} repeats the comment on line {first}"
+                    )
+                yield made
