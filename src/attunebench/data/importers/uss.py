@@ -117,7 +117,7 @@ def _sessions(path: Path, tally: Tally) -> Iterator[list[Line]]:
         yield session
 
 
-def _conversation(conversation_id: str, lines: list[Line], tally: Tally) -> Conversation:
+def _conversation(conversation_id: str, lines: list[Line], tally: Tally) -> Conversation | None:
     tally["sessions"] += 1
     overall = [line for line in lines if line.role == "USER" and line.text == "OVERALL"]
     messages = [line for line in lines if not (line.role == "USER" and line.text == "OVERALL")]
@@ -127,6 +127,9 @@ def _conversation(conversation_id: str, lines: list[Line], tally: Tally) -> Conv
         for line in messages
     ]
     dialogue = build_dialogue(utterances, reply_id="system", tally=tally)
+    if not dialogue.turns:  # only SYSTEM lines (and OVERALL): no user message to make a turn of
+        tally["dropped:sessions without a user message"] += 1
+        return None
     return conversation(
         lines[0].location,
         id=conversation_id,
@@ -149,4 +152,6 @@ class USSImporter:
         for part in parts:
             path = require_file(source / PARTS[part])
             for number, lines in enumerate(_sessions(path, tally)):
-                yield _conversation(f"uss-{part}-{number:04d}", lines, tally)
+                made = _conversation(f"uss-{part}-{number:04d}", lines, tally)
+                if made is not None:
+                    yield made
