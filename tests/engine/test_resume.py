@@ -32,8 +32,10 @@ async def test_a_cancelled_run_resumes_without_repeating_a_call(
     first = MockProvider(latency_s=0.005, call_log=log)
     judge = MockProvider("judge", latency_s=0.02)
     running = asyncio.create_task(run_echo({"m": first}, judges={"j": judge}, concurrency=2))
-    while lines(tmp_path / "run" / "records.jsonl") < 4:
-        await asyncio.sleep(0.005)
+    records = tmp_path / "run" / "records.jsonl"
+    # Stop while an item is half done: its model call answered, its judge call in flight.
+    while lines(records) < 4 or lines(log) <= lines(records):
+        await asyncio.sleep(0.002)
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running

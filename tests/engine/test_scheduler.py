@@ -17,9 +17,9 @@ from attunebench.tasks.base import Item
 def test_units_group_by_conversation_and_model_in_turn_order(tmp_path: Path) -> None:
     conversations = read_conversations(write_dataset(tmp_path / "d.jsonl", 3, 3))
     task = EchoTask()
-    pairs = [(task, item) for item in task.items(conversations)][::-1]  # shuffled order in
-    done = {record_key(pairs[0][1], "a")}  # c2 turn 2 for model a is already recorded
-    units = plan_units(pairs, ["a", "b"], done)
+    planned = [(task, item, ["a", "b"]) for item in task.items(conversations)][::-1]
+    done = {record_key(planned[0][1], "a")}  # c2 turn 2 for model a is already recorded
+    units = plan_units(planned, done)
     assert [(u.conversation_id, u.model) for u in units] == [
         ("c2", "a"), ("c2", "b"), ("c1", "a"), ("c1", "b"), ("c0", "a"), ("c0", "b"),
     ]

@@ -21,12 +21,14 @@ from attunebench.models.modelsfile import (
 )
 from attunebench.models.registry import ProviderConfigError
 from attunebench.registry import RegistryError
-from attunebench.tasks.base import TASKS
+from attunebench.tasks.base import TASKS, PlanError
 
 err = Console(stderr=True)
 CONTEXTS = ("blind", "informed", "both")
 # Mistakes in what was asked for: each message names the file, field or server at fault.
-CLEAR_ERRORS = (DatasetError, ModelsFileError, ProviderConfigError, RegistryError, RunDirError)
+CLEAR_ERRORS = (
+    DatasetError, ModelsFileError, PlanError, ProviderConfigError, RegistryError, RunDirError
+)
 
 
 def _context_options(names: list[str], context: str | None) -> dict[str, dict[str, Any]]:

@@ -46,7 +46,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
 from attunebench.records import ItemRecord, ModelInfo, RunInfo
 from attunebench.registry import RegistryError
-from attunebench.tasks.base import TASKS, CallRole, Item, Task
+from attunebench.tasks.base import TASKS, CallRole, Task, evaluated_models
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with.
 PLAN_FIELDS = ("dataset_sha256", "tasks", "task_options", "models", "judges", "prompts", "seed",
@@ -186,9 +186,10 @@ async def run(
     conversations = load_validated(config.data)[: config.limit]
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
-    items: list[tuple[Task, Item]] = [(t, i) for t in tasks for i in t.items(conversations)]
-    names = [entry.name for entry in config.models]
-    planned: set[RecordKey] = {record_key(i, m) for _, i in items for m in names}
+    subjects, judges = [e.name for e in config.models], [e.name for e in config.judges]
+    evaluated = {task.name: evaluated_models(task, subjects, judges) for task in tasks}
+    work = [(t, i, evaluated[t.name]) for t in tasks for i in t.items(conversations)]
+    planned: set[RecordKey] = {record_key(i, m) for _, i, models in work for m in models}
     info = _run_info(config, conversations, tasks, len(planned))
     bound = await bind_models(
         config.models + config.judges, concurrency=config.concurrency,
@@ -204,7 +205,7 @@ async def run(
             ledger=LedgerBook(read_ledger(config.out)), policy=policy, sleep=sleep,
             rng=random.Random(config.seed),
         )
-        failed = await _execute(config, engine, plan_units(items, names, done), planned, done, info)
+        failed = await _execute(config, engine, plan_units(work, done), planned, done, info)
     finally:
         await close_models(bound)
     return RunResult(config.out, len(planned), len(done), failed, engine.ledger.session())
@@ -221,7 +222,6 @@ async def _execute(
     """
     writer = RecordWriter(config.out / RECORDS_FILE)
     failed = 0
-    endpoints = {b.endpoint.name: b.endpoint.concurrency for b in engine.models.values()}
     try:
         with RunProgress(len(planned), len(done), engine.ledger, enabled=config.progress) as bar:
 
@@ -234,12 +234,9 @@ async def _execute(
                     done.add(record.key)
                 bar.advance()
 
-            # As many conversations in progress as calls allowed in flight, all servers
-            # together: each keeps its slot busy turn after turn. More would only slow every
-            # conversation down and leave a long tail of half-done ones at the end.
             await run_units(
                 units, engine=engine, judges=[e.name for e in config.judges],
-                workers=sum(endpoints.values()), on_record=on_record,
+                on_record=on_record,
             )
     finally:
         writer.close()

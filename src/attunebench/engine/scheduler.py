@@ -3,14 +3,14 @@
 Within a unit, items run one after another, turn by turn (every task's items for turn 0, then
 turn 1, ...), so prompts that share the conversation so far reach the server back to back and
 a prefix cache (vLLM, SGLang, llama.cpp) serves them. Many units run at once, bounded by the
-number of workers; the endpoints' own limits bound the calls.
+workers each endpoint has; the endpoints' own limits bound the calls.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from attunebench.engine.caller import Engine, ItemCaller
@@ -33,24 +33,26 @@ class Unit:
 
 
 def plan_units(
-    planned: Iterable[tuple[Task, Item]], models: list[str], done: set[RecordKey]
+    planned: Iterable[tuple[Task, Item, Sequence[str]]], done: set[RecordKey]
 ) -> list[Unit]:
-    """Group (task, item) pairs by conversation and model, in turn order, minus what is done.
+    """Group (task, item, models) by conversation and model, in turn order, minus what is done.
 
-    Conversations keep their order in the dataset; within one, turn order comes first and the
-    order of tasks and items second (a stable sort).
+    Conversations keep their order in the dataset, models the order they are first named;
+    within a unit, turn order comes first and the order of tasks and items second.
     """
-    by_conversation: dict[str, list[tuple[Task, Item]]] = {}
-    for task, item in planned:
-        by_conversation.setdefault(item.conversation.id, []).append((task, item))
-    units = []
-    for conversation_id, work in by_conversation.items():
-        ordered = sorted(work, key=lambda pair: pair[1].turn_index)
+    grouped: dict[str, dict[str, list[tuple[Task, Item]]]] = {}
+    for task, item, models in planned:
+        by_model = grouped.setdefault(item.conversation.id, {})
         for model in models:
-            todo = tuple(p for p in ordered if record_key(p[1], model) not in done)
-            if todo:
-                units.append(Unit(conversation_id, model, todo))
-    return units
+            todo = by_model.setdefault(model, [])  # made even when done: keeps the order
+            if record_key(item, model) not in done:
+                todo.append((task, item))
+    return [
+        Unit(conversation_id, model, tuple(sorted(work, key=lambda pair: pair[1].turn_index)))
+        for conversation_id, by_model in grouped.items()
+        for model, work in by_model.items()
+        if work
+    ]
 
 
 def finish_record(record: ItemRecord, item: Item, model: str, caller: ItemCaller) -> ItemRecord:
@@ -71,13 +73,23 @@ async def run_units(
     *,
     engine: Engine,
     judges: list[str],
-    workers: int,
     on_record: Callable[[ItemRecord], None],
 ) -> None:
-    """Evaluate every unit with at most `workers` units in progress; report each record."""
-    queue = deque(units)
+    """Evaluate every unit; report each record as it is made.
 
-    async def worker() -> None:
+    Each endpoint gets its own queue of the units whose model it serves, and as many workers
+    as it allows calls in flight: a unit keeps its slot busy turn after turn, a full server
+    never holds up another's work, and no conversation is left half done at the end waiting
+    for a slot.
+    """
+    queues: dict[str, deque[Unit]] = {}
+    sizes: dict[str, int] = {}
+    for unit in units:
+        endpoint = engine.models[unit.model].endpoint
+        queues.setdefault(endpoint.name, deque()).append(unit)
+        sizes[endpoint.name] = endpoint.concurrency
+
+    async def worker(queue: deque[Unit]) -> None:
         while queue:
             unit = queue.popleft()
             for task, item in unit.work:
@@ -86,5 +98,6 @@ async def run_units(
                 on_record(finish_record(record, item, unit.model, caller))
 
     async with asyncio.TaskGroup() as group:
-        for _ in range(max(1, min(workers, len(units)))):
-            group.create_task(worker())
+        for name, queue in queues.items():
+            for _ in range(min(sizes[name], len(queue))):
+                group.create_task(worker(queue))
