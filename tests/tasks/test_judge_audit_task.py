@@ -57,7 +57,7 @@ async def test_records_score_a_consistent_agreeing_judge_and_carry_lengths() -> 
                for i in task.items(data())]  # fmt: skip
     first, second, third = records
     # turn 0: the participant chose the short reply; the judge always the long one
-    assert first.prediction == {"ab": "B", "ba": "A", "ab_pick": "b", "ba_pick": "b"}
+    assert first.prediction == {"ab": "b", "ba": "b", "ab_letter": "B", "ba_letter": "A"}
     assert (first.score, first.scores) == (0.0, {"agree_ab": 0.0, "agree_ba": 0.0,
                                                  "consistent": 1.0})  # fmt: skip
     assert first.meta == {"derived": False, "across_turns": False, "first": "a", "second": "b",

@@ -62,7 +62,7 @@ async def test_a_consistent_correct_answer_scores_one() -> None:
     first = by_turn[0, "a~b"]
     assert first.status == "ok" and first.score == 1.0
     assert first.scores == {"correct_ab": 1.0, "correct_ba": 1.0, "consistent": 1.0}
-    assert first.prediction == {"ab": "A", "ba": "B", "ab_pick": "a", "ba_pick": "a"}
+    assert first.prediction == {"ab": "a", "ba": "a", "ab_letter": "A", "ba_letter": "B"}
     assert first.gold == {"chosen": "a", "tie": False}
     assert by_turn[1, "a~b"].score == 1.0
     assert by_turn[3, "b~c"].score == 1.0

@@ -2,7 +2,8 @@
 
 Pure functions over the records of one judge (or one model) on pairs asked in both orders:
 `judge_audit` records, and `preference` records too, which have the same shape. Each reads
-`prediction` ("ab_pick", "ba_pick": a candidate key or "tie"), `gold` ("chosen", "tie") and
+`prediction` ("ab", "ba": the candidate key each order named, or "tie"), `gold` ("chosen",
+"tie") and
 `meta` ("first", "second", "len_a", "len_b"). A *verdict* is one order's parsed answer; a
 record whose other order did not parse still contributes its parsed one. Every function
 returns None, never NaN, when its quantity is undefined. Intervals come from the analysis
@@ -34,7 +35,7 @@ def gold_key(item: ItemRecord) -> str:
 def picks(item: ItemRecord) -> dict[str, str]:
     """The candidate each parsed order picked ("tie" for a tie), by order."""
     prediction: dict[str, Any] = item.prediction or {}
-    return {o: str(prediction[f"{o}_pick"]) for o in ORDERS if f"{o}_pick" in prediction}
+    return {o: str(prediction[o]) for o in ORDERS if prediction.get(o) is not None}
 
 
 def verdicts(records: Sequence[ItemRecord]) -> list[tuple[str, str, ItemRecord]]:

@@ -12,7 +12,8 @@ goes to the judge's pairwise prompt in both orders. The judge is told what the p
 told us about the turn (state, wanted, wanted behaviors; `participant_context=False` drops it)
 but never their pick, nor the two replies as references, since those are the candidates.
 
-Per item: `prediction` has each order's winner and the reply it names ("ab_pick", "ba_pick"),
+Per item: `prediction` has the reply each order's verdict named ("ab", "ba": its key, or
+"tie") and the letter the judge wrote ("ab_letter", "ba_letter"),
 `gold` the participant's pick, `meta` the lengths (`len_a`, `len_b`: the first and second reply
 in the data; `longer`: "A", "B" or "equal") and `derived`. `score` is 1.0 when the judge is
 consistent across orders and agrees with the participant, else 0.0; `scores` has agree_ab,
@@ -101,7 +102,7 @@ class JudgeAuditTask:
             o: c.parsed.winner for o, c in calls.items() if isinstance(c.parsed, PairwiseVerdict)
         }
         picks = {o: pick_of(w, shown[o][0].key, shown[o][1].key) for o, w in winners.items()}
-        prediction = {**winners, **{f"{o}_pick": pick for o, pick in picks.items()}}
+        prediction = {**picks, **{f"{o}_letter": letter for o, letter in winners.items()}}
         if len(picks) < len(ORDERS):
             agree = {
                 f"agree_{o}": float(picks[o] == pair.gold) if o in picks else None for o in ORDERS

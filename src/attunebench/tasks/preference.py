@@ -8,12 +8,14 @@ Items: the pairs of `tasks.pairs`: recorded picks and ties, and where a corpus h
 instead, pairs derived from them (`meta.derived`, `meta.across_turns`; see that module).
 Every pair is asked in both orders, A/B (the first reply in the data as A) and B/A.
 
-Per item: `scores.correct_ab` and `scores.correct_ba` say whether each order named the gold
-(a gold tie is matched only by "tie"); `scores.consistent` whether both orders named the same
-reply; `score` is their mean correctness: 1.0 only for a consistent, correct answer, 0.5 for
-a position-driven one, 0.0 when neither order is right. An answer that does not parse in
-either order makes the record invalid (score 0.0, `consistent` None: position consistency is
-measured on parsed answers only). A failed call in either order makes it failed.
+Per item: `prediction` has the reply each order named ("ab", "ba": its key, or "tie") and
+the letter the model wrote ("ab_letter", "ba_letter"). `scores.correct_ab` and
+`scores.correct_ba` say whether each order named the gold (a gold tie is matched only by
+"tie"); `scores.consistent` whether both orders named the same reply; `score` is their mean
+correctness: 1.0 only for a consistent, correct answer, 0.5 for a position-driven one, 0.0
+when neither order is right. An answer that does not parse in either order makes the record
+invalid (score 0.0, `consistent` None: position consistency is measured on parsed answers
+only). A failed call in either order makes it failed.
 """
 
 from __future__ import annotations
@@ -158,7 +160,7 @@ class PreferenceTask:
             return record(item, model, "failed", calls, raw_output=raw, error=error, **common)
         choices, problems = parse_orders({o: r.text or "" for o, r in results.items()})
         picks = {o: pick_of(c, *(x.key for x in ordered(pair, o))) for o, c in choices.items()}
-        prediction = {**choices, **{f"{o}_pick": pick for o, pick in picks.items()}}
+        prediction = {**picks, **{f"{o}_letter": letter for o, letter in choices.items()}}
         if problems:
             scores: dict[str, float | None] = {
                 f"correct_{o}": float(picks[o] == pair.gold) if o in picks else None

@@ -154,7 +154,8 @@ class ResponseTask:
         )
         gold = {"chosen": chosen.id, "rejected": rejected.id}
         meta: dict[str, Any] = {
-            "judges": [{"spec": j, "kind": judge_kind(j)} for j in judges],
+            "judges": list(judges),
+            "judge_kinds": {j: judge_kind(j) for j in judges},
             "judge_mode": self.judge_mode,
         }
         common: dict[str, Any] = {"gold": gold, "raw_output": result.text}
