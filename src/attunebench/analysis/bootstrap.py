@@ -1,0 +1,187 @@
+"""Cluster bootstrap: percentile intervals that resample whole conversations (or participants).
+
+Turns of one conversation are not independent, so the resampled unit is the cluster: each
+resample draws as many clusters as there are, with replacement, and every item of a drawn
+cluster comes along (Field & Welsh 2007, "Bootstrapping clustered data", JRSS-B 69(3); the
+percentile interval is Efron & Tibshirani 1993, ch. 13).
+
+Item-mean statistics are fully vectorised. A resample is a row of cluster counts (a multinomial
+draw), so for a (resamples x clusters) count matrix `W` and per-cluster sums `S`, the resampled
+sums of every model and metric at once are the matrix product `W @ S`; a mean is then a ratio
+of two such sums. One `ClusterBootstrap` holds one `W` and is shared by every statistic of a
+report, so all numbers (and anything computed across tasks, such as rank correlations) see the
+same resampled conversations.
+
+A paired comparison of two models (or two context modes) on the same items is the cluster
+bootstrap of the per-item differences.
+
+Corpus-level statistics that are not functions of sums (a Spearman correlation, say) take
+a `(resamples x items)` weight matrix instead; see `item_weights`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attunebench.analysis.frame import BoolArray, FloatArray, IntArray
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_CONFIDENCE = 0.95
+
+
+def resample_counts(n_clusters: int, resamples: int, rng: np.random.Generator) -> IntArray:
+    """(resamples x n_clusters) counts: how often each cluster is drawn in each resample."""
+    if n_clusters < 1:
+        raise ValueError("cannot resample zero clusters")
+    probabilities = np.full(n_clusters, 1.0 / n_clusters)
+    counts: IntArray = rng.multinomial(n_clusters, probabilities, size=resamples)
+    return counts
+
+
+def percentile_interval(
+    samples: FloatArray, confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[FloatArray, FloatArray]:
+    """The percentile interval along axis 0, ignoring undefined (NaN) resamples."""
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    defined = ~np.isnan(samples)
+    low = np.full(samples.shape[1:], np.nan)
+    high = np.full(samples.shape[1:], np.nan)
+    usable = defined.any(axis=0)
+    if usable.any():
+        picked = samples[:, usable]
+        bounds = np.nanpercentile(picked, [tail, 100.0 - tail], axis=0)
+        low[usable], high[usable] = bounds[0], bounds[1]
+    return low, high
+
+
+def cluster_sums(
+    values: FloatArray,
+    clusters: IntArray,
+    n_clusters: int,
+    groups: IntArray | None = None,
+    n_groups: int = 1,
+) -> FloatArray:
+    """Per-group, per-cluster sums of item statistics: (n_groups, n_clusters, k).
+
+    `values` is (items,) or (items, k); `groups` (e.g. the model of each item) splits the sums.
+    """
+    table = values.reshape(len(values), -1)
+    out = np.zeros((n_groups, n_clusters, table.shape[1]))
+    where = np.zeros(len(values), dtype=np.int64) if groups is None else groups
+    np.add.at(out, (where, clusters), table)
+    return out
+
+
+def safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
+@dataclass(frozen=True)
+class ClusterBootstrap:
+    """One set of cluster resamples, shared by every statistic of an analysis.
+
+    `cluster_of` maps each conversation code to its cluster: the conversation itself, or the
+    participant who held it.
+    """
+
+    counts: FloatArray
+    cluster_of: IntArray
+    confidence: float = DEFAULT_CONFIDENCE
+
+    @classmethod
+    def create(
+        cls,
+        cluster_of: IntArray,
+        resamples: int,
+        rng: np.random.Generator,
+        confidence: float = DEFAULT_CONFIDENCE,
+    ) -> ClusterBootstrap:
+        n_clusters = int(cluster_of.max()) + 1 if len(cluster_of) else 0
+        counts = resample_counts(n_clusters, resamples, rng).astype(np.float64)
+        return cls(counts, cluster_of, confidence)
+
+    @property
+    def resamples(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.counts.shape[1])
+
+    def sums(
+        self,
+        values: FloatArray,
+        conversations: IntArray,
+        groups: IntArray | None = None,
+        n_groups: int = 1,
+    ) -> FloatArray:
+        """Per-group, per-cluster sums of item statistics: (n_groups, n_clusters, k)."""
+        clusters = self.cluster_of[conversations]
+        return cluster_sums(values, clusters, self.n_clusters, groups, n_groups)
+
+    def replicate(self, sums: FloatArray) -> FloatArray:
+        """Resampled sums (resamples, groups, k) from per-cluster sums (groups, clusters, k)."""
+        groups, clusters, k = sums.shape
+        flat = sums.transpose(1, 0, 2).reshape(clusters, groups * k)
+        return (self.counts @ flat).reshape(self.resamples, groups, k)
+
+    def means(
+        self,
+        values: FloatArray,
+        conversations: IntArray,
+        groups: IntArray | None = None,
+        n_groups: int = 1,
+    ) -> tuple[FloatArray, FloatArray]:
+        """Item means per group: point (groups,) and resampled (resamples, groups).
+
+        NaN values are left out of both numerator and denominator.
+        """
+        defined = ~np.isnan(values)
+        stats = np.stack([np.where(defined, values, 0.0), defined.astype(np.float64)], axis=1)
+        sums = self.sums(stats, conversations, groups, n_groups)
+        point = sums.sum(axis=1)
+        boot = self.replicate(sums)
+        return safe_ratio(point[:, 0], point[:, 1]), safe_ratio(boot[..., 0], boot[..., 1])
+
+    def interval(self, samples: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return percentile_interval(samples, self.confidence)
+
+    def item_weights(self, conversations: IntArray, resamples: int | None = None) -> FloatArray:
+        """(resamples x items) weights: how often each item is drawn in each resample."""
+        counts = self.counts if resamples is None else self.counts[:resamples]
+        return counts[:, self.cluster_of[conversations]]
+
+
+def bootstrap_p_value(samples: FloatArray) -> FloatArray:
+    """Two-sided p-value for 'the difference is zero' from resampled differences (axis 0).
+
+    Inverts the percentile interval: the smallest alpha whose interval excludes zero
+    (Efron & Tibshirani 1993, sec. 16.4), floored at one resample's resolution.
+    """
+    valid = (~np.isnan(samples)).sum(axis=0)
+    below = np.nanmean(np.where(np.isnan(samples), np.nan, samples <= 0), axis=0)
+    above = np.nanmean(np.where(np.isnan(samples), np.nan, samples >= 0), axis=0)
+    p = np.minimum(1.0, 2.0 * np.minimum(below, above))
+    return np.where(valid > 0, np.maximum(p, 1.0 / np.maximum(valid, 1)), np.nan)
+
+
+def paired_difference(
+    bootstrap: ClusterBootstrap, a: FloatArray, b: FloatArray, conversations: IntArray
+) -> tuple[float, float, float]:
+    """Mean of `a - b` over paired items with its cluster-bootstrap interval.
+
+    `a[i]` and `b[i]` are two scores of the same item (two models, or two context modes), so
+    both are resampled together and the interval reflects the pairing.
+    """
+    point, boot = bootstrap.means(a - b, conversations)
+    low, high = bootstrap.interval(boot)
+    return float(point[0]), float(low[0]), float(high[0])
+
+
+def support(mask: BoolArray, conversations: IntArray) -> tuple[int, int]:
+    """Items and distinct conversations under a mask."""
+    return int(mask.sum()), int(np.unique(conversations[mask]).size)

@@ -1,0 +1,109 @@
+"""Does knowing the participant's earlier self-reports change a model's score?
+
+For every task run in both context modes, each model's `informed` minus `blind` score on the
+items it answered in both modes, with a paired cluster-bootstrap interval (both modes of an
+item are resampled together).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap, paired_difference
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.analysis.schema import Difference
+
+BLIND, INFORMED = "blind", "informed"
+
+
+def paired_items(
+    frame: Frame, task: str, a: tuple[str, str], b: tuple[str, str]
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Scores of the items scored under both (variant, model) conditions `a` and `b`.
+
+    Items match on (conversation, turn, item id); returns a's scores, b's and the conversations.
+    """
+
+    def scored(variant: str, who: str) -> dict[tuple[int, int, str], float]:
+        if who not in frame.models:
+            return {}
+        mask = frame.cell(task, variant) & frame.scored & (frame.model == frame.models.index(who))
+        return {
+            (
+                int(frame.conversation[i]),
+                frame.records[i].turn_index,
+                frame.records[i].item_id,
+            ): float(frame.score[i])
+            for i in np.flatnonzero(mask)
+        }
+
+    left, right = scored(*a), scored(*b)
+    keys = sorted(left.keys() & right.keys())
+    return (
+        np.array([left[k] for k in keys], dtype=np.float64),
+        np.array([right[k] for k in keys], dtype=np.float64),
+        np.array([k[0] for k in keys], dtype=np.int64),
+    )
+
+
+def describe(value: float, low: float, high: float, better: str, worse: str) -> str:
+    if np.isnan(low) or np.isnan(high):
+        return "no interval"
+    if low > 0:
+        return f"{better}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
+    if high < 0:
+        return f"{worse}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
+    return f"no evidence of a difference: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def context_differences(frame: Frame, bootstrap: ClusterBootstrap) -> list[Difference]:
+    out = []
+    for task in frame.tasks:
+        if not {BLIND, INFORMED} <= set(frame.task_variants(task)):
+            continue
+        models = sorted(
+            set(frame.task_models(task, BLIND)) & set(frame.task_models(task, INFORMED))
+        )
+        for model in models:
+            informed, blind, conversations = paired_items(
+                frame, task, (INFORMED, model), (BLIND, model)
+            )
+            out.append(_difference(bootstrap, task, model, informed, blind, conversations))
+    return out
+
+
+def _difference(
+    bootstrap: ClusterBootstrap,
+    task: str,
+    model: str,
+    informed: FloatArray,
+    blind: FloatArray,
+    conversations: IntArray,
+) -> Difference:
+    base = Difference(
+        model=model,
+        task=task,
+        a=INFORMED,
+        b=BLIND,
+        value=None,
+        ci_low=None,
+        ci_high=None,
+        n=len(informed),
+        n_conversations=int(np.unique(conversations).size),
+        verdict="no item scored in both modes",
+        reason="no item scored in both modes",
+    )
+    if len(informed) == 0:
+        return base
+    value, low, high = paired_difference(bootstrap, informed, blind, conversations)
+    return base.model_copy(
+        update={
+            "value": value,
+            "ci_low": None if np.isnan(low) else low,
+            "ci_high": None if np.isnan(high) else high,
+            "reason": None,
+            "verdict": describe(
+                value, low, high, "informed context helps", "informed context hurts"
+            ),
+        }
+    )

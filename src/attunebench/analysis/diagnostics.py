@@ -1,0 +1,201 @@
+"""Where models fail: confusion matrices, per-label F1, turn position, intensity, worst items.
+
+Views by turn position and by intensity split the items of a task (its headline variant) into
+bins and give each model's mean score per bin with a cluster-bootstrap interval (the shared
+resamples). Turn position is the turn's place in its conversation in thirds (early, middle,
+late); intensity is the user's self-reported intensity at that turn, on the format's 1-5 scale.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.analysis.labels import per_label
+from attunebench.analysis.schema import Confusion, GroupScore, ItemAnswer, LabelF1, WorstItem
+from attunebench.data.schema import Conversation
+from attunebench.records import ItemRecord
+
+POSITIONS = ("early", "middle", "late")
+INTENSITIES = ("low (1-2)", "medium (3)", "high (4-5)")
+TEXT_LIMIT = 600
+
+
+def position_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> IntArray:
+    """Each record's third of its conversation (0 early, 1 middle, 2 late).
+
+    A conversation's length is the dataset's, else the last turn any record saw.
+    """
+    last = np.zeros(len(frame.conversations), dtype=np.int64)
+    np.maximum.at(last, frame.conversation, frame.turn)
+    for code, cid in enumerate(frame.conversations):
+        if cid in conversations:
+            last[code] = max(last[code], conversations[cid].turns[-1].index)
+    relative = frame.turn / np.maximum(last[frame.conversation], 1)
+    return np.minimum((3 * relative).astype(np.int64), 2)
+
+
+def intensity_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> IntArray:
+    """Each record's intensity bin (-1: unknown): the dataset's turn state, else the gold's."""
+    if conversations:
+        last = max((t.index for c in conversations.values() for t in c.turns), default=0)
+        table = np.full((len(frame.conversations), max(last, int(frame.turn.max())) + 1), np.nan)
+        for code, cid in enumerate(frame.conversations):
+            for turn in conversations[cid].turns if cid in conversations else ():
+                if turn.state is not None and turn.state.intensity is not None:
+                    table[code, turn.index] = turn.state.intensity
+        levels = table[frame.conversation, frame.turn]
+    else:
+        levels = np.array([_intensity(r) for r in frame.records], dtype=np.float64)
+    bins = np.where(levels < 2.5, 0, np.where(levels < 3.5, 1, 2))
+    return np.where(np.isnan(levels), -1, bins)
+
+
+def _intensity(record: ItemRecord) -> float:
+    value = record.gold.get("intensity") if isinstance(record.gold, dict) else None
+    return float(value) if isinstance(value, int | float) else np.nan
+
+
+def binned_scores(
+    frame: Frame,
+    bootstrap: ClusterBootstrap,
+    task: str,
+    variant: str,
+    group: str,
+    levels: Sequence[str],
+    bins: IntArray,
+) -> list[GroupScore]:
+    """Each model's mean score per bin (`bins[i]` for record i; -1: none), with intervals."""
+    mask = frame.cell(task, variant) & frame.scored & (bins >= 0)
+    if not mask.any():
+        return []
+    n_levels = len(levels)
+    groups = frame.model[mask] * n_levels + bins[mask]
+    point, samples = bootstrap.means(
+        frame.score[mask], frame.conversation[mask], groups, len(frame.models) * n_levels
+    )
+    low, high = bootstrap.interval(samples)
+    conversations = frame.conversation[mask]
+    rows = []
+    for g in np.unique(groups):
+        at = groups == g
+        rows.append(GroupScore(
+            model=frame.models[g // n_levels], task=task, group=group, level=levels[g % n_levels],
+            value=float(point[g]), ci_low=_clean(low[g]), ci_high=_clean(high[g]),
+            n=int(at.sum()), n_conversations=int(np.unique(conversations[at]).size),
+        ))  # fmt: skip
+    return rows
+
+
+def _clean(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def _primary(value: object) -> str | None:
+    label = value.get("primary") if isinstance(value, dict) else None
+    return None if label is None else str(label)
+
+
+def confusion(frame: Frame, task: str, variant: str) -> list[Confusion]:
+    """Gold primary label (rows) by predicted label (columns, plus 'none' and 'invalid')."""
+    per_model: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
+    for record in frame.records_at(frame.cell(task, variant) & frame.scored):
+        gold = _primary(record.gold)
+        if gold is not None:
+            predicted = _primary(record.prediction) or "none"
+            per_model[record.model][
+                gold, "invalid" if record.status == "invalid" else predicted
+            ] += 1
+    out = []
+    for model, cells in sorted(per_model.items()):
+        labels = sorted({g for g, _ in cells})
+        columns = sorted({c for _, c in cells} - {"invalid", "none"} | set(labels))
+        columns += [extra for extra in ("none", "invalid") if any(c == extra for _, c in cells)]
+        counts = [[cells[g, c] for c in columns] for g in labels]
+        out.append(Confusion(model=model, task=task, labels=labels, predicted=columns,
+                             counts=counts))  # fmt: skip
+    return out
+
+
+def label_f1(
+    frame: Frame, task: str, variant: str, labels: Sequence[str], table: FloatArray
+) -> list[LabelF1]:
+    """Per model and label: F1, precision, recall and support (the gold count).
+
+    `labels` and `table` are the cell's `labels.label_counts`.
+    """
+    mask = frame.cell(task, variant) & frame.scored
+    sums = np.zeros((len(frame.models), table.shape[1]))
+    np.add.at(sums, frame.model[mask], table)
+    f1, precision, recall, support = per_label(sums)
+    return [
+        LabelF1(model=frame.models[m], task=task, label=label, f1=_clean(f1[m, i]),
+                precision=_clean(precision[m, i]), recall=_clean(recall[m, i]),
+                support=int(support[m, i]))
+        for m in np.unique(frame.model[mask])
+        for i, label in enumerate(labels)
+    ]  # fmt: skip
+
+
+def _compact(value: object) -> str:
+    text = (
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    )
+    return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + "…"
+
+
+def _reasoning(record: ItemRecord) -> str | None:
+    notes = []
+    for verdict in record.verdicts:
+        parsed = verdict.parsed or {}
+        reason = next((parsed[k] for k in ("reason", "reasoning", "explanation") if k in parsed),
+                      None)  # fmt: skip
+        text = str(reason) if reason is not None else verdict.raw_output
+        notes.append(f"{verdict.judge} ({verdict.order or verdict.mode}): {text}")
+    return _compact(" | ".join(notes)) if notes else None
+
+
+def _item_text(conversation: Conversation | None, turn_index: int) -> str | None:
+    if conversation is None:
+        return None
+    turn = next((t for t in conversation.turns if t.index == turn_index), None)
+    return None if turn is None else _compact(turn.user)
+
+
+def _means(values: FloatArray, codes: IntArray) -> tuple[IntArray, FloatArray]:
+    items, where = np.unique(codes, return_inverse=True)
+    return items, np.bincount(where, values) / np.bincount(where)
+
+
+def worst_items(
+    frame: Frame, task: str, variant: str, conversations: Mapping[str, Conversation], limit: int = 5
+) -> list[WorstItem]:
+    """The items with the lowest mean score over models, with every model's answer."""
+    mask = frame.cell(task, variant) & frame.scored
+    if not mask.any():
+        return []
+    items, means = _means(frame.score[mask], frame.item[mask])
+    order = np.lexsort((items, means))[:limit]  # lowest mean first; ties by first appearance
+    out = []
+    for position in order:
+        records = sorted(frame.records_at(mask & (frame.item == items[position])),
+                         key=lambda r: r.model)  # fmt: skip
+        first = records[0]
+        answers = [
+            ItemAnswer(model=r.model, status=r.status, score=r.score,
+                       prediction=_compact(r.raw_output if r.status == "invalid" else r.prediction),
+                       reasoning=_reasoning(r))
+            for r in records
+        ]  # fmt: skip
+        out.append(WorstItem(
+            task=task, variant=variant, conversation_id=first.conversation_id,
+            turn_index=first.turn_index, item_id=first.item_id, mean_score=float(means[position]),
+            text=_item_text(conversations.get(first.conversation_id), first.turn_index),
+            gold=_compact(first.gold), answers=answers,
+        ))  # fmt: skip
+    return out

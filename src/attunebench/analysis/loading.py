@@ -1,0 +1,202 @@
+"""Read run directories (run.json, records.jsonl, ledger.json) and merge them.
+
+Several directories merge when they ran on the same data: different models evaluated at
+different times. Runs on different data (different dataset hashes) are refused unless the
+caller allows it, and then a warning says so. Where one item was recorded twice, the later
+record wins: within a file that is a resumed run's newer answer; across runs, a warning counts
+the replacements.
+
+The dataset named in run.json is read too, when it can be found and its hash matches: it gives
+the item texts, participant traits and source fields that diagnostics need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from attunebench.analysis.schema import Notice
+from attunebench.data.jsonl import iter_conversations
+from attunebench.data.schema import Conversation
+from attunebench.records import ItemRecord, Ledger, RunInfo
+
+RecordKey = tuple[str, str, str, int, str, str]
+
+
+class RunLoadError(ValueError):
+    """A run directory is missing a file or holds a malformed line (file, line, field named)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    path: Path
+    info: RunInfo
+    ledger: Ledger | None
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Merged runs: their provenance, the deduplicated records and the dataset, if found."""
+
+    runs: tuple[Run, ...]
+    records: tuple[ItemRecord, ...]
+    conversations: Mapping[str, Conversation] = field(default_factory=dict)
+    notices: tuple[Notice, ...] = ()
+
+    @property
+    def dataset_hashes(self) -> list[str]:
+        return sorted({run.info.dataset_sha256 for run in self.runs})
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a bulk load or analysis.
+
+    Records hold no reference cycles, and with hundreds of thousands of them alive every
+    collection walks them all: at benchmark scale that costs more than the parsing itself.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(line)"
+    return f"field {where}: {first['msg']}"
+
+
+def iter_records(path: Path) -> Iterator[ItemRecord]:
+    """Yield the records of one records.jsonl, naming file, line and field on bad input."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield ItemRecord.model_validate_json(line)
+            except ValidationError as error:
+                raise RunLoadError(f"{path}:{number}: {_describe(error)}") from None
+
+
+def _read_model(path: Path, kind: type[RunInfo] | type[Ledger]) -> RunInfo | Ledger:
+    try:
+        return kind.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        raise RunLoadError(f"{path}: {_describe(error)}") from None
+
+
+def read_run(directory: str | Path) -> tuple[Run, list[ItemRecord]]:
+    root = Path(directory)
+    info_path, records_path = root / "run.json", root / "records.jsonl"
+    for needed in (info_path, records_path):
+        if not needed.is_file():
+            raise RunLoadError(f"{root}: not a run directory ({needed.name} is missing)")
+    info = _read_model(info_path, RunInfo)
+    assert isinstance(info, RunInfo)
+    ledger_path = root / "ledger.json"
+    ledger = _read_model(ledger_path, Ledger) if ledger_path.is_file() else None
+    assert ledger is None or isinstance(ledger, Ledger)
+    return Run(root, info, ledger), list(iter_records(records_path))
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _dataset_candidates(run: Run) -> list[Path]:
+    named = Path(run.info.dataset)
+    return [named] if named.is_absolute() else [named, run.path / named]
+
+
+def _find_dataset(runs: Sequence[Run], override: Path | None) -> tuple[Path | None, list[Notice]]:
+    if override is not None:
+        if not override.is_file():
+            raise RunLoadError(f"{override}: dataset file not found")
+        return override, []
+    expected = runs[0].info.dataset_sha256
+    for run in runs:
+        for candidate in _dataset_candidates(run):
+            if candidate.is_file() and file_sha256(candidate) == expected:
+                return candidate, []
+    note = Notice(
+        kind="dataset_unavailable",
+        message=(
+            f"dataset {runs[0].info.dataset!r} (sha256 {expected[:12]}) was not found with a "
+            "matching hash: item texts, participant traits and source fields are not shown "
+            "(pass --data to point at it)"
+        ),
+    )
+    return None, [note]
+
+
+def _merge(
+    batches: Sequence[tuple[Run, list[ItemRecord]]],
+) -> tuple[list[ItemRecord], list[Notice]]:
+    merged: dict[RecordKey, ItemRecord] = {}
+    owner: dict[RecordKey, int] = {}
+    notices: list[Notice] = []
+    for position, (run, records) in enumerate(batches):
+        replaced = 0
+        for record in records:
+            key = record.key
+            if key in owner and owner[key] != position:
+                replaced += 1
+            merged[key] = record
+            owner[key] = position
+        if replaced:
+            notices.append(
+                Notice(
+                    kind="duplicate_records",
+                    message=f"{replaced} records in {run.path} replace items of earlier runs",
+                )
+            )
+    return list(merged.values()), notices
+
+
+def load_runs(
+    directories: Sequence[str | Path],
+    *,
+    dataset: str | Path | None = None,
+    allow_mixed_datasets: bool = False,
+) -> Runs:
+    """Read and merge run directories; refuse runs on different data unless allowed."""
+    if not directories:
+        raise RunLoadError("no run directory given")
+    with paused_gc():
+        return _load(directories, dataset, allow_mixed_datasets)
+
+
+def _load(
+    directories: Sequence[str | Path], dataset: str | Path | None, allow_mixed_datasets: bool
+) -> Runs:
+    batches = [read_run(directory) for directory in directories]
+    runs = tuple(run for run, _ in batches)
+    notices: list[Notice] = []
+    hashes = sorted({run.info.dataset_sha256 for run in runs})
+    if len(hashes) > 1:
+        listing = ", ".join(f"{run.path} ({run.info.dataset_sha256[:12]})" for run in runs)
+        if not allow_mixed_datasets:
+            raise RunLoadError(f"runs are on different datasets: {listing}")
+        notices.append(
+            Notice(kind="mixed_datasets", message=f"runs on different datasets merged: {listing}")
+        )
+    records, merge_notices = _merge(batches)
+    notices.extend(merge_notices)
+    path, found = _find_dataset(runs, Path(dataset) if dataset is not None else None)
+    notices.extend(found)
+    conversations = {c.id: c for c in iter_conversations(path)} if path is not None else {}
+    return Runs(runs, tuple(records), conversations, tuple(notices))

@@ -1,0 +1,124 @@
+"""How many conversations would separate two models? Power by resampling a pilot run.
+
+For each task, the two models' scores on the items both answered are paired, and the pilot's
+conversations are resampled (whole conversations, with replacement) into simulated studies of
+increasing size. Each simulated study tests "no difference" with a cluster-robust Wald test
+(the ratio-estimator variance with conversations as clusters; Liang & Zeger 1986, Biometrika
+73(1)); power is the share of studies that reject at `alpha`. This treats the pilot's observed
+difference and its spread as the truth: the simulation-from-the-empirical-distribution approach
+to sample size (Efron & Tibshirani 1993, "An Introduction to the Bootstrap").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from attunebench.analysis.bootstrap import safe_ratio
+from attunebench.analysis.contexts import paired_items
+from attunebench.analysis.frame import FloatArray, Frame, headline_variant
+
+DEFAULT_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+DEFAULT_SIMULATIONS = 1000
+TARGET_POWER = 0.8
+ALPHA = 0.05
+CELLS_PER_BATCH = 1_000_000
+
+
+@dataclass(frozen=True)
+class PowerCurve:
+    task: str
+    variant: str
+    pilot_conversations: int
+    pilot_items: int
+    difference: float | None
+    sizes: tuple[int, ...]
+    power: tuple[float, ...]
+    needed: int | None
+    note: str
+
+
+def _rejections(
+    differences: FloatArray,
+    counts: FloatArray,
+    size: int,
+    simulations: int,
+    critical: float,
+    rng: np.random.Generator,
+) -> int:
+    draw = rng.integers(0, len(differences), size=(simulations, size))
+    d, n = differences[draw], counts[draw]
+    estimate = safe_ratio(d.sum(axis=1), n.sum(axis=1))
+    residual = d - estimate[:, None] * n
+    se = np.sqrt(size / max(size - 1, 1) * (residual**2).sum(axis=1)) / n.sum(axis=1)
+    # a zero standard error rejects exactly when the estimate is not zero
+    z = np.where(
+        se > 0,
+        np.abs(estimate) / np.where(se > 0, se, 1.0),
+        np.where(np.abs(estimate) > 0, np.inf, 0.0),
+    )
+    return int((z > critical).sum())
+
+
+def simulated_power(
+    differences: FloatArray,
+    counts: FloatArray,
+    size: int,
+    simulations: int,
+    alpha: float,
+    rng: np.random.Generator,
+) -> float:
+    """Share of simulated studies of `size` conversations whose Wald test rejects."""
+    critical = float(stats.norm.ppf(1 - alpha / 2))
+    batch = max(1, CELLS_PER_BATCH // size)  # bounds memory for large sizes
+    done = rejected = 0
+    while done < simulations:
+        step = min(batch, simulations - done)
+        rejected += _rejections(differences, counts, size, step, critical, rng)
+        done += step
+    return rejected / simulations
+
+
+def power_curve(
+    frame: Frame,
+    task: str,
+    model_a: str,
+    model_b: str,
+    *,
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    simulations: int = DEFAULT_SIMULATIONS,
+    alpha: float = ALPHA,
+    target: float = TARGET_POWER,
+    rng: np.random.Generator,
+) -> PowerCurve:
+    variant = headline_variant(frame.task_variants(task))
+    a, b, conversations = paired_items(frame, task, (variant, model_a), (variant, model_b))
+    pilot = np.unique(conversations)
+    if len(pilot) < 2:
+        return PowerCurve(
+            task,
+            variant,
+            len(pilot),
+            len(a),
+            None,
+            (),
+            (),
+            None,
+            "fewer than 2 conversations with items both models answered",
+        )
+    index = np.searchsorted(pilot, conversations)
+    differences = np.bincount(index, a - b, len(pilot)).astype(np.float64)
+    counts = np.bincount(index, minlength=len(pilot)).astype(np.float64)
+    power = tuple(simulated_power(differences, counts, n, simulations, alpha, rng) for n in sizes)
+    needed = next((n for n, p in zip(sizes, power, strict=True) if p >= target), None)
+    observed = float((a - b).mean())
+    if needed is None:
+        note = f"not enough: power {power[-1]:.2f} at {sizes[-1]} conversations, the most tried"
+    else:
+        note = f"{needed} conversations reach power {target:.0%}"
+    return PowerCurve(
+        task, variant, len(pilot), len(a), observed, tuple(sizes), power, needed, note
+    )
