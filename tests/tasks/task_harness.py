@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
@@ -115,3 +119,15 @@ def two_reply_turn(
         index=index, user=user, state=state, responses=responses,
         preference=preference, continued=continued,
     )
+
+
+class HashEncoder:
+    """A stand-in sentence encoder: a fixed unit vector per text, drawn from its hash."""
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+            vector = np.random.default_rng(seed).normal(size=16)
+            rows.append(vector / np.linalg.norm(vector))
+        return np.asarray(rows, dtype=np.float32)

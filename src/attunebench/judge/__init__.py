@@ -8,7 +8,6 @@ from attunebench.judge import audit
 from attunebench.judge.catalog import (
     PAIRWISE_ID,
     RUBRIC_ID,
-    judge_kind,
     judge_prompts,
     pairwise_prompt,
     rubric_prompt,
@@ -24,7 +23,6 @@ __all__ = [
     "ProxyJudge",
     "audit",
     "delimit",
-    "judge_kind",
     "judge_prompts",
     "load_prompts",
     "pairwise_prompt",

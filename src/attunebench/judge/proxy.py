@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -82,6 +84,29 @@ def rubric_score(similarity: float) -> float:
     return round(1.0 + 4.5 * (clipped + 1.0), 1)
 
 
+class CachedEncoder:
+    """Remembers recent embeddings: one item's texts recur in all of its judge calls."""
+
+    def __init__(self, encoder: Encoder, size: int = 4096) -> None:
+        self._encoder = encoder
+        self._size = size
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            if missing:
+                for text, vector in zip(missing, self._encoder.encode(missing), strict=True):
+                    self._vectors[text] = vector
+            for text in texts:
+                self._vectors.move_to_end(text)
+            rows = np.stack([self._vectors[t] for t in texts])
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return rows
+
+
 class ProxyJudge:
     """The embedding-similarity judge; see the module docstring."""
 
@@ -89,15 +114,17 @@ class ProxyJudge:
         self._spec = f"proxy/{name}"
         self._encoder_name = ALIASES.get(name, name)
         self._encoder = encoder
+        self._loading = threading.Lock()  # verdicts run in threads: load the encoder once
 
     @property
     def spec(self) -> str:
         return self._spec
 
     def _load(self) -> Encoder:
-        if self._encoder is None:
-            self._encoder = load_encoder(self._encoder_name)
-        return self._encoder
+        with self._loading:
+            if self._encoder is None:
+                self._encoder = CachedEncoder(load_encoder(self._encoder_name))
+            return self._encoder
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None

@@ -16,8 +16,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scipy import stats
-
 from attunebench.judge import audit
 from attunebench.records import ItemRecord
 from attunebench.registry import Registry
@@ -130,6 +128,8 @@ def spearman_of(name: str) -> Metric:
         pairs = numeric_pairs(records, name)
         if len(pairs) < 3 or len({p for p, _ in pairs}) < 2 or len({g for _, g in pairs}) < 2:
             return None
+        from scipy import stats  # imported here: it costs seconds, and most runs never call it
+
         rho = stats.spearmanr([p for p, _ in pairs], [g for _, g in pairs]).statistic
         return float(rho)
 

@@ -1,0 +1,43 @@
+"""The tasks through the real engine: every task gives records, and the run is complete."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from task_harness import HashEncoder
+
+from attunebench.data.sample import sample_path
+from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
+from attunebench.judge.proxy import ProxyJudge
+from attunebench.models.mock import MockProvider
+from attunebench.models.modelsfile import ModelEntry
+
+
+async def test_all_tasks_run_on_the_sample_with_a_baseline_a_mock_and_the_proxy_judge(
+    tmp_path: Path,
+) -> None:
+    config = RunConfig(
+        data=sample_path(), out=tmp_path / "run", tasks=("all",),
+        models=(ModelEntry(name="mock/s", spec="mock/s"),
+                ModelEntry(name="baseline/random", spec="baseline/random")),
+        judges=(ModelEntry(name="proxy/minilm", spec="proxy/minilm"),),
+        task_options={"preference": {"context": "both"}},
+        cache_path=tmp_path / "cache.sqlite", progress=False, check_servers=False, limit=4,
+    )  # fmt: skip
+    providers = {"mock/s": MockProvider("s"), "proxy/minilm": ProxyJudge(encoder=HashEncoder())}
+    result = await run(config, providers=providers)
+    assert result.complete and result.failed == 0
+    records = read_records(config.out / RECORDS_FILE)
+    made = Counter((r.task, r.model) for r in records)
+    for task in ("emotion", "behavior", "preference", "response"):
+        assert made[task, "mock/s"] > 0 and made[task, "baseline/random"] > 0
+    assert made["judge_audit", "proxy/minilm"] > 0
+    assert {r.model for r in records if r.task == "judge_audit"} == {"proxy/minilm"}
+    assert {r.variant for r in records if r.task == "preference"} == {"blind", "informed"}
+    statuses = Counter(r.status for r in records)
+    assert statuses["ok"] == len(records)  # the mock and the baseline answer in the asked JSON
+    response = [r for r in records if r.task == "response"]
+    assert all(len(r.verdicts) == 5 and r.meta["judges"] == ["proxy/minilm"] for r in response)
+    again = await run(config, providers=providers)
+    assert again.complete and again.totals.calls == 0  # resumed: nothing left to call
