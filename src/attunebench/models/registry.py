@@ -21,7 +21,7 @@ class ProviderFactory(Protocol):
 PROVIDERS: Registry[ProviderFactory] = Registry("provider")
 
 # What a report calls each prefix's models; anything unlisted is a language model.
-_KINDS = {"mock": "mock", "baseline": "baseline"}
+_KINDS = {"mock": "mock", "baseline": "baseline", "proxy": "proxy"}
 
 
 class ProviderConfigError(ValueError):
