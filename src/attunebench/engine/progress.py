@@ -1,4 +1,5 @@
-"""A rich progress bar for a run: items done, ETA, and live calls, cache hits, failures, cost.
+"""A rich progress bar for a run: items done, ETA, and live calls, cache hits, failures, cost
+(retries are in the ledger).
 
 It draws on stderr and only on a terminal; `--no-progress`, pipes and CI get no bar. The
 figures come straight from the ledger when the bar redraws (ten times a second), so counting a
@@ -17,7 +18,6 @@ from rich.progress import (
     ProgressColumn,
     Task,
     TextColumn,
-    TimeElapsedColumn,
     TimeRemainingColumn,
 )
 from rich.text import Text
@@ -33,9 +33,8 @@ class _LedgerColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         t = self._ledger.totals()
         return Text(
-            f"calls {t.calls}  cached {t.cache_hits}  failed {t.failures}  "
-            f"retries {t.retries}  ${t.cost_usd:.4f}",
-            style="cyan",
+            f"calls {t.calls} hits {t.cache_hits} failed {t.failures} ${t.cost_usd:.4f}",
+            style="cyan", no_wrap=True, overflow="ellipsis",
         )
 
 
@@ -50,10 +49,8 @@ class RunProgress:
         self._progress: Progress | None = None
         if enabled and console.is_terminal:
             self._progress = Progress(
-                TextColumn("[bold]items"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 MofNCompleteColumn(),
-                TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
                 _LedgerColumn(ledger),

