@@ -71,6 +71,7 @@ def test_models_file_names_are_used_in_records(base: list[str], tmp_path: Path) 
         (["--model", "mock/default", "--task", "nope"], "unknown task 'nope'"),
         (["--model", "openai/gpt-4o-mini"], "OPENAI_API_KEY is not set"),
         (["--model", "mock/default", "--models-file", "absent.toml"], "no such models file"),
+        (["--model", "mock/default", "--task", "response"], "needs at least one judge"),
     ],
 )
 def test_mistakes_get_one_clear_line(

@@ -18,6 +18,7 @@ from attunebench.models.base import (
 )
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
+from attunebench.models.modelsfile import ModelEntry, ModelsFileError, load_models_file
 from attunebench.models.registry import (
     PROVIDERS,
     ProviderConfigError,
@@ -27,19 +28,20 @@ from attunebench.models.registry import (
     spec_kind,
 )
 
-# Further provider modules register their prefixes by being imported here:
-
 __all__ = [
     "PROVIDERS",
     "GenerateParams",
     "Message",
     "MockProvider",
+    "ModelEntry",
     "ModelOutput",
+    "ModelsFileError",
     "Provider",
     "ProviderConfigError",
     "ProviderError",
     "SpecError",
     "TaskHint",
+    "load_models_file",
     "make_provider",
     "parse_spec",
     "spec_kind",
