@@ -61,8 +61,7 @@ async def test_records_score_a_consistent_agreeing_judge_and_carry_lengths() -> 
     assert (first.score, first.scores) == (0.0, {"agree_ab": 0.0, "agree_ba": 0.0,
                                                  "consistent": 1.0})  # fmt: skip
     assert first.meta == {"derived": False, "across_turns": False, "first": "a", "second": "b",
-                          "len_a": len(SHORT), "len_b": len(LONG), "longer": "B",
-                          "judge_kind": "mock"}  # fmt: skip
+                          "len_a": len(SHORT), "len_b": len(LONG), "longer": "B"}  # fmt: skip
     assert first.gold == {"chosen": "a", "tie": False}
     assert second.score == 1.0 and second.meta["longer"] == "A"
     assert third.meta["derived"] is True and third.gold == {"chosen": "b", "tie": False}

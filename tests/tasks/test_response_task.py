@@ -69,7 +69,6 @@ async def test_pairwise_rubric_and_ensemble_equal_hand_computed_values() -> None
     assert record.score == pytest.approx(0.75)
     assert record.gold == {"chosen": "a", "rejected": "b"}
     assert record.meta["judges"] == ["mock/j1", "mock/j2"]
-    assert record.meta["judge_kinds"] == {"mock/j1": "mock", "mock/j2": "mock"}
     assert (record.meta["verdicts_invalid"], record.meta["verdicts_failed"]) == (0, 0)
     assert len(record.verdicts) == 10
     orders = [v.order for v in record.verdicts if v.judge == "mock/j1"]

@@ -19,25 +19,25 @@ async def test_all_tasks_run_on_the_sample_with_a_baseline_a_mock_and_the_proxy_
 ) -> None:
     config = RunConfig(
         data=sample_path(), out=tmp_path / "run", tasks=("all",),
-        models=(ModelEntry(name="mock/s", spec="mock/s"),
+        # names unlike their specs, as a models file gives them: tasks only ever see names
+        models=(ModelEntry(name="subject", spec="mock/s"),
                 ModelEntry(name="baseline/random", spec="baseline/random")),
-        judges=(ModelEntry(name="proxy/minilm", spec="proxy/minilm"),),
+        judges=(ModelEntry(name="offline-judge", spec="proxy/minilm"),),
         task_options={"preference": {"context": "both"}},
         cache_path=tmp_path / "cache.sqlite", progress=False, check_servers=False, limit=4,
     )  # fmt: skip
-    providers = {"mock/s": MockProvider("s"), "proxy/minilm": ProxyJudge(encoder=HashEncoder())}
+    providers = {"subject": MockProvider("s"), "offline-judge": ProxyJudge(encoder=HashEncoder())}
     result = await run(config, providers=providers)
     assert result.complete and result.failed == 0
     records = read_records(config.out / RECORDS_FILE)
     made = Counter((r.task, r.model) for r in records)
     for task in ("emotion", "behavior", "preference", "response"):
-        assert made[task, "mock/s"] > 0 and made[task, "baseline/random"] > 0
-    assert made["judge_audit", "proxy/minilm"] > 0
-    assert {r.model for r in records if r.task == "judge_audit"} == {"proxy/minilm"}
+        assert made[task, "subject"] > 0 and made[task, "baseline/random"] > 0
+    assert {r.model for r in records if r.task == "judge_audit"} == {"offline-judge"}
     assert {r.variant for r in records if r.task == "preference"} == {"blind", "informed"}
     statuses = Counter(r.status for r in records)
     assert statuses["ok"] == len(records)  # the mock and the baseline answer in the asked JSON
     response = [r for r in records if r.task == "response"]
-    assert all(len(r.verdicts) == 5 and r.meta["judges"] == ["proxy/minilm"] for r in response)
+    assert all(len(r.verdicts) == 5 and r.meta["judges"] == ["offline-judge"] for r in response)
     again = await run(config, providers=providers)
     assert again.complete and again.totals.calls == 0  # resumed: nothing left to call

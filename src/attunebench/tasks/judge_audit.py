@@ -31,7 +31,6 @@ from typing import Any
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.judge.catalog import pairwise_prompt
-from attunebench.models.registry import spec_kind
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import pairs as p
@@ -90,7 +89,7 @@ class JudgeAuditTask:
             judge_pair(caller, model, context, a.text, b.text, o) for o, (a, b) in shown.items()
         )), strict=True))  # fmt: skip
         results = [c.result for c in calls.values()]
-        meta = {**pair_meta(pair), "judge_kind": spec_kind(model)}
+        meta = pair_meta(pair)
         common: dict[str, Any] = {
             "gold": pair_gold(pair), "meta": meta,
             "verdicts": [c.verdict for c in calls.values()],

@@ -34,7 +34,6 @@ from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.judge.catalog import pairwise_prompt, rubric_prompt
 from attunebench.models.hints import TaskHint
-from attunebench.models.registry import spec_kind
 from attunebench.records import ItemRecord, PromptInfo, Status
 from attunebench.tasks import history as h
 from attunebench.tasks.base import TASKS, Caller, Item, PlanError
@@ -155,8 +154,7 @@ class ResponseTask:
         )
         gold = {"chosen": chosen.id, "rejected": rejected.id}
         meta: dict[str, Any] = {
-            "judges": list(judges),
-            "judge_kinds": {j: spec_kind(j) for j in judges},
+            "judges": list(judges),  # their specs and kinds (proxy, mock, ...) are in run.json
             "judge_mode": self.judge_mode,
         }
         common: dict[str, Any] = {"gold": gold, "raw_output": result.text}
