@@ -15,8 +15,8 @@ same resampled conversations.
 A paired comparison of two models (or two context modes) on the same items is the cluster
 bootstrap of the per-item differences.
 
-Corpus-level statistics that are not functions of sums (a Spearman correlation, say) take
-a `(resamples x items)` weight matrix instead; see `item_weights`.
+Statistics that are not functions of sums (a Spearman correlation, say) are evaluated on the
+same count matrix by `metrics.TableMetric` and `scores` (see there).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attunebench.analysis.frame import BoolArray, FloatArray, IntArray
+from attunebench.analysis.frame import FloatArray, IntArray
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
@@ -150,24 +150,6 @@ class ClusterBootstrap:
     def interval(self, samples: FloatArray) -> tuple[FloatArray, FloatArray]:
         return percentile_interval(samples, self.confidence)
 
-    def item_weights(self, conversations: IntArray, resamples: int | None = None) -> FloatArray:
-        """(resamples x items) weights: how often each item is drawn in each resample."""
-        counts = self.counts if resamples is None else self.counts[:resamples]
-        return counts[:, self.cluster_of[conversations]]
-
-
-def bootstrap_p_value(samples: FloatArray) -> FloatArray:
-    """Two-sided p-value for 'the difference is zero' from resampled differences (axis 0).
-
-    Inverts the percentile interval: the smallest alpha whose interval excludes zero
-    (Efron & Tibshirani 1993, sec. 16.4), floored at one resample's resolution.
-    """
-    valid = (~np.isnan(samples)).sum(axis=0)
-    below = np.nanmean(np.where(np.isnan(samples), np.nan, samples <= 0), axis=0)
-    above = np.nanmean(np.where(np.isnan(samples), np.nan, samples >= 0), axis=0)
-    p = np.minimum(1.0, 2.0 * np.minimum(below, above))
-    return np.where(valid > 0, np.maximum(p, 1.0 / np.maximum(valid, 1)), np.nan)
-
 
 def paired_difference(
     bootstrap: ClusterBootstrap, a: FloatArray, b: FloatArray, conversations: IntArray
@@ -180,8 +162,3 @@ def paired_difference(
     point, boot = bootstrap.means(a - b, conversations)
     low, high = bootstrap.interval(boot)
     return float(point[0]), float(low[0]), float(high[0])
-
-
-def support(mask: BoolArray, conversations: IntArray) -> tuple[int, int]:
-    """Items and distinct conversations under a mask."""
-    return int(mask.sum()), int(np.unique(conversations[mask]).size)

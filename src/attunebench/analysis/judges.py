@@ -1,19 +1,13 @@
 """Can the judge be trusted? Its agreement with the participants' own picks.
 
 The `judge_audit` task runs each judge on the participants' A/B pairs, in both orders; its
-records name the judge as `model`. From them, per judge, with cluster-bootstrap intervals:
-
-- accuracy: the share of the judge's decisions (one per order) that match the participant;
-- Cohen's kappa between judge and participant over the same decisions (first / second / tie;
-  Cohen 1960, Educ. Psychol. Meas. 20(1));
-- flip rate: the share of pairs whose pick changes with the order (position bias);
-- longer-win share: of the decisions that picked one of two replies of different length, the
-  share that picked the longer (length bias; 0.5 is none);
-- length-controlled accuracy: the mean of the accuracies on pairs where the participant chose
-  the longer and where they chose the shorter reply, so a judge that always prefers length
-  cannot score well by it.
-
-All five are functions of per-item counts, so they bootstrap by conversation as matrix products.
+records name the judge as `model`. The statistics are those of `judge.audit` (accuracy,
+per-verdict agreement, Cohen's kappa over first / second / tie (Cohen 1960, Educ. Psychol.
+Meas. 20(1)), position flip rate, the longer reply's share of wins next to the participants'
+own share, and agreement controlled for length, by balancing and by matching). Each is a
+function of per-item counts, computed here in one pass (`audit_counts`), so its
+cluster-bootstrap interval is a matrix product with the shared resamples. Tests check that
+the point values equal `judge.audit`'s functions.
 """
 
 from __future__ import annotations
@@ -29,94 +23,117 @@ from attunebench.analysis.schema import Estimate, JudgeAgreement
 from attunebench.records import ItemRecord
 
 AUDIT_TASK = "judge_audit"
-SIDES = ("first", "second", "tie")
 ORDERS = ("ab", "ba")
-# per-item statistics, in this order: the 3x3 table of parsed decisions (judge side x
-# participant side), unparsed decisions (wrong, but outside kappa), flips, pairs parsed in both
-# orders, longer picked, sided picks of unequal length, and correct / decisions on pairs where
-# the participant chose the longer, then the shorter reply
-N_STATS = 9 + 9
+TIE = "tie"
+MATCHED_RATIO = 1.25  # judge.audit.length_matched_agreement's default
+# Column layout of `audit_counts`.
+SCORE, SCORED, TABLE, AGREE, VERDICTS, FLIPS, BOTH = 0, 1, 2, 11, 12, 13, 14
+LONGER_PICKS, SIDED = 15, 16
+GOLD_LONGER, GOLD_SIDED = 17, 18
+BALANCED = 19  # agree, verdicts where the participant chose the longer; then the shorter
+MATCHED = 23  # agree, verdicts on length-matched pairs
+WIDTH = 25
 
 
-def _side(pick: object, meta: Mapping[str, object]) -> int | None:
-    if pick in (None, ""):
-        return None
-    if pick == "tie":
-        return 2
-    return 0 if pick == meta.get("first") else 1 if pick == meta.get("second") else None
-
-
-def audit_stats(record: ItemRecord) -> FloatArray:
-    """The per-item statistics of one judge_audit record (zeros unless it is scorable)."""
-    out = np.zeros(N_STATS)
-    prediction = record.prediction if isinstance(record.prediction, dict) else {}
+def _gold(record: ItemRecord) -> str:
     gold = record.gold if isinstance(record.gold, dict) else {}
-    meta = record.meta
-    truth = 2 if gold.get("tie") else _side(gold.get("chosen"), meta)
-    if truth is None or record.status == "failed":
+    return TIE if gold.get("tie") or gold.get("chosen") is None else str(gold["chosen"])
+
+
+def _longer(meta: Mapping[str, object]) -> str | None:
+    len_a, len_b = meta.get("len_a"), meta.get("len_b")
+    if not isinstance(len_a, int | float) or not isinstance(len_b, int | float) or len_a == len_b:
+        return None
+    return str(meta.get("first") if len_a > len_b else meta.get("second"))
+
+
+def _matched(meta: Mapping[str, object]) -> bool:
+    low, high = sorted((float(meta.get("len_a") or 0), float(meta.get("len_b") or 0)))  # type: ignore[arg-type]
+    return low > 0 and high / low <= MATCHED_RATIO
+
+
+def audit_counts(record: ItemRecord) -> FloatArray:
+    """One record's counts (see the column layout); zeros for a failed record."""
+    out = np.zeros(WIDTH)
+    if record.status == "failed":
         return out
-    picks = [
-        _side(prediction.get(order), meta) if record.status == "ok" else None for order in ORDERS
-    ]
-    longer = {"A": 0, "B": 1}.get(str(meta.get("longer")))
+    if record.score is not None:
+        out[SCORE], out[SCORED] = record.score, 1.0
+    prediction = record.prediction if isinstance(record.prediction, dict) else {}
+    picks = [str(prediction[o]) for o in ORDERS if prediction.get(o) is not None]
+    meta, gold = record.meta, _gold(record)
+    longer, matched = _longer(meta), _matched(meta)
+
+    def side(key: str) -> int:
+        return 2 if key == TIE else 0 if key == meta.get("first") else 1
+
     for pick in picks:
-        if pick is None:
-            out[9] += 1
-        else:
-            out[3 * pick + truth] += 1
-        if pick in (0, 1) and longer is not None:
-            out[12] += pick == longer
-            out[13] += 1
-        if longer is not None and truth in (0, 1):
-            base = 14 if truth == longer else 16
-            out[base] += pick == truth
+        agree = float(pick == gold)
+        out[TABLE + 3 * side(pick) + side(gold)] += 1
+        out[AGREE] += agree
+        out[VERDICTS] += 1
+        if pick != TIE and longer is not None:
+            out[LONGER_PICKS] += pick == longer
+            out[SIDED] += 1
+        if gold != TIE and longer is not None:
+            base = BALANCED if gold == longer else BALANCED + 2
+            out[base] += agree
             out[base + 1] += 1
-    if None not in picks:
-        out[10] += picks[0] != picks[1]
-        out[11] += 1
+        if matched:
+            out[MATCHED] += agree
+            out[MATCHED + 1] += 1
+    if len(picks) == 2:
+        out[FLIPS] += picks[0] != picks[1]
+        out[BOTH] += 1
+    if gold != TIE and longer is not None:
+        out[GOLD_LONGER] += gold == longer
+        out[GOLD_SIDED] += 1
     return out
 
 
-def _kappa(table: FloatArray) -> FloatArray:
+def kappa(table: FloatArray) -> FloatArray:
+    """Cohen's kappa from a 3x3 table (last axis, judge-major): (p_o - p_e) / (1 - p_e)."""
     t = table.reshape(*table.shape[:-1], 3, 3)
     total = t.sum(axis=(-1, -2))
     observed = safe_ratio(np.trace(t, axis1=-2, axis2=-1), total)
     expected = safe_ratio((t.sum(axis=-1) * t.sum(axis=-2)).sum(axis=-1), total**2)
-    return safe_ratio(observed - expected, 1.0 - expected)
+    room = np.where(1.0 - expected > 1e-12, 1.0 - expected, 0.0)  # p_e = 1: undefined
+    return safe_ratio(observed - expected, room)
 
 
-def finish(sums: FloatArray) -> dict[str, FloatArray]:
-    table = sums[..., :9]
-    correct = table[..., 0] + table[..., 4] + table[..., 8]
+def statistics(sums: FloatArray) -> dict[str, FloatArray]:
+    """Every audit statistic from summed counts (..., WIDTH)."""
+
+    def ratio(at: int) -> FloatArray:
+        return safe_ratio(sums[..., at], sums[..., at + 1])
+
     return {
-        "accuracy": safe_ratio(correct, table.sum(axis=-1) + sums[..., 9]),
-        "kappa": _kappa(table),
-        "flip_rate": safe_ratio(sums[..., 10], sums[..., 11]),
-        "longer_win_share": safe_ratio(sums[..., 12], sums[..., 13]),
-        "accuracy_length_controlled": (
-            safe_ratio(sums[..., 14], sums[..., 15]) + safe_ratio(sums[..., 16], sums[..., 17])
-        )
-        / 2,
+        "accuracy": ratio(SCORE),
+        "agreement": ratio(AGREE),
+        "kappa": kappa(sums[..., TABLE : TABLE + 9]),
+        "flip_rate": ratio(FLIPS),
+        "longer_win_share": ratio(LONGER_PICKS),
+        "participant_longer_share": ratio(GOLD_LONGER),
+        "length_balanced_agreement": (ratio(BALANCED) + ratio(BALANCED + 2)) / 2,
+        "length_matched_agreement": ratio(MATCHED),
     }
 
 
-def _estimate(point: float, low: float, high: float, what: str) -> Estimate:
+UNDEFINED = {
+    "accuracy": "no scored pairs", "agreement": "no parsed verdicts",
+    "kappa": "no variation in the labels", "flip_rate": "no pair parsed in both orders",
+    "longer_win_share": "no pick between replies of different length",
+    "participant_longer_share": "no participant pick between replies of different length",
+    "length_balanced_agreement": "participants never chose the longer, or never the shorter",
+    "length_matched_agreement": "no pair of similar length",
+}  # fmt: skip
+
+
+def _estimate(point: float, low: float, high: float, name: str) -> Estimate:
     if np.isnan(point):
-        return Estimate(value=None, reason=f"no {what} in the audit")
-    return Estimate(
-        value=float(point),
-        ci_low=None if np.isnan(low) else float(low),
-        ci_high=None if np.isnan(high) else float(high),
-    )
-
-
-REASONS = {
-    "accuracy": "decisions",
-    "kappa": "variation in the decisions",
-    "flip_rate": "pairs parsed in both orders",
-    "longer_win_share": "picks between replies of different length",
-    "accuracy_length_controlled": "pairs of different length on both sides",
-}
+        return Estimate(value=None, reason=UNDEFINED[name])
+    return Estimate(value=float(point), ci_low=None if np.isnan(low) else float(low),
+                    ci_high=None if np.isnan(high) else float(high))  # fmt: skip
 
 
 def judge_agreement(
@@ -124,28 +141,23 @@ def judge_agreement(
 ) -> list[JudgeAgreement]:
     if AUDIT_TASK not in frame.tasks:
         return []
-    mask = (frame.task == frame.tasks.index(AUDIT_TASK)) & (frame.status != 2)
-    index = np.flatnonzero(mask)
-    stats = np.array([audit_stats(frame.records[i]) for i in index]).reshape(len(index), N_STATS)
-    sums = bootstrap.sums(stats, frame.conversation[index], frame.model[index], len(frame.models))
-    point, samples = finish(sums.sum(axis=1)), finish(bootstrap.replicate(sums))
+    index = np.flatnonzero(frame.task == frame.tasks.index(AUDIT_TASK))
+    counts = np.array([audit_counts(frame.records[i]) for i in index]).reshape(len(index), WIDTH)
+    sums = bootstrap.sums(counts, frame.conversation[index], frame.model[index], len(frame.models))
+    point, samples = statistics(sums.sum(axis=1)), statistics(bootstrap.replicate(sums))
     out = []
     for m in np.unique(frame.model[index]):
-        judge = frame.models[m]
-        mine = index[frame.model[index] == m]
-        derived = [bool(frame.records[i].meta.get("derived")) for i in mine]
+        judge, mine = frame.models[m], index[frame.model[index] == m]
+        scored = [i for i in mine if frame.records[i].status != "failed"]
+        derived = [bool(frame.records[i].meta.get("derived")) for i in scored]
         estimates = {}
         for name, values in samples.items():
             low, high = bootstrap.interval(values[:, m : m + 1])
-            estimates[name] = _estimate(point[name][m], low[0], high[0], REASONS[name])
-        out.append(
-            JudgeAgreement(
-                judge=judge,
-                judge_kind=kind_of(judge, kinds.get(judge, "model")),
-                n=len(mine),
-                n_conversations=int(np.unique(frame.conversation[mine]).size),
-                derived_share=sum(derived) / len(derived) if derived else None,
-                **estimates,
-            )
-        )
+            estimates[name] = _estimate(point[name][m], low[0], high[0], name)
+        out.append(JudgeAgreement(
+            judge=judge, judge_kind=kind_of(judge, kinds.get(judge, "model")), n=len(scored),
+            n_failed=len(mine) - len(scored),
+            n_conversations=int(np.unique(frame.conversation[scored]).size),
+            derived_share=sum(derived) / len(derived) if derived else None, **estimates,
+        ))  # fmt: skip
     return out

@@ -1,16 +1,19 @@
-"""The metrics a report computes per (task, variant, model), in two bootstrap-friendly shapes.
+"""The secondary metrics of each task, and how each is bootstrapped.
+
+The metrics are the tasks' own: those registered in `tasks.metrics.METRICS` (`task.name`,
+`metric(records) -> float | None`), less those equal to the headline (the mean `score`), plus
+one mean per judge for every per-judge score key (`win_vs_chosen[judge]`, ...). Most have a
+vectorised twin here that gives the same value (tests check it against the registered
+function) and bootstraps in one matrix product:
 
 - `SumMetric`: a function of summed per-item statistics (a mean is sum/count; macro-F1 is a
-  function of per-label true positive, false positive and false negative counts). Resampled
-  sums are one matrix product with the shared cluster-count matrix, so these use every resample.
-- `TableMetric`: a corpus statistic of paired values that is not a function of sums
-  (Spearman's rho). Items are compressed into cells of distinct (x, y) values; a resample is
-  then a weighted table, one matrix product too. The table is as wide as the number of
-  distinct pairs (up to one per item), so these use the first `corpus_resamples` resamples.
+  function of per-label true positive, false positive and false negative counts);
+- `TableMetric`: Spearman's rho. Items are compressed into cells of distinct (predicted, gold)
+  pairs; a resample is a weighted table. The table can be as wide as the items, so these use
+  the first `corpus_resamples` resamples.
 
-Every task gets its headline (`score`, the mean of the records' primary score) and the mean of
-each key of the records' `scores` dicts; `emotion` and `behavior` add label metrics, and
-`emotion` adds Spearman's rho for each numeric dimension its gold has.
+A registered metric without a twin is bootstrapped generically (`GenericMetric`): it is called
+on the resampled records of each of the first `corpus_resamples` resamples (slower, exact).
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attunebench.analysis import judges as audit
 from attunebench.analysis.bootstrap import safe_ratio
-from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
+from attunebench.analysis.frame import STATUS_CODES, BoolArray, FloatArray, Frame, IntArray
 from attunebench.analysis.labels import LABEL_SETS, macro_f1, micro_f1
 from attunebench.records import ItemRecord
+from attunebench.tasks import metrics as registered
 
 HEADLINE = "score"
 HEADLINE_LABELS = {
@@ -32,68 +37,78 @@ HEADLINE_LABELS = {
     "preference": "accuracy in both orders (0.5 when inconsistent)",
     "response": "judge win rate",
 }
-KEY_LABELS = {"consistent": "position consistency"}
 NUMERIC_DIMENSIONS = ("intensity", "valence", "arousal")
+Stats = Callable[[Frame, BoolArray], FloatArray]
+LabelTable = FloatArray
 
 
 @dataclass(frozen=True)
 class SumMetric:
-    """`stats(frame, mask)` gives per-item statistics (items, k); `finish` maps their sums
-    (..., k) to the metric."""
+    """`stats(frame, mask)`: per-item statistics (items, k); `finish`: their sums -> metric."""
 
     name: str
-    description: str
-    stats: Callable[[Frame, BoolArray], FloatArray]
+    stats: Stats
     finish: Callable[[FloatArray], FloatArray]
 
 
 @dataclass(frozen=True)
 class TableMetric:
-    """`cells(records)` gives each item's cell (-1: unusable) and each cell's x and y values;
-    `statistic(x, y, weights)` evaluates each row of a (resamples x cells) weight matrix."""
+    """`cells(records)`: each item's cell (-1: unusable) and each cell's x and y;
+    `statistic(x, y, weights)`: the metric of each row of a (resamples x cells) weight matrix."""
 
     name: str
-    description: str
     cells: Callable[[Sequence[ItemRecord]], tuple[IntArray, FloatArray, FloatArray]]
     statistic: Callable[[FloatArray, FloatArray, FloatArray], FloatArray]
 
 
-Metric = SumMetric | TableMetric
+@dataclass(frozen=True)
+class GenericMetric:
+    name: str
+    function: registered.Metric
 
 
-def _mean(sums: FloatArray) -> FloatArray:
+Metric = SumMetric | TableMetric | GenericMetric
+
+
+def _ratio(sums: FloatArray) -> FloatArray:
     return safe_ratio(sums[..., 0], sums[..., 1])
 
 
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else np.nan
-
-
-def _field(value: object, name: str) -> object:
-    return value.get(name) if isinstance(value, dict) else None
-
-
-def key_mean(key: str) -> SumMetric:
-    """Mean of `scores[key]` over the records that have it."""
+def key_mean(name: str, key: str, parsed_only: bool) -> SumMetric:
+    """Mean of `scores[key]` where present (over `ok` records only, if `parsed_only`)."""
 
     def stats(frame: Frame, mask: BoolArray) -> FloatArray:
-        values = frame.scores[key][mask]
+        values = frame.scores[key][mask] if key in frame.scores else np.full(mask.sum(), np.nan)
+        if parsed_only:
+            values = np.where(frame.status[mask] == STATUS_CODES["ok"], values, np.nan)
         defined = ~np.isnan(values)
         return np.stack([np.where(defined, values, 0.0), defined.astype(np.float64)], axis=1)
 
-    return SumMetric(key, KEY_LABELS.get(key, f"mean of {key}"), stats, _mean)
+    return SumMetric(name, stats, _ratio)
 
 
-def label_metrics(table: FloatArray, what: str, micro: bool) -> list[SumMetric]:
-    """Macro- (and micro-) F1 from a cell's label counts (`labels.label_counts`)."""
+def audit_metric(name: str, statistic: str) -> SumMetric:
+    """One `judge.audit` statistic (e.g. the flip rate of preference records)."""
 
     def stats(frame: Frame, mask: BoolArray) -> FloatArray:
+        rows = [audit.audit_counts(r) for r in frame.records_at(mask)]
+        return np.array(rows).reshape(len(rows), audit.WIDTH)
+
+    def finish(sums: FloatArray) -> FloatArray:
+        return audit.statistics(sums)[statistic]
+
+    return SumMetric(name, stats, finish)
+
+
+def label_metric(
+    name: str, table: LabelTable | None, finish: Callable[[FloatArray], FloatArray]
+) -> SumMetric:
+    def stats(frame: Frame, mask: BoolArray) -> FloatArray:
+        if table is None:
+            raise ValueError(f"{name} needs the cell's label counts")
         return table
 
-    metrics = [SumMetric("macro_f1", f"macro-F1 over {what}", stats, macro_f1)]
-    if micro:
-        metrics.append(SumMetric("micro_f1", f"micro-F1 over {what}", stats, micro_f1))
-    return metrics
+    return SumMetric(name, stats, finish)
 
 
 def weighted_midranks(values: FloatArray, weights: FloatArray) -> FloatArray:
@@ -125,48 +140,77 @@ def weighted_spearman(x: FloatArray, y: FloatArray, weights: FloatArray) -> Floa
     """Spearman's rho on each resample, as Pearson's r of average ranks (Spearman 1904).
 
     Row b of `weights` repeats value pair i `weights[b, i]` times; with unit weights this
-    equals `scipy.stats.spearmanr(x, y)`.
+    equals `scipy.stats.spearmanr(x, y)`. Fewer than three pairs give NaN, as the task's
+    metric gives None.
     """
     if len(x) == 0:
-        return np.full(weights.shape[0], np.nan)
-    return weighted_pearson(weighted_midranks(x, weights), weighted_midranks(y, weights), weights)
+        return np.full(len(weights), np.nan)
+    rho = weighted_pearson(weighted_midranks(x, weights), weighted_midranks(y, weights), weights)
+    return np.where(weights.sum(axis=1) >= 3, rho, np.nan)
 
 
-def spearman_metric(dimension: str) -> TableMetric:
-    """Spearman between predicted and gold values of one numeric dimension (answered items)."""
+def _field(value: object, name: str) -> object:
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else np.nan
+
+
+def spearman_metric(name: str, dimension: str) -> TableMetric:
+    """Spearman between predicted and gold values of one numeric dimension (parsed answers)."""
 
     def cells(records: Sequence[ItemRecord]) -> tuple[IntArray, FloatArray, FloatArray]:
+        answered = [r.status == "ok" for r in records]
         predicted = np.array([_number(_field(r.prediction, dimension)) for r in records])
         gold = np.array([_number(_field(r.gold, dimension)) for r in records])
-        usable = ~np.isnan(predicted) & ~np.isnan(gold)
+        usable = np.array(answered, dtype=bool) & ~np.isnan(predicted) & ~np.isnan(gold)
         pairs, cell = np.unique(np.stack([predicted[usable], gold[usable]], axis=1), axis=0,
                                 return_inverse=True)  # fmt: skip
         cell_of = np.full(len(records), -1, dtype=np.int64)
         cell_of[usable] = cell.reshape(-1)
         return cell_of, pairs[:, 0].copy(), pairs[:, 1].copy()
 
-    return TableMetric(
-        f"{dimension}_spearman", f"Spearman's rho, predicted vs gold {dimension}", cells,
-        weighted_spearman,
-    )  # fmt: skip
+    return TableMetric(name, cells, weighted_spearman)
+
+
+def _twin(task: str, name: str, table: LabelTable | None) -> Metric | None:
+    """The vectorised twin of a registered metric, where there is one."""
+    if task in LABEL_SETS and name in ("macro_f1", "micro_f1"):
+        return label_metric(name, table, macro_f1 if name == "macro_f1" else micro_f1)
+    means = {
+        ("emotion", "jaccard"): ("jaccard", False),
+        ("preference", "consistency"): ("consistent", True),
+        ("response", "win_vs_chosen"): ("win_vs_chosen", True),
+        ("response", "win_vs_rejected"): ("win_vs_rejected", True),
+        ("response", "rubric"): ("rubric", True),
+        **{("emotion", f"{d}_mae"): (f"{d}_abs_error", True) for d in NUMERIC_DIMENSIONS},
+    }
+    if (task, name) in means:
+        return key_mean(name, *means[task, name])
+    if task == "emotion" and name.endswith("_spearman"):
+        return spearman_metric(name, name.removesuffix("_spearman"))
+    if name in audit.UNDEFINED and task in ("preference", audit.AUDIT_TASK):
+        return audit_metric(name, name)
+    return None
 
 
 def task_metrics(
-    task: str, frame: Frame, mask: BoolArray, label_table: FloatArray | None
+    task: str, frame: Frame, mask: BoolArray, label_table: LabelTable | None
 ) -> list[Metric]:
-    """The secondary metrics of one cell (the headline is computed apart).
+    """The secondary metrics of one cell: registered ones, then one mean per judge and key.
 
-    `label_table` is the cell's label counts, for tasks with label sets.
+    (A metric no model has a value for, such as arousal where the gold has none, is dropped
+    by the caller.)
     """
-    present = frame.scores.items()
-    metrics: list[Metric] = [key_mean(k) for k, v in sorted(present) if (~np.isnan(v[mask])).any()]
-    if task in LABEL_SETS and label_table is not None:
-        metrics += label_metrics(label_table, LABEL_SETS[task][1], micro=task == "behavior")
-    if task == "emotion":
-        records = frame.records_at(mask)
-        metrics += [
-            spearman_metric(d)
-            for d in NUMERIC_DIMENSIONS
-            if any(_field(r.gold, d) is not None for r in records)
-        ]
-    return metrics
+    out: list[Metric] = []
+    for full in registered.metrics_for(task):
+        function = registered.METRICS.get(full)
+        if function is registered.mean_score:
+            continue  # the headline
+        name = full.split(".", 1)[1]
+        out.append(_twin(task, name, label_table) or GenericMetric(name, function))
+    scored = frame.scores.items()
+    per_judge = [k for k, v in sorted(scored) if "[" in k and (~np.isnan(v[mask])).any()]
+    out += [key_mean(key, key, parsed_only=True) for key in per_judge]
+    return out

@@ -113,16 +113,22 @@ class Difference(Strict):
 
 
 class JudgeAgreement(Strict):
+    """A judge against the participants' own picks (`judge.audit` statistics)."""
+
     judge: str
     judge_kind: ModelKind
     n: int
+    n_failed: int
     n_conversations: int
     derived_share: float | None
     accuracy: Estimate
+    agreement: Estimate
     kappa: Estimate
     flip_rate: Estimate
     longer_win_share: Estimate
-    accuracy_length_controlled: Estimate
+    participant_longer_share: Estimate
+    length_balanced_agreement: Estimate
+    length_matched_agreement: Estimate
 
 
 class GroupScore(Strict):

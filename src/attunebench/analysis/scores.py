@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.frame import STATUS_CODES, BoolArray, FloatArray, Frame, IntArray
-from attunebench.analysis.metrics import HEADLINE, SumMetric, TableMetric, task_metrics
+from attunebench.analysis.metrics import (
+    HEADLINE,
+    GenericMetric,
+    SumMetric,
+    TableMetric,
+    task_metrics,
+)  # fmt: skip
+from attunebench.records import ItemRecord
 
 
 @dataclass(frozen=True)
@@ -80,24 +88,46 @@ def _table_metric(
     return point, samples
 
 
+def _generic_metric(
+    frame: Frame, bootstrap: ClusterBootstrap, mask: BoolArray, metric: GenericMetric,
+    resamples: int,
+) -> tuple[FloatArray, FloatArray]:
+    """Any `metric(records)`, called on each resample's records (repeated as drawn)."""
+    point = np.full(len(frame.models), np.nan)
+    samples = np.full((resamples, len(frame.models)), np.nan)
+    for m in np.unique(frame.model[mask]):
+        rows = np.flatnonzero(mask & (frame.model == m))
+        by_cluster: dict[int, list[ItemRecord]] = defaultdict(list)
+        for i in rows:
+            by_cluster[int(bootstrap.cluster_of[frame.conversation[i]])].append(frame.records[i])
+        point[m] = _number(metric.function([frame.records[i] for i in rows]))
+        for b, draws in enumerate(bootstrap.counts[:resamples]):
+            drawn = [r for k, rs in by_cluster.items() for r in rs * int(draws[k])]
+            samples[b, m] = _number(metric.function(drawn))
+    return point, samples
+
+
+def _number(value: float | None) -> float:
+    return np.nan if value is None else float(value)
+
+
 def secondary(
-    frame: Frame,
-    bootstrap: ClusterBootstrap,
-    task: str,
-    variant: str,
-    corpus_resamples: int,
+    frame: Frame, bootstrap: ClusterBootstrap, task: str, variant: str, corpus_resamples: int,
     label_table: FloatArray | None = None,
 ) -> list[MetricScores]:
     """Every secondary metric of one task and variant (see `metrics.task_metrics`)."""
     mask = frame.cell(task, variant) & frame.scored
+    resamples = min(corpus_resamples, bootstrap.resamples)
     out = []
     for metric in task_metrics(task, frame, mask, label_table):
         if isinstance(metric, SumMetric):
-            stats = metric.stats(frame, mask)
-            point, samples = _sum_metric(frame, bootstrap, mask, metric, stats)
-        else:
-            resamples = min(corpus_resamples, bootstrap.resamples)
+            point, samples = _sum_metric(frame, bootstrap, mask, metric, metric.stats(frame, mask))
+        elif isinstance(metric, TableMetric):
             point, samples = _table_metric(frame, bootstrap, mask, metric, resamples)
+        else:
+            point, samples = _generic_metric(frame, bootstrap, mask, metric, resamples)
+        if np.isnan(point).all():
+            continue  # nothing to show (a dimension the gold lacks, a judge mode not run)
         low, high = bootstrap.interval(samples)
         out.append(MetricScores(task, variant, metric.name, point, low, high, samples))
     return out

@@ -154,13 +154,19 @@ def _record(
 
 
 def _audit_record(cid: str, turn: int, accuracy: float, rng: np.random.Generator) -> ItemRecord:
-    picks = ["r1" if rng.random() < accuracy else "r2" for _ in range(2)]
+    chosen = "r1" if rng.random() < 0.5 else "r2"
+    other = "r2" if chosen == "r1" else "r1"
+    picks = [chosen if rng.random() < accuracy else other for _ in range(2)]
+    len_a, len_b = (int(v) for v in rng.integers(20, 60, 2))
     return ItemRecord(
         task="judge_audit", model=JUDGE, conversation_id=cid, turn_index=turn,
         item_id=f"t{turn}", status="ok", prediction={"ab": picks[0], "ba": picks[1]},
-        gold={"chosen": "r1", "tie": False}, score=sum(p == "r1" for p in picks) / 2,
-        meta={"first": "r1", "second": "r2", "len_a": 40 + turn, "len_b": 30,
-              "longer": "A", "derived": False},
+        gold={"chosen": chosen, "tie": False}, score=float(picks == [chosen, chosen]),
+        scores={"agree_ab": float(picks[0] == chosen), "agree_ba": float(picks[1] == chosen),
+                "consistent": float(picks[0] == picks[1])},
+        meta={"first": "r1", "second": "r2", "len_a": len_a, "len_b": len_b,
+              "longer": "equal" if len_a == len_b else ("A" if len_a > len_b else "B"),
+              "derived": False},
     )  # fmt: skip
 
 

@@ -1,0 +1,108 @@
+"""The cluster bootstrap against scipy, against known truths, and for its seeding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from attunebench.analysis.bootstrap import (
+    ClusterBootstrap,
+    paired_difference,
+    percentile_interval,
+    resample_counts,
+)
+
+
+def conversations_bootstrap(n: int, resamples: int, seed: int = 0) -> ClusterBootstrap:
+    return ClusterBootstrap.create(np.arange(n), resamples, np.random.default_rng(seed))
+
+
+def test_counts_draw_every_cluster_total_with_replacement() -> None:
+    counts = resample_counts(50, 300, np.random.default_rng(1))
+    assert counts.shape == (300, 50)
+    assert (counts.sum(axis=1) == 50).all()
+    assert (counts.max(axis=1) > 1).any()  # with replacement
+
+
+def test_one_item_per_conversation_agrees_with_scipy_percentile() -> None:
+    rng = np.random.default_rng(7)
+    values = rng.binomial(1, 0.35, size=120).astype(float)
+    boot = conversations_bootstrap(len(values), 20000, seed=3)
+    point, samples = boot.means(values, np.arange(len(values)))
+    low, high = boot.interval(samples)
+    ref = stats.bootstrap((values,), np.mean, method="percentile", n_resamples=20000,
+                          rng=np.random.default_rng(4)).confidence_interval  # fmt: skip
+    assert point[0] == pytest.approx(values.mean())
+    assert low[0] == pytest.approx(ref.low, abs=0.01)
+    assert high[0] == pytest.approx(ref.high, abs=0.01)
+
+
+def test_clustered_items_give_wider_intervals_than_pretending_independence() -> None:
+    rng = np.random.default_rng(11)
+    conversations = np.repeat(np.arange(40), 10)
+    difficulty = rng.normal(0, 1.5, 40)[conversations]  # shared within a conversation
+    values = (rng.random(400) < 1 / (1 + np.exp(-difficulty))).astype(float)
+    clustered = conversations_bootstrap(40, 4000)
+    _, samples = clustered.means(values, conversations)
+    low, high = clustered.interval(samples)
+    naive = stats.bootstrap((values,), np.mean, method="percentile", n_resamples=4000,
+                            rng=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    assert (high[0] - low[0]) > 1.5 * (naive.high - naive.low)
+
+
+def test_same_seed_same_interval_and_another_seed_differs() -> None:
+    values = np.random.default_rng(2).random(60)
+    intervals = [
+        conversations_bootstrap(60, 500, seed).interval(
+            conversations_bootstrap(60, 500, seed).means(values, np.arange(60))[1]
+        )
+        for seed in (5, 5, 6)
+    ]
+    assert intervals[0] == intervals[1]
+    assert intervals[0] != intervals[2]
+
+
+def test_group_means_keep_models_apart_and_skip_missing_values() -> None:
+    values = np.array([1.0, 0.0, np.nan, 1.0, 1.0, 1.0])
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    conversations = np.array([0, 1, 2, 0, 1, 2])
+    point, samples = conversations_bootstrap(3, 200).means(values, conversations, groups, 3)
+    assert point[0] == pytest.approx(0.5)
+    assert point[1] == 1.0
+    assert np.isnan(point[2])  # a group with no items has no mean, not zero
+    assert samples.shape == (200, 3)
+
+
+def test_paired_difference_detects_a_planted_gap_and_not_a_null_one() -> None:
+    rng = np.random.default_rng(5)
+    conversations = np.repeat(np.arange(60), 5)
+    base = (rng.random(300) < 0.5).astype(float)
+    better = np.where(rng.random(300) < 0.3, 1.0, base)  # wins some items base lost
+    boot = conversations_bootstrap(60, 2000)
+    value, low, _ = paired_difference(boot, better, base, conversations)
+    assert value > 0 and low > 0
+    same_value, same_low, same_high = paired_difference(boot, base, base.copy(), conversations)
+    assert (same_value, same_low, same_high) == (0.0, 0.0, 0.0)
+
+
+def test_pairing_narrows_the_interval_when_models_share_item_difficulty() -> None:
+    rng = np.random.default_rng(8)
+    conversations = np.repeat(np.arange(50), 6)
+    easy = rng.random(300) < 0.6
+    a = np.where(easy, 1.0, (rng.random(300) < 0.2).astype(float))
+    b = np.where(easy, 1.0, (rng.random(300) < 0.1).astype(float))
+    boot = conversations_bootstrap(50, 3000)
+    _, low, high = paired_difference(boot, a, b, conversations)
+    _, samples_a = boot.means(a, conversations)
+    other = conversations_bootstrap(50, 3000, seed=9)  # independent resamples: unpaired
+    _, samples_b = other.means(b, conversations)
+    unpaired_low, unpaired_high = percentile_interval(samples_a - samples_b)
+    assert high - low < 0.8 * (unpaired_high[0] - unpaired_low[0])
+
+
+def test_an_all_undefined_column_has_no_interval() -> None:
+    samples = np.column_stack([np.linspace(0, 1, 101), np.full(101, np.nan)])
+    low, high = percentile_interval(samples, 0.9)
+    assert low[0] == pytest.approx(0.05) and high[0] == pytest.approx(0.95)
+    assert np.isnan(low[1]) and np.isnan(high[1])
