@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+import anyio
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -24,6 +26,8 @@ from attunebench.collect.settings import Settings
 from attunebench.collect.templating import make_templates
 from attunebench.models import make_provider
 from attunebench.models.base import Provider
+
+THREADS = 8
 
 
 class SecurityMiddleware:
@@ -106,7 +110,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 templates=make_templates(),
                 participant_limiter=RateLimiter(stored.study.limits.posts_per_minute),
                 login_limiter=RateLimiter(settings.login_attempts_per_minute),
+                write_limiter=anyio.CapacityLimiter(4 if db.is_sqlite else 20),
             )
+            # Few request threads: more only contend for the GIL, and a thread holding SQLite's
+            # write lock then waits behind them, stalling every writer queued after it.
+            anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
             yield
         finally:
             for provider in providers.values():

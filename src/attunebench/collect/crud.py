@@ -100,18 +100,15 @@ def create_invitations(session: Session, count: int) -> list[str]:
 def participant_by_token(
     session: Session, token: str, lock: bool = False
 ) -> ParticipantRow | None:
-    query = select(ParticipantRow).where(ParticipantRow.token_hash == token_hash(token))
+    # The whole conversation in three queries (participant, turns, replies), not one per turn.
+    query = (
+        select(ParticipantRow)
+        .where(ParticipantRow.token_hash == token_hash(token))
+        .options(selectinload(ParticipantRow.turns).selectinload(TurnRow.replies))
+    )
     if lock:
-        query = query.with_for_update()
-    participant = session.scalar(query)
-    if participant is not None:
-        # Load the whole conversation in two queries instead of one per turn.
-        session.scalars(
-            select(TurnRow)
-            .where(TurnRow.participant_id == participant.id)
-            .options(selectinload(TurnRow.replies))
-        ).all()
-    return participant
+        query = query.with_for_update(of=ParticipantRow)
+    return session.scalar(query)
 
 
 def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:

@@ -9,6 +9,8 @@ this; there, rows that must not change under a request are locked with `SELECT .
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -92,6 +94,11 @@ class Database:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._writer = engine.execution_options(**{_WRITE: True})
+        # SQLite has one writer at a time. Queueing writers on a lock here wakes each one as soon
+        # as the last commits; left to SQLite's busy handler they would poll with sleeps of up
+        # to 100 ms, which under load turns into seconds of tail latency. (Other processes on
+        # the same file still meet the busy timeout.)
+        self._write_lock = threading.Lock() if self.is_sqlite else contextlib.nullcontext()
 
     @property
     def is_sqlite(self) -> bool:
@@ -104,7 +111,9 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        with Session(self._writer, expire_on_commit=False) as session, session.begin():
+        with self._write_lock, Session(self._writer, expire_on_commit=False) as session, (
+            session.begin()
+        ):
             yield session
 
     def dispose(self) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
@@ -16,6 +20,8 @@ from attunebench.collect.settings import Settings
 from attunebench.collect.study import Study
 from attunebench.data.schema import Taxonomy
 from attunebench.models.base import Provider
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,13 @@ class Context:
     templates: Jinja2Templates
     participant_limiter: RateLimiter
     login_limiter: RateLimiter
+    # Write transactions wait here, not in the shared thread pool: on SQLite only one can run,
+    # and writers blocked inside pool threads would starve the page views queued behind them.
+    write_limiter: anyio.CapacityLimiter
+
+    async def run_write(self, action: Callable[..., T], *args: Any) -> T:
+        """Run a function that writes (it opens its own `db.write()`) on a writer thread."""
+        return await anyio.to_thread.run_sync(partial(action, *args), limiter=self.write_limiter)
 
 
 class PageError(HTTPException):

@@ -97,7 +97,7 @@ async def _write(ctx: Context, action: Callable[..., T], *args: Any) -> T:
         with ctx.db.write() as session:
             return action(session, *args)
 
-    return await run_in_threadpool(run)
+    return await ctx.run_write(run)
 
 
 async def _admin_form(request: Request, session_id: str) -> dict[str, list[str]]:

@@ -109,7 +109,7 @@ async def _answer(
     except schemas.FormError as error:
         raise PageError(400, "Please check your answer", str(error)) from None
     step = form.get("step", [""])[0]
-    await run_in_threadpool(_store, ctx, token, step, stage, apply, answer)
+    await ctx.run_write(_store, ctx, token, step, stage, apply, answer)
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
@@ -140,13 +140,17 @@ async def traits(request: Request, token: str) -> RedirectResponse:
 async def message(request: Request, token: str) -> RedirectResponse:
     ctx = context(request)
 
+    jobs: list[_Job] = []
+
     def apply(session: Session, participant: ParticipantRow, answer: schemas.MessageAnswer) -> None:
         safety = ctx.study.safety.triggered_by(answer.message)
         crud.add_turn(session, participant, answer, safety_notice=safety)
+        jobs.extend(_job(ctx, participant))
 
     parse = lambda f: schemas.parse_message(f, ctx.study, ctx.taxonomy)  # noqa: E731
     response = await _answer(request, token, Stage.MESSAGE, parse, apply)
-    return _timed(response, await _generate(ctx, token))
+    # A stale post stored nothing and made no job; it only shows the current page.
+    return _timed(response, await _generate(ctx, token, jobs[0]) if jobs else 0.0)
 
 
 @router.post("/generate")
@@ -198,16 +202,20 @@ class _Job:
     item_key: str
 
 
-def _pending(ctx: Context, token: str) -> _Job | None:
+def _job(ctx: Context, participant: ParticipantRow) -> list[_Job]:
+    """The replies a participant waits for: none, or one job for the pending turn."""
+    at: Where = where(participant, ctx.study)
+    if at.stage != Stage.PENDING or participant.model_first is None:
+        return []
+    pair = Pair(participant.model_first, str(participant.model_second))
+    turn = participant.turns[at.turn]
+    return [_Job(at.turn, pair.at_turn(at.turn), history(participant), turn.user_text,
+                 f"{participant.public_id}:{at.turn}")]  # fmt: skip
+
+
+def _pending(ctx: Context, token: str) -> list[_Job]:
     with ctx.db.read() as session:
-        participant = _participant(session, token)
-        at: Where = where(participant, ctx.study)
-        if at.stage != Stage.PENDING or participant.model_first is None:
-            return None
-        pair = Pair(participant.model_first, str(participant.model_second))
-        turn = participant.turns[at.turn]
-        return _Job(at.turn, pair.at_turn(at.turn), history(participant), turn.user_text,
-                    f"{participant.public_id}:{at.turn}")  # fmt: skip
+        return _job(ctx, _participant(session, token))
 
 
 def _save_replies(ctx: Context, token: str, job: _Job, replies: list[Reply]) -> None:
@@ -222,11 +230,13 @@ def _save_replies(ctx: Context, token: str, job: _Job, replies: list[Reply]) -> 
                            reply.latency_ms)  # fmt: skip
 
 
-async def _generate(ctx: Context, token: str) -> float:
+async def _generate(ctx: Context, token: str, job: _Job | None = None) -> float:
     """Generate and store the pending turn's replies; returns the time spent on the models."""
-    job = await run_in_threadpool(_pending, ctx, token)
     if job is None:
-        return 0.0
+        jobs = await run_in_threadpool(_pending, ctx, token)
+        if not jobs:
+            return 0.0
+        job = jobs[0]
     started = time.perf_counter()
     try:
         replies = await generate_replies(
@@ -235,7 +245,7 @@ async def _generate(ctx: Context, token: str) -> float:
     except GenerationError:
         return time.perf_counter() - started  # the page now offers to try again
     elapsed = time.perf_counter() - started
-    await run_in_threadpool(_save_replies, ctx, token, job, replies)
+    await ctx.run_write(_save_replies, ctx, token, job, replies)
     return elapsed
 
 
