@@ -1,0 +1,245 @@
+"""A local OpenAI-compatible server that fails a planned share of calls, for testing clients.
+
+It answers POST /v1/chat/completions validly (see `answers.py`), except where its `FaultPlan`
+says otherwise: 429 with Retry-After, 500, 503, a timeout (the request is held past the
+client's patience, then dropped), a dropped connection, a malformed JSON body, or a response
+cut short of its Content-Length. It counts every request, fault and successful completion per
+request content key (GET /fault/stats), so a test can prove a client never repeats a call that
+succeeded. `hold()` makes new requests wait (received, unanswered) until `release()`.
+
+    with FaultServer(FaultPlan(fail_rate=0.3, seed=1)) as server:
+        ...  # point an openai/ model at server.base_url
+
+or `python -m attunebench.testing.fault_server --port 8321 --fail-rate 0.3 --seed 1`.
+Binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aiohttp import web
+
+from attunebench.testing.answers import answer_from_prompt
+from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
+
+Answerer = Callable[[Sequence[dict[str, Any]]], str]
+HOST = "127.0.0.1"
+log = logging.getLogger(__name__)
+
+
+def completion(text: str, model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fault", "object": "chat.completion", "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": max(1, len(text.split())),
+                  "total_tokens": 10 + max(1, len(text.split()))},
+    }
+
+
+class FaultServer:
+    def __init__(
+        self, plan: FaultPlan | None = None, *, answer: Answerer = answer_from_prompt,
+        port: int = 0,
+    ) -> None:
+        self.plan = plan or FaultPlan()
+        self.counts = FaultCounts()
+        self._answer = answer
+        self._port = port
+        self._runner: web.AppRunner | None = None
+        self._gate: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._answering = 0  # successful answers decided but not yet written out
+        self.base_url = ""
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._complete)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/fault/stats", self._stats)
+        return app
+
+    async def start(self) -> str:
+        """Serve on the running event loop; returns the base URL (…/v1)."""
+        self._loop = asyncio.get_running_loop()
+        self._gate = asyncio.Event()
+        self._gate.set()
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, HOST, self._port)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.base_url = f"http://{HOST}:{port}/v1"
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._gate is not None:
+            self._gate.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # Running on a thread of its own, so a test can drive a client (or a subprocess) meanwhile.
+    def __enter__(self) -> FaultServer:
+        started = threading.Event()
+        loop = asyncio.new_event_loop()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self.start())
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self.stop())
+            pending = asyncio.all_tasks(loop)  # requests still held (a timeout being served)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="fault-server", daemon=True)
+        self._thread.start()
+        if not started.wait(10):
+            raise RuntimeError("the fault server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+    def _on_loop(self, action: Callable[[], Any]) -> None:
+        if self._loop is None:
+            raise RuntimeError("the fault server is not running")
+        self._loop.call_soon_threadsafe(action)
+
+    def hold(self) -> None:
+        """New requests wait, received but unanswered, until `release()`."""
+        self._on_loop(lambda: self._gate.clear() if self._gate else None)
+
+    def release(self) -> None:
+        self._on_loop(lambda: self._gate.set() if self._gate else None)
+
+    def stats(self) -> dict[str, Any]:
+        """A snapshot of the counts, taken on the server's loop (safe from any thread)."""
+        if self._loop is None or self._thread in (None, threading.current_thread()):
+            return self._snapshot()
+
+        async def take() -> dict[str, Any]:
+            return self._snapshot()
+
+        return asyncio.run_coroutine_threadsafe(take(), self._loop).result(10)
+
+    def _snapshot(self) -> dict[str, Any]:
+        return {**self.counts.snapshot(), "answering": self._answering}
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "fault", "object": "model"}]})
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self._snapshot())
+
+    async def _complete(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+            messages = body["messages"]
+        except (ValueError, KeyError, TypeError):
+            return web.json_response({"error": {"message": "not a chat request"}}, status=400)
+        if self._gate is not None:
+            await self._gate.wait()
+        key = request_key(body)
+        attempt = self.counts.attempts[key]
+        self.counts.attempts[key] += 1
+        self.counts.requests += 1
+        if self.plan.is_permanent(key, str(body.get("model", ""))):
+            self.counts.refused += 1
+            message = {"error": {"message": "this request is refused on every attempt"}}
+            return web.json_response(message, status=self.plan.permanent_status)
+        fault = self.plan.fault(key, attempt)
+        if fault is not None:
+            self.counts.faults[fault] += 1
+            return await self._fail(request, fault)
+        payload = json.dumps(completion(self._answer(messages), str(body.get("model")))).encode()
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.content_length = len(payload)
+        self._answering += 1
+        try:
+            await response.prepare(request)
+            await response.write(payload)
+            await response.write_eof()
+        except ConnectionError:
+            return response  # the client hung up first (gave up, or was killed): no success
+        finally:
+            self._answering -= 1
+        self.counts.successes[key] += 1  # counted once the whole answer is on its way
+        return response
+
+    async def _fail(self, request: web.Request, fault: FaultKind) -> web.StreamResponse:
+        def error(status: int, **headers: str) -> web.Response:
+            body = {"error": {"message": f"injected {fault}", "type": fault}}
+            return web.json_response(body, status=status, headers=headers)
+
+        if fault == "rate_limit":
+            return error(429, **{"Retry-After": f"{self.plan.retry_after_s:g}"})
+        if fault == "server_error":
+            return error(500)
+        if fault == "unavailable":
+            return error(503)
+        if fault == "malformed":
+            return web.Response(text='{"choices": [{"message": ', content_type="application/json")
+        if fault == "timeout":
+            await asyncio.sleep(self.plan.timeout_s)
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        with contextlib.suppress(ConnectionError):  # a client that has gone needs no hang-up
+            if fault == "truncated":
+                response.content_length = 200
+                await response.prepare(request)
+                await response.write(b'{"id": "chatcmpl-fault", "choices": [{"index": 0, ')
+            if request.transport is not None:  # timeout, disconnect, truncated: hang up
+                request.transport.close()
+        return response
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m attunebench.testing.fault_server")
+    parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1")
+    parser.add_argument("--fail-rate", type=float, default=0.3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", default=",".join(FAULT_KINDS), help="comma-separated")
+    parser.add_argument("--max-faults-per-request", type=int, default=2)
+    parser.add_argument("--permanent-rate", type=float, default=0.0)
+    parser.add_argument("--retry-after", type=float, default=0.0, help="seconds, on 429s")
+    parser.add_argument("--timeout", type=float, default=1.0, help="seconds a timeout holds")
+    args = parser.parse_args(argv)
+    plan = FaultPlan(
+        fail_rate=args.fail_rate, seed=args.seed,
+        kinds=tuple(k for k in args.kinds.split(",") if k),
+        max_faults_per_request=args.max_faults_per_request, permanent_rate=args.permanent_rate,
+        retry_after_s=args.retry_after, timeout_s=args.timeout,
+    )
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    async def serve() -> None:
+        server = FaultServer(plan, port=args.port)
+        log.info("fault server on %s (GET /fault/stats for counts)", await server.start())
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()
+        await server.stop()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""Which request fails how: a seeded, order-free fault plan, and the counts a fault server keeps.
+
+A request is known by its content key (SHA-256 of its canonical JSON body). Whether the n-th
+attempt of a request fails, and how, is a hash of (seed, key, n), so a plan gives the same
+faults however calls interleave, in whatever process, and a resumed run meets the faults the
+interrupted one would have. Transient faults stop after `max_faults_per_request` attempts, so
+a client with enough retries always gets through. `permanent_rate` picks requests (to any
+model, or to `permanent_models`) refused on every attempt (HTTP 400 by default): those must
+end as failures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from attunebench.data.jsonl import canonical_json
+
+FaultKind = Literal[
+    "rate_limit", "server_error", "unavailable", "timeout", "disconnect", "malformed", "truncated"
+]
+FAULT_KINDS: tuple[FaultKind, ...] = (
+    "rate_limit", "server_error", "unavailable", "timeout", "disconnect", "malformed", "truncated"
+)
+
+
+def request_key(body: Any) -> str:
+    """The content key of a request body: what makes two calls the same call."""
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    fail_rate: float = 0.3  # share of first attempts that fail (and of each retry, up to the cap)
+    seed: int = 0
+    kinds: tuple[FaultKind, ...] = FAULT_KINDS
+    max_faults_per_request: int = 2  # transient: attempt number this many always succeeds
+    permanent_rate: float = 0.0  # share of requests refused on every attempt
+    permanent_status: int = 400
+    permanent_models: tuple[str, ...] = ()  # refuse only requests naming these models (or any)
+    retry_after_s: float = 0.0  # the Retry-After a 429 carries
+    timeout_s: float = 1.0  # how long a `timeout` holds the request before dropping it
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.fail_rate <= 1 or not 0 <= self.permanent_rate <= 1:
+            raise ValueError("fail_rate and permanent_rate are shares between 0 and 1")
+        unknown = set(self.kinds) - set(FAULT_KINDS)
+        if unknown or not self.kinds:
+            raise ValueError(f"fault kinds must be some of {', '.join(FAULT_KINDS)}")
+
+    def _unit(self, *parts: object) -> float:
+        digest = hashlib.sha256("|".join(map(str, (self.seed, *parts))).encode()).digest()
+        return int.from_bytes(digest[:8]) / 2**64
+
+    def is_permanent(self, key: str, model: str = "") -> bool:
+        if self.permanent_models and model not in self.permanent_models:
+            return False
+        return self._unit("permanent", key) < self.permanent_rate
+
+    def fault(self, key: str, attempt: int) -> FaultKind | None:
+        """The fault for attempt number `attempt` (from 0) of the request `key`, if any."""
+        if attempt >= self.max_faults_per_request or self._unit("fail", key, attempt) >= (
+            self.fail_rate
+        ):
+            return None
+        return self.kinds[int(self._unit("kind", key, attempt) * len(self.kinds))]
+
+
+@dataclass(slots=True)
+class FaultCounts:
+    """What a fault server saw and did. Mutated only on the server's event loop."""
+
+    requests: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+    refused: int = 0  # permanent failures answered
+    attempts: Counter[str] = field(default_factory=Counter)  # per request key
+    successes: Counter[str] = field(default_factory=Counter)  # per request key
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able copy (the shape of GET /fault/stats)."""
+        return {
+            "requests": self.requests,
+            "faults_injected": sum(self.faults.values()),
+            "faults": dict(self.faults),
+            "refused": self.refused,
+            "successful_calls": sum(self.successes.values()),
+            "repeated_successful_calls": repeated(self.successes),
+            "successes": dict(self.successes),
+        }
+
+
+def repeated(successes: Counter[str], baseline: Counter[str] | None = None) -> int:
+    """Successful calls beyond the first of each key (or beyond `baseline`'s count of it)."""
+    base = baseline or Counter()
+    return sum(max(0, n - max(1, base[key])) for key, n in successes.items())
