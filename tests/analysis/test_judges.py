@@ -11,6 +11,7 @@ from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.judges import audit_counts, judge_agreement, statistics
 from attunebench.analysis.loading import Runs
+from attunebench.analysis.provenance import Roster
 from attunebench.judge import audit
 from attunebench.records import ItemRecord
 
@@ -79,7 +80,7 @@ def test_undefined_statistics_are_null_with_a_reason() -> None:
     records = [pair(i, f"x{i}", f"x{i}", f"x{i}", (20, 20)) for i in range(8)]
     frame = Frame.from_records(records)
     boot = shared(frame, 100, 0)
-    (agreement,) = judge_agreement(frame, boot, {})
+    (agreement,) = judge_agreement(frame, boot, Roster({}))
     assert agreement.accuracy.value == 1.0
     assert agreement.longer_win_share.value is None and agreement.longer_win_share.reason
     assert agreement.kappa.value is None  # one label only: p_e = 1
@@ -90,7 +91,7 @@ def test_the_judge_is_labelled_and_its_accuracy_has_an_interval(load: Callable[.
     runs = load({"m/a": {"emotion": 0.5}}, conversations=40, judge_accuracy=0.8)
     frame = Frame.from_records(runs.records)
     boot = shared(frame, 500, 0)
-    (agreement,) = judge_agreement(frame, boot, {})
+    (agreement,) = judge_agreement(frame, boot, Roster({}))
     assert agreement.judge_kind == "proxy"
     accuracy = agreement.accuracy
     assert accuracy.ci_low is not None and accuracy.ci_high is not None and accuracy.value

@@ -47,7 +47,7 @@ def test_a_bad_line_names_its_file_line_and_field(make_run: Callable[..., Path])
     broken["status"] = "maybe"
     lines[2] = json.dumps(broken)
     (run / "records.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(RunLoadError, match=r"records\.jsonl:3: field status"):
+    with pytest.raises(RunLoadError, match=r"records\.jsonl, line 3: status"):
         load_runs([run])
 
 

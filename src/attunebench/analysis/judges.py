@@ -18,7 +18,7 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, safe_ratio
 from attunebench.analysis.frame import FloatArray, Frame
-from attunebench.analysis.provenance import kind_of
+from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Estimate, JudgeAgreement
 from attunebench.records import ItemRecord
 
@@ -137,7 +137,7 @@ def _estimate(point: float, low: float, high: float, name: str) -> Estimate:
 
 
 def judge_agreement(
-    frame: Frame, bootstrap: ClusterBootstrap, kinds: Mapping[str, str]
+    frame: Frame, bootstrap: ClusterBootstrap, roster: Roster
 ) -> list[JudgeAgreement]:
     if AUDIT_TASK not in frame.tasks:
         return []
@@ -155,7 +155,7 @@ def judge_agreement(
             low, high = bootstrap.interval(values[:, m : m + 1])
             estimates[name] = _estimate(point[name][m], low[0], high[0], name)
         out.append(JudgeAgreement(
-            judge=judge, judge_kind=kind_of(judge, kinds.get(judge, "model")), n=len(scored),
+            judge=judge, judge_kind=roster.kind(judge), n=len(scored),
             n_failed=len(mine) - len(scored),
             n_conversations=int(np.unique(frame.conversation[scored]).size),
             derived_share=sum(derived) / len(derived) if derived else None, **estimates,

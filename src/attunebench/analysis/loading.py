@@ -19,11 +19,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from attunebench.analysis.schema import Notice
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.schema import Conversation
+from attunebench.engine import rundir
 from attunebench.records import ItemRecord, Ledger, RunInfo
 
 RecordKey = tuple[str, str, str, int, str, str]
@@ -70,43 +69,20 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(line)"
-    return f"field {where}: {first['msg']}"
-
-
-def iter_records(path: Path) -> Iterator[ItemRecord]:
-    """Yield the records of one records.jsonl, naming file, line and field on bad input."""
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield ItemRecord.model_validate_json(line)
-            except ValidationError as error:
-                raise RunLoadError(f"{path}:{number}: {_describe(error)}") from None
-
-
-def _read_model(path: Path, kind: type[RunInfo] | type[Ledger]) -> RunInfo | Ledger:
-    try:
-        return kind.model_validate_json(path.read_bytes())
-    except ValidationError as error:
-        raise RunLoadError(f"{path}: {_describe(error)}") from None
-
-
 def read_run(directory: str | Path) -> tuple[Run, list[ItemRecord]]:
+    """One run directory, read with the engine's readers (a torn last line is dropped)."""
     root = Path(directory)
-    info_path, records_path = root / "run.json", root / "records.jsonl"
-    for needed in (info_path, records_path):
-        if not needed.is_file():
-            raise RunLoadError(f"{root}: not a run directory ({needed.name} is missing)")
-    info = _read_model(info_path, RunInfo)
-    assert isinstance(info, RunInfo)
-    ledger_path = root / "ledger.json"
-    ledger = _read_model(ledger_path, Ledger) if ledger_path.is_file() else None
-    assert ledger is None or isinstance(ledger, Ledger)
-    return Run(root, info, ledger), list(iter_records(records_path))
+    for needed in (rundir.RUN_FILE, rundir.RECORDS_FILE):
+        if not (root / needed).is_file():
+            raise RunLoadError(f"{root}: not a run directory ({needed} is missing)")
+    try:
+        info = rundir.read_run_info(root)
+        ledger = rundir.read_ledger(root)
+        records = rundir.read_records(root / rundir.RECORDS_FILE)
+    except rundir.RunDirError as error:
+        raise RunLoadError(str(error)) from None
+    assert info is not None  # checked above
+    return Run(root, info, ledger), records
 
 
 def file_sha256(path: Path) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from attunebench.analysis.frame import Frame, headline_variant
 from attunebench.analysis.metrics import HEADLINE
-from attunebench.analysis.provenance import kind_of
+from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Notice, ScoreRow, TaskInfo
 from attunebench.analysis.scores import MetricScores, counts
 
@@ -19,31 +19,31 @@ CellKey = tuple[str, str, str]  # task, variant, model
 
 @dataclass(frozen=True)
 class RecordMeta:
-    """What the records' `meta` says, gathered in one pass."""
+    """What the records' `meta` says, gathered in one pass (items counted once each)."""
 
     judges: Mapping[CellKey, list[str]]  # the judges behind each (task, variant, model)
-    gold_levels: Mapping[str, Counter[str]]
-    derived: Mapping[str, tuple[int, int]]  # task -> (derived items, items saying)
+    gold_levels: Mapping[str, Mapping[str, int]]  # task -> gold level -> items
+    derived: Mapping[str, tuple[int, int]]  # task -> (derived items, items that say)
 
     @classmethod
     def scan(cls, frame: Frame) -> RecordMeta:
         judges: dict[CellKey, set[str]] = defaultdict(set)
-        levels: dict[str, Counter[str]] = defaultdict(Counter)
-        derived: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for record in frame.records:
+        levels: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+        derived: dict[str, dict[int, bool]] = defaultdict(dict)
+        for i, record in enumerate(frame.records):
             meta = record.meta
             if not meta:
                 continue
             if meta.get("judges"):
                 judges[record.task, record.variant, record.model].update(map(str, meta["judges"]))
             if "gold_level" in meta:
-                levels[record.task][str(meta["gold_level"])] += 1
+                levels[record.task][str(meta["gold_level"])].add(int(frame.item[i]))
             if "derived" in meta:
-                derived[record.task][0] += bool(meta["derived"])
-                derived[record.task][1] += 1
+                derived[record.task][int(frame.item[i])] = bool(meta["derived"])
         return cls(
-            {key: sorted(specs) for key, specs in judges.items()}, dict(levels),
-            {task: (d[0], d[1]) for task, d in derived.items()},
+            {key: sorted(specs) for key, specs in judges.items()},
+            {task: {lv: len(items) for lv, items in by.items()} for task, by in levels.items()},
+            {task: (sum(flags.values()), len(flags)) for task, flags in derived.items()},
         )  # fmt: skip
 
     def task_judges(self, task: str) -> list[str]:
@@ -61,7 +61,7 @@ def task_infos(frame: Frame, meta: RecordMeta, skip: str) -> list[TaskInfo]:
         out.append(TaskInfo(
             name=task, headline_variant=headline_variant(variants), variants=variants,
             n_items=int(np.unique(frame.item[frame.task == code]).size),
-            gold_levels=dict(sorted(meta.gold_levels.get(task, Counter()).items())),
+            gold_levels=dict(sorted(meta.gold_levels.get(task, {}).items())),
             derived_share=derived / saying if saying else None, judges=meta.task_judges(task),
         ))  # fmt: skip
     return out
@@ -80,7 +80,7 @@ def _clean(value: float) -> float | None:
 
 def score_rows(
     frame: Frame, metric_scores: list[MetricScores], meta: RecordMeta,
-    kinds: Mapping[str, str], headline_of: Mapping[str, str],
+    roster: Roster, headline_of: Mapping[str, str],
 ) -> list[ScoreRow]:  # fmt: skip
     rows = []
     tallies = {key: counts(frame, *key) for key in {(s.task, s.variant) for s in metric_scores}}
@@ -93,7 +93,7 @@ def score_rows(
                 "no scored items" if count.n == 0 else "undefined on these items")  # fmt: skip
             judges = meta.judges.get((scores.task, scores.variant, model), [])
             rows.append(ScoreRow(
-                model=model, model_kind=kind_of(model, kinds.get(model, "model")),
+                model=model, model_kind=roster.kind(model),
                 task=scores.task, variant=scores.variant, metric=scores.metric,
                 headline=is_headline, value=value, ci_low=_clean(scores.low[m]),
                 ci_high=_clean(scores.high[m]), reason=why, n=count.n,

@@ -204,6 +204,7 @@ class TaskInfo(Strict):
 
 
 class ModelEntry(Strict):
+    name: str = Field(description="What records and tables call it.")
     spec: str
     kind: ModelKind
     role: Literal["subject", "judge"]

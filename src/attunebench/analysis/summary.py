@@ -21,7 +21,7 @@ from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.judges import AUDIT_TASK, judge_agreement
 from attunebench.analysis.labels import LABEL_SETS, label_counts
 from attunebench.analysis.loading import Runs, paused_gc
-from attunebench.analysis.provenance import declared_kinds, provenance
+from attunebench.analysis.provenance import Roster, provenance
 from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
 from attunebench.analysis.rows import RecordMeta, record_notices, score_rows, task_infos
 from attunebench.analysis.schema import Diagnostics, GroupScore, Notice, Settings, Summary, TaskInfo
@@ -135,7 +135,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         streams[0],
         options.confidence,
     )
-    meta = RecordMeta.scan(frame)
+    meta, roster = RecordMeta.scan(frame), Roster.of(runs)
     tasks = task_infos(frame, meta, skip=AUDIT_TASK)
     headline_of = {info.name: info.headline_variant for info in tasks}
     tables = label_tables(frame, tasks)
@@ -150,15 +150,15 @@ def _build(runs: Runs, options: Options) -> Summary:
     headlines = {
         s.task: s for s in metric_scores if s.metric == "score" and headline_of[s.task] == s.variant
     }
-    rows = score_rows(frame, metric_scores, meta, declared_kinds(runs), headline_of)
+    rows = score_rows(frame, metric_scores, meta, roster, headline_of)
     details, detail_notices = diagnostics(
         frame, runs, bootstrap, tasks, tables, options, streams[2]
     )
     subjects = sorted({r.model for r in rows})
-    agreement = judge_agreement(frame, bootstrap, declared_kinds(runs))
+    agreement = judge_agreement(frame, bootstrap, roster)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
     return Summary(
-        provenance=provenance(runs, subjects, judges),
+        provenance=provenance(runs, roster, subjects, judges),
         settings=Settings(
             seed=options.seed,
             resamples=options.resamples,

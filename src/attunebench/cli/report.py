@@ -1,0 +1,125 @@
+"""`attunebench report` and `attunebench power`: analyse run directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from attunebench.analysis import Options, RunLoadError, build_summary, load_runs, power_curve
+from attunebench.analysis.frame import Frame
+from attunebench.analysis.judges import AUDIT_TASK
+from attunebench.analysis.power import DEFAULT_SIMULATIONS, DEFAULT_SIZES, PowerCurve
+from attunebench.report.render import Format, write_report
+
+out = Console()
+err = Console(stderr=True)
+FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
+DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
+
+
+def _fail(message: str) -> NoReturn:
+    err.print("error:", style="bold red", end=" ")
+    err.print(message, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def report(
+    rundirs: Annotated[list[Path], typer.Argument(help="Run directories to merge (same data).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and the report.")],
+    fmt: Annotated[str, typer.Option("--format", help="html, markdown or json.")] = "html",
+    seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = 0,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.", min=100)] = 2000,
+    cluster: Annotated[str, typer.Option(help="Resampled unit: conversation or participant.")] = (
+        "conversation"
+    ),
+    data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
+    allow_mixed_data: Annotated[
+        bool, typer.Option(help="Merge runs on different datasets (with a warning).")
+    ] = False,
+) -> None:
+    """Analyse run directories: scores with intervals, rank agreement, discriminability, report."""
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
+    if cluster not in ("conversation", "participant"):
+        raise typer.BadParameter("must be conversation or participant", param_hint="--cluster")
+    try:
+        runs = load_runs(rundirs, dataset=data, allow_mixed_datasets=allow_mixed_data)
+        options = Options(seed=seed, resamples=resamples,
+                          cluster="participant" if cluster == "participant" else "conversation")
+        summary = build_summary(runs, options)
+    except (RunLoadError, ValueError) as error:
+        _fail(str(error))
+    written = write_report(summary, out_dir, fmt)
+    for note in summary.warnings:
+        if note.kind in ("dataset_unavailable", "mixed_datasets", "duplicate_records"):
+            err.print(f"warning: {note.message}", markup=False, highlight=False)
+    out.print(f"{len(runs.records)} records, {len(summary.tasks)} tasks, "
+              f"{len(summary.provenance.models)} models; {len(summary.warnings)} warnings "
+              "(listed in the report)")  # fmt: skip
+    for path in written:
+        out.print(f"wrote {path}", markup=False, highlight=False)
+
+
+def power(
+    rundir: Annotated[list[Path], typer.Argument(help="Pilot run directories (merged).")],
+    models: Annotated[tuple[str, str], typer.Option(help="The two models to separate.")],
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", help="Tasks (repeat or comma-separate).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    simulations: Annotated[int, typer.Option(help="Simulated studies per size.", min=50)] = (
+        DEFAULT_SIMULATIONS
+    ),
+    data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
+) -> None:
+    """Conversations needed to separate two models on each task at 80% power (alpha 0.05)."""
+    try:
+        runs = load_runs(rundir, dataset=data)
+    except RunLoadError as error:
+        _fail(str(error))
+    frame = Frame.from_records(runs.records)
+    for model in models:
+        if model not in frame.models:
+            _fail(f"no records for model {model!r} (known: {', '.join(frame.models)})")
+    chosen = [t for entry in tasks or [] for t in entry.split(",") if t]
+    for task in chosen:
+        if task not in frame.tasks:
+            _fail(f"no records for task {task!r} (known: {', '.join(frame.tasks)})")
+    rng = np.random.default_rng(seed)
+    curves = [
+        power_curve(frame, task, *models, simulations=simulations, rng=rng)
+        for task in chosen or [t for t in frame.tasks if t != AUDIT_TASK]
+    ]
+    out.print(_summary_table(models, curves))
+    out.print(_curve_table(curves))
+    for curve in curves:
+        out.print(f"{curve.task}: {curve.note}", markup=False, highlight=False)
+
+
+def _summary_table(models: tuple[str, str], curves: list[PowerCurve]) -> Table:
+    table = Table(title=f"{models[0]} minus {models[1]}: conversations for 80% power (alpha 0.05)")
+    for column in ("task", "pilot conversations", "paired items", "difference", "needed"):
+        table.add_column(column, justify="left" if column == "task" else "right")
+    for c in curves:
+        table.add_row(
+            c.task, str(c.pilot_conversations), str(c.pilot_items),
+            "—" if c.difference is None else f"{c.difference:+.3f}",
+            str(c.needed) if c.needed is not None else "not reached",
+        )  # fmt: skip
+    return table
+
+
+def _curve_table(curves: list[PowerCurve]) -> Table:
+    table = Table(title="Power by number of conversations")
+    table.add_column("conversations", justify="right")
+    for c in curves:
+        table.add_column(c.task, justify="right")
+    for n in DEFAULT_SIZES:
+        cells = [dict(zip(c.sizes, c.power, strict=True)).get(n) for c in curves]
+        table.add_row(str(n), *("—" if p is None else f"{p:.2f}" for p in cells))
+    return table

@@ -1,0 +1,78 @@
+"""Render a `Summary` as one self-contained HTML page or a markdown leaderboard, and write them.
+
+The page has no script and fetches nothing: styles are inline and charts are inline SVG, so it
+opens offline and shows the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from attunebench.analysis.schema import Summary
+from attunebench.analysis.summary import summary_json
+from attunebench.data.jsonl import atomic_writer
+from attunebench.report import views
+from attunebench.report.environment import make_environment
+
+Format = Literal["html", "markdown", "json"]
+SECTIONS = (
+    ("overview", "Overview"),
+    ("leaderboard", "Leaderboard"),
+    ("profile", "Capability profile"),
+    ("rank-correlation", "Rank agreement between tasks"),
+    ("discriminability", "Discriminability"),
+    ("context-modes", "Context modes"),
+    ("judge-audit", "Judge audit"),
+    ("turn-position", "Turn position"),
+    ("intensity", "Emotion intensity"),
+    ("subgroups", "Subgroups"),
+    ("labels", "Labels"),
+    ("worst-items", "Worst items"),
+    ("warnings", "Warnings"),
+)
+
+
+def render_html(summary: Summary) -> str:
+    boards = views.leaderboards(summary)
+    details = summary.diagnostics
+    return make_environment().get_template("report.html").render(
+        s=summary,
+        sections=SECTIONS,
+        kinds=views.kind_labels(summary),
+        labelled=views.labelled,
+        boards=boards,
+        profile=views.profile(summary, boards),
+        correlation=views.correlation_chart(summary),
+        discriminability=views.discriminability_chart(summary),
+        contexts=views.context_panels(summary),
+        positions=views.binned_panels(summary, details.turn_position,
+                                      ("early", "middle", "late")),
+        intensities=views.binned_panels(summary, details.intensity,
+                                        ("low (1-2)", "medium (3)", "high (4-5)")),
+        subgroups=views.grouped(details.subgroups),
+    )  # fmt: skip
+
+
+def render_markdown(summary: Summary) -> str:
+    return make_environment().get_template("leaderboard.md").render(
+        s=summary, boards=views.leaderboards(summary), kinds=views.kind_labels(summary),
+        labelled=views.labelled,
+    )  # fmt: skip
+
+
+def write_report(summary: Summary, out: str | Path, fmt: Format = "html") -> list[Path]:
+    """Write summary.json, plus report.html or leaderboard.md; returns the files written."""
+    root = Path(out)
+    written = [root / "summary.json"]
+    with atomic_writer(written[0]) as handle:
+        handle.write(summary_json(summary))
+    if fmt != "json":
+        name, text = (("report.html", render_html(summary)) if fmt == "html"
+                      else ("leaderboard.md", render_markdown(summary)))  # fmt: skip
+        with atomic_writer(root / name) as handle:
+            handle.write(text)
+        written.append(root / name)
+    for path in written:
+        path.chmod(0o644)  # a report is for reading: not the private mode of a temporary file
+    return written

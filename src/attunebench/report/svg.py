@@ -1,0 +1,179 @@
+"""Inline SVG charts, drawn in Python: no script, no external request, text escaped.
+
+Charts are built as `xml.etree.ElementTree` elements, so every label (model names, task names,
+anything from the data) is escaped by the serialiser, and returned as `Markup` for the
+templates to embed as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from xml.etree import ElementTree as ET
+
+from markupsafe import Markup
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+           "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939")  # fmt: skip
+FONT = "font-family:system-ui,sans-serif;font-size:12px"
+
+
+@dataclass(frozen=True)
+class Interval:
+    label: str
+    value: float | None
+    low: float | None
+    high: float | None
+    note: str = ""
+
+
+def _svg(width: float, height: float, title: str) -> ET.Element:
+    root = ET.Element("svg", {
+        "xmlns": "http://www.w3.org/2000/svg", "width": f"{width:.0f}", "height": f"{height:.0f}",
+        "viewBox": f"0 0 {width:.0f} {height:.0f}", "role": "img", "style": FONT,
+    })  # fmt: skip
+    ET.SubElement(root, "title").text = title
+    return root
+
+
+def _text(parent: ET.Element, x: float, y: float, text: str, **attrs: str) -> None:
+    ET.SubElement(parent, "text", {"x": f"{x:.1f}", "y": f"{y:.1f}", **attrs}).text = text
+
+
+def _line(parent: ET.Element, x1: float, y1: float, x2: float, y2: float, **attrs: str) -> None:
+    coords = {"x1": f"{x1:.1f}", "y1": f"{y1:.1f}", "x2": f"{x2:.1f}", "y2": f"{y2:.1f}"}
+    ET.SubElement(parent, "line", {**coords, "stroke": "#333", **attrs})
+
+
+def _markup(root: ET.Element) -> Markup:
+    return Markup(ET.tostring(root, encoding="unicode"))  # escaped by ElementTree
+
+
+def domain(values: Sequence[float | None], unit: bool = True) -> tuple[float, float]:
+    """The x range: [0, 1] when everything lies in it (scores), else the data padded."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return 0.0, 1.0
+    low, high = min(present), max(present)
+    if unit and low >= 0.0 and high <= 1.0:
+        return 0.0, 1.0
+    pad = (high - low) * 0.05 or 0.05
+    return low - pad, high + pad
+
+
+def forest(rows: Sequence[Interval], title: str, zero: bool = False) -> Markup:
+    """A dot per row with its interval as a whisker (rows top to bottom)."""
+    label_width, plot, row_height = 230.0, 380.0, 22.0
+    height = 40 + row_height * len(rows)
+    root = _svg(label_width + plot + 90, height, title)
+    values = [v for r in rows for v in (r.low, r.high, r.value)]
+    lo, hi = domain([*values, 0.0] if zero else values, unit=not zero)
+    if zero:
+        edge = max(abs(lo), abs(hi))
+        lo, hi = -edge, edge
+
+    def x(value: float) -> float:
+        return label_width + (value - lo) / (hi - lo) * plot
+
+    axis_y = height - 20
+    _line(root, x(lo), axis_y, x(hi), axis_y)
+    for tick in (lo, (lo + hi) / 2, hi):
+        _text(root, x(tick), axis_y + 14, f"{tick:.2f}", **{"text-anchor": "middle"})
+    if zero:
+        _line(root, x(0), 10, x(0), axis_y, **{"stroke-dasharray": "3,3", "stroke": "#999"})
+    for i, row in enumerate(rows):
+        y = 20 + i * row_height
+        _text(root, label_width - 8, y + 4, row.label, **{"text-anchor": "end"})
+        if row.value is None:
+            _text(root, x(lo) + 4, y + 4, row.note or "no value", fill="#888")
+            continue
+        if row.low is not None and row.high is not None:
+            _line(root, x(row.low), y, x(row.high), y, **{"stroke-width": "2"})
+        ET.SubElement(root, "circle", {"cx": f"{x(row.value):.1f}", "cy": f"{y:.1f}", "r": "4",
+                                       "fill": PALETTE[0]})  # fmt: skip
+        _text(root, label_width + plot + 8, y + 4, f"{row.value:.3f}{row.note}")
+    return _markup(root)
+
+
+def diverging(value: float) -> str:
+    """-1 blue, 0 white, +1 red."""
+    v = max(-1.0, min(1.0, value))
+    if v >= 0:
+        r, g, b = 255, int(255 - 150 * v), int(255 - 170 * v)
+    else:
+        r, g, b = int(255 + 170 * v), int(255 + 110 * v), 255
+    return f"rgb({r},{g},{b})"
+
+
+def sequential(value: float) -> str:
+    """0 white to 1 dark green."""
+    v = max(0.0, min(1.0, value))
+    return f"rgb({int(255 - 200 * v)},{int(255 - 110 * v)},{int(255 - 180 * v)})"
+
+
+Cell = tuple[float | None, str]  # the value that colours it, the text it shows
+
+
+def heatmap(
+    rows: Sequence[str], columns: Sequence[str], cells: Sequence[Sequence[Cell]], title: str,
+    colour: str = "diverging",
+) -> Markup:
+    """A table of coloured cells, each (value for the colour, text to show)."""
+    label_width, cell_w, cell_h = 190.0, 120.0, 34.0
+    width = label_width + cell_w * len(columns) + 10
+    height = 60 + cell_h * len(rows)
+    root = _svg(width, height, title)
+    paint = diverging if colour == "diverging" else sequential
+    for j, name in enumerate(columns):
+        _text(root, label_width + (j + 0.5) * cell_w, 40, name, **{"text-anchor": "middle"})
+    for i, name in enumerate(rows):
+        y = 50 + i * cell_h
+        _text(root, label_width - 8, y + cell_h / 2 + 4, name, **{"text-anchor": "end"})
+        for j, (value, shown) in enumerate(cells[i]):
+            fill = "#eee" if value is None else paint(value)
+            ET.SubElement(root, "rect", {
+                "x": f"{label_width + j * cell_w:.1f}", "y": f"{y:.1f}",
+                "width": f"{cell_w - 2:.1f}", "height": f"{cell_h - 2:.1f}", "fill": fill,
+            })  # fmt: skip
+            _text(root, label_width + (j + 0.5) * cell_w, y + cell_h / 2 + 4, shown,
+                  **{"text-anchor": "middle", "font-size": "11px"})  # fmt: skip
+    return _markup(root)
+
+
+def series(
+    categories: Sequence[str], lines: Sequence[tuple[str, Sequence[Interval]]], title: str
+) -> Markup:
+    """One line per series across categories (e.g. early, middle, late), with intervals."""
+    left, plot_w, plot_h, legend = 50.0, 320.0, 200.0, 260.0
+    root = _svg(left + plot_w + legend, plot_h + 60, title)
+    values = [v for _, points in lines for p in points for v in (p.low, p.high, p.value)]
+    lo, hi = domain(values)
+
+    def y(value: float) -> float:
+        return 20 + (hi - value) / (hi - lo) * plot_h
+
+    def x(index: int) -> float:
+        return left + (index + 0.5) * plot_w / max(len(categories), 1)
+
+    _line(root, left, y(lo), left + plot_w, y(lo))
+    _line(root, left, y(lo), left, y(hi))
+    for tick in (lo, (lo + hi) / 2, hi):
+        _text(root, left - 6, y(tick) + 4, f"{tick:.2f}", **{"text-anchor": "end"})
+    for i, name in enumerate(categories):
+        _text(root, x(i), y(lo) + 16, name, **{"text-anchor": "middle"})
+    for k, (name, points) in enumerate(lines):
+        colour = PALETTE[k % len(PALETTE)]
+        shift = (k - (len(lines) - 1) / 2) * 3.0  # keep overlapping whiskers apart
+        drawn = [(x(i) + shift, p) for i, p in enumerate(points) if p.value is not None]
+        if len(drawn) > 1:
+            path = " ".join(f"{px:.1f},{y(p.value or 0):.1f}" for px, p in drawn)
+            ET.SubElement(root, "polyline", {"points": path, "fill": "none", "stroke": colour})
+        for px, p in drawn:
+            if p.low is not None and p.high is not None:
+                _line(root, px, y(p.low), px, y(p.high), stroke=colour)
+            ET.SubElement(root, "circle", {"cx": f"{px:.1f}", "cy": f"{y(p.value or 0):.1f}",
+                                           "r": "3", "fill": colour})  # fmt: skip
+        ET.SubElement(root, "rect", {"x": f"{left + plot_w + 14:.1f}", "y": f"{14 + 16 * k:.1f}",
+                                     "width": "10", "height": "10", "fill": colour})  # fmt: skip
+        _text(root, left + plot_w + 30, 23 + 16 * k, name)
+    return _markup(root)

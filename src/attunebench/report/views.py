@@ -1,0 +1,177 @@
+"""What each report section shows, prepared from a `Summary` for the templates.
+
+Everything here is plain data (and SVG markup built by `svg`); the templates only lay it out.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from attunebench.analysis.metrics import HEADLINE_LABELS
+from attunebench.analysis.schema import GroupScore, ScoreRow, Summary, TaskInfo
+from attunebench.report import svg
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    task: str
+    metric: str
+    variant: str
+    notes: list[str]
+    rows: list[ScoreRow]
+    chart: Markup
+    secondary: list[tuple[str, list[ScoreRow]]]  # metric -> one row per model (leaderboard order)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A titled chart with the rows it shows."""
+
+    title: str
+    chart: Markup
+    rows: list[GroupScore] = field(default_factory=list)
+
+
+def kind_labels(summary: Summary) -> dict[str, str]:
+    entries = [*summary.provenance.models, *summary.provenance.judges]
+    return {e.name: e.kind for e in entries}
+
+
+def labelled(name: str, kinds: dict[str, str]) -> str:
+    """A model or judge as reports show it: `name (proxy)`, `name (mock)`, `name (baseline)`."""
+    kind = kinds.get(name, "model")
+    return name if kind == "model" else f"{name} ({kind})"
+
+
+def task_notes(info: TaskInfo, kinds: dict[str, str]) -> list[str]:
+    notes = []
+    if info.gold_levels:
+        parts = ", ".join(f"{n} {level}-level" for level, n in info.gold_levels.items())
+        notes.append(f"gold: {parts} (conversation-level labels are not turn-by-turn)")
+    if info.derived_share:
+        notes.append(f"{info.derived_share:.0%} of pairs are derived from ratings, not picks")
+    if info.judges:
+        notes.append("judged by " + ", ".join(labelled(j, kinds) for j in info.judges))
+    if len(info.variants) > 1:
+        modes = ", ".join(info.variants)
+        notes.append(f"context modes: {modes}; the headline uses {info.headline_variant}")
+    return notes
+
+
+def _interval(row: ScoreRow, kinds: dict[str, str]) -> svg.Interval:
+    note = f" ({row.reason})" if row.reason else ""
+    return svg.Interval(labelled(row.model, kinds), row.value, row.ci_low, row.ci_high, note)
+
+
+def leaderboards(summary: Summary) -> list[Leaderboard]:
+    kinds = kind_labels(summary)
+    out = []
+    for info in summary.tasks:
+        mine = [r for r in summary.scores
+                if r.task == info.name and r.variant == info.headline_variant]  # fmt: skip
+        rows = sorted((r for r in mine if r.metric == "score"),
+                      key=lambda r: (r.value is None, -(r.value or 0.0), r.model))  # fmt: skip
+        order = {r.model: i for i, r in enumerate(rows)}
+        by_metric: dict[str, list[ScoreRow]] = defaultdict(list)
+        for r in mine:
+            if r.metric != "score":
+                by_metric[r.metric].append(r)
+        secondary = [(m, sorted(rs, key=lambda r: order.get(r.model, len(order))))
+                     for m, rs in by_metric.items()]  # fmt: skip
+        metric = HEADLINE_LABELS.get(info.name, "mean score")
+        chart = svg.forest([_interval(r, kinds) for r in rows], f"{info.name}: {metric}")
+        out.append(Leaderboard(info.name, metric, info.headline_variant, task_notes(info, kinds),
+                               rows, chart, secondary))  # fmt: skip
+    return out
+
+
+def profile(summary: Summary, boards: Sequence[Leaderboard]) -> Markup | None:
+    """Models x tasks: each cell the model's score and its rank on that task."""
+    kinds = kind_labels(summary)
+    models = sorted({r.model for b in boards for r in b.rows})
+    if not models or not boards:
+        return None
+    cells = []
+    for model in models:
+        line: list[tuple[float | None, str]] = []
+        for board in boards:
+            rank = next((i for i, r in enumerate(board.rows, 1) if r.model == model), None)
+            row = next((r for r in board.rows if r.model == model), None)
+            value = row.value if row is not None else None
+            line.append((value, "—" if value is None else f"{value:.2f} (#{rank})"))
+        cells.append(line)
+    title = "Capability profile: score (rank) per task"
+    names = [labelled(m, kinds) for m in models]
+    return svg.heatmap(names, [b.task for b in boards], cells, title, colour="sequential")
+
+
+def correlation_chart(summary: Summary) -> Markup | None:
+    correlation = summary.rank_correlation
+    if len(correlation.tasks) < 2:
+        return None
+    cells = [
+        [(c.value, "—" if c.value is None else
+          f"{c.value:.2f} {svg_interval(c.ci_low, c.ci_high)}") for c in line]
+        for line in correlation.kendall_tau_b
+    ]  # fmt: skip
+    return svg.heatmap(correlation.tasks, correlation.tasks, cells,
+                       "Kendall tau-b between tasks' model rankings")  # fmt: skip
+
+
+def svg_interval(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else f"[{low:.2f},{high:.2f}]"
+
+
+def discriminability_chart(summary: Summary) -> Markup | None:
+    entries = [d for d in summary.discriminability if d.spread_over_noise is not None]
+    if not entries:
+        return None
+    rows = [svg.Interval(d.task, d.spread_over_noise, None, None, f"  sep {d.separability:.0%}")
+            for d in entries]  # fmt: skip
+    return svg.forest(rows, "Spread over noise per task (higher separates models better)")
+
+
+def context_panels(summary: Summary) -> list[Panel]:
+    kinds = kind_labels(summary)
+    by_task: dict[str, list[svg.Interval]] = defaultdict(list)
+    for d in summary.context_modes:
+        by_task[d.task].append(svg.Interval(labelled(d.model, kinds), d.value, d.ci_low, d.ci_high))
+    return [Panel(f"{task}: {'informed'} minus blind", svg.forest(rows, task, zero=True))
+            for task, rows in sorted(by_task.items())]  # fmt: skip
+
+
+def binned_panels(
+    summary: Summary, groups: Iterable[GroupScore], categories: Sequence[str]
+) -> list[Panel]:
+    """One chart per task: a line per model across the bins."""
+    kinds = kind_labels(summary)
+    by_task: dict[str, list[GroupScore]] = defaultdict(list)
+    for g in groups:
+        by_task[g.task].append(g)
+    panels = []
+    for task, rows in sorted(by_task.items()):
+        present = [c for c in categories if any(r.level == c for r in rows)]
+        lines = []
+        for model in sorted({r.model for r in rows}):
+            at = {r.level: r for r in rows if r.model == model}
+            points = [
+                svg.Interval(c, at[c].value, at[c].ci_low, at[c].ci_high)
+                if c in at else svg.Interval(c, None, None, None)
+                for c in present
+            ]  # fmt: skip
+            lines.append((labelled(model, kinds), points))
+        panels.append(Panel(task, svg.series(present, lines, task), rows))
+    return panels
+
+
+def grouped(rows: Iterable[GroupScore]) -> list[tuple[str, str, list[GroupScore]]]:
+    """(task, field, rows) for the subgroup tables."""
+    by_key: dict[tuple[str, str], list[GroupScore]] = defaultdict(list)
+    for r in rows:
+        by_key[r.task, r.group].append(r)
+    return [(task, name, sorted(rs, key=lambda r: (r.level, r.model)))
+            for (task, name), rs in sorted(by_key.items())]  # fmt: skip
