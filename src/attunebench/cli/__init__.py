@@ -6,6 +6,7 @@ import typer
 
 from attunebench.cli import collect as collect_commands
 from attunebench.cli import data as data_commands
+from attunebench.cli import report as report_commands
 from attunebench.cli import run as run_command
 
 app = typer.Typer(
@@ -17,6 +18,8 @@ app = typer.Typer(
 app.add_typer(data_commands.app, name="data")
 app.command("run")(run_command.run)
 app.add_typer(collect_commands.app, name="collect")
+app.command("report")(report_commands.report)
+app.command("power")(report_commands.power)
 
 
 def main() -> None:
