@@ -125,6 +125,8 @@ def test_participant_rate_limit(make_client: Any, database_url: str) -> None:
     statuses = [client.post(f"/p/{token}/end", data={"csrf": hidden(walker.page(), "csrf"),
                                                      "step": "x"}).status_code for _ in range(5)]
     assert statuses == [200, 200, 200, 429, 429]
+    retry = client.post(f"/p/{token}/generate", data={"csrf": hidden(walker.page(), "csrf")})
+    assert retry.status_code == 429  # retrying replies calls the models: limited too
     other = Walker(client, invite(database_url)[0])
     other.consent()  # limits are per participant
 

@@ -95,15 +95,21 @@ def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], a
             apply(session, participant, answer)
 
 
-async def _answer(
-    request: Request, token: str, stage: Stage, parse: Callable[[schemas.Form], A], apply: Apply[A]
-) -> RedirectResponse:
-    ctx = context(request)
+async def _checked_form(ctx: Context, request: Request, token: str) -> schemas.Form:
+    """The posted form, once the participant's rate limit and the form's CSRF token pass."""
     if not ctx.participant_limiter.allow(token):
         raise PageError(429, "Slow down", "Too many answers in a minute. Wait a moment, then "
                         "reload the page.", **{"Retry-After": "30"})  # fmt: skip
     form = await read_form(request)
     require_csrf(ctx, form, "participant", token)
+    return form
+
+
+async def _answer(
+    request: Request, token: str, stage: Stage, parse: Callable[[schemas.Form], A], apply: Apply[A]
+) -> RedirectResponse:
+    ctx = context(request)
+    form = await _checked_form(ctx, request, token)
     try:
         answer = parse(form)
     except schemas.FormError as error:
@@ -157,8 +163,7 @@ async def message(request: Request, token: str) -> RedirectResponse:
 async def generate(request: Request, token: str) -> RedirectResponse:
     """Try the replies again after a failed generation (the page offers this button)."""
     ctx = context(request)
-    form = await read_form(request)
-    require_csrf(ctx, form, "participant", token)
+    await _checked_form(ctx, request, token)  # rate-limited: each retry calls the models
     return _timed(RedirectResponse(f"/p/{token}", status_code=303), await _generate(ctx, token))
 
 
