@@ -160,11 +160,23 @@ def _reasoning(record: ItemRecord) -> str | None:
     return _compact(" | ".join(notes)) if notes else None
 
 
-def _item_text(conversation: Conversation | None, turn_index: int) -> str | None:
+def _item_text(conversation: Conversation | None, turn_index: int, item_id: str) -> str | None:
+    """What the item showed: the user's message, and any reply the item id names (the reply a
+    behavior item labels; the two candidates of a preference pair, `a~b`, `turn:id` across
+    turns)."""
     if conversation is None:
         return None
-    turn = next((t for t in conversation.turns if t.index == turn_index), None)
-    return None if turn is None else _compact(turn.user)
+    turns = {t.index: t for t in conversation.turns}
+    if turn_index not in turns:
+        return None
+    parts = [f"user: {turns[turn_index].user}"]
+    for key in item_id.split("~"):
+        where, _, reply_id = key.rpartition(":")
+        turn = turns.get(int(where)) if where.isdigit() else turns[turn_index]
+        reply = turn.response(reply_id) if turn is not None else None
+        if reply is not None:
+            parts.append(f"reply {key}: {reply.text}")
+    return _compact("\n".join(parts))
 
 
 def _means(values: FloatArray, codes: IntArray) -> tuple[IntArray, FloatArray]:
@@ -195,7 +207,8 @@ def worst_items(
         out.append(WorstItem(
             task=task, variant=variant, conversation_id=first.conversation_id,
             turn_index=first.turn_index, item_id=first.item_id, mean_score=float(means[position]),
-            text=_item_text(conversations.get(first.conversation_id), first.turn_index),
+            text=_item_text(conversations.get(first.conversation_id), first.turn_index,
+                            first.item_id),
             gold=_compact(first.gold), answers=answers,
         ))  # fmt: skip
     return out

@@ -21,7 +21,7 @@ from attunebench.analysis.bootstrap import ClusterBootstrap, safe_ratio
 from attunebench.analysis.diagnostics import binned_scores
 from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
 from attunebench.analysis.multiplicity import holm
-from attunebench.analysis.schema import GroupScore, Notice
+from attunebench.analysis.schema import GroupScore
 from attunebench.data.schema import Conversation
 
 DEFAULT_MIN_CONVERSATIONS = 10
@@ -110,34 +110,31 @@ def subgroup_scores(
     variant: str,
     prepared: Sequence[Field],
     min_conversations: int,
-) -> tuple[list[GroupScore], list[Notice]]:
+) -> tuple[list[GroupScore], set[tuple[str, str]]]:
+    """Each model's score per level of each field, compared where both sides are big enough.
+
+    Also returns the (field, level) pairs too small to compare.
+    """
     rows: list[GroupScore] = []
-    notices: list[Notice] = []
+    small: set[tuple[str, str]] = set()
     mask = frame.cell(task, variant) & frame.scored
     sums, counts = _tables(frame, mask)
     for field in prepared:
         shown = binned_scores(frame, bootstrap, task, variant, field.name, field.levels,
                               field.code[frame.conversation])  # fmt: skip
-        small: set[str] = set()
         p_values = permutation_p_values(field, sums, counts)
         answered = (counts[field.labelled] > 0).sum(axis=0)  # labelled conversations per model
         for row in shown:
             m = frame.models.index(row.model)
             rest = int(answered[m]) - row.n_conversations
             if min(row.n_conversations, rest) < min_conversations:
-                small.add(row.level)
+                small.add((field.name, row.level))
                 reason = f"under {min_conversations} conversations on one side: not compared"
                 rows.append(row.model_copy(update={"reason": reason}))
                 continue
             p = p_values[field.levels.index(row.level), m]
             rows.append(row.model_copy(update={"p_value": None if np.isnan(p) else float(p)}))
-        notices.extend(
-            Notice(kind="small_subgroup", task=task, message=(
-                f"{field.name} = {level}: under {min_conversations} conversations in the level "
-                "or in the rest; shown, not compared"))
-            for level in sorted(small)
-        )  # fmt: skip
-    return rows, notices
+    return rows, small
 
 
 def adjust(rows: Sequence[GroupScore]) -> list[GroupScore]:

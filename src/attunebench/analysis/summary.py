@@ -8,6 +8,7 @@ adding a component never shifts another's randomness.
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
@@ -98,7 +99,7 @@ def diagnostics(
     prepared = fields(frame, runs.conversations, options.subgroup_permutations, rng)
     confusion, label_f1, by_position, by_intensity, worst = [], [], [], [], []
     subgroups: list[GroupScore] = []
-    notices: list[Notice] = []
+    small: set[tuple[str, str]] = set()
     for info in tasks:
         task, variant = info.name, info.headline_variant
         if task == "emotion":
@@ -112,13 +113,27 @@ def diagnostics(
         rows, found = subgroup_scores(frame, bootstrap, task, variant, prepared,
                                       options.min_subgroup_conversations)  # fmt: skip
         subgroups += rows
-        notices += found
+        small |= found
         worst += diag.worst_items(frame, task, variant, runs.conversations, options.worst_items)
+    notices = small_subgroups(small, options.min_subgroup_conversations)
     details = Diagnostics(
         confusion=confusion, label_f1=label_f1, turn_position=by_position,
         intensity=by_intensity, subgroups=adjust(subgroups), worst_items=worst,
     )  # fmt: skip
     return details, notices
+
+
+def small_subgroups(found: set[tuple[str, str]], minimum: int) -> list[Notice]:
+    """One warning per field for the levels too small to compare, whatever the task."""
+    levels: dict[str, set[str]] = defaultdict(set)
+    for name, level in found:
+        levels[name].add(level)
+    return [
+        Notice(kind="small_subgroup", message=(
+            f"{name}: {', '.join(sorted(values))} under {minimum} conversations (in the level "
+            "or the rest, for some model or task): shown, not compared"))
+        for name, values in sorted(levels.items())
+    ]  # fmt: skip
 
 
 def build_summary(runs: Runs, options: Options | None = None) -> Summary:
