@@ -101,9 +101,17 @@ async def participant(
     async def answer(action: str, data: dict[str, Any]) -> bool:
         page = await _timed(timings, f"GET {action} page", client.get(f"/p/{token}"))
         form = {"csrf": _hidden(page.text, "csrf"), "step": _hidden(page.text, "step"), **data}
-        response = await _timed(timings, f"POST {action}",
-                                client.post(f"/p/{token}/{action}", data=form))  # fmt: skip
-        return response.status_code == 303
+        for _attempt in range(3):
+            try:
+                response = await _timed(timings, f"POST {action}",
+                                        client.post(f"/p/{token}/{action}", data=form))  # fmt: skip
+            except httpx.TransportError:
+                # A dropped connection leaves it unknown whether the answer arrived. Posting
+                # the same step again is safe: the app applies a step at most once.
+                timings["transport errors"].append(0.0)
+                continue
+            return response.status_code == 303
+        return False
 
     expected.consented = await answer("consent", {"agree": "yes"})
     if await answer("traits", {"q_age": "ab"[n % 2]}):
@@ -174,7 +182,7 @@ def _serve(url: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "ATTUNEBENCH_COLLECT_DATABASE_URL": url}
     command = [sys.executable, "-m", "uvicorn", "attunebench.collect.app:create_app", "--factory",
                "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-               "--no-access-log"]  # fmt: skip
+               "--no-access-log", "--timeout-keep-alive", "120"]  # fmt: skip
     with log.open("wb") as handle:
         return subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT)
 
@@ -234,10 +242,12 @@ async def run_one(name: str, url: str, args: argparse.Namespace) -> dict[str, An
     print(f"\n{name}: {args.participants} participants x {args.turns} turns in {wall_s:.1f} s "
           f"(model latency {args.latency * 1000:.0f} ms, excluded below)")  # fmt: skip
     print(f"{'endpoint':<16}{'n':>7}{'p50 ms':>10}{'p99 ms':>10}")
+    errors = len(timings.pop("transport errors", []))
     for label, values in sorted(timings.items()):
         print(f"{label:<16}{len(values):>7}{_percentile(values, 0.5):>10.1f}"
               f"{_percentile(values, 0.99):>10.1f}")  # fmt: skip
-    print(f"acknowledged answers: {acknowledged}, missing from the database: {missing}")
+    print(f"acknowledged answers: {acknowledged}, missing from the database: {missing}; "
+          f"dropped connections retried: {errors}")  # fmt: skip
     p99 = max(_percentile(v, 0.99) for v in timings.values())
     return {"database": name, "p99_ms": round(p99, 1), "missing_answers": missing,
             "acknowledged_answers": acknowledged, "wall_s": round(wall_s, 1)}  # fmt: skip

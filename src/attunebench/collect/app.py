@@ -110,7 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 templates=make_templates(),
                 participant_limiter=RateLimiter(stored.study.limits.posts_per_minute),
                 login_limiter=RateLimiter(settings.login_attempts_per_minute),
-                write_limiter=anyio.CapacityLimiter(4 if db.is_sqlite else 20),
+                write_limiter=anyio.CapacityLimiter(4 if db.is_sqlite else THREADS),
             )
             # Few request threads: more only contend for the GIL, and a thread holding SQLite's
             # write lock then waits behind them, stalling every writer queued after it.
