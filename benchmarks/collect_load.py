@@ -178,11 +178,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _serve(url: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+def _serve(url: str, port: int, log: Path, workers: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "ATTUNEBENCH_COLLECT_DATABASE_URL": url}
     command = [sys.executable, "-m", "uvicorn", "attunebench.collect.app:create_app", "--factory",
                "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-               "--no-access-log", "--timeout-keep-alive", "120"]  # fmt: skip
+               "--no-access-log", "--timeout-keep-alive", "120",
+               "--workers", str(workers)]  # fmt: skip
     with log.open("wb") as handle:
         return subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT)
 
@@ -202,6 +203,12 @@ async def _wait_ready(base: str, process: subprocess.Popen[bytes], timeout_s: fl
     raise RuntimeError("the server did not start in time")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), to read the figures on a shared box."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -216,7 +223,8 @@ async def run_one(name: str, url: str, args: argparse.Namespace) -> dict[str, An
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     log = Path(tempfile.gettempdir()) / f"attunebench-collect-load-{name}.log"
-    process = _serve(url, port, log)
+    workers = 1 if name == "sqlite" else args.postgres_workers
+    process = _serve(url, port, log, workers)
     timings: Timings = defaultdict(list)
     try:
         await _wait_ready(base, process, 60)
@@ -226,12 +234,15 @@ async def run_one(name: str, url: str, args: argparse.Namespace) -> dict[str, An
         limits = httpx.Limits(max_connections=args.participants, max_keepalive_connections=None)
         async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
             await client.get("/")  # the server's first page compiles templates: not measured
-            started = time.perf_counter()
+            started, client_cpu = time.perf_counter(), time.process_time()
+            server_cpu_start = _cpu_seconds(process.pid)
             everyone = await asyncio.wait_for(asyncio.gather(*(
                 participant(client, token, args.turns, n, timings)
                 for n, token in enumerate(tokens)
             )), timeout=args.timeout)  # fmt: skip
             wall_s = time.perf_counter() - started
+            client_cpu_s = time.process_time() - client_cpu
+        server_cpu_s = _cpu_seconds(process.pid)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -240,7 +251,9 @@ async def run_one(name: str, url: str, args: argparse.Namespace) -> dict[str, An
             process.kill()
     acknowledged, missing = missing_answers(url, everyone)
     print(f"\n{name}: {args.participants} participants x {args.turns} turns in {wall_s:.1f} s "
-          f"(model latency {args.latency * 1000:.0f} ms, excluded below)")  # fmt: skip
+          f"(model latency {args.latency * 1000:.0f} ms, excluded below); CPU: server "
+          f"{server_cpu_s - server_cpu_start:.1f} s, clients {client_cpu_s:.1f} s, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
     print(f"{'endpoint':<16}{'n':>7}{'p50 ms':>10}{'p99 ms':>10}")
     errors = len(timings.pop("transport errors", []))
     for label, values in sorted(timings.items()):
@@ -282,6 +295,7 @@ async def main() -> None:
     parser.add_argument("--latency", type=float, default=MODEL_LATENCY_S, help="model seconds")
     parser.add_argument("--timeout", type=float, default=600, help="give up after this (s)")
     parser.add_argument("--postgres-url", default=os.environ.get("ATTUNEBENCH_TEST_POSTGRES_URL"))
+    parser.add_argument("--postgres-workers", type=int, default=1, help="app processes")
     parser.add_argument("--skip-sqlite", action="store_true")
     args = parser.parse_args()
     results = []

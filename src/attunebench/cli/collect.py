@@ -89,15 +89,23 @@ def serve(
     db: DbOption = DEFAULT_DATABASE_URL,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[
+        int, typer.Option(min=1, max=64, help="App processes (PostgreSQL only).")
+    ] = 1,
 ) -> None:
     """Serve the participant pages and the admin pages."""
     import uvicorn
 
-    from attunebench.collect.app import create_app
-    from attunebench.collect.settings import Settings
-
-    _open(db).dispose()
-    uvicorn.run(create_app(Settings(database_url=db)), host=host, port=port, log_level="info")
+    database = _open(db)
+    sqlite = database.is_sqlite
+    database.dispose()
+    if workers > 1 and sqlite:
+        # One SQLite file has one writer: processes would queue on its lock by polling.
+        raise _fail("several workers need PostgreSQL; SQLite serves with one")
+    # Each worker process builds its own app from the environment (create_app reads Settings).
+    os.environ["ATTUNEBENCH_COLLECT_DATABASE_URL"] = db
+    uvicorn.run("attunebench.collect.app:create_app", factory=True, host=host, port=port,
+                workers=workers, log_level="info")  # fmt: skip
 
 
 @app.command()
