@@ -1,7 +1,7 @@
 """Load on the collection app: many participants at once, each through a whole conversation.
 
 The app runs under uvicorn in a subprocess on 127.0.0.1 with a mock pool of fixed latency. Each
-simulated participant (one httpx.AsyncClient each) consents, gives traits, writes N turns (state,
+simulated participant (sharing one aiohttp session) consents, gives traits, writes N turns (state,
 message, behaviors, pick, wanted text) and the end survey. Per endpoint it reports p50/p99 of the
 server's answer time excluding model time (the `model` Server-Timing entry is subtracted), and
 afterwards reads the database to count answers that were acknowledged (303) but are missing.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import aiohttp
 from sqlalchemy import create_engine, text
 
 from attunebench.collect.bootstrap import init_database
@@ -83,17 +83,30 @@ def _hidden(html: str, name: str) -> str:
     return found.group(1)
 
 
-async def _timed(timings: Timings, label: str, call: Any) -> httpx.Response:
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    text: str
+
+
+async def _timed(timings: Timings, label: str, call: Any) -> Reply:
+    """Send a request (an aiohttp request context) and time it, less the server's model time."""
     started = time.perf_counter()
-    response: httpx.Response = await call
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    model = re.search(r"model;dur=([\d.]+)", response.headers.get("server-timing", ""))
+    async with call as response:
+        body = await response.text()
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        model = re.search(r"model;dur=([\d.]+)", response.headers.get("server-timing", ""))
     timings[label].append(elapsed_ms - (float(model.group(1)) if model else 0.0))
-    return response
+    return Reply(response.status, body)
+
+
+def _fields(form: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(k, v) for k, values in form.items()
+            for v in (values if isinstance(values, list) else [values])]  # fmt: skip
 
 
 async def participant(
-    client: httpx.AsyncClient, token: str, turns: int, n: int, timings: Timings
+    client: aiohttp.ClientSession, token: str, turns: int, n: int, timings: Timings
 ) -> Expected:
     """One participant's whole session; returns what the server acknowledged."""
     expected = Expected(token)
@@ -103,14 +116,14 @@ async def participant(
         form = {"csrf": _hidden(page.text, "csrf"), "step": _hidden(page.text, "step"), **data}
         for _attempt in range(3):
             try:
-                response = await _timed(timings, f"POST {action}",
-                                        client.post(f"/p/{token}/{action}", data=form))  # fmt: skip
-            except httpx.TransportError:
+                response = await _timed(timings, f"POST {action}", client.post(
+                    f"/p/{token}/{action}", data=_fields(form), allow_redirects=False))  # fmt: skip
+            except aiohttp.ClientConnectionError:
                 # A dropped connection leaves it unknown whether the answer arrived. Posting
                 # the same step again is safe: the app applies a step at most once.
                 timings["transport errors"].append(0.0)
                 continue
-            return response.status_code == 303
+            return response.status == 303
         return False
 
     expected.consented = await answer("consent", {"agree": "yes"})
@@ -190,23 +203,30 @@ def _serve(url: str, port: int, log: Path, workers: int) -> subprocess.Popen[byt
 
 async def _wait_ready(base: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    async with httpx.AsyncClient(base_url=base, timeout=2) as client:
+    async with aiohttp.ClientSession(base_url=base) as client:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise RuntimeError("the server exited during start-up")
             try:
-                if (await client.get("/healthz")).status_code == 200:
-                    return
-            except httpx.TransportError:
+                async with client.get("/healthz") as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientConnectionError:
                 pass
             await asyncio.sleep(0.1)
     raise RuntimeError("the server did not start in time")
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux /proc), to read the figures on a shared box."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of a process and its workers (Linux /proc), to read the figures
+    on a shared machine."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(_cpu_seconds(int(child)) for child in children)
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -228,12 +248,15 @@ async def run_one(name: str, url: str, args: argparse.Namespace) -> dict[str, An
     timings: Timings = defaultdict(list)
     try:
         await _wait_ready(base, process, 60)
-        # One client with a connection per participant: participants carry no cookies (the
-        # token is in the URL), and 100 separate clients would spend the first seconds of the
-        # run building their TLS contexts, inflating the first requests' measured latency.
-        limits = httpx.Limits(max_connections=args.participants, max_keepalive_connections=None)
-        async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
-            await client.get("/")  # the server's first page compiles templates: not measured
+        # One session with a connection per participant: participants carry no cookies (the
+        # token is in the URL), and separate sessions would each build their own TLS context
+        # at the start, inflating the first requests' measured latency with client work.
+        connector = aiohttp.TCPConnector(limit=args.participants)
+        timeout = aiohttp.ClientTimeout(total=120)
+        async with aiohttp.ClientSession(base_url=base, connector=connector,
+                                         timeout=timeout) as client:  # fmt: skip
+            async with client.get("/") as warm:  # the first page compiles templates: unmeasured
+                await warm.text()
             started, client_cpu = time.perf_counter(), time.process_time()
             server_cpu_start = _cpu_seconds(process.pid)
             everyone = await asyncio.wait_for(asyncio.gather(*(
