@@ -7,8 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from attunebench.analysis.loading import Runs
+from attunebench.analysis.loading import Run, Runs
 from attunebench.analysis.summary import Options, build_summary, summary_json
+from attunebench.records import ModelInfo
 
 TASKS = {"emotion": 0.5, "behavior": 0.6, "preference": 0.55, "response": 0.45}
 
@@ -76,3 +77,25 @@ def test_participant_clusters_need_the_dataset(runs: Runs) -> None:
     assert summary.settings.cluster == "participant"
     with pytest.raises(ValueError, match="needs the dataset"):
         build_summary(Runs(runs.runs, runs.records), Options(cluster="participant"))
+
+
+def test_models_scored_on_different_items_are_flagged(
+    runs: Runs, load: Callable[..., Runs]
+) -> None:
+    flagged = build_summary(runs, Options(resamples=100))
+    assert any(w.kind == "uneven_items" for w in flagged.warnings)  # failures differ by model
+    complete = load({"m/a": TASKS, "m/b": TASKS}, conversations=10)
+    even = build_summary(complete, Options(resamples=100))
+    assert not any(w.kind == "uneven_items" for w in even.warnings)
+
+
+def test_records_call_models_by_name_and_run_json_gives_the_kind(runs: Runs) -> None:
+    renamed = tuple(r.model_copy(update={"model": "fast"}) if r.model == "baseline/random" else r
+                    for r in runs.records)  # fmt: skip
+    info = runs.runs[0].info.model_copy(update={"models": [
+        ModelInfo(spec="baseline/random", name="fast"), *runs.runs[0].info.models]})
+    run = Run(runs.runs[0].path, info, None)
+    summary = build_summary(Runs((run,), renamed, runs.conversations), Options(resamples=100))
+    entry = next(m for m in summary.provenance.models if m.name == "fast")
+    assert (entry.spec, entry.kind) == ("baseline/random", "baseline")
+    assert {r.model_kind for r in summary.scores if r.model == "fast"} == {"baseline"}

@@ -12,7 +12,7 @@ the point values equal `judge.audit`'s functions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -88,6 +88,19 @@ def audit_counts(record: ItemRecord) -> FloatArray:
     if gold != TIE and longer is not None:
         out[GOLD_LONGER] += gold == longer
         out[GOLD_SIDED] += 1
+    return out
+
+
+def flip_counts(records: Sequence[ItemRecord]) -> FloatArray:
+    """Per record: [the pick changed with the order, both orders parsed] (the flip rate alone,
+    without the rest of `audit_counts`: preference has one record per model and pair)."""
+    out = np.zeros((len(records), 2))
+    for row, record in enumerate(records):
+        prediction = record.prediction
+        if record.status != "failed" and isinstance(prediction, dict):
+            ab, ba = prediction.get("ab"), prediction.get("ba")
+            if ab is not None and ba is not None:
+                out[row] = (float(str(ab) != str(ba)), 1.0)
     return out
 
 

@@ -91,10 +91,14 @@ def audit_metric(name: str, statistic: str) -> SumMetric:
     """One `judge.audit` statistic (e.g. the flip rate of preference records)."""
 
     def stats(frame: Frame, mask: BoolArray) -> FloatArray:
+        if statistic == "flip_rate":
+            return audit.flip_counts(frame.records_at(mask))
         rows = [audit.audit_counts(r) for r in frame.records_at(mask)]
         return np.array(rows).reshape(len(rows), audit.WIDTH)
 
     def finish(sums: FloatArray) -> FloatArray:
+        if statistic == "flip_rate":
+            return _ratio(sums)
         return audit.statistics(sums)[statistic]
 
     return SumMetric(name, stats, finish)
@@ -161,10 +165,15 @@ def spearman_metric(name: str, dimension: str) -> TableMetric:
     """Spearman between predicted and gold values of one numeric dimension (parsed answers)."""
 
     def cells(records: Sequence[ItemRecord]) -> tuple[IntArray, FloatArray, FloatArray]:
-        answered = [r.status == "ok" for r in records]
-        predicted = np.array([_number(_field(r.prediction, dimension)) for r in records])
-        gold = np.array([_number(_field(r.gold, dimension)) for r in records])
-        usable = np.array(answered, dtype=bool) & ~np.isnan(predicted) & ~np.isnan(gold)
+        pairs_of = [
+            (r.prediction.get(dimension), r.gold.get(dimension))
+            if r.status == "ok" and isinstance(r.prediction, dict) and isinstance(r.gold, dict)
+            else (None, None)
+            for r in records
+        ]  # one pass, inline: this runs over every emotion record
+        predicted = np.array([_number(p) for p, _ in pairs_of])
+        gold = np.array([_number(g) for _, g in pairs_of])
+        usable = ~np.isnan(predicted) & ~np.isnan(gold)
         pairs, cell = np.unique(np.stack([predicted[usable], gold[usable]], axis=1), axis=0,
                                 return_inverse=True)  # fmt: skip
         cell_of = np.full(len(records), -1, dtype=np.int64)

@@ -119,3 +119,20 @@ def record_notices(rows: list[ScoreRow]) -> list[Notice]:
             out.append(Notice(kind="invalid_records", task=row.task, model=row.model, message=(
                 f"{row.n_invalid} of {row.n} answers could not be parsed; they score 0")))
     return out
+
+
+def uneven_items(frame: Frame, tasks: list[TaskInfo]) -> list[Notice]:
+    """Tasks whose models were scored on different items (failures, merged partial runs):
+    their scores, ranks and intervals then rest on different evidence."""
+    out = []
+    for info in tasks:
+        mask = frame.cell(info.name, info.headline_variant) & frame.scored
+        items = {m: set(frame.item[mask & (frame.model == m)].tolist())
+                 for m in np.unique(frame.model[mask])}  # fmt: skip
+        every = set().union(*items.values()) if items else set()
+        short = sorted(frame.models[m] for m, own in items.items() if own != every)
+        if short:
+            out.append(Notice(kind="uneven_items", task=info.name, message=(
+                f"models were scored on different items ({len(every)} in all; fewer for "
+                f"{', '.join(short)}): compare their scores with care")))  # fmt: skip
+    return out

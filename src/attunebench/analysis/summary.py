@@ -24,7 +24,13 @@ from attunebench.analysis.labels import LABEL_SETS, label_counts
 from attunebench.analysis.loading import Runs, paused_gc
 from attunebench.analysis.provenance import Roster, provenance
 from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
-from attunebench.analysis.rows import RecordMeta, record_notices, score_rows, task_infos
+from attunebench.analysis.rows import (
+    RecordMeta,
+    record_notices,
+    score_rows,
+    task_infos,
+    uneven_items,
+)
 from attunebench.analysis.schema import Diagnostics, GroupScore, Notice, Settings, Summary, TaskInfo
 from attunebench.analysis.scores import MetricScores, headline, secondary
 from attunebench.analysis.subgroups import (
@@ -196,7 +202,8 @@ def _build(runs: Runs, options: Options) -> Summary:
         context_modes=context_differences(frame, bootstrap),
         judge_agreement=agreement,
         diagnostics=details,
-        warnings=[*runs.notices, *record_notices(rows), *detail_notices],
+        warnings=[*runs.notices, *record_notices(rows), *uneven_items(frame, tasks),
+                  *detail_notices],
     )
 
 
