@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, joinedload, selectinload
 
 from attunebench.collect.assignment import Pair, choose_pair
 from attunebench.collect.models import (
@@ -100,15 +100,15 @@ def create_invitations(session: Session, count: int) -> list[str]:
 def participant_by_token(
     session: Session, token: str, lock: bool = False
 ) -> ParticipantRow | None:
-    # The whole conversation in three queries (participant, turns, replies), not one per turn.
+    # The whole conversation in one joined query: every page view and answer needs it.
     query = (
         select(ParticipantRow)
         .where(ParticipantRow.token_hash == token_hash(token))
-        .options(selectinload(ParticipantRow.turns).selectinload(TurnRow.replies))
+        .options(joinedload(ParticipantRow.turns).joinedload(TurnRow.replies))
     )
     if lock:
         query = query.with_for_update(of=ParticipantRow)
-    return session.scalar(query)
+    return session.scalars(query).unique().one_or_none()
 
 
 def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:
