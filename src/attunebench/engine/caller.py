@@ -42,6 +42,17 @@ class BoundModel:
         return bool(getattr(self.provider, "cacheable", True))
 
 
+def storable(output: ModelOutput) -> ModelOutput:
+    """The output with any lone surrogate (half a UTF-16 pair, which a JSON body can escape)
+    turned into U+FFFD: the cache and records.jsonl are UTF-8 and cannot hold one."""
+    try:
+        output.text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = output.text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return dataclasses.replace(output, text=text)
+    return output
+
+
 def merge_params(model: GenerateParams, task: GenerateParams | None) -> GenerateParams:
     """What a call is sent with: defaults, then what the task asks for (e.g. json_mode, a
     token budget), then what the models file sets for this model, which has the last word."""
@@ -116,6 +127,7 @@ class Engine:
         except RetriesExhausted as exhausted:
             self.ledger.failure(tally)
             return CallResult(text=None, error=str(exhausted))
+        output = storable(output)
         cost = bound.entry.price.cost(output.input_tokens, output.output_tokens)
         self.ledger.call(
             tally, input_tokens=output.input_tokens, output_tokens=output.output_tokens,
