@@ -22,6 +22,9 @@ from attunebench.data.taxonomy import normalise_label
 Choice = Literal["A", "B", "tie"]
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _CHOICES: dict[str, Choice] = {"a": "A", "b": "B", "tie": "tie"}
+# Object starts tried in prose. A failed try costs time in the length of the text (json's error
+# position), so an output of a million "{" must not be a million tries.
+_MAX_STARTS = 100
 
 
 class InvalidAnswer(ValueError):
@@ -58,6 +61,22 @@ class RubricVerdict:
     reason: str
 
 
+def _storable(value: Any) -> Any:
+    """`value` with half UTF-16 pairs in its strings made U+FFFD: json decodes a "\ud800"
+    escape into one, and no UTF-8 file (records.jsonl) can hold it."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    return value
+
+
+def _storable_object(value: dict[str, Any]) -> dict[str, Any]:
+    return {_storable(key): _storable(item) for key, item in value.items()}
+
+
 def extract_json(text: str) -> dict[str, Any]:
     """The first JSON object in `text`: the whole text, a fenced block, or embedded in prose."""
     stripped = text.strip()
@@ -65,18 +84,20 @@ def extract_json(text: str) -> dict[str, Any]:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to be an answer
             continue
         if isinstance(value, dict):
-            return value
+            return _storable_object(value)
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    for tried, match in enumerate(re.finditer(r"\{", text)):
+        if tried == _MAX_STARTS:
+            raise InvalidAnswer(f"no JSON object in the first {_MAX_STARTS} '{{' of the output")
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
-            return value
+            return _storable_object(value)
     raise InvalidAnswer("no JSON object found in the output")
 
 
