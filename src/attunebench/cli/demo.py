@@ -1,0 +1,121 @@
+"""`attunebench demo`: the whole pipeline offline, with no keys, in a couple of minutes.
+
+Data: the shipped sample, plus a few ESConv conversations (MultiESC test split, with the
+seekers' own per-turn feedback) when the shared corpora are present. Models: four baselines
+(random, majority, lexicon, knn) and the offline proxy judge, run in both context modes. Then
+the report. `DIR` ends up holding `data/`, the run directory `run/` and the report
+(`summary.json`, `report.html`).
+
+The fitted baselines (majority, knn) need a train split disjoint from what is evaluated:
+alternate sample conversations, plus ESConv conversations from its train split when present.
+The other sample conversations are evaluated. The sample was written to exercise every task;
+its numbers say nothing about real models.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from attunebench.analysis import Options, build_summary, load_runs
+from attunebench.data.importers import ESConvImporter
+from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.data.locations import corpus_dir
+from attunebench.data.sample import sample_path
+from attunebench.data.schema import Conversation
+from attunebench.engine import RunConfig, run, task_names
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.report import write_report
+from attunebench.tasks.base import TASKS
+
+out = Console()
+BASELINES = ("baseline/random", "baseline/majority", "baseline/lexicon", "baseline/knn")
+FITTED = ("baseline/majority", "baseline/knn")
+JUDGE = "proxy/minilm"
+
+
+def _esconv(split: str, variant: str, limit: int) -> list[Conversation]:
+    """Up to `limit` ESConv conversations, or none when the shared corpora are absent."""
+    source = corpus_dir("esconv")
+    if limit == 0 or not source.is_dir():
+        return []
+    conversations = []
+    for conversation in ESConvImporter(variant=variant, split=split).read(source, Counter()):
+        conversations.append(conversation)
+        if len(conversations) == limit:
+            break
+    return conversations
+
+
+def prepare_data(folder: Path, esconv: int, train_esconv: int) -> tuple[Path, Path, str]:
+    """Write the evaluated data and the train split; returns their paths and what they hold."""
+    sample = read_conversations(sample_path())
+    evaluated, train = sample[1::2], sample[0::2]
+    extra = _esconv("test", "multiesc", esconv)
+    evaluated += extra
+    train += _esconv("train", "hf", train_esconv if extra else 0)
+    data, train_file = folder / "eval.jsonl", folder / "train.jsonl"
+    write_conversations(data, evaluated)
+    write_conversations(train_file, train)
+    where = f"{len(sample[1::2])} sample conversations"
+    where += f" + {len(extra)} ESConv" if extra else " (no shared ESConv found: sample only)"
+    return data, train_file, where
+
+
+def say(text: str) -> None:
+    out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def models(train: Path) -> tuple[ModelEntry, ...]:
+    return tuple(
+        ModelEntry(name=spec, spec=spec, options={"train": str(train)} if spec in FITTED else {})
+        for spec in BASELINES
+    )
+
+
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the data, run and report.")],
+    esconv: Annotated[
+        int, typer.Option(min=0, help="ESConv conversations to evaluate, when present.")
+    ] = 8,
+    train_esconv: Annotated[
+        int, typer.Option(min=0, help="ESConv conversations in the train split.")
+    ] = 40,
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the run and of the analysis.")] = 0,
+) -> None:
+    """Run the sample (and some ESConv) with four baselines and the proxy judge, then report."""
+    folder = out_dir / "data"
+    folder.mkdir(parents=True, exist_ok=True)
+    data, train, where = prepare_data(folder, esconv, train_esconv)
+    say(f"evaluating {where}; baselines fitted on {train}")
+    config = RunConfig(
+        data=data, out=out_dir / "run", models=models(train),
+        judges=(ModelEntry.from_spec(JUDGE),), task_options=_both_modes(), seed=seed,
+        cache_path=out_dir / "cache.sqlite", progress=sys.stderr.isatty(), check_servers=False,
+    )  # fmt: skip
+    result = asyncio.run(run(config))
+    say(f"{result.recorded}/{result.planned} items recorded ({result.failed} failed: kinds of "
+        "item a baseline cannot answer, counted and never scored)")
+    summary = build_summary(load_runs([config.out]), Options(seed=seed, resamples=resamples))
+    written = write_report(summary, out_dir)
+    say(f"run directory: {config.out}")
+    say(f"summary: {written[0]}")
+    say(f"report: {written[-1]}")
+
+
+def _both_modes() -> dict[str, dict[str, str]]:
+    """Context modes blind and informed, for every task that takes a context option."""
+    names = task_names(["all"])
+    return {
+        name: {"context": "both"}
+        for name in names
+        if "context" in inspect.signature(TASKS.get(name)).parameters
+    }
