@@ -6,6 +6,7 @@ import typer
 
 from attunebench.cli import collect as collect_commands
 from attunebench.cli import data as data_commands
+from attunebench.cli import demo as demo_command
 from attunebench.cli import report as report_commands
 from attunebench.cli import run as run_command
 
@@ -20,6 +21,7 @@ app.command("run")(run_command.run)
 app.add_typer(collect_commands.app, name="collect")
 app.command("report")(report_commands.report)
 app.command("power")(report_commands.power)
+app.command("demo")(demo_command.demo)
 
 
 def main() -> None:
