@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from attunebench.analysis import diagnostics as diag
 from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, ClusterBootstrap
@@ -143,7 +144,9 @@ def small_subgroups(found: set[tuple[str, str]], minimum: int) -> list[Notice]:
 
 
 def build_summary(runs: Runs, options: Options | None = None) -> Summary:
-    with paused_gc():
+    # The matrix products here are small (resamples x conversations): BLAS threads cost more
+    # to start and synchronise than they save (a third of the time on 2 cores).
+    with paused_gc(), threadpool_limits(limits=1, user_api="blas"):
         return _build(runs, options or Options())
 
 
