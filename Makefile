@@ -32,8 +32,7 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium)
 
 demo: install
-	$(BIN)/attunebench data validate src/attunebench/data/sample/sample.jsonl
-	$(BIN)/attunebench data stats src/attunebench/data/sample/sample.jsonl
+	$(BIN)/attunebench demo --out $(DEMO_OUT)
 
 test: install-llm browser
 	$(BIN)/python -m pytest
