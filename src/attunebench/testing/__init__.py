@@ -4,21 +4,31 @@
   5xx, timeouts, dropped connections, malformed and truncated bodies) and counts successful
   calls per request, to check a client's retries, failures and resume.
 - `answer_from_prompt`: valid answers read off a rendered task prompt.
-- `HOSTILE_OUTPUTS`: model outputs built to break parsers and judges.
+- `HOSTILE_OUTPUTS`: model outputs built to break parsers, record writers and judges.
 - `comparable` / `diff_records`: run records without the fields that vary between runs.
+- `attunebench.testing.drills`: a faulty run and a killed-and-resumed run, each compared with
+  an undisturbed one (what benchmarks/reliability.py measures).
 """
 
 from attunebench.testing.answers import answer_from_prompt, menu_labels
 from attunebench.testing.fault_server import FaultServer
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
+from attunebench.testing.hostile import HOSTILE_OUTPUTS, INJECTION, Hostile
+from attunebench.testing.records import comparable, diff_records, run_records
 
 __all__ = [
     "FAULT_KINDS",
+    "HOSTILE_OUTPUTS",
+    "INJECTION",
     "FaultCounts",
     "FaultKind",
     "FaultPlan",
     "FaultServer",
+    "Hostile",
     "answer_from_prompt",
+    "comparable",
+    "diff_records",
     "menu_labels",
     "request_key",
+    "run_records",
 ]

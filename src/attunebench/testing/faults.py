@@ -85,6 +85,8 @@ class FaultCounts:
             "faults_injected": sum(self.faults.values()),
             "faults": dict(self.faults),
             "refused": self.refused,
+            # attempts after a call's first: retries after faults, re-sends after a kill
+            "retried_requests": sum(n - 1 for n in self.attempts.values()),
             "successful_calls": sum(self.successes.values()),
             "repeated_successful_calls": repeated(self.successes),
             "successes": dict(self.successes),
