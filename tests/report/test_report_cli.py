@@ -54,3 +54,11 @@ def test_power_names_an_unknown_model(run_dir: Path) -> None:
     result = runner.invoke(app, ["power", str(run_dir), "--models", "m/model0", "m/nobody"])
     assert result.exit_code == 2
     assert "m/nobody" in result.output
+
+
+def test_the_cli_defaults_are_the_analysis_defaults() -> None:
+    from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
+    from attunebench.analysis.power import DEFAULT_SIMULATIONS
+    from attunebench.cli import report
+
+    assert (report.RESAMPLES, report.SIMULATIONS) == (DEFAULT_RESAMPLES, DEFAULT_SIMULATIONS)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
-from scipy import stats
 
 from attunebench.analysis.bootstrap import safe_ratio
 from attunebench.analysis.contexts import paired_items
@@ -72,7 +72,7 @@ def simulated_power(
     rng: np.random.Generator,
 ) -> float:
     """Share of simulated studies of `size` conversations whose Wald test rejects."""
-    critical = float(stats.norm.ppf(1 - alpha / 2))
+    critical = NormalDist().inv_cdf(1 - alpha / 2)
     batch = max(1, CELLS_PER_BATCH // size)  # bounds memory for large sizes
     done = rejected = 0
     while done < simulations:

@@ -151,6 +151,8 @@ def build_summary(runs: Runs, options: Options | None = None) -> Summary:
 
 
 def _build(runs: Runs, options: Options) -> Summary:
+    if not runs.records:
+        raise ValueError(f"no records yet in {', '.join(str(r.path) for r in runs.runs)}")
     frame = Frame.from_records(runs.records)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(3)]
     bootstrap = ClusterBootstrap.create(

@@ -24,7 +24,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from attunebench.analysis import Options, build_summary, load_runs
+from attunebench.cli.report import RESAMPLES
 from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import corpus_dir
@@ -32,7 +32,6 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, run, task_names
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.report import write_report
 from attunebench.tasks.base import TASKS
 
 out = Console()
@@ -88,10 +87,13 @@ def demo(
     train_esconv: Annotated[
         int, typer.Option(min=0, help="ESConv conversations in the train split.")
     ] = 40,
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = RESAMPLES,
     seed: Annotated[int, typer.Option(help="Seed of the run and of the analysis.")] = 0,
 ) -> None:
     """Run the sample (and some ESConv) with four baselines and the proxy judge, then report."""
+    from attunebench.analysis import Options, build_summary, load_runs
+    from attunebench.report import write_report
+
     folder = out_dir / "data"
     folder.mkdir(parents=True, exist_ok=True)
     data, train, where = prepare_data(folder, esconv, train_esconv)

@@ -1,24 +1,28 @@
-"""`attunebench report` and `attunebench power`: analyse run directories."""
+"""`attunebench report` and `attunebench power`: analyse run directories.
+
+The analysis (numpy, scipy) is imported when a command runs, not when the CLI starts, so
+other commands do not pay for it.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from attunebench.analysis import Options, RunLoadError, build_summary, load_runs, power_curve
-from attunebench.analysis.frame import Frame
-from attunebench.analysis.judges import AUDIT_TASK
-from attunebench.analysis.power import DEFAULT_SIMULATIONS, DEFAULT_SIZES, PowerCurve
-from attunebench.report.render import Format, write_report
+if TYPE_CHECKING:
+    from attunebench.analysis.power import PowerCurve
+    from attunebench.report.render import Format
 
 out = Console()
 err = Console(stderr=True)
 FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
+# The analysis defaults, repeated so the CLI starts without importing it (a test compares them).
+RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
+SIMULATIONS = 1000  # analysis.power.DEFAULT_SIMULATIONS
 DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
 
 
@@ -33,7 +37,7 @@ def report(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and the report.")],
     fmt: Annotated[str, typer.Option("--format", help="html, markdown or json.")] = "html",
     seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = 0,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.", min=100)] = 2000,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.", min=100)] = RESAMPLES,
     cluster: Annotated[str, typer.Option(help="Resampled unit: conversation or participant.")] = (
         "conversation"
     ),
@@ -43,6 +47,9 @@ def report(
     ] = False,
 ) -> None:
     """Analyse run directories: scores with intervals, rank agreement, discriminability, report."""
+    from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
+    from attunebench.report.render import write_report
+
     if fmt not in FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
     if cluster not in ("conversation", "participant"):
@@ -73,11 +80,17 @@ def power(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
     simulations: Annotated[int, typer.Option(help="Simulated studies per size.", min=50)] = (
-        DEFAULT_SIMULATIONS
+        SIMULATIONS
     ),
     data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
 ) -> None:
     """Conversations needed to separate two models on each task at 80% power (alpha 0.05)."""
+    import numpy as np
+
+    from attunebench.analysis import RunLoadError, load_runs, power_curve
+    from attunebench.analysis.frame import Frame
+    from attunebench.analysis.judges import AUDIT_TASK
+
     try:
         runs = load_runs(rundir, dataset=data)
     except RunLoadError as error:
@@ -115,6 +128,8 @@ def _summary_table(models: tuple[str, str], curves: list[PowerCurve]) -> Table:
 
 
 def _curve_table(curves: list[PowerCurve]) -> Table:
+    from attunebench.analysis.power import DEFAULT_SIZES
+
     table = Table(title="Power by number of conversations")
     table.add_column("conversations", justify="right")
     for c in curves:
