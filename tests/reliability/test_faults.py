@@ -136,7 +136,7 @@ def test_a_refused_judge_call_is_never_a_verdict(clean: RunOutcome, tmp_path: Pa
     for record in judged:
         failed = sum(v["status"] == "failed" for v in record["verdicts"])
         assert record["meta"].get("verdicts_failed", failed) == failed
-        if failed == len(record["verdicts"]):
+        if failed:  # one lost verdict leaves the item unscored, to be retried on resume
             assert record["status"] == "failed" and record["score"] is None
     for key, record in outcome.records.items():
         if not any(v["status"] == "failed" for v in record["verdicts"]):

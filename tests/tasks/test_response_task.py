@@ -111,6 +111,17 @@ async def test_no_usable_verdict_is_not_the_models_fault() -> None:
     assert record.status == "failed" and "judge down" in (record.error or "")
 
 
+async def test_one_failed_judge_call_leaves_the_item_unscored() -> None:
+    # Five judge calls (4 pairwise, 1 rubric); the third fails for good, the rest answer.
+    down = ProviderError("judge down", retryable=False)
+    item, caller = setup(**{"mock/j": ["unused"]})
+    answers = ['{"winner": "A"}', '{"winner": "B"}', '{"winner": "tie"}', '{"score": 7}']
+    caller.providers["mock/j"] = MockProvider("j", outputs=answers, failures=[None, None, down])
+    record = await TASKS.get("response")().evaluate(item, "mock/s", caller, ["mock/j"])
+    assert record.status == "failed" and record.score is None
+    assert record.meta["verdicts_failed"] == 1 and "judge down" in (record.error or "")
+
+
 async def test_an_empty_reply_is_invalid_and_not_judged() -> None:
     item, caller = setup(**{"mock/j": prefers_model})
     caller.providers["mock/s"] = MockProvider("s", outputs=["   "])

@@ -19,8 +19,9 @@ the mean of win_vs_chosen and win_vs_rejected, or with `judge_mode="rubric"`, (r
 
 Statuses: no reply (failed call) -> failed; an empty reply -> invalid, score 0.0, not judged.
 Unparseable verdicts are excluded from the means and counted in `meta`. When no verdict is
-usable the model is not at fault: the record is `failed` if a judge call failed (a resumed run
-retries it), else `ok` with score None and `meta.judge_unusable` true.
+usable the model is not at fault: `ok` with score None and `meta.judge_unusable` true. A judge
+call that failed for good (retries exhausted) makes the record `failed`, unscored, whatever the
+other verdicts said; a resumed run retries it.
 """
 
 from __future__ import annotations
@@ -181,9 +182,13 @@ class ResponseTask:
         )
         if failed:
             meta["judge_errors"] = [f"{c.judge} {c.label}: {c.result.error}" for c in failed]
-        status: Status = "failed" if score is None and failed else "ok"
+        # A judge call that failed for good leaves the item unscored rather than scored on the
+        # verdicts that happened to arrive: the score must not depend on which call failed, and
+        # a `failed` record is retried on resume.
+        status: Status = "failed" if failed else "ok"
         return record(
-            item, model, status, [result], prediction={"reply": reply}, score=score,
+            item, model, status, [result], prediction={"reply": reply},
+            score=None if failed else score,
             scores=scores, verdicts=[c.verdict for c in calls], meta=meta,
             error="; ".join(meta["judge_errors"]) if status == "failed" else None, **common,
         )  # fmt: skip
