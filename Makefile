@@ -21,8 +21,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 
 # llama-cpp-python builds from source (about 5 minutes on 2 cores); only the LLM tests need it.
+# Built for AVX2 rather than -march=native: ggml's AMX kernels crash (ldtilecfg) in VMs that
+# report AMX but do not enable it. --no-cache-dir keeps pip from reusing a native wheel.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 $(VENV)/.installed-llm: $(VENV)/.installed
-	$(BIN)/pip install -e '.[$(EXTRAS),llm]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir -e '.[$(EXTRAS),llm]'
 	touch $@
 
 install-llm: $(VENV)/.installed-llm
@@ -33,6 +36,10 @@ browser:
 
 demo: install
 	$(BIN)/attunebench demo --out $(DEMO_OUT)
+
+# A real LLM end to end: Gemma 3 270M behind llama.cpp's server, through the openai/ provider.
+demo-llm: install-llm
+	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 
 test: install-llm browser
 	$(BIN)/python -m pytest

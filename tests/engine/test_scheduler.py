@@ -50,3 +50,14 @@ def test_item_keys_match_record_keys(tmp_path: Path) -> None:
     item = next(EchoTask().items([conversation]))
     assert isinstance(item, Item)
     assert record_key(item, "m") == ("echo", "m", "c0", 0, "reply", "")
+
+
+def test_within_a_unit_each_task_runs_its_turns_in_order(tmp_path: Path) -> None:
+    conversations = read_conversations(write_dataset(tmp_path / "d.jsonl", 1, 3))
+    first, second = EchoTask(), EchoTask(name="other")
+    planned = [(t, i, ["m"]) for t in (first, second) for i in t.items(conversations)]
+    planned.sort(key=lambda triple: -triple[1].turn_index)  # arrive out of order
+    (unit,) = plan_units(planned, set())
+    assert [(i.task, i.turn_index) for _, i in unit.work] == [
+        ("echo", 0), ("echo", 1), ("echo", 2), ("other", 0), ("other", 1), ("other", 2),
+    ]

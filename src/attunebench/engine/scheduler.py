@@ -1,8 +1,11 @@
 """Scheduling: one unit of work is one conversation for one model, its items in turn order.
 
-Within a unit, items run one after another, turn by turn (every task's items for turn 0, then
-turn 1, ...), so prompts that share the conversation so far reach the server back to back and
-a prefix cache (vLLM, SGLang, llama.cpp) serves them. Many units run at once, bounded by the
+Within a unit, items run one after another, task by task and within a task turn by turn: the
+prompt for turn t+1 is the prompt for turn t (same instructions, same conversation) with the
+next exchange added, so it reaches the server right after the prompt it extends and a prefix
+cache serves everything but the new part. vLLM and SGLang keep many prefixes; llama.cpp's
+server keeps only the last prompt, which is why this order, not turn by turn across tasks
+(whose instructions differ), is the one that pays. Many units run at once, bounded by the
 workers each endpoint has; the endpoints' own limits bound the calls.
 """
 
@@ -38,17 +41,23 @@ def plan_units(
     """Group (task, item, models) by conversation and model, in turn order, minus what is done.
 
     Conversations keep their order in the dataset, models the order they are first named;
-    within a unit, turn order comes first and the order of tasks and items second.
+    within a unit, tasks keep their order, and within a task, turns theirs (a stable sort, so
+    a turn's items stay in the order the task made them).
     """
     grouped: dict[str, dict[str, list[tuple[Task, Item]]]] = {}
+    task_order: dict[str, int] = {}
     for task, item, models in planned:
+        task_order.setdefault(task.name, len(task_order))
         by_model = grouped.setdefault(item.conversation.id, {})
         for model in models:
             todo = by_model.setdefault(model, [])  # made even when done: keeps the order
             if record_key(item, model) not in done:
                 todo.append((task, item))
+    def position(pair: tuple[Task, Item]) -> tuple[int, int]:
+        return (task_order[pair[0].name], pair[1].turn_index)
+
     return [
-        Unit(conversation_id, model, tuple(sorted(work, key=lambda pair: pair[1].turn_index)))
+        Unit(conversation_id, model, tuple(sorted(work, key=position)))
         for conversation_id, by_model in grouped.items()
         for model, work in by_model.items()
         if work
