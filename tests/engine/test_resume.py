@@ -17,6 +17,7 @@ from killable_run import CONCURRENCY
 
 from attunebench.engine import RunDirError, read_records, read_run_info
 from attunebench.models import MockProvider, ProviderError
+from attunebench.models.modelsfile import ModelEntry
 
 HERE = Path(__file__).parent
 
@@ -131,3 +132,13 @@ def test_kill_9_loses_only_calls_in_flight(tmp_path: Path) -> None:
     assert len(repeated) <= CONCURRENCY
     item_keys = {f"echo|{r.conversation_id}|{r.turn_index}|reply|" for r in records}
     assert set(calls) == item_keys
+
+
+async def test_a_model_moved_to_another_server_resumes(run_echo: RunFn, tmp_path: Path) -> None:
+    bad = ProviderError("bad", retryable=False, status=400)
+    here = ModelEntry(name="m", spec="mock/default", base_url="http://127.0.0.1:1/v1")
+    moved = here.model_copy(update={"base_url": "http://127.0.0.1:2/v1"})
+    await run_echo({"m": MockProvider(failures={"echo|c0|0|reply|": [bad]})}, entries={"m": here})
+    result = await run_echo({"m": MockProvider()}, entries={"m": moved})
+    info = read_run_info(result.rundir)
+    assert result.complete and info is not None and info.models[0].base_url == moved.base_url

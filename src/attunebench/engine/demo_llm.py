@@ -29,7 +29,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="AttuneBench against a local Gemma 3 270M.")
     parser.add_argument("--out", type=Path, default=Path("demo-out") / "llm")
     parser.add_argument("--limit", type=int, default=2, help="conversations from the sample")
-    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument(
+        "--json-mode", action="store_true",
+        help="grammar-constrained JSON answers (slower per token on a CPU)",
+    )
     args = parser.parse_args()
 
     model = gemma_gguf()
@@ -38,7 +42,8 @@ def main() -> None:
     with LlamaServer(model, log=args.out / "llama-server.log") as server:
         console.print(f"llama.cpp server: {server.base_url}")
         models_file = args.out / "models.toml"
-        models_file.write_text(models_toml(server.base_url, max_tokens=args.max_tokens))
+        toml = models_toml(server.base_url, max_tokens=args.max_tokens, json_mode=args.json_mode)
+        models_file.write_text(toml)
         gemma = load_models_file(models_file)["gemma"]
         config = RunConfig(
             data=Path(str(SAMPLE)), out=args.out / "run", models=(gemma,), judges=(gemma,),

@@ -48,7 +48,8 @@ from attunebench.records import ItemRecord, ModelInfo, RunInfo
 from attunebench.registry import RegistryError
 from attunebench.tasks.base import TASKS, CallRole, Task, evaluated_models
 
-# The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with.
+# The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
+# (base URLs aside: the same model may come back on another server).
 PLAN_FIELDS = ("dataset_sha256", "tasks", "task_options", "models", "judges", "prompts", "seed",
                "limit", "planned_items")
 
@@ -149,6 +150,14 @@ def _run_info(
     )
 
 
+def _plan_value(info: RunInfo, name: str) -> object:
+    """A plan field as compared on resume: servers may move (replicas, ports), models may not."""
+    value = getattr(info, name)
+    if name in ("models", "judges"):
+        return [model.model_copy(update={"base_url": None}) for model in value]
+    return value
+
+
 def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
     """The run.json to keep and the records already done; refuses a RUNDIR of another plan."""
     old = read_run_info(rundir)
@@ -157,7 +166,7 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
         if records_path.exists():
             raise RunDirError(f"{rundir} has {RECORDS_FILE} but no {RUN_FILE}: not a run directory")
         return info, []
-    differs = [name for name in PLAN_FIELDS if getattr(old, name) != getattr(info, name)]
+    differs = [name for name in PLAN_FIELDS if _plan_value(old, name) != _plan_value(info, name)]
     if differs:
         raise RunDirError(
             f"{rundir} holds a different run (it differs in {', '.join(differs)}); "
@@ -166,7 +175,7 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
     latest = {r.key: r for r in read_records(records_path)}  # the last record of a key wins
     kept = [r for r in latest.values() if r.status != "failed"]
     rewrite_records(records_path, kept)  # drops a torn last line and superseded failures
-    return old.model_copy(update={"finished_at": None, "complete": False}), kept
+    return info.model_copy(update={"started_at": old.started_at}), kept
 
 
 async def run(
