@@ -53,6 +53,7 @@ def plan_units(
             todo = by_model.setdefault(model, [])  # made even when done: keeps the order
             if record_key(item, model) not in done:
                 todo.append((task, item))
+
     def position(pair: tuple[Task, Item]) -> tuple[int, int]:
         return (task_order[pair[0].name], pair[1].turn_index)
 
