@@ -7,7 +7,7 @@ templates to embed as is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
@@ -16,6 +16,13 @@ from markupsafe import Markup
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939")  # fmt: skip
 FONT = "font-family:system-ui,sans-serif;font-size:12px"
+NEUTRAL = "#444"  # dots that stand for no model (tasks, for one)
+CHAR_WIDTH = 7.0  # a generous average advance at 12px, so labels are sized to fit, not clipped
+
+
+def text_width(texts: Iterable[str], least: float) -> float:
+    """Room for the longest of `texts` (at least `least`)."""
+    return max([least, *(CHAR_WIDTH * len(t) + 12 for t in texts)])
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,7 @@ class Interval:
     low: float | None
     high: float | None
     note: str = ""
+    colour: str = NEUTRAL
 
 
 def _svg(width: float, height: float, title: str) -> ET.Element:
@@ -63,9 +71,11 @@ def domain(values: Sequence[float | None], unit: bool = True) -> tuple[float, fl
 
 def forest(rows: Sequence[Interval], title: str, zero: bool = False) -> Markup:
     """A dot per row with its interval as a whisker (rows top to bottom)."""
-    label_width, plot, row_height = 230.0, 380.0, 22.0
+    plot, row_height = 380.0, 22.0
+    label_width = text_width((r.label for r in rows), 120.0)
+    shown = [(r.note or "no value") if r.value is None else f"{r.value:.3f}{r.note}" for r in rows]
     height = 40 + row_height * len(rows)
-    root = _svg(label_width + plot + 90, height, title)
+    root = _svg(label_width + plot + text_width(shown, 60.0), height, title)
     values = [v for r in rows for v in (r.low, r.high, r.value)]
     lo, hi = domain([*values, 0.0] if zero else values, unit=not zero)
     if zero:
@@ -81,17 +91,17 @@ def forest(rows: Sequence[Interval], title: str, zero: bool = False) -> Markup:
         _text(root, x(tick), axis_y + 14, f"{tick:.2f}", **{"text-anchor": "middle"})
     if zero:
         _line(root, x(0), 10, x(0), axis_y, **{"stroke-dasharray": "3,3", "stroke": "#999"})
-    for i, row in enumerate(rows):
+    for i, (row, text) in enumerate(zip(rows, shown, strict=True)):
         y = 20 + i * row_height
         _text(root, label_width - 8, y + 4, row.label, **{"text-anchor": "end"})
         if row.value is None:
-            _text(root, x(lo) + 4, y + 4, row.note or "no value", fill="#888")
+            _text(root, x(lo) + 4, y + 4, text, fill="#888")
             continue
         if row.low is not None and row.high is not None:
             _line(root, x(row.low), y, x(row.high), y, **{"stroke-width": "2"})
         ET.SubElement(root, "circle", {"cx": f"{x(row.value):.1f}", "cy": f"{y:.1f}", "r": "4",
-                                       "fill": PALETTE[0]})  # fmt: skip
-        _text(root, label_width + plot + 8, y + 4, f"{row.value:.3f}{row.note}")
+                                       "fill": row.colour})  # fmt: skip
+        _text(root, label_width + plot + 8, y + 4, text)
     return _markup(root)
 
 
@@ -119,7 +129,8 @@ def heatmap(
     colour: str = "diverging",
 ) -> Markup:
     """A table of coloured cells, each (value for the colour, text to show)."""
-    label_width, cell_w, cell_h = 190.0, 120.0, 34.0
+    cell_w, cell_h = 120.0, 34.0
+    label_width = text_width(rows, 120.0)
     width = label_width + cell_w * len(columns) + 10
     height = 60 + cell_h * len(rows)
     root = _svg(width, height, title)
@@ -140,13 +151,24 @@ def heatmap(
     return _markup(root)
 
 
-def series(
-    categories: Sequence[str], lines: Sequence[tuple[str, Sequence[Interval]]], title: str
-) -> Markup:
+def colours(names: Iterable[str]) -> dict[str, str]:
+    """One colour per name, by sorted order: the same name gets the same colour in every chart."""
+    return {name: PALETTE[k % len(PALETTE)] for k, name in enumerate(sorted(set(names)))}
+
+
+@dataclass(frozen=True)
+class Line:
+    label: str
+    colour: str
+    points: Sequence[Interval]
+
+
+def series(categories: Sequence[str], lines: Sequence[Line], title: str) -> Markup:
     """One line per series across categories (e.g. early, middle, late), with intervals."""
-    left, plot_w, plot_h, legend = 50.0, 320.0, 200.0, 260.0
-    root = _svg(left + plot_w + legend, plot_h + 60, title)
-    values = [v for _, points in lines for p in points for v in (p.low, p.high, p.value)]
+    left, plot_w, plot_h = 50.0, 320.0, 200.0
+    legend = text_width((line.label for line in lines), 120.0) + 30
+    root = _svg(left + plot_w + legend, max(plot_h + 60, 30 + 16 * len(lines)), title)
+    values = [v for line in lines for p in line.points for v in (p.low, p.high, p.value)]
     lo, hi = domain(values)
 
     def y(value: float) -> float:
@@ -161,10 +183,10 @@ def series(
         _text(root, left - 6, y(tick) + 4, f"{tick:.2f}", **{"text-anchor": "end"})
     for i, name in enumerate(categories):
         _text(root, x(i), y(lo) + 16, name, **{"text-anchor": "middle"})
-    for k, (name, points) in enumerate(lines):
-        colour = PALETTE[k % len(PALETTE)]
+    for k, line in enumerate(lines):
+        colour = line.colour
         shift = (k - (len(lines) - 1) / 2) * 3.0  # keep overlapping whiskers apart
-        drawn = [(x(i) + shift, p) for i, p in enumerate(points) if p.value is not None]
+        drawn = [(x(i) + shift, p) for i, p in enumerate(line.points) if p.value is not None]
         if len(drawn) > 1:
             path = " ".join(f"{px:.1f},{y(p.value or 0):.1f}" for px, p in drawn)
             ET.SubElement(root, "polyline", {"points": path, "fill": "none", "stroke": colour})
@@ -173,7 +195,8 @@ def series(
                 _line(root, px, y(p.low), px, y(p.high), stroke=colour)
             ET.SubElement(root, "circle", {"cx": f"{px:.1f}", "cy": f"{y(p.value or 0):.1f}",
                                            "r": "3", "fill": colour})  # fmt: skip
-        ET.SubElement(root, "rect", {"x": f"{left + plot_w + 14:.1f}", "y": f"{14 + 16 * k:.1f}",
-                                     "width": "10", "height": "10", "fill": colour})  # fmt: skip
-        _text(root, left + plot_w + 30, 23 + 16 * k, name)
+        key = ET.SubElement(root, "g", {"class": "key"})
+        ET.SubElement(key, "rect", {"x": f"{left + plot_w + 14:.1f}", "y": f"{14 + 16 * k:.1f}",
+                                    "width": "10", "height": "10", "fill": colour})  # fmt: skip
+        _text(key, left + plot_w + 30, 23 + 16 * k, line.label)
     return _markup(root)

@@ -34,11 +34,21 @@ class Panel:
     title: str
     chart: Markup
     rows: list[GroupScore] = field(default_factory=list)
+    note: str = ""
 
 
 def kind_labels(summary: Summary) -> dict[str, str]:
     entries = [*summary.provenance.models, *summary.provenance.judges]
     return {e.name: e.kind for e in entries}
+
+
+def model_colours(summary: Summary) -> dict[str, str]:
+    """Each model's colour in every chart of the report, from the sorted list of all models."""
+    details = summary.diagnostics
+    names = {e.name for e in summary.provenance.models} | {r.model for r in summary.scores}
+    names |= {d.model for d in summary.context_modes}
+    names |= {g.model for g in [*details.turn_position, *details.intensity]}
+    return svg.colours(names)
 
 
 def labelled(name: str, kinds: dict[str, str]) -> str:
@@ -62,13 +72,19 @@ def task_notes(info: TaskInfo, kinds: dict[str, str]) -> list[str]:
     return notes
 
 
-def _interval(row: ScoreRow, kinds: dict[str, str]) -> svg.Interval:
+def _interval(row: ScoreRow, kinds: dict[str, str], colours: dict[str, str]) -> svg.Interval:
     note = f" ({row.reason})" if row.reason else ""
-    return svg.Interval(labelled(row.model, kinds), row.value, row.ci_low, row.ci_high, note)
+    return svg.Interval(labelled(row.model, kinds), row.value, row.ci_low, row.ci_high, note,
+                        colours[row.model])  # fmt: skip
+
+
+def _repeats_pooled(metric: str, judges: Sequence[str]) -> bool:
+    """With one judge, its own `metric[judge]` is the pooled `metric` again: shown once."""
+    return len(judges) == 1 and metric.endswith(f"[{judges[0]}]")
 
 
 def leaderboards(summary: Summary) -> list[Leaderboard]:
-    kinds = kind_labels(summary)
+    kinds, colours = kind_labels(summary), model_colours(summary)
     out = []
     for info in summary.tasks:
         mine = [r for r in summary.scores
@@ -78,12 +94,12 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
         order = {r.model: i for i, r in enumerate(rows)}
         by_metric: dict[str, list[ScoreRow]] = defaultdict(list)
         for r in mine:
-            if r.metric != "score":
+            if r.metric != "score" and not _repeats_pooled(r.metric, info.judges):
                 by_metric[r.metric].append(r)
         secondary = [(m, sorted(rs, key=lambda r: order.get(r.model, len(order))))
                      for m, rs in by_metric.items()]  # fmt: skip
         metric = HEADLINE_LABELS.get(info.name, "mean score")
-        chart = svg.forest([_interval(r, kinds) for r in rows], f"{info.name}: {metric}")
+        chart = svg.forest([_interval(r, kinds, colours) for r in rows], f"{info.name}: {metric}")
         out.append(Leaderboard(info.name, metric, info.headline_variant, task_notes(info, kinds),
                                rows, chart, secondary))  # fmt: skip
     return out
@@ -136,10 +152,11 @@ def discriminability_chart(summary: Summary) -> Markup | None:
 
 
 def context_panels(summary: Summary) -> list[Panel]:
-    kinds = kind_labels(summary)
+    kinds, colours = kind_labels(summary), model_colours(summary)
     by_task: dict[str, list[svg.Interval]] = defaultdict(list)
     for d in summary.context_modes:
-        by_task[d.task].append(svg.Interval(labelled(d.model, kinds), d.value, d.ci_low, d.ci_high))
+        by_task[d.task].append(svg.Interval(labelled(d.model, kinds), d.value, d.ci_low, d.ci_high,
+                                            colour=colours[d.model]))  # fmt: skip
     return [Panel(f"{task}: {'informed'} minus blind", svg.forest(rows, task, zero=True))
             for task, rows in sorted(by_task.items())]  # fmt: skip
 
@@ -147,8 +164,8 @@ def context_panels(summary: Summary) -> list[Panel]:
 def binned_panels(
     summary: Summary, groups: Iterable[GroupScore], categories: Sequence[str]
 ) -> list[Panel]:
-    """One chart per task: a line per model across the bins."""
-    kinds = kind_labels(summary)
+    """One chart per task: a line per model across the bins, in the model's report colour."""
+    kinds, colours = kind_labels(summary), model_colours(summary)
     by_task: dict[str, list[GroupScore]] = defaultdict(list)
     for g in groups:
         by_task[g.task].append(g)
@@ -163,8 +180,13 @@ def binned_panels(
                 if c in at else svg.Interval(c, None, None, None)
                 for c in present
             ]  # fmt: skip
-            lines.append((labelled(model, kinds), points))
-        panels.append(Panel(task, svg.series(present, lines, task), rows))
+            lines.append(svg.Line(labelled(model, kinds), colours[model], points))
+        # a model with no scored item in any bin has no line: say so rather than leave it out
+        scored = {r.model for r in summary.scores if r.task == task}
+        absent = sorted(scored - {r.model for r in rows})
+        note = ", ".join(labelled(m, kinds) for m in absent)
+        note = f"not drawn, no scored item in any bin: {note}" if note else ""
+        panels.append(Panel(task, svg.series(present, lines, task), rows, note))
     return panels
 
 
