@@ -106,9 +106,10 @@ async def test_changing_a_prompt_changes_the_cache_keys_of_its_task_only(
 
     before = await keys()
     edited = dataclasses.replace(
-        emotion_module.PROMPT, user=emotion_module.PROMPT.user.replace("as well as", "as best")
+        emotion_module.PROMPT, system=emotion_module.PROMPT.system.replace("as well as", "as best")
     )
-    assert edited.info != emotion_module.PROMPT.info  # the digest moves even at version "1"
+    assert edited.system != emotion_module.PROMPT.system
+    assert edited.info != emotion_module.PROMPT.info  # the digest moves, the version unchanged
     monkeypatch.setattr(emotion_module, "PROMPT", edited)
     after = await keys()
     assert before["emotion"].isdisjoint(after["emotion"])

@@ -108,10 +108,11 @@ async def test_the_prompt_lists_the_labels_with_descriptions_and_asks_for_the_hi
     caller = ScriptedCaller({"mock/m": MockProvider("m")})
     record = await task.evaluate(item, "mock/m", caller, [])
     call = caller.calls[0]
-    prompt = call.messages[-1].content
+    system = call.messages[0].content  # fixed for the conversation: a shared prefix
     for label in item.taxonomy.emotions:
-        assert f"- {label.name}: {label.description}" in prompt
-    assert '"primary"' in prompt and '"intensity"' in prompt
+        assert f"- {label.name}: {label.description}" in system
+    assert '"primary"' in system and '"intensity"' in system
+    assert "</conversation>" in call.messages[-1].content
     assert call.hint is not None and call.hint.kind == "emotion"
     assert call.hint.labels == tuple(label.name for label in item.taxonomy.emotions)
     assert call.params is not None and call.params.json_mode

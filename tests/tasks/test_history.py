@@ -14,6 +14,7 @@ from attunebench.tasks.history import (
     history_through,
     self_reports_before,
 )
+from attunebench.tasks.judging import rendered
 from attunebench.tasks.prompting import chat_messages, self_reports_block
 
 MODEL_SAYS = "MODEL-OUTPUT-MARKER: this is the evaluated model's own reply."
@@ -96,7 +97,7 @@ async def test_informed_and_blind_prompts_differ_only_by_the_self_reports(
             for mode in ("blind", "informed"):
                 caller = ScriptedCaller.scripted(**{"mock/s": lambda m, h: "{}"})
                 await task.evaluate(items[cid, turn, item_id, mode], "mock/s", caller, [])
-                prompts[mode] = caller.calls[0].messages[-1].content
+                prompts[mode] = rendered(caller.calls[0].messages)
             conv = item.conversation
             block = self_reports_block("informed", self_reports_before(conv, turn))
             assert block and block in prompts["informed"]

@@ -178,6 +178,8 @@ async def test_the_reply_is_written_from_the_conversation_as_chat_messages() -> 
     await task.evaluate(item, "mock/s", caller, ["mock/j"])
     call = caller.of("mock/s")[0]
     assert [m.role for m in call.messages] == ["system", "user"]
-    assert call.messages[-1].content == "I can't switch off at night."
-    assert "<self_reports>" in call.messages[0].content
+    said, note = call.messages[-1].content.split("\n\n", 1)
+    assert said == "I can't switch off at night."  # the self-reports follow what they said
+    assert note.startswith("Earlier in this conversation") and note.endswith("</self_reports>")
+    assert "</self_reports>" not in call.messages[0].content  # the system message is fixed
     assert call.hint is not None and call.hint.kind == "response"

@@ -3,6 +3,11 @@
 Every task prompt is a template in `tasks/prompts/*.toml` (see `judge.templates`); this module
 turns an item's conversation into the quoted blocks those templates take. Blind and informed
 prompts differ by exactly one block, `self_reports`, which is empty in blind mode.
+
+The templates put what every item of a conversation shares first (instructions and label
+menu in the system message, then the conversation in order) and the item's own part last, and
+the self-reports go after the conversation: the prompt of turn t+1 then begins with all of the
+prompt of turn t up to the end of its conversation, which a server's prefix cache serves.
 """
 
 from __future__ import annotations
@@ -65,27 +70,29 @@ def label_menu(labels: Sequence[TaxonomyLabel]) -> str:
     return "\n".join(f"- {label.name}: {label.description}" for label in labels)
 
 
-def chat_messages(
-    system: str, utterances: Sequence[Utterance], *, preamble: str = ""
-) -> list[Message]:
+def chat_messages(system: str, utterances: Sequence[Utterance], *, note: str = "") -> list[Message]:
     """A chat for a model that writes the next reply: system, then strictly alternating turns.
 
     Chat templates (Gemma's among them) refuse a conversation that opens with the assistant or
     repeats a role, so an assistant opening moves into the system message and consecutive
-    messages of one speaker are joined.
+    messages of one speaker are joined. A `note` (the informed mode's self-reports) goes after
+    the user's last message rather than into the system message: the system message and the
+    conversation before it then stay the same from turn to turn and a prefix cache serves them.
     """
     said = list(utterances)
-    head: list[str] = [system.strip()]
-    if preamble:
-        head.append(preamble.strip())
-    if said and said[0].speaker == "assistant":
-        head.append("The conversation opened with you saying:\n" + defang(said[0].text.strip()))
+    if not said or said[-1].speaker != "user":
+        raise ValueError("a chat for the next reply must end with the user's message")
+    head = system.strip()
+    if said[0].speaker == "assistant":
+        head += "\n\nThe conversation opened with you saying:\n" + defang(said[0].text.strip())
         said = said[1:]
-    messages = [Message("system", "\n\n".join(head))]
+    messages = [Message("system", head)]
     for utterance in said:
         if len(messages) > 1 and messages[-1].role == utterance.speaker:
             joined = messages[-1].content + "\n\n" + utterance.text.strip()
             messages[-1] = Message(utterance.speaker, joined)
         else:
             messages.append(Message(utterance.speaker, utterance.text.strip()))
+    if note:
+        messages[-1] = Message("user", messages[-1].content + "\n\n" + note.strip())
     return messages

@@ -7,8 +7,8 @@ they rejected) and judges for them, not for an average reader.
 
 Items: turns with a recorded pick and at least one other reply (the rejected one: the lowest
 rated, or the first in the data). The model sees the conversation as chat messages, as it
-happened, ending with the user's message; informed mode adds the earlier self-reports to the
-system message.
+happened, ending with the user's message; informed mode adds the earlier self-reports after
+that message (the system message stays the same, so the conversation is a shared prefix).
 
 Judging (`judge_mode`): `pairwise` compares the reply with the chosen reply and with the
 rejected one, each in both orders (win 1, tie 0.5, loss 0, averaged over the orders with a
@@ -144,8 +144,8 @@ class ResponseTask:
         chosen, rejected = references
         mode: h.ContextMode = "informed" if item.variant == "informed" else "blind"
         reports = self_reports_block(mode, h.self_reports_before(conversation, turn.index))
-        system = PROMPT.render(self_reports=reports)[0].content
-        messages = chat_messages(system, h.history_through(conversation, turn.index))
+        system = PROMPT.render()[0].content
+        messages = chat_messages(system, h.history_through(conversation, turn.index), note=reports)
         hint = TaskHint(
             kind="response", text=turn.user, item_key=item.key,
             history=h.hint_history(h.history_before(conversation, turn.index)),
