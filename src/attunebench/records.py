@@ -92,6 +92,15 @@ class PromptInfo(Strict):
     version: str
 
 
+class SkippedPair(Strict):
+    """A (task, model) pair left out of the plan: the model cannot answer what the task asks
+    (a baseline with no reply to write). Not planned, not recorded, not a failure."""
+
+    task: str
+    model: str
+    reason: str
+
+
 class RunInfo(Strict):
     format: Literal["attunebench-run/v1"] = RUN_FORMAT
     package_version: str
@@ -106,6 +115,7 @@ class RunInfo(Strict):
     seed: int
     limit: int | None = None
     planned_items: int = 0
+    skipped: list[SkippedPair] = Field(default_factory=list, description="pairs not applicable")
     started_at: str
     finished_at: str | None = None
     complete: bool = False

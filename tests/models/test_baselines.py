@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from attunebench.data.jsonl import write_conversations
+from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import load_taxonomy
-from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
+from attunebench.models.base import GenerateParams, ProviderError, supports_hint
 from attunebench.models.baselines import KnnBaseline, TrainSetError
 from attunebench.models.embeddings import EncoderUnavailableError, SentenceEncoder, load_encoder
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import Provider, SpecError, make_provider
 from attunebench.tasks.parsing import (
     parse_behaviors,
@@ -374,3 +377,49 @@ async def test_as_pairwise_judges_they_pick_as_they_do_for_preference(
         verdict = parse_pairwise(await answer(provider, hint("judge_pairwise", candidates=pair)))
         assert verdict.winner == choice
         assert verdict.reason.startswith(spec)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["baseline/random", "baseline/majority", "baseline/longer", "baseline/lexicon", "baseline/knn"],
+)
+async def test_the_declared_hint_kinds_are_exactly_the_ones_answered(
+    train_file: Path, spec: str, request: pytest.FixtureRequest
+) -> None:
+    if spec == "baseline/knn":
+        request.getfixturevalue("minilm")
+    options = {"train": str(train_file)} if spec in ("baseline/majority", "baseline/knn") else {}
+    provider = make_provider(spec, **options)
+    for kind in get_args(HintKind):
+        item = hint(
+            kind, text="My grandmother passed away and I miss her.",
+            labels=EMOTIONS if kind == "emotion" else BEHAVIORS,
+            candidates={"A": "Cheer up.", "B": "I'm so sorry; missing her is natural."},
+        )  # fmt: skip
+        if supports_hint(provider, kind):
+            assert await answer(provider, item), (spec, kind)
+        else:
+            with pytest.raises(ProviderError, match=f"no answer for '{kind}'"):
+                await answer(provider, item)
+    assert not supports_hint(make_provider("baseline/lexicon"), "response")
+
+
+async def test_an_edited_train_file_changes_the_answers_despite_a_shared_cache(
+    tmp_path: Path, train_file: Path
+) -> None:
+    """Baselines are not cached: the cache key sees the train file's path, not its contents."""
+
+    async def primaries(out: str) -> set[str]:
+        entry = ModelEntry(name="majority", spec="baseline/majority",
+                           options={"train": str(train_file)})  # fmt: skip
+        config = RunConfig(
+            data=sample_path(), out=tmp_path / out, models=(entry,), tasks=("emotion",),
+            limit=3, cache_path=tmp_path / "cache.sqlite", progress=False, check_servers=False,
+        )  # fmt: skip
+        result = await run(config)
+        assert result.complete and result.totals.cache_hits == 0
+        return {r.prediction["primary"] for r in read_records(config.out / RECORDS_FILE)}
+
+    assert await primaries("first") == {"anger"}
+    write_conversations(train_file, [conversation(0, [GRIEF, GRIEF, WORK])])  # same path
+    assert await primaries("second") == {"sadness"}

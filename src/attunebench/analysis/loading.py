@@ -148,6 +148,21 @@ def _merge(
     return list(merged.values()), notices
 
 
+def skipped_notices(runs: Sequence[Run], records: Sequence[ItemRecord]) -> list[Notice]:
+    """The (task, model) pairs a run left out as not applicable, unless another run merged in
+    has records for them: such a pair has no score because it has no meaning, not by failure."""
+    recorded = {(record.task, record.model) for record in records}
+    seen: dict[tuple[str, str], str] = {}
+    for run in runs:
+        for pair in run.info.skipped:
+            if (pair.task, pair.model) not in recorded:
+                seen.setdefault((pair.task, pair.model), pair.reason)
+    return [
+        Notice(kind="skipped", task=task, model=model, message=f"not applicable: {reason}")
+        for (task, model), reason in seen.items()
+    ]
+
+
 def load_runs(
     directories: Sequence[str | Path],
     *,
@@ -177,6 +192,7 @@ def _load(
         )
     records, merge_notices = _merge(batches)
     notices.extend(merge_notices)
+    notices.extend(skipped_notices(runs, records))
     path, found = _find_dataset(runs, Path(dataset) if dataset is not None else None)
     notices.extend(found)
     conversations = {c.id: c for c in iter_conversations(path)} if path is not None else {}

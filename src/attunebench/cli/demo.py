@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 
 from attunebench.cli.report import RESAMPLES
+from attunebench.cli.run import skipped_lines
 from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import corpus_dir
@@ -104,8 +105,9 @@ def demo(
         cache_path=out_dir / "cache.sqlite", progress=sys.stderr.isatty(), check_servers=False,
     )  # fmt: skip
     result = asyncio.run(run(config))
-    say(f"{result.recorded}/{result.planned} items recorded ({result.failed} failed: kinds of "
-        "item a baseline cannot answer, counted and never scored)")
+    for line in skipped_lines(result):
+        say(line)
+    say(f"{result.recorded}/{result.planned} items recorded, {result.failed} failed")
     summary = build_summary(load_runs([config.out]), Options(seed=seed, resamples=resamples))
     written = write_report(summary, out_dir)
     say(f"run directory: {config.out}")

@@ -56,7 +56,14 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def skipped_lines(result: RunResult) -> list[str]:
+    """One line per (task, model) pair left out of the plan, with why."""
+    return [f"not applicable: task {s.task} for {s.model} ({s.reason})" for s in result.skipped]
+
+
 def _summary(result: RunResult) -> None:
+    for line in skipped_lines(result):
+        typer.echo(line)
     t = result.totals
     typer.echo(
         f"{result.recorded}/{result.planned} items recorded, {result.failed} failed; "

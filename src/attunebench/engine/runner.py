@@ -1,6 +1,8 @@
 """A whole run: (dataset, tasks, models) in, a run directory out; re-running resumes it.
 
-The data is validated first. The plan is every (task item, model) pair; a RUNDIR that already
+The data is validated first. The plan is every (task item, model) pair, less the (task, model)
+pairs whose model cannot answer what the task asks (a baseline with no reply to write): those
+are listed in run.json as skipped, neither planned nor failed. A RUNDIR that already
 holds this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones and
 any lost to a kill), with the cache making sure no call that came back is made again. A run is
 complete when every planned item has an `ok` or `invalid` record.
@@ -23,7 +25,7 @@ from attunebench import __version__
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
-from attunebench.engine.caller import Engine
+from attunebench.engine.caller import BoundModel, Engine
 from attunebench.engine.ledger import LedgerBook, Tally
 from attunebench.engine.progress import RunProgress
 from attunebench.engine.retry import RetryPolicy, Sleep
@@ -44,9 +46,9 @@ from attunebench.engine.wiring import bind_models, close_models, default_cache_p
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
-from attunebench.records import ItemRecord, ModelInfo, RunInfo
+from attunebench.records import ItemRecord, ModelInfo, RunInfo, SkippedPair
 from attunebench.registry import RegistryError
-from attunebench.tasks.base import TASKS, CallRole, Task, evaluated_models
+from attunebench.tasks.base import TASKS, CallRole, Task, applicable_models, evaluated_models
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
 # (base URLs aside: the same model may come back on another server).
@@ -77,6 +79,7 @@ class RunResult:
     recorded: int
     failed: int
     totals: Tally  # this session's calls, hits, tokens and cost (ledger.json has every session)
+    skipped: tuple[SkippedPair, ...] = ()  # (task, model) pairs not applicable, not planned
 
     @property
     def complete(self) -> bool:
@@ -130,8 +133,9 @@ def _model_info(entry: ModelEntry, role: CallRole, kind: str) -> ModelInfo:
 
 
 def _run_info(
-    config: RunConfig, conversations: list[Conversation], tasks: Sequence[Task], planned: int
-) -> RunInfo:
+    config: RunConfig, conversations: list[Conversation], tasks: Sequence[Task], planned: int,
+    skipped: list[SkippedPair],
+) -> RunInfo:  # fmt: skip
     prompts = {(p.id, p.version): p for task in tasks for p in task.prompts}
     return RunInfo(
         package_version=__version__,
@@ -146,6 +150,7 @@ def _run_info(
         seed=config.seed,
         limit=config.limit,
         planned_items=planned,
+        skipped=skipped,
         started_at=_now(),
     )
 
@@ -196,15 +201,17 @@ async def run(
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
     subjects, judges = [e.name for e in config.models], [e.name for e in config.judges]
-    evaluated = {task.name: evaluated_models(task, subjects, judges) for task in tasks}
-    work = [(t, i, evaluated[t.name]) for t in tasks for i in t.items(conversations)]
-    planned: set[RecordKey] = {record_key(i, m) for _, i, models in work for m in models}
-    info = _run_info(config, conversations, tasks, len(planned))
+    for task in tasks:
+        evaluated_models(task, subjects, judges)  # a task short of judges fails before binding
     bound = await bind_models(
         config.models + config.judges, concurrency=config.concurrency,
         overrides=providers or {}, check=config.check_servers,
     )
     try:
+        evaluated, skipped = _applicable(tasks, subjects, judges, bound)
+        work = [(t, i, evaluated[t.name]) for t in tasks for i in t.items(conversations)]
+        planned: set[RecordKey] = {record_key(i, m) for _, i, models in work for m in models}
+        info = _run_info(config, conversations, tasks, len(planned), skipped)
         info, kept = _resume(config.out, info)
         config.out.mkdir(parents=True, exist_ok=True)
         write_json(config.out / RUN_FILE, info)
@@ -217,7 +224,22 @@ async def run(
         failed = await _execute(config, engine, plan_units(work, done), planned, done, info)
     finally:
         await close_models(bound)
-    return RunResult(config.out, len(planned), len(done), failed, engine.ledger.session())
+    return RunResult(
+        config.out, len(planned), len(done), failed, engine.ledger.session(), tuple(skipped)
+    )
+
+
+def _applicable(
+    tasks: Sequence[Task], subjects: list[str], judges: list[str], bound: Mapping[str, BoundModel]
+) -> tuple[dict[str, list[str]], list[SkippedPair]]:
+    """Each task's models that can answer it, and the (task, model) pairs left out."""
+    providers = {name: model.provider for name, model in bound.items()}
+    evaluated: dict[str, list[str]] = {}
+    skipped: list[SkippedPair] = []
+    for task in tasks:
+        evaluated[task.name], left_out = applicable_models(task, subjects, judges, providers)
+        skipped.extend(left_out)
+    return evaluated, skipped
 
 
 async def _execute(

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
 from attunebench.models.embeddings import DEFAULT_ENCODER, load_encoder
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import PROVIDERS
 
 TIE_MARGIN = 1e-6
@@ -109,6 +109,8 @@ class CachedEncoder:
 
 class ProxyJudge:
     """The embedding-similarity judge; see the module docstring."""
+
+    supported_hints: frozenset[HintKind] = frozenset({"judge_pairwise", "judge_rubric"})
 
     def __init__(self, name: str = "minilm", *, encoder: Encoder | None = None) -> None:
         self._spec = f"proxy/{name}"

@@ -15,8 +15,9 @@ from attunebench.models.base import (
     ModelOutput,
     Provider,
     ProviderError,
+    supports_hint,
 )
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, load_models_file
 from attunebench.models.registry import (
@@ -31,6 +32,7 @@ from attunebench.models.registry import (
 __all__ = [
     "PROVIDERS",
     "GenerateParams",
+    "HintKind",
     "Message",
     "MockProvider",
     "ModelEntry",
@@ -45,4 +47,5 @@ __all__ = [
     "make_provider",
     "parse_spec",
     "spec_kind",
+    "supports_hint",
 ]

@@ -7,6 +7,9 @@ just another model used in the `judge` role.
 Providers that need no language model at all (baselines, the mock) cannot read a prompt the
 way an LLM does, so every request also carries a `TaskHint`: the structured content of the
 item, which LLM providers ignore. The answer contract for each hint kind is in `hints.py`.
+Such a provider may answer only some hint kinds; it says which in an optional
+`supported_hints` attribute (see `supports_hint`), so a plan leaves out what it cannot answer
+instead of calling it to fail.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 
 Role = Literal["system", "user", "assistant"]
 
@@ -84,3 +87,13 @@ class Provider(Protocol):
     ) -> ModelOutput: ...
 
     async def aclose(self) -> None: ...
+
+
+def supports_hint(provider: object, kind: HintKind) -> bool:
+    """Whether `provider` answers `kind` items, by its optional `supported_hints` attribute.
+
+    An attribute left out or set to None means every kind, as for an LLM, which reads the
+    prompt. The attribute is optional so existing providers satisfy `Provider` unchanged.
+    """
+    supported: frozenset[HintKind] | None = getattr(provider, "supported_hints", None)
+    return supported is None or kind in supported

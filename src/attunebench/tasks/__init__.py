@@ -17,7 +17,9 @@ from attunebench.tasks.base import (
     Item,
     PlanError,
     Task,
+    applicable_models,
     evaluated_models,
+    needed_hints,
 )
 from attunebench.tasks.behavior import BehaviorTask
 from attunebench.tasks.emotion import EmotionTask
@@ -46,7 +48,9 @@ __all__ = [
     "PreferenceTask",
     "ResponseTask",
     "Task",
+    "applicable_models",
     "behavior_label_f1",
     "evaluated_models",
     "metrics_for",
+    "needed_hints",
 ]

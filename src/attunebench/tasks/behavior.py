@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.judge.templates import delimit
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks.base import TASKS, Caller, Item
@@ -37,6 +37,7 @@ PROMPT = task_prompt("behavior")
 class BehaviorTask:
     context: str = h.DEFAULT_CONTEXT
     name: str = field(default=TASK, init=False)
+    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"behavior"})
 
     @property
     def prompts(self) -> list[PromptInfo]:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks.base import TASKS, Caller, Item
@@ -97,6 +97,7 @@ def score_emotion(answer: EmotionAnswer | None, gold: EmotionGold) -> dict[str, 
 class EmotionTask:
     context: str = h.DEFAULT_CONTEXT
     name: str = field(default=TASK, init=False)
+    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"emotion"})
 
     @property
     def prompts(self) -> list[PromptInfo]:

@@ -26,11 +26,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.judge.catalog import pairwise_prompt
+from attunebench.models.hints import HintKind
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import pairs as p
@@ -50,6 +51,9 @@ class JudgeAuditTask:
     max_derived_pairs: int = p.DEFAULT_DERIVED_CAP
     participant_context: bool = True
     name: str = field(default=TASK, init=False)
+    # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
+    # none is left out of this task (not applicable), like a subject model elsewhere.
+    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"judge_pairwise"})
     evaluates: str = field(default="judges", init=False)
     needs_judge: bool = field(default=True, init=False)
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.judge.templates import PromptTemplate, delimit
 from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import pairs as p
@@ -119,6 +119,7 @@ class PreferenceTask:
     derive_from_ratings: bool = True
     max_derived_pairs: int = p.DEFAULT_DERIVED_CAP
     name: str = field(default=TASK, init=False)
+    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"preference"})
 
     @property
     def prompts(self) -> list[PromptInfo]:

@@ -29,12 +29,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.judge.catalog import pairwise_prompt, rubric_prompt
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 from attunebench.records import ItemRecord, PromptInfo, Status
 from attunebench.tasks import history as h
 from attunebench.tasks.base import TASKS, Caller, Item, PlanError
@@ -93,7 +93,17 @@ class ResponseTask:
     context: str = h.DEFAULT_CONTEXT
     judge_mode: str = "both"
     name: str = field(default=TASK, init=False)
+    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"response"})
     needs_judge: bool = field(default=True, init=False)
+
+    @property
+    def judge_hints(self) -> frozenset[HintKind]:
+        kinds: set[HintKind] = set()
+        if self.judge_mode != "rubric":
+            kinds.add("judge_pairwise")
+        if self.judge_mode != "pairwise":
+            kinds.add("judge_rubric")
+        return frozenset(kinds)
 
     @property
     def prompts(self) -> list[PromptInfo]:

@@ -2,8 +2,9 @@
 
 A baseline never reads the prompt; it answers from the `TaskHint` and must write exactly the
 JSON a task asks an LLM for (see `models/hints.py`), so one strict parser reads every provider.
-A hint kind a baseline has no honest answer for is a non-retryable `ProviderError`, which the
-engine records as a failure and never scores as an answer.
+The hint kinds a baseline has an honest answer for are its `supported_hints`: a plan leaves
+out the (task, model) pairs needing any other kind, and a call for one anyway is a
+non-retryable `ProviderError`, never an answer.
 """
 
 from __future__ import annotations
@@ -19,16 +20,28 @@ import numpy as np
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.taxonomy import normalise_label
 from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
-from attunebench.models.hints import TaskHint
+from attunebench.models.hints import HintKind, TaskHint
 
 # Hint kinds that ask which of two replies (A, B) this participant would rather have.
-PAIR_KINDS = ("preference", "judge_pairwise")
+PAIR_KINDS: tuple[HintKind, ...] = ("preference", "judge_pairwise")
+# What every baseline answers except `longer`: the labelling tasks and a pick between replies.
+LABEL_AND_PAIR_KINDS: frozenset[HintKind] = frozenset({"emotion", "behavior", *PAIR_KINDS})
 # Names a label set may give to "no particular emotion", in order of preference.
 NEUTRAL_NAMES = ("neutral", "none", "no emotion", "calm")
 
 
 class Baseline(ABC):
     """A provider that answers from the hint alone. Subclasses implement `answer`."""
+
+    # The hint kinds `answer` handles; None means all of them.
+    supported_hints: frozenset[HintKind] | None = None
+    # Never cached. A fitted baseline's answers follow the train file's contents, which the
+    # cache key does not see (it holds the spec and options, so the file's path), and the
+    # others' follow the code and the lexicon. Hashing the train file would close only the
+    # first gap, while caching saves next to nothing: every baseline answers an item in
+    # milliseconds, and knn's one costly step, embedding the train split, happens on the
+    # first uncached call whatever the cache holds.
+    cacheable = False
 
     def __init__(self, spec: str) -> None:
         self._spec = spec
@@ -44,6 +57,8 @@ class Baseline(ABC):
             raise ProviderError(
                 f"{self.spec} answers from a TaskHint and got none", retryable=False
             )
+        if self.supported_hints is not None and hint.kind not in self.supported_hints:
+            raise self.unsupported(hint)
         started = time.perf_counter()
         text = await self.answer(hint, params)
         return ModelOutput(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")

@@ -12,7 +12,7 @@ unless `encoder=` names another (see `models/embeddings.py`); k defaults to 5.
   over; the candidate whose neighbours were chosen more often (similarity-weighted) wins.
   As a pairwise judge it picks the same way.
 - response: the reply wanted for the nearest train user message, retrieved as is.
-- rubric judging: not answered (a non-retryable error, recorded as a failure).
+- rubric judging: not answered (not in `supported_hints`: a plan leaves it out).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import (
+    LABEL_AND_PAIR_KINDS,
     PAIR_KINDS,
     Baseline,
     behavior_answer,
@@ -54,6 +55,8 @@ class KnnOptions(BaseModel):
 
 
 class KnnBaseline(Baseline):
+    supported_hints = LABEL_AND_PAIR_KINDS | {"response"}
+
     def __init__(self, spec: str, options: KnnOptions) -> None:
         super().__init__(spec)
         self.options = options

@@ -11,7 +11,7 @@
   `{"behaviors": []}`, which scores as predicting no behavior.
 - preference, and pairwise judging: the reply with the higher VADER compound score (equal
   scores: tie).
-- response and rubric judging: not answered (a non-retryable error, recorded as a failure).
+- response and rubric judging: not answered (not in `supported_hints`: a plan leaves them out).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 from attunebench.models.base import GenerateParams
 from attunebench.models.baselines.base import (
+    LABEL_AND_PAIR_KINDS,
     NEUTRAL_NAMES,
     PAIR_KINDS,
     Baseline,
@@ -119,6 +120,8 @@ def lexicon_emotions(text: str, labels: tuple[str, ...]) -> list[str]:
 
 
 class LexiconBaseline(Baseline):
+    supported_hints = LABEL_AND_PAIR_KINDS
+
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
         if hint.kind == "emotion":
             return self._emotion(hint.text, require_labels(hint, self.spec))

@@ -10,7 +10,7 @@ always gives the answer most frequent there:
 - preference: the position of a reply says nothing (tasks shuffle A and B), so the majority is
   taken over length: whether participants more often chose the longer or the shorter reply;
   it then picks that one (equal lengths: tie). As a pairwise judge it picks the same way.
-- response and rubric judging: not answered (a non-retryable error, recorded as a failure).
+- response and rubric judging: not answered (not in `supported_hints`: a plan leaves them out).
 
 `baseline/longer` always prefers the longer reply, the length bias known from LLM judges; it
 answers preference and pairwise-judge items, so a judge audit can compare a judge with it.
@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import (
+    LABEL_AND_PAIR_KINDS,
     PAIR_KINDS,
     Baseline,
     behavior_answer,
@@ -54,6 +55,8 @@ def longer_of(a: str, b: str, *, prefer_longer: bool = True) -> str:
 
 
 class MajorityBaseline(Baseline):
+    supported_hints = LABEL_AND_PAIR_KINDS
+
     def __init__(self, spec: str, options: MajorityOptions) -> None:
         super().__init__(spec)
         self.options = options
@@ -134,6 +137,8 @@ class MajorityBaseline(Baseline):
 
 class LongerBaseline(Baseline):
     """Prefers the longer reply, always."""
+
+    supported_hints = frozenset(PAIR_KINDS)
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
         if hint.kind in PAIR_KINDS:

@@ -43,6 +43,8 @@ class RandomOptions(BaseModel):
 
 
 class RandomBaseline(Baseline):
+    supported_hints = None  # every kind: a guess is always possible
+
     def __init__(self, spec: str, options: RandomOptions) -> None:
         super().__init__(spec)
         self.options = options
