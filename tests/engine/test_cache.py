@@ -6,9 +6,11 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from engine_harness import RunFn
 
 from attunebench.engine import ResponseCache, cache_key, read_ledger, read_records
+from attunebench.engine.cache import CacheWriteError
 from attunebench.models import GenerateParams, Message, MockProvider, ModelOutput, ProviderError
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import PromptInfo
@@ -52,6 +54,30 @@ def test_values_are_json_in_a_wal_database(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "c.sqlite")
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert json.loads(db.execute("SELECT value FROM responses").fetchone()[0])["input_tokens"] == 3
+
+
+def test_a_put_is_found_at_once_and_kept_after_close(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    for n in range(200):  # the writer thread commits them in batches, behind the caller
+        cache.put(f"k{n}", ModelOutput(text=str(n)), cost_usd=0.0)
+        hit = cache.get(f"k{n}")
+        assert hit is not None and hit.text == str(n)
+    cache.close()
+    again = ResponseCache(tmp_path / "c.sqlite")
+    assert len(again) == 200
+    hit = again.get("k199")
+    assert hit is not None and hit.text == "199"
+    again.close()
+
+
+def test_a_failed_write_is_raised_not_lost(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    sqlite3.connect(tmp_path / "c.sqlite").execute("DROP TABLE responses")
+    cache.put("k", ModelOutput(text="x"), cost_usd=0.0)
+    with pytest.raises(CacheWriteError, match="no such table"):
+        cache.flush()
+    with pytest.raises(CacheWriteError):
+        cache.close()
 
 
 async def test_a_rerun_is_all_cache_hits_for_models_and_judges(

@@ -1,14 +1,17 @@
 """The run directory on disk: run.json, records.jsonl and ledger.json (formats in records.py).
 
 records.jsonl is appended a line at a time and flushed after each line, with an fsync every
-second or so, so `kill -9` loses at most the items in flight. A kill can tear the last line;
-reading drops a torn last line (that item is simply done again) but refuses a bad line
-anywhere else, naming the file and line. run.json and ledger.json are replaced atomically.
+second or so (on a thread: an fsync can take tens of milliseconds, which on the event loop
+would hold up every call in flight), so `kill -9` loses at most the items in flight. A kill
+can tear the last line; reading drops a torn last line (that item is simply done again) but
+refuses a bad line anywhere else, naming the file and line. run.json and ledger.json are
+replaced atomically.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import IO, TypeVar
@@ -80,20 +83,28 @@ class RecordWriter:
         self._handle: IO[str] = path.open("a", encoding="utf-8")
         self._fsync_every_s = fsync_every_s
         self._last_sync = time.monotonic()
+        self._syncing: threading.Thread | None = None
 
     def write(self, record: ItemRecord) -> None:
         self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()  # into the OS now: survives the process being killed
-        if time.monotonic() - self._last_sync >= self._fsync_every_s:
-            self.sync()
+        now = time.monotonic()
+        if now - self._last_sync >= self._fsync_every_s and not self._sync_running():
+            self._last_sync = now
+            # onto the disk: survives the machine going down
+            self._syncing = threading.Thread(
+                target=os.fsync, args=(self._handle.fileno(),), name="records-fsync", daemon=True
+            )
+            self._syncing.start()
 
-    def sync(self) -> None:
-        os.fsync(self._handle.fileno())  # onto the disk: survives the machine going down
-        self._last_sync = time.monotonic()
+    def _sync_running(self) -> bool:
+        return self._syncing is not None and self._syncing.is_alive()
 
     def close(self) -> None:
         if not self._handle.closed:
-            self.sync()
+            if self._syncing is not None:
+                self._syncing.join()
+            os.fsync(self._handle.fileno())
             self._handle.close()
 
 
