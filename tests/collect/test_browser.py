@@ -6,13 +6,12 @@ and clicks like a participant, and the exported record must validate and hold ev
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import uvicorn
@@ -27,20 +26,10 @@ from attunebench.collect.settings import Settings
 from attunebench.collect.study import parse_study
 from attunebench.data.jsonl import read_conversations
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
 pytestmark = pytest.mark.browser
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
-                 "--disable-gpu"]  # fmt: skip
-
-
-def _chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        reason = "Debian chromium is not installed (`make browser` installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return path
 
 
 def _free_port() -> int:
@@ -71,10 +60,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
         thread.join(timeout=10)
 
 
-def test_a_whole_session_in_chromium(served: tuple[str, str]) -> None:
-    from playwright.sync_api import Page, sync_playwright
-
-    executable = _chromium()
+def test_a_whole_session_in_chromium(served: tuple[str, str], chromium: Browser) -> None:
     base, url = served
     (token,) = invite(url)
     refused: list[str] = []
@@ -89,43 +75,39 @@ def test_a_whole_session_in_chromium(served: tuple[str, str]) -> None:
         for item in PANAS:
             page.check(f"input[name=panas_{item}][value='{panas}']")
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True,
-                                             args=CHROMIUM_ARGS)  # fmt: skip
-        page = browser.new_page()
-        page.on("console", lambda m: refused.append(m.text) if "Refused" in m.text else None)
-        page.goto(f"{base}/p/{token}")
-        assert "If you are in danger" in page.content()
-        page.click("text=I agree and want to take part")
-        page.select_option("#q_age_band", "31+")
-        page.fill("#q_note", "I work nights.")
+    page = chromium.new_page()
+    page.on("console", lambda m: refused.append(m.text) if "Refused" in m.text else None)
+    page.goto(f"{base}/p/{token}")
+    assert "If you are in danger" in page.content()
+    page.click("text=I agree and want to take part")
+    page.select_option("#q_age_band", "31+")
+    page.fill("#q_note", "I work nights.")
+    page.click("button:has-text('Continue')")
+    turns = [("My flatmate keeps ignoring me.", ["loneliness", "sadness"], "B"),
+             ("I don't know what to say to her.", ["confusion"], "tie")]
+    for n, (message, emotions, choice) in enumerate(turns):
+        page.fill("#message", message)
+        state(page, emotions, {"intensity": str(4 - n), "valence": "-40", "arousal": "65"},
+              panas=str(n + 2))
+        page.click("button:has-text('Send')")
+        page.wait_for_selector("text=Reply B")
+        page.check("input[name=behaviors_A][value=question]")
+        page.check("input[name=behaviors_B][value=suggestion]")
+        page.check("input[name=behaviors_B][value=validation]")
+        page.check(f"input[name=choice][value={choice}]")
+        if choice != "tie":
+            page.check("input[name=strength][value='3']")
+        page.fill("#wanted", f"Wanted number {n}")
+        page.check("input[name=wanted_behaviors][value=reflection]")
         page.click("button:has-text('Continue')")
-        turns = [("My flatmate keeps ignoring me.", ["loneliness", "sadness"], "B"),
-                 ("I don't know what to say to her.", ["confusion"], "tie")]
-        for n, (message, emotions, choice) in enumerate(turns):
-            page.fill("#message", message)
-            state(page, emotions, {"intensity": str(4 - n), "valence": "-40", "arousal": "65"},
-                  panas=str(n + 2))
-            page.click("button:has-text('Send')")
-            page.wait_for_selector("text=Reply B")
-            page.check("input[name=behaviors_A][value=question]")
-            page.check("input[name=behaviors_B][value=suggestion]")
-            page.check("input[name=behaviors_B][value=validation]")
-            page.check(f"input[name=choice][value={choice}]")
-            if choice != "tie":
-                page.check("input[name=strength][value='3']")
-            page.fill("#wanted", f"Wanted number {n}")
-            page.check("input[name=wanted_behaviors][value=reflection]")
-            page.click("button:has-text('Continue')")
-            page.wait_for_selector("#message")
-        page.click("text=End the conversation")
-        page.wait_for_selector("text=Last questions")
-        state(page, ["relief"], {"intensity": "2", "valence": "35", "arousal": "20"}, panas="4")
-        page.check("input[name=q_overall][value='5']")
-        page.fill("#q_comments", "Thanks.")
-        page.click("button:has-text('Finish')")
-        page.wait_for_selector("text=Thank you")
-        browser.close()
+        page.wait_for_selector("#message")
+    page.click("text=End the conversation")
+    page.wait_for_selector("text=Last questions")
+    state(page, ["relief"], {"intensity": "2", "valence": "35", "arousal": "20"}, panas="4")
+    page.check("input[name=q_overall][value='5']")
+    page.fill("#q_comments", "Thanks.")
+    page.click("button:has-text('Finish')")
+    page.wait_for_selector("text=Thank you")
     assert refused == []  # the content-security policy blocked nothing the app serves
 
     database = Database(make_engine(url))

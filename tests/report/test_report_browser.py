@@ -4,31 +4,21 @@ no console error, requests nothing but itself, and shows every section."""
 from __future__ import annotations
 
 import functools
-import os
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from attunebench.analysis import Summary
 from attunebench.report import SECTIONS, write_report
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
 pytestmark = pytest.mark.browser
-ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
-        "--disable-gpu"]  # fmt: skip
-
-
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        reason = "Debian chromium is not installed (`make browser` installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return path
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
@@ -51,32 +41,24 @@ def served(summary: Summary, tmp_path: Path) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def test_report_opens_offline_with_every_section(served: str) -> None:
-    from playwright.sync_api import sync_playwright
-
-    executable = chromium()
+def test_report_opens_offline_with_every_section(served: str, chromium: Browser) -> None:
     page_url = f"{served}/report.html"
     requests: list[str] = []
     problems: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 900})
-            page.on("request", lambda request: requests.append(request.url))
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda error: problems.append(str(error)))
-            response = page.goto(page_url, wait_until="networkidle")
-            assert response is not None and response.ok
-            for section_id, title in SECTIONS:
-                section = page.locator(f"section#{section_id}")
-                assert section.count() == 1, section_id
-                assert section.locator("h2").inner_text() == title
-            assert page.locator("svg").count() >= 5  # charts drawn inline
-            assert page.locator("#worst-items pre").count() > 0
-            # wide tables scroll inside their own box: the page itself never scrolls sideways
-            overflow = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-            assert page.evaluate(overflow) <= 0
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1300, "height": 900})
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    response = page.goto(page_url, wait_until="networkidle")
+    assert response is not None and response.ok
+    for section_id, title in SECTIONS:
+        section = page.locator(f"section#{section_id}")
+        assert section.count() == 1, section_id
+        assert section.locator("h2").inner_text() == title
+    assert page.locator("svg").count() >= 5  # charts drawn inline
+    assert page.locator("#worst-items pre").count() > 0
+    # wide tables scroll inside their own box: the page itself never scrolls sideways
+    overflow = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    assert page.evaluate(overflow) <= 0
     assert problems == []
     assert requests == [page_url]
