@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientSession, TCPConnector, web
+from aiohttp import ClientSession, TCPConnector
 
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation, Source, Turn
@@ -53,36 +54,91 @@ PROMPT = PromptInfo(id="throughput", version="1")
 
 # -- the stub server (child process) ---------------------------------------------------------
 
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+CHAT = OK % len(REPLY) + REPLY
+MODELS_BODY = b'{"data": [{"id": "stub"}]}'
+MODELS = OK % len(MODELS_BODY) + MODELS_BODY
+NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+
+
+class StubProtocol(asyncio.Protocol):
+    """HTTP/1.1 with keep-alive, just enough for this client: `POST /{ms}/v1/chat/completions`
+    answers after that many milliseconds, `GET /{ms}/v1/models` at once.
+
+    Written on a bare asyncio protocol with pre-encoded answers (not aiohttp.web, which costs
+    about 0.2 ms of CPU a request): the stub must add as little as it can to the latency it
+    is told to keep, or the benchmark measures the stub rather than the engine.
+    """
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while (end := self.buffer.find(b"\r\n\r\n")) >= 0:
+            head = self.buffer[:end].decode("latin-1")
+            length = re.search(r"(?im)^content-length:\s*(\d+)", head)
+            size = end + 4 + (int(length.group(1)) if length else 0)
+            if len(self.buffer) < size:
+                return  # the body is still on its way
+            self.buffer = self.buffer[size:]
+            self.answer(head.split(" ", 2)[1])
+
+    def answer(self, path: str) -> None:
+        parts = path.split("/")  # ["", "{ms}", "v1", "chat", "completions"]
+        loop = asyncio.get_running_loop()
+        if path.endswith("/v1/chat/completions"):
+            loop.call_later(int(parts[1]) / 1000, self.write, CHAT)
+        elif path.endswith("/v1/models"):
+            self.write(MODELS)
+        else:
+            self.write(NOT_FOUND)
+
+    def write(self, response: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(response)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+
 def serve(port: int) -> None:
-    """/{latency_ms}/v1/chat/completions answers after that many milliseconds."""
+    async def forever() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(StubProtocol, "127.0.0.1", port, backlog=1024)
+        stop = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        async with server:
+            await stop.wait()
 
-    async def chat(request: web.Request) -> web.Response:
-        await request.read()
-        delay = int(request.match_info["latency"]) / 1000
-        if delay:
-            await asyncio.sleep(delay)
-        return web.Response(body=REPLY, content_type="application/json")
-
-    async def models(request: web.Request) -> web.Response:
-        return web.json_response({"data": [{"id": "stub"}]})
-
-    app = web.Application()
-    app.router.add_post("/{latency}/v1/chat/completions", chat)
-    app.router.add_get("/{latency}/v1/models", models)
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None,
-                handle_signals=True, backlog=1024)
+    asyncio.run(forever())
 
 
 @dataclass
 class StubServer:
+    """The stub in a child process. With `pin`, the stub gets a CPU of its own and this process
+    the others, so neither waits for the other to be scheduled off a shared core."""
+
+    pin: bool = True
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    cpus: set[int] = field(default_factory=set)
 
     def __enter__(self) -> StubServer:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.process = subprocess.Popen([sys.executable, __file__, "--serve", str(self.port)])
+        self.cpus = os.sched_getaffinity(0)
+        if self.pin and len(self.cpus) >= 2:
+            stub_cpu = max(self.cpus)
+            os.sched_setaffinity(self.process.pid, {stub_cpu})
+            os.sched_setaffinity(0, self.cpus - {stub_cpu})
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -99,6 +155,8 @@ class StubServer:
         if self.process is not None:
             os.kill(self.process.pid, signal.SIGTERM)
             self.process.wait(timeout=10)
+        if self.cpus:
+            os.sched_setaffinity(0, self.cpus)
 
 
 # -- the engine path -------------------------------------------------------------------------
@@ -176,9 +234,9 @@ async def bare_loop(url: str, calls: int, concurrency: int) -> float:
 
 # -- main ------------------------------------------------------------------------------------
 
-async def measure(calls: int, concurrency: int, latency_ms: int) -> dict[str, Any]:
+async def measure(calls: int, concurrency: int, latency_ms: int, pin: bool) -> dict[str, Any]:
     calls -= calls % TURNS
-    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
+    with StubServer(pin) as stub, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data = write_data(root / "data.jsonl", calls)
         engine_s, first = await engine_run(data, root / "run", root / "cache.sqlite",
@@ -201,6 +259,7 @@ async def measure(calls: int, concurrency: int, latency_ms: int) -> dict[str, An
           f"{cached_s:.2f} s")
     return {
         "client": "aiohttp",
+        "pinned": stub.pin and len(stub.cpus) >= 2,
         "calls": calls,
         "concurrency": concurrency,
         "latency_ms": latency_ms,
@@ -222,12 +281,16 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency-ms", type=int, default=50)
+    parser.add_argument("--no-pin", action="store_true",
+                        help="let the stub and the client share CPUs as the OS sees fit")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
         return
-    figures = asyncio.run(measure(args.calls, args.concurrency, args.latency_ms))
+    figures = asyncio.run(
+        measure(args.calls, args.concurrency, args.latency_ms, pin=not args.no_pin)
+    )
     print(json.dumps(figures))
 
 

@@ -6,11 +6,13 @@ sampling parameters, the prompt template's id and version, the item and its hint
 only changes how a call travels (base URLs, timeouts, concurrency) enters it, so moving a model
 to another replica keeps its cache. Generation and judging share one cache: a judge is a model.
 
-Only successful outputs are stored, by a writer thread that commits what is queued at once
-(WAL, synchronous=NORMAL: a killed process keeps every committed row), so a resumed run never
-repeats a call that came back. The thread is there because a commit now and then checkpoints
-the WAL into the database, with fsyncs that can take tens of milliseconds: on the event loop,
-that would stall every call in flight. `get` finds a value still queued.
+Only successful outputs are stored, by a writer thread that commits what was put every 50 ms
+(WAL, synchronous=NORMAL: a killed process keeps every committed row), so a resumed run does
+not repeat a call that came back; at most those of the last 50 ms before a kill, and only
+where their item's record did not reach records.jsonl either. The thread is there because a
+commit now and then checkpoints the WAL into the database, with fsyncs that can take tens of
+milliseconds: on the event loop, that would stall every call in flight, and a commit per put
+costs more than the call itself. `get` also finds what is put and not yet committed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import queue
 import sqlite3
 import threading
 import time
@@ -32,6 +33,7 @@ from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 
 KEY_VERSION = 1  # bump when the key's recipe changes, so old rows are never misread
+COMMIT_EVERY_S = 0.05  # how long a put waits, at most, for the writer thread to commit it
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -93,11 +95,15 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = _connect(self.path)  # reads only: the writer thread has its own
+        self._db = _connect(self.path)  # for reads; writes go through _writer_db
         self._db.execute(_SCHEMA)
-        self._pending: dict[str, str] = {}  # put, maybe not committed yet
-        self._queue: queue.Queue[Row | None] = queue.Queue()
+        self._writer_db = _connect(self.path)
+        self._pending: dict[str, str] = {}  # put and not yet committed: `get` looks here first
+        self._rows: list[Row] = []  # put since the writer last took them
+        self._rows_lock = threading.Lock()
+        self._commit_lock = threading.Lock()  # the writer thread's commits and flush's
         self._error: sqlite3.Error | None = None
+        self._closing = threading.Event()
         self._writer = threading.Thread(target=self._write_loop, name="cache-writer", daemon=True)
         self._writer.start()
 
@@ -130,11 +136,12 @@ class ResponseCache:
         }
         text = json.dumps(value, ensure_ascii=False)
         self._pending[key] = text
-        self._queue.put((key, text, time.time()))
+        with self._rows_lock:
+            self._rows.append((key, text, time.time()))
 
     def flush(self) -> None:
-        """Wait until every value put so far is committed."""
-        self._queue.join()
+        """Commit every value put so far, now."""
+        self._commit_pending()
         self._raise_if_failed()
 
     def __len__(self) -> int:
@@ -142,10 +149,12 @@ class ResponseCache:
         return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
-        if self._writer.is_alive():
-            self._queue.put(None)
+        if not self._closing.is_set():
+            self._closing.set()
             self._writer.join()
-        self._db.close()
+            self._commit_pending()
+            self._writer_db.close()
+            self._db.close()
         self._raise_if_failed()
 
     def _raise_if_failed(self) -> None:
@@ -153,41 +162,29 @@ class ResponseCache:
             raise CacheWriteError(f"cannot write to the cache {self.path}: {self._error}")
 
     def _write_loop(self) -> None:
-        db = _connect(self.path)
-        try:
-            closing = False
-            while not closing:
-                rows, closing = self._take()
-                if rows:
-                    self._commit(db, rows)
-                for _ in range(len(rows) + closing):
-                    self._queue.task_done()
-        finally:
-            db.close()
+        # A commit every COMMIT_EVERY_S rather than one per put: a thread woken per put would
+        # wrestle the event loop for the GIL on every call.
+        while not self._closing.wait(COMMIT_EVERY_S):
+            self._commit_pending()
 
-    def _take(self) -> tuple[list[Row], bool]:
-        """Everything queued (waiting for at least one entry), and whether close was asked."""
-        entries = [self._queue.get()]
-        while True:
+    def _commit_pending(self) -> None:
+        with self._commit_lock:
+            with self._rows_lock:
+                rows, self._rows = self._rows, []
+            if not rows:
+                return
+            db = self._writer_db
             try:
-                entries.append(self._queue.get_nowait())
-            except queue.Empty:
-                break
-        rows = [entry for entry in entries if entry is not None]
-        return rows, len(rows) < len(entries)
-
-    def _commit(self, db: sqlite3.Connection, rows: list[Row]) -> None:
-        try:
-            db.execute("BEGIN IMMEDIATE")  # one transaction for all that was queued meanwhile
-            db.executemany(_INSERT, rows)
-            db.execute("COMMIT")
-        except sqlite3.Error as error:
-            self._error = error
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-        for key, text, _ in rows:
-            if self._pending.get(key) is text:  # not put again meanwhile
-                del self._pending[key]
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(_INSERT, rows)
+                db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._error = error
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+            for key, text, _ in rows:
+                if self._pending.get(key) is text:  # not put again meanwhile
+                    del self._pending[key]
 
 
 def _connect(path: Path) -> sqlite3.Connection:
