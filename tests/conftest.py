@@ -1,20 +1,24 @@
-"""Shared fixtures: where the third-party corpora live (and whether their absence is fatal), and
-Debian's chromium under Playwright for the browser tests."""
+"""Shared fixtures: where the third-party corpora live (and whether their absence is fatal), a
+fresh collection database per test (SQLite, and PostgreSQL when ATTUNEBENCH_TEST_POSTGRES_URL is
+set), and Debian's chromium under Playwright for the browser tests."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from sqlalchemy import create_engine, text
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 REPO = Path(__file__).resolve().parents[1]
+POSTGRES_ENV = "ATTUNEBENCH_TEST_POSTGRES_URL"
 # No network, no updates, no GPU: the browser tests run offline in a container.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
                  "--disable-gpu"]  # fmt: skip
@@ -35,6 +39,32 @@ def data_dir() -> Path:
         pytest.skip(message)
     return path
 
+
+
+def _postgres_schema() -> Iterator[str]:
+    """A URL whose tables live in a fresh schema, dropped afterwards; skips when unset."""
+    base = os.environ.get(POSTGRES_ENV)
+    if not base:
+        pytest.skip(f"{POSTGRES_ENV} is not set")
+    schema = "t_" + secrets.token_hex(6)
+    admin = create_engine(base)
+    with admin.begin() as connection:
+        connection.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield f"{base}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty collection database: SQLite in tmp_path, then a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'collect.db'}"
+    else:
+        yield from _postgres_schema()
 
 @pytest.fixture
 def chromium() -> Iterator[Browser]:

@@ -5,7 +5,6 @@ and participants answering at the same time never see each other's data."""
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import threading
 import time
@@ -18,11 +17,9 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from webapp_harness import (
-    POSTGRES_ENV,
     LiveApp,
     Participant,
     hidden,
-    postgres_schema,
     prepare,
     stored,
 )
@@ -97,18 +94,6 @@ def test_fuzzed_answers_at_any_stage_are_never_a_server_error(
         assert participant.client.get(f"/p/{participant.token}").status_code == 200
     finally:
         participant.close()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'collect.db'}"
-        return
-    base = os.environ.get(POSTGRES_ENV)
-    if not base:
-        pytest.skip(f"{POSTGRES_ENV} is not set")
-    with postgres_schema(base) as url:
-        yield url
 
 
 def _in_threads(participants: list[Participant], until: Callable[[], bool]) -> list[BaseException]:

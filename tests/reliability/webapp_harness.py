@@ -1,6 +1,6 @@
 """The collection app under `attunebench collect serve` (uvicorn, in its own process, so it can
-be killed), a database per test (SQLite, or a fresh PostgreSQL schema), and participants that
-drive the pages over HTTP and remember which answers the server acknowledged."""
+be killed), and participants that drive the pages over HTTP and remember which answers the
+server acknowledged."""
 
 from __future__ import annotations
 
@@ -12,14 +12,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import create_engine, text
 
 from attunebench.collect import crud
 from attunebench.collect.bootstrap import init_database
@@ -27,7 +24,6 @@ from attunebench.collect.db import Database, make_engine
 from attunebench.collect.models import ParticipantRow
 from attunebench.collect.study import parse_study
 
-POSTGRES_ENV = "ATTUNEBENCH_TEST_POSTGRES_URL"
 ADMIN_PASSWORD = "a long admin password"
 STUDY: dict[str, Any] = {
     "id": "reliability",
@@ -45,21 +41,6 @@ STUDY: dict[str, Any] = {
 }
 STATE = {"emotions": ["sadness"], "primary": "sadness", "intensity": "3", "valence": "-20",
          "arousal": "50"}
-
-
-@contextmanager
-def postgres_schema(base: str) -> Iterator[str]:
-    """A URL whose tables live in a fresh schema, dropped afterwards."""
-    schema = "r_" + secrets.token_hex(6)
-    admin = create_engine(base)
-    with admin.begin() as connection:
-        connection.execute(text(f"CREATE SCHEMA {schema}"))
-    try:
-        yield f"{base}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
 
 
 def prepare(url: str, invitations: int) -> list[str]:
