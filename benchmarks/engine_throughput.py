@@ -4,7 +4,7 @@ Drives CALLS chat completions through the whole engine (`attunebench.engine.run`
 validation, scheduling, cache, retries, ledger, records.jsonl) at CONCURRENCY, and through a
 bare aiohttp loop in the same run, first with LATENCY ms per call and then with none (whose
 difference per call is the engine's own overhead). Then re-runs the first plan from a full
-cache. The stub runs in its own process so it never shares the client's event loop.
+cache. The stub runs in its own process, pinned to a CPU of its own (`--no-pin` to share them).
 
     .venv/bin/python benchmarks/engine_throughput.py [--calls N] [--concurrency N] [--latency-ms N]
 

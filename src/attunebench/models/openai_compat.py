@@ -87,8 +87,11 @@ class OpenAICompatProvider:
         # Made on first use: a session belongs to the event loop that is running the calls.
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
+            # No cookie jar: an API call carries its key, and filtering cookies per request
+            # is pure cost.
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, headers=self._headers
+                connector=connector, timeout=self._timeout, headers=self._headers,
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._session
 
