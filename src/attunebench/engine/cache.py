@@ -6,13 +6,13 @@ sampling parameters, the prompt template's id and version, the item and its hint
 only changes how a call travels (base URLs, timeouts, concurrency) enters it, so moving a model
 to another replica keeps its cache. Generation and judging share one cache: a judge is a model.
 
-Only successful outputs are stored, by a writer thread that commits as soon as something is
-put, taking everything queued meanwhile in one transaction (group commit; WAL,
-synchronous=NORMAL: a killed process keeps every committed row), so a resumed run does not
-repeat a call that came back, short of those put in the last commit's time (well under a
-millisecond) before a kill. The thread is there because a commit now and then checkpoints the
-WAL into the database, with fsyncs that can take tens of milliseconds: on the event loop, that
-would stall every call in flight. `get` also finds what is put and not yet committed.
+Only successful outputs are stored, by a writer thread that commits what was put every 50 ms
+(WAL, synchronous=NORMAL: a killed process keeps every committed row), so a resumed run does
+not repeat a call that came back; at most those of the last 50 ms before a kill, and only
+where their item's record did not reach records.jsonl either. The thread is there because a
+commit now and then checkpoints the WAL into the database, with fsyncs that can take tens of
+milliseconds: on the event loop, that would stall every call in flight, and a commit per put
+costs more than the call itself. `get` also finds what is put and not yet committed.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 
 KEY_VERSION = 1  # bump when the key's recipe changes, so old rows are never misread
+COMMIT_EVERY_S = 0.05  # how long a put waits, at most, for the writer thread to commit it
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -103,7 +104,6 @@ class ResponseCache:
         self._commit_lock = threading.Lock()  # the writer thread's commits and flush's
         self._error: sqlite3.Error | None = None
         self._closing = threading.Event()
-        self._wake = threading.Event()  # set by put (and close): there are rows to commit
         self._writer = threading.Thread(target=self._write_loop, name="cache-writer", daemon=True)
         self._writer.start()
 
@@ -138,7 +138,6 @@ class ResponseCache:
         self._pending[key] = text
         with self._rows_lock:
             self._rows.append((key, text, time.time()))
-        self._wake.set()
 
     def flush(self) -> None:
         """Commit every value put so far, now."""
@@ -152,7 +151,6 @@ class ResponseCache:
     def close(self) -> None:
         if not self._closing.is_set():
             self._closing.set()
-            self._wake.set()
             self._writer.join()
             self._commit_pending()
             self._writer_db.close()
@@ -164,11 +162,9 @@ class ResponseCache:
             raise CacheWriteError(f"cannot write to the cache {self.path}: {self._error}")
 
     def _write_loop(self) -> None:
-        # Group commit: while one commit runs, further puts queue up and go in the next, so
-        # under load there are far fewer commits than puts, and a put is durable at once.
-        while not self._closing.is_set():
-            self._wake.wait()
-            self._wake.clear()
+        # A commit every COMMIT_EVERY_S rather than one per put: a thread woken per put would
+        # wrestle the event loop for the GIL on every call.
+        while not self._closing.wait(COMMIT_EVERY_S):
             self._commit_pending()
 
     def _commit_pending(self) -> None:

@@ -1,7 +1,7 @@
 """Valid answers read off a rendered prompt, for servers that stand in for a model in tests.
 
-A task prompt ends with the JSON form it wants ("in this form: {"behaviors": [...]}") and, where
-labels are asked for, lists them as `- name: description`. `answer_from_prompt` finds both and
+A task prompt states the JSON form it wants ("in this form: {"behaviors": [...]}", in its
+system message) and, where labels are asked for, lists them as `- name: description`. `answer_from_prompt` finds both and
 answers in that form; a prompt with no form (the response task) gets a plain-text reply. The
 choice among valid answers is a hash of the messages, so the same request always gets the same
 answer and different requests get different ones: runs score a spread of right and wrong
@@ -18,7 +18,7 @@ from typing import Any
 
 from attunebench.data.jsonl import canonical_json
 
-_FORM = re.compile(r"in this form:\s*(\{.*)\Z", re.DOTALL)
+_FORM = re.compile(r"in this form:\s*(\{[^\n]*)")
 _MENU = re.compile(r"exactly as listed:\s*\n((?:- [^\n]+\n?)+)")
 _MENU_ITEM = re.compile(r"^- ([^:\n]+):", re.MULTILINE)
 CHOICES = ("A", "B", "tie")
@@ -46,7 +46,7 @@ def menu_labels(prompt: str) -> list[str]:
 
 def answer_from_prompt(messages: Sequence[dict[str, Any]]) -> str:
     """A valid answer to the chat `messages` (OpenAI message dicts), chosen by their hash."""
-    prompt = str(messages[-1].get("content", "")) if messages else ""
+    prompt = "\n".join(str(message.get("content", "")) for message in messages)
     h = _digest(messages)
     form = _FORM.search(prompt)
     if form is None:

@@ -158,6 +158,11 @@ class FaultServer:
             return web.json_response({"error": {"message": "not a chat request"}}, status=400)
         if self._gate is not None:
             await self._gate.wait()
+            if request.transport is None or request.transport.is_closing():
+                # Its client gave up or was killed while the request was held: answering now
+                # would count a success nobody received (and a resumed run would rightly ask
+                # again), so it is dropped like a request that never came.
+                return web.Response(status=499)
         key = request_key(body)
         attempt = self.counts.attempts[key]
         self.counts.attempts[key] += 1
