@@ -47,7 +47,7 @@ def run_crash_drill(
     data: Path, work: Path, plan: FaultPlan, kills: int, seed: int
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    # A client timeout well above the slowest real answer: see tests/reliability/test_crash_resume.py
+    # A client timeout well above the slowest real answer (tests/reliability/test_crash_resume.py)
     drill = crash_drill(data, work, plan, kills=kills, seed=seed, timeout_s=2.0)
     return {
         "seconds": round(time.perf_counter() - started, 2),

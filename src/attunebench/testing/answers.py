@@ -1,9 +1,9 @@
 """Valid answers read off a rendered prompt, for servers that stand in for a model in tests.
 
 A task prompt states the JSON form it wants ("in this form: {"behaviors": [...]}", in its
-system message) and, where labels are asked for, lists them as `- name: description`. `answer_from_prompt` finds both and
-answers in that form; a prompt with no form (the response task) gets a plain-text reply. The
-choice among valid answers is a hash of the messages, so the same request always gets the same
+system message) and, where labels are asked for, lists them as `- name: description`.
+`answer_from_prompt` finds both and answers in that form; a prompt with no form (the response
+task) gets a plain-text reply. The choice among valid answers is a hash of the messages, so the same request always gets the same
 answer and different requests get different ones: runs score a spread of right and wrong
 answers, identically each time.
 """
