@@ -3,9 +3,9 @@
 A task prompt states the JSON form it wants ("in this form: {"behaviors": [...]}", in its
 system message) and, where labels are asked for, lists them as `- name: description`.
 `answer_from_prompt` finds both and answers in that form; a prompt with no form (the response
-task) gets a plain-text reply. The choice among valid answers is a hash of the messages, so the same request always gets the same
-answer and different requests get different ones: runs score a spread of right and wrong
-answers, identically each time.
+task) gets a plain-text reply. The choice among valid answers is a hash of the messages, so
+the same request always gets the same answer and different requests get different ones: runs
+score a spread of right and wrong answers, identically each time.
 """
 
 from __future__ import annotations
