@@ -45,7 +45,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def spec_kind(spec: str) -> str:
-    """`mock`, `baseline` or `model`: how run.json and reports label this spec."""
+    """`mock`, `baseline`, `proxy` or `model`: how run.json and reports label this spec."""
     return _KINDS.get(parse_spec(spec)[0], "model")
 
 
