@@ -17,7 +17,7 @@ def test_sample_is_shipped_valid_and_honest() -> None:
         assert conversation.source.kind == "sample"
         assert conversation.taxonomy_id == "attunebench-default"
         assert "not real participants" in (conversation.source.notes or "")
-        assert set(conversation.source.provenance.values()) == {"first-person"}
+        assert set(conversation.source.provenance.values()) == {"illustrative"}
         assert 3 <= len(conversation.turns) <= 6
 
 

@@ -44,13 +44,15 @@ def dataset() -> list[Conversation]:
                     _reply("a", 1, ("lecturing",)),
                     _reply("b", 3, ("validation", "question"), "m2"),
                 ],
-                "preference": {"chosen": "b", "strength": 2, "wanted": "to be heard"},
+                "need": {"text": "to be heard"},
+                "preference": {"chosen": "b", "strength": 2},
             },
             {
                 "index": 1,
                 "user": "and then",
                 "responses": [_reply("a", 2), _reply("b", 2), _reply("c", 4, ("question",))],
-                "preference": {"tie": True, "wanted_behaviors": ["reflection"]},
+                "need": {"behaviors": ["reflection"]},
+                "preference": {"tie": True},
             },
         ],
     }

@@ -111,9 +111,9 @@ CASES: list[tuple[str, Callable[[Record], None], int | None, str | None, str]] =
     ),
     (
         "wanted label",
-        _set(("turns", 0, "preference", "wanted_behaviors"), ["hugs"]),
+        _set(("turns", 0, "need"), {"behaviors": ["hugs"]}),
         0,
-        "preference.wanted_behaviors[0]",
+        "need.behaviors[0]",
         "'hugs'",
     ),
     (

@@ -15,6 +15,7 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import (
     Context,
     Conversation,
+    Need,
     Preference,
     Response,
     Source,
@@ -114,10 +115,10 @@ def two_reply_turn(
     )
     preference = None
     if chosen is not None or tie:
-        preference = Preference(chosen=None if tie else chosen, tie=tie, wanted=wanted)
+        preference = Preference(chosen=None if tie else chosen, tie=tie)
     return Turn(
         index=index, user=user, state=state, responses=responses,
-        preference=preference, continued=continued,
+        need=Need(text=wanted) if wanted else None, preference=preference, continued=continued,
     )
 
 

@@ -129,12 +129,16 @@ def turn_findings(
             yield located((*where, "preference"), "cannot both choose a response and declare a tie")
         if behaviors is not None and taxonomy is not None:
             yield from _labels(
-                (*where, "preference", "wanted_behaviors"),
-                preference.wanted_behaviors,
+                (*where, "preference", "comment_behaviors"),
+                preference.comment_behaviors,
                 behaviors,
                 "behavior",
                 taxonomy.id,
             )
+    if turn.need is not None and behaviors is not None and taxonomy is not None:
+        yield from _labels(
+            (*where, "need", "behaviors"), turn.need.behaviors, behaviors, "behavior", taxonomy.id
+        )
     if turn.continued is not None and turn.continued not in ids:
         yield located(
             (*where, "continued"),

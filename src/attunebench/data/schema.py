@@ -9,15 +9,22 @@ by the format so that numbers from different corpora mean the same thing:
 - `arousal`: 0 (calm) to 1 (activated).
 - `rating`: on the scale the source declares in `Source.rating_scale`.
 
-Which labels are first-person (given by the person who held the conversation) and which come
-from third parties is declared per field in `Source.provenance`; reports repeat it.
+Who gave each label is declared per field in `Source.provenance`, and reports repeat it:
+
+- `first-person`: the person who held the conversation, about themselves or their view of a reply;
+- `actor`: the author of a reply labelling it (ESConv supporters tagging their own strategies);
+- `third-party`: annotators who were not in the conversation;
+- `machine`: a classifier or other program;
+- `derived`: computed from other gold (pairs from ratings);
+- `illustrative`: written for the project to exercise the tooling (the sample);
+- `simulated`: produced by a simulated participant.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 FORMAT: Final = "attunebench/v1"
 
@@ -26,7 +33,12 @@ Identifier = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Label = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 
 SourceKind = Literal["collected", "imported", "sample", "simulated"]
-Provenance = Literal["first-person", "third-party", "machine", "derived"]
+Provenance = Literal[
+    "first-person", "actor", "third-party", "machine", "derived", "illustrative", "simulated"
+]
+PROVENANCES: tuple[Provenance, ...] = (
+    "first-person", "actor", "third-party", "machine", "derived", "illustrative", "simulated"
+)
 
 # Fields whose provenance a source may declare.
 LABELLED_FIELDS = (
@@ -36,6 +48,7 @@ LABELLED_FIELDS = (
     "behaviors",
     "rating",
     "preference",
+    "need",
     "outcome",
 )
 
@@ -132,12 +145,37 @@ class Response(Record):
     )
 
 
+class Need(Record):
+    """What would help most right now: asked after the user's message, before any reply is shown,
+    so it cannot give away which reply they went on to prefer."""
+
+    text: str | None = Field(default=None, description="In their words.")
+    behaviors: tuple[Label, ...] = Field(default=(), description="Behaviors they wanted.")
+
+
 class Preference(Record):
     chosen: Identifier | None = Field(default=None, description="Preferred response id.")
     tie: bool = False
     strength: Annotated[int, Field(ge=1, le=3)] | None = None
-    wanted: str | None = Field(default=None, description="In their words, what they wanted.")
-    wanted_behaviors: tuple[Label, ...] = ()
+    comment: str | None = Field(
+        default=None,
+        description="Post-hoc: written after reading the replies (may name or echo one of them).",
+    )
+    comment_behaviors: tuple[Label, ...] = Field(
+        default=(), description="Post-hoc: behaviors they said, after the replies, they wanted."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_names(cls, data: Any) -> Any:
+        # Files written before the split named the post-hoc answers `wanted` and
+        # `wanted_behaviors`; they were asked after the replies, so they are comments.
+        if isinstance(data, dict) and ("wanted" in data or "wanted_behaviors" in data):
+            data = dict(data)
+            for old, new in (("wanted", "comment"), ("wanted_behaviors", "comment_behaviors")):
+                if old in data and new not in data:
+                    data[new] = data.pop(old)
+        return data
 
 
 class Turn(Record):
@@ -145,9 +183,17 @@ class Turn(Record):
     user: NonEmptyText
     state: State | None = None
     responses: tuple[Response, ...] = ()
+    need: Need | None = None
     preference: Preference | None = None
     continued: Identifier | None = Field(
         default=None, description="Id of the response the conversation went on with."
+    )
+    continued_by: Literal["pick", "random", "only"] | None = Field(
+        default=None,
+        description=(
+            "How `continued` was chosen: the participant's pick, a seeded random draw between "
+            "tied replies, or the only reply there was."
+        ),
     )
 
     def response(self, response_id: str) -> Response | None:

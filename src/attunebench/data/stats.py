@@ -167,8 +167,14 @@ class StatsBuilder:
         self._add_preference(turn)
 
     def _add_preference(self, turn: Turn) -> None:
-        c, preference = self.counts, turn.preference
+        c, preference, need = self.counts, turn.preference, turn.need
+        wanted = bool(need and need.text and need.text.strip())
+        wanted_behaviors = need.behaviors if need else ()
+        self._label("wanted_behaviors", *wanted_behaviors)
+        c["with_wanted_text"] += wanted
+        c["with_wanted_behaviors"] += bool(wanted_behaviors)
         if preference is None:
+            c["response_turns"] += wanted or bool(wanted_behaviors)
             return
         chosen = turn.response(preference.chosen) if preference.chosen is not None else None
         if len(turn.responses) >= 2 and (chosen is not None or preference.tie):
@@ -180,12 +186,8 @@ class StatsBuilder:
                 self._label("picks_by_model", chosen.model or "(unknown)")
             if preference.strength is not None:
                 self._size("pick_strength", preference.strength)
-        self._label("wanted_behaviors", *preference.wanted_behaviors)
-        wanted = bool(preference.wanted and preference.wanted.strip())
         c["with_chosen_reply"] += chosen is not None
-        c["with_wanted_text"] += wanted
-        c["with_wanted_behaviors"] += bool(preference.wanted_behaviors)
-        c["response_turns"] += chosen is not None or wanted or bool(preference.wanted_behaviors)
+        c["response_turns"] += chosen is not None or wanted or bool(wanted_behaviors)
 
     def _traits(self) -> dict[str, dict[str, int]]:
         by_trait: dict[str, Counter[str]] = {}

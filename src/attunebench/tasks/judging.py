@@ -52,11 +52,11 @@ class Profile:
 
 
 def profile_of(turn: Turn, references: tuple[Response, Response] | None = None) -> Profile:
-    preference = turn.preference
+    need = turn.need
     return Profile(
         state=turn.state,
-        wanted=preference.wanted if preference else None,
-        wanted_behaviors=preference.wanted_behaviors if preference else (),
+        wanted=need.text if need else None,
+        wanted_behaviors=need.behaviors if need else (),
         chosen=references[0].text if references else None,
         rejected=references[1].text if references else None,
     )

@@ -33,10 +33,9 @@ from attunebench.data.importers._base import (
 )
 from attunebench.data.importers._csv_rows import csv_rows
 from attunebench.data.importers._dialogue import Utterance, build_dialogue
-from attunebench.data.schema import Conversation, Source, Taxonomy
+from attunebench.data.schema import PROVENANCES, Conversation, Source, Taxonomy
 from attunebench.data.taxonomy import DEFAULT_TAXONOMY_ID, load_taxonomy
 
-PROVENANCES = ("first-person", "third-party", "machine", "derived")
 
 Row = tuple[Location, dict[str, str]]
 
