@@ -183,6 +183,13 @@ class Turn(Record):
     user: NonEmptyText
     state: State | None = None
     responses: tuple[Response, ...] = ()
+    feedback: float | None = Field(
+        default=None,
+        description=(
+            "A rating the user gave with this message of the other side's replies since their "
+            "previous feedback (ESConv seeker feedback), on the source's rating scale."
+        ),
+    )
     need: Need | None = None
     preference: Preference | None = None
     continued: Identifier | None = Field(
