@@ -97,14 +97,23 @@ def test_hf_intensities_and_survey(hf: Imported) -> None:
 
 
 def test_hf_source_declares_who_labelled(hf: Imported) -> None:
-    conversations, _ = hf
+    conversations, result = hf
     source = conversations[0].source
     assert source.kind == "imported" and "CC BY-NC 4.0" in (source.license or "")
-    assert source.provenance["behaviors"] == "first-person"
-    assert "first-person from the supporter, not the seeker" in (source.notes or "")
+    assert source.provenance == {
+        "context.emotion": "first-person",
+        "state.intensity": "first-person",
+        "behaviors": "actor",
+        "outcome": "first-person",
+    }
+    assert "the actor's labels, not the seeker's" in (source.notes or "")
     assert "rating" not in source.provenance  # the HF splits carry no feedback
     assert not any(r.rating for c in conversations for t in c.turns for r in t.responses)
     assert conversations[0].id == "esconv-train-0000"
+    # outcome is the seeker's: the supporter's own survey answers are counted, not kept
+    keys = {key for c in conversations if c.outcome for key in c.outcome.survey}
+    assert keys == {"empathy", "relevance", "seeker_question1", "seeker_question2"}
+    assert result.dropped()["supporter survey answers"] > 1_000
 
 
 def test_failed_counts_and_old_spellings(failed: Imported) -> None:

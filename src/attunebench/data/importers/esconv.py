@@ -53,15 +53,17 @@ _MULTIESC_CITATION = (
     "Strategy Planning. EMNLP 2022."
 )
 _NOTES = (
-    "Seeker = user; each supporter reply is the response. Response behaviors are first-person "
-    "from the supporter, not the seeker: supporters tagged their own replies with a strategy. "
+    "Seeker = user; each supporter reply is the response. Response behaviors are the actor's "
+    "labels, not the seeker's: supporters tagged their own replies with a strategy. "
     "Consecutive utterances of one side are merged (newline-joined; a merged reply carries the "
     "union of its strategies); supporter utterances before the seeker's first message become "
     "context.opening and their strategies are not kept. emotion_type is the seeker's "
     "conversation-level emotion (context.emotion), not a per-turn state; problem_type and "
     "experience_type are context.labels. The pre-chat emotion intensity is the first turn's "
     "state.intensity; the post-chat intensity is outcome.final_state.intensity (reported after "
-    "the chat, not at its last message); empathy and relevance are outcome.survey."
+    "the chat, not at its last message); the seeker's empathy and relevance ratings of the "
+    "supporter and their comments are outcome.survey. The supporter's own survey answers are not "
+    "imported: outcome is the seeker's."
 )
 _FEEDBACK_NOTES = (
     " Seeker feedback (1-5) is the rating of every supporter reply since the seeker's previous "
@@ -74,7 +76,7 @@ def _source(variant: str) -> Source:
     provenance = {
         "context.emotion": "first-person",
         "state.intensity": "first-person",
-        "behaviors": "first-person",
+        "behaviors": "actor",
         "outcome": "first-person",
     }
     fields: dict[str, object] = {
@@ -140,17 +142,17 @@ def _survey(session: Session, tally: Tally) -> dict[str, str | float]:
         if value is not None:
             tally[f"{key}:{value}"] += 1
             survey[key] = float(value)
-    for key, score in meta.survey_score.supporter.items():
-        survey[f"supporter_{key}"] = float(score)
     comments = {
         "seeker_question1": meta.seeker_question1,
         "seeker_question2": meta.seeker_question2,
-        "supporter_question1": meta.supporter_question1,
-        "supporter_question2": meta.supporter_question2,
     }
     survey.update(
         {key: value.strip() for key, value in comments.items() if value and value.strip()}
     )
+    # The supporter's answers are the other party's view; `outcome` holds the seeker's alone.
+    supporter = [meta.supporter_question1, meta.supporter_question2]
+    given = len(meta.survey_score.supporter) + sum(1 for v in supporter if v and v.strip())
+    tally["dropped:supporter survey answers"] += given
     return survey
 
 
