@@ -25,11 +25,31 @@ ROWS = [
     ["c2", "lee", "Hey", "", "", "", "3"],
 ]
 OPTIONS = [
-    "--conversation-col", "conv", "--speaker-col", "spk", "--text-col", "text",
-    "--emotion-col", "emo", "--behavior-col", "beh", "--rating-col", "score", "--order-col", "pos",
-    "--rating-low", "1", "--rating-high", "5", "--provenance", "first-person",
-    "--name", "study", "--license", "CC-BY-4.0",
-]  # fmt: skip
+    "--conversation-col",
+    "conv",
+    "--speaker-col",
+    "spk",
+    "--text-col",
+    "text",
+    "--emotion-col",
+    "emo",
+    "--behavior-col",
+    "beh",
+    "--rating-col",
+    "score",
+    "--order-col",
+    "pos",
+    "--rating-low",
+    "1",
+    "--rating-high",
+    "5",
+    "--provenance",
+    "first-person",
+    "--name",
+    "study",
+    "--license",
+    "CC-BY-4.0",
+]
 
 
 def _write(path: Path, rows: list[list[str]], header: list[str] = HEADER) -> Path:
@@ -40,10 +60,18 @@ def _write(path: Path, rows: list[list[str]], header: list[str] = HEADER) -> Pat
 
 def _importer(**changes: object) -> CsvImporter:
     options: dict[str, object] = {
-        "conversation_col": "conv", "speaker_col": "spk", "text_col": "text", "emotion_col": "emo",
-        "behavior_col": "beh", "rating_col": "score", "order_col": "pos", "rating_low": 1,
-        "rating_high": 5, "provenance": "first-person", "name": "study",
-    }  # fmt: skip
+        "conversation_col": "conv",
+        "speaker_col": "spk",
+        "text_col": "text",
+        "emotion_col": "emo",
+        "behavior_col": "beh",
+        "rating_col": "score",
+        "order_col": "pos",
+        "rating_low": 1,
+        "rating_high": 5,
+        "provenance": "first-person",
+        "name": "study",
+    }
     return CsvImporter(**{**options, **changes})  # type: ignore[arg-type]
 
 
@@ -58,8 +86,10 @@ def test_cli_imports_a_small_corpus(tmp_path: Path) -> None:
     assert (first.id, second.id) == ("study-c1", "study-c2")
     assert first.source.license == "CC-BY-4.0"
     assert first.source.provenance == {
-        "state": "first-person", "behaviors": "first-person", "rating": "first-person"
-    }  # fmt: skip
+        "state": "first-person",
+        "behaviors": "first-person",
+        "rating": "first-person",
+    }
     one, two = first.turns
     assert one.user == "I feel awful today" and one.state and one.state.primary == "sadness"
     reply = one.responses[0]
@@ -81,16 +111,26 @@ def test_user_speaker_option_and_missing_user(tmp_path: Path) -> None:
     assert result.dropped() == {"conversations without kim": 1}
 
 
-@pytest.mark.parametrize(("rows", "message"), [
-    ([["c1", "ana"]], r"chats\.csv:2: text: missing \(row too short\)"),
-    ([["c1", "ana", "Hi", "blorp", "", "", "1"]],
-     r"chats\.csv:2: emo: label 'blorp' is not in taxonomy 'attunebench-default'"),
-    ([["c1", "ana", "  ", "", "", "", "1"]], r"chats\.csv:2: text: empty text"),
-    ([["c1", "ana", "Hi", "", "", "9", "1"]], r"chats\.csv:2: score: 9 is outside the scale 1-5"),
-    ([["c1", "ana", "Hi", "", "", "", "first"]], r"chats\.csv:2: pos: 'first' is not a number"),
-    ([*ROWS, ["c1", "ana", "Again", "", "", "", "9"]],
-     r"chats\.csv:10: conv: conversation 'c1' continues after other conversations"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([["c1", "ana"]], r"chats\.csv:2: text: missing \(row too short\)"),
+        (
+            [["c1", "ana", "Hi", "blorp", "", "", "1"]],
+            r"chats\.csv:2: emo: label 'blorp' is not in taxonomy 'attunebench-default'",
+        ),
+        ([["c1", "ana", "  ", "", "", "", "1"]], r"chats\.csv:2: text: empty text"),
+        (
+            [["c1", "ana", "Hi", "", "", "9", "1"]],
+            r"chats\.csv:2: score: 9 is outside the scale 1-5",
+        ),
+        ([["c1", "ana", "Hi", "", "", "", "first"]], r"chats\.csv:2: pos: 'first' is not a number"),
+        (
+            [*ROWS, ["c1", "ana", "Again", "", "", "", "9"]],
+            r"chats\.csv:10: conv: conversation 'c1' continues after other conversations",
+        ),
+    ],
+)
 def test_bad_rows_are_located(tmp_path: Path, rows: list[list[str]], message: str) -> None:
     source = _write(tmp_path / "chats.csv", rows)
     with pytest.raises(ImportFormatError, match=message):

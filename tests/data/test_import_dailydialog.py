@@ -11,11 +11,25 @@ from attunebench.data.importers import DailyDialogImporter, ImportFormatError
 from attunebench.data.taxonomy import load_taxonomy
 
 EMOTIONS = {
-    "valid": {"no emotion": 7074, "happiness": 675, "surprise": 103, "anger": 80, "sadness": 76,
-              "fear": 11, "disgust": 6},
-    "test": {"no emotion": 6301, "happiness": 1011, "surprise": 119, "anger": 116, "sadness": 105,
-             "disgust": 47, "fear": 17},
-}  # fmt: skip
+    "valid": {
+        "no emotion": 7074,
+        "happiness": 675,
+        "surprise": 103,
+        "anger": 80,
+        "sadness": 76,
+        "fear": 11,
+        "disgust": 6,
+    },
+    "test": {
+        "no emotion": 6301,
+        "happiness": 1011,
+        "surprise": 119,
+        "anger": 116,
+        "sadness": 105,
+        "disgust": 47,
+        "fear": 17,
+    },
+}
 ACTS = {
     "valid": {"inform": 3117, "question": 2231, "directive": 1756, "commissive": 921},
     "test": {"inform": 3516, "question": 2204, "directive": 1276, "commissive": 720},

@@ -18,21 +18,43 @@ from attunebench.data.taxonomy import load_taxonomy
 Imported = tuple[list[Conversation], ImportResult]
 
 EMOTION_TYPES = {
-    "anxiety": 354, "depression": 334, "sadness": 308, "anger": 111, "fear": 95, "shame": 42,
-    "disgust": 40, "nervousness": 13, "guilt": 1, "jealousy": 1, "pain": 1,
-}  # fmt: skip
+    "anxiety": 354,
+    "depression": 334,
+    "sadness": 308,
+    "anger": 111,
+    "fear": 95,
+    "shame": 42,
+    "disgust": 40,
+    "nervousness": 13,
+    "guilt": 1,
+    "jealousy": 1,
+    "pain": 1,
+}
 PROBLEM_TYPES = {
-    "ongoing depression": 351, "job crisis": 280, "breakup with partner": 239,
-    "problems with friends": 179, "academic pressure": 156, "Sleep Problems": 28,
-    "Procrastination": 13, "Appearance Anxiety": 12, "Alcohol Abuse": 12,
-    "conflict with parents": 10, "Issues with Children": 10, "Issues with Parents": 8,
+    "ongoing depression": 351,
+    "job crisis": 280,
+    "breakup with partner": 239,
+    "problems with friends": 179,
+    "academic pressure": 156,
+    "Sleep Problems": 28,
+    "Procrastination": 13,
+    "Appearance Anxiety": 12,
+    "Alcohol Abuse": 12,
+    "conflict with parents": 10,
+    "Issues with Children": 10,
+    "Issues with Parents": 8,
     "School Bullying": 2,
-}  # fmt: skip
+}
 STRATEGIES = {
-    "Question": 3801, "Others": 3341, "Providing Suggestions": 2954,
-    "Affirmation and Reassurance": 2827, "Self-disclosure": 1713, "Reflection of feelings": 1436,
-    "Information": 1215, "Restatement or Paraphrasing": 1089,
-}  # fmt: skip
+    "Question": 3801,
+    "Others": 3341,
+    "Providing Suggestions": 2954,
+    "Affirmation and Reassurance": 2827,
+    "Self-disclosure": 1713,
+    "Reflection of feelings": 1436,
+    "Information": 1215,
+    "Restatement or Paraphrasing": 1089,
+}
 
 
 @pytest.fixture(scope="module")
@@ -147,10 +169,13 @@ def test_failed_feedback_becomes_first_person_ratings(failed: Imported) -> None:
     assert ratings and set(ratings) <= {1, 2, 3, 4, 5}
 
 
-@pytest.mark.parametrize(("split", "merged", "feedback"), [
-    ("valid", 4_467, {"1": 9, "2": 30, "3": 191, "4": 322, "5": 570}),
-    ("test", 4_752, {"1": 9, "2": 25, "3": 197, "4": 405, "5": 582}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("split", "merged", "feedback"),
+    [
+        ("valid", 4_467, {"1": 9, "2": 30, "3": 191, "4": 322, "5": 570}),
+        ("test", 4_752, {"1": 9, "2": 25, "3": 197, "4": 405, "5": 582}),
+    ],
+)
 def test_multiesc_feedback_on_original_text(
     data_dir: Path, tmp_path: Path, split: str, merged: int, feedback: dict[str, int]
 ) -> None:
@@ -172,11 +197,13 @@ def test_multiesc_feedback_on_original_text(
 def _failed_file(folder: Path, dialog: list[dict[str, object]]) -> Path:
     folder.mkdir(exist_ok=True)
     record = {
-        "experience_type": "Current Experience", "emotion_type": "anxiety",
-        "problem_type": "job crisis", "situation": "Worried about work.",
+        "experience_type": "Current Experience",
+        "emotion_type": "anxiety",
+        "problem_type": "job crisis",
+        "situation": "Worried about work.",
         "survey_score": {"seeker": {"initial_emotion_intensity": "4"}, "supporter": {}},
         "dialog": dialog,
-    }  # fmt: skip
+    }
     (folder / "FailedESConv.json").write_text(json.dumps([record]), encoding="utf-8")
     return folder
 
@@ -186,19 +213,22 @@ def _say(speaker: str, content: str, **annotation: str) -> dict[str, object]:
 
 
 def test_feedback_rates_every_reply_since_the_previous_feedback(tmp_path: Path) -> None:
-    folder = _failed_file(tmp_path / "esconv", [
-        _say("listener", "Hi there.", strategy="Other"),
-        _say("speaker", "I am worried."),
-        _say("listener", "Why?", strategy="Questions"),
-        _say("listener", "Tell me more.", strategy="Questions"),
-        _say("speaker", "My job.", feedback="4"),
-        _say("listener", "That sounds hard.", strategy="Reflection of feelings"),
-        _say("speaker", "It is."),
-        _say("listener", "Maybe talk to HR.", strategy="Providing Suggestions"),
-        _say("speaker", "Thanks.", feedback="2"),
-        _say("speaker", "Bye.", feedback="5"),
-        _say("listener", "Take care.", strategy="Other"),
-    ])  # fmt: skip
+    folder = _failed_file(
+        tmp_path / "esconv",
+        [
+            _say("listener", "Hi there.", strategy="Other"),
+            _say("speaker", "I am worried."),
+            _say("listener", "Why?", strategy="Questions"),
+            _say("listener", "Tell me more.", strategy="Questions"),
+            _say("speaker", "My job.", feedback="4"),
+            _say("listener", "That sounds hard.", strategy="Reflection of feelings"),
+            _say("speaker", "It is."),
+            _say("listener", "Maybe talk to HR.", strategy="Providing Suggestions"),
+            _say("speaker", "Thanks.", feedback="2"),
+            _say("speaker", "Bye.", feedback="5"),
+            _say("listener", "Take care.", strategy="Other"),
+        ],
+    )
     [conversation], result = imported(ESConvImporter("failed"), folder, tmp_path / "out.jsonl")
     assert conversation.context.opening == "Hi there."
     assert conversation.context.emotion == "anxiety"

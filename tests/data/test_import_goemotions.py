@@ -11,9 +11,15 @@ from import_harness import imported
 from attunebench.data.importers import GoEmotionsImporter, ImportFormatError
 
 TEST_TOP = {
-    "neutral": 1787, "admiration": 504, "gratitude": 352, "approval": 351, "annoyance": 320,
-    "curiosity": 284, "disapproval": 267, "amusement": 264,
-}  # fmt: skip
+    "neutral": 1787,
+    "admiration": 504,
+    "gratitude": 352,
+    "approval": 351,
+    "annoyance": 320,
+    "curiosity": 284,
+    "disapproval": 267,
+    "amusement": 264,
+}
 
 
 @pytest.mark.parametrize(

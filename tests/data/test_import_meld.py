@@ -12,9 +12,14 @@ from import_harness import imported, message_lines, prefixed
 from attunebench.data.importers import ImportFormatError, MELDImporter
 
 EMOTIONS = {
-    "neutral": 6436, "joy": 2308, "surprise": 1636, "anger": 1607, "sadness": 1002,
-    "disgust": 361, "fear": 358,
-}  # fmt: skip
+    "neutral": 6436,
+    "joy": 2308,
+    "surprise": 1636,
+    "anger": 1607,
+    "sadness": 1002,
+    "disgust": 361,
+    "fear": 358,
+}
 SENTIMENTS = {"neutral": 6436, "negative": 4184, "positive": 3088}
 HEADER = ["Sr No.", "Utterance", "Speaker", "Emotion", "Sentiment", "Dialogue_ID", "Utterance_ID"]
 
@@ -56,13 +61,16 @@ def _write(path: Path, rows: list[list[str]]) -> None:
 def test_mapping_of_a_small_dialogue(tmp_path: Path) -> None:
     folder = tmp_path / "meld"
     folder.mkdir()
-    _write(folder / "dev_sent_emo.csv", [
-        ["1", "We were on a break!", "Ross", "anger", "negative", "0", "1"],
-        ["2", "Hi.", "Rachel", "neutral", "neutral", "0", "0"],
-        ["3", "Oh no.", "Monica", "surprise", "negative", "0", "2"],
-        ["4", "Here we go.", "Chandler", "neutral", "neutral", "0", "3"],
-        ["5", "Fine.", "Ross", "sadness", "negative", "0", "4"],
-    ])  # fmt: skip
+    _write(
+        folder / "dev_sent_emo.csv",
+        [
+            ["1", "We were on a break!", "Ross", "anger", "negative", "0", "1"],
+            ["2", "Hi.", "Rachel", "neutral", "neutral", "0", "0"],
+            ["3", "Oh no.", "Monica", "surprise", "negative", "0", "2"],
+            ["4", "Here we go.", "Chandler", "neutral", "neutral", "0", "3"],
+            ["5", "Fine.", "Ross", "sadness", "negative", "0", "4"],
+        ],
+    )
     [conversation], _ = imported(MELDImporter("valid", "Ross"), folder, tmp_path / "out.jsonl")
     assert conversation.context.opening == "Rachel: Hi."  # ordered by Utterance_ID
     first, second = conversation.turns

@@ -10,14 +10,22 @@ from import_harness import imported, message_lines, prefixed
 from attunebench.data.importers import ImportFormatError, USSImporter
 
 
-@pytest.mark.parametrize(("part", "lines", "users", "systems", "rounded"), [
-    ("mwoz", 23_108, 12_553, 10_555, {"1": 8, "2": 791, "3": 10_426, "4": 1_324, "5": 4}),
-    ("redial", 22_458, 11_806, 10_652, {"1": 4, "2": 758, "3": 8_696, "4": 2_324, "5": 24}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("part", "lines", "users", "systems", "rounded"),
+    [
+        ("mwoz", 23_108, 12_553, 10_555, {"1": 8, "2": 791, "3": 10_426, "4": 1_324, "5": 4}),
+        ("redial", 22_458, 11_806, 10_652, {"1": 4, "2": 758, "3": 8_696, "4": 2_324, "5": 24}),
+    ],
+)
 def test_counts_match_the_source(
-    data_dir: Path, tmp_path: Path, part: str, lines: int, users: int, systems: int,
+    data_dir: Path,
+    tmp_path: Path,
+    part: str,
+    lines: int,
+    users: int,
+    systems: int,
     rounded: dict[str, int],
-) -> None:  # fmt: skip
+) -> None:
     conversations, result = imported(
         USSImporter(part=part), data_dir / "uss", tmp_path / "uss.jsonl"
     )
