@@ -208,6 +208,63 @@ def test_every_problem_in_a_record_is_reported_in_one_pass(tmp_path: Path) -> No
     }
 
 
+def _located(report: FileReport) -> set[tuple[int | None, str | None]]:
+    return {(p.turn, p.field) for p in report.problems}
+
+
+def test_a_schema_error_hides_no_rule_broken_in_the_same_part(tmp_path: Path) -> None:
+    bad = sample_records()[0]
+    state = bad["turns"][0]["state"]
+    state["intensity"], state["primary"] = 9, "joy"  # out of range; not among the emotions
+    del bad["turns"][1]["responses"][0]["text"]  # a reply without text...
+    bad["turns"][1]["preference"]["chosen"] = "z"  # ...in a turn whose pick names no reply
+    bad["turns"][2]["responses"][1]["tone"] = "warm"  # an unknown field beside a bad label
+    bad["turns"][2]["responses"][1]["behaviors"] = ["snark"]
+    del bad["turns"][3]["user"]
+    bad["turns"][3]["need"] = {"behaviors": ["hugs"]}
+    bad["outcome"]["final_state"]["primary"] = "anger"
+    bad["colour"] = "blue"
+    report = validate_file(write_lines(tmp_path / "d.jsonl", [bad]))
+    assert _located(report) == {
+        (0, "state.intensity"),
+        (0, "state.primary"),
+        (1, "responses[0].text"),
+        (1, "preference.chosen"),
+        (2, "responses[1].tone"),
+        (2, "responses[1].behaviors[0]"),
+        (3, "user"),
+        (3, "need.behaviors[0]"),
+        (None, "outcome.final_state.primary"),
+        (None, "colour"),
+    }
+    assert report.problem_count == len(report.problems) == 10
+    primary = next(p for p in report.problems if p.field == "state.primary")
+    assert str(primary).startswith(f"{tmp_path / 'd.jsonl'}:1: conversation sample-001, turn 0,")
+
+
+def test_stand_ins_for_invalid_values_raise_no_findings_of_their_own(tmp_path: Path) -> None:
+    bad = sample_records()[0]
+    first, second = bad["turns"][0]["responses"]
+    first["id"] = 7  # a number: the pick naming "7" still finds it
+    bad["turns"][0]["preference"]["chosen"] = bad["turns"][0]["continued"] = "7"
+    del second["id"]  # two unusable ids are not "the same id twice"
+    del bad["turns"][1]["responses"][0]["id"]
+    del bad["turns"][1]["responses"][1]["id"]
+    bad["turns"][2]["user"] = ""  # empty: the schema says so, the blank-text rule does not
+    bad["turns"][3] = "a turn"  # not an object at all
+    report = validate_file(write_lines(tmp_path / "d.jsonl", [bad]))
+    assert _located(report) == {
+        (0, "responses[0].id"),
+        (0, "responses[1].id"),
+        (1, "responses[0].id"),
+        (1, "responses[1].id"),
+        (1, "preference.chosen"),  # turn 1 chose "b", whose id is gone
+        (1, "continued"),
+        (2, "user"),
+        (3, None),
+    }
+
+
 def test_duplicate_id_names_the_first_line(tmp_path: Path) -> None:
     a, b = sample_records()[:2]
     path = write_lines(tmp_path / "d.jsonl", [a, b, a])

@@ -2,7 +2,10 @@
 
 `check_record` never raises on bad input: everything wrong comes back as `Finding`s (turn
 position, field path, message), which `validate` turns into file/line problems. A finding's turn
-is the position in `turns` counting from 0, the same number pydantic's locations use.
+is the position in `turns` counting from 0, the same number pydantic's locations use. The rules
+run on the record as `salvage` rebuilds it from its valid parts, so a schema error hides no rule
+broken on the same line; a rule finding about a value salvage stood in for is left out, since
+the schema finding already names it.
 
 Rules beyond the schema, and why:
 - labels (state emotions and primary, behaviors, wanted behaviors, context emotion, outcome)
@@ -23,16 +26,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from attunebench.data.salvage import Path, salvage, under
 from attunebench.data.schema import (
     LABELLED_FIELDS,
-    Context,
     Conversation,
     Source,
     State,
     Taxonomy,
     Turn,
 )
-from attunebench.data.schema_errors import Finding, json_type, located, schema_findings
+from attunebench.data.schema_errors import (
+    Finding,
+    field_parts,
+    json_type,
+    located,
+    schema_findings,
+)
 from attunebench.data.taxonomy import UnknownTaxonomyError, load_taxonomy
 
 
@@ -174,11 +183,10 @@ def _source_findings(source: Source) -> Iterator[Finding]:
             )
 
 
-def _parsed(model: type[Turn] | type[Context] | type[Source], raw: object) -> Any:
-    try:
-        return model.model_validate(raw)
-    except ValidationError:
-        return None
+def _suppressed(finding: Finding, touched: set[Path]) -> bool:
+    """Whether a rule finding is about a value salvage stood in for (the schema named it)."""
+    path: Path = () if finding.turn is None else ("turns", finding.turn)
+    return under(path + field_parts(finding.field), touched)
 
 
 def check_record(obj: object) -> tuple[Conversation | None, list[Finding]]:
@@ -195,48 +203,36 @@ def check_record(obj: object) -> tuple[Conversation | None, list[Finding]]:
         findings += schema_findings(obj, exc)
     taxonomy, tax_findings = resolve_taxonomy(obj)
     findings += tax_findings
-    # When the whole record fails, still check the parts that parse, so one pass shows everything.
-    if conversation is not None:
-        source: Source | None = conversation.source
-        context: Context | None = conversation.context
-        turns: list[Turn | None] = list(conversation.turns)
-        indices: list[int | None] = [t.index for t in conversation.turns]
-    else:
-        source, context = (
-            _parsed(Source, obj.get("source")),
-            _parsed(Context, obj.get("context", {})),
-        )
-        raw_turns = obj.get("turns")
-        raw_turns = raw_turns if isinstance(raw_turns, list) else []
-        turns = [_parsed(Turn, t) for t in raw_turns]
-        indices = [_raw_index(t) for t in raw_turns]
-    if conversation is not None and not conversation.turns:
-        findings.append(Finding("a conversation needs at least one turn", None, "turns"))
-    if source is not None:
-        findings += _source_findings(source)
+    # The rules run on what is valid of the record, so a schema error hides none of them.
+    salvaged, touched = (conversation, set()) if conversation else salvage(Conversation, obj)
+    raw_turns = obj.get("turns")
+    indices = [_raw_index(t) for t in raw_turns] if isinstance(raw_turns, list) else []
+    findings += [
+        f for f in _rule_findings(salvaged, taxonomy, indices) if not _suppressed(f, touched)
+    ]
+    return (conversation if not findings else None), findings
+
+
+def _rule_findings(
+    conversation: Conversation, taxonomy: Taxonomy | None, indices: list[int | None]
+) -> Iterator[Finding]:
+    source, context = conversation.source, conversation.context
+    if not conversation.turns:
+        yield Finding("a conversation needs at least one turn", None, "turns")
+    yield from _source_findings(source)
     if (
-        context is not None
-        and context.emotion is not None
+        context.emotion is not None
         and taxonomy is not None
         and context.emotion not in taxonomy.emotion_names()
     ):
-        findings.append(
-            Finding(
-                f"emotion {context.emotion!r} is not in taxonomy {taxonomy.id!r}",
-                None,
-                "context.emotion",
-            )
+        yield Finding(
+            f"emotion {context.emotion!r} is not in taxonomy {taxonomy.id!r}",
+            None,
+            "context.emotion",
         )
-    findings += _turn_order(indices)
-    for position, turn in enumerate(turns):
-        if turn is not None:
-            findings += turn_findings(position, turn, taxonomy, source)
-    if (
-        conversation is not None
-        and conversation.outcome is not None
-        and conversation.outcome.final_state is not None
-    ):
-        findings += state_findings(
-            ("outcome", "final_state"), conversation.outcome.final_state, taxonomy
-        )
-    return (conversation if not findings else None), findings
+    yield from _turn_order(indices)
+    for position, turn in enumerate(conversation.turns):
+        yield from turn_findings(position, turn, taxonomy, source)
+    outcome = conversation.outcome
+    if outcome is not None and outcome.final_state is not None:
+        yield from state_findings(("outcome", "final_state"), outcome.final_state, taxonomy)

@@ -62,6 +62,17 @@ def field_path(parts: Sequence[str | int]) -> str | None:
     return out or None
 
 
+_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+
+
+def field_parts(field: str | None) -> tuple[str | int, ...]:
+    """`responses[0].behaviors[1]` -> `('responses', 0, 'behaviors', 1)`, the inverse of
+    `field_path` (a key holding a dot splits into more parts, which still share its prefix)."""
+    if field is None:
+        return ()
+    return tuple(int(i) if i else name for i, name in _PART.findall(field))
+
+
 def located(path: Sequence[str | int], message: str) -> Finding:
     """A finding at a record-level path, with `turns[N]` split off as the turn."""
     if len(path) >= 2 and path[0] == "turns" and isinstance(path[1], int):
