@@ -45,6 +45,8 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
+        # mkstemp makes the file owner-only; datasets and run files are meant to be read by all.
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
             yield handle
             handle.flush()
