@@ -237,6 +237,7 @@ def test_feedback_rates_every_reply_since_the_previous_feedback(tmp_path: Path) 
     first = turns[0].responses[0]
     assert first.text == "Why?\nTell me more." and first.behaviors == ("Question",)
     assert [t.responses[0].rating for t in turns] == [4, 2, 2, None]
+    assert [t.feedback for t in turns] == [None, 4, None, 2]  # where each rating was given
     assert turns[0].state is not None and turns[0].state.intensity == 4
     assert turns[0].continued == first.id
     assert result.dropped() == {
@@ -296,3 +297,55 @@ def test_cli_reads_the_data_dir_and_limits(
         ["data", "import", "esconv", "--variant", "multiesc", "--split", "train", "-o", str(out)],
     )
     assert wrong.exit_code == 1 and "split 'train' is not one of: valid, test" in wrong.output
+
+
+@pytest.mark.parametrize(
+    ("variant", "split"),
+    [
+        ("hf", "train"),
+        ("hf", "valid"),
+        ("hf", "test"),
+        ("failed", "all"),
+        ("multiesc", "valid"),
+        ("multiesc", "test"),
+    ],
+)
+def test_stats_count_the_seekers_outcome_and_rating_gold(
+    data_dir: Path, tmp_path: Path, variant: str, split: str
+) -> None:
+    out = tmp_path / "esconv.jsonl"
+    _, result = imported(ESConvImporter(variant, split), data_dir / "esconv", out)
+    run = CliRunner().invoke(app, ["data", "stats", str(out), "--json"])
+    assert run.exit_code == 0, run.output
+    stats = json.loads(run.output)
+    outcome, rating = stats["gold"]["outcome"], stats["gold"]["rating"]
+    # the seekers' post-chat answers, read from the corpus file itself
+    folder = data_dir / "esconv"
+    if variant == "failed":
+        raw = json.loads((folder / "FailedESConv.json").read_text(encoding="utf-8"))
+    else:
+        raw = [json.loads(line) for line in (folder / f"{split}.jsonl").open(encoding="utf-8")]
+    seekers = [dialogue["survey_score"]["seeker"] for dialogue in raw]
+    post = ("final_emotion_intensity", "empathy", "relevance")
+    with_numbers = sum(1 for seeker in seekers if any(seeker.get(key) for key in post))
+    assert outcome["conversations"] == with_numbers > 0
+    assert outcome["with_final_intensity"] == sum(
+        1 for seeker in seekers if seeker.get("final_emotion_intensity")
+    )
+    assert outcome["survey_ratings"] == {
+        key: sum(1 for seeker in seekers if seeker.get(key)) for key in ("empathy", "relevance")
+    }
+    assert stats["given_by"]["outcome"] == {"first-person": with_numbers}
+    assert stats["given_by"]["behavior"] == {
+        "actor": stats["gold"]["behavior"]["responses_with_behaviors"]
+    }
+    feedback = sum(prefixed(result.tally, "feedback").values())
+    unrated = result.dropped().get("feedback ratings with no new reply to rate", 0)
+    # each feedback that had new replies to rate is one rating item, on the turn that gave it
+    assert rating["feedback_turns"] == feedback - unrated
+    if variant == "hf":
+        assert rating["responses"] == feedback == 0
+    else:
+        assert rating["responses"] >= rating["feedback_turns"] > 0
+        assert stats["given_by"]["rating"] == {"first-person": rating["responses"]}
+        assert stats["given_by"]["feedback"] == {"first-person": rating["feedback_turns"]}

@@ -110,6 +110,73 @@ def test_counts_and_gold() -> None:
     assert g.preference.conversations_with_rating_pairs == 1
     assert (g.response.turns, g.response.with_chosen_reply) == (3, 2)
     assert (g.response.with_wanted_text, g.response.with_wanted_behaviors) == (1, 1)
+    # seven replies carry ratings, but nobody declared who gave them: no rating gold
+    assert s.rated_responses == 7 and g.rating.responses == 0
+    assert g.outcome.conversations == 0
+    assert s.given_by == {
+        "emotion": {"first-person": 2},
+        "context emotion": {"not declared": 1},
+        "behavior": {"not declared": 3},
+        "preference": {"not declared": 2},
+        "rating pairs": {"not declared": 1},
+        "response": {"not declared": 3},
+    }
+
+
+def _seeker(
+    turns: list[dict[str, object]], outcome: dict[str, object], who: dict[str, str]
+) -> Conversation:
+    return Conversation.model_validate(
+        {
+            "id": f"s-{len(turns)}-{'-'.join(outcome)}-{'-'.join(who.values())}",
+            "source": {"kind": "imported", "name": "support", "provenance": who},
+            "taxonomy": "attunebench-default",
+            "turns": turns,
+            "outcome": outcome,
+        }
+    )
+
+
+def test_outcome_and_rating_gold_and_who_gave_it() -> None:
+    person = {"rating": "first-person", "outcome": "first-person", "behaviors": "actor"}
+    rated = _seeker(
+        [
+            {
+                "index": 0,
+                "user": "a",
+                "state": {"intensity": 4},
+                "responses": [_reply("r", 2, ("question",))],
+            },
+            {"index": 1, "user": "b", "responses": [_reply("r", 2)]},
+            {"index": 2, "user": "c", "responses": [_reply("r", None)], "feedback": 2},
+        ],
+        {"final_state": {"intensity": 2}, "survey": {"empathy": 4, "relevance": 5, "note": "ok"}},
+        {**person, "state.intensity": "first-person"},
+    )
+    no_start = _seeker(
+        [{"index": 0, "user": "a", "responses": [_reply("r", 5)]}],
+        {"final_state": {"intensity": 1}, "survey": {"empathy": 2}},
+        person,
+    )
+    annotated = _seeker(
+        [{"index": 0, "user": "a"}, {"index": 1, "user": "b", "responses": [_reply("r", 3)]}],
+        {"rating": 3},
+        {"rating": "third-party", "outcome": "third-party"},
+    )
+    comment_only = _seeker([{"index": 0, "user": "a"}], {"survey": {"note": "fine"}}, person)
+    g = (s := compute_stats([rated, no_start, annotated, comment_only])).gold
+    assert g.outcome.conversations == 3  # a comment alone is nothing to predict a number of
+    assert (g.outcome.with_final_intensity, g.outcome.with_intensity_change) == (2, 1)
+    assert g.outcome.with_rating == 1
+    assert g.outcome.survey_ratings == {"empathy": 2, "relevance": 1}
+    # the annotators' satisfaction ratings are not the person's own
+    # one feedback on turn 2 rated both replies before it; the other person's went uncollected
+    assert (g.rating.responses, g.rating.feedback_turns, g.rating.conversations) == (3, 1, 2)
+    assert s.given_by["outcome"] == {"first-person": 2, "third-party": 1}
+    assert s.given_by["rating"] == {"first-person": 3}
+    assert s.given_by["feedback"] == {"first-person": 1}
+    assert s.given_by["behavior"] == {"actor": 1}
+    assert s.given_by["emotion"] == {"first-person": 1}
 
 
 def test_sample_stats_agree_with_the_conversations() -> None:
@@ -135,6 +202,13 @@ def test_cli_tables_and_invalid_input(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["data", "stats", str(sample_path())])
     assert result.exit_code == 0, result.output
     assert "Gold per task" in result.output and "preference" in result.output
+    assert "self-reported" not in result.output
+    given = compute_stats(read_conversations(sample_path())).given_by["emotion"]
+    assert list(given) == ["illustrative"]
+    assert any(
+        "user turns with a state" in line and "illustrative" in line
+        for line in result.output.splitlines()
+    )
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["data", "stats", str(bad)])

@@ -163,6 +163,7 @@ CASES: list[tuple[str, Callable[[Record], None], int | None, str | None, str]] =
         "responses[0].rating",
         "scale",
     ),
+    ("feedback off scale", _set(("turns", 1, "feedback"), 0), 1, "feedback", "scale"),
     (
         "provenance key",
         _set(("source", "provenance", "mood"), "first-person"),

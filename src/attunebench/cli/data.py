@@ -101,6 +101,82 @@ def _share(counts: dict[str, int] | dict[int, int], total: int) -> list[tuple[ob
     return [(k, v, f"{v / total:.0%}" if total else "-") for k, v in counts.items()]
 
 
+def _who(counts: dict[str, int]) -> str:
+    """Who gave a kind of gold: one provenance, or each with its number of items."""
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{who} {n}" for who, n in counts.items()) or "-"
+
+
+def _gold_rows(s: DatasetStats) -> list[tuple[object, ...]]:
+    g, by = s.gold, s.given_by
+
+    def row(task: str, items: str, count: int, kind: str | None = None) -> tuple[object, ...]:
+        return (task, items, count, _who(by.get(kind, {})) if kind else "")
+
+    survey = [
+        row("outcome", f"  survey rating {key}", n) for key, n in g.outcome.survey_ratings.items()
+    ]
+    return [
+        row("emotion", "user turns with a state", g.emotion.turns_with_state, "emotion"),
+        row(
+            "emotion",
+            "conversations with a context emotion",
+            g.emotion.conversations_with_context_emotion,
+            "context emotion",
+        ),
+        row(
+            "behavior",
+            "replies with behavior labels",
+            g.behavior.responses_with_behaviors,
+            "behavior",
+        ),
+        row(
+            "preference",
+            "turns with 2+ replies and a pick or tie",
+            g.preference.turns_with_pick,
+            "preference",
+        ),
+        row("preference", "  of which ties", g.preference.ties),
+        row(
+            "preference",
+            "differently rated reply pairs in a turn",
+            g.preference.rating_pairs_within_turns,
+            "rating pairs",
+        ),
+        row(
+            "preference",
+            "conversations with differently rated replies",
+            g.preference.conversations_with_rating_pairs,
+            "rating pairs",
+        ),
+        row(
+            "response",
+            "turns with a chosen reply, or the text or behaviors needed",
+            g.response.turns,
+            "response",
+        ),
+        row(
+            "outcome",
+            "conversations with an outcome to predict",
+            g.outcome.conversations,
+            "outcome",
+        ),
+        row("outcome", "  final intensity", g.outcome.with_final_intensity),
+        row("outcome", "  change from the first intensity", g.outcome.with_intensity_change),
+        row("outcome", "  overall rating", g.outcome.with_rating),
+        *survey,
+        row(
+            "rating",
+            "turns where the person rated the replies since their last rating",
+            g.rating.feedback_turns,
+            "feedback",
+        ),
+        row("rating", "replies the person rated themselves", g.rating.responses, "rating"),
+        row("rating", "conversations with either", g.rating.conversations),
+    ]
+
+
 def _print_stats(name: str, s: DatasetStats) -> None:
     g = s.gold
     overview = [
@@ -112,33 +188,12 @@ def _print_stats(name: str, s: DatasetStats) -> None:
         *((f"source {k}", v) for k, v in s.sources.items()),
         *((f"taxonomy {k}", v) for k, v in s.taxonomies.items()),
     ]
-    gold = [
-        ("emotion", "user turns with a self-reported state", g.emotion.turns_with_state),
-        (
-            "emotion",
-            "conversations with a context emotion",
-            g.emotion.conversations_with_context_emotion,
-        ),
-        ("behavior", "responses with behavior labels", g.behavior.responses_with_behaviors),
-        ("preference", "turns with 2+ replies and a pick or tie", g.preference.turns_with_pick),
-        ("preference", "  of which ties", g.preference.ties),
-        (
-            "preference",
-            "differently rated reply pairs in a turn",
-            g.preference.rating_pairs_within_turns,
-        ),
-        (
-            "preference",
-            "conversations with differently rated replies",
-            g.preference.conversations_with_rating_pairs,
-        ),
-        ("response", "turns with a chosen reply, wanted text or behaviors", g.response.turns),
-    ]
+    gold = _gold_rows(s)
     coverage = [
         (k, v, f"{v / s.turns:.0%}" if s.turns else "-") for k, v in s.coverage.model_dump().items()
     ]
     _table(name, overview, "", "count")
-    _table("Gold per task", gold, "task", "items", "count")
+    _table("Gold per task", gold, "task", "items", "count", "given by")
     _table("State coverage", coverage, "scale", "turns", "share")
     for title, counts, total in (
         ("Emotions (share of turns with a state)", s.emotions, g.emotion.turns_with_state),

@@ -15,7 +15,7 @@ Rules beyond the schema, and why:
 - turn indices increase strictly (gaps are allowed, since a corpus may drop turns);
 - response ids are unique within a turn, and `preference.chosen` and `continued` name one of
   them; a preference cannot both choose and declare a tie;
-- texts may not be whitespace only; ratings lie on the source's declared scale;
+- texts may not be whitespace only; ratings and feedback lie on the source's declared scale;
 - `source.provenance` keys name labelled fields the format knows.
 """
 
@@ -30,6 +30,7 @@ from attunebench.data.salvage import Path, salvage, under
 from attunebench.data.schema import (
     LABELLED_FIELDS,
     Conversation,
+    RatingScale,
     Source,
     State,
     Taxonomy,
@@ -98,8 +99,17 @@ def _blank(where: tuple[str | int, ...], text: str) -> Iterator[Finding]:
         yield located(where, "text is only whitespace")
 
 
+def _on_scale(
+    where: tuple[str | int, ...], rating: float | None, scale: RatingScale | None
+) -> Iterator[Finding]:
+    if scale is not None and rating is not None and not scale.low <= rating <= scale.high:
+        yield located(
+            where, f"rating {rating} is outside the source's scale {scale.low}..{scale.high}"
+        )
+
+
 def turn_findings(
-    position: int, turn: Turn, taxonomy: Taxonomy | None, source: Source | None
+    position: int, turn: Turn, taxonomy: Taxonomy | None, source: Source
 ) -> Iterator[Finding]:
     where: tuple[str | int, ...] = ("turns", position)
     yield from _blank((*where, "user"), turn.user)
@@ -117,16 +127,8 @@ def turn_findings(
             yield from _labels(
                 (*at, "behaviors"), response.behaviors, behaviors, "behavior", taxonomy.id
             )
-        scale = source.rating_scale if source is not None else None
-        if (
-            scale is not None
-            and response.rating is not None
-            and not scale.low <= response.rating <= scale.high
-        ):
-            yield located(
-                (*at, "rating"),
-                f"rating {response.rating} is outside the source's scale {scale.low}..{scale.high}",
-            )
+        yield from _on_scale((*at, "rating"), response.rating, source.rating_scale)
+    yield from _on_scale((*where, "feedback"), turn.feedback, source.rating_scale)
     preference = turn.preference
     if preference is not None:
         if preference.chosen is not None and preference.chosen not in ids:

@@ -1,16 +1,8 @@
 """What a dataset holds: sizes, label distributions, and how many items carry each task's gold.
 
 `StatsBuilder` counts one conversation at a time (so a file can be streamed through it while it
-is validated); `compute_stats` is the one-call form. The gold counts follow what each task uses:
-
-- emotion: user turns with a self-reported state; conversation-level `context.emotion` is counted
-  apart, since it labels a whole conversation rather than one turn;
-- behavior: replies with at least one behavior label;
-- preference: turns with two or more replies and a recorded pick or tie; and, apart, pairs of
-  replies whose ratings differ (within one turn, and conversations with any such pair across
-  turns), from which pairs can be derived where no pick was recorded;
-- response: turns with something to judge a new reply against (a chosen reply, the wanted text
-  or the wanted behaviors).
+is validated); `compute_stats` is the one-call form. The gold counts, and who gave each kind of
+gold, are `attunebench.data.gold`'s.
 """
 
 from __future__ import annotations
@@ -18,47 +10,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import combinations
 
 from pydantic import BaseModel, ConfigDict
 
+from attunebench.data.gold import GoldBuilder, TaskGold
 from attunebench.data.schema import Conversation, Turn
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class EmotionGold(_Frozen):
-    turns_with_state: int
-    conversations_with_context_emotion: int
-
-
-class BehaviorGold(_Frozen):
-    responses_with_behaviors: int
-
-
-class PreferenceGold(_Frozen):
-    turns_with_pick: int
-    picks: int
-    ties: int
-    rating_pairs_within_turns: int
-    turns_with_rating_pairs: int
-    conversations_with_rating_pairs: int
-
-
-class ResponseGold(_Frozen):
-    turns: int
-    with_chosen_reply: int
-    with_wanted_text: int
-    with_wanted_behaviors: int
-
-
-class TaskGold(_Frozen):
-    emotion: EmotionGold
-    behavior: BehaviorGold
-    preference: PreferenceGold
-    response: ResponseGold
 
 
 class Coverage(_Frozen):
@@ -93,6 +53,8 @@ class DatasetStats(_Frozen):
     traits: dict[str, dict[str, int]]
     provenance: dict[str, dict[str, int]]
     gold: TaskGold
+    given_by: dict[str, dict[str, int]]
+    """Each kind of gold item (emotion, behavior, ...) by who gave it, from the provenance."""
 
 
 def _ranked(counter: Counter[str]) -> dict[str, int]:
@@ -101,11 +63,6 @@ def _ranked(counter: Counter[str]) -> dict[str, int]:
 
 def _by_key(counter: Counter[int]) -> dict[int, int]:
     return dict(sorted(counter.items()))
-
-
-def _rating_pairs(turn: Turn) -> int:
-    ratings = [r.rating for r in turn.responses if r.rating is not None]
-    return sum(1 for a, b in combinations(ratings, 2) if a != b)
 
 
 @dataclass(slots=True)
@@ -117,6 +74,7 @@ class StatsBuilder:
     sizes: dict[str, Counter[int]] = field(default_factory=dict)
     participant_traits: dict[str, dict[str, str]] = field(default_factory=dict)
     provenance: dict[str, Counter[str]] = field(default_factory=dict)
+    gold: GoldBuilder = field(default_factory=GoldBuilder)
 
     def _label(self, kind: str, *values: str) -> None:
         self.labels.setdefault(kind, Counter()).update(values)
@@ -127,6 +85,7 @@ class StatsBuilder:
     def add(self, conversation: Conversation) -> None:
         c = self.counts
         c["conversations"] += 1
+        self.gold.add(conversation)
         self._label("source", conversation.source.name)
         self._label("taxonomy", conversation.taxonomy_id)
         for labelled, who in conversation.source.provenance.items():
@@ -136,11 +95,8 @@ class StatsBuilder:
         else:
             self.participant_traits[conversation.participant.id] = conversation.participant.traits
         if conversation.context.emotion is not None:
-            c["context_emotion"] += 1
             self._label("context_emotion", conversation.context.emotion)
         self._size("turns", len(conversation.turns))
-        rated = {r.rating for t in conversation.turns for r in t.responses if r.rating is not None}
-        c["conversations_with_rating_pairs"] += len(rated) > 1
         for turn in conversation.turns:
             self._add_turn(turn)
 
@@ -151,7 +107,6 @@ class StatsBuilder:
         self._size("responses_per_turn", len(turn.responses))
         if turn.state is not None:
             state = turn.state
-            c["turns_with_state"] += 1
             self._label("emotions", *state.emotions)
             if state.primary is not None:
                 self._label("primary", state.primary)
@@ -159,35 +114,23 @@ class StatsBuilder:
                 c[f"coverage_{scale}"] += getattr(state, scale) is not None
         for response in turn.responses:
             self._label("behaviors", *response.behaviors)
-            c["responses_with_behaviors"] += bool(response.behaviors)
             c["rated_responses"] += response.rating is not None
-        pairs = _rating_pairs(turn)
-        c["rating_pairs"] += pairs
-        c["turns_with_rating_pairs"] += pairs > 0
-        self._add_preference(turn)
+        if turn.need is not None:
+            self._label("wanted_behaviors", *turn.need.behaviors)
+        self._add_pick(turn)
 
-    def _add_preference(self, turn: Turn) -> None:
-        c, preference, need = self.counts, turn.preference, turn.need
-        wanted = bool(need and need.text and need.text.strip())
-        wanted_behaviors = need.behaviors if need else ()
-        self._label("wanted_behaviors", *wanted_behaviors)
-        c["with_wanted_text"] += wanted
-        c["with_wanted_behaviors"] += bool(wanted_behaviors)
-        if preference is None:
-            c["response_turns"] += wanted or bool(wanted_behaviors)
+    def _add_pick(self, turn: Turn) -> None:
+        preference = turn.preference
+        if preference is None or len(turn.responses) < 2:
             return
         chosen = turn.response(preference.chosen) if preference.chosen is not None else None
-        if len(turn.responses) >= 2 and (chosen is not None or preference.tie):
-            c["turns_with_pick"] += 1
-            c["ties"] += preference.tie
-            if chosen is not None:
-                c["picks"] += 1
-                self._size("pick_position", turn.responses.index(chosen) + 1)
-                self._label("picks_by_model", chosen.model or "(unknown)")
-            if preference.strength is not None:
-                self._size("pick_strength", preference.strength)
-        c["with_chosen_reply"] += chosen is not None
-        c["response_turns"] += chosen is not None or wanted or bool(wanted_behaviors)
+        if chosen is None and not preference.tie:
+            return
+        if chosen is not None:
+            self._size("pick_position", turn.responses.index(chosen) + 1)
+            self._label("picks_by_model", chosen.model or "(unknown)")
+        if preference.strength is not None:
+            self._size("pick_strength", preference.strength)
 
     def _traits(self) -> dict[str, dict[str, int]]:
         by_trait: dict[str, Counter[str]] = {}
@@ -198,6 +141,7 @@ class StatsBuilder:
 
     def build(self) -> DatasetStats:
         c = self.counts
+        gold, given_by = self.gold.build()
 
         def labels(kind: str) -> dict[str, int]:
             return _ranked(self.labels.get(kind, Counter()))
@@ -232,31 +176,8 @@ class StatsBuilder:
             picks_by_model=labels("picks_by_model"),
             traits=self._traits(),
             provenance={k: _ranked(v) for k, v in sorted(self.provenance.items())},
-            gold=self._gold(),
-        )
-
-    def _gold(self) -> TaskGold:
-        c = self.counts
-        return TaskGold(
-            emotion=EmotionGold(
-                turns_with_state=c["turns_with_state"],
-                conversations_with_context_emotion=c["context_emotion"],
-            ),
-            behavior=BehaviorGold(responses_with_behaviors=c["responses_with_behaviors"]),
-            preference=PreferenceGold(
-                turns_with_pick=c["turns_with_pick"],
-                picks=c["picks"],
-                ties=c["ties"],
-                rating_pairs_within_turns=c["rating_pairs"],
-                turns_with_rating_pairs=c["turns_with_rating_pairs"],
-                conversations_with_rating_pairs=c["conversations_with_rating_pairs"],
-            ),
-            response=ResponseGold(
-                turns=c["response_turns"],
-                with_chosen_reply=c["with_chosen_reply"],
-                with_wanted_text=c["with_wanted_text"],
-                with_wanted_behaviors=c["with_wanted_behaviors"],
-            ),
+            gold=gold,
+            given_by=given_by,
         )
 
 

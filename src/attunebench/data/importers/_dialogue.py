@@ -3,7 +3,8 @@
 A turn is one user message and the reply that followed it. Corpora store utterances, so
 consecutive utterances of one side merge into one message (joined by a newline, labels united),
 utterances of the other side before the user's first message become `context.opening`, and a
-user's feedback rates every reply since their previous feedback. The rules live here once so
+user's feedback rates every reply since their previous feedback (each of those replies carries
+it as `rating`; the user's turn keeps it as `feedback`). The rules live here once so
 that every importer maps the same shapes the same way.
 """
 
@@ -54,27 +55,31 @@ def _state(block: Sequence[Utterance]) -> State | None:
 
 def _feedback_targets(
     blocks: Sequence[tuple[bool, list[Utterance]]], tally: Tally
-) -> dict[int, float]:
-    """Block index of each reply -> the rating given by the first feedback after it.
+) -> tuple[dict[int, float], dict[int, float]]:
+    """(block index of each rated reply -> its rating, block index of each user message that gave
+    it -> the same rating).
 
     Seekers in ESConv rated the supporter after every few new messages, so one feedback covers
-    all replies since the previous one; a feedback with no reply since then rates nothing.
+    all replies since the previous one; a feedback with no reply since then (or only the opening,
+    which is no turn's reply) rates nothing.
     """
     ratings: dict[int, float] = {}
+    given: dict[int, float] = {}
     pending: list[int] = []
     for index, (is_user, block) in enumerate(blocks):
         if not is_user:
-            pending.append(index)
+            pending += [index] if index > 0 else []
             continue
         for utterance in block:
             if utterance.feedback is None:
                 continue
             if pending:
                 ratings.update(dict.fromkeys(pending, utterance.feedback))
+                given[index] = utterance.feedback
                 pending = []
             else:
                 tally["dropped:feedback ratings with no new reply to rate"] += 1
-    return ratings
+    return ratings, given
 
 
 def build_dialogue(
@@ -82,7 +87,7 @@ def build_dialogue(
 ) -> Dialogue:
     """Merge runs of one side, then pair each user message with the reply that followed it."""
     blocks = [(is_user, list(run)) for is_user, run in groupby(utterances, key=lambda u: u.is_user)]
-    ratings = _feedback_targets(blocks, tally)
+    ratings, feedback = _feedback_targets(blocks, tally)
     opening = None
     if blocks and not blocks[0][0]:
         opening_block = blocks[0][1]
@@ -112,6 +117,7 @@ def build_dialogue(
                 user="\n".join(u.text for u in block),
                 state=_state(block),
                 responses=responses,
+                feedback=feedback.get(index),
                 continued=reply_id if responses else None,
             )
         )
