@@ -28,7 +28,9 @@ from attunebench.data.sample import sample_path
 from attunebench.data.validate import DatasetError, validate_file
 
 FUZZ = settings(
-    max_examples=80, deadline=None, derandomize=True,
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 SAMPLE = sample_path().read_bytes()
@@ -178,7 +180,11 @@ def test_coverage_guided_fuzzing_finds_no_crash(tmp_path: Path) -> None:
     flags = ["-runs=4000", "-seed=1", "-max_len=8192", "-max_total_time=60", "-timeout=20"]
     done = subprocess.run(
         [sys.executable, str(script), str(tmp_path / "work"), str(tmp_path / "corpus"), *flags],
-        cwd=script.parent, capture_output=True, text=True, timeout=120, check=False,
+        cwd=script.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Done 4000 runs" in done.stderr

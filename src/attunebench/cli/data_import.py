@@ -13,6 +13,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from attunebench.data.importers import (
     CsvImporter,
     DailyDialogImporter,
+    EmpathyMentalHealthImporter,
     ESConvImporter,
     GoEmotionsImporter,
     Importer,
@@ -143,6 +144,13 @@ def goemotions(
 ) -> None:
     """GoEmotions: each Reddit comment is a one-turn conversation with raters' emotions."""
     _run("goemotions", GoEmotionsImporter(split=split), src, out, limit)
+
+
+@app.command("empathy-mental-health")
+def empathy_mental_health(out: Out, src: Source = None, limit: Limit = None) -> None:
+    """EPITOME's Reddit replies: annotators' empathy levels (reactions, interpretations,
+    explorations) as each reply's behaviors."""
+    _run("empathy_mental_health", EmpathyMentalHealthImporter(), src, out, limit)
 
 
 @app.command("csv")

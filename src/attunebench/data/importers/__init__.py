@@ -2,8 +2,8 @@
 
 `importers` is the registry: a name gives the importer's class, whose fields are its options
 (`importers.get("esconv")(variant="failed")`); `import_to_file` runs one into a JSON Lines file.
-Every importer records in `source` who gave each kind of label (first-person or third-party)
-and what it could not carry over.
+Every importer records in `source` who gave each kind of label (first-person, actor,
+third-party, ...: `schema.Provenance`) and counts what it could not carry over.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from attunebench.data.importers._base import (
 )
 from attunebench.data.importers.csv_generic import CsvImporter
 from attunebench.data.importers.dailydialog import DailyDialogImporter
+from attunebench.data.importers.empathy_mental_health import EmpathyMentalHealthImporter
 from attunebench.data.importers.esconv import ESConvImporter
 from attunebench.data.importers.goemotions import GoEmotionsImporter
 from attunebench.data.importers.meld import MELDImporter
@@ -32,12 +33,14 @@ importers.register("dailydialog")(DailyDialogImporter)
 importers.register("meld")(MELDImporter)
 importers.register("uss")(USSImporter)
 importers.register("goemotions")(GoEmotionsImporter)
+importers.register("empathy_mental_health")(EmpathyMentalHealthImporter)
 importers.register("csv")(CsvImporter)
 
 __all__ = [
     "CsvImporter",
     "DailyDialogImporter",
     "ESConvImporter",
+    "EmpathyMentalHealthImporter",
     "GoEmotionsImporter",
     "ImportFormatError",
     "ImportOptionError",
