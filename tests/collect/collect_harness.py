@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from attunebench.collect.crud import create_invitations
 from attunebench.collect.db import Database, make_engine
-from attunebench.collect.study import PANAS_ITEMS as PANAS
+from attunebench.collect.questions import PANAS_ITEMS as PANAS
 
 ADMIN_PASSWORD = "correct horse battery"
 
@@ -26,12 +26,28 @@ def study_data(**overrides: Any) -> dict[str, Any]:
         "consent": "You agree to chat.\n\nYou may stop at any time.",
         "instructions": "Write what is on your mind.",
         "models": [
-            {"spec": spec, "options": {"outputs": [f"Reply number {n} from this side.",
-                                                     f"Another answer, variant {n}."]}}
+            {
+                "spec": spec,
+                "options": {
+                    "outputs": [
+                        f"Reply number {n} from this side.",
+                        f"Another answer, variant {n}.",
+                    ]
+                },
+            }
             for n, spec in enumerate(POOL)
         ],
         "turns": {"min": 2, "max": 3},
-        "questions": {"panas": True, "wanted_behaviors": True},
+        # Every question, so every path of the forms is exercised.
+        "questions": {
+            "valence": "optional",
+            "arousal": "optional",
+            "panas": "required",
+            "need_behaviors": "optional",
+            "behaviors": "optional",
+            "comment": "optional",
+            "comment_behaviors": "optional",
+        },
         "traits": [
             {"id": "age_band", "text": "Age", "kind": "choice", "options": ["18-30", "31+"]},
             {"id": "note", "text": "Anything about you", "kind": "text"},
@@ -39,8 +55,14 @@ def study_data(**overrides: Any) -> dict[str, Any]:
         "end": {
             "rating_question": "overall",
             "questions": [
-                {"id": "overall", "text": "Overall?", "kind": "scale", "min": 1, "max": 5,
-                 "required": True},
+                {
+                    "id": "overall",
+                    "text": "Overall?",
+                    "kind": "scale",
+                    "min": 1,
+                    "max": 5,
+                    "required": True,
+                },
                 {"id": "comments", "text": "Comments", "kind": "text"},
             ],
         },
@@ -106,17 +128,30 @@ class Walker:
     def traits(self, **answers: str) -> None:
         self.post("traits", {f"q_{k}": v for k, v in answers.items()})
 
-    def message(self, text_: str, **extra: Any) -> None:
-        state = {"emotions": ["sadness", "anxiety"], "primary": "sadness", "intensity": "4",
-                 "valence": "-40", "arousal": "70"}
+    def message(self, text_: str, expect: int = 200, **extra: Any) -> httpx.Response:
+        state = {
+            "emotions": ["sadness", "anxiety"],
+            "primary": "sadness",
+            "intensity": "4",
+            "valence": "-40",
+            "arousal": "70",
+            "need": "To be heard.",
+            "need_behaviors": ["reflection"],
+        }
         panas = {f"panas_{item}": "2" for item in PANAS}
-        self.post("message", {"message": text_, **state, **panas, **extra})
+        return self.post("message", {"message": text_, **state, **panas, **extra}, expect)
 
-    def judge(self, choice: str = "A", **extra: Any) -> None:
-        data = {"behaviors_A": ["question", "validation"], "behaviors_B": ["suggestion"],
-                "choice": choice, "strength": "2", "wanted": "Just listen to me.",
-                "wanted_behaviors": ["reflection"], **extra}
-        self.post("judge", data)
+    def judge(self, choice: str = "A", expect: int = 200, **extra: Any) -> httpx.Response:
+        data = {
+            "behaviors_A": ["question", "validation"],
+            "behaviors_B": ["suggestion"],
+            "choice": choice,
+            "strength": "2",
+            "comment": "Just listen to me.",
+            "comment_behaviors": ["reflection"],
+            **extra,
+        }
+        return self.post("judge", data, expect)
 
     def end(self) -> None:
         self.post("end", {})
@@ -129,5 +164,6 @@ class Walker:
 
 def admin_login(client: TestClient, password: str = ADMIN_PASSWORD) -> httpx.Response:
     page = client.get("/admin/login")
-    return client.post("/admin/login", data={"csrf": hidden(page.text, "csrf"),
-                                             "password": password})
+    return client.post(
+        "/admin/login", data={"csrf": hidden(page.text, "csrf"), "password": password}
+    )

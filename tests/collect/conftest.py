@@ -43,5 +43,3 @@ def make_client(database_url: str) -> Iterator[Any]:
 @pytest.fixture
 def client(make_client: Any) -> TestClient:
     return make_client()  # type: ignore[no-any-return]
-
-

@@ -24,8 +24,9 @@ def test_pairs_models_and_positions_stay_balanced(conversations: int) -> None:
                 position_counts[(model, position)] += 1
     pairs = [used[Pair(a, b)] for a in POOL for b in POOL if a != b]
     assert max(pairs) - min(pairs) <= 1
-    per_model = Counter(m for pair, n in used.items() for m in (pair.first, pair.second)
-                        for _ in range(n))  # fmt: skip
+    per_model = Counter(
+        m for pair, n in used.items() for m in (pair.first, pair.second) for _ in range(n)
+    )
     assert max(per_model.values()) - min(per_model.values()) <= 2
     for model in POOL:  # every model sits in A exactly as often as in B
         assert position_counts[(model, "A")] == position_counts[(model, "B")]
@@ -45,28 +46,34 @@ def test_assignment_replays_with_the_same_seed() -> None:
     assert {tuple(run(s)) for s in range(5)} != {tuple(run(1))}
 
 
-@pytest.mark.parametrize("text", [
-    "I'm Claude, and I'm here to help.",
-    "As ChatGPT, I don't have feelings, but",
-    "I am an AI developed by OpenAI.",
-    "I'm a large language model trained by Google.",
-    "Hi, I’m Gemini!",
-    "My name is Llama and I",
-    "As an AI assistant called Claude, I",
-    "I was created by Anthropic to be helpful.",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm Claude, and I'm here to help.",
+        "As ChatGPT, I don't have feelings, but",
+        "I am an AI developed by OpenAI.",
+        "I'm a large language model trained by Google.",
+        "Hi, I’m Gemini!",
+        "My name is Llama and I",
+        "As an AI assistant called Claude, I",
+        "I was created by Anthropic to be helpful.",
+    ],
+)
 def test_identity_reveals_are_flagged(text: str) -> None:
     assert reveals_identity(text)
     assert reply_flags(text) == [REVEALS_IDENTITY]
 
 
-@pytest.mark.parametrize("text", [
-    "That sounds hard. Have you told your friend Claude?",
-    "I'm sorry you are going through this.",
-    "As a first step, try writing it down.",
-    "Google it later, for now let's breathe.",
-    "I am feeling with you.",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "That sounds hard. Have you told your friend Claude?",
+        "I'm sorry you are going through this.",
+        "As a first step, try writing it down.",
+        "Google it later, for now let's breathe.",
+        "I am feeling with you.",
+    ],
+)
 def test_ordinary_replies_are_not_flagged(text: str) -> None:
     assert not reveals_identity(text)
 

@@ -7,10 +7,21 @@ from types import ModuleType
 
 import pytest
 
-from attunebench.collect import anonymity, assignment, study, templating
+from attunebench.collect import (
+    anonymity,
+    assignment,
+    htmlpage,
+    persona,
+    security,
+    study,
+    templating,
+    wording,
+)
 
 
-@pytest.mark.parametrize("module", [anonymity, assignment, study, templating])
+@pytest.mark.parametrize(
+    "module", [anonymity, assignment, htmlpage, persona, security, study, templating, wording]
+)
 def test_docstring_examples(module: ModuleType) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

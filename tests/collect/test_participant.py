@@ -48,8 +48,10 @@ def test_whole_session_is_exported_with_every_answer(
     assert record["source"]["kind"] == "collected"
     assert record["participant"]["traits"] == {"age_band": "18-30", "note": "night shifts"}
     turns = record["turns"]
-    assert [t["user"] for t in turns] == ["Message number 0 about my week.",
-                                          "Message number 1 about my week."]
+    assert [t["user"] for t in turns] == [
+        "Message number 0 about my week.",
+        "Message number 1 about my week.",
+    ]
     state = turns[0]["state"]
     assert state["emotions"] == ["sadness", "anxiety"] and state["primary"] == "sadness"
     assert (state["intensity"], state["valence"], state["arousal"]) == (4, -0.4, 0.7)
@@ -59,10 +61,13 @@ def test_whole_session_is_exported_with_every_answer(
     chosen = first["preference"]["chosen"]
     assert chosen.endswith("-b") and first["continued"] == chosen
     assert by_id[chosen]["behaviors"] == ["suggestion"]
-    assert first["preference"]["wanted"] == "Just listen to me."
-    assert first["preference"]["wanted_behaviors"] == ["reflection"]
-    assert first["preference"]["strength"] == 2
-    assert turns[1]["preference"]["tie"] is True and "chosen" not in turns[1]["preference"]
+    assert first["preference"]["comment"] == "Just listen to me."
+    assert first["preference"]["comment_behaviors"] == ["reflection"]
+    assert first["preference"]["strength"] == 2 and first["continued_by"] == "pick"
+    assert first["need"] == {"text": "To be heard.", "behaviors": ["reflection"]}
+    tie = turns[1]
+    assert tie["preference"]["tie"] is True and "chosen" not in tie["preference"]
+    assert tie["continued_by"] == "random" and tie["continued"][-1] in "ab"
     models = {r["model"] for t in turns for r in t["responses"]}
     assert len(models) == 2
     outcome = record["outcome"]
@@ -108,10 +113,30 @@ def test_stale_or_repeated_posts_change_nothing(client: TestClient, database_url
     walker.consent()
     walker.traits()
     html = walker.page()
-    form = {"csrf": "", "step": "message:0", "message": "Once.", "emotions": ["joy"],
-            "intensity": "3", "valence": "0", "arousal": "50",
-            **{f"panas_{i}": "1" for i in ("upset", "hostile", "alert", "ashamed", "inspired",
-               "nervous", "determined", "attentive", "afraid", "active")}}  # fmt: skip
+    form = {
+        "csrf": "",
+        "step": "message:0",
+        "message": "Once.",
+        "emotions": ["joy"],
+        "intensity": "3",
+        "valence": "0",
+        "arousal": "50",
+        **{
+            f"panas_{i}": "1"
+            for i in (
+                "upset",
+                "hostile",
+                "alert",
+                "ashamed",
+                "inspired",
+                "nervous",
+                "determined",
+                "attentive",
+                "afraid",
+                "active",
+            )
+        },
+    }
     form["csrf"] = html.split('name="csrf" value="')[1].split('"')[0]
     for _ in range(3):  # a double click and a resubmitted page
         assert client.post(f"/p/{token}/message", data=form).status_code == 200
@@ -163,10 +188,10 @@ def test_bad_answers_are_refused_and_not_stored(client: TestClient, database_url
     walker = Walker(client, token)
     walker.consent()
     walker.traits()
-    walker.post("message", {"message": "x" * 2001}, expect=400)
-    response = walker.post("message", {"message": "ok", "emotions": ["nope"]}, expect=400)
-    assert "unknown label" in response.text
-    walker.post("message", {"message": "ok", "emotions": ["joy"], "primary": "anger"}, expect=400)
+    walker.post("message", {"message": "x" * 2001}, expect=422)
+    response = walker.post("message", {"message": "ok", "emotions": ["nope"]}, expect=422)
+    assert "is not one of the choices" in response.text
+    walker.post("message", {"message": "ok", "emotions": ["joy"], "primary": "anger"}, expect=422)
     assert walker.step() == "message:0"
 
 
@@ -179,7 +204,7 @@ def test_failed_generation_can_be_retried(
         return MockProvider(spec.split("/", 1)[1], failures=[outage], **options)
 
     # Every model fails its first call; the message is kept and the replies can be retried.
-    monkeypatch.setattr("attunebench.collect.app.make_provider", flaky)
+    monkeypatch.setattr("attunebench.collect.pool.make_provider", flaky)
     client = make_client()
     (token,) = invite(database_url)
     walker = Walker(client, token)

@@ -20,10 +20,10 @@ def _full_session(client: TestClient, token: str, text: str = "Hello there.") ->
     walker = Walker(client, token)
     walker.consent()
     walker.traits(age_band="18-30", note=text)
-    walker.message(text)
-    walker.judge(wanted=text)
-    walker.message(text)
-    walker.judge(choice="tie", wanted=text)
+    walker.message(text, need=text)
+    walker.judge(comment=text)
+    walker.message(text, need=text)
+    walker.judge(choice="tie", comment=text)
     walker.page()
     walker.end()
     walker.survey(q_comments=text)
@@ -38,8 +38,10 @@ def test_no_model_identity_reaches_participant_pages(client: TestClient, databas
         walker = _full_session(client, token)
         errors = [  # error pages are participant-facing too
             client.post(f"/p/{token}/judge", data={}),
-            client.post(f"/p/{token}/message", data={"csrf": hidden(walker.seen[0].text, "csrf"),
-                                                     "message": "x" * 5000}),
+            client.post(
+                f"/p/{token}/message",
+                data={"csrf": hidden(walker.seen[0].text, "csrf"), "message": "x" * 5000},
+            ),
             client.get(f"/p/{token}/nowhere"),
         ]
         for response in walker.seen + errors:
@@ -70,8 +72,11 @@ def test_login_wrong_password_logout_and_cookie_flags(client: TestClient) -> Non
     assert "Wrong password" in response.text
     assert client.get("/admin", follow_redirects=False).status_code == 303
     page = client.get("/admin/login")
-    login = client.post("/admin/login", data={"csrf": hidden(page.text, "csrf"),
-                                              "password": ADMIN_PASSWORD}, follow_redirects=False)
+    login = client.post(
+        "/admin/login",
+        data={"csrf": hidden(page.text, "csrf"), "password": ADMIN_PASSWORD},
+        follow_redirects=False,
+    )
     cookie = login.headers["set-cookie"].lower()
     assert all(flag in cookie for flag in ("secure", "httponly", "samesite=strict"))
     dashboard = client.get("/admin")
@@ -106,8 +111,9 @@ def test_injected_script_is_inert_everywhere(client: TestClient, database_url: s
     (token,) = invite(database_url)
     walker = _full_session(client, token, text=SCRIPT)
     assert admin_login(client).status_code == 200
-    public_id = re.search(r"/admin/participants/(p[0-9a-f]+)", client.get(
-        "/admin/participants").text).group(1)  # type: ignore[union-attr]
+    public_id = re.search(
+        r"/admin/participants/(p[0-9a-f]+)", client.get("/admin/participants").text
+    ).group(1)  # type: ignore[union-attr]
     detail = client.get(f"/admin/participants/{public_id}")
     pages = [r for r in walker.seen if r.headers.get("content-type", "").startswith("text/html")]
     shown = [r.text for r in pages if "injected" in r.text] + [detail.text]
@@ -115,15 +121,20 @@ def test_injected_script_is_inert_everywhere(client: TestClient, database_url: s
     for html in shown:
         assert "<script>steal" not in html and "<img" not in html
         assert str(escape(SCRIPT)) in html
-    assert detail.text.count(str(escape(SCRIPT))) >= 5  # traits, 2 messages, 2 wanted, survey
+    # traits, 2 messages, 2 needs, 2 comments and the survey
+    assert detail.text.count(str(escape(SCRIPT))) >= 8
 
 
 def test_participant_rate_limit(make_client: Any, database_url: str) -> None:
     client = make_client(parse_study(study_data(limits={"posts_per_minute": 3})))
     (token,) = invite(database_url)
     walker = Walker(client, token)
-    statuses = [client.post(f"/p/{token}/end", data={"csrf": hidden(walker.page(), "csrf"),
-                                                     "step": "x"}).status_code for _ in range(5)]
+    statuses = [
+        client.post(
+            f"/p/{token}/end", data={"csrf": hidden(walker.page(), "csrf"), "step": "x"}
+        ).status_code
+        for _ in range(5)
+    ]
     assert statuses == [200, 200, 200, 429, 429]
     retry = client.post(f"/p/{token}/generate", data={"csrf": hidden(walker.page(), "csrf")})
     assert retry.status_code == 429  # retrying replies calls the models: limited too
@@ -152,8 +163,11 @@ def test_headers_csp_and_body_limit(client: TestClient, database_url: str) -> No
     assert "<script>" not in response.text and 'src="/static/collect.js"' in response.text
     assert "onclick" not in response.text and "style=" not in response.text
     assert client.get("/static/collect.js").status_code == 200
-    big = client.post(f"/p/{token}/message", content=b"x" * 300_000,
-                      headers={"content-type": "application/x-www-form-urlencoded"})
+    big = client.post(
+        f"/p/{token}/message",
+        content=b"x" * 300_000,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     assert big.status_code == 413
 
 
@@ -177,8 +191,9 @@ def test_deletion_on_request_erases_everything(client: TestClient, database_url:
 
 def test_invitations_from_the_admin_page_work(client: TestClient) -> None:
     dashboard = admin_login(client)
-    page = client.post("/admin/invitations", data={"csrf": hidden(dashboard.text, "csrf"),
-                                                   "count": "2"})
+    page = client.post(
+        "/admin/invitations", data={"csrf": hidden(dashboard.text, "csrf"), "count": "2"}
+    )
     links = re.findall(r"https://testserver/p/[\w-]+", page.text)
     assert len(links) == 2
     assert client.get(httpx.URL(links[0]).path).status_code == 200
@@ -187,6 +202,7 @@ def test_invitations_from_the_admin_page_work(client: TestClient) -> None:
 @pytest.mark.parametrize("count", ["0", "1001", "many"])
 def test_invitation_count_is_checked(client: TestClient, count: str) -> None:
     dashboard = admin_login(client)
-    response = client.post("/admin/invitations", data={"csrf": hidden(dashboard.text, "csrf"),
-                                                       "count": count})
+    response = client.post(
+        "/admin/invitations", data={"csrf": hidden(dashboard.text, "csrf"), "count": count}
+    )
     assert response.status_code == 400

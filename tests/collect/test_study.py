@@ -70,11 +70,16 @@ def test_pool_needs_two_distinct_models() -> None:
 
 
 def test_taxonomy_from_a_json_file(tmp_path: Path) -> None:
-    taxonomy = {"id": "mini", "version": "1", "emotions": [{"name": "calm", "description": "c"}],
-                "behaviors": [{"name": "asks", "description": "a"}]}
+    taxonomy = {
+        "id": "mini",
+        "version": "1",
+        "emotions": [{"name": "calm", "description": "c"}],
+        "behaviors": [{"name": "asks", "description": "a"}],
+    }
     (tmp_path / "mini.json").write_text(json.dumps(taxonomy), encoding="utf-8")
     source = EXAMPLE.read_text(encoding="utf-8").replace(
-        'taxonomy = "attunebench-default"', 'taxonomy = "mini.json"')
+        'taxonomy = "attunebench-default"', 'taxonomy = "mini.json"'
+    )
     (tmp_path / "study.toml").write_text(source, encoding="utf-8")
     study = load_study(tmp_path / "study.toml")
     assert study.taxonomy == "mini" and study.load_taxonomy().emotion_names() == {"calm"}
@@ -85,3 +90,24 @@ def test_safety_keywords_match_whole_words() -> None:
     assert study.safety.triggered_by("Some days I want to end   my life.")
     assert study.safety.triggered_by("I feel HOPELESS")
     assert not study.safety.triggered_by("hopelessly romantic")
+
+
+def test_questions_take_three_levels_and_old_studies_still_load() -> None:
+    base = {
+        "id": "s",
+        "name": "S",
+        "consent": "c",
+        "instructions": "i",
+        "models": [{"spec": "mock/a"}, {"spec": "mock/b"}],
+    }
+    with pytest.raises(StudyError, match=r"questions\.valence: Input should be 'off'"):
+        parse_study({**base, "questions": {"valence": "sometimes"}})
+    # A study stored before the levels: true/false, and the post-hoc answer called `wanted`.
+    old = parse_study(
+        {**base, "questions": {"intensity": True, "wanted": True, "behaviors": False}}
+    )
+    assert old.questions.intensity == "required" and old.questions.comment == "optional"
+    assert old.questions.behaviors == "off"
+    defaults = parse_study(base).questions
+    asked = [name for name in type(defaults).model_fields if defaults.asks(name)]
+    assert asked == ["emotions", "primary", "intensity", "need", "strength"]

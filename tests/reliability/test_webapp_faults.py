@@ -16,13 +16,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from webapp_harness import (
-    LiveApp,
-    Participant,
-    hidden,
-    prepare,
-    stored,
-)
+from webapp_harness import LiveApp, Participant, hidden, join_slug, prepare, stored
 
 from attunebench.collect.app import create_app
 from attunebench.collect.models import ParticipantRow
@@ -30,18 +24,20 @@ from attunebench.collect.settings import Settings
 
 # The schema FastAPI builds from the app's routes (the app does not serve it).
 SCHEMA = schemathesis.openapi.from_dict(create_app(Settings(database_url="sqlite://")).openapi())
-FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveApp, list[str]]]:
+    """The app, its invitation tokens, and last in the list the open link's slug."""
     folder = tmp_path_factory.mktemp("live")
     url = f"sqlite:///{folder / 'collect.db'}"
     tokens = prepare(url, 20)
     app = LiveApp(url, folder / "server.log").start()
     try:
-        yield app, tokens
+        yield app, [*tokens, join_slug(url)]
     finally:
         app.stop()
 
@@ -51,37 +47,82 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveApp, li
 def test_schemathesis_finds_no_server_error(
     case: schemathesis.Case, live: tuple[LiveApp, list[str]]
 ) -> None:
-    app, tokens = live
-    if "token" in (case.path_parameters or {}):
-        # Half the cases reach a real participant (the rest test unknown and malformed links).
-        digest = hashlib.sha256(repr(case.path_parameters).encode()).digest()
-        if digest[0] % 2:
-            case.path_parameters["token"] = tokens[digest[1] % len(tokens)]
+    app, known = live
+    tokens, slug = known[:-1], known[-1]
+    parameters = case.path_parameters or {}
+    # Half the cases reach a real participant or the real open link (the rest test unknown and
+    # malformed links).
+    digest = hashlib.sha256(repr(parameters).encode()).digest()
+    if "token" in parameters and digest[0] % 2:
+        parameters["token"] = tokens[digest[1] % len(tokens)]
+    if "slug" in parameters and digest[0] % 2:
+        parameters["slug"] = slug
     response = case.call(base_url=app.base, timeout=30)
     assert response.status_code < 500, (case.method, case.formatted_path, response.text[:500])
 
 
-FIELDS = ("message", "emotions", "primary", "intensity", "valence", "arousal", "choice",
-          "strength", "wanted", "behaviors_A", "behaviors_B", "agree", "q_age_band", "q_overall",
-          "panas_upset")
+FIELDS = (
+    "message",
+    "emotions",
+    "primary",
+    "intensity",
+    "intensity_unset",
+    "valence",
+    "arousal",
+    "need",
+    "need_behaviors",
+    "choice",
+    "strength",
+    "comment",
+    "behaviors_A",
+    "behaviors_B",
+    "agree",
+    "q_age_band",
+    "q_overall",
+    "panas_upset",
+    "screening",
+    "simulated",
+)
 values = st.one_of(
-    st.text(max_size=40), st.sampled_from(["", "yes", "A", "B", "tie", "sadness", "-1", "1e309",
-                                           "NaN", "101", "\x00", "<script>", "31+"]),
+    st.text(max_size=40),
+    st.sampled_from(
+        [
+            "",
+            "yes",
+            "A",
+            "B",
+            "tie",
+            "sadness",
+            "-1",
+            "1e309",
+            "NaN",
+            "101",
+            "\x00",
+            "<script>",
+            "31+",
+        ]
+    ),
     st.text(min_size=2000, max_size=3000),
 )
-forms = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=10),
-                        st.lists(values, min_size=1, max_size=3), max_size=8)
+forms = st.dictionaries(
+    st.sampled_from(FIELDS) | st.text(max_size=10),
+    st.lists(values, min_size=1, max_size=3),
+    max_size=8,
+)
 ACTIONS = ("consent", "traits", "message", "generate", "judge", "end", "survey")
 
 
 @FUZZ
 @given(action=st.sampled_from(ACTIONS), form=forms, keep_step=st.booleans(), seed=st.integers(0, 3))
 def test_fuzzed_answers_at_any_stage_are_never_a_server_error(
-    live: tuple[LiveApp, list[str]], action: str, form: dict[str, list[str]], keep_step: bool,
+    live: tuple[LiveApp, list[str]],
+    action: str,
+    form: dict[str, list[str]],
+    keep_step: bool,
     seed: int,
 ) -> None:
-    app, tokens = live
-    participant = Participant(app.base, tokens[seed])
+    app, known = live
+    participant = Participant(app.base, known[seed])
     try:
         html = participant.page()
         data: dict[str, object] = dict(form)
@@ -142,8 +183,10 @@ def test_a_killed_server_loses_no_acknowledged_answer(database_url: str, tmp_pat
     rng = random.Random(3)
     for round_ in range(3):  # killed twice mid-run, then left to finish
         app = LiveApp(database_url, tmp_path / f"server-{round_}.log").start()
-        participants = [Participant(app.base, token, marker=f"p{n}", acked=acked[token])
-                        for n, token in enumerate(tokens)]  # fmt: skip
+        participants = [
+            Participant(app.base, token, marker=f"p{n}", acked=acked[token])
+            for n, token in enumerate(tokens)
+        ]
         target = sum(map(len, acked.values())) + rng.randint(8, 20)
         finished = threading.Event()
         killer = threading.Thread(target=_kill_at, args=(app, acked, target, finished))
@@ -163,8 +206,12 @@ def test_a_killed_server_loses_no_acknowledged_answer(database_url: str, tmp_pat
     assert all(rows[token].finished_at is not None for token in tokens)  # the last round's
 
 
-def _kill_at(app: LiveApp, acked: dict[str, list[tuple[str, dict[str, object]]]], target: int,
-             finished: threading.Event) -> None:
+def _kill_at(
+    app: LiveApp,
+    acked: dict[str, list[tuple[str, dict[str, object]]]],
+    target: int,
+    finished: threading.Event,
+) -> None:
     """SIGKILL the server once `target` answers in all have been acknowledged."""
     while not finished.is_set():
         if sum(map(len, acked.values())) >= target:
@@ -194,5 +241,5 @@ def test_concurrent_participants_never_see_each_others_data(
         row = rows[participant.token]
         assert row.finished_at is not None and len(row.turns) == 3
         assert all(turn.user_text.startswith(participant.marker) for turn in row.turns)
-        assert participant.marker in str(row.turns[0].wanted)
+        assert participant.marker in str(row.turns[0].need_text)
         participant.close()

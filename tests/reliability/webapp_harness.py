@@ -37,10 +37,26 @@ STUDY: dict[str, Any] = {
     "turns": {"min": 1, "max": 3},
     "traits": [{"id": "age_band", "text": "Age", "kind": "choice", "options": ["18-30", "31+"]}],
     "end": {"questions": [{"id": "overall", "text": "Overall?", "kind": "scale"}]},
-    "limits": {"posts_per_minute": 10_000},
+    "limits": {"posts_per_minute": 10_000, "joins_per_minute": 10_000},
+    "enrolment": {"open": True, "cap": 10_000, "simulated": True},
 }
-STATE = {"emotions": ["sadness"], "primary": "sadness", "intensity": "3", "valence": "-20",
-         "arousal": "50"}
+STATE = {
+    "emotions": ["sadness"],
+    "primary": "sadness",
+    "intensity": "3",
+    "valence": "-20",
+    "arousal": "50",
+}
+
+
+def join_slug(url: str) -> str:
+    """The open link's slug of the study prepared in `url`."""
+    database = Database(make_engine(url))
+    try:
+        with database.read() as session:
+            return str(crud.get_meta(session, crud.JOIN_SLUG))
+    finally:
+        database.dispose()
 
 
 def prepare(url: str, invitations: int) -> list[str]:
@@ -88,8 +104,9 @@ class LiveApp:
         script = Path(sys.executable).with_name("attunebench")
         command = [str(script), "collect", "serve", "--db", self.url, "--port", str(self.port)]
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=log,
-                                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+            )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -160,12 +177,24 @@ class Participant:
         answers: dict[str, tuple[str, dict[str, Any]]] = {
             "consent": ("consent", {"agree": "yes"}),
             "traits": ("traits", {"q_age_band": "31+"}),
-            "message": ("message", {"message": f"{self.marker} says hello at turn {turn}",
-                                    **STATE}),
+            "message": (
+                "message",
+                {
+                    "message": f"{self.marker} says hello at turn {turn}",
+                    "need": f"{self.marker} needs care",
+                    **STATE,
+                },
+            ),
             "pending": ("generate", {}),
-            "judge": ("judge", {"choice": "AB"[int(turn) % 2], "behaviors_A": ["question"],
-                                "behaviors_B": ["suggestion"],
-                                "strength": "2", "wanted": f"{self.marker} wanted care"}),
+            "judge": (
+                "judge",
+                {
+                    "choice": "AB"[int(turn) % 2],
+                    "behaviors_A": ["question"],
+                    "behaviors_B": ["suggestion"],
+                    "strength": "2",
+                },
+            ),
             "survey": ("survey", {"q_overall": "4", **STATE}),
         }
         return answers.get(stage)

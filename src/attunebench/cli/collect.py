@@ -1,7 +1,12 @@
-"""`attunebench collect ...`: set up, serve, invite, follow and export a collection study."""
+"""`attunebench collect ...`: set up, serve, invite, follow, simulate and export a study.
+
+Every failure an operator can cause (a bad study file, a pool model that cannot be made or
+reached, a mistyped or unreachable --db) ends the command with one line naming what is wrong.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,18 +19,25 @@ from rich.table import Table
 from attunebench.collect.settings import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
+    from attunebench.collect.bootstrap import Stored
     from attunebench.collect.db import Database
 
-app = typer.Typer(help="Collect annotated conversations with anonymised models.",
-                  no_args_is_help=True)  # fmt: skip
+app = typer.Typer(
+    help="Collect annotated conversations with anonymised models.", no_args_is_help=True
+)
 console = Console()
 err = Console(stderr=True)
 
 DbOption = Annotated[
     str,
-    typer.Option("--db", envvar="ATTUNEBENCH_COLLECT_DATABASE_URL",
-                 help="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://..."),
-]  # fmt: skip
+    typer.Option(
+        "--db",
+        envvar="ATTUNEBENCH_COLLECT_DATABASE_URL",
+        help="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://...",
+    ),
+]
+BaseUrl = Annotated[str, typer.Option(help="Where the app is reachable.")]
+LOCAL = "http://127.0.0.1:8000"
 
 
 def _fail(message: str) -> typer.Exit:
@@ -33,17 +45,20 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _open(db_url: str) -> Database:
+def _open(db_url: str) -> tuple[Database, Stored]:
+    """The database and what init stored in it; one line and exit 1 if either is missing."""
     from attunebench.collect.bootstrap import read_stored
-    from attunebench.collect.db import Database, SchemaError, make_engine
+    from attunebench.collect.db import Database, DatabaseError, open_engine
 
-    database = Database(make_engine(db_url))
     try:
-        read_stored(database)
-    except SchemaError as error:
+        database = Database(open_engine(db_url))
+    except DatabaseError as error:
+        raise _fail(str(error)) from None
+    try:
+        return database, read_stored(database)
+    except DatabaseError as error:
         database.dispose()
         raise _fail(str(error)) from None
-    return database
 
 
 def _password(env_var: str | None) -> str | None:
@@ -64,22 +79,28 @@ def init(
     admin_password_env: Annotated[
         str | None, typer.Option(help="Read the admin password from this environment variable.")
     ] = None,
+    check_models: Annotated[
+        bool, typer.Option(help="Reach every pool model's server before storing the study.")
+    ] = True,
+    base_url: BaseUrl = LOCAL,
 ) -> None:
-    """Create or upgrade the database (Alembic), store the study, set the admin password."""
+    """Check the study and its models, create or upgrade the database, store the study."""
     from attunebench.collect.bootstrap import init_database
     from attunebench.collect.crud import StudyMismatchError
+    from attunebench.collect.db import DatabaseError
+    from attunebench.collect.pool import PoolError, verify_pool
     from attunebench.collect.study import StudyError, load_study
 
     try:
         parsed = load_study(study)
-    except StudyError as error:
-        raise _fail(str(error)) from None
-    try:
-        stored = init_database(db, parsed, study.read_text(encoding="utf-8"),
-                               _password(admin_password_env))  # fmt: skip
-    except StudyMismatchError as error:
+        verify_pool(parsed, str(study), reach=check_models)
+        password = _password(admin_password_env)
+        stored = init_database(db, parsed, study.read_text(encoding="utf-8"), password)
+    except (StudyError, PoolError, StudyMismatchError, DatabaseError) as error:
         raise _fail(str(error)) from None
     console.print(f"study [bold]{stored.study.id}[/bold] stored in {db}", highlight=False)
+    if stored.join_slug:
+        console.print(f"open link: {base_url.rstrip('/')}/join/{stored.join_slug}")
     if not stored.has_admin_password:
         err.print("warning: no admin password set; pass --admin-password-env to enable /admin")
 
@@ -96,30 +117,40 @@ def serve(
     """Serve the participant pages and the admin pages."""
     import uvicorn
 
-    database = _open(db)
+    from attunebench.collect.pool import PoolError, verify_pool
+
+    database, stored = _open(db)
     sqlite = database.is_sqlite
     database.dispose()
     if workers > 1 and sqlite:
         # One SQLite file has one writer: processes would queue on its lock by polling.
         raise _fail("several workers need PostgreSQL; SQLite serves with one")
+    try:  # each worker makes the pool again; fail here, once, rather than in each of them
+        verify_pool(stored.study, "the stored study", reach=False)
+    except PoolError as error:
+        raise _fail(str(error)) from None
     # Each worker process builds its own app from the environment (create_app reads Settings).
     os.environ["ATTUNEBENCH_COLLECT_DATABASE_URL"] = db
-    uvicorn.run("attunebench.collect.app:create_app", factory=True, host=host, port=port,
-                workers=workers, log_level="info")  # fmt: skip
+    uvicorn.run(
+        "attunebench.collect.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="info",
+    )
 
 
 @app.command()
 def invite(
     db: DbOption = DEFAULT_DATABASE_URL,
     count: Annotated[int, typer.Option("--count", "-n", min=1, max=10_000)] = 1,
-    base_url: Annotated[str, typer.Option(help="Where the app is reachable.")] = (
-        "http://127.0.0.1:8000"
-    ),
+    base_url: BaseUrl = LOCAL,
 ) -> None:
     """Create invitation links and print them, one a line (they cannot be shown again)."""
     from attunebench.collect import crud
 
-    database = _open(db)
+    database, _ = _open(db)
     try:
         with database.write() as session:
             tokens = crud.create_invitations(session, count)
@@ -134,17 +165,19 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
     db: DbOption = DEFAULT_DATABASE_URL,
     finished_only: Annotated[bool, typer.Option(help="Only finished conversations.")] = False,
+    simulated: Annotated[
+        bool, typer.Option(help="Include simulated participants (labelled simulated).")
+    ] = True,
 ) -> None:
     """Export the collected conversations as attunebench/v1, validated."""
     from attunebench.collect import crud
     from attunebench.collect.export import export_file
 
-    database = _open(db)
+    database, stored = _open(db)
     try:
         with database.read() as session:
-            study = crud.load_stored_study(session)
-            assert study is not None  # checked by _open
-            _, report = export_file(out, crud.all_participants(session), study, finished_only)
+            participants = crud.all_participants(session)
+            _, report = export_file(out, participants, stored.study, finished_only, simulated)
     finally:
         database.dispose()
     if report is None:
@@ -158,29 +191,65 @@ def export(
 
 
 @app.command()
-def status(db: DbOption = DEFAULT_DATABASE_URL) -> None:
-    """Progress: participants invited, consented, started, finished; per model and position."""
-    from attunebench.collect import crud
+def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = LOCAL) -> None:
+    """Progress: enrolment, turns, picks per model and position, and generation failures."""
+    from attunebench.collect.progress import progress
 
-    database = _open(db)
+    database, stored = _open(db)
     try:
         with database.read() as session:
-            study = crud.load_stored_study(session)
-            assert study is not None
-            progress = crud.progress(session, study)
+            now = progress(session, stored.study)
     finally:
         database.dispose()
-    console.print(
-        f"study {progress.study}: invited {progress.invited}, consented {progress.consented}, "
-        f"declined {progress.declined}, started {progress.started}, finished "
-        f"{progress.finished}; turns {progress.turns} ({progress.picked_turns} picked), "
-        f"{progress.flagged_replies} replies flagged",
-        highlight=False,
-        soft_wrap=True,
-    )
-    table = Table("model", "conversations", "replies shown", "chosen", "ties")
-    for spec, counts in progress.per_model.items():
-        table.add_row(spec, *(str(counts[k]) for k in ("conversations", "shown", "chosen", "ties")))
+    cap = f" of {now.cap}" if now.cap else ""
+    say = f"study {now.study}: invited {now.invited}, open link {now.open_enrolled}{cap}"
+    say += f" ({now.simulated} simulated), consented {now.consented}, declined {now.declined}, "
+    say += f"started {now.started}, finished {now.finished}; turns {now.turns} "
+    say += f"({now.picked_turns} picked, {now.waiting_turns} waiting for replies), "
+    say += f"{now.flagged_replies} replies flagged, {now.generation_failures} generation failures"
+    console.print(say, highlight=False, soft_wrap=True)
+    table = Table("model", "conversations", "shown", "chosen", "ties", "flagged", "failed")
+    for spec, m in now.per_model.items():
+        counts = (m.conversations, m.shown, m.chosen, m.ties, m.flagged, m.failures)
+        table.add_row(spec, *map(str, counts))
     console.print(table)
-    picks = progress.per_position
+    for spec, m in now.per_model.items():
+        if m.last_failure:
+            console.print(f"last failure of {spec}: {m.last_failure}", highlight=False)
+    picks = now.per_position
     console.print(f"picks by position: A {picks['A']}, B {picks['B']}, tie {picks['tie']}")
+    if stored.join_slug:
+        console.print(f"open link: {base_url.rstrip('/')}/join/{stored.join_slug}")
+
+
+@app.command()
+def simulate(
+    url: Annotated[str, typer.Option("--url", help="The study's open link (…/join/…).")],
+    participants: Annotated[int, typer.Option(min=1, max=10_000)] = 5,
+    seed: Annotated[int, typer.Option(help="Seeds every participant's choices.")] = 0,
+    concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
+) -> None:
+    """Scripted participants take the study over HTTP; their data is labelled simulated."""
+    import httpx
+
+    from attunebench.collect.persona import corpus_messages
+    from attunebench.collect.simulate import SimulationError
+    from attunebench.collect.simulate import simulate as run_simulation
+
+    where, conversations = corpus_messages()
+    console.print(f"messages from {where}", highlight=False, soft_wrap=True)
+    try:
+        outcome = asyncio.run(
+            run_simulation(url, participants, seed, conversations, concurrency=concurrency)
+        )
+    except SimulationError as error:
+        raise _fail(str(error)) from None
+    except httpx.HTTPError as error:
+        raise _fail(f"cannot reach {url}: {error or type(error).__name__}") from None
+    console.print(
+        f"{outcome.enrolled} simulated participants enrolled, {outcome.finished} finished, "
+        f"{outcome.turns} turns; {outcome.screened_out} screened out",
+        highlight=False,
+    )
+    if outcome.problems:
+        raise _fail(f"{len(outcome.problems)} participants stopped: {outcome.problems[0]}")

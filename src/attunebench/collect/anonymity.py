@@ -17,15 +17,53 @@ from attunebench.models.registry import SpecError, parse_spec
 REVEALS_IDENTITY = "reveals-identity"
 
 MODEL_NAMES = (
-    "ChatGPT", "GPT-3.5", "GPT-4", "GPT-4o", "GPT-5", "GPT", "Claude", "Gemini", "Bard",
-    "LLaMA", "Llama", "Mistral", "Mixtral", "Qwen", "DeepSeek", "Copilot", "Grok", "Gemma",
-    "Phi-3", "Command R", "Ernie Bot", "Falcon", "Vicuna", "Bing Chat",
-)  # fmt: skip
+    "ChatGPT",
+    "GPT-3.5",
+    "GPT-4",
+    "GPT-4o",
+    "GPT-5",
+    "GPT",
+    "Claude",
+    "Gemini",
+    "Bard",
+    "LLaMA",
+    "Llama",
+    "Mistral",
+    "Mixtral",
+    "Qwen",
+    "DeepSeek",
+    "Copilot",
+    "Grok",
+    "Gemma",
+    "Phi-3",
+    "Command R",
+    "Ernie Bot",
+    "Falcon",
+    "Vicuna",
+    "Bing Chat",
+)
 MAKERS = (
-    "OpenAI", "Anthropic", "Google", "Google DeepMind", "DeepMind", "Meta", "Meta AI",
-    "Mistral AI", "Alibaba", "Microsoft", "xAI", "Cohere", "Baidu", "Inflection",
-    "Hugging Face", "Nvidia", "Amazon", "Apple", "01.AI", "TII",
-)  # fmt: skip
+    "OpenAI",
+    "Anthropic",
+    "Google",
+    "Google DeepMind",
+    "DeepMind",
+    "Meta",
+    "Meta AI",
+    "Mistral AI",
+    "Alibaba",
+    "Microsoft",
+    "xAI",
+    "Cohere",
+    "Baidu",
+    "Inflection",
+    "Hugging Face",
+    "Nvidia",
+    "Amazon",
+    "Apple",
+    "01.AI",
+    "TII",
+)
 
 _INTRO = r"(?:i\s*(?:am|'m|’m)|i\s+was|as|this\s+is|my\s+name\s+is|call\s+me|me,|i'm\s+called)"
 _MADE = r"(?:developed|created|made|built|trained|designed|programmed|released)\s+by"

@@ -18,13 +18,13 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attunebench.collect.bootstrap import read_stored
-from attunebench.collect.db import Database, make_engine
+from attunebench.collect.db import Database, open_engine
 from attunebench.collect.deps import Context, PageError, render
-from attunebench.collect.routers import admin, export, participant, site
-from attunebench.collect.security import SECURITY_HEADERS, RateLimiter, Signer
+from attunebench.collect.pool import close_pool, open_pool
+from attunebench.collect.routers import admin, export, join, participant, site
+from attunebench.collect.security import SECURITY_HEADERS, Signer
 from attunebench.collect.settings import Settings
 from attunebench.collect.templating import make_templates
-from attunebench.models import make_provider
 from attunebench.models.base import Provider
 
 THREADS = 8
@@ -42,8 +42,8 @@ class SecurityMiddleware:
             await self.app(scope, receive, send)
             return
         length = Headers(scope=scope).get("content-length")
-        if scope["method"] == "POST" and (length is None or not length.isdigit()
-                                          or int(length) > self.max_body_bytes):  # fmt: skip
+        too_long = length is None or not length.isdigit() or int(length) > self.max_body_bytes
+        if scope["method"] == "POST" and too_long:
             status = 411 if length is None else 413
             await Response(status_code=status)(scope, receive, send)
             return
@@ -63,8 +63,8 @@ class SecurityMiddleware:
 
 async def _page_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, PageError)
-    page = render(request, "error.html", {"title": error.title, "message": error.message},
-                  status=error.status_code)  # fmt: skip
+    values = {"title": error.title, "message": error.message}
+    page = render(request, "error.html", values, status=error.status_code)
     page.headers.update(error.headers or {})
     return page
 
@@ -72,20 +72,20 @@ async def _page_error(request: Request, error: Exception) -> Response:
 async def _http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     title = {404: "Not found", 405: "Not allowed"}.get(error.status_code, "Error")
-    return render(request, "error.html", {"title": title, "message": title},
-                  status=error.status_code)  # fmt: skip
+    values = {"title": title, "message": title}
+    return render(request, "error.html", values, status=error.status_code)
 
 
 async def _invalid_request(request: Request, _error: Exception) -> HTMLResponse:
-    return render(request, "error.html", {"title": "Invalid request",
-                  "message": "The request could not be read."}, status=400)  # fmt: skip
+    values = {"title": "Invalid request", "message": "The request could not be read."}
+    return render(request, "error.html", values, status=400)
 
 
 async def _not_logged_in(request: Request, _error: Exception) -> Response:
     if request.method == "GET":
         return RedirectResponse("/admin/login", status_code=303)
-    return render(request, "error.html", {"title": "Not logged in",
-                  "message": "Log in to do this."}, status=401)  # fmt: skip
+    values = {"title": "Not logged in", "message": "Log in to do this."}
+    return render(request, "error.html", values, status=401)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -93,12 +93,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = Database(make_engine(settings.database_url))
+        db = Database(open_engine(settings.database_url))
         providers: dict[str, Provider] = {}
         try:
             stored = read_stored(db)
-            for model in stored.study.models:
-                providers[model.spec] = make_provider(model.spec, **model.options)
+            providers = await open_pool(stored.study)
             secret = settings.secret_key.get_secret_value() if settings.secret_key else None
             app.state.collect = Context(
                 settings=settings,
@@ -108,8 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 signer=Signer(secret or stored.secret),
                 providers=providers,
                 templates=make_templates(),
-                participant_limiter=RateLimiter(stored.study.limits.posts_per_minute),
-                login_limiter=RateLimiter(settings.login_attempts_per_minute),
+                join_slug=stored.join_slug,
                 write_limiter=anyio.CapacityLimiter(4 if db.is_sqlite else THREADS),
             )
             # Few request threads: more only contend for the GIL, and a thread holding SQLite's
@@ -117,20 +115,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
             yield
         finally:
-            for provider in providers.values():
-                await provider.aclose()
+            await close_pool(providers)
             db.dispose()
 
     app = FastAPI(
         title="AttuneBench collection",
-        docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan,
-    )  # fmt: skip
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
+    )
     app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
-    for module in (site, participant, admin, export):
+    for module in (site, join, participant, admin, export):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(packages=[("attunebench.collect", "static")]), name="static")
     return app

@@ -1,4 +1,5 @@
-"""Which two models a participant talks to, and which one is shown as Reply A at each turn.
+"""Which two models a participant talks to, which one is shown as Reply A at each turn, and
+which reply the conversation goes on with after a tie.
 
 Each conversation gets one ordered pair of distinct models from the pool: the pair least used so
 far, so every model meets every other equally often and each order of a pair is used equally
@@ -6,6 +7,10 @@ often. Within a conversation the two swap places every turn (the first model is 
 turns, Reply B on odd ones), so neither model holds one position for a whole conversation and
 position effects cancel within and across conversations. Ties are broken by a generator seeded
 from the study seed and the number of assignments made, so a study's assignments replay exactly.
+
+After a tie the conversation goes on with Reply A or Reply B, drawn with even odds by a generator
+seeded from the study seed, the participant and the turn: always taking Reply A would add a
+position effect to the rest of the conversation.
 """
 
 from __future__ import annotations
@@ -57,3 +62,18 @@ def choose_pair(pool: tuple[str, ...], used: Counter[Pair], seed: int) -> Pair:
     best = min((used[p], per_model[p.first] + per_model[p.second]) for p in candidates)
     tied = [p for p in candidates if (used[p], per_model[p.first] + per_model[p.second]) == best]
     return random.Random(seed).choice(tied)
+
+
+def continuation(seed: int, participant: str, turn: int, choice: str) -> tuple[str, str]:
+    """The position the conversation goes on with, and how it was chosen (`pick`, `random`).
+
+    >>> continuation(7, "p1", 0, "B")
+    ('B', 'pick')
+    >>> continuation(7, "p1", 0, "tie") == continuation(7, "p1", 0, "tie")
+    True
+    >>> sorted({continuation(7, f"p{n}", 0, "tie")[0] for n in range(20)})
+    ['A', 'B']
+    """
+    if choice in POSITIONS:
+        return choice, "pick"
+    return random.Random(f"{seed}:{participant}:{turn}").choice(POSITIONS), "random"

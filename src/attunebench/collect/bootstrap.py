@@ -2,7 +2,8 @@
 
 `init_database` is idempotent: it upgrades the schema, stores the study (a database belongs to
 one study id; re-running with the same id replaces the stored configuration), keeps the random
-signing key it made the first time, and sets the admin password when one is given.
+signing key (and open-link slug) it made the first time, and sets the admin password when one
+is given.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attunebench.collect import crud
-from attunebench.collect.db import Database, SchemaError, check_schema, make_engine, migrate
+from attunebench.collect.db import Database, SchemaError, check_schema, migrate, open_engine
 from attunebench.collect.security import hash_password
 from attunebench.collect.study import Study
 
@@ -20,21 +21,23 @@ class Stored:
     study: Study
     secret: str
     has_admin_password: bool
+    join_slug: str | None  # the open link's, when the study has one
 
 
 def init_database(url: str, study: Study, source: str, admin_password: str | None) -> Stored:
-    engine = make_engine(url)
+    engine = open_engine(url, create=True)
     try:
         migrate(engine)
         with Database(engine).write() as session:
             crud.store_study(session, study, source)
-            secret = crud.ensure_secret(session)
+            secret = crud.ensure_meta(session, crud.SECRET_KEY)
+            slug = crud.ensure_meta(session, crud.JOIN_SLUG) if study.enrolment.open else None
             if admin_password is not None:
                 crud.set_meta(session, crud.ADMIN_PASSWORD, hash_password(admin_password))
             has_password = crud.get_meta(session, crud.ADMIN_PASSWORD) is not None
     finally:
         engine.dispose()
-    return Stored(study, secret, has_password)
+    return Stored(study, secret, has_password, slug)
 
 
 def read_stored(db: Database) -> Stored:
@@ -44,6 +47,7 @@ def read_stored(db: Database) -> Stored:
         study = crud.load_stored_study(session)
         secret = crud.get_meta(session, crud.SECRET_KEY)
         has_password = crud.get_meta(session, crud.ADMIN_PASSWORD) is not None
+        slug = crud.get_meta(session, crud.JOIN_SLUG)
     if study is None or secret is None:
         raise SchemaError("no study is stored in this database: run `attunebench collect init`")
-    return Stored(study, secret, has_password)
+    return Stored(study, secret, has_password, slug if study.enrolment.open else None)

@@ -8,28 +8,32 @@ concurrent posts for one participant apply one after the other (SQLite gets the 
 from __future__ import annotations
 
 import secrets
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, joinedload, selectinload
 
-from attunebench.collect.assignment import Pair, choose_pair
+from attunebench.collect.assignment import Pair, choose_pair, continuation
+from attunebench.collect.generation import Reply
 from attunebench.collect.models import (
     AdminSession,
+    GenerationFailure,
     Meta,
     ParticipantRow,
     ReplyRow,
     StudyRow,
     TurnRow,
 )
-from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, Progress, SurveyAnswer
-from attunebench.collect.security import new_token, token_hash
+from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, SurveyAnswer
+from attunebench.collect.security import deletion_code, new_token, token_hash
 from attunebench.collect.study import Study, study_from_json
 
 SECRET_KEY = "secret_key"
 ADMIN_PASSWORD = "admin_password_hash"
+JOIN_SLUG = "join_slug"
+OPEN_ENROLMENTS = ("open", "simulated")
 
 
 def now() -> datetime:
@@ -52,10 +56,11 @@ def store_study(session: Session, study: Study, source: str) -> None:
             f"this database collects for study {row.id!r}, not {study.id!r}; use another database"
         )
     if row is None:
+        stamp = now()
+        config = study.model_dump_json()
         session.add(
-            StudyRow(id=study.id, config=study.model_dump_json(), source=source,
-                     created_at=now(), updated_at=now())
-        )  # fmt: skip
+            StudyRow(id=study.id, config=config, source=source, created_at=stamp, updated_at=stamp)
+        )
         return
     row.config, row.source, row.updated_at = study.model_dump_json(), source, now()
 
@@ -78,28 +83,46 @@ def set_meta(session: Session, key: str, value: str) -> None:
         row.value = value
 
 
-def ensure_secret(session: Session) -> str:
-    secret = get_meta(session, SECRET_KEY)
-    if secret is None:
-        secret = secrets.token_urlsafe(48)
-        set_meta(session, SECRET_KEY, secret)
-    return secret
+def ensure_meta(session: Session, key: str) -> str:
+    """A random value stored under `key` the first time, and kept from then on."""
+    value = get_meta(session, key)
+    if value is None:
+        value = secrets.token_urlsafe(48 if key == SECRET_KEY else 12)
+        set_meta(session, key, value)
+    return value
+
+
+def new_participant(session: Session, enrolment: str) -> str:
+    """A new participant; returns their token, which is shown once and never stored."""
+    token = new_token()
+    session.add(
+        ParticipantRow(
+            public_id="p" + secrets.token_hex(6),
+            token_hash=token_hash(token),
+            deletion_code=deletion_code(),
+            enrolment=enrolment,
+            created_at=now(),
+        )
+    )
+    return token
 
 
 def create_invitations(session: Session, count: int) -> list[str]:
-    """New participants; returns their tokens, which are shown once and never stored."""
-    tokens = [new_token() for _ in range(count)]
-    for token in tokens:
-        session.add(
-            ParticipantRow(public_id="p" + secrets.token_hex(6), token_hash=token_hash(token),
-                           created_at=now())
-        )  # fmt: skip
-    return tokens
+    return [new_participant(session, "invitation") for _ in range(count)]
 
 
-def participant_by_token(
-    session: Session, token: str, lock: bool = False
-) -> ParticipantRow | None:
+def enrol_open(session: Session, study: Study, simulated: bool) -> str | None:
+    """A participant through the open link, or None when the study's cap is reached."""
+    session.scalar(select(StudyRow).with_for_update())  # concurrent joins count one by one
+    enrolled = session.scalar(
+        select(func.count()).where(ParticipantRow.enrolment.in_(OPEN_ENROLMENTS))
+    )
+    if study.enrolment.cap is not None and (enrolled or 0) >= study.enrolment.cap:
+        return None
+    return new_participant(session, "simulated" if simulated else "open")
+
+
+def participant_by_token(session: Session, token: str, lock: bool = False) -> ParticipantRow | None:
     # The whole conversation in one joined query: every page view and answer needs it.
     query = (
         select(ParticipantRow)
@@ -113,6 +136,10 @@ def participant_by_token(
 
 def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:
     return session.scalar(select(ParticipantRow).where(ParticipantRow.public_id == public_id))
+
+
+def participant_by_code(session: Session, code: str) -> ParticipantRow | None:
+    return session.scalar(select(ParticipantRow).where(ParticipantRow.deletion_code == code))
 
 
 def all_participants(session: Session) -> list[ParticipantRow]:
@@ -154,7 +181,9 @@ def add_turn(
     turn = TurnRow(
         index=len(participant.turns),
         user_text=answer.message,
-        state=answer.state.model_dump(exclude_none=True),
+        state=answer.state.model_dump(exclude_none=True, exclude_defaults=True),
+        need_text=answer.need_text,
+        need_behaviors=list(answer.need_behaviors) or None,
         safety_notice=safety_notice,
         created_at=now(),
     )
@@ -163,21 +192,31 @@ def add_turn(
     return turn
 
 
-def add_reply(turn: TurnRow, position: str, model: str, text: str, flags: list[str],
-              latency_ms: int) -> None:  # fmt: skip
+def add_reply(turn: TurnRow, reply: Reply) -> None:
     turn.replies.append(
-        ReplyRow(position=position, model=model, text=text, flags=flags,
-                 latency_ms=latency_ms, created_at=now())
-    )  # fmt: skip
+        ReplyRow(
+            position=reply.position,
+            model=reply.model,
+            text=reply.text,
+            flags=reply.flags,
+            latency_ms=reply.latency_ms,
+            created_at=now(),
+        )
+    )
 
 
-def save_judgement(turn: TurnRow, answer: JudgeAnswer) -> None:
+def save_judgement(
+    participant: ParticipantRow, turn: TurnRow, answer: JudgeAnswer, study: Study
+) -> None:
     for reply in turn.replies:
         reply.behaviors = list(answer.behaviors.get(reply.position, ()))
     turn.choice = answer.choice
     turn.strength = answer.strength
-    turn.wanted = answer.wanted
-    turn.wanted_behaviors = list(answer.wanted_behaviors)
+    turn.comment = answer.comment
+    turn.comment_behaviors = list(answer.comment_behaviors) or None
+    turn.continued, turn.continued_by = continuation(
+        study.assignment.seed, participant.public_id, turn.index, answer.choice
+    )
     turn.picked_at = now()
 
 
@@ -187,7 +226,8 @@ def end_conversation(participant: ParticipantRow) -> None:
 
 def save_survey(participant: ParticipantRow, answer: SurveyAnswer) -> None:
     if answer.final_state is not None:
-        participant.final_state = answer.final_state.model_dump(exclude_none=True)
+        state = answer.final_state.model_dump(exclude_none=True, exclude_defaults=True)
+        participant.final_state = state or None
     participant.survey = dict(answer.answers)
     participant.finished_at = now()
 
@@ -198,51 +238,17 @@ def delete_participant(session: Session, public_id: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
-def progress(session: Session, study: Study) -> Progress:
-    participants = all_participants(session)
-    per_model: defaultdict[str, dict[str, int]] = defaultdict(
-        lambda: dict.fromkeys(("conversations", "shown", "chosen", "ties"), 0)
-    )
-    for spec in study.pool:
-        per_model[spec]["conversations"] += 0
-    per_position = {"A": 0, "B": 0, "tie": 0}
-    turns = picked = flagged = 0
-    for participant in participants:
-        for model in (participant.model_first, participant.model_second):
-            if model is not None:
-                per_model[model]["conversations"] += 1
-        for turn in participant.turns:
-            turns += 1
-            if turn.choice is not None:
-                picked += 1
-                per_position[turn.choice] += 1
-            for reply in turn.replies:
-                counts = per_model[reply.model]
-                counts["shown"] += 1
-                counts["chosen"] += turn.choice == reply.position
-                counts["ties"] += turn.choice == "tie"
-                flagged += bool(reply.flags)
-    return Progress(
-        study=study.id,
-        invited=len(participants),
-        consented=sum(p.consented_at is not None for p in participants),
-        declined=sum(p.declined_at is not None for p in participants),
-        started=sum(bool(p.turns) for p in participants),
-        finished=sum(p.finished_at is not None for p in participants),
-        turns=turns,
-        picked_turns=picked,
-        flagged_replies=flagged,
-        per_model=dict(per_model),
-        per_position=per_position,
-    )
+def record_failures(session: Session, failures: dict[str, str]) -> None:
+    """Keep why each model's reply could not be had (counted per model on the dashboard)."""
+    stamp = now()
+    for model, error in failures.items():
+        session.add(GenerationFailure(model=model, error=error[:500], created_at=stamp))
 
 
 def open_admin_session(session: Session, session_id: str, hours: float) -> None:
     session.execute(delete(AdminSession).where(AdminSession.expires_at < now()))
-    session.add(
-        AdminSession(id_hash=token_hash(session_id), created_at=now(),
-                     expires_at=now() + timedelta(hours=hours))
-    )  # fmt: skip
+    expires = now() + timedelta(hours=hours)
+    session.add(AdminSession(id_hash=token_hash(session_id), created_at=now(), expires_at=expires))
 
 
 def admin_session_valid(session: Session, session_id: str) -> bool:

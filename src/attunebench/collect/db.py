@@ -5,14 +5,21 @@ SQLite runs in WAL mode with foreign keys on and full fsync, and write transacti
 "database is locked" when another writer got there first, whatever the busy timeout; taking the
 write lock up front makes concurrent writers wait their turn instead. PostgreSQL needs none of
 this; there, rows that must not change under a request are locked with `SELECT ... FOR UPDATE`.
+
+The SQLite file holds the admin password hash, the signing key and the participants' answers,
+so `init` creates it readable by its owner only (SQLite gives its -wal and -shm files the same
+mode). Every other command opens an existing database and never creates one: a mistyped path
+is an error, not a new empty file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from alembic import command
@@ -21,13 +28,18 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 SCRIPT_LOCATION = "attunebench.collect:migrations"
 _WRITE = "attunebench_write"
 
 
-class SchemaError(RuntimeError):
+class DatabaseError(RuntimeError):
+    """The database cannot be opened; the message is one line naming it."""
+
+
+class SchemaError(DatabaseError):
     """The database has not been initialised, or is at another schema version."""
 
 
@@ -63,6 +75,57 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def shown(url: str) -> str:
+    """The URL as it may be printed: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL (None for other databases and in-memory SQLite)."""
+    parsed = make_url(normalise_url(url))
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(str(parsed.database))
+
+
+def _create_private(path: Path) -> None:
+    if not path.parent.is_dir():
+        raise DatabaseError(f"cannot create {path}: folder {path.parent} does not exist")
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        os.chmod(path, 0o600)  # also tightens a file an earlier version made world-readable
+    except OSError as error:
+        raise DatabaseError(f"cannot create {path}: {error.strerror}") from None
+
+
+def open_engine(url: str, create: bool = False) -> Engine:
+    """An engine on a database that answers; `create` makes a missing SQLite file (for init).
+
+    DatabaseError, in one line, for a malformed URL, a missing SQLite file, an unknown driver,
+    or a server that cannot be reached or refuses the login.
+    """
+    try:
+        path = sqlite_file(url)
+    except ArgumentError:
+        forms = "sqlite:///file.db or postgresql://user:password@host/db"
+        raise DatabaseError(f"{url!r} is not a database URL ({forms})") from None
+    if path is not None and create:
+        _create_private(path)
+    elif path is not None and not path.is_file():
+        raise DatabaseError(f"no database at {path}: check --db, or run `attunebench collect init`")
+    try:
+        engine = make_engine(url)
+        with engine.connect():
+            pass
+    except (SQLAlchemyError, ImportError) as error:
+        reason = " ".join(str(getattr(error, "orig", None) or error).split())
+        raise DatabaseError(f"cannot open database {shown(url)}: {reason}") from None
+    return engine
+
+
 def alembic_config() -> Config:
     config = Config()
     config.set_main_option("script_location", SCRIPT_LOCATION)
@@ -70,11 +133,27 @@ def alembic_config() -> Config:
 
 
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest migration (the only way tables are made)."""
+    """Bring the schema to the newest migration (the only way tables are made).
+
+    On SQLite, foreign keys are off while migrating: a batch migration rebuilds a table by
+    copying it and dropping the old one, and dropping a parent table with foreign keys on
+    deletes its children by cascade. The keys are checked once the migration is done.
+    """
     config = alembic_config()
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    with engine.connect() as connection:
+        sqlite = engine.dialect.name == "sqlite"
+        raw = connection.connection.driver_connection
+        if sqlite:  # a pragma that must run outside any transaction
+            raw.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        try:
+            with connection.begin():
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
+                    raise SchemaError("the migration left rows whose parent is missing")
+        finally:
+            if sqlite:
+                raw.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
 
 
 def check_schema(engine: Engine) -> None:
@@ -111,8 +190,10 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        with self._write_lock, Session(self._writer, expire_on_commit=False) as session, (
-            session.begin()
+        with (
+            self._write_lock,
+            Session(self._writer, expire_on_commit=False) as session,
+            session.begin(),
         ):
             yield session
 

@@ -14,8 +14,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from attunebench.collect.db import Database
-from attunebench.collect.schemas import Form
-from attunebench.collect.security import RateLimiter, Signer
+from attunebench.collect.forms import Form
+from attunebench.collect.security import Signer
 from attunebench.collect.settings import Settings
 from attunebench.collect.study import Study
 from attunebench.data.schema import Taxonomy
@@ -33,8 +33,7 @@ class Context:
     signer: Signer
     providers: dict[str, Provider]
     templates: Jinja2Templates
-    participant_limiter: RateLimiter
-    login_limiter: RateLimiter
+    join_slug: str | None
     # Write transactions wait here, not in the shared thread pool: on SQLite only one can run,
     # and writers blocked inside pool threads would starve the page views queued behind them.
     write_limiter: anyio.CapacityLimiter
@@ -58,9 +57,12 @@ def context(request: Request) -> Context:
     return ctx
 
 
-def render(
-    request: Request, name: str, values: dict[str, Any], status: int = 200
-) -> HTMLResponse:
+def base_url(request: Request) -> str:
+    """Where participants reach the app: the configured public address, else this request's."""
+    return context(request).settings.base_url.rstrip("/") or str(request.base_url).rstrip("/")
+
+
+def render(request: Request, name: str, values: dict[str, Any], status: int = 200) -> HTMLResponse:
     ctx = context(request)
     page: HTMLResponse = ctx.templates.TemplateResponse(
         request, name, {"study": ctx.study, **values}, status_code=status
@@ -80,4 +82,3 @@ def require_csrf(ctx: Context, form: Form, purpose: str, subject: str) -> None:
         raise PageError(
             403, "Form expired", "This form could not be verified. Reload the page and try again."
         )
-

@@ -1,15 +1,17 @@
 """Collected conversations as attunebench/v1 records, checked by the dataset validator.
 
-Every label here is first-person: the participant who held the conversation gave it. Response
-ids carry only the conversation, turn and screen position, never the model, which sits in the
-hidden `model` field where tasks and reports look for it.
+Every label here is first-person: the participant who held the conversation gave it, except in
+conversations held by simulated participants (`collect simulate`), which are exported as
+`simulated`, label by label. Response ids carry only the conversation, turn and screen
+position, never the model, which sits in the hidden `model` field where tasks and reports look
+for it. An answer the participant left out is absent, never a midpoint.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from attunebench.collect.models import ParticipantRow, TurnRow
 from attunebench.collect.study import Study
@@ -17,6 +19,7 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import (
     Context,
     Conversation,
+    Need,
     Outcome,
     Participant,
     Preference,
@@ -27,7 +30,11 @@ from attunebench.data.schema import (
 )
 from attunebench.data.validate import FileReport, validate_file
 
-FIRST_PERSON = ("state", "state.intensity", "behaviors", "preference", "outcome")
+LABELLED = ("state", "state.intensity", "behaviors", "preference", "need", "outcome")
+
+
+# How the conversation went on: the participant's pick, or a draw between tied replies.
+_HOW: dict[str, Literal["pick", "random"]] = {"pick": "pick", "random": "random"}
 
 
 def response_id(conversation_id: str, turn_index: int, position: str) -> str:
@@ -52,22 +59,26 @@ def _turn(conversation_id: str, row: TurnRow) -> Turn:
     preference = continued = None
     if row.choice is not None:
         tie = row.choice == "tie"
-        # On a tie the conversation went on with Reply A, whose model alternates by turn.
-        continued = response_id(conversation_id, row.index, "A" if tie else row.choice)
+        continued = response_id(conversation_id, row.index, row.continued or row.choice)
         preference = Preference(
-            chosen=None if tie else continued,
+            chosen=None if tie else response_id(conversation_id, row.index, row.choice),
             tie=tie,
             strength=row.strength,
-            wanted=row.wanted,
-            wanted_behaviors=tuple(row.wanted_behaviors or ()),
+            comment=row.comment,
+            comment_behaviors=tuple(row.comment_behaviors or ()),
         )
+    need = None
+    if row.need_text or row.need_behaviors:
+        need = Need(text=row.need_text, behaviors=tuple(row.need_behaviors or ()))
     return Turn(
         index=row.index,
         user=row.user_text,
         state=_state(row.state),
         responses=responses,
+        need=need,
         preference=preference,
         continued=continued,
+        continued_by=_HOW.get(row.continued_by or ""),
     )
 
 
@@ -89,14 +100,15 @@ def conversation(participant: ParticipantRow, study: Study) -> Conversation:
     labels = {"status": "finished" if participant.finished_at else "incomplete"}
     if safety_turns:
         labels["safety_notice_turns"] = ",".join(safety_turns)
+    simulated = participant.enrolment == "simulated"
     return Conversation(
         id=conversation_id,
         source=Source(
-            kind="collected",
+            kind="simulated" if simulated else "collected",
             name=study.id,
             license=study.license,
-            provenance=dict.fromkeys(FIRST_PERSON, "first-person"),
-            notes=study.name,
+            provenance=dict.fromkeys(LABELLED, "simulated" if simulated else "first-person"),
+            notes=f"{study.name} (simulated participants)" if simulated else study.name,
         ),
         participant=Participant(id=participant.public_id, traits=dict(participant.traits or {})),
         taxonomy=study.taxonomy_inline or study.taxonomy,
@@ -107,18 +119,29 @@ def conversation(participant: ParticipantRow, study: Study) -> Conversation:
 
 
 def conversations(
-    participants: list[ParticipantRow], study: Study, finished_only: bool = False
+    participants: list[ParticipantRow],
+    study: Study,
+    finished_only: bool = False,
+    simulated: bool = True,
 ) -> Iterator[Conversation]:
-    """One record per participant who wrote at least one message (and finished, if asked)."""
+    """One record per participant who wrote at least one message (and finished, if asked;
+    and was not simulated, if asked)."""
     for participant in participants:
         if not participant.turns or (finished_only and participant.finished_at is None):
+            continue
+        if not simulated and participant.enrolment == "simulated":
             continue
         yield conversation(participant, study)
 
 
 def export_file(
-    path: str | Path, participants: list[ParticipantRow], study: Study, finished_only: bool = False
+    path: str | Path,
+    participants: list[ParticipantRow],
+    study: Study,
+    finished_only: bool = False,
+    simulated: bool = True,
 ) -> tuple[int, FileReport | None]:
     """Write the JSON Lines file atomically and validate it; no report for an empty export."""
-    count = write_conversations(path, conversations(participants, study, finished_only))
+    chosen = conversations(participants, study, finished_only, simulated)
+    count = write_conversations(path, chosen)
     return count, (validate_file(path) if count else None)

@@ -59,6 +59,7 @@ def where(participant: ParticipantRow, study: Study) -> Where:
 
 def may_end(participant: ParticipantRow, study: Study) -> bool:
     """Whether the participant may close the conversation now (enough complete turns)."""
-    return where(participant, study).stage == Stage.MESSAGE and len(
-        participant.turns
-    ) >= study.turns.min
+    return (
+        where(participant, study).stage == Stage.MESSAGE
+        and len(participant.turns) >= study.turns.min
+    )

@@ -21,7 +21,14 @@ log = logging.getLogger(__name__)
 
 
 class GenerationError(RuntimeError):
-    """A reply could not be had (provider error, timeout, empty text); the turn can be retried."""
+    """A reply could not be had (provider error, timeout, empty text); the turn can be retried.
+
+    `failures` says why, for each model whose reply failed.
+    """
+
+    def __init__(self, message: str, failures: dict[str, str]) -> None:
+        super().__init__(message)
+        self.failures = failures
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +44,8 @@ def build_messages(
     study: Study, history: Sequence[tuple[str, str]], user_text: str
 ) -> list[Message]:
     """System prompt, then (user, chosen reply) pairs, then the new message."""
-    messages = [Message("system", study.generation.system_prompt)] if (
-        study.generation.system_prompt
-    ) else []
+    prompt = study.generation.system_prompt
+    messages = [Message("system", prompt)] if prompt else []
     for user, reply in history:
         messages += [Message("user", user), Message("assistant", reply)]
     messages.append(Message("user", user_text))
@@ -47,19 +53,27 @@ def build_messages(
 
 
 async def _one(
-    provider: Provider, position: str, messages: list[Message], params: GenerateParams,
-    hint: TaskHint, study: Study,
-) -> Reply:  # fmt: skip
+    provider: Provider,
+    position: str,
+    messages: list[Message],
+    params: GenerateParams,
+    hint: TaskHint,
+    study: Study,
+) -> Reply:
     started = time.perf_counter()
     try:
         async with asyncio.timeout(study.generation.timeout_s):
             output = await provider.generate(messages, params, hint)
-    except (ProviderError, TimeoutError) as error:
-        log.warning("reply %s failed: %s", position, error)
-        raise GenerationError(f"reply {position} could not be generated") from error
+    except TimeoutError:
+        reason = f"no reply within {study.generation.timeout_s:g} s"
+        raise GenerationError(reason, {provider.spec: reason}) from None
+    except ProviderError as error:
+        reason = str(error) or type(error).__name__
+        log.warning("reply %s from %s failed: %s", position, provider.spec, reason)
+        raise GenerationError(reason, {provider.spec: reason}) from error
     text = output.text.strip()
     if not text:
-        raise GenerationError(f"reply {position} came back empty")
+        raise GenerationError("empty reply", {provider.spec: "the reply came back empty"})
     latency_ms = round((time.perf_counter() - started) * 1000)
     return Reply(position, provider.spec, text, latency_ms, reply_flags(text, study.pool))
 
@@ -82,14 +96,20 @@ async def generate_replies(
     )
     missing = sorted(set(positions.values()) - set(providers))
     if missing:
-        raise GenerationError(f"no provider for {', '.join(missing)} (the study pool changed?)")
+        reason = "not in the study's pool any more"
+        raise GenerationError(reason, dict.fromkeys(missing, reason))
     calls = []
     for position, spec in sorted(positions.items()):
-        hint = TaskHint(kind="response", text=user_text, history=hint_history,
-                        item_key=f"{item_key}:{position}")  # fmt: skip
+        key = f"{item_key}:{position}"
+        hint = TaskHint(kind="response", text=user_text, history=hint_history, item_key=key)
         calls.append(_one(providers[spec], position, messages, params, hint, study))
     results = await asyncio.gather(*calls, return_exceptions=True)
+    failures: dict[str, str] = {}
     for result in results:
-        if isinstance(result, BaseException):
+        if isinstance(result, GenerationError):
+            failures.update(result.failures)
+        elif isinstance(result, BaseException):
             raise result
+    if failures:
+        raise GenerationError("; ".join(f"{m}: {e}" for m, e in failures.items()), failures)
     return [r for r in results if isinstance(r, Reply)]

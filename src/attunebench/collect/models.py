@@ -9,7 +9,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -49,6 +58,10 @@ class ParticipantRow(Base):
     public_id: Mapped[str] = mapped_column(String(32), unique=True)
     # Only a hash of the invitation token is kept, so the table does not hand out live links.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # Shown on the thank-you page; a participant quotes it to have their answers deleted.
+    deletion_code: Mapped[str] = mapped_column(String(16), unique=True)
+    # "invitation", "open" (the open link) or "simulated" (`collect simulate`, via the open link).
+    enrolment: Mapped[str] = mapped_column(String(16), server_default="invitation")
     created_at: Mapped[datetime]
     consented_at: Mapped[datetime | None]
     declined_at: Mapped[datetime | None]
@@ -82,10 +95,17 @@ class TurnRow(Base):
     state: Mapped[dict[str, Any]]
     safety_notice: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime]
+    # Asked with the message, before any reply is shown.
+    need_text: Mapped[str | None] = mapped_column(Text)
+    need_behaviors: Mapped[list[Any] | None]
     choice: Mapped[str | None] = mapped_column(String(8))
     strength: Mapped[int | None]
-    wanted: Mapped[str | None] = mapped_column(Text)
-    wanted_behaviors: Mapped[list[Any] | None]
+    # Written after reading the replies.
+    comment: Mapped[str | None] = mapped_column(Text)
+    comment_behaviors: Mapped[list[Any] | None]
+    # The position the conversation went on with, and how it was chosen ("pick", "random").
+    continued: Mapped[str | None] = mapped_column(String(1))
+    continued_by: Mapped[str | None] = mapped_column(String(8))
     picked_at: Mapped[datetime | None]
 
     participant: Mapped[ParticipantRow] = relationship(back_populates="turns")
@@ -120,3 +140,24 @@ class AdminSession(Base):
     id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
+
+
+class RateLimitRow(Base):
+    """One rate-limited key (a participant, a client address) and its theoretical arrival time
+    (GCRA), shared by every app process."""
+
+    __tablename__ = "rate_limits"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    tat: Mapped[float] = mapped_column(Float)
+
+
+class GenerationFailure(Base):
+    """A reply that could not be had, kept so an operator sees a failing model at once."""
+
+    __tablename__ = "generation_failures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), index=True)
+    error: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]

@@ -4,6 +4,8 @@
 - Participant links carry 256 random bits (`secrets.token_urlsafe`); only their SHA-256 is
   stored, and an unknown token gets the same answer as a malformed one, so links cannot be
   enumerated or read back from the database.
+- Deletion codes: 60 random bits in an alphabet that survives being read aloud; they name a
+  participant to the researcher and open nothing.
 - CSRF: every form carries an HMAC of what it acts for (the participant's token, or the admin
   session, or for the login form a random cookie), checked in constant time.
 - Admin sessions: an itsdangerous-signed, expiring cookie naming a server-side session row, so
@@ -14,10 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
-import threading
-import time
-from collections import deque
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -51,6 +51,43 @@ def plausible_token(token: str) -> bool:
     return 40 <= len(token) <= 64 and all(c.isalnum() or c in "-_" for c in token)
 
 
+# Crockford's base 32: no I, L, O or U, so a code read aloud or copied by hand survives.
+CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_CODE_READS = str.maketrans("ILOU", "1101")
+
+
+def deletion_code() -> str:
+    """A participant's deletion code: 12 characters (60 random bits) in groups of four."""
+    raw = "".join(secrets.choice(CODE_ALPHABET) for _ in range(12))
+    return f"{raw[:4]}-{raw[4:8]}-{raw[8:]}"
+
+
+def normalise_code(text: str) -> str | None:
+    """A deletion code as typed (any case, spaces or dashes, O for 0), or None if it is not one.
+
+    >>> normalise_code(" abcd efgh-jkmo ")
+    'ABCD-EFGH-JKM0'
+    >>> normalise_code("hello") is None
+    True
+    """
+    raw = re.sub(r"[\s-]", "", text).upper().translate(_CODE_READS)
+    if len(raw) != 12 or any(c not in CODE_ALPHABET for c in raw):
+        return None
+    return f"{raw[:4]}-{raw[4:8]}-{raw[8:]}"
+
+
+def token_from_link(text: str) -> str | None:
+    """The invitation token in a pasted participant link (or a bare token).
+
+    >>> token_from_link("https://study.example/p/" + "a" * 43 + "/support?x=1")
+    'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
+    """
+    text = text.strip()
+    found = re.search(r"/p/([A-Za-z0-9_-]+)", text)
+    token = found.group(1) if found else text
+    return token if plausible_token(token) else None
+
+
 class Signer:
     """CSRF tokens and signed cookie values under one secret."""
 
@@ -74,40 +111,6 @@ class Signer:
         except BadSignature:
             return None
         return value if isinstance(value, str) else None
-
-
-class RateLimiter:
-    """At most `limit` events per key in any `window_s` seconds (sliding window, in memory).
-
-    Limits are per app process: with several workers each enforces its own share.
-    """
-
-    def __init__(self, limit: int, window_s: float = 60.0, max_keys: int = 100_000) -> None:
-        self.limit = limit
-        self.window_s = window_s
-        self._max_keys = max_keys
-        self._events: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def allow(self, key: str) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            events = self._events.get(key)
-            if events is None:
-                if len(self._events) >= self._max_keys:
-                    self._forget_idle(now)
-                events = self._events[key] = deque()
-            while events and now - events[0] > self.window_s:
-                events.popleft()
-            if len(events) >= self.limit:
-                return False
-            events.append(now)
-            return True
-
-    def _forget_idle(self, now: float) -> None:
-        idle = [k for k, ev in self._events.items() if not ev or now - ev[-1] > self.window_s]
-        for key in idle:
-            del self._events[key]
 
 
 CONTENT_SECURITY_POLICY = "; ".join(

@@ -25,8 +25,9 @@ class Settings(BaseSettings):
         description="Signs cookies and CSRF tokens; by default the random key `init` stored.",
     )
     cookie_secure: bool = Field(
-        default=True, description="Send the admin cookie over HTTPS only (browsers treat "
-        "http://127.0.0.1 and localhost as secure)."
+        default=True,
+        description="Send the admin cookie over HTTPS only (browsers treat "
+        "http://127.0.0.1 and localhost as secure).",
     )
     session_hours: float = Field(default=8, gt=0, le=24 * 30)
     login_attempts_per_minute: int = Field(default=10, ge=1)

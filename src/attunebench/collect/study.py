@@ -13,28 +13,24 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from attunebench.collect.questions import (
+    EndSurvey,
+    Enrolment,
+    Key,
+    Part,
+    Question,
+    Text,
+    TurnQuestions,
+)
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError, load_taxonomy
 from attunebench.models.registry import SpecError, parse_spec
 
-Text = Annotated[str, Field(min_length=1, max_length=20_000)]
-Key = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$")]
-
-# The international short form of PANAS (Thompson 2007): five positive, five negative items.
-PANAS_ITEMS = (
-    "upset", "hostile", "alert", "ashamed", "inspired",
-    "nervous", "determined", "attentive", "afraid", "active",
-)  # fmt: skip
-
 
 class StudyError(ValueError):
     """A study file is unreadable or invalid; the message names file, key and problem."""
-
-
-class Part(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class PoolModel(Part):
@@ -65,59 +61,6 @@ class Assignment(Part):
 class Turns(Part):
     min: int = Field(default=3, ge=1, le=100)
     max: int = Field(default=8, ge=1, le=100)
-
-
-class TurnQuestions(Part):
-    """Which questions every turn asks. The message and the reply pick are always asked."""
-
-    emotions: bool = True
-    intensity: bool = True
-    valence: bool = True
-    arousal: bool = True
-    panas: bool = False
-    behaviors: bool = True
-    strength: bool = True
-    wanted: bool = True
-    wanted_behaviors: bool = False
-
-
-class Question(Part):
-    id: Key
-    text: Text
-    kind: Literal["text", "choice", "scale"] = "text"
-    options: tuple[Annotated[str, Field(min_length=1, max_length=200)], ...] = ()
-    min: int = 1
-    max: int = 5
-    min_label: str = ""
-    max_label: str = ""
-    required: bool = False
-
-    @model_validator(mode="after")
-    def _kind_fits(self) -> Question:
-        if self.kind == "choice" and len(self.options) < 2:
-            raise ValueError("a choice question needs at least two options")
-        if self.kind != "choice" and self.options:
-            raise ValueError(f"options are only for choice questions (this one is {self.kind!r})")
-        if self.kind == "scale" and self.min >= self.max:
-            raise ValueError(f"scale min ({self.min}) must be below max ({self.max})")
-        return self
-
-
-class EndSurvey(Part):
-    final_state: bool = True
-    questions: tuple[Question, ...] = ()
-    rating_question: Key | None = Field(
-        default=None, description="Id of the scale question whose answer is the overall rating."
-    )
-
-    @model_validator(mode="after")
-    def _rating_is_scale(self) -> EndSurvey:
-        if self.rating_question is None:
-            return self
-        found = next((q for q in self.questions if q.id == self.rating_question), None)
-        if found is None or found.kind != "scale":
-            raise ValueError(f"rating_question {self.rating_question!r} is not a scale question")
-        return self
 
 
 class Resource(Part):
@@ -153,6 +96,9 @@ class Limits(Part):
     message_chars: int = Field(default=2000, ge=10, le=20_000)
     answer_chars: int = Field(default=1000, ge=10, le=20_000)
     posts_per_minute: int = Field(default=30, ge=1, le=10_000)
+    joins_per_minute: int = Field(
+        default=60, ge=1, le=100_000, description="Open-link enrolments per client address."
+    )
 
 
 class Study(Part):
@@ -172,6 +118,7 @@ class Study(Part):
     end: EndSurvey = Field(default_factory=EndSurvey)
     safety: Safety = Field(default_factory=Safety)
     limits: Limits = Field(default_factory=Limits)
+    enrolment: Enrolment = Field(default_factory=Enrolment)
     # Filled at load time when `taxonomy` names a JSON file, so the stored study is self-contained.
     taxonomy_inline: Taxonomy | None = None
 

@@ -9,12 +9,14 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 
 def paragraphs(text: str) -> list[str]:
-    """Split a study text on blank lines; each part is escaped and shown as one paragraph.
+    """Split a study text into paragraphs at blank lines, joining the lines of each: a TOML
+    string is wrapped for the editor, not for the page, so its line breaks mean nothing.
 
     >>> paragraphs("One.\\n\\nTwo\\nlines.")
-    ['One.', 'Two\\nlines.']
+    ['One.', 'Two lines.']
     """
-    return [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+    parts = (part.split() for part in re.split(r"\n\s*\n", text))
+    return [" ".join(words) for words in parts if words]
 
 
 def make_environment() -> Environment:

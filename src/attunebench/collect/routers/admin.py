@@ -1,4 +1,5 @@
-"""The researcher's pages under `/admin`: login, progress, invitations, participants, deletion.
+"""The researcher's pages under `/admin`: login, progress, invitations, participants, lookup by
+a participant's link or deletion code, and deletion.
 
 Every route but the login form needs a live admin session; without one, pages redirect to the
 login form and posts are refused with 401. Forms carry a CSRF token bound to the session.
@@ -12,11 +13,22 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from attunebench.collect import crud
-from attunebench.collect.deps import Context, PageError, context, read_form, render, require_csrf
-from attunebench.collect.security import verify_password
+from attunebench.collect import crud, ratelimit
+from attunebench.collect.deps import (
+    Context,
+    PageError,
+    base_url,
+    context,
+    read_form,
+    render,
+    require_csrf,
+)
+from attunebench.collect.models import ParticipantRow
+from attunebench.collect.progress import progress
+from attunebench.collect.security import normalise_code, token_from_link, verify_password
 
 router = APIRouter(prefix="/admin")
 T = TypeVar("T")
@@ -48,18 +60,18 @@ AdminSession = Annotated[str, Depends(admin_session)]
 
 
 def _cookie(response: Response, ctx: Context, name: str, value: str, max_age: int) -> None:
+    secure = ctx.settings.cookie_secure
     response.set_cookie(
-        name, value, max_age=max_age, path="/admin", secure=ctx.settings.cookie_secure,
-        httponly=True, samesite="strict",
-    )  # fmt: skip
+        name, value, max_age=max_age, path="/admin", secure=secure, httponly=True, samesite="strict"
+    )
 
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request, error: str = "") -> HTMLResponse:
     ctx = context(request)
     nonce = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
-    page = render(request, "admin/login.html",
-                  {"csrf": ctx.signer.csrf("login", nonce), "error": bool(error)})  # fmt: skip
+    values = {"csrf": ctx.signer.csrf("login", nonce), "error": bool(error)}
+    page = render(request, "admin/login.html", values)
     _cookie(page, ctx, LOGIN_COOKIE, nonce, max_age=3600)
     return page
 
@@ -70,13 +82,19 @@ def _check_password(ctx: Context, password: str) -> bool:
     return stored is not None and verify_password(stored, password)
 
 
+def _login_allowed(session: Session, client: str, per_minute: int) -> bool:
+    ratelimit.forget_idle(session)  # logins are rare: a good moment to tidy the table
+    return ratelimit.allow(session, f"login:{client}", per_minute)
+
+
 @router.post("/login")
 async def login(request: Request) -> RedirectResponse:
     ctx = context(request)
     client = request.client.host if request.client else "?"
-    if not ctx.login_limiter.allow(client):
-        raise PageError(429, "Too many attempts", "Wait a minute before trying again.",
-                        **{"Retry-After": "60"})  # fmt: skip
+    per_minute = ctx.settings.login_attempts_per_minute
+    if not await _write(ctx, _login_allowed, client, per_minute):
+        message = "Wait a minute before trying again."
+        raise PageError(429, "Too many attempts", message, **{"Retry-After": "60"})
     form = await read_form(request)
     require_csrf(ctx, form, "login", request.cookies.get(LOGIN_COOKIE, ""))
     password = form.get("password", [""])[0][:1000]
@@ -115,17 +133,47 @@ async def logout(request: Request, session_id: AdminSession) -> RedirectResponse
     return response
 
 
-def _page(request: Request, session_id: str, name: str, values: dict[str, Any]) -> HTMLResponse:
-    return render(request, name, {"csrf": context(request).signer.csrf("admin", session_id),
-                                  **values})  # fmt: skip
+def _page(
+    request: Request, session_id: str, name: str, values: dict[str, Any], status: int = 200
+) -> HTMLResponse:
+    csrf = context(request).signer.csrf("admin", session_id)
+    return render(request, name, {"csrf": csrf, **values}, status=status)
+
+
+def _dashboard(request: Request, session_id: str, lookup_error: str = "") -> HTMLResponse:
+    ctx = context(request)
+    with ctx.db.read() as session:
+        now = progress(session, ctx.study)
+    join = f"{base_url(request)}/join/{ctx.join_slug}" if ctx.join_slug else None
+    values = {"progress": now, "join_link": join, "lookup_error": lookup_error}
+    return _page(request, session_id, "admin/dashboard.html", values, 404 if lookup_error else 200)
 
 
 @router.get("", response_class=HTMLResponse)
 def dashboard(request: Request, session_id: AdminSession) -> HTMLResponse:
-    ctx = context(request)
+    return _dashboard(request, session_id)
+
+
+def _find(ctx: Context, text: str) -> ParticipantRow | None:
+    """The participant a pasted link (or token) or deletion code names."""
+    token, code = token_from_link(text), normalise_code(text)
     with ctx.db.read() as session:
-        progress = crud.progress(session, ctx.study)
-    return _page(request, session_id, "admin/dashboard.html", {"progress": progress})
+        found = crud.participant_by_token(session, token) if token else None
+        if found is None and code is not None:
+            found = crud.participant_by_code(session, code)
+    return found
+
+
+@router.post("/lookup", response_model=None)
+async def lookup(request: Request, session_id: AdminSession) -> Response:
+    """Find a participant from what they quote when they ask for deletion."""
+    form = await _admin_form(request, session_id)
+    text = form.get("q", [""])[0][:500]
+    found = await run_in_threadpool(_find, context(request), text)
+    if found is None:
+        message = "No participant has that link or deletion code (already deleted?)."
+        return await run_in_threadpool(_dashboard, request, session_id, message)
+    return RedirectResponse(f"/admin/participants/{found.public_id}", status_code=303)
 
 
 @router.post("/invitations", response_class=HTMLResponse)
@@ -139,8 +187,7 @@ async def invitations(request: Request, session_id: AdminSession) -> HTMLRespons
     if not 1 <= count <= MAX_INVITATIONS:
         raise PageError(400, "Invalid count", f"Create between 1 and {MAX_INVITATIONS} links.")
     tokens: list[str] = await _write(ctx, crud.create_invitations, count)
-    base = ctx.settings.base_url.rstrip("/") or str(request.base_url).rstrip("/")
-    links = [f"{base}/p/{token}" for token in tokens]
+    links = [f"{base_url(request)}/p/{token}" for token in tokens]
     return _page(request, session_id, "admin/invitations.html", {"links": links})
 
 

@@ -1,8 +1,10 @@
-"""The participant's path, under their invitation link `/p/{token}`.
+"""The participant's path, under their personal link `/p/{token}`.
 
 `GET /p/{token}` always shows the page for where they are (see flow.py). Each answer is a POST
 that is committed before its redirect back to that page, so an acknowledged answer is a stored
-answer. Nothing here names a model: replies are known to the page only as A and B.
+answer. An answer with problems is not stored: the same page comes back (422) with each problem
+beside its question and every answer as given. Nothing here names a model: replies are known to
+the page only as A and B.
 """
 
 from __future__ import annotations
@@ -13,24 +15,40 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from attunebench.collect import crud, schemas
+from attunebench.collect import crud, forms, ratelimit
 from attunebench.collect.assignment import Pair
-from attunebench.collect.deps import Context, PageError, context, read_form, render, require_csrf
-from attunebench.collect.flow import Stage, Where, may_end, where
+from attunebench.collect.deps import (
+    Context,
+    PageError,
+    base_url,
+    context,
+    read_form,
+    render,
+    require_csrf,
+)
+from attunebench.collect.flow import Stage, may_end, where
 from attunebench.collect.generation import GenerationError, Reply, generate_replies
 from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.questions import PANAS_ITEMS
 from attunebench.collect.security import plausible_token
-from attunebench.collect.study import PANAS_ITEMS
+from attunebench.collect.wording import label_texts
 
 router = APIRouter(prefix="/p/{token}")
 A = TypeVar("A")
 Apply = Callable[[Session, ParticipantRow, A], None]
 
-NOT_FOUND = PageError(404, "Link not found", "This invitation link is not valid.")
+
+def _not_found() -> PageError:
+    return PageError(404, "Link not found", "This invitation link is not valid.")
+
+
+def _slow_down() -> PageError:
+    message = "Too many answers in a minute. Wait a moment, then reload the page."
+    return PageError(429, "Slow down", message, **{"Retry-After": "30"})
 
 
 def _participant(session: Session, token: str, lock: bool = False) -> ParticipantRow:
@@ -38,12 +56,12 @@ def _participant(session: Session, token: str, lock: bool = False) -> Participan
     if plausible_token(token):
         participant = crud.participant_by_token(session, token, lock)
     if participant is None:
-        raise NOT_FOUND
+        raise _not_found()
     return participant
 
 
 def continued_text(turn: TurnRow) -> str:
-    position = "A" if turn.choice in (None, "tie") else turn.choice
+    position = turn.continued or "A"
     return next(r.text for r in turn.replies if r.position == position)
 
 
@@ -51,11 +69,15 @@ def history(participant: ParticipantRow) -> list[tuple[str, str]]:
     return [(t.user_text, continued_text(t)) for t in participant.turns if t.picked_at is not None]
 
 
-def _view(ctx: Context, participant: ParticipantRow, token: str) -> dict[str, Any]:
+def _view(
+    ctx: Context, request: Request, participant: ParticipantRow, token: str
+) -> dict[str, Any]:
     at = where(participant, ctx.study)
     current = participant.turns[at.turn] if at.stage in (Stage.PENDING, Stage.JUDGE) else None
     return {
         "token": token,
+        "link": f"{base_url(request)}/p/{token}",
+        "deletion_code": participant.deletion_code,
         "csrf": ctx.signer.csrf("participant", token),
         "step": at.step,
         "stage": at.stage.value,
@@ -66,7 +88,10 @@ def _view(ctx: Context, participant: ParticipantRow, token: str) -> dict[str, An
         "safety_now": current is not None and current.safety_notice,
         "may_end": may_end(participant, ctx.study),
         "taxonomy": ctx.taxonomy,
+        "labels": label_texts(ctx.taxonomy),
         "panas_items": PANAS_ITEMS,
+        "values": {},
+        "errors": {},
     }
 
 
@@ -74,7 +99,7 @@ def _view(ctx: Context, participant: ParticipantRow, token: str) -> dict[str, An
 def page(request: Request, token: str) -> HTMLResponse:
     ctx = context(request)
     with ctx.db.read() as session:
-        view = _view(ctx, _participant(session, token), token)
+        view = _view(ctx, request, _participant(session, token), token)
     return render(request, f"participant/{view['stage']}.html", view)
 
 
@@ -90,37 +115,56 @@ def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], a
     """Apply an answer if the participant is still at the step the form was made for."""
     with ctx.db.write() as session:
         participant = _participant(session, token, lock=True)
+        if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
+            raise _slow_down()
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
             apply(session, participant, answer)
 
 
-async def _checked_form(ctx: Context, request: Request, token: str) -> schemas.Form:
-    """The posted form, once the participant's rate limit and the form's CSRF token pass."""
-    if not ctx.participant_limiter.allow(token):
-        raise PageError(429, "Slow down", "Too many answers in a minute. Wait a moment, then "
-                        "reload the page.", **{"Retry-After": "30"})  # fmt: skip
+def _count_post(ctx: Context, token: str) -> None:
+    """Count a post that stores nothing itself (a retry of the replies) against the limit."""
+    with ctx.db.write() as session:
+        participant = _participant(session, token)
+        if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
+            raise _slow_down()
+
+
+async def _checked_form(ctx: Context, request: Request, token: str) -> forms.Form:
     form = await read_form(request)
     require_csrf(ctx, form, "participant", token)
     return form
 
 
+def _again(
+    ctx: Context, request: Request, token: str, step: str, form: forms.Form, errors: dict[str, str]
+) -> Response:
+    """The page the form came from, with its problems and the answers as given (422); or, for a
+    stale form, just the current page."""
+    with ctx.db.read() as session:
+        view = _view(ctx, request, _participant(session, token), token)
+    if view["step"] != step:
+        return RedirectResponse(f"/p/{token}", status_code=303)
+    view.update(values=form, errors=errors)
+    return render(request, f"participant/{view['stage']}.html", view, status=422)
+
+
 async def _answer(
-    request: Request, token: str, stage: Stage, parse: Callable[[schemas.Form], A], apply: Apply[A]
-) -> RedirectResponse:
+    request: Request, token: str, stage: Stage, parse: Callable[[forms.Form], A], apply: Apply[A]
+) -> Response:
     ctx = context(request)
     form = await _checked_form(ctx, request, token)
+    step = form.get("step", [""])[0]
     try:
         answer = parse(form)
-    except schemas.FormError as error:
-        raise PageError(400, "Please check your answer", str(error)) from None
-    step = form.get("step", [""])[0]
+    except forms.FormErrors as problems:
+        return await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
     await ctx.run_write(_store, ctx, token, step, stage, apply, answer)
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
 @router.post("/consent")
-async def consent(request: Request, token: str) -> RedirectResponse:
+async def consent(request: Request, token: str) -> Response:
     study = context(request).study
 
     def apply(session: Session, participant: ParticipantRow, agree: bool) -> None:
@@ -133,52 +177,62 @@ async def consent(request: Request, token: str) -> RedirectResponse:
 
 
 @router.post("/traits")
-async def traits(request: Request, token: str) -> RedirectResponse:
+async def traits(request: Request, token: str) -> Response:
     study = context(request).study
     return await _answer(
-        request, token, Stage.TRAITS,
-        lambda f: schemas.parse_answers(f, study.traits, study.limits.answer_chars),
+        request,
+        token,
+        Stage.TRAITS,
+        lambda f: forms.parse_traits(f, study),
         lambda _s, participant, answer: crud.save_traits(participant, answer),
-    )  # fmt: skip
+    )
 
 
 @router.post("/message")
-async def message(request: Request, token: str) -> RedirectResponse:
+async def message(request: Request, token: str) -> Response:
     ctx = context(request)
-
     jobs: list[_Job] = []
 
-    def apply(session: Session, participant: ParticipantRow, answer: schemas.MessageAnswer) -> None:
+    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
         safety = ctx.study.safety.triggered_by(answer.message)
         crud.add_turn(session, participant, answer, safety_notice=safety)
         jobs.extend(_job(ctx, participant))
 
-    parse = lambda f: schemas.parse_message(f, ctx.study, ctx.taxonomy)  # noqa: E731
+    def parse(form: forms.Form) -> Any:
+        return forms.parse_message(form, ctx.study, ctx.taxonomy)
+
     response = await _answer(request, token, Stage.MESSAGE, parse, apply)
-    # A stale post stored nothing and made no job; it only shows the current page.
+    # A stale or refused post made no job; it only shows a page.
     return _timed(response, await _generate(ctx, token, jobs[0]) if jobs else 0.0)
 
 
 @router.post("/generate")
-async def generate(request: Request, token: str) -> RedirectResponse:
+async def generate(request: Request, token: str) -> Response:
     """Try the replies again after a failed generation (the page offers this button)."""
     ctx = context(request)
-    await _checked_form(ctx, request, token)  # rate-limited: each retry calls the models
+    await _checked_form(ctx, request, token)
+    await ctx.run_write(_count_post, ctx, token)  # each retry calls the models
     return _timed(RedirectResponse(f"/p/{token}", status_code=303), await _generate(ctx, token))
 
 
 @router.post("/judge")
-async def judge(request: Request, token: str) -> RedirectResponse:
+async def judge(request: Request, token: str) -> Response:
     ctx = context(request)
+
+    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
+        crud.save_judgement(participant, participant.turns[-1], answer, ctx.study)
+
     return await _answer(
-        request, token, Stage.JUDGE,
-        lambda f: schemas.parse_judge(f, ctx.study, ctx.taxonomy),
-        lambda _s, participant, answer: crud.save_judgement(participant.turns[-1], answer),
-    )  # fmt: skip
+        request,
+        token,
+        Stage.JUDGE,
+        lambda f: forms.parse_judge(f, ctx.study, ctx.taxonomy),
+        apply,
+    )
 
 
 @router.post("/end")
-async def end(request: Request, token: str) -> RedirectResponse:
+async def end(request: Request, token: str) -> Response:
     study = context(request).study
 
     def apply(_s: Session, participant: ParticipantRow, _answer: None) -> None:
@@ -189,13 +243,15 @@ async def end(request: Request, token: str) -> RedirectResponse:
 
 
 @router.post("/survey")
-async def survey(request: Request, token: str) -> RedirectResponse:
+async def survey(request: Request, token: str) -> Response:
     ctx = context(request)
     return await _answer(
-        request, token, Stage.SURVEY,
-        lambda f: schemas.parse_survey(f, ctx.study, ctx.taxonomy),
+        request,
+        token,
+        Stage.SURVEY,
+        lambda f: forms.parse_survey(f, ctx.study, ctx.taxonomy),
         lambda _s, participant, answer: crud.save_survey(participant, answer),
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,13 +265,13 @@ class _Job:
 
 def _job(ctx: Context, participant: ParticipantRow) -> list[_Job]:
     """The replies a participant waits for: none, or one job for the pending turn."""
-    at: Where = where(participant, ctx.study)
+    at = where(participant, ctx.study)
     if at.stage != Stage.PENDING or participant.model_first is None:
         return []
     pair = Pair(participant.model_first, str(participant.model_second))
     turn = participant.turns[at.turn]
-    return [_Job(at.turn, pair.at_turn(at.turn), history(participant), turn.user_text,
-                 f"{participant.public_id}:{at.turn}")]  # fmt: skip
+    key = f"{participant.public_id}:{at.turn}"
+    return [_Job(at.turn, pair.at_turn(at.turn), history(participant), turn.user_text, key)]
 
 
 def _pending(ctx: Context, token: str) -> list[_Job]:
@@ -231,8 +287,12 @@ def _save_replies(ctx: Context, token: str, job: _Job, replies: list[Reply]) -> 
             return  # another request stored this turn's replies first
         turn = participant.turns[at.turn]
         for reply in replies:
-            crud.add_reply(turn, reply.position, reply.model, reply.text, reply.flags,
-                           reply.latency_ms)  # fmt: skip
+            crud.add_reply(turn, reply)
+
+
+def _save_failures(ctx: Context, failures: dict[str, str]) -> None:
+    with ctx.db.write() as session:
+        crud.record_failures(session, failures)
 
 
 async def _generate(ctx: Context, token: str, job: _Job | None = None) -> float:
@@ -247,14 +307,16 @@ async def _generate(ctx: Context, token: str, job: _Job | None = None) -> float:
         replies = await generate_replies(
             ctx.providers, ctx.study, job.positions, job.history, job.user_text, job.item_key
         )
-    except GenerationError:
-        return time.perf_counter() - started  # the page now offers to try again
+    except GenerationError as error:
+        elapsed = time.perf_counter() - started
+        await ctx.run_write(_save_failures, ctx, error.failures)
+        return elapsed  # the page now offers to try again
     elapsed = time.perf_counter() - started
     await ctx.run_write(_save_replies, ctx, token, job, replies)
     return elapsed
 
 
-def _timed(response: RedirectResponse, model_s: float) -> RedirectResponse:
+def _timed(response: Response, model_s: float) -> Response:
     # Server-Timing lets a load test subtract model time; it carries no model identity.
     response.headers["server-timing"] = f"model;dur={model_s * 1000:.1f}"
     return response

@@ -1,15 +1,31 @@
 // Small progressive enhancements; every page works without this file.
 "use strict";
 
-document.addEventListener("DOMContentLoaded", () => {
-  // Show each slider's value next to it.
-  for (const output of document.querySelectorAll("output[data-for]")) {
-    const input = document.getElementById(output.dataset.for);
-    if (!input) continue;
-    const show = () => { output.textContent = input.value; };
-    input.addEventListener("input", show);
+// A slider has no answer until it is moved: its "not answered" box stays ticked till then.
+function linkSlider(input, unset, output) {
+  const show = () => {
+    const text = unset.checked ? "not answered" : input.value;
+    output.textContent = text;
+    input.setAttribute("aria-valuetext", text);
+  };
+  input.addEventListener("input", () => {
+    unset.checked = false;
     show();
+  });
+  unset.addEventListener("change", show);
+  show();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  for (const unset of document.querySelectorAll("input[data-unset-for]")) {
+    const name = unset.dataset.unsetFor;
+    const input = document.getElementById(name);
+    const output = document.querySelector(`output[data-for="${name}"]`);
+    if (input && output) linkSlider(input, unset, output);
   }
+  // A page that came back with problems starts at their list.
+  const problems = document.getElementById("problems");
+  if (problems) problems.focus();
   for (const form of document.querySelectorAll("form")) {
     form.addEventListener("submit", (event) => {
       const question = form.dataset.confirm;
@@ -28,6 +44,7 @@ document.addEventListener("DOMContentLoaded", () => {
         const note = document.createElement("p");
         note.className = "busy";
         note.textContent = busy;
+        note.setAttribute("role", "status");
         form.appendChild(note);
       }
     });

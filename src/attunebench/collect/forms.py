@@ -1,0 +1,223 @@
+"""Posted forms checked against the study (which questions it asks and requires, its length
+limits) and the taxonomy (which labels exist).
+
+Every problem is collected, keyed by the form field it belongs to, so the page can show each
+one beside its question and keep the other answers; `FormErrors` carries them all. A slider
+comes with a "not answered" box, ticked until the participant moves the slider: while it is
+ticked, the answer is absent, whatever position the slider shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attunebench.collect.questions import PANAS_ITEMS, Question
+from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, StateAnswer, SurveyAnswer
+from attunebench.collect.study import Study
+from attunebench.data.schema import Taxonomy
+
+Form = Mapping[str, list[str]]
+UNSET = "_unset"  # suffix of a slider's "not answered" box
+
+# Each slider: form range, stored range, what the page calls it.
+SLIDERS = {
+    "intensity": ((1, 5), "how strong the feeling is"),
+    "valence": ((-100, 100), "how pleasant it feels"),
+    "arousal": ((0, 100), "how calm or activated you feel"),
+}
+
+
+class FormErrors(ValueError):
+    """Problems with a posted form, by field, in plain words for the participant."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{field}: {message}" for field, message in errors.items()))
+        self.errors = errors
+
+
+class Reader:
+    """Reads fields off a form, noting each problem instead of stopping at the first."""
+
+    def __init__(self, form: Form) -> None:
+        self.form = form
+        self.errors: dict[str, str] = {}
+
+    def fail(self, field: str, message: str) -> None:
+        self.errors.setdefault(field, message)
+
+    def one(self, field: str) -> str:
+        values = self.form.get(field, [])
+        return values[0].strip() if values else ""
+
+    def text(self, field: str, limit: int, required: bool = False) -> str | None:
+        value = self.one(field)
+        if len(value) > limit:
+            self.fail(field, f"Please shorten this to {limit} characters at most.")
+            return None
+        if required and not value:
+            self.fail(field, "Please answer this question.")
+        return value or None
+
+    def number(self, field: str, low: float, high: float, required: bool) -> float | None:
+        raw = self.one(field)
+        if not raw:
+            if required:
+                self.fail(field, "Please answer this question.")
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            self.fail(field, "This answer is not a number.")
+            return None
+        if not low <= value <= high:  # also refuses NaN
+            self.fail(field, f"Pick a value from {low:g} to {high:g}.")
+            return None
+        return value
+
+    def slider(self, field: str, required: bool) -> float | None:
+        if self.one(field + UNSET):
+            if required:
+                self.fail(field, f"Please move the slider to say {SLIDERS[field][1]}.")
+            return None
+        (low, high), _ = SLIDERS[field]
+        return self.number(field, low, high, required)
+
+    def labels(
+        self, field: str, allowed: frozenset[str], required: bool = False
+    ) -> tuple[str, ...]:
+        chosen = tuple(dict.fromkeys(v for v in self.form.get(field, []) if v))
+        unknown = [label for label in chosen if label not in allowed]
+        if unknown:
+            self.fail(field, f"{unknown[0][:50]!r} is not one of the choices.")
+            return ()
+        if required and not chosen:
+            self.fail(field, "Please pick at least one.")
+        return chosen
+
+    def done(self) -> None:
+        if self.errors:
+            raise FormErrors(self.errors)
+
+
+def read_state(reader: Reader, study: Study, taxonomy: Taxonomy) -> StateAnswer:
+    asks = study.questions
+    emotions: tuple[str, ...] = ()
+    primary = None
+    if asks.asks("emotions"):
+        emotions = reader.labels("emotions", taxonomy.emotion_names(), asks.requires("emotions"))
+        if asks.asks("primary"):
+            primary = reader.one("primary") or None
+            if primary is not None and primary not in emotions:
+                reader.fail("primary", "Pick the strongest among the emotions you ticked.")
+                primary = None
+            elif primary is None and len(emotions) > 1 and asks.requires("primary"):
+                reader.fail("primary", "Please say which emotion is strongest.")
+        if primary is None and len(emotions) == 1:
+            primary = emotions[0]
+    values = {
+        name: reader.slider(name, asks.requires(name)) if asks.asks(name) else None
+        for name in SLIDERS
+    }
+    panas = None
+    if asks.asks("panas"):
+        given = {i: reader.number(f"panas_{i}", 1, 5, asks.requires("panas")) for i in PANAS_ITEMS}
+        panas = {item: round(value) for item, value in given.items() if value is not None} or None
+    intensity, valence, arousal = values["intensity"], values["valence"], values["arousal"]
+    return StateAnswer(
+        emotions=emotions,
+        primary=primary,
+        intensity=None if intensity is None else round(intensity),
+        valence=None if valence is None else valence / 100,
+        arousal=None if arousal is None else arousal / 100,
+        panas=panas,
+    )
+
+
+def parse_message(form: Form, study: Study, taxonomy: Taxonomy) -> MessageAnswer:
+    reader = Reader(form)
+    asks = study.questions
+    message = reader.text("message", study.limits.message_chars, required=True)
+    state = read_state(reader, study, taxonomy)
+    need = need_behaviors = None
+    if asks.asks("need"):
+        need = reader.text("need", study.limits.answer_chars, asks.requires("need"))
+    if asks.asks("need_behaviors"):
+        need_behaviors = reader.labels(
+            "need_behaviors", taxonomy.behavior_names(), asks.requires("need_behaviors")
+        )
+    reader.done()
+    assert message is not None
+    return MessageAnswer(
+        message=message, state=state, need_text=need, need_behaviors=need_behaviors or ()
+    )
+
+
+def parse_judge(form: Form, study: Study, taxonomy: Taxonomy) -> JudgeAnswer:
+    reader = Reader(form)
+    asks = study.questions
+    allowed = taxonomy.behavior_names()
+    behaviors: dict[str, tuple[str, ...]] = {}
+    for position in ("A", "B"):
+        if asks.asks("behaviors"):
+            field = f"behaviors_{position}"
+            behaviors[position] = reader.labels(field, allowed, asks.requires("behaviors"))
+    choice = reader.one("choice")
+    if choice != "A" and choice != "B" and choice != "tie":  # spelled out so mypy narrows it
+        reader.fail("choice", "Please pick Reply A, Reply B or 'about the same'.")
+        choice = "tie"
+    strength = None
+    if asks.asks("strength") and choice != "tie":  # a tie has no "how much better"
+        value = reader.number("strength", 1, 3, asks.requires("strength"))
+        strength = None if value is None else round(value)
+    comment = comment_behaviors = None
+    if asks.asks("comment"):
+        comment = reader.text("comment", study.limits.answer_chars, asks.requires("comment"))
+    if asks.asks("comment_behaviors"):
+        comment_behaviors = reader.labels(
+            "comment_behaviors", allowed, asks.requires("comment_behaviors")
+        )
+    reader.done()
+    return JudgeAnswer(
+        behaviors=behaviors,
+        choice=choice,
+        strength=strength,
+        comment=comment,
+        comment_behaviors=comment_behaviors or (),
+    )
+
+
+def read_question(reader: Reader, question: Question, limit: int) -> str | float | None:
+    field = f"q_{question.id}"
+    if question.kind == "scale":
+        return reader.number(field, question.min, question.max, question.required)
+    value = reader.text(field, limit, question.required)
+    if question.kind == "choice" and value is not None and value not in question.options:
+        reader.fail(field, "Please pick one of the options.")
+        return None
+    return value
+
+
+def read_answers(
+    reader: Reader, questions: tuple[Question, ...], limit: int
+) -> dict[str, str | float]:
+    answers: dict[str, str | float] = {}
+    for question in questions:
+        value = read_question(reader, question, limit)
+        if value is not None:
+            answers[question.id] = value
+    return answers
+
+
+def parse_traits(form: Form, study: Study) -> dict[str, str | float]:
+    reader = Reader(form)
+    answers = read_answers(reader, study.traits, study.limits.answer_chars)
+    reader.done()
+    return answers
+
+
+def parse_survey(form: Form, study: Study, taxonomy: Taxonomy) -> SurveyAnswer:
+    reader = Reader(form)
+    final_state = read_state(reader, study, taxonomy) if study.end.final_state else None
+    answers = read_answers(reader, study.end.questions, study.limits.answer_chars)
+    reader.done()
+    return SurveyAnswer(final_state=final_state, answers=answers)

@@ -1,0 +1,170 @@
+"""Scripted participants for `collect simulate`: what they write and how they answer.
+
+Each simulated participant has a generator seeded from the run's seed and its number, and
+follows these rules, so a simulated study replays exactly:
+
+- **Messages**: the seeker's messages of one conversation, drawn from ESConv when the shared
+  corpora are present (`ATTUNEBENCH_DATA_DIR`, else `../shared/data`), else from the sample
+  shipped with AttuneBench, in order; they end the conversation when its messages run out
+  (taking the next conversation's to reach the study's minimum) or at the study's maximum.
+- **Emotions**: every emotion whose name or synonym (attunebench-default's) occurs in the
+  message; if none does, one drawn at random. The strongest is the first of them.
+- **Sliders** (intensity, valence, arousal) and **scales**: a value drawn at random; one slider
+  in five is left unanswered. Choice questions: an option drawn at random. Text questions: a
+  fixed sentence saying the answer is simulated. Screening: the first option.
+- **What would help**: one of five needs drawn at random, each tied to a behavior (listening to
+  reflection, advice to suggestion, ...), ticked where the study asks for behaviors.
+- **What each reply did**: behaviors found by cue words in the reply (a question mark for
+  `question`, "try" or "could" for `suggestion`, ...).
+- **The pick**: the reply showing more of the behaviors the participant needs (a question
+  counts half); equal scores are a tie half the time, else a random pick. "How much better" is
+  the score difference, from 1 to 3.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from attunebench.collect.htmlpage import Form
+from attunebench.data.jsonl import read_conversations
+from attunebench.data.locations import corpus_dir
+from attunebench.data.sample import sample_path
+from attunebench.data.taxonomy import load_taxonomy
+
+SIMULATED_TEXT = "A simulated participant's answer."
+NEEDS = (
+    ("To feel listened to.", "reflection"),
+    ("Some practical advice on what to do next.", "suggestion"),
+    ("To hear that what I feel makes sense.", "validation"),
+    ("A question that helps me think it through.", "question"),
+    ("Some reassurance that I can get through this.", "reassurance"),
+)
+CUES = {
+    "question": r"\?",
+    "suggestion": r"\b(?:try|could|might|maybe|should|how about|consider)\b",
+    "validation": r"\b(?:makes sense|understandable|natural|valid|of course)\b",
+    "reflection": r"\b(?:sounds like|you feel|must feel|you seem|that sounds)\b",
+    "reassurance": r"\b(?:you can|not alone|strong|will be ok|capable|proud)\b",
+    "information": r"(?:https?://|\bwww\.|\bhotline\b|\bresources?\b)",
+    "self-disclosure": r"\b(?:i also|me too|i remember|happened to me)\b",
+}
+SLIDERS = ("intensity", "valence", "arousal")
+
+
+def corpus_messages(limit: int = 400) -> tuple[str, list[list[str]]]:
+    """Where the messages come from, and each conversation's user messages."""
+    source = corpus_dir("esconv")
+    if source.is_dir():
+        from attunebench.data.importers import ESConvImporter
+
+        importer = ESConvImporter(variant="hf", split="train")
+        found = []
+        for conversation in importer.read(source, Counter()):
+            found.append([t.user for t in conversation.turns if t.user.strip()])
+            if len(found) == limit:
+                break
+        return f"ESConv seeker messages ({source})", found
+    sample = read_conversations(sample_path())
+    return "the AttuneBench sample", [[t.user for t in c.turns] for c in sample]
+
+
+def _emotion_cues() -> dict[str, tuple[str, ...]]:
+    taxonomy = load_taxonomy("attunebench-default")
+    return {label.name: (label.name, *label.synonyms) for label in taxonomy.emotions}
+
+
+def _mentions(text: str, words: tuple[str, ...]) -> bool:
+    return any(re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) for word in words)
+
+
+def behaviors_of(reply: str, offered: list[str]) -> list[str]:
+    """The offered behaviors whose cue words the reply holds.
+
+    >>> behaviors_of("That sounds hard. Could you try a walk?", ["question", "suggestion"])
+    ['question', 'suggestion']
+    """
+    return [b for b in offered if b in CUES and re.search(CUES[b], reply, re.IGNORECASE)]
+
+
+@dataclass
+class Persona:
+    """One simulated participant: its generator, its messages and what it needs."""
+
+    rng: random.Random
+    messages: list[str]
+
+    def __post_init__(self) -> None:
+        self.need, self.wants = NEEDS[self.rng.randrange(len(NEEDS))]
+        self._cues = _emotion_cues()
+
+    def fill_state(self, form: Form, data: dict[str, list[str]], text: str) -> None:
+        offered = form.values("emotions")
+        if offered:
+            cued = self._cues
+            felt = [e for e in offered if _mentions(text, cued.get(e, (e,)))]
+            felt = felt or [self.rng.choice(offered)]
+            data["emotions"] = felt
+            if form.has("primary"):
+                data["primary"] = [felt[0]]
+        for name in SLIDERS:
+            if not form.has(name):
+                continue
+            slider = form.named(name)[0]
+            low, high = int(slider.attrs["min"]), int(slider.attrs["max"])
+            step = int(slider.attrs.get("step", "1"))
+            if self.rng.random() < 0.2:
+                data[name + "_unset"] = ["1"]
+            data[name] = [str(self.rng.randrange(low, high + 1, step))]
+        for group in form.groups("radio"):
+            if group.startswith("panas_"):
+                data[group] = [self.rng.choice(form.values(group))]
+
+    def answer_questions(self, form: Form, data: dict[str, list[str]]) -> None:
+        """Traits, end questions and screening: every `q_...` field of the form."""
+        for control in form.controls:
+            name = control.name
+            if not name.startswith("q_") or name in data:
+                continue
+            if control.kind in ("select", "radio"):
+                data[name] = [self.rng.choice(form.values(name))]
+            elif control.kind == "textarea":
+                data[name] = [SIMULATED_TEXT]
+
+    def message(self, form: Form, text: str) -> dict[str, list[str]]:
+        data: dict[str, list[str]] = {"message": [text]}
+        self.fill_state(form, data, text)
+        if form.has("need"):
+            data["need"] = [self.need]
+        if self.wants in form.values("need_behaviors"):
+            data["need_behaviors"] = [self.wants]
+        return data
+
+    def judge(self, form: Form, replies: dict[str, str]) -> dict[str, list[str]]:
+        data: dict[str, list[str]] = {}
+        scores = {}
+        for position, reply in replies.items():
+            shown = behaviors_of(reply, list(CUES))
+            scores[position] = (self.wants in shown) + 0.5 * ("question" in shown)
+            offered = form.values(f"behaviors_{position}")
+            if offered:
+                data[f"behaviors_{position}"] = [b for b in shown if b in offered]
+        difference = scores.get("A", 0) - scores.get("B", 0)
+        if difference:
+            choice = "A" if difference > 0 else "B"
+        else:
+            choice = "tie" if self.rng.random() < 0.5 else self.rng.choice(("A", "B"))
+        data["choice"] = [choice]
+        if choice != "tie" and form.has("strength"):
+            data["strength"] = [str(min(3, max(1, round(abs(difference) * 2))))]
+        if form.has("comment"):
+            data["comment"] = [SIMULATED_TEXT]
+        return data
+
+    def survey(self, form: Form) -> dict[str, list[str]]:
+        data: dict[str, list[str]] = {}
+        self.fill_state(form, data, "relief")
+        self.answer_questions(form, data)
+        return data

@@ -1,0 +1,83 @@
+"""How a study is going, for `collect status` and the admin dashboard: enrolment, turns, picks
+per model and position, flagged replies, and replies that could not be generated, per model.
+
+A model whose replies keep failing leaves participants on "the replies are not ready yet";
+counting its failures here is how an operator learns of it without reading the server log.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from attunebench.collect.crud import OPEN_ENROLMENTS, all_participants
+from attunebench.collect.models import GenerationFailure
+from attunebench.collect.schemas import ModelProgress, Progress
+from attunebench.collect.study import Study
+
+
+def _failures(session: Session) -> dict[str, tuple[int, str]]:
+    """Per model: how many failures, and the latest one's message."""
+    counts = session.execute(
+        select(GenerationFailure.model, func.count(), func.max(GenerationFailure.id)).group_by(
+            GenerationFailure.model
+        )
+    ).all()
+    latest = {
+        row.id: row.error
+        for row in session.scalars(
+            select(GenerationFailure).where(GenerationFailure.id.in_([c[2] for c in counts]))
+        )
+    }
+    return {model: (count, latest[last]) for model, count, last in counts}
+
+
+def progress(session: Session, study: Study) -> Progress:
+    participants = all_participants(session)
+    per_model: dict[str, dict[str, int]] = {spec: {} for spec in study.pool}
+    per_position = {"A": 0, "B": 0, "tie": 0}
+    turns = picked = waiting = flagged = 0
+
+    def add(model: str, key: str, amount: int = 1) -> None:
+        counts = per_model.setdefault(model, {})
+        counts[key] = counts.get(key, 0) + amount
+
+    for participant in participants:
+        for model in (participant.model_first, participant.model_second):
+            if model is not None:
+                add(model, "conversations")
+        for turn in participant.turns:
+            turns += 1
+            waiting += len(turn.replies) < 2
+            if turn.choice is not None:
+                picked += 1
+                per_position[turn.choice] += 1
+            for reply in turn.replies:
+                add(reply.model, "shown")
+                add(reply.model, "chosen", turn.choice == reply.position)
+                add(reply.model, "ties", turn.choice == "tie")
+                add(reply.model, "flagged", bool(reply.flags))
+                flagged += bool(reply.flags)
+    failures = _failures(session)
+    models = {}
+    for model in sorted(set(per_model) | set(failures), key=lambda m: (m not in study.pool, m)):
+        count, last = failures.get(model, (0, None))
+        models[model] = ModelProgress(**per_model.get(model, {}), failures=count, last_failure=last)
+    return Progress(
+        study=study.id,
+        invited=sum(p.enrolment == "invitation" for p in participants),
+        open_enrolled=sum(p.enrolment in OPEN_ENROLMENTS for p in participants),
+        simulated=sum(p.enrolment == "simulated" for p in participants),
+        cap=study.enrolment.cap,
+        consented=sum(p.consented_at is not None for p in participants),
+        declined=sum(p.declined_at is not None for p in participants),
+        started=sum(bool(p.turns) for p in participants),
+        finished=sum(p.finished_at is not None for p in participants),
+        turns=turns,
+        picked_turns=picked,
+        waiting_turns=waiting,
+        flagged_replies=flagged,
+        generation_failures=sum(count for count, _ in failures.values()),
+        per_model=models,
+        per_position=per_position,
+    )

@@ -1,0 +1,156 @@
+"""The questions a study asks: per turn, about the participant (traits), at the end, and at the
+door (screening). Part of the study file; see `examples/study.toml` for every key.
+
+Every per-turn question is `"off"`, `"optional"` or `"required"`, and the page says which. The
+defaults ask little (a message, its emotions, how strong, what would help, the pick, how much
+better): each extra question costs the participant attention on every turn.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Text = Annotated[str, Field(min_length=1, max_length=20_000)]
+Key = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+Option = Annotated[str, Field(min_length=1, max_length=200)]
+Ask = Literal["off", "optional", "required"]
+
+# The international short form of PANAS (Thompson 2007): five positive, five negative items.
+PANAS_ITEMS = (
+    *("upset", "hostile", "alert", "ashamed", "inspired"),
+    *("nervous", "determined", "attentive", "afraid", "active"),
+)
+
+# Stored studies from before the three levels said true/false; true kept the old behaviour,
+# under which these answers could not be left out.
+_WERE_REQUIRED = frozenset({"emotions", "intensity", "valence", "arousal", "panas"})
+_RENAMED = {"wanted": "comment", "wanted_behaviors": "comment_behaviors"}
+
+
+class Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TurnQuestions(Part):
+    """What every turn asks besides the message and the pick, which are always asked.
+
+    Asked with the message, before any reply is shown: the self-report (`emotions`, `primary`,
+    `intensity`, `valence`, `arousal`, `panas`) and what would help most right now (`need`,
+    `need_behaviors`). Asked with the two replies: what each reply did (`behaviors`), how much
+    better the preferred one is (`strength`, never for a tie), and a post-hoc `comment`
+    (`comment_behaviors`), which, written after reading the replies, may echo one of them.
+    """
+
+    emotions: Ask = "required"
+    primary: Ask = "optional"
+    intensity: Ask = "optional"
+    valence: Ask = "off"
+    arousal: Ask = "off"
+    panas: Ask = "off"
+    need: Ask = "optional"
+    need_behaviors: Ask = "off"
+    behaviors: Ask = "off"
+    strength: Ask = "optional"
+    comment: Ask = "off"
+    comment_behaviors: Ask = "off"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = {_RENAMED.get(key, key): value for key, value in data.items()}
+        for key, value in data.items():
+            if value is True:
+                data[key] = "required" if key in _WERE_REQUIRED else "optional"
+            elif value is False:
+                data[key] = "off"
+        return data
+
+    def asks(self, name: str) -> bool:
+        return bool(getattr(self, name) != "off")
+
+    def requires(self, name: str) -> bool:
+        return bool(getattr(self, name) == "required")
+
+
+class Question(Part):
+    id: Key
+    text: Text
+    kind: Literal["text", "choice", "scale"] = "text"
+    options: tuple[Option, ...] = ()
+    min: int = 1
+    max: int = 5
+    min_label: str = ""
+    max_label: str = ""
+    required: bool = False
+
+    @model_validator(mode="after")
+    def _kind_fits(self) -> Question:
+        if self.kind == "choice" and len(self.options) < 2:
+            raise ValueError("a choice question needs at least two options")
+        if self.kind != "choice" and self.options:
+            raise ValueError(f"options are only for choice questions (this one is {self.kind!r})")
+        if self.kind == "scale" and self.min >= self.max:
+            raise ValueError(f"scale min ({self.min}) must be below max ({self.max})")
+        return self
+
+
+class EndSurvey(Part):
+    final_state: bool = True
+    questions: tuple[Question, ...] = ()
+    rating_question: Key | None = Field(
+        default=None, description="Id of the scale question whose answer is the overall rating."
+    )
+
+    @model_validator(mode="after")
+    def _rating_is_scale(self) -> EndSurvey:
+        if self.rating_question is None:
+            return self
+        found = next((q for q in self.questions if q.id == self.rating_question), None)
+        if found is None or found.kind != "scale":
+            raise ValueError(f"rating_question {self.rating_question!r} is not a scale question")
+        return self
+
+
+class Screening(Part):
+    """One multiple-choice question asked on the open link before anyone is enrolled."""
+
+    text: Text
+    options: tuple[Option, ...] = Field(min_length=2)
+    eligible: tuple[Option, ...] = Field(min_length=1, description="Answers that may take part.")
+    ineligible_message: str = (
+        "Thank you for your interest. This study is looking for other participants, so there "
+        "is nothing more to do."
+    )
+
+    @model_validator(mode="after")
+    def _eligible_are_options(self) -> Screening:
+        unknown = [o for o in self.eligible if o not in self.options]
+        if unknown:
+            raise ValueError(f"eligible answer {unknown[0]!r} is not one of the options")
+        return self
+
+
+class Enrolment(Part):
+    """Who may take part: people with an invitation link, and, when `open`, anyone with the
+    study's open link, up to `cap` of them, after the optional screening question."""
+
+    open: bool = False
+    cap: int | None = Field(default=None, ge=1, le=1_000_000)
+    screening: Screening | None = None
+    simulated: bool = Field(
+        default=False,
+        description="Accept simulated participants on the open link (`collect simulate`); "
+        "their conversations are exported as simulated.",
+    )
+
+    @model_validator(mode="after")
+    def _open_has_cap(self) -> Enrolment:
+        if self.open and self.cap is None:
+            raise ValueError("an open link needs a cap (enrolment.cap)")
+        if not self.open and (self.screening is not None or self.simulated):
+            raise ValueError("screening and simulated participants need enrolment.open = true")
+        return self

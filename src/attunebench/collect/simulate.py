@@ -1,0 +1,187 @@
+"""`attunebench collect simulate`: scripted participants take a running study over HTTP.
+
+They enrol through the study's open link as simulated participants (the study must allow it:
+`enrolment.simulated = true`), read each page as a person would, and answer it by the rules in
+persona.py. The app records them as simulated, and the export labels their conversations so.
+With the mock pool this is the whole study workflow offline; with `openai/...` models at a
+local server it is a dry run of a real one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from dataclasses import dataclass, field
+
+import httpx
+
+from attunebench.collect.htmlpage import Page, parse_page
+from attunebench.collect.persona import Persona
+
+RETRIES = 3  # replies that fail to generate are asked for again this often, then given up
+MAX_TURNS = 100  # the longest conversation a study file allows
+
+
+class SimulationError(RuntimeError):
+    """The app answered in a way no participant could go on from; the message says where."""
+
+
+@dataclass
+class Outcome:
+    enrolled: int = 0
+    finished: int = 0
+    screened_out: int = 0
+    full: bool = False
+    turns: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _join_base(url: str) -> tuple[str, str]:
+    found = re.match(r"^(https?://[^/]+)(/join/[A-Za-z0-9_-]+)/?$", url.strip())
+    if found is None:
+        raise SimulationError(
+            f"{url} is not a study's open link (http://host/join/...: `collect status` shows it)"
+        )
+    return found.group(1), found.group(2)
+
+
+class Walk:
+    """One simulated participant, from its personal link to the thank-you page. It writes its
+    own conversation's messages (`own` of them), then ends the conversation; where the study
+    needs more turns first, it goes on with the messages that follow."""
+
+    def __init__(self, client: httpx.AsyncClient, persona: Persona, path: str, own: int) -> None:
+        self.client, self.persona, self.path, self.own = client, persona, path, own
+        self.written = 0
+
+    async def post(self, action: str, page: Page, data: dict[str, list[str]]) -> httpx.Response:
+        form = page.form(f"/{action}")
+        if form is None:
+            raise SimulationError(f"{self.path}: the {page.step} page has no {action} form")
+        body = {**{k: [v] for k, v in form.hidden().items()}, **data}
+        for _ in range(10):
+            response = await self.client.post(form.action, data=body)
+            if response.status_code != 429:
+                break
+            await asyncio.sleep(float(response.headers.get("retry-after", "5")))
+        if response.status_code == 422:
+            raise SimulationError(f"{self.path}: {action} answer refused: {response.text[:300]}")
+        if response.status_code != 303:
+            raise SimulationError(f"{self.path}: {action} answered {response.status_code}")
+        return response
+
+    async def page(self) -> Page:
+        response = await self.client.get(self.path)
+        if response.status_code != 200:
+            raise SimulationError(f"{self.path}: page answered {response.status_code}")
+        return parse_page(response.text)
+
+    async def run(self) -> None:
+        retries = 0
+        while True:
+            page = await self.page()
+            stage = (page.step or "").partition(":")[0]
+            if stage == "done":
+                return
+            if stage == "consent":
+                await self.post("consent", page, {"agree": ["yes"]})
+            elif stage == "traits":
+                form = page.form("/traits")
+                data: dict[str, list[str]] = {}
+                if form is not None:
+                    self.persona.answer_questions(form, data)
+                await self.post("traits", page, data)
+            elif stage == "message":
+                await self.message(page)
+            elif stage == "pending":
+                retries += 1
+                if retries > RETRIES:
+                    raise SimulationError(f"{self.path}: the replies never came")
+                await self.post("generate", page, {})
+            elif stage == "judge":
+                form = page.form("/judge")
+                assert form is not None
+                await self.post("judge", page, self.persona.judge(form, page.replies))
+                retries = 0
+            elif stage == "survey":
+                form = page.form("/survey")
+                assert form is not None
+                await self.post("survey", page, self.persona.survey(form))
+            else:
+                raise SimulationError(f"{self.path}: unexpected page {page.step!r}")
+
+    async def message(self, page: Page) -> None:
+        messages = self.persona.messages
+        if self.written >= self.own and page.form("/end") is not None:
+            await self.post("end", page, {})
+            return
+        form = page.form("/message")
+        assert form is not None
+        limit = int(form.named("message")[0].attrs.get("maxlength", "2000"))
+        text = messages[self.written % len(messages)][:limit]
+        await self.post("message", page, self.persona.message(form, text))
+        self.written += 1
+
+
+async def _enrol(client: httpx.AsyncClient, join: str) -> str | None:
+    """A personal link through the open link; None when screened out. SimulationError if full."""
+    form = parse_page((await client.get(join)).text).form(join)
+    if form is None:
+        raise SimulationError(f"{join}: no enrolment form (is the link right?)")
+    data = {"simulated": ["1"]}
+    screening = form.values("screening")
+    if screening:
+        data["screening"] = screening[:1]
+    response = await client.post(join, data=data)
+    if response.status_code == 409:
+        raise SimulationError("the study is full (its enrolment cap is reached)")
+    if response.status_code == 200:
+        return None  # the screening question turned the participant away
+    if response.status_code != 303:
+        raise SimulationError(f"{join}: enrolment answered {response.status_code}")
+    return response.headers["location"]
+
+
+async def simulate(
+    url: str, participants: int, seed: int, conversations: list[list[str]], concurrency: int = 4
+) -> Outcome:
+    """Run `participants` scripted participants through the study at `url` (its open link)."""
+    base, join = _join_base(url)
+    outcome = Outcome()
+    gate = asyncio.Semaphore(concurrency)
+    usable = [c for c in conversations if c]
+    if not usable:
+        raise SimulationError("no messages to write: the corpus is empty")
+
+    async def one(n: int, client: httpx.AsyncClient) -> None:
+        rng = random.Random(f"{seed}:{n}")
+        first = rng.randrange(len(usable))
+        messages = list(usable[first])
+        follow = first
+        while len(messages) < MAX_TURNS:
+            follow = (follow + 1) % len(usable)
+            messages += usable[follow]
+        async with gate:
+            path = await _enrol(client, join)
+            if path is None:
+                outcome.screened_out += 1
+                return
+            outcome.enrolled += 1
+            walk = Walk(client, Persona(rng, messages), path, own=len(usable[first]))
+            await walk.run()
+            outcome.finished += 1
+            outcome.turns += walk.written
+
+    timeout = httpx.Timeout(300.0)
+    async with httpx.AsyncClient(base_url=base, timeout=timeout) as client:
+        results = await asyncio.gather(
+            *(one(n, client) for n in range(participants)), return_exceptions=True
+        )
+    for result in results:
+        if isinstance(result, SimulationError):
+            outcome.problems.append(str(result))
+            outcome.full = outcome.full or "full" in str(result)
+        elif isinstance(result, BaseException):
+            raise result
+    return outcome
