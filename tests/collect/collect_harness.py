@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,8 +13,11 @@ from fastapi.testclient import TestClient
 from attunebench.collect.crud import create_invitations
 from attunebench.collect.db import Database, make_engine
 from attunebench.collect.questions import PANAS_ITEMS as PANAS
+from attunebench.collect.study import Study
 
 ADMIN_PASSWORD = "correct horse battery"
+# The `serve` fixture: starts the app for a study, gives (base URL, database URL).
+Serve = Callable[[Study], tuple[str, str]]
 
 # Distinctive names, so a leak of any of them into a page cannot hide behind common words.
 POOL = ("mock/zeta-listener-7", "mock/omega-fixer-9", "mock/kappa-asker-3")

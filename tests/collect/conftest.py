@@ -1,13 +1,19 @@
 """Fixtures for the collection app: a TestClient on an initialised study, in the fresh database
-that tests/conftest.py gives each test."""
+that tests/conftest.py gives each test, and the app served on a local port for a browser or the
+simulator."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from collect_harness import ADMIN_PASSWORD, study_data
+import uvicorn
+from collect_harness import ADMIN_PASSWORD, Serve, study_data
 from fastapi.testclient import TestClient
 
 from attunebench.collect.bootstrap import init_database
@@ -43,3 +49,39 @@ def make_client(database_url: str) -> Iterator[Any]:
 @pytest.fixture
 def client(make_client: Any) -> TestClient:
     return make_client()  # type: ignore[no-any-return]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Serve]:
+    """Start the app for a study on a free local port; gives (base URL, database URL)."""
+    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+
+    def start(study: Study) -> tuple[str, str]:
+        url = f"sqlite:///{tmp_path / f'served-{len(servers)}.db'}"
+        init_database(url, study, "# toml", ADMIN_PASSWORD)
+        port = _free_port()
+        from attunebench.collect.app import create_app
+
+        app = create_app(Settings(database_url=url))
+        server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+        )
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{port}", url
+
+    yield start
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -7,23 +7,14 @@ required answer; one takes a whole study at a phone's width (390 px) with the ke
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import uvicorn
-from collect_harness import ADMIN_PASSWORD, PANAS, invite, study_data
+from collect_harness import PANAS, Serve, invite, study_data
 
-from attunebench.collect.app import create_app
-from attunebench.collect.bootstrap import init_database
 from attunebench.collect.crud import all_participants
 from attunebench.collect.db import Database, make_engine
 from attunebench.collect.export import conversation
-from attunebench.collect.settings import Settings
 from attunebench.collect.study import Study, parse_study
 from attunebench.data.schema import Conversation
 
@@ -31,41 +22,6 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 pytestmark = pytest.mark.browser
-Serve = Callable[[Study], tuple[str, str]]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Serve]:
-    """Start the app for a study on a free local port; gives (base URL, database URL)."""
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
-
-    def start(study: Study) -> tuple[str, str]:
-        url = f"sqlite:///{tmp_path / f'browser-{len(servers)}.db'}"
-        init_database(url, study, "# toml", ADMIN_PASSWORD)
-        port = _free_port()
-        app = create_app(Settings(database_url=url))
-        server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
-            time.sleep(0.05)
-        return f"http://127.0.0.1:{port}", url
-
-    yield start
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def _stored(url: str, study: Study) -> list[Conversation]:
