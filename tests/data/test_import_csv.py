@@ -117,7 +117,7 @@ def test_user_speaker_option_and_missing_user(tmp_path: Path) -> None:
         ([["c1", "ana"]], r"chats\.csv:2: text: missing \(row too short\)"),
         (
             [["c1", "ana", "Hi", "blorp", "", "", "1"]],
-            r"chats\.csv:2: emo: label 'blorp' is not in taxonomy 'attunebench-default'",
+            r"chats\.csv:2: emo: 1 label is not in taxonomy 'attunebench-default': emo 'blorp' ",
         ),
         ([["c1", "ana", "  ", "", "", "", "1"]], r"chats\.csv:2: text: empty text"),
         (

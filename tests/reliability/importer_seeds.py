@@ -222,6 +222,33 @@ CASES = (
         "interpretations-reddit.csv",
     ),
     Case(
+        "csv-own-labels",
+        lambda: CsvImporter(
+            conversation_col=("season", "scene"),
+            speaker_col="who",
+            text_col="text",
+            emotion_col="emotion",
+            behavior_col="code",
+            order_col="pos",
+            annotator_col="coder",
+            context_cols=("topic=genre", "quality"),
+            taxonomy_from_data=True,
+        ),
+        {
+            "scenes.csv": (
+                b"season,scene,pos,coder,who,text,emotion,code,genre,quality\n"
+                b"1,1,1,a,me,My cat is missing.,worried,,pets,good\n"
+                b'1,1,1,b,me,My cat is missing.,"worried,sad",,,good\n'
+                b"1,1,2,a,you,When did you last see her?,,OQ,,\n"
+                b"1,1,2,b,you,When did you last see her?,,OQ,,\n"
+                b"1,2,1,a,me,She came back!,Relieved,,,\n"
+                b"2,1,1,a,me,New season.,calm,,,\n"
+            )
+        },
+        "scenes.csv",
+        source_is_file=True,
+    ),
+    Case(
         "csv",
         lambda: CsvImporter(
             conversation_col="conv",

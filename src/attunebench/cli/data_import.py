@@ -23,7 +23,9 @@ from attunebench.data.importers import (
     USSImporter,
     import_to_file,
 )
+from attunebench.data.jsonl import iter_conversations
 from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir
+from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError
 
 app = typer.Typer(help="Import a real corpus into attunebench/v1 JSON Lines.", no_args_is_help=True)
@@ -74,8 +76,13 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
             errors.print(f"nothing written to {escape(str(out))}")
             raise typer.Exit(1) from None
     console.print(f"wrote {result.written} conversations to {escape(str(out))}")
-    for what, count in result.dropped().items():
-        console.print(f"  not imported: {count} {escape(what)}")
+    for heading, counts in (
+        ("not imported", result.dropped()),
+        ("warning", result.warnings()),
+        ("note", result.notes()),
+    ):
+        for what, count in counts.items():
+            console.print(f"  {heading}: {count} {escape(what)}")
 
 
 @app.command()
@@ -157,7 +164,9 @@ def empathy_mental_health(out: Out, src: Source = None, limit: Limit = None) -> 
 def csv_command(
     src: Annotated[Path, typer.Argument(help="The CSV (or, with --delimiter, TSV) file.")],
     out: Out,
-    conversation_col: Annotated[str, typer.Option(help="Column naming the conversation.")],
+    conversation_col: Annotated[
+        list[str], typer.Option(help="Column naming the conversation; repeat for a composite key.")
+    ],
     speaker_col: Annotated[str, typer.Option(help="Column naming the speaker.")],
     text_col: Annotated[str, typer.Option(help="Column holding the utterance.")],
     emotion_col: Annotated[
@@ -175,19 +184,48 @@ def csv_command(
     order_col: Annotated[
         str | None, typer.Option(help="Numeric column ordering rows in a conversation.")
     ] = None,
+    annotator_col: Annotated[
+        str | None,
+        typer.Option(help="Column naming the annotator, where several labelled each utterance."),
+    ] = None,
+    annotator_merge: Annotated[
+        Literal["majority", "union", "first"],
+        typer.Option(help="How annotators' labels of one utterance merge."),
+    ] = "majority",
+    context_col: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Conversation-level column: COL (into context.labels), or topic=COL, "
+            "situation=COL, emotion=COL; repeat."
+        ),
+    ] = None,
     user_speaker: Annotated[
         str | None, typer.Option(help="Speaker who is the user (default: first).")
     ] = None,
     taxonomy: Annotated[
-        str, typer.Option(help="Shipped taxonomy id the labels belong to.")
+        str, typer.Option(help="Shipped taxonomy id, or a taxonomy FILE.json (carried inline).")
     ] = "attunebench-default",
+    taxonomy_from_data: Annotated[
+        bool,
+        typer.Option(
+            "--taxonomy-from-data",
+            help="Build the taxonomy from the corpus's own labels (inline, and beside --out).",
+        ),
+    ] = False,
+    label_map: Annotated[
+        Path | None,
+        typer.Option(help="JSON mapping the corpus's labels onto the taxonomy's."),
+    ] = None,
     name: Annotated[
         str | None, typer.Option(help="Source name and id prefix (default: file stem).")
     ] = None,
     license: Annotated[str | None, typer.Option(help="The corpus licence, as stated.")] = None,
     provenance: Annotated[
-        Literal["first-person", "third-party", "machine", "derived"] | None,
-        typer.Option(help="Who gave the labels (first-person: the user themselves)."),
+        list[str] | None,
+        typer.Option(
+            help="Who gave the labels: WHO for all, or FIELD=WHO (state, behaviors, rating, "
+            "context.emotion); WHO is first-person, actor, third-party, machine, derived, ..."
+        ),
     ] = None,
     rating_low: Annotated[float | None, typer.Option(help="Lowest rating on the scale.")] = None,
     rating_high: Annotated[float | None, typer.Option(help="Highest rating on the scale.")] = None,
@@ -197,21 +235,38 @@ def csv_command(
 ) -> None:
     """Any utterance-per-row corpus: rows of a conversation together, one speaker the user."""
     importer = CsvImporter(
-        conversation_col=conversation_col,
+        conversation_col=tuple(conversation_col),
         speaker_col=speaker_col,
         text_col=text_col,
         emotion_col=emotion_col,
         behavior_col=behavior_col,
         rating_col=rating_col,
         order_col=order_col,
+        annotator_col=annotator_col,
+        annotator_merge=annotator_merge,
+        context_cols=tuple(context_col or ()),
         user_speaker=user_speaker,
         taxonomy=taxonomy,
+        taxonomy_from_data=taxonomy_from_data,
+        label_map=None if label_map is None else str(label_map),
         name=name,
         license=license,
-        provenance=provenance,
+        provenance=tuple(provenance or ()),
         rating_low=rating_low,
         rating_high=rating_high,
         label_sep=label_sep,
         delimiter=delimiter,
     )
     _run(src.stem, importer, src, out, limit)
+    if taxonomy_from_data:
+        _write_taxonomy_beside(out)
+
+
+def _write_taxonomy_beside(out: Path) -> None:
+    """The built taxonomy as a file, so the corpus's other splits can be imported onto it."""
+    first = next(iter_conversations(out), None)
+    if first is None or not isinstance(first.taxonomy, Taxonomy):
+        return
+    path = out.with_suffix(".taxonomy.json")
+    path.write_text(first.taxonomy.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    console.print(f"taxonomy {escape(first.taxonomy.id)} written to {escape(str(path))}")

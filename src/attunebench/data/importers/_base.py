@@ -21,7 +21,8 @@ from attunebench.data.schema import Conversation, Taxonomy
 from attunebench.data.taxonomy import normalise_label
 
 Tally = Counter[str]
-"""Counts keyed `what:value`, e.g. `utterances:usr`, `strategy:Question`, `dropped:...`."""
+"""Counts keyed `what:value`, e.g. `utterances:usr`, `strategy:Question`; `dropped:`, `warning:`
+and `note:` keys are what the command line reports after an import."""
 
 LabelKind = Literal["emotions", "behaviors"]
 

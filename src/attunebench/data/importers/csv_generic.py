@@ -1,23 +1,36 @@
 """Any utterance-per-row corpus in CSV (or TSV): columns name the conversation, speaker and text.
 
-Rows of one conversation must be contiguous (so a large file streams); within one they are in
-file order, or sorted by `order_col`. One speaker is the user (each conversation's first
-speaker unless `user_speaker` names one); every other speaker's rows between two user messages
-form the reply, prefixed with speaker names when a conversation has several other speakers.
+How rows become conversations and utterances (keys of one or several columns, order, merged
+annotators) is `_csv_groups`'. One speaker is the user (each conversation's first speaker unless
+`user_speaker` names one, and then a name that matches nobody is an error); every other
+speaker's rows between two user messages form the reply, prefixed with speaker names when a
+conversation has several other speakers.
 
-Optional label columns, values split on `label_sep` and mapped onto `taxonomy`:
+Optional label columns, values split on `label_sep`:
 - `emotion_col` on a user row: the user's state at that turn;
 - `behavior_col` on a reply row: that reply's behaviors;
 - `rating_col` on a reply row rates that reply; on a user row it is the user's feedback on every
   reply since their previous feedback (the ESConv convention). Needs the rating scale.
-`provenance`, when given, declares who gave all of these labels.
+A label on a row that cannot carry it (an emotion on a reply row) is counted as not imported.
+`context_cols` are conversation-level: `topic=COL`, `situation=COL`, `emotion=COL` (a label), or
+a bare `COL` into `context.labels`.
+
+Labels are names of `taxonomy` (a shipped id, or a JSON file carried inline), reached through
+`label_map` where given; or, with `taxonomy_from_data`, of a taxonomy built from the labels the
+corpus uses, named after the source and carried inline by every conversation (so each line
+validates on its own). The labels are read through once before anything is written, so every
+label the taxonomy lacks is refused in one error, whatever `--limit` says. `provenance` declares
+who gave the labels: `WHO` for every labelled column, or `FIELD=WHO` (`state`, `behaviors`,
+`rating`, `context.emotion`) each.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from attunebench.data.importers._base import (
     ImportFormatError,
@@ -25,179 +38,276 @@ from attunebench.data.importers._base import (
     LabelKind,
     Location,
     Tally,
-    choose,
     conversation,
-    label,
     number,
     text,
+    unique,
+)
+from attunebench.data.importers._csv_context import (
+    context_targets,
+    context_values,
+    declared_provenance,
+)
+from attunebench.data.importers._csv_groups import (
+    Record,
+    Row,
+    grouped,
+    in_order,
+    merge_annotators,
+    merge_rule,
 )
 from attunebench.data.importers._csv_rows import csv_rows
 from attunebench.data.importers._dialogue import Utterance, build_dialogue
-from attunebench.data.schema import PROVENANCES, Conversation, Source, Taxonomy
-from attunebench.data.taxonomy import DEFAULT_TAXONOMY_ID, load_taxonomy
+from attunebench.data.importers._label_sets import (
+    Labeller,
+    load_label_map,
+    taxonomy_option,
+)
+from attunebench.data.schema import Conversation, Source, Taxonomy
+from attunebench.data.taxonomy import DEFAULT_TAXONOMY_ID
 
 
-Row = tuple[Location, dict[str, str]]
+@dataclass(frozen=True)
+class Parts:
+    """One conversation, read and labelled, before it is built."""
+
+    key: tuple[str, ...]
+    location: Location
+    utterances: list[Utterance]
+    context: dict[str, Any]
+    name_speakers: bool
 
 
 @dataclass(frozen=True)
 class CsvImporter:
-    conversation_col: str
+    conversation_col: str | tuple[str, ...]
     speaker_col: str
     text_col: str
     emotion_col: str | None = None
     behavior_col: str | None = None
     rating_col: str | None = None
     order_col: str | None = None
+    annotator_col: str | None = None
+    annotator_merge: str = "majority"
+    context_cols: tuple[str, ...] = ()
     user_speaker: str | None = None
     taxonomy: str = DEFAULT_TAXONOMY_ID
+    taxonomy_from_data: bool = False
+    label_map: str | None = None
     name: str | None = None
     license: str | None = None
-    provenance: str | None = None
+    provenance: str | tuple[str, ...] | None = None
     rating_low: float | None = None
     rating_high: float | None = None
     label_sep: str = ","
     delimiter: str = ","
 
-    def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
-        taxonomy = load_taxonomy(self.taxonomy)
-        record_source = self._source(source)
-        columns = [self.conversation_col, self.speaker_col, self.text_col]
-        columns += [
-            c for c in (self.emotion_col, self.behavior_col, self.rating_col, self.order_col) if c
-        ]
-        name = record_source.name
-        for key, rows in self._conversations(csv_rows(source, columns, self.delimiter)):
-            made = self._conversation(f"{name}-{key}", rows, taxonomy, record_source, tally)
-            if made is not None:
-                yield made
+    @property
+    def keys(self) -> tuple[str, ...]:
+        key = self.conversation_col
+        return (key,) if isinstance(key, str) else key
 
-    def _source(self, path: Path) -> Source:
-        if self.rating_col and (self.rating_low is None or self.rating_high is None):
-            raise ImportOptionError("a rating column needs the rating scale (low and high)")
-        labelled = {
+    def _labelled(self) -> dict[str, str]:
+        """Provenance field -> the column its labels come from."""
+        columns = {
             "state": self.emotion_col,
             "behaviors": self.behavior_col,
             "rating": self.rating_col,
+            "context.emotion": dict(context_targets(self.context_cols)).get("emotion"),
         }
-        provenance = {}
-        if self.provenance is not None:
-            chosen = choose("provenance", self.provenance, PROVENANCES)
-            provenance = {field: chosen for field, column in labelled.items() if column}
+        return {labelled: column for labelled, column in columns.items() if column}
+
+    def _source(self, path: Path, taxonomy_id: str, origin: str) -> Source:
+        if self.rating_col and (self.rating_low is None or self.rating_high is None):
+            raise ImportOptionError("a rating column needs the rating scale (low and high)")
+        user = repr(self.user_speaker) if self.user_speaker else "each conversation's first speaker"
+        notes = (
+            f"Imported from {path.name}: one utterance a row, conversations keyed by "
+            f"{', '.join(self.keys)}; the user is {user}, other speakers' rows between the user's "
+            f"messages are the reply. Labels: taxonomy {taxonomy_id!r} ({origin})."
+        )
+        if self.annotator_col:
+            notes += (
+                f" Rows of one utterance by several annotators ({self.annotator_col}) are merged: "
+                f"{merge_rule(self.annotator_merge)}."
+            )
+        scale = (
+            None if self.rating_col is None else {"low": self.rating_low, "high": self.rating_high}
+        )
         return Source.model_validate(
             {
                 "kind": "imported",
                 "name": self.name or path.stem,
                 "license": self.license,
-                "provenance": provenance,
-                "rating_scale": None
-                if self.rating_col is None
-                else {"low": self.rating_low, "high": self.rating_high},
-                "notes": f"Imported from {path.name}: one utterance a row; the user is "
-                + (
-                    repr(self.user_speaker)
-                    if self.user_speaker
-                    else "each conversation's first speaker"
-                )
-                + ", other speakers' rows between the user's messages are the reply.",
+                "provenance": declared_provenance(self.provenance, self._labelled()),
+                "rating_scale": scale,
+                "notes": notes,
             }
         )
 
-    def _conversations(self, rows: Iterator[Row]) -> Iterator[tuple[str, list[Row]]]:
-        """Contiguous runs of rows sharing a conversation value."""
-        seen: set[str] = set()
-        current: list[Row] = []
-        for location, values in rows:
-            key = values[self.conversation_col].strip()
-            if not key:
-                raise ImportFormatError(location, self.conversation_col, "empty conversation id")
-            if current and key != current[0][1][self.conversation_col].strip():
-                yield self._flush(current, seen)
-                current = []
-            if not current and key in seen:
-                raise ImportFormatError(
-                    location,
-                    self.conversation_col,
-                    f"conversation {key!r} continues after other conversations "
-                    "(keep its rows together)",
+    def _labeller(self, source: Path, tally: Tally) -> tuple[Source, Taxonomy, bool, Labeller]:
+        """(source record, taxonomy, whether it goes inline, the labeller for the import), once
+        the options are checked and every label has been read through."""
+        name = self.name or source.stem
+        if self.taxonomy_from_data:
+            if self.label_map or self.taxonomy != DEFAULT_TAXONOMY_ID:
+                raise ImportOptionError(
+                    "--taxonomy-from-data builds the taxonomy from the corpus: "
+                    "give it without --taxonomy or --label-map"
                 )
-            current.append((location, values))
-        if current:
-            yield self._flush(current, seen)
+            taxonomy_id = f"{name}-labels"
+            record = self._source(source, taxonomy_id, "built from the corpus's own labels")
+            survey = Labeller(None)
+            self._survey(source, survey)
+            columns: dict[LabelKind, str] = {
+                "emotions": self.emotion_col or "",
+                "behaviors": self.behavior_col or "",
+            }
+            taxonomy = survey.taxonomy_of_data(taxonomy_id, name, columns, source)
+            return record, taxonomy, True, Labeller(taxonomy, tally=tally)
+        taxonomy, inline = taxonomy_option(self.taxonomy)
+        mapping = load_label_map(Path(self.label_map), taxonomy) if self.label_map else {}
+        origin = f"from {Path(self.taxonomy).name}" if inline else "shipped"
+        if self.label_map:
+            origin += f", through the label map {Path(self.label_map).name}"
+        record = self._source(source, taxonomy.id, origin)
+        self._survey(source, Labeller(taxonomy, mapping))
+        return record, taxonomy, inline, Labeller(taxonomy, mapping, tally=tally)
 
-    def _flush(self, rows: list[Row], seen: set[str]) -> tuple[str, list[Row]]:
-        key = rows[0][1][self.conversation_col].strip()
-        seen.add(key)
-        if self.order_col is not None:
-            column = self.order_col
-            rows = sorted(rows, key=lambda row: number(row[1][column], row[0], column))
-        return key, rows
+    def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
+        record_source, taxonomy, inline, labeller = self._labeller(source, tally)
+        name = record_source.name
+        ids: dict[str, int | None] = {}
+        for parts in self._conversations(source, labeller, tally):
+            conversation_id = "-".join((name, *parts.key))
+            first = ids.setdefault(conversation_id, parts.location.line)
+            if first != parts.location.line:
+                raise ImportFormatError(
+                    parts.location,
+                    "/".join(self.keys),
+                    f"id {conversation_id!r} is also the id of the conversation on line {first}",
+                )
+            dialogue = build_dialogue(
+                parts.utterances, reply_id="reply", tally=tally, name_speakers=parts.name_speakers
+            )
+            yield conversation(
+                parts.location,
+                id=conversation_id,
+                source=record_source,
+                taxonomy=taxonomy if inline else taxonomy.id,
+                context={**parts.context, "opening": dialogue.opening},
+                turns=dialogue.turns,
+            )
 
-    def _labels(
-        self, column: str | None, row: Row, taxonomy: Taxonomy, kind: LabelKind
-    ) -> tuple[str, ...]:
+    def _survey(self, source: Path, labeller: Labeller) -> None:
+        """Read every label once before writing, so an unknown one is refused whatever the limit."""
+        if self.emotion_col or self.behavior_col or self._labelled().get("context.emotion"):
+            for _ in self._conversations(source, labeller, Counter()):
+                pass
+            labeller.check()
+
+    def _columns(self) -> list[str]:
+        optional = (
+            self.emotion_col,
+            self.behavior_col,
+            self.rating_col,
+            self.order_col,
+            self.annotator_col,
+        )
+        context = [column for _, column in context_targets(self.context_cols)]
+        return [*self.keys, self.speaker_col, self.text_col, *filter(None, optional), *context]
+
+    def _conversations(self, source: Path, labeller: Labeller, tally: Tally) -> Iterator[Parts]:
+        matched, speakers_seen = self.user_speaker is None, Counter[str]()
+        for group in grouped(csv_rows(source, self._columns(), self.delimiter), self.keys):
+            tally["conversations"] += 1
+            rows = in_order(
+                [self._row(record) for record in group],
+                self.order_col,
+                warn_ties=self.annotator_col is None,
+                tally=tally,
+            )
+            if self.annotator_col is not None:
+                how = merge_rule(self.annotator_merge)
+                rows = merge_annotators(rows, self.text_col, self.order_col is not None, how, tally)
+            speakers_seen.update(row.speaker for row in rows)
+            user = self.user_speaker or rows[0].speaker
+            if all(row.speaker != user for row in rows):
+                tally[f"dropped:conversations without {user}"] += 1
+                continue
+            matched = True
+            others = {row.speaker for row in rows} - {user}
+            yield Parts(
+                key=tuple(group[0][1][column].strip() for column in self.keys),
+                location=rows[0].location,
+                utterances=[
+                    self._utterance(row, row.speaker == user, labeller, tally) for row in rows
+                ],
+                context=context_values(rows, context_targets(self.context_cols), labeller),
+                name_speakers=len(others) > 1,
+            )
+        if not matched:
+            seen = ", ".join(repr(s) for s, _ in speakers_seen.most_common(8)) or "none"
+            raise ImportOptionError(
+                f"{source}: --user-speaker {self.user_speaker!r} matches no speaker "
+                f"({self.speaker_col} values, most frequent first: {seen})"
+            )
+
+    def _split(self, values: dict[str, str], column: str | None) -> tuple[str, ...]:
         if column is None:
             return ()
-        location, values = row
-        raw = [part.strip() for part in values[column].split(self.label_sep) if part.strip()]
-        return tuple(label(taxonomy, kind, part, location, column) for part in raw)
+        return tuple(part for part in values[column].split(self.label_sep) if part.strip())
 
-    def _rating(self, row: Row) -> float | None:
-        if self.rating_col is None or not row[1][self.rating_col].strip():
+    def _row(self, record: Record) -> Row:
+        location, values = record
+        return Row(
+            location=location,
+            values=values,
+            speaker=text(values[self.speaker_col], location, self.speaker_col),
+            text=text(values[self.text_col], location, self.text_col),
+            emotions=self._split(values, self.emotion_col),
+            behaviors=self._split(values, self.behavior_col),
+            rating=self._rating(record),
+            order=None
+            if self.order_col is None
+            else number(values[self.order_col], location, self.order_col),
+            annotator=None if self.annotator_col is None else values[self.annotator_col].strip(),
+        )
+
+    def _rating(self, record: Record) -> float | None:
+        location, values = record
+        if self.rating_col is None or not values[self.rating_col].strip():
             return None
-        value = number(row[1][self.rating_col], row[0], self.rating_col)
+        value = number(values[self.rating_col], location, self.rating_col)
         low, high = self.rating_low, self.rating_high  # both set: `_source` checks it first
         if low is not None and high is not None and not low <= value <= high:
             raise ImportFormatError(
-                row[0], self.rating_col, f"{value:g} is outside the scale {low:g}-{high:g}"
+                location, self.rating_col, f"{value:g} is outside the scale {low:g}-{high:g}"
             )
         return value
 
-    def _conversation(
-        self,
-        conversation_id: str,
-        rows: list[Row],
-        taxonomy: Taxonomy,
-        source: Source,
-        tally: Tally,
-    ) -> Conversation | None:
-        tally["conversations"] += 1
-        speakers = [
-            text(values[self.speaker_col], location, self.speaker_col) for location, values in rows
-        ]
-        user = self.user_speaker or speakers[0]
-        if user not in speakers:
-            tally[f"dropped:conversations without {user}"] += 1
-            return None
-        utterances = []
-        for row, speaker in zip(rows, speakers, strict=True):
-            is_user = speaker == user
-            tally["rows:user" if is_user else "rows:reply"] += 1
-            rating = self._rating(row)
-            utterances.append(
-                Utterance(
-                    is_user=is_user,
-                    text=text(row[1][self.text_col], row[0], self.text_col),
-                    speaker=speaker,
-                    emotions=self._labels(
-                        self.emotion_col if is_user else None, row, taxonomy, "emotions"
-                    ),
-                    behaviors=self._labels(
-                        None if is_user else self.behavior_col, row, taxonomy, "behaviors"
-                    ),
-                    rating=None if is_user else rating,
-                    feedback=rating if is_user else None,
-                )
-            )
-        others = set(speakers) - {user}
-        dialogue = build_dialogue(
-            utterances, reply_id="reply", tally=tally, name_speakers=len(others) > 1
+    def _names(
+        self, labeller: Labeller, kind: LabelKind, row: Row, column: str | None
+    ) -> tuple[str, ...]:
+        raw = row.emotions if kind == "emotions" else row.behaviors
+        if column is None:
+            return ()
+        return unique(
+            [n for label in raw for n in labeller.names(kind, label, row.location, column)]
         )
-        return conversation(
-            rows[0][0],
-            id=conversation_id,
-            source=source,
-            taxonomy=taxonomy.id,
-            context={"opening": dialogue.opening},
-            turns=dialogue.turns,
+
+    def _utterance(self, row: Row, is_user: bool, labeller: Labeller, tally: Tally) -> Utterance:
+        tally["rows:user" if is_user else "rows:reply"] += 1
+        if is_user:
+            tally["dropped:behavior labels on user rows"] += len(row.behaviors)
+        else:
+            tally["dropped:emotion labels on reply rows"] += len(row.emotions)
+        return Utterance(
+            is_user=is_user,
+            text=row.text,
+            speaker=row.speaker,
+            emotions=self._names(labeller, "emotions", row, self.emotion_col) if is_user else (),
+            behaviors=() if is_user else self._names(labeller, "behaviors", row, self.behavior_col),
+            rating=None if is_user else row.rating,
+            feedback=row.rating if is_user else None,
         )

@@ -18,13 +18,24 @@ class ImportResult:
     written: int
     tally: Tally = field(default_factory=Counter)
 
+    def _prefixed(self, prefix: str) -> dict[str, int]:
+        return {
+            key.removeprefix(prefix): n
+            for key, n in sorted(self.tally.items())
+            if key.startswith(prefix) and n
+        }
+
     def dropped(self) -> dict[str, int]:
         """What the corpus had that the format could not hold, by what it was."""
-        return {
-            key.removeprefix("dropped:"): n
-            for key, n in sorted(self.tally.items())
-            if key.startswith("dropped:") and n
-        }
+        return self._prefixed("dropped:")
+
+    def warnings(self) -> dict[str, int]:
+        """What looks wrong in the corpus but was imported anyway, and how often."""
+        return self._prefixed("warning:")
+
+    def notes(self) -> dict[str, int]:
+        """What the import did that a reader should know (rows merged, ...)."""
+        return self._prefixed("note:")
 
 
 def import_to_file(

@@ -1,0 +1,144 @@
+"""The rows of an utterance-per-row file, gathered into conversations and utterances.
+
+- A conversation is a contiguous run of rows sharing the values of its key columns (one column,
+  or several for a corpus keyed by, say, season, episode and scene), so a large file streams.
+- Within one, rows are in file order, or sorted by the order column (ties keep file order, and
+  are counted as a warning, since rows meant to be one utterance usually share it).
+- Several annotators' rows of one utterance (the same order value, or without an order column
+  the same consecutive speaker and text) become one utterance: `majority` keeps the labels more
+  than half of its rows give, `union` every label, `first` the first row's; a rating is the
+  first row's under `first`, otherwise the mean of the rows that give one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from itertools import groupby
+from typing import Literal
+
+from attunebench.data.importers._base import ImportFormatError, ImportOptionError, Location, Tally
+
+Merge = Literal["majority", "union", "first"]
+MERGES: tuple[Merge, ...] = ("majority", "union", "first")
+Record = tuple[Location, dict[str, str]]
+
+
+def merge_rule(value: str) -> Merge:
+    for rule in MERGES:
+        if value == rule:
+            return rule
+    raise ImportOptionError(f"annotator merge {value!r} is not one of: {', '.join(MERGES)}")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row, read: labels as the corpus writes them (mapped later, once it is known whether
+    the row is the user's)."""
+
+    location: Location
+    values: dict[str, str]
+    speaker: str
+    text: str
+    emotions: tuple[str, ...] = ()
+    behaviors: tuple[str, ...] = ()
+    rating: float | None = None
+    order: float | None = None
+    annotator: str | None = None
+
+
+def grouped(records: Iterator[Record], keys: Sequence[str]) -> Iterator[list[Record]]:
+    """Contiguous runs of records sharing the key columns' values; a key seen again is an error."""
+    seen: dict[tuple[str, ...], int | None] = {}
+    current: list[Record] = []
+    current_key: tuple[str, ...] = ()
+    for location, values in records:
+        key = tuple(values[column].strip() for column in keys)
+        for column, value in zip(keys, key, strict=True):
+            if not value:
+                raise ImportFormatError(location, column, "empty conversation id")
+        if current and key != current_key:
+            yield current
+            current = []
+        if not current:
+            if key in seen:
+                raise ImportFormatError(
+                    location,
+                    "/".join(keys),
+                    f"conversation {'/'.join(key)!r} continues after other conversations "
+                    f"(its rows start on line {seen[key]}; keep them together)",
+                )
+            seen[key], current_key = location.line, key
+        current.append((location, values))
+    if current:
+        yield current
+
+
+def in_order(rows: list[Row], column: str | None, warn_ties: bool, tally: Tally) -> list[Row]:
+    if column is None:
+        return rows
+    ordered = sorted(rows, key=lambda row: row.order or 0.0)
+    if warn_ties:
+        ties = sum(n - 1 for n in Counter(row.order for row in rows).values())
+        warning = f"rows repeating another row's {column} in their conversation (file order kept)"
+        tally[f"warning:{warning}"] += ties
+    return ordered
+
+
+def _utterances(rows: list[Row], by_order: bool) -> Iterator[list[Row]]:
+    if by_order:
+        yield from (list(run) for _, run in groupby(rows, key=lambda row: row.order))
+    else:
+        yield from (list(run) for _, run in groupby(rows, key=lambda row: (row.speaker, row.text)))
+
+
+def _labels(rows: list[Row], kind: str, how: Merge, tally: Tally) -> tuple[str, ...]:
+    given: list[tuple[str, ...]] = [getattr(row, kind) for row in rows]
+    if how == "first":
+        return given[0]
+    votes: Counter[str] = Counter()
+    spelling: dict[str, str] = {}
+    for labels in given:
+        keys = {label.strip().lower(): label for label in labels}
+        votes.update(keys.keys())
+        for key, label in keys.items():
+            spelling.setdefault(key, label)
+    kept = [key for key in spelling if how == "union" or 2 * votes[key] > len(rows)]
+    tally["dropped:labels fewer than half an utterance's annotators gave"] += len(spelling) - len(
+        kept
+    )
+    return tuple(spelling[key] for key in kept)
+
+
+def merge_annotators(
+    rows: list[Row], text_column: str, by_order: bool, how: Merge, tally: Tally
+) -> list[Row]:
+    """One row per utterance, its annotators' labels merged as `how` says."""
+    merged = []
+    for group in _utterances(rows, by_order):
+        first = group[0]
+        for other in group[1:]:
+            if (other.speaker, other.text) != (first.speaker, first.text):
+                raise ImportFormatError(
+                    other.location,
+                    text_column,
+                    f"differs from line {first.location.line}, the same utterance "
+                    "(same order value) by another annotator",
+                )
+        annotators = Counter(row.annotator for row in group)
+        tally["warning:rows of an annotator repeating an utterance they already labelled"] += sum(
+            n - 1 for n in annotators.values()
+        )
+        tally[f"note:annotator rows merged into one utterance each ({how})"] += len(group) - 1
+        ratings = [row.rating for row in group if row.rating is not None]
+        rating = first.rating if how == "first" or not ratings else sum(ratings) / len(ratings)
+        merged.append(
+            replace(
+                first,
+                emotions=_labels(group, "emotions", how, tally),
+                behaviors=_labels(group, "behaviors", how, tally),
+                rating=rating,
+            )
+        )
+    return merged
