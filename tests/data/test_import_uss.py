@@ -36,6 +36,14 @@ def test_counts_match_the_source(
     empty = result.dropped().get("lines with empty text", 0)
     assert sum(message_lines(conversations)) + 1000 + empty == lines
     assert all(c.outcome and c.outcome.rating for c in conversations)
+    # each reply's rating is the feedback given with the user's next message
+    pairs = [
+        (turn.responses[0].rating, after.feedback)
+        for c in conversations
+        for turn, after in zip(c.turns, c.turns[1:], strict=False)
+        if turn.responses
+    ]
+    assert pairs and all(rating == feedback is not None for rating, feedback in pairs)
     assert conversations[0].source.provenance == {"rating": "third-party", "outcome": "third-party"}
 
 

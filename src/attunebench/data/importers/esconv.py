@@ -66,9 +66,10 @@ _NOTES = (
     "imported: outcome is the seeker's."
 )
 _FEEDBACK_NOTES = (
-    " Seeker feedback (1-5) is the rating of every supporter reply since the seeker's previous "
-    "feedback, because ESConv asked seekers to rate the supporter after every few new supporter "
-    "messages; replies after the last feedback have no rating."
+    " Seeker feedback (1-5) is the feedback of the turn that gave it and the rating of every "
+    "supporter reply since the seeker's previous feedback, because ESConv asked seekers to rate "
+    "the supporter after every few new supporter messages; replies after the last feedback have "
+    "no rating."
 )
 
 

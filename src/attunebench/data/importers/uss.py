@@ -4,8 +4,9 @@ Lines are `role \\t text \\t action \\t sat1,sat2,...`, sessions separated by a 
 ending with a `USER \\t OVERALL` line. Several crowd annotators rated, at every USER line, how
 satisfied the user would be (1-5): third-party judgments, not self-reports. USER lines are user
 messages and SYSTEM lines the replies. The mean of the raters' scores on a USER line is the
-rating of the SYSTEM reply before it (a USER line with no reply before it rates nothing); the
-OVERALL mean is `outcome.rating`. Individual raters' scores and the action column are not kept.
+rating of the SYSTEM reply before it and that turn's `feedback` (a USER line with no reply
+before it rates nothing); the OVERALL mean is `outcome.rating`. Individual raters' scores and
+the action column are not kept.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ SOURCE = Source(
         "USER lines are the user's messages, SYSTEM lines the replies (consecutive lines of one "
         "side merged, newline-joined; the few lines with no text are left out). A reply's "
         "rating is the mean of the annotators' 1-5 satisfaction scores on the USER line right "
-        "after it (third-party, not self-report); the OVERALL line's mean is outcome.rating. "
+        "after it, kept as that turn's feedback too (third-party, not self-report); the OVERALL "
+        "line's mean is outcome.rating. "
         "Raters' individual scores and the action column are not imported."
     ),
 )
