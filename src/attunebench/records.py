@@ -1,30 +1,31 @@
 """The run directory's on-disk formats: `records.jsonl` lines, `run.json` and `ledger.json`.
 
 These are the contract between the engine (which writes them) and analysis and reports (which
-read them). Everything is versioned and strict. See DESIGN.md, "The run directory".
+read them). Everything is versioned and strict; the README's "run directory" section describes
+each file. Records are `attunebench-record/v2`, whose `prediction` and `gold` are the task's
+typed models as JSON; `rundir.read_records` converts v1 lines (`records_v1`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-RECORD_FORMAT: Final = "attunebench-record/v1"
+from attunebench.frozen import Frozen
+
+RECORD_FORMAT: Final = "attunebench-record/v2"
 RUN_FORMAT: Final = "attunebench-run/v1"
 LEDGER_FORMAT: Final = "attunebench-ledger/v1"
 
 Status = Literal["ok", "invalid", "failed"]
-# ok: parsed and scored. invalid: the model answered but the answer could not be parsed (raw
-# kept; counts against the model). failed: no answer could be had (bounded retries ran out;
-# never scored as an answer).
+# ok: parsed and scored. invalid: the model answered but the answer could not be used (raw
+# kept; scored as the task's worst value). failed: no answer could be had (bounded retries ran
+# out; never scored as an answer, counted, retried on resume).
+AnswerMode = Literal["generate", "choice"]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Verdict(Strict):
+class Verdict(Frozen):
     """One judge call: everything needed to audit it."""
 
     judge: str
@@ -38,10 +39,18 @@ class Verdict(Strict):
     status: Status = "ok"
 
 
-class ItemRecord(Strict):
+class Distribution(Frozen):
+    """A choice answer: the probability of each option key; `floored` keys were missing from
+    the provider's top-k and were given its floor probability."""
+
+    probabilities: dict[str, float]
+    floored: tuple[str, ...] = ()
+
+
+class ItemRecord(Frozen):
     """One scored item: one (task, model, item) with its prediction, gold and score."""
 
-    format: Literal["attunebench-record/v1"] = RECORD_FORMAT
+    format: Literal["attunebench-record/v2"] = RECORD_FORMAT
     task: str
     model: str
     conversation_id: str
@@ -49,12 +58,26 @@ class ItemRecord(Strict):
     item_id: str = Field(description="Stable id of the item within its task and conversation.")
     variant: str = Field(default="", description="Context mode or other variant, e.g. 'blind'.")
     status: Status
-    prediction: Any = None
-    gold: Any = None
+    mode: AnswerMode = "generate"
+    prediction: dict[str, Any] | None = Field(
+        default=None, description="The task's typed prediction (partial for an invalid answer)."
+    )
+    gold: dict[str, Any] | None = Field(default=None, description="The task's typed gold.")
     score: float | None = Field(default=None, description="The task's primary per-item score.")
-    scores: dict[str, float | None] = Field(default_factory=dict)
+    scores: dict[str, float | None] = Field(
+        default_factory=dict, description="The task's other per-item values."
+    )
+    flags: tuple[str, ...] = Field(
+        default=(), description="Conditions a reader must know, e.g. 'one-order-only'."
+    )
     raw_output: str | None = None
+    distributions: dict[str, Distribution] = Field(
+        default_factory=dict, description="Choice answers, by query."
+    )
     error: str | None = None
+    permanent: bool = Field(
+        default=False, description="A failure no retry can mend (HTTP 4xx other than 429)."
+    )
     verdicts: tuple[Verdict, ...] = ()
     calls: int = 0
     cache_hits: int = 0
@@ -76,7 +99,7 @@ class ItemRecord(Strict):
         )
 
 
-class ModelInfo(Strict):
+class ModelInfo(Frozen):
     spec: str
     name: str | None = Field(
         default=None, description="What records call this model (ItemRecord.model); spec if unset."
@@ -84,44 +107,53 @@ class ModelInfo(Strict):
     role: Literal["subject", "judge"] = "subject"
     params: dict[str, Any] = Field(default_factory=dict)
     base_url: str | None = None
-    kind: str = Field(default="model", description="model | baseline | mock | proxy")
+    kind: str = Field(default="model", description="model | baseline | mock | proxy | simulated")
+    answer: AnswerMode = "generate"
 
 
-class PromptInfo(Strict):
+class PromptInfo(Frozen):
     id: str
     version: str
 
 
-class SkippedPair(Strict):
+class SkippedPair(Frozen):
     """A (task, model) pair left out of the plan: the model cannot answer what the task asks
-    (a baseline with no reply to write). Not planned, not recorded, not a failure."""
+    (a baseline with no reply to write, a fitted baseline whose train split lacks the gold, a
+    judged task run without a judge). Not planned, not recorded, not a failure."""
 
     task: str
     model: str
     reason: str
 
 
-class RunInfo(Strict):
+class RunInfo(Frozen):
     format: Literal["attunebench-run/v1"] = RUN_FORMAT
     package_version: str
     dataset: str
     dataset_sha256: str
     dataset_ids: list[str] = Field(default_factory=list, description="source names in the data")
+    provenance: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="Per source name, who gave each labelled field."
+    )
     tasks: list[str]
     task_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    left_out: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Per task, items left out on purpose, by reason."
+    )
     models: list[ModelInfo]
     judges: list[ModelInfo] = Field(default_factory=list)
     prompts: list[PromptInfo] = Field(default_factory=list)
     seed: int
     limit: int | None = None
     planned_items: int = 0
+    empty_tasks: list[str] = Field(default_factory=list, description="tasks with 0 items here")
     skipped: list[SkippedPair] = Field(default_factory=list, description="pairs not applicable")
     started_at: str
     finished_at: str | None = None
     complete: bool = False
 
 
-class LedgerEntry(Strict):
+class LedgerEntry(Frozen):
     model: str
     task: str
     role: Literal["subject", "judge"]
@@ -135,6 +167,6 @@ class LedgerEntry(Strict):
     latency_s: float = 0.0
 
 
-class Ledger(Strict):
+class Ledger(Frozen):
     format: Literal["attunebench-ledger/v1"] = LEDGER_FORMAT
     entries: list[LedgerEntry] = Field(default_factory=list)

@@ -15,8 +15,8 @@ same resampled conversations.
 A paired comparison of two models (or two context modes) on the same items is the cluster
 bootstrap of the per-item differences.
 
-Statistics that are not functions of sums (a Spearman correlation, say) are evaluated on the
-same count matrix by `metrics.TableMetric` and `scores` (see there).
+Every task metric is evaluated on the same count matrix through `weights` (see
+`tasks.metrics`): a resample's counts weight each item by how often its cluster was drawn.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attunebench.analysis.frame import FloatArray, IntArray
+from attunebench.tasks.metrics import Weights, safe_ratio
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
@@ -74,12 +75,6 @@ def cluster_sums(
     return out
 
 
-def safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
-    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
-    np.divide(numerator, denominator, out=out, where=denominator != 0)
-    return out
-
-
 @dataclass(frozen=True)
 class ClusterBootstrap:
     """One set of cluster resamples, shared by every statistic of an analysis.
@@ -122,6 +117,10 @@ class ClusterBootstrap:
         """Per-group, per-cluster sums of item statistics: (n_groups, n_clusters, k)."""
         clusters = self.cluster_of[conversations]
         return cluster_sums(values, clusters, self.n_clusters, groups, n_groups)
+
+    def weights(self, conversations: IntArray) -> Weights:
+        """Every resample's weight for items of these conversations (codes)."""
+        return Weights(self.counts, self.cluster_of[conversations])
 
     def replicate(self, sums: FloatArray) -> FloatArray:
         """Resampled sums (resamples, groups, k) from per-cluster sums (groups, clusters, k)."""

@@ -2,10 +2,13 @@
 
 For every task run in both context modes, each model's `informed` minus `blind` score on the
 items it answered in both modes, with a paired cluster-bootstrap interval (both modes of an
-item are resampled together).
+item are resampled together). A verdict is given only for models that read the context (not
+baselines, mock or reference models, which ignore it), and only with enough conversations.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -56,7 +59,12 @@ def describe(value: float, low: float, high: float, better: str, worse: str) -> 
     return f"no evidence of a difference: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
-def context_differences(frame: Frame, bootstrap: ClusterBootstrap) -> list[Difference]:
+def context_differences(
+    frame: Frame,
+    bootstrap: ClusterBootstrap,
+    reads_context: Callable[[str], bool],
+    too_few: str | None = None,
+) -> list[Difference]:
     out = []
     for task in frame.tasks:
         if not {BLIND, INFORMED} <= set(frame.task_variants(task)):
@@ -68,7 +76,15 @@ def context_differences(frame: Frame, bootstrap: ClusterBootstrap) -> list[Diffe
             informed, blind, conversations = paired_items(
                 frame, task, (INFORMED, model), (BLIND, model)
             )
-            out.append(_difference(bootstrap, task, model, informed, blind, conversations))
+            found = _difference(bootstrap, task, model, informed, blind, conversations)
+            if not reads_context(model):
+                why = "no verdict: this model ignores the conversation's context"
+                found = found.model_copy(update={"verdict": None, "reason": why})
+            elif too_few is not None and found.value is not None:
+                found = found.model_copy(
+                    update={"verdict": None, "ci_low": None, "ci_high": None, "reason": too_few}
+                )
+            out.append(found)
     return out
 
 

@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
-from attunebench.analysis.labels import per_label
 from attunebench.analysis.schema import Confusion, GroupScore, ItemAnswer, LabelF1, WorstItem
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
+from attunebench.tasks.metrics import label_counts, per_label
 
 POSITIONS = ("early", "middle", "late")
 INTENSITIES = ("low (1-2)", "medium (3)", "high (4-5)")
@@ -41,37 +42,29 @@ def position_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> In
 
 
 def intensity_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> IntArray:
-    """Each record's intensity bin (-1: unknown): the dataset's turn state, else the gold's."""
-    if conversations:
-        last = max((t.index for c in conversations.values() for t in c.turns), default=0)
-        table = np.full((len(frame.conversations), max(last, int(frame.turn.max())) + 1), np.nan)
-        for code, cid in enumerate(frame.conversations):
-            for turn in conversations[cid].turns if cid in conversations else ():
-                if turn.state is not None and turn.state.intensity is not None:
-                    table[code, turn.index] = turn.state.intensity
-        levels = table[frame.conversation, frame.turn]
-    else:
-        levels = np.array([_intensity(r) for r in frame.records], dtype=np.float64)
+    """Each record's intensity bin (-1: unknown), from the reported state at its turn."""
+    last = max((t.index for c in conversations.values() for t in c.turns), default=0)
+    table = np.full((len(frame.conversations), max(last, int(frame.turn.max())) + 1), np.nan)
+    for code, cid in enumerate(frame.conversations):
+        for turn in conversations[cid].turns if cid in conversations else ():
+            if turn.state is not None and turn.state.intensity is not None:
+                table[code, turn.index] = turn.state.intensity
+    levels = table[frame.conversation, frame.turn]
     bins = np.where(levels < 2.5, 0, np.where(levels < 3.5, 1, 2))
     return np.where(np.isnan(levels), -1, bins)
-
-
-def _intensity(record: ItemRecord) -> float:
-    value = record.gold.get("intensity") if isinstance(record.gold, dict) else None
-    return float(value) if isinstance(value, int | float) else np.nan
 
 
 def binned_scores(
     frame: Frame,
     bootstrap: ClusterBootstrap,
-    task: str,
-    variant: str,
+    cell: Cell,
     group: str,
     levels: Sequence[str],
     bins: IntArray,
 ) -> list[GroupScore]:
     """Each model's mean score per bin (`bins[i]` for record i; -1: none), with intervals."""
-    mask = frame.cell(task, variant) & frame.scored & (bins >= 0)
+    task = cell.task
+    mask = cell.mask & frame.scored & (bins >= 0)
     if not mask.any():
         return []
     n_levels = len(levels)
@@ -84,11 +77,19 @@ def binned_scores(
     rows = []
     for g in np.unique(groups):
         at = groups == g
-        rows.append(GroupScore(
-            model=frame.models[g // n_levels], task=task, group=group, level=levels[g % n_levels],
-            value=float(point[g]), ci_low=_clean(low[g]), ci_high=_clean(high[g]),
-            n=int(at.sum()), n_conversations=int(np.unique(conversations[at]).size),
-        ))  # fmt: skip
+        rows.append(
+            GroupScore(
+                model=frame.models[g // n_levels],
+                task=task,
+                group=group,
+                level=levels[g % n_levels],
+                value=float(point[g]),
+                ci_low=_clean(low[g]),
+                ci_high=_clean(high[g]),
+                n=int(at.sum()),
+                n_conversations=int(np.unique(conversations[at]).size),
+            )
+        )
     return rows
 
 
@@ -96,50 +97,67 @@ def _clean(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def _primary(value: object) -> str | None:
-    label = value.get("primary") if isinstance(value, dict) else None
-    return None if label is None else str(label)
+def _label_sets(
+    frame: Frame, cell: Cell
+) -> list[tuple[int, str, tuple[frozenset[str], frozenset[str]]]]:
+    """(record index, model, (predicted, gold) labels) of every item that has labels."""
+    declaration = cell.declaration
+    if declaration is None:
+        return []
+    out = []
+    for i in np.flatnonzero(cell.mask):
+        sets = declaration.label_sets(cell.views[int(i)])
+        if sets is not None:
+            out.append((int(i), frame.records[i].model, sets))
+    return out
 
 
-def confusion(frame: Frame, task: str, variant: str) -> list[Confusion]:
-    """Gold primary label (rows) by predicted label (columns, plus 'none' and 'invalid')."""
+def confusion(frame: Frame, cell: Cell) -> list[Confusion]:
+    """For single-label tasks: gold label (rows) by predicted label (columns, plus 'none'
+    and 'invalid')."""
+    found = _label_sets(frame, cell)
+    if not found or any(len(gold) != 1 for _, _, (_, gold) in found):
+        return []
     per_model: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
-    for record in frame.records_at(frame.cell(task, variant) & frame.scored):
-        gold = _primary(record.gold)
-        if gold is not None:
-            predicted = _primary(record.prediction) or "none"
-            per_model[record.model][
-                gold, "invalid" if record.status == "invalid" else predicted
-            ] += 1
+    for i, model, (predicted, gold) in found:
+        invalid = frame.records[i].status == "invalid"
+        column = "invalid" if invalid else (next(iter(predicted)) if predicted else "none")
+        per_model[model][next(iter(gold)), column] += 1
     out = []
     for model, cells in sorted(per_model.items()):
         labels = sorted({g for g, _ in cells})
         columns = sorted({c for _, c in cells} - {"invalid", "none"} | set(labels))
         columns += [extra for extra in ("none", "invalid") if any(c == extra for _, c in cells)]
-        counts = [[cells[g, c] for c in columns] for g in labels]
-        out.append(Confusion(model=model, task=task, labels=labels, predicted=columns,
-                             counts=counts))  # fmt: skip
+        table = [[cells[g, c] for c in columns] for g in labels]
+        out.append(
+            Confusion(model=model, task=cell.task, labels=labels, predicted=columns, counts=table)
+        )
     return out
 
 
-def label_f1(
-    frame: Frame, task: str, variant: str, labels: Sequence[str], table: FloatArray
-) -> list[LabelF1]:
-    """Per model and label: F1, precision, recall and support (the gold count).
-
-    `labels` and `table` are the cell's `labels.label_counts`.
-    """
-    mask = frame.cell(task, variant) & frame.scored
+def label_f1(frame: Frame, cell: Cell) -> list[LabelF1]:
+    """Per model and label: F1, precision, recall and support (the gold count)."""
+    found = _label_sets(frame, cell)
+    if not found:
+        return []
+    labels, table = label_counts([sets for _, _, sets in found])
+    models = np.array([frame.models.index(model) for _, model, _ in found])
     sums = np.zeros((len(frame.models), table.shape[1]))
-    np.add.at(sums, frame.model[mask], table)
+    np.add.at(sums, models, table)
     f1, precision, recall, support = per_label(sums)
     return [
-        LabelF1(model=frame.models[m], task=task, label=label, f1=_clean(f1[m, i]),
-                precision=_clean(precision[m, i]), recall=_clean(recall[m, i]),
-                support=int(support[m, i]))
-        for m in np.unique(frame.model[mask])
+        LabelF1(
+            model=frame.models[m],
+            task=cell.task,
+            label=label,
+            f1=_clean(f1[m, i]),
+            precision=_clean(precision[m, i]),
+            recall=_clean(recall[m, i]),
+            support=int(support[m, i]),
+        )
+        for m in np.unique(models)
         for i, label in enumerate(labels)
-    ]  # fmt: skip
+    ]
 
 
 def _compact(value: object) -> str:
@@ -153,8 +171,9 @@ def _reasoning(record: ItemRecord) -> str | None:
     notes = []
     for verdict in record.verdicts:
         parsed = verdict.parsed or {}
-        reason = next((parsed[k] for k in ("reason", "reasoning", "explanation") if k in parsed),
-                      None)  # fmt: skip
+        reason = next(
+            (parsed[k] for k in ("reason", "reasoning", "explanation") if k in parsed), None
+        )
         text = str(reason) if reason is not None else verdict.raw_output
         notes.append(f"{verdict.judge} ({verdict.order or verdict.mode}): {text}")
     return _compact(" | ".join(notes)) if notes else None
@@ -185,30 +204,44 @@ def _means(values: FloatArray, codes: IntArray) -> tuple[IntArray, FloatArray]:
 
 
 def worst_items(
-    frame: Frame, task: str, variant: str, conversations: Mapping[str, Conversation], limit: int = 5
+    frame: Frame, cell: Cell, conversations: Mapping[str, Conversation], limit: int = 5
 ) -> list[WorstItem]:
     """The items with the lowest mean score over models, with every model's answer."""
-    mask = frame.cell(task, variant) & frame.scored
+    task, variant = cell.task, cell.variant
+    mask = cell.mask & frame.scored
     if not mask.any():
         return []
     items, means = _means(frame.score[mask], frame.item[mask])
     order = np.lexsort((items, means))[:limit]  # lowest mean first; ties by first appearance
     out = []
     for position in order:
-        records = sorted(frame.records_at(mask & (frame.item == items[position])),
-                         key=lambda r: r.model)  # fmt: skip
+        records = sorted(
+            frame.records_at(mask & (frame.item == items[position])), key=lambda r: r.model
+        )
         first = records[0]
         answers = [
-            ItemAnswer(model=r.model, status=r.status, score=r.score,
-                       prediction=_compact(r.raw_output if r.status == "invalid" else r.prediction),
-                       reasoning=_reasoning(r))
+            ItemAnswer(
+                model=r.model,
+                status=r.status,
+                score=r.score,
+                prediction=_compact(r.raw_output if r.status == "invalid" else r.prediction),
+                reasoning=_reasoning(r),
+            )
             for r in records
-        ]  # fmt: skip
-        out.append(WorstItem(
-            task=task, variant=variant, conversation_id=first.conversation_id,
-            turn_index=first.turn_index, item_id=first.item_id, mean_score=float(means[position]),
-            text=_item_text(conversations.get(first.conversation_id), first.turn_index,
-                            first.item_id),
-            gold=_compact(first.gold), answers=answers,
-        ))  # fmt: skip
+        ]
+        out.append(
+            WorstItem(
+                task=task,
+                variant=variant,
+                conversation_id=first.conversation_id,
+                turn_index=first.turn_index,
+                item_id=first.item_id,
+                mean_score=float(means[position]),
+                text=_item_text(
+                    conversations.get(first.conversation_id), first.turn_index, first.item_id
+                ),
+                gold=_compact(first.gold),
+                answers=answers,
+            )
+        )
     return out

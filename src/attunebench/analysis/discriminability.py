@@ -1,70 +1,204 @@
-"""How well does a task tell models apart? One definition for every task.
+"""How well does a task tell the models under test apart? One definition, as a number.
 
-- separability: the share of model pairs whose intervals do not overlap (Li et al. 2024,
-  "From Crowdsourced Data to High-Quality Benchmarks: Arena-Hard and BenchBuilder",
-  arXiv:2406.11939, which defines it for a whole benchmark; here it is per task);
-- spread over noise: the range of the models' scores divided by the mean interval width, a
-  signal-to-noise ratio on the task's own scale (scale-free, so tasks compare).
+Every model answers the same conversations, so a conversation's score for model m is
+y_mc = mu + a_m + b_c + e_mc: a model effect, a conversation effect shared by all models, and
+noise. The two-way random-effects ANOVA on the (conversation x model) table of mean scores
+estimates the between-model variance of the true scores, var(a) = (MS_models - MS_error) / C,
+and the per-conversation noise, var(e) = MS_error (the conversation effect cancels: the
+design is paired). Their ratio is the task's signal-to-noise figure, scale-free, so tasks with
+different metrics compare:
 
-Tasks are ranked by separability, ties broken by spread over noise.
+    snr = var(a) / var(e)
+
+From it, the conversations a paired test needs to separate the median pair of models at 80%
+power (alpha 0.05): the median pairwise gap of normal model effects is 0.6745 * sqrt(2 var(a)),
+so n = (z_0.975 + z_0.8)^2 * 2 var(e) / gap^2 = 17.25 / snr. The ratio of two tasks' figures
+says how many conversations one needs as a multiple of the other; its interval comes from the
+shared bootstrap resamples (each resample's ANOVA weighted by its conversation counts).
+
+Items per conversation are part of a task's real efficiency (a conversation gives several
+preference pairs but one conversation-level emotion item), so the figures are per
+conversation; `snr_per_item` divides the noise by the mean items per conversation instead.
+
+Separability (Li et al. 2024, "From Crowdsourced Data to High-Quality Benchmarks:
+Arena-Hard and BenchBuilder", arXiv:2406.11939), the share of model pairs whose marginal
+intervals do not overlap, is kept beside it. It can differ: it ignores the pairing (the
+models answered the same items, so their difference is less noisy than either interval
+suggests) and it grows with the items per conversation, where snr is per conversation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
 
-from attunebench.analysis.schema import Discriminability
+from attunebench.analysis.bootstrap import ClusterBootstrap, percentile_interval
+from attunebench.analysis.frame import FloatArray
+from attunebench.analysis.reliability import ConversationTable
+from attunebench.analysis.schema import Discriminability, Estimate, Ratio
 from attunebench.analysis.scores import MetricScores
+from attunebench.tasks.metrics import safe_ratio
+
+NEEDED_CONSTANT = (1.959964 + 0.841621) ** 2 * 2 / (2 * 0.6745**2)  # 17.25: see the docstring
 
 
-def _null(scores: MetricScores, models: list[str], reason: str) -> Discriminability:
-    return Discriminability(
-        task=scores.task,
-        variant=scores.variant,
-        metric=scores.metric,
-        models=models,
-        separability=None,
-        spread=None,
-        mean_ci_width=None,
-        spread_over_noise=None,
-        rank=None,
-        reason=reason,
-    )
+def _means(table: ConversationTable) -> tuple[np.ndarray, FloatArray]:
+    """The conversations where every model has items, and their (C, M) mean scores."""
+    complete = np.asarray((table.counts > 0).all(axis=1))
+    means = safe_ratio(table.sums[complete], table.counts[complete])
+    return complete, means
 
 
-def discriminability(scores: MetricScores, model_names: Sequence[str]) -> Discriminability:
-    """Separability and spread over noise of one task's headline scores."""
-    usable = np.flatnonzero(
-        ~np.isnan(scores.point) & ~np.isnan(scores.low) & ~np.isnan(scores.high)
-    )
-    models = [model_names[int(m)] for m in usable]
-    if len(usable) < 2:
-        return _null(scores, models, f"fewer than 2 models with intervals ({len(usable)})")
+def snr_of(means: FloatArray, weights: FloatArray) -> FloatArray:
+    """var(a) / var(e) from the (C, M) table, for each row of (B, C) conversation weights."""
+    models = means.shape[1]
+    total = weights.sum(axis=1)
+    centred = means - means.mean(axis=1, keepdims=True)  # the conversation effect removed
+    gaps = safe_ratio(weights @ centred, total[:, None])  # (B, M): each model's mean gap
+    between = total * (gaps**2).sum(axis=1) / (models - 1)
+    within = (weights @ (centred**2)).sum(axis=1) - total * (gaps**2).sum(axis=1)
+    error = safe_ratio(within, (models - 1) * (total - 1))
+    return safe_ratio((between - error) / total, error)
+
+
+def needed(snr: float) -> int | None:
+    return None if not np.isfinite(snr) or snr <= 0 else max(2, math.ceil(NEEDED_CONSTANT / snr))
+
+
+def _separability(scores: MetricScores, usable: np.ndarray) -> tuple[float | None, ...]:
     low, high, point = scores.low[usable], scores.high[usable], scores.point[usable]
+    if len(usable) < 2 or np.isnan(low).any():
+        return None, None, None, None
     pairs = list(combinations(range(len(usable)), 2))
     apart = sum(1 for i, j in pairs if high[i] < low[j] or high[j] < low[i])
-    spread = float(point.max() - point.min())
-    width = float(np.mean(high - low))
-    return Discriminability(
-        task=scores.task,
-        variant=scores.variant,
-        metric=scores.metric,
-        models=models,
-        separability=apart / len(pairs),
+    spread, width = float(point.max() - point.min()), float(np.mean(high - low))
+    return apart / len(pairs), spread, width, (spread / width if width > 0 else None)
+
+
+def task_discriminability(
+    scores: MetricScores,
+    table: ConversationTable,
+    model_names: Sequence[str],
+    subjects: Sequence[int],
+    bootstrap: ClusterBootstrap,
+    too_few: str | None,
+) -> tuple[Discriminability, FloatArray]:
+    """One task's figures, and its resampled snr (for the ratios)."""
+    usable = np.array([m for m in sorted(subjects) if np.isfinite(scores.point[m])], dtype=int)
+    models = [model_names[int(m)] for m in usable]
+    complete, means = _means(table)
+    drawn = np.full(bootstrap.resamples, np.nan)
+    base: dict[str, object] = {
+        "task": scores.task,
+        "variant": scores.variant,
+        "metric": scores.metric,
+        "models": models,
+    }
+    if len(models) < 2 or means.shape[0] < 2:
+        reason = f"fewer than 2 models under test ({len(models)}) or 2 conversations"
+        return Discriminability(
+            **base,
+            snr=Estimate(value=None, reason=reason),
+            conversations_needed=None,
+            items_per_conversation=None,
+            snr_per_item=None,
+            items_needed=None,
+            separability=None,
+            spread=None,
+            mean_ci_width=None,
+            spread_over_noise=None,
+            rank=None,
+            reason=reason,
+        ), drawn
+    point = float(snr_of(means, np.ones((1, means.shape[0])))[0])
+    drawn = snr_of(means, bootstrap.counts[:, complete])
+    low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
+    per_conversation = float(table.counts[complete].mean(axis=1).mean())
+    snr = Estimate(value=point, ci_low=_clean(low[0]), ci_high=_clean(high[0]))
+    if too_few is not None:
+        snr = Estimate(value=point, reason=too_few)
+    separability, spread, width, over = _separability(scores, usable)
+    if too_few is not None:
+        separability = over = width = None
+    item_snr = point / per_conversation if per_conversation > 0 else None
+    conversations = needed(point)
+    entry = Discriminability(
+        **base,
+        snr=snr,
+        conversations_needed=conversations,
+        items_per_conversation=per_conversation,
+        snr_per_item=item_snr,
+        items_needed=None if conversations is None else math.ceil(conversations * per_conversation),
+        separability=separability,
         spread=spread,
         mean_ci_width=width,
-        spread_over_noise=spread / width if width > 0 else None,
+        spread_over_noise=over,
         rank=None,
-        reason=None if width > 0 else "every interval has zero width",
+        reason=None if point > 0 else "the models' true scores do not differ detectably",
     )
+    return entry, drawn
+
+
+def _clean(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def ratios(
+    entries: Sequence[Discriminability],
+    drawn: Mapping[str, FloatArray],
+    confidence: float,
+    too_few: str | None,
+) -> list[Ratio]:
+    """For every pair of tasks: the conversations task a needs over those task b needs."""
+    out = []
+    for a, b in combinations(sorted(entries, key=lambda e: e.task), 2):
+        sa, sb = a.snr.value, b.snr.value
+        if sa is None or sb is None or sa <= 0 or sb <= 0:
+            why = "a task's models do not differ detectably (snr <= 0), or it has no snr"
+            out.append(Ratio(task_a=a.task, task_b=b.task, value=None, statement=why, reason=why))
+            continue
+        value = sb / sa  # needed_a / needed_b = snr_b / snr_a
+        # A resample in which a task's models do not differ needs "infinitely many"
+        # conversations of it: the ratio is then infinite (task a) or 0 (task b), so the
+        # interval opens on that side rather than quietly narrowing.
+        on_a, on_b = drawn[a.task] > 0, drawn[b.task] > 0
+        samples = np.select(
+            [on_a & on_b, on_b & ~on_a, on_a & ~on_b],
+            [safe_ratio(drawn[b.task], drawn[a.task]), np.inf, 0.0],
+            np.nan,
+        )
+        low, high = percentile_interval(samples[:, None], confidence)
+        low_v, high_v = _clean(low[0]), (None if not np.isfinite(high[0]) else float(high[0]))
+        if too_few is not None:
+            low_v = high_v = None
+        shown = f"[{_num(low_v)}, {_num(high_v)}]" if too_few is None else f"({too_few})"
+        statement = (
+            f"{a.task} needs {value:.2f}x {shown} the conversations {b.task} needs to "
+            "separate these models"
+        )
+        out.append(
+            Ratio(
+                task_a=a.task,
+                task_b=b.task,
+                value=value,
+                ci_low=low_v,
+                ci_high=high_v,
+                statement=statement,
+            )
+        )
+    return out
+
+
+def _num(value: float | None) -> str:
+    return "unbounded" if value is None else f"{value:.2f}"
 
 
 def ranked(entries: Sequence[Discriminability]) -> list[Discriminability]:
-    """Entries ordered best-separating first, with `rank` set (uncomputable ones last, unranked)."""
-    computed = [e for e in entries if e.separability is not None]
-    computed.sort(key=lambda e: (-(e.separability or 0.0), -(e.spread_over_noise or 0.0), e.task))
+    """Best-separating first (by snr), with `rank` set (uncomputable ones last, unranked)."""
+    computed = [e for e in entries if e.snr.value is not None]
+    computed.sort(key=lambda e: (-(e.snr.value or 0.0), e.task))
     out = [e.model_copy(update={"rank": position}) for position, e in enumerate(computed, 1)]
-    return out + sorted((e for e in entries if e.separability is None), key=lambda e: e.task)
+    return out + sorted((e for e in entries if e.snr.value is None), key=lambda e: e.task)

@@ -93,14 +93,32 @@ class Frame:
         variants, variant = _codes(variant_names)
         conversations, conversation = _codes(conversation_ids)
         return cls(
-            records, tasks, models, variants, conversations, task, model, variant, conversation,
-            turn, item, status, score, scores,
-        )  # fmt: skip
+            records,
+            tasks,
+            models,
+            variants,
+            conversations,
+            task,
+            model,
+            variant,
+            conversation,
+            turn,
+            item,
+            status,
+            score,
+            scores,
+        )
 
     @property
     def scored(self) -> BoolArray:
         """ok or invalid, with a score."""
-        mask: BoolArray = (self.status != STATUS_CODES["failed"]) & ~np.isnan(self.score)
+        mask: BoolArray = self.answered & ~np.isnan(self.score)
+        return mask
+
+    @property
+    def answered(self) -> BoolArray:
+        """ok or invalid: an answer was had (an invalid one scores the worst value)."""
+        mask: BoolArray = self.status != STATUS_CODES["failed"]
         return mask
 
     def cell(self, task: str, variant: str) -> BoolArray:

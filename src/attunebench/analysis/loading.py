@@ -6,23 +6,23 @@ caller allows it, and then a warning says so. Where one item was recorded twice,
 record wins: within a file that is a resumed run's newer answer; across runs, a warning counts
 the replacements.
 
-The dataset named in run.json is read too, when it can be found and its hash matches: it gives
-the item texts, participant traits and source fields that diagnostics need.
+The conversations (item texts, participant traits, source fields, topics) come from the run
+directory's conversations.jsonl. A run directory written before that file existed (records
+v1) falls back to the dataset named in run.json, when it can be found with a matching hash.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attunebench import rundir
 from attunebench.analysis.schema import Notice
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.schema import Conversation
-from attunebench.engine import rundir
 from attunebench.records import ItemRecord, Ledger, RunInfo
 
 RecordKey = tuple[str, str, str, int, str, str]
@@ -37,6 +37,7 @@ class Run:
     path: Path
     info: RunInfo
     ledger: Ledger | None
+    recorded: int = 0  # items with an answer (ok or invalid), each counted once
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def paused_gc(freeze: bool = False) -> Iterator[None]:
 
 
 def read_run(directory: str | Path) -> tuple[Run, list[ItemRecord]]:
-    """One run directory, read with the engine's readers (a torn last line is dropped)."""
+    """One run directory (a torn last line is dropped; v1 records are upgraded)."""
     root = Path(directory)
     for needed in (rundir.RUN_FILE, rundir.RECORDS_FILE):
         if not (root / needed).is_file():
@@ -87,15 +88,9 @@ def read_run(directory: str | Path) -> tuple[Run, list[ItemRecord]]:
     except rundir.RunDirError as error:
         raise RunLoadError(str(error)) from None
     assert info is not None  # checked above
-    return Run(root, info, ledger), records
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    latest = {record.key: record.status for record in records}
+    answered = sum(status != "failed" for status in latest.values())
+    return Run(root, info, ledger, answered), records
 
 
 def _dataset_candidates(run: Run) -> list[Path]:
@@ -111,7 +106,7 @@ def _find_dataset(runs: Sequence[Run], override: Path | None) -> tuple[Path | No
     expected = runs[0].info.dataset_sha256
     for run in runs:
         for candidate in _dataset_candidates(run):
-            if candidate.is_file() and file_sha256(candidate) == expected:
+            if candidate.is_file() and rundir.sha256_file(candidate) == expected:
                 return candidate, []
     note = Notice(
         kind="dataset_unavailable",
@@ -193,7 +188,14 @@ def _load(
     records, merge_notices = _merge(batches)
     notices.extend(merge_notices)
     notices.extend(skipped_notices(runs, records))
-    path, found = _find_dataset(runs, Path(dataset) if dataset is not None else None)
-    notices.extend(found)
-    conversations = {c.id: c for c in iter_conversations(path)} if path is not None else {}
+    conversations: dict[str, Conversation] = {}
+    stored = [run.path / rundir.CONVERSATIONS_FILE for run in runs]
+    if dataset is None and all(path.is_file() for path in stored):
+        for path in stored:
+            conversations.update((c.id, c) for c in iter_conversations(path))
+    else:
+        found_path, found = _find_dataset(runs, Path(dataset) if dataset is not None else None)
+        notices.extend(found)
+        if found_path is not None:
+            conversations = {c.id: c for c in iter_conversations(found_path)}
     return Runs(runs, tuple(records), conversations, tuple(notices))

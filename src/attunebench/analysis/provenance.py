@@ -1,14 +1,19 @@
-"""Who and what produced the numbers: models and judges with their kinds, runs, data, version.
+"""Who and what produced the numbers: models and judges with their kinds, runs, data, gold.
 
 Records call a model by its name (`ModelInfo.name`, the spec where unset); run.json maps each
 name to its spec and declared kind. The provider prefix of the spec wins over the declared
 kind, since it cannot be mislabelled: `mock/` models test the harness, `baseline/` models are
-reference points, `proxy/` judges stand in for a real judge.
+reference points, `proxy/` judges stand in for a real judge, `sim/` models are simulated
+instruments for validating the statistics, and `reference/` rows are heuristics scored from
+the gold alone. Only `model`s are under test, and `simulated` ones when asked for.
+
+Who gave each task's gold comes from the sources' declared provenance of the dataset fields
+the task reads (`Task.gold_fields`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from attunebench import __version__
@@ -16,8 +21,17 @@ from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import ModelEntry, ModelKind, Provenance, RunEntry
 from attunebench.records import ModelInfo
 
-PREFIX_KINDS: dict[str, ModelKind] = {"mock": "mock", "baseline": "baseline", "proxy": "proxy"}
-KNOWN_KINDS: tuple[ModelKind, ...] = ("model", "baseline", "mock", "proxy")
+PREFIX_KINDS: dict[str, ModelKind] = {
+    "mock": "mock",
+    "baseline": "baseline",
+    "proxy": "proxy",
+    "sim": "simulated",
+    "reference": "reference",
+}
+KNOWN_KINDS: tuple[ModelKind, ...] = ("model", "baseline", "mock", "proxy", "simulated")
+# Sources and provenances that make a report illustrative or simulated rather than evidence.
+NOT_EVIDENCE_KINDS = {"sample": "illustrative sample", "simulated": "simulated"}
+NOT_EVIDENCE_PROVENANCE = {"illustrative": "illustrative", "simulated": "simulated"}
 
 
 def kind_of(spec: str, declared: str = "model") -> ModelKind:
@@ -33,14 +47,16 @@ class Roster:
     """Every model and judge of the runs, by the name records use."""
 
     entries: Mapping[str, ModelInfo]
+    include_simulated: bool = False
 
     @classmethod
-    def of(cls, runs: Runs) -> Roster:
-        return cls({
+    def of(cls, runs: Runs, include_simulated: bool = False) -> Roster:
+        entries = {
             info.name or info.spec: info
             for run in runs.runs
             for info in (*run.info.models, *run.info.judges)
-        })  # fmt: skip
+        }
+        return cls(entries, include_simulated)
 
     def spec(self, name: str) -> str:
         info = self.entries.get(name)
@@ -50,27 +66,101 @@ class Roster:
         info = self.entries.get(name)
         return kind_of(self.spec(name), info.kind if info is not None else "model")
 
+    def is_subject(self, name: str) -> bool:
+        """A model under test: a language model, or a simulated one when asked for."""
+        kind = self.kind(name)
+        return kind == "model" or (kind == "simulated" and self.include_simulated)
+
     def entry(self, name: str, role: str) -> ModelEntry:
-        return ModelEntry(name=name, spec=self.spec(name), kind=self.kind(name),
-                          role="judge" if role == "judge" else "subject")  # fmt: skip
+        info = self.entries.get(name)
+        return ModelEntry(
+            name=name,
+            spec=self.spec(name),
+            kind=self.kind(name),
+            role="judge" if role == "judge" else "subject",
+            answer=info.answer if info is not None else "generate",
+            params=dict(info.params) if info is not None else {},
+            base_url=info.base_url if info is not None else None,
+        )
+
+
+def sources(runs: Runs) -> dict[str, dict[str, str]]:
+    """Per source name, who gave each labelled field (as the runs declared it)."""
+    found: dict[str, dict[str, str]] = {}
+    for run in runs.runs:
+        found.update(run.info.provenance)
+    for conversation in runs.conversations.values():
+        found.setdefault(conversation.source.name, dict(conversation.source.provenance))
+    return dict(sorted(found.items()))
+
+
+def task_provenance(
+    runs: Runs, task_sources: Iterable[str], gold_fields: Sequence[str]
+) -> list[str]:
+    """Who gave a task's gold on the sources its items came from (first field declared)."""
+    declared = sources(runs)
+    given = set()
+    for source in task_sources:
+        fields = declared.get(source, {})
+        found = next((fields[f] for f in gold_fields if f in fields), None)
+        given.add(found or "undeclared")
+    return sorted(given)
+
+
+def banner(runs: Runs, roster: Roster, names: Iterable[str]) -> list[str]:
+    """Lines a reader must see first: sample, illustrative or simulated data or models."""
+    lines = []
+    kinds = {c.source.kind for c in runs.conversations.values()}
+    for kind, words in NOT_EVIDENCE_KINDS.items():
+        if kind in kinds:
+            lines.append(f"{words} data: these numbers say nothing about real people")
+    given = {value for fields in sources(runs).values() for value in fields.values()}
+    for value, words in NOT_EVIDENCE_PROVENANCE.items():
+        if value in given and not any(words in line for line in lines):
+            lines.append(f"{words} labels: these numbers say nothing about real people")
+    for kind in ("simulated", "mock"):
+        shown = sorted(n for n in names if roster.kind(n) == kind)
+        if shown:
+            lines.append(f"{kind} models ({', '.join(shown)}): test instruments, not models")
+    return lines
 
 
 def provenance(
-    runs: Runs, roster: Roster, subjects: Iterable[str], judges: Iterable[str]
+    runs: Runs,
+    roster: Roster,
+    subjects: Iterable[str],
+    judges: Iterable[str],
+    recorded: Mapping[str, int],
 ) -> Provenance:
+    names = sorted(set(subjects))
+    planned = sum(run.info.planned_items for run in runs.runs)
+    done = sum(recorded.values())
+    complete = all(run.info.complete for run in runs.runs)
+    status = "complete" if complete else f"run incomplete: {done:,} of {planned:,} planned items"
     return Provenance(
         package_version=__version__,
         dataset_sha256=runs.dataset_hashes,
         runs=[
             RunEntry(
-                path=str(run.path), dataset=run.info.dataset,
-                dataset_sha256=run.info.dataset_sha256, package_version=run.info.package_version,
-                seed=run.info.seed, started_at=run.info.started_at,
-                finished_at=run.info.finished_at, complete=run.info.complete,
+                path=str(run.path),
+                dataset=run.info.dataset,
+                dataset_sha256=run.info.dataset_sha256,
+                package_version=run.info.package_version,
+                seed=run.info.seed,
+                limit=run.info.limit,
+                prompts=[f"{p.id} {p.version}" for p in run.info.prompts],
+                task_options=run.info.task_options,
+                started_at=run.info.started_at,
+                finished_at=run.info.finished_at,
+                complete=run.info.complete,
+                planned_items=run.info.planned_items,
+                recorded_items=recorded.get(str(run.path), 0),
             )
             for run in runs.runs
         ],
-        models=[roster.entry(name, "subject") for name in sorted(subjects)],
+        models=[roster.entry(name, "subject") for name in names],
         judges=[roster.entry(name, "judge") for name in sorted(judges)],
+        sources=sources(runs),
+        banner=banner(runs, roster, [*names, *judges]),
+        status=status,
     )
-

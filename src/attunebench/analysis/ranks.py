@@ -1,12 +1,18 @@
 """Do tasks rank models alike? Kendall's tau-b and Spearman's rho for every pair of tasks.
 
-For each pair, the statistic is computed on the models' headline scores (the models scored on
-both tasks), with
+Only the models under test are ranked: baselines, mock, proxy and reference models are
+yardsticks, and adding them to a ranking manufactures agreement (every task puts a random
+baseline last). For each pair of tasks, on the models scored on both:
 
-- a cluster-bootstrap percentile interval: the same resampled conversations feed both tasks'
-  scores in each resample, so the interval carries the scores' noise honestly;
-- a permutation p-value (`scipy.stats.permutation_test`, pairings) for "no association";
-- a verdict line, from the Kendall p-value Holm-adjusted over all pairs.
+- tau-b and rho on the headline scores, with a cluster-bootstrap percentile interval (the
+  same resampled conversations feed both tasks' scores) and a permutation p-value
+  (`scipy.stats.permutation_test`, pairings), Holm-adjusted over the pairs;
+- the ceiling, sqrt(rel_a x rel_b) from each task's split-half reliability
+  (`analysis.reliability`), and the disattenuated rho / ceiling;
+- a verdict: `distinct` when rho's interval lies wholly below the ceiling's (the rankings
+  agree less than the tasks' own noise allows: they measure different things); otherwise
+  `agree` when rho's interval lies above 0; otherwise `cannot tell` (a ceiling too low, or too
+  few conversations, to say). Below the minimum of conversations no verdict is given.
 
 Kendall 1945, "The treatment of ties in ranking problems", Biometrika 33(3) (tau-b);
 Spearman 1904; permutation tests: Good 2005, "Permutation, Parametric and Bootstrap Tests".
@@ -20,11 +26,19 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.bootstrap import percentile_interval, safe_ratio
+from attunebench.analysis.bootstrap import percentile_interval
 from attunebench.analysis.frame import FloatArray
 from attunebench.analysis.multiplicity import holm
-from attunebench.analysis.schema import Correlation, RankCorrelation, TaskPair
+from attunebench.analysis.reliability import SplitHalf
+from attunebench.analysis.schema import (
+    Correlation,
+    RankCorrelation,
+    Reliability,
+    TaskPair,
+    Verdict,
+)
 from attunebench.analysis.scores import MetricScores
+from attunebench.tasks.metrics import safe_ratio
 
 ALPHA = 0.05
 DEFAULT_PERMUTATIONS = 9999
@@ -85,15 +99,47 @@ def _clean(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def verdict(tau: Correlation, p_holm: float | None) -> str:
-    if tau.value is None or p_holm is None:
-        return f"not computed: {tau.reason}"
-    interval = (
-        f"tau-b {tau.value:.2f} [{_fmt(tau.ci_low)}, {_fmt(tau.ci_high)}], Holm p = {p_holm:.3g}"
-    )
-    if p_holm < ALPHA:
-        return f"{'rankings agree' if tau.value > 0 else 'rankings are opposed'}: {interval}"
-    return f"no evidence of agreement: {interval}"
+def ceiling(a: SplitHalf, b: SplitHalf, confidence: float) -> tuple[Correlation, FloatArray]:
+    """sqrt(rel_a x rel_b) with its interval, and its resampled values (NaN where a
+    reliability is not positive)."""
+    product = a.samples * b.samples
+    drawn = np.where(product > 0, np.sqrt(np.abs(product)), np.nan)
+    value = a.value * b.value
+    if not np.isfinite(value) or value <= 0:
+        return _null("a task's ranking is not reliable at all (split-half reliability <= 0)"), drawn
+    low, high = percentile_interval(drawn[:, None], confidence)
+    return Correlation(
+        value=float(np.sqrt(value)), ci_low=_clean(low[0]), ci_high=_clean(high[0])
+    ), drawn
+
+
+def disattenuated(
+    rho: Correlation,
+    rho_samples: FloatArray,
+    top: Correlation,
+    top_samples: FloatArray,
+    confidence: float,
+) -> Correlation:
+    if rho.value is None or top.value is None:
+        return _null(rho.reason or top.reason or "undefined")
+    drawn = safe_ratio(rho_samples[: len(top_samples)], top_samples)
+    low, high = percentile_interval(drawn[:, None], confidence)
+    return Correlation(value=rho.value / top.value, ci_low=_clean(low[0]), ci_high=_clean(high[0]))
+
+
+def verdict(rho: Correlation, top: Correlation) -> tuple[Verdict | None, str]:
+    """The three-way verdict (see the module docstring) and a line that says it."""
+    if rho.value is None:
+        return None, f"not computed: {rho.reason}"
+    shown = f"rho {rho.value:.2f} [{_fmt(rho.ci_low)}, {_fmt(rho.ci_high)}]"
+    if top.value is None or top.ci_low is None:
+        return "cannot tell", f"cannot tell: {shown}; {top.reason or 'no ceiling'}"
+    shown += f", ceiling {top.value:.2f} [{_fmt(top.ci_low)}, {_fmt(top.ci_high)}]"
+    if rho.ci_high is not None and rho.ci_high < top.ci_low:
+        return "distinct", f"distinct: {shown} (agreement clearly below the ceiling)"
+    if rho.ci_low is not None and rho.ci_low > 0:
+        return "agree", f"agree: {shown}"
+    return "cannot tell", f"cannot tell: {shown} (the data cannot separate the two)"
 
 
 def _fmt(value: float | None) -> str:
@@ -103,55 +149,110 @@ def _fmt(value: float | None) -> str:
 def rank_correlation(
     headlines: Mapping[str, MetricScores],
     model_names: Sequence[str],
+    subjects: Sequence[int],
+    reliability: Mapping[str, SplitHalf],
     *,
     permutations: int,
     rng: np.random.Generator,
     confidence: float,
+    too_few: str | None = None,
 ) -> RankCorrelation:
-    """Every pair of tasks, on the models scored on both (at least three are needed)."""
+    """Every pair of tasks, on the models under test scored on both (three at least).
+
+    `subjects` are the frame codes of the models under test; `too_few` (a reason) withholds
+    every interval and verdict.
+    """
     tasks = sorted(headlines)
-    cells: dict[tuple[str, str], tuple[list[str], Correlation, Correlation]] = {}
+    cells: dict[tuple[str, str], tuple[list[str], Correlation, Correlation, FloatArray]] = {}
+    chosen = np.array(sorted(subjects), dtype=np.int64)
     for a, b in combinations(tasks, 2):
         sa, sb = headlines[a], headlines[b]
-        both = np.flatnonzero(~np.isnan(sa.point) & ~np.isnan(sb.point))
+        both = chosen[~np.isnan(sa.point[chosen]) & ~np.isnan(sb.point[chosen])]
         names = [model_names[int(m)] for m in both]
+        empty = np.full(1, np.nan)
         if len(both) < 3:
-            why = f"fewer than 3 models scored on both tasks ({len(both)})"
-            cells[a, b] = (names, _null(why), _null(why))
+            why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
+            cells[a, b] = (names, _null(why), _null(why), empty)
             continue
         args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
-        cells[a, b] = (
-            names,
-            correlate(kendall_tau_b, *args, permutations, rng, confidence),
-            correlate(spearman_rho, *args, permutations, rng, confidence),
-        )
+        tau = correlate(kendall_tau_b, *args, permutations, rng, confidence)
+        rho = correlate(spearman_rho, *args, permutations, rng, confidence)
+        if too_few is not None:
+            tau, rho = _point_only(tau, too_few), _point_only(rho, too_few)
+        cells[a, b] = (names, tau, rho, spearman_rho(args[2], args[3]))
     adjusted = holm([cells[key][1].p_value for key in cells])
-    pairs = [
-        TaskPair(
-            task_a=a,
-            task_b=b,
-            models=names,
-            kendall_tau_b=tau,
-            spearman=rho,
-            p_holm=p,
-            verdict=verdict(tau, p),
+    pairs = []
+    for ((a, b), (names, tau, rho, rho_samples)), p in zip(cells.items(), adjusted, strict=True):
+        top, top_samples = ceiling(reliability[a], reliability[b], confidence)
+        if too_few is not None:
+            top = _point_only(top, too_few)
+        fixed = disattenuated(rho, rho_samples, top, top_samples, confidence)
+        if too_few is not None:
+            decided: tuple[Verdict | None, str] = (None, f"no verdict: {too_few}")
+        else:
+            decided = verdict(rho, top)
+        pairs.append(
+            TaskPair(
+                task_a=a,
+                task_b=b,
+                models=names,
+                kendall_tau_b=tau,
+                spearman=rho,
+                p_holm=p,
+                ceiling=top,
+                disattenuated=fixed,
+                verdict=decided[0],
+                verdict_text=decided[1],
+            )
         )
-        for ((a, b), (names, tau, rho)), p in zip(cells.items(), adjusted, strict=True)
-    ]
     used = sorted({name for pair in pairs for name in pair.models})
     reason: str | None = None
     if len(tasks) < 2:
         reason = "fewer than 2 tasks"
     elif all(pair.kendall_tau_b.value is None for pair in pairs):
         reason = pairs[0].kendall_tau_b.reason
+    names_of = [model_names[int(m)] for m in chosen]
     return RankCorrelation(
         tasks=tasks,
         models=used,
         permutations=permutations,
         reason=reason,
+        reliability=[_reliability(t, reliability[t], names_of, too_few) for t in tasks],
         kendall_tau_b=_matrix(tasks, {k: v[1] for k, v in cells.items()}),
         spearman=_matrix(tasks, {k: v[2] for k, v in cells.items()}),
         pairs=pairs,
+    )
+
+
+def _point_only(value: Correlation, reason: str) -> Correlation:
+    return value.model_copy(
+        update={
+            "ci_low": None,
+            "ci_high": None,
+            "p_value": None,
+            "reason": reason if value.value is not None else value.reason,
+        }
+    )
+
+
+def _reliability(
+    task: str, found: SplitHalf, models: list[str], too_few: str | None
+) -> Reliability:
+    if not np.isfinite(found.value):
+        return Reliability(
+            task=task,
+            models=models,
+            value=None,
+            reason="fewer than 3 models under test, or too few conversations",
+        )
+    if too_few is not None:
+        return Reliability(task=task, models=models, value=found.value, reason=too_few)
+    return Reliability(
+        task=task,
+        models=models,
+        value=found.value,
+        ci_low=_clean(found.low),
+        ci_high=_clean(found.high),
     )
 
 

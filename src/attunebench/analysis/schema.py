@@ -6,20 +6,19 @@ this model alone, so `summary.json` is the complete, versioned record of an anal
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-SUMMARY_FORMAT: Final = "attunebench-summary/v1"
+from attunebench.frozen import Frozen
 
-ModelKind = Literal["model", "baseline", "mock", "proxy"]
+SUMMARY_FORMAT: Final = "attunebench-summary/v2"
+
+ModelKind = Literal["model", "baseline", "mock", "proxy", "simulated", "reference"]
+Verdict = Literal["agree", "distinct", "cannot tell"]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Notice(Strict):
+class Notice(Frozen):
     """A warning: something the reader must know to trust (or distrust) a number."""
 
     kind: str
@@ -28,7 +27,7 @@ class Notice(Strict):
     model: str | None = None
 
 
-class Estimate(Strict):
+class Estimate(Frozen):
     """A point estimate with its percentile interval; `value` null means `reason` says why."""
 
     value: float | None
@@ -37,7 +36,7 @@ class Estimate(Strict):
     reason: str | None = None
 
 
-class ScoreRow(Strict):
+class ScoreRow(Frozen):
     model: str
     model_kind: ModelKind
     task: str
@@ -53,9 +52,24 @@ class ScoreRow(Strict):
     n_invalid: int
     n_failed: int
     judges: list[str] = Field(default_factory=list, description="Judges behind this number.")
+    subject: bool = Field(
+        default=True, description="A model under test (false: a reference, baseline, ...)."
+    )
 
 
-class Correlation(Strict):
+class LeftOutItem(Frozen):
+    """An item some compared model has no answer for, left out of every model's numbers."""
+
+    task: str
+    variant: str
+    conversation_id: str
+    turn_index: int
+    item_id: str
+    missing_for: list[str]
+    reason: str
+
+
+class Correlation(Frozen):
     value: float | None
     ci_low: float | None = None
     ci_high: float | None = None
@@ -63,31 +77,59 @@ class Correlation(Strict):
     reason: str | None = None
 
 
-class TaskPair(Strict):
+class Reliability(Frozen):
+    """Split-half reliability of one task's model ranking (Spearman-Brown corrected)."""
+
+    task: str
+    models: list[str]
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    reason: str | None = None
+
+
+class TaskPair(Frozen):
     task_a: str
     task_b: str
     models: list[str]
     kendall_tau_b: Correlation
     spearman: Correlation
     p_holm: float | None = Field(description="Kendall p-value, Holm-adjusted over the pairs.")
-    verdict: str
+    ceiling: Correlation = Field(
+        description="sqrt(reliability a x reliability b): the most the rankings could agree."
+    )
+    disattenuated: Correlation = Field(description="Spearman's rho over the ceiling.")
+    verdict: Verdict | None = Field(description="agree, distinct or cannot tell; null: none.")
+    verdict_text: str
 
 
-class RankCorrelation(Strict):
+class RankCorrelation(Frozen):
     tasks: list[str]
     models: list[str]
     permutations: int
     reason: str | None = None
+    reliability: list[Reliability] = Field(default_factory=list)
     kendall_tau_b: list[list[Correlation]]
     spearman: list[list[Correlation]]
     pairs: list[TaskPair]
 
 
-class Discriminability(Strict):
+class Discriminability(Frozen):
+    """How well one task tells the models under test apart."""
+
     task: str
     variant: str
     metric: str
     models: list[str]
+    snr: Estimate = Field(
+        description="Between-model variance of true scores over per-conversation noise."
+    )
+    conversations_needed: int | None = Field(
+        description="Conversations to separate the median pair of models at 80% power."
+    )
+    items_per_conversation: float | None
+    snr_per_item: float | None
+    items_needed: int | None
     separability: float | None
     spread: float | None
     mean_ci_width: float | None
@@ -96,8 +138,25 @@ class Discriminability(Strict):
     reason: str | None = None
 
 
-class Difference(Strict):
-    """A paired difference between two conditions on the same items."""
+class Ratio(Frozen):
+    """How many conversations task a needs, as a multiple of what task b needs."""
+
+    task_a: str
+    task_b: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    statement: str
+    reason: str | None = None
+
+
+class DiscriminabilityReport(Frozen):
+    tasks: list[Discriminability]
+    ratios: list[Ratio]
+
+
+class Difference(Frozen):
+    """A paired difference between two conditions on the same items (no verdict: null)."""
 
     model: str
     task: str
@@ -108,15 +167,16 @@ class Difference(Strict):
     ci_high: float | None
     n: int
     n_conversations: int
-    verdict: str
+    verdict: str | None
     reason: str | None = None
 
 
-class JudgeAgreement(Strict):
+class JudgeAgreement(Frozen):
     """A judge against the participants' own picks (`judge.audit` statistics)."""
 
     judge: str
     judge_kind: ModelKind
+    variant: str = Field(description="informed: with participant context; blind: without.")
     n: int
     n_failed: int
     n_conversations: int
@@ -131,7 +191,7 @@ class JudgeAgreement(Strict):
     length_matched_agreement: Estimate
 
 
-class GroupScore(Strict):
+class GroupScore(Frozen):
     model: str
     task: str
     group: str
@@ -146,7 +206,21 @@ class GroupScore(Strict):
     reason: str | None = None
 
 
-class Confusion(Strict):
+class Interaction(Frozen):
+    """Does the gap between models change with a conversation trait? (a permutation test)"""
+
+    task: str
+    group: str
+    levels: list[str]
+    models: list[str]
+    statistic: float | None
+    p_value: float | None
+    p_holm: float | None = None
+    largest: str | None = Field(description="The model and level whose gap moves most.")
+    reason: str | None = None
+
+
+class Confusion(Frozen):
     model: str
     task: str
     labels: list[str]
@@ -154,7 +228,7 @@ class Confusion(Strict):
     counts: list[list[int]]
 
 
-class LabelF1(Strict):
+class LabelF1(Frozen):
     model: str
     task: str
     label: str
@@ -164,7 +238,7 @@ class LabelF1(Strict):
     support: int
 
 
-class ItemAnswer(Strict):
+class ItemAnswer(Frozen):
     model: str
     status: str
     score: float | None
@@ -172,7 +246,7 @@ class ItemAnswer(Strict):
     reasoning: str | None = None
 
 
-class WorstItem(Strict):
+class WorstItem(Frozen):
     task: str
     variant: str
     conversation_id: str
@@ -184,70 +258,98 @@ class WorstItem(Strict):
     answers: list[ItemAnswer]
 
 
-class Diagnostics(Strict):
+class Diagnostics(Frozen):
     confusion: list[Confusion]
     label_f1: list[LabelF1]
     turn_position: list[GroupScore]
     intensity: list[GroupScore]
     subgroups: list[GroupScore]
+    interactions: list[Interaction] = Field(default_factory=list)
     worst_items: list[WorstItem]
 
 
-class TaskInfo(Strict):
+class TaskInfo(Frozen):
     name: str
+    headline: str = Field(description="What the headline number is.")
+    provenance: list[str] = Field(
+        default_factory=list, description="Who gave the gold (first-person, actor, ...)."
+    )
     headline_variant: str
     variants: list[str]
     n_items: int
     gold_levels: dict[str, int] = Field(default_factory=dict)
     derived_share: float | None = None
     judges: list[str] = Field(default_factory=list)
+    left_out_items: int = Field(default=0, description="Items not every model answered.")
+    left_out: dict[str, int] = Field(
+        default_factory=dict, description="Items left out on purpose when planned, by reason."
+    )
 
 
-class ModelEntry(Strict):
+class ModelEntry(Frozen):
     name: str = Field(description="What records and tables call it.")
     spec: str
     kind: ModelKind
     role: Literal["subject", "judge"]
+    answer: str = "generate"
+    params: dict[str, Any] = Field(default_factory=dict, description="Sampling parameters.")
+    base_url: str | None = None
 
 
-class RunEntry(Strict):
+class RunEntry(Frozen):
     path: str
     dataset: str
     dataset_sha256: str
     package_version: str
-    seed: int
+    seed: int = Field(description="The run's own seed (its pair draws, its retries).")
+    limit: int | None = None
+    prompts: list[str] = Field(default_factory=list, description="Prompt ids and versions.")
+    task_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     started_at: str
     finished_at: str | None
     complete: bool
+    planned_items: int = 0
+    recorded_items: int = 0
 
 
-class Settings(Strict):
-    seed: int
+class Settings(Frozen):
+    seed: int = Field(description="The analysis's own seed (its resamples).")
     resamples: int
     corpus_resamples: int
     permutations: int
     cluster: Literal["conversation", "participant"]
     confidence: float
     min_subgroup_conversations: int
+    min_conversations: int = Field(description="Below this, no interval and no verdict.")
+    all_items: bool = False
+    include_simulated: bool = False
 
 
-class Provenance(Strict):
+class Provenance(Frozen):
     package_version: str
     dataset_sha256: list[str]
     runs: list[RunEntry]
     models: list[ModelEntry]
     judges: list[ModelEntry]
+    sources: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="Per source, who gave each labelled field."
+    )
+    banner: list[str] = Field(
+        default_factory=list, description="Sample, simulated or test data or models present."
+    )
+    status: str = Field(default="", description="'complete', or how incomplete the runs are.")
 
 
-class Summary(Strict):
-    format: Literal["attunebench-summary/v1"] = SUMMARY_FORMAT
+class Summary(Frozen):
+    format: Literal["attunebench-summary/v2"] = SUMMARY_FORMAT
     provenance: Provenance
     settings: Settings
     tasks: list[TaskInfo]
     scores: list[ScoreRow]
     rank_correlation: RankCorrelation
-    discriminability: list[Discriminability]
+    discriminability: DiscriminabilityReport
     context_modes: list[Difference]
     judge_agreement: list[JudgeAgreement]
     diagnostics: Diagnostics
+    left_out_items: list[LeftOutItem] = Field(default_factory=list)
     warnings: list[Notice]

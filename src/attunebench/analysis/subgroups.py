@@ -1,12 +1,21 @@
-"""Scores by subgroup: participant traits and source fields, with honest comparisons.
+"""Scores by subgroup: participant traits, topics and conversation labels, source fields, with
+honest comparisons; and where a model fails: model x subgroup interactions.
 
 Each model's mean score in each level of a conversation-level field (a participant trait such
-as age band; the source's name or kind) gets a cluster-bootstrap interval. A level with fewer
+as age band; the conversation's topic and labels, such as ESConv's problem type and emotion
+type; the source's name or kind) gets a cluster-bootstrap interval. A level with fewer
 than `min_conversations` conversations, in itself or in the rest, is shown but not compared,
 and a warning says so. Otherwise the level is compared with the other levels together by a
 permutation test that shuffles the level labels across conversations (Good 2005,
 "Permutation, Parametric and Bootstrap Tests of Hypotheses", ch. 3); the p-values of all
 comparisons in a report are then Holm-adjusted together (`multiplicity.holm`).
+
+An interaction test asks whether the gaps between the models under test change with the
+field: the statistic is the size of the model x level interaction in the per-level means
+(sum over levels of conversations x squared deviations of each model's level mean from its
+overall mean and the level's mean), and its p-value comes from shuffling the levels across
+conversations, which keeps every conversation's answers together. The model and level whose
+gap moves most are named.
 """
 
 from __future__ import annotations
@@ -17,27 +26,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, safe_ratio
+from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.cells import Cell
 from attunebench.analysis.diagnostics import binned_scores
 from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
 from attunebench.analysis.multiplicity import holm
-from attunebench.analysis.schema import GroupScore
+from attunebench.analysis.schema import GroupScore, Interaction
 from attunebench.data.schema import Conversation
+from attunebench.tasks.metrics import safe_ratio
 
 DEFAULT_MIN_CONVERSATIONS = 10
 DEFAULT_PERMUTATIONS = 2000
+MAX_LEVELS = 30  # a free-text field with more levels is no subgroup to compare
 
 
 @dataclass(frozen=True)
 class Field:
     """A conversation-level field: its levels, each conversation's level code (-1: none), the
-    labelled conversations, and per level the permuted membership masks (levels, P, labelled)."""
+    labelled conversations, and the level codes shuffled across them (P, labelled)."""
 
     name: str
     levels: tuple[str, ...]
     code: IntArray
     labelled: IntArray
-    permuted: FloatArray
+    shuffled: IntArray
+
+    def permuted(self, level: int) -> FloatArray:
+        """Membership of one level under each shuffle (P, labelled)."""
+        mask: FloatArray = (self.shuffled == level).astype(np.float64)
+        return mask
 
 
 def fields(
@@ -55,19 +72,25 @@ def fields(
         if conversation.participant is not None:
             for trait, level in conversation.participant.traits.items():
                 found[f"participant.{trait}"][cid] = level
+        context = conversation.context
+        if context.topic:
+            found["context.topic"][cid] = context.topic
+        if context.emotion:
+            found["context.emotion"][cid] = context.emotion
+        for label, level in context.labels.items():
+            found[f"context.{label}"][cid] = level
         found["source.name"][cid] = conversation.source.name
         found["source.kind"][cid] = conversation.source.kind
     out = []
     for name, level_of in sorted(found.items()):
         levels = tuple(sorted(set(level_of.values())))
-        if len(levels) < 2:
+        if not 2 <= len(levels) <= MAX_LEVELS:
             continue
         index = {level: i for i, level in enumerate(levels)}
         code = np.array([index.get(level_of.get(c, ""), -1) for c in frame.conversations])
         labelled = np.flatnonzero(code >= 0)
         shuffled = rng.permuted(np.tile(code[labelled], (permutations, 1)), axis=1)
-        permuted = np.stack([(shuffled == level) for level in range(len(levels))]).astype(float)
-        out.append(Field(name, levels, code, labelled, permuted))
+        out.append(Field(name, levels, code, labelled, shuffled.astype(np.int16)))
     return out
 
 
@@ -80,9 +103,11 @@ def permutation_p_values(field: Field, sums: FloatArray, counts: FloatArray) -> 
     labels = field.code[field.labelled]
     members = np.stack([labels == level for level in range(len(field.levels))]).astype(float)
     observed = _difference(members, s, n)  # (levels, models)
-    null = _difference(field.permuted, s, n)  # (levels, permutations, models)
+    null = np.stack(
+        [_difference(field.permuted(level), s, n) for level in range(len(field.levels))]
+    )  # (levels, permutations, models)
     extreme = (np.abs(null) >= np.abs(observed)[:, None, :] - 1e-12).sum(axis=1)
-    p = (1.0 + extreme) / (1.0 + field.permuted.shape[1])
+    p = (1.0 + extreme) / (1.0 + field.shuffled.shape[0])
     return np.where(np.isnan(observed), np.nan, p)
 
 
@@ -106,8 +131,7 @@ def _tables(frame: Frame, mask: BoolArray) -> tuple[FloatArray, FloatArray]:
 def subgroup_scores(
     frame: Frame,
     bootstrap: ClusterBootstrap,
-    task: str,
-    variant: str,
+    cell: Cell,
     prepared: Sequence[Field],
     min_conversations: int,
 ) -> tuple[list[GroupScore], set[tuple[str, str]]]:
@@ -117,11 +141,12 @@ def subgroup_scores(
     """
     rows: list[GroupScore] = []
     small: set[tuple[str, str]] = set()
-    mask = frame.cell(task, variant) & frame.scored
+    mask = cell.mask & frame.scored
     sums, counts = _tables(frame, mask)
     for field in prepared:
-        shown = binned_scores(frame, bootstrap, task, variant, field.name, field.levels,
-                              field.code[frame.conversation])  # fmt: skip
+        shown = binned_scores(
+            frame, bootstrap, cell, field.name, field.levels, field.code[frame.conversation]
+        )
         p_values = permutation_p_values(field, sums, counts)
         answered = (counts[field.labelled] > 0).sum(axis=0)  # labelled conversations per model
         for row in shown:
@@ -139,5 +164,76 @@ def subgroup_scores(
 
 def adjust(rows: Sequence[GroupScore]) -> list[GroupScore]:
     """Holm-adjust every comparison's p-value together."""
+    adjusted = holm([row.p_value for row in rows])
+    return [row.model_copy(update={"p_holm": p}) for row, p in zip(rows, adjusted, strict=True)]
+
+
+def _interaction(
+    masks: list[FloatArray], s: FloatArray, n: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The interaction statistic for each row of the level masks (one (P, conversations)
+    array per level), and the (P, levels, models) deviations it sums."""
+    level_sums = np.stack([mask @ s for mask in masks], axis=1)
+    level_counts = np.stack([mask @ n for mask in masks], axis=1)
+    means = safe_ratio(level_sums, level_counts)  # (P, levels, models)
+    overall = safe_ratio(s.sum(axis=0), n.sum(axis=0))  # (models,)
+    gaps = means - overall  # each model's level mean minus its overall mean
+    deviation = gaps - np.nanmean(gaps, axis=2, keepdims=True)  # minus the level's mean gap
+    size = np.stack([mask.sum(axis=1) for mask in masks], axis=1)[..., None]
+    return np.nansum(size * deviation**2, axis=(1, 2)), deviation
+
+
+def interactions(
+    frame: Frame,
+    cell: Cell,
+    prepared: Sequence[Field],
+    subjects: Sequence[int],
+    min_conversations: int,
+) -> list[Interaction]:
+    """Per field: does the gap between the models under test change with its level?"""
+    models = [m for m in sorted(subjects) if (cell.mask & (frame.model == m)).any()]
+    out: list[Interaction] = []
+    if len(models) < 2:
+        return out
+    sums, counts = _tables(frame, cell.mask & frame.scored)
+    for field in prepared:
+        labels = field.code[field.labelled]
+        sizes = np.bincount(labels, minlength=len(field.levels))
+        base = {
+            "task": cell.task,
+            "group": field.name,
+            "levels": list(field.levels),
+            "models": [frame.models[m] for m in models],
+        }
+        if (sizes < min_conversations).any():
+            out.append(
+                Interaction(
+                    **base,
+                    statistic=None,
+                    p_value=None,
+                    largest=None,
+                    reason=f"a level has under {min_conversations} conversations",
+                )
+            )
+            continue
+        s, n = sums[field.labelled][:, models], counts[field.labelled][:, models]
+        levels = range(len(field.levels))
+        observed, deviation = _interaction(
+            [(labels == level).astype(np.float64)[None] for level in levels], s, n
+        )
+        null, _ = _interaction([field.permuted(level) for level in levels], s, n)
+        p = (1.0 + (null >= observed[0] - 1e-12).sum()) / (1.0 + len(null))
+        level, model = np.unravel_index(np.nanargmax(np.abs(deviation[0])), deviation[0].shape)
+        largest = (
+            f"{frame.models[models[model]]} at {field.levels[level]}: "
+            f"{deviation[0][level, model]:+.3f} against the other models' gap"
+        )
+        out.append(
+            Interaction(**base, statistic=float(observed[0]), p_value=float(p), largest=largest)
+        )
+    return out
+
+
+def adjust_interactions(rows: Sequence[Interaction]) -> list[Interaction]:
     adjusted = holm([row.p_value for row in rows])
     return [row.model_copy(update={"p_holm": p}) for row, p in zip(rows, adjusted, strict=True)]

@@ -1,14 +1,19 @@
 """Build `summary.json`: every score, correlation, diagnostic and warning of merged runs.
 
 One seeded `numpy.random.SeedSequence` is split into independent streams, one per component
-(bootstrap, rank permutations, subgroup permutations), so a seed fixes every number and
-adding a component never shifts another's randomness.
+(bootstrap, rank permutations, subgroup permutations, reliability splits), so a seed fixes
+every number and adding a component never shifts another's randomness.
+
+Cross-model statistics (rank agreement, reliability, discriminability) use the models under
+test only, on the items every model answered (see `cells`). Below `min_conversations`
+conversations no interval and no verdict is given anywhere: only the point values and why.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,44 +22,57 @@ from threadpoolctl import threadpool_limits
 
 from attunebench.analysis import diagnostics as diag
 from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, ClusterBootstrap
+from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.contexts import context_differences
-from attunebench.analysis.discriminability import discriminability, ranked
-from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
+from attunebench.analysis.frame import Frame, IntArray, headline_variant
 from attunebench.analysis.judges import AUDIT_TASK, judge_agreement
-from attunebench.analysis.labels import LABEL_SETS, label_counts
 from attunebench.analysis.loading import Runs, paused_gc
 from attunebench.analysis.provenance import Roster, provenance
 from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
-from attunebench.analysis.rows import (
-    RecordMeta,
-    record_notices,
-    score_rows,
-    task_infos,
-    uneven_items,
+from attunebench.analysis.references import reference_rows
+from attunebench.analysis.reliability import SplitHalf, conversation_table, split_half
+from attunebench.analysis.rows import left_out_notices, record_notices, score_rows, task_info
+from attunebench.analysis.schema import (
+    Diagnostics,
+    DiscriminabilityReport,
+    GroupScore,
+    Interaction,
+    Notice,
+    RankCorrelation,
+    Settings,
+    Summary,
 )
-from attunebench.analysis.schema import Diagnostics, GroupScore, Notice, Settings, Summary, TaskInfo
-from attunebench.analysis.scores import MetricScores, headline, secondary
+from attunebench.analysis.scores import HEADLINE, MetricScores, metric_scores
 from attunebench.analysis.subgroups import (
     DEFAULT_MIN_CONVERSATIONS,
     adjust,
+    adjust_interactions,
     fields,
+    interactions,
     subgroup_scores,
 )
 
 Cluster = Literal["conversation", "participant"]
 
 
+MIN_CONVERSATIONS = 5  # fewer: no interval, no verdict
+
+
 @dataclass(frozen=True)
 class Options:
     seed: int = 0
     resamples: int = DEFAULT_RESAMPLES
-    corpus_resamples: int = 500
+    corpus_resamples: int = 500  # resamples for split-half reliability (it also splits)
     permutations: int = DEFAULT_PERMUTATIONS
     subgroup_permutations: int = 2000
     cluster: Cluster = "conversation"
     confidence: float = DEFAULT_CONFIDENCE
     min_subgroup_conversations: int = DEFAULT_MIN_CONVERSATIONS
     worst_items: int = 5
+    min_conversations: int = MIN_CONVERSATIONS
+    all_items: bool = False  # score every answered item rather than the common ones
+    include_simulated: bool = False  # count `sim/` models as models under test
 
 
 def cluster_codes(frame: Frame, runs: Runs, cluster: Cluster) -> IntArray:
@@ -76,28 +94,16 @@ def cluster_codes(frame: Frame, runs: Runs, cluster: Cluster) -> IntArray:
     return np.array([names.index(o) for o in owners], dtype=np.int64)
 
 
-LabelTables = dict[tuple[str, str], tuple[list[str], FloatArray]]
-
-
-def label_tables(frame: Frame, tasks: list[TaskInfo]) -> LabelTables:
-    """Label counts of every cell whose task has label sets, computed once and shared."""
-    return {
-        (info.name, variant): label_counts(
-            frame.records_at(frame.cell(info.name, variant) & frame.scored),
-            LABEL_SETS[info.name][0],
-        )
-        for info in tasks
-        if info.name in LABEL_SETS
-        for variant in info.variants
-    }
+Cells = dict[tuple[str, str], Cell]
 
 
 def diagnostics(
     frame: Frame,
     runs: Runs,
     bootstrap: ClusterBootstrap,
-    tasks: list[TaskInfo],
-    tables: LabelTables,
+    cells: Cells,
+    headline_of: Mapping[str, str],
+    subjects: list[int],
     options: Options,
     rng: np.random.Generator,
 ) -> tuple[Diagnostics, list[Notice]]:
@@ -106,27 +112,35 @@ def diagnostics(
     prepared = fields(frame, runs.conversations, options.subgroup_permutations, rng)
     confusion, label_f1, by_position, by_intensity, worst = [], [], [], [], []
     subgroups: list[GroupScore] = []
+    found: list[Interaction] = []
     small: set[tuple[str, str]] = set()
-    for info in tasks:
-        task, variant = info.name, info.headline_variant
-        if task == "emotion":
-            confusion += diag.confusion(frame, task, variant)
-        if (task, variant) in tables:
-            label_f1 += diag.label_f1(frame, task, variant, *tables[task, variant])
-        by_position += diag.binned_scores(frame, bootstrap, task, variant, "turn position",
-                                          diag.POSITIONS, positions)  # fmt: skip
-        by_intensity += diag.binned_scores(frame, bootstrap, task, variant, "intensity",
-                                           diag.INTENSITIES, intensities)  # fmt: skip
-        rows, found = subgroup_scores(frame, bootstrap, task, variant, prepared,
-                                      options.min_subgroup_conversations)  # fmt: skip
+    for task, variant in sorted(headline_of.items()):
+        cell = cells[task, variant]
+        confusion += diag.confusion(frame, cell)
+        label_f1 += diag.label_f1(frame, cell)
+        by_position += diag.binned_scores(
+            frame, bootstrap, cell, "turn position", diag.POSITIONS, positions
+        )
+        by_intensity += diag.binned_scores(
+            frame, bootstrap, cell, "intensity", diag.INTENSITIES, intensities
+        )
+        rows, too_small = subgroup_scores(
+            frame, bootstrap, cell, prepared, options.min_subgroup_conversations
+        )
         subgroups += rows
-        small |= found
-        worst += diag.worst_items(frame, task, variant, runs.conversations, options.worst_items)
+        small |= too_small
+        found += interactions(frame, cell, prepared, subjects, options.min_subgroup_conversations)
+        worst += diag.worst_items(frame, cell, runs.conversations, options.worst_items)
     notices = small_subgroups(small, options.min_subgroup_conversations)
     details = Diagnostics(
-        confusion=confusion, label_f1=label_f1, turn_position=by_position,
-        intensity=by_intensity, subgroups=adjust(subgroups), worst_items=worst,
-    )  # fmt: skip
+        confusion=confusion,
+        label_f1=label_f1,
+        turn_position=by_position,
+        intensity=by_intensity,
+        subgroups=adjust(subgroups),
+        interactions=adjust_interactions(found),
+        worst_items=worst,
+    )
     return details, notices
 
 
@@ -136,11 +150,15 @@ def small_subgroups(found: set[tuple[str, str]], minimum: int) -> list[Notice]:
     for name, level in found:
         levels[name].add(level)
     return [
-        Notice(kind="small_subgroup", message=(
-            f"{name}: {', '.join(sorted(values))} under {minimum} conversations (in the level "
-            "or the rest, for some model or task): shown, not compared"))
+        Notice(
+            kind="small_subgroup",
+            message=(
+                f"{name}: {', '.join(sorted(values))} under {minimum} conversations (in the level "
+                "or the rest, for some model or task): shown, not compared"
+            ),
+        )
         for name, values in sorted(levels.items())
-    ]  # fmt: skip
+    ]
 
 
 def build_summary(runs: Runs, options: Options | None = None) -> Summary:
@@ -150,41 +168,117 @@ def build_summary(runs: Runs, options: Options | None = None) -> Summary:
         return _build(runs, options or Options())
 
 
+def too_few_reason(frame: Frame, bootstrap: ClusterBootstrap, options: Options) -> str | None:
+    clusters = bootstrap.n_clusters
+    if clusters >= options.min_conversations:
+        return None
+    unit = "conversations" if options.cluster == "conversation" else "participants"
+    return (
+        f"only {clusters} {unit} (fewer than {options.min_conversations}): no interval "
+        "and no verdict"
+    )
+
+
+@dataclass(frozen=True)
+class Claims:
+    rank_correlation: RankCorrelation
+    discriminability: DiscriminabilityReport
+
+
+def claims(
+    frame: Frame,
+    bootstrap: ClusterBootstrap,
+    cells: Cells,
+    headlines: Mapping[str, MetricScores],
+    subjects: list[int],
+    options: Options,
+    streams: list[np.random.Generator],
+    too_few: str | None,
+) -> Claims:
+    """The paper's two claims, on the models under test: rank agreement between tasks (with
+    the reliability ceiling) and discriminability."""
+    tables = {
+        task: conversation_table(frame, bootstrap, cells[task, s.variant], subjects)
+        for task, s in headlines.items()
+    }
+    reliability: dict[str, SplitHalf] = {
+        task: split_half(table, bootstrap, streams[3]) for task, table in tables.items()
+    }
+    correlation = rank_correlation(
+        headlines,
+        frame.models,
+        subjects,
+        reliability,
+        permutations=options.permutations,
+        rng=streams[1],
+        confidence=options.confidence,
+        too_few=too_few,
+    )
+    entries, drawn = [], {}
+    for task, scores in sorted(headlines.items()):
+        entry, samples = task_discriminability(
+            scores, tables[task], frame.models, subjects, bootstrap, too_few
+        )
+        entries.append(entry)
+        drawn[task] = samples
+    report = DiscriminabilityReport(
+        tasks=ranked(entries), ratios=ratios(entries, drawn, options.confidence, too_few)
+    )
+    return Claims(correlation, report)
+
+
 def _build(runs: Runs, options: Options) -> Summary:
     if not runs.records:
         raise ValueError(f"no records yet in {', '.join(str(r.path) for r in runs.runs)}")
     frame = Frame.from_records(runs.records)
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(3)]
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(4)]
     bootstrap = ClusterBootstrap.create(
         cluster_codes(frame, runs, options.cluster),
         options.resamples,
         streams[0],
         options.confidence,
     )
-    meta, roster = RecordMeta.scan(frame), Roster.of(runs)
-    tasks = task_infos(frame, meta, skip=AUDIT_TASK)
-    headline_of = {info.name: info.headline_variant for info in tasks}
-    tables = label_tables(frame, tasks)
-    metric_scores: list[MetricScores] = []
-    for info in tasks:
-        for variant in info.variants:
-            table = tables.get((info.name, variant), ([], None))[1]
-            metric_scores.append(headline(frame, bootstrap, info.name, variant))
-            metric_scores += secondary(
-                frame, bootstrap, info.name, variant, options.corpus_resamples, table
-            )
-    headlines = {
-        s.task: s for s in metric_scores if s.metric == "score" and headline_of[s.task] == s.variant
+    roster = Roster.of(runs, options.include_simulated)
+    too_few = too_few_reason(frame, bootstrap, options)
+    cells: Cells = {
+        (task, variant): build_cell(frame, task, variant, options.all_items)
+        for task in frame.tasks
+        for variant in frame.task_variants(task)
     }
-    rows = score_rows(frame, metric_scores, meta, roster, headline_of)
+    headline_of = {
+        task: headline_variant(frame.task_variants(task))
+        for task in frame.tasks
+        if task != AUDIT_TASK
+    }
+    tasks = [task_info(frame, runs, task, cells) for task in sorted(headline_of)]
+    scores: list[MetricScores] = []
+    for (task, _), cell in sorted(cells.items()):
+        if task != AUDIT_TASK:
+            scores += metric_scores(frame, bootstrap, cell)
+    headlines = {
+        s.task: s for s in scores if s.metric == HEADLINE and headline_of[s.task] == s.variant
+    }
+    subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
+    rows = score_rows(frame, scores, cells, roster, headline_of, too_few)
+    rows += reference_rows(frame, bootstrap, cells, headline_of, too_few)
+    found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, too_few)
     details, detail_notices = diagnostics(
-        frame, runs, bootstrap, tasks, tables, options, streams[2]
+        frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2]
     )
-    subjects = sorted({r.model for r in rows})
-    agreement = judge_agreement(frame, bootstrap, roster)
+    agreement = judge_agreement(frame, bootstrap, roster, cells, too_few)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
+    named = sorted({r.model for r in rows if r.model_kind != "reference"})
+    recorded = {str(run.path): run.recorded for run in runs.runs}
+    made = provenance(runs, roster, named, judges, recorded)
+    notices = [*runs.notices, *record_notices(rows), *left_out_notices(cells), *detail_notices]
+    if too_few is not None:
+        notices.insert(0, Notice(kind="too_few_conversations", message=too_few))
+    if not frame.answered.any():
+        notices.insert(0, Notice(kind="no_scored_items", message=no_scored_items(frame)))
+    if made.status != "complete":
+        notices.insert(0, Notice(kind="incomplete_run", message=made.status))
     return Summary(
-        provenance=provenance(runs, roster, subjects, judges),
+        provenance=made,
         settings=Settings(
             seed=options.seed,
             resamples=options.resamples,
@@ -193,23 +287,28 @@ def _build(runs: Runs, options: Options) -> Summary:
             cluster=options.cluster,
             confidence=options.confidence,
             min_subgroup_conversations=options.min_subgroup_conversations,
+            min_conversations=options.min_conversations,
+            all_items=options.all_items,
+            include_simulated=options.include_simulated,
         ),
         tasks=tasks,
         scores=rows,
-        rank_correlation=rank_correlation(
-            headlines,
-            frame.models,
-            permutations=options.permutations,
-            rng=streams[1],
-            confidence=options.confidence,
+        rank_correlation=found.rank_correlation,
+        discriminability=found.discriminability,
+        context_modes=context_differences(
+            frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), too_few
         ),
-        discriminability=ranked([discriminability(s, frame.models) for s in headlines.values()]),
-        context_modes=context_differences(frame, bootstrap),
         judge_agreement=agreement,
         diagnostics=details,
-        warnings=[*runs.notices, *record_notices(rows), *uneven_items(frame, tasks),
-                  *detail_notices],
+        left_out_items=[item for cell in cells.values() for item in cell.left_out],
+        warnings=notices,
     )
+
+
+def no_scored_items(frame: Frame) -> str:
+    reasons = Counter((r.error or "failed").split("; ")[0][:200] for r in frame.records)
+    listed = "; ".join(f"{count}x {reason}" for reason, count in reasons.most_common(3))
+    return f"no scored items: every recorded item failed ({listed})"
 
 
 def summary_json(summary: Summary) -> str:

@@ -68,13 +68,15 @@ def conversations(plan: Plan) -> list[Conversation]:
             )
             for t in range(plan.items_per_conversation)
         )
-        out.append(Conversation(
-            id=f"c{c:04d}",
-            source=Source(kind="simulated", name=plan.sources[c % len(plan.sources)]),
-            participant=Participant(id=f"p{c // 2:04d}", traits={"age_band": bands[c // 2]}),
-            taxonomy="attunebench-default",
-            turns=turns,
-        ))  # fmt: skip
+        out.append(
+            Conversation(
+                id=f"c{c:04d}",
+                source=Source(kind="simulated", name=plan.sources[c % len(plan.sources)]),
+                participant=Participant(id=f"p{c // 2:04d}", traits={"age_band": bands[c // 2]}),
+                taxonomy="attunebench-default",
+                turns=turns,
+            )
+        )
     return out
 
 
@@ -89,67 +91,118 @@ def _item(task: str, success: bool, turn: int, rng: np.random.Generator) -> dict
             prediction={"primary": guess, "emotions": [guess], "intensity": said},
             gold={"primary": gold, "emotions": [gold], "intensity": level},
             score=float(success),
-            scores={"primary_correct": float(success), "jaccard": float(success),
-                    "intensity_abs_error": abs(said - level)},
+            scores={
+                "primary_correct": float(success),
+                "jaccard": float(success),
+                "intensity_abs_error": abs(said - level),
+            },
             meta={"gold_level": "turn"},
-        )  # fmt: skip
+        )
     if task == "behavior":
         gold_set = [BEHAVIORS[turn % 5], BEHAVIORS[(turn + 2) % 5]]
         predicted = gold_set if success else [BEHAVIORS[(turn + 1) % 5]]
         hit = len(set(gold_set) & set(predicted))
         f1 = 2 * hit / (len(gold_set) + len(predicted))
-        return dict(prediction={"behaviors": predicted}, gold={"behaviors": gold_set}, score=f1,
-                    scores={}, meta={})  # fmt: skip
+        return dict(
+            prediction={"behaviors": predicted},
+            gold={"behaviors": gold_set},
+            score=f1,
+            scores={},
+            meta={},
+        )
     if task == "preference":
         other = bool(rng.random() < 0.5)
         ab, ba = ("r1", "r1") if success else (("r2", "r1") if other else ("r1", "r1"))
         correct_ab, correct_ba = float(ab == "r1"), float(ba == "r1")
         return dict(
-            prediction={"ab": ab, "ba": ba}, gold={"chosen": "r1", "tie": False},
+            prediction={"ab": ab, "ba": ba},
+            gold={"chosen": "r1", "tie": False},
             score=(correct_ab + correct_ba) / 2,
-            scores={"correct_ab": correct_ab, "correct_ba": correct_ba,
-                    "consistent": float(ab == ba)},
+            scores={
+                "correct_ab": correct_ab,
+                "correct_ba": correct_ba,
+                "consistent": float(ab == ba),
+            },
             meta={"derived": turn % 4 == 0, "first": "r1", "second": "r2"},
-        )  # fmt: skip
+        )
     win = float(success)
     return dict(
-        prediction={"reply": "A reply."}, gold={"chosen": "r1", "rejected": "r2"}, score=win,
+        prediction={"reply": "A reply."},
+        gold={"chosen": "r1", "rejected": "r2"},
+        score=win,
         scores={"win_vs_chosen": win, "win_vs_rejected": 1.0, f"win_vs_chosen[{JUDGE}]": win},
         meta={"judges": [JUDGE]},
-    )  # fmt: skip
+    )
 
 
 def _verdicts(task: str, success: bool) -> tuple[Verdict, ...]:
     if task != "response":
         return ()
-    return (Verdict(judge=JUDGE, prompt_id="pairwise", prompt_version="1", mode="proxy",
-                    order="model-first", rendered_prompt="<compare>",
-                    raw_output=f"similarity favours {'the model' if success else 'the reference'}",
-                    parsed={"winner": "A" if success else "B"}),)  # fmt: skip
+    return (
+        Verdict(
+            judge=JUDGE,
+            prompt_id="pairwise",
+            prompt_version="1",
+            mode="proxy",
+            order="model-first",
+            rendered_prompt="<compare>",
+            raw_output=f"similarity favours {'the model' if success else 'the reference'}",
+            parsed={"winner": "A" if success else "B"},
+        ),
+    )
 
 
 def _record(
-    task: str, model: str, cid: str, turn: int, variant: str, success: bool, status: str,
+    task: str,
+    model: str,
+    cid: str,
+    turn: int,
+    variant: str,
+    success: bool,
+    status: str,
     rng: np.random.Generator,
-) -> ItemRecord:  # fmt: skip
+) -> ItemRecord:
     fields = _item(task, success, turn, rng)
     record = ItemRecord(
-        task=task, model=model, conversation_id=cid, turn_index=turn, item_id=f"t{turn}",
-        variant=variant, gold=fields["gold"], meta=fields["meta"], status="ok",
-        prediction=fields["prediction"], score=fields["score"], scores=fields["scores"],
-        verdicts=_verdicts(task, success), raw_output="{}",
-    )  # fmt: skip
+        task=task,
+        model=model,
+        conversation_id=cid,
+        turn_index=turn,
+        item_id=f"t{turn}",
+        variant=variant,
+        gold=fields["gold"],
+        meta=fields["meta"],
+        status="ok",
+        prediction=fields["prediction"],
+        score=fields["score"],
+        scores=fields["scores"],
+        verdicts=_verdicts(task, success),
+        raw_output="{}",
+    )
     if status == "failed":
-        return record.model_copy(update={
-            "status": "failed", "prediction": None, "score": None, "scores": {}, "verdicts": (),
-            "raw_output": None, "error": "synthetic outage",
-        })  # fmt: skip
+        return record.model_copy(
+            update={
+                "status": "failed",
+                "prediction": None,
+                "score": None,
+                "scores": {},
+                "verdicts": (),
+                "raw_output": None,
+                "error": "synthetic outage",
+            }
+        )
     if status == "invalid":
         zeros = {key: 0.0 for key in fields["scores"] if key != "intensity_abs_error"}
-        return record.model_copy(update={
-            "status": "invalid", "prediction": None, "score": 0.0, "scores": zeros,
-            "verdicts": (), "raw_output": "{oops",
-        })  # fmt: skip
+        return record.model_copy(
+            update={
+                "status": "invalid",
+                "prediction": None,
+                "score": 0.0,
+                "scores": zeros,
+                "verdicts": (),
+                "raw_output": "{oops",
+            }
+        )
     return record
 
 
@@ -159,15 +212,29 @@ def _audit_record(cid: str, turn: int, accuracy: float, rng: np.random.Generator
     picks = [chosen if rng.random() < accuracy else other for _ in range(2)]
     len_a, len_b = (int(v) for v in rng.integers(20, 60, 2))
     return ItemRecord(
-        task="judge_audit", model=JUDGE, conversation_id=cid, turn_index=turn,
-        item_id=f"t{turn}", status="ok", prediction={"ab": picks[0], "ba": picks[1]},
-        gold={"chosen": chosen, "tie": False}, score=float(picks == [chosen, chosen]),
-        scores={"agree_ab": float(picks[0] == chosen), "agree_ba": float(picks[1] == chosen),
-                "consistent": float(picks[0] == picks[1])},
-        meta={"first": "r1", "second": "r2", "len_a": len_a, "len_b": len_b,
-              "longer": "equal" if len_a == len_b else ("A" if len_a > len_b else "B"),
-              "derived": False},
-    )  # fmt: skip
+        task="judge_audit",
+        model=JUDGE,
+        conversation_id=cid,
+        turn_index=turn,
+        item_id=f"t{turn}",
+        status="ok",
+        prediction={"ab": picks[0], "ba": picks[1]},
+        gold={"chosen": chosen, "tie": False},
+        score=float(picks == [chosen, chosen]),
+        scores={
+            "agree_ab": float(picks[0] == chosen),
+            "agree_ba": float(picks[1] == chosen),
+            "consistent": float(picks[0] == picks[1]),
+        },
+        meta={
+            "first": "r1",
+            "second": "r2",
+            "len_a": len_a,
+            "len_b": len_b,
+            "longer": "equal" if len_a == len_b else ("A" if len_a > len_b else "B"),
+            "derived": False,
+        },
+    )
 
 
 def records(plan: Plan) -> list[ItemRecord]:
@@ -190,8 +257,18 @@ def records(plan: Plan) -> list[ItemRecord]:
                                 "invalid" if draw < plan.failed_rate + plan.invalid_rate else "ok"
                             )
                         )
-                        out.append(_record(task, model, f"c{c:04d}", turn, variant,
-                                           bool(rng.random() < p), status, rng))  # fmt: skip
+                        out.append(
+                            _record(
+                                task,
+                                model,
+                                f"c{c:04d}",
+                                turn,
+                                variant,
+                                bool(rng.random() < p),
+                                status,
+                                rng,
+                            )
+                        )
     if plan.judge_accuracy is not None:
         for c in range(plan.conversations):
             for t in range(plan.items_per_conversation):
@@ -208,13 +285,18 @@ def write_run(directory: str | Path, plan: Plan, models: Sequence[str] | None = 
     chosen = [r for r in records(plan) if models is None or r.model in models or r.model == JUDGE]
     (root / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in chosen))
     info = RunInfo(
-        package_version=__version__, dataset="dataset.jsonl",
+        package_version=__version__,
+        dataset="dataset.jsonl",
         dataset_sha256=hashlib.sha256(dataset.read_bytes()).hexdigest(),
         tasks=sorted({r.task for r in chosen}),
-        models=[ModelInfo(spec=m, kind=plan.kinds.get(m, "model"))
-                for m in sorted({r.model for r in chosen} - {JUDGE})],
+        models=[
+            ModelInfo(spec=m, kind=plan.kinds.get(m, "model"))
+            for m in sorted({r.model for r in chosen} - {JUDGE})
+        ],
         judges=[ModelInfo(spec=JUDGE, role="judge", kind="proxy")],
-        seed=plan.seed, started_at="2025-01-01T00:00:00Z", complete=True,
-    )  # fmt: skip
+        seed=plan.seed,
+        started_at="2025-01-01T00:00:00Z",
+        complete=True,
+    )
     (root / "run.json").write_text(info.model_dump_json(indent=2))
     return root

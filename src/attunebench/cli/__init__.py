@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from attunebench import __version__
 from attunebench.cli import collect as collect_commands
 from attunebench.cli import data as data_commands
 from attunebench.cli import demo as demo_command
@@ -22,6 +25,22 @@ app.add_typer(collect_commands.app, name="collect")
 app.command("report")(report_commands.report)
 app.command("power")(report_commands.power)
 app.command("demo")(demo_command.demo)
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"attunebench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Emotional intelligence of language models, measured on real annotated conversations."""
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ its numbers say nothing about real models.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
 from collections import Counter
 from pathlib import Path
@@ -33,7 +32,7 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, run, task_names
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.tasks.base import TASKS
+from attunebench.tasks import load_tasks
 
 out = Console()
 BASELINES = ("baseline/random", "baseline/majority", "baseline/lexicon", "baseline/knn")
@@ -100,10 +99,16 @@ def demo(
     data, train, where = prepare_data(folder, esconv, train_esconv)
     say(f"evaluating {where}; baselines fitted on {train}")
     config = RunConfig(
-        data=data, out=out_dir / "run", models=models(train),
-        judges=(ModelEntry.from_spec(JUDGE),), task_options=_both_modes(), seed=seed,
-        cache_path=out_dir / "cache.sqlite", progress=sys.stderr.isatty(), check_servers=False,
-    )  # fmt: skip
+        data=data,
+        out=out_dir / "run",
+        models=models(train),
+        judges=(ModelEntry.from_spec(JUDGE),),
+        task_options=_both_modes(),
+        seed=seed,
+        cache_path=out_dir / "cache.sqlite",
+        progress=sys.stderr.isatty(),
+        check_servers=False,
+    )
     result = asyncio.run(run(config))
     for line in skipped_lines(result):
         say(line)
@@ -117,9 +122,9 @@ def demo(
 
 def _both_modes() -> dict[str, dict[str, str]]:
     """Context modes blind and informed, for every task that takes a context option."""
-    names = task_names(["all"])
+    tasks = load_tasks()
     return {
         name: {"context": "both"}
-        for name in names
-        if "context" in inspect.signature(TASKS.get(name)).parameters
+        for name in task_names(["all"])
+        if tasks.get(name)().context_option
     }

@@ -45,6 +45,13 @@ def report(
     allow_mixed_data: Annotated[
         bool, typer.Option(help="Merge runs on different datasets (with a warning).")
     ] = False,
+    include_simulated: Annotated[
+        bool, typer.Option(help="Count sim/ models as models under test (to validate claims).")
+    ] = False,
+    all_items: Annotated[
+        bool,
+        typer.Option(help="Score every answered item, not only those every model answered."),
+    ] = False,
 ) -> None:
     """Analyse run directories: scores with intervals, rank agreement, discriminability, report."""
     from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
@@ -56,18 +63,35 @@ def report(
         raise typer.BadParameter("must be conversation or participant", param_hint="--cluster")
     try:
         runs = load_runs(rundirs, dataset=data, allow_mixed_datasets=allow_mixed_data)
-        options = Options(seed=seed, resamples=resamples,
-                          cluster="participant" if cluster == "participant" else "conversation")
+        options = Options(
+            seed=seed,
+            resamples=resamples,
+            include_simulated=include_simulated,
+            all_items=all_items,
+            cluster="participant" if cluster == "participant" else "conversation",
+        )
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:
         _fail(str(error))
     written = write_report(summary, out_dir, fmt)
+    shown = (
+        "dataset_unavailable",
+        "mixed_datasets",
+        "duplicate_records",
+        "incomplete_run",
+        "too_few_conversations",
+        "no_scored_items",
+    )
+    for line in summary.provenance.banner:
+        err.print(f"note: {line}", markup=False, highlight=False)
     for note in summary.warnings:
-        if note.kind in ("dataset_unavailable", "mixed_datasets", "duplicate_records"):
+        if note.kind in shown:
             err.print(f"warning: {note.message}", markup=False, highlight=False)
-    out.print(f"{len(runs.records)} records, {len(summary.tasks)} tasks, "
-              f"{len(summary.provenance.models)} models; {len(summary.warnings)} warnings "
-              "(listed in the report)")  # fmt: skip
+    out.print(
+        f"{len(runs.records)} records, {len(summary.tasks)} tasks, "
+        f"{len(summary.provenance.models)} models; {len(summary.warnings)} warnings "
+        "(listed in the report)"
+    )
     for path in written:
         out.print(f"wrote {path}", markup=False, highlight=False)
 
@@ -120,10 +144,12 @@ def _summary_table(models: tuple[str, str], curves: list[PowerCurve]) -> Table:
         table.add_column(column, justify="left" if column == "task" else "right")
     for c in curves:
         table.add_row(
-            c.task, str(c.pilot_conversations), str(c.pilot_items),
+            c.task,
+            str(c.pilot_conversations),
+            str(c.pilot_items),
             "—" if c.difference is None else f"{c.difference:+.3f}",
             str(c.needed) if c.needed is not None else "not reached",
-        )  # fmt: skip
+        )
     return table
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
+import os
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -21,27 +21,37 @@ from attunebench.models.modelsfile import (
 )
 from attunebench.models.registry import ProviderConfigError
 from attunebench.registry import RegistryError
-from attunebench.tasks.base import TASKS, PlanError
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import PlanError
 
 err = Console(stderr=True)
 CONTEXTS = ("blind", "informed", "both")
 # Mistakes in what was asked for: each message names the file, field or server at fault.
 CLEAR_ERRORS = (
-    DatasetError, ModelsFileError, PlanError, ProviderConfigError, RegistryError, RunDirError
+    DatasetError,
+    ModelsFileError,
+    PlanError,
+    ProviderConfigError,
+    RegistryError,
+    RunDirError,
 )
 
 
 def _context_options(names: list[str], context: str | None) -> dict[str, dict[str, Any]]:
-    """`--context` goes to every chosen task whose factory takes a `context` option."""
+    """`--context` goes to every chosen task that declares a `context` option."""
     if context is None:
         return {}
     if context not in CONTEXTS:
         raise typer.BadParameter(f"must be one of {', '.join(CONTEXTS)}", param_hint="--context")
-    return {
-        name: {"context": context}
-        for name in names
-        if "context" in inspect.signature(TASKS.get(name)).parameters
-    }
+    tasks = load_tasks()
+    return {name: {"context": context} for name in names if tasks.get(name)().context_option}
+
+
+def quiet_model_loading() -> None:
+    """No progress bars from the libraries that load models (transformers, tqdm)."""
+    os.environ["TQDM_DISABLE"] = "1"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
 
 
 def _entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
@@ -57,13 +67,27 @@ def _fail(message: str) -> NoReturn:
 
 
 def skipped_lines(result: RunResult) -> list[str]:
-    """One line per (task, model) pair left out of the plan, with why."""
-    return [f"not applicable: task {s.task} for {s.model} ({s.reason})" for s in result.skipped]
+    """One line per (task, model) pair left out of the plan, with why; tasks with no items."""
+    lines = [f"not applicable: task {s.task} for {s.model} ({s.reason})" for s in result.skipped]
+    lines += [
+        f"no items: task {task} has nothing to score on this data" for task in result.empty_tasks
+    ]
+    return lines
+
+
+def error_lines(result: RunResult) -> list[str]:
+    """The commonest error of each (model, task) that had failures."""
+    return [
+        f"failed {count}x: {model} on {task}: {error}"
+        for model, task, count, error in result.errors
+    ]
 
 
 def _summary(result: RunResult) -> None:
     for line in skipped_lines(result):
         typer.echo(line)
+    for line in error_lines(result):
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
     t = result.totals
     typer.echo(
         f"{result.recorded}/{result.planned} items recorded, {result.failed} failed; "
@@ -80,11 +104,11 @@ def run(
     ],
     out: Annotated[Path, typer.Option("--out", help="The run directory (resumed if it exists).")],
     task: Annotated[
-        list[str], typer.Option("--task", help="all, or a task name; repeat.")
-    ] = ["all"],  # noqa: B006  (typer reads the default; it is never mutated)
+        list[str] | None, typer.Option("--task", help="all (default), or a task name; repeat.")
+    ] = None,
     judge: Annotated[
-        list[str], typer.Option("--judge", help="A judge model, like --model; repeat.")
-    ] = [],  # noqa: B006
+        list[str] | None, typer.Option("--judge", help="A judge model, like --model; repeat.")
+    ] = None,
     models_file: Annotated[
         Path | None, typer.Option("--models-file", help="TOML file naming models.")
     ] = None,
@@ -105,13 +129,22 @@ def run(
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
+    if no_progress:
+        quiet_model_loading()
     try:
-        names = task_names(task)
+        asked = task or ["all"]
+        names = task_names(asked)
         config = RunConfig(
-            data=data, out=out, models=_entries(model, models_file),
-            judges=_entries(judge, models_file), tasks=tuple(names),
-            task_options=_context_options(names, context), concurrency=concurrency,
-            limit=limit, seed=seed, cache_path=None if no_cache else cache or default_cache_path(),
+            data=data,
+            out=out,
+            models=_entries(model, models_file),
+            judges=_entries(judge or [], models_file),
+            tasks=tuple(asked),
+            task_options=_context_options(names, context),
+            concurrency=concurrency,
+            limit=limit,
+            seed=seed,
+            cache_path=None if no_cache else cache or default_cache_path(),
             progress=not no_progress,
         )
         result = asyncio.run(run_engine(config))
@@ -120,7 +153,7 @@ def run(
     except FileNotFoundError as error:
         _fail(f"{error.filename}: no such file")
     except KeyboardInterrupt:
-        err.print(f"interrupted; run the same command again to resume {out}")
+        err.print(f"interrupted; what was recorded is kept: run the same command to resume {out}")
         raise typer.Exit(130) from None
     _summary(result)
     if not result.complete:

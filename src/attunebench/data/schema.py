@@ -37,7 +37,13 @@ Provenance = Literal[
     "first-person", "actor", "third-party", "machine", "derived", "illustrative", "simulated"
 ]
 PROVENANCES: tuple[Provenance, ...] = (
-    "first-person", "actor", "third-party", "machine", "derived", "illustrative", "simulated"
+    "first-person",
+    "actor",
+    "third-party",
+    "machine",
+    "derived",
+    "illustrative",
+    "simulated",
 )
 
 # Fields whose provenance a source may declare.

@@ -7,8 +7,11 @@ content-addressed SQLite cache, resume, a ledger of tokens and cost, and a progr
 from attunebench.engine.cache import ResponseCache, cache_key
 from attunebench.engine.caller import Engine, merge_params
 from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.plan import task_names
 from attunebench.engine.retry import RetryPolicy
-from attunebench.engine.rundir import (
+from attunebench.engine.runner import RunConfig, RunResult, run
+from attunebench.engine.wiring import default_cache_path
+from attunebench.rundir import (
     LEDGER_FILE,
     RECORDS_FILE,
     RUN_FILE,
@@ -17,8 +20,6 @@ from attunebench.engine.rundir import (
     read_records,
     read_run_info,
 )
-from attunebench.engine.runner import RunConfig, RunResult, run, task_names
-from attunebench.engine.wiring import default_cache_path
 
 __all__ = [
     "LEDGER_FILE",

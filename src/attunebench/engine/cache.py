@@ -32,7 +32,7 @@ from attunebench.models.base import GenerateParams, Message, ModelOutput
 from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 
-KEY_VERSION = 1  # bump when the key's recipe changes, so old rows are never misread
+KEY_VERSION = 2  # bump when the key's recipe changes, so old rows are never misread
 COMMIT_EVERY_S = 0.05  # how long a put waits, at most, for the writer thread to commit it
 
 _SCHEMA = """
@@ -53,7 +53,10 @@ def cache_key(
     prompt: PromptInfo,
     item_key: str,
     hint: TaskHint | None,
+    choice_keys: tuple[str, ...] | None = None,
 ) -> str:
+    """The key of one call; `choice_keys` is set for a choice-mode call (the answer mode is
+    part of what decides the output)."""
     content = {
         "v": KEY_VERSION,
         "model": identity,
@@ -62,6 +65,7 @@ def cache_key(
         "prompt": [prompt.id, prompt.version],
         "item": item_key,
         "hint": None if hint is None else _hint_fields(hint),
+        "choice": None if choice_keys is None else list(choice_keys),
     }
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()
 

@@ -1,29 +1,31 @@
-"""The engine's side of `Caller`: every model call a task makes goes through here.
+"""The engine's calls: every query a task makes goes through here.
 
 In order: merge the task's parameters over the model's, look in the cache, wait for a slot on
-the model's endpoint, call with bounded retries, price the output, store it, count it. A call
-that still fails comes back as a `CallResult` with `text=None` and the error: the task records
-the item as `failed`, never as an answer.
+the model's endpoint, call with bounded retries (in choice mode, ask for the option keys'
+probabilities), price the output, store it, count it. A call that still fails comes back as an
+`Output` with the error (and whether it is permanent): the record is `failed`, never an
+answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from attunebench.engine.cache import ResponseCache, cache_key
+from attunebench.engine.cache import CachedOutput, ResponseCache, cache_key
 from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.limits import Endpoint
 from attunebench.engine.retry import RetriesExhausted, RetryPolicy, Sleep, with_retries
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider
-from attunebench.models.hints import TaskHint
+from attunebench.models.base import ChoiceOutput, GenerateParams, ModelOutput, Provider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.records import PromptInfo
-from attunebench.tasks.base import CallResult, CallRole, Item
+from attunebench.tasks.base import CallRole, Item, Output, Query
+
+CHOICE_REASON = "choice"  # the finish reason under which a cached value holds probabilities
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +38,9 @@ class BoundModel:
     identity: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def cacheable(self) -> bool:
-        # A provider whose answers depend on state outside the request (a fitted baseline)
-        # can opt out of caching with `cacheable = False`.
-        return bool(getattr(self.provider, "cacheable", True))
+    def choosing(self) -> bool:
+        """Whether this model answers choice questions by option probabilities."""
+        return self.entry.answer == "choice"
 
 
 def storable(output: ModelOutput) -> ModelOutput:
@@ -61,8 +62,36 @@ def merge_params(model: GenerateParams, task: GenerateParams | None) -> Generate
     return task.model_copy(update={name: getattr(model, name) for name in model.model_fields_set})
 
 
+def as_model_output(choice: ChoiceOutput) -> ModelOutput:
+    """A choice answer in the cache's shape: its probabilities as JSON text."""
+    text = json.dumps({"probabilities": choice.probabilities, "floored": list(choice.floored)})
+    return ModelOutput(
+        text=text,
+        input_tokens=choice.input_tokens,
+        output_tokens=choice.output_tokens,
+        latency_s=choice.latency_s,
+        finish_reason=CHOICE_REASON,
+    )
+
+
+def output_of(value: ModelOutput | CachedOutput, cost: float, cache_hit: bool) -> Output:
+    common: dict[str, Any] = {
+        "cache_hit": cache_hit,
+        "input_tokens": value.input_tokens,
+        "output_tokens": value.output_tokens,
+        "cost_usd": cost,
+        "latency_s": value.latency_s,
+    }
+    if value.finish_reason == CHOICE_REASON:
+        decoded = json.loads(value.text)
+        return Output(
+            probabilities=decoded["probabilities"], floored=tuple(decoded["floored"]), **common
+        )
+    return Output(text=value.text, **common)
+
+
 class Engine:
-    """Implements `Caller` for all models of a run, sharing one cache and one ledger."""
+    """Answers queries for all models of a run, sharing one cache and one ledger."""
 
     def __init__(
         self,
@@ -81,69 +110,70 @@ class Engine:
         self._sleep = sleep
         self._rng = rng or random.Random(0)
 
-    async def call(
-        self,
-        model: str,
-        messages: list[Message],
-        *,
-        prompt: PromptInfo,
-        item: Item,
-        role: CallRole = "subject",
-        params: GenerateParams | None = None,
-        hint: TaskHint | None = None,
-    ) -> CallResult:
+    async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output:
         bound = self.models.get(model)
         if bound is None:
-            raise KeyError(f"task {item.task!r} called model {model!r}, which is not in this run")
-        merged = merge_params(bound.entry.params, params)
+            raise KeyError(f"task {item.task!r} asked model {model!r}, which is not in this run")
+        params = merge_params(bound.entry.params, query.params)
+        form = query.choice if bound.choosing else None
+        messages = list(form.messages) if form is not None else query.messages
+        hint = query.hint
         if hint is not None and not hint.item_key:
-            hint = dataclasses.replace(hint, item_key=item.key)
+            hint = dataclasses.replace(hint, item_key=f"{item.key}|{query.key}")
         tally = (model, item.task, role)
-        cache = self.cache if bound.cacheable else None
+        cache = self.cache if bound.provider.cacheable else None
         key = ""
         if cache is not None:
             key = cache_key(
-                identity=bound.identity, messages=messages, params=merged, prompt=prompt,
-                item_key=item.key, hint=hint,
+                identity=bound.identity,
+                messages=messages,
+                params=params,
+                prompt=query.prompt,
+                item_key=f"{item.key}|{query.key}",
+                hint=hint,
+                choice_keys=form.keys if form is not None else None,
             )
             cached = cache.get(key)
             if cached is not None:
                 self.ledger.cache_hit(tally)
-                return CallResult(
-                    text=cached.text, cache_hit=True, input_tokens=cached.input_tokens,
-                    output_tokens=cached.output_tokens, cost_usd=cached.cost_usd,
-                    latency_s=cached.latency_s,
-                )
+                return output_of(cached, cached.cost_usd, cache_hit=True)
 
         async def attempt() -> ModelOutput:
             async with bound.endpoint.slot():
-                return await bound.provider.generate(messages, merged, hint)
+                if form is None:
+                    return await bound.provider.generate(messages, params, hint)
+                chosen = await bound.provider.choose(messages, form.keys, params, hint)
+                return as_model_output(chosen)
 
         try:
             output = await with_retries(
-                attempt, self.policy, sleep=self._sleep, rng=self._rng,
+                attempt,
+                self.policy,
+                sleep=self._sleep,
+                rng=self._rng,
                 on_retry=lambda error, wait: self.ledger.retry(tally),
             )
         except RetriesExhausted as exhausted:
             self.ledger.failure(tally)
-            return CallResult(text=None, error=str(exhausted))
+            return Output(error=str(exhausted), permanent=not exhausted.error.retryable)
         output = storable(output)
         cost = bound.entry.price.cost(output.input_tokens, output.output_tokens)
         self.ledger.call(
-            tally, input_tokens=output.input_tokens, output_tokens=output.output_tokens,
-            cost_usd=cost, latency_s=output.latency_s,
+            tally,
+            input_tokens=output.input_tokens,
+            output_tokens=output.output_tokens,
+            cost_usd=cost,
+            latency_s=output.latency_s,
         )
         if cache is not None:
             cache.put(key, output, cost)
-        return CallResult(
-            text=output.text, input_tokens=output.input_tokens,
-            output_tokens=output.output_tokens, cost_usd=cost, latency_s=output.latency_s,
-        )
+        return output_of(output, cost, cache_hit=False)
 
 
 @dataclass(slots=True)
 class ItemCaller:
-    """The Caller one (item, model) evaluation gets: forwards to the engine, totals its calls."""
+    """What one (item, model) evaluation asks through: forwards to the engine, totals its
+    calls for the record."""
 
     engine: Engine
     calls: int = 0
@@ -153,31 +183,22 @@ class ItemCaller:
     cost_usd: float = 0.0
     latency_s: float = 0.0
 
-    async def call(
-        self,
-        model: str,
-        messages: list[Message],
-        *,
-        prompt: PromptInfo,
-        item: Item,
-        role: CallRole = "subject",
-        params: GenerateParams | None = None,
-        hint: TaskHint | None = None,
-    ) -> CallResult:
-        result = await self.engine.call(
-            model, messages, prompt=prompt, item=item, role=role, params=params, hint=hint
-        )
+    async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output:
+        output = await self.engine.ask(model, query, item, role)
         self.calls += 1
-        self.cache_hits += int(result.cache_hit)
-        self.input_tokens += result.input_tokens
-        self.output_tokens += result.output_tokens
-        self.cost_usd += result.cost_usd
-        self.latency_s += result.latency_s
-        return result
+        self.cache_hits += int(output.cache_hit)
+        self.input_tokens += output.input_tokens
+        self.output_tokens += output.output_tokens
+        self.cost_usd += output.cost_usd
+        self.latency_s += output.latency_s
+        return output
 
     def totals(self) -> dict[str, Any]:
         return {
-            "calls": self.calls, "cache_hits": self.cache_hits,
-            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd, "latency_s": self.latency_s,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "latency_s": self.latency_s,
         }

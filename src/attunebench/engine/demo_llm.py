@@ -31,7 +31,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=2, help="conversations from the sample")
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument(
-        "--json-mode", action="store_true",
+        "--json-mode",
+        action="store_true",
         help="grammar-constrained JSON answers (slower per token on a CPU)",
     )
     args = parser.parse_args()
@@ -46,8 +47,12 @@ def main() -> None:
         models_file.write_text(toml)
         gemma = load_models_file(models_file)["gemma"]
         config = RunConfig(
-            data=Path(str(SAMPLE)), out=args.out / "run", models=(gemma,), judges=(gemma,),
-            tasks=("emotion", "behavior", "preference", "response"), limit=args.limit,
+            data=Path(str(SAMPLE)),
+            out=args.out / "run",
+            models=(gemma,),
+            judges=(gemma,),
+            tasks=("emotion", "behavior", "preference", "response"),
+            limit=args.limit,
             cache_path=args.out / "cache.sqlite",
         )
         result = asyncio.run(run(config))

@@ -27,7 +27,6 @@ class Tally:
     cost_usd: float = 0.0
     latency_s: float = 0.0
 
-
     def minus(self, other: Tally) -> Tally:
         names = Tally.__slots__
         return Tally(**{name: getattr(self, name) - getattr(other, name) for name in names})
@@ -80,9 +79,12 @@ class LedgerBook:
 
     def to_ledger(self) -> Ledger:
         entries = [
-            LedgerEntry(model=model, task=task, role=role, **{
-                name: getattr(tally, name) for name in Tally.__slots__
-            })
+            LedgerEntry(
+                model=model,
+                task=task,
+                role=role,
+                **{name: getattr(tally, name) for name in Tally.__slots__},
+            )
             for (model, task, role), tally in sorted(self._tallies.items())
         ]
         return Ledger(entries=entries)

@@ -33,7 +33,10 @@ class RateLimiter:
 
 class Endpoint:
     def __init__(
-        self, name: str, concurrency: int, rate_limit: float | None = None,
+        self,
+        name: str,
+        concurrency: int,
+        rate_limit: float | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.name = name

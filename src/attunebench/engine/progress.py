@@ -34,7 +34,9 @@ class _LedgerColumn(ProgressColumn):
         t = self._ledger.totals()
         return Text(
             f"calls {t.calls} hits {t.cache_hits} failed {t.failures} ${t.cost_usd:.4f}",
-            style="cyan", no_wrap=True, overflow="ellipsis",
+            style="cyan",
+            no_wrap=True,
+            overflow="ellipsis",
         )
 
 
@@ -42,7 +44,12 @@ class RunProgress:
     """`with RunProgress(...) as bar: bar.advance()`; does nothing when disabled."""
 
     def __init__(
-        self, total: int, done: int, ledger: LedgerBook, *, enabled: bool,
+        self,
+        total: int,
+        done: int,
+        ledger: LedgerBook,
+        *,
+        enabled: bool,
         console: Console | None = None,
     ) -> None:
         console = console or Console(stderr=True)
@@ -68,7 +75,9 @@ class RunProgress:
             self._progress.advance(self._task)
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None,
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
         if self._progress is not None:

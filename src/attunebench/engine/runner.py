@@ -1,20 +1,19 @@
 """A whole run: (dataset, tasks, models) in, a run directory out; re-running resumes it.
 
-The data is validated first. The plan is every (task item, model) pair, less the (task, model)
-pairs whose model cannot answer what the task asks (a baseline with no reply to write): those
-are listed in run.json as skipped, neither planned nor failed. A RUNDIR that already
-holds this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones and
-any lost to a kill), with the cache making sure no call that came back is made again. A run is
-complete when every planned item has an `ok` or `invalid` record.
+The data is validated first. The plan (`engine.plan`) is every (task item, model) pair, less
+what is known before any call to be unanswerable: those (task, model) pairs are listed in
+run.json as skipped, with their reason, neither planned nor failed. A RUNDIR that already holds
+this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones and any lost
+to a kill), with the cache making sure no call that came back is made again. A run is complete
+when every planned item has an `ok` or `invalid` record. The evaluated conversations are
+written beside the records, so the run directory is all an analysis needs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import importlib
-import inspect
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,14 +21,23 @@ from pathlib import Path
 from typing import Any
 
 from attunebench import __version__
+from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
-from attunebench.engine.caller import BoundModel, Engine
+from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook, Tally
+from attunebench.engine.plan import ALL, applicable, make_tasks, task_names, without_judge
 from attunebench.engine.progress import RunProgress
 from attunebench.engine.retry import RetryPolicy, Sleep
-from attunebench.engine.rundir import (
+from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
+from attunebench.engine.wiring import bind_models, close_models, default_cache_path
+from attunebench.models.base import Provider
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.registry import spec_kind
+from attunebench.records import ItemRecord, ModelInfo, RunInfo, SkippedPair
+from attunebench.rundir import (
+    CONVERSATIONS_FILE,
     LEDGER_FILE,
     RECORDS_FILE,
     RUN_FILE,
@@ -39,21 +47,25 @@ from attunebench.engine.rundir import (
     read_records,
     read_run_info,
     rewrite_records,
+    sha256_file,
     write_json,
 )
-from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
-from attunebench.engine.wiring import bind_models, close_models, default_cache_path
-from attunebench.models.base import Provider
-from attunebench.models.modelsfile import ModelEntry
-from attunebench.models.registry import spec_kind
-from attunebench.records import ItemRecord, ModelInfo, RunInfo, SkippedPair
-from attunebench.registry import RegistryError
-from attunebench.tasks.base import TASKS, CallRole, Task, applicable_models, evaluated_models
+from attunebench.tasks.base import CallRole, Task
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
 # (base URLs aside: the same model may come back on another server).
-PLAN_FIELDS = ("dataset_sha256", "tasks", "task_options", "models", "judges", "prompts", "seed",
-               "limit", "planned_items")
+PLAN_FIELDS = (
+    "dataset_sha256",
+    "tasks",
+    "task_options",
+    "models",
+    "judges",
+    "prompts",
+    "seed",
+    "limit",
+    "planned_items",
+)
+ERRORS_SHOWN = 1  # the most common error per (model, task) in the closing summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,43 +92,12 @@ class RunResult:
     failed: int
     totals: Tally  # this session's calls, hits, tokens and cost (ledger.json has every session)
     skipped: tuple[SkippedPair, ...] = ()  # (task, model) pairs not applicable, not planned
+    empty_tasks: tuple[str, ...] = ()  # tasks with no item on this data
+    errors: tuple[tuple[str, str, int, str], ...] = ()  # (model, task, count, error), commonest
 
     @property
     def complete(self) -> bool:
         return self.recorded == self.planned
-
-
-def task_names(requested: Sequence[str]) -> list[str]:
-    """`all` means every registered task; unknown names fail with the known ones listed."""
-    importlib.import_module("attunebench.tasks")  # the package registers its task modules
-    if "all" in requested:
-        if not TASKS.names():
-            raise RegistryError("no tasks are registered")
-        return TASKS.names()
-    names = list(dict.fromkeys(requested))
-    for name in names:
-        TASKS.get(name)  # raises RegistryError naming the known tasks
-    return names
-
-
-def make_tasks(names: list[str], options: Mapping[str, Mapping[str, Any]], seed: int) -> list[Task]:
-    """Each task from its factory; `seed` goes to those that take one."""
-    tasks = []
-    for name in names:
-        factory = TASKS.get(name)
-        kwargs = dict(options.get(name, {}))
-        if "seed" in inspect.signature(factory).parameters:
-            kwargs.setdefault("seed", seed)
-        tasks.append(factory(**kwargs))
-    return tasks
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _now() -> str:
@@ -126,31 +107,52 @@ def _now() -> str:
 def _model_info(entry: ModelEntry, role: CallRole, kind: str) -> ModelInfo:
     urls = entry.urls()
     return ModelInfo(
-        spec=entry.spec, name=entry.name, role=role,
+        spec=entry.spec,
+        name=entry.name,
+        role=role,
         params=entry.params.model_dump(mode="json", exclude_unset=True),
-        base_url=",".join(urls) if urls else None, kind=kind,
+        base_url=",".join(urls) if urls else None,
+        kind=kind,
+        answer=entry.answer,
     )
 
 
-def _run_info(
-    config: RunConfig, conversations: list[Conversation], tasks: Sequence[Task], planned: int,
-    skipped: list[SkippedPair],
-) -> RunInfo:  # fmt: skip
+@dataclass(frozen=True)
+class Planned:
+    """What the plan came to: the tasks, their items, and what was left out and why."""
+
+    tasks: list[Task[Any, Any]]
+    work: list[tuple[Task[Any, Any], Any, list[str]]]
+    keys: set[RecordKey]
+    skipped: list[SkippedPair]
+    empty: list[str]
+
+
+def _run_info(config: RunConfig, conversations: list[Conversation], plan: Planned) -> RunInfo:
+    tasks = plan.tasks
     prompts = {(p.id, p.version): p for task in tasks for p in task.prompts}
+    provenance = {c.source.name: dict(c.source.provenance) for c in conversations}
     return RunInfo(
         package_version=__version__,
         dataset=str(config.data),
         dataset_sha256=sha256_file(config.data),
         dataset_ids=sorted({c.source.name for c in conversations}),
+        provenance=dict(sorted(provenance.items())),
         tasks=[task.name for task in tasks],
         task_options={task.name: task.options for task in tasks},
+        left_out={
+            task.name: counts
+            for task in tasks
+            if (counts := {k: v for k, v in task.left_out(conversations).items() if v})
+        },
         models=[_model_info(e, "subject", spec_kind(e.spec)) for e in config.models],
         judges=[_model_info(e, "judge", spec_kind(e.spec)) for e in config.judges],
         prompts=[prompts[key] for key in sorted(prompts)],
         seed=config.seed,
         limit=config.limit,
-        planned_items=planned,
-        skipped=skipped,
+        planned_items=len(plan.keys),
+        empty_tasks=plan.empty,
+        skipped=plan.skipped,
         started_at=_now(),
     )
 
@@ -183,11 +185,27 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
     return info.model_copy(update={"started_at": old.started_at}), kept
 
 
+def _plan(
+    config: RunConfig,
+    tasks: Sequence[Task[Any, Any]],
+    conversations: list[Conversation],
+    bound: Mapping[str, Any],
+    pre_skipped: list[SkippedPair],
+) -> Planned:
+    subjects, judges = [e.name for e in config.models], [e.name for e in config.judges]
+    evaluated, skipped = applicable(tasks, subjects, judges, bound)
+    work = [(t, i, evaluated[t.name]) for t in tasks for i in t.items(conversations)]
+    keys = {record_key(i, m) for _, i, models in work for m in models}
+    with_items = {t.name for t, _, _ in work}
+    empty = [t.name for t in tasks if t.name not in with_items]
+    return Planned(list(tasks), work, keys, pre_skipped + skipped, empty)
+
+
 async def run(
     config: RunConfig,
     *,
     providers: Mapping[str, Provider] | None = None,
-    tasks: Sequence[Task] | None = None,
+    tasks: Sequence[Task[Any, Any]] | None = None,
     policy: RetryPolicy | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> RunResult:
@@ -197,54 +215,71 @@ async def run(
     embedding the engine and for testing it. Nothing is written before the data, the tasks,
     the models and the RUNDIR have all been checked.
     """
+    if config.out.exists() and not config.out.is_dir():
+        raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
     conversations = load_validated(config.data)[: config.limit]
+    judges = [e.name for e in config.judges]
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
-    subjects, judges = [e.name for e in config.models], [e.name for e in config.judges]
-    for task in tasks:
-        evaluated_models(task, subjects, judges)  # a task short of judges fails before binding
+    tasks, pre_skipped = without_judge(tasks, judges, from_all=ALL in config.tasks)
     bound = await bind_models(
-        config.models + config.judges, concurrency=config.concurrency,
-        overrides=providers or {}, check=config.check_servers,
+        config.models + config.judges,
+        concurrency=config.concurrency,
+        overrides=providers or {},
+        check=config.check_servers,
     )
     try:
-        evaluated, skipped = _applicable(tasks, subjects, judges, bound)
-        work = [(t, i, evaluated[t.name]) for t in tasks for i in t.items(conversations)]
-        planned: set[RecordKey] = {record_key(i, m) for _, i, models in work for m in models}
-        info = _run_info(config, conversations, tasks, len(planned), skipped)
-        info, kept = _resume(config.out, info)
+        evaluated_ids = frozenset(c.id for c in conversations)
+        for model in bound.values():
+            model.provider.check_data(evaluated_ids, config.data)
+        plan = _plan(config, tasks, conversations, bound, pre_skipped)
+        info, kept = _resume(config.out, _run_info(config, conversations, plan))
         config.out.mkdir(parents=True, exist_ok=True)
         write_json(config.out / RUN_FILE, info)
-        done: set[RecordKey] = {r.key for r in kept if r.key in planned}
+        if not (config.out / CONVERSATIONS_FILE).exists():
+            write_conversations(config.out / CONVERSATIONS_FILE, conversations)
+        done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
         engine = Engine(
-            bound, cache=ResponseCache(config.cache_path) if config.cache_path else None,
-            ledger=LedgerBook(read_ledger(config.out)), policy=policy, sleep=sleep,
+            bound,
+            cache=ResponseCache(config.cache_path) if config.cache_path else None,
+            ledger=LedgerBook(read_ledger(config.out)),
+            policy=policy,
+            sleep=sleep,
             rng=random.Random(config.seed),
         )
-        failed = await _execute(config, engine, plan_units(work, done), planned, done, info)
+        errors: Counter[tuple[str, str, str]] = Counter()
+        units = plan_units(plan.work, done)
+        failed = await _execute(config, engine, units, plan.keys, done, info, errors)
     finally:
         await close_models(bound)
     return RunResult(
-        config.out, len(planned), len(done), failed, engine.ledger.session(), tuple(skipped)
+        config.out,
+        len(plan.keys),
+        len(done),
+        failed,
+        engine.ledger.session(),
+        tuple(plan.skipped),
+        tuple(plan.empty),
+        commonest(errors),
     )
 
 
-def _applicable(
-    tasks: Sequence[Task], subjects: list[str], judges: list[str], bound: Mapping[str, BoundModel]
-) -> tuple[dict[str, list[str]], list[SkippedPair]]:
-    """Each task's models that can answer it, and the (task, model) pairs left out."""
-    providers = {name: model.provider for name, model in bound.items()}
-    evaluated: dict[str, list[str]] = {}
-    skipped: list[SkippedPair] = []
-    for task in tasks:
-        evaluated[task.name], left_out = applicable_models(task, subjects, judges, providers)
-        skipped.extend(left_out)
-    return evaluated, skipped
+def commonest(errors: Counter[tuple[str, str, str]]) -> tuple[tuple[str, str, int, str], ...]:
+    """The most common error of each (model, task), with how often it came."""
+    best: dict[tuple[str, str], tuple[int, str]] = {}
+    for (model, task, error), count in errors.most_common():
+        best.setdefault((model, task), (count, error))
+    return tuple((m, t, count, error) for (m, t), (count, error) in sorted(best.items()))
 
 
 async def _execute(
-    config: RunConfig, engine: Engine, units: list[Unit], planned: set[RecordKey],
-    done: set[RecordKey], info: RunInfo,
+    config: RunConfig,
+    engine: Engine,
+    units: list[Unit],
+    planned: set[RecordKey],
+    done: set[RecordKey],
+    info: RunInfo,
+    errors: Counter[tuple[str, str, str]],
 ) -> int:
     """Evaluate the units, appending each record as it comes; returns how many failed.
 
@@ -261,12 +296,15 @@ async def _execute(
                 writer.write(record)
                 if record.status == "failed":
                     failed += 1
+                    errors[record.model, record.task, _gist(record.error or "")] += 1
                 else:
                     done.add(record.key)
                 bar.advance()
 
             await run_units(
-                units, engine=engine, judges=[e.name for e in config.judges],
+                units,
+                engine=engine,
+                judges=[e.name for e in config.judges],
                 on_record=on_record,
             )
     finally:
@@ -277,3 +315,9 @@ async def _execute(
         if engine.cache is not None:
             engine.cache.close()
     return failed
+
+
+def _gist(error: str, limit: int = 200) -> str:
+    """An error without the parts that differ from call to call (which query, how long)."""
+    first = error.split("; ")[0]
+    return first.split(": ", 1)[-1][:limit]

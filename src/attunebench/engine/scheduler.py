@@ -15,15 +15,17 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from attunebench.engine.caller import Engine, ItemCaller
+from attunebench.engine.evaluate import evaluate
 from attunebench.records import ItemRecord
-from attunebench.tasks.base import Item, Task
+from attunebench.tasks.base import AnswerMode, Item, Task
 
 RecordKey = tuple[str, str, str, int, str, str]
 
 
-def record_key(item: Item, model: str) -> RecordKey:
+def record_key(item: Item[Any], model: str) -> RecordKey:
     """The key `ItemRecord.key` will have for this item and model."""
     return (item.task, model, item.conversation.id, item.turn_index, item.item_id, item.variant)
 
@@ -32,11 +34,11 @@ def record_key(item: Item, model: str) -> RecordKey:
 class Unit:
     conversation_id: str
     model: str
-    work: tuple[tuple[Task, Item], ...]
+    work: tuple[tuple[Task[Any, Any], Item[Any]], ...]
 
 
 def plan_units(
-    planned: Iterable[tuple[Task, Item, Sequence[str]]], done: set[RecordKey]
+    planned: Iterable[tuple[Task[Any, Any], Item[Any], Sequence[str]]], done: set[RecordKey]
 ) -> list[Unit]:
     """Group (task, item, models) by conversation and model, in turn order, minus what is done.
 
@@ -44,7 +46,7 @@ def plan_units(
     within a unit, tasks keep their order, and within a task, turns theirs (a stable sort, so
     a turn's items stay in the order the task made them).
     """
-    grouped: dict[str, dict[str, list[tuple[Task, Item]]]] = {}
+    grouped: dict[str, dict[str, list[tuple[Task[Any, Any], Item[Any]]]]] = {}
     task_order: dict[str, int] = {}
     for task, item, models in planned:
         task_order.setdefault(task.name, len(task_order))
@@ -54,7 +56,7 @@ def plan_units(
             if record_key(item, model) not in done:
                 todo.append((task, item))
 
-    def position(pair: tuple[Task, Item]) -> tuple[int, int]:
+    def position(pair: tuple[Task[Any, Any], Item[Any]]) -> tuple[int, int]:
         return (task_order[pair[0].name], pair[1].turn_index)
 
     return [
@@ -65,15 +67,10 @@ def plan_units(
     ]
 
 
-def finish_record(record: ItemRecord, item: Item, model: str, caller: ItemCaller) -> ItemRecord:
-    """Check the record is the one asked for; take call figures from what the engine saw."""
-    if record.key != record_key(item, model):
-        raise ValueError(
-            f"task {item.task!r} returned a record for {record.key} "
-            f"while evaluating {record_key(item, model)}"
-        )
+def finish_record(record: ItemRecord, caller: ItemCaller) -> ItemRecord:
+    """The record with the call figures the engine saw; a failure is never scored."""
     update: dict[str, object] = dict(caller.totals())
-    if record.status == "failed":  # a failure is never scored as an answer
+    if record.status == "failed":
         update.update(score=None, scores={})
     return record.model_copy(update=update)
 
@@ -102,10 +99,11 @@ async def run_units(
     async def worker(queue: deque[Unit]) -> None:
         while queue:
             unit = queue.popleft()
+            mode: AnswerMode = "choice" if engine.models[unit.model].choosing else "generate"
             for task, item in unit.work:
                 caller = ItemCaller(engine)
-                record = await task.evaluate(item, unit.model, caller, judges)
-                on_record(finish_record(record, item, unit.model, caller))
+                record = await evaluate(task, item, unit.model, caller, judges, mode)
+                on_record(finish_record(record, caller))
 
     async with asyncio.TaskGroup() as group:
         for name, queue in queues.items():

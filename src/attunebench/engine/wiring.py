@@ -59,7 +59,7 @@ async def bind_models(
 
 
 def _endpoint_name(name: str, provider: Provider) -> str:
-    return str(getattr(provider, "endpoint", "") or f"model:{name}")
+    return provider.endpoint or f"model:{name}"
 
 
 def _endpoints(
@@ -80,11 +80,10 @@ def _endpoints(
 async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
     seen: set[str] = set()
     for name, (_, provider) in made.items():
-        check = getattr(provider, "check", None)
         endpoint = _endpoint_name(name, provider)
-        if check is not None and endpoint not in seen:
+        if endpoint not in seen:
             seen.add(endpoint)
-            await check()
+            await provider.check()
 
 
 async def close_models(bound: Mapping[str, BoundModel]) -> None:

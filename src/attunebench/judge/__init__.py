@@ -1,30 +1,24 @@
-"""Judges you can audit: prompts as named, versioned data, the offline proxy, audit statistics.
+"""Judges you can audit: prompts as named, versioned data (`calls.toml`), the queries a judge
+answers and what it is told (`calls`), verdicts read into auditable records (`verdicts`), and
+the statistics of a judge's agreement with the participants' own picks (`audit`).
 
-Importing this package registers the `proxy/` provider (`proxy/minilm`: an embedding-similarity
-stand-in for an LLM judge, labelled `proxy` in reports).
+The offline `proxy/minilm` judge is a provider, registered with the others in
+`attunebench.models`.
 """
 
-from attunebench.judge import audit
-from attunebench.judge.catalog import (
-    PAIRWISE_ID,
-    RUBRIC_ID,
-    judge_prompts,
-    pairwise_prompt,
-    rubric_prompt,
-)
-from attunebench.judge.proxy import ProxyJudge
-from attunebench.judge.templates import PromptError, PromptTemplate, delimit, load_prompts
+from attunebench.judge.calls import PAIRWISE, PAIRWISE_CHOICE, RUBRIC, Profile, profile_of
+from attunebench.judge.templates import PromptError, PromptTemplate, delimit, load_prompt
+from attunebench.judge.verdicts import read_verdict
 
 __all__ = [
-    "PAIRWISE_ID",
-    "RUBRIC_ID",
+    "PAIRWISE",
+    "PAIRWISE_CHOICE",
+    "RUBRIC",
+    "Profile",
     "PromptError",
     "PromptTemplate",
-    "ProxyJudge",
-    "audit",
     "delimit",
-    "judge_prompts",
-    "load_prompts",
-    "pairwise_prompt",
-    "rubric_prompt",
+    "load_prompt",
+    "profile_of",
+    "read_verdict",
 ]

@@ -1,165 +1,155 @@
-"""How far a judge agrees with the participants' own picks, and what sways it.
+"""How far a judge agrees with the participants' own picks, and what sways it: the metrics of
+the `judge_audit` task, each a function of summed per-item counts.
 
-Pure functions over the records of one judge (or one model) on pairs asked in both orders:
-`judge_audit` records, and `preference` records too, which have the same shape. Each reads
-`prediction` ("ab", "ba": the candidate key each order named, or "tie"), `gold` ("chosen",
-"tie") and
-`meta` ("first", "second", "len_a", "len_b"). A *verdict* is one order's parsed answer; a
-record whose other order did not parse still contributes its parsed one. Every function
-returns None, never NaN, when its quantity is undefined. Intervals come from the analysis
-package's cluster bootstrap, which resamples conversations and calls these functions.
+Each record of a pair asked in both orders contributes counts (`audit_counts`): its score,
+each parsed verdict's agreement with the participant, the 3x3 table of the participant's
+pick against the verdict (first reply / second reply / tie, in the data's order, not the
+position shown), flips between the orders, and length tallies. A statistic is a function of
+the weighted sums of these counts, so its value (weights 1) and its cluster-bootstrap
+distribution (resample counts as weights) come from one definition:
+
+- accuracy: share of pairs judged consistently (both orders) and as the participant picked;
+- agreement: share of parsed verdicts naming the participant's pick;
+- kappa: Cohen's kappa over first / second / tie (Cohen 1960, Educ. Psychol. Meas. 20(1));
+- flip_rate: share of pairs parsed in both orders whose pick changed with the order;
+- longer_win_share beside participant_longer_share: how often the judge, and the
+  participants, chose the longer of two replies of different length;
+- length_balanced_agreement: the mean of the agreement where the participant chose the
+  longer reply and where they chose the shorter (a judge that always prefers the longer
+  scores 0.5 however often participants did);
+- length_matched_agreement: agreement on pairs whose longer reply is at most 1.25 times the
+  shorter.
+
+A verdict whose order did not parse counts for nothing but the record's score (0).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from attunebench.records import ItemRecord
+import numpy as np
+
+from attunebench.tasks.metrics import FloatArray, Metric, Weights, safe_ratio
+from attunebench.tasks.pairs import TIE, PairGold
 
 ORDERS = ("ab", "ba")
-TIE = "tie"
-SCORED = ("ok", "invalid")
+MATCHED_RATIO = 1.25
+# Column layout of `audit_counts`.
+SCORE, SCORED, TABLE, AGREE, VERDICTS, FLIPS, BOTH = 0, 1, 2, 11, 12, 13, 14
+LONGER_PICKS, SIDED = 15, 16
+GOLD_LONGER, GOLD_SIDED = 17, 18
+BALANCED = 19  # agree, verdicts where the participant chose the longer; then the shorter
+MATCHED = 23  # agree, verdicts on length-matched pairs
+WIDTH = 25
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def _side(key: str, gold: PairGold) -> int:
+    return 2 if key == TIE else 0 if key == gold.first else 1
 
 
-def gold_key(item: ItemRecord) -> str:
-    gold: dict[str, Any] = item.gold or {}
-    return TIE if gold.get("tie") or gold.get("chosen") is None else str(gold["chosen"])
+def _matched(gold: PairGold) -> bool:
+    low, high = sorted((gold.len_first, gold.len_second))
+    return low > 0 and high / low <= MATCHED_RATIO
 
 
-def picks(item: ItemRecord) -> dict[str, str]:
-    """The candidate each parsed order picked ("tie" for a tie), by order."""
-    prediction: dict[str, Any] = item.prediction or {}
-    return {o: str(prediction[o]) for o in ORDERS if prediction.get(o) is not None}
+def audit_counts(
+    status: str, score: float | None, gold: PairGold, picks: Sequence[str]
+) -> FloatArray:
+    """One record's counts (see the column layout); zeros for a failed record.
 
-
-def verdicts(records: Sequence[ItemRecord]) -> list[tuple[str, str, ItemRecord]]:
-    """(gold, pick, record) for every parsed verdict of a scored record."""
-    return [
-        (gold_key(r), pick, r)
-        for r in records
-        if r.status in SCORED
-        for pick in picks(r).values()
-    ]
-
-
-def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float | None:
-    """Cohen's kappa of two raters' labels: (p_o - p_e) / (1 - p_e).
-
-    p_o is the observed agreement, p_e the agreement expected from each rater's label
-    frequencies (Cohen 1960). None for no data, or when p_e = 1 (both raters always give the
-    same single label), where kappa is undefined.
-
-    >>> cohen_kappa(["x", "x", "y", "y"], ["x", "y", "y", "y"])
-    0.5
+    `picks` are the candidate keys (or "tie") its parsed orders named.
     """
-    if len(first) != len(second):
-        raise ValueError("the two raters must rate the same items")
-    n = len(first)
-    if n == 0:
-        return None
-    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
-    count_a, count_b = Counter(first), Counter(second)
-    expected = sum(count_a[label] * count_b[label] for label in count_a) / (n * n)
-    if expected >= 1.0:
-        return None
-    return (observed - expected) / (1.0 - expected)
+    out = np.zeros(WIDTH)
+    if status == "failed":
+        return out
+    if score is not None:
+        out[SCORE], out[SCORED] = score, 1.0
+    truth = gold.key
+    longer = None if gold.longer == TIE else gold.longer
+    matched = _matched(gold)
+    for pick in picks:
+        agree = float(pick == truth)
+        out[TABLE + 3 * _side(pick, gold) + _side(truth, gold)] += 1
+        out[AGREE] += agree
+        out[VERDICTS] += 1
+        if pick != TIE and longer is not None:
+            out[LONGER_PICKS] += pick == longer
+            out[SIDED] += 1
+        if truth != TIE and longer is not None:
+            base = BALANCED if truth == longer else BALANCED + 2
+            out[base] += agree
+            out[base + 1] += 1
+        if matched:
+            out[MATCHED] += agree
+            out[MATCHED + 1] += 1
+    if len(picks) == 2:
+        out[FLIPS] += picks[0] != picks[1]
+        out[BOTH] += 1
+    if truth != TIE and longer is not None:
+        out[GOLD_LONGER] += truth == longer
+        out[GOLD_SIDED] += 1
+    return out
 
 
-def judge_accuracy(records: Sequence[ItemRecord]) -> float | None:
-    """Share of pairs judged consistently (both orders) and as the participant picked.
-
-    Unparseable verdicts count as wrong (the record's score is 0.0); failed calls are left out.
-    """
-    return _mean([r.score for r in records if r.status in SCORED and r.score is not None])
-
-
-def verdict_agreement(records: Sequence[ItemRecord]) -> float | None:
-    """Share of parsed verdicts (each order counted once) naming the participant's pick."""
-    return _mean([float(gold == pick) for gold, pick, _ in verdicts(records)])
+def kappa(table: FloatArray) -> FloatArray:
+    """Cohen's kappa from a 3x3 table (last axis, judge-major): (p_o - p_e) / (1 - p_e)."""
+    t = table.reshape(*table.shape[:-1], 3, 3)
+    total = t.sum(axis=(-1, -2))
+    observed = safe_ratio(np.trace(t, axis1=-2, axis2=-1), total)
+    expected = safe_ratio((t.sum(axis=-1) * t.sum(axis=-2)).sum(axis=-1), total**2)
+    room = np.where(1.0 - expected > 1e-12, 1.0 - expected, 0.0)  # p_e = 1: undefined
+    return safe_ratio(observed - expected, room)
 
 
-def _side(key: str, item: ItemRecord) -> str:
-    # Candidate keys differ between pairs; kappa needs labels shared by all of them.
-    if key == TIE:
-        return TIE
-    return "first" if key == item.meta.get("first") else "second"
+def _ratio(at: int) -> Callable[[FloatArray], FloatArray]:
+    return lambda sums: safe_ratio(sums[..., at], sums[..., at + 1])
 
 
-def judge_kappa(records: Sequence[ItemRecord]) -> float | None:
-    """Cohen's kappa between participants and the judge over parsed verdicts.
+STATISTICS: dict[str, tuple[str, Callable[[FloatArray], FloatArray]]] = {
+    "agreement": ("share of parsed verdicts naming the participant's pick", _ratio(AGREE)),
+    "kappa": (
+        "Cohen's kappa of verdicts and picks (first / second / tie)",
+        lambda sums: kappa(sums[..., TABLE : TABLE + 9]),
+    ),
+    "flip_rate": ("share of pairs whose pick changed with the order", _ratio(FLIPS)),
+    "longer_win_share": (
+        "share of the judge's picks going to the longer reply",
+        _ratio(LONGER_PICKS),
+    ),
+    "participant_longer_share": (
+        "share of the participants' picks going to the longer reply",
+        _ratio(GOLD_LONGER),
+    ),
+    "length_balanced_agreement": (
+        "agreement averaged over pairs where the longer and where the shorter was chosen",
+        lambda sums: (_ratio(BALANCED)(sums) + _ratio(BALANCED + 2)(sums)) / 2,
+    ),
+    "length_matched_agreement": ("agreement on pairs of similar length", _ratio(MATCHED)),
+}
 
-    Labels are first reply / second reply / tie (the pair's data order, not the position
-    shown), so each order's verdict is one rating of the pair.
-    """
-    rated = verdicts(records)
-    golds = [_side(gold, r) for gold, _, r in rated]
-    judged = [_side(pick, r) for _, pick, r in rated]
-    return cohen_kappa(golds, judged)
-
-
-def flip_rate(records: Sequence[ItemRecord]) -> float | None:
-    """Share of pairs, among those parsed in both orders, whose pick changed with the order."""
-    both = [p for p in (picks(r) for r in records if r.status in SCORED) if len(p) == 2]
-    return _mean([float(p["ab"] != p["ba"]) for p in both])
-
-
-def _longer(item: ItemRecord) -> str | None:
-    """The key of the longer reply of the pair, or None for equal lengths."""
-    len_a, len_b = item.meta.get("len_a"), item.meta.get("len_b")
-    if len_a is None or len_b is None or len_a == len_b:
-        return None
-    return str(item.meta["first"] if len_a > len_b else item.meta["second"])
-
-
-def longer_win_share(records: Sequence[ItemRecord]) -> float | None:
-    """Share of non-tie verdicts, on pairs of unequal length, that went to the longer reply."""
-    return _mean([
-        float(pick == _longer(r))
-        for _, pick, r in verdicts(records)
-        if pick != TIE and _longer(r) is not None
-    ])  # fmt: skip
-
-
-def participant_longer_share(records: Sequence[ItemRecord]) -> float | None:
-    """The same share for the participants' own picks: what an unbiased judge would match."""
-    scored = [r for r in records if r.status in SCORED]
-    return _mean([
-        float(gold_key(r) == _longer(r))
-        for r in scored
-        if gold_key(r) != TIE and _longer(r) is not None
-    ])  # fmt: skip
+UNDEFINED = {
+    "score": "no scored pairs",
+    "agreement": "no parsed verdicts",
+    "kappa": "no variation in the labels",
+    "flip_rate": "no pair parsed in both orders",
+    "longer_win_share": "no pick between replies of different length",
+    "participant_longer_share": "no participant pick between replies of different length",
+    "length_balanced_agreement": "participants never chose the longer, or never the shorter",
+    "length_matched_agreement": "no pair of similar length",
+}
 
 
-def length_balanced_agreement(records: Sequence[ItemRecord]) -> float | None:
-    """Verdict agreement controlled for length: the mean of the agreement where the participant
-    chose the longer reply and where they chose the shorter one.
+def audit_metrics(counts: Callable[[Sequence[Any]], FloatArray]) -> tuple[Metric, ...]:
+    """Every audit statistic as a metric over `counts(records)` (items x WIDTH)."""
 
-    A judge that always prefers the longer reply scores 0.5 here however often participants
-    chose the longer reply. None unless both groups have verdicts.
-    """
-    groups: dict[bool, list[float]] = {True: [], False: []}
-    for gold, pick, item in verdicts(records):
-        longer = _longer(item)
-        if gold != TIE and longer is not None:
-            groups[gold == longer].append(float(pick == gold))
-    if not groups[True] or not groups[False]:
-        return None
-    return (sum(groups[True]) / len(groups[True]) + sum(groups[False]) / len(groups[False])) / 2
+    def statistic(finish: Callable[[FloatArray], FloatArray]) -> Callable[..., FloatArray]:
+        def apply(values: FloatArray, weights: Weights) -> FloatArray:
+            return finish(weights.sum(values))
 
+        return apply
 
-def length_matched_agreement(
-    records: Sequence[ItemRecord], max_ratio: float = 1.25
-) -> float | None:
-    """Verdict agreement on pairs whose longer reply is at most `max_ratio` times the shorter."""
-
-    def matched(item: ItemRecord) -> bool:
-        lengths = sorted((item.meta.get("len_a") or 0, item.meta.get("len_b") or 0))
-        return lengths[0] > 0 and lengths[1] / lengths[0] <= max_ratio
-
-    return _mean([float(gold == pick) for gold, pick, r in verdicts(records) if matched(r)])
+    return tuple(
+        Metric(name, description, counts, statistic(finish))
+        for name, (description, finish) in STATISTICS.items()
+    )

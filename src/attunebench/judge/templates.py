@@ -1,6 +1,7 @@
-"""Prompt templates as named, versioned data: one TOML file per prompt.
+"""Prompt templates as named, versioned data: TOML files beside the code that uses them.
 
-A prompt file holds `id`, `version`, `description`, `system` and `user`; the two texts use
+A prompt holds `id`, `version`, `description`, `system` and `user`; a file holds one prompt at
+its top level, or several as tables (a task with two prompts). The two texts use
 `string.Template` placeholders (`$conversation`), which leave the braces of JSON examples
 alone and fail loudly on a missing or unexpected field. A template's `info` carries its id and
 its version suffixed with a digest of its text, so an edit that forgets to bump the version
@@ -18,6 +19,7 @@ import re
 import string
 import tomllib
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -87,31 +89,67 @@ class PromptTemplate:
         return [Message("system", system), *([Message("user", user)] if user else [])]
 
 
-def parse_prompt(text: str, origin: str) -> PromptTemplate:
+def _template(data: object, origin: str) -> PromptTemplate:
     try:
-        data = PromptFile.model_validate(tomllib.loads(text))
-    except (tomllib.TOMLDecodeError, ValueError) as error:
+        fields = PromptFile.model_validate(data)
+    except ValueError as error:
         raise PromptError(f"{origin}: {error}") from None
-    template = PromptTemplate(**data.model_dump())
+    template = PromptTemplate(**fields.model_dump())
     for part in (template.system, template.user):
         if not string.Template(part).is_valid():
             raise PromptError(f"{origin}: a '$' that is not a placeholder (write '$$')")
     return template
 
 
-def load_prompts(package: str) -> dict[str, PromptTemplate]:
-    """Every `prompts/*.toml` shipped in `package`, by prompt id (ids must be unique)."""
-    folder = resources.files(package) / "prompts"
-    prompts: dict[str, PromptTemplate] = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".toml"):
-            continue
-        origin = f"{package}/prompts/{entry.name}"
-        template = parse_prompt(entry.read_text(encoding="utf-8"), origin)
+def parse_prompts(text: str, origin: str) -> dict[str, PromptTemplate]:
+    """The prompts of one file by id: one at the top level, or one per table."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise PromptError(f"{origin}: {error}") from None
+    if "id" in data:
+        template = _template(data, origin)
+        return {template.id: template}
+    prompts = {}
+    for name, table in data.items():
+        template = _template(table, f"{origin} [{name}]")
         if template.id in prompts:
             raise PromptError(f"{origin}: duplicate prompt id {template.id!r}")
         prompts[template.id] = template
     return prompts
+
+
+def parse_prompt(text: str, origin: str) -> PromptTemplate:
+    """The one prompt of a file."""
+    prompts = parse_prompts(text, origin)
+    if len(prompts) != 1:
+        raise PromptError(f"{origin}: holds {len(prompts)} prompts, not one")
+    return next(iter(prompts.values()))
+
+
+@cache
+def prompts_beside(module: str) -> dict[str, PromptTemplate]:
+    """The prompts in the TOML file beside a module: `attunebench.tasks.emotion` reads
+    `attunebench/tasks/emotion.toml`."""
+    package, _, name = module.rpartition(".")
+    entry = resources.files(package) / f"{name}.toml"
+    origin = f"{package.replace('.', '/')}/{name}.toml"
+    if not entry.is_file():
+        raise PromptError(f"{origin}: no such prompt file")
+    return parse_prompts(entry.read_text(encoding="utf-8"), origin)
+
+
+def load_prompt(module: str, prompt_id: str | None = None) -> PromptTemplate:
+    """The prompt beside `module` (the one it holds, or the one named `prompt_id`)."""
+    prompts = prompts_beside(module)
+    if prompt_id is None:
+        if len(prompts) != 1:
+            raise PromptError(f"{module}: its prompt file holds {sorted(prompts)}; name one")
+        return next(iter(prompts.values()))
+    try:
+        return prompts[prompt_id]
+    except KeyError:
+        raise PromptError(f"{module}: no prompt {prompt_id!r} (has {sorted(prompts)})") from None
 
 
 def defang(text: str) -> str:

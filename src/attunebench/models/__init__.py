@@ -9,13 +9,14 @@ from attunebench.models import baselines as _baselines  # noqa: F401  (registers
 from attunebench.models import hf as _hf  # noqa: F401  (registers hf/)
 from attunebench.models import mock as _mock  # noqa: F401  (registers mock/)
 from attunebench.models import openai_compat as _openai  # noqa: F401  (registers openai/)
+from attunebench.models import proxy as _proxy  # noqa: F401  (registers proxy/)
 from attunebench.models.base import (
+    ChoiceOutput,
     GenerateParams,
     Message,
     ModelOutput,
     Provider,
     ProviderError,
-    supports_hint,
 )
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.mock import MockProvider
@@ -31,6 +32,7 @@ from attunebench.models.registry import (
 
 __all__ = [
     "PROVIDERS",
+    "ChoiceOutput",
     "GenerateParams",
     "HintKind",
     "Message",
@@ -47,5 +49,4 @@ __all__ = [
     "make_provider",
     "parse_spec",
     "spec_kind",
-    "supports_hint",
 ]

@@ -12,14 +12,14 @@ import os
 import time
 from typing import Any
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_compat import is_local
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 
-class AnthropicProvider:
+class AnthropicProvider(Provider):
     def __init__(
         self,
         model: str,

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
@@ -70,7 +70,7 @@ def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
     return "".join(f"{m.role}: {m.content}\n" for m in messages) + "assistant:"
 
 
-class HFProvider:
+class HFProvider(Provider):
     def __init__(self, path: str, options: HFOptions | None = None) -> None:
         self.path = path
         self.options = options or HFOptions()

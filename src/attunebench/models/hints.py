@@ -8,6 +8,9 @@ same JSON a task asks an LLM for, so the task's one strict parser reads every pr
 - `behavior` (uses `text`, the reply, and `labels`): {"behaviors": [L, ...]}
 - `preference` (uses `candidates` {"A": ..., "B": ...}): {"choice": "A" | "B" | "tie"}
 - `response` (uses `text`, the user message): the reply itself, as plain text
+- `rating` (uses `text`, the last reply rated, `labels` [low, high] of the scale): {"rating": n}
+- `outcome` (uses `history`, the whole conversation, and `labels`, the fields asked):
+  {"<field>": n, ...}
 - `judge_pairwise` (uses `text`, `candidates`, `reference`):
   {"winner": "A" | "B" | "tie", "reason": str}
 - `judge_rubric` (uses `text`, `candidates` {"A": reply}, `reference`):
@@ -23,7 +26,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 HintKind = Literal[
-    "emotion", "behavior", "preference", "response", "judge_pairwise", "judge_rubric"
+    "emotion",
+    "behavior",
+    "preference",
+    "response",
+    "rating",
+    "outcome",
+    "judge_pairwise",
+    "judge_rubric",
 ]
 
 

@@ -39,11 +39,8 @@ def model_dir() -> Path:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def gemma_gguf() -> Path:
@@ -76,7 +73,12 @@ class LlamaServer:
     """`with LlamaServer(model_path, log=path) as server: server.base_url`."""
 
     def __init__(
-        self, model: Path, *, log: Path, n_ctx: int = 2048, threads: int | None = None,
+        self,
+        model: Path,
+        *,
+        log: Path,
+        n_ctx: int = 2048,
+        threads: int | None = None,
         start_timeout_s: float = 180.0,
     ) -> None:
         self.model = model
@@ -97,10 +99,25 @@ class LlamaServer:
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
-            "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
-            "--n_threads_batch", str(self.threads), "--verbose", "false",
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model),
+            "--model_alias",
+            MODEL_ALIAS,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.threads),
+            "--n_threads_batch",
+            str(self.threads),
+            "--verbose",
+            "false",
         ]
 
     def start(self) -> str:
@@ -141,7 +158,9 @@ class LlamaServer:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None,
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
         self.stop()

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS
 
@@ -48,13 +48,15 @@ def default_answer(hint: TaskHint | None) -> str:
         "preference": {"choice": "A"},
         "judge_pairwise": {"winner": "A", "reason": "mock verdict"},
         "judge_rubric": {"score": 5, "reason": "mock verdict"},
+        "rating": {"rating": 3},
+        "outcome": {name: 3 for name in hint.labels},
     }
     if hint.kind not in answers:  # "response": the reply itself, plain text
         return DEFAULT_REPLY
     return json.dumps(answers[hint.kind])
 
 
-class MockProvider:
+class MockProvider(Provider):
     """Scripted outputs, latency and failures; see the module docstring."""
 
     def __init__(

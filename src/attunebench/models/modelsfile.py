@@ -11,6 +11,7 @@ rate_limit = 10.0                     # requests per second, all replicas togeth
 price = { input = 0.10, output = 0.40 }   # USD per million tokens
 params = { temperature = 0.0, max_tokens = 256 }
 options = { json_mode = true, timeout_s = 60 }   # passed to the provider
+answer = "generate"                   # or "choice": option probabilities (base models)
 ```
 
 `--model NAME` picks an entry; `--model provider/model` needs no file. A model's cache identity
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -63,6 +64,10 @@ class ModelEntry(BaseModel):
     rate_limit: float | None = Field(default=None, gt=0, description="requests per second")
     price: Price = Field(default_factory=Price)
     options: dict[str, Any] = Field(default_factory=dict)
+    answer: Literal["generate", "choice"] = Field(
+        default="generate",
+        description="How choice questions are answered: generated text, or option probabilities.",
+    )
 
     @field_validator("spec")
     @classmethod

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 import aiohttp
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
@@ -42,7 +42,7 @@ def is_local(url: str) -> bool:
     return (urlparse(url).hostname or "") in LOCAL_HOSTS
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(Provider):
     """Chat completions over aiohttp; see the module docstring."""
 
     def __init__(
@@ -90,7 +90,9 @@ class OpenAICompatProvider:
             # No cookie jar: an API call carries its key, and filtering cookies per request
             # is pure cost.
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, headers=self._headers,
+                connector=connector,
+                timeout=self._timeout,
+                headers=self._headers,
                 cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._session

@@ -29,6 +29,7 @@ SECTIONS = (
     ("subgroups", "Subgroups"),
     ("labels", "Labels"),
     ("worst-items", "Worst items"),
+    ("left-out", "Items left out"),
     ("warnings", "Warnings"),
 )
 
@@ -36,29 +37,41 @@ SECTIONS = (
 def render_html(summary: Summary) -> str:
     boards = views.leaderboards(summary)
     details = summary.diagnostics
-    return make_environment().get_template("report.html").render(
-        s=summary,
-        sections=SECTIONS,
-        kinds=views.kind_labels(summary),
-        labelled=views.labelled,
-        boards=boards,
-        profile=views.profile(summary, boards),
-        correlation=views.correlation_chart(summary),
-        discriminability=views.discriminability_chart(summary),
-        contexts=views.context_panels(summary),
-        positions=views.binned_panels(summary, details.turn_position,
-                                      ("early", "middle", "late")),
-        intensities=views.binned_panels(summary, details.intensity,
-                                        ("low (1-2)", "medium (3)", "high (4-5)")),
-        subgroups=views.grouped(details.subgroups),
-    )  # fmt: skip
+    return (
+        make_environment()
+        .get_template("report.html")
+        .render(
+            s=summary,
+            sections=SECTIONS,
+            kinds=views.kind_labels(summary),
+            labelled=views.labelled,
+            boards=boards,
+            profile=views.profile(summary, boards),
+            correlation=views.correlation_chart(summary),
+            discriminability=views.discriminability_chart(summary),
+            contexts=views.context_panels(summary),
+            positions=views.binned_panels(
+                summary, details.turn_position, ("early", "middle", "late")
+            ),
+            intensities=views.binned_panels(
+                summary, details.intensity, ("low (1-2)", "medium (3)", "high (4-5)")
+            ),
+            subgroups=views.grouped(details.subgroups),
+        )
+    )
 
 
 def render_markdown(summary: Summary) -> str:
-    return make_environment().get_template("leaderboard.md").render(
-        s=summary, boards=views.leaderboards(summary), kinds=views.kind_labels(summary),
-        labelled=views.labelled,
-    )  # fmt: skip
+    return (
+        make_environment()
+        .get_template("leaderboard.md")
+        .render(
+            s=summary,
+            boards=views.leaderboards(summary),
+            kinds=views.kind_labels(summary),
+            labelled=views.labelled,
+        )
+    )
 
 
 def write_report(summary: Summary, out: str | Path, fmt: Format = "html") -> list[Path]:
@@ -68,8 +81,11 @@ def write_report(summary: Summary, out: str | Path, fmt: Format = "html") -> lis
     with atomic_writer(written[0]) as handle:
         handle.write(summary_json(summary))
     if fmt != "json":
-        name, text = (("report.html", render_html(summary)) if fmt == "html"
-                      else ("leaderboard.md", render_markdown(summary)))  # fmt: skip
+        name, text = (
+            ("report.html", render_html(summary))
+            if fmt == "html"
+            else ("leaderboard.md", render_markdown(summary))
+        )
         with atomic_writer(root / name) as handle:
             handle.write(text)
         written.append(root / name)

@@ -13,8 +13,20 @@ from xml.etree import ElementTree as ET
 
 from markupsafe import Markup
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
-           "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#637939")  # fmt: skip
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#17becf",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#393b79",
+    "#637939",
+)
 FONT = "font-family:system-ui,sans-serif;font-size:12px"
 NEUTRAL = "#444"  # dots that stand for no model (tasks, for one)
 CHAR_WIDTH = 7.0  # a generous average advance at 12px, so labels are sized to fit, not clipped
@@ -36,10 +48,17 @@ class Interval:
 
 
 def _svg(width: float, height: float, title: str) -> ET.Element:
-    root = ET.Element("svg", {
-        "xmlns": "http://www.w3.org/2000/svg", "width": f"{width:.0f}", "height": f"{height:.0f}",
-        "viewBox": f"0 0 {width:.0f} {height:.0f}", "role": "img", "style": FONT,
-    })  # fmt: skip
+    root = ET.Element(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "width": f"{width:.0f}",
+            "height": f"{height:.0f}",
+            "viewBox": f"0 0 {width:.0f} {height:.0f}",
+            "role": "img",
+            "style": FONT,
+        },
+    )
     ET.SubElement(root, "title").text = title
     return root
 
@@ -99,8 +118,11 @@ def forest(rows: Sequence[Interval], title: str, zero: bool = False) -> Markup:
             continue
         if row.low is not None and row.high is not None:
             _line(root, x(row.low), y, x(row.high), y, **{"stroke-width": "2"})
-        ET.SubElement(root, "circle", {"cx": f"{x(row.value):.1f}", "cy": f"{y:.1f}", "r": "4",
-                                       "fill": row.colour})  # fmt: skip
+        ET.SubElement(
+            root,
+            "circle",
+            {"cx": f"{x(row.value):.1f}", "cy": f"{y:.1f}", "r": "4", "fill": row.colour},
+        )
         _text(root, label_width + plot + 8, y + 4, text)
     return _markup(root)
 
@@ -125,7 +147,10 @@ Cell = tuple[float | None, str]  # the value that colours it, the text it shows
 
 
 def heatmap(
-    rows: Sequence[str], columns: Sequence[str], cells: Sequence[Sequence[Cell]], title: str,
+    rows: Sequence[str],
+    columns: Sequence[str],
+    cells: Sequence[Sequence[Cell]],
+    title: str,
     colour: str = "diverging",
 ) -> Markup:
     """A table of coloured cells, each (value for the colour, text to show)."""
@@ -142,12 +167,24 @@ def heatmap(
         _text(root, label_width - 8, y + cell_h / 2 + 4, name, **{"text-anchor": "end"})
         for j, (value, shown) in enumerate(cells[i]):
             fill = "#eee" if value is None else paint(value)
-            ET.SubElement(root, "rect", {
-                "x": f"{label_width + j * cell_w:.1f}", "y": f"{y:.1f}",
-                "width": f"{cell_w - 2:.1f}", "height": f"{cell_h - 2:.1f}", "fill": fill,
-            })  # fmt: skip
-            _text(root, label_width + (j + 0.5) * cell_w, y + cell_h / 2 + 4, shown,
-                  **{"text-anchor": "middle", "font-size": "11px"})  # fmt: skip
+            ET.SubElement(
+                root,
+                "rect",
+                {
+                    "x": f"{label_width + j * cell_w:.1f}",
+                    "y": f"{y:.1f}",
+                    "width": f"{cell_w - 2:.1f}",
+                    "height": f"{cell_h - 2:.1f}",
+                    "fill": fill,
+                },
+            )
+            _text(
+                root,
+                label_width + (j + 0.5) * cell_w,
+                y + cell_h / 2 + 4,
+                shown,
+                **{"text-anchor": "middle", "font-size": "11px"},
+            )
     return _markup(root)
 
 
@@ -193,10 +230,22 @@ def series(categories: Sequence[str], lines: Sequence[Line], title: str) -> Mark
         for px, p in drawn:
             if p.low is not None and p.high is not None:
                 _line(root, px, y(p.low), px, y(p.high), stroke=colour)
-            ET.SubElement(root, "circle", {"cx": f"{px:.1f}", "cy": f"{y(p.value or 0):.1f}",
-                                           "r": "3", "fill": colour})  # fmt: skip
+            ET.SubElement(
+                root,
+                "circle",
+                {"cx": f"{px:.1f}", "cy": f"{y(p.value or 0):.1f}", "r": "3", "fill": colour},
+            )
         key = ET.SubElement(root, "g", {"class": "key"})
-        ET.SubElement(key, "rect", {"x": f"{left + plot_w + 14:.1f}", "y": f"{14 + 16 * k:.1f}",
-                                    "width": "10", "height": "10", "fill": colour})  # fmt: skip
+        ET.SubElement(
+            key,
+            "rect",
+            {
+                "x": f"{left + plot_w + 14:.1f}",
+                "y": f"{14 + 16 * k:.1f}",
+                "width": "10",
+                "height": "10",
+                "fill": colour,
+            },
+        )
         _text(key, left + plot_w + 30, 23 + 16 * k, line.label)
     return _markup(root)

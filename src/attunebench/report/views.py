@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from attunebench.analysis.metrics import HEADLINE_LABELS
 from attunebench.analysis.schema import GroupScore, ScoreRow, Summary, TaskInfo
 from attunebench.report import svg
 
@@ -47,6 +46,7 @@ def model_colours(summary: Summary) -> dict[str, str]:
     details = summary.diagnostics
     names = {e.name for e in summary.provenance.models} | {r.model for r in summary.scores}
     names |= {d.model for d in summary.context_modes}
+    names |= {a.judge for a in summary.judge_agreement}
     names |= {g.model for g in [*details.turn_position, *details.intensity]}
     return svg.colours(names)
 
@@ -59,6 +59,8 @@ def labelled(name: str, kinds: dict[str, str]) -> str:
 
 def task_notes(info: TaskInfo, kinds: dict[str, str]) -> list[str]:
     notes = []
+    if info.provenance:
+        notes.append("gold given by: " + ", ".join(info.provenance))
     if info.gold_levels:
         parts = ", ".join(f"{n} {level}-level" for level, n in info.gold_levels.items())
         notes.append(f"gold: {parts} (conversation-level labels are not turn-by-turn)")
@@ -69,13 +71,18 @@ def task_notes(info: TaskInfo, kinds: dict[str, str]) -> list[str]:
     if len(info.variants) > 1:
         modes = ", ".join(info.variants)
         notes.append(f"context modes: {modes}; the headline uses {info.headline_variant}")
+    if info.left_out_items:
+        notes.append(f"{info.left_out_items} items not answered by every model are left out")
+    for reason, count in info.left_out.items():
+        notes.append(f"{count} {reason} left out")
     return notes
 
 
 def _interval(row: ScoreRow, kinds: dict[str, str], colours: dict[str, str]) -> svg.Interval:
     note = f" ({row.reason})" if row.reason else ""
-    return svg.Interval(labelled(row.model, kinds), row.value, row.ci_low, row.ci_high, note,
-                        colours[row.model])  # fmt: skip
+    return svg.Interval(
+        labelled(row.model, kinds), row.value, row.ci_low, row.ci_high, note, colours[row.model]
+    )
 
 
 def _repeats_pooled(metric: str, judges: Sequence[str]) -> bool:
@@ -87,21 +94,35 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
     kinds, colours = kind_labels(summary), model_colours(summary)
     out = []
     for info in summary.tasks:
-        mine = [r for r in summary.scores
-                if r.task == info.name and r.variant == info.headline_variant]  # fmt: skip
-        rows = sorted((r for r in mine if r.metric == "score"),
-                      key=lambda r: (r.value is None, -(r.value or 0.0), r.model))  # fmt: skip
+        mine = [
+            r for r in summary.scores if r.task == info.name and r.variant == info.headline_variant
+        ]
+        rows = sorted(
+            (r for r in mine if r.metric == "score"),
+            key=lambda r: (r.value is None, -(r.value or 0.0), r.model),
+        )
         order = {r.model: i for i, r in enumerate(rows)}
         by_metric: dict[str, list[ScoreRow]] = defaultdict(list)
         for r in mine:
             if r.metric != "score" and not _repeats_pooled(r.metric, info.judges):
                 by_metric[r.metric].append(r)
-        secondary = [(m, sorted(rs, key=lambda r: order.get(r.model, len(order))))
-                     for m, rs in by_metric.items()]  # fmt: skip
-        metric = HEADLINE_LABELS.get(info.name, "mean score")
+        secondary = [
+            (m, sorted(rs, key=lambda r: order.get(r.model, len(order))))
+            for m, rs in by_metric.items()
+        ]
+        metric = info.headline
         chart = svg.forest([_interval(r, kinds, colours) for r in rows], f"{info.name}: {metric}")
-        out.append(Leaderboard(info.name, metric, info.headline_variant, task_notes(info, kinds),
-                               rows, chart, secondary))  # fmt: skip
+        out.append(
+            Leaderboard(
+                info.name,
+                metric,
+                info.headline_variant,
+                task_notes(info, kinds),
+                rows,
+                chart,
+                secondary,
+            )
+        )
     return out
 
 
@@ -130,12 +151,18 @@ def correlation_chart(summary: Summary) -> Markup | None:
     if len(correlation.tasks) < 2:
         return None
     cells = [
-        [(c.value, "—" if c.value is None else
-          f"{c.value:.2f} {svg_interval(c.ci_low, c.ci_high)}") for c in line]
+        [
+            (
+                c.value,
+                "—" if c.value is None else f"{c.value:.2f} {svg_interval(c.ci_low, c.ci_high)}",
+            )
+            for c in line
+        ]
         for line in correlation.kendall_tau_b
-    ]  # fmt: skip
-    return svg.heatmap(correlation.tasks, correlation.tasks, cells,
-                       "Kendall tau-b between tasks' model rankings")  # fmt: skip
+    ]
+    return svg.heatmap(
+        correlation.tasks, correlation.tasks, cells, "Kendall tau-b between tasks' model rankings"
+    )
 
 
 def svg_interval(low: float | None, high: float | None) -> str:
@@ -143,22 +170,37 @@ def svg_interval(low: float | None, high: float | None) -> str:
 
 
 def discriminability_chart(summary: Summary) -> Markup | None:
-    entries = [d for d in summary.discriminability if d.spread_over_noise is not None]
+    entries = [d for d in summary.discriminability.tasks if d.snr.value is not None]
     if not entries:
         return None
-    rows = [svg.Interval(d.task, d.spread_over_noise, None, None, f"  sep {d.separability:.0%}")
-            for d in entries]  # fmt: skip
-    return svg.forest(rows, "Spread over noise per task (higher separates models better)")
+    rows = [
+        svg.Interval(
+            d.task,
+            d.snr.value,
+            d.snr.ci_low,
+            d.snr.ci_high,
+            f"  needs {d.conversations_needed or '∞'} conversations",
+        )
+        for d in entries
+    ]
+    return svg.forest(rows, "Signal to noise per task (higher separates models better)")
 
 
 def context_panels(summary: Summary) -> list[Panel]:
     kinds, colours = kind_labels(summary), model_colours(summary)
     by_task: dict[str, list[svg.Interval]] = defaultdict(list)
     for d in summary.context_modes:
-        by_task[d.task].append(svg.Interval(labelled(d.model, kinds), d.value, d.ci_low, d.ci_high,
-                                            colour=colours[d.model]))  # fmt: skip
-    return [Panel(f"{task}: {'informed'} minus blind", svg.forest(rows, task, zero=True))
-            for task, rows in sorted(by_task.items())]  # fmt: skip
+        if d.verdict is None:
+            continue  # a model that ignores context, or too few conversations to say
+        by_task[d.task].append(
+            svg.Interval(
+                labelled(d.model, kinds), d.value, d.ci_low, d.ci_high, colour=colours[d.model]
+            )
+        )
+    return [
+        Panel(f"{task}: {'informed'} minus blind", svg.forest(rows, task, zero=True))
+        for task, rows in sorted(by_task.items())
+    ]
 
 
 def binned_panels(
@@ -177,9 +219,10 @@ def binned_panels(
             at = {r.level: r for r in rows if r.model == model}
             points = [
                 svg.Interval(c, at[c].value, at[c].ci_low, at[c].ci_high)
-                if c in at else svg.Interval(c, None, None, None)
+                if c in at
+                else svg.Interval(c, None, None, None)
                 for c in present
-            ]  # fmt: skip
+            ]
             lines.append(svg.Line(labelled(model, kinds), colours[model], points))
         # a model with no scored item in any bin has no line: say so rather than leave it out
         scored = {r.model for r in summary.scores if r.task == task}
@@ -195,5 +238,7 @@ def grouped(rows: Iterable[GroupScore]) -> list[tuple[str, str, list[GroupScore]
     by_key: dict[tuple[str, str], list[GroupScore]] = defaultdict(list)
     for r in rows:
         by_key[r.task, r.group].append(r)
-    return [(task, name, sorted(rs, key=lambda r: (r.level, r.model)))
-            for (task, name), rs in sorted(by_key.items())]  # fmt: skip
+    return [
+        (task, name, sorted(rs, key=lambda r: (r.level, r.model)))
+        for (task, name), rs in sorted(by_key.items())
+    ]

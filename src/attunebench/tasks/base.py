@@ -1,34 +1,70 @@
-"""What a task is: items drawn from a dataset, and an async evaluation of one item.
+"""What a task is: one typed declaration the engine and the analysis both read.
 
-A task module registers a factory with `TASKS`; the factory's keyword arguments are the task's
-options and are recorded in run.json. The engine calls `items()` once per dataset, groups the
-items by conversation (turn order kept, so prompts sharing a prefix reach a server back to
-back), and calls `evaluate()` for each (item, model), passing a `Caller` that does every model
-call: caching, retries, concurrency and the ledger are the engine's business, not the task's.
+A task module subclasses `Task[Gold, Prediction]` and registers a factory with `TASKS`; the
+factory's keyword arguments are the task's options (recorded in run.json), plus `seed`, the
+run's seed, which every factory takes. It declares:
 
-A task may say which hint kinds it asks of the models it evaluates (`subject_hints`) and of
-its judges (`judge_hints`); the plan then leaves out a model that cannot answer them (a
-baseline with no reply to write) rather than calling it to fail, and refuses a judge that
-cannot. Both are optional, read by `needed_hints`: a task without them asks nothing checked.
+- its gold and prediction types (frozen pydantic models; records store them as JSON);
+- its items: what of a dataset it scores, each with its gold (`items`);
+- its prompt (a TOML file beside the module) rendered into the queries of an item
+  (`queries`): one or more model calls, in `generate` or `choice` form;
+- a parse step from the answers to a prediction (`parse`, raising `InvalidAnswer`), and a
+  score step from a prediction to the per-item score and values (`score`), with the task's
+  worst value for an invalid answer (`worst`);
+- its metrics (functions of per-item values and weights, see `tasks.metrics`), the per-item
+  score being the headline's unit;
+- its needs: a judge, the hint kinds it sends, the context modes and answer modes it supports.
+
+The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
+the failed / invalid / ok outcome and the record. A task that judges its subject's answer
+(`response`) adds a second stage: `judge_queries` and `judged`.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from attunebench.data.schema import Conversation, Taxonomy
-from attunebench.models.base import GenerateParams, Message, supports_hint
+from attunebench.frozen import Frozen
+from attunebench.models.base import GenerateParams, Message
 from attunebench.models.hints import HintKind, TaskHint
-from attunebench.records import ItemRecord, PromptInfo, SkippedPair
+from attunebench.records import ItemRecord, PromptInfo, Verdict
 from attunebench.registry import Registry
+from attunebench.tasks.metrics import Metric
 
+AnswerMode = Literal["generate", "choice"]
+ANSWER_MODES: tuple[AnswerMode, ...] = ("generate", "choice")
 CallRole = Literal["subject", "judge"]
+GoldLevel = Literal["turn", "conversation", "reply", "pair", "rating"]
+
+
+class Gold(Frozen):
+    """What every task's gold says about itself: its level, and whether it was derived."""
+
+    level: GoldLevel = "turn"
+    derived: bool = False
+
+
+G = TypeVar("G", bound=Gold)
+P = TypeVar("P", bound=Frozen)
+
+
+class InvalidAnswer(ValueError):
+    """The output is not an answer of the kind asked for; the message says why.
+
+    `partial` is what could be read anyway (one order of a pair, say), kept in the record.
+    """
+
+    def __init__(self, message: str, partial: Frozen | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
+class Item(Generic[G]):
     """One unit of evaluation, addressed by (task, conversation_id, turn_index, item_id)."""
 
     task: str
@@ -36,6 +72,7 @@ class Item:
     turn_index: int
     item_id: str
     taxonomy: Taxonomy
+    gold: G
     variant: str = ""
 
     @property
@@ -45,11 +82,41 @@ class Item:
 
 
 @dataclass(frozen=True, slots=True)
-class CallResult:
-    """The outcome of one model call, after the engine's bounded retries."""
+class ChoiceForm:
+    """A question answered by the next token: the prompt ends where one of `keys` follows.
 
-    text: str | None
+    `labels` says what each key stands for (a label, a rating), in the order of `keys`.
+    """
+
+    messages: tuple[Message, ...]
+    keys: tuple[str, ...]
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One model call an item needs. `model` None means the evaluated model; a judge query
+    names its judge. `choice` is the same question in choice form, where the task has one."""
+
+    key: str
+    messages: list[Message]
+    prompt: PromptInfo
+    params: GenerateParams
+    hint: TaskHint | None = None
+    role: CallRole = "subject"
+    model: str | None = None
+    choice: ChoiceForm | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What one query got back: the text (generate), or the keys' probabilities (choice)."""
+
+    text: str | None = None
+    probabilities: Mapping[str, float] | None = None
+    floored: tuple[str, ...] = ()  # keys missing from the provider's top-k, given the floor
     error: str | None = None
+    permanent: bool = False  # a failure no retry can mend (HTTP 4xx other than 429)
     cache_hit: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
@@ -58,47 +125,153 @@ class CallResult:
 
     @property
     def ok(self) -> bool:
-        return self.text is not None
-
-
-class Caller(Protocol):
-    """Makes model calls on a task's behalf (implemented by the engine)."""
-
-    async def call(
-        self,
-        model: str,
-        messages: list[Message],
-        *,
-        prompt: PromptInfo,
-        item: Item,
-        role: CallRole = "subject",
-        params: GenerateParams | None = None,
-        hint: TaskHint | None = None,
-    ) -> CallResult: ...
-
-
-class Task(Protocol):
-    @property
-    def name(self) -> str:
-        """The task's registered name (read-only, so frozen task classes satisfy it)."""
-        ...
+        return self.error is None and (self.text is not None or self.probabilities is not None)
 
     @property
+    def shown(self) -> str:
+        """The output as a person reads it in a record."""
+        if self.probabilities is not None:
+            return " ".join(f"{k}={p:.3f}" for k, p in self.probabilities.items())
+        return self.text or ""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A prediction's per-item score (the headline's unit) and the other per-item values.
+
+    `invalid` marks an answer that cannot be scored on its merits (a judge derailed on every
+    verdict): the item is then `invalid`, scored as `score` says, and counted.
+    """
+
+    score: float | None
+    values: Mapping[str, float | None] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    invalid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedVerdict:
+    """One judge query's verdict, as the judged task reads it."""
+
+    query: Query
+    verdict: Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class View(Generic[G, P]):
+    """A record with its gold and prediction read back into the task's types."""
+
+    record: ItemRecord
+    gold: G
+    prediction: P | None
+
+    @property
+    def status(self) -> str:
+        return self.record.status
+
+    @property
+    def score(self) -> float | None:
+        return self.record.score
+
+    @property
+    def parsed(self) -> bool:
+        return self.record.status == "ok"
+
+    def value(self, name: str) -> float | None:
+        return self.record.scores.get(name)
+
+
+Reference = Callable[[Sequence[tuple[str, G]]], list[float | None]]
+
+
+class Task(ABC, Generic[G, P]):
+    """A task's declaration; see the module docstring."""
+
+    name: ClassVar[str]
+    gold_type: ClassVar[type[Gold]]
+    prediction_type: ClassVar[type[Frozen]]
+    headline: ClassVar[str]  # what the mean per-item score is, in words
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    # Dataset fields whose provenance is this task's gold's (a key of Source.provenance).
+    gold_fields: ClassVar[tuple[str, ...]] = ()
+    subject_hints: ClassVar[frozenset[HintKind]] = frozenset()
+    needs_judge: ClassVar[bool] = False
+    evaluates: ClassVar[Literal["models", "judges"]] = "models"
+    answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
+    # Whether the factory takes `context` (blind, informed, both), which `--context` sets.
+    context_option: ClassVar[bool] = True
+
+    @property
+    def judge_hints(self) -> frozenset[HintKind]:
+        return frozenset()
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    @abstractmethod
     def prompts(self) -> list[PromptInfo]:
-        """Every prompt template this task may use, with versions (for run.json and cache keys)."""
-        ...
+        """Every prompt this task may use, with versions (for run.json and cache keys)."""
 
-    @property
-    def options(self) -> dict[str, Any]: ...
+    @abstractmethod
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[G]]: ...
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]: ...
+    @abstractmethod
+    def queries(self, item: Item[G], mode: AnswerMode) -> list[Query]: ...
 
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord: ...
+    @abstractmethod
+    def parse(self, item: Item[G], outputs: Mapping[str, Output]) -> P: ...
+
+    @abstractmethod
+    def score(self, item: Item[G], prediction: P) -> Scored: ...
+
+    @abstractmethod
+    def worst(self, item: Item[G], partial: P | None) -> Scored:
+        """The score of an invalid answer: the task's worst value wherever there is gold."""
+
+    def judge_queries(self, item: Item[G], prediction: P, judges: Sequence[str]) -> list[Query]:
+        """A judged task's second stage: the judge calls its prediction needs."""
+        return []
+
+    def judged(self, item: Item[G], prediction: P, verdicts: Sequence[JudgedVerdict]) -> Scored:
+        return self.score(item, prediction)
+
+    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
+        """Items deliberately left out of this task on these conversations, by reason (run.json
+        and the report count them)."""
+        return {}
+
+    def references(self) -> Mapping[str, Reference[G]]:
+        """Heuristic references scored from the gold alone, reported beside the models: each
+        gives every item's score (None where it does not apply) from all items' (conversation
+        id, gold)."""
+        return {}
+
+    def extra_metrics(self, views: Sequence[View[G, P]]) -> tuple[Metric, ...]:
+        """Metrics that depend on what the records hold (one per judge, say), beside the
+        declared ones."""
+        return ()
+
+    def label_sets(self, view: View[G, P]) -> tuple[frozenset[str], frozenset[str]] | None:
+        """An item's (predicted, gold) labels, for per-label F1 and the confusion table; None
+        for a task without labels. An invalid answer predicts none."""
+        return None
+
+    def view(self, record: ItemRecord) -> View[G, P]:
+        """A record read back into this task's types (no prediction for a failed call).
+
+        Built without validation: records are written from these very types, and an analysis
+        reads hundreds of thousands of them.
+        """
+        gold: Any = self.gold_type.model_construct(**(record.gold or {}))
+        prediction: Any = None
+        if record.prediction is not None:
+            prediction = self.prediction_type.model_construct(**record.prediction)
+        return View(record, gold, prediction)
 
 
-TaskFactory = Callable[..., Task]
+TaskFactory = Callable[..., Task[Any, Any]]
 TASKS: Registry[TaskFactory] = Registry("task")
 
 
@@ -106,59 +279,7 @@ class PlanError(ValueError):
     """A task cannot run with this plan (for example, a judged task with no judge)."""
 
 
-def evaluated_models(task: Task, models: Sequence[str], judges: Sequence[str]) -> list[str]:
-    """The models a task's items are evaluated with, checked when the plan is made.
-
-    A task evaluates the run's subject models, unless it sets `evaluates = "judges"` (the
-    judge audit), whose "model" is each judge in turn. A task that sets `needs_judge = True`
-    refuses a plan without a judge before any call is made.
-    """
-    if getattr(task, "needs_judge", False) and not judges:
-        raise PlanError(f"task {task.name!r} needs at least one judge (--judge SPEC)")
-    if getattr(task, "evaluates", "models") == "judges":
-        return list(judges)
-    return list(models)
-
-
-def needed_hints(task: Task, role: CallRole) -> frozenset[HintKind]:
-    """The hint kinds `task` sends to its evaluated models (`subject`) or its judges (`judge`),
-    by its optional `subject_hints` and `judge_hints` attributes (none declared: none)."""
-    declared = getattr(task, "subject_hints" if role == "subject" else "judge_hints", None)
-    return frozenset(declared or ())
-
-
-def missing_hints(task: Task, role: CallRole, provider: object) -> list[HintKind]:
-    """The kinds `task` needs in `role` that `provider` does not answer, in a stable order."""
-    return sorted(k for k in needed_hints(task, role) if not supports_hint(provider, k))
-
-
-def applicable_models(
-    task: Task, models: Sequence[str], judges: Sequence[str], providers: Mapping[str, object]
-) -> tuple[list[str], list[SkippedPair]]:
-    """The evaluated models (see `evaluated_models`) that can answer `task`, and the rest.
-
-    A model lacking a hint kind the task needs is left out with the reason; a judge lacking
-    one of the judge kinds is a `PlanError`, since the task's every item needs every judge.
-    """
-    for judge in judges:
-        lacking = missing_hints(task, "judge", providers[judge])
-        if lacking:
-            raise PlanError(
-                f"judge {judge!r} cannot answer the {_kinds(lacking)} items task {task.name!r} "
-                "asks its judges for; choose a judge that does, or task options that need "
-                "only what it answers"
-            )
-    kept: list[str] = []
-    skipped: list[SkippedPair] = []
-    for model in evaluated_models(task, models, judges):
-        lacking = missing_hints(task, "subject", providers[model])
-        if lacking:
-            reason = f"{model} does not answer {_kinds(lacking)} items"
-            skipped.append(SkippedPair(task=task.name, model=model, reason=reason))
-        else:
-            kept.append(model)
-    return kept, skipped
-
-
-def _kinds(kinds: Sequence[str]) -> str:
-    return ", ".join(repr(kind) for kind in kinds)
+def check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+    return value

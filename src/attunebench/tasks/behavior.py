@@ -1,107 +1,200 @@
-"""`behavior`: say what an assistant reply did, against the participant's labels of it.
+"""`behavior`: say what an assistant reply did, against the labels given to that reply.
 
 Construct: the support-strategy and reply-behavior labelling of ESConv (the supporter's own
-strategy tags) extended with the behaviors people complain about in assistants (lecturing,
-dismissing, deflecting, over-apologising). The model sees the conversation up to the user's
-message at turn t, then one reply to it, and lists every behavior label the reply shows.
+strategy tags: `actor` provenance) extended with the behaviors people complain about in
+assistants (lecturing, dismissing, deflecting, over-apologising). The model sees the
+conversation up to the user's message at turn t, then one reply to it, and lists every
+behavior label the reply shows.
 
 Items: every reply that carries behavior labels (several replies of one turn are several
-items). Per item: `score` is the F1 of the predicted and gold label sets (two empty sets
-count as agreement, 1.0); an invalid answer scores 0.0. Corpus metrics (micro- and macro-F1,
-per-label F1) are in `tasks.metrics`.
+items). Per item: `score` is the F1 of the predicted and gold label sets (two empty sets count
+as agreement, 1.0); the headline is its mean. An invalid answer predicts no label (score 0).
+In choice mode each label is a yes/no question, and a label is predicted when its "yes" has
+probability of at least `THRESHOLD`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
+
+from pydantic import Field
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
+from attunebench.frozen import Frozen
 from attunebench.judge.templates import delimit
 from attunebench.models.hints import HintKind, TaskHint
-from attunebench.records import ItemRecord, PromptInfo
+from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
-from attunebench.tasks.base import TASKS, Caller, Item
-from attunebench.tasks.common import JSON_PARAMS, record
-from attunebench.tasks.parsing import InvalidAnswer, parse_behaviors
-from attunebench.tasks.prompting import label_menu, self_reports_block, task_prompt, transcript
-from attunebench.tasks.scoring import f1
+from attunebench.tasks import metrics as m
+from attunebench.tasks.base import (
+    TASKS,
+    AnswerMode,
+    Gold,
+    GoldLevel,
+    InvalidAnswer,
+    Item,
+    Output,
+    Query,
+    Scored,
+    Task,
+    View,
+)
+from attunebench.tasks.parsing import answer_fields, label_list
+from attunebench.tasks.prompting import (
+    JSON_PARAMS,
+    choice_form,
+    label_menu,
+    self_reports_block,
+    task_prompt,
+    transcript,
+)
 
 TASK = "behavior"
-PROMPT = task_prompt("behavior")
+PROMPT = task_prompt(__name__, "behavior")
+CHOICE_PROMPT = task_prompt(__name__, "behavior-choice")
+THRESHOLD = 0.5  # a label is predicted in choice mode when P(yes) >= THRESHOLD
+YES_NO = [("yes", "Yes"), ("no", "No")]
 
 
-@dataclass(frozen=True, slots=True)
-class BehaviorTask:
-    context: str = h.DEFAULT_CONTEXT
-    name: str = field(default=TASK, init=False)
+class BehaviorGold(Gold):
+    level: GoldLevel = "reply"
+    behaviors: tuple[str, ...]
+
+
+class BehaviorPrediction(Frozen):
+    behaviors: tuple[str, ...] = ()
+    # choice mode: each label's probability of "yes"
+    yes_probabilities: dict[str, float] = Field(default_factory=dict)
+
+
+def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
+    """F1 of two label sets; two empty sets agree perfectly (1.0).
+
+    >>> f1(["a", "b"], ["b", "c"])
+    0.5
+    """
+    p, g = set(predicted), set(gold)
+    if not p and not g:
+        return 1.0
+    return 2 * len(p & g) / (len(p) + len(g))
+
+
+class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
+    name = TASK
+    gold_type = BehaviorGold
+    prediction_type = BehaviorPrediction
+    headline = "per-item F1"
+    gold_fields = ("behaviors",)
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"behavior"})
+    answer_modes = ("generate", "choice")
 
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT.info]
+    def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
+        self.modes = h.context_modes(context)
+        self.context = context
 
     @property
     def options(self) -> dict[str, Any]:
         return {"context": self.context}
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
-        modes = h.context_modes(self.context)
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [PROMPT.info, CHOICE_PROMPT.info]
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[BehaviorGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
-                for response in turn.responses:
-                    if not response.behaviors:
-                        continue
-                    for mode in modes:
-                        yield Item(TASK, conversation, turn.index, response.id, taxonomy, mode)
+                for reply in turn.responses:
+                    if reply.behaviors:
+                        gold = BehaviorGold(behaviors=reply.behaviors)
+                        for mode in self.modes:
+                            yield Item(
+                                TASK, conversation, turn.index, reply.id, taxonomy, gold, mode
+                            )
 
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord:
-        conversation, taxonomy = item.conversation, item.taxonomy
+    def queries(self, item: Item[BehaviorGold], mode: AnswerMode) -> list[Query]:
+        conversation, labels = item.conversation, item.taxonomy.behaviors
         turn = h.turn_at(conversation, item.turn_index)
         reply = turn.response(item.item_id)
         if reply is None:
             raise ValueError(f"{item.key}: turn {turn.index} has no reply {item.item_id!r}")
-        mode: h.ContextMode = "informed" if item.variant == "informed" else "blind"
         said = h.history_through(conversation, turn.index)
-        messages = PROMPT.render(
-            conversation=transcript(said),
-            self_reports=self_reports_block(mode, h.self_reports_before(conversation, turn.index)),
-            reply=delimit("reply", reply.text),
-            labels=label_menu(taxonomy.behaviors),
-        )
+        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        fields = {
+            "conversation": transcript(said),
+            "self_reports": self_reports_block(
+                variant, h.self_reports_before(conversation, turn.index), conversation
+            ),
+            "reply": delimit("reply", reply.text),
+        }
         hint = TaskHint(
             kind="behavior",
             text=reply.text,
-            labels=tuple(label.name for label in taxonomy.behaviors),
+            labels=tuple(label.name for label in labels),
             history=h.hint_history(said),
-            item_key=item.key,
         )
-        result = await caller.call(
-            model, messages, prompt=PROMPT.info, item=item, params=JSON_PARAMS, hint=hint
-        )
-        gold = {"behaviors": list(reply.behaviors)}
-        if result.text is None:
-            return record(item, model, "failed", [result], gold=gold, error=result.error)
-        try:
-            predicted = parse_behaviors(result.text, taxonomy.behaviors)
-        except InvalidAnswer as invalid:
-            return record(
-                item, model, "invalid", [result], gold=gold, score=0.0,
-                raw_output=result.text, error=str(invalid),
-            )  # fmt: skip
-        return record(
-            item, model, "ok", [result], prediction={"behaviors": list(predicted)}, gold=gold,
-            score=f1(predicted, reply.behaviors), raw_output=result.text,
-        )  # fmt: skip
+        if mode == "generate":
+            messages = PROMPT.render(**fields, labels=label_menu(labels))
+            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+        base = CHOICE_PROMPT.render(**fields)
+        return [
+            Query(
+                f"label:{label.name}",
+                base,
+                CHOICE_PROMPT.info,
+                JSON_PARAMS,
+                hint,
+                choice=choice_form(
+                    base, f"Does this reply show {label.name} ({label.description})?", YES_NO
+                ),
+            )
+            for label in labels
+        ]
+
+    def parse(self, item: Item[BehaviorGold], outputs: Mapping[str, Output]) -> BehaviorPrediction:
+        if "answer" in outputs:
+            found = answer_fields(outputs["answer"].text or "")
+            if "behaviors" not in found:
+                raise InvalidAnswer("the answer has no 'behaviors' list")
+            labels = item.taxonomy.behaviors
+            return BehaviorPrediction(behaviors=label_list(found["behaviors"], labels, "behavior"))
+        yes: dict[str, float] = {}
+        for key, output in outputs.items():
+            spread = output.probabilities or {}
+            total = sum(spread.values())
+            yes[key.removeprefix("label:")] = spread.get("A", 0.0) / total if total else 0.0
+        chosen = tuple(label for label, p in yes.items() if p >= THRESHOLD)
+        return BehaviorPrediction(behaviors=chosen, yes_probabilities=yes)
+
+    def score(self, item: Item[BehaviorGold], prediction: BehaviorPrediction) -> Scored:
+        return Scored(f1(prediction.behaviors, item.gold.behaviors))
+
+    def worst(self, item: Item[BehaviorGold], partial: BehaviorPrediction | None) -> Scored:
+        return Scored(0.0)
+
+    def label_sets(self, view: BehaviorView) -> tuple[frozenset[str], frozenset[str]] | None:
+        return _sets(view)
+
+
+BehaviorView = View[BehaviorGold, BehaviorPrediction]
+
+
+def _sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
+    guess = view.prediction.behaviors if view.parsed and view.prediction else ()
+    return frozenset(guess), frozenset(view.gold.behaviors)
+
+
+BehaviorTask.metrics = m.register(
+    TASK,
+    m.mean_metric("score", BehaviorTask.headline, lambda v: v.score),
+    m.f1_metric("micro_f1", "micro-F1 over labels, pooled over items", _sets, m.micro_f1_statistic),
+    m.f1_metric("macro_f1", "macro-F1: the mean of per-label F1", _sets, m.macro_f1_statistic),
+)
 
 
 @TASKS.register(TASK)
-def behavior_task(context: str = h.DEFAULT_CONTEXT) -> BehaviorTask:
+def behavior_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> BehaviorTask:
     """Reply-behavior labelling; `context` is blind (default), informed, or both."""
-    h.context_modes(context)
-    return BehaviorTask(context=context)
+    return BehaviorTask(context)

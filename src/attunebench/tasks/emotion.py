@@ -1,167 +1,453 @@
-"""`emotion`: name how the user felt at their message, against their own self-report.
+"""`emotion`: how the user felt, against what was reported about that moment.
 
-Construct: emotion recognition in conversation (as in EmoryNLP/MELD-style ERC), but with
-first-person gold: the person who wrote the message said how they felt. The model sees the
-conversation up to and including the user's message at turn t and the taxonomy's labels with
+Construct: emotion recognition in conversation (as in EmoryNLP/MELD-style ERC), with the gold
+named by its provenance: first-person where the person who wrote the message said how they
+felt (collected data, ESConv's emotion type), third-party where annotators read it (MELD,
+DailyDialog). The model sees the conversation up to the item and the taxonomy's labels with
 descriptions; it names a primary label and every label that applies, and rates intensity
-(1-5), valence (-1..1) and arousal (0..1).
+(1-5), valence (-1..1), arousal (0..1) and any PANAS items (1-5) reported at that turn.
 
-Items: every user turn whose `state` has labels or numbers. Where a corpus has only a
-conversation-level label (`context.emotion`), the first user turn carries it as gold, and the
-record's `meta.gold_level` says "conversation" so reports can keep the two apart.
+Items: every user turn whose `state` has labels or numbers. A corpus with only a
+conversation-level label (`context.emotion`, ESConv's emotion type, with the pre-chat
+intensity on its first turn) gives one conversation-level item instead, read from the user's
+own words: their messages up to a budget (by default the first three, or until about 60 words,
+whichever comes later). The informed mode adds the situation they described beforehand.
 
-Per item: `score` is 1.0/0.0 for the primary label (when the participant listed several
-emotions without a primary, naming any of them counts); `scores` adds the multi-label Jaccard
-and the absolute error of each number (None where the gold has none). An invalid answer
-scores 0.0 wherever the gold has a label. Corpus metrics are in `tasks.metrics`.
+Per item: `score` is 1/0 for the primary label (when several emotions were reported without a
+primary, naming any of them counts). A number the answer leaves out, or an invalid answer,
+scores the largest error on its scale, so abstaining never lowers an error; coverage is
+reported beside each error. In choice mode the label and intensity (and PANAS items) are
+asked as option keys; valence and arousal are not asked there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
+import numpy as np
+from pydantic import Field
+
+from attunebench.data.derived import (
+    DEFAULT_MESSAGES,
+    DEFAULT_WORDS,
+    budget_turn,
+    conversation_level,
+)
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
+from attunebench.frozen import Frozen
 from attunebench.models.hints import HintKind, TaskHint
-from attunebench.records import ItemRecord, PromptInfo
+from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
-from attunebench.tasks.base import TASKS, Caller, Item
-from attunebench.tasks.common import JSON_PARAMS, record
-from attunebench.tasks.parsing import EmotionAnswer, InvalidAnswer, parse_emotion
-from attunebench.tasks.prompting import label_menu, self_reports_block, task_prompt, transcript
-from attunebench.tasks.scoring import abs_error, jaccard
+from attunebench.tasks import metrics as m
+from attunebench.tasks.base import (
+    TASKS,
+    AnswerMode,
+    Gold,
+    InvalidAnswer,
+    Item,
+    Output,
+    Query,
+    Scored,
+    Task,
+    View,
+)
+from attunebench.tasks.parsing import (
+    answer_fields,
+    bounded_number,
+    expected_value,
+    label_list,
+    most_probable,
+    one_label,
+)
+from attunebench.tasks.prompting import (
+    JSON_PARAMS,
+    choice_form,
+    label_menu,
+    self_reports_block,
+    task_prompt,
+    transcript,
+)
 
 TASK = "emotion"
-PROMPT = task_prompt("emotion")
-GoldLevel = Literal["turn", "conversation"]
-NUMBERS = ("intensity", "valence", "arousal")
+PROMPT = task_prompt(__name__, "emotion")
+CHOICE_PROMPT = task_prompt(__name__, "emotion-choice")
+SCALES = {"intensity": (1.0, 5.0), "valence": (-1.0, 1.0), "arousal": (0.0, 1.0)}
+PANAS = (1.0, 5.0)
+INTENSITY_KEYS = ("1", "2", "3", "4", "5")
 
 
-@dataclass(frozen=True, slots=True)
-class EmotionGold:
-    primary: str | None
-    emotions: tuple[str, ...]
-    intensity: float | None
-    valence: float | None
-    arousal: float | None
-    level: GoldLevel
+class EmotionGold(Gold):
+    primary: str | None = None
+    emotions: tuple[str, ...] = ()
+    intensity: float | None = None
+    valence: float | None = None
+    arousal: float | None = None
+    panas: dict[str, float] = Field(default_factory=dict)
 
     @property
     def labels(self) -> frozenset[str]:
         return frozenset((*self.emotions, *([self.primary] if self.primary else [])))
 
-    def as_dict(self) -> dict[str, Any]:
-        """Only what the gold has."""
-        shown: dict[str, Any] = {"primary": self.primary, "emotions": list(self.emotions)}
-        shown.update({name: getattr(self, name) for name in NUMBERS})
-        return {key: value for key, value in shown.items() if value not in (None, [])}
+    def number(self, name: str) -> float | None:
+        value: float | None = getattr(self, name)
+        return value
 
 
-def emotion_gold(conversation: Conversation, turn: Turn) -> EmotionGold | None:
-    """The gold for one user turn, or None when it carries none."""
+class EmotionPrediction(Frozen):
+    primary: str | None = None
+    emotions: tuple[str, ...] = ()
+    intensity: float | None = None
+    valence: float | None = None
+    arousal: float | None = None
+    panas: dict[str, float | None] = Field(default_factory=dict)
+    asked: tuple[str, ...] = ()  # the numbers the question asked for
+    # choice mode: each label's probability
+    label_probabilities: dict[str, float] = Field(default_factory=dict)
+
+    def number(self, name: str) -> float | None:
+        value: float | None = getattr(self, name)
+        return value
+
+
+def turn_gold(turn: Turn) -> EmotionGold | None:
+    """A turn's own gold, or None when its state carries none."""
     state = turn.state
-    primary = state.primary if state else None
-    emotions = state.emotions if state else ()
-    level: GoldLevel = "turn"
-    first = conversation.turns[0].index
-    if not (primary or emotions) and turn.index == first and conversation.context.emotion:
-        primary, emotions, level = conversation.context.emotion, (), "conversation"
-    if primary is None and len(emotions) == 1:
-        primary = emotions[0]
-    numbers = {name: getattr(state, name) if state else None for name in NUMBERS}
-    if not (primary or emotions) and all(v is None for v in numbers.values()):
+    if state is None:
         return None
-    return EmotionGold(primary, tuple(emotions), level=level, **numbers)
+    primary = state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+    gold = EmotionGold(
+        primary=primary,
+        emotions=state.emotions,
+        intensity=state.intensity,
+        valence=state.valence,
+        arousal=state.arousal,
+        panas={k: float(v) for k, v in (state.panas or {}).items()},
+    )
+    has_numbers = any(gold.number(n) is not None for n in SCALES) or gold.panas
+    return gold if gold.labels or has_numbers else None
 
 
-def score_emotion(answer: EmotionAnswer | None, gold: EmotionGold) -> dict[str, float | None]:
-    """Per-item scores; `answer` None is an invalid answer (wrong wherever there is a label)."""
-    correct: float | None = None
-    overlap: float | None = None
-    if gold.labels:
-        if answer is None:
-            correct, overlap = 0.0, 0.0
-        else:
-            hit = answer.primary == gold.primary if gold.primary else answer.primary in gold.labels
-            correct, overlap = float(hit), jaccard(answer.emotions, gold.labels)
-    errors = {
-        f"{name}_abs_error": abs_error(getattr(answer, name, None), getattr(gold, name))
-        for name in NUMBERS
-    }
-    return {"primary_correct": correct, "jaccard": overlap, **errors}
+def conversation_gold(conversation: Conversation) -> EmotionGold:
+    """The conversation's label, with the numbers reported before it began (its first turn)."""
+    first = conversation.turns[0].state
+    label = conversation.context.emotion
+    return EmotionGold(
+        level="conversation",
+        primary=label,
+        emotions=(label,) if label else (),
+        intensity=first.intensity if first else None,
+        valence=first.valence if first else None,
+        arousal=first.arousal if first else None,
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class EmotionTask:
-    context: str = h.DEFAULT_CONTEXT
-    name: str = field(default=TASK, init=False)
+def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> dict[str, float]:
+    """Absolute errors of the numbers asked; a missing one scores its scale's largest error."""
+    out: dict[str, float] = Field(default_factory=dict)
+    for name, (low, high) in SCALES.items():
+        truth = gold.number(name)
+        if truth is None or (prediction is not None and name not in prediction.asked):
+            continue
+        guess = prediction.number(name) if prediction is not None else None
+        out[f"{name}_abs_error"] = high - low if guess is None else abs(guess - truth)
+    if gold.panas:
+        answers = prediction.panas if prediction is not None else {}
+        errors = [
+            PANAS[1] - PANAS[0] if answers.get(k) is None else abs(float(answers[k] or 0) - v)
+            for k, v in gold.panas.items()
+        ]
+        out["panas_abs_error"] = float(np.mean(errors))
+    return out
+
+
+class EmotionTask(Task[EmotionGold, EmotionPrediction]):
+    name = TASK
+    gold_type = EmotionGold
+    prediction_type = EmotionPrediction
+    headline = "primary-label accuracy"
+    gold_fields = ("state", "context.emotion")
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"emotion"})
+    answer_modes = ("generate", "choice")
 
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT.info]
+    def __init__(
+        self,
+        context: str = h.DEFAULT_CONTEXT,
+        messages: int = DEFAULT_MESSAGES,
+        words: int = DEFAULT_WORDS,
+    ) -> None:
+        self.modes = h.context_modes(context)
+        self.context, self.messages, self.words = context, messages, words
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"context": self.context}
+        return {"context": self.context, "messages": self.messages, "words": self.words}
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
-        modes = h.context_modes(self.context)
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [PROMPT.info, CHOICE_PROMPT.info]
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[EmotionGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
-            for turn in conversation.turns:
-                gold = emotion_gold(conversation, turn)
-                if gold is None:
-                    continue
-                for mode in modes:
-                    yield Item(TASK, conversation, turn.index, gold.level, taxonomy, mode)
+            if conversation_level(conversation):
+                at = budget_turn(conversation, self.messages, self.words)
+                golds = [(at, conversation_gold(conversation))]
+            else:
+                golds = [(t.index, g) for t in conversation.turns if (g := turn_gold(t))]
+            for turn_index, gold in golds:
+                for mode in self.modes:
+                    yield Item(TASK, conversation, turn_index, gold.level, taxonomy, gold, mode)
 
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord:
-        conversation, taxonomy = item.conversation, item.taxonomy
-        turn = h.turn_at(conversation, item.turn_index)
-        gold = emotion_gold(conversation, turn)
-        if gold is None:
-            raise ValueError(f"{item.key}: the turn carries no emotion gold")
+    def _fields(self, item: Item[EmotionGold]) -> dict[str, str]:
+        conversation, gold = item.conversation, item.gold
+        whole = gold.level == "conversation"
+        situation = conversation.context.situation if whole else None
+        reports = h.self_reports_before(conversation, item.turn_index)
         mode: h.ContextMode = "informed" if item.variant == "informed" else "blind"
-        messages = PROMPT.render(
-            conversation=transcript(h.history_through(conversation, turn.index)),
-            self_reports=self_reports_block(mode, h.self_reports_before(conversation, turn.index)),
-            labels=label_menu(taxonomy.emotions),
+        question = (
+            "How did the user feel about what brought them to this conversation?"
+            if whole
+            else "How did the user feel when they wrote their last message (the final line above)?"
         )
+        return {
+            "conversation": transcript(h.history_through(conversation, item.turn_index)),
+            "self_reports": self_reports_block(mode, reports, conversation, situation),
+            "question": question,
+        }
+
+    def queries(self, item: Item[EmotionGold], mode: AnswerMode) -> list[Query]:
+        conversation, gold, labels = item.conversation, item.gold, item.taxonomy.emotions
+        said = [
+            u.text for u in h.history_through(conversation, item.turn_index) if u.speaker == "user"
+        ]
         hint = TaskHint(
             kind="emotion",
-            text=turn.user,
-            labels=tuple(label.name for label in taxonomy.emotions),
-            history=h.hint_history(h.history_before(conversation, turn.index)),
-            item_key=item.key,
+            text="\n".join(said[-1:] if gold.level == "turn" else said),
+            labels=tuple(label.name for label in labels),
+            history=h.hint_history(h.history_before(conversation, item.turn_index)),
         )
-        result = await caller.call(
-            model, messages, prompt=PROMPT.info, item=item, params=JSON_PARAMS, hint=hint
+        fields = self._fields(item)
+        if mode == "generate":
+            panas = ""
+            if gold.panas:
+                names = ", ".join(gold.panas)
+                panas = (
+                    f"\nAlso rate how much they felt each of these, from 1 (very slightly or not "
+                    f'at all) to 5 (extremely), as "panas": {{"<item>": <1 to 5>}}: {names}.'
+                )
+            messages = PROMPT.render(**fields, labels=label_menu(labels), panas=panas)
+            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+        base = CHOICE_PROMPT.render(**{**fields, "question": ""})
+        menu = [(label.name, f"{label.name} ({label.description})") for label in labels]
+        queries = [
+            Query(
+                "label",
+                base,
+                CHOICE_PROMPT.info,
+                JSON_PARAMS,
+                hint,
+                choice=choice_form(base, fields["question"], menu),
+            )
+        ]
+        numbers = [("intensity", "How intense was it, from 1 (barely) to 5 (overwhelming)?")]
+        numbers += [
+            (
+                f"panas:{k}",
+                f"How much did they feel {k}, from 1 (very slightly or not at "
+                "all) to 5 (extremely)?",
+            )
+            for k in gold.panas
+        ]
+        for key, question in numbers:
+            if key == "intensity" and gold.intensity is None:
+                continue
+            form = choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
+            queries.append(Query(key, base, CHOICE_PROMPT.info, JSON_PARAMS, hint, choice=form))
+        return queries
+
+    def parse(self, item: Item[EmotionGold], outputs: Mapping[str, Output]) -> EmotionPrediction:
+        gold = item.gold
+        if "answer" not in outputs:
+            return self._from_choices(item, outputs)
+        found = answer_fields(outputs["answer"].text or "")
+        labels = item.taxonomy.emotions
+        if found.get("primary") is None:
+            raise InvalidAnswer("the answer has no primary emotion")
+        primary = one_label(found["primary"], labels, "primary emotion")
+        listed = found.get("emotions")
+        emotions = () if listed is None else label_list(listed, labels, "emotion")
+        numbers = {n: bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
+        panas: dict[str, float | None] = {}
+        if gold.panas:
+            given = found.get("panas")
+            given = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
+            panas = {k: bounded_number(given.get(k.lower()), *PANAS, k) for k in gold.panas}
+        return EmotionPrediction(
+            primary=primary,
+            emotions=tuple(dict.fromkeys((primary, *emotions))),
+            panas=panas,
+            asked=tuple(n for n in SCALES if gold.number(n) is not None),
+            **numbers,
         )
-        common: dict[str, Any] = {"gold": gold.as_dict(), "meta": {"gold_level": gold.level}}
-        if result.text is None:
-            return record(item, model, "failed", [result], error=result.error, **common)
-        try:
-            answer = parse_emotion(result.text, taxonomy.emotions)
-        except InvalidAnswer as invalid:
-            scores = score_emotion(None, gold)
-            return record(
-                item, model, "invalid", [result], score=scores["primary_correct"],
-                scores=scores, raw_output=result.text, error=str(invalid), **common,
-            )  # fmt: skip
-        scores = score_emotion(answer, gold)
-        return record(
-            item, model, "ok", [result], prediction=answer.as_dict(),
-            score=scores["primary_correct"], scores=scores, raw_output=result.text, **common,
-        )  # fmt: skip
+
+    def _from_choices(
+        self, item: Item[EmotionGold], outputs: Mapping[str, Output]
+    ) -> EmotionPrediction:
+        def spread(key: str) -> dict[str, float]:
+            return dict(outputs[key].probabilities or {})
+
+        forms = {q.key: q.choice for q in self.queries(item, "choice") if q.choice}
+        label_form = forms["label"]
+        assert label_form is not None
+        names = dict(zip(label_form.keys, label_form.labels, strict=True))
+        label_p = spread("label")
+        primary = most_probable(label_p, names)
+        digits = {d: float(d) for d in INTENSITY_KEYS}
+        panas = {k: expected_value(spread(f"panas:{k}"), digits) for k in item.gold.panas}
+        intensity = expected_value(spread("intensity"), digits) if "intensity" in outputs else None
+        return EmotionPrediction(
+            primary=primary,
+            emotions=(primary,),
+            intensity=intensity,
+            panas=panas,
+            asked=("intensity",) if intensity is not None else (),
+            label_probabilities={names[k]: p for k, p in label_p.items()},
+        )
+
+    def score(self, item: Item[EmotionGold], prediction: EmotionPrediction) -> Scored:
+        gold = item.gold
+        values: dict[str, float | None] = dict(score_numbers(gold, prediction))
+        correct: float | None = None
+        if gold.labels:
+            hit = (
+                prediction.primary == gold.primary
+                if gold.primary
+                else prediction.primary in gold.labels
+            )
+            correct = float(hit)
+            predicted = set(prediction.emotions)
+            values["jaccard"] = len(predicted & gold.labels) / len(predicted | gold.labels)
+        return Scored(correct, {"primary_correct": correct, **values})
+
+    def worst(self, item: Item[EmotionGold], partial: EmotionPrediction | None) -> Scored:
+        gold = item.gold
+        values: dict[str, float | None] = dict(score_numbers(gold, None))
+        correct = 0.0 if gold.labels else None
+        if gold.labels:
+            values["jaccard"] = 0.0
+        return Scored(correct, {"primary_correct": correct, **values})
+
+    def label_sets(self, view: EmotionView) -> tuple[frozenset[str], frozenset[str]] | None:
+        return _primary_sets(view) if view.gold.primary else None
+
+
+EmotionView = View[EmotionGold, EmotionPrediction]
+
+
+def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
+    if view.gold.primary is None:
+        return frozenset(), frozenset()
+    guess = view.prediction.primary if view.parsed and view.prediction else None
+    return frozenset([guess] if guess else []), frozenset([view.gold.primary])
+
+
+def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
+    guess = view.prediction.emotions if view.parsed and view.prediction else ()
+    return frozenset(guess), view.gold.labels
+
+
+def _number_pair(name: str) -> Any:
+    def pair(view: EmotionView) -> tuple[float | None, float | None]:
+        guess = view.prediction.number(name) if view.parsed and view.prediction else None
+        return guess, view.gold.number(name)
+
+    return pair
+
+
+def _coverage(name: str) -> Any:
+    def covered(view: EmotionView) -> float | None:
+        if view.value(f"{name}_abs_error") is None:
+            return None  # no gold, or not asked
+        return float(
+            view.parsed and view.prediction is not None and view.prediction.number(name) is not None
+        )
+
+    return covered
+
+
+def _panas_rows(views: Sequence[EmotionView]) -> tuple[m.FloatArray, m.IntArray]:
+    """One (predicted, gold) row per PANAS item, with the record each came from."""
+    rows, owners = [], []
+    for i, view in enumerate(views):
+        given = view.prediction.panas if view.parsed and view.prediction else {}
+        for name, truth in view.gold.panas.items():
+            rows.append((given.get(name), truth))
+            owners.append(i)
+    return m.pairs(rows), np.array(owners, dtype=np.int64)
+
+
+def _numbers(name: str) -> tuple[m.Metric, ...]:
+    low, high = SCALES[name]
+    return (
+        m.mean_metric(
+            f"{name}_mae",
+            f"mean absolute {name} error (missing: {high - low:g})",
+            lambda v: v.value(f"{name}_abs_error"),
+            higher_is_better=False,
+        ),
+        m.mean_metric(f"{name}_coverage", f"share of items with a {name} answer", _coverage(name)),
+        m.spearman_metric(
+            f"{name}_spearman",
+            f"Spearman's rho of predicted and reported {name}",
+            _number_pair(name),
+        ),
+    )
+
+
+EmotionTask.metrics = m.register(
+    TASK,
+    m.mean_metric("score", EmotionTask.headline, lambda v: v.score),
+    m.f1_metric("macro_f1", "macro-F1 of the primary label", _primary_sets, m.macro_f1_statistic),
+    m.mean_metric(
+        "jaccard",
+        "Jaccard overlap of the named and reported emotions",
+        lambda v: v.value("jaccard"),
+    ),
+    m.f1_metric(
+        "labels_micro_f1", "micro-F1 over every reported emotion", _label_sets, m.micro_f1_statistic
+    ),
+    m.f1_metric(
+        "labels_macro_f1", "macro-F1 over every reported emotion", _label_sets, m.macro_f1_statistic
+    ),
+    *_numbers("intensity"),
+    *_numbers("valence"),
+    *_numbers("arousal"),
+    m.mean_metric(
+        "panas_mae",
+        "mean absolute PANAS item error (missing: 4)",
+        lambda v: v.value("panas_abs_error"),
+        higher_is_better=False,
+    ),
+    m.Metric(
+        "panas_spearman",
+        "Spearman's rho of predicted and reported PANAS items",
+        _panas_rows,
+        m.spearman_statistic,
+    ),
+)
 
 
 @TASKS.register(TASK)
-def emotion_task(context: str = h.DEFAULT_CONTEXT) -> EmotionTask:
-    """Emotion recognition; `context` is blind (default), informed, or both."""
-    h.context_modes(context)  # refuse a bad option when the plan is made, not mid-run
-    return EmotionTask(context=context)
+def emotion_task(
+    context: str = h.DEFAULT_CONTEXT,
+    messages: int = DEFAULT_MESSAGES,
+    words: int = DEFAULT_WORDS,
+    seed: int = 0,
+) -> EmotionTask:
+    """Emotion recognition; `context` is blind (default), informed, or both; `messages` and
+    `words` set the budget of a conversation-level item."""
+    if messages < 1 or words < 0:
+        raise ValueError("messages must be >= 1 and words >= 0")
+    return EmotionTask(context, messages, words)

@@ -41,6 +41,7 @@ class SelfReport:
 
     turn_index: int
     state: State
+    said: str  # the message it was reported at, so a prompt can quote it instead of a number
 
 
 def context_modes(option: str) -> tuple[ContextMode, ...]:
@@ -82,7 +83,7 @@ def history_through(conversation: Conversation, turn_index: int) -> tuple[Uttera
 
 def self_reports_before(conversation: Conversation, turn_index: int) -> tuple[SelfReport, ...]:
     return tuple(
-        SelfReport(turn.index, turn.state)
+        SelfReport(turn.index, turn.state, turn.user)
         for turn in conversation.turns
         if turn.index < turn_index and turn.state is not None
     )

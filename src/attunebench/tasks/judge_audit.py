@@ -1,142 +1,189 @@
 """`judge_audit`: the judge itself, run on the participants' own A/B pairs.
 
 Construct: judge-human agreement, as MT-Bench measured it for its LLM judges, but against the
-person the replies were written for. The "model" of this task is a judge: it sets
-`evaluates = "judges"`, so an engine that honours `tasks.base.evaluated_models` runs it once
-per `--judge` (with an engine that does not, each subject model is audited as a judge).
+person the replies were written for. The "model" of this task is a judge (`evaluates =
+"judges"`): the run evaluates it once per `--judge`.
 
 Items: the same pairs as `preference` (recorded picks and ties; pairs derived from ratings
 where a corpus has only ratings), except pairs across turns: in the response task a judge only
 ever compares two replies to the same message, and that is the use being audited. Each pair
-goes to the judge's pairwise prompt in both orders. The judge is told what the participant
-told us about the turn (state, wanted, wanted behaviors; `participant_context=False` drops it)
-but never their pick, nor the two replies as references, since those are the candidates.
+goes to the judge's pairwise prompt in both orders, in two variants: `informed`, with what the
+participant told us before seeing the replies (state and need), and `blind`, without; the
+report shows both, so the effect of that context is visible. The judge is never told the pick.
 
-Per item: `prediction` has the reply each order's verdict named ("ab", "ba": its key, or
-"tie") and the letter the judge wrote ("ab_letter", "ba_letter"),
-`gold` the participant's pick, `meta` the lengths (`len_a`, `len_b`: the first and second reply
-in the data; `longer`: "A", "B" or "equal") and `derived`. `score` is 1.0 when the judge is
-consistent across orders and agrees with the participant, else 0.0; `scores` has agree_ab,
-agree_ba and consistent. An unparseable verdict in either order makes the record invalid
-(score 0.0). Accuracy, Cohen's kappa, flip rate and length preference are in `judge.audit`.
+Per item: `score` is 1 when the judge is consistent across orders and agrees with the
+participant, else 0; an unparseable verdict in either order makes the record invalid (score
+0). The agreement statistics are in `judge.audit`; the "longer reply" reference is scored
+beside every judge.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
+
+import numpy as np
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.judge.catalog import pairwise_prompt
+from attunebench.judge import audit
+from attunebench.judge.calls import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
+from attunebench.judge.calls import pairwise_query as judge_query
+from attunebench.judge.verdicts import parse_pairwise
 from attunebench.models.hints import HintKind
-from attunebench.records import ItemRecord, PromptInfo
+from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
+from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
-from attunebench.tasks.base import TASKS, Caller, Item
-from attunebench.tasks.common import failure_message, joined_raw, record
-from attunebench.tasks.judging import JudgeContext, Profile, judge_pair, profile_of
-from attunebench.tasks.parsing import PairwiseVerdict
-from attunebench.tasks.preference import ORDERS, ordered, pair_gold, pair_meta
-from attunebench.tasks.scoring import both_orders, pick_of
+from attunebench.tasks.base import (
+    TASKS,
+    AnswerMode,
+    Item,
+    Output,
+    Query,
+    Reference,
+    Scored,
+    Task,
+    View,
+)
+from attunebench.tasks.preference import (
+    ORDERS,
+    PreferencePrediction,
+    both_orders,
+    pair_of,
+    pair_references,
+    read_orders,
+    shown,
+)
 
 TASK = "judge_audit"
+DEFAULT_CONTEXT = "both"
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeAuditTask:
-    derive_from_ratings: bool = True
-    max_derived_pairs: int = p.DEFAULT_DERIVED_CAP
-    participant_context: bool = True
-    name: str = field(default=TASK, init=False)
+def _winner(text: str) -> str:
+    return str(parse_pairwise(text)["winner"])
+
+
+class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
+    name = TASK
+    gold_type = p.PairGold
+    prediction_type = PreferencePrediction
+    headline = "judge accuracy (consistent in both orders and as the participant picked)"
+    gold_fields = ("preference", "rating")
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"judge_pairwise"})
-    evaluates: str = field(default="judges", init=False)
-    needs_judge: bool = field(default=True, init=False)
+    evaluates = "judges"
+    needs_judge = True
+    answer_modes = ("generate", "choice")
+    context_option = False  # its variants are with and without participant context
 
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [pairwise_prompt().info]
+    def __init__(self, context: str, pairs: p.PairOptions) -> None:
+        self.modes = h.context_modes(context)
+        self.context, self.pairs = context, pairs
 
     @property
     def options(self) -> dict[str, Any]:
         return {
-            "derive_from_ratings": self.derive_from_ratings,
-            "max_derived_pairs": self.max_derived_pairs,
-            "participant_context": self.participant_context,
+            "participant_context": self.context,
+            "derive_from_ratings": self.pairs.derive,
+            "max_derived_pairs": self.pairs.cap,
+            "include_flagged": self.pairs.include_flagged,
         }
 
-    def pairs(self, conversation: Conversation) -> list[p.Pair]:
-        found = p.preference_pairs(
-            conversation, derive=self.derive_from_ratings, cap=self.max_derived_pairs
-        )
-        return [pair for pair in found if not pair.across_turns]
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [PAIRWISE.info, PAIRWISE_CHOICE.info]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[p.PairGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
-            for pair in self.pairs(conversation):
-                yield Item(TASK, conversation, pair.turn_index, pair.item_id, taxonomy)
+            for pair in p.preference_pairs(conversation, self.pairs):
+                for mode in self.modes:
+                    yield Item(
+                        TASK,
+                        conversation,
+                        pair.turn_index,
+                        pair.item_id,
+                        taxonomy,
+                        pair.gold(),
+                        mode,
+                    )
 
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord:
-        pair = p.find_pair(self.pairs(item.conversation), item.turn_index, item.item_id)
+    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
+        flagged = p.flagged_count(conversations, self.pairs)
+        return {"pairs with a reply that reveals its model": flagged}
+
+    def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
+        pair = pair_of(item, self.pairs)
         turn = h.turn_at(item.conversation, pair.turn_index)
-        profile = profile_of(turn) if self.participant_context else Profile()
-        context = JudgeContext.at(item, pair.turn_index, profile)
-        shown = {o: ordered(pair, o) for o in ORDERS}
-        calls = dict(zip(ORDERS, await asyncio.gather(*(
-            judge_pair(caller, model, context, a.text, b.text, o) for o, (a, b) in shown.items()
-        )), strict=True))  # fmt: skip
-        results = [c.result for c in calls.values()]
-        meta = pair_meta(pair)
-        common: dict[str, Any] = {
-            "gold": pair_gold(pair), "meta": meta,
-            "verdicts": [c.verdict for c in calls.values()],
-            "raw_output": joined_raw([(o, c.result.text) for o, c in calls.items()]),
-        }  # fmt: skip
-        if not all(r.ok for r in results):
-            error = failure_message([(o, c.result) for o, c in calls.items()])
-            return record(item, model, "failed", results, error=error, **common)
-        winners = {
-            o: c.parsed.winner for o, c in calls.items() if isinstance(c.parsed, PairwiseVerdict)
-        }
-        picks = {o: pick_of(w, shown[o][0].key, shown[o][1].key) for o, w in winners.items()}
-        prediction = {**picks, **{f"{o}_letter": letter for o, letter in winners.items()}}
-        if len(picks) < len(ORDERS):
-            agree = {
-                f"agree_{o}": float(picks[o] == pair.gold) if o in picks else None for o in ORDERS
-            }
-            invalid = [o for o in ORDERS if o not in picks]
-            return record(
-                item, model, "invalid", results, prediction=prediction, score=0.0,
-                scores={**agree, "consistent": None},
-                error=f"unparseable verdict in order {', '.join(invalid)}", **common,
-            )  # fmt: skip
-        outcome = both_orders(picks["ab"], picks["ba"], pair.gold)
+        profile = profile_of(item.conversation, turn) if item.variant == "informed" else Profile()
+        context = JudgeContext.at(item.conversation, pair.turn_index, profile)
+        texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
+        queries = []
+        for order in ORDERS:
+            a, b = (texts[key] for key in shown(item.gold, order))
+            queries.append(judge_query(context, a, b, order))
+        return queries
+
+    def parse(self, item: Item[p.PairGold], outputs: Mapping[str, Output]) -> PreferencePrediction:
+        return read_orders(item.gold, outputs, _winner)
+
+    def score(self, item: Item[p.PairGold], prediction: PreferencePrediction) -> Scored:
+        outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
         agrees = outcome["consistent"] == 1.0 and outcome["correct_ab"] == 1.0
-        scores: dict[str, float | None] = {
+        values = {
             "agree_ab": outcome["correct_ab"],
             "agree_ba": outcome["correct_ba"],
             "consistent": outcome["consistent"],
         }
-        return record(
-            item, model, "ok", results, prediction=prediction, score=float(agrees),
-            scores=scores, **common,
-        )  # fmt: skip
+        return Scored(float(agrees), values)
+
+    def worst(self, item: Item[p.PairGold], partial: PreferencePrediction | None) -> Scored:
+        values: dict[str, float | None] = {"consistent": None}
+        for order in ORDERS:
+            pick = partial.pick(order) if partial is not None else None
+            values[f"agree_{order}"] = None if pick is None else float(pick == item.gold.key)
+        return Scored(0.0, values)
+
+    def references(self) -> dict[str, Reference[p.PairGold]]:
+        return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
+
+
+AuditView = View[p.PairGold, PreferencePrediction]
+
+
+def counts(views: Sequence[AuditView]) -> m.FloatArray:
+    rows = []
+    for view in views:
+        guess = view.prediction
+        picks = [] if guess is None else [x for x in (guess.ab, guess.ba) if x is not None]
+        rows.append(audit.audit_counts(view.status, view.score, view.gold, picks))
+    return np.array(rows).reshape(len(rows), audit.WIDTH)
+
+
+JudgeAuditTask.metrics = m.register(
+    TASK,
+    m.mean_metric("score", JudgeAuditTask.headline, lambda v: v.score),
+    *audit.audit_metrics(counts),
+)
 
 
 @TASKS.register(TASK)
 def judge_audit_task(
+    participant_context: str = DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,
     max_derived_pairs: int = p.DEFAULT_DERIVED_CAP,
-    participant_context: bool = True,
+    include_flagged: bool = False,
+    seed: int = 0,
 ) -> JudgeAuditTask:
-    """The judge on the participants' own pairs, in both orders; needs at least one `--judge`."""
+    """The judge on the participants' own pairs, in both orders; needs at least one `--judge`.
+
+    `participant_context`: informed (with what the participant told us), blind (without), or
+    both."""
     if max_derived_pairs < 0:
         raise ValueError(f"max_derived_pairs must be >= 0 (got {max_derived_pairs})")
-    return JudgeAuditTask(derive_from_ratings, max_derived_pairs, participant_context)
+    options = p.PairOptions(
+        derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only=True
+    )
+    return JudgeAuditTask(participant_context, options)

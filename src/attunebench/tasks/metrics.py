@@ -1,173 +1,298 @@
-"""Corpus-level metrics: pure functions of the records of one (task, model, variant).
+"""Metrics, each defined once: a function of per-item values and per-item weights.
 
-Each metric registers in `METRICS` as `task.metric` and is `metric(records) -> float | None`,
-so the analysis package can bootstrap any of them by resampling conversations. None (never
-NaN) means the metric is undefined on these records (no items, a constant series, ...).
+A task declares its metrics. Each metric has two parts:
 
-Which records count: `failed` records never do (no answer was had). `invalid` records count
-against the model wherever a wrong answer is defined (accuracy, F1, win rate: an invalid
-answer is a wrong one); numeric errors and correlations use parsed answers only, since an
-unparseable answer has no number to compare.
+- `values(records)`: one row of numbers per record (items x k), read from the task's typed
+  predictions and gold; NaN marks "not defined for this item".
+- `statistic(values, weights)`: the metric for every row of weights at once.
+
+With weights of 1 (`Weights.ones`) the statistic is the metric's value. With a cluster
+bootstrap's resample counts as weights (each item weighted by how often its conversation was
+drawn), it is that resample's value, for all resamples at once, with no second implementation
+to keep in step. A mean is a weighted sum over a weighted count; F1 comes from weighted true
+positive, false positive and false negative sums; Spearman's rho is Pearson's r of weighted
+average ranks. `Weights` keeps the resample counts per cluster, so sums are one matrix product
+over clusters, and rank statistics need only the total weight of each distinct value.
+
+Metrics register by name in `METRICS` (`task.metric`), so a report says exactly which
+definition produced a number; `None`, never NaN, means undefined on these items.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from attunebench.judge import audit
-from attunebench.records import ItemRecord
+import numpy as np
+import numpy.typing as npt
+
 from attunebench.registry import Registry
 
-Metric = Callable[[Sequence[ItemRecord]], float | None]
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """numerator / denominator, NaN where the denominator is 0."""
+    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Per-item weights for B resamples at once: item i weighs `counts[b, cluster[i]]`.
+
+    `Weights.ones(n)` is the single row of unit weights that gives a point estimate.
+    """
+
+    counts: FloatArray  # (B, clusters)
+    cluster: IntArray  # (items,): each item's cluster
+
+    @classmethod
+    def ones(cls, items: int) -> Weights:
+        return cls(np.ones((1, 1)), np.zeros(items, dtype=np.int64))
+
+    @classmethod
+    def of_items(cls, weights: Sequence[float]) -> Weights:
+        """One resample with an explicit weight per item (each item its own cluster)."""
+        row = np.asarray(weights, dtype=np.float64).reshape(1, -1)
+        return cls(row, np.arange(row.shape[1], dtype=np.int64))
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts.shape[0])
+
+    def sum(self, values: FloatArray) -> FloatArray:
+        """Weighted column sums (B, k) of `values` (items, k): per-cluster sums, then one
+        product with the counts."""
+        table = values.reshape(len(values), -1)
+        clusters = np.zeros((self.counts.shape[1], table.shape[1]))
+        np.add.at(clusters, self.cluster, table)
+        result: FloatArray = self.counts @ clusters
+        return result
+
+    def grouped(self, group: IntArray, groups: int) -> FloatArray:
+        """The (B, groups) total weight of each group of items (items with equal values, say):
+        a rank statistic needs only these, not every item's weight."""
+        table = np.zeros((self.counts.shape[1], groups))
+        np.add.at(table, (self.cluster, group), 1.0)
+        result: FloatArray = self.counts @ table
+        return result
+
+
+# Per-item values: one row per record, or rows with the index of the record each belongs to
+# (a record with several PANAS items gives several rows, all weighted as that record).
+Values = Callable[[Sequence[Any]], FloatArray | tuple[FloatArray, IntArray]]
+Statistic = Callable[[FloatArray, Weights], FloatArray]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of one task; see the module docstring."""
+
+    name: str
+    description: str
+    values: Values
+    statistic: Statistic
+    higher_is_better: bool = True
+
+    def evaluate(self, records: Sequence[Any], weights: Weights) -> tuple[float, FloatArray]:
+        """The point value (NaN where undefined) and the value under each row of `weights`,
+        reading the records' values once."""
+        found = self.values(records)
+        values, owners = found if isinstance(found, tuple) else (found, None)
+        if len(values) == 0:
+            return float("nan"), np.full(weights.rows, np.nan)
+        if owners is not None:
+            weights = Weights(weights.counts, weights.cluster[owners])
+        point = self.statistic(values, Weights.ones(len(values)))[0]
+        return float(point), self.statistic(values, weights)
+
+    def value(self, records: Sequence[Any]) -> float | None:
+        """The point estimate, None where undefined."""
+        point = self.evaluate(records, Weights.ones(len(records)))[0]
+        return None if np.isnan(point) else point
+
+
 METRICS: Registry[Metric] = Registry("metric")
-HEADLINE = {
-    "emotion": "emotion.accuracy",
-    "behavior": "behavior.micro_f1",
-    "preference": "preference.accuracy",
-    "response": "response.win_rate",
-    "judge_audit": "judge_audit.accuracy",
-}
-SCORED = ("ok", "invalid")
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def register(task: str, *metrics: Metric) -> tuple[Metric, ...]:
+    """Register a task's metrics as `task.name`; returns them for the task's declaration."""
+    for metric in metrics:
+        METRICS.register(f"{task}.{metric.name}")(metric)
+    return metrics
 
 
-def _scored(records: Sequence[ItemRecord]) -> list[ItemRecord]:
-    return [r for r in records if r.status in SCORED]
+# Statistics -----------------------------------------------------------------------------
 
 
-def mean_score(records: Sequence[ItemRecord]) -> float | None:
-    return _mean([r.score for r in _scored(records) if r.score is not None])
+def mean_statistic(values: FloatArray, weights: Weights) -> FloatArray:
+    """The weighted mean of column 0 over the items where it is defined (not NaN)."""
+    column = values[:, 0]
+    defined = ~np.isnan(column)
+    stacked = np.stack([np.where(defined, column, 0.0), defined.astype(np.float64)], axis=1)
+    sums = weights.sum(stacked)
+    return safe_ratio(sums[:, 0], sums[:, 1])
 
 
-def mean_of(name: str, *, parsed_only: bool = False) -> Metric:
-    """The mean of `scores[name]` where it is not None."""
-
-    def metric(records: Sequence[ItemRecord]) -> float | None:
-        kept = [r for r in records if r.status == "ok"] if parsed_only else _scored(records)
-        return _mean([v for r in kept if (v := r.scores.get(name)) is not None])
-
-    return metric
+def ratio_statistic(values: FloatArray, weights: Weights) -> FloatArray:
+    """Weighted sum of column 0 over weighted sum of column 1."""
+    sums = weights.sum(values)
+    return safe_ratio(sums[:, 0], sums[:, 1])
 
 
-def _field(value: Any, name: str) -> Any:
-    return value.get(name) if isinstance(value, dict) else None
+def micro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
+    """2TP / (2TP + FP + FN), pooled over labels; `values` is [TP per label, FP per label,
+    FN per label] (see `label_counts`)."""
+    tp, fp, fn = (part.sum(axis=1) for part in np.split(weights.sum(values), 3, axis=1))
+    return safe_ratio(2 * tp, 2 * tp + fp + fn)
 
 
-def macro_f1(pairs: Sequence[tuple[frozenset[str], frozenset[str]]]) -> float | None:
-    """Unweighted mean of per-label F1 over every label in the gold or the predictions."""
-    per_label = label_f1(pairs)
-    return _mean(list(per_label.values()))
+def per_label(sums: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """F1, precision, recall and support per label from summed counts (..., 3L)."""
+    tp, fp, fn = np.split(sums, 3, axis=-1)
+    return (
+        safe_ratio(2 * tp, 2 * tp + fp + fn),
+        safe_ratio(tp, tp + fp),
+        safe_ratio(tp, tp + fn),
+        tp + fn,
+    )
 
 
-def label_f1(pairs: Sequence[tuple[frozenset[str], frozenset[str]]]) -> dict[str, float]:
-    """F1 of each label, from (predicted, gold) label sets: 2TP / (2TP + FP + FN)."""
-    tp: Counter[str] = Counter()
-    fp: Counter[str] = Counter()
-    fn: Counter[str] = Counter()
-    for predicted, gold in pairs:
-        tp.update(predicted & gold)
-        fp.update(predicted - gold)
-        fn.update(gold - predicted)
-    labels = sorted(set(tp) | set(fp) | set(fn))
-    return {label: 2 * tp[label] / (2 * tp[label] + fp[label] + fn[label]) for label in labels}
+def macro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
+    """Unweighted mean of per-label F1 over the labels seen (in gold or predictions) in each
+    resample."""
+    f1 = per_label(weights.sum(values))[0]
+    defined = ~np.isnan(f1)
+    return safe_ratio(np.where(defined, f1, 0.0).sum(axis=1), defined.sum(axis=1).astype(float))
 
 
-def micro_f1(pairs: Sequence[tuple[frozenset[str], frozenset[str]]]) -> float | None:
-    tp = sum(len(p & g) for p, g in pairs)
-    wrong = sum(len(p - g) + len(g - p) for p, g in pairs)
-    return None if tp + wrong == 0 else 2 * tp / (2 * tp + wrong)
+def weighted_midranks(values: FloatArray, weights: FloatArray) -> FloatArray:
+    """Average ranks of each value within each weighted resample (rows of `weights`)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new_group = np.r_[True, ordered[1:] != ordered[:-1]]
+    group_of = np.cumsum(new_group) - 1
+    group_weight = np.add.reduceat(weights[:, order], np.flatnonzero(new_group), axis=1)
+    before = np.cumsum(group_weight, axis=1) - group_weight
+    ranks = np.empty_like(weights)
+    ranks[:, order] = (before + (group_weight + 1.0) / 2.0)[:, group_of]
+    return ranks
 
 
-def emotion_primaries(records: Sequence[ItemRecord]) -> list[tuple[frozenset[str], frozenset[str]]]:
-    """(predicted, gold) primary labels as one-element sets; an invalid answer predicts none."""
-    pairs = []
-    for r in _scored(records):
-        gold = _field(r.gold, "primary")
-        if gold is None:
-            continue
-        predicted = _field(r.prediction, "primary") if r.status == "ok" else None
-        pairs.append((frozenset([predicted] if predicted else []), frozenset([gold])))
-    return pairs
+def weighted_pearson(x: FloatArray, y: FloatArray, weights: FloatArray) -> FloatArray:
+    """Pearson's r on each weighted resample; NaN where either side is constant."""
+    total = weights.sum(axis=1, keepdims=True)
+    dx = x - safe_ratio((weights * x).sum(axis=1, keepdims=True), total)
+    dy = y - safe_ratio((weights * y).sum(axis=1, keepdims=True), total)
+    vx, vy = (weights * dx * dx).sum(axis=1), (weights * dy * dy).sum(axis=1)
+    # ranks are of the order of `total`, so a constant side leaves only rounding noise
+    tiny = 1e-10 * np.maximum(total[:, 0], 1.0) ** 3
+    spread = np.where((vx > tiny) & (vy > tiny), np.sqrt(vx * vy), 0.0)
+    return safe_ratio((weights * dx * dy).sum(axis=1), spread)
 
 
-def behavior_sets(records: Sequence[ItemRecord]) -> list[tuple[frozenset[str], frozenset[str]]]:
-    return [
-        (
-            frozenset(_field(r.prediction, "behaviors") or [] if r.status == "ok" else []),
-            frozenset(_field(r.gold, "behaviors") or []),
-        )
-        for r in _scored(records)
-    ]
+def spearman_statistic(values: FloatArray, weights: Weights) -> FloatArray:
+    """Spearman's rho of columns 0 and 1 over the items where both are defined: Pearson's r of
+    weighted average ranks (Spearman 1904). With unit weights it equals
+    `scipy.stats.spearmanr`; fewer than three weighted pairs give NaN."""
+    usable = ~np.isnan(values[:, 0]) & ~np.isnan(values[:, 1])
+    if not usable.any():
+        return np.full(weights.rows, np.nan)
+    # Items with the same (x, y) are one cell whose weight is their total: a table of distinct
+    # pairs is all the ranks need, and it is far smaller than the items.
+    cells, group = np.unique(values[usable], axis=0, return_inverse=True)
+    subset = Weights(weights.counts, weights.cluster[usable])
+    table = subset.grouped(group.reshape(-1), len(cells))
+    x, y = cells[:, 0].copy(), cells[:, 1].copy()
+    rho = weighted_pearson(weighted_midranks(x, table), weighted_midranks(y, table), table)
+    return np.where(table.sum(axis=1) >= 3, rho, np.nan)
 
 
-def behavior_label_f1(records: Sequence[ItemRecord]) -> dict[str, float]:
-    """Per-label F1 of the behavior task (a dict, so not a registered scalar metric)."""
-    return label_f1(behavior_sets(records))
+# Value builders -------------------------------------------------------------------------
 
 
-def numeric_pairs(records: Sequence[ItemRecord], name: str) -> list[tuple[float, float]]:
-    return [
-        (float(p), float(g))
-        for r in records
-        if r.status == "ok"
-        and (p := _field(r.prediction, name)) is not None
-        and (g := _field(r.gold, name)) is not None
-    ]
+def column(numbers: Sequence[float | None]) -> FloatArray:
+    """One value per item (None: NaN), as an (items, 1) array."""
+    return np.array([np.nan if v is None else v for v in numbers], dtype=np.float64).reshape(-1, 1)
 
 
-def spearman_of(name: str) -> Metric:
-    """Spearman's rho between predicted and gold values (scipy.stats.spearmanr); None for
-    fewer than three pairs or a constant side."""
-
-    def metric(records: Sequence[ItemRecord]) -> float | None:
-        pairs = numeric_pairs(records, name)
-        if len(pairs) < 3 or len({p for p, _ in pairs}) < 2 or len({g for _, g in pairs}) < 2:
-            return None
-        from scipy import stats  # imported here: it costs seconds, and most runs never call it
-
-        rho = stats.spearmanr([p for p, _ in pairs], [g for _, g in pairs]).statistic
-        return float(rho)
-
-    return metric
+def pairs(numbers: Sequence[tuple[float | None, float | None]]) -> FloatArray:
+    """(predicted, gold) per item (None: NaN), as an (items, 2) array."""
+    out = np.full((len(numbers), 2), np.nan)
+    for row, (predicted, gold) in enumerate(numbers):
+        if predicted is not None:
+            out[row, 0] = predicted
+        if gold is not None:
+            out[row, 1] = gold
+    return out
 
 
-def _register(name: str, metric: Metric) -> None:
-    METRICS.register(name)(metric)
+def expanded(
+    records: Sequence[Any], rows_of: Callable[[Any], Sequence[float]]
+) -> tuple[FloatArray, IntArray]:
+    """Several values per record (one per order of a pair, say), with each row's record."""
+    rows: list[float] = []
+    owners: list[int] = []
+    for i, record in enumerate(records):
+        found = rows_of(record)
+        rows.extend(found)
+        owners.extend([i] * len(found))
+    return column(rows), np.array(owners, dtype=np.int64)
 
 
-_register("emotion.accuracy", mean_score)
-_register("emotion.macro_f1", lambda records: macro_f1(emotion_primaries(records)))
-_register("emotion.jaccard", mean_of("jaccard"))
-for _dimension in ("intensity", "valence", "arousal"):
-    _register(f"emotion.{_dimension}_mae", mean_of(f"{_dimension}_abs_error", parsed_only=True))
-    _register(f"emotion.{_dimension}_spearman", spearman_of(_dimension))
-_register("behavior.micro_f1", lambda records: micro_f1(behavior_sets(records)))
-_register("behavior.macro_f1", lambda records: macro_f1(behavior_sets(records)))
-_register("behavior.item_f1", mean_score)
-_register("preference.accuracy", mean_score)
-_register("preference.consistency", mean_of("consistent", parsed_only=True))
-_register("preference.flip_rate", audit.flip_rate)
-_register("response.win_rate", mean_score)
-_register("response.win_vs_chosen", mean_of("win_vs_chosen", parsed_only=True))
-_register("response.win_vs_rejected", mean_of("win_vs_rejected", parsed_only=True))
-_register("response.rubric", mean_of("rubric", parsed_only=True))
-_register("judge_audit.accuracy", audit.judge_accuracy)
-_register("judge_audit.agreement", audit.verdict_agreement)
-_register("judge_audit.kappa", audit.judge_kappa)
-_register("judge_audit.flip_rate", audit.flip_rate)
-_register("judge_audit.longer_win_share", audit.longer_win_share)
-_register("judge_audit.participant_longer_share", audit.participant_longer_share)
-_register("judge_audit.length_balanced_agreement", audit.length_balanced_agreement)
-_register("judge_audit.length_matched_agreement", audit.length_matched_agreement)
+LabelSets = Sequence[tuple[frozenset[str], frozenset[str]]]
 
 
-def metrics_for(task: str) -> list[str]:
-    """The registered metric names of one task, headline first."""
-    names = [n for n in METRICS.names() if n.split(".", 1)[0] == task]
-    first = HEADLINE.get(task)
-    return sorted(names, key=lambda n: (n != first, n))
+def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
+    """The labels seen, and per item [TP per label, FP per label, FN per label] (items, 3L)
+    from (predicted, gold) label sets."""
+    labels = sorted(set().union(*(predicted | gold for predicted, gold in sets)))
+    index = {label: i for i, label in enumerate(labels)}
+    width = max(len(labels), 1)
+    out = np.zeros((len(sets), 3 * width))
+    for row, (predicted, gold) in enumerate(sets):
+        for label in predicted & gold:
+            out[row, index[label]] = 1
+        for label in predicted - gold:
+            out[row, width + index[label]] = 1
+        for label in gold - predicted:
+            out[row, 2 * width + index[label]] = 1
+    return labels, out
+
+
+def mean_metric(
+    name: str, description: str, of: Callable[[Any], float | None], higher_is_better: bool = True
+) -> Metric:
+    """The mean of a per-item number over the items where it is defined."""
+    return Metric(
+        name,
+        description,
+        lambda records: column([of(r) for r in records]),
+        mean_statistic,
+        higher_is_better,
+    )
+
+
+def f1_metric(
+    name: str,
+    description: str,
+    sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]],
+    statistic: Statistic,
+) -> Metric:
+    """Micro or macro F1 from each item's (predicted, gold) label sets."""
+    return Metric(
+        name, description, lambda records: label_counts([sets(r) for r in records])[1], statistic
+    )
+
+
+def spearman_metric(
+    name: str, description: str, of: Callable[[Any], tuple[float | None, float | None]]
+) -> Metric:
+    """Spearman's rho between predicted and gold numbers, over items with both."""
+    return Metric(
+        name, description, lambda records: pairs([of(r) for r in records]), spearman_statistic
+    )

@@ -4,24 +4,72 @@
   reply of that turn; a recorded tie pairs every two replies of the turn, gold "tie".
 - Where a corpus has ratings instead of picks (ESConv seeker feedback, USS satisfaction),
   rated replies on turns without a recorded preference are paired when their ratings differ;
-  the higher-rated reply is the gold. Such pairs are marked `derived`, and when the two replies
-  answer different user messages, `across_turns`. At most `cap` derived pairs are kept per
-  conversation, the widest rating gaps first (the clearest preferences), so a long
-  conversation cannot swamp the task.
+  the higher-rated reply is the gold. Such pairs are `derived`. Replies to the same message
+  are paired first. Pairs of replies to different messages (`across_turns`) are balanced: a
+  conversation gives as many pairs whose preferred reply came earlier as later, drawn at
+  random (seeded by the run's seed and the conversation), not by the width of the rating gap,
+  which is kept in the gold so an analysis can stratify by it. Ratings drift over a
+  conversation, so without the balance "pick the later reply" scores far above chance. At
+  most `cap` derived pairs are kept per conversation.
+- A pair with a reply flagged as revealing its model's identity (`reveals-identity`) is left
+  out unless asked for, and counted.
 
-A candidate's key is its response id, or `turn:id` for pairs across turns (ids repeat across
-turns). The pair's first candidate is the one that comes first in the data.
+A candidate's key is its response id, or `turn:id` across turns (ids repeat across turns).
+The pair's first candidate is the one that comes first in the data.
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 from attunebench.data.schema import Conversation, Response, Turn
+from attunebench.tasks.base import Gold, GoldLevel
 
 TIE = "tie"
 DEFAULT_DERIVED_CAP = 4
+IDENTITY_FLAG = "reveals-identity"
+
+
+class PairGold(Gold):
+    """A pair of replies and the participant's preference between them."""
+
+    level: GoldLevel = "pair"
+    first: str
+    second: str
+    chosen: str | None = None  # the preferred candidate's key; None for a tie
+    tie: bool = False
+    strength: int | None = None
+    first_turn: int
+    second_turn: int
+    len_first: int
+    len_second: int
+    gap: float | None = None  # the rating difference of a derived pair
+
+    @property
+    def key(self) -> str:
+        """The gold as a pick: the chosen key, or "tie"."""
+        return TIE if self.tie or self.chosen is None else self.chosen
+
+    @property
+    def across_turns(self) -> bool:
+        return self.first_turn != self.second_turn
+
+    @property
+    def later(self) -> str | None:
+        """The key of the reply given later in the conversation (None: the same message)."""
+        if not self.across_turns:
+            return None
+        return self.second if self.second_turn > self.first_turn else self.first
+
+    @property
+    def longer(self) -> str:
+        """The key of the longer reply, or "tie" for equal lengths."""
+        if self.len_first == self.len_second:
+            return TIE
+        return self.first if self.len_first > self.len_second else self.second
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +87,10 @@ class Candidate:
 class Pair:
     first: Candidate
     second: Candidate
-    gold: str  # the preferred candidate's key, or "tie"
+    gold_key: str  # the preferred candidate's key, or "tie"
     derived: bool = False
     strength: int | None = None
+    gap: float | None = None
 
     @property
     def item_id(self) -> str:
@@ -56,10 +105,24 @@ class Pair:
         """The turn the item is addressed by: the later reply's."""
         return max(self.first.turn_index, self.second.turn_index)
 
-    def length_meta(self) -> dict[str, object]:
-        len_a, len_b = len(self.first.text), len(self.second.text)
-        longer = "equal" if len_a == len_b else ("A" if len_a > len_b else "B")
-        return {"len_a": len_a, "len_b": len_b, "longer": longer}
+    @property
+    def flagged(self) -> bool:
+        return any(IDENTITY_FLAG in c.response.flags for c in (self.first, self.second))
+
+    def gold(self) -> PairGold:
+        return PairGold(
+            derived=self.derived,
+            first=self.first.key,
+            second=self.second.key,
+            chosen=None if self.gold_key == TIE else self.gold_key,
+            tie=self.gold_key == TIE,
+            strength=self.strength,
+            first_turn=self.first.turn_index,
+            second_turn=self.second.turn_index,
+            len_first=len(self.first.text),
+            len_second=len(self.second.text),
+            gap=self.gap,
+        )
 
 
 def picked_pairs(turn: Turn) -> list[Pair]:
@@ -80,44 +143,78 @@ def picked_pairs(turn: Turn) -> list[Pair]:
     ]
 
 
-def derived_pairs(conversation: Conversation, cap: int = DEFAULT_DERIVED_CAP) -> list[Pair]:
-    rated = [
+def _rated(conversation: Conversation) -> list[tuple[int, Response, float]]:
+    return [
         (turn.index, response, response.rating)
         for turn in conversation.turns
         if turn.preference is None
         for response in turn.responses
         if response.rating is not None
     ]
-    found: list[tuple[float, Pair]] = []
-    for (turn_a, a, rating_a), (turn_b, b, rating_b) in combinations(rated, 2):
+
+
+def derived_pairs(conversation: Conversation, cap: int, seed: int) -> list[Pair]:
+    """Pairs from differing ratings: same-message pairs first, then balanced across turns."""
+    same: list[Pair] = []
+    earlier: list[Pair] = []  # across turns, the preferred reply came first
+    later: list[Pair] = []
+    for (turn_a, a, rating_a), (turn_b, b, rating_b) in combinations(_rated(conversation), 2):
         if rating_a == rating_b:
             continue
-        same_turn = turn_a == turn_b
-        first = Candidate(a.id if same_turn else f"{turn_a}:{a.id}", turn_a, a)
-        second = Candidate(b.id if same_turn else f"{turn_b}:{b.id}", turn_b, b)
-        gold = first.key if rating_a > rating_b else second.key
-        found.append((abs(rating_a - rating_b), Pair(first, second, gold, derived=True)))
-    # Widest gaps first; within a gap, same-turn pairs, then the earliest turns (stable order).
-    found.sort(key=lambda entry: (-entry[0], entry[1].across_turns))
-    return [pair for _, pair in found[:cap]]
+        across = turn_a != turn_b
+        first = Candidate(f"{turn_a}:{a.id}" if across else a.id, turn_a, a)
+        second = Candidate(f"{turn_b}:{b.id}" if across else b.id, turn_b, b)
+        first_wins = rating_a > rating_b
+        pair = Pair(
+            first,
+            second,
+            (first if first_wins else second).key,
+            derived=True,
+            gap=abs(rating_a - rating_b),
+        )
+        if not across:
+            same.append(pair)
+        else:
+            (earlier if first_wins else later).append(pair)
+    rng = random.Random(f"{seed}:{conversation.id}")
+    for pool in (same, earlier, later):
+        rng.shuffle(pool)
+    chosen = same[:cap]
+    each = min(len(earlier), len(later), (cap - len(chosen)) // 2)
+    chosen += earlier[:each] + later[:each]
+    return sorted(chosen, key=lambda p: (p.turn_index, p.item_id))
 
 
-def preference_pairs(
-    conversation: Conversation, *, derive: bool = True, cap: int = DEFAULT_DERIVED_CAP
-) -> list[Pair]:
-    """Every pair a conversation offers, recorded picks first, in turn order."""
+@dataclass(frozen=True)
+class PairOptions:
+    derive: bool = True
+    cap: int = DEFAULT_DERIVED_CAP
+    seed: int = 0
+    include_flagged: bool = False
+    same_turn_only: bool = False
+
+
+def all_pairs(conversation: Conversation, options: PairOptions) -> list[Pair]:
+    """Every pair a conversation offers, flagged ones included, recorded picks first."""
     pairs = [pair for turn in conversation.turns for pair in picked_pairs(turn)]
-    if derive:
-        pairs.extend(derived_pairs(conversation, cap))
+    if options.derive:
+        pairs.extend(derived_pairs(conversation, options.cap, options.seed))
+    if options.same_turn_only:
+        pairs = [pair for pair in pairs if not pair.across_turns]
     return pairs
 
 
-def find_pair(pairs: list[Pair], turn_index: int, item_id: str) -> Pair:
-    """The pair an item addresses (item ids repeat across turns: "a~b" at every turn)."""
-    for pair in pairs:
-        if (pair.turn_index, pair.item_id) == (turn_index, item_id):
-            return pair
-    raise KeyError(f"no reply pair {item_id!r} at turn {turn_index}")
+def preference_pairs(conversation: Conversation, options: PairOptions) -> list[Pair]:
+    """The pairs that are items: flagged ones left out unless asked for."""
+    pairs = all_pairs(conversation, options)
+    return pairs if options.include_flagged else [p for p in pairs if not p.flagged]
+
+
+def flagged_count(conversations: Sequence[Conversation], options: PairOptions) -> int:
+    """How many pairs were left out for a reply that reveals its model's identity."""
+    if options.include_flagged:
+        return 0
+    return sum(p.flagged for c in conversations for p in all_pairs(c, options))
 
 
 def reference_replies(turn: Turn) -> tuple[Response, Response] | None:

@@ -5,6 +5,9 @@ Every prompt asks for one JSON object. The parser accepts it bare, in a fenced c
 synonyms are forgiven (`normalise_label`). Anything else (no object, a missing field, a label
 outside the item's label set, a number out of range) raises `InvalidAnswer`, which a task turns
 into an `invalid` record that keeps the raw output. Nothing is guessed.
+
+A choice answer (the probabilities of option keys) never fails to parse: `most_probable` and
+`expected_value` read it.
 """
 
 from __future__ import annotations
@@ -12,12 +15,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from attunebench.data.schema import TaxonomyLabel
 from attunebench.data.taxonomy import normalise_label
+from attunebench.tasks.base import InvalidAnswer
 
 Choice = Literal["A", "B", "tie"]
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
@@ -25,40 +28,6 @@ _CHOICES: dict[str, Choice] = {"a": "A", "b": "B", "tie": "tie"}
 # Object starts tried in prose. A failed try costs time in the length of the text (json's error
 # position), so an output of a million "{" must not be a million tries.
 _MAX_STARTS = 100
-
-
-class InvalidAnswer(ValueError):
-    """The output is not an answer of the kind asked for; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class EmotionAnswer:
-    primary: str
-    emotions: tuple[str, ...]
-    intensity: float | None
-    valence: float | None
-    arousal: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "primary": self.primary,
-            "emotions": list(self.emotions),
-            "intensity": self.intensity,
-            "valence": self.valence,
-            "arousal": self.arousal,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class PairwiseVerdict:
-    winner: Choice
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class RubricVerdict:
-    score: float
-    reason: str
 
 
 def _storable(value: Any) -> Any:
@@ -101,29 +70,31 @@ def extract_json(text: str) -> dict[str, Any]:
     raise InvalidAnswer("no JSON object found in the output")
 
 
-def _fields(text: str) -> dict[str, Any]:
-    # Keys are matched without regard to case ("Primary" is "primary"); values are not.
+def answer_fields(text: str) -> dict[str, Any]:
+    """The answer's JSON object, its keys matched without regard to case ("Primary" is
+    "primary"); values are not."""
     return {str(key).strip().lower(): value for key, value in extract_json(text).items()}
 
 
-def _label(raw: object, labels: Sequence[TaxonomyLabel], what: str) -> str:
+def one_label(raw: object, allowed: Sequence[TaxonomyLabel], what: str) -> str:
     if not isinstance(raw, str):
         raise InvalidAnswer(f"{what} must be a label (a string), got {raw!r}")
-    name = normalise_label(raw, tuple(labels))
+    name = normalise_label(raw, tuple(allowed))
     if name is None:
         raise InvalidAnswer(f"{what} {raw!r} is not one of the allowed labels")
     return name
 
 
-def _labels(raw: object, labels: Sequence[TaxonomyLabel], what: str) -> tuple[str, ...]:
+def label_list(raw: object, allowed: Sequence[TaxonomyLabel], what: str) -> tuple[str, ...]:
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
         raise InvalidAnswer(f"{what} must be a list of labels, got {raw!r}")
-    named = (_label(item, labels, what) for item in items)
+    named = (one_label(item, allowed, what) for item in items)
     return tuple(dict.fromkeys(named))  # de-duplicated, order kept
 
 
-def _number(raw: object, low: float, high: float, what: str) -> float | None:
+def bounded_number(raw: object, low: float, high: float, what: str) -> float | None:
+    """A number in [low, high], or None for null; anything else is invalid."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
@@ -133,65 +104,33 @@ def _number(raw: object, low: float, high: float, what: str) -> float | None:
     return float(raw)
 
 
-def _choice(raw: object, what: str) -> Choice:
+def a_b_tie(raw: object, what: str) -> Choice:
     key = raw.strip().lower() if isinstance(raw, str) else None
     if key is None or key not in _CHOICES:
-        raise InvalidAnswer(f"{what} must be \"A\", \"B\" or \"tie\", got {raw!r}")
+        raise InvalidAnswer(f'{what} must be "A", "B" or "tie", got {raw!r}')
     return _CHOICES[key]
 
 
-def _reason(fields: dict[str, Any]) -> str:
-    reason = fields.get("reason", "")
+def reason_of(found: dict[str, Any]) -> str:
+    reason = found.get("reason", "")
     return reason if isinstance(reason, str) else json.dumps(reason)
 
 
-def parse_emotion(text: str, labels: Sequence[TaxonomyLabel]) -> EmotionAnswer:
-    fields = _fields(text)
-    if fields.get("primary") is None:
-        raise InvalidAnswer("the answer has no primary emotion")
-    primary = _label(fields["primary"], labels, "primary emotion")
-    listed = fields.get("emotions")
-    emotions = () if listed is None else _labels(listed, labels, "emotion")
-    return EmotionAnswer(
-        primary=primary,
-        emotions=tuple(dict.fromkeys((primary, *emotions))),
-        intensity=_number(fields.get("intensity"), 1, 5, "intensity"),
-        valence=_number(fields.get("valence"), -1, 1, "valence"),
-        arousal=_number(fields.get("arousal"), 0, 1, "arousal"),
-    )
-
-
-def parse_behaviors(text: str, labels: Sequence[TaxonomyLabel]) -> tuple[str, ...]:
-    fields = _fields(text)
-    if "behaviors" not in fields:
-        raise InvalidAnswer("the answer has no 'behaviors' list")
-    return _labels(fields["behaviors"], labels, "behavior")
-
-
 def parse_choice(text: str) -> Choice:
-    fields = _fields(text)
-    if "choice" not in fields:
+    found = answer_fields(text)
+    if "choice" not in found:
         raise InvalidAnswer("the answer has no 'choice'")
-    return _choice(fields["choice"], "choice")
+    return a_b_tie(found["choice"], "choice")
 
 
-def parse_pairwise(text: str) -> PairwiseVerdict:
-    fields = _fields(text)
-    if "winner" not in fields:
-        raise InvalidAnswer("the verdict has no 'winner'")
-    return PairwiseVerdict(_choice(fields["winner"], "winner"), _reason(fields))
+def most_probable(probabilities: Mapping[str, float], labels: Mapping[str, str]) -> str:
+    """The label of the most probable key (ties: the key listed first)."""
+    keys = list(probabilities)
+    key = max(keys, key=lambda k: (probabilities[k], -keys.index(k)))
+    return labels[key]
 
 
-def parse_rubric(text: str) -> RubricVerdict:
-    fields = _fields(text)
-    score = _number(fields.get("score"), 1, 10, "score")
-    if score is None:
-        raise InvalidAnswer("the verdict has no 'score'")
-    return RubricVerdict(score, _reason(fields))
-
-
-def parse_reply(text: str) -> str:
-    reply = text.strip()
-    if not reply:
-        raise InvalidAnswer("the reply is empty")
-    return reply
+def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:
+    """The mean of the keys' values under their probabilities (renormalised over the keys)."""
+    total = sum(probabilities.values())
+    return sum(p * values[k] for k, p in probabilities.items()) / total

@@ -5,179 +5,321 @@ evaluations), with the gold given by the person the replies were written for. Th
 the conversation up to the user's message and two candidate replies, and answers A, B or tie.
 
 Items: the pairs of `tasks.pairs`: recorded picks and ties, and where a corpus has ratings
-instead, pairs derived from them (`meta.derived`, `meta.across_turns`; see that module).
-Every pair is asked in both orders, A/B (the first reply in the data as A) and B/A.
+instead, pairs derived from them, balanced so the preferred reply came earlier as often as
+later. Every pair is asked in both orders, A/B (the first reply in the data as A) and B/A;
+prompts never name turns.
 
-Per item: `prediction` has the reply each order named ("ab", "ba": its key, or "tie") and
-the letter the model wrote ("ab_letter", "ba_letter"). `scores.correct_ab` and
-`scores.correct_ba` say whether each order named the gold (a gold tie is matched only by
-"tie"); `scores.consistent` whether both orders named the same reply; `score` is their mean
-correctness: 1.0 only for a consistent, correct answer, 0.5 for a position-driven one, 0.0
-when neither order is right. An answer that does not parse in either order makes the record
-invalid (score 0.0, `consistent` None: position consistency is measured on parsed answers
-only). A failed call in either order makes it failed.
+Per item: `score` is the mean correctness of the two orders: 1.0 only for a consistent,
+correct answer, 0.5 for a position-driven one (the same letter both times), 0.0 when neither
+order is right. An answer that does not parse in either order is invalid (score 0). In choice
+mode each order's pick is its most probable key (A, B, or C for "equally"), and the position
+bias is measured on the probabilities as well as the picks. Two references from the gold
+alone are scored beside every model: "later reply" and "longer reply".
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
+
+from pydantic import Field
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.judge.templates import PromptTemplate, delimit
-from attunebench.models.base import Message
+from attunebench.frozen import Frozen
+from attunebench.judge.templates import delimit
 from attunebench.models.hints import HintKind, TaskHint
-from attunebench.records import ItemRecord, PromptInfo
+from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
+from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
-from attunebench.tasks.base import TASKS, Caller, CallResult, Item
-from attunebench.tasks.common import JSON_PARAMS, failure_message, joined_raw, record
-from attunebench.tasks.parsing import Choice, InvalidAnswer, parse_choice
-from attunebench.tasks.prompting import self_reports_block, task_prompt, transcript, turn_label
-from attunebench.tasks.scoring import both_orders, pick_of
+from attunebench.tasks.base import (
+    TASKS,
+    AnswerMode,
+    InvalidAnswer,
+    Item,
+    Output,
+    Query,
+    Reference,
+    Scored,
+    Task,
+    View,
+)
+from attunebench.tasks.parsing import parse_choice
+from attunebench.tasks.prompting import (
+    JSON_PARAMS,
+    choice_form,
+    self_reports_block,
+    task_prompt,
+    transcript,
+)
 
 TASK = "preference"
-SAME_TURN = task_prompt("preference")
-ACROSS_TURNS = task_prompt("preference-across-turns")
+SAME_TURN = task_prompt(__name__, "preference")
+ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
+CHOICE = task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
+CHOICE_OPTIONS = [("A", "Reply A"), ("B", "Reply B"), ("tie", "They liked both equally")]
 
 
-def ordered(pair: p.Pair, order: str) -> tuple[p.Candidate, p.Candidate]:
-    """(A, B) for an order: "ab" shows the first reply in the data as A."""
-    return (pair.first, pair.second) if order == "ab" else (pair.second, pair.first)
+class PreferencePrediction(Frozen):
+    """The reply each order named ("tie" for a tie), the letters written, and in choice mode
+    each order's probabilities of A, B and tie."""
+
+    ab: str | None = None
+    ba: str | None = None
+    ab_letter: str | None = None
+    ba_letter: str | None = None
+    probabilities: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+    def pick(self, order: str) -> str | None:
+        return self.ab if order == "ab" else self.ba
 
 
-def pair_meta(pair: p.Pair) -> dict[str, Any]:
+def shown(gold: p.PairGold, order: str) -> tuple[str, str]:
+    """The candidate keys shown as (A, B) in an order: "ab" shows the first in the data as A."""
+    return (gold.first, gold.second) if order == "ab" else (gold.second, gold.first)
+
+
+def pick_of(letter: str, a: str, b: str) -> str:
+    """The candidate key a letter names ("tie" stays "tie")."""
+    return {"A": a, "B": b}.get(letter, p.TIE)
+
+
+def both_orders(pick_ab: str, pick_ba: str, gold: str) -> dict[str, float]:
+    """Correctness per order and consistency of one pair asked as A/B and as B/A."""
+    correct_ab, correct_ba = float(pick_ab == gold), float(pick_ba == gold)
     return {
-        "derived": pair.derived,
-        "across_turns": pair.across_turns,
-        "first": pair.first.key,
-        "second": pair.second.key,
-        **pair.length_meta(),
+        "correct_ab": correct_ab,
+        "correct_ba": correct_ba,
+        "consistent": float(pick_ab == pick_ba),
     }
 
 
-def pair_gold(pair: p.Pair) -> dict[str, Any]:
-    gold: dict[str, Any] = {"chosen": None if pair.gold == p.TIE else pair.gold}
-    gold["tie"] = pair.gold == p.TIE
-    if pair.strength is not None:
-        gold["strength"] = pair.strength
-    return gold
+def pair_of(item: Item[p.PairGold], options: p.PairOptions) -> p.Pair:
+    for pair in p.preference_pairs(item.conversation, options):
+        if (pair.turn_index, pair.item_id) == (item.turn_index, item.item_id):
+            return pair
+    raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
 
 
-def pair_prompt(item: Item, pair: p.Pair, order: str) -> tuple[PromptTemplate, list[Message]]:
-    conversation = item.conversation
-    a, b = ordered(pair, order)
-    mode: h.ContextMode = "informed" if item.variant == "informed" else "blind"
-    fields = {
+def pair_queries(
+    item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode, kind: HintKind = "preference"
+) -> list[Query]:
+    """The pair in both orders, as preference questions."""
+    conversation, gold = item.conversation, item.gold
+    variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+    texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
+    base = {
         "conversation": transcript(h.history_through(conversation, pair.turn_index)),
         "self_reports": self_reports_block(
-            mode, h.self_reports_before(conversation, pair.turn_index)
+            variant, h.self_reports_before(conversation, pair.turn_index), conversation
         ),
-        "reply_a": delimit("reply_a", a.text),
-        "reply_b": delimit("reply_b", b.text),
     }
-    if not pair.across_turns:
-        return SAME_TURN, SAME_TURN.render(**fields)
-    turns = {"turn_a": turn_label(a.turn_index), "turn_b": turn_label(b.turn_index)}
-    return ACROSS_TURNS, ACROSS_TURNS.render(**fields, **turns)
+    template = ACROSS_TURNS if pair.across_turns else SAME_TURN
+    queries = []
+    for order in ORDERS:
+        a, b = (texts[key] for key in shown(gold, order))
+        fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
+        hint = TaskHint(
+            kind=kind,
+            text=h.turn_at(conversation, pair.turn_index).user,
+            candidates={"A": a, "B": b},
+            history=h.hint_history(h.history_before(conversation, pair.turn_index)),
+        )
+        form = None
+        if mode == "choice":
+            form = choice_form(
+                CHOICE.render(**fields), "Which reply did this user prefer?", CHOICE_OPTIONS
+            )
+        queries.append(
+            Query(order, template.render(**fields), template.info, JSON_PARAMS, hint, choice=form)
+        )
+    return queries
 
 
-async def ask(item: Item, pair: p.Pair, order: str, model: str, caller: Caller) -> CallResult:
-    template, messages = pair_prompt(item, pair, order)
-    a, b = ordered(pair, order)
-    hint = TaskHint(
-        kind="preference",
-        text=h.turn_at(item.conversation, pair.turn_index).user,
-        candidates={"A": a.text, "B": b.text},
-        history=h.hint_history(h.history_before(item.conversation, pair.turn_index)),
-        item_key=f"{item.key}|{order}",
-    )
-    return await caller.call(
-        model, messages, prompt=template.info, item=item, params=JSON_PARAMS, hint=hint
-    )
-
-
-def parse_orders(texts: dict[str, str]) -> tuple[dict[str, Choice], list[str]]:
-    """The parsed choice of every order that parses, and why the others did not."""
-    choices: dict[str, Choice] = {}
-    problems: list[str] = []
-    for order, text in texts.items():
+def read_orders(
+    gold: p.PairGold, outputs: Mapping[str, Output], parse: Callable[[str], str]
+) -> PreferencePrediction:
+    """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
+    letters: dict[str, str] = Field(default_factory=dict)
+    spreads: dict[str, dict[str, float]] = Field(default_factory=dict)
+    problems = []
+    for order in ORDERS:
+        output = outputs[order]
+        if output.probabilities is not None:
+            spread = dict(output.probabilities)
+            spreads[order] = {
+                "A": spread.get("A", 0.0),
+                "B": spread.get("B", 0.0),
+                "tie": spread.get("C", 0.0),
+            }
+            letters[order] = max(spreads[order], key=lambda k: spreads[order][k])
+            continue
         try:
-            choices[order] = parse_choice(text)
+            letters[order] = parse(output.text or "")
         except InvalidAnswer as invalid:
             problems.append(f"{order}: {invalid}")
-    return choices, problems
+    picks = {o: pick_of(letter, *shown(gold, o)) for o, letter in letters.items()}
+    prediction = PreferencePrediction(
+        ab=picks.get("ab"),
+        ba=picks.get("ba"),
+        ab_letter=letters.get("ab"),
+        ba_letter=letters.get("ba"),
+        probabilities=spreads,
+    )
+    if problems:
+        raise InvalidAnswer("; ".join(problems), partial=prediction)
+    return prediction
 
 
-@dataclass(frozen=True, slots=True)
-class PreferenceTask:
-    context: str = h.DEFAULT_CONTEXT
-    derive_from_ratings: bool = True
-    max_derived_pairs: int = p.DEFAULT_DERIVED_CAP
-    name: str = field(default=TASK, init=False)
+class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
+    name = TASK
+    gold_type = p.PairGold
+    prediction_type = PreferencePrediction
+    headline = "accuracy in both orders (0.5 when inconsistent)"
+    gold_fields = ("preference", "rating")
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"preference"})
+    answer_modes = ("generate", "choice")
 
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [SAME_TURN.info, ACROSS_TURNS.info]
+    def __init__(self, context: str, pairs: p.PairOptions) -> None:
+        self.modes = h.context_modes(context)
+        self.context, self.pairs = context, pairs
 
     @property
     def options(self) -> dict[str, Any]:
         return {
             "context": self.context,
-            "derive_from_ratings": self.derive_from_ratings,
-            "max_derived_pairs": self.max_derived_pairs,
+            "derive_from_ratings": self.pairs.derive,
+            "max_derived_pairs": self.pairs.cap,
+            "include_flagged": self.pairs.include_flagged,
         }
 
-    def pairs(self, conversation: Conversation) -> list[p.Pair]:
-        return p.preference_pairs(
-            conversation, derive=self.derive_from_ratings, cap=self.max_derived_pairs
-        )
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [SAME_TURN.info, ACROSS_TURNS.info, CHOICE.info]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
-        modes = h.context_modes(self.context)
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[p.PairGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
-            for pair in self.pairs(conversation):
-                for mode in modes:
-                    yield Item(TASK, conversation, pair.turn_index, pair.item_id, taxonomy, mode)
+            for pair in p.preference_pairs(conversation, self.pairs):
+                for mode in self.modes:
+                    yield Item(
+                        TASK,
+                        conversation,
+                        pair.turn_index,
+                        pair.item_id,
+                        taxonomy,
+                        pair.gold(),
+                        mode,
+                    )
 
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord:
-        pair = p.find_pair(self.pairs(item.conversation), item.turn_index, item.item_id)
-        results = dict(zip(ORDERS, await asyncio.gather(
-            *(ask(item, pair, order, model, caller) for order in ORDERS)
-        ), strict=True))  # fmt: skip
-        calls = list(results.values())
-        common: dict[str, Any] = {"gold": pair_gold(pair), "meta": pair_meta(pair)}
-        raw = joined_raw([(order, r.text) for order, r in results.items()])
-        if not all(r.ok for r in calls):
-            error = failure_message(list(results.items()))
-            return record(item, model, "failed", calls, raw_output=raw, error=error, **common)
-        choices, problems = parse_orders({o: r.text or "" for o, r in results.items()})
-        picks = {o: pick_of(c, *(x.key for x in ordered(pair, o))) for o, c in choices.items()}
-        prediction = {**picks, **{f"{o}_letter": letter for o, letter in choices.items()}}
-        if problems:
-            scores: dict[str, float | None] = {
-                f"correct_{o}": float(picks[o] == pair.gold) if o in picks else None
-                for o in ORDERS
-            }
-            return record(
-                item, model, "invalid", calls, prediction=prediction, score=0.0,
-                scores={**scores, "consistent": None}, raw_output=raw,
-                error="; ".join(problems), **common,
-            )  # fmt: skip
-        outcome = both_orders(picks["ab"], picks["ba"], pair.gold)
-        score = outcome.pop("score")
-        return record(
-            item, model, "ok", calls, prediction=prediction, score=score,
-            scores=dict(outcome), raw_output=raw, **common,
-        )  # fmt: skip
+    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
+        return {
+            "pairs with a reply that reveals its model": p.flagged_count(conversations, self.pairs)
+        }
+
+    def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
+        return pair_queries(item, pair_of(item, self.pairs), mode)
+
+    def parse(self, item: Item[p.PairGold], outputs: Mapping[str, Output]) -> PreferencePrediction:
+        return read_orders(item.gold, outputs, parse_choice)
+
+    def score(self, item: Item[p.PairGold], prediction: PreferencePrediction) -> Scored:
+        outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
+        return Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
+
+    def worst(self, item: Item[p.PairGold], partial: PreferencePrediction | None) -> Scored:
+        values: dict[str, float | None] = {"consistent": None}
+        for order in ORDERS:
+            pick = partial.pick(order) if partial is not None else None
+            values[f"correct_{order}"] = None if pick is None else float(pick == item.gold.key)
+        return Scored(0.0, values)
+
+    def references(self) -> dict[str, Reference[p.PairGold]]:
+        return pair_references()
+
+
+def pair_references() -> dict[str, Reference[p.PairGold]]:
+    """What position and length alone achieve: always the later reply (pairs across turns
+    only), always the longer reply (equal lengths: a tie)."""
+
+    def later(items: Sequence[tuple[str, p.PairGold]]) -> list[float | None]:
+        return [None if g.later is None else float(g.later == g.key) for _, g in items]
+
+    def longer(items: Sequence[tuple[str, p.PairGold]]) -> list[float | None]:
+        return [float(g.longer == g.key) for _, g in items]
+
+    return {"reference/later-reply": later, "reference/longer-reply": longer}
+
+
+PreferenceView = View[p.PairGold, PreferencePrediction]
+
+
+def _both_parsed(view: PreferenceView) -> tuple[str, str] | None:
+    guess = view.prediction
+    if view.status == "failed" or guess is None or guess.ab is None or guess.ba is None:
+        return None
+    return guess.ab, guess.ba
+
+
+def flip(view: PreferenceView) -> float | None:
+    both = _both_parsed(view)
+    return None if both is None else float(both[0] != both[1])
+
+
+def first_shown_pick(view: PreferenceView) -> list[float]:
+    """For each order's non-tie pick: 1 when it named the reply shown first (A)."""
+    guess = view.prediction
+    if view.status == "failed" or guess is None:
+        return []
+    return [
+        float(letter == "A")
+        for letter in (guess.ab_letter, guess.ba_letter)
+        if letter in ("A", "B")
+    ]
+
+
+def first_shown_probability(view: PreferenceView) -> float | None:
+    """The probability given to the reply shown first, averaged over the orders (choice)."""
+    spreads = view.prediction.probabilities if view.prediction is not None else {}
+    shares = [s["A"] / (s["A"] + s["B"]) for s in spreads.values() if s["A"] + s["B"] > 0]
+    return sum(shares) / len(shares) if shares else None
+
+
+def position_metrics() -> tuple[m.Metric, ...]:
+    """Consistency and position bias, shared by the judge audit."""
+    return (
+        m.mean_metric(
+            "flip_rate",
+            "share of pairs whose pick changed with the order",
+            flip,
+            higher_is_better=False,
+        ),
+        m.Metric(
+            "first_shown_share",
+            "share of non-tie picks naming the reply shown first (0.5: no position bias)",
+            lambda views: m.expanded(views, first_shown_pick),
+            m.mean_statistic,
+        ),
+        m.mean_metric(
+            "first_shown_probability",
+            "mean probability given to the reply shown first (choice mode; 0.5: no position bias)",
+            first_shown_probability,
+        ),
+    )
+
+
+PreferenceTask.metrics = m.register(
+    TASK,
+    m.mean_metric("score", PreferenceTask.headline, lambda v: v.score),
+    m.mean_metric(
+        "consistency",
+        "share of parsed pairs given the same pick in both orders",
+        lambda v: v.value("consistent") if v.parsed else None,
+    ),
+    *position_metrics(),
+)
 
 
 @TASKS.register(TASK)
@@ -185,9 +327,11 @@ def preference_task(
     context: str = h.DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,
     max_derived_pairs: int = p.DEFAULT_DERIVED_CAP,
+    include_flagged: bool = False,
+    seed: int = 0,
 ) -> PreferenceTask:
     """Preference prediction in both orders; pairs from picks, and from ratings where needed."""
-    h.context_modes(context)
     if max_derived_pairs < 0:
         raise ValueError(f"max_derived_pairs must be >= 0 (got {max_derived_pairs})")
-    return PreferenceTask(context, derive_from_ratings, max_derived_pairs)
+    options = p.PairOptions(derive_from_ratings, max_derived_pairs, seed, include_flagged)
+    return PreferenceTask(context, options)

@@ -1,8 +1,11 @@
-"""Rendering items into prompts: transcripts, self-reports, label menus, chat messages.
+"""Rendering items into prompts: transcripts, self-reports, label menus, chat messages, and the
+choice form of a question.
 
-Every task prompt is a template in `tasks/prompts/*.toml` (see `judge.templates`); this module
-turns an item's conversation into the quoted blocks those templates take. Blind and informed
-prompts differ by exactly one block, `self_reports`, which is empty in blind mode.
+Every task prompt is a TOML template beside its task module (see `judge.templates`); this
+module turns an item's conversation into the quoted blocks those templates take. Blind and
+informed prompts differ by exactly one block, `self_reports`, which is empty in blind mode and
+says who gave the labels it quotes (the person themselves, annotators, ...), from the source's
+provenance.
 
 The templates put what every item of a conversation shares first (instructions and label
 menu in the system message, then the conversation in order) and the item's own part last, and
@@ -12,58 +15,107 @@ prompt of turn t up to the end of its conversation, which a server's prefix cach
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
-from functools import cache
 
-from attunebench.data.schema import TaxonomyLabel
-from attunebench.judge.templates import PromptTemplate, defang, delimit, load_prompts
-from attunebench.models.base import Message
+from attunebench.data.schema import Conversation, TaxonomyLabel
+from attunebench.judge.templates import PromptTemplate, defang, delimit, load_prompt
+from attunebench.models.base import GenerateParams, Message
+from attunebench.tasks.base import ChoiceForm
 from attunebench.tasks.history import ContextMode, SelfReport, Utterance, describe_state
 
+# JSON answers are short; asking for JSON mode helps servers that support it.
+JSON_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)
+REPLY_PARAMS = GenerateParams(temperature=0.0, max_tokens=400)
 SPEAKER_NAMES = {"user": "User", "assistant": "Assistant"}
 NO_REPORTS_YET = "(none yet: nothing was reported before this point)"
+# Who gave a state's labels, as the informed prompt says it (Source.provenance of `state`).
+REPORTERS = {
+    "first-person": "the user told us how they felt, in their own words",
+    "third-party": "annotators who read the conversation labelled how the user felt",
+    "actor": "the user labelled how they felt",
+    "machine": "a classifier labelled how the user felt",
+    "derived": "labels derived from other answers describe how the user felt",
+    "illustrative": "example labels written with this conversation say how the user felt",
+    "simulated": "a simulated participant reported how they felt",
+}
+# Option keys of a choice question: single characters, one token in every common tokenizer.
+LETTERS = tuple(string.ascii_uppercase + string.ascii_lowercase)
 
 
-@cache
-def task_prompts() -> dict[str, PromptTemplate]:
-    return load_prompts("attunebench.tasks")
-
-
-def task_prompt(prompt_id: str) -> PromptTemplate:
-    try:
-        return task_prompts()[prompt_id]
-    except KeyError:
-        raise KeyError(f"no task prompt {prompt_id!r} (known: {sorted(task_prompts())})") from None
+def task_prompt(module: str, prompt_id: str | None = None) -> PromptTemplate:
+    """A prompt in the file beside a task module (`attunebench.tasks.emotion` -> emotion.toml)."""
+    return load_prompt(module, prompt_id)
 
 
 def transcript(utterances: Sequence[Utterance]) -> str:
-    """The conversation quoted as data, one line per message, labelled with its turn."""
-    lines = [
-        f"[{turn_label(u.turn_index)}] {SPEAKER_NAMES[u.speaker]}: {u.text.strip()}"
-        for u in utterances
-    ]
+    """The conversation quoted as data, one line per message, by speaker.
+
+    Lines carry no turn numbers: a prompt that names turns lets a model answer by position
+    (pick the later reply) rather than by what was said.
+    """
+    lines = [f"{SPEAKER_NAMES[u.speaker]}: {u.text.strip()}" for u in utterances]
     return delimit("conversation", "\n".join(lines) or "(nothing was said before this)")
 
 
-def turn_label(turn_index: int | None) -> str:
-    """Turns as people count them (from 1); the opening comes before the first."""
-    return "opening" if turn_index is None else f"turn {turn_index + 1}"
+def quoted_start(text: str, words: int = 8) -> str:
+    """The first words of a message, to point at it without a turn number."""
+    parts = text.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
-def self_reports_block(mode: ContextMode, reports: Sequence[SelfReport]) -> str:
-    """Empty in blind mode; in informed mode, the participant's earlier self-reports."""
+def reporter(conversation: Conversation) -> str:
+    """Who gave this conversation's state labels, in words (its source's provenance)."""
+    given = conversation.source.provenance.get("state", "first-person")
+    return REPORTERS.get(given, REPORTERS["first-person"])
+
+
+def self_reports_block(
+    mode: ContextMode,
+    reports: Sequence[SelfReport],
+    conversation: Conversation,
+    situation: str | None = None,
+) -> str:
+    """Empty in blind mode; in informed mode, the earlier reported states (saying who gave
+    them) and, where given, the situation the user described before the conversation."""
     if mode == "blind":
         return ""
     lines = [
-        f"- at their message in {turn_label(report.turn_index)}: {describe_state(report.state)}"
+        f'- at their message "{defang(quoted_start(report.said))}": {describe_state(report.state)}'
         for report in reports
     ]
     body = "\n".join(lines) or NO_REPORTS_YET
-    return (
-        "Earlier in this conversation the user told us how they felt, in their own words:\n"
-        + delimit("self_reports", body)
-        + "\n"
+    block = f"Earlier in this conversation {reporter(conversation)}:\n" + delimit(
+        "self_reports", body
     )
+    if situation:
+        block = (
+            "Before the conversation the user described their situation:\n"
+            + delimit("situation", situation)
+            + "\n"
+            + block
+        )
+    return block + "\n"
+
+
+def choice_form(
+    messages: Sequence[Message], question: str, options: Sequence[tuple[str, str]]
+) -> ChoiceForm:
+    """The choice form of a question: the same messages, the last one ending with the options
+    as single-character keys (letters, or the options themselves where they are digits) and
+    "Answer:", so the answer is the next token.
+
+    `options` are (label, shown text) pairs, in the order the keys go.
+    """
+    digits = all(label.isdigit() and len(label) == 1 for label, _ in options)
+    if not digits and len(options) > len(LETTERS):
+        raise ValueError(f"a choice question takes at most {len(LETTERS)} options")
+    keys = tuple(label for label, _ in options) if digits else LETTERS[: len(options)]
+    menu = "\n".join(f"{key}. {shown}" for key, (_, shown) in zip(keys, options, strict=True))
+    last = messages[-1]
+    tail = f"{question}\n{menu}\nAnswer with the {'number' if digits else 'letter'} only.\nAnswer:"
+    asked = (*messages[:-1], Message(last.role, f"{last.content}\n\n{tail}"))
+    return ChoiceForm(asked, keys, tuple(label for label, _ in options))
 
 
 def label_menu(labels: Sequence[TaxonomyLabel]) -> str:

@@ -1,9 +1,9 @@
 """`response`: the model writes its own reply; judges score it for this participant.
 
 Construct: LLM-as-a-judge response quality (MT-Bench / Arena-Hard style), made personal: the
-judge is told what this participant said they felt and wanted (their self-reported state,
-their words, the behaviors they wanted, and for reference the reply they chose and the one
-they rejected) and judges for them, not for an average reader.
+judge is told what this participant told us before seeing any reply (how they felt, what would
+help most; see `judge.calls`), and for the rubric the reply they chose and the one they
+rejected, and judges for them, not for an average reader.
 
 Items: turns with a recorded pick and at least one other reply (the rejected one: the lowest
 rated, or the first in the data). The model sees the conversation as chat messages, as it
@@ -11,90 +11,129 @@ happened, ending with the user's message; informed mode adds the earlier self-re
 that message (the system message stays the same, so the conversation is a shared prefix).
 
 Judging (`judge_mode`): `pairwise` compares the reply with the chosen reply and with the
-rejected one, each in both orders (win 1, tie 0.5, loss 0, averaged over the orders with a
-parsed verdict); `rubric` asks for an absolute 1-10 score; `both` (default) does both.
-Per judge the scores are `win_vs_chosen[JUDGE]`, `win_vs_rejected[JUDGE]`, `rubric[JUDGE]`;
-the ensemble scores without a suffix are their means over judges. `score`, the headline, is
-the mean of win_vs_chosen and win_vs_rejected, or with `judge_mode="rubric"`, (rubric-1)/9.
+rejected one, each in both orders (win 1, tie 0.5, loss 0, averaged over the orders);
+`rubric` asks for an absolute 1-10 score; `both` (default) does both. Per judge the values are
+`win_vs_chosen[JUDGE]`, `win_vs_rejected[JUDGE]`, `rubric[JUDGE]`; without a suffix, their
+means over judges. `score`, the headline, is the mean of win_vs_chosen and win_vs_rejected, or
+with `judge_mode="rubric"`, (rubric-1)/9.
 
-Statuses: no reply (failed call) -> failed; an empty reply -> invalid, score 0.0, not judged.
-Unparseable verdicts are excluded from the means and counted in `meta`. When no verdict is
-usable the model is not at fault: `ok` with score None and `meta.judge_unusable` true. A judge
-call that failed for good (retries exhausted) makes the record `failed`, unscored, whatever the
-other verdicts said; a resumed run retries it.
+A verdict the judge made unusable counts as a loss for the model (the lowest rubric score): a
+judge that fails on the items a model would lose must not raise its score. An item with a
+comparison judged in one order only is flagged `one-order-only` (its position balance is
+lost); an item with no usable verdict at all is `invalid`, scored 0, and counted. An empty
+reply is invalid and not judged.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.judge.catalog import pairwise_prompt, rubric_prompt
+from attunebench.frozen import Frozen
+from attunebench.judge.calls import (
+    PAIRWISE,
+    PAIRWISE_CHOICE,
+    RUBRIC,
+    JudgeContext,
+    pairwise_query,
+    profile_of,
+    rubric_query,
+)
 from attunebench.models.hints import HintKind, TaskHint
-from attunebench.records import ItemRecord, PromptInfo, Status
+from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
-from attunebench.tasks.base import TASKS, Caller, Item, PlanError
-from attunebench.tasks.common import REPLY_PARAMS, check_choice, record, usage
-from attunebench.tasks.judging import JudgeCall, JudgeContext, judge_pair, judge_reply, profile_of
+from attunebench.tasks import metrics as m
+from attunebench.tasks.base import (
+    TASKS,
+    AnswerMode,
+    Gold,
+    InvalidAnswer,
+    Item,
+    JudgedVerdict,
+    Output,
+    Query,
+    Scored,
+    Task,
+    View,
+    check_choice,
+)
 from attunebench.tasks.pairs import reference_replies
-from attunebench.tasks.parsing import InvalidAnswer, PairwiseVerdict, RubricVerdict, parse_reply
-from attunebench.tasks.prompting import chat_messages, self_reports_block, task_prompt
-from attunebench.tasks.scoring import outcome
+from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_reports_block, task_prompt
 
 TASK = "response"
-PROMPT = task_prompt("response")
+PROMPT = task_prompt(__name__)
 JUDGE_MODES = ("both", "pairwise", "rubric")
 COMPARISONS = ("vs_chosen", "vs_rejected")
 MODEL_FIRST, REFERENCE_FIRST = "model-first", "reference-first"
+ONE_ORDER = "one-order-only"
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+class ResponseGold(Gold):
+    chosen: str
+    rejected: str
 
 
-def judge_scores(
-    calls: Sequence[JudgeCall], judges: Sequence[str], mode: str
-) -> dict[str, float | None]:
-    """Per-judge and ensemble scores from the usable verdicts."""
-    metrics = [f"win_{c}" for c in COMPARISONS] if mode != "rubric" else []
-    metrics += ["rubric"] if mode != "pairwise" else []
-    scores: dict[str, float | None] = {}
+class ResponsePrediction(Frozen):
+    reply: str
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def win(verdict: JudgedVerdict) -> float:
+    """The model's result in one pairwise verdict: 1 win, 0.5 tie, 0 loss or unusable."""
+    parsed = verdict.verdict.parsed if verdict.verdict.status == "ok" else None
+    if parsed is None:
+        return 0.0
+    mine = "A" if verdict.query.key.split("@")[0].endswith(MODEL_FIRST) else "B"
+    winner = parsed.get("winner")
+    return 0.5 if winner == "tie" else float(winner == mine)
+
+
+def judge_values(
+    verdicts: Sequence[JudgedVerdict], judges: Sequence[str], mode: str
+) -> tuple[dict[str, float | None], bool]:
+    """Per-judge and ensemble values, and whether some comparison lost an order."""
+    values: dict[str, float | None] = {}
+    one_order = False
+    names = [f"win_{c}" for c in COMPARISONS] if mode != "rubric" else []
+    names += ["rubric"] if mode != "pairwise" else []
     for judge in judges:
-        mine = [c for c in calls if c.judge == judge]
+        mine = [v for v in verdicts if v.query.model == judge]
         for comparison in COMPARISONS if mode != "rubric" else ():
-            scores[f"win_{comparison}[{judge}]"] = _mean([
-                outcome(c.parsed.winner, "A" if c.label.endswith(MODEL_FIRST) else "B")
-                for c in mine
-                if c.label.startswith(comparison) and isinstance(c.parsed, PairwiseVerdict)
-            ])  # fmt: skip
+            asked = [v for v in mine if v.query.key.startswith(comparison)]
+            one_order |= sum(v.verdict.status == "ok" for v in asked) == 1
+            values[f"win_{comparison}[{judge}]"] = _mean([win(v) for v in asked])
         if mode != "pairwise":
-            scores[f"rubric[{judge}]"] = _mean(
-                [c.parsed.score for c in mine if isinstance(c.parsed, RubricVerdict)]
+            rubric = [v for v in mine if v.verdict.mode == "rubric"]
+            values[f"rubric[{judge}]"] = _mean(
+                [
+                    float((v.verdict.parsed or {}).get("score", 1.0))
+                    if v.verdict.status == "ok"
+                    else 1.0
+                    for v in rubric
+                ]
             )
-    for metric in metrics:
-        scores[metric] = _mean([scores[f"{metric}[{judge}]"] for judge in judges])
-    return scores
+    for name in names:
+        values[name] = _mean([v for j in judges if (v := values[f"{name}[{j}]"]) is not None])
+    return values, one_order
 
 
-def headline(scores: dict[str, float | None], mode: str) -> float | None:
-    if mode == "rubric":
-        rubric = scores.get("rubric")
-        return None if rubric is None else (rubric - 1.0) / 9.0
-    return _mean([scores.get(f"win_{c}") for c in COMPARISONS])
-
-
-@dataclass(frozen=True, slots=True)
-class ResponseTask:
-    context: str = h.DEFAULT_CONTEXT
-    judge_mode: str = "both"
-    name: str = field(default=TASK, init=False)
+class ResponseTask(Task[ResponseGold, ResponsePrediction]):
+    name = TASK
+    gold_type = ResponseGold
+    prediction_type = ResponsePrediction
+    headline = "judge win rate"
+    gold_fields = ("preference", "need")
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"response"})
-    needs_judge: bool = field(default=True, init=False)
+    needs_judge = True
+
+    def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
+        self.modes = h.context_modes(context)
+        self.context, self.judge_mode, self.comment = context, judge_mode, comment
 
     @property
     def judge_hints(self) -> frozenset[HintKind]:
@@ -107,106 +146,147 @@ class ResponseTask:
 
     @property
     def prompts(self) -> list[PromptInfo]:
-        judged = [pairwise_prompt()] if self.judge_mode != "rubric" else []
-        judged += [rubric_prompt()] if self.judge_mode != "pairwise" else []
+        judged = [PAIRWISE, PAIRWISE_CHOICE] if self.judge_mode != "rubric" else []
+        judged += [RUBRIC] if self.judge_mode != "pairwise" else []
         return [PROMPT.info, *(t.info for t in judged)]
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"context": self.context, "judge_mode": self.judge_mode}
+        return {
+            "context": self.context,
+            "judge_mode": self.judge_mode,
+            "participant_comment": self.comment,
+        }
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
-        modes = h.context_modes(self.context)
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ResponseGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
-                if reference_replies(turn) is not None:
-                    for mode in modes:
-                        yield Item(TASK, conversation, turn.index, "reply", taxonomy, mode)
+                references = reference_replies(turn)
+                if references is None:
+                    continue
+                gold = ResponseGold(chosen=references[0].id, rejected=references[1].id)
+                for mode in self.modes:
+                    yield Item(TASK, conversation, turn.index, "reply", taxonomy, gold, mode)
 
-    def judge_calls(
-        self, caller: Caller, judges: Sequence[str], context: JudgeContext, reply: str,
-        references: dict[str, str],
-    ) -> list[Awaitable[JudgeCall]]:  # fmt: skip
-        calls: list[Awaitable[JudgeCall]] = []
-        for judge in judges:
-            if self.judge_mode != "rubric":
-                for comparison in COMPARISONS:
-                    other = references[comparison]
-                    calls.append(judge_pair(caller, judge, context, reply, other,
-                                            f"{comparison}/{MODEL_FIRST}"))
-                    calls.append(judge_pair(caller, judge, context, other, reply,
-                                            f"{comparison}/{REFERENCE_FIRST}"))
-            if self.judge_mode != "pairwise":
-                calls.append(judge_reply(caller, judge, context, reply))
-        return calls
-
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord:
-        if not judges:
-            raise PlanError("the response task needs at least one judge (--judge SPEC)")
+    def queries(self, item: Item[ResponseGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
         turn = h.turn_at(conversation, item.turn_index)
-        references = reference_replies(turn)
-        if references is None:
-            raise ValueError(f"{item.key}: the turn has no chosen and rejected reply")
-        chosen, rejected = references
-        mode: h.ContextMode = "informed" if item.variant == "informed" else "blind"
-        reports = self_reports_block(mode, h.self_reports_before(conversation, turn.index))
+        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        reports = self_reports_block(
+            variant, h.self_reports_before(conversation, turn.index), conversation
+        )
         system = PROMPT.render()[0].content
         messages = chat_messages(system, h.history_through(conversation, turn.index), note=reports)
         hint = TaskHint(
-            kind="response", text=turn.user, item_key=item.key,
+            kind="response",
+            text=turn.user,
             history=h.hint_history(h.history_before(conversation, turn.index)),
-        )  # fmt: skip
-        result = await caller.call(
-            model, messages, prompt=PROMPT.info, item=item, params=REPLY_PARAMS, hint=hint
         )
-        gold = {"chosen": chosen.id, "rejected": rejected.id}
-        meta: dict[str, Any] = {
-            "judges": list(judges),  # their specs and kinds (proxy, mock, ...) are in run.json
-            "judge_mode": self.judge_mode,
-        }
-        common: dict[str, Any] = {"gold": gold, "raw_output": result.text}
-        if result.text is None:
-            return record(item, model, "failed", [result], error=result.error, meta=meta, **common)
-        try:
-            reply = parse_reply(result.text)
-        except InvalidAnswer as invalid:
-            return record(item, model, "invalid", [result], score=0.0, error=str(invalid),
-                          meta=meta, **common)  # fmt: skip
-        context = JudgeContext.at(item, turn.index, profile_of(turn, references))
-        texts = {"vs_chosen": chosen.text, "vs_rejected": rejected.text}
-        calls: list[JudgeCall] = list(
-            await asyncio.gather(*self.judge_calls(caller, judges, context, reply, texts))
+        return [Query("reply", messages, PROMPT.info, REPLY_PARAMS, hint)]
+
+    def parse(self, item: Item[ResponseGold], outputs: Mapping[str, Output]) -> ResponsePrediction:
+        reply = (outputs["reply"].text or "").strip()
+        if not reply:
+            raise InvalidAnswer("the reply is empty")
+        return ResponsePrediction(reply=reply)
+
+    def judge_queries(
+        self, item: Item[ResponseGold], prediction: ResponsePrediction, judges: Sequence[str]
+    ) -> list[Query]:
+        turn = h.turn_at(item.conversation, item.turn_index)
+        references = reference_replies(turn)
+        assert references is not None  # items are made only where there are both
+        profile = profile_of(item.conversation, turn, references, comment=self.comment)
+        context = JudgeContext.at(item.conversation, turn.index, profile)
+        others = {"vs_chosen": references[0].text, "vs_rejected": references[1].text}
+        reply, queries = prediction.reply, []
+        for judge in judges:
+            if self.judge_mode != "rubric":
+                for comparison, other in others.items():
+                    key = f"{comparison}/{{}}@{judge}"
+                    queries += [
+                        pairwise_query(context, reply, other, key.format(MODEL_FIRST), judge=judge),
+                        pairwise_query(
+                            context, other, reply, key.format(REFERENCE_FIRST), judge=judge
+                        ),
+                    ]
+            if self.judge_mode != "pairwise":
+                queries.append(rubric_query(context, reply, f"rubric@{judge}", judge=judge))
+        return queries
+
+    def judged(
+        self,
+        item: Item[ResponseGold],
+        prediction: ResponsePrediction,
+        verdicts: Sequence[JudgedVerdict],
+    ) -> Scored:
+        judges = list(dict.fromkeys(v.query.model or "" for v in verdicts))
+        values, one_order = judge_values(verdicts, judges, self.judge_mode)
+        flags = (ONE_ORDER,) if one_order else ()
+        if not any(v.verdict.status == "ok" for v in verdicts):
+            return Scored(0.0, values, flags, invalid="no usable verdict from any judge")
+        if self.judge_mode == "rubric":
+            rubric = values["rubric"]
+            return Scored(None if rubric is None else (rubric - 1.0) / 9.0, values, flags)
+        wins = [v for c in COMPARISONS if (v := values[f"win_{c}"]) is not None]
+        return Scored(_mean(wins), values, flags)
+
+    def score(self, item: Item[ResponseGold], prediction: ResponsePrediction) -> Scored:
+        raise AssertionError("a response is scored by its judges (judged)")
+
+    def worst(self, item: Item[ResponseGold], partial: ResponsePrediction | None) -> Scored:
+        return Scored(0.0)
+
+    def extra_metrics(self, views: Sequence[ResponseView]) -> tuple[m.Metric, ...]:
+        """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
+        keys = sorted({k for v in views for k in v.record.scores if "[" in k})
+        return tuple(
+            m.mean_metric(
+                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", _value(key)
+            )
+            for key in keys
         )
-        scores = judge_scores(calls, judges, self.judge_mode)
-        score = headline(scores, self.judge_mode)
-        failed = [c for c in calls if c.verdict.status == "failed"]
-        meta.update(
-            verdicts_invalid=sum(c.verdict.status == "invalid" for c in calls),
-            verdicts_failed=len(failed),
-            judge_usage=usage([c.result for c in calls]),
-            judge_unusable=score is None,
-        )
-        if failed:
-            meta["judge_errors"] = [f"{c.judge} {c.label}: {c.result.error}" for c in failed]
-        # A judge call that failed for good leaves the item unscored rather than scored on the
-        # verdicts that happened to arrive: the score must not depend on which call failed, and
-        # a `failed` record is retried on resume.
-        status: Status = "failed" if failed else "ok"
-        return record(
-            item, model, status, [result], prediction={"reply": reply},
-            score=None if failed else score,
-            scores=scores, verdicts=[c.verdict for c in calls], meta=meta,
-            error="; ".join(meta["judge_errors"]) if status == "failed" else None, **common,
-        )  # fmt: skip
+
+
+ResponseView = View[ResponseGold, ResponsePrediction]
+
+
+def _value(key: str) -> Any:
+    return lambda view: view.value(key) if view.status != "failed" else None
+
+
+ResponseTask.metrics = m.register(
+    TASK,
+    m.mean_metric("score", ResponseTask.headline, lambda v: v.score),
+    m.mean_metric(
+        "win_vs_chosen", "win rate against the reply the participant chose", _value("win_vs_chosen")
+    ),
+    m.mean_metric(
+        "win_vs_rejected",
+        "win rate against the reply the participant rejected",
+        _value("win_vs_rejected"),
+    ),
+    m.mean_metric("rubric", "mean rubric score (1-10)", _value("rubric")),
+    m.mean_metric(
+        "one_order_share",
+        "share of judged items with a comparison judged in one order only",
+        lambda v: float(ONE_ORDER in v.record.flags) if v.status != "failed" else None,
+        higher_is_better=False,
+    ),
+)
 
 
 @TASKS.register(TASK)
-def response_task(context: str = h.DEFAULT_CONTEXT, judge_mode: str = "both") -> ResponseTask:
-    """Reply generation judged for the participant; needs at least one `--judge`."""
-    h.context_modes(context)
+def response_task(
+    context: str = h.DEFAULT_CONTEXT,
+    judge_mode: str = "both",
+    participant_comment: bool = False,
+    seed: int = 0,
+) -> ResponseTask:
+    """Reply generation judged for the participant; needs at least one `--judge`.
+
+    `participant_comment` also shows the judge the participant's post-hoc comment, written
+    after reading the replies (off by default: it can give their pick away)."""
     check_choice("judge_mode", judge_mode, JUDGE_MODES)
-    return ResponseTask(context=context, judge_mode=judge_mode)
+    return ResponseTask(context, judge_mode, participant_comment)

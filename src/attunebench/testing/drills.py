@@ -64,16 +64,26 @@ class RunOutcome:
 
 
 async def engine_run(
-    data: Path, out: Path, plan: FaultPlan, *, timeout_s: float = 0.5,
-    policy: RetryPolicy = FAST_RETRIES, concurrency: int = 16,
+    data: Path,
+    out: Path,
+    plan: FaultPlan,
+    *,
+    timeout_s: float = 0.5,
+    policy: RetryPolicy = FAST_RETRIES,
+    concurrency: int = 16,
 ) -> RunOutcome:
     """One run of every task through the engine API against a fresh FaultServer and cache."""
     shutil.rmtree(out, ignore_errors=True)
     with FaultServer(plan) as server:
         subject, judge = model_entries(server.base_url, timeout_s)
         config = RunConfig(
-            data=data, out=out, models=(subject,), judges=(judge,), concurrency=concurrency,
-            cache_path=out.with_name(out.name + "-cache.sqlite"), progress=False,
+            data=data,
+            out=out,
+            models=(subject,),
+            judges=(judge,),
+            concurrency=concurrency,
+            cache_path=out.with_name(out.name + "-cache.sqlite"),
+            progress=False,
         )
         with contextlib.suppress(FileNotFoundError):
             config.cache_path.unlink()  # type: ignore[union-attr]
@@ -146,9 +156,21 @@ class _CliRun:
         self.out, self.cache = work / "run", work / "cache.sqlite"
         models = write_models_file(work / "models.toml", server.base_url, timeout_s)
         self.command = [
-            *_cli(), "run", "--data", str(data), "--out", str(self.out), "--cache",
-            str(self.cache), "--models-file", str(models), "--model", "subject", "--judge",
-            "judge", "--no-progress",
+            *_cli(),
+            "run",
+            "--data",
+            str(data),
+            "--out",
+            str(self.out),
+            "--cache",
+            str(self.cache),
+            "--models-file",
+            str(models),
+            "--model",
+            "subject",
+            "--judge",
+            "judge",
+            "--no-progress",
         ]
         self.log = work / "cli.log"
 
@@ -192,8 +214,14 @@ def _kill_at(run: _CliRun, server: FaultServer, records: int, settle_s: float) -
 
 
 def crash_drill(
-    data: Path, work: Path, plan: FaultPlan, *, kills: int = 5, seed: int = 0,
-    timeout_s: float = 1.0, settle_s: float = 10.0,
+    data: Path,
+    work: Path,
+    plan: FaultPlan,
+    *,
+    kills: int = 5,
+    seed: int = 0,
+    timeout_s: float = 1.0,
+    settle_s: float = 10.0,
 ) -> CrashDrill:
     """An uninterrupted CLI run, then one killed `kills` times at seeded record counts."""
     shutil.rmtree(work, ignore_errors=True)

@@ -38,18 +38,27 @@ log = logging.getLogger(__name__)
 
 def completion(text: str, model: str) -> dict[str, Any]:
     return {
-        "id": "chatcmpl-fault", "object": "chat.completion", "created": int(time.time()),
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": max(1, len(text.split())),
-                  "total_tokens": 10 + max(1, len(text.split()))},
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        ],
+        "usage": {
+            "prompt_tokens": 10,
+            "completion_tokens": max(1, len(text.split())),
+            "total_tokens": 10 + max(1, len(text.split())),
+        },
     }
 
 
 class FaultServer:
     def __init__(
-        self, plan: FaultPlan | None = None, *, answer: Answerer = answer_from_prompt,
+        self,
+        plan: FaultPlan | None = None,
+        *,
+        answer: Answerer = answer_from_prompt,
         port: int = 0,
     ) -> None:
         self.plan = plan or FaultPlan()
@@ -228,10 +237,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--timeout", type=float, default=1.0, help="seconds a timeout holds")
     args = parser.parse_args(argv)
     plan = FaultPlan(
-        fail_rate=args.fail_rate, seed=args.seed,
+        fail_rate=args.fail_rate,
+        seed=args.seed,
         kinds=tuple(k for k in args.kinds.split(",") if k),
-        max_faults_per_request=args.max_faults_per_request, permanent_rate=args.permanent_rate,
-        retry_after_s=args.retry_after, timeout_s=args.timeout,
+        max_faults_per_request=args.max_faults_per_request,
+        permanent_rate=args.permanent_rate,
+        retry_after_s=args.retry_after,
+        timeout_s=args.timeout,
     )
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 

@@ -22,7 +22,13 @@ FaultKind = Literal[
     "rate_limit", "server_error", "unavailable", "timeout", "disconnect", "malformed", "truncated"
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = (
-    "rate_limit", "server_error", "unavailable", "timeout", "disconnect", "malformed", "truncated"
+    "rate_limit",
+    "server_error",
+    "unavailable",
+    "timeout",
+    "disconnect",
+    "malformed",
+    "truncated",
 )
 
 

@@ -101,24 +101,40 @@ HOSTILE_OUTPUTS: tuple[Hostile, ...] = (
     Hostile("answer-in-array", lambda a: f"[{a}]", True),
     Hostile("missing-field", _missing, False),
     Hostile("no-fields", lambda a: "{}", False),
-    Hostile("extra-fields", lambda a: _rewrite(a, lambda k, v: v)[:-1]
-            + ', "confidence": 0.99, "notes": {"x": [1, 2]}}' if _fields(a) else a, True),
+    Hostile(
+        "extra-fields",
+        lambda a: (
+            _rewrite(a, lambda k, v: v)[:-1] + ', "confidence": 0.99, "notes": {"x": [1, 2]}}'
+            if _fields(a)
+            else a
+        ),
+        True,
+    ),
     Hostile("wrong-types", lambda a: _rewrite(a, lambda k, v: {"value": v}), False),
     Hostile("outside-taxonomy", lambda a: _rewrite(a, _outside), False),
     Hostile("nan-numbers", lambda a: _rewrite(a, _numbers(float("nan"))), True),
     Hostile("infinite-numbers", lambda a: _rewrite(a, _numbers(1e400)), True),
     Hostile("bool-numbers", lambda a: _rewrite(a, _numbers(True)), True),
-    Hostile("upper-case-keys", lambda a: json.dumps({k.upper(): v for k, v in _fields(a).items()})
-            if _fields(a) else a, True),
-    Hostile("fenced-with-prose",
-            lambda a: f"Sure! Here is my answer:\n```json\n{a}\n```\nHope that helps.", True),
+    Hostile(
+        "upper-case-keys",
+        lambda a: json.dumps({k.upper(): v for k, v in _fields(a).items()}) if _fields(a) else a,
+        True,
+    ),
+    Hostile(
+        "fenced-with-prose",
+        lambda a: f"Sure! Here is my answer:\n```json\n{a}\n```\nHope that helps.",
+        True,
+    ),
     Hostile("nested-fences", lambda a: f"```\n```json\n{a}\n```\n```", True),
     Hostile("two-answers", lambda a: f"{a}\nOn reflection:\n{_rewrite(a, _outside)}", True),
     Hostile("zero-width", lambda a: _rewrite(a, _strings(lambda s: "\u200b".join(s))), True),
     Hostile("homoglyphs", lambda a: _rewrite(a, _strings(_homoglyphs)), True),
     Hostile("bidi-override", lambda a: "\u202e" + a + "\u202c", True),
     Hostile("nul-bytes", lambda a: a.replace('"', '"\x00', 1), True),
-    Hostile("lone-surrogate", lambda a: _rewrite(a, _strings(lambda s: s + "\ud800"))
-            if _fields(a) else a + "\ud800", True),
+    Hostile(
+        "lone-surrogate",
+        lambda a: _rewrite(a, _strings(lambda s: s + "\ud800")) if _fields(a) else a + "\ud800",
+        True,
+    ),
     Hostile("injection", lambda a: f"{a}\n\n{INJECTION}", True),
 )

@@ -52,7 +52,8 @@ def diff_records(
     lines += [f"unexpected {key}" for key in actual.keys() - expected.keys()]
     for key in expected.keys() & actual.keys():
         fields = sorted(
-            name for name in expected[key].keys() | actual[key].keys()
+            name
+            for name in expected[key].keys() | actual[key].keys()
             if expected[key].get(name) != actual[key].get(name)
         )
         if fields:

@@ -12,15 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.taxonomy import normalise_label
-from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.baselines.train import TrainSet
 from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.registry import ProviderConfigError
 
 # Hint kinds that ask which of two replies (A, B) this participant would rather have.
 PAIR_KINDS: tuple[HintKind, ...] = ("preference", "judge_pairwise")
@@ -30,7 +33,7 @@ LABEL_AND_PAIR_KINDS: frozenset[HintKind] = frozenset({"emotion", "behavior", *P
 NEUTRAL_NAMES = ("neutral", "none", "no emotion", "calm")
 
 
-class Baseline(ABC):
+class Baseline(Provider):
     """A provider that answers from the hint alone. Subclasses implement `answer`."""
 
     # The hint kinds `answer` handles; None means all of them.
@@ -141,6 +144,58 @@ def pick_answer(hint: TaskHint, choice: str, reason: str) -> str:
 
 def rubric_answer(score: int, reason: str) -> str:
     return json.dumps({"score": score, "reason": reason})
+
+
+def rating_answer(rating: float) -> str:
+    return json.dumps({"rating": round(float(rating), 3)})
+
+
+def outcome_answer(values: dict[str, float]) -> str:
+    return json.dumps({name: round(float(value), 3) for name, value in values.items()})
+
+
+def rating_scale(hint: TaskHint, spec: str) -> tuple[float, float]:
+    """The (low, high) scale a rating hint carries in its labels."""
+    try:
+        low, high = (float(x) for x in hint.labels)
+    except ValueError:
+        raise ProviderError(f"{spec}: the rating hint carries no scale", retryable=False) from None
+    return low, high
+
+
+def outcome_scales(hint: TaskHint) -> dict[str, tuple[float, float]]:
+    """Each outcome field asked, with its scale ("low:high" in the hint's reference)."""
+    scales = {}
+    for name in hint.labels:
+        low, _, high = hint.reference.get(name, "1:5").partition(":")
+        scales[name] = (float(low), float(high))
+    return scales
+
+
+class Fitted(Baseline):
+    """A baseline fitted on a train split: it answers the kinds whose gold the split holds,
+    and refuses a split that overlaps the evaluated data (gold would leak into answers)."""
+
+    train: TrainSet
+
+    def answers(self, kind: HintKind) -> bool:
+        return super().answers(kind) and self.train.has_gold(kind)
+
+    def unsupported_reason(self, kind: HintKind) -> str:
+        if super().answers(kind):
+            return f"{self.spec}: train split {self.train.path} has no {kind} gold"
+        return super().unsupported_reason(kind)
+
+    def check_data(self, conversation_ids: frozenset[str], dataset: Path) -> None:
+        if Path(self.train.path).resolve() == dataset.resolve():
+            raise ProviderConfigError(f"{self.spec}: the train split is the evaluated data")
+        shared = self.train.conversation_ids & conversation_ids
+        if shared:
+            example = sorted(shared)[0]
+            raise ProviderConfigError(
+                f"{self.spec}: train split {self.train.path} shares {len(shared)} conversation "
+                f"ids with the evaluated data (e.g. {example!r}): fit on a disjoint split"
+            )
 
 
 def candidate_pair(hint: TaskHint, spec: str) -> tuple[str, str]:

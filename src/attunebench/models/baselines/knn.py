@@ -12,6 +12,8 @@ unless `encoder=` names another (see `models/embeddings.py`); k defaults to 5.
   over; the candidate whose neighbours were chosen more often (similarity-weighted) wins.
   As a pairwise judge it picks the same way.
 - response: the reply wanted for the nearest train user message, retrieved as is.
+- rating: the mean feedback of the k train replies most like the last reply rated.
+- outcome: each field's mean over the k train conversations whose user messages are most alike.
 - rubric judging: not answered (not in `supported_hints`: a plan leaves it out).
 """
 
@@ -31,12 +33,15 @@ from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import (
     LABEL_AND_PAIR_KINDS,
     PAIR_KINDS,
-    Baseline,
+    Fitted,
     behavior_answer,
     candidate_pair,
     emotion_answer,
     map_label,
+    outcome_answer,
+    outcome_scales,
     pick_answer,
+    rating_answer,
     require_labels,
 )
 from attunebench.models.baselines.train import TrainSet, load_train_set
@@ -54,8 +59,8 @@ class KnnOptions(BaseModel):
     encoder: str | None = None
 
 
-class KnnBaseline(Baseline):
-    supported_hints = LABEL_AND_PAIR_KINDS | {"response"}
+class KnnBaseline(Fitted):
+    supported_hints = LABEL_AND_PAIR_KINDS | {"response", "rating", "outcome"}
 
     def __init__(self, spec: str, options: KnnOptions) -> None:
         super().__init__(spec)
@@ -71,6 +76,8 @@ class KnnBaseline(Baseline):
             "behavior": [e.text for e in train.behavior],
             "preference": [t for e in preference for t in (e.chosen, *e.rejected)],
             "response": [e.user for e in train.reply],
+            "rating": [e.text for e in train.rating],
+            "outcome": [e.text for e in train.outcome],
         }
         self._pref_chosen = np.array(
             [float(i == 0) for e in preference for i in range(1 + len(e.rejected))], np.float32
@@ -90,6 +97,11 @@ class KnnBaseline(Baseline):
             return pick_answer(hint, choice, "baseline/knn: the reply more like chosen ones")
         if hint.kind == "response":
             return await asyncio.to_thread(self._response, hint.text)
+        if hint.kind == "rating":
+            return await asyncio.to_thread(self._rating, hint.text)
+        if hint.kind == "outcome":
+            said = "\n".join(text for role, text in hint.history if role == "user")
+            return await asyncio.to_thread(self._outcome, said, tuple(outcome_scales(hint)))
         raise self.unsupported(hint)
 
     async def check(self) -> None:
@@ -147,6 +159,21 @@ class KnnBaseline(Baseline):
             raise self._no_gold("replies that a participant chose or continued with")
         sims = self._similarities("response", text)
         return examples[int(np.argmax(sims))].reply
+
+    def _rating(self, text: str) -> str:
+        sims = self._similarities("rating", text)
+        near = _nearest(sims, [True] * len(sims), self.options.k)
+        return rating_answer(float(np.mean([self.train.rating[i].rating for i in near])))
+
+    def _outcome(self, text: str, fields: tuple[str, ...]) -> str:
+        examples = self.train.outcome
+        sims = self._similarities("outcome", text)
+        found = {}
+        for name in fields:
+            near = _nearest(sims, [name in e.values for e in examples], self.options.k)
+            if near:
+                found[name] = float(np.mean([examples[i].values[name] for i in near]))
+        return outcome_answer(found)
 
     def _similarities(self, kind: str, query: str) -> Matrix:
         """Cosine similarity of `query` to each train text of `kind` (embedded once)."""

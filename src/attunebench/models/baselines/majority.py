@@ -10,7 +10,10 @@ always gives the answer most frequent there:
 - preference: the position of a reply says nothing (tasks shuffle A and B), so the majority is
   taken over length: whether participants more often chose the longer or the shorter reply;
   it then picks that one (equal lengths: tie). As a pairwise judge it picks the same way.
+- rating: the train median feedback; outcome: each field's train median.
 - response and rubric judging: not answered (not in `supported_hints`: a plan leaves them out).
+
+A kind whose gold the train split lacks is left out by the plan (not applicable).
 
 `baseline/longer` always prefers the longer reply, the length bias known from LLM judges; it
 answers preference and pairwise-judge items, so a judge audit can compare a judge with it.
@@ -30,11 +33,15 @@ from attunebench.models.baselines.base import (
     LABEL_AND_PAIR_KINDS,
     PAIR_KINDS,
     Baseline,
+    Fitted,
     behavior_answer,
     candidate_pair,
     emotion_answer,
     map_label,
+    outcome_answer,
+    outcome_scales,
     pick_answer,
+    rating_answer,
     require_labels,
 )
 from attunebench.models.baselines.train import TrainSet, load_train_set
@@ -54,8 +61,8 @@ def longer_of(a: str, b: str, *, prefer_longer: bool = True) -> str:
     return "A" if (len(a) > len(b)) == prefer_longer else "B"
 
 
-class MajorityBaseline(Baseline):
-    supported_hints = LABEL_AND_PAIR_KINDS
+class MajorityBaseline(Fitted):
+    supported_hints = LABEL_AND_PAIR_KINDS | {"rating", "outcome"}
 
     def __init__(self, spec: str, options: MajorityOptions) -> None:
         super().__init__(spec)
@@ -69,6 +76,10 @@ class MajorityBaseline(Baseline):
             a, b = candidate_pair(hint, self.spec)
             choice = longer_of(a, b, prefer_longer=self.longer_wins())
             return pick_answer(hint, choice, "baseline/majority: the length chosen more in train")
+        if hint.kind == "rating":
+            return rating_answer(statistics.median(e.rating for e in self.train.rating))
+        if hint.kind == "outcome":
+            return outcome_answer(self._outcome(tuple(outcome_scales(hint))))
         if hint.kind not in ("emotion", "behavior"):
             raise self.unsupported(hint)
         labels = require_labels(hint, self.spec)
@@ -98,6 +109,14 @@ class MajorityBaseline(Baseline):
             valence=statistics.fmean(valences) if valences else None,
             arousal=statistics.fmean(arousals) if arousals else None,
         )
+
+    def _outcome(self, fields: tuple[str, ...]) -> dict[str, float]:
+        found = {}
+        for name in fields:
+            values = [e.values[name] for e in self.train.outcome if name in e.values]
+            if values:
+                found[name] = float(statistics.median(values))
+        return found
 
     def _behaviors(self, labels: tuple[str, ...]) -> list[str]:
         label_sets = [

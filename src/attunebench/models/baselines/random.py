@@ -20,7 +20,11 @@ from attunebench.models.baselines.base import (
     choice_answer,
     emotion_answer,
     item_rng,
+    outcome_answer,
+    outcome_scales,
     pairwise_answer,
+    rating_answer,
+    rating_scale,
     require_labels,
     rubric_answer,
     seed_of,
@@ -71,4 +75,14 @@ class RandomBaseline(Baseline):
             return pairwise_answer("AB"[int(rng.integers(2))], "baseline/random: a coin flip")
         if hint.kind == "judge_rubric":
             return rubric_answer(int(rng.integers(1, 11)), "baseline/random: a uniform score")
+        if hint.kind == "rating":
+            low, high = rating_scale(hint, self.spec)
+            return rating_answer(float(rng.integers(int(low), int(high) + 1)))
+        if hint.kind == "outcome":
+            return outcome_answer(
+                {
+                    name: float(rng.integers(int(low), int(high) + 1))
+                    for name, (low, high) in outcome_scales(hint).items()
+                }
+            )
         raise self.unsupported(hint)

@@ -2,18 +2,23 @@
 
 `baseline/majority` and `baseline/knn` learn from a dataset file that should be disjoint from
 the data being evaluated: fitting on the evaluated data itself lets gold leak into the answers.
-Each task's gold is read the way the task reads it: the self-reported state of a turn
-(emotion), the labels of each reply (behavior), and the participant's pick among a turn's
-replies (preference; ties are skipped).
+Each task's gold is read the way the task reads it: the reported state of a turn, or where a
+corpus has only a conversation-level emotion, that label on the user's opening words
+(emotion); the labels of each reply (behavior); the participant's pick among a turn's replies,
+or where there is none, two rated replies whose ratings differ (preference; ties are skipped);
+the feedback a person gave on the replies since their previous feedback (rating); and what they
+reported after the conversation (outcome).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from attunebench.data.derived import conversation_level, opening_words, outcome_fields
 from attunebench.data.schema import Conversation, Turn
 from attunebench.models.registry import ProviderConfigError
 
@@ -52,12 +57,44 @@ class ReplyExample:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingExample:
+    """The last reply a person's feedback covered, and the rating they gave."""
+
+    text: str
+    rating: float
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeExample:
+    """A conversation's user messages, and what the person reported afterwards."""
+
+    text: str
+    values: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
 class TrainSet:
     path: str
     emotion: tuple[EmotionExample, ...]
     behavior: tuple[BehaviorExample, ...]
     preference: tuple[PreferenceExample, ...]
     reply: tuple[ReplyExample, ...]
+    rating: tuple[RatingExample, ...] = ()
+    outcome: tuple[OutcomeExample, ...] = ()
+    conversation_ids: frozenset[str] = frozenset()
+
+    def has_gold(self, kind: str) -> bool:
+        """Whether the split holds the examples a hint kind is answered from."""
+        examples = {
+            "emotion": self.emotion,
+            "behavior": self.behavior,
+            "preference": self.preference,
+            "judge_pairwise": self.preference,
+            "response": self.reply,
+            "rating": self.rating,
+            "outcome": self.outcome,
+        }
+        return bool(examples[kind]) if kind in examples else True
 
 
 def load_train_set(path: str | Path) -> TrainSet:
@@ -67,7 +104,26 @@ def load_train_set(path: str | Path) -> TrainSet:
     behavior: list[BehaviorExample] = []
     preference: list[PreferenceExample] = []
     reply: list[ReplyExample] = []
+    rating: list[RatingExample] = []
+    outcome: list[OutcomeExample] = []
     for conversation in conversations:
+        if conversation_level(conversation):
+            first = conversation.turns[0].state
+            emotion.append(
+                EmotionExample(
+                    opening_words(conversation),
+                    str(conversation.context.emotion),
+                    first.intensity if first else None,
+                    None,
+                    None,
+                )
+            )
+        preference.extend(_rated_pairs(conversation))
+        rating.extend(_ratings(conversation))
+        values, _, _ = outcome_fields(conversation)
+        if values:
+            said = "\n".join(turn.user for turn in conversation.turns)
+            outcome.append(OutcomeExample(said, values))
         for turn in conversation.turns:
             example = _emotion(turn)
             if example is not None:
@@ -81,7 +137,45 @@ def load_train_set(path: str | Path) -> TrainSet:
             wanted = _wanted_reply(turn)
             if wanted is not None:
                 reply.append(ReplyExample(turn.user, wanted))
-    return TrainSet(str(path), tuple(emotion), tuple(behavior), tuple(preference), tuple(reply))
+    return TrainSet(
+        str(path),
+        tuple(emotion),
+        tuple(behavior),
+        tuple(preference),
+        tuple(reply),
+        tuple(rating),
+        tuple(outcome),
+        frozenset(c.id for c in conversations),
+    )
+
+
+def _rated_pairs(conversation: Conversation) -> list[PreferenceExample]:
+    """Two rated replies on turns without a pick, whose ratings differ: the higher is chosen."""
+    rated = [
+        (r.text, r.rating)
+        for t in conversation.turns
+        if t.preference is None
+        for r in t.responses
+        if r.rating is not None
+    ]
+    return [
+        PreferenceExample(a if rating_a > rating_b else b, (b if rating_a > rating_b else a,))
+        for (a, rating_a), (b, rating_b) in combinations(rated, 2)
+        if rating_a != rating_b
+    ]
+
+
+def _ratings(conversation: Conversation) -> list[RatingExample]:
+    """Each feedback with the last reply before it (the one the person had just read)."""
+    out = []
+    last_reply = ""
+    for turn in conversation.turns:
+        if turn.feedback is not None and last_reply:
+            out.append(RatingExample(last_reply, turn.feedback))
+        reply = turn.continued_response()
+        if reply is not None:
+            last_reply = reply.text
+    return out
 
 
 def _read(path: Path) -> list[Conversation]:

@@ -1,4 +1,9 @@
-"""The run directory on disk: run.json, records.jsonl and ledger.json (formats in records.py).
+"""The run directory on disk: run.json, records.jsonl, ledger.json and conversations.jsonl
+(formats in records.py; the conversations in the dataset format).
+
+The engine writes these files and the analysis reads them, so this module sits below both. A
+run directory holds everything the analysis needs: conversations.jsonl is the evaluated
+conversations, written when the run is planned, so a report never needs the dataset file.
 
 records.jsonl is appended a line at a time and flushed after each line, with an fsync every
 second or so (on a thread: an fsync can take tens of milliseconds, which on the event loop
@@ -10,6 +15,7 @@ replaced atomically.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -20,16 +26,24 @@ from pydantic import BaseModel, ValidationError
 
 from attunebench.data.jsonl import atomic_writer
 from attunebench.records import ItemRecord, Ledger, RunInfo
+from attunebench.records_v1 import upgrade_line
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
 LEDGER_FILE = "ledger.json"
+CONVERSATIONS_FILE = "conversations.jsonl"
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class RunDirError(ValueError):
     """A run directory's file cannot be read; the message names the file and the line."""
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file, read in blocks (a dataset can be large)."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def write_json(path: Path, value: BaseModel) -> None:
@@ -65,7 +79,7 @@ def read_records(path: Path) -> list[ItemRecord]:
         if not line.strip():
             continue
         try:
-            records.append(ItemRecord.model_validate_json(line))
+            records.append(ItemRecord.model_validate_json(upgrade_line(line)))
         except ValidationError as error:
             if number == len(lines):  # no newline after it: the write was cut short
                 break

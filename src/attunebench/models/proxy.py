@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
+from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
 from attunebench.models.embeddings import DEFAULT_ENCODER, load_encoder
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import PROVIDERS
@@ -107,7 +107,7 @@ class CachedEncoder:
         return rows
 
 
-class ProxyJudge:
+class ProxyJudge(Provider):
     """The embedding-similarity judge; see the module docstring."""
 
     supported_hints: frozenset[HintKind] = frozenset({"judge_pairwise", "judge_rubric"})

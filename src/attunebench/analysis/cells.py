@@ -1,0 +1,102 @@
+"""The records behind a task's numbers: one cell per (task, variant), on common items.
+
+Models compared on different items are not compared at all: a model whose API refused the
+hardest turns would be scored on the easy ones. So by default a cell keeps only the items
+every model in it answered (`ok` or `invalid`: an invalid answer is an answer, scored as the
+worst value); the items some model has no answer for (a failed call, a merged partial run)
+are left out of every model's numbers and listed with the reason. `all_items=True` keeps every
+answered item instead, and a warning says the models' items differ.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame
+from attunebench.analysis.schema import LeftOutItem
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import Task, View
+
+SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
+
+
+def task_object(name: str) -> Task[Any, Any] | None:
+    """The declaration of a task by name (made with its defaults), or None if unknown."""
+    tasks = load_tasks()
+    return tasks.get(name)() if name in tasks else None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One task and variant: the records its numbers use, and the typed view of each."""
+
+    task: str
+    variant: str
+    declaration: Task[Any, Any] | None
+    mask: BoolArray  # the records scored here (common items, ok or invalid)
+    views: Mapping[int, View[Any, Any]]  # record index -> typed view
+    left_out: list[LeftOutItem]
+    left_out_count: int
+    items_differ: bool  # with all_items: the models were scored on different items
+
+    def rows(self, frame: Frame, model: int) -> np.ndarray:
+        return np.flatnonzero(self.mask & (frame.model == model))
+
+    def model_views(self, frame: Frame, model: int) -> list[View[Any, Any]]:
+        return [self.views[i] for i in self.rows(frame, model)]
+
+
+def _failure_reasons(frame: Frame, rows: np.ndarray) -> str:
+    reasons: Counter[str] = Counter()
+    for i in rows:
+        record = frame.records[i]
+        if record.status == "failed":
+            reasons[f"{record.model}: {(record.error or 'failed').split('; ')[0][:160]}"] += 1
+    return "; ".join(reason for reason, _ in reasons.most_common(3)) or "not recorded"
+
+
+def build_cell(frame: Frame, task: str, variant: str, all_items: bool) -> Cell:
+    cell = frame.cell(task, variant)
+    answered = cell & frame.answered
+    models = np.unique(frame.model[cell])
+    by_model = {m: set(frame.item[answered & (frame.model == m)].tolist()) for m in models}
+    answering = [items for items in by_model.values() if items]
+    every = set().union(*answering) if answering else set()
+    common = set.intersection(*answering) if answering else set()
+    keep = answered.copy()
+    left_out: list[LeftOutItem] = []
+    missing = sorted(every - common)
+    if not all_items and missing:
+        keep &= np.isin(frame.item, list(common))
+        for code in missing[:SHOWN_LEFT_OUT]:
+            rows = np.flatnonzero(cell & (frame.item == code))
+            record = frame.records[rows[0]]
+            absent = sorted(frame.models[m] for m in models if code not in by_model[m])
+            left_out.append(
+                LeftOutItem(
+                    task=task,
+                    variant=variant,
+                    conversation_id=record.conversation_id,
+                    turn_index=record.turn_index,
+                    item_id=record.item_id,
+                    missing_for=absent,
+                    reason=_failure_reasons(frame, rows),
+                )
+            )
+    declaration = task_object(task)
+    views: dict[int, View[Any, Any]] = {}
+    if declaration is not None:
+        views = {int(i): declaration.view(frame.records[i]) for i in np.flatnonzero(keep)}
+    differ = all_items and bool(missing)
+    return Cell(task, variant, declaration, keep, views, left_out, len(missing), differ)
+
+
+def failed_counts(frame: Frame, task: str, variant: str) -> dict[str, int]:
+    mask = frame.cell(task, variant) & (frame.status == STATUS_CODES["failed"])
+    counts = np.bincount(frame.model[mask], minlength=len(frame.models))
+    return {frame.models[m]: int(counts[m]) for m in range(len(frame.models)) if counts[m]}

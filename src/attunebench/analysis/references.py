@@ -1,0 +1,73 @@
+"""Heuristic references scored beside the models: what position or length alone achieve.
+
+A task declares its references (`Task.references`): each gives every item's score from the
+gold alone ("always the later reply", "always the longer reply", "the rating usual at this
+point of a conversation"). They are scored on the same items as the models, with the same
+resamples, and shown as rows of kind `reference`, never ranked with the models under test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.cells import Cell
+from attunebench.analysis.frame import Frame
+from attunebench.analysis.schema import ScoreRow
+from attunebench.analysis.scores import HEADLINE
+
+
+def _clean(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def reference_rows(
+    frame: Frame,
+    bootstrap: ClusterBootstrap,
+    cells: Mapping[tuple[str, str], Cell],
+    headline_of: Mapping[str, str],
+    too_few: str | None,
+) -> list[ScoreRow]:
+    rows = []
+    for (task, variant), cell in sorted(cells.items()):
+        declaration = cell.declaration
+        if declaration is None or not declaration.references():
+            continue
+        # Each item once (from whichever model's record), as its conversation is resampled.
+        seen: dict[int, int] = {}
+        for i in np.flatnonzero(cell.mask):
+            seen.setdefault(int(frame.item[i]), int(i))
+        records = list(seen.values())
+        items = [(frame.records[i].conversation_id, cell.views[i].gold) for i in records]
+        conversations = frame.conversation[records]
+        for name, reference in declaration.references().items():
+            scores = np.array([np.nan if v is None else v for v in reference(items)], dtype=float)
+            defined = ~np.isnan(scores)
+            if not defined.any():
+                continue
+            point, samples = bootstrap.means(scores[defined], conversations[defined])
+            low, high = bootstrap.interval(samples)
+            n_conversations = int(np.unique(conversations[defined]).size)
+            value = _clean(point[0])
+            rows.append(
+                ScoreRow(
+                    model=name,
+                    model_kind="reference",
+                    task=task,
+                    variant=variant,
+                    metric=HEADLINE,
+                    headline=headline_of.get(task) == variant,
+                    value=value,
+                    ci_low=None if too_few else _clean(low[0]),
+                    ci_high=None if too_few else _clean(high[0]),
+                    reason=too_few if value is not None else "undefined on these items",
+                    n=int(defined.sum()),
+                    n_conversations=n_conversations,
+                    n_invalid=0,
+                    n_failed=0,
+                    subject=False,
+                )
+            )
+    return rows

@@ -1,0 +1,170 @@
+"""One (item, model) evaluation, the same for every task: ask, decide the outcome, record.
+
+1. Ask the task's queries of the model (in its answer mode), all at once.
+2. Any call that failed after the engine's retries: the record is `failed` (with the error,
+   and whether it is permanent), unscored, and retried on resume.
+3. Parse the answers into the task's prediction. An answer that cannot be read: `invalid`,
+   scored as the task's worst value, the raw output kept.
+4. A judged task asks its judges next; a judge call that failed for good makes the record
+   `failed` (its score must not depend on which verdicts happened to arrive). Each verdict is
+   read into an auditable `Verdict`; the task scores the prediction from them and may still
+   declare it invalid (no usable verdict).
+5. Otherwise the task scores the prediction: `ok`.
+
+The record carries the typed prediction and gold as JSON, the per-item score and values, the
+raw outputs (and in choice mode the option probabilities), the verdicts, and the call totals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attunebench.engine.caller import ItemCaller
+from attunebench.frozen import Frozen
+from attunebench.judge.verdicts import read_verdict
+from attunebench.records import Distribution, ItemRecord, Status, Verdict
+from attunebench.tasks.base import (
+    AnswerMode,
+    InvalidAnswer,
+    Item,
+    JudgedVerdict,
+    Output,
+    Query,
+    Scored,
+    Task,
+)
+
+
+async def ask_all(
+    caller: ItemCaller, item: Item[Any], queries: Sequence[Query], model: str
+) -> dict[str, Output]:
+    answers = await asyncio.gather(
+        *(caller.ask(q.model or model, q, item, q.role) for q in queries)
+    )
+    return dict(zip((q.key for q in queries), answers, strict=True))
+
+
+def raw_text(outputs: Mapping[str, Output]) -> str | None:
+    """The outputs as a person reads them: one text, or each under its query's key."""
+    if not outputs:
+        return None
+    if len(outputs) == 1:
+        return next(iter(outputs.values())).shown
+    return "\n".join(f"--- {key} ---\n{output.shown}" for key, output in outputs.items())
+
+
+def failure(outputs: Mapping[str, Output]) -> tuple[str, bool] | None:
+    """The failed calls' errors, and whether every one is permanent; None if none failed."""
+    failed = {key: output for key, output in outputs.items() if not output.ok}
+    if not failed:
+        return None
+    message = "; ".join(f"{key}: {output.error or 'no output'}" for key, output in failed.items())
+    return message, all(output.permanent for output in failed.values())
+
+
+def record(
+    item: Item[Any],
+    model: str,
+    mode: AnswerMode,
+    status: Status,
+    outputs: Mapping[str, Output],
+    *,
+    prediction: Frozen | None = None,
+    scored: Scored | None = None,
+    error: str | None = None,
+    permanent: bool = False,
+    verdicts: Sequence[Verdict] = (),
+) -> ItemRecord:
+    distributions = {
+        key: Distribution(probabilities=dict(o.probabilities), floored=o.floored)
+        for key, o in outputs.items()
+        if o.probabilities is not None
+    }
+    return ItemRecord(
+        task=item.task,
+        model=model,
+        conversation_id=item.conversation.id,
+        turn_index=item.turn_index,
+        item_id=item.item_id,
+        variant=item.variant,
+        status=status,
+        mode=mode,
+        gold=item.gold.model_dump(mode="json"),
+        prediction=None if prediction is None else prediction.model_dump(mode="json"),
+        score=scored.score if scored is not None else None,
+        scores=dict(scored.values) if scored is not None else {},
+        flags=scored.flags if scored is not None else (),
+        raw_output=raw_text(outputs),
+        distributions=distributions,
+        error=error,
+        permanent=permanent,
+        verdicts=tuple(verdicts),
+    )
+
+
+async def evaluate(
+    task: Task[Any, Any],
+    item: Item[Any],
+    model: str,
+    caller: ItemCaller,
+    judges: Sequence[str],
+    mode: AnswerMode = "generate",
+) -> ItemRecord:
+    """The record of one item answered by one model; see the module docstring."""
+    if mode not in task.answer_modes:
+        mode = "generate"  # a task without a choice form is answered by generation
+    outputs = await ask_all(caller, item, task.queries(item, mode), model)
+    failed = failure(outputs)
+    if failed is not None:
+        return record(item, model, mode, "failed", outputs, error=failed[0], permanent=failed[1])
+    try:
+        prediction = task.parse(item, outputs)
+    except InvalidAnswer as invalid:
+        scored = task.worst(item, invalid.partial)
+        return record(
+            item,
+            model,
+            mode,
+            "invalid",
+            outputs,
+            prediction=invalid.partial,
+            scored=scored,
+            error=str(invalid),
+        )
+    judge_queries = task.judge_queries(item, prediction, judges)
+    if not judge_queries:
+        scored = task.score(item, prediction)
+        return record(item, model, mode, "ok", outputs, prediction=prediction, scored=scored)
+    answers = await ask_all(caller, item, judge_queries, model)
+    verdicts = [
+        JudgedVerdict(q, read_verdict(q.model or model, q, answers[q.key])) for q in judge_queries
+    ]
+    judged_failure = failure(answers)
+    if judged_failure is not None:
+        # Unscored, whatever the other verdicts said, and retried on resume.
+        return record(
+            item,
+            model,
+            mode,
+            "failed",
+            outputs,
+            prediction=prediction,
+            error=f"judge: {judged_failure[0]}",
+            permanent=judged_failure[1],
+            verdicts=[v.verdict for v in verdicts],
+        )
+    scored = task.judged(item, prediction, verdicts)
+    status: Status = "invalid" if scored.invalid else "ok"
+    return record(
+        item,
+        model,
+        mode,
+        status,
+        outputs,
+        prediction=prediction,
+        scored=scored,
+        error=scored.invalid,
+        verdicts=[v.verdict for v in verdicts],
+    )

@@ -1,0 +1,186 @@
+"""Asking a judge: what it is told about the participant, and the queries it answers.
+
+The judge sees the conversation (text only), the participant's profile at this turn and the
+candidates, quoted as data (see `judge.templates.delimit`). The profile is what the person
+told us before seeing any reply: how they felt (worded by who reported it) and what would help
+most right now (`Turn.need`). Their post-hoc comment, written after reading the replies, can
+name or echo one of them, so it is shown only when a task asks for it (`comment=True`).
+
+A rubric judge, scoring one reply alone, is also shown the reply the participant preferred and
+the one they rejected. A pairwise judge is not: one of its two candidates is always such a
+reference (the model's reply against the chosen or the rejected one, or in the audit the two
+themselves), and telling it "the person preferred this very text" would decide the comparison
+for it. So every pairwise verdict, in the response task and in the judge audit alike, is made
+on the same footing, and the audit measures the judge as the response task uses it.
+
+In choice mode a pairwise judge answers by the probability it gives "A" and "B" as the next
+token; the rubric has no choice form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from attunebench.data.schema import Conversation, Response, State, Turn
+from attunebench.judge.templates import delimit, load_prompt
+from attunebench.models.base import GenerateParams
+from attunebench.models.hints import TaskHint
+from attunebench.tasks import history as h
+from attunebench.tasks.base import Query
+from attunebench.tasks.prompting import choice_form, reporter, transcript
+
+PAIRWISE = load_prompt(__name__, "judge-pairwise")
+RUBRIC = load_prompt(__name__, "judge-rubric")
+PAIRWISE_CHOICE = load_prompt(__name__, "judge-pairwise-choice")
+JUDGE_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)
+NOTHING_TOLD = "(they told us nothing beyond the conversation)"
+VerdictMode = Literal["pairwise", "rubric"]
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """What the participant told us about one turn."""
+
+    state: State | None = None
+    reporter: str = ""
+    need: str | None = None
+    need_behaviors: tuple[str, ...] = ()
+    comment: str | None = None  # post-hoc, after the replies: shown only when asked for
+    chosen: str | None = None
+    rejected: str | None = None
+
+
+def profile_of(
+    conversation: Conversation,
+    turn: Turn,
+    references: tuple[Response, Response] | None = None,
+    *,
+    comment: bool = False,
+) -> Profile:
+    need, preference = turn.need, turn.preference
+    return Profile(
+        state=turn.state,
+        reporter=reporter(conversation),
+        need=need.text if need else None,
+        need_behaviors=need.behaviors if need else (),
+        comment=preference.comment if comment and preference else None,
+        chosen=references[0].text if references else None,
+        rejected=references[1].text if references else None,
+    )
+
+
+def participant_block(profile: Profile, *, references: bool) -> str:
+    """The profile as the judge reads it; the reference replies only if `references`."""
+    facts = []
+    if profile.state is not None:
+        facts.append(
+            f"- how they felt at their message ({profile.reporter}): "
+            f"{h.describe_state(profile.state)}"
+        )
+    if profile.need:
+        facts.append(
+            f"- before seeing any reply, what would help most, in their words: {profile.need}"
+        )
+    if profile.need_behaviors:
+        facts.append(
+            f"- before seeing any reply, what they wanted a reply to do: "
+            f"{', '.join(profile.need_behaviors)}"
+        )
+    if profile.comment:
+        facts.append(f"- after reading the replies, they commented: {profile.comment}")
+    parts = [
+        "What this person told us about this moment, quoted between <participant> tags:",
+        delimit("participant", "\n".join(facts) or NOTHING_TOLD),
+    ]
+    if references and profile.chosen:
+        parts += ["A reply this person preferred here:", delimit("preferred_reply", profile.chosen)]
+    if references and profile.rejected:
+        parts += ["A reply this person rejected here:", delimit("rejected_reply", profile.rejected)]
+    return "\n".join(parts) + "\n"
+
+
+def hint_reference(profile: Profile, *, references: bool) -> dict[str, str]:
+    """What the proxy judge reads (`TaskHint.reference`), on the same footing as the prompt."""
+    reference = {"wanted": profile.need}
+    if references:
+        reference.update(chosen=profile.chosen, rejected=profile.rejected)
+    return {key: value for key, value in reference.items() if value}
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeContext:
+    """Everything about an item a judge query needs, rendered once."""
+
+    conversation: str
+    history: tuple[tuple[str, str], ...]
+    user_text: str
+    profile: Profile
+
+    @classmethod
+    def at(cls, conversation: Conversation, turn_index: int, profile: Profile) -> JudgeContext:
+        return cls(
+            conversation=transcript(h.history_through(conversation, turn_index)),
+            history=h.hint_history(h.history_before(conversation, turn_index)),
+            user_text=h.turn_at(conversation, turn_index).user,
+            profile=profile,
+        )
+
+
+def pairwise_query(
+    context: JudgeContext, a: str, b: str, key: str, *, judge: str | None = None
+) -> Query:
+    """Which of A and B this participant would have found better (`judge` None: the
+    evaluated model is the judge, as in the judge audit)."""
+    fields = {
+        "conversation": context.conversation,
+        "participant": participant_block(context.profile, references=False),
+        "reply_a": delimit("reply_a", a),
+        "reply_b": delimit("reply_b", b),
+    }
+    hint = TaskHint(
+        kind="judge_pairwise",
+        text=context.user_text,
+        candidates={"A": a, "B": b},
+        history=context.history,
+        reference=hint_reference(context.profile, references=False),
+    )
+    base = PAIRWISE_CHOICE.render(**fields)
+    form = choice_form(
+        base,
+        "Which reply would this person have found better at this moment?",
+        [("A", "Reply A"), ("B", "Reply B")],
+    )
+    return Query(
+        key,
+        PAIRWISE.render(**fields),
+        PAIRWISE.info,
+        JUDGE_PARAMS,
+        hint,
+        role="judge",
+        model=judge,
+        choice=form,
+    )
+
+
+def rubric_query(context: JudgeContext, reply: str, key: str, *, judge: str) -> Query:
+    """An absolute 1-10 score of one reply for this participant."""
+    messages = RUBRIC.render(
+        conversation=context.conversation,
+        participant=participant_block(context.profile, references=True),
+        reply=delimit("reply", reply),
+    )
+    hint = TaskHint(
+        kind="judge_rubric",
+        text=context.user_text,
+        candidates={"A": reply},
+        history=context.history,
+        reference=hint_reference(context.profile, references=True),
+    )
+    return Query(key, messages, RUBRIC.info, JUDGE_PARAMS, hint, role="judge", model=judge)
+
+
+def verdict_mode(query: Query) -> VerdictMode:
+    return (
+        "pairwise" if query.hint is not None and query.hint.kind == "judge_pairwise" else "rubric"
+    )

@@ -1,0 +1,134 @@
+"""Numbers a person gave on a scale (a rating, an intensity): asked, scored and summarised the
+same way by the `outcome` and `rating` tasks.
+
+In `generate` mode the numbers are fields of one JSON answer. In `choice` mode each number on a
+scale of single digits is its own question, answered by the probabilities of the digits; the
+prediction keeps the expected value (used for scoring) and the most probable digit.
+
+A number the answer leaves out scores the largest error on its scale, so abstaining never
+lowers an error; coverage is reported beside each error. The per-item score is one minus the
+mean absolute error over the item's numbers, each as a share of its scale's range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import Field
+
+from attunebench.frozen import Frozen
+from attunebench.models.base import Message
+from attunebench.tasks import metrics as m
+from attunebench.tasks.base import InvalidAnswer, Output, Scored, View
+from attunebench.tasks.parsing import answer_fields, bounded_number, expected_value, most_probable
+from attunebench.tasks.prompting import choice_form
+
+Scale = tuple[float, float]
+
+
+class Numbers(Frozen):
+    """Predicted numbers by field; in choice mode also each field's most probable value and
+    the probability of every option."""
+
+    values: dict[str, float | None] = Field(default_factory=dict)
+    argmax: dict[str, float] = Field(default_factory=dict)
+    probabilities: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+def digits(scale: Scale) -> tuple[str, ...] | None:
+    """The options of a scale of single whole digits (1-5), or None."""
+    low, high = scale
+    if low != int(low) or high != int(high) or not 0 <= low < high <= 9:
+        return None
+    return tuple(str(d) for d in range(int(low), int(high) + 1))
+
+
+def choice_forms(
+    messages: Sequence[Message], questions: Mapping[str, str], scales: Mapping[str, Scale]
+) -> dict[str, Any]:
+    """The choice form of each field's question (fields off a digit scale have none)."""
+    forms = {}
+    for name, question in questions.items():
+        options = digits(scales[name])
+        if options is not None:
+            forms[name] = choice_form(messages, question, [(d, d) for d in options])
+    return forms
+
+
+def read_numbers(
+    outputs: Mapping[str, Output], scales: Mapping[str, Scale], answer_key: str = "answer"
+) -> Numbers:
+    """The numbers of a JSON answer (generate) or of the digits' probabilities (choice)."""
+    if answer_key in outputs:
+        found = answer_fields(outputs[answer_key].text or "")
+        missing = [name for name in scales if name not in found]
+        if len(missing) == len(scales):
+            raise InvalidAnswer(f"the answer has none of {', '.join(scales)}")
+        return Numbers(values={n: bounded_number(found.get(n), *scales[n], n) for n in scales})
+    values: dict[str, float | None] = Field(default_factory=dict)
+    argmax: dict[str, float] = Field(default_factory=dict)
+    spreads: dict[str, dict[str, float]] = Field(default_factory=dict)
+    for name in scales:
+        spread = dict(outputs[name].probabilities or {}) if name in outputs else {}
+        if not spread:
+            values[name] = None
+            continue
+        as_number = {key: float(key) for key in spread}
+        values[name] = expected_value(spread, as_number)
+        argmax[name] = float(most_probable(spread, {k: k for k in spread}))
+        spreads[name] = spread
+    return Numbers(values=values, argmax=argmax, probabilities=spreads)
+
+
+def errors(
+    gold: Mapping[str, float], scales: Mapping[str, Scale], predicted: Numbers | None
+) -> dict[str, float]:
+    """Absolute error per gold field; a missing prediction scores the scale's range."""
+    out = {}
+    for name, truth in gold.items():
+        low, high = scales[name]
+        guess = predicted.values.get(name) if predicted is not None else None
+        out[f"{name}_abs_error"] = high - low if guess is None else abs(guess - truth)
+    return out
+
+
+def scored(
+    gold: Mapping[str, float], scales: Mapping[str, Scale], predicted: Numbers | None
+) -> Scored:
+    found = errors(gold, scales, predicted)
+    shares = [found[f"{n}_abs_error"] / (scales[n][1] - scales[n][0]) for n in gold]
+    score = 1.0 - sum(shares) / len(shares) if shares else None
+    return Scored(score, dict(found))
+
+
+NumberOf = Callable[[View[Any, Any], str], tuple[float | None, float | None]]
+
+
+def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[m.Metric, ...]:
+    """MAE (missing: the range), coverage and Spearman's rho of one field."""
+    span = scale[1] - scale[0]
+
+    def error(view: View[Any, Any]) -> float | None:
+        return view.value(f"{name}_abs_error") if view.status != "failed" else None
+
+    def covered(view: View[Any, Any]) -> float | None:
+        guess, truth = pair(view, name)
+        if truth is None or view.status == "failed":
+            return None
+        return float(guess is not None)
+
+    return (
+        m.mean_metric(
+            f"{name}_mae",
+            f"mean absolute error of {name} (missing: {span:g})",
+            error,
+            higher_is_better=False,
+        ),
+        m.mean_metric(f"{name}_coverage", f"share of items with a {name} answer", covered),
+        m.spearman_metric(
+            f"{name}_spearman",
+            f"Spearman's rho of predicted and given {name}",
+            lambda view: pair(view, name),
+        ),
+    )
