@@ -120,6 +120,8 @@ class Engine:
         hint = query.hint
         if hint is not None and not hint.item_key:
             hint = dataclasses.replace(hint, item_key=f"{item.key}|{query.key}")
+        if hint is not None and bound.provider.reads_gold:
+            hint = dataclasses.replace(hint, gold=item.gold.model_dump(mode="json"))
         tally = (model, item.task, role)
         cache = self.cache if bound.provider.cacheable else None
         key = ""

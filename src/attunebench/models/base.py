@@ -104,12 +104,14 @@ class Provider(ABC):
     - `cacheable`: whether its answers may be cached (a fitted baseline's may not);
     - `endpoint`: what its concurrency limit is shared by (its servers);
     - `check`: a quick call that fails fast, with a clear message, when it cannot work;
-    - `answer_modes` and `choose`: option probabilities for `choice` mode.
+    - `answer_modes` and `choose`: option probabilities for `choice` mode;
+    - `reads_gold`: a simulated instrument that is handed the item's gold (`sim/`).
     """
 
     supported_hints: frozenset[HintKind] | None = None
     cacheable: bool = True
     answer_modes: frozenset[str] = frozenset({"generate"})
+    reads_gold: bool = False  # a simulated instrument answering from the item's gold
 
     @property
     @abstractmethod

@@ -21,7 +21,7 @@ class ProviderFactory(Protocol):
 PROVIDERS: Registry[ProviderFactory] = Registry("provider")
 
 # What a report calls each prefix's models; anything unlisted is a language model.
-_KINDS = {"mock": "mock", "baseline": "baseline", "proxy": "proxy"}
+_KINDS = {"mock": "mock", "baseline": "baseline", "proxy": "proxy", "sim": "simulated"}
 
 
 class ProviderConfigError(ValueError):
@@ -45,7 +45,8 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def spec_kind(spec: str) -> str:
-    """`mock`, `baseline`, `proxy` or `model`: how run.json and reports label this spec."""
+    """`mock`, `baseline`, `proxy`, `simulated` or `model`: how run.json and reports label
+    this spec."""
     return _KINDS.get(parse_spec(spec)[0], "model")
 
 

@@ -145,7 +145,7 @@ def conversation_gold(conversation: Conversation) -> EmotionGold:
 
 def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> dict[str, float]:
     """Absolute errors of the numbers asked; a missing one scores its scale's largest error."""
-    out: dict[str, float] = Field(default_factory=dict)
+    out: dict[str, float] = {}
     for name, (low, high) in SCALES.items():
         truth = gold.number(name)
         if truth is None or (prediction is not None and name not in prediction.asked):

@@ -66,9 +66,9 @@ def read_numbers(
         if len(missing) == len(scales):
             raise InvalidAnswer(f"the answer has none of {', '.join(scales)}")
         return Numbers(values={n: bounded_number(found.get(n), *scales[n], n) for n in scales})
-    values: dict[str, float | None] = Field(default_factory=dict)
-    argmax: dict[str, float] = Field(default_factory=dict)
-    spreads: dict[str, dict[str, float]] = Field(default_factory=dict)
+    values: dict[str, float | None] = {}
+    argmax: dict[str, float] = {}
+    spreads: dict[str, dict[str, float]] = {}
     for name in scales:
         spread = dict(outputs[name].probabilities or {}) if name in outputs else {}
         if not spread:

@@ -142,8 +142,8 @@ def read_orders(
     gold: p.PairGold, outputs: Mapping[str, Output], parse: Callable[[str], str]
 ) -> PreferencePrediction:
     """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
-    letters: dict[str, str] = Field(default_factory=dict)
-    spreads: dict[str, dict[str, float]] = Field(default_factory=dict)
+    letters: dict[str, str] = {}
+    spreads: dict[str, dict[str, float]] = {}
     problems = []
     for order in ORDERS:
         output = outputs[order]

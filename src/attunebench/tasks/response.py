@@ -73,6 +73,8 @@ ONE_ORDER = "one-order-only"
 class ResponseGold(Gold):
     chosen: str
     rejected: str
+    chosen_text: str = ""
+    rejected_text: str = ""
 
 
 class ResponsePrediction(Frozen):
@@ -165,7 +167,13 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
                 references = reference_replies(turn)
                 if references is None:
                     continue
-                gold = ResponseGold(chosen=references[0].id, rejected=references[1].id)
+                chosen, rejected = references
+                gold = ResponseGold(
+                    chosen=chosen.id,
+                    rejected=rejected.id,
+                    chosen_text=chosen.text,
+                    rejected_text=rejected.text,
+                )
                 for mode in self.modes:
                     yield Item(TASK, conversation, turn.index, "reply", taxonomy, gold, mode)
 
