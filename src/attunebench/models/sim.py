@@ -117,7 +117,7 @@ class Oracle(Provider):
     def _pick(self, hint: TaskHint, gold: dict[str, Any], right: bool) -> dict[str, str]:
         order = hint.item_key.rsplit("|", 1)[-1]
         first, second = gold["first"], gold["second"]
-        a, b = (first, second) if order == "ab" else (second, first)
+        a = first if order == "ab" else second
         truth = "tie" if gold.get("tie") else ("A" if gold.get("chosen") == a else "B")
         if not right:
             truth = {"A": "B", "B": "A", "tie": "A"}[truth]
