@@ -21,8 +21,9 @@ def completion(text: str, prompt_tokens: int = 11, completion_tokens: int = 4) -
     return {
         "id": "cmpl-1",
         "model": "stub",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "stop"}],
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
     }
 
@@ -144,6 +145,17 @@ async def test_check_passes_on_a_live_server(stub: tuple[Stub, str]) -> None:
     provider = OpenAICompatProvider("m", base_url=stub[1])
     await provider.check()
     await provider.aclose()
+
+
+async def test_check_fails_on_a_base_url_without_the_api_path(stub: tuple[Stub, str]) -> None:
+    base = stub[1].removesuffix("/v1")  # the host answers, but 404 on /models
+    provider = OpenAICompatProvider("m", base_url=base)
+    with pytest.raises(ProviderConfigError) as raised:
+        await provider.check()
+    await provider.aclose()
+    message = str(raised.value)
+    assert f"{base}/models" in message and "HTTP 404" in message and "/v1" in message
+    assert "\n" not in message
 
 
 def test_a_remote_server_needs_its_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -139,7 +139,8 @@ class OpenAICompatProvider(Provider):
         return parse_completion(body, time.perf_counter() - started)
 
     async def check(self) -> None:
-        """Fail fast, with a clear message, when a server cannot be reached or refuses the key."""
+        """Fail fast, with a clear message, when a server cannot be reached, refuses the key, or
+        has no OpenAI API at the base URL's path."""
         for base in self.base_urls:
             try:
                 async with self._client().get(
@@ -148,6 +149,12 @@ class OpenAICompatProvider(Provider):
                     if response.status in (401, 403):
                         message = f"{base} refused the API key (HTTP {response.status})"
                         raise ProviderConfigError(message)
+                    if response.status == 404:
+                        # The host answers but not on this path: every call would 404 too.
+                        raise ProviderConfigError(
+                            f"{base}/models answered HTTP 404 for {self.spec}: is the base URL "
+                            "right? It usually ends in /v1"
+                        )
             except (TimeoutError, aiohttp.ClientError) as error:
                 reason = str(error) or type(error).__name__
                 message = f"cannot reach {base} for {self.spec}: {reason}"
