@@ -10,8 +10,11 @@ from email.utils import parsedate_to_datetime
 
 from attunebench.models.base import ProviderError
 
-# Request timeout, conflict and rate limit: trying again later can help. Any 5xx too.
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
+# Among client errors only a rate limit is worth trying again: any other 4xx (a wrong path's
+# 404, a bad request, a refused key) answers the same way every time, so it is permanent.
+# Any 5xx is the server's trouble and may pass. A client-side timeout is retried, but as a
+# timeout, not as a status.
+RETRYABLE_STATUSES = frozenset({429})
 
 
 def is_retryable_status(status: int) -> bool:
