@@ -1,9 +1,14 @@
-"""Helpers for the task tests: an in-test Caller over mock providers, and conversation builders."""
+"""Helpers for the task tests: the real engine over scripted providers, and conversation builders.
+
+`Harness` binds scripted providers into a real `Engine` (no cache, no sleeping between
+retries) and records every query it is asked, with the output it got, so a test can check
+the prompts a task renders as well as the records `engine.evaluate` makes of them.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,77 +27,207 @@ from attunebench.data.schema import (
     State,
     Turn,
 )
-from attunebench.models.base import GenerateParams, Message, Provider, ProviderError
+from attunebench.engine.caller import BoundModel, Engine, ItemCaller
+from attunebench.engine.evaluate import evaluate
+from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.limits import Endpoint
+from attunebench.engine.retry import RetryPolicy
+from attunebench.models.base import ChoiceOutput, GenerateParams, Message, Provider, ProviderError
 from attunebench.models.hints import TaskHint
-from attunebench.models.mock import MockProvider
-from attunebench.records import PromptInfo
-from attunebench.tasks.base import CallResult, CallRole, Item
+from attunebench.models.mock import MockProvider, default_answer
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.records import ItemRecord
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import AnswerMode, CallRole, Item, Output, Query, Task, View
 
 Responder = Callable[[list[Message], TaskHint | None], str]
+# (messages, option keys, hint) -> each key's probability
+Spread = Callable[[Sequence[Message], Sequence[str], TaskHint | None], Mapping[str, float]]
+
+
+def make_task(name: str, **options: Any) -> Task[Any, Any]:
+    return load_tasks().get(name)(**options)
+
+
+class Chooser(Provider):
+    """A scripted provider that answers choice questions with the probabilities `spread` gives
+    (and generate questions as the mock does)."""
+
+    answer_modes = frozenset({"generate", "choice"})
+
+    def __init__(self, name: str, spread: Spread) -> None:
+        self._spec = f"mock/{name}"
+        self._spread = spread
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> Any:
+        return await MockProvider("inner").generate(messages, params, hint)
+
+    async def choose(
+        self,
+        messages: Sequence[Message],
+        keys: Sequence[str],
+        params: GenerateParams,
+        hint: TaskHint | None = None,
+    ) -> ChoiceOutput:
+        spread = dict(self._spread(messages, keys, hint))
+        if set(spread) - set(keys):
+            raise ProviderError(f"probabilities for keys not offered: {spread}", retryable=False)
+        return ChoiceOutput(probabilities=spread)
 
 
 @dataclass
 class Call:
     model: str
-    messages: list[Message]
-    prompt: PromptInfo
-    item: Item
+    query: Query
+    item: Item[Any]
     role: CallRole
-    params: GenerateParams | None
-    hint: TaskHint | None
+    output: Output
+
+    @property
+    def messages(self) -> list[Message]:
+        """What the model was sent: the choice form's messages when it chose."""
+        return self.query.messages if self.output.probabilities is None else self.choice_messages
+
+    @property
+    def choice_messages(self) -> list[Message]:
+        assert self.query.choice is not None
+        return list(self.query.choice.messages)
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
 
 
 @dataclass
-class ScriptedCaller:
-    """Implements `Caller` by calling providers directly: no cache, no retries.
-
-    A `ProviderError` becomes a failed `CallResult`, as the engine's does once retries run out.
-    """
+class Harness:
+    """A real `Engine` over the given providers, recording every call it makes."""
 
     providers: dict[str, Provider]
+    choice: frozenset[str] = frozenset()  # models answering in choice mode
     calls: list[Call] = field(default_factory=list)
 
-    @classmethod
-    def scripted(cls, **responders: Responder) -> ScriptedCaller:
-        """One mock provider per model name, answering with `responder(messages, hint)`."""
-        return cls({name: MockProvider(name, outputs=fn) for name, fn in responders.items()})
+    def __post_init__(self) -> None:
+        bound = {
+            name: BoundModel(
+                ModelEntry(
+                    name=name,
+                    spec=provider.spec,
+                    answer="choice" if name in self.choice else "generate",
+                ),
+                provider,
+                Endpoint(name, 8),
+            )
+            for name, provider in self.providers.items()
+        }
+        policy = RetryPolicy(max_attempts=2, base_delay_s=0.0)
+        self.engine = Engine(bound, cache=None, ledger=LedgerBook(), policy=policy, sleep=_no_sleep)
 
-    async def call(
+    @classmethod
+    def scripted(cls, **responders: Responder | Sequence[str] | Mapping[str, str]) -> Harness:
+        """One mock provider per model name, answering as `responder` says."""
+        providers: dict[str, Provider] = {
+            name: MockProvider(name.replace("/", "-"), outputs=fn)
+            for name, fn in responders.items()
+        }
+        return cls(providers)
+
+    @classmethod
+    def choosing(cls, **spreads: Spread) -> Harness:
+        providers: dict[str, Provider] = {name: Chooser(name, s) for name, s in spreads.items()}
+        return cls(providers, choice=frozenset(spreads))
+
+    def caller(self) -> Recorder:
+        return Recorder(self, ItemCaller(self.engine))
+
+    async def evaluate(
         self,
+        task: Task[Any, Any],
+        item: Item[Any],
         model: str,
-        messages: list[Message],
-        *,
-        prompt: PromptInfo,
-        item: Item,
-        role: CallRole = "subject",
-        params: GenerateParams | None = None,
-        hint: TaskHint | None = None,
-    ) -> CallResult:
-        self.calls.append(Call(model, messages, prompt, item, role, params, hint))
-        try:
-            provider = self.providers[model]
-            output = await provider.generate(messages, params or GenerateParams(), hint)
-        except ProviderError as error:
-            return CallResult(text=None, error=str(error))
-        return CallResult(
-            text=output.text, input_tokens=output.input_tokens, output_tokens=output.output_tokens
-        )
+        judges: Sequence[str] = (),
+        mode: AnswerMode = "generate",
+    ) -> ItemRecord:
+        return await evaluate(task, item, model, self.caller(), judges, mode)  # type: ignore[arg-type]
+
+    async def evaluate_all(
+        self,
+        task: Task[Any, Any],
+        items: Iterable[Item[Any]],
+        model: str,
+        judges: Sequence[str] = (),
+        mode: AnswerMode = "generate",
+    ) -> list[ItemRecord]:
+        return [await self.evaluate(task, item, model, judges, mode) for item in items]
 
     def of(self, model: str) -> list[Call]:
         return [c for c in self.calls if c.model == model]
+
+
+@dataclass
+class Recorder:
+    """An ItemCaller that also records each call in its harness."""
+
+    harness: Harness
+    inner: ItemCaller
+
+    async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output:
+        output = await self.inner.ask(model, query, item, role)
+        self.harness.calls.append(Call(model, query, item, role, output))
+        return output
+
+
+def views(task: Task[Any, Any], records: Sequence[ItemRecord]) -> list[View[Any, Any]]:
+    return [task.view(record) for record in records]
+
+
+def rendered(messages: Sequence[Message]) -> str:
+    """Every message of a prompt in order, as a person reads it."""
+    return "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
+
+
+def all_prompts(query: Query) -> list[str]:
+    """A query's generate prompt and, where it has one, its choice form's."""
+    prompts = [rendered(query.messages)]
+    if query.choice is not None:
+        prompts.append(rendered(query.choice.messages))
+    return prompts
+
+
+def mock_answer(messages: list[Message], hint: TaskHint | None) -> str:
+    return default_answer(hint)
 
 
 def sample_conversations() -> list[Conversation]:
     return read_conversations(sample_path())
 
 
-def conversation(turns: list[Turn], *, cid: str = "c1", **context: Any) -> Conversation:
+def conversation(
+    turns: list[Turn],
+    *,
+    cid: str = "c1",
+    provenance: Mapping[str, str] | None = None,
+    outcome: Any = None,
+    rating_scale: Any = None,
+    **context: Any,
+) -> Conversation:
     return Conversation(
         id=cid,
-        source=Source(kind="simulated", name="task-tests"),
+        source=Source(
+            kind="simulated",
+            name="task-tests",
+            provenance=dict(provenance or {}),
+            rating_scale=rating_scale,
+        ),
         taxonomy="attunebench-default",
         context=Context(**context),
         turns=tuple(turns),
+        outcome=outcome,
     )
 
 
@@ -106,8 +241,10 @@ def two_reply_turn(
     texts: tuple[str, str] = ("Reply one.", "Reply two, a longer one."),
     ratings: tuple[float | None, float | None] = (None, None),
     behaviors: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-    wanted: str | None = None,
+    need: str | None = None,
+    comment: str | None = None,
     continued: str | None = "a",
+    feedback: float | None = None,
 ) -> Turn:
     responses = tuple(
         Response(id=rid, text=text, rating=rating, behaviors=labels)
@@ -115,10 +252,24 @@ def two_reply_turn(
     )
     preference = None
     if chosen is not None or tie:
-        preference = Preference(chosen=None if tie else chosen, tie=tie)
+        preference = Preference(chosen=None if tie else chosen, tie=tie, comment=comment)
     return Turn(
-        index=index, user=user, state=state, responses=responses,
-        need=Need(text=wanted) if wanted else None, preference=preference, continued=continued,
+        index=index,
+        user=user,
+        state=state,
+        responses=responses,
+        need=Need(text=need) if need else None,
+        preference=preference,
+        continued=continued,
+        feedback=feedback,
+    )
+
+
+def rated_turn(index: int, rating: float | None, *, user: str | None = None) -> Turn:
+    """A turn with one rated reply, the one the conversation went on with."""
+    reply = Response(id="a", text=f"The reply to message {index}.", rating=rating)
+    return Turn(
+        index=index, user=user or f"Message number {index}.", responses=(reply,), continued="a"
     )
 
 
