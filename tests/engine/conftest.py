@@ -55,16 +55,21 @@ def run_echo(tmp_path: Path, dataset: Path) -> RunFn:
         config = RunConfig(
             data=options.pop("data", dataset),
             out=out or tmp_path / "run",
-            models=tuple(entries.get(n) or ModelEntry(name=n, spec=p.spec)
-                         for n, p in providers.items()),
-            judges=tuple(entries.get(n) or ModelEntry(name=n, spec=p.spec)
-                         for n, p in judges.items()),
+            models=tuple(
+                entries.get(n) or ModelEntry(name=n, spec=p.spec) for n, p in providers.items()
+            ),
+            judges=tuple(
+                entries.get(n) or ModelEntry(name=n, spec=p.spec) for n, p in judges.items()
+            ),
             progress=False,
             **{"cache_path": tmp_path / "cache.sqlite", **options},
         )
         return await run(
-            config, providers={**providers, **judges}, tasks=[EchoTask()],
-            policy=policy, sleep=sleep,
+            config,
+            providers={**providers, **judges},
+            tasks=[EchoTask()],
+            policy=policy,
+            sleep=sleep,
         )
 
     return go

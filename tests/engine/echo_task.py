@@ -1,61 +1,100 @@
 """A minimal task for testing the engine: one call per user turn, plus one per judge.
 
-It is not part of the package: the real tasks live in attunebench.tasks.
+It is a real `Task` (tasks/base.py), so the engine evaluates it the way it evaluates every
+task; it is not part of the package, and not registered. The subject's hint carries the item's
+own key, so a scripted mock addresses an item as `echo|<conversation>|<turn>|reply|`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
-from attunebench.records import ItemRecord, PromptInfo
-from attunebench.tasks.base import Caller, Item
+from attunebench.frozen import Frozen
+from attunebench.models.base import GenerateParams, Message
+from attunebench.models.hints import HintKind, TaskHint
+from attunebench.records import PromptInfo
+from attunebench.tasks.base import (
+    AnswerMode,
+    Gold,
+    InvalidAnswer,
+    Item,
+    JudgedVerdict,
+    Output,
+    Query,
+    Scored,
+    Task,
+)
 
 PROMPT = PromptInfo(id="echo", version="1")
 JUDGE_PROMPT = PromptInfo(id="echo-judge", version="1")
+PARAMS = GenerateParams()
 
 
-@dataclass(frozen=True)
-class EchoTask:
-    name: str = "echo"
-    options: dict[str, Any] = field(default_factory=dict)
+class EchoGold(Gold):
+    """No gold beyond the turn: any non-empty reply is right."""
+
+
+class EchoPrediction(Frozen):
+    reply: str
+
+
+class EchoTask(Task[EchoGold, EchoPrediction]):
+    name = "echo"
+    gold_type = EchoGold
+    prediction_type = EchoPrediction
+    headline = "1 for a non-empty reply"
+    subject_hints = frozenset({"response"})
+
+    @property
+    def judge_hints(self) -> frozenset[HintKind]:
+        return frozenset({"judge_rubric"})
 
     @property
     def prompts(self) -> list[PromptInfo]:
         return [PROMPT, JUDGE_PROMPT]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[EchoGold]]:
         for conversation in conversations:
+            taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
-                yield Item(self.name, conversation, turn.index, "reply", taxonomy_of(conversation))
+                yield Item(self.name, conversation, turn.index, "reply", taxonomy, EchoGold())
 
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord:
+    def queries(self, item: Item[EchoGold], mode: AnswerMode) -> list[Query]:
         turn = next(t for t in item.conversation.turns if t.index == item.turn_index)
-        messages = [Message("user", turn.user)]
-        hint = TaskHint("response", text=turn.user)
-        result = await caller.call(model, messages, prompt=PROMPT, item=item, hint=hint)
-        base: dict[str, Any] = {
-            "task": item.task, "model": model, "conversation_id": item.conversation.id,
-            "turn_index": item.turn_index, "item_id": item.item_id, "variant": item.variant,
-        }
-        if result.text is None:
-            # Deliberately claims a score: the engine must still never score a failure.
-            return ItemRecord(status="failed", error=result.error, score=1.0, **base)
-        verdicts = []
-        for judge in judges:
-            judged = await caller.call(
-                judge, [Message("user", f"Rate: {result.text}")], prompt=JUDGE_PROMPT,
-                item=item, role="judge", hint=TaskHint("judge_rubric", text=result.text),
-            )
-            verdicts.append(judged.text)
-        return ItemRecord(
-            status="ok", prediction=result.text, raw_output=result.text,
-            score=float(len(result.text) > 0), meta={"verdicts": verdicts}, **base,
-        )
+        hint = TaskHint("response", text=turn.user, item_key=item.key)
+        return [Query("reply", [Message("user", turn.user)], PROMPT, PARAMS, hint)]
+
+    def parse(self, item: Item[EchoGold], outputs: Mapping[str, Output]) -> EchoPrediction:
+        text = outputs["reply"].text or ""
+        if not text.strip():
+            raise InvalidAnswer("an empty reply")
+        return EchoPrediction(reply=text)
+
+    def score(self, item: Item[EchoGold], prediction: EchoPrediction) -> Scored:
+        return Scored(1.0)
+
+    def worst(self, item: Item[EchoGold], partial: EchoPrediction | None) -> Scored:
+        return Scored(0.0)
+
+    def judge_queries(
+        self, item: Item[EchoGold], prediction: EchoPrediction, judges: Sequence[str]
+    ) -> list[Query]:
+        hint = TaskHint("judge_rubric", text=prediction.reply, candidates={"A": prediction.reply})
+        messages = [Message("user", f"Rate: {prediction.reply}")]
+        return [
+            Query(f"judge:{judge}", messages, JUDGE_PROMPT, PARAMS, hint, "judge", judge)
+            for judge in judges
+        ]
+
+    def judged(
+        self, item: Item[EchoGold], prediction: EchoPrediction, verdicts: Sequence[JudgedVerdict]
+    ) -> Scored:
+        return self.score(item, prediction)
+
+
+class OtherTask(EchoTask):
+    """The echo task under another name, for tests that need two tasks."""
+
+    name = "other"

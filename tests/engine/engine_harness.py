@@ -14,11 +14,16 @@ RunFn = Callable[..., Awaitable[RunResult]]
 
 def write_dataset(path: Path, conversations: int = 4, turns: int = 3) -> Path:
     source = Source(kind="simulated", name="engine-test")
-    write_conversations(path, [
-        Conversation(
-            id=f"c{c}", source=source, taxonomy="attunebench-default",
-            turns=tuple(Turn(index=t, user=f"conversation {c} turn {t}") for t in range(turns)),
-        )
-        for c in range(conversations)
-    ])
+    write_conversations(
+        path,
+        [
+            Conversation(
+                id=f"c{c}",
+                source=source,
+                taxonomy="attunebench-default",
+                turns=tuple(Turn(index=t, user=f"conversation {c} turn {t}") for t in range(turns)),
+            )
+            for c in range(conversations)
+        ],
+    )
     return path

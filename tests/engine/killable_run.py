@@ -19,8 +19,12 @@ def main() -> None:
     data, out, cache, call_log = (Path(arg) for arg in sys.argv[1:5])
     mock = MockProvider(latency_s=0.02, call_log=call_log)
     config = RunConfig(
-        data=data, out=out, models=(ModelEntry(name="m", spec=mock.spec),),
-        cache_path=cache, concurrency=CONCURRENCY, progress=False,
+        data=data,
+        out=out,
+        models=(ModelEntry(name="m", spec=mock.spec),),
+        cache_path=cache,
+        concurrency=CONCURRENCY,
+        progress=False,
     )
     asyncio.run(run(config, providers={"m": mock}, tasks=[EchoTask()]))
 

@@ -34,15 +34,24 @@ def split(tmp_path: Path) -> tuple[Path, Path]:
 
 def demo_like(data: Path, train: Path, out: Path, **options: Any) -> RunConfig:
     models = tuple(
-        ModelEntry(name=spec, spec=spec,
-                   options={"train": str(train)} if spec == "baseline/majority" else {})
+        ModelEntry(
+            name=spec,
+            spec=spec,
+            options={"train": str(train)} if spec == "baseline/majority" else {},
+        )
         for spec in BASELINES
-    )  # fmt: skip
+    )
     fields: dict[str, Any] = {
-        "data": data, "out": out, "models": models, "tasks": ("all",),
-        "judges": (ModelEntry(name="judge", spec="mock/judge"),), "progress": False,
-        "check_servers": False, "cache_path": out.parent / "cache.sqlite", **options,
-    }  # fmt: skip
+        "data": data,
+        "out": out,
+        "models": models,
+        "tasks": ("all",),
+        "judges": (ModelEntry(name="judge", spec="mock/judge"),),
+        "progress": False,
+        "check_servers": False,
+        "cache_path": out.parent / "cache.sqlite",
+        **options,
+    }
     return RunConfig(**fields)
 
 
@@ -53,7 +62,13 @@ async def test_models_that_cannot_reply_get_no_response_items_and_the_run_comple
     result = await run(config, providers={"judge": MockProvider("judge")})
     assert result.complete and result.failed == 0 and result.planned > 0
     skipped = {(s.task, s.model) for s in result.skipped}
-    assert skipped == {("response", "baseline/majority"), ("response", "baseline/lexicon")}
+    assert skipped == {
+        ("response", "baseline/majority"),  # no reply to write
+        ("response", "baseline/lexicon"),
+        ("rating", "baseline/lexicon"),  # reads no rating
+        ("outcome", "baseline/lexicon"),
+        ("rating", "baseline/majority"),  # its train split (the sample) has no rating gold
+    }
     records = read_records(config.out / RECORDS_FILE)
     made = Counter((r.task, r.model) for r in records)
     assert made["response", "baseline/random"] > 0  # random writes a reply: it is planned
@@ -66,6 +81,7 @@ async def test_models_that_cannot_reply_get_no_response_items_and_the_run_comple
     listed = {(s.task, s.model): s.reason for s in info.skipped}
     assert set(listed) == skipped
     assert "'response'" in listed["response", "baseline/lexicon"]
+    assert listed["rating", "baseline/majority"].endswith(f"{split[1]} has no rating gold")
     again = await run(config, providers={"judge": MockProvider("judge")})
     assert again.complete and again.totals.calls == 0  # the same plan resumes: nothing to do
 
@@ -77,7 +93,9 @@ async def test_the_analysis_names_the_skipped_pairs_as_not_applicable(
     await run(config, providers={"judge": MockProvider("judge")})
     notices = [n for n in load_runs([config.out]).notices if n.kind == "skipped"]
     assert {(n.task, n.model) for n in notices} == {
-        ("response", "baseline/majority"), ("response", "baseline/lexicon")}  # fmt: skip
+        ("response", "baseline/majority"),
+        ("response", "baseline/lexicon"),
+    }
     assert all(n.message.startswith("not applicable:") for n in notices)
 
 
@@ -91,19 +109,33 @@ async def test_the_analysis_names_the_skipped_pairs_as_not_applicable(
     ],
 )
 async def test_a_judge_that_cannot_answer_what_a_task_asks_is_a_plan_error(
-    tmp_path: Path, split: tuple[Path, Path], judge: str, options: dict[str, str],
+    tmp_path: Path,
+    split: tuple[Path, Path],
+    judge: str,
+    options: dict[str, str],
     lacking: str | None,
-) -> None:  # fmt: skip
+) -> None:
     data, train = split
-    entry = ModelEntry(name="j", spec=judge,
-                       options={"train": str(train)} if judge == "baseline/majority" else {})
-    config = demo_like(data, train, tmp_path / "run", judges=(entry,), tasks=("response",),
-                       task_options={"response": options}, limit=1)  # fmt: skip
+    entry = ModelEntry(
+        name="j", spec=judge, options={"train": str(train)} if judge == "baseline/majority" else {}
+    )
+    config = demo_like(
+        data,
+        train,
+        tmp_path / "run",
+        judges=(entry,),
+        tasks=("response",),
+        task_options={"response": options},
+        limit=1,
+    )
     if lacking is None:
         result = await run(config)
         assert result.complete and result.failed == 0 and result.planned > 0
         return
-    with pytest.raises(PlanError, match=rf"judge 'j' cannot answer the {lacking} items"):
+    with pytest.raises(
+        PlanError,
+        match=rf"judge 'j' cannot judge task 'response': .* does not answer {lacking} items",
+    ):
         await run(config)
     assert not (tmp_path / "run").exists()  # refused before anything was written
 
@@ -113,15 +145,33 @@ def test_the_run_command_prints_one_line_per_skipped_pair(
 ) -> None:
     data, _ = split
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, [
-        "run", "--data", str(data), "--out", str(out), "--task", "all", "--limit", "1",
-        "--model", "baseline/lexicon", "--model", "baseline/random", "--judge", "mock/j",
-        "--no-cache", "--no-progress",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--task",
+            "all",
+            "--limit",
+            "1",
+            "--model",
+            "baseline/lexicon",
+            "--model",
+            "baseline/random",
+            "--judge",
+            "mock/j",
+            "--no-cache",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("not applicable")]
     assert lines == [
-        "not applicable: task response for baseline/lexicon "
-        "(baseline/lexicon does not answer 'response' items)"
+        f"not applicable: task {task} for baseline/lexicon "
+        f"(baseline/lexicon does not answer '{task}' items)"
+        for task in ("outcome", "rating", "response")
     ]
     assert json.loads((out / "run.json").read_text())["complete"] is True

@@ -32,8 +32,13 @@ def key(**changes: object) -> str:
 
 
 def test_key_changes_with_everything_that_changes_the_output() -> None:
-    moved = ModelEntry(name="other", spec="openai/x", base_urls=("http://b/v1",), concurrency=3,
-                       options={"timeout_s": 1})
+    moved = ModelEntry(
+        name="other",
+        spec="openai/x",
+        base_urls=("http://b/v1",),
+        concurrency=3,
+        options={"timeout_s": 1},
+    )
     assert key(identity=moved.cache_identity()) == key()  # name, URLs, pacing: same output
     assert key(params=GenerateParams(temperature=0.5)) != key()
     assert key(prompt=PromptInfo(id="p", version="2")) != key()
@@ -95,7 +100,8 @@ async def test_a_rerun_is_all_cache_hits_for_models_and_judges(
     ledger = read_ledger(result.rundir)
     assert ledger is not None
     assert {(e.role, e.calls, e.cache_hits) for e in ledger.entries} == {
-        ("subject", 0, 12), ("judge", 0, 12)
+        ("subject", 0, 12),
+        ("judge", 0, 12),
     }
 
 

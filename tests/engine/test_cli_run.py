@@ -23,29 +23,43 @@ def attunebench(*args: str) -> tuple[int, str]:
 
 @pytest.fixture
 def base(tmp_path: Path) -> list[str]:
-    return ["run", "--data", str(SAMPLE), "--task", "emotion", "--limit", "2", "--no-progress",
-            "--cache", str(tmp_path / "cache.sqlite")]
+    return [
+        "run",
+        "--data",
+        str(SAMPLE),
+        "--task",
+        "emotion",
+        "--limit",
+        "2",
+        "--no-progress",
+        "--cache",
+        str(tmp_path / "cache.sqlite"),
+    ]
 
 
 def test_a_mock_run_writes_the_run_directory_and_resumes(base: list[str], tmp_path: Path) -> None:
     out = tmp_path / "run"
-    code, output = attunebench(*base, "--model", "mock/default", "--out", str(out),
-                               "--context", "both")
+    code, output = attunebench(
+        *base, "--model", "mock/default", "--out", str(out), "--context", "both"
+    )
     assert code == 0, output
     assert f"run directory: {out}" in output
     info = read_run_info(out)
     assert info is not None and info.complete and info.models[0].kind == "mock"
-    assert info.task_options == {"emotion": {"context": "both"}}
+    assert list(info.task_options) == ["emotion"]
+    assert info.task_options["emotion"]["context"] == "both"
     records = read_records(out / "records.jsonl")
     assert records and {r.variant for r in records} == {"blind", "informed"}
     assert len({r.conversation_id for r in records}) == 2
 
-    code, output = attunebench(*base, "--model", "mock/default", "--out", str(out),
-                               "--context", "both")
+    code, output = attunebench(
+        *base, "--model", "mock/default", "--out", str(out), "--context", "both"
+    )
     assert code == 0 and " 0 calls, 0 cache hits" in output  # nothing left to do
 
-    code, output = attunebench(*base, "--model", "mock/default", "--out", str(tmp_path / "b"),
-                               "--context", "both")
+    code, output = attunebench(
+        *base, "--model", "mock/default", "--out", str(tmp_path / "b"), "--context", "both"
+    )
     assert code == 0 and f" 0 calls, {len(records)} cache hits" in output
 
 
@@ -53,8 +67,9 @@ def test_models_file_names_are_used_in_records(base: list[str], tmp_path: Path) 
     models = tmp_path / "models.toml"
     models.write_text('[models.scripted]\nspec = "mock/default"\nparams = { max_tokens = 9 }\n')
     out = tmp_path / "run"
-    code, output = attunebench(*base, "--models-file", str(models), "--model", "scripted",
-                               "--out", str(out))
+    code, output = attunebench(
+        *base, "--models-file", str(models), "--model", "scripted", "--out", str(out)
+    )
     assert code == 0, output
     assert {r.model for r in read_records(out / "records.jsonl")} == {"scripted"}
     info = json.loads((out / "run.json").read_text())
@@ -75,7 +90,10 @@ def test_models_file_names_are_used_in_records(base: list[str], tmp_path: Path) 
     ],
 )
 def test_mistakes_get_one_clear_line(
-    base: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+    base: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
     message: str,
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -89,8 +107,9 @@ def test_mistakes_get_one_clear_line(
 def test_an_unreachable_server_is_named(base: list[str], tmp_path: Path) -> None:
     models = tmp_path / "models.toml"
     models.write_text('[models.local]\nspec = "openai/x"\nbase_url = "http://127.0.0.1:9/v1"\n')
-    code, output = attunebench(*base, "--models-file", str(models), "--model", "local",
-                               "--out", str(tmp_path / "run"))
+    code, output = attunebench(
+        *base, "--models-file", str(models), "--model", "local", "--out", str(tmp_path / "run")
+    )
     assert code == 2 and "cannot reach http://127.0.0.1:9/v1" in output
 
 

@@ -43,8 +43,10 @@ async def test_in_flight_calls_never_exceed_the_limit(run_echo: RunFn, tmp_path:
 async def test_models_file_concurrency_per_model(run_echo: RunFn, tmp_path: Path) -> None:
     data = write_dataset(tmp_path / "wide.jsonl", conversations=12, turns=2)
     narrow, wide = MockProvider(latency_s=0.01), MockProvider("wide", latency_s=0.01)
-    entries = {"narrow": ModelEntry(name="narrow", spec=narrow.spec, concurrency=2),
-               "wide": ModelEntry(name="wide", spec=wide.spec, concurrency=5)}
+    entries = {
+        "narrow": ModelEntry(name="narrow", spec=narrow.spec, concurrency=2),
+        "wide": ModelEntry(name="wide", spec=wide.spec, concurrency=5),
+    }
     await run_echo({"narrow": narrow, "wide": wide}, data=data, entries=entries, concurrency=1)
     assert (narrow.peak_in_flight, wide.peak_in_flight) == (2, 5)
 

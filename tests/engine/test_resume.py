@@ -107,8 +107,14 @@ async def test_a_finished_run_rerun_makes_no_call(run_echo: RunFn) -> None:
 def test_kill_9_loses_only_calls_in_flight(tmp_path: Path) -> None:
     data = write_dataset(tmp_path / "data.jsonl", conversations=25, turns=4)
     out, cache, log = tmp_path / "run", tmp_path / "cache.sqlite", tmp_path / "calls.log"
-    command = [sys.executable, str(HERE / "killable_run.py"), str(data), str(out), str(cache),
-               str(log)]
+    command = [
+        sys.executable,
+        str(HERE / "killable_run.py"),
+        str(data),
+        str(out),
+        str(cache),
+        str(log),
+    ]
     process = subprocess.Popen(command, cwd=HERE)
     try:
         deadline = time.monotonic() + 30

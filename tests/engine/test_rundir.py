@@ -9,16 +9,17 @@ from engine_harness import RunFn
 
 from attunebench import __version__
 from attunebench.engine import read_ledger, read_records, read_run_info
-from attunebench.engine.rundir import RecordWriter
 from attunebench.models import MockProvider, ProviderError
 from attunebench.models.modelsfile import ModelEntry, Price
 from attunebench.records import ItemRecord
+from attunebench.rundir import RecordWriter
 
 
 async def test_run_json_records_and_ledger(run_echo: RunFn, dataset: Path) -> None:
     mock, judge = MockProvider(latency_s=0.001), MockProvider("judge")
-    priced = ModelEntry(name="m", spec="mock/default", price=Price(input=1.0, output=2.0),
-                        params={"max_tokens": 64})
+    priced = ModelEntry(
+        name="m", spec="mock/default", price=Price(input=1.0, output=2.0), params={"max_tokens": 64}
+    )
     result = await run_echo({"m": mock}, judges={"j": judge}, entries={"m": priced}, seed=3)
     info = read_run_info(result.rundir)
     assert info is not None and info.complete and info.finished_at is not None
@@ -61,8 +62,11 @@ def test_record_writer_appends_whole_lines(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
     writer = RecordWriter(path, fsync_every_s=0)
     for turn in range(3):
-        writer.write(ItemRecord(task="t", model="m", conversation_id="c", turn_index=turn,
-                                item_id="i", status="ok"))
+        writer.write(
+            ItemRecord(
+                task="t", model="m", conversation_id="c", turn_index=turn, item_id="i", status="ok"
+            )
+        )
         assert path.read_bytes().count(b"\n") == turn + 1  # on disk before the next write
     writer.close()
     assert [r.turn_index for r in read_records(path)] == [0, 1, 2]

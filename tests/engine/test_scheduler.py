@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from echo_task import EchoTask
+from echo_task import EchoTask, OtherTask
 from engine_harness import RunFn, write_dataset
 
 from attunebench.data.jsonl import read_conversations
@@ -21,7 +21,12 @@ def test_units_group_by_conversation_and_model_in_turn_order(tmp_path: Path) -> 
     done = {record_key(planned[0][1], "a")}  # c2 turn 2 for model a is already recorded
     units = plan_units(planned, done)
     assert [(u.conversation_id, u.model) for u in units] == [
-        ("c2", "a"), ("c2", "b"), ("c1", "a"), ("c1", "b"), ("c0", "a"), ("c0", "b"),
+        ("c2", "a"),
+        ("c2", "b"),
+        ("c1", "a"),
+        ("c1", "b"),
+        ("c0", "a"),
+        ("c0", "b"),
     ]
     assert [i.turn_index for _, i in units[0].work] == [0, 1]
     assert [i.turn_index for _, i in units[1].work] == [0, 1, 2]
@@ -54,10 +59,15 @@ def test_item_keys_match_record_keys(tmp_path: Path) -> None:
 
 def test_within_a_unit_each_task_runs_its_turns_in_order(tmp_path: Path) -> None:
     conversations = read_conversations(write_dataset(tmp_path / "d.jsonl", 1, 3))
-    first, second = EchoTask(), EchoTask(name="other")
+    first, second = EchoTask(), OtherTask()
     planned = [(t, i, ["m"]) for t in (first, second) for i in t.items(conversations)]
     planned.sort(key=lambda triple: -triple[1].turn_index)  # arrive out of order
     (unit,) = plan_units(planned, set())
     assert [(i.task, i.turn_index) for _, i in unit.work] == [
-        ("echo", 0), ("echo", 1), ("echo", 2), ("other", 0), ("other", 1), ("other", 2),
+        ("echo", 0),
+        ("echo", 1),
+        ("echo", 2),
+        ("other", 0),
+        ("other", 1),
+        ("other", 2),
     ]
