@@ -8,6 +8,12 @@ for up to `max_wait_ms` into batches of up to `batch_size` and run as one left-p
 only requests with equal sampling parameters share a batch. Temperature 0 decodes greedily.
 
 `json_mode` is not enforced (no constrained decoding); stop strings cut the decoded text.
+
+In choice mode (`choose`) each key's exact log-likelihood as the continuation of the prompt is
+computed in one batched forward pass: with a chat template, the key follows the generation
+prompt; without one, the prompt is the plain text of `models.choice.completion_prompt` and the
+key follows as " KEY", as lm-evaluation-harness scores an option. The keys' probabilities are
+those likelihoods renormalised over the keys.
 """
 
 from __future__ import annotations
@@ -21,7 +27,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.base import (
+    ChoiceOutput,
+    GenerateParams,
+    Message,
+    ModelOutput,
+    Provider,
+    ProviderError,
+)
+from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt, from_loglikelihoods
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
@@ -71,11 +85,14 @@ def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
 
 
 class HFProvider(Provider):
+    answer_modes = frozenset({"generate", "choice"})
+
     def __init__(self, path: str, options: HFOptions | None = None) -> None:
         self.path = path
         self.options = options or HFOptions()
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
+        self._lock = threading.Lock()  # one forward pass at a time: torch uses every core
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[_Request] | None = None
         self._worker: asyncio.Task[None] | None = None
@@ -106,6 +123,61 @@ class HFProvider(Provider):
     async def check(self) -> None:
         """Load the checkpoint now, so a bad path fails before a run starts rather than in it."""
         await asyncio.to_thread(self._load)
+
+    async def choose(
+        self,
+        messages: Sequence[Message],
+        keys: Sequence[str],
+        params: GenerateParams,
+        hint: TaskHint | None = None,
+    ) -> ChoiceOutput:
+        started = time.perf_counter()
+        scores, tokens = await asyncio.to_thread(self._loglikelihoods, list(messages), list(keys))
+        return ChoiceOutput(
+            probabilities=from_loglikelihoods(scores),
+            input_tokens=tokens,
+            latency_s=time.perf_counter() - started,
+        )
+
+    def loglikelihoods(self, context: str, continuations: Sequence[str]) -> list[float]:
+        """log P(continuation | context) for each continuation, in one padded batch."""
+        import torch
+
+        loaded = self._load()
+        tokenizer, model = loaded.tokenizer, loaded.model
+        context_ids = tokenizer(context, add_special_tokens=not loaded.templated)["input_ids"]
+        whole = [
+            tokenizer(context + c, add_special_tokens=not loaded.templated)["input_ids"]
+            for c in continuations
+        ]
+        # The continuation is what the whole adds to the context (tokenizers may merge at
+        # the seam, so compare the sequences rather than tokenising the continuation alone).
+        shared = [_common_prefix(context_ids, ids) for ids in whole]
+        width = max(len(ids) for ids in whole)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        batch = torch.tensor([ids + [pad] * (width - len(ids)) for ids in whole])
+        mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in whole])
+        with self._lock, torch.inference_mode():
+            logits = model(input_ids=batch.to(model.device), attention_mask=mask.to(model.device))
+            logprobs = torch.log_softmax(logits.logits.float(), dim=-1).cpu()
+        out = []
+        for row, (ids, start) in enumerate(zip(whole, shared, strict=True)):
+            start = max(start, 1)  # the first token has no context to be predicted from
+            positions = range(start, len(ids))
+            out.append(float(sum(logprobs[row, i - 1, ids[i]] for i in positions)))
+        return out
+
+    def _loglikelihoods(
+        self, messages: list[Message], keys: list[str]
+    ) -> tuple[dict[str, float], int]:
+        loaded = self._load()
+        if loaded.templated:
+            context, prefix = render_prompt(loaded.tokenizer, messages), ""
+        else:
+            context, prefix = completion_prompt(messages), CONTINUATION_PREFIX
+        scores = self.loglikelihoods(context, [prefix + key for key in keys])
+        tokens = len(loaded.tokenizer(context)["input_ids"])
+        return dict(zip(keys, scores, strict=True)), tokens
 
     async def aclose(self) -> None:
         if self._worker is not None and not self._worker.done():
@@ -212,6 +284,15 @@ class HFProvider(Provider):
             _decode(tokenizer, row, int(count), params, len(prompts), eos)
             for row, count in zip(new_tokens, input_counts, strict=True)
         ]
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    size = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        size += 1
+    return size
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -13,12 +13,26 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
 
 import aiohttp
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.base import (
+    ChoiceOutput,
+    GenerateParams,
+    Message,
+    ModelOutput,
+    Provider,
+    ProviderError,
+)
+from attunebench.models.completions import (
+    choice_body,
+    completion_body,
+    parse_choice,
+    parse_text_completion,
+)
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
@@ -45,6 +59,8 @@ def is_local(url: str) -> bool:
 class OpenAICompatProvider(Provider):
     """Chat completions over aiohttp; see the module docstring."""
 
+    answer_modes = frozenset({"generate", "choice"})
+
     def __init__(
         self,
         model: str,
@@ -54,10 +70,13 @@ class OpenAICompatProvider(Provider):
         api_key_env: str = "OPENAI_API_KEY",
         api_key: str | None = None,
         json_mode: bool = True,
+        chat: bool = True,
         timeout_s: float = 120.0,
         max_connections: int = 0,
     ) -> None:
         self.model = model
+        # False: a model with no chat template, asked through /completions with plain text.
+        self.chat = chat
         self.base_urls = resolve_base_urls(base_url, base_urls)
         key = api_key if api_key is not None else os.environ.get(api_key_env)
         if not key and not all(is_local(url) for url in self.base_urls):
@@ -122,9 +141,13 @@ class OpenAICompatProvider(Provider):
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
     ) -> ModelOutput:
+        started = time.perf_counter()
+        if not self.chat:
+            request = completion_body(self.model, messages, params)
+            answer = await self._post("completions", request)
+            return parse_text_completion(answer, time.perf_counter() - started)
         payload = json.dumps(self.request_body(messages, params)).encode()
         url = f"{self._url()}/chat/completions"
-        started = time.perf_counter()
         try:
             async with self._client().post(url, data=payload) as response:
                 body = await response.read()
@@ -137,6 +160,33 @@ class OpenAICompatProvider(Provider):
             message = f"{type(error).__name__} calling {url}: {error}"
             raise ProviderError(message, retryable=True) from None
         return parse_completion(body, time.perf_counter() - started)
+
+    async def choose(
+        self,
+        messages: Sequence[Message],
+        keys: Sequence[str],
+        params: GenerateParams,
+        hint: TaskHint | None = None,
+    ) -> ChoiceOutput:
+        started = time.perf_counter()
+        answer = await self._post("chat/completions" if self.chat else "completions",
+                                  choice_body(self.model, messages, chat=self.chat))  # fmt: skip
+        return parse_choice(answer, keys, time.perf_counter() - started)
+
+    async def _post(self, path: str, body: dict[str, Any]) -> bytes:
+        url = f"{self._url()}/{path}"
+        try:
+            async with self._client().post(url, data=json.dumps(body).encode()) as response:
+                answer = await response.read()
+                if response.status >= 400:
+                    text = answer.decode("utf-8", "replace")
+                    raise status_error(response.status, text, response.headers.get("Retry-After"))
+                return answer
+        except TimeoutError:
+            raise ProviderError(f"timed out calling {url}", retryable=True) from None
+        except aiohttp.ClientError as error:  # refused, reset, disconnected, bad HTTP
+            message = f"{type(error).__name__} calling {url}: {error}"
+            raise ProviderError(message, retryable=True) from None
 
     async def check(self) -> None:
         """Fail fast, with a clear message, when a server cannot be reached, refuses the key, or

@@ -1,0 +1,79 @@
+"""Choice mode, shared by the providers that give option probabilities.
+
+A choice question (`tasks.base.ChoiceForm`) ends with its options as single-character keys
+and "Answer:"; the answer is the probability of each key as the model's next token.
+
+- A model without a chat template reads the question as plain text, the messages' contents
+  joined by blank lines (`completion_prompt`), and each key is scored as the continuation
+  " KEY", as lm-evaluation-harness scores a multiple-choice option (`target_delimiter` " ").
+- A server that returns only the top-k next tokens (`top_logprobs`) may leave a key out;
+  that key gets the floor, the smallest probability the server did return (it can be no more
+  likely than that), and is listed in `floored`. Tokens that differ only by surrounding space
+  or case (" A", "A", "a") count for the same key.
+
+The probabilities are renormalised over the keys, so they sum to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from attunebench.models.base import ChoiceOutput, Message
+
+CONTINUATION_PREFIX = " "  # a key follows "Answer:" as " A", as lm-eval's target_delimiter
+
+
+def completion_prompt(messages: Sequence[Message]) -> str:
+    """The messages as one plain-text prompt, for a model with no chat template."""
+    return "\n\n".join(message.content.strip() for message in messages)
+
+
+def _key_of(token: str, keys: Sequence[str]) -> str | None:
+    stripped = token.strip()
+    if stripped in keys:
+        return stripped
+    folded = {key.lower(): key for key in keys}
+    return folded.get(stripped.lower()) if len(folded) == len(keys) else None
+
+
+def from_top_logprobs(
+    top: Mapping[str, float],
+    keys: Sequence[str],
+    *,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    latency_s: float = 0.0,
+) -> ChoiceOutput:
+    """The keys' probabilities from a server's top-k next-token log probabilities."""
+    found: dict[str, float] = dict.fromkeys(keys, 0.0)
+    seen: set[str] = set()
+    for token, logprob in top.items():
+        key = _key_of(token, keys)
+        if key is not None:
+            found[key] += math.exp(logprob)
+            seen.add(key)
+    floor = min((math.exp(lp) for lp in top.values()), default=1.0)
+    floored = tuple(key for key in keys if key not in seen)
+    for key in floored:
+        found[key] = floor
+    return ChoiceOutput(
+        probabilities=normalised(found),
+        floored=floored,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        latency_s=latency_s,
+    )
+
+
+def normalised(weights: Mapping[str, float]) -> dict[str, float]:
+    total = sum(weights.values())
+    if total <= 0:
+        return {key: 1.0 / len(weights) for key in weights}
+    return {key: value / total for key, value in weights.items()}
+
+
+def from_loglikelihoods(loglikelihoods: Mapping[str, float]) -> dict[str, float]:
+    """The keys' probabilities from each key's exact log-likelihood as the continuation."""
+    top = max(loglikelihoods.values())
+    return normalised({key: math.exp(value - top) for key, value in loglikelihoods.items()})

@@ -1,0 +1,108 @@
+"""What `openai/` sends and reads besides plain chat: raw completions and option probabilities.
+
+- A model with no chat template (a base model behind llama.cpp or vLLM) is asked through
+  `/completions` with a plain-text prompt (`chat = false` in the models file): a task's prompt
+  as its messages' text, and a conversation to continue as a transcript ending in
+  "Assistant:", stopped at the next "User:" line.
+- In choice mode the next token's top log probabilities are asked for: `top_logprobs` (up to
+  20) on chat completions, as the OpenAI API, vLLM and SGLang give them, or `logprobs` (the
+  number of top tokens) on completions, as llama.cpp's server and vLLM give them. Keys missing
+  from the top-k get the floor (`models.choice`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from attunebench.models.base import (
+    ChoiceOutput,
+    GenerateParams,
+    Message,
+    ModelOutput,
+    ProviderError,
+)
+from attunebench.models.choice import completion_prompt, from_top_logprobs
+
+TOP_LOGPROBS = 20  # the most the OpenAI API returns; vLLM and llama.cpp accept it
+SPEAKERS = {"user": "User", "assistant": "Assistant"}
+NEXT_SPEAKER = "\nUser:"
+
+
+def transcript_prompt(messages: Sequence[Message]) -> tuple[str, list[str]]:
+    """A conversation as a plain transcript the model continues as the assistant, and the
+    stop sequence that ends its reply at the next speaker."""
+    system = [m.content.strip() for m in messages if m.role == "system"]
+    lines = [f"{SPEAKERS[m.role]}: {m.content.strip()}" for m in messages if m.role != "system"]
+    if messages and messages[-1].role == "user" and len(lines) > 1:
+        return "\n\n".join([*system, "\n".join(lines)]) + "\nAssistant:", [NEXT_SPEAKER]
+    return completion_prompt(messages), []
+
+
+def completion_body(
+    model: str, messages: Sequence[Message], params: GenerateParams
+) -> dict[str, Any]:
+    prompt, stop = transcript_prompt(messages)
+    body: dict[str, Any] = {
+        "model": model, "prompt": prompt, "temperature": params.temperature,
+        "max_tokens": params.max_tokens, "stop": [*params.stop, *stop] or None,
+    }  # fmt: skip
+    if params.seed is not None:
+        body["seed"] = params.seed
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def choice_body(model: str, messages: Sequence[Message], *, chat: bool) -> dict[str, Any]:
+    """One next token, greedy, with its top log probabilities."""
+    if chat:
+        return {
+            "model": model, "messages": [m.to_dict() for m in messages], "max_tokens": 1,
+            "temperature": 0.0, "logprobs": True, "top_logprobs": TOP_LOGPROBS,
+        }  # fmt: skip
+    return {
+        "model": model, "prompt": completion_prompt(messages), "max_tokens": 1,
+        "temperature": 0.0, "logprobs": TOP_LOGPROBS,
+    }  # fmt: skip
+
+
+def _usage(data: dict[str, Any]) -> tuple[int, int]:
+    usage = data.get("usage") or {}
+    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
+def parse_choice(body: bytes, keys: Sequence[str], latency_s: float) -> ChoiceOutput:
+    """The keys' probabilities from a chat or completions body with logprobs."""
+    try:
+        data = json.loads(body)
+        logprobs = data["choices"][0]["logprobs"]
+        if "content" in logprobs:  # chat completions
+            entries = logprobs["content"][0]["top_logprobs"]
+            top = {str(e["token"]): float(e["logprob"]) for e in entries}
+        else:  # completions: one {token: logprob} per generated token
+            top = {str(k): float(v) for k, v in logprobs["top_logprobs"][0].items()}
+        prompt_tokens, completion_tokens = _usage(data)
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        snippet = body[:200].decode("utf-8", "replace")
+        raise ProviderError(f"no logprobs in the answer ({error!r}): {snippet}",
+                            retryable=False) from None  # fmt: skip
+    return from_top_logprobs(top, keys, input_tokens=prompt_tokens,
+                             output_tokens=completion_tokens, latency_s=latency_s)  # fmt: skip
+
+
+def parse_text_completion(body: bytes, latency_s: float) -> ModelOutput:
+    """A ModelOutput from a completions body; a malformed body is worth one more try."""
+    try:
+        data = json.loads(body)
+        choice = data["choices"][0]
+        prompt_tokens, completion_tokens = _usage(data)
+        return ModelOutput(
+            text=str(choice.get("text") or ""), input_tokens=prompt_tokens,
+            output_tokens=completion_tokens, latency_s=latency_s,
+            finish_reason=choice.get("finish_reason"),
+            raw={"id": data.get("id"), "model": data.get("model")},
+        )  # fmt: skip
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+        snippet = body[:200].decode("utf-8", "replace")
+        raise ProviderError(f"malformed completion ({error!r}): {snippet}",
+                            retryable=True) from None  # fmt: skip
