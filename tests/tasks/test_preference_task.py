@@ -1,34 +1,44 @@
-"""The preference task: both orders, the scoring rule, ties, invalid answers, derived pairs."""
+"""The preference task: both orders, the scoring rule, ties, invalid and failed answers, and
+prompts that never name a turn."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from task_harness import ScriptedCaller, conversation, two_reply_turn
+from task_harness import Harness, all_prompts, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation, Preference, Response, Turn
 from attunebench.models.base import Message, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.records import ItemRecord
-from attunebench.tasks import TASKS
 from attunebench.tasks.metrics import METRICS
 
 GOOD, BAD = "A warm and good reply.", "A cold reply."
+TURN_NUMBER = re.compile(r"\bturns?\s*(?:#|no\.?|number)?\s*\d", re.IGNORECASE)
 
 
 def picks() -> Conversation:
     three = Turn(
-        index=3, user="And now?", continued="b",
-        responses=(Response(id="a", text=BAD), Response(id="b", text="Another cold one."),
-                   Response(id="c", text=GOOD)),
+        index=3,
+        user="And now?",
+        continued="b",
+        responses=(
+            Response(id="a", text=BAD),
+            Response(id="b", text="Another cold one."),
+            Response(id="c", text=GOOD),
+        ),
         preference=Preference(chosen="c"),
-    )  # fmt: skip
-    return conversation([
-        two_reply_turn(0, "Hello.", texts=(GOOD, BAD), chosen="a"),
-        two_reply_turn(1, "Still sad.", texts=(BAD, GOOD), chosen="b"),
-        two_reply_turn(2, "Meh.", texts=("Equal one.", "Equal two."), tie=True),
-        three,
-    ])  # fmt: skip
+    )
+    return conversation(
+        [
+            two_reply_turn(0, "Hello.", texts=(GOOD, BAD), chosen="a"),
+            two_reply_turn(1, "Still sad.", texts=(BAD, GOOD), chosen="b"),
+            two_reply_turn(2, "Meh.", texts=("Equal one.", "Equal two."), tie=True),
+            three,
+        ]
+    )
 
 
 def prefers_good(messages: list[Message], hint: TaskHint | None) -> str:
@@ -43,17 +53,22 @@ def prefers_good(messages: list[Message], hint: TaskHint | None) -> str:
 async def evaluate(
     responder: object, data: list[Conversation], **options: object
 ) -> list[ItemRecord]:
-    task = TASKS.get("preference")(**options)
-    provider = MockProvider("m", outputs=responder)  # type: ignore[arg-type]
-    caller = ScriptedCaller({"mock/m": provider})
-    return [await task.evaluate(i, "mock/m", caller, []) for i in task.items(data)]
+    task = make_task("preference", **options)
+    harness = Harness.scripted(m=responder)  # type: ignore[arg-type]
+    return await harness.evaluate_all(task, task.items(data), "m")
 
 
 def test_pairs_chosen_with_each_other_reply_and_ties_pair_all() -> None:
-    items = list(TASKS.get("preference")().items([picks()]))
+    items = list(make_task("preference").items([picks()]))
     assert [(i.turn_index, i.item_id) for i in items] == [
-        (0, "a~b"), (1, "a~b"), (2, "a~b"), (3, "a~c"), (3, "b~c"),
+        (0, "a~b"),
+        (1, "a~b"),
+        (2, "a~b"),
+        (3, "a~c"),
+        (3, "b~c"),
     ]
+    assert [i.gold.key for i in items] == ["a", "b", "tie", "c", "c"]
+    assert not any(i.gold.derived or i.gold.across_turns for i in items)
 
 
 async def test_a_consistent_correct_answer_scores_one() -> None:
@@ -62,26 +77,37 @@ async def test_a_consistent_correct_answer_scores_one() -> None:
     first = by_turn[0, "a~b"]
     assert first.status == "ok" and first.score == 1.0
     assert first.scores == {"correct_ab": 1.0, "correct_ba": 1.0, "consistent": 1.0}
-    assert first.prediction == {"ab": "a", "ba": "a", "ab_letter": "A", "ba_letter": "B"}
-    assert first.gold == {"chosen": "a", "tie": False}
+    assert first.prediction == {
+        "ab": "a",
+        "ba": "a",
+        "ab_letter": "A",
+        "ba_letter": "B",
+        "probabilities": {},
+    }
+    assert first.gold is not None and (first.gold["chosen"], first.gold["tie"]) == ("a", False)
     assert by_turn[1, "a~b"].score == 1.0
     assert by_turn[3, "b~c"].score == 1.0
     # a gold tie is matched only by "tie": here both orders said tie
-    assert by_turn[2, "a~b"].score == 1.0 and by_turn[2, "a~b"].gold["tie"] is True
-    assert by_turn[0, "a~b"].meta["longer"] == "A"
+    assert by_turn[2, "a~b"].score == 1.0 and by_turn[2, "a~b"].gold["tie"] is True  # type: ignore[index]
 
 
 async def test_a_position_driven_answer_scores_half_and_is_inconsistent() -> None:
+    task = make_task("preference")
     records = await evaluate(['{"choice": "A"}'], [picks()])
     scores = {(r.turn_index, r.item_id): (r.score, r.scores["consistent"]) for r in records}
     assert scores == {
-        (0, "a~b"): (0.5, 0.0), (1, "a~b"): (0.5, 0.0),
+        (0, "a~b"): (0.5, 0.0),
+        (1, "a~b"): (0.5, 0.0),
         (2, "a~b"): (0.0, 0.0),  # gold tie, never answered tie
-        (3, "a~c"): (0.5, 0.0), (3, "b~c"): (0.5, 0.0),
-    }  # fmt: skip
-    assert METRICS.get("preference.accuracy")(records) == pytest.approx(2.0 / 5)
-    assert METRICS.get("preference.consistency")(records) == 0.0
-    assert METRICS.get("preference.flip_rate")(records) == 1.0
+        (3, "a~c"): (0.5, 0.0),
+        (3, "b~c"): (0.5, 0.0),
+    }
+    found = views(task, records)
+    assert METRICS.get("preference.score").value(found) == pytest.approx(2.0 / 5)
+    assert METRICS.get("preference.consistency").value(found) == 0.0
+    assert METRICS.get("preference.flip_rate").value(found) == 1.0
+    assert METRICS.get("preference.first_shown_share").value(found) == 1.0
+    assert METRICS.get("preference.first_shown_probability").value(found) is None  # generated
 
 
 async def test_a_consistent_wrong_answer_scores_zero() -> None:
@@ -89,28 +115,41 @@ async def test_a_consistent_wrong_answer_scores_zero() -> None:
         assert hint is not None
         return '{"choice": "A"}' if "cold" in hint.candidates["A"] else '{"choice": "B"}'
 
-    records = await evaluate(prefers_cold, [picks()])
-    first = records[0]
-    assert (first.score, first.scores) == (0.0, {"correct_ab": 0.0, "correct_ba": 0.0,
-                                                 "consistent": 1.0})  # fmt: skip
+    first = (await evaluate(prefers_cold, [picks()]))[0]
+    assert (first.score, first.scores) == (
+        0.0,
+        {"correct_ab": 0.0, "correct_ba": 0.0, "consistent": 1.0},
+    )
 
 
-async def test_an_unparseable_order_makes_the_record_invalid() -> None:
+async def test_an_unparseable_order_makes_the_record_invalid_and_keeps_the_other() -> None:
+    task = make_task("preference")
     records = await evaluate(['{"choice": "A"}', "I cannot decide."], [picks()])
     first = records[0]
     assert first.status == "invalid" and first.score == 0.0
     assert first.scores == {"correct_ab": 1.0, "correct_ba": None, "consistent": None}
+    assert first.prediction is not None and first.prediction["ab"] == "a"
+    assert first.prediction["ba"] is None
     raw = first.raw_output or ""
     assert "--- ab ---" in raw and "I cannot decide." in raw
-    assert METRICS.get("preference.accuracy")(records) == 0.0
+    found = views(task, records)
+    assert METRICS.get("preference.score").value(found) == 0.0
+    assert METRICS.get("preference.consistency").value(found) is None  # nothing parsed whole
 
 
 async def test_a_failed_order_makes_the_record_failed() -> None:
-    task = TASKS.get("preference")()
+    task = make_task("preference")
     item = next(iter(task.items([picks()])))
-    provider = MockProvider("m", failures=[None, ProviderError("boom", retryable=False)])
-    record = await task.evaluate(item, "mock/m", ScriptedCaller({"mock/m": provider}), [])
-    assert record.status == "failed" and record.score is None and "ba: boom" in (record.error or "")
+    harness = Harness(
+        {"m": MockProvider("m", failures=[None, ProviderError("boom", retryable=False)])}
+    )
+    record = await harness.evaluate(task, item, "m")
+    assert record.status == "failed" and record.score is None
+    assert "ba: " in (record.error or "") and "boom" in (record.error or "")
+    assert record.permanent
+
+
+# Prompts --------------------------------------------------------------------------------------
 
 
 def rated() -> Conversation:
@@ -119,34 +158,70 @@ def rated() -> Conversation:
         return Turn(index=index, user=f"Message {index}.", responses=(reply,), continued="a")
 
     same_turn = Turn(
-        index=3, user="Message 3.", continued="a",
+        index=3,
+        user="Message 3.",
+        continued="a",
         responses=(
-            Response(id="a", text="Low.", rating=1), Response(id="b", text="High.", rating=3)
+            Response(id="a", text="Low.", rating=1),
+            Response(id="b", text="High.", rating=3),
         ),
-    )  # fmt: skip
+    )
     return conversation([single(0, 5), single(1, 2), single(2, 4), same_turn])
 
 
-def test_pairs_derived_from_ratings_keep_the_widest_gaps_up_to_the_cap() -> None:
-    task = TASKS.get("preference")()
-    items = list(task.items([rated()]))
-    assert [(i.turn_index, i.item_id) for i in items] == [
-        (3, "0:a~3:a"), (1, "0:a~1:a"), (3, "2:a~3:a"), (3, "a~b"),
+def check_prompts(items: list, mode_task: str = "preference") -> int:  # type: ignore[type-arg]
+    """Every query of every item, in both answer modes: no turn number anywhere, and the
+    prompt that fits the pair. Returns how many prompts were read."""
+    task = make_task(mode_task, **({"context": "both"} if mode_task == "preference" else {}))
+    read = 0
+    for item in items:
+        across = item.gold.across_turns
+        for mode in ("generate", "choice"):
+            for query in task.queries(item, mode):
+                for prompt in all_prompts(query):
+                    # what the data itself says may name a turn; the prompt's own words may not
+                    own = prompt
+                    for text in quoted_texts(item):
+                        own = own.replace(text, "")
+                    assert not TURN_NUMBER.search(own), (item.key, TURN_NUMBER.search(own))
+                    read += 1
+                if mode_task == "preference":
+                    expected = "preference-across-turns" if across else "preference"
+                    assert query.prompt.id == expected, item.key
+    return read
+
+
+def quoted_texts(item: object) -> list[str]:
+    conv = item.conversation  # type: ignore[attr-defined]
+    texts = [t.user.strip() for t in conv.turns] + [
+        r.text.strip() for t in conv.turns for r in t.responses
     ]
-    assert len(list(TASKS.get("preference")(max_derived_pairs=1).items([rated()]))) == 1
-    assert list(TASKS.get("preference")(derive_from_ratings=False).items([rated()])) == []
+    return sorted((t for t in texts if t), key=len, reverse=True)
 
 
-async def test_derived_pairs_say_so_and_pairs_across_turns_use_their_own_prompt() -> None:
-    task = TASKS.get("preference")()
-    caller = ScriptedCaller({"mock/m": MockProvider("m", outputs=['{"choice": "A"}'])})
-    records = [await task.evaluate(i, "mock/m", caller, []) for i in task.items([rated()])]
-    assert all(r.meta["derived"] for r in records)
-    assert [r.meta["across_turns"] for r in records] == [True, True, True, False]
-    assert records[0].gold == {"chosen": "0:a", "tie": False}
-    assert records[3].gold == {"chosen": "b", "tie": False}
-    prompts = [c.prompt.id for c in caller.calls]
-    assert prompts == ["preference-across-turns"] * 6 + ["preference"] * 2
-    across = caller.calls[0].messages[-1].content
-    assert "answering the user's message in turn 1" in across
-    assert "answering the user's message in turn 4" in across
+def test_across_turn_pairs_use_their_own_prompt_which_names_no_turn() -> None:
+    task = make_task("preference", context="both")
+    items = list(task.items([rated(), picks()]))
+    assert {i.gold.across_turns for i in items} == {True, False}
+    assert check_prompts(items) > 0
+    # the check bites: the replies of `rated` say "turn N" and are stripped before it
+    item = next(i for i in items if i.gold.across_turns)
+    prompt = task.queries(item, "generate")[0].messages[-1].content
+    assert TURN_NUMBER.search(prompt) and "Reply at turn" in prompt
+
+
+def test_no_preference_prompt_of_the_sample_names_a_turn(sample: list[Conversation]) -> None:
+    items = list(make_task("preference", context="both").items(sample))
+    assert len(items) > 20
+    assert check_prompts(items) >= 4 * len(items)
+    audit = list(make_task("judge_audit").items(sample))
+    assert check_prompts(audit, "judge_audit") >= 4 * len(audit)
+
+
+def test_no_preference_prompt_of_esconv_names_a_turn(
+    esconv: dict[tuple[str, str], list[Conversation]],
+) -> None:
+    for key in (("failed", "all"), ("multiesc", "test")):
+        items = list(make_task("preference", context="both").items(esconv[key][:60]))
+        assert any(i.gold.across_turns for i in items), key
+        assert check_prompts(items) >= 4 * len(items)
