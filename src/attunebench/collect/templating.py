@@ -26,6 +26,8 @@ def make_environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # Templates are package data: checking their files for changes on every page is waste.
+        auto_reload=False,
     )
     env.filters["paragraphs"] = paragraphs
     return env
