@@ -1,11 +1,12 @@
 """Choice mode, shared by the providers that give option probabilities.
 
-A choice question (`tasks.base.ChoiceForm`) ends with its options as single-character keys
-and "Answer:"; the answer is the probability of each key as the model's next token.
+A choice question (`tasks.base.ChoiceForm`) ends with its options as single-character keys in
+parentheses and "Answer: ("; the answer is the probability of each key as the model's next
+token (right after the parenthesis, so no tokenizer puts a space first).
 
 - A model without a chat template reads the question as plain text, the messages' contents
-  joined by blank lines (`completion_prompt`), and each key is scored as the continuation
-  " KEY", as lm-evaluation-harness scores a multiple-choice option (`target_delimiter` " ").
+  joined by blank lines (`completion_prompt`), and each key is scored as its continuation, as
+  lm-evaluation-harness scores a multiple-choice option (with `target_delimiter` "").
 - A server that returns only the top-k next tokens (`top_logprobs`) may leave a key out;
   that key gets the floor, the smallest probability the server did return (it can be no more
   likely than that), and is listed in `floored`. Tokens that differ only by surrounding space
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from attunebench.models.base import ChoiceOutput, Message
 
-CONTINUATION_PREFIX = " "  # a key follows "Answer:" as " A", as lm-eval's target_delimiter
+CONTINUATION_PREFIX = ""  # a key follows "Answer: (" directly: lm-eval's target_delimiter
 
 
 def completion_prompt(messages: Sequence[Message]) -> str:

@@ -12,7 +12,7 @@ only requests with equal sampling parameters share a batch. Temperature 0 decode
 In choice mode (`choose`) each key's exact log-likelihood as the continuation of the prompt is
 computed in one batched forward pass: with a chat template, the key follows the generation
 prompt; without one, the prompt is the plain text of `models.choice.completion_prompt` and the
-key follows as " KEY", as lm-evaluation-harness scores an option. The keys' probabilities are
+key follows it, as lm-evaluation-harness scores an option. The keys' probabilities are
 those likelihoods renormalised over the keys.
 """
 

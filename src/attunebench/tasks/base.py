@@ -122,6 +122,8 @@ class Output:
     output_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    reasoning_tokens: int = 0  # part of output_tokens: the model's hidden reasoning
+    thinking: str | None = None  # reasoning text the model showed; kept, never parsed
 
     @property
     def ok(self) -> bool:
@@ -252,6 +254,11 @@ class Task(ABC, Generic[G, P]):
         """Metrics that depend on what the records hold (one per judge, say), beside the
         declared ones."""
         return ()
+
+    def calibration_rows(self, view: View[G, P]) -> list[tuple[Mapping[str, float], str]]:
+        """A choice answer's distributions, each with its gold option (for Brier, ECE and the
+        reliability diagram); none for a generated answer."""
+        return []
 
     def label_sets(self, view: View[G, P]) -> tuple[frozenset[str], frozenset[str]] | None:
         """An item's (predicted, gold) labels, for per-label F1 and the confusion table; None

@@ -41,6 +41,7 @@ from attunebench.tasks.base import (
     Task,
     View,
 )
+from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import answer_fields, label_list
 from attunebench.tasks.prompting import (
     JSON_PARAMS,
@@ -177,8 +178,23 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     def label_sets(self, view: BehaviorView) -> tuple[frozenset[str], frozenset[str]] | None:
         return _sets(view)
 
+    def calibration_rows(self, view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:
+        return _calibration_rows(view)
+
 
 BehaviorView = View[BehaviorGold, BehaviorPrediction]
+
+
+def _calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:
+    """One yes/no row per label asked."""
+    guess = view.prediction
+    if guess is None:
+        return []
+    truth = set(view.gold.behaviors)
+    return [
+        ({"yes": p, "no": 1.0 - p}, "yes" if label in truth else "no")
+        for label, p in guess.yes_probabilities.items()
+    ]
 
 
 def _sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
@@ -191,6 +207,7 @@ BehaviorTask.metrics = m.register(
     m.mean_metric("score", BehaviorTask.headline, lambda v: v.score),
     m.f1_metric("micro_f1", "micro-F1 over labels, pooled over items", _sets, m.micro_f1_statistic),
     m.f1_metric("macro_f1", "macro-F1: the mean of per-label F1", _sets, m.macro_f1_statistic),
+    *calibration_metrics(_calibration_rows, positive="yes"),
 )
 
 

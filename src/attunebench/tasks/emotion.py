@@ -53,6 +53,7 @@ from attunebench.tasks.base import (
     Task,
     View,
 )
+from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import (
     answer_fields,
     bounded_number,
@@ -342,6 +343,9 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     def label_sets(self, view: EmotionView) -> tuple[frozenset[str], frozenset[str]] | None:
         return _primary_sets(view) if view.gold.primary else None
 
+    def calibration_rows(self, view: EmotionView) -> list[tuple[Mapping[str, float], str]]:
+        return _calibration_rows(view)
+
 
 EmotionView = View[EmotionGold, EmotionPrediction]
 
@@ -353,7 +357,16 @@ def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset([guess] if guess else []), frozenset([view.gold.primary])
 
 
+def _calibration_rows(view: EmotionView) -> list[tuple[Mapping[str, float], str]]:
+    guess, primary = view.prediction, view.gold.primary
+    if guess is None or not guess.label_probabilities or primary is None:
+        return []
+    return [(guess.label_probabilities, primary)]
+
+
 def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
+    if not view.gold.labels:  # only numbers were reported: no label can be right or wrong
+        return frozenset(), frozenset()
     guess = view.prediction.emotions if view.parsed and view.prediction else ()
     return frozenset(guess), view.gold.labels
 
@@ -424,6 +437,7 @@ EmotionTask.metrics = m.register(
     *_numbers("intensity"),
     *_numbers("valence"),
     *_numbers("arousal"),
+    *calibration_metrics(_calibration_rows),
     m.mean_metric(
         "panas_mae",
         "mean absolute PANAS item error (missing: 4)",

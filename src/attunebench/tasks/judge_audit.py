@@ -46,10 +46,12 @@ from attunebench.tasks.base import (
     Task,
     View,
 )
+from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.preference import (
     ORDERS,
     PreferencePrediction,
     both_orders,
+    pair_calibration_rows,
     pair_of,
     pair_references,
     read_orders,
@@ -146,6 +148,9 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
             values[f"agree_{order}"] = None if pick is None else float(pick == item.gold.key)
         return Scored(0.0, values)
 
+    def calibration_rows(self, view: AuditView) -> list[tuple[Mapping[str, float], str]]:
+        return pair_calibration_rows(view)
+
     def references(self) -> dict[str, Reference[p.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
 
@@ -166,6 +171,7 @@ JudgeAuditTask.metrics = m.register(
     TASK,
     m.mean_metric("score", JudgeAuditTask.headline, lambda v: v.score),
     *audit.audit_metrics(counts),
+    *calibration_metrics(pair_calibration_rows, positive="first"),
 )
 
 

@@ -132,3 +132,16 @@ def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[m.Metric, ..
             lambda view: pair(view, name),
         ),
     )
+
+
+def digit_rows(
+    guess: Numbers | None, gold: Mapping[str, float]
+) -> list[tuple[Mapping[str, float], str]]:
+    """Per field answered by choice, its digits' probabilities and the given value's digit."""
+    if guess is None:
+        return []
+    return [
+        (spread, str(int(gold[name])))
+        for name, spread in guess.probabilities.items()
+        if name in gold and float(gold[name]).is_integer()
+    ]

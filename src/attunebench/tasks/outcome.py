@@ -41,6 +41,7 @@ from attunebench.tasks.base import (
     Task,
     View,
 )
+from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
 
 TASK = "outcome"
@@ -154,6 +155,9 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
         gold = item.gold
         return n.scored(gold.values, gold.scales, self._with_change(gold, prediction))
 
+    def calibration_rows(self, view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
+        return _calibration_rows(view)
+
     def worst(self, item: Item[OutcomeGold], partial: n.Numbers | None) -> Scored:
         return n.scored(item.gold.values, item.gold.scales, None)
 
@@ -178,8 +182,13 @@ def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
     return guess.values.get(name), truth
 
 
+def _calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
+    return n.digit_rows(view.prediction, view.gold.values)
+
+
 OutcomeTask.metrics = m.register(
     TASK,
+    *calibration_metrics(_calibration_rows),
     m.mean_metric("score", OutcomeTask.headline, lambda v: v.score),
     *(
         metric

@@ -45,6 +45,7 @@ from attunebench.tasks.base import (
     Task,
     View,
 )
+from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import parse_choice
 from attunebench.tasks.prompting import (
     JSON_PARAMS,
@@ -239,6 +240,9 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
     def references(self) -> dict[str, Reference[p.PairGold]]:
         return pair_references()
 
+    def calibration_rows(self, view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
+        return pair_calibration_rows(view)
+
 
 def pair_references() -> dict[str, Reference[p.PairGold]]:
     """What position and length alone achieve: always the later reply (pairs across turns
@@ -261,6 +265,20 @@ def _both_parsed(view: PreferenceView) -> tuple[str, str] | None:
     if view.status == "failed" or guess is None or guess.ab is None or guess.ba is None:
         return None
     return guess.ab, guess.ba
+
+
+def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
+    """Per order with probabilities: P(first reply), P(second), P(tie), and the gold among
+    them (the data's order, so both orders' rows read alike)."""
+    guess, gold = view.prediction, view.gold
+    if guess is None:
+        return []
+    truth = "tie" if gold.key == p.TIE else ("first" if gold.key == gold.first else "second")
+    rows: list[tuple[Mapping[str, float], str]] = []
+    for order, spread in guess.probabilities.items():
+        a, b = ("first", "second") if order == "ab" else ("second", "first")
+        rows.append(({a: spread["A"], b: spread["B"], "tie": spread.get("tie", 0.0)}, truth))
+    return rows
 
 
 def flip(view: PreferenceView) -> float | None:
@@ -319,6 +337,7 @@ PreferenceTask.metrics = m.register(
         lambda v: v.value("consistent") if v.parsed else None,
     ),
     *position_metrics(),
+    *calibration_metrics(pair_calibration_rows, positive="first"),
 )
 
 

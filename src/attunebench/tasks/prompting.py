@@ -102,8 +102,9 @@ def choice_form(
     messages: Sequence[Message], question: str, options: Sequence[tuple[str, str]]
 ) -> ChoiceForm:
     """The choice form of a question: the same messages, the last one ending with the options
-    as single-character keys (letters, or the options themselves where they are digits) and
-    "Answer:", so the answer is the next token.
+    as single-character keys in parentheses (letters, or the options themselves where they are
+    digits) and "Answer: (", so the key is the very next token whatever the tokenizer (after
+    a space, many tokenizers would first predict the space).
 
     `options` are (label, shown text) pairs, in the order the keys go.
     """
@@ -111,9 +112,10 @@ def choice_form(
     if not digits and len(options) > len(LETTERS):
         raise ValueError(f"a choice question takes at most {len(LETTERS)} options")
     keys = tuple(label for label, _ in options) if digits else LETTERS[: len(options)]
-    menu = "\n".join(f"{key}. {shown}" for key, (_, shown) in zip(keys, options, strict=True))
+    menu = "\n".join(f"({key}) {shown}" for key, (_, shown) in zip(keys, options, strict=True))
+    kind = "number" if digits else "letter"
+    tail = f"{question}\n{menu}\nAnswer with the {kind} in parentheses.\nAnswer: ("
     last = messages[-1]
-    tail = f"{question}\n{menu}\nAnswer with the {'number' if digits else 'letter'} only.\nAnswer:"
     asked = (*messages[:-1], Message(last.role, f"{last.content}\n\n{tail}"))
     return ChoiceForm(asked, keys, tuple(label for label, _ in options))
 

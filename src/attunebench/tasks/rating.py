@@ -40,6 +40,7 @@ from attunebench.tasks.base import (
     Task,
     View,
 )
+from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
 
 TASK = "rating"
@@ -137,6 +138,9 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     def score(self, item: Item[RatingGold], prediction: n.Numbers) -> Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
 
+    def calibration_rows(self, view: RatingView) -> list[tuple[Mapping[str, float], str]]:
+        return _calibration_rows(view)
+
     def worst(self, item: Item[RatingGold], partial: n.Numbers | None) -> Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
@@ -193,8 +197,13 @@ def within_conversations(views: Sequence[RatingView]) -> m.FloatArray:
     return out
 
 
+def _calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
+    return n.digit_rows(view.prediction, {FIELD: view.gold.rating})
+
+
 RatingTask.metrics = m.register(
     TASK,
+    *calibration_metrics(_calibration_rows),
     m.mean_metric("score", RatingTask.headline, lambda v: v.score),
     m.Metric(
         "within_conversation_spearman",

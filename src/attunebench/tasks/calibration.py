@@ -1,0 +1,144 @@
+"""Calibration of choice answers: are a model's probabilities as good as they claim?
+
+A choice-mode answer is a probability for every option. Each task says which distributions
+its records hold and which option the gold is (`Task.calibration_rows`); from those rows:
+
+- `brier`: the mean multiclass Brier score, sum over options of (p - 1[gold])^2 (Brier 1950,
+  Monthly Weather Review 78(1)); 0 is perfect, lower is better;
+- `ece`: the expected calibration error of the most probable option, with ten equal-width
+  bins of its probability: sum over bins of |correct - confidence| / n (Naeini et al. 2015,
+  "Obtaining Well Calibrated Probabilities Using Bayesian Binning", AAAI);
+- `auroc` (two-option questions): the area under the ROC curve of the probability given to
+  one option against whether the gold is that option, as a weighted Mann-Whitney statistic
+  (Hanley & McNeil 1982, Radiology 143(1)).
+
+All three are sums over rows, or ranks of grouped values, so they take the shared bootstrap
+weights like every other metric. Generated answers have no probabilities and no rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from attunebench.tasks.metrics import (
+    FloatArray,
+    IntArray,
+    Metric,
+    Weights,
+    mean_statistic,
+    safe_ratio,
+    weighted_midranks,
+)
+
+BINS = 10
+Row = tuple[Mapping[str, float], str]  # the options' probabilities, and the gold option
+RowsOf = Callable[[Any], Sequence[Row]]
+
+
+def _rows(views: Sequence[Any], rows_of: RowsOf) -> tuple[list[Row], IntArray]:
+    rows: list[Row] = []
+    owners: list[int] = []
+    for i, view in enumerate(views):
+        found = rows_of(view)
+        rows.extend(found)
+        owners.extend([i] * len(found))
+    return rows, np.array(owners, dtype=np.int64)
+
+
+def brier_values(rows: Sequence[Row]) -> FloatArray:
+    return np.array(
+        [[sum((p - float(k == gold)) ** 2 for k, p in probs.items())] for probs, gold in rows],
+        dtype=np.float64,
+    ).reshape(-1, 1)
+
+
+def ece_values(rows: Sequence[Row]) -> FloatArray:
+    """Per row: [correct per bin, confidence per bin, count per bin] (rows, 3 x BINS)."""
+    out = np.zeros((len(rows), 3 * BINS))
+    for i, (probs, gold) in enumerate(rows):
+        top = max(probs, key=lambda k: probs[k])
+        confidence = probs[top]
+        b = min(int(confidence * BINS), BINS - 1)
+        out[i, b] = float(top == gold)
+        out[i, BINS + b] = confidence
+        out[i, 2 * BINS + b] = 1.0
+    return out
+
+
+def ece_statistic(values: FloatArray, weights: Weights) -> FloatArray:
+    sums = weights.sum(values)
+    correct, confidence, count = np.split(sums, 3, axis=1)
+    return safe_ratio(np.abs(correct - confidence).sum(axis=1), count.sum(axis=1))
+
+
+def bins(rows: Sequence[Row]) -> list[tuple[float, float, int]]:
+    """The reliability diagram: per non-empty bin, (mean confidence, accuracy, rows)."""
+    sums = ece_values(rows).sum(axis=0)
+    correct, confidence, count = np.split(sums, 3)
+    return [
+        (float(confidence[b] / count[b]), float(correct[b] / count[b]), int(count[b]))
+        for b in range(BINS)
+        if count[b] > 0
+    ]
+
+
+def auroc_values(rows: Sequence[Row], positive: str) -> FloatArray:
+    """Per row: (probability of `positive`, 1 if the gold is it else 0)."""
+    return np.array(
+        [[probs.get(positive, 0.0), float(gold == positive)] for probs, gold in rows],
+        dtype=np.float64,
+    ).reshape(-1, 2)
+
+
+def auroc_statistic(values: FloatArray, weights: Weights) -> FloatArray:
+    """Weighted Mann-Whitney AUC of column 0 against the labels in column 1."""
+    cells, group = np.unique(values, axis=0, return_inverse=True)
+    table = weights.grouped(group.reshape(-1), len(cells))  # (B, cells)
+    ranks = weighted_midranks(cells[:, 0].copy(), table)
+    positive = cells[:, 1] == 1.0
+    w_pos, w_neg = table[:, positive].sum(axis=1), table[:, ~positive].sum(axis=1)
+    rank_sum = (table[:, positive] * ranks[:, positive]).sum(axis=1)
+    return safe_ratio(rank_sum - w_pos * (w_pos + 1) / 2, w_pos * w_neg)
+
+
+def calibration_metrics(rows_of: RowsOf, positive: str | None = None) -> tuple[Metric, ...]:
+    """Brier and ECE (and AUROC of `positive`, for two-option questions) over a task's rows."""
+
+    def brier(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
+        rows, owners = _rows(views, rows_of)
+        return brier_values(rows), owners
+
+    def ece(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
+        rows, owners = _rows(views, rows_of)
+        return ece_values(rows), owners
+
+    found = [
+        Metric(
+            "brier",
+            "multiclass Brier score of the choice probabilities",
+            brier,
+            mean_statistic,
+            higher_is_better=False,
+        ),
+        Metric(
+            "ece",
+            "expected calibration error of the most probable option (10 bins)",
+            ece,
+            ece_statistic,
+            higher_is_better=False,
+        ),
+    ]
+    if positive is not None:
+        key = positive
+
+        def auroc(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
+            rows, owners = _rows(views, rows_of)
+            return auroc_values(rows, key), owners
+
+        found.append(
+            Metric("auroc", f"area under the ROC curve of P({key})", auroc, auroc_statistic)
+        )
+    return tuple(found)
