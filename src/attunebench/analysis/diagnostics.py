@@ -17,9 +17,18 @@ import numpy as np
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
-from attunebench.analysis.schema import Confusion, GroupScore, ItemAnswer, LabelF1, WorstItem
+from attunebench.analysis.schema import (
+    CalibrationBin,
+    CalibrationCurve,
+    Confusion,
+    GroupScore,
+    ItemAnswer,
+    LabelF1,
+    WorstItem,
+)
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
+from attunebench.tasks.calibration import bins
 from attunebench.tasks.metrics import label_counts, per_label
 
 POSITIONS = ("early", "middle", "late")
@@ -158,6 +167,24 @@ def label_f1(frame: Frame, cell: Cell) -> list[LabelF1]:
         for m in np.unique(models)
         for i, label in enumerate(labels)
     ]
+
+
+def calibration(frame: Frame, cell: Cell) -> list[CalibrationCurve]:
+    """Each model's reliability diagram over the cell's choice answers (none: no curve)."""
+    declaration = cell.declaration
+    if declaration is None:
+        return []
+    out = []
+    for m in np.unique(frame.model[cell.mask]):
+        rows = [
+            row
+            for view in cell.model_views(frame, int(m))
+            for row in declaration.calibration_rows(view)
+        ]
+        if rows:
+            found = [CalibrationBin(confidence=c, accuracy=a, n=n) for c, a, n in bins(rows)]
+            out.append(CalibrationCurve(task=cell.task, model=frame.models[m], bins=found))
+    return out
 
 
 def _compact(value: object) -> str:

@@ -220,6 +220,20 @@ class Interaction(Frozen):
     reason: str | None = None
 
 
+class CalibrationBin(Frozen):
+    confidence: float = Field(description="Mean probability of the most probable option.")
+    accuracy: float = Field(description="Share of those answers that were the gold.")
+    n: int
+
+
+class CalibrationCurve(Frozen):
+    """A model's reliability diagram on one task's choice answers."""
+
+    task: str
+    model: str
+    bins: list[CalibrationBin]
+
+
 class Confusion(Frozen):
     model: str
     task: str
@@ -265,6 +279,7 @@ class Diagnostics(Frozen):
     intensity: list[GroupScore]
     subgroups: list[GroupScore]
     interactions: list[Interaction] = Field(default_factory=list)
+    calibration: list[CalibrationCurve] = Field(default_factory=list)
     worst_items: list[WorstItem]
 
 

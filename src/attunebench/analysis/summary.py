@@ -106,17 +106,20 @@ def diagnostics(
     subjects: list[int],
     options: Options,
     rng: np.random.Generator,
+    too_few: str | None = None,
 ) -> tuple[Diagnostics, list[Notice]]:
     positions = diag.position_bins(frame, runs.conversations)
     intensities = diag.intensity_bins(frame, runs.conversations)
     prepared = fields(frame, runs.conversations, options.subgroup_permutations, rng)
     confusion, label_f1, by_position, by_intensity, worst = [], [], [], [], []
+    curves = []
     subgroups: list[GroupScore] = []
     found: list[Interaction] = []
     small: set[tuple[str, str]] = set()
     for task, variant in sorted(headline_of.items()):
         cell = cells[task, variant]
         confusion += diag.confusion(frame, cell)
+        curves += diag.calibration(frame, cell)
         label_f1 += diag.label_f1(frame, cell)
         by_position += diag.binned_scores(
             frame, bootstrap, cell, "turn position", diag.POSITIONS, positions
@@ -135,13 +138,25 @@ def diagnostics(
     details = Diagnostics(
         confusion=confusion,
         label_f1=label_f1,
-        turn_position=by_position,
-        intensity=by_intensity,
-        subgroups=adjust(subgroups),
-        interactions=adjust_interactions(found),
+        turn_position=point_only(by_position, too_few),
+        intensity=point_only(by_intensity, too_few),
+        subgroups=point_only(adjust(subgroups), too_few),
+        interactions=[
+            i if too_few is None else i.model_copy(update={"p_value": None, "p_holm": None})
+            for i in adjust_interactions(found)
+        ],
+        calibration=curves,
         worst_items=worst,
     )
     return details, notices
+
+
+def point_only(rows: list[GroupScore], too_few: str | None) -> list[GroupScore]:
+    """Below the minimum of conversations, the rows' values only, with the reason."""
+    if too_few is None:
+        return rows
+    cleared = {"ci_low": None, "ci_high": None, "p_value": None, "p_holm": None}
+    return [row.model_copy(update={**cleared, "reason": too_few}) for row in rows]
 
 
 def small_subgroups(found: set[tuple[str, str]], minimum: int) -> list[Notice]:
@@ -172,7 +187,7 @@ def too_few_reason(frame: Frame, bootstrap: ClusterBootstrap, options: Options) 
     clusters = bootstrap.n_clusters
     if clusters >= options.min_conversations:
         return None
-    unit = "conversations" if options.cluster == "conversation" else "participants"
+    unit = options.cluster if clusters == 1 else f"{options.cluster}s"
     return (
         f"only {clusters} {unit} (fewer than {options.min_conversations}): no interval "
         "and no verdict"
@@ -263,7 +278,7 @@ def _build(runs: Runs, options: Options) -> Summary:
     rows += reference_rows(frame, bootstrap, cells, headline_of, too_few)
     found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, too_few)
     details, detail_notices = diagnostics(
-        frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2]
+        frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], too_few
     )
     agreement = judge_agreement(frame, bootstrap, roster, cells, too_few)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})

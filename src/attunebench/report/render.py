@@ -24,6 +24,7 @@ SECTIONS = (
     ("discriminability", "Discriminability"),
     ("context-modes", "Context modes"),
     ("judge-audit", "Judge audit"),
+    ("calibration", "Calibration"),
     ("turn-position", "Turn position"),
     ("intensity", "Emotion intensity"),
     ("subgroups", "Subgroups"),
@@ -57,6 +58,7 @@ def render_html(summary: Summary) -> str:
                 summary, details.intensity, ("low (1-2)", "medium (3)", "high (4-5)")
             ),
             subgroups=views.grouped(details.subgroups),
+            calibration=views.calibration_panels(summary),
         )
     )
 

@@ -249,3 +249,62 @@ def series(categories: Sequence[str], lines: Sequence[Line], title: str) -> Mark
         )
         _text(key, left + plot_w + 30, 23 + 16 * k, line.label)
     return _markup(root)
+
+
+@dataclass(frozen=True)
+class Curve:
+    label: str
+    colour: str
+    points: Sequence[tuple[float, float, int]]  # (x, y, n) on [0, 1] x [0, 1]
+
+
+def reliability(curves: Sequence[Curve], title: str) -> Markup:
+    """A reliability diagram: accuracy against confidence, the diagonal being calibrated; each
+    point's area grows with the answers in its bin."""
+    left, size = 50.0, 240.0
+    legend = text_width((c.label for c in curves), 120.0) + 30
+    root = _svg(left + size + legend, size + 60, title)
+
+    def x(value: float) -> float:
+        return left + value * size
+
+    def y(value: float) -> float:
+        return 20 + (1 - value) * size
+
+    _line(root, x(0), y(0), x(1), y(0))
+    _line(root, x(0), y(0), x(0), y(1))
+    _line(root, x(0), y(0), x(1), y(1), **{"stroke-dasharray": "3,3", "stroke": "#999"})
+    for tick in (0.0, 0.5, 1.0):
+        _text(root, x(tick), y(0) + 16, f"{tick:.1f}", **{"text-anchor": "middle"})
+        _text(root, x(0) - 6, y(tick) + 4, f"{tick:.1f}", **{"text-anchor": "end"})
+    _text(root, x(0.5), y(0) + 32, "confidence", **{"text-anchor": "middle"})
+    most = max((n for c in curves for _, _, n in c.points), default=1)
+    for k, curve in enumerate(curves):
+        path = " ".join(f"{x(px):.1f},{y(py):.1f}" for px, py, _ in curve.points)
+        ET.SubElement(root, "polyline", {"points": path, "fill": "none", "stroke": curve.colour})
+        for px, py, n in curve.points:
+            radius = 2 + 4 * (n / most) ** 0.5
+            ET.SubElement(
+                root,
+                "circle",
+                {
+                    "cx": f"{x(px):.1f}",
+                    "cy": f"{y(py):.1f}",
+                    "r": f"{radius:.1f}",
+                    "fill": curve.colour,
+                },
+            )
+        key = ET.SubElement(root, "g", {"class": "key"})
+        ET.SubElement(
+            key,
+            "rect",
+            {
+                "x": f"{left + size + 14:.1f}",
+                "y": f"{14 + 16 * k:.1f}",
+                "width": "10",
+                "height": "10",
+                "fill": curve.colour,
+            },
+        )
+        _text(key, left + size + 30, 23 + 16 * k, curve.label)
+    return _markup(root)

@@ -47,6 +47,7 @@ def model_colours(summary: Summary) -> dict[str, str]:
     names = {e.name for e in summary.provenance.models} | {r.model for r in summary.scores}
     names |= {d.model for d in summary.context_modes}
     names |= {a.judge for a in summary.judge_agreement}
+    names |= {c.model for c in summary.diagnostics.calibration}
     names |= {g.model for g in [*details.turn_position, *details.intensity]}
     return svg.colours(names)
 
@@ -241,4 +242,18 @@ def grouped(rows: Iterable[GroupScore]) -> list[tuple[str, str, list[GroupScore]
     return [
         (task, name, sorted(rs, key=lambda r: (r.level, r.model)))
         for (task, name), rs in sorted(by_key.items())
+    ]
+
+
+def calibration_panels(summary: Summary) -> list[Panel]:
+    """One reliability diagram per task, a curve per model that answered by choice."""
+    kinds, colours = kind_labels(summary), model_colours(summary)
+    by_task: dict[str, list[svg.Curve]] = defaultdict(list)
+    for curve in summary.diagnostics.calibration:
+        points = [(b.confidence, b.accuracy, b.n) for b in curve.bins]
+        colour = colours.get(curve.model, svg.NEUTRAL)
+        by_task[curve.task].append(svg.Curve(labelled(curve.model, kinds), colour, points))
+    return [
+        Panel(task, svg.reliability(curves, f"{task}: reliability of choice probabilities"))
+        for task, curves in sorted(by_task.items())
     ]

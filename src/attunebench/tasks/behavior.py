@@ -91,13 +91,13 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"behavior"})
     answer_modes = ("generate", "choice")
 
-    def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
+    def __init__(self, context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None) -> None:
         self.modes = h.context_modes(context)
-        self.context = context
+        self.context, self.max_replies = context, max_replies
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"context": self.context}
+        return {"context": self.context, "max_replies": self.max_replies}
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -106,14 +106,11 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[BehaviorGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
-            for turn in conversation.turns:
-                for reply in turn.responses:
-                    if reply.behaviors:
-                        gold = BehaviorGold(behaviors=reply.behaviors)
-                        for mode in self.modes:
-                            yield Item(
-                                TASK, conversation, turn.index, reply.id, taxonomy, gold, mode
-                            )
+            labelled = [(t, r) for t in conversation.turns for r in t.responses if r.behaviors]
+            for turn, reply in labelled[: self.max_replies]:
+                gold = BehaviorGold(behaviors=reply.behaviors)
+                for mode in self.modes:
+                    yield Item(TASK, conversation, turn.index, reply.id, taxonomy, gold, mode)
 
     def queries(self, item: Item[BehaviorGold], mode: AnswerMode) -> list[Query]:
         conversation, labels = item.conversation, item.taxonomy.behaviors
@@ -212,6 +209,12 @@ BehaviorTask.metrics = m.register(
 
 
 @TASKS.register(TASK)
-def behavior_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> BehaviorTask:
-    """Reply-behavior labelling; `context` is blind (default), informed, or both."""
-    return BehaviorTask(context)
+def behavior_task(
+    context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
+) -> BehaviorTask:
+    """Reply-behavior labelling; `context` is blind (default), informed, or both;
+    `max_replies` bounds the labelled replies taken per conversation (the first ones), where
+    asking one question per label and reply (choice mode) would cost too much."""
+    if max_replies is not None and max_replies < 1:
+        raise ValueError(f"max_replies must be >= 1 (got {max_replies})")
+    return BehaviorTask(context, max_replies)
