@@ -1,67 +1,141 @@
-"""`make demo-llm`: AttuneBench end to end against a real LLM on this machine.
+"""`make demo-llm`: AttuneBench end to end against a real LLM on this machine, with the truth
+about what it does.
 
-Assembles and verifies Gemma 3 270M, serves it with llama.cpp's OpenAI-compatible server on
-127.0.0.1, runs the sample conversations through the `openai/` provider (the same path as any
-hosted or vLLM model), stops the server, and says where the run directory is. The model is a
-small base model that follows instructions poorly: the demo shows the machinery, not quality.
+Gemma 3 270M (the base model: no chat template, no instruction tuning) is assembled and
+verified, served by llama.cpp's OpenAI-compatible server on 127.0.0.1, and asked in `choice`
+mode: the probability of each option key as its next token, read through the `openai/`
+provider (the same path as any hosted or vLLM model). A base model this small cannot write the
+JSON a generated answer needs, but it does assign probabilities.
 
-    python -m attunebench.engine.demo_llm [--out DIR] [--limit N] [--max-tokens N]
+Bounded so it finishes in about ten minutes on two cores:
+
+- the first `--conversations` (default 6) conversations of ESConv's test split with MultiESC's
+  seeker feedback: emotion, behavior (the first 3 labelled replies of each conversation: in
+  choice mode every label is its own question), preference, rating and outcome, with
+  `baseline/random`, `baseline/majority` and `baseline/knn` (fitted on the first 60
+  conversations of the MultiESC validation split) beside it;
+- the first 2 sample conversations: response (Gemma writes replies, continuing a plain
+  transcript) with Gemma as a choice-mode pairwise judge, and the judge audit of Gemma
+  against the participants' own picks.
+
+Then one report over both runs (`report.html`, `summary.json`, different data: noted).
+
+    python -m attunebench.engine.demo_llm [--out DIR] [--conversations N] [--threads N]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from importlib import resources
+import time
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 
-from attunebench.engine.runner import RunConfig, run
+from attunebench.data.importers import ESConvImporter
+from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.data.locations import corpus_dir
+from attunebench.data.sample import sample_path
+from attunebench.data.schema import Conversation
+from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.models.llamacpp_server import LlamaServer, gemma_gguf, models_toml
-from attunebench.models.modelsfile import load_models_file
+from attunebench.models.modelsfile import ModelEntry, load_models_file
 
 console = Console()
-SAMPLE = resources.files("attunebench.data") / "sample" / "sample.jsonl"
+TRAIN_CONVERSATIONS = 60
+SAMPLE_CONVERSATIONS = 2
+BEHAVIOR_REPLIES = 3
+
+
+def say(text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def esconv(split: str, limit: int) -> list[Conversation]:
+    source = corpus_dir("esconv")
+    if not source.is_dir():
+        raise SystemExit(f"demo-llm needs ESConv at {source} (set ATTUNEBENCH_DATA_DIR)")
+    found = []
+    for conversation in ESConvImporter(variant="multiesc", split=split).read(source, Counter()):
+        found.append(conversation)
+        if len(found) == limit:
+            break
+    return found
+
+
+def baselines(train: Path) -> tuple[ModelEntry, ...]:
+    fitted = {"train": str(train)}
+    return (
+        ModelEntry.from_spec("baseline/random"),
+        ModelEntry(name="baseline/majority", spec="baseline/majority", options=fitted),
+        ModelEntry(name="baseline/knn", spec="baseline/knn", options=fitted),
+    )
+
+
+def report(dirs: list[Path], out: Path) -> list[Path]:
+    from attunebench.analysis import Options, build_summary, load_runs
+    from attunebench.report import write_report
+
+    summary = build_summary(load_runs(dirs, allow_mixed_datasets=True), Options())
+    return write_report(summary, out)
+
+
+def line(name: str, result: RunResult, seconds: float) -> str:
+    t = result.totals
+    return (
+        f"{name}: {result.recorded}/{result.planned} items ({result.failed} failed) in "
+        f"{seconds:.0f} s; {t.calls} calls, {t.input_tokens}+{t.output_tokens} tokens"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="AttuneBench against a local Gemma 3 270M.")
     parser.add_argument("--out", type=Path, default=Path("demo-out") / "llm")
-    parser.add_argument("--limit", type=int, default=2, help="conversations from the sample")
-    parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument(
-        "--json-mode",
-        action="store_true",
-        help="grammar-constrained JSON answers (slower per token on a CPU)",
-    )
+    parser.add_argument("--conversations", type=int, default=6, help="ESConv test conversations")
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
     args = parser.parse_args()
 
+    data = args.out / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    write_conversations(data / "esconv-test.jsonl", esconv("test", args.conversations))
+    write_conversations(data / "train.jsonl", esconv("valid", TRAIN_CONVERSATIONS))
+    sample = read_conversations(sample_path())[:SAMPLE_CONVERSATIONS]
+    write_conversations(data / "sample.jsonl", sample)
     model = gemma_gguf()
-    console.print(f"model: {model} (SHA-256 verified)")
-    args.out.mkdir(parents=True, exist_ok=True)
-    with LlamaServer(model, log=args.out / "llama-server.log") as server:
-        console.print(f"llama.cpp server: {server.base_url}")
+    say(f"model: {model} (SHA-256 verified)")
+    with LlamaServer(model, log=args.out / "llama-server.log", threads=args.threads) as server:
+        say(f"llama.cpp server: {server.base_url} ({server.threads} threads)")
         models_file = args.out / "models.toml"
-        toml = models_toml(server.base_url, max_tokens=args.max_tokens, json_mode=args.json_mode)
-        models_file.write_text(toml)
+        models_file.write_text(models_toml(server.base_url, max_tokens=48, answer="choice"))
         gemma = load_models_file(models_file)["gemma"]
-        config = RunConfig(
-            data=Path(str(SAMPLE)),
-            out=args.out / "run",
+        cache = args.out / "cache.sqlite"
+        started = time.perf_counter()
+        first = RunConfig(
+            data=data / "esconv-test.jsonl",
+            out=args.out / "run-esconv",
+            models=(gemma, *baselines(data / "train.jsonl")),
+            tasks=("emotion", "behavior", "preference", "rating", "outcome"),
+            task_options={"behavior": {"max_replies": BEHAVIOR_REPLIES}},
+            cache_path=cache,
+        )
+        esconv_result = asyncio.run(run(first))
+        say(line("ESConv", esconv_result, time.perf_counter() - started))
+        started = time.perf_counter()
+        second = RunConfig(
+            data=data / "sample.jsonl",
+            out=args.out / "run-sample",
             models=(gemma,),
             judges=(gemma,),
-            tasks=("emotion", "behavior", "preference", "response"),
-            limit=args.limit,
-            cache_path=args.out / "cache.sqlite",
+            tasks=("response", "judge_audit"),
+            task_options={"response": {"judge_mode": "pairwise"}},
+            cache_path=cache,
         )
-        result = asyncio.run(run(config))
-    t = result.totals
-    console.print(
-        f"{result.recorded}/{result.planned} items recorded ({result.failed} failed); "
-        f"{t.calls} calls, {t.cache_hits} cache hits, {t.input_tokens}+{t.output_tokens} tokens"
-    )
-    console.print(f"run directory: {result.rundir}")
+        sample_result = asyncio.run(run(second))
+        say(line("sample", sample_result, time.perf_counter() - started))
+    written = report([first.out, second.out], args.out)
+    say(f"report: {written[-1]}")
+    say(f"summary: {written[0]}")
 
 
 if __name__ == "__main__":
