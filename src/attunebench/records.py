@@ -79,10 +79,15 @@ class ItemRecord(Frozen):
         default=False, description="A failure no retry can mend (HTTP 4xx other than 429)."
     )
     verdicts: tuple[Verdict, ...] = ()
+    thinking: dict[str, str] = Field(
+        default_factory=dict,
+        description="Reasoning text the model showed before answering, by query; never parsed.",
+    )
     calls: int = 0
     cache_hits: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = Field(default=0, description="The part of output_tokens reasoned.")
     cost_usd: float = 0.0
     latency_s: float = 0.0
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -163,6 +168,8 @@ class LedgerEntry(Frozen):
     retries: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = Field(default=0, description="The part of output_tokens reasoned.")
+    batch_calls: int = Field(default=0, description="Calls answered through a batch API.")
     cost_usd: float = 0.0
     latency_s: float = 0.0
 

@@ -61,7 +61,7 @@ def cache_key(
         "v": KEY_VERSION,
         "model": identity,
         "messages": [message.to_dict() for message in messages],
-        "params": params.model_dump(mode="json"),
+        "params": params.key_fields(),
         "prompt": [prompt.id, prompt.version],
         "item": item_key,
         "hint": None if hint is None else _hint_fields(hint),
@@ -84,6 +84,8 @@ class CachedOutput:
     latency_s: float
     cost_usd: float
     finish_reason: str | None
+    reasoning_tokens: int = 0
+    thinking: str | None = None
 
 
 class CacheWriteError(RuntimeError):
@@ -126,6 +128,8 @@ class ResponseCache:
             latency_s=value["latency_s"],
             cost_usd=value["cost_usd"],
             finish_reason=value.get("finish_reason"),
+            reasoning_tokens=value.get("reasoning_tokens", 0),
+            thinking=value.get("thinking"),
         )
 
     def put(self, key: str, output: ModelOutput, cost_usd: float) -> None:
@@ -138,6 +142,10 @@ class ResponseCache:
             "cost_usd": cost_usd,
             "finish_reason": output.finish_reason,
         }
+        if output.reasoning_tokens:
+            value["reasoning_tokens"] = output.reasoning_tokens
+        if output.thinking is not None:
+            value["thinking"] = output.thinking
         text = json.dumps(value, ensure_ascii=False)
         self._pending[key] = text
         with self._rows_lock:

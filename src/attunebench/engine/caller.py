@@ -42,6 +42,11 @@ class BoundModel:
         """Whether this model answers choice questions by option probabilities."""
         return self.entry.answer == "choice"
 
+    @property
+    def batched(self) -> bool:
+        """Whether this model's calls go through a batch API (answers come in hours)."""
+        return self.entry.batch
+
 
 def storable(output: ModelOutput) -> ModelOutput:
     """The output with any lone surrogate (half a UTF-16 pair, which a JSON body can escape)
@@ -81,6 +86,8 @@ def output_of(value: ModelOutput | CachedOutput, cost: float, cache_hit: bool) -
         "output_tokens": value.output_tokens,
         "cost_usd": cost,
         "latency_s": value.latency_s,
+        "reasoning_tokens": value.reasoning_tokens,
+        "thinking": value.thinking,
     }
     if value.finish_reason == CHOICE_REASON:
         decoded = json.loads(value.text)
@@ -157,15 +164,22 @@ class Engine:
             )
         except RetriesExhausted as exhausted:
             self.ledger.failure(tally)
-            return Output(error=str(exhausted), permanent=not exhausted.error.retryable)
+            return Output(error=str(exhausted), permanent=exhausted.error.permanent)
         output = storable(output)
-        cost = bound.entry.price.cost(output.input_tokens, output.output_tokens)
+        cost = bound.entry.price.cost(
+            output.input_tokens,
+            output.output_tokens,
+            output.reasoning_tokens,
+            batched=output.batched,
+        )
         self.ledger.call(
             tally,
             input_tokens=output.input_tokens,
             output_tokens=output.output_tokens,
             cost_usd=cost,
             latency_s=output.latency_s,
+            reasoning_tokens=output.reasoning_tokens,
+            batched=output.batched,
         )
         if cache is not None:
             cache.put(key, output, cost)
@@ -182,6 +196,7 @@ class ItemCaller:
     cache_hits: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
 
@@ -191,6 +206,7 @@ class ItemCaller:
         self.cache_hits += int(output.cache_hit)
         self.input_tokens += output.input_tokens
         self.output_tokens += output.output_tokens
+        self.reasoning_tokens += output.reasoning_tokens
         self.cost_usd += output.cost_usd
         self.latency_s += output.latency_s
         return output
@@ -201,6 +217,7 @@ class ItemCaller:
             "cache_hits": self.cache_hits,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
             "cost_usd": self.cost_usd,
             "latency_s": self.latency_s,
         }

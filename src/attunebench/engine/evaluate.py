@@ -101,6 +101,7 @@ def record(
         error=error,
         permanent=permanent,
         verdicts=tuple(verdicts),
+        thinking={key: o.thinking for key, o in outputs.items() if o.thinking},
     )
 
 

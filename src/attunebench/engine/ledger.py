@@ -2,7 +2,9 @@
 role), written to ledger.json.
 
 It counts what a run spent: tokens and cost of calls that went out. Cache hits are counted as
-hits and cost nothing. A resumed run starts from the ledger already on disk, so ledger.json
+hits and cost nothing. Reasoning tokens are counted apart (they are also output tokens, as the
+providers bill them), and so are calls answered through a batch API, whose cost is the
+model's batch price. A resumed run starts from the ledger already on disk, so ledger.json
 always totals every session of the run.
 """
 
@@ -24,6 +26,8 @@ class Tally:
     retries: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0
+    batch_calls: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
 
@@ -52,12 +56,22 @@ class LedgerBook:
         return tally
 
     def call(
-        self, key: Key, *, input_tokens: int, output_tokens: int, cost_usd: float, latency_s: float
+        self,
+        key: Key,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        cost_usd: float,
+        latency_s: float,
+        reasoning_tokens: int = 0,
+        batched: bool = False,
     ) -> None:
         tally = self._tally(key)
         tally.calls += 1
         tally.input_tokens += input_tokens
         tally.output_tokens += output_tokens
+        tally.reasoning_tokens += reasoning_tokens
+        tally.batch_calls += int(batched)
         tally.cost_usd += cost_usd
         tally.latency_s += latency_s
 

@@ -12,17 +12,23 @@ plan leaves out what it cannot answer instead of calling it to fail.
 
 In `choice` mode a model is asked for the probabilities of short option keys as its next
 token (`choose`), which a base model can answer where it cannot write the JSON asked for.
+
+A provider that sends its calls through a batch API (`batch = true` in the models file)
+answers `generate` when the batch ends, at the batch price; `attach` hands it the run
+directory, where it keeps the ids of the batches it submitted so a resumed run polls them
+instead of paying twice.
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from attunebench.models.hints import HintKind, TaskHint
 
@@ -38,8 +44,19 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
+# Fields added after the cache key's recipe was fixed: they enter a key only when set, so
+# every key made before they existed still finds its answer.
+_KEYED_WHEN_SET: dict[str, Any] = {"reasoning_effort": None, "thinking_budget": None, "extra": {}}
+
+
 class GenerateParams(BaseModel):
-    """Sampling parameters. Everything here changes the output, so all of it enters cache keys."""
+    """Sampling parameters. Everything here changes the output, so all of it enters cache keys.
+
+    `max_tokens` is the answer's budget: sent as `max_completion_tokens` to OpenAI's API (where
+    a reasoning model's hidden reasoning counts against it) and, with extended thinking, added
+    to the thinking budget for Anthropic's. `extra` holds provider-specific request fields,
+    sent as they are (and over anything else of the same name).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -49,20 +66,56 @@ class GenerateParams(BaseModel):
     seed: int | None = None
     stop: tuple[str, ...] = ()
     json_mode: bool = Field(default=False, description="Ask for a JSON object where supported.")
+    reasoning_effort: str | None = Field(
+        default=None,
+        min_length=1,
+        description="OpenAI reasoning models: none, minimal, low, medium, high (model-dependent).",
+    )
+    thinking_budget: int | None = Field(
+        default=None, ge=1024, description="Anthropic extended thinking: tokens it may think."
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Provider-specific request fields, passed through."
+    )
+
+    @field_validator("extra")
+    @classmethod
+    def _plain_json(cls, extra: dict[str, Any]) -> dict[str, Any]:
+        json.dumps(extra)  # a TOML date would not travel; fail when the file is read
+        return extra
+
+    def key_fields(self) -> dict[str, Any]:
+        """These parameters as they enter a cache key (the later fields only when set)."""
+        fields = self.model_dump(mode="json")
+        for name, default in _KEYED_WHEN_SET.items():
+            if fields[name] == default:
+                del fields[name]
+        return fields
 
 
 @dataclass(frozen=True, slots=True)
 class ModelOutput:
+    """One answer. `output_tokens` counts every token billed as output, reasoning included;
+    `reasoning_tokens` is the part the provider reports as hidden reasoning. `thinking` is
+    reasoning text the model showed (Anthropic's thinking blocks, a server's reasoning
+    field): kept, never parsed as the answer. `batched`: answered through a batch API."""
+
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
     finish_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    reasoning_tokens: int = 0
+    thinking: str | None = None
+    batched: bool = False
 
 
 class ProviderError(Exception):
-    """A call failed. `retryable` says whether trying again could help (429, 5xx, timeouts)."""
+    """A call failed. `retryable` says whether trying again now could help (429, 5xx,
+    timeouts); `permanent` whether no later try could either (by default: not retryable). A
+    batch that expired is neither: not retried at once (a batch takes hours), retried on
+    resume."""
 
     def __init__(
         self,
@@ -71,11 +124,31 @@ class ProviderError(Exception):
         retryable: bool,
         status: int | None = None,
         retry_after_s: float | None = None,
+        permanent: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
         self.retry_after_s = retry_after_s
+        self.permanent = not retryable if permanent is None else permanent
+
+
+@dataclass(frozen=True, slots=True)
+class BatchCounts:
+    """Where a batch provider's work stands: requests waiting to go out, and batches."""
+
+    queued: int = 0
+    submitted: int = 0
+    in_progress: int = 0
+    done: int = 0
+
+    def __add__(self, other: BatchCounts) -> BatchCounts:
+        return BatchCounts(
+            self.queued + other.queued,
+            self.submitted + other.submitted,
+            self.in_progress + other.in_progress,
+            self.done + other.done,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +166,22 @@ class ChoiceOutput:
     latency_s: float = 0.0
 
 
+def _ignore(message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Preparation:
+    """What a provider's `prepare` is told: the hint kinds the run will ask it (only those
+    need preparing), a folder where it may keep what it computed for later runs (None: keep
+    nothing), and where to say what it is doing (shown on the progress bar; callable from any
+    thread)."""
+
+    kinds: frozenset[HintKind]
+    cache_dir: Path | None = None
+    report: Callable[[str], None] = _ignore
+
+
 class Provider(ABC):
     """A model that can answer one request. Implementations must be safe to call concurrently.
 
@@ -105,7 +194,11 @@ class Provider(ABC):
     - `endpoint`: what its concurrency limit is shared by (its servers);
     - `check`: a quick call that fails fast, with a clear message, when it cannot work;
     - `answer_modes` and `choose`: option probabilities for `choice` mode;
-    - `reads_gold`: a simulated instrument that is handed the item's gold (`sim/`).
+    - `reads_gold`: a simulated instrument that is handed the item's gold (`sim/`);
+    - `probe`: one real call with a model's parameters, before anything is planned;
+    - `attach` and `batch_counts`: a batch provider's run directory and progress;
+    - `prepare`: slow set-up the engine awaits before the first call (a knn baseline encoding
+      its train split), reported on the progress bar.
     """
 
     supported_hints: frozenset[HintKind] | None = None
@@ -135,6 +228,25 @@ class Provider(ABC):
 
     async def check(self) -> None:
         """Fail fast (ProviderConfigError) when the model cannot be reached or used."""
+        return None
+
+    async def probe(self, params: GenerateParams) -> None:
+        """One real call with these parameters; ProviderConfigError, naming the models-file
+        setting that fixes it, when the server refuses them."""
+        return None
+
+    def attach(self, rundir: Path) -> None:
+        """The run directory this provider works for (a batch provider keeps its journal
+        there)."""
+        return None
+
+    def batch_counts(self) -> BatchCounts | None:
+        """Batches submitted, in progress and done; None for a provider that calls live."""
+        return None
+
+    async def prepare(self, preparation: Preparation) -> None:
+        """Get ready to answer `preparation.kinds`, saying what takes time. Cancelled by an
+        interrupt: it must then stop soon, leaving nothing half-written."""
         return None
 
     def check_data(self, conversation_ids: frozenset[str], dataset: Path) -> None:

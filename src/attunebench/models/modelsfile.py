@@ -12,11 +12,21 @@ price = { input = 0.10, output = 0.40 }   # USD per million tokens
 params = { temperature = 0.0, max_tokens = 256 }
 options = { json_mode = true, timeout_s = 60 }   # passed to the provider
 answer = "generate"                   # or "choice": option probabilities (base models)
+
+[models.gpt5]
+spec = "openai/gpt-5-mini"
+api = "openai"        # max_completion_tokens (OpenAI's API); "compatible": max_tokens
+sampling = false      # leave temperature and top_p out (default: by the model's name)
+batch = true          # OpenAI's Batch API: half the price, answers within 24 hours
+price = { input = 0.25, output = 2.00, batch = 0.5 }
+params = { max_tokens = 8000, reasoning_effort = "low", extra = { verbosity = "low" } }
 ```
 
 `--model NAME` picks an entry; `--model provider/model` needs no file. A model's cache identity
-is its spec, `identity` and the options that can change its output; never its URLs, key,
-concurrency, rate limit or timeouts.
+is its spec, `identity`, `sampling` where set, and the options that can change its output;
+never its URLs, key, concurrency, rate limit, timeouts, `api` or `batch` (a batch answer is
+the answer a live call gets, and the two share the cache). docs/frontier.md has entries for
+hosted reasoning models, extended thinking, vLLM, llama.cpp and batch mode.
 """
 
 from __future__ import annotations
@@ -25,13 +35,30 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from attunebench.models.base import GenerateParams
 from attunebench.models.registry import SpecError, parse_spec
 
 # Provider options that change how a call travels, not what comes back.
-TRANSPORT_OPTIONS = frozenset({"timeout_s", "max_connections"})
+TRANSPORT_OPTIONS = frozenset(
+    {"timeout_s", "max_connections", "batch_size", "batch_poll_s", "batch_quiet_s", "batch_wait_s"}
+)
+# Which providers take each of the settings that are passed on to the provider.
+SETTING_PROVIDERS = {
+    "api": frozenset({"openai"}),
+    "sampling": frozenset({"openai", "anthropic"}),
+    "batch": frozenset({"openai", "anthropic"}),
+}
+# Requests a batch model keeps waiting at once: a batch takes its requests by the thousand.
+BATCH_IN_FLIGHT = 100_000
 
 
 class ModelsFileError(ValueError):
@@ -39,13 +66,44 @@ class ModelsFileError(ValueError):
 
 
 class Price(BaseModel):
+    """What a model's tokens cost. Reasoning tokens are output tokens (OpenAI and Anthropic
+    bill them so) unless `reasoning` prices them apart; a batch call pays `batch` times the
+    price (both providers' batch APIs take half)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     input: float = Field(default=0.0, ge=0, description="USD per million input tokens")
     output: float = Field(default=0.0, ge=0, description="USD per million output tokens")
+    reasoning: float | None = Field(
+        default=None, ge=0, description="USD per million reasoning tokens; unset: the output price"
+    )
+    batch: float = Field(
+        default=0.5, ge=0, le=1, description="The share of the price a batch call pays"
+    )
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        reasoning_tokens: int = 0,
+        *,
+        batched: bool = False,
+    ) -> float:
+        """USD for one call; `output_tokens` include its `reasoning_tokens`.
+
+        >>> Price(input=1.0, output=10.0, reasoning=5.0).cost(1_000_000, 300_000, 200_000)
+        3.0
+        >>> Price(input=1.0, output=10.0).cost(1_000_000, 0, batched=True)
+        0.5
+        """
+        reasoning = min(reasoning_tokens, output_tokens)
+        reasoning_price = self.output if self.reasoning is None else self.reasoning
+        usd = (
+            input_tokens * self.input
+            + (output_tokens - reasoning) * self.output
+            + reasoning * reasoning_price
+        ) / 1_000_000
+        return usd * self.batch if batched else usd
 
 
 class ModelEntry(BaseModel):
@@ -68,12 +126,33 @@ class ModelEntry(BaseModel):
         default="generate",
         description="How choice questions are answered: generated text, or option probabilities.",
     )
+    api: Literal["openai", "compatible"] | None = Field(
+        default=None,
+        description="openai/: whose rules the server follows (openai: max_completion_tokens); "
+        "unset: openai for api.openai.com, compatible for any other server.",
+    )
+    sampling: bool | None = Field(
+        default=None,
+        description="Whether temperature and top_p are sent; unset: not to a reasoning model.",
+    )
+    batch: bool = Field(default=False, description="Send calls through the provider's batch API.")
 
     @field_validator("spec")
     @classmethod
     def _is_a_spec(cls, spec: str) -> str:
         parse_spec(spec)  # raises SpecError, a ValueError, which pydantic reports with the field
         return spec
+
+    @model_validator(mode="after")
+    def _settings_fit_the_provider(self) -> ModelEntry:
+        prefix = parse_spec(self.spec)[0]
+        for setting, providers in SETTING_PROVIDERS.items():
+            if getattr(self, setting) not in (None, False) and prefix not in providers:
+                takers = " and ".join(f"{p}/" for p in sorted(providers))
+                raise ValueError(f"{setting} is a setting of {takers} models, not {prefix}/")
+        if self.batch and self.answer == "choice":
+            raise ValueError("batch = true answers by generation; choice mode calls live")
+        return self
 
     @classmethod
     def from_spec(cls, spec: str) -> ModelEntry:
@@ -89,15 +168,27 @@ class ModelEntry(BaseModel):
             options["base_urls"] = list(self.urls())
         if self.api_key_env is not None:
             options["api_key_env"] = self.api_key_env
+        for setting in ("api", "sampling"):
+            if getattr(self, setting) is not None:
+                options[setting] = getattr(self, setting)
+        if self.batch:
+            options["batch"] = True
         return options
 
     def cache_identity(self) -> dict[str, Any]:
         """What, besides the spec, decides this model's outputs (enters every cache key)."""
         options = {k: v for k, v in self.options.items() if k not in TRANSPORT_OPTIONS}
-        return {"spec": self.spec, "identity": self.identity, "options": options}
+        identity: dict[str, Any] = {"spec": self.spec, "identity": self.identity}
+        identity["options"] = options
+        if self.sampling is not None:  # leaving temperature out can change a model's answers
+            identity["sampling"] = self.sampling
+        return identity
 
     def endpoint_concurrency(self, default: int) -> int:
-        """Calls in flight across all replicas: the per-URL limit times the replicas."""
+        """Calls in flight across all replicas: the per-URL limit times the replicas. A batch
+        model's calls wait in batches, not on a server, so all of them may be waiting."""
+        if self.batch:
+            return self.concurrency or BATCH_IN_FLIGHT
         return (self.concurrency or default) * max(1, len(self.urls()))
 
 
