@@ -27,8 +27,8 @@ from attunebench.judge.templates import delimit, load_prompt
 from attunebench.models.base import GenerateParams
 from attunebench.models.hints import TaskHint
 from attunebench.tasks import history as h
+from attunebench.tasks import prompting  # not its names: prompting, half made, imports us
 from attunebench.tasks.base import Query
-from attunebench.tasks.prompting import choice_form, reporter, transcript
 
 PAIRWISE = load_prompt(__name__, "judge-pairwise")
 RUBRIC = load_prompt(__name__, "judge-rubric")
@@ -61,7 +61,7 @@ def profile_of(
     need, preference = turn.need, turn.preference
     return Profile(
         state=turn.state,
-        reporter=reporter(conversation),
+        reporter=prompting.reporter(conversation),
         need=need.text if need else None,
         need_behaviors=need.behaviors if need else (),
         comment=preference.comment if comment and preference else None,
@@ -120,7 +120,7 @@ class JudgeContext:
     @classmethod
     def at(cls, conversation: Conversation, turn_index: int, profile: Profile) -> JudgeContext:
         return cls(
-            conversation=transcript(h.history_through(conversation, turn_index)),
+            conversation=prompting.transcript(h.history_through(conversation, turn_index)),
             history=h.hint_history(h.history_before(conversation, turn_index)),
             user_text=h.turn_at(conversation, turn_index).user,
             profile=profile,
@@ -146,7 +146,7 @@ def pairwise_query(
         reference=hint_reference(context.profile, references=False),
     )
     base = PAIRWISE_CHOICE.render(**fields)
-    form = choice_form(
+    form = prompting.choice_form(
         base,
         "Which reply would this person have found better at this moment?",
         [("A", "Reply A"), ("B", "Reply B")],
