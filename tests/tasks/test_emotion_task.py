@@ -5,15 +5,12 @@ conversation-level items read from the seeker's own words, and the reporter name
 from __future__ import annotations
 
 import json
-from collections import Counter
-from pathlib import Path
 
 import pytest
 from sklearn.metrics import f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
-from attunebench.data.importers import ESConvImporter
 from attunebench.data.schema import Conversation, State, Turn
 from attunebench.judge.templates import delimit
 from attunebench.models.base import ProviderError
@@ -253,6 +250,24 @@ async def test_multi_label_micro_and_macro_f1_over_every_reported_emotion() -> N
     )
 
 
+async def test_labels_named_where_only_numbers_were_reported_are_not_false_positives() -> None:
+    task = make_task("emotion")
+    numbers_only = two_reply_turn(len(GOLD_SETS), "Hm.", state=State(intensity=3))
+    with_numbers = conversation([*several_emotions().turns, numbers_only])
+    items = list(task.items([with_numbers]))
+    assert items[-1].gold.labels == frozenset() and items[-1].gold.intensity == 3
+    scripted = {
+        answer_key(item): json.dumps({"primary": p[0], "emotions": p})
+        for item, p in zip(items, [*PREDICTED, ["shame", "guilt"]], strict=True)
+    }
+    found = views(task, await Harness.scripted(m=scripted).evaluate_all(task, items, "m"))
+    assert found[-1].score is None and "jaccard" not in found[-1].record.scores
+    without = found[:-1]
+    for name in ("labels_micro_f1", "labels_macro_f1"):
+        metric = METRICS.get(f"emotion.{name}")
+        assert metric.value(found) == pytest.approx(metric.value(without)), name
+
+
 # Conversation-level items read from the user's own words ------------------------------------
 
 
@@ -289,19 +304,14 @@ def test_the_situation_is_shown_only_in_the_informed_mode() -> None:
     assert "<situation>" in informed and "<situation>" not in blind
 
 
-@pytest.fixture(scope="module")
-def esconv(data_dir: Path) -> list[Conversation]:
-    importer = ESConvImporter(variant="hf", split="test")
-    return list(importer.read(data_dir / "esconv", Counter()))[:40]
-
-
 def test_an_esconv_emotion_item_holds_the_first_three_seeker_messages(
-    esconv: list[Conversation],
+    esconv: dict[tuple[str, str], list[Conversation]],
 ) -> None:
     task = make_task("emotion", context="both")
-    items = list(task.items(esconv))
+    conversations = esconv["hf", "test"][:40]
+    items = list(task.items(conversations))
     assert {i.gold.level for i in items} == {"conversation"}
-    assert len(items) == 2 * len(esconv)
+    assert len(items) == 2 * len(conversations)
     for item in items:
         prompt = task.queries(item, "generate")[0].messages[-1].content
         conversation_part = prompt.split("</conversation>")[0]

@@ -1,0 +1,680 @@
+"""Every registered metric, each defined once, against a computation written here.
+
+For every metric in `METRICS` (after `load_tasks()`), on typed records each task made of its
+own items (`metric_records`):
+
+- with weights of 1 it equals an independent computation below: scikit-learn's F1 and
+  Cohen's kappa, `scipy.stats.spearmanr`, or a plain loop over the typed gold and prediction;
+- one resample given as explicit per-conversation counts equals the same metric on the
+  records repeated that many times (each copy its own conversation, as a cluster bootstrap
+  draws it), and the independent computation on those repeated records.
+
+A metric registered without a computation here fails the test: none is added untested.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from metric_records import records_by_task
+from scipy.stats import spearmanr
+from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import View
+from attunebench.tasks.behavior import f1 as set_f1
+from attunebench.tasks.metrics import METRICS, Weights
+from attunebench.tasks.pairs import TIE
+
+load_tasks()
+AnyView = View[Any, Any]
+Computation = Callable[[Sequence[AnyView]], float | None]
+INDEPENDENT: dict[str, Computation] = {}
+
+
+def independent(name: str) -> Callable[[Computation], Computation]:
+    def add(fn: Computation) -> Computation:
+        assert name not in INDEPENDENT, name
+        INDEPENDENT[name] = fn
+        return fn
+
+    return add
+
+
+def mean(values: Sequence[float | None]) -> float | None:
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
+
+
+def rho(pairs: Sequence[tuple[float | None, float | None]]) -> float | None:
+    usable = [(x, y) for x, y in pairs if x is not None and y is not None]
+    if len(usable) < 3 or len({x for x, _ in usable}) < 2 or len({y for _, y in usable}) < 2:
+        return None  # too few pairs, or a constant side: undefined
+    value = spearmanr([x for x, _ in usable], [y for _, y in usable]).statistic
+    return None if math.isnan(value) else float(value)
+
+
+def f1(sets: Sequence[tuple[set[str], set[str]]], average: str) -> float | None:
+    predicted, gold = [p for p, _ in sets], [g for _, g in sets]
+    if not any(predicted) and not any(gold):
+        return None
+    binarizer = MultiLabelBinarizer().fit(predicted + gold)
+    return float(
+        f1_score(
+            binarizer.transform(gold),
+            binarizer.transform(predicted),
+            average=average,
+            zero_division=0,
+        )
+    )
+
+
+def ok(view: AnyView) -> bool:
+    return view.status == "ok"
+
+
+# Emotion ------------------------------------------------------------------------------------
+
+SCALES = {"intensity": 4.0, "valence": 2.0, "arousal": 1.0}
+
+
+def emotion_labels(view: AnyView) -> set[str]:
+    gold = view.gold
+    return set(gold.emotions) | ({gold.primary} if gold.primary else set())
+
+
+@independent("emotion.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    scores = []
+    for v in views:
+        labels = emotion_labels(v)
+        if not labels:
+            continue
+        if not ok(v):
+            scores.append(0.0)
+        elif v.gold.primary:
+            scores.append(float(v.prediction.primary == v.gold.primary))
+        else:
+            scores.append(float(v.prediction.primary in labels))
+    return mean(scores)
+
+
+@independent("emotion.macro_f1")
+def _(views: Sequence[AnyView]) -> float | None:
+    sets = [
+        ({v.prediction.primary} if ok(v) else set(), {v.gold.primary})
+        for v in views
+        if v.gold.primary
+    ]
+    return f1(sets, "macro")
+
+
+@independent("emotion.jaccard")
+def _(views: Sequence[AnyView]) -> float | None:
+    values = []
+    for v in views:
+        gold = emotion_labels(v)
+        if gold:
+            named = set(v.prediction.emotions) if ok(v) else set()
+            values.append(len(named & gold) / len(named | gold))
+    return mean(values)
+
+
+def emotion_sets(views: Sequence[AnyView]) -> list[tuple[set[str], set[str]]]:
+    """Every reported emotion against every named one, on the items that report any."""
+    return [
+        (set(v.prediction.emotions) if ok(v) else set(), emotion_labels(v))
+        for v in views
+        if emotion_labels(v)
+    ]
+
+
+independent("emotion.labels_micro_f1")(lambda views: f1(emotion_sets(views), "micro"))
+independent("emotion.labels_macro_f1")(lambda views: f1(emotion_sets(views), "macro"))
+
+
+def asked(view: AnyView, name: str) -> bool:
+    """Whether the item asked for this number: every reported one when generated; in
+    choice form only the intensity."""
+    reported = getattr(view.gold, name) is not None
+    return reported and (view.record.mode == "generate" or name == "intensity")
+
+
+def guessed(view: AnyView, name: str) -> float | None:
+    return getattr(view.prediction, name) if ok(view) else None
+
+
+def emotion_numbers(name: str) -> None:
+    span = SCALES[name]
+
+    def errors(views: Sequence[AnyView]) -> float | None:
+        found = []
+        for v in views:
+            if asked(v, name):
+                guess = guessed(v, name)
+                found.append(span if guess is None else abs(guess - getattr(v.gold, name)))
+        return mean(found)
+
+    def coverage(views: Sequence[AnyView]) -> float | None:
+        return mean([float(guessed(v, name) is not None) for v in views if asked(v, name)])
+
+    def spearman(views: Sequence[AnyView]) -> float | None:
+        return rho([(guessed(v, name), getattr(v.gold, name)) for v in views])
+
+    independent(f"emotion.{name}_mae")(errors)
+    independent(f"emotion.{name}_coverage")(coverage)
+    independent(f"emotion.{name}_spearman")(spearman)
+
+
+for _name in SCALES:
+    emotion_numbers(_name)
+
+
+@independent("emotion.panas_mae")
+def _(views: Sequence[AnyView]) -> float | None:
+    per_record = []
+    for v in views:
+        if v.gold.panas:
+            given = v.prediction.panas if ok(v) else {}
+            errors = [
+                4.0 if given.get(k) is None else abs(given[k] - truth)
+                for k, truth in v.gold.panas.items()
+            ]
+            per_record.append(sum(errors) / len(errors))
+    return mean(per_record)
+
+
+@independent("emotion.panas_spearman")
+def _(views: Sequence[AnyView]) -> float | None:
+    pairs = []
+    for v in views:
+        given = v.prediction.panas if ok(v) else {}
+        pairs += [(given.get(k), truth) for k, truth in v.gold.panas.items()]
+    return rho(pairs)
+
+
+# Behavior -----------------------------------------------------------------------------------
+
+
+def behavior_sets(views: Sequence[AnyView]) -> list[tuple[set[str], set[str]]]:
+    return [(set(v.prediction.behaviors) if ok(v) else set(), set(v.gold.behaviors)) for v in views]
+
+
+@independent("behavior.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean(
+        [
+            set_f1(p, g) if ok(v) else 0.0
+            for v, (p, g) in zip(views, behavior_sets(views), strict=True)
+        ]
+    )
+
+
+independent("behavior.micro_f1")(lambda views: f1(behavior_sets(views), "micro"))
+independent("behavior.macro_f1")(lambda views: f1(behavior_sets(views), "macro"))
+
+
+# Preference -----------------------------------------------------------------------------------
+
+
+def both(view: AnyView) -> tuple[str, str] | None:
+    guess = view.prediction
+    if guess is None or guess.ab is None or guess.ba is None:
+        return None
+    return guess.ab, guess.ba
+
+
+@independent("preference.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    key = [v.gold.key for v in views]
+    return mean(
+        [
+            (float(v.prediction.ab == k) + float(v.prediction.ba == k)) / 2 if ok(v) else 0.0
+            for v, k in zip(views, key, strict=True)
+        ]
+    )
+
+
+@independent("preference.consistency")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean([float(v.prediction.ab == v.prediction.ba) for v in views if ok(v)])
+
+
+def flips(views: Sequence[AnyView]) -> float | None:
+    return mean([float(pair[0] != pair[1]) for v in views if (pair := both(v))])
+
+
+independent("preference.flip_rate")(flips)
+
+
+@independent("preference.first_shown_share")
+def _(views: Sequence[AnyView]) -> float | None:
+    letters = [
+        letter
+        for v in views
+        if v.prediction is not None
+        for letter in (v.prediction.ab_letter, v.prediction.ba_letter)
+        if letter in ("A", "B")
+    ]
+    return mean([float(letter == "A") for letter in letters])
+
+
+@independent("preference.first_shown_probability")
+def _(views: Sequence[AnyView]) -> float | None:
+    per_view = []
+    for v in views:
+        spreads = v.prediction.probabilities if v.prediction is not None else {}
+        shares = [s["A"] / (s["A"] + s["B"]) for s in spreads.values() if s["A"] + s["B"] > 0]
+        if shares:
+            per_view.append(sum(shares) / len(shares))
+    return mean(per_view)
+
+
+# The judge audit ----------------------------------------------------------------------------
+
+
+def picks(view: AnyView) -> list[str]:
+    guess = view.prediction
+    return [] if guess is None else [p for p in (guess.ab, guess.ba) if p is not None]
+
+
+def side(key: str, gold: Any) -> str:
+    return "tie" if key == TIE else ("first" if key == gold.first else "second")
+
+
+def longer(gold: Any) -> str | None:
+    if gold.len_first == gold.len_second:
+        return None
+    return gold.first if gold.len_first > gold.len_second else gold.second
+
+
+@independent("judge_audit.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean([float(ok(v) and v.prediction.ab == v.prediction.ba == v.gold.key) for v in views])
+
+
+@independent("judge_audit.agreement")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean([float(p == v.gold.key) for v in views for p in picks(v)])
+
+
+@independent("judge_audit.kappa")
+def _(views: Sequence[AnyView]) -> float | None:
+    truth = [side(v.gold.key, v.gold) for v in views for _ in picks(v)]
+    judged = [side(p, v.gold) for v in views for p in picks(v)]
+    return float(cohen_kappa_score(judged, truth)) if judged else None
+
+
+independent("judge_audit.flip_rate")(flips)
+
+
+@independent("judge_audit.longer_win_share")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean(
+        [
+            float(p == longer(v.gold))
+            for v in views
+            for p in picks(v)
+            if p != TIE and longer(v.gold) is not None
+        ]
+    )
+
+
+@independent("judge_audit.participant_longer_share")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean(
+        [
+            float(v.gold.key == longer(v.gold))
+            for v in views
+            if v.gold.key != TIE and longer(v.gold) is not None
+        ]
+    )
+
+
+@independent("judge_audit.length_balanced_agreement")
+def _(views: Sequence[AnyView]) -> float | None:
+    groups: dict[bool, list[float]] = {True: [], False: []}
+    for v in views:
+        if v.gold.key == TIE or longer(v.gold) is None:
+            continue
+        for p in picks(v):
+            groups[v.gold.key == longer(v.gold)].append(float(p == v.gold.key))
+    means = [mean(group) for group in groups.values()]
+    return None if None in means else (means[0] + means[1]) / 2  # type: ignore[operator]
+
+
+@independent("judge_audit.length_matched_agreement")
+def _(views: Sequence[AnyView]) -> float | None:
+    def matched(gold: Any) -> bool:
+        low, high = sorted((gold.len_first, gold.len_second))
+        return low > 0 and high / low <= 1.25
+
+    return mean([float(p == v.gold.key) for v in views if matched(v.gold) for p in picks(v)])
+
+
+# Response -----------------------------------------------------------------------------------
+
+
+def verdict_win(verdict: Any) -> float:
+    if verdict.status != "ok":
+        return 0.0  # unusable: a loss
+    mine = "A" if verdict.order.endswith("model-first") else "B"
+    winner = verdict.parsed["winner"]
+    return 0.5 if winner == "tie" else float(winner == mine)
+
+
+def per_judge(view: AnyView, kind: str) -> float | None:
+    """The mean over judges of each judge's mean over its verdicts of this kind."""
+    by_judge: dict[str, list[float]] = defaultdict(list)
+    for verdict in view.record.verdicts:
+        if kind == "rubric" and verdict.mode == "rubric":
+            score = verdict.parsed["score"] if verdict.status == "ok" else 1.0
+            by_judge[verdict.judge].append(float(score))
+        elif kind != "rubric" and (verdict.order or "").startswith(kind):
+            by_judge[verdict.judge].append(verdict_win(verdict))
+    return mean([sum(v) / len(v) for v in by_judge.values()])
+
+
+@independent("response.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean(
+        [
+            ((per_judge(v, "vs_chosen") or 0) + (per_judge(v, "vs_rejected") or 0)) / 2
+            if ok(v)
+            else 0.0
+            for v in views
+        ]
+    )
+
+
+independent("response.win_vs_chosen")(lambda vs: mean([per_judge(v, "vs_chosen") for v in vs]))
+independent("response.win_vs_rejected")(lambda vs: mean([per_judge(v, "vs_rejected") for v in vs]))
+independent("response.rubric")(lambda vs: mean([per_judge(v, "rubric") for v in vs]))
+
+
+@independent("response.one_order_share")
+def _(views: Sequence[AnyView]) -> float | None:
+    def lost_one(view: AnyView) -> bool:
+        usable: dict[tuple[str, str], int] = defaultdict(int)
+        for verdict in view.record.verdicts:
+            if verdict.mode == "pairwise":
+                comparison = (verdict.judge, (verdict.order or "").split("/")[0])
+                usable[comparison] += verdict.status == "ok"
+        return 1 in usable.values()
+
+    return mean([float(lost_one(v)) for v in views])
+
+
+# Outcome and rating -------------------------------------------------------------------------
+
+
+def outcome_guess(view: AnyView, name: str) -> float | None:
+    if not ok(view):
+        return None
+    values = view.prediction.values
+    if name == "intensity_change":
+        final, start = values.get("final_intensity"), view.gold.initial_intensity
+        return None if final is None or start is None else final - start
+    return values.get(name)
+
+
+def outcome_field(name: str) -> None:
+    def errors(views: Sequence[AnyView]) -> float | None:
+        found = []
+        for v in views:
+            if name in v.gold.values:
+                low, high = v.gold.scales[name]
+                guess = outcome_guess(v, name)
+                found.append(high - low if guess is None else abs(guess - v.gold.values[name]))
+        return mean(found)
+
+    def coverage(views: Sequence[AnyView]) -> float | None:
+        return mean(
+            [float(outcome_guess(v, name) is not None) for v in views if name in v.gold.values]
+        )
+
+    def spearman(views: Sequence[AnyView]) -> float | None:
+        return rho([(outcome_guess(v, name), v.gold.values.get(name)) for v in views])
+
+    independent(f"outcome.{name}_mae")(errors)
+    independent(f"outcome.{name}_coverage")(coverage)
+    independent(f"outcome.{name}_spearman")(spearman)
+
+
+for _name in ("final_intensity", "intensity_change", "rating", "empathy", "relevance"):
+    outcome_field(_name)
+
+
+@independent("outcome.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    scores = []
+    for v in views:
+        shares = []
+        for name, truth in v.gold.values.items():
+            low, high = v.gold.scales[name]
+            guess = outcome_guess(v, name)
+            shares.append(1.0 if guess is None else abs(guess - truth) / (high - low))
+        scores.append(1.0 - sum(shares) / len(shares))
+    return mean(scores)
+
+
+def rating_guess(view: AnyView) -> float | None:
+    return view.prediction.values.get("rating") if ok(view) else None
+
+
+@independent("rating.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean(
+        [
+            0.0 if (g := rating_guess(v)) is None else 1.0 - abs(g - v.gold.rating) / 4.0
+            for v in views
+        ]
+    )
+
+
+@independent("rating.rating_mae")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean([4.0 if (g := rating_guess(v)) is None else abs(g - v.gold.rating) for v in views])
+
+
+independent("rating.rating_coverage")(
+    lambda views: mean([float(rating_guess(v) is not None) for v in views])
+)
+independent("rating.rating_spearman")(
+    lambda views: rho([(rating_guess(v), v.gold.rating) for v in views])
+)
+
+
+@independent("rating.within_conversation_spearman")
+def _(views: Sequence[AnyView]) -> float | None:
+    by_conversation: dict[str, list[AnyView]] = defaultdict(list)
+    for v in views:
+        by_conversation[v.record.conversation_id].append(v)
+    rhos = [
+        rho([(rating_guess(v), v.gold.rating) for v in group]) for group in by_conversation.values()
+    ]
+    return mean(rhos)
+
+
+# Calibration of choice answers ---------------------------------------------------------------
+# Each task's rows written out again here: (every option's probability, the gold option).
+
+Row = tuple[dict[str, float], str]
+
+
+def emotion_rows(view: AnyView) -> list[Row]:
+    guess = view.prediction
+    if guess is None or not guess.label_probabilities or not view.gold.primary:
+        return []
+    return [(dict(guess.label_probabilities), view.gold.primary)]
+
+
+def behavior_rows(view: AnyView) -> list[Row]:
+    guess = view.prediction
+    if guess is None:
+        return []
+    return [
+        ({"yes": p, "no": 1 - p}, "yes" if label in view.gold.behaviors else "no")
+        for label, p in guess.yes_probabilities.items()
+    ]
+
+
+def pair_rows(view: AnyView) -> list[Row]:
+    guess = view.prediction
+    if guess is None:
+        return []
+    truth = side(view.gold.key, view.gold)
+    rows = []
+    for order, spread in guess.probabilities.items():
+        shown_first = "first" if order == "ab" else "second"
+        shown_second = "second" if order == "ab" else "first"
+        rows.append(
+            ({shown_first: spread["A"], shown_second: spread["B"], "tie": spread["tie"]}, truth)
+        )
+    return rows
+
+
+def outcome_rows(view: AnyView) -> list[Row]:
+    guess = view.prediction
+    if guess is None:
+        return []
+    return [
+        (dict(spread), f"{view.gold.values[name]:g}")
+        for name, spread in guess.probabilities.items()
+        if name in view.gold.values
+    ]
+
+
+def rating_rows(view: AnyView) -> list[Row]:
+    guess = view.prediction
+    if guess is None:
+        return []
+    return [(dict(spread), f"{view.gold.rating:g}") for spread in guess.probabilities.values()]
+
+
+def brier(rows: Sequence[Row]) -> float | None:
+    scores = [
+        sum((probs.get(k, 0.0) - float(k == gold)) ** 2 for k in set(probs) | {gold})
+        for probs, gold in rows
+    ]
+    return mean(scores)
+
+
+def ece(rows: Sequence[Row]) -> float | None:
+    if not rows:
+        return None
+    correct, confidence = [0.0] * 10, [0.0] * 10
+    for probs, gold in rows:
+        top = max(probs, key=lambda k: probs[k])  # the first listed among equals
+        b = min(int(probs[top] * 10), 9)
+        correct[b] += float(top == gold)
+        confidence[b] += probs[top]
+    return sum(abs(c - p) for c, p in zip(correct, confidence, strict=True)) / len(rows)
+
+
+def auroc(rows: Sequence[Row], positive: str) -> float | None:
+    truth = [gold == positive for _, gold in rows]
+    if len(set(truth)) < 2:
+        return None
+    return float(roc_auc_score(truth, [probs.get(positive, 0.0) for probs, _ in rows]))
+
+
+CALIBRATED: dict[str, tuple[Callable[[AnyView], list[Row]], str | None]] = {
+    "emotion": (emotion_rows, None),
+    "behavior": (behavior_rows, "yes"),
+    "preference": (pair_rows, "first"),
+    "judge_audit": (pair_rows, "first"),
+    "outcome": (outcome_rows, None),
+    "rating": (rating_rows, None),
+}
+
+
+def calibration(task: str, rows_of: Callable[[AnyView], list[Row]], positive: str | None) -> None:
+    def rows(views: Sequence[AnyView]) -> list[Row]:
+        return [row for v in views for row in rows_of(v)]
+
+    independent(f"{task}.brier")(lambda views: brier(rows(views)))
+    independent(f"{task}.ece")(lambda views: ece(rows(views)))
+    if positive is not None:
+        independent(f"{task}.auroc")(lambda views: auroc(rows(views), positive))
+
+
+for _task, (_rows_of, _positive) in CALIBRATED.items():
+    calibration(_task, _rows_of, _positive)
+
+
+# The tests ----------------------------------------------------------------------------------
+
+NAMES = METRICS.names()
+
+
+def test_every_registered_metric_has_an_independent_computation() -> None:
+    assert NAMES, "no metric is registered"
+    missing = sorted(set(NAMES) - set(INDEPENDENT))
+    assert not missing, f"metrics with no independent computation in this test: {missing}"
+    assert sorted(INDEPENDENT) == NAMES  # and none computed here for a metric that is gone
+    tasks = {name.split(".")[0] for name in NAMES}
+    assert tasks == set(load_tasks().names())
+    for task in tasks:  # each task's headline, the mean per-item score, is registered
+        assert f"{task}.score" in NAMES
+
+
+def records(name: str) -> list[AnyView]:
+    return records_by_task()[name.split(".")[0]]
+
+
+def undefined(value: float | None) -> bool:
+    return value is None or math.isnan(value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_weights_of_one_equal_the_independent_computation(name: str) -> None:
+    assert name in INDEPENDENT, f"{name} has no independent computation in this test"
+    views = records(name)
+    expected = INDEPENDENT[name](views)
+    assert expected is not None, f"the test's records leave {name} undefined: add some"
+    assert METRICS.get(name).value(views) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def repeated(views: Sequence[AnyView], counts: np.ndarray, cluster: np.ndarray) -> list[AnyView]:
+    """Each record as many times as its conversation was drawn, every copy its own
+    conversation."""
+    out = []
+    for view, c in zip(views, cluster, strict=True):
+        for copy in range(int(counts[c])):
+            record = view.record.model_copy(
+                update={"conversation_id": f"{view.record.conversation_id}#{copy}"}
+            )
+            out.append(View(record, view.gold, view.prediction))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_resample_equals_the_records_repeated(name: str, seed: int) -> None:
+    views = records(name)
+    conversations = sorted({v.record.conversation_id for v in views})
+    index = {cid: i for i, cid in enumerate(conversations)}
+    cluster = np.array([index[v.record.conversation_id] for v in views], dtype=np.int64)
+    counts = np.random.default_rng(seed).integers(0, 4, size=len(conversations))
+    metric = METRICS.get(name)
+    weights = Weights(counts.reshape(1, -1).astype(np.float64), cluster)
+    resampled = float(metric.evaluate(views, weights)[1][0])
+    again = repeated(views, counts, cluster)
+    direct, by_hand = metric.value(again), INDEPENDENT[name](again)
+    if undefined(direct):
+        assert undefined(resampled) and undefined(by_hand), (resampled, by_hand)
+        return
+    assert resampled == pytest.approx(direct, rel=1e-9, abs=1e-12)
+    assert by_hand == pytest.approx(direct, rel=1e-9, abs=1e-12)
+    # the per-item form says the same as the per-cluster one
+    per_item = Weights.of_items(counts[cluster].astype(float))
+    assert float(metric.evaluate(views, per_item)[1][0]) == pytest.approx(
+        direct, rel=1e-9, abs=1e-12
+    )
