@@ -28,7 +28,8 @@ from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook, Tally
 from attunebench.engine.plan import ALL, applicable, make_tasks, task_names, without_judge
-from attunebench.engine.progress import RunProgress
+from attunebench.engine.prepare import asked_kinds, prepare_models
+from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
 from attunebench.engine.wiring import bind_models, close_models, default_cache_path
@@ -235,6 +236,8 @@ async def run(
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         info, kept = _resume(config.out, _run_info(config, conversations, plan))
         config.out.mkdir(parents=True, exist_ok=True)
+        for model in bound.values():
+            model.provider.attach(config.out)  # a batch provider's journal lives there
         write_json(config.out / RUN_FILE, info)
         if not (config.out / CONVERSATIONS_FILE).exists():
             write_conversations(config.out / CONVERSATIONS_FILE, conversations)
@@ -289,7 +292,13 @@ async def _execute(
     writer = RecordWriter(config.out / RECORDS_FILE)
     failed = 0
     try:
-        with RunProgress(len(planned), len(done), engine.ledger, enabled=config.progress) as bar:
+        with RunProgress(
+            len(planned),
+            len(done),
+            engine.ledger,
+            enabled=config.progress,
+            batches=lambda: batch_counts(engine.models.values()),
+        ) as bar:
 
             def on_record(record: ItemRecord) -> None:
                 nonlocal failed
@@ -301,12 +310,10 @@ async def _execute(
                     done.add(record.key)
                 bar.advance()
 
-            await run_units(
-                units,
-                engine=engine,
-                judges=[e.name for e in config.judges],
-                on_record=on_record,
-            )
+            judges = [e.name for e in config.judges]
+            cache_dir = config.cache_path.parent if config.cache_path is not None else None
+            await prepare_models(engine.models, asked_kinds(units, judges), cache_dir, bar)
+            await run_units(units, engine=engine, judges=judges, on_record=on_record)
     finally:
         writer.close()
         write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger())

@@ -6,7 +6,8 @@ next exchange added, so it reaches the server right after the prompt it extends 
 cache serves everything but the new part. vLLM and SGLang keep many prefixes; llama.cpp's
 server keeps only the last prompt, which is why this order, not turn by turn across tasks
 (whose instructions differ), is the one that pays. Many units run at once, bounded by the
-workers each endpoint has; the endpoints' own limits bound the calls.
+workers each endpoint has; the endpoints' own limits bound the calls. A batch model's items
+are all asked at once instead (its answers come in hours, not turn after turn).
 """
 
 from __future__ import annotations
@@ -96,14 +97,21 @@ async def run_units(
         queues.setdefault(endpoint.name, deque()).append(unit)
         sizes[endpoint.name] = endpoint.concurrency
 
+    async def one(model: str, mode: AnswerMode, task: Task[Any, Any], item: Item[Any]) -> None:
+        caller = ItemCaller(engine)
+        record = await evaluate(task, item, model, caller, judges, mode)
+        on_record(finish_record(record, caller))
+
     async def worker(queue: deque[Unit]) -> None:
         while queue:
             unit = queue.popleft()
-            mode: AnswerMode = "choice" if engine.models[unit.model].choosing else "generate"
-            for task, item in unit.work:
-                caller = ItemCaller(engine)
-                record = await evaluate(task, item, unit.model, caller, judges, mode)
-                on_record(finish_record(record, caller))
+            bound = engine.models[unit.model]
+            mode: AnswerMode = "choice" if bound.choosing else "generate"
+            if bound.batched:
+                await asyncio.gather(*(one(unit.model, mode, t, i) for t, i in unit.work))
+            else:
+                for task, item in unit.work:
+                    await one(unit.model, mode, task, item)
 
     async with asyncio.TaskGroup() as group:
         for name, queue in queues.items():

@@ -1,5 +1,6 @@
 """Making a run's models: providers from their specs, endpoints shared by models on one server,
-a quick reachability check, and where the shared cache lives.
+a quick reachability check, a pre-flight call per model with its own parameters (a refused
+parameter stops the run here, named with its fix), and where the shared cache lives.
 """
 
 from __future__ import annotations
@@ -84,6 +85,12 @@ async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> N
         if endpoint not in seen:
             seen.add(endpoint)
             await provider.check()
+    for name, (entry, provider) in made.items():
+        try:
+            await provider.probe(entry.params)
+        except ProviderConfigError as error:
+            where = "" if name == entry.spec else f"[models.{name}] "
+            raise ProviderConfigError(f"{where}{error}") from None
 
 
 async def close_models(bound: Mapping[str, BoundModel]) -> None:

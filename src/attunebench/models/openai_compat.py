@@ -6,20 +6,34 @@ three times the calls per second of the openai SDK on a small machine, and the e
 overhead budget is under a millisecond a call. Several base URLs (replicas of one model) are
 used round-robin. The key comes from the environment variable the models file names (default
 OPENAI_API_KEY); a local server may run without one.
+
+Whose rules a server follows is the models-file setting `api`: `openai` (the default for
+api.openai.com) sends the answer budget as `max_completion_tokens`, which OpenAI's reasoning
+models require; `compatible` (any other server: vLLM, llama.cpp, ...) sends `max_tokens`,
+which every server knows. OpenAI's reasoning models (the o-series, the GPT-5 family) accept
+only the default temperature and top_p, so they are not sent to a model whose name
+`REASONING_MODELS` matches, unless `sampling` says otherwise. `params.reasoning_effort` and
+anything in `params.extra` go in the request body. Reasoning tokens are read from
+`usage.completion_tokens_details`, reasoning text from a server's `reasoning_content` or
+`reasoning` field. With `batch = true` calls go through the Batch API (`openai_batch`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import time
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 import aiohttp
 
 from attunebench.models.base import (
+    BatchCounts,
     ChoiceOutput,
     GenerateParams,
     Message,
@@ -27,6 +41,7 @@ from attunebench.models.base import (
     Provider,
     ProviderError,
 )
+from attunebench.models.batching import JOURNAL_FILE, BatchQueue, request_key
 from attunebench.models.completions import (
     choice_body,
     completion_body,
@@ -35,10 +50,28 @@ from attunebench.models.completions import (
 )
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
+from attunebench.models.openai_batch import OpenAIBatches
+from attunebench.models.preflight import PREFLIGHT_HEADER, PROBE_MESSAGES, probe_params, refusal
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOSTS = frozenset({"api.openai.com"})
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+# Models that accept only the default temperature and top_p: OpenAI's reasoning models, by
+# the last part of the model name (a router may say openai/o3). `sampling` overrides it.
+REASONING_MODELS = (re.compile(r"o\d+(?:-.*)?"), re.compile(r"gpt-5(?!.*chat)(?:[.-].*)?"))
+# What fixes a refused parameter, said in the pre-flight's one line.
+FIXES = {
+    "max_tokens": 'set api = "openai" (it sends max_completion_tokens)',
+    "max_completion_tokens": 'set api = "compatible" (it sends max_tokens)',
+    "temperature": "set sampling = false (it leaves temperature and top_p out)",
+    "top_p": "set sampling = false (it leaves temperature and top_p out)",
+    "reasoning_effort": "remove reasoning_effort from params (this model does not reason)",
+    "response_format": "set options = { json_mode = false }",
+    "seed": "remove seed from params",
+    "stop": "remove stop from params",
+}
+Api = Literal["openai", "compatible"]
 
 
 URLs = list[str] | tuple[str, ...]
@@ -54,6 +87,21 @@ def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]
 
 def is_local(url: str) -> bool:
     return (urlparse(url).hostname or "") in LOCAL_HOSTS
+
+
+def default_api(urls: Sequence[str]) -> Api:
+    """OpenAI's rules for OpenAI's API, the common ones for any other server."""
+    return "openai" if all(urlparse(u).hostname in OPENAI_HOSTS for u in urls) else "compatible"
+
+
+def refuses_sampling(model: str) -> bool:
+    """Whether the model is one that accepts only the default temperature and top_p.
+
+    >>> [refuses_sampling(m) for m in ("o3-mini", "gpt-5", "gpt-5-chat-latest", "gpt-4.1")]
+    [True, True, False, False]
+    """
+    name = model.rsplit("/", 1)[-1].lower()
+    return any(pattern.fullmatch(name) for pattern in REASONING_MODELS)
 
 
 class OpenAICompatProvider(Provider):
@@ -73,11 +121,20 @@ class OpenAICompatProvider(Provider):
         chat: bool = True,
         timeout_s: float = 120.0,
         max_connections: int = 0,
+        api: Api | None = None,
+        sampling: bool | None = None,
+        batch: bool = False,
+        batch_size: int | None = None,
+        batch_poll_s: float = 30.0,
+        batch_quiet_s: float = 2.0,
+        batch_wait_s: float = 60.0,
     ) -> None:
         self.model = model
         # False: a model with no chat template, asked through /completions with plain text.
         self.chat = chat
         self.base_urls = resolve_base_urls(base_url, base_urls)
+        self.api: Api = api or default_api(self.base_urls)
+        self.sampling = not refuses_sampling(model) if sampling is None else sampling
         key = api_key if api_key is not None else os.environ.get(api_key_env)
         if not key and not all(is_local(url) for url in self.base_urls):
             raise ProviderConfigError(
@@ -92,6 +149,16 @@ class OpenAICompatProvider(Provider):
         self._max_connections = max_connections  # 0: as many as the engine's limit lets through
         self._session: aiohttp.ClientSession | None = None
         self._next_url = 0
+        self._batches: BatchQueue[dict[str, Any]] | None = None
+        if batch:
+            if not chat:
+                raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
+            batches = OpenAIBatches(self.base_urls[0], self._client)
+            if batch_size is not None:
+                batches.limits = dataclasses.replace(batches.limits, max_requests=batch_size)
+            self._batches = BatchQueue(
+                batches, self.spec, quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s
+            )
 
     @property
     def spec(self) -> str:
@@ -99,8 +166,17 @@ class OpenAICompatProvider(Provider):
 
     @property
     def endpoint(self) -> str:
-        """What the engine's concurrency limit is shared by: the servers this model runs on."""
-        return " ".join(self.base_urls)
+        """What the engine's concurrency limit is shared by: the servers this model runs on
+        (a batch model's calls wait in batches, apart from any live model's)."""
+        servers = " ".join(self.base_urls)
+        return f"batch {servers}" if self._batches is not None else servers
+
+    def attach(self, rundir: Path) -> None:
+        if self._batches is not None:
+            self._batches.attach(rundir / JOURNAL_FILE)
+
+    def batch_counts(self) -> BatchCounts | None:
+        return self._batches.counts() if self._batches is not None else None
 
     def _client(self) -> aiohttp.ClientSession:
         # Made on first use: a session belongs to the event loop that is running the calls.
@@ -122,20 +198,31 @@ class OpenAICompatProvider(Provider):
         return url
 
     def request_body(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
+        if params.thinking_budget is not None:
+            raise ProviderError(
+                "params.thinking_budget is for anthropic/ models; OpenAI's reasoning models "
+                "take params.reasoning_effort",
+                retryable=False,
+            )
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [message.to_dict() for message in messages],
-            "temperature": params.temperature,
-            "max_tokens": params.max_tokens,
         }
-        if params.top_p is not None:
-            body["top_p"] = params.top_p
+        if self.sampling:
+            body["temperature"] = params.temperature
+            if params.top_p is not None:
+                body["top_p"] = params.top_p
+        budget = "max_completion_tokens" if self.api == "openai" else "max_tokens"
+        body[budget] = params.max_tokens
+        if params.reasoning_effort is not None:
+            body["reasoning_effort"] = params.reasoning_effort
         if params.seed is not None:
             body["seed"] = params.seed
         if params.stop:
             body["stop"] = list(params.stop)
         if params.json_mode and self.json_mode:
             body["response_format"] = {"type": "json_object"}
+        body.update(params.extra)
         return body
 
     async def generate(
@@ -146,20 +233,28 @@ class OpenAICompatProvider(Provider):
             request = completion_body(self.model, messages, params)
             answer = await self._post("completions", request)
             return parse_text_completion(answer, time.perf_counter() - started)
-        payload = json.dumps(self.request_body(messages, params)).encode()
-        url = f"{self._url()}/chat/completions"
+        body = self.request_body(messages, params)
+        if self._batches is not None:
+            completion = await self._batches.request(request_key(body), body)
+            output = completion_output(completion, time.perf_counter() - started)
+            return dataclasses.replace(output, batched=True)
+        answer = await self._post("chat/completions", body)
+        return parse_completion(answer, time.perf_counter() - started)
+
+    async def probe(self, params: GenerateParams) -> None:
+        """One live chat call with the model's parameters (batch or not); a refusal stops the
+        run with the fix (see `preflight`)."""
+        if not self.chat:
+            return
+        params = probe_params(params)
+        sent: dict[str, Any] = {}
         try:
-            async with self._client().post(url, data=payload) as response:
-                body = await response.read()
-                if response.status >= 400:
-                    text = body.decode("utf-8", "replace")
-                    raise status_error(response.status, text, response.headers.get("Retry-After"))
-        except TimeoutError:
-            raise ProviderError(f"timed out calling {url}", retryable=True) from None
-        except aiohttp.ClientError as error:  # refused, reset, disconnected, bad HTTP
-            message = f"{type(error).__name__} calling {url}: {error}"
-            raise ProviderError(message, retryable=True) from None
-        return parse_completion(body, time.perf_counter() - started)
+            sent = self.request_body(list(PROBE_MESSAGES), params)
+            await self._post("chat/completions", sent, headers={PREFLIGHT_HEADER: "1"})
+        except ProviderError as error:
+            refused = refusal(self.spec, error, sent=sent, fixes=FIXES, params=params)
+            if refused is not None:
+                raise refused from None
 
     async def choose(
         self,
@@ -169,14 +264,17 @@ class OpenAICompatProvider(Provider):
         hint: TaskHint | None = None,
     ) -> ChoiceOutput:
         started = time.perf_counter()
-        answer = await self._post("chat/completions" if self.chat else "completions",
-                                  choice_body(self.model, messages, chat=self.chat))  # fmt: skip
+        path = "chat/completions" if self.chat else "completions"
+        answer = await self._post(path, choice_body(self.model, messages, chat=self.chat))
         return parse_choice(answer, keys, time.perf_counter() - started)
 
-    async def _post(self, path: str, body: dict[str, Any]) -> bytes:
+    async def _post(
+        self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> bytes:
         url = f"{self._url()}/{path}"
+        data = json.dumps(body).encode()
         try:
-            async with self._client().post(url, data=json.dumps(body).encode()) as response:
+            async with self._client().post(url, data=data, headers=headers) as response:
                 answer = await response.read()
                 if response.status >= 400:
                     text = answer.decode("utf-8", "replace")
@@ -211,6 +309,8 @@ class OpenAICompatProvider(Provider):
                 raise ProviderConfigError(message) from None
 
     async def aclose(self) -> None:
+        if self._batches is not None:
+            await self._batches.aclose()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -220,19 +320,35 @@ def parse_completion(body: bytes, latency_s: float) -> ModelOutput:
     """A ModelOutput from a chat-completions body; a malformed body is worth one more try."""
     try:
         data = json.loads(body)
+    except ValueError as error:
+        snippet = body[:200].decode("utf-8", "replace")
+        raise ProviderError(
+            f"malformed completion ({error!r}): {snippet}", retryable=True
+        ) from None
+    return completion_output(data, latency_s)
+
+
+def completion_output(data: Any, latency_s: float) -> ModelOutput:
+    """A ModelOutput from a chat completion (a live answer, or a batch's line)."""
+    try:
         choice = data["choices"][0]
-        text = choice["message"].get("content") or ""
+        message = choice["message"]
         usage = data.get("usage") or {}
+        details = usage.get("completion_tokens_details") or {}
+        # vLLM's and SGLang's reasoning parsers, and routers, return the reasoning text apart.
+        thinking = message.get("reasoning_content") or message.get("reasoning")
         return ModelOutput(
-            text=text,
+            text=message.get("content") or "",
             input_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
             latency_s=latency_s,
             finish_reason=choice.get("finish_reason"),
             raw={"id": data.get("id"), "model": data.get("model")},
+            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+            thinking=thinking if isinstance(thinking, str) and thinking else None,
         )
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
-        snippet = body[:200].decode("utf-8", "replace")
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
+        snippet = json.dumps(data)[:200] if isinstance(data, dict) else repr(data)[:200]
         message = f"malformed completion ({error!r}): {snippet}"
         raise ProviderError(message, retryable=True) from None
 

@@ -5,7 +5,9 @@ says otherwise: 429 with Retry-After, 500, 503, a timeout (the request is held p
 client's patience, then dropped), a dropped connection, a malformed JSON body, or a response
 cut short of its Content-Length. It counts every request, fault and successful completion per
 request content key (GET /fault/stats), so a test can prove a client never repeats a call that
-succeeded. `hold()` makes new requests wait (received, unanswered) until `release()`.
+succeeded. `hold()` makes new requests wait (received, unanswered) until `release()`. A
+run's pre-flight call (marked by its header) is answered, never faulted, held or counted: it
+belongs to the run's set-up, not to its calls.
 
     with FaultServer(FaultPlan(fail_rate=0.3, seed=1)) as server:
         ...  # point an openai/ model at server.base_url
@@ -28,6 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
+from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
 
@@ -165,6 +168,8 @@ class FaultServer:
             messages = body["messages"]
         except (ValueError, KeyError, TypeError):
             return web.json_response({"error": {"message": "not a chat request"}}, status=400)
+        if request.headers.get(PREFLIGHT_HEADER):
+            return web.json_response(completion(self._answer(messages), str(body.get("model"))))
         if self._gate is not None:
             await self._gate.wait()
             if request.transport is None or request.transport.is_closing():

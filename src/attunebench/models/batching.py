@@ -1,0 +1,384 @@
+"""Batch APIs behind `generate`: a call joins a queue, goes out in a batch, and is answered
+when the batch ends, at the batch price (OpenAI's Batch API, Anthropic's Message Batches).
+
+`BatchQueue.request(key, body)` waits for one request's answer. Requests gather until the
+queue goes quiet (`quiet_s` with nothing new), has waited `wait_s` since its oldest request,
+or fills a batch (the provider's limits on requests and bytes); then they go out as one
+batch, and a poller waits for it to end. A request's key is the SHA-256 of its body, and is
+its id inside the batch (`custom_id`), so the same request is never sent twice at once.
+
+The journal (`batches.jsonl` in the run directory, one line per event, written as each
+happens) maps each request's key to the batch that holds it. A run that was killed and is
+resumed asks its unanswered requests again; those found in the journal wait on the batch
+that already holds them, polled again, instead of being paid for twice. What is not
+protected: a kill in the moment between the provider creating a batch and its line reaching
+the journal.
+
+A request the batch did not answer (it expired, was cancelled, or its line failed) becomes a
+`ProviderError` that is not retried at once (a batch takes hours) and is not permanent unless
+the request itself was refused (a 4xx line): the item is `failed`, and a resumed run sends
+it again in a new batch (or live, with `batch = false`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, Generic, Literal, TypeVar
+
+from pydantic import ValidationError
+
+from attunebench.data.jsonl import canonical_json
+from attunebench.frozen import Frozen
+from attunebench.models.base import BatchCounts, ProviderError
+
+JOURNAL_FILE: Final = "batches.jsonl"
+JOURNAL_FORMAT: Final = "attunebench-batches/v1"
+R = TypeVar("R")  # what one answered request is, as the provider's batch API gives it
+log = logging.getLogger(__name__)
+
+
+def request_key(body: dict[str, Any]) -> str:
+    """A request's content hash: its key in the journal and its `custom_id` in a batch (64
+    characters of [0-9a-f], which both providers accept)."""
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLimits:
+    max_requests: int
+    max_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchState:
+    """A batch as its last poll saw it; `error` says why a batch ended with no results."""
+
+    ended: bool
+    status: str
+    error: str | None = None
+
+
+def line_failure(message: str, status: int | None = None) -> ProviderError:
+    """A request a batch did not answer: failed now, sent again on resume; permanent only if
+    the request itself was refused (a 4xx other than 429)."""
+    permanent = status is not None and 400 <= status < 500 and status != 429
+    return ProviderError(message, retryable=False, status=status, permanent=permanent)
+
+
+class BatchAPI(ABC, Generic[R]):
+    """One provider's batch endpoints."""
+
+    limits: BatchLimits
+
+    @abstractmethod
+    def line_bytes(self, key: str, body: dict[str, Any]) -> int:
+        """What the request adds to a batch's size."""
+
+    @abstractmethod
+    async def submit(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
+        """Create a batch of (key, body) requests; its id."""
+
+    @abstractmethod
+    async def state(self, batch_id: str) -> BatchState: ...
+
+    @abstractmethod
+    async def results(self, batch_id: str, state: BatchState) -> dict[str, R | ProviderError]:
+        """Each request's answer, or why it has none, by key."""
+
+
+class JournalLine(Frozen):
+    format: Literal["attunebench-batches/v1"] = JOURNAL_FORMAT
+    event: Literal["submitted", "ended"]
+    spec: str
+    batch_id: str
+    keys: tuple[str, ...] = ()  # submitted: its requests; ended: those it did not answer
+    status: str | None = None
+    at: str
+
+
+class Journal:
+    """The batches a model's requests went out in, kept in the run directory (or, with no run
+    directory, only in memory)."""
+
+    def __init__(self, spec: str, path: Path | None = None) -> None:
+        self.spec = spec
+        self.path = path
+        self.batch_of: dict[str, str] = {}  # request key -> the batch that answers it
+        if path is not None and path.exists():
+            for line in self._read(path):
+                self._apply(line)
+
+    def _read(self, path: Path) -> list[JournalLine]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        read = []
+        for number, text in enumerate(lines, 1):
+            try:
+                line = JournalLine.model_validate_json(text)
+            except ValidationError as error:
+                if number == len(lines):  # torn by a kill mid-write: that event never happened
+                    break
+                raise ValueError(f"{path}, line {number}: {error}") from None
+            if line.spec == self.spec:
+                read.append(line)
+        return read
+
+    def _apply(self, line: JournalLine) -> None:
+        if line.event == "submitted":
+            self.batch_of.update(dict.fromkeys(line.keys, line.batch_id))
+            return
+        for key in line.keys:  # unanswered: the next request goes out again
+            if self.batch_of.get(key) == line.batch_id:
+                del self.batch_of[key]
+
+    def keys_of(self, batch_id: str) -> set[str]:
+        return {key for key, batch in self.batch_of.items() if batch == batch_id}
+
+    def record(
+        self, event: Literal["submitted", "ended"], batch_id: str, keys: Sequence[str], status: str
+    ) -> None:
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        line = JournalLine(
+            event=event, spec=self.spec, batch_id=batch_id, keys=tuple(keys), status=status, at=now
+        )
+        self._apply(line)
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One write of one whole line, synced: a batch id must outlive a kill that follows.
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line.model_dump_json() + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@dataclass(slots=True)
+class _Pending:
+    body: dict[str, Any]
+    size: int
+    since: float
+
+
+class BatchQueue(Generic[R]):
+    """Requests in, batches out; see the module docstring. Used from one event loop."""
+
+    def __init__(
+        self,
+        api: BatchAPI[R],
+        spec: str,
+        *,
+        quiet_s: float = 2.0,
+        wait_s: float = 60.0,
+        poll_s: float = 30.0,
+        max_poll_errors: int = 20,
+    ) -> None:
+        self.api = api
+        self.spec = spec
+        self.journal = Journal(spec)
+        self._quiet_s, self._wait_s, self._poll_s = quiet_s, wait_s, poll_s
+        self._max_poll_errors = max_poll_errors
+        self._pending: dict[str, _Pending] = {}
+        self._pending_bytes = 0
+        self._last_put = 0.0
+        self._futures: dict[str, asyncio.Future[R]] = {}
+        self._waiting: dict[str, set[str]] = {}  # batch id -> keys awaited from it
+        self._ended: dict[str, dict[str, R | ProviderError]] = {}
+        self._pollers: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._flusher: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+
+    def attach(self, path: Path) -> None:
+        """Keep the journal at `path`, reading the batches already there."""
+        self.journal = Journal(self.spec, path)
+
+    def counts(self) -> BatchCounts:
+        running = sum(not task.done() for task in self._pollers.values())
+        return BatchCounts(
+            queued=len(self._pending),
+            submitted=len(self._pollers),
+            in_progress=running,
+            done=len(self._pollers) - running,
+        )
+
+    async def request(self, key: str, body: dict[str, Any]) -> R:
+        """The answer to `body` (whose key is `key`), once the batch holding it has ended."""
+        future = self._futures.get(key)
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            future.add_done_callback(_retrieve)
+            self._futures[key] = future
+            batch_id = self.journal.batch_of.get(key)
+            if batch_id is not None:
+                self._follow(batch_id, [key])
+            else:
+                self._enqueue(key, body)
+        try:
+            return await asyncio.shield(future)
+        finally:
+            if future.done() and self._futures.get(key) is future:
+                del self._futures[key]
+
+    def _enqueue(self, key: str, body: dict[str, Any]) -> None:
+        size = self.api.line_bytes(key, body)
+        if size > self.api.limits.max_bytes:
+            message = f"request of {size} bytes is larger than a batch may be"
+            self._settle(key, ProviderError(message, retryable=False))
+            return
+        now = time.monotonic()
+        self._pending[key] = _Pending(body, size, now)
+        self._pending_bytes += size
+        self._last_put = now
+        if self._flusher is None or self._flusher.done():
+            self._wake = asyncio.Event()
+            self._flusher = asyncio.create_task(self._flush_loop())
+        assert self._wake is not None
+        self._wake.set()
+
+    def _due(self) -> float:
+        """When the queue goes out unless it fills first: quiet, or waited long enough."""
+        oldest = next(iter(self._pending.values())).since
+        return min(self._last_put + self._quiet_s, oldest + self._wait_s)
+
+    def _full(self) -> bool:
+        limits = self.api.limits
+        return len(self._pending) >= limits.max_requests or self._pending_bytes > limits.max_bytes
+
+    async def _flush_loop(self) -> None:
+        assert self._wake is not None
+        while True:
+            self._wake.clear()
+            if not self._pending:
+                await self._wake.wait()
+                continue
+            wait = self._due() - time.monotonic()
+            if wait > 0 and not self._full():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), wait)
+                continue
+            self._spawn(self._submit(self._take()))
+
+    def _take(self) -> list[tuple[str, dict[str, Any]]]:
+        """The oldest requests that fit in one batch."""
+        limits = self.api.limits
+        chunk: list[tuple[str, dict[str, Any]]] = []
+        size = 0
+        for key, pending in self._pending.items():
+            if len(chunk) == limits.max_requests or size + pending.size > limits.max_bytes:
+                break
+            chunk.append((key, pending.body))
+            size += pending.size
+        for key, _ in chunk:
+            self._pending_bytes -= self._pending.pop(key).size
+        return chunk
+
+    async def _submit(self, chunk: list[tuple[str, dict[str, Any]]]) -> None:
+        keys = [key for key, _ in chunk]
+        try:
+            batch_id = await self.api.submit(chunk)
+        except ProviderError as error:  # the engine retries a retryable one, in a new batch
+            for key in keys:
+                self._settle(key, error)
+            return
+        self.journal.record("submitted", batch_id, keys, "submitted")
+        log.info("%s: batch %s submitted with %d requests", self.spec, batch_id, len(keys))
+        self._follow(batch_id, keys)
+
+    def _follow(self, batch_id: str, keys: Sequence[str]) -> None:
+        if batch_id in self._ended:
+            for key in keys:
+                self._settle(key, self._answer(batch_id, key, self._ended[batch_id]))
+            return
+        self._waiting.setdefault(batch_id, set()).update(keys)
+        if batch_id not in self._pollers:
+            self._pollers[batch_id] = self._spawn(self._poll(batch_id))
+
+    async def _poll(self, batch_id: str) -> None:
+        errors = 0
+        while True:
+            try:
+                state = await self.api.state(batch_id)
+                if state.ended:
+                    results = await self.api.results(batch_id, state)
+                    break
+                errors = 0
+            except ProviderError as error:
+                errors += 1
+                if not error.retryable or errors >= self._max_poll_errors:
+                    # The batch may yet end: a resumed run polls it again.
+                    failure = line_failure(f"cannot poll batch {batch_id}: {error}")
+                    for key in self._waiting.pop(batch_id, set()):
+                        self._settle(key, failure)
+                    return
+            await asyncio.sleep(self._poll_s)
+        self._ended[batch_id] = results
+        expected = self.journal.keys_of(batch_id) | self._waiting.get(batch_id, set())
+        unanswered = sorted(k for k in expected if not _answered(results.get(k)))
+        self.journal.record("ended", batch_id, unanswered, state.status)
+        log.info(
+            "%s: batch %s %s, %d of %d answered",
+            self.spec,
+            batch_id,
+            state.status,
+            len(expected) - len(unanswered),
+            len(expected),
+        )
+        for key in self._waiting.pop(batch_id, set()):
+            self._settle(key, self._answer(batch_id, key, results, state))
+
+    def _answer(
+        self,
+        batch_id: str,
+        key: str,
+        results: dict[str, R | ProviderError],
+        state: BatchState | None = None,
+    ) -> R | ProviderError:
+        if key in results:
+            return results[key]
+        why = (state.error if state else None) or "no result for this request"
+        status = state.status if state else "ended"
+        return line_failure(f"batch {batch_id} {status}: {why}")
+
+    def _settle(self, key: str, answer: R | ProviderError) -> None:
+        future = self._futures.get(key)
+        if future is None or future.done():
+            return
+        if isinstance(answer, ProviderError):
+            future.set_exception(answer)
+        else:
+            future.set_result(answer)
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def aclose(self) -> None:
+        """Stop polling; the batches go on, and a resumed run finds them in the journal."""
+        tasks = [*self._tasks, *([self._flusher] if self._flusher else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _answered(result: object) -> bool:
+    return result is not None and not isinstance(result, ProviderError)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    # A request whose caller was cancelled still gets its answer or error; reading the error
+    # here keeps asyncio from reporting it as never retrieved.
+    if not future.cancelled():
+        future.exception()

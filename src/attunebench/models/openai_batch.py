@@ -1,0 +1,140 @@
+"""OpenAI's Batch API for `openai/` models with `batch = true`: the requests as a JSONL file
+(purpose `batch`), a batch over /v1/chat/completions with a 24-hour window, polled until it
+ends, and its output and error files read back.
+
+Limits are the API's: 50,000 requests and 200 MB a file (a margin is kept under the bytes),
+and one model a batch (a provider is one model). A batch that `failed` validation, `expired`
+or was `cancelled` ends; what it answered is used, the rest fail (see `batching`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import aiohttp
+
+from attunebench.models.base import ProviderError
+from attunebench.models.batching import BatchAPI, BatchLimits, BatchState, line_failure
+from attunebench.models.http_errors import status_error
+
+CHAT_PATH = "/v1/chat/completions"
+ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
+LIMITS = BatchLimits(max_requests=50_000, max_bytes=190 * 1024 * 1024)
+
+
+def batch_line(key: str, body: dict[str, Any]) -> bytes:
+    line = {"custom_id": key, "method": "POST", "url": CHAT_PATH, "body": body}
+    return json.dumps(line, separators=(",", ":")).encode() + b"\n"
+
+
+class OpenAIBatches(BatchAPI[dict[str, Any]]):
+    """The Batch API at one base URL, through the provider's HTTP session."""
+
+    def __init__(
+        self,
+        base_url: str,
+        session: Callable[[], aiohttp.ClientSession],
+        limits: BatchLimits = LIMITS,
+    ) -> None:
+        self.base_url = base_url
+        self.limits = limits
+        self._session = session
+
+    def line_bytes(self, key: str, body: dict[str, Any]) -> int:
+        return len(batch_line(key, body))
+
+    async def submit(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
+        data = b"".join(batch_line(key, body) for key, body in requests)
+        form = aiohttp.FormData()
+        form.add_field("purpose", "batch")
+        form.add_field(
+            "file", data, filename="attunebench-batch.jsonl", content_type="application/jsonl"
+        )
+        payload = form()
+        # The session's JSON content type would hide the multipart boundary: say it here.
+        headers = {"Content-Type": payload.content_type}
+        uploaded = await self._call("POST", "/files", data=payload, headers=headers)
+        created = await self._call(
+            "POST",
+            "/batches",
+            data=json.dumps(
+                {
+                    "input_file_id": uploaded["id"],
+                    "endpoint": CHAT_PATH,
+                    "completion_window": "24h",
+                    "metadata": {"made_by": "attunebench"},
+                }
+            ).encode(),
+        )
+        return str(created["id"])
+
+    async def state(self, batch_id: str) -> BatchState:
+        batch = await self._call("GET", f"/batches/{batch_id}")
+        status = str(batch.get("status"))
+        errors = (batch.get("errors") or {}).get("data") or []
+        error = "; ".join(str(e.get("message")) for e in errors) or None
+        return BatchState(ended=status in ENDED, status=status, error=error)
+
+    async def results(
+        self, batch_id: str, state: BatchState
+    ) -> dict[str, dict[str, Any] | ProviderError]:
+        batch = await self._call("GET", f"/batches/{batch_id}")
+        answers: dict[str, dict[str, Any] | ProviderError] = {}
+        for field in ("error_file_id", "output_file_id"):  # an answer outranks an error
+            file_id = batch.get(field)
+            if file_id:
+                for line in (await self._content(str(file_id))).splitlines():
+                    if line.strip():
+                        key, answer = read_line(line)
+                        answers[key] = answer
+        return answers
+
+    async def _content(self, file_id: str) -> str:
+        url = f"{self.base_url}/files/{file_id}/content"
+        try:
+            async with self._session().get(url) as response:
+                text = await response.text()
+                if response.status >= 400:
+                    raise status_error(response.status, text)
+                return text
+        except (TimeoutError, aiohttp.ClientError) as error:
+            raise ProviderError(f"{type(error).__name__} reading {url}", retryable=True) from None
+
+    async def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
+        url = f"{self.base_url}{path}"
+        try:
+            async with self._session().request(method, url, **options) as response:
+                text = await response.text()
+                if response.status >= 400:
+                    retry_after = response.headers.get("Retry-After")
+                    raise status_error(response.status, text, retry_after)
+        except (TimeoutError, aiohttp.ClientError) as error:
+            message = f"{type(error).__name__} calling {method} {url}: {error}"
+            raise ProviderError(message, retryable=True) from None
+        try:
+            answer = json.loads(text)
+        except ValueError:
+            raise ProviderError(
+                f"malformed answer from {url}: {text[:200]}", retryable=True
+            ) from None
+        if not isinstance(answer, dict):
+            raise ProviderError(f"unexpected answer from {url}: {text[:200]}", retryable=True)
+        return answer
+
+
+def read_line(text: str) -> tuple[str, dict[str, Any] | ProviderError]:
+    """One line of an output or error file: its key, and the completion or why there is
+    none."""
+    line = json.loads(text)
+    key = str(line["custom_id"])
+    response = line.get("response")
+    if response and response.get("status_code") == 200:
+        return key, dict(response["body"])
+    if response:
+        status = int(response.get("status_code") or 0)
+        body = json.dumps(response.get("body"))[:500]
+        return key, line_failure(f"HTTP {status} in batch: {body}", status)
+    error = line.get("error") or {}
+    return key, line_failure(f"{error.get('code')}: {error.get('message')}")

@@ -1,0 +1,279 @@
+"""A local stand-in for OpenAI's API: chat completions with the reasoning models' rules, and
+the Files and Batch APIs, with the API's own error bodies.
+
+Chat requests follow `openai_rules` (the reasoning models' refusals and token counts).
+
+Batches: an uploaded JSONL file (purpose `batch`) of chat requests for one model becomes a
+batch that is `validating`, then `in_progress` (for as long as batches are held), then
+`finalizing` and `completed` (or `expired`, as planned), with an output file of answers and
+an error file of refused, failed and expired requests. Every request sent in a batch is
+counted by its custom id, every live call by its body (`stats()`); pre-flight calls apart.
+
+    with OpenAIStub() as stub:
+        ...  # an openai/ model with base_url = stub.base_url + "/v1", api = "openai"
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from attunebench.models.preflight import PREFLIGHT_HEADER
+from attunebench.testing.answers import answer_from_prompt
+from attunebench.testing.openai_rules import Answerer, completion, error, refusal
+from attunebench.testing.stub_server import ThreadedStub, body_key
+
+CHAT = "/v1/chat/completions"
+MAX_BATCH_REQUESTS = 50_000
+
+
+@dataclass
+class Batch:
+    id: str
+    ordinal: int
+    input_file_id: str
+    lines: list[dict[str, Any]]
+    created_at: int
+    status: str = "validating"
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    stamps: dict[str, int] = field(default_factory=dict)
+
+    def view(self) -> dict[str, Any]:
+        ended = ("completed_at", "expired_at", "failed_at", "finalizing_at", "in_progress_at")
+        return {
+            "id": self.id,
+            "object": "batch",
+            "endpoint": CHAT,
+            "errors": {"object": "list", "data": self.errors} if self.errors else None,
+            "input_file_id": self.input_file_id,
+            "completion_window": "24h",
+            "status": self.status,
+            "output_file_id": self.output_file_id,
+            "error_file_id": self.error_file_id,
+            "created_at": self.created_at,
+            "expires_at": self.created_at + 86_400,
+            **{name: self.stamps.get(name) for name in ended},
+            "cancelling_at": None,
+            "cancelled_at": None,
+            "request_counts": {
+                "total": len(self.lines),
+                "completed": self.counts.get("completed", 0),
+                "failed": self.counts.get("failed", 0),
+            },
+            "metadata": None,
+        }
+
+
+class OpenAIStub(ThreadedStub):
+    def __init__(self, answer: Answerer = answer_from_prompt) -> None:
+        super().__init__()
+        self._answer = answer
+        self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
+        self.batches: dict[str, Batch] = {}
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post(CHAT, self._chat)
+        app.router.add_post("/v1/files", self._upload)
+        app.router.add_get("/v1/files/{id}/content", self._content)
+        app.router.add_post("/v1/batches", self._create)
+        app.router.add_get("/v1/batches/{id}", self._retrieve)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "stub", "object": "model"}]})
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        refused = refusal(body)
+        if request.headers.get(PREFLIGHT_HEADER):
+            self.counts.preflight += 1
+        elif refused is not None:
+            self.counts.refused += 1
+        else:
+            self.counts.live[body_key(body)] += 1
+        if refused is not None:
+            return web.json_response(refused, status=400)
+        return web.json_response(completion(body, self._answer))
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        purpose, upload = form.get("purpose"), form.get("file")
+        if purpose not in ("batch", "fine-tune", "assistants", "user_data", "vision"):
+            return web.json_response(error(f"Invalid purpose: {purpose!s}", "purpose"), status=400)
+        if not isinstance(upload, web.FileField):
+            return web.json_response(error("No file given.", "file"), status=400)
+        data = upload.file.read()
+        file_id = f"file-{uuid.uuid4().hex[:24]}"
+        meta = {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": upload.filename,
+            "purpose": purpose,
+            "status": "processed",
+            "status_details": None,
+        }
+        self.files[file_id] = (meta, data)
+        return web.json_response(meta)
+
+    async def _content(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["id"]
+        if file_id not in self.files:
+            return web.json_response(error(f"No such File object: {file_id}", "id"), status=404)
+        return web.Response(body=self.files[file_id][1], content_type="application/octet-stream")
+
+    async def _create(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        if not await self.creating(request):
+            return web.Response(status=499)  # its client is gone: as if it never came
+        if body.get("endpoint") != CHAT or body.get("completion_window") != "24h":
+            return web.json_response(error("Unsupported endpoint or window."), status=400)
+        file_id = str(body.get("input_file_id"))
+        if file_id not in self.files or self.files[file_id][0]["purpose"] != "batch":
+            return web.json_response(error(f"No such File object: {file_id}", "id"), status=404)
+        lines = [json.loads(line) for line in self.files[file_id][1].splitlines() if line]
+        self.counts.batches += 1
+        batch = Batch(
+            id=f"batch_{uuid.uuid4().hex[:24]}",
+            ordinal=self.counts.batches,
+            input_file_id=file_id,
+            lines=lines,
+            created_at=int(time.time()),
+        )
+        batch.errors = validate(lines)
+        if not batch.errors:
+            for line in lines:
+                self.counts.submitted[line["custom_id"]] += 1
+        self.batches[batch.id] = batch
+        return web.json_response(batch.view())
+
+    async def _retrieve(self, request: web.Request) -> web.Response:
+        batch = self.batches.get(request.match_info["id"])
+        if batch is None:
+            message = f"No batch found with id '{request.match_info['id']}'."
+            return web.json_response(error(message, "batch_id"), status=404)
+        self._advance(batch)
+        return web.json_response(batch.view())
+
+    def _advance(self, batch: Batch) -> None:
+        now = int(time.time())
+        if batch.status == "validating":
+            batch.status = "failed" if batch.errors else "in_progress"
+            batch.stamps["failed_at" if batch.errors else "in_progress_at"] = now
+        elif batch.status == "in_progress" and not self.batches_held:
+            batch.status = "finalizing"
+            batch.stamps["finalizing_at"] = now
+        elif batch.status == "finalizing":
+            expired = self._process(batch)
+            batch.status = "expired" if expired else "completed"
+            batch.stamps["expired_at" if expired else "completed_at"] = now
+
+    def _process(self, batch: Batch) -> bool:
+        """Answer the batch's requests into its output and error files; whether it expired."""
+        ids = [line["custom_id"] for line in batch.lines]
+        expired, failing = self.batch_plan(batch.ordinal, ids)
+        output: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
+        for line in batch.lines:
+            key = line["custom_id"]
+            result: dict[str, Any] = {"id": f"batch_req_{uuid.uuid4().hex[:24]}", "custom_id": key}
+            if key in expired:
+                self.counts.expired += 1
+                message = "This request could not be executed before the completion window expired."
+                errors.append(
+                    {
+                        **result,
+                        "response": None,
+                        "error": {"code": "batch_expired", "message": message},
+                    }
+                )
+                continue
+            status, answer = 200, None
+            refused = refusal(line["body"])
+            if key in failing:
+                self.counts.failed_lines += 1
+                status = 500
+                answer = {
+                    "error": {
+                        "message": "The server had an error processing your request.",
+                        "type": "server_error",
+                        "param": None,
+                        "code": None,
+                    }
+                }
+            elif refused is not None:
+                status, answer = 400, refused
+            else:
+                self.counts.answered_in_batches += 1
+                answer = completion(line["body"], self._answer)
+            response = {"status_code": status, "request_id": uuid.uuid4().hex, "body": answer}
+            (output if status == 200 else errors).append(
+                {**result, "response": response, "error": None}
+            )
+        batch.counts = {"completed": len(output), "failed": len(errors)}
+        batch.output_file_id = self._store(output, "batch_output") if output else None
+        batch.error_file_id = self._store(errors, "batch_output") if errors else None
+        return bool(expired)
+
+    def _store(self, lines: list[dict[str, Any]], purpose: str) -> str:
+        data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+        file_id = f"file-{uuid.uuid4().hex[:24]}"
+        meta = {"id": file_id, "object": "file", "bytes": len(data), "purpose": purpose}
+        self.files[file_id] = (meta, data)
+        return file_id
+
+
+def validate(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The errors that fail a batch at validation: its lines' shape, ids and one model."""
+    problems: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    models = {str(line.get("body", {}).get("model")) for line in lines}
+    if len(lines) > MAX_BATCH_REQUESTS:
+        problems.append(
+            {
+                "code": "too_many_requests",
+                "message": f"Batch has {len(lines)} requests; the limit is {MAX_BATCH_REQUESTS}.",
+                "param": None,
+                "line": None,
+            }
+        )
+    if len(models) > 1:
+        problems.append(
+            {
+                "code": "mismatched_model",
+                "message": "The provided model does not match the other requests in the batch.",
+                "param": "body.model",
+                "line": None,
+            }
+        )
+    for number, line in enumerate(lines, 1):
+        key = line.get("custom_id")
+        if line.get("method") != "POST" or line.get("url") != CHAT or not key:
+            problems.append(
+                {
+                    "code": "invalid_request",
+                    "message": "Each line needs custom_id, method POST and the batch's url.",
+                    "param": None,
+                    "line": number,
+                }
+            )
+        elif key in seen:
+            problems.append(
+                {
+                    "code": "duplicate_custom_id",
+                    "message": f"The custom_id '{key}' is not unique.",
+                    "param": "custom_id",
+                    "line": number,
+                }
+            )
+        seen.add(str(key))
+    return problems

@@ -1,0 +1,176 @@
+"""What the local stand-ins for hosted APIs share: serving an aiohttp app on 127.0.0.1 from a
+thread of its own (so a test can drive a client, or a subprocess, meanwhile), and the control
+and counts of their batch endpoints.
+
+Batches are under the test's hand: `hold_batches()` keeps every batch in progress until
+`release_batches()`; `expire` names batches (by the order they were made, from 1) that end
+expired with only the first `expire_answered` share of their requests done; `fail` names
+requests (by custom id) whose line fails with a server error. `hold_creates()` makes new
+batch-creating requests wait unanswered (dropped if the client is gone meanwhile), so a test
+can kill a client at a moment when every batch the stub made is known to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from attunebench.data.jsonl import canonical_json
+
+HOST = "127.0.0.1"
+T = TypeVar("T")
+
+
+def body_key(body: Any) -> str:
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def tokens(text: str) -> int:
+    """A stand-in token count: deterministic, roughly OpenAI's four characters a token."""
+    return max(1, len(text) // 4)
+
+
+@dataclass
+class StubCounts:
+    """What a stub saw. Mutated only on the stub's event loop; read with `stats()`."""
+
+    preflight: int = 0  # pre-flight calls (marked by their header)
+    live: Counter[str] = field(default_factory=Counter)  # answered live calls, by body
+    refused: int = 0  # live calls answered with a 4xx
+    batches: int = 0  # batches made
+    submitted: Counter[str] = field(default_factory=Counter)  # requests sent in batches, by id
+    answered_in_batches: int = 0
+    expired: int = 0  # requests a batch did not reach before it expired
+    failed_lines: int = 0
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "preflight": self.preflight,
+            "live_calls": sum(self.live.values()),
+            "live": dict(self.live),
+            "refused": self.refused,
+            "batches": self.batches,
+            "batch_requests": sum(self.submitted.values()),
+            "submitted": dict(self.submitted),
+            "submitted_twice": sum(1 for n in self.submitted.values() if n > 1),
+            "answered_in_batches": self.answered_in_batches,
+            "expired": self.expired,
+            "failed_lines": self.failed_lines,
+        }
+
+
+class ThreadedStub:
+    """An aiohttp app served on 127.0.0.1 (a free port) from its own thread, as a context
+    manager; subclasses give `routes` and answer on the stub's loop."""
+
+    def __init__(self) -> None:
+        self.counts = StubCounts()
+        self.base_url = ""  # http://127.0.0.1:PORT
+        self.expire: set[int] = set()
+        self.expire_answered = 0.5
+        self.fail: set[str] = set()
+        self._held = False
+        self._creates: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    def routes(self, app: web.Application) -> None:
+        raise NotImplementedError
+
+    async def start(self) -> str:
+        self._loop = asyncio.get_running_loop()
+        self._creates = asyncio.Event()
+        self._creates.set()
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        self.routes(app)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, HOST, 0).start()
+        self.base_url = f"http://{HOST}:{self._runner.addresses[0][1]}"
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._creates is not None:
+            self._creates.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def __enter__(self: T) -> T:
+        stub: ThreadedStub = self  # type: ignore[assignment]
+        started = threading.Event()
+        loop = asyncio.new_event_loop()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(stub.start())
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(stub.stop())
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+        stub._thread = threading.Thread(target=serve, name=type(stub).__name__, daemon=True)
+        stub._thread.start()
+        if not started.wait(10):
+            raise RuntimeError(f"{type(stub).__name__} did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+    def on_loop(self, action: Callable[[], T]) -> T:
+        """Run `action` on the stub's loop and return what it returns (safe from any thread)."""
+        if self._loop is None or self._thread in (None, threading.current_thread()):
+            return action()
+
+        async def run() -> T:
+            return action()
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
+
+    def stats(self) -> dict[str, Any]:
+        return self.on_loop(self.counts.snapshot)
+
+    def hold_batches(self) -> None:
+        self.on_loop(lambda: setattr(self, "_held", True))
+
+    def release_batches(self) -> None:
+        self.on_loop(lambda: setattr(self, "_held", False))
+
+    def hold_creates(self) -> None:
+        self.on_loop(lambda: self._creates.clear() if self._creates else None)
+
+    def release_creates(self) -> None:
+        self.on_loop(lambda: self._creates.set() if self._creates else None)
+
+    @property
+    def batches_held(self) -> bool:
+        return self._held
+
+    async def creating(self, request: web.Request) -> bool:
+        """Wait while creates are held; False if the client left meanwhile (drop it)."""
+        if self._creates is not None:
+            await self._creates.wait()
+        return request.transport is not None and not request.transport.is_closing()
+
+    def batch_plan(self, ordinal: int, ids: list[str]) -> tuple[set[str], set[str]]:
+        """Of a batch's request ids: those it expires before reaching, and those that fail."""
+        expired: set[str] = set()
+        if ordinal in self.expire:
+            expired = set(ids[int(len(ids) * self.expire_answered) :])
+        failing = {i for i in ids if i in self.fail and i not in expired}
+        return expired, failing
