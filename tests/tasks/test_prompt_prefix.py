@@ -3,7 +3,7 @@
 The engine sends a conversation's items task by task and turn by turn so that a server's
 prefix cache can serve the prompt of turn t+1 from the prompt of turn t; that only pays if the
 prompts put what the items share first. Prompts are compared as the project serialises them
-(`tasks.judging.rendered`, every message in order).
+(every message in order, as `task_harness.rendered` writes them).
 """
 
 from __future__ import annotations
@@ -13,13 +13,10 @@ import re
 from collections import defaultdict
 
 import pytest
-from task_harness import Call, ScriptedCaller
+from task_harness import Call, Harness, make_task, mock_answer, rendered
 
 from attunebench.data.schema import Conversation
-from attunebench.models.mock import default_answer
-from attunebench.tasks import TASKS
 from attunebench.tasks import history as h
-from attunebench.tasks.judging import rendered
 from attunebench.tasks.prompting import chat_messages, self_reports_block, task_prompt, transcript
 
 # (task, the prompt its calls are checked on): the subject prompts, and the audit's judge.
@@ -31,6 +28,7 @@ CHECKED = [
     ("judge_audit", "judge-pairwise"),
 ]
 QUOTED = re.compile(r"<(\w+)>\n.*?\n</\1>", re.DOTALL)
+PANAS = re.compile(r"Also rate how much they felt each of these.*?: [^.]*\.", re.DOTALL)
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -41,12 +39,11 @@ def common_prefix(a: str, b: str) -> int:
 async def calls_in_engine_order(name: str, conversation: Conversation) -> list[Call]:
     """Every call of the task on one conversation, items in turn order as the engine runs them."""
     options = {} if name == "judge_audit" else {"context": "both"}
-    task = TASKS.get(name)(**options)
-    answer = {"mock/s": lambda m, hint: default_answer(hint)}
-    caller = ScriptedCaller.scripted(**answer, **{"mock/j": answer["mock/s"]})
+    task = make_task(name, **options)
+    harness = Harness.scripted(s=mock_answer, j=mock_answer)
     for item in sorted(task.items([conversation]), key=lambda i: i.turn_index):
-        await task.evaluate(item, "mock/s", caller, ["mock/j"])
-    return caller.calls
+        await harness.evaluate(task, item, "s", ["j"])
+    return harness.calls
 
 
 def history_end(call: Call, *, whole: bool) -> int:
@@ -58,8 +55,8 @@ def history_end(call: Call, *, whole: bool) -> int:
     """
     text = rendered(call.messages)
     said = h.history_through(call.item.conversation, call.item.turn_index)
-    if call.prompt.id == "response":
-        system = task_prompt("response").render()[0].content
+    if call.query.prompt.id == "response":
+        system = task_prompt("attunebench.tasks.response").render()[0].content
         history = rendered(chat_messages(system, said))
         assert text.startswith(history)
         end = len(history)
@@ -76,7 +73,10 @@ def fixed_text_after_history(call: Call) -> str:
     text = rendered(call.messages)[history_end(call, whole=True) :]
     mode: h.ContextMode = "informed" if call.item.variant == "informed" else "blind"
     reports = h.self_reports_before(call.item.conversation, call.item.turn_index)
-    return QUOTED.sub("", text.replace(self_reports_block(mode, reports).strip(), ""))
+    block = self_reports_block(mode, reports, call.item.conversation).strip()
+    tail = QUOTED.sub("", text.replace(block, ""))
+    # the PANAS items asked at a turn are the item's own, so their answer form comes last
+    return PANAS.sub("", tail) if getattr(call.item.gold, "panas", None) else tail
 
 
 @pytest.mark.parametrize(("name", "prompt_id"), CHECKED)
@@ -87,15 +87,13 @@ async def test_the_next_prompt_begins_with_the_instructions_and_the_history_so_f
     for conversation in sample:
         by_variant: dict[str, list[Call]] = defaultdict(list)
         for call in await calls_in_engine_order(name, conversation):
-            if call.prompt.id == prompt_id:
+            if call.query.prompt.id == prompt_id:
                 by_variant[call.item.variant].append(call)
         for calls in by_variant.values():
             for before, after in itertools.pairwise(calls):
                 shared = common_prefix(rendered(before.messages), rendered(after.messages))
                 later = after.item.turn_index > before.item.turn_index
-                assert shared >= history_end(before, whole=not later), (
-                    name, conversation.id, before.item.key, after.item.key,
-                )  # fmt: skip
+                assert shared >= history_end(before, whole=not later), (after.item.key, name)
                 across_turns += later
             for call in calls:  # the answer form and the label menu were given before it all
                 tail = fixed_text_after_history(call)
@@ -110,5 +108,6 @@ async def test_the_label_menu_is_part_of_the_shared_system_message(
         calls = await calls_in_engine_order(name, sample[0])
         taxonomy = calls[0].item.taxonomy
         labels = taxonomy.emotions if name == "emotion" else taxonomy.behaviors
+        assert len(calls) > 1
         assert {c.messages[0].content for c in calls} == {calls[0].messages[0].content}
         assert all(f"- {label.name}: " in calls[0].messages[0].content for label in labels)

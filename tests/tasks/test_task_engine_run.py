@@ -1,4 +1,4 @@
-"""The tasks through the real engine: every task gives records, and the run is complete."""
+"""The tasks through the real runner: every task gives records, and the run is complete."""
 
 from __future__ import annotations
 
@@ -9,35 +9,48 @@ from task_harness import HashEncoder
 
 from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
-from attunebench.judge.proxy import ProxyJudge
 from attunebench.models.mock import MockProvider
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.proxy import ProxyJudge
+from attunebench.tasks import load_tasks
 
 
 async def test_all_tasks_run_on_the_sample_with_a_baseline_a_mock_and_the_proxy_judge(
     tmp_path: Path,
 ) -> None:
     config = RunConfig(
-        data=sample_path(), out=tmp_path / "run", tasks=("all",),
+        data=sample_path(),
+        out=tmp_path / "run",
+        tasks=("all",),
         # names unlike their specs, as a models file gives them: tasks only ever see names
-        models=(ModelEntry(name="subject", spec="mock/s"),
-                ModelEntry(name="baseline/random", spec="baseline/random")),
+        models=(
+            ModelEntry(name="subject", spec="mock/s"),
+            ModelEntry(name="baseline/random", spec="baseline/random"),
+        ),
         judges=(ModelEntry(name="offline-judge", spec="proxy/minilm"),),
         task_options={"preference": {"context": "both"}},
-        cache_path=tmp_path / "cache.sqlite", progress=False, check_servers=False, limit=4,
-    )  # fmt: skip
+        cache_path=tmp_path / "cache.sqlite",
+        progress=False,
+        check_servers=False,
+        limit=4,
+    )
     providers = {"subject": MockProvider("s"), "offline-judge": ProxyJudge(encoder=HashEncoder())}
     result = await run(config, providers=providers)
     assert result.complete and result.failed == 0
+    # the sample has no seeker feedback: rating has no item and says so
+    assert result.empty_tasks == ("rating",)
     records = read_records(config.out / RECORDS_FILE)
     made = Counter((r.task, r.model) for r in records)
-    for task in ("emotion", "behavior", "preference", "response"):
-        assert made[task, "subject"] > 0 and made[task, "baseline/random"] > 0
+    for task in ("emotion", "behavior", "preference", "outcome"):
+        assert made[task, "subject"] > 0 and made[task, "baseline/random"] > 0, task
+    assert made["response", "subject"] > 0
     assert {r.model for r in records if r.task == "judge_audit"} == {"offline-judge"}
     assert {r.variant for r in records if r.task == "preference"} == {"blind", "informed"}
+    assert {r.task for r in records} == set(load_tasks().names()) - {"rating"}
     statuses = Counter(r.status for r in records)
     assert statuses["ok"] == len(records)  # the mock and the baseline answer in the asked JSON
     response = [r for r in records if r.task == "response"]
-    assert all(len(r.verdicts) == 5 and r.meta["judges"] == ["offline-judge"] for r in response)
+    assert all(len(r.verdicts) == 5 for r in response)
+    assert {v.judge for r in response for v in r.verdicts} == {"offline-judge"}
     again = await run(config, providers=providers)
     assert again.complete and again.totals.calls == 0  # resumed: nothing left to call
