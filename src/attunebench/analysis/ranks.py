@@ -100,16 +100,18 @@ def _clean(value: float) -> float | None:
 
 
 def ceiling(a: SplitHalf, b: SplitHalf, confidence: float) -> tuple[Correlation, FloatArray]:
-    """sqrt(rel_a x rel_b) with its interval, and its resampled values (NaN where a
-    reliability is not positive)."""
-    product = a.samples * b.samples
-    drawn = np.where(product > 0, np.sqrt(np.abs(product)), np.nan)
-    value = a.value * b.value
-    if not np.isfinite(value) or value <= 0:
+    """sqrt(rel_a x rel_b) with its interval, and its resampled values.
+
+    A resample in which a task's ranking is not reliable at all (reliability <= 0) has a
+    ceiling of 0: leaving it out would raise the interval exactly when a task is noisy, and
+    two negative reliabilities must not multiply into a positive ceiling.
+    """
+    drawn = np.sqrt(np.clip(a.samples, 0.0, None) * np.clip(b.samples, 0.0, None))
+    if not (a.value > 0 and b.value > 0):  # NaN fails too
         return _null("a task's ranking is not reliable at all (split-half reliability <= 0)"), drawn
     low, high = percentile_interval(drawn[:, None], confidence)
     return Correlation(
-        value=float(np.sqrt(value)), ci_low=_clean(low[0]), ci_high=_clean(high[0])
+        value=float(np.sqrt(a.value * b.value)), ci_low=_clean(low[0]), ci_high=_clean(high[0])
     ), drawn
 
 
@@ -188,6 +190,7 @@ def rank_correlation(
             top = _point_only(top, too_few)
         fixed = disattenuated(rho, rho_samples, top, top_samples, confidence)
         if too_few is not None:
+            fixed = _point_only(fixed, too_few)
             decided: tuple[Verdict | None, str] = (None, f"no verdict: {too_few}")
         else:
             decided = verdict(rho, top)
@@ -261,7 +264,7 @@ def _matrix(
 ) -> list[list[Correlation]]:
     def cell(a: str, b: str) -> Correlation:
         if a == b:
-            return Correlation(value=1.0, ci_low=1.0, ci_high=1.0)
+            return Correlation(value=1.0)  # by definition: no interval to estimate
         return cells[(a, b)] if (a, b) in cells else cells[(b, a)]
 
     return [[cell(a, b) for b in tasks] for a in tasks]

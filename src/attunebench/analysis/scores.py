@@ -70,7 +70,7 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
             samples[metric.name][:, model] = drawn
     out = []
     for metric in metrics:
-        if np.isnan(points[metric.name]).all():
+        if np.isnan(points[metric.name]).all() and metric.name != HEADLINE:
             continue  # nothing to show (a dimension the gold lacks, a judge mode not run)
         low, high = bootstrap.interval(samples[metric.name])
         out.append(
