@@ -1,10 +1,13 @@
 """How long does the whole analysis take at the paper's scale?
 
-11 models x 4 tasks x 3,000 items in 200 conversations (synthetic records with planted
-effects), 2,000 bootstrap resamples: reading the run directory and computing the whole
-`summary.json`. Target: under 5 seconds on 2 cores. The last line is JSON.
+11 models x 4 tasks x 3,000 items in 200 conversations (synthetic records, format v2, with
+planted effects, failures and invalid answers, and a judge audit), 2,000 bootstrap resamples:
+reading the run directory, then computing the whole `summary.json` (scores, rank agreement with
+reliability and ceilings, discriminability with ratios, diagnostics, subgroups, judge audit).
+Target: the summary under 2 seconds of compute on 2 cores; reading is reported separately.
+The last line is JSON.
 
-    .venv/bin/python benchmarks/analysis_speed.py [--resamples N]
+    .venv/bin/python benchmarks/analysis_speed.py [--resamples N] [--repeats N]
 """
 
 from __future__ import annotations
@@ -42,30 +45,36 @@ def plan() -> Plan:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3, help="summaries timed; the best wins")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         run = write_run(Path(scratch) / "run", plan())
-        start, cpu = time.perf_counter(), time.process_time()
+        start = time.perf_counter()
         runs = load_runs([run])
-        loaded = time.perf_counter()
+        load_seconds = time.perf_counter() - start
+    timings = []
+    for _ in range(args.repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
         summary = build_summary(runs, Options(seed=0, resamples=args.resamples))
         text = summary_json(summary)
-        done, cpu = time.perf_counter(), time.process_time() - cpu
-    items = len(runs.records)
-    print(f"read {items} records in {loaded - start:.2f} s; summary in {done - loaded:.2f} s")
-    print(f"summary.json: {len(text) / 1e6:.1f} MB, {len(summary.scores)} score rows")
-    print(json.dumps({
-        "seconds": round(done - start, 3),
-        "load_seconds": round(loaded - start, 3),
-        "cpu_seconds": round(cpu, 3),
+        timings.append((time.perf_counter() - wall, time.process_time() - cpu))
+    seconds, cpu_seconds = min(timings)
+    result = {
+        "summary_seconds": round(seconds, 3),
+        "summary_cpu_seconds": round(cpu_seconds, 3),
+        "load_seconds": round(load_seconds, 3),
+        "repeats": args.repeats,
         "models": MODELS,
         "tasks": len(TASKS),
         "items": ITEMS_PER_CONVERSATION * CONVERSATIONS,
-        "records": items,
+        "records": len(runs.records),
         "resamples": args.resamples,
-    }))  # fmt: skip
+        "summary_mb": round(len(text) / 1e6, 1),
+        "score_rows": len(summary.scores),
+    }
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -2,13 +2,23 @@
 
 Not a benchmark result: the records are drawn at random so that tests can plant a known truth
 (a model's accuracy per task, a between-conversation spread, an informed-context gain) and
-check that the statistics find it. Records follow the tasks' conventions (`score`, `scores`,
-`prediction`, `gold`, `meta`), so every section of a report has something to show.
+check that the statistics find it. The records are what the engine writes (record format v2):
+the items are the tasks' own (`Task.items` on synthetic conversations), the gold and prediction
+are the tasks' typed models, and each score comes from the task's own `score`, `judged` or
+`worst`, so every section of a report has something to show.
+
+A model answers an item right with its planted accuracy for the task, shifted on the logit
+scale by the conversation's difficulty (shared by every model) and, for the `informed`
+variant, by `informed_gain`. What a wrong answer is depends on the task: another label, the
+other reply (or a position-driven pick of the reply shown first), a rating drawn uniformly.
+Each model's draws come from its own stream (seed, model name, task), so adding a model to a
+plan never changes another model's records.
 """
 
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,29 +26,55 @@ from typing import Any
 
 import numpy as np
 
-from attunebench import __version__
-from attunebench.data.jsonl import conversation_line
-from attunebench.data.schema import Conversation, Participant, Source, State, Turn
-from attunebench.records import ItemRecord, ModelInfo, RunInfo, Verdict
+from attunebench import __version__, rundir
+from attunebench.analysis.loading import Run, Runs
+from attunebench.data.jsonl import write_conversations
+from attunebench.data.schema import (
+    Context,
+    Conversation,
+    Participant,
+    Preference,
+    Response,
+    Source,
+    State,
+    Turn,
+)
+from attunebench.frozen import Frozen
+from attunebench.models.base import GenerateParams
+from attunebench.records import ItemRecord, ModelInfo, PromptInfo, RunInfo, Verdict
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import Item, JudgedVerdict, Query, Scored, Task
+from attunebench.tasks.behavior import BehaviorPrediction
+from attunebench.tasks.emotion import EmotionPrediction
+from attunebench.tasks.numeric import Numbers
+from attunebench.tasks.preference import PreferencePrediction
+from attunebench.tasks.response import ResponsePrediction
 
 EMOTIONS = ("anxiety", "sadness", "anger", "joy", "relief", "loneliness")
 BEHAVIORS = ("question", "reflection", "reassurance", "suggestion", "information")
+TOPICS = ("work", "family", "health")
 JUDGE = "proxy/minilm"
 TASKS = ("emotion", "behavior", "preference", "response")
+SUPPORTED = (*TASKS, "rating")
+AUDIT = "judge_audit"
+GOLD_FIELDS = ("state", "behaviors", "preference", "rating", "need")
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What to draw: each model's true per-item success probability per task, and the design.
+    """What to draw: each model's true chance of answering an item right, per task, and the
+    design.
 
-    `conversation_spread` is the standard deviation (logit scale) of a per-conversation
-    difficulty shared by all models, so items of one conversation are correlated.
-    `informed_gain` adds to the logit of the `informed` variant, when it is planned.
+    `items` sets a task's items per conversation (default `items_per_conversation`; a task
+    with fewer uses the first turns). `conversation_spread` is the standard deviation (logit
+    scale) of a per-conversation difficulty shared by all models and tasks, so items of one
+    conversation are correlated. `informed_gain` adds to the logit of the `informed` variant.
     """
 
     accuracy: Mapping[str, Mapping[str, float]]
     conversations: int = 40
     items_per_conversation: int = 5
+    items: Mapping[str, int] = field(default_factory=dict)
     conversation_spread: float = 0.0
     variants: tuple[str, ...] = ("blind",)
     informed_gain: float = 0.0
@@ -49,254 +85,322 @@ class Plan:
     sources: tuple[str, ...] = ("synthetic-a", "synthetic-b")
     kinds: Mapping[str, str] = field(default_factory=dict)
 
+    def items_of(self, task: str) -> int:
+        return self.items.get(task, self.items_per_conversation)
+
+    @property
+    def turns(self) -> int:
+        return max([self.items_per_conversation, *self.items.values()])
+
+    @property
+    def context(self) -> str:
+        return "both" if len(set(self.variants)) > 1 else self.variants[0]
+
 
 def _logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return float(np.log(p / (1 - p)))
 
 
+def _turn(c: int, t: int, rng: np.random.Generator) -> Turn:
+    feeling = EMOTIONS[(c + t) % len(EMOTIONS)]
+    labels = (BEHAVIORS[t % 5], BEHAVIORS[(t + 2) % 5])
+    padding = " really" * int(rng.integers(0, 8))  # lengths vary: the longer-reply reference
+    return Turn(
+        index=t,
+        user=f"Message {t} of conversation {c}: <b>I feel {feeling}</b>",
+        state=State(primary=feeling, emotions=(feeling,), intensity=float(1 + (c + t) % 5)),
+        responses=(
+            Response(id="r1", text=f"I hear you{padding}, turn {t}.", behaviors=labels),
+            Response(id="r2", text=f"That sounds{' very' * int(rng.integers(0, 8))} hard."),
+        ),
+        preference=Preference(chosen="r1" if rng.random() < 0.5 else "r2"),
+        feedback=float(rng.integers(1, 6)),
+    )
+
+
 def conversations(plan: Plan) -> list[Conversation]:
+    """The plan's conversations: every turn carries what each task needs (a self-report, two
+    replies with the participant's pick, behavior labels on the first, a rating)."""
     rng = np.random.default_rng([plan.seed, 1])
     bands = [("18-29", "30-49", "50+")[i] for i in rng.integers(0, 3, plan.conversations)]
+    provenance: dict[str, Any] = {name: "simulated" for name in GOLD_FIELDS}
     out = []
     for c in range(plan.conversations):
-        turns = tuple(
-            Turn(
-                index=t,
-                user=f"Message {t} of conversation {c}: <b>I feel {EMOTIONS[(c + t) % 6]}</b>",
-                state=State(primary=EMOTIONS[(c + t) % 6], intensity=float(1 + (c + t) % 5)),
-            )
-            for t in range(plan.items_per_conversation)
-        )
+        name = plan.sources[c % len(plan.sources)]
         out.append(
             Conversation(
                 id=f"c{c:04d}",
-                source=Source(kind="simulated", name=plan.sources[c % len(plan.sources)]),
+                source=Source(kind="simulated", name=name, provenance=provenance),
                 participant=Participant(id=f"p{c // 2:04d}", traits={"age_band": bands[c // 2]}),
                 taxonomy="attunebench-default",
-                turns=turns,
+                context=Context(topic=TOPICS[c % len(TOPICS)]),
+                turns=tuple(_turn(c, t, rng) for t in range(plan.turns)),
             )
         )
     return out
 
 
-def _item(task: str, success: bool, turn: int, rng: np.random.Generator) -> dict[str, Any]:
-    """prediction, gold, score and scores for one item of a task."""
+def _task(name: str, plan: Plan) -> Task[Any, Any]:
+    factory = load_tasks().get(name)
+    if name == AUDIT:
+        return factory(participant_context="informed", seed=plan.seed)
+    if name == "response":
+        return factory(context=plan.context, judge_mode="pairwise", seed=plan.seed)
+    return factory(context=plan.context, seed=plan.seed)
+
+
+def _prediction(item: Item[Any], right: bool, rng: np.random.Generator) -> Frozen:
+    """What a model answered: the gold when right, otherwise a wrong answer of the task's kind."""
+    task, gold = item.task, item.gold
     if task == "emotion":
-        gold = EMOTIONS[turn % len(EMOTIONS)]
-        guess = gold if success else EMOTIONS[(turn + 1 + int(rng.integers(5))) % 6]
-        level = float(1 + turn % 5)
-        said = float(min(5, max(1, level + (0 if success else rng.integers(-2, 3)))))
-        return dict(
-            prediction={"primary": guess, "emotions": [guess], "intensity": said},
-            gold={"primary": gold, "emotions": [gold], "intensity": level},
-            score=float(success),
-            scores={
-                "primary_correct": float(success),
-                "jaccard": float(success),
-                "intensity_abs_error": abs(said - level),
-            },
-            meta={"gold_level": "turn"},
+        wrong = [e for e in EMOTIONS if e != gold.primary]
+        primary = gold.primary if right else wrong[int(rng.integers(len(wrong)))]
+        intensity = gold.intensity if right else float(rng.integers(1, 6))
+        asked = ("intensity",) if gold.intensity is not None else ()
+        return EmotionPrediction(
+            primary=primary, emotions=(primary,), intensity=intensity, asked=asked
         )
     if task == "behavior":
-        gold_set = [BEHAVIORS[turn % 5], BEHAVIORS[(turn + 2) % 5]]
-        predicted = gold_set if success else [BEHAVIORS[(turn + 1) % 5]]
-        hit = len(set(gold_set) & set(predicted))
-        f1 = 2 * hit / (len(gold_set) + len(predicted))
-        return dict(
-            prediction={"behaviors": predicted},
-            gold={"behaviors": gold_set},
-            score=f1,
-            scores={},
-            meta={},
-        )
-    if task == "preference":
-        other = bool(rng.random() < 0.5)
-        ab, ba = ("r1", "r1") if success else (("r2", "r1") if other else ("r1", "r1"))
-        correct_ab, correct_ba = float(ab == "r1"), float(ba == "r1")
-        return dict(
-            prediction={"ab": ab, "ba": ba},
-            gold={"chosen": "r1", "tie": False},
-            score=(correct_ab + correct_ba) / 2,
-            scores={
-                "correct_ab": correct_ab,
-                "correct_ba": correct_ba,
-                "consistent": float(ab == ba),
-            },
-            meta={"derived": turn % 4 == 0, "first": "r1", "second": "r2"},
-        )
-    win = float(success)
-    return dict(
-        prediction={"reply": "A reply."},
-        gold={"chosen": "r1", "rejected": "r2"},
-        score=win,
-        scores={"win_vs_chosen": win, "win_vs_rejected": 1.0, f"win_vs_chosen[{JUDGE}]": win},
-        meta={"judges": [JUDGE]},
+        wrong = [b for b in BEHAVIORS if b not in gold.behaviors]
+        guess = gold.behaviors if right else (wrong[int(rng.integers(len(wrong)))],)
+        return BehaviorPrediction(behaviors=guess)
+    if task == "rating":
+        guess = gold.rating if right else float(rng.integers(1, 6))
+        return Numbers(values={"rating": guess})
+    if task == "response":
+        return ResponsePrediction(reply="A synthetic reply." if right else "A worse reply.")
+    return _pick(gold, right, rng)  # preference and judge_audit
+
+
+def _pick(gold: Any, right: bool, rng: np.random.Generator) -> Frozen:
+    """Both orders of a pair: right, both wrong, or (half the misses) the reply shown first."""
+    other = gold.second if gold.key == gold.first else gold.first
+    if right:
+        picks = (gold.key, gold.key)
+    elif rng.random() < 0.5:
+        picks = (other, other)
+    else:
+        picks = (gold.first, gold.second)  # "A" both times: position, not content
+    letters = tuple(
+        "A" if pick == shown else "B"
+        for pick, shown in zip(picks, (gold.first, gold.second), strict=True)
+    )
+    return PreferencePrediction(
+        ab=picks[0], ba=picks[1], ab_letter=letters[0], ba_letter=letters[1]
     )
 
 
-def _verdicts(task: str, success: bool) -> tuple[Verdict, ...]:
-    if task != "response":
-        return ()
-    return (
-        Verdict(
-            judge=JUDGE,
-            prompt_id="pairwise",
-            prompt_version="1",
-            mode="proxy",
-            order="model-first",
-            rendered_prompt="<compare>",
-            raw_output=f"similarity favours {'the model' if success else 'the reference'}",
-            parsed={"winner": "A" if success else "B"},
-        ),
-    )
-
-
-def _record(
-    task: str,
-    model: str,
-    cid: str,
-    turn: int,
-    variant: str,
-    success: bool,
-    status: str,
-    rng: np.random.Generator,
-) -> ItemRecord:
-    fields = _item(task, success, turn, rng)
-    record = ItemRecord(
-        task=task,
-        model=model,
-        conversation_id=cid,
-        turn_index=turn,
-        item_id=f"t{turn}",
-        variant=variant,
-        gold=fields["gold"],
-        meta=fields["meta"],
-        status="ok",
-        prediction=fields["prediction"],
-        score=fields["score"],
-        scores=fields["scores"],
-        verdicts=_verdicts(task, success),
-        raw_output="{}",
-    )
-    if status == "failed":
-        return record.model_copy(
-            update={
-                "status": "failed",
-                "prediction": None,
-                "score": None,
-                "scores": {},
-                "verdicts": (),
-                "raw_output": None,
-                "error": "synthetic outage",
-            }
-        )
-    if status == "invalid":
-        zeros = {key: 0.0 for key in fields["scores"] if key != "intensity_abs_error"}
-        return record.model_copy(
-            update={
-                "status": "invalid",
-                "prediction": None,
-                "score": 0.0,
-                "scores": zeros,
-                "verdicts": (),
-                "raw_output": "{oops",
-            }
-        )
-    return record
-
-
-def _audit_record(cid: str, turn: int, accuracy: float, rng: np.random.Generator) -> ItemRecord:
-    chosen = "r1" if rng.random() < 0.5 else "r2"
-    other = "r2" if chosen == "r1" else "r1"
-    picks = [chosen if rng.random() < accuracy else other for _ in range(2)]
-    len_a, len_b = (int(v) for v in rng.integers(20, 60, 2))
-    return ItemRecord(
-        task="judge_audit",
-        model=JUDGE,
-        conversation_id=cid,
-        turn_index=turn,
-        item_id=f"t{turn}",
-        status="ok",
-        prediction={"ab": picks[0], "ba": picks[1]},
-        gold={"chosen": chosen, "tie": False},
-        score=float(picks == [chosen, chosen]),
-        scores={
-            "agree_ab": float(picks[0] == chosen),
-            "agree_ba": float(picks[1] == chosen),
-            "consistent": float(picks[0] == picks[1]),
-        },
-        meta={
-            "first": "r1",
-            "second": "r2",
-            "len_a": len_a,
-            "len_b": len_b,
-            "longer": "equal" if len_a == len_b else ("A" if len_a > len_b else "B"),
-            "derived": False,
-        },
-    )
-
-
-def records(plan: Plan) -> list[ItemRecord]:
-    rng = np.random.default_rng([plan.seed, 2])
-    difficulty = rng.normal(0.0, plan.conversation_spread, plan.conversations)
+def _verdicts(right: bool) -> list[JudgedVerdict]:
+    """The proxy judge's four pairwise verdicts: the model's reply wins all or none."""
     out = []
-    for model, per_task in plan.accuracy.items():
-        for task, accuracy in per_task.items():
-            for variant in plan.variants:
-                gain = plan.informed_gain if variant == "informed" else 0.0
-                for c in range(plan.conversations):
-                    logit = _logit(accuracy) + gain + difficulty[c]
-                    p = 1 / (1 + np.exp(-logit))
-                    for turn in range(plan.items_per_conversation):
-                        draw = rng.random()
-                        status = (
-                            "failed"
-                            if draw < plan.failed_rate
-                            else (
-                                "invalid" if draw < plan.failed_rate + plan.invalid_rate else "ok"
-                            )
-                        )
-                        out.append(
-                            _record(
-                                task,
-                                model,
-                                f"c{c:04d}",
-                                turn,
-                                variant,
-                                bool(rng.random() < p),
-                                status,
-                                rng,
-                            )
-                        )
-    if plan.judge_accuracy is not None:
-        for c in range(plan.conversations):
-            for t in range(plan.items_per_conversation):
-                out.append(_audit_record(f"c{c:04d}", t, plan.judge_accuracy, rng))
+    for comparison in ("vs_chosen", "vs_rejected"):
+        for order, mine in (("model-first", "A"), ("reference-first", "B")):
+            winner = mine if right else ("B" if mine == "A" else "A")
+            query = Query(
+                f"{comparison}/{order}@{JUDGE}",
+                [],
+                PromptInfo(id="pairwise", version="1"),
+                GenerateParams(),
+                role="judge",
+                model=JUDGE,
+            )
+            verdict = Verdict(
+                judge=JUDGE,
+                prompt_id="pairwise",
+                prompt_version="1",
+                mode="proxy",
+                order=order,
+                rendered_prompt=f"<compare {comparison}>",
+                raw_output=f"similarity favours {winner}",
+                parsed={"winner": winner},
+            )
+            out.append(JudgedVerdict(query, verdict))
     return out
 
 
-def write_run(directory: str | Path, plan: Plan, models: Sequence[str] | None = None) -> Path:
-    """Write dataset.jsonl, run.json and records.jsonl for the plan (optionally some models)."""
-    root = Path(directory)
-    root.mkdir(parents=True, exist_ok=True)
-    dataset = root / "dataset.jsonl"
-    dataset.write_text("".join(conversation_line(c) + "\n" for c in conversations(plan)))
-    chosen = [r for r in records(plan) if models is None or r.model in models or r.model == JUDGE]
-    (root / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in chosen))
-    info = RunInfo(
+def _record(
+    task: Task[Any, Any],
+    item: Item[Any],
+    model: str,
+    status: str,
+    right: bool,
+    rng: np.random.Generator,
+) -> ItemRecord:
+    base: dict[str, Any] = {
+        "task": item.task,
+        "model": model,
+        "conversation_id": item.conversation.id,
+        "turn_index": item.turn_index,
+        "item_id": item.item_id,
+        "variant": item.variant,
+        "gold": item.gold.model_dump(mode="json"),
+        "calls": 1,
+    }
+    if status == "failed":
+        return ItemRecord.model_construct(
+            **base, status="failed", error="synthetic outage: HTTP 503"
+        )
+    if status == "invalid":
+        scored = task.worst(item, None)
+        return _scored(base, "invalid", None, scored, raw="{oops", error="not JSON")
+    prediction = _prediction(item, right, rng)
+    if item.task == "response":
+        verdicts = _verdicts(right)
+        scored = task.judged(item, prediction, verdicts)
+        base["verdicts"] = tuple(v.verdict for v in verdicts)
+    else:
+        scored = task.score(item, prediction)
+    return _scored(base, "ok", prediction, scored, raw="{}")
+
+
+def _scored(
+    base: dict[str, Any],
+    status: str,
+    prediction: Frozen | None,
+    scored: Scored,
+    raw: str,
+    error: str | None = None,
+) -> ItemRecord:
+    return ItemRecord(
+        **base,
+        status=status,
+        prediction=None if prediction is None else prediction.model_dump(mode="json"),
+        score=scored.score,
+        scores=dict(scored.values),
+        flags=scored.flags,
+        raw_output=raw,
+        error=error,
+    )
+
+
+def _stream(plan: Plan, model: str, task: str) -> np.random.Generator:
+    return np.random.default_rng(
+        [plan.seed, 2, zlib.crc32(model.encode()), zlib.crc32(task.encode())]
+    )
+
+
+def _items(
+    plan: Plan, declaration: Task[Any, Any], found: Sequence[Conversation]
+) -> list[Item[Any]]:
+    count = plan.items_of(declaration.name)
+    return [item for item in declaration.items(found) if item.turn_index < count]
+
+
+def records(plan: Plan, found: Sequence[Conversation] | None = None) -> list[ItemRecord]:
+    """Every record of the plan: each model on each of its tasks, then the judge audit."""
+    found = conversations(plan) if found is None else found
+    difficulty = np.random.default_rng([plan.seed, 3]).normal(
+        0.0, plan.conversation_spread, len(found)
+    )
+    index = {c.id: i for i, c in enumerate(found)}
+    out = []
+    tasks = sorted({task for per_task in plan.accuracy.values() for task in per_task})
+    unknown = sorted(set(tasks) - set(SUPPORTED))
+    if unknown:
+        raise ValueError(f"synthetic records for {', '.join(unknown)} are not drawn")
+    declarations = {task: _task(task, plan) for task in tasks}
+    items = {task: _items(plan, declarations[task], found) for task in tasks}
+    for model, per_task in plan.accuracy.items():
+        for task, accuracy in per_task.items():
+            rng = _stream(plan, model, task)
+            for item in items[task]:
+                gain = plan.informed_gain if item.variant == "informed" else 0.0
+                logit = _logit(accuracy) + gain + difficulty[index[item.conversation.id]]
+                draw, right = rng.random(), bool(rng.random() < 1 / (1 + np.exp(-logit)))
+                status = "ok"
+                if draw < plan.failed_rate:
+                    status = "failed"
+                elif draw < plan.failed_rate + plan.invalid_rate:
+                    status = "invalid"
+                out.append(_record(declarations[task], item, model, status, right, rng))
+    if plan.judge_accuracy is not None:
+        rng = _stream(plan, JUDGE, AUDIT)
+        audit = _task(AUDIT, plan)
+        out.extend(
+            _audit(audit, item, plan.judge_accuracy, rng) for item in _items(plan, audit, found)
+        )
+    return out
+
+
+def _audit(
+    audit: Task[Any, Any], item: Item[Any], accuracy: float, rng: np.random.Generator
+) -> ItemRecord:
+    """The judge on a participant's pair: each order right with `accuracy`, independently."""
+    gold = item.gold
+    other = gold.second if gold.key == gold.first else gold.first
+    ab, ba = (gold.key if rng.random() < accuracy else other for _ in range(2))
+    prediction = PreferencePrediction(ab=ab, ba=ba)
+    scored = audit.score(item, prediction)
+    base: dict[str, Any] = {
+        "task": item.task,
+        "model": JUDGE,
+        "conversation_id": item.conversation.id,
+        "turn_index": item.turn_index,
+        "item_id": item.item_id,
+        "variant": item.variant,
+        "gold": gold.model_dump(mode="json"),
+    }
+    return _scored(base, "ok", prediction, scored, raw="{}")
+
+
+def run_info(
+    plan: Plan, found: Sequence[Conversation], chosen: Sequence[ItemRecord], dataset_sha256: str
+) -> RunInfo:
+    models = sorted({r.model for r in chosen} - {JUDGE})
+    return RunInfo(
         package_version=__version__,
         dataset="dataset.jsonl",
-        dataset_sha256=hashlib.sha256(dataset.read_bytes()).hexdigest(),
+        dataset_sha256=dataset_sha256,
+        dataset_ids=sorted({c.source.name for c in found}),
+        provenance={c.source.name: dict(c.source.provenance) for c in found},
         tasks=sorted({r.task for r in chosen}),
-        models=[
-            ModelInfo(spec=m, kind=plan.kinds.get(m, "model"))
-            for m in sorted({r.model for r in chosen} - {JUDGE})
-        ],
+        models=[ModelInfo(spec=m, kind=plan.kinds.get(m, "model")) for m in models],
         judges=[ModelInfo(spec=JUDGE, role="judge", kind="proxy")],
         seed=plan.seed,
+        planned_items=len(chosen),
         started_at="2025-01-01T00:00:00Z",
+        finished_at="2025-01-01T01:00:00Z",
         complete=True,
     )
-    (root / "run.json").write_text(info.model_dump_json(indent=2))
+
+
+def _chosen(
+    plan: Plan, models: Sequence[str] | None
+) -> tuple[list[Conversation], list[ItemRecord]]:
+    found = conversations(plan)
+    drawn = records(plan, found)
+    return found, [r for r in drawn if models is None or r.model in models or r.model == JUDGE]
+
+
+def runs(plan: Plan, models: Sequence[str] | None = None) -> Runs:
+    """The plan's runs in memory, as `load_runs` would read them from `write_run`'s directory."""
+    found, chosen = _chosen(plan, models)
+    info = run_info(plan, found, chosen, "0" * 64)
+    answered = sum(r.status != "failed" for r in chosen)
+    run = Run(Path("synthetic"), info, None, answered)
+    return Runs((run,), tuple(chosen), {c.id: c for c in found})
+
+
+def write_run(
+    directory: str | Path,
+    plan: Plan,
+    models: Sequence[str] | None = None,
+    *,
+    conversations_file: bool = True,
+) -> Path:
+    """Write dataset.jsonl, run.json, records.jsonl and (unless told not to, as a run written
+    before the run directory held them) conversations.jsonl for the plan (optionally only some
+    models)."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    found, chosen = _chosen(plan, models)
+    dataset = root / "dataset.jsonl"
+    write_conversations(dataset, found)
+    if conversations_file:
+        write_conversations(root / rundir.CONVERSATIONS_FILE, found)
+    with (root / rundir.RECORDS_FILE).open("w", encoding="utf-8") as handle:
+        handle.writelines(r.model_dump_json() + "\n" for r in chosen)
+    sha = hashlib.sha256(dataset.read_bytes()).hexdigest()
+    rundir.write_json(root / rundir.RUN_FILE, run_info(plan, found, chosen, sha))
     return root
