@@ -12,6 +12,7 @@ from attunebench.analysis.loading import Runs, load_runs
 from attunebench.analysis.synthetic import Plan, write_run
 
 MakeRun = Callable[..., Path]
+Accuracy = Mapping[str, Mapping[str, float]]
 
 
 @pytest.fixture
@@ -19,9 +20,8 @@ def make_run(tmp_path: Path) -> MakeRun:
     """make_run(accuracy, name="run", models=None, **plan_fields) -> the run directory."""
 
     def make(
-        accuracy: Mapping[str, Mapping[str, float]], name: str = "run",
-        models: list[str] | None = None, **fields: Any,
-    ) -> Path:  # fmt: skip
+        accuracy: Accuracy, name: str = "run", models: list[str] | None = None, **fields: Any
+    ) -> Path:
         return write_run(tmp_path / name, Plan(accuracy, **fields), models)
 
     return make
@@ -31,7 +31,7 @@ def make_run(tmp_path: Path) -> MakeRun:
 def load(make_run: MakeRun) -> Callable[..., Runs]:
     """load(accuracy, **plan_fields) -> the loaded runs of one fresh run directory."""
 
-    def run_and_load(accuracy: Mapping[str, Mapping[str, float]], **fields: Any) -> Runs:
+    def run_and_load(accuracy: Accuracy, **fields: Any) -> Runs:
         return load_runs([make_run(accuracy, **fields)])
 
     return run_and_load
