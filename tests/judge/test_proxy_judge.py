@@ -9,9 +9,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from attunebench.judge.proxy import ProxyJudge, rubric_score
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.hints import TaskHint
+from attunebench.models.proxy import ProxyJudge, rubric_score
 from attunebench.models.registry import make_provider
 
 
@@ -54,8 +54,12 @@ async def test_pairwise_goes_by_the_participants_words_and_never_by_a_candidate_
     # cos(near rejected, wanted) = 0.71 > cos(chosen, wanted) = 0
     assert (await answer(hint))["winner"] == "A"
     # were the references passed anyway, one being a candidate, they are ignored alike
-    leaked = TaskHint("judge_pairwise", text="user", candidates=hint.candidates,
-                      reference={"chosen": "chosen", "rejected": "rejected", "wanted": "wanted"})
+    leaked = TaskHint(
+        "judge_pairwise",
+        text="user",
+        candidates=hint.candidates,
+        reference={"chosen": "chosen", "rejected": "rejected", "wanted": "wanted"},
+    )
     assert (await answer(leaked))["winner"] == "A"
     # without their words, relevance to the user's message decides: cos(plain, user) > cos(...)
     bare = TaskHint("judge_pairwise", text="user", candidates={"A": "wanted", "B": "plain"})
