@@ -25,10 +25,17 @@ class TableEncoder:
         return np.stack([self.table[t] for t in texts])
 
 
-ENCODER = TableEncoder({
-    "chosen": [1, 0, 0], "rejected": [0, 1, 0], "wanted": [0, 0, 1], "user": [1, 1, 0],
-    "near chosen": [1, 0, 1], "near rejected": [0, 1, 1], "plain": [1, 1, 1],
-})  # fmt: skip
+ENCODER = TableEncoder(
+    {
+        "chosen": [1, 0, 0],
+        "rejected": [0, 1, 0],
+        "wanted": [0, 0, 1],
+        "user": [1, 1, 0],
+        "near chosen": [1, 0, 1],
+        "near rejected": [0, 1, 1],
+        "plain": [1, 1, 1],
+    }
+)
 
 
 async def answer(hint: TaskHint) -> dict[str, object]:
@@ -38,19 +45,25 @@ async def answer(hint: TaskHint) -> dict[str, object]:
 
 async def test_rubric_maps_chosen_minus_rejected_similarity_onto_one_to_ten() -> None:
     reference = {"chosen": "chosen", "rejected": "rejected", "wanted": "wanted"}
-    near = await answer(TaskHint("judge_rubric", candidates={"A": "near chosen"},
-                                 reference=reference))  # fmt: skip
+    near = await answer(
+        TaskHint("judge_rubric", candidates={"A": "near chosen"}, reference=reference)
+    )
     # cos(near chosen, chosen) = 1/sqrt(2), cos(near chosen, rejected) = 0
     assert near["score"] == rubric_score(1 / np.sqrt(2)) == 8.7
-    far = await answer(TaskHint("judge_rubric", candidates={"A": "near rejected"},
-                                reference=reference))  # fmt: skip
+    far = await answer(
+        TaskHint("judge_rubric", candidates={"A": "near rejected"}, reference=reference)
+    )
     assert far["score"] == rubric_score(-1 / np.sqrt(2)) == 2.3
     assert "proxy" in str(near["reason"])
 
 
 async def test_pairwise_goes_by_the_participants_words_and_never_by_a_candidate_reference() -> None:
-    hint = TaskHint("judge_pairwise", text="user", candidates={"A": "near rejected", "B": "chosen"},
-                    reference={"wanted": "wanted"})  # fmt: skip
+    hint = TaskHint(
+        "judge_pairwise",
+        text="user",
+        candidates={"A": "near rejected", "B": "chosen"},
+        reference={"wanted": "wanted"},
+    )
     # cos(near rejected, wanted) = 0.71 > cos(chosen, wanted) = 0
     assert (await answer(hint))["winner"] == "A"
     # were the references passed anyway, one being a candidate, they are ignored alike
@@ -80,10 +93,13 @@ async def test_minilm_prefers_the_reply_that_matches_what_the_person_wanted() ->
     judge = make_provider("proxy/minilm")
     assert judge.spec == "proxy/minilm"
     hint = TaskHint(
-        "judge_pairwise", text="My grandmother died last week and I can't stop crying.",
-        candidates={"A": "Here are five tips for a productive morning routine.",
-                    "B": "I'm so sorry about your grandmother. Grief like this is so hard."},
+        "judge_pairwise",
+        text="My grandmother died last week and I can't stop crying.",
+        candidates={
+            "A": "Here are five tips for a productive morning routine.",
+            "B": "I'm so sorry about your grandmother. Grief like this is so hard.",
+        },
         reference={"wanted": "Someone to acknowledge my grief and be kind about my loss."},
-    )  # fmt: skip
+    )
     output = await judge.generate([], GenerateParams(), hint)
     assert json.loads(output.text)["winner"] == "B"
