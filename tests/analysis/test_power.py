@@ -1,55 +1,84 @@
-"""Power by resampling a pilot: a planted gap needs few conversations, no gap is never enough."""
+"""Power by resampling a pilot: a planted gap needs few conversations, identical models never
+differ, and with no real difference the test rejects at most 6% of studies of 10
+conversations (nominal 5%)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from attunebench.analysis import synthetic
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.power import PowerCurve, power_curve, simulated_power
+from attunebench.analysis.synthetic import Plan
 
 
 def curve(runs: Runs, a: str, b: str, task: str = "emotion", seed: int = 0) -> PowerCurve:
-    return power_curve(Frame.from_records(runs.records), task, a, b, simulations=300,
-                       rng=np.random.default_rng(seed))  # fmt: skip
+    frame = Frame.from_records(runs.records)
+    return power_curve(frame, task, a, b, simulations=300, rng=np.random.default_rng(seed))
 
 
-def test_a_large_gap_is_reached_early_and_power_rises(load: Callable[..., Runs]) -> None:
-    runs = load({"m/a": {"emotion": 0.8}, "m/b": {"emotion": 0.4}}, conversations=30)
+def pilot(accuracy: dict[str, dict[str, float]], **fields: object) -> Runs:
+    return synthetic.runs(Plan(accuracy, **fields))  # type: ignore[arg-type]
+
+
+def test_a_large_gap_is_reached_early_and_power_rises() -> None:
+    runs = pilot({"m/a": {"emotion": 0.8}, "m/b": {"emotion": 0.4}}, conversations=30)
     result = curve(runs, "m/a", "m/b")
     assert result.needed is not None and result.needed <= 50
-    powers = result.power
-    assert powers[-1] == 1.0 and powers[0] <= powers[-1]
+    assert result.power[-1] == 1.0 and result.power[0] <= result.power[-1]
 
 
-def test_identical_models_are_never_separated(load: Callable[..., Runs]) -> None:
-    runs = load({"m/a": {"emotion": 0.5}}, conversations=30)
-    twin = Runs(runs.runs, runs.records + tuple(
-        r.model_copy(update={"model": "m/twin"}) for r in runs.records if r.model == "m/a"))
+def test_a_gap_found_at_the_smallest_size_says_or_fewer() -> None:
+    runs = pilot({"m/a": {"emotion": 0.95}, "m/b": {"emotion": 0.1}}, conversations=30)
+    result = curve(runs, "m/a", "m/b")
+    assert result.needed == 10 and result.note.startswith("10 conversations or fewer")
+
+
+def test_identical_models_never_differ() -> None:
+    runs = pilot({"m/a": {"emotion": 0.5}}, conversations=30)
+    twin = Runs(
+        runs.runs,
+        runs.records + tuple(r.model_copy(update={"model": "m/twin"}) for r in runs.records),
+    )
     result = curve(twin, "m/a", "m/twin")
-    assert result.needed is None
-    assert "not enough" in result.note
-    assert max(result.power) == 0.0
+    assert result.needed is None and result.power == ()
+    assert "never differ" in result.note
 
 
-def test_power_is_seeded(load: Callable[..., Runs]) -> None:
-    runs = load({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.5}}, conversations=30)
+def test_power_is_seeded() -> None:
+    runs = pilot({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.5}}, conversations=30)
     first, again = curve(runs, "m/a", "m/b", seed=4), curve(runs, "m/a", "m/b", seed=4)
     assert first.power == again.power
 
 
-def test_wald_test_holds_its_size_when_there_is_no_effect() -> None:
+def test_a_pilot_with_too_few_conversations_says_so() -> None:
+    runs = pilot({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.5}}, conversations=1)
+    assert "fewer than 2" in curve(runs, "m/a", "m/b").note
+
+
+def centred(differences: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per-conversation sums of paired differences with the pilot's effect taken out."""
+    centred: np.ndarray = differences - counts * differences.sum() / counts.sum()
+    return centred
+
+
+@pytest.mark.parametrize("unequal", [False, True], ids=["4 items each", "1 to 7 items"])
+def test_type_one_error_is_at_most_six_percent_at_ten_conversations(unequal: bool) -> None:
+    # A pilot of two models that answer alike (0/1 scores, accuracy 0.6 each) over 200
+    # conversations, with no difference left: every rejection is a type I error.
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 8, 200).astype(float) if unequal else np.full(200, 4.0)
+    sums = [(rng.random((2, int(n))) < 0.6).sum(axis=1) for n in counts]
+    differences = centred(np.array([a - b for a, b in sums], dtype=float), counts)
+    size = simulated_power(differences, counts, 10, 100_000, 0.05, np.random.default_rng(1))
+    assert 0.04 <= size <= 0.06
+
+
+def test_the_size_holds_at_larger_studies() -> None:
     rng = np.random.default_rng(0)
     counts = np.full(200, 5.0)
-    differences = rng.normal(0, 1, 200)
-    differences -= differences.mean() * counts / counts.mean()  # the pilot's effect is zero
+    differences = centred(rng.normal(0, 1, 200), counts)
     size = simulated_power(differences, counts, 200, 4000, 0.05, np.random.default_rng(1))
     assert size == pytest.approx(0.05, abs=0.02)
-
-
-def test_a_pilot_with_too_few_conversations_says_so(load: Callable[..., Runs]) -> None:
-    runs = load({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.5}}, conversations=1)
-    assert "fewer than 2" in curve(runs, "m/a", "m/b").note
