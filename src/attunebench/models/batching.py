@@ -316,8 +316,9 @@ class BatchQueue(Generic[R]):
             except ProviderError as error:
                 errors += 1
                 if not error.retryable or errors >= self._max_poll_errors:
-                    # The batch may yet end: a resumed run polls it again.
+                    # The batch may yet end: a later request for it (or a resume) polls again.
                     failure = line_failure(f"cannot poll batch {batch_id}: {error}")
+                    del self._pollers[batch_id]
                     for key in self._waiting.pop(batch_id, set()):
                         self._settle(key, failure)
                     return

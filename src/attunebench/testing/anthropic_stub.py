@@ -220,7 +220,7 @@ class AnthropicStub(ThreadedStub):
         batch = self.batches.get(request.match_info["id"])
         if batch is None:
             return web.json_response(error("Batch not found", "not_found_error"), status=404)
-        if batch.status == "in_progress" and not self.batches_held:
+        if batch.status == "in_progress" and not self.held(batch.ordinal):
             self._process(batch)
         return web.json_response(batch.view(self.base_url))
 

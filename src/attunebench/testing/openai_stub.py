@@ -169,7 +169,7 @@ class OpenAIStub(ThreadedStub):
         if batch.status == "validating":
             batch.status = "failed" if batch.errors else "in_progress"
             batch.stamps["failed_at" if batch.errors else "in_progress_at"] = now
-        elif batch.status == "in_progress" and not self.batches_held:
+        elif batch.status == "in_progress" and not self.held(batch.ordinal):
             batch.status = "finalizing"
             batch.stamps["finalizing_at"] = now
         elif batch.status == "finalizing":

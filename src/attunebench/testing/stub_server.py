@@ -3,9 +3,10 @@ thread of its own (so a test can drive a client, or a subprocess, meanwhile), an
 and counts of their batch endpoints.
 
 Batches are under the test's hand: `hold_batches()` keeps every batch in progress until
-`release_batches()`; `expire` names batches (by the order they were made, from 1) that end
-expired with only the first `expire_answered` share of their requests done; `fail` names
-requests (by custom id) whose line fails with a server error. `hold_creates()` makes new
+`release_batches()` (all, or those made first, up to a number); `expire` names batches (by the
+order they were made, from 1) that end expired with only the first `expire_answered` share of
+their requests done; with `fail_every` = n, every n-th other request of a batch fails with a
+server error. `hold_creates()` makes new
 batch-creating requests wait unanswered (dropped if the client is gone meanwhile), so a test
 can kill a client at a moment when every batch the stub made is known to it.
 """
@@ -75,8 +76,9 @@ class ThreadedStub:
         self.base_url = ""  # http://127.0.0.1:PORT
         self.expire: set[int] = set()
         self.expire_answered = 0.5
-        self.fail: set[str] = set()
+        self.fail_every = 0
         self._held = False
+        self._released_upto = 0  # while held, batches made up to this one proceed
         self._creates: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -146,10 +148,19 @@ class ThreadedStub:
         return self.on_loop(self.counts.snapshot)
 
     def hold_batches(self) -> None:
-        self.on_loop(lambda: setattr(self, "_held", True))
+        def hold() -> None:
+            self._held, self._released_upto = True, 0
 
-    def release_batches(self) -> None:
-        self.on_loop(lambda: setattr(self, "_held", False))
+        self.on_loop(hold)
+
+    def release_batches(self, upto: int | None = None) -> None:
+        """Let every batch proceed, or (`upto`) only those made first, up to that one."""
+
+        def release() -> None:
+            self._held = upto is not None
+            self._released_upto = upto or 0
+
+        self.on_loop(release)
 
     def hold_creates(self) -> None:
         self.on_loop(lambda: self._creates.clear() if self._creates else None)
@@ -157,9 +168,9 @@ class ThreadedStub:
     def release_creates(self) -> None:
         self.on_loop(lambda: self._creates.set() if self._creates else None)
 
-    @property
-    def batches_held(self) -> bool:
-        return self._held
+    def held(self, ordinal: int) -> bool:
+        """Whether the batch made `ordinal`-th is kept in progress."""
+        return self._held and ordinal > self._released_upto
 
     async def creating(self, request: web.Request) -> bool:
         """Wait while creates are held; False if the client left meanwhile (drop it)."""
@@ -172,5 +183,6 @@ class ThreadedStub:
         expired: set[str] = set()
         if ordinal in self.expire:
             expired = set(ids[int(len(ids) * self.expire_answered) :])
-        failing = {i for i in ids if i in self.fail and i not in expired}
+        rest = [i for i in ids if i not in expired]
+        failing = set(rest[:: self.fail_every]) if self.fail_every else set()
         return expired, failing
