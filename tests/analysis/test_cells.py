@@ -1,0 +1,83 @@
+"""Common items: a model whose API refuses the hardest items is scored on the same items as the
+others, and the items left out are listed with why; `all_items` keeps them and warns."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from attunebench.analysis import synthetic
+from attunebench.analysis.loading import Runs
+from attunebench.analysis.schema import ScoreRow, Summary
+from attunebench.analysis.summary import Options, build_summary
+from attunebench.analysis.synthetic import Plan
+from attunebench.records import ItemRecord
+
+REFUSAL = "HTTP 400: the request was refused by the content policy"
+OPTIONS = Options(resamples=200, permutations=99)
+
+
+def refusing_runs() -> tuple[Runs, set[tuple[str, int]]]:
+    """m/refuser answers exactly as m/a does, except that its API refuses (permanently) every
+    emotion item that both other models got wrong."""
+    accuracy = {name: {"emotion": 0.55} for name in ("m/a", "m/b")}
+    runs = synthetic.runs(
+        Plan(accuracy, conversations=40, items_per_conversation=4, conversation_spread=1.0)
+    )
+    scores: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for r in runs.records:
+        scores[r.conversation_id, r.turn_index].append(r.score or 0.0)
+    hardest = {key for key, found in scores.items() if max(found) == 0.0}
+
+    def refused(record: ItemRecord) -> ItemRecord:
+        update: dict[str, object] = {"model": "m/refuser"}
+        if (record.conversation_id, record.turn_index) in hardest:
+            update.update(
+                status="failed",
+                prediction=None,
+                score=None,
+                scores={},
+                error=REFUSAL,
+                permanent=True,
+            )
+        return record.model_copy(update=update)
+
+    copies = tuple(refused(r) for r in runs.records if r.model == "m/a")
+    return Runs(runs.runs, runs.records + copies, runs.conversations), hardest
+
+
+def headline(summary: Summary) -> dict[str, ScoreRow]:
+    return {r.model: r for r in summary.scores if r.headline and r.task == "emotion"}
+
+
+def test_every_model_is_scored_on_the_items_every_model_answered() -> None:
+    runs, hardest = refusing_runs()
+    assert 3 <= len(hardest) < 80
+    summary = build_summary(runs, OPTIONS)
+    rows = headline(summary)
+    assert {row.n for row in rows.values()} == {160 - len(hardest)}
+    assert rows["m/refuser"].value == rows["m/a"].value  # the same answers on the same items
+    assert rows["m/refuser"].n_failed == len(hardest)
+    listed = summary.left_out_items
+    assert {(i.conversation_id, i.turn_index) for i in listed} <= hardest
+    assert len(listed) == min(len(hardest), 20)  # listed up to 20 per cell, all counted
+    assert all(i.missing_for == ["m/refuser"] and REFUSAL in i.reason for i in listed)
+    (info,) = summary.tasks
+    assert info.left_out_items == len(hardest)
+    assert any(w.kind == "common_items" for w in summary.warnings)
+
+
+def test_all_items_keeps_them_and_warns() -> None:
+    runs, hardest = refusing_runs()
+    summary = build_summary(runs, Options(resamples=200, permutations=99, all_items=True))
+    rows = headline(summary)
+    assert rows["m/a"].n == 160 and rows["m/refuser"].n == 160 - len(hardest)
+    refuser, honest = rows["m/refuser"].value, rows["m/a"].value
+    assert refuser is not None and honest is not None
+    # scored on the easy items only, the refusing model looks better than its twin
+    assert refuser == pytest.approx(honest * 160 / (160 - len(hardest)))
+    assert refuser > honest
+    assert summary.left_out_items == []
+    assert any(w.kind == "uneven_items" for w in summary.warnings)
+    assert summary.settings.all_items
