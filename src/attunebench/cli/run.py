@@ -89,10 +89,12 @@ def _summary(result: RunResult) -> None:
     for line in error_lines(result):
         err.print(line, markup=False, highlight=False, soft_wrap=True)
     t = result.totals
+    reasoned = f" ({t.reasoning_tokens} reasoning)" if t.reasoning_tokens else ""
+    batched = f" ({t.batch_calls} calls by batch, at the batch price)" if t.batch_calls else ""
     typer.echo(
         f"{result.recorded}/{result.planned} items recorded, {result.failed} failed; "
         f"{t.calls} calls, {t.cache_hits} cache hits, {t.retries} retries, "
-        f"{t.input_tokens}+{t.output_tokens} tokens, ${t.cost_usd:.4f}"
+        f"{t.input_tokens}+{t.output_tokens}{reasoned} tokens, ${t.cost_usd:.4f}{batched}"
     )
     typer.echo(f"run directory: {result.rundir}")
 

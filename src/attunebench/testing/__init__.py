@@ -3,6 +3,9 @@
 - `FaultServer`: a local OpenAI-compatible server that fails a planned share of calls (429s,
   5xx, timeouts, dropped connections, malformed and truncated bodies) and counts successful
   calls per request, to check a client's retries, failures and resume.
+- `OpenAIStub`, `AnthropicStub`: local stand-ins for OpenAI's API (chat completions with the
+  reasoning models' rules, files, batches) and Anthropic's (messages with extended thinking,
+  message batches), with their error bodies; they count live calls and batched requests.
 - `answer_from_prompt`: valid answers read off a rendered task prompt.
 - `HOSTILE_OUTPUTS`: model outputs built to break parsers, record writers and judges.
 - `comparable` / `diff_records`: run records without the fields that vary between runs.
@@ -11,20 +14,24 @@
 """
 
 from attunebench.testing.answers import answer_from_prompt, menu_labels
+from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.fault_server import FaultServer
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
 from attunebench.testing.hostile import HOSTILE_OUTPUTS, INJECTION, Hostile
+from attunebench.testing.openai_stub import OpenAIStub
 from attunebench.testing.records import comparable, diff_records, run_records
 
 __all__ = [
     "FAULT_KINDS",
     "HOSTILE_OUTPUTS",
     "INJECTION",
+    "AnthropicStub",
     "FaultCounts",
     "FaultKind",
     "FaultPlan",
     "FaultServer",
     "Hostile",
+    "OpenAIStub",
     "answer_from_prompt",
     "comparable",
     "diff_records",
