@@ -31,8 +31,9 @@ def test_one_item_per_conversation_agrees_with_scipy_percentile() -> None:
     boot = conversations_bootstrap(len(values), 20000, seed=3)
     point, samples = boot.means(values, np.arange(len(values)))
     low, high = boot.interval(samples)
-    ref = stats.bootstrap((values,), np.mean, method="percentile", n_resamples=20000,
-                          rng=np.random.default_rng(4)).confidence_interval  # fmt: skip
+    ref = stats.bootstrap(
+        (values,), np.mean, method="percentile", n_resamples=20000, rng=np.random.default_rng(4)
+    ).confidence_interval
     assert point[0] == pytest.approx(values.mean())
     assert low[0] == pytest.approx(ref.low, abs=0.01)
     assert high[0] == pytest.approx(ref.high, abs=0.01)
@@ -46,8 +47,9 @@ def test_clustered_items_give_wider_intervals_than_pretending_independence() -> 
     clustered = conversations_bootstrap(40, 4000)
     _, samples = clustered.means(values, conversations)
     low, high = clustered.interval(samples)
-    naive = stats.bootstrap((values,), np.mean, method="percentile", n_resamples=4000,
-                            rng=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    naive = stats.bootstrap(
+        (values,), np.mean, method="percentile", n_resamples=4000, rng=np.random.default_rng(0)
+    ).confidence_interval
     assert (high[0] - low[0]) > 1.5 * (naive.high - naive.low)
 
 

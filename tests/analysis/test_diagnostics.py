@@ -1,36 +1,69 @@
-"""Diagnostics: confusion, per-label F1, turn position, intensity, subgroups, worst items."""
+"""Diagnostics: confusion, per-label F1, turn position, intensity, subgroups and the model x
+subgroup interaction, worst items."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import defaultdict
 
 import numpy as np
 import pytest
+from sklearn.metrics import f1_score
 
-from attunebench.analysis.diagnostics import confusion, position_bins, worst_items
+from attunebench.analysis import synthetic
+from attunebench.analysis.cells import build_cell
+from attunebench.analysis.diagnostics import confusion, label_f1, position_bins, worst_items
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.summary import Options, build_summary
+from attunebench.analysis.synthetic import Plan
 from attunebench.records import ItemRecord
+from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
+
+OPTIONS = Options(resamples=200, permutations=99, subgroup_permutations=500)
 
 
 def emotion(i: int, gold: str, predicted: str | None, status: str = "ok") -> ItemRecord:
+    prediction = EmotionPrediction(primary=predicted, emotions=(predicted,)) if predicted else None
     return ItemRecord(
-        task="emotion", model="m/a", conversation_id="c1", turn_index=i, item_id="turn",
-        variant="blind", status=status,  # type: ignore[arg-type]
-        prediction={"primary": predicted} if predicted else None, gold={"primary": gold},
+        task="emotion",
+        model="m/a",
+        conversation_id="c1",
+        turn_index=i,
+        item_id="turn",
+        variant="blind",
+        status=status,  # type: ignore[arg-type]
+        prediction=prediction.model_dump(mode="json") if prediction else None,
+        gold=EmotionGold(primary=gold, emotions=(gold,)).model_dump(mode="json"),
         score=float(predicted == gold),
-    )  # fmt: skip
+    )
 
 
 def test_confusion_counts_gold_rows_against_predicted_columns_and_invalid() -> None:
-    records = [emotion(0, "joy", "joy"), emotion(1, "joy", "anger"), emotion(2, "anger", "anger"),
-               emotion(3, "anger", None, status="invalid")]  # fmt: skip
-    (matrix,) = confusion(Frame.from_records(records), "emotion", "blind")
+    records = [
+        emotion(0, "joy", "joy"),
+        emotion(1, "joy", "anger"),
+        emotion(2, "anger", "anger"),
+        emotion(3, "anger", None, status="invalid"),
+    ]
+    frame = Frame.from_records(records)
+    (matrix,) = confusion(frame, build_cell(frame, "emotion", "blind", all_items=False))
     assert matrix.labels == ["anger", "joy"]
     assert matrix.predicted == ["anger", "joy", "invalid"]
     assert matrix.counts == [[1, 0, 1], [1, 1, 0]]
+
+
+def test_per_label_f1_matches_scikit_learn() -> None:
+    runs = synthetic.runs(Plan({"m/a": {"emotion": 0.5}}, conversations=20))
+    frame = Frame.from_records(runs.records)
+    rows = label_f1(frame, build_cell(frame, "emotion", "blind", all_items=False))
+    gold = [str((r.gold or {})["primary"]) for r in runs.records]
+    guess = [str((r.prediction or {})["primary"]) for r in runs.records]
+    labels = sorted({row.label for row in rows})
+    expected = f1_score(gold, guess, labels=labels, average=None, zero_division=np.nan)
+    for row, value in zip(sorted(rows, key=lambda r: r.label), expected, strict=True):
+        assert row.f1 == pytest.approx(value, nan_ok=True)
+        assert row.support == gold.count(row.label)
 
 
 def test_turn_positions_are_thirds_of_the_conversation() -> None:
@@ -44,46 +77,76 @@ def test_holm_matches_a_hand_computed_case() -> None:
     assert holm([]) == []
 
 
-def test_a_planted_subgroup_gap_is_found_and_small_groups_are_not_compared(
-    load: Callable[..., Runs],
-) -> None:
-    runs = load({"m/a": {"emotion": 0.5}}, conversations=60, items_per_conversation=5,
-                sources=("easy",) * 25 + ("hard",) * 30 + ("tiny",) * 5)  # fmt: skip
+def test_a_planted_subgroup_gap_is_found_and_small_groups_are_not_compared() -> None:
+    plan = Plan(
+        {"m/a": {"emotion": 0.5}},
+        conversations=60,
+        items_per_conversation=5,
+        sources=("easy",) * 25 + ("hard",) * 30 + ("tiny",) * 5,
+    )
+    runs = synthetic.runs(plan)
     easy = {c.id for c in runs.conversations.values() if c.source.name == "easy"}
     boosted = tuple(
         r.model_copy(update={"score": 1.0}) if r.conversation_id in easy else r
         for r in runs.records
     )
-    summary = build_summary(Runs(runs.runs, boosted, runs.conversations), Options(resamples=300))
+    summary = build_summary(Runs(runs.runs, boosted, runs.conversations), OPTIONS)
     rows = {(g.group, g.level): g for g in summary.diagnostics.subgroups}
     found = rows["source.name", "easy"]
     assert found.value == 1.0 and found.p_holm is not None and found.p_holm < 0.05
     tiny = rows["source.name", "tiny"]
     assert tiny.p_value is None and tiny.reason and "not compared" in tiny.reason
     assert any(w.kind == "small_subgroup" and "tiny" in w.message for w in summary.warnings)
+    assert ("context.topic", "work") in rows  # the conversation's topic is a subgroup field
 
 
-def test_turn_position_and_intensity_views_have_intervals(load: Callable[..., Runs]) -> None:
-    summary = build_summary(load({"m/a": {"emotion": 0.5}}, conversations=30,
-                                 items_per_conversation=6), Options(resamples=200))  # fmt: skip
-    positions = {g.level for g in summary.diagnostics.turn_position}
-    assert positions == {"early", "middle", "late"}
-    assert {g.level for g in summary.diagnostics.intensity} <= {
-        "low (1-2)", "medium (3)", "high (4-5)"}
-    assert all(g.ci_low is not None and g.ci_low <= (g.value or 0) <= (g.ci_high or 0)
-               for g in summary.diagnostics.turn_position)  # fmt: skip
+def test_a_planted_interaction_names_the_model_and_level() -> None:
+    # two equal models, except that m/b fails every item on the "hard" source
+    plan = Plan(
+        {"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.6}, "m/c": {"emotion": 0.6}},
+        conversations=60,
+        sources=("easy", "hard"),
+    )
+    runs = synthetic.runs(plan)
+    hard = {c.id for c in runs.conversations.values() if c.source.name == "hard"}
+    broken = tuple(
+        r.model_copy(update={"score": 0.0}) if r.model == "m/b" and r.conversation_id in hard else r
+        for r in runs.records
+    )
+    summary = build_summary(Runs(runs.runs, broken, runs.conversations), OPTIONS)
+    found = {i.group: i for i in summary.diagnostics.interactions}
+    source = found["source.name"]
+    assert source.p_value is not None and source.p_value < 0.01
+    # with two levels of equal size the deviations are mirror images: either names m/b
+    assert source.largest is not None
+    assert source.largest.startswith(("m/b at hard: -", "m/b at easy: +"))
+    topic = found["context.topic"]  # unrelated to the failure
+    assert topic.p_value is not None and topic.p_value > 0.01
 
 
-def test_worst_items_come_lowest_first_with_the_turn_text(load: Callable[..., Runs]) -> None:
-    runs = load({"m/a": {"emotion": 0.5}, "m/b": {"emotion": 0.5}}, conversations=10)
+def test_turn_position_and_intensity_views_have_intervals_and_counts() -> None:
+    plan = Plan({"m/a": {"emotion": 0.5}}, conversations=30, items_per_conversation=6)
+    summary = build_summary(synthetic.runs(plan), OPTIONS)
+    positions = summary.diagnostics.turn_position
+    assert {g.level for g in positions} == {"early", "middle", "late"}
+    assert sum(g.n for g in positions) == 180  # every item in one bin
+    intensities = {g.level for g in summary.diagnostics.intensity}
+    assert intensities <= {"low (1-2)", "medium (3)", "high (4-5)"}
+    assert all(
+        g.ci_low is not None and g.ci_low <= (g.value or 0) <= (g.ci_high or 0) for g in positions
+    )
+
+
+def test_worst_items_come_lowest_first_with_the_turn_text() -> None:
+    runs = synthetic.runs(Plan({"m/a": {"emotion": 0.5}, "m/b": {"emotion": 0.5}}))
     frame = Frame.from_records(runs.records)
-    worst = worst_items(frame, "emotion", "blind", runs.conversations, limit=3)
+    cell = build_cell(frame, "emotion", "blind", all_items=False)
+    worst = worst_items(frame, cell, runs.conversations, limit=3)
     means = [w.mean_score for w in worst]
     assert means == sorted(means) and len(worst) == 3
     assert worst[0].text is not None and "conversation" in worst[0].text
     assert {a.model for a in worst[0].answers} == {"m/a", "m/b"}
-    per_item = {}
+    per_item: dict[tuple[str, int], list[float]] = defaultdict(list)
     for r in runs.records:
-        if r.task == "emotion" and r.score is not None:
-            per_item.setdefault((r.conversation_id, r.turn_index), []).append(r.score)
+        per_item[r.conversation_id, r.turn_index].append(r.score or 0.0)
     assert means[0] == pytest.approx(min(np.mean(v) for v in per_item.values()))

@@ -1,0 +1,84 @@
+"""Scores per (task, variant, metric, model): each the task's declared metric on the cell's
+records, its bootstrap distribution the same metric on the resampled conversations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attunebench.analysis import synthetic
+from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.cells import build_cell
+from attunebench.analysis.frame import Frame
+from attunebench.analysis.scores import HEADLINE, counts, metric_scores
+from attunebench.analysis.synthetic import TASKS, Plan
+
+ACCURACY = {"emotion": 0.6, "behavior": 0.5, "preference": 0.55, "response": 0.4}
+
+
+@pytest.fixture(scope="module")
+def frame() -> Frame:
+    accuracy = {"m/a": ACCURACY, "m/b": {t: p * 0.7 for t, p in ACCURACY.items()}}
+    plan = Plan(
+        accuracy,
+        conversations=30,
+        items_per_conversation=4,
+        invalid_rate=0.1,
+        failed_rate=0.05,
+        conversation_spread=0.4,
+    )
+    return Frame.from_records(synthetic.runs(plan).records)
+
+
+def bootstrap_of(frame: Frame, resamples: int, seed: int = 0) -> ClusterBootstrap:
+    rng = np.random.default_rng(seed)
+    return ClusterBootstrap.create(np.arange(len(frame.conversations)), resamples, rng)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_every_metric_is_the_declared_one_on_the_common_items(frame: Frame, task: str) -> None:
+    cell = build_cell(frame, task, "blind", all_items=False)
+    assert cell.declaration is not None
+    found = {s.metric: s for s in metric_scores(frame, bootstrap_of(frame, 20), cell)}
+    assert HEADLINE in found and len(found) > 1
+    metrics = {m.name: m for m in cell.declaration.metrics}
+    for name, scores in found.items():
+        if name not in metrics:
+            continue  # per-judge means, declared from what the records hold
+        for m, _ in enumerate(frame.models):
+            views = cell.model_views(frame, m)
+            expected = metrics[name].value(views)
+            assert scores.point[m] == pytest.approx(expected, nan_ok=True), (task, name)
+
+
+def test_a_resample_is_the_metric_on_the_conversations_drawn(frame: Frame) -> None:
+    bootstrap = bootstrap_of(frame, 3, seed=2)
+    cell = build_cell(frame, "behavior", "blind", all_items=False)
+    assert cell.declaration is not None
+    scores = {s.metric: s for s in metric_scores(frame, bootstrap, cell)}
+    metrics = {m.name: m for m in cell.declaration.metrics}
+    for m, _ in enumerate(frame.models):
+        views = cell.model_views(frame, m)
+        for row in range(3):
+            drawn = bootstrap.counts[row]
+            repeated = [
+                v
+                for v in views
+                for _ in range(int(drawn[frame.conversations.index(v.record.conversation_id)]))
+            ]
+            for name in ("score", "micro_f1", "macro_f1"):
+                expected = metrics[name].value(repeated)
+                assert scores[name].samples[row, m] == pytest.approx(expected, nan_ok=True)
+
+
+def test_counts_are_items_conversations_invalid_and_failed(frame: Frame) -> None:
+    cell = build_cell(frame, "emotion", "blind", all_items=False)
+    found = counts(frame, cell)
+    for model, count in found.items():
+        mine = [r for r in frame.records if (r.task, r.model) == ("emotion", model)]
+        used = [frame.records[i] for i in cell.rows(frame, frame.models.index(model))]
+        assert count.n == len(used)
+        assert count.n_conversations == len({r.conversation_id for r in used})
+        assert count.n_invalid == sum(r.status == "invalid" for r in used)
+        assert count.n_failed == sum(r.status == "failed" for r in mine)
+        assert all(r.status != "failed" for r in used)
