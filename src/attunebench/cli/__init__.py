@@ -10,6 +10,7 @@ from attunebench import __version__
 from attunebench.cli import collect as collect_commands
 from attunebench.cli import data as data_commands
 from attunebench.cli import demo as demo_command
+from attunebench.cli import export as export_commands
 from attunebench.cli import report as report_commands
 from attunebench.cli import run as run_command
 
@@ -22,6 +23,7 @@ app = typer.Typer(
 app.add_typer(data_commands.app, name="data")
 app.command("run")(run_command.run)
 app.add_typer(collect_commands.app, name="collect")
+app.add_typer(export_commands.app, name="export")
 app.command("report")(report_commands.report)
 app.command("power")(report_commands.power)
 app.command("demo")(demo_command.demo)

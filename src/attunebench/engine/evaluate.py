@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from attunebench.engine.caller import ItemCaller
 from attunebench.frozen import Frozen
 from attunebench.judge.verdicts import read_verdict
 from attunebench.records import Distribution, ItemRecord, Status, Verdict
 from attunebench.tasks.base import (
     AnswerMode,
+    CallRole,
     InvalidAnswer,
     Item,
     JudgedVerdict,
@@ -37,8 +37,15 @@ from attunebench.tasks.base import (
 )
 
 
+class Asker(Protocol):
+    """What an evaluation asks its questions through: the engine (`ItemCaller`), or another
+    harness's models (`attunebench.inspect`)."""
+
+    async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output: ...
+
+
 async def ask_all(
-    caller: ItemCaller, item: Item[Any], queries: Sequence[Query], model: str
+    caller: Asker, item: Item[Any], queries: Sequence[Query], model: str
 ) -> dict[str, Output]:
     answers = await asyncio.gather(
         *(caller.ask(q.model or model, q, item, q.role) for q in queries)
@@ -109,7 +116,7 @@ async def evaluate(
     task: Task[Any, Any],
     item: Item[Any],
     model: str,
-    caller: ItemCaller,
+    caller: Asker,
     judges: Sequence[str],
     mode: AnswerMode = "generate",
 ) -> ItemRecord:

@@ -255,6 +255,11 @@ class Task(ABC, Generic[G, P]):
         declared ones."""
         return ()
 
+    def choice_gold(self, item: Item[G], query: Query) -> str | None:
+        """The label of the option that is the gold of one choice question (None: no gold),
+        for harnesses that score choice questions one by one."""
+        return None
+
     def calibration_rows(self, view: View[G, P]) -> list[tuple[Mapping[str, float], str]]:
         """A choice answer's distributions, each with its gold option (for Brier, ECE and the
         reliability diagram); none for a generated answer."""

@@ -172,6 +172,9 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     def worst(self, item: Item[BehaviorGold], partial: BehaviorPrediction | None) -> Scored:
         return Scored(0.0)
 
+    def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
+        return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
+
     def label_sets(self, view: BehaviorView) -> tuple[frozenset[str], frozenset[str]] | None:
         return _sets(view)
 

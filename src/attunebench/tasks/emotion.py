@@ -340,6 +340,10 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             values["jaccard"] = 0.0
         return Scored(correct, {"primary_correct": correct, **values})
 
+    def choice_gold(self, item: Item[EmotionGold], query: Query) -> str | None:
+        # Only the label question is scored by accuracy; the numbers are scored by their error.
+        return item.gold.primary if query.key == "label" else None
+
     def label_sets(self, view: EmotionView) -> tuple[frozenset[str], frozenset[str]] | None:
         return _primary_sets(view) if view.gold.primary else None
 

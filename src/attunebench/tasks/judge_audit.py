@@ -56,6 +56,7 @@ from attunebench.tasks.preference import (
     pair_references,
     read_orders,
     shown,
+    shown_gold,
 )
 
 TASK = "judge_audit"
@@ -147,6 +148,10 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
             pick = partial.pick(order) if partial is not None else None
             values[f"agree_{order}"] = None if pick is None else float(pick == item.gold.key)
         return Scored(0.0, values)
+
+    def choice_gold(self, item: Item[p.PairGold], query: Query) -> str | None:
+        gold = shown_gold(item.gold, query.key)
+        return None if gold == p.TIE else gold
 
     def calibration_rows(self, view: AuditView) -> list[tuple[Mapping[str, float], str]]:
         return pair_calibration_rows(view)

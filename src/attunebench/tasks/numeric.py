@@ -6,7 +6,8 @@ scale of single digits is its own question, answered by the probabilities of the
 prediction keeps the expected value (used for scoring) and the most probable digit.
 
 A number the answer leaves out scores the largest error on its scale, so abstaining never
-lowers an error; coverage is reported beside each error. The per-item score is one minus the
+lowers an error; coverage is reported beside each error. In choice mode a number whose scale is
+not of single digits is not asked, and not scored. The per-item score is one minus the
 mean absolute error over the item's numbers, each as a share of its scale's range.
 """
 
@@ -72,8 +73,7 @@ def read_numbers(
     for name in scales:
         spread = dict(outputs[name].probabilities or {}) if name in outputs else {}
         if not spread:
-            values[name] = None
-            continue
+            continue  # not asked: a scale of more than single digits has no choice form
         as_number = {key: float(key) for key in spread}
         values[name] = expected_value(spread, as_number)
         argmax[name] = float(most_probable(spread, {k: k for k in spread}))
@@ -87,6 +87,8 @@ def errors(
     """Absolute error per gold field; a missing prediction scores the scale's range."""
     out = {}
     for name, truth in gold.items():
+        if predicted is not None and name not in predicted.values:
+            continue  # not asked (in choice mode, a scale with no digit form)
         low, high = scales[name]
         guess = predicted.values.get(name) if predicted is not None else None
         out[f"{name}_abs_error"] = high - low if guess is None else abs(guess - truth)
@@ -97,7 +99,11 @@ def scored(
     gold: Mapping[str, float], scales: Mapping[str, Scale], predicted: Numbers | None
 ) -> Scored:
     found = errors(gold, scales, predicted)
-    shares = [found[f"{n}_abs_error"] / (scales[n][1] - scales[n][0]) for n in gold]
+    shares = [
+        found[f"{n}_abs_error"] / (scales[n][1] - scales[n][0])
+        for n in gold
+        if f"{n}_abs_error" in found
+    ]
     score = 1.0 - sum(shares) / len(shares) if shares else None
     return Scored(score, dict(found))
 

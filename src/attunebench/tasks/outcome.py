@@ -155,6 +155,10 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
         gold = item.gold
         return n.scored(gold.values, gold.scales, self._with_change(gold, prediction))
 
+    def choice_gold(self, item: Item[OutcomeGold], query: Query) -> str | None:
+        value = item.gold.values.get(query.key)
+        return str(int(value)) if value is not None and float(value).is_integer() else None
+
     def calibration_rows(self, view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
         return _calibration_rows(view)
 

@@ -82,6 +82,13 @@ def shown(gold: p.PairGold, order: str) -> tuple[str, str]:
     return (gold.first, gold.second) if order == "ab" else (gold.second, gold.first)
 
 
+def shown_gold(gold: p.PairGold, order: str) -> str:
+    """The gold as the option shown in an order: "A", "B" or "tie"."""
+    if gold.tie:
+        return p.TIE
+    return "A" if gold.chosen == shown(gold, order)[0] else "B"
+
+
 def pick_of(letter: str, a: str, b: str) -> str:
     """The candidate key a letter names ("tie" stays "tie")."""
     return {"A": a, "B": b}.get(letter, p.TIE)
@@ -239,6 +246,9 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
 
     def references(self) -> dict[str, Reference[p.PairGold]]:
         return pair_references()
+
+    def choice_gold(self, item: Item[p.PairGold], query: Query) -> str | None:
+        return shown_gold(item.gold, query.key)
 
     def calibration_rows(self, view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
         return pair_calibration_rows(view)

@@ -138,6 +138,10 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     def score(self, item: Item[RatingGold], prediction: n.Numbers) -> Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
 
+    def choice_gold(self, item: Item[RatingGold], query: Query) -> str | None:
+        rating = item.gold.rating
+        return str(int(rating)) if float(rating).is_integer() else None
+
     def calibration_rows(self, view: RatingView) -> list[tuple[Mapping[str, float], str]]:
         return _calibration_rows(view)
 

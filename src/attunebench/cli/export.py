@@ -1,0 +1,42 @@
+"""`attunebench export lm-eval DATASET --out DIR`: a task folder for lm-evaluation-harness."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from attunebench.data.validate import DatasetError
+
+app = typer.Typer(help="AttuneBench's tasks for other evaluation harnesses.", no_args_is_help=True)
+out = Console()
+err = Console(stderr=True)
+
+
+@app.command("lm-eval")
+def lm_eval(
+    dataset: Annotated[Path, typer.Argument(help="An attunebench/v1 JSON Lines file.")],
+    folder: Annotated[Path, typer.Option("--out", help="The task folder to write.")],
+) -> None:
+    """Write the choice tasks as lm-evaluation-harness multiple_choice tasks."""
+    from attunebench.export.lm_eval import PREFIX, export
+
+    try:
+        written = export(dataset, folder)
+    except DatasetError as error:
+        err.print(f"error: {error}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except FileNotFoundError as error:
+        err.print(f"error: {error.filename}: no such file", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    for name, count in written.items():
+        out.print(f"{PREFIX}{name}: {count} questions", markup=False, highlight=False)
+    out.print(
+        f"lm_eval --model hf --model_args pretrained=PATH --include_path {folder} "
+        f"--tasks {','.join(PREFIX + name for name in written)}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )

