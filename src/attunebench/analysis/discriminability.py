@@ -158,7 +158,10 @@ def ratios(
         sa, sb = a.snr.value, b.snr.value
         if sa is None or sb is None or sa <= 0 or sb <= 0:
             why = "a task's models do not differ detectably (snr <= 0), or it has no snr"
-            out.append(Ratio(task_a=a.task, task_b=b.task, value=None, statement=why, reason=why))
+            statement = f"{a.task} against {b.task}: no ratio ({why})"
+            out.append(
+                Ratio(task_a=a.task, task_b=b.task, value=None, statement=statement, reason=why)
+            )
             continue
         value = sb / sa  # needed_a / needed_b = snr_b / snr_a
         # A resample in which a task's models do not differ needs "infinitely many"

@@ -226,7 +226,8 @@ def binned_panels(
             ]
             lines.append(svg.Line(labelled(model, kinds), colours[model], points))
         # a model with no scored item in any bin has no line: say so rather than leave it out
-        scored = {r.model for r in summary.scores if r.task == task}
+        # reference rows are scored from the gold alone: never binned, so never missing
+        scored = {r.model for r in summary.scores if r.task == task and r.model_kind != "reference"}
         absent = sorted(scored - {r.model for r in rows})
         note = ", ".join(labelled(m, kinds) for m in absent)
         note = f"not drawn, no scored item in any bin: {note}" if note else ""
