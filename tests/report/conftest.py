@@ -13,14 +13,33 @@ HOSTILE = 'm/<img src=x onerror="alert(1)">|pipe'
 
 
 def hostile_plan() -> Plan:
-    accuracy = {f"m/model{i}": {"emotion": 0.3 + 0.1 * i, "behavior": 0.4, "preference": 0.5,
-                                "response": 0.6 - 0.1 * i} for i in range(3)}  # fmt: skip
+    accuracy = {
+        f"m/model{i}": {
+            "emotion": 0.3 + 0.1 * i,
+            "behavior": 0.4,
+            "preference": 0.5,
+            "response": 0.6 - 0.1 * i,
+        }
+        for i in range(3)
+    }
     accuracy[HOSTILE] = {"emotion": 0.2, "behavior": 0.3, "preference": 0.4, "response": 0.3}
-    accuracy["baseline/random"] = {"emotion": 0.1, "behavior": 0.2, "preference": 0.5,
-                                   "response": 0.2}  # fmt: skip
-    return Plan(accuracy, conversations=24, items_per_conversation=4, invalid_rate=0.05,
-                failed_rate=0.02, variants=("blind", "informed"), informed_gain=0.4,
-                judge_accuracy=0.7, kinds={"baseline/random": "baseline"})  # fmt: skip
+    accuracy["baseline/random"] = {
+        "emotion": 0.1,
+        "behavior": 0.2,
+        "preference": 0.5,
+        "response": 0.2,
+    }
+    return Plan(
+        accuracy,
+        conversations=24,
+        items_per_conversation=4,
+        invalid_rate=0.05,
+        failed_rate=0.02,
+        variants=("blind", "informed"),
+        informed_gain=0.4,
+        judge_accuracy=0.7,
+        kinds={"baseline/random": "baseline"},
+    )
 
 
 @pytest.fixture(scope="session")

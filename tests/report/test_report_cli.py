@@ -13,8 +13,17 @@ runner = CliRunner()
 
 
 def test_report_writes_summary_and_page(run_dir: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["report", str(run_dir), "--out", str(tmp_path), "--seed", "1",
-                                 "--resamples", "200"])  # fmt: skip
+    arguments = [
+        "report",
+        str(run_dir),
+        "--out",
+        str(tmp_path),
+        "--seed",
+        "1",
+        "--resamples",
+        "200",
+    ]
+    result = runner.invoke(app, arguments)
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["settings"]["seed"] == 1 and summary["settings"]["resamples"] == 200
@@ -22,9 +31,22 @@ def test_report_writes_summary_and_page(run_dir: Path, tmp_path: Path) -> None:
     assert "wrote" in result.output
 
 
+def test_report_options_reach_the_settings(run_dir: Path, tmp_path: Path) -> None:
+    arguments = ["report", str(run_dir), "--out", str(tmp_path), "--format", "json"]
+    result = runner.invoke(app, [*arguments, "--resamples", "100", "--include-simulated"])
+    assert result.exit_code == 0, result.output
+    settings = json.loads((tmp_path / "summary.json").read_text())["settings"]
+    assert settings["include_simulated"] and not settings["all_items"]
+    result = runner.invoke(app, [*arguments, "--resamples", "100", "--all-items"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["settings"]["all_items"] and summary["left_out_items"] == []
+    assert any(w["kind"] == "uneven_items" for w in summary["warnings"])
+
+
 def test_report_as_markdown(run_dir: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["report", str(run_dir), "--out", str(tmp_path), "--format",
-                                 "markdown", "--resamples", "100"])  # fmt: skip
+    arguments = ["report", str(run_dir), "--out", str(tmp_path), "--format", "markdown"]
+    result = runner.invoke(app, [*arguments, "--resamples", "100"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "leaderboard.md").read_text().startswith("# AttuneBench leaderboard")
 
@@ -41,8 +63,8 @@ def test_report_refuses_an_unknown_format(run_dir: Path, tmp_path: Path) -> None
 
 
 def test_power_prints_a_table_per_task(run_dir: Path) -> None:
-    arguments = ["power", str(run_dir), "--models", "m/model0", "m/model2",
-                 "--tasks", "emotion,response", "--simulations", "100"]  # fmt: skip
+    arguments = ["power", str(run_dir), "--models", "m/model0", "m/model2"]
+    arguments += ["--tasks", "emotion,response", "--simulations", "100"]
     result = runner.invoke(app, arguments)
     assert result.exit_code == 0, result.output
     assert "emotion" in result.output and "response" in result.output
