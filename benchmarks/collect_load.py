@@ -1,15 +1,22 @@
-"""Load on the collection app: many participants at once, each through a whole conversation.
+"""How many participants one collection app process holds at a real participant's pace.
 
-The app runs under uvicorn in a subprocess on 127.0.0.1 with a mock pool of fixed latency. Each
-simulated participant (sharing one aiohttp session) consents, gives traits, writes N turns (state,
-message, behaviors, pick, wanted text) and the end survey. Per endpoint it reports p50/p99 of the
-server's answer time excluding model time (the `model` Server-Timing entry is subtracted), and
-afterwards reads the database to count answers that were acknowledged (303) but are missing.
-Runs on SQLite, and on PostgreSQL when ATTUNEBENCH_TEST_POSTGRES_URL (or --postgres-url) is
-reachable. The last line is JSON: participants, p99_ms (worst endpoint), missing_answers,
-database.
+Open loop, as people arrive: simulated participants arrive at random (a Poisson process) and
+each goes through a whole study (consent, traits, 6 turns of message and pick, the end survey),
+waiting before every answer a think time drawn from 5 to 30 s, as a real participant takes to
+read and answer a page. To fit in minutes, every wait (think times and the mock models' 3 s) is
+divided by a time factor k (20 by default): n simulated participants then send the requests of
+n * k real ones, which is the figure reported. Each level of real participants runs until its
+population is steady, then is measured for a window; a level is held when the server's answer
+times (less model time, from the Server-Timing header) have p99 < 50 ms and no acknowledged
+answer (a 303) is missing from the database afterwards. Levels rise until one is not held. A
+separate closed loop (participants with no think time) gives the requests per second at
+saturation.
 
-    .venv/bin/python benchmarks/collect_load.py [--participants 100] [--turns 6]
+SQLite is served by one process; PostgreSQL (`--database postgresql`, at --postgres-url or
+ATTUNEBENCH_TEST_POSTGRES_URL) by --workers processes (2 by default). The last line is JSON:
+sustained_participants, p99_ms, missing_answers, requests_per_s_at_saturation.
+
+    .venv/bin/python benchmarks/collect_load.py [--database sqlite|postgresql] [--time-factor 20]
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import secrets
 import signal
@@ -26,8 +34,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,306 +47,316 @@ from attunebench.collect.crud import create_invitations, participant_by_token
 from attunebench.collect.db import Database, make_engine
 from attunebench.collect.study import parse_study
 
-MODEL_LATENCY_S = 0.2
-EMOTIONS = ("sadness", "anxiety", "joy", "anger", "relief", "confusion")
-BEHAVIORS = ("question", "validation", "suggestion", "reflection", "information")
+TURNS = 6
+THINK_S = (5.0, 30.0)  # a real participant reading and answering one page
+MODEL_S = 3.0  # a real model's reply; excluded from the answer times either way
+P99_LIMIT_MS = 50.0
+LEVELS = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000)
+PAGES = 2 + 2 * TURNS + 1  # consent, traits, a message and a pick per turn, the survey
+SESSION_REAL_S = PAGES * sum(THINK_S) / 2 + TURNS * MODEL_S
+Acked = list[tuple[str, str, int, dict[str, Any]]]  # token, action, turn, answer: each a 303
 
 
-def study(turns: int, latency_s: float) -> dict[str, Any]:
+def study(latency_s: float) -> dict[str, Any]:
+    """examples/study.toml's questions: the light defaults, and each reply's behaviors."""
+    models = [
+        {"spec": f"mock/load-{n}", "options": {"latency_s": latency_s, "outputs": [f"Hi {n}?"]}}
+        for n in range(3)
+    ]
     return {
         "id": "load-test",
         "name": "Load test",
         "consent": "Load test consent.",
         "instructions": "Load test.",
-        "models": [
-            {"spec": f"mock/load-{n}", "options": {"latency_s": latency_s,
-                                                    "outputs": [f"Scripted reply {n}."]}}
-            for n in range(3)
-        ],
-        "turns": {"min": turns, "max": turns},
+        "models": models,
+        "questions": {"behaviors": "optional"},
+        "turns": {"min": TURNS, "max": TURNS},
         "traits": [{"id": "age", "text": "Age", "kind": "choice", "options": ["a", "b"]}],
         "end": {"questions": [{"id": "overall", "text": "?", "kind": "scale", "required": True}]},
-        "limits": {"posts_per_minute": 1000},
-    }  # fmt: skip
+        "limits": {"posts_per_minute": 10_000},  # the limiter still runs; it must not refuse
+    }
 
 
-@dataclass
-class Expected:
-    """What one participant was told was stored (each 303 to an answer)."""
-
-    token: str
-    consented: bool = False
-    traits: dict[str, str] | None = None
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    survey: dict[str, Any] | None = None
-
-
-Timings = dict[str, list[float]]
-
-
-def _hidden(html: str, name: str) -> str:
-    found = re.search(rf'name="{name}" value="([^"]*)"', html)
-    if not found:
-        raise RuntimeError(f"no {name} field in page: {html[:200]!r}")
-    return found.group(1)
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    text: str
-
-
-async def _timed(timings: Timings, label: str, call: Any) -> Reply:
-    """Send a request (an aiohttp request context) and time it, less the server's model time."""
-    started = time.perf_counter()
-    async with call as response:
-        body = await response.text()
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        model = re.search(r"model;dur=([\d.]+)", response.headers.get("server-timing", ""))
-    timings[label].append(elapsed_ms - (float(model.group(1)) if model else 0.0))
-    return Reply(response.status, body)
-
-
-def _fields(form: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(k, v) for k, values in form.items()
-            for v in (values if isinstance(values, list) else [values])]  # fmt: skip
-
-
-async def participant(
-    client: aiohttp.ClientSession, token: str, turns: int, n: int, timings: Timings
-) -> Expected:
-    """One participant's whole session; returns what the server acknowledged."""
-    expected = Expected(token)
-
-    async def answer(action: str, data: dict[str, Any]) -> bool:
-        page = await _timed(timings, f"GET {action} page", client.get(f"/p/{token}"))
-        form = {"csrf": _hidden(page.text, "csrf"), "step": _hidden(page.text, "step"), **data}
-        for _attempt in range(3):
-            try:
-                response = await _timed(timings, f"POST {action}", client.post(
-                    f"/p/{token}/{action}", data=_fields(form), allow_redirects=False))  # fmt: skip
-            except aiohttp.ClientConnectionError:
-                # A dropped connection leaves it unknown whether the answer arrived. Posting
-                # the same step again is safe: the app applies a step at most once.
-                timings["transport errors"].append(0.0)
-                continue
-            return response.status == 303
-        return False
-
-    expected.consented = await answer("consent", {"agree": "yes"})
-    if await answer("traits", {"q_age": "ab"[n % 2]}):
-        expected.traits = {"age": "ab"[n % 2]}
-    for t in range(turns):
-        emotion = EMOTIONS[(n + t) % len(EMOTIONS)]
+def pages(n: int) -> list[tuple[str, int, dict[str, Any]]]:
+    """What participant n answers, page by page: (action, turn, form)."""
+    answers: list[tuple[str, int, dict[str, Any]]] = [
+        ("consent", 0, {"agree": "yes"}),
+        ("traits", 0, {"q_age": "ab"[n % 2]}),
+    ]
+    for t in range(TURNS):
+        emotion = ("sadness", "anxiety", "joy", "anger", "relief", "confusion")[(n + t) % 6]
         message = f"Participant {n}, message {t}: {secrets.token_hex(4)}"
-        turn: dict[str, Any] = {"message": message, "emotion": emotion,
-                                "intensity": 1 + (n + t) % 5}  # fmt: skip
-        state = {"emotions": [emotion], "intensity": str(turn["intensity"]),
-                 "valence": "-20", "arousal": "40"}  # fmt: skip
-        turn["stored_message"] = await answer("message", {"message": turn["message"], **state})
-        turn["choice"] = ("A", "B", "tie")[(n + t) % 3]
-        turn["behaviors"] = BEHAVIORS[(n + t) % len(BEHAVIORS)]
-        turn["wanted"] = f"wanted {n}-{t}"
-        judged = {"choice": turn["choice"], "behaviors_A": [turn["behaviors"]],
-                  "behaviors_B": [turn["behaviors"]], "wanted": turn["wanted"]}  # fmt: skip
-        turn["stored_judge"] = await answer("judge", judged)
-        expected.turns.append(turn)
-    if await answer("survey", {"emotions": ["relief"], "intensity": "2", "valence": "10",
-                               "arousal": "30", "q_overall": str(1 + n % 5)}):  # fmt: skip
-        expected.survey = {"overall": 1 + n % 5}
-    return expected
+        state = {"emotions": [emotion], "intensity": str(1 + (n + t) % 5), "need": f"n{n}-{t}"}
+        pick = {"choice": ("A", "B", "tie")[(n + t) % 3], "behaviors_A": ["question"]}
+        answers += [("message", t, {"message": message, **state}), ("judge", t, pick)]
+    return [*answers, ("survey", TURNS, {"emotions": ["relief"], "q_overall": str(1 + n % 5)})]
 
 
-def missing_answers(url: str, everyone: list[Expected]) -> tuple[int, int]:
-    """(acknowledged answers, of which missing from the database)."""
-    acknowledged = missing = 0
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
+
+
+class Client:
+    """Timed requests: the server's answer time, less model time, of requests in the window."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+        self.times: list[float] = []
+        self.kinds: dict[str, list[float]] = {}
+        self.window = (0.0, float("inf"))
+        self.acked: Acked = []
+
+    async def send(self, method: str, path: str, form: dict[str, Any] | None = None) -> str:
+        items = (form or {}).items()
+        fields = [(k, v) for k, vs in items for v in (vs if isinstance(vs, list) else [vs])]
+        started = time.perf_counter()
+        call = self.session.request(method, path, data=fields or None, allow_redirects=False)
+        async with call as response:
+            body = await response.text()
+            elapsed_ms = (time.perf_counter() - started) * 1000
+        model = re.search(r"model;dur=([\d.]+)", response.headers.get("server-timing", ""))
+        if self.window[0] <= started <= self.window[1]:
+            answer_ms = elapsed_ms - (float(model.group(1)) if model else 0.0)
+            self.times.append(answer_ms)
+            kind = f"{method} {path.rsplit('/', 1)[-1] if method == 'POST' else 'page'}"
+            self.kinds.setdefault(kind, []).append(answer_ms)
+        if response.status not in (200, 303):
+            raise RuntimeError(f"{method} {path}: {response.status}")
+        return body if response.status == 200 else "303"
+
+    async def participant(self, token: str, n: int, k: float) -> None:
+        """One participant's whole session, every wait divided by k."""
+        rng = random.Random(n)
+        page = await self.send("GET", f"/p/{token}")
+        for action, turn, form in pages(n):
+            await asyncio.sleep(rng.uniform(*THINK_S) / k)
+            hidden = dict(re.findall(r'name="(csrf|step)" value="([^"]*)"', page))
+            if await self.send("POST", f"/p/{token}/{action}", {**hidden, **form}) == "303":
+                self.acked.append((token, action, turn, form))
+            page = await self.send("GET", f"/p/{token}")
+
+
+def missing_answers(url: str, acked: Acked) -> int:
+    """Acknowledged answers that the database does not hold as they were given."""
     database = Database(make_engine(url))
-    try:
-        with database.read() as session:
-            for expected in everyone:
-                row = participant_by_token(session, expected.token)
-                checks: list[bool] = []
-                if expected.consented:
-                    checks.append(row is not None and row.consented_at is not None)
-                if expected.traits is not None:
-                    checks.append(row is not None and row.traits == expected.traits)
-                stored = {t.index: t for t in (row.turns if row else [])}
-                for index, turn in enumerate(expected.turns):
-                    got = stored.get(index)
-                    if turn["stored_message"]:
-                        state = got.state if got is not None else {}
-                        checks.append(got is not None and got.user_text == turn["message"]
-                                      and state.get("emotions") == [turn["emotion"]]
-                                      and state.get("intensity") == turn["intensity"])  # fmt: skip
-                    if turn["stored_judge"]:
-                        checks.append(got is not None and got.choice == turn["choice"]
-                                      and got.wanted == turn["wanted"]
-                                      and all(r.behaviors == [turn["behaviors"]]
-                                              for r in got.replies))  # fmt: skip
-                if expected.survey is not None:
-                    checks.append(row is not None and row.survey == expected.survey)
-                acknowledged += len(checks)
-                missing += checks.count(False)
-    finally:
-        database.dispose()
-    return acknowledged, missing
+    missing = 0
+    with database.read() as session:
+        rows = {token: participant_by_token(session, token) for token, *_ in acked}
+        for token, action, t, form in acked:
+            row = rows[token]
+            turn = row.turns[t] if row is not None and t < len(row.turns) else None
+            held = {
+                "consent": row is not None and row.consented_at is not None,
+                "traits": row is not None and row.traits == {"age": form.get("q_age")},
+                "message": turn is not None
+                and turn.user_text == form.get("message")
+                and turn.state.get("emotions") == form.get("emotions")
+                and turn.need_text == form.get("need"),
+                "judge": turn is not None
+                and turn.choice == form.get("choice")
+                and [r.behaviors for r in turn.replies] == [["question"], []],
+                "survey": row is not None
+                and row.survey == {"overall": int(form.get("q_overall", "0"))},
+            }
+            missing += not held[action]
+    database.dispose()
+    return missing
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def invite(url: str, count: int) -> list[str]:
+    database = Database(make_engine(url))
+    with database.write() as session:
+        tokens = create_invitations(session, count)
+    database.dispose()
+    return tokens
 
 
-def _serve(url: str, port: int, log: Path, workers: int) -> subprocess.Popen[bytes]:
+@asynccontextmanager
+async def serve(url: str, workers: int) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The app under uvicorn, in processes of its own, on a free local port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    log = Path(tempfile.gettempdir()) / f"attunebench-collect-load-{port}.log"
+    command = [sys.executable, "-m", "uvicorn", "attunebench.collect.app:create_app"]
+    command += ["--factory", "--port", str(port), "--log-level", "warning", "--no-access-log"]
+    command += ["--timeout-keep-alive", "120", "--workers", str(workers)]
     env = {**os.environ, "ATTUNEBENCH_COLLECT_DATABASE_URL": url}
-    command = [sys.executable, "-m", "uvicorn", "attunebench.collect.app:create_app", "--factory",
-               "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-               "--no-access-log", "--timeout-keep-alive", "120",
-               "--workers", str(workers)]  # fmt: skip
     with log.open("wb") as handle:
-        return subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, env=env, stdout=handle, stderr=handle)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession(base_url=base) as client:
+            for _ in range(600):
+                if process.poll() is not None:
+                    raise RuntimeError(f"the server exited; see {log}")
+                try:
+                    async with client.get("/") as response:  # also compiles the templates
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    pass
+                await asyncio.sleep(0.1)
+        yield base, process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
 
 
-async def _wait_ready(base: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    async with aiohttp.ClientSession(base_url=base) as client:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError("the server exited during start-up")
-            try:
-                async with client.get("/healthz") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientConnectionError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError("the server did not start in time")
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process and its workers (Linux /proc), to read the figures
-    on a shared machine."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its children (Linux /proc)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return 0.0
     own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return own + sum(_cpu_seconds(int(child)) for child in children)
+    return own + sum(cpu_seconds(int(child)) for child in children)
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+async def open_loop(base: str, url: str, level: int, k: float, window_s: float) -> dict[str, Any]:
+    """`level` real participants arriving at random; measured once their number is steady."""
+    rate = level / SESSION_REAL_S  # Little's law; arrivals per second are the same in both clocks
+    ramp_s = 1.2 * SESSION_REAL_S / k
+    tokens = iter(invite(url, round(rate * (ramp_s + window_s) * 1.5) + 50))
+    spans: list[tuple[float, float]] = []
+    rng = random.Random(level)
+    tasks: list[asyncio.Task[None]] = []
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(base_url=base, connector=connector) as session:
+        client = Client(session)
+        start = time.perf_counter()
+        client.window = (start + ramp_s, start + ramp_s + window_s)
+
+        async def arrive(n: int) -> None:
+            begin = time.perf_counter()
+            try:
+                await client.participant(next(tokens), n, k)
+            finally:
+                spans.append((begin, time.perf_counter()))
+
+        while time.perf_counter() < client.window[1]:
+            tasks.append(asyncio.create_task(arrive(len(tasks))))
+            await asyncio.sleep(rng.expovariate(rate))
+        end = time.perf_counter()
+        for task in tasks:
+            task.cancel()
+        errors = [
+            r
+            for r in await asyncio.gather(*tasks, return_exceptions=True)
+            if isinstance(r, Exception) and not isinstance(r, asyncio.CancelledError)
+        ]
+    if errors:
+        raise RuntimeError(f"{len(errors)} participants failed: {errors[0]}")
+    low, high = client.window
+    held = sum(max(0.0, min(e, high, end) - max(b, low)) for b, e in spans) / (high - low)
+    return {
+        "real": round(held * k),
+        "simulated": held,
+        "times": client.times,
+        "kinds": {kind: percentile(times, 0.99) for kind, times in sorted(client.kinds.items())},
+        "acked": len(client.acked),
+        "missing": missing_answers(url, client.acked),
+    }
 
 
-async def run_one(name: str, url: str, args: argparse.Namespace) -> dict[str, Any]:
-    init_database(url, parse_study(study(args.turns, args.latency)), "# load test", None)
-    database = Database(make_engine(url))
-    with database.write() as session:
-        tokens = create_invitations(session, args.participants)
-    database.dispose()
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = Path(tempfile.gettempdir()) / f"attunebench-collect-load-{name}.log"
-    workers = 1 if name == "sqlite" else args.postgres_workers
-    process = _serve(url, port, log, workers)
-    timings: Timings = defaultdict(list)
-    try:
-        await _wait_ready(base, process, 60)
-        # One session with a connection per participant: participants carry no cookies (the
-        # token is in the URL), and separate sessions would each build their own TLS context
-        # at the start, inflating the first requests' measured latency with client work.
-        connector = aiohttp.TCPConnector(limit=args.participants)
-        timeout = aiohttp.ClientTimeout(total=120)
-        async with aiohttp.ClientSession(base_url=base, connector=connector,
-                                         timeout=timeout) as client:  # fmt: skip
-            async with client.get("/") as warm:  # the first page compiles templates: unmeasured
-                await warm.text()
-            started, client_cpu = time.perf_counter(), time.process_time()
-            server_cpu_start = _cpu_seconds(process.pid)
-            everyone = await asyncio.wait_for(asyncio.gather(*(
-                participant(client, token, args.turns, n, timings)
-                for n, token in enumerate(tokens)
-            )), timeout=args.timeout)  # fmt: skip
-            wall_s = time.perf_counter() - started
-            client_cpu_s = time.process_time() - client_cpu
-        server_cpu_s = _cpu_seconds(process.pid)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    acknowledged, missing = missing_answers(url, everyone)
-    print(f"\n{name}: {args.participants} participants x {args.turns} turns in {wall_s:.1f} s "
-          f"(model latency {args.latency * 1000:.0f} ms, excluded below); CPU: server "
-          f"{server_cpu_s - server_cpu_start:.1f} s, clients {client_cpu_s:.1f} s, "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
-    print(f"{'endpoint':<16}{'n':>7}{'p50 ms':>10}{'p99 ms':>10}")
-    errors = len(timings.pop("transport errors", []))
-    for label, values in sorted(timings.items()):
-        print(f"{label:<16}{len(values):>7}{_percentile(values, 0.5):>10.1f}"
-              f"{_percentile(values, 0.99):>10.1f}")  # fmt: skip
-    print(f"acknowledged answers: {acknowledged}, missing from the database: {missing}; "
-          f"dropped connections retried: {errors}")  # fmt: skip
-    p99 = max(_percentile(v, 0.99) for v in timings.values())
-    return {"database": name, "p99_ms": round(p99, 1), "missing_answers": missing,
-            "acknowledged_answers": acknowledged, "wall_s": round(wall_s, 1)}  # fmt: skip
+async def closed_loop(base: str, url: str, clients: int, seconds: float) -> float:
+    """Requests per second with `clients` participants answering with no think time."""
+    tokens = iter(invite(url, 4000))
+    async with aiohttp.ClientSession(
+        base_url=base, connector=aiohttp.TCPConnector(limit=0)
+    ) as session:
+        client = Client(session)
+
+        async def loop(c: int) -> None:
+            while True:
+                await client.participant(next(tokens), c, float("inf"))
+
+        tasks = [asyncio.create_task(loop(c)) for c in range(clients)]
+        await asyncio.sleep(seconds)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return len(client.times) / seconds
 
 
-def _postgres_schema(base_url: str) -> tuple[str, str] | None:
-    """A fresh schema on the server (URL using it, schema name), or None if unreachable."""
+async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    k = args.time_factor
+    init_database(url, parse_study(study(MODEL_S / k)), "# load test", None)
+    workers = 1 if args.database == "sqlite" else args.workers
+    best: dict[str, Any] = {"real": 0, "p99": None}
+    missing = 0
+    async with serve(url, workers) as (base, process):
+        for level in (level for level in LEVELS if level <= args.max_level):
+            cpu = cpu_seconds(process.pid)
+            found = await open_loop(base, url, level, k, args.window)
+            p99 = percentile(found["times"], 0.99)
+            missing += found["missing"]
+            held = p99 < P99_LIMIT_MS and found["missing"] == 0
+            print(
+                f"level {level:>5}: {found['real']:>5} real participants on average "
+                f"({found['simulated']:.0f} simulated x {k:g}); {len(found['times'])} "
+                f"requests measured, p50 {percentile(found['times'], 0.5):.1f} ms, p99 "
+                f"{p99:.1f} ms; {found['acked']} answers acknowledged, {found['missing']} "
+                f"missing; server CPU {cpu_seconds(process.pid) - cpu:.1f} s, load average "
+                f"{os.getloadavg()[0]:.1f}: {'held' if held else 'not held'}",
+                flush=True,
+            )
+            by_kind = ", ".join(f"{kind} {ms:.1f}" for kind, ms in found["kinds"].items())
+            print(f"  p99 ms by request: {by_kind}", flush=True)
+            if not held:
+                break
+            best = {"real": found["real"], "p99": round(p99, 1)}
+        saturation = await closed_loop(base, url, args.clients, args.closed_s)
+        print(
+            f"closed loop, {args.clients} participants with no think time: "
+            f"{saturation:.0f} requests/s",
+            flush=True,
+        )
+    return {
+        "sustained_participants": best["real"],
+        "p99_ms": best["p99"],
+        "missing_answers": missing,
+        "requests_per_s_at_saturation": round(saturation, 1),
+    }
+
+
+@asynccontextmanager
+async def postgres_schema(base_url: str) -> AsyncIterator[str]:
+    """A fresh schema on the server, dropped afterwards; yields a URL that uses it."""
     schema = "load_" + secrets.token_hex(5)
-    try:
-        engine = create_engine(base_url)
-        with engine.begin() as connection:
-            connection.execute(text(f"CREATE SCHEMA {schema}"))
-        engine.dispose()
-    except Exception as error:  # any failure to connect means: not reachable, skip it
-        print(f"PostgreSQL at {base_url.split('@')[-1]} not reachable ({type(error).__name__}); "
-              "skipping it")  # fmt: skip
-        return None
-    return f"{base_url}?options=-csearch_path%3D{schema}", schema
-
-
-def _drop_schema(base_url: str, schema: str) -> None:
     engine = create_engine(base_url)
     with engine.begin() as connection:
-        connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    engine.dispose()
+        connection.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield f"{base_url}?options=-csearch_path%3D{schema}"
+    finally:
+        with engine.begin() as connection:
+            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        engine.dispose()
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--participants", type=int, default=100)
-    parser.add_argument("--turns", type=int, default=6)
-    parser.add_argument("--latency", type=float, default=MODEL_LATENCY_S, help="model seconds")
-    parser.add_argument("--timeout", type=float, default=600, help="give up after this (s)")
+    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--postgres-url", default=os.environ.get("ATTUNEBENCH_TEST_POSTGRES_URL"))
-    parser.add_argument("--postgres-workers", type=int, default=1, help="app processes")
-    parser.add_argument("--skip-sqlite", action="store_true")
+    parser.add_argument("--workers", type=int, default=2, help="app processes (PostgreSQL)")
+    parser.add_argument("--time-factor", type=float, default=20.0, help="waits divided by this")
+    parser.add_argument("--window", type=float, default=20.0, help="seconds measured a level")
+    parser.add_argument("--max-level", type=int, default=max(LEVELS))
+    parser.add_argument("--clients", type=int, default=32, help="closed-loop participants")
+    parser.add_argument("--closed-s", type=float, default=15.0, help="closed-loop seconds")
     args = parser.parse_args()
-    results = []
-    if not args.skip_sqlite:
+    if args.database == "sqlite":
         with tempfile.TemporaryDirectory(prefix="attunebench-load-") as folder:
-            results.append(await run_one("sqlite", f"sqlite:///{folder}/load.db", args))
-    if args.postgres_url:
-        made = _postgres_schema(args.postgres_url)
-        if made is not None:
-            try:
-                results.append(await run_one("postgresql", made[0], args))
-            finally:
-                _drop_schema(args.postgres_url, made[1])
-    print(json.dumps({
-        "participants": args.participants,
-        "p99_ms": max(r["p99_ms"] for r in results),
-        "missing_answers": sum(r["missing_answers"] for r in results),
-        "database": "+".join(r["database"] for r in results),
-        "per_database": results,
-    }))  # fmt: skip
+            figures = await measure(f"sqlite:///{Path(folder) / 'load.db'}", args)
+    elif not args.postgres_url:
+        parser.error("PostgreSQL needs --postgres-url or ATTUNEBENCH_TEST_POSTGRES_URL")
+    else:
+        async with postgres_schema(args.postgres_url) as url:
+            figures = await measure(url, args)
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":
