@@ -1,23 +1,31 @@
 # The README's two set-up commands are `make demo` and `make test`. Each builds .venv with plain
 # venv + pip, so pip takes the local CPU torch wheel (uv and poetry would fetch a CUDA build).
+# `make demo` installs only what the demo needs; `make test` installs everything.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS := ml,hub,openai,anthropic,collect,dev
+DEMO_EXTRAS := ml,lexicon
+EXTRAS := ml,hub,lexicon,anthropic,collect,dev,inspect,lm-eval,docs
 DEMO_OUT ?= demo-out
+SITE ?= site
 
-.PHONY: install install-llm browser demo demo-llm test lint typecheck bench clean
+.PHONY: install install-demo install-llm browser demo demo-llm test lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 
 # Reinstall only when the project's dependencies change.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e '.[$(DEMO_EXTRAS)]'
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.installed-demo
 	$(BIN)/pip install -e '.[$(EXTRAS)]'
 	touch $@
 
+install-demo: $(VENV)/.installed-demo
 install: $(VENV)/.installed
 
 # llama-cpp-python builds from source (about 5 minutes on 2 cores); only the LLM tests need it.
@@ -34,8 +42,9 @@ install-llm: $(VENV)/.installed-llm
 browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium)
 
-demo: install
+demo: install-demo
 	$(BIN)/attunebench demo --out $(DEMO_OUT)
+	@echo "attunebench is installed in $(BIN): run $(BIN)/attunebench, or 'source $(BIN)/activate' to put it on your PATH"
 
 # A real LLM end to end: Gemma 3 270M behind llama.cpp's server, through the openai/ provider.
 demo-llm: install-llm
@@ -45,8 +54,13 @@ test: install-llm browser
 	$(BIN)/python -m pytest
 
 lint: install
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(SITE)
+
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_OUT) $(SITE) .pytest_cache .mypy_cache .ruff_cache

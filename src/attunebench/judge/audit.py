@@ -150,6 +150,6 @@ def audit_metrics(counts: Callable[[Sequence[Any]], FloatArray]) -> tuple[Metric
         return apply
 
     return tuple(
-        Metric(name, description, counts, statistic(finish))
+        Metric(name, description, counts, statistic(finish), name != "flip_rate")
         for name, (description, finish) in STATISTICS.items()
     )

@@ -414,7 +414,9 @@ def _numbers(name: str) -> tuple[m.Metric, ...]:
             lambda v: v.value(f"{name}_abs_error"),
             higher_is_better=False,
         ),
-        m.mean_metric(f"{name}_coverage", f"share of items with a {name} answer", _coverage(name)),
+        m.mean_metric(
+            f"{name}_coverage", f"share of items with an answer for {name}", _coverage(name)
+        ),
         m.spearman_metric(
             f"{name}_spearman",
             f"Spearman's rho of predicted and reported {name}",

@@ -131,7 +131,7 @@ def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[m.Metric, ..
             error,
             higher_is_better=False,
         ),
-        m.mean_metric(f"{name}_coverage", f"share of items with a {name} answer", covered),
+        m.mean_metric(f"{name}_coverage", f"share of items with an answer for {name}", covered),
         m.spearman_metric(
             f"{name}_spearman",
             f"Spearman's rho of predicted and given {name}",

@@ -16,6 +16,7 @@ the spec that run.json and reports show.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
@@ -28,7 +29,7 @@ from attunebench.models.baselines.lexicon import LexiconBaseline
 from attunebench.models.baselines.majority import LongerBaseline, MajorityBaseline, MajorityOptions
 from attunebench.models.baselines.random import RandomBaseline, RandomOptions
 from attunebench.models.baselines.train import TrainSet, TrainSetError, load_train_set
-from attunebench.models.registry import PROVIDERS, SpecError
+from attunebench.models.registry import PROVIDERS, ProviderConfigError, SpecError
 from attunebench.registry import Registry
 
 __all__ = [
@@ -83,6 +84,12 @@ def _longer(spec: str, options: dict[str, Any]) -> Baseline:
 @BASELINES.register("lexicon")
 def _lexicon(spec: str, options: dict[str, Any]) -> Baseline:
     _options(NoOptions, spec, options)
+    for module in ("nrclex", "vaderSentiment"):
+        if importlib.util.find_spec(module) is None:
+            raise ProviderConfigError(
+                f"{spec} needs the lexicons of the `lexicon` extra: "
+                "pip install 'attunebench[lexicon]'"
+            )
     return LexiconBaseline(spec)
 
 
