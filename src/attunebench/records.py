@@ -1,8 +1,9 @@
 """The run directory's on-disk formats: `records.jsonl` lines, `run.json` and `ledger.json`.
 
 These are the contract between the engine (which writes them) and analysis and reports (which
-read them). Everything is versioned and strict; docs/architecture.md describes each file. Records are `attunebench-record/v2`, whose `prediction` and `gold` are the task's
-typed models as JSON; `rundir.read_records` converts v1 lines (`records_v1`).
+read them). Everything is versioned and strict; docs/architecture.md describes each file.
+Records are `attunebench-record/v2`, whose `prediction` and `gold` are the task's typed models
+as JSON; `rundir.read_records` converts v1 lines (`records_v1`).
 """
 
 from __future__ import annotations
