@@ -28,27 +28,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from pydantic import BaseModel, ConfigDict
-
 from attunebench.data.schema import Conversation, Source, Turn
+from attunebench.frozen import Frozen
 
 NOT_DECLARED = "not declared"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class EmotionGold(_Frozen):
+class EmotionGold(Frozen):
     turns_with_state: int
     conversations_with_context_emotion: int
 
 
-class BehaviorGold(_Frozen):
+class BehaviorGold(Frozen):
     responses_with_behaviors: int
 
 
-class PreferenceGold(_Frozen):
+class PreferenceGold(Frozen):
     turns_with_pick: int
     picks: int
     ties: int
@@ -57,14 +52,14 @@ class PreferenceGold(_Frozen):
     conversations_with_rating_pairs: int
 
 
-class ResponseGold(_Frozen):
+class ResponseGold(Frozen):
     turns: int
     with_chosen_reply: int
     with_wanted_text: int
     with_wanted_behaviors: int
 
 
-class OutcomeGold(_Frozen):
+class OutcomeGold(Frozen):
     conversations: int
     with_final_intensity: int
     with_intensity_change: int
@@ -73,7 +68,7 @@ class OutcomeGold(_Frozen):
     """Numeric end-survey answers, by question."""
 
 
-class RatingGold(_Frozen):
+class RatingGold(Frozen):
     responses: int
     """Replies carrying the person's rating."""
     feedback_turns: int
@@ -81,7 +76,7 @@ class RatingGold(_Frozen):
     conversations: int
 
 
-class TaskGold(_Frozen):
+class TaskGold(Frozen):
     emotion: EmotionGold
     behavior: BehaviorGold
     preference: PreferenceGold

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, model_validator
+
+from attunebench.frozen import Frozen
 
 FORMAT: Final = "attunebench/v1"
 
@@ -59,10 +61,8 @@ LABELLED_FIELDS = (
 )
 
 
-class Record(BaseModel):
-    """Base of every on-disk record: immutable and strict about unknown fields."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+class Record(Frozen):
+    """Base of every dataset record: immutable and strict about unknown fields."""
 
 
 class RatingScale(Record):

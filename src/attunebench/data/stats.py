@@ -11,17 +11,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict
-
 from attunebench.data.gold import GoldBuilder, TaskGold
 from attunebench.data.schema import Conversation, Turn
+from attunebench.frozen import Frozen
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Coverage(_Frozen):
+class Coverage(Frozen):
     """How many turns' states carry each scale."""
 
     intensity: int
@@ -30,7 +25,7 @@ class Coverage(_Frozen):
     panas: int
 
 
-class DatasetStats(_Frozen):
+class DatasetStats(Frozen):
     conversations: int
     turns: int
     responses: int

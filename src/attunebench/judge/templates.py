@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from attunebench.data.jsonl import canonical_json
+from attunebench.frozen import Frozen
 from attunebench.models.base import Message
 from attunebench.records import PromptInfo
 
@@ -37,10 +38,8 @@ class PromptError(ValueError):
     """A prompt file is malformed, or a template was rendered with the wrong fields."""
 
 
-class PromptFile(BaseModel):
+class PromptFile(Frozen):
     """The on-disk shape of one prompt (TOML)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(min_length=1)
     version: str = Field(min_length=1)

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
+from attunebench.frozen import Frozen
 from attunebench.models.base import (
     ChoiceOutput,
     GenerateParams,
@@ -40,9 +41,7 @@ from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 
-class HFOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class HFOptions(Frozen):
     batch_size: int = Field(default=8, ge=1)
     max_wait_ms: float = Field(default=5.0, ge=0, description="How long a batch waits to fill.")
     device: str | None = Field(default=None, description="Default: cuda when available, else cpu.")

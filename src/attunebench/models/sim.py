@@ -23,8 +23,9 @@ import json
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import PROVIDERS, SpecError
@@ -36,9 +37,7 @@ TASK_OF = {"judge_pairwise": "judge_audit"}
 DEFAULT_ACCURACY = 0.5
 
 
-class OracleOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class OracleOptions(Frozen):
     seed: int = 0
     accuracy: dict[str, float] = Field(default_factory=dict)
     response_quality: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -94,10 +93,13 @@ class Oracle(Provider):
             return json.dumps({"rating": gold["rating"] if right else _uniform(rng, low, high)})
         if hint.kind == "outcome":
             values: dict[str, float] = gold.get("values", {})
-            return json.dumps({
-                name: values[name] if right and name in values else _uniform(rng, *scale)
-                for name, scale in gold.get("scales", {}).items() if name in hint.labels
-            })  # fmt: skip
+            return json.dumps(
+                {
+                    name: values[name] if right and name in values else _uniform(rng, *scale)
+                    for name, scale in gold.get("scales", {}).items()
+                    if name in hint.labels
+                }
+            )
         chosen = rng.random() < self.options.response_quality  # "response"
         return str(gold.get("chosen_text" if chosen else "rejected_text") or "I hear you.")
 

@@ -21,8 +21,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from attunebench.frozen import Frozen
 from attunebench.models.baselines.base import Baseline
 from attunebench.models.baselines.knn import KnnBaseline, KnnOptions
 from attunebench.models.baselines.lexicon import LexiconBaseline
@@ -51,8 +52,8 @@ BASELINES: Registry[BaselineFactory] = Registry("baseline")
 Options = TypeVar("Options", bound=BaseModel)
 
 
-class NoOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class NoOptions(Frozen):
+    """No options at all."""
 
 
 def _options(model: type[Options], spec: str, given: dict[str, Any]) -> Options:

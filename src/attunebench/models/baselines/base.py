@@ -60,7 +60,7 @@ class Baseline(Provider):
             raise ProviderError(
                 f"{self.spec} answers from a TaskHint and got none", retryable=False
             )
-        if self.supported_hints is not None and hint.kind not in self.supported_hints:
+        if not self.answers(hint.kind):  # a plan leaves these out; a direct call gets this
             raise self.unsupported(hint)
         started = time.perf_counter()
         text = await self.answer(hint, params)
@@ -74,7 +74,10 @@ class Baseline(Provider):
         return None
 
     def unsupported(self, hint: TaskHint) -> ProviderError:
-        return ProviderError(f"{self.spec} has no answer for {hint.kind!r} items", retryable=False)
+        message = f"{self.spec} has no answer for {hint.kind!r} items"
+        if self.supported_hints is None or hint.kind in self.supported_hints:
+            message += f": {self.unsupported_reason(hint.kind)}"  # e.g. no such gold in train
+        return ProviderError(message, retryable=False)
 
 
 def item_rng(seed: int, hint: TaskHint) -> np.random.Generator:

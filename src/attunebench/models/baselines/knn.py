@@ -15,6 +15,12 @@ unless `encoder=` names another (see `models/embeddings.py`); k defaults to 5.
 - rating: the mean feedback of the k train replies most like the last reply rated.
 - outcome: each field's mean over the k train conversations whose user messages are most alike.
 - rubric judging: not answered (not in `supported_hints`: a plan leaves it out).
+
+Its one slow step is embedding the train texts of each kind it is asked (about 900 ESConv
+openings: a minute or more on a laptop's CPU). The engine has it done in `prepare`, before the
+first call, so the progress bar says so; the matrices are kept in the run's cache folder, named
+by the SHA-256 of (encoder, texts), and a later run on the same train split loads them. An
+interrupt stops the encoding within one chunk.
 """
 
 from __future__ import annotations
@@ -22,14 +28,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.frozen import Frozen
+from attunebench.models.base import GenerateParams, Preparation, ProviderError
 from attunebench.models.baselines.base import (
     LABEL_AND_PAIR_KINDS,
     PAIR_KINDS,
@@ -45,15 +52,29 @@ from attunebench.models.baselines.base import (
     require_labels,
 )
 from attunebench.models.baselines.train import TrainSet, load_train_set
-from attunebench.models.embeddings import SentenceEncoder, load_encoder
-from attunebench.models.hints import TaskHint
+from attunebench.models.embeddings import (
+    EncodingStopped,
+    TextEncoder,
+    encode_stored,
+    load_encoder,
+)
+from attunebench.models.hints import HintKind, TaskHint
 
 Matrix = npt.NDArray[np.float32]
+# Which train texts a hint kind is answered from (a pairwise judge picks as preference does).
+INDEX_OF: dict[HintKind, str] = {
+    "emotion": "emotion",
+    "behavior": "behavior",
+    "preference": "preference",
+    "judge_pairwise": "preference",
+    "response": "response",
+    "rating": "rating",
+    "outcome": "outcome",
+}
+EMBEDDINGS_FOLDER = "embeddings"  # in the run's cache folder
 
 
-class KnnOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class KnnOptions(Frozen):
     train: Path
     k: int = Field(default=5, ge=1)
     encoder: str | None = None
@@ -62,13 +83,15 @@ class KnnOptions(BaseModel):
 class KnnBaseline(Fitted):
     supported_hints = LABEL_AND_PAIR_KINDS | {"response", "rating", "outcome"}
 
-    def __init__(self, spec: str, options: KnnOptions) -> None:
+    def __init__(self, spec: str, options: KnnOptions, encoder: TextEncoder | None = None) -> None:
         super().__init__(spec)
         self.options = options
         self.train: TrainSet = load_train_set(options.train)
-        self._encoder: SentenceEncoder | None = None
+        self._encoder: TextEncoder | None = encoder  # loaded on first use unless given
         self._indexes: dict[str, Matrix] = {}
         self._fit_lock = threading.Lock()
+        self._store: Path | None = None  # where encoded train splits are kept (prepare says)
+        self._stop = threading.Event()  # set on an interrupt or close: encoding stops
         train, preference = self.train, self.train.preference
         # What each kind's neighbours are: user messages, replies, or user messages to reply to.
         self._texts: dict[str, list[str]] = {
@@ -107,6 +130,34 @@ class KnnBaseline(Fitted):
     async def check(self) -> None:
         """Load the encoder now, so a missing one fails before a run starts rather than in it."""
         await asyncio.to_thread(self._fitted_encoder)
+
+    async def prepare(self, preparation: Preparation) -> None:
+        """Embed the train texts of every kind the run will ask, or load them from the cache
+        folder, saying so; an interrupt (cancel) stops the encoding within one chunk."""
+        self._stop.clear()  # a provider closed after one run may serve another
+        if preparation.cache_dir is not None:
+            self._store = preparation.cache_dir / EMBEDDINGS_FOLDER
+        kinds = sorted(
+            {INDEX_OF[k] for k in preparation.kinds if k in INDEX_OF and self.answers(k)}
+        )
+        try:
+            if self._encoder is None:
+                preparation.report("loading its sentence encoder")
+                await asyncio.to_thread(self._fitted_encoder)
+            for kind in kinds:
+                total = len(self._texts[kind])
+                preparation.report(f"encoding its train split ({total} {kind} texts)")
+
+                def done(rows: int, total: int = total, kind: str = kind) -> None:
+                    preparation.report(f"encoding its train split ({rows}/{total} {kind} texts)")
+
+                await asyncio.to_thread(self._index, kind, done)
+        except asyncio.CancelledError:
+            self._stop.set()  # the thread sees it between chunks; nothing half-stored
+            raise
+
+    async def aclose(self) -> None:
+        self._stop.set()
 
     def _emotion(self, text: str, labels: tuple[str, ...]) -> str:
         examples = self.train.emotion
@@ -175,19 +226,28 @@ class KnnBaseline(Fitted):
                 found[name] = float(np.mean([examples[i].values[name] for i in near]))
         return outcome_answer(found)
 
-    def _similarities(self, kind: str, query: str) -> Matrix:
-        """Cosine similarity of `query` to each train text of `kind` (embedded once)."""
+    def _index(self, kind: str, progress: Callable[[int], None] | None = None) -> Matrix:
+        """The embeddings of the train texts of `kind`: encoded (or loaded) once."""
         encoder = self._fitted_encoder()
         with self._fit_lock:
             if kind not in self._indexes:
-                self._indexes[kind] = encoder.encode(self._texts[kind])
-        index = self._indexes[kind]
+                self._indexes[kind] = encode_stored(
+                    encoder, self._texts[kind], self._store, stop=self._stop, progress=progress
+                )
+            return self._indexes[kind]
+
+    def _similarities(self, kind: str, query: str) -> Matrix:
+        """Cosine similarity of `query` to each train text of `kind`."""
+        try:
+            index = self._index(kind)
+        except EncodingStopped:
+            raise ProviderError(f"{self.spec} was closed", retryable=False) from None
         if index.shape[0] == 0:
             return np.zeros(0, np.float32)
-        similarities: Matrix = index @ encoder.encode([query])[0]
+        similarities: Matrix = index @ self._fitted_encoder().encode([query])[0]
         return similarities
 
-    def _fitted_encoder(self) -> SentenceEncoder:
+    def _fitted_encoder(self) -> TextEncoder:
         with self._fit_lock:
             if self._encoder is None:
                 self._encoder = load_encoder(self.options.encoder)

@@ -26,8 +26,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
+from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import (
     LABEL_AND_PAIR_KINDS,
@@ -48,9 +47,7 @@ from attunebench.models.baselines.train import TrainSet, load_train_set
 from attunebench.models.hints import TaskHint
 
 
-class MajorityOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class MajorityOptions(Frozen):
     train: Path
 
 

@@ -11,8 +11,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
 from attunebench.models.baselines.base import (
     Baseline,
@@ -40,9 +39,7 @@ CANNED_REPLIES = (
 )
 
 
-class RandomOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class RandomOptions(Frozen):
     seed: int = 0
 
 
