@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from sqlalchemy import create_engine, text
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -40,12 +39,14 @@ def data_dir() -> Path:
     return path
 
 
-
 def _postgres_schema() -> Iterator[str]:
     """A URL whose tables live in a fresh schema, dropped afterwards; skips when unset."""
     base = os.environ.get(POSTGRES_ENV)
     if not base:
         pytest.skip(f"{POSTGRES_ENV} is not set")
+    # Imported here: the analysis and task tests run without the collection app's packages.
+    from sqlalchemy import create_engine, text
+
     schema = "t_" + secrets.token_hex(6)
     admin = create_engine(base)
     with admin.begin() as connection:
@@ -65,6 +66,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         yield f"sqlite:///{tmp_path / 'collect.db'}"
     else:
         yield from _postgres_schema()
+
 
 @pytest.fixture
 def chromium() -> Iterator[Browser]:
