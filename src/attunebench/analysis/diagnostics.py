@@ -106,10 +106,12 @@ def _clean(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def _label_sets(
-    frame: Frame, cell: Cell
-) -> list[tuple[int, str, tuple[frozenset[str], frozenset[str]]]]:
-    """(record index, model, (predicted, gold) labels) of every item that has labels."""
+LabelledItems = list[tuple[int, str, tuple[frozenset[str], frozenset[str]]]]
+
+
+def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
+    """(record index, model, (predicted, gold) labels) of every item that has labels (read
+    once per cell: the confusion matrices and per-label F1 both use them)."""
     declaration = cell.declaration
     if declaration is None:
         return []
@@ -121,10 +123,10 @@ def _label_sets(
     return out
 
 
-def confusion(frame: Frame, cell: Cell) -> list[Confusion]:
+def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[Confusion]:
     """For single-label tasks: gold label (rows) by predicted label (columns, plus 'none'
     and 'invalid')."""
-    found = _label_sets(frame, cell)
+    found = label_sets(frame, cell) if found is None else found
     if not found or any(len(gold) != 1 for _, _, (_, gold) in found):
         return []
     per_model: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
@@ -144,9 +146,9 @@ def confusion(frame: Frame, cell: Cell) -> list[Confusion]:
     return out
 
 
-def label_f1(frame: Frame, cell: Cell) -> list[LabelF1]:
+def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[LabelF1]:
     """Per model and label: F1, precision, recall and support (the gold count)."""
-    found = _label_sets(frame, cell)
+    found = label_sets(frame, cell) if found is None else found
     if not found:
         return []
     labels, table = label_counts([sets for _, _, sets in found])

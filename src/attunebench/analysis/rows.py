@@ -19,6 +19,8 @@ CellKey = tuple[str, str]  # task, variant
 
 def cell_judges(frame: Frame, cell: Cell) -> dict[str, list[str]]:
     """Per model, the judges whose verdicts are behind its numbers in this cell."""
+    if cell.declaration is not None and not cell.declaration.needs_judge:
+        return {}  # no judge was asked: its records hold no verdicts
     found: dict[str, set[str]] = {}
     for i in np.flatnonzero(cell.mask):
         record = frame.records[i]

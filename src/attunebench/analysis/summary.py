@@ -118,9 +118,10 @@ def diagnostics(
     small: set[tuple[str, str]] = set()
     for task, variant in sorted(headline_of.items()):
         cell = cells[task, variant]
-        confusion += diag.confusion(frame, cell)
+        labelled = diag.label_sets(frame, cell)
+        confusion += diag.confusion(frame, cell, labelled)
         curves += diag.calibration(frame, cell)
-        label_f1 += diag.label_f1(frame, cell)
+        label_f1 += diag.label_f1(frame, cell, labelled)
         by_position += diag.binned_scores(
             frame, bootstrap, cell, "turn position", diag.POSITIONS, positions
         )
