@@ -13,24 +13,24 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
-from attunebench.models.base import GenerateParams, ProviderError, supports_hint
+from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline, TrainSetError
 from attunebench.models.embeddings import EncoderUnavailableError, SentenceEncoder, load_encoder
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import Provider, SpecError, make_provider
-from attunebench.tasks.parsing import (
-    parse_behaviors,
-    parse_choice,
-    parse_emotion,
-    parse_pairwise,
-    parse_rubric,
-)
+from attunebench.judge.verdicts import parse_pairwise, parse_rubric
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import Item, Output
+from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
+from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
+from attunebench.tasks.parsing import parse_choice
 
 TAXONOMY = load_taxonomy("attunebench-default")
 EMOTIONS = tuple(label.name for label in TAXONOMY.emotions)
 BEHAVIORS = tuple(label.name for label in TAXONOMY.behaviors)
 PARAMS = GenerateParams()
+TASKS = load_tasks()
 
 
 def conversation(number: int, turns: list[dict[str, Any]]) -> Conversation:
@@ -42,6 +42,21 @@ def conversation(number: int, turns: list[dict[str, Any]]) -> Conversation:
             "turns": [{"index": i, **turn} for i, turn in enumerate(turns)],
         }
     )
+
+
+def parse_emotion(text: str) -> EmotionPrediction:
+    """The answer read by the emotion task's own parse step, as a run reads it."""
+    gold = EmotionGold(primary=EMOTIONS[0], intensity=3, valence=0.0, arousal=0.5)
+    item = Item("emotion", conversation(9, [{"user": "x"}]), 0, "state", TAXONOMY, gold)
+    prediction: EmotionPrediction = TASKS.get("emotion")().parse(item, {"answer": Output(text)})
+    return prediction
+
+
+def parse_behaviors(text: str) -> tuple[str, ...]:
+    gold = BehaviorGold(behaviors=(BEHAVIORS[0],))
+    item = Item("behavior", conversation(9, [{"user": "x"}]), 0, "r0", TAXONOMY, gold)
+    prediction: BehaviorPrediction = TASKS.get("behavior")().parse(item, {"answer": Output(text)})
+    return prediction.behaviors
 
 
 def turn(
@@ -135,16 +150,14 @@ async def test_random_covers_every_label_and_parses() -> None:
     provider = make_provider("baseline/random")
     primaries = set()
     for i in range(400):
-        parsed = parse_emotion(
-            await answer(provider, emotion_hint("x", f"k{i}")), TAXONOMY.emotions
-        )
+        parsed = parse_emotion(await answer(provider, emotion_hint("x", f"k{i}")))
         primaries.add(parsed.primary)
         assert parsed.emotions == (parsed.primary,)
         assert parsed.intensity in (1, 2, 3, 4, 5)
         assert parsed.valence is not None and parsed.arousal is not None
     assert primaries == set(EMOTIONS)
     behaviors = parse_behaviors(
-        await answer(provider, hint("behavior", text="reply", labels=BEHAVIORS)), TAXONOMY.behaviors
+        await answer(provider, hint("behavior", text="reply", labels=BEHAVIORS))
     )
     assert len(behaviors) == 1
     picks = {
@@ -158,10 +171,12 @@ async def test_random_covers_every_label_and_parses() -> None:
     assert reply and not reply.startswith("{")
     assert parse_pairwise(
         await answer(provider, hint("judge_pairwise", candidates={"A": "a", "B": "b"}))
-    ).winner in ("A", "B")
+    )["winner"] in ("A", "B")
     assert (
         1
-        <= parse_rubric(await answer(provider, hint("judge_rubric", candidates={"A": "a"}))).score
+        <= parse_rubric(await answer(provider, hint("judge_rubric", candidates={"A": "a"})))[
+            "score"
+        ]
         <= 10
     )
 
@@ -171,14 +186,12 @@ async def test_random_covers_every_label_and_parses() -> None:
 
 async def test_majority_answers_the_train_majority(train_file: Path) -> None:
     provider = make_provider("baseline/majority", train=str(train_file))
-    emotion = parse_emotion(await answer(provider, emotion_hint("I am fine")), TAXONOMY.emotions)
+    emotion = parse_emotion(await answer(provider, emotion_hint("I am fine")))
     assert emotion.primary == "anger"
     assert (emotion.intensity, emotion.valence, emotion.arousal) == (4, -0.6, 0.7)
     behavior_item = hint("behavior", text="any reply", labels=BEHAVIORS)
     # 8 labelled replies: dismissing on 3, validation on 2, so no label reaches half.
-    assert parse_behaviors(await answer(provider, behavior_item), TAXONOMY.behaviors) == (
-        "dismissing",
-    )
+    assert parse_behaviors(await answer(provider, behavior_item)) == ("dismissing",)
     longer = hint("preference", candidates={"A": "Short.", "B": "A much longer, warmer reply."})
     assert parse_choice(await answer(provider, longer)) == "B"
 
@@ -210,7 +223,7 @@ async def test_longer_prefers_the_longer_reply_as_answer_and_as_judge() -> None:
     pair = {"A": "I hear you, and that sounds exhausting.", "B": "Ok."}
     assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "A"
     verdict = parse_pairwise(await answer(provider, hint("judge_pairwise", candidates=pair)))
-    assert verdict.winner == "A"
+    assert verdict["winner"] == "A"
     same = {"A": "abc", "B": "xyz"}
     assert parse_choice(await answer(provider, hint("preference", candidates=same))) == "tie"
 
@@ -252,16 +265,12 @@ def test_options_are_checked(train_file: Path) -> None:
 async def test_lexicon_reads_anger_and_joy_from_the_words() -> None:
     provider = make_provider("baseline/lexicon")
     angry = parse_emotion(
-        await answer(provider, emotion_hint("I am furious and angry, this is an outrage!")),
-        TAXONOMY.emotions,
+        await answer(provider, emotion_hint("I am furious and angry, this is an outrage!"))
     )
     joyful = parse_emotion(
-        await answer(provider, emotion_hint("What a wonderful, happy day, I love it!")),
-        TAXONOMY.emotions,
+        await answer(provider, emotion_hint("What a wonderful, happy day, I love it!"))
     )
-    flat = parse_emotion(
-        await answer(provider, emotion_hint("The bus comes at noon.")), TAXONOMY.emotions
-    )
+    flat = parse_emotion(await answer(provider, emotion_hint("The bus comes at noon.")))
     assert angry.primary == "anger" and angry.valence is not None and angry.valence < -0.5
     assert joyful.primary == "joy" and joyful.valence is not None and joyful.valence > 0.5
     assert flat.primary == "neutral" and flat.valence == 0 and flat.intensity == 1
@@ -276,7 +285,7 @@ async def test_lexicon_prefers_the_warmer_reply_and_claims_no_behaviors() -> Non
     behaviors = await answer(
         provider, hint("behavior", text="Have you tried sleeping?", labels=BEHAVIORS)
     )
-    assert parse_behaviors(behaviors, TAXONOMY.behaviors) == ()
+    assert parse_behaviors(behaviors) == ()
 
 
 # --- baseline/knn -----------------------------------------------------------------------------
@@ -289,14 +298,12 @@ async def test_knn_answers_with_the_nearest_train_example(
     grief = parse_emotion(
         await answer(
             provider, emotion_hint("Since my grandfather died last week our home feels so empty.")
-        ),
-        TAXONOMY.emotions,
+        )
     )
     exam = parse_emotion(
         await answer(
             provider, emotion_hint("I have a big test at school tomorrow and I am trembling.")
-        ),
-        TAXONOMY.emotions,
+        )
     )
     assert (grief.primary, exam.primary) == ("sadness", "anxiety")
     assert grief.intensity == 4 and grief.valence == -0.6
@@ -308,7 +315,7 @@ async def test_knn_answers_with_the_nearest_train_example(
             labels=BEHAVIORS,
         ),
     )
-    assert parse_behaviors(behaviors, TAXONOMY.behaviors) == ("question", "reflection")
+    assert parse_behaviors(behaviors) == ("question", "reflection")
     retrieved = await answer(
         provider, hint("response", text="Lost my gran on the weekend, the house is so quiet.")
     )
@@ -329,7 +336,7 @@ async def test_knn_votes_over_k_neighbours_and_picks_replies_like_chosen_ones(
     # Of the 4 train messages, 2 are the anger one: any 3 neighbours hold at least one of them,
     # and a message about a shouting boss has both as its nearest.
     angry = await answer(provider, emotion_hint("My boss yelled at me at work today."))
-    assert parse_emotion(angry, TAXONOMY.emotions).primary == "anger"
+    assert parse_emotion(angry).primary == "anger"
     pair = {"A": "Cheer up, ok.", "B": "I'm so sorry; it is natural to miss her this much."}
     assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "B"
 
@@ -375,8 +382,8 @@ async def test_as_pairwise_judges_they_pick_as_they_do_for_preference(
     for pair in pairs:
         choice = parse_choice(await answer(provider, hint("preference", candidates=pair)))
         verdict = parse_pairwise(await answer(provider, hint("judge_pairwise", candidates=pair)))
-        assert verdict.winner == choice
-        assert verdict.reason.startswith(spec)
+        assert verdict["winner"] == choice
+        assert verdict["reason"].startswith(spec)
 
 
 @pytest.mark.parametrize(
@@ -392,16 +399,20 @@ async def test_the_declared_hint_kinds_are_exactly_the_ones_answered(
     provider = make_provider(spec, **options)
     for kind in get_args(HintKind):
         item = hint(
-            kind, text="My grandmother passed away and I miss her.",
-            labels=EMOTIONS if kind == "emotion" else BEHAVIORS,
+            kind,
+            text="My grandmother passed away and I miss her.",
+            labels={"emotion": EMOTIONS, "rating": ("1", "5"), "outcome": ("empathy",)}.get(
+                kind, BEHAVIORS
+            ),
             candidates={"A": "Cheer up.", "B": "I'm so sorry; missing her is natural."},
-        )  # fmt: skip
-        if supports_hint(provider, kind):
+            reference={"empathy": "1:5"} if kind == "outcome" else {},
+        )
+        if provider.answers(kind):
             assert await answer(provider, item), (spec, kind)
         else:
             with pytest.raises(ProviderError, match=f"no answer for '{kind}'"):
                 await answer(provider, item)
-    assert not supports_hint(make_provider("baseline/lexicon"), "response")
+    assert not make_provider("baseline/lexicon").answers("response")
 
 
 async def test_an_edited_train_file_changes_the_answers_despite_a_shared_cache(
@@ -410,12 +421,19 @@ async def test_an_edited_train_file_changes_the_answers_despite_a_shared_cache(
     """Baselines are not cached: the cache key sees the train file's path, not its contents."""
 
     async def primaries(out: str) -> set[str]:
-        entry = ModelEntry(name="majority", spec="baseline/majority",
-                           options={"train": str(train_file)})  # fmt: skip
+        entry = ModelEntry(
+            name="majority", spec="baseline/majority", options={"train": str(train_file)}
+        )
         config = RunConfig(
-            data=sample_path(), out=tmp_path / out, models=(entry,), tasks=("emotion",),
-            limit=3, cache_path=tmp_path / "cache.sqlite", progress=False, check_servers=False,
-        )  # fmt: skip
+            data=sample_path(),
+            out=tmp_path / out,
+            models=(entry,),
+            tasks=("emotion",),
+            limit=3,
+            cache_path=tmp_path / "cache.sqlite",
+            progress=False,
+            check_servers=False,
+        )
         result = await run(config)
         assert result.complete and result.totals.cache_hits == 0
         return {r.prediction["primary"] for r in read_records(config.out / RECORDS_FILE)}

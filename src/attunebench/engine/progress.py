@@ -3,7 +3,9 @@
 
 It draws on stderr and only on a terminal; `--no-progress`, pipes and CI get no bar. The
 figures come straight from the ledger when the bar redraws (ten times a second), so counting a
-call costs the engine nothing extra.
+call costs the engine nothing extra. Before the first call it says what a slow preparation is
+doing (`describe`); `note` prints a line whether or not a bar is shown (what an interrupted
+run waits for).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class RunProgress:
         self._progress: Progress | None = None
         if enabled and console.is_terminal:
             self._progress = Progress(
+                TextColumn("{task.description}"),
                 BarColumn(bar_width=20),
                 MofNCompleteColumn(),
                 TextColumn("ETA"),
@@ -98,7 +101,8 @@ class RunProgress:
                 *([_BatchColumn(batches)] if batches is not None else []),
                 console=console,
             )
-            self._task = self._progress.add_task("items", total=total, completed=done)
+            self._task = self._progress.add_task("", total=total, completed=done)
+        self._console = console
 
     def __enter__(self) -> RunProgress:
         if self._progress is not None:
@@ -108,6 +112,15 @@ class RunProgress:
     def advance(self) -> None:
         if self._progress is not None:
             self._progress.advance(self._task)
+
+    def describe(self, text: str) -> None:
+        """Show `text` before the bar ("" for none); safe from any thread."""
+        if self._progress is not None:
+            self._progress.update(self._task, description=text)
+
+    def note(self, text: str) -> None:
+        """A line on stderr, above the bar if there is one."""
+        self._console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def __exit__(
         self,

@@ -28,6 +28,7 @@ from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook, Tally
 from attunebench.engine.plan import ALL, applicable, make_tasks, task_names, without_judge
+from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
@@ -309,12 +310,10 @@ async def _execute(
                     done.add(record.key)
                 bar.advance()
 
-            await run_units(
-                units,
-                engine=engine,
-                judges=[e.name for e in config.judges],
-                on_record=on_record,
-            )
+            judges = [e.name for e in config.judges]
+            cache_dir = config.cache_path.parent if config.cache_path is not None else None
+            await prepare_models(engine.models, asked_kinds(units, judges), cache_dir, bar)
+            await run_units(units, engine=engine, judges=judges, on_record=on_record)
     finally:
         writer.close()
         write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger())

