@@ -13,13 +13,13 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
+from attunebench.judge.verdicts import parse_pairwise, parse_rubric
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline, TrainSetError
 from attunebench.models.embeddings import EncoderUnavailableError, SentenceEncoder, load_encoder
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import Provider, SpecError, make_provider
-from attunebench.judge.verdicts import parse_pairwise, parse_rubric
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Output
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
