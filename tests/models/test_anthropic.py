@@ -17,9 +17,14 @@ MESSAGES = [Message("system", "Be warm."), Message("user", "My dog died.")]
 
 def reply(text: str) -> dict[str, Any]:
     return {
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-stub",
-        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-        "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 3},
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-stub",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 3},
     }
 
 

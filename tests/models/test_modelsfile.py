@@ -57,8 +57,11 @@ def test_entries_carry_everything_the_engine_needs(tmp_path: Path) -> None:
 def test_cache_identity_ignores_transport(tmp_path: Path) -> None:
     gemma = load_models_file(write(tmp_path, MODELS))["gemma"]
     moved = gemma.model_copy(
-        update={"base_urls": ("http://elsewhere:1/v1",), "concurrency": 99,
-                "options": {"json_mode": False, "timeout_s": 5}}
+        update={
+            "base_urls": ("http://elsewhere:1/v1",),
+            "concurrency": 99,
+            "options": {"json_mode": False, "timeout_s": 5},
+        }
     )
     assert moved.cache_identity() == gemma.cache_identity()
     changed = gemma.model_copy(update={"options": {"json_mode": True}})
@@ -82,7 +85,7 @@ def test_resolve_names_and_plain_specs(tmp_path: Path) -> None:
         ('[models.a]\nspec = "mock/x"\nparams = { temprature = 1 }\n', r"a\.params\.temprature"),
         ('[models.a]\nspec = "mock/x"\nprices = 1\n', r"models\.a\.prices: Extra inputs"),
         ("[models.a\n", r"line 1"),
-        ('[other]\nx = 1\n', r"other: Extra inputs"),
+        ("[other]\nx = 1\n", r"other: Extra inputs"),
     ],
 )
 def test_errors_name_the_file_and_field(tmp_path: Path, text: str, message: str) -> None:
