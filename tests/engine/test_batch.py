@@ -279,3 +279,34 @@ def test_batch_entries_raise_concurrency_apart_from_live_ones() -> None:
     plain, _ = entries("http://127.0.0.1:1/v1", batch=False)
     assert batch.endpoint_concurrency(16) >= 50_000 and plain.endpoint_concurrency(16) == 16
     assert batch.cache_identity() == plain.cache_identity()  # one cache for both
+
+
+async def test_a_kill_between_creating_a_batch_and_journalling_it_pays_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    import aiohttp
+
+    from attunebench.models import GenerateParams, Message
+    from attunebench.models.batching import Journal, request_key
+    from attunebench.models.openai_batch import OpenAIBatches
+    from attunebench.models.openai_compat import OpenAICompatProvider
+
+    messages = [Message("user", "Say hello in JSON.")]
+    params = GenerateParams(max_tokens=2000, json_mode=True)
+    with OpenAIStub() as stub:
+        url = f"{stub.base_url}/v1"
+        model = OpenAICompatProvider("gpt-5-mini", base_url=url, api="openai", batch=True, **FAST)
+        request = model.request_body(messages, params)
+        key = request_key(request)
+        async with aiohttp.ClientSession() as session:  # the run that is killed
+            api = OpenAIBatches(url, lambda: session)
+            file_id = await api.prepare([(key, request)])
+            journal = Journal(model.spec, tmp_path / JOURNAL_FILE)
+            journal.record("prepared", "", [key], "prepared", file_id)
+            await api.submit([(key, request)], file_id)  # it dies before journalling the id
+        model.attach(tmp_path)  # the resumed run
+        output = await model.generate(messages, params)
+        await model.aclose()
+        stats = stub.stats()
+    assert output.text and output.batched
+    assert stats["batches"] == 1 and stats["submitted_twice"] == 0 and stats["live_calls"] == 0

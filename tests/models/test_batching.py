@@ -40,7 +40,9 @@ class Scripted(BatchAPI[str]):
     def line_bytes(self, key: str, body: dict[str, Any]) -> int:
         return len(str(body["text"])) + 10
 
-    async def submit(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    async def submit(
+        self, requests: Sequence[tuple[str, dict[str, Any]]], prepared: str | None
+    ) -> str:
         batch_id = f"b{len(self.batches) + 1}"
         self.batches[batch_id] = [key for key, _ in requests]
         self.texts.update({key: str(body["text"]) for key, body in requests})
@@ -155,3 +157,53 @@ async def test_a_batch_that_cannot_be_polled_fails_its_requests_for_now() -> Non
     assert await batches.request(key, payload) == "LOST"  # polled again, not sent again
     await batches.aclose()
     assert len(api.batches) == 1
+
+
+class Prepared(Scripted):
+    """A batch API that makes an input file first, as OpenAI's does."""
+
+    def __init__(self, limits: BatchLimits) -> None:
+        super().__init__(limits)
+        self.made_from: dict[str, str] = {}  # input file -> batch
+
+    async def prepare(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
+        self.texts.update({key: str(body["text"]) for key, body in requests})
+        return f"file{len(self.made_from) + 1}"
+
+    async def submit(
+        self, requests: Sequence[tuple[str, dict[str, Any]]], prepared: str | None
+    ) -> str:
+        batch_id = await super().submit(requests, prepared)
+        self.made_from[str(prepared)] = batch_id
+        return batch_id
+
+    async def find(self, prepared: str) -> str | None:
+        return self.made_from.get(prepared)
+
+
+async def test_a_batch_made_but_not_journalled_is_found_by_its_input_file(tmp_path: Path) -> None:
+    path = tmp_path / "batches.jsonl"
+    api = Prepared(BatchLimits(100, 10_000))
+    requests = [body("one"), body("two")]
+    made = Journal("test/model", path)
+    file_id = await api.prepare(requests)
+    made.record("prepared", "", [k for k, _ in requests], "prepared", file_id)
+    await api.submit(requests, file_id)  # killed before the batch's id reached the journal
+    resumed = queue(api)
+    resumed.attach(path)
+    answers = await asyncio.gather(*(resumed.request(k, b) for k, b in requests))
+    await resumed.aclose()
+    assert answers == ["ONE", "TWO"] and list(api.batches) == ["b1"]  # found, none made
+    assert Journal("test/model", path).batch_of == dict.fromkeys([k for k, _ in requests], "b1")
+
+
+async def test_a_prepared_file_with_no_batch_goes_out_in_a_new_one(tmp_path: Path) -> None:
+    path = tmp_path / "batches.jsonl"
+    api = Prepared(BatchLimits(100, 10_000))
+    key, payload = body("orphan")
+    Journal("test/model", path).record("prepared", "", [key], "prepared", "file-lost")
+    resumed = queue(api)
+    resumed.attach(path)
+    assert await resumed.request(key, payload) == "ORPHAN"
+    await resumed.aclose()
+    assert list(api.batches) == ["b1"]

@@ -43,7 +43,9 @@ class AnthropicBatches(BatchAPI[Any]):
     def line_bytes(self, key: str, body: dict[str, Any]) -> int:
         return len(json.dumps({"custom_id": key, "params": body}).encode()) + 2
 
-    async def submit(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    async def submit(
+        self, requests: Sequence[tuple[str, dict[str, Any]]], prepared: str | None
+    ) -> str:
         batch = await self._calling(
             self._client.messages.batches.create(
                 requests=[{"custom_id": key, "params": body} for key, body in requests]

@@ -10,9 +10,11 @@ its id inside the batch (`custom_id`), so the same request is never sent twice a
 The journal (`batches.jsonl` in the run directory, one line per event, written as each
 happens) maps each request's key to the batch that holds it. A run that was killed and is
 resumed asks its unanswered requests again; those found in the journal wait on the batch
-that already holds them, polled again, instead of being paid for twice. What is not
-protected: a kill in the moment between the provider creating a batch and its line reaching
-the journal.
+that already holds them, polled again, instead of being paid for twice. Where the batch API
+makes something first that can find the batch again (OpenAI: the uploaded input file), its id
+is journalled before the batch is created, and a resumed run looks for a batch made from it
+before sending those requests again. What is not protected: with Anthropic's API, a kill in
+the moment between the batch being created and its id reaching the journal.
 
 A request the batch did not answer (it expired, was cancelled, or its line failed) becomes a
 `ProviderError` that is not retried at once (a batch takes hours) and is not permanent unless
@@ -84,9 +86,20 @@ class BatchAPI(ABC, Generic[R]):
     def line_bytes(self, key: str, body: dict[str, Any]) -> int:
         """What the request adds to a batch's size."""
 
+    async def prepare(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str | None:
+        """What is made before the batch and finds it again after a kill (OpenAI: the input
+        file's id); None where nothing is."""
+        return None
+
     @abstractmethod
-    async def submit(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
-        """Create a batch of (key, body) requests; its id."""
+    async def submit(
+        self, requests: Sequence[tuple[str, dict[str, Any]]], prepared: str | None
+    ) -> str:
+        """Create a batch of (key, body) requests (from what `prepare` made); its id."""
+
+    async def find(self, prepared: str) -> str | None:
+        """The batch made from `prepared`, if one was made."""
+        return None
 
     @abstractmethod
     async def state(self, batch_id: str) -> BatchState: ...
@@ -98,11 +111,12 @@ class BatchAPI(ABC, Generic[R]):
 
 class JournalLine(Frozen):
     format: Literal["attunebench-batches/v1"] = JOURNAL_FORMAT
-    event: Literal["submitted", "ended"]
+    event: Literal["prepared", "submitted", "ended"]
     spec: str
-    batch_id: str
-    keys: tuple[str, ...] = ()  # submitted: its requests; ended: those it did not answer
+    batch_id: str = ""  # none yet when prepared
+    keys: tuple[str, ...] = ()  # prepared, submitted: its requests; ended: those unanswered
     status: str | None = None
+    prepared: str | None = None  # what the batch was made from (OpenAI: its input file)
     at: str
 
 
@@ -114,6 +128,7 @@ class Journal:
         self.spec = spec
         self.path = path
         self.batch_of: dict[str, str] = {}  # request key -> the batch that answers it
+        self.unclaimed: dict[str, tuple[str, ...]] = {}  # prepared, no batch journalled yet
         if path is not None and path.exists():
             for line in self._read(path):
                 self._apply(line)
@@ -133,8 +148,13 @@ class Journal:
         return read
 
     def _apply(self, line: JournalLine) -> None:
+        if line.event == "prepared" and line.prepared is not None:
+            self.unclaimed[line.prepared] = line.keys
+            return
         if line.event == "submitted":
             self.batch_of.update(dict.fromkeys(line.keys, line.batch_id))
+            if line.prepared is not None:
+                self.unclaimed.pop(line.prepared, None)
             return
         for key in line.keys:  # unanswered: the next request goes out again
             if self.batch_of.get(key) == line.batch_id:
@@ -143,12 +163,27 @@ class Journal:
     def keys_of(self, batch_id: str) -> set[str]:
         return {key for key, batch in self.batch_of.items() if batch == batch_id}
 
+    def prepared_for(self, key: str) -> str | None:
+        """What a batch for this request was being made from when the run was killed."""
+        return next((p for p, keys in self.unclaimed.items() if key in keys), None)
+
     def record(
-        self, event: Literal["submitted", "ended"], batch_id: str, keys: Sequence[str], status: str
+        self,
+        event: Literal["prepared", "submitted", "ended"],
+        batch_id: str,
+        keys: Sequence[str],
+        status: str,
+        prepared: str | None = None,
     ) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         line = JournalLine(
-            event=event, spec=self.spec, batch_id=batch_id, keys=tuple(keys), status=status, at=now
+            event=event,
+            spec=self.spec,
+            batch_id=batch_id,
+            keys=tuple(keys),
+            status=status,
+            prepared=prepared,
+            at=now,
         )
         self._apply(line)
         if self.path is None:
@@ -195,6 +230,7 @@ class BatchQueue(Generic[R]):
         self._waiting: dict[str, set[str]] = {}  # batch id -> keys awaited from it
         self._ended: dict[str, dict[str, R | ProviderError]] = {}
         self._pollers: dict[str, asyncio.Task[None]] = {}
+        self._claims: dict[str, dict[str, dict[str, Any]]] = {}  # prepared -> awaited bodies
         self._tasks: set[asyncio.Task[None]] = set()
         self._flusher: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
@@ -220,8 +256,11 @@ class BatchQueue(Generic[R]):
             future.add_done_callback(_retrieve)
             self._futures[key] = future
             batch_id = self.journal.batch_of.get(key)
+            prepared = self.journal.prepared_for(key) if batch_id is None else None
             if batch_id is not None:
                 self._follow(batch_id, [key])
+            elif prepared is not None:
+                self._claim(prepared, key, body)
             else:
                 self._enqueue(key, body)
         try:
@@ -286,14 +325,45 @@ class BatchQueue(Generic[R]):
     async def _submit(self, chunk: list[tuple[str, dict[str, Any]]]) -> None:
         keys = [key for key, _ in chunk]
         try:
-            batch_id = await self.api.submit(chunk)
+            prepared = await self.api.prepare(chunk)
+            if prepared is not None:
+                self.journal.record("prepared", "", keys, "prepared", prepared)
+            batch_id = await self.api.submit(chunk, prepared)
         except ProviderError as error:  # the engine retries a retryable one, in a new batch
             for key in keys:
                 self._settle(key, error)
             return
-        self.journal.record("submitted", batch_id, keys, "submitted")
+        self.journal.record("submitted", batch_id, keys, "submitted", prepared)
         log.info("%s: batch %s submitted with %d requests", self.spec, batch_id, len(keys))
         self._follow(batch_id, keys)
+
+    def _claim(self, prepared: str, key: str, body: dict[str, Any]) -> None:
+        """Wait for the batch a killed run may have made from `prepared`, if it did."""
+        claim = self._claims.get(prepared)
+        if claim is None:
+            claim = self._claims[prepared] = {}
+            self._spawn(self._find(prepared))
+        claim[key] = body
+
+    async def _find(self, prepared: str) -> None:
+        await asyncio.sleep(0)  # let the other requests of this batch join the claim
+        try:
+            batch_id = await self.api.find(prepared)
+        except ProviderError as error:
+            log.warning(
+                "%s: cannot look for the batch made from %s: %s", self.spec, prepared, error
+            )
+            batch_id = None
+        claim = self._claims.pop(prepared)
+        if batch_id is None:  # never made: its requests go out now
+            self.journal.unclaimed.pop(prepared, None)
+            for key, body in claim.items():
+                self._enqueue(key, body)
+            return
+        keys = self.journal.unclaimed.get(prepared, tuple(claim))
+        self.journal.record("submitted", batch_id, keys, "found", prepared)
+        log.info("%s: found batch %s, made before the run was stopped", self.spec, batch_id)
+        self._follow(batch_id, list(claim))
 
     def _follow(self, batch_id: str, keys: Sequence[str]) -> None:
         if batch_id in self._ended:

@@ -45,7 +45,8 @@ class OpenAIBatches(BatchAPI[dict[str, Any]]):
     def line_bytes(self, key: str, body: dict[str, Any]) -> int:
         return len(batch_line(key, body))
 
-    async def submit(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    async def prepare(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str:
+        """Upload the requests as the batch's input file; its id."""
         data = b"".join(batch_line(key, body) for key, body in requests)
         form = aiohttp.FormData()
         form.add_field("purpose", "batch")
@@ -56,12 +57,18 @@ class OpenAIBatches(BatchAPI[dict[str, Any]]):
         # The session's JSON content type would hide the multipart boundary: say it here.
         headers = {"Content-Type": payload.content_type}
         uploaded = await self._call("POST", "/files", data=payload, headers=headers)
+        return str(uploaded["id"])
+
+    async def submit(
+        self, requests: Sequence[tuple[str, dict[str, Any]]], prepared: str | None
+    ) -> str:
+        file_id = prepared if prepared is not None else await self.prepare(requests)
         created = await self._call(
             "POST",
             "/batches",
             data=json.dumps(
                 {
-                    "input_file_id": uploaded["id"],
+                    "input_file_id": file_id,
                     "endpoint": CHAT_PATH,
                     "completion_window": "24h",
                     "metadata": {"made_by": "attunebench"},
@@ -69,6 +76,20 @@ class OpenAIBatches(BatchAPI[dict[str, Any]]):
             ).encode(),
         )
         return str(created["id"])
+
+    async def find(self, prepared: str, pages: int = 10) -> str | None:
+        """The batch made from the input file `prepared`, among the latest (newest first)."""
+        after = ""
+        for _ in range(pages):
+            listed = await self._call("GET", f"/batches?limit=100{after}")
+            batches = listed.get("data") or []
+            for batch in batches:
+                if batch.get("input_file_id") == prepared:
+                    return str(batch["id"])
+            if not listed.get("has_more") or not batches:
+                return None
+            after = f"&after={batches[-1]['id']}"
+        return None
 
     async def state(self, batch_id: str) -> BatchState:
         batch = await self._call("GET", f"/batches/{batch_id}")

@@ -85,6 +85,7 @@ class OpenAIStub(ThreadedStub):
         app.router.add_post("/v1/files", self._upload)
         app.router.add_get("/v1/files/{id}/content", self._content)
         app.router.add_post("/v1/batches", self._create)
+        app.router.add_get("/v1/batches", self._list)
         app.router.add_get("/v1/batches/{id}", self._retrieve)
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -155,6 +156,25 @@ class OpenAIStub(ThreadedStub):
                 self.counts.submitted[line["custom_id"]] += 1
         self.batches[batch.id] = batch
         return web.json_response(batch.view())
+
+    async def _list(self, request: web.Request) -> web.Response:
+        """The latest batches first, `limit` a page, after the batch `after`."""
+        limit = min(100, int(request.query.get("limit", "20")))
+        ordered = sorted(self.batches.values(), key=lambda b: -b.ordinal)
+        after = request.query.get("after")
+        if after is not None:
+            ids = [b.id for b in ordered]
+            ordered = ordered[ids.index(after) + 1 :] if after in ids else []
+        page = [batch.view() for batch in ordered[:limit]]
+        return web.json_response(
+            {
+                "object": "list",
+                "data": page,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+                "has_more": len(ordered) > limit,
+            }
+        )
 
     async def _retrieve(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["id"])
