@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 
 from attunebench.cli.report import RESAMPLES
-from attunebench.cli.run import skipped_lines
+from attunebench.cli.run import quiet_model_loading, skipped_lines
 from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import corpus_dir
@@ -94,6 +94,8 @@ def demo(
     from attunebench.analysis import Options, build_summary, load_runs
     from attunebench.report import write_report
 
+    if not sys.stderr.isatty():  # a log or a pipe: no bar, and no model-loading bars either
+        quiet_model_loading()
     folder = out_dir / "data"
     folder.mkdir(parents=True, exist_ok=True)
     data, train, where = prepare_data(folder, esconv, train_esconv)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -48,7 +49,9 @@ def _context_options(names: list[str], context: str | None) -> dict[str, dict[st
 
 
 def quiet_model_loading() -> None:
-    """No progress bars from the libraries that load models (transformers, tqdm)."""
+    """No progress bars from the libraries that load models (transformers' "Loading weights",
+    the hub's downloads, tqdm). They read these variables when first imported, which the
+    commands do later, when a model is loaded."""
     os.environ["TQDM_DISABLE"] = "1"
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
@@ -131,7 +134,7 @@ def run(
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
-    if no_progress:
+    if no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
         quiet_model_loading()
     try:
         asked = task or ["all"]
