@@ -157,3 +157,13 @@ def test_failing_generation_is_counted_per_model(
     status = CliRunner().invoke(cli, ["collect", "status", "--db", database_url]).output
     assert "1 waiting for replies" in status and "4 generation failures" in status
     assert "HTTP 503 from the model server" in status
+
+
+def test_joins_are_limited_per_address(make_client: Any) -> None:
+    study = parse_study(
+        study_data(enrolment={"open": True, "cap": 100}, limits={"joins_per_minute": 2})
+    )
+    client = make_client(study)
+    join = _join_path(client)
+    statuses = [client.post(join, data={}, follow_redirects=False).status_code for _ in range(3)]
+    assert statuses == [303, 303, 429]
