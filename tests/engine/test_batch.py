@@ -19,7 +19,7 @@ import pytest
 
 from attunebench.data.sample import sample_path
 from attunebench.engine import RunConfig, RunResult, read_ledger, read_records, run
-from attunebench.models.batching import JOURNAL_FILE, JournalLine
+from attunebench.models.batch_journal import JOURNAL_FILE, JournalLine
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.openai_stub import OpenAIStub
@@ -287,7 +287,8 @@ async def test_a_kill_between_creating_a_batch_and_journalling_it_pays_nothing_t
     import aiohttp
 
     from attunebench.models import GenerateParams, Message
-    from attunebench.models.batching import Journal, request_key
+    from attunebench.models.batch_journal import Journal
+    from attunebench.models.batching import request_key
     from attunebench.models.openai_batch import OpenAIBatches
     from attunebench.models.openai_compat import OpenAICompatProvider
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from attunebench.models.base import ProviderError
+from attunebench.models.batch_journal import Journal
 from attunebench.models.batching import (
     BatchAPI,
     BatchLimits,
     BatchQueue,
     BatchState,
-    Journal,
     line_failure,
     request_key,
 )

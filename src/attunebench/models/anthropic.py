@@ -32,7 +32,8 @@ from attunebench.models.base import (
     Provider,
     ProviderError,
 )
-from attunebench.models.batching import JOURNAL_FILE, BatchQueue, request_key
+from attunebench.models.batch_journal import JOURNAL_FILE
+from attunebench.models.batching import BatchQueue, request_key
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_compat import is_local

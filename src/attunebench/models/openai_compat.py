@@ -41,7 +41,8 @@ from attunebench.models.base import (
     Provider,
     ProviderError,
 )
-from attunebench.models.batching import JOURNAL_FILE, BatchQueue, request_key
+from attunebench.models.batch_journal import JOURNAL_FILE
+from attunebench.models.batching import BatchQueue, request_key
 from attunebench.models.completions import (
     choice_body,
     completion_body,
