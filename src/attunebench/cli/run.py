@@ -158,7 +158,8 @@ def run(
     except FileNotFoundError as error:
         _fail(f"{error.filename}: no such file")
     except KeyboardInterrupt:
-        err.print(f"interrupted; what was recorded is kept: run the same command to resume {out}")
+        message = f"interrupted; what was recorded is kept: run the same command to resume {out}"
+        err.print(message, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     _summary(result)
     if not result.complete:

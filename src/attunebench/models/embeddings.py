@@ -30,7 +30,7 @@ from attunebench.data.jsonl import canonical_json
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 64
 STORE_FORMAT = "attunebench-embeddings/v1"
-CHUNK = 64  # texts per encode call in `encode_stored`: how soon a stop is seen
+CHUNK = 16  # texts per encode call in `encode_stored`: a stop waits for one (~2 s on a CPU)
 
 Matrix = npt.NDArray[np.float32]
 
