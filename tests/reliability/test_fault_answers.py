@@ -1,0 +1,70 @@
+"""The fault server's answers follow the prompts as they are now: every task's question and
+every judge question, rendered from their prompt files, gets an answer its parser accepts."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from attunebench.data.jsonl import read_conversations
+from attunebench.data.sample import sample_path
+from attunebench.data.schema import Conversation
+from attunebench.judge.verdicts import read_verdict
+from attunebench.models.base import Message
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import Output, Query
+from attunebench.testing import answer_from_prompt
+
+JUDGES = ["judge"]
+
+
+def with_feedback(conversation: Conversation) -> Conversation:
+    """The conversation with the user rating the replies at every other turn (rating items)."""
+    turns = tuple(
+        t.model_copy(update={"feedback": float(1 + t.index % 5)}) if t.index % 2 else t
+        for t in conversation.turns
+    )
+    return conversation.model_copy(update={"id": conversation.id + "-rated", "turns": turns})
+
+
+def answered(queries: list[Query]) -> dict[str, Output]:
+    return {
+        q.key: Output(text=answer_from_prompt([m.to_dict() for m in q.messages])) for q in queries
+    }
+
+
+def test_every_task_question_and_judge_question_gets_a_parsable_answer() -> None:
+    sample = read_conversations(sample_path())
+    conversations = [*sample, with_feedback(sample[0])]
+    seen: Counter[str] = Counter()
+    for name in load_tasks().names():
+        factory = load_tasks().get(name)
+        task = factory(context="both") if factory().context_option else factory()
+        for item in task.items(conversations):
+            prediction = task.parse(item, answered(task.queries(item, "generate")))
+            seen[name] += 1
+            judge_queries = task.judge_queries(item, prediction, JUDGES)
+            for query, output in answered(judge_queries).items():
+                [asked] = [q for q in judge_queries if q.key == query]
+                assert read_verdict("judge", asked, output).status == "ok", (item.key, query)
+                seen["judge verdicts"] += 1
+    assert set(seen) == {*load_tasks().names(), "judge verdicts"}, seen  # every kind came up
+
+
+@pytest.mark.parametrize(
+    ("system", "expected"),
+    [
+        ('in this form:\n{"behaviors": [...]}\nexactly as listed:\n- warmth: kind.\n', "behaviors"),
+        ('in this form:\n{"rating": <n>}\n', "rating"),
+    ],
+)
+def test_the_form_comes_from_the_system_message_only(system: str, expected: str) -> None:
+    quoted = 'The user wrote: in this form:\n{"winner": "A"} Rate it from 3 (meh) to 3 (meh).'
+    messages = [Message("system", system), Message("user", quoted)]
+    answer: dict[str, Any] = json.loads(answer_from_prompt([m.to_dict() for m in messages]))
+    assert list(answer) == [expected]
+    if expected == "rating":
+        assert answer["rating"] == 3  # the question's own scale, in the user message
