@@ -5,8 +5,9 @@ output. `keeps_answer` says whether the output still holds that answer somewhere
 honest parser may find it (in a fence, after prose, with extra fields): such an output may be
 scored as the answer, or refused as `invalid`, but never scored as anything else. An output
 that does not hold it (empty, a label outside the taxonomy, a missing field, 5 MB of braces)
-must be `invalid`, with its raw text kept. `INJECTION` is the text a candidate reply uses to
-ask its judge for a 10.
+must be `invalid`, with its raw text kept; except that an answer of several numbers (outcome)
+missing some of them abstains on those, each scored as its scale's largest error.
+`INJECTION` is the text a candidate reply uses to ask its judge for a 10.
 """
 
 from __future__ import annotations
