@@ -8,6 +8,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from knn_harness import HashEncoder
 
@@ -18,7 +19,7 @@ from attunebench.engine import RunConfig, read_run_info, run
 from attunebench.models.base import GenerateParams, Preparation
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import EMBEDDINGS_FOLDER, KnnOptions
-from attunebench.models.embeddings import CHUNK
+from attunebench.models.embeddings import CHUNK, encode_stored
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.modelsfile import ModelEntry
 
@@ -217,3 +218,15 @@ async def test_an_interrupt_while_encoding_stops_within_a_chunk_and_says_so(
     assert not stored(tmp_path)  # nothing half-stored
     info = read_run_info(tmp_path / "run")
     assert info is not None and not info.complete
+
+
+def test_stored_rows_keep_the_texts_order_whatever_order_they_are_encoded_in(
+    tmp_path: Path,
+) -> None:
+    texts = [f"{'word ' * (n % 7)}text number {n}" for n in range(3 * CHUNK + 5)]
+    encoder = HashEncoder()
+    stored_rows = encode_stored(encoder, texts, tmp_path)
+    np.testing.assert_array_equal(stored_rows, HashEncoder().encode(texts))
+    assert encoder.calls == 4  # in chunks
+    np.testing.assert_array_equal(encode_stored(encoder, texts, tmp_path), stored_rows)
+    assert encoder.calls == 4  # the second time, loaded

@@ -183,14 +183,20 @@ def encode_stored(
         found = _load_stored(path, len(texts))
         if found is not None:
             return found
+    # Longest first, as sentence-transformers orders one call's texts: a chunk of texts of
+    # about one length pads little (unsorted chunks of 16 took 1.6 times as long).
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     parts: list[Matrix] = []
     for start in range(0, len(texts), CHUNK):
         if stop is not None and stop.is_set():
             raise EncodingStopped(f"stopped after {start} of {len(texts)} texts")
-        parts.append(encoder.encode(texts[start : start + CHUNK]))
+        parts.append(encoder.encode([texts[i] for i in order[start : start + CHUNK]]))
         if progress is not None:
             progress(min(start + CHUNK, len(texts)))
-    matrix: Matrix = np.vstack(parts) if parts else encoder.encode([])
+    if not parts:
+        return encoder.encode([])
+    matrix: Matrix = np.empty_like(parts[0], shape=(len(texts), parts[0].shape[1]))
+    matrix[order] = np.vstack(parts)
     if path is not None:
         _store(path, matrix)
     return matrix
