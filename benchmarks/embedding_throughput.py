@@ -1,7 +1,10 @@
 """Sentence-encoder throughput: all-MiniLM-L6-v2 (the packaged copy) on this machine's CPUs.
 
 Embeds the user messages and replies of the shipped sample dataset, repeated to `--sentences`,
-in the encoder's batches, after one warm-up batch. Last line: JSON with `sentences_per_s`.
+in the encoder's batches, after one warm-up batch. Then the same texts through `encode_stored`
+(knn's path for a train split: chunks an interrupt can stop, the matrix kept as .npy) twice
+into a fresh folder: the first encodes and stores, the second loads. Last line: JSON with
+`sentences_per_s`, `stored_first_s` and `stored_again_s`.
 """
 
 from __future__ import annotations
@@ -9,11 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
+from pathlib import Path
 
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.sample import sample_path
-from attunebench.models.embeddings import load_encoder
+from attunebench.models.embeddings import encode_stored, load_encoder
 
 
 def sample_texts() -> list[str]:
@@ -41,9 +46,17 @@ def main() -> None:
     started = time.perf_counter()
     encoder.encode(texts)
     elapsed = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        encode_stored(encoder, texts, Path(folder))
+        stored_first_s = time.perf_counter() - started
+        started = time.perf_counter()
+        encode_stored(encoder, texts, Path(folder))
+        stored_again_s = time.perf_counter() - started
     mean_chars = sum(map(len, texts)) / len(texts)
     print(f"encoder {encoder.name}: loaded in {load_s:.1f} s")
     print(f"{len(texts)} sentences (mean {mean_chars:.0f} chars) in {elapsed:.2f} s")
+    print(f"stored: encoded in {stored_first_s:.2f} s, loaded again in {stored_again_s:.3f} s")
     print(
         json.dumps(
             {
@@ -55,6 +68,8 @@ def main() -> None:
                 "load_s": round(load_s, 2),
                 "seconds": round(elapsed, 3),
                 "sentences_per_s": round(len(texts) / elapsed, 1),
+                "stored_first_s": round(stored_first_s, 3),
+                "stored_again_s": round(stored_again_s, 4),
             }
         )
     )

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,18 +37,28 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation, Source, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.engine import RunConfig, RunResult, run
-from attunebench.models.base import Message
+from attunebench.frozen import Frozen
+from attunebench.models.base import GenerateParams, Message
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.records import ItemRecord, PromptInfo
-from attunebench.tasks.base import Caller, Item
+from attunebench.records import PromptInfo
+from attunebench.tasks.base import AnswerMode, Gold, Item, Output, Query, Scored, Task
 
 TURNS = 10  # turns per conversation: calls / TURNS conversations
-REPLY = json.dumps({
-    "id": "stub", "model": "stub", "object": "chat.completion",
-    "choices": [{"index": 0, "finish_reason": "stop",
-                 "message": {"role": "assistant", "content": '{"choice": "A"}'}}],
-    "usage": {"prompt_tokens": 42, "completion_tokens": 5, "total_tokens": 47},
-}).encode()
+REPLY = json.dumps(
+    {
+        "id": "stub",
+        "model": "stub",
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": '{"choice": "A"}'},
+            }
+        ],
+        "usage": {"prompt_tokens": 42, "completion_tokens": 5, "total_tokens": 47},
+    }
+).encode()
 PROMPT = PromptInfo(id="throughput", version="1")
 
 
@@ -161,44 +171,59 @@ class StubServer:
 
 # -- the engine path -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ThroughputTask:
-    """One call per turn, answer kept as is: the least a task can do."""
 
-    name: str = "throughput"
-    options: dict[str, Any] = field(default_factory=dict)
+class Echoed(Frozen):
+    text: str
+
+
+class ThroughputTask(Task[Gold, Echoed]):
+    """One call per turn, the answer kept as is: the least a task can do."""
+
+    name = "throughput"
+    gold_type = Gold
+    prediction_type = Echoed
+    headline = "1 for an answer"
 
     @property
     def prompts(self) -> list[PromptInfo]:
         return [PROMPT]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[Gold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
-                yield Item(self.name, conversation, turn.index, "t", taxonomy)
+                yield Item(self.name, conversation, turn.index, "t", taxonomy, Gold())
 
-    async def evaluate(
-        self, item: Item, model: str, caller: Caller, judges: list[str]
-    ) -> ItemRecord:
+    def queries(self, item: Item[Gold], mode: AnswerMode) -> list[Query]:
         turn = item.conversation.turns[item.turn_index]
-        result = await caller.call(model, [Message("user", turn.user)], prompt=PROMPT, item=item)
-        return ItemRecord(
-            task=item.task, model=model, conversation_id=item.conversation.id,
-            turn_index=item.turn_index, item_id=item.item_id,
-            status="ok" if result.ok else "failed", prediction=result.text, error=result.error,
-        )
+        return [Query("answer", [Message("user", turn.user)], PROMPT, GenerateParams())]
+
+    def parse(self, item: Item[Gold], outputs: Mapping[str, Output]) -> Echoed:
+        return Echoed(text=outputs["answer"].text or "")
+
+    def score(self, item: Item[Gold], prediction: Echoed) -> Scored:
+        return Scored(1.0)
+
+    def worst(self, item: Item[Gold], partial: Echoed | None) -> Scored:
+        return Scored(0.0)
 
 
 def write_data(path: Path, calls: int) -> Path:
     source = Source(kind="simulated", name="throughput")
-    write_conversations(path, (
-        Conversation(
-            id=f"c{c}", source=source, taxonomy="attunebench-default",
-            turns=tuple(Turn(index=t, user=f"conversation {c}, message {t}") for t in range(TURNS)),
-        )
-        for c in range(calls // TURNS)
-    ))
+    write_conversations(
+        path,
+        (
+            Conversation(
+                id=f"c{c}",
+                source=source,
+                taxonomy="attunebench-default",
+                turns=tuple(
+                    Turn(index=t, user=f"conversation {c}, message {t}") for t in range(TURNS)
+                ),
+            )
+            for c in range(calls // TURNS)
+        ),
+    )
     return path
 
 
@@ -214,6 +239,7 @@ async def engine_run(
 
 # -- the bare loop ---------------------------------------------------------------------------
 
+
 async def bare_loop(url: str, calls: int, concurrency: int) -> float:
     """The same requests with nothing but aiohttp and a semaphore."""
     slots = asyncio.Semaphore(concurrency)
@@ -221,10 +247,20 @@ async def bare_loop(url: str, calls: int, concurrency: int) -> float:
     async with ClientSession(connector=TCPConnector(limit=0)) as session:
 
         async def one(number: int) -> None:
-            body = json.dumps({"model": "stub", "max_tokens": 512, "temperature": 0.0,
-                               "messages": [{"role": "user", "content": f"message {number}"}]})
-            async with slots, session.post(f"{url}/chat/completions", data=body.encode(),
-                                           headers=headers) as response:
+            body = json.dumps(
+                {
+                    "model": "stub",
+                    "max_tokens": 512,
+                    "temperature": 0.0,
+                    "messages": [{"role": "user", "content": f"message {number}"}],
+                }
+            )
+            async with (
+                slots,
+                session.post(
+                    f"{url}/chat/completions", data=body.encode(), headers=headers
+                ) as response,
+            ):
                 json.loads(await response.read())
 
         started = time.perf_counter()
@@ -234,29 +270,37 @@ async def bare_loop(url: str, calls: int, concurrency: int) -> float:
 
 # -- main ------------------------------------------------------------------------------------
 
+
 async def measure(calls: int, concurrency: int, latency_ms: int, pin: bool) -> dict[str, Any]:
     calls -= calls % TURNS
     with StubServer(pin) as stub, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data = write_data(root / "data.jsonl", calls)
-        engine_s, first = await engine_run(data, root / "run", root / "cache.sqlite",
-                                           stub.url(latency_ms), concurrency)
+        engine_s, first = await engine_run(
+            data, root / "run", root / "cache.sqlite", stub.url(latency_ms), concurrency
+        )
         assert first.complete and first.totals.calls == calls, first
         bare_s = await bare_loop(stub.url(latency_ms), calls, concurrency)
-        engine0_s, _ = await engine_run(data, root / "run0", root / "cache0.sqlite",
-                                        stub.url(0), concurrency)
+        engine0_s, _ = await engine_run(
+            data, root / "run0", root / "cache0.sqlite", stub.url(0), concurrency
+        )
         bare0_s = await bare_loop(stub.url(0), calls, concurrency)
-        cached_s, cached = await engine_run(data, root / "again", root / "cache.sqlite",
-                                            stub.url(latency_ms), concurrency)
+        cached_s, cached = await engine_run(
+            data, root / "again", root / "cache.sqlite", stub.url(latency_ms), concurrency
+        )
     ideal = concurrency / (latency_ms / 1000)
     engine_rate, bare_rate = calls / engine_s, calls / bare_s
     print(f"{calls} calls, concurrency {concurrency}, {latency_ms} ms latency: ideal {ideal:.0f}/s")
     print(f"  engine      {engine_rate:8.1f} calls/s  ({engine_rate / ideal:.3f} of ideal)")
     print(f"  bare aiohttp{bare_rate:8.1f} calls/s  ({bare_rate / ideal:.3f} of ideal)")
-    print(f"0 ms latency: engine {calls / engine0_s:.1f}/s, bare {calls / bare0_s:.1f}/s, "
-          f"engine overhead {(engine0_s - bare0_s) / calls * 1000:.3f} ms/call")
-    print(f"cached re-run: {cached.totals.calls} calls, {cached.totals.cache_hits} hits, "
-          f"{cached_s:.2f} s")
+    print(
+        f"0 ms latency: engine {calls / engine0_s:.1f}/s, bare {calls / bare0_s:.1f}/s, "
+        f"engine overhead {(engine0_s - bare0_s) / calls * 1000:.3f} ms/call"
+    )
+    print(
+        f"cached re-run: {cached.totals.calls} calls, {cached.totals.cache_hits} hits, "
+        f"{cached_s:.2f} s"
+    )
     return {
         "client": "aiohttp",
         "pinned": stub.pin and len(stub.cpus) >= 2,
@@ -281,8 +325,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency-ms", type=int, default=50)
-    parser.add_argument("--no-pin", action="store_true",
-                        help="let the stub and the client share CPUs as the OS sees fit")
+    parser.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="let the stub and the client share CPUs as the OS sees fit",
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:

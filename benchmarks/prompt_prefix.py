@@ -15,47 +15,25 @@ is JSON.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
-from attunebench.models.base import GenerateParams, Message
-from attunebench.models.hints import TaskHint
+from attunebench.judge.verdicts import rendered
 from attunebench.models.mock import default_answer
-from attunebench.records import PromptInfo
-from attunebench.tasks import TASKS
-from attunebench.tasks.base import CallResult, CallRole, Item
-from attunebench.tasks.judging import rendered
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import InvalidAnswer, Output, Query
 
 JUDGE = "mock/judge"
-SUBJECT = "mock/subject"
+Prompts = defaultdict[tuple[str, str, str], list[str]]
 
 
-@dataclass
-class RecordingCaller:
-    """Answers every call as the mock provider would and keeps the prompts, in call order."""
-
-    prompts: defaultdict[tuple[str, str, str], list[str]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-
-    async def call(
-        self,
-        model: str,
-        messages: list[Message],
-        *,
-        prompt: PromptInfo,
-        item: Item,
-        role: CallRole = "subject",
-        params: GenerateParams | None = None,
-        hint: TaskHint | None = None,
-    ) -> CallResult:
-        self.prompts[item.task, prompt.id, item.conversation.id].append(rendered(messages))
-        return CallResult(text=default_answer(hint))
+def answered(queries: Sequence[Query]) -> dict[str, Output]:
+    """Each query answered as the mock provider would."""
+    return {q.key: Output(text=default_answer(q.hint)) for q in queries}
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -68,19 +46,28 @@ def shared_share(earlier: str, later: str) -> float:
     return common_prefix(earlier, later) / len(later)
 
 
-async def measure(context: str) -> dict[str, float]:
+def measure(context: str) -> dict[str, float]:
     conversations = read_conversations(sample_path())
-    caller = RecordingCaller()
-    for name in TASKS.names():
-        options = {} if name == "judge_audit" else {"context": context}
-        task = TASKS.get(name)(**options)
+    prompts: Prompts = defaultdict(list)
+    tasks = load_tasks()
+    for name in tasks.names():
+        factory = tasks.get(name)
+        task = factory(context=context) if factory().context_option else factory()
         items = sorted(task.items(conversations), key=lambda i: i.turn_index)  # stable
         for item in items:
-            await task.evaluate(item, SUBJECT, caller, [JUDGE])
+            queries = task.queries(item, "generate")
+            try:
+                prediction = task.parse(item, answered(queries))
+            except InvalidAnswer:
+                prediction = None
+            if prediction is not None:
+                queries += task.judge_queries(item, prediction, [JUDGE])
+            for query in queries:
+                prompts[name, query.prompt.id, item.conversation.id].append(rendered(query))
     shares: dict[str, list[float]] = defaultdict(list)
-    for (task_name, prompt_id, _), prompts in caller.prompts.items():
+    for (task_name, prompt_id, _), sent in prompts.items():
         shares[f"{task_name}/{prompt_id}"] += [
-            shared_share(a, b) for a, b in itertools.pairwise(prompts)
+            shared_share(a, b) for a, b in itertools.pairwise(sent)
         ]
     return {label: round(sum(v) / len(v), 4) for label, v in sorted(shares.items()) if v}
 
@@ -88,7 +75,7 @@ async def measure(context: str) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--context", choices=("blind", "informed", "both"), default="both")
-    figures = asyncio.run(measure(parser.parse_args().context))
+    figures = measure(parser.parse_args().context)
     for label, share in figures.items():
         print(f"{label:<36} mean shared-prefix share {share:.1%}")
     print(json.dumps({"shared_prefix_share": figures}))

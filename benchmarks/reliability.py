@@ -26,7 +26,7 @@ from attunebench.testing.faults import FaultPlan
 
 def run_fault_drill(data: Path, work: Path, plan: FaultPlan) -> dict[str, Any]:
     started = time.perf_counter()
-    drill = asyncio.run(fault_drill(data, work, plan, timeout_s=0.3))
+    drill = asyncio.run(fault_drill(data, work, plan, timeout_s=2.0))
     stats = drill.faulty.stats
     return {
         "seconds": round(time.perf_counter() - started, 2),
@@ -73,18 +73,22 @@ def main() -> None:
     plan = FaultPlan(fail_rate=args.fail_rate, seed=args.seed, retry_after_s=0.01, timeout_s=0.6)
     with tempfile.TemporaryDirectory(prefix="attunebench-reliability-") as scratch:
         faults = run_fault_drill(args.data, Path(scratch) / "faults", plan)
-        print(f"fault drill: {faults['items']} items, {faults['requests']} requests, "
-              f"{faults['faults_injected']} faults injected ({faults['fault_share']:.0%}: "
-              f"{', '.join(f'{k} {n}' for k, n in sorted(faults['faults'].items()))}), "
-              f"{faults['calls_retried']} retries, {faults['failed_records']} failed records, "
-              f"records identical to a fault-free run: {faults['records_identical']} "
-              f"({faults['seconds']} s)")
+        print(
+            f"fault drill: {faults['items']} items, {faults['requests']} requests, "
+            f"{faults['faults_injected']} faults injected ({faults['fault_share']:.0%}: "
+            f"{', '.join(f'{k} {n}' for k, n in sorted(faults['faults'].items()))}), "
+            f"{faults['calls_retried']} retries, {faults['failed_records']} failed records, "
+            f"records identical to a fault-free run: {faults['records_identical']} "
+            f"({faults['seconds']} s)"
+        )
         crash = run_crash_drill(args.data, Path(scratch) / "crash", plan, args.kills, args.seed)
-        print(f"crash drill: {crash['kills']} kill -9s over {crash['sessions']} sessions, "
-              f"{crash['faults_injected']} faults injected, records identical to an "
-              f"uninterrupted run: {crash['records_identical']}, successful calls repeated: "
-              f"{crash['repeated_successful_calls']}, items lost: {crash['items_lost']} "
-              f"({crash['seconds']} s)")
+        print(
+            f"crash drill: {crash['kills']} kill -9s over {crash['sessions']} sessions, "
+            f"{crash['faults_injected']} faults injected, records identical to an "
+            f"uninterrupted run: {crash['records_identical']}, successful calls repeated: "
+            f"{crash['repeated_successful_calls']}, items lost: {crash['items_lost']} "
+            f"({crash['seconds']} s)"
+        )
     drills = (faults, crash)
     summary = {
         "faults_injected": sum(d["faults_injected"] for d in drills),

@@ -35,9 +35,21 @@ def test_a_run_through_llama_cpp(gemma_server: LlamaServer, tmp_path: Path) -> N
     # Free sampling: llama.cpp's JSON grammar costs several seconds a call on these cores.
     toml = models_toml(gemma_server.base_url, max_tokens=MAX_TOKENS, json_mode=False)
     models.write_text(toml, encoding="utf-8")
-    common = ["--data", str(SAMPLE), "--models-file", str(models), "--model", "gemma",
-              "--judge", "gemma", "--limit", "2", "--no-progress",
-              "--cache", str(tmp_path / "cache.sqlite")]
+    common = [
+        "--data",
+        str(SAMPLE),
+        "--models-file",
+        str(models),
+        "--model",
+        "gemma",
+        "--judge",
+        "gemma",
+        "--limit",
+        "2",
+        "--no-progress",
+        "--cache",
+        str(tmp_path / "cache.sqlite"),
+    ]
     for task in TASKS:
         common += ["--task", task]
     out = tmp_path / "run"
