@@ -22,14 +22,13 @@ from attunebench.models.hints import HintKind
 
 def asked_kinds(units: Sequence[Unit], judges: Sequence[str]) -> dict[str, frozenset[HintKind]]:
     """The hint kinds each model will be asked in `units`: a unit's model the tasks' subject
-    kinds, every judge the judged tasks' judge kinds."""
+    kinds, every judge the kinds the tasks ask their judges."""
     asked: dict[str, set[HintKind]] = {}
     for unit in units:
         for task, _ in unit.work:
             asked.setdefault(unit.model, set()).update(task.subject_hints)
-            if task.needs_judge:
-                for judge in judges:
-                    asked.setdefault(judge, set()).update(task.judge_hints)
+            for judge in judges if task.judge_hints else ():
+                asked.setdefault(judge, set()).update(task.judge_hints)
     return {model: frozenset(kinds) for model, kinds in asked.items()}
 
 
