@@ -9,7 +9,7 @@ EXTRAS := ml,hub,lexicon,anthropic,collect,dev,inspect,lm-eval,docs
 DEMO_OUT ?= demo-out
 SITE ?= site
 
-.PHONY: install install-demo install-llm browser demo demo-llm test lint docs bench clean
+.PHONY: install install-demo install-llm llama-server browser demo demo-llm test lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,26 @@ $(VENV)/.installed-llm: $(VENV)/.installed
 
 install-llm: $(VENV)/.installed-llm
 
+# llama.cpp's own C++ server, from the llama.cpp sources that llama-cpp-python vendors (the same
+# version): it computes next-token probabilities for the last position only, where the Python
+# server computes the whole vocabulary's logits for every prompt token (choice mode is several
+# times faster). Static, so the binary stands alone in .venv/bin. About 10 minutes on 2 cores.
+LLAMA_SRC := $(VENV)/llama.cpp
+$(BIN)/llama-server: $(VENV)/.installed-llm
+	@command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 \
+	  || (apt-get update -q && apt-get install -y -q cmake g++)
+	rm -rf $(LLAMA_SRC) && mkdir -p $(LLAMA_SRC)
+	$(BIN)/pip download --no-deps --no-binary :all: --dest $(LLAMA_SRC) \
+	  "llama-cpp-python==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')"
+	tar xzf $(LLAMA_SRC)/llama_cpp_python-*.tar.gz -C $(LLAMA_SRC)
+	cmake -S $$(ls -d $(LLAMA_SRC)/llama_cpp_python-*/vendor/llama.cpp) -B $(LLAMA_SRC)/build \
+	  -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $(LLAMA_CMAKE_ARGS) -DLLAMA_CURL=OFF \
+	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON
+	cmake --build $(LLAMA_SRC)/build --target llama-server -j $$(nproc)
+	cp $(LLAMA_SRC)/build/bin/llama-server $@
+
+llama-server: $(BIN)/llama-server
+
 # Debian's chromium for the browser tests (Playwright cannot download a browser here).
 browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium)
@@ -47,10 +67,10 @@ demo: install-demo
 	@echo "attunebench is installed in $(BIN): run $(BIN)/attunebench, or 'source $(BIN)/activate' to put it on your PATH"
 
 # A real LLM end to end: Gemma 3 270M behind llama.cpp's server, through the openai/ provider.
-demo-llm: install-llm
+demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 
-test: install-llm browser
+test: install-llm llama-server browser
 	$(BIN)/python -m pytest
 
 lint: install

@@ -45,9 +45,12 @@ def completion_body(
 ) -> dict[str, Any]:
     prompt, stop = transcript_prompt(messages)
     body: dict[str, Any] = {
-        "model": model, "prompt": prompt, "temperature": params.temperature,
-        "max_tokens": params.max_tokens, "stop": [*params.stop, *stop] or None,
-    }  # fmt: skip
+        "model": model,
+        "prompt": prompt,
+        "temperature": params.temperature,
+        "max_tokens": params.max_tokens,
+        "stop": [*params.stop, *stop] or None,
+    }
     if params.seed is not None:
         body["seed"] = params.seed
     return {k: v for k, v in body.items() if v is not None}
@@ -57,13 +60,20 @@ def choice_body(model: str, messages: Sequence[Message], *, chat: bool) -> dict[
     """One next token, greedy, with its top log probabilities."""
     if chat:
         return {
-            "model": model, "messages": [m.to_dict() for m in messages], "max_tokens": 1,
-            "temperature": 0.0, "logprobs": True, "top_logprobs": TOP_LOGPROBS,
-        }  # fmt: skip
+            "model": model,
+            "messages": [m.to_dict() for m in messages],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+        }
     return {
-        "model": model, "prompt": completion_prompt(messages), "max_tokens": 1,
-        "temperature": 0.0, "logprobs": TOP_LOGPROBS,
-    }  # fmt: skip
+        "model": model,
+        "prompt": completion_prompt(messages),
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "logprobs": TOP_LOGPROBS,
+    }
 
 
 def _usage(data: dict[str, Any]) -> tuple[int, int]:
@@ -84,10 +94,12 @@ def parse_choice(body: bytes, keys: Sequence[str], latency_s: float) -> ChoiceOu
         prompt_tokens, completion_tokens = _usage(data)
     except (ValueError, KeyError, IndexError, TypeError) as error:
         snippet = body[:200].decode("utf-8", "replace")
-        raise ProviderError(f"no logprobs in the answer ({error!r}): {snippet}",
-                            retryable=False) from None  # fmt: skip
-    return from_top_logprobs(top, keys, input_tokens=prompt_tokens,
-                             output_tokens=completion_tokens, latency_s=latency_s)  # fmt: skip
+        raise ProviderError(
+            f"no logprobs in the answer ({error!r}): {snippet}", retryable=False
+        ) from None
+    return from_top_logprobs(
+        top, keys, input_tokens=prompt_tokens, output_tokens=completion_tokens, latency_s=latency_s
+    )
 
 
 def parse_text_completion(body: bytes, latency_s: float) -> ModelOutput:
@@ -97,12 +109,15 @@ def parse_text_completion(body: bytes, latency_s: float) -> ModelOutput:
         choice = data["choices"][0]
         prompt_tokens, completion_tokens = _usage(data)
         return ModelOutput(
-            text=str(choice.get("text") or ""), input_tokens=prompt_tokens,
-            output_tokens=completion_tokens, latency_s=latency_s,
+            text=str(choice.get("text") or ""),
+            input_tokens=prompt_tokens,
+            output_tokens=completion_tokens,
+            latency_s=latency_s,
             finish_reason=choice.get("finish_reason"),
             raw={"id": data.get("id"), "model": data.get("model")},
-        )  # fmt: skip
+        )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
         snippet = body[:200].decode("utf-8", "replace")
-        raise ProviderError(f"malformed completion ({error!r}): {snippet}",
-                            retryable=True) from None  # fmt: skip
+        raise ProviderError(
+            f"malformed completion ({error!r}): {snippet}", retryable=True
+        ) from None

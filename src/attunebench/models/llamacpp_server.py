@@ -7,12 +7,21 @@ verified against the package's SHA-256 every time it is used. The server binds 1
 free port, runs as a child process, and is stopped by its PID. It serves one request at a
 time, so one call in flight per server keeps each conversation's prompts back to back and
 llama.cpp reuses their shared prefix.
+
+Two servers can serve it. llama.cpp's own C++ `llama-server` (built by `make llama-server` from
+the llama.cpp sources llama-cpp-python vendors; found as ATTUNEBENCH_LLAMA_SERVER, in the
+virtual environment's `bin`, or on PATH) is the one used when present: it computes next-token
+probabilities for the last position only. llama-cpp-python's Python server is the fallback;
+to return log probabilities at all it must compute the full vocabulary's logits for every prompt
+token and take their softmax on each call, which makes a choice question of 500 prompt tokens
+take seconds where the C++ server takes a fraction of one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +33,19 @@ from types import TracebackType
 from typing import IO
 
 MODEL_ALIAS = "gemma-3-270m"
+SERVER_VARIABLE = "ATTUNEBENCH_LLAMA_SERVER"
+
+
+def cpp_server() -> Path | None:
+    """llama.cpp's C++ `llama-server`, if one is at hand (see the module docstring)."""
+    explicit = os.environ.get(SERVER_VARIABLE)
+    if explicit:
+        return Path(explicit)
+    beside = Path(sys.prefix) / "bin" / "llama-server"
+    if beside.exists():
+        return beside
+    found = shutil.which("llama-server")
+    return Path(found) if found else None
 
 
 class LocalModelError(RuntimeError):
@@ -81,8 +103,12 @@ class LlamaServer:
         threads: int | None = None,
         start_timeout_s: float = 180.0,
         verbose: bool = False,
+        binary: Path | None = None,
+        python: bool = False,
     ) -> None:
         self.model = model
+        # The C++ server unless asked for the Python one (or none is at hand).
+        self.binary = None if python else (binary or cpp_server())
         self.log = log
         self.n_ctx = n_ctx
         # Half the cores: llama.cpp's threads wait on each other at every layer, so one
@@ -101,7 +127,38 @@ class LlamaServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def kind(self) -> str:
+        return "llama.cpp llama-server" if self.binary is not None else "llama-cpp-python server"
+
     def command(self) -> list[str]:
+        if self.binary is not None:
+            # --swa-full: Gemma 3 attends to the last 512 tokens in most layers, and with a
+            # window-sized cache a prompt that shares a long prefix with the last one but ends
+            # differently cannot reuse it (the window's older entries are gone).
+            verbose = ["--verbose"] if self.verbose else []
+            return [
+                str(self.binary),
+                "--model",
+                str(self.model),
+                "--alias",
+                MODEL_ALIAS,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--ctx-size",
+                str(self.n_ctx),
+                "--threads",
+                str(self.threads),
+                "--threads-batch",
+                str(self.threads),
+                "--parallel",
+                "1",
+                "--swa-full",
+                "--no-webui",
+                *verbose,
+            ]
         return [
             sys.executable,
             "-m",
