@@ -271,7 +271,9 @@ def test_a_train_split_overlapping_the_data_is_refused_in_one_line(
     command = ["run", "--data", str(data), "--out", str(out), "--model", model, "--task", "emotion"]
     result = CliRunner().invoke(app, [*command, "--no-cache", "--no-progress"])
     assert result.exit_code == 2, result.output
-    [line] = [line for line in result.output.splitlines() if line.strip()]
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    [line] = lines
     if overlap == "same file":
         assert line == f"error: {spec}?train={train}: the train split is the evaluated data"
     else:

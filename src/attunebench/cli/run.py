@@ -50,11 +50,17 @@ def _context_options(names: list[str], context: str | None) -> dict[str, dict[st
 
 def quiet_model_loading() -> None:
     """No progress bars from the libraries that load models (transformers' "Loading weights",
-    the hub's downloads, tqdm). They read these variables when first imported, which the
-    commands do later, when a model is loaded."""
+    the hub's downloads, tqdm). They read these variables when first imported; one imported
+    already (the command run inside a program that loaded a model) is told directly."""
     os.environ["TQDM_DISABLE"] = "1"
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
+    hub: Any = sys.modules.get("huggingface_hub.utils")
+    if hub is not None:
+        hub.disable_progress_bars()
+    transformers_logging: Any = sys.modules.get("transformers.utils.logging")
+    if transformers_logging is not None:
+        transformers_logging.disable_progress_bar()
 
 
 def _entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
