@@ -42,8 +42,8 @@ class Baseline(Provider):
     # cache key does not see (it holds the spec and options, so the file's path), and the
     # others' follow the code and the lexicon. Hashing the train file would close only the
     # first gap, while caching saves next to nothing: every baseline answers an item in
-    # milliseconds, and knn's one costly step, embedding the train split, happens on the
-    # first uncached call whatever the cache holds.
+    # milliseconds. knn's one costly step, embedding the train split, is kept apart, keyed by
+    # the texts themselves (`prepare`, `embeddings.encode_stored`).
     cacheable = False
 
     def __init__(self, spec: str) -> None:
