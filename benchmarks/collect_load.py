@@ -5,8 +5,10 @@ each goes through a whole study (consent, traits, 6 turns of message and pick, t
 waiting before every answer a think time drawn from 5 to 30 s, as a real participant takes to
 read and answer a page. To fit in minutes, every wait (think times and the mock models' 3 s) is
 divided by a time factor k (20 by default): n simulated participants then send the requests of
-n * k real ones, which is the figure reported. Each level of real participants runs until its
-population is steady, then is measured for a window; a level is held when the server's answer
+n * k real ones. A level of L real participants is an arrival rate that keeps L of them in the
+study on average (Little's law: L divided by a session's mean length); the count seen in the
+window is printed beside it. Each level runs until its population is steady, then is measured
+for a window; a level is held when the server's answer
 times (less model time, from the Server-Timing header) have p99 < 50 ms and no acknowledged
 answer (a 303) is missing from the database afterwards. Levels rise until one is not held. A
 separate closed loop (participants with no think time) gives the requests per second at
@@ -51,7 +53,7 @@ TURNS = 6
 THINK_S = (5.0, 30.0)  # a real participant reading and answering one page
 MODEL_S = 3.0  # a real model's reply; excluded from the answer times either way
 P99_LIMIT_MS = 50.0
-LEVELS = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000)
+LEVELS = (250, 500, 750, 1000, 1250, 1500, 2000, 3000, 4000, 6000)
 PAGES = 2 + 2 * TURNS + 1  # consent, traits, a message and a pick per turn, the survey
 SESSION_REAL_S = PAGES * sum(THINK_S) / 2 + TURNS * MODEL_S
 Acked = list[tuple[str, str, int, dict[str, Any]]]  # token, action, turn, answer: each a 303
@@ -295,8 +297,8 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
             missing += found["missing"]
             held = p99 < P99_LIMIT_MS and found["missing"] == 0
             print(
-                f"level {level:>5}: {found['real']:>5} real participants on average "
-                f"({found['simulated']:.0f} simulated x {k:g}); {len(found['times'])} "
+                f"level {level:>5}: {found['real']:>5} real participants seen on average "
+                f"({found['simulated']:.1f} simulated x {k:g}); {len(found['times'])} "
                 f"requests measured, p50 {percentile(found['times'], 0.5):.1f} ms, p99 "
                 f"{p99:.1f} ms; {found['acked']} answers acknowledged, {found['missing']} "
                 f"missing; server CPU {cpu_seconds(process.pid) - cpu:.1f} s, load average "
@@ -307,7 +309,7 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
             print(f"  p99 ms by request: {by_kind}", flush=True)
             if not held:
                 break
-            best = {"real": found["real"], "p99": round(p99, 1)}
+            best = {"real": level, "p99": round(p99, 1)}
         saturation = await closed_loop(base, url, args.clients, args.closed_s)
         print(
             f"closed loop, {args.clients} participants with no think time: "
@@ -343,7 +345,7 @@ async def main() -> None:
     parser.add_argument("--postgres-url", default=os.environ.get("ATTUNEBENCH_TEST_POSTGRES_URL"))
     parser.add_argument("--workers", type=int, default=2, help="app processes (PostgreSQL)")
     parser.add_argument("--time-factor", type=float, default=20.0, help="waits divided by this")
-    parser.add_argument("--window", type=float, default=20.0, help="seconds measured a level")
+    parser.add_argument("--window", type=float, default=30.0, help="seconds measured a level")
     parser.add_argument("--max-level", type=int, default=max(LEVELS))
     parser.add_argument("--clients", type=int, default=32, help="closed-loop participants")
     parser.add_argument("--closed-s", type=float, default=15.0, help="closed-loop seconds")
