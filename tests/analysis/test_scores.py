@@ -12,6 +12,7 @@ from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.scores import HEADLINE, counts, metric_scores
 from attunebench.analysis.synthetic import TASKS, Plan
+from attunebench.tasks.metrics import Column, distinct_pairs
 
 ACCURACY = {"emotion": 0.6, "behavior": 0.5, "preference": 0.55, "response": 0.4}
 
@@ -82,3 +83,55 @@ def test_counts_are_items_conversations_invalid_and_failed(frame: Frame) -> None
         assert count.n_invalid == sum(r.status == "invalid" for r in used)
         assert count.n_failed == sum(r.status == "failed" for r in mine)
         assert all(r.status != "failed" for r in used)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_metrics_read_from_columns_or_shared_readings_equal_their_own_reading(
+    frame: Frame, task: str
+) -> None:
+    # Column metrics are read from the frame and metrics sharing a `values` function share one
+    # reading; both must give, resample by resample, what each metric's own reading of the
+    # typed views gives.
+    bootstrap = bootstrap_of(frame, 7, seed=3)
+    cell = build_cell(frame, task, "blind", all_items=False)
+    assert cell.declaration is not None
+    found = {s.metric: s for s in metric_scores(frame, bootstrap, cell)}
+    columns = [m for m in cell.declaration.metrics if m.column is not None]
+    assert any(m.name == HEADLINE for m in columns)
+    for metric in cell.declaration.metrics:
+        if metric.name not in found:
+            continue
+        for m, _ in enumerate(frame.models):
+            rows = cell.rows(frame, m)
+            views = cell.model_views(frame, m)
+            point, drawn = metric.evaluate(views, bootstrap.weights(frame.conversation[rows]))
+            np.testing.assert_array_equal(found[metric.name].samples[:, m], drawn)
+            assert found[metric.name].point[m] == pytest.approx(point, nan_ok=True)
+
+
+def test_column_reads_skip_failed_records_and_unparsed_ones_where_asked() -> None:
+    class Fake:
+        def __init__(self, status: str, score: float | None, scores: dict[str, float]) -> None:
+            self.status, self.score, self.scores = status, score, scores
+
+        def value(self, key: str) -> float | None:
+            return self.scores.get(key)
+
+    ok, invalid, failed = (
+        Fake("ok", 1.0, {"k": 2.0}),
+        Fake("invalid", 0.0, {"k": 3.0}),
+        Fake("failed", 0.5, {"k": 4.0}),
+    )
+    assert [Column().of(v) for v in (ok, invalid, failed)] == [1.0, 0.0, None]
+    assert [Column("k").of(v) for v in (ok, invalid, failed)] == [2.0, 3.0, None]
+    assert [Column("k", parsed_only=True).of(v) for v in (ok, invalid, failed)] == [2.0, None, None]
+
+
+def test_distinct_pairs_is_numpys_unique_rows() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        values = rng.integers(0, 4, size=(int(rng.integers(1, 40)), 2)) / 3.0
+        cells, group = np.unique(values, axis=0, return_inverse=True)
+        mine, codes = distinct_pairs(values)
+        np.testing.assert_array_equal(mine, cells)
+        np.testing.assert_array_equal(codes, group.reshape(-1))

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -34,16 +35,37 @@ def task_object(name: str) -> Task[Any, Any] | None:
 
 @dataclass(frozen=True)
 class Cell:
-    """One task and variant: the records its numbers use, and the typed view of each."""
+    """One task and variant: the records its numbers use, and the typed view of each (read
+    when first asked for: numbers the records hold are read from the frame's columns)."""
 
     task: str
     variant: str
     declaration: Task[Any, Any] | None
     mask: BoolArray  # the records scored here (common items, ok or invalid)
-    views: Mapping[int, View[Any, Any]]  # record index -> typed view
     left_out: list[LeftOutItem]
     left_out_count: int
     items_differ: bool  # with all_items: the models were scored on different items
+    frame: Frame = field(repr=False, compare=False)
+
+    @cached_property
+    def views(self) -> Mapping[int, View[Any, Any]]:
+        """Record index -> typed view, for every record of the cell."""
+        if self.declaration is None:
+            return {}
+        return typed_views(self.declaration, self.frame, self.mask)
+
+    @cached_property
+    def judges(self) -> dict[str, list[str]]:
+        """Per model, the judges whose verdicts are behind its numbers."""
+        if self.declaration is not None and not self.declaration.needs_judge:
+            return {}  # no judge was asked: its records hold no verdicts
+        records, out = self.frame.records, {}
+        for model in np.unique(self.frame.model[self.mask]).tolist():
+            rows = self.rows(self.frame, model).tolist()
+            judges = {v.judge for i in rows for v in records[i].verdicts}
+            if judges:
+                out[self.frame.models[model]] = sorted(judges)
+        return out
 
     def rows(self, frame: Frame, model: int) -> np.ndarray:
         return np.flatnonzero(self.mask & (frame.model == model))
@@ -74,18 +96,20 @@ def typed_views(
     if type(declaration).view is not Task.view:  # a task that reads its records its own way
         return {int(i): declaration.view(frame.records[i]) for i in np.flatnonzero(keep)}
     gold_type, prediction_type = declaration.gold_type, declaration.prediction_type
+    validate = prediction_type.__pydantic_validator__.validate_python
     golds: dict[int, tuple[dict[str, Any] | None, Any]] = {}
     views: dict[int, View[Any, Any]] = {}
-    for i in np.flatnonzero(keep).tolist():
-        record = frame.records[i]
-        shared = golds.get(int(frame.item[i]))
+    rows = np.flatnonzero(keep)
+    records = frame.records
+    for i, code in zip(rows.tolist(), frame.item[rows].tolist(), strict=True):
+        record = records[i]
+        shared = golds.get(code)
         if shared is None or shared[0] != record.gold:
-            shared = (record.gold, gold_type.model_construct(**(record.gold or {})))
-            golds[int(frame.item[i])] = shared
+            shared = golds[code] = (record.gold, gold_type.model_construct(**(record.gold or {})))
         prediction: Any = None
         if record.prediction is not None:
             try:
-                prediction = prediction_type.model_validate(record.prediction)
+                prediction = validate(record.prediction)
             except ValidationError:
                 prediction = prediction_type.model_construct(**record.prediction)
         views[i] = View(record, shared[1], prediction)
@@ -120,10 +144,8 @@ def build_cell(frame: Frame, task: str, variant: str, all_items: bool) -> Cell:
                     reason=_failure_reasons(frame, rows),
                 )
             )
-    declaration = task_object(task)
-    views = {} if declaration is None else typed_views(declaration, frame, keep)
     differ = all_items and bool(missing)
-    return Cell(task, variant, declaration, keep, views, left_out, len(missing), differ)
+    return Cell(task, variant, task_object(task), keep, left_out, len(missing), differ, frame)
 
 
 def failed_counts(frame: Frame, task: str, variant: str) -> dict[str, int]:

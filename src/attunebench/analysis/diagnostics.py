@@ -28,6 +28,7 @@ from attunebench.analysis.schema import (
 )
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
+from attunebench.tasks.base import Task
 from attunebench.tasks.calibration import bins
 from attunebench.tasks.metrics import label_counts, per_label
 
@@ -113,11 +114,11 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
     """(record index, model, (predicted, gold) labels) of every item that has labels (read
     once per cell: the confusion matrices and per-label F1 both use them)."""
     declaration = cell.declaration
-    if declaration is None:
-        return []
+    if declaration is None or type(declaration).label_sets is Task.label_sets:
+        return []  # a task without labels
     out = []
-    for i in np.flatnonzero(cell.mask):
-        sets = declaration.label_sets(cell.views[int(i)])
+    for i in np.flatnonzero(cell.mask).tolist():
+        sets = declaration.label_sets(cell.views[i])
         if sets is not None:
             out.append((int(i), frame.records[i].model, sets))
     return out
@@ -174,8 +175,8 @@ def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> li
 def calibration(frame: Frame, cell: Cell) -> list[CalibrationCurve]:
     """Each model's reliability diagram over the cell's choice answers (none: no curve)."""
     declaration = cell.declaration
-    if declaration is None:
-        return []
+    if declaration is None or type(declaration).calibration_rows is Task.calibration_rows:
+        return []  # a task without choice answers
     out = []
     for m in np.unique(frame.model[cell.mask]):
         rows = [

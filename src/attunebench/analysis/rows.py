@@ -19,14 +19,25 @@ CellKey = tuple[str, str]  # task, variant
 
 def cell_judges(frame: Frame, cell: Cell) -> dict[str, list[str]]:
     """Per model, the judges whose verdicts are behind its numbers in this cell."""
-    if cell.declaration is not None and not cell.declaration.needs_judge:
-        return {}  # no judge was asked: its records hold no verdicts
-    found: dict[str, set[str]] = {}
-    for i in np.flatnonzero(cell.mask):
+    return cell.judges
+
+
+def item_golds(frame: Frame, cell: Cell) -> list[tuple[str, str, bool]]:
+    """(conversation id, gold level, derived) of each item of the cell, read from the records'
+    gold without typed views (missing fields take the gold type's defaults, as a view's do)."""
+    if cell.declaration is None:
+        return []
+    fields = cell.declaration.gold_type.model_fields
+    default_level, default_derived = fields["level"].default, fields["derived"].default
+    rows = np.flatnonzero(cell.mask)
+    _, last = np.unique(frame.item[rows][::-1], return_index=True)  # an item's last record
+    out = []
+    for i in rows[len(rows) - 1 - last].tolist():
         record = frame.records[i]
-        if record.verdicts:
-            found.setdefault(record.model, set()).update(v.judge for v in record.verdicts)
-    return {model: sorted(judges) for model, judges in found.items()}
+        gold = record.gold or {}
+        level = gold.get("level", default_level)
+        out.append((record.conversation_id, str(level), bool(gold.get("derived", default_derived))))
+    return out
 
 
 def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]) -> TaskInfo:
@@ -34,10 +45,9 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
     variants = frame.task_variants(task)
     headline = headline_variant(variants)
     cell = cells[task, headline]
-    views = [cell.views[int(i)] for i in np.flatnonzero(cell.mask)]
-    items = {(v.record.conversation_id, v.record.turn_index, v.record.item_id): v for v in views}
-    levels = Counter(str(v.gold.level) for v in items.values())
-    derived = [bool(v.gold.derived) for v in items.values()]
+    items = item_golds(frame, cell)
+    levels = Counter(level for _, level, _ in items)
+    derived = [flag for _, _, flag in items]
     judges = sorted({j for js in cell_judges(frame, cell).values() for j in js})
     declaration = cell.declaration
     task_sources = {

@@ -8,13 +8,15 @@ The headline is the declared `score` metric, the mean per-item score.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame
-from attunebench.tasks.metrics import Metric
+from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame, IntArray
+from attunebench.tasks.base import View
+from attunebench.tasks.metrics import Column, Found, Metric, Values
 
 HEADLINE = "score"
 
@@ -54,18 +56,42 @@ def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
     return [*declaration.metrics, *declaration.extra_metrics(views)]
 
 
+def column_values(frame: Frame, rows: IntArray, column: Column) -> FloatArray:
+    """A `Column`'s values (items, 1) for these records, from the frame's columns: what
+    `column.of` reads from each record's view, without making the views."""
+    source = frame.score if column.key is None else frame.scores.get(column.key)
+    values = np.full(len(rows), np.nan) if source is None else source[rows]
+    unread = frame.status[rows] != STATUS_CODES["ok"]
+    if not column.parsed_only:
+        unread &= frame.status[rows] == STATUS_CODES["failed"]
+    values[unread] = np.nan
+    return values.reshape(-1, 1)
+
+
 def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list[MetricScores]:
-    """Every metric of one cell for every model, with intervals (undefined ones dropped)."""
+    """Every metric of one cell for every model, with intervals (undefined ones dropped).
+
+    Column metrics read the frame; the others read each model's views, once per distinct
+    `values` function (metrics that share one share the reading).
+    """
     models = len(frame.models)
     metrics = cell_metrics(cell, frame)
     points = {m.name: np.full(models, np.nan) for m in metrics}
     samples = {m.name: np.full((bootstrap.resamples, models), np.nan) for m in metrics}
     for model in np.unique(frame.model[cell.mask]):
         rows = cell.rows(frame, int(model))
-        views = [cell.views[int(i)] for i in rows]
         weights = bootstrap.weights(frame.conversation[rows])
+        read: dict[Values, Found] = {}
+        views: list[View[Any, Any]] | None = None
         for metric in metrics:
-            point, drawn = metric.evaluate(views, weights)
+            if metric.column is not None:
+                found: Found = column_values(frame, rows, metric.column)
+            elif metric.values in read:
+                found = read[metric.values]
+            else:
+                views = views if views is not None else [cell.views[i] for i in rows.tolist()]
+                found = read[metric.values] = metric.values(views)
+            point, drawn = metric.evaluate_values(found, weights)
             points[metric.name][model] = point
             samples[metric.name][:, model] = drawn
     out = []

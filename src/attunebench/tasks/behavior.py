@@ -204,7 +204,7 @@ def _sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
 
 BehaviorTask.metrics = m.register(
     TASK,
-    m.mean_metric("score", BehaviorTask.headline, lambda v: v.score),
+    m.column_metric("score", BehaviorTask.headline),
     m.f1_metric("micro_f1", "micro-F1 over labels, pooled over items", _sets, m.micro_f1_statistic),
     m.f1_metric("macro_f1", "macro-F1: the mean of per-label F1", _sets, m.macro_f1_statistic),
     *calibration_metrics(_calibration_rows, positive="yes"),

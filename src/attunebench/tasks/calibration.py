@@ -28,6 +28,7 @@ from attunebench.tasks.metrics import (
     IntArray,
     Metric,
     Weights,
+    distinct_pairs,
     mean_statistic,
     safe_ratio,
     weighted_midranks,
@@ -95,8 +96,8 @@ def auroc_values(rows: Sequence[Row], positive: str) -> FloatArray:
 
 def auroc_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     """Weighted Mann-Whitney AUC of column 0 against the labels in column 1."""
-    cells, group = np.unique(values, axis=0, return_inverse=True)
-    table = weights.grouped(group.reshape(-1), len(cells))  # (B, cells)
+    cells, group = distinct_pairs(values)
+    table = weights.grouped(group, len(cells))  # (B, cells)
     ranks = weighted_midranks(cells[:, 0].copy(), table)
     positive = cells[:, 1] == 1.0
     w_pos, w_neg = table[:, positive].sum(axis=1), table[:, ~positive].sum(axis=1)
@@ -105,40 +106,45 @@ def auroc_statistic(values: FloatArray, weights: Weights) -> FloatArray:
 
 
 def calibration_metrics(rows_of: RowsOf, positive: str | None = None) -> tuple[Metric, ...]:
-    """Brier and ECE (and AUROC of `positive`, for two-option questions) over a task's rows."""
+    """Brier and ECE (and AUROC of `positive`, for two-option questions) over a task's rows.
 
-    def brier(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
-        rows, owners = _rows(views, rows_of)
-        return brier_values(rows), owners
+    The three share one reading of the rows: [Brier | ECE's 3 x BINS | AUROC's 2] per row, each
+    statistic taking its own columns.
+    """
+    ece_end = 1 + 3 * BINS
 
-    def ece(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
+    def values(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
         rows, owners = _rows(views, rows_of)
-        return ece_values(rows), owners
+        parts = [brier_values(rows), ece_values(rows)]
+        if positive is not None:
+            parts.append(auroc_values(rows, positive))
+        return np.concatenate(parts, axis=1), owners
+
+    def brier(found: FloatArray, weights: Weights) -> FloatArray:
+        return mean_statistic(found[:, :1], weights)
+
+    def ece(found: FloatArray, weights: Weights) -> FloatArray:
+        return ece_statistic(found[:, 1:ece_end], weights)
+
+    def auroc(found: FloatArray, weights: Weights) -> FloatArray:
+        return auroc_statistic(found[:, ece_end:], weights)
 
     found = [
         Metric(
             "brier",
             "multiclass Brier score of the choice probabilities",
+            values,
             brier,
-            mean_statistic,
             higher_is_better=False,
         ),
         Metric(
             "ece",
             "expected calibration error of the most probable option (10 bins)",
+            values,
             ece,
-            ece_statistic,
             higher_is_better=False,
         ),
     ]
     if positive is not None:
-        key = positive
-
-        def auroc(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
-            rows, owners = _rows(views, rows_of)
-            return auroc_values(rows, key), owners
-
-        found.append(
-            Metric("auroc", f"area under the ROC curve of P({key})", auroc, auroc_statistic)
-        )
+        found.append(Metric("auroc", f"area under the ROC curve of P({positive})", values, auroc))
     return tuple(found)

@@ -408,10 +408,10 @@ def _panas_rows(views: Sequence[EmotionView]) -> tuple[m.FloatArray, m.IntArray]
 def _numbers(name: str) -> tuple[m.Metric, ...]:
     low, high = SCALES[name]
     return (
-        m.mean_metric(
+        m.column_metric(
             f"{name}_mae",
             f"mean absolute {name} error (missing: {high - low:g})",
-            lambda v: v.value(f"{name}_abs_error"),
+            m.Column(f"{name}_abs_error"),
             higher_is_better=False,
         ),
         m.mean_metric(
@@ -427,12 +427,10 @@ def _numbers(name: str) -> tuple[m.Metric, ...]:
 
 EmotionTask.metrics = m.register(
     TASK,
-    m.mean_metric("score", EmotionTask.headline, lambda v: v.score),
+    m.column_metric("score", EmotionTask.headline),
     m.f1_metric("macro_f1", "macro-F1 of the primary label", _primary_sets, m.macro_f1_statistic),
-    m.mean_metric(
-        "jaccard",
-        "Jaccard overlap of the named and reported emotions",
-        lambda v: v.value("jaccard"),
+    m.column_metric(
+        "jaccard", "Jaccard overlap of the named and reported emotions", m.Column("jaccard")
     ),
     m.f1_metric(
         "labels_micro_f1", "micro-F1 over every reported emotion", _label_sets, m.micro_f1_statistic
@@ -444,10 +442,10 @@ EmotionTask.metrics = m.register(
     *_numbers("valence"),
     *_numbers("arousal"),
     *calibration_metrics(_calibration_rows),
-    m.mean_metric(
+    m.column_metric(
         "panas_mae",
         "mean absolute PANAS item error (missing: 4)",
-        lambda v: v.value("panas_abs_error"),
+        m.Column("panas_abs_error"),
         higher_is_better=False,
     ),
     m.Metric(

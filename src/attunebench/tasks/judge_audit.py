@@ -174,7 +174,7 @@ def counts(views: Sequence[AuditView]) -> m.FloatArray:
 
 JudgeAuditTask.metrics = m.register(
     TASK,
-    m.mean_metric("score", JudgeAuditTask.headline, lambda v: v.score),
+    m.column_metric("score", JudgeAuditTask.headline),
     *audit.audit_metrics(counts),
     *calibration_metrics(pair_calibration_rows, positive="first"),
 )

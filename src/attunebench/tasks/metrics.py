@@ -14,6 +14,13 @@ positive, false positive and false negative sums; Spearman's rho is Pearson's r 
 average ranks. `Weights` keeps the resample counts per cluster, so sums are one matrix product
 over clusters, and rank statistics need only the total weight of each distinct value.
 
+Reading values is the costly part of an analysis (a Python call per record), so a metric says
+what it reads. A `Column` metric reads a number every record already holds (its score, or one
+of its `scores`), which an analysis takes from its numeric columns without reading a record
+into its typed view. Metrics built on the same `values` function (micro and macro F1 of the
+same label sets; Brier, ECE and AUROC of the same choice rows) share one reading of the
+records: the analysis reads each distinct function once.
+
 Metrics register by name in `METRICS` (`task.metric`), so a report says exactly which
 definition produced a number; `None`, never NaN, means undefined on these items.
 """
@@ -21,7 +28,8 @@ definition produced a number; `None`, never NaN, means undefined on these items.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -40,15 +48,29 @@ def safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
     return out
 
 
+def group_sums(group: IntArray, table: FloatArray, groups: int) -> FloatArray:
+    """The (groups, k) sums of the rows of `table` (items, k) by each item's group: what
+    `np.add.at(out, group, table)` adds, in the same order, by one `np.bincount`."""
+    width = table.shape[1]
+    flat = (group[:, None] * width + np.arange(width)).ravel()
+    sums = np.bincount(flat, weights=table.ravel(), minlength=groups * width)
+    return sums.reshape(groups, width).astype(np.float64, copy=False)
+
+
 @dataclass(frozen=True)
 class Weights:
     """Per-item weights for B resamples at once: item i weighs `counts[b, cluster[i]]`.
 
-    `Weights.ones(n)` is the single row of unit weights that gives a point estimate.
+    `Weights.ones(n)` is the single row of unit weights that gives a point estimate. Weighted
+    sums are kept per values array, so metrics that share a reading (micro and macro F1, the
+    judge audit's statistics) share its sums too; they are read-only.
     """
 
     counts: FloatArray  # (B, clusters)
     cluster: IntArray  # (items,): each item's cluster
+    _sums: dict[int, tuple[FloatArray, FloatArray]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def ones(cls, items: int) -> Weights:
@@ -67,41 +89,66 @@ class Weights:
     def sum(self, values: FloatArray) -> FloatArray:
         """Weighted column sums (B, k) of `values` (items, k): per-cluster sums, then one
         product with the counts."""
+        kept = self._sums.get(id(values))
+        if kept is not None and kept[0] is values:
+            return kept[1]
         table = values.reshape(len(values), -1)
-        clusters = np.zeros((self.counts.shape[1], table.shape[1]))
-        np.add.at(clusters, self.cluster, table)
-        result: FloatArray = self.counts @ clusters
+        result: FloatArray = self.counts @ group_sums(self.cluster, table, self.counts.shape[1])
+        result.flags.writeable = False
+        self._sums[id(values)] = (values, result)
         return result
 
     def grouped(self, group: IntArray, groups: int) -> FloatArray:
         """The (B, groups) total weight of each group of items (items with equal values, say):
         a rank statistic needs only these, not every item's weight."""
-        table = np.zeros((self.counts.shape[1], groups))
-        np.add.at(table, (self.cluster, group), 1.0)
-        result: FloatArray = self.counts @ table
+        flat = self.cluster * groups + group
+        table = np.bincount(flat, minlength=self.counts.shape[1] * groups).astype(np.float64)
+        result: FloatArray = self.counts @ table.reshape(-1, groups)
         return result
 
 
 # Per-item values: one row per record, or rows with the index of the record each belongs to
 # (a record with several PANAS items gives several rows, all weighted as that record).
-Values = Callable[[Sequence[Any]], FloatArray | tuple[FloatArray, IntArray]]
+Found = FloatArray | tuple[FloatArray, IntArray]
+Values = Callable[[Sequence[Any]], Found]
 Statistic = Callable[[FloatArray, Weights], FloatArray]
 
 
 @dataclass(frozen=True)
+class Column:
+    """A number every record holds: its score (`key` None) or `scores[key]`; None where absent,
+    and for a failed record. `parsed_only` keeps answers that parsed (an invalid one has none)."""
+
+    key: str | None = None
+    parsed_only: bool = False
+
+    def of(self, view: Any) -> float | None:
+        """The number of one record's view."""
+        if view.status == "failed" or (self.parsed_only and view.status != "ok"):
+            return None
+        number: float | None = view.score if self.key is None else view.value(self.key)
+        return number
+
+
+@dataclass(frozen=True)
 class Metric:
-    """One metric of one task; see the module docstring."""
+    """One metric of one task; see the module docstring. `column`, where set, says that
+    `values` reads only that column of each record."""
 
     name: str
     description: str
     values: Values
     statistic: Statistic
     higher_is_better: bool = True
+    column: Column | None = None
 
     def evaluate(self, records: Sequence[Any], weights: Weights) -> tuple[float, FloatArray]:
         """The point value (NaN where undefined) and the value under each row of `weights`,
         reading the records' values once."""
-        found = self.values(records)
+        return self.evaluate_values(self.values(records), weights)
+
+    def evaluate_values(self, found: Found, weights: Weights) -> tuple[float, FloatArray]:
+        """As `evaluate`, from values already read (by `values`, or from a `column`)."""
         values, owners = found if isinstance(found, tuple) else (found, None)
         if len(values) == 0:
             return float("nan"), np.full(weights.rows, np.nan)
@@ -195,6 +242,17 @@ def weighted_pearson(x: FloatArray, y: FloatArray, weights: FloatArray) -> Float
     return safe_ratio((weights * dx * dy).sum(axis=1), spread)
 
 
+def distinct_pairs(values: FloatArray) -> tuple[FloatArray, IntArray]:
+    """The distinct rows of an (items, 2) array in lexicographic order, and each item's row:
+    `np.unique(values, axis=0, return_inverse=True)`, by two one-column sorts (sorting rows
+    as records is several times slower)."""
+    xs, x_code = np.unique(values[:, 0], return_inverse=True)
+    ys, y_code = np.unique(values[:, 1], return_inverse=True)
+    codes, group = np.unique(x_code * len(ys) + y_code, return_inverse=True)
+    cells = np.stack([xs[codes // len(ys)], ys[codes % len(ys)]], axis=1)
+    return cells, group.reshape(-1)
+
+
 def spearman_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     """Spearman's rho of columns 0 and 1 over the items where both are defined: Pearson's r of
     weighted average ranks (Spearman 1904). With unit weights it equals
@@ -204,9 +262,9 @@ def spearman_statistic(values: FloatArray, weights: Weights) -> FloatArray:
         return np.full(weights.rows, np.nan)
     # Items with the same (x, y) are one cell whose weight is their total: a table of distinct
     # pairs is all the ranks need, and it is far smaller than the items.
-    cells, group = np.unique(values[usable], axis=0, return_inverse=True)
+    cells, group = distinct_pairs(values[usable])
     subset = Weights(weights.counts, weights.cluster[usable])
-    table = subset.grouped(group.reshape(-1), len(cells))
+    table = subset.grouped(group, len(cells))
     x, y = cells[:, 0].copy(), cells[:, 1].copy()
     rho = weighted_pearson(weighted_midranks(x, table), weighted_midranks(y, table), table)
     return np.where(table.sum(axis=1) >= 3, rho, np.nan)
@@ -249,19 +307,40 @@ LabelSets = Sequence[tuple[frozenset[str], frozenset[str]]]
 
 def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
     """The labels seen, and per item [TP per label, FP per label, FN per label] (items, 3L)
-    from (predicted, gold) label sets."""
-    labels = sorted(set().union(*(predicted | gold for predicted, gold in sets)))
+    from (predicted, gold) label sets.
+
+    Items share a few distinct (predicted, gold) pairs: each distinct pair's row is made once.
+    """
+    code: dict[tuple[frozenset[str], frozenset[str]], int] = {}
+    rows = [code.setdefault(pair, len(code)) for pair in sets]
+    distinct = list(code)
+    labels = sorted(set().union(*(predicted | gold for predicted, gold in distinct)))
     index = {label: i for i, label in enumerate(labels)}
     width = max(len(labels), 1)
-    out = np.zeros((len(sets), 3 * width))
-    for row, (predicted, gold) in enumerate(sets):
+    table = np.zeros((len(distinct), 3 * width))
+    for row, (predicted, gold) in enumerate(distinct):
         for label in predicted & gold:
-            out[row, index[label]] = 1
+            table[row, index[label]] = 1
         for label in predicted - gold:
-            out[row, width + index[label]] = 1
+            table[row, width + index[label]] = 1
         for label in gold - predicted:
-            out[row, 2 * width + index[label]] = 1
-    return labels, out
+            table[row, 2 * width + index[label]] = 1
+    return labels, table[np.array(rows, dtype=np.int64)]
+
+
+def column_metric(
+    name: str, description: str, read: Column | None = None, higher_is_better: bool = True
+) -> Metric:
+    """The mean of a number every record holds (by default its score), where it is defined."""
+    read = read or Column()
+    return Metric(
+        name,
+        description,
+        lambda records: column([read.of(r) for r in records]),
+        mean_statistic,
+        higher_is_better,
+        read,
+    )
 
 
 def mean_metric(
@@ -284,9 +363,14 @@ def f1_metric(
     statistic: Statistic,
 ) -> Metric:
     """Micro or macro F1 from each item's (predicted, gold) label sets."""
-    return Metric(
-        name, description, lambda records: label_counts([sets(r) for r in records])[1], statistic
-    )
+    return Metric(name, description, label_values(sets), statistic)
+
+
+@cache
+def label_values(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -> Values:
+    """The label counts of every record: one function per `sets`, so the F1 metrics of the
+    same label sets share one reading."""
+    return lambda records: label_counts([sets(r) for r in records])[1]
 
 
 def spearman_metric(

@@ -115,9 +115,6 @@ def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[m.Metric, ..
     """MAE (missing: the range), coverage and Spearman's rho of one field."""
     span = scale[1] - scale[0]
 
-    def error(view: View[Any, Any]) -> float | None:
-        return view.value(f"{name}_abs_error") if view.status != "failed" else None
-
     def covered(view: View[Any, Any]) -> float | None:
         guess, truth = pair(view, name)
         if truth is None or view.status == "failed":
@@ -125,10 +122,10 @@ def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[m.Metric, ..
         return float(guess is not None)
 
     return (
-        m.mean_metric(
+        m.column_metric(
             f"{name}_mae",
             f"mean absolute error of {name} (missing: {span:g})",
-            error,
+            m.Column(f"{name}_abs_error"),
             higher_is_better=False,
         ),
         m.mean_metric(f"{name}_coverage", f"share of items with an answer for {name}", covered),

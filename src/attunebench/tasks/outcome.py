@@ -193,7 +193,7 @@ def _calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]
 OutcomeTask.metrics = m.register(
     TASK,
     *calibration_metrics(_calibration_rows),
-    m.mean_metric("score", OutcomeTask.headline, lambda v: v.score),
+    m.column_metric("score", OutcomeTask.headline),
     *(
         metric
         for k in KNOWN

@@ -340,11 +340,11 @@ def position_metrics() -> tuple[m.Metric, ...]:
 
 PreferenceTask.metrics = m.register(
     TASK,
-    m.mean_metric("score", PreferenceTask.headline, lambda v: v.score),
-    m.mean_metric(
+    m.column_metric("score", PreferenceTask.headline),
+    m.column_metric(
         "consistency",
         "share of parsed pairs given the same pick in both orders",
-        lambda v: v.value("consistent") if v.parsed else None,
+        m.Column("consistent", parsed_only=True),
     ),
     *position_metrics(),
     *calibration_metrics(pair_calibration_rows, positive="first"),

@@ -208,7 +208,7 @@ def _calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]
 RatingTask.metrics = m.register(
     TASK,
     *calibration_metrics(_calibration_rows),
-    m.mean_metric("score", RatingTask.headline, lambda v: v.score),
+    m.column_metric("score", RatingTask.headline),
     m.Metric(
         "within_conversation_spearman",
         "Spearman's rho within each conversation, averaged "

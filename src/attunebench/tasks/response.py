@@ -250,8 +250,8 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
         keys = sorted({k for v in views for k in v.record.scores if "[" in k})
         return tuple(
-            m.mean_metric(
-                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", _value(key)
+            m.column_metric(
+                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", m.Column(key)
             )
             for key in keys
         )
@@ -260,22 +260,20 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
 ResponseView = View[ResponseGold, ResponsePrediction]
 
 
-def _value(key: str) -> Any:
-    return lambda view: view.value(key) if view.status != "failed" else None
-
-
 ResponseTask.metrics = m.register(
     TASK,
-    m.mean_metric("score", ResponseTask.headline, lambda v: v.score),
-    m.mean_metric(
-        "win_vs_chosen", "win rate against the reply the participant chose", _value("win_vs_chosen")
+    m.column_metric("score", ResponseTask.headline),
+    m.column_metric(
+        "win_vs_chosen",
+        "win rate against the reply the participant chose",
+        m.Column("win_vs_chosen"),
     ),
-    m.mean_metric(
+    m.column_metric(
         "win_vs_rejected",
         "win rate against the reply the participant rejected",
-        _value("win_vs_rejected"),
+        m.Column("win_vs_rejected"),
     ),
-    m.mean_metric("rubric", "mean rubric score (1-10)", _value("rubric")),
+    m.column_metric("rubric", "mean rubric score (1-10)", m.Column("rubric")),
     m.mean_metric(
         "one_order_share",
         "share of judged items with a comparison judged in one order only",
