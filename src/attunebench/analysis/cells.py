@@ -71,7 +71,8 @@ class Cell:
         return np.flatnonzero(self.mask & (frame.model == model))
 
     def model_views(self, frame: Frame, model: int) -> list[View[Any, Any]]:
-        return [self.views[i] for i in self.rows(frame, model)]
+        views = self.views
+        return [views[i] for i in self.rows(frame, model).tolist()]
 
 
 def _failure_reasons(frame: Frame, rows: np.ndarray) -> str:

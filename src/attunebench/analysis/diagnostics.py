@@ -83,10 +83,13 @@ def binned_scores(
         frame.score[mask], frame.conversation[mask], groups, len(frame.models) * n_levels
     )
     low, high = bootstrap.interval(samples)
-    conversations = frame.conversation[mask]
+    size = len(frame.models) * n_levels
+    items = np.bincount(groups, minlength=size)
+    spread = max(len(frame.conversations), 1)  # distinct (group, conversation) pairs, by group
+    pairs = np.unique(groups * spread + frame.conversation[mask])
+    conversations = np.bincount(pairs // spread, minlength=size)
     rows = []
-    for g in np.unique(groups):
-        at = groups == g
+    for g in np.unique(groups).tolist():
         rows.append(
             GroupScore(
                 model=frame.models[g // n_levels],
@@ -96,8 +99,8 @@ def binned_scores(
                 value=float(point[g]),
                 ci_low=_clean(low[g]),
                 ci_high=_clean(high[g]),
-                n=int(at.sum()),
-                n_conversations=int(np.unique(conversations[at]).size),
+                n=int(items[g]),
+                n_conversations=int(conversations[g]),
             )
         )
     return rows
@@ -117,10 +120,11 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
     if declaration is None or type(declaration).label_sets is Task.label_sets:
         return []  # a task without labels
     out = []
+    views, read = cell.views, declaration.label_sets
     for i in np.flatnonzero(cell.mask).tolist():
-        sets = declaration.label_sets(cell.views[i])
+        sets = read(views[i])
         if sets is not None:
-            out.append((int(i), frame.records[i].model, sets))
+            out.append((i, frame.records[i].model, sets))
     return out
 
 

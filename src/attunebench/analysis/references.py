@@ -37,10 +37,12 @@ def reference_rows(
             continue
         # Each item once (from whichever model's record), as its conversation is resampled.
         seen: dict[int, int] = {}
-        for i in np.flatnonzero(cell.mask):
-            seen.setdefault(int(frame.item[i]), int(i))
+        kept = np.flatnonzero(cell.mask)
+        for code, i in zip(frame.item[kept].tolist(), kept.tolist(), strict=True):
+            seen.setdefault(code, i)
         records = list(seen.values())
-        items = [(frame.records[i].conversation_id, cell.views[i].gold) for i in records]
+        views = cell.views
+        items = [(frame.records[i].conversation_id, views[i].gold) for i in records]
         conversations = frame.conversation[records]
         for name, reference in declaration.references().items():
             scores = np.array([np.nan if v is None else v for v in reference(items)], dtype=float)

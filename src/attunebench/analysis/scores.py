@@ -52,15 +52,19 @@ def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
     declaration = cell.declaration
     if declaration is None:
         return []
-    views = [cell.views[int(i)] for i in np.flatnonzero(cell.mask)]
-    return [*declaration.metrics, *declaration.extra_metrics(views)]
+    records = frame.records_at(cell.mask)
+    return [*declaration.metrics, *declaration.extra_metrics(records)]
 
 
 def column_values(frame: Frame, rows: IntArray, column: Column) -> FloatArray:
     """A `Column`'s values (items, 1) for these records, from the frame's columns: what
     `column.of` reads from each record's view, without making the views."""
-    source = frame.score if column.key is None else frame.scores.get(column.key)
-    values = np.full(len(rows), np.nan) if source is None else source[rows]
+    if column.flag is not None:
+        flag, records = column.flag, frame.records
+        values = np.array([flag in records[i].flags for i in rows.tolist()], dtype=np.float64)
+    else:
+        source = frame.score if column.key is None else frame.scores.get(column.key)
+        values = np.full(len(rows), np.nan) if source is None else source[rows]
     unread = frame.status[rows] != STATUS_CODES["ok"]
     if not column.parsed_only:
         unread &= frame.status[rows] == STATUS_CODES["failed"]

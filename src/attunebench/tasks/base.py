@@ -250,9 +250,10 @@ class Task(ABC, Generic[G, P]):
         id, gold)."""
         return {}
 
-    def extra_metrics(self, views: Sequence[View[G, P]]) -> tuple[Metric, ...]:
+    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[Metric, ...]:
         """Metrics that depend on what the records hold (one per judge, say), beside the
-        declared ones."""
+        declared ones. Given the records, not their typed views: an analysis reads records into
+        views only for the metrics that need them."""
         return ()
 
     def choice_gold(self, item: Item[G], query: Query) -> str | None:

@@ -116,16 +116,20 @@ Statistic = Callable[[FloatArray, Weights], FloatArray]
 
 @dataclass(frozen=True)
 class Column:
-    """A number every record holds: its score (`key` None) or `scores[key]`; None where absent,
-    and for a failed record. `parsed_only` keeps answers that parsed (an invalid one has none)."""
+    """A number every record holds: its score (`key` None) or `scores[key]`, None where absent;
+    or with `flag`, 1 where the record carries that flag and 0 where not. None for a failed
+    record; `parsed_only` keeps answers that parsed (an invalid one has none)."""
 
     key: str | None = None
     parsed_only: bool = False
+    flag: str | None = None
 
     def of(self, view: Any) -> float | None:
         """The number of one record's view."""
         if view.status == "failed" or (self.parsed_only and view.status != "ok"):
             return None
+        if self.flag is not None:
+            return float(self.flag in view.record.flags)
         number: float | None = view.score if self.key is None else view.value(self.key)
         return number
 
@@ -275,18 +279,12 @@ def spearman_statistic(values: FloatArray, weights: Weights) -> FloatArray:
 
 def column(numbers: Sequence[float | None]) -> FloatArray:
     """One value per item (None: NaN), as an (items, 1) array."""
-    return np.array([np.nan if v is None else v for v in numbers], dtype=np.float64).reshape(-1, 1)
+    return np.array(numbers, dtype=np.float64).reshape(-1, 1)  # numpy reads None as NaN
 
 
 def pairs(numbers: Sequence[tuple[float | None, float | None]]) -> FloatArray:
     """(predicted, gold) per item (None: NaN), as an (items, 2) array."""
-    out = np.full((len(numbers), 2), np.nan)
-    for row, (predicted, gold) in enumerate(numbers):
-        if predicted is not None:
-            out[row, 0] = predicted
-        if gold is not None:
-            out[row, 1] = gold
-    return out
+    return np.array(numbers, dtype=np.float64).reshape(-1, 2)  # numpy reads None as NaN
 
 
 def expanded(

@@ -25,7 +25,7 @@ from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
-from attunebench.records import PromptInfo
+from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
@@ -165,10 +165,11 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     def worst(self, item: Item[OutcomeGold], partial: n.Numbers | None) -> Scored:
         return n.scored(item.gold.values, item.gold.scales, None)
 
-    def extra_metrics(self, views: Sequence[OutcomeView]) -> tuple[m.Metric, ...]:
+    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """MAE, coverage and Spearman of the survey answers beyond the known fields."""
-        others = sorted({k for v in views for k in v.gold.values} - set(KNOWN))
-        scales = {k: v.gold.scales[k] for v in views for k in v.gold.scales}
+        golds = [OutcomeGold.model_construct(**(r.gold or {})) for r in records]
+        others = sorted({k for g in golds for k in g.values} - set(KNOWN))
+        scales = {k: g.scales[k] for g in golds for k in g.scales}
         return tuple(metric for k in others for metric in n.field_metrics(k, scales[k], _pair))
 
 

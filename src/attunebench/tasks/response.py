@@ -42,7 +42,7 @@ from attunebench.judge.calls import (
     rubric_query,
 )
 from attunebench.models.hints import HintKind, TaskHint
-from attunebench.records import PromptInfo
+from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
@@ -246,9 +246,9 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     def worst(self, item: Item[ResponseGold], partial: ResponsePrediction | None) -> Scored:
         return Scored(0.0)
 
-    def extra_metrics(self, views: Sequence[ResponseView]) -> tuple[m.Metric, ...]:
+    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
-        keys = sorted({k for v in views for k in v.record.scores if "[" in k})
+        keys = sorted({k for r in records for k in r.scores if "[" in k})
         return tuple(
             m.column_metric(
                 key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", m.Column(key)
@@ -274,10 +274,10 @@ ResponseTask.metrics = m.register(
         m.Column("win_vs_rejected"),
     ),
     m.column_metric("rubric", "mean rubric score (1-10)", m.Column("rubric")),
-    m.mean_metric(
+    m.column_metric(
         "one_order_share",
         "share of judged items with a comparison judged in one order only",
-        lambda v: float(ONE_ORDER in v.record.flags) if v.status != "failed" else None,
+        m.Column(flag=ONE_ORDER),
         higher_is_better=False,
     ),
 )
