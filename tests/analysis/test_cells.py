@@ -16,6 +16,7 @@ from attunebench.records import ItemRecord
 
 REFUSAL = "HTTP 400: the request was refused by the content policy"
 OPTIONS = Options(resamples=200, permutations=99)
+KINDS = {"baseline/random": "baseline"}
 
 
 def refusing_runs() -> tuple[Runs, set[tuple[str, int]]]:
@@ -81,3 +82,44 @@ def test_all_items_keeps_them_and_warns() -> None:
     assert summary.left_out_items == []
     assert any(w.kind == "uneven_items" for w in summary.warnings)
     assert summary.settings.all_items
+
+
+def test_a_yardsticks_failures_take_no_items_from_the_models_under_test() -> None:
+    # Three models under test answer every item; the random baseline's API fails on a third of
+    # the emotion items, and m/b's on four. The common items are those every model under test
+    # answered (all but m/b's four), not fewer because of the baseline; the baseline is scored
+    # on the common items it has, and a warning says how many it lacks.
+    accuracy = {name: {"emotion": 0.6} for name in ("m/a", "m/b", "m/c")}
+    accuracy["baseline/random"] = {"emotion": 0.3}
+    runs = synthetic.runs(Plan(accuracy, conversations=40, items_per_conversation=4, kinds=KINDS))
+    items = sorted({(r.conversation_id, r.turn_index) for r in runs.records})
+    refusals = {"baseline/random": set(items[::3]), "m/b": set(items[1:17:4])}
+
+    def refused(record: ItemRecord) -> ItemRecord:
+        if (record.conversation_id, record.turn_index) not in refusals.get(record.model, ()):
+            return record
+        update = {"status": "failed", "prediction": None, "score": None, "scores": {}}
+        return record.model_copy(update={**update, "error": REFUSAL, "permanent": True})
+
+    failing = Runs(runs.runs, tuple(refused(r) for r in runs.records), runs.conversations)
+    alone = Runs(
+        runs.runs,
+        tuple(r for r in failing.records if r.model != "baseline/random"),
+        runs.conversations,
+    )
+    summary, without = build_summary(failing, OPTIONS), build_summary(alone, OPTIONS)
+    rows, reference = headline(summary), headline(without)
+    common = 160 - len(refusals["m/b"])
+    assert {rows[m].n for m in ("m/a", "m/b", "m/c")} == {common}  # not fewer
+    for model in ("m/a", "m/b", "m/c"):  # the same numbers as with no baseline at all
+        assert (rows[model].value, rows[model].ci_low) == (
+            reference[model].value,
+            reference[model].ci_low,
+        )
+    assert summary.rank_correlation == without.rank_correlation
+    lacks = len(refusals["baseline/random"] - refusals["m/b"])
+    assert rows["baseline/random"].n == common - lacks
+    assert all(i.missing_for == ["m/b"] for i in summary.left_out_items)
+    (notice,) = [w for w in summary.warnings if w.kind == "yardstick_items"]
+    assert notice.model == "baseline/random"
+    assert f"no answer for {lacks} of the {common} items" in notice.message

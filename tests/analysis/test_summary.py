@@ -69,13 +69,14 @@ def test_failed_records_are_counted_never_scored(runs: Runs) -> None:
         r for r in runs.records if (r.task, r.model, r.variant) == ("emotion", "m/model0", "blind")
     ]
     failed = sum(r.status == "failed" for r in mine)
-    # scored on the items every model answered (an invalid answer is an answer)
+    # scored on the items every model under test answered (an invalid answer is an answer);
+    # the baseline's failures take none away
     answered: dict[tuple[str, int], int] = {}
     for r in runs.records:
         if (r.task, r.variant) == ("emotion", "blind") and r.status != "failed":
             key = (r.conversation_id, r.turn_index)
-            answered[key] = answered.get(key, 0) + 1
-    common = sum(count == 5 for count in answered.values())
+            answered[key] = answered.get(key, 0) + r.model.startswith("m/")
+    common = sum(count == 4 for count in answered.values())
     assert failed and row.n_failed == failed and row.n == common < len(mine) - failed
     assert any(w.kind == "failed_records" and w.model == "m/model0" for w in summary.warnings)
 

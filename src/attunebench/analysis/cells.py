@@ -2,16 +2,22 @@
 
 Models compared on different items are not compared at all: a model whose API refused the
 hardest turns would be scored on the easy ones. So by default a cell keeps only the items
-every model in it answered (`ok` or `invalid`: an invalid answer is an answer, scored as the
-worst value); the items some model has no answer for (a failed call, a merged partial run)
-are left out of every model's numbers and listed with the reason. `all_items=True` keeps every
-answered item instead, and a warning says the models' items differ.
+every model under test in it answered (`ok` or `invalid`: an invalid answer is an answer,
+scored as the worst value); the items some model under test has no answer for (a failed call, a
+merged partial run) are left out of every model's numbers and listed with the reason.
+
+Yardsticks (baselines, mock, proxy and simulated models not under test) never decide which
+items count: a baseline's failed calls must not take items away from the models under test.
+They are scored on the same common items where they have them, and a warning says how many they
+lack. A cell with no model under test (a judge audit, a run of baselines alone) compares its
+models among themselves. `all_items=True` keeps every answered item instead, and a warning says
+the models' items differ.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -46,6 +52,8 @@ class Cell:
     left_out_count: int
     items_differ: bool  # with all_items: the models were scored on different items
     frame: Frame = field(repr=False, compare=False)
+    lacking: Mapping[str, int] = field(default_factory=dict)  # yardstick -> common items it lacks
+    common: int = 0  # the items every compared model answered
 
     @cached_property
     def views(self) -> Mapping[int, View[Any, Any]]:
@@ -117,23 +125,29 @@ def typed_views(
     return views
 
 
-def build_cell(frame: Frame, task: str, variant: str, all_items: bool) -> Cell:
+def build_cell(
+    frame: Frame, task: str, variant: str, all_items: bool, subjects: Collection[int] = ()
+) -> Cell:
+    """The cell's records: the items every compared model answered (see the module docstring);
+    `subjects` are the frame codes of the models under test."""
     cell = frame.cell(task, variant)
     answered = cell & frame.answered
-    models = np.unique(frame.model[cell])
+    models = np.unique(frame.model[cell]).tolist()
     by_model = {m: set(frame.item[answered & (frame.model == m)].tolist()) for m in models}
-    answering = [items for items in by_model.values() if items]
+    compared = [m for m in models if m in subjects] or models
+    answering = [by_model[m] for m in compared if by_model[m]]
     every = set().union(*answering) if answering else set()
     common = set.intersection(*answering) if answering else set()
     keep = answered.copy()
     left_out: list[LeftOutItem] = []
     missing = sorted(every - common)
-    if not all_items and missing:
+    lacking: dict[str, int] = {}
+    if not all_items:
         keep &= np.isin(frame.item, list(common))
         for code in missing[:SHOWN_LEFT_OUT]:
             rows = np.flatnonzero(cell & (frame.item == code))
             record = frame.records[rows[0]]
-            absent = sorted(frame.models[m] for m in models if code not in by_model[m])
+            absent = sorted(frame.models[m] for m in compared if code not in by_model[m])
             left_out.append(
                 LeftOutItem(
                     task=task,
@@ -145,8 +159,27 @@ def build_cell(frame: Frame, task: str, variant: str, all_items: bool) -> Cell:
                     reason=_failure_reasons(frame, rows),
                 )
             )
-    differ = all_items and bool(missing)
-    return Cell(task, variant, task_object(task), keep, left_out, len(missing), differ, frame)
+        lacking = {
+            frame.models[m]: len(common - by_model[m])
+            for m in models
+            if m not in compared and common - by_model[m]
+        }
+    everyone = [items for items in by_model.values() if items]
+    differ = (
+        all_items and len(everyone) > 1 and set().union(*everyone) != set.intersection(*everyone)
+    )
+    return Cell(
+        task,
+        variant,
+        task_object(task),
+        keep,
+        left_out,
+        len(missing),
+        differ,
+        frame,
+        lacking,
+        len(common),
+    )
 
 
 def failed_counts(frame: Frame, task: str, variant: str) -> dict[str, int]:

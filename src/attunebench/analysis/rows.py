@@ -176,7 +176,8 @@ def record_notices(rows: list[ScoreRow]) -> list[Notice]:
 
 
 def left_out_notices(cells: Mapping[CellKey, Cell]) -> list[Notice]:
-    """Items left out for want of an answer from every model, or items that differ."""
+    """Items left out for want of an answer from every model under test, yardsticks that lack
+    some of them, or items that differ."""
     out = []
     for (task, variant), cell in sorted(cells.items()):
         if cell.left_out_count:
@@ -187,6 +188,19 @@ def left_out_notices(cells: Mapping[CellKey, Cell]) -> list[Notice]:
                     message=(
                         f"{variant}: {cell.left_out_count} items not answered by every model "
                         "are left out of every model's numbers (listed under left_out_items)"
+                    ),
+                )
+            )
+        for model, count in sorted(cell.lacking.items()):
+            out.append(
+                Notice(
+                    kind="yardstick_items",
+                    task=task,
+                    model=model,
+                    message=(
+                        f"{variant}: {model} (not under test) has no answer for {count} of the "
+                        f"{cell.common} items the models under test share; its numbers are on "
+                        f"the {cell.common - count} it has"
                     ),
                 )
             )

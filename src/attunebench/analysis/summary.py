@@ -5,7 +5,8 @@ One seeded `numpy.random.SeedSequence` is split into independent streams, one pe
 every number and adding a component never shifts another's randomness.
 
 Cross-model statistics (rank agreement, reliability, discriminability) use the models under
-test only, on the items every model answered (see `cells`). Below `min_conversations`
+test only, on the items every model under test answered (see `cells`; yardsticks are scored on
+those items where they have them). Below `min_conversations`
 conversations no interval and no verdict is given anywhere: only the point values and why.
 """
 
@@ -256,8 +257,9 @@ def _build(runs: Runs, options: Options) -> Summary:
     )
     roster = Roster.of(runs, options.include_simulated)
     too_few = too_few_reason(frame, bootstrap, options)
+    subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
     cells: Cells = {
-        (task, variant): build_cell(frame, task, variant, options.all_items)
+        (task, variant): build_cell(frame, task, variant, options.all_items, subjects)
         for task in frame.tasks
         for variant in frame.task_variants(task)
     }
@@ -274,7 +276,6 @@ def _build(runs: Runs, options: Options) -> Summary:
     headlines = {
         s.task: s for s in scores if s.metric == HEADLINE and headline_of[s.task] == s.variant
     }
-    subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
     rows = score_rows(frame, scores, cells, roster, headline_of, too_few)
     rows += reference_rows(frame, bootstrap, cells, headline_of, too_few)
     found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, too_few)
