@@ -79,11 +79,11 @@ def entry(task: str, snr: float | None) -> Discriminability:
 
 def test_ratios_open_where_a_resample_does_not_separate_and_need_positive_snr() -> None:
     drawn = {"a": np.array([0.1, 0.2, -0.1, 0.2]), "b": np.array([0.2, 0.2, 0.2, 0.4])}
-    (ratio,) = ratios([entry("a", 0.15), entry("b", 0.3)], drawn, 0.5, None)
+    (ratio,) = ratios([entry("a", 0.15), entry("b", 0.3)], drawn, 0.5, {})
     assert ratio.value == pytest.approx(2.0)  # a needs twice b's conversations
     assert ratio.ci_high is None  # one resample in which a's models do not differ: unbounded
     assert ratio.statement.startswith("a needs 2.00x [")
-    (none,) = ratios([entry("a", -0.01), entry("b", 0.3)], drawn, 0.95, None)
+    (none,) = ratios([entry("a", -0.01), entry("b", 0.3)], drawn, 0.95, {})
     assert none.value is None and none.reason
 
 

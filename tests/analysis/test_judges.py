@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attunebench.analysis import synthetic
-from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.judges import AUDIT_TASK, judge_agreement
@@ -20,16 +20,17 @@ from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.preference import PreferencePrediction
 
 
-def agreement(records: list[ItemRecord], too_few: str | None = None) -> list[JudgeAgreement]:
+def agreement(records: list[ItemRecord]) -> list[JudgeAgreement]:
     frame = Frame.from_records(records)
     bootstrap = ClusterBootstrap.create(
         np.arange(len(frame.conversations)), 500, np.random.default_rng(0)
     )
+    minimum = Minimum(5, "conversation", bootstrap.cluster_of)
     cells = {
         (AUDIT_TASK, variant): build_cell(frame, AUDIT_TASK, variant, all_items=False)
         for variant in frame.task_variants(AUDIT_TASK)
     }
-    return judge_agreement(frame, bootstrap, Roster({}), cells, too_few)
+    return judge_agreement(frame, bootstrap, Roster({}), cells, minimum)
 
 
 def audited(accuracy: float, conversations: int = 40) -> list[ItemRecord]:
@@ -55,9 +56,10 @@ def test_the_judge_is_labelled_and_its_statistics_are_the_tasks_metrics() -> Non
 
 
 def test_too_few_conversations_keep_the_values_without_intervals() -> None:
-    (found,) = agreement(audited(0.8, conversations=3), too_few="only 3 conversations")
+    (found,) = agreement(audited(0.8, conversations=3))
     assert found.accuracy.value is not None and found.accuracy.ci_low is None
-    assert found.accuracy.reason == "only 3 conversations"
+    assert found.accuracy.reason is not None
+    assert found.accuracy.reason.startswith("only 3 conversations with scored items")
 
 
 def test_undefined_statistics_are_null_with_a_reason() -> None:

@@ -186,7 +186,8 @@ def test_too_few_conversations_give_no_interval_and_no_verdict(conversations: in
     )
     # the point values are still there, each with the reason
     scored = [r for r in summary.scores if r.value is not None]
-    assert scored and all(r.reason == reason.message for r in scored)
+    why = f"only {conversations} conversation"
+    assert scored and all(r.reason and r.reason.startswith(why) for r in scored)
     pairs = summary.rank_correlation.pairs
     assert pairs and all(p.verdict_text.startswith("no verdict") for p in pairs)
     assert all(d.reason for d in summary.context_modes)
@@ -217,3 +218,44 @@ def test_a_run_where_every_item_failed_says_so_with_the_reasons() -> None:
     assert any(w.kind == "failed_records" for w in summary.warnings)
     assert summary.rank_correlation.reason is not None
     assert all(d.snr.value is None for d in summary.discriminability.tasks)
+
+
+def test_the_minimum_is_per_task_not_per_run() -> None:
+    # A 60-conversation run in which behavior was asked in 3 conversations only: behavior's
+    # numbers rest on 3 conversations, so they get no interval, no verdict and no ratio, while
+    # the other tasks keep theirs, the same as without behavior.
+    accuracy = {f"m/model{i}": {t: 0.2 + 0.12 * i for t in TASKS} for i in range(5)}
+    runs = synthetic.runs(Plan(accuracy, conversations=60, items_per_conversation=3))
+    kept = sorted(runs.conversations)[:3]
+    sparse = Runs(
+        runs.runs,
+        tuple(r for r in runs.records if r.task != "behavior" or r.conversation_id in kept),
+        runs.conversations,
+    )
+    without = Runs(
+        runs.runs, tuple(r for r in runs.records if r.task != "behavior"), runs.conversations
+    )
+    options = Options(resamples=300, permutations=199)
+    summary, reference = build_summary(sparse, options), build_summary(without, options)
+    short = "only 3 conversations with scored items (fewer than 5): no interval and no verdict"
+    behavior = [r for r in summary.scores if r.task == "behavior" and r.value is not None]
+    assert behavior and all(r.ci_low is None and r.reason == short for r in behavior)
+    others = [r for r in summary.scores if r.task != "behavior" and r.headline]
+    assert others and all(r.ci_low is not None for r in others)
+    assert [r for r in reference.scores if r.headline] == others
+    for pair in summary.rank_correlation.pairs:
+        if "behavior" in (pair.task_a, pair.task_b):
+            assert pair.verdict is None and pair.spearman.ci_low is None
+            assert pair.verdict_text == f"no verdict: behavior: {short}"
+        else:
+            assert pair.verdict is not None and pair.spearman.ci_low is not None
+    (reliability,) = [r for r in summary.rank_correlation.reliability if r.task == "behavior"]
+    assert reliability.ci_low is None and reliability.reason == short
+    found = {d.task: d for d in summary.discriminability.tasks}
+    assert found["behavior"].snr.ci_low is None and found["behavior"].snr.reason == short
+    assert found["emotion"].snr.ci_low is not None
+    for ratio in summary.discriminability.ratios:
+        shown = ratio.ci_low is not None or ratio.ci_high is not None
+        assert shown != ("behavior" in (ratio.task_a, ratio.task_b)), ratio.statement
+    (notice,) = [w for w in summary.warnings if w.kind == "too_few_conversations"]
+    assert notice.task == "behavior" and notice.message == f"behavior (blind): {short}"

@@ -151,6 +151,36 @@ class ClusterBootstrap:
         return percentile_interval(samples, self.confidence)
 
 
+@dataclass(frozen=True)
+class Minimum:
+    """The fewest clusters (conversations, or participants) an interval or a verdict may rest on.
+
+    With fewer, a cluster bootstrap has next to nothing to resample (one conversation gives
+    zero-width intervals), so a number is shown without interval or verdict, with the reason.
+    Each number is judged by the clusters its own items fall in, not by the run's: a task seen in
+    3 conversations of a 100-conversation run rests on 3.
+    """
+
+    count: int
+    unit: str
+    cluster_of: IntArray
+
+    def clusters(self, conversations: IntArray) -> int:
+        """How many clusters these conversations (codes, one per item) fall in."""
+        return int(np.unique(self.cluster_of[conversations]).size)
+
+    def reason(self, clusters: int, where: str = "") -> str | None:
+        """Why no interval and no verdict rests on `clusters` clusters; None when enough."""
+        if clusters >= self.count:
+            return None
+        unit = self.unit if clusters == 1 else f"{self.unit}s"
+        fewer = f"fewer than {self.count}"
+        return f"only {clusters} {unit}{where} ({fewer}): no interval and no verdict"
+
+    def of(self, conversations: IntArray, where: str = " with scored items") -> str | None:
+        return self.reason(self.clusters(conversations), where)
+
+
 def paired_difference(
     bootstrap: ClusterBootstrap, a: FloatArray, b: FloatArray, conversations: IntArray
 ) -> tuple[float, float, float]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, paired_difference
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, paired_difference
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.schema import Difference
 
@@ -63,8 +63,10 @@ def context_differences(
     frame: Frame,
     bootstrap: ClusterBootstrap,
     reads_context: Callable[[str], bool],
-    too_few: str | None = None,
+    minimum: Minimum,
 ) -> list[Difference]:
+    """Each model's informed minus blind score; an interval and a verdict need `minimum`
+    clusters among the conversations of the items scored in both modes."""
     out = []
     for task in frame.tasks:
         if not {BLIND, INFORMED} <= set(frame.task_variants(task)):
@@ -77,6 +79,7 @@ def context_differences(
                 frame, task, (INFORMED, model), (BLIND, model)
             )
             found = _difference(bootstrap, task, model, informed, blind, conversations)
+            too_few = minimum.of(conversations, " with items scored in both modes")
             if not reads_context(model):
                 why = "no verdict: this model ignores the conversation's context"
                 found = found.model_copy(update={"verdict": None, "reason": why})

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.schema import (
@@ -71,8 +71,10 @@ def binned_scores(
     group: str,
     levels: Sequence[str],
     bins: IntArray,
+    minimum: Minimum,
 ) -> list[GroupScore]:
-    """Each model's mean score per bin (`bins[i]` for record i; -1: none), with intervals."""
+    """Each model's mean score per bin (`bins[i]` for record i; -1: none), with intervals where
+    the bin's items fall in `minimum` clusters or more."""
     task = cell.task
     mask = cell.mask & frame.scored & (bins >= 0)
     if not mask.any():
@@ -88,8 +90,14 @@ def binned_scores(
     spread = max(len(frame.conversations), 1)  # distinct (group, conversation) pairs, by group
     pairs = np.unique(groups * spread + frame.conversation[mask])
     conversations = np.bincount(pairs // spread, minlength=size)
+    width = minimum.cluster_of.max(initial=0) + 1
+    clusters = np.bincount(
+        np.unique(groups * width + minimum.cluster_of[frame.conversation[mask]]) // width,
+        minlength=size,
+    )
     rows = []
     for g in np.unique(groups).tolist():
+        too_few = minimum.reason(int(clusters[g]), " in this group")
         rows.append(
             GroupScore(
                 model=frame.models[g // n_levels],
@@ -97,8 +105,9 @@ def binned_scores(
                 group=group,
                 level=levels[g % n_levels],
                 value=float(point[g]),
-                ci_low=_clean(low[g]),
-                ci_high=_clean(high[g]),
+                ci_low=None if too_few else _clean(low[g]),
+                ci_high=None if too_few else _clean(high[g]),
+                reason=too_few,
                 n=int(items[g]),
                 n_conversations=int(conversations[g]),
             )

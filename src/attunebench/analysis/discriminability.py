@@ -150,11 +150,19 @@ def ratios(
     entries: Sequence[Discriminability],
     drawn: Mapping[str, FloatArray],
     confidence: float,
-    too_few: str | None,
+    too_few: Mapping[str, str | None],
 ) -> list[Ratio]:
-    """For every pair of tasks: the conversations task a needs over those task b needs."""
+    """For every pair of tasks: the conversations task a needs over those task b needs.
+
+    `too_few` gives, per task, why its figures rest on too few conversations for an interval;
+    a ratio's interval needs both tasks' to rest on enough.
+    """
     out = []
     for a, b in combinations(sorted(entries, key=lambda e: e.task), 2):
+        few = next(
+            (f"{e.task}: {too_few[e.task]}" for e in (a, b) if too_few.get(e.task) is not None),
+            None,
+        )
         sa, sb = a.snr.value, b.snr.value
         if sa is None or sb is None or sa <= 0 or sb <= 0:
             why = "a task's models do not differ detectably (snr <= 0), or it has no snr"
@@ -175,9 +183,9 @@ def ratios(
         )
         low, high = percentile_interval(samples[:, None], confidence)
         low_v, high_v = _clean(low[0]), (None if not np.isfinite(high[0]) else float(high[0]))
-        if too_few is not None:
+        if few is not None:
             low_v = high_v = None
-        shown = f"[{_num(low_v)}, {_num(high_v)}]" if too_few is None else f"({too_few})"
+        shown = f"[{_num(low_v)}, {_num(high_v)}]" if few is None else f"({few})"
         statement = (
             f"{a.task} needs {value:.2f}x {shown} the conversations {b.task} needs to "
             "separate these models"
@@ -190,6 +198,7 @@ def ratios(
                 ci_low=low_v,
                 ci_high=high_v,
                 statement=statement,
+                reason=few,
             )
         )
     return out

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.provenance import Roster
@@ -51,7 +51,7 @@ def judge_agreement(
     bootstrap: ClusterBootstrap,
     roster: Roster,
     cells: Mapping[tuple[str, str], Cell],
-    too_few: str | None,
+    minimum: Minimum,
 ) -> list[JudgeAgreement]:
     out = []
     for (task, variant), cell in sorted(cells.items()):
@@ -64,6 +64,7 @@ def judge_agreement(
             mine = frame.cell(task, variant) & (frame.model == m)
             used = cell.mask & (frame.model == m)
             derived = [bool(cell.views[int(i)].gold.derived) for i in np.flatnonzero(used)]
+            too_few = minimum.of(frame.conversation[used])
             estimates = {}
             for name in ESTIMATES:
                 found = scores.get(name)

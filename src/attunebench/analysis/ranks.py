@@ -157,14 +157,17 @@ def rank_correlation(
     permutations: int,
     rng: np.random.Generator,
     confidence: float,
-    too_few: str | None = None,
+    too_few: Mapping[str, str | None] | None = None,
 ) -> RankCorrelation:
     """Every pair of tasks, on the models under test scored on both (three at least).
 
-    `subjects` are the frame codes of the models under test; `too_few` (a reason) withholds
-    every interval and verdict.
+    `subjects` are the frame codes of the models under test; `too_few` gives, per task, why its
+    items rest on too few conversations for an interval (None: enough). A pair's intervals and
+    verdict need both tasks' rankings to rest on enough: each ranking's uncertainty comes from
+    its own conversations.
     """
     tasks = sorted(headlines)
+    few = {task: (too_few or {}).get(task) for task in tasks}
     cells: dict[tuple[str, str], tuple[list[str], Correlation, Correlation, FloatArray]] = {}
     chosen = np.array(sorted(subjects), dtype=np.int64)
     for a, b in combinations(tasks, 2):
@@ -179,19 +182,21 @@ def rank_correlation(
         args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
         tau = correlate(kendall_tau_b, *args, permutations, rng, confidence)
         rho = correlate(spearman_rho, *args, permutations, rng, confidence)
-        if too_few is not None:
-            tau, rho = _point_only(tau, too_few), _point_only(rho, too_few)
+        short = _pair_reason(a, b, few)
+        if short is not None:
+            tau, rho = _point_only(tau, short), _point_only(rho, short)
         cells[a, b] = (names, tau, rho, spearman_rho(args[2], args[3]))
     adjusted = holm([cells[key][1].p_value for key in cells])
     pairs = []
     for ((a, b), (names, tau, rho, rho_samples)), p in zip(cells.items(), adjusted, strict=True):
         top, top_samples = ceiling(reliability[a], reliability[b], confidence)
-        if too_few is not None:
-            top = _point_only(top, too_few)
+        short = _pair_reason(a, b, few)
+        if short is not None:
+            top = _point_only(top, short)
         fixed = disattenuated(rho, rho_samples, top, top_samples, confidence)
-        if too_few is not None:
-            fixed = _point_only(fixed, too_few)
-            decided: tuple[Verdict | None, str] = (None, f"no verdict: {too_few}")
+        if short is not None:
+            fixed = _point_only(fixed, short)
+            decided: tuple[Verdict | None, str] = (None, f"no verdict: {short}")
         else:
             decided = verdict(rho, top)
         pairs.append(
@@ -220,11 +225,16 @@ def rank_correlation(
         models=used,
         permutations=permutations,
         reason=reason,
-        reliability=[_reliability(t, reliability[t], names_of, too_few) for t in tasks],
+        reliability=[_reliability(t, reliability[t], names_of, few[t]) for t in tasks],
         kendall_tau_b=_matrix(tasks, {k: v[1] for k, v in cells.items()}),
         spearman=_matrix(tasks, {k: v[2] for k, v in cells.items()}),
         pairs=pairs,
     )
+
+
+def _pair_reason(a: str, b: str, few: Mapping[str, str | None]) -> str | None:
+    """Why a pair of tasks gets no interval and no verdict: a task resting on too few."""
+    return next((f"{task}: {few[task]}" for task in (a, b) if few[task] is not None), None)
 
 
 def _point_only(value: Correlation, reason: str) -> Correlation:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.schema import ScoreRow
@@ -28,7 +28,7 @@ def reference_rows(
     bootstrap: ClusterBootstrap,
     cells: Mapping[tuple[str, str], Cell],
     headline_of: Mapping[str, str],
-    too_few: str | None,
+    minimum: Minimum,
 ) -> list[ScoreRow]:
     rows = []
     for (task, variant), cell in sorted(cells.items()):
@@ -53,6 +53,7 @@ def reference_rows(
             low, high = bootstrap.interval(samples)
             n_conversations = int(np.unique(conversations[defined]).size)
             value = _clean(point[0])
+            too_few = minimum.of(conversations[defined])
             rows.append(
                 ScoreRow(
                     model=name,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from attunebench.analysis.bootstrap import Minimum
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, headline_variant
 from attunebench.analysis.loading import Runs
@@ -93,13 +94,20 @@ def score_rows(
     cells: Mapping[CellKey, Cell],
     roster: Roster,
     headline_of: Mapping[str, str],
-    too_few: str | None,
+    minimum: Minimum,
 ) -> list[ScoreRow]:
+    """Every metric's row per model; a model's intervals need `minimum` clusters among the
+    conversations of its scored items in the cell."""
     rows = []
     tallies = {
         key: counts(frame, cells[key]) for key in {(s.task, s.variant) for s in metric_scores}
     }
     judges_of = {key: cell_judges(frame, cells[key]) for key in tallies}
+    too_few = {
+        (key, m): minimum.of(frame.conversation[cells[key].rows(frame, m)])
+        for key in tallies
+        for m in range(len(frame.models))
+    }
     for scores in metric_scores:
         key = (scores.task, scores.variant)
         is_headline = scores.metric == HEADLINE and headline_of[scores.task] == scores.variant
@@ -112,8 +120,9 @@ def score_rows(
                 else ("no scored items" if count.n == 0 else "undefined on these items")
             )
             low, high = _clean(scores.low[m]), _clean(scores.high[m])
-            if too_few is not None and value is not None:
-                low, high, why = None, None, too_few
+            few = too_few[key, m]
+            if few is not None and value is not None:
+                low, high, why = None, None, few
             rows.append(
                 ScoreRow(
                     model=model,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.diagnostics import binned_scores
 from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
@@ -134,6 +134,7 @@ def subgroup_scores(
     cell: Cell,
     prepared: Sequence[Field],
     min_conversations: int,
+    minimum: Minimum,
 ) -> tuple[list[GroupScore], set[tuple[str, str]]]:
     """Each model's score per level of each field, compared where both sides are big enough.
 
@@ -145,17 +146,23 @@ def subgroup_scores(
     sums, counts = _tables(frame, mask)
     for field in prepared:
         shown = binned_scores(
-            frame, bootstrap, cell, field.name, field.levels, field.code[frame.conversation]
+            frame,
+            bootstrap,
+            cell,
+            field.name,
+            field.levels,
+            field.code[frame.conversation],
+            minimum,
         )
         p_values = permutation_p_values(field, sums, counts)
         answered = (counts[field.labelled] > 0).sum(axis=0)  # labelled conversations per model
         for row in shown:
             m = frame.models.index(row.model)
             rest = int(answered[m]) - row.n_conversations
-            if min(row.n_conversations, rest) < min_conversations:
+            if min(row.n_conversations, rest) < min_conversations or row.reason is not None:
                 small.add((field.name, row.level))
                 reason = f"under {min_conversations} conversations on one side: not compared"
-                rows.append(row.model_copy(update={"reason": reason}))
+                rows.append(row.model_copy(update={"reason": row.reason or reason}))
                 continue
             p = p_values[field.levels.index(row.level), m]
             rows.append(row.model_copy(update={"p_value": None if np.isnan(p) else float(p)}))
@@ -189,30 +196,35 @@ def interactions(
     prepared: Sequence[Field],
     subjects: Sequence[int],
     min_conversations: int,
+    minimum: Minimum,
 ) -> list[Interaction]:
-    """Per field: does the gap between the models under test change with its level?"""
+    """Per field: does the gap between the models under test change with its level? (No test
+    where the cell's items fall in fewer than `minimum` clusters.)"""
     models = [m for m in sorted(subjects) if (cell.mask & (frame.model == m)).any()]
     out: list[Interaction] = []
     if len(models) < 2:
         return out
-    sums, counts = _tables(frame, cell.mask & frame.scored)
+    scored = cell.mask & frame.scored
+    sums, counts = _tables(frame, scored)
+    too_few = minimum.of(frame.conversation[scored])
     for field in prepared:
         labels = field.code[field.labelled]
-        sizes = np.bincount(labels, minlength=len(field.levels))
+        present = (counts[field.labelled][:, models] > 0).any(axis=1)  # the cell's conversations
+        sizes = np.bincount(labels[present], minlength=len(field.levels))
         base = {
             "task": cell.task,
             "group": field.name,
             "levels": list(field.levels),
             "models": [frame.models[m] for m in models],
         }
-        if (sizes < min_conversations).any():
+        if too_few is not None or (sizes < min_conversations).any():
             out.append(
                 Interaction(
                     **base,
                     statistic=None,
                     p_value=None,
                     largest=None,
-                    reason=f"a level has under {min_conversations} conversations",
+                    reason=too_few or f"a level has under {min_conversations} conversations",
                 )
             )
             continue

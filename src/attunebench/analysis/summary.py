@@ -22,7 +22,12 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from attunebench.analysis import diagnostics as diag
-from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, ClusterBootstrap
+from attunebench.analysis.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    ClusterBootstrap,
+    Minimum,
+)
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.contexts import context_differences
 from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
@@ -107,7 +112,7 @@ def diagnostics(
     subjects: list[int],
     options: Options,
     rng: np.random.Generator,
-    too_few: str | None = None,
+    minimum: Minimum,
 ) -> tuple[Diagnostics, list[Notice]]:
     positions = diag.position_bins(frame, runs.conversations)
     intensities = diag.intensity_bins(frame, runs.conversations)
@@ -124,41 +129,29 @@ def diagnostics(
         curves += diag.calibration(frame, cell)
         label_f1 += diag.label_f1(frame, cell, labelled)
         by_position += diag.binned_scores(
-            frame, bootstrap, cell, "turn position", diag.POSITIONS, positions
+            frame, bootstrap, cell, "turn position", diag.POSITIONS, positions, minimum
         )
         by_intensity += diag.binned_scores(
-            frame, bootstrap, cell, "intensity", diag.INTENSITIES, intensities
+            frame, bootstrap, cell, "intensity", diag.INTENSITIES, intensities, minimum
         )
-        rows, too_small = subgroup_scores(
-            frame, bootstrap, cell, prepared, options.min_subgroup_conversations
-        )
+        least = options.min_subgroup_conversations
+        rows, too_small = subgroup_scores(frame, bootstrap, cell, prepared, least, minimum)
         subgroups += rows
         small |= too_small
-        found += interactions(frame, cell, prepared, subjects, options.min_subgroup_conversations)
+        found += interactions(frame, cell, prepared, subjects, least, minimum)
         worst += diag.worst_items(frame, cell, runs.conversations, options.worst_items)
     notices = small_subgroups(small, options.min_subgroup_conversations)
     details = Diagnostics(
         confusion=confusion,
         label_f1=label_f1,
-        turn_position=point_only(by_position, too_few),
-        intensity=point_only(by_intensity, too_few),
-        subgroups=point_only(adjust(subgroups), too_few),
-        interactions=[
-            i if too_few is None else i.model_copy(update={"p_value": None, "p_holm": None})
-            for i in adjust_interactions(found)
-        ],
+        turn_position=by_position,
+        intensity=by_intensity,
+        subgroups=adjust(subgroups),
+        interactions=adjust_interactions(found),
         calibration=curves,
         worst_items=worst,
     )
     return details, notices
-
-
-def point_only(rows: list[GroupScore], too_few: str | None) -> list[GroupScore]:
-    """Below the minimum of conversations, the rows' values only, with the reason."""
-    if too_few is None:
-        return rows
-    cleared = {"ci_low": None, "ci_high": None, "p_value": None, "p_holm": None}
-    return [row.model_copy(update={**cleared, "reason": too_few}) for row in rows]
 
 
 def small_subgroups(found: set[tuple[str, str]], minimum: int) -> list[Notice]:
@@ -185,15 +178,17 @@ def build_summary(runs: Runs, options: Options | None = None) -> Summary:
         return _build(runs, options or Options())
 
 
-def too_few_reason(frame: Frame, bootstrap: ClusterBootstrap, options: Options) -> str | None:
-    clusters = bootstrap.n_clusters
-    if clusters >= options.min_conversations:
-        return None
-    unit = options.cluster if clusters == 1 else f"{options.cluster}s"
-    return (
-        f"only {clusters} {unit} (fewer than {options.min_conversations}): no interval "
-        "and no verdict"
-    )
+def cell_notices(frame: Frame, cells: Cells, minimum: Minimum) -> list[Notice]:
+    """A warning for each task and variant whose scored items fall in too few clusters."""
+    out = []
+    for (task, variant), cell in sorted(cells.items()):
+        reason = minimum.of(frame.conversation[cell.mask & frame.scored])
+        if reason is not None:
+            where = f"{task} ({variant})" if variant else task
+            out.append(
+                Notice(kind="too_few_conversations", task=task, message=f"{where}: {reason}")
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -210,13 +205,18 @@ def claims(
     subjects: list[int],
     options: Options,
     streams: list[np.random.Generator],
-    too_few: str | None,
+    minimum: Minimum,
 ) -> Claims:
     """The paper's two claims, on the models under test: rank agreement between tasks (with
-    the reliability ceiling) and discriminability."""
+    the reliability ceiling) and discriminability. A task's intervals and verdicts need its
+    models' scored items to fall in `minimum` clusters; a pair of tasks needs both."""
     tables = {
         task: conversation_table(frame, bootstrap, cells[task, s.variant], subjects)
         for task, s in headlines.items()
+    }
+    too_few = {
+        task: minimum.reason(int((table.counts > 0).any(axis=1).sum()), " with scored items")
+        for task, table in tables.items()
     }
     reliability: dict[str, SplitHalf] = {
         task: split_half(table, bootstrap, streams[3]) for task, table in tables.items()
@@ -234,7 +234,7 @@ def claims(
     entries, drawn = [], {}
     for task, scores in sorted(headlines.items()):
         entry, samples = task_discriminability(
-            scores, tables[task], frame.models, subjects, bootstrap, too_few
+            scores, tables[task], frame.models, subjects, bootstrap, too_few[task]
         )
         entries.append(entry)
         drawn[task] = samples
@@ -256,7 +256,8 @@ def _build(runs: Runs, options: Options) -> Summary:
         options.confidence,
     )
     roster = Roster.of(runs, options.include_simulated)
-    too_few = too_few_reason(frame, bootstrap, options)
+    minimum = Minimum(options.min_conversations, options.cluster, bootstrap.cluster_of)
+    too_few = minimum.reason(bootstrap.n_clusters)  # the whole run
     subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
     cells: Cells = {
         (task, variant): build_cell(frame, task, variant, options.all_items, subjects)
@@ -276,13 +277,13 @@ def _build(runs: Runs, options: Options) -> Summary:
     headlines = {
         s.task: s for s in scores if s.metric == HEADLINE and headline_of[s.task] == s.variant
     }
-    rows = score_rows(frame, scores, cells, roster, headline_of, too_few)
-    rows += reference_rows(frame, bootstrap, cells, headline_of, too_few)
-    found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, too_few)
+    rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
+    rows += reference_rows(frame, bootstrap, cells, headline_of, minimum)
+    found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, minimum)
     details, detail_notices = diagnostics(
-        frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], too_few
+        frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], minimum
     )
-    agreement = judge_agreement(frame, bootstrap, roster, cells, too_few)
+    agreement = judge_agreement(frame, bootstrap, roster, cells, minimum)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
     named = sorted({r.model for r in rows if r.model_kind != "reference"})
     recorded = {str(run.path): run.recorded for run in runs.runs}
@@ -290,6 +291,8 @@ def _build(runs: Runs, options: Options) -> Summary:
     notices = [*runs.notices, *record_notices(rows), *left_out_notices(cells), *detail_notices]
     if too_few is not None:
         notices.insert(0, Notice(kind="too_few_conversations", message=too_few))
+    else:
+        notices[:0] = cell_notices(frame, cells, minimum)
     if not frame.answered.any():
         notices.insert(0, Notice(kind="no_scored_items", message=no_scored_items(frame)))
     if made.status != "complete":
@@ -313,7 +316,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         rank_correlation=found.rank_correlation,
         discriminability=found.discriminability,
         context_modes=context_differences(
-            frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), too_few
+            frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), minimum
         ),
         judge_agreement=agreement,
         diagnostics=details,
