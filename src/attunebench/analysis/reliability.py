@@ -4,9 +4,11 @@ The conversations are split at random into two halves, the models ranked on each
 two rankings correlated (Spearman's rho); the Spearman-Brown formula, 2r / (1 + r), takes the
 half-length reliability to the full length (Spearman 1910, Brown 1910; for rankings of
 systems, see Voorhees & Buckley 2002, "The effect of topic set size on retrieval experiment
-error"). The point value is the corrected mean rho over many splits; the interval comes from
-the shared cluster-bootstrap resamples, each split at random once, so it carries both the
-sampling and the split.
+error"). The point value is the corrected mean rho over many random splits. Its interval comes
+from the shared cluster-bootstrap resamples, and each resample's value is the same statistic:
+the corrected mean over several random splits of that resample. One split per resample would
+add the luck of a single split to every resample, and the interval would describe that luck
+rather than the sampling uncertainty of the averaged estimate.
 
 Two tasks' rankings can agree at most as well as their reliabilities allow: the ceiling is
 sqrt(rel_a x rel_b), and rho / ceiling is the disattenuated correlation (Spearman 1904).
@@ -24,7 +26,8 @@ from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame
 from attunebench.tasks.metrics import safe_ratio
 
-SPLITS = 200
+SPLITS = 200  # random splits averaged for the point value
+RESAMPLE_SPLITS = 10  # random splits averaged in each resample
 RESAMPLES = 500
 
 
@@ -58,12 +61,44 @@ def row_spearman(x: FloatArray, y: FloatArray) -> FloatArray:
     return safe_ratio((dx * dy).sum(axis=-1), spread)
 
 
-def _split_half(table: ConversationTable, weights: FloatArray, halves: FloatArray) -> FloatArray:
-    """rho between the two halves' rankings, per row of (weights, halves)."""
-    first, second = weights * halves, weights * (1.0 - halves)
-    mean_a = safe_ratio(first @ table.sums, first @ table.counts)
-    mean_b = safe_ratio(second @ table.sums, second @ table.counts)
-    return row_spearman(mean_a, mean_b)
+def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> FloatArray:
+    """For each row of cluster counts (B, clusters), `splits` random splits of its draws into two
+    halves: how many draws of each cluster go to the first half (half the draws, rounded down).
+
+    A resample is a set of drawn conversations, duplicates included, so it is split as one: a
+    uniform split of its draws, which is a multivariate hypergeometric draw per split. (Splitting
+    the distinct clusters and weighting them by their counts would leave halves of uneven size
+    and a downward-biased, too-wide interval.)
+    """
+    draws = weights.astype(np.int64)
+    found = [
+        rng.multivariate_hypergeometric(row, int(row.sum()) // 2, size=splits, method="count")
+        for row in draws
+    ]
+    return np.concatenate(found).astype(np.float64)
+
+
+def mean_split_rho(
+    table: ConversationTable, weights: FloatArray, splits: int, rng: np.random.Generator
+) -> FloatArray:
+    """For each row of cluster counts (B, clusters): the mean over `splits` random splits of its
+    draws of rho between the two halves' rankings (NaN where no split ranks both halves).
+
+    Only the clusters with items of the task are split: an empty conversation would make a half
+    smaller without telling the halves apart.
+    """
+    models = table.sums.shape[1]
+    used = table.counts.sum(axis=1) > 0
+    stacked = np.concatenate([table.sums[used], table.counts[used]], axis=1)  # (used, 2 models)
+    kept = weights[:, used]
+    first = split_draws(rng, kept, splits) @ stacked
+    second = np.repeat(kept @ stacked, splits, axis=0) - first
+    rho = row_spearman(
+        safe_ratio(first[:, :models], first[:, models:]),
+        safe_ratio(second[:, :models], second[:, models:]),
+    ).reshape(len(weights), splits)
+    defined = ~np.isnan(rho)
+    return safe_ratio(np.where(defined, rho, 0.0).sum(axis=1), defined.sum(axis=1).astype(float))
 
 
 def spearman_brown(rho: FloatArray) -> FloatArray:
@@ -85,21 +120,11 @@ def split_half(
     """The reliability of the ranking of the table's models (NaN with fewer than 3)."""
     clusters = table.sums.shape[0]
     resamples = min(RESAMPLES, bootstrap.resamples)
-    if table.sums.shape[1] < 3 or clusters < 2:
+    if table.sums.shape[1] < 3 or (table.counts.sum(axis=1) > 0).sum() < 2:
         return SplitHalf(np.nan, np.full(resamples, np.nan), np.nan, np.nan)
 
-    # Each split puts half the clusters (rounded down) in the first half.
-    def halves(count: int) -> FloatArray:
-        keys = rng.random((count, clusters))
-        ranks = keys.argsort(axis=1).argsort(axis=1)
-        chosen: FloatArray = (ranks < clusters // 2).astype(np.float64)
-        return chosen
-
-    ones = np.ones((SPLITS, clusters))
-    rho = _split_half(table, ones, halves(SPLITS))
-    value = (
-        float(spearman_brown(np.array([np.nanmean(rho)]))[0]) if np.isfinite(rho).any() else np.nan
-    )
-    drawn = spearman_brown(_split_half(table, bootstrap.counts[:resamples], halves(resamples)))
+    value = float(spearman_brown(mean_split_rho(table, np.ones((1, clusters)), SPLITS, rng))[0])
+    weights = bootstrap.counts[:resamples]
+    drawn = spearman_brown(mean_split_rho(table, weights, RESAMPLE_SPLITS, rng))
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     return SplitHalf(value, drawn, float(low[0]), float(high[0]))
