@@ -13,7 +13,14 @@ import pytest
 from scipy import stats
 
 from attunebench.analysis import synthetic
-from attunebench.analysis.discriminability import NEEDED_CONSTANT, needed, ranked, ratios, snr_of
+from attunebench.analysis.discriminability import (
+    NEEDED_CONSTANT,
+    interval_with_infinity,
+    needed,
+    ranked,
+    ratios,
+    snr_of,
+)
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import Discriminability, Estimate, Summary
 from attunebench.analysis.summary import Options, build_summary
@@ -196,3 +203,27 @@ def test_identical_models_do_not_separate() -> None:
     assert d.snr.ci_low is not None and d.snr.ci_low < 0
     if d.snr.value <= 0:
         assert d.conversations_needed is None and d.reason
+
+
+def test_a_ratio_end_is_unbounded_only_when_that_quantile_is_infinite() -> None:
+    # 41 resamples, so the 97.5% point is exactly the 40th smallest value. In one resample
+    # (2.4%) a's models do not differ: its ratio is infinite, the 41st value. The upper end is
+    # then finite; numpy's interpolation gave 0 x infinity = NaN, shown as "unbounded".
+    a = np.r_[np.linspace(0.1, 0.2, 40), -0.05]
+    b = np.full(41, 0.2)
+    (ratio,) = ratios([entry("a", 0.15), entry("b", 0.2)], {"a": a, "b": b}, 0.95, {})
+    finite = np.sort(0.2 / a[:40])
+    assert ratio.ci_high == pytest.approx(finite[39])
+    assert ratio.ci_low == pytest.approx(np.percentile(finite, 2.5 * 40 / 39))  # order stat. 1
+    assert ratio.reason is None and "unbounded" not in ratio.statement
+    # three resamples (7%) in which a's models do not differ: more than 2.5%, so it is open
+    (ratio,) = ratios(
+        [entry("a", 0.15), entry("b", 0.2)], {"a": np.r_[a[:38], -a[:3]], "b": b}, 0.95, {}
+    )
+    assert ratio.ci_high is None and ratio.ci_low is not None
+    assert ratio.reason is not None and "in 3 of 41 resamples (7.3%" in ratio.reason
+    # in nearly every resample: both ends are infinite, never an accidental NaN
+    (ratio,) = ratios([entry("a", 0.15), entry("b", 0.2)], {"a": -a, "b": b}, 0.95, {})
+    assert ratio.ci_low is None and ratio.ci_high is None
+    assert ratio.reason is not None and "in 40 of 41 resamples" in ratio.reason
+    assert interval_with_infinity(np.r_[np.full(40, np.inf), 1.0], 0.95) == (np.inf, np.inf)

@@ -181,8 +181,9 @@ def ratios(
             [safe_ratio(drawn[b.task], drawn[a.task]), np.inf, 0.0],
             np.nan,
         )
-        low, high = percentile_interval(samples[:, None], confidence)
-        low_v, high_v = _clean(low[0]), (None if not np.isfinite(high[0]) else float(high[0]))
+        low, high = interval_with_infinity(samples, confidence)
+        low_v, high_v = (None if not np.isfinite(end) else end for end in (low, high))
+        reason = few or _unbounded(a.task, samples, high, confidence)
         if few is not None:
             low_v = high_v = None
         shown = f"[{_num(low_v)}, {_num(high_v)}]" if few is None else f"({few})"
@@ -198,10 +199,50 @@ def ratios(
                 ci_low=low_v,
                 ci_high=high_v,
                 statement=statement,
-                reason=few,
+                reason=reason,
             )
         )
     return out
+
+
+def interval_with_infinity(samples: FloatArray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of resampled values of which some may be infinite (NaN ones,
+    undefined, are left out; NaN ends when none is defined).
+
+    Numpy's linear interpolation between the order statistics around each quantile, with the
+    infinite ones handled rather than turned into NaN (infinity minus infinity, or 0 x
+    infinity): between a finite and an infinite neighbour the quantile is infinite unless it
+    falls exactly on the finite one. So an end is infinite (unbounded) only when that quantile
+    really is.
+    """
+    defined = np.sort(samples[~np.isnan(samples)])
+    if len(defined) == 0:
+        return np.nan, np.nan
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    ends = []
+    for q in (tail, 100.0 - tail):
+        at = float(np.percentile(np.arange(len(defined), dtype=np.float64), q))  # as numpy
+        below, above = defined[int(np.floor(at))], defined[int(np.ceil(at))]
+        if at == np.floor(at) or np.isinf(below):  # on an order statistic, or past the finite
+            ends.append(float(below))
+        elif np.isinf(above):
+            ends.append(float(above))
+        else:
+            ends.append(float(np.percentile(defined, q)))
+    return ends[0], ends[1]
+
+
+def _unbounded(task: str, samples: FloatArray, high: float, confidence: float) -> str | None:
+    """Why the upper end of a ratio's interval is unbounded."""
+    if np.isfinite(high):
+        return None
+    defined = samples[~np.isnan(samples)]
+    count = int(np.isinf(defined).sum())
+    tail = 100 * (1 - confidence) / 2
+    return (
+        f"in {count} of {len(defined)} resamples ({100 * count / len(defined):.1f}%, more than "
+        f"the {tail:g}% tail) {task}'s models do not differ (snr <= 0): the interval is open above"
+    )
 
 
 def _num(value: float | None) -> str:
