@@ -117,9 +117,15 @@ def test_a_planted_interaction_names_the_model_and_level() -> None:
     found = {i.group: i for i in summary.diagnostics.interactions}
     source = found["source.name"]
     assert source.p_value is not None and source.p_value < 0.01
-    # with two levels of equal size the deviations are mirror images: either names m/b
+    # it names the model and the level where the gap is, never the mirror image ("m/b at
+    # easy: +0.2", where m/b did nothing wrong)
     assert source.largest is not None
-    assert source.largest.startswith(("m/b at hard: -", "m/b at easy: +"))
+    assert source.largest.startswith("m/b against the other models' mean: easy ")
+    assert source.largest.endswith("furthest behind at hard")
+    gaps = dict(
+        part.split(" ") for part in source.largest.split(": ")[1].split("; ")[0].split(", ")
+    )
+    assert abs(float(gaps["easy"])) < 0.2 and float(gaps["hard"]) < -0.4
     topic = found["context.topic"]  # unrelated to the failure
     assert topic.p_value is not None and topic.p_value > 0.01
 
@@ -150,3 +156,25 @@ def test_worst_items_come_lowest_first_with_the_turn_text() -> None:
     for r in runs.records:
         per_item[r.conversation_id, r.turn_index].append(r.score or 0.0)
     assert means[0] == pytest.approx(min(np.mean(v) for v in per_item.values()))
+
+
+def test_with_two_models_the_interaction_names_the_one_that_fails_and_where() -> None:
+    # two models, the same except that m/b fails every item on "hard": the deviations from
+    # each model's own average are mirror images (m/a at easy, m/b at hard), and the largest
+    # one named m/a at easy; the gap between them is at hard, where m/b is behind
+    plan = Plan(
+        {"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.6}},
+        conversations=60,
+        sources=("easy", "hard"),
+    )
+    runs = synthetic.runs(plan)
+    hard = {c.id for c in runs.conversations.values() if c.source.name == "hard"}
+    broken = tuple(
+        r.model_copy(update={"score": 0.0}) if r.model == "m/b" and r.conversation_id in hard else r
+        for r in runs.records
+    )
+    summary = build_summary(Runs(runs.runs, broken, runs.conversations), OPTIONS)
+    (source,) = [i for i in summary.diagnostics.interactions if i.group == "source.name"]
+    assert source.p_value is not None and source.p_value < 0.01
+    assert source.largest is not None and source.largest.startswith("m/b against")
+    assert source.largest.endswith("furthest behind at hard")

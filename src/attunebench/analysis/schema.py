@@ -216,7 +216,10 @@ class Interaction(Frozen):
     statistic: float | None
     p_value: float | None
     p_holm: float | None = None
-    largest: str | None = Field(description="The model and level whose gap moves most.")
+    largest: str | None = Field(
+        description="Where the gap is: the model furthest behind the other models' mean at "
+        "some level, with its gap at every level."
+    )
     reason: str | None = None
 
 

@@ -14,8 +14,9 @@ An interaction test asks whether the gaps between the models under test change w
 field: the statistic is the size of the model x level interaction in the per-level means
 (sum over levels of conversations x squared deviations of each model's level mean from its
 overall mean and the level's mean), and its p-value comes from shuffling the levels across
-conversations, which keeps every conversation's answers together. The model and level whose
-gap moves most are named.
+conversations, which keeps every conversation's answers together. Where the gap is, is said in
+words: the model furthest behind the other models' mean at some level, with its gap to them at
+every level.
 """
 
 from __future__ import annotations
@@ -230,20 +231,44 @@ def interactions(
             continue
         s, n = sums[field.labelled][:, models], counts[field.labelled][:, models]
         levels = range(len(field.levels))
-        observed, deviation = _interaction(
-            [(labels == level).astype(np.float64)[None] for level in levels], s, n
-        )
+        masks = [(labels == level).astype(np.float64)[None] for level in levels]
+        observed, _ = _interaction(masks, s, n)
         null, _ = _interaction([field.permuted(level) for level in levels], s, n)
         p = (1.0 + (null >= observed[0] - 1e-12).sum()) / (1.0 + len(null))
-        level, model = np.unravel_index(np.nanargmax(np.abs(deviation[0])), deviation[0].shape)
-        largest = (
-            f"{frame.models[models[model]]} at {field.levels[level]}: "
-            f"{deviation[0][level, model]:+.3f} against the other models' gap"
-        )
+        largest = where_behind([frame.models[m] for m in models], field.levels, gaps(masks, s, n))
         out.append(
             Interaction(**base, statistic=float(observed[0]), p_value=float(p), largest=largest)
         )
     return out
+
+
+def gaps(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> FloatArray:
+    """(levels, models): each model's mean at each level minus the mean of the other models'
+    means there (NaN where a model has no items at that level)."""
+    means = safe_ratio(
+        np.concatenate([mask @ s for mask in masks]), np.concatenate([mask @ n for mask in masks])
+    )
+    defined = ~np.isnan(means)
+    total = np.where(defined, means, 0.0).sum(axis=1, keepdims=True)
+    others = safe_ratio(
+        total - np.where(defined, means, 0.0), defined.sum(axis=1, keepdims=True) - 1.0
+    )
+    return np.where(defined, means - others, np.nan)
+
+
+def where_behind(models: Sequence[str], levels: Sequence[str], gap: FloatArray) -> str | None:
+    """Where the gap is: the model furthest behind the other models' mean at some level, with
+    its gap at every level. (A model's deviation from its own average mirrors the others' when
+    there are two levels, so naming the largest deviation could name a level where nothing
+    went wrong.)"""
+    if np.isnan(gap).all():
+        return None
+    level, model = (int(i) for i in np.unravel_index(np.nanargmin(gap), gap.shape))
+    shown = ", ".join(f"{name} {gap[i, model]:+.3f}" for i, name in enumerate(levels))
+    return (
+        f"{models[model]} against the other models' mean: {shown}; "
+        f"furthest behind at {levels[level]}"
+    )
 
 
 def adjust_interactions(rows: Sequence[Interaction]) -> list[Interaction]:
