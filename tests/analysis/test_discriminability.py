@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from attunebench.analysis import synthetic
+from attunebench.analysis.bootstrap import interval_with_infinity
 from attunebench.analysis.discriminability import (
     NEEDED_CONSTANT,
-    interval_with_infinity,
     needed,
     ranked,
     ratios,

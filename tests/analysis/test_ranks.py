@@ -13,8 +13,16 @@ import pytest
 from scipy import stats
 
 from attunebench.analysis import synthetic
+from attunebench.analysis.bootstrap import percentile_interval
 from attunebench.analysis.loading import Runs
-from attunebench.analysis.ranks import ceiling, kendall_tau_b, spearman_rho, verdict
+from attunebench.analysis.ranks import (
+    ceiling,
+    correlate,
+    disattenuated,
+    kendall_tau_b,
+    spearman_rho,
+    verdict,
+)
 from attunebench.analysis.reliability import SplitHalf
 from attunebench.analysis.schema import Correlation, Summary
 from attunebench.analysis.summary import Options, build_summary
@@ -46,12 +54,14 @@ def test_the_verdict_has_three_outcomes() -> None:
     def c(value: float, low: float, high: float) -> Correlation:
         return Correlation(value=value, ci_low=low, ci_high=high)
 
-    assert verdict(c(0.1, -0.2, 0.4), c(0.95, 0.9, 0.98))[0] == "distinct"
-    assert verdict(c(0.9, 0.7, 0.97), c(0.95, 0.9, 0.98))[0] == "agree"
-    assert verdict(c(0.3, -0.2, 0.7), c(0.5, 0.1, 0.8))[0] == "cannot tell"
+    fixed = c(0.5, 0.1, 1.2)  # reported beside the verdict, not deciding it (see `verdict`)
+    assert verdict(c(0.1, -0.2, 0.4), c(0.95, 0.9, 0.98), fixed)[0] == "distinct"
+    assert verdict(c(0.9, 0.7, 0.97), c(0.95, 0.9, 0.98), fixed)[0] == "agree"
+    assert verdict(c(0.3, -0.2, 0.7), c(0.5, 0.1, 0.8), fixed)[0] == "cannot tell"
     unreliable = Correlation(value=None, reason="not reliable")
-    assert verdict(c(0.1, -0.2, 0.4), unreliable)[0] == "cannot tell"
-    assert verdict(Correlation(value=None, reason="few"), c(0.9, 0.8, 1.0))[0] is None
+    found = verdict(c(0.1, -0.2, 0.4), unreliable, Correlation(value=None))
+    assert found[0] == "cannot tell" and "the ceiling is too low: not reliable" in found[1]
+    assert verdict(Correlation(value=None, reason="few"), c(0.9, 0.8, 1.0), fixed)[0] is None
 
 
 def split(value: float, samples: list[float]) -> SplitHalf:
@@ -67,6 +77,33 @@ def test_the_ceiling_is_the_root_of_the_product_and_never_from_negative_reliabil
     np.testing.assert_allclose(drawn, [0.0, 0.0, 0.0])
     top, _ = ceiling(split(-0.3, [-0.3]), split(-0.4, [-0.4]), 0.95)
     assert top.value is None and top.reason is not None
+
+
+def test_an_interval_contains_its_estimate_at_the_edge_of_the_range() -> None:
+    # Eight models ranked alike by both tasks: rho is 1, and no resample can exceed it; most
+    # resamples reorder a few close models, so the percentile interval ends below 1 ("1.00
+    # [0.86, 0.99]"). The interval is widened to the estimate, and only so far.
+    x = np.arange(8.0)
+    rng = np.random.default_rng(2)
+    xs, ys = x + rng.normal(0, 1.2, (500, 8)), 2 * x + rng.normal(0, 2.4, (500, 8))
+    low, high = percentile_interval(spearman_rho(xs, ys)[:, None], 0.95)
+    assert high[0] < 1.0  # the bias
+    found = correlate(spearman_rho, x, 2 * x, xs, ys, 99, rng, 0.95)
+    assert found.value == 1.0 and found.ci_high == 1.0
+    assert found.ci_low == pytest.approx(low[0])
+
+
+def test_a_resample_with_no_ceiling_leaves_the_disattenuated_interval_open_above() -> None:
+    rho = Correlation(value=0.3, ci_low=0.1, ci_high=0.5)
+    top = Correlation(value=0.8, ci_low=0.5, ci_high=0.9)
+    rho_drawn = np.linspace(0.1, 0.5, 100)
+    ceilings = np.linspace(0.5, 0.9, 100)
+    found = disattenuated(rho, rho_drawn, top, ceilings, 0.95)
+    assert found.value == pytest.approx(0.375) and found.ci_high is not None
+    ceilings[:10] = 0.0  # a task ranks at random in 10% of resamples: no ceiling there
+    found = disattenuated(rho, rho_drawn, top, ceilings, 0.95)
+    assert found.ci_high is None and found.ci_low is not None and found.reason
+    assert found.ci_low <= 0.375
 
 
 def ladder(order: Callable[[int], float], n: int = 6) -> dict[str, dict[str, float]]:

@@ -60,6 +60,50 @@ def percentile_interval(
     return low, high
 
 
+def interval_with_infinity(samples: FloatArray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of resampled values of which some may be infinite (NaN ones,
+    undefined, are left out; NaN ends when none is defined).
+
+    Numpy's linear interpolation between the order statistics around each quantile, with the
+    infinite ones handled rather than turned into NaN (infinity minus infinity, or 0 x
+    infinity): between a finite and an infinite neighbour the quantile is infinite unless it
+    falls exactly on the finite one. So an end is infinite (unbounded) only when that quantile
+    really is.
+    """
+    defined = np.sort(samples[~np.isnan(samples)])
+    if len(defined) == 0:
+        return np.nan, np.nan
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    ends = []
+    for q in (tail, 100.0 - tail):
+        at = float(np.percentile(np.arange(len(defined), dtype=np.float64), q))  # as numpy
+        below, above = defined[int(np.floor(at))], defined[int(np.ceil(at))]
+        if at == np.floor(at) or np.isinf(below):  # on an order statistic, or past the finite
+            ends.append(float(below))
+        elif np.isinf(above):
+            ends.append(float(above))
+        else:
+            ends.append(float(np.percentile(defined, q)))
+    return ends[0], ends[1]
+
+
+def containing(value: float, low: float, high: float) -> tuple[float, float]:
+    """A percentile interval extended, where needed, to the estimate it is shown beside.
+
+    The percentile interval of a statistic at the edge of its range lies wholly on one side of
+    the estimate: a rank correlation of 1 has no resample above it, and when most resamples
+    reorder a few close models the interval can end below 1 ("1.00 [0.86, 0.99]"). BCa would
+    correct for that bias, but it is undefined exactly there (every resample below the
+    estimate), so the interval is widened to the estimate instead: it never excludes the value
+    it qualifies, and it is no narrower than the percentile interval.
+    """
+    if np.isnan(value):
+        return low, high
+    return (value if np.isnan(low) else min(low, value)), (
+        value if np.isnan(high) else max(high, value)
+    )
+
+
 def cluster_sums(
     values: FloatArray,
     clusters: IntArray,

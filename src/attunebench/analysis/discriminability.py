@@ -35,7 +35,11 @@ from itertools import combinations
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, percentile_interval
+from attunebench.analysis.bootstrap import (
+    ClusterBootstrap,
+    interval_with_infinity,
+    percentile_interval,
+)
 from attunebench.analysis.frame import FloatArray
 from attunebench.analysis.reliability import ConversationTable
 from attunebench.analysis.schema import Discriminability, Estimate, Ratio
@@ -203,33 +207,6 @@ def ratios(
             )
         )
     return out
-
-
-def interval_with_infinity(samples: FloatArray, confidence: float) -> tuple[float, float]:
-    """The percentile interval of resampled values of which some may be infinite (NaN ones,
-    undefined, are left out; NaN ends when none is defined).
-
-    Numpy's linear interpolation between the order statistics around each quantile, with the
-    infinite ones handled rather than turned into NaN (infinity minus infinity, or 0 x
-    infinity): between a finite and an infinite neighbour the quantile is infinite unless it
-    falls exactly on the finite one. So an end is infinite (unbounded) only when that quantile
-    really is.
-    """
-    defined = np.sort(samples[~np.isnan(samples)])
-    if len(defined) == 0:
-        return np.nan, np.nan
-    tail = 100.0 * (1.0 - confidence) / 2.0
-    ends = []
-    for q in (tail, 100.0 - tail):
-        at = float(np.percentile(np.arange(len(defined), dtype=np.float64), q))  # as numpy
-        below, above = defined[int(np.floor(at))], defined[int(np.ceil(at))]
-        if at == np.floor(at) or np.isinf(below):  # on an order statistic, or past the finite
-            ends.append(float(below))
-        elif np.isinf(above):
-            ends.append(float(above))
-        else:
-            ends.append(float(np.percentile(defined, q)))
-    return ends[0], ends[1]
 
 
 def _unbounded(task: str, samples: FloatArray, high: float, confidence: float) -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, percentile_interval
+from attunebench.analysis.bootstrap import ClusterBootstrap, containing, percentile_interval
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame
 from attunebench.tasks.metrics import safe_ratio
@@ -127,4 +127,4 @@ def split_half(
     weights = bootstrap.counts[:resamples]
     drawn = spearman_brown(mean_split_rho(table, weights, RESAMPLE_SPLITS, rng))
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
-    return SplitHalf(value, drawn, float(low[0]), float(high[0]))
+    return SplitHalf(value, drawn, *containing(value, float(low[0]), float(high[0])))
