@@ -211,7 +211,8 @@ class Minimum:
 
     def clusters(self, conversations: IntArray) -> int:
         """How many clusters these conversations (codes, one per item) fall in."""
-        return int(np.unique(self.cluster_of[conversations]).size)
+        clusters = self.cluster_of[conversations]
+        return int(np.count_nonzero(np.bincount(clusters, minlength=1)))
 
     def reason(self, clusters: int, where: str = "") -> str | None:
         """Why no interval and no verdict rests on `clusters` clusters; None when enough."""

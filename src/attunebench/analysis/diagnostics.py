@@ -87,16 +87,10 @@ def binned_scores(
     low, high = bootstrap.interval(samples)
     size = len(frame.models) * n_levels
     items = np.bincount(groups, minlength=size)
-    spread = max(len(frame.conversations), 1)  # distinct (group, conversation) pairs, by group
-    pairs = np.unique(groups * spread + frame.conversation[mask])
-    conversations = np.bincount(pairs // spread, minlength=size)
-    width = minimum.cluster_of.max(initial=0) + 1
-    clusters = np.bincount(
-        np.unique(groups * width + minimum.cluster_of[frame.conversation[mask]]) // width,
-        minlength=size,
-    )
+    conversations = distinct_per_group(groups, frame.conversation[mask], size)
+    clusters = distinct_per_group(groups, minimum.cluster_of[frame.conversation[mask]], size)
     rows = []
-    for g in np.unique(groups).tolist():
+    for g in np.flatnonzero(items).tolist():
         too_few = minimum.reason(int(clusters[g]), " in this group")
         rows.append(
             GroupScore(
@@ -113,6 +107,14 @@ def binned_scores(
             )
         )
     return rows
+
+
+def distinct_per_group(groups: IntArray, codes: IntArray, size: int) -> IntArray:
+    """How many distinct codes (conversations, clusters) each of `size` groups holds."""
+    width = int(codes.max(initial=0)) + 1
+    present = np.bincount(groups * width + codes, minlength=size * width) > 0
+    counted: IntArray = present.reshape(size, width).sum(axis=1)
+    return counted
 
 
 def _clean(value: float) -> float | None:
