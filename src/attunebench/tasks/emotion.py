@@ -375,23 +375,24 @@ def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(guess), view.gold.labels
 
 
-def _number_pair(name: str) -> Any:
-    def pair(view: EmotionView) -> tuple[float | None, float | None]:
-        guess = view.prediction.number(name) if view.parsed and view.prediction else None
-        return guess, view.gold.number(name)
-
-    return pair
+ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
 
 
-def _coverage(name: str) -> Any:
-    def covered(view: EmotionView) -> float | None:
-        if view.value(f"{name}_abs_error") is None:
-            return None  # no gold, or not asked
-        return float(
-            view.parsed and view.prediction is not None and view.prediction.number(name) is not None
-        )
-
-    return covered
+def _number_rows(views: Sequence[EmotionView]) -> m.FloatArray:
+    """Per record and number (intensity, valence, arousal: SCALES' order), three columns: the
+    predicted value, the reported one, and whether an answer was given (NaN where the number
+    was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
+    metrics."""
+    rows: list[tuple[float | None, ...]] = []
+    for view in views:
+        guess, gold = (view.prediction if view.parsed else None), view.gold
+        row: tuple[float | None, ...] = ()
+        for name in SCALES:
+            given = guess.number(name) if guess is not None else None
+            asked = view.value(ASKED[name]) is not None
+            row += (given, gold.number(name), float(given is not None) if asked else None)
+        rows.append(row)
+    return np.array(rows, dtype=np.float64).reshape(len(views), 3 * len(SCALES))
 
 
 def _panas_rows(views: Sequence[EmotionView]) -> tuple[m.FloatArray, m.IntArray]:
@@ -407,20 +408,29 @@ def _panas_rows(views: Sequence[EmotionView]) -> tuple[m.FloatArray, m.IntArray]
 
 def _numbers(name: str) -> tuple[m.Metric, ...]:
     low, high = SCALES[name]
+    at = 3 * list(SCALES).index(name)  # this number's columns of `_number_rows`
+
+    def coverage(values: m.FloatArray, weights: m.Weights) -> m.FloatArray:
+        return m.mean_statistic(values[:, at + 2 : at + 3], weights)
+
+    def spearman(values: m.FloatArray, weights: m.Weights) -> m.FloatArray:
+        return m.spearman_statistic(values[:, at : at + 2], weights)
+
     return (
         m.column_metric(
             f"{name}_mae",
             f"mean absolute {name} error (missing: {high - low:g})",
-            m.Column(f"{name}_abs_error"),
+            m.Column(ASKED[name]),
             higher_is_better=False,
         ),
-        m.mean_metric(
-            f"{name}_coverage", f"share of items with an answer for {name}", _coverage(name)
+        m.Metric(
+            f"{name}_coverage", f"share of items with an answer for {name}", _number_rows, coverage
         ),
-        m.spearman_metric(
+        m.Metric(
             f"{name}_spearman",
             f"Spearman's rho of predicted and reported {name}",
-            _number_pair(name),
+            _number_rows,
+            spearman,
         ),
     )
 
