@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame
 from attunebench.analysis.schema import LeftOutItem
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Task, View
+from attunebench.tasks.base import Gold, Task, View
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
 
@@ -98,9 +98,9 @@ def typed_views(
     """The typed view of each kept record, as `Task.view` makes it, built faster.
 
     Every model's record of an item holds the same gold, so each item's gold is built once
-    and shared (frozen) unless a record's differs. A prediction is validated, which pydantic
-    does faster than it constructs one unvalidated; one that does not validate (written by an
-    older version, say) is constructed as `Task.view` would.
+    and shared (frozen) unless a record's differs. Gold and prediction are validated, which
+    pydantic does faster than it constructs a model unvalidated; one that does not validate
+    (written by an older version, say) is constructed as `Task.view` would.
     """
     if type(declaration).view is not Task.view:  # a task that reads its records its own way
         return {int(i): declaration.view(frame.records[i]) for i in np.flatnonzero(keep)}
@@ -114,7 +114,7 @@ def typed_views(
         record = records[i]
         shared = golds.get(code)
         if shared is None or shared[0] != record.gold:
-            shared = golds[code] = (record.gold, gold_type.model_construct(**(record.gold or {})))
+            shared = golds[code] = (record.gold, _gold(gold_type, record.gold))
         prediction: Any = None
         if record.prediction is not None:
             try:
@@ -123,6 +123,15 @@ def typed_views(
                 prediction = prediction_type.model_construct(**record.prediction)
         views[i] = View(record, shared[1], prediction)
     return views
+
+
+def _gold(gold_type: type[Gold], found: dict[str, Any] | None) -> Gold:
+    """A record's gold in its type: validated (faster than constructing it unvalidated, and
+    typed), or as `Task.view` makes it where an older record's gold does not validate."""
+    try:
+        return gold_type.model_validate(found or {})
+    except ValidationError:
+        return gold_type.model_construct(**(found or {}))
 
 
 def build_cell(
