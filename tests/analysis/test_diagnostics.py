@@ -121,7 +121,7 @@ def test_a_planted_interaction_names_the_model_and_level() -> None:
     # easy: +0.2", where m/b did nothing wrong)
     assert source.largest is not None
     assert source.largest.startswith("m/b against the other models' mean: easy ")
-    assert source.largest.endswith("furthest behind at hard")
+    assert source.largest.endswith("its gap is lowest at hard")
     gaps = dict(
         part.split(" ") for part in source.largest.split(": ")[1].split("; ")[0].split(", ")
     )
@@ -177,4 +177,4 @@ def test_with_two_models_the_interaction_names_the_one_that_fails_and_where() ->
     (source,) = [i for i in summary.diagnostics.interactions if i.group == "source.name"]
     assert source.p_value is not None and source.p_value < 0.01
     assert source.largest is not None and source.largest.startswith("m/b against")
-    assert source.largest.endswith("furthest behind at hard")
+    assert source.largest.endswith("its gap is lowest at hard")

@@ -217,8 +217,8 @@ class Interaction(Frozen):
     p_value: float | None
     p_holm: float | None = None
     largest: str | None = Field(
-        description="Where the gap is: the model furthest behind the other models' mean at "
-        "some level, with its gap at every level."
+        description="Where the gap is: the model whose gap to the other models' mean moves "
+        "most across the levels, with that gap at every level and where it is lowest."
     )
     reason: str | None = None
 

@@ -15,8 +15,8 @@ field: the statistic is the size of the model x level interaction in the per-lev
 (sum over levels of conversations x squared deviations of each model's level mean from its
 overall mean and the level's mean), and its p-value comes from shuffling the levels across
 conversations, which keeps every conversation's answers together. Where the gap is, is said in
-words: the model furthest behind the other models' mean at some level, with its gap to them at
-every level.
+words: the model whose gap to the other models' mean moves most across the levels, with that gap
+at every level and the level where it is lowest.
 """
 
 from __future__ import annotations
@@ -257,17 +257,23 @@ def gaps(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> FloatArray:
 
 
 def where_behind(models: Sequence[str], levels: Sequence[str], gap: FloatArray) -> str | None:
-    """Where the gap is: the model furthest behind the other models' mean at some level, with
-    its gap at every level. (A model's deviation from its own average mirrors the others' when
-    there are two levels, so naming the largest deviation could name a level where nothing
-    went wrong.)"""
-    if np.isnan(gap).all():
+    """Where the gap is: the model whose gap to the other models moves most across the levels
+    (of two mirror images, the one behind), with its gap at every level, and the level where it
+    is lowest. (A model's deviation from its own average mirrors the others' when there
+    are two levels, so naming the largest deviation could name a level where nothing went
+    wrong.)"""
+    defined = ~np.isnan(gap).all(axis=0)
+    if not defined.any():
         return None
-    level, model = (int(i) for i in np.unravel_index(np.nanargmin(gap), gap.shape))
+    spread = np.where(defined, np.nanmax(np.where(defined, gap, 0.0), axis=0), -np.inf)
+    spread -= np.where(defined, np.nanmin(np.where(defined, gap, 0.0), axis=0), 0.0)
+    lowest = np.where(defined, np.nanmin(np.where(defined, gap, 0.0), axis=0), np.inf)
+    model = int(np.lexsort((lowest, -np.round(spread, 9)))[0])  # mirror images tie on spread
+    level = int(np.nanargmin(gap[:, model]))
     shown = ", ".join(f"{name} {gap[i, model]:+.3f}" for i, name in enumerate(levels))
     return (
         f"{models[model]} against the other models' mean: {shown}; "
-        f"furthest behind at {levels[level]}"
+        f"its gap is lowest at {levels[level]}"
     )
 
 
