@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_every_registered_metric_is_documented() -> None:
     load_tasks()
     documented = set(
-        re.findall(r"^\| `([a-z_0-9]+\.[a-z_0-9]+)` \|", (ROOT / "docs" / "tasks.md").read_text(), re.M)
+        re.findall(
+            r"^\| `([a-z_0-9]+\.[a-z_0-9]+)` \|", (ROOT / "docs" / "tasks.md").read_text(), re.M
+        )
     )
     assert set(METRICS.names()) <= documented, sorted(set(METRICS.names()) - documented)
     assert documented <= set(METRICS.names()), sorted(documented - set(METRICS.names()))

@@ -105,7 +105,7 @@ def main() -> None:
     model = gemma_gguf()
     say(f"model: {model} (SHA-256 verified)")
     with LlamaServer(model, log=args.out / "llama-server.log", threads=args.threads) as server:
-        say(f"llama.cpp server: {server.base_url} ({server.threads} threads)")
+        say(f"{server.kind}: {server.base_url} ({server.threads} threads)")
         models_file = args.out / "models.toml"
         models_file.write_text(models_toml(server.base_url, max_tokens=48, answer="choice"))
         gemma = load_models_file(models_file)["gemma"]

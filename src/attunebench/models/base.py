@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from attunebench.frozen import Frozen
 from attunebench.models.hints import HintKind, TaskHint
 
 Role = Literal["system", "user", "assistant"]
@@ -49,7 +50,7 @@ class Message:
 _KEYED_WHEN_SET: dict[str, Any] = {"reasoning_effort": None, "thinking_budget": None, "extra": {}}
 
 
-class GenerateParams(BaseModel):
+class GenerateParams(Frozen):
     """Sampling parameters. Everything here changes the output, so all of it enters cache keys.
 
     `max_tokens` is the answer's budget: sent as `max_completion_tokens` to OpenAI's API (where
@@ -57,8 +58,6 @@ class GenerateParams(BaseModel):
     to the thinking budget for Anthropic's. `extra` holds provider-specific request fields,
     sent as they are (and over anything else of the same name).
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     temperature: float = 0.0
     max_tokens: int = Field(default=512, ge=1)

@@ -209,11 +209,12 @@ class HFProvider(Provider):
                 await asyncio.sleep(self.options.max_wait_ms / 1000)
             while len(batch) < size and not queue.empty():
                 batch.append(queue.get_nowait())
-            groups: dict[GenerateParams, list[_Request]] = {}
+            # Grouped by the parameters' JSON: `extra` is a dict, so the model is unhashable.
+            groups: dict[str, list[_Request]] = {}
             for request in batch:
-                groups.setdefault(request.params, []).append(request)
-            for params, group in groups.items():
-                await self._run(params, [r for r in group if not r.future.done()])
+                groups.setdefault(request.params.model_dump_json(), []).append(request)
+            for group in groups.values():
+                await self._run(group[0].params, [r for r in group if not r.future.done()])
 
     async def _run(self, params: GenerateParams, requests: list[_Request]) -> None:
         if not requests:

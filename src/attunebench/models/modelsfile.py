@@ -36,14 +36,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
 
+from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
 from attunebench.models.registry import SpecError, parse_spec
 
@@ -65,12 +64,10 @@ class ModelsFileError(ValueError):
     """The models file cannot be read; the message names the file and the field."""
 
 
-class Price(BaseModel):
+class Price(Frozen):
     """What a model's tokens cost. Reasoning tokens are output tokens (OpenAI and Anthropic
     bill them so) unless `reasoning` prices them apart; a batch call pays `batch` times the
     price (both providers' batch APIs take half)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     input: float = Field(default=0.0, ge=0, description="USD per million input tokens")
     output: float = Field(default=0.0, ge=0, description="USD per million output tokens")
@@ -106,10 +103,8 @@ class Price(BaseModel):
         return usd * self.batch if batched else usd
 
 
-class ModelEntry(BaseModel):
+class ModelEntry(Frozen):
     """One model as the engine runs it: how to make its provider, and how to pace and price it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, description="What records and reports call this model.")
     spec: str
@@ -192,9 +187,7 @@ class ModelEntry(BaseModel):
         return (self.concurrency or default) * max(1, len(self.urls()))
 
 
-class _ModelsFile(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _ModelsFile(Frozen):
     models: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
