@@ -25,7 +25,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attunebench.data.schema import Conversation
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.judge import audit
 from attunebench.judge.calls import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
 from attunebench.judge.calls import pairwise_query as judge_query
@@ -99,23 +98,10 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
         return [PAIRWISE.info, PAIRWISE_CHOICE.info]
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[p.PairGold]]:
-        for conversation in conversations:
-            taxonomy = taxonomy_of(conversation)
-            for pair in p.preference_pairs(conversation, self.pairs):
-                for mode in self.modes:
-                    yield Item(
-                        TASK,
-                        conversation,
-                        pair.turn_index,
-                        pair.item_id,
-                        taxonomy,
-                        pair.gold(),
-                        mode,
-                    )
+        return p.pair_items(TASK, conversations, self.pairs, self.modes)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
-        flagged = p.flagged_count(conversations, self.pairs)
-        return {"pairs with a reply that reveals its model": flagged}
+        return p.flagged_left_out(conversations, self.pairs)
 
     def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
         pair = pair_of(item, self.pairs)

@@ -25,7 +25,6 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from attunebench.data.schema import Conversation
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.templates import delimit
 from attunebench.models.hints import HintKind, TaskHint
@@ -208,24 +207,10 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
         return [SAME_TURN.info, ACROSS_TURNS.info, CHOICE.info]
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[p.PairGold]]:
-        for conversation in conversations:
-            taxonomy = taxonomy_of(conversation)
-            for pair in p.preference_pairs(conversation, self.pairs):
-                for mode in self.modes:
-                    yield Item(
-                        TASK,
-                        conversation,
-                        pair.turn_index,
-                        pair.item_id,
-                        taxonomy,
-                        pair.gold(),
-                        mode,
-                    )
+        return p.pair_items(TASK, conversations, self.pairs, self.modes)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
-        return {
-            "pairs with a reply that reveals its model": p.flagged_count(conversations, self.pairs)
-        }
+        return p.flagged_left_out(conversations, self.pairs)
 
     def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)
