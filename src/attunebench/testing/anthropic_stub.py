@@ -177,12 +177,8 @@ class AnthropicStub(ThreadedStub):
     async def _messages(self, request: web.Request) -> web.Response:
         body = await request.json()
         refused = refusal(body)
-        if request.headers.get(PREFLIGHT_HEADER):
-            self.counts.preflight += 1
-        elif refused is not None:
-            self.counts.refused += 1
-        else:
-            self.counts.live[body_key(body)] += 1
+        preflight = bool(request.headers.get(PREFLIGHT_HEADER))
+        self.counts.live_call(body, preflight=preflight, refused=refused is not None)
         if refused is not None:
             return web.json_response(error(refused), status=400)
         return web.json_response(reply(body, self._answer))

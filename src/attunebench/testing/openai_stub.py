@@ -26,7 +26,7 @@ from aiohttp import web
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.openai_rules import Answerer, completion, error, refusal
-from attunebench.testing.stub_server import ThreadedStub, body_key
+from attunebench.testing.stub_server import ThreadedStub
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000
@@ -94,12 +94,8 @@ class OpenAIStub(ThreadedStub):
     async def _chat(self, request: web.Request) -> web.Response:
         body = await request.json()
         refused = refusal(body)
-        if request.headers.get(PREFLIGHT_HEADER):
-            self.counts.preflight += 1
-        elif refused is not None:
-            self.counts.refused += 1
-        else:
-            self.counts.live[body_key(body)] += 1
+        preflight = bool(request.headers.get(PREFLIGHT_HEADER))
+        self.counts.live_call(body, preflight=preflight, refused=refused is not None)
         if refused is not None:
             return web.json_response(refused, status=400)
         return web.json_response(completion(body, self._answer))

@@ -51,6 +51,15 @@ class StubCounts:
     expired: int = 0  # requests a batch did not reach before it expired
     failed_lines: int = 0
 
+    def live_call(self, body: dict[str, Any], preflight: bool, refused: bool) -> None:
+        """Count one call to the live endpoint: a pre-flight, a refusal, or an answered call."""
+        if preflight:
+            self.preflight += 1
+        elif refused:
+            self.refused += 1
+        else:
+            self.live[body_key(body)] += 1
+
     def snapshot(self) -> dict[str, Any]:
         return {
             "preflight": self.preflight,
