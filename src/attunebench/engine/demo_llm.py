@@ -7,10 +7,12 @@ mode: the probability of each option key as its next token, read through the `op
 provider (the same path as any hosted or vLLM model). A base model this small cannot write the
 JSON a generated answer needs, but it does assign probabilities.
 
-Bounded so it finishes in about ten minutes on two cores:
+Bounded so it finishes in about five minutes on two cores:
 
-- the first `--conversations` (default 6) conversations of ESConv's test split with MultiESC's
-  seeker feedback: emotion, behavior (the first 3 labelled replies of each conversation: in
+- the first `--conversations` (default 10) conversations of ESConv's test split with MultiESC's
+  seeker feedback that yield a preference pair (two of the seeker's ratings that differ; most
+  conversations rate every reply alike, and a task scored in fewer than five conversations
+  gets no interval): emotion, behavior (the first 3 labelled replies of each conversation: in
   choice mode every label is its own question), preference, rating and outcome, with
   `baseline/random`, `baseline/majority` and `baseline/knn` (fitted on the first 60
   conversations of the MultiESC validation split) beside it;
@@ -29,6 +31,7 @@ import argparse
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -41,6 +44,7 @@ from attunebench.data.schema import Conversation
 from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.models.llamacpp_server import LlamaServer, gemma_gguf, models_toml
 from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.tasks.preference import preference_task
 
 console = Console()
 TRAIN_CONVERSATIONS = 60
@@ -52,12 +56,20 @@ def say(text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def esconv(split: str, limit: int) -> list[Conversation]:
+def has_preference_pair(conversation: Conversation) -> bool:
+    return next(iter(preference_task().items([conversation])), None) is not None
+
+
+def esconv(
+    split: str, limit: int, keep: Callable[[Conversation], bool] = lambda _: True
+) -> list[Conversation]:
     source = corpus_dir("esconv")
     if not source.is_dir():
         raise SystemExit(f"demo-llm needs ESConv at {source} (set ATTUNEBENCH_DATA_DIR)")
     found = []
     for conversation in ESConvImporter(variant="multiesc", split=split).read(source, Counter()):
+        if not keep(conversation):
+            continue
         found.append(conversation)
         if len(found) == limit:
             break
@@ -92,13 +104,14 @@ def line(name: str, result: RunResult, seconds: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description="AttuneBench against a local Gemma 3 270M.")
     parser.add_argument("--out", type=Path, default=Path("demo-out") / "llm")
-    parser.add_argument("--conversations", type=int, default=6, help="ESConv test conversations")
+    parser.add_argument("--conversations", type=int, default=10, help="ESConv test conversations")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
     args = parser.parse_args()
 
     data = args.out / "data"
     data.mkdir(parents=True, exist_ok=True)
-    write_conversations(data / "esconv-test.jsonl", esconv("test", args.conversations))
+    test = esconv("test", args.conversations, keep=has_preference_pair)
+    write_conversations(data / "esconv-test.jsonl", test)
     write_conversations(data / "train.jsonl", esconv("valid", TRAIN_CONVERSATIONS))
     sample = read_conversations(sample_path())[:SAMPLE_CONVERSATIONS]
     write_conversations(data / "sample.jsonl", sample)
