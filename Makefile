@@ -42,6 +42,7 @@ install-llm: $(VENV)/.installed-llm
 # version): it computes next-token probabilities for the last position only, where the Python
 # server computes the whole vocabulary's logits for every prompt token (choice mode is several
 # times faster). Static, so the binary stands alone in .venv/bin. About 10 minutes on 2 cores.
+# No web UI: its build would try to download prebuilt assets (the server runs with --no-webui).
 LLAMA_SRC := $(VENV)/llama.cpp
 $(BIN)/llama-server: $(VENV)/.installed-llm
 	@command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 \
@@ -52,7 +53,7 @@ $(BIN)/llama-server: $(VENV)/.installed-llm
 	tar xzf $(LLAMA_SRC)/llama_cpp_python-*.tar.gz -C $(LLAMA_SRC)
 	cmake -S $$(ls -d $(LLAMA_SRC)/llama_cpp_python-*/vendor/llama.cpp) -B $(LLAMA_SRC)/build \
 	  -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $(LLAMA_CMAKE_ARGS) -DLLAMA_CURL=OFF \
-	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON
+	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_USE_PREBUILT_UI=OFF
 	cmake --build $(LLAMA_SRC)/build --target llama-server -j $$(nproc)
 	cp $(LLAMA_SRC)/build/bin/llama-server $@
 
