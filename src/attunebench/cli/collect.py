@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from attunebench.collect.settings import DEFAULT_DATABASE_URL
+from attunebench.collect import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
     from attunebench.collect.bootstrap import Stored

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from attunebench.collect.settings import Settings
     from attunebench.collect.study import Study, StudyError, load_study
 
+# Here, not in `settings` (which needs pydantic-settings): the CLI names it in every `collect`
+# command's options, and the CLI must import without the `collect` extra (`make demo`).
+DEFAULT_DATABASE_URL = "sqlite:///attunebench-collect.db"
+
 _WHERE = {
     "create_app": "app",
     "init_database": "bootstrap",
@@ -28,6 +32,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "DEFAULT_DATABASE_URL",
     "Settings",
     "Study",
     "StudyError",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_DATABASE_URL = "sqlite:///attunebench-collect.db"
+from attunebench.collect import DEFAULT_DATABASE_URL
 
 
 class Settings(BaseSettings):
