@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,11 +18,21 @@ import pytest
 from attunebench.tasks.calibration import Row, calibration_metrics
 
 ROWS = 20_000
-METRICS = {m.name: m for m in calibration_metrics(lambda rows: rows, positive="yes")}
+
+
+class Answered:
+    """Stands in for a task's view of one choice answer (its record has distributions)."""
+
+    def __init__(self, rows: Sequence[Row]) -> None:
+        self.rows = rows
+        self.record = SimpleNamespace(distributions={"answer": "probabilities"})
+
+
+METRICS = {m.name: m for m in calibration_metrics(lambda view: view.rows, positive="yes")}
 
 
 def value(name: str, rows: Sequence[Row]) -> float:
-    found = METRICS[name].value([rows])  # one "view" holding every row
+    found = METRICS[name].value([Answered(rows)])  # one answer holding every row
     assert found is not None
     return found
 

@@ -197,6 +197,7 @@ def calibration(frame: Frame, cell: Cell) -> list[CalibrationCurve]:
         rows = [
             row
             for view in cell.model_views(frame, int(m))
+            if view.record.distributions  # a generated answer has no rows
             for row in declaration.calibration_rows(view)
         ]
         if rows:

@@ -43,6 +43,8 @@ def _rows(views: Sequence[Any], rows_of: RowsOf) -> tuple[list[Row], IntArray]:
     rows: list[Row] = []
     owners: list[int] = []
     for i, view in enumerate(views):
+        if not view.record.distributions:
+            continue  # a generated answer: no probabilities, no rows (most records; cheap)
         found = rows_of(view)
         rows.extend(found)
         owners.extend([i] * len(found))
