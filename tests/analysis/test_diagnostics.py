@@ -15,6 +15,7 @@ from attunebench.analysis.diagnostics import confusion, label_f1, position_bins,
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.multiplicity import holm
+from attunebench.analysis.schema import Summary
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.analysis.synthetic import Plan
 from attunebench.records import ItemRecord
@@ -100,20 +101,20 @@ def test_a_planted_subgroup_gap_is_found_and_small_groups_are_not_compared() -> 
     assert ("context.topic", "work") in rows  # the conversation's topic is a subgroup field
 
 
-def test_a_planted_interaction_names_the_model_and_level() -> None:
-    # two equal models, except that m/b fails every item on the "hard" source
-    plan = Plan(
-        {"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.6}, "m/c": {"emotion": 0.6}},
-        conversations=60,
-        sources=("easy", "hard"),
-    )
+def summary_with_b_failing_on_hard(models: tuple[str, ...]) -> Summary:
+    """Equal models on two sources, except that m/b fails every item on the "hard" one."""
+    plan = Plan({m: {"emotion": 0.6} for m in models}, conversations=60, sources=("easy", "hard"))
     runs = synthetic.runs(plan)
     hard = {c.id for c in runs.conversations.values() if c.source.name == "hard"}
     broken = tuple(
         r.model_copy(update={"score": 0.0}) if r.model == "m/b" and r.conversation_id in hard else r
         for r in runs.records
     )
-    summary = build_summary(Runs(runs.runs, broken, runs.conversations), OPTIONS)
+    return build_summary(Runs(runs.runs, broken, runs.conversations), OPTIONS)
+
+
+def test_a_planted_interaction_names_the_model_and_level() -> None:
+    summary = summary_with_b_failing_on_hard(("m/a", "m/b", "m/c"))
     found = {i.group: i for i in summary.diagnostics.interactions}
     source = found["source.name"]
     assert source.p_value is not None and source.p_value < 0.01
@@ -162,18 +163,7 @@ def test_with_two_models_the_interaction_names_the_one_that_fails_and_where() ->
     # two models, the same except that m/b fails every item on "hard": the deviations from
     # each model's own average are mirror images (m/a at easy, m/b at hard), and the largest
     # one named m/a at easy; the gap between them is at hard, where m/b is behind
-    plan = Plan(
-        {"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.6}},
-        conversations=60,
-        sources=("easy", "hard"),
-    )
-    runs = synthetic.runs(plan)
-    hard = {c.id for c in runs.conversations.values() if c.source.name == "hard"}
-    broken = tuple(
-        r.model_copy(update={"score": 0.0}) if r.model == "m/b" and r.conversation_id in hard else r
-        for r in runs.records
-    )
-    summary = build_summary(Runs(runs.runs, broken, runs.conversations), OPTIONS)
+    summary = summary_with_b_failing_on_hard(("m/a", "m/b"))
     (source,) = [i for i in summary.diagnostics.interactions if i.group == "source.name"]
     assert source.p_value is not None and source.p_value < 0.01
     assert source.largest is not None and source.largest.startswith("m/b against")

@@ -21,6 +21,7 @@ Every task metric is evaluated on the same count matrix through `weights` (see
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -224,6 +225,13 @@ class Minimum:
 
     def of(self, conversations: IntArray, where: str = " with scored items") -> str | None:
         return self.reason(self.clusters(conversations), where)
+
+
+def pair_reason(a: str, b: str, too_few: Mapping[str, str | None]) -> str | None:
+    """Why a figure over two tasks gets no interval and no verdict: either task rests on too
+    few clusters (`too_few`: per task, the reason; None or absent where it rests on enough)."""
+    found = ((task, too_few.get(task)) for task in (a, b))
+    return next((f"{task}: {why}" for task, why in found if why is not None), None)
 
 
 def paired_difference(

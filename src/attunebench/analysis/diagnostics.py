@@ -29,7 +29,7 @@ from attunebench.analysis.schema import (
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.tasks.base import Task
-from attunebench.tasks.calibration import bins
+from attunebench.tasks.calibration import bins, choice_rows
 from attunebench.tasks.metrics import label_counts, per_label
 
 POSITIONS = ("early", "middle", "late")
@@ -194,12 +194,7 @@ def calibration(frame: Frame, cell: Cell) -> list[CalibrationCurve]:
         return []  # a task without choice answers
     out = []
     for m in np.unique(frame.model[cell.mask]):
-        rows = [
-            row
-            for view in cell.model_views(frame, int(m))
-            if view.record.distributions  # a generated answer has no rows
-            for row in declaration.calibration_rows(view)
-        ]
+        rows, _ = choice_rows(cell.model_views(frame, int(m)), declaration.calibration_rows)
         if rows:
             found = [CalibrationBin(confidence=c, accuracy=a, n=n) for c, a, n in bins(rows)]
             out.append(CalibrationCurve(task=cell.task, model=frame.models[m], bins=found))

@@ -38,6 +38,7 @@ import numpy as np
 from attunebench.analysis.bootstrap import (
     ClusterBootstrap,
     interval_with_infinity,
+    pair_reason,
     percentile_interval,
 )
 from attunebench.analysis.frame import FloatArray
@@ -163,10 +164,7 @@ def ratios(
     """
     out = []
     for a, b in combinations(sorted(entries, key=lambda e: e.task), 2):
-        few = next(
-            (f"{e.task}: {too_few[e.task]}" for e in (a, b) if too_few.get(e.task) is not None),
-            None,
-        )
+        few = pair_reason(a.task, b.task, too_few)
         sa, sb = a.snr.value, b.snr.value
         if sa is None or sb is None or sa <= 0 or sb <= 0:
             why = "a task's models do not differ detectably (snr <= 0), or it has no snr"

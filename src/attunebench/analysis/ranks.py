@@ -32,7 +32,12 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.bootstrap import containing, interval_with_infinity, percentile_interval
+from attunebench.analysis.bootstrap import (
+    containing,
+    interval_with_infinity,
+    pair_reason,
+    percentile_interval,
+)
 from attunebench.analysis.frame import FloatArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.reliability import SplitHalf
@@ -229,7 +234,7 @@ def rank_correlation(
         args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
         tau = correlate(kendall_tau_b, *args, permutations, rng, confidence)
         rho = correlate(spearman_rho, *args, permutations, rng, confidence)
-        short = _pair_reason(a, b, few)
+        short = pair_reason(a, b, few)
         if short is not None:
             tau, rho = _point_only(tau, short), _point_only(rho, short)
         cells[a, b] = (names, tau, rho, spearman_rho(args[2], args[3]))
@@ -237,7 +242,7 @@ def rank_correlation(
     pairs = []
     for ((a, b), (names, tau, rho, rho_samples)), p in zip(cells.items(), adjusted, strict=True):
         top, top_samples = ceiling(reliability[a], reliability[b], confidence)
-        short = _pair_reason(a, b, few)
+        short = pair_reason(a, b, few)
         if short is not None:
             top = _point_only(top, short)
         fixed = disattenuated(rho, rho_samples, top, top_samples, confidence)
@@ -277,11 +282,6 @@ def rank_correlation(
         spearman=_matrix(tasks, {k: v[2] for k, v in cells.items()}),
         pairs=pairs,
     )
-
-
-def _pair_reason(a: str, b: str, few: Mapping[str, str | None]) -> str | None:
-    """Why a pair of tasks gets no interval and no verdict: a task resting on too few."""
-    return next((f"{task}: {few[task]}" for task in (a, b) if few[task] is not None), None)
 
 
 def _point_only(value: Correlation, reason: str) -> Correlation:

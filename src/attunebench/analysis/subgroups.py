@@ -265,9 +265,10 @@ def where_behind(models: Sequence[str], levels: Sequence[str], gap: FloatArray) 
     defined = ~np.isnan(gap).all(axis=0)
     if not defined.any():
         return None
-    spread = np.where(defined, np.nanmax(np.where(defined, gap, 0.0), axis=0), -np.inf)
-    spread -= np.where(defined, np.nanmin(np.where(defined, gap, 0.0), axis=0), 0.0)
-    lowest = np.where(defined, np.nanmin(np.where(defined, gap, 0.0), axis=0), np.inf)
+    filled = np.where(defined, gap, 0.0)  # a model with no gap anywhere: 0s, never chosen
+    highest, least = np.nanmax(filled, axis=0), np.nanmin(filled, axis=0)
+    spread = np.where(defined, highest - least, -np.inf)
+    lowest = np.where(defined, least, np.inf)
     model = int(np.lexsort((lowest, -np.round(spread, 9)))[0])  # mirror images tie on spread
     level = int(np.nanargmin(gap[:, model]))
     shown = ", ".join(f"{name} {gap[i, model]:+.3f}" for i, name in enumerate(levels))

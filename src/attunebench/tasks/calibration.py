@@ -39,7 +39,8 @@ Row = tuple[Mapping[str, float], str]  # the options' probabilities, and the gol
 RowsOf = Callable[[Any], Sequence[Row]]
 
 
-def _rows(views: Sequence[Any], rows_of: RowsOf) -> tuple[list[Row], IntArray]:
+def choice_rows(views: Sequence[Any], rows_of: RowsOf) -> tuple[list[Row], IntArray]:
+    """The rows of the views' choice answers, and the index of the view each came from."""
     rows: list[Row] = []
     owners: list[int] = []
     for i, view in enumerate(views):
@@ -116,7 +117,7 @@ def calibration_metrics(rows_of: RowsOf, positive: str | None = None) -> tuple[M
     ece_end = 1 + 3 * BINS
 
     def values(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
-        rows, owners = _rows(views, rows_of)
+        rows, owners = choice_rows(views, rows_of)
         parts = [brier_values(rows), ece_values(rows)]
         if positive is not None:
             parts.append(auroc_values(rows, positive))
