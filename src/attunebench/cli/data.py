@@ -225,10 +225,13 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="Output file (parquet) or new folder (hf).")],
 ) -> None:
     """Export a dataset to Parquet or to a Hugging Face `datasets` folder (save_to_disk)."""
-    from attunebench.data.parquet import export_hf, jsonl_to_parquet
 
-    writer = export_hf if to is ExportFormat.hf else jsonl_to_parquet
-    count = _run_io(lambda: writer(file, out))
+    def write() -> int:
+        from attunebench.data.parquet import export_hf, jsonl_to_parquet
+
+        return (export_hf if to is ExportFormat.hf else jsonl_to_parquet)(file, out)
+
+    count = _run_io(write)
     typer.echo(f"wrote {count} conversations to {out} ({to.value})")
 
 
@@ -238,10 +241,13 @@ def convert(
     out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
 ) -> None:
     """Convert an exported Parquet file or `datasets` folder back to JSON Lines, checking it."""
-    from attunebench.data.parquet import hf_to_jsonl, parquet_to_jsonl
 
-    reader = hf_to_jsonl if source.is_dir() else parquet_to_jsonl
-    count = _run_io(lambda: reader(source, out))
+    def read() -> int:
+        from attunebench.data.parquet import hf_to_jsonl, parquet_to_jsonl
+
+        return (hf_to_jsonl if source.is_dir() else parquet_to_jsonl)(source, out)
+
+    count = _run_io(read)
     typer.echo(f"wrote {count} conversations to {out}")
 
 
@@ -254,7 +260,7 @@ def _run_io(action: Callable[[], int]) -> int:
     except (FileExistsError, OSError) as exc:
         typer.echo(f"error: {exc}")
     except ImportError as exc:
-        typer.echo(
-            f"error: {exc.name or exc} is needed for this export (pip install 'attunebench[hub]')"
-        )
+        # pyarrow (Parquet) and datasets (hf folders) are extras, not core dependencies.
+        extra = "hub" if (exc.name or "").startswith("datasets") else "parquet"
+        typer.echo(f"error: {exc.name or exc} is needed here (pip install 'attunebench[{extra}]')")
     raise typer.Exit(1)

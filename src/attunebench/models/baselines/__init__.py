@@ -85,12 +85,14 @@ def _longer(spec: str, options: dict[str, Any]) -> Baseline:
 @BASELINES.register("lexicon")
 def _lexicon(spec: str, options: dict[str, Any]) -> Baseline:
     _options(NoOptions, spec, options)
-    for module in ("nrclex", "vaderSentiment"):
-        if importlib.util.find_spec(module) is None:
-            raise ProviderConfigError(
-                f"{spec} needs the lexicons of the `lexicon` extra: "
-                "pip install 'attunebench[lexicon]'"
-            )
+    if importlib.util.find_spec("vaderSentiment") is None:
+        raise ProviderConfigError(
+            f"{spec} needs VADER, of the `lexicon` extra: pip install 'attunebench[lexicon]'"
+        )
+    if importlib.util.find_spec("nrclex") is None:
+        raise ProviderConfigError(
+            f"{spec} needs the NRC emotion lexicon: pip install --no-deps 'nrclex>=4.1,<5'"
+        )
     return LexiconBaseline(spec)
 
 
