@@ -60,7 +60,7 @@ $(LLAMA_CACHE)/llama-server: | $(BIN)/python
 	@command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 \
 	  || (apt-get update -q && apt-get install -y -q cmake g++)
 	rm -rf $(LLAMA_SRC) && mkdir -p $(LLAMA_SRC)
-	$(BIN)/pip download --no-deps --no-binary :all: --dest $(LLAMA_SRC) \
+	$(BIN)/pip download --no-deps --no-binary llama-cpp-python --dest $(LLAMA_SRC) \
 	  "llama-cpp-python==$(LLAMA_CPP_PYTHON_VERSION)"
 	tar xzf $(LLAMA_SRC)/llama_cpp_python-*.tar.gz -C $(LLAMA_SRC)
 	cmake -S $$(ls -d $(LLAMA_SRC)/llama_cpp_python-*/vendor/llama.cpp) -B $(LLAMA_SRC)/build \

@@ -35,7 +35,8 @@ from attunebench.data.locations import corpus_dir
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.models.base import GenerateParams
-from attunebench.models.llamacpp_server import MODEL_ALIAS, LlamaServer, gemma_gguf
+from attunebench.models.llamacpp_server import LlamaServer
+from attunebench.models.local_models import GEMMA
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Query
@@ -107,7 +108,7 @@ def served(
     log = folder / f"{name}.log"
     with LlamaServer(model, log=log, threads=threads, verbose=True) as server:
         provider = OpenAICompatProvider(
-            MODEL_ALIAS, base_url=server.base_url, chat=False, timeout_s=600
+            GEMMA.alias, base_url=server.base_url, chat=False, timeout_s=600
         )
         seconds, sent = asyncio.run(ask(provider, asked, mode))
     return seconds, sent, server_figures(log)
@@ -124,7 +125,7 @@ def main() -> None:
         help="generate-mode questions timed (each may write 48 tokens)",
     )
     args = parser.parse_args()
-    model = gemma_gguf()
+    model = GEMMA.path()
     found = conversations(args.conversations)
     ordered = queries(found, "choice")
     shuffled = random.Random(0).sample(ordered, len(ordered))

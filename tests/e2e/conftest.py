@@ -1,4 +1,5 @@
-"""The real local LLM: Gemma 3 270M behind llama.cpp's OpenAI-compatible server, per module."""
+"""The real local LLMs (Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) behind llama.cpp's
+OpenAI-compatible server, one server per test module."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from attunebench.models.llamacpp_server import LlamaServer, cpp_server, gemma_gguf
+from attunebench.models.llamacpp_server import LlamaServer, cpp_server
+from attunebench.models.local_models import GEMMA, QWEN
 
 
 def require_llama_server() -> None:
@@ -23,5 +25,13 @@ def require_llama_server() -> None:
 def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     require_llama_server()
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with LlamaServer(gemma_gguf(), log=log) as server:
+    with LlamaServer(GEMMA.path(), log=log) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def qwen_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    require_llama_server()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with LlamaServer(QWEN.path(), log=log, alias=QWEN.alias) as server:
         yield server

@@ -42,7 +42,8 @@ from attunebench.data.locations import corpus_dir
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine.runner import RunConfig, RunResult, run
-from attunebench.models.llamacpp_server import LlamaServer, gemma_gguf, models_toml
+from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.models.local_models import GEMMA
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.tasks.preference import preference_task
 
@@ -115,7 +116,7 @@ def main() -> None:
     write_conversations(data / "train.jsonl", esconv("valid", TRAIN_CONVERSATIONS))
     sample = read_conversations(sample_path())[:SAMPLE_CONVERSATIONS]
     write_conversations(data / "sample.jsonl", sample)
-    model = gemma_gguf()
+    model = GEMMA.path()
     say(f"model: {model} (SHA-256 verified)")
     with LlamaServer(model, log=args.out / "llama-server.log", threads=args.threads) as server:
         say(f"{server.kind}: {server.base_url} ({server.threads} threads)")

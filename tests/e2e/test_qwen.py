@@ -1,0 +1,67 @@
+"""The instruction-tuned real model: Qwen2.5-Coder 0.5B Instruct behind llama.cpp, through its
+chat template. It writes the JSON that generated answers need, gives choice-mode probabilities,
+and judges replies, so the judged task runs with a real judge rather than a proxy.
+
+What is checked is the path and that the model reads its prompts: the generated answers parse
+(not a base model's 100% invalid) and every judge verdict is read.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attunebench.engine import read_records, read_run_info
+from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.models.local_models import QWEN
+
+pytestmark = [pytest.mark.llm, pytest.mark.timeout(540)]
+
+SAMPLE = Path(__file__).parents[2] / "src" / "attunebench" / "data" / "sample" / "sample.jsonl"
+
+
+def attunebench_run(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from attunebench.cli import main; main()", "run", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=480)
+
+
+def run_qwen(server: LlamaServer, tmp_path: Path, answer: str, *tasks: str) -> Path:
+    models = tmp_path / f"models-{answer}.toml"
+    models.write_text(models_toml(server.base_url, max_tokens=96, answer=answer, model=QWEN))
+    out = tmp_path / f"run-{answer}"
+    args = ["--data", str(SAMPLE), "--models-file", str(models), "--model", "qwen"]
+    args += ["--limit", "1", "--no-progress", "--out", str(out)]
+    args += ["--cache", str(tmp_path / "cache.sqlite")]
+    if "response" in tasks:
+        args += ["--judge", "qwen"]
+    for task in tasks:
+        args += ["--task", task]
+    done = attunebench_run(*args)
+    log = server.log.read_text(errors="replace")[-2000:]
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\nserver log:\n{log}"
+    return out
+
+
+def test_qwen_answers_in_json_and_judges(qwen_server: LlamaServer, tmp_path: Path) -> None:
+    out = run_qwen(qwen_server, tmp_path, "generate", "emotion", "preference", "response")
+    info = read_run_info(out)
+    assert info is not None and info.complete
+    assert info.models[0].spec == f"openai/{QWEN.alias}"
+    records = read_records(out / "records.jsonl")
+    assert {r.task for r in records} == {"emotion", "preference", "response"}
+    answered = [r for r in records if r.task != "response"]
+    assert sum(r.status == "ok" for r in answered) >= len(answered) / 2, [
+        r.raw_output for r in answered if r.status != "ok"
+    ]
+    judged = [r for r in records if r.task == "response"]
+    assert judged and all(r.status == "ok" for r in judged)  # every verdict was readable
+
+
+def test_qwen_gives_choice_probabilities(qwen_server: LlamaServer, tmp_path: Path) -> None:
+    out = run_qwen(qwen_server, tmp_path, "choice", "emotion", "preference")
+    records = read_records(out / "records.jsonl")
+    assert records and all(r.status == "ok" and r.mode == "choice" for r in records)
+    assert all(r.distributions for r in records)
