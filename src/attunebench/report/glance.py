@@ -16,6 +16,7 @@ class Line:
     topic: str
     text: str
     missing: bool = False  # no figure: `text` is the reason
+    beside: str = ""  # a yardstick shown beside the models (never ranked)
 
 
 @dataclass(frozen=True)
@@ -40,41 +41,45 @@ def _best_yardstick(summary: Summary, task: str) -> ScoreRow | None:
 
 
 def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
-    """`task: A leads with 0.61, +0.12 [0.03, 0.21] over B: ahead`, the best yardstick beside
-    it. With no model under test at all, the reason is said once above; the line names it."""
+    """`task (headline)`: `A 0.61, +0.12 [0.03, 0.21] over B: ahead`, the best yardstick
+    beside it. With no model under test at all, the reason is said once above."""
     best = _best_yardstick(summary, lead.task)
-    beside = "" if best is None else f"; best yardstick {best.model} {best.value:.3f}"
+    beside = "" if best is None else f"best yardstick: {best.model} {best.value:.3f}"
     info = next((t for t in summary.tasks if t.name == lead.task), None)
-    topic = lead.task if info is None else f"{lead.task}: {info.headline}"
+    topic = lead.task if info is None else f"{lead.task} ({info.headline})"
     if lead.leader is None:
         why = "no model under test" if nobody else lead.reason
-        return Line(topic, f"no leader ({why}){beside}", missing=True)
-    head = f"{lead.leader} leads with {lead.leader_value:.3f}"
+        return Line(topic, f"no leader: {why}", True, beside)
+    head = f"{lead.leader} {lead.leader_value:.3f}"
     if lead.runner_up is None or lead.value is None:
-        return Line(topic, f"{head}; {lead.reason}{beside}", missing=True)
+        return Line(topic, f"{head}; {lead.reason}", True, beside)
     margin = f"{head}, {lead.value:+.3f}{_range(lead.ci_low, lead.ci_high)} over {lead.runner_up}"
     if lead.verdict is None:
-        return Line(topic, f"{margin} ({lead.reason}){beside}", missing=True)
-    return Line(topic, f"{margin}: {lead.verdict}{beside}")
+        return Line(topic, f"{margin} ({lead.reason})", True, beside)
+    return Line(topic, f"{margin}: {lead.verdict}", beside=beside)
 
 
 def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
-    """Each pair's verdict; pairs without one and with the same reason share a line."""
+    """Each pair's verdict, the pairs grouped by it (agree, distinct, cannot tell, then each
+    reason for no verdict); the section below gives every pair's figures."""
     pairs = summary.rank_correlation.pairs
     if not pairs:
         why = summary.rank_correlation.reason or "fewer than 2 tasks"
         return [Line("task pairs", f"not computed: {why}", missing=True)]
-    shared: dict[str, list[str]] = defaultdict(list)
-    lines = []
+    grouped: dict[tuple[bool, str], list[str]] = defaultdict(list)
     for p in pairs:
-        name = f"{p.task_a} / {p.task_b}"
         if p.verdict is not None:
-            lines.append(Line(name, p.verdict_text))
+            grouped[False, p.verdict].append(f"{p.task_a} / {p.task_b}")
         else:
-            shared["no verdict: no model under test" if nobody else p.verdict_text].append(name)
-    for text, names in shared.items():
-        topic = names[0] if len(names) == 1 else f"{len(names)} task pairs"
-        lines.append(Line(topic, text, missing=True))
+            why = "no verdict: no model under test" if nobody else p.verdict_text
+            grouped[True, why].append(f"{p.task_a} / {p.task_b}")
+    order = {"distinct": 0, "agree": 1, "cannot tell": 2}
+    lines = []
+    for (missing, text), names in sorted(grouped.items(), key=lambda g: order.get(g[0][1], 3)):
+        if missing:
+            lines.append(Line(f"{len(names)} of {len(pairs)} pairs", text, missing=True))
+        else:
+            lines.append(Line(f"{text} ({len(names)} of {len(pairs)})", ", ".join(names)))
     return lines
 
 
