@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from attunebench.collect.bootstrap import read_stored
 from attunebench.collect.db import Database, open_engine
@@ -131,6 +132,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
+    if settings.forwarded_allow_ips:
+        # Added last, so it runs first: every handler and limit then sees the forwarded client.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
