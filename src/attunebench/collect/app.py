@@ -14,6 +14,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -30,6 +32,7 @@ from attunebench.collect.templating import make_templates
 from attunebench.models.base import Provider
 
 THREADS = 8
+RETRY_AFTER_S = 5
 
 
 class SecurityMiddleware:
@@ -76,6 +79,20 @@ async def _http_error(request: Request, error: Exception) -> Response:
     title = {404: "Not found", 405: "Not allowed"}.get(error.status_code, "Error")
     values = {"title": title, "message": title}
     return render(request, "error.html", values, status=error.status_code)
+
+
+async def _database_unavailable(request: Request, _error: Exception) -> HTMLResponse:
+    """The database is out of reach (restarting, failing over, every connection busy): a
+    retry page, never a 500. Nothing half-done was kept: the transaction rolled back, so an
+    answer is either stored and acknowledged, or neither. The engine's pre-ping replaces the
+    dead connections once the server is back, without restarting the app."""
+    message = (
+        "The study is briefly unavailable. Your answers so far are saved: "
+        f"try again in {RETRY_AFTER_S} seconds."
+    )
+    page = render(request, "error.html", {"title": "Please try again", "message": message}, 503)
+    page.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return page
 
 
 async def _invalid_request(request: Request, _error: Exception) -> HTMLResponse:
@@ -138,6 +155,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    for unavailable in (OperationalError, InterfaceError, PoolTimeoutError):
+        app.add_exception_handler(unavailable, _database_unavailable)
     app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
     for module in (site, join, participant, admin, export):
         app.include_router(module.router)
