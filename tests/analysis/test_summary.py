@@ -49,6 +49,7 @@ def test_summary_has_the_designed_sections_and_no_nan(runs: Runs) -> None:
         "context_modes",
         "diagnostics",
         "left_out_items",
+        "leads",
     ):
         assert data[key], key
     assert set(data["discriminability"]) == {"tasks", "ratios"}
