@@ -28,6 +28,15 @@ def test_the_summary_comes_first_and_names_each_leader(summary: Summary) -> None
     for pair in summary.rank_correlation.pairs:
         assert f"{pair.task_a} / {pair.task_b}" in top
     assert "per conversation" in top and "per item" in top
+    strong = summary.model_copy(
+        update={
+            "scores": [
+                r.model_copy(update={"value": 0.99}) if r.model == "baseline/random" else r
+                for r in summary.scores
+            ]
+        }
+    )
+    assert all("above every model under test" in line.beside for line in glance(strong).leads)
     text = render_markdown(summary)
     assert text.index("## At a glance") < text.index("## behavior")
 
