@@ -328,7 +328,7 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
 async def postgres_schema(base_url: str) -> AsyncIterator[str]:
     """A fresh schema on the server, dropped afterwards; yields a URL that uses it."""
     schema = "load_" + secrets.token_hex(5)
-    engine = create_engine(base_url)
+    engine = create_engine(base_url, pool_pre_ping=True)  # survives collect_restart's restart
     with engine.begin() as connection:
         connection.execute(text(f"CREATE SCHEMA {schema}"))
     try:

@@ -167,3 +167,35 @@ def test_joins_are_limited_per_address(make_client: Any) -> None:
     join = _join_path(client)
     statuses = [client.post(join, data={}, follow_redirects=False).status_code for _ in range(3)]
     assert statuses == [303, 303, 429]
+
+
+def _joins(client: TestClient, join: str, forwarded: str | None, count: int) -> list[int]:
+    headers = {"X-Forwarded-For": forwarded} if forwarded else {}
+    return [
+        client.post(join, data={}, headers=headers, follow_redirects=False).status_code
+        for _ in range(count)
+    ]
+
+
+def test_a_forwarded_address_is_ignored_unless_its_proxy_is_trusted(make_client: Any) -> None:
+    study = parse_study(
+        study_data(enrolment={"open": True, "cap": 100}, limits={"joins_per_minute": 2})
+    )
+    client = make_client(study)  # no trusted proxy: the socket's address, whatever the header
+    join = _join_path(client)
+    assert _joins(client, join, "203.0.113.7", 2) == [303, 303]
+    assert _joins(client, join, "203.0.113.8", 1) == [429]  # a spoofed header dodges nothing
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(make_client: Any) -> None:
+    study = parse_study(
+        study_data(enrolment={"open": True, "cap": 100}, limits={"joins_per_minute": 2})
+    )
+    # TestClient connects as "testclient": here, the reverse proxy
+    client = make_client(study, forwarded_allow_ips="10.0.0.0/8, testclient")
+    join = _join_path(client)
+    assert _joins(client, join, "203.0.113.7", 3) == [303, 303, 429]
+    assert _joins(client, join, "203.0.113.8", 2) == [303, 303]
+    # a client that put its own address first cannot pick its key: the proxy appends the peer
+    assert _joins(client, join, "203.0.113.8, 198.51.100.4", 2) == [303, 303]
+    assert _joins(client, join, "203.0.113.9, 198.51.100.4", 1) == [429]

@@ -110,9 +110,10 @@ def test_markdown_leaderboard_has_a_row_per_model_and_escapes_pipes(
     summary: Summary, hostile_name: str
 ) -> None:
     text = render_markdown(summary)
-    # a table per task, then discriminability and the warnings
-    assert text.count("\n## ") == len(summary.tasks) + 2
-    assert "\n## Warnings\n" in text
+    # the summary, a table per task, then the claims, the judge audit and the warnings
+    assert text.count("\n## ") == len(summary.tasks) + 5
+    for heading in ("At a glance", "Rank agreement between tasks", "Judge audit", "Warnings"):
+        assert f"\n## {heading}\n" in text
     assert hostile_name.replace("|", "\\|") in text
     for model in ("m/model0", "m/model1", "m/model2", "baseline/random"):
         assert text.count(f"| {model} |") == len(summary.tasks)

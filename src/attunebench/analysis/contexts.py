@@ -81,14 +81,28 @@ def context_differences(
             found = _difference(bootstrap, task, model, informed, blind, conversations)
             too_few = minimum.of(conversations, " with items scored in both modes")
             if not reads_context(model):
-                why = "no verdict: this model ignores the conversation's context"
-                found = found.model_copy(update={"verdict": None, "reason": why})
+                found = found.model_copy(update={"verdict": None, "reason": _yardstick(found)})
             elif too_few is not None and found.value is not None:
                 found = found.model_copy(
                     update={"verdict": None, "ci_low": None, "ci_high": None, "reason": too_few}
                 )
             out.append(found)
     return out
+
+
+def _yardstick(found: Difference) -> str:
+    """Why a yardstick's difference gets no verdict, worded by what its interval shows: a
+    baseline answers alike in both modes, but a proxy reads the context it is given."""
+    low, high = found.ci_low, found.ci_high
+    if found.value == 0 and low == 0 and high == 0:
+        shown = "its answers do not change with the context"
+    elif low is None or high is None:
+        shown = "no interval"
+    elif low > 0 or high < 0:
+        shown = "its score does change with the context (the interval excludes 0)"
+    else:
+        shown = "no clear change (the interval includes 0)"
+    return f"no verdict: a yardstick, not a model under test; {shown}"
 
 
 def _difference(

@@ -210,13 +210,15 @@ def rank_correlation(
     rng: np.random.Generator,
     confidence: float,
     too_few: Mapping[str, str | None] | None = None,
+    hint: str = "",
 ) -> RankCorrelation:
     """Every pair of tasks, on the models under test scored on both (three at least).
 
     `subjects` are the frame codes of the models under test; `too_few` gives, per task, why its
     items rest on too few conversations for an interval (None: enough). A pair's intervals and
     verdict need both tasks' rankings to rest on enough: each ranking's uncertainty comes from
-    its own conversations.
+    its own conversations. `hint`, where given, follows every "fewer than 3 models" reason: what
+    would give the ranking its models.
     """
     tasks = sorted(headlines)
     few = {task: (too_few or {}).get(task) for task in tasks}
@@ -229,6 +231,7 @@ def rank_correlation(
         empty = np.full(1, np.nan)
         if len(both) < 3:
             why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
+            why = f"{why}; {hint}" if hint else why
             cells[a, b] = (names, _null(why), _null(why), empty)
             continue
         args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])

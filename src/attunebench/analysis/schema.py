@@ -155,6 +155,25 @@ class DiscriminabilityReport(Frozen):
     ratios: list[Ratio]
 
 
+class Lead(Frozen):
+    """A task's first model under test and its margin over the second (no leader: null)."""
+
+    task: str
+    metric: str
+    variant: str
+    leader: str | None = None
+    leader_value: float | None = None
+    runner_up: str | None = None
+    runner_up_value: float | None = None
+    value: float | None = Field(default=None, description="Leader minus runner-up.")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    verdict: Literal["ahead", "not clearly ahead"] | None = Field(
+        default=None, description="ahead: the margin's interval lies above 0."
+    )
+    reason: str | None = None
+
+
 class Difference(Frozen):
     """A paired difference between two conditions on the same items (no verdict: null)."""
 
@@ -366,6 +385,9 @@ class Summary(Frozen):
     scores: list[ScoreRow]
     rank_correlation: RankCorrelation
     discriminability: DiscriminabilityReport
+    leads: list[Lead] = Field(
+        default_factory=list, description="Per task, who leads the models under test."
+    )
     context_modes: list[Difference]
     judge_agreement: list[JudgeAgreement]
     diagnostics: Diagnostics

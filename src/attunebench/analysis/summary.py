@@ -33,6 +33,7 @@ from attunebench.analysis.contexts import context_differences
 from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
 from attunebench.analysis.judges import AUDIT_TASK, judge_agreement
+from attunebench.analysis.leads import leads, no_subjects
 from attunebench.analysis.loading import Runs, paused_gc
 from attunebench.analysis.provenance import Roster, provenance
 from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
@@ -206,16 +207,20 @@ def claims(
     options: Options,
     streams: list[np.random.Generator],
     minimum: Minimum,
+    nobody: str,
 ) -> Claims:
     """The paper's two claims, on the models under test: rank agreement between tasks (with
     the reliability ceiling) and discriminability. A task's intervals and verdicts need its
-    models' scored items to fall in `minimum` clusters; a pair of tasks needs both."""
+    models' scored items to fall in `minimum` clusters; a pair of tasks needs both. With no
+    model under test there is nothing to count: `nobody` says why and what would change it."""
     tables = {
         task: conversation_table(frame, bootstrap, cells[task, s.variant], subjects)
         for task, s in headlines.items()
     }
     too_few = {
         task: minimum.reason(int((table.counts > 0).any(axis=1).sum()), " with scored items")
+        if subjects
+        else None
         for task, table in tables.items()
     }
     reliability: dict[str, SplitHalf] = {
@@ -230,6 +235,7 @@ def claims(
         rng=streams[1],
         confidence=options.confidence,
         too_few=too_few,
+        hint="" if subjects else nobody,
     )
     entries, drawn = [], {}
     for task, scores in sorted(headlines.items()):
@@ -279,7 +285,8 @@ def _build(runs: Runs, options: Options) -> Summary:
     }
     rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
     rows += reference_rows(frame, bootstrap, cells, headline_of, minimum)
-    found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, minimum)
+    nobody = no_subjects(roster)
+    found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, minimum, nobody)
     details, detail_notices = diagnostics(
         frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], minimum
     )
@@ -315,6 +322,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         scores=rows,
         rank_correlation=found.rank_correlation,
         discriminability=found.discriminability,
+        leads=leads(headlines, rows, frame.models, roster, options.confidence),
         context_modes=context_differences(
             frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), minimum
         ),

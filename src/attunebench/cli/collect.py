@@ -113,6 +113,14 @@ def serve(
     workers: Annotated[
         int, typer.Option(min=1, max=64, help="App processes (PostgreSQL only).")
     ] = 1,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(
+            help="Reverse proxies trusted to name the client in X-Forwarded-For, for the rate "
+            "limits: comma-separated addresses or networks, or '*'. Default: none (the socket's "
+            "address; also ATTUNEBENCH_COLLECT_FORWARDED_ALLOW_IPS)."
+        ),
+    ] = "",
 ) -> None:
     """Serve the participant pages and the admin pages."""
     import uvicorn
@@ -131,6 +139,8 @@ def serve(
         raise _fail(str(error)) from None
     # Each worker process builds its own app from the environment (create_app reads Settings).
     os.environ["ATTUNEBENCH_COLLECT_DATABASE_URL"] = db
+    if forwarded_allow_ips:
+        os.environ["ATTUNEBENCH_COLLECT_FORWARDED_ALLOW_IPS"] = forwarded_allow_ips
     uvicorn.run(
         "attunebench.collect.app:create_app",
         factory=True,
@@ -138,6 +148,7 @@ def serve(
         port=port,
         workers=workers,
         log_level="info",
+        proxy_headers=False,  # the app trusts only the proxies its settings name
     )
 
 

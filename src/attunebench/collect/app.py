@@ -14,9 +14,12 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from attunebench.collect.bootstrap import read_stored
 from attunebench.collect.db import Database, open_engine
@@ -29,6 +32,7 @@ from attunebench.collect.templating import make_templates
 from attunebench.models.base import Provider
 
 THREADS = 8
+RETRY_AFTER_S = 5
 
 
 class SecurityMiddleware:
@@ -75,6 +79,20 @@ async def _http_error(request: Request, error: Exception) -> Response:
     title = {404: "Not found", 405: "Not allowed"}.get(error.status_code, "Error")
     values = {"title": title, "message": title}
     return render(request, "error.html", values, status=error.status_code)
+
+
+async def _database_unavailable(request: Request, _error: Exception) -> HTMLResponse:
+    """The database is out of reach (restarting, failing over, every connection busy): a
+    retry page, never a 500. Nothing half-done was kept: the transaction rolled back, so an
+    answer is either stored and acknowledged, or neither. The engine's pre-ping replaces the
+    dead connections once the server is back, without restarting the app."""
+    message = (
+        "The study is briefly unavailable. Your answers so far are saved: "
+        f"try again in {RETRY_AFTER_S} seconds."
+    )
+    page = render(request, "error.html", {"title": "Please try again", "message": message}, 503)
+    page.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return page
 
 
 async def _invalid_request(request: Request, _error: Exception) -> HTMLResponse:
@@ -131,9 +149,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(SecurityMiddleware, max_body_bytes=settings.max_body_bytes)
+    if settings.forwarded_allow_ips:
+        # Added last, so it runs first: every handler and limit then sees the forwarded client.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    for unavailable in (OperationalError, InterfaceError, PoolTimeoutError):
+        app.add_exception_handler(unavailable, _database_unavailable)
     app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
     for module in (site, join, participant, admin, export):
         app.include_router(module.router)

@@ -35,3 +35,10 @@ class Settings(BaseSettings):
         default="", description="Public address used in invitation links ('' = this request's)."
     )
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    forwarded_allow_ips: str = Field(
+        default="",
+        description="Reverse proxies trusted to name the client: comma-separated addresses or "
+        "networks (10.0.0.0/8), or '*'. A request from one of them is treated as coming from "
+        "the address it forwards in X-Forwarded-For (rate limits, logs) and by the scheme in "
+        "X-Forwarded-Proto. '' (the default): the socket's address, whatever the headers say.",
+    )

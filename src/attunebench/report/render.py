@@ -14,6 +14,7 @@ from attunebench.analysis.summary import summary_json
 from attunebench.data.jsonl import atomic_writer
 from attunebench.report import views
 from attunebench.report.environment import make_environment
+from attunebench.report.glance import glance
 
 Format = Literal["html", "markdown", "json"]
 SECTIONS = (
@@ -33,6 +34,24 @@ SECTIONS = (
     ("left-out", "Items left out"),
     ("warnings", "Warnings"),
 )
+JUDGE_STATISTICS = (
+    "accuracy",
+    "agreement",
+    "kappa",
+    "flip_rate",
+    "longer_win_share",
+    "participant_longer_share",
+    "length_balanced_agreement",
+    "length_matched_agreement",
+)
+# Open when the page loads: the sections a reader needs first, short enough to take in. The
+# others fold (the summary line shows their title) and open with a click.
+UNFOLDED = frozenset({"leaderboard", "profile", "rank-correlation", "discriminability"})
+
+
+def gold_givers(summary: Summary) -> dict[str, str]:
+    """Per task, who gave its gold, as the worst items and labels name it."""
+    return {t.name: ", ".join(t.provenance) or "undeclared" for t in summary.tasks}
 
 
 def render_html(summary: Summary) -> str:
@@ -44,6 +63,10 @@ def render_html(summary: Summary) -> str:
         .render(
             s=summary,
             sections=SECTIONS,
+            unfolded=UNFOLDED,
+            glance=glance(summary),
+            gold_by=gold_givers(summary),
+            judge_statistics=JUDGE_STATISTICS,
             kinds=views.kind_labels(summary),
             labelled=views.labelled,
             boards=boards,
@@ -72,6 +95,8 @@ def render_markdown(summary: Summary) -> str:
             boards=views.leaderboards(summary),
             kinds=views.kind_labels(summary),
             labelled=views.labelled,
+            glance=glance(summary),
+            judge_statistics=JUDGE_STATISTICS,
         )
     )
 

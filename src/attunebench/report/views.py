@@ -24,6 +24,7 @@ class Leaderboard:
     rows: list[ScoreRow]
     chart: Markup
     secondary: list[tuple[str, list[ScoreRow]]]  # metric -> one row per model (leaderboard order)
+    ranks: dict[str, int]  # models under test only: yardsticks are shown, never numbered
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
             key=lambda r: (r.value is None, -(r.value or 0.0), r.model),
         )
         order = {r.model: i for i, r in enumerate(rows)}
+        ranks = {r.model: i for i, r in enumerate((r for r in rows if r.subject), 1)}
         by_metric: dict[str, list[ScoreRow]] = defaultdict(list)
         for r in mine:
             if r.metric != "score" and not _repeats_pooled(r.metric, info.judges):
@@ -122,13 +124,15 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
                 rows,
                 chart,
                 secondary,
+                ranks,
             )
         )
     return out
 
 
 def profile(summary: Summary, boards: Sequence[Leaderboard]) -> Markup | None:
-    """Models x tasks: each cell the model's score and its rank on that task."""
+    """Models x tasks: each cell the model's score, and its rank on that task among the models
+    under test (a yardstick's cell has no rank)."""
     kinds = kind_labels(summary)
     models = sorted({r.model for b in boards for r in b.rows})
     if not models or not boards:
@@ -137,12 +141,13 @@ def profile(summary: Summary, boards: Sequence[Leaderboard]) -> Markup | None:
     for model in models:
         line: list[tuple[float | None, str]] = []
         for board in boards:
-            rank = next((i for i, r in enumerate(board.rows, 1) if r.model == model), None)
+            rank = board.ranks.get(model)
             row = next((r for r in board.rows if r.model == model), None)
             value = row.value if row is not None else None
-            line.append((value, "—" if value is None else f"{value:.2f} (#{rank})"))
+            shown = "—" if value is None else f"{value:.2f}"
+            line.append((value, shown if rank is None or value is None else f"{shown} (#{rank})"))
         cells.append(line)
-    title = "Capability profile: score (rank) per task"
+    title = "Capability profile: score per task (rank among models under test)"
     names = [labelled(m, kinds) for m in models]
     return svg.heatmap(names, [b.task for b in boards], cells, title, colour="sequential")
 

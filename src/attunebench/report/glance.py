@@ -1,0 +1,135 @@
+"""The report at a glance: who leads each task, whether the tasks rank models alike, and which
+task separates them best. Every line says why, wherever its figure is not computed."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from attunebench.analysis.schema import Discriminability, Lead, ScoreRow, Summary
+
+
+@dataclass(frozen=True)
+class Line:
+    """One statement of the summary: what it is about, and what the data says (or why not)."""
+
+    topic: str
+    text: str
+    missing: bool = False  # no figure: `text` is the reason
+    beside: str = ""  # a yardstick shown beside the models (never ranked)
+
+
+@dataclass(frozen=True)
+class Glance:
+    nobody: str | None  # why nothing is ranked at all; said once, above the lines
+    leads: list[Line]
+    pairs: list[Line]
+    separation: list[Line]
+
+
+def _range(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
+
+
+def _best_yardstick(summary: Summary, task: str) -> ScoreRow | None:
+    rows = [
+        r
+        for r in summary.scores
+        if r.task == task and r.headline and not r.subject and r.value is not None
+    ]
+    return max(rows, key=lambda r: r.value or 0.0, default=None)
+
+
+def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
+    """`task (headline)`: `A 0.61, +0.12 [0.03, 0.21] over B: ahead`, the best yardstick
+    beside it. With no model under test at all, the reason is said once above."""
+    best = _best_yardstick(summary, lead.task)
+    beside = "" if best is None else f"best yardstick: {best.model} {best.value:.3f}"
+    info = next((t for t in summary.tasks if t.name == lead.task), None)
+    topic = lead.task if info is None else f"{lead.task} ({info.headline})"
+    if lead.leader is None:
+        why = "no model under test" if nobody else lead.reason
+        return Line(topic, f"no leader: {why}", True, beside)
+    if (
+        best is not None
+        and lead.leader_value is not None
+        and (best.value or 0.0) > lead.leader_value
+    ):
+        beside += ", above every model under test"
+    head = f"{lead.leader} {lead.leader_value:.3f}"
+    if lead.runner_up is None or lead.value is None:
+        return Line(topic, f"{head}; {lead.reason}", True, beside)
+    margin = f"{head}, {lead.value:+.3f}{_range(lead.ci_low, lead.ci_high)} over {lead.runner_up}"
+    if lead.verdict is None:
+        return Line(topic, f"{margin} ({lead.reason})", True, beside)
+    return Line(topic, f"{margin}: {lead.verdict}", beside=beside)
+
+
+def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
+    """Each pair's verdict, the pairs grouped by it (agree, distinct, cannot tell, then each
+    reason for no verdict); the section below gives every pair's figures."""
+    pairs = summary.rank_correlation.pairs
+    if not pairs:
+        why = summary.rank_correlation.reason or "fewer than 2 tasks"
+        return [Line("task pairs", f"not computed: {why}", missing=True)]
+    grouped: dict[tuple[bool, str], list[str]] = defaultdict(list)
+    for p in pairs:
+        if p.verdict is not None:
+            grouped[False, p.verdict].append(f"{p.task_a} / {p.task_b}")
+        else:
+            why = "no verdict: no model under test" if nobody else p.verdict_text
+            grouped[True, why].append(f"{p.task_a} / {p.task_b}")
+    order = {"distinct": 0, "agree": 1, "cannot tell": 2}
+    lines = []
+    for (missing, text), names in sorted(grouped.items(), key=lambda g: order.get(g[0][1], 3)):
+        if missing:
+            lines.append(Line(f"{len(names)} of {len(pairs)} pairs", text, missing=True))
+        else:
+            lines.append(Line(f"{text} ({len(names)} of {len(pairs)})", ", ".join(names)))
+    return lines
+
+
+def _best(tasks: list[Discriminability], per_item: bool) -> Discriminability | None:
+    if per_item:
+        found = [d for d in tasks if d.snr_per_item is not None and d.snr_per_item > 0]
+        return max(found, key=lambda d: d.snr_per_item or 0.0, default=None)
+    found = [d for d in tasks if d.rank == 1]
+    return found[0] if found else None
+
+
+def separation_lines(summary: Summary, nobody: str | None) -> list[Line]:
+    """Which task separates the models best, per conversation and per item."""
+    tasks = summary.discriminability.tasks
+    reasons = sorted({d.snr.reason or d.reason or "" for d in tasks} - {""})
+    why = "no model under test" if nobody else "; ".join(reasons) or "no task with scores"
+    lines = []
+    for per_item, topic in ((False, "per conversation"), (True, "per item")):
+        best = _best(tasks, per_item)
+        if best is None:
+            lines.append(Line(topic, f"not computed: {why}", missing=True))
+            continue
+        if per_item:
+            needed = best.items_needed if best.items_needed is not None else "∞"
+            text = f"{best.task}: signal/noise {best.snr_per_item:.3f}, {needed} items needed"
+        else:
+            needed = best.conversations_needed if best.conversations_needed is not None else "∞"
+            snr = best.snr
+            text = (
+                f"{best.task}: signal/noise {snr.value:.3f}{_range(snr.ci_low, snr.ci_high)}, "
+                f"{needed} conversations needed"
+            )
+        lines.append(Line(topic, text))
+    return lines
+
+
+def glance(summary: Summary) -> Glance:
+    subjects = any(r.subject for r in summary.scores)
+    nobody = None
+    if not subjects:
+        nobody = next((lead.reason for lead in summary.leads if lead.reason), "no model under test")
+    return Glance(
+        nobody=nobody,
+        leads=[lead_line(summary, lead, nobody) for lead in summary.leads],
+        pairs=pair_lines(summary, nobody),
+        separation=separation_lines(summary, nobody),
+    )
