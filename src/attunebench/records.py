@@ -153,6 +153,10 @@ class RunInfo(Frozen):
     planned_items: int = 0
     empty_tasks: list[str] = Field(default_factory=list, description="tasks with 0 items here")
     skipped: list[SkippedPair] = Field(default_factory=list, description="pairs not applicable")
+    adapted: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Per model, the request parameters the pre-flight dropped or renamed.",
+    )
     started_at: str
     finished_at: str | None = None
     complete: bool = False
@@ -172,6 +176,13 @@ class LedgerEntry(Frozen):
     batch_calls: int = Field(default=0, description="Calls answered through a batch API.")
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    cached_input_tokens: int = Field(
+        default=0, description="The part of input_tokens read from the prompt cache."
+    )
+    truncated: int = Field(
+        default=0,
+        description="Answers cut off at their token budget (finish reason length or max_tokens).",
+    )
 
 
 class Ledger(Frozen):

@@ -34,7 +34,7 @@ async def server() -> AsyncIterator[tuple[list[Any], list[web.Response], str]]:
     script: list[web.Response] = []
 
     async def messages(request: web.Request) -> web.Response:
-        seen.append(await request.json())
+        seen.append({**await request.json(), "version": request.headers["anthropic-version"]})
         return script.pop(0) if script else web.json_response(reply("I'm so sorry."))
 
     app = web.Application()
@@ -49,9 +49,10 @@ async def test_messages_request_and_reply(
     server: tuple[list[Any], list[web.Response], str],
 ) -> None:
     seen, _, url = server
-    provider = AnthropicProvider("claude-stub", base_url=url)
+    provider = AnthropicProvider("claude-haiku-4-5", base_url=url)
     output = await provider.generate(MESSAGES, GenerateParams(max_tokens=20, stop=("END",)))
     await provider.aclose()
+    assert seen[0]["version"] == "2023-06-01"  # the version the provider was written for
     assert seen[0]["system"] == "Be warm."
     assert seen[0]["messages"] == [{"role": "user", "content": "My dog died."}]
     assert seen[0]["stop_sequences"] == ["END"] and seen[0]["max_tokens"] == 20

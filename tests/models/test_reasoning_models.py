@@ -44,19 +44,24 @@ def provider(url: str, model: str, **options: Any) -> OpenAICompatProvider:
     return OpenAICompatProvider(model, base_url=url, **options)
 
 
-def test_each_model_gets_the_parameters_it_takes() -> None:
+def test_each_model_gets_the_parameters_its_capabilities_say() -> None:
     local = "http://127.0.0.1:1/v1"
     params = GenerateParams(temperature=0.0, max_tokens=900, top_p=0.9)
-    compatible = provider(local, "gpt-5-mini").request_body(MESSAGES, params)
-    assert compatible["max_tokens"] == 900 and "max_completion_tokens" not in compatible
-    assert "temperature" not in compatible and "top_p" not in compatible  # a reasoning model
+    reasoning = provider(local, "gpt-5-mini-2025-08-07").request_body(MESSAGES, params)
+    assert reasoning["max_completion_tokens"] == 900 and "max_tokens" not in reasoning
+    assert "temperature" not in reasoning and "top_p" not in reasoning  # the table's entry
     official = provider(local, "o3", api="openai").request_body(MESSAGES, params)
     assert official["max_completion_tokens"] == 900 and "max_tokens" not in official
     chat = provider(local, "gpt-5-chat-latest", api="openai").request_body(MESSAGES, params)
     assert chat["temperature"] == 0.0 and chat["top_p"] == 0.9  # not a reasoning model
     forced = provider(local, "gpt-5", sampling=True).request_body(MESSAGES, params)
-    assert forced["temperature"] == 0.0  # the setting outranks the known-model default
-    assert provider(local, "gpt-4.1").request_body(MESSAGES, params)["temperature"] == 0.0
+    assert forced["temperature"] == 0.0  # the setting outranks the table
+    served = provider(local, "my-finetune").request_body(MESSAGES, params)  # a vLLM model
+    assert served["max_tokens"] == 900 and served["temperature"] == 0.0
+    told = provider(local, "o3", capabilities={"token_field": "max_tokens", "sampling": True})
+    assert told.request_body(MESSAGES, params)["max_tokens"] == 900
+    with pytest.raises(ProviderConfigError, match="capabilities.logprobs"):
+        provider(local, "o3", capabilities={"logprobs": "perhaps"})
 
 
 def test_the_api_follows_the_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,7 +69,9 @@ def test_the_api_follows_the_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     assert OpenAICompatProvider("gpt-5").api == "openai"  # api.openai.com by default
     assert provider("https://openrouter.ai/api/v1", "openai/gpt-5").api == "compatible"
     routed = provider("https://openrouter.ai/api/v1", "openai/o4-mini")
-    assert not routed.sampling  # a router's model name still names a reasoning model
+    assert not routed.capabilities.sampling  # a router's model name still finds the table
+    unknown = OpenAICompatProvider("gpt-9-preview")  # not in the table, on OpenAI's API
+    assert not unknown.capabilities.sampling and not unknown.capabilities.logprobs
 
 
 def test_reasoning_effort_and_extra_go_in_the_body() -> None:
@@ -143,37 +150,36 @@ def cli_run(tmp_path: Path, models: Path) -> tuple[int, str]:
 
 @TIMEOUT
 @pytest.mark.parametrize(
-    ("entry", "parameter", "fix"),
+    ("entry", "said"),
     [
-        ('spec = "openai/o3"\napi = "compatible"', "max_tokens", 'api = "openai"'),
         (
-            'spec = "openai/gpt-5"\napi = "openai"\nsampling = true',
-            "temperature",
-            "sampling = false",
+            'spec = "openai/gpt-5"\nparams = { extra = { temperature = 0.5 } }',
+            ["'temperature'", "remove temperature from params.extra"],
         ),
         (
             'spec = "openai/gpt-4.1"\napi = "openai"\nparams = { reasoning_effort = "low" }',
-            "reasoning_effort",
-            "remove reasoning_effort from params",
+            ["'reasoning_effort'", "remove reasoning_effort from params"],
         ),
         (
             'spec = "openai/gpt-5-mini"\napi = "openai"\nparams = { extra = { thinking = 1 } }',
-            "thinking",
-            "remove thinking from params.extra",
+            ["'thinking'", "remove thinking from params.extra"],
+        ),
+        (
+            'spec = "openai/gpt-7"\napi = "openai"',
+            ["refused the pre-flight call (HTTP 404)", "does not exist"],
         ),
     ],
 )
-def test_a_refused_parameter_stops_the_run_at_preflight_with_its_fix(
-    openai_stub: OpenAIStub, tmp_path: Path, entry: str, parameter: str, fix: str
+def test_a_refusal_it_cannot_adapt_stops_the_run_at_preflight_with_its_fix(
+    openai_stub: OpenAIStub, tmp_path: Path, entry: str, said: list[str]
 ) -> None:
     before = openai_stub.stats()
     code, output = cli_run(tmp_path, models_file(tmp_path, f"{openai_stub.base_url}/v1", entry))
     after = openai_stub.stats()
     lines = [line for line in output.splitlines() if line.strip()]
-    assert code == 2 and len(lines) == 1 and "Traceback" not in output
+    assert code == 2 and len(lines) == 1 and "Traceback" not in output, output
     assert lines[0].startswith("error: [models.subject] openai/")
-    assert f"'{parameter}'" in lines[0] and fix in lines[0]
-    assert after["preflight"] == before["preflight"] + 1  # one real call, then nothing
+    assert all(part in lines[0] for part in said), lines[0]
     assert after["live_calls"] == before["live_calls"]
     assert not (tmp_path / "run").exists()  # stopped before anything was planned
 
@@ -268,13 +274,13 @@ async def test_thinking_is_kept_apart_from_the_answer(anthropic_stub: AnthropicS
 
 
 @TIMEOUT
-async def test_anthropic_preflight_names_the_refused_parameter(
+async def test_anthropic_preflight_adapts_or_names_the_refused_parameter(
     anthropic_stub: AnthropicStub,
 ) -> None:
     model = AnthropicProvider("claude-opus-4-1", base_url=anthropic_stub.base_url)
-    with pytest.raises(ProviderConfigError) as raised:
-        await model.probe(GenerateParams(top_p=0.9))  # with a temperature: refused by 4.1
-    assert "'temperature'" in str(raised.value) and "sampling = false" in str(raised.value)
+    await model.probe(GenerateParams(top_p=0.9))  # refused with a temperature: top_p dropped
+    assert model.adapted == {"top_p": "dropped"}
+    assert "top_p" not in model.request(MESSAGES, GenerateParams(top_p=0.9))
     thinking = GenerateParams(thinking_budget=2048, extra={"temperature": 0.5})
     with pytest.raises(ProviderConfigError, match=r"remove temperature from params\.extra"):
         await model.probe(thinking)

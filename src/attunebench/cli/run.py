@@ -92,13 +92,38 @@ def error_lines(result: RunResult) -> list[str]:
     ]
 
 
+def adapted_lines(result: RunResult) -> list[str]:
+    """One line per model whose requests the pre-flight adapted (kept in run.json)."""
+    return [
+        f"adapted: {model}: "
+        + "; ".join(f"{name} {action}" for name, action in sorted(changes.items()))
+        + " (the server refused them; see run.json 'adapted')"
+        for model, changes in sorted(result.adapted.items())
+    ]
+
+
+def truncated_lines(result: RunResult) -> list[str]:
+    """Per model, answers cut off at their token budget (scored invalid): raise max_tokens."""
+    return [
+        f"cut off: {model}: {n} answer{'s' if n > 1 else ''} reached the token budget "
+        "(finish reason length/max_tokens, scored invalid); raise params.max_tokens"
+        for model, n in result.truncated.items()
+    ]
+
+
 def _summary(result: RunResult) -> None:
+    for line in adapted_lines(result):
+        typer.echo(line)
+    for line in truncated_lines(result):
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
     for line in skipped_lines(result):
         typer.echo(line)
     for line in error_lines(result):
         err.print(line, markup=False, highlight=False, soft_wrap=True)
     t = result.totals
     reasoned = f" ({t.reasoning_tokens} reasoning)" if t.reasoning_tokens else ""
+    if t.cached_input_tokens:
+        reasoned += f" ({t.cached_input_tokens} input cached)"
     batched = f" ({t.batch_calls} calls by batch, at the batch price)" if t.batch_calls else ""
     typer.echo(
         f"{result.recorded}/{result.planned} items recorded, {result.failed} failed; "

@@ -26,6 +26,8 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks.base import CallRole, Item, Output, Query
 
 CHOICE_REASON = "choice"  # the finish reason under which a cached value holds probabilities
+# Finish reasons of an answer cut off at its budget: OpenAI's, and Anthropic's stop_reason.
+TRUNCATED = frozenset({"length", "max_tokens"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,7 @@ class Engine:
             output.output_tokens,
             output.reasoning_tokens,
             batched=output.batched,
+            cached_input_tokens=output.cached_input_tokens,
         )
         self.ledger.call(
             tally,
@@ -180,6 +183,8 @@ class Engine:
             latency_s=output.latency_s,
             reasoning_tokens=output.reasoning_tokens,
             batched=output.batched,
+            cached_input_tokens=output.cached_input_tokens,
+            truncated=output.finish_reason in TRUNCATED,
         )
         if cache is not None:
             cache.put(key, output, cost)

@@ -4,7 +4,10 @@ role), written to ledger.json.
 It counts what a run spent: tokens and cost of calls that went out. Cache hits are counted as
 hits and cost nothing. Reasoning tokens are counted apart (they are also output tokens, as the
 providers bill them), and so are calls answered through a batch API, whose cost is the
-model's batch price. A resumed run starts from the ledger already on disk, so ledger.json
+model's batch price. Cached input tokens (read from the server's prompt cache, at the cached
+price) are counted apart, and so are answers cut off at their token budget (`truncated`:
+finish reason `length` or `max_tokens`), which a task then scores invalid. A resumed run
+starts from the ledger already on disk, so ledger.json
 always totals every session of the run.
 """
 
@@ -30,6 +33,8 @@ class Tally:
     batch_calls: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    cached_input_tokens: int = 0
+    truncated: int = 0
 
     def minus(self, other: Tally) -> Tally:
         names = Tally.__slots__
@@ -65,8 +70,12 @@ class LedgerBook:
         latency_s: float,
         reasoning_tokens: int = 0,
         batched: bool = False,
+        cached_input_tokens: int = 0,
+        truncated: bool = False,
     ) -> None:
         tally = self._tally(key)
+        tally.cached_input_tokens += cached_input_tokens
+        tally.truncated += int(truncated)
         tally.calls += 1
         tally.input_tokens += input_tokens
         tally.output_tokens += output_tokens

@@ -82,7 +82,7 @@ def _lacking(task: Task[Any, Any], model: BoundModel, role: str) -> str | None:
         if not provider.answers(kind):
             return provider.unsupported_reason(kind)
     if model.choosing and "choice" in task.answer_modes and "choice" not in provider.answer_modes:
-        return f"{provider.spec} cannot answer in choice mode"
+        return provider.mode_reason("choice")
     if role == "judge" and model.choosing and "judge_rubric" in kinds:
         return f"{provider.spec} answers in choice mode, and the rubric has no choice form"
     return None

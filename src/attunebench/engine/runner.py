@@ -32,7 +32,7 @@ from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
-from attunebench.engine.wiring import bind_models, close_models, default_cache_path
+from attunebench.engine.wiring import adaptations, bind_models, close_models, default_cache_path
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
@@ -95,6 +95,8 @@ class RunResult:
     skipped: tuple[SkippedPair, ...] = ()  # (task, model) pairs not applicable, not planned
     empty_tasks: tuple[str, ...] = ()  # tasks with no item on this data
     errors: tuple[tuple[str, str, int, str], ...] = ()  # (model, task, count, error), commonest
+    adapted: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by the pre-flight
+    truncated: Mapping[str, int] = field(default_factory=dict)  # per model, answers cut off
 
     @property
     def complete(self) -> bool:
@@ -234,7 +236,9 @@ async def run(
         for model in bound.values():
             model.provider.check_data(evaluated_ids, config.data)
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
+        adapted = adaptations(bound)
         info, kept = _resume(config.out, _run_info(config, conversations, plan))
+        info = info.model_copy(update={"adapted": adapted})
         config.out.mkdir(parents=True, exist_ok=True)
         for model in bound.values():
             model.provider.attach(config.out)  # a batch provider's journal lives there
@@ -264,7 +268,17 @@ async def run(
         tuple(plan.skipped),
         tuple(plan.empty),
         commonest(errors),
+        adapted,
+        truncated_by_model(engine.ledger),
     )
+
+
+def truncated_by_model(ledger: LedgerBook) -> dict[str, int]:
+    """Per model, the answers of this run (every session) cut off at their token budget."""
+    counts: Counter[str] = Counter()
+    for entry in ledger.to_ledger().entries:
+        counts[entry.model] += entry.truncated
+    return {model: n for model, n in sorted(counts.items()) if n}
 
 
 def commonest(errors: Counter[tuple[str, str, str]]) -> tuple[tuple[str, str, int, str], ...]:

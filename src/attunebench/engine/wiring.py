@@ -87,10 +87,16 @@ async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> N
             await provider.check()
     for name, (entry, provider) in made.items():
         try:
-            await provider.probe(entry.params)
+            await provider.probe(entry.params, choice=entry.answer == "choice")
         except ProviderConfigError as error:
             where = "" if name == entry.spec else f"[models.{name}] "
             raise ProviderConfigError(f"{where}{error}") from None
+
+
+def adaptations(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, str]]:
+    """What the pre-flight changed in each model's requests (models it changed nothing for
+    left out), as run.json keeps it under `adapted`."""
+    return {name: dict(b.provider.adapted) for name, b in bound.items() if b.provider.adapted}
 
 
 async def close_models(bound: Mapping[str, BoundModel]) -> None:

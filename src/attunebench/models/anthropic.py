@@ -3,15 +3,21 @@
 The SDK's own retries are switched off: the engine retries, with one policy for every provider.
 System messages go in the request's `system` field, as the Messages API wants. Recent SDKs no
 longer take sampling parameters as arguments, so everything but the model, the budget and the
-messages travels as extra body fields (`sampling = false` leaves temperature and top_p out,
-for models that refuse them).
+messages travels as extra body fields.
 
-Extended thinking: `params.thinking_budget` asks for `thinking` with that budget. The request's
-`max_tokens` is then the answer's budget plus the thinking budget (the API counts thinking
-against it), and temperature and top_p are left out (the API refuses them with thinking). The
-thinking text is kept apart from the answer (`ModelOutput.thinking`), never parsed; its
-tokens are output tokens, billed and priced as such. With `batch = true` calls go through
-Message Batches (`anthropic_batch`).
+The provider sends the API version it was written for (`API_VERSION`, the option
+`api_version` to change it), whatever the SDK's default: from `2026-10-21` no model takes a
+temperature, so the version is part of what a model accepts. What each model takes comes from
+its capability table (`models.capabilities`): sampling parameters only where it accepts
+them; `params.thinking_budget` (`thinking.type = "enabled"`) for the models that take it,
+`params.thinking = "adaptive"` and `params.effort` (`output_config.effort`) for the newer
+ones. Thinking counts against `max_tokens`, so the request's budget is the answer's budget
+plus the thinking budget, or plus the model's thinking allowance for adaptive thinking and
+for models that think by default; a reply cut off there (`stop_reason: "max_tokens"`) is
+counted per model in the closing summary. Thinking text is kept apart from the answer
+(`ModelOutput.thinking`), never parsed; its tokens (`output_tokens_details.thinking_tokens`)
+are reasoning tokens, billed as output. Cache reads count as cached input. With
+`batch = true` calls go through Message Batches (`anthropic_batch`).
 """
 
 from __future__ import annotations
@@ -34,27 +40,42 @@ from attunebench.models.base import (
 )
 from attunebench.models.batch_journal import JOURNAL_FILE
 from attunebench.models.batching import BatchQueue, request_key
+from attunebench.models.capabilities import (
+    CLAUDE_MODELS,
+    UNKNOWN_CLAUDE,
+    Capabilities,
+    capabilities_of,
+)
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_compat import is_local
-from attunebench.models.preflight import PREFLIGHT_HEADER, PROBE_MESSAGES, probe_params, refusal
+from attunebench.models.preflight import (
+    PREFLIGHT_HEADER,
+    PROBE_MESSAGES,
+    Adapting,
+    adapt,
+    probe_params,
+)
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 T = TypeVar("T")
 # What the SDK takes as arguments; the rest of a request body goes as extra body fields.
 SDK_ARGUMENTS = ("model", "max_tokens", "messages")
+API_VERSION = "2023-06-01"
+NO_SAMPLING_FROM = "2026-10-21"  # the API version from which no model takes sampling
 FIXES = {
     "temperature": "set sampling = false (it leaves temperature and top_p out)",
     "top_p": "set sampling = false (it leaves temperature and top_p out)",
-    "thinking": "set params.thinking_budget to 1024 or more, or remove it (a model that "
-    "cannot think)",
+    "thinking": 'use params.thinking = "adaptive" with params.effort in place of '
+    "thinking_budget, or the other way round, as the model takes; or remove thinking",
+    "output_config": "remove params.effort (this model takes no effort)",
     "max_tokens": "lower params.max_tokens (with thinking the request asks for max_tokens "
-    "plus thinking_budget)",
+    "plus the thinking budget or allowance)",
     "stop_sequences": "remove stop from params",
 }
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(Adapting, Provider):
     def __init__(
         self,
         model: str,
@@ -65,8 +86,11 @@ class AnthropicProvider(Provider):
         api_key: str | None = None,
         timeout_s: float = 120.0,
         sampling: bool | None = None,
+        capabilities: dict[str, Any] | None = None,
+        api_version: str = API_VERSION,
         batch: bool = False,
         batch_size: int | None = None,
+        batch_tokens: int | None = None,
         batch_poll_s: float = 30.0,
         batch_quiet_s: float = 2.0,
         batch_wait_s: float = 60.0,
@@ -86,16 +110,28 @@ class AnthropicProvider(Provider):
                     f"anthropic/{model}: environment variable {api_key_env} is not set"
                 )
             key = "no-key"  # a local stand-in server takes any key
-        self.sampling = True if sampling is None else sampling
+        override = dict(capabilities or {})
+        if sampling is not None:
+            override["sampling"] = sampling
+        elif api_version >= NO_SAMPLING_FROM:
+            override.setdefault("sampling", False)
+        self.capabilities: Capabilities = capabilities_of(
+            model, CLAUDE_MODELS, UNKNOWN_CLAUDE, override
+        )
+        self._adapted: dict[str, str] = {}
         self._sdk = anthropic
         self._client = anthropic.AsyncAnthropic(
-            api_key=key, base_url=self.base_url, max_retries=0, timeout=timeout_s
+            api_key=key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=timeout_s,
+            default_headers={"anthropic-version": api_version},
         )
         self._batches: BatchQueue[Any] | None = None
         if batch:
-            limits = LIMITS
-            if batch_size is not None:
-                limits = dataclasses.replace(limits, max_requests=batch_size)
+            limits = dataclasses.replace(
+                LIMITS, max_requests=batch_size or LIMITS.max_requests, max_tokens=batch_tokens
+            )
             api = AnthropicBatches(self._client, self._calling, limits)
             self._batches = BatchQueue(
                 api, self.spec, quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s
@@ -118,32 +154,54 @@ class AnthropicProvider(Provider):
         return self._batches.counts() if self._batches is not None else None
 
     def request(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
-        """The Messages API body for these messages and parameters."""
+        """The Messages API body for these messages and parameters, as the model takes them."""
         if params.reasoning_effort is not None:
             raise ProviderError(
                 "params.reasoning_effort is for OpenAI's reasoning models; anthropic/ models "
-                "think with params.thinking_budget",
+                "think with params.thinking (or thinking_budget) and params.effort",
                 retryable=False,
             )
         system = "\n\n".join(m.content for m in messages if m.role == "system")
-        thinking = params.thinking_budget
+        thinking: dict[str, Any] = {}
+        allowance = self._thinking(params, thinking)
         request: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": params.max_tokens + (thinking or 0),
+            "max_tokens": params.max_tokens + allowance,
             "messages": [m.to_dict() for m in messages if m.role != "system"],
+            **thinking,
         }
         if system:
             request["system"] = system
-        if thinking is not None:
-            request["thinking"] = {"type": "enabled", "budget_tokens": thinking}
-        elif self.sampling:
+        if self.capabilities.sampling and "thinking" not in request:
             request["temperature"] = params.temperature
             if params.top_p is not None:
                 request["top_p"] = params.top_p
-        if params.stop:
+        if params.stop and self.capabilities.stop:
             request["stop_sequences"] = list(params.stop)
         request.update(params.extra)
-        return request
+        return adapt(request, self._adapted)
+
+    def _thinking(self, params: GenerateParams, fields: dict[str, Any]) -> int:
+        """Put the thinking and effort fields in `fields`; the tokens thinking may take."""
+        caps, refused = self.capabilities, None
+        if params.thinking_budget is not None and "enabled" not in caps.thinking:
+            refused = 'params.thinking_budget; use params.thinking = "adaptive"'
+        elif params.thinking == "adaptive" and "adaptive" not in caps.thinking:
+            refused = 'params.thinking = "adaptive"; use params.thinking_budget'
+        elif params.effort is not None and params.effort not in caps.efforts:
+            takes = ", ".join(caps.efforts) or "none"
+            refused = f"params.effort {params.effort!r} (it takes: {takes})"
+        if refused is not None:
+            raise ProviderError(f"{self.spec} does not take {refused}", retryable=False)
+        if params.effort is not None:
+            fields["output_config"] = {"effort": params.effort}
+        if params.thinking_budget is not None:
+            fields["thinking"] = {"type": "enabled", "budget_tokens": params.thinking_budget}
+            return params.thinking_budget
+        if params.thinking == "adaptive":
+            fields["thinking"] = {"type": "adaptive"}
+        thinks = params.thinking is not None or caps.thinks_by_default
+        return caps.thinking_allowance if thinks else 0
 
     async def _calling(self, call: Awaitable[T]) -> T:
         """Await an SDK call, its errors as ProviderError."""
@@ -151,8 +209,8 @@ class AnthropicProvider(Provider):
         try:
             return await call
         except sdk.APIStatusError as error:
-            headers = error.response.headers
-            raise status_error(error.status_code, str(error), headers.get("retry-after")) from None
+            body = error.body if isinstance(error.body, dict) else str(error)
+            raise status_error(error.status_code, body, error.response.headers) from None
         except sdk.APIConnectionError as error:  # includes timeouts
             raise ProviderError(f"{type(error).__name__}: {error}", retryable=True) from None
 
@@ -174,17 +232,21 @@ class AnthropicProvider(Provider):
         reply = await self._create(body)
         return message_output(reply, time.perf_counter() - started)
 
-    async def probe(self, params: GenerateParams) -> None:
-        """One live call with the model's parameters; a refusal stops the run with the fix."""
+    async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
+        """One live call with the model's parameters; a refusal is adapted, or stops the run
+        with the fix (see `preflight`)."""
         params = probe_params(params)
-        sent: dict[str, Any] = {}
-        try:
-            sent = self.request(list(PROBE_MESSAGES), params)
-            await self._create(sent, headers={PREFLIGHT_HEADER: "1"})
-        except ProviderError as error:
-            refused = refusal(self.spec, error, sent=sent, fixes=FIXES, params=params)
-            if refused is not None:
-                raise refused from None
+
+        async def send(body: dict[str, Any]) -> None:
+            await self._create(body, headers={PREFLIGHT_HEADER: "1"})
+
+        await self.preflight(
+            lambda: self.request(list(PROBE_MESSAGES), params),
+            send,
+            spec=self.spec,
+            fixes=FIXES,
+            params=params,
+        )
 
     async def aclose(self) -> None:
         if self._batches is not None:
@@ -203,10 +265,16 @@ def message_output(reply: Any, latency_s: float, *, batched: bool = False) -> Mo
             thinking.append(block.thinking)
         elif block.type == "redacted_thinking":
             thinking.append("[redacted thinking]")
+    usage = reply.usage
+    cached = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
+    details = getattr(usage, "output_tokens_details", None)
     return ModelOutput(
         text="".join(text),
-        input_tokens=reply.usage.input_tokens,
-        output_tokens=reply.usage.output_tokens,
+        input_tokens=usage.input_tokens + cached + written,  # input_tokens leaves the cache out
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=int(getattr(details, "thinking_tokens", 0) or 0),
+        cached_input_tokens=cached,
         latency_s=latency_s,
         finish_reason=reply.stop_reason,
         raw={"id": reply.id, "model": reply.model},

@@ -47,7 +47,13 @@ class Message:
 
 # Fields added after the cache key's recipe was fixed: they enter a key only when set, so
 # every key made before they existed still finds its answer.
-_KEYED_WHEN_SET: dict[str, Any] = {"reasoning_effort": None, "thinking_budget": None, "extra": {}}
+_KEYED_WHEN_SET: dict[str, Any] = {
+    "reasoning_effort": None,
+    "thinking_budget": None,
+    "thinking": None,
+    "effort": None,
+    "extra": {},
+}
 
 
 class GenerateParams(Frozen):
@@ -55,7 +61,8 @@ class GenerateParams(Frozen):
 
     `max_tokens` is the answer's budget: sent as `max_completion_tokens` to OpenAI's API (where
     a reasoning model's hidden reasoning counts against it) and, with extended thinking, added
-    to the thinking budget for Anthropic's. `extra` holds provider-specific request fields,
+    to the thinking budget for Anthropic's (or to the model's thinking allowance, for adaptive
+    thinking and for models that think by default). `extra` holds provider-specific request fields,
     sent as they are (and over anything else of the same name).
     """
 
@@ -72,6 +79,15 @@ class GenerateParams(Frozen):
     )
     thinking_budget: int | None = Field(
         default=None, ge=1024, description="Anthropic extended thinking: tokens it may think."
+    )
+    thinking: Literal["adaptive"] | None = Field(
+        default=None, description="Anthropic: adaptive thinking (the model decides how much)."
+    )
+    effort: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Anthropic output_config.effort: low, medium, high, xhigh, max "
+        "(model-dependent).",
     )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Provider-specific request fields, passed through."
@@ -108,13 +124,18 @@ class ModelOutput:
     reasoning_tokens: int = 0
     thinking: str | None = None
     batched: bool = False
+    cached_input_tokens: int = 0  # the part of input_tokens read from the server's cache
 
 
 class ProviderError(Exception):
     """A call failed. `retryable` says whether trying again now could help (429, 5xx,
     timeouts); `permanent` whether no later try could either (by default: not retryable). A
     batch that expired is neither: not retried at once (a batch takes hours), retried on
-    resume."""
+    resume.
+
+    `kind`, `code` and `param` are the server's structured error fields where it gave them
+    (OpenAI's `error.type`, `error.code` and `error.param`; Anthropic's `error.type`), so what
+    a refusal names is read from fields, never guessed from the message's wording."""
 
     def __init__(
         self,
@@ -124,12 +145,20 @@ class ProviderError(Exception):
         status: int | None = None,
         retry_after_s: float | None = None,
         permanent: bool | None = None,
+        kind: str | None = None,
+        code: str | None = None,
+        param: str | None = None,
+        said: str | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
         self.retry_after_s = retry_after_s
         self.permanent = not retryable if permanent is None else permanent
+        self.kind = kind
+        self.code = code
+        self.param = param
+        self.said = said  # the server's own message, without the status and body around it
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,10 +258,20 @@ class Provider(ABC):
         """Fail fast (ProviderConfigError) when the model cannot be reached or used."""
         return None
 
-    async def probe(self, params: GenerateParams) -> None:
-        """One real call with these parameters; ProviderConfigError, naming the models-file
-        setting that fixes it, when the server refuses them."""
+    async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
+        """One real call with these parameters (and, with `choice`, the choice body too);
+        ProviderConfigError, naming the models-file setting that fixes it, when the server
+        refuses them. A parameter it could adapt instead is listed in `adapted`."""
         return None
+
+    @property
+    def adapted(self) -> dict[str, str]:
+        """Parameters the pre-flight changed, each with what was done (none by default)."""
+        return {}
+
+    def mode_reason(self, mode: str) -> str:
+        """Why this model does not answer in `mode` (said at plan time)."""
+        return f"{self.spec} cannot answer in {mode} mode"
 
     def attach(self, rundir: Path) -> None:
         """The run directory this provider works for (a batch provider keeps its journal

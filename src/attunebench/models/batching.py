@@ -4,7 +4,12 @@ when the batch ends, at the batch price (OpenAI's Batch API, Anthropic's Message
 `BatchQueue.request(key, body)` waits for one request's answer. Requests gather until the
 queue goes quiet (`quiet_s` with nothing new), has waited `wait_s` since its oldest request,
 or fills a batch (the provider's limits on requests and bytes); then they go out as one
-batch, and a poller waits for it to end. A request's key is the SHA-256 of its body, and is
+batch, and a poller waits for it to end. With an enqueued-token budget (`max_tokens`, the
+`batch_tokens` option: OpenAI counts every batch's input tokens against a per-model limit
+until it ends, and fails a batch that would pass it with `token_limit_exceeded`), a batch
+holds no more than the budget, and the next waits until enough of the running ones end; a
+request's tokens are estimated from its messages (four characters a token, rounded up, which
+counts no fewer than a tokenizer does for text). A request's key is the SHA-256 of its body, and is
 its id inside the batch (`custom_id`), so the same request is never sent twice at once.
 
 The journal (`batches.jsonl` in the run directory, one line per event, written as each
@@ -53,6 +58,13 @@ def request_key(body: dict[str, Any]) -> str:
 class BatchLimits:
     max_requests: int
     max_bytes: int
+    max_tokens: int | None = None  # input tokens enqueued at once, all batches together
+
+
+def input_tokens(body: dict[str, Any]) -> int:
+    """A generous estimate of a request's input tokens (its messages and system prompt)."""
+    text = canonical_json([body.get("messages"), body.get("system")])
+    return -(-len(text) // 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +120,7 @@ class _Pending:
     body: dict[str, Any]
     size: int
     since: float
+    tokens: int = 0
 
 
 class BatchQueue(Generic[R]):
@@ -130,6 +143,7 @@ class BatchQueue(Generic[R]):
         self._max_poll_errors = max_poll_errors
         self._pending: dict[str, _Pending] = {}
         self._pending_bytes = 0
+        self._enqueued: dict[str, int] = {}  # batch id -> its input tokens, while it runs
         self._last_put = 0.0
         self._futures: dict[str, asyncio.Future[R]] = {}
         self._waiting: dict[str, set[str]] = {}  # batch id -> keys awaited from it
@@ -176,12 +190,14 @@ class BatchQueue(Generic[R]):
 
     def _enqueue(self, key: str, body: dict[str, Any]) -> None:
         size = self.api.line_bytes(key, body)
-        if size > self.api.limits.max_bytes:
-            message = f"request of {size} bytes is larger than a batch may be"
+        tokens = input_tokens(body)
+        budget = self.api.limits.max_tokens
+        if size > self.api.limits.max_bytes or (budget is not None and tokens > budget):
+            message = f"request of {size} bytes, {tokens} tokens is larger than a batch may be"
             self._settle(key, ProviderError(message, retryable=False))
             return
         now = time.monotonic()
-        self._pending[key] = _Pending(body, size, now)
+        self._pending[key] = _Pending(body, size, now, tokens)
         self._pending_bytes += size
         self._last_put = now
         if self._flusher is None or self._flusher.done():
@@ -211,23 +227,38 @@ class BatchQueue(Generic[R]):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), wait)
                 continue
-            self._spawn(self._submit(self._take()))
+            chunk = self._take()
+            if not chunk:  # the token budget is spent: wait for a running batch to end
+                await self._wake.wait()
+                continue
+            reserved = f"submitting {chunk[0][0]}"
+            # Held from now, before the batch is made, so the next chunk cannot take it too.
+            self._enqueued[reserved] = sum(input_tokens(body) for _, body in chunk)
+            self._spawn(self._submit(chunk, reserved))
 
     def _take(self) -> list[tuple[str, dict[str, Any]]]:
-        """The oldest requests that fit in one batch."""
+        """The oldest requests that fit in one batch, and in what is left of the token
+        budget while other batches run (nothing, if not even the oldest fits)."""
         limits = self.api.limits
+        room = None if limits.max_tokens is None else limits.max_tokens - self._running_tokens()
         chunk: list[tuple[str, dict[str, Any]]] = []
-        size = 0
+        size = tokens = 0
         for key, pending in self._pending.items():
             if len(chunk) == limits.max_requests or size + pending.size > limits.max_bytes:
                 break
+            if room is not None and tokens + pending.tokens > room:
+                break
             chunk.append((key, pending.body))
             size += pending.size
+            tokens += pending.tokens
         for key, _ in chunk:
             self._pending_bytes -= self._pending.pop(key).size
         return chunk
 
-    async def _submit(self, chunk: list[tuple[str, dict[str, Any]]]) -> None:
+    def _running_tokens(self) -> int:
+        return sum(self._enqueued.values())
+
+    async def _submit(self, chunk: list[tuple[str, dict[str, Any]]], reserved: str) -> None:
         keys = [key for key, _ in chunk]
         try:
             prepared = await self.api.prepare(chunk)
@@ -235,9 +266,11 @@ class BatchQueue(Generic[R]):
                 self.journal.record("prepared", "", keys, "prepared", prepared)
             batch_id = await self.api.submit(chunk, prepared)
         except ProviderError as error:  # the engine retries a retryable one, in a new batch
+            self._release(reserved)
             for key in keys:
                 self._settle(key, error)
             return
+        self._enqueued[batch_id] = self._enqueued.pop(reserved)
         self.journal.record("submitted", batch_id, keys, "submitted", prepared)
         log.info("%s: batch %s submitted with %d requests", self.spec, batch_id, len(keys))
         self._follow(batch_id, keys)
@@ -294,11 +327,13 @@ class BatchQueue(Generic[R]):
                     # The batch may yet end: a later request for it (or a resume) polls again.
                     failure = line_failure(f"cannot poll batch {batch_id}: {error}")
                     del self._pollers[batch_id]
+                    self._release(batch_id)
                     for key in self._waiting.pop(batch_id, set()):
                         self._settle(key, failure)
                     return
             await asyncio.sleep(self._poll_s)
         self._ended[batch_id] = results
+        self._release(batch_id)
         expected = self.journal.keys_of(batch_id) | self._waiting.get(batch_id, set())
         unanswered = sorted(k for k in expected if not _answered(results.get(k)))
         self.journal.record("ended", batch_id, unanswered, state.status)
@@ -325,6 +360,11 @@ class BatchQueue(Generic[R]):
         why = (state.error if state else None) or "no result for this request"
         status = state.status if state else "ended"
         return line_failure(f"batch {batch_id} {status}: {why}")
+
+    def _release(self, batch: str) -> None:
+        """A batch's tokens no longer count against the budget: wake a waiting flush."""
+        if self._enqueued.pop(batch, None) is not None and self._wake is not None:
+            self._wake.set()
 
     def _settle(self, key: str, answer: R | ProviderError) -> None:
         future = self._futures.get(key)

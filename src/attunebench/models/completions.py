@@ -56,24 +56,20 @@ def completion_body(
     return {k: v for k, v in body.items() if v is not None}
 
 
-def choice_body(model: str, messages: Sequence[Message], *, chat: bool) -> dict[str, Any]:
-    """One next token, greedy, with its top log probabilities."""
-    if chat:
-        return {
-            "model": model,
-            "messages": [m.to_dict() for m in messages],
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "logprobs": True,
-            "top_logprobs": TOP_LOGPROBS,
-        }
-    return {
+def choice_body(model: str, messages: Sequence[Message], params: GenerateParams) -> dict[str, Any]:
+    """A completions request for one next token with its top log probabilities, with the
+    call's own parameters (a chat model's choice body is `OpenAICompatProvider.request_body`)."""
+    body: dict[str, Any] = {
         "model": model,
         "prompt": completion_prompt(messages),
         "max_tokens": 1,
-        "temperature": 0.0,
+        "temperature": params.temperature,
         "logprobs": TOP_LOGPROBS,
     }
+    if params.seed is not None:
+        body["seed"] = params.seed
+    body.update(params.extra)
+    return body
 
 
 def _usage(data: dict[str, Any]) -> tuple[int, int]:

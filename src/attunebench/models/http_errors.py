@@ -1,12 +1,20 @@
-"""How HTTP failures map onto `ProviderError`: which statuses are worth retrying, and for how long.
+"""How HTTP failures map onto `ProviderError`: which statuses are worth retrying, for how long,
+and what the error body's structured fields say.
 
-Shared by every provider that talks HTTP, so 429 means the same thing to all of them.
+Shared by every provider that talks HTTP, so 429 means the same thing to all of them. Both
+vendors answer an error with a JSON body: OpenAI's `{"error": {"message", "type", "param",
+"code"}}`, Anthropic's `{"type": "error", "error": {"type", "message"}}`. A 429 whose code or
+type says the account has no money left (`insufficient_quota`, Anthropic's `billing_error`)
+is no rate limit: it answers the same until someone pays, so it is permanent.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 from attunebench.models.base import ProviderError
 
@@ -15,6 +23,16 @@ from attunebench.models.base import ProviderError
 # Any 5xx is the server's trouble and may pass. A client-side timeout is retried, but as a
 # timeout, not as a status.
 RETRYABLE_STATUSES = frozenset({429})
+# Codes and types that mean the account cannot pay: no retry can mend them.
+BILLING = frozenset(
+    {
+        "insufficient_quota",
+        "billing_error",
+        "billing_hard_limit_reached",
+        "billing_not_active",
+        "account_deactivated",
+    }
+)
 
 
 def is_retryable_status(status: int) -> bool:
@@ -42,11 +60,68 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def status_error(status: int, body: str, retry_after: str | None = None) -> ProviderError:
-    """The ProviderError for an HTTP error response, keeping the start of its body."""
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """How long the server asks to wait: `retry-after-ms` (both vendors send it, finer than
+    whole seconds) before `retry-after`.
+
+    >>> retry_after({"retry-after-ms": "250", "retry-after": "1"})
+    0.25
+    """
+    lower = {name.lower(): value for name, value in headers.items()}
+    millis = lower.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    return retry_after_seconds(lower.get("retry-after"))
+
+
+def error_fields(body: Any) -> dict[str, str | None]:
+    """`kind`, `code`, `param` and `said` (the message) from a vendor's error body.
+
+    >>> error_fields({"error": {"message": "m", "type": "t", "param": "top_p", "code": None}})
+    {'kind': 't', 'code': None, 'param': 'top_p', 'said': 'm'}
+    """
+    if isinstance(body, (str, bytes)):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            body = None
+    inner = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(inner, dict):
+        return {"kind": None, "code": None, "param": None, "said": None}
+
+    def text(name: str) -> str | None:
+        value = inner.get(name)
+        return str(value) if value is not None else None
+
+    return {
+        "kind": text("type"),
+        "code": text("code"),
+        "param": text("param"),
+        "said": text("message"),
+    }
+
+
+def status_error(
+    status: int, body: str | Any, headers: Mapping[str, str] | str | None = None
+) -> ProviderError:
+    """The ProviderError for an HTTP error response, with its structured fields and the
+    start of its body. `headers` may be the Retry-After value alone."""
+    fields = error_fields(body)
+    wait = retry_after_seconds(headers) if isinstance(headers, str) or headers is None else None
+    if isinstance(headers, Mapping):
+        wait = retry_after(headers)
+    billing = fields["code"] in BILLING or fields["kind"] in BILLING
+    text = body if isinstance(body, str) else json.dumps(body)
     return ProviderError(
-        f"HTTP {status}: {body[:500]}",
-        retryable=is_retryable_status(status),
+        f"HTTP {status}: {text[:500]}",
+        retryable=is_retryable_status(status) and not billing,
         status=status,
-        retry_after_s=retry_after_seconds(retry_after),
+        retry_after_s=wait,
+        kind=fields["kind"],
+        code=fields["code"],
+        param=fields["param"],
+        said=fields["said"],
     )

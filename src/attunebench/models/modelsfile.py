@@ -16,7 +16,8 @@ answer = "generate"                   # or "choice": option probabilities (base 
 [models.gpt5]
 spec = "openai/gpt-5-mini"
 api = "openai"        # max_completion_tokens (OpenAI's API); "compatible": max_tokens
-sampling = false      # leave temperature and top_p out (default: by the model's name)
+sampling = false      # leave temperature and top_p out (default: the capability table's)
+capabilities = { logprobs = false }   # over the table's entry (models.capabilities)
 batch = true          # OpenAI's Batch API: half the price, answers within 24 hours
 price = { input = 0.25, output = 2.00, batch = 0.5 }
 params = { max_tokens = 8000, reasoning_effort = "low", extra = { verbosity = "low" } }
@@ -48,12 +49,21 @@ from attunebench.models.registry import SpecError, parse_spec
 
 # Provider options that change how a call travels, not what comes back.
 TRANSPORT_OPTIONS = frozenset(
-    {"timeout_s", "max_connections", "batch_size", "batch_poll_s", "batch_quiet_s", "batch_wait_s"}
+    {
+        "timeout_s",
+        "max_connections",
+        "batch_size",
+        "batch_tokens",
+        "batch_poll_s",
+        "batch_quiet_s",
+        "batch_wait_s",
+    }
 )
 # Which providers take each of the settings that are passed on to the provider.
 SETTING_PROVIDERS = {
     "api": frozenset({"openai"}),
     "sampling": frozenset({"openai", "anthropic"}),
+    "capabilities": frozenset({"openai", "anthropic"}),
     "batch": frozenset({"openai", "anthropic"}),
 }
 # Requests a batch model keeps waiting at once: a batch takes its requests by the thousand.
@@ -66,10 +76,14 @@ class ModelsFileError(ValueError):
 
 class Price(Frozen):
     """What a model's tokens cost. Reasoning tokens are output tokens (OpenAI and Anthropic
-    bill them so) unless `reasoning` prices them apart; a batch call pays `batch` times the
+    bill them so) unless `reasoning` prices them apart; input read from the server's prompt
+    cache costs `cached_input` (unset: the input price); a batch call pays `batch` times the
     price (both providers' batch APIs take half)."""
 
     input: float = Field(default=0.0, ge=0, description="USD per million input tokens")
+    cached_input: float | None = Field(
+        default=None, ge=0, description="USD per million cached input tokens; unset: input"
+    )
     output: float = Field(default=0.0, ge=0, description="USD per million output tokens")
     reasoning: float | None = Field(
         default=None, ge=0, description="USD per million reasoning tokens; unset: the output price"
@@ -85,18 +99,25 @@ class Price(Frozen):
         reasoning_tokens: int = 0,
         *,
         batched: bool = False,
+        cached_input_tokens: int = 0,
     ) -> float:
-        """USD for one call; `output_tokens` include its `reasoning_tokens`.
+        """USD for one call; `output_tokens` include its `reasoning_tokens`, `input_tokens`
+        its `cached_input_tokens`.
 
         >>> Price(input=1.0, output=10.0, reasoning=5.0).cost(1_000_000, 300_000, 200_000)
         3.0
         >>> Price(input=1.0, output=10.0).cost(1_000_000, 0, batched=True)
         0.5
+        >>> Price(input=1.0, cached_input=0.1).cost(1_000_000, 0, cached_input_tokens=500_000)
+        0.55
         """
         reasoning = min(reasoning_tokens, output_tokens)
+        cached = min(cached_input_tokens, input_tokens)
         reasoning_price = self.output if self.reasoning is None else self.reasoning
+        cached_price = self.input if self.cached_input is None else self.cached_input
         usd = (
-            input_tokens * self.input
+            (input_tokens - cached) * self.input
+            + cached * cached_price
             + (output_tokens - reasoning) * self.output
             + reasoning * reasoning_price
         ) / 1_000_000
@@ -131,6 +152,11 @@ class ModelEntry(Frozen):
         description="Whether temperature and top_p are sent; unset: not to a reasoning model.",
     )
     batch: bool = Field(default=False, description="Send calls through the provider's batch API.")
+    capabilities: dict[str, Any] | None = Field(
+        default=None,
+        description="What the model accepts, over its capability table's entry "
+        "(models.capabilities): sampling, logprobs, stop, seed, efforts, thinking, ...",
+    )
 
     @field_validator("spec")
     @classmethod
@@ -163,7 +189,7 @@ class ModelEntry(Frozen):
             options["base_urls"] = list(self.urls())
         if self.api_key_env is not None:
             options["api_key_env"] = self.api_key_env
-        for setting in ("api", "sampling"):
+        for setting in ("api", "sampling", "capabilities"):
             if getattr(self, setting) is not None:
                 options[setting] = getattr(self, setting)
         if self.batch:
@@ -177,6 +203,8 @@ class ModelEntry(Frozen):
         identity["options"] = options
         if self.sampling is not None:  # leaving temperature out can change a model's answers
             identity["sampling"] = self.sampling
+        if self.capabilities:  # so can leaving out anything else it says
+            identity["capabilities"] = self.capabilities
         return identity
 
     def endpoint_concurrency(self, default: int) -> int:

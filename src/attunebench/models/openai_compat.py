@@ -7,15 +7,17 @@ overhead budget is under a millisecond a call. Several base URLs (replicas of on
 used round-robin. The key comes from the environment variable the models file names (default
 OPENAI_API_KEY); a local server may run without one.
 
-Whose rules a server follows is the models-file setting `api`: `openai` (the default for
-api.openai.com) sends the answer budget as `max_completion_tokens`, which OpenAI's reasoning
-models require; `compatible` (any other server: vLLM, llama.cpp, ...) sends `max_tokens`,
-which every server knows. OpenAI's reasoning models (the o-series, the GPT-5 family) accept
-only the default temperature and top_p, so they are not sent to a model whose name
-`REASONING_MODELS` matches, unless `sampling` says otherwise. `params.reasoning_effort` and
-anything in `params.extra` go in the request body. Reasoning tokens are read from
-`usage.completion_tokens_details`, reasoning text from a server's `reasoning_content` or
-`reasoning` field. With `batch = true` calls go through the Batch API (`openai_batch`).
+What a model accepts comes from its capability table (`models.capabilities`), overridable in
+the models file (`capabilities = {...}`; `sampling` is a shorthand for its field): sampling
+parameters, first-token logprobs (a model without them is not planned in choice mode), stop,
+seed, effort values, and the budget's field. Where the table does not say, `api` does:
+`openai` (the default for api.openai.com) sends the budget as `max_completion_tokens`,
+`compatible` (any other server) as `max_tokens`. One body builder (`request_body`) serves
+generate and choice calls, live or batched, so `params.extra` (a vLLM model's
+`chat_template_kwargs`, say), `seed` and `reasoning_effort` reach both. Reasoning tokens are
+read from `usage.completion_tokens_details`, cached input from `prompt_tokens_details`,
+reasoning text from a server's `reasoning_content` or `reasoning` field. With `batch = true`
+calls go through the Batch API (`openai_batch`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +44,14 @@ from attunebench.models.base import (
 )
 from attunebench.models.batch_journal import JOURNAL_FILE
 from attunebench.models.batching import BatchQueue, request_key
+from attunebench.models.capabilities import (
+    OPENAI_MODELS,
+    Capabilities,
+    capabilities_of,
+    unknown_openai,
+)
 from attunebench.models.completions import (
+    TOP_LOGPROBS,
     choice_body,
     completion_body,
     parse_choice,
@@ -52,26 +60,36 @@ from attunebench.models.completions import (
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_batch import OpenAIBatches
-from attunebench.models.preflight import PREFLIGHT_HEADER, PROBE_MESSAGES, probe_params, refusal
+from attunebench.models.preflight import (
+    PREFLIGHT_HEADER,
+    PROBE_MESSAGES,
+    Adapting,
+    adapt,
+    probe_params,
+)
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOSTS = frozenset({"api.openai.com"})
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
-# Models that accept only the default temperature and top_p: OpenAI's reasoning models, by
-# the last part of the model name (a router may say openai/o3). `sampling` overrides it.
-REASONING_MODELS = (re.compile(r"o\d+(?:-.*)?"), re.compile(r"gpt-5(?!.*chat)(?:[.-].*)?"))
 # What fixes a refused parameter, said in the pre-flight's one line.
 FIXES = {
     "max_tokens": 'set api = "openai" (it sends max_completion_tokens)',
     "max_completion_tokens": 'set api = "compatible" (it sends max_tokens)',
     "temperature": "set sampling = false (it leaves temperature and top_p out)",
     "top_p": "set sampling = false (it leaves temperature and top_p out)",
-    "reasoning_effort": "remove reasoning_effort from params (this model does not reason)",
+    "reasoning_effort": "remove reasoning_effort from params, or set it to a value the model takes",
     "response_format": "set options = { json_mode = false }",
     "seed": "remove seed from params",
     "stop": "remove stop from params",
+    "logprobs": 'set answer = "generate" (this model gives no logprobs for choice mode)',
+    "top_logprobs": 'set answer = "generate" (this model gives no logprobs for choice mode)',
 }
+PROBE_KEYS = ("A", "B")
+# The enqueued-token budget of batch mode (`batch_tokens`): input tokens in running batches
+# at once. OpenAI's own limit is per model and usage tier (Settings > Limits); this default
+# sits under the lowest tiers' limits as documented on 2026-12-03. Set yours to go faster.
+BATCH_TOKENS = 1_000_000
 Api = Literal["openai", "compatible"]
 
 
@@ -95,20 +113,8 @@ def default_api(urls: Sequence[str]) -> Api:
     return "openai" if all(urlparse(u).hostname in OPENAI_HOSTS for u in urls) else "compatible"
 
 
-def refuses_sampling(model: str) -> bool:
-    """Whether the model is one that accepts only the default temperature and top_p.
-
-    >>> [refuses_sampling(m) for m in ("o3-mini", "gpt-5", "gpt-5-chat-latest", "gpt-4.1")]
-    [True, True, False, False]
-    """
-    name = model.rsplit("/", 1)[-1].lower()
-    return any(pattern.fullmatch(name) for pattern in REASONING_MODELS)
-
-
-class OpenAICompatProvider(Provider):
+class OpenAICompatProvider(Adapting, Provider):
     """Chat completions over aiohttp; see the module docstring."""
-
-    answer_modes = frozenset({"generate", "choice"})
 
     def __init__(
         self,
@@ -124,8 +130,10 @@ class OpenAICompatProvider(Provider):
         max_connections: int = 0,
         api: Api | None = None,
         sampling: bool | None = None,
+        capabilities: dict[str, Any] | None = None,
         batch: bool = False,
         batch_size: int | None = None,
+        batch_tokens: int | None = BATCH_TOKENS,
         batch_poll_s: float = 30.0,
         batch_quiet_s: float = 2.0,
         batch_wait_s: float = 60.0,
@@ -135,7 +143,19 @@ class OpenAICompatProvider(Provider):
         self.chat = chat
         self.base_urls = resolve_base_urls(base_url, base_urls)
         self.api: Api = api or default_api(self.base_urls)
-        self.sampling = not refuses_sampling(model) if sampling is None else sampling
+        default = unknown_openai(hosted=default_api(self.base_urls) == "openai")
+        override = dict(capabilities or {})
+        if sampling is not None:
+            override["sampling"] = sampling
+        self.capabilities: Capabilities = capabilities_of(model, OPENAI_MODELS, default, override)
+        if chat and not self.capabilities.chat:
+            raise ProviderConfigError(
+                f"openai/{model} is served only by OpenAI's Responses API, not chat completions"
+            )
+        self._adapted: dict[str, str] = {}
+        # A model without first-token logprobs (a reasoning model) has no choice mode.
+        choosing = self.capabilities.logprobs or not chat
+        self.answer_modes = frozenset({"generate", "choice"} if choosing else {"generate"})
         key = api_key if api_key is not None else os.environ.get(api_key_env)
         if not key and not all(is_local(url) for url in self.base_urls):
             raise ProviderConfigError(
@@ -155,8 +175,11 @@ class OpenAICompatProvider(Provider):
             if not chat:
                 raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
             batches = OpenAIBatches(self.base_urls[0], self._client)
-            if batch_size is not None:
-                batches.limits = dataclasses.replace(batches.limits, max_requests=batch_size)
+            batches.limits = dataclasses.replace(
+                batches.limits,
+                max_requests=batch_size or batches.limits.max_requests,
+                max_tokens=batch_tokens,
+            )
             self._batches = BatchQueue(
                 batches, self.spec, quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s
             )
@@ -198,33 +221,59 @@ class OpenAICompatProvider(Provider):
         self._next_url += 1
         return url
 
-    def request_body(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
+    def mode_reason(self, mode: str) -> str:
+        if mode == "choice" and "choice" not in self.answer_modes:
+            return (
+                f"{self.spec} gives no first-token logprobs (capabilities.logprobs = false, "
+                "as for reasoning models), so choice mode does not apply"
+            )
+        return super().mode_reason(mode)
+
+    def request_body(
+        self, messages: Sequence[Message], params: GenerateParams, *, choice: bool = False
+    ) -> dict[str, Any]:
+        """The chat-completions body of a generate call, or (`choice`) of a choice call: one
+        next token with its top logprobs. The same parameters, `extra` and adaptations
+        reach both."""
         if params.thinking_budget is not None:
             raise ProviderError(
                 "params.thinking_budget is for anthropic/ models; OpenAI's reasoning models "
                 "take params.reasoning_effort",
                 retryable=False,
             )
+        caps = self.capabilities
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [message.to_dict() for message in messages],
         }
-        if self.sampling:
+        if caps.sampling:
             body["temperature"] = params.temperature
             if params.top_p is not None:
                 body["top_p"] = params.top_p
-        budget = "max_completion_tokens" if self.api == "openai" else "max_tokens"
-        body[budget] = params.max_tokens
-        if params.reasoning_effort is not None:
-            body["reasoning_effort"] = params.reasoning_effort
-        if params.seed is not None:
+        budget = caps.token_field or (
+            "max_completion_tokens" if self.api == "openai" else "max_tokens"
+        )
+        body[budget] = 1 if choice else params.max_tokens
+        effort = params.reasoning_effort
+        if effort is not None:
+            if caps.efforts and effort not in caps.efforts:
+                raise ProviderError(
+                    f"reasoning_effort {effort!r} is not one {self.spec} takes "
+                    f"({', '.join(caps.efforts)}); set params.reasoning_effort to one of them",
+                    retryable=False,
+                )
+            body["reasoning_effort"] = effort
+        if params.seed is not None and caps.seed:
             body["seed"] = params.seed
-        if params.stop:
+        if params.stop and caps.stop:
             body["stop"] = list(params.stop)
-        if params.json_mode and self.json_mode:
+        if choice:
+            body["logprobs"] = True
+            body["top_logprobs"] = TOP_LOGPROBS
+        elif params.json_mode and self.json_mode:
             body["response_format"] = {"type": "json_object"}
         body.update(params.extra)
-        return body
+        return adapt(body, self._adapted)
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
@@ -242,20 +291,38 @@ class OpenAICompatProvider(Provider):
         answer = await self._post("chat/completions", body)
         return parse_completion(answer, time.perf_counter() - started)
 
-    async def probe(self, params: GenerateParams) -> None:
-        """One live chat call with the model's parameters (batch or not); a refusal stops the
-        run with the fix (see `preflight`)."""
+    async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
+        """One live chat call with the model's parameters (batch or not), and one with its
+        choice body for a model in choice mode; a refusal is adapted, or stops the run with
+        the fix (see `preflight`)."""
         if not self.chat:
             return
         params = probe_params(params)
-        sent: dict[str, Any] = {}
-        try:
-            sent = self.request_body(list(PROBE_MESSAGES), params)
-            await self._post("chat/completions", sent, headers={PREFLIGHT_HEADER: "1"})
-        except ProviderError as error:
-            refused = refusal(self.spec, error, sent=sent, fixes=FIXES, params=params)
-            if refused is not None:
-                raise refused from None
+        messages = list(PROBE_MESSAGES)
+        headers = {PREFLIGHT_HEADER: "1"}
+
+        async def send(body: dict[str, Any]) -> None:
+            await self._post("chat/completions", body, headers=headers)
+
+        async def send_choice(body: dict[str, Any]) -> None:
+            # Accepted is not enough: the answer must carry the logprobs choice mode reads.
+            parse_choice(await self._post("chat/completions", body, headers=headers), PROBE_KEYS, 0)
+
+        await self.preflight(
+            lambda: self.request_body(messages, params),
+            send,
+            spec=self.spec,
+            fixes=FIXES,
+            params=params,
+        )
+        if choice and "choice" in self.answer_modes:
+            await self.preflight(
+                lambda: self.request_body(messages, params, choice=True),
+                send_choice,
+                spec=self.spec,
+                fixes=FIXES,
+                params=params,
+            )
 
     async def choose(
         self,
@@ -265,8 +332,12 @@ class OpenAICompatProvider(Provider):
         hint: TaskHint | None = None,
     ) -> ChoiceOutput:
         started = time.perf_counter()
-        path = "chat/completions" if self.chat else "completions"
-        answer = await self._post(path, choice_body(self.model, messages, chat=self.chat))
+        if self.chat:
+            answer = await self._post(
+                "chat/completions", self.request_body(messages, params, choice=True)
+            )
+        else:
+            answer = await self._post("completions", choice_body(self.model, messages, params))
         return parse_choice(answer, keys, time.perf_counter() - started)
 
     async def _post(
@@ -279,7 +350,7 @@ class OpenAICompatProvider(Provider):
                 answer = await response.read()
                 if response.status >= 400:
                     text = answer.decode("utf-8", "replace")
-                    raise status_error(response.status, text, response.headers.get("Retry-After"))
+                    raise status_error(response.status, text, response.headers)
                 return answer
         except TimeoutError:
             raise ProviderError(f"timed out calling {url}", retryable=True) from None
@@ -336,6 +407,7 @@ def completion_output(data: Any, latency_s: float) -> ModelOutput:
         message = choice["message"]
         usage = data.get("usage") or {}
         details = usage.get("completion_tokens_details") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         # vLLM's and SGLang's reasoning parsers, and routers, return the reasoning text apart.
         thinking = message.get("reasoning_content") or message.get("reasoning")
         return ModelOutput(
@@ -347,6 +419,7 @@ def completion_output(data: Any, latency_s: float) -> ModelOutput:
             raw={"id": data.get("id"), "model": data.get("model")},
             reasoning_tokens=int(details.get("reasoning_tokens") or 0),
             thinking=thinking if isinstance(thinking, str) and thinking else None,
+            cached_input_tokens=int(cached or 0),
         )
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
         snippet = json.dumps(data)[:200] if isinstance(data, dict) else repr(data)[:200]

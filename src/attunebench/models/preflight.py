@@ -1,19 +1,29 @@
-"""The pre-flight call: one real call per model, with its own parameters, before anything is
-planned. A server that refuses a parameter (a reasoning model refusing `max_tokens` or a
-temperature, a model that does not reason refusing `reasoning_effort`, an unknown field in
-`params.extra`) answers the same to every call of the run; the pre-flight turns that answer
-into one line naming the parameter and the models-file setting that fixes it, instead of
-thousands of failed items.
+"""The pre-flight call: one real call per model (and per body: the choice body too, for a model
+in choice mode), with its own parameters, before anything is planned.
 
-The call is small (`PROBE_MAX_TOKENS` of answer) and carries the header `PREFLIGHT_HEADER`, so a
-test server can tell it from the run's calls. Only a refusal stops the run: a timeout, a 429
-or a 5xx is the run's retries' business.
+A server that refuses a parameter answers the same to every call of the run. What the
+capability table (`models.capabilities`) did not predict is handled here:
+
+- a parameter the provider added on its own (a temperature, a top_p, a seed, JSON mode, the
+  budget's field name) is *adapted*: dropped, or renamed (`max_tokens` and
+  `max_completion_tokens` into each other), and the call tried again. Each adaptation is
+  kept by the provider (`Adapting.adapted`), written to run.json under `adapted` and said in
+  one line; it does not stop the run;
+- a parameter the models file asked for (`params.extra`, `reasoning_effort`, thinking, an
+  effort), or a refusal of the call itself (a wrong model name, an account without credit),
+  stops the run with one line naming the models-file fix.
+
+Which parameter a refusal names is read from the error's structured fields (OpenAI's
+`error.param`); Anthropic's errors carry only a type and a message, so there the parameter
+is the field of the request the message names. The call is small (`PROBE_MAX_TOKENS` of
+answer) and carries the header `PREFLIGHT_HEADER`, so a test server can tell it apart. A
+timeout, a rate limit or a 5xx is the run's retries' business.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, Final
 
 from attunebench.models.base import GenerateParams, Message, ProviderError
@@ -24,19 +34,21 @@ PROBE_MAX_TOKENS: Final = 16
 PROBE_MESSAGES: Final = (
     Message("user", 'Reply with the JSON object {"ok": true} and nothing else.'),
 )
-
-# Where a server names the parameter it refuses: OpenAI's `param` field and messages
-# ("Unsupported parameter: 'max_tokens' ...", "Unrecognized request argument supplied: x"),
-# Anthropic's ("`temperature` may only be set to 1 ...", "top_k: Extra inputs are not
-# permitted", "thinking.budget_tokens: Input should be ...").
-_PARAMETER = (
-    re.compile(r"""["']param["']\s*:\s*["']([\w.\[\]]+)["']"""),
-    re.compile(r"Unsupported (?:parameter|value): '([\w.]+)'"),
-    re.compile(r"Unrecognized request argument supplied: ([\w.]+)"),
-    re.compile(r"`([\w.]+)`"),
-    re.compile(r"""["']message["']\s*:\s*["']([\w.]+): """),
-)
-_MESSAGE = re.compile(r"""["']message["']\s*:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""")
+# What the provider adds on its own and may therefore change: None drops the field, a name
+# renames it. Listed in the order to give up on (least missed first), for a refusal that
+# names two fields ("`temperature` and `top_p` cannot both be specified").
+ADAPTABLE: Final[Mapping[str, str | None]] = {
+    "top_k": None,
+    "top_p": None,
+    "seed": None,
+    "stop": None,
+    "stop_sequences": None,
+    "response_format": None,
+    "max_tokens": "max_completion_tokens",
+    "max_completion_tokens": "max_tokens",
+    "temperature": None,
+}
+MAX_ADAPTATIONS: Final = len(ADAPTABLE)
 
 
 def probe_params(params: GenerateParams) -> GenerateParams:
@@ -48,45 +60,46 @@ def probe_params(params: GenerateParams) -> GenerateParams:
     return params.model_copy(update=update)
 
 
-def refused_parameter(text: str, sent: Collection[str]) -> str | None:
-    """The field of the request `sent` that an error body names, top-level (`thinking`, not
-    `thinking.budget_tokens`); None if it names none (a wrong model name, say).
-
-    >>> body = '{"error": {"message": "Unsupported parameter: ...", "param": "max_tokens"}}'
-    >>> refused_parameter(body, {"model", "max_tokens"})
-    'max_tokens'
-    """
-    for pattern in _PARAMETER:
-        for found in pattern.finditer(text):
-            name = found.group(1).split(".")[0].split("[")[0]
-            if name in sent:
-                return name
-    return None
+def adapt(body: dict[str, Any], adapted: Mapping[str, str]) -> dict[str, Any]:
+    """`body` with the pre-flight's adaptations applied (`dropped`, or `renamed to X`)."""
+    for name, action in adapted.items():
+        if name in body:
+            value = body.pop(name)
+            if action.startswith("renamed to "):
+                body[action.removeprefix("renamed to ")] = value
+    return body
 
 
-def server_message(text: str) -> str:
-    found = _MESSAGE.search(text)
-    message = (found.group(1) or found.group(2)) if found else text
-    return " ".join(message.replace('\\"', '"').split())[:300]
+def refused_parameter(error: ProviderError, sent: Collection[str]) -> str | None:
+    """The top-level field of the request `sent` that a refusal names; None if none."""
+    if error.param:
+        name = error.param.split(".")[0].split("[")[0]
+        if name in sent:
+            return name
+    said = error.said or ""
+    named = [n for n in sent if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", said)]
+    order = list(ADAPTABLE)
+    named.sort(key=lambda n: order.index(n) if n in order else len(order))
+    return named[0] if named else None
 
 
-def refusal(
+def _said(error: ProviderError) -> str:
+    text = error.said or str(error)
+    return " ".join(text.split())[:300]
+
+
+def stop_line(
     spec: str,
     error: ProviderError,
+    parameter: str | None,
     *,
-    sent: Collection[str],
     fixes: Mapping[str, str],
     params: GenerateParams,
-) -> ProviderConfigError | None:
-    """The one-line error that stops the run for a refused call whose request had the fields
-    `sent`, or None for an error worth no stop (one that trying again may mend)."""
-    if error.retryable:
-        return None
-    text = str(error)
+) -> ProviderConfigError:
+    """The one line that stops the run for a refusal the pre-flight cannot adapt."""
     if error.status is None:  # refused before it was sent: the provider's own message
-        return ProviderConfigError(f"{spec}: {text}")
-    parameter = refused_parameter(text, sent)
-    said = server_message(text)
+        return ProviderConfigError(f"{spec}: {error}")
+    said = _said(error)
     if parameter is None or parameter in ("messages", "model"):
         return ProviderConfigError(
             f"{spec} refused the pre-flight call (HTTP {error.status}): {said}"
@@ -99,3 +112,51 @@ def refusal(
         f"{spec} refuses the parameter '{parameter}' (HTTP {error.status}: {said}); "
         f"fix its models-file entry: {fix}"
     )
+
+
+class Adapting:
+    """A provider whose requests the pre-flight may adapt; `adapted` maps each changed
+    parameter to what was done (`dropped`, `renamed to max_completion_tokens`)."""
+
+    _adapted: dict[str, str]
+
+    @property
+    def adapted(self) -> dict[str, str]:
+        return self._adapted
+
+    async def preflight(
+        self,
+        build: Callable[[], dict[str, Any]],
+        send: Callable[[dict[str, Any]], Awaitable[None]],
+        *,
+        spec: str,
+        fixes: Mapping[str, str],
+        params: GenerateParams,
+    ) -> None:
+        """Send `build()` until it is accepted, adapting what may be adapted; raise the one
+        line that stops the run for anything else."""
+        for _ in range(MAX_ADAPTATIONS + 1):
+            sent: dict[str, Any] = {}
+            try:
+                sent = build()
+                await send(sent)
+                return
+            except ProviderError as error:
+                if error.retryable:
+                    return  # a rate limit, a 5xx: the run's retries will see to it
+                parameter = refused_parameter(error, sent) if error.status else None
+                action = self._adaptation(parameter, params)
+                if error.status is None or action is None or parameter is None:
+                    raise stop_line(spec, error, parameter, fixes=fixes, params=params) from None
+                self._adapted[parameter] = action
+        raise ProviderConfigError(
+            f"{spec} refused the pre-flight call after {MAX_ADAPTATIONS} adaptations"
+        )
+
+    def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
+        if parameter is None or parameter not in ADAPTABLE or parameter in params.extra:
+            return None
+        if parameter in self.adapted or f"renamed to {parameter}" in self.adapted.values():
+            return None  # changed once, or renamed into: going round in circles
+        target = ADAPTABLE[parameter]
+        return "dropped" if target is None else f"renamed to {target}"

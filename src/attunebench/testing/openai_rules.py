@@ -1,27 +1,39 @@
-"""OpenAI's chat-completion rules, as the stand-in server applies them: which requests a model
-refuses (with the API's error bodies) and how an accepted one is answered and counted.
+"""OpenAI's chat-completion rules, as the stand-in server applies them: which models exist, which
+requests each refuses (with the API's error bodies) and how an accepted one is answered.
 
-Reasoning models (the o-series and the GPT-5 family, not the `-chat` ones) refuse
-`max_tokens` ("Use 'max_completion_tokens' instead") and any temperature or top_p but the
-default 1; their reasoning tokens (set by `reasoning_effort`) count against
-`max_completion_tokens`, as output tokens, and in `usage.completion_tokens_details`. Other
-models refuse `reasoning_effort`. Unknown fields are refused as unrecognized arguments, and
-JSON mode wants the word "json" in the messages.
+The table `MODELS` is this module's own, written from OpenAI's model and reasoning guides as
+documented on 2026-12-03, apart from the provider's capability table, so the two can
+disagree and a test can tell:
+
+- chat models (GPT-4o, GPT-4.1, GPT-3.5) take every parameter, and give logprobs;
+- reasoning models (the o-series, the GPT-5 family but its `-chat-latest` ones) refuse
+  `max_tokens` ("Use 'max_completion_tokens' instead"), `stop`, `logprobs`, and a temperature
+  or top_p but the default 1, unless (GPT-5.1 and later) the effort is `none`; their
+  reasoning tokens (set by the effort, from the model's own default) count against
+  `max_completion_tokens`, as output tokens, and in `usage.completion_tokens_details`;
+- the `-pro` models answer only on the Responses API; a model not listed is not found.
+
+Other models refuse `reasoning_effort`. Unknown fields are refused as unrecognized arguments,
+JSON mode wants the word "json" in the messages. An answer with `logprobs` carries the first
+token's top alternatives over `CHOICE_TOKENS`, a spread fixed by the messages.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from attunebench.testing.stub_server import body_key, tokens
 
 Answerer = Callable[[Sequence[dict[str, Any]]], str]
-REASONING = (re.compile(r"o\d+(?:-.*)?"), re.compile(r"gpt-5(?!.*chat)(?:[.-].*)?"))
-EFFORT_TOKENS = {"none": 0, "minimal": 8, "low": 48, "medium": 160, "high": 480}
+EFFORT_TOKENS = {"none": 0, "minimal": 8, "low": 48, "medium": 160, "high": 480, "xhigh": 960}
+CHOICE_TOKENS = tuple("ABCDEFGHIJ") + tuple("123456789") + (" ",)
 KNOWN = frozenset(
     [
         "model",
@@ -59,68 +71,167 @@ KNOWN = frozenset(
 )
 
 
-def error(message: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Rules:
+    """What OpenAI documents for one model."""
+
+    reasoning: bool = False
+    efforts: tuple[str, ...] = ()
+    default_effort: str | None = None
+    logprobs: bool = True
+    responses_only: bool = False
+
+
+CHAT = Rules()
+O_SERIES = Rules(True, ("low", "medium", "high"), "medium", logprobs=False)
+GPT5 = Rules(True, ("minimal", "low", "medium", "high"), "medium", logprobs=False)
+GPT51 = Rules(True, ("none", "low", "medium", "high"), "none", logprobs=False)
+GPT52 = Rules(True, ("none", "low", "medium", "high", "xhigh"), "none", logprobs=False)
+CHAT_LATEST = Rules(logprobs=False)
+PRO = Rules(True, ("medium", "high", "xhigh"), "high", logprobs=False, responses_only=True)
+
+MODELS: dict[str, Rules] = {
+    "gpt-3.5-turbo": CHAT,
+    "gpt-4o": CHAT,
+    "gpt-4o-mini": CHAT,
+    "gpt-4.1": CHAT,
+    "gpt-4.1-mini": CHAT,
+    "gpt-4.1-nano": CHAT,
+    "o1": O_SERIES,
+    "o3": O_SERIES,
+    "o3-mini": O_SERIES,
+    "o4-mini": O_SERIES,
+    "o3-pro": PRO,
+    "gpt-5": GPT5,
+    "gpt-5-mini": GPT5,
+    "gpt-5-nano": GPT5,
+    "gpt-5-chat-latest": CHAT_LATEST,
+    "gpt-5.1": GPT51,
+    "gpt-5.1-chat-latest": CHAT_LATEST,
+    "gpt-5.2": GPT52,
+    "gpt-5.2-pro": PRO,
+    "gpt-5.4": GPT52,
+    "gpt-5.4-mini": GPT52,
+    "gpt-5.5": GPT52,
+}
+_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def error(
+    message: str, param: str | None = None, code: str | None = None, kind: str | None = None
+) -> dict[str, Any]:
     return {
-        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+        "error": {
+            "message": message,
+            "type": kind or "invalid_request_error",
+            "param": param,
+            "code": code,
+        }
     }
 
 
-def is_reasoning(model: str) -> bool:
-    return any(p.fullmatch(model.rsplit("/", 1)[-1]) for p in REASONING)
+def rules_of(model: str, models: dict[str, Rules]) -> Rules | None:
+    return models.get(model) or models.get(_DATED.sub("", model))
 
 
-def refusal(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The 400 body OpenAI answers this chat request with, or None if it is accepted."""
+def _effort(body: dict[str, Any], rules: Rules) -> str | None:
+    return body.get("reasoning_effort") or rules.default_effort
+
+
+def refusal(
+    body: dict[str, Any], models: dict[str, Rules] = MODELS
+) -> tuple[int, dict[str, Any]] | None:
+    """The status and body OpenAI answers this chat request with, or None if accepted."""
     for name in body:
         if name not in KNOWN:
-            return error(f"Unrecognized request argument supplied: {name}")
+            return 400, error(f"Unrecognized request argument supplied: {name}")
     model = str(body.get("model", ""))
-    if is_reasoning(model):
-        if "max_tokens" in body:
-            message = (
-                "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                "Use 'max_completion_tokens' instead."
-            )
-            return error(message, "max_tokens", "unsupported_parameter")
-        for name in ("temperature", "top_p"):
-            if name in body and body[name] != 1:
-                message = (
-                    f"Unsupported value: '{name}' does not support {json.dumps(body[name])} "
-                    "with this model. Only the default (1) value is supported."
-                )
-                return error(message, name, "unsupported_value")
-        effort = body.get("reasoning_effort")
-        if effort is not None and effort not in EFFORT_TOKENS:
-            message = (
-                f"Invalid value: '{effort}'. Supported values are: 'minimal', 'low', 'medium', "
-                "and 'high'."
-            )
-            return error(message, "reasoning_effort", "invalid_value")
-    elif "reasoning_effort" in body:
-        message = "Unsupported parameter: 'reasoning_effort' is not supported with this model."
-        return error(message, "reasoning_effort", "unsupported_parameter")
-    if (body.get("response_format") or {}).get("type") == "json_object":
-        said = json.dumps(body.get("messages", [])).lower()
-        if "json" not in said:
-            message = (
-                "'messages' must contain the word 'json' in some form, to use "
-                "'response_format' of type 'json_object'."
-            )
-            return error(message, "messages")
+    rules = rules_of(model, models)
+    if rules is None:
+        message = f"The model `{model}` does not exist or you do not have access to it."
+        return 404, error(message, None, "model_not_found")
+    if rules.responses_only:
+        message = "This model is only supported in v1/responses and not in v1/chat/completions."
+        return 404, error(message, "model", "model_not_found")
+    refused = _reasoning_refusal(body, rules) if rules.reasoning else _chat_refusal(body)
+    if refused is not None:
+        return 400, refused
+    if body.get("top_logprobs") is not None and not 0 <= int(body["top_logprobs"]) <= 20:
+        return 400, error("'top_logprobs' must be between 0 and 20.", "top_logprobs")
+    json_mode = (body.get("response_format") or {}).get("type") == "json_object"
+    if json_mode and "json" not in json.dumps(body.get("messages", [])).lower():
+        message = (
+            "'messages' must contain the word 'json' in some form, to use "
+            "'response_format' of type 'json_object'."
+        )
+        return 400, error(message, "messages")
     return None
 
 
-def completion(body: dict[str, Any], answer: Answerer) -> dict[str, Any]:
+def _chat_refusal(body: dict[str, Any]) -> dict[str, Any] | None:
+    if "reasoning_effort" in body:
+        message = "Unsupported parameter: 'reasoning_effort' is not supported with this model."
+        return error(message, "reasoning_effort", "unsupported_parameter")
+    return None
+
+
+def _reasoning_refusal(body: dict[str, Any], rules: Rules) -> dict[str, Any] | None:
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in rules.efforts:
+        allowed = ", ".join(f"'{e}'" for e in rules.efforts)
+        message = f"Invalid value: '{effort}'. Supported values are: {allowed}."
+        return error(message, "reasoning_effort", "invalid_value")
+    unsupported = "Unsupported parameter: '{}' is not supported with this model."
+    if "max_tokens" in body:
+        message = unsupported.format("max_tokens") + " Use 'max_completion_tokens' instead."
+        return error(message, "max_tokens", "unsupported_parameter")
+    if "stop" in body:
+        return error(unsupported.format("stop"), "stop", "unsupported_parameter")
+    samples = _effort(body, rules) == "none"  # GPT-5.1 and later, without reasoning
+    if body.get("logprobs") and not samples:
+        return error(unsupported.format("logprobs"), "logprobs", "unsupported_parameter")
+    for name in ("temperature", "top_p"):
+        if name in body and body[name] != 1 and not samples:
+            message = (
+                f"Unsupported value: '{name}' does not support {json.dumps(body[name])} "
+                "with this model. Only the default (1) value is supported."
+            )
+            return error(message, name, "unsupported_value")
+    return None
+
+
+def _first_token(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Top alternatives for the first token: a spread over CHOICE_TOKENS fixed by the
+    messages, most likely first."""
+    seed = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).digest()
+    weights = [1 + seed[i % len(seed)] for i in range(len(CHOICE_TOKENS))]
+    total = sum(weights)
+    ranked = sorted(zip(CHOICE_TOKENS, weights, strict=True), key=lambda tw: -tw[1])
+    return [
+        {"token": t, "logprob": math.log(w / total), "bytes": list(t.encode())} for t, w in ranked
+    ]
+
+
+def completion(
+    body: dict[str, Any], answer: Answerer, models: dict[str, Rules] = MODELS
+) -> dict[str, Any]:
     """The answer to an accepted chat request, its usage counted as the API counts it."""
     messages = body["messages"]
     model = str(body["model"])
-    text = answer(messages)
+    rules = rules_of(model, models) or CHAT
+    logprobs = None
+    if body.get("logprobs"):
+        top = _first_token(messages)
+        text = str(top[0]["token"])
+        shown = int(body.get("top_logprobs") or 0)
+        logprobs = {"content": [{**top[0], "top_logprobs": top[:shown]}], "refusal": None}
+    else:
+        text = answer(messages)
     prompt = sum(tokens(str(m.get("content", ""))) + 4 for m in messages)
-    reasoning = (
-        EFFORT_TOKENS[body.get("reasoning_effort") or "medium"] if is_reasoning(model) else 0
-    )
+    effort = _effort(body, rules) if rules.reasoning else None
+    reasoning = EFFORT_TOKENS[effort] if effort else 0
     budget = body.get("max_completion_tokens") or body.get("max_tokens")
-    answered = tokens(text)
+    answered = 1 if logprobs else tokens(text)
     finish = "stop"
     if budget is not None and reasoning + answered > budget:
         finish, text = "length", ""  # the reasoning used the budget up: no visible answer
@@ -136,14 +247,19 @@ def completion(body: dict[str, Any], answer: Answerer) -> dict[str, Any]:
                 "index": 0,
                 "message": {"role": "assistant", "content": text, "refusal": None},
                 "finish_reason": finish,
-                "logprobs": None,
+                "logprobs": logprobs,
             }
         ],
         "usage": {
             "prompt_tokens": prompt,
             "completion_tokens": answered + reasoning,
             "total_tokens": prompt + answered + reasoning,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": cached_tokens(prompt), "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": reasoning, "audio_tokens": 0},
         },
     }
+
+
+def cached_tokens(prompt: int) -> int:
+    """As OpenAI caches prompts: in blocks of 128 tokens past the first 1024, else none."""
+    return 0 if prompt < 1024 else 1024 + (prompt - 1024) // 128 * 128

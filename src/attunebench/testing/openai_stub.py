@@ -1,12 +1,20 @@
 """A local stand-in for OpenAI's API: chat completions with the reasoning models' rules, and
 the Files and Batch APIs, with the API's own error bodies.
 
-Chat requests follow `openai_rules` (the reasoning models' refusals and token counts).
+Chat requests follow `openai_rules` (its own table of models: the reasoning models' refusals
+and token counts, logprobs for the models that give them); `models` adds to or replaces it.
+
+On demand it fails as an account can: `deny = "quota"` answers every call with a 429
+`insufficient_quota`, `deny = "forbidden"` with a 403; `rate_limited = n` answers the next n
+chat calls with a 429 `rate_limit_exceeded` carrying `retry-after-ms`.
 
 Batches: an uploaded JSONL file (purpose `batch`) of chat requests for one model becomes a
 batch that is `validating`, then `in_progress` (for as long as batches are held), then
 `finalizing` and `completed` (or `expired`, as planned), with an output file of answers and
-an error file of refused, failed and expired requests. Every request sent in a batch is
+an error file of refused, failed and expired requests, each file in an order of its own (as
+the API's: never the input's). With `enqueued_token_limit` set, a batch whose input tokens
+with those of the batches still running pass it fails validation with
+`token_limit_exceeded`. Every request sent in a batch is
 counted by its custom id, every live call by its body (`stats()`); pre-flight calls apart.
 
     with OpenAIStub() as stub:
@@ -16,17 +24,25 @@ counted by its custom id, every live call by its body (`stats()`); pre-flight ca
 from __future__ import annotations
 
 import json
+import random
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
-from attunebench.testing.openai_rules import Answerer, completion, error, refusal
-from attunebench.testing.stub_server import ThreadedStub
+from attunebench.testing.openai_rules import (
+    MODELS,
+    Answerer,
+    Rules,
+    completion,
+    error,
+    refusal,
+)
+from attunebench.testing.stub_server import ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000
@@ -45,6 +61,7 @@ class Batch:
     error_file_id: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     stamps: dict[str, int] = field(default_factory=dict)
+    tokens: int = 0  # input tokens enqueued
 
     def view(self) -> dict[str, Any]:
         ended = ("completed_at", "expired_at", "failed_at", "finalizing_at", "in_progress_at")
@@ -72,12 +89,29 @@ class Batch:
         }
 
 
+QUOTA = error(
+    "You exceeded your current quota, please check your plan and billing details.",
+    None,
+    "insufficient_quota",
+    "insufficient_quota",
+)
+FORBIDDEN = error(
+    "Project does not have access to this model.", None, "model_not_found", "invalid_request_error"
+)
+
+
 class OpenAIStub(ThreadedStub):
-    def __init__(self, answer: Answerer = answer_from_prompt) -> None:
+    def __init__(
+        self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
+    ) -> None:
         super().__init__()
         self._answer = answer
+        self.models = {**MODELS, **(models or {})}
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.batches: dict[str, Batch] = {}
+        self.deny: Literal["quota", "forbidden"] | None = None
+        self.rate_limited = 0
+        self.enqueued_token_limit: int | None = None
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/v1/models", self._models)
@@ -93,12 +127,21 @@ class OpenAIStub(ThreadedStub):
 
     async def _chat(self, request: web.Request) -> web.Response:
         body = await request.json()
-        refused = refusal(body)
+        if self.deny is not None:
+            status, answer = (429, QUOTA) if self.deny == "quota" else (403, FORBIDDEN)
+            self.counts.refused += 1
+            return web.json_response(answer, status=status)
+        if self.rate_limited > 0:
+            self.rate_limited -= 1
+            limited = error("Rate limit reached for requests.", None, "rate_limit_exceeded")
+            headers = {"retry-after-ms": "20", "retry-after": "1"}
+            return web.json_response(limited, status=429, headers=headers)
+        refused = refusal(body, self.models)
         preflight = bool(request.headers.get(PREFLIGHT_HEADER))
         self.counts.live_call(body, preflight=preflight, refused=refused is not None)
         if refused is not None:
-            return web.json_response(refused, status=400)
-        return web.json_response(completion(body, self._answer))
+            return web.json_response(refused[1], status=refused[0])
+        return web.json_response(completion(body, self._answer, self.models))
 
     async def _upload(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -147,6 +190,13 @@ class OpenAIStub(ThreadedStub):
             created_at=int(time.time()),
         )
         batch.errors = validate(lines)
+        batch.tokens = sum(
+            tokens(str(m.get("content", ""))) for line in lines for m in line["body"]["messages"]
+        )
+        if not batch.errors and self.enqueued_token_limit is not None:
+            running = sum(b.tokens for b in self.batches.values() if b.status in RUNNING)
+            if running + batch.tokens > self.enqueued_token_limit:
+                batch.errors = [enqueued_error(batch.tokens, self.enqueued_token_limit)]
         if not batch.errors:
             for line in lines:
                 self.counts.submitted[line["custom_id"]] += 1
@@ -214,7 +264,7 @@ class OpenAIStub(ThreadedStub):
                 )
                 continue
             status, answer = 200, None
-            refused = refusal(line["body"])
+            refused = refusal(line["body"], self.models)
             if key in failing:
                 self.counts.failed_lines += 1
                 status = 500
@@ -227,14 +277,17 @@ class OpenAIStub(ThreadedStub):
                     }
                 }
             elif refused is not None:
-                status, answer = 400, refused
+                status, answer = refused
             else:
                 self.counts.answered_in_batches += 1
-                answer = completion(line["body"], self._answer)
+                answer = completion(line["body"], self._answer, self.models)
             response = {"status_code": status, "request_id": uuid.uuid4().hex, "body": answer}
             (output if status == 200 else errors).append(
                 {**result, "response": response, "error": None}
             )
+        shuffle = random.Random(batch.id)  # the API's files come in an order of their own
+        shuffle.shuffle(output)
+        shuffle.shuffle(errors)
         batch.counts = {"completed": len(output), "failed": len(errors)}
         batch.output_file_id = self._store(output, "batch_output") if output else None
         batch.error_file_id = self._store(errors, "batch_output") if errors else None
@@ -246,6 +299,18 @@ class OpenAIStub(ThreadedStub):
         meta = {"id": file_id, "object": "file", "bytes": len(data), "purpose": purpose}
         self.files[file_id] = (meta, data)
         return file_id
+
+
+RUNNING = frozenset({"validating", "in_progress", "finalizing"})
+
+
+def enqueued_error(tokens: int, limit: int) -> dict[str, Any]:
+    message = (
+        f"Enqueued token limit reached for this model in organization org-stub. Limit: "
+        f"{limit} enqueued tokens (this batch: {tokens}). Please try submitting an older "
+        "batch once completed."
+    )
+    return {"code": "token_limit_exceeded", "message": message, "param": None, "line": None}
 
 
 def validate(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,178 @@
+"""What each hosted model accepts, by model, not by a pattern over its name.
+
+A model's `Capabilities` say which request fields it takes (sampling parameters, first-token
+logprobs, stop sequences, a seed), how it thinks (OpenAI's hidden reasoning with
+`reasoning_effort`; Claude's `thinking` types and `output_config.effort`), which field carries
+its token budget, and whether chat completions serve it at all. The tables below hold the
+models the vendors documented as of 2026-12-03; a model they do not list gets its vendor's
+default for unknown models (`unknown_openai`, `UNKNOWN_CLAUDE`). A models-file entry
+overrides any field (`capabilities = { logprobs = false }`), and the pre-flight adapts a
+request the table got wrong (`models.preflight`).
+
+Names are looked up without a router's prefix (`openai/o3`), a date suffix
+(`gpt-5-mini-2025-08-07`, `claude-haiku-4-5-20251001`) or `-latest` where the bare name is
+listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from attunebench.frozen import Frozen
+from attunebench.models.registry import ProviderConfigError
+
+Thinking = Literal["enabled", "adaptive"]
+TokenField = Literal["max_tokens", "max_completion_tokens"]
+_DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+class Capabilities(Frozen):
+    """What one model accepts; see the module docstring."""
+
+    sampling: bool = Field(default=True, description="temperature and top_p are accepted")
+    logprobs: bool = Field(default=True, description="first-token logprobs (choice mode)")
+    stop: bool = True
+    seed: bool = True
+    reasoning: bool = Field(default=False, description="hidden reasoning spends the budget")
+    efforts: tuple[str, ...] = Field(default=(), description="accepted effort values")
+    thinking: tuple[Thinking, ...] = Field(default=(), description="accepted thinking types")
+    thinks_by_default: bool = False
+    thinking_allowance: int = Field(
+        default=16_000, ge=0, description="tokens added to the budget of a model that thinks"
+    )
+    token_field: TokenField | None = Field(
+        default=None, description="the budget's field; unset: as the entry's api says"
+    )
+    chat: bool = Field(default=True, description="served by chat completions (OpenAI)")
+
+
+_CHAT = Capabilities()
+_O_SERIES = Capabilities(
+    sampling=False,
+    logprobs=False,
+    stop=False,
+    reasoning=True,
+    efforts=("low", "medium", "high"),
+    token_field="max_completion_tokens",
+)
+_GPT5 = _O_SERIES.model_copy(update={"efforts": ("minimal", "low", "medium", "high")})
+_GPT51 = _O_SERIES.model_copy(update={"efforts": ("none", "low", "medium", "high")})
+_GPT52 = _O_SERIES.model_copy(update={"efforts": ("none", "low", "medium", "high", "xhigh")})
+_CHAT_LATEST = Capabilities(logprobs=False, token_field="max_completion_tokens")
+_RESPONSES_ONLY = _GPT52.model_copy(update={"chat": False})
+
+OPENAI_MODELS: Mapping[str, Capabilities] = {
+    **dict.fromkeys(
+        (
+            "gpt-3.5-turbo",
+            "gpt-4",
+            "gpt-4-turbo",
+            "gpt-4o",
+            "gpt-4o-mini",
+            "chatgpt-4o-latest",
+            "gpt-4.1",
+            "gpt-4.1-mini",
+            "gpt-4.1-nano",
+        ),
+        _CHAT,
+    ),
+    **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), _O_SERIES),
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT5),
+    "gpt-5.1": _GPT51,
+    **dict.fromkeys(
+        ("gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5", "gpt-5.5-mini"), _GPT52
+    ),
+    **dict.fromkeys(("gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat"), _CHAT_LATEST),
+    **dict.fromkeys(
+        ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro"), _RESPONSES_ONLY
+    ),
+}
+
+_CLAUDE_3 = Capabilities(logprobs=False, seed=False)
+_CLAUDE_BUDGET = _CLAUDE_3.model_copy(update={"thinking": ("enabled",)})
+_CLAUDE_46 = _CLAUDE_3.model_copy(
+    update={"thinking": ("enabled", "adaptive"), "efforts": ("low", "medium", "high", "max")}
+)
+# Claude 4.7 and later: adaptive thinking only, and no sampling parameters.
+UNKNOWN_CLAUDE = _CLAUDE_3.model_copy(
+    update={
+        "sampling": False,
+        "thinking": ("adaptive",),
+        "efforts": ("low", "medium", "high", "xhigh", "max"),
+    }
+)
+_MYTHOS = UNKNOWN_CLAUDE.model_copy(update={"thinks_by_default": True})
+
+CLAUDE_MODELS: Mapping[str, Capabilities] = {
+    **dict.fromkeys(
+        ("claude-3-haiku", "claude-3-opus", "claude-3-5-haiku", "claude-3-5-sonnet"), _CLAUDE_3
+    ),
+    **dict.fromkeys(
+        (
+            "claude-3-7-sonnet",
+            "claude-sonnet-4",
+            "claude-opus-4",
+            "claude-opus-4-1",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-opus-4-5",
+        ),
+        _CLAUDE_BUDGET,
+    ),
+    **dict.fromkeys(("claude-opus-4-6", "claude-sonnet-4-6"), _CLAUDE_46),
+    **dict.fromkeys(
+        (
+            "claude-opus-4-7",
+            "claude-opus-4-8",
+            "claude-sonnet-5",
+            "claude-opus-5",
+            "claude-fable-5",
+            "claude-haiku-5-5",
+            "claude-sonnet-5-5",
+            "claude-opus-5-5",
+            "claude-fable-5-1",
+            "claude-fable-5-2",
+        ),
+        UNKNOWN_CLAUDE,
+    ),
+    **dict.fromkeys(
+        ("claude-mythos-preview", "claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2"),
+        _MYTHOS,
+    ),
+}
+
+
+def family(model: str) -> str:
+    """A model name as the tables list it.
+
+    >>> [family(m) for m in ("openai/o3", "gpt-5-mini-2025-08-07", "gpt-5-chat-latest")]
+    ['o3', 'gpt-5-mini', 'gpt-5-chat']
+    """
+    name = _DATE.sub("", model.rsplit("/", 1)[-1].lower())
+    return name.removesuffix("-latest") if name.endswith("-chat-latest") else name
+
+
+def unknown_openai(hosted: bool) -> Capabilities:
+    """A model the table does not list: on OpenAI's API, assume its newest rules (reasoning,
+    no sampling, no logprobs); on any other server (vLLM, llama.cpp), that it takes
+    everything, as those servers do. The pre-flight adapts either guess."""
+    return _GPT52.model_copy(update={"efforts": ()}) if hosted else _CHAT
+
+
+def capabilities_of(
+    model: str, table: Mapping[str, Capabilities], default: Capabilities, override: Any = None
+) -> Capabilities:
+    """The table's entry for `model` (or `default`), with a models-file `override` on top."""
+    base = table.get(family(model), default)
+    if not override:
+        return base
+    try:
+        return Capabilities.model_validate({**base.model_dump(), **dict(override)})
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        raise ProviderConfigError(f"{model}: capabilities.{where}: {problem['msg']}") from None
