@@ -60,7 +60,7 @@ def test_each_model_gets_the_parameters_its_capabilities_say() -> None:
     assert served["max_tokens"] == 900 and served["temperature"] == 0.0
     told = provider(local, "o3", capabilities={"token_field": "max_tokens", "sampling": True})
     assert told.request_body(MESSAGES, params)["max_tokens"] == 900
-    with pytest.raises(ProviderConfigError, match="capabilities.logprobs"):
+    with pytest.raises(ProviderConfigError, match=r"capabilities\.logprobs"):
         provider(local, "o3", capabilities={"logprobs": "perhaps"})
 
 

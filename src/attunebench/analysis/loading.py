@@ -158,6 +158,29 @@ def skipped_notices(runs: Sequence[Run], records: Sequence[ItemRecord]) -> list[
     ]
 
 
+def provider_notices(runs: Sequence[Run]) -> list[Notice]:
+    """Per model: the request parameters the pre-flight adapted (dropped or renamed), and
+    the answers cut off at their token budget (scored invalid), from run.json and the
+    ledger."""
+    notices: list[Notice] = []
+    for run in runs:
+        for model, changes in sorted(run.info.adapted.items()):
+            said = "; ".join(f"{name} {action}" for name, action in sorted(changes.items()))
+            message = f"the pre-flight adapted its requests (the server refused them): {said}"
+            notices.append(Notice(kind="adapted", model=model, message=message))
+        cut: dict[str, int] = {}
+        for entry in run.ledger.entries if run.ledger is not None else ():
+            cut[entry.model] = cut.get(entry.model, 0) + entry.truncated
+        for model, count in sorted(cut.items()):
+            if count:
+                message = (
+                    f"{count} answers cut off at the token budget (finish reason length or "
+                    "max_tokens), scored invalid: raise params.max_tokens"
+                )
+                notices.append(Notice(kind="truncated", model=model, message=message))
+    return notices
+
+
 def load_runs(
     directories: Sequence[str | Path],
     *,
@@ -188,6 +211,7 @@ def _load(
     records, merge_notices = _merge(batches)
     notices.extend(merge_notices)
     notices.extend(skipped_notices(runs, records))
+    notices.extend(provider_notices(runs))
     conversations: dict[str, Conversation] = {}
     stored = [run.path / rundir.CONVERSATIONS_FILE for run in runs]
     if dataset is None and all(path.is_file() for path in stored):

@@ -140,7 +140,7 @@ CLAUDE_MODELS: Mapping[str, Capabilities] = {
         UNKNOWN_CLAUDE,
     ),
     **dict.fromkeys(
-        ("claude-mythos-preview", "claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2"),
+        ("claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2"),
         _MYTHOS,
     ),
 }

@@ -117,7 +117,6 @@ MODELS: dict[str, Rules] = {
     "claude-sonnet-5": ADAPTIVE,
     "claude-opus-5": ADAPTIVE,
     "claude-sonnet-5-5": ADAPTIVE,
-    "claude-mythos-preview": MYTHOS,
     "claude-mythos-5": MYTHOS,
 }
 
