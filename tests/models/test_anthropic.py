@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import AsyncIterator
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from packaging.requirements import Requirement
 
 from attunebench.models import GenerateParams, Message, ProviderConfigError, ProviderError
 from attunebench.models.anthropic import AnthropicProvider
@@ -88,3 +92,11 @@ def test_the_real_api_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ProviderConfigError, match="ANTHROPIC_API_KEY is not set"):
         AnthropicProvider("claude-sonnet-4")
+
+
+def test_the_installed_sdk_is_in_the_range_the_code_is_tested_against() -> None:
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text("utf-8"))["project"]["optional-dependencies"]
+    [pinned] = [Requirement(r) for r in extras["anthropic"] if r.startswith("anthropic")]
+    assert pinned.specifier.contains(version("anthropic")), (pinned, version("anthropic"))
+    assert "<" in str(pinned.specifier)  # an upper bound: a new major is tested before use
