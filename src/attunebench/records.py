@@ -153,6 +153,9 @@ class RunInfo(Frozen):
     planned_items: int = 0
     empty_tasks: list[str] = Field(default_factory=list, description="tasks with 0 items here")
     skipped: list[SkippedPair] = Field(default_factory=list, description="pairs not applicable")
+    shard: str | None = Field(
+        default=None, description="i/N: this run holds shard i of N of the plan (--shard)."
+    )
     adapted: dict[str, dict[str, str]] = Field(
         default_factory=dict,
         description="Per model, the request parameters the pre-flight dropped or renamed.",

@@ -22,6 +22,7 @@ app = typer.Typer(
 )
 app.add_typer(data_commands.app, name="data")
 app.command("run")(run_command.run)
+app.command("merge")(run_command.merge)
 app.add_typer(collect_commands.app, name="collect")
 app.add_typer(export_commands.app, name="export")
 app.command("report")(report_commands.report)

@@ -12,7 +12,15 @@ import typer
 from rich.console import Console
 
 from attunebench.data.validate import DatasetError
-from attunebench.engine import RunConfig, RunDirError, RunResult, default_cache_path, task_names
+from attunebench.engine import (
+    RunConfig,
+    RunDirError,
+    RunResult,
+    default_cache_path,
+    merge_shards,
+    parse_shard,
+    task_names,
+)
 from attunebench.engine import run as run_engine
 from attunebench.models.modelsfile import (
     ModelEntry,
@@ -163,10 +171,18 @@ def run(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="i/N: run only shard i of N of the plan, by conversation (merge after)."),
+    ] = None,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
     if no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
         quiet_model_loading()
+    try:
+        share = parse_shard(shard) if shard is not None else None
+    except ValueError as error:
+        _fail(str(error))
     try:
         asked = task or ["all"]
         names = task_names(asked)
@@ -182,6 +198,7 @@ def run(
             seed=seed,
             cache_path=None if no_cache else cache or default_cache_path(),
             progress=not no_progress,
+            shard=share,
         )
         result = asyncio.run(run_engine(config))
     except CLEAR_ERRORS as error:
@@ -196,3 +213,17 @@ def run(
     if not result.complete:
         err.print("some items have no answer yet; run the same command again to retry them")
         raise typer.Exit(1)
+
+
+def merge(
+    shards: Annotated[list[Path], typer.Argument(help="The run directories of every shard.")],
+    out: Annotated[Path, typer.Option("--out", help="The merged run directory (new).")],
+) -> None:
+    """Join the shards of one run (`run --shard i/N`) into one run directory."""
+    try:
+        info = merge_shards(shards, out)
+    except RunDirError as error:
+        _fail(str(error))
+    state = "complete" if info.complete else "not complete: resume the shards, then merge again"
+    typer.echo(f"merged {len(shards)} shards: {info.planned_items} items planned, {state}")
+    typer.echo(f"run directory: {out}")

@@ -10,6 +10,7 @@ from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.plan import task_names
 from attunebench.engine.retry import RetryPolicy
 from attunebench.engine.runner import RunConfig, RunResult, run
+from attunebench.engine.shards import Shard, merge_shards, parse_shard
 from attunebench.engine.wiring import default_cache_path
 from attunebench.rundir import (
     LEDGER_FILE,
@@ -32,9 +33,12 @@ __all__ = [
     "RunConfig",
     "RunDirError",
     "RunResult",
+    "Shard",
     "cache_key",
     "default_cache_path",
     "merge_params",
+    "merge_shards",
+    "parse_shard",
     "read_ledger",
     "read_records",
     "read_run_info",

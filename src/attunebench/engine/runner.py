@@ -32,6 +32,7 @@ from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
+from attunebench.engine.shards import Shard
 from attunebench.engine.wiring import adaptations, bind_models, close_models, default_cache_path
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
@@ -65,6 +66,7 @@ PLAN_FIELDS = (
     "seed",
     "limit",
     "planned_items",
+    "shard",
 )
 ERRORS_SHOWN = 1  # the most common error per (model, task) in the closing summary
 
@@ -83,6 +85,7 @@ class RunConfig:
     cache_path: Path | None = field(default_factory=default_cache_path)
     progress: bool = True
     check_servers: bool = True
+    shard: Shard | None = None  # run only this share of the plan (engine.shards)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,7 @@ def _run_info(config: RunConfig, conversations: list[Conversation], plan: Planne
         prompts=[prompts[key] for key in sorted(prompts)],
         seed=config.seed,
         limit=config.limit,
+        shard=str(config.shard) if config.shard is not None else None,
         planned_items=len(plan.keys),
         empty_tasks=plan.empty,
         skipped=plan.skipped,
@@ -221,6 +225,8 @@ async def run(
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
     conversations = load_validated(config.data)[: config.limit]
+    if config.shard is not None:
+        conversations = [c for c in conversations if config.shard.holds(c.id)]
     judges = [e.name for e in config.judges]
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
