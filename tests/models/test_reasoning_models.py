@@ -277,7 +277,7 @@ async def test_thinking_is_kept_apart_from_the_answer(anthropic_stub: AnthropicS
 async def test_anthropic_preflight_adapts_or_names_the_refused_parameter(
     anthropic_stub: AnthropicStub,
 ) -> None:
-    model = AnthropicProvider("claude-opus-4-1", base_url=anthropic_stub.base_url)
+    model = AnthropicProvider("claude-haiku-4-5", base_url=anthropic_stub.base_url)
     await model.probe(GenerateParams(top_p=0.9))  # refused with a temperature: top_p dropped
     assert model.adapted == {"top_p": "dropped"}
     assert "top_p" not in model.request(MESSAGES, GenerateParams(top_p=0.9))

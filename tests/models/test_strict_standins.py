@@ -101,7 +101,7 @@ def test_openai_families_run_end_to_end_with_default_entries(
         ("anthropic/claude-sonnet-4-5", {"thinking_budget": 1024}, True),
         ("anthropic/claude-opus-4-7", {}, False),  # refuses sampling: none is sent
         ("anthropic/claude-opus-4-7", {"thinking": "adaptive", "effort": "low"}, True),
-        ("anthropic/claude-mythos-5", {}, True),  # thinks unasked: its budget covers it
+        ("anthropic/claude-opus-5-5", {}, True),  # thinks unasked: its budget covers it
     ],
 )
 def test_claude_runs_end_to_end_with_and_without_adaptive_thinking(
@@ -255,13 +255,13 @@ async def test_cached_input_is_counted_and_priced(openai_stub: OpenAIStub) -> No
 def test_answers_cut_off_by_thinking_are_counted_per_model(
     claude_stub: AnthropicStub, tmp_path: Path
 ) -> None:
-    mythos = entry(
-        "anthropic/claude-mythos-5",
+    always = entry(
+        "anthropic/claude-opus-5-5",
         claude_stub.base_url,
         params={"max_tokens": 300},
         capabilities={"thinking_allowance": 0},  # the task's budget alone: thinking eats it
     )
-    result = engine_run(tmp_path, mythos)
+    result = engine_run(tmp_path, always)
     records = read_records(tmp_path / "run" / "records.jsonl")
     assert result.truncated == {"subject": len(records)} and records
     assert all(r.status == "invalid" for r in records)

@@ -83,9 +83,7 @@ OPENAI_MODELS: Mapping[str, Capabilities] = {
     **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), _O_SERIES),
     **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT5),
     "gpt-5.1": _GPT51,
-    **dict.fromkeys(
-        ("gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5", "gpt-5.5-mini"), _GPT52
-    ),
+    **dict.fromkeys(("gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5"), _GPT52),
     **dict.fromkeys(("gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat"), _CHAT_LATEST),
     **dict.fromkeys(
         ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro"), _RESPONSES_ONLY
@@ -105,7 +103,8 @@ UNKNOWN_CLAUDE = _CLAUDE_3.model_copy(
         "efforts": ("low", "medium", "high", "xhigh", "max"),
     }
 )
-_MYTHOS = UNKNOWN_CLAUDE.model_copy(update={"thinks_by_default": True})
+# "Adaptive (always on)": these think whether asked or not.
+_ALWAYS_THINKS = UNKNOWN_CLAUDE.model_copy(update={"thinks_by_default": True})
 
 CLAUDE_MODELS: Mapping[str, Capabilities] = {
     **dict.fromkeys(
@@ -131,17 +130,21 @@ CLAUDE_MODELS: Mapping[str, Capabilities] = {
             "claude-sonnet-5",
             "claude-opus-5",
             "claude-fable-5",
+            "claude-mythos-5",
             "claude-haiku-5-5",
             "claude-sonnet-5-5",
-            "claude-opus-5-5",
-            "claude-fable-5-1",
-            "claude-fable-5-2",
         ),
         UNKNOWN_CLAUDE,
     ),
     **dict.fromkeys(
-        ("claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2"),
-        _MYTHOS,
+        (
+            "claude-opus-5-5",
+            "claude-fable-5-1",
+            "claude-fable-5-2",
+            "claude-mythos-5-1",
+            "claude-mythos-5-2",
+        ),
+        _ALWAYS_THINKS,
     ),
 }
 

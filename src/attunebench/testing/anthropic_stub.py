@@ -10,8 +10,8 @@ guides as documented on 2026-12-03, apart from the provider's capability table:
   together;
 - `thinking.type = "enabled"` (a `budget_tokens` of at least 1024 and below `max_tokens`)
   is for Claude 3.7 to 4.6; `"adaptive"` for Claude 4.6 and later, which 4.7 and later
-  require; `output_config.effort` takes the values each model lists; Mythos models think
-  (adaptively) when `thinking` is left out;
+  require; `output_config.effort` takes the values each model lists; Opus 5.5 and Fable
+  5.1 ("adaptive, always on") think when `thinking` is left out;
 - with thinking, temperature may only be 1 and top_p between 0.95 and 1; thinking tokens
   count against `max_tokens`, as output tokens, and in `output_tokens_details`; a reply
   that runs out of `max_tokens` ends with `stop_reason: "max_tokens"`;
@@ -95,7 +95,7 @@ CLAUDE_46 = Rules(thinking=("enabled", "adaptive"), efforts=("low", "medium", "h
 ADAPTIVE = Rules(
     samples=False, thinking=("adaptive",), efforts=("low", "medium", "high", "xhigh", "max")
 )
-MYTHOS = Rules(
+ALWAYS_THINKS = Rules(
     samples=False,
     thinking=("adaptive",),
     efforts=("low", "medium", "high", "xhigh", "max"),
@@ -105,7 +105,6 @@ MODELS: dict[str, Rules] = {
     "claude-3-5-haiku-20241022": CLAUDE_3,
     "claude-3-7-sonnet-20250219": BUDGET,
     "claude-sonnet-4-20250514": BUDGET,
-    "claude-opus-4-1": ONE_SAMPLER,
     "claude-sonnet-4-5": ONE_SAMPLER,
     "claude-haiku-4-5": ONE_SAMPLER,
     "claude-haiku-4-5-20251001": ONE_SAMPLER,
@@ -117,7 +116,10 @@ MODELS: dict[str, Rules] = {
     "claude-sonnet-5": ADAPTIVE,
     "claude-opus-5": ADAPTIVE,
     "claude-sonnet-5-5": ADAPTIVE,
-    "claude-mythos-5": MYTHOS,
+    "claude-mythos-5": ADAPTIVE,
+    "claude-haiku-5-5": ADAPTIVE,
+    "claude-opus-5-5": ALWAYS_THINKS,
+    "claude-fable-5-1": ALWAYS_THINKS,
 }
 
 
