@@ -25,7 +25,7 @@ from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.capabilities import CLAUDE_MODELS, OPENAI_MODELS, family
 from attunebench.models.modelsfile import ModelEntry, Price
 from attunebench.models.openai_compat import OpenAICompatProvider
-from attunebench.testing import anthropic_stub, openai_rules
+from attunebench.testing import anthropic_rules, openai_rules
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.openai_stub import OpenAIStub
 
@@ -131,7 +131,7 @@ def test_the_two_tables_agree_where_both_list_a_model() -> None:
         assert caps.sampling == (not rules.reasoning), name
         assert caps.logprobs == rules.logprobs, name
         assert caps.efforts == rules.efforts, name
-    for name, claude in anthropic_stub.MODELS.items():
+    for name, claude in anthropic_rules.MODELS.items():
         caps = CLAUDE_MODELS[family(name)]
         compared += 1
         assert caps.sampling == claude.samples, name

@@ -48,7 +48,7 @@ from attunebench.models.capabilities import (
 )
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
-from attunebench.models.openai_compat import is_local
+from attunebench.models.openai_wire import is_local
 from attunebench.models.preflight import (
     PREFLIGHT_HEADER,
     PROBE_MESSAGES,

@@ -28,8 +28,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import urlparse
+from typing import Any
 
 import aiohttp
 
@@ -60,6 +59,15 @@ from attunebench.models.completions import (
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_batch import OpenAIBatches
+from attunebench.models.openai_wire import (
+    Api,
+    URLs,
+    completion_output,
+    default_api,
+    is_local,
+    parse_completion,
+    resolve_base_urls,
+)
 from attunebench.models.preflight import (
     PREFLIGHT_HEADER,
     PROBE_MESSAGES,
@@ -69,10 +77,7 @@ from attunebench.models.preflight import (
 )
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-OPENAI_HOSTS = frozenset({"api.openai.com"})
-LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
-# What fixes a refused parameter, said in the pre-flight's one line.
+# What fixes a refusal the pre-flight cannot adapt, said in its one line.
 FIXES = {
     "max_tokens": 'set api = "openai" (it sends max_completion_tokens)',
     "max_completion_tokens": 'set api = "compatible" (it sends max_tokens)',
@@ -90,27 +95,6 @@ PROBE_KEYS = ("A", "B")
 # at once. OpenAI's own limit is per model and usage tier (Settings > Limits); this default
 # sits under the lowest tiers' limits as documented on 2026-12-03. Set yours to go faster.
 BATCH_TOKENS = 1_000_000
-Api = Literal["openai", "compatible"]
-
-
-URLs = list[str] | tuple[str, ...]
-
-
-def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]:
-    """Explicit URLs first, then OPENAI_BASE_URL, then OpenAI's own; trailing slashes dropped."""
-    urls = list(base_urls or ()) or ([base_url] if base_url else [])
-    if not urls:
-        urls = [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
-    return [url.rstrip("/") for url in urls]
-
-
-def is_local(url: str) -> bool:
-    return (urlparse(url).hostname or "") in LOCAL_HOSTS
-
-
-def default_api(urls: Sequence[str]) -> Api:
-    """OpenAI's rules for OpenAI's API, the common ones for any other server."""
-    return "openai" if all(urlparse(u).hostname in OPENAI_HOSTS for u in urls) else "compatible"
 
 
 class OpenAICompatProvider(Adapting, Provider):
@@ -386,45 +370,6 @@ class OpenAICompatProvider(Adapting, Provider):
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-
-def parse_completion(body: bytes, latency_s: float) -> ModelOutput:
-    """A ModelOutput from a chat-completions body; a malformed body is worth one more try."""
-    try:
-        data = json.loads(body)
-    except ValueError as error:
-        snippet = body[:200].decode("utf-8", "replace")
-        raise ProviderError(
-            f"malformed completion ({error!r}): {snippet}", retryable=True
-        ) from None
-    return completion_output(data, latency_s)
-
-
-def completion_output(data: Any, latency_s: float) -> ModelOutput:
-    """A ModelOutput from a chat completion (a live answer, or a batch's line)."""
-    try:
-        choice = data["choices"][0]
-        message = choice["message"]
-        usage = data.get("usage") or {}
-        details = usage.get("completion_tokens_details") or {}
-        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-        # vLLM's and SGLang's reasoning parsers, and routers, return the reasoning text apart.
-        thinking = message.get("reasoning_content") or message.get("reasoning")
-        return ModelOutput(
-            text=message.get("content") or "",
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-            latency_s=latency_s,
-            finish_reason=choice.get("finish_reason"),
-            raw={"id": data.get("id"), "model": data.get("model")},
-            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
-            thinking=thinking if isinstance(thinking, str) and thinking else None,
-            cached_input_tokens=int(cached or 0),
-        )
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
-        snippet = json.dumps(data)[:200] if isinstance(data, dict) else repr(data)[:200]
-        message = f"malformed completion ({error!r}): {snippet}"
-        raise ProviderError(message, retryable=True) from None
 
 
 @PROVIDERS.register("openai")

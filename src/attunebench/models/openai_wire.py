@@ -1,0 +1,77 @@
+"""OpenAI's wire format as `openai/` uses it: which server a base URL is, whose rules it
+follows by default (`api`), and a chat completion read into a `ModelOutput` (live, or a batch's
+line): the answer, tokens (reasoning and cached input among them) and any reasoning text a
+server returns apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from attunebench.models.base import ModelOutput, ProviderError
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOSTS = frozenset({"api.openai.com"})
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+Api = Literal["openai", "compatible"]
+URLs = list[str] | tuple[str, ...]
+
+
+def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]:
+    """Explicit URLs first, then OPENAI_BASE_URL, then OpenAI's own; trailing slashes dropped."""
+    urls = list(base_urls or ()) or ([base_url] if base_url else [])
+    if not urls:
+        urls = [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
+    return [url.rstrip("/") for url in urls]
+
+
+def is_local(url: str) -> bool:
+    return (urlparse(url).hostname or "") in LOCAL_HOSTS
+
+
+def default_api(urls: Sequence[str]) -> Api:
+    """OpenAI's rules for OpenAI's API, the common ones for any other server."""
+    return "openai" if all(urlparse(u).hostname in OPENAI_HOSTS for u in urls) else "compatible"
+
+
+def parse_completion(body: bytes, latency_s: float) -> ModelOutput:
+    """A ModelOutput from a chat-completions body; a malformed body is worth one more try."""
+    try:
+        data = json.loads(body)
+    except ValueError as error:
+        snippet = body[:200].decode("utf-8", "replace")
+        raise ProviderError(
+            f"malformed completion ({error!r}): {snippet}", retryable=True
+        ) from None
+    return completion_output(data, latency_s)
+
+
+def completion_output(data: Any, latency_s: float) -> ModelOutput:
+    """A ModelOutput from a chat completion (a live answer, or a batch's line)."""
+    try:
+        choice = data["choices"][0]
+        message = choice["message"]
+        usage = data.get("usage") or {}
+        details = usage.get("completion_tokens_details") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+        # vLLM's and SGLang's reasoning parsers, and routers, return the reasoning text apart.
+        thinking = message.get("reasoning_content") or message.get("reasoning")
+        return ModelOutput(
+            text=message.get("content") or "",
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+            latency_s=latency_s,
+            finish_reason=choice.get("finish_reason"),
+            raw={"id": data.get("id"), "model": data.get("model")},
+            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+            thinking=thinking if isinstance(thinking, str) and thinking else None,
+            cached_input_tokens=int(cached or 0),
+        )
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
+        snippet = json.dumps(data)[:200] if isinstance(data, dict) else repr(data)[:200]
+        message = f"malformed completion ({error!r}): {snippet}"
+        raise ProviderError(message, retryable=True) from None
