@@ -103,3 +103,11 @@ def test_shards_split_by_conversation_evenly_and_deterministically() -> None:
     for bad in ("0/3", "4/3", "a/b", "3"):
         with pytest.raises(ValueError, match="expected i/N"):
             parse_shard(bad)
+
+
+def test_a_bad_shard_is_refused_in_one_line(tmp_path: Path) -> None:
+    args = ["run", "--data", str(sample_path()), "--model", "mock/default", "--no-progress"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "r"), "--shard", "4/3"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "expected i/N" in lines[0]
+    assert not (tmp_path / "r").exists()

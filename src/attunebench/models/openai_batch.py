@@ -129,8 +129,7 @@ class OpenAIBatches(BatchAPI[dict[str, Any]]):
             async with self._session().request(method, url, **options) as response:
                 text = await response.text()
                 if response.status >= 400:
-                    retry_after = response.headers.get("Retry-After")
-                    raise status_error(response.status, text, retry_after)
+                    raise status_error(response.status, text, response.headers)
         except (TimeoutError, aiohttp.ClientError) as error:
             message = f"{type(error).__name__} calling {method} {url}: {error}"
             raise ProviderError(message, retryable=True) from None
