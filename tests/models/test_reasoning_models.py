@@ -90,6 +90,11 @@ def test_a_thinking_budget_is_refused_by_openai_models() -> None:
             MESSAGES, GenerateParams(thinking_budget=2048)
         )
     assert raised.value.permanent
+    for claude in ({"thinking": "adaptive"}, {"effort": "low"}):
+        with pytest.raises(ProviderError, match=f"{next(iter(claude))} is for anthropic/"):
+            provider("http://127.0.0.1:1/v1", "o3").request_body(
+                MESSAGES, GenerateParams.model_validate(claude)
+            )
 
 
 @TIMEOUT

@@ -75,7 +75,8 @@ class GenerateParams(Frozen):
     reasoning_effort: str | None = Field(
         default=None,
         min_length=1,
-        description="OpenAI reasoning models: none, minimal, low, medium, high (model-dependent).",
+        description="OpenAI reasoning models: none, minimal, low, medium, high, xhigh "
+        "(model-dependent).",
     )
     thinking_budget: int | None = Field(
         default=None, ge=1024, description="Anthropic extended thinking: tokens it may think."

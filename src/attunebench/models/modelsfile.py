@@ -21,13 +21,18 @@ capabilities = { logprobs = false }   # over the table's entry (models.capabilit
 batch = true          # OpenAI's Batch API: half the price, answers within 24 hours
 price = { input = 0.25, output = 2.00, batch = 0.5 }
 params = { max_tokens = 8000, reasoning_effort = "low", extra = { verbosity = "low" } }
+
+[models.opus]
+spec = "anthropic/claude-opus-4-7"
+params = { max_tokens = 1000, thinking = "adaptive", effort = "low" }
 ```
 
 `--model NAME` picks an entry; `--model provider/model` needs no file. A model's cache identity
 is its spec, `identity`, `sampling` where set, and the options that can change its output;
 never its URLs, key, concurrency, rate limit, timeouts, `api` or `batch` (a batch answer is
 the answer a live call gets, and the two share the cache). docs/frontier.md has entries for
-hosted reasoning models, extended thinking, vLLM, llama.cpp and batch mode.
+hosted reasoning models, adaptive and extended thinking, vLLM, llama.cpp and batch mode;
+docs/scale.md for sharding a run across machines.
 """
 
 from __future__ import annotations

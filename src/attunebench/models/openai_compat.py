@@ -219,9 +219,12 @@ class OpenAICompatProvider(Adapting, Provider):
         """The chat-completions body of a generate call, or (`choice`) of a choice call: one
         next token with its top logprobs. The same parameters, `extra` and adaptations
         reach both."""
-        if params.thinking_budget is not None:
+        claude = [
+            name for name in ("thinking_budget", "thinking", "effort") if getattr(params, name)
+        ]
+        if claude:
             raise ProviderError(
-                "params.thinking_budget is for anthropic/ models; OpenAI's reasoning models "
+                f"params.{claude[0]} is for anthropic/ models; OpenAI's reasoning models "
                 "take params.reasoning_effort",
                 retryable=False,
             )
