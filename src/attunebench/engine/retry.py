@@ -1,4 +1,5 @@
-"""Bounded retries: exponential backoff with full jitter, and the server's Retry-After obeyed.
+"""Bounded retries: exponential backoff with full jitter, and the server's wait obeyed
+(`retry-after-ms`, else `Retry-After`).
 
 Only a `ProviderError` marked retryable (429, 5xx, timeouts, disconnects, malformed bodies) is
 tried again, at most `max_attempts` times in all; 400, 401 and 404 fail at once. The sleep
