@@ -177,6 +177,8 @@ def test_one_body_builder_serves_generate_and_choice() -> None:
     assert "response_format" not in choice and generate["max_tokens"] == 512
     official = OpenAICompatProvider("gpt-4.1", base_url="http://127.0.0.1:1/v1", api="openai")
     assert official.request_body(MESSAGES, params, choice=True)["max_completion_tokens"] == 1
+    with pytest.raises(ProviderConfigError, match="only by OpenAI's Responses API"):
+        OpenAICompatProvider("gpt-5.5-pro", base_url="http://127.0.0.1:1/v1")
 
 
 @TIMEOUT

@@ -127,15 +127,7 @@ class OpenAICompatProvider(Adapting, Provider):
         self.chat = chat
         self.base_urls = resolve_base_urls(base_url, base_urls)
         self.api: Api = api or default_api(self.base_urls)
-        default = unknown_openai(hosted=default_api(self.base_urls) == "openai")
-        override = dict(capabilities or {})
-        if sampling is not None:
-            override["sampling"] = sampling
-        self.capabilities: Capabilities = capabilities_of(model, OPENAI_MODELS, default, override)
-        if chat and not self.capabilities.chat:
-            raise ProviderConfigError(
-                f"openai/{model} is served only by OpenAI's Responses API, not chat completions"
-            )
+        self.capabilities = self._capabilities(capabilities, sampling)
         self._adapted: dict[str, str] = {}
         # A model without first-token logprobs (a reasoning model) has no choice mode.
         choosing = self.capabilities.logprobs or not chat
@@ -167,6 +159,20 @@ class OpenAICompatProvider(Adapting, Provider):
             self._batches = BatchQueue(
                 batches, self.spec, quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s
             )
+
+    def _capabilities(self, override: Any, sampling: bool | None) -> Capabilities:
+        """The table's entry for the model (or the guess for one it lacks, by server), with
+        the entry's `capabilities` and `sampling` over it."""
+        default = unknown_openai(hosted=default_api(self.base_urls) == "openai")
+        told = dict(override or {})
+        if sampling is not None:
+            told["sampling"] = sampling
+        found = capabilities_of(self.model, OPENAI_MODELS, default, told)
+        if self.chat and not found.chat:
+            raise ProviderConfigError(
+                f"{self.spec} is served only by OpenAI's Responses API, not chat completions"
+            )
+        return found
 
     @property
     def spec(self) -> str:
