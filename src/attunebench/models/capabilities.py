@@ -86,7 +86,8 @@ OPENAI_MODELS: Mapping[str, Capabilities] = {
     **dict.fromkeys(("gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5"), _GPT52),
     **dict.fromkeys(("gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat"), _CHAT_LATEST),
     **dict.fromkeys(
-        ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro"), _RESPONSES_ONLY
+        ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro", "gpt-5.5-pro"),
+        _RESPONSES_ONLY,
     ),
 }
 
