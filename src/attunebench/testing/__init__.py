@@ -3,9 +3,11 @@
 - `FaultServer`: a local OpenAI-compatible server that fails a planned share of calls (429s,
   5xx, timeouts, dropped connections, malformed and truncated bodies) and counts successful
   calls per request, to check a client's retries, failures and resume.
-- `OpenAIStub`, `AnthropicStub`: local stand-ins for OpenAI's API (chat completions with the
-  reasoning models' rules, files, batches) and Anthropic's (messages with extended thinking,
-  message batches), with their error bodies; they count live calls and batched requests.
+- `OpenAIStub`, `AnthropicStub`: local stand-ins for OpenAI's API (chat completions, files,
+  batches) and Anthropic's (messages, message batches), as strict as the real ones: each with
+  its own table of models (`openai_rules`, `anthropic_rules`), the APIs' error bodies,
+  logprobs, the version header, shuffled batch output, and quota, permission and
+  enqueued-token failures on demand; they count live calls and batched requests.
 - `answer_from_prompt`: valid answers read off a rendered task prompt.
 - `HOSTILE_OUTPUTS`: model outputs built to break parsers, record writers and judges.
 - `comparable` / `diff_records`: run records without the fields that vary between runs.
