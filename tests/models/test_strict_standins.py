@@ -285,3 +285,21 @@ def test_batches_stay_under_the_enqueued_token_budget(tmp_path: Path) -> None:
     assert result.complete and split > 1  # split into several batches, none refused
     assert not failed.complete
     assert any("token_limit_exceeded" in e or "Enqueued token" in e for *_, e in failed.errors)
+
+
+@TIMEOUT
+async def test_the_api_version_decides_sampling(claude_stub: AnthropicStub) -> None:
+    url = claude_stub.base_url
+    newer = AnthropicProvider("claude-haiku-4-5", base_url=url, api_version="2026-10-21")
+    assert "temperature" not in newer.request(MESSAGES, GenerateParams())
+    assert (await newer.generate(MESSAGES, GenerateParams())).text
+    forced = AnthropicProvider(
+        "claude-haiku-4-5", base_url=url, api_version="2026-10-21", sampling=True
+    )
+    await forced.probe(GenerateParams())  # the stand-in reads the header and refuses it
+    assert forced.adapted == {"temperature": "dropped"}
+    older = AnthropicProvider("claude-haiku-4-5", base_url=url)
+    assert older.request(MESSAGES, GenerateParams())["temperature"] == 0.0
+    for model in (newer, forced, older):
+        await model.aclose()
+    assert claude_stub.versions["2026-10-21"] >= 2
