@@ -1,0 +1,175 @@
+"""Response win rates corrected by the participants' own picks (prediction-powered inference).
+
+The judges score every response item of a model (`judge`, N items). Where the model's replies
+are in the data and participants picked between them and another reply, the judge audit has
+both the panel's verdict and the person's (`n` pairs). Prediction-powered inference
+(Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, Science 382(6671)) corrects the judges'
+mean by the mean judge-minus-participant difference on those pairs (the rectifier):
+
+    corrected = mean_N(judge) - mean_n(judge - participant)
+
+Its interval resamples conversations for both sets at once, so it covers the noise of the
+judged items and of the audited pairs (and any overlap between them). It is valid when the
+judges err on the model's audited replies as they do on its response items: the same model,
+judges and prompt, its replies set against others in both. `participants` is the person's
+win rate alone on the audited pairs; `bias` is judges minus participants there.
+
+Whether the judges may stand in for the participants at all is an equivalence rule, the
+one-annotator form of the alternative annotator test (Calderon, Reichart & Dror 2025: a judge
+may replace the annotators when it agrees with them no worse than they would, within a
+margin): `yes` when the interval of the bias lies within +-`STAND_IN_MARGIN`, `no` when it
+excludes zero, `cannot tell` otherwise. With one person per item there is no second annotator
+to compare with, so the margin is stated instead.
+
+`length_controlled` is the judges' win rate at equal length: a logistic regression of the
+panel's win on the normalised length difference (a - b) / (a + b) of the model's reply and the
+reference (as Chatbot Arena controls for style), read at a difference of 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
+from attunebench.analysis.judge_bias import win_for
+from attunebench.analysis.panel import SPLIT, majority, vote_counts
+from attunebench.analysis.schema import CorrectedScore, Estimate
+from attunebench.analysis.sums import estimate, mean
+from attunebench.analysis.verdict_table import AUDIT, FIRST, NONE, RESPONSE, SECOND, VerdictTable
+
+STAND_IN_MARGIN = 0.05
+AUDIT_VARIANT = "informed"  # the response task's judges see what the participant told us
+NEWTON_STEPS = 30
+
+
+def audited(table: VerdictTable, model: str) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Per audit pair with exactly one reply by `model`: the panel's win for it (its
+    majority in each order, a split 0.5, averaged), the participant's, and the conversation."""
+    variants = {v for v, t in zip(table.variant, table.task, strict=True) if t == AUDIT}
+    variant = AUDIT_VARIANT if AUDIT_VARIANT in variants else None
+    side = np.array(
+        [
+            FIRST if a == model and b != model else SECOND if b == model and a != model else NONE
+            for a, b in table.authors
+        ]
+    )
+    mask = (table.truth != NONE) & (side != NONE)
+    if variant is not None:
+        mask &= np.array([v == variant for v in table.variant], dtype=bool)
+    counts, slot_of, conversation = vote_counts(table, mask)
+    rows = np.flatnonzero(mask)
+    slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))
+    slot_unit[slot_of], slot_side[slot_of] = table.unit[rows], side[rows]
+    slot_truth[slot_of] = table.truth[rows]
+    picks = majority(counts)
+    wins = np.where(picks == SPLIT, 0.5, win_for(picks, slot_side))
+    voted = counts.sum(axis=1) > 0
+    units, unit_of = np.unique(slot_unit[voted], return_inverse=True)
+    judged = np.bincount(unit_of, wins[voted]) / np.bincount(unit_of)
+    people = np.zeros(len(units))
+    people[unit_of] = win_for(slot_truth[voted], slot_side[voted])
+    where = np.zeros(len(units), dtype=np.int64)
+    where[unit_of] = conversation[voted]
+    return judged, people, where
+
+
+def _combined(sums: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = sums[..., 0] / sums[..., 1] - sums[..., 2] / sums[..., 3]
+    return out
+
+
+def corrected_estimate(
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+    scores: FloatArray,
+    score_conversations: IntArray,
+    rectifier: FloatArray,
+    rectifier_conversations: IntArray,
+) -> Estimate:
+    """mean(scores) - mean(rectifier), both resampled by conversation together."""
+    n, m = len(scores), len(rectifier)
+    values = np.zeros((n + m, 4))
+    values[:n, 0], values[:n, 1] = scores, 1.0
+    values[n:, 2], values[n:, 3] = rectifier, 1.0
+    where = np.concatenate([score_conversations, rectifier_conversations])
+    if n == 0 or m == 0:
+        return Estimate(value=None, reason="no judged items" if n == 0 else "no audited pairs")
+    return estimate(bootstrap, minimum, values, where, _combined, "undefined")
+
+
+def stands_in(bias: Estimate) -> str:
+    if bias.ci_low is None or bias.ci_high is None:
+        return "cannot tell"
+    if bias.ci_low >= -STAND_IN_MARGIN and bias.ci_high <= STAND_IN_MARGIN:
+        return "yes"
+    return "no" if bias.ci_low > 0.0 or bias.ci_high < 0.0 else "cannot tell"
+
+
+def logistic_intercepts(x: FloatArray, y: FloatArray, weights: FloatArray) -> FloatArray:
+    """The intercept of a logistic regression of y (in [0, 1]) on x, for each row of
+    `weights` (resamples x items), by Newton's method with a faint ridge."""
+    design = np.stack([np.ones_like(x), x], axis=1)
+    beta = np.zeros((weights.shape[0], 2))
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-(beta @ design.T)))
+        gradient = (weights * (y - p)) @ design - 1e-6 * beta
+        curvature = np.einsum("ri,ij,ik->rjk", weights * p * (1 - p), design, design)
+        beta += np.linalg.solve(curvature + 1e-6 * np.eye(2), gradient[..., None])[..., 0]
+    return beta[:, 0]
+
+
+def length_controlled(
+    table: VerdictTable, model: str, bootstrap: ClusterBootstrap, minimum: Minimum
+) -> Estimate:
+    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(RESPONSE)
+    counts, slot_of, conversation = vote_counts(table, mask)
+    voted = counts.sum(axis=1) > 0
+    if not voted.any():
+        return Estimate(value=None, reason="no usable verdict")
+    rows = np.flatnonzero(mask)
+    lengths = np.zeros((len(counts), 2))
+    lengths[slot_of] = table.lengths[rows]
+    picks = majority(counts)
+    y = np.where(picks == SPLIT, 0.5, win_for(picks, FIRST))[voted]
+    total = lengths[voted].sum(axis=1)
+    x = np.where(total > 0, (lengths[voted, 0] - lengths[voted, 1]) / np.maximum(total, 1), 0.0)
+    where = conversation[voted]
+    point = 1.0 / (1.0 + np.exp(-logistic_intercepts(x, y, np.ones((1, len(x))))[0]))
+    too_few = minimum.of(where, " with these verdicts")
+    if too_few is not None:
+        return Estimate(value=float(point), reason=too_few)
+    weights = bootstrap.counts[:, bootstrap.cluster_of[where]]
+    drawn = 1.0 / (1.0 + np.exp(-logistic_intercepts(x, y, weights)))
+    low, high = bootstrap.interval(drawn[:, None])
+    return Estimate(value=float(point), ci_low=float(low[0]), ci_high=float(high[0]))
+
+
+def response_corrected(
+    frame: Frame, table: VerdictTable, bootstrap: ClusterBootstrap, minimum: Minimum
+) -> dict[str, CorrectedScore]:
+    if RESPONSE not in frame.tasks:
+        return {}
+    variant = headline_variant(frame.task_variants(RESPONSE))
+    cell = frame.cell(RESPONSE, variant) & frame.scored
+    out = {}
+    for m in np.unique(frame.model[cell]):
+        model = frame.models[int(m)]
+        mine = cell & (frame.model == m)
+        scores, where = frame.score[mine], frame.conversation[mine]
+        judged, people, audit_where = audited(table, model)
+        bias = mean(bootstrap, minimum, judged - people, audit_where, "no audited pairs")
+        out[model] = CorrectedScore(
+            judge=mean(bootstrap, minimum, scores, where, "no judged items"),
+            corrected=corrected_estimate(
+                bootstrap, minimum, scores, where, judged - people, audit_where
+            ),
+            participants=mean(bootstrap, minimum, people, audit_where, "no audited pairs"),
+            length_controlled=length_controlled(table, model, bootstrap, minimum),
+            bias=bias,
+            stands_in=stands_in(bias),
+            n_judged=int(mine.sum()),
+            n_audited=len(judged),
+        )
+    return out

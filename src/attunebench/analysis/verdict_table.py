@@ -1,0 +1,128 @@
+"""Every pairwise verdict of a run's judges as one table, in content terms.
+
+A comparison is two replies, `first` and `second`, asked in two orders (`order` 0 shows the
+first reply as A). In the response task the first is the evaluated model's reply and the
+second the participant's chosen or rejected reply; in the judge audit they are the pair's
+two replies in the data's order, and the participant's own pick (`truth`) is known. A verdict
+names the first, the second or a tie; one the judge made unusable is `NONE` (missing, not a
+loss: these tables measure how judges judge, and a missing verdict says nothing of that).
+
+Failed records hold no verdict and are left out. Every statistic of `analysis.panel` and
+`analysis.corrected` reads this table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.records import ItemRecord
+
+FIRST, SECOND, TIE, NONE = 0, 1, 2, -1
+RESPONSE, AUDIT = "response", "judge_audit"
+MODEL_FIRST = "model-first"
+AUDIT_ORDERS = ("ab", "ba")
+
+
+@dataclass(frozen=True)
+class VerdictTable:
+    """One row per verdict; `unit` codes a comparison (both orders, every judge)."""
+
+    judges: tuple[str, ...]
+    judge: IntArray
+    task: tuple[str, ...]  # per row: RESPONSE or AUDIT
+    variant: tuple[str, ...]
+    unit: IntArray
+    order: IntArray
+    pick: IntArray
+    truth: IntArray  # the participant's pick; NONE in the response task
+    conversation: IntArray  # the frame's conversation codes
+    lengths: FloatArray  # (rows, 2): characters of the first and second reply
+    authors: tuple[tuple[str | None, str | None], ...]
+    subject: tuple[str | None, ...]  # the evaluated model (response task)
+
+    def is_task(self, task: str) -> np.ndarray[Any, Any]:
+        return np.array([t == task for t in self.task], dtype=bool)
+
+
+def _response_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
+    reply = str((record.prediction or {}).get("reply", ""))
+    gold = record.gold or {}
+    rows = []
+    for verdict in record.verdicts:
+        if verdict.mode != "pairwise" or verdict.order is None:
+            continue
+        comparison, _, order_name = verdict.order.partition("/")
+        order = 0 if order_name == MODEL_FIRST else 1
+        winner = (verdict.parsed or {}).get("winner") if verdict.status == "ok" else None
+        if winner == "tie":
+            pick = TIE
+        elif winner in ("A", "B"):
+            pick = FIRST if (winner == "A") == (order == 0) else SECOND
+        else:
+            pick = NONE
+        other = gold.get("chosen_text" if comparison == "vs_chosen" else "rejected_text", "")
+        unit = (RESPONSE, record.model, *record.key[2:], comparison)
+        lengths = (len(reply), len(str(other)))
+        authors = (record.model, None)
+        rows.append(
+            (verdict.judge, RESPONSE, record.variant, unit, order, pick, NONE, lengths, authors)
+        )
+    return rows
+
+
+def _side(key: str | None, gold: dict[str, Any]) -> int:
+    if key is None:
+        return NONE
+    return TIE if key == "tie" else FIRST if key == gold["first"] else SECOND
+
+
+def _audit_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
+    gold = record.gold or {}
+    prediction = record.prediction or {}
+    truth = TIE if gold.get("tie") or gold.get("chosen") is None else _side(gold["chosen"], gold)
+    unit = (AUDIT, *record.key[2:])
+    lengths = (gold.get("len_first", 0), gold.get("len_second", 0))
+    authors = (gold.get("first_model"), gold.get("second_model"))
+    picks = [_side(prediction.get(name), gold) for name in AUDIT_ORDERS]
+    return [
+        (record.model, AUDIT, record.variant, unit, order, pick, truth, lengths, authors)
+        for order, pick in enumerate(picks)
+    ]
+
+
+def verdict_table(frame: Frame) -> VerdictTable:
+    rows: list[tuple[Any, ...]] = []
+    conversations: list[int] = []
+    for record, conversation in zip(frame.records, frame.conversation, strict=True):
+        if record.status == "failed" or record.task not in (RESPONSE, AUDIT):
+            continue
+        found = _response_rows(record) if record.task == RESPONSE else _audit_rows(record)
+        rows += found
+        conversations += [int(conversation)] * len(found)
+    return table_of(rows, conversations)
+
+
+def table_of(rows: Sequence[tuple[Any, ...]], conversations: Sequence[int]) -> VerdictTable:
+    """The table from rows of (judge, task, variant, unit key, order, pick, truth, lengths,
+    authors); in the response task the first author is the evaluated model."""
+    judges = tuple(sorted({row[0] for row in rows}))
+    units: dict[Any, int] = {}
+    return VerdictTable(
+        judges=judges,
+        judge=np.array([judges.index(row[0]) for row in rows], dtype=np.int64),
+        task=tuple(row[1] for row in rows),
+        variant=tuple(row[2] for row in rows),
+        unit=np.array([units.setdefault(row[3], len(units)) for row in rows], dtype=np.int64),
+        order=np.array([row[4] for row in rows], dtype=np.int64),
+        pick=np.array([row[5] for row in rows], dtype=np.int64),
+        truth=np.array([row[6] for row in rows], dtype=np.int64),
+        conversation=np.array(conversations, dtype=np.int64),
+        lengths=np.array([row[7] for row in rows], dtype=np.float64).reshape(len(rows), 2),
+        authors=tuple(row[8] for row in rows),
+        subject=tuple(row[8][0] if row[1] == RESPONSE else None for row in rows),
+    )
