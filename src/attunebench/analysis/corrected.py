@@ -36,27 +36,22 @@ from attunebench.analysis.judge_bias import win_for
 from attunebench.analysis.panel import SPLIT, majority, vote_counts
 from attunebench.analysis.schema import CorrectedScore, Estimate
 from attunebench.analysis.sums import estimate, mean
-from attunebench.analysis.verdict_table import AUDIT, FIRST, NONE, RESPONSE, SECOND, VerdictTable
+from attunebench.analysis.verdict_table import FIRST, NONE, RESPONSE, SECOND, VerdictTable
 
 STAND_IN_MARGIN = 0.05
-AUDIT_VARIANT = "informed"  # the response task's judges see what the participant told us
 NEWTON_STEPS = 30
 
 
 def audited(table: VerdictTable, model: str) -> tuple[FloatArray, FloatArray, IntArray]:
     """Per audit pair with exactly one reply by `model`: the panel's win for it (its
     majority in each order, a split 0.5, averaged), the participant's, and the conversation."""
-    variants = {v for v, t in zip(table.variant, table.task, strict=True) if t == AUDIT}
-    variant = AUDIT_VARIANT if AUDIT_VARIANT in variants else None
     side = np.array(
         [
             FIRST if a == model and b != model else SECOND if b == model and a != model else NONE
             for a, b in table.authors
         ]
     )
-    mask = (table.truth != NONE) & (side != NONE)
-    if variant is not None:
-        mask &= np.array([v == variant for v in table.variant], dtype=bool)
+    mask = table.audit_like_response() & (side != NONE)
     counts, slot_of, conversation = vote_counts(table, mask)
     rows = np.flatnonzero(mask)
     slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))

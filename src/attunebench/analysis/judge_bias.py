@@ -10,7 +10,8 @@
 - `self_preference`: on audit pairs where exactly one reply was written by the judge's own
   model (`self`) or by a model of its family (`family`, declared in the models file), the
   judge's win rate for that reply minus the participants' own win rate for it, per pair
-  (the mean over the orders the judge answered). Intervals resample conversations.
+  (the mean over the orders the judge answered), on the audit verdicts made as in the
+  response task (`informed`). Intervals resample conversations.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def self_preference(
     bootstrap: ClusterBootstrap,
     minimum: Minimum,
 ) -> list[SelfPreference]:
-    mine = (table.judge == j) & (table.truth != NONE)
+    mine = (table.judge == j) & table.audit_like_response()
     authors = {a for row in np.flatnonzero(mine) for a in table.authors[row] if a is not None}
     out = []
     for author in sorted(authors):

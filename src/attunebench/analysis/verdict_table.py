@@ -25,6 +25,7 @@ from attunebench.records import ItemRecord
 FIRST, SECOND, TIE, NONE = 0, 1, 2, -1
 RESPONSE, AUDIT = "response", "judge_audit"
 MODEL_FIRST = "model-first"
+AUDIT_VARIANT = "informed"  # the response task's judges see what the participant told us
 AUDIT_ORDERS = ("ab", "ba")
 
 
@@ -47,6 +48,14 @@ class VerdictTable:
 
     def is_task(self, task: str) -> np.ndarray[Any, Any]:
         return np.array([t == task for t in self.task], dtype=bool)
+
+    def audit_like_response(self) -> np.ndarray[Any, Any]:
+        """The audit verdicts made as the response task's are: the `informed` variant where
+        the audit has it (the judges of a response see what the participant told us), else
+        every audit verdict."""
+        audit: np.ndarray[Any, Any] = self.truth != NONE
+        informed = audit & np.array([v == AUDIT_VARIANT for v in self.variant], dtype=bool)
+        return informed if bool(informed.any()) else audit
 
 
 def _response_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
