@@ -48,7 +48,18 @@ def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     report = root / "report"
     invoke("report", str(root / "run"), "--out", str(report), "--include-simulated")
     found: dict[str, Any] = json.loads((report / "summary.json").read_text())
+    found["ledger"] = json.loads((root / "run" / "ledger.json").read_text())
+    found["records"] = [json.loads(line) for line in (root / "run" / "records.jsonl").open()]
     return found
+
+
+@pytest.mark.slow
+def test_every_verdict_is_kept_and_each_judge_is_costed(summary: dict[str, Any]) -> None:
+    response = [r for r in summary["records"] if r["task"] == "response"]
+    # Per judge: four pairwise verdicts (two comparisons, two orders) and the rubric.
+    assert {len(r["verdicts"]) for r in response} == {5 * len(JUDGES)}
+    costed = {(e["model"], e["task"]) for e in summary["ledger"]["entries"] if e["role"] == "judge"}
+    assert costed == {(j, t) for j in JUDGES for t in ("response", "judge_audit")}
 
 
 @pytest.mark.slow
