@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
-from attunebench.analysis.corrected import corrected_estimate, length_controlled
+from attunebench.analysis.corrected import corrected_estimate
 from attunebench.analysis.judge_bias import judge_bias
+from attunebench.analysis.length_control import length_controlled, logistic_fit
 from attunebench.analysis.panel import coincidences, judge_panel, nominal_alpha, vote_counts
 from attunebench.analysis.sums import mean
 from attunebench.analysis.verdict_table import AUDIT, NONE, RESPONSE, VerdictTable, table_of
@@ -133,3 +134,23 @@ def test_corrected_interval_covers_the_truth_at_its_nominal_rate() -> None:
     alone = np.mean([a for _, a in draws])
     assert 0.89 <= corrected <= 0.99, corrected  # nominal 0.95
     assert alone < 0.05, alone  # the judges' own interval is centred on the wrong value
+
+
+def test_the_one_step_interval_matches_refitting_every_resample() -> None:
+    rng = np.random.default_rng(4)
+    n = 800
+    x = rng.uniform(-0.5, 1.5, n)
+    d = (2.0**x - 1) / (2.0**x + 1)
+    wins = rng.random(n) < 1 / (1 + np.exp(-(0.3 + 2.0 * d)))
+    conversations = np.arange(n) // 8
+    bootstrap, minimum = tools(100, resamples=400)
+    found = length_controlled(response_table(x, wins, conversations), "m", bootstrap, minimum)
+    refitted = []
+    for counts in bootstrap.counts:
+        weights = counts[conversations]
+        keep = np.repeat(np.arange(n), weights.astype(int))
+        beta = logistic_fit(d[keep], wins[keep].astype(float))
+        refitted.append(1 / (1 + np.exp(-beta[0])))
+    low, high = np.percentile(refitted, [2.5, 97.5])
+    assert found.ci_low == pytest.approx(low, abs=0.01)
+    assert found.ci_high == pytest.approx(high, abs=0.01)

@@ -21,9 +21,7 @@ margin): `yes` when the interval of the bias lies within +-`STAND_IN_MARGIN`, `n
 excludes zero, `cannot tell` otherwise. With one person per item there is no second annotator
 to compare with, so the margin is stated instead.
 
-`length_controlled` is the judges' win rate at equal length: a logistic regression of the
-panel's win on the normalised length difference (a - b) / (a + b) of the model's reply and the
-reference (as Chatbot Arena controls for style), read at a difference of 0.
+`length_controlled` (`analysis.length_control`) is the judges' win rate at equal length.
 """
 
 from __future__ import annotations
@@ -33,13 +31,13 @@ import numpy as np
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
 from attunebench.analysis.judge_bias import win_for
+from attunebench.analysis.length_control import length_controlled
 from attunebench.analysis.panel import SPLIT, majority, vote_counts
 from attunebench.analysis.schema import CorrectedScore, Estimate
 from attunebench.analysis.sums import estimate, mean
 from attunebench.analysis.verdict_table import FIRST, NONE, RESPONSE, SECOND, VerdictTable
 
 STAND_IN_MARGIN = 0.05
-NEWTON_STEPS = 30
 
 
 def audited(table: VerdictTable, model: str) -> tuple[FloatArray, FloatArray, IntArray]:
@@ -100,45 +98,6 @@ def stands_in(bias: Estimate) -> str:
     if bias.ci_low >= -STAND_IN_MARGIN and bias.ci_high <= STAND_IN_MARGIN:
         return "yes"
     return "no" if bias.ci_low > 0.0 or bias.ci_high < 0.0 else "cannot tell"
-
-
-def logistic_intercepts(x: FloatArray, y: FloatArray, weights: FloatArray) -> FloatArray:
-    """The intercept of a logistic regression of y (in [0, 1]) on x, for each row of
-    `weights` (resamples x items), by Newton's method with a faint ridge."""
-    design = np.stack([np.ones_like(x), x], axis=1)
-    beta = np.zeros((weights.shape[0], 2))
-    for _ in range(NEWTON_STEPS):
-        p = 1.0 / (1.0 + np.exp(-(beta @ design.T)))
-        gradient = (weights * (y - p)) @ design - 1e-6 * beta
-        curvature = np.einsum("ri,ij,ik->rjk", weights * p * (1 - p), design, design)
-        beta += np.linalg.solve(curvature + 1e-6 * np.eye(2), gradient[..., None])[..., 0]
-    return beta[:, 0]
-
-
-def length_controlled(
-    table: VerdictTable, model: str, bootstrap: ClusterBootstrap, minimum: Minimum
-) -> Estimate:
-    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(RESPONSE)
-    counts, slot_of, conversation = vote_counts(table, mask)
-    voted = counts.sum(axis=1) > 0
-    if not voted.any():
-        return Estimate(value=None, reason="no usable verdict")
-    rows = np.flatnonzero(mask)
-    lengths = np.zeros((len(counts), 2))
-    lengths[slot_of] = table.lengths[rows]
-    picks = majority(counts)
-    y = np.where(picks == SPLIT, 0.5, win_for(picks, FIRST))[voted]
-    total = lengths[voted].sum(axis=1)
-    x = np.where(total > 0, (lengths[voted, 0] - lengths[voted, 1]) / np.maximum(total, 1), 0.0)
-    where = conversation[voted]
-    point = 1.0 / (1.0 + np.exp(-logistic_intercepts(x, y, np.ones((1, len(x))))[0]))
-    too_few = minimum.of(where, " with these verdicts")
-    if too_few is not None:
-        return Estimate(value=float(point), reason=too_few)
-    weights = bootstrap.counts[:, bootstrap.cluster_of[where]]
-    drawn = 1.0 / (1.0 + np.exp(-logistic_intercepts(x, y, weights)))
-    low, high = bootstrap.interval(drawn[:, None])
-    return Estimate(value=float(point), ci_low=float(low[0]), ci_high=float(high[0]))
 
 
 def response_corrected(
