@@ -106,3 +106,5 @@ def test_corrected_win_rates_cover_the_truth(summary: dict[str, Any]) -> None:
     favoured = corrected["acme-1"]
     assert not covers(favoured["judge"], true_win_rate("acme-1"))  # the panel alone is fooled
     assert favoured["stands_in"] == "no"
+    warned = {(w["kind"], w["model"]) for w in summary["warnings"]}
+    assert {("judge_self_preference", "acme-1"), ("judges_off_participants", "acme-1")} <= warned

@@ -26,6 +26,8 @@ to compare with, so the margin is stated instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
@@ -33,7 +35,7 @@ from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_var
 from attunebench.analysis.judge_bias import win_for
 from attunebench.analysis.length_control import length_controlled
 from attunebench.analysis.panel import SPLIT, majority, vote_counts
-from attunebench.analysis.schema import CorrectedScore, Estimate
+from attunebench.analysis.schema import CorrectedScore, Estimate, JudgeBias, Notice
 from attunebench.analysis.sums import estimate, mean
 from attunebench.analysis.verdict_table import FIRST, NONE, RESPONSE, SECOND, VerdictTable
 
@@ -126,4 +128,33 @@ def response_corrected(
             n_judged=int(mine.sum()),
             n_audited=len(judged),
         )
+    return out
+
+
+def judge_notices(
+    biases: Mapping[str, JudgeBias], corrected: Mapping[str, CorrectedScore]
+) -> list[Notice]:
+    """A warning for each judge found favouring its own model or family, and for each model
+    whose judges' win rate is clearly off the participants' own."""
+    out = [
+        Notice(kind="judge_self_preference", model=found.model, message=found.statement)
+        for bias in biases.values()
+        for found in bias.self_preference
+        if found.statement is not None
+    ]
+    for model, row in corrected.items():
+        if row.stands_in == "no" and row.corrected.value is not None:
+            out.append(
+                Notice(
+                    kind="judges_off_participants",
+                    task=RESPONSE,
+                    model=model,
+                    message=(
+                        f"response: the judges' win rate for {model} is off the participants' "
+                        f"own on its audited pairs (by {row.bias.value:+.2f}); read its "
+                        f"corrected score ({row.corrected.value:.2f}), not the judges' "
+                        f"({row.judge.value:.2f})"
+                    ),
+                )
+            )
     return out

@@ -30,7 +30,7 @@ from attunebench.analysis.bootstrap import (
 )
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.contexts import context_differences
-from attunebench.analysis.corrected import response_corrected
+from attunebench.analysis.corrected import judge_notices, response_corrected
 from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
 from attunebench.analysis.judge_bias import judge_bias
@@ -296,11 +296,14 @@ def _build(runs: Runs, options: Options) -> Summary:
     )
     agreement = judge_agreement(frame, bootstrap, roster, cells, minimum)
     verdicts = verdict_table(frame)
+    biases = judge_bias(verdicts, roster.entries, bootstrap, minimum)
+    corrected = response_corrected(frame, verdicts, bootstrap, minimum)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
     named = sorted({r.model for r in rows if r.model_kind != "reference"})
     recorded = {str(run.path): run.recorded for run in runs.runs}
     made = provenance(runs, roster, named, judges, recorded)
     notices = [*runs.notices, *record_notices(rows), *left_out_notices(cells), *detail_notices]
+    notices += judge_notices(biases, corrected)
     if too_few is not None:
         notices.insert(0, Notice(kind="too_few_conversations", message=too_few))
     else:
@@ -333,8 +336,8 @@ def _build(runs: Runs, options: Options) -> Summary:
         ),
         judge_agreement=agreement,
         judge_panel=judge_panel(verdicts, bootstrap, minimum),
-        judge_bias=judge_bias(verdicts, roster.entries, bootstrap, minimum),
-        response_corrected=response_corrected(frame, verdicts, bootstrap, minimum),
+        judge_bias=biases,
+        response_corrected=corrected,
         diagnostics=details,
         left_out_items=[item for cell in cells.values() for item in cell.left_out],
         warnings=notices,
