@@ -82,6 +82,7 @@ def corrected_estimate(
     score_conversations: IntArray,
     rectifier: FloatArray,
     rectifier_conversations: IntArray,
+    unaudited: str = "no audited pairs",
 ) -> Estimate:
     """mean(scores) - mean(rectifier), both resampled by conversation together."""
     n, m = len(scores), len(rectifier)
@@ -90,7 +91,7 @@ def corrected_estimate(
     values[n:, 2], values[n:, 3] = rectifier, 1.0
     where = np.concatenate([score_conversations, rectifier_conversations])
     if n == 0 or m == 0:
-        return Estimate(value=None, reason="no judged items" if n == 0 else "no audited pairs")
+        return Estimate(value=None, reason="no judged items" if n == 0 else unaudited)
     return estimate(bootstrap, minimum, values, where, _combined, "undefined")
 
 
@@ -115,13 +116,14 @@ def response_corrected(
         mine = cell & (frame.model == m)
         scores, where = frame.score[mine], frame.conversation[mine]
         judged, people, audit_where = audited(table, model)
-        bias = mean(bootstrap, minimum, judged - people, audit_where, "no audited pairs")
+        none = f"no audit pair has a reply by {model} (the data's Response.model names none)"
+        bias = mean(bootstrap, minimum, judged - people, audit_where, none)
         out[model] = CorrectedScore(
             judge=mean(bootstrap, minimum, scores, where, "no judged items"),
             corrected=corrected_estimate(
-                bootstrap, minimum, scores, where, judged - people, audit_where
+                bootstrap, minimum, scores, where, judged - people, audit_where, none
             ),
-            participants=mean(bootstrap, minimum, people, audit_where, "no audited pairs"),
+            participants=mean(bootstrap, minimum, people, audit_where, none),
             length_controlled=length_controlled(table, model, bootstrap, minimum),
             bias=bias,
             stands_in=stands_in(bias),

@@ -108,7 +108,9 @@ def judge_panel(
         values,
         conversation[pairable],
         nominal_alpha,
-        "fewer than two judges gave usable verdicts on a comparison, or all said the same",
+        "one judge: no agreement between judges to measure"
+        if len(table.judges) == 1
+        else "no comparison got two usable verdicts, or every verdict was the same",
     )
     audit = table.truth != NONE
     audit_counts, slot_of, audit_conversation = vote_counts(table, audit)
