@@ -17,6 +17,7 @@ from attunebench.analysis.length_control import length_controlled, logistic_fit
 from attunebench.analysis.panel import coincidences, judge_panel, nominal_alpha, vote_counts
 from attunebench.analysis.sums import mean
 from attunebench.analysis.verdict_table import AUDIT, NONE, RESPONSE, VerdictTable, table_of
+from attunebench.records import ModelInfo
 
 
 def tools(conversations: int, seed: int = 0, resamples: int = 1000) -> tuple[Any, Minimum]:
@@ -154,3 +155,24 @@ def test_the_one_step_interval_matches_refitting_every_resample() -> None:
     low, high = np.percentile(refitted, [2.5, 97.5])
     assert found.ci_low == pytest.approx(low, abs=0.01)
     assert found.ci_high == pytest.approx(high, abs=0.01)
+
+
+def test_a_judge_that_sides_with_the_people_shows_no_self_preference() -> None:
+    """The trap: its family's model is simply good (participants pick it 80% of the time), and
+    a judge naming the participants' pick must not be called biased for agreeing."""
+    rng = np.random.default_rng(5)
+    rows, conversations = [], []
+    for u in range(400):
+        truth = 0 if rng.random() < 0.8 else 1  # the first reply, by "fam-1", mostly wins
+        for order in (0, 1):
+            authors = ("fam-1", "other")
+            rows.append(("j", AUDIT, "informed", u, order, truth, truth, (50, 60), authors))
+            conversations.append(u // 4)
+    info = {"j": ModelInfo(spec="sim/judge", name="j", role="judge", family="fam")}
+    info["fam-1"] = ModelInfo(spec="sim/oracle", name="fam-1", family="fam")
+    bootstrap, minimum = tools(100)
+    found = judge_bias(table_of(rows, conversations), info, bootstrap, minimum)
+    (preference,) = found["j"].self_preference
+    assert preference.relation == "family" and preference.bias.value == 0.0
+    assert preference.participant_win_rate == pytest.approx(0.8, abs=0.05)
+    assert preference.statement is None
