@@ -16,7 +16,7 @@ from attunebench.analysis.judge_bias import judge_bias
 from attunebench.analysis.length_control import length_controlled, logistic_fit
 from attunebench.analysis.panel import coincidences, judge_panel, nominal_alpha, vote_counts
 from attunebench.analysis.sums import mean
-from attunebench.analysis.verdict_table import AUDIT, NONE, RESPONSE, VerdictTable, table_of
+from attunebench.analysis.verdict_table import AUDIT, JUDGED, NONE, VerdictTable, table_of
 from attunebench.records import ModelInfo
 
 
@@ -74,7 +74,7 @@ def response_table(
     for i, (ratio, won) in enumerate(zip(x, wins, strict=True)):
         lengths = (100 * 2.0**ratio, 100.0)
         pick = 0 if won else 1
-        rows.append(("j", RESPONSE, "", i, 0, pick, NONE, lengths, ("m", None)))
+        rows.append(("j", JUDGED, "", i, 0, pick, NONE, lengths, ("m", None)))
     return table_of(rows, list(conversations))
 
 

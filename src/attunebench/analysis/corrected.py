@@ -37,7 +37,7 @@ from attunebench.analysis.length_control import length_controlled
 from attunebench.analysis.panel import SPLIT, majority, vote_counts
 from attunebench.analysis.schema import CorrectedScore, Estimate, JudgeBias, Notice
 from attunebench.analysis.sums import estimate, mean
-from attunebench.analysis.verdict_table import FIRST, NONE, RESPONSE, SECOND, VerdictTable
+from attunebench.analysis.verdict_table import FIRST, NONE, SECOND, VerdictTable
 
 STAND_IN_MARGIN = 0.05
 
@@ -106,10 +106,11 @@ def stands_in(bias: Estimate) -> str:
 def response_corrected(
     frame: Frame, table: VerdictTable, bootstrap: ClusterBootstrap, minimum: Minimum
 ) -> dict[str, CorrectedScore]:
-    if RESPONSE not in frame.tasks:
+    if not table.judged_tasks:
         return {}
-    variant = headline_variant(frame.task_variants(RESPONSE))
-    cell = frame.cell(RESPONSE, variant) & frame.scored
+    task = table.judged_tasks[0]  # the task whose answers the judges score (response)
+    variant = headline_variant(frame.task_variants(task))
+    cell = frame.cell(task, variant) & frame.scored
     out = {}
     for m in np.unique(frame.model[cell]):
         model = frame.models[int(m)]
@@ -134,7 +135,7 @@ def response_corrected(
 
 
 def judge_notices(
-    biases: Mapping[str, JudgeBias], corrected: Mapping[str, CorrectedScore]
+    biases: Mapping[str, JudgeBias], corrected: Mapping[str, CorrectedScore], task: str
 ) -> list[Notice]:
     """A warning for each judge found favouring its own model or family, and for each model
     whose judges' win rate is clearly off the participants' own."""
@@ -149,10 +150,10 @@ def judge_notices(
             out.append(
                 Notice(
                     kind="judges_off_participants",
-                    task=RESPONSE,
+                    task=task,
                     model=model,
                     message=(
-                        f"response: the judges' win rate for {model} is off the participants' "
+                        f"{task}: the judges' win rate for {model} is off the participants' "
                         f"own on its audited pairs (by {row.bias.value:+.2f}); read its "
                         f"corrected score ({row.corrected.value:.2f}), not the judges' "
                         f"({row.judge.value:.2f})"

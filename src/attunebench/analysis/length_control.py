@@ -24,7 +24,7 @@ from attunebench.analysis.judge_bias import win_for
 from attunebench.analysis.panel import SPLIT, majority, vote_counts
 from attunebench.analysis.schema import Estimate
 from attunebench.analysis.sums import Finish, estimate
-from attunebench.analysis.verdict_table import FIRST, RESPONSE, VerdictTable
+from attunebench.analysis.verdict_table import FIRST, JUDGED, VerdictTable
 
 NEWTON_STEPS = 50
 RIDGE = 1e-6  # keeps the fit finite when every verdict went one way
@@ -62,7 +62,7 @@ def _one_step(beta: FloatArray) -> Finish:
 def length_controlled(
     table: VerdictTable, model: str, bootstrap: ClusterBootstrap, minimum: Minimum
 ) -> Estimate:
-    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(RESPONSE)
+    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
     counts, slot_of, conversation = vote_counts(table, mask)
     voted = counts.sum(axis=1) > 0
     if not voted.any():

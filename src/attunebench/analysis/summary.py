@@ -295,7 +295,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], minimum
     )
     agreement = judge_agreement(frame, bootstrap, roster, cells, minimum)
-    verdicts = verdict_table(frame)
+    verdicts = verdict_table(frame, lambda task: task == AUDIT_TASK)
     biases = judge_bias(verdicts, roster.entries, bootstrap, minimum)
     corrected = response_corrected(frame, verdicts, bootstrap, minimum)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
@@ -303,7 +303,7 @@ def _build(runs: Runs, options: Options) -> Summary:
     recorded = {str(run.path): run.recorded for run in runs.runs}
     made = provenance(runs, roster, named, judges, recorded)
     notices = [*runs.notices, *record_notices(rows), *left_out_notices(cells), *detail_notices]
-    notices += judge_notices(biases, corrected)
+    notices += judge_notices(biases, corrected, next(iter(verdicts.judged_tasks), ""))
     if too_few is not None:
         notices.insert(0, Notice(kind="too_few_conversations", message=too_few))
     else:

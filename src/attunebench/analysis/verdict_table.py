@@ -13,7 +13,7 @@ Failed records hold no verdict and are left out. Every statistic of `analysis.pa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,10 @@ from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.records import ItemRecord
 
 FIRST, SECOND, TIE, NONE = 0, 1, 2, -1
-RESPONSE, AUDIT = "response", "judge_audit"
+# What a row comes from: a judged answer (the judges on a model's reply) or the judge audit
+# (a judge on the participants' own pair). Kinds of rows, not task names: which task is which
+# is asked of the records (judged answers carry pairwise verdicts) and of the caller (`audits`).
+JUDGED, AUDIT = "judged", "audit"
 MODEL_FIRST = "model-first"
 AUDIT_VARIANT = "informed"  # the response task's judges see what the participant told us
 AUDIT_ORDERS = ("ab", "ba")
@@ -35,7 +38,8 @@ class VerdictTable:
 
     judges: tuple[str, ...]
     judge: IntArray
-    task: tuple[str, ...]  # per row: RESPONSE or AUDIT
+    task: tuple[str, ...]  # per row: JUDGED or AUDIT
+    judged_tasks: tuple[str, ...]  # the tasks whose records carried pairwise verdicts
     variant: tuple[str, ...]
     unit: IntArray
     order: IntArray
@@ -58,7 +62,7 @@ class VerdictTable:
         return informed if bool(informed.any()) else audit
 
 
-def _response_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
+def _judged_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     reply = str((record.prediction or {}).get("reply", ""))
     gold = record.gold or {}
     rows = []
@@ -75,11 +79,11 @@ def _response_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
         else:
             pick = NONE
         other = gold.get("chosen_text" if comparison == "vs_chosen" else "rejected_text", "")
-        unit = (RESPONSE, record.model, *record.key[2:], comparison)
+        unit = (JUDGED, *record.key, comparison)
         lengths = (len(reply), len(str(other)))
         authors = (record.model, None)
         rows.append(
-            (verdict.judge, RESPONSE, record.variant, unit, order, pick, NONE, lengths, authors)
+            (verdict.judge, JUDGED, record.variant, unit, order, pick, NONE, lengths, authors)
         )
     return rows
 
@@ -104,27 +108,44 @@ def _audit_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-def verdict_table(frame: Frame) -> VerdictTable:
+def _pairwise(record: ItemRecord) -> bool:
+    return any(v.mode == "pairwise" and v.order is not None for v in record.verdicts)
+
+
+def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
+    """The verdicts of every judged answer (records with pairwise verdicts) and of every task
+    that `audits` the judges."""
     rows: list[tuple[Any, ...]] = []
     conversations: list[int] = []
+    judged: dict[str, None] = {}
     for record, conversation in zip(frame.records, frame.conversation, strict=True):
-        if record.status == "failed" or record.task not in (RESPONSE, AUDIT):
+        if record.status == "failed":
             continue
-        found = _response_rows(record) if record.task == RESPONSE else _audit_rows(record)
+        if audits(record.task):
+            found = _audit_rows(record)
+        elif _pairwise(record):
+            found = _judged_rows(record)
+            judged[record.task] = None
+        else:
+            continue
         rows += found
         conversations += [int(conversation)] * len(found)
-    return table_of(rows, conversations)
+    return table_of(rows, conversations, tuple(judged))
 
 
-def table_of(rows: Sequence[tuple[Any, ...]], conversations: Sequence[int]) -> VerdictTable:
+def table_of(
+    rows: Sequence[tuple[Any, ...]], conversations: Sequence[int], judged: tuple[str, ...] = ()
+) -> VerdictTable:
     """The table from rows of (judge, task, variant, unit key, order, pick, truth, lengths,
-    authors); in the response task the first author is the evaluated model."""
+    authors); in a judged answer the first author is the evaluated model. `judged` names the
+    tasks the judged answers came from."""
     judges = tuple(sorted({row[0] for row in rows}))
     units: dict[Any, int] = {}
     return VerdictTable(
         judges=judges,
         judge=np.array([judges.index(row[0]) for row in rows], dtype=np.int64),
         task=tuple(row[1] for row in rows),
+        judged_tasks=judged,
         variant=tuple(row[2] for row in rows),
         unit=np.array([units.setdefault(row[3], len(units)) for row in rows], dtype=np.int64),
         order=np.array([row[4] for row in rows], dtype=np.int64),
@@ -133,5 +154,5 @@ def table_of(rows: Sequence[tuple[Any, ...]], conversations: Sequence[int]) -> V
         conversation=np.array(conversations, dtype=np.int64),
         lengths=np.array([row[7] for row in rows], dtype=np.float64).reshape(len(rows), 2),
         authors=tuple(row[8] for row in rows),
-        subject=tuple(row[8][0] if row[1] == RESPONSE else None for row in rows),
+        subject=tuple(row[8][0] if row[1] == JUDGED else None for row in rows),
     )
