@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attunebench.models.sim import OracleOptions
+
 QUALITY = {"acme-1": 0.3, "other-1": 0.8}
 FAMILY = {"acme-1": "acme", "other-1": "other"}
 FAVOUR_BY = 0.3
@@ -79,6 +81,14 @@ def write_data(path: Path, conversations: int, seed: int = 0) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _quality(quality: float) -> str:
+    """The oracle's chance of writing the chosen reply: `response_quality` in its first form,
+    the response task's entry of `accuracy` once the tasks declare their answers."""
+    if "response_quality" in OracleOptions.model_fields:
+        return f"response_quality = {quality}"
+    return f"accuracy = {{ response = {quality} }}"
+
+
 def write_models(path: Path) -> None:
     lines = []
     for name, quality in QUALITY.items():
@@ -86,7 +96,7 @@ def write_models(path: Path) -> None:
             f"[models.{name}]",
             'spec = "sim/oracle"',
             f'family = "{FAMILY[name]}"',
-            f"options = {{ seed = {len(lines)}, response_quality = {quality} }}",
+            f"options = {{ seed = {len(lines)}, {_quality(quality)} }}",
             "",
         ]
     for name, options in JUDGES.items():
