@@ -106,5 +106,8 @@ def test_corrected_win_rates_cover_the_truth(summary: dict[str, Any]) -> None:
     favoured = corrected["acme-1"]
     assert not covers(favoured["judge"], true_win_rate("acme-1"))  # the panel alone is fooled
     assert favoured["stands_in"] == "no"
+    alone = favoured["by_judge"]["judge-self"]  # the favouring judge alone, then corrected
+    assert not covers(alone["judge"], true_win_rate("acme-1"))
+    assert covers(alone["corrected"], true_win_rate("acme-1"))
     warned = {(w["kind"], w["model"]) for w in summary["warnings"]}
     assert {("judge_self_preference", "acme-1"), ("judges_off_participants", "acme-1")} <= warned

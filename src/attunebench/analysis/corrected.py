@@ -35,16 +35,25 @@ from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_var
 from attunebench.analysis.judge_bias import win_for
 from attunebench.analysis.length_control import length_controlled
 from attunebench.analysis.panel import SPLIT, majority, vote_counts
-from attunebench.analysis.schema import CorrectedScore, Estimate, JudgeBias, Notice
+from attunebench.analysis.schema import (
+    CorrectedScore,
+    Estimate,
+    JudgeBias,
+    JudgeCorrected,
+    Notice,
+)
 from attunebench.analysis.sums import estimate, mean
 from attunebench.analysis.verdict_table import FIRST, NONE, SECOND, VerdictTable
 
 STAND_IN_MARGIN = 0.05
 
 
-def audited(table: VerdictTable, model: str) -> tuple[FloatArray, FloatArray, IntArray]:
+def audited(
+    table: VerdictTable, model: str, judge: int | None = None
+) -> tuple[FloatArray, FloatArray, IntArray]:
     """Per audit pair with exactly one reply by `model`: the panel's win for it (its
-    majority in each order, a split 0.5, averaged), the participant's, and the conversation."""
+    majority in each order, a split 0.5, averaged; with `judge`, that judge's), the
+    participant's, and the conversation."""
     side = np.array(
         [
             FIRST if a == model and b != model else SECOND if b == model and a != model else NONE
@@ -52,6 +61,8 @@ def audited(table: VerdictTable, model: str) -> tuple[FloatArray, FloatArray, In
         ]
     )
     mask = table.audit_like_response() & (side != NONE)
+    if judge is not None:
+        mask &= table.judge == judge
     counts, slot_of, conversation = vote_counts(table, mask)
     rows = np.flatnonzero(mask)
     slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))
@@ -103,6 +114,28 @@ def stands_in(bias: Estimate) -> str:
     return "no" if bias.ci_low > 0.0 or bias.ci_high < 0.0 else "cannot tell"
 
 
+def by_judge(
+    table: VerdictTable, model: str, bootstrap: ClusterBootstrap, minimum: Minimum, none: str
+) -> dict[str, JudgeCorrected]:
+    """Each judge alone: its win rate for the model's replies over its verdicts (an unusable
+    verdict a loss, as the task scores it), corrected by its own error on the audited pairs."""
+    out = {}
+    subject = np.array([s == model for s in table.subject], dtype=bool)
+    for j, name in enumerate(table.judges):
+        rows = subject & (table.judge == j)
+        wins = np.where(table.pick[rows] == NONE, 0.0, win_for(table.pick[rows], FIRST))
+        where = table.conversation[rows]
+        judged, people, audit_where = audited(table, model, j)
+        out[name] = JudgeCorrected(
+            judge=mean(bootstrap, minimum, wins, where, "no verdict on its replies"),
+            corrected=corrected_estimate(
+                bootstrap, minimum, wins, where, judged - people, audit_where, none
+            ),
+            bias=mean(bootstrap, minimum, judged - people, audit_where, none),
+        )
+    return out
+
+
 def response_corrected(
     frame: Frame, table: VerdictTable, bootstrap: ClusterBootstrap, minimum: Minimum
 ) -> dict[str, CorrectedScore]:
@@ -130,6 +163,7 @@ def response_corrected(
             stands_in=stands_in(bias),
             n_judged=int(mine.sum()),
             n_audited=len(judged),
+            by_judge=by_judge(table, model, bootstrap, minimum, none),
         )
     return out
 

@@ -256,6 +256,15 @@ class JudgeBias(Frozen):
     self_preference: list[SelfPreference]
 
 
+class JudgeCorrected(Frozen):
+    """One judge alone on a model's replies: its win rate, corrected by its own error on the
+    audited pairs, and that error (the judge minus the participants)."""
+
+    judge: Estimate
+    corrected: Estimate
+    bias: Estimate
+
+
 class CorrectedScore(Frozen):
     """A model's response win rate: by the judges alone, corrected by the participants' own
     picks on the audit pairs its replies were in (prediction-powered inference), and by the
@@ -271,6 +280,7 @@ class CorrectedScore(Frozen):
     stands_in: Literal["yes", "no", "cannot tell"]
     n_judged: int
     n_audited: int
+    by_judge: dict[str, JudgeCorrected] = Field(default_factory=dict)
 
 
 class GroupScore(Frozen):
