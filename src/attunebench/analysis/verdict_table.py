@@ -118,12 +118,13 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     rows: list[tuple[Any, ...]] = []
     conversations: list[int] = []
     judged: dict[str, None] = {}
+    audit_tasks = {task for task in frame.tasks if audits(task)}  # asked once per task
     for record, conversation in zip(frame.records, frame.conversation, strict=True):
         if record.status == "failed":
             continue
-        if audits(record.task):
+        if record.task in audit_tasks:
             found = _audit_rows(record)
-        elif _pairwise(record):
+        elif record.verdicts and _pairwise(record):
             found = _judged_rows(record)
             judged[record.task] = None
         else:
