@@ -114,6 +114,7 @@ class ModelInfo(Frozen):
     base_url: str | None = None
     kind: str = Field(default="model", description="model | baseline | mock | proxy | simulated")
     answer: AnswerMode = "generate"
+    family: str | None = Field(default=None, description="Its family, from the models file.")
 
 
 class PromptInfo(Frozen):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -12,6 +13,7 @@ from engine_harness import RunFn
 from attunebench.engine import ResponseCache, cache_key, read_ledger, read_records
 from attunebench.engine.cache import CacheWriteError
 from attunebench.models import GenerateParams, Message, MockProvider, ModelOutput, ProviderError
+from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import PromptInfo
 
@@ -47,6 +49,13 @@ def test_key_changes_with_everything_that_changes_the_output() -> None:
     served = ModelEntry(name="m", spec="openai/x", identity="q4_k_m").cache_identity()
     assert key(identity=served) != key()
     assert len(key()) == 64 and key() == key()
+
+
+def test_the_judged_model_named_in_a_hint_is_not_in_the_key() -> None:
+    # A verdict on a text does not depend on who wrote it; family or favour are not asked.
+    hint = TaskHint(kind="judge_pairwise", candidates={"A": "x", "B": "y"})
+    assert key(hint=dataclasses.replace(hint, subject="model-a")) == key(hint=hint)
+    assert key(hint=dataclasses.replace(hint, candidates={"A": "y", "B": "x"})) != key(hint=hint)
 
 
 def test_values_are_json_in_a_wal_database(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ A metric registered without a computation here fails the test: none is added unt
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -381,20 +381,31 @@ def per_judge(view: AnyView, kind: str) -> float | None:
     return mean([sum(v) / len(v) for v in by_judge.values()])
 
 
+def panel(view: AnyView, kind: str) -> float | None:
+    """The judges' majority in each order of this comparison (a split panel 0.5), averaged."""
+    by_order: dict[str, list[float]] = defaultdict(list)
+    for verdict in view.record.verdicts:
+        if (verdict.order or "").startswith(kind):
+            by_order[verdict.order or ""].append(verdict_win(verdict))
+    results = []
+    for wins in by_order.values():
+        (top, count), *rest = Counter(wins).most_common()
+        results.append(0.5 if rest and rest[0][1] == count else top)
+    return mean(results)
+
+
 @independent("response.score")
 def _(views: Sequence[AnyView]) -> float | None:
     return mean(
         [
-            ((per_judge(v, "vs_chosen") or 0) + (per_judge(v, "vs_rejected") or 0)) / 2
-            if ok(v)
-            else 0.0
+            ((panel(v, "vs_chosen") or 0) + (panel(v, "vs_rejected") or 0)) / 2 if ok(v) else 0.0
             for v in views
         ]
     )
 
 
-independent("response.win_vs_chosen")(lambda vs: mean([per_judge(v, "vs_chosen") for v in vs]))
-independent("response.win_vs_rejected")(lambda vs: mean([per_judge(v, "vs_rejected") for v in vs]))
+independent("response.win_vs_chosen")(lambda vs: mean([panel(v, "vs_chosen") for v in vs]))
+independent("response.win_vs_rejected")(lambda vs: mean([panel(v, "vs_rejected") for v in vs]))
 independent("response.rubric")(lambda vs: mean([per_judge(v, "rubric") for v in vs]))
 
 

@@ -110,6 +110,29 @@ async def test_pairwise_rubric_and_ensemble_equal_hand_computed_values() -> None
     assert all(c.role == "judge" for c in harness.calls if c.model != "s")
 
 
+def prefers_reference(messages: list[Message], hint: TaskHint | None) -> str:
+    assert hint is not None
+    if hint.kind == "judge_rubric":
+        return '{"score": 2}'
+    return json.dumps({"winner": "B" if "MODEL REPLY" in hint.candidates["A"] else "A"})
+
+
+def says_tie(messages: list[Message], hint: TaskHint | None) -> str:
+    assert hint is not None
+    return '{"score": 5}' if hint.kind == "judge_rubric" else '{"winner": "tie"}'
+
+
+async def test_the_panel_takes_the_majority_and_scores_a_split_panel_one_half() -> None:
+    item, harness = setup(j1=prefers_model, j2=prefers_model, j3=prefers_reference)
+    record = await harness.evaluate(make_task("response"), item, "s", ["j1", "j2", "j3"])
+    assert record.scores["win_vs_chosen"] == 1.0  # two of three: the mean would say 2/3
+    assert record.score == 1.0 and len(record.verdicts) == 15  # every verdict kept
+    item, harness = setup(j1=prefers_model, j2=prefers_reference, j3=says_tie)
+    record = await harness.evaluate(make_task("response"), item, "s", ["j1", "j2", "j3"])
+    assert record.scores["win_vs_rejected"] == 0.5 and record.score == 0.5
+    assert record.scores["win_vs_rejected[j2]"] == 0.0
+
+
 def by_query(**answers: str) -> object:
     def respond(messages: list[Message], hint: TaskHint | None) -> str:
         return answers[query_key(hint).replace("/", "_").replace("-", "_")]

@@ -210,6 +210,79 @@ class JudgeAgreement(Frozen):
     length_matched_agreement: Estimate
 
 
+class PanelJudge(Frozen):
+    """One judge of a panel: how often it keeps its verdict when the order is swapped, and how
+    often it names the participant's own pick on the audit items."""
+
+    judge: str
+    order_consistency: Estimate
+    agreement: Estimate
+    n_verdicts: int
+
+
+class JudgePanel(Frozen):
+    """The judges together: Krippendorff's alpha over every comparison they all could judge
+    (nominal: first, second, tie), and the panel's majority against the participants."""
+
+    judges: list[str]
+    alpha: Estimate
+    n_units: int = Field(description="Comparisons (in one order) judged by at least two judges.")
+    agreement: Estimate = Field(description="The panel majority naming the participant's pick.")
+    per_judge: list[PanelJudge]
+
+
+class SelfPreference(Frozen):
+    """A judge's win rate for replies of its own model or family, minus the participants' own
+    win rate for them, on the same audit pairs."""
+
+    model: str
+    relation: Literal["self", "family"]
+    bias: Estimate
+    judge_win_rate: float | None
+    participant_win_rate: float | None
+    n: int
+    n_conversations: int
+    statement: str | None = Field(default=None, description="Said when clear of zero.")
+
+
+class JudgeBias(Frozen):
+    position: Estimate = Field(description="Share of comparisons whose verdict flips with order.")
+    first_shown_share: Estimate = Field(description="Share of decisive picks naming reply A.")
+    length_slope: Estimate = Field(
+        description="Change in the judge's win rate for a reply per doubling of its length "
+        "against the other's (least squares)."
+    )
+    participant_length_slope: Estimate
+    self_preference: list[SelfPreference]
+
+
+class JudgeCorrected(Frozen):
+    """One judge alone on a model's replies: its win rate, corrected by its own error on the
+    audited pairs, and that error (the judge minus the participants)."""
+
+    judge: Estimate
+    corrected: Estimate
+    bias: Estimate
+
+
+class CorrectedScore(Frozen):
+    """A model's response win rate: by the judges alone, corrected by the participants' own
+    picks on the audit pairs its replies were in (prediction-powered inference), and by the
+    participants alone."""
+
+    judge: Estimate
+    corrected: Estimate
+    participants: Estimate
+    length_controlled: Estimate = Field(
+        description="The judges' win rate at equal length (logistic on the length difference)."
+    )
+    bias: Estimate = Field(description="Judges minus participants on the audit pairs.")
+    stands_in: Literal["yes", "no", "cannot tell"]
+    n_judged: int
+    n_audited: int
+    by_judge: dict[str, JudgeCorrected] = Field(default_factory=dict)
+
+
 class GroupScore(Frozen):
     model: str
     task: str
@@ -390,6 +463,9 @@ class Summary(Frozen):
     )
     context_modes: list[Difference]
     judge_agreement: list[JudgeAgreement]
+    judge_panel: JudgePanel | None = None
+    judge_bias: dict[str, JudgeBias] = Field(default_factory=dict)
+    response_corrected: dict[str, CorrectedScore] = Field(default_factory=dict)
     diagnostics: Diagnostics
     left_out_items: list[LeftOutItem] = Field(default_factory=list)
     warnings: list[Notice]

@@ -30,11 +30,14 @@ from attunebench.analysis.bootstrap import (
 )
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.contexts import context_differences
+from attunebench.analysis.corrected import judge_notices, response_corrected
 from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
+from attunebench.analysis.judge_bias import judge_bias
 from attunebench.analysis.judges import AUDIT_TASK, judge_agreement
 from attunebench.analysis.leads import leads, no_subjects
 from attunebench.analysis.loading import Runs, paused_gc
+from attunebench.analysis.panel import judge_panel
 from attunebench.analysis.provenance import Roster, provenance
 from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
 from attunebench.analysis.references import reference_rows
@@ -59,6 +62,7 @@ from attunebench.analysis.subgroups import (
     interactions,
     subgroup_scores,
 )
+from attunebench.analysis.verdict_table import verdict_table
 
 Cluster = Literal["conversation", "participant"]
 
@@ -291,11 +295,15 @@ def _build(runs: Runs, options: Options) -> Summary:
         frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], minimum
     )
     agreement = judge_agreement(frame, bootstrap, roster, cells, minimum)
+    verdicts = verdict_table(frame, lambda task: task == AUDIT_TASK)
+    biases = judge_bias(verdicts, roster.entries, bootstrap, minimum)
+    corrected = response_corrected(frame, verdicts, bootstrap, minimum)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
     named = sorted({r.model for r in rows if r.model_kind != "reference"})
     recorded = {str(run.path): run.recorded for run in runs.runs}
     made = provenance(runs, roster, named, judges, recorded)
     notices = [*runs.notices, *record_notices(rows), *left_out_notices(cells), *detail_notices]
+    notices += judge_notices(biases, corrected, next(iter(verdicts.judged_tasks), ""))
     if too_few is not None:
         notices.insert(0, Notice(kind="too_few_conversations", message=too_few))
     else:
@@ -327,6 +335,9 @@ def _build(runs: Runs, options: Options) -> Summary:
             frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), minimum
         ),
         judge_agreement=agreement,
+        judge_panel=judge_panel(verdicts, bootstrap, minimum),
+        judge_bias=biases,
+        response_corrected=corrected,
         diagnostics=details,
         left_out_items=[item for cell in cells.values() for item in cell.left_out],
         warnings=notices,

@@ -18,6 +18,7 @@ raw outputs (and in choice mode the option probabilities), the verdicts, and the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -44,11 +45,18 @@ class Asker(Protocol):
     async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output: ...
 
 
+def _about(query: Query, model: str) -> Query:
+    """A judge's query about `model`'s answer, with the hint naming that model."""
+    if query.model is None or query.hint is None:
+        return query
+    return dataclasses.replace(query, hint=dataclasses.replace(query.hint, subject=model))
+
+
 async def ask_all(
     caller: Asker, item: Item[Any], queries: Sequence[Query], model: str
 ) -> dict[str, Output]:
     answers = await asyncio.gather(
-        *(caller.ask(q.model or model, q, item, q.role) for q in queries)
+        *(caller.ask(q.model or model, _about(q, model), item, q.role) for q in queries)
     )
     return dict(zip((q.key for q in queries), answers, strict=True))
 

@@ -120,6 +120,7 @@ def _model_info(entry: ModelEntry, role: CallRole, kind: str) -> ModelInfo:
         base_url=",".join(urls) if urls else None,
         kind=kind,
         answer=entry.answer,
+        family=entry.family,
     )
 
 

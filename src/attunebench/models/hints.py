@@ -19,7 +19,9 @@ same JSON a task asks an LLM for, so the task's one strict parser reads every pr
 `history` holds the conversation before the item as (role, text) pairs, for baselines that use
 context. `reference` carries what the participant wanted (their chosen reply, free text).
 `gold` is the item's gold, given only to providers that declare `reads_gold` (the simulated
-`sim/` instruments that plant a known truth); no model or baseline ever sees it.
+`sim/` instruments that plant a known truth); no model or baseline ever sees it. `subject`
+names the model whose answer a judge is asked about; only the simulated judge reads it (to
+favour a model by a planted amount), and it never enters a cache key.
 """
 
 from __future__ import annotations
@@ -50,3 +52,4 @@ class TaskHint:
     # The item's address, so seeded baselines give the same answer to the same item.
     item_key: str = ""
     gold: dict[str, object] | None = None
+    subject: str = ""

@@ -6,6 +6,7 @@ spec = "openai/gemma-3-270m"          # provider/model
 base_urls = ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]   # replicas, round-robin
 api_key_env = "VLLM_KEY"              # the variable holding the key, never the key
 identity = "gemma-3-270m-it-q4_k_m"   # what the server runs, when the model name is arbitrary
+family = "gemma"                      # models of one maker: a judge's self-preference audit
 concurrency = 32                      # calls in flight, per base URL
 rate_limit = 10.0                     # requests per second, all replicas together
 price = { input = 0.10, output = 0.40 }   # USD per million tokens
@@ -139,6 +140,11 @@ class ModelEntry(Frozen):
     base_urls: tuple[str, ...] = ()
     api_key_env: str | None = None
     identity: str | None = None
+    family: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The model's family (its maker's line); a judge is audited for favouring it.",
+    )
     concurrency: int | None = Field(default=None, ge=1)
     rate_limit: float | None = Field(default=None, gt=0, description="requests per second")
     price: Price = Field(default_factory=Price)

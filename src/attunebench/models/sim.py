@@ -135,9 +135,13 @@ def _uniform(rng: np.random.Generator, low: float, high: float) -> float:
 
 
 @PROVIDERS.register("sim")
-def make_sim(model: str, **options: Any) -> Oracle:
+def make_sim(model: str, **options: Any) -> Provider:
+    if model.partition("?")[0] == "judge":  # a judge with planted biases, kept in its own module
+        from attunebench.models.sim_judge import make_sim_judge
+
+        return make_sim_judge(**options)
     if model.partition("?")[0] != "oracle":
-        raise SpecError(f"model spec 'sim/{model}': the simulated provider is sim/oracle")
+        raise SpecError(f"model spec 'sim/{model}': the simulated models are oracle and judge")
     try:
         parsed = OracleOptions.model_validate(options)
     except ValueError as error:

@@ -25,6 +25,8 @@ SECTIONS = (
     ("discriminability", "Discriminability"),
     ("context-modes", "Context modes"),
     ("judge-audit", "Judge audit"),
+    ("judge-panel", "Judge panel and bias"),
+    ("corrected", "Response scores corrected by people"),
     ("calibration", "Calibration"),
     ("turn-position", "Turn position"),
     ("intensity", "Emotion intensity"),

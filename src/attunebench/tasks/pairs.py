@@ -49,6 +49,10 @@ class PairGold(Gold):
     len_first: int
     len_second: int
     gap: float | None = None  # the rating difference of a derived pair
+    # The hidden ids of the models that wrote the two replies (`Response.model`), where the
+    # data has them: a judge's self-preference is audited on the pairs its own model wrote.
+    first_model: str | None = None
+    second_model: str | None = None
 
     @property
     def key(self) -> str:
@@ -124,6 +128,8 @@ class Pair:
             len_first=len(self.first.text),
             len_second=len(self.second.text),
             gap=self.gap,
+            first_model=self.first.response.model,
+            second_model=self.second.response.model,
         )
 
 

@@ -13,8 +13,10 @@ that message (the system message stays the same, so the conversation is a shared
 Judging (`judge_mode`): `pairwise` compares the reply with the chosen reply and with the
 rejected one, each in both orders (win 1, tie 0.5, loss 0, averaged over the orders);
 `rubric` asks for an absolute 1-10 score; `both` (default) does both. Per judge the values are
-`win_vs_chosen[JUDGE]`, `win_vs_rejected[JUDGE]`, `rubric[JUDGE]`; without a suffix, their
-means over judges. `score`, the headline, is the mean of win_vs_chosen and win_vs_rejected, or
+`win_vs_chosen[JUDGE]`, `win_vs_rejected[JUDGE]`, `rubric[JUDGE]`; without a suffix, the
+panel's: for a comparison, the majority of the judges' verdicts in each order (a split panel
+scores 0.5; one judge is its own majority), averaged over the orders; for the rubric, the
+judges' mean. `score`, the headline, is the mean of win_vs_chosen and win_vs_rejected, or
 with `judge_mode="rubric"`, (rubric-1)/9.
 
 A verdict the judge made unusable counts as a loss for the model (the lowest rubric score): a
@@ -101,8 +103,6 @@ def judge_values(
     """Per-judge and ensemble values, and whether some comparison lost an order."""
     values: dict[str, float | None] = {}
     one_order = False
-    names = [f"win_{c}" for c in COMPARISONS] if mode != "rubric" else []
-    names += ["rubric"] if mode != "pairwise" else []
     for judge in judges:
         mine = [v for v in verdicts if v.query.model == judge]
         for comparison in COMPARISONS if mode != "rubric" else ():
@@ -119,9 +119,30 @@ def judge_values(
                     for v in rubric
                 ]
             )
-    for name in names:
-        values[name] = _mean([v for j in judges if (v := values[f"{name}[{j}]"]) is not None])
+    for comparison in COMPARISONS if mode != "rubric" else ():
+        values[f"win_{comparison}"] = panel_win(
+            [v for v in verdicts if v.query.key.startswith(comparison)]
+        )
+    if mode != "pairwise":
+        values["rubric"] = _mean([v for j in judges if (v := values[f"rubric[{j}]"]) is not None])
     return values, one_order
+
+
+def majority(wins: Sequence[float]) -> float:
+    """The panel's verdict from its judges' (1 win, 0.5 tie, 0 loss): the result most judges
+    gave; 0.5 when no result has more votes than each other (a split panel)."""
+    votes = {result: sum(w == result for w in wins) for result in (1.0, 0.5, 0.0)}
+    top = max(votes.values())
+    leaders = [result for result, count in votes.items() if count == top]
+    return leaders[0] if len(leaders) == 1 else 0.5
+
+
+def panel_win(verdicts: Sequence[JudgedVerdict]) -> float | None:
+    """The panel's win rate in one comparison: its majority in each order, averaged."""
+    by_order: dict[str, list[float]] = {}
+    for verdict in verdicts:
+        by_order.setdefault(verdict.query.key.split("@")[0], []).append(win(verdict))
+    return _mean([majority(wins) for wins in by_order.values()])
 
 
 class ResponseTask(Task[ResponseGold, ResponsePrediction]):

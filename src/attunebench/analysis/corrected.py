@@ -1,0 +1,197 @@
+"""Response win rates corrected by the participants' own picks (prediction-powered inference).
+
+The judges score every response item of a model (`judge`, N items). Where the model's replies
+are in the data and participants picked between them and another reply, the judge audit has
+both the panel's verdict and the person's (`n` pairs). Prediction-powered inference
+(Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, Science 382(6671)) corrects the judges'
+mean by the mean judge-minus-participant difference on those pairs (the rectifier):
+
+    corrected = mean_N(judge) - mean_n(judge - participant)
+
+Its interval resamples conversations for both sets at once, so it covers the noise of the
+judged items and of the audited pairs (and any overlap between them). It is valid when the
+judges err on the model's audited replies as they do on its response items: the same model,
+judges and prompt, its replies set against others in both. `participants` is the person's
+win rate alone on the audited pairs; `bias` is judges minus participants there.
+
+Whether the judges may stand in for the participants at all is an equivalence rule, the
+one-annotator form of the alternative annotator test (Calderon, Reichart & Dror 2025: a judge
+may replace the annotators when it agrees with them no worse than they would, within a
+margin): `yes` when the interval of the bias lies within +-`STAND_IN_MARGIN`, `no` when it
+excludes zero, `cannot tell` otherwise. With one person per item there is no second annotator
+to compare with, so the margin is stated instead.
+
+`length_controlled` (`analysis.length_control`) is the judges' win rate at equal length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
+from attunebench.analysis.judge_bias import win_for
+from attunebench.analysis.length_control import length_controlled
+from attunebench.analysis.panel import SPLIT, majority, vote_counts
+from attunebench.analysis.schema import (
+    CorrectedScore,
+    Estimate,
+    JudgeBias,
+    JudgeCorrected,
+    Notice,
+)
+from attunebench.analysis.sums import estimate, mean
+from attunebench.analysis.verdict_table import FIRST, NONE, SECOND, VerdictTable
+
+STAND_IN_MARGIN = 0.05
+
+
+def audited(
+    table: VerdictTable, model: str, judge: int | None = None
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Per audit pair with exactly one reply by `model`: the panel's win for it (its
+    majority in each order, a split 0.5, averaged; with `judge`, that judge's), the
+    participant's, and the conversation."""
+    side = np.array(
+        [
+            FIRST if a == model and b != model else SECOND if b == model and a != model else NONE
+            for a, b in table.authors
+        ]
+    )
+    mask = table.audit_like_response() & (side != NONE)
+    if judge is not None:
+        mask &= table.judge == judge
+    counts, slot_of, conversation = vote_counts(table, mask)
+    rows = np.flatnonzero(mask)
+    slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))
+    slot_unit[slot_of], slot_side[slot_of] = table.unit[rows], side[rows]
+    slot_truth[slot_of] = table.truth[rows]
+    picks = majority(counts)
+    wins = np.where(picks == SPLIT, 0.5, win_for(picks, slot_side))
+    voted = counts.sum(axis=1) > 0
+    units, unit_of = np.unique(slot_unit[voted], return_inverse=True)
+    judged = np.bincount(unit_of, wins[voted]) / np.bincount(unit_of)
+    people = np.zeros(len(units))
+    people[unit_of] = win_for(slot_truth[voted], slot_side[voted])
+    where = np.zeros(len(units), dtype=np.int64)
+    where[unit_of] = conversation[voted]
+    return judged, people, where
+
+
+def _combined(sums: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = sums[..., 0] / sums[..., 1] - sums[..., 2] / sums[..., 3]
+    return out
+
+
+def corrected_estimate(
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+    scores: FloatArray,
+    score_conversations: IntArray,
+    rectifier: FloatArray,
+    rectifier_conversations: IntArray,
+    unaudited: str = "no audited pairs",
+) -> Estimate:
+    """mean(scores) - mean(rectifier), both resampled by conversation together."""
+    n, m = len(scores), len(rectifier)
+    values = np.zeros((n + m, 4))
+    values[:n, 0], values[:n, 1] = scores, 1.0
+    values[n:, 2], values[n:, 3] = rectifier, 1.0
+    where = np.concatenate([score_conversations, rectifier_conversations])
+    if n == 0 or m == 0:
+        return Estimate(value=None, reason="no judged items" if n == 0 else unaudited)
+    return estimate(bootstrap, minimum, values, where, _combined, "undefined")
+
+
+def stands_in(bias: Estimate) -> str:
+    if bias.ci_low is None or bias.ci_high is None:
+        return "cannot tell"
+    if bias.ci_low >= -STAND_IN_MARGIN and bias.ci_high <= STAND_IN_MARGIN:
+        return "yes"
+    return "no" if bias.ci_low > 0.0 or bias.ci_high < 0.0 else "cannot tell"
+
+
+def by_judge(
+    table: VerdictTable, model: str, bootstrap: ClusterBootstrap, minimum: Minimum, none: str
+) -> dict[str, JudgeCorrected]:
+    """Each judge alone: its win rate for the model's replies over its verdicts (an unusable
+    verdict a loss, as the task scores it), corrected by its own error on the audited pairs."""
+    out = {}
+    subject = np.array([s == model for s in table.subject], dtype=bool)
+    for j, name in enumerate(table.judges):
+        rows = subject & (table.judge == j)
+        wins = np.where(table.pick[rows] == NONE, 0.0, win_for(table.pick[rows], FIRST))
+        where = table.conversation[rows]
+        judged, people, audit_where = audited(table, model, j)
+        out[name] = JudgeCorrected(
+            judge=mean(bootstrap, minimum, wins, where, "no verdict on its replies"),
+            corrected=corrected_estimate(
+                bootstrap, minimum, wins, where, judged - people, audit_where, none
+            ),
+            bias=mean(bootstrap, minimum, judged - people, audit_where, none),
+        )
+    return out
+
+
+def response_corrected(
+    frame: Frame, table: VerdictTable, bootstrap: ClusterBootstrap, minimum: Minimum
+) -> dict[str, CorrectedScore]:
+    if not table.judged_tasks:
+        return {}
+    task = table.judged_tasks[0]  # the task whose answers the judges score (response)
+    variant = headline_variant(frame.task_variants(task))
+    cell = frame.cell(task, variant) & frame.scored
+    out = {}
+    for m in np.unique(frame.model[cell]):
+        model = frame.models[int(m)]
+        mine = cell & (frame.model == m)
+        scores, where = frame.score[mine], frame.conversation[mine]
+        judged, people, audit_where = audited(table, model)
+        none = f"no audit pair has a reply by {model} (the data's Response.model names none)"
+        bias = mean(bootstrap, minimum, judged - people, audit_where, none)
+        out[model] = CorrectedScore(
+            judge=mean(bootstrap, minimum, scores, where, "no judged items"),
+            corrected=corrected_estimate(
+                bootstrap, minimum, scores, where, judged - people, audit_where, none
+            ),
+            participants=mean(bootstrap, minimum, people, audit_where, none),
+            length_controlled=length_controlled(table, model, bootstrap, minimum),
+            bias=bias,
+            stands_in=stands_in(bias),
+            n_judged=int(mine.sum()),
+            n_audited=len(judged),
+            by_judge=by_judge(table, model, bootstrap, minimum, none),
+        )
+    return out
+
+
+def judge_notices(
+    biases: Mapping[str, JudgeBias], corrected: Mapping[str, CorrectedScore], task: str
+) -> list[Notice]:
+    """A warning for each judge found favouring its own model or family, and for each model
+    whose judges' win rate is clearly off the participants' own."""
+    out = [
+        Notice(kind="judge_self_preference", model=found.model, message=found.statement)
+        for bias in biases.values()
+        for found in bias.self_preference
+        if found.statement is not None
+    ]
+    for model, row in corrected.items():
+        if row.stands_in == "no" and row.corrected.value is not None:
+            out.append(
+                Notice(
+                    kind="judges_off_participants",
+                    task=task,
+                    model=model,
+                    message=(
+                        f"{task}: the judges' win rate for {model} is off the participants' "
+                        f"own on its audited pairs (by {row.bias.value:+.2f}); read its "
+                        f"corrected score ({row.corrected.value:.2f}), not the judges' "
+                        f"({row.judge.value:.2f})"
+                    ),
+                )
+            )
+    return out

@@ -1,0 +1,166 @@
+"""What sways each judge: the order replies are shown in, their length, and who wrote them.
+
+- `position`: the share of comparisons judged in both orders whose verdict flips with the
+  order (a judge reading the content keeps its verdict); `first_shown_share`: of its decisive
+  verdicts, the share naming the reply shown first (0.5 for a judge with no position bias).
+- `length_slope`: the least-squares slope of the judge's win (1, 0.5, 0) for a reply on the
+  log2 ratio of its length to the other's, over every verdict: how much a doubling of length
+  moves the win rate. `participant_length_slope` is the same for the participants' own picks
+  on the audit pairs: a judge's slope above theirs is verbosity bias, not the people's taste.
+- `self_preference`: on audit pairs where exactly one reply was written by the judge's own
+  model (`self`) or by a model of its family (`family`, declared in the models file), the
+  judge's win rate for that reply minus the participants' own win rate for it, per pair
+  (the mean over the orders the judge answered), on the audit verdicts made as in the
+  response task (`informed`). Intervals resample conversations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.frame import FloatArray
+from attunebench.analysis.panel import flips
+from attunebench.analysis.schema import Estimate, JudgeBias, SelfPreference
+from attunebench.analysis.sums import estimate, mean, slope, slope_columns
+from attunebench.analysis.verdict_table import FIRST, NONE, SECOND, TIE, VerdictTable
+from attunebench.records import ModelInfo
+
+Mask = np.ndarray[Any, Any]
+
+
+def win_for(picks: Any, side: Any) -> FloatArray:
+    """The win (1, 0.5 tie, 0) of reply `side` (FIRST or SECOND) under each pick."""
+    picks, side = np.asarray(picks), np.asarray(side)
+    out: FloatArray = np.where(picks == TIE, 0.5, (picks == side).astype(np.float64))
+    return out
+
+
+def _length_slope(
+    bootstrap: ClusterBootstrap, minimum: Minimum, table: VerdictTable, rows: Mask, picks: Any
+) -> Estimate:
+    lengths = table.lengths[rows]
+    usable = (lengths > 0).all(axis=1) & (lengths[:, 0] != lengths[:, 1]) & (picks != NONE)
+    x = np.log2(lengths[usable, 0] / np.maximum(lengths[usable, 1], 1.0))
+    y = win_for(picks[usable], FIRST)
+    return estimate(
+        bootstrap,
+        minimum,
+        slope_columns(x, y),
+        table.conversation[rows][usable],
+        slope,
+        "no verdict between replies of different length",
+    )
+
+
+def relation(author: str, judge: ModelInfo, families: Mapping[str, str]) -> str | None:
+    """`self`, `family` or None: how a reply's author stands to the judge."""
+    if author in (judge.name, judge.spec):
+        return "self"
+    family = judge.family
+    return "family" if family is not None and families.get(author) == family else None
+
+
+def self_preference(
+    table: VerdictTable,
+    j: int,
+    judge: ModelInfo,
+    families: Mapping[str, str],
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+) -> list[SelfPreference]:
+    mine = (table.judge == j) & table.audit_like_response()
+    authors = {a for row in np.flatnonzero(mine) for a in table.authors[row] if a is not None}
+    out = []
+    for author in sorted(authors):
+        related = relation(author, judge, families)
+        if related is None:
+            continue
+        units: dict[int, list[float]] = {}
+        truth: dict[int, float] = {}
+        conversation: dict[int, int] = {}
+        for row in np.flatnonzero(mine & (table.pick != NONE)):
+            first, second = table.authors[row]
+            if (first == author) == (second == author):
+                continue  # the model wrote neither reply, or both
+            side = FIRST if first == author else SECOND
+            unit = int(table.unit[row])
+            units.setdefault(unit, []).append(float(win_for(table.pick[row], side)))
+            truth[unit] = float(win_for(table.truth[row], side))
+            conversation[unit] = int(table.conversation[row])
+        judged = np.array([np.mean(units[u]) for u in units])
+        people = np.array([truth[u] for u in units])
+        where = np.array([conversation[u] for u in units], dtype=np.int64)
+        bias = mean(bootstrap, minimum, judged - people, where, "no audit pair with its reply")
+        out.append(
+            SelfPreference(
+                model=author,
+                relation=related,
+                bias=bias,
+                judge_win_rate=float(judged.mean()) if len(judged) else None,
+                participant_win_rate=float(people.mean()) if len(people) else None,
+                n=len(judged),
+                n_conversations=int(np.unique(where).size),
+                statement=_statement(judge.name or judge.spec, author, related, bias, len(judged)),
+            )
+        )
+    return out
+
+
+def _statement(judge: str, author: str, related: str, bias: Estimate, n: int) -> str | None:
+    if bias.value is None or bias.ci_low is None or bias.ci_high is None:
+        return None
+    if bias.ci_low <= 0.0 <= bias.ci_high:
+        return None
+    way = "above" if bias.value > 0 else "below"
+    whose = "its own model" if related == "self" else "a model of its family"
+    return (
+        f"{judge} gives {author} ({whose}) a win rate {abs(bias.value):.2f} {way} the "
+        f"participants' own on the same {n} pairs (interval {bias.ci_low:+.2f} to "
+        f"{bias.ci_high:+.2f}); do not let it judge {author} alone."
+    )
+
+
+def judge_bias(
+    table: VerdictTable,
+    roster: Mapping[str, ModelInfo],
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+) -> dict[str, JudgeBias]:
+    families = {
+        key: info.family
+        for name, info in roster.items()
+        if info.family is not None
+        for key in (name, info.spec)
+    }
+    out = {}
+    for j, name in enumerate(table.judges):
+        mine = table.judge == j
+        flipped, where = flips(table, j)
+        decisive = mine & ((table.pick == FIRST) | (table.pick == SECOND))
+        shown_first = (table.pick[decisive] == FIRST) == (table.order[decisive] == 0)
+        audit = mine & (table.truth != NONE)
+        info = roster.get(name) or ModelInfo(spec=name, name=name, role="judge")
+        out[name] = JudgeBias(
+            position=mean(bootstrap, minimum, flipped, where, "no comparison in both orders"),
+            first_shown_share=mean(
+                bootstrap,
+                minimum,
+                shown_first.astype(np.float64),
+                table.conversation[decisive],
+                "no decisive verdict",
+            ),
+            length_slope=_length_slope(bootstrap, minimum, table, mine, table.pick[mine]),
+            participant_length_slope=_length_slope(
+                bootstrap,
+                minimum,
+                table,
+                audit & (table.order == 0),
+                table.truth[audit & (table.order == 0)],
+            ),
+            self_preference=self_preference(table, j, info, families, bootstrap, minimum),
+        )
+    return out

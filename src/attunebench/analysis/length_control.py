@@ -1,0 +1,84 @@
+"""The judges' win rate for a model at equal length (length-controlled, Arena-style).
+
+A logistic regression of the panel's win for the model's reply (1, 0.5 for a tie or a split
+panel, 0) on the normalised length difference d = (a - b) / (a + b) of the model's reply and
+the reference it is compared with, as Chatbot Arena controls for style (Li et al. 2024, "Does
+style matter?"); read at d = 0, it is the win rate a reply of the reference's length would get.
+Beside the raw win rate: a model whose length-controlled rate is well below its raw one wins
+by writing more, not better.
+
+Its interval is the estimating-function bootstrap (Hu & Kalbfleisch 2000, Canadian Journal of
+Statistics 28(3)): each resample takes one Newton step from the full-data fit, with the score
+and the information evaluated there. Both are sums over items, so a resample's are its
+cluster counts times per-cluster sums, like every other interval of the report, and no
+resample is refitted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.frame import FloatArray
+from attunebench.analysis.judge_bias import win_for
+from attunebench.analysis.panel import SPLIT, majority, vote_counts
+from attunebench.analysis.schema import Estimate
+from attunebench.analysis.sums import Finish, estimate
+from attunebench.analysis.verdict_table import FIRST, JUDGED, VerdictTable
+
+NEWTON_STEPS = 50
+RIDGE = 1e-6  # keeps the fit finite when every verdict went one way
+
+
+def logistic_fit(x: FloatArray, y: FloatArray) -> FloatArray:
+    """Intercept and slope of a logistic regression of y (in [0, 1]) on x (Newton's method)."""
+    design = np.stack([np.ones_like(x), x], axis=1)
+    beta = np.zeros(2)
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-(design @ beta)))
+        gradient = design.T @ (y - p) - RIDGE * beta
+        curvature = (design * (p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(2)
+        step = np.linalg.solve(curvature, gradient)
+        beta += step
+        if np.abs(step).max() < 1e-10:
+            break
+    return beta
+
+
+def _one_step(beta: FloatArray) -> Finish:
+    """From summed (score, score * x, info, info * x, info * x^2): sigmoid of the intercept
+    after one Newton step from `beta`."""
+
+    def finish(sums: FloatArray) -> FloatArray:
+        g0, g1, h00, h01, h11 = (sums[..., i] for i in range(5))
+        det = h00 * h11 - h01 * h01 + RIDGE
+        intercept = beta[0] + (h11 * g0 - h01 * g1) / det
+        out: FloatArray = 1.0 / (1.0 + np.exp(-intercept))
+        return out
+
+    return finish
+
+
+def length_controlled(
+    table: VerdictTable, model: str, bootstrap: ClusterBootstrap, minimum: Minimum
+) -> Estimate:
+    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
+    counts, slot_of, conversation = vote_counts(table, mask)
+    voted = counts.sum(axis=1) > 0
+    if not voted.any():
+        return Estimate(value=None, reason="no usable verdict")
+    rows = np.flatnonzero(mask)
+    lengths = np.zeros((len(counts), 2))
+    lengths[slot_of] = table.lengths[rows]
+    picks = majority(counts)
+    y = np.where(picks == SPLIT, 0.5, win_for(picks, FIRST))[voted]
+    total = lengths[voted].sum(axis=1)
+    x = np.where(total > 0, (lengths[voted, 0] - lengths[voted, 1]) / np.maximum(total, 1), 0.0)
+    beta = logistic_fit(x, y)
+    p = 1.0 / (1.0 + np.exp(-(beta[0] + beta[1] * x)))
+    score, info = y - p, p * (1 - p)
+    columns = np.stack([score, score * x, info, info * x, info * x * x], axis=1)
+    # At the fit the summed score is zero, so the full-data step is nil and the value is the fit.
+    return estimate(
+        bootstrap, minimum, columns, conversation[voted], _one_step(beta), "no usable verdict"
+    )

@@ -1,0 +1,152 @@
+"""A panel of judges: do they agree with each other, with the participants, and with
+themselves when the order is swapped?
+
+- Inter-judge agreement is Krippendorff's alpha for nominal data (first / second / tie) over
+  every comparison, in each order, that at least two judges gave a usable verdict on
+  (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"; Hayes & Krippendorff
+  2007). Each comparison adds its pairable values to the coincidence matrix, so alpha is a
+  function of summed per-comparison counts and its cluster-bootstrap interval resamples whole
+  conversations like every other interval. Tested against the `krippendorff` package.
+- The panel's verdict is the majority of its judges; a split panel scores 0.5.
+- Order consistency: the share of comparisons judged in both orders whose verdict stayed the
+  same; agreement: the share of a judge's audit verdicts naming the participant's pick.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.frame import FloatArray, IntArray
+from attunebench.analysis.schema import JudgePanel, PanelJudge
+from attunebench.analysis.sums import estimate, mean
+from attunebench.analysis.verdict_table import NONE, VerdictTable
+
+Mask = np.ndarray[Any, Any]
+SPLIT = -2  # a panel with no majority
+
+
+def vote_counts(table: VerdictTable, mask: Mask) -> tuple[FloatArray, IntArray, IntArray]:
+    """Per comparison and order (a `slot`): the usable votes for first, second and tie, the
+    slot of each row, and each slot's conversation."""
+    usable = mask & (table.pick != NONE)
+    slot_key = table.unit * 2 + table.order
+    slots, slot_of = np.unique(slot_key[mask], return_inverse=True)
+    counts = np.zeros((len(slots), 3))
+    rows = np.flatnonzero(mask)
+    np.add.at(counts, (slot_of[usable[rows]], table.pick[rows][usable[rows]]), 1.0)
+    conversation = np.zeros(len(slots), dtype=np.int64)
+    conversation[slot_of] = table.conversation[rows]
+    return counts, slot_of, conversation
+
+
+def coincidences(counts: FloatArray) -> tuple[FloatArray, Mask]:
+    """Each slot's contribution to the coincidence matrix (slots x 9), and which slots have
+    two or more values (the only pairable ones)."""
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    c = counts[pairable]
+    outer = c[:, :, None] * c[:, None, :] - np.eye(3)[None] * c[:, :, None]
+    return (outer / (m[pairable] - 1)[:, None, None]).reshape(-1, 9), pairable
+
+
+def nominal_alpha(sums: FloatArray) -> FloatArray:
+    """Alpha from summed coincidences (..., 9): 1 - (n - 1) D_o / D_e for nominal data."""
+    o = sums.reshape(*sums.shape[:-1], 3, 3)
+    n_c = o.sum(axis=-1)
+    n = n_c.sum(axis=-1)
+    disagree = n - np.trace(o, axis1=-2, axis2=-1)
+    expected = n**2 - (n_c**2).sum(axis=-1)
+    out: FloatArray = np.where(
+        expected > 1e-12,
+        1.0 - (n - 1) * disagree / np.where(expected > 1e-12, expected, 1.0),
+        np.nan,
+    )
+    return out
+
+
+def majority(counts: FloatArray) -> IntArray:
+    """Each slot's majority pick, or SPLIT where no pick has more votes than every other."""
+    top = counts.max(axis=1)
+    unique = (counts == top[:, None]).sum(axis=1) == 1
+    out: IntArray = np.where(unique & (top > 0), counts.argmax(axis=1), SPLIT)
+    return out
+
+
+def agreement_values(picks: IntArray, truth: IntArray) -> FloatArray:
+    """1 where the pick is the participant's, 0 where not, 0.5 for a split panel."""
+    out: FloatArray = np.where(picks == SPLIT, 0.5, (picks == truth).astype(np.float64))
+    return out
+
+
+def flips(table: VerdictTable, judge: int) -> tuple[FloatArray, IntArray]:
+    """Per comparison this judge gave usable verdicts on in both orders: 1 if they differ."""
+    rows = np.flatnonzero((table.judge == judge) & (table.pick != NONE))
+    first: dict[int, int] = {}
+    second: dict[int, int] = {}
+    for row in rows:
+        (first if table.order[row] == 0 else second)[int(table.unit[row])] = int(row)
+    both = [(first[u], second[u]) for u in first if u in second]
+    values = np.array([float(table.pick[a] != table.pick[b]) for a, b in both])
+    conversations = np.array([table.conversation[a] for a, _ in both], dtype=np.int64)
+    return values, conversations
+
+
+def judge_panel(
+    table: VerdictTable, bootstrap: ClusterBootstrap, minimum: Minimum
+) -> JudgePanel | None:
+    if not table.judges:
+        return None
+    everything = np.ones(len(table.pick), dtype=bool)
+    counts, _, conversation = vote_counts(table, everything)
+    values, pairable = coincidences(counts)
+    alpha = estimate(
+        bootstrap,
+        minimum,
+        values,
+        conversation[pairable],
+        nominal_alpha,
+        "one judge: no agreement between judges to measure"
+        if len(table.judges) == 1
+        else "no comparison got two usable verdicts, or every verdict was the same",
+    )
+    audit = table.truth != NONE
+    audit_counts, slot_of, audit_conversation = vote_counts(table, audit)
+    truth = np.full(len(audit_counts), NONE)
+    truth[slot_of] = table.truth[audit]
+    per_judge = []
+    for j, name in enumerate(table.judges):
+        flipped, where = flips(table, j)
+        own = audit & (table.judge == j) & (table.pick != NONE)
+        per_judge.append(
+            PanelJudge(
+                judge=name,
+                order_consistency=mean(
+                    bootstrap, minimum, 1.0 - flipped, where, "no comparison in both orders"
+                ),
+                agreement=mean(
+                    bootstrap,
+                    minimum,
+                    (table.pick[own] == table.truth[own]).astype(np.float64),
+                    table.conversation[own],
+                    "no usable verdict on an audit pair",
+                ),
+                n_verdicts=int((table.judge == j).sum()),
+            )
+        )
+    voted = audit_counts.sum(axis=1) > 0
+    return JudgePanel(
+        judges=list(table.judges),
+        alpha=alpha,
+        n_units=int(pairable.sum()),
+        agreement=mean(
+            bootstrap,
+            minimum,
+            agreement_values(majority(audit_counts), truth)[voted],
+            audit_conversation[voted],
+            "no usable verdict on an audit pair",
+        ),
+        per_judge=per_judge,
+    )

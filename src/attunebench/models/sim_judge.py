@@ -1,0 +1,170 @@
+"""`sim/judge`: a simulated judge with planted biases, to test the judge statistics.
+
+A test instrument, never a judge to trust: reports label it `simulated`. Like `sim/oracle`
+it reads the item's gold (`reads_gold`), so it knows which reply the participant preferred:
+
+- in the judge audit, the participant's pick between the two replies, and who wrote each
+  (`PairGold.first_model` / `second_model`);
+- in the response task, how the evaluated reply stands against the reference it is compared
+  with: a reply that is the participant's chosen reply is as good as it, the rejected one as
+  bad; any other reply ties with both. The model that wrote it is the hint's `subject`.
+
+Every draw is made once per comparison (seeded by `seed`, the item, the comparison and the
+model judged), not per order, so a judge is consistent across orders unless its position bias
+says otherwise. In this order, with the option's probability:
+
+- `position`: it names whichever reply is shown first, in both orders (so exactly this share
+  of its comparisons flips with the order);
+- `favour_by`: it names the reply of a model in `favour` (when exactly one reply is);
+- `longer`: it names the longer reply (when their lengths differ);
+- `accuracy` (default 1): it names the participant's preference; otherwise a uniform draw of
+  first, second or tie.
+
+Its rubric score (`score`) is 8 for the chosen reply, 2 for the rejected, 5 for any other.
+
+Each planted bias moves the judge's expected win for a reply by an affine function of the
+participant's own verdict, so the bias a report should recover is known in closed form
+(e.g. favouring raises a model's win rate by `favour_by` times one minus its true win rate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from attunebench.frozen import Frozen
+from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.registry import SpecError
+
+FIRST, SECOND, TIE = "first", "second", "tie"
+# Query keys that name the order a comparison is shown in (response task; judge audit).
+ORDER_MARKS = ("model-first", "reference-first")
+AUDIT_ORDERS = ("ab", "ba")
+
+
+class JudgeOptions(Frozen):
+    seed: int = 0
+    accuracy: float = Field(default=1.0, ge=0.0, le=1.0)
+    position: float = Field(default=0.0, ge=0.0, le=1.0)
+    favour: tuple[str, ...] = ()
+    favour_by: float = Field(default=0.0, ge=0.0, le=1.0)
+    longer: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class Comparison(Frozen):
+    """One question in content terms: who wrote each reply, their lengths, the truth, and
+    whether the first of them is shown as A."""
+
+    unit: str
+    authors: tuple[str | None, str | None]
+    lengths: tuple[int, int]
+    truth: str  # FIRST, SECOND or TIE: the participant's view
+    first_shown_first: bool
+
+
+def audit_comparison(hint: TaskHint, gold: dict[str, Any]) -> Comparison:
+    item, _, order = hint.item_key.rpartition("|")
+    first = gold["first"]
+    chosen = None if gold.get("tie") else gold.get("chosen")
+    truth = TIE if chosen is None else (FIRST if chosen == first else SECOND)
+    return Comparison(
+        unit=item,
+        authors=(gold.get("first_model"), gold.get("second_model")),
+        lengths=(int(gold["len_first"]), int(gold["len_second"])),
+        truth=truth,
+        first_shown_first=order == AUDIT_ORDERS[0],
+    )
+
+
+def response_comparison(hint: TaskHint, gold: dict[str, Any]) -> Comparison:
+    """The evaluated reply is `first`, the reference (chosen or rejected) `second`."""
+    item, _, key = hint.item_key.rpartition("|")
+    comparison = key.partition("/")[0]
+    reply = hint.candidates["A" if ORDER_MARKS[0] in key else "B"]
+    chosen, rejected = str(gold.get("chosen_text", "")), str(gold.get("rejected_text", ""))
+    quality = 1.0 if reply == chosen else 0.0 if reply == rejected else 0.5
+    reference = 1.0 if comparison == "vs_chosen" else 0.0
+    truth = TIE if quality == reference else (FIRST if quality > reference else SECOND)
+    other = chosen if comparison == "vs_chosen" else rejected
+    return Comparison(
+        unit=f"{item}|{comparison}|{hint.subject}|{key.partition('@')[2]}",
+        authors=(hint.subject or None, None),
+        lengths=(len(reply), len(other)),
+        truth=truth,
+        first_shown_first=ORDER_MARKS[0] in key,
+    )
+
+
+class SimJudge(Provider):
+    supported_hints: frozenset[HintKind] = frozenset({"judge_pairwise", "judge_rubric"})
+    cacheable = False  # its verdicts follow the gold, which the cache key does not hold
+    reads_gold = True
+
+    def __init__(self, options: JudgeOptions) -> None:
+        self.options = options
+
+    @property
+    def spec(self) -> str:
+        return "sim/judge"
+
+    def _draws(self, unit: str) -> np.ndarray[Any, Any]:
+        key = json.dumps([self.options.seed, unit]).encode()
+        seed = int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+        return np.random.default_rng(seed).random(5)
+
+    def pick(self, comparison: Comparison) -> str:
+        """FIRST, SECOND or TIE, in content terms (see the module docstring for the order)."""
+        o = self.options
+        u = self._draws(comparison.unit)
+        favoured = [author in o.favour for author in comparison.authors]
+        a, b = comparison.lengths
+        if u[0] < o.position:
+            return FIRST if comparison.first_shown_first else SECOND
+        if favoured[0] != favoured[1] and u[1] < o.favour_by:
+            return FIRST if favoured[0] else SECOND
+        if a != b and u[2] < o.longer:
+            return FIRST if a > b else SECOND
+        if u[3] < o.accuracy:
+            return comparison.truth
+        return (FIRST, SECOND, TIE)[min(int(u[4] * 3), 2)]
+
+    def score(self, hint: TaskHint, gold: dict[str, Any]) -> int:
+        """A rubric score: 8 for the participant's chosen reply, 2 for the rejected one, 5 for
+        any other; 10 for a favoured model's reply at the favouring rate."""
+        reply = hint.candidates.get("A", "")
+        favoured = hint.subject in self.options.favour
+        if favoured and self._draws(f"{hint.item_key}|{hint.subject}")[1] < self.options.favour_by:
+            return 10
+        if reply == gold.get("chosen_text"):
+            return 8
+        return 2 if reply == gold.get("rejected_text") else 5
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> ModelOutput:
+        if hint is None or hint.gold is None:
+            raise ProviderError("sim/judge answers from the item's gold", retryable=False)
+        gold = hint.gold
+        if hint.kind == "judge_rubric":
+            answer: dict[str, Any] = {"score": self.score(hint, gold)}
+        else:
+            found = (audit_comparison if "first" in gold else response_comparison)(hint, gold)
+            picked = self.pick(found)
+            if picked == TIE:
+                answer = {"winner": "tie"}
+            else:
+                answer = {"winner": "A" if (picked == FIRST) == found.first_shown_first else "B"}
+        text = json.dumps({**answer, "reason": "simulated"})
+        return ModelOutput(text=text, finish_reason="stop")
+
+
+def make_sim_judge(**options: Any) -> SimJudge:
+    try:
+        return SimJudge(JudgeOptions.model_validate(options))
+    except ValueError as error:
+        raise SpecError(f"model spec 'sim/judge': {error}") from None
