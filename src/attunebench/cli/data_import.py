@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from attunebench.data.importers import (
+    ConvAI1Importer,
     CsvImporter,
     DailyDialogImporter,
     EmpathyMentalHealthImporter,
@@ -20,6 +21,7 @@ from attunebench.data.importers import (
     ImportFormatError,
     ImportOptionError,
     MELDImporter,
+    TopicalChatImporter,
     USSImporter,
     import_to_file,
 )
@@ -158,6 +160,44 @@ def empathy_mental_health(out: Out, src: Source = None, limit: Limit = None) -> 
     """EPITOME's Reddit replies: annotators' empathy levels (reactions, interpretations,
     explorations) as each reply's behaviors."""
     _run("empathy_mental_health", EmpathyMentalHealthImporter(), src, out, limit)
+
+
+@app.command()
+def convai1(
+    out: Out,
+    src: Source = None,
+    variant: Annotated[
+        Literal["human-bot", "human-human"],
+        typer.Option(
+            help="human-bot: a volunteer and a chatbot; human-human: two volunteers, each chat "
+            "from both sides. Never mixed."
+        ),
+    ] = "human-bot",
+    split: Annotated[Literal["train", "test", "all"], typer.Option()] = "all",
+    limit: Limit = None,
+) -> None:
+    """ConvAI1 (2017): each person's own thumbs on their partner's messages and their 1-5
+    ratings of the dialogue."""
+    _run("convai1", ConvAI1Importer(variant=variant, split=split), src, out, limit)
+
+
+@app.command("topical-chat")
+def topical_chat(
+    out: Out,
+    src: Source = None,
+    split: Annotated[
+        Literal["valid_freq", "valid_rare", "test_freq", "test_rare", "all"], typer.Option()
+    ] = "all",
+    perspective: Annotated[
+        Literal["agent_1", "agent_2", "both"],
+        typer.Option(help="Whose side each chat is read from (both: two conversations a chat)."),
+    ] = "both",
+    limit: Limit = None,
+) -> None:
+    """Topical-Chat (valid/test): each writer's own emotion label on every message, the
+    receiver's rating of it, and each worker's rating of the conversation."""
+    importer = TopicalChatImporter(split=split, perspective=perspective)
+    _run("topical_chat", importer, src, out, limit)
 
 
 @app.command("csv")

@@ -17,12 +17,14 @@ from attunebench.data.importers._base import (
     Location,
     Tally,
 )
+from attunebench.data.importers.convai1 import ConvAI1Importer
 from attunebench.data.importers.csv_generic import CsvImporter
 from attunebench.data.importers.dailydialog import DailyDialogImporter
 from attunebench.data.importers.empathy_mental_health import EmpathyMentalHealthImporter
 from attunebench.data.importers.esconv import ESConvImporter
 from attunebench.data.importers.goemotions import GoEmotionsImporter
 from attunebench.data.importers.meld import MELDImporter
+from attunebench.data.importers.topical_chat import TopicalChatImporter
 from attunebench.data.importers.uss import USSImporter
 from attunebench.data.importers.write import ImportResult, import_to_file
 from attunebench.registry import Registry
@@ -34,9 +36,12 @@ importers.register("meld")(MELDImporter)
 importers.register("uss")(USSImporter)
 importers.register("goemotions")(GoEmotionsImporter)
 importers.register("empathy_mental_health")(EmpathyMentalHealthImporter)
+importers.register("convai1")(ConvAI1Importer)
+importers.register("topical_chat")(TopicalChatImporter)
 importers.register("csv")(CsvImporter)
 
 __all__ = [
+    "ConvAI1Importer",
     "CsvImporter",
     "DailyDialogImporter",
     "ESConvImporter",
@@ -49,6 +54,7 @@ __all__ = [
     "Location",
     "MELDImporter",
     "Tally",
+    "TopicalChatImporter",
     "USSImporter",
     "import_to_file",
     "importers",

@@ -1,0 +1,167 @@
+"""Topical-Chat (valid and test): two crowd workers chatting, each labelling their own messages.
+
+Each writer chose one of 8 sentiment/emotion classes for every message they wrote
+(self-annotation), rated the quality of every message their partner sent (5 levels), and rated
+the whole conversation afterwards. A chat is read from one worker's side (`_two_party`): their
+messages are the user's turns with their own label as `state`, their partner's messages are
+the replies with this worker's rating of them (`rating`, and the `feedback` of their next
+turn), and their conversation rating is `outcome.rating`. With `perspective=both` (the default)
+each chat gives two conversations, `...-agent_1` and `...-agent_2`, which share their text:
+resample them together (or pick one side per chat, as the open suite does).
+
+The `knowledge_source` self-labels (which part of the reading set a message used) are not
+emotions or behaviors and are not imported; the reading sets themselves are not in the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from attunebench.data.importers._base import (
+    ImportFormatError,
+    Location,
+    Raw,
+    Tally,
+    choose,
+    conversation,
+    from_validation,
+    label,
+    require_file,
+    splits_for,
+)
+from attunebench.data.importers._two_party import Message, perspective
+from attunebench.data.schema import Conversation, RatingScale, Source, Taxonomy
+from attunebench.data.taxonomy import load_taxonomy
+
+SPLITS = ("valid_freq", "valid_rare", "test_freq", "test_rare")
+AGENTS = ("agent_1", "agent_2")
+PERSPECTIVES = (*AGENTS, "both")
+TAXONOMY_ID = "topical-chat"
+REPLY_ID = "partner"
+LEVELS = {"Poor": 1.0, "Not Good": 2.0, "Passable": 3.0, "Good": 4.0, "Excellent": 5.0}
+Level = Literal["Poor", "Not Good", "Passable", "Good", "Excellent", ""]
+
+SOURCE = Source(
+    kind="imported",
+    name="Topical-Chat",
+    license="CDLA-Sharing-1.0",
+    url="https://github.com/alexa/Topical-Chat",
+    citation=(
+        "Gopalakrishnan, Hedayatnia, Chen, Gottardi, Kwatra, Venkatesh, Gabriel, Hakkani-Tür. "
+        "Topical-Chat: Towards Knowledge-Grounded Open-Domain Conversations. Interspeech 2019."
+    ),
+    provenance={"state": "first-person", "rating": "first-person", "outcome": "first-person"},
+    rating_scale=RatingScale(
+        low=1,
+        high=5,
+        description="Poor 1, Not Good 2, Passable 3, Good 4, Excellent 5: the receiver's rating "
+        "of each message, and each worker's rating of the conversation",
+    ),
+    notes=(
+        "Human-human chats between crowd workers; the partner is a person (replies' model is "
+        "'human'). Read from one worker's side: state is the label that worker gave their own "
+        "message; a reply's rating is the rating this worker gave their partner's message "
+        "(also the feedback of their next turn); outcome.rating is this worker's rating of the "
+        "conversation. Consecutive messages of one side are merged (labels united). The "
+        "partner's own labels and ratings are in the partner's conversation. knowledge_source "
+        "labels and the reading sets are not imported."
+    ),
+)
+
+
+class RawMessage(Raw):
+    agent: Literal["agent_1", "agent_2"]
+    message: str
+    sentiment: str
+    turn_rating: Level = ""
+
+
+class RawChat(Raw):
+    article_url: str | None = None
+    config: str | None = None
+    content: list[RawMessage]
+    conversation_rating: dict[str, Level]
+
+
+def _chats(path: Path) -> Iterator[tuple[str, Location, RawChat]]:
+    try:
+        items = json.loads(require_file(path).read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ImportFormatError(Location(path), "json", str(error)) from None
+    if not isinstance(items, dict):
+        raise ImportFormatError(Location(path), "json", "expected an object of conversations")
+    for chat_id, item in items.items():
+        location = Location(path, item=f"conversation {chat_id}")
+        try:
+            yield chat_id, location, RawChat.model_validate(item)
+        except ValidationError as error:
+            raise from_validation(location, error) from None
+
+
+def _messages(chat: RawChat, location: Location, taxonomy: Taxonomy, tally: Tally) -> list[Message]:
+    messages = []
+    for i, raw in enumerate(chat.content):
+        tally["turns"] += 1
+        tally[f"sentiment:{raw.sentiment}"] += 1
+        tally[f"turn_rating:{raw.turn_rating or 'blank'}"] += 1
+        if not raw.message.strip():
+            tally["dropped:messages with empty text"] += 1
+            continue
+        emotion = label(taxonomy, "emotions", raw.sentiment, location, f"content[{i}].sentiment")
+        messages.append(
+            Message(raw.agent, raw.message.strip(), emotion, LEVELS.get(raw.turn_rating))
+        )
+    return messages
+
+
+def _conversations(
+    prefix: str, chat: RawChat, location: Location, agents: tuple[str, ...], tally: Tally
+) -> Iterator[Conversation]:
+    messages = _messages(chat, location, load_taxonomy(TAXONOMY_ID), tally)
+    for agent in agents:
+        dialogue = perspective(messages, agent, reply_id=REPLY_ID, model="human", tally=tally)
+        if not dialogue.turns:
+            tally["dropped:sides that wrote no message"] += 1
+            continue
+        rating = LEVELS.get(chat.conversation_rating.get(agent, ""))
+        yield conversation(
+            location,
+            id=f"{prefix}-{agent}",
+            source=SOURCE,
+            participant={"id": f"{prefix}-{agent}"},
+            taxonomy=TAXONOMY_ID,
+            context={
+                "topic": chat.article_url,
+                "opening": dialogue.opening,
+                "labels": {"partner": "person", "config": chat.config or ""},
+            },
+            turns=dialogue.turns,
+            outcome=None if rating is None else {"rating": rating},
+        )
+
+
+@dataclass(frozen=True)
+class TopicalChatImporter:
+    """Topical-Chat's valid/test files (one, or `all`), from one worker's side or both."""
+
+    split: str = "all"
+    perspective: str = "both"
+
+    def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
+        side = choose("perspective", self.perspective, PERSPECTIVES)
+        agents = AGENTS if side == "both" else (side,)
+        for split in splits_for(self.split, SPLITS):
+            for chat_id, location, chat in _chats(source / f"{split}.json"):
+                tally["conversations"] += 1
+                tally[f"config:{chat.config}"] += 1
+                for agent in AGENTS:
+                    given = chat.conversation_rating.get(agent, "")
+                    tally[f"conversation_rating:{given or 'blank'}"] += 1
+                prefix = f"topical-chat-{split}-{chat_id}"
+                yield from _conversations(prefix, chat, location, agents, tally)
