@@ -132,6 +132,15 @@ class SkippedPair(Frozen):
     reason: str
 
 
+class SuiteInfo(Frozen):
+    """The fixed item set a run was made on (`run --suite`): runs on different versions or
+    digests are not ranked together."""
+
+    name: str
+    version: str
+    digest: str = Field(description="SHA-256 of the suite's manifest.")
+
+
 class RunInfo(Frozen):
     format: Literal["attunebench-run/v1"] = RUN_FORMAT
     package_version: str
@@ -151,6 +160,7 @@ class RunInfo(Frozen):
     prompts: list[PromptInfo] = Field(default_factory=list)
     seed: int
     limit: int | None = None
+    suite: SuiteInfo | None = Field(default=None, description="The suite, when run as one.")
     planned_items: int = 0
     empty_tasks: list[str] = Field(default_factory=list, description="tasks with 0 items here")
     skipped: list[SkippedPair] = Field(default_factory=list, description="pairs not applicable")

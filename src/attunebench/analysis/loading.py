@@ -181,6 +181,26 @@ def provider_notices(runs: Sequence[Run]) -> list[Notice]:
     return notices
 
 
+def _suite_label(run: Run) -> str:
+    suite = run.info.suite
+    if suite is None:
+        return f"{run.path} (no suite)"
+    return f"{run.path} ({suite.name} version {suite.version}, digest {suite.digest[:12]})"
+
+
+def suite_refusal(runs: Sequence[Run]) -> str | None:
+    """Why these runs cannot be ranked together, in one line: made on different suites (name,
+    version or manifest digest), or some on a suite and some not. None when they agree."""
+    suites = {run.info.suite for run in runs}
+    if len(suites) <= 1:
+        return None
+    listing = "; ".join(_suite_label(run) for run in runs)
+    return (
+        "runs made on different suite versions or digests score different items and are not "
+        f"ranked together: {listing}"
+    )
+
+
 def load_runs(
     directories: Sequence[str | Path],
     *,
@@ -199,6 +219,9 @@ def _load(
 ) -> Runs:
     batches = [read_run(directory) for directory in directories]
     runs = tuple(run for run, _ in batches)
+    refusal = suite_refusal(runs)
+    if refusal is not None:
+        raise RunLoadError(refusal)
     notices: list[Notice] = []
     hashes = sorted({run.info.dataset_sha256 for run in runs})
     if len(hashes) > 1:

@@ -13,6 +13,7 @@ from attunebench.cli import demo as demo_command
 from attunebench.cli import export as export_commands
 from attunebench.cli import report as report_commands
 from attunebench.cli import run as run_command
+from attunebench.cli import suite as suite_commands
 
 app = typer.Typer(
     name="attunebench",
@@ -23,6 +24,7 @@ app = typer.Typer(
 app.add_typer(data_commands.app, name="data")
 app.command("run")(run_command.run)
 app.command("merge")(run_command.merge)
+app.add_typer(suite_commands.app, name="suite")
 app.add_typer(collect_commands.app, name="collect")
 app.add_typer(export_commands.app, name="export")
 app.command("report")(report_commands.report)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
+from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
 from attunebench.engine import (
     RunConfig,
@@ -29,7 +31,10 @@ from attunebench.models.modelsfile import (
     resolve_model,
 )
 from attunebench.models.registry import ProviderConfigError
+from attunebench.records import SuiteInfo
 from attunebench.registry import RegistryError
+from attunebench.suite import SuiteError
+from attunebench.suite.build import load_suite, write_suite_data
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError
 
@@ -38,6 +43,9 @@ CONTEXTS = ("blind", "informed", "both")
 # Mistakes in what was asked for: each message names the file, field or server at fault.
 CLEAR_ERRORS = (
     DatasetError,
+    ImportFormatError,
+    ImportOptionError,
+    SuiteError,
     ModelsFileError,
     PlanError,
     ProviderConfigError,
@@ -141,12 +149,40 @@ def _summary(result: RunResult) -> None:
     typer.echo(f"run directory: {result.rundir}")
 
 
+def suite_config(name: str, out: Path, conflicting: list[str]) -> RunConfig:
+    """The run a suite fixes: its data (built from the corpora into OUT/suite/, every digest
+    checked), its tasks with their options, and its seed."""
+    if conflicting:
+        raise SuiteError(f"--suite fixes the data, tasks and seed: drop {', '.join(conflicting)}")
+    built = load_suite(name)
+    evaluated, _ = write_suite_data(built, out / "suite")
+    manifest = built.manifest
+    return RunConfig(
+        data=evaluated,
+        out=out,
+        models=(),
+        tasks=tuple(manifest.tasks),
+        task_options=manifest.tasks,
+        seed=manifest.seed,
+        suite=SuiteInfo(name=manifest.name, version=manifest.version, digest=built.digest),
+    )
+
+
 def run(
-    data: Annotated[Path, typer.Option("--data", help="An attunebench/v1 JSON Lines file.")],
     model: Annotated[
         list[str], typer.Option("--model", help="provider/model or a models-file name; repeat.")
     ],
     out: Annotated[Path, typer.Option("--out", help="The run directory (resumed if it exists).")],
+    data: Annotated[
+        Path | None, typer.Option("--data", help="An attunebench/v1 JSON Lines file.")
+    ] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            help="A shipped suite (attunebench suite list): its data, tasks, options and seed.",
+        ),
+    ] = None,
     task: Annotated[
         list[str] | None, typer.Option("--task", help="all (default), or a task name; repeat.")
     ] = None,
@@ -162,7 +198,9 @@ def run(
     limit: Annotated[
         int | None, typer.Option(min=1, help="Only the first N conversations.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for every seeded choice in the run.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed for every seeded choice in the run (default 0).")
+    ] = None,
     context: Annotated[
         str | None, typer.Option(help="blind, informed or both (tasks that take it).")
     ] = None,
@@ -184,18 +222,28 @@ def run(
     except ValueError as error:
         _fail(str(error))
     try:
-        asked = task or ["all"]
-        names = task_names(asked)
-        config = RunConfig(
-            data=data,
-            out=out,
+        if suite is not None:
+            given = {"--data": data, "--task": task, "--seed": seed, "--context": context}
+            given |= {"--limit": limit}
+            config = suite_config(suite, out, [k for k, v in given.items() if v is not None])
+        else:
+            if data is None:
+                raise typer.BadParameter("give --data FILE or --suite NAME", param_hint="--data")
+            asked = task or ["all"]
+            config = RunConfig(
+                data=data,
+                out=out,
+                models=(),
+                tasks=tuple(asked),
+                task_options=_context_options(task_names(asked), context),
+                limit=limit,
+                seed=seed or 0,
+            )
+        config = replace(
+            config,
             models=_entries(model, models_file),
             judges=_entries(judge or [], models_file),
-            tasks=tuple(asked),
-            task_options=_context_options(names, context),
             concurrency=concurrency,
-            limit=limit,
-            seed=seed,
             cache_path=None if no_cache else cache or default_cache_path(),
             progress=not no_progress,
             shard=share,

@@ -37,7 +37,7 @@ from attunebench.engine.wiring import adaptations, bind_models, close_models, de
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
-from attunebench.records import ItemRecord, ModelInfo, RunInfo, SkippedPair
+from attunebench.records import ItemRecord, ModelInfo, RunInfo, SkippedPair, SuiteInfo
 from attunebench.rundir import (
     CONVERSATIONS_FILE,
     LEDGER_FILE,
@@ -65,6 +65,7 @@ PLAN_FIELDS = (
     "prompts",
     "seed",
     "limit",
+    "suite",
     "planned_items",
     "shard",
 )
@@ -86,6 +87,7 @@ class RunConfig:
     progress: bool = True
     check_servers: bool = True
     shard: Shard | None = None  # run only this share of the plan (engine.shards)
+    suite: SuiteInfo | None = None  # the suite the data and tasks come from, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,7 @@ def _run_info(config: RunConfig, conversations: list[Conversation], plan: Planne
         seed=config.seed,
         limit=config.limit,
         shard=str(config.shard) if config.shard is not None else None,
+        suite=config.suite,
         planned_items=len(plan.keys),
         empty_tasks=plan.empty,
         skipped=plan.skipped,

@@ -1,0 +1,152 @@
+"""Build a suite's data from the corpora in place, checking each step against its manifest.
+
+In order: every corpus folder is there (else one line naming each missing corpus and where it
+is expected), every source file has the manifest's SHA-256, the importers give back every named
+conversation, the evaluated conversations written as JSON Lines have the manifest's SHA-256,
+and the tasks, with the manifest's options and seed, build exactly the manifest's items. Any
+difference is a `SuiteError` saying which, so two runs of one suite digest score the same items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from attunebench.data.importers import importers
+from attunebench.data.jsonl import write_conversations
+from attunebench.data.locations import DATA_DIR_VARIABLE, data_dir
+from attunebench.data.schema import Conversation
+from attunebench.engine.plan import make_tasks
+from attunebench.rundir import sha256_file
+from attunebench.suite.manifest import (
+    CorpusPart,
+    Manifest,
+    SuiteError,
+    item_key,
+    load_manifest,
+    suite_digest,
+)
+
+
+@dataclass(frozen=True)
+class SuiteData:
+    manifest: Manifest
+    digest: str
+    evaluated: list[Conversation]
+    train: list[Conversation]
+
+
+def missing_corpora(manifest: Manifest, root: Path) -> str | None:
+    """One line naming each corpus folder the suite needs that is not there, or None."""
+    needed = dict.fromkeys(part.corpus for part in manifest.parts)
+    missing = [corpus for corpus in needed if not (root / corpus).is_dir()]
+    if not missing:
+        return None
+    where = "; ".join(f"{corpus} expected at {root / corpus}" for corpus in missing)
+    return (
+        f"suite {manifest.name} needs corpora that are missing: {where} "
+        f"(set {DATA_DIR_VARIABLE} to the folder holding them)"
+    )
+
+
+def _check_files(part: CorpusPart, folder: Path) -> None:
+    for name, expected in part.files.items():
+        path = folder / name
+        if not path.is_file():
+            raise SuiteError(f"{part.name}: {path} not found (the suite reads it)")
+        found = sha256_file(path)
+        if found != expected:
+            raise SuiteError(
+                f"{part.name}: {path} has SHA-256 {found[:12]}..., the suite's data "
+                f"{expected[:12]}...: another copy or version of the corpus"
+            )
+
+
+def import_part(part: CorpusPart, folder: Path) -> dict[str, Conversation]:
+    """Every conversation the part's importer makes from the corpus folder, by id."""
+    importer = importers.get(part.importer)(**part.options)
+    return {c.id: c for c in importer.read(folder, Counter())}
+
+
+def _take(
+    part: CorpusPart, pool: dict[str, Conversation], ids: Sequence[str]
+) -> list[Conversation]:
+    absent = [i for i in ids if i not in pool]
+    if absent:
+        raise SuiteError(
+            f"{part.name}: the importer no longer makes {len(absent)} of the suite's "
+            f"conversations (first: {absent[0]})"
+        )
+    return [pool[i] for i in ids]
+
+
+def load_suite(name: str, root: Path | None = None) -> SuiteData:
+    """The suite's evaluated conversations and train split, read from the corpora."""
+    manifest = load_manifest(name)
+    root = data_dir() if root is None else root
+    missing = missing_corpora(manifest, root)
+    if missing is not None:
+        raise SuiteError(missing)
+    evaluated: list[Conversation] = []
+    train: list[Conversation] = []
+    for part in manifest.parts:
+        folder = root / part.corpus
+        _check_files(part, folder)
+        pool = import_part(part, folder)
+        evaluated += _take(part, pool, part.conversations)
+        train += _take(part, pool, part.train)
+    return SuiteData(manifest, suite_digest(name), evaluated, train)
+
+
+def item_keys(manifest: Manifest, conversations: Sequence[Conversation]) -> dict[str, list[str]]:
+    """Each task's item ids on these conversations, with the manifest's options and seed."""
+    tasks = make_tasks(list(manifest.tasks), manifest.tasks, manifest.seed)
+    return {
+        task.name: [
+            item_key(i.conversation.id, i.turn_index, i.item_id, i.variant)
+            for i in task.items(conversations)
+        ]
+        for task in tasks
+    }
+
+
+def check_items(suite: SuiteData) -> None:
+    built = item_keys(suite.manifest, suite.evaluated)
+    for task, expected in suite.manifest.items.items():
+        found = built.get(task, [])
+        if sorted(found) != sorted(expected):
+            extra = len(set(found) - set(expected))
+            lost = len(set(expected) - set(found))
+            raise SuiteError(
+                f"suite {suite.manifest.name}: task {task} builds {len(found)} items where the "
+                f"manifest names {len(expected)} ({lost} missing, {extra} not named): the "
+                "task code changed since this suite version"
+            )
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_suite_data(suite: SuiteData, folder: Path) -> tuple[Path, Path]:
+    """Write `<name>.jsonl` (evaluated) and `<name>-train.jsonl`; check both digests and the
+    items."""
+    folder.mkdir(parents=True, exist_ok=True)
+    name = suite.manifest.name
+    evaluated, train = folder / f"{name}.jsonl", folder / f"{name}-train.jsonl"
+    write_conversations(evaluated, suite.evaluated)
+    write_conversations(train, suite.train)
+    for path, expected in (
+        (evaluated, suite.manifest.dataset_sha256),
+        (train, suite.manifest.train_sha256),
+    ):
+        if _sha256(path) != expected:
+            raise SuiteError(
+                f"suite {name}: {path.name} as the importers write it now differs from the "
+                "manifest's (SHA-256): an importer changed since this suite version"
+            )
+    check_items(suite)
+    return evaluated, train

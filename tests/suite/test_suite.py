@@ -1,0 +1,167 @@
+"""The shipped suites: what their manifests promise, the refusals, and a run end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from attunebench.analysis import RunLoadError, load_runs
+from attunebench.cli import app
+from attunebench.suite import SuiteError, load_manifest, suite_digest, suite_names
+from attunebench.suite.build import load_suite, missing_corpora
+
+REPO = Path(__file__).resolve().parents[2]
+V1_RUN = REPO / "tests" / "analysis" / "data" / "v1-run"
+
+
+def _chat(conversation_id: str) -> str:
+    return conversation_id.rsplit("-agent_", 1)[0]
+
+
+def test_the_mini_suite_is_part_of_the_full_one_with_ten_conversations_per_task() -> None:
+    assert {"open-v1", "open-v1-mini"} <= set(suite_names())
+    full, mini = load_manifest("open-v1"), load_manifest("open-v1-mini")
+    assert (full.tasks, full.seed, full.version) == (mini.tasks, mini.seed, mini.version)
+    for task, keys in mini.items.items():
+        assert set(keys) <= set(full.items[task])
+        assert len({key.split("|")[0] for key in keys}) >= 10, task
+    for part in full.parts:
+        evaluated = {_chat(c) for c in part.conversations}
+        # one side per chat, and no chat (either side) both evaluated and in the train split
+        assert len(evaluated) == len(part.conversations)
+        assert not evaluated & {_chat(c) for c in part.train}
+        assert all(len(sha) == 64 for sha in part.files.values())
+    assert suite_digest("open-v1") != suite_digest("open-v1-mini")
+
+
+def test_suite_list_names_each_suite_and_its_counts() -> None:
+    result = CliRunner().invoke(app, ["suite", "list"])
+    assert result.exit_code == 0, result.output
+    full = load_manifest("open-v1")
+    assert f"open-v1 version 1  digest {suite_digest('open-v1')[:12]}" in result.output
+    totals = " ".join(str(len(keys)) for keys in full.items.values())
+    assert f"all {totals}" in " ".join(result.output.replace("│", " ").split())
+
+
+def test_a_missing_corpus_is_named_with_where_it_is_expected(tmp_path: Path) -> None:
+    (tmp_path / "esconv").mkdir()
+    line = missing_corpora(load_manifest("open-v1"), tmp_path)
+    assert line is not None and "\n" not in line
+    assert f"convai1 expected at {tmp_path / 'convai1'}" in line
+    assert f"topical_chat expected at {tmp_path / 'topical_chat'}" in line
+    assert "esconv expected" not in line
+    result = CliRunner().invoke(
+        app,
+        ["run", "--suite", "open-v1", "--model", "baseline/random", "--out", str(tmp_path / "r")],
+        env={"ATTUNEBENCH_DATA_DIR": str(tmp_path)},
+    )
+    assert result.exit_code == 2
+    assert "convai1 expected at" in result.output and not (tmp_path / "r").exists()
+
+
+def test_a_suite_fixes_its_data_tasks_and_seed(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--suite",
+            "open-v1",
+            "--task",
+            "emotion",
+            "--seed",
+            "3",
+            "--model",
+            "baseline/random",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "drop --task, --seed" in result.output
+    with pytest.raises(SuiteError, match="unknown suite 'open-v9'"):
+        load_manifest("open-v9")
+
+
+def _with_suite(tmp_path: Path, name: str, suite: dict[str, str] | None) -> Path:
+    folder = tmp_path / name
+    shutil.copytree(V1_RUN, folder)
+    info = json.loads((folder / "run.json").read_text())
+    if suite is not None:
+        info["suite"] = suite
+    (folder / "run.json").write_text(json.dumps(info))
+    return folder
+
+
+def test_runs_on_different_suite_versions_or_digests_are_not_ranked(tmp_path: Path) -> None:
+    v1 = {"name": "open-v1", "version": "1", "digest": "a" * 64}
+    same = [_with_suite(tmp_path, n, v1) for n in ("one", "two")]
+    assert len(load_runs(same).runs) == 2  # the same suite: merged as before
+    for other in (
+        {**v1, "version": "2"},
+        {**v1, "digest": "b" * 64},
+        None,  # a run on no suite
+    ):
+        shutil.rmtree(tmp_path / "other", ignore_errors=True)
+        runs = [same[0], _with_suite(tmp_path, "other", other)]
+        with pytest.raises(RunLoadError) as refused:
+            load_runs(runs, allow_mixed_datasets=True)
+        message = str(refused.value)
+        assert "\n" not in message and "different suite versions or digests" in message
+        assert "open-v1 version 1, digest aaaaaaaaaaaa" in message
+
+
+def test_changed_corpus_files_are_refused(data_dir: Path, tmp_path: Path) -> None:
+    for corpus in ("esconv", "topical_chat"):
+        (tmp_path / corpus).symlink_to(data_dir / corpus)
+    (tmp_path / "convai1").mkdir()
+    (tmp_path / "convai1" / "data_1501534800.tar.gz").write_bytes(b"not the release")
+    with pytest.raises(SuiteError, match=r"convai1-human-bot: .*data_1501534800\.tar\.gz has SHA"):
+        load_suite("open-v1-mini", tmp_path)
+
+
+def test_run_and_report_the_mini_suite_with_baselines(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    train = out / "suite" / "open-v1-mini-train.jsonl"
+    models = ["baseline/random", "baseline/lexicon", f"baseline/majority?train={train}"]
+    args = ["run", "--suite", "open-v1-mini", "--out", str(out), "--no-cache", "--no-progress"]
+    for model in models:
+        args += ["--model", model]
+    result = CliRunner().invoke(app, args, env={"ATTUNEBENCH_DATA_DIR": str(data_dir)})
+    assert result.exit_code == 0, result.output
+    info = json.loads((out / "run.json").read_text())
+    manifest = load_manifest("open-v1-mini")
+    assert info["suite"] == {
+        "name": "open-v1-mini",
+        "version": "1",
+        "digest": suite_digest("open-v1-mini"),
+    }
+    assert info["dataset_sha256"] == manifest.dataset_sha256
+    assert (info["tasks"], info["seed"]) == (list(manifest.tasks), manifest.seed)
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    random_keys = {
+        "|".join((r["conversation_id"], str(r["turn_index"]), r["item_id"], r["variant"]))
+        for r in records
+        if r["model"] == "baseline/random"
+    }
+    assert random_keys == {key for keys in manifest.items.values() for key in keys}
+    report = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(out),
+            "--out",
+            str(tmp_path / "rep"),
+            "--format",
+            "json",
+            "--resamples",
+            "200",
+        ],
+    )
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    scored = {(s["model"], s["task"]) for s in summary["scores"]}
+    assert {("baseline/random", task) for task in manifest.tasks} <= scored
