@@ -148,6 +148,11 @@ def test_run_and_report_the_mini_suite_with_baselines(data_dir: Path, tmp_path: 
         if r["model"] == "baseline/random"
     }
     assert random_keys == {key for keys in manifest.items.values() for key in keys}
+    again = CliRunner().invoke(app, args, env={"ATTUNEBENCH_DATA_DIR": str(data_dir)})
+    assert again.exit_code == 0, again.output  # the same command resumes: nothing to redo
+    assert "0 calls" in again.output and len(
+        (out / "records.jsonl").read_text().splitlines()
+    ) == len(records)
     report = CliRunner().invoke(
         app,
         [
