@@ -15,11 +15,13 @@ import time
 from pathlib import Path
 
 from attunebench.data.importers import (
+    ConvAI1Importer,
     DailyDialogImporter,
     ESConvImporter,
     GoEmotionsImporter,
     Importer,
     MELDImporter,
+    TopicalChatImporter,
     USSImporter,
     import_to_file,
 )
@@ -34,6 +36,9 @@ CASES: dict[str, tuple[str, Importer]] = {
     "meld": ("meld", MELDImporter()),
     "uss": ("uss", USSImporter()),
     "goemotions": ("goemotions", GoEmotionsImporter()),
+    "convai1": ("convai1", ConvAI1Importer()),
+    "convai1-hh": ("convai1", ConvAI1Importer(variant="human-human")),
+    "topical-chat": ("topical_chat", TopicalChatImporter()),
 }
 
 
