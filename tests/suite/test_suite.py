@@ -168,5 +168,6 @@ def test_run_and_report_the_mini_suite_with_baselines(data_dir: Path, tmp_path: 
     )
     assert report.exit_code == 0, report.output
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    assert summary["provenance"]["runs"][0]["suite"] == info["suite"]
     scored = {(s["model"], s["task"]) for s in summary["scores"]}
     assert {("baseline/random", task) for task in manifest.tasks} <= scored

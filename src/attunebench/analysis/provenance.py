@@ -145,6 +145,7 @@ def provenance(
                 path=str(run.path),
                 dataset=run.info.dataset,
                 dataset_sha256=run.info.dataset_sha256,
+                suite=run.info.suite,
                 package_version=run.info.package_version,
                 seed=run.info.seed,
                 limit=run.info.limit,

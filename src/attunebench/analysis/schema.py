@@ -11,6 +11,7 @@ from typing import Any, Final, Literal
 from pydantic import Field
 
 from attunebench.frozen import Frozen
+from attunebench.records import SuiteInfo
 
 SUMMARY_FORMAT: Final = "attunebench-summary/v2"
 
@@ -410,6 +411,7 @@ class RunEntry(Frozen):
     path: str
     dataset: str
     dataset_sha256: str
+    suite: SuiteInfo | None = Field(default=None, description="The suite the run was made on.")
     package_version: str
     seed: int = Field(description="The run's own seed (its pair draws, its retries).")
     limit: int | None = None
