@@ -151,3 +151,21 @@ def test_bad_input_is_located(tmp_path: Path) -> None:
         imported(ConvAI1Importer(split="train"), folder, tmp_path / "out.jsonl")
     with pytest.raises(ImportOptionError, match=r"neither data_1501534800\.tar\.gz"):
         imported(ConvAI1Importer(split="train"), tmp_path, tmp_path / "out.jsonl")
+
+
+def test_the_command_line_keeps_the_variants_apart(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attunebench.cli import app
+
+    people = [{"id": "Alice", "userType": "Human"}, {"id": "Bob", "userType": "Human"}]
+    folder = _write(tmp_path / "convai1", [_chat()], [_chat(dialogId=9, users=people)])
+    out = tmp_path / "c.jsonl"
+    for variant, ids in (
+        ("human-bot", ["convai1-train-7"]),
+        ("human-human", ["convai1-test-9-Alice", "convai1-test-9-Bob"]),
+    ):
+        args = ["data", "import", "convai1", str(folder), "--out", str(out), "--variant", variant]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ids

@@ -125,3 +125,20 @@ def test_an_unknown_label_is_located(tmp_path: Path) -> None:
         ImportFormatError, match=r"conversation t_9: content\[1\]\.sentiment: label 'Bored'"
     ):
         imported(TopicalChatImporter(split="valid_freq"), folder, tmp_path / "out.jsonl")
+
+
+def test_the_command_line_imports_one_side_and_the_file_validates(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attunebench.cli import app
+
+    folder = _folder(tmp_path, {"t_1": _chat(), "t_2": _chat()})
+    out = tmp_path / "tc.jsonl"
+    args = ["data", "import", "topical-chat", str(folder), "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--split", "valid_freq", "--perspective", "agent_1"])
+    assert result.exit_code == 0, result.output
+    assert f"wrote 2 conversations to {out}" in result.output
+    checked = CliRunner().invoke(app, ["data", "validate", str(out)])
+    assert checked.exit_code == 0 and "valid attunebench/v1 (2 conversations" in checked.output
+    refused = CliRunner().invoke(app, [*args, "--split", "test_rare"])
+    assert refused.exit_code == 1 and "test_rare.json: file not found" in refused.output
