@@ -39,7 +39,17 @@ from attunebench.rundir import (
 
 _SHARD = re.compile(r"(\d+)/(\d+)")
 # What must be equal for shards to be one plan (servers may differ: that is the point).
-SAME = ("dataset_sha256", "tasks", "task_options", "models", "judges", "prompts", "seed", "limit")
+SAME = (
+    "dataset_sha256",
+    "tasks",
+    "task_options",
+    "models",
+    "judges",
+    "prompts",
+    "seed",
+    "limit",
+    "suite",
+)
 
 
 @dataclass(frozen=True, slots=True)
