@@ -82,7 +82,7 @@ browser:
 
 demo: install-demo
 	$(BIN)/attunebench demo --out $(DEMO_OUT)
-	@echo "attunebench is installed in $(BIN): run $(BIN)/attunebench, or 'source $(BIN)/activate' to put it on your PATH"
+	@echo "attunebench is installed in $(BIN): run $(BIN)/attunebench, or 'source $(BIN)/activate' to put it on your PATH; 'attunebench collect' needs the collect extra ($(BIN)/pip install -e '.[collect]', or make test)"
 
 # A real LLM end to end: Gemma 3 270M behind llama.cpp's server, through the openai/ provider.
 demo-llm: install-llm llama-server

@@ -98,15 +98,15 @@ def test_cli_imports_a_small_corpus(tmp_path: Path) -> None:
     assert reply.rating == 4  # the user's next row rates the replies since their last rating
     assert two.state and two.state.emotions == ("sadness",)
     assert two.responses[0].behaviors == ("lecturing",) and two.responses[0].rating == 1
-    # two other speakers: the reply names who said what
-    assert second.turns[0].responses[0].text == "kim: Hi Sam\nlee: Hey"
+    # two other speakers: their words only, never their names (a model would read them as said)
+    assert second.turns[0].responses[0].text == "Hi Sam\nHey"
 
 
 def test_user_speaker_option_and_missing_user(tmp_path: Path) -> None:
     source = _write(tmp_path / "chats.csv", ROWS)
     conversations, result = imported(_importer(user_speaker="kim"), source, tmp_path / "out.jsonl")
     [conversation] = conversations
-    assert conversation.context.opening == "sam: Hello"
+    assert conversation.context.opening == "Hello"
     assert conversation.turns[0].user == "Hi Sam"
     assert result.dropped() == {"conversations without kim": 1}
 

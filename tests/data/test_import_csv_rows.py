@@ -138,31 +138,19 @@ def test_annotators_must_agree_on_the_text(tmp_path: Path) -> None:
         imported(importer, source, tmp_path / "out.jsonl")
 
 
-def test_repeated_order_values_are_a_warning(tmp_path: Path) -> None:
+def test_repeated_order_values_are_an_error_unless_kept(tmp_path: Path) -> None:
     rows = [["c1", "1", "me", "Hello"], ["c1", "2", "bot", "Hi"], ["c1", "2", "bot", "Hey"]]
     source = _write(tmp_path / "chats.csv", ["conv", "pos", "who", "text"], rows)
     out = tmp_path / "out.jsonl"
-    run = CliRunner().invoke(
-        app,
-        [
-            "data",
-            "import",
-            "csv",
-            str(source),
-            "-o",
-            str(out),
-            "--conversation-col",
-            "conv",
-            "--speaker-col",
-            "who",
-            "--text-col",
-            "text",
-            "--order-col",
-            "pos",
-        ],
-    )
-    assert run.exit_code == 0, run.output
-    assert "warning: 1 rows repeating another row's pos in their conversation" in run.output
+    args = ["data", "import", "csv", str(source), "-o", str(out), "--conversation-col", "conv"]
+    args += ["--speaker-col", "who", "--text-col", "text", "--order-col", "pos"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 1 and not out.exists()
+    assert "chats.csv:4: pos: repeats the pos 2 of line 3" in refused.output
+    assert "--annotator-col" in refused.output and "--keep-duplicate-rows" in refused.output
+    kept = CliRunner().invoke(app, [*args, "--keep-duplicate-rows"])
+    assert kept.exit_code == 0, kept.output
+    assert "warning: 1 rows repeating another row's pos in their conversation" in kept.output
     [conversation] = read_conversations(out)
     assert conversation.turns[0].responses[0].text == "Hi\nHey"  # file order kept
 

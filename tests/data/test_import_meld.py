@@ -72,10 +72,10 @@ def test_mapping_of_a_small_dialogue(tmp_path: Path) -> None:
         ],
     )
     [conversation], _ = imported(MELDImporter("valid", "Ross"), folder, tmp_path / "out.jsonl")
-    assert conversation.context.opening == "Rachel: Hi."  # ordered by Utterance_ID
+    assert conversation.context.opening == "Hi."  # ordered by Utterance_ID; no speaker names
     first, second = conversation.turns
     assert first.user == "We were on a break!" and first.state and first.state.primary == "anger"
-    assert first.responses[0].text == "Monica: Oh no.\nChandler: Here we go."
+    assert first.responses[0].text == "Oh no.\nHere we go."
     assert second.user == "Fine." and not second.responses
 
 

@@ -7,7 +7,10 @@ reached, a mistyped or unreachable --db) ends the command with one line naming w
 from __future__ import annotations
 
 import asyncio
+import errno
+import importlib.util
 import os
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from attunebench.cli.errors import file_out, needs_extra
 from attunebench.collect import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
@@ -38,6 +42,16 @@ DbOption = Annotated[
 ]
 BaseUrl = Annotated[str, typer.Option(help="Where the app is reachable.")]
 LOCAL = "http://127.0.0.1:8000"
+# What the `collect` extra brings that every collect command imports.
+WEB_STACK = ("sqlalchemy", "alembic", "fastapi", "uvicorn", "pydantic_settings", "httpx")
+
+
+@app.callback()
+def _web_stack() -> None:
+    """Every collect command needs the web stack: say which extra brings it, not a traceback."""
+    missing = [name for name in WEB_STACK if importlib.util.find_spec(name) is None]
+    if missing:
+        needs_extra("collect", f"attunebench collect (it imports {missing[0]})", code=1)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -82,7 +96,10 @@ def init(
     check_models: Annotated[
         bool, typer.Option(help="Reach every pool model's server before storing the study.")
     ] = True,
-    base_url: BaseUrl = LOCAL,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="Where the app is reachable (default: `collect serve` prints it)."),
+    ] = None,
 ) -> None:
     """Check the study and its models, create or upgrade the database, store the study."""
     from attunebench.collect.bootstrap import init_database
@@ -99,8 +116,10 @@ def init(
     except (StudyError, PoolError, StudyMismatchError, DatabaseError) as error:
         raise _fail(str(error)) from None
     console.print(f"study [bold]{stored.study.id}[/bold] stored in {db}", highlight=False)
-    if stored.join_slug:
+    if stored.join_slug and base_url:
         console.print(f"open link: {base_url.rstrip('/')}/join/{stored.join_slug}")
+    elif stored.join_slug:
+        console.print(f"open link: /join/{stored.join_slug} (`collect serve` prints it in full)")
     if not stored.has_admin_password:
         err.print("warning: no admin password set; pass --admin-password-env to enable /admin")
 
@@ -137,6 +156,9 @@ def serve(
         verify_pool(stored.study, "the stored study", reach=False)
     except PoolError as error:
         raise _fail(str(error)) from None
+    _port_free(host, port)
+    if stored.join_slug:
+        console.print(f"open link: http://{host}:{port}/join/{stored.join_slug}", highlight=False)
     # Each worker process builds its own app from the environment (create_app reads Settings).
     os.environ["ATTUNEBENCH_COLLECT_DATABASE_URL"] = db
     if forwarded_allow_ips:
@@ -150,6 +172,17 @@ def serve(
         log_level="info",
         proxy_headers=False,  # the app trusts only the proxies its settings name
     )
+
+
+def _port_free(host: str, port: int) -> None:
+    """One line, before uvicorn starts, when the address is taken (not uvicorn's own log)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise _fail(f"port {port} on {host} is in use; choose another --port") from None
+            raise _fail(f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
 @app.command()
@@ -181,6 +214,7 @@ def export(
     ] = True,
 ) -> None:
     """Export the collected conversations as attunebench/v1, validated."""
+    file_out(out)
     from attunebench.collect import crud
     from attunebench.collect.export import export_file
 

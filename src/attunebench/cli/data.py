@@ -14,9 +14,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from attunebench.cli.data_import import app as import_app
+from attunebench.cli.errors import os_problem
+from attunebench.data.repeats import repeats
 from attunebench.data.schema import Conversation
 from attunebench.data.stats import DatasetStats, StatsBuilder
-from attunebench.data.validate import DEFAULT_MAX_LINE_BYTES, DatasetError, Problem, validate_file
+from attunebench.data.validate import (
+    DEFAULT_MAX_LINE_BYTES,
+    DatasetError,
+    FileReport,
+    Problem,
+    validate_file,
+)
 
 app = typer.Typer(
     help="Inspect, validate, import and export attunebench/v1 datasets.", no_args_is_help=True
@@ -53,11 +61,27 @@ def validate(
     max_line_bytes: MaxLineBytes = DEFAULT_MAX_LINE_BYTES,
     show: Annotated[int, typer.Option(min=0, help="How many problems to print.")] = SHOW_DEFAULT,
 ) -> None:
-    """Check files against attunebench/v1; print every problem as FILE:LINE: WHERE: WHAT."""
-    reports = [validate_file(f, max_line_bytes=max_line_bytes) for f in files]
+    """Check files against attunebench/v1; print every problem as FILE:LINE: WHERE: WHAT,
+    and warn of runs of identical turns or lines (a corpus imported once per annotator)."""
+    found: list[str] = []
+
+    def check(file: Path) -> FileReport:
+        def on_valid(conversation: Conversation) -> None:
+            found.extend(f"warning: {file}: {r}" for r in repeats(conversation))
+
+        return validate_file(file, max_line_bytes=max_line_bytes, on_valid=on_valid)
+
+    reports = [check(f) for f in files]
     problems = [p for r in reports for p in r.problems]
     total = sum(r.problem_count for r in reports)
     _print_problems(problems, total, show)
+    for line in found[:show]:
+        typer.echo(line)
+    if found:
+        typer.echo(
+            f"{len(found)} runs of identical turns or lines: several annotators' rows of one "
+            "utterance? (data import csv --annotator-col merges them)"
+        )
     for report in reports:
         typer.echo(report.summary())
     if total:
@@ -257,8 +281,8 @@ def _run_io(action: Callable[[], int]) -> int:
     except DatasetError as exc:
         _print_problems(exc.problems, exc.count, SHOW_DEFAULT)
         typer.echo(exc.report.summary())
-    except (FileExistsError, OSError) as exc:
-        typer.echo(f"error: {exc}")
+    except OSError as exc:
+        typer.echo(f"error: {os_problem(exc)}", err=True)
     except ImportError as exc:
         # pyarrow (Parquet) and datasets (hf folders) are extras, not core dependencies.
         extra = "hub" if (exc.name or "").startswith("datasets") else "parquet"

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from attunebench.cli.errors import os_problem
 from attunebench.data.importers import (
     ConvAI1Importer,
     CsvImporter,
@@ -74,7 +75,8 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
             )
         except (ImportFormatError, ImportOptionError, UnknownTaxonomyError, OSError) as error:
             progress.stop()
-            errors.print(f"[red]error:[/] {escape(str(error))}")
+            said = os_problem(error) if isinstance(error, OSError) else str(error)
+            errors.print(f"[red]error:[/] {escape(said)}")
             errors.print(f"nothing written to {escape(str(out))}")
             raise typer.Exit(1) from None
     console.print(f"wrote {result.written} conversations to {escape(str(out))}")
@@ -228,6 +230,14 @@ def csv_command(
         str | None,
         typer.Option(help="Column naming the annotator, where several labelled each utterance."),
     ] = None,
+    keep_duplicate_rows: Annotated[
+        bool,
+        typer.Option(
+            "--keep-duplicate-rows",
+            help="Keep rows repeating another's --order-col value as utterances of their own "
+            "(without it they are an error: several annotators' rows need --annotator-col).",
+        ),
+    ] = False,
     annotator_merge: Annotated[
         Literal["majority", "union", "first"],
         typer.Option(help="How annotators' labels of one utterance merge."),
@@ -284,6 +294,7 @@ def csv_command(
         order_col=order_col,
         annotator_col=annotator_col,
         annotator_merge=annotator_merge,
+        keep_duplicate_rows=keep_duplicate_rows,
         context_cols=tuple(context_col or ()),
         user_speaker=user_speaker,
         taxonomy=taxonomy,

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from attunebench.cli.errors import folder_out
 from attunebench.data.validate import DatasetError
 
 app = typer.Typer(help="AttuneBench's tasks for other evaluation harnesses.", no_args_is_help=True)
@@ -21,6 +22,7 @@ def lm_eval(
     folder: Annotated[Path, typer.Option("--out", help="The task folder to write.")],
 ) -> None:
     """Write the choice tasks as lm-evaluation-harness multiple_choice tasks."""
+    folder_out(folder)
     from attunebench.export.lm_eval import PREFIX, export
 
     try:

@@ -7,11 +7,14 @@ other commands do not pay for it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from attunebench.cli.errors import fail as _fail
+from attunebench.cli.errors import folder_out
 
 if TYPE_CHECKING:
     from attunebench.analysis.power import PowerCurve
@@ -24,12 +27,6 @@ FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
 RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
 SIMULATIONS = 1000  # analysis.power.DEFAULT_SIMULATIONS
 DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
-
-
-def _fail(message: str) -> NoReturn:
-    err.print("error:", style="bold red", end=" ")
-    err.print(message, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def report(
@@ -61,6 +58,7 @@ def report(
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
     if cluster not in ("conversation", "participant"):
         raise typer.BadParameter("must be conversation or participant", param_hint="--cluster")
+    folder_out(out_dir)
     try:
         runs = load_runs(rundirs, dataset=data, allow_mixed_datasets=allow_mixed_data)
         options = Options(

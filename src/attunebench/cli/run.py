@@ -249,6 +249,9 @@ def run(
             shard=share,
         )
         result = asyncio.run(run_engine(config))
+    except ModelsFileError as error:
+        said = str(error)
+        _fail(f"{models_file}: {said}" if said.startswith("models.") else said)
     except CLEAR_ERRORS as error:
         _fail(str(error))
     except FileNotFoundError as error:

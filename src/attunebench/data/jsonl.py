@@ -8,6 +8,7 @@ complete, so a failure never leaves a partial output file behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -42,6 +43,11 @@ def conversation_line(conversation: Conversation) -> str:
 def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file beside `path`; rename it over `path` only on success."""
     target = Path(path)
+    if target.is_dir():  # said before the temporary file exists, so no message names it
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(target))
+    folder = next((p for p in target.parents if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a folder", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:

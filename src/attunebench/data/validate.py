@@ -90,6 +90,9 @@ class DatasetError(ValueError):
         self.problems = report.problems
         self.count = report.problem_count
         lines = [str(p) for p in report.problems[:shown]]
+        if self.count == 1 and report.problems[0].line is None:  # about the whole file: one line
+            super().__init__(lines[0])
+            return
         if self.count > len(lines):
             lines.append(f"... and {self.count - len(lines)} more problems")
         super().__init__(f"{report.summary()}\n" + "\n".join(lines))
@@ -203,6 +206,25 @@ def _check_line(tally: _Tally, line: _Line, obj: object) -> Conversation | None:
     return conversation
 
 
+def _tabular(path: str | Path, handle: BinaryIO) -> str | None:
+    """Why a CSV or TSV file given for a dataset is refused as a whole (not problem by problem),
+    with the command that imports it; None for anything else. A JSON Lines record starts
+    with `{`, which no header row does."""
+    start = handle.readline(4096).lstrip(b"\xef\xbb\xbf").lstrip()
+    handle.seek(0)
+    suffix = Path(path).suffix.lower()
+    if start.startswith(b"{") or not (
+        suffix in (".csv", ".tsv") or b"," in start or b"\t" in start
+    ):
+        return None
+    kind = "TSV" if suffix == ".tsv" or b"\t" in start else "CSV"
+    return (
+        f"a {kind} file, not attunebench/v1 JSON Lines: import it first with "
+        f"`attunebench data import csv {path} --out {Path(path).with_suffix('.jsonl')} "
+        "--conversation-col ... --speaker-col ... --text-col ...` (docs/data.md)"
+    )
+
+
 def validate_file(
     path: str | Path,
     *,
@@ -222,6 +244,10 @@ def validate_file(
         tally.add(Problem(tally.file, None, f"cannot read file: {exc.strerror or exc}"))
         return tally.report()
     with handle:
+        tabular = _tabular(path, handle)
+        if tabular is not None:
+            tally.add(Problem(tally.file, None, tabular))
+            return tally.report()
         for line in _lines(handle, max_line_bytes):
             tally.lines += 1
             if line.raw is not None and not line.raw.strip():

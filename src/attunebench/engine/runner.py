@@ -184,15 +184,18 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
         if records_path.exists():
             raise RunDirError(f"{rundir} has {RECORDS_FILE} but no {RUN_FILE}: not a run directory")
         return info, []
+    latest = {r.key: r for r in read_records(records_path)} if records_path.exists() else {}
+    kept = [r for r in latest.values() if r.status != "failed"]  # the last record of a key wins
     differs = [name for name in PLAN_FIELDS if _plan_value(old, name) != _plan_value(info, name)]
-    if differs:
+    if differs and kept:
         raise RunDirError(
             f"{rundir} holds a different run (it differs in {', '.join(differs)}); "
             "use a new --out, or the same options to resume it"
         )
-    latest = {r.key: r for r in read_records(records_path)}  # the last record of a key wins
-    kept = [r for r in latest.values() if r.status != "failed"]
-    rewrite_records(records_path, kept)  # drops a torn last line and superseded failures
+    if records_path.exists():
+        rewrite_records(records_path, kept)  # drops a torn last line and superseded failures
+    if differs:  # a plan that failed before answering anything holds nothing to keep
+        return info, []
     return info.model_copy(update={"started_at": old.started_at}), kept
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.limits import Endpoint
 from attunebench.models.base import Provider
-from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.modelsfile import ModelEntry, ModelsFileError, option_error
 from attunebench.models.registry import ProviderConfigError, make_provider
 
 
@@ -45,7 +45,7 @@ async def bind_models(
     made: dict[str, tuple[ModelEntry, Provider]] = {}
     try:
         for name, entry in _unique(entries).items():
-            provider = overrides.get(name) or make_provider(entry.spec, **entry.provider_options())
+            provider = overrides.get(name) or _make(entry)
             made[name] = (entry, provider)
         endpoints = _endpoints(made, concurrency)
         if check:
@@ -57,6 +57,17 @@ async def bind_models(
         name: BoundModel(entry, provider, endpoints[name], entry.cache_identity())
         for name, (entry, provider) in made.items()
     }
+
+
+def _make(entry: ModelEntry) -> Provider:
+    try:
+        return make_provider(entry.spec, **entry.provider_options())
+    except TypeError as error:  # a provider's keyword options: a misspelt one is the user's
+        raise option_error(entry, error) from None
+    except ProviderConfigError as error:
+        if entry.name == entry.spec:
+            raise
+        raise ModelsFileError(f"models.{entry.name}: {error}") from None
 
 
 def _endpoint_name(name: str, provider: Provider) -> str:

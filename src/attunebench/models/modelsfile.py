@@ -38,7 +38,10 @@ docs/scale.md for sharding a run across machines.
 
 from __future__ import annotations
 
+import inspect
+import re
 import tomllib
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,7 +54,7 @@ from pydantic import (
 
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
-from attunebench.models.registry import SpecError, parse_spec
+from attunebench.models.registry import PROVIDERS, SpecError, parse_spec
 
 # Provider options that change how a call travels, not what comes back.
 TRANSPORT_OPTIONS = frozenset(
@@ -256,6 +259,32 @@ def _describe(error: ValidationError, prefix: tuple[str, ...]) -> str:
     problem = error.errors()[0]
     where = ".".join((*prefix, *(str(part) for part in problem["loc"])))
     return f"{where}: {problem['msg']}"
+
+
+def option_error(entry: ModelEntry, error: TypeError) -> ModelsFileError:
+    """A provider refusing an `options` key, worded like a misspelt top-level key: the field,
+    and the options that provider takes. Any other TypeError is a bug and is raised as is."""
+    found = re.search(r"unexpected keyword argument '(\w+)'", str(error))
+    if found is None:
+        raise error
+    prefix = parse_spec(entry.spec)[0]
+    known = ", ".join(_option_names(prefix)) or "none"
+    return ModelsFileError(
+        f"models.{entry.name}.options.{found.group(1)}: not an option of {prefix}/ models "
+        f"(options: {known})"
+    )
+
+
+def _option_names(prefix: str) -> list[str]:
+    """The keyword options the provider class a factory returns takes (from its signature)."""
+    try:
+        made = typing.get_type_hints(PROVIDERS.get(prefix)).get("return")
+        parameters = inspect.signature(made).parameters.values() if made else ()
+    except (NameError, TypeError, ValueError):  # not introspectable: say nothing rather than guess
+        return []
+    skipped = {"self", "model", "name", "spec"}
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sorted(p.name for p in parameters if p.kind in kinds and p.name not in skipped)
 
 
 def resolve_model(ref: str, entries: dict[str, ModelEntry]) -> ModelEntry:

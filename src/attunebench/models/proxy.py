@@ -34,9 +34,9 @@ import numpy as np
 import numpy.typing as npt
 
 from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
-from attunebench.models.embeddings import DEFAULT_ENCODER, load_encoder
+from attunebench.models.embeddings import DEFAULT_ENCODER, EncoderUnavailableError, load_encoder
 from attunebench.models.hints import HintKind, TaskHint
-from attunebench.models.registry import PROVIDERS
+from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 TIE_MARGIN = 1e-6
 ALIASES = {"minilm": DEFAULT_ENCODER}
@@ -127,6 +127,14 @@ class ProxyJudge(Provider):
             if self._encoder is None:
                 self._encoder = CachedEncoder(load_encoder(self._encoder_name))
             return self._encoder
+
+    async def check(self) -> None:
+        """Load the encoder before the run, so a mistyped name stops it at plan time, whether or
+        not the data has anything to judge."""
+        try:
+            await asyncio.to_thread(self._load)
+        except EncoderUnavailableError as error:
+            raise ProviderConfigError(f"{self.spec}: {error}") from None
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None

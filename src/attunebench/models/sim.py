@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationError, field_validator
 
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
@@ -41,6 +41,18 @@ class OracleOptions(Frozen):
     seed: int = 0
     accuracy: dict[str, float] = Field(default_factory=dict)
     response_quality: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    @field_validator("accuracy")
+    @classmethod
+    def _known_tasks(cls, accuracy: dict[str, float]) -> dict[str, float]:
+        """A misspelt task would silently get the default accuracy: refuse it."""
+        tasks = sorted({TASK_OF.get(kind, kind) for kind in KINDS})
+        for task, chance in accuracy.items():
+            if task not in tasks:
+                raise ValueError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
+            if not 0.0 <= chance <= 1.0:
+                raise ValueError(f"{task} = {chance} is not a chance between 0 and 1")
+        return accuracy
 
 
 class Oracle(Provider):
@@ -144,6 +156,11 @@ def make_sim(model: str, **options: Any) -> Provider:
         raise SpecError(f"model spec 'sim/{model}': the simulated models are oracle and judge")
     try:
         parsed = OracleOptions.model_validate(options)
-    except ValueError as error:
-        raise SpecError(f"model spec 'sim/{model}': {error}") from None
+    except ValidationError as error:  # worded as the baselines' options are, not pydantic's dump
+        problems = "; ".join(
+            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: "
+            + e["msg"].removeprefix("Value error, ")
+            for e in error.errors()
+        )
+        raise SpecError(f"model spec 'sim/{model}': {problems}") from None
     return Oracle(model, parsed)

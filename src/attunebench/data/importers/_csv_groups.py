@@ -2,8 +2,10 @@
 
 - A conversation is a contiguous run of rows sharing the values of its key columns (one column,
   or several for a corpus keyed by, say, season, episode and scene), so a large file streams.
-- Within one, rows are in file order, or sorted by the order column (ties keep file order, and
-  are counted as a warning, since rows meant to be one utterance usually share it).
+- Within one, rows are in file order, or sorted by the order column. Rows sharing an order value
+  are usually several annotators' rows of one utterance: they are merged (an annotator column
+  given), kept in file order with a warning (asked for), or refused, naming the flags, since
+  kept they would repeat the utterance once per annotator.
 - Several annotators' rows of one utterance (the same order value, or without an order column
   the same consecutive speaker and text) become one utterance: `majority` keeps the labels more
   than half of its rows give, `union` every label, `first` the first row's; a rating is the
@@ -21,6 +23,7 @@ from typing import Literal
 from attunebench.data.importers._base import ImportFormatError, ImportOptionError, Location, Tally
 
 Merge = Literal["majority", "union", "first"]
+Ties = Literal["merge", "keep", "refuse"]
 MERGES: tuple[Merge, ...] = ("majority", "union", "first")
 Record = tuple[Location, dict[str, str]]
 
@@ -75,14 +78,26 @@ def grouped(records: Iterator[Record], keys: Sequence[str]) -> Iterator[list[Rec
         yield current
 
 
-def in_order(rows: list[Row], column: str | None, warn_ties: bool, tally: Tally) -> list[Row]:
+def in_order(rows: list[Row], column: str | None, ties: Ties, tally: Tally) -> list[Row]:
     if column is None:
         return rows
     ordered = sorted(rows, key=lambda row: row.order or 0.0)
-    if warn_ties:
-        ties = sum(n - 1 for n in Counter(row.order for row in rows).values())
-        warning = f"rows repeating another row's {column} in their conversation (file order kept)"
-        tally[f"warning:{warning}"] += ties
+    if ties == "merge":
+        return ordered
+    first: dict[float | None, Row] = {}
+    for row in rows:
+        earlier = first.setdefault(row.order, row)
+        if earlier is row:
+            continue
+        if ties == "refuse":
+            raise ImportFormatError(
+                row.location,
+                column,
+                f"repeats the {column} {row.order:g} of line {earlier.location.line} in its "
+                "conversation (several annotators' rows of one utterance?): merge them with "
+                "--annotator-col COLUMN, or keep every row with --keep-duplicate-rows",
+            )
+        tally[f"warning:rows repeating another row's {column} in their conversation (kept)"] += 1
     return ordered
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import csv
+import itertools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -15,11 +17,18 @@ from attunebench.data.importers._base import (
 
 
 def csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[Location, list[str]]]:
-    """Each non-empty record with the line it ends on (quoted fields may span lines)."""
+    """Each non-empty record with the line it ends on (quoted fields may span lines).
+
+    A quote left open swallows every following row into one field, and Python's reader
+    accepts that at the end of the file: a last record spanning several lines is read again,
+    strictly, and refused if its quote never closes.
+    """
     with open(require_file(path), encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
+        started, ended = 1, 0  # the lines the last record started and ended on
         try:
             for values in reader:
+                started, ended = ended + 1, reader.line_num
                 if values:
                     yield Location(path, reader.line_num), values
         except UnicodeDecodeError as error:
@@ -28,6 +37,26 @@ def csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[Location, li
             ) from None
         except csv.Error as error:
             raise ImportFormatError(Location(path, reader.line_num), "row", str(error)) from None
+    if ended > started:
+        _check_closed(path, delimiter, started)
+
+
+def _check_closed(path: Path, delimiter: str, start: int) -> None:
+    """Refuse a file whose last record, from line `start`, ends inside a quoted field."""
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        rest = itertools.islice(handle, start - 1, None)
+        try:
+            for _ in csv.reader(rest, delimiter=delimiter, strict=True):
+                pass
+        except csv.Error as error:
+            if "unexpected end of data" not in str(error):
+                return  # some other irregularity, which the lenient reading accepted
+            raise ImportFormatError(
+                Location(path, start),
+                "row",
+                "a quote opened in this row is never closed, so every line after it would be "
+                "one field",
+            ) from None
 
 
 def csv_rows(
@@ -56,3 +85,24 @@ def csv_rows(
                 location, "row", f"{len(values)} fields but the header has {len(header)}"
             )
         yield location, dict(zip(header, values, strict=True))
+
+
+def speaker_name(cell: str) -> str:
+    """A speaker cell as a name: a Python list literal of names (EmoryNLP writes
+    `['Joey Tribbiani']`) gives the names it lists, joined by " and "; anything else is itself.
+
+    >>> speaker_name("['Joey Tribbiani']"), speaker_name("['Ross Geller', 'Rachel Green']")
+    ('Joey Tribbiani', 'Ross Geller and Rachel Green')
+    >>> speaker_name("[laughs]")
+    '[laughs]'
+    """
+    value = cell.strip()
+    if not (value.startswith("[") and value.endswith("]")):
+        return value
+    try:
+        names = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return value
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        return value
+    return " and ".join(name.strip() for name in names)

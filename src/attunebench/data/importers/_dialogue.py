@@ -39,9 +39,8 @@ class Dialogue:
     turns: tuple[Turn, ...]
 
 
-def _text(block: Sequence[Utterance], name_speakers: bool) -> str:
-    if name_speakers:
-        return "\n".join(f"{u.speaker}: {u.text}" for u in block)
+def _text(block: Sequence[Utterance]) -> str:
+    # Only what was said: a speaker's name (a column value, a list literal) is no part of it.
     return "\n".join(u.text for u in block)
 
 
@@ -82,16 +81,14 @@ def _feedback_targets(
     return ratings, given
 
 
-def build_dialogue(
-    utterances: Iterable[Utterance], *, reply_id: str, tally: Tally, name_speakers: bool = False
-) -> Dialogue:
+def build_dialogue(utterances: Iterable[Utterance], *, reply_id: str, tally: Tally) -> Dialogue:
     """Merge runs of one side, then pair each user message with the reply that followed it."""
     blocks = [(is_user, list(run)) for is_user, run in groupby(utterances, key=lambda u: u.is_user)]
     ratings, feedback = _feedback_targets(blocks, tally)
     opening = None
     if blocks and not blocks[0][0]:
         opening_block = blocks[0][1]
-        opening = _text(opening_block, name_speakers)
+        opening = _text(opening_block)
         labelled = sum(1 for u in opening_block if u.behaviors or u.rating is not None)
         if labelled:
             tally["dropped:labels of opening utterances"] += labelled
@@ -106,7 +103,7 @@ def build_dialogue(
             responses = (
                 Response(
                     id=reply_id,
-                    text=_text(reply, name_speakers),
+                    text=_text(reply),
                     behaviors=unique([b for u in reply for b in u.behaviors]),
                     rating=sum(own) / len(own) if own else ratings.get(index + 1),
                 ),

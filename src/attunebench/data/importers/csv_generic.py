@@ -3,8 +3,13 @@
 How rows become conversations and utterances (keys of one or several columns, order, merged
 annotators) is `_csv_groups`'. One speaker is the user (each conversation's first speaker unless
 `user_speaker` names one, and then a name that matches nobody is an error); every other
-speaker's rows between two user messages form the reply, prefixed with speaker names when a
-conversation has several other speakers.
+speaker's rows between two user messages form the reply. Speaker names are never written into
+the text (a model would read them as said); a speaker cell holding a Python list literal
+(EmoryNLP's `['Joey Tribbiani']`) is read as the names it lists.
+
+Rows of one conversation repeating an order value are usually several annotators' rows of one
+utterance: without `annotator_col` they are an error naming `--annotator-col`, unless
+`keep_duplicate_rows` keeps each row as an utterance of its own.
 
 Optional label columns, values split on `label_sep`:
 - `emotion_col` on a user row: the user's state at that turn;
@@ -51,12 +56,13 @@ from attunebench.data.importers._csv_context import (
 from attunebench.data.importers._csv_groups import (
     Record,
     Row,
+    Ties,
     grouped,
     in_order,
     merge_annotators,
     merge_rule,
 )
-from attunebench.data.importers._csv_rows import csv_rows
+from attunebench.data.importers._csv_rows import csv_rows, speaker_name
 from attunebench.data.importers._dialogue import Utterance, build_dialogue
 from attunebench.data.importers._label_sets import (
     Labeller,
@@ -75,7 +81,6 @@ class Parts:
     location: Location
     utterances: list[Utterance]
     context: dict[str, Any]
-    name_speakers: bool
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ class CsvImporter:
     rating_high: float | None = None
     label_sep: str = ","
     delimiter: str = ","
+    keep_duplicate_rows: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -187,9 +193,7 @@ class CsvImporter:
                     "/".join(self.keys),
                     f"id {conversation_id!r} is also the id of the conversation on line {first}",
                 )
-            dialogue = build_dialogue(
-                parts.utterances, reply_id="reply", tally=tally, name_speakers=parts.name_speakers
-            )
+            dialogue = build_dialogue(parts.utterances, reply_id="reply", tally=tally)
             yield conversation(
                 parts.location,
                 id=conversation_id,
@@ -224,7 +228,7 @@ class CsvImporter:
             rows = in_order(
                 [self._row(record) for record in group],
                 self.order_col,
-                warn_ties=self.annotator_col is None,
+                ties=self._ties(),
                 tally=tally,
             )
             if self.annotator_col is not None:
@@ -236,7 +240,6 @@ class CsvImporter:
                 tally[f"dropped:conversations without {user}"] += 1
                 continue
             matched = True
-            others = {row.speaker for row in rows} - {user}
             yield Parts(
                 key=tuple(group[0][1][column].strip() for column in self.keys),
                 location=rows[0].location,
@@ -244,7 +247,6 @@ class CsvImporter:
                     self._utterance(row, row.speaker == user, labeller, tally) for row in rows
                 ],
                 context=context_values(rows, context_targets(self.context_cols), labeller),
-                name_speakers=len(others) > 1,
             )
         if not matched:
             seen = ", ".join(repr(s) for s, _ in speakers_seen.most_common(8)) or "none"
@@ -252,6 +254,12 @@ class CsvImporter:
                 f"{source}: --user-speaker {self.user_speaker!r} matches no speaker "
                 f"({self.speaker_col} values, most frequent first: {seen})"
             )
+
+    def _ties(self) -> Ties:
+        """What rows sharing an order value are: annotators' (merged later), kept, or refused."""
+        if self.annotator_col is not None:
+            return "merge"
+        return "keep" if self.keep_duplicate_rows else "refuse"
 
     def _split(self, values: dict[str, str], column: str | None) -> tuple[str, ...]:
         if column is None:
@@ -263,7 +271,7 @@ class CsvImporter:
         return Row(
             location=location,
             values=values,
-            speaker=text(values[self.speaker_col], location, self.speaker_col),
+            speaker=speaker_name(text(values[self.speaker_col], location, self.speaker_col)),
             text=text(values[self.text_col], location, self.text_col),
             emotions=self._split(values, self.emotion_col),
             behaviors=self._split(values, self.behavior_col),

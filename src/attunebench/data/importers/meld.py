@@ -3,8 +3,8 @@
 A dialogue is the rows sharing `Dialogue_ID` within one split, ordered by `Utterance_ID`. The
 format has one user, so one speaker is chosen as the user (the dialogue's first speaker unless
 `user_speaker` names one); everything the others say between two of the user's messages is the
-reply, each line prefixed with its speaker's name when more than one other person speaks in the
-dialogue. Emotions were given by crowd workers (third-party): the user's become the turn's
+reply, one line each (speaker names are never written into the text, which a model would read
+as said). Emotions were given by crowd workers (third-party): the user's become the turn's
 state; the others' have no field and are counted as dropped, as is the sentiment column.
 """
 
@@ -93,7 +93,6 @@ class MELDImporter:
         if all(row.speaker != user for row in rows):
             tally[f"dropped:dialogues without {user}"] += 1
             return None
-        others = {row.speaker for row in rows} - {user}
         tally["dropped:emotions of other speakers"] += sum(row.speaker != user for row in rows)
         utterances = [
             Utterance(
@@ -104,9 +103,7 @@ class MELDImporter:
             )
             for row in rows
         ]
-        dialogue = build_dialogue(
-            utterances, reply_id="others", tally=tally, name_speakers=len(others) > 1
-        )
+        dialogue = build_dialogue(utterances, reply_id="others", tally=tally)
         return conversation(
             rows[0].location,
             id=conversation_id,
@@ -129,8 +126,8 @@ SOURCE = Source(
     provenance={"state": "third-party"},
     notes=(
         "Scripted multi-party TV dialogue. The user is one speaker (by default each dialogue's "
-        "first); the other speakers' lines between the user's messages are the reply, prefixed "
-        "with speaker names when several others speak. Emotions are crowd workers' labels "
+        "first); the other speakers' lines between the user's messages are the reply (speaker "
+        "names are not written into the text). Emotions are crowd workers' labels "
         "(third-party); only the user's are imported, as state; sentiment is not imported."
     ),
 )

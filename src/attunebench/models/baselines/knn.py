@@ -53,12 +53,14 @@ from attunebench.models.baselines.base import (
 )
 from attunebench.models.baselines.train import TrainSet, load_train_set
 from attunebench.models.embeddings import (
+    EncoderUnavailableError,
     EncodingStopped,
     TextEncoder,
     encode_stored,
     load_encoder,
 )
 from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.registry import ProviderConfigError
 
 Matrix = npt.NDArray[np.float32]
 # Which train texts a hint kind is answered from (a pairwise judge picks as preference does).
@@ -129,7 +131,10 @@ class KnnBaseline(Fitted):
 
     async def check(self) -> None:
         """Load the encoder now, so a missing one fails before a run starts rather than in it."""
-        await asyncio.to_thread(self._fitted_encoder)
+        try:
+            await asyncio.to_thread(self._fitted_encoder)
+        except EncoderUnavailableError as error:
+            raise ProviderConfigError(f"{self.spec}: {error}") from None
 
     async def prepare(self, preparation: Preparation) -> None:
         """Embed the train texts of every kind the run will ask, or load them from the cache

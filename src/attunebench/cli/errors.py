@@ -1,0 +1,50 @@
+"""How a command says the user got something wrong: one plain line on stderr, then its exit code.
+
+Checks that cost nothing run before any work (an `--out` that is a file where a folder is
+wanted), so a mistake never costs a whole analysis first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True)
+USAGE = 2  # what was asked cannot be done as asked
+
+
+def fail(message: str, code: int = USAGE) -> NoReturn:
+    """Print `error: MESSAGE` (plain text: messages hold paths and field names like turns[2])."""
+    err.print("error:", style="bold red", end=" ")
+    err.print(message, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def os_problem(error: OSError) -> str:
+    """An operating-system error as `PATH: what is wrong`, naming the path the user gave."""
+    reason = (error.strerror or str(error)).lower()
+    return reason if error.filename is None else f"{error.filename}: {reason}"
+
+
+def folder_out(path: Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output folder that is an existing file."""
+    if path.exists() and not path.is_dir():
+        fail(f"{option} {path} is a file; give a folder (it is created if missing)")
+
+
+def file_out(path: Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output file that is an existing folder."""
+    if path.is_dir():
+        fail(f"{option} {path} is a folder; give a file name, such as {path / 'out.jsonl'}")
+
+
+def needs_extra(extra: str, what: str, code: int = USAGE) -> NoReturn:
+    """A command whose libraries are not installed: say which extra brings them."""
+    fail(
+        f"{what} needs the `{extra}` extra: pip install 'attunebench[{extra}]' "
+        f"(in a clone: .venv/bin/pip install -e '.[{extra}]')",
+        code,
+    )

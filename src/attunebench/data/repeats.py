@@ -1,0 +1,74 @@
+"""Runs of identical turns or lines: the trace of a corpus imported one row per annotator.
+
+A valid file can still be corrupt: a CSV holding each utterance once per annotator, imported
+without merging them, repeats every utterance ("Yeah." ten times over), either as consecutive
+turns with the same words or, where one side's rows are merged into one message, as a message
+whose lines repeat. `data validate` reports both as warnings, since a person may repeat
+themselves; the fix is usually `data import csv --annotator-col`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import groupby
+
+from attunebench.data.schema import Conversation, Turn
+
+# A line said twice in a row is common (ESConv's supporters re-sent 11 lines in the 2,295 replies
+# of its test split); three times is rarer (MELD 6 runs in 1,432 dialogues, USS 4 in 2,000), and
+# a corpus kept once per annotator repeats every utterance that often.
+MIN_LINE_RUN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """One run: where it is, and what repeats how often."""
+
+    conversation_id: str
+    turn: int
+    what: str
+    times: int
+
+    def __str__(self) -> str:
+        return f"conversation {self.conversation_id}, turn {self.turn}: {self.what} {self.times}x"
+
+
+def _said(turn: Turn) -> tuple[str, tuple[str, ...]]:
+    return turn.user, tuple(response.text for response in turn.responses)
+
+
+def _line_runs(text: str) -> Iterator[tuple[str, int]]:
+    lines = [line.strip() for line in text.splitlines()]
+    for line, run in groupby(lines):
+        times = sum(1 for _ in run)
+        if line and times >= MIN_LINE_RUN:
+            yield line, times
+
+
+def repeats(conversation: Conversation) -> list[Repeat]:
+    """Every run of identical consecutive turns, and of `MIN_LINE_RUN` or more identical lines
+    within one message."""
+    found: list[Repeat] = []
+    turns = conversation.turns
+    start = 0
+    while start < len(turns):
+        end = start + 1
+        while end < len(turns) and _said(turns[end]) == _said(turns[start]):
+            end += 1
+        if end - start > 1:
+            what = f"the same user message and reply ({_short(turns[start].user)}) repeats"
+            found.append(Repeat(conversation.id, turns[start].index, what, end - start))
+        start = end
+    for turn in turns:
+        texts = [("user message", turn.user), *(("reply", r.text) for r in turn.responses)]
+        for where, text in texts:
+            for line, times in _line_runs(text):
+                what = f"the {where} repeats the line {_short(line)}"
+                found.append(Repeat(conversation.id, turn.index, what, times))
+    return found
+
+
+def _short(text: str, limit: int = 40) -> str:
+    one = " ".join(text.split())
+    return repr(one if len(one) <= limit else one[: limit - 1] + "…")
