@@ -16,10 +16,10 @@ from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.judge.verdicts import parse_pairwise, parse_rubric
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline, TrainSetError
-from attunebench.models.embeddings import EncoderUnavailableError, SentenceEncoder, load_encoder
+from attunebench.models.embeddings import SentenceEncoder, load_encoder
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.models.registry import Provider, SpecError, make_provider
+from attunebench.models.registry import Provider, ProviderConfigError, SpecError, make_provider
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Output
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
@@ -325,7 +325,7 @@ async def test_knn_answers_with_the_nearest_train_example(
 async def test_knn_check_refuses_an_encoder_it_cannot_load(train_file: Path) -> None:
     provider = make_provider("baseline/knn", train=str(train_file), encoder="no-org/no-encoder")
     assert isinstance(provider, KnnBaseline)
-    with pytest.raises(EncoderUnavailableError, match="no local copy"):
+    with pytest.raises(ProviderConfigError, match=r"baseline/knn.*no local copy"):
         await provider.check()
 
 
