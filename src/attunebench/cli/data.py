@@ -15,6 +15,7 @@ from rich.table import Table
 
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import os_problem
+from attunebench.data.jsonl import write_conversations
 from attunebench.data.repeats import repeats
 from attunebench.data.schema import Conversation
 from attunebench.data.stats import DatasetStats, StatsBuilder
@@ -23,6 +24,7 @@ from attunebench.data.validate import (
     DatasetError,
     FileReport,
     Problem,
+    load_validated,
     validate_file,
 )
 
@@ -235,6 +237,47 @@ def _print_stats(name: str, s: DatasetStats) -> None:
         _table(
             f"Participants by {trait}", _share(values, s.participants), "value", "count", "share"
         )
+
+
+@app.command("split")
+def split_command(
+    file: Annotated[Path, typer.Argument(help="A valid JSON Lines file.")],
+    train: Annotated[float, typer.Option(help="The share of conversations for train.")] = 0.8,
+    seed: Annotated[int, typer.Option(help="Seed of the shuffle.")] = 0,
+    stratify: Annotated[
+        str | None,
+        typer.Option(help="A field (context.emotion, participant.traits.X) to split by value."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Prefix of the two files (default: FILE without .jsonl)."),
+    ] = None,
+) -> None:
+    """Split whole conversations into PREFIX.train.jsonl and PREFIX.test.jsonl (seeded)."""
+    from attunebench.data.split import SplitError, split
+
+    prefix = out if out is not None else file.with_suffix("")
+    paths = (
+        prefix.with_name(prefix.name + ".train.jsonl"),
+        prefix.with_name(prefix.name + ".test.jsonl"),
+    )
+    try:
+        made = split(load_validated(file), train, seed, stratify)
+    except DatasetError as exc:
+        _print_problems(exc.problems, exc.count, SHOW_DEFAULT)
+        typer.echo(f"{exc.report.summary()}; fix them first (attunebench data validate)")
+        raise typer.Exit(1) from None
+    except SplitError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    _run_io(lambda: write_conversations(paths[0], made.train))
+    _run_io(lambda: write_conversations(paths[1], made.test))
+    typer.echo(
+        f"wrote {len(made.train)} conversations to {paths[0]} and {len(made.test)} to {paths[1]}"
+    )
+    if stratify:
+        for value, (to_train, to_test) in made.strata.items():
+            typer.echo(f"  {stratify} = {value}: {to_train} train, {to_test} test")
 
 
 class ExportFormat(StrEnum):
