@@ -21,6 +21,7 @@ from attunebench.engine import (
     default_cache_path,
     merge_shards,
     parse_shard,
+    read_ledger,
     task_names,
 )
 from attunebench.engine import run as run_engine
@@ -127,6 +128,24 @@ def truncated_lines(result: RunResult) -> list[str]:
     ]
 
 
+def time_line(rundir: Path) -> str | None:
+    """Calls and call time of each model over the run (ledger.json), slowest first."""
+    ledger = read_ledger(rundir)
+    if ledger is None:
+        return None
+    per: dict[str, list[float]] = {}
+    for entry in ledger.entries:
+        calls_and_time = per.setdefault(entry.model, [0, 0.0])
+        calls_and_time[0] += entry.calls
+        calls_and_time[1] += entry.latency_s
+    total = sum(seconds for _, seconds in per.values()) or 1.0
+    ranked = sorted(per.items(), key=lambda item: -item[1][1])
+    return "time per model: " + ", ".join(
+        f"{model} {calls:.0f} calls {seconds:.1f} s ({seconds / total:.0%})"
+        for model, (calls, seconds) in ranked
+    )
+
+
 def _summary(result: RunResult) -> None:
     for line in adapted_lines(result):
         typer.echo(line)
@@ -146,6 +165,9 @@ def _summary(result: RunResult) -> None:
         f"{t.calls} calls, {t.cache_hits} cache hits, {t.retries} retries, "
         f"{t.input_tokens}+{t.output_tokens}{reasoned} tokens, ${t.cost_usd:.4f}{batched}"
     )
+    timed = time_line(result.rundir)
+    if timed is not None:
+        typer.echo(timed)
     typer.echo(f"run directory: {result.rundir}")
 
 

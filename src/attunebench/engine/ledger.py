@@ -49,6 +49,7 @@ class LedgerBook:
             for name in Tally.__slots__:
                 setattr(tally, name, getattr(entry, name))
         self._start = self.totals()
+        self._start_by_model = self._by_model()
 
     def session(self) -> Tally:
         """What this session added, without what earlier sessions of the run had counted."""
@@ -99,6 +100,19 @@ class LedgerBook:
             for name in Tally.__slots__:
                 setattr(total, name, getattr(total, name) + getattr(tally, name))
         return total
+
+    def _by_model(self) -> dict[str, Tally]:
+        grouped: dict[str, Tally] = {}
+        for (model, _, _), tally in list(self._tallies.items()):
+            total = grouped.setdefault(model, Tally())
+            for name in Tally.__slots__:
+                setattr(total, name, getattr(total, name) + getattr(tally, name))
+        return grouped
+
+    def session_by_model(self) -> dict[str, Tally]:
+        """This session's tally of each model, its judge calls included (what it kept busy)."""
+        start = self._start_by_model
+        return {m: t.minus(start.get(m, Tally())) for m, t in self._by_model().items()}
 
     def to_ledger(self) -> Ledger:
         entries = [

@@ -10,6 +10,7 @@ is said too: the provider stops at its next chance, and the run ends once it has
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -52,8 +53,10 @@ async def prepare_models(
             doing = message
             bar.describe(f"preparing {spec}: {message}")
 
+        started = time.perf_counter()
         try:
             await provider.prepare(Preparation(kinds, cache_dir, report))
+            bar.prepared(name, time.perf_counter() - started)
         except asyncio.CancelledError:
             if doing:
                 bar.note(f"interrupted: waiting for {provider.spec} to stop {doing} ...")

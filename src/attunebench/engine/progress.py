@@ -6,6 +6,10 @@ figures come straight from the ledger when the bar redraws (ten times a second),
 call costs the engine nothing extra. Before the first call it says what a slow preparation is
 doing (`describe`); `note` prints a line whether or not a bar is shown (what an interrupted
 run waits for).
+
+Each model's calls and time (its calls' latency plus its preparation) are shown, slowest first,
+and once one model has taken most of the time (two thirds of at least `SLOW_AFTER_S` seconds),
+a warning names it, once, bar or no bar: a run of several models waits on its slowest.
 """
 
 from __future__ import annotations
@@ -30,6 +34,52 @@ from attunebench.engine.ledger import LedgerBook
 from attunebench.models.base import BatchCounts
 
 Batches = Callable[[], BatchCounts | None]
+SLOW_AFTER_S = 10.0  # no verdict on who is slow before the models have spent this much time
+SLOW_SHARE = 2 / 3  # "most of the time": clearly more than the others together, not 51%
+SHOWN_MODELS = 3
+
+
+class ModelClock:
+    """Calls and seconds per model this session: the ledger's latencies and each preparation."""
+
+    def __init__(self, ledger: LedgerBook) -> None:
+        self._ledger = ledger
+        self._prepared: dict[str, float] = {}
+
+    def prepared(self, model: str, seconds: float) -> None:
+        self._prepared[model] = self._prepared.get(model, 0.0) + seconds
+
+    def per_model(self) -> dict[str, tuple[int, float]]:
+        """(calls, seconds) of each model, slowest first."""
+        tallies = self._ledger.session_by_model()
+        models = set(tallies) | set(self._prepared)
+        found = {
+            m: (
+                tallies[m].calls if m in tallies else 0,
+                (tallies[m].latency_s if m in tallies else 0.0) + self._prepared.get(m, 0.0),
+            )
+            for m in models
+        }
+        return dict(sorted(found.items(), key=lambda item: -item[1][1]))
+
+    def slowest(self) -> tuple[str, float, float] | None:
+        """(model, its seconds, all models' seconds) once one model took most of the time."""
+        times = self.per_model()
+        total = sum(seconds for _, seconds in times.values())
+        if len(times) < 2 or total < SLOW_AFTER_S:
+            return None
+        model, (_, seconds) = next(iter(times.items()))
+        return (model, seconds, total) if seconds > SLOW_SHARE * total else None
+
+
+def clock_text(times: dict[str, tuple[int, float]], shown: int = SHOWN_MODELS) -> str:
+    """
+    >>> clock_text({"baseline/knn": (40, 95.2), "baseline/majority": (40, 0.4)})
+    'baseline/knn 40 calls 95s · baseline/majority 40 calls 0s'
+    """
+    parts = [f"{m} {calls} calls {seconds:.0f}s" for m, (calls, seconds) in times.items()]
+    more = len(parts) - shown
+    return " · ".join(parts[:shown]) + (f" · {more} more" if more > 0 else "")
 
 
 def batch_counts(models: Iterable[BoundModel]) -> BatchCounts | None:
@@ -66,6 +116,15 @@ class _LedgerColumn(ProgressColumn):
         )
 
 
+class _ClockColumn(ProgressColumn):
+    def __init__(self, clock: ModelClock) -> None:
+        super().__init__()
+        self._clock = clock
+
+    def render(self, task: Task) -> Text:
+        return Text(clock_text(self._clock.per_model()), style="yellow", no_wrap=True)
+
+
 class _BatchColumn(ProgressColumn):
     def __init__(self, batches: Batches) -> None:
         super().__init__()
@@ -89,6 +148,8 @@ class RunProgress:
         batches: Batches | None = None,
     ) -> None:
         console = console or Console(stderr=True)
+        self.clock = ModelClock(ledger)
+        self._warned = False
         self._progress: Progress | None = None
         if enabled and console.is_terminal:
             self._progress = Progress(
@@ -99,6 +160,7 @@ class RunProgress:
                 TimeRemainingColumn(),
                 _LedgerColumn(ledger),
                 *([_BatchColumn(batches)] if batches is not None else []),
+                _ClockColumn(self.clock),
                 console=console,
             )
             self._task = self._progress.add_task("", total=total, completed=done)
@@ -112,6 +174,24 @@ class RunProgress:
     def advance(self) -> None:
         if self._progress is not None:
             self._progress.advance(self._task)
+        self._warn_if_slow()
+
+    def prepared(self, model: str, seconds: float) -> None:
+        """A model's preparation took `seconds`: part of its time."""
+        self.clock.prepared(model, seconds)
+        self._warn_if_slow()
+
+    def _warn_if_slow(self) -> None:
+        if self._warned:
+            return
+        slow = self.clock.slowest()
+        if slow is not None:
+            self._warned = True
+            model, seconds, total = slow
+            self.note(
+                f"warning: {model} has taken {seconds / total:.0%} of the models' time so far "
+                f"({seconds:.0f} s of {total:.0f} s); the run waits on it"
+            )
 
     def describe(self, text: str) -> None:
         """Show `text` before the bar ("" for none); safe from any thread."""

@@ -52,6 +52,7 @@ from attunebench.models.baselines.base import (
     require_labels,
 )
 from attunebench.models.baselines.train import TrainSet, load_train_set
+from attunebench.models.embedding_batch import QueryBatcher
 from attunebench.models.embeddings import (
     EncoderUnavailableError,
     EncodingStopped,
@@ -90,6 +91,7 @@ class KnnBaseline(Fitted):
         self.options = options
         self.train: TrainSet = load_train_set(options.train)
         self._encoder: TextEncoder | None = encoder  # loaded on first use unless given
+        self._queries: QueryBatcher | None = None
         self._indexes: dict[str, Matrix] = {}
         self._fit_lock = threading.Lock()
         self._store: Path | None = None  # where encoded train splits are kept (prepare says)
@@ -109,25 +111,32 @@ class KnnBaseline(Fitted):
         )
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
+        # Each query text is embedded with the other calls' texts waiting at the same moment
+        # (`QueryBatcher`); the neighbour search is then a matrix product.
         if hint.kind == "emotion":
-            return await asyncio.to_thread(
-                self._emotion, hint.text, require_labels(hint, self.spec)
-            )
+            labels = require_labels(hint, self.spec)
+            return self._emotion(await self._embed(hint.text), labels)
         if hint.kind == "behavior":
-            return await asyncio.to_thread(
-                self._behavior, hint.text, require_labels(hint, self.spec)
-            )
+            labels = require_labels(hint, self.spec)
+            return self._behavior(await self._embed(hint.text), labels)
         if hint.kind in PAIR_KINDS:
-            choice = await asyncio.to_thread(self._preference, candidate_pair(hint, self.spec))
+            a, b = candidate_pair(hint, self.spec)
+            vectors = await asyncio.gather(self._embed(a), self._embed(b))
+            choice = self._preference(vectors)
             return pick_answer(hint, choice, "baseline/knn: the reply more like chosen ones")
         if hint.kind == "response":
-            return await asyncio.to_thread(self._response, hint.text)
+            return self._response(await self._embed(hint.text))
         if hint.kind == "rating":
-            return await asyncio.to_thread(self._rating, hint.text)
+            return self._rating(await self._embed(hint.text))
         if hint.kind == "outcome":
             said = "\n".join(text for role, text in hint.history if role == "user")
-            return await asyncio.to_thread(self._outcome, said, tuple(outcome_scales(hint)))
+            return self._outcome(await self._embed(said), tuple(outcome_scales(hint)))
         raise self.unsupported(hint)
+
+    async def _embed(self, text: str) -> Matrix:
+        if self._queries is None:
+            self._queries = QueryBatcher(lambda texts: self._fitted_encoder().encode(texts))
+        return await self._queries.embed(text)
 
     async def check(self) -> None:
         """Load the encoder now, so a missing one fails before a run starts rather than in it."""
@@ -164,10 +173,10 @@ class KnnBaseline(Fitted):
     async def aclose(self) -> None:
         self._stop.set()
 
-    def _emotion(self, text: str, labels: tuple[str, ...]) -> str:
+    def _emotion(self, query: Matrix, labels: tuple[str, ...]) -> str:
         examples = self.train.emotion
         mapped = [[m] if (m := map_label(e.primary, labels)) else [] for e in examples]
-        sims = self._similarities("emotion", text)
+        sims = self._similarities("emotion", query)
         near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
         if not near:
             raise self._no_gold("emotion labels from this item's label set")
@@ -185,10 +194,10 @@ class KnnBaseline(Fitted):
             arousal=mean([examples[i].arousal for i in near]),
         )
 
-    def _behavior(self, text: str, labels: tuple[str, ...]) -> str:
+    def _behavior(self, query: Matrix, labels: tuple[str, ...]) -> str:
         examples = self.train.behavior
         mapped = [[m for b in e.behaviors if (m := map_label(b, labels))] for e in examples]
-        sims = self._similarities("behavior", text)
+        sims = self._similarities("behavior", query)
         near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
         if not near:
             raise self._no_gold("behavior labels from this item's label set")
@@ -196,8 +205,8 @@ class KnnBaseline(Fitted):
         common = [label for label in labels if 2 * votes.get(label, (0, 0.0))[0] >= len(near)]
         return behavior_answer(common or [max(labels, key=lambda lb: votes.get(lb, (0, 0.0)))])
 
-    def _preference(self, pair: tuple[str, str]) -> str:
-        """`A`, `B` or `tie`."""
+    def _preference(self, pair: Sequence[Matrix]) -> str:
+        """`A`, `B` or `tie`, from the two candidates' embeddings."""
         if not self._texts["preference"]:
             raise self._no_gold("preferences between replies")
         scores = []
@@ -209,21 +218,21 @@ class KnnBaseline(Fitted):
         a, b = scores
         return "tie" if a == b else "A" if a > b else "B"
 
-    def _response(self, text: str) -> str:
+    def _response(self, query: Matrix) -> str:
         examples = self.train.reply
         if not examples:
             raise self._no_gold("replies that a participant chose or continued with")
-        sims = self._similarities("response", text)
+        sims = self._similarities("response", query)
         return examples[int(np.argmax(sims))].reply
 
-    def _rating(self, text: str) -> str:
-        sims = self._similarities("rating", text)
+    def _rating(self, query: Matrix) -> str:
+        sims = self._similarities("rating", query)
         near = _nearest(sims, [True] * len(sims), self.options.k)
         return rating_answer(float(np.mean([self.train.rating[i].rating for i in near])))
 
-    def _outcome(self, text: str, fields: tuple[str, ...]) -> str:
+    def _outcome(self, query: Matrix, fields: tuple[str, ...]) -> str:
         examples = self.train.outcome
-        sims = self._similarities("outcome", text)
+        sims = self._similarities("outcome", query)
         found = {}
         for name in fields:
             near = _nearest(sims, [name in e.values for e in examples], self.options.k)
@@ -241,15 +250,15 @@ class KnnBaseline(Fitted):
                 )
             return self._indexes[kind]
 
-    def _similarities(self, kind: str, query: str) -> Matrix:
-        """Cosine similarity of `query` to each train text of `kind`."""
+    def _similarities(self, kind: str, query: Matrix) -> Matrix:
+        """Cosine similarity of the `query` embedding to each train text of `kind`."""
         try:
             index = self._index(kind)
         except EncodingStopped:
             raise ProviderError(f"{self.spec} was closed", retryable=False) from None
         if index.shape[0] == 0:
             return np.zeros(0, np.float32)
-        similarities: Matrix = index @ self._fitted_encoder().encode([query])[0]
+        similarities: Matrix = index @ query
         return similarities
 
     def _fitted_encoder(self) -> TextEncoder:
