@@ -197,12 +197,12 @@ async def test_too_long_prompts_and_missing_checkpoints_fail_without_retry(
     assert not long.value.retryable
     missing = make_provider(f"hf/{tmp_path / 'nowhere'}")
     assert isinstance(missing, HFProvider)
-    with pytest.raises(ProviderError, match="cannot load a local checkpoint") as absent:
-        await missing.check()  # the engine's check before a run starts
-    with pytest.raises(ProviderError, match="cannot load a local checkpoint"):
+    with pytest.raises(ProviderConfigError, match="no checkpoint in that folder"):
+        await missing.check()  # the engine's check before a run starts: one line, no URL
+    with pytest.raises(ProviderError, match="no checkpoint in that folder") as absent:
         await missing.generate(PROMPTS[0], GREEDY)
     await missing.aclose()
-    assert not absent.value.retryable
+    assert not absent.value.retryable and "http" not in str(absent.value)
 
 
 def test_unknown_options_are_refused(checkpoint: Path) -> None:

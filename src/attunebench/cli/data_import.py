@@ -280,10 +280,16 @@ def csv_command(
     rating_low: Annotated[float | None, typer.Option(help="Lowest rating on the scale.")] = None,
     rating_high: Annotated[float | None, typer.Option(help="Highest rating on the scale.")] = None,
     label_sep: Annotated[str, typer.Option(help="Separator between labels in one cell.")] = ",",
-    delimiter: Annotated[str, typer.Option(help="Field delimiter (use $'\\t' for TSV).")] = ",",
+    delimiter: Annotated[
+        str, typer.Option(help="Field delimiter (TSV: $'\\t', '\\t' or tab).")
+    ] = ",",
     limit: Limit = None,
 ) -> None:
     """Any utterance-per-row corpus: rows of a conversation together, one speaker the user."""
+    delimiter = {"\\t": "\t", "tab": "\t"}.get(delimiter.lower(), delimiter)
+    if len(delimiter) != 1:
+        errors.print(f"[red]error:[/] --delimiter {escape(repr(delimiter))} is not one character")
+        raise typer.Exit(2)
     importer = CsvImporter(
         conversation_col=tuple(conversation_col),
         speaker_col=speaker_col,

@@ -23,6 +23,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from attunebench.cli.errors import folder_out
 from attunebench.cli.report import RESAMPLES
 from attunebench.cli.run import quiet_model_loading, skipped_lines
 from attunebench.data.importers import ESConvImporter
@@ -94,6 +95,7 @@ def demo(
     from attunebench.analysis import Options, build_summary, load_runs
     from attunebench.report import write_report
 
+    folder_out(out_dir)
     if not sys.stderr.isatty():  # a log or a pipe: no bar, and no model-loading bars either
         quiet_model_loading()
     folder = out_dir / "data"

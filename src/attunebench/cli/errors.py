@@ -29,16 +29,25 @@ def os_problem(error: OSError) -> str:
     return reason if error.filename is None else f"{error.filename}: {reason}"
 
 
+def _under_a_file(path: Path, option: str) -> None:
+    """Refuse a path that could only be made inside an existing file."""
+    above = next((p for p in path.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        fail(f"{option} {path}: {above} is a file, not a folder")
+
+
 def folder_out(path: Path, option: str = "--out") -> None:
-    """Refuse, before any work, an output folder that is an existing file."""
+    """Refuse, before any work, an output folder that is an existing file (or inside one)."""
     if path.exists() and not path.is_dir():
         fail(f"{option} {path} is a file; give a folder (it is created if missing)")
+    _under_a_file(path, option)
 
 
 def file_out(path: Path, option: str = "--out") -> None:
-    """Refuse, before any work, an output file that is an existing folder."""
+    """Refuse, before any work, an output file that is an existing folder (or inside a file)."""
     if path.is_dir():
         fail(f"{option} {path} is a folder; give a file name, such as {path / 'out.jsonl'}")
+    _under_a_file(path, option)
 
 
 def needs_extra(extra: str, what: str, code: int = USAGE) -> NoReturn:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
+from attunebench.cli.errors import file_out, folder_out, os_problem
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
 from attunebench.engine import (
@@ -239,6 +240,11 @@ def run(
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
     if no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
         quiet_model_loading()
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out} is a file, not a run directory; choose another --out")
+    folder_out(out)
+    if cache is not None:
+        file_out(cache, "--cache")
     try:
         share = parse_shard(shard) if shard is not None else None
     except ValueError as error:
@@ -278,6 +284,8 @@ def run(
         _fail(str(error))
     except FileNotFoundError as error:
         _fail(f"{error.filename}: no such file")
+    except OSError as error:  # a folder it cannot write, a disk that is full
+        _fail(os_problem(error))
     except KeyboardInterrupt:
         message = f"interrupted; what was recorded is kept: run the same command to resume {out}"
         err.print(message, markup=False, highlight=False, soft_wrap=True)

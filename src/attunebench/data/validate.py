@@ -212,6 +212,8 @@ def _tabular(path: str | Path, handle: BinaryIO) -> str | None:
     with `{`, which no header row does."""
     start = handle.readline(4096).lstrip(b"\xef\xbb\xbf").lstrip()
     handle.seek(0)
+    if start.startswith((b"\x1f\x8b", b"PK\x03\x04")):
+        return "a compressed file (gzip or zip), not JSON Lines text: decompress it first"
     suffix = Path(path).suffix.lower()
     if start.startswith(b"{") or not (
         suffix in (".csv", ".tsv") or b"," in start or b"\t" in start

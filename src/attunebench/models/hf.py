@@ -121,7 +121,10 @@ class HFProvider(Provider):
 
     async def check(self) -> None:
         """Load the checkpoint now, so a bad path fails before a run starts rather than in it."""
-        await asyncio.to_thread(self._load)
+        try:
+            await asyncio.to_thread(self._load)
+        except ProviderError as error:
+            raise ProviderConfigError(str(error)) from None
 
     async def choose(
         self,
@@ -334,9 +337,16 @@ def _load_checkpoint(path: str, options: HFOptions) -> _Loaded:
             local_files_only=True,
             dtype=getattr(torch, options.dtype) if options.dtype else "auto",
         )
-    except (OSError, ValueError) as exc:
+    except OSError as exc:  # transformers' own text is many lines, with a URL to go online
         raise ProviderError(
-            f"hf/{path}: cannot load a local checkpoint: {exc}", retryable=False
+            f"hf/{path}: no checkpoint in that folder or in the local Hugging Face cache "
+            "(nothing is downloaded at run time): give the folder holding the model",
+            retryable=False,
+        ) from exc
+    except ValueError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ProviderError(
+            f"hf/{path}: cannot load a local checkpoint: {first}", retryable=False
         ) from exc
     tokenizer.padding_side = "left"  # decoder-only models continue from the right edge
     if tokenizer.pad_token is None:

@@ -23,7 +23,8 @@ def csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[Location, li
     accepts that at the end of the file: a last record spanning several lines is read again,
     strictly, and refused if its quote never closes.
     """
-    with open(require_file(path), encoding="utf-8-sig", newline="") as handle:
+    _not_binary(require_file(path))
+    with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
         started, ended = 1, 0  # the lines the last record started and ended on
         try:
@@ -31,14 +32,45 @@ def csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[Location, li
                 started, ended = ended + 1, reader.line_num
                 if values:
                     yield Location(path, reader.line_num), values
-        except UnicodeDecodeError as error:
-            raise ImportFormatError(
-                Location(path, reader.line_num + 1), "encoding", f"not valid UTF-8 ({error.reason})"
-            ) from None
+        except UnicodeDecodeError:
+            raise _not_utf8(path) from None
         except csv.Error as error:
             raise ImportFormatError(Location(path, reader.line_num), "row", str(error)) from None
     if ended > started:
         _check_closed(path, delimiter, started)
+
+
+# What a spreadsheet or an archive starts with, and what to do with it instead.
+BINARY = {
+    b"PK\x03\x04": "a spreadsheet or zip archive (xlsx, ods, zip), not CSV text: save it as CSV",
+    b"\xd0\xcf\x11\xe0": "an Excel (xls) file, not CSV text: save it as CSV",
+    b"\x1f\x8b": "gzip-compressed: decompress it first (gunzip)",
+}
+
+
+def _not_binary(path: Path) -> None:
+    with open(path, "rb") as handle:
+        start = handle.read(4)
+    for magic, what in BINARY.items():
+        if start.startswith(magic):
+            raise ImportOptionError(f"{path}: {what}")
+
+
+def _not_utf8(path: Path) -> ImportFormatError:
+    """The first byte that is not UTF-8, located by line (the text reader reads ahead)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        byte = data[error.start]
+        return ImportFormatError(
+            Location(path, line),
+            "encoding",
+            f"byte 0x{byte:02x} is not UTF-8 (saved as Latin-1 or Windows-1252?): "
+            "save the file as UTF-8",
+        )
+    return ImportFormatError(Location(path, 1), "encoding", "not valid UTF-8")
 
 
 def _check_closed(path: Path, delimiter: str, start: int) -> None:
@@ -74,8 +106,13 @@ def csv_rows(
     header = first[1]
     missing = [column for column in required if column not in header]
     if missing:
+        hint = ""
+        if len(header) == 1 and (found := next((d for d in "\t;|" if d in header[0]), None)):
+            shown = "$'\\t'" if found == "\t" else repr(found)
+            hint = f"; its columns are split by {found!r}: add --delimiter {shown}"
+        named = ", ".join(header).replace("\t", "\\t")
         raise ImportOptionError(
-            f"{path}:1: no column {', '.join(map(repr, missing))} (columns: {', '.join(header)})"
+            f"{path}:1: no column {', '.join(map(repr, missing))} (columns: {named}){hint}"
         )
     for location, values in records:
         if len(values) < len(header):

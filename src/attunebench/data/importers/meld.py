@@ -10,13 +10,14 @@ state; the others' have no field and are counted as dropped, as is the sentiment
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from attunebench.data.importers._base import (
     ImportFormatError,
+    ImportOptionError,
     Location,
     Tally,
     conversation,
@@ -77,13 +78,21 @@ class MELDImporter:
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         taxonomy = load_taxonomy(TAXONOMY_ID)
+        speakers: Counter[str] = Counter()
         for split in splits_for(self.split, tuple(FILES)):
             dialogues = _dialogues(source / FILES[split], taxonomy, tally)
             for dialogue_id in sorted(dialogues):
                 rows = sorted(dialogues[dialogue_id], key=lambda row: row.order)
+                speakers.update(row.speaker for row in rows)
                 made = self._conversation(f"meld-{split}-{dialogue_id:04d}", rows, tally)
                 if made is not None:
                     yield made
+        if self.user_speaker is not None and self.user_speaker not in speakers:
+            common = ", ".join(repr(name) for name, _ in speakers.most_common(8))
+            raise ImportOptionError(
+                f"--user-speaker {self.user_speaker!r} speaks in no dialogue "
+                f"(most frequent speakers: {common})"
+            )
 
     def _conversation(
         self, conversation_id: str, rows: list[Row], tally: Tally
