@@ -14,35 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
-
-from attunebench.cli import app
-
-ROOT = Path(__file__).parents[2]
-SAMPLE = ROOT / "src" / "attunebench" / "data" / "sample" / "sample.jsonl"
-runner = CliRunner()
-
-
-def attunebench(*args: object) -> Result:
-    return runner.invoke(app, [str(arg) for arg in args])
-
-
-def one_clear_line(result: Result, *needles: str) -> str:
-    """The error's stderr, once checked: exit != 0, no traceback, 1-2 lines, naming `needles`."""
-    assert result.exit_code != 0, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert 1 <= len(lines) <= 2, result.stderr
-    for needle in needles:
-        assert needle in result.stderr, result.stderr
-    return result.stderr
-
-
-def run_args(tmp_path: Path, out: Path) -> list[object]:
-    cache = tmp_path / "cache.sqlite"
-    return ["run", "--data", SAMPLE, "--out", out, "--limit", 2, "--no-progress", "--cache", cache]
+from cli_harness import ROOT, SAMPLE, attunebench, csv_import, one_clear_line, run_args
 
 
 @pytest.fixture(scope="module")
@@ -132,11 +104,6 @@ def test_make_demo_and_the_collecting_guide_name_the_extra() -> None:
 
 
 # 6, 14: CSV imports that used to corrupt the corpus silently.
-
-
-def csv_import(source: Path, out: Path, *more: str) -> Result:
-    columns = ["--conversation-col", "conv", "--speaker-col", "who", "--text-col", "text"]
-    return attunebench("data", "import", "csv", source, "-o", out, *columns, *more)
 
 
 def test_unterminated_quote_names_its_line(tmp_path: Path) -> None:
