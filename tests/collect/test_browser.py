@@ -40,8 +40,13 @@ def test_a_whole_session_with_the_mouse(serve: Serve, chromium: Browser) -> None
     refused: list[str] = []
 
     def state(page: Page, emotions: list[str], values: dict[str, str], panas: str) -> None:
+        offered = "els => els.map(e => e.value).filter(Boolean)"
+        assert page.eval_on_selector_all("#primary option:not([disabled])", offered) == []
         for emotion in emotions:
             page.check(f"input[name=emotions][value={emotion}]")
+        # "which is strongest?" offers the ticked emotions only (collect.js)
+        shown = page.eval_on_selector_all("#primary option:not([disabled])", offered)
+        assert sorted(shown) == sorted(emotions)
         page.select_option("#primary", emotions[0])
         for name, value in values.items():
             page.locator(f"#{name}").fill(value)  # range inputs take fill() in Playwright

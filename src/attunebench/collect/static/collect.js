@@ -16,7 +16,26 @@ function linkSlider(input, unset, output) {
   show();
 }
 
+// "Which is strongest?" offers only the emotions ticked above (without this file it offers all,
+// and the server refuses one that was not ticked).
+function narrowStrongest(select, boxes) {
+  const update = () => {
+    const ticked = new Set(boxes.filter((box) => box.checked).map((box) => box.value));
+    for (const option of select.options) {
+      if (!option.value) continue;
+      option.hidden = option.disabled = !ticked.has(option.value);
+      if (option.disabled && option.selected) select.value = "";
+    }
+  };
+  for (const box of boxes) box.addEventListener("change", update);
+  update();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const strongest = document.getElementById("primary");
+  if (strongest) {
+    narrowStrongest(strongest, [...document.querySelectorAll('input[name="emotions"]')]);
+  }
   for (const unset of document.querySelectorAll("input[data-unset-for]")) {
     const name = unset.dataset.unsetFor;
     const input = document.getElementById(name);
