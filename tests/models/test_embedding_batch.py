@@ -18,6 +18,7 @@ from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.embedding_batch import QueryBatcher
+from attunebench.models.embeddings import encode_stored
 from attunebench.models.modelsfile import ModelEntry
 
 TEXTS = [f"text number {i} about feeling {word}" for i, word in enumerate("sad glad mad" * 6)]
@@ -85,3 +86,14 @@ async def test_batching_changes_no_answer(tmp_path: Path, task: str) -> None:
         passes.append(encoder.calls)
     assert predictions[0] == predictions[1]
     assert passes[1] < passes[0]
+
+
+def test_a_repeated_train_text_is_encoded_once(tmp_path: Path) -> None:
+    texts = ["I chose this one", "not that one", "I chose this one", "I chose this one"]
+    encoder = HashEncoder()
+    rows = encode_stored(encoder, texts, tmp_path)
+    assert encoder.encoded == 2  # the planted truth: two distinct texts
+    np.testing.assert_array_equal(rows, HashEncoder().encode(texts))  # every row in its place
+    again = HashEncoder()
+    np.testing.assert_array_equal(encode_stored(again, texts, tmp_path), rows)
+    assert again.encoded == 0  # stored under the distinct texts, loaded back

@@ -178,7 +178,15 @@ def encode_stored(
     chunk by chunk (raising `EncodingStopped` once `stop` is set) and stored there.
 
     `progress` is told how many rows are done after each chunk. `folder` None stores nothing.
+    A text that occurs several times is encoded once (knn's preference texts are each reply
+    of every pair: 6,942 texts, 1,339 distinct, in MultiESC's valid split).
     """
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) < len(texts):
+        rows = encode_stored(encoder, distinct, folder, stop=stop, progress=progress)
+        where = {text: row for row, text in enumerate(distinct)}
+        expanded: Matrix = rows[[where[text] for text in texts]]
+        return expanded
     path = None if folder is None else folder / f"{stored_key(encoder.name, texts)}.npy"
     if path is not None:
         found = _load_stored(path, len(texts))
