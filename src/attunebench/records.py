@@ -23,6 +23,9 @@ Status = Literal["ok", "invalid", "failed"]
 # kept; scored as the task's worst value). failed: no answer could be had (bounded retries ran
 # out; never scored as an answer, counted, retried on resume).
 AnswerMode = Literal["generate", "choice"]
+JUDGE_FAILED: Final = "judge-failed"
+# A record's flag: a judge call failed for good (after the retries) and its verdict was scored
+# as a loss for the model judged, as an unreadable verdict is. The record keeps the error.
 
 
 class Verdict(Frozen):
@@ -102,6 +105,12 @@ class ItemRecord(Frozen):
             self.item_id,
             self.variant,
         )
+
+
+def retry_on_resume(record: ItemRecord) -> bool:
+    """Whether a resumed run asks for this record again: a failed one, or one with a judge
+    verdict lost to a failure that was not permanent (a timeout, a server error)."""
+    return record.status == "failed" or (JUDGE_FAILED in record.flags and not record.permanent)
 
 
 class ModelInfo(Frozen):

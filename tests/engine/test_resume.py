@@ -15,7 +15,7 @@ import pytest
 from engine_harness import RunFn, write_dataset
 from killable_run import CONCURRENCY
 
-from attunebench.engine import RunDirError, read_records, read_run_info
+from attunebench.engine import RetryPolicy, RunDirError, read_records, read_run_info
 from attunebench.models import MockProvider, ProviderError
 from attunebench.models.modelsfile import ModelEntry
 
@@ -87,6 +87,25 @@ async def test_failed_items_are_retried_on_resume(run_echo: RunFn, tmp_path: Pat
     assert len(records) == 12 and all(r.status == "ok" for r in records)
     info = read_run_info(second.rundir)
     assert info is not None and info.complete
+
+
+async def test_a_judge_verdict_lost_to_timeouts_is_a_loss_asked_again_on_resume(
+    run_echo: RunFn,
+) -> None:
+    timeout = ProviderError("timed out", retryable=True)
+    refused = ProviderError("HTTP 400: content filter", retryable=False, status=400)
+    policy = RetryPolicy(max_attempts=3, base_delay_s=0.0)
+    judge = MockProvider("judge", failures=[timeout] * 3 + [None, refused])
+    first = await run_echo({"m": MockProvider()}, judges={"j": judge}, policy=policy, concurrency=1)
+    assert first.complete and first.failed == 0  # scored as losses, not failed
+    lost = [r for r in read_records(first.rundir / "records.jsonl") if r.flags]
+    assert sorted(r.permanent for r in lost) == [False, True]
+    assert all(r.flags == ("judge-failed",) and r.error.startswith("judge: ") for r in lost)
+    healthy = MockProvider("judge")
+    second = await run_echo({"m": MockProvider()}, judges={"j": healthy}, policy=policy)
+    assert second.complete and healthy.calls == 1  # the timed-out verdict, asked again
+    records = read_records(second.rundir / "records.jsonl")
+    assert len(records) == 12 and sum(bool(r.flags) for r in records) == 1  # the refusal stays
 
 
 async def test_a_rundir_of_another_plan_is_refused(run_echo: RunFn, tmp_path: Path) -> None:

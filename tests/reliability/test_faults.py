@@ -147,8 +147,9 @@ def test_a_refused_judge_call_is_never_a_verdict(clean: RunOutcome, tmp_path: Pa
     assert lost and all(v["parsed"] is None for v in lost)
     for record in judged:
         failed = sum(v["status"] == "failed" for v in record["verdicts"])
-        if failed:  # one lost verdict leaves the item unscored, to be retried on resume
-            assert record["status"] == "failed" and record["score"] is None
+        if failed:  # a lost verdict is a loss: the item is scored, flagged and kept
+            assert record["status"] in ("ok", "invalid") and record["score"] is not None
+            assert "judge-failed" in record["flags"]
             assert record["permanent"] and record["error"].startswith("judge: ")
     audited = [r for r in outcome.records.values() if r["task"] == "judge_audit"]
     refused = [r for r in audited if r["status"] == "failed"]

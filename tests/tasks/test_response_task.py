@@ -15,6 +15,7 @@ from attunebench.judge.calls import PAIRWISE, RUBRIC
 from attunebench.models.base import Message, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
+from attunebench.records import JUDGE_FAILED, retry_on_resume
 from attunebench.tasks import PlanError
 from attunebench.tasks.base import Item
 from attunebench.tasks.metrics import METRICS
@@ -174,16 +175,21 @@ async def test_no_usable_verdict_makes_the_item_invalid_scored_zero() -> None:
     assert len(record.verdicts) == 5 and {v.status for v in record.verdicts} == {"invalid"}
 
 
-async def test_a_failed_judge_call_leaves_the_item_failed_and_unscored() -> None:
+async def test_a_failed_judge_call_is_a_loss_flagged_and_counted() -> None:
     item, _ = setup()
     answers = ['{"winner": "A"}', '{"winner": "B"}', '{"winner": "tie"}', '{"score": 7}']
     down = ProviderError("judge down", retryable=False)
     judge = MockProvider("j", outputs=answers, failures=[None, None, down])
     harness = Harness({"s": MockProvider("s", outputs=subject), "j": judge})
     record = await harness.evaluate(make_task("response"), item, "s", ["j"])
-    assert record.status == "failed" and record.score is None and record.permanent
+    # vs chosen: A (model first) wins, B (reference first) wins: 1; vs rejected: the lost
+    # verdict is a loss, then a tie: 0.25; headline (1 + 0.25) / 2
+    assert record.status == "ok" and record.score == pytest.approx(0.625) and record.permanent
+    assert record.scores["win_vs_rejected"] == 0.25
+    assert record.flags == ("one-order-only", JUDGE_FAILED)
     assert "judge" in (record.error or "") and "judge down" in (record.error or "")
     assert sum(v.status == "failed" for v in record.verdicts) == 1
+    assert not retry_on_resume(record)  # a refusal: asking again would not mend it
 
 
 async def test_an_empty_reply_is_invalid_and_not_judged() -> None:

@@ -7,6 +7,8 @@ walked once. Scoring conventions (shared with the task modules):
   wherever the item has gold (an unparseable answer counts against the model) and no score
   where the item has no gold for the primary score (an emotion turn with only numbers).
 - `failed` records (no answer could be had) are never scored; they are counted and reported.
+- A record flagged `judge-failed` (a judge call failed for good) is scored, the lost verdict a
+  loss for the model judged; `judge_failed` marks it so that it is counted and shown.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from attunebench.records import ItemRecord
+from attunebench.records import JUDGE_FAILED, ItemRecord
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -56,6 +58,7 @@ class Frame:
     item: IntArray  # one code per (conversation, turn, item id): the same item across models
     status: IntArray
     score: FloatArray
+    judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
 
     scores: Mapping[str, FloatArray]  # each key of the records' `scores`, NaN where absent
 
@@ -71,6 +74,7 @@ class Frame:
         item = np.zeros(size, dtype=np.int64)
         status = np.zeros(size, dtype=np.int64)
         score = np.full(size, np.nan)
+        judge_failed = np.zeros(size, dtype=bool)
         scores: dict[str, FloatArray] = {}
         items: dict[tuple[str, int, str], int] = {}
         for i, r in enumerate(records):  # one pass: the records are walked once
@@ -83,6 +87,8 @@ class Frame:
             status[i] = STATUS_CODES[r.status]
             if r.score is not None and r.status != "failed":
                 score[i] = r.score
+            if r.flags and JUDGE_FAILED in r.flags:
+                judge_failed[i] = True
             for key, number in r.scores.items():
                 if key not in scores:
                     scores[key] = np.full(size, np.nan)
@@ -106,6 +112,7 @@ class Frame:
             item,
             status,
             score,
+            judge_failed,
             scores,
         )
 

@@ -139,6 +139,7 @@ def score_rows(
                     n_conversations=count.n_conversations,
                     n_invalid=count.n_invalid,
                     n_failed=count.n_failed,
+                    n_judge_failed=count.n_judge_failed,
                     judges=_metric_judges(scores.metric, judges_of[key].get(model, [])),
                     subject=roster.is_subject(model),
                 )
@@ -166,6 +167,18 @@ def record_notices(rows: list[ScoreRow]) -> list[Notice]:
                     model=row.model,
                     message=(
                         f"{row.n_failed} items failed (no answer could be had) and are not scored"
+                    ),
+                )
+            )
+        if row.headline and row.n_judge_failed:
+            out.append(
+                Notice(
+                    kind="judge_failed",
+                    task=row.task,
+                    model=row.model,
+                    message=(
+                        f"{row.n_judge_failed} of {row.n} items had a judge call fail for good; "
+                        "each lost verdict is scored as a loss for the model"
                     ),
                 )
             )

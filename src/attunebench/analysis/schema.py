@@ -52,6 +52,10 @@ class ScoreRow(Frozen):
     n_conversations: int
     n_invalid: int
     n_failed: int
+    n_judge_failed: int = Field(
+        default=0,
+        description="Scored items with a judge verdict lost to a failed call (scored a loss).",
+    )
     judges: list[str] = Field(default_factory=list, description="Judges behind this number.")
     subject: bool = Field(
         default=True, description="A model under test (false: a reference, baseline, ...)."

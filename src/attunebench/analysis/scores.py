@@ -45,6 +45,7 @@ class Counts:
     n_conversations: int
     n_invalid: int
     n_failed: int
+    n_judge_failed: int = 0
 
 
 def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
@@ -120,7 +121,8 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
 
 
 def counts(frame: Frame, cell: Cell) -> dict[str, Counts]:
-    """Per model: items scored, conversations, invalid and failed records."""
+    """Per model: items scored, conversations, invalid and failed records, and scored items
+    with a verdict lost to a judge failure."""
     every = frame.cell(cell.task, cell.variant)
     size = len(frame.models)
 
@@ -130,11 +132,14 @@ def counts(frame: Frame, cell: Cell) -> dict[str, Counts]:
     n = tally(cell.mask)
     invalid = tally(cell.mask & (frame.status == STATUS_CODES["invalid"]))
     failed = tally(every & (frame.status == STATUS_CODES["failed"]))
+    judge_failed = tally(cell.mask & frame.judge_failed)
     pairs = np.unique(
         frame.model[cell.mask] * len(frame.conversations) + frame.conversation[cell.mask]
     )
     conversations = np.bincount(pairs // max(len(frame.conversations), 1), minlength=size)
     return {
-        frame.models[m]: Counts(int(n[m]), int(conversations[m]), int(invalid[m]), int(failed[m]))
+        frame.models[m]: Counts(
+            int(n[m]), int(conversations[m]), int(invalid[m]), int(failed[m]), int(judge_failed[m])
+        )
         for m in np.unique(frame.model[every])
     }

@@ -5,10 +5,13 @@
    and whether it is permanent), unscored, and retried on resume.
 3. Parse the answers into the task's prediction. An answer that cannot be read: `invalid`,
    scored as the task's worst value, the raw output kept.
-4. A judged task asks its judges next; a judge call that failed for good makes the record
-   `failed` (its score must not depend on which verdicts happened to arrive). Each verdict is
-   read into an auditable `Verdict`; the task scores the prediction from them and may still
-   declare it invalid (no usable verdict).
+4. A judged task asks its judges next. Each verdict is read into an auditable `Verdict`; the
+   task scores the prediction from them and may still declare it invalid (no usable verdict).
+   A judge call that failed for good (after the engine's retries: a refusal, a content filter,
+   timeouts) is an unusable verdict, a loss for the model judged, as an unreadable one is; the
+   record is flagged `judge-failed`, keeps the error, and a failure that was not permanent is
+   asked again on resume. Were it left unscored, the common-items rule would drop the item for
+   every model, and a judge failing on one model's worst replies would raise its score.
 5. Otherwise the task scores the prediction: `ok`.
 
 The record carries the typed prediction and gold as JSON, the per-item score and values, the
@@ -20,11 +23,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from attunebench.frozen import Frozen
 from attunebench.judge.verdicts import read_verdict
-from attunebench.records import Distribution, ItemRecord, Status, Verdict
+from attunebench.records import JUDGE_FAILED, Distribution, ItemRecord, Status, Verdict
 from attunebench.tasks.base import (
     AnswerMode,
     CallRole,
@@ -158,20 +162,13 @@ async def evaluate(
         JudgedVerdict(q, read_verdict(q.model or model, q, answers[q.key])) for q in judge_queries
     ]
     judged_failure = failure(answers)
-    if judged_failure is not None:
-        # Unscored, whatever the other verdicts said, and retried on resume.
-        return record(
-            item,
-            model,
-            mode,
-            "failed",
-            outputs,
-            prediction=prediction,
-            error=f"judge: {judged_failure[0]}",
-            permanent=judged_failure[1],
-            verdicts=[v.verdict for v in verdicts],
-        )
     scored = task.judged(item, prediction, verdicts)
+    error = scored.invalid
+    if judged_failure is not None:
+        # A verdict lost for good is a loss, like an unreadable one: leaving the item unscored
+        # would let a judge that fails on a model's worst replies drop them from its numbers.
+        scored = replace(scored, flags=(*scored.flags, JUDGE_FAILED))
+        error = "; ".join(e for e in (f"judge: {judged_failure[0]}", error) if e)
     status: Status = "invalid" if scored.invalid else "ok"
     return record(
         item,
@@ -181,6 +178,7 @@ async def evaluate(
         outputs,
         prediction=prediction,
         scored=scored,
-        error=scored.invalid,
+        error=error,
+        permanent=judged_failure is not None and judged_failure[1],
         verdicts=[v.verdict for v in verdicts],
     )

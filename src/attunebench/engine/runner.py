@@ -3,10 +3,11 @@
 The data is validated first. The plan (`engine.plan`) is every (task item, model) pair, less
 what is known before any call to be unanswerable: those (task, model) pairs are listed in
 run.json as skipped, with their reason, neither planned nor failed. A RUNDIR that already holds
-this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones and any lost
-to a kill), with the cache making sure no call that came back is made again. A run is complete
-when every planned item has an `ok` or `invalid` record. The evaluated conversations are
-written beside the records, so the run directory is all an analysis needs.
+this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones, those with
+a judge verdict lost to a failure that was not permanent, and any lost to a kill), with the
+cache making sure no call that came back is made again. A run is complete when every planned
+item has an `ok` or `invalid` record. The evaluated conversations are written beside the
+records, so the run directory is all an analysis needs.
 """
 
 from __future__ import annotations
@@ -37,7 +38,14 @@ from attunebench.engine.wiring import adaptations, bind_models, close_models, de
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
-from attunebench.records import ItemRecord, ModelInfo, RunInfo, SkippedPair, SuiteInfo
+from attunebench.records import (
+    ItemRecord,
+    ModelInfo,
+    RunInfo,
+    SkippedPair,
+    SuiteInfo,
+    retry_on_resume,
+)
 from attunebench.rundir import (
     CONVERSATIONS_FILE,
     LEDGER_FILE,
@@ -185,9 +193,10 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
             raise RunDirError(f"{rundir} has {RECORDS_FILE} but no {RUN_FILE}: not a run directory")
         return info, []
     latest = {r.key: r for r in read_records(records_path)} if records_path.exists() else {}
-    kept = [r for r in latest.values() if r.status != "failed"]  # the last record of a key wins
+    answered = [r for r in latest.values() if r.status != "failed"]  # a key's last record wins
+    kept = [r for r in answered if not retry_on_resume(r)]  # a judge's timeouts: asked again
     differs = [name for name in PLAN_FIELDS if _plan_value(old, name) != _plan_value(info, name)]
-    if differs and kept:
+    if differs and answered:
         raise RunDirError(
             f"{rundir} holds a different run (it differs in {', '.join(differs)}); "
             "use a new --out, or the same options to resume it"
