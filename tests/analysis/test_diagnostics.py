@@ -7,6 +7,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from scipy import stats
 from sklearn.metrics import f1_score
 
 from attunebench.analysis import synthetic
@@ -16,6 +17,7 @@ from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import Summary
+from attunebench.analysis.subgroups import Field, pooled, welch_p_values
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.analysis.synthetic import Plan
 from attunebench.records import ItemRecord
@@ -96,7 +98,7 @@ def test_a_planted_subgroup_gap_is_found_and_small_groups_are_not_compared() -> 
     found = rows["source.name", "easy"]
     assert found.value == 1.0 and found.p_holm is not None and found.p_holm < 0.05
     tiny = rows["source.name", "tiny"]
-    assert tiny.p_value is None and tiny.reason and "not compared" in tiny.reason
+    assert tiny.p_value is None and tiny.reason and "no verdict" in tiny.reason  # 5 < 10
     assert any(w.kind == "small_subgroup" and "tiny" in w.message for w in summary.warnings)
     assert ("context.topic", "work") in rows  # the conversation's topic is a subgroup field
 
@@ -168,3 +170,81 @@ def test_with_two_models_the_interaction_names_the_one_that_fails_and_where() ->
     assert source.p_value is not None and source.p_value < 0.01
     assert source.largest is not None and source.largest.startswith("m/b against")
     assert source.largest.endswith("its gap is lowest at hard")
+
+
+# Subgroup tests that can be significant, on the models under test only ------------------------
+
+
+def test_the_subgroup_test_is_welchs_t_test_with_one_item_per_conversation() -> None:
+    rng = np.random.default_rng(5)
+    codes = np.array([0] * 14 + [1] * 11 + [2] * 9)
+    scores = rng.normal(0.5 + 0.2 * (codes == 0), 0.3)
+    field = Field("f", ("a", "b", "c"), codes, np.arange(len(codes)), codes[None, :])
+    p = welch_p_values(field, scores[:, None], np.ones((len(codes), 1)))
+    for level in range(3):
+        inside = codes == level
+        expected = stats.ttest_ind(scores[inside], scores[~inside], equal_var=False).pvalue
+        assert p[level, 0] == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_strong_effect_survives_the_reports_family_and_yardsticks_are_not_tested() -> None:
+    # Planted truth: m/a scores 0.9 on "easy" conversations and 0.1 elsewhere; the other models
+    # and the baselines are flat. A permutation floor of 1/2001 times hundreds of comparisons
+    # left such an effect short of significance; a parametric p-value does not.
+    models = {f"m/model{i}": {"emotion": 0.5} for i in range(4)}
+    models |= {f"baseline/b{i}": {"emotion": 0.3} for i in range(4)}
+    plan = Plan(
+        models,
+        conversations=80,
+        items_per_conversation=5,
+        sources=("easy", "hard"),
+        kinds={f"baseline/b{i}": "baseline" for i in range(4)},
+    )
+    runs = synthetic.runs(plan)
+    rng = np.random.default_rng(0)
+    easy = {c.id for c in runs.conversations.values() if c.source.name == "easy"}
+
+    def planted(record: ItemRecord) -> ItemRecord:
+        if record.model != "m/model0" or record.score is None:
+            return record
+        chance = 0.9 if record.conversation_id in easy else 0.1
+        return record.model_copy(update={"score": float(rng.random() < chance)})
+
+    records = tuple(planted(r) for r in runs.records)
+    summary = build_summary(Runs(runs.runs, records, runs.conversations), OPTIONS)
+    rows = summary.diagnostics.subgroups
+    tested = [g for g in rows if g.p_value is not None]
+    assert tested and all(g.model.startswith("m/") for g in tested)
+    yardsticks = [g for g in rows if g.model.startswith("baseline/")]
+    assert yardsticks and all(g.p_value is None and g.p_holm is None for g in yardsticks)
+    assert all(g.reason and "yardstick" in g.reason for g in yardsticks)
+    found = next(
+        g for g in tested if (g.model, g.group, g.level) == ("m/model0", "source.name", "easy")
+    )
+    assert found.p_holm is not None and found.p_holm < 0.05
+    assert found.p_value is not None and found.p_value * 667 < 0.05  # the audit's family size
+    # the trap: flat models are not found to differ anywhere
+    flat = [g for g in tested if g.model != "m/model0"]
+    assert sum(g.p_holm is not None and g.p_holm < 0.05 for g in flat) == 0
+
+
+def test_rare_levels_are_pooled_into_other_instead_of_skipping_the_field() -> None:
+    # two big sources and three rare ones (5 conversations each, under the 10 needed): the
+    # interaction is tested on big-1, big-2 and "other"; m/b fails on big-2
+    sources = ("big-1",) * 25 + ("big-2",) * 25 + ("rare-1", "rare-2", "rare-3") * 5
+    plan = Plan(
+        {m: {"emotion": 0.6} for m in ("m/a", "m/b", "m/c")}, conversations=65, sources=sources
+    )
+    runs = synthetic.runs(plan)
+    hard = {c.id for c in runs.conversations.values() if c.source.name == "big-2"}
+    broken = tuple(
+        r.model_copy(update={"score": 0.0}) if r.model == "m/b" and r.conversation_id in hard else r
+        for r in runs.records
+    )
+    summary = build_summary(Runs(runs.runs, broken, runs.conversations), OPTIONS)
+    (source,) = [i for i in summary.diagnostics.interactions if i.group == "source.name"]
+    assert source.levels == ["big-1", "big-2", "other"] and source.reason is None
+    assert source.p_value is not None and source.p_value < 0.01
+    assert source.largest is not None and source.largest.endswith("its gap is lowest at big-2")
+    recode, names = pooled(("a", "b", "c", "d"), np.array([12, 3, 4, 30]), 10)
+    assert names == ("a", "d") and recode.tolist() == [0, -1, -1, 1, -1]  # "other" too small

@@ -186,6 +186,13 @@ def test_snr_is_per_conversation_and_snr_per_item_per_item() -> None:
     (ratio,) = summary.discriminability.ratios
     assert ratio.ci_low is not None and ratio.ci_high is not None
     assert ratio.ci_low < 4.0 < ratio.ci_high  # emotion needs four times the conversations
+    # ... only because it has a quarter of the items: per item, the tasks are alike
+    assert (ratio.items_per_conversation_a, ratio.items_per_conversation_b) == (1.0, 4.0)
+    assert ratio.per_item == pytest.approx(ratio.value / 4.0)
+    assert ratio.per_item_ci_low is not None and ratio.per_item_ci_high is not None
+    assert ratio.per_item_ci_low < 1.0 < ratio.per_item_ci_high < 2.0
+    assert "with 1.0 against 4.0 items per conversation; per item, " in ratio.statement
+    assert f"per item, {ratio.per_item:.2f}x [" in ratio.statement
     assert [d.task for d in summary.discriminability.tasks] == ["preference", "emotion"]
     # separability is kept beside it
     assert all(d.separability is not None for d in found.values())

@@ -48,9 +48,24 @@ def test_identical_models_never_differ() -> None:
 
 
 def test_power_is_seeded() -> None:
-    runs = pilot({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.5}}, conversations=30)
+    runs = pilot({"m/a": {"emotion": 0.7}, "m/b": {"emotion": 0.5}}, conversations=30)
     first, again = curve(runs, "m/a", "m/b", seed=4), curve(runs, "m/a", "m/b", seed=4)
     assert first.power == again.power
+
+
+def test_a_pilot_of_equal_models_names_no_number_of_conversations() -> None:
+    # Planted truth: the two models are equally good; each pilot draws their answers anew.
+    # The pilot's interval covers 0 in about 95% of pilots, and then no number is named.
+    named = 0
+    for seed in range(100):
+        plan = Plan({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.6}}, conversations=30, seed=seed)
+        result = curve(synthetic.runs(plan), "m/a", "m/b")
+        assert result.ci_low is not None and result.ci_high is not None
+        if result.ci_low <= 0.0 <= result.ci_high:
+            assert result.note.startswith("no detectable difference in the pilot")
+            assert result.needed is None and result.power == ()
+        named += result.needed is not None
+    assert named <= 12  # 166 of 200 named one before
 
 
 def test_a_pilot_with_too_few_conversations_says_so() -> None:

@@ -16,6 +16,7 @@ from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import percentile_interval
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.ranks import (
+    MIN_DISTINCT_CONVERSATIONS,
     ceiling,
     correlate,
     disattenuated,
@@ -25,6 +26,7 @@ from attunebench.analysis.ranks import (
 )
 from attunebench.analysis.reliability import SplitHalf
 from attunebench.analysis.schema import Correlation, Summary
+from attunebench.analysis.studies import Design, study_verdict
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.analysis.synthetic import Plan
 
@@ -62,6 +64,32 @@ def test_the_verdict_has_three_outcomes() -> None:
     found = verdict(c(0.1, -0.2, 0.4), unreliable, Correlation(value=None))
     assert found[0] == "cannot tell" and "the ceiling is too low: not reliable" in found[1]
     assert verdict(Correlation(value=None, reason="few"), c(0.9, 0.8, 1.0), fixed)[0] is None
+
+
+def test_distinct_needs_enough_conversations_and_a_ceiling_above_zero() -> None:
+    def c(value: float, low: float, high: float) -> Correlation:
+        return Correlation(value=value, ci_low=low, ci_high=high)
+
+    fixed = c(0.1, -0.3, 0.5)
+    below = (c(0.1, -0.2, 0.4), c(0.95, 0.9, 0.98), fixed)
+    assert verdict(*below, MIN_DISTINCT_CONVERSATIONS)[0] == "distinct"
+    withheld = verdict(*below, MIN_DISTINCT_CONVERSATIONS - 1)
+    assert withheld[0] == "cannot tell"
+    assert f"distinct needs {MIN_DISTINCT_CONVERSATIONS} or more" in withheld[1]
+    # rho wholly below 0 and a ceiling that reaches 0 (a task may rank at random): no verdict
+    # of distinct, however many conversations
+    assert verdict(c(-0.5, -0.8, -0.1), c(0.3, 0.0, 0.6), fixed, 500)[0] == "cannot tell"
+
+
+def test_identical_rankings_are_rarely_distinct_in_simulated_studies() -> None:
+    # Planted truth: 8 models in the same order on a reliable and a noisy task, 40
+    # conversations (above the minimum, so the rule itself decides). benchmarks/validity.py
+    # runs 1,000 studies per design; here 20, none of which may say distinct.
+    rng = np.random.default_rng(11)
+    design = Design("same order", 40, 8)
+    found = [study_verdict(design, rng, resamples=500) for _ in range(20)]
+    assert not any(reported == "distinct" for reported, _ in found)
+    assert any(reported == "agree" for reported, _ in found)  # not a verdict that never speaks
 
 
 def split(value: float, samples: list[float]) -> SplitHalf:

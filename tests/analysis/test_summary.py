@@ -185,7 +185,7 @@ def test_too_few_conversations_give_no_interval_and_no_verdict(conversations: in
     reason = summary.warnings[0]
     assert reason.kind == "too_few_conversations"
     assert (
-        f"only {conversations} conversation" in reason.message and "fewer than 5" in reason.message
+        f"only {conversations} conversation" in reason.message and "fewer than 10" in reason.message
     )
     # the point values are still there, each with the reason
     scored = [r for r in summary.scores if r.value is not None]
@@ -197,9 +197,9 @@ def test_too_few_conversations_give_no_interval_and_no_verdict(conversations: in
     assert all(d.snr.reason for d in summary.discriminability.tasks if d.snr.value is not None)
 
 
-def test_five_conversations_give_intervals() -> None:
+def test_ten_conversations_give_intervals() -> None:
     accuracy = {f"m/model{i}": {t: 0.2 + 0.15 * i for t in TASKS} for i in range(4)}
-    plan = Plan(accuracy, conversations=5, items_per_conversation=6)
+    plan = Plan(accuracy, conversations=10, items_per_conversation=6)
     summary = build_summary(synthetic.runs(plan), Options(resamples=200, permutations=99))
     assert not any(w.kind == "too_few_conversations" for w in summary.warnings)
     assert all(r.ci_low is not None for r in summary.scores if r.headline)
@@ -240,7 +240,7 @@ def test_the_minimum_is_per_task_not_per_run() -> None:
     )
     options = Options(resamples=300, permutations=199)
     summary, reference = build_summary(sparse, options), build_summary(without, options)
-    short = "only 3 conversations with scored items (fewer than 5): no interval and no verdict"
+    short = "only 3 conversations with scored items (fewer than 10): no interval and no verdict"
     behavior = [r for r in summary.scores if r.task == "behavior" and r.value is not None]
     assert behavior and all(r.ci_low is None and r.reason == short for r in behavior)
     others = [r for r in summary.scores if r.task != "behavior" and r.headline]

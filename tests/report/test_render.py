@@ -93,6 +93,13 @@ def test_the_claims_tables_show_reliability_ceiling_verdict_and_ratios(summary: 
     assert ratios and all(escape(r.statement) in found for r in ratios)
     text = render_markdown(summary)
     assert "## Discriminability" in text and all(r.statement in text for r in ratios)
+    # the markdown report carries the rank agreement too: every pair's verdict and reliability
+    agreement = text.split("## Rank agreement between tasks")[1].split("\n## ")[0]
+    assert summary.rank_correlation.pairs
+    for pair in summary.rank_correlation.pairs:
+        assert f"| {pair.task_a} / {pair.task_b} |" in agreement
+        assert pair.verdict_text.replace("|", "\\|") in agreement
+    assert all(f"| {r.task} |" in agreement for r in summary.rank_correlation.reliability)
 
 
 def test_left_out_items_and_n_per_bin_are_listed(summary: Summary) -> None:
@@ -136,7 +143,7 @@ def test_one_conversation_shows_no_interval_and_no_verdict_and_says_why() -> Non
     assert not INTERVAL.search(page)
     # each number says on how few conversations it rests (its own items', the run's here)
     why = re.compile(
-        r"only 1 conversation( with [a-z ]+)? \(fewer than 5\): no interval and no verdict"
+        r"only 1 conversation( with [a-z ]+)? \(fewer than 10\): no interval and no verdict"
     )
     for name in ("rank-correlation", "leaderboard", "context-modes", "warnings"):
         assert why.search(section(page, name)), name

@@ -327,14 +327,22 @@ def test_an_esconv_emotion_item_holds_the_first_three_seeker_messages(
 # The reporter, named by provenance ---------------------------------------------------------
 
 
-def reported(provenance: str) -> Conversation:
+def reported(provenance: str | None) -> Conversation:
     return conversation(
         [
             two_reply_turn(0, "It has been a long week.", state=State(primary="sadness")),
             two_reply_turn(1, "I feel a bit better.", state=State(primary="relief")),
         ],
-        provenance={"state": provenance},
+        provenance={} if provenance is None else {"state": provenance},
     )
+
+
+def test_an_undeclared_provenance_is_never_worded_as_the_users_own() -> None:
+    task = make_task("emotion", context="informed")
+    item = list(task.items([reported(None)]))[-1]
+    prompt = task.queries(item, "generate")[0].messages[-1].content
+    assert "felt sadness" in prompt and "told us" not in prompt
+    assert "own words" not in prompt and "does not declare" in prompt
 
 
 def test_the_informed_prompt_says_who_gave_the_labels() -> None:

@@ -19,6 +19,10 @@ shared bootstrap resamples (each resample's ANOVA weighted by its conversation c
 Items per conversation are part of a task's real efficiency (a conversation gives several
 preference pairs but one conversation-level emotion item), so the figures are per
 conversation; `snr_per_item` divides the noise by the mean items per conversation instead.
+A ratio states both tasks' items per conversation and gives the per-item ratio beside the
+per-conversation one (`per_item`: items needed over items needed): two tasks whose items
+separate the models equally well differ per conversation only by their items per
+conversation, and the per-item ratio is then 1.
 
 Separability (Li et al. 2024, "From Crowdsourced Data to High-Quality Benchmarks:
 Arena-Hard and BenchBuilder", arXiv:2406.11939), the share of model pairs whose marginal
@@ -189,10 +193,19 @@ def ratios(
         if few is not None:
             low_v = high_v = None
         shown = f"[{_num(low_v)}, {_num(high_v)}]" if few is None else f"({few})"
+        ka, kb = a.items_per_conversation or 0.0, b.items_per_conversation or 0.0
+        # items needed = conversations needed x items per conversation
+        scale = ka / kb if ka > 0 and kb > 0 else np.nan
+        per_item, item_low, item_high = (
+            None if v is None or np.isnan(scale) else v * scale for v in (value, low_v, high_v)
+        )
+        item_shown = f"[{_num(item_low)}, {_num(item_high)}]" if few is None else ""
         statement = (
             f"{a.task} needs {value:.2f}x {shown} the conversations {b.task} needs to "
-            "separate these models"
+            f"separate these models, with {ka:.1f} against {kb:.1f} items per conversation"
         )
+        if per_item is not None:
+            statement += f"; per item, {per_item:.2f}x {item_shown}".rstrip()
         out.append(
             Ratio(
                 task_a=a.task,
@@ -200,6 +213,11 @@ def ratios(
                 value=value,
                 ci_low=low_v,
                 ci_high=high_v,
+                items_per_conversation_a=a.items_per_conversation,
+                items_per_conversation_b=b.items_per_conversation,
+                per_item=per_item,
+                per_item_ci_low=item_low,
+                per_item_ci_high=item_high,
                 statement=statement,
                 reason=reason,
             )

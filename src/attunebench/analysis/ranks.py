@@ -53,6 +53,7 @@ from attunebench.tasks.metrics import safe_ratio
 
 ALPHA = 0.05
 DEFAULT_PERMUTATIONS = 9999
+MIN_DISTINCT_CONVERSATIONS = 30  # fewer: never "distinct" (see `verdict`)
 Statistic = Callable[[FloatArray, FloatArray], FloatArray]
 
 
@@ -78,6 +79,26 @@ def _null(reason: str) -> Correlation:
     return Correlation(value=None, reason=reason)
 
 
+def rho_interval(
+    statistic: Statistic,
+    x: FloatArray,
+    y: FloatArray,
+    x_samples: FloatArray,
+    y_samples: FloatArray,
+    confidence: float,
+    clusters: int | None = None,
+) -> Correlation:
+    """One correlation with its bootstrap interval (no p-value); expanded for `clusters`
+    clusters (`bootstrap.expanded_confidence`) when given."""
+    value = float(statistic(x, y))
+    if np.isnan(value):
+        return _null("every model scores the same on one of the tasks")
+    drawn = statistic(x_samples, y_samples)[:, None]
+    low, high = percentile_interval(drawn, confidence, clusters)
+    low[0], high[0] = containing(value, low[0], high[0])
+    return Correlation(value=value, ci_low=_clean(low[0]), ci_high=_clean(high[0]))
+
+
 def correlate(
     statistic: Statistic,
     x: FloatArray,
@@ -87,13 +108,12 @@ def correlate(
     permutations: int,
     rng: np.random.Generator,
     confidence: float,
+    clusters: int | None = None,
 ) -> Correlation:
     """One correlation with its bootstrap interval and permutation p-value."""
-    value = float(statistic(x, y))
-    if np.isnan(value):
-        return _null("every model scores the same on one of the tasks")
-    low, high = percentile_interval(statistic(x_samples, y_samples)[:, None], confidence)
-    low[0], high[0] = containing(value, low[0], high[0])
+    found = rho_interval(statistic, x, y, x_samples, y_samples, confidence, clusters)
+    if found.value is None:
+        return found
     test = stats.permutation_test(
         (x, y),
         lambda a, b, axis: statistic(np.moveaxis(a, axis, -1), np.moveaxis(b, axis, -1)),
@@ -102,29 +122,41 @@ def correlate(
         n_resamples=permutations,
         rng=rng,
     )
-    return Correlation(
-        value=value, ci_low=_clean(low[0]), ci_high=_clean(high[0]), p_value=float(test.pvalue)
-    )
+    return found.model_copy(update={"p_value": float(test.pvalue)})
 
 
 def _clean(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def ceiling(a: SplitHalf, b: SplitHalf, confidence: float) -> tuple[Correlation, FloatArray]:
+def ceiling(
+    a: SplitHalf, b: SplitHalf, confidence: float, clusters: int | None = None
+) -> tuple[Correlation, FloatArray]:
     """sqrt(rel_a x rel_b) with its interval, and its resampled values.
 
     A resample in which a task's ranking is not reliable at all (reliability <= 0) has a
     ceiling of 0: leaving it out would raise the interval exactly when a task is noisy, and
     two negative reliabilities must not multiply into a positive ceiling.
     """
-    drawn = np.sqrt(np.clip(a.samples, 0.0, None) * np.clip(b.samples, 0.0, None))
+    drawn = np.sqrt(np.clip(_centred(a), 0.0, None) * np.clip(_centred(b), 0.0, None))
     if not (a.value > 0 and b.value > 0):  # NaN fails too
         return _null("a task's ranking is not reliable at all (split-half reliability <= 0)"), drawn
     value = float(np.sqrt(a.value * b.value))
-    low, high = percentile_interval(drawn[:, None], confidence)
+    low, high = percentile_interval(drawn[:, None], confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
     return Correlation(value=value, ci_low=_clean(low[0]), ci_high=_clean(high[0])), drawn
+
+
+def _centred(found: SplitHalf) -> FloatArray:
+    """A task's resampled reliabilities, moved down by how far their median runs above its
+    estimate (never up). A resample holds copies of some conversations, and copies that fall
+    in both halves make the halves agree: a noisy task's resampled reliability runs high, and
+    the ceiling's interval with it, which made "distinct" come out on identical rankings."""
+    defined = found.samples[~np.isnan(found.samples)]
+    if not np.isfinite(found.value) or len(defined) == 0:
+        return found.samples
+    bias = max(float(np.median(defined)) - found.value, 0.0)
+    return found.samples - bias
 
 
 def disattenuated(
@@ -157,15 +189,32 @@ def disattenuated(
     )
 
 
-def verdict(rho: Correlation, top: Correlation, fixed: Correlation) -> tuple[Verdict | None, str]:
+def verdict(
+    rho: Correlation,
+    top: Correlation,
+    fixed: Correlation,
+    clusters: int | None = None,
+    least: int = MIN_DISTINCT_CONVERSATIONS,
+) -> tuple[Verdict | None, str]:
     """The three-way verdict and a line that says it.
 
     - `cannot tell` when the ceiling is too low: there is none, because a task's split-half
       reliability is at or below 0 (it ranks the models at random);
-    - `distinct` when rho's interval lies wholly below the ceiling's: even with rho at its
-      upper end and the ceiling at its lower end, the disattenuated correlation is below 1;
+    - `distinct` when rho's interval lies wholly below the ceiling's, and the ceiling's above
+      0: even with rho at its upper end and the ceiling at its lower end, the disattenuated
+      correlation is below 1, and neither task may rank at random; never when the pair rests
+      on fewer than `least` conversations (`clusters`);
     - `agree` otherwise, when rho's interval lies above 0;
     - `cannot tell` otherwise.
+
+    With few conversations "distinct" came out on identical true rankings (simulated studies,
+    `analysis.studies.false_distinct_rate`, 12 models in the same order on a reliable and a
+    noisy task): 5.7% at 10 and 5.3% at 20 conversations with percentile intervals; 2.3% and
+    3.0% with intervals expanded for few clusters; 2.0% and 1.0% with the ceiling's resampled
+    reliabilities also moved down by their bias (`_centred`); 1.7% and 1.0% when the ceiling's
+    interval must also lie above 0 (300 studies each). None of these reaches the 1% the report
+    promises, so below `least` conversations "distinct" is withheld: the verdict is `cannot
+    tell`, and says why.
 
     Why not the issue's literal rule, the upper end of the disattenuated correlation's own
     interval (`fixed`, from the same resamples) below 1? It was tried against the planted
@@ -189,7 +238,10 @@ def verdict(rho: Correlation, top: Correlation, fixed: Correlation) -> tuple[Ver
     if fixed.value is not None:
         high = "unbounded" if fixed.ci_high is None else _fmt(fixed.ci_high)
         shown += f", disattenuated {fixed.value:.2f} [{_fmt(fixed.ci_low)}, {high}]"
-    if rho.ci_high is not None and rho.ci_high < top.ci_low:
+    if rho.ci_high is not None and rho.ci_high < top.ci_low and top.ci_low > 0:
+        if clusters is not None and clusters < least:
+            why = f"only {clusters} conversations: distinct needs {least} or more"
+            return "cannot tell", f"cannot tell: {shown} (below the ceiling, but {why})"
         return "distinct", f"distinct: {shown} (agreement clearly below the ceiling)"
     if rho.ci_low is not None and rho.ci_low > 0:
         return "agree", f"agree: {shown}"
@@ -211,6 +263,7 @@ def rank_correlation(
     confidence: float,
     too_few: Mapping[str, str | None] | None = None,
     hint: str = "",
+    clusters: Mapping[str, int] | None = None,
 ) -> RankCorrelation:
     """Every pair of tasks, on the models under test scored on both (three at least).
 
@@ -218,9 +271,12 @@ def rank_correlation(
     items rest on too few conversations for an interval (None: enough). A pair's intervals and
     verdict need both tasks' rankings to rest on enough: each ranking's uncertainty comes from
     its own conversations. `hint`, where given, follows every "fewer than 3 models" reason: what
-    would give the ranking its models.
+    would give the ranking its models. `clusters` gives, per task, the clusters its items fall
+    in: a pair's intervals are expanded for the fewer of its two tasks'
+    (`bootstrap.expanded_confidence`) and its verdict is "distinct" only on enough of them.
     """
     tasks = sorted(headlines)
+    sizes = {task: (clusters or {}).get(task) for task in tasks}
     few = {task: (too_few or {}).get(task) for task in tasks}
     cells: dict[tuple[str, str], tuple[list[str], Correlation, Correlation, FloatArray]] = {}
     chosen = np.array(sorted(subjects), dtype=np.int64)
@@ -235,8 +291,9 @@ def rank_correlation(
             cells[a, b] = (names, _null(why), _null(why), empty)
             continue
         args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
-        tau = correlate(kendall_tau_b, *args, permutations, rng, confidence)
-        rho = correlate(spearman_rho, *args, permutations, rng, confidence)
+        n = _fewer(sizes[a], sizes[b])
+        tau = correlate(kendall_tau_b, *args, permutations, rng, confidence, n)
+        rho = correlate(spearman_rho, *args, permutations, rng, confidence, n)
         short = pair_reason(a, b, few)
         if short is not None:
             tau, rho = _point_only(tau, short), _point_only(rho, short)
@@ -244,7 +301,8 @@ def rank_correlation(
     adjusted = holm([cells[key][1].p_value for key in cells])
     pairs = []
     for ((a, b), (names, tau, rho, rho_samples)), p in zip(cells.items(), adjusted, strict=True):
-        top, top_samples = ceiling(reliability[a], reliability[b], confidence)
+        n = _fewer(sizes[a], sizes[b])
+        top, top_samples = ceiling(reliability[a], reliability[b], confidence, n)
         short = pair_reason(a, b, few)
         if short is not None:
             top = _point_only(top, short)
@@ -253,7 +311,7 @@ def rank_correlation(
             fixed = _point_only(fixed, short)
             decided: tuple[Verdict | None, str] = (None, f"no verdict: {short}")
         else:
-            decided = verdict(rho, top, fixed)
+            decided = verdict(rho, top, fixed, n)
         pairs.append(
             TaskPair(
                 task_a=a,
@@ -285,6 +343,10 @@ def rank_correlation(
         spearman=_matrix(tasks, {k: v[2] for k, v in cells.items()}),
         pairs=pairs,
     )
+
+
+def _fewer(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else min(a, b)
 
 
 def _point_only(value: Correlation, reason: str) -> Correlation:

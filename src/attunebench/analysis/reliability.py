@@ -69,13 +69,36 @@ def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> F
     uniform split of its draws, which is a multivariate hypergeometric draw per split. (Splitting
     the distinct clusters and weighting them by their counts would leave halves of uneven size
     and a downward-biased, too-wide interval.)
+
+    Done for every row and split at once: each draw gets a uniform random key and the half is
+    the draws with the smallest keys (a uniform choice of half the draws without replacement,
+    which is the same distribution), counted per cluster.
     """
     draws = weights.astype(np.int64)
-    found = [
-        rng.multivariate_hypergeometric(row, int(row.sum()) // 2, size=splits, method="count")
-        for row in draws
-    ]
-    return np.concatenate(found).astype(np.float64)
+    rows, clusters = draws.shape
+    sizes = draws.sum(axis=1)
+    total = int(sizes.max()) if rows else 0
+    if rows == 0 or total == 0:
+        return np.zeros((rows * splits, clusters))
+    # each row's draws as cluster codes, padded to the largest row with a code past the last
+    # cluster whose keys sort after every real draw's
+    codes = np.full((rows, total), clusters, dtype=np.int64)
+    filled = np.arange(total)[None, :] < sizes[:, None]
+    codes[filled] = np.repeat(np.tile(np.arange(clusters), rows), draws.ravel())
+    keys = rng.random((rows, splits, total)) + ~filled[:, None, :]
+    halves = sizes // 2
+    half = int(halves[0])
+    if (halves == half).all():  # a resample's rows all hold n draws: only the half is sorted
+        order = np.argpartition(keys, half - 1, axis=-1)[..., :half] if half else keys[..., :0]
+    else:
+        order = np.argsort(keys, axis=-1)
+    spread = np.broadcast_to(codes[:, None, :], keys.shape)
+    chosen = np.take_along_axis(spread, order.astype(np.int64), axis=-1)
+    taken = np.arange(chosen.shape[-1])[None, None, :] < halves[:, None, None]
+    chosen = np.where(taken, chosen, clusters)
+    offsets = np.arange(rows * splits).reshape(rows, splits, 1) * (clusters + 1)
+    counted = np.bincount((chosen + offsets).ravel(), minlength=rows * splits * (clusters + 1))
+    return counted.reshape(rows * splits, clusters + 1)[:, :clusters].astype(np.float64)
 
 
 def mean_split_rho(

@@ -144,13 +144,21 @@ class Discriminability(Frozen):
 
 
 class Ratio(Frozen):
-    """How many conversations task a needs, as a multiple of what task b needs."""
+    """How many conversations task a needs, as a multiple of what task b needs, and how many
+    items: a task with more items per conversation needs fewer conversations for that alone."""
 
     task_a: str
     task_b: str
     value: float | None
     ci_low: float | None = None
     ci_high: float | None = None
+    items_per_conversation_a: float | None = None
+    items_per_conversation_b: float | None = None
+    per_item: float | None = Field(
+        default=None, description="Items task a needs, as a multiple of what task b needs."
+    )
+    per_item_ci_low: float | None = None
+    per_item_ci_high: float | None = None
     statement: str
     reason: str | None = None
 

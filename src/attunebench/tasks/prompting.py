@@ -30,6 +30,9 @@ REPLY_PARAMS = GenerateParams(temperature=0.0, max_tokens=400)
 SPEAKER_NAMES = {"user": "User", "assistant": "Assistant"}
 NO_REPORTS_YET = "(none yet: nothing was reported before this point)"
 # Who gave a state's labels, as the informed prompt says it (Source.provenance of `state`).
+# A source that does not say is never worded as the user's own report: the report calls it
+# "undeclared", and so does the prompt.
+UNDECLARED = "undeclared"
 REPORTERS = {
     "first-person": "the user told us how they felt, in their own words",
     "third-party": "annotators who read the conversation labelled how the user felt",
@@ -38,6 +41,7 @@ REPORTERS = {
     "derived": "labels derived from other answers describe how the user felt",
     "illustrative": "example labels written with this conversation say how the user felt",
     "simulated": "a simulated participant reported how they felt",
+    UNDECLARED: "labels whose source the data does not declare describe how the user felt",
 }
 # Option keys of a choice question: single characters, one token in every common tokenizer.
 LETTERS = tuple(string.ascii_uppercase + string.ascii_lowercase)
@@ -66,8 +70,8 @@ def quoted_start(text: str, words: int = 8) -> str:
 
 def reporter(conversation: Conversation) -> str:
     """Who gave this conversation's state labels, in words (its source's provenance)."""
-    given = conversation.source.provenance.get("state", "first-person")
-    return REPORTERS.get(given, REPORTERS["first-person"])
+    given = conversation.source.provenance.get("state", UNDECLARED)
+    return REPORTERS.get(given, REPORTERS[UNDECLARED])
 
 
 def self_reports_block(
