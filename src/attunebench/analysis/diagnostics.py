@@ -84,11 +84,11 @@ def binned_scores(
     point, samples = bootstrap.means(
         frame.score[mask], frame.conversation[mask], groups, len(frame.models) * n_levels
     )
-    low, high = bootstrap.interval(samples)
     size = len(frame.models) * n_levels
     items = np.bincount(groups, minlength=size)
     conversations = distinct_per_group(groups, frame.conversation[mask], size)
     clusters = distinct_per_group(groups, minimum.cluster_of[frame.conversation[mask]], size)
+    low, high = bootstrap.interval(samples, clusters)  # expanded for each bin's own clusters
     rows = []
     for g in np.flatnonzero(items).tolist():
         too_few = minimum.reason(int(clusters[g]), " in this group")

@@ -83,8 +83,10 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
     metrics = cell_metrics(cell, frame)
     points = {m.name: np.full(models, np.nan) for m in metrics}
     samples = {m.name: np.full((bootstrap.resamples, models), np.nan) for m in metrics}
+    clusters = np.full(models, bootstrap.n_clusters)  # each model's own, for its interval
     for model in np.unique(frame.model[cell.mask]):
         rows = cell.rows(frame, int(model))
+        clusters[model] = np.unique(bootstrap.cluster_of[frame.conversation[rows]]).size
         weights = bootstrap.weights(frame.conversation[rows])
         read: dict[Values, Found] = {}
         views: list[View[Any, Any]] | None = None
@@ -103,7 +105,7 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
     for metric in metrics:
         if np.isnan(points[metric.name]).all() and metric.name != HEADLINE:
             continue  # nothing to show (a dimension the gold lacks, a judge mode not run)
-        low, high = bootstrap.interval(samples[metric.name])
+        low, high = bootstrap.interval(samples[metric.name], clusters)
         out.append(
             MetricScores(
                 cell.task,
