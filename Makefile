@@ -84,7 +84,8 @@ demo: install-demo
 	$(BIN)/attunebench demo --out $(DEMO_OUT)
 	@echo "attunebench is installed in $(BIN): run $(BIN)/attunebench, or 'source $(BIN)/activate' to put it on your PATH; 'attunebench collect' needs the collect extra ($(BIN)/pip install -e '.[collect]', or make test)"
 
-# A real LLM end to end: Gemma 3 270M behind llama.cpp's server, through the openai/ provider.
+# Two real LLMs end to end (Gemma 3 270M in choice mode, Qwen2.5-Coder 0.5B Instruct in generate
+# mode and as a judge) on the open suite's demo subset, behind llama.cpp's server, beside the baselines.
 demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 

@@ -125,7 +125,7 @@ def test_out_naming_a_file_is_one_line(tmp_path: Path) -> None:
     )
     assert code == 2 and "Traceback" not in output
     assert output.strip() == (
-        f"error: {taken} is a file, not a run directory; choose another --out"
+        f"error: --out {taken} is a file, not a run directory; choose another --out"
     )
     assert taken.read_text(encoding="utf-8") == "mine\n"
 

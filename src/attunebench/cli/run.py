@@ -33,10 +33,9 @@ from attunebench.models.modelsfile import (
     resolve_model,
 )
 from attunebench.models.registry import ProviderConfigError
-from attunebench.records import SuiteInfo
 from attunebench.registry import RegistryError
 from attunebench.suite import SuiteError
-from attunebench.suite.build import load_suite, write_suite_data
+from attunebench.suite.build import suite_run_config
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError
 
@@ -172,25 +171,6 @@ def _summary(result: RunResult) -> None:
     typer.echo(f"run directory: {result.rundir}")
 
 
-def suite_config(name: str, out: Path, conflicting: list[str]) -> RunConfig:
-    """The run a suite fixes: its data (built from the corpora into OUT/suite/, every digest
-    checked), its tasks with their options, and its seed."""
-    if conflicting:
-        raise SuiteError(f"--suite fixes the data, tasks and seed: drop {', '.join(conflicting)}")
-    built = load_suite(name)
-    evaluated, _ = write_suite_data(built, out / "suite")
-    manifest = built.manifest
-    return RunConfig(
-        data=evaluated,
-        out=out,
-        models=(),
-        tasks=tuple(manifest.tasks),
-        task_options=manifest.tasks,
-        seed=manifest.seed,
-        suite=SuiteInfo(name=manifest.name, version=manifest.version, digest=built.digest),
-    )
-
-
 def run(
     model: Annotated[
         list[str], typer.Option("--model", help="provider/model or a models-file name; repeat.")
@@ -253,7 +233,12 @@ def run(
         if suite is not None:
             given = {"--data": data, "--task": task, "--seed": seed, "--context": context}
             given |= {"--limit": limit}
-            config = suite_config(suite, out, [k for k, v in given.items() if v is not None])
+            conflicting = [k for k, v in given.items() if v is not None]
+            if conflicting:
+                raise SuiteError(
+                    f"--suite fixes the data, tasks and seed: drop {', '.join(conflicting)}"
+                )
+            config = suite_run_config(suite, out)[0]
         else:
             if data is None:
                 raise typer.BadParameter("give --data FILE or --suite NAME", param_hint="--data")

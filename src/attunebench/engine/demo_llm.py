@@ -1,80 +1,89 @@
-"""`make demo-llm`: AttuneBench end to end against a real LLM on this machine, with the truth
-about what it does.
+"""`make demo-llm`: a slice of the open suite through two real LLMs on this machine, beside the
+baselines and the trivial references, with the truth about what each does.
 
-Gemma 3 270M (the base model: no chat template, no instruction tuning) is assembled and
-verified, served by llama.cpp's OpenAI-compatible server on 127.0.0.1, and asked in `choice`
-mode: the probability of each option key as its next token, read through the `openai/`
-provider (the same path as any hosted or vLLM model). A base model this small cannot write the
-JSON a generated answer needs, but it does assign probabilities.
+- Gemma 3 270M, a base model (no chat template, no instruction tuning), in `choice` mode: the
+  probability of each option key as its next token. It cannot write the JSON a generated answer
+  needs, but it does assign probabilities.
+- Qwen2.5-Coder 0.5B Instruct, which has a chat template, in `generate` mode: it writes the
+  answer as the task's JSON, strictly parsed; an answer that does not parse is `invalid` and
+  scored as the task's worst value (its share is printed). It also judges.
 
-Bounded so it finishes in about five minutes on two cores:
+Both are served at once, each by its own llama.cpp server on 127.0.0.1 with one thread (two
+cores, one each), and asked through the `openai/` provider, the same path as any hosted or
+vLLM model.
 
-- the first `--conversations` (default 10) conversations of ESConv's test split with MultiESC's
-  seeker feedback that yield a preference pair (two of the seeker's ratings that differ; most
-  conversations rate every reply alike, and a task scored in fewer than five conversations
-  gets no interval): emotion, behavior (the first 3 labelled replies of each conversation: in
-  choice mode every label is its own question), preference, rating and outcome, with
-  `baseline/random`, `baseline/majority` and `baseline/knn` (fitted on the first 60
-  conversations of the MultiESC validation split) beside it;
-- the first 2 sample conversations: response (Gemma writes replies, continuing a plain
-  transcript) with Gemma as a choice-mode pairwise judge, and the judge audit of Gemma
-  against the participants' own picks.
+The slice (`--suite`, default `open-v1-mini`): per task, the 10 conversations of the suite that
+carry its items with the shortest transcripts, taken from each corpus part in turn, so every
+part with that gold is in, every task gets an interval (10 conversations is the minimum), and
+prompts stay short enough for two cores. Each task runs on its own slice, with
+`baseline/random` and `baseline/majority` fitted on the suite's train split. Then the judge run
+on the first 2 sample conversations (illustrative data): response, where Qwen writes replies and
+judges both models' replies pairwise in both orders, and the judge audit of Qwen against the
+participants' own picks (its position bias is in the report's judge section). One report over
+all of it (different data per task: noted); the slice is not the suite, so its numbers are not
+open-v1's.
 
-Then one report over both runs (`report.html`, `summary.json`, different data: noted).
-
-    python -m attunebench.engine.demo_llm [--out DIR] [--conversations N] [--threads N]
+    python -m attunebench.engine.demo_llm [--out DIR] [--suite NAME] [--threads N]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import time
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import read_conversations, write_conversations
-from attunebench.data.locations import corpus_dir
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
+from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.models.llamacpp_server import LlamaServer, models_toml
-from attunebench.models.local_models import GEMMA
+from attunebench.models.local_models import GEMMA, LOCAL_MODELS, QWEN
 from attunebench.models.modelsfile import ModelEntry, load_models_file
-from attunebench.tasks.preference import preference_task
+from attunebench.suite import Manifest, load_manifest
+from attunebench.suite.build import suite_run_config
+from attunebench.tasks.base import Task
 
 console = Console()
-TRAIN_CONVERSATIONS = 60
 SAMPLE_CONVERSATIONS = 2
-BEHAVIOR_REPLIES = 3
+PER_TASK = 10  # conversations per task: the minimum for an interval
+# Generous for a JSON answer; a reply or a verdict with its reason fits too.
+MAX_TOKENS = {"gemma": 48, "qwen": 128}
 
 
 def say(text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def has_preference_pair(conversation: Conversation) -> bool:
-    return next(iter(preference_task().items([conversation])), None) is not None
-
-
-def esconv(
-    split: str, limit: int, keep: Callable[[Conversation], bool] = lambda _: True
+def task_slice(
+    task: Task[Any, Any], manifest: Manifest, conversations: Sequence[Conversation]
 ) -> list[Conversation]:
-    source = corpus_dir("esconv")
-    if not source.is_dir():
-        raise SystemExit(f"demo-llm needs ESConv at {source} (set ATTUNEBENCH_DATA_DIR)")
-    found = []
-    for conversation in ESConvImporter(variant="multiesc", split=split).read(source, Counter()):
-        if not keep(conversation):
-            continue
-        found.append(conversation)
-        if len(found) == limit:
-            break
-    return found
+    """The `PER_TASK` conversations carrying `task`'s items with the shortest transcripts, taken
+    from each corpus part in turn (the shortest of each first)."""
+    by_id = {c.id: c for c in conversations}
+    queues = []
+    for part in manifest.parts:
+        carrying = [
+            by_id[i] for i in part.conversations if i in by_id and _has_items(task, by_id[i])
+        ]
+        queues.append(sorted(carrying, key=lambda c: (sum(len(t.user) for t in c.turns), c.id)))
+    chosen: list[Conversation] = []
+    while len(chosen) < PER_TASK and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < PER_TASK:
+                chosen.append(queue.pop(0))
+    return chosen
+
+
+def _has_items(task: Task[Any, Any], conversation: Conversation) -> bool:
+    return next(iter(task.items([conversation])), None) is not None
 
 
 def baselines(train: Path) -> tuple[ModelEntry, ...]:
@@ -82,16 +91,15 @@ def baselines(train: Path) -> tuple[ModelEntry, ...]:
     return (
         ModelEntry.from_spec("baseline/random"),
         ModelEntry(name="baseline/majority", spec="baseline/majority", options=fitted),
-        ModelEntry(name="baseline/knn", spec="baseline/knn", options=fitted),
     )
 
 
-def report(dirs: list[Path], out: Path) -> list[Path]:
+def report(dirs: Sequence[Path], out: Path) -> list[Path]:
     from attunebench.analysis import Options, build_summary, load_runs
     from attunebench.report import write_report
 
-    summary = build_summary(load_runs(dirs, allow_mixed_datasets=True), Options())
-    return write_report(summary, out)
+    runs = load_runs(list(dirs), allow_mixed_datasets=True)
+    return write_report(build_summary(runs, Options()), out)
 
 
 def line(name: str, result: RunResult, seconds: float) -> str:
@@ -102,52 +110,91 @@ def line(name: str, result: RunResult, seconds: float) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="AttuneBench against a local Gemma 3 270M.")
-    parser.add_argument("--out", type=Path, default=Path("demo-out") / "llm")
-    parser.add_argument("--conversations", type=int, default=10, help="ESConv test conversations")
-    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
-    args = parser.parse_args()
+def invalid_share(rundirs: Sequence[Path], model: str) -> str:
+    from attunebench.engine import read_records
 
-    data = args.out / "data"
+    records = [r for d in rundirs for r in read_records(d / "records.jsonl") if r.model == model]
+    invalid = sum(r.status == "invalid" for r in records)
+    share = invalid / len(records) if records else 0.0
+    return f"{model}: {invalid} of {len(records)} generated answers invalid ({share:.1%})"
+
+
+def served_models(servers: dict[str, LlamaServer], out: Path) -> dict[str, ModelEntry]:
+    """A models file naming each served model (Gemma in choice mode, Qwen in generate mode)."""
+    toml = "\n".join(
+        models_toml(
+            server.base_url,
+            max_tokens=MAX_TOKENS[name],
+            answer="generate" if LOCAL_MODELS[name].chat else "choice",
+            model=LOCAL_MODELS[name],
+        )
+        for name, server in servers.items()
+    )
+    models_file = out / "models.toml"
+    models_file.write_text(toml, encoding="utf-8")
+    entries = load_models_file(models_file)
+    return {name: entries[name] for name in servers}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="AttuneBench against local Gemma and Qwen.")
+    parser.add_argument("--out", type=Path, default=Path("demo-out") / "llm")
+    parser.add_argument("--suite", default="open-v1-mini", help="the suite to take a slice of")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per server")
+    args = parser.parse_args()
+    out: Path = args.out
+    data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
-    test = esconv("test", args.conversations, keep=has_preference_pair)
-    write_conversations(data / "esconv-test.jsonl", test)
-    write_conversations(data / "train.jsonl", esconv("valid", TRAIN_CONVERSATIONS))
-    sample = read_conversations(sample_path())[:SAMPLE_CONVERSATIONS]
-    write_conversations(data / "sample.jsonl", sample)
-    model = GEMMA.path()
-    say(f"model: {model} (SHA-256 verified)")
-    with LlamaServer(model, log=args.out / "llama-server.log", threads=args.threads) as server:
-        say(f"{server.kind}: {server.base_url} ({server.threads} threads)")
-        models_file = args.out / "models.toml"
-        models_file.write_text(models_toml(server.base_url, max_tokens=48, answer="choice"))
-        gemma = load_models_file(models_file)["gemma"]
-        cache = args.out / "cache.sqlite"
-        started = time.perf_counter()
-        first = RunConfig(
-            data=data / "esconv-test.jsonl",
-            out=args.out / "run-esconv",
-            models=(gemma, *baselines(data / "train.jsonl")),
-            tasks=("emotion", "behavior", "preference", "rating", "outcome"),
-            task_options={"behavior": {"max_replies": BEHAVIOR_REPLIES}},
-            cache_path=cache,
+    cache = out / "cache.sqlite"
+
+    suite, train = suite_run_config(args.suite, out)
+    manifest = load_manifest(args.suite)
+    conversations = read_conversations(suite.data)
+    slices = []
+    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
+        path = data / f"{task.name}.jsonl"
+        write_conversations(path, task_slice(task, manifest, conversations))
+        slices.append(
+            dataclasses.replace(
+                suite,
+                data=path,
+                out=out / f"run-{task.name}",
+                tasks=(task.name,),
+                suite=None,
+                cache_path=cache,
+            )
         )
-        esconv_result = asyncio.run(run(first))
-        say(line("ESConv", esconv_result, time.perf_counter() - started))
-        started = time.perf_counter()
-        second = RunConfig(
-            data=data / "sample.jsonl",
-            out=args.out / "run-sample",
-            models=(gemma,),
-            judges=(gemma,),
-            tasks=("response", "judge_audit"),
-            task_options={"response": {"judge_mode": "pairwise"}},
-            cache_path=cache,
+    sample = data / "sample.jsonl"
+    write_conversations(sample, read_conversations(sample_path())[:SAMPLE_CONVERSATIONS])
+    judged = RunConfig(
+        data=sample,
+        out=out / "run-judge",
+        models=(),
+        tasks=("response", "judge_audit"),
+        task_options={"response": {"judge_mode": "pairwise"}},
+        cache_path=cache,
+    )
+    started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        servers = {}
+        for model in (GEMMA, QWEN):
+            log = out / f"llama-server-{model.name}.log"
+            server = LlamaServer(model.path(), log=log, alias=model.alias, threads=args.threads)
+            servers[model.name] = stack.enter_context(server)
+            say(f"{model.name}: {server.kind} at {server.base_url} ({server.threads} threads)")
+        served = served_models(servers, out)
+        for config in slices:
+            config = dataclasses.replace(config, models=(*served.values(), *baselines(train)))
+            begun = time.perf_counter()
+            say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
+        config = dataclasses.replace(
+            judged, models=tuple(served.values()), judges=(served["qwen"],)
         )
-        sample_result = asyncio.run(run(second))
-        say(line("sample", sample_result, time.perf_counter() - started))
-    written = report([first.out, second.out], args.out)
+        begun = time.perf_counter()
+        say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
+    say(f"both models, every run: {time.perf_counter() - started:.0f} s")
+    say(invalid_share([c.out for c in slices], "qwen"))
+    written = report([*(c.out for c in slices), judged.out], out / "report")
     say(f"report: {written[-1]}")
     say(f"summary: {written[0]}")
 
