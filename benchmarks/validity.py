@@ -1,8 +1,27 @@
-"""Whether the report's numbers mean what they say: planted-truth figures, one function per key.
+"""Whether the report's numbers mean what they say: what trivial strategies score on the
+headlines of real corpora, and planted-truth figures of the statistics. One function per key.
 
-Usage: python benchmarks/validity.py [--studies 1000] [--corners] [--seed 0]
+Usage: python benchmarks/validity.py [--keys K1,K2] [--data-dir DIR] [--work DIR] [--knn/--no-knn]
+       [--lexicon/--no-lexicon] [--studies 1000] [--corners] [--seed 0]
 
-One function per key of the JSON line printed last (`KEYS`); each takes the shared `state`:
+One function per key of the JSON line printed last (`KEYS`); each takes the shared `state`.
+`--keys` computes only those named.
+
+Headlines (on the shared corpora, imported with the project's own importers: ESConv's HF
+splits, MultiESC, FailedESConv, USS; `--data-dir`, default $ATTUNEBENCH_DATA_DIR or
+../shared/data). Each task's items are built as a run builds them and each task's declared
+references (constant, position-only, length-only, the pair cues) scored with the task's own
+metrics. With `--knn` (the default) `baseline/knn`, fitted on MultiESC's valid split, runs on
+MultiESC test through `attunebench run` and `attunebench report`, its headline read with its
+interval.
+
+- `headline_metrics`: task -> the name of its headline metric;
+- `trivial_headlines`: task -> reference (and knn) -> corpus -> headline value;
+- `preference_best_position_cue`: corpus -> the best position cue's accuracy (and its name);
+- `preference_content_cues`: corpus -> cue -> accuracy (sentiment and emotion words from the
+  lexicon baseline's VADER and NRC, beside the task's own content references).
+
+Statistics (simulated studies):
 
 - `false_distinct_rate`: on identical true rankings, the share of simulated studies whose rank
   verdict says "distinct" in the worst design of 10-20 conversations and 4-12 models
@@ -21,10 +40,206 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from attunebench.analysis import studies
+from attunebench.analysis.references import guessed_views
+from attunebench.data.jsonl import read_conversations
+from attunebench.data.schema import Conversation
+from attunebench.records import ItemRecord
+from attunebench.tasks import load_tasks
+from attunebench.tasks import pair_cues as cues
+from attunebench.tasks.base import Item, Task, View
+
+CORPORA = {
+    "multiesc-test": ("esconv", ["--variant", "multiesc", "--split", "test"]),
+    "multiesc-valid": ("esconv", ["--variant", "multiesc", "--split", "valid"]),
+    "esconv-test": ("esconv", ["--variant", "hf", "--split", "test"]),
+    "esconv-valid": ("esconv", ["--variant", "hf", "--split", "valid"]),
+    "failed-esconv": ("esconv", ["--variant", "failed"]),
+    "uss": ("uss", []),
+}
+# Per task: MultiESC test and one more corpus that has its gold.
+HEADLINE_CORPORA = {
+    "rating": ("multiesc-test", "failed-esconv"),
+    "outcome": ("multiesc-test", "failed-esconv"),
+    "emotion": ("multiesc-test", "esconv-valid"),
+    "behavior": ("multiesc-test", "esconv-valid"),
+    "preference": ("multiesc-test", "uss"),
+}
+PREFERENCE_CORPORA = ("esconv-valid", "esconv-test", "multiesc-valid", "multiesc-test")
+POSITION = (
+    "reference/later-reply",
+    "reference/earlier-reply",
+    "reference/distance",
+    "reference/visible-position-classifier",
+)
+
+
+def cli(*args: str) -> None:
+    command = [sys.executable, "-c", "from attunebench.cli import main; main()", *args]
+    subprocess.run(command, check=True, capture_output=True, text=True)
+
+
+def corpora(data_dir: Path, work: Path) -> dict[str, list[Conversation]]:
+    out = {}
+    for name, (source, options) in CORPORA.items():
+        path = work / f"{name}.jsonl"
+        if not path.exists():
+            cli("data", "import", source, str(data_dir / source), *options, "--out", str(path))
+        out[name] = read_conversations(path)
+    return out
+
+
+def task_items(task: Task[Any, Any], conversations: list[Conversation]) -> list[Item[Any]]:
+    """The task's items on its headline variant (blind, or its only one)."""
+    return [i for i in task.items(conversations) if i.variant in ("", "blind")]
+
+
+def item_views(items: list[Item[Any]]) -> list[View[Any, Any]]:
+    """Each item as a view with no prediction, which references read the gold of."""
+    views = []
+    for item in items:
+        record = ItemRecord(
+            task=item.task,
+            model="items",
+            conversation_id=item.conversation.id,
+            turn_index=item.turn_index,
+            item_id=item.item_id,
+            variant=item.variant,
+            status="failed",
+            gold=item.gold.model_dump(mode="json"),
+        )
+        views.append(View(record, item.gold, None))
+    return views
+
+
+def reference_values(
+    task: Task[Any, Any], views: list[View[Any, Any]], metric: str | None = None
+) -> dict[str, float | None]:
+    """Each declared reference's value of a metric (default: the headline) on these items."""
+    wanted = next(m for m in task.metrics if m.name == (metric or task.headline_metric))
+    items = [(v.record.conversation_id, v.gold) for v in views]
+    out = {}
+    for name, reference in task.references().items():
+        guessed, _ = guessed_views(task, name, views, reference(items))
+        value = wanted.value(guessed) if guessed else None
+        out[name] = None if value is None else round(value, 4)
+    return out
+
+
+def knn_headlines(work: Path, tasks: list[str]) -> dict[str, dict[str, Any]]:
+    """baseline/knn (fitted on MultiESC valid) on MultiESC test: headline with its interval."""
+    run, report = work / "run-knn", work / "report-knn"
+    model = f"baseline/knn?train={work / 'multiesc-valid.jsonl'}"
+    data = str(work / "multiesc-test.jsonl")
+    options = [a for t in tasks for a in ("--task", t)]
+    cli("run", "--data", data, "--model", model, *options, "--out", str(run))
+    cli("report", str(run), "--out", str(report), "--data", data)
+    summary = json.loads((report / "summary.json").read_text())
+    return {
+        row["task"]: {"value": row["value"], "ci": [row["ci_low"], row["ci_high"]]}
+        for row in summary["scores"]
+        if row["headline"] and row["model"].startswith("baseline/knn")
+    }
+
+
+def trivial_headlines(state: dict[str, Any]) -> dict[str, Any]:
+    """task -> reference -> corpus -> the headline's value (knn: value and interval)."""
+    tasks, data = state["tasks"], state["corpora"]
+    out: dict[str, Any] = {}
+    for task_name, names in HEADLINE_CORPORA.items():
+        task = tasks[task_name]
+        found: dict[str, dict[str, Any]] = {}
+        for corpus in names:
+            views = item_views(task_items(task, data[corpus]))
+            for reference, value in reference_values(task, views).items():
+                found.setdefault(reference, {})[corpus] = value
+        out[task_name] = found
+    for task_name, knn in state.get("knn", {}).items():
+        if task_name in out:
+            out[task_name]["baseline/knn"] = {"multiesc-test": knn}
+    return out
+
+
+def headline_metrics(state: dict[str, Any]) -> dict[str, str]:
+    return {name: state["tasks"][name].headline_metric for name in HEADLINE_CORPORA}
+
+
+def preference_items(state: dict[str, Any]) -> dict[str, list[Item[Any]]]:
+    """The preference items of each corpus, and of ESConv and MultiESC pooled."""
+    if "preference_items" not in state:
+        task, data = state["tasks"]["preference"], state["corpora"]
+        found = {name: task_items(task, data[name]) for name in CORPORA}
+        found["esconv+multiesc"] = [i for n in PREFERENCE_CORPORA for i in found[n]]
+        state["preference_items"] = found
+    items: dict[str, list[Item[Any]]] = state["preference_items"]
+    return items
+
+
+def preference_best_position_cue(state: dict[str, Any]) -> dict[str, Any]:
+    """Per corpus, the best position cue (the task's references) and every cue's accuracy;
+    beside them, a classifier of both replies' positions: what a prompt quoting the earlier
+    reply inside the transcript would show (the alternative to cutting it there)."""
+    task = state["tasks"]["preference"]
+    out = {}
+    for corpus, items in preference_items(state).items():
+        views = item_views(items)
+        values = reference_values(task, views)
+        best = max(POSITION, key=lambda name: values.get(name) or 0.0)
+        golds = [(v.record.conversation_id, v.gold) for v in views]
+        hits = [
+            float(pick == gold.key)
+            for pick, (_, gold) in zip(cues.both_positions_classifier(golds), golds, strict=True)
+            if pick is not None
+        ]
+        out[corpus] = {
+            "cue": best,
+            "accuracy": values[best],
+            "pairs": len(views),
+            "cues": {name: values[name] for name in POSITION},
+            "both_positions_classifier": round(sum(hits) / len(hits), 4) if hits else None,
+        }
+    return out
+
+
+def lexicon_cues(task: Task[Any, Any], items: list[Item[Any]]) -> dict[str, float | None]:
+    """Sentiment (VADER compound) and emotion words (NRC hits): the reply with more."""
+    from attunebench.models.baselines.lexicon import compound, nrc_counts
+    from attunebench.tasks.preference import pair_of
+
+    measures: dict[str, Callable[[str], float]] = {
+        "reference/more-positive": compound,
+        "reference/more-emotion-words": lambda text: float(sum(nrc_counts(text).values())),
+    }
+    hits: dict[str, list[float]] = {name: [] for name in measures}
+    for item in items:
+        pair, gold = pair_of(item, task.pairs), item.gold  # type: ignore[attr-defined]
+        for name, measure in measures.items():
+            a, b = measure(pair.first.text), measure(pair.second.text)
+            if a == b:  # no preference: half right, as the task's content references score it
+                hits[name].append(0.0 if gold.tie else 0.5)
+                continue
+            hits[name].append(float((gold.first if a > b else gold.second) == gold.key))
+    return {k: round(sum(v) / len(v), 4) if v else None for k, v in hits.items()}
+
+
+def preference_content_cues(state: dict[str, Any]) -> dict[str, Any]:
+    task = state["tasks"]["preference"]
+    out = {}
+    for corpus, items in preference_items(state).items():
+        values = reference_values(task, item_views(items))
+        found = {k: v for k, v in values.items() if k not in POSITION}
+        if state["lexicon"]:
+            found.update(lexicon_cues(task, items))
+        out[corpus] = found
+    return out
 
 
 def _false_distinct(state: dict[str, Any]) -> studies.FalseDistinct:
@@ -57,7 +272,17 @@ def coverage(state: dict[str, Any]) -> dict[str, float]:
     return {str(size): share for size, share in found.items()}
 
 
+HEADLINE_KEYS = (
+    "headline_metrics",
+    "trivial_headlines",
+    "preference_best_position_cue",
+    "preference_content_cues",
+)
 KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "headline_metrics": headline_metrics,
+    "trivial_headlines": trivial_headlines,
+    "preference_best_position_cue": preference_best_position_cue,
+    "preference_content_cues": preference_content_cues,
     "false_distinct_rate": false_distinct_rate,
     "false_distinct_cells": false_distinct_cells,
     "coverage": coverage,
@@ -66,12 +291,35 @@ KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    default = os.environ.get("ATTUNEBENCH_DATA_DIR", "../shared/data")
+    parser.add_argument("--keys", default=",".join(KEYS), help="the keys to compute")
+    parser.add_argument("--data-dir", type=Path, default=Path(default))
+    parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--knn", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--lexicon", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--studies", type=int, default=1000, help="simulated studies per design")
     parser.add_argument("--corners", action="store_true", help="the ends of the design ranges")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    state: dict[str, Any] = {"studies": args.studies, "corners": args.corners, "seed": args.seed}
-    result = {key: measure(state) for key, measure in KEYS.items()}
+    keys = [key for key in args.keys.split(",") if key]
+    unknown = sorted(set(keys) - set(KEYS))
+    if unknown:
+        parser.error(f"unknown keys {', '.join(unknown)} (known: {', '.join(KEYS)})")
+    state: dict[str, Any] = {
+        "studies": args.studies,
+        "corners": args.corners,
+        "seed": args.seed,
+        "lexicon": args.lexicon,
+    }
+    if set(keys) & set(HEADLINE_KEYS):
+        work = args.work or Path(tempfile.mkdtemp(prefix="attunebench-validity-"))
+        work.mkdir(parents=True, exist_ok=True)
+        registry = load_tasks()
+        state["tasks"] = {name: registry.get(name)() for name in HEADLINE_CORPORA}
+        state["corpora"] = corpora(args.data_dir, work)
+        if args.knn and "trivial_headlines" in keys:
+            state["knn"] = knn_headlines(work, ["rating", "outcome"])
+    result = {key: KEYS[key](state) for key in keys}
     print(json.dumps(result))
 
 

@@ -46,8 +46,8 @@ async def test_items_scores_and_corpus_metrics_equal_hand_computed_values() -> N
     assert records[2].status == "invalid" and records[2].score == 0.0
     assert records[2].raw_output == '{"behaviors": ["small talk"]}'
     found = views(task, records)
-    # the headline is the mean per-item F1, in the task and in its registered metric
-    assert BehaviorTask.headline == "per-item F1"
+    # the headline is macro-F1 (a majority guess scores low on it); per-item F1 is `score`
+    assert BehaviorTask.headline_metric == "macro_f1"
     assert METRICS.get("behavior.score").value(found) == pytest.approx((0.8 + 2 / 3 + 0) / 3)
     predicted = [{"reflection", "question", "validation"}, {"lecturing"}, set()]
     gold = [{"reflection", "question"}, {"lecturing", "suggestion"}, {"other"}]

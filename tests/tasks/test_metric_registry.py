@@ -426,13 +426,67 @@ def _(views: Sequence[AnyView]) -> float | None:
 
 
 def outcome_guess(view: AnyView, name: str) -> float | None:
-    if not ok(view):
+    return view.prediction.values.get(name) if ok(view) else None
+
+
+def informative(cov: float, vx: float, vy: float) -> float | None:
+    """r, 0 where the prediction does not vary, None where the gold does not."""
+    scale = max(vx + vy, 1.0)
+    if vy <= 1e-12 * scale:
         return None
-    values = view.prediction.values
-    if name == "intensity_change":
-        final, start = values.get("final_intensity"), view.gold.initial_intensity
-        return None if final is None or start is None else final - start
-    return values.get(name)
+    return 0.0 if vx <= 1e-12 * scale else cov / math.sqrt(vx * vy)
+
+
+AdjustedRow = tuple[object, str, float | None, float]  # cell, conversation, guess, gold
+
+
+def residuals(rows: Sequence[AdjustedRow]) -> list[tuple[float, float]]:
+    """Guess and gold less their cell's mean (answered guesses' mean; 0 if unanswered)."""
+    by_cell: dict[object, list[AdjustedRow]] = defaultdict(list)
+    for row in rows:
+        by_cell[row[0]].append(row)
+    out = []
+    for cell, _, guess, gold in rows:
+        group = by_cell[cell]
+        answered = [g for _, _, g, _ in group if g is not None]
+        gold_mean = sum(y for *_, y in group) / len(group)
+        rx = 0.0 if guess is None else guess - sum(answered) / len(answered)
+        out.append((rx, gold - gold_mean))
+    return out
+
+
+def pearson(pairs: Sequence[tuple[float, float]], weights: Sequence[float]) -> float | None:
+    total = sum(weights)
+    mx = sum(w * x for (x, _), w in zip(pairs, weights, strict=True)) / total
+    my = sum(w * y for (_, y), w in zip(pairs, weights, strict=True)) / total
+    cov = sum(w * (x - mx) * (y - my) for (x, y), w in zip(pairs, weights, strict=True))
+    vx = sum(w * (x - mx) ** 2 for (x, _), w in zip(pairs, weights, strict=True))
+    vy = sum(w * (y - my) ** 2 for (_, y), w in zip(pairs, weights, strict=True))
+    return informative(cov, vx, vy)
+
+
+def adjusted_r(rows: Sequence[AdjustedRow]) -> float | None:
+    found = residuals(rows)
+    return informative(
+        sum(x * y for x, y in found), sum(x * x for x, _ in found), sum(y * y for _, y in found)
+    )
+
+
+def person_parts(rows: Sequence[AdjustedRow]) -> tuple[float | None, float | None]:
+    """(between, within): conversations' mean residuals; residuals less those means."""
+    found = residuals(rows)
+    members: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        members[row[1]].append(i)
+    means = {
+        c: (sum(found[i][0] for i in ix) / len(ix), sum(found[i][1] for i in ix) / len(ix))
+        for c, ix in members.items()
+    }
+    between = pearson(list(means.values()), [1.0] * len(means))
+    within = [
+        (x - means[r[1]][0], y - means[r[1]][1]) for (x, y), r in zip(found, rows, strict=True)
+    ]
+    return between, pearson(within, [1.0] * len(within))
 
 
 def outcome_field(name: str) -> None:
@@ -458,8 +512,44 @@ def outcome_field(name: str) -> None:
     independent(f"outcome.{name}_spearman")(spearman)
 
 
-for _name in ("final_intensity", "intensity_change", "rating", "empathy", "relevance"):
+HEADLINE_FIELDS = ("final_intensity", "rating", "empathy", "relevance")
+for _name in HEADLINE_FIELDS:
     outcome_field(_name)
+
+
+@independent("outcome.mean_adjusted_r")
+def _(views: Sequence[AnyView]) -> float | None:
+    found = []
+    for name in HEADLINE_FIELDS:
+        rows: list[AdjustedRow] = [
+            (
+                v.gold.shown_bin,
+                v.record.conversation_id,
+                outcome_guess(v, name),
+                v.gold.values[name],
+            )
+            for v in views
+            if name in v.gold.values
+        ]
+        found.append(adjusted_r(rows) if rows else None)
+    return mean(found)
+
+
+@independent("outcome.mean_spearman")
+def _(views: Sequence[AnyView]) -> float | None:
+    found = []
+    for name in HEADLINE_FIELDS:
+        pairs = []
+        for v in views:
+            if name in v.gold.values:
+                low, high = v.gold.scales[name]
+                guess = outcome_guess(v, name)
+                pairs.append(((low + high) / 2 if guess is None else guess, v.gold.values[name]))
+        if len({x for x, _ in pairs}) == 1 and len({y for _, y in pairs}) > 1:
+            found.append(0.0)  # a constant guess says nothing: 0, not undefined
+        else:
+            found.append(rho(pairs))
+    return mean(found)
 
 
 @independent("outcome.score")
@@ -487,6 +577,22 @@ def _(views: Sequence[AnyView]) -> float | None:
             for v in views
         ]
     )
+
+
+def rating_positions(views: Sequence[AnyView]) -> list[AdjustedRow]:
+    return [(v.gold.cell, v.record.conversation_id, rating_guess(v), v.gold.rating) for v in views]
+
+
+independent("rating.position_adjusted_r")(lambda views: adjusted_r(rating_positions(views)))
+independent("rating.between_person_r")(lambda views: person_parts(rating_positions(views))[0])
+independent("rating.within_person_r")(lambda views: person_parts(rating_positions(views))[1])
+
+
+@independent("rating.position_skill")
+def _(views: Sequence[AnyView]) -> float | None:
+    errors = [16.0 if (g := rating_guess(v)) is None else (g - v.gold.rating) ** 2 for v in views]
+    reference = sum(y * y for _, y in residuals(rating_positions(views)))
+    return 1.0 - sum(errors) / reference if reference > 1e-12 else None
 
 
 @independent("rating.rating_mae")
@@ -632,8 +738,9 @@ def test_every_registered_metric_has_an_independent_computation() -> None:
     assert sorted(INDEPENDENT) == NAMES  # and none computed here for a metric that is gone
     tasks = {name.split(".")[0] for name in NAMES}
     assert tasks == set(load_tasks().names())
-    for task in tasks:  # each task's headline, the mean per-item score, is registered
+    for task in tasks:  # each task's headline, and its mean per-item score, are registered
         assert f"{task}.score" in NAMES
+        assert f"{task}.{load_tasks().get(task)().headline_metric}" in NAMES
 
 
 def records(name: str) -> list[AnyView]:

@@ -12,6 +12,7 @@ from scipy.stats import spearmanr
 from task_harness import Harness, conversation, make_task, rated_turn, views
 
 from attunebench.data.schema import Conversation, Outcome, RatingScale, State, Turn
+from attunebench.registry import RegistryError
 from attunebench.tasks.base import InvalidAnswer, Output
 from attunebench.tasks.metrics import METRICS
 
@@ -50,15 +51,10 @@ def test_outcome_items_and_gold() -> None:
     ]
     full = items[0].gold
     assert full.level == "conversation"
-    assert full.values == {
-        "final_intensity": 2.0,
-        "intensity_change": -2.0,
-        "rating": 4.0,
-        "empathy": 5.0,
-        "relevance": 4.0,
-    }
-    assert full.scales["intensity_change"] == (-4.0, 4.0) and full.initial_intensity == 4.0
-    assert items[2].gold.values == {"final_intensity": 3.0}  # no start: no change
+    # the change of intensity is not gold: it would be computed from the gold's own start
+    assert full.values == {"final_intensity": 2.0, "rating": 4.0, "empathy": 5.0, "relevance": 4.0}
+    assert full.visible == 3  # the messages the prompt shows, its position cell's input
+    assert items[2].gold.values == {"final_intensity": 3.0}
 
 
 def test_outcome_queries_ask_every_field_but_the_change() -> None:
@@ -89,17 +85,16 @@ def test_outcome_parse_score_and_worst() -> None:
     prediction = task.parse(item, {"answer": Output(text=answer)})
     assert prediction.values == {"final_intensity": 3.0, "empathy": None, "relevance": 2.0}
     scored = task.score(item, prediction)
-    # final 3 vs 2: 1 of 4; change (3-4) vs -2: 1 of 8; empathy missing: 4 of 4; relevance 2 of 4
+    # final 3 vs 2: 1 of 4; empathy missing: 4 of 4; relevance 2 of 4
     assert scored.values == {
         "final_intensity_abs_error": 1.0,
-        "intensity_change_abs_error": 1.0,
         "empathy_abs_error": 4.0,
         "relevance_abs_error": 2.0,
     }
-    assert scored.score == pytest.approx(1 - (1 / 4 + 1 / 8 + 1 + 2 / 4) / 4)
+    assert scored.score == pytest.approx(1 - (1 / 4 + 1 + 2 / 4) / 3)
     worst = task.worst(item, None)
     assert worst.score == 0.0
-    assert worst.values["intensity_change_abs_error"] == 8.0
+    assert worst.values["empathy_abs_error"] == 4.0
     with pytest.raises(InvalidAnswer):
         task.parse(item, {"answer": Output(text='{"mood": 3}')})
     with pytest.raises(InvalidAnswer):
@@ -164,13 +159,8 @@ async def test_outcome_metrics_equal_scipy_and_a_plain_loop() -> None:
     ]
     assert METRICS.get("outcome.final_intensity_mae").value(found) == pytest.approx(np.mean(errors))
     assert METRICS.get("outcome.final_intensity_coverage").value(found) == pytest.approx(7 / 8)
-    change = [
-        (a[0] - g[0], g[1] - g[0])
-        for a, g in zip(OUTCOME_ANSWERS, OUTCOME_GOLD, strict=True)
-        if a[0] is not None
-    ]
-    rho = spearmanr(*zip(*change, strict=True)).statistic
-    assert METRICS.get("outcome.intensity_change_spearman").value(found) == pytest.approx(rho)
+    with pytest.raises(RegistryError):  # the change of intensity left the task
+        METRICS.get("outcome.intensity_change_spearman")
     empathy = [(a[1], g[2]) for a, g in zip(OUTCOME_ANSWERS, OUTCOME_GOLD, strict=True)]
     mae = np.mean([4.0 if a is None else abs(a - g) for a, g in empathy])
     assert METRICS.get("outcome.empathy_mae").value(found) == pytest.approx(mae)
@@ -274,22 +264,27 @@ async def test_rating_metrics_equal_scipy_and_a_plain_loop() -> None:
     )
 
 
-def test_the_position_only_reference_predicts_from_the_others_at_that_third() -> None:
+def test_the_rating_references_guess_from_the_cell_the_prompt_shows() -> None:
     conversations = [
         feedback_conversation(cid, [g for g, _ in rows]) for cid, rows in RATINGS.items()
     ]
     items = list(make_task("rating").items(conversations))
-    reference = make_task("rating").references()["reference/position-only"]
+    references = make_task("rating").references()
     golds = [(i.conversation.id, i.gold) for i in items]
-    by_third: dict[int, list[tuple[str, float]]] = defaultdict(list)
-    for cid, gold in golds:
-        by_third[gold.third].append((cid, gold.rating))
-    expected = []
-    for cid, gold in golds:
-        others = [r for c, r in by_third[gold.third] if c != cid]
-        expected.append(1 - abs(np.mean(others) - gold.rating) / 4 if others else None)
-    assert reference(golds) == pytest.approx(expected)
-    assert len({round(e, 6) for e in expected if e is not None}) > 3  # not a constant
+    by_bin: dict[int, list[float]] = defaultdict(list)
+    for _, gold in golds:
+        by_bin[gold.shown_bin].append(gold.rating)
+    found = references["reference/position-only"](golds)
+    for guess, (_, gold) in zip(found, golds, strict=True):
+        assert guess is not None
+        prediction, scored = guess
+        assert prediction.values["rating"] == pytest.approx(np.mean(by_bin[gold.shown_bin]))
+        assert scored.score == pytest.approx(
+            1 - abs(np.mean(by_bin[gold.shown_bin]) - gold.rating) / 4
+        )
+    median = float(np.median([g.rating for _, g in golds]))
+    constant = references["reference/constant"](golds)
+    assert {guess[0].values["rating"] for guess in constant if guess} == {median}
 
 
 # The shared data ----------------------------------------------------------------------------
@@ -309,4 +304,5 @@ def test_every_esconv_split_has_outcome_items_and_the_rated_ones_rating_items(
         else:
             assert ratings == [], (variant, split)  # the HF splits hold no seeker feedback
         fields = {k for i in outcomes for k in i.gold.values}
-        assert {"final_intensity", "intensity_change", "empathy", "relevance"} <= fields
+        assert {"final_intensity", "empathy", "relevance"} <= fields
+        assert "intensity_change" not in fields

@@ -4,17 +4,35 @@ position alone scores chance, drawn without favouring wide rating gaps, the gap 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 
-import pytest
 from task_harness import conversation, make_task, rated_turn
 
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.tasks import pairs as p
 from attunebench.tasks.preference import pair_references
 
-LATER = pair_references()["reference/later-reply"]
-LONGER = pair_references()["reference/longer-reply"]
+REFERENCES = pair_references()
+POSITION_CUES = (
+    "reference/later-reply",
+    "reference/earlier-reply",
+    "reference/distance",
+    "reference/visible-position-classifier",
+)
+
+
+def scores(name: str, golds: list[tuple[str, p.PairGold]]) -> list[float | None]:
+    """A reference's per-item score (None: no guess)."""
+    return [None if g is None else g[1].score for g in REFERENCES[name](golds)]
+
+
+def later(golds: list[tuple[str, p.PairGold]]) -> list[float | None]:
+    return scores("reference/later-reply", golds)
+
+
+def longer(golds: list[tuple[str, p.PairGold]]) -> list[float | None]:
+    return scores("reference/longer-reply", golds)
 
 
 def same_message_turn(index: int, ratings: tuple[float, ...]) -> Turn:
@@ -48,34 +66,35 @@ def test_across_turn_pairs_are_balanced_and_the_gap_is_in_the_gold() -> None:
 def test_pairs_are_drawn_without_favouring_wide_gaps() -> None:
     # gaps from 1 to 4 both where the earlier and where the later reply won
     conv = conversation([rated_turn(i, r) for i, r in enumerate([3, 1, 5, 2, 4, 1, 5, 3])])
-    # every across-turn pair the conversation offers, by which of its replies won
-    pools: dict[bool, list[tuple[str, float]]] = {True: [], False: []}
+    # every across-turn pair the conversation offers, by stratum and which of its replies won
+    pools: dict[tuple[tuple[int, int], bool], dict[str, float]] = {}
     rated = [(t.index, t.responses[0].rating) for t in conv.turns]
     for i, (turn_a, rating_a) in enumerate(rated):
         for turn_b, rating_b in rated[i + 1 :]:
             if rating_a != rating_b:
                 gap = abs(rating_a - rating_b)  # type: ignore[operator]
-                pools[rating_b > rating_a].append((f"{turn_a}:a~{turn_b}:a", gap))  # type: ignore[operator]
-    drawn: dict[bool, Counter[str]] = {True: Counter(), False: Counter()}
+                stratum = (bisect_right(p.STRATA, turn_b - turn_a), turn_a // p.EARLY_STEP)
+                key = (stratum, rating_b > rating_a)  # type: ignore[operator]
+                pools.setdefault(key, {})[f"{turn_a}:a~{turn_b}:a"] = gap
+    drawn: Counter[str] = Counter()
     seeds = 600
     for seed in range(seeds):
-        for pair in p.derived_pairs(conv, cap=4, seed=seed):
-            gold = pair.gold()
-            drawn[gold.later == gold.key][pair.item_id] += 1
-    for later_won, pool in pools.items():
-        gaps = dict(pool)
-        draws = drawn[later_won]
-        assert sum(draws.values()) == 2 * seeds  # two of each kind per draw (cap 4)
-        # each pair of a pool is as likely as any other: about 2 / len(pool) of the draws
-        expected = 2 / len(pool)
-        for item_id in gaps:
-            assert draws[item_id] / seeds == pytest.approx(expected, abs=0.05), item_id
-        mean_drawn = sum(gaps[k] * n for k, n in draws.items()) / sum(draws.values())
-        mean_pool = sum(gaps.values()) / len(gaps)
-        assert mean_drawn == pytest.approx(mean_pool, abs=0.1)
-        # what keeping the widest gaps first would draw, for scale
-        widest = sum(sorted(gaps.values())[-2:]) / 2
-        assert widest - mean_pool > 1.0 and mean_drawn < widest - 0.8
+        pairs = p.derived_pairs(conv, cap=4, seed=seed)
+        assert len(pairs) == 4  # two matched twos
+        drawn.update(pair.item_id for pair in pairs)
+    compared = 0
+    for (stratum, later_won), pool in pools.items():
+        if (stratum, not later_won) not in pools or len(pool) < 2:
+            continue
+        # within a stratum, each pair of a pool is as likely as any other, whatever its gap
+        rates = [drawn[item_id] / seeds for item_id in pool]
+        assert max(rates) - min(rates) < 0.1, (stratum, later_won, rates)
+        compared += 1
+    assert compared >= 2
+    # a pair whose stratum holds no pair won the other way is never drawn
+    for (stratum, later_won), pool in pools.items():
+        if (stratum, not later_won) not in pools:
+            assert all(drawn[item_id] == 0 for item_id in pool)
 
 
 def test_same_message_pairs_come_first() -> None:
@@ -120,10 +139,13 @@ def test_later_reply_scores_chance_on_the_balanced_pairs_of_every_rated_corpus(
             continue
         items = list(task.items(conversations))
         golds = [(i.conversation.id, i.gold) for i in items if i.gold.across_turns]
-        scores = [s for s in LATER(golds) if s is not None]
-        assert len(scores) >= 300, name
-        rated[name] = sum(scores) / len(scores)
-        assert rated[name] == pytest.approx(0.5, abs=0.05), name
+        found = [s for s in later(golds) if s is not None]
+        assert len(found) >= 150, name
+        rated[name] = sum(found) / len(found)
+        assert rated[name] == 0.5, name  # balanced within each conversation's strata
+        for cue in POSITION_CUES:  # no position cue reads the gold off these pairs
+            hits = [s for s in scores(cue, golds) if s is not None]
+            assert sum(hits) / len(hits) <= 0.55, (name, cue)
         # the rating gap of every derived pair is in its gold
         assert all(g.derived and g.gap and g.gap > 0 for _, g in golds), name
     assert set(rated) >= {
@@ -146,7 +168,13 @@ def test_the_references_on_hand_made_golds() -> None:
         len_second=9,
     )
     same = gold.model_copy(update={"second_turn": 0, "chosen": "0:a"})
-    assert LATER([("c", gold), ("c", same)]) == [1.0, None]
-    assert LONGER([("c", gold), ("c", same)]) == [1.0, 0.0]
+    assert later([("c", gold), ("c", same)]) == [1.0, None]
+    assert scores("reference/earlier-reply", [("c", gold), ("c", same)]) == [0.0, None]
+    assert longer([("c", gold), ("c", same)]) == [1.0, 0.0]
     tie = gold.model_copy(update={"len_second": 5})
-    assert LONGER([("c", tie)]) == [0.0]  # equal lengths: the heuristic says tie, gold does not
+    # equal lengths: the cue has no preference, half right (never "tie", which gold is not)
+    assert longer([("c", tie)]) == [0.5]
+    asks = gold.model_copy(update={"cues": {"questions": (0.0, 2.0), "overlap": (0.5, 0.5)}})
+    assert scores("reference/more-questions", [("c", asks)]) == [1.0]
+    assert scores("reference/more-overlap", [("c", asks)]) == [0.5]
+    assert scores("reference/more-questions", [("c", gold)]) == [None]  # cue not kept

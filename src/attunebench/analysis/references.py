@@ -1,26 +1,67 @@
-"""Heuristic references scored beside the models: what position or length alone achieve.
+"""References scored beside the models: what a constant, position or length alone achieve.
 
-A task declares its references (`Task.references`): each gives every item's score from the
-gold alone ("always the later reply", "always the longer reply", "the rating usual at this
-point of a conversation"). They are scored on the same items as the models, with the same
-resamples, and shown as rows of kind `reference`, never ranked with the models under test.
+A task declares its references (`Task.references`): predictors that read only what the gold
+says of an item's position or length, or nothing ("always the later reply", "the usual rating
+at this point of a conversation", "the train median"). Each gives every item a guess, a
+prediction with its score; the guesses are read as records of a model named after the
+reference and scored with the task's own declared metrics, headline included, on the same
+items and resamples as the models. They are shown as rows of kind `reference`, never ranked
+with the models under test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import Frame
+from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.schema import ScoreRow
-from attunebench.analysis.scores import HEADLINE
+from attunebench.records import ItemRecord
+from attunebench.tasks.base import Guess, Task, View
 
 
 def _clean(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
+
+
+def guessed_views(
+    declaration: Task[Any, Any], name: str, views: Sequence[View[Any, Any]], guesses: list[Guess]
+) -> tuple[list[View[Any, Any]], list[int]]:
+    """The reference's guesses as views of records of a model named `name`, and the index of
+    each one's item (items it makes no guess at are left out)."""
+    out, kept = [], []
+    for i, (view, guess) in enumerate(zip(views, guesses, strict=True)):
+        if guess is None:
+            continue
+        prediction, scored = guess
+        record: ItemRecord = view.record.model_copy(
+            update={
+                "model": name,
+                "status": "ok",
+                "prediction": prediction.model_dump(mode="json"),
+                "score": scored.score,
+                "scores": dict(scored.values),
+                "flags": (),
+            }
+        )
+        out.append(View(record, view.gold, prediction))
+        kept.append(i)
+    return out, kept
+
+
+def item_views(frame: Frame, cell: Cell) -> tuple[list[View[Any, Any]], IntArray]:
+    """Each item of the cell once (from whichever model's record), and its conversation code."""
+    seen: dict[int, int] = {}
+    kept = np.flatnonzero(cell.mask)
+    for code, i in zip(frame.item[kept].tolist(), kept.tolist(), strict=True):
+        seen.setdefault(code, i)
+    records = list(seen.values())
+    views = cell.views
+    return [views[i] for i in records], frame.conversation[records]
 
 
 def reference_rows(
@@ -35,42 +76,39 @@ def reference_rows(
         declaration = cell.declaration
         if declaration is None or not declaration.references():
             continue
-        # Each item once (from whichever model's record), as its conversation is resampled.
-        seen: dict[int, int] = {}
-        kept = np.flatnonzero(cell.mask)
-        for code, i in zip(frame.item[kept].tolist(), kept.tolist(), strict=True):
-            seen.setdefault(code, i)
-        records = list(seen.values())
-        views = cell.views
-        items = [(frame.records[i].conversation_id, views[i].gold) for i in records]
-        conversations = frame.conversation[records]
+        views, conversations = item_views(frame, cell)
+        items = [(v.record.conversation_id, v.gold) for v in views]
         for name, reference in declaration.references().items():
-            scores = np.array([np.nan if v is None else v for v in reference(items)], dtype=float)
-            defined = ~np.isnan(scores)
-            if not defined.any():
+            guessed, kept = guessed_views(declaration, name, views, reference(items))
+            if not guessed:
                 continue
-            point, samples = bootstrap.means(scores[defined], conversations[defined])
-            low, high = bootstrap.interval(samples)
-            n_conversations = int(np.unique(conversations[defined]).size)
-            value = _clean(point[0])
-            too_few = minimum.of(conversations[defined])
-            rows.append(
-                ScoreRow(
-                    model=name,
-                    model_kind="reference",
-                    task=task,
-                    variant=variant,
-                    metric=HEADLINE,
-                    headline=headline_of.get(task) == variant,
-                    value=value,
-                    ci_low=None if too_few else _clean(low[0]),
-                    ci_high=None if too_few else _clean(high[0]),
-                    reason=too_few if value is not None else "undefined on these items",
-                    n=int(defined.sum()),
-                    n_conversations=n_conversations,
-                    n_invalid=0,
-                    n_failed=0,
-                    subject=False,
+            where = conversations[kept]
+            weights = bootstrap.weights(where)
+            too_few = minimum.of(where)
+            headline = headline_of.get(task) == variant
+            for metric in declaration.metrics:
+                point, samples = metric.evaluate(guessed, weights)
+                if np.isnan(point) and metric.name != declaration.headline_metric:
+                    continue
+                low, high = bootstrap.interval(samples.reshape(-1, 1))
+                value = _clean(point)
+                rows.append(
+                    ScoreRow(
+                        model=name,
+                        model_kind="reference",
+                        task=task,
+                        variant=variant,
+                        metric=metric.name,
+                        headline=headline and metric.name == declaration.headline_metric,
+                        value=value,
+                        ci_low=None if too_few else _clean(low[0]),
+                        ci_high=None if too_few else _clean(high[0]),
+                        reason=too_few if value is not None else "undefined on these items",
+                        n=len(guessed),
+                        n_conversations=int(np.unique(where).size),
+                        n_invalid=0,
+                        n_failed=0,
+                        subject=False,
+                    )
                 )
-            )
     return rows

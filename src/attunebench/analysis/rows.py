@@ -13,7 +13,7 @@ from attunebench.analysis.frame import Frame, headline_variant
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster, task_provenance
 from attunebench.analysis.schema import Notice, ScoreRow, TaskInfo
-from attunebench.analysis.scores import HEADLINE, MetricScores, counts
+from attunebench.analysis.scores import MetricScores, counts, headline_metric
 
 CellKey = tuple[str, str]  # task, variant
 
@@ -50,9 +50,14 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
     levels = Counter(level for _, level, _ in items)
     derived = [flag for _, _, flag in items]
     judges = sorted({j for js in cell_judges(frame, cell).values() for j in js})
+    derived_label = ["derived"] if any(derived) else []
     declaration = cell.declaration
+    # Derived gold (pairs ordered from ratings) is `derived` whoever gave the ratings: the
+    # person never compared the two replies.
     task_sources = {
-        runs.conversations[c].source.name for c, _, _ in items if c in runs.conversations
+        runs.conversations[c].source.name
+        for c, _, flag in items
+        if c in runs.conversations and not flag
     }
     left_out: dict[str, int] = {}
     for run in runs.runs:
@@ -61,7 +66,9 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
     return TaskInfo(
         name=task,
         headline=declaration.headline if declaration else "mean score",
-        provenance=task_provenance(runs, task_sources, declaration.gold_fields)
+        provenance=sorted(
+            {*task_provenance(runs, task_sources, declaration.gold_fields), *derived_label}
+        )
         if declaration
         else [],
         headline_variant=headline,
@@ -110,7 +117,10 @@ def score_rows(
     }
     for scores in metric_scores:
         key = (scores.task, scores.variant)
-        is_headline = scores.metric == HEADLINE and headline_of[scores.task] == scores.variant
+        is_headline = (
+            scores.metric == headline_metric(cells[key])
+            and headline_of[scores.task] == scores.variant
+        )
         for model, count in sorted(tallies[key].items()):
             m = frame.models.index(model)
             value = _clean(scores.point[m])

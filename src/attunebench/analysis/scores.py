@@ -2,7 +2,8 @@
 
 Every metric is the task's own declaration (`tasks.metrics`): its point value with weights of
 1, and its bootstrap distribution with the shared resamples' conversation counts as weights.
-The headline is the declared `score` metric, the mean per-item score.
+The headline is the metric the task names (`Task.headline_metric`; `score`, the mean per-item
+score, unless it names another).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ class Counts:
     n_invalid: int
     n_failed: int
     n_judge_failed: int = 0
+
+
+def headline_metric(cell: Cell) -> str:
+    """The name of the cell's headline metric."""
+    return cell.declaration.headline_metric if cell.declaration is not None else HEADLINE
 
 
 def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
@@ -103,7 +109,7 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
             samples[metric.name][:, model] = drawn
     out = []
     for metric in metrics:
-        if np.isnan(points[metric.name]).all() and metric.name != HEADLINE:
+        if np.isnan(points[metric.name]).all() and metric.name != headline_metric(cell):
             continue  # nothing to show (a dimension the gold lacks, a judge mode not run)
         low, high = bootstrap.interval(samples[metric.name], clusters)
         out.append(

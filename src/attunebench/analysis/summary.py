@@ -53,7 +53,7 @@ from attunebench.analysis.schema import (
     Settings,
     Summary,
 )
-from attunebench.analysis.scores import HEADLINE, MetricScores, metric_scores
+from attunebench.analysis.scores import MetricScores, headline_metric, metric_scores
 from attunebench.analysis.subgroups import (
     DEFAULT_MIN_CONVERSATIONS,
     adjust,
@@ -291,7 +291,10 @@ def _build(runs: Runs, options: Options) -> Summary:
         if task != AUDIT_TASK:
             scores += metric_scores(frame, bootstrap, cell)
     headlines = {
-        s.task: s for s in scores if s.metric == HEADLINE and headline_of[s.task] == s.variant
+        s.task: s
+        for s in scores
+        if headline_of[s.task] == s.variant
+        and s.metric == headline_metric(cells[s.task, s.variant])
     }
     rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
     rows += reference_rows(frame, bootstrap, cells, headline_of, minimum)

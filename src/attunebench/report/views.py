@@ -80,6 +80,21 @@ def task_notes(info: TaskInfo, kinds: dict[str, str]) -> list[str]:
     return notes
 
 
+def reference_notes(rows: Sequence[ScoreRow]) -> list[str]:
+    """Whether any model under test beats every reference on the headline: a number no
+    higher than a constant's, position's or length's reads nothing more about the person."""
+    references = [r for r in rows if r.model_kind == "reference" and r.value is not None]
+    subjects = [r for r in rows if r.subject and r.value is not None]
+    if not references or not subjects:
+        return []
+    best = max(references, key=lambda r: r.value or 0.0)
+    if any((r.value or 0.0) > (best.value or 0.0) for r in subjects):
+        return []
+    return [
+        f"no model under test beats the reference {best.model} ({best.value:.3f}) on the headline"
+    ]
+
+
 def _interval(row: ScoreRow, kinds: dict[str, str], colours: dict[str, str]) -> svg.Interval:
     note = f" ({row.reason})" if row.reason else ""
     return svg.Interval(
@@ -100,14 +115,14 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
             r for r in summary.scores if r.task == info.name and r.variant == info.headline_variant
         ]
         rows = sorted(
-            (r for r in mine if r.metric == "score"),
+            (r for r in mine if r.headline),
             key=lambda r: (r.value is None, -(r.value or 0.0), r.model),
         )
         order = {r.model: i for i, r in enumerate(rows)}
         ranks = {r.model: i for i, r in enumerate((r for r in rows if r.subject), 1)}
         by_metric: dict[str, list[ScoreRow]] = defaultdict(list)
         for r in mine:
-            if r.metric != "score" and not _repeats_pooled(r.metric, info.judges):
+            if not r.headline and not _repeats_pooled(r.metric, info.judges):
                 by_metric[r.metric].append(r)
         secondary = [
             (m, sorted(rs, key=lambda r: order.get(r.model, len(order))))
@@ -120,7 +135,7 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
                 info.name,
                 metric,
                 info.headline_variant,
-                task_notes(info, kinds),
+                [*task_notes(info, kinds), *reference_notes(rows)],
                 rows,
                 chart,
                 secondary,

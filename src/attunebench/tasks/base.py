@@ -11,8 +11,11 @@ run's seed, which every factory takes. It declares:
 - a parse step from the answers to a prediction (`parse`, raising `InvalidAnswer`), and a
   score step from a prediction to the per-item score and values (`score`), with the task's
   worst value for an invalid answer (`worst`);
-- its metrics (functions of per-item values and weights, see `tasks.metrics`), the per-item
-  score being the headline's unit;
+- its metrics (functions of per-item values and weights, see `tasks.metrics`), and which of
+  them is the headline (`headline_metric`): a measure on which a constant or a position-only
+  predictor scores chance. The per-item score is the unit of the `score` metric;
+- its references (`references`): predictors that read only the gold's position or length
+  (or nothing), scored with the same metrics beside the models;
 - its needs: a judge, the hint kinds it sends, the context modes and answer modes it supports.
 
 The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
@@ -188,7 +191,9 @@ class View(Generic[G, P]):
         return self.record.scores.get(name)
 
 
-Reference = Callable[[Sequence[tuple[str, G]]], list[float | None]]
+# A reference's guess at one item: its prediction and how the task scores it (None: no guess).
+Guess = tuple[Frozen, Scored] | None
+Reference = Callable[[Sequence[tuple[str, G]]], list[Guess]]
 
 
 class Task(ABC, Generic[G, P]):
@@ -197,7 +202,8 @@ class Task(ABC, Generic[G, P]):
     name: ClassVar[str]
     gold_type: ClassVar[type[Gold]]
     prediction_type: ClassVar[type[Frozen]]
-    headline: ClassVar[str]  # what the mean per-item score is, in words
+    headline: ClassVar[str]  # what the headline metric is, in words
+    headline_metric: ClassVar[str] = "score"  # the declared metric that is the headline
     metrics: ClassVar[tuple[Metric, ...]] = ()
     # Dataset fields whose provenance is this task's gold's (a key of Source.provenance).
     gold_fields: ClassVar[tuple[str, ...]] = ()
@@ -250,9 +256,10 @@ class Task(ABC, Generic[G, P]):
         return {}
 
     def references(self) -> Mapping[str, Reference[G]]:
-        """Heuristic references scored from the gold alone, reported beside the models: each
-        gives every item's score (None where it does not apply) from all items' (conversation
-        id, gold)."""
+        """Predictors that read only what the gold says of an item's position or length, or
+        nothing (a constant), reported beside the models: each gives every item's guess, a
+        prediction with its score (None where it does not apply), from all items'
+        (conversation id, gold). They are scored with the task's metrics, headline included."""
         return {}
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[Metric, ...]:

@@ -8,14 +8,17 @@ behavior label the reply shows.
 
 Items: every reply that carries behavior labels (several replies of one turn are several
 items). Per item: `score` is the F1 of the predicted and gold label sets (two empty sets count
-as agreement, 1.0); the headline is its mean. An invalid answer predicts no label (score 0).
+as agreement, 1.0). The headline is macro-F1 over labels, on which naming the most frequent
+label everywhere scores low (the per-item F1 stays beside it, with micro-F1, and the
+majority label as a reference row). An invalid answer predicts no label (score 0).
 In choice mode each label is a yes/no question, and a label is predicted when its "yes" has
 probability of at least `THRESHOLD`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -33,10 +36,12 @@ from attunebench.tasks.base import (
     AnswerMode,
     Gold,
     GoldLevel,
+    Guess,
     InvalidAnswer,
     Item,
     Output,
     Query,
+    Reference,
     Scored,
     Task,
     View,
@@ -86,7 +91,8 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     name = TASK
     gold_type = BehaviorGold
     prediction_type = BehaviorPrediction
-    headline = "per-item F1"
+    headline = "macro-F1: the mean of per-label F1"
+    headline_metric = "macro_f1"
     gold_fields = ("behaviors",)
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"behavior"})
     answer_modes = ("generate", "choice")
@@ -172,6 +178,9 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     def worst(self, item: Item[BehaviorGold], partial: BehaviorPrediction | None) -> Scored:
         return Scored(0.0)
 
+    def references(self) -> dict[str, Reference[BehaviorGold]]:
+        return {"reference/constant": majority}
+
     def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
 
@@ -197,6 +206,15 @@ def _calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str
     ]
 
 
+def majority(items: Sequence[tuple[str, BehaviorGold]]) -> list[Guess]:
+    """The most frequent label of these items, named alone at every item."""
+    found = Counter(label for _, g in items for label in g.behaviors)
+    if not found:
+        return [None] * len(items)
+    guess = BehaviorPrediction(behaviors=(found.most_common(1)[0][0],))
+    return [(guess, Scored(f1(guess.behaviors, g.behaviors))) for _, g in items]
+
+
 def _sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
     guess = view.prediction.behaviors if view.parsed and view.prediction else ()
     return frozenset(guess), frozenset(view.gold.behaviors)
@@ -204,9 +222,9 @@ def _sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
 
 BehaviorTask.metrics = m.register(
     TASK,
-    m.column_metric("score", BehaviorTask.headline),
+    m.column_metric("score", "per-item F1"),
     m.f1_metric("micro_f1", "micro-F1 over labels, pooled over items", _sets, m.micro_f1_statistic),
-    m.f1_metric("macro_f1", "macro-F1: the mean of per-label F1", _sets, m.macro_f1_statistic),
+    m.f1_metric("macro_f1", BehaviorTask.headline, _sets, m.macro_f1_statistic),
     *calibration_metrics(_calibration_rows, positive="yes"),
 )
 

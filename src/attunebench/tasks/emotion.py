@@ -14,7 +14,9 @@ own words: their messages up to a budget (by default the first three, or until a
 whichever comes later). The informed mode adds the situation they described beforehand.
 
 Per item: `score` is 1/0 for the primary label (when several emotions were reported without a
-primary, naming any of them counts). A number the answer leaves out, or an invalid answer,
+primary, naming any of them counts). The headline is the primary label's macro-F1, on which
+naming the most frequent label everywhere (the `reference/constant` row) scores low; the
+accuracy stays beside it. A number the answer leaves out, or an invalid answer,
 scores the largest error on its scale, so abstaining never lowers an error; coverage is
 reported beside each error. In choice mode the label and intensity (and PANAS items) are
 asked as option keys; valence and arousal are not asked there.
@@ -22,6 +24,7 @@ asked as option keys; valence and arousal are not asked there.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -45,10 +48,12 @@ from attunebench.tasks.base import (
     TASKS,
     AnswerMode,
     Gold,
+    Guess,
     InvalidAnswer,
     Item,
     Output,
     Query,
+    Reference,
     Scored,
     Task,
     View,
@@ -163,11 +168,38 @@ def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> di
     return out
 
 
+def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored:
+    values: dict[str, float | None] = dict(score_numbers(gold, prediction))
+    correct: float | None = None
+    if gold.labels:
+        hit = (
+            prediction.primary == gold.primary
+            if gold.primary
+            else prediction.primary in gold.labels
+        )
+        correct = float(hit)
+        predicted = set(prediction.emotions)
+        values["jaccard"] = len(predicted & gold.labels) / len(predicted | gold.labels)
+    return Scored(correct, {"primary_correct": correct, **values})
+
+
+def majority(items: Sequence[tuple[str, EmotionGold]]) -> list[Guess]:
+    """The most frequent primary label of these items, named at every labelled item (on
+    macro-F1 it scores one label's F1 over the number of labels)."""
+    found = Counter(g.primary for _, g in items if g.primary)
+    if not found:
+        return [None] * len(items)
+    label = found.most_common(1)[0][0]
+    guess = EmotionPrediction(primary=label, emotions=(label,))
+    return [(guess, score_prediction(g, guess)) if g.labels else None for _, g in items]
+
+
 class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     name = TASK
     gold_type = EmotionGold
     prediction_type = EmotionPrediction
-    headline = "primary-label accuracy"
+    headline = "macro-F1 of the primary label"
+    headline_metric = "macro_f1"
     gold_fields = ("state", "context.emotion")
     subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"emotion"})
     answer_modes = ("generate", "choice")
@@ -318,19 +350,10 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         )
 
     def score(self, item: Item[EmotionGold], prediction: EmotionPrediction) -> Scored:
-        gold = item.gold
-        values: dict[str, float | None] = dict(score_numbers(gold, prediction))
-        correct: float | None = None
-        if gold.labels:
-            hit = (
-                prediction.primary == gold.primary
-                if gold.primary
-                else prediction.primary in gold.labels
-            )
-            correct = float(hit)
-            predicted = set(prediction.emotions)
-            values["jaccard"] = len(predicted & gold.labels) / len(predicted | gold.labels)
-        return Scored(correct, {"primary_correct": correct, **values})
+        return score_prediction(item.gold, prediction)
+
+    def references(self) -> dict[str, Reference[EmotionGold]]:
+        return {"reference/constant": majority}
 
     def worst(self, item: Item[EmotionGold], partial: EmotionPrediction | None) -> Scored:
         gold = item.gold
@@ -437,8 +460,8 @@ def _numbers(name: str) -> tuple[m.Metric, ...]:
 
 EmotionTask.metrics = m.register(
     TASK,
-    m.column_metric("score", EmotionTask.headline),
-    m.f1_metric("macro_f1", "macro-F1 of the primary label", _primary_sets, m.macro_f1_statistic),
+    m.column_metric("score", "primary-label accuracy"),
+    m.f1_metric("macro_f1", EmotionTask.headline, _primary_sets, m.macro_f1_statistic),
     m.column_metric(
         "jaccard", "Jaccard overlap of the named and reported emotions", m.Column("jaccard")
     ),

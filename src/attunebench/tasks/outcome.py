@@ -5,27 +5,42 @@ inference, response evaluation and preference anticipation): can a model tell, f
 conversation, how it left the person? The gold is what they reported after it:
 
 - `final_intensity`: the intensity of their feeling afterwards (`outcome.final_state`, 1-5);
-- `intensity_change`: that minus the intensity they reported before the conversation (the
-  first turn's state); a model's change is its final intensity minus the same starting value;
 - `rating`: their overall rating (`outcome.rating`, on the source's rating scale);
 - every numeric answer of their end survey on a 1-5 scale (ESConv: `empathy`, `relevance`).
 
+The change of intensity over the conversation is not asked: ESConv kept only conversations
+whose intensity fell, and a change computed from the gold's own starting value would score a
+constant as well as a reading of the person.
+
 Items: one per conversation with any of these. The model reads the whole conversation (the
-informed mode adds the states reported along the way). Per item the score is one minus the
-mean absolute error as a share of each scale (see `tasks.numeric`); the metrics are MAE,
-coverage and Spearman's rho per field.
+informed mode adds the states reported along the way). End-of-conversation answers sit near
+the corpus median, so an error-based score is won by a constant, and they vary with how long
+the conversation went on, which the prompt shows. The headline is the mean over the fields
+of the position-adjusted correlation (`tasks.adjusted`; the position cell is the number of
+messages shown, binned by `VISIBLE_EDGES`): a constant and a guess from the number of
+messages alone score 0. Beside it: the plain mean of Spearman's rho over the fields (a
+constant scoring 0, a field left unanswered guessed as its scale's midpoint), and per item
+one minus the mean absolute error as a share of each scale (see `tasks.numeric`); MAE,
+coverage and Spearman's rho per field. References, scored with the same metrics: the median
+(constant), the mean of conversations with as many messages (position-only) and of similar
+length in characters (length-only).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
+from attunebench.tasks import adjusted as a
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
@@ -34,9 +49,11 @@ from attunebench.tasks.base import (
     AnswerMode,
     Gold,
     GoldLevel,
+    Guess,
     Item,
     Output,
     Query,
+    Reference,
     Scored,
     Task,
     View,
@@ -47,7 +64,10 @@ from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_pr
 TASK = "outcome"
 PROMPT = task_prompt(__name__, "outcome")
 CHOICE = task_prompt(__name__, "outcome-choice")
-KNOWN = ("final_intensity", CHANGE, "rating", "empathy", "relevance")
+KNOWN = ("final_intensity", "rating", "empathy", "relevance")  # also the headline's fields
+LENGTH_BINS = 5
+# Lower edges of the bins of messages shown: about the quintiles of ESConv's train split.
+VISIBLE_EDGES = (20, 22, 25, 29, 35)
 QUESTIONS = {
     "final_intensity": "How intense was the user's feeling after the conversation, from 1 "
     "(barely) to 5 (overwhelming)?",
@@ -59,19 +79,32 @@ class OutcomeGold(Gold):
     level: GoldLevel = "conversation"
     values: dict[str, float]
     scales: dict[str, tuple[float, float]]
-    initial_intensity: float | None = None
+    visible: int | None = None  # messages the prompt shows
+    chars: int | None = None  # their characters
+
+    @property
+    def shown_bin(self) -> int:
+        """The bin of the number of messages shown (-1: not recorded)."""
+        return -1 if self.visible is None else bisect_right(VISIBLE_EDGES, self.visible)
 
 
 def outcome_gold(conversation: Conversation) -> OutcomeGold | None:
-    values, scales, initial = outcome_fields(conversation)
+    found, scales, _ = outcome_fields(conversation)
+    values = {k: v for k, v in found.items() if k != CHANGE}
     if not values:
         return None
-    return OutcomeGold(values=values, scales=scales, initial_intensity=initial)
+    said = h.history_before(conversation, conversation.turns[-1].index + 1)
+    return OutcomeGold(
+        values=values,
+        scales={k: scales[k] for k in values},
+        visible=len(said),
+        chars=sum(len(u.text) for u in said),
+    )
 
 
 def asked(gold: OutcomeGold) -> dict[str, n.Scale]:
-    """The fields a model answers: all but the change, which follows from the final value."""
-    return {k: v for k, v in gold.scales.items() if k != CHANGE}
+    """The fields a model answers: every field of the gold."""
+    return dict(gold.scales)
 
 
 def question(name: str, scale: n.Scale) -> str:
@@ -84,7 +117,8 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     name = TASK
     gold_type = OutcomeGold
     prediction_type = n.Numbers
-    headline = "1 - mean absolute error as a share of each scale"
+    headline = "mean position-adjusted correlation over final intensity, rating, empathy, relevance"
+    headline_metric = "mean_adjusted_r"
     gold_fields = ("outcome", "state.intensity")
     subject_hints = frozenset({"outcome"})
     answer_modes = ("generate", "choice")
@@ -140,20 +174,8 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     def parse(self, item: Item[OutcomeGold], outputs: Mapping[str, Output]) -> n.Numbers:
         return n.read_numbers(outputs, asked(item.gold))
 
-    def _with_change(self, gold: OutcomeGold, prediction: n.Numbers | None) -> n.Numbers | None:
-        if prediction is None or CHANGE not in gold.values:
-            return prediction
-        final = prediction.values.get("final_intensity")
-        change = (
-            None
-            if final is None or gold.initial_intensity is None
-            else (final - gold.initial_intensity)
-        )
-        return prediction.model_copy(update={"values": {**prediction.values, CHANGE: change}})
-
     def score(self, item: Item[OutcomeGold], prediction: n.Numbers) -> Scored:
-        gold = item.gold
-        return n.scored(gold.values, gold.scales, self._with_change(gold, prediction))
+        return n.scored(item.gold.values, item.gold.scales, prediction)
 
     def choice_gold(self, item: Item[OutcomeGold], query: Query) -> str | None:
         value = item.gold.values.get(query.key)
@@ -165,12 +187,48 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     def worst(self, item: Item[OutcomeGold], partial: n.Numbers | None) -> Scored:
         return n.scored(item.gold.values, item.gold.scales, None)
 
+    def references(self) -> dict[str, Reference[OutcomeGold]]:
+        return {
+            "reference/constant": lambda items: guesses(items, [0] * len(items)),
+            "reference/position-only": lambda items: guesses(
+                items, [g.shown_bin for _, g in items]
+            ),
+            "reference/length-only": lambda items: guesses(
+                items, quintiles([g.chars or 0 for _, g in items])
+            ),
+        }
+
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """MAE, coverage and Spearman of the survey answers beyond the known fields."""
         golds = [OutcomeGold.model_construct(**(r.gold or {})) for r in records]
         others = sorted({k for g in golds for k in g.values} - set(KNOWN))
         scales = {k: g.scales[k] for g in golds for k in g.scales}
         return tuple(metric for k in others for metric in n.field_metrics(k, scales[k], _pair))
+
+
+def quintiles(numbers: Sequence[float]) -> list[int]:
+    """Each number's quintile among these."""
+    if not numbers:
+        return []
+    found = np.asarray(numbers, dtype=np.float64)
+    edges = np.quantile(found, np.linspace(0, 1, LENGTH_BINS + 1)[1:-1])
+    return [int(b) for b in np.searchsorted(edges, found)]
+
+
+def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> list[Guess]:
+    """Each field guessed as its mean over the items with the same key (one key for all: its
+    median, the constant an error rewards)."""
+    found: dict[tuple[int, str], list[float]] = defaultdict(list)
+    for key, (_, gold) in zip(keys, items, strict=True):
+        for name, value in gold.values.items():
+            found[key, name].append(value)
+    single = len(set(keys)) == 1
+    fit = {k: float(np.median(v) if single else np.mean(v)) for k, v in found.items()}
+    out: list[Guess] = []
+    for key, (_, gold) in zip(keys, items, strict=True):
+        guess = n.Numbers(values={name: fit[key, name] for name in gold.values})
+        out.append((guess, n.scored(gold.values, gold.scales, guess)))
+    return out
 
 
 OutcomeView = View[OutcomeGold, n.Numbers]
@@ -181,10 +239,46 @@ def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
     guess = view.prediction
     if not view.parsed or guess is None:
         return None, truth
-    if name == CHANGE:
-        final, start = guess.values.get("final_intensity"), view.gold.initial_intensity
-        return (None if final is None or start is None else final - start), truth
     return guess.values.get(name), truth
+
+
+def headline_values(views: Sequence[OutcomeView]) -> m.FloatArray:
+    """(predicted, given) per headline field, NaN where the gold lacks it; a field left
+    unanswered is guessed as its scale's midpoint (no information, never left out)."""
+    rows = []
+    for view in views:
+        row: list[float | None] = []
+        for name in KNOWN:
+            guess, truth = _pair(view, name)
+            if truth is not None and guess is None:
+                low, high = view.gold.scales[name]
+                guess = (low + high) / 2
+            row += [guess, truth] if truth is not None else [None, None]
+        rows.append(row)
+    return np.array(rows, dtype=np.float64).reshape(-1, 2 * len(KNOWN))
+
+
+def adjusted_values(views: Sequence[OutcomeView]) -> m.FloatArray:
+    """Per headline field, the rows of `tasks.adjusted` (NaN where the gold lacks it)."""
+    blocks = []
+    conversations = [v.record.conversation_id for v in views]
+    cells = [v.gold.shown_bin for v in views]
+    for name in KNOWN:
+        truths = [v.gold.values.get(name) for v in views]
+        found = a.adjusted_rows(
+            cells,
+            conversations,
+            [_pair(v, name)[0] for v in views],
+            [np.nan if t is None else t for t in truths],
+            [_span(v, name) for v in views],
+        )
+        blocks.append(found)
+    return np.concatenate(blocks, axis=1) if views else np.zeros((0, 6 * len(KNOWN)))
+
+
+def _span(view: OutcomeView, name: str) -> float:
+    low, high = view.gold.scales.get(name, FIVE)
+    return high - low
 
 
 def _calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
@@ -194,12 +288,22 @@ def _calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]
 OutcomeTask.metrics = m.register(
     TASK,
     *calibration_metrics(_calibration_rows),
-    m.column_metric("score", OutcomeTask.headline),
-    *(
-        metric
-        for k in KNOWN
-        for metric in n.field_metrics(k, (-4.0, 4.0) if k == CHANGE else FIVE, _pair)
+    m.Metric(
+        "mean_adjusted_r",
+        OutcomeTask.headline + " (those the gold has), each residualised on the bin of "
+        "messages shown; 0 for a constant or a guess from the number of messages",
+        adjusted_values,
+        a.mean_adjusted_r_statistic,
     ),
+    m.Metric(
+        "mean_spearman",
+        "mean Spearman's rho over final intensity, rating, empathy and relevance "
+        "(those the gold has; a constant scores 0)",
+        headline_values,
+        a.mean_rho_statistic,
+    ),
+    m.column_metric("score", "1 - mean absolute error as a share of each scale"),
+    *(metric for k in KNOWN for metric in n.field_metrics(k, FIVE, _pair)),
 )
 
 

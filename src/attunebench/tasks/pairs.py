@@ -4,26 +4,37 @@
   reply of that turn; a recorded tie pairs every two replies of the turn, gold "tie".
 - Where a corpus has ratings instead of picks (ESConv seeker feedback, USS satisfaction),
   rated replies on turns without a recorded preference are paired when their ratings differ;
-  the higher-rated reply is the gold. Such pairs are `derived`. Replies to the same message
-  are paired first. Pairs of replies to different messages (`across_turns`) are balanced: a
-  conversation gives as many pairs whose preferred reply came earlier as later, drawn at
-  random (seeded by the run's seed and the conversation), not by the width of the rating gap,
-  which is kept in the gold so an analysis can stratify by it. Ratings drift over a
-  conversation, so without the balance "pick the later reply" scores far above chance. At
-  most `cap` derived pairs are kept per conversation.
+  the higher-rated reply is the gold. Such pairs are `derived`: the person rated each reply
+  alone and never compared the two. Replies to the same message are paired first. Pairs of
+  replies to different messages (`across_turns`) are balanced within each stratum of
+  distance (`STRATA`, in turns between the two) and of where the earlier reply sits (its
+  turn, in steps of `EARLY_STEP`): a conversation gives, in every stratum, as many pairs
+  whose preferred reply came earlier as later, drawn at random (seeded by the run's seed and
+  the conversation), not by the width of the rating gap, which is kept in the gold so an
+  analysis can stratify by it. Ratings drift over a conversation (close pairs favour the
+  earlier reply, far pairs the later one, early ratings differ from late ones), so without
+  this balance the positions alone
+  predict the gold. At most `cap` derived pairs are kept per conversation.
 - A pair with a reply flagged as revealing its model's identity (`reveals-identity`) is left
   out unless asked for, and counted.
 
 A candidate's key is its response id, or `turn:id` across turns (ids repeat across turns).
-The pair's first candidate is the one that comes first in the data.
+The pair's first candidate is the one that comes first in the data. The gold keeps content
+cues of both candidates (`cues`: question marks, word overlap with the user's message) so
+content references can be scored beside the models.
 """
 
 from __future__ import annotations
 
 import random
+import re
+from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+
+from pydantic import Field
 
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.data.taxonomy import taxonomy_of
@@ -33,6 +44,12 @@ from attunebench.tasks.history import ContextMode
 TIE = "tie"
 DEFAULT_DERIVED_CAP = 4
 IDENTITY_FLAG = "reveals-identity"
+# Lower edges of the distance strata (turns between two replies), and the width in turns of
+# the strata of the earlier reply's turn. Coarser strata (thirds of a conversation) left the
+# earlier reply's turn predicting the gold at 0.56-0.59 on MultiESC valid and FailedESConv.
+STRATA = (1, 2, 3, 5, 8, 13)
+EARLY_STEP = 2
+_WORD = re.compile(r"[a-z']+")
 
 
 class PairGold(Gold):
@@ -53,6 +70,8 @@ class PairGold(Gold):
     # data has them: a judge's self-preference is audited on the pairs its own model wrote.
     first_model: str | None = None
     second_model: str | None = None
+    # content cues: name -> (first's value, second's value)
+    cues: dict[str, tuple[float, float]] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -83,10 +102,21 @@ class Candidate:
     key: str
     turn_index: int
     response: Response
+    said_to: str = ""  # the user's message it answered
 
     @property
     def text(self) -> str:
         return self.response.text
+
+    def cues(self) -> dict[str, float]:
+        """Content cues a reference may read: question marks, and the share of the user's
+        words the reply repeats."""
+        words = set(_WORD.findall(self.said_to.lower()))
+        shared = words & set(_WORD.findall(self.text.lower()))
+        return {
+            "questions": float(self.text.count("?")),
+            "overlap": len(shared) / len(words) if words else 0.0,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +160,9 @@ class Pair:
             gap=self.gap,
             first_model=self.first.response.model,
             second_model=self.second.response.model,
+            cues={
+                name: (value, self.second.cues()[name]) for name, value in self.first.cues().items()
+            },
         )
 
 
@@ -137,7 +170,7 @@ def picked_pairs(turn: Turn) -> list[Pair]:
     preference = turn.preference
     if preference is None:
         return []
-    candidates = [Candidate(r.id, turn.index, r) for r in turn.responses]
+    candidates = [Candidate(r.id, turn.index, r, turn.user) for r in turn.responses]
     if preference.tie:
         return [
             Pair(a, b, TIE, strength=preference.strength) for a, b in combinations(candidates, 2)
@@ -151,9 +184,9 @@ def picked_pairs(turn: Turn) -> list[Pair]:
     ]
 
 
-def _rated(conversation: Conversation) -> list[tuple[int, Response, float]]:
+def _rated(conversation: Conversation) -> list[tuple[Turn, Response, float]]:
     return [
-        (turn.index, response, response.rating)
+        (turn, response, response.rating)
         for turn in conversation.turns
         if turn.preference is None
         for response in turn.responses
@@ -161,17 +194,29 @@ def _rated(conversation: Conversation) -> list[tuple[int, Response, float]]:
     ]
 
 
+def stratum(pair: Pair) -> tuple[int, int]:
+    """The balancing stratum of a pair across turns: its distance's stratum and the step of
+    turns its earlier reply sits in."""
+    early, late = sorted((pair.first.turn_index, pair.second.turn_index))
+    return bisect_right(STRATA, late - early), early // EARLY_STEP
+
+
 def derived_pairs(conversation: Conversation, cap: int, seed: int) -> list[Pair]:
-    """Pairs from differing ratings: same-message pairs first, then balanced across turns."""
+    """Pairs from differing ratings: same-message pairs first, then pairs across turns
+    balanced within each stratum (see the module docstring)."""
     same: list[Pair] = []
-    earlier: list[Pair] = []  # across turns, the preferred reply came first
-    later: list[Pair] = []
+    # per stratum: across turns, the pairs whose preferred reply came first, and later
+    pools: dict[tuple[int, int], tuple[list[Pair], list[Pair]]] = defaultdict(lambda: ([], []))
     for (turn_a, a, rating_a), (turn_b, b, rating_b) in combinations(_rated(conversation), 2):
         if rating_a == rating_b:
             continue
-        across = turn_a != turn_b
-        first = Candidate(f"{turn_a}:{a.id}" if across else a.id, turn_a, a)
-        second = Candidate(f"{turn_b}:{b.id}" if across else b.id, turn_b, b)
+        across = turn_a.index != turn_b.index
+        first = Candidate(
+            f"{turn_a.index}:{a.id}" if across else a.id, turn_a.index, a, turn_a.user
+        )
+        second = Candidate(
+            f"{turn_b.index}:{b.id}" if across else b.id, turn_b.index, b, turn_b.user
+        )
         first_wins = rating_a > rating_b
         pair = Pair(
             first,
@@ -183,13 +228,19 @@ def derived_pairs(conversation: Conversation, cap: int, seed: int) -> list[Pair]
         if not across:
             same.append(pair)
         else:
-            (earlier if first_wins else later).append(pair)
+            pools[stratum(pair)][0 if first_wins else 1].append(pair)
     rng = random.Random(f"{seed}:{conversation.id}")
-    for pool in (same, earlier, later):
-        rng.shuffle(pool)
+    rng.shuffle(same)
+    matched: list[tuple[Pair, Pair]] = []
+    for key in sorted(pools):
+        earlier, later = pools[key]
+        rng.shuffle(earlier)
+        rng.shuffle(later)
+        matched += zip(earlier, later, strict=False)
+    rng.shuffle(matched)
     chosen = same[:cap]
-    each = min(len(earlier), len(later), (cap - len(chosen)) // 2)
-    chosen += earlier[:each] + later[:each]
+    for two in matched[: max(cap - len(chosen), 0) // 2]:
+        chosen += two
     return sorted(chosen, key=lambda p: (p.turn_index, p.item_id))
 
 

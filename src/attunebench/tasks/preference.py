@@ -31,10 +31,12 @@ from attunebench.models.hints import HintKind, TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
+from attunebench.tasks import pair_cues as c
 from attunebench.tasks import pairs as p
 from attunebench.tasks.base import (
     TASKS,
     AnswerMode,
+    Guess,
     InvalidAnswer,
     Item,
     Output,
@@ -59,6 +61,8 @@ SAME_TURN = task_prompt(__name__, "preference")
 ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
 CHOICE = task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
+# A derived pair's question: the user rated each reply alone and never picked between them.
+RATED_HIGHER = "Which reply did this user rate higher (they rated each on its own)?"
 CHOICE_OPTIONS = [("A", "Reply A"), ("B", "Reply B"), ("tie", "They liked both equally")]
 
 
@@ -117,10 +121,13 @@ def pair_queries(
     conversation, gold = item.conversation, item.gold
     variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
     texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
+    # Cut before the earlier reply: a transcript that quoted it (and went on to the later
+    # one's message) would show which reply came first and how far apart they were.
+    upto = min(pair.first.turn_index, pair.second.turn_index)
     base = {
-        "conversation": transcript(h.history_through(conversation, pair.turn_index)),
+        "conversation": transcript(h.history_through(conversation, upto)),
         "self_reports": self_reports_block(
-            variant, h.self_reports_before(conversation, pair.turn_index), conversation
+            variant, h.self_reports_before(conversation, upto), conversation
         ),
     }
     template = ACROSS_TURNS if pair.across_turns else SAME_TURN
@@ -130,15 +137,14 @@ def pair_queries(
         fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
         hint = TaskHint(
             kind=kind,
-            text=h.turn_at(conversation, pair.turn_index).user,
+            text=h.turn_at(conversation, upto).user,
             candidates={"A": a, "B": b},
-            history=h.hint_history(h.history_before(conversation, pair.turn_index)),
+            history=h.hint_history(h.history_before(conversation, upto)),
         )
         form = None
         if mode == "choice":
-            form = choice_form(
-                CHOICE.render(**fields), "Which reply did this user prefer?", CHOICE_OPTIONS
-            )
+            asked = RATED_HIGHER if pair.across_turns else "Which reply did this user prefer?"
+            form = choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
         queries.append(
             Query(order, template.render(**fields), template.info, JSON_PARAMS, hint, choice=form)
         )
@@ -240,16 +246,46 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
 
 
 def pair_references() -> dict[str, Reference[p.PairGold]]:
-    """What position and length alone achieve: always the later reply (pairs across turns
-    only), always the longer reply (equal lengths: a tie)."""
+    """What position alone achieves (`tasks.pair_cues`: the later, the earlier reply, by
+    distance, a cross-validated classifier of both replies' positions), and content cues
+    (the longer reply, the one with more questions, the one repeating more of the user's
+    words)."""
+    return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
-    def later(items: Sequence[tuple[str, p.PairGold]]) -> list[float | None]:
-        return [None if g.later is None else float(g.later == g.key) for _, g in items]
 
-    def longer(items: Sequence[tuple[str, p.PairGold]]) -> list[float | None]:
-        return [float(g.longer == g.key) for _, g in items]
+def picks(cue: c.Cue) -> Reference[p.PairGold]:
+    """A reference picking the key a cue names at each pair (None: no guess)."""
 
-    return {"reference/later-reply": later, "reference/longer-reply": longer}
+    def guessed(items: Sequence[tuple[str, p.PairGold]]) -> list[Guess]:
+        out: list[Guess] = []
+        for key, (_, gold) in zip(cue(items), items, strict=True):
+            if key is None:
+                out.append(None)
+                continue
+            # A cue that cannot tell the replies apart has no preference: it answers "A" in
+            # both orders (half right on a pair with a preferred reply), never "tie".
+            ab, ba = (gold.first, gold.second) if key == p.TIE else (key, key)
+            guess = PreferencePrediction(ab=ab, ba=ba)
+            outcome = both_orders(ab, ba, gold.key)
+            out.append(
+                (guess, Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
+            )
+        return out
+
+    return guessed
+
+
+POSITION_CUES: dict[str, c.Cue] = {
+    "reference/later-reply": c.later,
+    "reference/earlier-reply": c.earlier,
+    "reference/distance": c.by_distance,
+    "reference/visible-position-classifier": c.position_classifier,
+}
+CONTENT_CUES: dict[str, c.Cue] = {
+    "reference/longer-reply": c.longer,
+    "reference/more-questions": c.more("questions"),
+    "reference/more-overlap": c.more("overlap"),
+}
 
 
 PreferenceView = View[p.PairGold, PreferencePrediction]

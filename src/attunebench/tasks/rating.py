@@ -2,20 +2,27 @@
 
 Construct: pointwise preference anticipation. Where a person rated the other side every few
 messages (ESConv seeker feedback, 1-5: `Turn.feedback`), the model reads the conversation up to
-that point and predicts the rating. Ratings drift over a conversation, so a position-only
-reference, the rating predicted from the turn's place in its conversation alone, is scored
-beside every model: the mean rating at that third of a conversation (early, middle, late) over
-the other conversations.
+that point and predicts the rating.
 
-Per item the score is one minus the absolute error as a share of the scale (a missing rating:
-the whole range). The metrics are Spearman's rho within conversations (averaged over the
-conversations with at least three ratings), pooled Spearman, MAE and coverage.
+Ratings drift over a conversation and sit near the corpus mean, so an error-based score is won
+by a constant. The headline is the position-adjusted correlation (`tasks.adjusted`): prediction
+and rating are each residualised on the item's position cell (the third of the conversation
+times the number of messages shown, binned), then correlated. A constant and a position-only
+guess score 0 on it. Beside it: its between-person and within-person parts, the skill against
+the position reference (its squared error over that of each cell's mean rating), and the old
+per-item score, one minus the absolute error as a share of the scale (a missing rating: the
+whole range), with Spearman's rho within conversations, pooled Spearman, MAE and coverage.
+
+References, scored with the same metrics: the median rating (constant), the mean rating of
+items showing as many messages (position-only, what the prompt shows), and the mean rating of
+items whose rated replies are of similar length (length-only).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +31,7 @@ from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
+from attunebench.tasks import adjusted as a
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
@@ -32,6 +40,7 @@ from attunebench.tasks.base import (
     AnswerMode,
     Gold,
     GoldLevel,
+    Guess,
     Item,
     Output,
     Query,
@@ -48,6 +57,9 @@ PROMPT = task_prompt(__name__, "rating")
 CHOICE = task_prompt(__name__, "rating-choice")
 FIELD = "rating"
 THIRDS = 3
+# Bins of the number of messages shown (lower edges past 0): ESConv rates every few messages.
+VISIBLE_EDGES = (4, 7, 10, 13, 17, 21, 27)
+LENGTH_BINS = 5
 
 
 class RatingGold(Gold):
@@ -55,27 +67,55 @@ class RatingGold(Gold):
     rating: float
     scale: tuple[float, float] = (1.0, 5.0)
     position: float  # the turn's place in its conversation, 0 (first) to 1 (last)
+    visible: int | None = None  # messages the prompt shows
+    reply_chars: int | None = None  # characters of the replies rated (since the last rating)
 
     @property
     def third(self) -> int:
         return min(int(self.position * THIRDS), THIRDS - 1)
+
+    @property
+    def shown_bin(self) -> int:
+        """The bin of the number of messages shown (-1: not recorded)."""
+        return -1 if self.visible is None else bisect_right(VISIBLE_EDGES, self.visible)
+
+    @property
+    def cell(self) -> tuple[int, int]:
+        """The position cell the headline adjusts for."""
+        return self.third, self.shown_bin
 
 
 def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]:
     scale = conversation.source.rating_scale
     bounds = (scale.low, scale.high) if scale is not None else (1.0, 5.0)
     last = max(conversation.turns[-1].index, 1)
+    previous = -1
     for turn in conversation.turns:
-        if turn.feedback is not None:
-            gold = RatingGold(rating=turn.feedback, scale=bounds, position=turn.index / last)
-            yield turn.index, gold
+        if turn.feedback is None:
+            continue
+        said = h.history_before(conversation, turn.index)
+        rated = [
+            u.text
+            for u in said
+            if u.speaker == "assistant" and u.turn_index is not None and u.turn_index >= previous
+        ]
+        gold = RatingGold(
+            rating=turn.feedback,
+            scale=bounds,
+            position=turn.index / last,
+            visible=len(said),
+            reply_chars=sum(len(text) for text in rated),
+        )
+        previous = turn.index
+        yield turn.index, gold
 
 
 class RatingTask(Task[RatingGold, n.Numbers]):
     name = TASK
     gold_type = RatingGold
     prediction_type = n.Numbers
-    headline = "1 - absolute error as a share of the scale"
+    headline = "position-adjusted correlation of predicted and given ratings"
+    headline_metric = "position_adjusted_r"
     gold_fields = ("rating",)
     subject_hints = frozenset({"rating"})
     answer_modes = ("generate", "choice")
@@ -149,29 +189,36 @@ class RatingTask(Task[RatingGold, n.Numbers]):
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
     def references(self) -> dict[str, Reference[RatingGold]]:
-        return {"reference/position-only": position_only}
+        return {
+            "reference/constant": lambda items: guesses(items, [0] * len(items)),
+            "reference/position-only": lambda items: guesses(
+                items, [g.shown_bin for _, g in items]
+            ),
+            "reference/length-only": lambda items: guesses(items, length_bins(items)),
+        }
 
 
-def position_only(items: Sequence[tuple[str, RatingGold]]) -> list[float | None]:
-    """Each item scored as if predicted by the mean rating at its third of a conversation in
-    the other conversations (none there: no score)."""
-    totals: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    own: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for conversation, gold in items:
-        for table in (totals[gold.third], own[conversation, gold.third]):
-            table[0] += gold.rating
-            table[1] += 1
-    out: list[float | None] = []
-    for conversation, gold in items:
-        total, mine = totals[gold.third], own[conversation, gold.third]
-        others = total[1] - mine[1]
-        if others == 0:
-            out.append(None)
-            continue
-        guess = (total[0] - mine[0]) / others
-        low, high = gold.scale
-        out.append(1.0 - abs(guess - gold.rating) / (high - low))
+def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -> list[Guess]:
+    """Each item guessed as the mean rating of the items with its key (one key for all: the
+    median, the constant a corpus's error rewards)."""
+    found: dict[Hashable, list[float]] = defaultdict(list)
+    for key, (_, gold) in zip(keys, items, strict=True):
+        found[key].append(gold.rating)
+    fit = {k: float(np.median(v) if len(found) == 1 else np.mean(v)) for k, v in found.items()}
+    out: list[Guess] = []
+    for key, (_, gold) in zip(keys, items, strict=True):
+        guess = n.Numbers(values={FIELD: fit[key]})
+        out.append((guess, n.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)))
     return out
+
+
+def length_bins(items: Sequence[tuple[str, RatingGold]]) -> list[int]:
+    """Each item's quintile of the length of the replies it rates."""
+    lengths = np.array([g.reply_chars or 0 for _, g in items], dtype=np.float64)
+    if not len(lengths):
+        return []
+    edges = np.quantile(lengths, np.linspace(0, 1, LENGTH_BINS + 1)[1:-1])
+    return [int(b) for b in np.searchsorted(edges, lengths)]
 
 
 RatingView = View[RatingGold, n.Numbers]
@@ -201,6 +248,18 @@ def within_conversations(views: Sequence[RatingView]) -> m.FloatArray:
     return out
 
 
+def adjusted_values(views: Sequence[RatingView]) -> m.FloatArray:
+    """The rows of `tasks.adjusted`: position cell, conversation, prediction and rating."""
+    spans = [v.gold.scale[1] - v.gold.scale[0] for v in views]
+    return a.adjusted_rows(
+        [v.gold.cell for v in views],
+        [v.record.conversation_id for v in views],
+        [_pair(v, FIELD)[0] for v in views],
+        [v.gold.rating for v in views],
+        spans,
+    )
+
+
 def _calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
     return n.digit_rows(view.prediction, {FIELD: view.gold.rating})
 
@@ -208,7 +267,33 @@ def _calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]
 RatingTask.metrics = m.register(
     TASK,
     *calibration_metrics(_calibration_rows),
-    m.column_metric("score", RatingTask.headline),
+    m.Metric(
+        "position_adjusted_r",
+        RatingTask.headline + ", each residualised on the item's position cell "
+        "(third of the conversation x messages shown); 0 for a constant or position-only guess",
+        adjusted_values,
+        a.adjusted_r_statistic,
+    ),
+    m.Metric(
+        "between_person_r",
+        "the position-adjusted correlation of the conversations' mean residuals",
+        adjusted_values,
+        a.between_r_statistic,
+    ),
+    m.Metric(
+        "within_person_r",
+        "the position-adjusted correlation within conversations (less each one's mean)",
+        adjusted_values,
+        a.within_r_statistic,
+    ),
+    m.Metric(
+        "position_skill",
+        "1 - squared error / squared error of the position reference (each position "
+        "cell's mean rating): 0 for position alone, negative for a constant",
+        adjusted_values,
+        a.position_skill_statistic,
+    ),
+    m.column_metric("score", "1 - absolute error as a share of the scale"),
     m.Metric(
         "within_conversation_spearman",
         "Spearman's rho within each conversation, averaged "
