@@ -49,7 +49,8 @@ def refusing_runs() -> tuple[Runs, set[tuple[str, int]]]:
 
 
 def headline(summary: Summary) -> dict[str, ScoreRow]:
-    return {r.model: r for r in summary.scores if r.headline and r.task == "emotion"}
+    """Each model's mean per-item emotion score (the headline is macro-F1)."""
+    return {r.model: r for r in summary.scores if r.metric == "score" and r.task == "emotion"}
 
 
 def test_every_model_is_scored_on_the_items_every_model_answered() -> None:

@@ -122,7 +122,8 @@ def test_a_v1_run_directory_gives_the_numbers_its_records_hold(tmp_path: Path) -
             answered[line["conversation_id"], line["turn_index"]].add(line["model"])
     common = {key for key, models in answered.items() if len(models) == 3}
     assert len(common) == 11  # m/c's call failed on one item
-    rows = {(r.task, r.model): r for r in summary.scores if r.headline}
+    # each task's mean per-item score (emotion's headline is macro-F1, preference's the score)
+    rows = {(r.task, r.model): r for r in summary.scores if r.metric == "score"}
     for model in ("m/a", "m/b", "m/c"):
         mine = [
             float(str(line["score"]))
@@ -142,8 +143,9 @@ def test_a_v1_run_directory_gives_the_numbers_its_records_hold(tmp_path: Path) -
             assert isinstance(meta, dict) and isinstance(gold, dict)
             longer = "r1" if meta["len_a"] > meta["len_b"] else "r2"
             tie = meta["len_a"] == meta["len_b"]
-            seen[line["conversation_id"], line["turn_index"]] = float(
-                not tie and longer == gold["chosen"]
+            # equal lengths: the cue has no preference, half right
+            seen[line["conversation_id"], line["turn_index"]] = (
+                0.5 if tie else float(longer == gold["chosen"])
             )
     reference = rows["preference", "reference/longer-reply"]
     assert reference.value == pytest.approx(sum(seen.values()) / len(seen))

@@ -166,17 +166,18 @@ def test_models_that_do_not_differ_cannot_tell(load: Callable[..., Runs]) -> Non
 
 
 def test_the_same_resamples_feed_every_task() -> None:
-    # Two tasks with the same per-item scores: in every resample both rank the models
-    # identically, so the interval collapses to 1. Independent resamples per task would not.
-    accuracy = {f"m/model{i}": {"emotion": 0.3 + 0.05 * i, "preference": 0.5} for i in range(5)}
+    # Two tasks whose headline is the mean per-item score, with the same per-item scores: in
+    # every resample both rank the models identically, so the interval collapses to 1.
+    # Independent resamples per task would not.
+    accuracy = {f"m/model{i}": {"response": 0.3 + 0.05 * i, "preference": 0.5} for i in range(5)}
     runs = synthetic.runs(Plan(accuracy, conversations=25))
-    emotion = {
+    response = {
         (r.model, r.conversation_id, r.turn_index): r.score
         for r in runs.records
-        if r.task == "emotion"
+        if r.task == "response"
     }
     twins = tuple(
-        r.model_copy(update={"score": emotion[r.model, r.conversation_id, r.turn_index]})
+        r.model_copy(update={"score": response[r.model, r.conversation_id, r.turn_index]})
         if r.task == "preference"
         else r
         for r in runs.records

@@ -174,7 +174,12 @@ def test_the_references_on_hand_made_golds() -> None:
     tie = gold.model_copy(update={"len_second": 5})
     # equal lengths: the cue has no preference, half right (never "tie", which gold is not)
     assert longer([("c", tie)]) == [0.5]
-    asks = gold.model_copy(update={"cues": {"questions": (0.0, 2.0), "overlap": (0.5, 0.5)}})
+    asks = gold.model_copy(
+        update={
+            "cues_first": {"questions": 0.0, "overlap": 0.5},
+            "cues_second": {"questions": 2.0, "overlap": 0.5},
+        }
+    )
     assert scores("reference/more-questions", [("c", asks)]) == [1.0]
     assert scores("reference/more-overlap", [("c", asks)]) == [0.5]
     assert scores("reference/more-questions", [("c", gold)]) == [None]  # cue not kept

@@ -13,8 +13,8 @@ where it does not apply). The `preference` task scores them as references beside
   prompt quoting the earlier reply inside the transcript would show. They apply to pairs
   across turns with a preferred reply.
 - Content cues, which people may really follow and a model has to beat: the longer reply,
-  and the one with more of a cue the gold keeps (`PairGold.cues`: question marks, overlap
-  with the user's message).
+  and the one with more of a cue the gold keeps (`PairGold.cues_first`, `cues_second`:
+  question marks, overlap with the user's message).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def more(cue: str) -> Cue:
     def pick(items: Items) -> list[str | None]:
         out: list[str | None] = []
         for _, gold in items:
-            first, second = gold.cues.get(cue, (None, None))
+            first, second = gold.cues_first.get(cue), gold.cues_second.get(cue)
             if first is None or second is None:
                 out.append(None)
             else:

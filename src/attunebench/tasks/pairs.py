@@ -20,8 +20,8 @@
 
 A candidate's key is its response id, or `turn:id` across turns (ids repeat across turns).
 The pair's first candidate is the one that comes first in the data. The gold keeps content
-cues of both candidates (`cues`: question marks, word overlap with the user's message) so
-content references can be scored beside the models.
+cues of both candidates (`cues_first`, `cues_second`: question marks, word overlap with the
+user's message) so content references can be scored beside the models.
 """
 
 from __future__ import annotations
@@ -70,8 +70,9 @@ class PairGold(Gold):
     # data has them: a judge's self-preference is audited on the pairs its own model wrote.
     first_model: str | None = None
     second_model: str | None = None
-    # content cues: name -> (first's value, second's value)
-    cues: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    # content cues of each candidate: name -> value
+    cues_first: dict[str, float] = Field(default_factory=dict)
+    cues_second: dict[str, float] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -160,9 +161,8 @@ class Pair:
             gap=self.gap,
             first_model=self.first.response.model,
             second_model=self.second.response.model,
-            cues={
-                name: (value, self.second.cues()[name]) for name, value in self.first.cues().items()
-            },
+            cues_first=self.first.cues(),
+            cues_second=self.second.cues(),
         )
 
 
