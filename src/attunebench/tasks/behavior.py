@@ -9,16 +9,17 @@ behavior label the reply shows.
 Items: every reply that carries behavior labels (several replies of one turn are several
 items). Per item: `score` is the F1 of the predicted and gold label sets (two empty sets count
 as agreement, 1.0). The headline is macro-F1 over labels, on which naming the most frequent
-label everywhere scores low (the per-item F1 stays beside it, with micro-F1, and the
-majority label as a reference row). An invalid answer predicts no label (score 0).
+label everywhere scores low (the per-item F1 stays beside it, with micro-F1). References name
+the most frequent label overall (constant), among replies after as many messages
+(position-only) and among replies of similar length (length-only). An invalid answer
+predicts no label (score 0).
 In choice mode each label is a yes/no question, and a label is predicted when its "yes" has
 probability of at least `THRESHOLD`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -47,6 +48,7 @@ from attunebench.tasks.base import (
     View,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
 from attunebench.tasks.parsing import answer_fields, label_list
 from attunebench.tasks.prompting import (
     JSON_PARAMS,
@@ -67,6 +69,8 @@ YES_NO = [("yes", "Yes"), ("no", "No")]
 class BehaviorGold(Gold):
     level: GoldLevel = "reply"
     behaviors: tuple[str, ...]
+    visible: int | None = None  # messages the prompt shows before the reply
+    chars: int | None = None  # the reply's characters
 
 
 class BehaviorPrediction(Frozen):
@@ -114,7 +118,11 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
             taxonomy = taxonomy_of(conversation)
             labelled = [(t, r) for t in conversation.turns for r in t.responses if r.behaviors]
             for turn, reply in labelled[: self.max_replies]:
-                gold = BehaviorGold(behaviors=reply.behaviors)
+                gold = BehaviorGold(
+                    behaviors=reply.behaviors,
+                    visible=len(h.history_through(conversation, turn.index)),
+                    chars=len(reply.text),
+                )
                 for mode in self.modes:
                     yield Item(TASK, conversation, turn.index, reply.id, taxonomy, gold, mode)
 
@@ -179,7 +187,15 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         return Scored(0.0)
 
     def references(self) -> dict[str, Reference[BehaviorGold]]:
-        return {"reference/constant": majority}
+        return {
+            "reference/constant": lambda items: by_group(items, [0] * len(items)),
+            "reference/position-only": lambda items: by_group(
+                items, [shown_bin(g.visible) for _, g in items]
+            ),
+            "reference/length-only": lambda items: by_group(
+                items, quintiles([g.chars or 0 for _, g in items])
+            ),
+        }
 
     def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
@@ -206,13 +222,15 @@ def _calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str
     ]
 
 
-def majority(items: Sequence[tuple[str, BehaviorGold]]) -> list[Guess]:
-    """The most frequent label of these items, named alone at every item."""
-    found = Counter(label for _, g in items for label in g.behaviors)
-    if not found:
-        return [None] * len(items)
-    guess = BehaviorPrediction(behaviors=(found.most_common(1)[0][0],))
-    return [(guess, Scored(f1(guess.behaviors, g.behaviors))) for _, g in items]
+def by_group(items: Sequence[tuple[str, BehaviorGold]], keys: Sequence[Hashable]) -> list[Guess]:
+    """Each item guessed as the one label most frequent among the items with its key (one key
+    for all: the majority label)."""
+    labels = most_common_by(keys, [g.behaviors for _, g in items])
+    out: list[Guess] = []
+    for label, (_, gold) in zip(labels, items, strict=True):
+        guess = BehaviorPrediction(behaviors=(label,) if label else ())
+        out.append((guess, Scored(f1(guess.behaviors, gold.behaviors))))
+    return out
 
 
 def _sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:

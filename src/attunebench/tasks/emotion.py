@@ -15,8 +15,10 @@ whichever comes later). The informed mode adds the situation they described befo
 
 Per item: `score` is 1/0 for the primary label (when several emotions were reported without a
 primary, naming any of them counts). The headline is the primary label's macro-F1, on which
-naming the most frequent label everywhere (the `reference/constant` row) scores low; the
-accuracy stays beside it. A number the answer leaves out, or an invalid answer,
+naming the most frequent label everywhere scores low; the accuracy stays beside it. The
+references name the most frequent label overall (constant), among items showing as many
+messages (position-only) and among items whose user's words are of similar length
+(length-only). A number the answer leaves out, or an invalid answer,
 scores the largest error on its scale, so abstaining never lowers an error; coverage is
 reported beside each error. In choice mode the label and intensity (and PANAS items) are
 asked as option keys; valence and arousal are not asked there.
@@ -24,8 +26,7 @@ asked as option keys; valence and arousal are not asked there.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,6 +60,7 @@ from attunebench.tasks.base import (
     View,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
 from attunebench.tasks.parsing import (
     answer_fields,
     bounded_number,
@@ -91,6 +93,8 @@ class EmotionGold(Gold):
     valence: float | None = None
     arousal: float | None = None
     panas: dict[str, float] = Field(default_factory=dict)
+    visible: int | None = None  # messages the prompt shows
+    chars: int | None = None  # characters of the user's words the item is about
 
     @property
     def labels(self) -> frozenset[str]:
@@ -183,15 +187,27 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored
     return Scored(correct, {"primary_correct": correct, **values})
 
 
-def majority(items: Sequence[tuple[str, EmotionGold]]) -> list[Guess]:
-    """The most frequent primary label of these items, named at every labelled item (on
-    macro-F1 it scores one label's F1 over the number of labels)."""
-    found = Counter(g.primary for _, g in items if g.primary)
-    if not found:
-        return [None] * len(items)
-    label = found.most_common(1)[0][0]
-    guess = EmotionPrediction(primary=label, emotions=(label,))
-    return [(guess, score_prediction(g, guess)) if g.labels else None for _, g in items]
+def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
+    """The gold with what its prompt shows: the messages, and the user's words it is about."""
+    said = h.history_through(conversation, turn_index)
+    words = [u.text for u in said if u.speaker == "user"]
+    about = words if gold.level == "conversation" else words[-1:]
+    return gold.model_copy(update={"visible": len(said), "chars": sum(map(len, about))})
+
+
+def by_group(items: Sequence[tuple[str, EmotionGold]], keys: Sequence[Hashable]) -> list[Guess]:
+    """Each labelled item guessed as the primary label most frequent among the items with its
+    key (one key for all: the majority label, which on macro-F1 scores one label's F1 over
+    the number of labels)."""
+    labels = most_common_by(keys, [[g.primary] if g.primary else [] for _, g in items])
+    out: list[Guess] = []
+    for label, (_, gold) in zip(labels, items, strict=True):
+        if label is None or not gold.labels:
+            out.append(None)
+            continue
+        guess = EmotionPrediction(primary=label, emotions=(label,))
+        out.append((guess, score_prediction(gold, guess)))
+    return out
 
 
 class EmotionTask(Task[EmotionGold, EmotionPrediction]):
@@ -229,7 +245,8 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
                 golds = [(at, conversation_gold(conversation))]
             else:
                 golds = [(t.index, g) for t in conversation.turns if (g := turn_gold(t))]
-            for turn_index, gold in golds:
+            for turn_index, found in golds:
+                gold = shown(conversation, turn_index, found)
                 for mode in self.modes:
                     yield Item(TASK, conversation, turn_index, gold.level, taxonomy, gold, mode)
 
@@ -353,7 +370,15 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         return score_prediction(item.gold, prediction)
 
     def references(self) -> dict[str, Reference[EmotionGold]]:
-        return {"reference/constant": majority}
+        return {
+            "reference/constant": lambda items: by_group(items, [0] * len(items)),
+            "reference/position-only": lambda items: by_group(
+                items, [shown_bin(g.visible) for _, g in items]
+            ),
+            "reference/length-only": lambda items: by_group(
+                items, quintiles([g.chars or 0 for _, g in items])
+            ),
+        }
 
     def worst(self, item: Item[EmotionGold], partial: EmotionPrediction | None) -> Scored:
         gold = item.gold

@@ -28,7 +28,6 @@ length in characters (length-only).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -41,6 +40,7 @@ from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import adjusted as a
+from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
@@ -65,7 +65,6 @@ TASK = "outcome"
 PROMPT = task_prompt(__name__, "outcome")
 CHOICE = task_prompt(__name__, "outcome-choice")
 KNOWN = ("final_intensity", "rating", "empathy", "relevance")  # also the headline's fields
-LENGTH_BINS = 5
 # Lower edges of the bins of messages shown: about the quintiles of ESConv's train split.
 VISIBLE_EDGES = (20, 22, 25, 29, 35)
 QUESTIONS = {
@@ -85,7 +84,7 @@ class OutcomeGold(Gold):
     @property
     def shown_bin(self) -> int:
         """The bin of the number of messages shown (-1: not recorded)."""
-        return -1 if self.visible is None else bisect_right(VISIBLE_EDGES, self.visible)
+        return grouping.shown_bin(self.visible, VISIBLE_EDGES)
 
 
 def outcome_gold(conversation: Conversation) -> OutcomeGold | None:
@@ -194,7 +193,7 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
                 items, [g.shown_bin for _, g in items]
             ),
             "reference/length-only": lambda items: guesses(
-                items, quintiles([g.chars or 0 for _, g in items])
+                items, grouping.quintiles([g.chars or 0 for _, g in items])
             ),
         }
 
@@ -204,15 +203,6 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
         others = sorted({k for g in golds for k in g.values} - set(KNOWN))
         scales = {k: g.scales[k] for g in golds for k in g.scales}
         return tuple(metric for k in others for metric in n.field_metrics(k, scales[k], _pair))
-
-
-def quintiles(numbers: Sequence[float]) -> list[int]:
-    """Each number's quintile among these."""
-    if not numbers:
-        return []
-    found = np.asarray(numbers, dtype=np.float64)
-    edges = np.quantile(found, np.linspace(0, 1, LENGTH_BINS + 1)[1:-1])
-    return [int(b) for b in np.searchsorted(edges, found)]
 
 
 def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> list[Guess]:

@@ -20,7 +20,6 @@ items whose rated replies are of similar length (length-only).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -32,6 +31,7 @@ from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks import adjusted as a
+from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
@@ -57,9 +57,6 @@ PROMPT = task_prompt(__name__, "rating")
 CHOICE = task_prompt(__name__, "rating-choice")
 FIELD = "rating"
 THIRDS = 3
-# Bins of the number of messages shown (lower edges past 0): ESConv rates every few messages.
-VISIBLE_EDGES = (4, 7, 10, 13, 17, 21, 27)
-LENGTH_BINS = 5
 
 
 class RatingGold(Gold):
@@ -77,7 +74,7 @@ class RatingGold(Gold):
     @property
     def shown_bin(self) -> int:
         """The bin of the number of messages shown (-1: not recorded)."""
-        return -1 if self.visible is None else bisect_right(VISIBLE_EDGES, self.visible)
+        return grouping.shown_bin(self.visible)
 
     @property
     def cell(self) -> tuple[int, int]:
@@ -194,7 +191,9 @@ class RatingTask(Task[RatingGold, n.Numbers]):
             "reference/position-only": lambda items: guesses(
                 items, [g.shown_bin for _, g in items]
             ),
-            "reference/length-only": lambda items: guesses(items, length_bins(items)),
+            "reference/length-only": lambda items: guesses(
+                items, grouping.quintiles([gold.reply_chars or 0 for _, gold in items])
+            ),
         }
 
 
@@ -210,15 +209,6 @@ def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -
         guess = n.Numbers(values={FIELD: fit[key]})
         out.append((guess, n.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)))
     return out
-
-
-def length_bins(items: Sequence[tuple[str, RatingGold]]) -> list[int]:
-    """Each item's quintile of the length of the replies it rates."""
-    lengths = np.array([g.reply_chars or 0 for _, g in items], dtype=np.float64)
-    if not len(lengths):
-        return []
-    edges = np.quantile(lengths, np.linspace(0, 1, LENGTH_BINS + 1)[1:-1])
-    return [int(b) for b in np.searchsorted(edges, lengths)]
 
 
 RatingView = View[RatingGold, n.Numbers]
