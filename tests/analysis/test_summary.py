@@ -95,6 +95,18 @@ def test_kinds_judges_and_the_banner_are_labelled(runs: Runs) -> None:
     assert preference.provenance == ["simulated"]
 
 
+def test_pairs_ordered_from_ratings_are_derived_whoever_gave_the_ratings(runs: Runs) -> None:
+    def derived(record: Any) -> Any:
+        if record.task != "preference":
+            return record
+        return record.model_copy(update={"gold": {**(record.gold or {}), "derived": True}})
+
+    ordered = Runs(runs.runs, tuple(derived(r) for r in runs.records), runs.conversations)
+    summary = build_summary(ordered, Options(resamples=50, permutations=99))
+    preference = next(t for t in summary.tasks if t.name == "preference")
+    assert preference.provenance == ["derived"] and preference.derived_share == 1.0
+
+
 def test_the_informed_gain_is_found_per_model_and_baselines_get_no_verdict(runs: Runs) -> None:
     summary = build_summary(runs, Options(resamples=300, permutations=99))
     gains = {d.model: d for d in summary.context_modes if d.task == "emotion"}

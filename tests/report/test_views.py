@@ -5,6 +5,7 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from attunebench.analysis import Summary
+from attunebench.analysis.schema import ScoreRow
 from attunebench.report import svg, views
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
@@ -73,3 +74,35 @@ def test_a_model_missing_from_a_panel_is_named_under_it(summary: Summary) -> Non
     panels = {p.title: p for p in views.binned_panels(summary, kept, ("early", "middle", "late"))}
     assert gone in panels[task].note
     assert all(not p.note for name, p in panels.items() if name != task)
+
+
+def headline_row(model: str, kind: str, value: float) -> ScoreRow:
+    return ScoreRow(
+        model=model,
+        model_kind=kind,
+        task="rating",
+        variant="blind",
+        metric="position_adjusted_r",
+        headline=True,
+        value=value,
+        ci_low=None,
+        ci_high=None,
+        n=100,
+        n_conversations=20,
+        n_invalid=0,
+        n_failed=0,
+        subject=kind == "model",
+    )
+
+
+def test_the_leaderboard_says_when_no_model_beats_the_references() -> None:
+    references = [
+        headline_row("reference/constant", "reference", 0.0),
+        headline_row("reference/length-only", "reference", 0.08),
+    ]
+    behind = [*references, headline_row("m/a", "model", 0.05)]
+    (note,) = views.reference_notes(behind)
+    assert "reference/length-only (0.080)" in note and "no model under test" in note
+    assert views.reference_notes([*references, headline_row("m/a", "model", 0.09)]) == []
+    # a baseline above the references is not a model under test
+    assert views.reference_notes([*behind, headline_row("baseline/knn", "baseline", 0.2)])

@@ -5,8 +5,8 @@ says of an item's position or length, or nothing ("always the later reply", "the
 at this point of a conversation", "the train median"). Each gives every item a guess, a
 prediction with its score; the guesses are read as records of a model named after the
 reference and scored with the task's own declared metrics, headline included, on the same
-items and resamples as the models. They are shown as rows of kind `reference`, never ranked
-with the models under test.
+items and resamples as the models (the headline, its parts and the mean per-item score). They
+are shown as rows of kind `reference`, never ranked with the models under test.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.schema import ScoreRow
+from attunebench.analysis.scores import HEADLINE
 from attunebench.records import ItemRecord
 from attunebench.tasks.base import Guess, Task, View
+from attunebench.tasks.metrics import Found, Metric, Values
 
 
 def _clean(value: float) -> float | None:
@@ -38,11 +40,13 @@ def guessed_views(
         if guess is None:
             continue
         prediction, scored = guess
+        # The typed prediction is the view's; metrics never read the record's JSON form of
+        # it, and writing it for every item and reference would cost most of the time here.
         record: ItemRecord = view.record.model_copy(
             update={
                 "model": name,
                 "status": "ok",
-                "prediction": prediction.model_dump(mode="json"),
+                "prediction": None,
                 "score": scored.score,
                 "scores": dict(scored.values),
                 "flags": (),
@@ -51,6 +55,19 @@ def guessed_views(
         out.append(View(record, view.gold, prediction))
         kept.append(i)
     return out, kept
+
+
+def shown_metrics(declaration: Task[Any, Any]) -> list[Metric]:
+    """The metrics a reference is scored on: the headline, those read from the same values
+    (its parts), and the mean per-item score. Every other metric read again for every
+    reference would cost more than the rest of an analysis."""
+    by_name = {metric.name: metric for metric in declaration.metrics}
+    headline = by_name.get(declaration.headline_metric)
+    return [
+        metric
+        for metric in declaration.metrics
+        if metric.name == HEADLINE or (headline is not None and metric.values is headline.values)
+    ]
 
 
 def item_views(frame: Frame, cell: Cell) -> tuple[list[View[Any, Any]], IntArray]:
@@ -86,8 +103,11 @@ def reference_rows(
             weights = bootstrap.weights(where)
             too_few = minimum.of(where)
             headline = headline_of.get(task) == variant
-            for metric in declaration.metrics:
-                point, samples = metric.evaluate(guessed, weights)
+            read: dict[Values, Found] = {}
+            for metric in shown_metrics(declaration):
+                if metric.values not in read:
+                    read[metric.values] = metric.values(guessed)
+                point, samples = metric.evaluate_values(read[metric.values], weights)
                 if np.isnan(point) and metric.name != declaration.headline_metric:
                     continue
                 low, high = bootstrap.interval(samples.reshape(-1, 1))
