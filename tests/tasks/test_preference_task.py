@@ -6,7 +6,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from task_harness import Harness, all_prompts, conversation, make_task, two_reply_turn, views
+from task_harness import (
+    Harness,
+    all_prompts,
+    conversation,
+    make_task,
+    rated_turn,
+    two_reply_turn,
+    views,
+)
 
 from attunebench.data.schema import Conversation, Preference, Response, Turn
 from attunebench.models.base import Message, ProviderError
@@ -225,3 +233,28 @@ def test_no_preference_prompt_of_esconv_names_a_turn(
         items = list(make_task("preference", context="both").items(esconv[key][:60]))
         assert any(i.gold.across_turns for i in items), key
         assert check_prompts(items) >= 4 * len(items)
+
+
+def test_an_across_turn_prompt_quotes_neither_reply_in_its_transcript() -> None:
+    # the earlier reply inside the transcript, and the later one answering its last line,
+    # would show which came first and how far apart they were
+    conv = conversation(
+        [rated_turn(i, r, user=f"User line {i}.") for i, r in enumerate([1, 4, 2, 5, 3, 1])]
+    )
+    task = make_task("preference", context="both")
+    items = [i for i in task.items([conv]) if i.gold.across_turns]
+    assert items
+    for item in items:
+        early, late = sorted((item.gold.first_turn, item.gold.second_turn))
+        for mode in ("generate", "choice"):
+            for query in task.queries(item, mode):
+                for prompt in all_prompts(query):
+                    shown = prompt.split("<conversation>")[-1].split("</conversation>")[0]
+                    assert f"User line {early}." in shown  # up to the earlier reply's message
+                    for later in range(early + 1, late + 1):
+                        assert f"User line {later}." not in prompt
+                    for turn in (early, late):
+                        reply = f"The reply to message {turn}."
+                        assert reply not in shown and prompt.count(reply) == 1
+                    assert "rated" in prompt and "never compared" in query.messages[0].content
+                assert query.hint is not None and query.hint.text == f"User line {early}."
