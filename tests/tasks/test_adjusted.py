@@ -13,6 +13,7 @@ from attunebench.tasks import adjusted as a
 from attunebench.tasks import pair_cues as c
 from attunebench.tasks.base import View
 from attunebench.tasks.metrics import Statistic, Weights
+from attunebench.tasks.numeric import Numbers as NumbersGuess
 from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.rating import RatingGold, rating_task
 
@@ -170,3 +171,29 @@ def test_the_position_classifier_finds_a_planted_leak_and_only_then() -> None:
     assert accuracy(c.position_classifier(fair), fair) == pytest.approx(0.5, abs=0.03)
     # the later-reply rule cannot see this leak: it is balanced over early turns
     assert accuracy(c.later(leaking), leaking) == pytest.approx(0.5, abs=0.03)
+
+
+def test_a_guess_that_knows_only_the_rating_scale_scores_zero() -> None:
+    # thumbs (0-1) beside 1-5 ratings: the scale's midpoint alone would correlate with the
+    # gold across scales; the cells keep the scales apart
+    task = rating_task()
+    rng = np.random.default_rng(2)
+    golds = []
+    for k in range(200):
+        scale = (0.0, 1.0) if k % 2 else (1.0, 5.0)
+        rating = float(rng.integers(int(scale[0]), int(scale[1]) + 1))
+        golds.append(RatingGold(rating=rating, scale=scale, position=0.5, visible=5))
+    headline = next(m for m in task.metrics if m.name == task.headline_metric)
+    views = []
+    for k, gold in enumerate(golds):
+        record = ItemRecord(
+            task="rating",
+            model="m",
+            conversation_id=f"c{k // 4}",
+            turn_index=0,
+            item_id="feedback",
+            status="ok",
+        )
+        middle = NumbersGuess(values={"rating": sum(gold.scale) / 2})
+        views.append(View(record, gold, middle))
+    assert headline.value(views) == pytest.approx(0.0, abs=1e-9)

@@ -523,7 +523,7 @@ def _(views: Sequence[AnyView]) -> float | None:
     for name in HEADLINE_FIELDS:
         rows: list[AdjustedRow] = [
             (
-                v.gold.shown_bin,
+                (tuple(v.gold.scales[name]), v.gold.shown_bin),
                 v.record.conversation_id,
                 outcome_guess(v, name),
                 v.gold.values[name],

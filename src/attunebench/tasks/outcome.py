@@ -208,15 +208,16 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
 def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> list[Guess]:
     """Each field guessed as its mean over the items with the same key (one key for all: its
     median, the constant an error rewards)."""
-    found: dict[tuple[int, str], list[float]] = defaultdict(list)
+    found: dict[tuple[int, str, tuple[float, ...]], list[float]] = defaultdict(list)
     for key, (_, gold) in zip(keys, items, strict=True):
         for name, value in gold.values.items():
-            found[key, name].append(value)
+            found[key, name, tuple(gold.scales[name])].append(value)
     single = len(set(keys)) == 1
     fit = {k: float(np.median(v) if single else np.mean(v)) for k, v in found.items()}
     out: list[Guess] = []
     for key, (_, gold) in zip(keys, items, strict=True):
-        guess = n.Numbers(values={name: fit[key, name] for name in gold.values})
+        values = {name: fit[key, name, tuple(gold.scales[name])] for name in gold.values}
+        guess = n.Numbers(values=values)
         out.append((guess, n.scored(gold.values, gold.scales, guess)))
     return out
 
@@ -252,9 +253,10 @@ def adjusted_values(views: Sequence[OutcomeView]) -> m.FloatArray:
     """Per headline field, the rows of `tasks.adjusted` (NaN where the gold lacks it)."""
     blocks = []
     conversations = [v.record.conversation_id for v in views]
-    cells = [v.gold.shown_bin for v in views]
     for name in KNOWN:
         truths = [v.gold.values.get(name) for v in views]
+        # a field's cells keep its scales apart (a rating out of 1 and one out of 5)
+        cells = [(tuple(v.gold.scales.get(name, ())), v.gold.shown_bin) for v in views]
         found = a.adjusted_rows(
             cells,
             conversations,

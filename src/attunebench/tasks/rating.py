@@ -77,9 +77,10 @@ class RatingGold(Gold):
         return grouping.shown_bin(self.visible)
 
     @property
-    def cell(self) -> tuple[int, int]:
-        """The position cell the headline adjusts for."""
-        return self.third, self.shown_bin
+    def cell(self) -> tuple[tuple[float, ...], int, int]:
+        """The position cell the headline adjusts for, within one rating scale (thumbs and
+        1-5 ratings never share a mean)."""
+        return tuple(self.scale), self.third, self.shown_bin  # a list when read unvalidated
 
 
 def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]:
@@ -198,15 +199,16 @@ class RatingTask(Task[RatingGold, n.Numbers]):
 
 
 def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -> list[Guess]:
-    """Each item guessed as the mean rating of the items with its key (one key for all: the
-    median, the constant a corpus's error rewards)."""
-    found: dict[Hashable, list[float]] = defaultdict(list)
+    """Each item guessed as the mean rating of the items with its key and rating scale (one key
+    for all: the median, the constant a corpus's error rewards)."""
+    found: dict[tuple[Hashable, tuple[float, ...]], list[float]] = defaultdict(list)
     for key, (_, gold) in zip(keys, items, strict=True):
-        found[key].append(gold.rating)
-    fit = {k: float(np.median(v) if len(found) == 1 else np.mean(v)) for k, v in found.items()}
+        found[key, tuple(gold.scale)].append(gold.rating)  # within one rating scale
+    single = len(set(keys)) == 1
+    fit = {k: float(np.median(v) if single else np.mean(v)) for k, v in found.items()}
     out: list[Guess] = []
     for key, (_, gold) in zip(keys, items, strict=True):
-        guess = n.Numbers(values={FIELD: fit[key]})
+        guess = n.Numbers(values={FIELD: fit[key, tuple(gold.scale)]})
         out.append((guess, n.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)))
     return out
 
