@@ -42,7 +42,7 @@ def test_suite_list_names_each_suite_and_its_counts() -> None:
     result = CliRunner().invoke(app, ["suite", "list"])
     assert result.exit_code == 0, result.output
     full = load_manifest("open-v1")
-    assert f"open-v1 version 1  digest {suite_digest('open-v1')[:12]}" in result.output
+    assert f"open-v1 version 2  digest {suite_digest('open-v1')[:12]}" in result.output
     totals = " ".join(str(len(keys)) for keys in full.items.values())
     assert f"all {totals}" in " ".join(result.output.replace("│", " ").split())
 
@@ -136,7 +136,7 @@ def test_run_and_report_the_mini_suite_with_baselines(data_dir: Path, tmp_path: 
     manifest = load_manifest("open-v1-mini")
     assert info["suite"] == {
         "name": "open-v1-mini",
-        "version": "1",
+        "version": manifest.version,
         "digest": suite_digest("open-v1-mini"),
     }
     assert info["dataset_sha256"] == manifest.dataset_sha256

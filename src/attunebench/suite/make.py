@@ -24,7 +24,7 @@ from attunebench.rundir import sha256_file
 from attunebench.suite.build import import_part, item_keys
 from attunebench.suite.manifest import CorpusPart, Manifest
 
-NAME, VERSION, SELECTION_SEED, RUN_SEED = "open-v1", "1", 2026, 0
+NAME, VERSION, SELECTION_SEED, RUN_SEED = "open-v1", "2", 2026, 0
 TASKS = ("emotion", "rating", "outcome", "preference")
 TRAIN = 60  # per part, for the fitted baselines (knn embeds them all: keep it small)
 MINI = "open-v1-mini"
