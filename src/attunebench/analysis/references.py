@@ -102,6 +102,7 @@ def reference_rows(
             where = conversations[kept]
             weights = bootstrap.weights(where)
             too_few = minimum.of(where)
+            clusters = int(np.unique(bootstrap.cluster_of[where]).size)  # its interval rests on
             headline = headline_of.get(task) == variant
             read: dict[Values, Found] = {}
             for metric in shown_metrics(declaration):
@@ -110,7 +111,7 @@ def reference_rows(
                 point, samples = metric.evaluate_values(read[metric.values], weights)
                 if np.isnan(point) and metric.name != declaration.headline_metric:
                     continue
-                low, high = bootstrap.interval(samples.reshape(-1, 1))
+                low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
                 value = _clean(point)
                 rows.append(
                     ScoreRow(
