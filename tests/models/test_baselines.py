@@ -25,6 +25,7 @@ from attunebench.tasks.base import Item, Output
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
 from attunebench.tasks.parsing import parse_choice
+from attunebench.testing import form_of
 
 TAXONOMY = load_taxonomy("attunebench-default")
 EMOTIONS = tuple(label.name for label in TAXONOMY.emotions)
@@ -118,7 +119,7 @@ def minilm() -> SentenceEncoder:
 
 
 def hint(kind: Any, key: str = "item-1", **fields: Any) -> TaskHint:
-    return TaskHint(kind=kind, item_key=key, **fields)
+    return TaskHint(kind=kind, item_key=key, form=form_of(kind), **fields)
 
 
 def emotion_hint(text: str, key: str = "item-1") -> TaskHint:

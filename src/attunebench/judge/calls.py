@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from attunebench.data.schema import Conversation, Response, State, Turn
+from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.judge.templates import delimit, load_prompt
 from attunebench.models.base import GenerateParams
 from attunebench.models.hints import TaskHint
@@ -139,11 +140,12 @@ def pairwise_query(
         "reply_b": delimit("reply_b", b),
     }
     hint = TaskHint(
-        kind="judge_pairwise",
+        kind=PAIRWISE_ANSWERS.kind,
         text=context.user_text,
         candidates={"A": a, "B": b},
         history=context.history,
         reference=hint_reference(context.profile, references=False),
+        form=PAIRWISE_ANSWERS,
     )
     base = PAIRWISE_CHOICE.render(**fields)
     form = prompting.choice_form(
@@ -171,16 +173,19 @@ def rubric_query(context: JudgeContext, reply: str, key: str, *, judge: str) -> 
         reply=delimit("reply", reply),
     )
     hint = TaskHint(
-        kind="judge_rubric",
+        kind=RUBRIC_ANSWERS.kind,
         text=context.user_text,
         candidates={"A": reply},
         history=context.history,
         reference=hint_reference(context.profile, references=True),
+        form=RUBRIC_ANSWERS,
     )
     return Query(key, messages, RUBRIC.info, JUDGE_PARAMS, hint, role="judge", model=judge)
 
 
 def verdict_mode(query: Query) -> VerdictMode:
     return (
-        "pairwise" if query.hint is not None and query.hint.kind == "judge_pairwise" else "rubric"
+        "pairwise"
+        if query.hint is not None and query.hint.kind == PAIRWISE_ANSWERS.kind
+        else "rubric"
     )

@@ -13,7 +13,9 @@ run's seed, which every factory takes. It declares:
   worst value for an invalid answer (`worst`);
 - its metrics (functions of per-item values and weights, see `tasks.metrics`), the per-item
   score being the headline's unit;
-- its needs: a judge, the hint kinds it sends, the context modes and answer modes it supports.
+- its answers' form (`subject_forms`, an `AnswerForm` each: what a valid answer looks like,
+  which the mock, the simulator and the baselines ask instead of knowing the task);
+- its needs: a judge, the context modes and answer modes it supports.
 
 The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
 the failed / invalid / ok outcome and the record. A task that judges its subject's answer
@@ -27,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
+from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation, Taxonomy
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
@@ -201,7 +204,8 @@ class Task(ABC, Generic[G, P]):
     metrics: ClassVar[tuple[Metric, ...]] = ()
     # Dataset fields whose provenance is this task's gold's (a key of Source.provenance).
     gold_fields: ClassVar[tuple[str, ...]] = ()
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset()
+    # The forms of the answers the evaluated model is asked for (one per hint kind sent).
+    subject_forms: ClassVar[tuple[AnswerForm, ...]] = ()
     needs_judge: ClassVar[bool] = False
     evaluates: ClassVar[Literal["models", "judges"]] = "models"
     answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
@@ -209,8 +213,17 @@ class Task(ABC, Generic[G, P]):
     context_option: ClassVar[bool] = True
 
     @property
+    def judge_forms(self) -> tuple[AnswerForm, ...]:
+        """The forms of the answers this task's judges are asked for."""
+        return ()
+
+    @property
+    def subject_hints(self) -> frozenset[HintKind]:
+        return frozenset(form.kind for form in self.subject_forms)
+
+    @property
     def judge_hints(self) -> frozenset[HintKind]:
-        return frozenset()
+        return frozenset(form.kind for form in self.judge_forms)
 
     @property
     def options(self) -> dict[str, Any]:

@@ -16,15 +16,17 @@ probability of at least `THRESHOLD`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
+import numpy as np
 from pydantic import Field
 
+from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registered
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.templates import delimit
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
@@ -70,6 +72,29 @@ class BehaviorPrediction(Frozen):
     yes_probabilities: dict[str, float] = Field(default_factory=dict)
 
 
+class BehaviorAnswers(AnswerForm):
+    """`{"behaviors": [L, ...]}`, from a hint carrying the reply as `text` and the labels."""
+
+    kind = TASK
+    marker = '{"behaviors"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"behaviors": list(hint.labels[:1])})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return dumps({"behaviors": [pick(rng, labels_of(hint))]})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        truth = list(gold.get("behaviors", []))
+        wrong = [label for label in hint.labels if label not in truth] or list(hint.labels)
+        return dumps({"behaviors": truth if right else [pick(rng, wrong)]})
+
+
+ANSWERS = registered(BehaviorAnswers())
+
+
 def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     """F1 of two label sets; two empty sets agree perfectly (1.0).
 
@@ -88,7 +113,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     prediction_type = BehaviorPrediction
     headline = "per-item F1"
     gold_fields = ("behaviors",)
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"behavior"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None) -> None:
@@ -128,10 +153,11 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
             "reply": delimit("reply", reply.text),
         }
         hint = TaskHint(
-            kind="behavior",
+            kind=TASK,
             text=reply.text,
             labels=tuple(label.name for label in labels),
             history=h.hint_history(said),
+            form=ANSWERS,
         )
         if mode == "generate":
             messages = PROMPT.render(**fields, labels=label_menu(labels))

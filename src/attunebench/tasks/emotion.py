@@ -23,11 +23,12 @@ asked as option keys; valence and arousal are not asked there.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from pydantic import Field
 
+from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registered, uniform
 from attunebench.data.derived import (
     DEFAULT_MESSAGES,
     DEFAULT_WORDS,
@@ -37,7 +38,7 @@ from attunebench.data.derived import (
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
@@ -112,6 +113,41 @@ class EmotionPrediction(Frozen):
         return value
 
 
+class EmotionAnswers(AnswerForm):
+    """`{"primary": L, "emotions": [L, ...], "intensity": n, "valence": x, "arousal": x}`, from
+    a hint carrying the user's message as `text` and the taxonomy's labels."""
+
+    kind = TASK
+    marker = '{"primary"'
+
+    def example(self, hint: TaskHint) -> str:
+        first = list(hint.labels[:1])
+        middle = {"intensity": 3, "valence": 0.0, "arousal": 0.5}
+        return dumps({"primary": first[0] if first else None, "emotions": first, **middle})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        primary = pick(rng, labels_of(hint))
+        numbers = [float(rng.integers(1, 6)), rng.uniform(-1.0, 1.0), rng.uniform(0.0, 1.0)]
+        named = dict(zip(SCALES, (round(float(x), 3) for x in numbers), strict=True))
+        return dumps({"primary": primary, "emotions": [primary], **named})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        labels = list(hint.labels)
+        truth = gold.get("primary") or next(iter(gold.get("emotions") or []), None)
+        others = [label for label in labels if label != truth] or labels
+        primary = truth if right and truth else pick(rng, others)
+        answer: dict[str, Any] = {"primary": primary, "emotions": [primary]}
+        for name, (low, high) in SCALES.items():
+            if gold.get(name) is not None:
+                answer[name] = gold[name] if right else uniform(rng, low, high)
+        return dumps(answer)
+
+
+ANSWERS = registered(EmotionAnswers())
+
+
 def turn_gold(turn: Turn) -> EmotionGold | None:
     """A turn's own gold, or None when its state carries none."""
     state = turn.state
@@ -169,7 +205,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     prediction_type = EmotionPrediction
     headline = "primary-label accuracy"
     gold_fields = ("state", "context.emotion")
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"emotion"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(
@@ -224,10 +260,11 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             u.text for u in h.history_through(conversation, item.turn_index) if u.speaker == "user"
         ]
         hint = TaskHint(
-            kind="emotion",
+            kind=TASK,
             text="\n".join(said[-1:] if gold.level == "turn" else said),
             labels=tuple(label.name for label in labels),
             history=h.hint_history(h.history_before(conversation, item.turn_index)),
+            form=ANSWERS,
         )
         fields = self._fields(item)
         if mode == "generate":

@@ -20,7 +20,7 @@ beside every judge.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -28,8 +28,8 @@ from attunebench.data.schema import Conversation
 from attunebench.judge import audit
 from attunebench.judge.calls import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
 from attunebench.judge.calls import pairwise_query as judge_query
+from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.judge.verdicts import parse_pairwise
-from attunebench.models.hints import HintKind
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
@@ -74,7 +74,7 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
     gold_fields = ("preference", "rating")
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"judge_pairwise"})
+    subject_forms = (PAIRWISE_ANSWERS,)
     evaluates = "judges"
     needs_judge = True
     answer_modes = ("generate", "choice")

@@ -18,9 +18,13 @@ coverage and Spearman's rho per field.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
@@ -55,6 +59,57 @@ QUESTIONS = {
 }
 
 
+# How the prompt names the fields asked: "Predict, on the scales given: name (...); ...".
+_FIELDS = re.compile(r"Predict, on the scales given: (.*?)\. Answer with one JSON", re.S)
+_FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
+
+
+class OutcomeAnswers(AnswerForm):
+    """`{"<field>": n, ...}`, from a hint carrying the fields asked as `labels` and each
+    field's scale as `reference` {field: "low:high"}."""
+
+    kind = TASK
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({name: 3 for name in hint.labels})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        drawn = {k: float(rng.integers(int(lo), int(hi) + 1)) for k, (lo, hi) in _scales(hint)}
+        return dumps({name: round(value, 3) for name, value in drawn.items()})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        values: dict[str, float] = gold.get("values", {})
+        return dumps(
+            {
+                name: values[name] if right and name in values else uniform(rng, *scale)
+                for name, scale in gold.get("scales", {}).items()
+                if name in hint.labels
+            }
+        )
+
+    def read_prompt(self, system: str, user: str) -> TaskHint | None:
+        block = _FIELDS.search(user)
+        if block is None:
+            return None
+        scales = {name: stated_scale(q) for name, q in _FIELD.findall(block.group(1))}
+        reference = {k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()}
+        return TaskHint(kind=TASK, labels=tuple(scales), reference=reference, form=self)
+
+
+def _scales(hint: TaskHint) -> list[tuple[str, tuple[float, float]]]:
+    """Each field asked, with its scale ("low:high" in the hint's reference)."""
+    scales = []
+    for name in hint.labels:
+        low, _, high = hint.reference.get(name, "1:5").partition(":")
+        scales.append((name, (float(low), float(high))))
+    return scales
+
+
+ANSWERS = registered(OutcomeAnswers())
+
+
 class OutcomeGold(Gold):
     level: GoldLevel = "conversation"
     values: dict[str, float]
@@ -86,7 +141,7 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     prediction_type = n.Numbers
     headline = "1 - mean absolute error as a share of each scale"
     gold_fields = ("outcome", "state.intensity")
-    subject_hints = frozenset({"outcome"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
@@ -128,6 +183,7 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
             labels=tuple(scales),
             history=h.hint_history(said),
             reference={k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()},
+            form=ANSWERS,
         )
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(k, v)})" for k, v in scales.items())

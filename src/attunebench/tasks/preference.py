@@ -20,14 +20,16 @@ alone are scored beside every model: "later reply" and "longer reply".
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
+import numpy as np
 from pydantic import Field
 
+from attunebench.answerform import AnswerForm, dumps, gold_pick, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.judge.templates import delimit
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
@@ -60,6 +62,27 @@ ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
 CHOICE = task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
 CHOICE_OPTIONS = [("A", "Reply A"), ("B", "Reply B"), ("tie", "They liked both equally")]
+
+
+class PreferenceAnswers(AnswerForm):
+    """`{"choice": "A" | "B" | "tie"}`, from a hint carrying the replies as `candidates`."""
+
+    kind = TASK
+    marker = '{"choice"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"choice": "A"})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return dumps({"choice": "AB"[int(rng.integers(2))]})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return dumps({"choice": gold_pick(hint, gold, right)})
+
+
+ANSWERS = registered(PreferenceAnswers())
 
 
 class PreferencePrediction(Frozen):
@@ -110,9 +133,7 @@ def pair_of(item: Item[p.PairGold], options: p.PairOptions) -> p.Pair:
     raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
 
 
-def pair_queries(
-    item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode, kind: HintKind = "preference"
-) -> list[Query]:
+def pair_queries(item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode) -> list[Query]:
     """The pair in both orders, as preference questions."""
     conversation, gold = item.conversation, item.gold
     variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
@@ -129,10 +150,11 @@ def pair_queries(
         a, b = (texts[key] for key in shown(gold, order))
         fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
         hint = TaskHint(
-            kind=kind,
+            kind=TASK,
             text=h.turn_at(conversation, pair.turn_index).user,
             candidates={"A": a, "B": b},
             history=h.hint_history(h.history_before(conversation, pair.turn_index)),
+            form=ANSWERS,
         )
         form = None
         if mode == "choice":
@@ -186,7 +208,7 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
     prediction_type = PreferencePrediction
     headline = "accuracy in both orders (0.5 when inconsistent)"
     gold_fields = ("preference", "rating")
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"preference"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str, pairs: p.PairOptions) -> None:

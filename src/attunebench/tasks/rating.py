@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
@@ -50,6 +51,44 @@ FIELD = "rating"
 THIRDS = 3
 
 
+class RatingAnswers(AnswerForm):
+    """`{"rating": n}`, from a hint carrying the last reply rated as `text` and the scale as
+    `labels` (low, high)."""
+
+    kind = TASK
+    marker = '{"rating"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"rating": 3})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        low, high = _scale(hint)
+        return dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return dumps({"rating": gold["rating"] if right else uniform(rng, *_scale(hint))})
+
+    def read_prompt(self, system: str, user: str) -> TaskHint | None:
+        hint = super().read_prompt(system, user)
+        if hint is None:
+            return None
+        low, high = stated_scale(user)  # the question's own scale
+        return TaskHint(kind=TASK, labels=(f"{low:g}", f"{high:g}"), form=self)
+
+
+def _scale(hint: TaskHint) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in hint.labels)
+    except ValueError:
+        raise ValueError("the rating hint carries no scale") from None
+    return low, high
+
+
+ANSWERS = registered(RatingAnswers())
+
+
 class RatingGold(Gold):
     level: GoldLevel = "rating"
     rating: float
@@ -77,7 +116,7 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     prediction_type = n.Numbers
     headline = "1 - absolute error as a share of the scale"
     gold_fields = ("rating",)
-    subject_hints = frozenset({"rating"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
@@ -110,10 +149,11 @@ class RatingTask(Task[RatingGold, n.Numbers]):
         }
         replies = [u.text for u in said if u.speaker == "assistant"]
         hint = TaskHint(
-            kind="rating",
+            kind=TASK,
             text=replies[-1] if replies else "",
             labels=(f"{low:g}", f"{high:g}"),
             history=h.hint_history(said),
+            form=ANSWERS,
         )
         if mode == "generate":
             messages = PROMPT.render(
