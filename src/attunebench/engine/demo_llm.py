@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+import tomllib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -45,12 +46,14 @@ from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.models.llamacpp_server import LlamaServer, models_toml
 from attunebench.models.local_models import GEMMA
 from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.tasks import load_tasks
 from attunebench.tasks.preference import preference_task
 
 console = Console()
 TRAIN_CONVERSATIONS = 60
 SAMPLE_CONVERSATIONS = 2
-BEHAVIOR_REPLIES = 3
+# Options bounding the tasks' cost, by task (a file beside this one).
+OPTIONS = tomllib.loads(Path(__file__).with_suffix(".toml").read_text(encoding="utf-8"))
 
 
 def say(text: str) -> None:
@@ -102,6 +105,14 @@ def line(name: str, result: RunResult, seconds: float) -> str:
     )
 
 
+def by_judging() -> tuple[list[str], list[str]]:
+    """Every registered task: those run on ESConv (no judge), and those with a judge, run on
+    the sample (the judged tasks need its recorded picks and needs)."""
+    tasks = load_tasks()
+    judged = [name for name in tasks.names() if tasks.get(name)().needs_judge]
+    return [name for name in tasks.names() if name not in judged], judged
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="AttuneBench against a local Gemma 3 270M.")
     parser.add_argument("--out", type=Path, default=Path("demo-out") / "llm")
@@ -116,6 +127,7 @@ def main() -> None:
     write_conversations(data / "train.jsonl", esconv("valid", TRAIN_CONVERSATIONS))
     sample = read_conversations(sample_path())[:SAMPLE_CONVERSATIONS]
     write_conversations(data / "sample.jsonl", sample)
+    unjudged, judged = by_judging()
     model = GEMMA.path()
     say(f"model: {model} (SHA-256 verified)")
     with LlamaServer(model, log=args.out / "llama-server.log", threads=args.threads) as server:
@@ -129,8 +141,8 @@ def main() -> None:
             data=data / "esconv-test.jsonl",
             out=args.out / "run-esconv",
             models=(gemma, *baselines(data / "train.jsonl")),
-            tasks=("emotion", "behavior", "preference", "rating", "outcome"),
-            task_options={"behavior": {"max_replies": BEHAVIOR_REPLIES}},
+            tasks=tuple(unjudged),
+            task_options=OPTIONS,
             cache_path=cache,
         )
         esconv_result = asyncio.run(run(first))
@@ -141,8 +153,8 @@ def main() -> None:
             out=args.out / "run-sample",
             models=(gemma,),
             judges=(gemma,),
-            tasks=("response", "judge_audit"),
-            task_options={"response": {"judge_mode": "pairwise"}},
+            tasks=tuple(judged),
+            task_options=OPTIONS,
             cache_path=cache,
         )
         sample_result = asyncio.run(run(second))
