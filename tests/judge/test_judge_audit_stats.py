@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from attunebench.judge import audit
-from attunebench.tasks.metrics import Weights
+from attunebench.stats import Weights
 from attunebench.tasks.pairs import TIE, PairGold
 
 Row = tuple[str, float | None, PairGold, list[str]]

@@ -17,10 +17,7 @@ from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.schema import ScoreRow
 from attunebench.analysis.scores import HEADLINE
-
-
-def _clean(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
+from attunebench.stats import none_if_nan
 
 
 def reference_rows(
@@ -52,7 +49,7 @@ def reference_rows(
             point, samples = bootstrap.means(scores[defined], conversations[defined])
             low, high = bootstrap.interval(samples)
             n_conversations = int(np.unique(conversations[defined]).size)
-            value = _clean(point[0])
+            value = none_if_nan(point[0])
             too_few = minimum.of(conversations[defined])
             rows.append(
                 ScoreRow(
@@ -63,8 +60,8 @@ def reference_rows(
                     metric=HEADLINE,
                     headline=headline_of.get(task) == variant,
                     value=value,
-                    ci_low=None if too_few else _clean(low[0]),
-                    ci_high=None if too_few else _clean(high[0]),
+                    ci_low=None if too_few else none_if_nan(low[0]),
+                    ci_high=None if too_few else none_if_nan(high[0]),
                     reason=too_few if value is not None else "undefined on these items",
                     n=int(defined.sum()),
                     n_conversations=n_conversations,

@@ -40,6 +40,7 @@ from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
+from attunebench.stats import FloatArray, IntArray, Weights
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
@@ -415,7 +416,7 @@ def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
 ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
 
 
-def _number_rows(views: Sequence[EmotionView]) -> m.FloatArray:
+def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
     """Per record and number (intensity, valence, arousal: SCALES' order), three columns: the
     predicted value, the reported one, and whether an answer was given (NaN where the number
     was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
@@ -432,7 +433,7 @@ def _number_rows(views: Sequence[EmotionView]) -> m.FloatArray:
     return np.array(rows, dtype=np.float64).reshape(len(views), 3 * len(SCALES))
 
 
-def _panas_rows(views: Sequence[EmotionView]) -> tuple[m.FloatArray, m.IntArray]:
+def _panas_rows(views: Sequence[EmotionView]) -> tuple[FloatArray, IntArray]:
     """One (predicted, gold) row per PANAS item, with the record each came from."""
     rows, owners = [], []
     for i, view in enumerate(views):
@@ -447,10 +448,10 @@ def _numbers(name: str) -> tuple[m.Metric, ...]:
     low, high = SCALES[name]
     at = 3 * list(SCALES).index(name)  # this number's columns of `_number_rows`
 
-    def coverage(values: m.FloatArray, weights: m.Weights) -> m.FloatArray:
+    def coverage(values: FloatArray, weights: Weights) -> FloatArray:
         return m.mean_statistic(values[:, at + 2 : at + 3], weights)
 
-    def spearman(values: m.FloatArray, weights: m.Weights) -> m.FloatArray:
+    def spearman(values: FloatArray, weights: Weights) -> FloatArray:
         return m.spearman_statistic(values[:, at : at + 2], weights)
 
     return (

@@ -31,6 +31,7 @@ from attunebench.judge.calls import pairwise_query as judge_query
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.judge.verdicts import parse_pairwise
 from attunebench.records import PromptInfo
+from attunebench.stats import FloatArray
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
@@ -149,7 +150,7 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
 AuditView = View[p.PairGold, PreferencePrediction]
 
 
-def counts(views: Sequence[AuditView]) -> m.FloatArray:
+def counts(views: Sequence[AuditView]) -> FloatArray:
     rows = []
     for view in views:
         guess = view.prediction

@@ -25,6 +25,7 @@ from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
+from attunebench.stats import FloatArray, Weights
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
@@ -222,7 +223,7 @@ def _pair(view: RatingView, name: str) -> tuple[float | None, float | None]:
     return guess, view.gold.rating
 
 
-def within_conversations(views: Sequence[RatingView]) -> m.FloatArray:
+def within_conversations(views: Sequence[RatingView]) -> FloatArray:
     """Per record (rho of its conversation / its conversation's items, 1 / items), for the
     conversations with three or more answered ratings and a defined rho; zeros otherwise. A
     ratio of weighted sums then averages rho over conversations, each weighted as drawn."""
@@ -235,7 +236,7 @@ def within_conversations(views: Sequence[RatingView]) -> m.FloatArray:
         usable = ~np.isnan(found).any(axis=1)
         if usable.sum() < 3:
             continue
-        rho = float(m.spearman_statistic(found[usable], m.Weights.ones(int(usable.sum())))[0])
+        rho = float(m.spearman_statistic(found[usable], Weights.ones(int(usable.sum())))[0])
         if not np.isnan(rho):
             out[rows] = (rho / len(rows), 1.0 / len(rows))
     return out
