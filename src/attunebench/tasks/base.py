@@ -36,12 +36,15 @@ from attunebench.models.base import GenerateParams, Message
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.records import ItemRecord, PromptInfo, Verdict
 from attunebench.registry import Registry
+from attunebench.tasks.history import ContextMode
 from attunebench.tasks.metrics import Metric
 
 AnswerMode = Literal["generate", "choice"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("generate", "choice")
 CallRole = Literal["subject", "judge"]
 GoldLevel = Literal["turn", "conversation", "reply", "pair", "rating"]
+# The context an item is asked in (a task without context modes: "").
+Variant = Literal["", "blind", "informed"]
 
 
 class Gold(Frozen):
@@ -76,7 +79,12 @@ class Item(Generic[G]):
     item_id: str
     taxonomy: Taxonomy
     gold: G
-    variant: str = ""
+    variant: Variant = ""
+
+    @property
+    def context(self) -> ContextMode:
+        """The context mode it is asked in: informed, or blind (also where it has none)."""
+        return "informed" if self.variant == "informed" else "blind"
 
     @property
     def key(self) -> str:

@@ -49,6 +49,7 @@ from attunebench.tasks.prompting import (
     JSON_PARAMS,
     choice_form,
     label_menu,
+    option_keys,
     self_reports_block,
     task_prompt,
     transcript,
@@ -59,6 +60,7 @@ PROMPT = task_prompt(__name__, "behavior")
 CHOICE_PROMPT = task_prompt(__name__, "behavior-choice")
 THRESHOLD = 0.5  # a label is predicted in choice mode when P(yes) >= THRESHOLD
 YES_NO = [("yes", "Yes"), ("no", "No")]
+YES = option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
 
 
 class BehaviorGold(Gold):
@@ -144,7 +146,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         if reply is None:
             raise ValueError(f"{item.key}: turn {turn.index} has no reply {item.item_id!r}")
         said = h.history_through(conversation, turn.index)
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         fields = {
             "conversation": transcript(said),
             "self_reports": self_reports_block(
@@ -188,7 +190,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         for key, output in outputs.items():
             spread = output.probabilities or {}
             total = sum(spread.values())
-            yes[key.removeprefix("label:")] = spread.get("A", 0.0) / total if total else 0.0
+            yes[key.removeprefix("label:")] = spread.get(YES, 0.0) / total if total else 0.0
         chosen = tuple(label for label, p in yes.items() if p >= THRESHOLD)
         return BehaviorPrediction(behaviors=chosen, yes_probabilities=yes)
 

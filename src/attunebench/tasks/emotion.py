@@ -243,7 +243,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         whole = gold.level == "conversation"
         situation = conversation.context.situation if whole else None
         reports = h.self_reports_before(conversation, item.turn_index)
-        mode: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        mode = item.context
         question = (
             "How did the user feel about what brought them to this conversation?"
             if whole

@@ -107,7 +107,7 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
     def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
         pair = pair_of(item, self.pairs)
         turn = h.turn_at(item.conversation, pair.turn_index)
-        profile = profile_of(item.conversation, turn) if item.variant == "informed" else Profile()
+        profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
         context = JudgeContext.at(item.conversation, pair.turn_index, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
         queries = []

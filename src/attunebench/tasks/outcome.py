@@ -170,7 +170,7 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     def queries(self, item: Item[OutcomeGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
         said = h.history_before(conversation, item.turn_index + 1)  # all of it
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         reports = h.self_reports_before(conversation, item.turn_index + 1)
         fields = {
             "conversation": transcript(said),

@@ -51,6 +51,7 @@ from attunebench.tasks.parsing import parse_choice
 from attunebench.tasks.prompting import (
     JSON_PARAMS,
     choice_form,
+    option_keys,
     self_reports_block,
     task_prompt,
     transcript,
@@ -62,6 +63,7 @@ ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
 CHOICE = task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
 CHOICE_OPTIONS = [("A", "Reply A"), ("B", "Reply B"), ("tie", "They liked both equally")]
+CHOICE_KEYS = option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
 
 
 class PreferenceAnswers(AnswerForm):
@@ -136,7 +138,7 @@ def pair_of(item: Item[p.PairGold], options: p.PairOptions) -> p.Pair:
 def pair_queries(item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode) -> list[Query]:
     """The pair in both orders, as preference questions."""
     conversation, gold = item.conversation, item.gold
-    variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+    variant = item.context
     texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
     base = {
         "conversation": transcript(h.history_through(conversation, pair.turn_index)),
@@ -178,11 +180,7 @@ def read_orders(
         output = outputs[order]
         if output.probabilities is not None:
             spread = dict(output.probabilities)
-            spreads[order] = {
-                "A": spread.get("A", 0.0),
-                "B": spread.get("B", 0.0),
-                "tie": spread.get("C", 0.0),
-            }
+            spreads[order] = {label: spread.get(key, 0.0) for label, key in CHOICE_KEYS.items()}
             letters[order] = max(spreads[order], key=lambda k: spreads[order][k])
             continue
         try:

@@ -142,7 +142,7 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     def queries(self, item: Item[RatingGold], mode: AnswerMode) -> list[Query]:
         conversation, (low, high) = item.conversation, item.gold.scale
         said = h.history_before(conversation, item.turn_index)
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         reports = h.self_reports_before(conversation, item.turn_index)
         fields = {
             "conversation": transcript(said),

@@ -231,7 +231,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     def queries(self, item: Item[ResponseGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
         turn = h.turn_at(conversation, item.turn_index)
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         reports = self_reports_block(
             variant, h.self_reports_before(conversation, turn.index), conversation
         )
