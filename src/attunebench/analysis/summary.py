@@ -276,7 +276,9 @@ def _build(runs: Runs, options: Options) -> Summary:
     too_few = minimum.reason(bootstrap.n_clusters)  # the whole run
     subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
     cells: Cells = {
-        (task, variant): build_cell(frame, task, variant, options.all_items, subjects)
+        (task, variant): build_cell(
+            frame, task, variant, options.all_items, subjects, runs.made_with(task)
+        )
         for task in frame.tasks
         for variant in frame.task_variants(task)
     }

@@ -24,10 +24,12 @@ the failed / invalid / ok outcome and the record. A task that judges its subject
 
 from __future__ import annotations
 
+import functools
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 
 from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation, Taxonomy
@@ -217,8 +219,6 @@ class Task(ABC, Generic[G, P]):
     needs_judge: ClassVar[bool] = False
     evaluates: ClassVar[Literal["models", "judges"]] = "models"
     answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
-    # Whether the factory takes `context` (blind, informed, both), which `--context` sets.
-    context_option: ClassVar[bool] = True
 
     @property
     def judge_forms(self) -> tuple[AnswerForm, ...]:
@@ -233,9 +233,13 @@ class Task(ABC, Generic[G, P]):
     def judge_hints(self) -> frozenset[HintKind]:
         return frozenset(form.kind for form in self.judge_forms)
 
+    # The options it was made with (`register_task` records them): for run.json, and to make
+    # the same task again from a run's record.
+    made_with: Mapping[str, Any] = {}
+
     @property
     def options(self) -> dict[str, Any]:
-        return {}
+        return dict(self.made_with)
 
     @property
     @abstractmethod
@@ -312,6 +316,34 @@ class Task(ABC, Generic[G, P]):
 
 TaskFactory = Callable[..., Task[Any, Any]]
 TASKS: Registry[TaskFactory] = Registry("task")
+F = TypeVar("F", bound=TaskFactory)
+
+
+def register_task(name: str) -> Callable[[F], F]:
+    """Register a task factory as `name`. Its keyword arguments are the task's options, typed
+    once there: the task it makes records every option it was made with, defaults included
+    (the run's `seed` aside), as its `options`."""
+
+    def add(factory: F) -> F:
+        signature = inspect.signature(factory)
+
+        @functools.wraps(factory)
+        def made(*args: Any, **kwargs: Any) -> Task[Any, Any]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            task = factory(*bound.args, **bound.kwargs)
+            task.made_with = {k: v for k, v in bound.arguments.items() if k != "seed"}
+            return task
+
+        TASKS.register(name)(made)
+        return cast(F, made)
+
+    return add
+
+
+def takes_option(factory: TaskFactory, option: str) -> bool:
+    """Whether a task factory has this option (`--context` goes to those with `context`)."""
+    return option in inspect.signature(factory).parameters
 
 
 class PlanError(ValueError):

@@ -31,7 +31,6 @@ from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     GoldLevel,
@@ -42,6 +41,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import answer_fields, label_list
@@ -120,11 +120,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.max_replies = context, max_replies
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context, "max_replies": self.max_replies}
+        self.max_replies = max_replies
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -239,7 +235,7 @@ BehaviorTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def behavior_task(
     context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
 ) -> BehaviorTask:

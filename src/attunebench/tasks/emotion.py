@@ -44,7 +44,6 @@ from attunebench.stats import FloatArray, IntArray, Weights
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     InvalidAnswer,
@@ -54,6 +53,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import (
@@ -216,11 +216,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         words: int = DEFAULT_WORDS,
     ) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.messages, self.words = context, messages, words
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context, "messages": self.messages, "words": self.words}
+        self.messages, self.words = messages, words
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -505,7 +501,7 @@ EmotionTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def emotion_task(
     context: str = h.DEFAULT_CONTEXT,
     messages: int = DEFAULT_MESSAGES,

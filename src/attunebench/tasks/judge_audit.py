@@ -20,7 +20,6 @@ beside every judge.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -36,7 +35,6 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Item,
     Output,
@@ -45,6 +43,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.preference import (
@@ -79,20 +78,10 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
     evaluates = "judges"
     needs_judge = True
     answer_modes = ("generate", "choice")
-    context_option = False  # its variants are with and without participant context
 
     def __init__(self, context: str, pairs: p.PairOptions) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.pairs = context, pairs
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {
-            "participant_context": self.context,
-            "derive_from_ratings": self.pairs.derive,
-            "max_derived_pairs": self.pairs.cap,
-            "include_flagged": self.pairs.include_flagged,
-        }
+        self.pairs = pairs
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -167,7 +156,7 @@ JudgeAuditTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def judge_audit_task(
     participant_context: str = DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

@@ -34,7 +34,6 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     GoldLevel,
@@ -44,6 +43,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
@@ -146,11 +146,6 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
         self.modes = h.context_modes(context)
-        self.context = context
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context}
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -259,7 +254,7 @@ OutcomeTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def outcome_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
     """Outcome prediction; `context` is blind (default), informed, or both."""
     return OutcomeTask(context)

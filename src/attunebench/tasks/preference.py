@@ -35,7 +35,6 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     InvalidAnswer,
     Item,
@@ -45,6 +44,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import parse_choice
@@ -211,16 +211,7 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
 
     def __init__(self, context: str, pairs: p.PairOptions) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.pairs = context, pairs
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {
-            "context": self.context,
-            "derive_from_ratings": self.pairs.derive,
-            "max_derived_pairs": self.pairs.cap,
-            "include_flagged": self.pairs.include_flagged,
-        }
+        self.pairs = pairs
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -356,7 +347,7 @@ PreferenceTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def preference_task(
     context: str = h.DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

@@ -30,7 +30,6 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     GoldLevel,
@@ -41,6 +40,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
@@ -122,11 +122,6 @@ class RatingTask(Task[RatingGold, n.Numbers]):
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
         self.modes = h.context_modes(context)
-        self.context = context
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context}
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -261,7 +256,7 @@ RatingTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def rating_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
     """Rating prediction at each point the person rated; `context` is blind, informed or both."""
     return RatingTask(context)

@@ -52,7 +52,6 @@ from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     InvalidAnswer,
@@ -64,6 +63,7 @@ from attunebench.tasks.base import (
     Task,
     View,
     check_choice,
+    register_task,
 )
 from attunebench.tasks.pairs import reference_replies
 from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_reports_block, task_prompt
@@ -190,7 +190,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
 
     def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.judge_mode, self.comment = context, judge_mode, comment
+        self.judge_mode, self.comment = judge_mode, comment
 
     @property
     def judge_forms(self) -> tuple[AnswerForm, ...]:
@@ -202,14 +202,6 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         judged = [PAIRWISE, PAIRWISE_CHOICE] if self.judge_mode != "rubric" else []
         judged += [RUBRIC] if self.judge_mode != "pairwise" else []
         return [PROMPT.info, *(t.info for t in judged)]
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {
-            "context": self.context,
-            "judge_mode": self.judge_mode,
-            "participant_comment": self.comment,
-        }
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ResponseGold]]:
         for conversation in conversations:
@@ -335,7 +327,7 @@ ResponseTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def response_task(
     context: str = h.DEFAULT_CONTEXT,
     judge_mode: str = "both",

@@ -18,7 +18,6 @@ from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     InvalidAnswer,
@@ -27,6 +26,7 @@ from attunebench.tasks.base import (
     Query,
     Scored,
     Task,
+    register_task,
 )
 from attunebench.tasks.parsing import answer_fields
 from attunebench.tasks.prompting import JSON_PARAMS, task_prompt, transcript
@@ -69,7 +69,6 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
     headline = "accuracy"
     gold_fields = ("state.intensity",)
     subject_forms = (ANSWERS,)
-    context_option = False
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -105,7 +104,7 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
 IntenseTask.metrics = m.register(TASK, m.column_metric("score", IntenseTask.headline))
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def intense_task(seed: int = 0) -> IntenseTask:
     """Whether the user's feeling was intense (a toy task)."""
     return IntenseTask()

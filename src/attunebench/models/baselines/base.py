@@ -145,14 +145,12 @@ def pick_answer(hint: TaskHint, choice: str, reason: str) -> str:
     )
 
 
-
 def rating_answer(rating: float) -> str:
     return json.dumps({"rating": round(float(rating), 3)})
 
 
 def outcome_answer(values: dict[str, float]) -> str:
     return json.dumps({name: round(float(value), 3) for name, value in values.items()})
-
 
 
 def outcome_scales(hint: TaskHint) -> dict[str, tuple[float, float]]:
