@@ -13,7 +13,6 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
-from attunebench.judge.verdicts import parse_pairwise, parse_rubric
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline, TrainSetError
 from attunebench.models.embeddings import SentenceEncoder, load_encoder
@@ -25,6 +24,7 @@ from attunebench.tasks.base import Item, Output
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
 from attunebench.tasks.parsing import parse_choice
+from attunebench.tasks.verdicts import parse_pairwise, parse_rubric
 from attunebench.testing import form_of
 
 TAXONOMY = load_taxonomy("attunebench-default")

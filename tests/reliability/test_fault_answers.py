@@ -12,10 +12,10 @@ import pytest
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
-from attunebench.judge.verdicts import read_verdict
 from attunebench.models.base import Message
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Output, Query, takes_option
+from attunebench.tasks.verdicts import read_verdict
 from attunebench.testing import answer_from_prompt
 
 JUDGES = ["judge"]

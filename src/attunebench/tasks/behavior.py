@@ -25,8 +25,8 @@ from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registere
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
-from attunebench.judge.templates import delimit
 from attunebench.models.hints import TaskHint
+from attunebench.prompts import delimit
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m

@@ -13,7 +13,7 @@ report shows both, so the effect of that context is visible. The judge is never 
 
 Per item: `score` is 1 when the judge is consistent across orders and agrees with the
 participant, else 0; an unparseable verdict in either order makes the record invalid (score
-0). The agreement statistics are in `judge.audit`; the "longer reply" reference is scored
+0). The agreement statistics are in `tasks.audit`; the "longer reply" reference is scored
 beside every judge.
 """
 
@@ -24,13 +24,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from attunebench.data.schema import Conversation
-from attunebench.judge import audit
-from attunebench.judge.calls import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
-from attunebench.judge.calls import pairwise_query as judge_query
 from attunebench.judge.forms import PAIRWISE_ANSWERS
-from attunebench.judge.verdicts import parse_pairwise
 from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray
+from attunebench.tasks import audit
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
@@ -46,6 +43,8 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.judging import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
+from attunebench.tasks.judging import pairwise_query as judge_query
 from attunebench.tasks.preference import (
     ORDERS,
     PreferencePrediction,
@@ -57,6 +56,7 @@ from attunebench.tasks.preference import (
     shown,
     shown_gold,
 )
+from attunebench.tasks.verdicts import parse_pairwise
 
 TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"

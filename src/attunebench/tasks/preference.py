@@ -28,8 +28,8 @@ from pydantic import Field
 from attunebench.answerform import AnswerForm, dumps, gold_pick, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
-from attunebench.judge.templates import delimit
 from attunebench.models.hints import TaskHint
+from attunebench.prompts import delimit
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m

@@ -1,7 +1,7 @@
 """Rendering items into prompts: transcripts, self-reports, label menus, chat messages, and the
 choice form of a question.
 
-Every task prompt is a TOML template beside its task module (see `judge.templates`); this
+Every task prompt is a TOML template beside its task module (see `prompts`); this
 module turns an item's conversation into the quoted blocks those templates take. Blind and
 informed prompts differ by exactly one block, `self_reports`, which is empty in blind mode and
 says who gave the labels it quotes (the person themselves, annotators, ...), from the source's
@@ -19,8 +19,8 @@ import string
 from collections.abc import Sequence
 
 from attunebench.data.schema import Conversation, TaxonomyLabel
-from attunebench.judge.templates import PromptTemplate, defang, delimit, load_prompt
 from attunebench.models.base import GenerateParams, Message
+from attunebench.prompts import PromptTemplate, defang, delimit, load_prompt
 from attunebench.tasks.base import ChoiceForm
 from attunebench.tasks.history import ContextMode, SelfReport, Utterance, describe_state
 

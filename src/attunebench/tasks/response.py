@@ -2,7 +2,7 @@
 
 Construct: LLM-as-a-judge response quality (MT-Bench / Arena-Hard style), made personal: the
 judge is told what this participant told us before seeing any reply (how they felt, what would
-help most; see `judge.calls`), and for the rubric the reply they chose and the one they
+help most; see `tasks.judging`), and for the rubric the reply they chose and the one they
 rejected, and judges for them, not for an average reader.
 
 Items: turns with a recorded pick and at least one other reply (the rejected one: the lowest
@@ -37,15 +37,6 @@ from attunebench.answerform import AnswerForm, pick, registered
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
-from attunebench.judge.calls import (
-    PAIRWISE,
-    PAIRWISE_CHOICE,
-    RUBRIC,
-    JudgeContext,
-    pairwise_query,
-    profile_of,
-    rubric_query,
-)
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
@@ -64,6 +55,15 @@ from attunebench.tasks.base import (
     View,
     check_choice,
     register_task,
+)
+from attunebench.tasks.judging import (
+    PAIRWISE,
+    PAIRWISE_CHOICE,
+    RUBRIC,
+    JudgeContext,
+    pairwise_query,
+    profile_of,
+    rubric_query,
 )
 from attunebench.tasks.pairs import reference_replies
 from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_reports_block, task_prompt

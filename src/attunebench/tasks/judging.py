@@ -1,7 +1,7 @@
 """Asking a judge: what it is told about the participant, and the queries it answers.
 
 The judge sees the conversation (text only), the participant's profile at this turn and the
-candidates, quoted as data (see `judge.templates.delimit`). The profile is what the person
+candidates, quoted as data (see `prompts.delimit`). The profile is what the person
 told us before seeing any reply: how they felt (worded by who reported it) and what would help
 most right now (`Turn.need`). Their post-hoc comment, written after reading the replies, can
 name or echo one of them, so it is shown only when a task asks for it (`comment=True`).
@@ -24,12 +24,12 @@ from typing import Literal
 
 from attunebench.data.schema import Conversation, Response, State, Turn
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
-from attunebench.judge.templates import delimit, load_prompt
 from attunebench.models.base import GenerateParams
 from attunebench.models.hints import TaskHint
+from attunebench.prompts import delimit, load_prompt
 from attunebench.tasks import history as h
-from attunebench.tasks import prompting  # not its names: prompting, half made, imports us
 from attunebench.tasks.base import Query
+from attunebench.tasks.prompting import choice_form, reporter, transcript
 
 PAIRWISE = load_prompt(__name__, "judge-pairwise")
 RUBRIC = load_prompt(__name__, "judge-rubric")
@@ -62,7 +62,7 @@ def profile_of(
     need, preference = turn.need, turn.preference
     return Profile(
         state=turn.state,
-        reporter=prompting.reporter(conversation),
+        reporter=reporter(conversation),
         need=need.text if need else None,
         need_behaviors=need.behaviors if need else (),
         comment=preference.comment if comment and preference else None,
@@ -121,7 +121,7 @@ class JudgeContext:
     @classmethod
     def at(cls, conversation: Conversation, turn_index: int, profile: Profile) -> JudgeContext:
         return cls(
-            conversation=prompting.transcript(h.history_through(conversation, turn_index)),
+            conversation=transcript(h.history_through(conversation, turn_index)),
             history=h.hint_history(h.history_before(conversation, turn_index)),
             user_text=h.turn_at(conversation, turn_index).user,
             profile=profile,
@@ -148,7 +148,7 @@ def pairwise_query(
         form=PAIRWISE_ANSWERS,
     )
     base = PAIRWISE_CHOICE.render(**fields)
-    form = prompting.choice_form(
+    form = choice_form(
         base,
         "Which reply would this person have found better at this moment?",
         [("A", "Reply A"), ("B", "Reply B")],
