@@ -42,7 +42,9 @@ class OracleOptions(Frozen):
     @classmethod
     def _known_tasks(cls, accuracy: dict[str, float]) -> dict[str, float]:
         """A misspelt task would silently get the default accuracy: refuse it."""
-        tasks = sorted({TASK_OF.get(kind, kind) for kind in KINDS})
+        from attunebench.tasks import load_tasks  # the registry, read when options are given
+
+        tasks = load_tasks().names()
         for task, chance in accuracy.items():
             if task not in tasks:
                 raise ValueError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
