@@ -22,10 +22,10 @@ from collections.abc import Sequence
 
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
-from attunebench.judge.verdicts import rendered
 from attunebench.models.mock import default_answer
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import InvalidAnswer, Output, Query
+from attunebench.tasks.verdicts import rendered
 
 JUDGE = "mock/judge"
 Prompts = defaultdict[tuple[str, str, str], list[str]]

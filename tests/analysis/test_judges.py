@@ -10,7 +10,7 @@ from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
-from attunebench.analysis.judges import AUDIT_TASK, judge_agreement
+from attunebench.analysis.judges import judge_agreement
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import JudgeAgreement
 from attunebench.analysis.synthetic import JUDGE, Plan
@@ -18,6 +18,8 @@ from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.preference import PreferencePrediction
+
+AUDIT_TASK = "judge_audit"
 
 
 def agreement(records: list[ItemRecord]) -> list[JudgeAgreement]:

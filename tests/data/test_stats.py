@@ -11,6 +11,7 @@ from attunebench.cli import app
 from attunebench.data import Conversation, read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.stats import DatasetStats, compute_stats
+from attunebench.tasks import load_tasks
 
 SOURCE = {"kind": "simulated", "name": "unit", "provenance": {"state": "first-person"}}
 
@@ -205,10 +206,12 @@ def test_cli_tables_and_invalid_input(tmp_path: Path) -> None:
     assert "self-reported" not in result.output
     given = compute_stats(read_conversations(sample_path())).given_by["emotion"]
     assert list(given) == ["illustrative"]
-    assert any(
-        "user turns with a state" in line and "illustrative" in line
-        for line in result.output.splitlines()
-    )
+    # One row per registered task: its items (Task.items) and who gave their gold.
+    rows = {line.split()[0]: line.split() for line in result.output.splitlines() if "│" in line}
+    for name in load_tasks():
+        items = sum(1 for _ in load_tasks().get(name)().items(read_conversations(sample_path())))
+        assert rows[name][2] == str(items), rows[name]
+    assert rows["emotion"][-1] == "illustrative"
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["data", "stats", str(bad)])

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
+from attunebench.judge.forms import RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams, Message
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks.base import (
     AnswerMode,
@@ -26,6 +28,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
 )
+from attunebench.tasks.response import ANSWERS as RESPONSE_ANSWERS
 
 PROMPT = PromptInfo(id="echo", version="1")
 JUDGE_PROMPT = PromptInfo(id="echo-judge", version="1")
@@ -45,11 +48,11 @@ class EchoTask(Task[EchoGold, EchoPrediction]):
     gold_type = EchoGold
     prediction_type = EchoPrediction
     headline = "1 for a non-empty reply"
-    subject_hints = frozenset({"response"})
+    subject_forms = (RESPONSE_ANSWERS,)
 
     @property
-    def judge_hints(self) -> frozenset[HintKind]:
-        return frozenset({"judge_rubric"})
+    def judge_forms(self) -> tuple[AnswerForm, ...]:
+        return (RUBRIC_ANSWERS,)
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -63,7 +66,7 @@ class EchoTask(Task[EchoGold, EchoPrediction]):
 
     def queries(self, item: Item[EchoGold], mode: AnswerMode) -> list[Query]:
         turn = next(t for t in item.conversation.turns if t.index == item.turn_index)
-        hint = TaskHint("response", text=turn.user, item_key=item.key)
+        hint = TaskHint("response", text=turn.user, item_key=item.key, form=RESPONSE_ANSWERS)
         return [Query("reply", [Message("user", turn.user)], PROMPT, PARAMS, hint)]
 
     def parse(self, item: Item[EchoGold], outputs: Mapping[str, Output]) -> EchoPrediction:
@@ -81,7 +84,12 @@ class EchoTask(Task[EchoGold, EchoPrediction]):
     def judge_queries(
         self, item: Item[EchoGold], prediction: EchoPrediction, judges: Sequence[str]
     ) -> list[Query]:
-        hint = TaskHint("judge_rubric", text=prediction.reply, candidates={"A": prediction.reply})
+        hint = TaskHint(
+            "judge_rubric",
+            text=prediction.reply,
+            candidates={"A": prediction.reply},
+            form=RUBRIC_ANSWERS,
+        )
         messages = [Message("user", f"Rate: {prediction.reply}")]
         return [
             Query(f"judge:{judge}", messages, JUDGE_PROMPT, PARAMS, hint, "judge", judge)

@@ -78,8 +78,8 @@ def test_inspect_and_attunebench_agree_on_scripted_answers(tmp_path: Path) -> No
         return ModelOutput.from_content("mockllm", scripted(messages[-1].text))
 
     model = get_model("mockllm/model", custom_outputs=answer)
-    logs = inspect_eval(attune_inspect.emotion(), model=model, log_dir=str(tmp_path / "logs"),
-                        display="none")  # fmt: skip
+    emotion = attune_inspect.INSPECT_TASKS["emotion"]()
+    logs = inspect_eval(emotion, model=model, log_dir=str(tmp_path / "logs"), display="none")
     scores = logs[0].results.scores[0].metrics  # type: ignore[union-attr]
     inspect_mean = scores["mean"].value
 

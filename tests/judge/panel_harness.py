@@ -18,8 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from attunebench.models.sim import OracleOptions
-
 QUALITY = {"acme-1": 0.3, "other-1": 0.8}
 FAMILY = {"acme-1": "acme", "other-1": "other"}
 FAVOUR_BY = 0.3
@@ -82,10 +80,7 @@ def write_data(path: Path, conversations: int, seed: int = 0) -> None:
 
 
 def _quality(quality: float) -> str:
-    """The oracle's chance of writing the chosen reply: `response_quality` in its first form,
-    the response task's entry of `accuracy` once the tasks declare their answers."""
-    if "response_quality" in OracleOptions.model_fields:
-        return f"response_quality = {quality}"
+    """The oracle's chance of writing the chosen reply: the response task's `accuracy`."""
     return f"accuracy = {{ response = {quality} }}"
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from attunebench.judge import audit
-from attunebench.tasks.metrics import Weights
+from attunebench.stats import Weights
+from attunebench.tasks import audit
 from attunebench.tasks.pairs import TIE, PairGold
 
 Row = tuple[str, float | None, PairGold, list[str]]

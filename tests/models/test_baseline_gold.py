@@ -28,6 +28,7 @@ from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.baselines.majority import longer_of
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import Provider, make_provider
+from attunebench.testing import form_of
 
 PARAMS = GenerateParams()
 
@@ -87,7 +88,7 @@ def rated_train(tmp_path: Path) -> Path:
 
 
 def rating_hint(text: str, key: str = "item", scale: tuple[str, str] = ("1", "5")) -> TaskHint:
-    return TaskHint("rating", text=text, labels=scale, item_key=key)
+    return TaskHint("rating", text=text, labels=scale, item_key=key, form=form_of("rating"))
 
 
 def outcome_hint(opening: str, key: str = "item") -> TaskHint:
@@ -98,6 +99,7 @@ def outcome_hint(opening: str, key: str = "item") -> TaskHint:
         labels=fields,
         history=(("user", opening), ("assistant", "I hear you."), ("user", "ok.")),
         reference=dict.fromkeys(fields, "1:5"),
+        form=form_of("outcome"),
         item_key=key,
     )
 

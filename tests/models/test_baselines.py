@@ -13,7 +13,6 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
-from attunebench.judge.verdicts import parse_pairwise, parse_rubric
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline, TrainSetError
 from attunebench.models.embeddings import SentenceEncoder, load_encoder
@@ -25,6 +24,8 @@ from attunebench.tasks.base import Item, Output
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
 from attunebench.tasks.parsing import parse_choice
+from attunebench.tasks.verdicts import parse_pairwise, parse_rubric
+from attunebench.testing import form_of
 
 TAXONOMY = load_taxonomy("attunebench-default")
 EMOTIONS = tuple(label.name for label in TAXONOMY.emotions)
@@ -118,7 +119,7 @@ def minilm() -> SentenceEncoder:
 
 
 def hint(kind: Any, key: str = "item-1", **fields: Any) -> TaskHint:
-    return TaskHint(kind=kind, item_key=key, **fields)
+    return TaskHint(kind=kind, item_key=key, form=form_of(kind), **fields)
 
 
 def emotion_hint(text: str, key: str = "item-1") -> TaskHint:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from attunebench.answerform import FORMS
 from attunebench.models import (
     GenerateParams,
     Message,
@@ -19,23 +21,28 @@ from attunebench.models import (
     parse_spec,
     spec_kind,
 )
+from attunebench.tasks import load_tasks
 
 PARAMS = GenerateParams()
 MESSAGES = [Message("user", "I feel awful today")]
 
 
 async def test_default_answers_every_hint_kind_with_valid_json() -> None:
+    load_tasks()
     mock = make_provider("mock/default")
-    emotion = await mock.generate(MESSAGES, PARAMS, TaskHint("emotion", labels=("sad", "joy")))
-    assert json.loads(emotion.text)["primary"] == "sad"
-    behavior = await mock.generate(MESSAGES, PARAMS, TaskHint("behavior", labels=("validate",)))
-    assert json.loads(behavior.text) == {"behaviors": ["validate"]}
-    pick = await mock.generate(MESSAGES, PARAMS, TaskHint("preference"))
-    assert json.loads(pick.text) == {"choice": "A"}
-    rubric = await mock.generate(MESSAGES, PARAMS, TaskHint("judge_rubric"))
-    assert 1 <= json.loads(rubric.text)["score"] <= 10
-    reply = await mock.generate(MESSAGES, PARAMS, TaskHint("response"))
-    assert reply.text and not reply.text.startswith("{")
+
+    async def ask(kind: str, **fields: Any) -> str:
+        hint = TaskHint(kind, form=FORMS.get(kind), **fields)
+        return (await mock.generate(MESSAGES, PARAMS, hint)).text
+
+    assert json.loads(await ask("emotion", labels=("sad", "joy")))["primary"] == "sad"
+    assert json.loads(await ask("behavior", labels=("validate",))) == {"behaviors": ["validate"]}
+    assert json.loads(await ask("preference")) == {"choice": "A"}
+    assert 1 <= json.loads(await ask("judge_rubric"))["score"] <= 10
+    reply = await ask("response")
+    assert reply and not reply.startswith("{")
+    # A hint with no form asks for plain text.
+    assert not (await mock.generate(MESSAGES, PARAMS, TaskHint("x"))).text.startswith("{")
     assert mock.spec == "mock/default"
 
 
@@ -50,7 +57,8 @@ async def test_scripted_outputs_cycle_callable_and_by_key() -> None:
     keyed = MockProvider(outputs={"k1": "one"})
     hit = await keyed.generate(MESSAGES, PARAMS, TaskHint("preference", item_key="k1"))
     assert hit.text == "one"
-    fallback = await keyed.generate(MESSAGES, PARAMS, TaskHint("preference", item_key="k2"))
+    preference = TaskHint("preference", item_key="k2", form=FORMS.get("preference"))
+    fallback = await keyed.generate(MESSAGES, PARAMS, preference)
     assert json.loads(fallback.text) == {"choice": "A"}
 
 

@@ -12,10 +12,10 @@ import pytest
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
-from attunebench.judge.verdicts import read_verdict
 from attunebench.models.base import Message
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Output, Query
+from attunebench.tasks.base import Output, Query, takes_option
+from attunebench.tasks.verdicts import read_verdict
 from attunebench.testing import answer_from_prompt
 
 JUDGES = ["judge"]
@@ -42,7 +42,7 @@ def test_every_task_question_and_judge_question_gets_a_parsable_answer() -> None
     seen: Counter[str] = Counter()
     for name in load_tasks().names():
         factory = load_tasks().get(name)
-        task = factory(context="both") if factory().context_option else factory()
+        task = factory(context="both") if takes_option(factory, "context") else factory()
         for item in task.items(conversations):
             prediction = task.parse(item, answered(task.queries(item, "generate")))
             seen[name] += 1

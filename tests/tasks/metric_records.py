@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
+import numpy as np
 from task_harness import (
     Chooser,
     Harness,
@@ -30,6 +31,7 @@ from attunebench.data.schema import Conversation, Outcome, RatingScale, State, T
 from attunebench.models.base import Message, Provider
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
+from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task, View
 
 GARBAGE = "I would rather not answer in JSON today."
@@ -246,7 +248,22 @@ async def _all() -> dict[str, list[View[Any, Any]]]:
     )
     await run("outcome", sample + outcome_extra(), numbers_answer)
     await run("rating", rating_conversations(), numbers_answer)
+    for name in load_tasks():  # a task added since: the random answers its own form draws
+        if name not in found:
+            await run(name, sample, form_answer(make_task(name)))
     return found
+
+
+def form_answer(task: Task[Any, Any]) -> Answer:
+    """Answers drawn by the task's own answer form (`AnswerForm.random`), seeded by the query."""
+
+    def answer(item: Item[Any], query: str, rng: random.Random) -> str:
+        [asked] = [q for q in task.queries(item, "generate") if q.key == query]
+        if asked.hint is None or asked.hint.form is None:
+            return "A plain reply."
+        return asked.hint.form.random(asked.hint, np.random.default_rng(rng.randrange(2**32)))
+
+    return answer
 
 
 @cache

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from attunebench.records import ItemRecord
+from attunebench.stats import Weights
 from attunebench.tasks import adjusted as a
 from attunebench.tasks import pair_cues as c
 from attunebench.tasks.base import View
-from attunebench.tasks.metrics import Statistic, Weights
+from attunebench.tasks.metrics import Statistic
 from attunebench.tasks.numeric import Numbers as NumbersGuess
 from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.rating import RatingGold, rating_task

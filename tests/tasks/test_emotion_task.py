@@ -12,9 +12,9 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation, State, Turn
-from attunebench.judge.templates import delimit
 from attunebench.models.base import ProviderError
 from attunebench.models.mock import MockProvider
+from attunebench.prompts import delimit
 from attunebench.tasks.metrics import METRICS
 
 

@@ -26,10 +26,11 @@ from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
+from attunebench.stats import Weights
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import View
 from attunebench.tasks.behavior import f1 as set_f1
-from attunebench.tasks.metrics import METRICS, Weights
+from attunebench.tasks.metrics import METRICS
 from attunebench.tasks.pairs import TIE
 
 load_tasks()

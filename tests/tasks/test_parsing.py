@@ -7,7 +7,6 @@ from task_harness import conversation, make_task, two_reply_turn
 
 from attunebench.data.schema import State
 from attunebench.data.taxonomy import load_taxonomy
-from attunebench.judge.verdicts import parse_pairwise, parse_rubric
 from attunebench.tasks.base import InvalidAnswer, Output
 from attunebench.tasks.parsing import (
     answer_fields,
@@ -19,6 +18,7 @@ from attunebench.tasks.parsing import (
     one_label,
     parse_choice,
 )
+from attunebench.tasks.verdicts import parse_pairwise, parse_rubric
 
 TAXONOMY = load_taxonomy("attunebench-default")
 EMOTIONS = TAXONOMY.emotions

@@ -11,13 +11,13 @@ from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation, State
 from attunebench.engine.plan import evaluated_models, without_judge
-from attunebench.judge.calls import PAIRWISE, RUBRIC
 from attunebench.models.base import Message, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.records import JUDGE_FAILED, retry_on_resume
 from attunebench.tasks import PlanError
 from attunebench.tasks.base import Item
+from attunebench.tasks.judging import PAIRWISE, RUBRIC
 from attunebench.tasks.metrics import METRICS
 
 REPLY = "MODEL REPLY: that sounds exhausting; what would help tonight?"

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from attunebench.analysis.frame import BoolArray, FloatArray, IntArray
-from attunebench.tasks.metrics import Weights, group_sums, safe_ratio
+from attunebench.stats import Weights, group_sums, safe_ratio
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95

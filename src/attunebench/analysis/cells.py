@@ -28,15 +28,19 @@ from pydantic import ValidationError
 from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame
 from attunebench.analysis.schema import LeftOutItem
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Gold, Task, View
+from attunebench.tasks.base import Gold, Task, View, takes_option
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
 
 
-def task_object(name: str) -> Task[Any, Any] | None:
-    """The declaration of a task by name (made with its defaults), or None if unknown."""
+def task_object(name: str, made_with: Mapping[str, Any] | None = None) -> Task[Any, Any] | None:
+    """The declaration of a task by name, or None if unknown: made with the options a run
+    recorded (those its factory still takes), else with its defaults."""
     tasks = load_tasks()
-    return tasks.get(name)() if name in tasks else None
+    if name not in tasks:
+        return None
+    factory = tasks.get(name)
+    return factory(**{k: v for k, v in (made_with or {}).items() if takes_option(factory, k)})
 
 
 @dataclass(frozen=True)
@@ -135,10 +139,16 @@ def _gold(gold_type: type[Gold], found: dict[str, Any] | None) -> Gold:
 
 
 def build_cell(
-    frame: Frame, task: str, variant: str, all_items: bool, subjects: Collection[int] = ()
+    frame: Frame,
+    task: str,
+    variant: str,
+    all_items: bool,
+    subjects: Collection[int] = (),
+    made_with: Mapping[str, Any] | None = None,
 ) -> Cell:
     """The cell's records: the items every compared model answered (see the module docstring);
-    `subjects` are the frame codes of the models under test."""
+    `subjects` are the frame codes of the models under test, `made_with` the task's options
+    as the run recorded them."""
     cell = frame.cell(task, variant)
     answered = cell & frame.answered
     models = np.unique(frame.model[cell]).tolist()
@@ -180,7 +190,7 @@ def build_cell(
     return Cell(
         task,
         variant,
-        task_object(task),
+        task_object(task, made_with),
         keep,
         left_out,
         len(missing),

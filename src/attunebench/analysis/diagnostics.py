@@ -28,6 +28,7 @@ from attunebench.analysis.schema import (
 )
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
+from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Task
 from attunebench.tasks.calibration import bins, choice_rows
 from attunebench.tasks.metrics import label_counts, per_label
@@ -99,8 +100,8 @@ def binned_scores(
                 group=group,
                 level=levels[g % n_levels],
                 value=float(point[g]),
-                ci_low=None if too_few else _clean(low[g]),
-                ci_high=None if too_few else _clean(high[g]),
+                ci_low=None if too_few else none_if_nan(low[g]),
+                ci_high=None if too_few else none_if_nan(high[g]),
                 reason=too_few,
                 n=int(items[g]),
                 n_conversations=int(conversations[g]),
@@ -115,10 +116,6 @@ def distinct_per_group(groups: IntArray, codes: IntArray, size: int) -> IntArray
     present = np.bincount(groups * width + codes, minlength=size * width) > 0
     counted: IntArray = present.reshape(size, width).sum(axis=1)
     return counted
-
-
-def _clean(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
 
 
 LabelledItems = list[tuple[int, str, tuple[frozenset[str], frozenset[str]]]]
@@ -177,9 +174,9 @@ def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> li
             model=frame.models[m],
             task=cell.task,
             label=label,
-            f1=_clean(f1[m, i]),
-            precision=_clean(precision[m, i]),
-            recall=_clean(recall[m, i]),
+            f1=none_if_nan(f1[m, i]),
+            precision=none_if_nan(precision[m, i]),
+            recall=none_if_nan(recall[m, i]),
             support=int(support[m, i]),
         )
         for m in np.unique(models)

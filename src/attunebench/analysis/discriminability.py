@@ -49,7 +49,7 @@ from attunebench.analysis.frame import FloatArray
 from attunebench.analysis.reliability import ConversationTable
 from attunebench.analysis.schema import Discriminability, Estimate, Ratio
 from attunebench.analysis.scores import MetricScores
-from attunebench.tasks.metrics import safe_ratio
+from attunebench.stats import none_if_nan, safe_ratio
 
 NEEDED_CONSTANT = (1.959964 + 0.841621) ** 2 * 2 / (2 * 0.6745**2)  # 17.25: see the docstring
 
@@ -126,7 +126,7 @@ def task_discriminability(
     drawn = snr_of(means, bootstrap.counts[:, complete])
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     per_conversation = float(table.counts[complete].mean(axis=1).mean())
-    snr = Estimate(value=point, ci_low=_clean(low[0]), ci_high=_clean(high[0]))
+    snr = Estimate(value=point, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0]))
     if too_few is not None:
         snr = Estimate(value=point, reason=too_few)
     separability, spread, width, over = _separability(scores, usable)
@@ -149,10 +149,6 @@ def task_discriminability(
         reason=None if point > 0 else "the models' true scores do not differ detectably",
     )
     return entry, drawn
-
-
-def _clean(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
 
 
 def ratios(

@@ -2,7 +2,7 @@
 
 The `judge_audit` task runs each judge on the participants' A/B pairs, in both orders, with
 what the participant told us (`informed`) and without it (`blind`); its records name the
-judge as `model`. The statistics are the task's declared metrics (`judge.audit`), each with
+judge as `model`. The statistics are the task's declared metrics (`tasks.audit`), each with
 its cluster-bootstrap interval from the shared resamples, per judge and variant, so the
 effect of the participant's context on agreement is visible.
 """
@@ -14,14 +14,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
-from attunebench.analysis.cells import Cell
+from attunebench.analysis.cells import Cell, task_object
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Estimate, JudgeAgreement
 from attunebench.analysis.scores import metric_scores
-from attunebench.judge.audit import UNDEFINED
+from attunebench.tasks.audit import UNDEFINED
 
-AUDIT_TASK = "judge_audit"
 ESTIMATES = (
     "accuracy",
     "agreement",
@@ -32,6 +31,12 @@ ESTIMATES = (
     "length_balanced_agreement",
     "length_matched_agreement",
 )
+
+
+def audits_judges(task: str) -> bool:
+    """Whether a task's evaluated "models" are judges (the judge audit), by its declaration."""
+    declaration = task_object(task)
+    return declaration is not None and declaration.evaluates == "judges"
 
 
 def _estimate(point: float, low: float, high: float, name: str, too_few: str | None) -> Estimate:
@@ -55,7 +60,7 @@ def judge_agreement(
 ) -> list[JudgeAgreement]:
     out = []
     for (task, variant), cell in sorted(cells.items()):
-        if task != AUDIT_TASK:
+        if not audits_judges(task):
             continue
         scores = {s.metric: s for s in metric_scores(frame, bootstrap, cell)}
         if "score" in scores:

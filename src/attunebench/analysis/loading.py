@@ -18,6 +18,7 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from attunebench import rundir
 from attunebench.analysis.schema import Notice
@@ -52,6 +53,13 @@ class Runs:
     @property
     def dataset_hashes(self) -> list[str]:
         return sorted({run.info.dataset_sha256 for run in self.runs})
+
+    def made_with(self, task: str) -> dict[str, Any]:
+        """The options (and seed) the first run of `task` made it with, as run.json records."""
+        for run in self.runs:
+            if task in run.info.tasks:
+                return {**run.info.task_options.get(task, {}), "seed": run.info.seed}
+        return {}
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ from scipy import stats
 
 from attunebench.analysis.contexts import paired_items
 from attunebench.analysis.frame import FloatArray, Frame, headline_variant
-from attunebench.tasks.metrics import safe_ratio
+from attunebench.stats import safe_ratio
 
 DEFAULT_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 DEFAULT_SIMULATIONS = 1000

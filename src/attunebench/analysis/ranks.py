@@ -49,7 +49,7 @@ from attunebench.analysis.schema import (
     Verdict,
 )
 from attunebench.analysis.scores import MetricScores
-from attunebench.tasks.metrics import safe_ratio
+from attunebench.stats import none_if_nan, safe_ratio
 
 ALPHA = 0.05
 DEFAULT_PERMUTATIONS = 9999
@@ -96,7 +96,7 @@ def rho_interval(
     drawn = statistic(x_samples, y_samples)[:, None]
     low, high = percentile_interval(drawn, confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
-    return Correlation(value=value, ci_low=_clean(low[0]), ci_high=_clean(high[0]))
+    return Correlation(value=value, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0]))
 
 
 def correlate(
@@ -125,10 +125,6 @@ def correlate(
     return found.model_copy(update={"p_value": float(test.pvalue)})
 
 
-def _clean(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
-
-
 def ceiling(
     a: SplitHalf, b: SplitHalf, confidence: float, clusters: int | None = None
 ) -> tuple[Correlation, FloatArray]:
@@ -144,7 +140,7 @@ def ceiling(
     value = float(np.sqrt(a.value * b.value))
     low, high = percentile_interval(drawn[:, None], confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
-    return Correlation(value=value, ci_low=_clean(low[0]), ci_high=_clean(high[0])), drawn
+    return Correlation(value=value, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0])), drawn
 
 
 def _centred(found: SplitHalf) -> FloatArray:
@@ -181,8 +177,8 @@ def disattenuated(
     low, high = containing(value, *interval_with_infinity(drawn, confidence))
     return Correlation(
         value=value,
-        ci_low=_clean(low) if np.isfinite(low) else None,
-        ci_high=_clean(high) if np.isfinite(high) else None,
+        ci_low=none_if_nan(low) if np.isfinite(low) else None,
+        ci_high=none_if_nan(high) if np.isfinite(high) else None,
         reason=None
         if np.isfinite(high)
         else "open above: a task ranks at random in too many resamples (no ceiling)",
@@ -376,8 +372,8 @@ def _reliability(
         task=task,
         models=models,
         value=found.value,
-        ci_low=_clean(found.low),
-        ci_high=_clean(found.high),
+        ci_low=none_if_nan(found.low),
+        ci_high=none_if_nan(found.high),
     )
 
 

@@ -22,12 +22,9 @@ from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.schema import ScoreRow
 from attunebench.analysis.scores import HEADLINE
 from attunebench.records import ItemRecord
+from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Guess, Task, View
 from attunebench.tasks.metrics import Found, Metric, Values
-
-
-def _clean(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
 
 
 def guessed_views(
@@ -112,7 +109,7 @@ def reference_rows(
                 if np.isnan(point) and metric.name != declaration.headline_metric:
                     continue
                 low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
-                value = _clean(point)
+                value = none_if_nan(point)
                 rows.append(
                     ScoreRow(
                         model=name,
@@ -122,8 +119,8 @@ def reference_rows(
                         metric=metric.name,
                         headline=headline and metric.name == declaration.headline_metric,
                         value=value,
-                        ci_low=None if too_few else _clean(low[0]),
-                        ci_high=None if too_few else _clean(high[0]),
+                        ci_low=None if too_few else none_if_nan(low[0]),
+                        ci_high=None if too_few else none_if_nan(high[0]),
                         reason=too_few if value is not None else "undefined on these items",
                         n=len(guessed),
                         n_conversations=int(np.unique(where).size),

@@ -24,7 +24,7 @@ from scipy import stats
 from attunebench.analysis.bootstrap import ClusterBootstrap, containing, percentile_interval
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame
-from attunebench.tasks.metrics import safe_ratio
+from attunebench.stats import safe_ratio
 
 SPLITS = 200  # random splits averaged for the point value
 RESAMPLE_SPLITS = 10  # random splits averaged in each resample

@@ -14,6 +14,7 @@ from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster, task_provenance
 from attunebench.analysis.schema import Notice, ScoreRow, TaskInfo
 from attunebench.analysis.scores import MetricScores, counts, headline_metric
+from attunebench.stats import none_if_nan
 
 CellKey = tuple[str, str]  # task, variant
 
@@ -91,10 +92,6 @@ def _metric_judges(metric: str, judges: list[str]) -> list[str]:
     return judges
 
 
-def _clean(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
-
-
 def score_rows(
     frame: Frame,
     metric_scores: list[MetricScores],
@@ -123,13 +120,13 @@ def score_rows(
         )
         for model, count in sorted(tallies[key].items()):
             m = frame.models.index(model)
-            value = _clean(scores.point[m])
+            value = none_if_nan(scores.point[m])
             why = (
                 None
                 if value is not None
                 else ("no scored items" if count.n == 0 else "undefined on these items")
             )
-            low, high = _clean(scores.low[m]), _clean(scores.high[m])
+            low, high = none_if_nan(scores.low[m]), none_if_nan(scores.high[m])
             few = too_few[key, m]
             if few is not None and value is not None:
                 low, high, why = None, None, few

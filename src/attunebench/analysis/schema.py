@@ -204,7 +204,7 @@ class Difference(Frozen):
 
 
 class JudgeAgreement(Frozen):
-    """A judge against the participants' own picks (`judge.audit` statistics)."""
+    """A judge against the participants' own picks (`tasks.audit` statistics)."""
 
     judge: str
     judge_kind: ModelKind

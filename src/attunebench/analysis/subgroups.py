@@ -43,7 +43,7 @@ from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import GroupScore, Interaction
 from attunebench.data.schema import Conversation
-from attunebench.tasks.metrics import safe_ratio
+from attunebench.stats import safe_ratio
 
 DEFAULT_MIN_CONVERSATIONS = 10
 DEFAULT_PERMUTATIONS = 2000

@@ -34,7 +34,7 @@ from attunebench.analysis.corrected import judge_notices, response_corrected
 from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
 from attunebench.analysis.judge_bias import judge_bias
-from attunebench.analysis.judges import AUDIT_TASK, judge_agreement
+from attunebench.analysis.judges import audits_judges, judge_agreement
 from attunebench.analysis.leads import leads, no_subjects
 from attunebench.analysis.loading import Runs, paused_gc
 from attunebench.analysis.panel import judge_panel
@@ -276,19 +276,21 @@ def _build(runs: Runs, options: Options) -> Summary:
     too_few = minimum.reason(bootstrap.n_clusters)  # the whole run
     subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
     cells: Cells = {
-        (task, variant): build_cell(frame, task, variant, options.all_items, subjects)
+        (task, variant): build_cell(
+            frame, task, variant, options.all_items, subjects, runs.made_with(task)
+        )
         for task in frame.tasks
         for variant in frame.task_variants(task)
     }
     headline_of = {
         task: headline_variant(frame.task_variants(task))
         for task in frame.tasks
-        if task != AUDIT_TASK
+        if not audits_judges(task)
     }
     tasks = [task_info(frame, runs, task, cells) for task in sorted(headline_of)]
     scores: list[MetricScores] = []
     for (task, _), cell in sorted(cells.items()):
-        if task != AUDIT_TASK:
+        if not audits_judges(task):
             scores += metric_scores(frame, bootstrap, cell)
     headlines = {
         s.task: s
@@ -304,7 +306,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], minimum
     )
     agreement = judge_agreement(frame, bootstrap, roster, cells, minimum)
-    verdicts = verdict_table(frame, lambda task: task == AUDIT_TASK)
+    verdicts = verdict_table(frame, audits_judges)
     biases = judge_bias(verdicts, roster.entries, bootstrap, minimum)
     corrected = response_corrected(frame, verdicts, bootstrap, minimum)
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})

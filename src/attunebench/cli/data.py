@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,6 +17,7 @@ from rich.table import Table
 
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import os_problem
+from attunebench.data.gold import NOT_DECLARED
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.repeats import repeats
 from attunebench.data.schema import Conversation
@@ -27,6 +30,7 @@ from attunebench.data.validate import (
     load_validated,
     validate_file,
 )
+from attunebench.tasks import Task, load_tasks
 
 app = typer.Typer(
     help="Inspect, validate, import and export attunebench/v1 datasets.", no_args_is_help=True
@@ -97,8 +101,14 @@ def stats(
     max_line_bytes: MaxLineBytes = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
     """Sizes, label distributions and how many items carry each task's gold."""
-    builder = StatsBuilder()
-    report = validate_file(file, max_line_bytes=max_line_bytes, on_valid=builder.add)
+    builder, items = StatsBuilder(), TaskItems()
+
+    def add(conversation: Conversation) -> None:
+        builder.add(conversation)
+        if not as_json:
+            items.add(conversation)
+
+    report = validate_file(file, max_line_bytes=max_line_bytes, on_valid=add)
     if not report.ok:
         _print_problems(report.problems, report.problem_count, SHOW_DEFAULT)
         typer.echo(f"{report.summary()}; fix them first (attunebench data validate)")
@@ -107,10 +117,10 @@ def stats(
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
-        _print_stats(str(file), result)
+        _print_stats(str(file), result, items)
 
 
-_NUMERIC = {"count", "share", "turns"}
+_NUMERIC = {"count", "items", "share", "turns"}
 
 
 def _table(title: str, rows: Iterable[tuple[object, ...]], *columns: str) -> None:
@@ -134,76 +144,35 @@ def _who(counts: dict[str, int]) -> str:
     return ", ".join(f"{who} {n}" for who, n in counts.items()) or "-"
 
 
-def _gold_rows(s: DatasetStats) -> list[tuple[object, ...]]:
-    g, by = s.gold, s.given_by
+@dataclass(slots=True)
+class TaskItems:
+    """Each registered task's items (`Task.items`, its default options) and who gave their
+    gold (the provenance its source declares for the task's gold fields), conversation by
+    conversation."""
 
-    def row(task: str, items: str, count: int, kind: str | None = None) -> tuple[object, ...]:
-        return (task, items, count, _who(by.get(kind, {})) if kind else "")
+    tasks: list[tuple[str, Task[Any, Any]]] = field(
+        default_factory=lambda: [(name, load_tasks().get(name)()) for name in load_tasks()]
+    )
+    items: Counter[str] = field(default_factory=Counter)
+    given_by: dict[str, Counter[str]] = field(default_factory=dict)
 
-    survey = [
-        row("outcome", f"  survey rating {key}", n) for key, n in g.outcome.survey_ratings.items()
-    ]
-    return [
-        row("emotion", "user turns with a state", g.emotion.turns_with_state, "emotion"),
-        row(
-            "emotion",
-            "conversations with a context emotion",
-            g.emotion.conversations_with_context_emotion,
-            "context emotion",
-        ),
-        row(
-            "behavior",
-            "replies with behavior labels",
-            g.behavior.responses_with_behaviors,
-            "behavior",
-        ),
-        row(
-            "preference",
-            "turns with 2+ replies and a pick or tie",
-            g.preference.turns_with_pick,
-            "preference",
-        ),
-        row("preference", "  of which ties", g.preference.ties),
-        row(
-            "preference",
-            "differently rated reply pairs in a turn",
-            g.preference.rating_pairs_within_turns,
-            "rating pairs",
-        ),
-        row(
-            "preference",
-            "conversations with differently rated replies",
-            g.preference.conversations_with_rating_pairs,
-            "rating pairs",
-        ),
-        row(
-            "response",
-            "turns with a chosen reply, or the text or behaviors needed",
-            g.response.turns,
-            "response",
-        ),
-        row(
-            "outcome",
-            "conversations with an outcome to predict",
-            g.outcome.conversations,
-            "outcome",
-        ),
-        row("outcome", "  final intensity", g.outcome.with_final_intensity),
-        row("outcome", "  change from the first intensity", g.outcome.with_intensity_change),
-        row("outcome", "  overall rating", g.outcome.with_rating),
-        *survey,
-        row(
-            "rating",
-            "turns where the person rated the replies since their last rating",
-            g.rating.feedback_turns,
-            "feedback",
-        ),
-        row("rating", "replies the person rated themselves", g.rating.responses, "rating"),
-        row("rating", "conversations with either", g.rating.conversations),
-    ]
+    def add(self, conversation: Conversation) -> None:
+        for name, task in self.tasks:
+            found = sum(1 for _ in task.items([conversation]))
+            self.items[name] += found
+            declared = (conversation.source.provenance.get(key) for key in task.gold_fields)
+            who = next((w for w in declared if w is not None), NOT_DECLARED)
+            if found:
+                self.given_by.setdefault(name, Counter())[who] += found
+
+    def rows(self) -> list[tuple[object, ...]]:
+        return [
+            (name, self.items[name], _who(dict(self.given_by.get(name, Counter()).most_common())))
+            for name, _ in self.tasks
+        ]
 
 
-def _print_stats(name: str, s: DatasetStats) -> None:
+def _print_stats(name: str, s: DatasetStats, items: TaskItems) -> None:
     g = s.gold
     overview = [
         ("conversations", s.conversations),
@@ -214,12 +183,11 @@ def _print_stats(name: str, s: DatasetStats) -> None:
         *((f"source {k}", v) for k, v in s.sources.items()),
         *((f"taxonomy {k}", v) for k, v in s.taxonomies.items()),
     ]
-    gold = _gold_rows(s)
     coverage = [
         (k, v, f"{v / s.turns:.0%}" if s.turns else "-") for k, v in s.coverage.model_dump().items()
     ]
     _table(name, overview, "", "count")
-    _table("Gold per task", gold, "task", "items", "count", "given by")
+    _table("Gold per task", items.rows(), "task", "items", "given by")
     _table("State coverage", coverage, "scale", "turns", "share")
     for title, counts, total in (
         ("Emotions (share of turns with a state)", s.emotions, g.emotion.turns_with_state),

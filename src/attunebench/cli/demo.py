@@ -34,6 +34,7 @@ from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, run, task_names
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
+from attunebench.tasks.base import takes_option
 
 out = Console()
 BASELINES = ("baseline/random", "baseline/majority", "baseline/lexicon", "baseline/knn")
@@ -130,5 +131,5 @@ def _both_modes() -> dict[str, dict[str, str]]:
     return {
         name: {"context": "both"}
         for name in task_names(["all"])
-        if tasks.get(name)().context_option
+        if takes_option(tasks.get(name), "context")
     }

@@ -111,7 +111,7 @@ def power(
 
     from attunebench.analysis import RunLoadError, load_runs, power_curve
     from attunebench.analysis.frame import Frame
-    from attunebench.analysis.judges import AUDIT_TASK
+    from attunebench.analysis.judges import audits_judges
 
     try:
         runs = load_runs(rundir, dataset=data)
@@ -128,7 +128,7 @@ def power(
     rng = np.random.default_rng(seed)
     curves = [
         power_curve(frame, task, *models, simulations=simulations, rng=rng)
-        for task in chosen or [t for t in frame.tasks if t != AUDIT_TASK]
+        for task in chosen or [t for t in frame.tasks if not audits_judges(t)]
     ]
     out.print(_summary_table(models, curves))
     out.print(_curve_table(curves))

@@ -37,7 +37,7 @@ from attunebench.registry import RegistryError
 from attunebench.suite import SuiteError
 from attunebench.suite.build import suite_run_config
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import PlanError
+from attunebench.tasks.base import PlanError, takes_option
 
 err = Console(stderr=True)
 CONTEXTS = ("blind", "informed", "both")
@@ -62,7 +62,9 @@ def _context_options(names: list[str], context: str | None) -> dict[str, dict[st
     if context not in CONTEXTS:
         raise typer.BadParameter(f"must be one of {', '.join(CONTEXTS)}", param_hint="--context")
     tasks = load_tasks()
-    return {name: {"context": context} for name in names if tasks.get(name)().context_option}
+    return {
+        name: {"context": context} for name in names if takes_option(tasks.get(name), "context")
+    }
 
 
 def quiet_model_loading() -> None:

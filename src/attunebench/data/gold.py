@@ -34,16 +34,16 @@ from attunebench.frozen import Frozen
 NOT_DECLARED = "not declared"
 
 
-class EmotionGold(Frozen):
+class EmotionGoldCounts(Frozen):
     turns_with_state: int
     conversations_with_context_emotion: int
 
 
-class BehaviorGold(Frozen):
+class BehaviorGoldCounts(Frozen):
     responses_with_behaviors: int
 
 
-class PreferenceGold(Frozen):
+class PreferenceGoldCounts(Frozen):
     turns_with_pick: int
     picks: int
     ties: int
@@ -52,14 +52,14 @@ class PreferenceGold(Frozen):
     conversations_with_rating_pairs: int
 
 
-class ResponseGold(Frozen):
+class ResponseGoldCounts(Frozen):
     turns: int
     with_chosen_reply: int
     with_wanted_text: int
     with_wanted_behaviors: int
 
 
-class OutcomeGold(Frozen):
+class OutcomeGoldCounts(Frozen):
     conversations: int
     with_final_intensity: int
     with_intensity_change: int
@@ -68,7 +68,7 @@ class OutcomeGold(Frozen):
     """Numeric end-survey answers, by question."""
 
 
-class RatingGold(Frozen):
+class RatingGoldCounts(Frozen):
     responses: int
     """Replies carrying the person's rating."""
     feedback_turns: int
@@ -76,13 +76,13 @@ class RatingGold(Frozen):
     conversations: int
 
 
-class TaskGold(Frozen):
-    emotion: EmotionGold
-    behavior: BehaviorGold
-    preference: PreferenceGold
-    response: ResponseGold
-    outcome: OutcomeGold
-    rating: RatingGold
+class TaskGoldCounts(Frozen):
+    emotion: EmotionGoldCounts
+    behavior: BehaviorGoldCounts
+    preference: PreferenceGoldCounts
+    response: ResponseGoldCounts
+    outcome: OutcomeGoldCounts
+    rating: RatingGoldCounts
 
 
 # The provenance field each kind of gold comes from (the first one a source declares).
@@ -202,15 +202,15 @@ class GoldBuilder:
             final is not None or outcome.rating is not None or numeric
         )
 
-    def build(self) -> tuple[TaskGold, dict[str, dict[str, int]]]:
+    def build(self) -> tuple[TaskGoldCounts, dict[str, dict[str, int]]]:
         c = self.counts
-        gold = TaskGold(
-            emotion=EmotionGold(
+        gold = TaskGoldCounts(
+            emotion=EmotionGoldCounts(
                 turns_with_state=c["turns_with_state"],
                 conversations_with_context_emotion=c["context_emotion"],
             ),
-            behavior=BehaviorGold(responses_with_behaviors=c["responses_with_behaviors"]),
-            preference=PreferenceGold(
+            behavior=BehaviorGoldCounts(responses_with_behaviors=c["responses_with_behaviors"]),
+            preference=PreferenceGoldCounts(
                 turns_with_pick=c["turns_with_pick"],
                 picks=c["picks"],
                 ties=c["ties"],
@@ -218,20 +218,20 @@ class GoldBuilder:
                 turns_with_rating_pairs=c["turns_with_rating_pairs"],
                 conversations_with_rating_pairs=c["conversations_with_rating_pairs"],
             ),
-            response=ResponseGold(
+            response=ResponseGoldCounts(
                 turns=c["response_turns"],
                 with_chosen_reply=c["with_chosen_reply"],
                 with_wanted_text=c["with_wanted_text"],
                 with_wanted_behaviors=c["with_wanted_behaviors"],
             ),
-            outcome=OutcomeGold(
+            outcome=OutcomeGoldCounts(
                 conversations=c["outcome_conversations"],
                 with_final_intensity=c["final_intensity"],
                 with_intensity_change=c["intensity_change"],
                 with_rating=c["outcome_rating"],
                 survey_ratings=dict(sorted(self.survey.items())),
             ),
-            rating=RatingGold(
+            rating=RatingGoldCounts(
                 responses=c["rated_responses"],
                 feedback_turns=c["feedback_turns"],
                 conversations=c["rated_conversations"],

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from attunebench.data.gold import GoldBuilder, TaskGold
+from attunebench.data.gold import GoldBuilder, TaskGoldCounts
 from attunebench.data.schema import Conversation, Turn
 from attunebench.frozen import Frozen
 
@@ -47,7 +47,7 @@ class DatasetStats(Frozen):
     picks_by_model: dict[str, int]
     traits: dict[str, dict[str, int]]
     provenance: dict[str, dict[str, int]]
-    gold: TaskGold
+    gold: TaskGoldCounts
     given_by: dict[str, dict[str, int]]
     """Each kind of gold item (emotion, behavior, ...) by who gave it, from the provenance."""
 

@@ -72,10 +72,15 @@ def cache_key(
 
 def _hint_fields(hint: TaskHint) -> dict[str, object]:
     # Shallow: the fields are strings, tuples and flat dicts, which JSON takes as they are;
-    # dataclasses.asdict would deep-copy them, at half the cost of the whole key.
-    # `subject` is left out: a verdict on a text does not depend on who is said to have written
-    # it, and keys made before the field existed stay valid.
-    return {f.name: getattr(hint, f.name) for f in dataclasses.fields(hint) if f.name != "subject"}
+    # dataclasses.asdict would deep-copy them, at half the cost of the whole key. The answer
+    # form is the task's code, not the item's content (the prompt's id and version cover it);
+    # `subject` is left out because a verdict on a text does not depend on who is said to have
+    # written it (and keys made before the field existed stay valid).
+    return {
+        f.name: getattr(hint, f.name)
+        for f in dataclasses.fields(hint)
+        if f.name not in ("form", "subject")
+    }
 
 
 @dataclass(frozen=True, slots=True)

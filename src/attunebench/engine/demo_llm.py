@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,14 @@ from attunebench.models.local_models import GEMMA, LOCAL_MODELS, QWEN
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.suite import Manifest, load_manifest
 from attunebench.suite.build import suite_run_config
+from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Task
 
 console = Console()
 SAMPLE_CONVERSATIONS = 2
 PER_TASK = 10  # conversations per task: the minimum for an interval
+# Options of the judged tasks (a file beside this one): a choice-mode judge has no rubric form.
+OPTIONS = tomllib.loads(Path(__file__).with_suffix(".toml").read_text(encoding="utf-8"))
 # Generous for a JSON answer; a reply or a verdict with its reason fits too.
 MAX_TOKENS = {"gemma": 48, "qwen": 128}
 
@@ -84,6 +88,13 @@ def task_slice(
 
 def _has_items(task: Task[Any, Any], conversation: Conversation) -> bool:
     return next(iter(task.items([conversation])), None) is not None
+
+
+def judged_tasks() -> list[str]:
+    """The registered tasks that need a judge, run on the sample (they need its recorded picks
+    and what its participants wanted)."""
+    tasks = load_tasks()
+    return [name for name in tasks.names() if tasks.get(name)().needs_judge]
 
 
 def baselines(train: Path) -> tuple[ModelEntry, ...]:
@@ -170,8 +181,8 @@ def main() -> None:
         data=sample,
         out=out / "run-judge",
         models=(),
-        tasks=("response", "judge_audit"),
-        task_options={"response": {"judge_mode": "pairwise"}},
+        tasks=tuple(judged_tasks()),
+        task_options=OPTIONS,
         cache_path=cache,
     )
     started = time.perf_counter()

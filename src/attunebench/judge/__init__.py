@@ -1,24 +1,13 @@
-"""Judges you can audit: prompts as named, versioned data (`calls.toml`), the queries a judge
-answers and what it is told (`calls`), verdicts read into auditable records (`verdicts`), and
-the statistics of a judge's agreement with the participants' own picks (`audit`).
+"""What a judge answers, declared once: the pairwise verdict and the rubric score
+(`judge.forms`, answer forms as every task declares its own).
 
-The offline `proxy/minilm` judge is a provider, registered with the others in
-`attunebench.models`.
+Below `tasks/`, which imports it, and importing nothing of it: the judge's prompts and the
+queries it is asked are made by the tasks that ask them (`tasks.judging`, `tasks/judging.toml`),
+its verdicts are read in `tasks.verdicts`, and the audit's statistics are `tasks.audit`. Prompt
+templates are `attunebench.prompts`. The offline `proxy/minilm` judge is a provider, registered
+with the others in `attunebench.models`.
 """
 
-from attunebench.judge.calls import PAIRWISE, PAIRWISE_CHOICE, RUBRIC, Profile, profile_of
-from attunebench.judge.templates import PromptError, PromptTemplate, delimit, load_prompt
-from attunebench.judge.verdicts import read_verdict
+from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 
-__all__ = [
-    "PAIRWISE",
-    "PAIRWISE_CHOICE",
-    "RUBRIC",
-    "Profile",
-    "PromptError",
-    "PromptTemplate",
-    "delimit",
-    "load_prompt",
-    "profile_of",
-    "read_verdict",
-]
+__all__ = ["PAIRWISE_ANSWERS", "RUBRIC_ANSWERS"]

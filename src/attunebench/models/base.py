@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from attunebench.answerform import AnswerForm
 from attunebench.frozen import Frozen
 from attunebench.models.hints import HintKind, TaskHint
 
@@ -251,6 +252,10 @@ class Provider(ABC):
 
     def answers(self, kind: HintKind) -> bool:
         return self.supported_hints is None or kind in self.supported_hints
+
+    def answers_form(self, form: AnswerForm) -> bool:
+        """Whether it answers hints of this form (the plan asks, before any call)."""
+        return self.answers(form.kind)
 
     def unsupported_reason(self, kind: HintKind) -> str:
         return f"{self.spec} does not answer {kind!r} items"

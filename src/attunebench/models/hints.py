@@ -1,20 +1,13 @@
 """Structured item content sent alongside every prompt, for providers that cannot read prompts.
 
 LLM providers ignore the hint. Baselines and the mock answer from it, and must answer in the
-same JSON a task asks an LLM for, so the task's one strict parser reads every provider:
+same JSON a task asks an LLM for, so the task's one strict parser reads every provider.
 
-- `emotion` (uses `text`, the user message, and `labels`):
-  {"primary": L, "emotions": [L, ...], "intensity": n, "valence": x, "arousal": x}
-- `behavior` (uses `text`, the reply, and `labels`): {"behaviors": [L, ...]}
-- `preference` (uses `candidates` {"A": ..., "B": ...}): {"choice": "A" | "B" | "tie"}
-- `response` (uses `text`, the user message): the reply itself, as plain text
-- `rating` (uses `text`, the last reply rated, `labels` [low, high] of the scale): {"rating": n}
-- `outcome` (uses `history`, the whole conversation, and `labels`, the fields asked):
-  {"<field>": n, ...}
-- `judge_pairwise` (uses `text`, `candidates`, `reference`):
-  {"winner": "A" | "B" | "tie", "reason": str}
-- `judge_rubric` (uses `text`, `candidates` {"A": reply}, `reference`):
-  {"score": 1-10, "reason": str}
+Each task declares its answers once, in an `AnswerForm` (see `attunebench.answerform`)
+carried by every hint it sends: the JSON its parser reads, a fixed valid answer, a random one
+and, where it can, the gold's. `kind` names the form (the task's own name, or a judge call's
+`judge_pairwise` / `judge_rubric`); a new task adds a kind by declaring its form, nothing here.
+The task modules' docstrings say which fields of the hint each kind fills.
 
 `history` holds the conversation before the item as (role, text) pairs, for baselines that use
 context. `reference` carries what the participant wanted (their chosen reply, free text).
@@ -27,18 +20,11 @@ favour a model by a planted amount), and it never enters a cache key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
-HintKind = Literal[
-    "emotion",
-    "behavior",
-    "preference",
-    "response",
-    "rating",
-    "outcome",
-    "judge_pairwise",
-    "judge_rubric",
-]
+from attunebench.answerform import AnswerForm
+
+# The name of an answer form: a task's, or a judge call's. Open: a task declares its own.
+HintKind = str
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,4 +38,7 @@ class TaskHint:
     # The item's address, so seeded baselines give the same answer to the same item.
     item_key: str = ""
     gold: dict[str, object] | None = None
+    # What a valid answer looks like (None: plain text). Not content: kept out of cache keys.
+    form: AnswerForm | None = field(default=None, compare=False)
+    # The model whose answer a judge is asked about (only the simulated judge reads it).
     subject: str = ""

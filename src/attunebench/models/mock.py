@@ -1,6 +1,6 @@
 """`mock/<name>`: a scripted provider for testing the harness, never a model under evaluation.
 
-Reports label its results `mock`. Unscripted, it answers every hint kind with a valid answer
+Reports label its results `mock`. Unscripted, it answers every hint with its form's example
 (the first label, candidate A, a fixed reply), so `mock/default` runs every task with no keys.
 Scripts set the outputs (a cycled list, a function of the request, or a dict by item key),
 the latency (fixed or cycled) and failures (`ProviderError`s raised in call order or per item
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,28 +31,11 @@ DEFAULT_REPLY = "That sounds really hard. I'm here with you; do you want to tell
 
 
 def default_answer(hint: TaskHint | None) -> str:
-    """A valid answer to the hint per `hints.py`: first label, candidate A, a middling score."""
-    if hint is None:
+    """A valid answer to the hint: its form's example (the first label, candidate A, a
+    middling number), or a fixed reply where the hint asks for plain text."""
+    if hint is None or hint.form is None:
         return DEFAULT_REPLY
-    first = list(hint.labels[:1])
-    answers: dict[str, Any] = {
-        "emotion": {
-            "primary": first[0] if first else None,
-            "emotions": first,
-            "intensity": 3,
-            "valence": 0.0,
-            "arousal": 0.5,
-        },
-        "behavior": {"behaviors": first},
-        "preference": {"choice": "A"},
-        "judge_pairwise": {"winner": "A", "reason": "mock verdict"},
-        "judge_rubric": {"score": 5, "reason": "mock verdict"},
-        "rating": {"rating": 3},
-        "outcome": {name: 3 for name in hint.labels},
-    }
-    if hint.kind not in answers:  # "response": the reply itself, plain text
-        return DEFAULT_REPLY
-    return json.dumps(answers[hint.kind])
+    return hint.form.example(hint)
 
 
 class MockProvider(Provider):

@@ -3,15 +3,15 @@
 A test instrument for validating the statistics through the real pipeline, never a model under
 test: reports label it `simulated`, and it counts as a model under test only with
 `--include-simulated`. It declares `reads_gold`, so the engine hands it each item's gold (no
-other provider ever sees it). Options (models file `options`, or keywords):
+other provider ever sees it), and it answers every task whose answer form can write the gold's
+answer (see `attunebench.answerform`). Options (models file `options`, or keywords):
 
 - `seed`: fixes every draw, per item;
 - `accuracy`: a table by task (`{ emotion = 0.6, behavior = 0.4, preference = 0.8 }`), the
-  chance of answering the gold; otherwise a wrong answer drawn at random (another label,
-  the other reply); for numbers (intensity, rating, outcome fields) a miss is a uniform draw
-  on the scale. Tasks not in the table get 0.5;
-- `response_quality`: for the response task, how often its reply is the reply the
-  participant chose (otherwise the one they rejected).
+  chance of answering the gold; otherwise a wrong answer the task's form draws (another label,
+  the other reply; for numbers a uniform draw on the scale). For the response task, the
+  chance that its reply is the one the participant chose (otherwise the one they rejected).
+  Tasks not in the table get 0.5.
 
 Whether an item is answered right is drawn once per item, so both orders of a pair agree.
 """
@@ -25,28 +25,26 @@ from typing import Any
 import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
+from attunebench.answerform import AnswerForm
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import PROVIDERS, SpecError
 
-KINDS: frozenset[HintKind] = frozenset(
-    {"emotion", "behavior", "preference", "rating", "outcome", "response", "judge_pairwise"}
-)
-TASK_OF = {"judge_pairwise": "judge_audit"}
 DEFAULT_ACCURACY = 0.5
 
 
 class OracleOptions(Frozen):
     seed: int = 0
     accuracy: dict[str, float] = Field(default_factory=dict)
-    response_quality: float = Field(default=0.5, ge=0.0, le=1.0)
 
     @field_validator("accuracy")
     @classmethod
     def _known_tasks(cls, accuracy: dict[str, float]) -> dict[str, float]:
         """A misspelt task would silently get the default accuracy: refuse it."""
-        tasks = sorted({TASK_OF.get(kind, kind) for kind in KINDS})
+        from attunebench.tasks import load_tasks  # the registry, read when options are given
+
+        tasks = load_tasks().names()
         for task, chance in accuracy.items():
             if task not in tasks:
                 raise ValueError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
@@ -56,7 +54,6 @@ class OracleOptions(Frozen):
 
 
 class Oracle(Provider):
-    supported_hints = KINDS
     cacheable = False  # its answers follow the gold, which the cache key does not hold
     reads_gold = True
 
@@ -68,82 +65,34 @@ class Oracle(Provider):
     def spec(self) -> str:
         return self._spec
 
+    def answers_form(self, form: AnswerForm) -> bool:
+        return form.gold_answers
+
+    def unsupported_reason(self, kind: HintKind) -> str:
+        return f"{self.spec} cannot write a {kind!r} answer from its gold"
+
     def _rng(self, hint: TaskHint, salt: str) -> np.random.Generator:
         item = hint.item_key.rsplit("|", 1)[0]  # the item, not the order it is asked in
         key = json.dumps([self.options.seed, salt, item]).encode()
         return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
-    def _right(self, hint: TaskHint, task: str) -> bool:
+    def _right(self, hint: TaskHint) -> bool:
+        task = hint.item_key.split("|", 1)[0]  # an item key starts with its task's name
         chance = self.options.accuracy.get(task, DEFAULT_ACCURACY)
         return bool(self._rng(hint, "right").random() < chance)
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
     ) -> ModelOutput:
-        if hint is None or hint.gold is None:
+        if hint is None or hint.gold is None or hint.form is None:
             raise ProviderError(f"{self.spec} answers from an item's gold", retryable=False)
         text = self.answer(hint, hint.gold)
         return ModelOutput(text=text, finish_reason="stop")
 
     def answer(self, hint: TaskHint, gold: dict[str, Any]) -> str:
-        task = TASK_OF.get(hint.kind, hint.kind)
-        right = self._right(hint, task)
-        rng = self._rng(hint, "draw")
-        if hint.kind == "emotion":
-            return json.dumps(self._emotion(hint, gold, right, rng))
-        if hint.kind == "behavior":
-            labels = list(hint.labels)
-            truth = list(gold.get("behaviors", []))
-            wrong = [label for label in labels if label not in truth] or labels
-            return json.dumps(
-                {"behaviors": truth if right else [wrong[int(rng.integers(len(wrong)))]]}
-            )
-        if hint.kind in ("preference", "judge_pairwise"):
-            return json.dumps(self._pick(hint, gold, right))
-        if hint.kind == "rating":
-            low, high = (float(x) for x in hint.labels)
-            return json.dumps({"rating": gold["rating"] if right else _uniform(rng, low, high)})
-        if hint.kind == "outcome":
-            values: dict[str, float] = gold.get("values", {})
-            return json.dumps(
-                {
-                    name: values[name] if right and name in values else _uniform(rng, *scale)
-                    for name, scale in gold.get("scales", {}).items()
-                    if name in hint.labels
-                }
-            )
-        chosen = rng.random() < self.options.response_quality  # "response"
-        return str(gold.get("chosen_text" if chosen else "rejected_text") or "I hear you.")
-
-    def _emotion(
-        self, hint: TaskHint, gold: dict[str, Any], right: bool, rng: np.random.Generator
-    ) -> dict[str, Any]:
-        labels = list(hint.labels)
-        truth = gold.get("primary") or next(iter(gold.get("emotions") or []), None)
-        others = [label for label in labels if label != truth] or labels
-        primary = truth if right and truth else others[int(rng.integers(len(others)))]
-        answer: dict[str, Any] = {"primary": primary, "emotions": [primary]}
-        for name, (low, high) in (("intensity", (1, 5)), ("valence", (-1, 1)), ("arousal", (0, 1))):
-            if gold.get(name) is not None:
-                answer[name] = gold[name] if right else _uniform(rng, low, high)
-        return answer
-
-    def _pick(self, hint: TaskHint, gold: dict[str, Any], right: bool) -> dict[str, str]:
-        order = hint.item_key.rsplit("|", 1)[-1]
-        first, second = gold["first"], gold["second"]
-        a = first if order == "ab" else second
-        truth = "tie" if gold.get("tie") else ("A" if gold.get("chosen") == a else "B")
-        if not right:
-            truth = {"A": "B", "B": "A", "tie": "A"}[truth]
-        field = "winner" if hint.kind == "judge_pairwise" else "choice"
-        return {field: truth, "reason": "simulated"} if field == "winner" else {field: truth}
-
-
-def _uniform(rng: np.random.Generator, low: float, high: float) -> float:
-    """A uniform draw on a scale: whole steps where the scale is of whole numbers."""
-    if float(low).is_integer() and float(high).is_integer():
-        return float(rng.integers(int(low), int(high) + 1))
-    return float(rng.uniform(low, high))
+        if hint.form is None or not hint.form.gold_answers:
+            raise ProviderError(self.unsupported_reason(hint.kind), retryable=False)
+        return hint.form.from_gold(hint, gold, self._right(hint), self._rng(hint, "draw"))
 
 
 @PROVIDERS.register("sim")

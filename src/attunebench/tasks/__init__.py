@@ -13,6 +13,7 @@ import pkgutil
 from functools import cache
 
 from attunebench.registry import Registry
+from attunebench.stats import Weights
 from attunebench.tasks.base import (
     TASKS,
     AnswerMode,
@@ -28,7 +29,7 @@ from attunebench.tasks.base import (
     View,
 )
 from attunebench.tasks.history import CONTEXT_MODES, DEFAULT_CONTEXT
-from attunebench.tasks.metrics import METRICS, Metric, Weights
+from attunebench.tasks.metrics import METRICS, Metric
 
 
 @cache

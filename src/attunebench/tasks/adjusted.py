@@ -31,14 +31,8 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from attunebench.tasks.metrics import (
-    FloatArray,
-    IntArray,
-    Weights,
-    group_sums,
-    safe_ratio,
-    spearman_statistic,
-)
+from attunebench.stats import FloatArray, IntArray, Weights, group_sums, safe_ratio
+from attunebench.tasks.metrics import spearman_statistic
 
 CELL, CONVERSATION, ANSWERED, PREDICTED, GOLD, ERROR = range(6)
 ROW = ("cell", "conversation", "answered", "predicted", "gold", "squared_error")

@@ -16,7 +16,9 @@ run's seed, which every factory takes. It declares:
   predictor scores chance. The per-item score is the unit of the `score` metric;
 - its references (`references`): predictors that read only the gold's position or length
   (or nothing), scored with the same metrics beside the models;
-- its needs: a judge, the hint kinds it sends, the context modes and answer modes it supports.
+- its answers' form (`subject_forms`, an `AnswerForm` each: what a valid answer looks like,
+  which the mock, the simulator and the baselines ask instead of knowing the task);
+- its needs: a judge, the context modes and answer modes it supports.
 
 The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
 the failed / invalid / ok outcome and the record. A task that judges its subject's answer
@@ -25,23 +27,29 @@ the failed / invalid / ok outcome and the record. A task that judges its subject
 
 from __future__ import annotations
 
+import functools
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 
+from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation, Taxonomy
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.records import ItemRecord, PromptInfo, Verdict
 from attunebench.registry import Registry
+from attunebench.tasks.history import ContextMode
 from attunebench.tasks.metrics import Metric
 
 AnswerMode = Literal["generate", "choice"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("generate", "choice")
 CallRole = Literal["subject", "judge"]
 GoldLevel = Literal["turn", "conversation", "reply", "pair", "rating"]
+# The context an item is asked in (a task without context modes: "").
+Variant = Literal["", "blind", "informed"]
 
 
 class Gold(Frozen):
@@ -76,7 +84,12 @@ class Item(Generic[G]):
     item_id: str
     taxonomy: Taxonomy
     gold: G
-    variant: str = ""
+    variant: Variant = ""
+
+    @property
+    def context(self) -> ContextMode:
+        """The context mode it is asked in: informed, or blind (also where it has none)."""
+        return "informed" if self.variant == "informed" else "blind"
 
     @property
     def key(self) -> str:
@@ -207,20 +220,32 @@ class Task(ABC, Generic[G, P]):
     metrics: ClassVar[tuple[Metric, ...]] = ()
     # Dataset fields whose provenance is this task's gold's (a key of Source.provenance).
     gold_fields: ClassVar[tuple[str, ...]] = ()
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset()
+    # The forms of the answers the evaluated model is asked for (one per hint kind sent).
+    subject_forms: ClassVar[tuple[AnswerForm, ...]] = ()
     needs_judge: ClassVar[bool] = False
     evaluates: ClassVar[Literal["models", "judges"]] = "models"
     answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
-    # Whether the factory takes `context` (blind, informed, both), which `--context` sets.
-    context_option: ClassVar[bool] = True
+
+    @property
+    def judge_forms(self) -> tuple[AnswerForm, ...]:
+        """The forms of the answers this task's judges are asked for."""
+        return ()
+
+    @property
+    def subject_hints(self) -> frozenset[HintKind]:
+        return frozenset(form.kind for form in self.subject_forms)
 
     @property
     def judge_hints(self) -> frozenset[HintKind]:
-        return frozenset()
+        return frozenset(form.kind for form in self.judge_forms)
+
+    # The options it was made with (`register_task` records them): for run.json, and to make
+    # the same task again from a run's record.
+    made_with: Mapping[str, Any] = {}
 
     @property
     def options(self) -> dict[str, Any]:
-        return {}
+        return dict(self.made_with)
 
     @property
     @abstractmethod
@@ -298,6 +323,34 @@ class Task(ABC, Generic[G, P]):
 
 TaskFactory = Callable[..., Task[Any, Any]]
 TASKS: Registry[TaskFactory] = Registry("task")
+F = TypeVar("F", bound=TaskFactory)
+
+
+def register_task(name: str) -> Callable[[F], F]:
+    """Register a task factory as `name`. Its keyword arguments are the task's options, typed
+    once there: the task it makes records every option it was made with, defaults included
+    (the run's `seed` aside), as its `options`."""
+
+    def add(factory: F) -> F:
+        signature = inspect.signature(factory)
+
+        @functools.wraps(factory)
+        def made(*args: Any, **kwargs: Any) -> Task[Any, Any]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            task = factory(*bound.args, **bound.kwargs)
+            task.made_with = {k: v for k, v in bound.arguments.items() if k != "seed"}
+            return task
+
+        TASKS.register(name)(made)
+        return cast(F, made)
+
+    return add
+
+
+def takes_option(factory: TaskFactory, option: str) -> bool:
+    """Whether a task factory has this option (`--context` goes to those with `context`)."""
+    return option in inspect.signature(factory).parameters
 
 
 class PlanError(ValueError):

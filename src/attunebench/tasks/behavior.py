@@ -20,20 +20,21 @@ probability of at least `THRESHOLD`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
+import numpy as np
 from pydantic import Field
 
+from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registered
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
-from attunebench.judge.templates import delimit
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
+from attunebench.prompts import delimit
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     GoldLevel,
@@ -46,6 +47,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
@@ -54,6 +56,7 @@ from attunebench.tasks.prompting import (
     JSON_PARAMS,
     choice_form,
     label_menu,
+    option_keys,
     self_reports_block,
     task_prompt,
     transcript,
@@ -64,6 +67,7 @@ PROMPT = task_prompt(__name__, "behavior")
 CHOICE_PROMPT = task_prompt(__name__, "behavior-choice")
 THRESHOLD = 0.5  # a label is predicted in choice mode when P(yes) >= THRESHOLD
 YES_NO = [("yes", "Yes"), ("no", "No")]
+YES = option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
 
 
 class BehaviorGold(Gold):
@@ -77,6 +81,29 @@ class BehaviorPrediction(Frozen):
     behaviors: tuple[str, ...] = ()
     # choice mode: each label's probability of "yes"
     yes_probabilities: dict[str, float] = Field(default_factory=dict)
+
+
+class BehaviorAnswers(AnswerForm):
+    """`{"behaviors": [L, ...]}`, from a hint carrying the reply as `text` and the labels."""
+
+    kind = TASK
+    marker = '{"behaviors"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"behaviors": list(hint.labels[:1])})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return dumps({"behaviors": [pick(rng, labels_of(hint))]})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        truth = list(gold.get("behaviors", []))
+        wrong = [label for label in hint.labels if label not in truth] or list(hint.labels)
+        return dumps({"behaviors": truth if right else [pick(rng, wrong)]})
+
+
+ANSWERS = registered(BehaviorAnswers())
 
 
 def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
@@ -98,16 +125,12 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     headline = "macro-F1: the mean of per-label F1"
     headline_metric = "macro_f1"
     gold_fields = ("behaviors",)
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"behavior"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.max_replies = context, max_replies
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context, "max_replies": self.max_replies}
+        self.max_replies = max_replies
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -133,7 +156,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         if reply is None:
             raise ValueError(f"{item.key}: turn {turn.index} has no reply {item.item_id!r}")
         said = h.history_through(conversation, turn.index)
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         fields = {
             "conversation": transcript(said),
             "self_reports": self_reports_block(
@@ -142,10 +165,11 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
             "reply": delimit("reply", reply.text),
         }
         hint = TaskHint(
-            kind="behavior",
+            kind=TASK,
             text=reply.text,
             labels=tuple(label.name for label in labels),
             history=h.hint_history(said),
+            form=ANSWERS,
         )
         if mode == "generate":
             messages = PROMPT.render(**fields, labels=label_menu(labels))
@@ -176,7 +200,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         for key, output in outputs.items():
             spread = output.probabilities or {}
             total = sum(spread.values())
-            yes[key.removeprefix("label:")] = spread.get("A", 0.0) / total if total else 0.0
+            yes[key.removeprefix("label:")] = spread.get(YES, 0.0) / total if total else 0.0
         chosen = tuple(label for label, p in yes.items() if p >= THRESHOLD)
         return BehaviorPrediction(behaviors=chosen, yes_probabilities=yes)
 
@@ -247,7 +271,7 @@ BehaviorTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def behavior_task(
     context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
 ) -> BehaviorTask:

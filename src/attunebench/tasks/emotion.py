@@ -27,11 +27,12 @@ asked as option keys; valence and arousal are not asked there.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from pydantic import Field
 
+from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registered, uniform
 from attunebench.data.derived import (
     DEFAULT_MESSAGES,
     DEFAULT_WORDS,
@@ -41,12 +42,12 @@ from attunebench.data.derived import (
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
+from attunebench.stats import FloatArray, IntArray, Weights
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     Guess,
@@ -58,6 +59,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
@@ -119,6 +121,41 @@ class EmotionPrediction(Frozen):
     def number(self, name: str) -> float | None:
         value: float | None = getattr(self, name)
         return value
+
+
+class EmotionAnswers(AnswerForm):
+    """`{"primary": L, "emotions": [L, ...], "intensity": n, "valence": x, "arousal": x}`, from
+    a hint carrying the user's message as `text` and the taxonomy's labels."""
+
+    kind = TASK
+    marker = '{"primary"'
+
+    def example(self, hint: TaskHint) -> str:
+        first = list(hint.labels[:1])
+        middle = {"intensity": 3, "valence": 0.0, "arousal": 0.5}
+        return dumps({"primary": first[0] if first else None, "emotions": first, **middle})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        primary = pick(rng, labels_of(hint))
+        numbers = [float(rng.integers(1, 6)), rng.uniform(-1.0, 1.0), rng.uniform(0.0, 1.0)]
+        named = dict(zip(SCALES, (round(float(x), 3) for x in numbers), strict=True))
+        return dumps({"primary": primary, "emotions": [primary], **named})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        labels = list(hint.labels)
+        truth = gold.get("primary") or next(iter(gold.get("emotions") or []), None)
+        others = [label for label in labels if label != truth] or labels
+        primary = truth if right and truth else pick(rng, others)
+        answer: dict[str, Any] = {"primary": primary, "emotions": [primary]}
+        for name, (low, high) in SCALES.items():
+            if gold.get(name) is not None:
+                answer[name] = gold[name] if right else uniform(rng, low, high)
+        return dumps(answer)
+
+
+ANSWERS = registered(EmotionAnswers())
 
 
 def turn_gold(turn: Turn) -> EmotionGold | None:
@@ -217,7 +254,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     headline = "macro-F1 of the primary label"
     headline_metric = "macro_f1"
     gold_fields = ("state", "context.emotion")
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"emotion"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(
@@ -227,11 +264,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         words: int = DEFAULT_WORDS,
     ) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.messages, self.words = context, messages, words
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context, "messages": self.messages, "words": self.words}
+        self.messages, self.words = messages, words
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -255,7 +288,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         whole = gold.level == "conversation"
         situation = conversation.context.situation if whole else None
         reports = h.self_reports_before(conversation, item.turn_index)
-        mode: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        mode = item.context
         question = (
             "How did the user feel about what brought them to this conversation?"
             if whole
@@ -273,10 +306,11 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             u.text for u in h.history_through(conversation, item.turn_index) if u.speaker == "user"
         ]
         hint = TaskHint(
-            kind="emotion",
+            kind=TASK,
             text="\n".join(said[-1:] if gold.level == "turn" else said),
             labels=tuple(label.name for label in labels),
             history=h.hint_history(h.history_before(conversation, item.turn_index)),
+            form=ANSWERS,
         )
         fields = self._fields(item)
         if mode == "generate":
@@ -426,7 +460,7 @@ def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
 ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
 
 
-def _number_rows(views: Sequence[EmotionView]) -> m.FloatArray:
+def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
     """Per record and number (intensity, valence, arousal: SCALES' order), three columns: the
     predicted value, the reported one, and whether an answer was given (NaN where the number
     was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
@@ -443,7 +477,7 @@ def _number_rows(views: Sequence[EmotionView]) -> m.FloatArray:
     return np.array(rows, dtype=np.float64).reshape(len(views), 3 * len(SCALES))
 
 
-def _panas_rows(views: Sequence[EmotionView]) -> tuple[m.FloatArray, m.IntArray]:
+def _panas_rows(views: Sequence[EmotionView]) -> tuple[FloatArray, IntArray]:
     """One (predicted, gold) row per PANAS item, with the record each came from."""
     rows, owners = [], []
     for i, view in enumerate(views):
@@ -458,10 +492,10 @@ def _numbers(name: str) -> tuple[m.Metric, ...]:
     low, high = SCALES[name]
     at = 3 * list(SCALES).index(name)  # this number's columns of `_number_rows`
 
-    def coverage(values: m.FloatArray, weights: m.Weights) -> m.FloatArray:
+    def coverage(values: FloatArray, weights: Weights) -> FloatArray:
         return m.mean_statistic(values[:, at + 2 : at + 3], weights)
 
-    def spearman(values: m.FloatArray, weights: m.Weights) -> m.FloatArray:
+    def spearman(values: FloatArray, weights: Weights) -> FloatArray:
         return m.spearman_statistic(values[:, at : at + 2], weights)
 
     return (
@@ -515,7 +549,7 @@ EmotionTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def emotion_task(
     context: str = h.DEFAULT_CONTEXT,
     messages: int = DEFAULT_MESSAGES,

@@ -13,29 +13,25 @@ report shows both, so the effect of that context is visible. The judge is never 
 
 Per item: `score` is 1 when the judge is consistent across orders and agrees with the
 participant, else 0; an unparseable verdict in either order makes the record invalid (score
-0). The agreement statistics are in `judge.audit`; the "longer reply" reference is scored
+0). The agreement statistics are in `tasks.audit`; the "longer reply" reference is scored
 beside every judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
 
 import numpy as np
 
 from attunebench.data.schema import Conversation
-from attunebench.judge import audit
-from attunebench.judge.calls import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
-from attunebench.judge.calls import pairwise_query as judge_query
-from attunebench.judge.verdicts import parse_pairwise
-from attunebench.models.hints import HintKind
+from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.records import PromptInfo
+from attunebench.stats import FloatArray
+from attunebench.tasks import audit
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Item,
     Output,
@@ -44,8 +40,11 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.judging import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
+from attunebench.tasks.judging import pairwise_query as judge_query
 from attunebench.tasks.preference import (
     ORDERS,
     PreferencePrediction,
@@ -57,6 +56,7 @@ from attunebench.tasks.preference import (
     shown,
     shown_gold,
 )
+from attunebench.tasks.verdicts import parse_pairwise
 
 TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"
@@ -74,24 +74,14 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
     gold_fields = ("preference", "rating")
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"judge_pairwise"})
+    subject_forms = (PAIRWISE_ANSWERS,)
     evaluates = "judges"
     needs_judge = True
     answer_modes = ("generate", "choice")
-    context_option = False  # its variants are with and without participant context
 
     def __init__(self, context: str, pairs: p.PairOptions) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.pairs = context, pairs
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {
-            "participant_context": self.context,
-            "derive_from_ratings": self.pairs.derive,
-            "max_derived_pairs": self.pairs.cap,
-            "include_flagged": self.pairs.include_flagged,
-        }
+        self.pairs = pairs
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -106,7 +96,7 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
     def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
         pair = pair_of(item, self.pairs)
         turn = h.turn_at(item.conversation, pair.turn_index)
-        profile = profile_of(item.conversation, turn) if item.variant == "informed" else Profile()
+        profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
         context = JudgeContext.at(item.conversation, pair.turn_index, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
         queries = []
@@ -149,7 +139,7 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
 AuditView = View[p.PairGold, PreferencePrediction]
 
 
-def counts(views: Sequence[AuditView]) -> m.FloatArray:
+def counts(views: Sequence[AuditView]) -> FloatArray:
     rows = []
     for view in views:
         guess = view.prediction
@@ -166,7 +156,7 @@ JudgeAuditTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def judge_audit_task(
     participant_context: str = DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

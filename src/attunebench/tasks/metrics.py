@@ -28,84 +28,14 @@ definition produced a number; `None`, never NaN, means undefined on these items.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from attunebench.registry import Registry
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
-
-def safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
-    """numerator / denominator, NaN where the denominator is 0."""
-    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
-    np.divide(numerator, denominator, out=out, where=denominator != 0)
-    return out
-
-
-def group_sums(group: IntArray, table: FloatArray, groups: int) -> FloatArray:
-    """The (groups, k) sums of the rows of `table` (items, k) by each item's group: what
-    `np.add.at(out, group, table)` adds, in the same order, by one `np.bincount`."""
-    width = table.shape[1]
-    flat = (group[:, None] * width + np.arange(width)).ravel()
-    sums = np.bincount(flat, weights=table.ravel(), minlength=groups * width)
-    return sums.reshape(groups, width).astype(np.float64, copy=False)
-
-
-@dataclass(frozen=True)
-class Weights:
-    """Per-item weights for B resamples at once: item i weighs `counts[b, cluster[i]]`.
-
-    `Weights.ones(n)` is the single row of unit weights that gives a point estimate. Weighted
-    sums are kept per values array, so metrics that share a reading (micro and macro F1, the
-    judge audit's statistics) share its sums too; they are read-only.
-    """
-
-    counts: FloatArray  # (B, clusters)
-    cluster: IntArray  # (items,): each item's cluster
-    _sums: dict[int, tuple[FloatArray, FloatArray]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
-
-    @classmethod
-    def ones(cls, items: int) -> Weights:
-        return cls(np.ones((1, 1)), np.zeros(items, dtype=np.int64))
-
-    @classmethod
-    def of_items(cls, weights: Sequence[float]) -> Weights:
-        """One resample with an explicit weight per item (each item its own cluster)."""
-        row = np.asarray(weights, dtype=np.float64).reshape(1, -1)
-        return cls(row, np.arange(row.shape[1], dtype=np.int64))
-
-    @property
-    def rows(self) -> int:
-        return int(self.counts.shape[0])
-
-    def sum(self, values: FloatArray) -> FloatArray:
-        """Weighted column sums (B, k) of `values` (items, k): per-cluster sums, then one
-        product with the counts."""
-        kept = self._sums.get(id(values))
-        if kept is not None and kept[0] is values:
-            return kept[1]
-        table = values.reshape(len(values), -1)
-        result: FloatArray = self.counts @ group_sums(self.cluster, table, self.counts.shape[1])
-        result.flags.writeable = False
-        self._sums[id(values)] = (values, result)
-        return result
-
-    def grouped(self, group: IntArray, groups: int) -> FloatArray:
-        """The (B, groups) total weight of each group of items (items with equal values, say):
-        a rank statistic needs only these, not every item's weight."""
-        flat = self.cluster * groups + group
-        table = np.bincount(flat, minlength=self.counts.shape[1] * groups).astype(np.float64)
-        result: FloatArray = self.counts @ table.reshape(-1, groups)
-        return result
-
+from attunebench.stats import FloatArray, IntArray, Weights, safe_ratio
 
 # Per-item values: one row per record, or rows with the index of the record each belongs to
 # (a record with several PANAS items gives several rows, all weighted as that record).

@@ -28,24 +28,26 @@ length in characters (length-only).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
+from attunebench.stats import FloatArray
 from attunebench.tasks import adjusted as a
 from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     GoldLevel,
@@ -57,6 +59,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
@@ -72,6 +75,57 @@ QUESTIONS = {
     "(barely) to 5 (overwhelming)?",
     "rating": "How did the user rate the conversation overall, from {low:g} to {high:g}?",
 }
+
+
+# How the prompt names the fields asked: "Predict, on the scales given: name (...); ...".
+_FIELDS = re.compile(r"Predict, on the scales given: (.*?)\. Answer with one JSON", re.S)
+_FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
+
+
+class OutcomeAnswers(AnswerForm):
+    """`{"<field>": n, ...}`, from a hint carrying the fields asked as `labels` and each
+    field's scale as `reference` {field: "low:high"}."""
+
+    kind = TASK
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({name: 3 for name in hint.labels})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        drawn = {k: float(rng.integers(int(lo), int(hi) + 1)) for k, (lo, hi) in _scales(hint)}
+        return dumps({name: round(value, 3) for name, value in drawn.items()})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        values: dict[str, float] = gold.get("values", {})
+        return dumps(
+            {
+                name: values[name] if right and name in values else uniform(rng, *scale)
+                for name, scale in gold.get("scales", {}).items()
+                if name in hint.labels
+            }
+        )
+
+    def read_prompt(self, system: str, user: str) -> TaskHint | None:
+        block = _FIELDS.search(user)
+        if block is None:
+            return None
+        scales = {name: stated_scale(q) for name, q in _FIELD.findall(block.group(1))}
+        reference = {k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()}
+        return TaskHint(kind=TASK, labels=tuple(scales), reference=reference, form=self)
+
+
+def _scales(hint: TaskHint) -> list[tuple[str, tuple[float, float]]]:
+    """Each field asked, with its scale ("low:high" in the hint's reference)."""
+    scales = []
+    for name in hint.labels:
+        low, _, high = hint.reference.get(name, "1:5").partition(":")
+        scales.append((name, (float(low), float(high))))
+    return scales
+
+
+ANSWERS = registered(OutcomeAnswers())
 
 
 class OutcomeGold(Gold):
@@ -119,16 +173,11 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     headline = "mean position-adjusted correlation over final intensity, rating, empathy, relevance"
     headline_metric = "mean_adjusted_r"
     gold_fields = ("outcome", "state.intensity")
-    subject_hints = frozenset({"outcome"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
         self.modes = h.context_modes(context)
-        self.context = context
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context}
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -148,7 +197,7 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     def queries(self, item: Item[OutcomeGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
         said = h.history_before(conversation, item.turn_index + 1)  # all of it
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         reports = h.self_reports_before(conversation, item.turn_index + 1)
         fields = {
             "conversation": transcript(said),
@@ -161,6 +210,7 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
             labels=tuple(scales),
             history=h.hint_history(said),
             reference={k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()},
+            form=ANSWERS,
         )
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(k, v)})" for k, v in scales.items())
@@ -233,7 +283,7 @@ def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
     return guess.values.get(name), truth
 
 
-def headline_values(views: Sequence[OutcomeView]) -> m.FloatArray:
+def headline_values(views: Sequence[OutcomeView]) -> FloatArray:
     """(predicted, given) per headline field, NaN where the gold lacks it; a field left
     unanswered is guessed as its scale's midpoint (no information, never left out)."""
     rows = []
@@ -249,7 +299,7 @@ def headline_values(views: Sequence[OutcomeView]) -> m.FloatArray:
     return np.array(rows, dtype=np.float64).reshape(-1, 2 * len(KNOWN))
 
 
-def adjusted_values(views: Sequence[OutcomeView]) -> m.FloatArray:
+def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
     """Per headline field, the rows of `tasks.adjusted` (NaN where the gold lacks it)."""
     blocks = []
     conversations = [v.record.conversation_id for v in views]
@@ -299,7 +349,7 @@ OutcomeTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def outcome_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
     """Outcome prediction; `context` is blind (default), informed, or both."""
     return OutcomeTask(context)

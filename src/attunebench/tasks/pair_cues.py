@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from attunebench.tasks.metrics import FloatArray
+from attunebench.stats import FloatArray
 from attunebench.tasks.pairs import TIE, PairGold
 
 Items = Sequence[tuple[str, PairGold]]

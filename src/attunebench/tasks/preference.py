@@ -20,21 +20,22 @@ alone are scored beside every model: "later reply" and "longer reply".
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
+import numpy as np
 from pydantic import Field
 
+from attunebench.answerform import AnswerForm, dumps, gold_pick, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
-from attunebench.judge.templates import delimit
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
+from attunebench.prompts import delimit
 from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pair_cues as c
 from attunebench.tasks import pairs as p
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Guess,
     InvalidAnswer,
@@ -45,12 +46,14 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import parse_choice
 from attunebench.tasks.prompting import (
     JSON_PARAMS,
     choice_form,
+    option_keys,
     self_reports_block,
     task_prompt,
     transcript,
@@ -64,6 +67,28 @@ ORDERS = ("ab", "ba")
 # A derived pair's question: the user rated each reply alone and never picked between them.
 RATED_HIGHER = "Which reply did this user rate higher (they rated each on its own)?"
 CHOICE_OPTIONS = [("A", "Reply A"), ("B", "Reply B"), ("tie", "They liked both equally")]
+CHOICE_KEYS = option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
+
+
+class PreferenceAnswers(AnswerForm):
+    """`{"choice": "A" | "B" | "tie"}`, from a hint carrying the replies as `candidates`."""
+
+    kind = TASK
+    marker = '{"choice"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"choice": "A"})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return dumps({"choice": "AB"[int(rng.integers(2))]})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return dumps({"choice": gold_pick(hint, gold, right)})
+
+
+ANSWERS = registered(PreferenceAnswers())
 
 
 class PreferencePrediction(Frozen):
@@ -114,12 +139,10 @@ def pair_of(item: Item[p.PairGold], options: p.PairOptions) -> p.Pair:
     raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
 
 
-def pair_queries(
-    item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode, kind: HintKind = "preference"
-) -> list[Query]:
+def pair_queries(item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode) -> list[Query]:
     """The pair in both orders, as preference questions."""
     conversation, gold = item.conversation, item.gold
-    variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+    variant = item.context
     texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
     # Cut before the earlier reply: a transcript that quoted it (and went on to the later
     # one's message) would show which reply came first and how far apart they were.
@@ -136,10 +159,11 @@ def pair_queries(
         a, b = (texts[key] for key in shown(gold, order))
         fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
         hint = TaskHint(
-            kind=kind,
+            kind=TASK,
             text=h.turn_at(conversation, upto).user,
             candidates={"A": a, "B": b},
             history=h.hint_history(h.history_before(conversation, upto)),
+            form=ANSWERS,
         )
         form = None
         if mode == "choice":
@@ -162,11 +186,7 @@ def read_orders(
         output = outputs[order]
         if output.probabilities is not None:
             spread = dict(output.probabilities)
-            spreads[order] = {
-                "A": spread.get("A", 0.0),
-                "B": spread.get("B", 0.0),
-                "tie": spread.get("C", 0.0),
-            }
+            spreads[order] = {label: spread.get(key, 0.0) for label, key in CHOICE_KEYS.items()}
             letters[order] = max(spreads[order], key=lambda k: spreads[order][k])
             continue
         try:
@@ -192,21 +212,12 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
     prediction_type = PreferencePrediction
     headline = "accuracy in both orders (0.5 when inconsistent)"
     gold_fields = ("preference", "rating")
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"preference"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str, pairs: p.PairOptions) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.pairs = context, pairs
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {
-            "context": self.context,
-            "derive_from_ratings": self.pairs.derive,
-            "max_derived_pairs": self.pairs.cap,
-            "include_flagged": self.pairs.include_flagged,
-        }
+        self.pairs = pairs
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -372,7 +383,7 @@ PreferenceTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def preference_task(
     context: str = h.DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

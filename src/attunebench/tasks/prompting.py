@@ -1,7 +1,7 @@
 """Rendering items into prompts: transcripts, self-reports, label menus, chat messages, and the
 choice form of a question.
 
-Every task prompt is a TOML template beside its task module (see `judge.templates`); this
+Every task prompt is a TOML template beside its task module (see `prompts`); this
 module turns an item's conversation into the quoted blocks those templates take. Blind and
 informed prompts differ by exactly one block, `self_reports`, which is empty in blind mode and
 says who gave the labels it quotes (the person themselves, annotators, ...), from the source's
@@ -19,8 +19,8 @@ import string
 from collections.abc import Sequence
 
 from attunebench.data.schema import Conversation, TaxonomyLabel
-from attunebench.judge.templates import PromptTemplate, defang, delimit, load_prompt
 from attunebench.models.base import GenerateParams, Message
+from attunebench.prompts import PromptTemplate, defang, delimit, load_prompt
 from attunebench.tasks.base import ChoiceForm
 from attunebench.tasks.history import ContextMode, SelfReport, Utterance, describe_state
 
@@ -102,6 +102,20 @@ def self_reports_block(
     return block + "\n"
 
 
+def option_keys(options: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Each option's key in a choice question, by its label: letters in order, or the options
+    themselves where they are single digits.
+
+    >>> option_keys([("yes", "Yes"), ("no", "No")])
+    {'yes': 'A', 'no': 'B'}
+    """
+    digits = all(label.isdigit() and len(label) == 1 for label, _ in options)
+    if not digits and len(options) > len(LETTERS):
+        raise ValueError(f"a choice question takes at most {len(LETTERS)} options")
+    keys = [label for label, _ in options] if digits else LETTERS[: len(options)]
+    return {label: key for (label, _), key in zip(options, keys, strict=True)}
+
+
 def choice_form(
     messages: Sequence[Message], question: str, options: Sequence[tuple[str, str]]
 ) -> ChoiceForm:
@@ -112,12 +126,9 @@ def choice_form(
 
     `options` are (label, shown text) pairs, in the order the keys go.
     """
-    digits = all(label.isdigit() and len(label) == 1 for label, _ in options)
-    if not digits and len(options) > len(LETTERS):
-        raise ValueError(f"a choice question takes at most {len(LETTERS)} options")
-    keys = tuple(label for label, _ in options) if digits else LETTERS[: len(options)]
+    keys = tuple(option_keys(options).values())
     menu = "\n".join(f"({key}) {shown}" for key, (_, shown) in zip(keys, options, strict=True))
-    kind = "number" if digits else "letter"
+    kind = "number" if keys[0].isdigit() else "letter"
     tail = f"{question}\n{menu}\nAnswer with the {kind} in parentheses.\nAnswer: ("
     last = messages[-1]
     asked = (*messages[:-1], Message(last.role, f"{last.content}\n\n{tail}"))

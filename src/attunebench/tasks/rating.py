@@ -26,17 +26,18 @@ from typing import Any
 
 import numpy as np
 
+from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
+from attunebench.stats import FloatArray, Weights
 from attunebench.tasks import adjusted as a
 from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     GoldLevel,
@@ -48,6 +49,7 @@ from attunebench.tasks.base import (
     Scored,
     Task,
     View,
+    register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
@@ -57,6 +59,44 @@ PROMPT = task_prompt(__name__, "rating")
 CHOICE = task_prompt(__name__, "rating-choice")
 FIELD = "rating"
 THIRDS = 3
+
+
+class RatingAnswers(AnswerForm):
+    """`{"rating": n}`, from a hint carrying the last reply rated as `text` and the scale as
+    `labels` (low, high)."""
+
+    kind = TASK
+    marker = '{"rating"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"rating": 3})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        low, high = _scale(hint)
+        return dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return dumps({"rating": gold["rating"] if right else uniform(rng, *_scale(hint))})
+
+    def read_prompt(self, system: str, user: str) -> TaskHint | None:
+        hint = super().read_prompt(system, user)
+        if hint is None:
+            return None
+        low, high = stated_scale(user)  # the question's own scale
+        return TaskHint(kind=TASK, labels=(f"{low:g}", f"{high:g}"), form=self)
+
+
+def _scale(hint: TaskHint) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in hint.labels)
+    except ValueError:
+        raise ValueError("the rating hint carries no scale") from None
+    return low, high
+
+
+ANSWERS = registered(RatingAnswers())
 
 
 class RatingGold(Gold):
@@ -115,16 +155,11 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     headline = "position-adjusted correlation of predicted and given ratings"
     headline_metric = "position_adjusted_r"
     gold_fields = ("rating",)
-    subject_hints = frozenset({"rating"})
+    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
         self.modes = h.context_modes(context)
-        self.context = context
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"context": self.context}
 
     @property
     def prompts(self) -> list[PromptInfo]:
@@ -140,7 +175,7 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     def queries(self, item: Item[RatingGold], mode: AnswerMode) -> list[Query]:
         conversation, (low, high) = item.conversation, item.gold.scale
         said = h.history_before(conversation, item.turn_index)
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         reports = h.self_reports_before(conversation, item.turn_index)
         fields = {
             "conversation": transcript(said),
@@ -148,10 +183,11 @@ class RatingTask(Task[RatingGold, n.Numbers]):
         }
         replies = [u.text for u in said if u.speaker == "assistant"]
         hint = TaskHint(
-            kind="rating",
+            kind=TASK,
             text=replies[-1] if replies else "",
             labels=(f"{low:g}", f"{high:g}"),
             history=h.hint_history(said),
+            form=ANSWERS,
         )
         if mode == "generate":
             messages = PROMPT.render(
@@ -221,7 +257,7 @@ def _pair(view: RatingView, name: str) -> tuple[float | None, float | None]:
     return guess, view.gold.rating
 
 
-def within_conversations(views: Sequence[RatingView]) -> m.FloatArray:
+def within_conversations(views: Sequence[RatingView]) -> FloatArray:
     """Per record (rho of its conversation / its conversation's items, 1 / items), for the
     conversations with three or more answered ratings and a defined rho; zeros otherwise. A
     ratio of weighted sums then averages rho over conversations, each weighted as drawn."""
@@ -234,13 +270,13 @@ def within_conversations(views: Sequence[RatingView]) -> m.FloatArray:
         usable = ~np.isnan(found).any(axis=1)
         if usable.sum() < 3:
             continue
-        rho = float(m.spearman_statistic(found[usable], m.Weights.ones(int(usable.sum())))[0])
+        rho = float(m.spearman_statistic(found[usable], Weights.ones(int(usable.sum())))[0])
         if not np.isnan(rho):
             out[rows] = (rho / len(rows), 1.0 / len(rows))
     return out
 
 
-def adjusted_values(views: Sequence[RatingView]) -> m.FloatArray:
+def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
     """The rows of `tasks.adjusted`: position cell, conversation, prediction and rating."""
     spans = [v.gold.scale[1] - v.gold.scale[0] for v in views]
     return a.adjusted_rows(
@@ -297,7 +333,7 @@ RatingTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def rating_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
     """Rating prediction at each point the person rated; `context` is blind, informed or both."""
     return RatingTask(context)

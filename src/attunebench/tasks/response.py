@@ -2,7 +2,7 @@
 
 Construct: LLM-as-a-judge response quality (MT-Bench / Arena-Hard style), made personal: the
 judge is told what this participant told us before seeing any reply (how they felt, what would
-help most; see `judge.calls`), and for the rubric the reply they chose and the one they
+help most; see `tasks.judging`), and for the rubric the reply they chose and the one they
 rejected, and judges for them, not for an average reader.
 
 Items: turns with a recorded pick and at least one other reply (the rejected one: the lowest
@@ -29,26 +29,20 @@ reply is invalid and not judged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
+import numpy as np
+
+from attunebench.answerform import AnswerForm, pick, registered
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
-from attunebench.judge.calls import (
-    PAIRWISE,
-    PAIRWISE_CHOICE,
-    RUBRIC,
-    JudgeContext,
-    pairwise_query,
-    profile_of,
-    rubric_query,
-)
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
+from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
-    TASKS,
     AnswerMode,
     Gold,
     InvalidAnswer,
@@ -60,6 +54,16 @@ from attunebench.tasks.base import (
     Task,
     View,
     check_choice,
+    register_task,
+)
+from attunebench.tasks.judging import (
+    PAIRWISE,
+    PAIRWISE_CHOICE,
+    RUBRIC,
+    JudgeContext,
+    pairwise_query,
+    profile_of,
+    rubric_query,
 )
 from attunebench.tasks.pairs import reference_replies
 from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_reports_block, task_prompt
@@ -70,6 +74,36 @@ JUDGE_MODES = ("both", "pairwise", "rubric")
 COMPARISONS = ("vs_chosen", "vs_rejected")
 MODEL_FIRST, REFERENCE_FIRST = "model-first", "reference-first"
 ONE_ORDER = "one-order-only"
+# Generic supportive replies that ignore what was said: a judge that rates them well is not
+# measuring attunement.
+CANNED_REPLIES = (
+    "That sounds really hard. I'm here to listen if you want to say more.",
+    "Thank you for telling me. How are you feeling about it right now?",
+    "It makes sense that you feel this way. What would help most at the moment?",
+    "I'm sorry you're going through this. You don't have to face it alone.",
+    "That's a lot to carry. Would you like to talk through what happened?",
+)
+
+
+class ResponseAnswers(AnswerForm):
+    """The reply itself, as plain text, from a hint carrying the user's message as `text`.
+    The gold's answer is the reply the participant chose (right) or the one they rejected."""
+
+    kind = TASK
+
+    def example(self, hint: TaskHint) -> str:
+        return "That sounds really hard. I'm here with you; do you want to tell me more?"
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return pick(rng, CANNED_REPLIES)
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return str(gold.get("chosen_text" if right else "rejected_text") or "I hear you.")
+
+
+ANSWERS = registered(ResponseAnswers())
 
 
 class ResponseGold(Gold):
@@ -151,35 +185,23 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     prediction_type = ResponsePrediction
     headline = "judge win rate"
     gold_fields = ("preference", "need")
-    subject_hints: ClassVar[frozenset[HintKind]] = frozenset({"response"})
+    subject_forms = (ANSWERS,)
     needs_judge = True
 
     def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
         self.modes = h.context_modes(context)
-        self.context, self.judge_mode, self.comment = context, judge_mode, comment
+        self.judge_mode, self.comment = judge_mode, comment
 
     @property
-    def judge_hints(self) -> frozenset[HintKind]:
-        kinds: set[HintKind] = set()
-        if self.judge_mode != "rubric":
-            kinds.add("judge_pairwise")
-        if self.judge_mode != "pairwise":
-            kinds.add("judge_rubric")
-        return frozenset(kinds)
+    def judge_forms(self) -> tuple[AnswerForm, ...]:
+        pairwise = (PAIRWISE_ANSWERS,) if self.judge_mode != "rubric" else ()
+        return pairwise + ((RUBRIC_ANSWERS,) if self.judge_mode != "pairwise" else ())
 
     @property
     def prompts(self) -> list[PromptInfo]:
         judged = [PAIRWISE, PAIRWISE_CHOICE] if self.judge_mode != "rubric" else []
         judged += [RUBRIC] if self.judge_mode != "pairwise" else []
         return [PROMPT.info, *(t.info for t in judged)]
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {
-            "context": self.context,
-            "judge_mode": self.judge_mode,
-            "participant_comment": self.comment,
-        }
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ResponseGold]]:
         for conversation in conversations:
@@ -201,16 +223,17 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     def queries(self, item: Item[ResponseGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
         turn = h.turn_at(conversation, item.turn_index)
-        variant: h.ContextMode = "informed" if item.variant == "informed" else "blind"
+        variant = item.context
         reports = self_reports_block(
             variant, h.self_reports_before(conversation, turn.index), conversation
         )
         system = PROMPT.render()[0].content
         messages = chat_messages(system, h.history_through(conversation, turn.index), note=reports)
         hint = TaskHint(
-            kind="response",
+            kind=TASK,
             text=turn.user,
             history=h.hint_history(h.history_before(conversation, turn.index)),
+            form=ANSWERS,
         )
         return [Query("reply", messages, PROMPT.info, REPLY_PARAMS, hint)]
 
@@ -304,7 +327,7 @@ ResponseTask.metrics = m.register(
 )
 
 
-@TASKS.register(TASK)
+@register_task(TASK)
 def response_task(
     context: str = h.DEFAULT_CONTEXT,
     judge_mode: str = "both",

@@ -8,14 +8,15 @@
   its own table of models (`openai_rules`, `anthropic_rules`), the APIs' error bodies,
   logprobs, the version header, shuffled batch output, and quota, permission and
   enqueued-token failures on demand; they count live calls and batched requests.
-- `answer_from_prompt`: valid answers read off a rendered task prompt.
+- `answer_from_prompt`: valid answers read off a rendered task prompt; `form_of`, the answer
+  form of a hint kind, for hints made by hand.
 - `HOSTILE_OUTPUTS`: model outputs built to break parsers, record writers and judges.
 - `comparable` / `diff_records`: run records without the fields that vary between runs.
 - `attunebench.testing.drills`: a faulty run and a killed-and-resumed run, each compared with
   an undisturbed one (what benchmarks/reliability.py measures).
 """
 
-from attunebench.testing.answers import answer_from_prompt, menu_labels
+from attunebench.testing.answers import answer_from_prompt, form_of, menu_labels
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.fault_server import FaultServer
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
@@ -37,6 +38,7 @@ __all__ = [
     "answer_from_prompt",
     "comparable",
     "diff_records",
+    "form_of",
     "menu_labels",
     "request_key",
     "run_records",

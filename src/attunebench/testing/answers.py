@@ -1,36 +1,29 @@
 """Valid answers read off a rendered prompt, for servers that stand in for a model in tests.
 
-A task prompt states the JSON form it wants in its system message ("in this form:
-{"behaviors": [...]}") and, where labels are asked for, lists them there as
-`- name: description`. `answer_from_prompt` finds both and answers in that form; only the
-system message is read for them, so a conversation quoting such words cannot change the
-form. A number is drawn from the scale the question states in the user message ("from 1 (...)
-to 5 (...)"); an outcome question, whose fields differ by conversation, names them and their
-scales in the user message ("Predict, on the scales given: name (..., from 1 to 5?); ...").
-A prompt with no form (the response task) gets a plain-text reply. The choice among valid
-answers is a hash of the messages, so the same request always gets the same answer and
-different requests get different ones: runs score a spread of right and wrong answers,
-identically each time.
+A server sees only the messages, so it asks each registered answer form
+(`attunebench.answerform.FORMS`, one per task and judge call) whether the prompt is one of
+its own (`AnswerForm.read_prompt`: a prompt states its JSON form in its system message, and
+lists its labels there; the scale of a number is in the question). The first form that reads
+it draws a random valid answer. Only the system message is read for the form, so a
+conversation quoting such words cannot change it. A prompt no form reads (the response task's)
+gets a plain-text reply. The draw is seeded by a hash of the messages, so the same request
+always gets the same answer and different requests get different ones: runs score a spread of
+right and wrong answers, identically each time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from attunebench.data.jsonl import canonical_json
+import numpy as np
 
-_FORM = re.compile(r"in this form:\s*(\{[^\n]*)")
-_MENU = re.compile(r"exactly as listed:\s*\n((?:- [^\n]+\n?)+)")
-_MENU_ITEM = re.compile(r"^- ([^:\n]+):", re.MULTILINE)
-# "from 1 (very poor) to 5 (very good)" or "from 1 to 5"
-_SCALE = re.compile(r"from (-?\d+(?:\.\d+)?)(?: \([^)]*\))? to (-?\d+(?:\.\d+)?)")
-_FIELDS = re.compile(r"Predict, on the scales given: (.*?)\. Answer with one JSON", re.S)
-_FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
-CHOICES = ("A", "B", "tie")
+from attunebench.answerform import FORMS, AnswerForm, menu_labels
+from attunebench.data.jsonl import canonical_json
+from attunebench.tasks import load_tasks
+
 REPLIES = (
     "That sounds like a lot to carry. What part of it is weighing on you most right now?",
     "I'm sorry it's been so hard. It makes sense that you feel this way.",
@@ -43,76 +36,29 @@ def _digest(messages: Sequence[dict[str, Any]]) -> int:
     return int.from_bytes(hashlib.sha256(canonical_json(list(messages)).encode()).digest()[:8])
 
 
-def menu_labels(prompt: str) -> list[str]:
-    """The label names a prompt lists after "exactly as listed:", in order.
-
-    >>> menu_labels("Write each name exactly as listed:\\n- joy: happy.\\n- fear: scared.\\n")
-    ['joy', 'fear']
-    """
-    block = _MENU.search(prompt)
-    return _MENU_ITEM.findall(block.group(1)) if block else []
-
-
-def on_scale(text: str, h: int) -> int:
-    """A whole number on the first scale `text` states (1 to 5 if none), chosen by `h`.
-
-    >>> on_scale("from 1 (very poor) to 5 (very good)?", 7)
-    3
-    """
-    found = _SCALE.search(text)
-    low, high = (round(float(found.group(1))), round(float(found.group(2)))) if found else (1, 5)
-    return low + h % (high - low + 1)
-
-
-def outcome_fields(prompt: str) -> list[tuple[str, str]]:
-    """The (name, question) of each field an outcome prompt asks for.
-
-    >>> outcome_fields("Predict, on the scales given: a (from 1 to 5?). Answer with one JSON")
-    [('a', 'from 1 to 5?')]
-    """
-    block = _FIELDS.search(prompt)
-    return _FIELD.findall(block.group(1)) if block else []
-
-
 def _role(messages: Sequence[dict[str, Any]], role: str) -> str:
     return "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == role)
 
 
+def form_of(kind: str) -> AnswerForm:
+    """The answer form registered for a hint kind (every task's, once tasks are loaded)."""
+    load_tasks()
+    return FORMS.get(kind)
+
+
 def answer_from_prompt(messages: Sequence[dict[str, Any]]) -> str:
     """A valid answer to the chat `messages` (OpenAI message dicts), chosen by their hash."""
+    load_tasks()  # every task's form registered
     system, user = _role(messages, "system"), _role(messages, "user")
     h = _digest(messages)
-    form = _FORM.search(system)
-    if form is None:
-        fields = outcome_fields(user)
-        if fields:
-            return json.dumps(
-                {name: on_scale(q, h >> (8 * n)) for n, (name, q) in enumerate(fields)}
-            )
-        return REPLIES[h % len(REPLIES)]
-    wanted = form.group(1)
-    labels = menu_labels(system) or ["other"]
-    pick = labels[h % len(labels)]
-    answer: dict[str, Any]
-    if wanted.startswith('{"primary"'):
-        answer = {
-            "primary": pick,
-            "emotions": [pick],
-            "intensity": 1 + (h >> 8) % 5,
-            "valence": round((h >> 16) % 21 / 10 - 1, 1),
-            "arousal": (h >> 24) % 11 / 10,
-        }
-    elif wanted.startswith('{"behaviors"'):
-        second = labels[(h >> 8) % len(labels)]
-        answer = {"behaviors": list(dict.fromkeys([pick, second]))}
-    elif wanted.startswith('{"choice"'):
-        answer = {"choice": CHOICES[h % 3]}
-    elif wanted.startswith('{"winner"'):
-        answer = {"winner": CHOICES[h % 3], "reason": "It meets what they asked for."}
-    elif wanted.startswith('{"score"'):
-        answer = {"score": 1 + h % 10, "reason": "It meets some of what they asked for."}
-    elif wanted.startswith('{"rating"'):
-        answer = {"rating": on_scale(user, h)}
-    else:
-        raise ValueError(f"no answer known for the form {wanted[:60]!r}")
-    return json.dumps(answer)
+    for kind in FORMS:
+        form = FORMS.get(kind)
+        hint = form.read_prompt(system, user)
+        if hint is not None:
+            if not hint.labels:  # a prompt listing no labels: any name will do
+                hint = dataclasses.replace(hint, labels=("other",))
+            return form.random(hint, np.random.default_rng(h))
+    return REPLIES[h % len(REPLIES)]
+
+
+__all__ = ["answer_from_prompt", "form_of", "menu_labels"]

@@ -145,25 +145,12 @@ def pick_answer(hint: TaskHint, choice: str, reason: str) -> str:
     )
 
 
-def rubric_answer(score: int, reason: str) -> str:
-    return json.dumps({"score": score, "reason": reason})
-
-
 def rating_answer(rating: float) -> str:
     return json.dumps({"rating": round(float(rating), 3)})
 
 
 def outcome_answer(values: dict[str, float]) -> str:
     return json.dumps({name: round(float(value), 3) for name, value in values.items()})
-
-
-def rating_scale(hint: TaskHint, spec: str) -> tuple[float, float]:
-    """The (low, high) scale a rating hint carries in its labels."""
-    try:
-        low, high = (float(x) for x in hint.labels)
-    except ValueError:
-        raise ProviderError(f"{spec}: the rating hint carries no scale", retryable=False) from None
-    return low, high
 
 
 def outcome_scales(hint: TaskHint) -> dict[str, tuple[float, float]]:

@@ -1,42 +1,19 @@
 """`baseline/random`: uniform guesses, fixed by (seed, item), the floor every model must beat.
 
-- emotion: a primary label uniform over the item's labels (emotions = [primary]); intensity
-  uniform on 1..5, valence on [-1, 1], arousal on [0, 1].
-- behavior: one label, uniform over the item's labels.
-- preference: A or B with equal chance (never a tie).
-- response: one of a few fixed, generic supportive sentences, uniformly. It is a baseline reply
-  that ignores what was said, so a judge that rates it well is not measuring attunement.
-- judge_pairwise: A or B uniformly; judge_rubric: a score uniform on 1..10 (a null judge).
+It answers every task: the guess is the random valid answer the task's own answer form draws
+(see `attunebench.answerform`), seeded by (seed, item). For the shipped tasks: a label uniform
+over the item's labels (emotion also draws intensity on 1..5, valence on [-1, 1], arousal on
+[0, 1]); A or B with equal chance for a pick between replies (never a tie); a number uniform
+on its scale; for a reply, one of a few fixed, generic supportive sentences, which ignore what
+was said, so a judge that rates them well is not measuring attunement.
 """
 
 from __future__ import annotations
 
 from attunebench.frozen import Frozen
-from attunebench.models.base import GenerateParams
-from attunebench.models.baselines.base import (
-    Baseline,
-    behavior_answer,
-    choice_answer,
-    emotion_answer,
-    item_rng,
-    outcome_answer,
-    outcome_scales,
-    pairwise_answer,
-    rating_answer,
-    rating_scale,
-    require_labels,
-    rubric_answer,
-    seed_of,
-)
+from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.models.baselines.base import Baseline, item_rng, seed_of
 from attunebench.models.hints import TaskHint
-
-CANNED_REPLIES = (
-    "That sounds really hard. I'm here to listen if you want to say more.",
-    "Thank you for telling me. How are you feeling about it right now?",
-    "It makes sense that you feel this way. What would help most at the moment?",
-    "I'm sorry you're going through this. You don't have to face it alone.",
-    "That's a lot to carry. Would you like to talk through what happened?",
-)
 
 
 class RandomOptions(Frozen):
@@ -44,42 +21,18 @@ class RandomOptions(Frozen):
 
 
 class RandomBaseline(Baseline):
-    supported_hints = None  # every kind: a guess is always possible
+    supported_hints = None  # every kind: each task's form can draw a valid answer
 
     def __init__(self, spec: str, options: RandomOptions) -> None:
         super().__init__(spec)
         self.options = options
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
+        if hint.form is None:
+            message = f"{self.spec}: the {hint.kind!r} hint has no answer form"
+            raise ProviderError(message, retryable=False)
         rng = item_rng(seed_of(params, self.options.seed), hint)
-        if hint.kind == "emotion":
-            labels = require_labels(hint, self.spec)
-            primary = labels[int(rng.integers(len(labels)))]
-            return emotion_answer(
-                primary,
-                intensity=float(rng.integers(1, 6)),
-                valence=float(rng.uniform(-1.0, 1.0)),
-                arousal=float(rng.uniform(0.0, 1.0)),
-            )
-        if hint.kind == "behavior":
-            labels = require_labels(hint, self.spec)
-            return behavior_answer([labels[int(rng.integers(len(labels)))]])
-        if hint.kind == "preference":
-            return choice_answer("AB"[int(rng.integers(2))])
-        if hint.kind == "response":
-            return CANNED_REPLIES[int(rng.integers(len(CANNED_REPLIES)))]
-        if hint.kind == "judge_pairwise":
-            return pairwise_answer("AB"[int(rng.integers(2))], "baseline/random: a coin flip")
-        if hint.kind == "judge_rubric":
-            return rubric_answer(int(rng.integers(1, 11)), "baseline/random: a uniform score")
-        if hint.kind == "rating":
-            low, high = rating_scale(hint, self.spec)
-            return rating_answer(float(rng.integers(int(low), int(high) + 1)))
-        if hint.kind == "outcome":
-            return outcome_answer(
-                {
-                    name: float(rng.integers(int(low), int(high) + 1))
-                    for name, (low, high) in outcome_scales(hint).items()
-                }
-            )
-        raise self.unsupported(hint)
+        try:
+            return hint.form.random(hint, rng)
+        except ValueError as error:  # the hint lacks what the form draws from (its labels)
+            raise ProviderError(f"{self.spec}: {error}", retryable=False) from None

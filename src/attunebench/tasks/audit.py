@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.tasks.metrics import FloatArray, Metric, Weights, safe_ratio
+from attunebench.stats import FloatArray, Weights, safe_ratio
+from attunebench.tasks.metrics import Metric
 from attunebench.tasks.pairs import TIE, PairGold
 
 ORDERS = ("ab", "ba")

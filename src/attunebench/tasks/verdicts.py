@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from attunebench.judge.calls import verdict_mode
 from attunebench.records import Verdict
 from attunebench.tasks.base import InvalidAnswer, Output, Query
+from attunebench.tasks.judging import verdict_mode
 from attunebench.tasks.parsing import a_b_tie, answer_fields, bounded_number, reason_of
 
 

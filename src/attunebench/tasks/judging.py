@@ -1,7 +1,7 @@
 """Asking a judge: what it is told about the participant, and the queries it answers.
 
 The judge sees the conversation (text only), the participant's profile at this turn and the
-candidates, quoted as data (see `judge.templates.delimit`). The profile is what the person
+candidates, quoted as data (see `prompts.delimit`). The profile is what the person
 told us before seeing any reply: how they felt (worded by who reported it) and what would help
 most right now (`Turn.need`). Their post-hoc comment, written after reading the replies, can
 name or echo one of them, so it is shown only when a task asks for it (`comment=True`).
@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from attunebench.data.schema import Conversation, Response, State, Turn
-from attunebench.judge.templates import delimit, load_prompt
+from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams
 from attunebench.models.hints import TaskHint
+from attunebench.prompts import delimit, load_prompt
 from attunebench.tasks import history as h
-from attunebench.tasks import prompting  # not its names: prompting, half made, imports us
 from attunebench.tasks.base import Query
+from attunebench.tasks.prompting import choice_form, reporter, transcript
 
 PAIRWISE = load_prompt(__name__, "judge-pairwise")
 RUBRIC = load_prompt(__name__, "judge-rubric")
@@ -61,7 +62,7 @@ def profile_of(
     need, preference = turn.need, turn.preference
     return Profile(
         state=turn.state,
-        reporter=prompting.reporter(conversation),
+        reporter=reporter(conversation),
         need=need.text if need else None,
         need_behaviors=need.behaviors if need else (),
         comment=preference.comment if comment and preference else None,
@@ -120,7 +121,7 @@ class JudgeContext:
     @classmethod
     def at(cls, conversation: Conversation, turn_index: int, profile: Profile) -> JudgeContext:
         return cls(
-            conversation=prompting.transcript(h.history_through(conversation, turn_index)),
+            conversation=transcript(h.history_through(conversation, turn_index)),
             history=h.hint_history(h.history_before(conversation, turn_index)),
             user_text=h.turn_at(conversation, turn_index).user,
             profile=profile,
@@ -139,14 +140,15 @@ def pairwise_query(
         "reply_b": delimit("reply_b", b),
     }
     hint = TaskHint(
-        kind="judge_pairwise",
+        kind=PAIRWISE_ANSWERS.kind,
         text=context.user_text,
         candidates={"A": a, "B": b},
         history=context.history,
         reference=hint_reference(context.profile, references=False),
+        form=PAIRWISE_ANSWERS,
     )
     base = PAIRWISE_CHOICE.render(**fields)
-    form = prompting.choice_form(
+    form = choice_form(
         base,
         "Which reply would this person have found better at this moment?",
         [("A", "Reply A"), ("B", "Reply B")],
@@ -171,16 +173,19 @@ def rubric_query(context: JudgeContext, reply: str, key: str, *, judge: str) -> 
         reply=delimit("reply", reply),
     )
     hint = TaskHint(
-        kind="judge_rubric",
+        kind=RUBRIC_ANSWERS.kind,
         text=context.user_text,
         candidates={"A": reply},
         history=context.history,
         reference=hint_reference(context.profile, references=True),
+        form=RUBRIC_ANSWERS,
     )
     return Query(key, messages, RUBRIC.info, JUDGE_PARAMS, hint, role="judge", model=judge)
 
 
 def verdict_mode(query: Query) -> VerdictMode:
     return (
-        "pairwise" if query.hint is not None and query.hint.kind == "judge_pairwise" else "rubric"
+        "pairwise"
+        if query.hint is not None and query.hint.kind == PAIRWISE_ANSWERS.kind
+        else "rubric"
     )

@@ -1,0 +1,49 @@
+"""The judge's two answers, declared once (see `attunebench.answerform`): a pairwise verdict
+`{"winner": "A" | "B" | "tie", "reason": ...}` and a rubric score `{"score": 1-10, "reason": ...}`.
+
+A pairwise hint carries the two replies as `candidates` {"A", "B"}; a rubric hint the one
+reply as candidate "A". Both carry the user's message as `text` and what the participant
+wanted in `reference`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from attunebench.answerform import AnswerForm, dumps, gold_pick, registered
+from attunebench.models.hints import TaskHint
+
+
+class PairwiseAnswers(AnswerForm):
+    kind = "judge_pairwise"
+    marker = '{"winner"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"winner": "A", "reason": "mock verdict"})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return dumps({"winner": "AB"[int(rng.integers(2))], "reason": "a coin flip"})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return dumps({"winner": gold_pick(hint, gold, right), "reason": "simulated"})
+
+
+class RubricAnswers(AnswerForm):
+    kind = "judge_rubric"
+    marker = '{"score"'
+    gold_answers = False  # a reply's score has no gold
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"score": 5, "reason": "mock verdict"})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return dumps({"score": int(rng.integers(1, 11)), "reason": "a uniform score"})
+
+
+PAIRWISE_ANSWERS = registered(PairwiseAnswers())
+RUBRIC_ANSWERS = registered(RubricAnswers())

@@ -1,0 +1,110 @@
+"""`intense`: a toy yes/no task, declared in this module and its prompt file only, to show
+that a new task needs nothing else: was the user's feeling intense (4 or 5 of 5) at a turn
+where they reported its intensity? Score 1 for the right answer, 0 otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from attunebench.answerform import AnswerForm, dumps, registered
+from attunebench.data.schema import Conversation
+from attunebench.data.taxonomy import taxonomy_of
+from attunebench.frozen import Frozen
+from attunebench.models.hints import TaskHint
+from attunebench.records import PromptInfo
+from attunebench.tasks import history as h
+from attunebench.tasks import metrics as m
+from attunebench.tasks.base import (
+    AnswerMode,
+    Gold,
+    InvalidAnswer,
+    Item,
+    Output,
+    Query,
+    Scored,
+    Task,
+    register_task,
+)
+from attunebench.tasks.parsing import answer_fields
+from attunebench.tasks.prompting import JSON_PARAMS, task_prompt, transcript
+
+TASK = "intense"
+PROMPT = task_prompt(__name__, "intense")
+
+
+class IntenseGold(Gold):
+    intense: bool
+
+
+class IntensePrediction(Frozen):
+    intense: bool
+
+
+class IntenseAnswers(AnswerForm):
+    kind = TASK
+    marker = '{"intense"'
+
+    def example(self, hint: TaskHint) -> str:
+        return dumps({"intense": "no"})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return dumps({"intense": "yes" if rng.random() < 0.5 else "no"})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return dumps({"intense": "yes" if gold["intense"] == right else "no"})
+
+
+ANSWERS = registered(IntenseAnswers())
+
+
+class IntenseTask(Task[IntenseGold, IntensePrediction]):
+    name = TASK
+    gold_type = IntenseGold
+    prediction_type = IntensePrediction
+    headline = "accuracy"
+    gold_fields = ("state.intensity",)
+    subject_forms = (ANSWERS,)
+
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [PROMPT.info]
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[IntenseGold]]:
+        for conversation in conversations:
+            for turn in conversation.turns:
+                if turn.state is not None and turn.state.intensity is not None:
+                    gold = IntenseGold(intense=turn.state.intensity >= 4)
+                    taxonomy = taxonomy_of(conversation)
+                    yield Item(TASK, conversation, turn.index, "state", taxonomy, gold)
+
+    def queries(self, item: Item[IntenseGold], mode: AnswerMode) -> list[Query]:
+        said = h.history_through(item.conversation, item.turn_index)
+        messages = PROMPT.render(conversation=transcript(said))
+        hint = TaskHint(TASK, text=said[-1].text, form=ANSWERS)
+        return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+
+    def parse(self, item: Item[IntenseGold], outputs: Mapping[str, Output]) -> IntensePrediction:
+        said = answer_fields(outputs["answer"].text or "").get("intense")
+        if said not in ("yes", "no"):
+            raise InvalidAnswer("the answer has no 'intense': yes or no")
+        return IntensePrediction(intense=said == "yes")
+
+    def score(self, item: Item[IntenseGold], prediction: IntensePrediction) -> Scored:
+        return Scored(float(prediction.intense == item.gold.intense))
+
+    def worst(self, item: Item[IntenseGold], partial: IntensePrediction | None) -> Scored:
+        return Scored(0.0)
+
+
+IntenseTask.metrics = m.register(TASK, m.column_metric("score", IntenseTask.headline))
+
+
+@register_task(TASK)
+def intense_task(seed: int = 0) -> IntenseTask:
+    """Whether the user's feeling was intense (a toy task)."""
+    return IntenseTask()
