@@ -238,9 +238,10 @@ async def test_esconv_knn_finds_a_conversation_by_its_opening_and_keeps_its_vect
     provider = hashed_knn(esconv_train, 1, encoder)
     kinds = frozenset({"emotion", "preference"})
     await provider.prepare(Preparation(kinds, tmp_path))
-    assert encoder.encoded == len(provider.train.emotion) + sum(
-        1 + len(e.rejected) for e in provider.train.preference
-    )
+    # Each distinct training text of a kind is embedded once (replies recur across pairs).
+    emotion_texts = {e.text for e in provider.train.emotion}
+    reply_texts = {t for e in provider.train.preference for t in (e.chosen, *e.rejected)}
+    assert encoder.encoded == len(emotion_texts) + len(reply_texts)
     target = conversations[123]
     opening = provider.train.emotion[123].text  # the conversation's opening words, as learned
     assert target.turns[0].user in opening
