@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
@@ -141,3 +143,83 @@ async def test_an_unparseable_verdict_makes_the_record_invalid() -> None:
     assert record.status == "invalid" and record.score == 0.0
     assert record.scores == {"agree_ab": 1.0, "agree_ba": None, "consistent": None}
     assert record.prediction is not None and record.prediction["ab"] == "a"
+
+
+LIKED, DISLIKED = "Glad you asked, the tower is in Paris.", "No."
+
+
+def bot_chat(partner: str | None = "model") -> Conversation:
+    """A ConvAI1-like human-bot chat: one bot reply per message, each with the person's thumb
+    (liked and disliked alternating)."""
+    turns = [
+        Turn(
+            index=i,
+            user=f"Message {i}?",
+            responses=(
+                Response(
+                    id="partner",
+                    text=LIKED if i % 2 == 0 else DISLIKED,
+                    rating=1.0 if i % 2 == 0 else 0.0,
+                    model="convai1-bot",
+                ),
+            ),
+        )
+        for i in range(8)
+    ]
+    labels = {} if partner is None else {"partner": partner}
+    return conversation(turns, cid="bot-chat", labels=labels)
+
+
+def knows_the_thumbs(messages: list[Message], hint: TaskHint | None) -> str:
+    assert hint is not None
+    return '{"winner": "A"}' if hint.candidates["A"] == LIKED else '{"winner": "B"}'
+
+
+def always_a(messages: list[Message], hint: TaskHint | None) -> str:
+    return '{"winner": "A"}'
+
+
+def test_a_chat_with_a_model_is_audited_on_liked_and_disliked_replies_across_turns() -> None:
+    task = make_task("judge_audit", participant_context="blind")
+    items = list(task.items([bot_chat()]))
+    assert len(items) == 4
+    golds = [i.gold for i in items]
+    assert all(g.across_turns and g.derived and g.gap == 1.0 for g in golds)
+    assert all(g.first_model == g.second_model == "convai1-bot" for g in golds)
+    # the liked reply is the gold, and it came earlier in as many pairs as it came later
+    liked_first = [g.chosen == g.first for g in golds]
+    assert sum(liked_first) == 2
+    assert all(":" in i.item_id and "~" in i.item_id for i in items)
+    # a chat between people, or with no partner label (ESConv, MultiESC): same turns only
+    assert list(task.items([bot_chat("person")])) == []
+    assert list(task.items([bot_chat(None)])) == []
+
+
+def test_an_across_turn_pair_is_asked_in_both_orders_before_the_earlier_reply() -> None:
+    task = make_task("judge_audit", participant_context="blind")
+    item = next(iter(task.items([bot_chat()])))
+    queries = task.queries(item, "generate")
+    assert [q.key for q in queries] == ["ab", "ba"]
+    ab, ba = (q.hint.candidates if q.hint else {} for q in queries)
+    assert (ab["A"], ab["B"]) == (ba["B"], ba["A"]) and {ab["A"], ab["B"]} == {LIKED, DISLIKED}
+    early = min(item.gold.first_turn, item.gold.second_turn)
+    prompt = queries[0].messages[-1].content
+    assert f"Message {early}?" in prompt and f"Message {early + 1}?" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("judge", "score", "flip_rate"), [(knows_the_thumbs, 1.0, 0.0), (always_a, 0.0, 1.0)]
+)
+async def test_a_judge_run_on_a_bot_chat_recovers_agreement_with_the_thumbs(
+    judge: Callable[[list[Message], TaskHint | None], str], score: float, flip_rate: float
+) -> None:
+    task = make_task("judge_audit", participant_context="blind")
+    harness = Harness.scripted(judge=judge)
+    records = await harness.evaluate_all(task, task.items([bot_chat()]), "judge", ["judge"])
+    assert len(records) == 4 and all(r.status == "ok" for r in records)
+    found = views(task, records)
+    # planted: a judge that knows the thumbs agrees on every pair; a position-only judge
+    # (always the first shown) flips with the order and agrees on none
+    assert METRICS.get("judge_audit.score").value(found) == score
+    assert METRICS.get("judge_audit.flip_rate").value(found) == flip_rate
+    assert METRICS.get("judge_audit.agreement").value(found) == pytest.approx(1.0 if score else 0.5)

@@ -6,7 +6,12 @@ person the replies were written for. The "model" of this task is a judge (`evalu
 
 Items: the same pairs as `preference` (recorded picks and ties; pairs derived from ratings
 where a corpus has only ratings), except pairs across turns: in the response task a judge only
-ever compares two replies to the same message, and that is the use being audited. Each pair
+ever compares two replies to the same message, and that is the use being audited. The
+exception is a chat the person held with a model (`pairs.talked_to_model`, ConvAI1's
+human-bot chats): each message got one reply, so the audit pairs a reply the person liked
+with one they disliked across turns, balanced as in `preference` (as many pairs whose liked
+reply came first as later, per stratum of distance), and the judge reads the conversation up
+to the earlier reply's message. Each pair
 goes to the judge's pairwise prompt in both orders, in two variants: `informed`, with what the
 participant told us before seeing the replies (state and need), and `blind`, without; the
 report shows both, so the effect of that context is visible. The judge is never told the pick.
@@ -95,9 +100,12 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
 
     def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
         pair = pair_of(item, self.pairs)
-        turn = h.turn_at(item.conversation, pair.turn_index)
+        # Across turns, cut before the earlier reply, as `preference` does: a transcript that
+        # quoted it would show which reply came first.
+        upto = min(pair.first.turn_index, pair.second.turn_index)
+        turn = h.turn_at(item.conversation, upto)
         profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
-        context = JudgeContext.at(item.conversation, pair.turn_index, profile)
+        context = JudgeContext.at(item.conversation, upto, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
         queries = []
         for order in ORDERS:

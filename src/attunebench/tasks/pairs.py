@@ -250,7 +250,15 @@ class PairOptions:
     cap: int = DEFAULT_DERIVED_CAP
     seed: int = 0
     include_flagged: bool = False
+    # Pairs across turns only where the person talked to a model (see `talked_to_model`).
     same_turn_only: bool = False
+
+
+def talked_to_model(conversation: Conversation) -> bool:
+    """Whether the replies are a real model's, in a chat the person held with it
+    (`context.labels.partner` `model`, as ConvAI1's human-bot chats): each message got one
+    reply, so a liked and a disliked reply of the chat can only be compared across turns."""
+    return conversation.context.labels.get("partner") == "model"
 
 
 def all_pairs(conversation: Conversation, options: PairOptions) -> list[Pair]:
@@ -258,7 +266,7 @@ def all_pairs(conversation: Conversation, options: PairOptions) -> list[Pair]:
     pairs = [pair for turn in conversation.turns for pair in picked_pairs(turn)]
     if options.derive:
         pairs.extend(derived_pairs(conversation, options.cap, options.seed))
-    if options.same_turn_only:
+    if options.same_turn_only and not talked_to_model(conversation):
         pairs = [pair for pair in pairs if not pair.across_turns]
     return pairs
 
