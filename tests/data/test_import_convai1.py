@@ -169,3 +169,19 @@ def test_the_command_line_keeps_the_variants_apart(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ids
+
+
+def test_the_judge_audit_pairs_liked_and_disliked_bot_replies(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from attunebench.tasks import load_tasks
+
+    conversations, _ = imported(
+        ConvAI1Importer(split="test"), data_dir / "convai1", tmp_path / "convai1.jsonl"
+    )
+    audit = load_tasks().get("judge_audit")(participant_context="blind")
+    golds = [item.gold for item in audit.items(conversations)]
+    assert len(golds) > 100 and all(g.across_turns and g.derived for g in golds)
+    # balanced: the liked reply came first in as many pairs as it came later
+    assert sum(g.chosen == g.first for g in golds) * 2 == len(golds)
+    print(f"judge_audit items on ConvAI1 test (human-bot, blind): {len(golds)}")
