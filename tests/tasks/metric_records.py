@@ -165,6 +165,19 @@ def rated_conversations(n: int = 4) -> list[Conversation]:
     ]
 
 
+def bot_chats(n: int = 6) -> list[Conversation]:
+    """Chats held with a model, each bot reply with a thumb (some half up, half down)."""
+    rng = random.Random(17)
+    return [
+        conversation(
+            [rated_turn(t, rng.choice((0.0, 0.0, 1.0, 0.5))) for t in range(5)],
+            cid=f"bot-{c}",
+            labels={"partner": "model"},
+        )
+        for c in range(n)
+    ]
+
+
 # Response ---------------------------------------------------------------------------------
 
 
@@ -248,6 +261,8 @@ async def _all() -> dict[str, list[View[Any, Any]]]:
     )
     await run("outcome", sample + outcome_extra(), numbers_answer)
     await run("rating", rating_conversations(), numbers_answer)
+    thumbs = make_task("judge_thumbs")
+    await run("judge_thumbs", bot_chats(), form_answer(thumbs), p_garbage=0.2, choice=False)
     for name in load_tasks():  # a task added since: the random answers its own form draws
         if name not in found:
             await run(name, sample, form_answer(make_task(name)))

@@ -30,6 +30,27 @@ def with_feedback(conversation: Conversation) -> Conversation:
     return conversation.model_copy(update={"id": conversation.id + "-rated", "turns": turns})
 
 
+def as_bot_chat(conversation: Conversation) -> Conversation:
+    """The conversation as a chat held with a model: one reply per turn, with a thumb."""
+    turns = tuple(
+        t.model_copy(
+            update={
+                "responses": (
+                    t.responses[0].model_copy(update={"rating": 1.0 + 4 * (t.index % 2)}),
+                ),
+                "preference": None,
+                "continued": t.responses[0].id,
+            }
+        )
+        for t in conversation.turns
+        if t.responses
+    )
+    context = conversation.context.model_copy(update={"labels": {"partner": "model"}})
+    return conversation.model_copy(
+        update={"id": conversation.id + "-bot", "turns": turns, "context": context}
+    )
+
+
 def entries(*specs: str) -> tuple[ModelEntry, ...]:
     return tuple(ModelEntry(name=spec, spec=spec) for spec in specs)
 
@@ -37,10 +58,10 @@ def entries(*specs: str) -> tuple[ModelEntry, ...]:
 @pytest.fixture(scope="module")
 def gold_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped sample, plus one of its conversations rated by the user every other turn
-    (the sample carries no rating gold)."""
+    (the sample carries no rating gold), and one as a chat with a model, its replies thumbed."""
     sample = read_conversations(sample_path())
     path = tmp_path_factory.mktemp("data") / "gold.jsonl"
-    write_conversations(path, [*sample[:6], with_feedback(sample[0])])
+    write_conversations(path, [*sample[:6], with_feedback(sample[0]), as_bot_chat(sample[1])])
     return path
 
 

@@ -570,6 +570,21 @@ def rating_guess(view: AnyView) -> float | None:
     return view.prediction.values.get("rating") if ok(view) else None
 
 
+def thumb_agrees(view: AnyView) -> float:
+    return float(ok(view) and (view.prediction.score >= 6) == view.gold.liked)
+
+
+independent("judge_thumbs.score")(lambda views: mean([thumb_agrees(v) for v in views]))
+
+
+@independent("judge_thumbs.balanced_agreement")
+def _(views: Sequence[AnyView]) -> float | None:
+    sides = [
+        mean([thumb_agrees(v) for v in views if v.gold.liked == liked]) for liked in (True, False)
+    ]
+    return None if None in sides else sum(s for s in sides if s is not None) / 2
+
+
 @independent("rating.score")
 def _(views: Sequence[AnyView]) -> float | None:
     return mean(

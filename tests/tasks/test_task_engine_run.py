@@ -37,8 +37,9 @@ async def test_all_tasks_run_on_the_sample_with_a_baseline_a_mock_and_the_proxy_
     providers = {"subject": MockProvider("s"), "offline-judge": ProxyJudge(encoder=HashEncoder())}
     result = await run(config, providers=providers)
     assert result.complete and result.failed == 0
-    # the sample has no seeker feedback: rating has no item and says so
-    assert result.empty_tasks == ("rating",)
+    # the sample has no seeker feedback and no chat held with a model: rating and the thumbs
+    # audit have no item and say so
+    assert set(result.empty_tasks) == {"rating", "judge_thumbs"}
     records = read_records(config.out / RECORDS_FILE)
     made = Counter((r.task, r.model) for r in records)
     for task in ("emotion", "behavior", "preference", "outcome"):
@@ -46,7 +47,7 @@ async def test_all_tasks_run_on_the_sample_with_a_baseline_a_mock_and_the_proxy_
     assert made["response", "subject"] > 0
     assert {r.model for r in records if r.task == "judge_audit"} == {"offline-judge"}
     assert {r.variant for r in records if r.task == "preference"} == {"blind", "informed"}
-    assert {r.task for r in records} == set(load_tasks().names()) - {"rating"}
+    assert {r.task for r in records} == set(load_tasks().names()) - set(result.empty_tasks)
     statuses = Counter(r.status for r in records)
     assert statuses["ok"] == len(records)  # the mock and the baseline answer in the asked JSON
     response = [r for r in records if r.task == "response"]

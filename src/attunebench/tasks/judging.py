@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation, Response, State, Turn
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams
@@ -165,8 +166,16 @@ def pairwise_query(
     )
 
 
-def rubric_query(context: JudgeContext, reply: str, key: str, *, judge: str) -> Query:
-    """An absolute 1-10 score of one reply for this participant."""
+def rubric_query(
+    context: JudgeContext,
+    reply: str,
+    key: str,
+    *,
+    judge: str | None,
+    form: AnswerForm = RUBRIC_ANSWERS,
+) -> Query:
+    """An absolute 1-10 score of one reply for this participant (`judge` None: the evaluated
+    model is the judge, as in `judge_thumbs`)."""
     messages = RUBRIC.render(
         conversation=context.conversation,
         participant=participant_block(context.profile, references=True),
@@ -178,7 +187,7 @@ def rubric_query(context: JudgeContext, reply: str, key: str, *, judge: str) -> 
         candidates={"A": reply},
         history=context.history,
         reference=hint_reference(context.profile, references=True),
-        form=RUBRIC_ANSWERS,
+        form=form,
     )
     return Query(key, messages, RUBRIC.info, JUDGE_PARAMS, hint, role="judge", model=judge)
 

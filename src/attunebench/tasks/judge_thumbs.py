@@ -1,0 +1,196 @@
+"""`judge_thumbs`: the judge's rubric score of a real bot reply, against the person's thumb.
+
+Construct: pointwise judge-human agreement. In a chat a person held with a model
+(`pairs.talked_to_model`, ConvAI1's human-bot chats) they gave each bot reply a thumb up or
+down while chatting. The judge (the evaluated "model", `evaluates = "judges"`) scores each
+rated reply alone with the rubric prompt (1-10, for this person); a score above the scale's
+middle (6 or more) reads as "they would like it". It is never told the thumb.
+
+Items: every bot reply with a thumb, one per context mode (`informed` adds what the person told
+us, `blind` does not; ConvAI1 has no self-reports, so the two read the same there). A merged
+run of messages rated half up and half down has no thumb and is left out, counted.
+
+Per item: `score` is 1 when the judge's reading agrees with the thumb, else 0; an unparseable
+verdict is invalid (score 0). The headline is the balanced agreement, the mean of the agreement
+on liked and on disliked replies, so a judge that scores everything high (or low) gets 0.5
+however often people liked their bot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from attunebench.answerform import dumps
+from attunebench.data.schema import Conversation
+from attunebench.data.taxonomy import taxonomy_of
+from attunebench.frozen import Frozen
+from attunebench.judge.forms import RubricAnswers
+from attunebench.models.hints import TaskHint
+from attunebench.records import PromptInfo
+from attunebench.stats import FloatArray, Weights, safe_ratio
+from attunebench.tasks import history as h
+from attunebench.tasks import metrics as m
+from attunebench.tasks.base import (
+    AnswerMode,
+    Gold,
+    GoldLevel,
+    Item,
+    Output,
+    Query,
+    Scored,
+    Task,
+    View,
+    register_task,
+)
+from attunebench.tasks.judging import RUBRIC, JudgeContext, Profile, profile_of, rubric_query
+from attunebench.tasks.pairs import talked_to_model
+from attunebench.tasks.verdicts import parse_rubric
+
+TASK = "judge_thumbs"
+LIKED_FROM = 6  # rubric scores of 6-10 read as "they would like it"
+MIDDLE = 0.5  # without a declared scale; a rating exactly at the middle is no thumb
+
+
+class ThumbGold(Gold):
+    """The person's own thumb on one bot reply."""
+
+    level: GoldLevel = "reply"
+    rating: float
+    liked: bool
+    model: str | None = None
+
+
+class ThumbAnswers(RubricAnswers):
+    """The rubric answer, where the gold (the thumb) says which side of the middle is right:
+    the same kind and prompt form as the rubric (so every judge answers it as one), not
+    registered a second time."""
+
+    gold_answers = True
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        high = bool(gold["liked"]) == right
+        low, top = (LIKED_FROM, 10) if high else (1, LIKED_FROM - 1)
+        return dumps({"score": int(rng.integers(low, top + 1)), "reason": "from the thumb"})
+
+
+THUMB_ANSWERS = ThumbAnswers()
+
+
+class ThumbPrediction(Frozen):
+    score: float
+
+
+def middle(conversation: Conversation) -> float:
+    """The middle of the source's rating scale (0.5 for thumbs, 0 down and 1 up)."""
+    scale = conversation.source.rating_scale
+    return MIDDLE if scale is None else (scale.low + scale.high) / 2
+
+
+def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, str, ThumbGold]]:
+    """(turn, response id, reply, gold) for each bot reply with a thumb."""
+    mid = middle(conversation)
+    for turn in conversation.turns:
+        for response in turn.responses:
+            if response.rating is None or response.rating == mid:
+                continue
+            liked = response.rating > mid
+            gold = ThumbGold(rating=response.rating, liked=liked, model=response.model)
+            yield turn.index, response.id, response.text, gold
+
+
+class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction]):
+    name = TASK
+    gold_type = ThumbGold
+    prediction_type = ThumbPrediction
+    headline = "balanced agreement of the judge's rubric score with the person's thumb"
+    headline_metric = "balanced_agreement"
+    gold_fields = ("rating",)
+    subject_forms = (THUMB_ANSWERS,)
+    evaluates = "judges"
+    needs_judge = True
+
+    def __init__(self, context: str) -> None:
+        self.modes = h.context_modes(context)
+
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [RUBRIC.info]
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ThumbGold]]:
+        for conversation in conversations:
+            if not talked_to_model(conversation):
+                continue
+            taxonomy = taxonomy_of(conversation)
+            for turn_index, rid, _, gold in _thumbs(conversation):
+                for mode in self.modes:
+                    yield Item(TASK, conversation, turn_index, rid, taxonomy, gold, mode)
+
+    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
+        halves = sum(
+            r.rating == middle(c)
+            for c in conversations
+            if talked_to_model(c)
+            for t in c.turns
+            for r in t.responses
+        )
+        return {"bot replies rated half up, half down": halves}
+
+    def queries(self, item: Item[ThumbGold], mode: AnswerMode) -> list[Query]:
+        turn = h.turn_at(item.conversation, item.turn_index)
+        reply = turn.response(item.item_id)
+        assert reply is not None
+        profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
+        context = JudgeContext.at(item.conversation, item.turn_index, profile)
+        return [rubric_query(context, reply.text, "rubric", judge=None, form=THUMB_ANSWERS)]
+
+    def parse(self, item: Item[ThumbGold], outputs: Mapping[str, Output]) -> ThumbPrediction:
+        return ThumbPrediction(score=float(parse_rubric(outputs["rubric"].text or "")["score"]))
+
+    def score(self, item: Item[ThumbGold], prediction: ThumbPrediction) -> Scored:
+        agrees = (prediction.score >= LIKED_FROM) == item.gold.liked
+        return Scored(float(agrees), {"judge_score": prediction.score})
+
+    def worst(self, item: Item[ThumbGold], partial: ThumbPrediction | None) -> Scored:
+        return Scored(0.0, {"judge_score": None})
+
+
+ThumbView = View[ThumbGold, ThumbPrediction]
+
+
+def counts(views: Sequence[ThumbView]) -> FloatArray:
+    """Per record: agreement and count on liked replies, then on disliked ones."""
+    rows = np.zeros((len(views), 4))
+    for row, view in zip(rows, views, strict=True):
+        if view.status == "failed" or view.score is None:
+            continue
+        side = 0 if view.gold.liked else 2
+        row[side], row[side + 1] = view.score, 1.0
+    return rows
+
+
+def balanced(values: FloatArray, weights: Weights) -> FloatArray:
+    sums = weights.sum(values)
+    liked = safe_ratio(sums[..., 0], sums[..., 1])
+    disliked = safe_ratio(sums[..., 2], sums[..., 3])
+    return (liked + disliked) / 2
+
+
+JudgeThumbsTask.metrics = m.register(
+    TASK,
+    m.column_metric("score", "share of replies where the judge agrees with the thumb"),
+    m.Metric("balanced_agreement", JudgeThumbsTask.headline, counts, balanced),
+)
+
+
+@register_task(TASK)
+def judge_thumbs_task(participant_context: str = "both", seed: int = 0) -> JudgeThumbsTask:
+    """The judge's rubric score of each thumbed bot reply against the thumb; needs a `--judge`.
+
+    `participant_context`: informed (with what the participant told us), blind (without), or
+    both. `seed` is accepted as by every task; every thumbed reply is an item, none drawn."""
+    return JudgeThumbsTask(participant_context)
