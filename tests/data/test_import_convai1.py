@@ -171,7 +171,7 @@ def test_the_command_line_keeps_the_variants_apart(tmp_path: Path) -> None:
         assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ids
 
 
-def test_the_judge_audit_pairs_liked_and_disliked_bot_replies(
+def test_the_judge_audits_pair_and_score_the_thumbed_bot_replies(
     data_dir: Path, tmp_path: Path
 ) -> None:
     from attunebench.tasks import load_tasks
@@ -184,4 +184,7 @@ def test_the_judge_audit_pairs_liked_and_disliked_bot_replies(
     assert len(golds) > 100 and all(g.across_turns and g.derived for g in golds)
     # balanced: the liked reply came first in as many pairs as it came later
     assert sum(g.chosen == g.first for g in golds) * 2 == len(golds)
-    print(f"judge_audit items on ConvAI1 test (human-bot, blind): {len(golds)}")
+    thumbs = load_tasks().get("judge_thumbs")(participant_context="blind")
+    liked = [item.gold.liked for item in thumbs.items(conversations)]
+    assert len(liked) > 500 and 0 < sum(liked) < len(liked)
+    print(f"ConvAI1 test, blind: {len(golds)} pairs, {len(liked)} thumbs ({sum(liked)} up)")
