@@ -1,0 +1,66 @@
+"""Moving prompt wording from Python into the tasks' TOML files changed no prompt: every
+rating and outcome item of the sample (both context modes, generate and choice form) renders
+word for word as it did before the move. The golden file was written by the code that held the
+wording in Python; rerun this module as a script to rewrite it after a deliberate change."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from task_harness import all_prompts, conversation, make_task, rated_turn, sample_conversations
+
+from attunebench.data.schema import Conversation, Outcome, RatingScale, State, Turn
+
+GOLDEN = Path(__file__).parent / "golden" / "rendered_prompts.json"
+TASKS = ("rating", "outcome")
+
+
+def built() -> list[Conversation]:
+    """Hand-built conversations with what the sample lacks: ratings on a 1-10 scale and on
+    digits, and an outcome survey with a field of its own (asked in the generic wording)."""
+    turns = [rated_turn(0, None, user="I feel lost at work.")]
+    turns += [Turn(index=1, user="It got worse.", state=State(intensity=4), feedback=7)]
+    turns += [rated_turn(2, None, user="Thanks."), rated_turn(3, None)]
+    turns[3] = turns[3].model_copy(update={"feedback": 3})
+    outcome = Outcome(final_state=State(intensity=2), rating=8, survey={"calm": 3, "trust": 6})
+    return [
+        conversation(turns, cid="built", outcome=outcome, rating_scale=RatingScale(low=1, high=10)),
+        conversation(turns, cid="digits", rating_scale=RatingScale(low=1, high=5)),
+    ]
+
+
+def rendered_prompts() -> dict[str, list[str]]:
+    """Each item's prompts (the first four of each task's on the sample, and all on the built
+    conversations), keyed by task, item and query."""
+    found: dict[str, list[str]] = {}
+    conversations = sample_conversations()[:2] + built()
+    for name in TASKS:
+        task = make_task(name, context="both")
+        for number, item in enumerate(task.items(conversations)):
+            for mode in task.answer_modes:
+                for query in task.queries(item, mode):
+                    found[f"{name}/{number}/{item.variant}/{mode}/{query.key}"] = all_prompts(query)
+    return found
+
+
+def test_every_prompt_renders_as_before() -> None:
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    now = rendered_prompts()
+    assert sorted(now) == sorted(golden)
+    for key, prompts in golden.items():
+        assert now[key] == prompts, key
+
+
+def test_the_golden_file_holds_the_moved_wording() -> None:
+    """A trap for a golden file written after the move went wrong: it must hold the wording
+    that lived in Python (the rating scale's ends, outcome's questions)."""
+    text = GOLDEN.read_text(encoding="utf-8")
+    assert "from 1 (very poor) to 5 (very good)?" in text
+    assert "How intense was the user's feeling after the conversation, from 1" in text
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    GOLDEN.write_text(json.dumps(rendered_prompts(), indent=1, ensure_ascii=False) + "\n")
