@@ -1,7 +1,9 @@
 """Prompt templates as named, versioned data: TOML files beside the code that uses them.
 
-A prompt holds `id`, `version`, `description`, `system` and `user`; a file holds one prompt at
-its top level, or several as tables (a task with two prompts). The two texts use
+A prompt holds `id`, `version`, `description`, `system` and `user`, and may hold `texts`: named
+pieces of wording a task fills in and places itself (a choice question, a question per field),
+so that all of a prompt's words live in its file and its digest. A file holds one prompt at its
+top level, or several as tables (a task with two prompts). The two texts use
 `string.Template` placeholders (`$conversation`), which leave the braces of JSON examples
 alone and fail loudly on a missing or unexpected field. A template's `info` carries its id and
 its version suffixed with a digest of its text, so an edit that forgets to bump the version
@@ -46,6 +48,7 @@ class PromptFile(Frozen):
     description: str
     system: str
     user: str
+    texts: dict[str, str] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +58,14 @@ class PromptTemplate:
     description: str
     system: str
     user: str
+    texts: tuple[tuple[str, str], ...] = ()  # (name, wording), sorted: hashable
 
     @property
     def digest(self) -> str:
-        payload = canonical_json([self.id, self.version, self.system, self.user])
-        return hashlib.sha256(payload.encode()).hexdigest()[:8]
+        parts: list[object] = [self.id, self.version, self.system, self.user]
+        if self.texts:  # a prompt without texts keeps the digest it always had
+            parts.append(dict(self.texts))
+        return hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:8]
 
     @property
     def info(self) -> PromptInfo:
@@ -87,14 +93,26 @@ class PromptTemplate:
         user = string.Template(self.user).substitute(fields).strip()
         return [Message("system", system), *([Message("user", user)] if user else [])]
 
+    def text(self, name: str, /, **fields: str) -> str:
+        """The named piece of wording with `fields` filled in."""
+        texts = dict(self.texts)
+        if name not in texts:
+            raise PromptError(f"prompt {self.id!r}: no text {name!r} (has {sorted(texts)})")
+        try:
+            return string.Template(texts[name]).substitute(fields).strip()
+        except KeyError as missing:
+            raise PromptError(f"prompt {self.id!r}: text {name!r} needs field {missing}") from None
+
 
 def _template(data: object, origin: str) -> PromptTemplate:
     try:
         fields = PromptFile.model_validate(data)
     except ValueError as error:
         raise PromptError(f"{origin}: {error}") from None
-    template = PromptTemplate(**fields.model_dump())
-    for part in (template.system, template.user):
+    template = PromptTemplate(
+        **fields.model_dump(exclude={"texts"}), texts=tuple(sorted(fields.texts.items()))
+    )
+    for part in (template.system, template.user, *(text for _, text in template.texts)):
         if not string.Template(part).is_valid():
             raise PromptError(f"{origin}: a '$' that is not a placeholder (write '$$')")
     return template

@@ -5,13 +5,17 @@ wording in Python; rerun this module as a script to rewrite it after a deliberat
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
 
+import pytest
 from task_harness import all_prompts, conversation, make_task, rated_turn, sample_conversations
 
+from attunebench.data.jsonl import canonical_json
 from attunebench.data.schema import Conversation, Outcome, RatingScale, State, Turn
+from attunebench.prompts import PromptError, parse_prompt
 
 GOLDEN = Path(__file__).parent / "golden" / "rendered_prompts.json"
 TASKS = ("rating", "outcome")
@@ -64,3 +68,33 @@ def test_the_golden_file_holds_the_moved_wording() -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
     GOLDEN.write_text(json.dumps(rendered_prompts(), indent=1, ensure_ascii=False) + "\n")
+
+
+PROMPT_FILE = """
+id = "p"
+version = "1"
+description = "d"
+system = "Rate it."
+user = "$conversation"
+
+[texts]
+question = "From $low to $high?"
+"""
+
+
+def test_a_prompts_texts_are_in_its_digest() -> None:
+    template = parse_prompt(PROMPT_FILE, "p.toml")
+    assert template.text("question", low="1", high="5", unused="x") == "From 1 to 5?"
+    edited = parse_prompt(PROMPT_FILE.replace("From", "Between"), "p.toml")
+    assert edited.digest != template.digest  # an edited question shows in run.json
+    with pytest.raises(PromptError, match="no text 'other'"):
+        template.text("other")
+    with pytest.raises(PromptError, match="needs field 'high'"):
+        template.text("question", low="1")
+
+
+def test_a_prompt_without_texts_keeps_its_digest() -> None:
+    """The trap: adding texts must not change the digest (and cache key) of every other prompt."""
+    plain = parse_prompt(PROMPT_FILE.split("[texts]")[0], "p.toml")
+    payload = canonical_json(["p", "1", "Rate it.", "$conversation"])
+    assert plain.digest == hashlib.sha256(payload.encode()).hexdigest()[:8]

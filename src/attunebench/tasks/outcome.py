@@ -40,6 +40,7 @@ from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
+from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.stats import FloatArray
 from attunebench.tasks import adjusted as a
@@ -70,11 +71,7 @@ CHOICE = task_prompt(__name__, "outcome-choice")
 KNOWN = ("final_intensity", "rating", "empathy", "relevance")  # also the headline's fields
 # Lower edges of the bins of messages shown: about the quintiles of ESConv's train split.
 VISIBLE_EDGES = (20, 22, 25, 29, 35)
-QUESTIONS = {
-    "final_intensity": "How intense was the user's feeling after the conversation, from 1 "
-    "(barely) to 5 (overwhelming)?",
-    "rating": "How did the user rate the conversation overall, from {low:g} to {high:g}?",
-}
+GENERIC = "other"  # the prompt's text asking for a field that has no question of its own
 
 
 # How the prompt names the fields asked: "Predict, on the scales given: name (...); ...".
@@ -160,10 +157,12 @@ def asked(gold: OutcomeGold) -> dict[str, n.Scale]:
     return dict(gold.scales)
 
 
-def question(name: str, scale: n.Scale) -> str:
-    if name in QUESTIONS:
-        return QUESTIONS[name].format(low=scale[0], high=scale[1])
-    return f"How did the user answer '{name}' afterwards, from {scale[0]:g} to {scale[1]:g}?"
+def question(template: PromptTemplate, name: str, scale: n.Scale) -> str:
+    """A field's question in the prompt's wording: its own text, or the one for any field."""
+    own = name != GENERIC and name in dict(template.texts)
+    return template.text(
+        name if own else GENERIC, name=name, low=f"{scale[0]:g}", high=f"{scale[1]:g}"
+    )
 
 
 class OutcomeTask(Task[OutcomeGold, n.Numbers]):
@@ -213,11 +212,12 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
             form=ANSWERS,
         )
         if mode == "generate":
-            wanted = "; ".join(f"{k} ({question(k, v)})" for k, v in scales.items())
+            wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
             messages = PROMPT.render(**fields, fields=wanted)
             return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
-        forms = n.choice_forms(base, {k: question(k, v) for k, v in scales.items()}, scales)
+        questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
+        forms = n.choice_forms(base, questions, scales)
         return [Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()]
 
     def parse(self, item: Item[OutcomeGold], outputs: Mapping[str, Output]) -> n.Numbers:

@@ -190,19 +190,10 @@ class RatingTask(Task[RatingGold, n.Numbers]):
             form=ANSWERS,
         )
         if mode == "generate":
-            messages = PROMPT.render(
-                **fields,
-                low=f"{low:g}",
-                high=f"{high:g}",
-                low_means="very poor",
-                high_means="very good",
-            )
+            messages = PROMPT.render(**fields, low=f"{low:g}", high=f"{high:g}")
             return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
-        question = (
-            f"How did the user rate the assistant's replies since their previous rating, "
-            f"from {low:g} (very poor) to {high:g} (very good)?"
-        )
+        question = CHOICE.text("question", low=f"{low:g}", high=f"{high:g}")
         forms = n.choice_forms(base, {FIELD: question}, {FIELD: item.gold.scale})
         return [Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()]
 
