@@ -19,11 +19,12 @@ import time
 from pathlib import Path
 
 from attunebench.analysis import Options, build_summary, load_runs, summary_json
-from attunebench.analysis.synthetic import TASKS, Plan, write_run
+from attunebench.analysis.synthetic import Plan, write_run
 
 MODELS = 11
 CONVERSATIONS = 200
 ITEMS_PER_CONVERSATION = 15  # 3,000 items per task and model
+TASKS = ("emotion", "behavior", "preference", "response")
 
 
 def plan() -> Plan:

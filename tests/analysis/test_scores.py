@@ -11,8 +11,10 @@ from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.scores import HEADLINE, counts, metric_scores
-from attunebench.analysis.synthetic import TASKS, Plan
+from attunebench.analysis.synthetic import Plan
 from attunebench.tasks.metrics import Column, distinct_pairs
+
+TASKS = ("emotion", "behavior", "preference", "response")
 
 ACCURACY = {"emotion": 0.6, "behavior": 0.5, "preference": 0.55, "response": 0.4}
 

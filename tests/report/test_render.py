@@ -14,6 +14,7 @@ from attunebench.analysis import Options, Summary, build_summary, synthetic
 from attunebench.analysis.synthetic import Plan
 from attunebench.report import SECTIONS, environment, render_html, render_markdown, write_report
 
+TASKS = ("emotion", "behavior", "preference", "response")
 INTERVAL = re.compile(r"\[-?\d+\.\d+, ?-?\d+\.\d+\]")
 VERDICTS = (
     "distinct: rho",
@@ -127,7 +128,7 @@ def test_markdown_leaderboard_has_a_row_per_model_and_escapes_pipes(
 
 
 def test_one_conversation_shows_no_interval_and_no_verdict_and_says_why() -> None:
-    accuracy = {f"m/model{i}": {t: 0.2 + 0.15 * i for t in synthetic.TASKS} for i in range(4)}
+    accuracy = {f"m/model{i}": {t: 0.2 + 0.15 * i for t in TASKS} for i in range(4)}
     plan = Plan(
         accuracy,
         conversations=1,

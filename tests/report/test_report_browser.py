@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from attunebench.analysis import Options, Summary, build_summary, synthetic
-from attunebench.analysis.synthetic import SUPPORTED, Plan
+from attunebench.analysis.synthetic import Plan
 from attunebench.report import SECTIONS, write_report
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 ARTEFACTS = Path(__file__).resolve().parents[2] / "artefacts"
+SUPPORTED = ("emotion", "behavior", "preference", "response", "rating")
 # The page for 7 models x 5 tasks was 44,354 px long before the summary and the folding.
 LONGEST_PAGE_PX = 44_354 // 3
 

@@ -9,17 +9,21 @@ are the tasks' typed models, and each score comes from the task's own `score`, `
 
 A model answers an item right with its planted accuracy for the task, shifted on the logit
 scale by the conversation's difficulty (shared by every model) and, for the `informed`
-variant, by `informed_gain`. What a wrong answer is depends on the task: another label, the
-other reply (or a position-driven pick of the reply shown first), a rating drawn uniformly.
+variant, by `informed_gain`. The answers are written by the tasks' own answer forms from the
+gold (`AnswerForm.from_gold`, as `sim/oracle` writes them) and read by the task's `parse`, so
+no task is named here: what a wrong answer is (another label, the other reply, a rating drawn
+uniformly) is the form's. A miss on a pair asked in both orders is, half the time, a pick by
+position. A judged task's reply is scored by the proxy judge's planted verdicts.
 Each model's draws come from its own stream (seed, model name, task), so adding a model to a
 plan never changes another model's records.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,21 +47,12 @@ from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
 from attunebench.records import ItemRecord, ModelInfo, PromptInfo, RunInfo, Verdict
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Item, JudgedVerdict, Query, Scored, Task
-from attunebench.tasks.behavior import BehaviorPrediction
-from attunebench.tasks.emotion import EmotionPrediction
-from attunebench.tasks.numeric import Numbers
-from attunebench.tasks.preference import PreferencePrediction
-from attunebench.tasks.response import ResponsePrediction
+from attunebench.tasks.base import Item, JudgedVerdict, Output, Query, Scored, Task, takes_option
 
 EMOTIONS = ("anxiety", "sadness", "anger", "joy", "relief", "loneliness")
 BEHAVIORS = ("question", "reflection", "reassurance", "suggestion", "information")
 TOPICS = ("work", "family", "health")
 JUDGE = "proxy/minilm"
-TASKS = ("emotion", "behavior", "preference", "response")
-SUPPORTED = (*TASKS, "rating")
-AUDIT = "judge_audit"
-GOLD_FIELDS = ("state", "behaviors", "preference", "rating", "need")
 
 
 @dataclass(frozen=True)
@@ -119,12 +114,18 @@ def _turn(c: int, t: int, rng: np.random.Generator) -> Turn:
     )
 
 
+def _gold_fields(plan: Plan) -> list[str]:
+    """The data fields every task's gold is read from (`state` for `state.intensity`)."""
+    tasks = [_task(name, plan) for name in load_tasks().names()]
+    return sorted({field.split(".")[0] for task in tasks for field in task.gold_fields})
+
+
 def conversations(plan: Plan) -> list[Conversation]:
     """The plan's conversations: every turn carries what each task needs (a self-report, two
     replies with the participant's pick, behavior labels on the first, a rating)."""
     rng = np.random.default_rng([plan.seed, 1])
     bands = [("18-29", "30-49", "50+")[i] for i in rng.integers(0, 3, plan.conversations)]
-    provenance: dict[str, Any] = {name: "simulated" for name in GOLD_FIELDS}
+    provenance: dict[str, Any] = {name: "simulated" for name in _gold_fields(plan)}
     out = []
     for c in range(plan.conversations):
         name = plan.sources[c % len(plan.sources)]
@@ -142,53 +143,60 @@ def conversations(plan: Plan) -> list[Conversation]:
 
 
 def _task(name: str, plan: Plan) -> Task[Any, Any]:
+    """The task with the options the plan draws for: its context, a judge's pairwise verdicts
+    (the proxy judge's), a judge audited on the participant's informed context."""
     factory = load_tasks().get(name)
-    if name == AUDIT:
-        return factory(participant_context="informed", seed=plan.seed)
-    if name == "response":
-        return factory(context=plan.context, judge_mode="pairwise", seed=plan.seed)
-    return factory(context=plan.context, seed=plan.seed)
+    wanted = {
+        "context": plan.context,
+        "judge_mode": "pairwise",
+        "participant_context": "informed",
+        "seed": plan.seed,
+    }
+    return factory(**{k: v for k, v in wanted.items() if takes_option(factory, k)})
 
 
-def _prediction(item: Item[Any], right: bool, rng: np.random.Generator) -> Frozen:
-    """What a model answered: the gold when right, otherwise a wrong answer of the task's kind."""
-    task, gold = item.task, item.gold
-    if task == "emotion":
-        wrong = [e for e in EMOTIONS if e != gold.primary]
-        primary = gold.primary if right else wrong[int(rng.integers(len(wrong)))]
-        intensity = gold.intensity if right else float(rng.integers(1, 6))
-        asked = ("intensity",) if gold.intensity is not None else ()
-        return EmotionPrediction(
-            primary=primary, emotions=(primary,), intensity=intensity, asked=asked
-        )
-    if task == "behavior":
-        wrong = [b for b in BEHAVIORS if b not in gold.behaviors]
-        guess = gold.behaviors if right else (wrong[int(rng.integers(len(wrong)))],)
-        return BehaviorPrediction(behaviors=guess)
-    if task == "rating":
-        guess = gold.rating if right else float(rng.integers(1, 6))
-        return Numbers(values={"rating": guess})
-    if task == "response":
-        return ResponsePrediction(reply="A synthetic reply." if right else "A worse reply.")
-    return _pick(gold, right, rng)  # preference and judge_audit
+def drawable(task: Task[Any, Any]) -> bool:
+    """Whether records of `task` can be drawn: its answer forms write answers from the gold,
+    or its answer is a reply that the proxy judge's verdicts score."""
+    return bool(task.judge_forms) or all(form.gold_answers for form in task.subject_forms)
 
 
-def _pick(gold: Any, right: bool, rng: np.random.Generator) -> Frozen:
-    """Both orders of a pair: right, both wrong, or (half the misses) the reply shown first."""
-    other = gold.second if gold.key == gold.first else gold.first
+def _outputs(
+    task: Task[Any, Any],
+    item: Item[Any],
+    right: bool | float,
+    used: frozenset[str],
+    rng: np.random.Generator,
+) -> dict[str, Output]:
+    """Each query's answer, written by its answer form from the gold (right or wrong as
+    `_rights` says, query by query); where the form writes none, a reply the judge scores."""
+    gold = item.gold.model_dump(mode="json")
+    queries = task.queries(item, "generate")
+    out = {}
+    for query, correct in zip(queries, _rights(right, len(queries), rng), strict=True):
+        hint, text = query.hint, "A synthetic reply." if correct else "A worse reply."
+        if hint is not None and hint.form is not None and hint.form.gold_answers:
+            # A wrong label is one the plan's data uses, not any of the taxonomy's.
+            labels = tuple(label for label in hint.labels if label in used) or hint.labels
+            asked = dataclasses.replace(
+                hint, item_key=f"{item.key}|{query.key}", gold=gold, labels=labels
+            )
+            text = hint.form.from_gold(asked, gold, correct, rng)
+        out[query.key] = Output(text=text)
+    return out
+
+
+def _rights(right: bool | float, queries: int, rng: np.random.Generator) -> list[bool]:
+    """Which of an item's queries are answered right. A float is each query's own chance (a
+    judge on both orders of a pair). Otherwise all of them, or for a miss the first wrong and
+    each later one wrong or (half the time) right: a pair asked in both orders then misses
+    half the time by the other reply in both orders and half the time by the reply in one
+    position (position, not content)."""
+    if not isinstance(right, bool):
+        return [bool(rng.random() < right) for _ in range(queries)]
     if right:
-        picks = (gold.key, gold.key)
-    elif rng.random() < 0.5:
-        picks = (other, other)
-    else:
-        picks = (gold.first, gold.second)  # "A" both times: position, not content
-    letters = tuple(
-        "A" if pick == shown else "B"
-        for pick, shown in zip(picks, (gold.first, gold.second), strict=True)
-    )
-    return PreferencePrediction(
-        ab=picks[0], ba=picks[1], ab_letter=letters[0], ba_letter=letters[1]
-    )
+        return [True] * queries
+    return [False] + [bool(rng.random() < 0.5) for _ in range(queries - 1)]
 
 
 def _verdicts(right: bool) -> list[JudgedVerdict]:
@@ -224,7 +232,8 @@ def _record(
     item: Item[Any],
     model: str,
     status: str,
-    right: bool,
+    right: bool | float,
+    used: frozenset[str],
     rng: np.random.Generator,
 ) -> ItemRecord:
     base: dict[str, Any] = {
@@ -244,9 +253,9 @@ def _record(
     if status == "invalid":
         scored = task.worst(item, None)
         return _scored(base, "invalid", None, scored, raw="{oops", error="not JSON")
-    prediction = _prediction(item, right, rng)
-    if item.task == "response":
-        verdicts = _verdicts(right)
+    prediction = task.parse(item, _outputs(task, item, right, used, rng))
+    if task.judge_forms:
+        verdicts = _verdicts(bool(right))
         scored = task.judged(item, prediction, verdicts)
         base["verdicts"] = tuple(v.verdict for v in verdicts)
     else:
@@ -288,23 +297,26 @@ def _items(
 
 
 def records(plan: Plan, found: Sequence[Conversation] | None = None) -> list[ItemRecord]:
-    """Every record of the plan: each model on each of its tasks, then the judge audit."""
+    """Every record of the plan: each model on each of its tasks, then the judge audits."""
     found = conversations(plan) if found is None else found
     difficulty = np.random.default_rng([plan.seed, 3]).normal(
         0.0, plan.conversation_spread, len(found)
     )
     index = {c.id: i for i, c in enumerate(found)}
+    names = sorted({task for per_task in plan.accuracy.values() for task in per_task})
+    declarations = {name: _task(name, plan) for name in names}
+    undrawn = sorted(name for name, task in declarations.items() if not drawable(task))
+    if undrawn:
+        raise ValueError(f"synthetic records for {', '.join(undrawn)} are not drawn")
+    items = {name: _items(plan, declarations[name], found) for name in names}
+    used = {
+        name: _strings(item.gold.model_dump(mode="json") for item in items[name]) for name in names
+    }
     out = []
-    tasks = sorted({task for per_task in plan.accuracy.values() for task in per_task})
-    unknown = sorted(set(tasks) - set(SUPPORTED))
-    if unknown:
-        raise ValueError(f"synthetic records for {', '.join(unknown)} are not drawn")
-    declarations = {task: _task(task, plan) for task in tasks}
-    items = {task: _items(plan, declarations[task], found) for task in tasks}
     for model, per_task in plan.accuracy.items():
-        for task, accuracy in per_task.items():
-            rng = _stream(plan, model, task)
-            for item in items[task]:
+        for name, accuracy in per_task.items():
+            rng = _stream(plan, model, name)
+            for item in items[name]:
                 gain = plan.informed_gain if item.variant == "informed" else 0.0
                 logit = _logit(accuracy) + gain + difficulty[index[item.conversation.id]]
                 draw, right = rng.random(), bool(rng.random() < 1 / (1 + np.exp(-logit)))
@@ -313,35 +325,35 @@ def records(plan: Plan, found: Sequence[Conversation] | None = None) -> list[Ite
                     status = "failed"
                 elif draw < plan.failed_rate + plan.invalid_rate:
                     status = "invalid"
-                out.append(_record(declarations[task], item, model, status, right, rng))
+                task = declarations[name]
+                out.append(_record(task, item, model, status, right, used[name], rng))
     if plan.judge_accuracy is not None:
-        rng = _stream(plan, JUDGE, AUDIT)
-        audit = _task(AUDIT, plan)
-        out.extend(
-            _audit(audit, item, plan.judge_accuracy, rng) for item in _items(plan, audit, found)
-        )
+        for audit in _audits(plan):
+            rng = _stream(plan, JUDGE, audit.name)
+            audited = _items(plan, audit, found)
+            seen = _strings(item.gold.model_dump(mode="json") for item in audited)
+            out.extend(
+                _record(audit, item, JUDGE, "ok", plan.judge_accuracy, seen, rng)
+                for item in audited
+            )
     return out
 
 
-def _audit(
-    audit: Task[Any, Any], item: Item[Any], accuracy: float, rng: np.random.Generator
-) -> ItemRecord:
-    """The judge on a participant's pair: each order right with `accuracy`, independently."""
-    gold = item.gold
-    other = gold.second if gold.key == gold.first else gold.first
-    ab, ba = (gold.key if rng.random() < accuracy else other for _ in range(2))
-    prediction = PreferencePrediction(ab=ab, ba=ba)
-    scored = audit.score(item, prediction)
-    base: dict[str, Any] = {
-        "task": item.task,
-        "model": JUDGE,
-        "conversation_id": item.conversation.id,
-        "turn_index": item.turn_index,
-        "item_id": item.item_id,
-        "variant": item.variant,
-        "gold": gold.model_dump(mode="json"),
-    }
-    return _scored(base, "ok", prediction, scored, raw="{}")
+def _strings(found: object) -> frozenset[str]:
+    """Every string in JSON values (the labels a task's golds use)."""
+    if isinstance(found, str):
+        return frozenset({found})
+    if isinstance(found, Mapping):
+        found = found.values()
+    if isinstance(found, Iterable):
+        return frozenset().union(*(_strings(part) for part in found))
+    return frozenset()
+
+
+def _audits(plan: Plan) -> list[Task[Any, Any]]:
+    """The tasks whose "model" is a judge: the judge audited on the participants' pairs."""
+    made = (_task(name, plan) for name in load_tasks().names())
+    return [task for task in made if task.evaluates == "judges"]
 
 
 def run_info(
