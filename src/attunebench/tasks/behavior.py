@@ -224,26 +224,25 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
 
-    def label_sets(self, view: BehaviorView) -> tuple[frozenset[str], frozenset[str]] | None:
-        return _sets(view)
+    @staticmethod
+    def label_sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
+        guess = view.prediction.behaviors if view.parsed and view.prediction else ()
+        return frozenset(guess), frozenset(view.gold.behaviors)
 
-    def calibration_rows(self, view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:
-        return _calibration_rows(view)
+    @staticmethod
+    def calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:
+        """One yes/no row per label asked."""
+        guess = view.prediction
+        if guess is None:
+            return []
+        truth = set(view.gold.behaviors)
+        return [
+            ({"yes": p, "no": 1.0 - p}, "yes" if label in truth else "no")
+            for label, p in guess.yes_probabilities.items()
+        ]
 
 
 BehaviorView = View[BehaviorGold, BehaviorPrediction]
-
-
-def _calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:
-    """One yes/no row per label asked."""
-    guess = view.prediction
-    if guess is None:
-        return []
-    truth = set(view.gold.behaviors)
-    return [
-        ({"yes": p, "no": 1.0 - p}, "yes" if label in truth else "no")
-        for label, p in guess.yes_probabilities.items()
-    ]
 
 
 def by_group(items: Sequence[tuple[str, BehaviorGold]], keys: Sequence[Hashable]) -> list[Guess]:
@@ -257,17 +256,17 @@ def by_group(items: Sequence[tuple[str, BehaviorGold]], keys: Sequence[Hashable]
     return out
 
 
-def _sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
-    guess = view.prediction.behaviors if view.parsed and view.prediction else ()
-    return frozenset(guess), frozenset(view.gold.behaviors)
-
-
 BehaviorTask.metrics = m.register(
     TASK,
     m.column_metric("score", "per-item F1"),
-    m.f1_metric("micro_f1", "micro-F1 over labels, pooled over items", _sets, m.micro_f1_statistic),
-    m.f1_metric("macro_f1", BehaviorTask.headline, _sets, m.macro_f1_statistic),
-    *calibration_metrics(_calibration_rows, positive="yes"),
+    m.f1_metric(
+        "micro_f1",
+        "micro-F1 over labels, pooled over items",
+        BehaviorTask.label_sets,
+        m.micro_f1_statistic,
+    ),
+    m.f1_metric("macro_f1", BehaviorTask.headline, BehaviorTask.label_sets, m.macro_f1_statistic),
+    *calibration_metrics(BehaviorTask.calibration_rows, positive="yes"),
 )
 
 

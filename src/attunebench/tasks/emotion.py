@@ -429,8 +429,12 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     def label_sets(self, view: EmotionView) -> tuple[frozenset[str], frozenset[str]] | None:
         return _primary_sets(view) if view.gold.primary else None
 
-    def calibration_rows(self, view: EmotionView) -> list[tuple[Mapping[str, float], str]]:
-        return _calibration_rows(view)
+    @staticmethod
+    def calibration_rows(view: EmotionView) -> list[tuple[Mapping[str, float], str]]:
+        guess, primary = view.prediction, view.gold.primary
+        if guess is None or not guess.label_probabilities or primary is None:
+            return []
+        return [(guess.label_probabilities, primary)]
 
 
 EmotionView = View[EmotionGold, EmotionPrediction]
@@ -441,13 +445,6 @@ def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset(), frozenset()
     guess = view.prediction.primary if view.parsed and view.prediction else None
     return frozenset([guess] if guess else []), frozenset([view.gold.primary])
-
-
-def _calibration_rows(view: EmotionView) -> list[tuple[Mapping[str, float], str]]:
-    guess, primary = view.prediction, view.gold.primary
-    if guess is None or not guess.label_probabilities or primary is None:
-        return []
-    return [(guess.label_probabilities, primary)]
 
 
 def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
@@ -533,7 +530,7 @@ EmotionTask.metrics = m.register(
     *_numbers("intensity"),
     *_numbers("valence"),
     *_numbers("arousal"),
-    *calibration_metrics(_calibration_rows),
+    *calibration_metrics(EmotionTask.calibration_rows),
     m.column_metric(
         "panas_mae",
         "mean absolute PANAS item error (missing: 4)",

@@ -137,8 +137,7 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
         gold = shown_gold(item.gold, query.key)
         return None if gold == p.TIE else gold
 
-    def calibration_rows(self, view: AuditView) -> list[tuple[Mapping[str, float], str]]:
-        return pair_calibration_rows(view)
+    calibration_rows = staticmethod(pair_calibration_rows)
 
     def references(self) -> dict[str, Reference[p.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}

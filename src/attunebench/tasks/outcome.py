@@ -230,8 +230,9 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
         value = item.gold.values.get(query.key)
         return str(int(value)) if value is not None and float(value).is_integer() else None
 
-    def calibration_rows(self, view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
-        return _calibration_rows(view)
+    @staticmethod
+    def calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
+        return n.digit_rows(view.prediction, view.gold.values)
 
     def worst(self, item: Item[OutcomeGold], partial: n.Numbers | None) -> Scored:
         return n.scored(item.gold.values, item.gold.scales, None)
@@ -323,13 +324,9 @@ def _span(view: OutcomeView, name: str) -> float:
     return high - low
 
 
-def _calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
-    return n.digit_rows(view.prediction, view.gold.values)
-
-
 OutcomeTask.metrics = m.register(
     TASK,
-    *calibration_metrics(_calibration_rows),
+    *calibration_metrics(OutcomeTask.calibration_rows),
     m.Metric(
         "mean_adjusted_r",
         OutcomeTask.headline + " (those the gold has), each residualised on the bin of "

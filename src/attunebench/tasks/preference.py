@@ -206,6 +206,23 @@ def read_orders(
     return prediction
 
 
+PreferenceView = View[p.PairGold, PreferencePrediction]
+
+
+def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
+    """Per order with probabilities: P(first reply), P(second), P(tie), and the gold among
+    them (the data's order, so both orders' rows read alike)."""
+    guess, gold = view.prediction, view.gold
+    if guess is None:
+        return []
+    truth = "tie" if gold.key == p.TIE else ("first" if gold.key == gold.first else "second")
+    rows: list[tuple[Mapping[str, float], str]] = []
+    for order, spread in guess.probabilities.items():
+        a, b = ("first", "second") if order == "ab" else ("second", "first")
+        rows.append(({a: spread["A"], b: spread["B"], "tie": spread.get("tie", 0.0)}, truth))
+    return rows
+
+
 class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
     name = TASK
     gold_type = p.PairGold
@@ -252,8 +269,7 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
     def choice_gold(self, item: Item[p.PairGold], query: Query) -> str | None:
         return shown_gold(item.gold, query.key)
 
-    def calibration_rows(self, view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
-        return pair_calibration_rows(view)
+    calibration_rows = staticmethod(pair_calibration_rows)
 
 
 def pair_references() -> dict[str, Reference[p.PairGold]]:
@@ -299,28 +315,11 @@ CONTENT_CUES: dict[str, c.Cue] = {
 }
 
 
-PreferenceView = View[p.PairGold, PreferencePrediction]
-
-
 def _both_parsed(view: PreferenceView) -> tuple[str, str] | None:
     guess = view.prediction
     if view.status == "failed" or guess is None or guess.ab is None or guess.ba is None:
         return None
     return guess.ab, guess.ba
-
-
-def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
-    """Per order with probabilities: P(first reply), P(second), P(tie), and the gold among
-    them (the data's order, so both orders' rows read alike)."""
-    guess, gold = view.prediction, view.gold
-    if guess is None:
-        return []
-    truth = "tie" if gold.key == p.TIE else ("first" if gold.key == gold.first else "second")
-    rows: list[tuple[Mapping[str, float], str]] = []
-    for order, spread in guess.probabilities.items():
-        a, b = ("first", "second") if order == "ab" else ("second", "first")
-        rows.append(({a: spread["A"], b: spread["B"], "tie": spread.get("tie", 0.0)}, truth))
-    return rows
 
 
 def flip(view: PreferenceView) -> float | None:

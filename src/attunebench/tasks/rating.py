@@ -207,8 +207,9 @@ class RatingTask(Task[RatingGold, n.Numbers]):
         rating = item.gold.rating
         return str(int(rating)) if float(rating).is_integer() else None
 
-    def calibration_rows(self, view: RatingView) -> list[tuple[Mapping[str, float], str]]:
-        return _calibration_rows(view)
+    @staticmethod
+    def calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
+        return n.digit_rows(view.prediction, {FIELD: view.gold.rating})
 
     def worst(self, item: Item[RatingGold], partial: n.Numbers | None) -> Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
@@ -279,13 +280,9 @@ def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
     )
 
 
-def _calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
-    return n.digit_rows(view.prediction, {FIELD: view.gold.rating})
-
-
 RatingTask.metrics = m.register(
     TASK,
-    *calibration_metrics(_calibration_rows),
+    *calibration_metrics(RatingTask.calibration_rows),
     m.Metric(
         "position_adjusted_r",
         RatingTask.headline + ", each residualised on the item's position cell "
