@@ -1,13 +1,15 @@
-"""Moving prompt wording from Python into the tasks' TOML files changed no prompt: every
-rating and outcome item of the sample (both context modes, generate and choice form) renders
-word for word as it did before the move. The golden file was written by the code that held the
-wording in Python; rerun this module as a script to rewrite it after a deliberate change."""
+"""Moving prompt wording from Python into the tasks' TOML files changed no prompt: the first
+items of rating, outcome, emotion, behavior and preference (both context modes, generate and
+choice form) render word for word as they did before the move. The golden file was written
+by the code that held the wording in Python; rerun this module as a script to rewrite it
+after a deliberate change."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import sys
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,9 @@ from attunebench.data.schema import Conversation, Outcome, RatingScale, State, T
 from attunebench.prompts import PromptError, parse_prompt
 
 GOLDEN = Path(__file__).parent / "golden" / "rendered_prompts.json"
-TASKS = ("rating", "outcome")
+# Each task's first items (rating's and outcome's built ones among them); behavior asks one
+# choice question per label, so two of its items already hold 28 prompts.
+ITEMS = {"rating": 8, "outcome": 8, "emotion": 4, "behavior": 2, "preference": 4}
 
 
 def built() -> list[Conversation]:
@@ -40,9 +44,9 @@ def rendered_prompts() -> dict[str, list[str]]:
     conversations), keyed by task, item and query."""
     found: dict[str, list[str]] = {}
     conversations = sample_conversations()[:2] + built()
-    for name in TASKS:
+    for name, count in ITEMS.items():
         task = make_task(name, context="both")
-        for number, item in enumerate(task.items(conversations)):
+        for number, item in enumerate(islice(task.items(conversations), count)):
             for mode in task.answer_modes:
                 for query in task.queries(item, mode):
                     found[f"{name}/{number}/{item.variant}/{mode}/{query.key}"] = all_prompts(query)
