@@ -66,7 +66,7 @@ TASK = "behavior"
 PROMPT = task_prompt(__name__, "behavior")
 CHOICE_PROMPT = task_prompt(__name__, "behavior-choice")
 THRESHOLD = 0.5  # a label is predicted in choice mode when P(yes) >= THRESHOLD
-YES_NO = [("yes", "Yes"), ("no", "No")]
+YES_NO = [(option, CHOICE_PROMPT.text(option)) for option in ("yes", "no")]
 YES = option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
 
 
@@ -183,7 +183,9 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
                 JSON_PARAMS,
                 hint,
                 choice=choice_form(
-                    base, f"Does this reply show {label.name} ({label.description})?", YES_NO
+                    base,
+                    CHOICE_PROMPT.text("question", name=label.name, description=label.description),
+                    YES_NO,
                 ),
             )
             for label in labels

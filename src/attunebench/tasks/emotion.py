@@ -43,6 +43,7 @@ from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
+from attunebench.prompts import PromptTemplate
 from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray, IntArray, Weights
 from attunebench.tasks import history as h
@@ -283,17 +284,13 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
                 for mode in self.modes:
                     yield Item(TASK, conversation, turn_index, gold.level, taxonomy, gold, mode)
 
-    def _fields(self, item: Item[EmotionGold]) -> dict[str, str]:
+    def _fields(self, item: Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
         conversation, gold = item.conversation, item.gold
         whole = gold.level == "conversation"
         situation = conversation.context.situation if whole else None
         reports = h.self_reports_before(conversation, item.turn_index)
         mode = item.context
-        question = (
-            "How did the user feel about what brought them to this conversation?"
-            if whole
-            else "How did the user feel when they wrote their last message (the final line above)?"
-        )
+        question = template.text("whole" if whole else "turn")
         return {
             "conversation": transcript(h.history_through(conversation, item.turn_index)),
             "self_reports": self_reports_block(mode, reports, conversation, situation),
@@ -312,17 +309,14 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             history=h.hint_history(h.history_before(conversation, item.turn_index)),
             form=ANSWERS,
         )
-        fields = self._fields(item)
         if mode == "generate":
+            fields = self._fields(item, PROMPT)
             panas = ""
             if gold.panas:
-                names = ", ".join(gold.panas)
-                panas = (
-                    f"\nAlso rate how much they felt each of these, from 1 (very slightly or not "
-                    f'at all) to 5 (extremely), as "panas": {{"<item>": <1 to 5>}}: {names}.'
-                )
+                panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
             messages = PROMPT.render(**fields, labels=label_menu(labels), panas=panas)
             return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+        fields = self._fields(item, CHOICE_PROMPT)
         base = CHOICE_PROMPT.render(**{**fields, "question": ""})
         menu = [(label.name, f"{label.name} ({label.description})") for label in labels]
         queries = [
@@ -335,15 +329,8 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
                 choice=choice_form(base, fields["question"], menu),
             )
         ]
-        numbers = [("intensity", "How intense was it, from 1 (barely) to 5 (overwhelming)?")]
-        numbers += [
-            (
-                f"panas:{k}",
-                f"How much did they feel {k}, from 1 (very slightly or not at "
-                "all) to 5 (extremely)?",
-            )
-            for k in gold.panas
-        ]
+        numbers = [("intensity", CHOICE_PROMPT.text("intensity"))]
+        numbers += [(f"panas:{k}", CHOICE_PROMPT.text("panas", name=k)) for k in gold.panas]
         for key, question in numbers:
             if key == "intensity" and gold.intensity is None:
                 continue

@@ -64,9 +64,7 @@ SAME_TURN = task_prompt(__name__, "preference")
 ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
 CHOICE = task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
-# A derived pair's question: the user rated each reply alone and never picked between them.
-RATED_HIGHER = "Which reply did this user rate higher (they rated each on its own)?"
-CHOICE_OPTIONS = [("A", "Reply A"), ("B", "Reply B"), ("tie", "They liked both equally")]
+CHOICE_OPTIONS = [(option, CHOICE.text(option)) for option in ("A", "B", "tie")]
 CHOICE_KEYS = option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
 
 
@@ -167,7 +165,8 @@ def pair_queries(item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode) -> list
         )
         form = None
         if mode == "choice":
-            asked = RATED_HIGHER if pair.across_turns else "Which reply did this user prefer?"
+            # A derived pair's question: the user rated each reply alone, never picked one.
+            asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
             form = choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
         queries.append(
             Query(order, template.render(**fields), template.info, JSON_PARAMS, hint, choice=form)
