@@ -351,9 +351,10 @@ def _strings(found: object) -> frozenset[str]:
 
 
 def _audits(plan: Plan) -> list[Task[Any, Any]]:
-    """The tasks whose "model" is a judge: the judge audited on the participants' pairs."""
+    """The tasks whose "model" is a judge and whose answers can be drawn: the judge audited
+    on the participants' pairs."""
     made = (_task(name, plan) for name in load_tasks().names())
-    return [task for task in made if task.evaluates == "judges"]
+    return [task for task in made if task.evaluates == "judges" and drawable(task)]
 
 
 def run_info(
