@@ -11,23 +11,14 @@ import pytest
 
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
-from attunebench.data.schema import Conversation
 from attunebench.models.base import Message
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Output, Query, takes_option
 from attunebench.tasks.verdicts import read_verdict
 from attunebench.testing import answer_from_prompt
+from attunebench.testing.conversations import as_bot_chat, with_feedback
 
 JUDGES = ["judge"]
-
-
-def with_feedback(conversation: Conversation) -> Conversation:
-    """The conversation with the user rating the replies at every other turn (rating items)."""
-    turns = tuple(
-        t.model_copy(update={"feedback": float(1 + t.index % 5)}) if t.index % 2 else t
-        for t in conversation.turns
-    )
-    return conversation.model_copy(update={"id": conversation.id + "-rated", "turns": turns})
 
 
 def answered(queries: list[Query]) -> dict[str, Output]:
@@ -38,7 +29,7 @@ def answered(queries: list[Query]) -> dict[str, Output]:
 
 def test_every_task_question_and_judge_question_gets_a_parsable_answer() -> None:
     sample = read_conversations(sample_path())
-    conversations = [*sample, with_feedback(sample[0])]
+    conversations = [*sample, with_feedback(sample[0]), as_bot_chat(sample[1])]
     seen: Counter[str] = Counter()
     for name in load_tasks().names():
         factory = load_tasks().get(name)

@@ -13,42 +13,12 @@ import pytest
 
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
-from attunebench.data.schema import Conversation
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
+from attunebench.testing.conversations import as_bot_chat, with_feedback
 
 STAND_INS = ("mock/default", "baseline/random", "sim/oracle")
-
-
-def with_feedback(conversation: Conversation) -> Conversation:
-    """The conversation with the user rating the replies at every other turn (rating gold)."""
-    turns = tuple(
-        t.model_copy(update={"feedback": float(1 + t.index % 5)}) if t.index % 2 else t
-        for t in conversation.turns
-    )
-    return conversation.model_copy(update={"id": conversation.id + "-rated", "turns": turns})
-
-
-def as_bot_chat(conversation: Conversation) -> Conversation:
-    """The conversation as a chat held with a model: one reply per turn, with a thumb."""
-    turns = tuple(
-        t.model_copy(
-            update={
-                "responses": (
-                    t.responses[0].model_copy(update={"rating": 1.0 + 4 * (t.index % 2)}),
-                ),
-                "preference": None,
-                "continued": t.responses[0].id,
-            }
-        )
-        for t in conversation.turns
-        if t.responses
-    )
-    context = conversation.context.model_copy(update={"labels": {"partner": "model"}})
-    return conversation.model_copy(
-        update={"id": conversation.id + "-bot", "turns": turns, "context": context}
-    )
 
 
 def entries(*specs: str) -> tuple[ModelEntry, ...]:
