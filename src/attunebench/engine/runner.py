@@ -33,7 +33,7 @@ from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
-from attunebench.engine.shards import Shard
+from attunebench.engine.shards import SHARED_PLAN, Shard
 from attunebench.engine.wiring import adaptations, bind_models, close_models, default_cache_path
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
@@ -64,19 +64,7 @@ from attunebench.tasks.base import CallRole, Task
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
 # (base URLs aside: the same model may come back on another server).
-PLAN_FIELDS = (
-    "dataset_sha256",
-    "tasks",
-    "task_options",
-    "models",
-    "judges",
-    "prompts",
-    "seed",
-    "limit",
-    "suite",
-    "planned_items",
-    "shard",
-)
+PLAN_FIELDS = (*SHARED_PLAN, "planned_items", "shard")
 ERRORS_SHOWN = 1  # the most common error per (model, task) in the closing summary
 
 

@@ -38,8 +38,9 @@ from attunebench.rundir import (
 )
 
 _SHARD = re.compile(r"(\d+)/(\d+)")
-# What must be equal for shards to be one plan (servers may differ: that is the point).
-SAME = (
+# What must be equal for shards to be one plan (servers may differ: that is the point); a run
+# directory's plan adds its item count and its shard (engine.runner.PLAN_FIELDS).
+SHARED_PLAN = (
     "dataset_sha256",
     "tasks",
     "task_options",
@@ -79,7 +80,7 @@ def parse_shard(text: str) -> Shard:
 
 def _plan(info: RunInfo) -> dict[str, object]:
     value: dict[str, object] = {}
-    for name in SAME:
+    for name in SHARED_PLAN:
         field = getattr(info, name)
         if name in ("models", "judges"):
             field = [model.model_copy(update={"base_url": None}) for model in field]

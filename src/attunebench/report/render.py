@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from attunebench.analysis.judges import ESTIMATES
 from attunebench.analysis.schema import Summary
 from attunebench.analysis.summary import summary_json
 from attunebench.data.jsonl import atomic_writer
@@ -36,16 +37,6 @@ SECTIONS = (
     ("left-out", "Items left out"),
     ("warnings", "Warnings"),
 )
-JUDGE_STATISTICS = (
-    "accuracy",
-    "agreement",
-    "kappa",
-    "flip_rate",
-    "longer_win_share",
-    "participant_longer_share",
-    "length_balanced_agreement",
-    "length_matched_agreement",
-)
 # Open when the page loads: the sections a reader needs first, short enough to take in. The
 # others fold (the summary line shows their title) and open with a click.
 UNFOLDED = frozenset({"leaderboard", "profile", "rank-correlation", "discriminability"})
@@ -68,7 +59,7 @@ def render_html(summary: Summary) -> str:
             unfolded=UNFOLDED,
             glance=glance(summary),
             gold_by=gold_givers(summary),
-            judge_statistics=JUDGE_STATISTICS,
+            judge_statistics=ESTIMATES,
             kinds=views.kind_labels(summary),
             labelled=views.labelled,
             boards=boards,
@@ -98,7 +89,7 @@ def render_markdown(summary: Summary) -> str:
             kinds=views.kind_labels(summary),
             labelled=views.labelled,
             glance=glance(summary),
-            judge_statistics=JUDGE_STATISTICS,
+            judge_statistics=ESTIMATES,
         )
     )
 
