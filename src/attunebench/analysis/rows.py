@@ -165,83 +165,69 @@ def record_notices(rows: list[ScoreRow]) -> list[Notice]:
         )
         for model, kind in kinds
     ]
-    for row in rows:
-        if row.headline and row.n_failed:
-            out.append(
-                Notice(
-                    kind="failed_records",
-                    task=row.task,
-                    model=row.model,
-                    message=(
-                        f"{row.n_failed} items failed (no answer could be had) and are not scored"
-                    ),
-                )
-            )
-        if row.headline and row.n_judge_failed:
-            out.append(
-                Notice(
-                    kind="judge_failed",
-                    task=row.task,
-                    model=row.model,
-                    message=(
-                        f"{row.n_judge_failed} of {row.n} items had a judge call fail for good; "
-                        "each lost verdict is scored as a loss for the model"
-                    ),
-                )
-            )
-        if row.headline and row.n_invalid:
-            out.append(
-                Notice(
-                    kind="invalid_records",
-                    task=row.task,
-                    model=row.model,
-                    message=(
-                        f"{row.n_invalid} of {row.n} answers could not be used; they score "
-                        "the worst value"
-                    ),
-                )
-            )
+    for row in (r for r in rows if r.headline):
+        counted = (
+            (
+                "failed_records",
+                row.n_failed,
+                "items failed (no answer could be had) and are not scored",
+            ),
+            (
+                "judge_failed",
+                row.n_judge_failed,
+                f"of {row.n} items had a judge call fail for good; "
+                "each lost verdict is scored as a loss for the model",
+            ),
+            (
+                "invalid_records",
+                row.n_invalid,
+                f"of {row.n} answers could not be used; they score the worst value",
+            ),
+        )
+        out.extend(
+            Notice(kind=kind, task=row.task, model=row.model, message=f"{count} {what}")
+            for kind, count, what in counted
+            if count
+        )
     return out
 
 
 def left_out_notices(cells: Mapping[CellKey, Cell]) -> list[Notice]:
     """Items left out for want of an answer from every model under test, yardsticks that lack
     some of them, or items that differ."""
-    out = []
+    out: list[Notice] = []
     for (task, variant), cell in sorted(cells.items()):
+        said: list[tuple[str, str | None, str]] = []  # kind, model, message
         if cell.left_out_count:
-            out.append(
-                Notice(
-                    kind="common_items",
-                    task=task,
-                    message=(
-                        f"{variant}: {cell.left_out_count} items not answered by every model "
-                        "are left out of every model's numbers (listed under left_out_items)"
-                    ),
+            said.append(
+                (
+                    "common_items",
+                    None,
+                    f"{cell.left_out_count} items not answered by every model are left out of "
+                    "every model's numbers (listed under left_out_items)",
                 )
             )
-        for model, count in sorted(cell.lacking.items()):
-            out.append(
-                Notice(
-                    kind="yardstick_items",
-                    task=task,
-                    model=model,
-                    message=(
-                        f"{variant}: {model} (not under test) has no answer for {count} of the "
-                        f"{cell.common} items the models under test share; its numbers are on "
-                        f"the {cell.common - count} it has"
-                    ),
-                )
+        said.extend(
+            (
+                "yardstick_items",
+                model,
+                f"{model} (not under test) has no answer for {count} of the {cell.common} "
+                f"items the models under test share; its numbers are on the "
+                f"{cell.common - count} it has",
             )
+            for model, count in sorted(cell.lacking.items())
+        )
         if cell.items_differ:
-            out.append(
-                Notice(
-                    kind="uneven_items",
-                    task=task,
-                    message=(
-                        f"{variant}: models were scored on different items (--all-items): compare "
-                        "their scores with care"
-                    ),
+            said.append(
+                (
+                    "uneven_items",
+                    None,
+                    "models were scored on different items (--all-items): compare their "
+                    "scores with care",
                 )
             )
+        out.extend(
+            Notice(kind=kind, task=task, model=model, message=f"{variant}: {message}")
+            for kind, model, message in said
+        )
     return out
