@@ -19,7 +19,14 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    MappedColumn,
+    Relationship,
+    mapped_column,
+    relationship,
+)
 
 
 class Base(DeclarativeBase):
@@ -28,6 +35,22 @@ class Base(DeclarativeBase):
         list[Any]: JSON,
         datetime: DateTime(timezone=True),
     }
+
+
+def _children(back_populates: str, order_by: str) -> Relationship[Any]:
+    """A parent's rows in a child table, in order. The database deletes them with the parent
+    (ON DELETE CASCADE), so the session need not load them to do it (passive)."""
+    return relationship(
+        back_populates=back_populates,
+        order_by=order_by,
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+
+
+def _parent_id(table: str) -> MappedColumn[Any]:
+    """A child row's link to its parent row, deleted with it."""
+    return mapped_column(ForeignKey(f"{table}.id", ondelete="CASCADE"), index=True)
 
 
 class StudyRow(Base):
@@ -74,12 +97,7 @@ class ParticipantRow(Base):
     survey: Mapped[dict[str, Any] | None]
     finished_at: Mapped[datetime | None]
 
-    turns: Mapped[list[TurnRow]] = relationship(
-        back_populates="participant",
-        order_by="TurnRow.index",
-        cascade="all, delete-orphan",
-        passive_deletes=True,
-    )
+    turns: Mapped[list[TurnRow]] = _children("participant", order_by="TurnRow.index")
 
 
 class TurnRow(Base):
@@ -87,9 +105,7 @@ class TurnRow(Base):
     __table_args__ = (UniqueConstraint("participant_id", "index"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    participant_id: Mapped[int] = mapped_column(
-        ForeignKey("participants.id", ondelete="CASCADE"), index=True
-    )
+    participant_id: Mapped[int] = _parent_id("participants")
     index: Mapped[int]
     user_text: Mapped[str] = mapped_column(Text)
     state: Mapped[dict[str, Any]]
@@ -109,12 +125,7 @@ class TurnRow(Base):
     picked_at: Mapped[datetime | None]
 
     participant: Mapped[ParticipantRow] = relationship(back_populates="turns")
-    replies: Mapped[list[ReplyRow]] = relationship(
-        back_populates="turn",
-        order_by="ReplyRow.position",
-        cascade="all, delete-orphan",
-        passive_deletes=True,
-    )
+    replies: Mapped[list[ReplyRow]] = _children("turn", order_by="ReplyRow.position")
 
 
 class ReplyRow(Base):
@@ -122,7 +133,7 @@ class ReplyRow(Base):
     __table_args__ = (UniqueConstraint("turn_id", "position"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    turn_id: Mapped[int] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    turn_id: Mapped[int] = _parent_id("turns")
     position: Mapped[str] = mapped_column(String(1))
     model: Mapped[str] = mapped_column(String(200))
     text: Mapped[str] = mapped_column(Text)
