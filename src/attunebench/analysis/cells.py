@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame
-from attunebench.analysis.schema import LeftOutItem
+from attunebench.analysis.schema import LeftOutItem, item_address
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Gold, Task, View, takes_option
 
@@ -169,11 +169,7 @@ def build_cell(
             absent = sorted(frame.models[m] for m in compared if code not in by_model[m])
             left_out.append(
                 LeftOutItem(
-                    task=task,
-                    variant=variant,
-                    conversation_id=record.conversation_id,
-                    turn_index=record.turn_index,
-                    item_id=record.item_id,
+                    **item_address(task, variant, record),
                     missing_for=absent,
                     reason=_failure_reasons(frame, rows),
                 )

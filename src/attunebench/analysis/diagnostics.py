@@ -25,6 +25,7 @@ from attunebench.analysis.schema import (
     ItemAnswer,
     LabelF1,
     WorstItem,
+    item_address,
 )
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
@@ -269,11 +270,7 @@ def worst_items(
         ]
         out.append(
             WorstItem(
-                task=task,
-                variant=variant,
-                conversation_id=first.conversation_id,
-                turn_index=first.turn_index,
-                item_id=first.item_id,
+                **item_address(task, variant, first),
                 mean_score=float(means[position]),
                 text=_item_text(
                     conversations.get(first.conversation_id), first.turn_index, first.item_id

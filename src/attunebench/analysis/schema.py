@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 from pydantic import Field
 
 from attunebench.frozen import Frozen
-from attunebench.records import SuiteInfo
+from attunebench.records import ItemRecord, SuiteInfo
 
 SUMMARY_FORMAT: Final = "attunebench-summary/v2"
 
@@ -62,14 +62,25 @@ class ScoreRow(Frozen):
     )
 
 
-class LeftOutItem(Frozen):
-    """An item some compared model has no answer for, left out of every model's numbers."""
+class ItemAddress(Frozen):
+    """Which item a row is about: its task and variant, conversation, turn and id."""
 
     task: str
     variant: str
     conversation_id: str
     turn_index: int
     item_id: str
+
+
+def item_address(task: str, variant: str, record: ItemRecord) -> dict[str, Any]:
+    """The `ItemAddress` fields of a record's item, to build any row about that item."""
+    where = record.model_dump(include={"conversation_id", "turn_index", "item_id"})
+    return {"task": task, "variant": variant, **where}
+
+
+class LeftOutItem(ItemAddress):
+    """An item some compared model has no answer for, left out of every model's numbers."""
+
     missing_for: list[str]
     reason: str
 
@@ -368,12 +379,7 @@ class ItemAnswer(Frozen):
     reasoning: str | None = None
 
 
-class WorstItem(Frozen):
-    task: str
-    variant: str
-    conversation_id: str
-    turn_index: int
-    item_id: str
+class WorstItem(ItemAddress):
     mean_score: float
     text: str | None
     gold: str
