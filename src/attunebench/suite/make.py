@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,82 +38,67 @@ class Plan:
     mini: int
 
 
+Draw = tuple[str, int, int]  # the task a conversation must have an item of, size, mini size
+
+
+@dataclass(frozen=True)
+class _Corpus:
+    """The fields every part drawn from one corpus folder shares (its importer is named after
+    the folder)."""
+
+    corpus: str
+    license: str
+    gold: str
+    non_commercial: bool = False
+
+    def plan(self, part: str, options: dict[str, str], files: list[str], draw: Draw) -> Plan:
+        drawn = CorpusPart(
+            name=part,
+            importer=self.corpus,
+            options=options,
+            files=dict.fromkeys(files, ""),
+            conversations=[],
+            **asdict(self),
+        )
+        return Plan(drawn, *draw)
+
+
 def _plans() -> list[Plan]:
-    esconv_nc = {"license": "CC BY-NC 4.0 (academic research use only)", "non_commercial": True}
-    seeker = (
+    esconv = _Corpus(
+        "esconv",
+        "CC BY-NC 4.0 (academic research use only)",
         "the seeker: feedback on the supporter's replies (rating, derived preference pairs), "
-        "emotion type (emotion, conversation-level), post-chat intensity and survey (outcome)"
+        "emotion type (emotion, conversation-level), post-chat intensity and survey (outcome)",
+        non_commercial=True,
     )
+    convai1 = _Corpus(
+        "convai1",
+        "Apache-2.0",
+        "the volunteer talking to a chatbot: thumbs on its messages (rating, derived "
+        "preference pairs), 1-5 quality, breadth, engagement (outcome)",
+    )
+    topical_chat = _Corpus(
+        "topical_chat",
+        "CDLA-Sharing-1.0",
+        "the writer: own emotion label of each message (emotion); the receiver: rating of "
+        "each message (rating, derived preference pairs); each worker: rating of the "
+        "conversation (outcome)",
+    )
+    multiesc = ["valid.jsonl", "test.jsonl", "multiesc/valid.jsonl", "multiesc/test.jsonl"]
+    topical = [f"{s}.json" for s in ("valid_freq", "valid_rare", "test_freq", "test_rare")]
+    failed, chats = ["FailedESConv.json"], ["data_1501534800.tar.gz"]
     return [
-        Plan(
-            CorpusPart(
-                name="esconv-multiesc",
-                corpus="esconv",
-                importer="esconv",
-                options={"variant": "multiesc", "split": "all"},
-                gold=seeker,
-                files=dict.fromkeys(
-                    ["valid.jsonl", "test.jsonl", "multiesc/valid.jsonl", "multiesc/test.jsonl"], ""
-                ),
-                conversations=[],
-                **esconv_nc,
-            ),
-            "rating",
-            40,
-            12,
+        esconv.plan(
+            "esconv-multiesc", {"variant": "multiesc", "split": "all"}, multiesc, ("rating", 40, 12)
         ),
-        Plan(
-            CorpusPart(
-                name="esconv-failed",
-                corpus="esconv",
-                importer="esconv",
-                options={"variant": "failed", "split": "all"},
-                gold=seeker,
-                files={"FailedESConv.json": ""},
-                conversations=[],
-                **esconv_nc,
-            ),
-            "rating",
-            20,
-            6,
+        esconv.plan(
+            "esconv-failed", {"variant": "failed", "split": "all"}, failed, ("rating", 20, 6)
         ),
-        Plan(
-            CorpusPart(
-                name="convai1-human-bot",
-                corpus="convai1",
-                importer="convai1",
-                options={"variant": "human-bot", "split": "all"},
-                license="Apache-2.0",
-                non_commercial=False,
-                gold="the volunteer talking to a chatbot: thumbs on its messages (rating, "
-                "derived preference pairs), 1-5 quality, breadth, engagement (outcome)",
-                files={"data_1501534800.tar.gz": ""},
-                conversations=[],
-            ),
-            "rating",
-            60,
-            12,
+        convai1.plan(
+            "convai1-human-bot", {"variant": "human-bot", "split": "all"}, chats, ("rating", 60, 12)
         ),
-        Plan(
-            CorpusPart(
-                name="topical-chat",
-                corpus="topical_chat",
-                importer="topical_chat",
-                options={"split": "all", "perspective": "both"},
-                license="CDLA-Sharing-1.0",
-                non_commercial=False,
-                gold="the writer: own emotion label of each message (emotion); the "
-                "receiver: rating of each message (rating, derived preference pairs); "
-                "each worker: rating of the conversation (outcome)",
-                files=dict.fromkeys(
-                    [f"{s}.json" for s in ("valid_freq", "valid_rare", "test_freq", "test_rare")],
-                    "",
-                ),
-                conversations=[],
-            ),
-            "emotion",
-            40,
-            12,
+        topical_chat.plan(
+            "topical-chat", {"split": "all", "perspective": "both"}, topical, ("emotion", 40, 12)
         ),
     ]
 
