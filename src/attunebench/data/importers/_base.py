@@ -10,7 +10,7 @@ reports and the tests compare with each corpus's published counts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
@@ -78,17 +78,35 @@ def choose(option: str, value: str, allowed: Sequence[str]) -> str:
     return value
 
 
-def splits_for(split: str, allowed: Sequence[str]) -> tuple[str, ...]:
-    """`all` means every split, in the corpus's own order."""
+def splits_for(split: str, allowed: Sequence[str], option: str = "split") -> tuple[str, ...]:
+    """`all` means every split (or part), in the corpus's own order."""
     if split == "all":
         return tuple(allowed)
-    return (choose("split", split, allowed),)
+    return (choose(option, split, allowed),)
 
 
 def require_file(path: Path) -> Path:
     if not path.is_file():
         raise ImportOptionError(f"{path}: file not found")
     return path
+
+
+def split_files(
+    source: Path, files: Mapping[str, str], split: str, option: str = "split"
+) -> Iterator[tuple[str, Path]]:
+    """(split, file) for each split `split` names, for corpora with one file per split; a
+    file is looked for only when its turn comes, as the import would reach it."""
+    for name in splits_for(split, tuple(files), option):
+        yield name, require_file(source / files[name])
+
+
+def expect_fields(fields: list[str], count: int, location: Location, field: str) -> list[str]:
+    """A line's or row's tab-separated fields, of which the format has exactly `count`."""
+    if len(fields) != count:
+        raise ImportFormatError(
+            location, field, f"expected {count} tab-separated fields, found {len(fields)}"
+        )
+    return fields
 
 
 def field_path(loc: Sequence[int | str]) -> str:
@@ -120,12 +138,16 @@ def decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
                 ) from None
 
 
+def text_lines(path: Path) -> Iterator[tuple[Location, str]]:
+    """Each non-blank line with where it stands (for formats of one record a line)."""
+    for number, text in decoded_lines(path):
+        if text.strip():
+            yield Location(path, number), text
+
+
 def iter_jsonl(path: Path, model: type[RawT]) -> Iterator[tuple[Location, RawT]]:
     """Each non-blank line of a JSON Lines file, parsed into `model`."""
-    for number, text in decoded_lines(path):
-        if not text.strip():
-            continue
-        location = Location(path, number)
+    for location, text in text_lines(path):
         try:
             yield location, model.model_validate_json(text.rstrip("\r\n"))
         except ValidationError as error:

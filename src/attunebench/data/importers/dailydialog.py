@@ -22,10 +22,10 @@ from attunebench.data.importers._base import (
     Location,
     Tally,
     conversation,
-    decoded_lines,
-    require_file,
-    splits_for,
+    expect_fields,
+    split_files,
     text,
+    text_lines,
 )
 from attunebench.data.importers._dialogue import Utterance, build_dialogue
 from attunebench.data.schema import Conversation, Source
@@ -79,11 +79,7 @@ def _ids(raw: str, names: dict[int, str], location: Location, field: str) -> lis
 
 
 def _dialogue(number: int, line: str, location: Location, split: str, tally: Tally) -> Conversation:
-    fields = line.rstrip("\r\n").split("\t")
-    if len(fields) != 4:
-        raise ImportFormatError(
-            location, "line", f"expected 4 tab-separated fields, found {len(fields)}"
-        )
+    fields = expect_fields(line.rstrip("\r\n").split("\t"), 4, location, "line")
     raw_text, raw_topic, raw_acts, raw_emotions = fields
     parts = raw_text.split("__eou__")
     if parts and not parts[-1].strip():
@@ -132,10 +128,6 @@ class DailyDialogImporter:
     split: str = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
-        for split in splits_for(self.split, tuple(FILES)):
-            path = require_file(source / FILES[split])
-            number = 0
-            for line_number, line in decoded_lines(path):
-                if line.strip():
-                    yield _dialogue(number, line, Location(path, line_number), split, tally)
-                    number += 1
+        for split, path in split_files(source, FILES, self.split):
+            for number, (location, line) in enumerate(text_lines(path)):
+                yield _dialogue(number, line, location, split, tally)

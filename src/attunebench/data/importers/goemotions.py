@@ -17,10 +17,11 @@ from attunebench.data.importers._base import (
     Location,
     Tally,
     conversation,
-    decoded_lines,
+    expect_fields,
     require_file,
-    splits_for,
+    split_files,
     text,
+    text_lines,
 )
 from attunebench.data.importers._csv_rows import csv_records
 from attunebench.data.schema import Conversation, Source
@@ -46,8 +47,7 @@ SOURCE = Source(
 
 
 def _labels(folder: Path) -> list[str]:
-    path = require_file(folder / "emotions.txt")
-    return [line.strip() for _, line in decoded_lines(path) if line.strip()]
+    return [line.strip() for _, line in text_lines(require_file(folder / "emotions.txt"))]
 
 
 def _emotions(raw: str, labels: list[str], location: Location) -> tuple[str, ...]:
@@ -62,11 +62,7 @@ def _emotions(raw: str, labels: list[str], location: Location) -> tuple[str, ...
 def _conversation(
     split: str, location: Location, fields: list[str], labels: list[str], tally: Tally
 ) -> Conversation:
-    if len(fields) != 3:
-        raise ImportFormatError(
-            location, "row", f"expected 3 tab-separated fields, found {len(fields)}"
-        )
-    comment, raw_labels, comment_id = fields
+    comment, raw_labels, comment_id = expect_fields(fields, 3, location, "row")
     emotions = _emotions(raw_labels, labels, location)
     tally["comments"] += 1
     tally["multi-label" if len(emotions) > 1 else "single-label"] += 1
@@ -90,9 +86,9 @@ class GoEmotionsImporter:
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         labels = _labels(source)
-        for split in splits_for(self.split, tuple(FILES)):
+        for split, path in split_files(source, FILES, self.split):
             first_line: dict[str, int | None] = {}  # ids come from the file: two would clash
-            for location, fields in csv_records(source / FILES[split], delimiter="\t"):
+            for location, fields in csv_records(path, delimiter="\t"):
                 made = _conversation(split, location, fields, labels, tally)
                 first = first_line.setdefault(made.id, location.line)
                 if first != location.line:

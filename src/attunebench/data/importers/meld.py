@@ -22,7 +22,7 @@ from attunebench.data.importers._base import (
     Tally,
     conversation,
     label,
-    splits_for,
+    split_files,
     text,
 )
 from attunebench.data.importers._csv_rows import csv_rows
@@ -79,8 +79,8 @@ class MELDImporter:
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         taxonomy = load_taxonomy(TAXONOMY_ID)
         speakers: Counter[str] = Counter()
-        for split in splits_for(self.split, tuple(FILES)):
-            dialogues = _dialogues(source / FILES[split], taxonomy, tally)
+        for split, path in split_files(source, FILES, self.split):
+            dialogues = _dialogues(path, taxonomy, tally)
             for dialogue_id in sorted(dialogues):
                 rows = sorted(dialogues[dialogue_id], key=lambda row: row.order)
                 speakers.update(row.speaker for row in rows)

@@ -19,10 +19,10 @@ from attunebench.data.importers._base import (
     ImportFormatError,
     Location,
     Tally,
-    choose,
     conversation,
     decoded_lines,
-    require_file,
+    expect_fields,
+    split_files,
 )
 from attunebench.data.importers._dialogue import Utterance, build_dialogue
 from attunebench.data.schema import Conversation, RatingScale, Source
@@ -79,11 +79,7 @@ def _satisfaction(raw: str, location: Location, tally: Tally) -> float:
 
 def _line(raw: str, location: Location, tally: Tally) -> Line | None:
     """One line, or None for a line with no text (ReDial has a few; their scores go with them)."""
-    fields = raw.rstrip("\r\n").split("\t")
-    if len(fields) != 4:
-        raise ImportFormatError(
-            location, "line", f"expected 4 tab-separated fields, found {len(fields)}"
-        )
+    fields = expect_fields(raw.rstrip("\r\n").split("\t"), 4, location, "line")
     role, utterance, action, satisfaction = fields
     if role not in ("USER", "SYSTEM"):
         raise ImportFormatError(location, "role", f"{role!r} is neither USER nor SYSTEM")
@@ -150,9 +146,7 @@ class USSImporter:
     part: str = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
-        parts = tuple(PARTS) if self.part == "all" else (choose("part", self.part, tuple(PARTS)),)
-        for part in parts:
-            path = require_file(source / PARTS[part])
+        for part, path in split_files(source, PARTS, self.part, option="part"):
             for number, lines in enumerate(_sessions(path, tally)):
                 made = _conversation(f"uss-{part}-{number:04d}", lines, tally)
                 if made is not None:
