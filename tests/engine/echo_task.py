@@ -45,8 +45,6 @@ class EchoPrediction(Frozen):
 
 class EchoTask(Task[EchoGold, EchoPrediction]):
     name = "echo"
-    gold_type = EchoGold
-    prediction_type = EchoPrediction
     headline = "1 for a non-empty reply"
     subject_forms = (RESPONSE_ANSWERS,)
 

@@ -32,7 +32,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get_origin
 
 from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation, Taxonomy
@@ -213,6 +213,8 @@ class Task(ABC, Generic[G, P]):
     """A task's declaration; see the module docstring."""
 
     name: ClassVar[str]
+    # Read from the class's `Task[Gold, Prediction]` base (`__init_subclass__`), so a task
+    # names its types once.
     gold_type: ClassVar[type[Gold]]
     prediction_type: ClassVar[type[Frozen]]
     headline: ClassVar[str]  # what the headline metric is, in words
@@ -225,6 +227,13 @@ class Task(ABC, Generic[G, P]):
     needs_judge: ClassVar[bool] = False
     evaluates: ClassVar[Literal["models", "judges"]] = "models"
     answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            types = get_args(base) if get_origin(base) is Task else ()
+            if all(isinstance(t, type) for t in types) and types:
+                cls.gold_type, cls.prediction_type = types
 
     @property
     def judge_forms(self) -> tuple[AnswerForm, ...]:

@@ -120,8 +120,6 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
 
 class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     name = TASK
-    gold_type = BehaviorGold
-    prediction_type = BehaviorPrediction
     headline = "macro-F1: the mean of per-label F1"
     headline_metric = "macro_f1"
     gold_fields = ("behaviors",)

@@ -89,12 +89,22 @@ PANAS = (1.0, 5.0)
 INTENSITY_KEYS = ("1", "2", "3", "4", "5")
 
 
-class EmotionGold(Gold):
+class EmotionReading(Frozen):
+    """What the gold reports and an answer names alike: the labels and the numbers."""
+
     primary: str | None = None
     emotions: tuple[str, ...] = ()
     intensity: float | None = None
     valence: float | None = None
     arousal: float | None = None
+
+    def number(self, name: str) -> float | None:
+        value: float | None = getattr(self, name)
+        return value
+
+
+# The reading first, so the gold's fields keep their order (Gold's level and derived first).
+class EmotionGold(EmotionReading, Gold):
     panas: dict[str, float] = Field(default_factory=dict)
     visible: int | None = None  # messages the prompt shows
     chars: int | None = None  # characters of the user's words the item is about
@@ -103,25 +113,12 @@ class EmotionGold(Gold):
     def labels(self) -> frozenset[str]:
         return frozenset((*self.emotions, *([self.primary] if self.primary else [])))
 
-    def number(self, name: str) -> float | None:
-        value: float | None = getattr(self, name)
-        return value
 
-
-class EmotionPrediction(Frozen):
-    primary: str | None = None
-    emotions: tuple[str, ...] = ()
-    intensity: float | None = None
-    valence: float | None = None
-    arousal: float | None = None
+class EmotionPrediction(EmotionReading):
     panas: dict[str, float | None] = Field(default_factory=dict)
     asked: tuple[str, ...] = ()  # the numbers the question asked for
     # choice mode: each label's probability
     label_probabilities: dict[str, float] = Field(default_factory=dict)
-
-    def number(self, name: str) -> float | None:
-        value: float | None = getattr(self, name)
-        return value
 
 
 class EmotionAnswers(AnswerForm):
@@ -250,8 +247,6 @@ def by_group(items: Sequence[tuple[str, EmotionGold]], keys: Sequence[Hashable])
 
 class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     name = TASK
-    gold_type = EmotionGold
-    prediction_type = EmotionPrediction
     headline = "macro-F1 of the primary label"
     headline_metric = "macro_f1"
     gold_fields = ("state", "context.emotion")

@@ -24,11 +24,10 @@ beside every judge.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from attunebench.data.schema import Conversation
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray
@@ -43,7 +42,6 @@ from attunebench.tasks.base import (
     Query,
     Reference,
     Scored,
-    Task,
     View,
     register_task,
 )
@@ -52,10 +50,12 @@ from attunebench.tasks.judging import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, P
 from attunebench.tasks.judging import pairwise_query as judge_query
 from attunebench.tasks.preference import (
     ORDERS,
+    PairTask,
     PreferencePrediction,
     both_orders,
     pair_calibration_rows,
     pair_of,
+    pair_options,
     pair_references,
     read_orders,
     shown,
@@ -71,32 +71,19 @@ def _winner(text: str) -> str:
     return str(parse_pairwise(text)["winner"])
 
 
-class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
+class JudgeAuditTask(PairTask):
     name = TASK
-    gold_type = p.PairGold
-    prediction_type = PreferencePrediction
     headline = "judge accuracy (consistent in both orders and as the participant picked)"
-    gold_fields = ("preference", "rating")
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
     subject_forms = (PAIRWISE_ANSWERS,)
     evaluates = "judges"
     needs_judge = True
-    answer_modes = ("generate", "choice")
-
-    def __init__(self, context: str, pairs: p.PairOptions) -> None:
-        self.modes = h.context_modes(context)
-        self.pairs = pairs
+    per_order = "agree"
 
     @property
     def prompts(self) -> list[PromptInfo]:
         return [PAIRWISE.info, PAIRWISE_CHOICE.info]
-
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[p.PairGold]]:
-        return p.pair_items(TASK, conversations, self.pairs, self.modes)
-
-    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
-        return p.flagged_left_out(conversations, self.pairs)
 
     def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
         pair = pair_of(item, self.pairs)
@@ -126,18 +113,9 @@ class JudgeAuditTask(Task[p.PairGold, PreferencePrediction]):
         }
         return Scored(float(agrees), values)
 
-    def worst(self, item: Item[p.PairGold], partial: PreferencePrediction | None) -> Scored:
-        values: dict[str, float | None] = {"consistent": None}
-        for order in ORDERS:
-            pick = partial.pick(order) if partial is not None else None
-            values[f"agree_{order}"] = None if pick is None else float(pick == item.gold.key)
-        return Scored(0.0, values)
-
     def choice_gold(self, item: Item[p.PairGold], query: Query) -> str | None:
         gold = shown_gold(item.gold, query.key)
         return None if gold == p.TIE else gold
-
-    calibration_rows = staticmethod(pair_calibration_rows)
 
     def references(self) -> dict[str, Reference[p.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
@@ -175,9 +153,7 @@ def judge_audit_task(
 
     `participant_context`: informed (with what the participant told us), blind (without), or
     both."""
-    if max_derived_pairs < 0:
-        raise ValueError(f"max_derived_pairs must be >= 0 (got {max_derived_pairs})")
-    options = p.PairOptions(
+    options = pair_options(
         derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only=True
     )
     return JudgeAuditTask(participant_context, options)

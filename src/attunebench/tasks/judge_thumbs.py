@@ -105,8 +105,6 @@ def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, str, ThumbGo
 
 class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction]):
     name = TASK
-    gold_type = ThumbGold
-    prediction_type = ThumbPrediction
     headline = "balanced agreement of the judge's rubric score with the person's thumb"
     headline_metric = "balanced_agreement"
     gold_fields = ("rating",)

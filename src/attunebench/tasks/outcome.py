@@ -167,8 +167,6 @@ def question(template: PromptTemplate, name: str, scale: n.Scale) -> str:
 
 class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     name = TASK
-    gold_type = OutcomeGold
-    prediction_type = n.Numbers
     headline = "mean position-adjusted correlation over final intensity, rating, empathy, relevance"
     headline_metric = "mean_adjusted_r"
     gold_fields = ("outcome", "state.intensity")

@@ -222,28 +222,61 @@ def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float
     return rows
 
 
-class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
-    name = TASK
-    gold_type = p.PairGold
-    prediction_type = PreferencePrediction
-    headline = "accuracy in both orders (0.5 when inconsistent)"
+def pair_options(
+    derive_from_ratings: bool,
+    max_derived_pairs: int,
+    seed: int,
+    include_flagged: bool,
+    same_turn_only: bool = False,
+) -> p.PairOptions:
+    """The pair options of a task's factory, checked."""
+    if max_derived_pairs < 0:
+        raise ValueError(f"max_derived_pairs must be >= 0 (got {max_derived_pairs})")
+    return p.PairOptions(
+        derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only
+    )
+
+
+class PairTask(Task[p.PairGold, PreferencePrediction]):
+    """What `preference` and `judge_audit` share: the pairs of `tasks.pairs`, each asked in
+    both orders, and the per-order values of an invalid answer."""
+
     gold_fields = ("preference", "rating")
-    subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
+    per_order = "correct"  # the per-order values are `<per_order>_ab` and `<per_order>_ba`
 
     def __init__(self, context: str, pairs: p.PairOptions) -> None:
         self.modes = h.context_modes(context)
         self.pairs = pairs
 
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [SAME_TURN.info, ACROSS_TURNS.info, CHOICE.info]
-
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[p.PairGold]]:
-        return p.pair_items(TASK, conversations, self.pairs, self.modes)
+        return p.pair_items(self.name, conversations, self.pairs, self.modes)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         return p.flagged_left_out(conversations, self.pairs)
+
+    def worst(self, item: Item[p.PairGold], partial: PreferencePrediction | None) -> Scored:
+        """Score 0; an order that parsed keeps its own value (the other, and consistency,
+        have none)."""
+        values: dict[str, float | None] = {"consistent": None}
+        for order in ORDERS:
+            pick = partial.pick(order) if partial is not None else None
+            values[f"{self.per_order}_{order}"] = (
+                None if pick is None else float(pick == item.gold.key)
+            )
+        return Scored(0.0, values)
+
+    calibration_rows = staticmethod(pair_calibration_rows)
+
+
+class PreferenceTask(PairTask):
+    name = TASK
+    headline = "accuracy in both orders (0.5 when inconsistent)"
+    subject_forms = (ANSWERS,)
+
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return [SAME_TURN.info, ACROSS_TURNS.info, CHOICE.info]
 
     def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)
@@ -255,20 +288,11 @@ class PreferenceTask(Task[p.PairGold, PreferencePrediction]):
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
         return Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
 
-    def worst(self, item: Item[p.PairGold], partial: PreferencePrediction | None) -> Scored:
-        values: dict[str, float | None] = {"consistent": None}
-        for order in ORDERS:
-            pick = partial.pick(order) if partial is not None else None
-            values[f"correct_{order}"] = None if pick is None else float(pick == item.gold.key)
-        return Scored(0.0, values)
-
     def references(self) -> dict[str, Reference[p.PairGold]]:
         return pair_references()
 
     def choice_gold(self, item: Item[p.PairGold], query: Query) -> str | None:
         return shown_gold(item.gold, query.key)
-
-    calibration_rows = staticmethod(pair_calibration_rows)
 
 
 def pair_references() -> dict[str, Reference[p.PairGold]]:
@@ -390,7 +414,5 @@ def preference_task(
     seed: int = 0,
 ) -> PreferenceTask:
     """Preference prediction in both orders; pairs from picks, and from ratings where needed."""
-    if max_derived_pairs < 0:
-        raise ValueError(f"max_derived_pairs must be >= 0 (got {max_derived_pairs})")
-    options = p.PairOptions(derive_from_ratings, max_derived_pairs, seed, include_flagged)
+    options = pair_options(derive_from_ratings, max_derived_pairs, seed, include_flagged)
     return PreferenceTask(context, options)

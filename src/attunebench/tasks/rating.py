@@ -150,8 +150,6 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
 
 class RatingTask(Task[RatingGold, n.Numbers]):
     name = TASK
-    gold_type = RatingGold
-    prediction_type = n.Numbers
     headline = "position-adjusted correlation of predicted and given ratings"
     headline_metric = "position_adjusted_r"
     gold_fields = ("rating",)

@@ -64,8 +64,6 @@ ANSWERS = registered(IntenseAnswers())
 
 class IntenseTask(Task[IntenseGold, IntensePrediction]):
     name = TASK
-    gold_type = IntenseGold
-    prediction_type = IntensePrediction
     headline = "accuracy"
     gold_fields = ("state.intensity",)
     subject_forms = (ANSWERS,)
