@@ -32,23 +32,9 @@ from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
 from attunebench.records import PromptInfo
+from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
-from attunebench.tasks.base import (
-    AnswerMode,
-    Gold,
-    GoldLevel,
-    Guess,
-    InvalidAnswer,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Task,
-    View,
-    register_task,
-)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
 from attunebench.tasks.parsing import answer_fields, label_list
@@ -70,8 +56,8 @@ YES_NO = [(option, CHOICE_PROMPT.text(option)) for option in ("yes", "no")]
 YES = option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
 
 
-class BehaviorGold(Gold):
-    level: GoldLevel = "reply"
+class BehaviorGold(t.Gold):
+    level: t.GoldLevel = "reply"
     behaviors: tuple[str, ...]
     visible: int | None = None  # messages the prompt shows before the reply
     chars: int | None = None  # the reply's characters
@@ -118,7 +104,7 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     return 2 * len(p & g) / (len(p) + len(g))
 
 
-class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
+class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
     name = TASK
     headline = "macro-F1: the mean of per-label F1"
     headline_metric = "macro_f1"
@@ -134,10 +120,12 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     def prompts(self) -> list[PromptInfo]:
         return [PROMPT.info, CHOICE_PROMPT.info]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[BehaviorGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[BehaviorGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
-            labelled = [(t, r) for t in conversation.turns for r in t.responses if r.behaviors]
+            labelled = [
+                (turn, r) for turn in conversation.turns for r in turn.responses if r.behaviors
+            ]
             for turn, reply in labelled[: self.max_replies]:
                 gold = BehaviorGold(
                     behaviors=reply.behaviors,
@@ -145,9 +133,9 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
                     chars=len(reply.text),
                 )
                 for mode in self.modes:
-                    yield Item(TASK, conversation, turn.index, reply.id, taxonomy, gold, mode)
+                    yield t.Item(TASK, conversation, turn.index, reply.id, taxonomy, gold, mode)
 
-    def queries(self, item: Item[BehaviorGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: t.Item[BehaviorGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation, labels = item.conversation, item.taxonomy.behaviors
         turn = h.turn_at(conversation, item.turn_index)
         reply = turn.response(item.item_id)
@@ -171,10 +159,10 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         )
         if mode == "generate":
             messages = PROMPT.render(**fields, labels=label_menu(labels))
-            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         base = CHOICE_PROMPT.render(**fields)
         return [
-            Query(
+            t.Query(
                 f"label:{label.name}",
                 base,
                 CHOICE_PROMPT.info,
@@ -189,11 +177,13 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
             for label in labels
         ]
 
-    def parse(self, item: Item[BehaviorGold], outputs: Mapping[str, Output]) -> BehaviorPrediction:
+    def parse(
+        self, item: t.Item[BehaviorGold], outputs: Mapping[str, t.Output]
+    ) -> BehaviorPrediction:
         if "answer" in outputs:
             found = answer_fields(outputs["answer"].text or "")
             if "behaviors" not in found:
-                raise InvalidAnswer("the answer has no 'behaviors' list")
+                raise t.InvalidAnswer("the answer has no 'behaviors' list")
             labels = item.taxonomy.behaviors
             return BehaviorPrediction(behaviors=label_list(found["behaviors"], labels, "behavior"))
         yes: dict[str, float] = {}
@@ -204,13 +194,13 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         chosen = tuple(label for label, p in yes.items() if p >= THRESHOLD)
         return BehaviorPrediction(behaviors=chosen, yes_probabilities=yes)
 
-    def score(self, item: Item[BehaviorGold], prediction: BehaviorPrediction) -> Scored:
-        return Scored(f1(prediction.behaviors, item.gold.behaviors))
+    def score(self, item: t.Item[BehaviorGold], prediction: BehaviorPrediction) -> t.Scored:
+        return t.Scored(f1(prediction.behaviors, item.gold.behaviors))
 
-    def worst(self, item: Item[BehaviorGold], partial: BehaviorPrediction | None) -> Scored:
-        return Scored(0.0)
+    def worst(self, item: t.Item[BehaviorGold], partial: BehaviorPrediction | None) -> t.Scored:
+        return t.Scored(0.0)
 
-    def references(self) -> dict[str, Reference[BehaviorGold]]:
+    def references(self) -> dict[str, t.Reference[BehaviorGold]]:
         return {
             "reference/constant": lambda items: by_group(items, [0] * len(items)),
             "reference/position-only": lambda items: by_group(
@@ -221,7 +211,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
             ),
         }
 
-    def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
+    def choice_gold(self, item: t.Item[BehaviorGold], query: t.Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
 
     @staticmethod
@@ -242,17 +232,17 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
         ]
 
 
-BehaviorView = View[BehaviorGold, BehaviorPrediction]
+BehaviorView = t.View[BehaviorGold, BehaviorPrediction]
 
 
-def by_group(items: Sequence[tuple[str, BehaviorGold]], keys: Sequence[Hashable]) -> list[Guess]:
+def by_group(items: Sequence[tuple[str, BehaviorGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
     """Each item guessed as the one label most frequent among the items with its key (one key
     for all: the majority label)."""
     labels = most_common_by(keys, [g.behaviors for _, g in items])
-    out: list[Guess] = []
+    out: list[t.Guess] = []
     for label, (_, gold) in zip(labels, items, strict=True):
         guess = BehaviorPrediction(behaviors=(label,) if label else ())
-        out.append((guess, Scored(f1(guess.behaviors, gold.behaviors))))
+        out.append((guess, t.Scored(f1(guess.behaviors, gold.behaviors))))
     return out
 
 
@@ -270,7 +260,7 @@ BehaviorTask.metrics = m.register(
 )
 
 
-@register_task(TASK)
+@t.register_task(TASK)
 def behavior_task(
     context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
 ) -> BehaviorTask:

@@ -46,22 +46,9 @@ from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray, IntArray, Weights
+from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
-from attunebench.tasks.base import (
-    AnswerMode,
-    Gold,
-    Guess,
-    InvalidAnswer,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Task,
-    View,
-    register_task,
-)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
 from attunebench.tasks.parsing import (
@@ -104,7 +91,7 @@ class EmotionReading(Frozen):
 
 
 # The reading first, so the gold's fields keep their order (Gold's level and derived first).
-class EmotionGold(EmotionReading, Gold):
+class EmotionGold(EmotionReading, t.Gold):
     panas: dict[str, float] = Field(default_factory=dict)
     visible: int | None = None  # messages the prompt shows
     chars: int | None = None  # characters of the user's words the item is about
@@ -207,7 +194,7 @@ def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> di
     return out
 
 
-def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored:
+def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> t.Scored:
     values: dict[str, float | None] = dict(score_numbers(gold, prediction))
     correct: float | None = None
     if gold.labels:
@@ -219,7 +206,7 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored
         correct = float(hit)
         predicted = set(prediction.emotions)
         values["jaccard"] = len(predicted & gold.labels) / len(predicted | gold.labels)
-    return Scored(correct, {"primary_correct": correct, **values})
+    return t.Scored(correct, {"primary_correct": correct, **values})
 
 
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
@@ -230,12 +217,12 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
     return gold.model_copy(update={"visible": len(said), "chars": sum(map(len, about))})
 
 
-def by_group(items: Sequence[tuple[str, EmotionGold]], keys: Sequence[Hashable]) -> list[Guess]:
+def by_group(items: Sequence[tuple[str, EmotionGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
     """Each labelled item guessed as the primary label most frequent among the items with its
     key (one key for all: the majority label, which on macro-F1 scores one label's F1 over
     the number of labels)."""
     labels = most_common_by(keys, [[g.primary] if g.primary else [] for _, g in items])
-    out: list[Guess] = []
+    out: list[t.Guess] = []
     for label, (_, gold) in zip(labels, items, strict=True):
         if label is None or not gold.labels:
             out.append(None)
@@ -245,7 +232,7 @@ def by_group(items: Sequence[tuple[str, EmotionGold]], keys: Sequence[Hashable])
     return out
 
 
-class EmotionTask(Task[EmotionGold, EmotionPrediction]):
+class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
     name = TASK
     headline = "macro-F1 of the primary label"
     headline_metric = "macro_f1"
@@ -266,20 +253,20 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     def prompts(self) -> list[PromptInfo]:
         return [PROMPT.info, CHOICE_PROMPT.info]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[EmotionGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[EmotionGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             if conversation_level(conversation):
                 at = budget_turn(conversation, self.messages, self.words)
                 golds = [(at, conversation_gold(conversation))]
             else:
-                golds = [(t.index, g) for t in conversation.turns if (g := turn_gold(t))]
+                golds = [(turn.index, g) for turn in conversation.turns if (g := turn_gold(turn))]
             for turn_index, found in golds:
                 gold = shown(conversation, turn_index, found)
                 for mode in self.modes:
-                    yield Item(TASK, conversation, turn_index, gold.level, taxonomy, gold, mode)
+                    yield t.Item(TASK, conversation, turn_index, gold.level, taxonomy, gold, mode)
 
-    def _fields(self, item: Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
+    def _fields(self, item: t.Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
         conversation, gold = item.conversation, item.gold
         whole = gold.level == "conversation"
         situation = conversation.context.situation if whole else None
@@ -292,7 +279,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             "question": question,
         }
 
-    def queries(self, item: Item[EmotionGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: t.Item[EmotionGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation, gold, labels = item.conversation, item.gold, item.taxonomy.emotions
         said = [
             u.text for u in h.history_through(conversation, item.turn_index) if u.speaker == "user"
@@ -310,12 +297,12 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             if gold.panas:
                 panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
             messages = PROMPT.render(**fields, labels=label_menu(labels), panas=panas)
-            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         fields = self._fields(item, CHOICE_PROMPT)
         base = CHOICE_PROMPT.render(**{**fields, "question": ""})
         menu = [(label.name, f"{label.name} ({label.description})") for label in labels]
         queries = [
-            Query(
+            t.Query(
                 "label",
                 base,
                 CHOICE_PROMPT.info,
@@ -330,17 +317,19 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             if key == "intensity" and gold.intensity is None:
                 continue
             form = choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
-            queries.append(Query(key, base, CHOICE_PROMPT.info, JSON_PARAMS, hint, choice=form))
+            queries.append(t.Query(key, base, CHOICE_PROMPT.info, JSON_PARAMS, hint, choice=form))
         return queries
 
-    def parse(self, item: Item[EmotionGold], outputs: Mapping[str, Output]) -> EmotionPrediction:
+    def parse(
+        self, item: t.Item[EmotionGold], outputs: Mapping[str, t.Output]
+    ) -> EmotionPrediction:
         gold = item.gold
         if "answer" not in outputs:
             return self._from_choices(item, outputs)
         found = answer_fields(outputs["answer"].text or "")
         labels = item.taxonomy.emotions
         if found.get("primary") is None:
-            raise InvalidAnswer("the answer has no primary emotion")
+            raise t.InvalidAnswer("the answer has no primary emotion")
         primary = one_label(found["primary"], labels, "primary emotion")
         listed = found.get("emotions")
         emotions = () if listed is None else label_list(listed, labels, "emotion")
@@ -359,7 +348,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         )
 
     def _from_choices(
-        self, item: Item[EmotionGold], outputs: Mapping[str, Output]
+        self, item: t.Item[EmotionGold], outputs: Mapping[str, t.Output]
     ) -> EmotionPrediction:
         def spread(key: str) -> dict[str, float]:
             return dict(outputs[key].probabilities or {})
@@ -382,10 +371,10 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             label_probabilities={names[k]: p for k, p in label_p.items()},
         )
 
-    def score(self, item: Item[EmotionGold], prediction: EmotionPrediction) -> Scored:
+    def score(self, item: t.Item[EmotionGold], prediction: EmotionPrediction) -> t.Scored:
         return score_prediction(item.gold, prediction)
 
-    def references(self) -> dict[str, Reference[EmotionGold]]:
+    def references(self) -> dict[str, t.Reference[EmotionGold]]:
         return {
             "reference/constant": lambda items: by_group(items, [0] * len(items)),
             "reference/position-only": lambda items: by_group(
@@ -396,15 +385,15 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
             ),
         }
 
-    def worst(self, item: Item[EmotionGold], partial: EmotionPrediction | None) -> Scored:
+    def worst(self, item: t.Item[EmotionGold], partial: EmotionPrediction | None) -> t.Scored:
         gold = item.gold
         values: dict[str, float | None] = dict(score_numbers(gold, None))
         correct = 0.0 if gold.labels else None
         if gold.labels:
             values["jaccard"] = 0.0
-        return Scored(correct, {"primary_correct": correct, **values})
+        return t.Scored(correct, {"primary_correct": correct, **values})
 
-    def choice_gold(self, item: Item[EmotionGold], query: Query) -> str | None:
+    def choice_gold(self, item: t.Item[EmotionGold], query: t.Query) -> str | None:
         # Only the label question is scored by accuracy; the numbers are scored by their error.
         return item.gold.primary if query.key == "label" else None
 
@@ -419,7 +408,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         return [(guess.label_probabilities, primary)]
 
 
-EmotionView = View[EmotionGold, EmotionPrediction]
+EmotionView = t.View[EmotionGold, EmotionPrediction]
 
 
 def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
@@ -528,7 +517,7 @@ EmotionTask.metrics = m.register(
 )
 
 
-@register_task(TASK)
+@t.register_task(TASK)
 def emotion_task(
     context: str = h.DEFAULT_CONTEXT,
     messages: int = DEFAULT_MESSAGES,

@@ -32,19 +32,10 @@ from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray
 from attunebench.tasks import audit
+from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pairs as p
-from attunebench.tasks.base import (
-    AnswerMode,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    View,
-    register_task,
-)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.judging import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
 from attunebench.tasks.judging import pairwise_query as judge_query
@@ -85,7 +76,7 @@ class JudgeAuditTask(PairTask):
     def prompts(self) -> list[PromptInfo]:
         return [PAIRWISE.info, PAIRWISE_CHOICE.info]
 
-    def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: t.Item[p.PairGold], mode: t.AnswerMode) -> list[t.Query]:
         pair = pair_of(item, self.pairs)
         # Across turns, cut before the earlier reply, as `preference` does: a transcript that
         # quoted it would show which reply came first.
@@ -100,10 +91,12 @@ class JudgeAuditTask(PairTask):
             queries.append(judge_query(context, a, b, order))
         return queries
 
-    def parse(self, item: Item[p.PairGold], outputs: Mapping[str, Output]) -> PreferencePrediction:
+    def parse(
+        self, item: t.Item[p.PairGold], outputs: Mapping[str, t.Output]
+    ) -> PreferencePrediction:
         return read_orders(item.gold, outputs, _winner)
 
-    def score(self, item: Item[p.PairGold], prediction: PreferencePrediction) -> Scored:
+    def score(self, item: t.Item[p.PairGold], prediction: PreferencePrediction) -> t.Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
         agrees = outcome["consistent"] == 1.0 and outcome["correct_ab"] == 1.0
         values = {
@@ -111,17 +104,17 @@ class JudgeAuditTask(PairTask):
             "agree_ba": outcome["correct_ba"],
             "consistent": outcome["consistent"],
         }
-        return Scored(float(agrees), values)
+        return t.Scored(float(agrees), values)
 
-    def choice_gold(self, item: Item[p.PairGold], query: Query) -> str | None:
+    def choice_gold(self, item: t.Item[p.PairGold], query: t.Query) -> str | None:
         gold = shown_gold(item.gold, query.key)
         return None if gold == p.TIE else gold
 
-    def references(self) -> dict[str, Reference[p.PairGold]]:
+    def references(self) -> dict[str, t.Reference[p.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
 
 
-AuditView = View[p.PairGold, PreferencePrediction]
+AuditView = t.View[p.PairGold, PreferencePrediction]
 
 
 def counts(views: Sequence[AuditView]) -> FloatArray:
@@ -141,7 +134,7 @@ JudgeAuditTask.metrics = m.register(
 )
 
 
-@register_task(TASK)
+@t.register_task(TASK)
 def judge_audit_task(
     participant_context: str = DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

@@ -44,24 +44,11 @@ from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.stats import FloatArray
 from attunebench.tasks import adjusted as a
+from attunebench.tasks import base as t
 from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
-from attunebench.tasks.base import (
-    AnswerMode,
-    Gold,
-    GoldLevel,
-    Guess,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Task,
-    View,
-    register_task,
-)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
 
@@ -125,8 +112,8 @@ def _scales(hint: TaskHint) -> list[tuple[str, tuple[float, float]]]:
 ANSWERS = registered(OutcomeAnswers())
 
 
-class OutcomeGold(Gold):
-    level: GoldLevel = "conversation"
+class OutcomeGold(t.Gold):
+    level: t.GoldLevel = "conversation"
     values: dict[str, float]
     scales: dict[str, tuple[float, float]]
     visible: int | None = None  # messages the prompt shows
@@ -165,7 +152,7 @@ def question(template: PromptTemplate, name: str, scale: n.Scale) -> str:
     )
 
 
-class OutcomeTask(Task[OutcomeGold, n.Numbers]):
+class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
     name = TASK
     headline = "mean position-adjusted correlation over final intensity, rating, empathy, relevance"
     headline_metric = "mean_adjusted_r"
@@ -180,18 +167,18 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     def prompts(self) -> list[PromptInfo]:
         return [PROMPT.info, CHOICE.info]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[OutcomeGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[OutcomeGold]]:
         for conversation in conversations:
             gold = outcome_gold(conversation)
             if gold is None:
                 continue
             last = conversation.turns[-1].index
             for mode in self.modes:
-                yield Item(
+                yield t.Item(
                     TASK, conversation, last, "outcome", taxonomy_of(conversation), gold, mode
                 )
 
-    def queries(self, item: Item[OutcomeGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: t.Item[OutcomeGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation = item.conversation
         said = h.history_before(conversation, item.turn_index + 1)  # all of it
         variant = item.context
@@ -212,19 +199,21 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
             messages = PROMPT.render(**fields, fields=wanted)
-            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
         questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
         forms = n.choice_forms(base, questions, scales)
-        return [Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()]
+        return [
+            t.Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()
+        ]
 
-    def parse(self, item: Item[OutcomeGold], outputs: Mapping[str, Output]) -> n.Numbers:
+    def parse(self, item: t.Item[OutcomeGold], outputs: Mapping[str, t.Output]) -> n.Numbers:
         return n.read_numbers(outputs, asked(item.gold))
 
-    def score(self, item: Item[OutcomeGold], prediction: n.Numbers) -> Scored:
+    def score(self, item: t.Item[OutcomeGold], prediction: n.Numbers) -> t.Scored:
         return n.scored(item.gold.values, item.gold.scales, prediction)
 
-    def choice_gold(self, item: Item[OutcomeGold], query: Query) -> str | None:
+    def choice_gold(self, item: t.Item[OutcomeGold], query: t.Query) -> str | None:
         value = item.gold.values.get(query.key)
         return str(int(value)) if value is not None and float(value).is_integer() else None
 
@@ -232,10 +221,10 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
     def calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
         return n.digit_rows(view.prediction, view.gold.values)
 
-    def worst(self, item: Item[OutcomeGold], partial: n.Numbers | None) -> Scored:
+    def worst(self, item: t.Item[OutcomeGold], partial: n.Numbers | None) -> t.Scored:
         return n.scored(item.gold.values, item.gold.scales, None)
 
-    def references(self) -> dict[str, Reference[OutcomeGold]]:
+    def references(self) -> dict[str, t.Reference[OutcomeGold]]:
         return {
             "reference/constant": lambda items: guesses(items, [0] * len(items)),
             "reference/position-only": lambda items: guesses(
@@ -254,7 +243,7 @@ class OutcomeTask(Task[OutcomeGold, n.Numbers]):
         return tuple(metric for k in others for metric in n.field_metrics(k, scales[k], _pair))
 
 
-def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> list[Guess]:
+def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> list[t.Guess]:
     """Each field guessed as its mean over the items with the same key (one key for all: its
     median, the constant an error rewards)."""
     found: dict[tuple[int, str, tuple[float, ...]], list[float]] = defaultdict(list)
@@ -263,7 +252,7 @@ def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> li
             found[key, name, tuple(gold.scales[name])].append(value)
     single = len(set(keys)) == 1
     fit = {k: float(np.median(v) if single else np.mean(v)) for k, v in found.items()}
-    out: list[Guess] = []
+    out: list[t.Guess] = []
     for key, (_, gold) in zip(keys, items, strict=True):
         values = {name: fit[key, name, tuple(gold.scales[name])] for name in gold.values}
         guess = n.Numbers(values=values)
@@ -271,7 +260,7 @@ def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> li
     return out
 
 
-OutcomeView = View[OutcomeGold, n.Numbers]
+OutcomeView = t.View[OutcomeGold, n.Numbers]
 
 
 def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
@@ -310,7 +299,7 @@ def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
             cells,
             conversations,
             [_pair(v, name)[0] for v in views],
-            [np.nan if t is None else t for t in truths],
+            [np.nan if truth is None else truth for truth in truths],
             [_span(v, name) for v in views],
         )
         blocks.append(found)
@@ -344,7 +333,7 @@ OutcomeTask.metrics = m.register(
 )
 
 
-@register_task(TASK)
+@t.register_task(TASK)
 def outcome_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
     """Outcome prediction; `context` is blind (default), informed, or both."""
     return OutcomeTask(context)

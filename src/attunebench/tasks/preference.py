@@ -31,23 +31,11 @@ from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
 from attunebench.records import PromptInfo
+from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pair_cues as c
 from attunebench.tasks import pairs as p
-from attunebench.tasks.base import (
-    AnswerMode,
-    Guess,
-    InvalidAnswer,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Task,
-    View,
-    register_task,
-)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import parse_choice
 from attunebench.tasks.prompting import (
@@ -130,14 +118,14 @@ def both_orders(pick_ab: str, pick_ba: str, gold: str) -> dict[str, float]:
     }
 
 
-def pair_of(item: Item[p.PairGold], options: p.PairOptions) -> p.Pair:
+def pair_of(item: t.Item[p.PairGold], options: p.PairOptions) -> p.Pair:
     for pair in p.preference_pairs(item.conversation, options):
         if (pair.turn_index, pair.item_id) == (item.turn_index, item.item_id):
             return pair
     raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
 
 
-def pair_queries(item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode) -> list[Query]:
+def pair_queries(item: t.Item[p.PairGold], pair: p.Pair, mode: t.AnswerMode) -> list[t.Query]:
     """The pair in both orders, as preference questions."""
     conversation, gold = item.conversation, item.gold
     variant = item.context
@@ -169,13 +157,13 @@ def pair_queries(item: Item[p.PairGold], pair: p.Pair, mode: AnswerMode) -> list
             asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
             form = choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
         queries.append(
-            Query(order, template.render(**fields), template.info, JSON_PARAMS, hint, choice=form)
+            t.Query(order, template.render(**fields), template.info, JSON_PARAMS, hint, choice=form)
         )
     return queries
 
 
 def read_orders(
-    gold: p.PairGold, outputs: Mapping[str, Output], parse: Callable[[str], str]
+    gold: p.PairGold, outputs: Mapping[str, t.Output], parse: Callable[[str], str]
 ) -> PreferencePrediction:
     """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
     letters: dict[str, str] = {}
@@ -190,7 +178,7 @@ def read_orders(
             continue
         try:
             letters[order] = parse(output.text or "")
-        except InvalidAnswer as invalid:
+        except t.InvalidAnswer as invalid:
             problems.append(f"{order}: {invalid}")
     picks = {o: pick_of(letter, *shown(gold, o)) for o, letter in letters.items()}
     prediction = PreferencePrediction(
@@ -201,11 +189,11 @@ def read_orders(
         probabilities=spreads,
     )
     if problems:
-        raise InvalidAnswer("; ".join(problems), partial=prediction)
+        raise t.InvalidAnswer("; ".join(problems), partial=prediction)
     return prediction
 
 
-PreferenceView = View[p.PairGold, PreferencePrediction]
+PreferenceView = t.View[p.PairGold, PreferencePrediction]
 
 
 def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
@@ -237,7 +225,7 @@ def pair_options(
     )
 
 
-class PairTask(Task[p.PairGold, PreferencePrediction]):
+class PairTask(t.Task[p.PairGold, PreferencePrediction]):
     """What `preference` and `judge_audit` share: the pairs of `tasks.pairs`, each asked in
     both orders, and the per-order values of an invalid answer."""
 
@@ -249,13 +237,13 @@ class PairTask(Task[p.PairGold, PreferencePrediction]):
         self.modes = h.context_modes(context)
         self.pairs = pairs
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[p.PairGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[p.PairGold]]:
         return p.pair_items(self.name, conversations, self.pairs, self.modes)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         return p.flagged_left_out(conversations, self.pairs)
 
-    def worst(self, item: Item[p.PairGold], partial: PreferencePrediction | None) -> Scored:
+    def worst(self, item: t.Item[p.PairGold], partial: PreferencePrediction | None) -> t.Scored:
         """Score 0; an order that parsed keeps its own value (the other, and consistency,
         have none)."""
         values: dict[str, float | None] = {"consistent": None}
@@ -264,7 +252,7 @@ class PairTask(Task[p.PairGold, PreferencePrediction]):
             values[f"{self.per_order}_{order}"] = (
                 None if pick is None else float(pick == item.gold.key)
             )
-        return Scored(0.0, values)
+        return t.Scored(0.0, values)
 
     calibration_rows = staticmethod(pair_calibration_rows)
 
@@ -278,24 +266,26 @@ class PreferenceTask(PairTask):
     def prompts(self) -> list[PromptInfo]:
         return [SAME_TURN.info, ACROSS_TURNS.info, CHOICE.info]
 
-    def queries(self, item: Item[p.PairGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: t.Item[p.PairGold], mode: t.AnswerMode) -> list[t.Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)
 
-    def parse(self, item: Item[p.PairGold], outputs: Mapping[str, Output]) -> PreferencePrediction:
+    def parse(
+        self, item: t.Item[p.PairGold], outputs: Mapping[str, t.Output]
+    ) -> PreferencePrediction:
         return read_orders(item.gold, outputs, parse_choice)
 
-    def score(self, item: Item[p.PairGold], prediction: PreferencePrediction) -> Scored:
+    def score(self, item: t.Item[p.PairGold], prediction: PreferencePrediction) -> t.Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-        return Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
+        return t.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
 
-    def references(self) -> dict[str, Reference[p.PairGold]]:
+    def references(self) -> dict[str, t.Reference[p.PairGold]]:
         return pair_references()
 
-    def choice_gold(self, item: Item[p.PairGold], query: Query) -> str | None:
+    def choice_gold(self, item: t.Item[p.PairGold], query: t.Query) -> str | None:
         return shown_gold(item.gold, query.key)
 
 
-def pair_references() -> dict[str, Reference[p.PairGold]]:
+def pair_references() -> dict[str, t.Reference[p.PairGold]]:
     """What position alone achieves (`tasks.pair_cues`: the later, the earlier reply, by
     distance, a cross-validated classifier of both replies' positions), and content cues
     (the longer reply, the one with more questions, the one repeating more of the user's
@@ -303,11 +293,11 @@ def pair_references() -> dict[str, Reference[p.PairGold]]:
     return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
 
-def picks(cue: c.Cue) -> Reference[p.PairGold]:
+def picks(cue: c.Cue) -> t.Reference[p.PairGold]:
     """A reference picking the key a cue names at each pair (None: no guess)."""
 
-    def guessed(items: Sequence[tuple[str, p.PairGold]]) -> list[Guess]:
-        out: list[Guess] = []
+    def guessed(items: Sequence[tuple[str, p.PairGold]]) -> list[t.Guess]:
+        out: list[t.Guess] = []
         for key, (_, gold) in zip(cue(items), items, strict=True):
             if key is None:
                 out.append(None)
@@ -318,7 +308,7 @@ def picks(cue: c.Cue) -> Reference[p.PairGold]:
             guess = PreferencePrediction(ab=ab, ba=ba)
             outcome = both_orders(ab, ba, gold.key)
             out.append(
-                (guess, Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
+                (guess, t.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
             )
         return out
 
@@ -405,7 +395,7 @@ PreferenceTask.metrics = m.register(
 )
 
 
-@register_task(TASK)
+@t.register_task(TASK)
 def preference_task(
     context: str = h.DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

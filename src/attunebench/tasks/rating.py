@@ -33,24 +33,11 @@ from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray, Weights
 from attunebench.tasks import adjusted as a
+from attunebench.tasks import base as t
 from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
-from attunebench.tasks.base import (
-    AnswerMode,
-    Gold,
-    GoldLevel,
-    Guess,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Task,
-    View,
-    register_task,
-)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
 
@@ -99,8 +86,8 @@ def _scale(hint: TaskHint) -> tuple[float, float]:
 ANSWERS = registered(RatingAnswers())
 
 
-class RatingGold(Gold):
-    level: GoldLevel = "rating"
+class RatingGold(t.Gold):
+    level: t.GoldLevel = "rating"
     rating: float
     scale: tuple[float, float] = (1.0, 5.0)
     position: float  # the turn's place in its conversation, 0 (first) to 1 (last)
@@ -148,7 +135,7 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
         yield turn.index, gold
 
 
-class RatingTask(Task[RatingGold, n.Numbers]):
+class RatingTask(t.Task[RatingGold, n.Numbers]):
     name = TASK
     headline = "position-adjusted correlation of predicted and given ratings"
     headline_metric = "position_adjusted_r"
@@ -163,14 +150,14 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     def prompts(self) -> list[PromptInfo]:
         return [PROMPT.info, CHOICE.info]
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[RatingGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[RatingGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             for turn_index, gold in rating_golds(conversation):
                 for mode in self.modes:
-                    yield Item(TASK, conversation, turn_index, "feedback", taxonomy, gold, mode)
+                    yield t.Item(TASK, conversation, turn_index, "feedback", taxonomy, gold, mode)
 
-    def queries(self, item: Item[RatingGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: t.Item[RatingGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation, (low, high) = item.conversation, item.gold.scale
         said = h.history_before(conversation, item.turn_index)
         variant = item.context
@@ -189,19 +176,21 @@ class RatingTask(Task[RatingGold, n.Numbers]):
         )
         if mode == "generate":
             messages = PROMPT.render(**fields, low=f"{low:g}", high=f"{high:g}")
-            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
         question = CHOICE.text("question", low=f"{low:g}", high=f"{high:g}")
         forms = n.choice_forms(base, {FIELD: question}, {FIELD: item.gold.scale})
-        return [Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()]
+        return [
+            t.Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()
+        ]
 
-    def parse(self, item: Item[RatingGold], outputs: Mapping[str, Output]) -> n.Numbers:
+    def parse(self, item: t.Item[RatingGold], outputs: Mapping[str, t.Output]) -> n.Numbers:
         return n.read_numbers(outputs, {FIELD: item.gold.scale})
 
-    def score(self, item: Item[RatingGold], prediction: n.Numbers) -> Scored:
+    def score(self, item: t.Item[RatingGold], prediction: n.Numbers) -> t.Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
 
-    def choice_gold(self, item: Item[RatingGold], query: Query) -> str | None:
+    def choice_gold(self, item: t.Item[RatingGold], query: t.Query) -> str | None:
         rating = item.gold.rating
         return str(int(rating)) if float(rating).is_integer() else None
 
@@ -209,10 +198,10 @@ class RatingTask(Task[RatingGold, n.Numbers]):
     def calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
         return n.digit_rows(view.prediction, {FIELD: view.gold.rating})
 
-    def worst(self, item: Item[RatingGold], partial: n.Numbers | None) -> Scored:
+    def worst(self, item: t.Item[RatingGold], partial: n.Numbers | None) -> t.Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
-    def references(self) -> dict[str, Reference[RatingGold]]:
+    def references(self) -> dict[str, t.Reference[RatingGold]]:
         return {
             "reference/constant": lambda items: guesses(items, [0] * len(items)),
             "reference/position-only": lambda items: guesses(
@@ -224,7 +213,7 @@ class RatingTask(Task[RatingGold, n.Numbers]):
         }
 
 
-def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -> list[Guess]:
+def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
     """Each item guessed as the mean rating of the items with its key and rating scale (one key
     for all: the median, the constant a corpus's error rewards)."""
     found: dict[tuple[Hashable, tuple[float, ...]], list[float]] = defaultdict(list)
@@ -232,14 +221,14 @@ def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -
         found[key, tuple(gold.scale)].append(gold.rating)  # within one rating scale
     single = len(set(keys)) == 1
     fit = {k: float(np.median(v) if single else np.mean(v)) for k, v in found.items()}
-    out: list[Guess] = []
+    out: list[t.Guess] = []
     for key, (_, gold) in zip(keys, items, strict=True):
         guess = n.Numbers(values={FIELD: fit[key, tuple(gold.scale)]})
         out.append((guess, n.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)))
     return out
 
 
-RatingView = View[RatingGold, n.Numbers]
+RatingView = t.View[RatingGold, n.Numbers]
 
 
 def _pair(view: RatingView, name: str) -> tuple[float | None, float | None]:
@@ -319,7 +308,7 @@ RatingTask.metrics = m.register(
 )
 
 
-@register_task(TASK)
+@t.register_task(TASK)
 def rating_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
     """Rating prediction at each point the person rated; `context` is blind, informed or both."""
     return RatingTask(context)
