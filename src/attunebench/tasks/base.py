@@ -36,12 +36,14 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get
 
 from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation, Taxonomy
+from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
 from attunebench.models.hints import HintKind, TaskHint
+from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord, PromptInfo, Verdict
 from attunebench.registry import Registry
-from attunebench.tasks.history import ContextMode
+from attunebench.tasks.history import ContextMode, context_modes
 from attunebench.tasks.metrics import Metric
 
 AnswerMode = Literal["generate", "choice"]
@@ -227,6 +229,16 @@ class Task(ABC, Generic[G, P]):
     needs_judge: ClassVar[bool] = False
     evaluates: ClassVar[Literal["models", "judges"]] = "models"
     answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
+    # The prompts it may use, whose versions run.json and the cache keys record (`prompts`).
+    templates: ClassVar[tuple[PromptTemplate, ...]] = ()
+    # The contexts each item is asked in: the `context` option's, or none ("").
+    modes: tuple[Variant, ...] = ("",)
+
+    def __init__(self, context: str | None = None) -> None:
+        """`context`: the task's context option (blind, informed or both); None for a task
+        whose items have no context."""
+        if context is not None:
+            self.modes = context_modes(context)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -257,12 +269,20 @@ class Task(ABC, Generic[G, P]):
         return dict(self.made_with)
 
     @property
-    @abstractmethod
     def prompts(self) -> list[PromptInfo]:
         """Every prompt this task may use, with versions (for run.json and cache keys)."""
+        return [template.info for template in self.templates]
 
     @abstractmethod
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[G]]: ...
+
+    def in_contexts(
+        self, conversation: Conversation, turn_index: int, item_id: str, gold: G
+    ) -> Iterator[Item[G]]:
+        """One item of this task, once in each context it is asked in."""
+        taxonomy = taxonomy_of(conversation)
+        for mode in self.modes:
+            yield Item(self.name, conversation, turn_index, item_id, taxonomy, gold, mode)
 
     @abstractmethod
     def queries(self, item: Item[G], mode: AnswerMode) -> list[Query]: ...

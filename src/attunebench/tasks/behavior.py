@@ -27,11 +27,9 @@ from pydantic import Field
 
 from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registered
 from attunebench.data.schema import Conversation
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
-from attunebench.records import PromptInfo
 from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
@@ -111,18 +109,14 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
     gold_fields = ("behaviors",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
+    templates = (PROMPT, CHOICE_PROMPT)
 
     def __init__(self, context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None) -> None:
-        self.modes = h.context_modes(context)
+        super().__init__(context)
         self.max_replies = max_replies
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT.info, CHOICE_PROMPT.info]
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[BehaviorGold]]:
         for conversation in conversations:
-            taxonomy = taxonomy_of(conversation)
             labelled = [
                 (turn, r) for turn in conversation.turns for r in turn.responses if r.behaviors
             ]
@@ -132,8 +126,7 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
                     visible=len(h.history_through(conversation, turn.index)),
                     chars=len(reply.text),
                 )
-                for mode in self.modes:
-                    yield t.Item(TASK, conversation, turn.index, reply.id, taxonomy, gold, mode)
+                yield from self.in_contexts(conversation, turn.index, reply.id, gold)
 
     def queries(self, item: t.Item[BehaviorGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation, labels = item.conversation, item.taxonomy.behaviors

@@ -40,11 +40,9 @@ from attunebench.data.derived import (
     conversation_level,
 )
 from attunebench.data.schema import Conversation, Turn
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
-from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray, IntArray, Weights
 from attunebench.tasks import base as t
 from attunebench.tasks import history as h
@@ -239,6 +237,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
     gold_fields = ("state", "context.emotion")
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
+    templates = (PROMPT, CHOICE_PROMPT)
 
     def __init__(
         self,
@@ -246,16 +245,11 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         messages: int = DEFAULT_MESSAGES,
         words: int = DEFAULT_WORDS,
     ) -> None:
-        self.modes = h.context_modes(context)
+        super().__init__(context)
         self.messages, self.words = messages, words
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT.info, CHOICE_PROMPT.info]
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[EmotionGold]]:
         for conversation in conversations:
-            taxonomy = taxonomy_of(conversation)
             if conversation_level(conversation):
                 at = budget_turn(conversation, self.messages, self.words)
                 golds = [(at, conversation_gold(conversation))]
@@ -263,8 +257,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
                 golds = [(turn.index, g) for turn in conversation.turns if (g := turn_gold(turn))]
             for turn_index, found in golds:
                 gold = shown(conversation, turn_index, found)
-                for mode in self.modes:
-                    yield t.Item(TASK, conversation, turn_index, gold.level, taxonomy, gold, mode)
+                yield from self.in_contexts(conversation, turn_index, gold.level, gold)
 
     def _fields(self, item: t.Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
         conversation, gold = item.conversation, item.gold

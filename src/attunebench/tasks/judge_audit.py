@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from attunebench.judge.forms import PAIRWISE_ANSWERS
-from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray
 from attunebench.tasks import audit
 from attunebench.tasks import base as t
@@ -71,10 +70,7 @@ class JudgeAuditTask(PairTask):
     evaluates = "judges"
     needs_judge = True
     per_order = "agree"
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PAIRWISE.info, PAIRWISE_CHOICE.info]
+    templates = (PAIRWISE, PAIRWISE_CHOICE)
 
     def queries(self, item: t.Item[p.PairGold], mode: t.AnswerMode) -> list[t.Query]:
         pair = pair_of(item, self.pairs)

@@ -25,11 +25,9 @@ import numpy as np
 
 from attunebench.answerform import dumps
 from attunebench.data.schema import Conversation
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.models.hints import TaskHint
-from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray, Weights, safe_ratio
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
@@ -111,22 +109,14 @@ class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction]):
     subject_forms = (THUMB_ANSWERS,)
     evaluates = "judges"
     needs_judge = True
-
-    def __init__(self, context: str) -> None:
-        self.modes = h.context_modes(context)
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [RUBRIC.info]
+    templates = (RUBRIC,)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ThumbGold]]:
         for conversation in conversations:
             if not talked_to_model(conversation):
                 continue
-            taxonomy = taxonomy_of(conversation)
             for turn_index, rid, _, gold in _thumbs(conversation):
-                for mode in self.modes:
-                    yield Item(TASK, conversation, turn_index, rid, taxonomy, gold, mode)
+                yield from self.in_contexts(conversation, turn_index, rid, gold)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         halves = sum(

@@ -38,10 +38,9 @@ import numpy as np
 from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
-from attunebench.records import ItemRecord, PromptInfo
+from attunebench.records import ItemRecord
 from attunebench.stats import FloatArray
 from attunebench.tasks import adjusted as a
 from attunebench.tasks import base as t
@@ -159,13 +158,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
     gold_fields = ("outcome", "state.intensity")
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
-
-    def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
-        self.modes = h.context_modes(context)
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT.info, CHOICE.info]
+    templates = (PROMPT, CHOICE)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[OutcomeGold]]:
         for conversation in conversations:
@@ -173,10 +166,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
             if gold is None:
                 continue
             last = conversation.turns[-1].index
-            for mode in self.modes:
-                yield t.Item(
-                    TASK, conversation, last, "outcome", taxonomy_of(conversation), gold, mode
-                )
+            yield from self.in_contexts(conversation, last, "outcome", gold)
 
     def queries(self, item: t.Item[OutcomeGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation = item.conversation

@@ -30,16 +30,14 @@ import random
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 from pydantic import Field
 
 from attunebench.data.schema import Conversation, Response, Turn
-from attunebench.data.taxonomy import taxonomy_of
-from attunebench.tasks.base import Gold, GoldLevel, Item
-from attunebench.tasks.history import ContextMode
+from attunebench.tasks.base import Gold, GoldLevel
 
 TIE = "tie"
 DEFAULT_DERIVED_CAP = 4
@@ -282,22 +280,6 @@ def flagged_count(conversations: Sequence[Conversation], options: PairOptions) -
     if options.include_flagged:
         return 0
     return sum(p.flagged for c in conversations for p in all_pairs(c, options))
-
-
-def pair_items(
-    task: str,
-    conversations: Iterable[Conversation],
-    options: PairOptions,
-    modes: Sequence[ContextMode],
-) -> Iterator[Item[PairGold]]:
-    """A pair task's items (preference, judge audit): one per pair and context mode."""
-    for conversation in conversations:
-        taxonomy = taxonomy_of(conversation)
-        for pair in preference_pairs(conversation, options):
-            for mode in modes:
-                yield Item(
-                    task, conversation, pair.turn_index, pair.item_id, taxonomy, pair.gold(), mode
-                )
 
 
 def flagged_left_out(conversations: Sequence[Conversation], options: PairOptions) -> dict[str, int]:

@@ -30,7 +30,6 @@ from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
-from attunebench.records import PromptInfo
 from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
@@ -234,11 +233,15 @@ class PairTask(t.Task[p.PairGold, PreferencePrediction]):
     per_order = "correct"  # the per-order values are `<per_order>_ab` and `<per_order>_ba`
 
     def __init__(self, context: str, pairs: p.PairOptions) -> None:
-        self.modes = h.context_modes(context)
+        super().__init__(context)
         self.pairs = pairs
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[p.PairGold]]:
-        return p.pair_items(self.name, conversations, self.pairs, self.modes)
+        for conversation in conversations:
+            for pair in p.preference_pairs(conversation, self.pairs):
+                yield from self.in_contexts(
+                    conversation, pair.turn_index, pair.item_id, pair.gold()
+                )
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         return p.flagged_left_out(conversations, self.pairs)
@@ -261,10 +264,7 @@ class PreferenceTask(PairTask):
     name = TASK
     headline = "accuracy in both orders (0.5 when inconsistent)"
     subject_forms = (ANSWERS,)
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [SAME_TURN.info, ACROSS_TURNS.info, CHOICE.info]
+    templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
 
     def queries(self, item: t.Item[p.PairGold], mode: t.AnswerMode) -> list[t.Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)

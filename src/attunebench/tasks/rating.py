@@ -28,9 +28,7 @@ import numpy as np
 
 from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
 from attunebench.data.schema import Conversation
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
-from attunebench.records import PromptInfo
 from attunebench.stats import FloatArray, Weights
 from attunebench.tasks import adjusted as a
 from attunebench.tasks import base as t
@@ -142,20 +140,12 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
     gold_fields = ("rating",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
-
-    def __init__(self, context: str = h.DEFAULT_CONTEXT) -> None:
-        self.modes = h.context_modes(context)
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT.info, CHOICE.info]
+    templates = (PROMPT, CHOICE)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[RatingGold]]:
         for conversation in conversations:
-            taxonomy = taxonomy_of(conversation)
             for turn_index, gold in rating_golds(conversation):
-                for mode in self.modes:
-                    yield t.Item(TASK, conversation, turn_index, "feedback", taxonomy, gold, mode)
+                yield from self.in_contexts(conversation, turn_index, "feedback", gold)
 
     def queries(self, item: t.Item[RatingGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation, (low, high) = item.conversation, item.gold.scale

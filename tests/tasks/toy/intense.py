@@ -11,10 +11,8 @@ import numpy as np
 
 from attunebench.answerform import AnswerForm, dumps, registered
 from attunebench.data.schema import Conversation
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
-from attunebench.records import PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import (
@@ -67,18 +65,14 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
     headline = "accuracy"
     gold_fields = ("state.intensity",)
     subject_forms = (ANSWERS,)
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT.info]
+    templates = (PROMPT,)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[IntenseGold]]:
         for conversation in conversations:
             for turn in conversation.turns:
                 if turn.state is not None and turn.state.intensity is not None:
                     gold = IntenseGold(intense=turn.state.intensity >= 4)
-                    taxonomy = taxonomy_of(conversation)
-                    yield Item(TASK, conversation, turn.index, "state", taxonomy, gold)
+                    yield from self.in_contexts(conversation, turn.index, "state", gold)
 
     def queries(self, item: Item[IntenseGold], mode: AnswerMode) -> list[Query]:
         said = h.history_through(item.conversation, item.turn_index)
