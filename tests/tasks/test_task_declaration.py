@@ -1,17 +1,20 @@
 """What a task class declares once: its gold and prediction types come from its
-`Task[Gold, Prediction]` base, and the pair tasks share one check of their options."""
+`Task[Gold, Prediction]` base, the pair tasks share one check of their options, and the
+trivial references group items one way for every task."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Generic, TypeVar
 
 import pytest
 from task_harness import make_task
 
 from attunebench.frozen import Frozen
-from attunebench.tasks.base import Gold, Task
+from attunebench.tasks.base import Gold, Guess, Scored, Task
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction, BehaviorTask
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
+from attunebench.tasks.grouping import group_references
 from attunebench.tasks.judge_audit import JudgeAuditTask
 from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.preference import PairTask, PreferencePrediction, PreferenceTask
@@ -75,3 +78,28 @@ def test_both_pair_tasks_refuse_a_negative_cap_naming_the_option(name: str) -> N
     with pytest.raises(ValueError, match="max_derived_pairs must be >= 0"):
         make_task(name, max_derived_pairs=-1)
     assert make_task(name, max_derived_pairs=0).options["max_derived_pairs"] == 0
+
+
+class Sized(Gold):
+    shown: int
+    chars: int
+
+
+def test_group_references_group_by_nothing_position_and_length_quintile() -> None:
+    # A guess that reports the key it was given, so each reference shows what it grouped by.
+    def keys_as_guesses(
+        items: Sequence[tuple[str, Sized]], keys: Sequence[Hashable]
+    ) -> list[Guess]:
+        return [(ToyPrediction(answer=str(key)), Scored(None)) for key in keys]
+
+    refs = group_references(keys_as_guesses, lambda g: g.shown, lambda g: g.chars)
+    items = [(f"c{i}", Sized(shown=10 - i, chars=100 * i)) for i in range(10)]
+
+    def keys(name: str) -> list[str]:
+        return [g[0].model_dump()["answer"] for g in refs[name](items) if g is not None]
+
+    assert set(refs) == {"reference/constant", "reference/position-only", "reference/length-only"}
+    assert keys("reference/constant") == ["0"] * 10
+    assert keys("reference/position-only") == [str(10 - i) for i in range(10)]
+    # Ten growing lengths fall two to a quintile, in order; not the raw lengths.
+    assert keys("reference/length-only") == [str(i // 2) for i in range(10)]

@@ -34,7 +34,7 @@ from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
+from attunebench.tasks.grouping import group_references, most_common_by, shown_bin
 from attunebench.tasks.parsing import answer_fields, label_list
 from attunebench.tasks.prompting import (
     JSON_PARAMS,
@@ -194,15 +194,7 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
         return t.Scored(0.0)
 
     def references(self) -> dict[str, t.Reference[BehaviorGold]]:
-        return {
-            "reference/constant": lambda items: by_group(items, [0] * len(items)),
-            "reference/position-only": lambda items: by_group(
-                items, [shown_bin(g.visible) for _, g in items]
-            ),
-            "reference/length-only": lambda items: by_group(
-                items, quintiles([g.chars or 0 for _, g in items])
-            ),
-        }
+        return group_references(by_group, lambda g: shown_bin(g.visible), lambda g: g.chars or 0)
 
     def choice_gold(self, item: t.Item[BehaviorGold], query: t.Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"

@@ -48,7 +48,7 @@ from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.grouping import most_common_by, quintiles, shown_bin
+from attunebench.tasks.grouping import group_references, most_common_by, shown_bin
 from attunebench.tasks.parsing import (
     answer_fields,
     bounded_number,
@@ -368,15 +368,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         return score_prediction(item.gold, prediction)
 
     def references(self) -> dict[str, t.Reference[EmotionGold]]:
-        return {
-            "reference/constant": lambda items: by_group(items, [0] * len(items)),
-            "reference/position-only": lambda items: by_group(
-                items, [shown_bin(g.visible) for _, g in items]
-            ),
-            "reference/length-only": lambda items: by_group(
-                items, quintiles([g.chars or 0 for _, g in items])
-            ),
-        }
+        return group_references(by_group, lambda g: shown_bin(g.visible), lambda g: g.chars or 0)
 
     def worst(self, item: t.Item[EmotionGold], partial: EmotionPrediction | None) -> t.Scored:
         gold = item.gold

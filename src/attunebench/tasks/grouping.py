@@ -10,13 +10,34 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TypeVar
 
 import numpy as np
+
+from attunebench.tasks.base import Gold, Guess, Reference
 
 # Lower edges of the bins of messages shown, past 0 (ESConv rates every few messages).
 SHOWN_EDGES = (4, 7, 10, 13, 17, 21, 27)
 LENGTH_BINS = 5
+G = TypeVar("G", bound=Gold)
+# A task's guess at every item from the group each is in: (items, one key per item) -> guesses.
+GroupGuess = Callable[[Sequence[tuple[str, G]], Sequence[Hashable]], list[Guess]]
+
+
+def group_references(
+    guess: GroupGuess[G], position: Callable[[G], int], length: Callable[[G], float]
+) -> dict[str, Reference[G]]:
+    """The three trivial references of a task, by what each groups the items by: nothing
+    (constant), the bin of the messages shown (`position`: that number's bin), and the
+    quintile of a length (`length`: the item's)."""
+    return {
+        "reference/constant": lambda items: guess(items, [0] * len(items)),
+        "reference/position-only": lambda items: guess(items, [position(g) for _, g in items]),
+        "reference/length-only": lambda items: guess(
+            items, quintiles([length(g) for _, g in items])
+        ),
+    }
 
 
 def shown_bin(visible: int | None, edges: Sequence[int] = SHOWN_EDGES) -> int:

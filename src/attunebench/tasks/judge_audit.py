@@ -24,7 +24,7 @@ beside every judge.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,7 +47,6 @@ from attunebench.tasks.preference import (
     pair_of,
     pair_options,
     pair_references,
-    read_orders,
     shown,
     shown_gold,
 )
@@ -55,10 +54,6 @@ from attunebench.tasks.verdicts import parse_pairwise
 
 TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"
-
-
-def _winner(text: str) -> str:
-    return str(parse_pairwise(text)["winner"])
 
 
 class JudgeAuditTask(PairTask):
@@ -87,10 +82,8 @@ class JudgeAuditTask(PairTask):
             queries.append(judge_query(context, a, b, order))
         return queries
 
-    def parse(
-        self, item: t.Item[p.PairGold], outputs: Mapping[str, t.Output]
-    ) -> PreferencePrediction:
-        return read_orders(item.gold, outputs, _winner)
+    def letter(self, text: str) -> str:
+        return str(parse_pairwise(text)["winner"])
 
     def score(self, item: t.Item[p.PairGold], prediction: PreferencePrediction) -> t.Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -215,15 +215,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
         return n.scored(item.gold.values, item.gold.scales, None)
 
     def references(self) -> dict[str, t.Reference[OutcomeGold]]:
-        return {
-            "reference/constant": lambda items: guesses(items, [0] * len(items)),
-            "reference/position-only": lambda items: guesses(
-                items, [g.shown_bin for _, g in items]
-            ),
-            "reference/length-only": lambda items: guesses(
-                items, grouping.quintiles([g.chars or 0 for _, g in items])
-            ),
-        }
+        return grouping.group_references(guesses, lambda g: g.shown_bin, lambda g: g.chars or 0)
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """MAE, coverage and Spearman of the survey answers beyond the known fields."""
@@ -233,10 +225,10 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
         return tuple(metric for k in others for metric in n.field_metrics(k, scales[k], _pair))
 
 
-def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[int]) -> list[t.Guess]:
+def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
     """Each field guessed as its mean over the items with the same key (one key for all: its
     median, the constant an error rewards)."""
-    found: dict[tuple[int, str, tuple[float, ...]], list[float]] = defaultdict(list)
+    found: dict[tuple[Hashable, str, tuple[float, ...]], list[float]] = defaultdict(list)
     for key, (_, gold) in zip(keys, items, strict=True):
         for name, value in gold.values.items():
             found[key, name, tuple(gold.scales[name])].append(value)

@@ -246,6 +246,15 @@ class PairTask(t.Task[p.PairGold, PreferencePrediction]):
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         return p.flagged_left_out(conversations, self.pairs)
 
+    def letter(self, text: str) -> str:
+        """The letter a generated answer names ("A", "B" or "tie"); raises InvalidAnswer."""
+        return parse_choice(text)
+
+    def parse(
+        self, item: t.Item[p.PairGold], outputs: Mapping[str, t.Output]
+    ) -> PreferencePrediction:
+        return read_orders(item.gold, outputs, self.letter)
+
     def worst(self, item: t.Item[p.PairGold], partial: PreferencePrediction | None) -> t.Scored:
         """Score 0; an order that parsed keeps its own value (the other, and consistency,
         have none)."""
@@ -268,11 +277,6 @@ class PreferenceTask(PairTask):
 
     def queries(self, item: t.Item[p.PairGold], mode: t.AnswerMode) -> list[t.Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)
-
-    def parse(
-        self, item: t.Item[p.PairGold], outputs: Mapping[str, t.Output]
-    ) -> PreferencePrediction:
-        return read_orders(item.gold, outputs, parse_choice)
 
     def score(self, item: t.Item[p.PairGold], prediction: PreferencePrediction) -> t.Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)

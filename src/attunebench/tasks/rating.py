@@ -192,15 +192,9 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
     def references(self) -> dict[str, t.Reference[RatingGold]]:
-        return {
-            "reference/constant": lambda items: guesses(items, [0] * len(items)),
-            "reference/position-only": lambda items: guesses(
-                items, [g.shown_bin for _, g in items]
-            ),
-            "reference/length-only": lambda items: guesses(
-                items, grouping.quintiles([gold.reply_chars or 0 for _, gold in items])
-            ),
-        }
+        return grouping.group_references(
+            guesses, lambda g: g.shown_bin, lambda g: g.reply_chars or 0
+        )
 
 
 def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
