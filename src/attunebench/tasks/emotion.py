@@ -207,6 +207,12 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> t.Scor
     return t.Scored(correct, {"primary_correct": correct, **values})
 
 
+def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
+    """The PANAS items asked, read from an answer's `panas` object (names in any case)."""
+    named = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
+    return {k: bounded_number(named.get(k.lower()), *PANAS, k) for k in asked}
+
+
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
     """The gold with what its prompt shows: the messages, and the user's words it is about."""
     said = h.history_through(conversation, turn_index)
@@ -327,15 +333,10 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         listed = found.get("emotions")
         emotions = () if listed is None else label_list(listed, labels, "emotion")
         numbers = {n: bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
-        panas: dict[str, float | None] = {}
-        if gold.panas:
-            given = found.get("panas")
-            given = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
-            panas = {k: bounded_number(given.get(k.lower()), *PANAS, k) for k in gold.panas}
         return EmotionPrediction(
             primary=primary,
             emotions=tuple(dict.fromkeys((primary, *emotions))),
-            panas=panas,
+            panas=_panas(found.get("panas"), gold.panas),
             asked=tuple(n for n in SCALES if gold.number(n) is not None),
             **numbers,
         )

@@ -13,17 +13,19 @@ mean absolute error over the item's numbers, each as a share of its scale's rang
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import Field
 
 from attunebench.frozen import Frozen
 from attunebench.models.base import Message
+from attunebench.models.hints import TaskHint
+from attunebench.records import PromptInfo
 from attunebench.tasks import metrics as m
-from attunebench.tasks.base import InvalidAnswer, Output, Scored, View
+from attunebench.tasks.base import InvalidAnswer, Output, Query, Scored, View
 from attunebench.tasks.parsing import answer_fields, bounded_number, expected_value, most_probable
-from attunebench.tasks.prompting import choice_form
+from attunebench.tasks.prompting import JSON_PARAMS, choice_form
 
 Scale = tuple[float, float]
 
@@ -45,16 +47,22 @@ def digits(scale: Scale) -> tuple[str, ...] | None:
     return tuple(str(d) for d in range(int(low), int(high) + 1))
 
 
-def choice_forms(
-    messages: Sequence[Message], questions: Mapping[str, str], scales: Mapping[str, Scale]
-) -> dict[str, Any]:
-    """The choice form of each field's question (fields off a digit scale have none)."""
-    forms = {}
+def choice_queries(
+    messages: list[Message],
+    prompt: PromptInfo,
+    hint: TaskHint,
+    questions: Mapping[str, str],
+    scales: Mapping[str, Scale],
+) -> list[Query]:
+    """One choice query per field, keyed by its name, asking its question after `messages`
+    (a field off a digit scale has none)."""
+    queries = []
     for name, question in questions.items():
         options = digits(scales[name])
         if options is not None:
-            forms[name] = choice_form(messages, question, [(d, d) for d in options])
-    return forms
+            form = choice_form(messages, question, [(d, d) for d in options])
+            queries.append(Query(name, messages, prompt, JSON_PARAMS, hint, choice=form))
+    return queries
 
 
 def read_numbers(

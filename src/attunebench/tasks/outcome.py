@@ -179,7 +179,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
         }
         scales = asked(item.gold)
         hint = TaskHint(
-            kind="outcome",
+            kind=TASK,
             text=conversation.turns[-1].user,
             labels=tuple(scales),
             history=h.hint_history(said),
@@ -192,10 +192,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
             return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
         questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
-        forms = n.choice_forms(base, questions, scales)
-        return [
-            t.Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()
-        ]
+        return n.choice_queries(base, CHOICE.info, hint, questions, scales)
 
     def parse(self, item: t.Item[OutcomeGold], outputs: Mapping[str, t.Output]) -> n.Numbers:
         return n.read_numbers(outputs, asked(item.gold))

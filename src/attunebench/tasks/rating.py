@@ -168,11 +168,8 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
             messages = PROMPT.render(**fields, low=f"{low:g}", high=f"{high:g}")
             return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
-        question = CHOICE.text("question", low=f"{low:g}", high=f"{high:g}")
-        forms = n.choice_forms(base, {FIELD: question}, {FIELD: item.gold.scale})
-        return [
-            t.Query(k, base, CHOICE.info, JSON_PARAMS, hint, choice=f) for k, f in forms.items()
-        ]
+        questions = {FIELD: CHOICE.text("question", low=f"{low:g}", high=f"{high:g}")}
+        return n.choice_queries(base, CHOICE.info, hint, questions, {FIELD: item.gold.scale})
 
     def parse(self, item: t.Item[RatingGold], outputs: Mapping[str, t.Output]) -> n.Numbers:
         return n.read_numbers(outputs, {FIELD: item.gold.scale})
