@@ -4,10 +4,13 @@ A task module subclasses `Task[Gold, Prediction]` and registers a factory with `
 factory's keyword arguments are the task's options (recorded in run.json), plus `seed`, the
 run's seed, which every factory takes. It declares:
 
-- its gold and prediction types (frozen pydantic models; records store them as JSON);
-- its items: what of a dataset it scores, each with its gold (`items`);
-- its prompt (a TOML file beside the module) rendered into the queries of an item
-  (`queries`): one or more model calls, in `generate` or `choice` form;
+- its gold and prediction types (frozen pydantic models; records store them as JSON), the
+  parameters of its `Task[Gold, Prediction]` base;
+- its items: what of a dataset it scores, each with its gold (`items`; `in_contexts` makes
+  one once per context mode the `context` option asks for);
+- its prompt (a TOML file beside the module, its templates listed in `templates`) rendered
+  into the queries of an item (`queries`): one or more model calls, in `generate` or
+  `choice` form;
 - a parse step from the answers to a prediction (`parse`, raising `InvalidAnswer`), and a
   score step from a prediction to the per-item score and values (`score`), with the task's
   worst value for an invalid answer (`worst`);
