@@ -20,7 +20,7 @@ import hashlib
 import re
 import string
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
@@ -59,13 +59,20 @@ class PromptTemplate:
     system: str
     user: str
     texts: tuple[tuple[str, str], ...] = ()  # (name, wording), sorted: hashable
+    shared: str = ""  # the digest of shared wording the prompt's users render with it
 
     @property
     def digest(self) -> str:
         parts: list[object] = [self.id, self.version, self.system, self.user]
         if self.texts:  # a prompt without texts keeps the digest it always had
             parts.append(dict(self.texts))
+        if self.shared:
+            parts.append({"shared": self.shared})
         return hashlib.sha256(canonical_json(parts).encode()).hexdigest()[:8]
+
+    def sharing(self, wording: PromptTemplate) -> PromptTemplate:
+        """This prompt, its digest also covering `wording` (shared pieces its users render)."""
+        return replace(self, shared=wording.digest)
 
     @property
     def info(self) -> PromptInfo:

@@ -102,3 +102,27 @@ def test_a_prompt_without_texts_keeps_its_digest() -> None:
     plain = parse_prompt(PROMPT_FILE.split("[texts]")[0], "p.toml")
     payload = canonical_json(["p", "1", "Rate it.", "$conversation"])
     assert plain.digest == hashlib.sha256(payload.encode()).hexdigest()[:8]
+
+
+def test_every_task_prompts_digest_covers_the_shared_wording() -> None:
+    """An edit to tasks/wording.toml changes every task's recorded prompt version: each prompt
+    a registered task records is its file's template sharing the wording's digest."""
+    from attunebench.prompts import prompts_beside
+    from attunebench.tasks import load_tasks
+    from attunebench.tasks.wording import WORDING
+
+    templates = {}
+    for module in ("behavior", "emotion", "judging", "outcome", "preference", "rating", "response"):
+        templates.update(prompts_beside(f"attunebench.tasks.{module}"))
+    tasks = load_tasks()
+    recorded = {info for name in tasks for info in tasks.get(name)().prompts}
+    assert len(recorded) >= 12
+    for info in recorded:
+        template = templates[info.id]
+        assert info == template.sharing(WORDING).info, info.id
+        assert info != template.info  # the trap: a digest that does not see the shared wording
+    edited = parse_prompt(
+        PROMPT_FILE.replace('question = "From $low to $high?"', 'answer_opening = "Reply: ("'),
+        "w.toml",
+    )
+    assert template.sharing(edited).digest != template.sharing(WORDING).digest

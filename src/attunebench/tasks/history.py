@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from attunebench.data.schema import Conversation, State, Turn
+from attunebench.tasks.wording import words
 
 ContextMode = Literal["blind", "informed"]
 ContextOption = Literal["blind", "informed", "both"]
@@ -101,11 +102,14 @@ def describe_state(state: State) -> str:
         labels.insert(0, state.primary)
     if labels:
         named = ", ".join(labels)
-        parts.append(f"felt {named}" + (f" (mostly {state.primary})" if state.primary else ""))
+        if state.primary:
+            parts.append(words("felt_mostly", labels=named, primary=state.primary))
+        else:
+            parts.append(words("felt", labels=named))
     if state.intensity is not None:
-        parts.append(f"intensity {state.intensity:g} of 5")
+        parts.append(words("intensity", value=f"{state.intensity:g}"))
     if state.valence is not None:
-        parts.append(f"valence {state.valence:+.2f} (-1 unpleasant to +1 pleasant)")
+        parts.append(words("valence", value=f"{state.valence:+.2f}"))
     if state.arousal is not None:
-        parts.append(f"arousal {state.arousal:.2f} (0 calm to 1 activated)")
-    return "; ".join(parts) or "no feelings reported"
+        parts.append(words("arousal", value=f"{state.arousal:.2f}"))
+    return "; ".join(parts) or words("no_feelings")

@@ -27,16 +27,16 @@ from attunebench.data.schema import Conversation, Response, State, Turn
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams
 from attunebench.models.hints import TaskHint
-from attunebench.prompts import delimit, load_prompt
+from attunebench.prompts import delimit
 from attunebench.tasks import history as h
 from attunebench.tasks.base import Query
 from attunebench.tasks.prompting import choice_form, reporter, transcript
+from attunebench.tasks.wording import task_prompt, words
 
-PAIRWISE = load_prompt(__name__, "judge-pairwise")
-RUBRIC = load_prompt(__name__, "judge-rubric")
-PAIRWISE_CHOICE = load_prompt(__name__, "judge-pairwise-choice")
+PAIRWISE = task_prompt(__name__, "judge-pairwise")
+RUBRIC = task_prompt(__name__, "judge-rubric")
+PAIRWISE_CHOICE = task_prompt(__name__, "judge-pairwise-choice")
 JUDGE_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)
-NOTHING_TOLD = "(they told us nothing beyond the conversation)"
 VerdictMode = Literal["pairwise", "rubric"]
 
 
@@ -76,29 +76,22 @@ def participant_block(profile: Profile, *, references: bool) -> str:
     """The profile as the judge reads it; the reference replies only if `references`."""
     facts = []
     if profile.state is not None:
-        facts.append(
-            f"- how they felt at their message ({profile.reporter}): "
-            f"{h.describe_state(profile.state)}"
-        )
+        state = h.describe_state(profile.state)
+        facts.append(words("told_felt", reporter=profile.reporter, state=state))
     if profile.need:
-        facts.append(
-            f"- before seeing any reply, what would help most, in their words: {profile.need}"
-        )
+        facts.append(words("told_need", need=profile.need))
     if profile.need_behaviors:
-        facts.append(
-            f"- before seeing any reply, what they wanted a reply to do: "
-            f"{', '.join(profile.need_behaviors)}"
-        )
+        facts.append(words("told_wanted", behaviors=", ".join(profile.need_behaviors)))
     if profile.comment:
-        facts.append(f"- after reading the replies, they commented: {profile.comment}")
+        facts.append(words("told_comment", comment=profile.comment))
     parts = [
-        "What this person told us about this moment, quoted between <participant> tags:",
-        delimit("participant", "\n".join(facts) or NOTHING_TOLD),
+        words("participant_told_us"),
+        delimit("participant", "\n".join(facts) or words("nothing_told")),
     ]
     if references and profile.chosen:
-        parts += ["A reply this person preferred here:", delimit("preferred_reply", profile.chosen)]
+        parts += [words("preferred_reply"), delimit("preferred_reply", profile.chosen)]
     if references and profile.rejected:
-        parts += ["A reply this person rejected here:", delimit("rejected_reply", profile.rejected)]
+        parts += [words("rejected_reply"), delimit("rejected_reply", profile.rejected)]
     return "\n".join(parts) + "\n"
 
 
@@ -149,11 +142,8 @@ def pairwise_query(
         form=PAIRWISE_ANSWERS,
     )
     base = PAIRWISE_CHOICE.render(**fields)
-    form = choice_form(
-        base,
-        "Which reply would this person have found better at this moment?",
-        [("A", "Reply A"), ("B", "Reply B")],
-    )
+    options = [("A", words("reply_a")), ("B", words("reply_b"))]
+    form = choice_form(base, words("judge_question"), options)
     return Query(
         key,
         PAIRWISE.render(**fields),

@@ -60,8 +60,16 @@ VISIBLE_EDGES = (20, 22, 25, 29, 35)
 GENERIC = "other"  # the prompt's text asking for a field that has no question of its own
 
 
-# How the prompt names the fields asked: "Predict, on the scales given: name (...); ...".
-_FIELDS = re.compile(r"Predict, on the scales given: (.*?)\. Answer with one JSON", re.S)
+def _fields_pattern(user: str) -> re.Pattern[str]:
+    """Where the prompt names the fields asked ("Predict, on the scales given: name (...); ..."),
+    found from the prompt file's own words around `$fields`, so that editing them in the TOML
+    cannot leave a second copy here behind."""
+    line = next(line for line in user.splitlines() if "$fields" in line)
+    before, after = line.split("$fields", 1)
+    return re.compile(re.escape(before.strip()) + r"(.*?)" + re.escape(after[:20]), re.S)
+
+
+_FIELDS = _fields_pattern(PROMPT.user)
 _FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
 
 

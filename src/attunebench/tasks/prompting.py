@@ -20,36 +20,33 @@ from collections.abc import Sequence
 
 from attunebench.data.schema import Conversation, TaxonomyLabel
 from attunebench.models.base import GenerateParams, Message
-from attunebench.prompts import PromptTemplate, defang, delimit, load_prompt
+from attunebench.prompts import defang, delimit
 from attunebench.tasks.base import ChoiceForm
 from attunebench.tasks.history import ContextMode, SelfReport, Utterance, describe_state
+from attunebench.tasks.wording import task_prompt as task_prompt  # the tasks' import
+from attunebench.tasks.wording import words
 
 # JSON answers are short; asking for JSON mode helps servers that support it.
 JSON_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)
 REPLY_PARAMS = GenerateParams(temperature=0.0, max_tokens=400)
-SPEAKER_NAMES = {"user": "User", "assistant": "Assistant"}
-NO_REPORTS_YET = "(none yet: nothing was reported before this point)"
+SPEAKER_NAMES = {"user": words("speaker_user"), "assistant": words("speaker_assistant")}
 # Who gave a state's labels, as the informed prompt says it (Source.provenance of `state`).
 # A source that does not say is never worded as the user's own report: the report calls it
 # "undeclared", and so does the prompt.
 UNDECLARED = "undeclared"
-REPORTERS = {
-    "first-person": "the user told us how they felt, in their own words",
-    "third-party": "annotators who read the conversation labelled how the user felt",
-    "actor": "the user labelled how they felt",
-    "machine": "a classifier labelled how the user felt",
-    "derived": "labels derived from other answers describe how the user felt",
-    "illustrative": "example labels written with this conversation say how the user felt",
-    "simulated": "a simulated participant reported how they felt",
-    UNDECLARED: "labels whose source the data does not declare describe how the user felt",
-}
+PROVENANCES = (
+    "first-person",
+    "third-party",
+    "actor",
+    "machine",
+    "derived",
+    "illustrative",
+    "simulated",
+    UNDECLARED,
+)
+REPORTERS = {given: words("reporter_" + given.replace("-", "_")) for given in PROVENANCES}
 # Option keys of a choice question: single characters, one token in every common tokenizer.
 LETTERS = tuple(string.ascii_uppercase + string.ascii_lowercase)
-
-
-def task_prompt(module: str, prompt_id: str | None = None) -> PromptTemplate:
-    """A prompt in the file beside a task module (`attunebench.tasks.emotion` -> emotion.toml)."""
-    return load_prompt(module, prompt_id)
 
 
 def transcript(utterances: Sequence[Utterance]) -> str:
@@ -59,7 +56,7 @@ def transcript(utterances: Sequence[Utterance]) -> str:
     (pick the later reply) rather than by what was said.
     """
     lines = [f"{SPEAKER_NAMES[u.speaker]}: {u.text.strip()}" for u in utterances]
-    return delimit("conversation", "\n".join(lines) or "(nothing was said before this)")
+    return delimit("conversation", "\n".join(lines) or words("nothing_said"))
 
 
 def quoted_start(text: str, words: int = 8) -> str:
@@ -85,20 +82,18 @@ def self_reports_block(
     if mode == "blind":
         return ""
     lines = [
-        f'- at their message "{defang(quoted_start(report.said))}": {describe_state(report.state)}'
+        words(
+            "report_line",
+            start=defang(quoted_start(report.said)),
+            state=describe_state(report.state),
+        )
         for report in reports
     ]
-    body = "\n".join(lines) or NO_REPORTS_YET
-    block = f"Earlier in this conversation {reporter(conversation)}:\n" + delimit(
-        "self_reports", body
-    )
+    body = "\n".join(lines) or words("no_reports_yet")
+    block = words("reported_by", reporter=reporter(conversation)) + "\n"
+    block += delimit("self_reports", body)
     if situation:
-        block = (
-            "Before the conversation the user described their situation:\n"
-            + delimit("situation", situation)
-            + "\n"
-            + block
-        )
+        block = words("situation") + "\n" + delimit("situation", situation) + "\n" + block
     return block + "\n"
 
 
@@ -129,7 +124,7 @@ def choice_form(
     keys = tuple(option_keys(options).values())
     menu = "\n".join(f"({key}) {shown}" for key, (_, shown) in zip(keys, options, strict=True))
     kind = "number" if keys[0].isdigit() else "letter"
-    tail = f"{question}\n{menu}\nAnswer with the {kind} in parentheses.\nAnswer: ("
+    tail = f"{question}\n{menu}\n{words('choice_tail_' + kind)}\n{words('answer_opening')}"
     last = messages[-1]
     asked = (*messages[:-1], Message(last.role, f"{last.content}\n\n{tail}"))
     return ChoiceForm(asked, keys, tuple(label for label, _ in options))
@@ -153,7 +148,7 @@ def chat_messages(system: str, utterances: Sequence[Utterance], *, note: str = "
         raise ValueError("a chat for the next reply must end with the user's message")
     head = system.strip()
     if said[0].speaker == "assistant":
-        head += "\n\nThe conversation opened with you saying:\n" + defang(said[0].text.strip())
+        head += f"\n\n{words('opened_with')}\n" + defang(said[0].text.strip())
         said = said[1:]
     messages = [Message("system", head)]
     for utterance in said:
