@@ -188,7 +188,7 @@ def reply_answer(item: Item[Any], query: str, rng: random.Random) -> str:
 def judge_answer(item: Item[Any], query: str, rng: random.Random) -> str:
     if random.Random(f"derailed:{item.key}").random() < 0.12:
         return GARBAGE  # every judge derails on this item: no usable verdict
-    if query.startswith("rubric"):
+    if query.startswith(("rubric", "real/rubric")):
         return json.dumps({"score": rng.randint(1, 10)})
     return verdict_answer(item, query, rng)
 
@@ -253,7 +253,7 @@ async def _all() -> dict[str, list[View[Any, Any]]]:
     await run("judge_audit", sample, verdict_answer)
     await run(
         "response",
-        sample,
+        sample + bot_chats(),  # picks, and chats with a model: its real reply is judged too
         reply_answer,
         p_garbage=0.0,
         choice=False,

@@ -374,6 +374,8 @@ def per_judge(view: AnyView, kind: str) -> float | None:
     """The mean over judges of each judge's mean over its verdicts of this kind."""
     by_judge: dict[str, list[float]] = defaultdict(list)
     for verdict in view.record.verdicts:
+        if (verdict.order or "").startswith("real/"):
+            continue  # the real reply's verdict: not the model's
         if kind == "rubric" and verdict.mode == "rubric":
             score = verdict.parsed["score"] if verdict.status == "ok" else 1.0
             by_judge[verdict.judge].append(float(score))
@@ -395,14 +397,41 @@ def panel(view: AnyView, kind: str) -> float | None:
     return mean(results)
 
 
-@independent("response.score")
+def response_score(view: AnyView) -> float:
+    if not ok(view):
+        return 0.0
+    if view.gold.real is not None:  # no pair to compare with: the rubric alone
+        return ((per_judge(view, "rubric") or 1.0) - 1.0) / 9.0
+    return ((panel(view, "vs_chosen") or 0) + (panel(view, "vs_rejected") or 0)) / 2
+
+
+independent("response.score")(lambda vs: mean([response_score(v) for v in vs]))
+
+
+def real_score(view: AnyView) -> float | None:
+    """The judges' mean of each one's usable rubric scores of the real reply."""
+    by_judge: dict[str, list[float]] = defaultdict(list)
+    for verdict in view.record.verdicts:
+        if (verdict.order or "").startswith("real/") and verdict.status == "ok":
+            by_judge[verdict.judge].append(float(verdict.parsed["score"]))
+    return mean([sum(v) / len(v) for v in by_judge.values()])
+
+
+def real_thumbs(views: Sequence[AnyView], liked: bool) -> float | None:
+    return mean([real_score(v) for v in views if v.gold.real_liked is liked])
+
+
+independent("response.real_rubric_thumb_up")(lambda vs: real_thumbs(vs, True))
+independent("response.real_rubric_thumb_down")(lambda vs: real_thumbs(vs, False))
+
+
+@independent("response.real_thumb_auroc")
 def _(views: Sequence[AnyView]) -> float | None:
-    return mean(
-        [
-            ((panel(v, "vs_chosen") or 0) + (panel(v, "vs_rejected") or 0)) / 2 if ok(v) else 0.0
-            for v in views
-        ]
-    )
+    found = [(real_score(v), v.gold.real_liked) for v in views if v.gold.real_liked is not None]
+    usable = [(s, liked) for s, liked in found if s is not None]
+    if len({liked for _, liked in usable}) < 2:
+        return None
+    return float(roc_auc_score([liked for _, liked in usable], [s for s, _ in usable]))
 
 
 independent("response.win_vs_chosen")(lambda vs: mean([panel(v, "vs_chosen") for v in vs]))

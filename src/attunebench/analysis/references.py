@@ -7,6 +7,12 @@ prediction with its score; the guesses are read as records of a model named afte
 reference and scored with the task's own declared metrics, headline included, on the same
 items and resamples as the models (the headline, its parts and the mean per-item score). They
 are shown as rows of kind `reference`, never ranked with the models under test.
+
+A task's recorded references (`Task.recorded_references`) were judged in the run: a reply
+from the data (a real model's), scored by the same judges beside each model's answer and kept
+in that answer's record. Each item's guess is read from the first of its records that holds
+one, and the row shows every declared metric its values define (the person's own verdict on
+the reply beside the judges' score, say), the headline included.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from attunebench.analysis.schema import ScoreRow
 from attunebench.analysis.scores import HEADLINE
 from attunebench.records import ItemRecord
 from attunebench.stats import none_if_nan
-from attunebench.tasks.base import Guess, Task, View
+from attunebench.tasks.base import Guess, RecordedReference, Task, View
 from attunebench.tasks.metrics import Found, Metric, Values
 
 
@@ -78,6 +84,38 @@ def item_views(frame: Frame, cell: Cell) -> tuple[list[View[Any, Any]], IntArray
     return [views[i] for i in records], frame.conversation[records]
 
 
+def recorded_guesses(
+    frame: Frame, cell: Cell, reference: RecordedReference[Any]
+) -> tuple[list[View[Any, Any]], list[Guess], IntArray]:
+    """Each item's guess from the first of its records (any model's) that holds one, with that
+    record's view and conversation code."""
+    found: dict[int, tuple[int, Guess]] = {}
+    kept = np.flatnonzero(cell.mask)
+    views = cell.views
+    for code, i in zip(frame.item[kept].tolist(), kept.tolist(), strict=True):
+        if code not in found and (guess := reference(views[i])) is not None:
+            found[code] = (i, guess)
+    records = [i for i, _ in found.values()]
+    return [views[i] for i in records], [g for _, g in found.values()], frame.conversation[records]
+
+
+def recorded_metrics(
+    declaration: Task[Any, Any], guessed: Sequence[View[Any, Any]]
+) -> list[Metric]:
+    """A recorded reference's metrics: the headline's, the columns its guesses hold (its rubric
+    score beside the models', say), and the metrics of the recorded references (the person's
+    own verdict on the reply beside the judges' score)."""
+    shown = shown_metrics(declaration)
+    held = {key for view in guessed[:1] for key in view.record.scores}
+    return [
+        metric
+        for metric in declaration.metrics
+        if metric in shown
+        or metric.of_references
+        or (metric.column is not None and metric.column.key in held)
+    ]
+
+
 def reference_rows(
     frame: Frame,
     bootstrap: ClusterBootstrap,
@@ -88,45 +126,71 @@ def reference_rows(
     rows = []
     for (task, variant), cell in sorted(cells.items()):
         declaration = cell.declaration
-        if declaration is None or not declaration.references():
+        if declaration is None:
             continue
-        views, conversations = item_views(frame, cell)
-        items = [(v.record.conversation_id, v.gold) for v in views]
-        for name, reference in declaration.references().items():
-            guessed, kept = guessed_views(declaration, name, views, reference(items))
-            if not guessed:
-                continue
-            where = conversations[kept]
-            weights = bootstrap.weights(where)
-            too_few = minimum.of(where)
-            clusters = int(np.unique(bootstrap.cluster_of[where]).size)  # its interval rests on
-            headline = headline_of.get(task) == variant
-            read: dict[Values, Found] = {}
-            for metric in shown_metrics(declaration):
-                if metric.values not in read:
-                    read[metric.values] = metric.values(guessed)
-                point, samples = metric.evaluate_values(read[metric.values], weights)
-                if np.isnan(point) and metric.name != declaration.headline_metric:
-                    continue
-                low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
-                value = none_if_nan(point)
-                rows.append(
-                    ScoreRow(
-                        model=name,
-                        model_kind="reference",
-                        task=task,
-                        variant=variant,
-                        metric=metric.name,
-                        headline=headline and metric.name == declaration.headline_metric,
-                        value=value,
-                        ci_low=None if too_few else none_if_nan(low[0]),
-                        ci_high=None if too_few else none_if_nan(high[0]),
-                        reason=too_few if value is not None else "undefined on these items",
-                        n=len(guessed),
-                        n_conversations=int(np.unique(where).size),
-                        n_invalid=0,
-                        n_failed=0,
-                        subject=False,
-                    )
+        headline = headline_of.get(task) == variant
+        if declaration.references():
+            views, conversations = item_views(frame, cell)
+            items = [(v.record.conversation_id, v.gold) for v in views]
+            for name, reference in declaration.references().items():
+                guessed, kept = guessed_views(declaration, name, views, reference(items))
+                shown = shown_metrics(declaration)
+                rows += _rows(
+                    cell, name, guessed, conversations[kept], shown, headline, bootstrap, minimum
                 )
+        for name, recorded in declaration.recorded_references().items():
+            views, guesses, where = recorded_guesses(frame, cell, recorded)
+            guessed, _ = guessed_views(declaration, name, views, guesses)
+            shown = recorded_metrics(declaration, guessed)
+            rows += _rows(cell, name, guessed, where, shown, headline, bootstrap, minimum)
+    return rows
+
+
+def _rows(
+    cell: Cell,
+    name: str,
+    guessed: list[View[Any, Any]],
+    where: IntArray,
+    shown: Sequence[Metric],
+    headline: bool,
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+) -> list[ScoreRow]:
+    """One reference's rows: each shown metric with its interval, over the items it guessed."""
+    declaration = cell.declaration
+    if not guessed or declaration is None:
+        return []
+    task, variant = cell.task, cell.variant
+    weights = bootstrap.weights(where)
+    too_few = minimum.of(where)
+    clusters = int(np.unique(bootstrap.cluster_of[where]).size)  # its interval rests on
+    read: dict[Values, Found] = {}
+    rows = []
+    for metric in shown:
+        if metric.values not in read:
+            read[metric.values] = metric.values(guessed)
+        point, samples = metric.evaluate_values(read[metric.values], weights)
+        if np.isnan(point) and metric.name != declaration.headline_metric:
+            continue
+        low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
+        value = none_if_nan(point)
+        rows.append(
+            ScoreRow(
+                model=name,
+                model_kind="reference",
+                task=task,
+                variant=variant,
+                metric=metric.name,
+                headline=headline and metric.name == declaration.headline_metric,
+                value=value,
+                ci_low=None if too_few else none_if_nan(low[0]),
+                ci_high=None if too_few else none_if_nan(high[0]),
+                reason=too_few if value is not None else "undefined on these items",
+                n=len(guessed),
+                n_conversations=int(np.unique(where).size),
+                n_invalid=0,
+                n_failed=0,
+                subject=False,
+            )
+        )
     return rows

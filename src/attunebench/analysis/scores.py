@@ -55,12 +55,14 @@ def headline_metric(cell: Cell) -> str:
 
 
 def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
-    """The cell's metrics: the declared ones, then those that depend on what it holds."""
+    """The models' metrics of the cell: the declared ones (not those of a recorded reference),
+    then those that depend on what it holds."""
     declaration = cell.declaration
     if declaration is None:
         return []
     records = frame.records_at(cell.mask)
-    return [*declaration.metrics, *declaration.extra_metrics(records)]
+    declared = [metric for metric in declaration.metrics if not metric.of_references]
+    return [*declared, *declaration.extra_metrics(records)]
 
 
 def column_values(frame: Frame, rows: IntArray, column: Column) -> FloatArray:

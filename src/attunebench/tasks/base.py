@@ -212,6 +212,8 @@ class View(Generic[G, P]):
 # A reference's guess at one item: its prediction and how the task scores it (None: no guess).
 Guess = tuple[Frozen, Scored] | None
 Reference = Callable[[Sequence[tuple[str, G]]], list[Guess]]
+# A judged reference's guess at one item, read from a record of a model's answer to it.
+RecordedReference = Callable[[View[G, Any]], Guess]
 
 
 class Task(ABC, Generic[G, P]):
@@ -317,6 +319,14 @@ class Task(ABC, Generic[G, P]):
         nothing (a constant), reported beside the models: each gives every item's guess, a
         prediction with its score (None where it does not apply), from all items'
         (conversation id, gold). They are scored with the task's metrics, headline included."""
+        return {}
+
+    def recorded_references(self) -> Mapping[str, RecordedReference[G]]:
+        """References that need the judges: a reply from the data (a real model's), judged in
+        the run beside each model's answer with the same prompt, the verdict kept in the
+        record. Each reads its guess at an item from any model's record of it (None: none
+        there). Shown as reference rows, never ranked; scored with the declared metrics that
+        their values define (the thumb split and agreement beside the headline, say)."""
         return {}
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[Metric, ...]:

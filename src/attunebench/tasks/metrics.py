@@ -75,6 +75,9 @@ class Metric:
     statistic: Statistic
     higher_is_better: bool = True
     column: Column | None = None
+    # A metric of a reference the task records in the run (`Task.recorded_references`), read
+    # from the models' records but about the reference: shown on its row, never a model's.
+    of_references: bool = False
 
     def evaluate(self, records: Sequence[Any], weights: Weights) -> tuple[float, FloatArray]:
         """The point value (NaN where undefined) and the value under each row of `weights`,

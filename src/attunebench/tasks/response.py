@@ -6,7 +6,12 @@ help most; see `tasks.judging`), and for the rubric the reply they chose and the
 rejected, and judges for them, not for an average reader.
 
 Items: turns with a recorded pick and at least one other reply (the rejected one: the lowest
-rated, or the first in the data). The model sees the conversation as chat messages, as it
+rated, or the first in the data). In a chat the person held with a real model (ConvAI1's
+human-bot chats), turns with that model's one reply are items too, judged by the rubric alone:
+with no rejected reply there is nothing to compare with, so they are left out (and counted)
+with `judge_mode="pairwise"`. The same judges score the real reply with the same rubric; it is
+shown as the reference row `reference/real-reply`, with the person's own thumb beside it (see
+`tasks.real_reply`), and never ranked. The model sees the conversation as chat messages, as it
 happened, ending with the user's message; informed mode adds the earlier self-reports after
 that message (the system message stays the same, so the conversation is a shared prefix).
 
@@ -17,7 +22,7 @@ rejected one, each in both orders (win 1, tie 0.5, loss 0, averaged over the ord
 panel's: for a comparison, the majority of the judges' verdicts in each order (a split panel
 scores 0.5; one judge is its own majority), averaged over the orders; for the rubric, the
 judges' mean. `score`, the headline, is the mean of win_vs_chosen and win_vs_rejected, or
-with `judge_mode="rubric"`, (rubric-1)/9.
+with `judge_mode="rubric"` and on items judged by the rubric alone, (rubric-1)/9.
 
 A verdict the judge made unusable counts as a loss for the model (the lowest rubric score): a
 judge that fails on the items a model would lose must not raise its score. An item with a
@@ -34,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from attunebench.answerform import AnswerForm, pick, registered
-from attunebench.data.schema import Conversation
+from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
@@ -42,6 +47,7 @@ from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
+from attunebench.tasks import real_reply as real
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -50,6 +56,7 @@ from attunebench.tasks.base import (
     JudgedVerdict,
     Output,
     Query,
+    RecordedReference,
     Scored,
     Task,
     View,
@@ -107,10 +114,16 @@ ANSWERS = registered(ResponseAnswers())
 
 
 class ResponseGold(Gold):
-    chosen: str
-    rejected: str
+    """The participant's chosen and rejected replies; or, in a chat with a real model, that
+    model's reply (`real`), with the person's thumb on it (None: not rated)."""
+
+    chosen: str | None = None
+    rejected: str | None = None
     chosen_text: str = ""
     rejected_text: str = ""
+    real: str | None = None
+    real_text: str = ""
+    real_liked: bool | None = None
 
 
 class ResponsePrediction(Frozen):
@@ -207,18 +220,37 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
-                references = reference_replies(turn)
-                if references is None:
+                gold = self._gold(conversation, turn)
+                if gold is None:
                     continue
-                chosen, rejected = references
-                gold = ResponseGold(
-                    chosen=chosen.id,
-                    rejected=rejected.id,
-                    chosen_text=chosen.text,
-                    rejected_text=rejected.text,
-                )
                 for mode in self.modes:
                     yield Item(TASK, conversation, turn.index, "reply", taxonomy, gold, mode)
+
+    def _gold(self, conversation: Conversation, turn: Turn) -> ResponseGold | None:
+        references = reference_replies(turn)
+        if references is not None:
+            chosen, rejected = references
+            return ResponseGold(
+                chosen=chosen.id,
+                rejected=rejected.id,
+                chosen_text=chosen.text,
+                rejected_text=rejected.text,
+            )
+        reply = real.real_reply(conversation, turn)
+        if reply is None or self.judge_mode == "pairwise":
+            return None
+        liked = real.thumb(conversation, reply)
+        return ResponseGold(real=reply.id, real_text=reply.text, real_liked=liked)
+
+    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
+        if self.judge_mode != "pairwise":
+            return {}
+        only = sum(
+            real.real_reply(c, t) is not None and reference_replies(t) is None
+            for c in conversations
+            for t in c.turns
+        )
+        return {"turns with only a real model's reply (pairwise judging needs two)": only}
 
     def queries(self, item: Item[ResponseGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
@@ -247,14 +279,17 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         self, item: Item[ResponseGold], prediction: ResponsePrediction, judges: Sequence[str]
     ) -> list[Query]:
         turn = h.turn_at(item.conversation, item.turn_index)
-        references = reference_replies(turn)
-        assert references is not None  # items are made only where there are both
+        references = None if item.gold.real is not None else reference_replies(turn)
         profile = profile_of(item.conversation, turn, references, comment=self.comment)
         context = JudgeContext.at(item.conversation, turn.index, profile)
-        others = {"vs_chosen": references[0].text, "vs_rejected": references[1].text}
+        others = (
+            {"vs_chosen": references[0].text, "vs_rejected": references[1].text}
+            if references is not None and self.judge_mode != "rubric"
+            else {}
+        )
         reply, queries = prediction.reply, []
         for judge in judges:
-            if self.judge_mode != "rubric":
+            if others:
                 for comparison, other in others.items():
                     key = f"{comparison}/{{}}@{judge}"
                     queries += [
@@ -265,7 +300,14 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
                     ]
             if self.judge_mode != "pairwise":
                 queries.append(rubric_query(context, reply, f"rubric@{judge}", judge=judge))
+            if item.gold.real is not None:
+                key = f"{real.QUERY}/rubric@{judge}"
+                queries.append(rubric_query(context, item.gold.real_text, key, judge=judge))
         return queries
+
+    def _mode(self, item: Item[ResponseGold]) -> str:
+        """How an item is judged: by the rubric alone where there is no pair to compare with."""
+        return "rubric" if item.gold.real is not None else self.judge_mode
 
     def judged(
         self,
@@ -274,11 +316,13 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         verdicts: Sequence[JudgedVerdict],
     ) -> Scored:
         judges = list(dict.fromkeys(v.query.model or "" for v in verdicts))
-        values, one_order = judge_values(verdicts, judges, self.judge_mode)
+        own = [v for v in verdicts if not real.is_real(v)]
+        values, one_order = judge_values(own, judges, self._mode(item))
+        values |= real.real_values([v for v in verdicts if real.is_real(v)], judges)
         flags = (ONE_ORDER,) if one_order else ()
-        if not any(v.verdict.status == "ok" for v in verdicts):
+        if not any(v.verdict.status == "ok" for v in own):
             return Scored(0.0, values, flags, invalid="no usable verdict from any judge")
-        if self.judge_mode == "rubric":
+        if self._mode(item) == "rubric":
             rubric = values["rubric"]
             return Scored(None if rubric is None else (rubric - 1.0) / 9.0, values, flags)
         wins = [v for c in COMPARISONS if (v := values[f"win_{c}"]) is not None]
@@ -290,9 +334,14 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     def worst(self, item: Item[ResponseGold], partial: ResponsePrediction | None) -> Scored:
         return Scored(0.0)
 
+    def recorded_references(self) -> Mapping[str, RecordedReference[ResponseGold]]:
+        return {real.REFERENCE: lambda view: real.guess(view, _prediction)}
+
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
-        keys = sorted({k for r in records for k in r.scores if "[" in k})
+        keys = sorted(
+            {k for r in records for k in r.scores if "[" in k and not k.startswith(real.VALUE)}
+        )
         return tuple(
             m.column_metric(
                 key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", m.Column(key)
@@ -302,6 +351,10 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
 
 
 ResponseView = View[ResponseGold, ResponsePrediction]
+
+
+def _prediction(reply: str) -> ResponsePrediction:
+    return ResponsePrediction(reply=reply)
 
 
 ResponseTask.metrics = m.register(
@@ -324,6 +377,7 @@ ResponseTask.metrics = m.register(
         m.Column(flag=ONE_ORDER),
         higher_is_better=False,
     ),
+    *real.METRICS,
 )
 
 

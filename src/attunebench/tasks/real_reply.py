@@ -1,0 +1,123 @@
+"""The real reply in a chat a person held with a model, judged beside the evaluated model's.
+
+In ConvAI1's human-bot chats (`pairs.talked_to_model`) each of the person's messages got one
+reply from a real 2017 chatbot, and the person gave it a thumb up or down while chatting. There
+is no second reply to compare with, so a `response` item at such a turn is judged by the rubric
+alone (pairwise judging needs the reply the person chose and one they rejected). The same
+judges, with the same rubric prompt and the same view of the conversation, also score the real
+reply; they are never told the thumb. That score is kept in the model's record (`real_rubric`,
+one verdict per judge: the cache key holds no evaluated model, so every model's item shares it)
+and read back as a reference row (`REFERENCE`): a yardstick from the data, never a model under
+test, never ranked.
+
+The row carries the person's own verdict beside the judge's: the real replies' mean rubric
+score on those with a thumb up and on those with a thumb down, and the area under the ROC curve
+of the rubric score against the thumb (`thumb_auroc`, the Mann-Whitney probability that a liked
+reply outscores a disliked one, ties counting half; Hanley & McNeil 1982). 0.5 is a judge that
+does not track the person; 1 ranks every liked reply above every disliked one. The thumb is
+first-person: given by the human who held the chat, about the reply they had just read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from attunebench.data.schema import Conversation, Response, Turn
+from attunebench.frozen import Frozen
+from attunebench.stats import FloatArray, IntArray
+from attunebench.tasks import metrics as m
+from attunebench.tasks.base import Guess, JudgedVerdict, Scored, View
+from attunebench.tasks.calibration import auroc_statistic
+from attunebench.tasks.judge_thumbs import middle
+from attunebench.tasks.pairs import talked_to_model
+
+REFERENCE = "reference/real-reply"
+QUERY = "real"  # judge query keys: real/rubric@JUDGE
+VALUE = "real_rubric"  # record values: real_rubric (the judges' mean), real_rubric[JUDGE]
+
+
+def real_reply(conversation: Conversation, turn: Turn) -> Response | None:
+    """The one reply a real model gave at this turn of a chat the person held with it."""
+    if not talked_to_model(conversation):
+        return None
+    replies = [r for r in turn.responses if r.text.strip()]
+    return replies[0] if len(replies) == 1 else None
+
+
+def thumb(conversation: Conversation, reply: Response) -> bool | None:
+    """The person's thumb on the reply: up (True), down (False), or none (not rated, or a
+    merged run of messages rated half up and half down)."""
+    mid = middle(conversation)
+    return None if reply.rating is None or reply.rating == mid else reply.rating > mid
+
+
+def is_real(verdict: JudgedVerdict) -> bool:
+    return verdict.query.key.startswith(f"{QUERY}/")
+
+
+def real_values(verdicts: Sequence[JudgedVerdict], judges: Sequence[str]) -> dict[str, float]:
+    """Each judge's rubric score of the real reply and their mean. Unlike a model's answer, an
+    unusable verdict is no score (not the lowest): the real reply has no score to protect."""
+    values: dict[str, float] = {}
+    for judge in judges:
+        scores = [
+            float((v.verdict.parsed or {})["score"])
+            for v in verdicts
+            if v.query.model == judge and v.verdict.status == "ok"
+        ]
+        if scores:
+            values[f"{VALUE}[{judge}]"] = sum(scores) / len(scores)
+    found = list(values.values())
+    if found:
+        values[VALUE] = sum(found) / len(found)
+    return values
+
+
+def guess(view: View[Any, Any], prediction: Callable[[str], Frozen]) -> Guess:
+    """The reference's guess at an item, read from a model's record of it: the real reply,
+    scored as the task scores a reply judged by the rubric alone. None where the item has no
+    real reply or no judge scored it."""
+    score = view.value(VALUE)
+    if view.gold.real is None or score is None:
+        return None
+    values = {"rubric": score, VALUE: score}
+    return prediction(view.gold.real_text), Scored((score - 1.0) / 9.0, values)
+
+
+def _scored(view: Any, liked: bool) -> float | None:
+    """The real reply's rubric score where the person's thumb on it was `liked`."""
+    return view.value(VALUE) if view.gold.real_liked is liked else None
+
+
+def thumb_rows(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
+    """Per real reply with a thumb and a score: (the score, 1 if liked), and its view's index."""
+    rows, owners = [], []
+    for index, view in enumerate(views):
+        score, liked = view.value(VALUE), view.gold.real_liked
+        if score is not None and liked is not None:
+            rows.append((score, float(liked)))
+            owners.append(index)
+    return np.array(rows, dtype=np.float64).reshape(-1, 2), np.array(owners, dtype=np.int64)
+
+
+def _mean(name: str, description: str, liked: bool) -> m.Metric:
+    metric = m.mean_metric(name, description, lambda view: _scored(view, liked))
+    return replace(metric, of_references=True)
+
+
+METRICS = (
+    _mean("real_rubric_thumb_up", "mean rubric score of real replies given a thumb up", True),
+    _mean("real_rubric_thumb_down", "mean rubric score of real replies given a thumb down", False),
+    m.Metric(
+        "real_thumb_auroc",
+        "agreement of the real replies' rubric score with the person's thumb (AUROC; 0.5 is "
+        "chance)",
+        thumb_rows,
+        auroc_statistic,
+        of_references=True,
+    ),
+)
