@@ -188,3 +188,40 @@ def test_the_judge_audits_pair_and_score_the_thumbed_bot_replies(
     liked = [item.gold.liked for item in thumbs.items(conversations)]
     assert len(liked) > 500 and 0 < sum(liked) < len(liked)
     print(f"ConvAI1 test, blind: {len(golds)} pairs, {len(liked)} thumbs ({sum(liked)} up)")
+
+
+def test_response_items_at_the_bots_replies_with_the_humans_thumb(tmp_path: Path) -> None:
+    from attunebench.tasks import load_tasks
+
+    folder = _write(tmp_path / "convai1", [_chat()], [])
+    (bot,), _ = imported(ConvAI1Importer(split="train"), folder, tmp_path / "out.jsonl")
+    response = load_tasks().get("response")(context="blind")
+    items = list(response.items([bot]))
+    # the opening "Hello!" answers no message of the human's: not an item
+    assert [(i.turn_index, i.gold.real_text) for i in items] == [
+        (0, "Owls hunt at night.\nDo you like pizza?"),
+        (1, "Bye."),
+    ]
+    # a merged run rated half up, half down has no thumb; "Bye." got a thumb down
+    assert [i.gold.real_liked for i in items] == [None, False]
+
+
+def test_response_items_on_the_real_corpus(data_dir: Path, tmp_path: Path) -> None:
+    from attunebench.tasks import load_tasks
+
+    conversations, _ = imported(
+        ConvAI1Importer(split="test"), data_dir / "convai1", tmp_path / "convai1.jsonl"
+    )
+    response = load_tasks().get("response")(context="blind")
+    items = list(response.items(conversations))
+    # every human message the bot answered (not a last one left unanswered)
+    answered = sum(bool(t.responses) for c in conversations for t in c.turns)
+    assert 0 < len(items) == answered
+    assert all(i.gold.real == "partner" and i.gold.chosen is None for i in items)
+    # the thumbs are the ones the pointwise judge audit scores
+    thumbs = load_tasks().get("judge_thumbs")(participant_context="blind")
+    audited = {(i.conversation.id, i.turn_index): i.gold.liked for i in thumbs.items(conversations)}
+    mine = {(i.conversation.id, i.turn_index): i.gold.real_liked for i in items}
+    assert {k: v for k, v in mine.items() if v is not None} == audited
+    liked = sum(v is True for v in mine.values())
+    print(f"ConvAI1 test: {len(items)} response items, {len(audited)} with a thumb ({liked} up)")

@@ -23,7 +23,9 @@ class Leaderboard:
     notes: list[str]
     rows: list[ScoreRow]
     chart: Markup
-    secondary: list[tuple[str, list[ScoreRow]]]  # metric -> one row per model (leaderboard order)
+    # metric -> the row of each model of `rows`, in their order (None: no value there, as for
+    # a metric only a reference's row has)
+    secondary: list[tuple[str, list[ScoreRow | None]]]
     ranks: dict[str, int]  # models under test only: yardsticks are shown, never numbered
 
 
@@ -118,15 +120,15 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
             (r for r in mine if r.headline),
             key=lambda r: (r.value is None, -(r.value or 0.0), r.model),
         )
-        order = {r.model: i for i, r in enumerate(rows)}
         ranks = {r.model: i for i, r in enumerate((r for r in rows if r.subject), 1)}
         by_metric: dict[str, list[ScoreRow]] = defaultdict(list)
         for r in mine:
             if not r.headline and not _repeats_pooled(r.metric, info.judges):
                 by_metric[r.metric].append(r)
         secondary = [
-            (m, sorted(rs, key=lambda r: order.get(r.model, len(order))))
+            (m, [found.get(r.model) for r in rows])
             for m, rs in by_metric.items()
+            if (found := {r.model: r for r in rs})
         ]
         metric = info.headline
         chart = svg.forest([_interval(r, kinds, colours) for r in rows], f"{info.name}: {metric}")
