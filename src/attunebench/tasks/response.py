@@ -197,7 +197,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     gold_type = ResponseGold
     prediction_type = ResponsePrediction
     headline = "judge win rate"
-    gold_fields = ("preference", "need")
+    gold_fields = ("preference", "need", "rating")  # rating: the thumb on a real reply
     subject_forms = (ANSWERS,)
     needs_judge = True
 
