@@ -63,6 +63,13 @@ from attunebench.tasks.base import (
     check_choice,
     register_task,
 )
+from attunebench.tasks.judge_values import (
+    COMPARISONS,
+    MODEL_FIRST,
+    REFERENCE_FIRST,
+    judge_values,
+    mean,
+)
 from attunebench.tasks.judging import (
     PAIRWISE,
     PAIRWISE_CHOICE,
@@ -78,8 +85,6 @@ from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_report
 TASK = "response"
 PROMPT = task_prompt(__name__)
 JUDGE_MODES = ("both", "pairwise", "rubric")
-COMPARISONS = ("vs_chosen", "vs_rejected")
-MODEL_FIRST, REFERENCE_FIRST = "model-first", "reference-first"
 ONE_ORDER = "one-order-only"
 # Generic supportive replies that ignore what was said: a judge that rates them well is not
 # measuring attunement.
@@ -128,68 +133,6 @@ class ResponseGold(Gold):
 
 class ResponsePrediction(Frozen):
     reply: str
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def win(verdict: JudgedVerdict) -> float:
-    """The model's result in one pairwise verdict: 1 win, 0.5 tie, 0 loss or unusable."""
-    parsed = verdict.verdict.parsed if verdict.verdict.status == "ok" else None
-    if parsed is None:
-        return 0.0
-    mine = "A" if verdict.query.key.split("@")[0].endswith(MODEL_FIRST) else "B"
-    winner = parsed.get("winner")
-    return 0.5 if winner == "tie" else float(winner == mine)
-
-
-def judge_values(
-    verdicts: Sequence[JudgedVerdict], judges: Sequence[str], mode: str
-) -> tuple[dict[str, float | None], bool]:
-    """Per-judge and ensemble values, and whether some comparison lost an order."""
-    values: dict[str, float | None] = {}
-    one_order = False
-    for judge in judges:
-        mine = [v for v in verdicts if v.query.model == judge]
-        for comparison in COMPARISONS if mode != "rubric" else ():
-            asked = [v for v in mine if v.query.key.startswith(comparison)]
-            one_order |= sum(v.verdict.status == "ok" for v in asked) == 1
-            values[f"win_{comparison}[{judge}]"] = _mean([win(v) for v in asked])
-        if mode != "pairwise":
-            rubric = [v for v in mine if v.verdict.mode == "rubric"]
-            values[f"rubric[{judge}]"] = _mean(
-                [
-                    float((v.verdict.parsed or {}).get("score", 1.0))
-                    if v.verdict.status == "ok"
-                    else 1.0
-                    for v in rubric
-                ]
-            )
-    for comparison in COMPARISONS if mode != "rubric" else ():
-        values[f"win_{comparison}"] = panel_win(
-            [v for v in verdicts if v.query.key.startswith(comparison)]
-        )
-    if mode != "pairwise":
-        values["rubric"] = _mean([v for j in judges if (v := values[f"rubric[{j}]"]) is not None])
-    return values, one_order
-
-
-def majority(wins: Sequence[float]) -> float:
-    """The panel's verdict from its judges' (1 win, 0.5 tie, 0 loss): the result most judges
-    gave; 0.5 when no result has more votes than each other (a split panel)."""
-    votes = {result: sum(w == result for w in wins) for result in (1.0, 0.5, 0.0)}
-    top = max(votes.values())
-    leaders = [result for result, count in votes.items() if count == top]
-    return leaders[0] if len(leaders) == 1 else 0.5
-
-
-def panel_win(verdicts: Sequence[JudgedVerdict]) -> float | None:
-    """The panel's win rate in one comparison: its majority in each order, averaged."""
-    by_order: dict[str, list[float]] = {}
-    for verdict in verdicts:
-        by_order.setdefault(verdict.query.key.split("@")[0], []).append(win(verdict))
-    return _mean([majority(wins) for wins in by_order.values()])
 
 
 class ResponseTask(Task[ResponseGold, ResponsePrediction]):
@@ -326,7 +269,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
             rubric = values["rubric"]
             return Scored(None if rubric is None else (rubric - 1.0) / 9.0, values, flags)
         wins = [v for c in COMPARISONS if (v := values[f"win_{c}"]) is not None]
-        return Scored(_mean(wins), values, flags)
+        return Scored(mean(wins), values, flags)
 
     def score(self, item: Item[ResponseGold], prediction: ResponsePrediction) -> Scored:
         raise AssertionError("a response is scored by its judges (judged)")
