@@ -134,15 +134,17 @@ class SimJudge(Provider):
         return (FIRST, SECOND, TIE)[min(int(u[4] * 3), 2)]
 
     def score(self, hint: TaskHint, gold: dict[str, Any]) -> int:
-        """A rubric score: 8 for the participant's chosen reply, 2 for the rejected one, 5 for
-        any other; 10 for a favoured model's reply at the favouring rate."""
+        """A rubric score: 8 for the participant's chosen reply (or a real model's reply they
+        liked), 2 for the rejected one (or one they disliked), 5 for any other; 10 for a
+        favoured model's reply at the favouring rate."""
         reply = hint.candidates.get("A", "")
         favoured = hint.subject in self.options.favour
         if favoured and self._draws(f"{hint.item_key}|{hint.subject}")[1] < self.options.favour_by:
             return 10
-        if reply == gold.get("chosen_text"):
+        liked = gold.get("real_liked") if reply == gold.get("real_text") else None
+        if reply == gold.get("chosen_text") or liked is True:
             return 8
-        return 2 if reply == gold.get("rejected_text") else 5
+        return 2 if reply == gold.get("rejected_text") or liked is False else 5
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
