@@ -76,3 +76,16 @@ async def test_it_answers_the_audit_from_the_gold_and_refuses_without_it() -> No
 def test_a_bad_option_is_one_clear_error() -> None:
     with pytest.raises(SpecError, match="sim/judge"):
         make_provider("sim/judge", position=2.0)
+
+
+def test_the_rubric_scores_a_real_reply_by_the_persons_thumb() -> None:
+    plain = judge()
+
+    def score(reply: str, liked: bool | None) -> int:
+        gold = {"real": "partner", "real_text": "Owls hunt at night.", "real_liked": liked}
+        hint = TaskHint(kind="judge_rubric", candidates={"A": reply}, item_key="i|rubric")
+        return plain.score(hint, gold)
+
+    assert [score("Owls hunt at night.", liked) for liked in (True, False, None)] == [8, 2, 5]
+    # a model's reply at the same turn is neither liked nor disliked
+    assert score("Tell me about owls.", True) == 5
