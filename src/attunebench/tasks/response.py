@@ -99,7 +99,8 @@ CANNED_REPLIES = (
 
 class ResponseAnswers(AnswerForm):
     """The reply itself, as plain text, from a hint carrying the user's message as `text`.
-    The gold's answer is the reply the participant chose (right) or the one they rejected."""
+    The gold's answer is the reply the participant chose (right) or the one they rejected; at
+    a real model's reply, that reply where the person's thumb says so."""
 
     kind = TASK
 
@@ -112,7 +113,10 @@ class ResponseAnswers(AnswerForm):
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        return str(gold.get("chosen_text" if right else "rejected_text") or "I hear you.")
+        key = "chosen_text" if right else "rejected_text"
+        if gold.get("real") is not None:  # a real model's reply: right if the person liked it
+            key = "real_text" if gold.get("real_liked") is right else ""
+        return str(gold.get(key) or "I hear you.")
 
 
 ANSWERS = registered(ResponseAnswers())
