@@ -88,12 +88,15 @@ def recorded_guesses(
     frame: Frame, cell: Cell, reference: RecordedReference[Any]
 ) -> tuple[list[View[Any, Any]], list[Guess], IntArray]:
     """Each item's guess from the first of its records (any model's) that holds one, with that
-    record's view and conversation code."""
+    record's view and conversation code. Only records holding the value it reads are read."""
     found: dict[int, tuple[int, Guess]] = {}
-    kept = np.flatnonzero(cell.mask)
+    column = frame.scores.get(reference.reads)
+    if column is None:
+        return [], [], np.zeros(0, dtype=np.int64)
+    kept = np.flatnonzero(cell.mask & ~np.isnan(column))
     views = cell.views
     for code, i in zip(frame.item[kept].tolist(), kept.tolist(), strict=True):
-        if code not in found and (guess := reference(views[i])) is not None:
+        if code not in found and (guess := reference.guess(views[i])) is not None:
             found[code] = (i, guess)
     records = [i for i, _ in found.values()]
     return [views[i] for i in records], [g for _, g in found.values()], frame.conversation[records]

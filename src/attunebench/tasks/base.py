@@ -212,8 +212,15 @@ class View(Generic[G, P]):
 # A reference's guess at one item: its prediction and how the task scores it (None: no guess).
 Guess = tuple[Frozen, Scored] | None
 Reference = Callable[[Sequence[tuple[str, G]]], list[Guess]]
-# A judged reference's guess at one item, read from a record of a model's answer to it.
-RecordedReference = Callable[[View[G, Any]], Guess]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedReference(Generic[G]):
+    """A reference judged in the run: its guess at an item (`guess`), read from a record of a
+    model's answer to it that holds the value `reads` (records without it are not read)."""
+
+    reads: str
+    guess: Callable[[View[G, Any]], Guess]
 
 
 class Task(ABC, Generic[G, P]):

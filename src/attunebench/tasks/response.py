@@ -51,6 +51,7 @@ from attunebench.tasks import real_reply as real
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
+    Guess,
     InvalidAnswer,
     Item,
     JudgedVerdict,
@@ -282,7 +283,10 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         return Scored(0.0)
 
     def recorded_references(self) -> Mapping[str, RecordedReference[ResponseGold]]:
-        return {real.REFERENCE: lambda view: real.guess(view, _prediction)}
+        return {real.REFERENCE: RecordedReference(real.VALUE, self._real_guess)}
+
+    def _real_guess(self, view: ResponseView) -> Guess:
+        return real.guess(view, _prediction)
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
