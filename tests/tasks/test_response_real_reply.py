@@ -17,10 +17,10 @@ from attunebench.analysis.loading import Run, Runs
 from attunebench.analysis.schema import ScoreRow, Summary
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.schema import Conversation, Response, Turn
-from attunebench.models.base import Message
+from attunebench.models.base import Message, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
-from attunebench.records import ItemRecord, ModelInfo, RunInfo
+from attunebench.records import JUDGE_FAILED, ItemRecord, ModelInfo, RunInfo
 from attunebench.report import render_html, render_markdown, views
 from attunebench.tasks.base import Output
 from attunebench.tasks.real_reply import REFERENCE
@@ -188,3 +188,24 @@ async def test_a_judge_that_ignores_the_reply_scores_chance_agreement(
     assert real.value == pytest.approx(0.5, abs=within)
     assert real.ci_low is not None and real.ci_high is not None
     assert real.ci_low <= 0.5 <= real.ci_high
+
+
+def fails_on_disliked(messages: list[Message], hint: TaskHint | None) -> str:
+    """Tracks the person, but every call about a disliked real reply fails for good."""
+    assert hint is not None
+    if "BOT DISLIKED" in hint.candidates["A"]:
+        raise ProviderError("HTTP 400: flagged by the content filter", retryable=False)
+    return tracks_the_person(messages, hint)
+
+
+async def test_a_judge_failing_on_the_real_reply_costs_the_model_nothing() -> None:
+    records = await judged(fails_on_disliked)
+    # the models' own verdicts were all read: no item is a judge failure of theirs
+    assert all(r.status == "ok" and JUDGE_FAILED not in r.flags for r in records)
+    assert {r.model: r.score for r in records} == {"m/alpha": 4 / 9, "m/beta": 5 / 9}
+    real = rows_of(summarised(records), REFERENCE)
+    # the disliked replies went unscored: left out of the reference row, never scored 1
+    assert "real_rubric_thumb_down" not in real and real["real_rubric_thumb_up"].value == 8.0
+    assert real["score"].n == sum(
+        bot_reply(c, t)[1] != 0.0 for c in range(CHATS) for t in range(TURNS)
+    )

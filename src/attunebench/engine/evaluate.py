@@ -161,7 +161,7 @@ async def evaluate(
     verdicts = [
         JudgedVerdict(q, read_verdict(q.model or model, q, answers[q.key])) for q in judge_queries
     ]
-    judged_failure = failure(answers)
+    judged_failure = failure({q.key: answers[q.key] for q in judge_queries if not q.of_reference})
     scored = task.judged(item, prediction, verdicts)
     error = scored.invalid
     if judged_failure is not None:

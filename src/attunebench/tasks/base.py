@@ -127,6 +127,9 @@ class Query:
     role: CallRole = "subject"
     model: str | None = None
     choice: ChoiceForm | None = None
+    # A judge's verdict on a reference from the data (a real model's reply), not on the answer:
+    # its failure is not the answer's.
+    of_reference: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ reply is invalid and not judged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -250,7 +251,8 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
                 queries.append(rubric_query(context, reply, f"rubric@{judge}", judge=judge))
             if item.gold.real is not None:
                 key = f"{real.QUERY}/rubric@{judge}"
-                queries.append(rubric_query(context, item.gold.real_text, key, judge=judge))
+                asked = rubric_query(context, item.gold.real_text, key, judge=judge)
+                queries.append(replace(asked, of_reference=True))
         return queries
 
     def _mode(self, item: Item[ResponseGold]) -> str:
