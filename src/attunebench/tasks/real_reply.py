@@ -55,10 +55,6 @@ def thumb(conversation: Conversation, reply: Response) -> bool | None:
     return None if reply.rating is None or reply.rating == mid else reply.rating > mid
 
 
-def is_real(verdict: JudgedVerdict) -> bool:
-    return verdict.query.key.startswith(f"{QUERY}/")
-
-
 def real_values(verdicts: Sequence[JudgedVerdict], judges: Sequence[str]) -> dict[str, float]:
     """Each judge's rubric score of the real reply and their mean. Unlike a model's answer, an
     unusable verdict is no score (not the lowest): the real reply has no score to protect."""

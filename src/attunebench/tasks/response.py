@@ -266,9 +266,9 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         verdicts: Sequence[JudgedVerdict],
     ) -> Scored:
         judges = list(dict.fromkeys(v.query.model or "" for v in verdicts))
-        own = [v for v in verdicts if not real.is_real(v)]
+        own = [v for v in verdicts if not v.query.of_reference]
         values, one_order = judge_values(own, judges, self._mode(item))
-        values |= real.real_values([v for v in verdicts if real.is_real(v)], judges)
+        values |= real.real_values([v for v in verdicts if v.query.of_reference], judges)
         flags = (ONE_ORDER,) if one_order else ()
         if not any(v.verdict.status == "ok" for v in own):
             return Scored(0.0, values, flags, invalid="no usable verdict from any judge")
