@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,9 +32,9 @@ from aiohttp import web
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
+from attunebench.testing.served import ServedApp
 
 Answerer = Callable[[Sequence[dict[str, Any]]], str]
-HOST = "127.0.0.1"
 log = logging.getLogger(__name__)
 
 
@@ -56,7 +55,9 @@ def completion(text: str, model: str) -> dict[str, Any]:
     }
 
 
-class FaultServer:
+class FaultServer(ServedApp):
+    url_suffix = "/v1"
+
     def __init__(
         self,
         plan: FaultPlan | None = None,
@@ -64,16 +65,11 @@ class FaultServer:
         answer: Answerer = answer_from_prompt,
         port: int = 0,
     ) -> None:
+        super().__init__(port)
         self.plan = plan or FaultPlan()
         self.counts = FaultCounts()
         self._answer = answer
-        self._port = port
-        self._runner: web.AppRunner | None = None
-        self._gate: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self._answering = 0  # successful answers decided but not yet written out
-        self.base_url = ""
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -82,75 +78,16 @@ class FaultServer:
         app.router.add_get("/fault/stats", self._stats)
         return app
 
-    async def start(self) -> str:
-        """Serve on the running event loop; returns the base URL (…/v1)."""
-        self._loop = asyncio.get_running_loop()
-        self._gate = asyncio.Event()
-        self._gate.set()
-        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, HOST, self._port)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.base_url = f"http://{HOST}:{port}/v1"
-        return self.base_url
-
-    async def stop(self) -> None:
-        if self._gate is not None:
-            self._gate.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    # Running on a thread of its own, so a test can drive a client (or a subprocess) meanwhile.
-    def __enter__(self) -> FaultServer:
-        started = threading.Event()
-        loop = asyncio.new_event_loop()
-
-        def serve() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(self.start())
-            started.set()
-            loop.run_forever()
-            loop.run_until_complete(self.stop())
-            pending = asyncio.all_tasks(loop)  # requests still held (a timeout being served)
-            for task in pending:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.close()
-
-        self._thread = threading.Thread(target=serve, name="fault-server", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the fault server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-
-    def _on_loop(self, action: Callable[[], Any]) -> None:
-        if self._loop is None:
-            raise RuntimeError("the fault server is not running")
-        self._loop.call_soon_threadsafe(action)
-
     def hold(self) -> None:
         """New requests wait, received but unanswered, until `release()`."""
-        self._on_loop(lambda: self._gate.clear() if self._gate else None)
+        self.hold_gate()
 
     def release(self) -> None:
-        self._on_loop(lambda: self._gate.set() if self._gate else None)
+        self.open_gate()
 
     def stats(self) -> dict[str, Any]:
         """A snapshot of the counts, taken on the server's loop (safe from any thread)."""
-        if self._loop is None or self._thread in (None, threading.current_thread()):
-            return self._snapshot()
-
-        async def take() -> dict[str, Any]:
-            return self._snapshot()
-
-        return asyncio.run_coroutine_threadsafe(take(), self._loop).result(10)
+        return self.on_loop(self._snapshot)
 
     def _snapshot(self) -> dict[str, Any]:
         return {**self.counts.snapshot(), "answering": self._answering}
@@ -170,13 +107,11 @@ class FaultServer:
             return web.json_response({"error": {"message": "not a chat request"}}, status=400)
         if request.headers.get(PREFLIGHT_HEADER):
             return web.json_response(completion(self._answer(messages), str(body.get("model"))))
-        if self._gate is not None:
-            await self._gate.wait()
-            if request.transport is None or request.transport.is_closing():
-                # Its client gave up or was killed while the request was held: answering now
-                # would count a success nobody received (and a resumed run would rightly ask
-                # again), so it is dropped like a request that never came.
-                return web.Response(status=499)
+        if not await self.through_gate(request):
+            # Its client gave up or was killed while the request was held: answering now
+            # would count a success nobody received (and a resumed run would rightly ask
+            # again), so it is dropped like a request that never came.
+            return web.Response(status=499)
         key = request_key(body)
         attempt = self.counts.attempts[key]
         self.counts.attempts[key] += 1

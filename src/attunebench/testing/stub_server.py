@@ -1,6 +1,5 @@
-"""What the local stand-ins for hosted APIs share: serving an aiohttp app on 127.0.0.1 from a
-thread of its own (so a test can drive a client, or a subprocess, meanwhile), and the control
-and counts of their batch endpoints.
+"""What the local stand-ins for hosted APIs share besides their serving (`served.py`): the
+control and counts of their batch endpoints.
 
 Batches are under the test's hand: `hold_batches()` keeps every batch in progress until
 `release_batches()` (all, or those made first, up to a number); `expire` names batches (by the
@@ -13,20 +12,15 @@ can kill a client at a moment when every batch the stub made is known to it.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import threading
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from aiohttp import web
 
 from attunebench.data.jsonl import canonical_json
-
-HOST = "127.0.0.1"
-T = TypeVar("T")
+from attunebench.testing.served import ServedApp
 
 
 def body_key(body: Any) -> str:
@@ -76,82 +70,26 @@ class StubCounts:
         }
 
 
-class ThreadedStub:
-    """An aiohttp app served on 127.0.0.1 (a free port) from its own thread, as a context
-    manager; subclasses give `routes` and answer on the stub's loop."""
+class ThreadedStub(ServedApp):
+    """A hosted API's stand-in (see `ServedApp`); subclasses give `routes` and answer on the
+    stub's loop."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.counts = StubCounts()
-        self.base_url = ""  # http://127.0.0.1:PORT
         self.expire: set[int] = set()
         self.expire_answered = 0.5
         self.fail_every = 0
         self._held = False
         self._released_upto = 0  # while held, batches made up to this one proceed
-        self._creates: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
 
     def routes(self, app: web.Application) -> None:
         raise NotImplementedError
 
-    async def start(self) -> str:
-        self._loop = asyncio.get_running_loop()
-        self._creates = asyncio.Event()
-        self._creates.set()
+    def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         self.routes(app)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, HOST, 0).start()
-        self.base_url = f"http://{HOST}:{self._runner.addresses[0][1]}"
-        return self.base_url
-
-    async def stop(self) -> None:
-        if self._creates is not None:
-            self._creates.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    def __enter__(self: T) -> T:
-        stub: ThreadedStub = self  # type: ignore[assignment]
-        started = threading.Event()
-        loop = asyncio.new_event_loop()
-
-        def serve() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(stub.start())
-            started.set()
-            loop.run_forever()
-            loop.run_until_complete(stub.stop())
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.close()
-
-        stub._thread = threading.Thread(target=serve, name=type(stub).__name__, daemon=True)
-        stub._thread.start()
-        if not started.wait(10):
-            raise RuntimeError(f"{type(stub).__name__} did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-
-    def on_loop(self, action: Callable[[], T]) -> T:
-        """Run `action` on the stub's loop and return what it returns (safe from any thread)."""
-        if self._loop is None or self._thread in (None, threading.current_thread()):
-            return action()
-
-        async def run() -> T:
-            return action()
-
-        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
+        return app
 
     def stats(self) -> dict[str, Any]:
         return self.on_loop(self.counts.snapshot)
@@ -172,10 +110,10 @@ class ThreadedStub:
         self.on_loop(release)
 
     def hold_creates(self) -> None:
-        self.on_loop(lambda: self._creates.clear() if self._creates else None)
+        self.hold_gate()
 
     def release_creates(self) -> None:
-        self.on_loop(lambda: self._creates.set() if self._creates else None)
+        self.open_gate()
 
     def held(self, ordinal: int) -> bool:
         """Whether the batch made `ordinal`-th is kept in progress."""
@@ -183,9 +121,7 @@ class ThreadedStub:
 
     async def creating(self, request: web.Request) -> bool:
         """Wait while creates are held; False if the client left meanwhile (drop it)."""
-        if self._creates is not None:
-            await self._creates.wait()
-        return request.transport is not None and not request.transport.is_closing()
+        return await self.through_gate(request)
 
     def batch_plan(self, ordinal: int, ids: list[str]) -> tuple[set[str], set[str]]:
         """Of a batch's request ids: those it expires before reaching, and those that fail."""
