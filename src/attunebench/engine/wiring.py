@@ -6,7 +6,6 @@ parameter stops the run here, named with its fix), and where the shared cache li
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -15,15 +14,12 @@ from attunebench.engine.limits import Endpoint
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, option_error
 from attunebench.models.registry import ProviderConfigError, make_provider
+from attunebench.userdirs import user_cache
 
 
 def default_cache_path() -> Path:
     """ATTUNEBENCH_CACHE, else the user's cache folder: shared by every run on this machine."""
-    explicit = os.environ.get("ATTUNEBENCH_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "attunebench" / "cache.sqlite"
+    return user_cache("cache.sqlite", "ATTUNEBENCH_CACHE")
 
 
 def _unique(entries: Sequence[ModelEntry]) -> dict[str, ModelEntry]:

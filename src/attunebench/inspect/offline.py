@@ -14,16 +14,15 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from attunebench.userdirs import user_cache
+
 ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 CACHE_VARIABLE = "TIKTOKEN_CACHE_DIR"
 
 
 def cache_folder() -> Path:
     """tiktoken's cache folder, made ours (the user's cache folder) when none is set."""
-    if os.environ.get(CACHE_VARIABLE):
-        return Path(os.environ[CACHE_VARIABLE])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = base / "attunebench" / "tiktoken"
+    folder = user_cache("tiktoken", CACHE_VARIABLE)
     os.environ[CACHE_VARIABLE] = str(folder)
     return folder
 

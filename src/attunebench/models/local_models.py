@@ -23,17 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from attunebench.userdirs import user_cache
+
 
 class LocalModelError(RuntimeError):
     """The local model file or server could not be made ready."""
 
 
 def model_dir() -> Path:
-    explicit = os.environ.get("ATTUNEBENCH_MODEL_DIR")
-    if explicit:
-        return Path(explicit)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "attunebench" / "models"
+    return user_cache("models", "ATTUNEBENCH_MODEL_DIR")
 
 
 def sha256(path: Path) -> str:
