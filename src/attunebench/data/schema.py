@@ -22,7 +22,7 @@ Who gave each label is declared per field in `Source.provenance`, and reports re
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -38,15 +38,7 @@ SourceKind = Literal["collected", "imported", "sample", "simulated"]
 Provenance = Literal[
     "first-person", "actor", "third-party", "machine", "derived", "illustrative", "simulated"
 ]
-PROVENANCES: tuple[Provenance, ...] = (
-    "first-person",
-    "actor",
-    "third-party",
-    "machine",
-    "derived",
-    "illustrative",
-    "simulated",
-)
+PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 
 # Fields whose provenance a source may declare.
 LABELLED_FIELDS = (

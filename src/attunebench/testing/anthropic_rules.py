@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attunebench.testing.stub_server import body_key, tokens
+from attunebench.testing.faults import request_key
+from attunebench.testing.stub_server import tokens
 
 Answerer = Callable[[Sequence[dict[str, Any]]], str]
 FIELDS = frozenset(
@@ -207,7 +208,7 @@ def reply(
     content: list[dict[str, Any]] = []
     thought = _thought(body, models.get(str(body["model"]), CLAUDE_3))
     if thought:
-        seed = body_key(messages)[:12]
+        seed = request_key(messages)[:12]
         words = (
             f"The person wrote {len(messages)} message(s); weighing what they need ({seed}) "
             "before answering in the form asked."
@@ -222,7 +223,7 @@ def reply(
     prompt = sum(tokens(json.dumps(m.get("content", ""))) + 3 for m in messages)
     prompt += tokens(str(body.get("system", "")))
     return {
-        "id": f"msg_{body_key(body)[:24]}",
+        "id": f"msg_{request_key(body)[:24]}",
         "type": "message",
         "role": "assistant",
         "model": body["model"],

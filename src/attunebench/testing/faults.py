@@ -14,22 +14,14 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from attunebench.data.jsonl import canonical_json
 
 FaultKind = Literal[
     "rate_limit", "server_error", "unavailable", "timeout", "disconnect", "malformed", "truncated"
 ]
-FAULT_KINDS: tuple[FaultKind, ...] = (
-    "rate_limit",
-    "server_error",
-    "unavailable",
-    "timeout",
-    "disconnect",
-    "malformed",
-    "truncated",
-)
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 
 
 def request_key(body: Any) -> str:

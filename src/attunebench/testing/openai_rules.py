@@ -29,7 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attunebench.testing.stub_server import body_key, tokens
+from attunebench.testing.faults import request_key
+from attunebench.testing.stub_server import tokens
 
 Answerer = Callable[[Sequence[dict[str, Any]]], str]
 EFFORT_TOKENS = {"none": 0, "minimal": 8, "low": 48, "medium": 160, "high": 480, "xhigh": 960}
@@ -238,7 +239,7 @@ def completion(
         answered = max(0, budget - reasoning)
         reasoning = min(reasoning, budget)
     return {
-        "id": f"chatcmpl-{body_key(body)[:24]}",
+        "id": f"chatcmpl-{request_key(body)[:24]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,

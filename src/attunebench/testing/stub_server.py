@@ -12,19 +12,14 @@ can kill a client at a moment when every batch the stub made is known to it.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-from attunebench.data.jsonl import canonical_json
+from attunebench.testing.faults import request_key
 from attunebench.testing.served import ServedApp
-
-
-def body_key(body: Any) -> str:
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
 def tokens(text: str) -> int:
@@ -52,7 +47,7 @@ class StubCounts:
         elif refused:
             self.refused += 1
         else:
-            self.live[body_key(body)] += 1
+            self.live[request_key(body)] += 1
 
     def snapshot(self) -> dict[str, Any]:
         return {
