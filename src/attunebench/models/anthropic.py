@@ -26,19 +26,17 @@ import dataclasses
 import os
 import time
 from collections.abc import Awaitable
-from pathlib import Path
 from typing import Any, TypeVar
 
 from attunebench.models.anthropic_batch import LIMITS, AnthropicBatches
 from attunebench.models.base import (
-    BatchCounts,
     GenerateParams,
     Message,
     ModelOutput,
     Provider,
     ProviderError,
 )
-from attunebench.models.batch_journal import JOURNAL_FILE
+from attunebench.models.batched import BatchMode
 from attunebench.models.batching import BatchQueue, request_key
 from attunebench.models.capabilities import (
     CLAUDE_MODELS,
@@ -75,7 +73,7 @@ FIXES = {
 }
 
 
-class AnthropicProvider(Adapting, Provider):
+class AnthropicProvider(Adapting, BatchMode, Provider):
     def __init__(
         self,
         model: str,
@@ -144,14 +142,7 @@ class AnthropicProvider(Adapting, Provider):
     @property
     def endpoint(self) -> str:
         server = self.base_url or "https://api.anthropic.com"
-        return f"batch {server}" if self._batches is not None else server
-
-    def attach(self, rundir: Path) -> None:
-        if self._batches is not None:
-            self._batches.attach(rundir / JOURNAL_FILE)
-
-    def batch_counts(self) -> BatchCounts | None:
-        return self._batches.counts() if self._batches is not None else None
+        return self.batch_endpoint(server)
 
     def request(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
         """The Messages API body for these messages and parameters, as the model takes them."""
@@ -249,8 +240,7 @@ class AnthropicProvider(Adapting, Provider):
         )
 
     async def aclose(self) -> None:
-        if self._batches is not None:
-            await self._batches.aclose()
+        await self.close_batches()
         await self._client.close()
 
 

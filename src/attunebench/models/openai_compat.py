@@ -27,13 +27,11 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from attunebench.models.base import (
-    BatchCounts,
     ChoiceOutput,
     GenerateParams,
     Message,
@@ -41,7 +39,7 @@ from attunebench.models.base import (
     Provider,
     ProviderError,
 )
-from attunebench.models.batch_journal import JOURNAL_FILE
+from attunebench.models.batched import BatchMode
 from attunebench.models.batching import BatchQueue, request_key
 from attunebench.models.capabilities import (
     OPENAI_MODELS,
@@ -97,7 +95,7 @@ PROBE_KEYS = ("A", "B")
 BATCH_TOKENS = 1_000_000
 
 
-class OpenAICompatProvider(Adapting, Provider):
+class OpenAICompatProvider(Adapting, BatchMode, Provider):
     """Chat completions over aiohttp; see the module docstring."""
 
     def __init__(
@@ -180,17 +178,7 @@ class OpenAICompatProvider(Adapting, Provider):
 
     @property
     def endpoint(self) -> str:
-        """What the engine's concurrency limit is shared by: the servers this model runs on
-        (a batch model's calls wait in batches, apart from any live model's)."""
-        servers = " ".join(self.base_urls)
-        return f"batch {servers}" if self._batches is not None else servers
-
-    def attach(self, rundir: Path) -> None:
-        if self._batches is not None:
-            self._batches.attach(rundir / JOURNAL_FILE)
-
-    def batch_counts(self) -> BatchCounts | None:
-        return self._batches.counts() if self._batches is not None else None
+        return self.batch_endpoint(" ".join(self.base_urls))
 
     def _client(self) -> aiohttp.ClientSession:
         # Made on first use: a session belongs to the event loop that is running the calls.
@@ -374,8 +362,7 @@ class OpenAICompatProvider(Adapting, Provider):
                 raise ProviderConfigError(message) from None
 
     async def aclose(self) -> None:
-        if self._batches is not None:
-            await self._batches.aclose()
+        await self.close_batches()
         if self._session is not None:
             await self._session.close()
             self._session = None
