@@ -191,14 +191,21 @@ class KnnBaseline(Fitted):
             self._label_sets[key] = found
         return found
 
-    def _emotion(self, query: Matrix, labels: tuple[str, ...]) -> str:
-        examples = self.train.emotion
-        mapped = self._mapped("emotion", labels)
-        sims = self._similarities("emotion", query)
+    def _labels_near(
+        self, kind: str, query: Matrix, labels: tuple[str, ...]
+    ) -> tuple[list[int], dict[str, tuple[int, float]]]:
+        """The k nearest train examples with a label in the item's set, and each label's
+        votes among them (count, summed similarity)."""
+        mapped = self._mapped(kind, labels)
+        sims = self._similarities(kind, query)
         near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
         if not near:
-            raise self._no_gold("emotion labels from this item's label set")
-        votes = _votes([mapped[i] for i in near], [float(sims[i]) for i in near])
+            raise self._no_gold(f"{kind} labels from this item's label set")
+        return near, _votes([mapped[i] for i in near], [float(sims[i]) for i in near])
+
+    def _emotion(self, query: Matrix, labels: tuple[str, ...]) -> str:
+        examples = self.train.emotion
+        near, votes = self._labels_near("emotion", query, labels)
         primary = max(labels, key=lambda label: votes.get(label, (0, 0.0)))
 
         def mean(values: list[float | None]) -> float | None:
@@ -213,12 +220,7 @@ class KnnBaseline(Fitted):
         )
 
     def _behavior(self, query: Matrix, labels: tuple[str, ...]) -> str:
-        mapped = self._mapped("behavior", labels)
-        sims = self._similarities("behavior", query)
-        near = _nearest(sims, [bool(m) for m in mapped], self.options.k)
-        if not near:
-            raise self._no_gold("behavior labels from this item's label set")
-        votes = _votes([mapped[i] for i in near], [float(sims[i]) for i in near])
+        near, votes = self._labels_near("behavior", query, labels)
         common = [label for label in labels if 2 * votes.get(label, (0, 0.0))[0] >= len(near)]
         return behavior_answer(common or [max(labels, key=lambda lb: votes.get(lb, (0, 0.0)))])
 
