@@ -15,7 +15,6 @@ a warning names it, once, bar or no bar: a run of several models waits on its sl
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from types import TracebackType
 
 from rich.console import Console
 from rich.progress import (
@@ -202,11 +201,6 @@ class RunProgress:
         """A line on stderr, above the bar if there is one."""
         self._console.print(text, markup=False, highlight=False, soft_wrap=True)
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.stop()

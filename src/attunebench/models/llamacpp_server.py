@@ -27,7 +27,6 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 from attunebench.models.local_models import GEMMA, LocalModel, LocalModelError
@@ -182,12 +181,7 @@ class LlamaServer:
         self.start()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
