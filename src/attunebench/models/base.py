@@ -310,3 +310,14 @@ class Provider(ABC):
 
     async def aclose(self) -> None:
         return None
+
+
+class NamedProvider(Provider):
+    """A provider whose spec is fixed when it is made (mock, sim, proxy and the baselines)."""
+
+    def __init__(self, spec: str) -> None:
+        self._spec = spec
+
+    @property
+    def spec(self) -> str:
+        return self._spec

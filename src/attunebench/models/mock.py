@@ -17,7 +17,13 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.base import (
+    GenerateParams,
+    Message,
+    ModelOutput,
+    NamedProvider,
+    ProviderError,
+)
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS
 
@@ -38,7 +44,7 @@ def default_answer(hint: TaskHint | None) -> str:
     return hint.form.example(hint)
 
 
-class MockProvider(Provider):
+class MockProvider(NamedProvider):
     """Scripted outputs, latency and failures; see the module docstring."""
 
     def __init__(
@@ -51,7 +57,7 @@ class MockProvider(Provider):
         call_log: str | Path | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        self._spec = f"mock/{name}"
+        super().__init__(f"mock/{name}")
         self._outputs = outputs
         self._cycle: Iterator[str] | None = None
         if isinstance(outputs, Sequence) and not isinstance(outputs, str):
@@ -65,10 +71,6 @@ class MockProvider(Provider):
         self.calls_by_key: Counter[str] = Counter()
         self.in_flight = 0
         self.peak_in_flight = 0
-
-    @property
-    def spec(self) -> str:
-        return self._spec
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None

@@ -33,7 +33,13 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.base import (
+    GenerateParams,
+    Message,
+    ModelOutput,
+    NamedProvider,
+    ProviderError,
+)
 from attunebench.models.embeddings import DEFAULT_ENCODER, EncoderUnavailableError, load_encoder
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
@@ -107,20 +113,16 @@ class CachedEncoder:
         return rows
 
 
-class ProxyJudge(Provider):
+class ProxyJudge(NamedProvider):
     """The embedding-similarity judge; see the module docstring."""
 
     supported_hints: frozenset[HintKind] = frozenset({"judge_pairwise", "judge_rubric"})
 
     def __init__(self, name: str = "minilm", *, encoder: Encoder | None = None) -> None:
-        self._spec = f"proxy/{name}"
+        super().__init__(f"proxy/{name}")
         self._encoder_name = ALIASES.get(name, name)
         self._encoder = encoder
         self._loading = threading.Lock()  # verdicts run in threads: load the encoder once
-
-    @property
-    def spec(self) -> str:
-        return self._spec
 
     def _load(self) -> Encoder:
         with self._loading:

@@ -27,7 +27,14 @@ from pydantic import Field, ValidationError, field_validator
 
 from attunebench.answerform import AnswerForm
 from attunebench.frozen import Frozen
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.base import (
+    GenerateParams,
+    Message,
+    ModelOutput,
+    NamedProvider,
+    Provider,
+    ProviderError,
+)
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import PROVIDERS, SpecError
 
@@ -53,17 +60,13 @@ class OracleOptions(Frozen):
         return accuracy
 
 
-class Oracle(Provider):
+class Oracle(NamedProvider):
     cacheable = False  # its answers follow the gold, which the cache key does not hold
     reads_gold = True
 
     def __init__(self, name: str, options: OracleOptions) -> None:
-        self._spec = f"sim/{name}"
+        super().__init__(f"sim/{name}")
         self.options = options
-
-    @property
-    def spec(self) -> str:
-        return self._spec
 
     def answers_form(self, form: AnswerForm) -> bool:
         return form.gold_answers

@@ -20,7 +20,13 @@ import numpy as np
 
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.taxonomy import normalise_label
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.base import (
+    GenerateParams,
+    Message,
+    ModelOutput,
+    NamedProvider,
+    ProviderError,
+)
 from attunebench.models.baselines.train import TrainSet
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import ProviderConfigError
@@ -33,7 +39,7 @@ LABEL_AND_PAIR_KINDS: frozenset[HintKind] = frozenset({"emotion", "behavior", *P
 NEUTRAL_NAMES = ("neutral", "none", "no emotion", "calm")
 
 
-class Baseline(Provider):
+class Baseline(NamedProvider):
     """A provider that answers from the hint alone. Subclasses implement `answer`."""
 
     # The hint kinds `answer` handles; None means all of them.
@@ -45,13 +51,6 @@ class Baseline(Provider):
     # milliseconds. knn's one costly step, embedding the train split, is kept apart, keyed by
     # the texts themselves (`prepare`, `embeddings.encode_stored`).
     cacheable = False
-
-    def __init__(self, spec: str) -> None:
-        self._spec = spec
-
-    @property
-    def spec(self) -> str:
-        return self._spec
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
