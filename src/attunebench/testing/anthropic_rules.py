@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from attunebench.testing.faults import request_key
+from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
-Answerer = Callable[[Sequence[dict[str, Any]]], str]
 FIELDS = frozenset(
     {
         "model",

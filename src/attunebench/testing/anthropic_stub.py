@@ -32,12 +32,12 @@ from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.anthropic_rules import (
     MODELS,
-    Answerer,
     Rules,
     error,
     refusal,
     reply,
 )
+from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import ThreadedStub
 
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -74,13 +74,11 @@ class Batch:
         }
 
 
-class AnthropicStub(ThreadedStub):
+class AnthropicStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
-        super().__init__()
-        self._answer = answer
-        self.models = {**MODELS, **(models or {})}
+        super().__init__(answer, {**MODELS, **(models or {})})
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["billing", "forbidden"] | None = None
         self.versions: Counter[str] = Counter()  # anthropic-version headers seen

@@ -24,7 +24,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
@@ -32,9 +32,8 @@ from aiohttp import web
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
-from attunebench.testing.served import ServedApp
+from attunebench.testing.served import Answerer, ServedApp
 
-Answerer = Callable[[Sequence[dict[str, Any]]], str]
 log = logging.getLogger(__name__)
 
 

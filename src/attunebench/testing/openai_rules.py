@@ -25,14 +25,14 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from attunebench.testing.faults import request_key
+from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
-Answerer = Callable[[Sequence[dict[str, Any]]], str]
 EFFORT_TOKENS = {"none": 0, "minimal": 8, "low": 48, "medium": 160, "high": 480, "xhigh": 960}
 CHOICE_TOKENS = tuple("ABCDEFGHIJ") + tuple("123456789") + (" ",)
 KNOWN = frozenset(

@@ -36,12 +36,12 @@ from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.openai_rules import (
     MODELS,
-    Answerer,
     Rules,
     completion,
     error,
     refusal,
 )
+from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
@@ -100,13 +100,11 @@ FORBIDDEN = error(
 )
 
 
-class OpenAIStub(ThreadedStub):
+class OpenAIStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
-        super().__init__()
-        self._answer = answer
-        self.models = {**MODELS, **(models or {})}
+        super().__init__(answer, {**MODELS, **(models or {})})
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["quota", "forbidden"] | None = None

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 HOST = "127.0.0.1"
+# What a stand-in answers a chat with: the reply text for these messages.
+Answerer = Callable[[Sequence[dict[str, Any]]], str]
 T = TypeVar("T")
 S = TypeVar("S", bound="ServedApp")
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 
 from attunebench.testing.faults import request_key
-from attunebench.testing.served import ServedApp
+from attunebench.testing.served import Answerer, ServedApp
+
+R = TypeVar("R")  # a model's rules in the stub's API
 
 
 def tokens(text: str) -> int:
@@ -65,12 +67,14 @@ class StubCounts:
         }
 
 
-class ThreadedStub(ServedApp):
+class ThreadedStub(ServedApp, Generic[R]):
     """A hosted API's stand-in (see `ServedApp`); subclasses give `routes` and answer on the
-    stub's loop."""
+    stub's loop, with `answer` and by the API's rules `R` for each of its `models`."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: Answerer, models: dict[str, R]) -> None:
         super().__init__()
+        self._answer = answer
+        self.models = models
         self.counts = StubCounts()
         self.expire: set[int] = set()
         self.expire_answered = 0.5
