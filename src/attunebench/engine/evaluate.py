@@ -28,17 +28,7 @@ from typing import Any, Protocol
 
 from attunebench.frozen import Frozen
 from attunebench.records import JUDGE_FAILED, Distribution, ItemRecord, Status, Verdict
-from attunebench.tasks.base import (
-    AnswerMode,
-    CallRole,
-    InvalidAnswer,
-    Item,
-    JudgedVerdict,
-    Output,
-    Query,
-    Scored,
-    Task,
-)
+from attunebench.tasks import base as t
 from attunebench.tasks.verdicts import read_verdict
 
 
@@ -46,10 +36,12 @@ class Asker(Protocol):
     """What an evaluation asks its questions through: the engine (`ItemCaller`), or another
     harness's models (`attunebench.inspect`)."""
 
-    async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output: ...
+    async def ask(
+        self, model: str, query: t.Query, item: t.Item[Any], role: t.CallRole
+    ) -> t.Output: ...
 
 
-def _about(query: Query, model: str) -> Query:
+def _about(query: t.Query, model: str) -> t.Query:
     """A judge's query about `model`'s answer, with the hint naming that model."""
     if query.model is None or query.hint is None:
         return query
@@ -57,15 +49,15 @@ def _about(query: Query, model: str) -> Query:
 
 
 async def ask_all(
-    caller: Asker, item: Item[Any], queries: Sequence[Query], model: str
-) -> dict[str, Output]:
+    caller: Asker, item: t.Item[Any], queries: Sequence[t.Query], model: str
+) -> dict[str, t.Output]:
     answers = await asyncio.gather(
         *(caller.ask(q.model or model, _about(q, model), item, q.role) for q in queries)
     )
     return dict(zip((q.key for q in queries), answers, strict=True))
 
 
-def raw_text(outputs: Mapping[str, Output]) -> str | None:
+def raw_text(outputs: Mapping[str, t.Output]) -> str | None:
     """The outputs as a person reads them: one text, or each under its query's key."""
     if not outputs:
         return None
@@ -74,7 +66,7 @@ def raw_text(outputs: Mapping[str, Output]) -> str | None:
     return "\n".join(f"--- {key} ---\n{output.shown}" for key, output in outputs.items())
 
 
-def failure(outputs: Mapping[str, Output]) -> tuple[str, bool] | None:
+def failure(outputs: Mapping[str, t.Output]) -> tuple[str, bool] | None:
     """The failed calls' errors, and whether every one is permanent; None if none failed."""
     failed = {key: output for key, output in outputs.items() if not output.ok}
     if not failed:
@@ -84,14 +76,14 @@ def failure(outputs: Mapping[str, Output]) -> tuple[str, bool] | None:
 
 
 def record(
-    item: Item[Any],
+    item: t.Item[Any],
     model: str,
-    mode: AnswerMode,
+    mode: t.AnswerMode,
     status: Status,
-    outputs: Mapping[str, Output],
+    outputs: Mapping[str, t.Output],
     *,
     prediction: Frozen | None = None,
-    scored: Scored | None = None,
+    scored: t.Scored | None = None,
     error: str | None = None,
     permanent: bool = False,
     verdicts: Sequence[Verdict] = (),
@@ -125,12 +117,12 @@ def record(
 
 
 async def evaluate(
-    task: Task[Any, Any],
-    item: Item[Any],
+    task: t.Task[Any, Any],
+    item: t.Item[Any],
     model: str,
     caller: Asker,
     judges: Sequence[str],
-    mode: AnswerMode = "generate",
+    mode: t.AnswerMode = "generate",
 ) -> ItemRecord:
     """The record of one item answered by one model; see the module docstring."""
     if mode not in task.answer_modes:
@@ -141,7 +133,7 @@ async def evaluate(
         return record(item, model, mode, "failed", outputs, error=failed[0], permanent=failed[1])
     try:
         prediction = task.parse(item, outputs)
-    except InvalidAnswer as invalid:
+    except t.InvalidAnswer as invalid:
         scored = task.worst(item, invalid.partial)
         return record(
             item,
@@ -159,7 +151,7 @@ async def evaluate(
         return record(item, model, mode, "ok", outputs, prediction=prediction, scored=scored)
     answers = await ask_all(caller, item, judge_queries, model)
     verdicts = [
-        JudgedVerdict(q, read_verdict(q.model or model, q, answers[q.key])) for q in judge_queries
+        t.JudgedVerdict(q, read_verdict(q.model or model, q, answers[q.key])) for q in judge_queries
     ]
     judged_failure = failure({q.key: answers[q.key] for q in judge_queries if not q.of_reference})
     scored = task.judged(item, prediction, verdicts)

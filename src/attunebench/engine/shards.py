@@ -22,20 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attunebench import rundir
 from attunebench.data.jsonl import iter_conversations, write_conversations
 from attunebench.records import ItemRecord, Ledger, LedgerEntry, RunInfo
-from attunebench.rundir import (
-    CONVERSATIONS_FILE,
-    LEDGER_FILE,
-    RECORDS_FILE,
-    RUN_FILE,
-    RunDirError,
-    read_ledger,
-    read_records,
-    read_run_info,
-    rewrite_records,
-    write_json,
-)
 
 _SHARD = re.compile(r"(\d+)/(\d+)")
 # What must be equal for shards to be one plan (servers may differ: that is the point); a run
@@ -91,11 +80,11 @@ def _plan(info: RunInfo) -> dict[str, object]:
 def _read_shards(directories: Sequence[Path]) -> list[tuple[Path, RunInfo, Shard]]:
     shards = []
     for directory in directories:
-        info = read_run_info(directory)
+        info = rundir.read_run_info(directory)
         if info is None:
-            raise RunDirError(f"{directory}: no {RUN_FILE}; not a run directory")
+            raise rundir.RunDirError(f"{directory}: no {rundir.RUN_FILE}; not a run directory")
         if info.shard is None:
-            raise RunDirError(f"{directory}: not a shard (run without --shard)")
+            raise rundir.RunDirError(f"{directory}: not a shard (run without --shard)")
         shards.append((directory, info, parse_shard(info.shard)))
     first_dir, first, first_shard = shards[0]
     seen: dict[int, Path] = {}
@@ -103,13 +92,15 @@ def _read_shards(directories: Sequence[Path]) -> list[tuple[Path, RunInfo, Shard
         differs = [name for name, value in _plan(info).items() if _plan(first)[name] != value]
         if differs or shard.count != first_shard.count:
             what = ", ".join(differs) or f"the shard count ({shard} against {first_shard})"
-            raise RunDirError(f"{directory} is not a shard of {first_dir}'s run: {what} differ")
+            raise rundir.RunDirError(
+                f"{directory} is not a shard of {first_dir}'s run: {what} differ"
+            )
         if shard.index in seen:
-            raise RunDirError(f"{directory} and {seen[shard.index]} are both shard {shard}")
+            raise rundir.RunDirError(f"{directory} and {seen[shard.index]} are both shard {shard}")
         seen[shard.index] = directory
     missing = [f"{i}/{first_shard.count}" for i in range(1, first_shard.count + 1) if i not in seen]
     if missing:
-        raise RunDirError(f"shard {', '.join(missing)} missing: merge needs every shard")
+        raise rundir.RunDirError(f"shard {', '.join(missing)} missing: merge needs every shard")
     return shards
 
 
@@ -117,10 +108,10 @@ def _records(shards: Sequence[tuple[Path, RunInfo, Shard]]) -> list[ItemRecord]:
     owner: dict[tuple[str, str, str, int, str, str], Path] = {}
     merged: list[ItemRecord] = []
     for directory, _, _ in shards:
-        latest = {r.key: r for r in read_records(directory / RECORDS_FILE)}
+        latest = {r.key: r for r in rundir.read_records(directory / rundir.RECORDS_FILE)}
         for key, record in latest.items():
             if key in owner:
-                raise RunDirError(
+                raise rundir.RunDirError(
                     f"{directory} and {owner[key]} both recorded {key[0]} item "
                     f"{key[2]}#{key[3]} for {key[1]}: overlapping shards"
                 )
@@ -132,7 +123,7 @@ def _records(shards: Sequence[tuple[Path, RunInfo, Shard]]) -> list[ItemRecord]:
 def _ledger(directories: Sequence[Path]) -> Ledger:
     totals: dict[tuple[str, str, str], dict[str, Any]] = {}
     for directory in directories:
-        ledger = read_ledger(directory)
+        ledger = rundir.read_ledger(directory)
         for entry in ledger.entries if ledger is not None else ():
             sums = totals.setdefault((entry.model, entry.task, entry.role), {})
             for name, value in entry.model_dump(exclude={"model", "task", "role"}).items():
@@ -179,18 +170,18 @@ def _info(infos: Sequence[RunInfo]) -> RunInfo:
 def merge_shards(directories: Sequence[Path], out: Path) -> RunInfo:
     """Join every shard of one run into `out`, a run directory like a single run's."""
     if out.exists() and any(out.iterdir()):
-        raise RunDirError(f"{out} is not empty; merge into a new directory")
+        raise rundir.RunDirError(f"{out} is not empty; merge into a new directory")
     shards = _read_shards(directories)
     records = _records(shards)
     info = _info([info for _, info, _ in shards])
     out.mkdir(parents=True, exist_ok=True)
-    rewrite_records(out / RECORDS_FILE, records)
+    rundir.rewrite_records(out / rundir.RECORDS_FILE, records)
     conversations = [
         conversation
         for directory, _, _ in shards
-        for conversation in iter_conversations(directory / CONVERSATIONS_FILE)
+        for conversation in iter_conversations(directory / rundir.CONVERSATIONS_FILE)
     ]
-    write_conversations(out / CONVERSATIONS_FILE, conversations)
-    write_json(out / LEDGER_FILE, _ledger([directory for directory, _, _ in shards]))
-    write_json(out / RUN_FILE, info)
+    write_conversations(out / rundir.CONVERSATIONS_FILE, conversations)
+    rundir.write_json(out / rundir.LEDGER_FILE, _ledger([directory for directory, _, _ in shards]))
+    rundir.write_json(out / rundir.RUN_FILE, info)
     return info

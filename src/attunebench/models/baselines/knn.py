@@ -37,20 +37,7 @@ from pydantic import Field
 
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Preparation, ProviderError
-from attunebench.models.baselines.base import (
-    LABEL_AND_PAIR_KINDS,
-    PAIR_KINDS,
-    Fitted,
-    behavior_answer,
-    candidate_pair,
-    emotion_answer,
-    map_label,
-    outcome_answer,
-    outcome_scales,
-    pick_answer,
-    rating_answer,
-    require_labels,
-)
+from attunebench.models.baselines import base
 from attunebench.models.baselines.train import TrainSet, load_train_set
 from attunebench.models.embedding_batch import QueryBatcher
 from attunebench.models.embeddings import (
@@ -83,8 +70,8 @@ class KnnOptions(Frozen):
     encoder: str | None = None
 
 
-class KnnBaseline(Fitted):
-    supported_hints = LABEL_AND_PAIR_KINDS | {"response", "rating", "outcome"}
+class KnnBaseline(base.Fitted):
+    supported_hints = base.LABEL_AND_PAIR_KINDS | {"response", "rating", "outcome"}
 
     def __init__(self, spec: str, options: KnnOptions, encoder: TextEncoder | None = None) -> None:
         super().__init__(spec)
@@ -115,23 +102,23 @@ class KnnBaseline(Fitted):
         # Each query text is embedded with the other calls' texts waiting at the same moment
         # (`QueryBatcher`); the neighbour search is then a matrix product.
         if hint.kind == "emotion":
-            labels = require_labels(hint, self.spec)
+            labels = base.require_labels(hint, self.spec)
             return self._emotion(await self._embed(hint.text), labels)
         if hint.kind == "behavior":
-            labels = require_labels(hint, self.spec)
+            labels = base.require_labels(hint, self.spec)
             return self._behavior(await self._embed(hint.text), labels)
-        if hint.kind in PAIR_KINDS:
-            a, b = candidate_pair(hint, self.spec)
+        if hint.kind in base.PAIR_KINDS:
+            a, b = base.candidate_pair(hint, self.spec)
             vectors = await asyncio.gather(self._embed(a), self._embed(b))
             choice = self._preference(vectors)
-            return pick_answer(hint, choice, "baseline/knn: the reply more like chosen ones")
+            return base.pick_answer(hint, choice, "baseline/knn: the reply more like chosen ones")
         if hint.kind == "response":
             return self._response(await self._embed(hint.text))
         if hint.kind == "rating":
             return self._rating(await self._embed(hint.text))
         if hint.kind == "outcome":
             said = "\n".join(text for role, text in hint.history if role == "user")
-            return self._outcome(await self._embed(said), tuple(outcome_scales(hint)))
+            return self._outcome(await self._embed(said), tuple(base.outcome_scales(hint)))
         raise self.unsupported(hint)
 
     async def _embed(self, text: str) -> Matrix:
@@ -182,10 +169,10 @@ class KnnBaseline(Fitted):
         if found is None:
             if kind == "emotion":
                 primaries = (e.primary for e in self.train.emotion)
-                found = [[m] if (m := map_label(p, labels)) else [] for p in primaries]
+                found = [[m] if (m := base.map_label(p, labels)) else [] for p in primaries]
             else:
                 found = [
-                    [m for b in e.behaviors if (m := map_label(b, labels))]
+                    [m for b in e.behaviors if (m := base.map_label(b, labels))]
                     for e in self.train.behavior
                 ]
             self._label_sets[key] = found
@@ -212,7 +199,7 @@ class KnnBaseline(Fitted):
             present = [v for v in values if v is not None]
             return float(np.mean(present)) if present else None
 
-        return emotion_answer(
+        return base.emotion_answer(
             primary,
             intensity=mean([examples[i].intensity for i in near]),
             valence=mean([examples[i].valence for i in near]),
@@ -222,7 +209,7 @@ class KnnBaseline(Fitted):
     def _behavior(self, query: Matrix, labels: tuple[str, ...]) -> str:
         near, votes = self._labels_near("behavior", query, labels)
         common = [label for label in labels if 2 * votes.get(label, (0, 0.0))[0] >= len(near)]
-        return behavior_answer(common or [max(labels, key=lambda lb: votes.get(lb, (0, 0.0)))])
+        return base.behavior_answer(common or [max(labels, key=lambda lb: votes.get(lb, (0, 0.0)))])
 
     def _preference(self, pair: Sequence[Matrix]) -> str:
         """`A`, `B` or `tie`, from the two candidates' embeddings."""
@@ -247,7 +234,7 @@ class KnnBaseline(Fitted):
     def _rating(self, query: Matrix) -> str:
         sims = self._similarities("rating", query)
         near = _nearest(sims, [True] * len(sims), self.options.k)
-        return rating_answer(float(np.mean([self.train.rating[i].rating for i in near])))
+        return base.rating_answer(float(np.mean([self.train.rating[i].rating for i in near])))
 
     def _outcome(self, query: Matrix, fields: tuple[str, ...]) -> str:
         examples = self.train.outcome
@@ -257,7 +244,7 @@ class KnnBaseline(Fitted):
             near = _nearest(sims, [name in e.values for e in examples], self.options.k)
             if near:
                 found[name] = float(np.mean([examples[i].values[name] for i in near]))
-        return outcome_answer(found)
+        return base.outcome_answer(found)
 
     def _index(self, kind: str, progress: Callable[[int], None] | None = None) -> Matrix:
         """The embeddings of the train texts of `kind`: encoded (or loaded) once."""

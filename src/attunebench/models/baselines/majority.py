@@ -28,21 +28,7 @@ from pathlib import Path
 
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.baselines.base import (
-    LABEL_AND_PAIR_KINDS,
-    PAIR_KINDS,
-    Baseline,
-    Fitted,
-    behavior_answer,
-    candidate_pair,
-    emotion_answer,
-    map_label,
-    outcome_answer,
-    outcome_scales,
-    pick_answer,
-    rating_answer,
-    require_labels,
-)
+from attunebench.models.baselines import base
 from attunebench.models.baselines.train import TrainSet, load_train_set
 from attunebench.models.hints import TaskHint
 
@@ -58,8 +44,8 @@ def longer_of(a: str, b: str, *, prefer_longer: bool = True) -> str:
     return "A" if (len(a) > len(b)) == prefer_longer else "B"
 
 
-class MajorityBaseline(Fitted):
-    supported_hints = LABEL_AND_PAIR_KINDS | {"rating", "outcome"}
+class MajorityBaseline(base.Fitted):
+    supported_hints = base.LABEL_AND_PAIR_KINDS | {"rating", "outcome"}
 
     def __init__(self, spec: str, options: MajorityOptions) -> None:
         super().__init__(spec)
@@ -69,30 +55,32 @@ class MajorityBaseline(Fitted):
         self._answers: dict[tuple[str, tuple[str, ...]], str] = {}
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
-        if hint.kind in PAIR_KINDS:
-            a, b = candidate_pair(hint, self.spec)
+        if hint.kind in base.PAIR_KINDS:
+            a, b = base.candidate_pair(hint, self.spec)
             choice = longer_of(a, b, prefer_longer=self.longer_wins())
-            return pick_answer(hint, choice, "baseline/majority: the length chosen more in train")
+            return base.pick_answer(
+                hint, choice, "baseline/majority: the length chosen more in train"
+            )
         if hint.kind == "rating":
-            return rating_answer(statistics.median(e.rating for e in self.train.rating))
+            return base.rating_answer(statistics.median(e.rating for e in self.train.rating))
         if hint.kind == "outcome":
-            return outcome_answer(self._outcome(tuple(outcome_scales(hint))))
+            return base.outcome_answer(self._outcome(tuple(base.outcome_scales(hint))))
         if hint.kind not in ("emotion", "behavior"):
             raise self.unsupported(hint)
-        labels = require_labels(hint, self.spec)
+        labels = base.require_labels(hint, self.spec)
         key = (hint.kind, labels)
         if key not in self._answers:
             self._answers[key] = (
                 self._emotion(labels)
                 if hint.kind == "emotion"
-                else behavior_answer(self._behaviors(labels))
+                else base.behavior_answer(self._behaviors(labels))
             )
         return self._answers[key]
 
     def _emotion(self, labels: tuple[str, ...]) -> str:
         examples = self.train.emotion
         counts = Counter(
-            label for e in examples if (label := map_label(e.primary, labels)) is not None
+            label for e in examples if (label := base.map_label(e.primary, labels)) is not None
         )
         if not counts:
             raise self._no_gold("emotion labels from this item's label set")
@@ -100,7 +88,7 @@ class MajorityBaseline(Fitted):
         intensities = [e.intensity for e in examples if e.intensity is not None]
         valences = [e.valence for e in examples if e.valence is not None]
         arousals = [e.arousal for e in examples if e.arousal is not None]
-        return emotion_answer(
+        return base.emotion_answer(
             primary,
             intensity=statistics.median(intensities) if intensities else None,
             valence=statistics.fmean(valences) if valences else None,
@@ -117,7 +105,7 @@ class MajorityBaseline(Fitted):
 
     def _behaviors(self, labels: tuple[str, ...]) -> list[str]:
         label_sets = [
-            {m for b in e.behaviors if (m := map_label(b, labels)) is not None}
+            {m for b in e.behaviors if (m := base.map_label(b, labels)) is not None}
             for e in self.train.behavior
         ]
         label_sets = [s for s in label_sets if s]
@@ -151,13 +139,13 @@ class MajorityBaseline(Fitted):
         )
 
 
-class LongerBaseline(Baseline):
+class LongerBaseline(base.Baseline):
     """Prefers the longer reply, always."""
 
-    supported_hints = frozenset(PAIR_KINDS)
+    supported_hints = frozenset(base.PAIR_KINDS)
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
-        if hint.kind in PAIR_KINDS:
-            choice = longer_of(*candidate_pair(hint, self.spec))
-            return pick_answer(hint, choice, "baseline/longer: the longer reply wins")
+        if hint.kind in base.PAIR_KINDS:
+            choice = longer_of(*base.candidate_pair(hint, self.spec))
+            return base.pick_answer(hint, choice, "baseline/longer: the longer reply wins")
         raise self.unsupported(hint)
