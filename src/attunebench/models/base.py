@@ -21,7 +21,9 @@ instead of paying twice.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -305,7 +307,15 @@ class Provider(ABC):
         params: GenerateParams,
         hint: TaskHint | None = None,
     ) -> ChoiceOutput:
-        """The probabilities of `keys` as the next token after `messages`."""
+        """The probabilities of `keys` as the next token after `messages`, timed here."""
+        started = time.perf_counter()
+        output = await self.choice_scores(list(messages), list(keys), params)
+        return dataclasses.replace(output, latency_s=time.perf_counter() - started)
+
+    async def choice_scores(
+        self, messages: list[Message], keys: list[str], params: GenerateParams
+    ) -> ChoiceOutput:
+        """What a provider with a choice mode gives `choose` (which times it)."""
         raise ProviderError(f"{self.spec} cannot answer in choice mode", retryable=False)
 
     async def aclose(self) -> None:

@@ -126,20 +126,11 @@ class HFProvider(Provider):
         except ProviderError as error:
             raise ProviderConfigError(str(error)) from None
 
-    async def choose(
-        self,
-        messages: Sequence[Message],
-        keys: Sequence[str],
-        params: GenerateParams,
-        hint: TaskHint | None = None,
+    async def choice_scores(
+        self, messages: list[Message], keys: list[str], params: GenerateParams
     ) -> ChoiceOutput:
-        started = time.perf_counter()
-        scores, tokens = await asyncio.to_thread(self._loglikelihoods, list(messages), list(keys))
-        return ChoiceOutput(
-            probabilities=from_loglikelihoods(scores),
-            input_tokens=tokens,
-            latency_s=time.perf_counter() - started,
-        )
+        scores, tokens = await asyncio.to_thread(self._loglikelihoods, messages, keys)
+        return ChoiceOutput(probabilities=from_loglikelihoods(scores), input_tokens=tokens)
 
     def loglikelihoods(self, context: str, continuations: Sequence[str]) -> list[float]:
         """log P(continuation | context) for each continuation, in one padded batch."""

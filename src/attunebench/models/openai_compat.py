@@ -305,21 +305,16 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 params=params,
             )
 
-    async def choose(
-        self,
-        messages: Sequence[Message],
-        keys: Sequence[str],
-        params: GenerateParams,
-        hint: TaskHint | None = None,
+    async def choice_scores(
+        self, messages: list[Message], keys: list[str], params: GenerateParams
     ) -> ChoiceOutput:
-        started = time.perf_counter()
         if self.chat:
             answer = await self._post(
                 "chat/completions", self.request_body(messages, params, choice=True)
             )
         else:
             answer = await self._post("completions", choice_body(self.model, messages, params))
-        return parse_choice(answer, keys, time.perf_counter() - started)
+        return parse_choice(answer, keys, 0.0)  # `choose` times it
 
     async def _post(
         self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
