@@ -28,14 +28,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from attunebench.frozen import Frozen
-from attunebench.models.base import (
-    ChoiceOutput,
-    GenerateParams,
-    Message,
-    ModelOutput,
-    Provider,
-    ProviderError,
-)
+from attunebench.models import base
 from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt, from_loglikelihoods
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
@@ -61,8 +54,8 @@ class Generated:
 
 @dataclass(frozen=True, slots=True)
 class _Request:
-    messages: list[Message]
-    params: GenerateParams
+    messages: list[base.Message]
+    params: base.GenerateParams
     future: asyncio.Future[Generated]
 
 
@@ -73,7 +66,7 @@ class _Loaded:
     templated: bool
 
 
-def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
+def render_prompt(tokenizer: Any, messages: Sequence[base.Message]) -> str:
     """The prompt text: the chat template if the tokenizer has one, else `role: content` lines."""
     if getattr(tokenizer, "chat_template", None):
         rendered: str = tokenizer.apply_chat_template(
@@ -83,7 +76,7 @@ def render_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
     return "".join(f"{m.role}: {m.content}\n" for m in messages) + "assistant:"
 
 
-class HFProvider(Provider):
+class HFProvider(base.Provider):
     answer_modes = frozenset({"generate", "choice"})
 
     def __init__(self, path: str, options: HFOptions | None = None) -> None:
@@ -102,15 +95,18 @@ class HFProvider(Provider):
         return f"hf/{self.path}"
 
     async def generate(
-        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
-    ) -> ModelOutput:
+        self,
+        messages: list[base.Message],
+        params: base.GenerateParams,
+        hint: TaskHint | None = None,
+    ) -> base.ModelOutput:
         started = time.perf_counter()
         future: asyncio.Future[Generated] = asyncio.get_running_loop().create_future()
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
         await self._ensure_worker().put(_Request(list(messages), params, future))
         done = await future
-        return ModelOutput(
+        return base.ModelOutput(
             text=done.text,
             input_tokens=done.input_tokens,
             output_tokens=done.output_tokens,
@@ -123,14 +119,14 @@ class HFProvider(Provider):
         """Load the checkpoint now, so a bad path fails before a run starts rather than in it."""
         try:
             await asyncio.to_thread(self._load)
-        except ProviderError as error:
+        except base.ProviderError as error:
             raise ProviderConfigError(str(error)) from None
 
     async def choice_scores(
-        self, messages: list[Message], keys: list[str], params: GenerateParams
-    ) -> ChoiceOutput:
+        self, messages: list[base.Message], keys: list[str], params: base.GenerateParams
+    ) -> base.ChoiceOutput:
         scores, tokens = await asyncio.to_thread(self._loglikelihoods, messages, keys)
-        return ChoiceOutput(probabilities=from_loglikelihoods(scores), input_tokens=tokens)
+        return base.ChoiceOutput(probabilities=from_loglikelihoods(scores), input_tokens=tokens)
 
     def loglikelihoods(self, context: str, continuations: Sequence[str]) -> list[float]:
         """log P(continuation | context) for each continuation, in one padded batch."""
@@ -161,7 +157,7 @@ class HFProvider(Provider):
         return out
 
     def _loglikelihoods(
-        self, messages: list[Message], keys: list[str]
+        self, messages: list[base.Message], keys: list[str]
     ) -> tuple[dict[str, float], int]:
         loaded = self._load()
         if loaded.templated:
@@ -178,7 +174,7 @@ class HFProvider(Provider):
             await asyncio.gather(self._worker, return_exceptions=True)
         for future in list(self._pending):  # queued or mid-batch: nobody is left waiting
             if not future.done():
-                future.set_exception(ProviderError(f"{self.spec} was closed", retryable=False))
+                future.set_exception(base.ProviderError(f"{self.spec} was closed", retryable=False))
         self._worker = self._queue = None
         self._loaded = None
 
@@ -210,7 +206,7 @@ class HFProvider(Provider):
             for group in groups.values():
                 await self._run(group[0].params, [r for r in group if not r.future.done()])
 
-    async def _run(self, params: GenerateParams, requests: list[_Request]) -> None:
+    async def _run(self, params: base.GenerateParams, requests: list[_Request]) -> None:
         if not requests:
             return
         try:
@@ -220,8 +216,8 @@ class HFProvider(Provider):
         except Exception as exc:  # every request of the batch shares its fate
             error = (
                 exc
-                if isinstance(exc, ProviderError)
-                else ProviderError(f"{self.spec}: generation failed: {exc}", retryable=False)
+                if isinstance(exc, base.ProviderError)
+                else base.ProviderError(f"{self.spec}: generation failed: {exc}", retryable=False)
             )
             results = [error] * len(requests)
         for request, result in zip(requests, results, strict=True):
@@ -239,7 +235,7 @@ class HFProvider(Provider):
             return self._loaded
 
     def _generate_batch(
-        self, conversations: list[list[Message]], params: GenerateParams
+        self, conversations: list[list[base.Message]], params: base.GenerateParams
     ) -> list[Generated | BaseException]:
         import torch
 
@@ -253,7 +249,7 @@ class HFProvider(Provider):
         prompt_length = int(encoded["input_ids"].shape[1])
         limit = getattr(model.config, "max_position_embeddings", None)
         if limit is not None and prompt_length + params.max_tokens > limit:
-            raise ProviderError(
+            raise base.ProviderError(
                 f"{self.spec}: prompt of {prompt_length} tokens plus max_tokens "
                 f"{params.max_tokens} exceeds the model's {limit} positions",
                 retryable=False,
@@ -300,7 +296,7 @@ def _decode(
     tokenizer: Any,
     row: list[int],
     input_tokens: int,
-    params: GenerateParams,
+    params: base.GenerateParams,
     batch: int,
     eos: set[int],
 ) -> Generated:
@@ -319,7 +315,7 @@ def _load_checkpoint(path: str, options: HFOptions) -> _Loaded:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:  # pragma: no cover - the `ml` extra is missing
-        raise ProviderError("hf/ models need the `ml` extra", retryable=False) from exc
+        raise base.ProviderError("hf/ models need the `ml` extra", retryable=False) from exc
     device = options.device or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -329,14 +325,14 @@ def _load_checkpoint(path: str, options: HFOptions) -> _Loaded:
             dtype=getattr(torch, options.dtype) if options.dtype else "auto",
         )
     except OSError as exc:  # transformers' own text is many lines, with a URL to go online
-        raise ProviderError(
+        raise base.ProviderError(
             f"hf/{path}: no checkpoint in that folder or in the local Hugging Face cache "
             "(nothing is downloaded at run time): give the folder holding the model",
             retryable=False,
         ) from exc
     except ValueError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ProviderError(
+        raise base.ProviderError(
             f"hf/{path}: cannot load a local checkpoint: {first}", retryable=False
         ) from exc
     tokenizer.padding_side = "left"  # decoder-only models continue from the right edge
