@@ -18,6 +18,7 @@ from attunebench.models.batching import (
     BatchLimits,
     BatchQueue,
     BatchState,
+    BatchTiming,
     line_failure,
     request_key,
 )
@@ -61,8 +62,8 @@ class Scripted(BatchAPI[str]):
         }
 
 
-def queue(api: Scripted, **options: Any) -> BatchQueue[str]:
-    return BatchQueue(api, "test/model", quiet_s=0.05, wait_s=1.0, poll_s=0.01, **options)
+def queue(api: Scripted) -> BatchQueue[str]:
+    return BatchQueue(api, "test/model", BatchTiming(quiet_s=0.05, wait_s=1.0, poll_s=0.01))
 
 
 def body(text: str) -> tuple[str, dict[str, Any]]:

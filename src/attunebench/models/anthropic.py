@@ -37,7 +37,7 @@ from attunebench.models.base import (
     ProviderError,
 )
 from attunebench.models.batched import BatchMode
-from attunebench.models.batching import BatchQueue, request_key
+from attunebench.models.batching import BatchQueue, BatchTiming, request_key
 from attunebench.models.capabilities import (
     CLAUDE_MODELS,
     UNKNOWN_CLAUDE,
@@ -131,9 +131,8 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
                 LIMITS, max_requests=batch_size or LIMITS.max_requests, max_tokens=batch_tokens
             )
             api = AnthropicBatches(self._client, self._calling, limits)
-            self._batches = BatchQueue(
-                api, self.spec, quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s
-            )
+            timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
+            self._batches = BatchQueue(api, self.spec, timing)
 
     @property
     def spec(self) -> str:

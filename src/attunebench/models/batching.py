@@ -48,10 +48,21 @@ R = TypeVar("R")  # what one answered request is, as the provider's batch API gi
 log = logging.getLogger(__name__)
 
 
-def request_key(body: dict[str, Any]) -> str:
+def request_key(body: Any) -> str:
     """A request's content hash: its key in the journal and its `custom_id` in a batch (64
-    characters of [0-9a-f], which both providers accept)."""
+    characters of [0-9a-f], which both providers accept); the test servers count calls by it."""
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class BatchTiming:
+    """When a queue sends (quiet for `quiet_s`, or its oldest request waited `wait_s`), how
+    often it polls a batch (`poll_s`), and after how many failed polls in a row it gives up."""
+
+    quiet_s: float = 2.0
+    wait_s: float = 60.0
+    poll_s: float = 30.0
+    max_poll_errors: int = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,21 +137,11 @@ class _Pending:
 class BatchQueue(Generic[R]):
     """Requests in, batches out; see the module docstring. Used from one event loop."""
 
-    def __init__(
-        self,
-        api: BatchAPI[R],
-        spec: str,
-        *,
-        quiet_s: float = 2.0,
-        wait_s: float = 60.0,
-        poll_s: float = 30.0,
-        max_poll_errors: int = 20,
-    ) -> None:
+    def __init__(self, api: BatchAPI[R], spec: str, timing: BatchTiming = BatchTiming()) -> None:
         self.api = api
         self.spec = spec
         self.journal = Journal(spec)
-        self._quiet_s, self._wait_s, self._poll_s = quiet_s, wait_s, poll_s
-        self._max_poll_errors = max_poll_errors
+        self.timing = timing
         self._pending: dict[str, _Pending] = {}
         self._pending_bytes = 0
         self._enqueued: dict[str, int] = {}  # batch id -> its input tokens, while it runs
@@ -209,7 +210,7 @@ class BatchQueue(Generic[R]):
     def _due(self) -> float:
         """When the queue goes out unless it fills first: quiet, or waited long enough."""
         oldest = next(iter(self._pending.values())).since
-        return min(self._last_put + self._quiet_s, oldest + self._wait_s)
+        return min(self._last_put + self.timing.quiet_s, oldest + self.timing.wait_s)
 
     def _full(self) -> bool:
         limits = self.api.limits
@@ -323,7 +324,7 @@ class BatchQueue(Generic[R]):
                 errors = 0
             except ProviderError as error:
                 errors += 1
-                if not error.retryable or errors >= self._max_poll_errors:
+                if not error.retryable or errors >= self.timing.max_poll_errors:
                     # The batch may yet end: a later request for it (or a resume) polls again.
                     failure = line_failure(f"cannot poll batch {batch_id}: {error}")
                     del self._pollers[batch_id]
@@ -331,7 +332,7 @@ class BatchQueue(Generic[R]):
                     for key in self._waiting.pop(batch_id, set()):
                         self._settle(key, failure)
                     return
-            await asyncio.sleep(self._poll_s)
+            await asyncio.sleep(self.timing.poll_s)
         self._ended[batch_id] = results
         self._release(batch_id)
         expected = self.journal.keys_of(batch_id) | self._waiting.get(batch_id, set())

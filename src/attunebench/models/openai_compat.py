@@ -40,7 +40,7 @@ from attunebench.models.base import (
     ProviderError,
 )
 from attunebench.models.batched import BatchMode
-from attunebench.models.batching import BatchQueue, request_key
+from attunebench.models.batching import BatchQueue, BatchTiming, request_key
 from attunebench.models.capabilities import (
     OPENAI_MODELS,
     Capabilities,
@@ -154,9 +154,8 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 max_requests=batch_size or batches.limits.max_requests,
                 max_tokens=batch_tokens,
             )
-            self._batches = BatchQueue(
-                batches, self.spec, quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s
-            )
+            timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
+            self._batches = BatchQueue(batches, self.spec, timing)
 
     def _capabilities(self, override: Any, sampling: bool | None) -> Capabilities:
         """The table's entry for the model (or the guess for one it lacks, by server), with

@@ -17,10 +17,11 @@
   an undisturbed one (what benchmarks/reliability.py measures).
 """
 
+from attunebench.models.batching import request_key
 from attunebench.testing.answers import answer_from_prompt, form_of, menu_labels
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.fault_server import FaultServer
-from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
+from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan
 from attunebench.testing.hostile import HOSTILE_OUTPUTS, INJECTION, Hostile
 from attunebench.testing.openai_stub import OpenAIStub
 from attunebench.testing.records import comparable, diff_records, run_records

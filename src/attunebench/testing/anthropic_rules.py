@@ -25,7 +25,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from attunebench.testing.faults import request_key
+from attunebench.models.batching import request_key
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 

@@ -29,9 +29,10 @@ from typing import Any
 
 from aiohttp import web
 
+from attunebench.models.batching import request_key
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
-from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan, request_key
+from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan
 from attunebench.testing.served import Answerer, ServedApp
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Which request fails how: a seeded, order-free fault plan, and the counts a fault server keeps.
 
-A request is known by its content key (SHA-256 of its canonical JSON body). Whether the n-th
-attempt of a request fails, and how, is a hash of (seed, key, n), so a plan gives the same
+A request is known by its content key (`models.batching.request_key`: the SHA-256 of its
+canonical JSON body, as a batch knows it). Whether the n-th attempt of a request fails, and how, is a hash of (seed, key, n), so a plan gives the same
 faults however calls interleave, in whatever process, and a resumed run meets the faults the
 interrupted one would have. Transient faults stop after `max_faults_per_request` attempts, so
 a client with enough retries always gets through. `permanent_rate` picks requests (to any
@@ -16,17 +16,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from attunebench.data.jsonl import canonical_json
-
 FaultKind = Literal[
     "rate_limit", "server_error", "unavailable", "timeout", "disconnect", "malformed", "truncated"
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
-
-
-def request_key(body: Any) -> str:
-    """The content key of a request body: what makes two calls the same call."""
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 
-from attunebench.testing.faults import request_key
+from attunebench.models.batching import request_key
 from attunebench.testing.served import Answerer, ServedApp
 
 R = TypeVar("R")  # a model's rules in the stub's API
