@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -10,7 +11,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from attunebench.models import GenerateParams, Message, ProviderConfigError, ProviderError
+from attunebench.models import (
+    GenerateParams,
+    Message,
+    MockProvider,
+    ProviderConfigError,
+    ProviderError,
+)
 from attunebench.models.openai_compat import OpenAICompatProvider
 
 Handler = Callable[[web.Request], Any]
@@ -174,3 +181,27 @@ def test_request_body_is_plain_json() -> None:
     provider = OpenAICompatProvider("m", base_url="http://127.0.0.1:1/v1")
     body = provider.request_body(MESSAGES, GenerateParams())
     assert json.loads(json.dumps(body)) == body and "top_p" not in body
+
+
+async def test_choose_reads_the_keys_probabilities_and_times_the_call(
+    stub: tuple[Stub, str],
+) -> None:
+    state, url = stub
+    top = [("B", 0.6), ("A", 0.2), ("x", 0.2)]  # "x" is no key: renormalised over A and B
+    logprobs = [{"token": t, "logprob": math.log(p)} for t, p in top]
+    reply = completion("B", 9, 1)
+    reply["choices"][0]["logprobs"] = {
+        "content": [{"token": "B", "logprob": math.log(0.6), "top_logprobs": logprobs}]
+    }
+    state.script.append(web.json_response(reply))
+    provider = OpenAICompatProvider("gemma", base_url=url, api_key="k")
+    output = await provider.choose(MESSAGES, ["A", "B"], GenerateParams(max_tokens=1))
+    await provider.aclose()
+    assert output.probabilities == pytest.approx({"A": 0.25, "B": 0.75})
+    assert output.input_tokens == 9 and output.latency_s > 0
+    assert state.requests[0][1]["logprobs"] is True
+
+
+async def test_a_provider_without_choice_mode_refuses_to_choose() -> None:
+    with pytest.raises(ProviderError, match="cannot answer in choice mode"):
+        await MockProvider("default").choose(MESSAGES, ["A", "B"], GenerateParams())
