@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 FaultKind = Literal[
@@ -72,16 +72,22 @@ class FaultCounts:
     def snapshot(self) -> dict[str, Any]:
         """A JSON-able copy (the shape of GET /fault/stats)."""
         return {
-            "requests": self.requests,
+            **counts_json(self, leave_out={"attempts"}),
             "faults_injected": sum(self.faults.values()),
-            "faults": dict(self.faults),
-            "refused": self.refused,
             # attempts after a call's first: retries after faults, re-sends after a kill
             "retried_requests": sum(n - 1 for n in self.attempts.values()),
             "successful_calls": sum(self.successes.values()),
             "repeated_successful_calls": repeated(self.successes),
-            "successes": dict(self.successes),
         }
+
+
+def counts_json(counts: Any, leave_out: set[str] | None = None) -> dict[str, Any]:
+    """A test server's counts dataclass as JSON: each field as it is, a Counter as a dict."""
+    return {
+        f.name: dict(value) if isinstance(value := getattr(counts, f.name), Counter) else value
+        for f in fields(counts)
+        if f.name not in (leave_out or set())
+    }
 
 
 def repeated(successes: Counter[str], baseline: Counter[str] | None = None) -> int:

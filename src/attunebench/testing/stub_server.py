@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from aiohttp import web
 
 from attunebench.models.batching import request_key
+from attunebench.testing.faults import counts_json
 from attunebench.testing.served import Answerer, ServedApp
 
 R = TypeVar("R")  # a model's rules in the stub's API
@@ -53,17 +54,10 @@ class StubCounts:
 
     def snapshot(self) -> dict[str, Any]:
         return {
-            "preflight": self.preflight,
+            **counts_json(self),
             "live_calls": sum(self.live.values()),
-            "live": dict(self.live),
-            "refused": self.refused,
-            "batches": self.batches,
             "batch_requests": sum(self.submitted.values()),
-            "submitted": dict(self.submitted),
             "submitted_twice": sum(1 for n in self.submitted.values() if n > 1),
-            "answered_in_batches": self.answered_in_batches,
-            "expired": self.expired,
-            "failed_lines": self.failed_lines,
         }
 
 
