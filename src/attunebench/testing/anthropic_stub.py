@@ -38,16 +38,14 @@ from attunebench.testing.anthropic_rules import (
     reply,
 )
 from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import ThreadedStub
+from attunebench.testing.stub_server import StubBatch, ThreadedStub
 
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 MAX_BATCH_REQUESTS = 100_000
 
 
-@dataclass
-class Batch:
-    id: str
-    ordinal: int
+@dataclass(kw_only=True)
+class Batch(StubBatch):
     requests: list[dict[str, Any]]
     created_at: datetime
     status: str = "in_progress"
@@ -145,7 +143,7 @@ class AnthropicStub(ThreadedStub[Rules]):
         batch = self.batches.get(request.match_info["id"])
         if batch is None:
             return web.json_response(error("Batch not found", "not_found_error"), status=404)
-        if batch.status == "in_progress" and not self.held(batch.ordinal):
+        if batch.status == "in_progress" and not self.held(batch):
             self._process(batch)
         return web.json_response(batch.view(self.base_url))
 
@@ -159,7 +157,7 @@ class AnthropicStub(ThreadedStub[Rules]):
 
     def _process(self, batch: Batch) -> None:
         ids = [r["custom_id"] for r in batch.requests]
-        expired, failing = self.batch_plan(batch.ordinal, ids)
+        expired, failing = self.batch_plan(batch, ids)
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         for item in batch.requests:
             custom_id, params = item["custom_id"], item["params"]

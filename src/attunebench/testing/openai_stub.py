@@ -42,16 +42,14 @@ from attunebench.testing.openai_rules import (
     refusal,
 )
 from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import ThreadedStub, tokens
+from attunebench.testing.stub_server import StubBatch, ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000
 
 
-@dataclass
-class Batch:
-    id: str
-    ordinal: int
+@dataclass(kw_only=True)
+class Batch(StubBatch):
     input_file_id: str
     lines: list[dict[str, Any]]
     created_at: int
@@ -233,7 +231,7 @@ class OpenAIStub(ThreadedStub[Rules]):
         if batch.status == "validating":
             batch.status = "failed" if batch.errors else "in_progress"
             batch.stamps["failed_at" if batch.errors else "in_progress_at"] = now
-        elif batch.status == "in_progress" and not self.held(batch.ordinal):
+        elif batch.status == "in_progress" and not self.held(batch):
             batch.status = "finalizing"
             batch.stamps["finalizing_at"] = now
         elif batch.status == "finalizing":
@@ -244,7 +242,7 @@ class OpenAIStub(ThreadedStub[Rules]):
     def _process(self, batch: Batch) -> bool:
         """Answer the batch's requests into its output and error files; whether it expired."""
         ids = [line["custom_id"] for line in batch.lines]
-        expired, failing = self.batch_plan(batch.ordinal, ids)
+        expired, failing = self.batch_plan(batch, ids)
         output: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         for line in batch.lines:

@@ -61,6 +61,15 @@ class StubCounts:
         }
 
 
+@dataclass(kw_only=True)
+class StubBatch:
+    """What the batch controls know a batch by: its id, and the order it was made in (from 1),
+    which `held` and `batch_plan` go by. Each stub's batch adds its API's fields."""
+
+    id: str
+    ordinal: int
+
+
 class ThreadedStub(ServedApp, Generic[R]):
     """A hosted API's stand-in (see `ServedApp`); subclasses give `routes` and answer on the
     stub's loop, with `answer` and by the API's rules `R` for each of its `models`."""
@@ -108,18 +117,18 @@ class ThreadedStub(ServedApp, Generic[R]):
     def release_creates(self) -> None:
         self.open_gate()
 
-    def held(self, ordinal: int) -> bool:
-        """Whether the batch made `ordinal`-th is kept in progress."""
-        return self._held and ordinal > self._released_upto
+    def held(self, batch: StubBatch) -> bool:
+        """Whether the batch is kept in progress."""
+        return self._held and batch.ordinal > self._released_upto
 
     async def creating(self, request: web.Request) -> bool:
         """Wait while creates are held; False if the client left meanwhile (drop it)."""
         return await self.through_gate(request)
 
-    def batch_plan(self, ordinal: int, ids: list[str]) -> tuple[set[str], set[str]]:
+    def batch_plan(self, batch: StubBatch, ids: list[str]) -> tuple[set[str], set[str]]:
         """Of a batch's request ids: those it expires before reaching, and those that fail."""
         expired: set[str] = set()
-        if ordinal in self.expire:
+        if batch.ordinal in self.expire:
             expired = set(ids[int(len(ids) * self.expire_answered) :])
         rest = [i for i in ids if i not in expired]
         failing = set(rest[:: self.fail_every]) if self.fail_every else set()
