@@ -89,9 +89,9 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         batch: bool = False,
         batch_size: int | None = None,
         batch_tokens: int | None = None,
-        batch_poll_s: float = 30.0,
-        batch_quiet_s: float = 2.0,
-        batch_wait_s: float = 60.0,
+        batch_poll_s: float = BatchTiming.poll_s,
+        batch_quiet_s: float = BatchTiming.quiet_s,
+        batch_wait_s: float = BatchTiming.wait_s,
     ) -> None:
         try:
             import anthropic

@@ -54,7 +54,7 @@ def request_key(body: Any) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: the providers' batch_* options default to its fields
 class BatchTiming:
     """When a queue sends (quiet for `quiet_s`, or its oldest request waited `wait_s`), how
     often it polls a batch (`poll_s`), and after how many failed polls in a row it gives up."""
