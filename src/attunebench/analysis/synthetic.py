@@ -161,27 +161,44 @@ def drawable(task: Task[Any, Any]) -> bool:
     return bool(task.judge_forms) or all(form.gold_answers for form in task.subject_forms)
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """An item with its gold as JSON, its queries and its answers parsed so far: the same for
+    every model, so rendered and parsed once per item and answer rather than once per record
+    (most of a large plan's drawing time)."""
+
+    item: Item[Any]
+    gold: dict[str, Any]
+    queries: Sequence[Query]
+    parsed: dict[tuple[tuple[str, str | None], ...], Frozen] = field(default_factory=dict)
+
+    def parse(self, task: Task[Any, Any], outputs: Mapping[str, Output]) -> Frozen:
+        key = tuple((name, output.text) for name, output in outputs.items())
+        if key not in self.parsed:
+            self.parsed[key] = task.parse(self.item, outputs)
+        return self.parsed[key]
+
+
+def _asked(task: Task[Any, Any], items: Iterable[Item[Any]]) -> list[_Asked]:
+    return [_Asked(i, i.gold.model_dump(mode="json"), task.queries(i, "generate")) for i in items]
+
+
 def _outputs(
-    task: Task[Any, Any],
-    item: Item[Any],
-    right: bool | float,
-    used: frozenset[str],
-    rng: np.random.Generator,
+    asked: _Asked, right: bool | float, used: frozenset[str], rng: np.random.Generator
 ) -> dict[str, Output]:
     """Each query's answer, written by its answer form from the gold (right or wrong as
     `_rights` says, query by query); where the form writes none, a reply the judge scores."""
-    gold = item.gold.model_dump(mode="json")
-    queries = task.queries(item, "generate")
+    item, gold, queries = asked.item, asked.gold, asked.queries
     out = {}
     for query, correct in zip(queries, _rights(right, len(queries), rng), strict=True):
         hint, text = query.hint, "A synthetic reply." if correct else "A worse reply."
         if hint is not None and hint.form is not None and hint.form.gold_answers:
             # A wrong label is one the plan's data uses, not any of the taxonomy's.
             labels = tuple(label for label in hint.labels if label in used) or hint.labels
-            asked = dataclasses.replace(
+            told = dataclasses.replace(
                 hint, item_key=f"{item.key}|{query.key}", gold=gold, labels=labels
             )
-            text = hint.form.from_gold(asked, gold, correct, rng)
+            text = hint.form.from_gold(told, gold, correct, rng)
         out[query.key] = Output(text=text)
     return out
 
@@ -229,13 +246,14 @@ def _verdicts(right: bool) -> list[JudgedVerdict]:
 
 def _record(
     task: Task[Any, Any],
-    item: Item[Any],
+    asked: _Asked,
     model: str,
     status: str,
     right: bool | float,
     used: frozenset[str],
     rng: np.random.Generator,
 ) -> ItemRecord:
+    item = asked.item
     base: dict[str, Any] = {
         "task": item.task,
         "model": model,
@@ -243,7 +261,7 @@ def _record(
         "turn_index": item.turn_index,
         "item_id": item.item_id,
         "variant": item.variant,
-        "gold": item.gold.model_dump(mode="json"),
+        "gold": asked.gold,
         "calls": 1,
     }
     if status == "failed":
@@ -253,7 +271,7 @@ def _record(
     if status == "invalid":
         scored = task.worst(item, None)
         return _scored(base, "invalid", None, scored, raw="{oops", error="not JSON")
-    prediction = task.parse(item, _outputs(task, item, right, used, rng))
+    prediction = asked.parse(task, _outputs(asked, right, used, rng))
     if task.judge_forms:
         verdicts = _verdicts(bool(right))
         scored = task.judged(item, prediction, verdicts)
@@ -308,15 +326,16 @@ def records(plan: Plan, found: Sequence[Conversation] | None = None) -> list[Ite
     undrawn = sorted(name for name, task in declarations.items() if not drawable(task))
     if undrawn:
         raise ValueError(f"synthetic records for {', '.join(undrawn)} are not drawn")
-    items = {name: _items(plan, declarations[name], found) for name in names}
-    used = {
-        name: _strings(item.gold.model_dump(mode="json") for item in items[name]) for name in names
+    items = {
+        name: _asked(declarations[name], _items(plan, declarations[name], found)) for name in names
     }
+    used = {name: _strings(asked.gold for asked in items[name]) for name in names}
     out = []
     for model, per_task in plan.accuracy.items():
         for name, accuracy in per_task.items():
             rng = _stream(plan, model, name)
-            for item in items[name]:
+            for asked in items[name]:
+                item = asked.item
                 gain = plan.informed_gain if item.variant == "informed" else 0.0
                 logit = _logit(accuracy) + gain + difficulty[index[item.conversation.id]]
                 draw, right = rng.random(), bool(rng.random() < 1 / (1 + np.exp(-logit)))
@@ -326,15 +345,15 @@ def records(plan: Plan, found: Sequence[Conversation] | None = None) -> list[Ite
                 elif draw < plan.failed_rate + plan.invalid_rate:
                     status = "invalid"
                 task = declarations[name]
-                out.append(_record(task, item, model, status, right, used[name], rng))
+                out.append(_record(task, asked, model, status, right, used[name], rng))
     if plan.judge_accuracy is not None:
         for audit in _audits(plan):
             rng = _stream(plan, JUDGE, audit.name)
-            audited = _items(plan, audit, found)
-            seen = _strings(item.gold.model_dump(mode="json") for item in audited)
+            audited = _asked(audit, _items(plan, audit, found))
+            seen = _strings(asked.gold for asked in audited)
             out.extend(
-                _record(audit, item, JUDGE, "ok", plan.judge_accuracy, seen, rng)
-                for item in audited
+                _record(audit, asked, JUDGE, "ok", plan.judge_accuracy, seen, rng)
+                for asked in audited
             )
     return out
 
