@@ -6,6 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_EXTRAS := ml,lexicon
 EXTRAS := ml,hub,parquet,lexicon,anthropic,collect,dev,inspect,lm-eval,docs
+LLM_EXTRAS := $(EXTRAS),llm
 # The NRC emotion lexicon (baseline/lexicon) is nrclex's packaged JSON; --no-deps leaves out
 # textblob and nltk, which reading it does not need.
 NRC_LEXICON := nrclex>=4.1,<5
@@ -18,16 +19,20 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 
-# Reinstall only when the project's dependencies change.
+# Reinstall only when the project's dependencies change. Each level installs all it needs in one
+# pip command (torch pinned on the same line), and a fuller level also marks the lighter ones
+# done: every pip run re-resolves everything and builds the editable wheel in a fresh build
+# environment (10-35 s even when all is satisfied), so a fresh clone's `make test` runs pip
+# twice, not five times.
+PIP_PROJECT = $(BIN)/pip install torch==2.13.0 -e '.[$(1)]' && $(BIN)/pip install --no-deps '$(NRC_LEXICON)'
+
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e '.[$(DEMO_EXTRAS)]'
-	$(BIN)/pip install --no-deps '$(NRC_LEXICON)'
+	$(call PIP_PROJECT,$(DEMO_EXTRAS))
 	touch $@
 
-$(VENV)/.installed: pyproject.toml $(VENV)/.installed-demo
-	$(BIN)/pip install -e '.[$(EXTRAS)]'
-	touch $@
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(call PIP_PROJECT,$(EXTRAS))
+	touch $(VENV)/.installed-demo $@
 
 install-demo: $(VENV)/.installed-demo
 install: $(VENV)/.installed
@@ -39,9 +44,9 @@ install: $(VENV)/.installed
 # is built, static, so the binary stands alone. Built for AVX2 rather than -march=native: ggml's
 # AMX kernels crash (ldtilecfg) in VMs that report AMX but do not enable it. No web UI: its build
 # would try to download prebuilt assets (the server runs with --no-webui).
-$(VENV)/.installed-llm: $(VENV)/.installed
-	$(BIN)/pip install -e '.[$(EXTRAS),llm]'
-	touch $@
+$(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
+	$(call PIP_PROJECT,$(LLM_EXTRAS))
+	touch $(VENV)/.installed-demo $(VENV)/.installed $@
 
 install-llm: $(VENV)/.installed-llm
 
@@ -89,8 +94,12 @@ demo: install-demo
 demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 
+# Two pytest-xdist workers, a test module's tests on one worker (tests/conftest.py groups them)
+# and the real-LLM tests all on one, so no server or module fixture is built twice per worker.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
+
 test: install-llm llama-server browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff format --check src tests benchmarks

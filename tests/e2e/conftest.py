@@ -1,15 +1,25 @@
 """The real local LLMs (Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) behind llama.cpp's
-OpenAI-compatible server, one server per test module."""
+OpenAI-compatible server: one server per model for the whole session (Gemma's serves three
+modules; each start loads the model again), and under pytest-xdist all of them on one worker,
+so that no server is started twice."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from attunebench.models.llamacpp_server import LlamaServer, cpp_server
 from attunebench.models.local_models import GEMMA, QWEN
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.xdist_group("llama-server"))
 
 
 def require_llama_server() -> None:
@@ -21,7 +31,7 @@ def require_llama_server() -> None:
         pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     require_llama_server()
     log = tmp_path_factory.mktemp("llama") / "server.log"
@@ -29,7 +39,7 @@ def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def qwen_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     require_llama_server()
     log = tmp_path_factory.mktemp("llama") / "server.log"
