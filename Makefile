@@ -94,9 +94,10 @@ demo: install-demo
 demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 
-# Two pytest-xdist workers, a test module's tests on one worker (tests/conftest.py groups them)
-# and the real-LLM tests all on one, so no server or module fixture is built twice per worker.
-PYTEST_ARGS ?= -n 2 --dist loadgroup
+# Serial by default: on the shared 2-core machine two pytest-xdist workers were no faster
+# (each imports torch and collects everything again). `make test PYTEST_ARGS="-n 2 --dist
+# loadgroup"` runs them, a module's tests on one worker (tests/conftest.py groups them).
+PYTEST_ARGS ?=
 
 test: install-llm llama-server browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

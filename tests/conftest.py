@@ -29,7 +29,7 @@ def shared_data_dir() -> Path:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`make test`: -n 2 --dist loadgroup) a module's tests stay on one
+    """Under pytest-xdist (`-n 2 --dist loadgroup`) a module's tests stay on one
     worker, so that its module- and session-scoped fixtures (a run, a server, an imported
     corpus) are built once, as in a serial run; a conftest that groups wider has run first."""
     for item in items:
