@@ -94,9 +94,8 @@ demo: install-demo
 demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 
-# Serial by default: on the shared 2-core machine two pytest-xdist workers were no faster
-# (each imports torch and collects everything again). `make test PYTEST_ARGS="-n 2 --dist
-# loadgroup"` runs them, a module's tests on one worker (tests/conftest.py groups them).
+# Extra pytest arguments (`make test PYTEST_ARGS="-x -k report"`). The suite runs in one process:
+# two pytest-xdist workers were no faster on the shared 2-core machine (docs/development.md).
 PYTEST_ARGS ?=
 
 test: install-llm llama-server browser

@@ -27,16 +27,6 @@ def shared_data_dir() -> Path:
     return Path(os.environ.get("ATTUNEBENCH_DATA_DIR", REPO.parent / "shared" / "data"))
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`-n 2 --dist loadgroup`) a module's tests stay on one
-    worker, so that its module- and session-scoped fixtures (a run, a server, an imported
-    corpus) are built once, as in a serial run; a conftest that groups wider has run first."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-
-
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The shared corpora folder; skips when absent, fails if ATTUNEBENCH_REQUIRE_SHARED_DATA=1."""

@@ -1,25 +1,16 @@
 """The real local LLMs (Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) behind llama.cpp's
 OpenAI-compatible server: one server per model for the whole session (Gemma's serves three
-modules; each start loads the model again), and under pytest-xdist all of them on one worker,
-so that no server is started twice."""
+modules; each start loads the model again)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from attunebench.models.llamacpp_server import LlamaServer, cpp_server
 from attunebench.models.local_models import GEMMA, QWEN
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if item.path.is_relative_to(here):
-            item.add_marker(pytest.mark.xdist_group("llama-server"))
 
 
 def require_llama_server() -> None:
