@@ -18,7 +18,8 @@ from attunebench.engine.runner import _model_info
 from attunebench.models import GenerateParams, Message, ProviderConfigError
 from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, load_models_file
-from attunebench.models.openai_compat import PROBE_SCHEMA, OpenAICompatProvider
+from attunebench.models.openai_compat import OpenAICompatProvider
+from attunebench.models.openai_wire import PROBE_SCHEMA
 from attunebench.records import ModelInfo, RunInfo
 from attunebench.tasks import load_tasks
 

@@ -39,7 +39,6 @@ from typing import Any
 
 import aiohttp
 
-from attunebench.answerform import Schema, is_strict
 from attunebench.models.base import (
     ChoiceOutput,
     GenerateParams,
@@ -67,13 +66,16 @@ from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_batch import OpenAIBatches
 from attunebench.models.openai_wire import (
+    PROBE_SCHEMA,
     Api,
     URLs,
+    answer_schema,
     completion_output,
     default_api,
     is_local,
     parse_completion,
     resolve_base_urls,
+    schema_format,
 )
 from attunebench.models.preflight import (
     PREFLIGHT_HEADER,
@@ -98,13 +100,6 @@ FIXES = {
     "top_logprobs": 'set answer = "generate" (this model gives no logprobs for choice mode)',
 }
 PROBE_KEYS = ("A", "B")
-# What the pre-flight sends a model that takes JSON schemas: PROBE_MESSAGES' answer.
-PROBE_SCHEMA: Schema = {
-    "type": "object",
-    "properties": {"ok": {"type": "boolean"}},
-    "required": ["ok"],
-    "additionalProperties": False,
-}
 NO_SCHEMA_FIX = "set json_schema = false (this server takes no JSON schema)"
 # The enqueued-token budget of batch mode (`batch_tokens`): input tokens in running batches
 # at once. OpenAI's own limit is per model and usage tier (Settings > Limits); this default
@@ -233,7 +228,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         params: GenerateParams,
         *,
         choice: bool = False,
-        schema: Schema | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The chat-completions body of a generate call, or (`choice`) of a choice call: one
         next token with its top logprobs. The same parameters, `extra` and adaptations
@@ -396,18 +391,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-
-def answer_schema(hint: TaskHint | None) -> Schema | None:
-    """The JSON schema of a valid answer to `hint`, where its task declares one."""
-    return hint.form.schema(hint) if hint is not None and hint.form is not None else None
-
-
-def schema_format(schema: Schema) -> dict[str, Any]:
-    """`response_format` for a JSON schema, as OpenAI's structured outputs and llama.cpp's
-    server read it; `strict` only where the schema is one OpenAI's strict mode takes."""
-    spec = {"name": "answer", "schema": schema, "strict": is_strict(schema)}
-    return {"type": "json_schema", "json_schema": spec}
 
 
 @PROVIDERS.register("openai")
