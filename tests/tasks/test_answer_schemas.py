@@ -158,6 +158,7 @@ def test_plain_text_has_no_schema() -> None:
     assert FORMS.get("response").schema(TaskHint("response", text="hi")) is None
     # A hint with no labels gives a label form nothing to choose from: no schema, not enum [].
     assert FORMS.get("emotion").schema(TaskHint("emotion")) is None
+    assert FORMS.get("rating").schema(TaskHint("rating")) is None  # no scale to hold it to
 
 
 def test_strict_only_where_every_field_is_required() -> None:

@@ -74,8 +74,11 @@ class RatingAnswers(AnswerForm):
     ) -> str:
         return dumps({"rating": gold["rating"] if right else uniform(rng, *_scale(hint))})
 
-    def schema(self, hint: TaskHint) -> Schema:
-        return obj({"rating": in_scale(*_scale(hint))})
+    def schema(self, hint: TaskHint) -> Schema | None:
+        try:
+            return obj({"rating": in_scale(*_scale(hint))})
+        except ValueError:  # a hint made by hand, with no scale: no form to hold it to
+            return None
 
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
         hint = super().read_prompt(system, user)
