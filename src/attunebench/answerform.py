@@ -9,7 +9,10 @@ kind or the prompt:
 - `from_gold`: the gold's answer, or a wrong one drawn from `rng` (`sim/oracle`); a form that
   cannot write one says so in `gold_answers`, and the plan leaves the pair out.
 - `read_prompt`: the hint a model could read off the task's rendered prompt, for servers that
-  see only the messages (`testing.answers`); None when the prompt is not this form's.
+  see only the messages (`testing.answers`); None when the prompt is not this form's;
+- `schema`: the JSON schema of a valid answer (labels from the hint's taxonomy, numbers in
+  their scale), for a server that constrains its decoding to it (`json_schema = true` in the
+  models file); None for plain text. It accepts every answer the three writers above produce.
 
 Forms register by hint kind in `FORMS`, so a server that sees only messages can find them.
 This module sits below `models/` and `tasks/`: it imports neither.
@@ -55,6 +58,10 @@ class AnswerForm(ABC):
     ) -> str:
         raise ValueError(f"a {self.kind!r} answer cannot be written from its gold")
 
+    def schema(self, hint: TaskHint) -> Schema | None:
+        """The JSON schema of a valid answer to `hint` (see the module docstring)."""
+        return None
+
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
         """The hint a prompt stating this form gives: its kind and the labels it lists."""
         from attunebench.models.hints import TaskHint
@@ -64,6 +71,8 @@ class AnswerForm(ABC):
             return None
         return TaskHint(kind=self.kind, labels=tuple(menu_labels(system)), form=self)
 
+
+Schema = dict[str, Any]
 
 FORMS: Registry[AnswerForm] = Registry("answer form")
 
@@ -86,6 +95,50 @@ def uniform(rng: np.random.Generator, low: float, high: float) -> float:
     if float(low).is_integer() and float(high).is_integer():
         return float(rng.integers(int(low), int(high) + 1))
     return float(rng.uniform(low, high))
+
+
+def obj(properties: Mapping[str, Schema], optional: Sequence[str] = ()) -> Schema:
+    """An object of exactly these properties, all but `optional` required, in this order (the
+    order a constrained server writes them in)."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": [name for name in properties if name not in optional],
+        "additionalProperties": False,
+    }
+
+
+NULL: Schema = {"type": "null"}
+
+
+def one_of(labels: Sequence[str]) -> Schema:
+    return {"type": "string", "enum": list(labels)}
+
+
+def some_of(labels: Sequence[str]) -> Schema:
+    """A list of labels; no longer than the menu, so a constrained answer cannot run on."""
+    return {"type": "array", "items": one_of(labels), "maxItems": len(labels)}
+
+
+def in_scale(low: float, high: float, *, whole: bool = False) -> Schema:
+    """A number from `low` to `high` (a whole one with `whole`)."""
+    return {"type": "integer" if whole else "number", "minimum": low, "maximum": high}
+
+
+def is_strict(schema: Schema) -> bool:
+    """Whether every object in `schema` requires all its properties and allows no others:
+    what OpenAI's strict structured outputs take (a server that is not strict still
+    constrains, or guides, by the schema)."""
+    if schema.get("type") == "object":
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required", ())) != set(properties):
+            return False
+        return all(is_strict(part) for part in properties.values())
+    if schema.get("type") == "array":
+        return is_strict(schema.get("items", {}))
+    return all(is_strict(part) for part in schema.get("anyOf", ()))
 
 
 def labels_of(hint: TaskHint) -> tuple[str, ...]:

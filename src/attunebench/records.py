@@ -124,6 +124,9 @@ class ModelInfo(Frozen):
     kind: str = Field(default="model", description="model | baseline | mock | proxy | simulated")
     answer: AnswerMode = "generate"
     family: str | None = Field(default=None, description="Its family, from the models file.")
+    json_schema: bool = Field(
+        default=False, description="Its answers were constrained to each task's JSON schema."
+    )
 
 
 class PromptInfo(Frozen):

@@ -3,17 +3,21 @@ chat template. It writes the JSON that generated answers need, gives choice-mode
 and judges replies, so the judged task runs with a real judge rather than a proxy.
 
 What is checked is the path and that the model reads its prompts: the generated answers parse
-(not a base model's 100% invalid) and every judge verdict is read.
+(not a base model's 100% invalid) and every judge verdict is read. Constrained by the task's
+answer schema (`json_schema = true`), llama.cpp writes only labels of the taxonomy.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from attunebench.data.jsonl import read_conversations
+from attunebench.data.taxonomy import taxonomy_of
 from attunebench.engine import read_records, read_run_info
 from attunebench.models.llamacpp_server import LlamaServer, models_toml
 from attunebench.models.local_models import QWEN
@@ -28,10 +32,16 @@ def attunebench_run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=480)
 
 
-def run_qwen(server: LlamaServer, tmp_path: Path, answer: str, *tasks: str) -> Path:
-    models = tmp_path / f"models-{answer}.toml"
-    models.write_text(models_toml(server.base_url, max_tokens=96, answer=answer, model=QWEN))
-    out = tmp_path / f"run-{answer}"
+def run_qwen(
+    server: LlamaServer, tmp_path: Path, answer: str, *tasks: str, json_schema: bool = False
+) -> Path:
+    name = f"{answer}-schema" if json_schema else answer
+    models = tmp_path / f"models-{name}.toml"
+    toml = models_toml(
+        server.base_url, max_tokens=96, answer=answer, model=QWEN, json_schema=json_schema
+    )
+    models.write_text(toml)
+    out = tmp_path / f"run-{name}"
     args = ["--data", str(SAMPLE), "--models-file", str(models), "--model", "qwen"]
     args += ["--limit", "1", "--no-progress", "--out", str(out)]
     args += ["--cache", str(tmp_path / "cache.sqlite")]
@@ -65,3 +75,20 @@ def test_qwen_gives_choice_probabilities(qwen_server: LlamaServer, tmp_path: Pat
     records = read_records(out / "records.jsonl")
     assert records and all(r.status == "ok" and r.mode == "choice" for r in records)
     assert all(r.distributions for r in records)
+
+
+def test_a_constrained_emotion_answer_is_inside_the_taxonomy(
+    qwen_server: LlamaServer, tmp_path: Path
+) -> None:
+    out = run_qwen(qwen_server, tmp_path, "generate", "emotion", json_schema=True)
+    info = read_run_info(out)
+    assert info is not None and info.models[0].json_schema  # run.json says so
+    labels = {label.name for label in taxonomy_of(read_conversations(SAMPLE)[0]).emotions}
+    records = read_records(out / "records.jsonl")
+    assert records
+    for record in records:
+        # The raw answer, not the parser's normalised reading: the label exactly as listed.
+        answer = json.loads(record.raw_output or "")
+        assert answer["primary"] in labels, record.raw_output
+        assert set(answer["emotions"]) <= labels, record.raw_output
+        assert record.status == "ok", record.error

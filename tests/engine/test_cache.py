@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 from engine_harness import RunFn
 
+from attunebench.answerform import FORMS
 from attunebench.engine import ResponseCache, cache_key, read_ledger, read_records
 from attunebench.engine.cache import CacheWriteError
 from attunebench.models import GenerateParams, Message, MockProvider, ModelOutput, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import PromptInfo
+from attunebench.tasks import load_tasks
 
 PROMPT = PromptInfo(id="p", version="1")
 
@@ -49,6 +51,17 @@ def test_key_changes_with_everything_that_changes_the_output() -> None:
     served = ModelEntry(name="m", spec="openai/x", identity="q4_k_m").cache_identity()
     assert key(identity=served) != key()
     assert len(key()) == 64 and key() == key()
+
+
+def test_a_constrained_model_keys_on_its_answer_schema() -> None:
+    load_tasks()
+    rubric = TaskHint(kind="judge_rubric", candidates={"A": "x"}, form=FORMS.get("judge_rubric"))
+    tied = ModelEntry(name="m", spec="openai/x", json_schema=True).cache_identity()
+    assert key(identity=tied, hint=rubric) != key(hint=rubric)  # constrained or free
+    # The schema itself, not only the setting: a form whose schema changed is asked again.
+    changed = dataclasses.replace(rubric, form=FORMS.get("judge_pairwise"))
+    assert key(identity=tied, hint=changed) != key(identity=tied, hint=rubric)
+    assert key(hint=changed) == key(hint=rubric)  # a free model is not sent the schema
 
 
 def test_the_judged_model_named_in_a_hint_is_not_in_the_key() -> None:

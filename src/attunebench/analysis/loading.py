@@ -167,10 +167,19 @@ def skipped_notices(runs: Sequence[Run], records: Sequence[ItemRecord]) -> list[
 
 
 def provider_notices(runs: Sequence[Run]) -> list[Notice]:
-    """Per model: the request parameters the pre-flight adapted (dropped or renamed), and
-    the answers cut off at their token budget (scored invalid), from run.json and the
-    ledger."""
+    """Per model: whether its answers were schema-constrained, the request parameters the
+    pre-flight adapted (dropped or renamed), and the answers cut off at their token budget
+    (scored invalid), from run.json and the ledger."""
     notices: list[Notice] = []
+    constrained = {
+        m.name or m.spec for r in runs for m in (*r.info.models, *r.info.judges) if m.json_schema
+    }
+    for model in sorted(constrained):
+        message = (
+            "answers were schema-constrained (json_schema = true): the server could write only "
+            "answers of each task's JSON form, so its valid share is not a free model's"
+        )
+        notices.append(Notice(kind="constrained", model=model, message=message))
     for run in runs:
         for model, changes in sorted(run.info.adapted.items()):
             said = "; ".join(f"{name} {action}" for name, action in sorted(changes.items()))

@@ -56,8 +56,10 @@ def cache_key(
     choice_keys: tuple[str, ...] | None = None,
 ) -> str:
     """The key of one call; `choice_keys` is set for a choice-mode call (the answer mode is
-    part of what decides the output)."""
-    content = {
+    part of what decides the output). A model constrained to its answers' schema
+    (`json_schema` in its identity) keys on the schema too: it decides the output, and can
+    change with the task's code under the same prompt."""
+    content: dict[str, Any] = {
         "v": KEY_VERSION,
         "model": identity,
         "messages": [message.to_dict() for message in messages],
@@ -67,6 +69,8 @@ def cache_key(
         "hint": None if hint is None else _hint_fields(hint),
         "choice": None if choice_keys is None else list(choice_keys),
     }
+    if identity.get("json_schema") and hint is not None and hint.form is not None:
+        content["schema"] = hint.form.schema(hint)
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()
 
 

@@ -6,7 +6,9 @@ baselines and the trivial references, with the truth about what each does.
   needs, but it does assign probabilities.
 - Qwen2.5-Coder 0.5B Instruct, which has a chat template, in `generate` mode: it writes the
   answer as the task's JSON, strictly parsed; an answer that does not parse is `invalid` and
-  scored as the task's worst value (its share is printed). It also judges.
+  scored as the task's worst value (its share is printed). It also judges. Its calls carry
+  each task's answer schema (`json_schema = true`), so llama.cpp can write only answers of the
+  task's form; the report says so. `--free` asks it without (the prompt's form only).
 
 Both are served at once, each by its own llama.cpp server on 127.0.0.1 with one thread (two
 cores, one each), and asked through the `openai/` provider, the same path as any hosted or
@@ -23,7 +25,7 @@ participants' own picks (its position bias is in the report's judge section). On
 all of it (different data per task: noted); the slice is not the suite, so its numbers are not
 open-v1's.
 
-    python -m attunebench.engine.demo_llm [--out DIR] [--suite NAME] [--threads N]
+    python -m attunebench.engine.demo_llm [--out DIR] [--suite NAME] [--threads N] [--free]
 """
 
 from __future__ import annotations
@@ -121,22 +123,31 @@ def line(name: str, result: RunResult, seconds: float) -> str:
     )
 
 
-def invalid_share(rundirs: Sequence[Path], model: str) -> str:
+def invalid_share(rundirs: Sequence[Path], model: ModelEntry) -> str:
     from attunebench.engine import read_records
 
-    records = [r for d in rundirs for r in read_records(d / "records.jsonl") if r.model == model]
+    records = [
+        r for d in rundirs for r in read_records(d / "records.jsonl") if r.model == model.name
+    ]
     invalid = sum(r.status == "invalid" for r in records)
     share = invalid / len(records) if records else 0.0
-    return f"{model}: {invalid} of {len(records)} generated answers invalid ({share:.1%})"
+    how = "schema-constrained" if model.json_schema else "free"
+    return (
+        f"{model.name}: {invalid} of {len(records)} generated answers invalid ({share:.1%}; {how})"
+    )
 
 
-def served_models(servers: dict[str, LlamaServer], out: Path) -> dict[str, ModelEntry]:
-    """A models file naming each served model (Gemma in choice mode, Qwen in generate mode)."""
+def served_models(
+    servers: dict[str, LlamaServer], out: Path, *, free: bool = False
+) -> dict[str, ModelEntry]:
+    """A models file naming each served model (Gemma in choice mode, Qwen in generate mode,
+    schema-constrained unless `free`)."""
     toml = "\n".join(
         models_toml(
             server.base_url,
             max_tokens=MAX_TOKENS[name],
             answer="generate" if LOCAL_MODELS[name].chat else "choice",
+            json_schema=LOCAL_MODELS[name].chat and not free,
             model=LOCAL_MODELS[name],
         )
         for name, server in servers.items()
@@ -152,6 +163,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("demo-out") / "llm")
     parser.add_argument("--suite", default="open-v1-mini", help="the suite to take a slice of")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per server")
+    parser.add_argument("--free", action="store_true", help="ask Qwen without the answer schemas")
     args = parser.parse_args()
     out: Path = args.out
     data = out / "data"
@@ -193,7 +205,7 @@ def main() -> None:
             server = LlamaServer(model.path(), log=log, alias=model.alias, threads=args.threads)
             servers[model.name] = stack.enter_context(server)
             say(f"{model.name}: {server.kind} at {server.base_url} ({server.threads} threads)")
-        served = served_models(servers, out)
+        served = served_models(servers, out, free=args.free)
         for config in slices:
             config = dataclasses.replace(config, models=(*served.values(), *baselines(train)))
             begun = time.perf_counter()
@@ -204,7 +216,7 @@ def main() -> None:
         begun = time.perf_counter()
         say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
     say(f"both models, every run: {time.perf_counter() - started:.0f} s")
-    say(invalid_share([c.out for c in slices], "qwen"))
+    say(invalid_share([c.out for c in slices], served["qwen"]))
     written = report([*(c.out for c in slices), judged.out], out / "report")
     say(f"report: {written[-1]}")
     say(f"summary: {written[0]}")

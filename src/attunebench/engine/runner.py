@@ -119,6 +119,7 @@ def _model_info(entry: ModelEntry, role: CallRole, kind: str) -> ModelInfo:
         kind=kind,
         answer=entry.answer,
         family=entry.family,
+        json_schema=entry.json_schema,
     )
 
 

@@ -13,8 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm, dumps, gold_pick, registered
+from attunebench.answerform import (
+    AnswerForm,
+    Schema,
+    dumps,
+    gold_pick,
+    in_scale,
+    obj,
+    one_of,
+    registered,
+)
 from attunebench.models.hints import TaskHint
+
+# A verdict's reason, short enough to fit the judge's token budget with the verdict around it.
+REASON: Schema = {"type": "string", "maxLength": 400}
 
 
 class PairwiseAnswers(AnswerForm):
@@ -32,6 +44,9 @@ class PairwiseAnswers(AnswerForm):
     ) -> str:
         return dumps({"winner": gold_pick(hint, gold, right), "reason": "simulated"})
 
+    def schema(self, hint: TaskHint) -> Schema:
+        return obj({"winner": one_of(("A", "B", "tie")), "reason": REASON})
+
 
 class RubricAnswers(AnswerForm):
     kind = "judge_rubric"
@@ -43,6 +58,9 @@ class RubricAnswers(AnswerForm):
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
         return dumps({"score": int(rng.integers(1, 11)), "reason": "a uniform score"})
+
+    def schema(self, hint: TaskHint) -> Schema:
+        return obj({"score": in_scale(1, 10, whole=True), "reason": REASON})
 
 
 PAIRWISE_ANSWERS = registered(PairwiseAnswers())

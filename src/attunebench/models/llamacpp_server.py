@@ -192,6 +192,7 @@ def models_toml(
     answer: str = "generate",
     chat: bool | None = None,
     json_mode: bool = False,
+    json_schema: bool = False,
     name: str | None = None,
     model: LocalModel = GEMMA,
 ) -> str:
@@ -200,7 +201,8 @@ def models_toml(
     Gemma is the base model, with no chat template: `chat = false` asks it through /completions
     with plain text. Qwen has one, so it is asked through /chat/completions by default.
     `answer = "choice"` reads option probabilities; `json_mode` lets JSON-answering tasks get
-    llama.cpp's grammar-constrained sampling (slower per token).
+    llama.cpp's grammar-constrained sampling (slower per token); `json_schema` sends each
+    task's answer schema, so llama.cpp can write only valid answers (recorded in run.json).
     """
     chat = model.chat if chat is None else chat
     return (
@@ -209,7 +211,8 @@ def models_toml(
         f'base_url = "{base_url}"\n'
         f'identity = "{model.identity()}"\n'
         f'answer = "{answer}"\n'
-        "concurrency = 1\n"
+        + ("json_schema = true\n" if json_schema else "")
+        + "concurrency = 1\n"
         f"params = {{ temperature = 0.0, max_tokens = {max_tokens}, seed = 0 }}\n"
         f"options = {{ chat = {str(chat).lower()}, json_mode = {str(json_mode).lower()}, "
         "timeout_s = 300 }\n"

@@ -20,6 +20,7 @@ api = "openai"        # max_completion_tokens (OpenAI's API); "compatible": max_
 sampling = false      # leave temperature and top_p out (default: the capability table's)
 capabilities = { logprobs = false }   # over the table's entry (models.capabilities)
 batch = true          # OpenAI's Batch API: half the price, answers within 24 hours
+json_schema = true    # send each task's answer schema: constrained decoding (recorded)
 price = { input = 0.25, output = 2.00, batch = 0.5 }
 params = { max_tokens = 8000, reasoning_effort = "low", extra = { verbosity = "low" } }
 
@@ -29,10 +30,10 @@ params = { max_tokens = 1000, thinking = "adaptive", effort = "low" }
 ```
 
 `--model NAME` picks an entry; `--model provider/model` needs no file. A model's cache identity
-is its spec, `identity`, `sampling` where set, and the options that can change its output;
-never its URLs, key, concurrency, rate limit, timeouts, `api` or `batch` (a batch answer is
-the answer a live call gets, and the two share the cache). docs/frontier.md has entries for
-hosted reasoning models, adaptive and extended thinking, vLLM, llama.cpp and batch mode;
+is its spec, `identity`, `sampling` and `json_schema` where set, and the options that can
+change its output; never its URLs, key, concurrency, rate limit, timeouts, `api` or `batch` (a
+batch answer is the answer a live call gets, and the two share the cache). docs/frontier.md has
+entries for hosted reasoning models, adaptive and extended thinking, vLLM, llama.cpp and batch mode;
 docs/scale.md for sharding a run across machines.
 """
 
@@ -74,6 +75,7 @@ SETTING_PROVIDERS = {
     "sampling": frozenset({"openai", "anthropic"}),
     "capabilities": frozenset({"openai", "anthropic"}),
     "batch": frozenset({"openai", "anthropic"}),
+    "json_schema": frozenset({"openai"}),
 }
 # Requests a batch model keeps waiting at once: a batch takes its requests by the thousand.
 BATCH_IN_FLIGHT = 100_000
@@ -166,6 +168,10 @@ class ModelEntry(Frozen):
         description="Whether temperature and top_p are sent; unset: not to a reasoning model.",
     )
     batch: bool = Field(default=False, description="Send calls through the provider's batch API.")
+    json_schema: bool = Field(
+        default=False,
+        description="Send each task's answer schema (constrained decoding); recorded in run.json.",
+    )
     capabilities: dict[str, Any] | None = Field(
         default=None,
         description="What the model accepts, over its capability table's entry "
@@ -206,8 +212,9 @@ class ModelEntry(Frozen):
         for setting in ("api", "sampling", "capabilities"):
             if getattr(self, setting) is not None:
                 options[setting] = getattr(self, setting)
-        if self.batch:
-            options["batch"] = True
+        for setting in ("batch", "json_schema"):
+            if getattr(self, setting):
+                options[setting] = True
         return options
 
     def cache_identity(self) -> dict[str, Any]:
@@ -219,6 +226,8 @@ class ModelEntry(Frozen):
             identity["sampling"] = self.sampling
         if self.capabilities:  # so can leaving out anything else it says
             identity["capabilities"] = self.capabilities
+        if self.json_schema:  # a constrained answer is not the one a free call gets
+            identity["json_schema"] = True
         return identity
 
     def endpoint_concurrency(self, default: int) -> int:

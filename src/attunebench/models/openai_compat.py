@@ -18,6 +18,14 @@ generate and choice calls, live or batched, so `params.extra` (a vLLM model's
 read from `usage.completion_tokens_details`, cached input from `prompt_tokens_details`,
 reasoning text from a server's `reasoning_content` or `reasoning` field. With `batch = true`
 calls go through the Batch API (`openai_batch`).
+
+With `json_schema = true` (opt-in: llama.cpp's server, vLLM and OpenAI take it) a call whose
+task declares its answer's JSON schema (`AnswerForm.schema`) sends it as
+`response_format = {"type": "json_schema", ...}`, so the server can write only answers of that
+form (labels from the taxonomy, numbers in their scale). That is a different claim from a
+free model's validity: run.json and the report say so, and the setting is part of the
+model's cache identity. A server that refuses the schema stops the run at the pre-flight
+rather than being asked without it.
 """
 
 from __future__ import annotations
@@ -58,13 +66,16 @@ from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_batch import OpenAIBatches
 from attunebench.models.openai_wire import (
+    PROBE_SCHEMA,
     Api,
     URLs,
+    answer_schema,
     completion_output,
     default_api,
     is_local,
     parse_completion,
     resolve_base_urls,
+    schema_format,
 )
 from attunebench.models.preflight import (
     PREFLIGHT_HEADER,
@@ -89,6 +100,7 @@ FIXES = {
     "top_logprobs": 'set answer = "generate" (this model gives no logprobs for choice mode)',
 }
 PROBE_KEYS = ("A", "B")
+NO_SCHEMA_FIX = "set json_schema = false (this server takes no JSON schema)"
 # The enqueued-token budget of batch mode (`batch_tokens`): input tokens in running batches
 # at once. OpenAI's own limit is per model and usage tier (Settings > Limits); this default
 # sits under the lowest tiers' limits as documented on 2026-12-03. Set yours to go faster.
@@ -107,6 +119,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         api_key_env: str = "OPENAI_API_KEY",
         api_key: str | None = None,
         json_mode: bool = True,
+        json_schema: bool = False,
         chat: bool = True,
         timeout_s: float = 120.0,
         max_connections: int = 0,
@@ -140,6 +153,9 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
         self.json_mode = json_mode  # whether the server honours response_format json_object
+        self.json_schema = json_schema  # whether to send each task's answer schema
+        if json_schema and not chat:
+            raise ProviderConfigError(f"{self.spec}: json_schema = true needs chat completions")
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._max_connections = max_connections  # 0: as many as the engine's limit lets through
         self._session: aiohttp.ClientSession | None = None
@@ -207,11 +223,16 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         return super().mode_reason(mode)
 
     def request_body(
-        self, messages: Sequence[Message], params: GenerateParams, *, choice: bool = False
+        self,
+        messages: Sequence[Message],
+        params: GenerateParams,
+        *,
+        choice: bool = False,
+        schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The chat-completions body of a generate call, or (`choice`) of a choice call: one
         next token with its top logprobs. The same parameters, `extra` and adaptations
-        reach both."""
+        reach both. `schema`: the answer's JSON schema, sent only with `json_schema`."""
         claude = [
             name for name in ("thinking_budget", "thinking", "effort") if getattr(params, name)
         ]
@@ -250,6 +271,8 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         if choice:
             body["logprobs"] = True
             body["top_logprobs"] = TOP_LOGPROBS
+        elif schema is not None and self.json_schema:
+            body["response_format"] = schema_format(schema)
         elif params.json_mode and self.json_mode:
             body["response_format"] = {"type": "json_object"}
         body.update(params.extra)
@@ -263,7 +286,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             request = completion_body(self.model, messages, params)
             answer = await self._post("completions", request)
             return parse_text_completion(answer, time.perf_counter() - started)
-        body = self.request_body(messages, params)
+        body = self.request_body(messages, params, schema=answer_schema(hint))
         if self._batches is not None:
             completion = await self._batches.request(request_key(body), body)
             output = completion_output(completion, time.perf_counter() - started)
@@ -288,11 +311,12 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             # Accepted is not enough: the answer must carry the logprobs choice mode reads.
             parse_choice(await self._post("chat/completions", body, headers=headers), PROBE_KEYS, 0)
 
+        schema = PROBE_SCHEMA if self.json_schema else None
         await self.preflight(
-            lambda: self.request_body(messages, params),
+            lambda: self.request_body(messages, params, schema=schema),
             send,
             spec=self.spec,
-            fixes=FIXES,
+            fixes={**FIXES, "response_format": NO_SCHEMA_FIX} if self.json_schema else FIXES,
             params=params,
         )
         if choice and "choice" in self.answer_modes:
@@ -303,6 +327,13 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 fixes=FIXES,
                 params=params,
             )
+
+    def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
+        # Constrained answers were asked for: dropping the schema would answer unconstrained
+        # under a run.json that says otherwise.
+        if self.json_schema and parameter == "response_format":
+            return None
+        return super()._adaptation(parameter, params)
 
     async def choice_scores(
         self, messages: list[Message], keys: list[str], params: GenerateParams

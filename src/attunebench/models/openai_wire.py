@@ -1,7 +1,7 @@
 """OpenAI's wire format as `openai/` uses it: which server a base URL is, whose rules it
 follows by default (`api`), and a chat completion read into a `ModelOutput` (live, or a batch's
 line): the answer, tokens (reasoning and cached input among them) and any reasoning text a
-server returns apart.
+server returns apart; and a task's answer schema as `response_format` (`json_schema = true`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,22 @@ from collections.abc import Sequence
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from attunebench.answerform import Schema, is_strict
 from attunebench.models.base import ModelOutput, ProviderError
+from attunebench.models.hints import TaskHint
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOSTS = frozenset({"api.openai.com"})
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
 Api = Literal["openai", "compatible"]
 URLs = list[str] | tuple[str, ...]
+# What the pre-flight sends a model that takes JSON schemas: PROBE_MESSAGES' answer.
+PROBE_SCHEMA: Schema = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
 
 
 def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]:
@@ -75,3 +84,15 @@ def completion_output(data: Any, latency_s: float) -> ModelOutput:
         snippet = json.dumps(data)[:200] if isinstance(data, dict) else repr(data)[:200]
         message = f"malformed completion ({error!r}): {snippet}"
         raise ProviderError(message, retryable=True) from None
+
+
+def answer_schema(hint: TaskHint | None) -> Schema | None:
+    """The JSON schema of a valid answer to `hint`, where its task declares one."""
+    return hint.form.schema(hint) if hint is not None and hint.form is not None else None
+
+
+def schema_format(schema: Schema) -> dict[str, Any]:
+    """`response_format` for a JSON schema, as OpenAI's structured outputs and llama.cpp's
+    server read it; `strict` only where the schema is one OpenAI's strict mode takes."""
+    spec = {"name": "answer", "schema": schema, "strict": is_strict(schema)}
+    return {"type": "json_schema", "json_schema": spec}

@@ -25,7 +25,16 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registered
+from attunebench.answerform import (
+    AnswerForm,
+    Schema,
+    dumps,
+    labels_of,
+    obj,
+    pick,
+    registered,
+    some_of,
+)
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
@@ -85,6 +94,9 @@ class BehaviorAnswers(AnswerForm):
         truth = list(gold.get("behaviors", []))
         wrong = [label for label in hint.labels if label not in truth] or list(hint.labels)
         return dumps({"behaviors": truth if right else [pick(rng, wrong)]})
+
+    def schema(self, hint: TaskHint) -> Schema | None:
+        return obj({"behaviors": some_of(hint.labels)}) if hint.labels else None
 
 
 ANSWERS = registered(BehaviorAnswers())

@@ -32,7 +32,19 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import AnswerForm, dumps, labels_of, pick, registered, uniform
+from attunebench.answerform import (
+    AnswerForm,
+    Schema,
+    dumps,
+    in_scale,
+    labels_of,
+    obj,
+    one_of,
+    pick,
+    registered,
+    some_of,
+    uniform,
+)
 from attunebench.data.derived import (
     DEFAULT_MESSAGES,
     DEFAULT_WORDS,
@@ -136,6 +148,16 @@ class EmotionAnswers(AnswerForm):
             if gold.get(name) is not None:
                 answer[name] = gold[name] if right else uniform(rng, low, high)
         return dumps(answer)
+
+    def schema(self, hint: TaskHint) -> Schema | None:
+        """The labels from the hint's taxonomy; the numbers, which a question may not ask,
+        each in its scale and optional, as PANAS items (named in the prompt only)."""
+        if not hint.labels:
+            return None
+        numbers = {name: in_scale(low, high) for name, (low, high) in SCALES.items()}
+        panas = {"type": "object", "additionalProperties": in_scale(*PANAS)}
+        labels = {"primary": one_of(hint.labels), "emotions": some_of(hint.labels)}
+        return obj({**labels, **numbers, "panas": panas}, optional=(*SCALES, "panas"))
 
 
 ANSWERS = registered(EmotionAnswers())

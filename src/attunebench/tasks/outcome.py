@@ -35,7 +35,17 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
+from attunebench.answerform import (
+    NULL,
+    AnswerForm,
+    Schema,
+    dumps,
+    in_scale,
+    obj,
+    registered,
+    stated_scale,
+    uniform,
+)
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import TaskHint
@@ -97,6 +107,14 @@ class OutcomeAnswers(AnswerForm):
                 if name in hint.labels
             }
         )
+
+    def schema(self, hint: TaskHint) -> Schema | None:
+        """Each field asked, in its scale; a field may be null (not known), as the parser
+        takes it, but not left out."""
+        if not hint.labels:
+            return None
+        nullable = {k: {"anyOf": [in_scale(*scale), NULL]} for k, scale in _scales(hint)}
+        return obj(nullable)
 
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
         block = _FIELDS.search(user)

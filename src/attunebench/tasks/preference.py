@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import AnswerForm, dumps, gold_pick, registered
+from attunebench.answerform import AnswerForm, Schema, dumps, gold_pick, obj, one_of, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
@@ -55,6 +55,9 @@ CHOICE_OPTIONS = [(option, CHOICE.text(option)) for option in ("A", "B", "tie")]
 CHOICE_KEYS = option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
 
 
+PICKS = ("A", "B", "tie")
+
+
 class PreferenceAnswers(AnswerForm):
     """`{"choice": "A" | "B" | "tie"}`, from a hint carrying the replies as `candidates`."""
 
@@ -71,6 +74,9 @@ class PreferenceAnswers(AnswerForm):
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         return dumps({"choice": gold_pick(hint, gold, right)})
+
+    def schema(self, hint: TaskHint) -> Schema:
+        return obj({"choice": one_of(PICKS)})
 
 
 ANSWERS = registered(PreferenceAnswers())

@@ -26,7 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm, dumps, registered, stated_scale, uniform
+from attunebench.answerform import (
+    AnswerForm,
+    Schema,
+    dumps,
+    in_scale,
+    obj,
+    registered,
+    stated_scale,
+    uniform,
+)
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import TaskHint
 from attunebench.stats import FloatArray, Weights
@@ -64,6 +73,12 @@ class RatingAnswers(AnswerForm):
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         return dumps({"rating": gold["rating"] if right else uniform(rng, *_scale(hint))})
+
+    def schema(self, hint: TaskHint) -> Schema | None:
+        try:
+            return obj({"rating": in_scale(*_scale(hint))})
+        except ValueError:  # a hint made by hand, with no scale: no form to hold it to
+            return None
 
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
         hint = super().read_prompt(system, user)

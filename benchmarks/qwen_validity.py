@@ -1,0 +1,155 @@
+"""How often does Qwen2.5-Coder 0.5B write an invalid answer, free and schema-constrained?
+
+The generate-mode half of `make demo-llm`, for Qwen alone: the same per-task slices of the
+suite (`engine.demo_llm.task_slice`), each asked twice through one llama.cpp server:
+
+- `free`: as the demo asks it, the JSON form stated in the prompt only;
+- `constrained`: `json_schema = true`, so each call carries its task's answer schema
+  (`AnswerForm.schema`) and llama.cpp can write only answers of that form.
+
+With `--judge`, also the demo's judged run on the first 2 sample conversations with Qwen as
+the judge, both ways, for its position bias: the share of its decisive pairwise picks (in
+both orders) that name the reply shown first, as the report computes it.
+
+The last line is JSON: per variant, per task, `invalid` of `answers`, and the judge's
+`first_shown` rate. Answers are cached under OUT, so a second run only reads them.
+
+    .venv/bin/python benchmarks/qwen_validity.py [--out DIR] [--variants free,constrained]
+        [--tasks emotion,rating] [--judge] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.data.sample import sample_path
+from attunebench.engine import read_records
+from attunebench.engine.demo_llm import (
+    MAX_TOKENS,
+    OPTIONS,
+    SAMPLE_CONVERSATIONS,
+    judged_tasks,
+    task_slice,
+)
+from attunebench.engine.plan import make_tasks
+from attunebench.engine.runner import RunConfig, run
+from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.models.local_models import QWEN
+from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.suite import load_manifest
+from attunebench.suite.build import suite_run_config
+
+VARIANTS = {"free": False, "constrained": True}
+
+
+def qwen_entry(server: LlamaServer, out: Path, variant: str) -> ModelEntry:
+    toml = models_toml(
+        server.base_url,
+        max_tokens=MAX_TOKENS["qwen"],
+        model=QWEN,
+        name=f"qwen-{variant}",
+        json_schema=VARIANTS[variant],
+    )
+    path = out / f"models-{variant}.toml"
+    path.write_text(toml, encoding="utf-8")
+    return load_models_file(path)[f"qwen-{variant}"]
+
+
+def slices(out: Path, suite_name: str, tasks: set[str] | None) -> list[RunConfig]:
+    suite, _ = suite_run_config(suite_name, out)
+    manifest = load_manifest(suite_name)
+    conversations = read_conversations(suite.data)
+    configs = []
+    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
+        if tasks is not None and task.name not in tasks:
+            continue
+        path = out / "data" / f"{task.name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_conversations(path, task_slice(task, manifest, conversations))
+        configs.append(
+            dataclasses.replace(suite, data=path, tasks=(task.name,), suite=None, progress=False)
+        )
+    return configs
+
+
+def invalid_by_task(rundir: Path) -> dict[str, dict[str, int]]:
+    counts: dict[str, Counter[str]] = {}
+    for record in read_records(rundir / "records.jsonl"):
+        counts.setdefault(record.task, Counter())[record.status] += 1
+    return {t: {"invalid": c["invalid"], "answers": sum(c.values())} for t, c in counts.items()}
+
+
+def first_shown(rundir: Path) -> dict[str, Any]:
+    """The judge's share of decisive pairwise picks naming the reply shown first, as the
+    report computes it (with its interval)."""
+    from attunebench.analysis import Options, build_summary, load_runs
+
+    summary = build_summary(load_runs([rundir]), Options())
+    return {
+        name: bias.first_shown_share.model_dump(mode="json")
+        for name, bias in summary.judge_bias.items()
+    }
+
+
+def judged_config(out: Path) -> RunConfig:
+    sample = out / "data" / "sample.jsonl"
+    write_conversations(sample, read_conversations(sample_path())[:SAMPLE_CONVERSATIONS])
+    return RunConfig(
+        data=sample, out=out, models=(), tasks=tuple(judged_tasks()), task_options=OPTIONS
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("demo-out") / "qwen-validity")
+    parser.add_argument("--suite", default="open-v1-mini")
+    parser.add_argument("--variants", default="constrained,free")
+    parser.add_argument("--tasks", default="", help="comma-separated; default: every task")
+    parser.add_argument("--judge", action="store_true", help="also the judged run")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    cache = out / "cache.sqlite"
+    tasks = set(args.tasks.split(",")) if args.tasks else None
+    configs = slices(out, args.suite, tasks)
+    figures: dict[str, Any] = {}
+    log = out / "llama-server-qwen.log"
+    with LlamaServer(QWEN.path(), log=log, alias=QWEN.alias, threads=args.threads) as server:
+        for variant in args.variants.split(","):
+            entry = qwen_entry(server, out, variant)
+            shown: dict[str, Any] = {}
+            for config in configs:
+                rundir = out / f"run-{variant}-{config.tasks[0]}"
+                began = time.perf_counter()
+                todo = dataclasses.replace(config, out=rundir, models=(entry,), cache_path=cache)
+                asyncio.run(run(todo))
+                shown.update(invalid_by_task(rundir))
+                seconds = time.perf_counter() - began
+                print(variant, config.tasks[0], shown.get(config.tasks[0]), f"{seconds:.0f} s")
+            if args.judge:
+                rundir = out / f"run-{variant}-judge"
+                judged = dataclasses.replace(
+                    judged_config(out), out=rundir, cache_path=cache, progress=False
+                )
+                judged = dataclasses.replace(judged, models=(entry,), judges=(entry,))
+                asyncio.run(run(judged))
+                shown["judge"] = first_shown(rundir)
+                print(variant, "judge", shown["judge"])
+            invalid = sum(v["invalid"] for k, v in shown.items() if k != "judge")
+            answers = sum(v["answers"] for k, v in shown.items() if k != "judge")
+            shown["all"] = {"invalid": invalid, "answers": answers}
+            figures[variant] = shown
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
