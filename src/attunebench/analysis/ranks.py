@@ -67,12 +67,20 @@ def kendall_tau_b(x: FloatArray, y: FloatArray) -> FloatArray:
 
 def spearman_rho(x: FloatArray, y: FloatArray) -> FloatArray:
     """Spearman's rho along the last axis: Pearson's r of average ranks."""
-    rx = stats.rankdata(x, axis=-1)
-    ry = stats.rankdata(y, axis=-1)
-    dx = rx - rx.mean(axis=-1, keepdims=True)
-    dy = ry - ry.mean(axis=-1, keepdims=True)
+    return pearson_r(stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1))
+
+
+def pearson_r(x: FloatArray, y: FloatArray) -> FloatArray:
+    """Pearson's r along the last axis."""
+    dx = x - x.mean(axis=-1, keepdims=True)
+    dy = y - y.mean(axis=-1, keepdims=True)
     spread = np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
     return safe_ratio((dx * dy).sum(axis=-1), spread)
+
+
+# A statistic of ranks, and what it computes from ranks already taken: the ranks of a permuted
+# sample are its ranks permuted, so a permutation test ranks once rather than per permutation.
+OF_RANKS: dict[Statistic, Statistic] = {spearman_rho: pearson_r}
 
 
 def _null(reason: str) -> Correlation:
@@ -114,9 +122,12 @@ def correlate(
     found = rho_interval(statistic, x, y, x_samples, y_samples, confidence, clusters)
     if found.value is None:
         return found
+    tested, data = statistic, (x, y)
+    if statistic in OF_RANKS:
+        tested, data = OF_RANKS[statistic], (stats.rankdata(x), stats.rankdata(y))
     test = stats.permutation_test(
-        (x, y),
-        lambda a, b, axis: statistic(np.moveaxis(a, axis, -1), np.moveaxis(b, axis, -1)),
+        data,
+        lambda a, b, axis: tested(np.moveaxis(a, axis, -1), np.moveaxis(b, axis, -1)),
         permutation_type="pairings",
         vectorized=True,
         n_resamples=permutations,

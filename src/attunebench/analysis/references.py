@@ -27,36 +27,51 @@ from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.schema import ScoreRow
 from attunebench.analysis.scores import HEADLINE
-from attunebench.records import ItemRecord
 from attunebench.stats import none_if_nan
-from attunebench.tasks.base import Guess, RecordedReference, Task, View
+from attunebench.tasks.base import Guess, RecordedReference, Scored, Task, View
 from attunebench.tasks.metrics import Found, Metric, Values
 
 
+class GuessView(View[Any, Any]):
+    """A reference's guess at an item, read as the item's record answered by the reference:
+    `ok`, with the guess's prediction, score and values, and no flags. `record` stays the
+    item's record the guess was made for (its conversation, turn and item): metrics read only
+    those of it, and copying a record per item and reference cost most of the time here."""
+
+    __slots__ = ("scored",)
+
+    def __init__(self, view: View[Any, Any], prediction: Any, scored: Scored) -> None:
+        self.record, self.gold, self.prediction = view.record, view.gold, prediction
+        self.status, self.parsed = "ok", True
+        self.scored = scored
+
+    @property
+    def score(self) -> float | None:
+        return self.scored.score
+
+    @property
+    def scores(self) -> Mapping[str, float | None]:
+        return self.scored.values
+
+    def value(self, name: str) -> float | None:
+        return self.scored.values.get(name)
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return ()
+
+
 def guessed_views(
-    declaration: Task[Any, Any], name: str, views: Sequence[View[Any, Any]], guesses: list[Guess]
+    views: Sequence[View[Any, Any]], guesses: list[Guess]
 ) -> tuple[list[View[Any, Any]], list[int]]:
-    """The reference's guesses as views of records of a model named `name`, and the index of
-    each one's item (items it makes no guess at are left out)."""
-    out, kept = [], []
+    """The reference's guesses as views, and the index of each one's item (items it makes no
+    guess at are left out)."""
+    out: list[View[Any, Any]] = []
+    kept = []
     for i, (view, guess) in enumerate(zip(views, guesses, strict=True)):
-        if guess is None:
-            continue
-        prediction, scored = guess
-        # The typed prediction is the view's; metrics never read the record's JSON form of
-        # it, and writing it for every item and reference would cost most of the time here.
-        record: ItemRecord = view.record.model_copy(
-            update={
-                "model": name,
-                "status": "ok",
-                "prediction": None,
-                "score": scored.score,
-                "scores": dict(scored.values),
-                "flags": (),
-            }
-        )
-        out.append(View(record, view.gold, prediction))
-        kept.append(i)
+        if guess is not None:
+            out.append(GuessView(view, *guess))
+            kept.append(i)
     return out, kept
 
 
@@ -109,7 +124,7 @@ def recorded_metrics(
     score beside the models', say), and the metrics of the recorded references (the person's
     own verdict on the reply beside the judges' score)."""
     shown = shown_metrics(declaration)
-    held = {key for view in guessed[:1] for key in view.record.scores}
+    held = {key for view in guessed[:1] for key in view.scores}
     return [
         metric
         for metric in declaration.metrics
@@ -136,14 +151,14 @@ def reference_rows(
             views, conversations = item_views(frame, cell)
             items = [(v.record.conversation_id, v.gold) for v in views]
             for name, reference in declaration.references().items():
-                guessed, kept = guessed_views(declaration, name, views, reference(items))
+                guessed, kept = guessed_views(views, reference(items))
                 shown = shown_metrics(declaration)
                 rows += _rows(
                     cell, name, guessed, conversations[kept], shown, headline, bootstrap, minimum
                 )
         for name, recorded in declaration.recorded_references().items():
             views, guesses, where = recorded_guesses(frame, cell, recorded)
-            guessed, _ = guessed_views(declaration, name, views, guesses)
+            guessed, _ = guessed_views(views, guesses)
             shown = recorded_metrics(declaration, guessed)
             rows += _rows(cell, name, guessed, where, shown, headline, bootstrap, minimum)
     return rows

@@ -211,6 +211,14 @@ class View(Generic[G, P]):
     def value(self, name: str) -> float | None:
         return self.record.scores.get(name)
 
+    @property
+    def scores(self) -> Mapping[str, float | None]:
+        return self.record.scores
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return self.record.flags
+
 
 # A reference's guess at one item: its prediction and how the task scores it (None: no guess).
 Guess = tuple[Frozen, Scored] | None

@@ -59,7 +59,7 @@ class Column:
         if view.status == "failed" or (self.parsed_only and view.status != "ok"):
             return None
         if self.flag is not None:
-            return float(self.flag in view.record.flags)
+            return float(self.flag in view.flags)
         number: float | None = view.score if self.key is None else view.value(self.key)
         return number
 
