@@ -16,7 +16,7 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame, IntArray
 from attunebench.analysis.schema import (
     CalibrationBin,
     CalibrationCurve,
@@ -119,21 +119,22 @@ def distinct_per_group(groups: IntArray, codes: IntArray, size: int) -> IntArray
     return counted
 
 
-LabelledItems = list[tuple[int, str, tuple[frozenset[str], frozenset[str]]]]
+LabelledItems = list[tuple[int, int, tuple[frozenset[str], frozenset[str]]]]
 
 
 def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
-    """(record index, model, (predicted, gold) labels) of every item that has labels (read
+    """(record index, model code, (predicted, gold) labels) of every item that has labels (read
     once per cell: the confusion matrices and per-label F1 both use them)."""
     declaration = cell.declaration
     if declaration is None or type(declaration).label_sets is Task.label_sets:
         return []  # a task without labels
     out = []
     views, read = cell.views, declaration.label_sets
-    for i in np.flatnonzero(cell.mask).tolist():
+    rows = np.flatnonzero(cell.mask)
+    for i, model in zip(rows.tolist(), frame.model[rows].tolist(), strict=True):
         sets = read(views[i])
         if sets is not None:
-            out.append((i, frame.records[i].model, sets))
+            out.append((i, model, sets))
     return out
 
 
@@ -143,10 +144,10 @@ def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> l
     found = label_sets(frame, cell) if found is None else found
     if not found or any(len(gold) != 1 for _, _, (_, gold) in found):
         return []
-    per_model: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
+    per_model: dict[int, Counter[tuple[str, str]]] = defaultdict(Counter)
+    invalid = set(np.flatnonzero(cell.mask & (frame.status == STATUS_CODES["invalid"])).tolist())
     for i, model, (predicted, gold) in found:
-        invalid = frame.records[i].status == "invalid"
-        column = "invalid" if invalid else (next(iter(predicted)) if predicted else "none")
+        column = "invalid" if i in invalid else (next(iter(predicted)) if predicted else "none")
         per_model[model][next(iter(gold)), column] += 1
     out = []
     for model, cells in sorted(per_model.items()):
@@ -155,7 +156,13 @@ def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> l
         columns += [extra for extra in ("none", "invalid") if any(c == extra for _, c in cells)]
         table = [[cells[g, c] for c in columns] for g in labels]
         out.append(
-            Confusion(model=model, task=cell.task, labels=labels, predicted=columns, counts=table)
+            Confusion(
+                model=frame.models[model],
+                task=cell.task,
+                labels=labels,
+                predicted=columns,
+                counts=table,
+            )
         )
     return out
 
@@ -166,7 +173,7 @@ def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> li
     if not found:
         return []
     labels, table = label_counts([sets for _, _, sets in found])
-    models = np.array([frame.models.index(model) for _, model, _ in found])
+    models = np.array([model for _, model, _ in found], dtype=np.int64)
     sums = np.zeros((len(frame.models), table.shape[1]))
     np.add.at(sums, models, table)
     f1, precision, recall, support = per_label(sums)

@@ -70,23 +70,23 @@ class Frame:
         model_names: list[str] = []
         variant_names: list[str] = []
         conversation_ids: list[str] = []
-        turn = np.zeros(size, dtype=np.int64)
-        item = np.zeros(size, dtype=np.int64)
-        status = np.zeros(size, dtype=np.int64)
-        score = np.full(size, np.nan)
+        turns: list[int] = []
+        statuses: list[str] = []
+        numbers: list[float | None] = []
         judge_failed = np.zeros(size, dtype=bool)
         scores: dict[str, FloatArray] = {}
-        items: dict[tuple[str, int, str], int] = {}
-        for i, r in enumerate(records):  # one pass: the records are walked once
+        keys: list[tuple[str, int, str]] = []
+        # One pass appending to lists (setting numpy elements one at a time costs more): the
+        # records are walked once.
+        for i, r in enumerate(records):
             task_names.append(r.task)
             model_names.append(r.model)
             variant_names.append(r.variant)
             conversation_ids.append(r.conversation_id)
-            turn[i] = r.turn_index
-            item[i] = items.setdefault((r.conversation_id, r.turn_index, r.item_id), len(items))
-            status[i] = STATUS_CODES[r.status]
-            if r.score is not None and r.status != "failed":
-                score[i] = r.score
+            turns.append(r.turn_index)
+            keys.append((r.conversation_id, r.turn_index, r.item_id))
+            statuses.append(r.status)
+            numbers.append(r.score)
             if r.flags and JUDGE_FAILED in r.flags:
                 judge_failed[i] = True
             for key, number in r.scores.items():
@@ -94,6 +94,12 @@ class Frame:
                     scores[key] = np.full(size, np.nan)
                 if number is not None:
                     scores[key][i] = number
+        first = {key: code for code, key in enumerate(dict.fromkeys(keys))}
+        item = np.fromiter(map(first.__getitem__, keys), dtype=np.int64, count=size)
+        status = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int64, count=size)
+        score = np.array(numbers, dtype=np.float64).reshape(size)  # None: NaN
+        score[status == STATUS_CODES["failed"]] = np.nan
+        turn = np.array(turns, dtype=np.int64).reshape(size)
         tasks, task = _codes(task_names)
         models, model = _codes(model_names)
         variants, variant = _codes(variant_names)

@@ -118,11 +118,16 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     rows: list[tuple[Any, ...]] = []
     conversations: list[int] = []
     judged: dict[str, None] = {}
-    audit_tasks = {task for task in frame.tasks if audits(task)}  # asked once per task
-    for record, conversation in zip(frame.records, frame.conversation, strict=True):
-        if record.status == "failed":
-            continue
-        if record.task in audit_tasks:
+    audited = np.isin(frame.task, [code for code, task in enumerate(frame.tasks) if audits(task)])
+    answered = np.flatnonzero(frame.answered)  # a failed record holds no verdict
+    for i, conversation, audit in zip(
+        answered.tolist(),
+        frame.conversation[answered].tolist(),
+        audited[answered].tolist(),
+        strict=True,
+    ):
+        record = frame.records[i]
+        if audit:
             found = _audit_rows(record)
         elif record.verdicts and _pairwise(record):
             found = _judged_rows(record)
@@ -130,7 +135,7 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
         else:
             continue
         rows += found
-        conversations += [int(conversation)] * len(found)
+        conversations += [conversation] * len(found)
     return table_of(rows, conversations, tuple(judged))
 
 
