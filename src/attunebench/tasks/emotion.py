@@ -27,6 +27,7 @@ asked as option keys; valence and arousal are not asked there.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -427,13 +428,17 @@ def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
-    if not view.gold.labels:  # only numbers were reported: no label can be right or wrong
+    labels = view.gold.labels
+    if not labels:  # only numbers were reported: no label can be right or wrong
         return frozenset(), frozenset()
     guess = view.prediction.emotions if view.parsed and view.prediction else ()
-    return frozenset(guess), view.gold.labels
+    return frozenset(guess), labels
 
 
 ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
+# A prediction's or a gold's numbers in SCALES' order, read in one call (metrics read them for
+# every record).
+_SCALE_NUMBERS = attrgetter(*SCALES)
 
 
 def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
@@ -442,13 +447,15 @@ def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
     was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
     metrics."""
     rows: list[tuple[float | None, ...]] = []
+    unanswered = (None,) * len(SCALES)
     for view in views:
-        guess, gold = (view.prediction if view.parsed else None), view.gold
+        guess = view.prediction if view.parsed else None
+        given = unanswered if guess is None else _SCALE_NUMBERS(guess)
         row: tuple[float | None, ...] = ()
-        for name in SCALES:
-            given = guess.number(name) if guess is not None else None
-            asked = view.value(ASKED[name]) is not None
-            row += (given, gold.number(name), float(given is not None) if asked else None)
+        truths = _SCALE_NUMBERS(view.gold)
+        for number, truth, key in zip(given, truths, ASKED.values(), strict=True):
+            asked = view.value(key) is not None
+            row += (number, truth, float(number is not None) if asked else None)
         rows.append(row)
     return np.array(rows, dtype=np.float64).reshape(len(views), 3 * len(SCALES))
 
