@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +27,19 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 STATUS_CODES = {"ok": 0, "invalid": 1, "failed": 2}
+_FIELDS = (
+    "task",
+    "model",
+    "variant",
+    "conversation_id",
+    "turn_index",
+    "item_id",
+    "status",
+    "score",
+    "flags",
+    "scores",
+)
+_COLUMNS = attrgetter(*_FIELDS)
 
 
 def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
@@ -66,34 +80,25 @@ class Frame:
     def from_records(cls, records: Sequence[ItemRecord]) -> Frame:
         records = tuple(records)
         size = len(records)
-        task_names: list[str] = []
-        model_names: list[str] = []
-        variant_names: list[str] = []
-        conversation_ids: list[str] = []
-        turns: list[int] = []
-        statuses: list[str] = []
-        numbers: list[float | None] = []
-        judge_failed = np.zeros(size, dtype=bool)
+        # Columns pulled with one attrgetter call per record, then transposed: the records are
+        # walked once, without a Python statement per field.
+        columns = list(zip(*map(_COLUMNS, records), strict=True)) or [()] * len(_FIELDS)
+        task_names, model_names, variant_names, conversation_ids, turns = columns[:5]
+        item_ids, statuses, numbers, flags, score_maps = columns[5:]
+        judge_failed = np.fromiter(
+            (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
+        )
+        found: dict[str, tuple[list[int], list[float | None]]] = {}
+        for i, extra in enumerate(score_maps):
+            for key, number in extra.items():
+                rows, values = found.setdefault(key, ([], []))
+                rows.append(i)
+                values.append(number)
         scores: dict[str, FloatArray] = {}
-        keys: list[tuple[str, int, str]] = []
-        # One pass appending to lists (setting numpy elements one at a time costs more): the
-        # records are walked once.
-        for i, r in enumerate(records):
-            task_names.append(r.task)
-            model_names.append(r.model)
-            variant_names.append(r.variant)
-            conversation_ids.append(r.conversation_id)
-            turns.append(r.turn_index)
-            keys.append((r.conversation_id, r.turn_index, r.item_id))
-            statuses.append(r.status)
-            numbers.append(r.score)
-            if r.flags and JUDGE_FAILED in r.flags:
-                judge_failed[i] = True
-            for key, number in r.scores.items():
-                if key not in scores:
-                    scores[key] = np.full(size, np.nan)
-                if number is not None:
-                    scores[key][i] = number
+        for key, (rows, values) in found.items():
+            scores[key] = np.full(size, np.nan)
+            scores[key][rows] = np.array(values, dtype=np.float64)  # None: NaN
+        keys = list(zip(conversation_ids, turns, item_ids, strict=True))
         first = {key: code for code, key in enumerate(dict.fromkeys(keys))}
         item = np.fromiter(map(first.__getitem__, keys), dtype=np.int64, count=size)
         status = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int64, count=size)
