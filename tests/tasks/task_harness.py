@@ -8,8 +8,11 @@ the prompts a task renders as well as the records `engine.evaluate` makes of the
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -197,6 +200,32 @@ def all_prompts(query: Query) -> list[str]:
     if query.choice is not None:
         prompts.append(rendered(query.choice.messages))
     return prompts
+
+
+def item_prompts(
+    name: str, task: Task[Any, Any], conversations: Iterable[Conversation], count: int
+) -> dict[str, list[str]]:
+    """The prompts of a task's first `count` items, in every answer mode, keyed by task, item,
+    variant, mode and query (the keys of the golden prompt files)."""
+    found = {}
+    for number, item in enumerate(islice(task.items(conversations), count)):
+        for mode in task.answer_modes:
+            for query in task.queries(item, mode):
+                found[f"{name}/{number}/{item.variant}/{mode}/{query.key}"] = all_prompts(query)
+    return found
+
+
+def assert_renders_as_golden(golden: Path, now: Mapping[str, list[str]]) -> None:
+    """Every prompt of a golden file renders now word for word as it did, and no other."""
+    recorded = json.loads(golden.read_text(encoding="utf-8"))
+    assert sorted(now) == sorted(recorded)
+    for key, prompts in recorded.items():
+        assert now[key] == prompts, key
+
+
+def write_golden(golden: Path, now: Mapping[str, list[str]]) -> None:
+    """Rewrite a golden prompt file (after a deliberate change of wording)."""
+    golden.write_text(json.dumps(now, indent=1, ensure_ascii=False) + "\n")
 
 
 def mock_answer(messages: list[Message], hint: TaskHint | None) -> str:

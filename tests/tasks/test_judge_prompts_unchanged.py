@@ -7,12 +7,18 @@ after a deliberate change."""
 
 from __future__ import annotations
 
-import json
 import sys
 from itertools import islice
 from pathlib import Path
 
-from task_harness import all_prompts, make_task, sample_conversations
+from task_harness import (
+    all_prompts,
+    assert_renders_as_golden,
+    item_prompts,
+    make_task,
+    sample_conversations,
+    write_golden,
+)
 
 from attunebench.data.schema import Conversation
 from attunebench.testing.conversations import as_bot_chat
@@ -34,10 +40,7 @@ def rendered_prompts() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for name in ("judge_audit", "judge_thumbs"):
         task = make_task(name, participant_context="both")
-        for number, item in enumerate(islice(task.items(conversations()), ITEMS)):
-            for mode in task.answer_modes:
-                for query in task.queries(item, mode):
-                    found[f"{name}/{number}/{item.variant}/{mode}/{query.key}"] = all_prompts(query)
+        found |= item_prompts(name, task, conversations(), ITEMS)
     response = make_task("response", context="both", participant_comment=True)
     for number, item in enumerate(islice(response.items(conversations()), ITEMS)):
         for query in response.queries(item, "generate"):
@@ -49,11 +52,7 @@ def rendered_prompts() -> dict[str, list[str]]:
 
 
 def test_every_judge_prompt_renders_as_before() -> None:
-    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    now = rendered_prompts()
-    assert sorted(now) == sorted(golden)
-    for key, prompts in golden.items():
-        assert now[key] == prompts, key
+    assert_renders_as_golden(GOLDEN, rendered_prompts())
 
 
 def test_the_golden_file_holds_the_moved_wording() -> None:
@@ -67,4 +66,4 @@ def test_the_golden_file_holds_the_moved_wording() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
-    GOLDEN.write_text(json.dumps(rendered_prompts(), indent=1, ensure_ascii=False) + "\n")
+    write_golden(GOLDEN, rendered_prompts())

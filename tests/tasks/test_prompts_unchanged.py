@@ -7,13 +7,19 @@ after a deliberate change."""
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
-from itertools import islice
 from pathlib import Path
 
 import pytest
-from task_harness import all_prompts, conversation, make_task, rated_turn, sample_conversations
+from task_harness import (
+    assert_renders_as_golden,
+    conversation,
+    item_prompts,
+    make_task,
+    rated_turn,
+    sample_conversations,
+    write_golden,
+)
 
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.schema import Conversation, Outcome, RatingScale, State, Turn
@@ -45,20 +51,12 @@ def rendered_prompts() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     conversations = sample_conversations()[:2] + built()
     for name, count in ITEMS.items():
-        task = make_task(name, context="both")
-        for number, item in enumerate(islice(task.items(conversations), count)):
-            for mode in task.answer_modes:
-                for query in task.queries(item, mode):
-                    found[f"{name}/{number}/{item.variant}/{mode}/{query.key}"] = all_prompts(query)
+        found |= item_prompts(name, make_task(name, context="both"), conversations, count)
     return found
 
 
 def test_every_prompt_renders_as_before() -> None:
-    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    now = rendered_prompts()
-    assert sorted(now) == sorted(golden)
-    for key, prompts in golden.items():
-        assert now[key] == prompts, key
+    assert_renders_as_golden(GOLDEN, rendered_prompts())
 
 
 def test_the_golden_file_holds_the_moved_wording() -> None:
@@ -71,7 +69,7 @@ def test_the_golden_file_holds_the_moved_wording() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
-    GOLDEN.write_text(json.dumps(rendered_prompts(), indent=1, ensure_ascii=False) + "\n")
+    write_golden(GOLDEN, rendered_prompts())
 
 
 PROMPT_FILE = """
