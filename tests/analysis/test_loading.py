@@ -154,3 +154,26 @@ def test_a_v1_run_directory_gives_the_numbers_its_records_hold(tmp_path: Path) -
     assert emotion.provenance == ["first-person"]
     assert summary.provenance.runs[0].seed == 11 and summary.provenance.status == "complete"
     assert summary.diagnostics.worst_items and summary.diagnostics.worst_items[0].text
+
+
+def test_the_same_records_in_another_order_give_the_same_summary(
+    make_run: Callable[..., Path],
+) -> None:
+    """Records are written in the order calls finish, which differs from run to run: the
+    summary of the same records must not (float sums, ties among the worst items). The trap:
+    a shuffled copy whose records are the same lines in reverse order."""
+    accuracy = {"m/a": {"emotion": 0.5, "preference": 0.6}, "m/b": {"emotion": 0.7}}
+    run = make_run(accuracy, name="run", invalid_rate=0.1, failed_rate=0.05)
+    shuffled = run.parent / "shuffled"
+    shutil.copytree(run, shuffled)
+    path = shuffled / rundir.RECORDS_FILE
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(reversed(lines)), encoding="utf-8")
+    options = Options(seed=0, resamples=200)
+    summaries = []
+    for directory in (run, shuffled):
+        summary = build_summary(load_runs([directory]), options).model_dump(mode="json")
+        summary.pop("provenance")  # the run's path
+        summaries.append(json.dumps(summary, sort_keys=True))
+    assert lines != list(reversed(lines))
+    assert summaries[0] == summaries[1]

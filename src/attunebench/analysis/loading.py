@@ -148,7 +148,9 @@ def _merge(
                     message=f"{replaced} records in {run.path} replace items of earlier runs",
                 )
             )
-    return list(merged.values()), notices
+    # In key order, not the order calls happened to finish: the summary of the same records is
+    # then the same to the last digit (float sums depend on the order they are added in).
+    return [merged[key] for key in sorted(merged)], notices
 
 
 def skipped_notices(runs: Sequence[Run], records: Sequence[ItemRecord]) -> list[Notice]:
