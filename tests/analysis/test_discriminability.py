@@ -23,7 +23,7 @@ from attunebench.analysis.discriminability import (
 )
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import Discriminability, Estimate, Summary
-from attunebench.analysis.summary import Options, build_summary
+from attunebench.analysis.summary import Options, build_summary, summary_json
 from attunebench.analysis.synthetic import Plan
 
 FAST = Options(resamples=1000, permutations=99, subgroup_permutations=50)
@@ -234,3 +234,27 @@ def test_a_ratio_end_is_unbounded_only_when_that_quantile_is_infinite() -> None:
     assert ratio.ci_low is None and ratio.ci_high is None
     assert ratio.reason is not None and "in 40 of 41 resamples" in ratio.reason
     assert interval_with_infinity(np.r_[np.full(40, np.inf), 1.0], 0.95) == (np.inf, np.inf)
+
+
+@pytest.mark.parametrize("spread", [0.0, 0.05], ids=["models-alike", "models-apart"])
+def test_models_that_score_alike_on_every_conversation_get_no_snr_and_no_nan(
+    spread: float,
+) -> None:
+    """No noise left once conversations are removed (two real models scoring the same on a
+    judged task's two conversations did this): the snr is 0/0 or x/0. It is reported as
+    missing with its reason, ranked last, in no ratio, and the summary stays valid JSON."""
+    effects = {task: spread * np.arange(MODELS) for task in ITEMS}
+    runs = planted(structure(12, ITEMS), effects, {"emotion": 0.3, "preference": 0.0}, RNG())
+    summary = build_summary(runs, FAST)
+    found = by_task(summary)
+    alike = found["preference"]  # its headline is the per-item score planted here
+    assert alike.snr.value is None and alike.snr_per_item is None
+    assert alike.snr.reason is not None and "no residual variation" in alike.snr.reason
+    assert alike.rank is None and found["emotion"].snr.value is not None
+    (ratio,) = summary.discriminability.ratios
+    assert ratio.value is None and ratio.per_item is None
+    summary_json(summary)  # refuses NaN: must not raise
+
+
+def RNG() -> np.random.Generator:
+    return np.random.default_rng(11)

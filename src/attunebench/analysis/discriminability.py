@@ -61,6 +61,9 @@ def _means(table: ConversationTable) -> tuple[np.ndarray, FloatArray]:
     return complete, means
 
 
+_ROUNDING = 1e-12
+
+
 def snr_of(means: FloatArray, weights: FloatArray) -> FloatArray:
     """var(a) / var(e) from the (C, M) table, for each row of (B, C) conversation weights."""
     models = means.shape[1]
@@ -70,6 +73,9 @@ def snr_of(means: FloatArray, weights: FloatArray) -> FloatArray:
     between = total * (gaps**2).sum(axis=1) / (models - 1)
     within = (weights @ (centred**2)).sum(axis=1) - total * (gaps**2).sum(axis=1)
     error = safe_ratio(within, (models - 1) * (total - 1))
+    # Residual variation at the level of rounding (scores alike up to a constant on every
+    # conversation) is none: dividing by it would give any number at all.
+    error[error <= _ROUNDING * max(float(np.mean(means**2)), 1.0)] = 0.0
     return safe_ratio((between - error) / total, error)
 
 
@@ -106,8 +112,18 @@ def task_discriminability(
         "metric": scores.metric,
         "models": models,
     }
-    if len(models) < 2 or means.shape[0] < 2:
-        reason = f"fewer than 2 models under test ({len(models)}) or 2 conversations"
+    point = float("nan")
+    if len(models) >= 2 and means.shape[0] >= 2:
+        point = float(snr_of(means, np.ones((1, means.shape[0])))[0])
+    if not np.isfinite(point):
+        reason = (
+            f"fewer than 2 models under test ({len(models)}) or 2 conversations"
+            if len(models) < 2 or means.shape[0] < 2
+            # 0 / 0: every model scores alike on every conversation, so there is no noise to
+            # weigh the models' differences against
+            else "no residual variation (each model scores the same on every conversation, up to"
+            " a constant): no signal-to-noise ratio"
+        )
         return Discriminability(
             **base,
             snr=Estimate(value=None, reason=reason),
@@ -122,7 +138,6 @@ def task_discriminability(
             rank=None,
             reason=reason,
         ), drawn
-    point = float(snr_of(means, np.ones((1, means.shape[0])))[0])
     drawn = snr_of(means, bootstrap.counts[:, complete])
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     per_conversation = float(table.counts[complete].mean(axis=1).mean())
