@@ -13,11 +13,12 @@ import hashlib
 import json
 import time
 from abc import abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from attunebench.data.derived import FIVE
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.taxonomy import normalise_label
 from attunebench.models.base import (
@@ -150,6 +151,30 @@ def rating_answer(rating: float) -> str:
 
 def outcome_answer(values: dict[str, float]) -> str:
     return json.dumps({name: round(float(value), 3) for name, value in values.items()})
+
+
+def rating_scale(hint: TaskHint) -> tuple[float, float]:
+    """The rating item's scale (low, high), from the hint's labels; 1-5 for a hint made by hand
+    that carries none (the scale the rating task assumes where a source states none)."""
+    try:
+        low, high = (float(x) for x in hint.labels)
+    except ValueError:
+        return FIVE
+    return low, high
+
+
+def fit_on_scale(
+    values: Sequence[float], scale: tuple[float, float], fit: Callable[[Sequence[float]], float]
+) -> float:
+    """`fit` (a median, a mean) of the train values given on `scale` (the caller keeps only
+    those), kept within it; where none was (a scale the train split never showed) the scale's
+    midpoint. A value learned on another scale says nothing about this one (a 4 of 1-5 is not
+    a thumb on 0-1, and clipping it would answer the top of the scale); the midpoint is a valid
+    answer that is never more than half the scale off."""
+    low, high = scale
+    if not values:
+        return (low + high) / 2
+    return min(max(float(fit(values)), low), high)
 
 
 def outcome_scales(hint: TaskHint) -> dict[str, tuple[float, float]]:

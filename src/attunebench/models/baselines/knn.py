@@ -12,8 +12,11 @@ unless `encoder=` names another (see `models/embeddings.py`); k defaults to 5.
   over; the candidate whose neighbours were chosen more often (similarity-weighted) wins.
   As a pairwise judge it picks the same way.
 - response: the reply wanted for the nearest train user message, retrieved as is.
-- rating: the mean feedback of the k train replies most like the last reply rated.
-- outcome: each field's mean over the k train conversations whose user messages are most alike.
+- rating: the mean feedback of the k train replies most like the last reply rated, among
+  those rated on the item's scale (a thumb's neighbours are thumbs, never 1-5 ratings).
+- outcome: each field's mean over the k train conversations whose user messages are most
+  alike, among those that reported it on the item's scale. A scale the train split never
+  showed is answered with its midpoint (`base.fit_on_scale` says why).
 - rubric judging: not answered (not in `supported_hints`: a plan leaves it out).
 
 Its one slow step is embedding the train texts of each kind it is asked (about 900 ESConv
@@ -26,6 +29,7 @@ interrupt stops the encoding within one chunk.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -115,10 +119,10 @@ class KnnBaseline(base.Fitted):
         if hint.kind == "response":
             return self._response(await self._embed(hint.text))
         if hint.kind == "rating":
-            return self._rating(await self._embed(hint.text))
+            return self._rating(await self._embed(hint.text), base.rating_scale(hint))
         if hint.kind == "outcome":
             said = "\n".join(text for role, text in hint.history if role == "user")
-            return self._outcome(await self._embed(said), tuple(base.outcome_scales(hint)))
+            return self._outcome(await self._embed(said), base.outcome_scales(hint))
         raise self.unsupported(hint)
 
     async def _embed(self, text: str) -> Matrix:
@@ -231,19 +235,24 @@ class KnnBaseline(base.Fitted):
         sims = self._similarities("response", query)
         return examples[int(np.argmax(sims))].reply
 
-    def _rating(self, query: Matrix) -> str:
+    def _rating(self, query: Matrix, scale: tuple[float, float]) -> str:
+        """The mean of the nearest ratings given on the item's own scale (a neighbour's 4 of
+        1-5 is no answer to a 0-1 thumb)."""
+        examples = self.train.rating
         sims = self._similarities("rating", query)
-        near = _nearest(sims, [True] * len(sims), self.options.k)
-        return base.rating_answer(float(np.mean([self.train.rating[i].rating for i in near])))
+        near = _nearest(sims, [e.scale == scale for e in examples], self.options.k)
+        ratings = [examples[i].rating for i in near]
+        return base.rating_answer(base.fit_on_scale(ratings, scale, statistics.fmean))
 
-    def _outcome(self, query: Matrix, fields: tuple[str, ...]) -> str:
+    def _outcome(self, query: Matrix, scales: dict[str, tuple[float, float]]) -> str:
         examples = self.train.outcome
         sims = self._similarities("outcome", query)
         found = {}
-        for name in fields:
-            near = _nearest(sims, [name in e.values for e in examples], self.options.k)
-            if near:
-                found[name] = float(np.mean([examples[i].values[name] for i in near]))
+        for name, scale in scales.items():
+            usable = [name in e.values and e.scales.get(name, scale) == scale for e in examples]
+            near = _nearest(sims, usable, self.options.k)
+            values = [examples[i].values[name] for i in near]
+            found[name] = base.fit_on_scale(values, scale, statistics.fmean)
         return base.outcome_answer(found)
 
     def _index(self, kind: str, progress: Callable[[int], None] | None = None) -> Matrix:

@@ -10,7 +10,10 @@ always gives the answer most frequent there:
 - preference: the position of a reply says nothing (tasks shuffle A and B), so the majority is
   taken over length: whether participants more often chose the longer or the shorter reply;
   it then picks that one (equal lengths: tie). As a pairwise judge it picks the same way.
-- rating: the train median feedback; outcome: each field's train median.
+- rating: the train median feedback on the item's scale; outcome: each field's train median
+  on its scale. Scales are kept apart (ConvAI1's 0-1 thumbs against 1-5 ratings elsewhere):
+  one pooled median answered 4 to thumbs, off their scale. A scale the train split never
+  showed is answered with its midpoint (`base.fit_on_scale` says why).
 - response and rubric judging: not answered (not in `supported_hints`: a plan leaves them out).
 
 A kind whose gold the train split lacks is left out by the plan (not applicable).
@@ -62,9 +65,11 @@ class MajorityBaseline(base.Fitted):
                 hint, choice, "baseline/majority: the length chosen more in train"
             )
         if hint.kind == "rating":
-            return base.rating_answer(statistics.median(e.rating for e in self.train.rating))
+            scale = base.rating_scale(hint)
+            ratings = [e.rating for e in self.train.rating if e.scale == scale]
+            return base.rating_answer(base.fit_on_scale(ratings, scale, statistics.median))
         if hint.kind == "outcome":
-            return base.outcome_answer(self._outcome(tuple(base.outcome_scales(hint))))
+            return base.outcome_answer(self._outcome(base.outcome_scales(hint)))
         if hint.kind not in ("emotion", "behavior"):
             raise self.unsupported(hint)
         labels = base.require_labels(hint, self.spec)
@@ -95,12 +100,16 @@ class MajorityBaseline(base.Fitted):
             arousal=statistics.fmean(arousals) if arousals else None,
         )
 
-    def _outcome(self, fields: tuple[str, ...]) -> dict[str, float]:
+    def _outcome(self, scales: dict[str, tuple[float, float]]) -> dict[str, float]:
+        """Each field asked: its train median among the values given on the same scale."""
         found = {}
-        for name in fields:
-            values = [e.values[name] for e in self.train.outcome if name in e.values]
-            if values:
-                found[name] = float(statistics.median(values))
+        for name, scale in scales.items():
+            values = [
+                e.values[name]
+                for e in self.train.outcome
+                if name in e.values and e.scales.get(name, scale) == scale
+            ]
+            found[name] = base.fit_on_scale(values, scale, statistics.median)
         return found
 
     def _behaviors(self, labels: tuple[str, ...]) -> list[str]:

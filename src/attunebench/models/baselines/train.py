@@ -12,13 +12,13 @@ reported after the conversation (outcome).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from attunebench.data.derived import conversation_level, opening_words, outcome_fields
+from attunebench.data.derived import FIVE, conversation_level, opening_words, outcome_fields
 from attunebench.data.schema import Conversation, Turn
 from attunebench.models.registry import ProviderConfigError
 
@@ -58,18 +58,22 @@ class ReplyExample:
 
 @dataclass(frozen=True, slots=True)
 class RatingExample:
-    """The last reply a person's feedback covered, and the rating they gave."""
+    """The last reply a person's feedback covered, the rating they gave, and its scale (low,
+    high): a 4 on 1-5 and a thumb on 0-1 are not the same quantity, so fits keep them apart."""
 
     text: str
     rating: float
+    scale: tuple[float, float] = FIVE
 
 
 @dataclass(frozen=True, slots=True)
 class OutcomeExample:
-    """A conversation's user messages, and what the person reported afterwards."""
+    """A conversation's user messages, what the person reported afterwards, and each field's
+    scale (low, high)."""
 
     text: str
     values: dict[str, float]
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +124,10 @@ def load_train_set(path: str | Path) -> TrainSet:
             )
         preference.extend(_rated_pairs(conversation))
         rating.extend(_ratings(conversation))
-        values, _, _ = outcome_fields(conversation)
+        values, scales, _ = outcome_fields(conversation)
         if values:
             said = "\n".join(turn.user for turn in conversation.turns)
-            outcome.append(OutcomeExample(said, values))
+            outcome.append(OutcomeExample(said, values, scales))
         for turn in conversation.turns:
             example = _emotion(turn)
             if example is not None:
@@ -167,11 +171,13 @@ def _rated_pairs(conversation: Conversation) -> list[PreferenceExample]:
 
 def _ratings(conversation: Conversation) -> list[RatingExample]:
     """Each feedback with the last reply before it (the one the person had just read)."""
+    scale = conversation.source.rating_scale
+    bounds = (scale.low, scale.high) if scale is not None else FIVE  # as the rating task reads it
     out = []
     last_reply = ""
     for turn in conversation.turns:
         if turn.feedback is not None and last_reply:
-            out.append(RatingExample(last_reply, turn.feedback))
+            out.append(RatingExample(last_reply, turn.feedback, bounds))
         reply = turn.continued_response()
         if reply is not None:
             last_reply = reply.text
