@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from attunebench import __version__
+from attunebench.analysis.loading import Run, Runs
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import (
@@ -39,7 +41,7 @@ from attunebench.models.base import ChoiceOutput, GenerateParams, Message, Provi
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider, default_answer
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.records import ItemRecord
+from attunebench.records import ItemRecord, ModelInfo, RunInfo
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import AnswerMode, CallRole, Item, Output, Query, Task, View
 
@@ -200,6 +202,27 @@ def all_prompts(query: Query) -> list[str]:
     if query.choice is not None:
         prompts.append(rendered(query.choice.messages))
     return prompts
+
+
+def judged_runs(
+    records: Sequence[ItemRecord], models: Sequence[str], conversations: Iterable[Conversation]
+) -> Runs:
+    """One judged `response` run over `records` held in memory (judge "j"), as loading its
+    directory would give it, for the analysis to summarise."""
+    info = RunInfo(
+        package_version=__version__,
+        dataset="dataset.jsonl",
+        dataset_sha256="0" * 64,
+        tasks=["response"],
+        models=[ModelInfo(spec=m) for m in models],
+        judges=[ModelInfo(spec="j", role="judge")],
+        seed=0,
+        planned_items=len(records),
+        started_at="2026-01-01T00:00:00Z",
+        complete=True,
+    )
+    found = {c.id: c for c in conversations}
+    return Runs((Run(Path("run"), info, None, len(records)),), tuple(records), found)
 
 
 def item_prompts(

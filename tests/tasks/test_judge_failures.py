@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
-from task_harness import Harness, conversation, make_task, two_reply_turn
+from task_harness import Harness, conversation, judged_runs, make_task, two_reply_turn
 
-from attunebench import __version__
-from attunebench.analysis.loading import Run, Runs
+from attunebench.analysis.loading import Runs
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.schema import Conversation, State
 from attunebench.models.base import Message, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
-from attunebench.records import JUDGE_FAILED, ItemRecord, ModelInfo, RunInfo, retry_on_resume
+from attunebench.records import JUDGE_FAILED, ItemRecord, retry_on_resume
 from attunebench.report import render_markdown
 
 CONVERSATIONS = 80
@@ -92,20 +90,7 @@ async def judged_records(fail_share: float, error: ProviderError | None) -> list
 
 
 def summarised(records: list[ItemRecord]) -> Runs:
-    info = RunInfo(
-        package_version=__version__,
-        dataset="dataset.jsonl",
-        dataset_sha256="0" * 64,
-        tasks=["response"],
-        models=[ModelInfo(spec=FLAKY), ModelInfo(spec=TWIN)],
-        judges=[ModelInfo(spec="j", role="judge")],
-        seed=0,
-        planned_items=len(records),
-        started_at="2026-01-01T00:00:00Z",
-        complete=True,
-    )
-    found = {c.id: c for c in dialogues()}
-    return Runs((Run(Path("run"), info, None, len(records)),), tuple(records), found)
+    return judged_runs(records, [FLAKY, TWIN], dialogues())
 
 
 @pytest.mark.parametrize(

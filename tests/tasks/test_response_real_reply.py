@@ -7,20 +7,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
-from task_harness import Harness, conversation, make_task, two_reply_turn
+from task_harness import Harness, conversation, judged_runs, make_task, two_reply_turn
 
-from attunebench import __version__
-from attunebench.analysis.loading import Run, Runs
 from attunebench.analysis.schema import ScoreRow, Summary
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.models.base import Message, ProviderError
 from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
-from attunebench.records import JUDGE_FAILED, ItemRecord, ModelInfo, RunInfo
+from attunebench.records import JUDGE_FAILED, ItemRecord
 from attunebench.report import render_html, render_markdown, views
 from attunebench.tasks.base import Output
 from attunebench.tasks.real_reply import REFERENCE
@@ -87,20 +84,7 @@ async def judged(judge: Judge, **options: str) -> list[ItemRecord]:
 
 
 def summarised(records: list[ItemRecord]) -> Summary:
-    info = RunInfo(
-        package_version=__version__,
-        dataset="dataset.jsonl",
-        dataset_sha256="0" * 64,
-        tasks=["response"],
-        models=[ModelInfo(spec=m) for m in WRITERS],
-        judges=[ModelInfo(spec="j", role="judge")],
-        seed=0,
-        planned_items=len(records),
-        started_at="2026-01-01T00:00:00Z",
-        complete=True,
-    )
-    found = {c.id: c for c in bot_chats()}
-    runs = Runs((Run(Path("run"), info, None, len(records)),), tuple(records), found)
+    runs = judged_runs(records, WRITERS, bot_chats())
     return build_summary(runs, Options(resamples=300, permutations=99))
 
 
