@@ -17,7 +17,8 @@ from task_harness import Call, Harness, make_task, mock_answer, rendered
 
 from attunebench.data.schema import Conversation
 from attunebench.tasks import history as h
-from attunebench.tasks.prompting import chat_messages, self_reports_block, task_prompt, transcript
+from attunebench.tasks.prompting import chat_messages, self_reports_block, transcript
+from attunebench.tasks.wording import task_prompt
 
 # (task, the prompt its calls are checked on): the subject prompts, and the audit's judge.
 CHECKED = [

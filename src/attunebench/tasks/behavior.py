@@ -51,9 +51,9 @@ from attunebench.tasks.prompting import (
     label_menu,
     option_keys,
     self_reports_block,
-    task_prompt,
     transcript,
 )
+from attunebench.tasks.wording import task_prompt
 
 TASK = "behavior"
 PROMPT = task_prompt(__name__, "behavior")

@@ -75,9 +75,9 @@ from attunebench.tasks.prompting import (
     choice_form,
     label_menu,
     self_reports_block,
-    task_prompt,
     transcript,
 )
+from attunebench.tasks.wording import task_prompt
 
 TASK = "emotion"
 PROMPT = task_prompt(__name__, "emotion")

@@ -59,7 +59,8 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
 from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, task_prompt, transcript
+from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, transcript
+from attunebench.tasks.wording import task_prompt
 
 TASK = "outcome"
 PROMPT = task_prompt(__name__, "outcome")

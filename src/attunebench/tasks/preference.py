@@ -42,9 +42,9 @@ from attunebench.tasks.prompting import (
     choice_form,
     option_keys,
     self_reports_block,
-    task_prompt,
     transcript,
 )
+from attunebench.tasks.wording import task_prompt
 
 TASK = "preference"
 SAME_TURN = task_prompt(__name__, "preference")

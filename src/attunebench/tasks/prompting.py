@@ -23,7 +23,6 @@ from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import defang, delimit
 from attunebench.tasks.base import ChoiceForm
 from attunebench.tasks.history import ContextMode, SelfReport, Utterance, describe_state
-from attunebench.tasks.wording import task_prompt as task_prompt  # the tasks' import
 from attunebench.tasks.wording import words
 
 # JSON answers are short; asking for JSON mode helps servers that support it.

@@ -82,7 +82,8 @@ from attunebench.tasks.judging import (
     rubric_query,
 )
 from attunebench.tasks.pairs import reference_replies
-from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_reports_block, task_prompt
+from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_reports_block
+from attunebench.tasks.wording import task_prompt
 
 TASK = "response"
 PROMPT = task_prompt(__name__)

@@ -27,7 +27,8 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.parsing import answer_fields
-from attunebench.tasks.prompting import JSON_PARAMS, task_prompt, transcript
+from attunebench.tasks.prompting import JSON_PARAMS, transcript
+from attunebench.tasks.wording import task_prompt
 
 TASK = "intense"
 PROMPT = task_prompt(__name__, "intense")
