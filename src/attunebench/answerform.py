@@ -167,6 +167,16 @@ def stated_scale(text: str) -> tuple[float, float]:
     return (float(found.group(1)), float(found.group(2))) if found else (1.0, 5.0)
 
 
+def labelled_scale(hint: TaskHint) -> tuple[float, float] | None:
+    """The scale (low, high) a hint carries as its two labels (a rating's), None where its
+    labels are not two numbers."""
+    try:
+        low, high = (float(x) for x in hint.labels)
+    except ValueError:
+        return None
+    return low, high
+
+
 def gold_pick(hint: TaskHint, gold: Mapping[str, Any], right: bool) -> str:
     """A pair's pick ("A", "B", "tie") from its gold, or a wrong one: the gold names the
     replies shown first and second, and the query key ("ab", "ba") the order asked."""

@@ -31,6 +31,7 @@ from attunebench.answerform import (
     Schema,
     dumps,
     in_scale,
+    labelled_scale,
     obj,
     registered,
     stated_scale,
@@ -90,11 +91,10 @@ class RatingAnswers(AnswerForm):
 
 
 def _scale(hint: TaskHint) -> tuple[float, float]:
-    try:
-        low, high = (float(x) for x in hint.labels)
-    except ValueError:
-        raise ValueError("the rating hint carries no scale") from None
-    return low, high
+    scale = labelled_scale(hint)
+    if scale is None:
+        raise ValueError("the rating hint carries no scale")
+    return scale
 
 
 ANSWERS = registered(RatingAnswers())

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attunebench.answerform import labelled_scale
 from attunebench.data.derived import FIVE
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.taxonomy import normalise_label
@@ -156,11 +157,7 @@ def outcome_answer(values: dict[str, float]) -> str:
 def rating_scale(hint: TaskHint) -> tuple[float, float]:
     """The rating item's scale (low, high), from the hint's labels; 1-5 for a hint made by hand
     that carries none (the scale the rating task assumes where a source states none)."""
-    try:
-        low, high = (float(x) for x in hint.labels)
-    except ValueError:
-        return FIVE
-    return low, high
+    return labelled_scale(hint) or FIVE
 
 
 def fit_on_scale(
