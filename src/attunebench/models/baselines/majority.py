@@ -66,8 +66,12 @@ class MajorityBaseline(base.Fitted):
             )
         if hint.kind == "rating":
             scale = base.rating_scale(hint)
-            ratings = [e.rating for e in self.train.rating if e.scale == scale]
-            return base.rating_answer(base.fit_on_scale(ratings, scale, statistics.median))
+            key = ("rating", tuple(f"{end:g}" for end in scale))
+            if key not in self._answers:  # one median per scale, not one per item
+                ratings = [e.rating for e in self.train.rating if e.scale == scale]
+                median = base.fit_on_scale(ratings, scale, statistics.median)
+                self._answers[key] = base.rating_answer(median)
+            return self._answers[key]
         if hint.kind == "outcome":
             return base.outcome_answer(self._outcome(base.outcome_scales(hint)))
         if hint.kind not in ("emotion", "behavior"):
