@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from attunebench.answerform import dumps
-from attunebench.data.schema import Conversation
+from attunebench.data.schema import Conversation, Response
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.models.hints import TaskHint
@@ -89,14 +89,20 @@ def middle(conversation: Conversation) -> float:
     return MIDDLE if scale is None else (scale.low + scale.high) / 2
 
 
+def thumb(conversation: Conversation, reply: Response) -> bool | None:
+    """The person's thumb on the reply: up (True), down (False), or none (not rated, or a
+    merged run of messages rated half up and half down)."""
+    mid = middle(conversation)
+    return None if reply.rating is None or reply.rating == mid else reply.rating > mid
+
+
 def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, str, ThumbGold]]:
     """(turn, response id, reply, gold) for each bot reply with a thumb."""
-    mid = middle(conversation)
     for turn in conversation.turns:
         for response in turn.responses:
-            if response.rating is None or response.rating == mid:
+            liked = thumb(conversation, response)
+            if liked is None or response.rating is None:  # the second for the type checker
                 continue
-            liked = response.rating > mid
             gold = ThumbGold(rating=response.rating, liked=liked, model=response.model)
             yield turn.index, response.id, response.text, gold
 

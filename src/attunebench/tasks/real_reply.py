@@ -32,7 +32,6 @@ from attunebench.stats import FloatArray, IntArray
 from attunebench.tasks import metrics as m
 from attunebench.tasks.base import Guess, JudgedVerdict, Scored, View
 from attunebench.tasks.calibration import auroc_statistic
-from attunebench.tasks.judge_thumbs import middle
 from attunebench.tasks.pairs import talked_to_model
 
 REFERENCE = "reference/real-reply"
@@ -46,13 +45,6 @@ def real_reply(conversation: Conversation, turn: Turn) -> Response | None:
         return None
     replies = [r for r in turn.responses if r.text.strip()]
     return replies[0] if len(replies) == 1 else None
-
-
-def thumb(conversation: Conversation, reply: Response) -> bool | None:
-    """The person's thumb on the reply: up (True), down (False), or none (not rated, or a
-    merged run of messages rated half up and half down)."""
-    mid = middle(conversation)
-    return None if reply.rating is None or reply.rating == mid else reply.rating > mid
 
 
 def real_values(verdicts: Sequence[JudgedVerdict], judges: Sequence[str]) -> dict[str, float]:

@@ -65,6 +65,7 @@ from attunebench.tasks.base import (
     check_choice,
     register_task,
 )
+from attunebench.tasks.judge_thumbs import thumb
 from attunebench.tasks.judge_values import (
     COMPARISONS,
     MODEL_FIRST,
@@ -189,7 +190,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
         reply = real.real_reply(conversation, turn)
         if reply is None or self.judge_mode == "pairwise":
             return None
-        liked = real.thumb(conversation, reply)
+        liked = thumb(conversation, reply)
         return ResponseGold(real=reply.id, real_text=reply.text, real_liked=liked)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
