@@ -25,16 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import (
-    AnswerForm,
-    Schema,
-    dumps,
-    labels_of,
-    obj,
-    pick,
-    registered,
-    some_of,
-)
+from attunebench import answerform as af
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
@@ -42,17 +33,10 @@ from attunebench.prompts import delimit
 from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
+from attunebench.tasks import prompting as pr
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import group_references, most_common_by, shown_bin
 from attunebench.tasks.parsing import answer_fields, label_list
-from attunebench.tasks.prompting import (
-    JSON_PARAMS,
-    choice_form,
-    label_menu,
-    option_keys,
-    self_reports_block,
-    transcript,
-)
 from attunebench.tasks.wording import task_prompt
 
 TASK = "behavior"
@@ -60,7 +44,7 @@ PROMPT = task_prompt(__name__, "behavior")
 CHOICE_PROMPT = task_prompt(__name__, "behavior-choice")
 THRESHOLD = 0.5  # a label is predicted in choice mode when P(yes) >= THRESHOLD
 YES_NO = [(option, CHOICE_PROMPT.text(option)) for option in ("yes", "no")]
-YES = option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
+YES = pr.option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
 
 
 class BehaviorGold(t.Gold):
@@ -76,30 +60,30 @@ class BehaviorPrediction(Frozen):
     yes_probabilities: dict[str, float] = Field(default_factory=dict)
 
 
-class BehaviorAnswers(AnswerForm):
+class BehaviorAnswers(af.AnswerForm):
     """`{"behaviors": [L, ...]}`, from a hint carrying the reply as `text` and the labels."""
 
     kind = TASK
     marker = '{"behaviors"'
 
     def example(self, hint: TaskHint) -> str:
-        return dumps({"behaviors": list(hint.labels[:1])})
+        return af.dumps({"behaviors": list(hint.labels[:1])})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return dumps({"behaviors": [pick(rng, labels_of(hint))]})
+        return af.dumps({"behaviors": [af.pick(rng, af.labels_of(hint))]})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         truth = list(gold.get("behaviors", []))
         wrong = [label for label in hint.labels if label not in truth] or list(hint.labels)
-        return dumps({"behaviors": truth if right else [pick(rng, wrong)]})
+        return af.dumps({"behaviors": truth if right else [af.pick(rng, wrong)]})
 
-    def schema(self, hint: TaskHint) -> Schema | None:
-        return obj({"behaviors": some_of(hint.labels)}) if hint.labels else None
+    def schema(self, hint: TaskHint) -> af.Schema | None:
+        return af.obj({"behaviors": af.some_of(hint.labels)}) if hint.labels else None
 
 
-ANSWERS = registered(BehaviorAnswers())
+ANSWERS = af.registered(BehaviorAnswers())
 
 
 def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
@@ -149,8 +133,8 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
         said = h.history_through(conversation, turn.index)
         variant = item.context
         fields = {
-            "conversation": transcript(said),
-            "self_reports": self_reports_block(
+            "conversation": pr.transcript(said),
+            "self_reports": pr.self_reports_block(
                 variant, h.self_reports_before(conversation, turn.index), conversation
             ),
             "reply": delimit("reply", reply.text),
@@ -163,17 +147,17 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
             form=ANSWERS,
         )
         if mode == "generate":
-            messages = PROMPT.render(**fields, labels=label_menu(labels))
-            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            messages = PROMPT.render(**fields, labels=pr.label_menu(labels))
+            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
         base = CHOICE_PROMPT.render(**fields)
         return [
             t.Query(
                 f"label:{label.name}",
                 base,
                 CHOICE_PROMPT.info,
-                JSON_PARAMS,
+                pr.JSON_PARAMS,
                 hint,
-                choice=choice_form(
+                choice=pr.choice_form(
                     base,
                     CHOICE_PROMPT.text("question", name=label.name, description=label.description),
                     YES_NO,

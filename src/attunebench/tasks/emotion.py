@@ -33,19 +33,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import (
-    AnswerForm,
-    Schema,
-    dumps,
-    in_scale,
-    labels_of,
-    obj,
-    one_of,
-    pick,
-    registered,
-    some_of,
-    uniform,
-)
+from attunebench import answerform as af
 from attunebench.data.derived import (
     DEFAULT_MESSAGES,
     DEFAULT_WORDS,
@@ -60,6 +48,7 @@ from attunebench.stats import FloatArray, IntArray, Weights
 from attunebench.tasks import base as t
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
+from attunebench.tasks import prompting as pr
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import group_references, most_common_by, shown_bin
 from attunebench.tasks.parsing import (
@@ -69,13 +58,6 @@ from attunebench.tasks.parsing import (
     label_list,
     most_probable,
     one_label,
-)
-from attunebench.tasks.prompting import (
-    JSON_PARAMS,
-    choice_form,
-    label_menu,
-    self_reports_block,
-    transcript,
 )
 from attunebench.tasks.wording import task_prompt
 
@@ -119,7 +101,7 @@ class EmotionPrediction(EmotionReading):
     label_probabilities: dict[str, float] = Field(default_factory=dict)
 
 
-class EmotionAnswers(AnswerForm):
+class EmotionAnswers(af.AnswerForm):
     """`{"primary": L, "emotions": [L, ...], "intensity": n, "valence": x, "arousal": x}`, from
     a hint carrying the user's message as `text` and the taxonomy's labels."""
 
@@ -129,13 +111,13 @@ class EmotionAnswers(AnswerForm):
     def example(self, hint: TaskHint) -> str:
         first = list(hint.labels[:1])
         middle = {"intensity": 3, "valence": 0.0, "arousal": 0.5}
-        return dumps({"primary": first[0] if first else None, "emotions": first, **middle})
+        return af.dumps({"primary": first[0] if first else None, "emotions": first, **middle})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        primary = pick(rng, labels_of(hint))
+        primary = af.pick(rng, af.labels_of(hint))
         numbers = [float(rng.integers(1, 6)), rng.uniform(-1.0, 1.0), rng.uniform(0.0, 1.0)]
         named = dict(zip(SCALES, (round(float(x), 3) for x in numbers), strict=True))
-        return dumps({"primary": primary, "emotions": [primary], **named})
+        return af.dumps({"primary": primary, "emotions": [primary], **named})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
@@ -143,25 +125,25 @@ class EmotionAnswers(AnswerForm):
         labels = list(hint.labels)
         truth = gold.get("primary") or next(iter(gold.get("emotions") or []), None)
         others = [label for label in labels if label != truth] or labels
-        primary = truth if right and truth else pick(rng, others)
+        primary = truth if right and truth else af.pick(rng, others)
         answer: dict[str, Any] = {"primary": primary, "emotions": [primary]}
         for name, (low, high) in SCALES.items():
             if gold.get(name) is not None:
-                answer[name] = gold[name] if right else uniform(rng, low, high)
-        return dumps(answer)
+                answer[name] = gold[name] if right else af.uniform(rng, low, high)
+        return af.dumps(answer)
 
-    def schema(self, hint: TaskHint) -> Schema | None:
+    def schema(self, hint: TaskHint) -> af.Schema | None:
         """The labels from the hint's taxonomy; the numbers, which a question may not ask,
         each in its scale and optional, as PANAS items (named in the prompt only)."""
         if not hint.labels:
             return None
-        numbers = {name: in_scale(low, high) for name, (low, high) in SCALES.items()}
-        panas = {"type": "object", "additionalProperties": in_scale(*PANAS)}
-        labels = {"primary": one_of(hint.labels), "emotions": some_of(hint.labels)}
-        return obj({**labels, **numbers, "panas": panas}, optional=(*SCALES, "panas"))
+        numbers = {name: af.in_scale(low, high) for name, (low, high) in SCALES.items()}
+        panas = {"type": "object", "additionalProperties": af.in_scale(*PANAS)}
+        labels = {"primary": af.one_of(hint.labels), "emotions": af.some_of(hint.labels)}
+        return af.obj({**labels, **numbers, "panas": panas}, optional=(*SCALES, "panas"))
 
 
-ANSWERS = registered(EmotionAnswers())
+ANSWERS = af.registered(EmotionAnswers())
 
 
 def turn_gold(turn: Turn) -> EmotionGold | None:
@@ -296,8 +278,8 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         mode = item.context
         question = template.text("whole" if whole else "turn")
         return {
-            "conversation": transcript(h.history_through(conversation, item.turn_index)),
-            "self_reports": self_reports_block(mode, reports, conversation, situation),
+            "conversation": pr.transcript(h.history_through(conversation, item.turn_index)),
+            "self_reports": pr.self_reports_block(mode, reports, conversation, situation),
             "question": question,
         }
 
@@ -318,8 +300,8 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
             panas = ""
             if gold.panas:
                 panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
-            messages = PROMPT.render(**fields, labels=label_menu(labels), panas=panas)
-            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            messages = PROMPT.render(**fields, labels=pr.label_menu(labels), panas=panas)
+            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
         fields = self._fields(item, CHOICE_PROMPT)
         base = CHOICE_PROMPT.render(**{**fields, "question": ""})
         menu = [(label.name, f"{label.name} ({label.description})") for label in labels]
@@ -328,9 +310,9 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
                 "label",
                 base,
                 CHOICE_PROMPT.info,
-                JSON_PARAMS,
+                pr.JSON_PARAMS,
                 hint,
-                choice=choice_form(base, fields["question"], menu),
+                choice=pr.choice_form(base, fields["question"], menu),
             )
         ]
         numbers = [("intensity", CHOICE_PROMPT.text("intensity"))]
@@ -338,8 +320,10 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         for key, question in numbers:
             if key == "intensity" and gold.intensity is None:
                 continue
-            form = choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
-            queries.append(t.Query(key, base, CHOICE_PROMPT.info, JSON_PARAMS, hint, choice=form))
+            form = pr.choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
+            queries.append(
+                t.Query(key, base, CHOICE_PROMPT.info, pr.JSON_PARAMS, hint, choice=form)
+            )
         return queries
 
     def parse(

@@ -35,17 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import (
-    NULL,
-    AnswerForm,
-    Schema,
-    dumps,
-    in_scale,
-    obj,
-    registered,
-    stated_scale,
-    uniform,
-)
+from attunebench import answerform as af
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import TaskHint
@@ -58,8 +48,8 @@ from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
+from attunebench.tasks import prompting as pr
 from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, transcript
 from attunebench.tasks.wording import task_prompt
 
 TASK = "outcome"
@@ -84,44 +74,44 @@ _FIELDS = _fields_pattern(PROMPT.user)
 _FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
 
 
-class OutcomeAnswers(AnswerForm):
+class OutcomeAnswers(af.AnswerForm):
     """`{"<field>": n, ...}`, from a hint carrying the fields asked as `labels` and each
     field's scale as `reference` {field: "low:high"}."""
 
     kind = TASK
 
     def example(self, hint: TaskHint) -> str:
-        return dumps({name: 3 for name in hint.labels})
+        return af.dumps({name: 3 for name in hint.labels})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
         drawn = {k: float(rng.integers(int(lo), int(hi) + 1)) for k, (lo, hi) in _scales(hint)}
-        return dumps({name: round(value, 3) for name, value in drawn.items()})
+        return af.dumps({name: round(value, 3) for name, value in drawn.items()})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         values: dict[str, float] = gold.get("values", {})
-        return dumps(
+        return af.dumps(
             {
-                name: values[name] if right and name in values else uniform(rng, *scale)
+                name: values[name] if right and name in values else af.uniform(rng, *scale)
                 for name, scale in gold.get("scales", {}).items()
                 if name in hint.labels
             }
         )
 
-    def schema(self, hint: TaskHint) -> Schema | None:
+    def schema(self, hint: TaskHint) -> af.Schema | None:
         """Each field asked, in its scale; a field may be null (not known), as the parser
         takes it, but not left out."""
         if not hint.labels:
             return None
-        nullable = {k: {"anyOf": [in_scale(*scale), NULL]} for k, scale in _scales(hint)}
-        return obj(nullable)
+        nullable = {k: {"anyOf": [af.in_scale(*scale), af.NULL]} for k, scale in _scales(hint)}
+        return af.obj(nullable)
 
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
         block = _FIELDS.search(user)
         if block is None:
             return None
-        scales = {name: stated_scale(q) for name, q in _FIELD.findall(block.group(1))}
+        scales = {name: af.stated_scale(q) for name, q in _FIELD.findall(block.group(1))}
         reference = {k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()}
         return TaskHint(kind=TASK, labels=tuple(scales), reference=reference, form=self)
 
@@ -135,7 +125,7 @@ def _scales(hint: TaskHint) -> list[tuple[str, tuple[float, float]]]:
     return scales
 
 
-ANSWERS = registered(OutcomeAnswers())
+ANSWERS = af.registered(OutcomeAnswers())
 
 
 class OutcomeGold(t.Gold):
@@ -201,8 +191,8 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
         variant = item.context
         reports = h.self_reports_before(conversation, item.turn_index + 1)
         fields = {
-            "conversation": transcript(said),
-            "self_reports": self_reports_block(variant, reports, conversation),
+            "conversation": pr.transcript(said),
+            "self_reports": pr.self_reports_block(variant, reports, conversation),
         }
         scales = asked(item.gold)
         hint = TaskHint(
@@ -216,7 +206,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
             messages = PROMPT.render(**fields, fields=wanted)
-            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
         questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
         return n.choice_queries(base, CHOICE.info, hint, questions, scales)

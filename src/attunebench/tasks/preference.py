@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import AnswerForm, Schema, dumps, gold_pick, obj, one_of, registered
+from attunebench import answerform as af
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
@@ -35,15 +35,9 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import pair_cues as c
 from attunebench.tasks import pairs as p
+from attunebench.tasks import prompting as pr
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.parsing import parse_choice
-from attunebench.tasks.prompting import (
-    JSON_PARAMS,
-    choice_form,
-    option_keys,
-    self_reports_block,
-    transcript,
-)
 from attunebench.tasks.wording import task_prompt
 
 TASK = "preference"
@@ -52,34 +46,34 @@ ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
 CHOICE = task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
 CHOICE_OPTIONS = [(option, CHOICE.text(option)) for option in ("A", "B", "tie")]
-CHOICE_KEYS = option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
+CHOICE_KEYS = pr.option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
 
 
 PICKS = ("A", "B", "tie")
 
 
-class PreferenceAnswers(AnswerForm):
+class PreferenceAnswers(af.AnswerForm):
     """`{"choice": "A" | "B" | "tie"}`, from a hint carrying the replies as `candidates`."""
 
     kind = TASK
     marker = '{"choice"'
 
     def example(self, hint: TaskHint) -> str:
-        return dumps({"choice": "A"})
+        return af.dumps({"choice": "A"})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return dumps({"choice": "AB"[int(rng.integers(2))]})
+        return af.dumps({"choice": "AB"[int(rng.integers(2))]})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        return dumps({"choice": gold_pick(hint, gold, right)})
+        return af.dumps({"choice": af.gold_pick(hint, gold, right)})
 
-    def schema(self, hint: TaskHint) -> Schema:
-        return obj({"choice": one_of(PICKS)})
+    def schema(self, hint: TaskHint) -> af.Schema:
+        return af.obj({"choice": af.one_of(PICKS)})
 
 
-ANSWERS = registered(PreferenceAnswers())
+ANSWERS = af.registered(PreferenceAnswers())
 
 
 class PreferencePrediction(Frozen):
@@ -139,8 +133,8 @@ def pair_queries(item: t.Item[p.PairGold], pair: p.Pair, mode: t.AnswerMode) -> 
     # one's message) would show which reply came first and how far apart they were.
     upto = min(pair.first.turn_index, pair.second.turn_index)
     base = {
-        "conversation": transcript(h.history_through(conversation, upto)),
-        "self_reports": self_reports_block(
+        "conversation": pr.transcript(h.history_through(conversation, upto)),
+        "self_reports": pr.self_reports_block(
             variant, h.self_reports_before(conversation, upto), conversation
         ),
     }
@@ -160,9 +154,11 @@ def pair_queries(item: t.Item[p.PairGold], pair: p.Pair, mode: t.AnswerMode) -> 
         if mode == "choice":
             # A derived pair's question: the user rated each reply alone, never picked one.
             asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
-            form = choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
+            form = pr.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
         queries.append(
-            t.Query(order, template.render(**fields), template.info, JSON_PARAMS, hint, choice=form)
+            t.Query(
+                order, template.render(**fields), template.info, pr.JSON_PARAMS, hint, choice=form
+            )
         )
     return queries
 

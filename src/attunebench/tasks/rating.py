@@ -26,17 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import (
-    AnswerForm,
-    Schema,
-    dumps,
-    in_scale,
-    labelled_scale,
-    obj,
-    registered,
-    stated_scale,
-    uniform,
-)
+from attunebench import answerform as af
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import TaskHint
 from attunebench.stats import FloatArray, Weights
@@ -46,8 +36,8 @@ from attunebench.tasks import grouping
 from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import numeric as n
+from attunebench.tasks import prompting as pr
 from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.prompting import JSON_PARAMS, self_reports_block, transcript
 from attunebench.tasks.wording import task_prompt
 
 TASK = "rating"
@@ -57,7 +47,7 @@ FIELD = "rating"
 THIRDS = 3
 
 
-class RatingAnswers(AnswerForm):
+class RatingAnswers(af.AnswerForm):
     """`{"rating": n}`, from a hint carrying the last reply rated as `text` and the scale as
     `labels` (low, high)."""
 
@@ -65,20 +55,20 @@ class RatingAnswers(AnswerForm):
     marker = '{"rating"'
 
     def example(self, hint: TaskHint) -> str:
-        return dumps({"rating": 3})
+        return af.dumps({"rating": 3})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
         low, high = _scale(hint)
-        return dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
+        return af.dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        return dumps({"rating": gold["rating"] if right else uniform(rng, *_scale(hint))})
+        return af.dumps({"rating": gold["rating"] if right else af.uniform(rng, *_scale(hint))})
 
-    def schema(self, hint: TaskHint) -> Schema | None:
+    def schema(self, hint: TaskHint) -> af.Schema | None:
         try:
-            return obj({"rating": in_scale(*_scale(hint))})
+            return af.obj({"rating": af.in_scale(*_scale(hint))})
         except ValueError:  # a hint made by hand, with no scale: no form to hold it to
             return None
 
@@ -86,18 +76,18 @@ class RatingAnswers(AnswerForm):
         hint = super().read_prompt(system, user)
         if hint is None:
             return None
-        low, high = stated_scale(user)  # the question's own scale
+        low, high = af.stated_scale(user)  # the question's own scale
         return TaskHint(kind=TASK, labels=(f"{low:g}", f"{high:g}"), form=self)
 
 
 def _scale(hint: TaskHint) -> tuple[float, float]:
-    scale = labelled_scale(hint)
+    scale = af.labelled_scale(hint)
     if scale is None:
         raise ValueError("the rating hint carries no scale")
     return scale
 
 
-ANSWERS = registered(RatingAnswers())
+ANSWERS = af.registered(RatingAnswers())
 
 
 class RatingGold(t.Gold):
@@ -169,8 +159,8 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
         variant = item.context
         reports = h.self_reports_before(conversation, item.turn_index)
         fields = {
-            "conversation": transcript(said),
-            "self_reports": self_reports_block(variant, reports, conversation),
+            "conversation": pr.transcript(said),
+            "self_reports": pr.self_reports_block(variant, reports, conversation),
         }
         replies = [u.text for u in said if u.speaker == "assistant"]
         hint = TaskHint(
@@ -182,7 +172,7 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
         )
         if mode == "generate":
             messages = PROMPT.render(**fields, low=f"{low:g}", high=f"{high:g}")
-            return [t.Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
         base = CHOICE.render(**fields)
         questions = {FIELD: CHOICE.text("question", low=f"{low:g}", high=f"{high:g}")}
         return n.choice_queries(base, CHOICE.info, hint, questions, {FIELD: item.gold.scale})
