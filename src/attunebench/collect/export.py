@@ -15,19 +15,8 @@ from typing import Any, Literal
 
 from attunebench.collect.models import ParticipantRow, TurnRow
 from attunebench.collect.study import Study
+from attunebench.data import schema
 from attunebench.data.jsonl import write_conversations
-from attunebench.data.schema import (
-    Context,
-    Conversation,
-    Need,
-    Outcome,
-    Participant,
-    Preference,
-    Response,
-    Source,
-    State,
-    Turn,
-)
 from attunebench.data.validate import FileReport, validate_file
 
 LABELLED = ("state", "state.intensity", "behaviors", "preference", "need", "outcome")
@@ -41,13 +30,13 @@ def response_id(conversation_id: str, turn_index: int, position: str) -> str:
     return f"{conversation_id}-t{turn_index}-{position.lower()}"
 
 
-def _state(raw: dict[str, Any] | None) -> State | None:
-    return State.model_validate(raw) if raw else None
+def _state(raw: dict[str, Any] | None) -> schema.State | None:
+    return schema.State.model_validate(raw) if raw else None
 
 
-def _turn(conversation_id: str, row: TurnRow) -> Turn:
+def _turn(conversation_id: str, row: TurnRow) -> schema.Turn:
     responses = tuple(
-        Response(
+        schema.Response(
             id=response_id(conversation_id, row.index, reply.position),
             model=reply.model,
             text=reply.text,
@@ -60,7 +49,7 @@ def _turn(conversation_id: str, row: TurnRow) -> Turn:
     if row.choice is not None:
         tie = row.choice == "tie"
         continued = response_id(conversation_id, row.index, row.continued or row.choice)
-        preference = Preference(
+        preference = schema.Preference(
             chosen=None if tie else response_id(conversation_id, row.index, row.choice),
             tie=tie,
             strength=row.strength,
@@ -69,8 +58,8 @@ def _turn(conversation_id: str, row: TurnRow) -> Turn:
         )
     need = None
     if row.need_text or row.need_behaviors:
-        need = Need(text=row.need_text, behaviors=tuple(row.need_behaviors or ()))
-    return Turn(
+        need = schema.Need(text=row.need_text, behaviors=tuple(row.need_behaviors or ()))
+    return schema.Turn(
         index=row.index,
         user=row.user_text,
         state=_state(row.state),
@@ -82,37 +71,39 @@ def _turn(conversation_id: str, row: TurnRow) -> Turn:
     )
 
 
-def _outcome(participant: ParticipantRow, study: Study) -> Outcome | None:
+def _outcome(participant: ParticipantRow, study: Study) -> schema.Outcome | None:
     if participant.finished_at is None:
         return None
     survey = dict(participant.survey or {})
     rating = survey.get(study.end.rating_question) if study.end.rating_question else None
-    return Outcome(
+    return schema.Outcome(
         final_state=_state(participant.final_state),
         rating=float(rating) if isinstance(rating, int | float) else None,
         survey=survey,
     )
 
 
-def conversation(participant: ParticipantRow, study: Study) -> Conversation:
+def conversation(participant: ParticipantRow, study: Study) -> schema.Conversation:
     conversation_id = f"{study.id}-{participant.public_id}"
     safety_turns = [str(t.index) for t in participant.turns if t.safety_notice]
     labels = {"status": "finished" if participant.finished_at else "incomplete"}
     if safety_turns:
         labels["safety_notice_turns"] = ",".join(safety_turns)
     simulated = participant.enrolment == "simulated"
-    return Conversation(
+    return schema.Conversation(
         id=conversation_id,
-        source=Source(
+        source=schema.Source(
             kind="simulated" if simulated else "collected",
             name=study.id,
             license=study.license,
             provenance=dict.fromkeys(LABELLED, "simulated" if simulated else "first-person"),
             notes=f"{study.name} (simulated participants)" if simulated else study.name,
         ),
-        participant=Participant(id=participant.public_id, traits=dict(participant.traits or {})),
+        participant=schema.Participant(
+            id=participant.public_id, traits=dict(participant.traits or {})
+        ),
         taxonomy=study.taxonomy_inline or study.taxonomy,
-        context=Context(labels=labels),
+        context=schema.Context(labels=labels),
         turns=tuple(_turn(conversation_id, t) for t in participant.turns),
         outcome=_outcome(participant, study),
     )
@@ -123,7 +114,7 @@ def conversations(
     study: Study,
     finished_only: bool = False,
     simulated: bool = True,
-) -> Iterator[Conversation]:
+) -> Iterator[schema.Conversation]:
     """One record per participant who wrote at least one message (and finished, if asked;
     and was not simulated, if asked)."""
     for participant in participants:
