@@ -16,16 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from attunebench.collect import crud, ratelimit
-from attunebench.collect.deps import (
-    Context,
-    PageError,
-    base_url,
-    context,
-    read_form,
-    render,
-    require_csrf,
-)
+from attunebench.collect import crud, deps, ratelimit
 from attunebench.collect.models import ParticipantRow
 from attunebench.collect.progress import progress
 from attunebench.collect.security import normalise_code, token_from_link, verify_password
@@ -44,7 +35,7 @@ class NotLoggedInError(Exception):
 
 def admin_session(request: Request) -> str:
     """The current admin session id, or NotLoggedInError."""
-    ctx = context(request)
+    ctx = deps.context(request)
     signed = request.cookies.get(SESSION_COOKIE)
     max_age = round(ctx.settings.session_hours * 3600)
     session_id = ctx.signer.read_cookie(signed, max_age) if signed else None
@@ -59,7 +50,7 @@ def admin_session(request: Request) -> str:
 AdminSession = Annotated[str, Depends(admin_session)]
 
 
-def _cookie(response: Response, ctx: Context, name: str, value: str, max_age: int) -> None:
+def _cookie(response: Response, ctx: deps.Context, name: str, value: str, max_age: int) -> None:
     secure = ctx.settings.cookie_secure
     response.set_cookie(
         name, value, max_age=max_age, path="/admin", secure=secure, httponly=True, samesite="strict"
@@ -68,15 +59,15 @@ def _cookie(response: Response, ctx: Context, name: str, value: str, max_age: in
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request, error: str = "") -> HTMLResponse:
-    ctx = context(request)
+    ctx = deps.context(request)
     nonce = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
     values = {"csrf": ctx.signer.csrf("login", nonce), "error": bool(error)}
-    page = render(request, "admin/login.html", values)
+    page = deps.render(request, "admin/login.html", values)
     _cookie(page, ctx, LOGIN_COOKIE, nonce, max_age=3600)
     return page
 
 
-def _check_password(ctx: Context, password: str) -> bool:
+def _check_password(ctx: deps.Context, password: str) -> bool:
     with ctx.db.read() as session:
         stored = crud.get_meta(session, crud.ADMIN_PASSWORD)
     return stored is not None and verify_password(stored, password)
@@ -89,14 +80,14 @@ def _login_allowed(session: Session, client: str, per_minute: int) -> bool:
 
 @router.post("/login")
 async def login(request: Request) -> RedirectResponse:
-    ctx = context(request)
+    ctx = deps.context(request)
     client = request.client.host if request.client else "?"
     per_minute = ctx.settings.login_attempts_per_minute
     if not await _write(ctx, _login_allowed, client, per_minute):
         message = "Wait a minute before trying again."
-        raise PageError(429, "Too many attempts", message, **{"Retry-After": "60"})
-    form = await read_form(request)
-    require_csrf(ctx, form, "login", request.cookies.get(LOGIN_COOKIE, ""))
+        raise deps.PageError(429, "Too many attempts", message, **{"Retry-After": "60"})
+    form = await deps.read_form(request)
+    deps.require_csrf(ctx, form, "login", request.cookies.get(LOGIN_COOKIE, ""))
     password = form.get("password", [""])[0][:1000]
     if not await run_in_threadpool(_check_password, ctx, password):
         return RedirectResponse("/admin/login?error=1", status_code=303)
@@ -108,7 +99,7 @@ async def login(request: Request) -> RedirectResponse:
     return response
 
 
-async def _write(ctx: Context, action: Callable[..., T], *args: Any) -> T:
+async def _write(ctx: deps.Context, action: Callable[..., T], *args: Any) -> T:
     """Run one write transaction off the event loop (SQLite may wait for its write lock)."""
 
     def run() -> T:
@@ -119,15 +110,15 @@ async def _write(ctx: Context, action: Callable[..., T], *args: Any) -> T:
 
 
 async def _admin_form(request: Request, session_id: str) -> dict[str, list[str]]:
-    form = await read_form(request)
-    require_csrf(context(request), form, "admin", session_id)
+    form = await deps.read_form(request)
+    deps.require_csrf(deps.context(request), form, "admin", session_id)
     return dict(form)
 
 
 @router.post("/logout")
 async def logout(request: Request, session_id: AdminSession) -> RedirectResponse:
     await _admin_form(request, session_id)
-    await _write(context(request), crud.close_admin_session, session_id)
+    await _write(deps.context(request), crud.close_admin_session, session_id)
     response = RedirectResponse("/admin/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/admin")
     return response
@@ -136,15 +127,15 @@ async def logout(request: Request, session_id: AdminSession) -> RedirectResponse
 def _page(
     request: Request, session_id: str, name: str, values: dict[str, Any], status: int = 200
 ) -> HTMLResponse:
-    csrf = context(request).signer.csrf("admin", session_id)
-    return render(request, name, {"csrf": csrf, **values}, status=status)
+    csrf = deps.context(request).signer.csrf("admin", session_id)
+    return deps.render(request, name, {"csrf": csrf, **values}, status=status)
 
 
 def _dashboard(request: Request, session_id: str, lookup_error: str = "") -> HTMLResponse:
-    ctx = context(request)
+    ctx = deps.context(request)
     with ctx.db.read() as session:
         now = progress(session, ctx.study)
-    join = f"{base_url(request)}/join/{ctx.join_slug}" if ctx.join_slug else None
+    join = f"{deps.base_url(request)}/join/{ctx.join_slug}" if ctx.join_slug else None
     values = {"progress": now, "join_link": join, "lookup_error": lookup_error}
     return _page(request, session_id, "admin/dashboard.html", values, 404 if lookup_error else 200)
 
@@ -154,7 +145,7 @@ def dashboard(request: Request, session_id: AdminSession) -> HTMLResponse:
     return _dashboard(request, session_id)
 
 
-def _find(ctx: Context, text: str) -> ParticipantRow | None:
+def _find(ctx: deps.Context, text: str) -> ParticipantRow | None:
     """The participant a pasted link (or token) or deletion code names."""
     token, code = token_from_link(text), normalise_code(text)
     with ctx.db.read() as session:
@@ -169,7 +160,7 @@ async def lookup(request: Request, session_id: AdminSession) -> Response:
     """Find a participant from what they quote when they ask for deletion."""
     form = await _admin_form(request, session_id)
     text = form.get("q", [""])[0][:500]
-    found = await run_in_threadpool(_find, context(request), text)
+    found = await run_in_threadpool(_find, deps.context(request), text)
     if found is None:
         message = "No participant has that link or deletion code (already deleted?)."
         return await run_in_threadpool(_dashboard, request, session_id, message)
@@ -178,22 +169,22 @@ async def lookup(request: Request, session_id: AdminSession) -> Response:
 
 @router.post("/invitations", response_class=HTMLResponse)
 async def invitations(request: Request, session_id: AdminSession) -> HTMLResponse:
-    ctx = context(request)
+    ctx = deps.context(request)
     form = await _admin_form(request, session_id)
     try:
         count = int(form.get("count", ["1"])[0])
     except ValueError:
         count = 0
     if not 1 <= count <= MAX_INVITATIONS:
-        raise PageError(400, "Invalid count", f"Create between 1 and {MAX_INVITATIONS} links.")
+        raise deps.PageError(400, "Invalid count", f"Create between 1 and {MAX_INVITATIONS} links.")
     tokens: list[str] = await _write(ctx, crud.create_invitations, count)
-    links = [f"{base_url(request)}/p/{token}" for token in tokens]
+    links = [f"{deps.base_url(request)}/p/{token}" for token in tokens]
     return _page(request, session_id, "admin/invitations.html", {"links": links})
 
 
 @router.get("/participants", response_class=HTMLResponse)
 def participants(request: Request, session_id: AdminSession) -> HTMLResponse:
-    ctx = context(request)
+    ctx = deps.context(request)
     with ctx.db.read() as session:
         rows = crud.all_participants(session)
     return _page(request, session_id, "admin/participants.html", {"participants": rows})
@@ -201,11 +192,11 @@ def participants(request: Request, session_id: AdminSession) -> HTMLResponse:
 
 @router.get("/participants/{public_id}", response_class=HTMLResponse)
 def participant(request: Request, public_id: str, session_id: AdminSession) -> HTMLResponse:
-    ctx = context(request)
+    ctx = deps.context(request)
     with ctx.db.read() as session:
         row = crud.participant_by_public_id(session, public_id)
         if row is None:
-            raise PageError(404, "Not found", "No such participant (deleted?).")
+            raise deps.PageError(404, "Not found", "No such participant (deleted?).")
         turns = list(row.turns)
         for turn in turns:
             _ = turn.replies  # load while the session is open
@@ -215,6 +206,6 @@ def participant(request: Request, public_id: str, session_id: AdminSession) -> H
 @router.post("/participants/{public_id}/delete")
 async def delete(request: Request, public_id: str, session_id: AdminSession) -> RedirectResponse:
     await _admin_form(request, session_id)
-    if not await _write(context(request), crud.delete_participant, public_id):
-        raise PageError(404, "Not found", "No such participant (already deleted?).")
+    if not await _write(deps.context(request), crud.delete_participant, public_id):
+        raise deps.PageError(404, "Not found", "No such participant (already deleted?).")
     return RedirectResponse("/admin/participants", status_code=303)
