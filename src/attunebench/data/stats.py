@@ -105,7 +105,7 @@ class StatsBuilder:
             self._label("emotions", *state.emotions)
             if state.primary is not None:
                 self._label("primary", state.primary)
-            for scale in ("intensity", "valence", "arousal", "panas"):
+            for scale in Coverage.model_fields:
                 c[f"coverage_{scale}"] += getattr(state, scale) is not None
         for response in turn.responses:
             self._label("behaviors", *response.behaviors)
@@ -159,12 +159,7 @@ class StatsBuilder:
             behaviors=labels("behaviors"),
             wanted_behaviors=labels("wanted_behaviors"),
             context_emotions=labels("context_emotion"),
-            coverage=Coverage(
-                intensity=c["coverage_intensity"],
-                valence=c["coverage_valence"],
-                arousal=c["coverage_arousal"],
-                panas=c["coverage_panas"],
-            ),
+            coverage=Coverage(**{scale: c[f"coverage_{scale}"] for scale in Coverage.model_fields}),
             rated_responses=c["rated_responses"],
             pick_position=sizes("pick_position"),
             pick_strength=sizes("pick_strength"),
