@@ -9,6 +9,7 @@ reports and the tests compare with each corpus's published counts.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ and `note:` keys are what the command line reports after an import."""
 LabelKind = Literal["emotions", "behaviors"]
 
 RawT = TypeVar("RawT", bound=BaseModel)
+JsonT = TypeVar("JsonT", list[Any], dict[str, Any])
 
 
 class Raw(BaseModel):
@@ -126,6 +128,25 @@ def from_validation(location: Location, error: ValidationError) -> ImportFormatE
     return ImportFormatError(location, field_path(first["loc"]), first["msg"])
 
 
+def validated(model: type[RawT], item: object, location: Location) -> RawT:
+    """`item` read as `model`; a value it refuses is an error naming the item and field."""
+    try:
+        return model.model_validate(item)
+    except ValidationError as error:
+        raise from_validation(location, error) from None
+
+
+def json_document(path: Path, raw: bytes, expected: type[JsonT], what: str) -> JsonT:
+    """A file that is one JSON document, which must be an `expected` (`what` says of what)."""
+    try:
+        document = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ImportFormatError(Location(path), "json", str(error)) from None
+    if not isinstance(document, expected):
+        raise ImportFormatError(Location(path), "json", f"expected {what}")
+    return document
+
+
 def decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line, decoding per line so a bad byte is pinned to its line."""
     with open(path, "rb") as handle:
@@ -171,10 +192,7 @@ def unique(items: Sequence[str]) -> tuple[str, ...]:
 
 def conversation(location: Location, **fields: Any) -> Conversation:
     """Build and check a conversation; a value the format refuses names where it came from."""
-    try:
-        return Conversation.model_validate(fields)
-    except ValidationError as error:
-        raise from_validation(location, error) from None
+    return validated(Conversation, fields, location)
 
 
 def number(raw: object, location: Location, field: str) -> float:

@@ -18,15 +18,15 @@ from itertools import groupby
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from attunebench.data.importers._base import (
     ImportFormatError,
     Location,
     Raw,
-    from_validation,
     iter_jsonl,
     require_file,
+    validated,
 )
 
 Score = Annotated[int, Field(ge=1, le=5)]
@@ -137,10 +137,7 @@ def failed_sessions(path: Path) -> Iterator[Session]:
         raise ImportFormatError(Location(path), "json", "expected an array of dialogues")
     for number, item in enumerate(items):
         location = Location(path, item=f"dialogue {number}")
-        try:
-            raw = FailedDialogue.model_validate(item)
-        except ValidationError as error:
-            raise from_validation(location, error) from None
+        raw = validated(FailedDialogue, item, location)
         lines = tuple(
             Line(
                 u.speaker == "speaker",

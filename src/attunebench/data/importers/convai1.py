@@ -20,25 +20,24 @@ counted; so are dialogues with no message from the user.
 
 from __future__ import annotations
 
-import json
 import tarfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from attunebench.data.importers._base import (
-    ImportFormatError,
     ImportOptionError,
     Location,
     Raw,
     Tally,
     choose,
     conversation,
-    from_validation,
+    json_document,
     splits_for,
+    validated,
 )
 from attunebench.data.importers._two_party import Message, perspective
 from attunebench.data.schema import Conversation, RatingScale, Source
@@ -128,23 +127,14 @@ def _load(source: Path, split: str) -> tuple[Path, list[Any]]:
             raw = member.read()
     else:
         raise ImportOptionError(f"{source}: neither {TARBALL} nor {name} found")
-    try:
-        items = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ImportFormatError(Location(path), "json", str(error)) from None
-    if not isinstance(items, list):
-        raise ImportFormatError(Location(path), "json", "expected an array of dialogues")
-    return path, items
+    return path, json_document(path, raw, list, "an array of dialogues")
 
 
 def _dialogues(source: Path, split: str) -> Iterator[tuple[Location, RawDialogue]]:
     path, items = _load(source, split)
     for number, item in enumerate(items):
         location = Location(path, item=f"dialogue {number}")
-        try:
-            yield location, RawDialogue.model_validate(item)
-        except ValidationError as error:
-            raise from_validation(location, error) from None
+        yield location, validated(RawDialogue, item, location)
 
 
 def _count(dialogue: RawDialogue, types: Mapping[str, str], tally: Tally) -> None:

@@ -15,25 +15,22 @@ emotions or behaviors and are not imported; the reading sets themselves are not 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
-
 from attunebench.data.importers._base import (
-    ImportFormatError,
     Location,
     Raw,
     Tally,
     choose,
     conversation,
-    from_validation,
+    json_document,
     label,
     require_file,
     splits_for,
+    validated,
 )
 from attunebench.data.importers._two_party import Message, perspective
 from attunebench.data.schema import Conversation, RatingScale, Source, Taxonomy
@@ -90,18 +87,10 @@ class RawChat(Raw):
 
 
 def _chats(path: Path) -> Iterator[tuple[str, Location, RawChat]]:
-    try:
-        items = json.loads(require_file(path).read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ImportFormatError(Location(path), "json", str(error)) from None
-    if not isinstance(items, dict):
-        raise ImportFormatError(Location(path), "json", "expected an object of conversations")
-    for chat_id, item in items.items():
+    raw = require_file(path).read_bytes()
+    for chat_id, item in json_document(path, raw, dict, "an object of conversations").items():
         location = Location(path, item=f"conversation {chat_id}")
-        try:
-            yield chat_id, location, RawChat.model_validate(item)
-        except ValidationError as error:
-            raise from_validation(location, error) from None
+        yield chat_id, location, validated(RawChat, item, location)
 
 
 def _messages(chat: RawChat, location: Location, taxonomy: Taxonomy, tally: Tally) -> list[Message]:
