@@ -40,6 +40,10 @@ class Tally:
         names = Tally.__slots__
         return Tally(**{name: getattr(self, name) - getattr(other, name) for name in names})
 
+    def add(self, other: Tally) -> None:
+        for name in Tally.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
 
 class LedgerBook:
     def __init__(self, start: Ledger | None = None) -> None:
@@ -97,16 +101,13 @@ class LedgerBook:
     def totals(self) -> Tally:
         total = Tally()
         for tally in list(self._tallies.values()):  # a copy: the progress bar reads from a thread
-            for name in Tally.__slots__:
-                setattr(total, name, getattr(total, name) + getattr(tally, name))
+            total.add(tally)
         return total
 
     def _by_model(self) -> dict[str, Tally]:
         grouped: dict[str, Tally] = {}
         for (model, _, _), tally in list(self._tallies.items()):
-            total = grouped.setdefault(model, Tally())
-            for name in Tally.__slots__:
-                setattr(total, name, getattr(total, name) + getattr(tally, name))
+            grouped.setdefault(model, Tally()).add(tally)
         return grouped
 
     def session_by_model(self) -> dict[str, Tally]:
