@@ -102,7 +102,9 @@ def typed_views(
     """The typed view of each kept record, as `Task.view` makes it, built faster.
 
     Every model's record of an item holds the same gold, so each item's gold is built once
-    and shared (frozen) unless a record's differs. Gold and prediction are validated, which
+    and shared (frozen) unless a record's differs. Models answer in a few distinct ways (a
+    label, a letter, a number), so equal predictions (equal `repr`, which is cheaper than
+    validating) are read once and shared (frozen) too. Gold and prediction are validated, which
     pydantic does faster than it constructs a model unvalidated; one that does not validate
     (written by an older version, say) is constructed as `Task.view` would.
     """
@@ -111,6 +113,7 @@ def typed_views(
     gold_type, prediction_type = declaration.gold_type, declaration.prediction_type
     validate = prediction_type.__pydantic_validator__.validate_python
     golds: dict[int, tuple[dict[str, Any] | None, Any]] = {}
+    predictions: dict[str, Any] = {}
     views: dict[int, View[Any, Any]] = {}
     rows = np.flatnonzero(keep)
     records = frame.records
@@ -121,10 +124,14 @@ def typed_views(
             shared = golds[code] = (record.gold, _gold(gold_type, record.gold))
         prediction: Any = None
         if record.prediction is not None:
-            try:
-                prediction = validate(record.prediction)
-            except ValidationError:
-                prediction = prediction_type.model_construct(**record.prediction)
+            key = repr(record.prediction)
+            prediction = predictions.get(key)
+            if prediction is None:
+                try:
+                    prediction = validate(record.prediction)
+                except ValidationError:
+                    prediction = prediction_type.model_construct(**record.prediction)
+                predictions[key] = prediction
         views[i] = View(record, shared[1], prediction)
     return views
 

@@ -46,7 +46,7 @@ def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
     """Sorted distinct values, and each value's position among them."""
     names = tuple(sorted(set(values)))
     index = {name: position for position, name in enumerate(names)}
-    return names, np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
+    return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 def headline_variant(variants: Sequence[str]) -> str:

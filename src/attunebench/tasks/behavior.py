@@ -20,6 +20,7 @@ probability of at least `THRESHOLD`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -220,9 +221,10 @@ def by_group(items: Sequence[tuple[str, BehaviorGold]], keys: Sequence[Hashable]
     """Each item guessed as the one label most frequent among the items with its key (one key
     for all: the majority label)."""
     labels = most_common_by(keys, [g.behaviors for _, g in items])
+    guess_of = cache(lambda label: BehaviorPrediction(behaviors=(label,) if label else ()))
     out: list[t.Guess] = []
     for label, (_, gold) in zip(labels, items, strict=True):
-        guess = BehaviorPrediction(behaviors=(label,) if label else ())
+        guess = guess_of(label)  # one (frozen) guess per label, shared by its items
         out.append((guess, t.Scored(f1(guess.behaviors, gold.behaviors))))
     return out
 

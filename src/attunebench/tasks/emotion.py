@@ -27,6 +27,7 @@ asked as option keys; valence and arousal are not asked there.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from operator import attrgetter
 from typing import Any
 
@@ -231,12 +232,13 @@ def by_group(items: Sequence[tuple[str, EmotionGold]], keys: Sequence[Hashable])
     key (one key for all: the majority label, which on macro-F1 scores one label's F1 over
     the number of labels)."""
     labels = most_common_by(keys, [[g.primary] if g.primary else [] for _, g in items])
+    guess_of = cache(lambda label: EmotionPrediction(primary=label, emotions=(label,)))
     out: list[t.Guess] = []
     for label, (_, gold) in zip(labels, items, strict=True):
         if label is None or not gold.labels:
             out.append(None)
             continue
-        guess = EmotionPrediction(primary=label, emotions=(label,))
+        guess = guess_of(label)  # one (frozen) guess per label, shared by its items
         out.append((guess, score_prediction(gold, guess)))
     return out
 

@@ -294,8 +294,9 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
+        held = {tuple(r.scores) for r in records}  # the records share a few sets of keys
         keys = sorted(
-            {k for r in records for k in r.scores if "[" in k and not k.startswith(real.VALUE)}
+            {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
         )
         return tuple(
             m.column_metric(
