@@ -1,10 +1,12 @@
-"""A report built from a synthetic run whose texts and names try to inject markup."""
+"""A report built from a synthetic run whose texts and names try to inject markup; the demo run
+once with only its own packages (demo_harness)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from demo_harness import DemoRun, run_demo
 
 from attunebench.analysis import Options, Summary, build_summary, load_runs
 from attunebench.analysis.synthetic import Plan, write_run
@@ -56,3 +58,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def summary(run_dir: Path) -> Summary:
     return build_summary(load_runs([run_dir]), Options(resamples=300, permutations=999))
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """`attunebench demo` run once with only the demo's packages (see demo_harness)."""
+    return run_demo(tmp_path_factory.mktemp("demo"))

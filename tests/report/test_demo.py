@@ -1,24 +1,21 @@
-"""`attunebench demo` end to end on a small slice: data, run, report, all offline."""
+"""`attunebench demo` end to end on a small slice: data, run, report, all offline (the run is
+`demo_harness.run_demo`'s, made with only the demo's packages importable)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from attunebench.cli import app
+from demo_harness import DemoRun
 
 
 @pytest.mark.slow
-def test_demo_writes_the_run_and_the_report(tmp_path: Path) -> None:
-    arguments = ["demo", "--out", str(tmp_path), "--esconv", "2", "--train-esconv", "4"]
-    result = CliRunner().invoke(app, [*arguments, "--resamples", "200"])
-    assert result.exit_code == 0, result.output
-    assert f"report: {tmp_path / 'report.html'}" in result.output
-    assert (tmp_path / "run" / "records.jsonl").stat().st_size > 0
-    summary = json.loads((tmp_path / "summary.json").read_text())
+def test_demo_writes_the_run_and_the_report(demo: DemoRun) -> None:
+    out, done = demo.out, demo.done
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert f"report: {out / 'report.html'}" in done.stdout
+    assert (out / "run" / "records.jsonl").stat().st_size > 0
+    summary = json.loads((out / "summary.json").read_text())
     assert {m["name"] for m in summary["provenance"]["models"]} == {
         "baseline/random",
         "baseline/majority",
@@ -31,5 +28,5 @@ def test_demo_writes_the_run_and_the_report(tmp_path: Path) -> None:
     assert summary["judge_agreement"] and summary["context_modes"]
     assert any("illustrative" in line for line in summary["provenance"]["banner"])
     assert summary["rank_correlation"]["models"] == []  # baselines are never ranked
-    page = (tmp_path / "report.html").read_text()
+    page = (out / "report.html").read_text()
     assert '<section id="leaderboard">' in page and "<script" not in page
