@@ -143,10 +143,11 @@ def test_lm_eval_and_attunebench_agree_on_option_likelihoods(tmp_path: Path) -> 
         tmp_path / "tiny", [d["prompt"] + "ABCDEFGHIJKLMNOP" for d in documents]
     )
 
+    # Only the exported folder's tasks: indexing lm-eval's own ~15,000 takes seconds.
+    tasks = TaskManager(include_path=str(folder), include_defaults=False)
     found = simple_evaluate(
         model="hf", model_args=f"pretrained={checkpoint},dtype=float32",
-        tasks=["attunebench_emotion"], task_manager=TaskManager(include_path=str(folder)),
-        device="cpu", batch_size=4,
+        tasks=["attunebench_emotion"], task_manager=tasks, device="cpu", batch_size=4,
     )  # fmt: skip
     lm_eval_acc = found["results"]["attunebench_emotion"]["acc,none"]
 
