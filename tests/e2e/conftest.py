@@ -1,6 +1,7 @@
 """The real local LLMs (Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) behind llama.cpp's
 OpenAI-compatible server: one server per model for the whole session (Gemma's serves three
-modules; each start loads the model again)."""
+modules; each start loads the model again). The tests ask one server at a time, so it reads
+prompts with every core (reading prompts is most of these tests' time); it generates with one."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 
 from attunebench.models.llamacpp_server import LlamaServer, cpp_server
 from attunebench.models.local_models import GEMMA, QWEN
+
+CORES = os.cpu_count() or 1
 
 
 def require_llama_server() -> None:
@@ -26,7 +29,7 @@ def require_llama_server() -> None:
 def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     require_llama_server()
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with LlamaServer(GEMMA.path(), log=log) as server:
+    with LlamaServer(GEMMA.path(), log=log, threads_batch=CORES) as server:
         yield server
 
 
@@ -34,5 +37,5 @@ def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
 def qwen_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     require_llama_server()
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with LlamaServer(QWEN.path(), log=log, alias=QWEN.alias) as server:
+    with LlamaServer(QWEN.path(), log=log, alias=QWEN.alias, threads_batch=CORES) as server:
         yield server
