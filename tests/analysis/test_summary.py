@@ -4,26 +4,27 @@ interval or verdict where the data cannot support one."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from attunebench.analysis import synthetic
-from attunebench.analysis.loading import Run, Runs
+from attunebench.analysis.loading import Run, Runs, load_runs
 from attunebench.analysis.summary import Options, build_summary, summary_json
-from attunebench.analysis.synthetic import Plan
+from attunebench.analysis.synthetic import Plan, write_run
 from attunebench.records import ModelInfo
 
 TASKS = {"emotion": 0.5, "behavior": 0.6, "preference": 0.55, "response": 0.45}
 UNCERTAIN = ("ci_low", "ci_high", "p_value", "p_holm", "verdict")
 
 
-@pytest.fixture
-def runs(load: Callable[..., Runs]) -> Runs:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """One run directory, written and loaded once: no test changes it (they build new Runs)."""
     accuracy = {f"m/model{i}": {t: p + 0.05 * i for t, p in TASKS.items()} for i in range(4)}
     accuracy["baseline/random"] = {t: 0.3 for t in TASKS}
-    return load(
+    plan = Plan(
         accuracy,
         conversations=30,
         items_per_conversation=4,
@@ -34,6 +35,7 @@ def runs(load: Callable[..., Runs]) -> Runs:
         judge_accuracy=0.75,
         kinds={"baseline/random": "baseline"},
     )
+    return load_runs([write_run(tmp_path_factory.mktemp("summary") / "run", plan)])
 
 
 def test_summary_has_the_designed_sections_and_no_nan(runs: Runs) -> None:
