@@ -5,7 +5,8 @@ against a run that went undisturbed.
 `FaultServer` with the given plan, and compares the records. `crash_drill` starts
 `attunebench run` as a subprocess, kills it with SIGKILL at seeded points, resumes it with the
 same command each time, and compares its records, and the server's count of successful calls
-per request, with an uninterrupted run's. Each kill lands while calls are on the wire (the
+per request, with an uninterrupted run's (made at the same time against a server of its own).
+Each kill lands while calls are on the wire (the
 server holds new requests) and after every answer the server delivered has reached the cache,
 so a call answered twice can only mean the engine repeated a call that had succeeded.
 """
@@ -26,7 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attunebench.engine import RECORDS_FILE, RetryPolicy, RunConfig, read_ledger, run
+from attunebench.engine import (
+    RECORDS_FILE,
+    RetryPolicy,
+    RunConfig,
+    read_ledger,
+    read_run_info,
+    run,
+)
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing.fault_server import FaultServer
 from attunebench.testing.faults import FaultPlan, repeated
@@ -179,11 +187,23 @@ class _CliRun:
             return subprocess.Popen(self.command, stdout=log, stderr=log)
 
     def complete(self) -> None:
-        with self.log.open("ab") as log:
-            done = subprocess.run(self.command, stdout=log, stderr=log, timeout=600, check=False)
-        if done.returncode != 0:
+        self.finish(self.start())
+
+    def finish(self, process: subprocess.Popen[bytes]) -> None:
+        """Wait for a session to end; one that fails raises with its log's tail."""
+        code = process.wait(600)
+        if code != 0:
             tail = self.log.read_text(encoding="utf-8", errors="replace")[-2000:]
-            raise RuntimeError(f"attunebench run exited {done.returncode}:\n{tail}")
+            raise RuntimeError(f"attunebench run exited {code}:\n{tail}")
+
+    def planned(self, process: subprocess.Popen[bytes]) -> int:
+        """The run's planned items, from the run.json a session writes before its first call."""
+        while (info := read_run_info(self.out)) is None:
+            if process.poll() is not None:
+                self.finish(process)
+                raise RuntimeError(f"attunebench run ended without writing {self.out}")
+            time.sleep(0.01)
+        return info.planned_items
 
 
 def _kill_at(run: _CliRun, server: FaultServer, records: int, settle_s: float) -> tuple[bool, bool]:
@@ -213,6 +233,11 @@ def _kill_at(run: _CliRun, server: FaultServer, records: int, settle_s: float) -
             process.wait(30)
 
 
+def _kill_points(planned: int, kills: int, seed: int) -> list[int]:
+    """Seeded record counts to kill at, clear of the run's first and last five records."""
+    return sorted(random.Random(seed).sample(range(5, max(6, planned - 5)), kills))
+
+
 def crash_drill(
     data: Path,
     work: Path,
@@ -223,27 +248,33 @@ def crash_drill(
     timeout_s: float = 1.0,
     settle_s: float = 10.0,
 ) -> CrashDrill:
-    """An uninterrupted CLI run, then one killed `kills` times at seeded record counts."""
+    """An uninterrupted CLI run and, beside it against a server of its own, one killed `kills`
+    times at seeded record counts (both mostly wait on faults and retries, so side by side
+    they take little more than the longer one)."""
     shutil.rmtree(work, ignore_errors=True)
     (work / "whole").mkdir(parents=True)
     (work / "killed").mkdir()
-    with FaultServer(plan) as server:
-        whole = _CliRun(data, work / "whole", server, timeout_s)
-        whole.complete()
-        baseline = Counter(server.stats()["successes"])
-    expected = run_records(whole.out)
-    report = CrashDrill(planned=len(expected))
-    points = sorted(random.Random(seed).sample(range(5, max(6, len(expected) - 5)), kills))
-    with FaultServer(plan) as server:
-        killed = _CliRun(data, work / "killed", server, timeout_s)
-        for point in points:
-            landed, settled = _kill_at(killed, server, point, settle_s)
+    with FaultServer(plan) as reference, FaultServer(plan) as server:
+        whole = _CliRun(data, work / "whole", reference, timeout_s)
+        uninterrupted = whole.start()
+        try:
+            report = CrashDrill(planned=whole.planned(uninterrupted))
+            killed = _CliRun(data, work / "killed", server, timeout_s)
+            for point in _kill_points(report.planned, kills, seed):
+                landed, settled = _kill_at(killed, server, point, settle_s)
+                report.sessions += 1
+                report.kills += landed
+                report.unsettled_kills += not settled
+            killed.complete()
             report.sessions += 1
-            report.kills += landed
-            report.unsettled_kills += not settled
-        killed.complete()
-        report.sessions += 1
-        stats = server.stats()
+            stats = server.stats()
+            whole.finish(uninterrupted)
+        finally:
+            if uninterrupted.poll() is None:  # something above failed
+                uninterrupted.kill()
+                uninterrupted.wait(30)
+        baseline = Counter(reference.stats()["successes"])
+    expected = run_records(whole.out)
     actual = run_records(killed.out)
     report.differences = diff_records(expected, actual)
     report.items_lost = len(expected.keys() - actual.keys())
