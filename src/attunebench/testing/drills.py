@@ -5,10 +5,10 @@ against a run that went undisturbed.
 `FaultServer` with the given plan, and compares the records. `crash_drill` starts
 `attunebench run` as a subprocess, kills it with SIGKILL at seeded points, resumes it with the
 same command each time, and compares its records, and the server's count of successful calls
-per request, with an uninterrupted run's (made at the same time against a server of its own).
-Each kill lands while calls are on the wire (the
-server holds new requests) and after every answer the server delivered has reached the cache,
-so a call answered twice can only mean the engine repeated a call that had succeeded.
+per request, with an uninterrupted run's (made meanwhile against a server of its own). Each
+kill lands while calls are on the wire (the server holds new requests) and after every answer
+the server delivered has reached the cache, so a call answered twice can only mean the engine
+repeated a call that had succeeded.
 """
 
 from __future__ import annotations
