@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from attunebench.models import (
     parse_spec,
     spec_kind,
 )
+from attunebench.models.mock import word_count
 from attunebench.tasks import load_tasks
 
 PARAMS = GenerateParams()
@@ -111,3 +113,19 @@ def test_specs_parse_and_unknown_prefixes_are_clear() -> None:
         parse_spec("gpt-4o")
     with pytest.raises(SpecError, match="unknown provider 'nope'"):
         make_provider("nope/model")
+
+
+async def test_tokens_are_whitespace_separated_words_as_str_split_counts_them() -> None:
+    # Every character str.split() treats as a gap (ASCII controls \x1c-\x1f and non-ASCII
+    # spaces among them) and some that it does not, mixed at random.
+    alphabet = " \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u2003ab{é"
+    ascii_only = "".join(c for c in alphabet if c.isascii())
+    rng = random.Random(0)
+    texts = ["", " ", "w", " w ", "{" * 1000, "I feel " * 1000]
+    for n in range(3000):
+        chars = alphabet if n % 2 else ascii_only  # half of them ASCII only
+        texts.append("".join(rng.choice(chars) for _ in range(rng.randint(0, 12))))
+    assert [word_count(t) for t in texts] == [len(t.split()) for t in texts]
+    wrong = "a\x1cb\x1fc\td"  # the trap: splitting only at the usual spaces gives 2
+    output = await MockProvider("x", outputs=[wrong]).generate([Message("user", wrong)], PARAMS)
+    assert (output.input_tokens, output.output_tokens) == (4, 4)
