@@ -1,6 +1,6 @@
 """Fixtures for the collection app: a TestClient on an initialised study, in the fresh database
 that tests/conftest.py gives each test, and the app served on a local port for a browser or the
-simulator."""
+simulator. Passwords are hashed with Argon2id at its cheapest settings here."""
 
 from __future__ import annotations
 
@@ -13,12 +13,23 @@ from typing import Any
 
 import pytest
 import uvicorn
+from argon2 import PasswordHasher
 from collect_harness import ADMIN_PASSWORD, Serve, study_data
 from fastapi.testclient import TestClient
 
+from attunebench.collect import security
 from attunebench.collect.bootstrap import init_database
 from attunebench.collect.settings import Settings
 from attunebench.collect.study import Study, parse_study
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argon2id with one pass over 8 KiB: the app's settings take ~0.14 s per hash or check,
+    paid on every database a test makes and every admin login. Passwords are still hashed and
+    checked through the same calls; only the work factor differs."""
+    cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    monkeypatch.setattr(security, "_hasher", cheap)
 
 
 @pytest.fixture
