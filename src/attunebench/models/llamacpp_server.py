@@ -81,8 +81,7 @@ class LlamaServer:
         self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
         # Threads for reading a prompt (the same unless asked). A prompt gives each step enough
         # work that a second thread doubled Qwen 0.5B's prompt speed on 2 idle cores (95 -> 189
-        # tokens/s) and was about even on busy ones (105 -> 93 beside one busy process, 69 -> 78
-        # beside two): the stall above is generation's, one token per step.
+        # tokens/s), but on busy ones it lost (93 -> 74 while other jobs kept the load at 2).
         self.threads_batch = threads_batch or self.threads
         self.start_timeout_s = start_timeout_s
         # llama.cpp logs each request's prefix-cache hit and timings when verbose (see
