@@ -55,16 +55,9 @@ from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import ProviderConfigError
 
 Matrix = npt.NDArray[np.float32]
-# Which train texts a hint kind is answered from (a pairwise judge picks as preference does).
-INDEX_OF: dict[HintKind, str] = {
-    "emotion": "emotion",
-    "behavior": "behavior",
-    "preference": "preference",
-    "judge_pairwise": "preference",
-    "response": "response",
-    "rating": "rating",
-    "outcome": "outcome",
-}
+# A hint kind answered from another kind's train texts (a pairwise judge picks as preference
+# does); every other kind it answers has texts of its own (`KnnBaseline._texts`).
+INDEX_OF: dict[HintKind, str] = {"judge_pairwise": "preference"}
 EMBEDDINGS_FOLDER = "embeddings"  # in the run's cache folder
 
 
@@ -143,9 +136,7 @@ class KnnBaseline(base.Fitted):
         self._stop.clear()  # a provider closed after one run may serve another
         if preparation.cache_dir is not None:
             self._store = preparation.cache_dir / EMBEDDINGS_FOLDER
-        kinds = sorted(
-            {INDEX_OF[k] for k in preparation.kinds if k in INDEX_OF and self.answers(k)}
-        )
+        kinds = sorted({INDEX_OF.get(k, k) for k in preparation.kinds if self.answers(k)})
         try:
             if self._encoder is None:
                 preparation.report("loading its sentence encoder")
