@@ -137,11 +137,15 @@ def validated(model: type[RawT], item: object, location: Location) -> RawT:
 
 
 def json_document(path: Path, raw: bytes, expected: type[JsonT], what: str) -> JsonT:
-    """A file that is one JSON document, which must be an `expected` (`what` says of what)."""
+    """A file that is one JSON document, which must be an `expected` (`what` says of what); a
+    syntax error names its line, a byte that is not UTF-8 the encoding."""
     try:
         document = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ImportFormatError(Location(path), "json", str(error)) from None
+    except json.JSONDecodeError as error:
+        raise ImportFormatError(Location(path, error.lineno), "json", error.msg) from None
+    except UnicodeDecodeError as error:
+        problem = f"not valid UTF-8 ({error.reason})"
+        raise ImportFormatError(Location(path), "encoding", problem) from None
     if not isinstance(document, expected):
         raise ImportFormatError(Location(path), "json", f"expected {what}")
     return document

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import groupby
@@ -25,6 +24,7 @@ from attunebench.data.importers._base import (
     Location,
     Raw,
     iter_jsonl,
+    json_document,
     require_file,
     validated,
 )
@@ -125,16 +125,7 @@ def hf_sessions(path: Path) -> Iterator[Session]:
 
 
 def failed_sessions(path: Path) -> Iterator[Session]:
-    try:
-        items = json.loads(require_file(path).read_bytes())
-    except json.JSONDecodeError as error:
-        raise ImportFormatError(Location(path, error.lineno), "json", error.msg) from None
-    except UnicodeDecodeError as error:
-        raise ImportFormatError(
-            Location(path), "encoding", f"not valid UTF-8 ({error.reason})"
-        ) from None
-    if not isinstance(items, list):
-        raise ImportFormatError(Location(path), "json", "expected an array of dialogues")
+    items = json_document(path, require_file(path).read_bytes(), list, "an array of dialogues")
     for number, item in enumerate(items):
         location = Location(path, item=f"dialogue {number}")
         raw = validated(FailedDialogue, item, location)
