@@ -70,7 +70,7 @@ def cache_key(
         "choice": None if choice_keys is None else list(choice_keys),
     }
     if identity.get("json_schema") and hint is not None and hint.form is not None:
-        content["schema"] = hint.form.schema(hint)
+        content["schema"] = hint.schema()
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()
 
 

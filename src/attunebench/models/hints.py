@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, Schema
 
 # The name of an answer form: a task's, or a judge call's. Open: a task declares its own.
 HintKind = str
@@ -42,3 +42,7 @@ class TaskHint:
     form: AnswerForm | None = field(default=None, compare=False)
     # The model whose answer a judge is asked about (only the simulated judge reads it).
     subject: str = ""
+
+    def schema(self) -> Schema | None:
+        """The JSON schema of a valid answer, where the hint's form declares one."""
+        return None if self.form is None else self.form.schema(self)

@@ -69,7 +69,6 @@ from attunebench.models.openai_wire import (
     PROBE_SCHEMA,
     Api,
     URLs,
-    answer_schema,
     completion_output,
     default_api,
     is_local,
@@ -286,7 +285,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             request = completion_body(self.model, messages, params)
             answer = await self._post("completions", request)
             return parse_text_completion(answer, time.perf_counter() - started)
-        body = self.request_body(messages, params, schema=answer_schema(hint))
+        body = self.request_body(messages, params, schema=None if hint is None else hint.schema())
         if self._batches is not None:
             completion = await self._batches.request(request_key(body), body)
             output = completion_output(completion, time.perf_counter() - started)

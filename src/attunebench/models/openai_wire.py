@@ -14,7 +14,6 @@ from urllib.parse import urlparse
 
 from attunebench.answerform import Schema, is_strict
 from attunebench.models.base import ModelOutput, ProviderError
-from attunebench.models.hints import TaskHint
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOSTS = frozenset({"api.openai.com"})
@@ -84,11 +83,6 @@ def completion_output(data: Any, latency_s: float) -> ModelOutput:
         snippet = json.dumps(data)[:200] if isinstance(data, dict) else repr(data)[:200]
         message = f"malformed completion ({error!r}): {snippet}"
         raise ProviderError(message, retryable=True) from None
-
-
-def answer_schema(hint: TaskHint | None) -> Schema | None:
-    """The JSON schema of a valid answer to `hint`, where its task declares one."""
-    return hint.form.schema(hint) if hint is not None and hint.form is not None else None
 
 
 def schema_format(schema: Schema) -> dict[str, Any]:
