@@ -183,6 +183,11 @@ class RunInfo(Frozen):
         default_factory=dict,
         description="Per model, the request parameters the pre-flight dropped or renamed.",
     )
+    capabilities: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per hosted model, what it accepts as found at start-up; `source` says "
+        "whether its provider's models endpoint described it or the table did.",
+    )
     started_at: str
     finished_at: str | None = None
     complete: bool = False
@@ -208,6 +213,9 @@ class LedgerEntry(Frozen):
     truncated: int = Field(
         default=0,
         description="Answers cut off at their token budget (finish reason length or max_tokens).",
+    )
+    cache_write_tokens: int = Field(
+        default=0, description="The part of input_tokens written to the prompt cache."
     )
 
 

@@ -263,7 +263,7 @@ def run(
             progress=not no_progress,
             shard=share,
         )
-        result = asyncio.run(run_engine(config))
+        result = asyncio.run(run_engine(config, say=typer.echo))
     except ModelsFileError as error:
         said = str(error)
         _fail(f"{models_file}: {said}" if said.startswith("models.") else said)

@@ -174,6 +174,8 @@ class Engine:
             output.reasoning_tokens,
             batched=output.batched,
             cached_input_tokens=output.cached_input_tokens,
+            cache_write_tokens=output.cache_write_tokens,
+            cache_write_1h_tokens=output.cache_write_1h_tokens,
         )
         self.ledger.call(
             tally,
@@ -185,6 +187,7 @@ class Engine:
             batched=output.batched,
             cached_input_tokens=output.cached_input_tokens,
             truncated=output.finish_reason in TRUNCATED,
+            cache_write_tokens=output.cache_write_tokens,
         )
         if cache is not None:
             cache.put(key, output, cost)

@@ -5,7 +5,8 @@ It counts what a run spent: tokens and cost of calls that went out. Cache hits a
 hits and cost nothing. Reasoning tokens are counted apart (they are also output tokens, as the
 providers bill them), and so are calls answered through a batch API, whose cost is the
 model's batch price. Cached input tokens (read from the server's prompt cache, at the cached
-price) are counted apart, and so are answers cut off at their token budget (`truncated`:
+price) are counted apart, as is input written to it (`cache_write_tokens`, at the write
+price), and so are answers cut off at their token budget (`truncated`:
 finish reason `length` or `max_tokens`), which a task then scores invalid. A resumed run
 starts from the ledger already on disk, so ledger.json
 always totals every session of the run.
@@ -35,6 +36,7 @@ class Tally:
     latency_s: float = 0.0
     cached_input_tokens: int = 0
     truncated: int = 0
+    cache_write_tokens: int = 0
 
     def minus(self, other: Tally) -> Tally:
         names = Tally.__slots__
@@ -77,9 +79,11 @@ class LedgerBook:
         batched: bool = False,
         cached_input_tokens: int = 0,
         truncated: bool = False,
+        cache_write_tokens: int = 0,
     ) -> None:
         tally = self._tally(key)
         tally.cached_input_tokens += cached_input_tokens
+        tally.cache_write_tokens += cache_write_tokens
         tally.truncated += int(truncated)
         tally.calls += 1
         tally.input_tokens += input_tokens

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +34,14 @@ from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
 from attunebench.engine.shards import SHARED_PLAN, Shard
-from attunebench.engine.wiring import adaptations, bind_models, close_models, default_cache_path
+from attunebench.engine.wiring import (
+    adaptations,
+    bind_models,
+    capability_lines,
+    capability_records,
+    close_models,
+    default_cache_path,
+)
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
@@ -66,6 +73,12 @@ from attunebench.tasks.base import CallRole, Task
 # (base URLs aside: the same model may come back on another server).
 PLAN_FIELDS = (*SHARED_PLAN, "planned_items", "shard")
 ERRORS_SHOWN = 1  # the most common error per (model, task) in the closing summary
+Say = Callable[[str], None]
+Progress = Callable[[int, int], None]  # (items done, items planned), after each record
+
+
+def _quiet(line: str) -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,12 +233,16 @@ async def run(
     tasks: Sequence[Task[Any, Any]] | None = None,
     policy: RetryPolicy | None = None,
     sleep: Sleep = asyncio.sleep,
+    say: Say = _quiet,
+    report: Progress | None = None,
 ) -> RunResult:
     """Run (or resume) the plan `config` describes.
 
     `providers` (by model name) and `tasks` replace the ones the config would make, for
     embedding the engine and for testing it. Nothing is written before the data, the tasks,
-    the models and the RUNDIR have all been checked.
+    the models and the RUNDIR have all been checked. `say` is told, before any item is called,
+    what each hosted model was found to accept (`wiring.capability_lines`); `report`, if
+    given, how many items are done after each record (a driver's own progress bar).
     """
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
@@ -249,7 +266,11 @@ async def run(
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         adapted = adaptations(bound)
         info, kept = _resume(config.out, _run_info(config, conversations, plan))
-        info = info.model_copy(update={"adapted": adapted})
+        info = info.model_copy(
+            update={"adapted": adapted, "capabilities": capability_records(bound)}
+        )
+        for line in capability_lines(bound):
+            say(line)
         config.out.mkdir(parents=True, exist_ok=True)
         for model in bound.values():
             model.provider.attach(config.out)  # a batch provider's journal lives there
@@ -267,7 +288,7 @@ async def run(
         )
         errors: Counter[tuple[str, str, str]] = Counter()
         units = plan_units(plan.work, done)
-        failed = await _execute(config, engine, units, plan.keys, done, info, errors)
+        failed = await _execute(config, engine, units, plan.keys, done, info, errors, report)
     finally:
         await close_models(bound)
     return RunResult(
@@ -308,6 +329,7 @@ async def _execute(
     done: set[RecordKey],
     info: RunInfo,
     errors: Counter[tuple[str, str, str]],
+    report: Progress | None = None,
 ) -> int:
     """Evaluate the units, appending each record as it comes; returns how many failed.
 
@@ -334,9 +356,13 @@ async def _execute(
                 else:
                     done.add(record.key)
                 bar.advance()
+                if report is not None:
+                    report(len(done), len(planned))
 
             judges = [e.name for e in config.judges]
             cache_dir = config.cache_path.parent if config.cache_path is not None else None
+            if report is not None:
+                report(len(done), len(planned))
             await prepare_models(engine.models, asked_kinds(units, judges), cache_dir, bar)
             await run_units(units, engine=engine, judges=judges, on_record=on_record)
     finally:

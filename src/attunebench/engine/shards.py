@@ -144,9 +144,12 @@ def _info(infos: Sequence[RunInfo]) -> RunInfo:
             left_out.setdefault(task, Counter()).update(counts)
     skipped = {(s.task, s.model, s.reason): s for info in infos for s in info.skipped}
     adapted: dict[str, dict[str, str]] = {}
+    capabilities: dict[str, dict[str, Any]] = {}
     for info in infos:
         for model, changes in info.adapted.items():
             adapted.setdefault(model, {}).update(changes)
+        for model, found in info.capabilities.items():
+            capabilities.setdefault(model, found)  # as the first shard found it
     finished = [info.finished_at for info in infos if info.finished_at]
     return first.model_copy(
         update={
@@ -159,6 +162,7 @@ def _info(infos: Sequence[RunInfo]) -> RunInfo:
             "empty_tasks": [t for t in first.empty_tasks if all(t in i.empty_tasks for i in infos)],
             "skipped": list(skipped.values()),
             "adapted": adapted,
+            "capabilities": capabilities,
             "shard": None,
             "started_at": min(info.started_at for info in infos),
             "finished_at": max(finished) if len(finished) == len(infos) else None,

@@ -1,6 +1,7 @@
 """Making a run's models: providers from their specs, endpoints shared by models on one server,
 a quick reachability check, a pre-flight call per model with its own parameters (a refused
-parameter stops the run here, named with its fix), and where the shared cache lives.
+parameter stops the run here, named with its fix), what each hosted model was found to accept
+(said before any item is called, and kept in run.json), and where the shared cache lives.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from pathlib import Path
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.limits import Endpoint
 from attunebench.models.base import Provider
+from attunebench.models.batched import BatchMode
+from attunebench.models.capabilities import Capabilities
+from attunebench.models.claude_models import unasked_thinking
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, option_error
 from attunebench.models.registry import ProviderConfigError, make_provider
 from attunebench.userdirs import user_cache
@@ -44,13 +48,19 @@ async def bind_models(
             provider = overrides.get(name) or _make(entry)
             made[name] = (entry, provider)
         endpoints = _endpoints(made, concurrency)
+        _share_batch_budgets(made)
         if check:
             await _check_reachable(made)
     except BaseException:
         await asyncio.gather(*(provider.aclose() for _, provider in made.values()))
         raise
     return {
-        name: BoundModel(entry, provider, endpoints[name], entry.cache_identity())
+        name: BoundModel(
+            entry,
+            provider,
+            endpoints[name],
+            {**entry.cache_identity(), **provider.cache_identity()},
+        )
         for name, (entry, provider) in made.items()
     }
 
@@ -85,6 +95,18 @@ def _endpoints(
     return {name: shared[_endpoint_name(name, provider)] for name, (_, provider) in made.items()}
 
 
+def _share_batch_budgets(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
+    """Entries that batch one model on one server split its enqueued-token budget, which the
+    account holds per model, not per entry."""
+    groups: dict[tuple[str, str], list[BatchMode]] = {}
+    for _, provider in made.values():
+        if isinstance(provider, BatchMode) and provider.batch_budget() is not None:
+            groups.setdefault((provider.endpoint, provider.spec), []).append(provider)
+    for group in groups.values():
+        for batching in group:
+            batching.share_batch_budget(len(group))
+
+
 async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
     seen: set[str] = set()
     for name, (_, provider) in made.items():
@@ -104,6 +126,47 @@ def adaptations(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, str]]:
     """What the pre-flight changed in each model's requests (models it changed nothing for
     left out), as run.json keeps it under `adapted`."""
     return {name: dict(b.provider.adapted) for name, b in bound.items() if b.provider.adapted}
+
+
+def capability_records(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, object]]:
+    """What each hosted model accepts, as run.json keeps it under `capabilities`."""
+    return {
+        name: b.provider.capabilities.model_dump(mode="json")
+        for name, b in bound.items()
+        if b.provider.capabilities is not None
+    }
+
+
+def _accepts(caps: Capabilities) -> str:
+    parts = []
+    if caps.thinking:
+        parts.append(f"thinking {', '.join(caps.thinking)} (unasked: {unasked_thinking(caps)})")
+    parts += [f"effort {', '.join(caps.efforts)}"] if caps.efforts else []
+    parts += [name for name in ("sampling", "logprobs") if getattr(caps, name)]
+    if caps.max_output_tokens is not None:
+        parts.append(f"output limit {caps.max_output_tokens:,} tokens")
+    if caps.lifecycle not in (None, "active"):
+        parts.append(str(caps.lifecycle))
+    return "; ".join(parts) or "no optional fields"
+
+
+def capability_lines(bound: Mapping[str, BoundModel]) -> list[str]:
+    """One line per hosted model on what it accepts and where that was read, and one per
+    model whose calls the account's rate limit will pace: said before any item is called."""
+    lines = []
+    for name, b in bound.items():
+        caps = b.provider.capabilities
+        if caps is not None:
+            where = "its models endpoint" if caps.source == "endpoint" else "the table"
+            lines.append(f"capabilities: {name} ({b.provider.spec}) from {where}: {_accepts(caps)}")
+        note = b.provider.rate_note(b.endpoint.concurrency)
+        if note is not None:
+            lines.append(f"rate limit: {name}: {note}")
+        if isinstance(b.provider, BatchMode) and (budget := b.provider.batch_budget()):
+            shared = b.provider.batch_shares
+            split = f", its share of {shared} entries batching this model" if shared > 1 else ""
+            lines.append(f"batch: {name}: up to {budget:,} input tokens enqueued at once{split}")
+    return lines
 
 
 async def close_models(bound: Mapping[str, BoundModel]) -> None:

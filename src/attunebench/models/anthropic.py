@@ -7,17 +7,26 @@ messages travels as extra body fields.
 
 The provider sends the API version it was written for (`API_VERSION`, the option
 `api_version` to change it), whatever the SDK's default: from `2026-10-21` no model takes a
-temperature, so the version is part of what a model accepts. What each model takes comes from
-its capability table (`models.capabilities`): sampling parameters only where it accepts
-them; `params.thinking_budget` (`thinking.type = "enabled"`) for the models that take it,
-`params.thinking = "adaptive"` and `params.effort` (`output_config.effort`) for the newer
-ones. Thinking counts against `max_tokens`, so the request's budget is the answer's budget
-plus the thinking budget, or plus the model's thinking allowance for adaptive thinking and
-for models that think by default; a reply cut off there (`stop_reason: "max_tokens"`) is
-counted per model in the closing summary. Thinking text is kept apart from the answer
-(`ModelOutput.thinking`), never parsed; its tokens (`output_tokens_details.thinking_tokens`)
-are reasoning tokens, billed as output. Cache reads count as cached input. With
-`batch = true` calls go through Message Batches (`anthropic_batch`).
+temperature, so the version is part of what a model accepts. What each model takes is read at
+start-up from Anthropic's models endpoint (`claude_models.describe`: thinking types, effort
+levels, output limit), and from the capability table (`models.capabilities`) where the
+endpoint is absent or silent, with the models file's `capabilities` over either. Every request
+states its thinking (`claude_models.thinking_fields`): `disabled` where the model takes it
+and none was asked, else `params.thinking_budget` (`enabled`), `params.thinking = "adaptive"`
+with `params.effort` (`output_config.effort`), or `adaptive` for a model that always thinks.
+Thinking counts against `max_tokens`, so a call that may think asks for its answer's budget
+plus the thinking budget, or plus an allowance scaled by its effort; its timeout grows with
+that budget. A reply cut off there (`stop_reason: "max_tokens"`) is counted per model in the
+closing summary.
+
+The pre-flight checks the budget against the model's output limit, and reads the account's
+output-token rate limit (`anthropic-ratelimit-output-tokens-*`) from the probe's headers: a
+call larger than a minute's tokens stops the run, and calls are paced by those headers
+(`output_pacing`), since Anthropic reserves `max_tokens` when a request starts. Thinking text
+is kept apart from the answer (`ModelOutput.thinking`), never parsed; its tokens
+(`output_tokens_details.thinking_tokens`) are reasoning tokens, billed as output. Cache reads
+count as cached input, cache writes as written input (five-minute and one-hour writes priced
+apart). With `batch = true` calls go through Message Batches (`anthropic_batch`).
 """
 
 from __future__ import annotations
@@ -25,10 +34,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
 from attunebench.models.anthropic_batch import LIMITS, AnthropicBatches
+from attunebench.models.anthropic_wire import message_output
 from attunebench.models.base import (
     GenerateParams,
     Message,
@@ -42,14 +52,25 @@ from attunebench.models.capabilities import (
     CLAUDE_MODELS,
     UNKNOWN_CLAUDE,
     Capabilities,
-    capabilities_of,
+    family,
+    overridden,
+)
+from attunebench.models.claude_models import (
+    call_timeout,
+    describe,
+    over_output_limit,
+    thinking_fields,
+    unasked_thinking,
 )
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_wire import is_local
+from attunebench.models.output_pacing import OutputPacer, over_rate_limit, pacing_note
 from attunebench.models.preflight import (
+    ADAPTABLE,
     PREFLIGHT_HEADER,
     PROBE_MESSAGES,
+    RENAMES,
     Adapting,
     adapt,
     probe_params,
@@ -61,6 +82,9 @@ T = TypeVar("T")
 SDK_ARGUMENTS = ("model", "max_tokens", "messages")
 API_VERSION = "2023-06-01"
 NO_SAMPLING_FROM = "2026-10-21"  # the API version from which no model takes sampling
+# The Messages API requires `max_tokens`: never renamed, unlike OpenAI's budget field.
+ADAPTS = {name: action for name, action in ADAPTABLE.items() if name not in RENAMES}
+THINKING_ADAPTED = "disabled refused: adaptive stated"
 FIXES = {
     "temperature": "set sampling = false (it leaves temperature and top_p out)",
     "top_p": "set sampling = false (it leaves temperature and top_p out)",
@@ -74,6 +98,8 @@ FIXES = {
 
 
 class AnthropicProvider(Adapting, BatchMode, Provider):
+    adaptable = ADAPTS
+
     def __init__(
         self,
         model: str,
@@ -108,15 +134,16 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
                     f"anthropic/{model}: environment variable {api_key_env} is not set"
                 )
             key = "no-key"  # a local stand-in server takes any key
-        override = dict(capabilities or {})
+        self._override = dict(capabilities or {})
         if sampling is not None:
-            override["sampling"] = sampling
+            self._override["sampling"] = sampling
         elif api_version >= NO_SAMPLING_FROM:
-            override.setdefault("sampling", False)
-        self.capabilities: Capabilities = capabilities_of(
-            model, CLAUDE_MODELS, UNKNOWN_CLAUDE, override
-        )
+            self._override.setdefault("sampling", False)
+        self.capabilities: Capabilities = overridden(model, self._table_entry(), self._override)
         self._adapted: dict[str, str] = {}
+        self._timeout_s = timeout_s
+        self._pacer = OutputPacer()
+        self._call_tokens = 0  # the largest budget a call of this run asks (the pre-flight's)
         self._sdk = anthropic
         self._client = anthropic.AsyncAnthropic(
             api_key=key,
@@ -134,6 +161,9 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
             self._batches = BatchQueue(api, self.spec, timing)
 
+    def _table_entry(self) -> Capabilities:
+        return CLAUDE_MODELS.get(family(self.model), UNKNOWN_CLAUDE)
+
     @property
     def spec(self) -> str:
         return f"anthropic/{self.model}"
@@ -143,6 +173,19 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         server = self.base_url or "https://api.anthropic.com"
         return self.batch_endpoint(server)
 
+    def _accepted(self) -> Capabilities:
+        """The capabilities, less a `disabled` thinking the pre-flight found refused."""
+        caps = self.capabilities
+        if self._adapted.get("thinking") == THINKING_ADAPTED:
+            kept = tuple(kind for kind in caps.thinking if kind != "disabled")
+            return caps.model_copy(update={"thinking": kept})
+        return caps
+
+    def cache_identity(self) -> dict[str, Any]:
+        # A call that asks no thinking states `disabled` or the thinking it cannot avoid, and
+        # each gives other answers (those of calls that left `thinking` out are not reused).
+        return {"unasked_thinking": unasked_thinking(self._accepted())}
+
     def request(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
         """The Messages API body for these messages and parameters, as the model takes them."""
         if params.reasoning_effort is not None:
@@ -151,9 +194,9 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
                 "think with params.thinking (or thinking_budget) and params.effort",
                 retryable=False,
             )
+        caps = self._accepted()
         system = "\n\n".join(m.content for m in messages if m.role == "system")
-        thinking: dict[str, Any] = {}
-        allowance = self._thinking(params, thinking)
+        thinking, allowance = thinking_fields(caps, params, self.spec)
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": params.max_tokens + allowance,
@@ -162,36 +205,15 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         }
         if system:
             request["system"] = system
-        if self.capabilities.sampling and "thinking" not in request:
+        thinks = thinking.get("thinking", {}).get("type", "disabled") != "disabled"
+        if caps.sampling and not thinks:
             request["temperature"] = params.temperature
             if params.top_p is not None:
                 request["top_p"] = params.top_p
-        if params.stop and self.capabilities.stop:
+        if params.stop and caps.stop:
             request["stop_sequences"] = list(params.stop)
         request.update(params.extra)
         return adapt(request, self._adapted)
-
-    def _thinking(self, params: GenerateParams, fields: dict[str, Any]) -> int:
-        """Put the thinking and effort fields in `fields`; the tokens thinking may take."""
-        caps, refused = self.capabilities, None
-        if params.thinking_budget is not None and "enabled" not in caps.thinking:
-            refused = 'params.thinking_budget; use params.thinking = "adaptive"'
-        elif params.thinking == "adaptive" and "adaptive" not in caps.thinking:
-            refused = 'params.thinking = "adaptive"; use params.thinking_budget'
-        elif params.effort is not None and params.effort not in caps.efforts:
-            takes = ", ".join(caps.efforts) or "none"
-            refused = f"params.effort {params.effort!r} (it takes: {takes})"
-        if refused is not None:
-            raise ProviderError(f"{self.spec} does not take {refused}", retryable=False)
-        if params.effort is not None:
-            fields["output_config"] = {"effort": params.effort}
-        if params.thinking_budget is not None:
-            fields["thinking"] = {"type": "enabled", "budget_tokens": params.thinking_budget}
-            return params.thinking_budget
-        if params.thinking == "adaptive":
-            fields["thinking"] = {"type": "adaptive"}
-        thinks = params.thinking is not None or caps.thinks_by_default
-        return caps.thinking_allowance if thinks else 0
 
     async def _calling(self, call: Awaitable[T]) -> T:
         """Await an SDK call, its errors as ProviderError."""
@@ -205,11 +227,27 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             raise ProviderError(f"{type(error).__name__}: {error}", retryable=True) from None
 
     async def _create(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+        """One Messages call, paced by the output-token rate limit, its headers read."""
         arguments = {name: body[name] for name in SDK_ARGUMENTS}
         extra = {name: value for name, value in body.items() if name not in SDK_ARGUMENTS}
-        return await self._calling(
-            self._client.messages.create(**arguments, extra_body=extra, extra_headers=headers)
-        )
+        ticket = await self._pacer.reserve(body["max_tokens"])
+        answered: Mapping[str, str] = {}
+        try:
+            raw = await self._calling(
+                self._client.messages.with_raw_response.create(
+                    **arguments,
+                    extra_body=extra,
+                    extra_headers=headers,
+                    timeout=call_timeout(self._timeout_s, body["max_tokens"]),
+                )
+            )
+            answered = raw.headers
+        except ProviderError as error:
+            answered = error.headers
+            raise
+        finally:
+            self._pacer.settle(ticket, answered)
+        return await raw.parse()
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
@@ -222,54 +260,68 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         reply = await self._create(body)
         return message_output(reply, time.perf_counter() - started)
 
+    async def _describe(self) -> None:
+        """The model as Anthropic's models endpoint describes it, over the table's entry;
+        the table alone where the endpoint is absent or silent."""
+        try:
+            info = await self._calling(self._client.models.retrieve(self.model))
+        except ProviderError:
+            return  # no such endpoint (a proxy, an older server), or no such model there
+        described = describe(info.model_dump(mode="json"), self._table_entry())
+        if described is None:
+            return
+        self.capabilities = overridden(self.model, described, self._override)
+        if described.lifecycle == "retired":
+            raise ProviderConfigError(
+                f"{self.spec} is retired (Anthropic's models endpoint): requests naming it "
+                "fail; choose another model"
+            )
+
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
-        """One live call with the model's parameters; a refusal is adapted, or stops the run
-        with the fix (see `preflight`)."""
-        params = probe_params(params)
+        """Read the model's description, then one live call with its parameters; a refusal
+        is adapted, or stops the run with the fix (see `preflight`), as does a budget over
+        the model's output limit or over a minute of the account's output tokens."""
+        await self._describe()
+        small = probe_params(params)
 
         async def send(body: dict[str, Any]) -> None:
             await self._create(body, headers={PREFLIGHT_HEADER: "1"})
 
         await self.preflight(
-            lambda: self.request(list(PROBE_MESSAGES), params),
+            lambda: self.request(list(PROBE_MESSAGES), small),
             send,
             spec=self.spec,
             fixes=FIXES,
-            params=params,
+            params=small,
         )
+        self._call_tokens = self.request(list(PROBE_MESSAGES), params)["max_tokens"]
+        self._check_budget(params)
+
+    def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
+        # A `disabled` thinking the provider stated on its own, refused: the model always
+        # thinks, whatever its description said; it is asked for adaptive thinking instead.
+        if parameter == "thinking":
+            asked = params.thinking or params.thinking_budget or "thinking" in params.extra
+            stated = unasked_thinking(self._accepted()) == "disabled"
+            return THINKING_ADAPTED if stated and not asked else None
+        return super()._adaptation(parameter, params)
+
+    def _check_budget(self, params: GenerateParams) -> None:
+        """Stop the run, before any item, for a call that cannot be served as configured."""
+        over = over_output_limit(self.capabilities, self._call_tokens, params.max_tokens)
+        if over is None and self._batches is None:  # batches are not paced by it
+            over = over_rate_limit(self._pacer.limit, self._call_tokens, params.max_tokens)
+        if over is not None:
+            raise ProviderConfigError(f"{self.spec}: {over}")
+
+    def rate_note(self, concurrency: int) -> str | None:
+        if self._batches is not None:
+            return None
+        return pacing_note(self._pacer.limit, self._call_tokens, concurrency)
 
     async def aclose(self) -> None:
         await self.close_batches()
         await self._client.close()
-
-
-def message_output(reply: Any, latency_s: float, *, batched: bool = False) -> ModelOutput:
-    """A ModelOutput from a Messages API reply: the text blocks are the answer; thinking
-    blocks are kept apart (a redacted one as a marker: its content is encrypted)."""
-    text, thinking = [], []
-    for block in reply.content:
-        if block.type == "text":
-            text.append(block.text)
-        elif block.type == "thinking":
-            thinking.append(block.thinking)
-        elif block.type == "redacted_thinking":
-            thinking.append("[redacted thinking]")
-    usage = reply.usage
-    cached = getattr(usage, "cache_read_input_tokens", None) or 0
-    written = getattr(usage, "cache_creation_input_tokens", None) or 0
-    details = getattr(usage, "output_tokens_details", None)
-    return ModelOutput(
-        text="".join(text),
-        input_tokens=usage.input_tokens + cached + written,  # input_tokens leaves the cache out
-        output_tokens=usage.output_tokens,
-        reasoning_tokens=int(getattr(details, "thinking_tokens", 0) or 0),
-        cached_input_tokens=cached,
-        latency_s=latency_s,
-        finish_reason=reply.stop_reason,
-        raw={"id": reply.id, "model": reply.model},
-        thinking="\n\n".join(thinking) or None,
-        batched=batched,
-    )
 
 
 @PROVIDERS.register("anthropic")

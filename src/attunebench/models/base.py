@@ -25,16 +25,19 @@ import dataclasses
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
 from attunebench.answerform import AnswerForm
 from attunebench.frozen import Frozen
 from attunebench.models.hints import HintKind, TaskHint
+
+if TYPE_CHECKING:  # capabilities imports the registry, which imports this module
+    from attunebench.models.capabilities import Capabilities
 
 Role = Literal["system", "user", "assistant"]
 
@@ -129,6 +132,8 @@ class ModelOutput:
     thinking: str | None = None
     batched: bool = False
     cached_input_tokens: int = 0  # the part of input_tokens read from the server's cache
+    cache_write_tokens: int = 0  # the part of input_tokens written to the server's cache
+    cache_write_1h_tokens: int = 0  # the part of those kept an hour (Anthropic's longer TTL)
 
 
 class ProviderError(Exception):
@@ -153,6 +158,7 @@ class ProviderError(Exception):
         code: str | None = None,
         param: str | None = None,
         said: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
@@ -163,6 +169,7 @@ class ProviderError(Exception):
         self.code = code
         self.param = param
         self.said = said  # the server's own message, without the status and body around it
+        self.headers = dict(headers or {})  # the response's headers (rate limits, retry-after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,10 +237,14 @@ class Provider(ABC):
     - `probe`: one real call with a model's parameters, before anything is planned;
     - `attach` and `batch_counts`: a batch provider's run directory and progress;
     - `prepare`: slow set-up the engine awaits before the first call (a knn baseline encoding
-      its train split), reported on the progress bar.
+      its train split), reported on the progress bar;
+    - `capabilities`, `cache_identity` and `rate_note`: what a hosted model accepts (from its
+      provider's description or a table, found at start-up), what of it decides its answers,
+      and whether the account's rate limit paces its calls.
     """
 
     supported_hints: frozenset[HintKind] | None = None
+    capabilities: Capabilities | None = None
     cacheable: bool = True
     answer_modes: frozenset[str] = frozenset({"generate"})
     reads_gold: bool = False  # a simulated instrument answering from the item's gold
@@ -276,6 +287,16 @@ class Provider(ABC):
     def adapted(self) -> dict[str, str]:
         """Parameters the pre-flight changed, each with what was done (none by default)."""
         return {}
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What the provider found at start-up that decides its answers, beyond the models-file
+        entry (enters every cache key of the model); nothing by default."""
+        return {}
+
+    def rate_note(self, concurrency: int) -> str | None:
+        """Said before the run when `concurrency` calls at once would pass a rate limit the
+        server announced (the calls are then paced); None when they fit or nothing is known."""
+        return None
 
     def mode_reason(self, mode: str) -> str:
         """Why this model does not answer in `mode` (said at plan time)."""

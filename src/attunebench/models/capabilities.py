@@ -2,12 +2,19 @@
 
 A model's `Capabilities` say which request fields it takes (sampling parameters, first-token
 logprobs, stop sequences, a seed), how it thinks (OpenAI's hidden reasoning with
-`reasoning_effort`; Claude's `thinking` types and `output_config.effort`), which field carries
-its token budget, and whether chat completions serve it at all. The tables below hold the
-models the vendors documented as of 2026-12-03; a model they do not list gets its vendor's
-default for unknown models (`unknown_openai`, `UNKNOWN_CLAUDE`). A models-file entry
-overrides any field (`capabilities = { logprobs = false }`), and the pre-flight adapts a
-request the table got wrong (`models.preflight`).
+`reasoning_effort`; the `thinking` types a Claude request may state and its
+`output_config.effort` levels), which field carries its token budget, its output limit where
+known, and whether chat completions serve it at all. `source` says where they came from:
+Anthropic's models endpoint (`claude_models.describe`, read first) or the tables below, which
+hold the models the vendors documented as of 2026-12-03. A model they do not list gets its
+vendor's default for unknown models (`unknown_openai`, `UNKNOWN_CLAUDE`: one that may think,
+since thinking cannot be ruled out). A models-file entry overrides any field
+(`capabilities = { logprobs = false }`), and the pre-flight adapts a request the table got
+wrong (`models.preflight`).
+
+A Claude model that accepts `thinking.type = "disabled"` lists it among its thinking types:
+every Claude call states its thinking, since what a model does when `thinking` is left out
+(the Claude 5 families think) is said by no description and may change.
 
 Names are looked up without a router's prefix (`openai/o3`), a date suffix
 (`gpt-5-mini-2025-08-07`, `claude-haiku-4-5-20251001`) or `-latest` where the bare name is
@@ -25,8 +32,9 @@ from pydantic import Field, ValidationError
 from attunebench.frozen import Frozen
 from attunebench.models.registry import ProviderConfigError
 
-Thinking = Literal["enabled", "adaptive"]
+Thinking = Literal["adaptive", "enabled", "disabled", "between_tools"]
 TokenField = Literal["max_tokens", "max_completion_tokens"]
+Source = Literal["endpoint", "table"]
 _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 
 
@@ -40,14 +48,22 @@ class Capabilities(Frozen):
     reasoning: bool = Field(default=False, description="hidden reasoning spends the budget")
     efforts: tuple[str, ...] = Field(default=(), description="accepted effort values")
     thinking: tuple[Thinking, ...] = Field(default=(), description="accepted thinking types")
-    thinks_by_default: bool = False
     thinking_allowance: int = Field(
-        default=16_000, ge=0, description="tokens added to the budget of a model that thinks"
+        default=16_000,
+        ge=0,
+        description="tokens added to the budget of a call that thinks, at high effort "
+        "(the default); other efforts scale it",
     )
     token_field: TokenField | None = Field(
         default=None, description="the budget's field; unset: as the entry's api says"
     )
     chat: bool = Field(default=True, description="served by chat completions (OpenAI)")
+    max_output_tokens: int | None = Field(
+        default=None, ge=1, description="the largest max_tokens a request may ask; unset: unknown"
+    )
+    max_input_tokens: int | None = Field(default=None, ge=1, description="the context window")
+    lifecycle: str | None = Field(default=None, description="active, deprecated or retired")
+    source: Source = Field(default="table", description="the models endpoint, or the table")
 
 
 _CHAT = Capabilities()
@@ -91,21 +107,29 @@ OPENAI_MODELS: Mapping[str, Capabilities] = {
     ),
 }
 
-_CLAUDE_3 = Capabilities(logprobs=False, seed=False)
-_CLAUDE_BUDGET = _CLAUDE_3.model_copy(update={"thinking": ("enabled",)})
+# Every Claude model takes `thinking.type = "disabled"` but those that think always ("adaptive,
+# always on": Opus 5.5, Fable 5.1 and later); one that does not think at all takes it too.
+_CLAUDE_3 = Capabilities(logprobs=False, seed=False, thinking=("disabled",))
+_CLAUDE_BUDGET = _CLAUDE_3.model_copy(update={"thinking": ("enabled", "disabled")})
 _CLAUDE_46 = _CLAUDE_3.model_copy(
-    update={"thinking": ("enabled", "adaptive"), "efforts": ("low", "medium", "high", "max")}
+    update={
+        "thinking": ("adaptive", "enabled", "disabled"),
+        "efforts": ("low", "medium", "high", "max"),
+    }
 )
-# Claude 4.7 and later: adaptive thinking only, and no sampling parameters.
-UNKNOWN_CLAUDE = _CLAUDE_3.model_copy(
+# Claude 4.7 and later: adaptive thinking only, and no sampling parameters. The Claude 5
+# families think when `thinking` is left out; stating "disabled" turns it off.
+_CLAUDE_ADAPTIVE = _CLAUDE_3.model_copy(
     update={
         "sampling": False,
-        "thinking": ("adaptive",),
+        "thinking": ("adaptive", "disabled"),
         "efforts": ("low", "medium", "high", "xhigh", "max"),
     }
 )
-# "Adaptive (always on)": these think whether asked or not.
-_ALWAYS_THINKS = UNKNOWN_CLAUDE.model_copy(update={"thinks_by_default": True})
+# "Adaptive (always on)": thinking cannot be turned off. A Claude the table does not list may
+# be one of these, so it is asked for adaptive thinking with an allowance for it.
+UNKNOWN_CLAUDE = _CLAUDE_ADAPTIVE.model_copy(update={"thinking": ("adaptive",)})
+_ALWAYS_THINKS = UNKNOWN_CLAUDE
 
 CLAUDE_MODELS: Mapping[str, Capabilities] = {
     **dict.fromkeys(
@@ -135,7 +159,7 @@ CLAUDE_MODELS: Mapping[str, Capabilities] = {
             "claude-haiku-5-5",
             "claude-sonnet-5-5",
         ),
-        UNKNOWN_CLAUDE,
+        _CLAUDE_ADAPTIVE,
     ),
     **dict.fromkeys(
         (
@@ -171,7 +195,11 @@ def capabilities_of(
     model: str, table: Mapping[str, Capabilities], default: Capabilities, override: Any = None
 ) -> Capabilities:
     """The table's entry for `model` (or `default`), with a models-file `override` on top."""
-    base = table.get(family(model), default)
+    return overridden(model, table.get(family(model), default), override)
+
+
+def overridden(model: str, base: Capabilities, override: Any) -> Capabilities:
+    """`base` with a models-file entry's `capabilities` (and `sampling`) over it."""
     if not override:
         return base
     try:

@@ -18,11 +18,12 @@ from typing import Any
 
 from attunebench.models.base import ProviderError
 
-# Among client errors only a rate limit is worth trying again: any other 4xx (a wrong path's
-# 404, a bad request, a refused key) answers the same way every time, so it is permanent.
-# Any 5xx is the server's trouble and may pass. A client-side timeout is retried, but as a
-# timeout, not as a status.
-RETRYABLE_STATUSES = frozenset({429})
+# Among client errors only a rate limit (429), a request timeout (408) and a conflict (409, a
+# lock held elsewhere) are worth trying again, as both vendors' SDKs do: any other 4xx (a wrong
+# path's 404, a bad request, a refused key) answers the same way every time, so it is
+# permanent. Any 5xx is the server's trouble and may pass. A client-side timeout is retried,
+# but as a timeout, not as a status.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # Codes and types that mean the account cannot pay: no retry can mend them.
 BILLING = frozenset(
     {
@@ -111,8 +112,10 @@ def status_error(
     start of its body. `headers` may be the Retry-After value alone."""
     fields = error_fields(body)
     wait = retry_after_seconds(headers) if isinstance(headers, str) or headers is None else None
+    kept: dict[str, str] = {}
     if isinstance(headers, Mapping):
         wait = retry_after(headers)
+        kept = {name.lower(): value for name, value in headers.items()}
     billing = fields["code"] in BILLING or fields["kind"] in BILLING
     text = body if isinstance(body, str) else json.dumps(body)
     return ProviderError(
@@ -124,4 +127,5 @@ def status_error(
         code=fields["code"],
         param=fields["param"],
         said=fields["said"],
+        headers=kept,
     )

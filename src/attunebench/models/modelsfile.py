@@ -88,12 +88,21 @@ class ModelsFileError(ValueError):
 class Price(Frozen):
     """What a model's tokens cost. Reasoning tokens are output tokens (OpenAI and Anthropic
     bill them so) unless `reasoning` prices them apart; input read from the server's prompt
-    cache costs `cached_input` (unset: the input price); a batch call pays `batch` times the
-    price (both providers' batch APIs take half)."""
+    cache costs `cached_input` (unset: the input price); input written to it costs
+    `cache_write` (unset: 1.25 times the input price, as Anthropic bills a 5-minute write and
+    OpenAI a GPT-5.6 one), or `cache_write_1h` for Anthropic's one-hour writes (unset: twice
+    the input price); a batch call pays `batch` times the price (both providers' batch APIs
+    take half)."""
 
     input: float = Field(default=0.0, ge=0, description="USD per million input tokens")
     cached_input: float | None = Field(
         default=None, ge=0, description="USD per million cached input tokens; unset: input"
+    )
+    cache_write: float | None = Field(
+        default=None, ge=0, description="USD per million tokens written to the prompt cache"
+    )
+    cache_write_1h: float | None = Field(
+        default=None, ge=0, description="USD per million tokens written for an hour (Anthropic)"
     )
     output: float = Field(default=0.0, ge=0, description="USD per million output tokens")
     reasoning: float | None = Field(
@@ -111,9 +120,12 @@ class Price(Frozen):
         *,
         batched: bool = False,
         cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        cache_write_1h_tokens: int = 0,
     ) -> float:
         """USD for one call; `output_tokens` include its `reasoning_tokens`, `input_tokens`
-        its `cached_input_tokens`.
+        its `cached_input_tokens` and its `cache_write_tokens` (which include the
+        `cache_write_1h_tokens`).
 
         >>> Price(input=1.0, output=10.0, reasoning=5.0).cost(1_000_000, 300_000, 200_000)
         3.0
@@ -121,14 +133,22 @@ class Price(Frozen):
         0.5
         >>> Price(input=1.0, cached_input=0.1).cost(1_000_000, 0, cached_input_tokens=500_000)
         0.55
+        >>> Price(input=2.0).cost(1_000_000, 0, cache_write_tokens=1_000_000)
+        2.5
         """
         reasoning = min(reasoning_tokens, output_tokens)
         cached = min(cached_input_tokens, input_tokens)
+        written = min(cache_write_tokens, input_tokens - cached)
+        hour = min(cache_write_1h_tokens, written)
         reasoning_price = self.output if self.reasoning is None else self.reasoning
         cached_price = self.input if self.cached_input is None else self.cached_input
+        write_price = 1.25 * self.input if self.cache_write is None else self.cache_write
+        hour_price = 2.0 * self.input if self.cache_write_1h is None else self.cache_write_1h
         usd = (
-            (input_tokens - cached) * self.input
+            (input_tokens - cached - written) * self.input
             + cached * cached_price
+            + (written - hour) * write_price
+            + hour * hour_price
             + (output_tokens - reasoning) * self.output
             + reasoning * reasoning_price
         ) / 1_000_000

@@ -10,18 +10,44 @@ or was `cancelled` ends; what it answered is used, the rest fail (see `batching`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
 import aiohttp
 
 from attunebench.models.base import ProviderError
 from attunebench.models.batching import BatchAPI, BatchLimits, BatchState, line_failure
+from attunebench.models.capabilities import family
 from attunebench.models.http_errors import status_error
 
 CHAT_PATH = "/v1/chat/completions"
 ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 LIMITS = BatchLimits(max_requests=50_000, max_bytes=190 * 1024 * 1024)
+# The enqueued-token limit (OpenAI's "batch queue limit": input tokens of a model's running
+# batches) at usage tier 1, per model, as OpenAI listed them; the default budget of
+# `batch_tokens`, set it to your tier's. A model not listed gets the lowest listed.
+ENQUEUED_TOKENS: Final[Mapping[str, int]] = {
+    "gpt-3.5-turbo": 2_000_000,
+    "gpt-4": 100_000,
+    "gpt-4-turbo": 90_000,
+    "gpt-4o": 90_000,
+    "gpt-4o-mini": 2_000_000,
+    "gpt-4.1": 900_000,
+    "o1": 90_000,
+    "o3": 90_000,
+    "gpt-5": 1_500_000,
+    "gpt-5-mini": 5_000_000,
+}
+LOWEST_ENQUEUED: Final = min(ENQUEUED_TOKENS.values())
+
+
+def enqueued_tokens(model: str) -> int:
+    """The default enqueued-token budget of a model's batches.
+
+    >>> enqueued_tokens("gpt-4o-2024-08-06"), enqueued_tokens("gpt-9")
+    (90000, 90000)
+    """
+    return ENQUEUED_TOKENS.get(family(model), LOWEST_ENQUEUED)
 
 
 def batch_line(key: str, body: dict[str, Any]) -> bytes:

@@ -64,7 +64,7 @@ from attunebench.models.completions import (
 )
 from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
-from attunebench.models.openai_batch import OpenAIBatches
+from attunebench.models.openai_batch import OpenAIBatches, enqueued_tokens
 from attunebench.models.openai_wire import (
     PROBE_SCHEMA,
     Api,
@@ -100,10 +100,6 @@ FIXES = {
 }
 PROBE_KEYS = ("A", "B")
 NO_SCHEMA_FIX = "set json_schema = false (this server takes no JSON schema)"
-# The enqueued-token budget of batch mode (`batch_tokens`): input tokens in running batches
-# at once. OpenAI's own limit is per model and usage tier (Settings > Limits); this default
-# sits under the lowest tiers' limits as documented on 2026-12-03. Set yours to go faster.
-BATCH_TOKENS = 1_000_000
 
 
 class OpenAICompatProvider(Adapting, BatchMode, Provider):
@@ -127,7 +123,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         capabilities: dict[str, Any] | None = None,
         batch: bool = False,
         batch_size: int | None = None,
-        batch_tokens: int | None = BATCH_TOKENS,
+        batch_tokens: int | None = None,
         batch_poll_s: float = BatchTiming.poll_s,
         batch_quiet_s: float = BatchTiming.quiet_s,
         batch_wait_s: float = BatchTiming.wait_s,
@@ -137,7 +133,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self.chat = chat
         self.base_urls = resolve_base_urls(base_url, base_urls)
         self.api: Api = api or default_api(self.base_urls)
-        self.capabilities = self._capabilities(capabilities, sampling)
+        self.capabilities: Capabilities = self._capabilities(capabilities, sampling)
         self._adapted: dict[str, str] = {}
         # A model without first-token logprobs (a reasoning model) has no choice mode.
         choosing = self.capabilities.logprobs or not chat
@@ -164,10 +160,13 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             if not chat:
                 raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
             batches = OpenAIBatches(self.base_urls[0], self._client)
+            # The enqueued-token budget: input tokens in running batches at once. OpenAI's
+            # limit is per model and usage tier (Settings > Limits); by default the model's
+            # tier-1 limit (`openai_batch.ENQUEUED_TOKENS`). Set yours to go faster.
             batches.limits = dataclasses.replace(
                 batches.limits,
                 max_requests=batch_size or batches.limits.max_requests,
-                max_tokens=batch_tokens,
+                max_tokens=batch_tokens or enqueued_tokens(model),
             )
             timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
             self._batches = BatchQueue(batches, self.spec, timing)

@@ -1,7 +1,9 @@
 """OpenAI's wire format as `openai/` uses it: which server a base URL is, whose rules it
 follows by default (`api`), and a chat completion read into a `ModelOutput` (live, or a batch's
-line): the answer, tokens (reasoning and cached input among them) and any reasoning text a
-server returns apart; and a task's answer schema as `response_format` (`json_schema = true`).
+line): the answer, tokens (reasoning, cached input and input written to the cache among them:
+`prompt_tokens_details.cached_tokens` and `.cache_write_tokens`, which GPT-5.6 bills) and any
+reasoning text a server returns apart; and a task's answer schema as `response_format`
+(`json_schema = true`).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def completion_output(data: Any, latency_s: float) -> ModelOutput:
         message = choice["message"]
         usage = data.get("usage") or {}
         details = usage.get("completion_tokens_details") or {}
-        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+        prompt = usage.get("prompt_tokens_details") or {}
         # vLLM's and SGLang's reasoning parsers, and routers, return the reasoning text apart.
         thinking = message.get("reasoning_content") or message.get("reasoning")
         return ModelOutput(
@@ -77,7 +79,8 @@ def completion_output(data: Any, latency_s: float) -> ModelOutput:
             raw={"id": data.get("id"), "model": data.get("model")},
             reasoning_tokens=int(details.get("reasoning_tokens") or 0),
             thinking=thinking if isinstance(thinking, str) and thinking else None,
-            cached_input_tokens=int(cached or 0),
+            cached_input_tokens=int(prompt.get("cached_tokens") or 0),
+            cache_write_tokens=int(prompt.get("cache_write_tokens") or 0),
         )
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
         snippet = json.dumps(data)[:200] if isinstance(data, dict) else repr(data)[:200]

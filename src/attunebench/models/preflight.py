@@ -6,7 +6,9 @@ capability table (`models.capabilities`) did not predict is handled here:
 
 - a parameter the provider added on its own (a temperature, a top_p, a seed, JSON mode, the
   budget's field name) is *adapted*: dropped, or renamed (`max_tokens` and
-  `max_completion_tokens` into each other), and the call tried again. Each adaptation is
+  `max_completion_tokens` into each other, for OpenAI's API only: Anthropic's requires
+  `max_tokens`, so a provider passes what it may adapt, `adaptable`), or changed as the
+  provider says (`Adapting._adaptation`), and the call tried again. Each adaptation is
   kept by the provider (`Adapting.adapted`), written to run.json under `adapted` and said in
   one line; it does not stop the run;
 - a parameter the models file asked for (`params.extra`, `reasoning_effort`, thinking, an
@@ -49,6 +51,7 @@ ADAPTABLE: Final[Mapping[str, str | None]] = {
     "temperature": None,
 }
 MAX_ADAPTATIONS: Final = len(ADAPTABLE)
+RENAMES: Final = frozenset({"max_tokens", "max_completion_tokens"})
 
 
 def probe_params(params: GenerateParams) -> GenerateParams:
@@ -61,25 +64,40 @@ def probe_params(params: GenerateParams) -> GenerateParams:
 
 
 def adapt(body: dict[str, Any], adapted: Mapping[str, str]) -> dict[str, Any]:
-    """`body` with the pre-flight's adaptations applied (`dropped`, or `renamed to X`)."""
+    """`body` with the pre-flight's adaptations applied (`dropped`, or `renamed to X`; any
+    other action is the provider's own, applied as it builds the body)."""
     for name, action in adapted.items():
-        if name in body:
+        if name in body and (action == "dropped" or action.startswith("renamed to ")):
             value = body.pop(name)
             if action.startswith("renamed to "):
                 body[action.removeprefix("renamed to ")] = value
     return body
 
 
-def refused_parameter(error: ProviderError, sent: Collection[str]) -> str | None:
-    """The top-level field of the request `sent` that a refusal names; None if none."""
+def refused_parameter(
+    error: ProviderError, sent: Collection[str], adaptable: Mapping[str, str | None] = ADAPTABLE
+) -> str | None:
+    """The top-level field of the request `sent` that a refusal names; None if none. A name
+    written as a field (`thinking.type`, `max_tokens:`, in backticks) outranks the same word
+    in prose ("not supported for this model").
+
+    >>> said = 'thinking.type: "disabled" is not supported for this model'
+    >>> refused_parameter(ProviderError("", retryable=False, said=said), ["model", "thinking"])
+    'thinking'
+    """
     if error.param:
         name = error.param.split(".")[0].split("[")[0]
         if name in sent:
             return name
     said = error.said or ""
     named = [n for n in sent if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", said)]
-    order = list(ADAPTABLE)
-    named.sort(key=lambda n: order.index(n) if n in order else len(order))
+    order = list(adaptable)
+
+    def rank(name: str) -> tuple[bool, int]:
+        as_field = re.search(rf"(?<![\w])`?{re.escape(name)}(`|[.:\[])", said) is not None
+        return not as_field, order.index(name) if name in order else len(order)
+
+    named.sort(key=rank)
     return named[0] if named else None
 
 
@@ -119,6 +137,7 @@ class Adapting:
     parameter to what was done (`dropped`, `renamed to max_completion_tokens`)."""
 
     _adapted: dict[str, str]
+    adaptable: Mapping[str, str | None] = ADAPTABLE  # what this provider's pre-flight may change
 
     @property
     def adapted(self) -> dict[str, str]:
@@ -144,7 +163,7 @@ class Adapting:
             except ProviderError as error:
                 if error.retryable:
                     return  # a rate limit, a 5xx: the run's retries will see to it
-                parameter = refused_parameter(error, sent) if error.status else None
+                parameter = refused_parameter(error, sent, self.adaptable) if error.status else None
                 action = self._adaptation(parameter, params)
                 if error.status is None or action is None or parameter is None:
                     raise stop_line(spec, error, parameter, fixes=fixes, params=params) from None
@@ -154,9 +173,9 @@ class Adapting:
         )
 
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
-        if parameter is None or parameter not in ADAPTABLE or parameter in params.extra:
+        if parameter is None or parameter not in self.adaptable or parameter in params.extra:
             return None
         if parameter in self.adapted or f"renamed to {parameter}" in self.adapted.values():
             return None  # changed once, or renamed into: going round in circles
-        target = ADAPTABLE[parameter]
+        target = self.adaptable[parameter]
         return "dropped" if target is None else f"renamed to {target}"

@@ -1,9 +1,18 @@
-"""A local stand-in for Anthropic's Messages API and Message Batches, with the API's rules
-(`anthropic_rules`: per model and per API version, its own table of models) and its error
-bodies.
+"""A local stand-in for Anthropic's Messages API, Message Batches and models endpoint, with the
+API's rules (`anthropic_rules`: per model and per API version, its own table of models) and
+its error bodies.
+
+`GET /v1/models/{id}` describes each model from its rules (`anthropic_rules.description`), so a
+test that changes a model's rules (`stub.models[name] = ...`) changes what it says and does
+at once; `models_endpoint = "silent"` serves descriptions without capabilities, `"gone"`
+answers 404 as a server without the endpoint does.
 
 On demand it fails as an account can: `deny = "billing"` answers with a 400 `billing_error`,
-`deny = "forbidden"` with a 403 `permission_error`.
+`deny = "forbidden"` with a 403 `permission_error`; `output_tokens_per_minute` sets an
+output-token rate limit, kept as Anthropic keeps it (a request's `max_tokens` reserved when it
+starts, what it did not use given back when it ends, the bucket refilled continuously), each
+answer carrying `anthropic-ratelimit-output-tokens-*` headers and a request that does not fit
+answered 429 `rate_limit_error`; `latency_s` holds every live call that long.
 
 Message Batches: a batch of up to 100,000 requests (custom ids of 1 to 64 letters, digits, _
 or -, unique) is `in_progress` for as long as batches are held, then `ended`, its results at
@@ -17,9 +26,11 @@ calls by body.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
+import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,6 +44,8 @@ from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.anthropic_rules import (
     MODELS,
     Rules,
+    cache_use,
+    description,
     error,
     refusal,
     reply,
@@ -72,6 +85,47 @@ class Batch(StubBatch):
         }
 
 
+ON_DEMAND = {
+    408: ("Request timed out.", "timeout_error"),
+    409: ("Conflict: the resource is locked; retry.", "conflict_error"),
+    500: ("Internal server error", "api_error"),
+    529: ("Overloaded", "overloaded_error"),
+}
+
+
+class OutputBucket:
+    """An output-token rate limit: `limit` tokens a minute, refilled continuously."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._level = float(limit)
+        self._at = time.monotonic()
+
+    def level(self) -> float:
+        now = time.monotonic()
+        self._level = min(float(self.limit), self._level + self.limit / 60 * (now - self._at))
+        self._at = now
+        return self._level
+
+    def take(self, tokens: int) -> bool:
+        if tokens > self.level():
+            return False
+        self._level -= tokens
+        return True
+
+    def give_back(self, tokens: int) -> None:
+        self._level = min(float(self.limit), self.level() + tokens)
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "anthropic-ratelimit-output-tokens-limit": str(self.limit),
+            "anthropic-ratelimit-output-tokens-remaining": str(int(self.level())),
+        }
+
+    def wait_s(self, tokens: int) -> float:
+        return max(0.0, (tokens - self.level()) * 60 / self.limit)
+
+
 class AnthropicStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
@@ -80,30 +134,96 @@ class AnthropicStub(ThreadedStub[Rules]):
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["billing", "forbidden"] | None = None
         self.versions: Counter[str] = Counter()  # anthropic-version headers seen
+        self.models_endpoint: Literal["served", "silent", "gone"] = "served"
+        self.described: Counter[str] = Counter()  # models described, by id
+        self.latency_s = 0.0
+        self.bodies: list[dict[str, Any]] = []  # every live request body, in order
+        self._bucket: OutputBucket | None = None
+        self._cached: set[str] = set()  # prompt prefixes written to the cache
+
+    @property
+    def output_tokens_per_minute(self) -> int | None:
+        return self._bucket.limit if self._bucket is not None else None
+
+    @output_tokens_per_minute.setter
+    def output_tokens_per_minute(self, limit: int | None) -> None:
+        self._bucket = OutputBucket(limit) if limit is not None else None
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/v1/models/{id}", self._describe)
         app.router.add_post("/v1/messages/batches", self._create)
         app.router.add_get("/v1/messages/batches/{id}", self._retrieve)
         app.router.add_get("/v1/messages/batches/{id}/results", self._results)
 
-    async def _messages(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        version = request.headers.get("anthropic-version")
-        self.versions[str(version)] += 1
+    async def _describe(self, request: web.Request) -> web.Response:
+        model = request.match_info["id"]
+        rules = self.models.get(model)
+        if self.models_endpoint == "gone":
+            return web.Response(status=404, text="404: Not Found")
+        if rules is None:
+            return web.json_response(error(f"model: {model}", "not_found_error"), status=404)
+        self.described[model] += 1
+        silent = self.models_endpoint == "silent"
+        return web.json_response(description(model, rules, silent=silent))
+
+    def _denied(self) -> web.Response | None:
         if self.deny == "billing":
             message = "Your credit balance is too low to access the Anthropic API."
             return web.json_response(error(message, "billing_error"), status=400)
         if self.deny == "forbidden":
             message = "Your API key does not have permission to use the specified resource."
             return web.json_response(error(message, "permission_error"), status=403)
+        status = self.failure_due()
+        if status is not None:
+            said, kind = ON_DEMAND.get(status, ("Failed on demand", "api_error"))
+            return web.json_response(error(said, kind), status=status)
+        return None
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.bodies.append(body)
+        version = request.headers.get("anthropic-version")
+        self.versions[str(version)] += 1
+        denied = self._denied()
+        if denied is not None:
+            return denied
         refused = refusal(body, version, self.models)
         preflight = bool(request.headers.get(PREFLIGHT_HEADER))
+        if refused is None and self._bucket is not None:
+            return await self._metered(body, preflight)
         self.counts.live_call(body, preflight=preflight, refused=refused is not None)
         if refused is not None:
             kind = "not_found_error" if refused[0] == 404 else "invalid_request_error"
             return web.json_response(error(refused[1], kind), status=refused[0])
-        return web.json_response(reply(body, self._answer, self.models))
+        await asyncio.sleep(self.latency_s)
+        return web.json_response(self._reply(body))
+
+    def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        return reply(body, self._answer, self.models, cache_use(body, self._cached))
+
+    async def _metered(self, body: dict[str, Any], preflight: bool) -> web.Response:
+        """An accepted request under the output-token rate limit: reserved, held, answered,
+        what it did not use given back."""
+        bucket = self._bucket
+        assert bucket is not None
+        asked = int(body["max_tokens"])
+        if not bucket.take(asked):
+            self.counts.rate_limited += 1
+            message = (
+                "This request would exceed the rate limit for your organization of "
+                f"{bucket.limit:,} output tokens per minute."
+            )
+            wait = bucket.wait_s(asked)
+            headers = {**bucket.headers(), "retry-after": str(max(1, round(wait)))}
+            headers["retry-after-ms"] = str(round(wait * 1000))
+            limited = error(message, "rate_limit_error")
+            return web.json_response(limited, status=429, headers=headers)
+        self.counts.live_call(body, preflight=preflight, refused=False)
+        await asyncio.sleep(self.latency_s)
+        answer = self._reply(body)
+        bucket.give_back(asked - int(answer["usage"]["output_tokens"]))
+        return web.json_response(answer, headers=bucket.headers())
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -173,7 +293,7 @@ class AnthropicStub(ThreadedStub[Rules]):
                 result = {"type": "errored", "error": error(refused[1])}
             else:
                 self.counts.answered_in_batches += 1
-                message = reply(params, self._answer, self.models)
+                message = self._reply(params)
                 result = {"type": "succeeded", "message": message}
             counts[str(result["type"])] += 1
             batch.results.append({"custom_id": custom_id, "result": result})

@@ -13,9 +13,14 @@ disagree and a test can tell:
   `max_completion_tokens`, as output tokens, and in `usage.completion_tokens_details`;
 - the `-pro` models answer only on the Responses API; a model not listed is not found.
 
-Other models refuse `reasoning_effort`. Unknown fields are refused as unrecognized arguments,
-JSON mode wants the word "json" in the messages. An answer with `logprobs` carries the first
-token's top alternatives over `CHOICE_TOKENS`, a spread fixed by the messages.
+Other models refuse `reasoning_effort`. Unknown fields are refused as unrecognized arguments
+(`prompt_cache_key`, `prompt_cache_retention`, `prompt_cache_options`, `web_search_options`
+and the rest of the API's are known), JSON mode wants the word "json" in the messages.
+Prompts of 1,024 tokens or more are read from the cache in blocks of 128 tokens; a model that
+bills cache writes (GPT-5.6) reports the first sending of a prompt as written
+(`prompt_tokens_details.cache_write_tokens`) and later ones as read. An answer with
+`logprobs` carries the first token's top alternatives over `CHOICE_TOKENS`, a spread fixed by
+the messages.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from attunebench.models.batching import request_key
@@ -67,6 +72,9 @@ KNOWN = frozenset(
         "modalities",
         "audio",
         "prompt_cache_key",
+        "prompt_cache_retention",
+        "prompt_cache_options",
+        "web_search_options",
         "safety_identifier",
     ]
 )
@@ -81,6 +89,7 @@ class Rules:
     default_effort: str | None = None
     logprobs: bool = True
     responses_only: bool = False
+    cache_writes: bool = False  # bills prompt-cache writes (usage reports them)
 
 
 CHAT = Rules()
@@ -114,6 +123,7 @@ MODELS: dict[str, Rules] = {
     "gpt-5.4": GPT52,
     "gpt-5.4-mini": GPT52,
     "gpt-5.5": GPT52,
+    "gpt-5.6": replace(GPT52, cache_writes=True),
 }
 _DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
@@ -214,9 +224,13 @@ def _first_token(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def completion(
-    body: dict[str, Any], answer: Answerer, models: dict[str, Rules] = MODELS
+    body: dict[str, Any],
+    answer: Answerer,
+    models: dict[str, Rules] = MODELS,
+    written: set[str] | None = None,
 ) -> dict[str, Any]:
-    """The answer to an accepted chat request, its usage counted as the API counts it."""
+    """The answer to an accepted chat request, its usage counted as the API counts it;
+    `written` holds the prompts a model that bills cache writes has cached so far."""
     messages = body["messages"]
     model = str(body["model"])
     rules = rules_of(model, models) or CHAT
@@ -255,10 +269,23 @@ def completion(
             "prompt_tokens": prompt,
             "completion_tokens": answered + reasoning,
             "total_tokens": prompt + answered + reasoning,
-            "prompt_tokens_details": {"cached_tokens": cached_tokens(prompt), "audio_tokens": 0},
+            "prompt_tokens_details": _prompt_details(body, prompt, rules, written),
             "completion_tokens_details": {"reasoning_tokens": reasoning, "audio_tokens": 0},
         },
     }
+
+
+def _prompt_details(
+    body: dict[str, Any], prompt: int, rules: Rules, written: set[str] | None
+) -> dict[str, int]:
+    cached = cached_tokens(prompt)
+    if not rules.cache_writes or written is None or not cached:
+        return {"cached_tokens": cached, "audio_tokens": 0}
+    key = request_key([body["model"], body["messages"]])
+    if key in written:
+        return {"cached_tokens": cached, "cache_write_tokens": 0, "audio_tokens": 0}
+    written.add(key)
+    return {"cached_tokens": 0, "cache_write_tokens": cached, "audio_tokens": 0}
 
 
 def cached_tokens(prompt: int) -> int:

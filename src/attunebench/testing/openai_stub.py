@@ -6,7 +6,8 @@ and token counts, logprobs for the models that give them); `models` adds to or r
 
 On demand it fails as an account can: `deny = "quota"` answers every call with a 429
 `insufficient_quota`, `deny = "forbidden"` with a 403; `rate_limited = n` answers the next n
-chat calls with a 429 `rate_limit_exceeded` carrying `retry-after-ms`.
+chat calls with a 429 `rate_limit_exceeded` carrying `retry-after-ms`; `fail_next` answers
+the next calls with the statuses it lists (a 408, a 409). `bodies` keeps every chat request.
 
 Batches: an uploaded JSONL file (purpose `batch`) of chat requests for one model becomes a
 batch that is `validating`, then `in_progress` (for as long as batches are held), then
@@ -108,6 +109,8 @@ class OpenAIStub(ThreadedStub[Rules]):
         self.deny: Literal["quota", "forbidden"] | None = None
         self.rate_limited = 0
         self.enqueued_token_limit: int | None = None
+        self.bodies: list[dict[str, Any]] = []  # every chat request body, in order
+        self._written: set[str] = set()  # prompts cached by models that bill cache writes
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/v1/models", self._models)
@@ -123,6 +126,11 @@ class OpenAIStub(ThreadedStub[Rules]):
 
     async def _chat(self, request: web.Request) -> web.Response:
         body = await request.json()
+        self.bodies.append(body)
+        status = self.failure_due()
+        if status is not None:
+            failed = error(f"Failed on demand with HTTP {status}.", None, None, "server_error")
+            return web.json_response(failed, status=status)
         if self.deny is not None:
             status, answer = (429, QUOTA) if self.deny == "quota" else (403, FORBIDDEN)
             self.counts.refused += 1
@@ -137,7 +145,7 @@ class OpenAIStub(ThreadedStub[Rules]):
         self.counts.live_call(body, preflight=preflight, refused=refused is not None)
         if refused is not None:
             return web.json_response(refused[1], status=refused[0])
-        return web.json_response(completion(body, self._answer, self.models))
+        return web.json_response(completion(body, self._answer, self.models, self._written))
 
     async def _upload(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -276,7 +284,7 @@ class OpenAIStub(ThreadedStub[Rules]):
                 status, answer = refused
             else:
                 self.counts.answered_in_batches += 1
-                answer = completion(line["body"], self._answer, self.models)
+                answer = completion(line["body"], self._answer, self.models, self._written)
             response = {"status_code": status, "request_id": uuid.uuid4().hex, "body": answer}
             (output if status == 200 else errors).append(
                 {**result, "response": response, "error": None}

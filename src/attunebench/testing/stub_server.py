@@ -5,9 +5,10 @@ Batches are under the test's hand: `hold_batches()` keeps every batch in progres
 `release_batches()` (all, or those made first, up to a number); `expire` names batches (by the
 order they were made, from 1) that end expired with only the first `expire_answered` share of
 their requests done; with `fail_every` = n, every n-th other request of a batch fails with a
-server error. `hold_creates()` makes new
-batch-creating requests wait unanswered (dropped if the client is gone meanwhile), so a test
-can kill a client at a moment when every batch the stub made is known to it.
+server error. `hold_creates()` makes new batch-creating requests wait unanswered (dropped if
+the client is gone meanwhile), so a test can kill a client at a moment when every batch the
+stub made is known to it. `fail_next` lists statuses (a 408, a 409) the next live calls are
+answered with, one each.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class StubCounts:
     preflight: int = 0  # pre-flight calls (marked by their header)
     live: Counter[str] = field(default_factory=Counter)  # answered live calls, by body
     refused: int = 0  # live calls answered with a 4xx
+    rate_limited: int = 0  # live calls answered 429 for want of rate limit
+    failed_on_demand: int = 0  # live calls answered with a status from `fail_next`
     batches: int = 0  # batches made
     submitted: Counter[str] = field(default_factory=Counter)  # requests sent in batches, by id
     answered_in_batches: int = 0
@@ -82,6 +85,7 @@ class ThreadedStub(ServedApp, Generic[R]):
         self.expire: set[int] = set()
         self.expire_answered = 0.5
         self.fail_every = 0
+        self.fail_next: list[int] = []
         self._held = False
         self._released_upto = 0  # while held, batches made up to this one proceed
 
@@ -116,6 +120,13 @@ class ThreadedStub(ServedApp, Generic[R]):
 
     def release_creates(self) -> None:
         self.open_gate()
+
+    def failure_due(self) -> int | None:
+        """The status the next live call is answered with, if `fail_next` holds one."""
+        if not self.fail_next:
+            return None
+        self.counts.failed_on_demand += 1
+        return self.fail_next.pop(0)
 
     def held(self, batch: StubBatch) -> bool:
         """Whether the batch is kept in progress."""

@@ -1,0 +1,149 @@
+"""Claude models as Anthropic describes them, and what a request states about thinking.
+
+`describe` reads the body of `GET /v1/models/{id}` (the SDK's `models.retrieve`, whose
+`ModelInfo`, `ModelCapabilities` and `ThinkingTypes` give its fields): the thinking types a
+request may send (`capabilities.thinking.types`: `adaptive`, `enabled`, `disabled`,
+`between_tools`, each read on its own), the effort levels (`capabilities.effort`), the output
+limit (`max_tokens`), the context window (`max_input_tokens`) and `lifecycle`. Sampling, stop
+sequences and the rest are not described there and come from the table
+(`models.capabilities`). A body without `capabilities` is silent: None, and the table is used.
+
+The description does not say what a model does when `thinking` is left out (the Claude 5
+families think), so `thinking_fields` never leaves it out: `disabled` where the model accepts
+it and the entry asks no thinking; otherwise the thinking asked for, or `adaptive` where
+thinking cannot be turned off. A call that may think gets an allowance on top of its answer's
+budget, scaled by the effort (`EFFORT_SHARE`, of the capabilities' `thinking_allowance` at
+the API's default effort, high), so thinking never eats the answer; its timeout scales with
+the budget (`call_timeout`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.models.capabilities import Capabilities
+from attunebench.models.output_pacing import asked_for
+
+THINKING_TYPES: Final = ("adaptive", "enabled", "disabled", "between_tools")
+EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")
+DEFAULT_EFFORT: Final = "high"  # what the API thinks at when no effort is sent
+# The allowance at each effort, as a share of the allowance at high effort.
+EFFORT_SHARE: Final[Mapping[str, float]] = {
+    "low": 0.25,
+    "medium": 0.5,
+    "high": 1.0,
+    "xhigh": 1.5,
+    "max": 2.0,
+}
+MIN_BUDGET: Final = 1024  # the smallest `budget_tokens` the API takes
+# How fast the anthropic SDK expects a non-streaming call to write (its
+# `_calculate_nonstreaming_timeout`: an hour for 128,000 tokens): ~460 s for 16,400 tokens.
+TOKENS_PER_HOUR: Final = 128_000
+
+
+def _supported(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("supported") is True
+
+
+def describe(body: Mapping[str, Any], base: Capabilities) -> Capabilities | None:
+    """The capabilities a models-endpoint body describes, over `base` (the table's entry, for
+    what the endpoint does not say); None when it describes none."""
+    described = body.get("capabilities")
+    if not isinstance(described, Mapping):
+        return None
+    thinking = described.get("thinking")
+    types = thinking.get("types") if isinstance(thinking, Mapping) else None
+    effort = described.get("effort")
+    levels = effort if isinstance(effort, Mapping) and effort.get("supported") else {}
+    update = {
+        "thinking": [
+            t for t in THINKING_TYPES if isinstance(types, Mapping) and _supported(types.get(t))
+        ],
+        "efforts": [level for level in EFFORTS if _supported(levels.get(level))],
+        "max_output_tokens": body.get("max_tokens"),
+        "max_input_tokens": body.get("max_input_tokens"),
+        "lifecycle": body.get("lifecycle"),
+        "source": "endpoint",
+    }
+    try:
+        return Capabilities.model_validate({**base.model_dump(), **update})
+    except ValidationError:
+        return None  # a body this code cannot read says nothing it can use
+
+
+def allowance(caps: Capabilities, effort: str | None) -> int:
+    """The tokens a call that may think is given on top of its answer's budget.
+
+    >>> allowance(Capabilities(thinking_allowance=16_000), "low")
+    4000
+    """
+    return round(caps.thinking_allowance * EFFORT_SHARE.get(effort or DEFAULT_EFFORT, 1.0))
+
+
+def _refusal(caps: Capabilities, params: GenerateParams) -> str | None:
+    if params.thinking_budget is not None and "enabled" not in caps.thinking:
+        return 'params.thinking_budget; use params.thinking = "adaptive"'
+    if params.thinking == "adaptive" and "adaptive" not in caps.thinking:
+        return 'params.thinking = "adaptive"; use params.thinking_budget'
+    if params.effort is not None and params.effort not in caps.efforts:
+        takes = ", ".join(caps.efforts) or "none"
+        return f"params.effort {params.effort!r} (it takes: {takes})"
+    return None
+
+
+def thinking_fields(
+    caps: Capabilities, params: GenerateParams, spec: str
+) -> tuple[dict[str, Any], int]:
+    """The `thinking` (and `output_config`) fields of a request, and the tokens its thinking
+    may take; a parameter the model does not take is refused before any call."""
+    refused = _refusal(caps, params)
+    if refused is not None:
+        raise ProviderError(f"{spec} does not take {refused}", retryable=False)
+    fields: dict[str, Any] = {}
+    if params.effort is not None:
+        fields["output_config"] = {"effort": params.effort}
+    if params.thinking_budget is not None:
+        fields["thinking"] = {"type": "enabled", "budget_tokens": params.thinking_budget}
+        return fields, params.thinking_budget
+    if params.thinking is None and "disabled" in caps.thinking:
+        fields["thinking"] = {"type": "disabled"}
+        return fields, 0
+    thinks = allowance(caps, params.effort)
+    if params.thinking == "adaptive" or "adaptive" in caps.thinking:
+        fields["thinking"] = {"type": "adaptive"}
+    elif "enabled" in caps.thinking:  # thinking that cannot be turned off, by a budget only
+        fields["thinking"] = {"type": "enabled", "budget_tokens": max(MIN_BUDGET, thinks)}
+        return fields, max(MIN_BUDGET, thinks)
+    return fields, thinks  # no thinking type to state: it may think, so it gets the allowance
+
+
+def unasked_thinking(caps: Capabilities) -> str:
+    """What a call that asks no thinking states: `disabled`, or the thinking it cannot avoid."""
+    fields, _ = thinking_fields(caps, GenerateParams(), "")
+    return str(fields.get("thinking", {}).get("type", "unstated"))
+
+
+def call_timeout(timeout_s: float, max_tokens: int) -> float:
+    """A call's timeout: the configured one, or longer when its budget takes longer to write.
+
+    >>> round(call_timeout(120.0, 16_400))
+    461
+    """
+    return max(timeout_s, 3600.0 * max_tokens / TOKENS_PER_HOUR)
+
+
+def over_output_limit(caps: Capabilities, asked: int, answer: int) -> str | None:
+    """Why a call asking for `asked` tokens (`answer` of them for the answer) cannot be made:
+    more than the model's output limit; None when it fits or the limit is unknown."""
+    if caps.max_output_tokens is None or asked <= caps.max_output_tokens:
+        return None
+    where = "Anthropic's models endpoint" if caps.source == "endpoint" else "the table"
+    return (
+        f"a call asks for {asked_for(asked, answer)}, over the model's output limit of "
+        f"{caps.max_output_tokens:,} tokens ({where}); fix its models-file entry: lower "
+        "params.max_tokens, params.effort or params.thinking_budget"
+    )
