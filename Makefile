@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_EXTRAS := ml,lexicon
-EXTRAS := ml,hub,parquet,lexicon,anthropic,collect,dev,inspect,lm-eval,docs
+EXTRAS := ml,hub,parquet,lexicon,anthropic,collect,dev,inspect,lm-eval,docs,ray
 LLM_EXTRAS := $(EXTRAS),llm
 # The NRC emotion lexicon (baseline/lexicon) is nrclex's packaged JSON; --no-deps leaves out
 # textblob and nltk, which reading it does not need.

@@ -26,6 +26,7 @@ from attunebench.engine import (
     task_names,
 )
 from attunebench.engine import run as run_engine
+from attunebench.engine.on_ray import RayOptions, RayRunError, ShardsFailed, run_on_ray
 from attunebench.models.modelsfile import (
     ModelEntry,
     ModelsFileError,
@@ -52,6 +53,7 @@ CLEAR_ERRORS = (
     ProviderConfigError,
     RegistryError,
     RunDirError,
+    RayRunError,
 )
 
 
@@ -148,6 +150,31 @@ def time_line(rundir: Path) -> str | None:
     )
 
 
+def _ray_options(ray: bool, shards: int | None, address: str | None, shard: str | None) -> Any:
+    """RayOptions for `--ray`, None without it; one line for options that do not fit."""
+    if not ray:
+        given = [
+            name for name, value in (("--ray-shards", shards), ("--ray-address", address)) if value
+        ]
+        if given:
+            _fail(f"{', '.join(given)} go with --ray")
+        return None
+    if shard is not None:
+        _fail("--ray runs every shard of the plan: drop --shard")
+    return RayOptions(shards=shards, address=address or "auto")
+
+
+def _execute(config: RunConfig, ray: RayOptions | None) -> RunResult:
+    """One process, or (`--ray`) the plan's shards as Ray tasks."""
+    if ray is None:
+        return asyncio.run(run_engine(config, say=typer.echo))
+    try:
+        return run_on_ray(config, ray, say=typer.echo)
+    except ShardsFailed as failed:
+        err.print(f"error: {failed}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
 def _summary(result: RunResult) -> None:
     for line in adapted_lines(result):
         typer.echo(line)
@@ -218,6 +245,20 @@ def run(
         str | None,
         typer.Option(help="i/N: run only shard i of N of the plan, by conversation (merge after)."),
     ] = None,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Run the plan's shards as Ray tasks, merged into --out.")
+    ] = False,
+    ray_shards: Annotated[
+        int | None,
+        typer.Option("--ray-shards", min=1, help="Shards for --ray (default: the cluster's CPUs)."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="The Ray cluster for --ray (default auto: a running one, else a local Ray).",
+        ),
+    ] = None,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
     if no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
@@ -231,6 +272,7 @@ def run(
         share = parse_shard(shard) if shard is not None else None
     except ValueError as error:
         _fail(str(error))
+    on_ray = _ray_options(ray, ray_shards, ray_address, shard)
     try:
         if suite is not None:
             given = {"--data": data, "--task": task, "--seed": seed, "--context": context}
@@ -263,7 +305,7 @@ def run(
             progress=not no_progress,
             shard=share,
         )
-        result = asyncio.run(run_engine(config, say=typer.echo))
+        result = _execute(config, on_ray)
     except ModelsFileError as error:
         said = str(error)
         _fail(f"{models_file}: {said}" if said.startswith("models.") else said)

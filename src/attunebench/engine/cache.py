@@ -23,6 +23,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,28 @@ def _connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA busy_timeout=10000")
     return db
+
+
+def merge_caches(target: Path, sources: Iterable[Path]) -> int:
+    """Copy into the cache at `target` every answer the caches at `sources` hold that it
+    lacks (a `run --ray` run's shards each keep their own); how many were added. The keys
+    are content hashes, so an answer already there is the same answer."""
+    db = _connect(target)
+    try:
+        db.execute(_SCHEMA)
+        before = db.total_changes
+        for source in sources:
+            db.execute("ATTACH DATABASE ? AS shard", (str(source),))
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute("INSERT OR IGNORE INTO responses SELECT * FROM shard.responses")
+                db.execute("COMMIT")
+            except sqlite3.Error:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            finally:
+                db.execute("DETACH DATABASE shard")
+        return db.total_changes - before
+    finally:
+        db.close()

@@ -1,0 +1,98 @@
+"""One progress bar over every shard of a `run --ray` run.
+
+Each task tells a small Ray actor (`Board`) how many of its shard's items are done and
+planned, now and then; the driver reads the totals and draws one bar (items done of planned,
+shards finished, ETA) on stderr, only on a terminal, as `engine.progress` does for one process.
+A retried shard reports its counts afresh, so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+
+class _Counts:
+    """The actor: (done, planned) of each shard, by its index."""
+
+    def __init__(self) -> None:
+        self._shards: dict[int, tuple[int, int]] = {}
+
+    def report(self, index: int, done: int, planned: int) -> None:
+        self._shards[index] = (done, planned)
+
+    def totals(self) -> tuple[int, int]:
+        return sum(d for d, _ in self._shards.values()), sum(p for _, p in self._shards.values())
+
+
+class Board:
+    """What the tasks report to (`board(index, done, planned)`) and the driver reads."""
+
+    def __init__(self, actor: Any) -> None:
+        self._actor = actor
+
+    @classmethod
+    def start(cls, ray: Any) -> Board:
+        return cls(ray.remote(num_cpus=0)(_Counts).remote())
+
+    def __call__(self, index: int, done: int, planned: int) -> None:
+        self._actor.report.remote(index, done, planned)
+
+    def totals(self, ray: Any) -> tuple[int, int]:
+        """(items done, items planned) over the shards that have reported."""
+        done, planned = ray.get(self._actor.totals.remote(), timeout=10)
+        return int(done), int(planned)
+
+    def stop(self, ray: Any) -> None:
+        ray.kill(self._actor)
+
+
+class ShardsBar:
+    """`with ShardsBar(n, enabled=...) as bar: bar.show(finished, (done, planned))`."""
+
+    def __init__(self, shards: int, *, enabled: bool, console: Console | None = None) -> None:
+        console = console or Console(stderr=True)
+        self._shards = shards
+        self._progress: Progress | None = None
+        if enabled and console.is_terminal:
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(bar_width=20),
+                MofNCompleteColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+            )
+            self._task = self._progress.add_task(f"shards 0/{shards}", total=None)
+
+    @property
+    def drawn(self) -> bool:
+        return self._progress is not None
+
+    def __enter__(self) -> ShardsBar:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def show(self, finished: int, items: tuple[int, int] | None) -> None:
+        if self._progress is None:
+            return
+        done, planned = items if items is not None else (0, None)
+        self._progress.update(
+            self._task,
+            description=f"shards {finished}/{self._shards}",
+            completed=done,
+            total=planned or None,
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()

@@ -1,0 +1,137 @@
+"""`run --ray` on a local Ray of 2 CPUs, started once for the module and stopped after it (no
+Ray process of the module's left running): three shards as Ray tasks, merged, equal a
+single-process run record for record; a shard that fails is retried; one that fails for good
+leaves the others kept, and the same command resumes without repeating their calls."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import ray
+from typer.testing import CliRunner
+
+from attunebench.cli import app
+from attunebench.data.sample import sample_path
+from attunebench.engine import RUN_FILE, ResponseCache, RunConfig, read_run_info
+from attunebench.engine.on_ray import (
+    SHARDS_DIR,
+    RayOptions,
+    ShardsFailed,
+    run_on_ray,
+    shard_dir,
+)
+from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, run_shard
+from attunebench.engine.shards import Shard
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.testing.records import diff_records, run_records
+
+pytestmark = pytest.mark.timeout(240)
+MODELS = ["--model", "mock/default", "--model", "baseline/random"]
+TASKS = ["--task", "emotion", "--task", "rating"]
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[Any]:
+    """A local Ray of 2 CPUs for the module; every process it started is gone after it."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the flaky tasks below
+    started = psutil.Process().children(recursive=True)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        _, alive = psutil.wait_procs(started, timeout=20)
+        for process in alive:  # only what this module's Ray started
+            process.kill()
+        assert not alive, [p.pid for p in alive]
+
+
+def cli(out: Path, *extra: str) -> tuple[int, str]:
+    args = ["run", "--data", str(sample_path()), *MODELS, *TASKS, "--no-progress"]
+    result = CliRunner().invoke(app, [*args, "--out", str(out), *extra])
+    return result.exit_code, result.output
+
+
+def test_three_ray_shards_equal_a_single_process_run(local_ray: Any, tmp_path: Path) -> None:
+    code, output = cli(tmp_path / "single", "--no-cache")
+    assert code == 0, output
+    cache = tmp_path / "cache.sqlite"
+    code, output = cli(tmp_path / "ray", "--ray", "--ray-shards", "3", "--cache", str(cache))
+    assert code == 0, output
+    single, merged = run_records(tmp_path / "single"), run_records(tmp_path / "ray")
+    assert single and diff_records(single, merged) == []
+    info, whole = read_run_info(tmp_path / "ray"), read_run_info(tmp_path / "single")
+    assert info is not None and whole is not None
+    assert info.complete and info.shard is None and info.planned_items == whole.planned_items
+    assert info.dataset == str(sample_path())
+    folders = sorted((tmp_path / "ray" / SHARDS_DIR).iterdir())
+    assert [f.name for f in folders] == ["1-of-3", "2-of-3", "3-of-3"]
+    own = [len(ResponseCache(folder / CACHE_FILE)) for folder in folders]  # one cache a shard
+    assert all(own) and len(ResponseCache(cache)) == sum(own)  # merged into the run's cache
+    assert f"{len(single)}/{len(single)} items recorded" in output
+
+
+def flaky(job: ShardJob, data: bytes, report: Any) -> ShardOutcome:
+    """Shard 2 fails as many times as `fails` says (in the run's folder), then runs."""
+    attempts = job.config.out.parent / f"attempts-{job.shard.index}"
+    tried = int(attempts.read_text()) if attempts.exists() else 0
+    attempts.write_text(str(tried + 1))
+    fails = int((job.config.out.parent / "fails").read_text())
+    if job.shard.index == 2 and tried < fails:
+        raise RuntimeError(f"shard 2 lost its machine (try {tried + 1})")
+    return run_shard(job, data, report)
+
+
+def config(out: Path) -> RunConfig:
+    models = tuple(ModelEntry.from_spec(spec) for spec in ("mock/default", "baseline/random"))
+    return RunConfig(
+        data=sample_path(),
+        out=out,
+        models=models,
+        tasks=("emotion",),
+        cache_path=None,
+        progress=False,
+    )
+
+
+def test_a_failed_shard_is_retried_and_one_failed_for_good_resumes(
+    local_ray: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "fails").write_text("1")
+    result = run_on_ray(config(tmp_path / "retried"), RayOptions(shards=3), task=flaky)
+    assert result.complete and (tmp_path / "attempts-2").read_text() == "2"  # Ray retried it
+    (tmp_path / "fails").write_text("99")
+    lost = config(tmp_path / "lost")
+    with pytest.raises(ShardsFailed, match=r"shard 2/3 failed for good.*run the same command"):
+        run_on_ray(lost, RayOptions(shards=3, retries=1), task=flaky)
+    kept = {i: run_records(shard_dir(lost.out, Shard(i, 3))) for i in (1, 3)}
+    assert all(kept.values()) and not (lost.out / RUN_FILE).exists()
+    resumed = run_on_ray(lost, RayOptions(shards=3))  # the same command, now that it can run
+    assert resumed.complete
+    redone = run_records(shard_dir(lost.out, Shard(2, 3)))
+    assert resumed.totals.calls == len(redone)  # the kept shards made no call again
+    for i in (1, 3):
+        assert diff_records(kept[i], run_records(shard_dir(lost.out, Shard(i, 3)))) == []
+    assert diff_records(run_records(tmp_path / "retried"), run_records(lost.out)) == []
+
+
+def test_ray_options_that_do_not_fit_are_refused_in_one_line(tmp_path: Path) -> None:
+    for extra, said in [
+        (["--ray-shards", "2"], "--ray-shards go with --ray"),
+        (["--ray", "--shard", "1/2"], "drop --shard"),
+    ]:
+        code, output = cli(tmp_path / "r", *extra)
+        lines = [line for line in output.splitlines() if line.strip()]
+        assert code == 2 and len(lines) == 1 and said in lines[0], output
+    code, _ = cli(tmp_path / "plain", "--no-cache", "--limit", "1")
+    assert code == 0
+    code, output = cli(tmp_path / "plain", "--ray", "--no-cache", "--limit", "1")
+    assert code == 2 and "made without --ray" in output
+    assert replace(RayOptions(), shards=2).address == "auto"
