@@ -27,7 +27,8 @@ from attunebench.engine.on_ray import (
     run_on_ray,
     shard_dir,
 )
-from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, run_shard
+from attunebench.engine.ray_progress import Board
+from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, reporter, run_shard
 from attunebench.engine.shards import Shard
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing.records import diff_records, run_records
@@ -109,8 +110,11 @@ def test_a_failed_shard_is_retried_and_one_failed_for_good_resumes(
     assert result.complete and (tmp_path / "attempts-2").read_text() == "2"  # Ray retried it
     (tmp_path / "fails").write_text("99")
     lost = config(tmp_path / "lost")
-    with pytest.raises(ShardsFailed, match=r"shard 2/3 failed for good.*run the same command"):
+    with pytest.raises(ShardsFailed) as failed:
         run_on_ray(lost, RayOptions(shards=3, retries=1), task=flaky)
+    said = str(failed.value)
+    assert said.startswith("shard 2/3 failed for good: RuntimeError: shard 2 lost its machine")
+    assert "\n" not in said and said.endswith("run the same command to resume")
     kept = {i: run_records(shard_dir(lost.out, Shard(i, 3))) for i in (1, 3)}
     assert all(kept.values()) and not (lost.out / RUN_FILE).exists()
     resumed = run_on_ray(lost, RayOptions(shards=3))  # the same command, now that it can run
@@ -120,6 +124,19 @@ def test_a_failed_shard_is_retried_and_one_failed_for_good_resumes(
     for i in (1, 3):
         assert diff_records(kept[i], run_records(shard_dir(lost.out, Shard(i, 3)))) == []
     assert diff_records(run_records(tmp_path / "retried"), run_records(lost.out)) == []
+
+
+def test_the_progress_board_totals_every_shard(local_ray: Any) -> None:
+    board = Board.start(local_ray)
+    for index, done, planned in [(1, 2, 5), (2, 3, 4), (1, 5, 5)]:  # shard 1 retried: afresh
+        board(index, done, planned)
+    assert board.totals(local_ray) == (8, 9)
+    board.stop(local_ray)
+    told: list[tuple[int, int, int]] = []
+    report = reporter(lambda *counts: told.append(counts), Shard(2, 3))
+    for done in range(1, 101):
+        report(done, 100)
+    assert told[0] == (2, 1, 100) and told[-1] == (2, 100, 100) and len(told) < 10
 
 
 def test_ray_options_that_do_not_fit_are_refused_in_one_line(tmp_path: Path) -> None:

@@ -150,7 +150,9 @@ def time_line(rundir: Path) -> str | None:
     )
 
 
-def _ray_options(ray: bool, shards: int | None, address: str | None, shard: str | None) -> Any:
+def _ray_options(
+    ray: bool, shards: int | None, address: str | None, shard: str | None
+) -> RayOptions | None:
     """RayOptions for `--ray`, None without it; one line for options that do not fit."""
     if not ray:
         given = [

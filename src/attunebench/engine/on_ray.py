@@ -131,6 +131,13 @@ def _keep(config: RunConfig, outcome: ShardOutcome) -> None:
         write_json(folder / RUN_FILE, info.model_copy(update={"dataset": str(config.data)}))
 
 
+def _why(error: Exception) -> str:
+    """A failed task's error in a few words: what the shard raised, or why Ray lost it."""
+    cause = getattr(error, "cause", None)  # a task's own exception, behind Ray's traceback
+    said = f"{type(cause).__name__}: {cause}" if isinstance(cause, Exception) else str(error)
+    return " ".join(said.split())[:300]
+
+
 def _gather(ray: Any, config: RunConfig, count: int, options: RayOptions, task: Task) -> Any:
     """Submit every shard, keep each as it returns; (outcomes, failures by shard)."""
     data = ray.put(config.data.read_bytes())
@@ -150,7 +157,7 @@ def _gather(ray: Any, config: RunConfig, count: int, options: RayOptions, task: 
                 try:
                     outcome = ray.get(ref)
                 except ray.exceptions.RayError as error:
-                    failures[refs[ref]] = " ".join(str(error).split())[:300]
+                    failures[refs[ref]] = _why(error)
                     continue
                 _keep(config, outcome)
                 outcomes[refs[ref]] = outcome

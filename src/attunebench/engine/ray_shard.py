@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from attunebench.engine.runner import RunConfig, RunResult, run
+from attunebench.engine.runner import Report, RunConfig, RunResult, run
 from attunebench.engine.shards import Shard
 
 CACHE_FILE = "cache.sqlite"
@@ -52,7 +51,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-def _reporter(report: Callable[[int, int, int], None] | None, shard: Shard) -> Any:
+def reporter(report: Callable[[int, int, int], None] | None, shard: Shard) -> Report | None:
     """A `run(report=...)` callback telling `report(shard, done, planned)` now and then."""
     if report is None:
         return None
@@ -89,7 +88,7 @@ def run_shard(
         result: RunResult | None = None
         error: str | None = None
         try:
-            result = asyncio.run(run(config, report=_reporter(report, job.shard)))
+            result = asyncio.run(run(config, report=reporter(report, job.shard)))
         except ValueError as mistake:  # what was asked is wrong: every try says the same
             error = str(mistake)
         kept = cache.read_bytes() if cache is not None and cache.exists() else None

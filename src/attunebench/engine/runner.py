@@ -74,7 +74,7 @@ from attunebench.tasks.base import CallRole, Task
 PLAN_FIELDS = (*SHARED_PLAN, "planned_items", "shard")
 ERRORS_SHOWN = 1  # the most common error per (model, task) in the closing summary
 Say = Callable[[str], None]
-Progress = Callable[[int, int], None]  # (items done, items planned), after each record
+Report = Callable[[int, int], None]  # (items done, items planned), after each record
 
 
 def _quiet(line: str) -> None:
@@ -234,7 +234,7 @@ async def run(
     policy: RetryPolicy | None = None,
     sleep: Sleep = asyncio.sleep,
     say: Say = _quiet,
-    report: Progress | None = None,
+    report: Report | None = None,
 ) -> RunResult:
     """Run (or resume) the plan `config` describes.
 
@@ -329,7 +329,7 @@ async def _execute(
     done: set[RecordKey],
     info: RunInfo,
     errors: Counter[tuple[str, str, str]],
-    report: Progress | None = None,
+    report: Report | None = None,
 ) -> int:
     """Evaluate the units, appending each record as it comes; returns how many failed.
 
