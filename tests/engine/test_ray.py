@@ -23,6 +23,7 @@ from attunebench.engine import RUN_FILE, ResponseCache, RunConfig, read_run_info
 from attunebench.engine.on_ray import (
     SHARDS_DIR,
     RayOptions,
+    RayRunError,
     ShardsFailed,
     run_on_ray,
     shard_dir,
@@ -124,6 +125,8 @@ def test_a_failed_shard_is_retried_and_one_failed_for_good_resumes(
     for i in (1, 3):
         assert diff_records(kept[i], run_records(shard_dir(lost.out, Shard(i, 3)))) == []
     assert diff_records(run_records(tmp_path / "retried"), run_records(lost.out)) == []
+    with pytest.raises(RayRunError, match="holds 3 shards; resume it with --ray-shards 3"):
+        run_on_ray(lost, RayOptions(shards=2))  # cut otherwise, its shards would be asked again
 
 
 def test_the_progress_board_totals_every_shard(local_ray: Any) -> None:

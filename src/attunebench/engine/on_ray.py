@@ -92,6 +92,18 @@ def _connect(ray: Any, address: str) -> bool:
     return True
 
 
+def _refuse_other_count(out: Path, count: int) -> None:
+    """A RUNDIR's shards are resumed only as they were cut: other cuts would ask again what
+    its shards answered (their caches are the shards' own)."""
+    folder = out / SHARDS_DIR
+    kept = {p.name.split("-of-")[-1] for p in folder.iterdir()} if folder.is_dir() else set()
+    if kept and kept != {str(count)}:
+        raise RayRunError(
+            f"{out} holds {' and '.join(sorted(kept))} shards; resume it with --ray-shards "
+            f"{min(kept, key=int)}, or use a new --out"
+        )
+
+
 async def _precheck(config: RunConfig, say: Say) -> None:
     """The data and the models checked here, once, before any task; what each hosted model
     accepts said."""
@@ -180,6 +192,7 @@ def run_on_ray(
     started = _connect(ray, options.address)
     try:
         count = options.shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        _refuse_other_count(out, count)
         outcomes, failures = _gather(ray, config, count, options, task)
     finally:
         if started:

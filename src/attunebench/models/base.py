@@ -67,9 +67,10 @@ class GenerateParams(Frozen):
 
     `max_tokens` is the answer's budget: sent as `max_completion_tokens` to OpenAI's API (where
     a reasoning model's hidden reasoning counts against it) and, with extended thinking, added
-    to the thinking budget for Anthropic's (or to the model's thinking allowance, for adaptive
-    thinking and for models that think by default). `extra` holds provider-specific request fields,
-    sent as they are (and over anything else of the same name).
+    to the thinking budget for Anthropic's (or to the model's thinking allowance at the call's
+    effort, for any call that may think: adaptive thinking, or a model that cannot stop
+    thinking). `extra` holds provider-specific request fields, sent as they are (and over
+    anything else of the same name).
     """
 
     temperature: float = 0.0
