@@ -208,7 +208,7 @@ def run_on_ray(
             f"{failed}. The other shards are kept in {out / SHARDS_DIR}: run the same command "
             "to resume"
         )
-    info = _merge(config, [shard_dir(out, shard) for shard in sorted(outcomes, key=str)])
+    info = _merge(config, [shard_dir(out, s) for s in sorted(outcomes, key=lambda s: s.index)])
     return _result(out, info, [o.result for o in outcomes.values() if o.result is not None])
 
 
