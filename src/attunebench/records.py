@@ -173,6 +173,11 @@ class RunInfo(Frozen):
     seed: int
     limit: int | None = None
     suite: SuiteInfo | None = Field(default=None, description="The suite, when run as one.")
+    person: Literal["shown", "hidden", "both"] = Field(
+        default="shown",
+        description="The items as shown, their person-hidden twins (the person's words hidden), "
+        "or both (--person).",
+    )
     planned_items: int = 0
     empty_tasks: list[str] = Field(default_factory=list, description="tasks with 0 items here")
     skipped: list[SkippedPair] = Field(default_factory=list, description="pairs not applicable")

@@ -39,6 +39,7 @@ from attunebench.suite import SuiteError
 from attunebench.suite.build import suite_run_config
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError, takes_option
+from attunebench.tasks.twins import DEFAULT_PERSON, check_person
 
 err = Console(stderr=True)
 CONTEXTS = ("blind", "informed", "both")
@@ -261,6 +262,13 @@ def run(
             help="The Ray cluster for --ray (default auto: a running one, else a local Ray).",
         ),
     ] = None,
+    person: Annotated[
+        str,
+        typer.Option(
+            help="shown (default), hidden (the person's own words replaced by a placeholder) "
+            "or both: each item beside its person-hidden twin (report: the person gap)."
+        ),
+    ] = DEFAULT_PERSON,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
     if no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
@@ -272,6 +280,7 @@ def run(
         file_out(cache, "--cache")
     try:
         share = parse_shard(shard) if shard is not None else None
+        person_option = check_person(person)
     except ValueError as error:
         _fail(str(error))
     on_ray = _ray_options(ray, ray_shards, ray_address, shard)
@@ -306,6 +315,7 @@ def run(
             cache_path=None if no_cache else cache or default_cache_path(),
             progress=not no_progress,
             shard=share,
+            person=person_option,
         )
         result = _execute(config, on_ray)
     except ModelsFileError as error:

@@ -1,6 +1,8 @@
 """One (item, model) evaluation, the same for every task: ask, decide the outcome, record.
 
-1. Ask the task's queries of the model (in its answer mode), all at once.
+1. Ask the task's queries of the model (in its answer mode), all at once. A person-hidden
+   twin's queries read its conversation with the person's words hidden; everything after
+   reads the conversation as it happened (`tasks.twins`).
 2. Any call that failed after the engine's retries: the record is `failed` (with the error,
    and whether it is permanent), unscored, and retried on resume.
 3. Parse the answers into the task's prediction. An answer that cannot be read: `invalid`,
@@ -128,6 +130,7 @@ async def evaluate(
     if mode not in task.answer_modes:
         mode = "generate"  # a task without a choice form is answered by generation
     outputs = await ask_all(caller, item, task.queries(item, mode), model)
+    item = item.as_happened()  # a twin's answer is read, scored and judged on the real one
     failed = failure(outputs)
     if failed is not None:
         return record(item, model, mode, "failed", outputs, error=failed[0], permanent=failed[1])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,6 +68,7 @@ from attunebench.rundir import (
     write_json,
 )
 from attunebench.tasks.base import CallRole, Task
+from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption, person_twins
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
 # (base URLs aside: the same model may come back on another server).
@@ -97,6 +98,7 @@ class RunConfig:
     check_servers: bool = True
     shard: Shard | None = None  # run only this share of the plan (engine.shards)
     suite: SuiteInfo | None = None  # the suite the data and tasks come from, if any
+    person: PersonOption = DEFAULT_PERSON  # the items as shown, their person-hidden twins, or both
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,7 @@ def _run_info(config: RunConfig, conversations: list[Conversation], plan: Planne
         limit=config.limit,
         shard=str(config.shard) if config.shard is not None else None,
         suite=config.suite,
+        person=config.person,
         planned_items=len(plan.keys),
         empty_tasks=plan.empty,
         skipped=plan.skipped,
@@ -210,6 +213,15 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
     return info.model_copy(update={"started_at": old.started_at}), kept
 
 
+def _items(
+    task: Task[Any, Any], conversations: list[Conversation], person: PersonOption
+) -> Iterable[Any]:
+    """A task's items, with their person-hidden twins as `person` asks (`tasks.twins`); a task
+    that evaluates judges keeps its items as they are."""
+    found = task.items(conversations)
+    return person_twins(found, person) if task.evaluates == "models" else found
+
+
 def _plan(
     config: RunConfig,
     tasks: Sequence[Task[Any, Any]],
@@ -219,7 +231,9 @@ def _plan(
 ) -> Planned:
     subjects, judges = [e.name for e in config.models], [e.name for e in config.judges]
     evaluated, skipped = applicable(tasks, subjects, judges, bound)
-    work = [(t, i, evaluated[t.name]) for t in tasks for i in t.items(conversations)]
+    work = [
+        (t, i, evaluated[t.name]) for t in tasks for i in _items(t, conversations, config.person)
+    ]
     keys = {record_key(i, m) for _, i, models in work for m in models}
     with_items = {t.name for t, _, _ in work}
     empty = [t.name for t in tasks if t.name not in with_items]

@@ -22,6 +22,7 @@ from attunebench.engine.caller import Engine, ItemCaller
 from attunebench.engine.evaluate import evaluate
 from attunebench.records import ItemRecord
 from attunebench.tasks.base import AnswerMode, Item, Task
+from attunebench.tasks.twins import is_person_hidden
 
 RecordKey = tuple[str, str, str, int, str, str]
 
@@ -45,7 +46,8 @@ def plan_units(
 
     Conversations keep their order in the dataset, models the order they are first named;
     within a unit, tasks keep their order, and within a task, turns theirs (a stable sort, so
-    a turn's items stay in the order the task made them).
+    a turn's items stay in the order the task made them), the person-hidden twins after the
+    shown items.
     """
     grouped: dict[str, dict[str, list[tuple[Task[Any, Any], Item[Any]]]]] = {}
     task_order: dict[str, int] = {}
@@ -57,8 +59,10 @@ def plan_units(
             if record_key(item, model) not in done:
                 todo.append((task, item))
 
-    def position(pair: tuple[Task[Any, Any], Item[Any]]) -> tuple[int, int]:
-        return (task_order[pair[0].name], pair[1].turn_index)
+    def position(pair: tuple[Task[Any, Any], Item[Any]]) -> tuple[int, bool, int]:
+        # A task's person-hidden twins after its shown items: each run of prompts still
+        # extends the one before it.
+        return (task_order[pair[0].name], is_person_hidden(pair[1].variant), pair[1].turn_index)
 
     return [
         Unit(conversation_id, model, tuple(sorted(work, key=position)))

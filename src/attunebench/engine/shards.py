@@ -7,9 +7,9 @@ the analysis resamples) is in one shard. The limit (`--limit`) applies before th
 N shards with the same limit cover what one run with it covers.
 
 Shards merge when they are one plan cut N ways: the same dataset, tasks, task options,
-models, judges, prompts, seed and limit, the same N, each shard once, none missing, and no
-item recorded by two of them. Anything else is refused with one line naming the directory
-and what differs.
+models, judges, prompts, seed, limit and `--person`, the same N, each shard once, none
+missing, and no item recorded by two of them. Anything else is refused with one line naming
+the directory and what differs.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ SHARED_PLAN = (
     "seed",
     "limit",
     "suite",
+    "person",
 )
 
 

@@ -7,7 +7,8 @@ run's seed, which every factory takes. It declares:
 - its gold and prediction types (frozen pydantic models; records store them as JSON), the
   parameters of its `Task[Gold, Prediction]` base;
 - its items: what of a dataset it scores, each with its gold (`items`; `in_contexts` makes
-  one once per context mode the `context` option asks for);
+  one once per context mode the `context` option asks for; the run adds person-hidden
+  twins where asked, `tasks.twins`);
 - its prompt (a TOML file beside the module, its templates listed in `templates`) rendered
   into the queries of an item (`queries`): one or more model calls, in `generate` or
   `choice` form;
@@ -34,7 +35,7 @@ import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get_origin
 
 from attunebench.answerform import AnswerForm
@@ -48,13 +49,12 @@ from attunebench.records import ItemRecord, PromptInfo, Verdict
 from attunebench.registry import Registry
 from attunebench.tasks.history import ContextMode, context_modes
 from attunebench.tasks.metrics import Metric
+from attunebench.tasks.twins import Variant, shown_variant
 
 AnswerMode = Literal["generate", "choice"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("generate", "choice")
 CallRole = Literal["subject", "judge"]
 GoldLevel = Literal["turn", "conversation", "reply", "pair", "rating"]
-# The context an item is asked in (a task without context modes: "").
-Variant = Literal["", "blind", "informed"]
 
 
 class Gold(Frozen):
@@ -90,11 +90,21 @@ class Item(Generic[G]):
     taxonomy: Taxonomy
     gold: G
     variant: Variant = ""
+    # A person-hidden twin's conversation as it happened (`tasks.twins`): `conversation` is
+    # then the copy its prompts read, with the person's words hidden.
+    happened: Conversation | None = None
 
     @property
     def context(self) -> ContextMode:
         """The context mode it is asked in: informed, or blind (also where it has none)."""
-        return "informed" if self.variant == "informed" else "blind"
+        return "informed" if shown_variant(self.variant) == "informed" else "blind"
+
+    def as_happened(self) -> Item[G]:
+        """The item on the conversation as it happened: itself, or a twin with the person's
+        words back (what parses, scores and judges its answer read)."""
+        if self.happened is None:
+            return self
+        return replace(self, conversation=self.happened, happened=None)
 
     @property
     def key(self) -> str:
