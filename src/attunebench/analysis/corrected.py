@@ -143,6 +143,8 @@ def response_corrected(
         return {}
     task = table.judged_tasks[0]  # the task whose answers the judges score (response)
     variant = headline_variant(frame.task_variants(task))
+    if variant is None:  # only person-hidden twins: no headline to correct
+        return {}
     cell = frame.cell(task, variant) & frame.scored
     out = {}
     for m in np.unique(frame.model[cell]):

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attunebench.records import JUDGE_FAILED, ItemRecord
+from attunebench.tasks.twins import is_person_hidden
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -49,12 +50,14 @@ def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
     return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
-def headline_variant(variants: Sequence[str]) -> str:
-    """The variant a task's headline number uses: the plain one, else `blind`, else the first."""
+def headline_variant(variants: Sequence[str]) -> str | None:
+    """The variant a task's headline number uses: the plain one, else `blind`, else the first;
+    never a person-hidden twin's (None when the task has only twins: no headline)."""
+    shown = [variant for variant in variants if not is_person_hidden(variant)]
     for preferred in ("", "blind"):
-        if preferred in variants:
+        if preferred in shown:
             return preferred
-    return sorted(variants)[0]
+    return min(shown, default=None)
 
 
 @dataclass(frozen=True)

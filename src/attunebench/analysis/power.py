@@ -116,7 +116,8 @@ def power_curve(
     target: float = TARGET_POWER,
     rng: np.random.Generator,
 ) -> PowerCurve:
-    variant = headline_variant(frame.task_variants(task))
+    # A task with only person-hidden twins has no headline variant: no item to compare.
+    variant = headline_variant(frame.task_variants(task)) or ""
     a, b, conversations = paired_items(frame, task, (variant, model_a), (variant, model_b))
     pilot = np.unique(conversations)
     if len(pilot) < 2:

@@ -30,6 +30,7 @@ from attunebench.analysis.scores import HEADLINE
 from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Guess, RecordedReference, Scored, Task, View
 from attunebench.tasks.metrics import Found, Metric, Values
+from attunebench.tasks.twins import is_person_hidden
 
 
 class GuessView(View[Any, Any]):
@@ -144,8 +145,8 @@ def reference_rows(
     rows = []
     for (task, variant), cell in sorted(cells.items()):
         declaration = cell.declaration
-        if declaration is None:
-            continue
+        if declaration is None or is_person_hidden(variant):
+            continue  # a twin's items and gold are the shown item's: its references would repeat
         headline = headline_of.get(task) == variant
         if declaration.references():
             views, conversations = item_views(frame, cell)

@@ -46,6 +46,8 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
     """What a task is made of: variants, items, gold levels and provenance, judges."""
     variants = frame.task_variants(task)
     headline = headline_variant(variants)
+    if headline is None:
+        raise ValueError(f"task {task} has only person-hidden twins: no headline to describe")
     cell = cells[task, headline]
     items = item_golds(frame, cell)
     levels = Counter(level for _, level, _ in items)
@@ -116,7 +118,7 @@ def score_rows(
         key = (scores.task, scores.variant)
         is_headline = (
             scores.metric == headline_metric(cells[key])
-            and headline_of[scores.task] == scores.variant
+            and headline_of.get(scores.task) == scores.variant
         )
         for model, count in sorted(tallies[key].items()):
             m = frame.models.index(model)

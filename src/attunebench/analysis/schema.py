@@ -214,6 +214,26 @@ class Difference(Frozen):
     reason: str | None = None
 
 
+class PersonGap(Frozen):
+    """A model's headline with the person's own words shown minus with them hidden (its
+    person-hidden twin), on the items it answered both ways; null: `reason` says why."""
+
+    model_kind: ModelKind
+    variant: str = Field(description="The shown items' variant (the task's headline variant).")
+    metric: str = Field(description="The task's headline metric, computed on both.")
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    shown: float | None = Field(description="The headline on these items, the words shown.")
+    hidden: float | None = Field(description="The headline on their twins, the words hidden.")
+    n: int = Field(description="Items answered both ways.")
+    n_conversations: int
+    reason: str | None = None
+    statement: str | None = Field(
+        default=None, description="In words, where there is an interval: reads the person or not."
+    )
+
+
 class JudgeAgreement(Frozen):
     """A judge against the participants' own picks (`tasks.audit` statistics)."""
 
@@ -482,6 +502,10 @@ class Summary(Frozen):
         default_factory=list, description="Per task, who leads the models under test."
     )
     context_modes: list[Difference]
+    person_gap: dict[str, dict[str, PersonGap]] = Field(
+        default_factory=dict,
+        description="Per task and model: headline(full) minus headline(person-hidden), paired.",
+    )
     judge_agreement: list[JudgeAgreement]
     judge_panel: JudgePanel | None = None
     judge_bias: dict[str, JudgeBias] = Field(default_factory=dict)

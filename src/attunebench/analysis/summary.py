@@ -38,6 +38,7 @@ from attunebench.analysis.judges import audits_judges, judge_agreement
 from attunebench.analysis.leads import leads, no_subjects
 from attunebench.analysis.loading import Runs, paused_gc
 from attunebench.analysis.panel import judge_panel
+from attunebench.analysis.person_gap import person_gaps, twins_alone
 from attunebench.analysis.provenance import Roster, provenance
 from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
 from attunebench.analysis.references import reference_rows
@@ -283,9 +284,10 @@ def _build(runs: Runs, options: Options) -> Summary:
         for variant in frame.task_variants(task)
     }
     headline_of = {
-        task: headline_variant(frame.task_variants(task))
+        task: variant
         for task in frame.tasks
         if not audits_judges(task)
+        and (variant := headline_variant(frame.task_variants(task))) is not None
     }
     tasks = [task_info(frame, runs, task, cells) for task in sorted(headline_of)]
     scores: list[MetricScores] = []
@@ -314,6 +316,7 @@ def _build(runs: Runs, options: Options) -> Summary:
     recorded = {str(run.path): run.recorded for run in runs.runs}
     made = provenance(runs, roster, named, judges, recorded)
     notices = [*runs.notices, *record_notices(rows), *left_out_notices(cells), *detail_notices]
+    notices += twins_alone(frame, headline_of, audits_judges)
     notices += judge_notices(biases, corrected, next(iter(verdicts.judged_tasks), ""))
     if too_few is not None:
         notices.insert(0, Notice(kind="too_few_conversations", message=too_few))
@@ -345,6 +348,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         context_modes=context_differences(
             frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), minimum
         ),
+        person_gap=person_gaps(frame, bootstrap, cells, headline_of, roster, minimum),
         judge_agreement=agreement,
         judge_panel=judge_panel(verdicts, bootstrap, minimum),
         judge_bias=biases,

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from attunebench.analysis.schema import GroupScore, ScoreRow, Summary, TaskInfo
+from attunebench.analysis.schema import GroupScore, PersonGap, ScoreRow, Summary, TaskInfo
 from attunebench.report import svg
+from attunebench.tasks.twins import is_person_hidden
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class Leaderboard:
     # a metric only a reference's row has)
     secondary: list[tuple[str, list[ScoreRow | None]]]
     ranks: dict[str, int]  # models under test only: yardsticks are shown, never numbered
+    # model -> its person gap beside its headline (run with --person both), with the gaps in
+    # words where they have an interval
+    gaps: dict[str, PersonGap] = field(default_factory=dict)
+    gap_statements: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -72,9 +77,16 @@ def task_notes(info: TaskInfo, kinds: dict[str, str]) -> list[str]:
         notes.append(f"{info.derived_share:.0%} of pairs are derived from ratings, not picks")
     if info.judges:
         notes.append("judged by " + ", ".join(labelled(j, kinds) for j in info.judges))
-    if len(info.variants) > 1:
-        modes = ", ".join(info.variants)
-        notes.append(f"context modes: {modes}; the headline uses {info.headline_variant}")
+    modes = [variant for variant in info.variants if not is_person_hidden(variant)]
+    if len(modes) > 1:
+        notes.append(
+            f"context modes: {', '.join(modes)}; the headline uses {info.headline_variant}"
+        )
+    if len(modes) < len(info.variants):
+        notes.append(
+            "also asked with the person's own words hidden (person-hidden twins): the person "
+            "gap is the headline with them shown minus with them hidden, on the same items"
+        )
     if info.left_out_items:
         notes.append(f"{info.left_out_items} items not answered by every model are left out")
     for reason, count in info.left_out.items():
@@ -132,6 +144,7 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
         ]
         metric = info.headline
         chart = svg.forest([_interval(r, kinds, colours) for r in rows], f"{info.name}: {metric}")
+        gaps = summary.person_gap.get(info.name, {})
         out.append(
             Leaderboard(
                 info.name,
@@ -142,6 +155,8 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
                 chart,
                 secondary,
                 ranks,
+                gaps,
+                [gap.statement for gap in gaps.values() if gap.statement],
             )
         )
     return out

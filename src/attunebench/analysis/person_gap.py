@@ -1,0 +1,184 @@
+"""The person gap: how much of a model's headline comes from reading the person's own words.
+
+For each task run with person-hidden twins (`run --person both`; `tasks.twins`), each model's
+headline metric on its shown items minus the same metric on their twins, the same items asked
+with every message the person wrote and their pre-chat words hidden: headline(full) −
+headline(person-hidden). It is the task's headline metric (macro-F1, a position-adjusted
+correlation, ...), not the mean item score, computed on the items the model answered both ways
+(each side's items are those its cell counts: `cells`), so an item lost on one side drops out of
+both and cannot move the gap.
+
+The interval is a paired cluster bootstrap: each resample's conversation counts weight the
+shown items and their twins alike (`ClusterBootstrap.weights`), the headline is computed on
+each side under those weights (`tasks.metrics`: a metric is one function of values and
+weights), and the gap is their difference per resample; the expanded percentile interval of
+those differences (`ClusterBootstrap.interval`) is the gap's. Fewer than `Minimum` clusters:
+the value alone, with the reason.
+
+A gap whose interval covers 0 is no evidence that the model reads the person on that task:
+it scores as well on what is left (the replies, the answer options, how such conversations
+usually go). Every model gets one, yardsticks included: a fitted baseline's gap shows whether
+its examples read the person's words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.cells import Cell
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.analysis.provenance import Roster
+from attunebench.analysis.schema import ModelKind, Notice, PersonGap
+from attunebench.analysis.scores import cell_metrics, column_values, headline_metric
+from attunebench.tasks.metrics import Found, Metric
+from attunebench.tasks.twins import hidden_variant
+
+Cells = Mapping[tuple[str, str], Cell]
+
+
+def person_gaps(
+    frame: Frame,
+    bootstrap: ClusterBootstrap,
+    cells: Cells,
+    headline_of: Mapping[str, str],
+    roster: Roster,
+    minimum: Minimum,
+) -> dict[str, dict[str, PersonGap]]:
+    """Per task with twins of its headline variant, per model in both: its person gap."""
+    out: dict[str, dict[str, PersonGap]] = {}
+    for task, variant in sorted(headline_of.items()):
+        shown, twins = cells[task, variant], cells.get((task, hidden_variant(variant)))
+        metric = _headline(frame, shown)
+        if twins is None or metric is None:
+            continue
+        models = set(np.unique(frame.model[shown.mask]).tolist())
+        models &= set(np.unique(frame.model[twins.mask]).tolist())
+        found = out[task] = {}
+        for m in sorted(models, key=lambda m: frame.models[m]):
+            name = frame.models[m]
+            gap = _gap(frame, bootstrap, (shown, twins), metric, m, minimum, roster.kind(name))
+            found[name] = gap.model_copy(update={"statement": statement(name, task, gap)})
+    return out
+
+
+def twins_alone(
+    frame: Frame, headline_of: Mapping[str, str], audits: Callable[[str], bool]
+) -> list[Notice]:
+    """A warning for each task run with its person-hidden twins alone: a twin is never a
+    headline, so such a task has none and no person gap (its rows are shown, as a variant)."""
+    return [
+        Notice(
+            kind="person_hidden_only",
+            task=task,
+            message=f"{task}: only person-hidden twins were run, so there is no headline and no "
+            "person gap; run --person both (or add a run of the shown items)",
+        )
+        for task in frame.tasks
+        if task not in headline_of and not audits(task)
+    ]
+
+
+def _headline(frame: Frame, cell: Cell) -> Metric | None:
+    name = headline_metric(cell)
+    return next((m for m in cell_metrics(cell, frame) if m.name == name), None)
+
+
+def paired_rows(frame: Frame, shown: Cell, twins: Cell, model: int) -> tuple[IntArray, IntArray]:
+    """The model's records of the items it answered both ways (each side as its cell counts
+    them), shown and twin in the same item order."""
+    mine = [
+        {int(frame.item[i]): i for i in cell.rows(frame, model).tolist()} for cell in (shown, twins)
+    ]
+    both = sorted(mine[0].keys() & mine[1].keys())
+    return (
+        np.array([mine[0][code] for code in both], dtype=np.int64),
+        np.array([mine[1][code] for code in both], dtype=np.int64),
+    )
+
+
+def _values(frame: Frame, cell: Cell, metric: Metric, rows: IntArray) -> Found:
+    """The metric's per-item values of these records, as `scores.metric_scores` reads them."""
+    if metric.column is not None:
+        return column_values(frame, rows, metric.column)
+    views: list[Any] = [cell.views[i] for i in rows.tolist()]
+    return metric.values(views)
+
+
+def _gap(
+    frame: Frame,
+    bootstrap: ClusterBootstrap,
+    pair: tuple[Cell, Cell],
+    metric: Metric,
+    model: int,
+    minimum: Minimum,
+    kind: ModelKind,
+) -> PersonGap:
+    shown, twins = pair
+    rows, twin_rows = paired_rows(frame, shown, twins, model)
+    conversations = frame.conversation[rows]
+    found = PersonGap(
+        model_kind=kind,
+        variant=shown.variant,
+        metric=metric.name,
+        value=None,
+        ci_low=None,
+        ci_high=None,
+        shown=None,
+        hidden=None,
+        n=len(rows),
+        n_conversations=int(np.unique(conversations).size),
+        reason="no item answered both with the person's words shown and hidden",
+    )
+    if len(rows) == 0:
+        return found
+    weights = bootstrap.weights(conversations)  # one resample weighs an item and its twin alike
+    full, full_drawn = metric.evaluate_values(_values(frame, shown, metric, rows), weights)
+    hidden, hidden_drawn = metric.evaluate_values(_values(frame, twins, metric, twin_rows), weights)
+    sides = {"shown": _number(full), "hidden": _number(hidden)}
+    if np.isnan(full) or np.isnan(hidden):
+        undefined = " and ".join(side for side, value in sides.items() if value is None)
+        return found.model_copy(
+            update={**sides, "reason": f"the headline is undefined on these items ({undefined})"}
+        )
+    low, high = _interval(bootstrap, full_drawn - hidden_drawn, conversations)
+    too_few = minimum.of(conversations, " with items answered both ways")
+    return found.model_copy(
+        update={
+            **sides,
+            "value": float(full - hidden),
+            "ci_low": None if too_few else low,
+            "ci_high": None if too_few else high,
+            "reason": too_few,
+        }
+    )
+
+
+def _interval(
+    bootstrap: ClusterBootstrap, drawn: FloatArray, conversations: IntArray
+) -> tuple[float | None, float | None]:
+    clusters = int(np.unique(bootstrap.cluster_of[conversations]).size)
+    low, high = bootstrap.interval(drawn.reshape(-1, 1), clusters)
+    return _number(low[0]), _number(high[0])
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def statement(model: str, task: str, gap: PersonGap) -> str | None:
+    """The gap in words, where it has an interval: whether the model reads the person."""
+    value, low, high = gap.value, gap.ci_low, gap.ci_high
+    if value is None or low is None or high is None or gap.shown is None or gap.hidden is None:
+        return None
+    gap_text = f"a gap of {value:+.3f} [{low:+.3f}, {high:+.3f}]"
+    sides = f"{gap.metric} {gap.shown:.3f} with their own words, {gap.hidden:.3f} without"
+    if low > 0:
+        return f"{model} reads the person on {task}: {sides}, {gap_text}"
+    if high < 0:
+        hidden = "with the person's own words hidden"
+        return f"{model} scores higher on {task} {hidden}: {sides}, {gap_text}"
+    return f"no evidence that {model} reads the person on {task}: {sides}, {gap_text}"
