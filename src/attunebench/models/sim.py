@@ -12,6 +12,13 @@ answer (see `attunebench.answerform`). Options (models file `options`, or keywor
   the other reply; for numbers a uniform draw on the scale). For the response task, the
   chance that its reply is the one the participant chose (otherwise the one they rejected).
   Tasks not in the table get 0.5.
+- `reads`: what its answers depend on, to plant a person gap (`run --person both`). `gold`
+  (the default) draws each variant of an item (blind, informed, person-hidden) afresh.
+  `replies` answers an item alike in every variant: it never reads the person, so its person
+  gap is 0. `person` reads the person's own words: where its prompt holds only the
+  placeholder of a person-hidden twin (`data.person`), it answers at chance (a valid answer
+  drawn at random by the task's form), elsewhere as `replies` does, so its person gap is its
+  score above chance.
 
 Whether an item is answered right is drawn once per item, so both orders of a pair agree.
 """
@@ -20,12 +27,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
 from attunebench.answerform import AnswerForm
+from attunebench.data.person import PLACEHOLDER
 from attunebench.frozen import Frozen
 from attunebench.models.base import (
     GenerateParams,
@@ -44,6 +52,7 @@ DEFAULT_ACCURACY = 0.5
 class OracleOptions(Frozen):
     seed: int = 0
     accuracy: dict[str, float] = Field(default_factory=dict)
+    reads: Literal["gold", "replies", "person"] = "gold"
 
     @field_validator("accuracy")
     @classmethod
@@ -76,6 +85,8 @@ class Oracle(NamedProvider):
 
     def _rng(self, hint: TaskHint, salt: str) -> np.random.Generator:
         item = hint.item_key.rsplit("|", 1)[0]  # the item, not the order it is asked in
+        if self.options.reads != "gold":
+            item = item.rsplit("|", 1)[0]  # nor the variant: an item's twins drawn alike
         key = json.dumps([self.options.seed, salt, item]).encode()
         return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
@@ -89,7 +100,10 @@ class Oracle(NamedProvider):
     ) -> ModelOutput:
         if hint is None or hint.gold is None or hint.form is None:
             raise ProviderError(f"{self.spec} answers from an item's gold", retryable=False)
-        text = self.answer(hint, hint.gold)
+        if self.options.reads == "person" and any(PLACEHOLDER in m.content for m in messages):
+            text = hint.form.random(hint, self._rng(hint, "chance"))  # nothing of theirs to read
+        else:
+            text = self.answer(hint, hint.gold)
         return ModelOutput(text=text, finish_reason="stop")
 
     def answer(self, hint: TaskHint, gold: dict[str, Any]) -> str:
