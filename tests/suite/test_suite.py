@@ -171,3 +171,38 @@ def test_run_and_report_the_mini_suite_with_baselines(data_dir: Path, tmp_path: 
     assert summary["provenance"]["runs"][0]["suite"] == info["suite"]
     scored = {(s["model"], s["task"]) for s in summary["scores"]}
     assert {("baseline/random", task) for task in manifest.tasks} <= scored
+
+
+@pytest.mark.slow  # building the suite from the corpora is most of it (8-16 s here)
+def test_the_mini_suite_with_person_hidden_twins_gives_the_person_gap(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`--person both` is allowed with `--suite`: the suite's item check passes on the shown
+    items, each gets its twin, and the report gives every task's person gap."""
+    out = tmp_path / "run"
+    args = ["run", "--suite", "open-v1-mini", "--out", str(out), "--no-cache", "--no-progress"]
+    args += ["--person", "both", "--model", "baseline/random", "--model", "sim/oracle"]
+    result = CliRunner().invoke(app, args, env={"ATTUNEBENCH_DATA_DIR": str(data_dir)})
+    assert result.exit_code == 0, result.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["person"] == "both"
+    manifest = load_manifest("open-v1-mini")
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    shown = {
+        "|".join((r["conversation_id"], str(r["turn_index"]), r["item_id"], r["variant"]))
+        for r in records
+        if r["model"] == "baseline/random" and not r["variant"].endswith("person-hidden")
+    }
+    assert shown == {key for keys in manifest.items.values() for key in keys}
+    assert sum(r["variant"].endswith("person-hidden") for r in records) == len(records) // 2
+    report = tmp_path / "rep"
+    args = ["report", str(out), "--out", str(report), "--format", "json", "--resamples", "200"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    gaps = json.loads((report / "summary.json").read_text())["person_gap"]
+    assert set(gaps) == set(manifest.tasks)
+    for task, by_model in gaps.items():
+        assert set(by_model) == {"baseline/random", "sim/oracle"}, task
+        for gap in by_model.values():
+            assert gap["n"] > 0 and gap["n_conversations"] >= 10
+            assert gap["value"] is not None and (gap["ci_low"] is not None or gap["reason"])
