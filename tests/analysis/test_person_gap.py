@@ -218,3 +218,12 @@ def test_the_report_shows_the_gap_beside_the_headline_and_in_words(summary: Summ
         assert f"{gap.value:.3f}" in page
         assert gap.statement in page
         assert "no evidence that replies reads the person on preference" in page
+
+
+def test_twins_alone_have_no_headline_and_say_so(runs: Runs) -> None:
+    alone = answered(runs, lambda r: is_person_hidden(r.variant) and r.task == "preference")
+    found = build_summary(alone, Options(resamples=200))
+    assert found.tasks == [] and found.person_gap == {}
+    assert [w.kind for w in found.warnings if w.task == "preference"] == ["person_hidden_only"]
+    assert {r.variant for r in found.scores} == {"blind+person-hidden"}
+    assert not any(r.headline for r in found.scores)

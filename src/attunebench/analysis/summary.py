@@ -297,7 +297,7 @@ def _build(runs: Runs, options: Options) -> Summary:
     headlines = {
         s.task: s
         for s in scores
-        if headline_of[s.task] == s.variant
+        if headline_of.get(s.task) == s.variant
         and s.metric == headline_metric(cells[s.task, s.variant])
     }
     rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
