@@ -172,6 +172,41 @@ CASES: list[tuple[str, Callable[[Record], None], int | None, str | None, str]] =
         "unknown labelled field",
     ),
     ("no turns", _set(("turns",), []), None, "turns", "at least one turn"),
+    (
+        "probe with two answers",
+        _set(("probes",), [{"turn": 0, "after": 1, "state": {}, "preference": {"tie": True}}]),
+        None,
+        "probes[0]",
+        "one repeat answer",
+    ),
+    (
+        "probe of a missing turn",
+        _set(("probes",), [{"turn": 9, "after": 9, "preference": {"tie": True}}]),
+        None,
+        "probes[0].turn",
+        "turn 9",
+    ),
+    (
+        "probe before its turn",
+        _set(("probes",), [{"turn": 2, "after": 1, "preference": {"tie": True}}]),
+        None,
+        "probes[0].after",
+        "before the turn",
+    ),
+    (
+        "probe names another reply",
+        _set(("probes",), [{"turn": 1, "after": 2, "preference": {"chosen": "z"}}]),
+        None,
+        "probes[0].preference.chosen",
+        "'z'",
+    ),
+    (
+        "probe label",
+        _set(("probes",), [{"turn": 1, "after": 2, "state": {"emotions": ["ennui"]}}]),
+        None,
+        "probes[0].state.emotions[0]",
+        "'ennui' is not in taxonomy",
+    ),
 ]
 
 

@@ -16,7 +16,9 @@ Rules beyond the schema, and why:
 - response ids are unique within a turn, and `preference.chosen` and `continued` name one of
   them; a preference cannot both choose and declare a tie;
 - texts may not be whitespace only; ratings and feedback lie on the source's declared scale;
-- `source.provenance` keys name labelled fields the format knows.
+- `source.provenance` keys name labelled fields the format knows;
+- a retest probe holds one repeat answer (`state` or `preference`), re-asks a turn the
+  conversation has, was asked after it, and names that turn's responses and taxonomy labels.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from attunebench.data.salvage import Path, salvage, under
 from attunebench.data.schema import (
     LABELLED_FIELDS,
     Conversation,
+    Probe,
     RatingScale,
     Source,
     State,
@@ -157,6 +160,35 @@ def turn_findings(
         )
 
 
+def probe_findings(
+    position: int, probe: Probe, turns: dict[int, Turn], taxonomy: Taxonomy | None
+) -> Iterator[Finding]:
+    where: tuple[str | int, ...] = ("probes", position)
+    if (probe.state is None) == (probe.preference is None):
+        yield located(where, "a probe holds one repeat answer: state or preference")
+    if probe.after < probe.turn:
+        yield located((*where, "after"), f"{probe.after} is before the turn it re-asks")
+    turn = turns.get(probe.turn)
+    if turn is None:
+        yield located((*where, "turn"), f"names turn {probe.turn}, which the conversation lacks")
+    if probe.state is not None:
+        yield from state_findings((*where, "state"), probe.state, taxonomy)
+    preference = probe.preference
+    if preference is None:
+        return
+    if preference.chosen is not None and preference.tie:
+        yield located((*where, "preference"), "cannot both choose a response and declare a tie")
+    if (
+        turn is not None
+        and preference.chosen is not None
+        and turn.response(preference.chosen) is None
+    ):
+        yield located(
+            (*where, "preference", "chosen"),
+            f"names response {preference.chosen!r}, which turn {probe.turn} does not have",
+        )
+
+
 def _turn_order(indices: Sequence[int | None]) -> Iterator[Finding]:
     previous: int | None = None
     for position, index in enumerate(indices):
@@ -238,3 +270,6 @@ def _rule_findings(
     outcome = conversation.outcome
     if outcome is not None and outcome.final_state is not None:
         yield from state_findings(("outcome", "final_state"), outcome.final_state, taxonomy)
+    turns = {turn.index: turn for turn in conversation.turns}
+    for position, probe in enumerate(conversation.probes):
+        yield from probe_findings(position, probe, turns, taxonomy)

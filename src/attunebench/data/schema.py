@@ -214,6 +214,28 @@ class Outcome(Record):
     survey: dict[str, str | float] = Field(default_factory=dict)
 
 
+class Probe(Record):
+    """A question the participant was asked again later in the same session (a retest probe):
+    the emotion check on one of their earlier messages (shown again, the earlier answer
+    hidden), or an earlier pair of replies shown in the swapped order. Exactly one of `state`
+    and `preference` holds the repeat answer, in the turn's own terms (`chosen` names one of
+    that turn's response ids).
+
+    Never gold and never shown to a model: the first answer, on the turn, is the gold. A probe
+    measures the person's own consistency, the ceiling a model's headline is read against.
+    Only collected data has probes; no importer writes them.
+    """
+
+    turn: Annotated[int, Field(ge=0)] = Field(description="Index of the turn re-asked.")
+    after: Annotated[int, Field(ge=0)] = Field(
+        description="Index of the last turn the participant had completed when it was asked."
+    )
+    state: State | None = Field(default=None, description="The emotion check, answered again.")
+    preference: Preference | None = Field(
+        default=None, description="The pick, answered again with the replies' places swapped."
+    )
+
+
 class Conversation(Record):
     format: Literal["attunebench/v1"] = FORMAT
     id: Identifier
@@ -223,6 +245,9 @@ class Conversation(Record):
     context: Context = Field(default_factory=Context)
     turns: tuple[Turn, ...]
     outcome: Outcome | None = None
+    probes: tuple[Probe, ...] = Field(
+        default=(), description="Questions asked again later in the session (retest probes)."
+    )
 
     @property
     def taxonomy_id(self) -> str:
