@@ -238,3 +238,55 @@ def test_a_whole_study_at_390_px_with_the_keyboard_only(serve: Serve, chromium: 
     assert {r.id[-1]: r.behaviors for r in turn.responses}["a"] == ("question",)
     assert record.outcome is not None and record.outcome.rating == 4
     assert record.participant is not None and record.participant.traits["age_band"] == "31+"
+
+
+def test_a_question_asked_again_is_answered_in_the_page(serve: Serve, chromium: Browser) -> None:
+    """Every turn gets a probe (`[retest] share = 1`): turn 0's comes after turn 1's pick, turn
+    1's once the conversation is over; each is answered as the page shows it."""
+    study = parse_study(
+        study_data(questions={}, traits=[], turns={"min": 2, "max": 2}, retest={"share": 1.0})
+    )
+    base, url = serve(study)
+    (token,) = invite(url)
+    page = chromium.new_page()
+    page.goto(f"{base}/p/{token}")
+    page.click("text=I agree and want to take part")
+    first: dict[int, dict[str, str]] = {}
+    for n, (message, emotion) in enumerate(
+        (("I lost my keys.", "anger"), ("Still no keys.", "sadness"))
+    ):
+        page.fill("#message", message)
+        page.check(f"input[name=emotions][value={emotion}]")
+        page.click("button:has-text('Send')")
+        page.wait_for_selector("text=Reply B")
+        first[n] = {
+            "A": page.locator("section[aria-label='Reply A'] p.prose").inner_text(),
+            "B": page.locator("section[aria-label='Reply B'] p.prose").inner_text(),
+        }
+        page.check("input[name=choice][value=A]")
+        page.click("button:has-text('Continue')")
+    answered = {}
+    for turn, message in ((0, "I lost my keys."), (1, "Still no keys.")):
+        page.wait_for_selector(f"h1:has-text('Turn {turn + 1}')")
+        assert message in page.locator("main").inner_text()
+        if page.locator("input[name=choice]").count():
+            shown = page.locator("section[aria-label='Reply A'] p.prose").inner_text()
+            assert shown == first[turn]["B"]  # the replies in each other's places
+            page.check("input[name=choice][value=B]")  # the reply picked first
+            answered[turn] = "pick"
+        else:
+            assert not page.locator("input[name=emotions]:checked").count()  # answer hidden
+            page.check("input[name=emotions][value=fear]")
+            answered[turn] = "state"
+        page.click("button:has-text('Continue')")
+    page.wait_for_selector("text=Last questions")
+    (record,) = _stored(url, study)
+    assert [p.turn for p in record.probes] == [0, 1]
+    for probe in record.probes:
+        turn = record.turns[probe.turn]
+        if answered[probe.turn] == "pick":
+            assert probe.preference is not None and turn.preference is not None
+            assert probe.preference.chosen == turn.preference.chosen  # the same reply
+        else:
+            assert probe.state is not None and probe.state.emotions == ("fear",)
+            assert turn.state is not None and turn.state.emotions != ("fear",)

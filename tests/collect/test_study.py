@@ -18,6 +18,11 @@ def test_example_study_is_valid_and_offline() -> None:
     assert all(spec.startswith("mock/") for spec in study.pool) and len(study.pool) >= 2
     assert study.turns.min <= study.turns.max
     assert study.load_taxonomy().emotions
+    assert study.retest.share == 0.1
+    assert (
+        parse_study({k: v for k, v in study.model_dump().items() if k != "retest"}).retest.share
+        == 0
+    )
 
 
 def _error(tmp_path: Path, text: str) -> str:
@@ -42,6 +47,7 @@ def test_bad_values_are_named(tmp_path: Path) -> None:
         "posts_per_minute = 30": ("posts_per_minute = 0", "limits.posts_per_minute"),
         'kind = "scale"': ('kind = "slider"', "end.questions.0.kind"),
         'taxonomy = "attunebench-default"': ('taxonomy = "nope"', "taxonomy: unknown taxonomy"),
+        "share = 0.1": ("share = 1.5", "retest.share"),
     }
     for old, (new, expected) in cases.items():
         path = tmp_path / "study.toml"

@@ -237,7 +237,8 @@ def export(
 
 @app.command()
 def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = LOCAL) -> None:
-    """Progress: enrolment, turns, picks per model and position, and generation failures."""
+    """Progress: enrolment, turns, picks per model and position, retest probes answered, and
+    generation failures."""
     from attunebench.collect.progress import progress
 
     database, stored = _open(db)
@@ -252,6 +253,9 @@ def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = LOCAL) -> No
     say += f"started {now.started}, finished {now.finished}; turns {now.turns} "
     say += f"({now.picked_turns} picked, {now.waiting_turns} waiting for replies), "
     say += f"{now.flagged_replies} replies flagged, {now.generation_failures} generation failures"
+    probes = now.probes
+    say += f"; retest probes {sum(probes.values())} ({probes['state']} emotion, "
+    say += f"{probes['pick']} pick)"
     console.print(say, highlight=False, soft_wrap=True)
     table = Table("model", "conversations", "shown", "chosen", "ties", "flagged", "failed")
     for spec, m in now.per_model.items():
@@ -273,6 +277,15 @@ def simulate(
     participants: Annotated[int, typer.Option(min=1, max=10_000)] = 5,
     seed: Annotated[int, typer.Option(help="Seeds every participant's choices.")] = 0,
     concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
+    retest_noise: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="The chance a participant answers a question asked again (a retest probe) "
+            "differently from their first answer.",
+        ),
+    ] = 0.0,
 ) -> None:
     """Scripted participants take the study over HTTP; their data is labelled simulated."""
     import httpx
@@ -285,7 +298,14 @@ def simulate(
     console.print(f"messages from {where}", highlight=False, soft_wrap=True)
     try:
         outcome = asyncio.run(
-            run_simulation(url, participants, seed, conversations, concurrency=concurrency)
+            run_simulation(
+                url,
+                participants,
+                seed,
+                conversations,
+                concurrency=concurrency,
+                retest_noise=retest_noise,
+            )
         )
     except SimulationError as error:
         raise _fail(str(error)) from None

@@ -22,11 +22,13 @@ from attunebench.collect.models import (
     GenerationFailure,
     Meta,
     ParticipantRow,
+    ProbeRow,
     ReplyRow,
     StudyRow,
     TurnRow,
 )
-from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, SurveyAnswer
+from attunebench.collect.retest import SWAPPED, Due
+from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, ProbeAnswer, SurveyAnswer
 from attunebench.collect.security import deletion_code, new_token, token_hash
 from attunebench.collect.study import Study, study_from_json
 
@@ -127,7 +129,10 @@ def participant_by_token(session: Session, token: str, lock: bool = False) -> Pa
     query = (
         select(ParticipantRow)
         .where(ParticipantRow.token_hash == token_hash(token))
-        .options(joinedload(ParticipantRow.turns).joinedload(TurnRow.replies))
+        .options(
+            joinedload(ParticipantRow.turns).joinedload(TurnRow.replies),
+            selectinload(ParticipantRow.probes),
+        )
     )
     if lock:
         query = query.with_for_update(of=ParticipantRow)
@@ -146,7 +151,10 @@ def all_participants(session: Session) -> list[ParticipantRow]:
     query = select(ParticipantRow).order_by(ParticipantRow.created_at, ParticipantRow.id)
     return list(
         session.scalars(
-            query.options(selectinload(ParticipantRow.turns).selectinload(TurnRow.replies))
+            query.options(
+                selectinload(ParticipantRow.turns).selectinload(TurnRow.replies),
+                selectinload(ParticipantRow.probes),
+            )
         )
     )
 
@@ -218,6 +226,25 @@ def save_judgement(
         study.assignment.seed, participant.public_id, turn.index, answer.choice
     )
     turn.picked_at = now()
+
+
+def save_probe(participant: ParticipantRow, probe: Due, answer: ProbeAnswer) -> None:
+    """A question of an earlier turn answered again, kept apart from the turn's own answers;
+    a pick is stored in the turn's positions (the page showed them swapped)."""
+    state = None
+    if answer.state is not None:
+        state = answer.state.model_dump(exclude_none=True, exclude_defaults=True)
+    picked = [turn.index for turn in participant.turns if turn.picked_at is not None]
+    participant.probes.append(
+        ProbeRow(
+            turn_index=probe.turn,
+            asked_after=max(picked, default=probe.turn),
+            kind=probe.kind,
+            state=state,
+            choice=None if answer.choice is None else SWAPPED[answer.choice],
+            created_at=now(),
+        )
+    )
 
 
 def end_conversation(participant: ParticipantRow) -> None:

@@ -4,7 +4,8 @@ Every label here is first-person: the participant who held the conversation gave
 conversations held by simulated participants (`collect simulate`), which are exported as
 `simulated`, label by label. Response ids carry only the conversation, turn and screen
 position, never the model, which sits in the hidden `model` field where tasks and reports look
-for it. An answer the participant left out is absent, never a midpoint.
+for it. An answer the participant left out is absent, never a midpoint. Questions asked again
+later in the session (retest probes) are exported apart from the turns, as `probes`: never gold.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.models import ParticipantRow, ProbeRow, TurnRow
 from attunebench.collect.study import Study
 from attunebench.data import schema
 from attunebench.data.jsonl import write_conversations
@@ -71,6 +72,21 @@ def _turn(conversation_id: str, row: TurnRow) -> schema.Turn:
     )
 
 
+def _probe(conversation_id: str, row: ProbeRow) -> schema.Probe:
+    """A question asked again, in the turn's own terms: never gold (see `schema.Probe`)."""
+    preference = None
+    if row.choice is not None:
+        tie = row.choice == "tie"
+        chosen = None if tie else response_id(conversation_id, row.turn_index, row.choice)
+        preference = schema.Preference(chosen=chosen, tie=tie)
+    return schema.Probe(
+        turn=row.turn_index,
+        after=row.asked_after,
+        state=schema.State.model_validate(row.state) if row.state is not None else None,
+        preference=preference,
+    )
+
+
 def _outcome(participant: ParticipantRow, study: Study) -> schema.Outcome | None:
     if participant.finished_at is None:
         return None
@@ -106,6 +122,7 @@ def conversation(participant: ParticipantRow, study: Study) -> schema.Conversati
         context=schema.Context(labels=labels),
         turns=tuple(_turn(conversation_id, t) for t in participant.turns),
         outcome=_outcome(participant, study),
+        probes=tuple(_probe(conversation_id, probe) for probe in participant.probes),
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.retest import Kind, due
 from attunebench.collect.study import Study
 
 
@@ -21,6 +22,7 @@ class Stage(StrEnum):
     MESSAGE = "message"
     PENDING = "pending"  # message saved, replies not generated yet (or generation failed)
     JUDGE = "judge"
+    PROBE = "probe"  # a question of an earlier turn asked again (retest.py)
     SURVEY = "survey"
     DONE = "done"
     DECLINED = "declined"
@@ -29,11 +31,15 @@ class Stage(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Where:
     stage: Stage
-    turn: int  # the turn being written (MESSAGE) or judged (PENDING, JUDGE); else turns so far
+    # the turn being written (MESSAGE), judged (PENDING, JUDGE) or re-asked (PROBE); else
+    # turns so far
+    turn: int
+    probe: Kind | None = None  # which question a PROBE asks again
 
     @property
     def step(self) -> str:
-        return f"{self.stage.value}:{self.turn}"
+        asked = "" if self.probe is None else f":{self.probe}"
+        return f"{self.stage.value}:{self.turn}{asked}"
 
 
 def where(participant: ParticipantRow, study: Study) -> Where:
@@ -52,6 +58,9 @@ def where(participant: ParticipantRow, study: Study) -> Where:
         return Where(Stage.PENDING, last.index)
     if last is not None and last.picked_at is None:
         return Where(Stage.JUDGE, last.index)
+    probe = due(participant, study)
+    if probe is not None:
+        return Where(Stage.PROBE, probe.turn, probe.kind)
     if participant.ended_at is not None or count >= study.turns.max:
         return Where(Stage.SURVEY, count)
     return Where(Stage.MESSAGE, count)

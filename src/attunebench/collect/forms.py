@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attunebench.collect.questions import PANAS_ITEMS, Question
-from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, StateAnswer, SurveyAnswer
+from attunebench.collect.schemas import (
+    Choice,
+    JudgeAnswer,
+    MessageAnswer,
+    ProbeAnswer,
+    StateAnswer,
+    SurveyAnswer,
+)
 from attunebench.collect.study import Study
 from attunebench.data.schema import Taxonomy
 
@@ -161,10 +168,7 @@ def parse_judge(form: Form, study: Study, taxonomy: Taxonomy) -> JudgeAnswer:
         if asks.asks("behaviors"):
             field = f"behaviors_{position}"
             behaviors[position] = reader.labels(field, allowed, asks.requires("behaviors"))
-    choice = reader.one("choice")
-    if choice != "A" and choice != "B" and choice != "tie":  # spelled out so mypy narrows it
-        reader.fail("choice", "Please pick Reply A, Reply B or 'about the same'.")
-        choice = "tie"
+    choice = read_choice(reader)
     strength = None
     if asks.asks("strength") and choice != "tie":  # a tie has no "how much better"
         value = reader.number("strength", 1, 3, asks.requires("strength"))
@@ -184,6 +188,28 @@ def parse_judge(form: Form, study: Study, taxonomy: Taxonomy) -> JudgeAnswer:
         comment=comment,
         comment_behaviors=comment_behaviors or (),
     )
+
+
+def read_choice(reader: Reader) -> Choice:
+    choices: dict[str, Choice] = {"A": "A", "B": "B", "tie": "tie"}
+    choice = choices.get(reader.one("choice"))
+    if choice is None:
+        reader.fail("choice", "Please pick Reply A, Reply B or 'about the same'.")
+        return "tie"
+    return choice
+
+
+def parse_probe(form: Form, study: Study, taxonomy: Taxonomy) -> ProbeAnswer:
+    """An earlier turn's question answered again: which one, the step says (`probe:N:state`,
+    `probe:N:pick`), and a post is stored only while that is still the participant's step."""
+    reader = Reader(form)
+    asked = reader.one("step").rpartition(":")[2]
+    if asked == "state":
+        answer = ProbeAnswer(state=read_state(reader, study, taxonomy))
+    else:
+        answer = ProbeAnswer(choice=read_choice(reader))
+    reader.done()
+    return answer
 
 
 def read_question(reader: Reader, question: Question, limit: int) -> str | float | None:

@@ -98,6 +98,7 @@ class ParticipantRow(Base):
     finished_at: Mapped[datetime | None]
 
     turns: Mapped[list[TurnRow]] = _children("participant", order_by="TurnRow.index")
+    probes: Mapped[list[ProbeRow]] = _children("participant", order_by="ProbeRow.turn_index")
 
 
 class TurnRow(Base):
@@ -143,6 +144,27 @@ class ReplyRow(Base):
     created_at: Mapped[datetime]
 
     turn: Mapped[TurnRow] = relationship(back_populates="replies")
+
+
+class ProbeRow(Base):
+    """A question asked again later in the session (a retest probe), with its answer: the
+    emotion check on turn `turn_index`'s message (`state`), or the pick between its replies,
+    shown in the swapped order (`choice`, in the turn's own positions). Never gold."""
+
+    __tablename__ = "probes"
+    __table_args__ = (UniqueConstraint("participant_id", "turn_index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    participant_id: Mapped[int] = _parent_id("participants")
+    turn_index: Mapped[int]
+    # The last turn the participant had completed when it was asked.
+    asked_after: Mapped[int]
+    kind: Mapped[str] = mapped_column(String(16))  # "state" or "pick"
+    state: Mapped[dict[str, Any] | None]
+    choice: Mapped[str | None] = mapped_column(String(8))
+    created_at: Mapped[datetime]
+
+    participant: Mapped[ParticipantRow] = relationship(back_populates="probes")
 
 
 class AdminSession(Base):

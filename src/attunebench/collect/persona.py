@@ -19,6 +19,12 @@ follows these rules, so a simulated study replays exactly:
 - **The pick**: the reply showing more of the behaviors the participant needs (a question
   counts half); equal scores are a tie half the time, else a random pick. "How much better" is
   the score difference, from 1 to 3.
+- **A question asked again** (a retest probe): the first answer, given again, except with
+  probability `retest_noise` (drawn from a generator of its own, so the other answers do not
+  move with it): then an emotion check names one other emotion, drawn at random, as the only
+  and strongest one, and a pick names one of the two other options (the other reply, or
+  "about the same"), drawn at random. A pick is recognised by the replies' texts, whatever
+  their places on the page.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from attunebench.collect.htmlpage import Form
 from attunebench.data.jsonl import read_conversations
@@ -89,12 +95,24 @@ def behaviors_of(reply: str, offered: list[str]) -> list[str]:
     return [b for b in offered if b in CUES and re.search(CUES[b], reply, re.IGNORECASE)]
 
 
+@dataclass(frozen=True)
+class FirstPick:
+    """A pick as first given: the option, and the replies' texts by place."""
+
+    choice: str
+    replies: dict[str, str]
+
+
 @dataclass
 class Persona:
-    """One simulated participant: its generator, its messages and what it needs."""
+    """One simulated participant: its generator, its messages and what it needs; how often it
+    answers a question asked again differently (`retest_noise`), and the generator of those
+    draws."""
 
     rng: random.Random
     messages: list[str]
+    retest_noise: float = 0.0
+    retest_rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def __post_init__(self) -> None:
         self.need, self.wants = NEEDS[self.rng.randrange(len(NEEDS))]
@@ -162,6 +180,33 @@ class Persona:
         if form.has("comment"):
             data["comment"] = [SIMULATED_TEXT]
         return data
+
+    def _changes(self) -> bool:
+        return self.retest_rng.random() < self.retest_noise
+
+    def state_again(self, form: Form, first: dict[str, list[str]]) -> dict[str, list[str]]:
+        """The emotion check of an earlier message, answered again (see the module)."""
+        data = {k: list(v) for k, v in first.items() if form.has(k)}
+        named = (first.get("primary") or first.get("emotions") or [""])[0]
+        others = [e for e in form.values("emotions") if e != named]
+        if self._changes() and others:
+            other = self.retest_rng.choice(others)
+            data["emotions"] = [other]
+            if form.has("primary"):
+                data["primary"] = [other]
+        return data
+
+    def pick_again(self, replies: dict[str, str], first: FirstPick) -> dict[str, list[str]]:
+        """An earlier pick, answered again with the replies wherever the page shows them."""
+        same = first.choice
+        if same != "tie":
+            text = first.replies.get(same)
+            at = [position for position, shown in replies.items() if shown == text]
+            # Two replies of the same text: either is the one picked; take the swapped place.
+            same = at[0] if len(at) == 1 else ("B" if same == "A" else "A")
+        if self._changes():
+            same = self.retest_rng.choice([c for c in ("A", "B", "tie") if c != same])
+        return {"choice": [same]}
 
     def survey(self, form: Form) -> dict[str, list[str]]:
         data: dict[str, list[str]] = {}

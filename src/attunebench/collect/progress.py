@@ -1,5 +1,6 @@
 """How a study is going, for `collect status` and the admin dashboard: enrolment, turns, picks
-per model and position, flagged replies, and replies that could not be generated, per model.
+per model and position, flagged replies, retest probes answered, and replies that could not be
+generated, per model.
 
 A model whose replies keep failing leaves participants on "the replies are not ready yet";
 counting its failures here is how an operator learns of it without reading the server log.
@@ -12,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from attunebench.collect.crud import OPEN_ENROLMENTS, all_participants
 from attunebench.collect.models import GenerationFailure
+from attunebench.collect.retest import KINDS
 from attunebench.collect.schemas import ModelProgress, Progress
 from attunebench.collect.study import Study
 
@@ -78,6 +80,10 @@ def progress(session: Session, study: Study) -> Progress:
         waiting_turns=waiting,
         flagged_replies=flagged,
         generation_failures=sum(count for count, _ in failures.values()),
+        probes={
+            kind: sum(probe.kind == kind for p in participants for probe in p.probes)
+            for kind in KINDS
+        },
         per_model=models,
         per_position=per_position,
     )

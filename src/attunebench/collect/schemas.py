@@ -41,6 +41,14 @@ class JudgeAnswer(Schema):
     comment_behaviors: tuple[str, ...] = ()
 
 
+class ProbeAnswer(Schema):
+    """A question of an earlier turn answered again: its emotion check (`state`) or its pick
+    (`choice`, as the page showed the replies: their places swapped)."""
+
+    state: StateAnswer | None = None
+    choice: Choice | None = None
+
+
 class SurveyAnswer(Schema):
     final_state: StateAnswer | None
     answers: dict[str, str | float]
@@ -73,5 +81,9 @@ class Progress(Schema):
     waiting_turns: int = Field(description="Turns whose replies have not come (yet).")
     flagged_replies: int
     generation_failures: int
+    probes: dict[str, int] = Field(
+        default_factory=dict,
+        description="Retest probes answered, per question asked again (state, pick).",
+    )
     per_model: dict[str, ModelProgress]
     per_position: dict[str, int]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from attunebench.collect.htmlpage import Page, parse_page
-from attunebench.collect.persona import Persona
+from attunebench.collect.persona import FirstPick, Persona
 
 RETRIES = 3  # replies that fail to generate are asked for again this often, then given up
 MAX_TURNS = 100  # the longest conversation a study file allows
@@ -54,6 +54,9 @@ class Walk:
     def __init__(self, client: httpx.AsyncClient, persona: Persona, path: str, own: int) -> None:
         self.client, self.persona, self.path, self.own = client, persona, path, own
         self.written = 0
+        # Each turn's first answers, for the questions asked again (retest probes).
+        self.states: dict[int, dict[str, list[str]]] = {}
+        self.picks: dict[int, FirstPick] = {}
 
     async def post(self, action: str, page: Page, data: dict[str, list[str]]) -> httpx.Response:
         form = page.form(f"/{action}")
@@ -102,8 +105,12 @@ class Walk:
             elif stage == "judge":
                 form = page.form("/judge")
                 assert form is not None
-                await self.post("judge", page, self.persona.judge(form, page.replies))
+                data = self.persona.judge(form, page.replies)
+                self.picks[_turn(page)] = FirstPick(data["choice"][0], dict(page.replies))
+                await self.post("judge", page, data)
                 retries = 0
+            elif stage == "probe":
+                await self.probe(page)
             elif stage == "survey":
                 form = page.form("/survey")
                 assert form is not None
@@ -120,8 +127,27 @@ class Walk:
         assert form is not None
         limit = int(form.named("message")[0].attrs.get("maxlength", "2000"))
         text = messages[self.written % len(messages)][:limit]
-        await self.post("message", page, self.persona.message(form, text))
+        data = self.persona.message(form, text)
+        self.states[_turn(page)] = data
+        await self.post("message", page, data)
         self.written += 1
+
+    async def probe(self, page: Page) -> None:
+        """An earlier turn's question, asked again: answered from this walk's first answer."""
+        form = page.form("/probe")
+        turn = _turn(page)
+        if form is None or (turn not in self.states and turn not in self.picks):
+            raise SimulationError(f"{self.path}: a question of turn {turn} it never answered")
+        if form.has("choice"):
+            data = self.persona.pick_again(page.replies, self.picks[turn])
+        else:
+            data = self.persona.state_again(form, self.states[turn])
+        await self.post("probe", page, data)
+
+
+def _turn(page: Page) -> int:
+    """The turn a page is about, from its step (`judge:3`, `probe:1:pick`)."""
+    return int((page.step or "").split(":")[1])
 
 
 async def _enrol(client: httpx.AsyncClient, join: str) -> str | None:
@@ -144,9 +170,16 @@ async def _enrol(client: httpx.AsyncClient, join: str) -> str | None:
 
 
 async def simulate(
-    url: str, participants: int, seed: int, conversations: list[list[str]], concurrency: int = 4
+    url: str,
+    participants: int,
+    seed: int,
+    conversations: list[list[str]],
+    concurrency: int = 4,
+    retest_noise: float = 0.0,
 ) -> Outcome:
-    """Run `participants` scripted participants through the study at `url` (its open link)."""
+    """Run `participants` scripted participants through the study at `url` (its open link);
+    each answers a question asked again differently from its first answer with probability
+    `retest_noise`."""
     base, join = _join_base(url)
     outcome = Outcome()
     gate = asyncio.Semaphore(concurrency)
@@ -168,7 +201,9 @@ async def simulate(
                 outcome.screened_out += 1
                 return
             outcome.enrolled += 1
-            walk = Walk(client, Persona(rng, messages), path, own=len(usable[first]))
+            retest_rng = random.Random(f"{seed}:{n}:retest")
+            persona = Persona(rng, messages, retest_noise, retest_rng)
+            walk = Walk(client, persona, path, own=len(usable[first]))
             await walk.run()
             outcome.finished += 1
             outcome.turns += walk.written

@@ -101,6 +101,15 @@ class Limits(Part):
     )
 
 
+class Retest(Part):
+    """Retest probes: questions asked again later in the same session, to measure how
+    consistently a person answers (the ceiling of any model's prediction of them)."""
+
+    share: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="The share of turns that get a probe."
+    )
+
+
 class Study(Part):
     version: Literal[1] = 1
     id: Key
@@ -119,6 +128,7 @@ class Study(Part):
     safety: Safety = Field(default_factory=Safety)
     limits: Limits = Field(default_factory=Limits)
     enrolment: Enrolment = Field(default_factory=Enrolment)
+    retest: Retest = Field(default_factory=Retest)
     # Filled at load time when `taxonomy` names a JSON file, so the stored study is self-contained.
     taxonomy_inline: Taxonomy | None = None
 

@@ -30,10 +30,11 @@ from attunebench.collect.deps import (
     render,
     require_csrf,
 )
-from attunebench.collect.flow import Stage, may_end, where
+from attunebench.collect.flow import Stage, Where, may_end, where
 from attunebench.collect.generation import GenerationError, Reply, generate_replies
 from attunebench.collect.models import ParticipantRow, TurnRow
 from attunebench.collect.questions import PANAS_ITEMS
+from attunebench.collect.retest import SWAPPED, Due
 from attunebench.collect.security import plausible_token
 from attunebench.collect.wording import label_texts
 
@@ -69,11 +70,30 @@ def history(participant: ParticipantRow) -> list[tuple[str, str]]:
     return [(t.user_text, continued_text(t)) for t in participant.turns if t.picked_at is not None]
 
 
+def _shown(participant: ParticipantRow, at: Where) -> dict[str, Any]:
+    """The conversation and the turn a page shows. A probe shows its turn as it was, the
+    conversation up to it; a pick asked again, the two replies in each other's places."""
+    shows_turn = at.stage in (Stage.PENDING, Stage.JUDGE, Stage.PROBE)
+    current = participant.turns[at.turn] if shows_turn else None
+    talk = history(participant)
+    replies = [] if current is None else [(r.position, r.text) for r in current.replies]
+    if at.stage == Stage.PROBE:
+        talk = talk[: at.turn]
+        texts = dict(replies)
+        replies = [(position, texts[SWAPPED[position]]) for position, _ in replies]
+    return {
+        "history": talk,
+        "current": None if current is None else current.user_text,
+        "replies": replies,
+        "probe": at.probe,
+    }
+
+
 def _view(
     ctx: Context, request: Request, participant: ParticipantRow, token: str
 ) -> dict[str, Any]:
     at = where(participant, ctx.study)
-    current = participant.turns[at.turn] if at.stage in (Stage.PENDING, Stage.JUDGE) else None
+    shown = _shown(participant, at)
     return {
         "token": token,
         "link": f"{base_url(request)}/p/{token}",
@@ -82,10 +102,9 @@ def _view(
         "step": at.step,
         "stage": at.stage.value,
         "turn_number": at.turn + 1,
-        "history": history(participant),
-        "current": None if current is None else current.user_text,
-        "replies": [] if current is None else [(r.position, r.text) for r in current.replies],
-        "safety_now": current is not None and current.safety_notice,
+        **shown,
+        "safety_now": at.stage in (Stage.PENDING, Stage.JUDGE)
+        and participant.turns[at.turn].safety_notice,
         "may_end": may_end(participant, ctx.study),
         "taxonomy": ctx.taxonomy,
         "labels": label_texts(ctx.taxonomy),
@@ -227,6 +246,25 @@ async def judge(request: Request, token: str) -> Response:
         token,
         Stage.JUDGE,
         lambda f: forms.parse_judge(f, ctx.study, ctx.taxonomy),
+        apply,
+    )
+
+
+@router.post("/probe")
+async def probe(request: Request, token: str) -> Response:
+    """An earlier turn's question answered again (retest.py)."""
+    ctx = context(request)
+
+    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
+        at = where(participant, ctx.study)
+        assert at.probe is not None  # the step matched, so the stage is PROBE
+        crud.save_probe(participant, Due(at.turn, at.probe), answer)
+
+    return await _answer(
+        request,
+        token,
+        Stage.PROBE,
+        lambda f: forms.parse_probe(f, ctx.study, ctx.taxonomy),
         apply,
     )
 
