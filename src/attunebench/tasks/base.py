@@ -22,7 +22,11 @@ run's seed, which every factory takes. It declares:
   (or nothing), scored with the same metrics beside the models;
 - its answers' form (`subject_forms`, an `AnswerForm` each: what a valid answer looks like,
   which the mock, the simulator and the baselines ask instead of knowing the task);
-- its needs: a judge, the context modes and answer modes it supports.
+- its needs: a judge, the context modes and answer modes it supports;
+- where people were asked its question again (`Conversation.probes`), how its gold reads their
+  repeat answers (`retests`: each as the item it re-asks with the repeat as a prediction, so the
+  headline metric scores people against themselves), and the headline's chance level
+  (`chance`): the person's own consistency is the ceiling a model's headline is read against.
 
 The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
 the failed / invalid / ok outcome and the record. A task that judges its subject's answer
@@ -230,6 +234,15 @@ class View(Generic[G, P]):
         return self.record.flags
 
 
+@dataclass(frozen=True, slots=True)
+class Repeat(Generic[G, P]):
+    """A person's answer to one of a task's items asked again later in the session (a retest
+    probe), read as a prediction of the item, whose gold is their first answer."""
+
+    item: Item[G]
+    prediction: P
+
+
 # A reference's guess at one item: its prediction and how the task scores it (None: no guess).
 Guess = tuple[Frozen, Scored] | None
 Reference = Callable[[Sequence[tuple[str, G]]], list[Guess]]
@@ -362,6 +375,19 @@ class Task(ABC, Generic[G, P]):
         declared ones. Given the records, not their typed views: an analysis reads records into
         views only for the metrics that need them."""
         return ()
+
+    def retests(self, conversations: Iterable[Conversation]) -> Iterator[Repeat[G, P]]:
+        """The people's answers to this task's questions asked again (`Conversation.probes`),
+        each as the item it re-asks (its gold the first answer) with the repeat read as a
+        prediction, for the headline metric to score them against themselves. None for a
+        task whose gold no probe asks again."""
+        return iter(())
+
+    def chance(self, golds: Sequence[G]) -> float | None:
+        """The headline's chance level on items with these golds: what the best predictor that
+        never reads the item can expect (None: the task declares none). A share of the way
+        from it to the people's own consistency is read off it."""
+        return None
 
     def choice_gold(self, item: Item[G], query: Query) -> str | None:
         """The label of the option that is the gold of one choice question (None: no gold),

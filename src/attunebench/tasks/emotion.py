@@ -15,7 +15,12 @@ whichever comes later). The informed mode adds the situation they described befo
 
 Per item: `score` is 1/0 for the primary label (when several emotions were reported without a
 primary, naming any of them counts). The headline is the primary label's macro-F1, on which
-naming the most frequent label everywhere scores low; the accuracy stays beside it. The
+naming the most frequent label everywhere scores low; the accuracy stays beside it. Its chance
+level is 1/K for the K primary labels the items report: what naming labels at random in the
+gold's own shares scores (each label's F1 is then its share), the most any predictor that
+ignores the item can expect (naming the most frequent label everywhere scores less). Where a
+person was asked the emotion check on their message again later in the session, their repeat
+answer is read as a prediction of the item, the first answer its gold (`retests`). The
 references name the most frequent label overall (constant), among items showing as many
 messages (position-only) and among items whose user's words are of similar length
 (length-only). A number the answer leaves out, or an invalid answer,
@@ -41,7 +46,7 @@ from attunebench.data.derived import (
     budget_turn,
     conversation_level,
 )
-from attunebench.data.schema import Conversation, Turn
+from attunebench.data.schema import Conversation, State, Turn
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
@@ -165,6 +170,20 @@ def turn_gold(turn: Turn) -> EmotionGold | None:
     return gold if gold.labels or has_numbers else None
 
 
+def again(state: State, gold: EmotionGold) -> EmotionPrediction:
+    """A repeat answer to a turn's emotion check, as an answer to its item: its primary read as
+    `turn_gold` reads the first answer's; the numbers both answers give."""
+    primary = state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+    numbers = {name: getattr(state, name) for name in SCALES}
+    return EmotionPrediction(
+        primary=primary,
+        emotions=state.emotions,
+        panas={k: float(v) for k, v in (state.panas or {}).items()},
+        asked=tuple(n for n in SCALES if gold.number(n) is not None and numbers[n] is not None),
+        **numbers,
+    )
+
+
 def conversation_gold(conversation: Conversation) -> EmotionGold:
     """The conversation's label, with the numbers reported before it began (its first turn)."""
     first = conversation.turns[0].state
@@ -271,6 +290,26 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
             for turn_index, found in golds:
                 gold = shown(conversation, turn_index, found)
                 yield from self.in_contexts(conversation, turn_index, gold.level, gold)
+
+    def retests(
+        self, conversations: Iterable[Conversation]
+    ) -> Iterator[t.Repeat[EmotionGold, EmotionPrediction]]:
+        for conversation in conversations:
+            if not conversation.probes or conversation_level(conversation):
+                continue
+            turns = {turn.index: turn for turn in conversation.turns}
+            for probe in conversation.probes:
+                turn = turns.get(probe.turn)
+                first = turn_gold(turn) if turn is not None else None
+                if turn is None or first is None or probe.state is None or not first.labels:
+                    continue
+                gold = shown(conversation, turn.index, first)
+                item = next(self.in_contexts(conversation, turn.index, gold.level, gold))
+                yield t.Repeat(item, again(probe.state, gold))
+
+    def chance(self, golds: Sequence[EmotionGold]) -> float | None:
+        labels = {gold.primary for gold in golds if gold.primary}
+        return 1.0 / len(labels) if labels else None
 
     def _fields(self, item: t.Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
         conversation, gold = item.conversation, item.gold

@@ -15,6 +15,13 @@ order is right. An answer that does not parse in either order is invalid (score 
 mode each order's pick is its most probable key (A, B, or C for "equally"), and the position
 bias is measured on the probabilities as well as the picks. Two references from the gold
 alone are scored beside every model: "later reply" and "longer reply".
+
+Chance: on a pair with a preferred reply, a constant or position-only answer (the same letter,
+or the same reply, in both orders) scores 0.5, and "tie" everywhere scores the share of ties;
+the headline's chance level is the larger of the two. Where a participant was asked a pick
+again later in the session (the replies in each other's places), their repeat answer is read
+as an answer given in both orders, the first pick its gold (`retests`): scored 1 when it names
+the same reply (or a tie again), else 0.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import numpy as np
 from pydantic import Field
 
 from attunebench import answerform as af
-from attunebench.data.schema import Conversation
+from attunebench.data.schema import Conversation, Probe
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
@@ -289,6 +296,36 @@ class PreferenceTask(PairTask):
 
     def choice_gold(self, item: t.Item[p.PairGold], query: t.Query) -> str | None:
         return shown_gold(item.gold, query.key)
+
+    def retests(
+        self, conversations: Iterable[Conversation]
+    ) -> Iterator[t.Repeat[p.PairGold, PreferencePrediction]]:
+        for conversation in conversations:
+            if not conversation.probes:
+                continue
+            pairs = p.preference_pairs(conversation, self.pairs)
+            for probe in conversation.probes:
+                for pair, key in asked_again(probe, pairs):
+                    gold = pair.gold()
+                    item = next(self.in_contexts(conversation, pair.turn_index, pair.item_id, gold))
+                    yield t.Repeat(item, PreferencePrediction(ab=key, ba=key))
+
+    def chance(self, golds: Sequence[p.PairGold]) -> float | None:
+        if not golds:
+            return None
+        ties = sum(gold.key == p.TIE for gold in golds) / len(golds)
+        return max(ties, (1.0 - ties) / 2.0)
+
+
+def asked_again(probe: Probe, pairs: Sequence[p.Pair]) -> Iterator[tuple[p.Pair, str]]:
+    """The recorded picks' pairs a pick asked again is about, with the key it names: every
+    pair of its turn holding the reply it names (all of them for a tie)."""
+    again = probe.preference
+    key = None if again is None else (p.TIE if again.tie else again.chosen)
+    for pair in pairs:
+        same_turn = not pair.derived and not pair.across_turns and pair.turn_index == probe.turn
+        if key is not None and same_turn and key in (p.TIE, pair.first.key, pair.second.key):
+            yield pair, key
 
 
 def pair_references() -> dict[str, t.Reference[p.PairGold]]:
