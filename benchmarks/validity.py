@@ -30,7 +30,12 @@ Statistics (simulated studies):
   alone gives without its minimum of conversations;
 - `coverage`: conversations -> the share of simulated studies whose 95% cluster-bootstrap
   interval holds a model's true mean score (`analysis.studies.coverage`), at 5, 10, 20 and 50
-  conversations (at least 1,000 studies each).
+  conversations (at least 1,000 studies each);
+- `self_consistency_recovery`: planted retest noise (0.1, 0.2, 0.3) -> {`planted`, `measured`},
+  each task -> the people's own consistency on its headline, planted and as the analysis
+  measures it (`summary.json`'s `self_consistency`) from 2,000 probes per task
+  (`analysis.retest_study`: 400 conversations of 5 turns, each turn's emotion check and pick
+  asked again); a few seconds a noise level.
 
 `--corners` runs only the designs at the ends of the ranges (10 and 20 conversations, 4 and
 12 models).
@@ -48,8 +53,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attunebench.analysis import studies
+from attunebench.analysis import retest_study, studies
 from attunebench.analysis.references import guessed_views
+from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
@@ -272,6 +278,30 @@ def coverage(state: dict[str, Any]) -> dict[str, float]:
     return {str(size): share for size, share in found.items()}
 
 
+def self_consistency_recovery(state: dict[str, Any]) -> dict[str, Any]:
+    """Per planted noise, each task's planted ceiling and the one the analysis measures."""
+    registry = load_tasks()
+    tasks = [registry.get(name)() for name in RETEST_CEILINGS]
+    options = Options(resamples=200, permutations=100, subgroup_permutations=100)
+    out = {}
+    for noise in (0.1, 0.2, 0.3):
+        plan = retest_study.Plan(conversations=400, turns=5, noise=noise, seed=state["seed"])
+        runs = retest_study.runs(plan, tasks, {"model/like-people": noise})
+        found = build_summary(runs, options).self_consistency
+        out[str(noise)] = {
+            "planted": {task: planted(noise) for task, planted in RETEST_CEILINGS.items()},
+            "measured": {task: found[task].value for task in RETEST_CEILINGS},
+        }
+    return out
+
+
+# Per task whose items are asked again: its headline's planted ceiling at a noise.
+RETEST_CEILINGS: dict[str, Callable[[float], float]] = {
+    "emotion": lambda noise: retest_study.macro_f1(retest_study.SHARES, noise),
+    "preference": retest_study.agreement,
+}
+
+
 HEADLINE_KEYS = (
     "headline_metrics",
     "trivial_headlines",
@@ -286,6 +316,7 @@ KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "false_distinct_rate": false_distinct_rate,
     "false_distinct_cells": false_distinct_cells,
     "coverage": coverage,
+    "self_consistency_recovery": self_consistency_recovery,
 }
 
 

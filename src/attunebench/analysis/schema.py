@@ -417,6 +417,25 @@ class Diagnostics(Frozen):
     worst_items: list[WorstItem]
 
 
+class SelfConsistency(Frozen):
+    """The people's agreement with themselves on a task's headline measure: the headline metric
+    applied to their first answers (the gold) against the same questions asked again later in
+    the session (retest probes). The ceiling a model's headline is read against."""
+
+    metric: str = Field(description="The task's headline metric, applied to (first, repeat).")
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    reason: str | None = None
+    chance: float | None = Field(
+        default=None,
+        description="The headline's chance level on the task's items (Task.chance): 0 of the "
+        "share of the ceiling.",
+    )
+    n: int = Field(description="Repeat answers read (probes of the task's items).")
+    n_conversations: int
+
+
 class TaskInfo(Frozen):
     name: str
     headline: str = Field(description="What the headline number is.")
@@ -512,4 +531,14 @@ class Summary(Frozen):
     response_corrected: dict[str, CorrectedScore] = Field(default_factory=dict)
     diagnostics: Diagnostics
     left_out_items: list[LeftOutItem] = Field(default_factory=list)
+    self_consistency: dict[str, SelfConsistency] = Field(
+        default_factory=dict,
+        description="Per task whose items people were asked again (retest probes), their "
+        "agreement with themselves on its headline: the ceiling. No entry: not measured.",
+    )
+    share_of_ceiling: dict[str, dict[str, Estimate]] = Field(
+        default_factory=dict,
+        description="Per task with a ceiling, per model: its headline as a share of the way "
+        "from chance (0) to the people's own consistency (1).",
+    )
     warnings: list[Notice]

@@ -28,6 +28,7 @@ from attunebench.analysis.bootstrap import (
     ClusterBootstrap,
     Minimum,
 )
+from attunebench.analysis.ceiling import ceilings
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.contexts import context_differences
 from attunebench.analysis.corrected import judge_notices, response_corrected
@@ -301,6 +302,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         and s.metric == headline_metric(cells[s.task, s.variant])
     }
     rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
+    consistency, shares = ceilings(frame, cells, headlines, runs.conversations, bootstrap, minimum)
     rows += reference_rows(frame, bootstrap, cells, headline_of, minimum)
     nobody = no_subjects(roster)
     found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, minimum, nobody)
@@ -355,6 +357,8 @@ def _build(runs: Runs, options: Options) -> Summary:
         response_corrected=corrected,
         diagnostics=details,
         left_out_items=[item for cell in cells.values() for item in cell.left_out],
+        self_consistency=consistency,
+        share_of_ceiling=shares,
         warnings=notices,
     )
 

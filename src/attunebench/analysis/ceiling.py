@@ -1,0 +1,211 @@
+"""The person's own ceiling: how close a headline comes to the best a person's answers allow.
+
+A person asked the same question twice does not always answer the same way, so no prediction
+of their answers scores 1.0. Where people were asked a task's question again later in the same
+session (retest probes, `Conversation.probes`, which the collection app asks), a task whose gold
+reads them (`Task.retests`) gets:
+
+- `self_consistency`: the task's own headline metric applied to the people's repeat answers as
+  predictions of their first answers (the gold), with its cluster-bootstrap interval on the same
+  resamples as every other number of the analysis (the repeats of a conversation are drawn with
+  it). The repeats are read from the run directory's conversations, the evaluated ones, never
+  from a model's records.
+- `share_of_ceiling`, per model: (score - chance) / (ceiling - chance), with chance the task's
+  own (`Task.chance`, on the golds of the headline's items). Each resample's share comes from
+  that resample's score and ceiling, so its interval carries both uncertainties (a percentile
+  interval, expanded for few clusters as every interval here is). 0 is chance; 1 is as close
+  to the people's first answers as their own repeats came. A model passes 1 only by predicting
+  the first answer better than the person's own repeat does.
+
+Where no probe re-asks a task's items, the task has no entry: a report says "not measured",
+never 1.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attunebench.analysis.bootstrap import (
+    ClusterBootstrap,
+    Minimum,
+    expanded_confidence,
+    interval_with_infinity,
+)
+from attunebench.analysis.cells import Cell
+from attunebench.analysis.frame import FloatArray, Frame
+from attunebench.analysis.schema import Estimate, SelfConsistency
+from attunebench.analysis.scores import MetricScores
+from attunebench.data.schema import Conversation
+from attunebench.records import ItemRecord
+from attunebench.stats import none_if_nan
+from attunebench.tasks.base import Task, View
+
+PERSON = "person/retest"  # what the people's repeat answers are recorded as
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One task's measured ceiling: the summary entry, its resampled values and the clusters
+    its repeats fall in."""
+
+    entry: SelfConsistency
+    samples: FloatArray
+    clusters: int
+
+
+def repeat_views(
+    declaration: Task[Any, Any], conversations: list[Conversation]
+) -> list[View[Any, Any]]:
+    """The people's repeat answers as records of the task, scored by the task against the
+    first answers, read back as its typed views (as a model's records are)."""
+    views = []
+    for repeat in declaration.retests(conversations):
+        item, prediction = repeat.item, repeat.prediction
+        scored = declaration.score(item, prediction)
+        record = ItemRecord(
+            task=item.task,
+            model=PERSON,
+            conversation_id=item.conversation.id,
+            turn_index=item.turn_index,
+            item_id=item.item_id,
+            variant=item.variant,
+            status="ok",
+            prediction=prediction.model_dump(mode="json"),
+            gold=item.gold.model_dump(mode="json"),
+            score=scored.score,
+            scores=dict(scored.values),
+            flags=scored.flags,
+        )
+        views.append(declaration.view(record))
+    return views
+
+
+def chance_level(frame: Frame, cell: Cell) -> float | None:
+    """The task's chance level on the golds of the cell's items (one record read per item)."""
+    declaration = cell.declaration
+    if declaration is None:
+        return None
+    rows = np.flatnonzero(cell.mask)
+    _, first = np.unique(frame.item[rows], return_index=True)
+    golds = [declaration.view(frame.records[i]).gold for i in rows[np.sort(first)].tolist()]
+    return declaration.chance(golds)
+
+
+def task_ceiling(
+    frame: Frame,
+    cell: Cell,
+    conversations: Mapping[str, Conversation],
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+) -> Ceiling | None:
+    """A task's self-consistency on the evaluated conversations' probes; None where none
+    re-asks its items."""
+    declaration = cell.declaration
+    if declaration is None:
+        return None
+    evaluated = [conversations[c] for c in frame.conversations if c in conversations]
+    views = repeat_views(declaration, evaluated)
+    if not views:
+        return None
+    code = {conversation: i for i, conversation in enumerate(frame.conversations)}
+    codes = np.array([code[v.record.conversation_id] for v in views], dtype=np.int64)
+    metric = next(m for m in declaration.metrics if m.name == declaration.headline_metric)
+    point, samples = metric.evaluate(views, bootstrap.weights(codes))
+    clusters = minimum.clusters(codes)
+    reason = minimum.of(codes, " with retest probes")
+    low = high = np.full(1, np.nan)
+    if reason is None:
+        low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
+    entry = SelfConsistency(
+        metric=metric.name,
+        value=none_if_nan(point),
+        ci_low=none_if_nan(float(low[0])),
+        ci_high=none_if_nan(float(high[0])),
+        reason=reason if not np.isnan(point) else "the repeats give no value of the metric",
+        chance=chance_level(frame, cell),
+        n=len(views),
+        n_conversations=int(np.unique(codes).size),
+    )
+    return Ceiling(entry, samples, clusters)
+
+
+def share(
+    score: float,
+    drawn: FloatArray,
+    ceiling: Ceiling,
+    chance: float,
+    level: float | None,
+) -> Estimate:
+    """(score - chance) / (ceiling - chance), and its percentile interval at `level` (None: no
+    interval) over the resamples' own scores and ceilings."""
+    top = ceiling.entry.value
+    if top is None or top <= chance:
+        shown = "undefined" if top is None else f"{top:.3f}"
+        return Estimate(
+            value=None,
+            reason=f"the people's own agreement ({shown}) is not above chance ({chance:.3f})",
+        )
+    value = (score - chance) / (top - chance)
+    if level is None:
+        return Estimate(value=value, reason="too few conversations for an interval")
+    gained, spread = drawn - chance, ceiling.samples - chance
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A resample whose ceiling is at or below chance leaves the share unbounded.
+        ratios = np.where(spread > 0, gained / spread, np.sign(gained) * np.inf)
+    ratios[np.isnan(drawn) | np.isnan(spread) | ((spread <= 0) & (gained == 0))] = np.nan
+    low, high = interval_with_infinity(ratios, level)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        reason = "the ceiling's interval reaches chance: the share has no bounded interval"
+        return Estimate(value=value, reason=reason)
+    return Estimate(value=value, ci_low=float(low), ci_high=float(high))
+
+
+def model_shares(
+    frame: Frame,
+    cell: Cell,
+    headline: MetricScores,
+    ceiling: Ceiling,
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+) -> dict[str, Estimate]:
+    """Every model's share of the ceiling on the task's headline; an interval needs `minimum`
+    clusters both among the model's items and among the repeats."""
+    chance = ceiling.entry.chance
+    if chance is None:
+        return {}
+    out = {}
+    for m, model in enumerate(frame.models):
+        if np.isnan(headline.point[m]):
+            continue
+        conversations = frame.conversation[cell.rows(frame, m)]
+        enough = minimum.of(conversations) is None and ceiling.entry.ci_low is not None
+        clusters = min(minimum.clusters(conversations), ceiling.clusters)
+        level = expanded_confidence(bootstrap.confidence, clusters) if enough else None
+        point, drawn = float(headline.point[m]), headline.samples[:, m]
+        out[model] = share(point, drawn, ceiling, chance, level)
+    return out
+
+
+def ceilings(
+    frame: Frame,
+    cells: Mapping[tuple[str, str], Cell],
+    headlines: Mapping[str, MetricScores],
+    conversations: Mapping[str, Conversation],
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+) -> tuple[dict[str, SelfConsistency], dict[str, dict[str, Estimate]]]:
+    """`self_consistency` and `share_of_ceiling` for every task with a headline whose items
+    people were asked again."""
+    consistency, shares = {}, {}
+    for task, headline in sorted(headlines.items()):
+        cell = cells[task, headline.variant]
+        found = task_ceiling(frame, cell, conversations, bootstrap, minimum)
+        if found is None:
+            continue
+        consistency[task] = found.entry
+        shares[task] = model_shares(frame, cell, headline, found, bootstrap, minimum)
+    return consistency, shares
