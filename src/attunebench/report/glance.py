@@ -1,10 +1,11 @@
-"""The report at a glance: who leads each task, whether the tasks rank models alike, and which
-task separates them best. Every line says why, wherever its figure is not computed."""
+"""The report at a glance: who leads each task, how close the leader comes to the people's own
+ceiling, whether the tasks rank models alike, and which task separates them best. Every line
+says why, wherever its figure is not computed."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from attunebench.analysis.schema import Discriminability, Lead, ScoreRow, Summary
 
@@ -25,10 +26,11 @@ class Glance:
     leads: list[Line]
     pairs: list[Line]
     separation: list[Line]
+    ceilings: list[Line] = field(default_factory=list)
 
 
-def _range(low: float | None, high: float | None) -> str:
-    return "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
+def _range(low: float | None, high: float | None, digits: int = 3) -> str:
+    return "" if low is None or high is None else f" [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def _best_yardstick(summary: Summary, task: str) -> ScoreRow | None:
@@ -63,6 +65,24 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
     if lead.verdict is None:
         return Line(topic, f"{margin} ({lead.reason})", True, beside)
     return Line(topic, f"{margin}: {lead.verdict}", beside=beside)
+
+
+def ceiling_line(summary: Summary, lead: Lead) -> Line:
+    """`task`: the people's own ceiling on its headline, and the leader's share of the way from
+    chance to it; "not measured" where no question of the task was asked again (never 1.0)."""
+    found = summary.self_consistency.get(lead.task)
+    if found is None:
+        why = "no question of this task was asked again (retest probes)"
+        return Line(lead.task, f"not measured: {why}", missing=True)
+    if found.value is None:
+        return Line(lead.task, f"not computed: {found.reason}", missing=True)
+    text = f"ceiling {found.value:.3f}{_range(found.ci_low, found.ci_high)}"
+    beside = "" if found.chance is None else f"chance {found.chance:.3f}"
+    part = summary.share_of_ceiling.get(lead.task, {}).get(lead.leader or "")
+    if part is None or part.value is None:
+        return Line(lead.task, text, beside=beside)
+    reached = f"{lead.leader} {part.value:.2f}{_range(part.ci_low, part.ci_high, 2)}"
+    return Line(lead.task, f"{text}; {reached} of the way from chance to it", beside=beside)
 
 
 def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
@@ -132,4 +152,5 @@ def glance(summary: Summary) -> Glance:
         leads=[lead_line(summary, lead, nobody) for lead in summary.leads],
         pairs=pair_lines(summary, nobody),
         separation=separation_lines(summary, nobody),
+        ceilings=[ceiling_line(summary, lead) for lead in summary.leads],
     )

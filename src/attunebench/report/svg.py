@@ -7,7 +7,7 @@ templates to embed as is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
@@ -45,6 +45,19 @@ class Interval:
     high: float | None
     note: str = ""
     colour: str = NEUTRAL
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A level drawn across a forest plot (the people's own ceiling, chance), with its interval
+    as a band where it has one; its label is written above the rows."""
+
+    label: str
+    value: float
+    low: float | None = None
+    high: float | None = None
+    colour: str = "#7a4fb0"
+    dash: str = ""  # a stroke-dasharray, for a level drawn lighter (chance)
 
 
 def _svg(width: float, height: float, title: str) -> ET.Element:
@@ -88,14 +101,19 @@ def domain(values: Sequence[float | None], unit: bool = True) -> tuple[float, fl
     return low - pad, high + pad
 
 
-def forest(rows: Sequence[Interval], title: str, zero: bool = False) -> Markup:
-    """A dot per row with its interval as a whisker (rows top to bottom)."""
+def forest(
+    rows: Sequence[Interval], title: str, zero: bool = False, marks: Sequence[Mark] = ()
+) -> Markup:
+    """A dot per row with its interval as a whisker (rows top to bottom), and `marks` drawn
+    across the rows."""
     plot, row_height = 380.0, 22.0
     label_width = text_width((r.label for r in rows), 120.0)
     shown = [(r.note or "no value") if r.value is None else f"{r.value:.3f}{r.note}" for r in rows]
-    height = 40 + row_height * len(rows)
+    top = 20.0 + 16.0 * len(marks)  # room above the rows for each mark's label
+    height = top + 20 + row_height * len(rows)
     root = _svg(label_width + plot + text_width(shown, 60.0), height, title)
     values = [v for r in rows for v in (r.low, r.high, r.value)]
+    values += [v for m in marks for v in (m.low, m.high, m.value)]
     lo, hi = domain([*values, 0.0] if zero else values, unit=not zero)
     if zero:
         edge = max(abs(lo), abs(hi))
@@ -110,8 +128,10 @@ def forest(rows: Sequence[Interval], title: str, zero: bool = False) -> Markup:
         _text(root, x(tick), axis_y + 14, f"{tick:.2f}", **{"text-anchor": "middle"})
     if zero:
         _line(root, x(0), 10, x(0), axis_y, **{"stroke-dasharray": "3,3", "stroke": "#999"})
+    for k, mark in enumerate(marks):
+        _mark(root, mark, x, top - 8, axis_y, 14 + 16 * k)
     for i, (row, text) in enumerate(zip(rows, shown, strict=True)):
-        y = 20 + i * row_height
+        y = top + i * row_height
         _text(root, label_width - 8, y + 4, row.label, **{"text-anchor": "end"})
         if row.value is None:
             _text(root, x(lo) + 4, y + 4, text, fill="#888")
@@ -125,6 +145,19 @@ def forest(rows: Sequence[Interval], title: str, zero: bool = False) -> Markup:
         )
         _text(root, label_width + plot + 8, y + 4, text)
     return _markup(root)
+
+
+def _mark(
+    root: ET.Element, mark: Mark, x: Callable[[float], float], top: float, bottom: float, at: float
+) -> None:
+    """A mark's band (its interval), its line from `top` to `bottom`, its label at height `at`."""
+    if mark.low is not None and mark.high is not None:
+        band = {"x": f"{x(mark.low):.1f}", "y": f"{top:.1f}", "height": f"{bottom - top:.1f}"}
+        band["width"] = f"{max(x(mark.high) - x(mark.low), 1.0):.1f}"
+        ET.SubElement(root, "rect", {**band, "fill": mark.colour, "fill-opacity": "0.12"})
+    style = {"stroke": mark.colour, **({"stroke-dasharray": mark.dash} if mark.dash else {})}
+    _line(root, x(mark.value), top, x(mark.value), bottom, **style)
+    _text(root, x(mark.value) + 3, at, mark.label, fill=mark.colour)
 
 
 def diverging(value: float) -> str:

@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from attunebench.analysis.schema import GroupScore, PersonGap, ScoreRow, Summary, TaskInfo
+from attunebench.analysis.schema import (
+    Estimate,
+    GroupScore,
+    PersonGap,
+    ScoreRow,
+    SelfConsistency,
+    Summary,
+    TaskInfo,
+)
 from attunebench.report import svg
 from attunebench.tasks.twins import is_person_hidden
 
@@ -32,6 +40,10 @@ class Leaderboard:
     # words where they have an interval
     gaps: dict[str, PersonGap] = field(default_factory=dict)
     gap_statements: list[str] = field(default_factory=list)
+    # the people's own consistency on the headline (None: not measured), and each model's
+    # headline as a share of the way from chance to it
+    ceiling: SelfConsistency | None = None
+    shares: dict[str, Estimate] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,6 +121,34 @@ def reference_notes(rows: Sequence[ScoreRow]) -> list[str]:
     ]
 
 
+NOT_MEASURED = "not measured (no question of this task was asked again: retest probes)"
+
+
+def ceiling_text(found: SelfConsistency | None) -> str:
+    """The people's own ceiling on a task's headline, in words: never 1.0 where unmeasured."""
+    if found is None:
+        return f"the people's own ceiling: {NOT_MEASURED}"
+    if found.value is None:
+        return f"the people's own ceiling: not computed ({found.reason})"
+    span = "" if found.ci_low is None else f" [{found.ci_low:.3f}, {found.ci_high:.3f}]"
+    why = f" ({found.reason})" if found.reason else ""
+    chance = "" if found.chance is None else f"; chance {found.chance:.3f}"
+    return (
+        f"the people's own ceiling: {found.value:.3f}{span}{why}, their repeat answers against "
+        f"their first ({found.n} repeats in {found.n_conversations} conversations){chance}"
+    )
+
+
+def ceiling_marks(found: SelfConsistency | None) -> list[svg.Mark]:
+    """The ceiling (with its interval) and chance as lines across a task's chart."""
+    if found is None or found.value is None:
+        return []
+    marks = [svg.Mark(f"ceiling {found.value:.2f}", found.value, found.ci_low, found.ci_high)]
+    if found.chance is not None:
+        marks.append(svg.Mark(f"chance {found.chance:.2f}", found.chance, dash="4,3"))
+    return marks
+
+
 def _interval(row: ScoreRow, kinds: dict[str, str], colours: dict[str, str]) -> svg.Interval:
     note = f" ({row.reason})" if row.reason else ""
     return svg.Interval(
@@ -143,20 +183,28 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
             if (found := {r.model: r for r in rs})
         ]
         metric = info.headline
-        chart = svg.forest([_interval(r, kinds, colours) for r in rows], f"{info.name}: {metric}")
+        ceiling = summary.self_consistency.get(info.name)
+        chart = svg.forest(
+            [_interval(r, kinds, colours) for r in rows],
+            f"{info.name}: {metric}",
+            marks=ceiling_marks(ceiling),
+        )
+        notes = [*task_notes(info, kinds), *reference_notes(rows), ceiling_text(ceiling)]
         gaps = summary.person_gap.get(info.name, {})
         out.append(
             Leaderboard(
                 info.name,
                 metric,
                 info.headline_variant,
-                [*task_notes(info, kinds), *reference_notes(rows)],
+                notes,
                 rows,
                 chart,
                 secondary,
                 ranks,
                 gaps,
                 [gap.statement for gap in gaps.values() if gap.statement],
+                ceiling,
+                dict(summary.share_of_ceiling.get(info.name, {})),
             )
         )
     return out
