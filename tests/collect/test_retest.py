@@ -183,6 +183,8 @@ def test_probes_are_counted_exported_and_deleted(
     (line,) = out.read_text().splitlines()
     assert [p["turn"] for p in json.loads(line)["probes"]] == [0, 1, 2]
     public_id = json.loads(line)["participant"]["id"]
+    shown = client.get(f"/admin/participants/{public_id}").text
+    assert "Questions asked again" in shown and shown.count("asked after turn") == 3
     listing = client.get("/admin/participants").text
     client.post(f"/admin/participants/{public_id}/delete", data={"csrf": hidden(listing, "csrf")})
     database = Database(make_engine(database_url))

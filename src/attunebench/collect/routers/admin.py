@@ -200,7 +200,9 @@ def participant(request: Request, public_id: str, session_id: AdminSession) -> H
         turns = list(row.turns)
         for turn in turns:
             _ = turn.replies  # load while the session is open
-    return _page(request, session_id, "admin/participant.html", {"p": row, "turns": turns})
+        probes = list(row.probes)
+    view = {"p": row, "turns": turns, "probes": probes}
+    return _page(request, session_id, "admin/participant.html", view)
 
 
 @router.post("/participants/{public_id}/delete")
