@@ -117,6 +117,8 @@ def task_ceiling(
     point, samples = metric.evaluate(views, bootstrap.weights(codes))
     clusters = minimum.clusters(codes)
     reason = minimum.of(codes, " with retest probes")
+    if np.isnan(point):  # no label or pick the metric can score among the repeats
+        reason = "the repeat answers give the metric no value"
     low = high = np.full(1, np.nan)
     if reason is None:
         low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
@@ -125,7 +127,7 @@ def task_ceiling(
         value=none_if_nan(point),
         ci_low=none_if_nan(float(low[0])),
         ci_high=none_if_nan(float(high[0])),
-        reason=reason if not np.isnan(point) else "the repeats give no value of the metric",
+        reason=reason,
         chance=chance_level(frame, cell),
         n=len(views),
         n_conversations=int(np.unique(codes).size),

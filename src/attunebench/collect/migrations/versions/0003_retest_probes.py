@@ -2,7 +2,7 @@
 
 Revision ID: 0003
 Revises: 0002
-Create Date: 2027-01-10
+Create Date: 2026-12-04
 """
 
 from __future__ import annotations
