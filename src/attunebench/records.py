@@ -224,6 +224,44 @@ class LedgerEntry(Frozen):
     )
 
 
+class ServerUsage(Frozen):
+    """A model server the run started itself (a `local/` model's llama-server), over every
+    session of the run: how long it was up, and the sums of the `timings` it returned with
+    its answers. Busy share: (prompt_ms + predicted_ms) / 1000 / up_s; prefix-cache share:
+    cache_n / (cache_n + prompt_n)."""
+
+    sessions: int = Field(default=1, ge=0, description="Runs (sessions) that started it.")
+    up_s: float = Field(default=0.0, ge=0, description="Wall seconds from start to stop.")
+    requests: int = Field(default=0, ge=0, description="Answers that carried timings.")
+    prompt_ms: float = Field(default=0.0, ge=0, description="Reading prompts.")
+    prompt_n: int = Field(default=0, ge=0, description="Prompt tokens evaluated.")
+    cache_n: int = Field(default=0, ge=0, description="Prompt tokens reused from its cache.")
+    predicted_ms: float = Field(default=0.0, ge=0, description="Generating tokens.")
+    predicted_n: int = Field(default=0, ge=0, description="Tokens generated.")
+
+    def plus(self, other: ServerUsage) -> ServerUsage:
+        fields = type(self).model_fields
+        return ServerUsage(**{name: getattr(self, name) + getattr(other, name) for name in fields})
+
+    def busy_share(self) -> float | None:
+        """The share of its wall time the server spent on prompts and generation.
+
+        >>> ServerUsage(up_s=10.0, prompt_ms=3000.0, predicted_ms=1000.0).busy_share()
+        0.4
+        """
+        busy = (self.prompt_ms + self.predicted_ms) / 1000
+        return busy / self.up_s if self.up_s > 0 else None
+
+    def cached_share(self) -> float | None:
+        """The share of prompt tokens read from its prefix cache rather than evaluated."""
+        total = self.cache_n + self.prompt_n
+        return self.cache_n / total if total else None
+
+
 class Ledger(Frozen):
     format: Literal["attunebench-ledger/v1"] = LEDGER_FORMAT
     entries: list[LedgerEntry] = Field(default_factory=list)
+    servers: dict[str, ServerUsage] = Field(
+        default_factory=dict,
+        description="Per model name, the server the run started for it (local/ models).",
+    )

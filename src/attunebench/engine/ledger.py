@@ -9,14 +9,16 @@ price) are counted apart, as is input written to it (`cache_write_tokens`, at th
 price), and so are answers cut off at their token budget (`truncated`:
 finish reason `length` or `max_tokens`), which a task then scores invalid. A resumed run
 starts from the ledger already on disk, so ledger.json
-always totals every session of the run.
+always totals every session of the run. So do its `servers`: per model, what a server the
+run started itself (a `local/` model's llama-server) reported doing, and how long it was up.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from attunebench.records import Ledger, LedgerEntry
+from attunebench.records import Ledger, LedgerEntry, ServerUsage
 from attunebench.tasks.base import CallRole
 
 Key = tuple[str, str, CallRole]
@@ -56,6 +58,7 @@ class LedgerBook:
                 setattr(tally, name, getattr(entry, name))
         self._start = self.totals()
         self._start_by_model = self._by_model()
+        self._servers_before = dict(start.servers) if start is not None else {}
 
     def session(self) -> Tally:
         """What this session added, without what earlier sessions of the run had counted."""
@@ -119,7 +122,12 @@ class LedgerBook:
         start = self._start_by_model
         return {m: t.minus(start.get(m, Tally())) for m, t in self._by_model().items()}
 
-    def to_ledger(self) -> Ledger:
+    def to_ledger(self, servers: Mapping[str, ServerUsage] | None = None) -> Ledger:
+        """The ledger of every session: this one's tallies, and its `servers` (per model)
+        added to the earlier sessions'."""
+        usage = dict(self._servers_before)
+        for model, session in (servers or {}).items():
+            usage[model] = usage[model].plus(session) if model in usage else session
         entries = [
             LedgerEntry(
                 model=model,
@@ -129,4 +137,4 @@ class LedgerBook:
             )
             for (model, task, role), tally in sorted(self._tallies.items())
         ]
-        return Ledger(entries=entries)
+        return Ledger(entries=entries, servers=dict(sorted(usage.items())))

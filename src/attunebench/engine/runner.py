@@ -49,6 +49,7 @@ from attunebench.records import (
     ItemRecord,
     ModelInfo,
     RunInfo,
+    ServerUsage,
     SkippedPair,
     SuiteInfo,
     retry_on_resume,
@@ -381,12 +382,19 @@ async def _execute(
             await run_units(units, engine=engine, judges=judges, on_record=on_record)
     finally:
         writer.close()
-        write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger())
+        write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger(server_usage(engine)))
         finished = {"finished_at": _now(), "complete": len(done) == len(planned)}
         write_json(config.out / RUN_FILE, info.model_copy(update=finished))
         if engine.cache is not None:
             engine.cache.close()
     return failed
+
+
+def server_usage(engine: Engine) -> dict[str, ServerUsage]:
+    """This session's usage of each server a model started for the run (`local/`), up to
+    now: the records are written, and stopping it is all that is left."""
+    used = {name: bound.provider.server_usage() for name, bound in engine.models.items()}
+    return {name: usage for name, usage in used.items() if usage is not None}
 
 
 def _gist(error: str, limit: int = 200) -> str:

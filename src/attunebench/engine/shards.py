@@ -24,7 +24,7 @@ from typing import Any
 
 from attunebench import rundir
 from attunebench.data.jsonl import iter_conversations, write_conversations
-from attunebench.records import ItemRecord, Ledger, LedgerEntry, RunInfo
+from attunebench.records import ItemRecord, Ledger, LedgerEntry, RunInfo, ServerUsage
 
 _SHARD = re.compile(r"(\d+)/(\d+)")
 # What must be equal for shards to be one plan (servers may differ: that is the point); a run
@@ -133,7 +133,17 @@ def _ledger(directories: Sequence[Path]) -> Ledger:
         LedgerEntry.model_validate({"model": m, "task": t, "role": r, **sums})
         for (m, t, r), sums in sorted(totals.items())
     ]
-    return Ledger(entries=entries)
+    return Ledger(entries=entries, servers=_servers(directories))
+
+
+def _servers(directories: Sequence[Path]) -> dict[str, ServerUsage]:
+    """Each model's servers over the shards: every shard started its own, so they add up."""
+    usage: dict[str, ServerUsage] = {}
+    for directory in directories:
+        ledger = rundir.read_ledger(directory)
+        for model, server in (ledger.servers if ledger is not None else {}).items():
+            usage[model] = usage[model].plus(server) if model in usage else server
+    return dict(sorted(usage.items()))
 
 
 def _info(infos: Sequence[RunInfo]) -> RunInfo:

@@ -83,15 +83,18 @@ def _endpoint_name(name: str, provider: Provider) -> str:
 def _endpoints(
     made: Mapping[str, tuple[ModelEntry, Provider]], concurrency: int
 ) -> dict[str, Endpoint]:
-    """One Endpoint per server: the most generous concurrency and the strictest rate asked."""
-    groups: dict[str, list[ModelEntry]] = {}
+    """One Endpoint per server: the most generous concurrency and the strictest rate asked,
+    and never more calls than a server has slots for (`Provider.slots`: queued there, the
+    others would wait out their timeouts and split prompts whose prefix it could reuse)."""
+    groups: dict[str, list[tuple[ModelEntry, Provider]]] = {}
     for name, (entry, provider) in made.items():
-        groups.setdefault(_endpoint_name(name, provider), []).append(entry)
+        groups.setdefault(_endpoint_name(name, provider), []).append((entry, provider))
     shared = {}
     for endpoint, group in groups.items():
-        rates = [e.rate_limit for e in group if e.rate_limit is not None]
-        limit = max(e.endpoint_concurrency(concurrency) for e in group)
-        shared[endpoint] = Endpoint(endpoint, limit, min(rates) if rates else None)
+        rates = [e.rate_limit for e, _ in group if e.rate_limit is not None]
+        limit = max(e.endpoint_concurrency(concurrency) for e, _ in group)
+        slots = [p.slots for _, p in group if p.slots is not None]
+        shared[endpoint] = Endpoint(endpoint, min([limit, *slots]), min(rates) if rates else None)
     return {name: shared[_endpoint_name(name, provider)] for name, (_, provider) in made.items()}
 
 

@@ -35,6 +35,7 @@ from pydantic import Field, field_validator
 from attunebench.answerform import AnswerForm
 from attunebench.frozen import Frozen
 from attunebench.models.hints import HintKind, TaskHint
+from attunebench.records import ServerUsage
 
 if TYPE_CHECKING:  # capabilities imports the registry, which imports this module
     from attunebench.models.capabilities import Capabilities
@@ -241,7 +242,10 @@ class Provider(ABC):
       its train split), reported on the progress bar;
     - `capabilities`, `cache_identity` and `rate_note`: what a hosted model accepts (from its
       provider's description or a table, found at start-up), what of it decides its answers,
-      and whether the account's rate limit paces its calls.
+      and whether the account's rate limit paces its calls;
+    - `slots` and `server_usage`: a provider that runs its own server (`local/`) says how many
+      calls the server takes at once, and what the server reported doing (ledger.json's
+      `servers`).
     """
 
     supported_hints: frozenset[HintKind] | None = None
@@ -249,6 +253,7 @@ class Provider(ABC):
     cacheable: bool = True
     answer_modes: frozenset[str] = frozenset({"generate"})
     reads_gold: bool = False  # a simulated instrument answering from the item's gold
+    slots: int | None = None  # calls its server takes at once (None: the entry's concurrency)
 
     @property
     @abstractmethod
@@ -339,6 +344,10 @@ class Provider(ABC):
     ) -> ChoiceOutput:
         """What a provider with a choice mode gives `choose` (which times it)."""
         raise ProviderError(f"{self.spec} cannot answer in choice mode", retryable=False)
+
+    def server_usage(self) -> ServerUsage | None:
+        """What the server it runs for this session reported doing; None when it runs none."""
+        return None
 
     async def aclose(self) -> None:
         return None
