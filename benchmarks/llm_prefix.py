@@ -108,7 +108,7 @@ def served(
     log = folder / f"{name}.log"
     with LlamaServer(model, log=log, threads=threads, verbose=True) as server:
         provider = OpenAICompatProvider(
-            GEMMA.alias, base_url=server.base_url, chat=False, timeout_s=600
+            GEMMA.name, base_url=server.base_url, chat=False, timeout_s=600
         )
         seconds, sent = asyncio.run(ask(provider, asked, mode))
     return seconds, sent, server_figures(log)

@@ -123,7 +123,7 @@ def main() -> None:
     configs = slices(out, args.suite, tasks)
     figures: dict[str, Any] = {}
     log = out / "llama-server-qwen.log"
-    with LlamaServer(QWEN.path(), log=log, alias=QWEN.alias, threads=args.threads) as server:
+    with LlamaServer(QWEN.path(), log=log, alias=QWEN.name, threads=args.threads) as server:
         for variant in args.variants.split(","):
             entry = qwen_entry(server, out, variant)
             shown: dict[str, Any] = {}

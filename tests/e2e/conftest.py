@@ -1,13 +1,14 @@
 """The real local LLMs (Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) behind llama.cpp's
 OpenAI-compatible server: one server per model for the whole session (Gemma's serves three
-modules; each start loads the model again). The tests ask one server at a time; on an
-otherwise idle machine it reads prompts with every core (reading prompts is most of these
-tests' time), and generates with one."""
+modules; each start loads the model again); a `local/` model's run starts its own instead. The
+tests ask one server at a time; on an otherwise idle machine it reads prompts with every core
+(reading prompts is most of these tests' time), and generates with one."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,13 @@ def require_llama_server() -> None:
         pytest.skip(message)
 
 
+@pytest.fixture
+def llama_server_binary() -> Path | None:
+    """llama.cpp's `llama-server`, for a test whose run starts its own (a `local/` model)."""
+    require_llama_server()
+    return cpp_server()
+
+
 @pytest.fixture(scope="session")
 def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     require_llama_server()
@@ -47,6 +55,6 @@ def qwen_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServe
     require_llama_server()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with LlamaServer(
-        QWEN.path(), log=log, alias=QWEN.alias, threads_batch=prompt_threads()
+        QWEN.path(), log=log, alias=QWEN.name, threads_batch=prompt_threads()
     ) as server:
         yield server

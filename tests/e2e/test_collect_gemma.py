@@ -60,7 +60,7 @@ def _free_port() -> int:
 
 def test_a_simulated_participant_talks_to_gemma(gemma_server: LlamaServer, tmp_path: Path) -> None:
     study = tmp_path / "study.toml"
-    study.write_text(STUDY.format(alias=GEMMA.alias, base_url=gemma_server.base_url))
+    study.write_text(STUDY.format(alias=GEMMA.name, base_url=gemma_server.base_url))
     db = f"sqlite:///{tmp_path / 'study.db'}"
     port = _free_port()
     runner = CliRunner()
@@ -98,6 +98,6 @@ def test_a_simulated_participant_talks_to_gemma(gemma_server: LlamaServer, tmp_p
     assert exported.exit_code == 0, exported.output
     (record,) = read_conversations(out)
     assert record.source.kind == "simulated" and len(record.turns) == 2
-    gemma = [r for t in record.turns for r in t.responses if r.model == f"openai/{GEMMA.alias}"]
+    gemma = [r for t in record.turns for r in t.responses if r.model == f"openai/{GEMMA.name}"]
     assert len(gemma) == 2 and all(r.text.strip() for r in gemma)
     assert json.loads(out.read_text())["turns"][0]["continued_by"] in ("pick", "random")

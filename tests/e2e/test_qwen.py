@@ -59,7 +59,7 @@ def test_qwen_answers_in_json_and_judges(qwen_server: LlamaServer, tmp_path: Pat
     out = run_qwen(qwen_server, tmp_path, "generate", "emotion", "preference", "response")
     info = read_run_info(out)
     assert info is not None and info.complete
-    assert info.models[0].spec == f"openai/{QWEN.alias}"
+    assert info.models[0].spec == f"openai/{QWEN.name}"
     records = read_records(out / "records.jsonl")
     assert {r.task for r in records} == {"emotion", "preference", "response"}
     answered = [r for r in records if r.task != "response"]

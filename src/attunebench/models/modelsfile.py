@@ -14,6 +14,11 @@ params = { temperature = 0.0, max_tokens = 256 }
 options = { json_mode = true, timeout_s = 60 }   # passed to the provider
 answer = "generate"                   # or "choice": option probabilities (base models)
 
+[models."qwen2.5-coder-1.5b-instruct"]
+spec = "local/qwen2.5-coder-1.5b-instruct"   # served by llama-server for the run (models.local)
+answer = "choice"
+options = { threads = 2 }
+
 [models.gpt5]
 spec = "openai/gpt-5-mini"
 api = "openai"        # max_completion_tokens (OpenAI's API); "compatible": max_tokens
@@ -67,6 +72,8 @@ TRANSPORT_OPTIONS = frozenset(
         "batch_poll_s",
         "batch_quiet_s",
         "batch_wait_s",
+        "threads",  # a local/ model's server: how fast it answers, not what
+        "ctx_size",
     }
 )
 # Which providers take each of the settings that are passed on to the provider.
@@ -75,8 +82,11 @@ SETTING_PROVIDERS = {
     "sampling": frozenset({"openai", "anthropic"}),
     "capabilities": frozenset({"openai", "anthropic"}),
     "batch": frozenset({"openai", "anthropic"}),
-    "json_schema": frozenset({"openai"}),
+    "json_schema": frozenset({"openai", "local"}),
 }
+# Providers told the entry's answer mode when they are made: a local base model refuses
+# generate mode then, before anything runs.
+ANSWER_PROVIDERS = frozenset({"local"})
 # Requests a batch model keeps waiting at once: a batch takes its requests by the thousand.
 BATCH_IN_FLIGHT = 100_000
 
@@ -235,6 +245,8 @@ class ModelEntry(Frozen):
         for setting in ("batch", "json_schema"):
             if getattr(self, setting):
                 options[setting] = True
+        if parse_spec(self.spec)[0] in ANSWER_PROVIDERS:
+            options["answer"] = self.answer
         return options
 
     def cache_identity(self) -> dict[str, Any]:

@@ -1,0 +1,146 @@
+"""`local/NAME`: one of the local models (`local_models`: `smollm2-135m-instruct`,
+`gemma-3-270m`, `qwen2.5-coder-0.5b-instruct`, `qwen2.5-coder-1.5b-instruct`), served by
+llama.cpp's `llama-server` for the duration of a run.
+
+Made, it verifies the model's file against its pinned SHA-256 (assembling it from its packages
+first if need be): a file that does not match stops the run, in one line, before any call. On
+first use (the run's reachability check, or else its first call) it starts the server on a
+free 127.0.0.1 port with that file; `aclose` stops it by its PID, and the engine closes every
+model in a `finally`, so the server stops when the run ends, fails or is interrupted.
+
+The calls are `openai/`'s: this is that provider pointed at the server it started, so choice
+mode, `json_schema`, the chat template and the pre-flight behave as they do for any
+OpenAI-compatible server. Its cache identity is the weights (file name and SHA-256), never
+the port. The server takes one call at a time (`slots`), which keeps a conversation's prompts
+back to back for its prefix cache. Its own accounting (`server_usage`: the sums of the timings
+it returns, and its wall time) goes into ledger.json's `servers`.
+
+Models-file settings: `answer` (`generate` or `choice`; Gemma, a base model with no chat
+template, answers in choice mode only and is refused in generate mode), `json_schema`, and
+`options = { chat, json_mode, threads, ctx_size, timeout_s }` (`chat` defaults to whether the
+model has a chat template; `threads` to half the cores).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from attunebench.models.base import ProviderError
+from attunebench.models.llamacpp_server import LlamaServer, server_missing
+from attunebench.models.local_models import LocalModelError, local_model
+from attunebench.models.openai_compat import OpenAICompatProvider
+from attunebench.models.registry import PROVIDERS
+from attunebench.records import ServerUsage
+from attunebench.userdirs import user_cache
+
+CTX_SIZE = 4096  # tokens of context: the longest prompts of the open suite's slices fit
+NOT_STARTED = "http://127.0.0.1:0/v1"  # the base URL until the server has a port
+_instances = itertools.count(1)  # a log per server, even for two of one model in a process
+
+
+def log_dir() -> Path:
+    """Where the servers' logs go (ATTUNEBENCH_LOG_DIR overrides); a log is removed once its
+    server has been stopped as planned, and kept when the server failed."""
+    return user_cache("logs", "ATTUNEBENCH_LOG_DIR")
+
+
+class LocalProvider(OpenAICompatProvider):
+    """`openai/` against a llama-server this provider starts and stops; see the module
+    docstring."""
+
+    slots = 1
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        answer: Literal["generate", "choice"] = "generate",
+        chat: bool | None = None,
+        json_mode: bool = False,
+        json_schema: bool = False,
+        threads: int | None = None,
+        ctx_size: int = CTX_SIZE,
+        timeout_s: float = 300.0,
+    ) -> None:
+        local = local_model(model)
+        spec = f"local/{local.name}"
+        if not local.chat and answer != "choice":
+            raise LocalModelError(
+                f"{spec} is a base model with no chat template: it answers in choice mode only "
+                '(answer = "choice", as examples/models.toml sets)'
+            )
+        if not local.chat and chat:
+            raise LocalModelError(f"{spec} has no chat template: chat = true does not apply")
+        missing = server_missing()
+        if missing is not None:
+            raise LocalModelError(f"{spec}: {missing}")
+        weights = local.path()  # verified against its pinned SHA-256, or refused here
+        super().__init__(
+            local.name,
+            base_url=NOT_STARTED,
+            api_key="",  # its own server: no key, whatever OPENAI_API_KEY says
+            json_mode=json_mode,
+            json_schema=json_schema,
+            chat=local.chat if chat is None else chat,
+            timeout_s=timeout_s,
+        )
+        self.local = local
+        self.identity = local.identity
+        log = log_dir() / f"llama-server-{local.name}-{os.getpid()}-{next(_instances)}.log"
+        self.server = LlamaServer(
+            weights, log=log, alias=local.name, threads=threads, n_ctx=ctx_size
+        )
+        self._closed = False
+
+    @property
+    def spec(self) -> str:
+        return f"local/{self.local.name}"
+
+    @property
+    def endpoint(self) -> str:
+        return f"local:{self.local.name}:{id(self):x}"  # its own server, whatever the port
+
+    def _serve(self) -> None:
+        """Start the server unless it runs. Blocking, on purpose: a start handed to a thread
+        could finish after an interrupt had closed the provider, and leave a server behind."""
+        if self._closed:
+            raise LocalModelError(f"{self.spec}: its server was stopped when the run closed")
+        if self.server.pid is None:
+            self.base_urls = [self.server.start()]
+
+    async def check(self) -> None:
+        self._serve()
+        await super().check()
+
+    async def _post(
+        self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> bytes:
+        # Every call `openai/` makes (generate, choice, pre-flight) comes through here.
+        try:
+            self._serve()
+        except LocalModelError as error:
+            raise ProviderError(str(error), retryable=False) from None
+        answer = await super()._post(path, body, headers)
+        self.server.account(answer)
+        return answer
+
+    def server_usage(self) -> ServerUsage | None:
+        return self.server.usage()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        try:
+            await super().aclose()
+        finally:
+            planned = self.server.running  # still up: stopped as planned, not failed
+            self.server.stop()
+            if planned:
+                self.server.log.unlink(missing_ok=True)
+
+
+@PROVIDERS.register("local")
+def make_local(model: str, **options: Any) -> LocalProvider:
+    return LocalProvider(model, **options)
