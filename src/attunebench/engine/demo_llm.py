@@ -10,9 +10,9 @@ baselines and the trivial references, with the truth about what each does.
   each task's answer schema (`json_schema = true`), so llama.cpp can write only answers of the
   task's form; the report says so. `--free` asks it without (the prompt's form only).
 
-Both are served at once, each by its own llama.cpp server on 127.0.0.1 with one thread (two
-cores, one each), and asked through the `openai/` provider, the same path as any hosted or
-vLLM model.
+Both are named `local/` models (`models.local`): each run starts each model's own llama.cpp
+server on 127.0.0.1 with one thread (two cores, one each) and stops it when the run ends, and
+the calls go through the `openai/` provider's path, the same as any hosted or vLLM model's.
 
 The slice (`--suite`, default `open-v1-mini`): per task, the 10 conversations of the suite that
 carry its items with the shortest transcripts, taken from each corpus part in turn, so every
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import dataclasses
 import time
 import tomllib
@@ -47,8 +46,7 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, RunResult, run
-from attunebench.models.llamacpp_server import LlamaServer, models_toml
-from attunebench.models.local_models import GEMMA, LOCAL_MODELS, QWEN
+from attunebench.models.local_models import GEMMA, QWEN, LocalModel
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.suite import Manifest, load_manifest
 from attunebench.suite.build import suite_run_config
@@ -61,7 +59,7 @@ PER_TASK = 10  # conversations per task: the minimum for an interval
 # Options of the judged tasks (a file beside this one): a choice-mode judge has no rubric form.
 OPTIONS = tomllib.loads(Path(__file__).with_suffix(".toml").read_text(encoding="utf-8"))
 # Generous for a JSON answer; a reply or a verdict with its reason fits too.
-MAX_TOKENS = {"gemma": 48, "qwen": 128}
+MAX_TOKENS = {"gemma": 48, "qwen": 128}  # by alias
 
 
 def say(text: str) -> None:
@@ -137,25 +135,31 @@ def invalid_share(rundirs: Sequence[Path], model: ModelEntry) -> str:
     )
 
 
-def served_models(
-    servers: dict[str, LlamaServer], out: Path, *, free: bool = False
-) -> dict[str, ModelEntry]:
-    """A models file naming each served model (Gemma in choice mode, Qwen in generate mode,
-    schema-constrained unless `free`)."""
-    toml = "\n".join(
-        models_toml(
-            server.base_url,
-            max_tokens=MAX_TOKENS[name],
-            answer="generate" if LOCAL_MODELS[name].chat else "choice",
-            json_schema=LOCAL_MODELS[name].chat and not free,
-            model=LOCAL_MODELS[name],
-        )
-        for name, server in servers.items()
+def model_entry(model: LocalModel, *, threads: int, free: bool) -> str:
+    """A models-file entry for `model` as `local/` (Gemma in choice mode; Qwen in generate
+    mode, schema-constrained unless `free`), named by its short alias."""
+    generate = model.chat
+    return (
+        f'[models."{model.alias}"]\n'
+        f'spec = "local/{model.name}"\n'
+        f'answer = "{"generate" if generate else "choice"}"\n'
+        + ("json_schema = true\n" if generate and not free else "")
+        + f"params = {{ temperature = 0.0, max_tokens = {MAX_TOKENS[model.alias]}, seed = 0 }}\n"
+        f"options = {{ threads = {threads}, timeout_s = 300 }}\n"
     )
+
+
+def served_models(out: Path, *, threads: int, free: bool = False) -> dict[str, ModelEntry]:
+    """The two models as `local/` entries of a models file written to `out` (each run starts
+    and stops their servers), by alias; each file verified first."""
+    toml = "\n".join(model_entry(model, threads=threads, free=free) for model in (GEMMA, QWEN))
     models_file = out / "models.toml"
     models_file.write_text(toml, encoding="utf-8")
     entries = load_models_file(models_file)
-    return {name: entries[name] for name in servers}
+    for model in (GEMMA, QWEN):
+        path = model.path()
+        say(f"{model.alias}: local/{model.name}, {path.name} verified ({threads} threads)")
+    return {model.alias: entries[model.alias] for model in (GEMMA, QWEN)}
 
 
 def main() -> None:
@@ -198,25 +202,18 @@ def main() -> None:
         cache_path=cache,
     )
     started = time.perf_counter()
-    with contextlib.ExitStack() as stack:
-        servers = {}
-        for model in (GEMMA, QWEN):
-            log = out / f"llama-server-{model.name}.log"
-            server = LlamaServer(model.path(), log=log, alias=model.alias, threads=args.threads)
-            servers[model.name] = stack.enter_context(server)
-            say(f"{model.name}: {server.kind} at {server.base_url} ({server.threads} threads)")
-        served = served_models(servers, out, free=args.free)
-        for config in slices:
-            config = dataclasses.replace(config, models=(*served.values(), *baselines(train)))
-            begun = time.perf_counter()
-            say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
-        config = dataclasses.replace(
-            judged, models=tuple(served.values()), judges=(served["qwen"],)
-        )
+    served = served_models(out, threads=args.threads, free=args.free)
+    for config in slices:
+        config = dataclasses.replace(config, models=(*served.values(), *baselines(train)))
         begun = time.perf_counter()
         say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
+    config = dataclasses.replace(
+        judged, models=tuple(served.values()), judges=(served[QWEN.alias],)
+    )
+    begun = time.perf_counter()
+    say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
     say(f"both models, every run: {time.perf_counter() - started:.0f} s")
-    say(invalid_share([c.out for c in slices], served["qwen"]))
+    say(invalid_share([c.out for c in slices], served[QWEN.alias]))
     written = report([*(c.out for c in slices), judged.out], out / "report")
     say(f"report: {written[-1]}")
     say(f"summary: {written[0]}")
