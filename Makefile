@@ -67,7 +67,7 @@ $(VENV)/.installed-ladder: pyproject.toml | $(BIN)/python
 	touch $(VENV)/.installed-demo $(VENV)/.installed $(VENV)/.installed-llm $@
 
 ladder-models: $(VENV)/.installed-ladder
-	$(BIN)/python -m attunebench.models.local_models
+	$(BIN)/python -m attunebench.models.assemble
 
 # The binary is kept in a per-user cache keyed by the llama.cpp version and the build flags, so a
 # second clone (or `make clean`) reuses it: about 10 minutes on 2 cores, once per machine.

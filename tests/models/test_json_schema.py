@@ -121,7 +121,9 @@ def test_the_setting_is_part_of_the_cache_identity(tmp_path: Path) -> None:
     }
     assert "json_schema" not in entries["free"].cache_identity()  # older keys still found
     path.write_text('[models.x]\nspec = "mock/default"\njson_schema = true\n')
-    with pytest.raises(ModelsFileError, match="json_schema is a setting of local/ and openai/ models"):
+    with pytest.raises(
+        ModelsFileError, match="json_schema is a setting of local/ and openai/ models"
+    ):
         load_models_file(path)
 
 

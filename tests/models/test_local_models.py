@@ -10,12 +10,13 @@ import os
 import re
 import time
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from local_harness import PARTS, install_parts, tiny_model
 
-from attunebench.models import local_models
+from attunebench.models import assemble, local_models
 from attunebench.models.local_models import (
     LOCAL_MODELS,
     LocalModel,
@@ -152,3 +153,17 @@ def test_smollm2s_file_is_the_model_the_table_says() -> None:
     assert (reader.get_field("tokenizer.chat_template") is not None) == model.chat
     params = sum(int(t.n_elements) for t in reader.tensors if t.name != "output.weight")
     assert params == model.params
+
+
+def test_assemble_says_one_line_per_model_and_fails_on_a_mismatch(
+    parts: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ATTUNEBENCH_MODEL_DIR", str(parts))
+    good, bad = tiny_model(), replace(tiny_model(), name="tiny-bad", sha256="f" * 64)
+    monkeypatch.setitem(LOCAL_MODELS, good.name, good)
+    assert assemble.main([good.name]) == 0
+    assert capsys.readouterr().out == f"{good.name}: {parts / good.file} (40 bytes, verified)\n"
+    monkeypatch.setitem(LOCAL_MODELS, bad.name, bad)
+    assert assemble.main([bad.name]) == 1
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1 and "f" * 64 in said[0] and str(parts / good.file) in said[0]

@@ -22,20 +22,17 @@ moved into place only when whole and matching the pinned SHA-256. A record besid
 the record is missing or disagrees with the file or the pin, the file is hashed again. A
 mismatch is one line naming the file and both digests, and nothing is served.
 
-`python -m attunebench.models.local_models [NAME ...]` assembles and verifies them (all four
-by default; `make ladder-models`).
+`python -m attunebench.models.assemble [NAME ...]` assembles and verifies them (all four by
+default; `make ladder-models`).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib.util
 import json
 import os
-import sys
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,22 +228,3 @@ def _assemble(model: LocalModel, target: Path) -> Path:
         partial.unlink(missing_ok=True)
     _write_record(target, model.sha256)
     return target
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Assemble and verify the local models' files.")
-    parser.add_argument("names", nargs="*", help="local models (default: all four)")
-    args = parser.parse_args(argv)
-    try:
-        models = [local_model(name) for name in args.names] or list(LOCAL_MODELS.values())
-        for model in models:
-            path = model.path()
-            sys.stdout.write(f"{model.name}: {path} ({model.size:,} bytes, verified)\n")
-    except LocalModelError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
