@@ -88,7 +88,6 @@ class LocalProvider(OpenAICompatProvider):
             timeout_s=timeout_s,
         )
         self.local = local
-        self.identity = local.identity
         log = log_dir() / f"llama-server-{local.name}-{os.getpid()}-{next(_instances)}.log"
         self.server = LlamaServer(
             weights, log=log, alias=local.name, threads=threads, n_ctx=ctx_size
@@ -98,6 +97,9 @@ class LocalProvider(OpenAICompatProvider):
     @property
     def spec(self) -> str:
         return f"local/{self.local.name}"
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"identity": self.local.identity}  # the verified weights, over the entry's
 
     @property
     def endpoint(self) -> str:
