@@ -36,7 +36,7 @@ from attunebench.models.registry import PROVIDERS
 from attunebench.records import ServerUsage
 from attunebench.userdirs import user_cache
 
-CTX_SIZE = 4096  # tokens of context: the longest prompts of the open suite's slices fit
+CTX_SIZE = 4096  # prompt and answer together: twice the 2,048 of a bare LlamaServer
 NOT_STARTED = "http://127.0.0.1:0/v1"  # the base URL until the server has a port
 _instances = itertools.count(1)  # a log per server, even for two of one model in a process
 
