@@ -206,6 +206,8 @@ async def test_bound_it_is_keyed_by_its_weights_and_sent_one_call_at_a_time(
         model = bound["tiny"]
         assert model.identity["identity"] == fake.model.identity
         assert fake.model.sha256 in model.identity["identity"]
+        # its choice questions put "Answer: (" in the model's turn, and are keyed so
+        assert model.identity["choice"] == "prefilled" and model.provider.choice_prefill
         assert model.endpoint.concurrency == 1
         assert fake.pids() == []  # nothing called yet: no server
     finally:

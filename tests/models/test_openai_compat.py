@@ -205,3 +205,48 @@ async def test_choose_reads_the_keys_probabilities_and_times_the_call(
 async def test_a_provider_without_choice_mode_refuses_to_choose() -> None:
     with pytest.raises(ProviderError, match="cannot answer in choice mode"):
         await MockProvider("default").choose(MESSAGES, ["A", "B"], GenerateParams())
+
+
+async def test_a_key_written_after_its_parenthesis_again_counts_as_the_key(
+    stub: tuple[Stub, str],
+) -> None:
+    # Chat models asked "Answer: (" in the user's turn often open their own with "(B": that is
+    # the key B, not a token outside the options (which would leave B its floor).
+    state, url = stub
+    top = [("(B", 0.6), ("(", 0.2), ("A", 0.1), ("The", 0.1)]
+    logprobs = [{"token": t, "logprob": math.log(p)} for t, p in top]
+    reply = completion("(B", 9, 1)
+    reply["choices"][0]["logprobs"] = {
+        "content": [{"token": "(B", "logprob": math.log(0.6), "top_logprobs": logprobs}]
+    }
+    state.script.append(web.json_response(reply))
+    provider = OpenAICompatProvider("qwen", base_url=url, api_key="k")
+    output = await provider.choose(MESSAGES, ["A", "B"], GenerateParams(max_tokens=1))
+    await provider.aclose()
+    assert output.probabilities == pytest.approx({"A": 0.1 / 0.7, "B": 0.6 / 0.7})
+    assert output.floored == ()
+
+
+async def test_a_server_that_continues_the_answer_is_asked_in_the_models_own_turn(
+    stub: tuple[Stub, str],
+) -> None:
+    state, url = stub
+    for _ in range(2):
+        reply = completion("B", 9, 1)
+        reply["choices"][0]["logprobs"] = {
+            "content": [{"token": "B", "logprob": 0.0, "top_logprobs": []}]
+        }
+        state.script.append(web.json_response(reply))
+    asked = [Message("user", "Which did they prefer?\n(A) one\n(B) two\nAnswer: (")]
+    plain = OpenAICompatProvider("qwen", base_url=url, api_key="k")
+    await plain.choose(asked, ["A", "B"], GenerateParams(max_tokens=1))
+    await plain.aclose()
+    prefilling = OpenAICompatProvider("qwen", base_url=url, api_key="k")
+    prefilling.choice_prefill = True
+    await prefilling.choose(asked, ["A", "B"], GenerateParams(max_tokens=1))
+    await prefilling.aclose()
+    assert state.requests[0][1]["messages"] == [m.to_dict() for m in asked]
+    assert state.requests[1][1]["messages"] == [
+        {"role": "user", "content": "Which did they prefer?\n(A) one\n(B) two"},
+        {"role": "assistant", "content": "Answer: ("},
+    ]

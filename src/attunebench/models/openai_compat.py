@@ -55,6 +55,7 @@ from attunebench.models.capabilities import (
     capabilities_of,
     unknown_openai,
 )
+from attunebench.models.choice import prefilled
 from attunebench.models.completions import (
     TOP_LOGPROBS,
     choice_body,
@@ -104,6 +105,11 @@ NO_SCHEMA_FIX = "set json_schema = false (this server takes no JSON schema)"
 
 class OpenAICompatProvider(Adapting, BatchMode, Provider):
     """Chat completions over aiohttp; see the module docstring."""
+
+    # Whether its server continues a final assistant message, so a choice question can put
+    # the answer's opening in the model's own turn (`choice.prefilled`). Hosted APIs start a
+    # new turn instead, so it is off unless a provider knows its server (llama.cpp's does).
+    choice_prefill = False
 
     def __init__(
         self,
@@ -337,8 +343,9 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self, messages: list[Message], keys: list[str], params: GenerateParams
     ) -> ChoiceOutput:
         if self.chat:
+            asked = prefilled(messages) if self.choice_prefill else messages
             answer = await self._post(
-                "chat/completions", self.request_body(messages, params, choice=True)
+                "chat/completions", self.request_body(asked, params, choice=True)
             )
         else:
             answer = await self._post("completions", choice_body(self.model, messages, params))
