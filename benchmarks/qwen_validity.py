@@ -1,7 +1,7 @@
 """How often does Qwen2.5-Coder 0.5B write an invalid answer, free and schema-constrained?
 
 The generate-mode half of `make demo-llm`, for Qwen alone: the same per-task slices of the
-suite (`engine.demo_llm.task_slice`), each asked twice through one llama.cpp server:
+suite (`suite.slices.task_slice`), each asked twice through one llama.cpp server:
 
 - `free`: as the demo asks it, the JSON form stated in the prompt only;
 - `constrained`: `json_schema = true`, so each call carries its task's answer schema
@@ -35,9 +35,9 @@ from attunebench.engine import read_records
 from attunebench.engine.demo_llm import (
     MAX_TOKENS,
     OPTIONS,
+    PER_TASK,
     SAMPLE_CONVERSATIONS,
     judged_tasks,
-    task_slice,
 )
 from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, run
@@ -46,6 +46,7 @@ from attunebench.models.local_models import QWEN
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.suite import load_manifest
 from attunebench.suite.build import suite_run_config
+from attunebench.suite.slices import task_slice
 
 VARIANTS = {"free": False, "constrained": True}
 
@@ -73,7 +74,7 @@ def slices(out: Path, suite_name: str, tasks: set[str] | None) -> list[RunConfig
             continue
         path = out / "data" / f"{task.name}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_conversations(path, task_slice(task, manifest, conversations))
+        write_conversations(path, task_slice(task, manifest, conversations, PER_TASK))
         configs.append(
             dataclasses.replace(suite, data=path, tasks=(task.name,), suite=None, progress=False)
         )

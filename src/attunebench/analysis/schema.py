@@ -214,6 +214,23 @@ class Difference(Frozen):
     reason: str | None = None
 
 
+class ModelDifference(Frozen):
+    """Model a's headline minus model b's on the items both answered (the cross-model cell),
+    from the same resamples; null: `reason` says why."""
+
+    task: str
+    metric: str
+    variant: str
+    a: str
+    b: str
+    a_value: float | None = None
+    b_value: float | None = None
+    value: float | None = Field(default=None, description="a's headline minus b's.")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    reason: str | None = None
+
+
 class PersonGap(Frozen):
     """A model's headline with the person's own words shown minus with them hidden (its
     person-hidden twin), on the items it answered both ways; null: `reason` says why."""
@@ -524,6 +541,11 @@ class Summary(Frozen):
     person_gap: dict[str, dict[str, PersonGap]] = Field(
         default_factory=dict,
         description="Per task and model: headline(full) minus headline(person-hidden), paired.",
+    )
+    differences: list[ModelDifference] = Field(
+        default_factory=list,
+        description="For the model pairs asked for (Options.differences), per task: a's "
+        "headline minus b's on the items both answered, paired.",
     )
     judge_agreement: list[JudgeAgreement]
     judge_panel: JudgePanel | None = None

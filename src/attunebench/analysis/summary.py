@@ -32,6 +32,7 @@ from attunebench.analysis.ceiling import ceilings
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.contexts import context_differences
 from attunebench.analysis.corrected import judge_notices, response_corrected
+from attunebench.analysis.differences import model_differences
 from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
 from attunebench.analysis.judge_bias import judge_bias
@@ -90,6 +91,8 @@ class Options:
     min_conversations: int = MIN_CONVERSATIONS
     all_items: bool = False  # score every answered item rather than the common ones
     include_simulated: bool = False  # count `sim/` models as models under test
+    # pairs of models under test (a, b) whose headlines are compared on each task: a minus b
+    differences: tuple[tuple[str, str], ...] = ()
 
 
 def cluster_codes(frame: Frame, runs: Runs, cluster: Cluster) -> IntArray:
@@ -351,6 +354,9 @@ def _build(runs: Runs, options: Options) -> Summary:
             frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), minimum
         ),
         person_gap=person_gaps(frame, bootstrap, cells, headline_of, roster, minimum),
+        differences=model_differences(
+            headlines, rows, frame.models, options.differences, bootstrap
+        ),
         judge_agreement=agreement,
         judge_panel=judge_panel(verdicts, bootstrap, minimum),
         judge_bias=biases,

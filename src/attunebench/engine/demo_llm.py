@@ -37,21 +37,19 @@ import time
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
-from attunebench.data.schema import Conversation
 from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
 from attunebench.models.modelsfile import ModelEntry, load_models_file
-from attunebench.suite import Manifest, load_manifest
+from attunebench.suite import load_manifest
 from attunebench.suite.build import suite_run_config
+from attunebench.suite.slices import task_slice
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Task
 
 console = Console()
 SAMPLE_CONVERSATIONS = 2
@@ -64,30 +62,6 @@ MAX_TOKENS = {"gemma": 48, "qwen": 128}  # by alias
 
 def say(text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
-
-
-def task_slice(
-    task: Task[Any, Any], manifest: Manifest, conversations: Sequence[Conversation]
-) -> list[Conversation]:
-    """The `PER_TASK` conversations carrying `task`'s items with the shortest transcripts, taken
-    from each corpus part in turn (the shortest of each first)."""
-    by_id = {c.id: c for c in conversations}
-    queues = []
-    for part in manifest.parts:
-        carrying = [
-            by_id[i] for i in part.conversations if i in by_id and _has_items(task, by_id[i])
-        ]
-        queues.append(sorted(carrying, key=lambda c: (sum(len(t.user) for t in c.turns), c.id)))
-    chosen: list[Conversation] = []
-    while len(chosen) < PER_TASK and any(queues):
-        for queue in queues:
-            if queue and len(chosen) < PER_TASK:
-                chosen.append(queue.pop(0))
-    return chosen
-
-
-def _has_items(task: Task[Any, Any], conversation: Conversation) -> bool:
-    return next(iter(task.items([conversation])), None) is not None
 
 
 def judged_tasks() -> list[str]:
@@ -180,7 +154,7 @@ def main() -> None:
     slices = []
     for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
         path = data / f"{task.name}.jsonl"
-        write_conversations(path, task_slice(task, manifest, conversations))
+        write_conversations(path, task_slice(task, manifest, conversations, PER_TASK))
         slices.append(
             dataclasses.replace(
                 suite,
