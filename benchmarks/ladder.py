@@ -1,0 +1,367 @@
+"""The ladder: does the headline order four real models by size, and how much of each score
+comes from reading the person?
+
+Four local models (`examples/models.toml`, `make ladder-models`), smallest first: SmolLM2 135M
+Instruct, Gemma 3 270M (base), Qwen2.5-Coder 0.5B and 1.5B Instruct (the family pair: same
+family, same quantisation, same prompts, different size). All answer in choice mode, greedy and
+seeded (seed 0), each served by its own llama.cpp server (`local/`) with every core, one model
+at a time, so the server's timings are its own.
+
+The slice (`--conversations N`, default 30): per task of `open-v1`, the N conversations carrying
+its items with the shortest transcripts, taken from each corpus part in turn
+(`suite.slices.task_slice`); every model answers the same items, in conversation order, so
+consecutive prompts share their prefix. The Qwen pair is also asked every item's person-hidden
+twin (`run --person both`). References are fitted as the report fits them (see docs/report.md).
+A second invocation resumes: the runs and their cache are kept under `--out`.
+
+It reports, from one `report` over every run (seeded, 2,000 resamples):
+- each model's headline per task, with its interval;
+- paired differences on the same items: 1.5B - 0.5B (the controlled pair) and 1.5B - 135M;
+- per task, how many of the model pairs the headline orders by size (point values);
+- the Qwen pair's person gap per task;
+- the conversations needed to separate 1.5B from 0.5B per task at 80% power (`power`);
+- the references' headlines and how each was fitted;
+- per model, the share of wall time its llama.cpp server was busy (its own prompt and
+  generation timings over the time it was up) and its prefix-cache share.
+
+    .venv/bin/python benchmarks/ladder.py [--conversations 30] [--models a,b] [--out DIR]
+        [--results docs/results.md] [--quick]
+
+`--quick`: SmolLM2 alone, with its twins, on 2 conversations per task (the same code path, in
+seconds). `--results FILE` writes the results page (`make ladder` writes docs/results.md). The
+last line is JSON: `models` (each `name`, `params`, `sha256`, `mode`), `headline`,
+`differences`, `pairs_in_size_order`, `person_gap`, `conversations_needed`, `references`,
+`server_busy_share`, `wall_s`, with `conversations`, `seed` and `load`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attunebench.analysis import Options, build_summary, load_runs
+from attunebench.analysis.power import power_curve
+from attunebench.analysis.schema import Summary
+from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.engine import read_ledger
+from attunebench.engine.plan import make_tasks
+from attunebench.engine.runner import RunConfig, run
+from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
+from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.suite import load_manifest
+from attunebench.suite.build import suite_run_config
+from attunebench.suite.slices import task_slice
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS_FILE = REPO / "examples" / "models.toml"
+SUITE = "open-v1"
+SEED = 0
+# The family pair, larger first: the controlled difference; and the ladder's two ends.
+PAIRS = ((QWEN_1_5B.name, QWEN.name), (QWEN_1_5B.name, SMOLLM2.name))
+TWINS = frozenset({QWEN.name, QWEN_1_5B.name})  # asked with the person hidden as well
+
+
+def by_size(names: Sequence[str]) -> list[str]:
+    return sorted(names, key=lambda name: LOCAL_MODELS[name].params)
+
+
+def entries(names: Sequence[str], threads: int) -> list[ModelEntry]:
+    """The models as `examples/models.toml` names them, with `threads` server threads."""
+    known = load_models_file(MODELS_FILE)
+    out = []
+    for name in names:
+        entry = known[name]
+        options = {**entry.options, "threads": threads}
+        out.append(entry.model_copy(update={"options": options}))
+    return out
+
+
+def slices(out: Path, per_task: int) -> tuple[RunConfig, dict[str, Path]]:
+    """The suite's run (tasks, options, seed) and, per task, the file of its slice."""
+    suite, _ = suite_run_config(SUITE, out)
+    manifest = load_manifest(SUITE)
+    conversations = read_conversations(suite.data)
+    files = {}
+    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
+        path = out / "data" / f"{task.name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_conversations(path, task_slice(task, manifest, conversations, per_task))
+        files[task.name] = path
+    return suite, files
+
+
+def run_all(
+    suite: RunConfig, files: dict[str, Path], models: list[ModelEntry], out: Path, twins: set[str]
+) -> list[Path]:
+    """One run per (model, task), one model's server at a time; the twins where asked."""
+    dirs = []
+    for entry in models:
+        for task, data in files.items():
+            config = dataclasses.replace(
+                suite,
+                data=data,
+                out=out / "runs" / entry.name / task,
+                models=(entry,),
+                tasks=(task,),
+                suite=None,  # a slice, not the suite: its numbers are not open-v1's
+                cache_path=out / "cache.sqlite",
+                person="both" if entry.name in twins else "shown",
+                seed=SEED,
+            )
+            began = time.perf_counter()
+            result = asyncio.run(run(config))
+            print(
+                f"{entry.name} {task}: {result.recorded}/{result.planned} items "
+                f"({result.failed} failed) in {time.perf_counter() - began:.0f} s",
+                file=sys.stderr,
+            )
+            dirs.append(config.out)
+    return dirs
+
+
+def interval(value: float | None, low: float | None, high: float | None) -> dict[str, Any]:
+    return {"value": value, "ci_low": low, "ci_high": high}
+
+
+def headlines(summary: Summary, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for row in summary.scores:
+        if row.headline and row.model in names:
+            out.setdefault(row.task, {})[row.model] = {
+                **interval(row.value, row.ci_low, row.ci_high),
+                "metric": row.metric,
+                "n": row.n,
+                "n_conversations": row.n_conversations,
+            }
+    return out
+
+
+def ordered_by_size(found: dict[str, dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """Per task, of the pairs of models with a headline, how many the larger one leads."""
+    out = {}
+    for task, rows in found.items():
+        valued = [n for n in by_size(names) if rows.get(n, {}).get("value") is not None]
+        pairs = list(combinations(valued, 2))  # (smaller, larger)
+        ordered = sum(rows[large]["value"] > rows[small]["value"] for small, large in pairs)
+        out[task] = {"ordered": ordered, "pairs": len(pairs)}
+    return out
+
+
+def differences(summary: Summary) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for found in summary.differences:
+        entry = interval(found.value, found.ci_low, found.ci_high)
+        out.setdefault(found.task, {})[f"{found.a} - {found.b}"] = {
+            **entry,
+            "reason": found.reason,
+        }
+    return out
+
+
+def person_gaps(summary: Summary) -> dict[str, dict[str, Any]]:
+    return {
+        task: {
+            model: {**interval(gap.value, gap.ci_low, gap.ci_high), "statement": gap.statement}
+            for model, gap in by_model.items()
+        }
+        for task, by_model in summary.person_gap.items()
+    }
+
+
+def references(summary: Summary) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for row in summary.scores:
+        if row.headline and row.model_kind == "reference":
+            fit = getattr(row, "fit", None)
+            out.setdefault(row.task, {})[row.model] = {
+                **interval(row.value, row.ci_low, row.ci_high),
+                "fit": fit,
+            }
+    return out
+
+
+def needed(dirs: Sequence[Path], tasks: Sequence[str], pair: tuple[str, str]) -> dict[str, Any]:
+    """Conversations to separate the pair at 80% power, per task (`attunebench power`)."""
+    from attunebench.analysis.frame import Frame
+
+    frame = Frame.from_records(load_runs(list(dirs), allow_mixed_datasets=True).records)
+    if not set(pair) <= set(frame.models):
+        return {}
+    rng = np.random.default_rng(SEED)
+    out = {}
+    for task in tasks:
+        curve = power_curve(frame, task, *pair, rng=rng)
+        out[task] = {
+            "needed": curve.needed,
+            "pilot_difference": curve.difference,
+            "note": curve.note,
+        }
+    return out
+
+
+def server_shares(dirs: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """Per model, its servers' busy and prefix-cache shares over every run it answered."""
+    totals: dict[str, Any] = {}
+    for rundir in dirs:
+        ledger = read_ledger(rundir)
+        for model, usage in (ledger.servers if ledger else {}).items():
+            totals[model] = usage if model not in totals else totals[model].plus(usage)
+    return {
+        model: {
+            "busy_share": usage.busy_share(),
+            "prefix_cache_share": usage.cached_share(),
+            "up_s": round(usage.up_s, 1),
+            "requests": usage.requests,
+        }
+        for model, usage in totals.items()
+    }
+
+
+def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    load = [round(os.getloadavg()[0], 2)]
+    suite, files = slices(out, args.conversations)
+    twins = set(names) if args.quick else set(names) & TWINS
+    dirs = run_all(suite, files, entries(names, args.threads), out, twins)
+    pairs = tuple(p for p in PAIRS if set(p) <= set(names))
+    runs = load_runs(dirs, allow_mixed_datasets=True)
+    summary = build_summary(runs, Options(seed=SEED, differences=pairs))
+    found = headlines(summary, names)
+    load.append(round(os.getloadavg()[0], 2))
+    return {
+        "models": [
+            {
+                "name": name,
+                "params": LOCAL_MODELS[name].params,
+                "sha256": LOCAL_MODELS[name].sha256,
+                "mode": "choice",
+                "person_hidden_twins": name in twins,
+            }
+            for name in names
+        ],
+        "conversations": args.conversations,
+        "seed": SEED,
+        "headline": found,
+        "differences": differences(summary),
+        "pairs_in_size_order": ordered_by_size(found, names),
+        "person_gap": person_gaps(summary),
+        "conversations_needed": needed(dirs, sorted(files), PAIRS[0]),
+        "references": references(summary),
+        "server_busy_share": server_shares(dirs),
+        "wall_s": round(time.perf_counter() - started, 1),
+        "load": load,
+    }
+
+
+def _number(found: dict[str, Any] | None) -> str:
+    if not found or found.get("value") is None:
+        return "—"
+    low, high = found.get("ci_low"), found.get("ci_high")
+    shown = f"{found['value']:.3f}"
+    return shown if low is None or high is None else f"{shown} [{low:.3f}, {high:.3f}]"
+
+
+def results_page(figures: dict[str, Any]) -> str:
+    """docs/results.md: the ladder's table, its commit, date, machine and wall time."""
+    names = [m["name"] for m in figures["models"]]
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    lines = [
+        "# Results: the ladder",
+        "",
+        "<!-- Written by `make ladder` (benchmarks/ladder.py --results docs/results.md); not "
+        "edited by hand. -->",
+        "",
+        f"Commit `{commit}`, {datetime.now(UTC):%Y-%m-%d}, {platform.machine()} with "
+        f"{os.cpu_count()} cores, wall time {figures['wall_s'] / 60:.0f} min "
+        f"(1-minute load {figures['load'][0]} at the start, {figures['load'][-1]} at the end).",
+        "",
+        f"Four local models in choice mode (greedy, seed {figures['seed']}), on a slice of "
+        f"`{SUITE}`: per task the {figures['conversations']} conversations carrying its items "
+        "with the shortest transcripts, from each corpus part in turn. Gold: first-person (the "
+        "person's own reports, feedback and ratings). Each cell is the task's headline with its "
+        "95% cluster-bootstrap interval (2,000 resamples, seed 0); see "
+        "[tasks](tasks.md) for what each headline is and its chance level.",
+        "",
+        "| task | " + " | ".join(names) + " | pairs in size order |",
+        "|---|" + "---|" * len(names) + "---|",
+    ]
+    for task, rows in sorted(figures["headline"].items()):
+        order = figures["pairs_in_size_order"].get(task, {})
+        cells = " | ".join(_number(rows.get(name)) for name in names)
+        lines.append(f"| {task} | {cells} | {order.get('ordered', 0)} of {order.get('pairs', 0)} |")
+    lines += ["", *_detail_lines(figures)]
+    return "\n".join(lines) + "\n"
+
+
+def _detail_lines(figures: dict[str, Any]) -> list[str]:
+    lines = ["## Paired differences (same items)", ""]
+    for task, found in sorted(figures["differences"].items()):
+        for pair, value in found.items():
+            why = f" ({value['reason']})" if value.get("reason") else ""
+            lines.append(f"- {task}, {pair}: {_number(value)}{why}")
+    lines += ["", "## Person gap (headline shown minus person-hidden)", ""]
+    for task, by_model in sorted(figures["person_gap"].items()):
+        for model, gap in by_model.items():
+            lines.append(f"- {task}, {model}: {_number(gap)}. {gap.get('statement') or ''}")
+    lines += ["", "## Conversations needed to separate the family pair (80% power)", ""]
+    for task, found in sorted(figures["conversations_needed"].items()):
+        lines.append(f"- {task}: {found['note']}")
+    lines += ["", "## References (fitted as the report fits them)", ""]
+    for task, found in sorted(figures["references"].items()):
+        shown = "; ".join(
+            f"{name} {_number(v)} ({v.get('fit') or '?'})" for name, v in found.items()
+        )
+        lines.append(f"- {task}: {shown}")
+    lines += ["", "## The servers", ""]
+    for model, share in figures["server_busy_share"].items():
+        busy, cached = share["busy_share"], share["prefix_cache_share"]
+        lines.append(
+            f"- {model}: busy {busy:.0%} of {share['up_s']:.0f} s up, prefix cache "
+            f"{cached:.0%} of prompt tokens"
+            if busy is not None and cached is not None
+            else f"- {model}: no timings"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=30, help="per task")
+    parser.add_argument("--models", help="comma-separated names (default: all four)")
+    parser.add_argument("--out", type=Path, default=REPO / "ladder-out")
+    parser.add_argument("--results", type=Path, help="write the results page here")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--quick", action="store_true", help="SmolLM2, 2 conversations a task")
+    args = parser.parse_args()
+    if args.quick:
+        args.conversations, args.models = 2, SMOLLM2.name
+    asked = args.models.split(",") if args.models else list(LOCAL_MODELS)
+    unknown = [name for name in asked if name not in LOCAL_MODELS]
+    if unknown:
+        parser.error(f"unknown model {unknown[0]!r}; the ladder's: {', '.join(LOCAL_MODELS)}")
+    names = by_size(asked)
+    out = args.out / "quick" if args.quick else args.out
+    figures = measured(args, names, out)
+    if args.results is not None:
+        args.results.write_text(results_page(figures), encoding="utf-8")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
