@@ -141,7 +141,7 @@ def test_bad_options_are_refused(tmp_path: Path) -> None:
     source = _write(tmp_path / "chats.csv", ROWS)
     with pytest.raises(ImportOptionError, match=r"chats\.csv:1: no column 'mood'"):
         imported(_importer(emotion_col="mood"), source, tmp_path / "out.jsonl")
-    with pytest.raises(ImportOptionError, match="needs the rating scale"):
+    with pytest.raises(ImportOptionError, match="give both --rating-low and --rating-high"):
         imported(_importer(rating_high=None), source, tmp_path / "out.jsonl")
 
 

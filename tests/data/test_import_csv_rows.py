@@ -118,7 +118,10 @@ def test_several_annotators_of_one_utterance_are_merged(
     assert turn.state and turn.state.emotions == emotions
     assert turn.responses[0].behaviors == behaviors
     assert turn.responses[0].rating == rating  # the mean, or the first annotator's
-    assert result.notes() == {f"annotator rows merged into one utterance each ({how})": 4}
+    assert result.notes() == {
+        f"annotator rows merged into one utterance each ({how})": 4,
+        "reply ratings made rating items (their conversations rate nothing on user rows)": 1,
+    }
     assert how in (conversation.source.notes or "")
     if how == "majority":
         assert result.dropped()["labels fewer than half an utterance's annotators gave"] == 2

@@ -207,6 +207,36 @@ CASES: list[tuple[str, Callable[[Record], None], int | None, str | None, str]] =
         "probes[0].state.emotions[0]",
         "'ennui' is not in taxonomy",
     ),
+    # an outcome number off the scale the outcome task scores it on (declared, else 1-5)
+    (
+        "outcome rating off 1-5",
+        _set(("outcome", "rating"), 7),
+        None,
+        "outcome.rating",
+        "outside 1..5, the scale an undeclared answer is scored on (declare its scale as "
+        "outcome.scales.rating)",
+    ),
+    (
+        "outcome survey off its scale",
+        _set(("outcome", "survey"), {"points": 9}),
+        None,
+        "outcome.survey.points",
+        "outside 1..5",
+    ),
+    (
+        "outcome off a declared scale",
+        _set(("outcome", "scales"), {"rating": {"low": 0, "high": 1}}),
+        None,
+        "outcome.rating",
+        "4 is outside its declared scale 0..1",
+    ),
+    (
+        "outcome scale upside down",
+        _set(("outcome", "scales"), {"rating": {"low": 5, "high": 1}}),
+        None,
+        "outcome.scales.rating",
+        "does not run from low to high",
+    ),
 ]
 
 

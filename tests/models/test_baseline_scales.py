@@ -53,7 +53,10 @@ def conversation(number: int, scale: tuple[float, float], rated: Any, overall: f
             },
             "taxonomy": "attunebench-default",
             "turns": [{"index": i, **turn} for i, turn in enumerate(turns)],
-            "outcome": {"rating": overall},
+            "outcome": {
+                "rating": overall,
+                "scales": {"rating": {"low": scale[0], "high": scale[1]}},
+            },
         }
     )
 

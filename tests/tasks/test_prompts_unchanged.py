@@ -38,7 +38,10 @@ def built() -> list[Conversation]:
     turns += [Turn(index=1, user="It got worse.", state=State(intensity=4), feedback=7)]
     turns += [rated_turn(2, None, user="Thanks."), rated_turn(3, None)]
     turns[3] = turns[3].model_copy(update={"feedback": 3})
-    outcome = Outcome(final_state=State(intensity=2), rating=8, survey={"calm": 3, "trust": 6})
+    ten = {"rating": RatingScale(low=1, high=10)}  # the outcome's rating scale, declared
+    outcome = Outcome(
+        final_state=State(intensity=2), rating=8, survey={"calm": 3, "trust": 6}, scales=ten
+    )
     return [
         conversation(turns, cid="built", outcome=outcome, rating_scale=RatingScale(low=1, high=10)),
         conversation(turns, cid="digits", rating_scale=RatingScale(low=1, high=5)),
@@ -51,7 +54,10 @@ def rendered_prompts() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     conversations = sample_conversations()[:2] + built()
     for name, count in ITEMS.items():
-        found |= item_prompts(name, make_task(name, context="both"), conversations, count)
+        # The sample's rated replies became rating items after the golden file was written
+        # (their prompts are checked in test_outcome_rating); its items are the built ones'.
+        given = built() if name == "rating" else conversations
+        found |= item_prompts(name, make_task(name, context="both"), given, count)
     return found
 
 

@@ -37,12 +37,12 @@ async def test_all_tasks_run_on_the_sample_with_a_baseline_a_mock_and_the_proxy_
     providers = {"subject": MockProvider("s"), "offline-judge": ProxyJudge(encoder=HashEncoder())}
     result = await run(config, providers=providers)
     assert result.complete and result.failed == 0
-    # the sample has no seeker feedback and no chat held with a model: rating and the thumbs
-    # audit have no item and say so
-    assert set(result.empty_tasks) == {"rating", "judge_thumbs"}
+    # no chat of the sample was held with a model: the thumbs audit has no item and says so
+    # (rating's items are the replies' own ratings, the sample having no seeker feedback)
+    assert set(result.empty_tasks) == {"judge_thumbs"}
     records = read_records(config.out / RECORDS_FILE)
     made = Counter((r.task, r.model) for r in records)
-    for task in ("emotion", "behavior", "preference", "outcome"):
+    for task in ("emotion", "behavior", "preference", "outcome", "rating"):
         assert made[task, "subject"] > 0 and made[task, "baseline/random"] > 0, task
     assert made["response", "subject"] > 0
     assert {r.model for r in records if r.task == "judge_audit"} == {"offline-judge"}

@@ -274,11 +274,33 @@ def csv_command(
         list[str] | None,
         typer.Option(
             help="Who gave the labels: WHO for all, or FIELD=WHO (state, behaviors, rating, "
-            "context.emotion); WHO is first-person, actor, third-party, machine, derived, ..."
+            "context.emotion, outcome); WHO is first-person, actor, third-party, machine, "
+            "derived, ..."
         ),
     ] = None,
-    rating_low: Annotated[float | None, typer.Option(help="Lowest rating on the scale.")] = None,
-    rating_high: Annotated[float | None, typer.Option(help="Highest rating on the scale.")] = None,
+    rating_low: Annotated[
+        float | None,
+        typer.Option(help="Lowest rating on the scale (default: the rating column's lowest)."),
+    ] = None,
+    rating_high: Annotated[
+        float | None,
+        typer.Option(help="Highest rating on the scale (default: the rating column's highest)."),
+    ] = None,
+    outcome_col: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="FIELD=COL: the person's answer after the conversation, one value per "
+            "conversation; FIELD is rating (their rating of the whole conversation) or a "
+            "survey name. Repeat.",
+        ),
+    ] = None,
+    outcome_scale: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="FIELD=LOW:HIGH: an --outcome-col field's scale (bounds may be negative); "
+            "without it, the range its values span. Repeat.",
+        ),
+    ] = None,
     label_sep: Annotated[str, typer.Option(help="Separator between labels in one cell.")] = ",",
     delimiter: Annotated[
         str, typer.Option(help="Field delimiter (TSV: $'\\t', '\\t' or tab).")
@@ -313,6 +335,8 @@ def csv_command(
         rating_high=rating_high,
         label_sep=label_sep,
         delimiter=delimiter,
+        outcome_cols=tuple(outcome_col or ()),
+        outcome_scales=tuple(outcome_scale or ()),
     )
     _run(src.stem, importer, src, out, limit)
     if taxonomy_from_data:

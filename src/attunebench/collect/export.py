@@ -96,7 +96,20 @@ def _outcome(participant: ParticipantRow, study: Study) -> schema.Outcome | None
         final_state=_state(participant.final_state),
         rating=float(rating) if isinstance(rating, int | float) else None,
         survey=survey,
+        scales=_scales(study),
     )
+
+
+def _scales(study: Study) -> dict[str, schema.RatingScale]:
+    """The scale of each scale question (and of the rating, its question's), where it is not
+    the 1-5 that an outcome field is taken on without one."""
+    scales = {
+        question.id: schema.RatingScale(low=question.min, high=question.max)
+        for question in study.end.questions
+        if question.kind == "scale" and (question.min, question.max) != (1, 5)
+    }
+    rating = scales.get(study.end.rating_question or "")
+    return scales if rating is None else {**scales, "rating": rating}
 
 
 def conversation(participant: ParticipantRow, study: Study) -> schema.Conversation:

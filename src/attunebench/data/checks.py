@@ -16,6 +16,8 @@ Rules beyond the schema, and why:
 - response ids are unique within a turn, and `preference.chosen` and `continued` name one of
   them; a preference cannot both choose and declare a tie;
 - texts may not be whitespace only; ratings and feedback lie on the source's declared scale;
+- each outcome number lies on the scale the outcome task scores it on (`outcome.scales`, else
+  1 to 5), and a declared scale runs from low to high: an answer off it would not be scored;
 - `source.provenance` keys name labelled fields the format knows;
 - a retest probe holds one repeat answer (`state` or `preference`), re-asks a turn the
   conversation has, was asked after it, and names that turn's responses and taxonomy labels.
@@ -28,10 +30,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from attunebench.data.derived import off_scale
 from attunebench.data.salvage import Path, salvage, under
 from attunebench.data.schema import (
     LABELLED_FIELDS,
     Conversation,
+    Outcome,
     Probe,
     RatingScale,
     Source,
@@ -273,3 +277,29 @@ def _rule_findings(
     turns = {turn.index: turn for turn in conversation.turns}
     for position, probe in enumerate(conversation.probes):
         yield from probe_findings(position, probe, turns, taxonomy)
+    if outcome is not None:
+        yield from outcome_scale_findings(outcome)
+
+
+def outcome_scale_findings(outcome: Outcome) -> Iterator[Finding]:
+    """Each outcome number off the scale it is scored on, and each declared scale that does
+    not run from low to high."""
+    upside_down = {name for name, scale in outcome.scales.items() if scale.low >= scale.high}
+    for name in upside_down:
+        scale = outcome.scales[name]
+        yield Finding(
+            f"scale {scale.low:g}..{scale.high:g} does not run from low to high",
+            None,
+            f"outcome.scales.{name}",
+        )
+    for path, value, (low, high) in off_scale(outcome):
+        name = path.removeprefix("survey.")
+        if name in upside_down:  # said once, of the scale
+            continue
+        message = f"{value:g} is outside its declared scale {low:g}..{high:g}"
+        if name not in outcome.scales:
+            message = (
+                f"{value:g} is outside {low:g}..{high:g}, the scale an undeclared answer is "
+                f"scored on (declare its scale as outcome.scales.{name})"
+            )
+        yield Finding(message, None, f"outcome.{path}")

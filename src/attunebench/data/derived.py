@@ -1,10 +1,13 @@
-"""Facts read off a conversation the same way by the tasks that score them and the baselines
-that learn them: where a conversation-level emotion item ends, and what an outcome reports.
+"""Facts read off a conversation the same way by the tasks that score them, the baselines
+that learn them and the importers that report them: where a conversation-level emotion item
+ends, what an outcome reports, and which replies' own ratings are rating items.
 """
 
 from __future__ import annotations
 
-from attunebench.data.schema import Conversation
+from collections.abc import Iterator
+
+from attunebench.data.schema import Conversation, Outcome, Response, Turn
 
 DEFAULT_MESSAGES, DEFAULT_WORDS = 3, 60
 FIVE = (1.0, 5.0)
@@ -37,12 +40,34 @@ def opening_words(
     return "\n".join(t.user for t in conversation.turns if t.index <= last)
 
 
+def rated_replies(conversation: Conversation) -> list[tuple[Turn, Response, float]]:
+    """The replies whose own rating is an item of the rating task: every rated reply of a
+    conversation in which no user message carries feedback. Where one does (ESConv's seeker
+    feedback; ConvAI1, Topical-Chat and USS, which carry both), the feedback items already
+    cover those ratings, and taking both would count each twice."""
+    if any(turn.feedback is not None for turn in conversation.turns):
+        return []
+    return [
+        (t, r, r.rating) for t in conversation.turns for r in t.responses if r.rating is not None
+    ]
+
+
+def outcome_scale(outcome: Outcome, name: str) -> tuple[float, float]:
+    """The scale an outcome field is scored on: the one `outcome.scales` declares for it, else
+    1 to 5 (final intensity's, and what an undeclared rating or survey answer is taken to be
+    on). The replies' rating scale is never borrowed: a dialogue score out of 5 often sits
+    beside thumbs on the replies."""
+    declared = outcome.scales.get(name)
+    return FIVE if declared is None else (declared.low, declared.high)
+
+
 def outcome_fields(
     conversation: Conversation,
 ) -> tuple[dict[str, float], dict[str, tuple[float, float]], float | None]:
-    """What the person reported after the conversation, each on its scale, and the intensity
-    they reported before it: `final_intensity`, `intensity_change`, `rating` (the source's
-    scale), and every numeric end-survey answer on 1-5."""
+    """What the person reported after the conversation, each on its scale (`outcome_scale`),
+    and the intensity they reported before it: `final_intensity`, `intensity_change`, `rating`,
+    and every numeric end-survey answer on its scale (one off its scale is not scored; `data
+    validate` names it)."""
     values: dict[str, float] = {}
     scales: dict[str, tuple[float, float]] = {}
     first = conversation.turns[0].state
@@ -55,11 +80,21 @@ def outcome_fields(
         values["final_intensity"], scales["final_intensity"] = final, FIVE
         if initial is not None:
             values[CHANGE], scales[CHANGE] = final - initial, (-4.0, 4.0)
-    scale = conversation.source.rating_scale
-    if outcome.rating is not None:
-        values["rating"] = outcome.rating
-        scales["rating"] = (scale.low, scale.high) if scale is not None else FIVE
-    for key, answer in sorted(outcome.survey.items()):
-        if isinstance(answer, int | float) and FIVE[0] <= answer <= FIVE[1] and key not in values:
-            values[key], scales[key] = float(answer), FIVE
+    answers: list[tuple[str, str | float | None]] = [("rating", outcome.rating)]
+    for key, answer in [*answers, *sorted(outcome.survey.items())]:
+        low, high = outcome_scale(outcome, key)
+        if isinstance(answer, int | float) and low <= answer <= high and key not in values:
+            values[key], scales[key] = float(answer), (low, high)
     return values, scales, initial
+
+
+def off_scale(outcome: Outcome) -> Iterator[tuple[str, float, tuple[float, float]]]:
+    """(field path, value, scale) of each outcome number that lies off the scale it would be
+    scored on (`outcome_scale`): such an answer is not scored."""
+    answers: dict[str, str | float] = {f"survey.{k}": v for k, v in outcome.survey.items()}
+    if outcome.rating is not None:
+        answers["rating"] = outcome.rating
+    for path, answer in answers.items():
+        low, high = outcome_scale(outcome, path.removeprefix("survey."))
+        if isinstance(answer, int | float) and not low <= answer <= high:
+            yield path, float(answer), (low, high)

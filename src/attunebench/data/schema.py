@@ -8,6 +8,9 @@ by the format so that numbers from different corpora mean the same thing:
 - `valence`: -1 (very unpleasant) to 1 (very pleasant).
 - `arousal`: 0 (calm) to 1 (activated).
 - `rating`: on the scale the source declares in `Source.rating_scale`.
+- `outcome.rating` and each numeric `outcome.survey` answer: on the scale `Outcome.scales`
+  declares for it, else 1 to 5 (never the replies' `rating_scale`: a 1-5 dialogue score beside
+  0-1 thumbs is common).
 
 Who gave each label is declared per field in `Source.provenance`, and reports repeat it:
 
@@ -212,6 +215,13 @@ class Outcome(Record):
     final_state: State | None = None
     rating: float | None = None
     survey: dict[str, str | float] = Field(default_factory=dict)
+    scales: dict[str, RatingScale] = Field(
+        default_factory=dict,
+        description=(
+            "The scale of `rating` (key `rating`) and of each numeric survey answer (its key), "
+            "where it is not 1 to 5."
+        ),
+    )
 
 
 class Probe(Record):

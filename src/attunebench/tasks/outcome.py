@@ -5,8 +5,12 @@ inference, response evaluation and preference anticipation): can a model tell, f
 conversation, how it left the person? The gold is what they reported after it:
 
 - `final_intensity`: the intensity of their feeling afterwards (`outcome.final_state`, 1-5);
-- `rating`: their overall rating (`outcome.rating`, on the source's rating scale);
-- every numeric answer of their end survey on a 1-5 scale (ESConv: `empathy`, `relevance`).
+- `rating`: their overall rating (`outcome.rating`);
+- every numeric answer of their end survey (ESConv: `empathy`, `relevance`; ConvAI1:
+  `quality`, `breadth`, `engagement`; a CSV's `--outcome-col`).
+
+Each is on the scale the data declares for it (`Outcome.scales`), else 1 to 5
+(`data.derived.outcome_scale`), and the prompt asks for it on that scale, by name.
 
 The change of intensity over the conversation is not asked: ESConv kept only conversations
 whose intensity fell, and a change computed from the gold's own starting value would score a
@@ -15,15 +19,15 @@ constant as well as a reading of the person.
 Items: one per conversation with any of these. The model reads the whole conversation (the
 informed mode adds the states reported along the way). End-of-conversation answers sit near
 the corpus median, so an error-based score is won by a constant, and they vary with how long
-the conversation went on, which the prompt shows. The headline is the mean over the fields
-of the position-adjusted correlation (`tasks.adjusted`; the position cell is the number of
-messages shown, binned by `VISIBLE_EDGES`): a constant and a guess from the number of
-messages alone score 0. Beside it: the plain mean of Spearman's rho over the fields (a
-constant scoring 0, a field left unanswered guessed as its scale's midpoint), and per item
-one minus the mean absolute error as a share of each scale (see `tasks.numeric`); MAE,
-coverage and Spearman's rho per field. References, scored with the same metrics: the median
-(constant), the mean of conversations with as many messages (position-only) and of similar
-length in characters (length-only).
+the conversation went on, which the prompt shows. The headline is the mean over the fields the
+gold has (the known ones and any survey answer alike) of the position-adjusted correlation
+(`tasks.adjusted`; the position cell is the number of messages shown, binned by
+`VISIBLE_EDGES`): a constant and a guess from the number of messages alone score 0. Beside it:
+the plain mean of Spearman's rho over the fields (a constant scoring 0, a field left unanswered
+guessed as its scale's midpoint), and per item one minus the mean absolute error as a share of
+each scale (see `tasks.numeric`); MAE, coverage and Spearman's rho per field. References,
+scored with the same metrics: the median (constant), the mean of conversations with as many
+messages (position-only) and of similar length in characters (length-only).
 """
 
 from __future__ import annotations
@@ -55,10 +59,11 @@ from attunebench.tasks.wording import task_prompt
 TASK = "outcome"
 PROMPT = task_prompt(__name__, "outcome")
 CHOICE = task_prompt(__name__, "outcome-choice")
-KNOWN = ("final_intensity", "rating", "empathy", "relevance")  # also the headline's fields
+KNOWN = ("final_intensity", "rating", "empathy", "relevance")  # the headline's first fields
 # Lower edges of the bins of messages shown: about the quintiles of ESConv's train split.
 VISIBLE_EDGES = (20, 22, 25, 29, 35)
 GENERIC = "other"  # the prompt's text asking for a field that has no question of its own
+OWN_QUESTIONS = ("final_intensity", "rating")  # the fields the prompt file words a question for
 
 
 def _fields_pattern(user: str) -> re.Pattern[str]:
@@ -160,9 +165,30 @@ def asked(gold: OutcomeGold) -> dict[str, n.Scale]:
     return dict(gold.scales)
 
 
+def other_side(conversation: Conversation) -> str:
+    """Who the person talked to: `person` where the data says so (`context.labels.partner`,
+    as ConvAI1's human-human chats and Topical-Chat write it), else `model`."""
+    return "person" if conversation.context.labels.get("partner") == "person" else "model"
+
+
+def conversation_fields(template: PromptTemplate, item: t.Item[OutcomeGold]) -> dict[str, str]:
+    """The prompt's conversation, self-reports and other side, in the words for who the other
+    side was (a person is never called an assistant)."""
+    conversation = item.conversation
+    said = h.history_before(conversation, item.turn_index + 1)  # all of it
+    reports = h.self_reports_before(conversation, item.turn_index + 1)
+    side = other_side(conversation)
+    speaker = template.text("speaker_person") if side == "person" else None
+    return {
+        "conversation": pr.transcript(said, assistant=speaker),
+        "self_reports": pr.self_reports_block(item.context, reports, conversation),
+        "other_side": template.text(f"other_{side}"),
+    }
+
+
 def question(template: PromptTemplate, name: str, scale: n.Scale) -> str:
     """A field's question in the prompt's wording: its own text, or the one for any field."""
-    own = name != GENERIC and name in dict(template.texts)
+    own = name in OWN_QUESTIONS
     return template.text(
         name if own else GENERIC, name=name, low=f"{scale[0]:g}", high=f"{scale[1]:g}"
     )
@@ -170,7 +196,10 @@ def question(template: PromptTemplate, name: str, scale: n.Scale) -> str:
 
 class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
     name = TASK
-    headline = "mean position-adjusted correlation over final intensity, rating, empathy, relevance"
+    headline = (
+        "mean position-adjusted correlation over the outcome fields (final intensity, rating, "
+        "each survey answer)"
+    )
     headline_metric = "mean_adjusted_r"
     gold_fields = ("outcome", "state.intensity")
     subject_forms = (ANSWERS,)
@@ -188,12 +217,6 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
     def queries(self, item: t.Item[OutcomeGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation = item.conversation
         said = h.history_before(conversation, item.turn_index + 1)  # all of it
-        variant = item.context
-        reports = h.self_reports_before(conversation, item.turn_index + 1)
-        fields = {
-            "conversation": pr.transcript(said),
-            "self_reports": pr.self_reports_block(variant, reports, conversation),
-        }
         scales = asked(item.gold)
         hint = TaskHint(
             kind=TASK,
@@ -205,9 +228,9 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
         )
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
-            messages = PROMPT.render(**fields, fields=wanted)
+            messages = PROMPT.render(**conversation_fields(PROMPT, item), fields=wanted)
             return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
-        base = CHOICE.render(**fields)
+        base = CHOICE.render(**conversation_fields(CHOICE, item))
         questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
         return n.choice_queries(base, CHOICE.info, hint, questions, scales)
 
@@ -267,27 +290,36 @@ def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
     return guess.values.get(name), truth
 
 
+def headline_fields(views: Sequence[OutcomeView]) -> list[str]:
+    """The fields the headline averages over: the known ones, then every other field the
+    items' gold has (a corpus's own survey answers), in name order."""
+    found = {name for view in views for name in view.gold.values}
+    return [name for name in KNOWN if name in found] + sorted(found - set(KNOWN))
+
+
 def headline_values(views: Sequence[OutcomeView]) -> FloatArray:
     """(predicted, given) per headline field, NaN where the gold lacks it; a field left
     unanswered is guessed as its scale's midpoint (no information, never left out)."""
     rows = []
+    fields = headline_fields(views)
     for view in views:
         row: list[float | None] = []
-        for name in KNOWN:
+        for name in fields:
             guess, truth = _pair(view, name)
             if truth is not None and guess is None:
                 low, high = view.gold.scales[name]
                 guess = (low + high) / 2
             row += [guess, truth] if truth is not None else [None, None]
         rows.append(row)
-    return np.array(rows, dtype=np.float64).reshape(-1, 2 * len(KNOWN))
+    return np.array(rows, dtype=np.float64).reshape(len(views), 2 * len(fields))
 
 
 def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
     """Per headline field, the rows of `tasks.adjusted` (NaN where the gold lacks it)."""
     blocks = []
     conversations = [v.record.conversation_id for v in views]
-    for name in KNOWN:
+    fields = headline_fields(views)
+    for name in fields:
         truths = [v.gold.values.get(name) for v in views]
         # a field's cells keep its scales apart (a rating out of 1 and one out of 5)
         cells = [(tuple(v.gold.scales.get(name, ())), v.gold.shown_bin) for v in views]
@@ -299,7 +331,7 @@ def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
             [_span(v, name) for v in views],
         )
         blocks.append(found)
-    return np.concatenate(blocks, axis=1) if views else np.zeros((0, 6 * len(KNOWN)))
+    return np.concatenate(blocks, axis=1) if blocks else np.zeros((len(views), 0))
 
 
 def _span(view: OutcomeView, name: str) -> float:
@@ -312,15 +344,15 @@ OutcomeTask.metrics = m.register(
     *calibration_metrics(OutcomeTask.calibration_rows),
     m.Metric(
         "mean_adjusted_r",
-        OutcomeTask.headline + " (those the gold has), each residualised on the bin of "
+        OutcomeTask.headline + ", those the gold has, each residualised on the bin of "
         "messages shown; 0 for a constant or a guess from the number of messages",
         adjusted_values,
         a.mean_adjusted_r_statistic,
     ),
     m.Metric(
         "mean_spearman",
-        "mean Spearman's rho over final intensity, rating, empathy and relevance "
-        "(those the gold has; a constant scores 0)",
+        "mean Spearman's rho over the outcome fields the gold has (final intensity, rating, "
+        "each survey answer; a constant scores 0)",
         headline_values,
         a.mean_rho_statistic,
     ),

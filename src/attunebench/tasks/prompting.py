@@ -48,13 +48,15 @@ REPORTERS = {given: words("reporter_" + given.replace("-", "_")) for given in PR
 LETTERS = tuple(string.ascii_uppercase + string.ascii_lowercase)
 
 
-def transcript(utterances: Sequence[Utterance]) -> str:
-    """The conversation quoted as data, one line per message, by speaker.
+def transcript(utterances: Sequence[Utterance], assistant: str | None = None) -> str:
+    """The conversation quoted as data, one line per message, by speaker (`assistant` names
+    the other side where it is not the shared wording's: a person, say).
 
     Lines carry no turn numbers: a prompt that names turns lets a model answer by position
     (pick the later reply) rather than by what was said.
     """
-    lines = [f"{SPEAKER_NAMES[u.speaker]}: {u.text.strip()}" for u in utterances]
+    names = SPEAKER_NAMES if assistant is None else {**SPEAKER_NAMES, "assistant": assistant}
+    lines = [f"{names[u.speaker]}: {u.text.strip()}" for u in utterances]
     return delimit("conversation", "\n".join(lines) or words("nothing_said"))
 
 

@@ -2,7 +2,11 @@
 
 Construct: pointwise preference anticipation. Where a person rated the other side every few
 messages (ESConv seeker feedback, 1-5: `Turn.feedback`), the model reads the conversation up to
-that point and predicts the rating.
+that point and predicts the rating. In a conversation with no such feedback, each reply the
+person rated (`Response.rating`: thumbs on a chatbot's messages, a CSV's `--rating-col` on reply
+rows) is an item: the model reads the conversation up to and including that reply and predicts
+its rating (`data.derived.rated_replies`, which also keeps the two from counting one rating
+twice).
 
 Ratings drift over a conversation and sit near the corpus mean, so an error-based score is won
 by a constant. The headline is the position-adjusted correlation (`tasks.adjusted`): prediction
@@ -27,8 +31,10 @@ from typing import Any
 import numpy as np
 
 from attunebench import answerform as af
+from attunebench.data.derived import rated_replies
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import TaskHint
+from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, Weights
 from attunebench.tasks import adjusted as a
 from attunebench.tasks import base as t
@@ -43,6 +49,10 @@ from attunebench.tasks.wording import task_prompt
 TASK = "rating"
 PROMPT = task_prompt(__name__, "rating")
 CHOICE = task_prompt(__name__, "rating-choice")
+REPLY = task_prompt(__name__, "rating-reply")
+REPLY_CHOICE = task_prompt(__name__, "rating-reply-choice")
+FEEDBACK = "feedback"  # the item id of a rating given with a user message
+REPLY_ITEM = "reply:"  # the item id of a reply's own rating: this, then the reply's id
 FIELD = "rating"
 THIRDS = 3
 
@@ -114,9 +124,27 @@ class RatingGold(t.Gold):
         return tuple(self.scale), self.third, self.shown_bin  # a list when read unvalidated
 
 
-def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]:
+def _bounds(conversation: Conversation) -> tuple[float, float]:
     scale = conversation.source.rating_scale
-    bounds = (scale.low, scale.high) if scale is not None else (1.0, 5.0)
+    return (scale.low, scale.high) if scale is not None else (1.0, 5.0)
+
+
+def reply_golds(conversation: Conversation) -> Iterator[tuple[int, str, RatingGold]]:
+    """(turn index, item id, gold) of each reply whose own rating is an item."""
+    last = max(conversation.turns[-1].index, 1)
+    for turn, reply, rating in rated_replies(conversation):
+        gold = RatingGold(
+            rating=rating,
+            scale=_bounds(conversation),
+            position=turn.index / last,
+            visible=len(h.history_through(conversation, turn.index)) + 1,
+            reply_chars=len(reply.text),
+        )
+        yield turn.index, REPLY_ITEM + reply.id, gold
+
+
+def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]:
+    bounds = _bounds(conversation)
     last = max(conversation.turns[-1].index, 1)
     previous = -1
     for turn in conversation.turns:
@@ -146,18 +174,20 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
     gold_fields = ("rating",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
-    templates = (PROMPT, CHOICE)
+    templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[RatingGold]]:
         for conversation in conversations:
             for turn_index, gold in rating_golds(conversation):
-                yield from self.in_contexts(conversation, turn_index, "feedback", gold)
+                yield from self.in_contexts(conversation, turn_index, FEEDBACK, gold)
+            for turn_index, item_id, gold in reply_golds(conversation):
+                yield from self.in_contexts(conversation, turn_index, item_id, gold)
 
     def queries(self, item: t.Item[RatingGold], mode: t.AnswerMode) -> list[t.Query]:
         conversation, (low, high) = item.conversation, item.gold.scale
-        said = h.history_before(conversation, item.turn_index)
+        said, seen, prompts = _shown(item)
         variant = item.context
-        reports = h.self_reports_before(conversation, item.turn_index)
+        reports = h.self_reports_before(conversation, seen)
         fields = {
             "conversation": pr.transcript(said),
             "self_reports": pr.self_reports_block(variant, reports, conversation),
@@ -170,12 +200,13 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
             history=h.hint_history(said),
             form=ANSWERS,
         )
+        generate, choice = prompts
         if mode == "generate":
-            messages = PROMPT.render(**fields, low=f"{low:g}", high=f"{high:g}")
-            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
-        base = CHOICE.render(**fields)
-        questions = {FIELD: CHOICE.text("question", low=f"{low:g}", high=f"{high:g}")}
-        return n.choice_queries(base, CHOICE.info, hint, questions, {FIELD: item.gold.scale})
+            messages = generate.render(**fields, low=f"{low:g}", high=f"{high:g}")
+            return [t.Query("answer", messages, generate.info, pr.JSON_PARAMS, hint)]
+        base = choice.render(**fields)
+        questions = {FIELD: choice.text("question", low=f"{low:g}", high=f"{high:g}")}
+        return n.choice_queries(base, choice.info, hint, questions, {FIELD: item.gold.scale})
 
     def parse(self, item: t.Item[RatingGold], outputs: Mapping[str, t.Output]) -> n.Numbers:
         return n.read_numbers(outputs, {FIELD: item.gold.scale})
@@ -198,6 +229,25 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
         return grouping.group_references(
             guesses, lambda g: g.shown_bin, lambda g: g.reply_chars or 0
         )
+
+
+def _shown(
+    item: t.Item[RatingGold],
+) -> tuple[tuple[h.Utterance, ...], int, tuple[PromptTemplate, PromptTemplate]]:
+    """What the prompt shows (up to the rating), the turn before which self-reports were
+    given, and the prompts that ask: a feedback item's, or a reply item's (the conversation
+    through the reply rated)."""
+    conversation = item.conversation
+    if not item.item_id.startswith(REPLY_ITEM):
+        return h.history_before(conversation, item.turn_index), item.turn_index, (PROMPT, CHOICE)
+    reply = h.turn_at(conversation, item.turn_index).response(item.item_id[len(REPLY_ITEM) :])
+    if reply is None:
+        raise ValueError(f"{item.key}: turn {item.turn_index} has no reply {item.item_id!r}")
+    said = (
+        *h.history_through(conversation, item.turn_index),
+        h.Utterance("assistant", reply.text, item.turn_index),
+    )
+    return said, item.turn_index + 1, (REPLY, REPLY_CHOICE)
 
 
 def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -> list[t.Guess]:

@@ -15,10 +15,15 @@ Optional label columns, values split on `label_sep`:
 - `emotion_col` on a user row: the user's state at that turn;
 - `behavior_col` on a reply row: that reply's behaviors;
 - `rating_col` on a reply row rates that reply; on a user row it is the user's feedback on every
-  reply since their previous feedback (the ESConv convention). Needs the rating scale.
+  reply since their previous feedback (the ESConv convention). Its scale is `rating_low` to
+  `rating_high`, or else the range its numbers span in the file (reported in one line). A
+  conversation with no feedback on user rows makes a rating item of each rated reply
+  (`data.derived.rated_replies`); the import says how many.
 A label on a row that cannot carry it (an emotion on a reply row) is counted as not imported.
 `context_cols` are conversation-level: `topic=COL`, `situation=COL`, `emotion=COL` (a label), or
-a bare `COL` into `context.labels`.
+a bare `COL` into `context.labels`. `outcome_cols` are too: `rating=COL` (the person's rating of
+the whole conversation) or `NAME=COL` (another answer after it), each on the scale
+`outcome_scales` gives (`NAME=LOW:HIGH`) or else the range it spans (`_csv_outcome`).
 
 Labels are names of `taxonomy` (a shipped id, or a JSON file carried inline), reached through
 `label_map` where given; or, with `taxonomy_from_data`, of a taxonomy built from the labels the
@@ -26,17 +31,19 @@ corpus uses, named after the source and carried inline by every conversation (so
 validates on its own). The labels are read through once before anything is written, so every
 label the taxonomy lacks is refused in one error, whatever `--limit` says. `provenance` declares
 who gave the labels: `WHO` for every labelled column, or `FIELD=WHO` (`state`, `behaviors`,
-`rating`, `context.emotion`) each.
+`rating`, `context.emotion`, `outcome`) each.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from attunebench.data.derived import rated_replies
 from attunebench.data.importers._base import (
     ImportFormatError,
     ImportOptionError,
@@ -62,6 +69,7 @@ from attunebench.data.importers._csv_groups import (
     merge_annotators,
     merge_rule,
 )
+from attunebench.data.importers._csv_outcome import Observed, OutcomeColumns, Scale
 from attunebench.data.importers._csv_rows import csv_rows, speaker_name
 from attunebench.data.importers._dialogue import Utterance, build_dialogue
 from attunebench.data.importers._label_sets import (
@@ -72,6 +80,10 @@ from attunebench.data.importers._label_sets import (
 from attunebench.data.schema import Conversation, Source, Taxonomy
 from attunebench.data.taxonomy import DEFAULT_TAXONOMY_ID
 
+REPLY_RATINGS = (
+    "note:reply ratings made rating items (their conversations rate nothing on user rows)"
+)
+
 
 @dataclass(frozen=True)
 class Parts:
@@ -81,6 +93,7 @@ class Parts:
     location: Location
     utterances: list[Utterance]
     context: dict[str, Any]
+    outcome: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +120,8 @@ class CsvImporter:
     label_sep: str = ","
     delimiter: str = ","
     keep_duplicate_rows: bool = False
+    outcome_cols: tuple[str, ...] = ()
+    outcome_scales: tuple[str, ...] = ()
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -120,12 +135,15 @@ class CsvImporter:
             "behaviors": self.behavior_col,
             "rating": self.rating_col,
             "context.emotion": dict(context_targets(self.context_cols)).get("emotion"),
+            "outcome": ", ".join(self._outcome.columns.values()),
         }
         return {labelled: column for labelled, column in columns.items() if column}
 
+    @cached_property
+    def _outcome(self) -> OutcomeColumns:
+        return OutcomeColumns.parse(self.outcome_cols, self.outcome_scales)
+
     def _source(self, path: Path, taxonomy_id: str, origin: str) -> Source:
-        if self.rating_col and (self.rating_low is None or self.rating_high is None):
-            raise ImportOptionError("a rating column needs the rating scale (low and high)")
         user = repr(self.user_speaker) if self.user_speaker else "each conversation's first speaker"
         notes = (
             f"Imported from {path.name}: one utterance a row, conversations keyed by "
@@ -138,7 +156,9 @@ class CsvImporter:
                 f"{merge_rule(self.annotator_merge)}."
             )
         scale = (
-            None if self.rating_col is None else {"low": self.rating_low, "high": self.rating_high}
+            None
+            if self.rating_col is None or self.rating_low is None
+            else {"low": self.rating_low, "high": self.rating_high}
         )
         return Source.model_validate(
             {
@@ -181,6 +201,64 @@ class CsvImporter:
         return record, taxonomy, inline, Labeller(taxonomy, mapping, tally=tally)
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
+        yield from self._scaled(source, tally)._read(source, tally)
+
+    def _options(self) -> None:
+        """Refuse options that contradict each other, before the file is read."""
+        if not self.label_sep:
+            raise ImportOptionError("--label-sep is empty: give the text between labels, e.g. ','")
+        roles = {"--speaker-col": self.speaker_col, "--text-col": self.text_col}
+        for option, column in roles.items():
+            if column in self.keys:
+                raise ImportOptionError(
+                    f"{option} {column!r} is also a --conversation-col: a conversation's key "
+                    "cannot also be its speaker or text"
+                )
+        if self.speaker_col == self.text_col:
+            raise ImportOptionError(f"--speaker-col and --text-col are both {self.text_col!r}")
+        low, high = self.rating_low, self.rating_high
+        if (low is None) != (high is None):
+            raise ImportOptionError(
+                "give both --rating-low and --rating-high, or neither (the range of the "
+                "rating column's numbers is then taken)"
+            )
+        if low is not None and high is not None and low >= high:
+            raise ImportOptionError(f"--rating-low {low:g} is not below --rating-high {high:g}")
+
+    def _scaled(self, source: Path, tally: Tally) -> CsvImporter:
+        """This importer with every scale settled: the rating column's and each outcome
+        field's, as given, or else the range its numbers span in the file (said in a note)."""
+        self._options()
+        observed = {
+            name: Observed(self._outcome.columns[name]) for name in self._outcome.unscaled()
+        }
+        if self.rating_col and self.rating_low is None:
+            observed[""] = Observed(self.rating_col)
+        if observed:
+            for location, values in csv_rows(source, self._columns(), self.delimiter):
+                for found in observed.values():
+                    found.add(values[found.column], location)
+        settled = replace(self)
+        for name, found in observed.items():
+            option = (
+                "--rating-low and --rating-high" if not name else f"--outcome-scale {name}=LOW:HIGH"
+            )
+            scale = found.scale(option)
+            if scale is None:
+                continue
+            what = "rating" if not name else f"outcome {name}"
+            taken = f"{found.column} {scale[0]:g}:{scale[1]:g} (to set it: {option})"
+            tally[f"note:{what} scale taken from the data: {taken}"] += 1
+            settled = settled._with_scale(name, scale)
+        return settled
+
+    def _with_scale(self, name: str, scale: Scale) -> CsvImporter:
+        if not name:
+            return replace(self, rating_low=scale[0], rating_high=scale[1])
+        spec = f"{name}={scale[0]!r}:{scale[1]!r}"
+        return replace(self, outcome_scales=(*self.outcome_scales, spec))
+
+    def _read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         record_source, taxonomy, inline, labeller = self._labeller(source, tally)
         name = record_source.name
         ids: dict[str, int | None] = {}
@@ -194,14 +272,17 @@ class CsvImporter:
                     f"id {conversation_id!r} is also the id of the conversation on line {first}",
                 )
             dialogue = build_dialogue(parts.utterances, reply_id="reply", tally=tally)
-            yield conversation(
+            built = conversation(
                 parts.location,
                 id=conversation_id,
                 source=record_source,
                 taxonomy=taxonomy if inline else taxonomy.id,
                 context={**parts.context, "opening": dialogue.opening},
                 turns=dialogue.turns,
+                outcome=parts.outcome,
             )
+            tally[REPLY_RATINGS] += len(rated_replies(built))
+            yield built
 
     def _survey(self, source: Path, labeller: Labeller) -> None:
         """Read every label once before writing, so an unknown one is refused whatever the limit."""
@@ -219,7 +300,15 @@ class CsvImporter:
             self.annotator_col,
         )
         context = [column for _, column in context_targets(self.context_cols)]
-        return [*self.keys, self.speaker_col, self.text_col, *filter(None, optional), *context]
+        outcome = list(self._outcome.columns.values())
+        return [
+            *self.keys,
+            self.speaker_col,
+            self.text_col,
+            *filter(None, optional),
+            *context,
+            *outcome,
+        ]
 
     def _conversations(self, source: Path, labeller: Labeller, tally: Tally) -> Iterator[Parts]:
         matched, speakers_seen = self.user_speaker is None, Counter[str]()
@@ -247,6 +336,7 @@ class CsvImporter:
                     self._utterance(row, row.speaker == user, labeller, tally) for row in rows
                 ],
                 context=context_values(rows, context_targets(self.context_cols), labeller),
+                outcome=self._outcome.outcome(group, self._outcome.scales),
             )
         if not matched:
             seen = ", ".join(repr(s) for s, _ in speakers_seen.most_common(8)) or "none"

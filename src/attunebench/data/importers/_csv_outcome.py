@@ -1,0 +1,158 @@
+"""A CSV's conversation-level outcome columns: the person's rating of the whole conversation
+(`rating=COL`, `outcome.rating`) and their other answers after it (`NAME=COL`,
+`outcome.survey.NAME`), each on its own scale.
+
+A value is read per conversation from whichever of its rows give one (the rest may be empty),
+and rows giving different values are refused with the line of each. A field's scale is the one
+`--outcome-scale NAME=LOW:HIGH` gives; without it, the range its numbers span in the whole
+file, which the import reports in one line (the format then carries it, so the outcome task
+asks and scores on it). A field whose cells are all words is a text answer, with no scale.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from attunebench.data.importers._base import ImportFormatError, ImportOptionError, Location
+from attunebench.data.importers._csv_groups import Record
+
+RATING = "rating"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+Scale = tuple[float, float]
+
+
+def _spec(option: str, spec: str) -> tuple[str, str]:
+    """`NAME=VALUE` split, the name checked: a key the outcome's JSON and the prompt can carry."""
+    name, equals, value = spec.partition("=")
+    name, value = name.strip(), value.strip()
+    if not equals or not value:
+        raise ImportOptionError(f"{option} {spec!r}: give FIELD=VALUE, e.g. {option} rating=score")
+    if not _NAME.fullmatch(name):
+        raise ImportOptionError(
+            f"{option} {spec!r}: the field {name!r} must be a name of letters, digits and _"
+        )
+    return name, value
+
+
+def parse_scale(option: str, spec: str) -> tuple[str, Scale]:
+    """`NAME=LOW:HIGH` (bounds may be negative: `mood=-3:3`)."""
+    name, bounds = _spec(option, spec)
+    low_text, colon, high_text = bounds.partition(":")
+    low, high = _as_number(low_text.strip()), _as_number(high_text.strip())
+    if not colon or low is None or high is None:
+        raise ImportOptionError(f"{option} {spec!r}: give the scale as LOW:HIGH, e.g. {name}=1:5")
+    if low >= high:
+        raise ImportOptionError(f"{option} {spec!r}: {low:g} is not below {high:g}")
+    return name, (low, high)
+
+
+@dataclass(frozen=True)
+class OutcomeColumns:
+    """Each outcome field's column and declared scale."""
+
+    columns: dict[str, str]
+    scales: dict[str, Scale]
+
+    @classmethod
+    def parse(cls, columns: Sequence[str], scales: Sequence[str]) -> OutcomeColumns:
+        found: dict[str, str] = {}
+        for spec in columns:
+            name, column = _spec("--outcome-col", spec)
+            if name in found:
+                raise ImportOptionError(f"--outcome-col {name} is given twice")
+            found[name] = column
+        declared: dict[str, Scale] = {}
+        for spec in scales:
+            name, scale = parse_scale("--outcome-scale", spec)
+            if name not in found:
+                raise ImportOptionError(
+                    f"--outcome-scale {spec!r}: no --outcome-col {name}=COLUMN gives {name}"
+                )
+            declared[name] = scale
+        return cls(found, declared)
+
+    def unscaled(self) -> list[str]:
+        """The fields whose scale is to be taken from the data."""
+        return [name for name in self.columns if name not in self.scales]
+
+    def values(self, records: Iterable[Record]) -> dict[str, tuple[Location, str]]:
+        """Each field's one value in a conversation's rows, with the row it was read from."""
+        found: dict[str, tuple[Location, str]] = {}
+        for location, row in records:
+            for name, column in self.columns.items():
+                value = row[column].strip()
+                if not value:
+                    continue
+                first = found.setdefault(name, (location, value))
+                if first[1] != value and _as_number(first[1]) != _as_number(value):
+                    raise ImportFormatError(
+                        location,
+                        column,
+                        f"{value!r} differs from {first[1]!r} on line {first[0].line}; "
+                        "an outcome column holds one value per conversation",
+                    )
+        return found
+
+    def outcome(self, records: Iterable[Record], scales: dict[str, Scale]) -> dict[str, Any] | None:
+        """A conversation's `outcome` from its rows, each number checked against `scales`
+        (declared or observed); None when no row gives one."""
+        outcome: dict[str, Any] = {"survey": {}, "scales": {}}
+        for name, (location, raw) in self.values(records).items():
+            column, scale = self.columns[name], scales.get(name)
+            number = _as_number(raw)
+            if number is None and (name == RATING or scale is not None):
+                raise ImportFormatError(location, column, f"{raw!r} is not a number")
+            if number is not None and scale is not None:
+                if not scale[0] <= number <= scale[1]:
+                    raise ImportFormatError(
+                        location,
+                        column,
+                        f"{number:g} is outside the scale {scale[0]:g}:{scale[1]:g}",
+                    )
+                outcome["scales"][name] = {"low": scale[0], "high": scale[1]}
+            answer: str | float = raw if number is None else number
+            if name == RATING:
+                outcome[RATING] = answer
+            else:
+                outcome["survey"][name] = answer
+        return outcome if (RATING in outcome or outcome["survey"]) else None
+
+
+def _as_number(raw: str) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class Observed:
+    """The range of the numbers a column holds over a whole file."""
+
+    column: str
+    low: float = math.inf
+    high: float = -math.inf
+    first: Location | None = None
+
+    def add(self, raw: str, location: Location) -> None:
+        number = _as_number(raw.strip())
+        if number is None:
+            return
+        self.first = self.first or location
+        self.low, self.high = min(self.low, number), max(self.high, number)
+
+    def scale(self, option: str) -> Scale | None:
+        """The observed range as a scale (None: no numbers); one value throughout is no range."""
+        if self.first is None:
+            return None
+        if self.low == self.high:
+            raise ImportOptionError(
+                f"{self.column}: every number is {self.low:g}, so its scale cannot be taken "
+                f"from the data: give {option}"
+            )
+        return self.low, self.high
