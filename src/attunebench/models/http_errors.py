@@ -5,12 +5,15 @@ Shared by every provider that talks HTTP, so 429 means the same thing to all of 
 vendors answer an error with a JSON body: OpenAI's `{"error": {"message", "type", "param",
 "code"}}`, Anthropic's `{"type": "error", "error": {"type", "message"}}`. A 429 whose code or
 type says the account has no money left (`insufficient_quota`, Anthropic's `billing_error`)
-is no rate limit: it answers the same until someone pays, so it is permanent.
+is no rate limit: it answers the same until someone pays, so it is permanent. A body that is
+no vendor's (a web server's or a proxy's HTML error page, dozens of lines) is said in one line
+(`body_line`), so a summary of failures stays one line each.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -34,6 +37,35 @@ BILLING = frozenset(
         "account_deactivated",
     }
 )
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+_HTML_START = ("<!doctype html", "<html", "<head", "<body", "<?xml")
+
+
+def looks_like_html(text: str) -> bool:
+    """Whether a body is a web page (or XML) rather than JSON or plain text.
+
+    >>> looks_like_html("  <!DOCTYPE html><html>"), looks_like_html('{"error": {}}')
+    (True, False)
+    """
+    return text.lstrip()[:100].lower().startswith(_HTML_START)
+
+
+def body_line(text: str, limit: int = 500) -> str:
+    """A response body in one line: a web page by its title, anything else with its white
+    space collapsed, cut at `limit` characters.
+
+    >>> body_line("<html>\\n<head><title>501 Not\\n Implemented</title></head>\\n</html>")
+    'an HTML page (501 Not Implemented)'
+    >>> body_line('{"error":\\n  {"message": "no"}}')
+    '{"error": {"message": "no"}}'
+    """
+    if looks_like_html(text):
+        title = _TITLE.search(text)
+        named = " ".join(title.group(1).split()) if title else ""
+        return f"an HTML page ({named[:200]})" if named else "an HTML page"
+    return " ".join(text.split())[:limit]
 
 
 def is_retryable_status(status: int) -> bool:
@@ -119,7 +151,7 @@ def status_error(
     billing = fields["code"] in BILLING or fields["kind"] in BILLING
     text = body if isinstance(body, str) else json.dumps(body)
     return ProviderError(
-        f"HTTP {status}: {text[:500]}",
+        f"HTTP {status}: {body_line(text)}",
         retryable=is_retryable_status(status) and not billing,
         status=status,
         retry_after_s=wait,

@@ -64,7 +64,7 @@ from attunebench.models.completions import (
     parse_text_completion,
 )
 from attunebench.models.hints import TaskHint
-from attunebench.models.http_errors import status_error
+from attunebench.models.http_errors import body_line, looks_like_html, status_error
 from attunebench.models.openai_batch import OpenAIBatches, enqueued_tokens
 from attunebench.models.openai_wire import (
     PROBE_SCHEMA,
@@ -78,6 +78,7 @@ from attunebench.models.openai_wire import (
     schema_format,
 )
 from attunebench.models.preflight import (
+    NOT_AN_API,
     PREFLIGHT_HEADER,
     PROBE_MESSAGES,
     Adapting,
@@ -137,7 +138,10 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self.model = model
         # False: a model with no chat template, asked through /completions with plain text.
         self.chat = chat
-        self.base_urls = resolve_base_urls(base_url, base_urls)
+        try:
+            self.base_urls = resolve_base_urls(base_url, base_urls)
+        except ValueError as error:
+            raise ProviderConfigError(f"{self.spec}: {error}") from None
         self.api: Api = api or default_api(self.base_urls)
         self.capabilities: Capabilities = self._capabilities(capabilities, sampling)
         self._adapted: dict[str, str] = {}
@@ -309,7 +313,10 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         headers = {PREFLIGHT_HEADER: "1"}
 
         async def send(body: dict[str, Any]) -> None:
-            await self._post("chat/completions", body, headers=headers)
+            try:
+                await self._post("chat/completions", body, headers=headers)
+            except ProviderError as error:
+                raise self._not_an_api(error) from None
 
         async def send_choice(body: dict[str, Any]) -> None:
             # Accepted is not enough: the answer must carry the logprobs choice mode reads.
@@ -369,14 +376,27 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             message = f"{type(error).__name__} calling {url}: {error}"
             raise ProviderError(message, retryable=True) from None
 
+    def _not_an_api(self, error: ProviderError) -> Exception:
+        """A first call answered 404, 405 or 501 with no vendor's error in the body (a web
+        server's page, not an API refusing a model name): the one line that says so. Any other
+        failure as it was."""
+        if error.status not in NOT_AN_API or error.said is not None:
+            return error
+        return ProviderConfigError(
+            f"{self.spec}: {' / '.join(self.base_urls)} is not an OpenAI-compatible server: its "
+            f"/chat/completions answered the first call with {error}"
+        )
+
     async def check(self) -> None:
         """Fail fast, with a clear message, when a server cannot be reached, refuses the key, or
-        has no OpenAI API at the base URL's path."""
+        has no OpenAI API at the base URL's path (its /models is missing, or is not JSON)."""
         for base in self.base_urls:
             try:
                 async with self._client().get(
                     f"{base}/models", timeout=aiohttp.ClientTimeout(total=10)
                 ) as response:
+                    if response.status < 300:
+                        _models_json(base, await response.read())
                     if response.status in (401, 403):
                         message = f"{base} refused the API key (HTTP {response.status})"
                         raise ProviderConfigError(message)
@@ -396,6 +416,20 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _models_json(base: str, body: bytes) -> None:
+    """Refuse a /models answer that is not JSON: a web page served at the base URL would answer
+    every call of the run with an error page."""
+    text = body.decode("utf-8", "replace")
+    try:
+        json.loads(text)
+    except ValueError:
+        what = "HTML" if looks_like_html(text) else f"text that is not JSON: {body_line(text, 80)}"
+        raise ProviderConfigError(
+            f"{base} is not an OpenAI-compatible server: its /models answered {what} "
+            "(is the base URL right? It usually ends in /v1)"
+        ) from None
 
 
 @PROVIDERS.register("openai")

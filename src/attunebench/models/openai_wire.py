@@ -32,10 +32,19 @@ PROBE_SCHEMA: Schema = {
 
 
 def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]:
-    """Explicit URLs first, then OPENAI_BASE_URL, then OpenAI's own; trailing slashes dropped."""
+    """Explicit URLs first, then OPENAI_BASE_URL, then OpenAI's own; trailing slashes dropped.
+    A value that is no http(s) URL is refused, naming where it came from."""
     urls = list(base_urls or ()) or ([base_url] if base_url else [])
+    origin = "base_urls"
     if not urls:
         urls = [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
+        origin = "OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "base_url"
+    for url in urls:
+        parsed = urlparse(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(
+                f"{origin} {url!r} is not a URL: give one like http://127.0.0.1:8000/v1"
+            )
     return [url.rstrip("/") for url in urls]
 
 

@@ -19,7 +19,9 @@ Which parameter a refusal names is read from the error's structured fields (Open
 `error.param`); Anthropic's errors carry only a type and a message, so there the parameter
 is the field of the request the message names. The call is small (`PROBE_MAX_TOKENS` of
 answer) and carries the header `PREFLIGHT_HEADER`, so a test server can tell it apart. A
-timeout, a rate limit or a 5xx is the run's retries' business.
+timeout, a rate limit or a 5xx is the run's retries' business, except a first call answered
+404, 405 or 501 with no vendor's error in the body (`NOT_AN_API`): that is a web server that
+does not speak the API, and every call would answer the same, so it stops the run.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ ADAPTABLE: Final[Mapping[str, str | None]] = {
 }
 MAX_ADAPTATIONS: Final = len(ADAPTABLE)
 RENAMES: Final = frozenset({"max_tokens", "max_completion_tokens"})
+# What a server that does not serve the API's path answers (not found, method not allowed, not
+# implemented): from a bare web server, never from an API refusing a model name (its 404 has
+# the vendor's error body).
+NOT_AN_API: Final = frozenset({404, 405, 501})
 
 
 def probe_params(params: GenerateParams) -> GenerateParams:
