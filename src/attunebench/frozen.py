@@ -6,6 +6,9 @@ a misspelt or unknown field is an error naming the field rather than silently dr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -13,3 +16,16 @@ class Frozen(BaseModel):
     """Immutable, and strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def problem_text(problem: Mapping[str, Any]) -> str:
+    """What one of pydantic's error entries says, without the prefix it puts before a
+    validator's own words (`Value error, `, `Assertion failed, `): the words are ours.
+
+    >>> problem_text({"msg": "Value error, scale min (5) must be below max (1)"})
+    'scale min (5) must be below max (1)'
+    """
+    message = str(problem["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    return message

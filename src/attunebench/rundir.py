@@ -20,11 +20,13 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from attunebench import __version__
 from attunebench.data.jsonl import atomic_writer
+from attunebench.frozen import problem_text
 from attunebench.records import ItemRecord, Ledger, RunInfo
 from attunebench.records_v1 import upgrade_line
 
@@ -57,8 +59,22 @@ def _read_model(path: Path, model: type[M]) -> M | None:
     try:
         return model.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as error:
-        problem = error.errors()[0]["msg"]
-        raise RunDirError(f"{path}: not a valid {model.__name__}: {problem}") from None
+        problem = error.errors()[0]
+        if tuple(problem["loc"]) == ("format",) and problem["type"] == "literal_error":
+            raise RunDirError(_other_version(path, problem["input"], problem["ctx"])) from None
+        raise RunDirError(
+            f"{path}: not a valid {model.__name__}: {problem_text(problem)}"
+        ) from None
+
+
+def _other_version(path: Path, found: object, context: dict[str, Any] | None) -> str:
+    """A file in a format this version does not read: made by another version of the package."""
+    expected = (context or {}).get("expected", "")
+    return (
+        f"{path}: made by another version of attunebench (format {found!r}; this version, "
+        f"{__version__}, reads {expected}): run it again with this version, or read it with "
+        "the version that made it"
+    )
 
 
 def read_run_info(rundir: Path) -> RunInfo | None:
@@ -85,7 +101,7 @@ def read_records(path: Path) -> list[ItemRecord]:
                 break
             problem = error.errors()[0]
             field = ".".join(str(part) for part in problem["loc"]) or "line"
-            raise RunDirError(f"{path}, line {number}: {field}: {problem['msg']}") from None
+            raise RunDirError(f"{path}, line {number}: {field}: {problem_text(problem)}") from None
     return records
 
 

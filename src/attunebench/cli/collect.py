@@ -40,7 +40,13 @@ DbOption = Annotated[
         help="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://...",
     ),
 ]
-BaseUrl = Annotated[str, typer.Option(help="Where the app is reachable.")]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="Where the app is reachable (default: where `collect serve` last listened, "
+        "else http://127.0.0.1:8000)."
+    ),
+]
 LOCAL = "http://127.0.0.1:8000"
 # What the `collect` extra brings that every collect command imports.
 WEB_STACK = ("sqlalchemy", "alembic", "fastapi", "uvicorn", "pydantic_settings", "httpx")
@@ -128,7 +134,7 @@ def init(
 def serve(
     db: DbOption = DEFAULT_DATABASE_URL,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    port: Annotated[int, typer.Option(help="Port to listen on (1 to 65535).")] = 8000,
     workers: Annotated[
         int, typer.Option(min=1, max=64, help="App processes (PostgreSQL only).")
     ] = 1,
@@ -142,6 +148,8 @@ def serve(
     ] = "",
 ) -> None:
     """Serve the participant pages and the admin pages."""
+    if not 0 < port < 65536:
+        raise _fail(f"--port {port} is not a port: give one from 1 to 65535")
     import uvicorn
 
     from attunebench.collect.pool import PoolError, verify_pool
@@ -157,6 +165,7 @@ def serve(
     except PoolError as error:
         raise _fail(str(error)) from None
     _port_free(host, port)
+    _remember_address(db, f"http://{host}:{port}")
     if stored.join_slug:
         console.print(f"open link: http://{host}:{port}/join/{stored.join_slug}", highlight=False)
     # Each worker process builds its own app from the environment (create_app reads Settings).
@@ -174,6 +183,28 @@ def serve(
     )
 
 
+def _remember_address(db_url: str, address: str) -> None:
+    """Where `serve` listens, kept for `status` and `invite` to print links that work."""
+    from attunebench.collect import crud
+
+    database, _ = _open(db_url)
+    try:
+        with database.write() as session:
+            crud.set_meta(session, crud.SERVED_AT, address)
+    finally:
+        database.dispose()
+
+
+def _served_at(database: Database, given: str | None) -> str:
+    """The app's address: as given, else where `serve` last listened, else the default."""
+    from attunebench.collect import crud
+
+    if given:
+        return given
+    with database.read() as session:
+        return crud.get_meta(session, crud.SERVED_AT) or LOCAL
+
+
 def _port_free(host: str, port: int) -> None:
     """One line, before uvicorn starts, when the address is taken (not uvicorn's own log)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
@@ -189,19 +220,20 @@ def _port_free(host: str, port: int) -> None:
 def invite(
     db: DbOption = DEFAULT_DATABASE_URL,
     count: Annotated[int, typer.Option("--count", "-n", min=1, max=10_000)] = 1,
-    base_url: BaseUrl = LOCAL,
+    base_url: BaseUrl = None,
 ) -> None:
     """Create invitation links and print them, one a line (they cannot be shown again)."""
     from attunebench.collect import crud
 
     database, _ = _open(db)
     try:
+        address = _served_at(database, base_url)
         with database.write() as session:
             tokens = crud.create_invitations(session, count)
     finally:
         database.dispose()
     for token in tokens:
-        print(f"{base_url.rstrip('/')}/p/{token}")
+        print(f"{address.rstrip('/')}/p/{token}")
 
 
 @app.command()
@@ -236,13 +268,14 @@ def export(
 
 
 @app.command()
-def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = LOCAL) -> None:
+def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = None) -> None:
     """Progress: enrolment, turns, picks per model and position, retest probes answered, and
     generation failures."""
     from attunebench.collect.progress import progress
 
     database, stored = _open(db)
     try:
+        address = _served_at(database, base_url)
         with database.read() as session:
             now = progress(session, stored.study)
     finally:
@@ -268,7 +301,7 @@ def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = LOCAL) -> No
     picks = now.per_position
     console.print(f"picks by position: A {picks['A']}, B {picks['B']}, tie {picks['tie']}")
     if stored.join_slug:
-        console.print(f"open link: {base_url.rstrip('/')}/join/{stored.join_slug}")
+        console.print(f"open link: {address.rstrip('/')}/join/{stored.join_slug}")
 
 
 @app.command()

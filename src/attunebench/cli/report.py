@@ -107,6 +107,8 @@ def power(
     data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
 ) -> None:
     """Conversations needed to separate two models on each task at 80% power (alpha 0.05)."""
+    if models[0] == models[1]:
+        _fail(f"--models names {models[0]} twice: give the two models to separate")
     import numpy as np
 
     from attunebench.analysis import RunLoadError, load_runs, power_curve

@@ -320,7 +320,9 @@ def run(
         result = _execute(config, on_ray)
     except ModelsFileError as error:
         said = str(error)
-        _fail(f"{models_file}: {said}" if said.startswith("models.") else said)
+        # a field's path (`models.NAME.options...`) says no file; a file's own message does
+        named = said.startswith(f"{models_file}:")
+        _fail(f"{models_file}: {said}" if said.startswith("models.") and not named else said)
     except CLEAR_ERRORS as error:
         _fail(str(error))
     except FileNotFoundError as error:

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from attunebench.cli.errors import folder_out
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.suite import Manifest, SuiteError, load_manifest, suite_digest, suite_names
 from attunebench.suite.build import load_suite, write_suite_data
@@ -79,6 +80,7 @@ def data(
 ) -> None:
     """Build a suite's evaluated conversations and its train split (for the fitted baselines,
     `baseline/knn?train=FOLDER/NAME-train.jsonl`) from the corpora, checking every digest."""
+    folder_out(folder)
     try:
         evaluated, train = write_suite_data(load_suite(name), folder)
     except SUITE_ERRORS as error:

@@ -35,6 +35,7 @@ from attunebench.collect.study import Study, study_from_json
 SECRET_KEY = "secret_key"
 ADMIN_PASSWORD = "admin_password_hash"
 JOIN_SLUG = "join_slug"
+SERVED_AT = "served_at"  # where `collect serve` last listened: the links status and invite print
 OPEN_ENROLMENTS = ("open", "simulated")
 
 

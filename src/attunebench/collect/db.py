@@ -26,7 +26,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -141,6 +141,8 @@ def migrate(engine: Engine) -> None:
     """
     config = alembic_config()
     with engine.connect() as connection:
+        refuse_other_tables(connection)
+    with engine.connect() as connection:
         sqlite = engine.dialect.name == "sqlite"
         raw = connection.connection.driver_connection
         if sqlite:  # a pragma that must run outside any transaction
@@ -156,9 +158,23 @@ def migrate(engine: Engine) -> None:
                 raw.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
 
 
+def refuse_other_tables(connection: Connection) -> None:
+    """A database that holds no study's schema but other tables (a run cache given for the
+    study's, say) is not one to make tables in or read a study from."""
+    if MigrationContext.configure(connection).get_current_revision() is not None:
+        return
+    tables = sorted(inspect(connection).get_table_names())
+    if tables:
+        raise SchemaError(
+            f"this database holds no study but other tables ({', '.join(tables[:5])}): give "
+            "the study's database, or a new file for `attunebench collect init`"
+        )
+
+
 def check_schema(engine: Engine) -> None:
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     with engine.connect() as connection:
+        refuse_other_tables(connection)
         current = MigrationContext.configure(connection).get_current_revision()
     if current != head:
         raise SchemaError(

@@ -26,6 +26,7 @@ from attunebench.collect.questions import (
 )
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError, load_taxonomy
+from attunebench.frozen import problem_text
 from attunebench.models.registry import SpecError, parse_spec
 
 
@@ -157,7 +158,7 @@ def _describe(error: ValidationError, file: str) -> str:
     lines = []
     for item in error.errors():
         key = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        lines.append(f"{file}: {key}: {item['msg']}")
+        lines.append(f"{file}: {key}: {problem_text(item)}")
     return "\n".join(lines)
 
 

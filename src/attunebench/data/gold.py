@@ -15,7 +15,9 @@ The counts follow what each task uses:
   survey answers (ESConv: the seeker's empathy and relevance ratings of the supporter);
 - rating: replies carrying a rating the person gave themselves (`rating` provenance
   first-person: ESConv seekers' feedback, collected ratings), and apart the turns where they gave
-  feedback on the replies since their previous feedback (`Turn.feedback`).
+  feedback on the replies since their previous feedback (`Turn.feedback`), and the rated
+  replies that are items themselves, in conversations with no such feedback
+  (`derived.rated_replies`).
 
 `given_by` counts each kind of item by the provenance its source declares for the field the
 item's gold comes from, so a report can say "annotators" rather than "the person" where that is
@@ -28,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from attunebench.data.derived import rated_replies
 from attunebench.data.schema import Conversation, Source, Turn
 from attunebench.frozen import Frozen
 
@@ -74,6 +77,8 @@ class RatingGoldCounts(Frozen):
     feedback_turns: int
     """Turns where the person rated the replies since their previous feedback."""
     conversations: int
+    reply_items: int = 0
+    """Rated replies that are items themselves (their conversation has no feedback turn)."""
 
 
 class TaskGoldCounts(Frozen):
@@ -187,6 +192,7 @@ class GoldBuilder:
         c["rated_responses"] += responses
         c["feedback_turns"] += feedback
         c["rated_conversations"] += bool(responses or feedback)
+        c["reply_items"] += len(rated_replies(conversation))
 
     def _add_outcome(self, conversation: Conversation) -> None:
         c, outcome = self.counts, conversation.outcome
@@ -235,6 +241,7 @@ class GoldBuilder:
                 responses=c["rated_responses"],
                 feedback_turns=c["feedback_turns"],
                 conversations=c["rated_conversations"],
+                reply_items=c["reply_items"],
             ),
         )
         given = {kind: dict(self.by_kind[kind].most_common()) for kind in sorted(self.by_kind)}

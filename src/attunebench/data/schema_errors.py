@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from attunebench.frozen import problem_text
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -129,7 +131,7 @@ def _message(error: ErrorDetails) -> str:
         return "unknown field"
     if kind == "string_too_short" and value == "":
         return "empty text"
-    msg = _JSON_WORDS.sub(lambda m: _JSON_NAMES[m.group(1)], error["msg"])
+    msg = _JSON_WORDS.sub(lambda m: _JSON_NAMES[m.group(1)], problem_text(error))
     msg = msg[:1].lower() + msg[1:]
     if kind.endswith("_type") or kind.endswith("_parsing"):
         return f"{msg}, got {json_type(value)} {_short(value)}"

@@ -207,13 +207,17 @@ def _check_line(tally: _Tally, line: _Line, obj: object) -> Conversation | None:
 
 
 def _tabular(path: str | Path, handle: BinaryIO) -> str | None:
-    """Why a CSV or TSV file given for a dataset is refused as a whole (not problem by problem),
-    with the command that imports it; None for anything else. A JSON Lines record starts
+    """Why a CSV or TSV file (or a compressed or binary one) given for a dataset is refused as
+    a whole (not problem by problem), with what to do; None for anything else. A JSON Lines record starts
     with `{`, which no header row does."""
     start = handle.readline(4096).lstrip(b"\xef\xbb\xbf").lstrip()
     handle.seek(0)
     if start.startswith((b"\x1f\x8b", b"PK\x03\x04")):
         return "a compressed file (gzip or zip), not JSON Lines text: decompress it first"
+    if b"\x00" in handle.read(4096):  # no text file holds a NUL: an image, a binary, UTF-16
+        handle.seek(0)
+        return "a binary file (an image, a program, or text saved as UTF-16), not JSON Lines text"
+    handle.seek(0)
     suffix = Path(path).suffix.lower()
     if start.startswith(b"{") or not (
         suffix in (".csv", ".tsv") or b"," in start or b"\t" in start

@@ -68,7 +68,7 @@ from attunebench.rundir import (
     sha256_file,
     write_json,
 )
-from attunebench.tasks.base import CallRole, Task
+from attunebench.tasks.base import CallRole, PlanError, Task
 from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption, person_twins
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
@@ -241,6 +241,13 @@ def _plan(
     return Planned(list(tasks), work, keys, pre_skipped + skipped, empty)
 
 
+def nothing_to_run(plan: Planned) -> str:
+    """Why a plan holds no item, in one line, before any run directory is made."""
+    why = [f"task {task} has nothing to score on this data" for task in plan.empty]
+    why += [f"task {s.task} does not apply to {s.model} ({s.reason})" for s in plan.skipped]
+    return "nothing to run: " + ("; ".join(why) or "no task was asked")
+
+
 async def run(
     config: RunConfig,
     *,
@@ -279,6 +286,8 @@ async def run(
         for model in bound.values():
             model.provider.check_data(evaluated_ids, config.data)
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
+        if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
+            raise PlanError(nothing_to_run(plan))
         adapted = adaptations(bound)
         info, kept = _resume(config.out, _run_info(config, conversations, plan))
         info = info.model_copy(

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from attunebench.frozen import Frozen
+from attunebench.frozen import Frozen, problem_text
 from attunebench.models.registry import ProviderConfigError
 
 Thinking = Literal["adaptive", "enabled", "disabled", "between_tools"]
@@ -207,4 +207,6 @@ def overridden(model: str, base: Capabilities, override: Any) -> Capabilities:
     except ValidationError as error:
         problem = error.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
-        raise ProviderConfigError(f"{model}: capabilities.{where}: {problem['msg']}") from None
+        raise ProviderConfigError(
+            f"{model}: capabilities.{where}: {problem_text(problem)}"
+        ) from None

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from attunebench.frozen import Frozen
+from attunebench.frozen import Frozen, problem_text
 from attunebench.models import base
 from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt, from_loglikelihoods
 from attunebench.models.hints import TaskHint
@@ -350,5 +350,5 @@ def make_hf(model: str, **options: Any) -> HFProvider:
         first = error.errors()[0]
         field = ".".join(map(str, first["loc"]))
         raise ProviderConfigError(
-            f"model spec 'hf/{model}': option {field}: {first['msg']}"
+            f"model spec 'hf/{model}': option {field}: {problem_text(first)}"
         ) from None

@@ -58,7 +58,7 @@ from pydantic import (
     model_validator,
 )
 
-from attunebench.frozen import Frozen
+from attunebench.frozen import Frozen, problem_text
 from attunebench.models.base import GenerateParams
 from attunebench.models.registry import PROVIDERS, SpecError, parse_spec
 
@@ -282,7 +282,10 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
     except FileNotFoundError:
         raise ModelsFileError(f"{path}: no such models file") from None
     except tomllib.TOMLDecodeError as error:
-        raise ModelsFileError(f"{path}: {error}") from None
+        raise ModelsFileError(
+            f"{path}: not valid TOML ({error}); a models file is TOML, one [models.NAME] "
+            "table per model, as examples/models.toml"
+        ) from None
     try:
         tables = _ModelsFile.model_validate(raw).models
     except ValidationError as error:
@@ -299,7 +302,7 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
 def _describe(error: ValidationError, prefix: tuple[str, ...]) -> str:
     problem = error.errors()[0]
     where = ".".join((*prefix, *(str(part) for part in problem["loc"])))
-    return f"{where}: {problem['msg']}"
+    return f"{where}: {problem_text(problem)}"
 
 
 def option_error(entry: ModelEntry, error: TypeError) -> ModelsFileError:

@@ -34,7 +34,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from attunebench.answerform import AnswerForm
 from attunebench.data.person import PLACEHOLDER
-from attunebench.frozen import Frozen
+from attunebench.frozen import Frozen, problem_text
 from attunebench.models.base import (
     GenerateParams,
     Message,
@@ -124,8 +124,7 @@ def make_sim(model: str, **options: Any) -> Provider:
         parsed = OracleOptions.model_validate(options)
     except ValidationError as error:  # worded as the baselines' options are, not pydantic's dump
         problems = "; ".join(
-            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: "
-            + e["msg"].removeprefix("Value error, ")
+            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: " + problem_text(e)
             for e in error.errors()
         )
         raise SpecError(f"model spec 'sim/{model}': {problems}") from None

@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationError
 
-from attunebench.frozen import Frozen
+from attunebench.frozen import Frozen, problem_text
 
 FORMAT: Final = "attunebench-suite/v1"
 
@@ -83,7 +83,9 @@ def load_manifest(name: str) -> Manifest:
     except ValidationError as error:
         problem = error.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
-        raise SuiteError(f"suite {name!r}: manifest field {where}: {problem['msg']}") from None
+        raise SuiteError(
+            f"suite {name!r}: manifest field {where}: {problem_text(problem)}"
+        ) from None
 
 
 def suite_digest(name: str) -> str:

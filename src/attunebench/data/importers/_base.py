@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from attunebench.data.schema import Conversation, Taxonomy
 from attunebench.data.taxonomy import normalise_label
+from attunebench.frozen import problem_text
 
 Tally = Counter[str]
 """Counts keyed `what:value`, e.g. `utterances:usr`, `strategy:Question`; `dropped:`, `warning:`
@@ -124,8 +125,10 @@ def from_validation(location: Location, error: ValidationError) -> ImportFormatE
     first = error.errors()[0]
     if first["type"] == "json_invalid":
         # One record is one line, so "at line 1 column N" is just "at column N".
-        return ImportFormatError(location, "json", first["msg"].replace("line 1 column", "column"))
-    return ImportFormatError(location, field_path(first["loc"]), first["msg"])
+        return ImportFormatError(
+            location, "json", problem_text(first).replace("line 1 column", "column")
+        )
+    return ImportFormatError(location, field_path(first["loc"]), problem_text(first))
 
 
 def validated(model: type[RawT], item: object, location: Location) -> RawT:

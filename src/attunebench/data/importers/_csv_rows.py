@@ -104,24 +104,56 @@ def csv_rows(
     if first is None:
         raise ImportOptionError(f"{path}: empty file (no header row)")
     header = first[1]
-    missing = [column for column in required if column not in header]
-    if missing:
-        hint = ""
-        if len(header) == 1 and (found := next((d for d in "\t;|" if d in header[0]), None)):
-            shown = "$'\\t'" if found == "\t" else repr(found)
-            hint = f"; its columns are split by {found!r}: add --delimiter {shown}"
-        named = ", ".join(header).replace("\t", "\\t")
-        raise ImportOptionError(
-            f"{path}:1: no column {', '.join(map(repr, missing))} (columns: {named}){hint}"
-        )
+    _check_header(path, header, required)
+    rows = 0
     for location, values in records:
+        rows += 1
         if len(values) < len(header):
             raise ImportFormatError(location, header[len(values)], "missing (row too short)")
         if len(values) > len(header):
             raise ImportFormatError(
                 location, "row", f"{len(values)} fields but the header has {len(header)}"
             )
-        yield location, dict(zip(header, values, strict=True))
+        row = dict(zip(header, values, strict=True))
+        for column in required:
+            if "\x00" in row[column]:
+                raise ImportFormatError(
+                    location, column, "holds a NUL byte: binary data, or a file saved as UTF-16?"
+                )
+        yield location, row
+    if rows == 0:
+        raise ImportFormatError(first[0], "rows", "the header is the only row: nothing to import")
+
+
+def _check_header(path: Path, header: Sequence[str], required: Sequence[str]) -> None:
+    """Every required column present, once; a JSON Lines file or another delimiter named."""
+    if header and header[0].lstrip().startswith("{"):
+        raise ImportOptionError(
+            f"{path}:1: a JSON line, not a CSV header: a file of attunebench/v1 conversations "
+            "needs no import (check it with `attunebench data validate`)"
+        )
+    missing = [column for column in required if column not in header]
+    if missing:
+        hint = ""
+        if len(header) == 1 and (found := next((d for d in "\t;|" if d in header[0]), None)):
+            shown = "$'\\t'" if found == "\t" else repr(found)
+            hint = f"; its columns are split by {found!r}: add --delimiter {shown}"
+        named = ", ".join(_short(column) for column in header[:30]).replace("\t", "\\t")
+        more = f", ... ({len(header)} in all)" if len(header) > 30 else ""
+        raise ImportOptionError(
+            f"{path}:1: no column {', '.join(map(repr, missing))} (columns: {named}{more}){hint}"
+        )
+    for column in dict.fromkeys(required):
+        places = [str(i) for i, name in enumerate(header, start=1) if name == column]
+        if len(places) > 1:
+            raise ImportOptionError(
+                f"{path}:1: column {column!r} appears {len(places)} times in the header "
+                f"(columns {', '.join(places)}): rename all but one"
+            )
+
+
+def _short(column: str, limit: int = 40) -> str:
+    return column if len(column) <= limit else column[: limit - 1] + "…"
 
 
 def speaker_name(cell: str) -> str:

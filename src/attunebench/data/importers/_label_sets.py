@@ -29,6 +29,7 @@ from attunebench.data.importers._base import (
 )
 from attunebench.data.schema import Taxonomy, TaxonomyLabel
 from attunebench.data.taxonomy import load_taxonomy, normalise_label
+from attunebench.frozen import problem_text
 
 KINDS: tuple[LabelKind, ...] = ("emotions", "behaviors")
 FLAGS = "--taxonomy FILE.json, --taxonomy-from-data or --label-map FILE"
@@ -59,7 +60,9 @@ def taxonomy_option(value: str) -> tuple[Taxonomy, bool]:
         return Taxonomy.model_validate(_json_file(path, "taxonomy")), True
     except ValidationError as error:
         first = error.errors()[0]
-        raise ImportOptionError(f"{path}: {field_path(first['loc'])}: {first['msg']}") from None
+        raise ImportOptionError(
+            f"{path}: {field_path(first['loc'])}: {problem_text(first)}"
+        ) from None
 
 
 LabelMap = dict[LabelKind, dict[str, tuple[str, ...]]]
@@ -178,5 +181,5 @@ class Labeller:
         except ValidationError as error:
             first = error.errors()[0]
             raise ImportOptionError(
-                f"{path}: taxonomy from data: {field_path(first['loc'])}: {first['msg']}"
+                f"{path}: taxonomy from data: {field_path(first['loc'])}: {problem_text(first)}"
             ) from None

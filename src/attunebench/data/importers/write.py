@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
-from attunebench.data.importers._base import Importer, Tally
+from attunebench.data.importers._base import Importer, ImportOptionError, Tally
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 
@@ -48,14 +48,25 @@ def import_to_file(
 ) -> ImportResult:
     """Write what `importer` reads from `source` to `out`; a failure leaves no partial file.
 
-    With `limit`, reading stops after that many conversations (importers are lazy).
+    With `limit`, reading stops after that many conversations (importers are lazy). A source
+    holding no conversation is an error (`ImportOptionError`), and `out` is left as it was.
     """
     tally: Tally = Counter()
     conversations: Iterator[Conversation] = islice(importer.read(source, tally), limit)
+    first = next(conversations, None)
+    if first is None:  # an empty output would replace `out` and then fail validation
+        raise ImportOptionError(f"{source}: no conversation to import{_why(tally)}")
+    conversations = chain([first], conversations)
     if on_conversation is not None:
         conversations = _observed(conversations, on_conversation)
     written = write_conversations(out, conversations)
     return ImportResult(written=written, tally=tally)
+
+
+def _why(tally: Tally) -> str:
+    """What the import left out, as the reason nothing was imported."""
+    left = ImportResult(0, tally).dropped()
+    return "" if not left else " (" + "; ".join(f"{n} {what}" for what, n in left.items()) + ")"
 
 
 def _observed(

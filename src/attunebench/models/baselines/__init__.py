@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ValidationError
 
-from attunebench.frozen import Frozen
+from attunebench.frozen import Frozen, problem_text
 from attunebench.models.baselines.base import Baseline
 from attunebench.models.baselines.knn import KnnBaseline, KnnOptions
 from attunebench.models.baselines.lexicon import LexiconBaseline
@@ -61,7 +61,8 @@ def _options(model: type[Options], spec: str, given: dict[str, Any]) -> Options:
         return model.model_validate(given)
     except ValidationError as error:
         problems = "; ".join(
-            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in error.errors()
+            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: {problem_text(e)}"
+            for e in error.errors()
         )
         raise SpecError(f"model spec {spec!r}: {problems}") from None
 

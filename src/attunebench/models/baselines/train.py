@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from attunebench.data.derived import FIVE, conversation_level, opening_words, outcome_fields
 from attunebench.data.schema import Conversation, Turn
+from attunebench.frozen import problem_text
 from attunebench.models.registry import ProviderConfigError
 
 
@@ -197,7 +198,7 @@ def _read(path: Path) -> list[Conversation]:
             except ValidationError as error:
                 first = error.errors()[0]
                 field = ".".join(str(part) for part in first["loc"]) or "(record)"
-                raise TrainSetError(f"{path}:{number}: {field}: {first['msg']}") from None
+                raise TrainSetError(f"{path}:{number}: {field}: {problem_text(first)}") from None
     return conversations
 
 
