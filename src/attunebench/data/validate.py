@@ -208,8 +208,8 @@ def _check_line(tally: _Tally, line: _Line, obj: object) -> Conversation | None:
 
 def _tabular(path: str | Path, handle: BinaryIO) -> str | None:
     """Why a CSV or TSV file (or a compressed or binary one) given for a dataset is refused as
-    a whole (not problem by problem), with what to do; None for anything else. A JSON Lines record starts
-    with `{`, which no header row does."""
+    a whole (not problem by problem), with what to do; None for anything else. A JSON Lines
+    record starts with `{`, which no header row does."""
     start = handle.readline(4096).lstrip(b"\xef\xbb\xbf").lstrip()
     handle.seek(0)
     if start.startswith((b"\x1f\x8b", b"PK\x03\x04")):
