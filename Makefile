@@ -125,8 +125,17 @@ ladder: ladder-models llama-server
 # two pytest-xdist workers were no faster on the shared 2-core machine (docs/development.md).
 PYTEST_ARGS ?=
 
+# The collection app's PostgreSQL tests get a server from scripts/test-postgres (Debian's,
+# installed, created and started as root where need be) unless ATTUNEBENCH_TEST_POSTGRES_URL
+# names one; a cluster it started is stopped afterwards, one already running is left alone.
 test: install-llm llama-server browser
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@if [ -n "$${ATTUNEBENCH_TEST_POSTGRES_URL:-}" ]; then \
+	  $(BIN)/python -m pytest $(PYTEST_ARGS); \
+	else \
+	  url=$$(scripts/test-postgres start); \
+	  ATTUNEBENCH_TEST_POSTGRES_URL="$$url" $(BIN)/python -m pytest $(PYTEST_ARGS); status=$$?; \
+	  scripts/test-postgres stop; exit $$status; \
+	fi
 
 lint: install
 	$(BIN)/ruff format --check src tests benchmarks

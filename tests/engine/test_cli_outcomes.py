@@ -19,6 +19,7 @@ from attunebench import __version__
 from attunebench.cli import app
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
+from attunebench.data.schema import Conversation
 from attunebench.engine import read_ledger, read_records, read_run_info
 from attunebench.testing import FaultPlan, FaultServer
 
@@ -46,12 +47,26 @@ def test_version() -> None:
     assert code == 0 and output.strip() == f"attunebench {__version__}"
 
 
+def _unrated(conversation: Conversation) -> Conversation:
+    turns = [
+        t.model_copy(
+            update={"responses": tuple(r.model_copy(update={"rating": None}) for r in t.responses)}
+        )
+        for t in conversation.turns
+    ]
+    return conversation.model_copy(update={"turns": tuple(turns)})
+
+
 def test_the_default_run_leaves_out_judged_tasks_and_names_empty_ones(tmp_path: Path) -> None:
     out = tmp_path / "run"
+    # the sample without its replies' ratings: the rating task has no item
+    unrated = [_unrated(c) for c in read_conversations(sample_path())]
+    data = tmp_path / "unrated.jsonl"
+    write_conversations(data, unrated)
     code, output = attunebench(
         "run",
         "--data",
-        str(sample_path()),
+        str(data),
         "--out",
         str(out),
         "--model",
@@ -67,7 +82,7 @@ def test_the_default_run_leaves_out_judged_tasks_and_names_empty_ones(tmp_path: 
         assert f"not applicable: task {task} for (every model) (needs a judge (--judge SPEC))" in (
             lines
         )
-    assert "no items: task rating has nothing to score on this data" in lines  # no feedback
+    assert "no items: task rating has nothing to score on this data" in lines  # no rating
     info = read_run_info(out)
     assert info is not None and info.complete and info.empty_tasks == ["rating"]
     assert {r.task for r in read_records(out / "records.jsonl")} == {

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import file_out, needs_extra
 from attunebench.collect import DEFAULT_DATABASE_URL
 
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 app = typer.Typer(
     help="Collect annotated conversations with anonymised models.", no_args_is_help=True
 )
-console = Console()
-err = Console(stderr=True)
+console = CommandConsole()
+err = CommandConsole(stderr=True)
 
 DbOption = Annotated[
     str,

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import os_problem
 from attunebench.data.gold import NOT_DECLARED
@@ -35,7 +35,7 @@ from attunebench.tasks import Task, load_tasks
 app = typer.Typer(
     help="Inspect, validate, import and export attunebench/v1 datasets.", no_args_is_help=True
 )
-console = Console()
+console = CommandConsole()
 app.add_typer(import_app, name="import")
 
 SHOW_DEFAULT = 50

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import os_problem
 from attunebench.data.importers import (
     ConvAI1Importer,
@@ -33,8 +33,8 @@ from attunebench.data.taxonomy import UnknownTaxonomyError
 
 app = typer.Typer(help="Import a real corpus into attunebench/v1 JSON Lines.", no_args_is_help=True)
 # Messages name file:line; soft wrapping keeps them whole for editors and grep.
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
+console = CommandConsole(soft_wrap=True)
+errors = CommandConsole(stderr=True, soft_wrap=True)
 
 Source = Annotated[
     Path | None,

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import folder_out
 from attunebench.cli.report import RESAMPLES
 from attunebench.cli.run import quiet_model_loading, skipped_lines
@@ -36,7 +36,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import takes_option
 
-out = Console()
+out = CommandConsole()
 BASELINES = ("baseline/random", "baseline/majority", "baseline/lexicon", "baseline/knn")
 FITTED = ("baseline/majority", "baseline/knn")
 JUDGE = "proxy/minilm"

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import NoReturn
 
 import typer
-from rich.console import Console
 
-err = Console(stderr=True)
+from attunebench.cli.consoles import CommandConsole
+
+err = CommandConsole(stderr=True)
 USAGE = 2  # what was asked cannot be done as asked
 
 

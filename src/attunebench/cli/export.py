@@ -6,14 +6,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import folder_out
 from attunebench.data.validate import DatasetError
 
 app = typer.Typer(help="AttuneBench's tasks for other evaluation harnesses.", no_args_is_help=True)
-out = Console()
-err = Console(stderr=True)
+out = CommandConsole()
+err = CommandConsole(stderr=True)
 
 
 @app.command("lm-eval")

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import folder_out
 
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from attunebench.analysis.power import PowerCurve
     from attunebench.report.render import Format
 
-out = Console()
-err = Console(stderr=True)
+out = CommandConsole()
+err = CommandConsole(stderr=True)
 FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
 # The analysis defaults, repeated so the CLI starts without importing it (a test compares them).
 RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import file_out, folder_out, os_problem
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
@@ -41,7 +41,7 @@ from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError, takes_option
 from attunebench.tasks.twins import DEFAULT_PERSON, check_person
 
-err = Console(stderr=True)
+err = CommandConsole(stderr=True)
 CONTEXTS = ("blind", "informed", "both")
 # Mistakes in what was asked for: each message names the file, field or server at fault.
 CLEAR_ERRORS = (

@@ -1,0 +1,26 @@
+"""The console every command prints with: rich's, except that piped or redirected (no terminal
+on any standard stream, no COLUMNS set) it is wide enough that a table is written in full. Rich
+would cut such output at 80 columns, so a table in a log or a file lost its right-hand columns;
+on a terminal a table wider than the window still wraps its cells, as rich does.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console, ConsoleDimensions
+
+PIPED_WIDTH = 1000  # columns: wider than any table the commands print
+
+
+class CommandConsole(Console):
+    @property
+    def size(self) -> ConsoleDimensions:
+        found = super().size
+        if self.is_terminal or os.environ.get("COLUMNS"):
+            return found
+        return ConsoleDimensions(PIPED_WIDTH, found.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self.width, self.height = new_size
