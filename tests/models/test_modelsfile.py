@@ -12,6 +12,7 @@ from attunebench.models.modelsfile import (
     ModelsFileError,
     load_models_file,
     resolve_model,
+    short_names,
 )
 
 MODELS = """
@@ -98,3 +99,29 @@ def test_errors_name_the_file_and_field(tmp_path: Path, text: str, message: str)
 def test_missing_file_is_clear(tmp_path: Path) -> None:
     with pytest.raises(ModelsFileError, match="no such models file"):
         load_models_file(tmp_path / "absent.toml")
+
+
+def test_fitted_baselines_carry_short_names_told_apart_by_their_train_files() -> None:
+    specs = [
+        "baseline/random",
+        "baseline/majority?train=runs/suite/open-v1-mini-train.jsonl",
+        "baseline/knn?train=a/valid.jsonl",
+        "baseline/knn?train=b/train.jsonl&k=3",
+        "mock/default?x=1",
+    ]
+    named = short_names([ModelEntry.from_spec(spec) for spec in specs])
+    assert [entry.name for entry in named] == [
+        "baseline/random",
+        "baseline/majority",
+        "baseline/knn-valid",
+        "baseline/knn-train",
+        "mock/default?x=1",  # not a baseline: named as given
+    ]
+    assert [entry.spec for entry in named] == specs  # run.json and the report keep the spec
+    # the trap: two whose train files share a stem keep their specs, never one name for both
+    twins = ["baseline/knn?train=a/train.jsonl", "baseline/knn?train=b/train.jsonl"]
+    assert [e.name for e in short_names([ModelEntry.from_spec(s) for s in twins])] == twins
+    # a models-file entry's name is its own
+    mine = ModelEntry(name="my-knn", spec="baseline/knn?train=a/valid.jsonl")
+    plain = ModelEntry.from_spec("baseline/knn?train=b/valid.jsonl")
+    assert [e.name for e in short_names([mine, plain])] == ["my-knn", "baseline/knn"]

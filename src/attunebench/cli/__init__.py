@@ -14,11 +14,13 @@ from attunebench.cli import export as export_commands
 from attunebench.cli import report as report_commands
 from attunebench.cli import run as run_command
 from attunebench.cli import suite as suite_commands
+from attunebench.cli.consoles import HELP_MARKUP
 
 app = typer.Typer(
     name="attunebench",
     help="Emotional intelligence of language models, measured on real annotated conversations.",
     no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
     pretty_exceptions_enable=False,
 )
 app.add_typer(data_commands.app, name="data")

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from attunebench.cli.consoles import CommandConsole
+from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.errors import file_out, needs_extra
 from attunebench.collect import DEFAULT_DATABASE_URL
 
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from attunebench.collect.db import Database
 
 app = typer.Typer(
-    help="Collect annotated conversations with anonymised models.", no_args_is_help=True
+    help="Collect annotated conversations with anonymised models.",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
 )
 console = CommandConsole()
 err = CommandConsole(stderr=True)

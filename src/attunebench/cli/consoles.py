@@ -1,16 +1,25 @@
-"""The console every command prints with: rich's, except that piped or redirected (no terminal
-on any standard stream, no COLUMNS set) it is wide enough that a table is written in full. Rich
-would cut such output at 80 columns, so a table in a log or a file lost its right-hand columns;
-on a terminal a table wider than the window still wraps its cells, as rich does.
+"""How the commands print: the console every command prints with, and how help is shown.
+
+The console is rich's, except that piped or redirected (no terminal on any standard stream, no
+COLUMNS set) it is wide enough that a table is written in full. Rich would cut such output at
+80 columns, so a table in a log or a file lost its right-hand columns; on a terminal a table
+wider than the window still wraps its cells, as rich does.
+
+Help and usage errors are click's plain text (`HELP_MARKUP`, every Typer's
+`rich_markup_mode`): typer's rich panels show a type beside every option, `<bool>` beside a
+flag, which takes no value; and a usage error is then plain lines, as the commands' own errors
+are.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Final
 
 from rich.console import Console, ConsoleDimensions
 
 PIPED_WIDTH = 1000  # columns: wider than any table the commands print
+HELP_MARKUP: Final = None  # plain help, no markup read in it
 
 
 class CommandConsole(Console):

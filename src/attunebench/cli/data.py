@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from attunebench.cli.consoles import CommandConsole
+from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import os_problem
 from attunebench.data.gold import NOT_DECLARED
@@ -33,7 +33,9 @@ from attunebench.data.validate import (
 from attunebench.tasks import Task, load_tasks
 
 app = typer.Typer(
-    help="Inspect, validate, import and export attunebench/v1 datasets.", no_args_is_help=True
+    help="Inspect, validate, import and export attunebench/v1 datasets.",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
 )
 console = CommandConsole()
 app.add_typer(import_app, name="import")

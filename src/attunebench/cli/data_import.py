@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from attunebench.cli.consoles import CommandConsole
+from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.errors import os_problem
 from attunebench.data.importers import (
     ConvAI1Importer,
@@ -31,7 +31,11 @@ from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError
 
-app = typer.Typer(help="Import a real corpus into attunebench/v1 JSON Lines.", no_args_is_help=True)
+app = typer.Typer(
+    help="Import a real corpus into attunebench/v1 JSON Lines.",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
+)
 # Messages name file:line; soft wrapping keeps them whole for editors and grep.
 console = CommandConsole(soft_wrap=True)
 errors = CommandConsole(stderr=True, soft_wrap=True)

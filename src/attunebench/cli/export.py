@@ -7,11 +7,15 @@ from typing import Annotated
 
 import typer
 
-from attunebench.cli.consoles import CommandConsole
+from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.errors import folder_out
 from attunebench.data.validate import DatasetError
 
-app = typer.Typer(help="AttuneBench's tasks for other evaluation harnesses.", no_args_is_help=True)
+app = typer.Typer(
+    help="AttuneBench's tasks for other evaluation harnesses.",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
+)
 out = CommandConsole()
 err = CommandConsole(stderr=True)
 

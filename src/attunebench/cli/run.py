@@ -32,6 +32,7 @@ from attunebench.models.modelsfile import (
     ModelsFileError,
     load_models_file,
     resolve_model,
+    short_names,
 )
 from attunebench.models.registry import ProviderConfigError
 from attunebench.registry import RegistryError
@@ -309,7 +310,7 @@ def run(
             )
         config = replace(
             config,
-            models=_entries(model, models_file),
+            models=short_names(_entries(model, models_file)),
             judges=_entries(judge or [], models_file),
             concurrency=concurrency,
             cache_path=None if no_cache else cache or default_cache_path(),

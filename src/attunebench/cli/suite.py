@@ -9,13 +9,17 @@ from typing import Annotated, NoReturn
 import typer
 from rich.table import Table
 
-from attunebench.cli.consoles import CommandConsole
+from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.errors import folder_out
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.suite import Manifest, SuiteError, load_manifest, suite_digest, suite_names
 from attunebench.suite.build import load_suite, write_suite_data
 
-app = typer.Typer(help="The shipped suites: fixed, versioned item sets.", no_args_is_help=True)
+app = typer.Typer(
+    help="The shipped suites: fixed, versioned item sets.",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
+)
 out = CommandConsole()
 err = CommandConsole(stderr=True)
 SUITE_ERRORS = (SuiteError, ImportFormatError, ImportOptionError, OSError)

@@ -48,8 +48,11 @@ import inspect
 import re
 import tomllib
 import typing
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qs
 
 from pydantic import (
     Field,
@@ -60,7 +63,7 @@ from pydantic import (
 
 from attunebench.frozen import Frozen, problem_text
 from attunebench.models.base import GenerateParams
-from attunebench.models.registry import PROVIDERS, SpecError, parse_spec
+from attunebench.models.registry import PROVIDERS, SpecError, parse_spec, spec_kind
 
 # Provider options that change how a call travels, not what comes back.
 TRANSPORT_OPTIONS = frozenset(
@@ -329,6 +332,35 @@ def _option_names(prefix: str) -> list[str]:
     skipped = {"self", "model", "name", "spec"}
     kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return sorted(p.name for p in parameters if p.kind in kinds and p.name not in skipped)
+
+
+def short_names(entries: Sequence[ModelEntry]) -> tuple[ModelEntry, ...]:
+    """Entries named by their spec, with a fitted baseline's options left out of the name:
+    `baseline/majority?train=runs/x/valid.jsonl` is `baseline/majority` in every table and plot
+    (run.json and the report's table of models keep the spec). Two that would share a name
+    are told apart by their train file's stem (`baseline/knn-valid`); any still alike keep
+    their spec. Models-file names are never changed."""
+    first = [_short(entry) for entry in entries]
+    taken = Counter(first)
+    named = [
+        name if taken[name] == 1 or name == entry.name else f"{name}-{_train_stem(entry.spec)}"
+        for entry, name in zip(entries, first, strict=True)
+    ]
+    taken = Counter(named)
+    return tuple(
+        entry.model_copy(update={"name": name if taken[name] == 1 else entry.spec})
+        for entry, name in zip(entries, named, strict=True)
+    )
+
+
+def _short(entry: ModelEntry) -> str:
+    shortened = entry.name == entry.spec and spec_kind(entry.spec) == "baseline"
+    return entry.spec.partition("?")[0] if shortened else entry.name
+
+
+def _train_stem(spec: str) -> str:
+    train = parse_qs(spec.partition("?")[2]).get("train", [""])[0]
+    return Path(train).stem or "options"
 
 
 def resolve_model(ref: str, entries: dict[str, ModelEntry]) -> ModelEntry:
