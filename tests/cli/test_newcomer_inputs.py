@@ -9,12 +9,16 @@ tests/models/test_not_an_api.py.
 
 from __future__ import annotations
 
+import io
 import json
+import socket
 from pathlib import Path
 
 import pytest
-from cli_harness import SAMPLE, attunebench, csv_import, one_clear_line, run_args
+from cli_harness import ROOT, SAMPLE, attunebench, csv_import, one_clear_line, run_args
+from rich.table import Table
 
+from attunebench.cli.consoles import CommandConsole
 from attunebench.testing.web_page import WebPageServer
 
 ROWS = "conv,who,text,thumb\nc1,me,hi,\nc1,bot,hello,1\nc1,me,bye,\nc1,bot,ciao,0\n"
@@ -24,6 +28,12 @@ def _csv(tmp_path: Path, text: str = ROWS, name: str = "chats.csv") -> Path:
     source = tmp_path / name
     source.write_text(text, encoding="utf-8")
     return source
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @pytest.fixture
@@ -154,7 +164,7 @@ def test_the_run_cache_given_as_the_study_database(tmp_path: Path) -> None:
     for command in ("status", "init"):
         args = ["collect", command, "--db", f"sqlite:///{cache}"]
         if command == "init":
-            args += ["--study", Path(__file__).parents[2] / "examples" / "study.toml"]
+            args += ["--study", ROOT / "examples" / "study.toml"]
         result = (
             attunebench(*args, "--no-check-models") if command == "init" else attunebench(*args)
         )
@@ -172,7 +182,7 @@ def test_power_between_a_model_and_itself(tmp_path: Path) -> None:
 
 def test_a_validators_words_come_without_pydantics_prefix(tmp_path: Path) -> None:
     pytest.importorskip("sqlalchemy")
-    study = (Path(__file__).parents[2] / "examples" / "study.toml").read_text()
+    study = (ROOT / "examples" / "study.toml").read_text()
     bad = tmp_path / "study.toml"
     bad.write_text(study.replace("max = 5", "max = 1", 1))
     assert bad.read_text() != study
@@ -207,3 +217,42 @@ def test_a_base_url_serving_web_pages(tmp_path: Path, monkeypatch: pytest.Monkey
         result = attunebench(*run_args(tmp_path, tmp_path / "run"), "--model", "openai/m")
     one_clear_line(result, "is not an OpenAI-compatible server: its /models answered HTML")
     assert server.calls == 1 and not (tmp_path / "run").exists()
+
+
+# The smaller points ---------------------------------------------------------------------
+
+
+def test_flags_show_no_type_in_help() -> None:
+    for command in (["--help"], ["run", "--help"], ["data", "import", "csv", "--help"]):
+        shown = attunebench(*command)
+        assert shown.exit_code == 0 and "<bool>" not in shown.output, shown.output
+    assert "--no-cache " in attunebench("run", "--help").output
+
+
+def test_a_table_is_written_in_full_when_piped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    console = CommandConsole(file=io.StringIO())
+    table = Table(*(f"column {i}" for i in range(12)))
+    table.add_row(*(f"value number {i}" for i in range(12)))
+    console.print(table)
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) == 5 and "value number 11" in lines[3]  # one line a row, none cut
+
+
+def test_collect_status_prints_where_serve_listens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uvicorn = pytest.importorskip("uvicorn")
+    study = (ROOT / "examples" / "study.toml").read_text()
+    opened = tmp_path / "study.toml"
+    opened.write_text(study.replace("open = false", "open = true\ncap = 10", 1))
+    db = f"sqlite:///{tmp_path / 'study.db'}"
+    made = attunebench("collect", "init", "--study", opened, "--db", db, "--no-check-models")
+    assert made.exit_code == 0, made.output
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)  # served, and stopped
+    port = free_port()
+    assert attunebench("collect", "serve", "--db", db, "--port", port).exit_code == 0
+    status = attunebench("collect", "status", "--db", db)
+    assert f"open link: http://127.0.0.1:{port}/join/" in status.output
+    invited = attunebench("collect", "invite", "--db", db)
+    assert invited.output.startswith(f"http://127.0.0.1:{port}/p/")

@@ -85,7 +85,7 @@ def test_simulated_participants_only_where_the_study_allows(
 def test_the_open_link_needs_a_cap() -> None:
     from attunebench.collect.study import StudyError
 
-    with pytest.raises(StudyError, match="enrolment: Value error, an open link needs a cap"):
+    with pytest.raises(StudyError, match="enrolment: an open link needs a cap"):
         parse_study(study_data(enrolment={"open": True}))
 
 

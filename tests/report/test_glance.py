@@ -8,6 +8,7 @@ import re
 from markupsafe import escape
 
 from attunebench.analysis import Options, Summary, build_summary, synthetic
+from attunebench.analysis.schema import SuiteInfo
 from attunebench.analysis.synthetic import Plan
 from attunebench.report import render_html, render_markdown
 from attunebench.report.glance import glance
@@ -98,3 +99,23 @@ def test_the_markdown_carries_the_judge_audit_and_the_rank_agreement(summary: Su
     ranks = text[text.index("## Rank agreement between tasks") :]
     for pair in summary.rank_correlation.pairs:
         assert f"| {pair.task_a} / {pair.task_b} |" in ranks
+
+
+def test_a_yardstick_at_a_glance_carries_its_interval(summary: Summary) -> None:
+    for line in glance(summary).leads:
+        assert re.fullmatch(
+            r"best yardstick: \S+ -?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\].*", line.beside
+        ), line.beside
+
+
+def test_a_suite_runs_report_names_the_suite_at_the_top(summary: Summary) -> None:
+    assert "<h1>AttuneBench report</h1>" in render_html(summary)  # no suite: as before
+    suite = SuiteInfo(name="open-v1-mini", version="2", digest="a" * 64)
+    runs = [run.model_copy(update={"suite": suite}) for run in summary.provenance.runs]
+    on_suite = summary.model_copy(
+        update={"provenance": summary.provenance.model_copy(update={"runs": runs})}
+    )
+    page = render_html(on_suite)
+    assert "<h1>AttuneBench report: suite open-v1-mini</h1>" in page
+    top = page[: page.index('<section id="glance">')]
+    assert "version 2 (digest <code>aaaaaaaaaaaa</code>)" in top

@@ -46,7 +46,10 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
     """`task (headline)`: `A 0.61, +0.12 [0.03, 0.21] over B: ahead`, the best yardstick
     beside it. With no model under test at all, the reason is said once above."""
     best = _best_yardstick(summary, lead.task)
-    beside = "" if best is None else f"best yardstick: {best.model} {best.value:.3f}"
+    beside = ""
+    if best is not None:
+        interval = _range(best.ci_low, best.ci_high)
+        beside = f"best yardstick: {best.model} {best.value:.3f}{interval}"
     info = next((t for t in summary.tasks if t.name == lead.task), None)
     topic = lead.task if info is None else f"{lead.task} ({info.headline})"
     if lead.leader is None:
