@@ -1,5 +1,5 @@
-"""What the CSV importer's options declare beyond rows: conversation-level columns and who gave
-each kind of label."""
+"""What the CSV importer's options declare beyond rows: which column plays which part,
+conversation-level columns, and who gave each kind of label."""
 
 from __future__ import annotations
 
@@ -73,3 +73,28 @@ def declared_provenance(
             )
         declared.update(dict.fromkeys([labelled_field] if labelled_field else labelled, who))
     return declared
+
+
+def check_roles(keys: Sequence[str], speaker: str, text: str, label_sep: str) -> None:
+    """Refuse, before the file is read, one column in two parts, and an empty label separator."""
+    if not label_sep:
+        raise ImportOptionError("--label-sep is empty: give the text between labels, e.g. ','")
+    for option, column in (("--speaker-col", speaker), ("--text-col", text)):
+        if column in keys:
+            raise ImportOptionError(
+                f"{option} {column!r} is also a --conversation-col: a conversation's key "
+                "cannot also be its speaker or text"
+            )
+    if speaker == text:
+        raise ImportOptionError(f"--speaker-col and --text-col are both {text!r}")
+
+
+def check_rating_scale(low: float | None, high: float | None) -> None:
+    """Both bounds or neither (the range of the column's numbers is then taken), low below high."""
+    if (low is None) != (high is None):
+        raise ImportOptionError(
+            "give both --rating-low and --rating-high, or neither (the range of the rating "
+            "column's numbers is then taken)"
+        )
+    if low is not None and high is not None and low >= high:
+        raise ImportOptionError(f"--rating-low {low:g} is not below --rating-high {high:g}")

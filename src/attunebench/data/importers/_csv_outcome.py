@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,3 +156,25 @@ class Observed:
                 f"from the data: give {option}"
             )
         return self.low, self.high
+
+
+def scale_option(key: str) -> str:
+    """The option that sets the scale of an outcome field, or (key "") of the rating column."""
+    return f"--outcome-scale {key}=LOW:HIGH" if key else "--rating-low and --rating-high"
+
+
+def observed_scales(
+    rows: Iterable[Record], columns: Mapping[str, str]
+) -> dict[str, tuple[str, Scale]]:
+    """Per key of `columns` (an outcome field, or "" for the rating column), the column and the
+    range its numbers span over `rows` (a column with no numbers has none: a text answer)."""
+    found = {key: Observed(column) for key, column in columns.items()}
+    for location, values in rows:
+        for observed in found.values():
+            observed.add(values[observed.column], location)
+    scales = {}
+    for key, observed in found.items():
+        scale = observed.scale(scale_option(key))
+        if scale is not None:
+            scales[key] = (observed.column, scale)
+    return scales

@@ -56,6 +56,8 @@ from attunebench.data.importers._base import (
     unique,
 )
 from attunebench.data.importers._csv_context import (
+    check_rating_scale,
+    check_roles,
     context_targets,
     context_values,
     declared_provenance,
@@ -69,7 +71,12 @@ from attunebench.data.importers._csv_groups import (
     merge_annotators,
     merge_rule,
 )
-from attunebench.data.importers._csv_outcome import Observed, OutcomeColumns, Scale
+from attunebench.data.importers._csv_outcome import (
+    OutcomeColumns,
+    Scale,
+    observed_scales,
+    scale_option,
+)
 from attunebench.data.importers._csv_rows import csv_rows, speaker_name
 from attunebench.data.importers._dialogue import Utterance, build_dialogue
 from attunebench.data.importers._label_sets import (
@@ -203,51 +210,20 @@ class CsvImporter:
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         yield from self._scaled(source, tally)._read(source, tally)
 
-    def _options(self) -> None:
-        """Refuse options that contradict each other, before the file is read."""
-        if not self.label_sep:
-            raise ImportOptionError("--label-sep is empty: give the text between labels, e.g. ','")
-        roles = {"--speaker-col": self.speaker_col, "--text-col": self.text_col}
-        for option, column in roles.items():
-            if column in self.keys:
-                raise ImportOptionError(
-                    f"{option} {column!r} is also a --conversation-col: a conversation's key "
-                    "cannot also be its speaker or text"
-                )
-        if self.speaker_col == self.text_col:
-            raise ImportOptionError(f"--speaker-col and --text-col are both {self.text_col!r}")
-        low, high = self.rating_low, self.rating_high
-        if (low is None) != (high is None):
-            raise ImportOptionError(
-                "give both --rating-low and --rating-high, or neither (the range of the "
-                "rating column's numbers is then taken)"
-            )
-        if low is not None and high is not None and low >= high:
-            raise ImportOptionError(f"--rating-low {low:g} is not below --rating-high {high:g}")
-
     def _scaled(self, source: Path, tally: Tally) -> CsvImporter:
         """This importer with every scale settled: the rating column's and each outcome
         field's, as given, or else the range its numbers span in the file (said in a note)."""
-        self._options()
-        observed = {
-            name: Observed(self._outcome.columns[name]) for name in self._outcome.unscaled()
-        }
+        check_roles(self.keys, self.speaker_col, self.text_col, self.label_sep)
+        check_rating_scale(self.rating_low, self.rating_high)
+        wanted = {name: self._outcome.columns[name] for name in self._outcome.unscaled()}
         if self.rating_col and self.rating_low is None:
-            observed[""] = Observed(self.rating_col)
-        if observed:
-            for location, values in csv_rows(source, self._columns(), self.delimiter):
-                for found in observed.values():
-                    found.add(values[found.column], location)
-        settled = replace(self)
-        for name, found in observed.items():
-            option = (
-                "--rating-low and --rating-high" if not name else f"--outcome-scale {name}=LOW:HIGH"
-            )
-            scale = found.scale(option)
-            if scale is None:
-                continue
+            wanted[""] = self.rating_col  # the rating column's, under no outcome field's name
+        rows = csv_rows(source, self._columns(), self.delimiter) if wanted else iter(())
+        settled = self
+        for name, (column, scale) in observed_scales(rows, wanted).items():
+            option = scale_option(name)
             what = "rating" if not name else f"outcome {name}"
-            taken = f"{found.column} {scale[0]:g}:{scale[1]:g} (to set it: {option})"
+            taken = f"{column} {scale[0]:g}:{scale[1]:g} (to set it: {option})"
             tally[f"note:{what} scale taken from the data: {taken}"] += 1
             settled = settled._with_scale(name, scale)
         return settled
