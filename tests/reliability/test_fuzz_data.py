@@ -46,8 +46,9 @@ def _check_import_error(error: Exception, case: Case, source: Path) -> None:
         assert error.location.path in files, f"{error.location.path} is not a corpus file"
         assert error.field and error.problem
         assert str(error).startswith(str(error.location.path))
-    else:
-        assert any(str(path) in str(error) for path in files), f"no file named in: {error}"
+    else:  # a file, or (nothing imported from it) the corpus folder the user gave
+        named = {*files, source}
+        assert any(str(path) in str(error) for path in named), f"no file named in: {error}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -76,11 +77,11 @@ def test_a_fuzzed_corpus_imports_or_fails_with_a_located_error(
         _check_import_error(error, case, source)
         assert list(out_dir.iterdir()) == [], "a failed import left a file behind"
         return
+    assert result.written >= 1  # a corpus with nothing to import is an error, above
     assert len(read_conversations(out)) == result.written
-    if result.written:  # an empty corpus gives an empty file, which is no dataset to validate
-        report = validate_file(out)
-        assert report.ok, report.problems[:3]
-        assert report.conversations == result.written
+    report = validate_file(out)
+    assert report.ok, report.problems[:3]
+    assert report.conversations == result.written
 
 
 def _check_dataset_error(error: DatasetError, name: str) -> None:
