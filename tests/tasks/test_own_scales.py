@@ -146,3 +146,26 @@ def test_the_outcome_prompt_names_a_person_as_a_person() -> None:
             assert f"between a user and {other}" in text and speaker in text
             if partner == "person":
                 assert "assistant" not in text.lower()
+
+
+async def test_reply_rating_items_score_a_reader_of_the_thumbs_and_not_a_constant() -> None:
+    rng = np.random.default_rng(3)
+    chats = []
+    for number in range(30):
+        thumbs = rng.integers(0, 2, size=4).astype(float)
+        said = [
+            rated_turn(i, float(t), user=f"chat {number} message {i}.")
+            for i, t in enumerate(thumbs)
+        ]
+        chats.append(conversation(said, cid=f"t{number}", rating_scale=THUMBS))
+    task = make_task("rating")
+    items = list(task.items(chats))
+    assert len(items) == 120
+
+    async def headline(answer: Callable[[float], float]) -> float | None:
+        scripted = {f"{i.key}|answer": json.dumps({"rating": answer(i.gold.rating)}) for i in items}
+        found = views(task, await Harness.scripted(m=scripted).evaluate_all(task, items, "m"))
+        return METRICS.get("rating.position_adjusted_r").value(found)
+
+    assert await headline(lambda thumb: thumb) == pytest.approx(1.0)  # planted: read exactly
+    assert await headline(lambda thumb: 1.0) == 0.0  # the trap: a constant thumb up
