@@ -24,6 +24,7 @@ from attunebench.models import GenerateParams, Message, ProviderConfigError, Pro
 from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.modelsfile import ModelEntry, Price
 from attunebench.models.openai_compat import OpenAICompatProvider
+from attunebench.tasks.base import PlanError
 from attunebench.testing import openai_rules
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.openai_stub import OpenAIStub
@@ -78,17 +79,20 @@ def test_openai_families_run_end_to_end_with_default_entries(
     openai_stub: OpenAIStub, tmp_path: Path, spec: str, answer: str, chooses: bool
 ) -> None:
     before = openai_stub.stats()
-    result = engine_run(tmp_path, entry(spec, f"{openai_stub.base_url}/v1", answer=answer))
+    subject = entry(spec, f"{openai_stub.base_url}/v1", answer=answer)
+    if answer == "choice" and not chooses:  # nothing applies: the plan is refused, saying why
+        with pytest.raises(PlanError, match=r"nothing to run: .*first-token logprobs"):
+            engine_run(tmp_path, subject)
+        assert openai_stub.stats()["refused"] == before["refused"]
+        assert not (tmp_path / "run").exists()
+        return
+    result = engine_run(tmp_path, subject)
     after = openai_stub.stats()
-    assert result.complete and not result.adapted
-    assert result.planned > 0 or (answer == "choice" and not chooses)
+    assert result.complete and not result.adapted and result.planned > 0
     assert after["refused"] == before["refused"]  # the stand-in refused nothing
     records = read_records(tmp_path / "run" / "records.jsonl")
     assert all(r.status != "failed" for r in records)
     choice_records = [r for r in records if r.distributions]
-    if answer == "choice" and not chooses:
-        [skipped] = [s for s in result.skipped if s.model == "subject"]
-        assert "first-token logprobs" in skipped.reason and not records
     assert bool(choice_records) == chooses
 
 
