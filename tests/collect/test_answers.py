@@ -146,7 +146,9 @@ def test_a_tie_drops_strength_and_continues_with_a_seeded_draw(
     assert all(t.preference.tie and t.preference.strength is None for t in turns)
     assert all(t.continued_by == "random" for t in turns)
     positions = Counter(t.continued[-1] for t in turns)
-    assert positions["a"] >= 6 and positions["b"] >= 6, positions  # not always Reply A
+    # Not always Reply A. The invite tokens are random, so the draw is too: 3 or more of 24 on
+    # each side fails about once in 28,000 runs (at 6 or more it failed once in 150).
+    assert positions["a"] >= 3 and positions["b"] >= 3, positions
     again = _stored(database_url, parse_study(study_data()))
     assert [t.continued for t in turns] == [r.turns[0].continued for r in again]
 
