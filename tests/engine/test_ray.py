@@ -42,9 +42,11 @@ TASKS = ["--task", "emotion", "--task", "rating"]
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
     """A local Ray of 2 CPUs for the module; every process it started is gone after it."""
+    # Children already there (a session's llama.cpp servers, say) are not Ray's to stop.
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the flaky tasks below
-    started = psutil.Process().children(recursive=True)
+    started = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
     try:
         yield ray
     finally:
