@@ -64,14 +64,30 @@ class Weights:
     def rows(self) -> int:
         return int(self.counts.shape[0])
 
+    def unit(self) -> Weights:
+        """One row weighing every item 1, its clusters kept: the point estimate of a statistic
+        that reads the clusters (a bias correction), equal to `ones` for any other."""
+        return Weights(np.ones((1, self.counts.shape[1])), self.cluster)
+
+    def leave_one_out(self) -> Weights:
+        """The cluster jackknife: one row per cluster that holds items, weighing that cluster
+        0 and every other 1."""
+        held = np.unique(self.cluster)
+        counts = np.ones((len(held), self.counts.shape[1]))
+        counts[np.arange(len(held)), held] = 0.0
+        return Weights(counts, self.cluster)
+
+    def cluster_table(self, values: FloatArray) -> FloatArray:
+        """The (clusters, k) sums of `values` (items, k) per cluster."""
+        return group_sums(self.cluster, values.reshape(len(values), -1), self.counts.shape[1])
+
     def sum(self, values: FloatArray) -> FloatArray:
         """Weighted column sums (B, k) of `values` (items, k): per-cluster sums, then one
         product with the counts."""
         kept = self._sums.get(id(values))
         if kept is not None and kept[0] is values:
             return kept[1]
-        table = values.reshape(len(values), -1)
-        result: FloatArray = self.counts @ group_sums(self.cluster, table, self.counts.shape[1])
+        result: FloatArray = self.counts @ self.cluster_table(values)
         result.flags.writeable = False
         self._sums[id(values)] = (values, result)
         return result

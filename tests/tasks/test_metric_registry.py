@@ -30,7 +30,7 @@ from attunebench.stats import Weights
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import View
 from attunebench.tasks.behavior import f1 as set_f1
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.metrics import METRICS, RATIO_BIAS_CLUSTERS
 from attunebench.tasks.pairs import TIE
 
 load_tasks()
@@ -46,6 +46,18 @@ def independent(name: str) -> Callable[[Computation], Computation]:
         return fn
 
     return add
+
+
+# Metrics whose label set the items fix (macro-F1): a resample averages over the labels of
+# the items it drew from, so the records repeated are scored over those labels.
+LABELS_OF: dict[str, Callable[[Sequence[AnyView]], LabelSets]] = {}
+
+
+def fixed_labels(
+    name: str, sets: Callable[[Sequence[AnyView]], LabelSets]
+) -> Callable[[Computation], Computation]:
+    LABELS_OF[name] = sets
+    return independent(name)
 
 
 def mean(values: Sequence[float | None]) -> float | None:
@@ -74,6 +86,45 @@ def f1(sets: Sequence[tuple[set[str], set[str]]], average: str) -> float | None:
             zero_division=0,
         )
     )
+
+
+LabelSets = Sequence[tuple[str, set[str], set[str]]]  # (conversation, predicted, gold)
+
+
+def macro_f1(sets: LabelSets, labels: set[str] | None = None) -> float | None:
+    """Macro-F1 over the gold's labels (or `labels`, those of the items a resample drew
+    from), written out per conversation: each label's F1, 2TP / (2TP + FP + FN), less its
+    ratio bias m (R sum(d^2) - sum(t d)) / ((m - 1) sum(d)^2) over the m conversations that
+    name a label, where its gold is in `RATIO_BIAS_CLUSTERS` of them or more; clipped to
+    [0, 1]."""
+    if labels is None:
+        labels = set().union(*(gold for _, _, gold in sets))
+    conversations = sorted({c for c, predicted, gold in sets if predicted or gold})
+    found = []
+    for label in sorted(labels):
+        top, bottom, with_gold = Counter[str](), Counter[str](), set()
+        for c, predicted, gold in sets:
+            hit = label in predicted and label in gold
+            top[c] += 2 * hit
+            bottom[c] += 2 * hit + (label in predicted) + (label in gold) - 2 * hit
+            if label in gold:
+                with_gold.add(c)
+        if sum(bottom.values()) == 0:
+            continue  # no item names it: no F1
+        ratio = sum(top.values()) / sum(bottom.values())
+        m = len(conversations)
+        if len(with_gold) >= RATIO_BIAS_CLUSTERS:
+            squares = sum(bottom[c] ** 2 for c in conversations)
+            products = sum(top[c] * bottom[c] for c in conversations)
+            ratio -= m * (ratio * squares - products) / ((m - 1) * sum(bottom.values()) ** 2)
+        found.append(min(max(ratio, 0.0), 1.0))
+    return sum(found) / len(found) if found else None
+
+
+def with_conversations(
+    views: Sequence[AnyView], sets: Sequence[tuple[set[str], set[str]]]
+) -> LabelSets:
+    return [(v.record.conversation_id, p, g) for v, (p, g) in zip(views, sets, strict=True)]
 
 
 def ok(view: AnyView) -> bool:
@@ -106,14 +157,15 @@ def _(views: Sequence[AnyView]) -> float | None:
     return mean(scores)
 
 
-@independent("emotion.macro_f1")
+def primary_sets(views: Sequence[AnyView]) -> LabelSets:
+    labelled = [v for v in views if v.gold.primary]
+    sets = [({v.prediction.primary} if ok(v) else set(), {v.gold.primary}) for v in labelled]
+    return with_conversations(labelled, sets)
+
+
+@fixed_labels("emotion.macro_f1", primary_sets)
 def _(views: Sequence[AnyView]) -> float | None:
-    sets = [
-        ({v.prediction.primary} if ok(v) else set(), {v.gold.primary})
-        for v in views
-        if v.gold.primary
-    ]
-    return f1(sets, "macro")
+    return macro_f1(primary_sets(views))
 
 
 @independent("emotion.jaccard")
@@ -136,8 +188,14 @@ def emotion_sets(views: Sequence[AnyView]) -> list[tuple[set[str], set[str]]]:
     ]
 
 
+def emotion_label_sets(views: Sequence[AnyView]) -> LabelSets:
+    return with_conversations([v for v in views if emotion_labels(v)], emotion_sets(views))
+
+
 independent("emotion.labels_micro_f1")(lambda views: f1(emotion_sets(views), "micro"))
-independent("emotion.labels_macro_f1")(lambda views: f1(emotion_sets(views), "macro"))
+fixed_labels("emotion.labels_macro_f1", emotion_label_sets)(
+    lambda views: macro_f1(emotion_label_sets(views))
+)
 
 
 def asked(view: AnyView, name: str) -> bool:
@@ -217,8 +275,14 @@ def _(views: Sequence[AnyView]) -> float | None:
     )
 
 
+def behavior_label_sets(views: Sequence[AnyView]) -> LabelSets:
+    return with_conversations(views, behavior_sets(views))
+
+
 independent("behavior.micro_f1")(lambda views: f1(behavior_sets(views), "micro"))
-independent("behavior.macro_f1")(lambda views: f1(behavior_sets(views), "macro"))
+fixed_labels("behavior.macro_f1", behavior_label_sets)(
+    lambda views: macro_f1(behavior_label_sets(views))
+)
 
 
 # Preference -----------------------------------------------------------------------------------
@@ -831,6 +895,11 @@ def test_one_resample_equals_the_records_repeated(name: str, seed: int) -> None:
     resampled = float(metric.evaluate(views, weights)[1][0])
     again = repeated(views, counts, cluster)
     direct, by_hand = metric.value(again), INDEPENDENT[name](again)
+    if name in LABELS_OF:  # over the labels of the items drawn from, not of those drawn
+        labels = set().union(*(gold for _, _, gold in LABELS_OF[name](views)))
+        expected = macro_f1(LABELS_OF[name](again), labels)
+        assert expected is not None and resampled == pytest.approx(expected, rel=1e-9)
+        return  # its ratio bias reads the clusters: items as clusters are another sample
     if undefined(direct):
         assert undefined(resampled) and undefined(by_hand), (resampled, by_hand)
         return

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, jackknife_widened
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.schema import ScoreRow
@@ -192,6 +192,9 @@ def _rows(
         if np.isnan(point) and metric.name != declaration.headline_metric:
             continue
         low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
+        if metric.widen:
+            jack = metric.leave_one_out(read[metric.values], weights)
+            low[0], high[0] = jackknife_widened(point, low[0], high[0], samples, jack, metric.widen)
         value = none_if_nan(point)
         rows.append(
             ScoreRow(

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.bootstrap import ClusterBootstrap, jackknife_widened
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame, IntArray
 from attunebench.tasks.base import View
@@ -91,6 +91,7 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
     metrics = cell_metrics(cell, frame)
     points = {m.name: np.full(models, np.nan) for m in metrics}
     samples = {m.name: np.full((bootstrap.resamples, models), np.nan) for m in metrics}
+    jackknife: dict[str, dict[int, FloatArray]] = {m.name: {} for m in metrics if m.widen}
     clusters = np.full(models, bootstrap.n_clusters)  # each model's own, for its interval
     for model in np.unique(frame.model[cell.mask]):
         rows = cell.rows(frame, int(model))
@@ -109,11 +110,23 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
             point, drawn = metric.evaluate_values(found, weights)
             points[metric.name][model] = point
             samples[metric.name][:, model] = drawn
+            if metric.widen:
+                jackknife[metric.name][int(model)] = metric.leave_one_out(found, weights)
     out = []
     for metric in metrics:
         if np.isnan(points[metric.name]).all() and metric.name != headline_metric(cell):
             continue  # nothing to show (a dimension the gold lacks, a judge mode not run)
         low, high = bootstrap.interval(samples[metric.name], clusters)
+        if metric.widen:
+            for model, leave_one_out in jackknife[metric.name].items():
+                low[model], high[model] = jackknife_widened(
+                    points[metric.name][model],
+                    low[model],
+                    high[model],
+                    samples[metric.name][:, model],
+                    leave_one_out,
+                    metric.widen,
+                )
         out.append(
             MetricScores(
                 cell.task,

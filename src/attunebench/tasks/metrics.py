@@ -78,6 +78,11 @@ class Metric:
     # A metric of a reference the task records in the run (`Task.recorded_references`), read
     # from the models' records but about the reference: shown on its row, never a model's.
     of_references: bool = False
+    # The range of a statistic whose bootstrap spread understates its variance where a few
+    # clusters decide it (macro-F1 over a label seen in one or two conversations): its interval
+    # is widened to the cluster jackknife's standard error within this range
+    # (`analysis.bootstrap.jackknife_widened`).
+    widen: tuple[float, float] | None = None
 
     def evaluate(self, records: Sequence[Any], weights: Weights) -> tuple[float, FloatArray]:
         """The point value (NaN where undefined) and the value under each row of `weights`,
@@ -86,18 +91,35 @@ class Metric:
 
     def evaluate_values(self, found: Found, weights: Weights) -> tuple[float, FloatArray]:
         """As `evaluate`, from values already read (by `values`, or from a `column`)."""
-        values, owners = found if isinstance(found, tuple) else (found, None)
+        values, weights = self._by_row(found, weights)
         if len(values) == 0:
             return float("nan"), np.full(weights.rows, np.nan)
-        if owners is not None:
-            weights = Weights(weights.counts, weights.cluster[owners])
-        point = self.statistic(values, Weights.ones(len(values)))[0]
+        point = self.statistic(values, weights.unit())[0]
         return float(point), self.statistic(values, weights)
 
+    def leave_one_out(self, found: Found, weights: Weights) -> FloatArray:
+        """The value with each cluster of the items left out in turn (the cluster jackknife)."""
+        values, weights = self._by_row(found, weights)
+        if len(values) == 0:
+            return np.full(0, np.nan)
+        return self.statistic(values, weights.leave_one_out())
+
     def value(self, records: Sequence[Any]) -> float | None:
-        """The point estimate, None where undefined."""
-        point = self.evaluate(records, Weights.ones(len(records)))[0]
+        """The point estimate, None where undefined; each record's conversation is its
+        cluster, as in an analysis."""
+        conversations = [record.record.conversation_id for record in records]
+        codes = np.unique(conversations, return_inverse=True)[1].reshape(-1)
+        unit = Weights(np.ones((1, int(codes.max(initial=0)) + 1)), codes.astype(np.int64))
+        point = self.evaluate(records, unit)[0]
         return None if np.isnan(point) else point
+
+    @staticmethod
+    def _by_row(found: Found, weights: Weights) -> tuple[FloatArray, Weights]:
+        """The values, and the weights of their rows (rows of one record share its weight)."""
+        values, owners = found if isinstance(found, tuple) else (found, None)
+        if owners is not None:
+            weights = Weights(weights.counts, weights.cluster[owners])
+        return values, weights
 
 
 METRICS: Registry[Metric] = Registry("metric")
@@ -146,12 +168,53 @@ def per_label(sums: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, Flo
     )
 
 
+# The fewest clusters (conversations) a label's gold must be in for its F1's ratio bias to be
+# estimated and subtracted; with fewer the estimate overshoots (docs/report.md, macro-F1).
+RATIO_BIAS_CLUSTERS = 6
+
+
 def macro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
-    """Unweighted mean of per-label F1 over the labels seen (in gold or predictions) in each
-    resample."""
-    f1 = per_label(weights.sum(values))[0]
+    """Macro-F1: the unweighted mean of per-label F1 over the labels of the items' gold.
+
+    The label set is fixed by the items, not by a resample: every label some item's gold holds
+    (scikit-learn's `f1_score(labels=...)`). A label only predicted is not one of them (naming
+    it costs the true label's recall), and a resample averages over the same labels as the
+    estimate (one that leaves a label with no item at all, in gold or prediction, has no F1
+    for it and averages over the rest). Each label's F1 is a ratio of sums,
+    2TP / (2TP + FP + FN), biased at few clusters; its second-order bias (`f1_ratio_bias`) is
+    subtracted where the label's gold is in `RATIO_BIAS_CLUSTERS` clusters or more.
+    """
+    tp, _, fn = np.split(values.sum(axis=0), 3)
+    labels = (tp + fn) > 0
+    f1 = per_label(weights.sum(values))[0] - f1_ratio_bias(values, weights)
+    f1 = np.where(labels, np.clip(f1, 0.0, 1.0), np.nan)
     defined = ~np.isnan(f1)
     return safe_ratio(np.where(defined, f1, 0.0).sum(axis=1), defined.sum(axis=1).astype(float))
+
+
+def f1_ratio_bias(values: FloatArray, weights: Weights) -> FloatArray:
+    """The (rows, labels) estimated bias of each label's F1 under each row of weights.
+
+    F1 = sum(t) / sum(d) over clusters, with t = 2TP and d = 2TP + FP + FN per cluster: a ratio
+    estimator, whose bias to second order is (R S_d^2 - S_td) / (m dbar^2) over the m clusters
+    where some item names a label
+    (Cochran 1977, "Sampling techniques", section 6.8), which reduces to
+    m (R sum(d^2) - sum(t d)) / ((m - 1) sum(d)^2). Zero for a label whose gold is in fewer
+    than `RATIO_BIAS_CLUSTERS` of the row's clusters (a cluster drawn twice counting twice, as
+    the same records repeated would).
+    """
+    table = weights.cluster_table(values)
+    tp, fp, fn = np.split(table, 3, axis=1)
+    top, bottom = 2.0 * tp, 2.0 * tp + fp + fn
+    counts = weights.counts
+    held = table.any(axis=1).astype(np.float64)  # clusters where an item names a label
+    clusters = (counts @ held)[:, None]
+    total = counts @ bottom
+    ratio = safe_ratio(counts @ top, total)
+    spread = ratio * (counts @ (bottom * bottom)) - counts @ (top * bottom)
+    bias = safe_ratio(clusters * spread, np.maximum(clusters - 1.0, 0.0) * total * total)
+    with_gold = counts @ ((tp + fn) > 0).astype(np.float64)  # a cluster drawn twice is two
+    return np.where((with_gold >= RATIO_BIAS_CLUSTERS) & ~np.isnan(bias), bias, 0.0)
 
 
 def weighted_midranks(values: FloatArray, weights: FloatArray) -> FloatArray:
@@ -293,8 +356,10 @@ def f1_metric(
     sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]],
     statistic: Statistic,
 ) -> Metric:
-    """Micro or macro F1 from each item's (predicted, gold) label sets."""
-    return Metric(name, description, label_values(sets), statistic)
+    """Micro or macro F1 from each item's (predicted, gold) label sets; macro-F1's interval is
+    widened to the jackknife's where that is wider (a few conversations decide a rare label)."""
+    widen = (0.0, 1.0) if statistic is macro_f1_statistic else None
+    return Metric(name, description, label_values(sets), statistic, widen=widen)
 
 
 @cache
