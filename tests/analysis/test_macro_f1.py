@@ -35,8 +35,8 @@ def test_macro_f1_is_over_the_gold_labels_as_scikit_learn_gives_them() -> None:
 
 def test_a_resample_averages_over_the_labels_of_the_data_not_of_the_resample() -> None:
     # c is in one conversation's gold; a resample without it still counts c where it is named
-    sets = [(frozenset({"a"}), frozenset({"a"})), (frozenset({"c"}), frozenset({"b"})),
-            (frozenset({"b"}), frozenset({"b"})), (frozenset({"a"}), frozenset({"c"}))]  # fmt: skip
+    pairs = [("a", "a"), ("c", "b"), ("b", "b"), ("a", "c")]  # (named, gold)
+    sets = [(frozenset({named}), frozenset({gold})) for named, gold in pairs]
     _, values = label_counts(sets)
     without_c = Weights(np.array([[1.0, 2.0, 1.0, 0.0]]), np.arange(4))
     # a: right once; b: right once, missed twice (named c); c: named twice, in no gold drawn,

@@ -11,7 +11,11 @@ mean by the mean judge-minus-participant difference on those pairs (the rectifie
 Its interval resamples conversations for both sets at once, so it covers the noise of the
 judged items and of the audited pairs (and any overlap between them). It is valid when the
 judges err on the model's audited replies as they do on its response items: the same model,
-judges and prompt, its replies set against others in both. `participants` is the person's
+judges and prompt, its replies set against others in both. The audited replies can still come
+from another population (another prompt or version, the replies people happened to see), so
+before correcting they are compared with the judged ones on length and on the judges' own
+scores (`analysis.audit_fit`); where they differ by more than a small effect, the corrected
+score is withheld with the reason, and the judges' own stays. `participants` is the person's
 win rate alone on the audited pairs; `bias` is judges minus participants there.
 
 Whether the judges may stand in for the participants at all is an equivalence rule, the
@@ -27,15 +31,18 @@ to compare with, so the margin is stated instead.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from attunebench.analysis.audit_fit import audit_fit
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
 from attunebench.analysis.judge_bias import win_for
 from attunebench.analysis.length_control import length_controlled
 from attunebench.analysis.panel import SPLIT, majority, vote_counts
 from attunebench.analysis.schema import (
+    AuditFit,
     CorrectedScore,
     Estimate,
     JudgeBias,
@@ -43,17 +50,48 @@ from attunebench.analysis.schema import (
     Notice,
 )
 from attunebench.analysis.sums import estimate, mean
-from attunebench.analysis.verdict_table import FIRST, NONE, SECOND, VerdictTable
+from attunebench.analysis.verdict_table import FIRST, JUDGED, NONE, SECOND, VerdictTable
 
 STAND_IN_MARGIN = 0.05
+Mask = np.ndarray[Any, Any]
 
 
-def audited(
-    table: VerdictTable, model: str, judge: int | None = None
-) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Per audit pair with exactly one reply by `model`: the panel's win for it (its
-    majority in each order, a split 0.5, averaged; with `judge`, that judge's), the
-    participant's, and the conversation."""
+class Units(NamedTuple):
+    """Per comparison (both orders, every judge) of one model's reply: the panel's win for it,
+    the participant's (audit pairs only), its conversation, and the reply's length."""
+
+    judged: FloatArray
+    people: FloatArray
+    where: IntArray
+    length: FloatArray
+
+
+def per_unit(table: VerdictTable, mask: Mask, side: IntArray) -> Units:
+    """The rows of `mask` as comparisons, the model's reply on `side` (FIRST or SECOND) of
+    each row; the panel's majority in each order (a split 0.5), averaged over the orders."""
+    counts, slot_of, conversation = vote_counts(table, mask)
+    rows = np.flatnonzero(mask)
+    slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))
+    slot_unit[slot_of], slot_side[slot_of] = table.unit[rows], side[rows]
+    slot_truth[slot_of] = table.truth[rows]
+    slot_length = np.zeros(len(counts))
+    slot_length[slot_of] = table.lengths[rows, side[rows]]
+    picks = majority(counts)
+    wins = np.where(picks == SPLIT, 0.5, win_for(picks, slot_side))
+    voted = counts.sum(axis=1) > 0
+    units, unit_of = np.unique(slot_unit[voted], return_inverse=True)
+    judged = np.bincount(unit_of, wins[voted]) / np.bincount(unit_of)
+    people, length = np.zeros(len(units)), np.zeros(len(units))
+    people[unit_of] = win_for(slot_truth[voted], slot_side[voted])
+    length[unit_of] = slot_length[voted]
+    where = np.zeros(len(units), dtype=np.int64)
+    where[unit_of] = conversation[voted]
+    return Units(judged, people, where, length)
+
+
+def audited(table: VerdictTable, model: str, judge: int | None = None) -> Units:
+    """Per audit pair with exactly one reply by `model`: the panel's win for it (with
+    `judge`, that judge's), the participant's, the conversation and the reply's length."""
     side = np.array(
         [
             FIRST if a == model and b != model else SECOND if b == model and a != model else NONE
@@ -63,21 +101,22 @@ def audited(
     mask = table.audit_like_response() & (side != NONE)
     if judge is not None:
         mask &= table.judge == judge
-    counts, slot_of, conversation = vote_counts(table, mask)
-    rows = np.flatnonzero(mask)
-    slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))
-    slot_unit[slot_of], slot_side[slot_of] = table.unit[rows], side[rows]
-    slot_truth[slot_of] = table.truth[rows]
-    picks = majority(counts)
-    wins = np.where(picks == SPLIT, 0.5, win_for(picks, slot_side))
-    voted = counts.sum(axis=1) > 0
-    units, unit_of = np.unique(slot_unit[voted], return_inverse=True)
-    judged = np.bincount(unit_of, wins[voted]) / np.bincount(unit_of)
-    people = np.zeros(len(units))
-    people[unit_of] = win_for(slot_truth[voted], slot_side[voted])
-    where = np.zeros(len(units), dtype=np.int64)
-    where[unit_of] = conversation[voted]
-    return judged, people, where
+    return per_unit(table, mask, side)
+
+
+def judged_units(table: VerdictTable, model: str) -> Units:
+    """Per judged comparison of `model`'s reply: the panel's win for it and its length."""
+    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
+    return per_unit(table, mask, np.full(len(mask), FIRST))
+
+
+def fit_of(table: VerdictTable, model: str, audit: Units) -> AuditFit | None:
+    """The audited replies against the judged ones (`analysis.audit_fit`); None where there
+    are no audited pairs to compare."""
+    if len(audit.judged) == 0:
+        return None
+    judged = judged_units(table, model)
+    return audit_fit(audit.length, judged.length, audit.judged, judged.judged)
 
 
 def _combined(sums: FloatArray) -> FloatArray:
@@ -115,23 +154,29 @@ def stands_in(bias: Estimate) -> str:
 
 
 def by_judge(
-    table: VerdictTable, model: str, bootstrap: ClusterBootstrap, minimum: Minimum, none: str
+    table: VerdictTable,
+    model: str,
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+    none: str,
+    withheld: str | None = None,
 ) -> dict[str, JudgeCorrected]:
     """Each judge alone: its win rate for the model's replies over its verdicts (an unusable
-    verdict a loss, as the task scores it), corrected by its own error on the audited pairs."""
+    verdict a loss, as the task scores it), corrected by its own error on the audited pairs
+    unless the audit does not fit the judged replies (`withheld`)."""
     out = {}
     subject = np.array([s == model for s in table.subject], dtype=bool)
     for j, name in enumerate(table.judges):
         rows = subject & (table.judge == j)
         wins = np.where(table.pick[rows] == NONE, 0.0, win_for(table.pick[rows], FIRST))
         where = table.conversation[rows]
-        judged, people, audit_where = audited(table, model, j)
+        audit = audited(table, model, j)
+        error = audit.judged - audit.people
+        corrected = corrected_estimate(bootstrap, minimum, wins, where, error, audit.where, none)
         out[name] = JudgeCorrected(
             judge=mean(bootstrap, minimum, wins, where, "no verdict on its replies"),
-            corrected=corrected_estimate(
-                bootstrap, minimum, wins, where, judged - people, audit_where, none
-            ),
-            bias=mean(bootstrap, minimum, judged - people, audit_where, none),
+            corrected=corrected if withheld is None else Estimate(value=None, reason=withheld),
+            bias=mean(bootstrap, minimum, error, audit.where, none),
         )
     return out
 
@@ -151,21 +196,24 @@ def response_corrected(
         model = frame.models[int(m)]
         mine = cell & (frame.model == m)
         scores, where = frame.score[mine], frame.conversation[mine]
-        judged, people, audit_where = audited(table, model)
+        audit = audited(table, model)
+        error = audit.judged - audit.people
         none = f"no audit pair has a reply by {model} (the data's Response.model names none)"
-        bias = mean(bootstrap, minimum, judged - people, audit_where, none)
+        bias = mean(bootstrap, minimum, error, audit.where, none)
+        fit = fit_of(table, model, audit)
+        withheld = None if fit is None else fit.withheld
+        corrected = corrected_estimate(bootstrap, minimum, scores, where, error, audit.where, none)
         out[model] = CorrectedScore(
             judge=mean(bootstrap, minimum, scores, where, "no judged items"),
-            corrected=corrected_estimate(
-                bootstrap, minimum, scores, where, judged - people, audit_where, none
-            ),
-            participants=mean(bootstrap, minimum, people, audit_where, none),
+            corrected=corrected if withheld is None else Estimate(value=None, reason=withheld),
+            participants=mean(bootstrap, minimum, audit.people, audit.where, none),
             length_controlled=length_controlled(table, model, bootstrap, minimum),
             bias=bias,
             stands_in=stands_in(bias),
             n_judged=int(mine.sum()),
-            n_audited=len(judged),
-            by_judge=by_judge(table, model, bootstrap, minimum, none),
+            n_audited=len(audit.judged),
+            by_judge=by_judge(table, model, bootstrap, minimum, none, withheld),
+            audit_fit=fit,
         )
     return out
 

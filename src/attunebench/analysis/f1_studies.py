@@ -45,9 +45,29 @@ TURN_ITEMS, TURN_CONCENTRATION = 10, 20.0
 # Affirmation and Reassurance, Self-disclosure, Reflection of feelings, Information,
 # Restatement or Paraphrasing), labelled replies per conversation, and labels per reply.
 MULTIESC_STRATEGIES = (546, 484, 425, 422, 253, 230, 177, 150)
-MULTIESC_REPLIES = {5: 1, 6: 4, 7: 1, 8: 16, 9: 30, 10: 38, 11: 28, 12: 21, 13: 15, 14: 10,
-                    15: 7, 16: 4, 17: 5, 18: 4, 19: 1, 20: 1, 21: 2, 22: 2, 24: 1, 25: 3,
-                    36: 1}  # fmt: skip
+MULTIESC_REPLIES = {
+    5: 1,
+    6: 4,
+    7: 1,
+    8: 16,
+    9: 30,
+    10: 38,
+    11: 28,
+    12: 21,
+    13: 15,
+    14: 10,
+    15: 7,
+    16: 4,
+    17: 5,
+    18: 4,
+    19: 1,
+    20: 1,
+    21: 2,
+    22: 2,
+    24: 1,
+    25: 3,
+    36: 1,
+}
 MULTIESC_LABELS_PER_REPLY = (1932, 336, 25, 2)
 ACCURACY_LOGIT, ACCURACY_SPREAD = 0.5, 1.0
 SIZES = (10, 20, 50)
@@ -60,7 +80,8 @@ Draw = Callable[[np.random.Generator, int], tuple[FloatArray, IntArray]]
 
 def _shares(counts: Sequence[float]) -> FloatArray:
     found = np.asarray(counts, dtype=np.float64)
-    return found / found.sum()
+    shares: FloatArray = found / found.sum()
+    return shares
 
 
 def _accuracy(rng: np.random.Generator, conversations: int) -> FloatArray:
@@ -115,8 +136,8 @@ def behavior(rng: np.random.Generator, conversations: int) -> tuple[FloatArray, 
     counts = rng.choice(replies, size=conversations, p=_shares(list(MULTIESC_REPLIES.values())))
     cluster = np.repeat(np.arange(conversations), counts)
     items = len(cluster)
-    size = 1 + rng.choice(len(MULTIESC_LABELS_PER_REPLY), size=items,
-                          p=_shares(MULTIESC_LABELS_PER_REPLY))  # fmt: skip
+    per_reply = _shares(MULTIESC_LABELS_PER_REPLY)
+    size = 1 + rng.choice(len(per_reply), size=items, p=per_reply)
     # `size` labels without replacement in proportion to their shares (Gumbel top-k)
     keys = np.log(shares) + rng.gumbel(size=(items, len(shares)))
     rank = (-keys).argsort(axis=1).argsort(axis=1)

@@ -326,6 +326,19 @@ class JudgeCorrected(Frozen):
     bias: Estimate
 
 
+class AuditFit(Frozen):
+    """Whether a model's audited replies are like its judged ones, on what judges react to:
+    Hedges' g of the audited against the judged replies, and why the correction is withheld
+    (null: it is given)."""
+
+    length_effect: float | None = Field(description="Hedges' g of log length.")
+    judge_effect: float | None = Field(
+        description="Hedges' g of the judges' win for the model's reply per comparison."
+    )
+    threshold: float = Field(description="The largest |g| at which the correction is given.")
+    withheld: str | None = None
+
+
 class CorrectedScore(Frozen):
     """A model's response win rate: by the judges alone, corrected by the participants' own
     picks on the audit pairs its replies were in (prediction-powered inference), and by the
@@ -342,6 +355,9 @@ class CorrectedScore(Frozen):
     n_judged: int
     n_audited: int
     by_judge: dict[str, JudgeCorrected] = Field(default_factory=dict)
+    audit_fit: AuditFit | None = Field(
+        default=None, description="The audited replies against the judged ones, before correcting."
+    )
 
 
 class GroupScore(Frozen):
