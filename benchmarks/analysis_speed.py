@@ -7,7 +7,9 @@ reliability and ceilings, discriminability with ratios, diagnostics, subgroups, 
 Target: the summary under 2 seconds of compute on 2 cores; reading is reported separately.
 The last line is JSON.
 
-    .venv/bin/python benchmarks/analysis_speed.py [--resamples N] [--repeats N]
+    .venv/bin/python benchmarks/analysis_speed.py [--resamples N] [--repeats N] [--quick]
+
+`--quick`: the same analysis of 3 models in 20 conversations, 200 resamples, timed once.
 """
 
 from __future__ import annotations
@@ -25,18 +27,19 @@ MODELS = 11
 CONVERSATIONS = 200
 ITEMS_PER_CONVERSATION = 15  # 3,000 items per task and model
 TASKS = ("emotion", "behavior", "preference", "response")
+QUICK_MODELS, QUICK_CONVERSATIONS, QUICK_RESAMPLES = 3, 20, 200
 
 
-def plan() -> Plan:
+def plan(models: int = MODELS, conversations: int = CONVERSATIONS) -> Plan:
     accuracy = {
         f"bench/model-{m:02d}": {
             task: 0.35 + 0.04 * ((m * (t + 1)) % 11) for t, task in enumerate(TASKS)
         }
-        for m in range(MODELS)
+        for m in range(models)
     }
     return Plan(
         accuracy,
-        conversations=CONVERSATIONS,
+        conversations=conversations,
         items_per_conversation=ITEMS_PER_CONVERSATION,
         conversation_spread=0.5,
         invalid_rate=0.03,
@@ -49,9 +52,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3, help="summaries timed; the best wins")
+    parser.add_argument("--quick", action="store_true", help="a tiny run of the same analysis")
     args = parser.parse_args()
+    models, conversations = (
+        (QUICK_MODELS, QUICK_CONVERSATIONS) if args.quick else (MODELS, CONVERSATIONS)
+    )
+    if args.quick:
+        args.resamples, args.repeats = QUICK_RESAMPLES, 1
     with tempfile.TemporaryDirectory() as scratch:
-        run = write_run(Path(scratch) / "run", plan())
+        run = write_run(Path(scratch) / "run", plan(models, conversations))
         start = time.perf_counter()
         runs = load_runs([run])
         load_seconds = time.perf_counter() - start
@@ -67,9 +76,9 @@ def main() -> None:
         "summary_cpu_seconds": round(cpu_seconds, 3),
         "load_seconds": round(load_seconds, 3),
         "repeats": args.repeats,
-        "models": MODELS,
+        "models": models,
         "tasks": len(TASKS),
-        "items": ITEMS_PER_CONVERSATION * CONVERSATIONS,
+        "items": ITEMS_PER_CONVERSATION * conversations,
         "records": len(runs.records),
         "resamples": args.resamples,
         "summary_mb": round(len(text) / 1e6, 1),

@@ -17,6 +17,11 @@ acknowledged_answers, lost_answers, responses_5xx_other_than_503, recovered_s (a
 the connection errors, the restart's own time and the app processes replaced).
 
     .venv/bin/python benchmarks/collect_restart.py [--postgres-url URL] [--participants 40]
+        [--quick]
+
+`--quick`: 6 participants, restarted after 0.5 s. Without a server URL, the cluster tools, or
+the right to restart it, it exits 77 naming what is missing (`attunebench.testing.
+prerequisites`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from sqlalchemy.engine import make_url
 
 from attunebench.collect.bootstrap import init_database
 from attunebench.collect.study import parse_study
+from attunebench.testing import prerequisites
 
 STEP = re.compile(r'<main data-step="([^"]+)"')
 HIDDEN = re.compile(r'name="(csrf|step)" value="([^"]*)"')
@@ -129,7 +135,7 @@ def cluster_of(url: str, given: str | None) -> tuple[str, str]:
         version, name, cluster_port, *_ = line.split()
         if cluster_port == port:
             return version, name
-    raise SystemExit(f"no local PostgreSQL cluster on port {port}: pass --cluster VERSION/NAME")
+    prerequisites.missing(f"a local PostgreSQL cluster on port {port} (or --cluster VERSION/NAME)")
 
 
 def workers(pid: int) -> set[int]:
@@ -210,9 +216,12 @@ async def main() -> None:
     parser.add_argument("--spread-s", type=float, default=4.0, help="arrivals spread over this")
     parser.add_argument("--restart-after-s", type=float, default=2.0)
     parser.add_argument("--retry-scale", type=float, default=0.1, help="Retry-After x this")
+    parser.add_argument("--quick", action="store_true", help="6 participants, a brief drill")
     args = parser.parse_args()
-    if not args.postgres_url:
-        parser.error("needs --postgres-url or ATTUNEBENCH_TEST_POSTGRES_URL")
+    if args.quick:
+        args.participants, args.spread_s, args.restart_after_s, args.think_s = 6, 1.0, 0.5, 0.1
+    args.postgres_url = prerequisites.postgres_url(args.postgres_url)
+    prerequisites.local_postgres_admin()
     async with postgres_schema(args.postgres_url) as url:
         figures = await drill(url, args)
     print(json.dumps(figures))

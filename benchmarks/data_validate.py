@@ -1,14 +1,14 @@
 """Validation throughput and memory on a large generated file (sample conversations, new ids).
 
-Usage: python benchmarks/data_validate.py [MEGABYTES]   (default 100)
+Usage: python benchmarks/data_validate.py [MEGABYTES]   (default 100; --quick: 1)
 The last line printed is JSON: megabytes, conversations, seconds, MB/s, peak RSS growth in MB.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,6 +16,8 @@ from pathlib import Path
 from attunebench.data.sample import sample_path
 from attunebench.data.stats import StatsBuilder
 from attunebench.data.validate import validate_file
+
+QUICK_MEGABYTES = 1.0
 
 
 def generate(path: Path, megabytes: float) -> int:
@@ -37,7 +39,11 @@ def peak_rss_mb() -> float:
 
 
 def main() -> None:
-    megabytes = float(sys.argv[1]) if len(sys.argv) > 1 else 100.0
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("megabytes", type=float, nargs="?", default=100.0)
+    parser.add_argument("--quick", action="store_true", help="a 1 MB file")
+    args = parser.parse_args()
+    megabytes = QUICK_MEGABYTES if args.quick else args.megabytes
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "large.jsonl"
         count = generate(path, megabytes)

@@ -4,7 +4,7 @@ Embeds the user messages and replies of the shipped sample dataset, repeated to 
 in the encoder's batches, after one warm-up batch. Then the same texts through `encode_stored`
 (knn's path for a train split: chunks an interrupt can stop, the matrix kept as .npy) twice
 into a fresh folder: the first encodes and stores, the second loads. Last line: JSON with
-`sentences_per_s`, `stored_first_s` and `stored_again_s`.
+`sentences_per_s`, `stored_first_s` and `stored_again_s`. `--quick`: 32 sentences.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from pathlib import Path
 
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.sample import sample_path
-from attunebench.models.embeddings import encode_stored, load_encoder
+from attunebench.models.embeddings import encode_stored
+from attunebench.testing import prerequisites
+
+QUICK_SENTENCES = 32
 
 
 def sample_texts() -> list[str]:
@@ -34,10 +37,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sentences", type=int, default=1024)
     parser.add_argument("--encoder", default=None, help="model name or folder")
+    parser.add_argument("--quick", action="store_true", help="32 sentences")
     args = parser.parse_args()
+    if args.quick:
+        args.sentences = QUICK_SENTENCES
 
     started = time.perf_counter()
-    encoder = load_encoder(args.encoder)
+    encoder = prerequisites.encoder(args.encoder)
     load_s = time.perf_counter() - started
     base = sample_texts()
     texts = [base[i % len(base)] for i in range(args.sentences)]

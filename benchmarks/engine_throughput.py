@@ -7,6 +7,7 @@ difference per call is the engine's own overhead). Then re-runs the first plan f
 cache. The stub runs in its own process, pinned to a CPU of its own (`--no-pin` to share them).
 
     .venv/bin/python benchmarks/engine_throughput.py [--calls N] [--concurrency N] [--latency-ms N]
+        [--quick]   (300 calls, concurrency 16, 10 ms: the same path, no figure to quote)
 
 Targets: `ratio_to_ideal` >= 0.9 (ideal = concurrency / latency), `overhead_ms_per_call` < 1.
 The last line printed is JSON.
@@ -331,10 +332,13 @@ def main() -> None:
         help="let the stub and the client share CPUs as the OS sees fit",
     )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="300 calls, 16 at once, 10 ms")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
         return
+    if args.quick:
+        args.calls, args.concurrency, args.latency_ms = 300, 16, 10
     figures = asyncio.run(
         measure(args.calls, args.concurrency, args.latency_ms, pin=not args.no_pin)
     )

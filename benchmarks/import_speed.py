@@ -4,11 +4,12 @@ Target: ESConv train (4 MB) in a couple of seconds at most. Reads the corpora fr
 `ATTUNEBENCH_DATA_DIR` (default ../shared/data); the last line printed is JSON:
 {corpus: {"conversations": n, "seconds": s}}.
 
-    .venv/bin/python benchmarks/import_speed.py
+    .venv/bin/python benchmarks/import_speed.py [--quick]   (--quick: FailedESConv alone)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 import time
@@ -25,7 +26,8 @@ from attunebench.data.importers import (
     USSImporter,
     import_to_file,
 )
-from attunebench.data.locations import corpus_dir
+from attunebench.data.locations import corpus_dir, data_dir
+from attunebench.testing import prerequisites
 
 CASES: dict[str, tuple[str, Importer]] = {
     "esconv-train": ("esconv", ESConvImporter(variant="hf", split="train")),
@@ -42,10 +44,18 @@ CASES: dict[str, tuple[str, Importer]] = {
 }
 
 
+QUICK_CASES = ("esconv-failed",)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="FailedESConv alone")
+    args = parser.parse_args()
+    prerequisites.shared_data(data_dir())
+    cases = {name: CASES[name] for name in QUICK_CASES} if args.quick else CASES
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        for name, (corpus, importer) in CASES.items():
+        for name, (corpus, importer) in cases.items():
             start = time.perf_counter()
             result = import_to_file(importer, corpus_dir(corpus), Path(folder) / f"{name}.jsonl")
             seconds = time.perf_counter() - start

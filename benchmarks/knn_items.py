@@ -9,13 +9,15 @@ train example's labels mapped onto the item's label set for every item; the simi
 BLAS matrix-vector product) and as now (the texts of concurrent calls embedded together, the
 mapping made once per label set, the similarities by einsum). Last line: JSON with the items,
 calls, `before_s` and `after_s` (medians), the speed-up and the forward passes each way.
-Needs the shared ESConv corpus (`ATTUNEBENCH_DATA_DIR`).
+Needs the shared ESConv corpus (`ATTUNEBENCH_DATA_DIR`). `--quick`: 1 test conversation
+against the first 3 of valid, once each way.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import tempfile
@@ -33,6 +35,10 @@ from attunebench.engine import RunConfig, RunResult, run
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.testing import prerequisites
+
+CONVERSATIONS = 20
+QUICK_CONVERSATIONS, QUICK_TRAIN = 1, 3
 
 
 class Before(KnnBaseline):
@@ -56,24 +62,26 @@ class Before(KnnBaseline):
         return product
 
 
-def split_files(folder: Path) -> tuple[Path, Path]:
+def split_files(folder: Path, first: int | None = None) -> tuple[Path, Path]:
+    """MultiESC's test and valid splits (their `first` conversations, where given)."""
     paths = []
     for split in ("test", "valid"):
         importer = ESConvImporter(variant="multiesc", split=split)
         path = folder / f"{split}.jsonl"
-        write_conversations(path, importer.read(corpus_dir("esconv"), Counter()))
+        found = importer.read(prerequisites.shared_data(corpus_dir("esconv")), Counter())
+        write_conversations(path, itertools.islice(found, first))
         paths.append(path)
     return paths[0], paths[1]
 
 
 async def timed(
-    provider: KnnBaseline, data: Path, out: Path, cache: Path
+    provider: KnnBaseline, data: Path, out: Path, cache: Path, limit: int = CONVERSATIONS
 ) -> tuple[float, RunResult]:
     config = RunConfig(
         data=data,
         out=out,
         models=(ModelEntry.from_spec(provider.spec),),
-        limit=20,
+        limit=limit,
         cache_path=cache / "cache.sqlite",
         progress=False,
     )
@@ -86,20 +94,30 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--store", type=Path, default=None, help="keep the train embeddings here")
+    parser.add_argument("--quick", action="store_true", help="1 conversation against 3, once")
     args = parser.parse_args()
+    conversations, train = (
+        (QUICK_CONVERSATIONS, QUICK_TRAIN) if args.quick else (CONVERSATIONS, None)
+    )
+    if args.quick:
+        args.repeats = 1
+    prerequisites.encoder()
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         store = args.store or folder
-        test, valid = split_files(folder)
+        test, valid = split_files(folder, train)
         options = KnnOptions(train=valid)
         spec = f"baseline/knn?train={valid}"
-        first_s, first = await timed(KnnBaseline(spec, options), test, folder / "warm", store)
+        first_s, first = await timed(
+            KnnBaseline(spec, options), test, folder / "warm", store, conversations
+        )
         times: dict[str, list[float]] = {"before": [], "after": []}
         passes: dict[str, int] = {}
         for repeat in range(args.repeats):
             for way in times:
                 provider = Before(spec, options) if way == "before" else KnnBaseline(spec, options)
-                seconds, result = await timed(provider, test, folder / f"{way}-{repeat}", store)
+                out = folder / f"{way}-{repeat}"
+                seconds, result = await timed(provider, test, out, store, conversations)
                 assert result.complete and result.totals.calls == first.totals.calls
                 times[way].append(seconds)
                 batcher = getattr(provider, "_queries", None)  # made on the first query
@@ -113,7 +131,7 @@ async def main() -> None:
         print(
             json.dumps(
                 {
-                    "conversations": 20,
+                    "conversations": conversations,
                     "items": first.planned,
                     "calls": first.totals.calls,
                     "first_run_s": round(first_s, 1),

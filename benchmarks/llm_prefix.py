@@ -14,7 +14,9 @@ Prompt tokens sent are what the requests held; prompt tokens evaluated are what 
 had to compute after reusing the cached prefix. The last line is JSON with
 `prompt_tokens_sent`, `prompt_tokens_evaluated`, `ordered_s` and `shuffled_s`, plus the rest.
 
-    .venv/bin/python benchmarks/llm_prefix.py [--conversations 2] [--threads N]
+    .venv/bin/python benchmarks/llm_prefix.py [--conversations 2] [--threads N] [--quick]
+
+`--quick`: the first 3 choice questions and 1 generate question of one conversation.
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ from attunebench.models.local_models import GEMMA
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Query
+from attunebench.testing import prerequisites
 
 TASKS = ("emotion", "preference", "rating", "outcome")
 PERF = re.compile(r"(prompt eval|eval) time =\s+([\d.]+) ms /\s+(\d+) (?:tokens|runs)")
 GENERATE = GenerateParams(temperature=0.0, max_tokens=48, seed=0)
+QUICK_CHOICE, QUICK_GENERATE = 3, 1
 
 
 def conversations(count: int) -> list[Conversation]:
@@ -124,10 +128,14 @@ def main() -> None:
         default=12,
         help="generate-mode questions timed (each may write 48 tokens)",
     )
+    parser.add_argument("--quick", action="store_true", help="3 choice questions, 1 generate")
     args = parser.parse_args()
-    model = GEMMA.path()
+    if args.quick:
+        args.conversations, args.generate_questions = 1, QUICK_GENERATE
+    prerequisites.llama_server()
+    model = prerequisites.local_model(GEMMA)
     found = conversations(args.conversations)
-    ordered = queries(found, "choice")
+    ordered = queries(found, "choice")[: QUICK_CHOICE if args.quick else None]
     shuffled = random.Random(0).sample(ordered, len(ordered))
     generated = queries(found, "generate")[: args.generate_questions]
     with tempfile.TemporaryDirectory() as scratch:

@@ -9,7 +9,7 @@ prompts, as serialised messages, over the later prompt's length, per task and pr
 subject and judge prompts, and the two preference prompts, are counted apart). The last line
 is JSON.
 
-    .venv/bin/python benchmarks/prompt_prefix.py [--context blind|informed|both]
+    .venv/bin/python benchmarks/prompt_prefix.py [--context blind|informed|both] [--quick]
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
 from attunebench.models.mock import default_answer
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import InvalidAnswer, Output, Query
+from attunebench.tasks.base import InvalidAnswer, Output, Query, takes_option
 from attunebench.tasks.verdicts import rendered
 
 JUDGE = "mock/judge"
+QUICK_CONVERSATIONS = 3
 Prompts = defaultdict[tuple[str, str, str], list[str]]
 
 
@@ -46,14 +47,16 @@ def shared_share(earlier: str, later: str) -> float:
     return common_prefix(earlier, later) / len(later)
 
 
-def measure(context: str) -> dict[str, float]:
-    conversations = read_conversations(sample_path())
+def measure(context: str, conversations: int | None = None) -> dict[str, float]:
+    """Every task's mean shared-prefix share per prompt, on the sample (its first
+    `conversations`, where given)."""
+    sample = read_conversations(sample_path())[:conversations]
     prompts: Prompts = defaultdict(list)
     tasks = load_tasks()
     for name in tasks.names():
         factory = tasks.get(name)
-        task = factory(context=context) if factory().context_option else factory()
-        items = sorted(task.items(conversations), key=lambda i: i.turn_index)  # stable
+        task = factory(context=context) if takes_option(factory, "context") else factory()
+        items = sorted(task.items(sample), key=lambda i: i.turn_index)  # stable
         for item in items:
             queries = task.queries(item, "generate")
             try:
@@ -75,7 +78,9 @@ def measure(context: str) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--context", choices=("blind", "informed", "both"), default="both")
-    figures = measure(parser.parse_args().context)
+    parser.add_argument("--quick", action="store_true", help="the sample's first 3 conversations")
+    args = parser.parse_args()
+    figures = measure(args.context, QUICK_CONVERSATIONS if args.quick else None)
     for label, share in figures.items():
         print(f"{label:<36} mean shared-prefix share {share:.1%}")
     print(json.dumps({"shared_prefix_share": figures}))

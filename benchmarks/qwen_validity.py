@@ -15,7 +15,10 @@ The last line is JSON: per variant, per task, `invalid` of `answers`, and the ju
 `first_shown` rate. Answers are cached under OUT, so a second run only reads them.
 
     .venv/bin/python benchmarks/qwen_validity.py [--out DIR] [--variants free,constrained]
-        [--tasks emotion,rating] [--judge] [--threads N]
+        [--tasks emotion,rating] [--judge] [--threads N] [--quick]
+
+`--quick`: the constrained variant on one outcome item (the sample's first conversation, not
+the suite), in a fresh folder.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.data.locations import data_dir
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
 from attunebench.engine.demo_llm import (
@@ -47,8 +52,10 @@ from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.suite import load_manifest
 from attunebench.suite.build import suite_run_config
 from attunebench.suite.slices import task_slice
+from attunebench.testing import prerequisites
 
 VARIANTS = {"free": False, "constrained": True}
+QUICK_TASK = "outcome"  # one item a conversation
 
 
 def qwen_entry(server: LlamaServer, out: Path, variant: str) -> ModelEntry:
@@ -108,6 +115,21 @@ def judged_config(out: Path) -> RunConfig:
     )
 
 
+def quick_config(out: Path) -> RunConfig:
+    """One outcome item: the sample's first conversation, in place of the suite's slices."""
+    sample = out / "data" / "quick.jsonl"
+    sample.parent.mkdir(parents=True, exist_ok=True)
+    write_conversations(sample, read_conversations(sample_path())[:1])
+    return RunConfig(
+        data=sample,
+        out=out,
+        models=(),
+        tasks=(QUICK_TASK,),
+        task_options={QUICK_TASK: OPTIONS.get(QUICK_TASK, {})},
+        progress=False,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("demo-out") / "qwen-validity")
@@ -116,15 +138,25 @@ def main() -> None:
     parser.add_argument("--tasks", default="", help="comma-separated; default: every task")
     parser.add_argument("--judge", action="store_true", help="also the judged run")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="one sample outcome item")
     args = parser.parse_args()
+    if args.quick:
+        args.variants, args.judge = "constrained", False
+        args.out = Path(tempfile.mkdtemp(prefix="attunebench-qwen-validity-"))
+    prerequisites.llama_server()
+    model = prerequisites.local_model(QWEN)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     cache = out / "cache.sqlite"
     tasks = set(args.tasks.split(",")) if args.tasks else None
-    configs = slices(out, args.suite, tasks)
+    if args.quick:
+        configs = [quick_config(out)]
+    else:
+        prerequisites.shared_data(data_dir())
+        configs = slices(out, args.suite, tasks)
     figures: dict[str, Any] = {}
     log = out / "llama-server-qwen.log"
-    with LlamaServer(QWEN.path(), log=log, alias=QWEN.name, threads=args.threads) as server:
+    with LlamaServer(model, log=log, alias=QWEN.name, threads=args.threads) as server:
         for variant in args.variants.split(","):
             entry = qwen_entry(server, out, variant)
             shown: dict[str, Any] = {}

@@ -2,7 +2,7 @@
 human's own thumb, as the `response` task's reference row `reference/real-reply` reports it.
 
 Usage: python benchmarks/real_reply_judge.py [--judge proxy/minilm] [--split test]
-       [--data-dir DIR] [--work DIR]
+       [--data-dir DIR] [--work DIR] [--quick]   (--quick: the first 3 conversations)
 
 Imports ConvAI1's human-bot chats (`--split`, default test) with the project's importer, runs
 `response` with `mock/a` writing the replies and `--judge` scoring them and the real replies
@@ -23,7 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from attunebench.testing import prerequisites
+
 REFERENCE = "reference/real-reply"
+QUICK_CONVERSATIONS = 3
 METRICS = ("score", "rubric", "real_rubric_thumb_up", "real_rubric_thumb_down", "real_thumb_auroc")
 
 
@@ -39,7 +42,11 @@ def main() -> None:
     parser.add_argument("--split", default="test", choices=("train", "test", "all"))
     parser.add_argument("--data-dir", type=Path, default=Path(default))
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--quick", action="store_true", help="the first 3 conversations")
     args = parser.parse_args()
+    prerequisites.shared_data(args.data_dir)
+    if args.judge.startswith("proxy/"):  # the proxy judges embed with the packaged encoder
+        prerequisites.encoder_files()
     work = args.work or Path(tempfile.mkdtemp(prefix="attunebench-real-reply-"))
     work.mkdir(parents=True, exist_ok=True)
     data = work / "convai1.jsonl"
@@ -48,7 +55,8 @@ def main() -> None:
     cli("data", "import", "convai1", convai1, "--split", args.split, "--out", str(data))
     run, report = work / "run", work / "report"
     subject = ["--task", "response", "--model", "mock/a", "--judge", args.judge]
-    cli("run", "--data", str(data), *subject, "--out", str(run), "--no-progress")
+    limit = ["--limit", str(QUICK_CONVERSATIONS)] if args.quick else []
+    cli("run", "--data", str(data), *subject, *limit, "--out", str(run), "--no-progress")
     cli("report", str(run), "--out", str(report))
     summary = json.loads((report / "summary.json").read_text())
     rows = {r["metric"]: r for r in summary["scores"] if r["model"] == REFERENCE}

@@ -2,6 +2,7 @@
 SIGKILL and resumed, each compared with an undisturbed run of the same plan.
 
 Usage: python benchmarks/reliability.py [--fail-rate 0.3] [--seed 1] [--kills 5] [--data FILE]
+       [--quick]   (the sample's first 2 conversations, one kill)
 Both drills run every task on the data (default: the sample) with an openai/ subject and judge
 pointed at `attunebench.testing.FaultServer` on 127.0.0.1. The last line printed is JSON:
 faults_injected, calls_retried, records_identical, repeated_successful_calls, items_lost (both
@@ -19,9 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.testing.drills import crash_drill, fault_drill
 from attunebench.testing.faults import FaultPlan
+
+QUICK_CONVERSATIONS = 2
 
 
 def run_fault_drill(data: Path, work: Path, plan: FaultPlan) -> dict[str, Any]:
@@ -69,9 +73,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--data", type=Path, default=sample_path())
+    parser.add_argument("--quick", action="store_true", help="2 conversations, one kill")
     args = parser.parse_args()
     plan = FaultPlan(fail_rate=args.fail_rate, seed=args.seed, retry_after_s=0.01, timeout_s=0.6)
     with tempfile.TemporaryDirectory(prefix="attunebench-reliability-") as scratch:
+        if args.quick:
+            args.kills, args.data = 1, Path(scratch) / "quick.jsonl"
+            write_conversations(args.data, read_conversations(sample_path())[:QUICK_CONVERSATIONS])
         faults = run_fault_drill(args.data, Path(scratch) / "faults", plan)
         print(
             f"fault drill: {faults['items']} items, {faults['requests']} requests, "

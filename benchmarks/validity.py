@@ -2,7 +2,7 @@
 headlines of real corpora, and planted-truth figures of the statistics. One function per key.
 
 Usage: python benchmarks/validity.py [--keys K1,K2] [--data-dir DIR] [--work DIR] [--knn/--no-knn]
-       [--lexicon/--no-lexicon] [--studies 1000] [--corners] [--seed 0]
+       [--lexicon/--no-lexicon] [--studies 1000] [--corners] [--seed 0] [--quick]
 
 One function per key of the JSON line printed last (`KEYS`); each takes the shared `state`.
 `--keys` computes only those named.
@@ -35,10 +35,20 @@ Statistics (simulated studies):
   each task -> the people's own consistency on its headline, planted and as the analysis
   measures it (`summary.json`'s `self_consistency`) from 2,000 probes per task
   (`analysis.retest_study`: 400 conversations of 5 turns, each turn's emotion check and pick
-  asked again); a few seconds a noise level.
+  asked again); a few seconds a noise level;
+- `coverage_macro_f1`: design (`emotion_1`, `emotion_turns`, `behavior`) -> conversations
+  (10, 20, 50) -> the share of studies whose macro-F1 interval holds the truth (the
+  population's per-label F1 over the labels of the study's gold) and the estimate's mean error
+  (`analysis.f1_studies`, `--studies` per cell); `coverage_macro_f1_every_label` gives the same
+  against the mean over every label of the population, which no study sees whole;
+- `ppi_scenarios`: scenario (`same`, `audited_better`, `verbosity_bias`, `small_audit`) ->
+  the share of studies given a corrected score (the audit fits the judged replies) and the
+  coverage of the people's true win rate over those studies (`analysis.ppi_studies`).
 
 `--corners` runs only the designs at the ends of the ranges (10 and 20 conversations, 4 and
-12 models).
+12 models). `--quick` runs every key on a tiny input: 10 studies per design (3 for the rank
+verdict's, at the corners), 200 resamples, a smaller "very large" draw, the first 30
+conversations of each corpus and no knn run; the JSON line is printed last as always.
 """
 
 from __future__ import annotations
@@ -53,7 +63,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attunebench.analysis import retest_study, studies
+from attunebench.analysis import f1_studies, ppi_studies, retest_study, studies
+from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
 from attunebench.analysis.references import guessed_views
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.jsonl import read_conversations
@@ -93,13 +104,15 @@ def cli(*args: str) -> None:
     subprocess.run(command, check=True, capture_output=True, text=True)
 
 
-def corpora(data_dir: Path, work: Path) -> dict[str, list[Conversation]]:
+def corpora(data_dir: Path, work: Path, first: int | None = None) -> dict[str, list[Conversation]]:
+    """Each corpus imported with the project's importer (kept in `work`); its `first`
+    conversations only, where given."""
     out = {}
     for name, (source, options) in CORPORA.items():
         path = work / f"{name}.jsonl"
         if not path.exists():
             cli("data", "import", source, str(data_dir / source), *options, "--out", str(path))
-        out[name] = read_conversations(path)
+        out[name] = read_conversations(path)[:first]
     return out
 
 
@@ -134,7 +147,7 @@ def reference_values(
     items = [(v.record.conversation_id, v.gold) for v in views]
     out = {}
     for name, reference in task.references().items():
-        guessed, _ = guessed_views(task, name, views, reference(items))
+        guessed, _ = guessed_views(views, reference(items))
         value = wanted.value(guessed) if guessed else None
         out[name] = None if value is None else round(value, 4)
     return out
@@ -253,7 +266,10 @@ def _false_distinct(state: dict[str, Any]) -> studies.FalseDistinct:
     if "false_distinct" not in state:
         sizes, models = ((10, 20), (4, 12)) if state["corners"] else ((10, 15, 20), (4, 8, 12))
         state["false_distinct"] = studies.false_distinct_rate(
-            studies.designs(sizes, models), studies=state["studies"], seed=state["seed"]
+            studies.designs(sizes, models),
+            studies=QUICK_RANK_STUDIES if state["quick"] else state["studies"],
+            resamples=state["resamples"],
+            seed=state["seed"],
         )
     found: studies.FalseDistinct = state["false_distinct"]
     return found
@@ -274,7 +290,8 @@ def false_distinct_cells(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def coverage(state: dict[str, Any]) -> dict[str, float]:
-    found = studies.coverage(studies=max(state["studies"], 1000), seed=state["seed"])
+    least = state["studies"] if state["quick"] else max(state["studies"], 1000)
+    found = studies.coverage(studies=least, resamples=state["resamples"], seed=state["seed"])
     return {str(size): share for size, share in found.items()}
 
 
@@ -285,7 +302,10 @@ def self_consistency_recovery(state: dict[str, Any]) -> dict[str, Any]:
     options = Options(resamples=200, permutations=100, subgroup_permutations=100)
     out = {}
     for noise in (0.1, 0.2, 0.3):
-        plan = retest_study.Plan(conversations=400, turns=5, noise=noise, seed=state["seed"])
+        conversations = QUICK_RETEST_CONVERSATIONS if state["quick"] else 400
+        plan = retest_study.Plan(
+            conversations=conversations, turns=5, noise=noise, seed=state["seed"]
+        )
         runs = retest_study.runs(plan, tasks, {"model/like-people": noise})
         found = build_summary(runs, options).self_consistency
         out[str(noise)] = {
@@ -300,6 +320,46 @@ RETEST_CEILINGS: dict[str, Callable[[float], float]] = {
     "emotion": lambda noise: retest_study.macro_f1(retest_study.SHARES, noise),
     "preference": retest_study.agreement,
 }
+
+
+def _macro_f1(state: dict[str, Any]) -> dict[str, dict[int, f1_studies.Cell]]:
+    """The macro-F1 studies, run once and kept in `state` for both keys that read them."""
+    if "macro_f1" not in state:
+        state["macro_f1"] = f1_studies.coverage(
+            studies=state["studies"],
+            resamples=state["resamples"],
+            seed=state["seed"],
+            truth_conversations=QUICK_TRUTH if state["quick"] else None,
+        )
+    found: dict[str, dict[int, f1_studies.Cell]] = state["macro_f1"]
+    return found
+
+
+def coverage_macro_f1(state: dict[str, Any]) -> dict[str, Any]:
+    return {
+        design: {str(n): {"coverage": c.coverage, "bias": round(c.bias, 4)} for n, c in by.items()}
+        for design, by in _macro_f1(state).items()
+    }
+
+
+def coverage_macro_f1_every_label(state: dict[str, Any]) -> dict[str, Any]:
+    return {
+        design: {
+            str(n): {"coverage": c.every_label_coverage, "bias": round(c.every_label_bias, 4)}
+            for n, c in by.items()
+        }
+        for design, by in _macro_f1(state).items()
+    }
+
+
+def ppi_scenarios(state: dict[str, Any]) -> dict[str, Any]:
+    found = ppi_studies.scenarios(
+        studies=state["studies"], resamples=state["resamples"], seed=state["seed"]
+    )
+    return {
+        name: {"corrected_share": share.corrected_share, "coverage": share.coverage}
+        for name, share in found.items()
+    }
 
 
 HEADLINE_KEYS = (
@@ -317,7 +377,12 @@ KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "false_distinct_cells": false_distinct_cells,
     "coverage": coverage,
     "self_consistency_recovery": self_consistency_recovery,
+    "coverage_macro_f1": coverage_macro_f1,
+    "coverage_macro_f1_every_label": coverage_macro_f1_every_label,
+    "ppi_scenarios": ppi_scenarios,
 }
+QUICK_STUDIES, QUICK_RANK_STUDIES, QUICK_RESAMPLES = 10, 3, 200
+QUICK_CONVERSATIONS, QUICK_TRUTH, QUICK_RETEST_CONVERSATIONS = 30, 20_000, 40
 
 
 def main() -> None:
@@ -331,24 +396,28 @@ def main() -> None:
     parser.add_argument("--studies", type=int, default=1000, help="simulated studies per design")
     parser.add_argument("--corners", action="store_true", help="the ends of the design ranges")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="every key on a tiny input")
     args = parser.parse_args()
     keys = [key for key in args.keys.split(",") if key]
     unknown = sorted(set(keys) - set(KEYS))
     if unknown:
         parser.error(f"unknown keys {', '.join(unknown)} (known: {', '.join(KEYS)})")
+    quick = args.quick
     state: dict[str, Any] = {
-        "studies": args.studies,
-        "corners": args.corners,
+        "studies": QUICK_STUDIES if quick else args.studies,
+        "resamples": QUICK_RESAMPLES if quick else DEFAULT_RESAMPLES,
+        "corners": args.corners or quick,
         "seed": args.seed,
         "lexicon": args.lexicon,
+        "quick": quick,
     }
     if set(keys) & set(HEADLINE_KEYS):
         work = args.work or Path(tempfile.mkdtemp(prefix="attunebench-validity-"))
         work.mkdir(parents=True, exist_ok=True)
         registry = load_tasks()
         state["tasks"] = {name: registry.get(name)() for name in HEADLINE_CORPORA}
-        state["corpora"] = corpora(args.data_dir, work)
-        if args.knn and "trivial_headlines" in keys:
+        state["corpora"] = corpora(args.data_dir, work, QUICK_CONVERSATIONS if quick else None)
+        if args.knn and not quick and "trivial_headlines" in keys:
             state["knn"] = knn_headlines(work, ["rating", "outcome"])
     result = {key: KEYS[key](state) for key in keys}
     print(json.dumps(result))

@@ -1,0 +1,53 @@
+"""Every script under benchmarks/ runs with `--quick` (the same code path on a tiny input) and
+prints its figures as a JSON object on its last line. The folder is listed, so a new script
+without `--quick` fails here. A script missing something a machine may lack (the shared
+corpora, PostgreSQL, llama.cpp's server, a model file) exits 77 naming it
+(`attunebench.testing.prerequisites`): a skip with that reason, a failure under CI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attunebench.testing.prerequisites import SKIPPED, required
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted(p for p in (REPO / "benchmarks").glob("*.py") if not p.name.startswith("_"))
+TIMEOUT_S = 600  # one script on a busy machine; together they take about 3 minutes
+
+
+def test_the_folder_holds_the_benchmarks() -> None:
+    assert len(SCRIPTS) >= 10, [p.name for p in SCRIPTS]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_quick_run_prints_its_figures_last(script: Path) -> None:
+    started = time.perf_counter()
+    found = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    if found.returncode == SKIPPED:
+        reason = (found.stderr.strip().splitlines() or ["no reason given"])[-1]
+        if required(reason):
+            pytest.fail(f"{script.name}: {reason}, and this run requires it")
+        pytest.skip(f"{script.name}: {reason}")
+    tail = found.stderr[-3000:]
+    assert found.returncode == 0, f"{script.name} --quick exited {found.returncode}:\n{tail}"
+    lines = found.stdout.strip().splitlines()
+    assert lines, f"{script.name} --quick printed nothing:\n{tail}"
+    figures = json.loads(lines[-1])
+    assert isinstance(figures, dict) and figures, lines[-1][:500]
+    print(f"{script.name} --quick: {seconds:.1f} s")  # `pytest -s` lists each one's time
