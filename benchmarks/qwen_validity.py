@@ -17,8 +17,8 @@ The last line is JSON: per variant, per task, `invalid` of `answers`, and the ju
     .venv/bin/python benchmarks/qwen_validity.py [--out DIR] [--variants free,constrained]
         [--tasks emotion,rating] [--judge] [--threads N] [--quick]
 
-`--quick`: the constrained variant on one outcome item (the sample's first conversation, not
-the suite), in a fresh folder.
+`--quick`: the constrained variant on one outcome item (the sample's first conversation, its
+first two turns, not the suite), in a fresh folder.
 """
 
 from __future__ import annotations
@@ -116,10 +116,12 @@ def judged_config(out: Path) -> RunConfig:
 
 
 def quick_config(out: Path) -> RunConfig:
-    """One outcome item: the sample's first conversation, in place of the suite's slices."""
+    """One outcome item: the sample's first conversation cut to its first two turns (a short
+    prompt), in place of the suite's slices."""
     sample = out / "data" / "quick.jsonl"
     sample.parent.mkdir(parents=True, exist_ok=True)
-    write_conversations(sample, read_conversations(sample_path())[:1])
+    first = read_conversations(sample_path())[0]
+    write_conversations(sample, [first.model_copy(update={"turns": first.turns[:2]})])
     return RunConfig(
         data=sample,
         out=out,

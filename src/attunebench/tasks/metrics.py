@@ -6,10 +6,12 @@ A task declares its metrics. Each metric has two parts:
   predictions and gold; NaN marks "not defined for this item".
 - `statistic(values, weights)`: the metric for every row of weights at once.
 
-With weights of 1 (`Weights.ones`) the statistic is the metric's value. With a cluster
-bootstrap's resample counts as weights (each item weighted by how often its conversation was
-drawn), it is that resample's value, for all resamples at once, with no second implementation
-to keep in step. A mean is a weighted sum over a weighted count; F1 comes from weighted true
+With weights of 1 (`Weights.unit`: each item 1, its conversation kept) the statistic is the
+metric's value. With a cluster bootstrap's resample counts as weights (each item weighted by
+how often its conversation was drawn), it is that resample's value, for all resamples at once,
+with no second implementation to keep in step; with the leave-one-out rows of `Weights`, the
+cluster jackknife's values. Most statistics read only weighted sums; macro-F1's ratio-bias
+correction also reads how its sums spread over the conversations. A mean is a weighted sum over a weighted count; F1 comes from weighted true
 positive, false positive and false negative sums; Spearman's rho is Pearson's r of weighted
 average ranks. `Weights` keeps the resample counts per cluster, so sums are one matrix product
 over clusters, and rank statistics need only the total weight of each distinct value.
@@ -197,11 +199,10 @@ def f1_ratio_bias(values: FloatArray, weights: Weights) -> FloatArray:
 
     F1 = sum(t) / sum(d) over clusters, with t = 2TP and d = 2TP + FP + FN per cluster: a ratio
     estimator, whose bias to second order is (R S_d^2 - S_td) / (m dbar^2) over the m clusters
-    where some item names a label
-    (Cochran 1977, "Sampling techniques", section 6.8), which reduces to
-    m (R sum(d^2) - sum(t d)) / ((m - 1) sum(d)^2). Zero for a label whose gold is in fewer
-    than `RATIO_BIAS_CLUSTERS` of the row's clusters (a cluster drawn twice counting twice, as
-    the same records repeated would).
+    where some item names a label (Cochran 1977, "Sampling techniques", section 6.8), which
+    reduces to m (R sum(d^2) - sum(t d)) / ((m - 1) sum(d)^2). Zero for a label whose gold is
+    in fewer than `RATIO_BIAS_CLUSTERS` of the row's clusters (a cluster drawn twice counting
+    twice, as the same records repeated would).
     """
     table = weights.cluster_table(values)
     tp, fp, fn = np.split(table, 3, axis=1)
