@@ -11,6 +11,8 @@ import pytest
 
 from attunebench.analysis import ppi_studies
 from attunebench.analysis.audit_fit import FIT_THRESHOLD, audit_fit, hedges_g
+from attunebench.analysis.corrected import judge_notices
+from attunebench.analysis.schema import AuditFit, CorrectedScore, Estimate
 
 
 def test_hedges_g_is_the_pooled_standardised_difference_with_its_small_sample_factor() -> None:
@@ -66,3 +68,23 @@ def test_without_the_check_the_shifted_populations_miss_the_truth() -> None:
         outcome = ppi_studies.study(ppi_studies.SCENARIOS["verbosity_bias"], rng, 300, check=False)
         missed += not outcome.covered
     assert missed >= 20  # covers in about a fifth of studies: the check is what protects it
+
+
+def test_a_withheld_correction_is_a_warning_with_its_reason() -> None:
+    shown = Estimate(value=0.6, ci_low=0.5, ci_high=0.7)
+    reason = "not corrected: the audited replies are 40% shorter than the judged ones"
+    fit = AuditFit(length_effect=-1.2, judge_effect=0.1, threshold=FIT_THRESHOLD, withheld=reason)
+    row = CorrectedScore(
+        judge=shown,
+        corrected=Estimate(value=None, reason=reason),
+        participants=shown,
+        length_controlled=shown,
+        bias=shown,
+        stands_in="no",
+        n_judged=40,
+        n_audited=12,
+        audit_fit=fit,
+    )
+    (notice,) = judge_notices({}, {"m": row}, "response")
+    assert notice.kind == "correction_withheld" and notice.model == "m"
+    assert reason in notice.message  # and no "read its corrected score", which is withheld

@@ -221,7 +221,8 @@ def response_corrected(
 def judge_notices(
     biases: Mapping[str, JudgeBias], corrected: Mapping[str, CorrectedScore], task: str
 ) -> list[Notice]:
-    """A warning for each judge found favouring its own model or family, and for each model
+    """A warning for each judge found favouring its own model or family, for each model whose
+    corrected score is withheld (the audit does not fit its judged replies), and for each model
     whose judges' win rate is clearly off the participants' own."""
     out = [
         Notice(kind="judge_self_preference", model=found.model, message=found.statement)
@@ -230,6 +231,10 @@ def judge_notices(
         if found.statement is not None
     ]
     for model, row in corrected.items():
+        withheld = row.audit_fit.withheld if row.audit_fit is not None else None
+        if withheld is not None:
+            message = f"{task}: {model}: {withheld}; its score is the judges' own"
+            out.append(Notice(kind="correction_withheld", task=task, model=model, message=message))
         if row.stands_in == "no" and row.corrected.value is not None:
             out.append(
                 Notice(

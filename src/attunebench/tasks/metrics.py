@@ -10,11 +10,12 @@ With weights of 1 (`Weights.unit`: each item 1, its conversation kept) the stati
 metric's value. With a cluster bootstrap's resample counts as weights (each item weighted by
 how often its conversation was drawn), it is that resample's value, for all resamples at once,
 with no second implementation to keep in step; with the leave-one-out rows of `Weights`, the
-cluster jackknife's values. Most statistics read only weighted sums; macro-F1's ratio-bias
-correction also reads how its sums spread over the conversations. A mean is a weighted sum over a weighted count; F1 comes from weighted true
-positive, false positive and false negative sums; Spearman's rho is Pearson's r of weighted
-average ranks. `Weights` keeps the resample counts per cluster, so sums are one matrix product
-over clusters, and rank statistics need only the total weight of each distinct value.
+cluster jackknife's values. A mean is a weighted sum over a weighted count; F1 comes from
+weighted true positive, false positive and false negative sums (macro-F1's ratio-bias
+correction also reads how they spread over the conversations); Spearman's rho is Pearson's r
+of weighted average ranks. `Weights` keeps the resample counts per cluster, so sums are one
+matrix product over clusters, and rank statistics need only the total weight of each distinct
+value.
 
 Reading values is the costly part of an analysis (a Python call per record), so a metric says
 what it reads. A `Column` metric reads a number every record already holds (its score, or one
