@@ -9,10 +9,10 @@ Three designs, each drawn as real corpora are shaped:
   proportion to the square root of its share.
 - `emotion_turns`: 10 items per conversation over 8 labels with shares from 0.45 to 0.02,
   each conversation with its own mix, Dirichlet(20 x shares); the same model.
-- `behavior`: multi-label replies over ESConv's 8 strategies with MultiESC test's numbers of
-  labelled replies per conversation, labels per reply and label shares. The model names each
-  of a reply's labels with its conversation's probability (as above) and, otherwise, one label
-  the reply lacks (square root of its share).
+- `multi_label`: replies labelled with ESConv's 8 strategies (the behavior task's labels),
+  with MultiESC test's numbers of labelled replies per conversation, labels per reply and
+  label shares. The model names each of a reply's labels with its conversation's probability
+  (as above) and, otherwise, one label the reply lacks (square root of its share).
 
 The truth comes from one very large draw: each label's F1 from the counts of millions of
 items. The estimand is macro-F1 over the labels of the data's gold (`tasks.metrics`), so a
@@ -72,7 +72,7 @@ MULTIESC_LABELS_PER_REPLY = (1932, 336, 25, 2)
 ACCURACY_LOGIT, ACCURACY_SPREAD = 0.5, 1.0
 SIZES = (10, 20, 50)
 # The very large draw: ten times more for emotion_1, whose rarest labels are 0.1% of it.
-TRUTH_CONVERSATIONS = {"emotion_1": 2_000_000, "emotion_turns": 200_000, "behavior": 200_000}
+TRUTH_CONVERSATIONS = {"emotion_1": 2_000_000, "emotion_turns": 200_000, "multi_label": 200_000}
 TRUTH_CHUNK = 20_000
 
 Draw = Callable[[np.random.Generator, int], tuple[FloatArray, IntArray]]
@@ -130,7 +130,7 @@ def emotion_turns(rng: np.random.Generator, conversations: int) -> tuple[FloatAr
     return _single(rng, gold.ravel(), right.ravel(), shares), cluster
 
 
-def behavior(rng: np.random.Generator, conversations: int) -> tuple[FloatArray, IntArray]:
+def multi_label(rng: np.random.Generator, conversations: int) -> tuple[FloatArray, IntArray]:
     shares = _shares(MULTIESC_STRATEGIES)
     replies = np.array(list(MULTIESC_REPLIES))
     counts = rng.choice(replies, size=conversations, p=_shares(list(MULTIESC_REPLIES.values())))
@@ -153,7 +153,7 @@ def behavior(rng: np.random.Generator, conversations: int) -> tuple[FloatArray, 
 DESIGNS: dict[str, Draw] = {
     "emotion_1": emotion_1,
     "emotion_turns": emotion_turns,
-    "behavior": behavior,
+    "multi_label": multi_label,
 }
 
 

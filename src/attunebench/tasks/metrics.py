@@ -108,12 +108,9 @@ class Metric:
         return self.statistic(values, weights.leave_one_out())
 
     def value(self, records: Sequence[Any]) -> float | None:
-        """The point estimate, None where undefined; each record's conversation is its
-        cluster, as in an analysis."""
-        conversations = [record.record.conversation_id for record in records]
-        codes = np.unique(conversations, return_inverse=True)[1].reshape(-1)
-        unit = Weights(np.ones((1, int(codes.max(initial=0)) + 1)), codes.astype(np.int64))
-        point = self.evaluate(records, unit)[0]
+        """The point estimate, None where undefined; each view's conversation is its cluster,
+        as in an analysis (one cluster for records that name none)."""
+        point = self.evaluate(records, conversation_weights(records))[0]
         return None if np.isnan(point) else point
 
     @staticmethod
@@ -123,6 +120,17 @@ class Metric:
         if owners is not None:
             weights = Weights(weights.counts, weights.cluster[owners])
         return values, weights
+
+
+def conversation_weights(records: Sequence[Any]) -> Weights:
+    """Weights of 1 with each view's conversation as its cluster; one cluster for all where a
+    record is not a view of a run record."""
+    found = [getattr(getattr(r, "record", None), "conversation_id", None) for r in records]
+    if None in found or not found:
+        return Weights.ones(len(records))
+    code: dict[str, int] = {}
+    codes = np.array([code.setdefault(str(c), len(code)) for c in found], dtype=np.int64)
+    return Weights(np.ones((1, len(code))), codes)
 
 
 METRICS: Registry[Metric] = Registry("metric")
