@@ -216,14 +216,17 @@ def f1_ratio_bias(values: FloatArray, weights: Weights) -> FloatArray:
     table = weights.cluster_table(values)
     tp, fp, fn = np.split(table, 3, axis=1)
     top, bottom = 2.0 * tp, 2.0 * tp + fp + fn
-    counts = weights.counts
-    held = table.any(axis=1).astype(np.float64)  # clusters where an item names a label
-    clusters = (counts @ held)[:, None]
-    total = counts @ bottom
-    ratio = safe_ratio(counts @ top, total)
-    spread = ratio * (counts @ (bottom * bottom)) - counts @ (top * bottom)
+    held = table.any(axis=1, keepdims=True)  # clusters where an item names a label
+    # one product for every per-cluster column: clusters drawn, clusters with the label's gold
+    # (a cluster drawn twice is two), and the cross-products
+    per_cluster = np.concatenate([held, (tp + fn) > 0, bottom * bottom, top * bottom], axis=1)
+    drawn = np.split(weights.counts @ per_cluster.astype(np.float64), [1, 1 + tp.shape[1]], 1)
+    clusters, with_gold, squares_and_products = drawn
+    squares, products = np.split(squares_and_products, 2, axis=1)
+    sum_tp, sum_fp, sum_fn = np.split(weights.sum(values), 3, axis=1)
+    total = 2.0 * sum_tp + sum_fp + sum_fn
+    spread = safe_ratio(2.0 * sum_tp, total) * squares - products
     bias = safe_ratio(clusters * spread, np.maximum(clusters - 1.0, 0.0) * total * total)
-    with_gold = counts @ ((tp + fn) > 0).astype(np.float64)  # a cluster drawn twice is two
     return np.where((with_gold >= RATIO_BIAS_CLUSTERS) & ~np.isnan(bias), bias, 0.0)
 
 
