@@ -48,8 +48,9 @@ def independent(name: str) -> Callable[[Computation], Computation]:
     return add
 
 
-# Metrics whose label set the items fix (macro-F1): a resample averages over the labels of
-# the items it drew from, so the records repeated are scored over those labels.
+# Metrics whose label set and corrections the items fix (macro-F1): a resample averages over
+# the labels of the items it drew from, less their ratio biases there, so the records repeated
+# are scored that way.
 LABELS_OF: dict[str, Callable[[Sequence[AnyView]], LabelSets]] = {}
 
 
@@ -91,33 +92,40 @@ def f1(sets: Sequence[tuple[set[str], set[str]]], average: str) -> float | None:
 LabelSets = Sequence[tuple[str, set[str], set[str]]]  # (conversation, predicted, gold)
 
 
-def macro_f1(sets: LabelSets, labels: set[str] | None = None) -> float | None:
-    """Macro-F1 over the gold's labels (or `labels`, those of the items a resample drew
-    from), written out per conversation: each label's F1, 2TP / (2TP + FP + FN), less its
-    ratio bias m (R sum(d^2) - sum(t d)) / ((m - 1) sum(d)^2) over the m conversations that
-    name a label, where its gold is in `RATIO_BIAS_CLUSTERS` of them or more; clipped to
-    [0, 1]."""
-    if labels is None:
-        labels = set().union(*(gold for _, _, gold in sets))
+def label_f1(sets: LabelSets, label: str) -> tuple[float, float] | None:
+    """One label's F1, 2TP / (2TP + FP + FN), and its ratio bias
+    m (R sum(d^2) - sum(t d)) / ((m - 1) sum(d)^2) over the m conversations that name a label
+    (0 unless its gold is in `RATIO_BIAS_CLUSTERS` of them or more); None if no item names it,
+    written out per conversation."""
     conversations = sorted({c for c, predicted, gold in sets if predicted or gold})
+    top, bottom, with_gold = Counter[str](), Counter[str](), set()
+    for c, predicted, gold in sets:
+        hit = label in predicted and label in gold
+        top[c] += 2 * hit
+        bottom[c] += (label in predicted) + (label in gold)
+        if label in gold:
+            with_gold.add(c)
+    if sum(bottom.values()) == 0:
+        return None
+    ratio = sum(top.values()) / sum(bottom.values())
+    if len(with_gold) < RATIO_BIAS_CLUSTERS:
+        return ratio, 0.0
+    m = len(conversations)
+    squares = sum(bottom[c] ** 2 for c in conversations)
+    products = sum(top[c] * bottom[c] for c in conversations)
+    return ratio, m * (ratio * squares - products) / ((m - 1) * sum(bottom.values()) ** 2)
+
+
+def macro_f1(sets: LabelSets, fixed_by: LabelSets | None = None) -> float | None:
+    """Macro-F1 over the gold's labels, each label's F1 less its ratio bias, clipped to
+    [0, 1]; the labels and their biases are those of `fixed_by` (the items a resample drew
+    from), by default of `sets`."""
+    fixed_by = sets if fixed_by is None else fixed_by
     found = []
-    for label in sorted(labels):
-        top, bottom, with_gold = Counter[str](), Counter[str](), set()
-        for c, predicted, gold in sets:
-            hit = label in predicted and label in gold
-            top[c] += 2 * hit
-            bottom[c] += 2 * hit + (label in predicted) + (label in gold) - 2 * hit
-            if label in gold:
-                with_gold.add(c)
-        if sum(bottom.values()) == 0:
-            continue  # no item names it: no F1
-        ratio = sum(top.values()) / sum(bottom.values())
-        m = len(conversations)
-        if len(with_gold) >= RATIO_BIAS_CLUSTERS:
-            squares = sum(bottom[c] ** 2 for c in conversations)
-            products = sum(top[c] * bottom[c] for c in conversations)
-            ratio -= m * (ratio * squares - products) / ((m - 1) * sum(bottom.values()) ** 2)
-        found.append(min(max(ratio, 0.0), 1.0))
+    for label in sorted(set().union(*(gold for _, _, gold in fixed_by))):
+        scored, corrected = label_f1(sets, label), label_f1(fixed_by, label)
+        if scored is not None and corrected is not None:
+            found.append(min(max(scored[0] - corrected[1], 0.0), 1.0))
     return sum(found) / len(found) if found else None
 
 
@@ -895,9 +903,8 @@ def test_one_resample_equals_the_records_repeated(name: str, seed: int) -> None:
     resampled = float(metric.evaluate(views, weights)[1][0])
     again = repeated(views, counts, cluster)
     direct, by_hand = metric.value(again), INDEPENDENT[name](again)
-    if name in LABELS_OF:  # over the labels of the items drawn from, not of those drawn
-        labels = set().union(*(gold for _, _, gold in LABELS_OF[name](views)))
-        expected = macro_f1(LABELS_OF[name](again), labels)
+    if name in LABELS_OF:  # the labels and corrections of the items drawn from
+        expected = macro_f1(LABELS_OF[name](again), LABELS_OF[name](views))
         assert expected is not None and resampled == pytest.approx(expected, rel=1e-9)
         return  # its ratio bias reads the clusters: items as clusters are another sample
     if undefined(direct):
