@@ -57,6 +57,7 @@ from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.analysis.power import power_curve
 from attunebench.analysis.schema import Summary
 from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger
 from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, run
@@ -65,6 +66,7 @@ from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.suite import load_manifest
 from attunebench.suite.build import suite_run_config
 from attunebench.suite.slices import task_slice
+from attunebench.testing import prerequisites
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS_FILE = REPO / "examples" / "models.toml"
@@ -356,6 +358,10 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown model {unknown[0]!r}; the ladder's: {', '.join(LOCAL_MODELS)}")
     names = by_size(asked)
+    prerequisites.shared_data(data_dir())
+    prerequisites.llama_server()
+    for name in names:
+        prerequisites.local_model(LOCAL_MODELS[name])
     out = args.out / "quick" if args.quick else args.out
     figures = measured(args, names, out)
     if args.results is not None:

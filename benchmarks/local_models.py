@@ -34,6 +34,7 @@ from attunebench.models.local import LocalProvider
 from attunebench.models.local_models import LOCAL_MODELS, SMOLLM2, LocalModel
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item
+from attunebench.testing import prerequisites
 
 # Greedy and seeded, and the whole prompt read every time (llama-server's own field).
 PARAMS = GenerateParams(temperature=0.0, max_tokens=1, seed=0, extra={"cache_prompt": False})
@@ -87,6 +88,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="SmolLM2 alone, 2 items")
     args = parser.parse_args()
     names = [SMOLLM2.name] if args.quick else args.models.split(",")
+    prerequisites.llama_server()
+    for name in names:
+        prerequisites.local_model(LOCAL_MODELS[name])
     items = emotion_items(2 if args.quick else args.items)
     load_before = os.getloadavg()[0]
     figures = {}
