@@ -27,7 +27,7 @@ It reports, from one `report` over every run (seeded, 2,000 resamples):
     .venv/bin/python benchmarks/ladder.py [--conversations 30] [--models a,b] [--out DIR]
         [--results docs/results.md] [--quick]
 
-`--quick`: SmolLM2 alone, with its twins, on 2 conversations per task (the same code path, in
+`--quick`: SmolLM2 alone, with its twins, on 1 conversation per task (the same code path, in
 seconds). `--results FILE` writes the results page (`make ladder` writes docs/results.md). The
 last line is JSON: `models` (each `name`, `params`, `sha256`, `mode`), `headline`,
 `differences`, `pairs_in_size_order`, `person_gap`, `conversations_needed`, `references`,
@@ -349,10 +349,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "ladder-out")
     parser.add_argument("--results", type=Path, help="write the results page here")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--quick", action="store_true", help="SmolLM2, 2 conversations a task")
+    parser.add_argument("--quick", action="store_true", help="SmolLM2, 1 conversation a task")
     args = parser.parse_args()
     if args.quick:
-        args.conversations, args.models = 2, SMOLLM2.name
+        args.conversations, args.models = 1, SMOLLM2.name
     asked = args.models.split(",") if args.models else list(LOCAL_MODELS)
     unknown = [name for name in asked if name not in LOCAL_MODELS]
     if unknown:
