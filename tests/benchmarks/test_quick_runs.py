@@ -19,7 +19,30 @@ from attunebench.testing.prerequisites import SKIPPED, required
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p for p in (REPO / "benchmarks").glob("*.py") if not p.name.startswith("_"))
-TIMEOUT_S = 600  # one script on a busy machine; together they take about 3 minutes
+TIMEOUT_S = 600  # one script on a busy machine; together 4-8 minutes under a load of 2-10
+
+# JSON keys that checks outside the project read, with the keys each holds, level by level.
+SHAPES: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
+    "validity.py": {
+        "coverage_macro_f1": (
+            ("emotion_1", "emotion_turns", "behavior"),
+            ("10", "20", "50"),
+            ("coverage", "bias"),
+        ),
+        "ppi_scenarios": (
+            ("same", "audited_better", "verbosity_bias", "small_audit"),
+            ("corrected_share", "coverage"),
+        ),
+    },
+}
+
+
+def assert_shape(found: object, levels: tuple[tuple[str, ...], ...], where: str) -> None:
+    if not levels:
+        return
+    assert isinstance(found, dict) and sorted(found) == sorted(levels[0]), (where, found)
+    for key, inner in found.items():
+        assert_shape(inner, levels[1:], f"{where}.{key}")
 
 
 def test_the_folder_holds_the_benchmarks() -> None:
@@ -50,4 +73,6 @@ def test_quick_run_prints_its_figures_last(script: Path) -> None:
     assert lines, f"{script.name} --quick printed nothing:\n{tail}"
     figures = json.loads(lines[-1])
     assert isinstance(figures, dict) and figures, lines[-1][:500]
+    for key, levels in SHAPES.get(script.name, {}).items():
+        assert_shape(figures.get(key), levels, f"{script.name} {key}")
     print(f"{script.name} --quick: {seconds:.1f} s")  # `pytest -s` lists each one's time
