@@ -151,6 +151,17 @@ class SuiteInfo(Frozen):
     name: str
     version: str
     digest: str = Field(description="SHA-256 of the suite's manifest.")
+    train: str | None = Field(
+        default=None,
+        description="Its train split, relative to the run directory (what references fit on).",
+    )
+    train_sha256: str | None = Field(default=None, description="SHA-256 of the train split.")
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """What makes two runs' item sets the same: name, version and manifest digest (where
+        each run keeps the train split is its own)."""
+        return self.name, self.version, self.digest
 
 
 class RunInfo(Frozen):

@@ -138,6 +138,8 @@ def test_run_and_report_the_mini_suite_with_baselines(data_dir: Path, tmp_path: 
         "name": "open-v1-mini",
         "version": manifest.version,
         "digest": suite_digest("open-v1-mini"),
+        "train": "suite/open-v1-mini-train.jsonl",  # the references are fitted on it
+        "train_sha256": manifest.train_sha256,
     }
     assert info["dataset_sha256"] == manifest.dataset_sha256
     assert (info["tasks"], info["seed"]) == (list(manifest.tasks), manifest.seed)
@@ -171,6 +173,8 @@ def test_run_and_report_the_mini_suite_with_baselines(data_dir: Path, tmp_path: 
     assert summary["provenance"]["runs"][0]["suite"] == info["suite"]
     scored = {(s["model"], s["task"]) for s in summary["scores"]}
     assert {("baseline/random", task) for task in manifest.tasks} <= scored
+    fits = {s["fit"] for s in summary["scores"] if s["model_kind"] == "reference"}
+    assert fits <= {"train", "none"} and "train" in fits  # the suite's own train split
 
 
 @pytest.mark.slow  # building the suite from the corpora is most of it (8-16 s here)

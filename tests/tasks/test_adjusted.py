@@ -8,11 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attunebench.analysis import shuffled_gold
 from attunebench.records import ItemRecord
 from attunebench.stats import Weights
 from attunebench.tasks import adjusted as a
 from attunebench.tasks import pair_cues as c
 from attunebench.tasks.base import View
+from attunebench.tasks.fitting import out_of_sample
 from attunebench.tasks.metrics import Statistic
 from attunebench.tasks.numeric import Numbers as NumbersGuess
 from attunebench.tasks.pairs import PairGold
@@ -104,6 +106,8 @@ def test_the_mean_rho_over_fields_scores_a_constant_zero() -> None:
 
 
 def test_the_rating_references_score_chance_on_the_headline() -> None:
+    """Fitted on a train split, a constant and a position-only guess are constant within each
+    position cell (0 exactly); cross-fitted, read within each fold, they are too."""
     task = rating_task()
     rng = np.random.default_rng(5)
     items = []
@@ -117,20 +121,33 @@ def test_the_rating_references_score_chance_on_the_headline() -> None:
         )
         items.append((f"c{k // 6}", gold))
     headline = next(m for m in task.metrics if m.name == task.headline_metric)
-    for name in ("reference/constant", "reference/position-only"):
-        views = []
-        for (cid, gold), guess in zip(items, task.references()[name](items), strict=True):
-            assert guess is not None
-            record = ItemRecord(
+    evaluated, train = items[:150], [gold for _, gold in items[150:]]
+    views = [
+        View(
+            ItemRecord(
                 task="rating",
-                model=name,
+                model="reference",
                 conversation_id=cid,
                 turn_index=0,
                 item_id="feedback",
                 status="ok",
-            )
-            views.append(View(record, gold, guess[0]))
-        assert headline.value(views) == pytest.approx(0.0, abs=1e-9), name
+            ),
+            gold,
+            None,
+        )
+        for cid, gold in evaluated
+    ]
+    golds, ids = [gold for _, gold in evaluated], [cid for cid, _ in evaluated]
+    for name in ("reference/constant", "reference/position-only"):
+        reference = task.references()[name]
+        for fitted in (
+            out_of_sample(reference, golds, ids, train),
+            out_of_sample(reference, golds, ids),
+        ):
+            assert all(guess is not None for guess in fitted.guesses)
+            assert shuffled_gold.headline(headline, views, golds, fitted) == pytest.approx(
+                0.0, abs=1e-9
+            ), (name, fitted.fit)
 
 
 def golds(n: int, leak: float, seed: int) -> list[tuple[str, PairGold]]:
@@ -160,18 +177,25 @@ def golds(n: int, leak: float, seed: int) -> list[tuple[str, PairGold]]:
     return out
 
 
-def accuracy(picks: list[str | None], items: list[tuple[str, PairGold]]) -> float:
-    hits = [float(p == g.key) for p, (_, g) in zip(picks, items, strict=True) if p is not None]
+def accuracy(
+    cue: c.Cue, train: list[tuple[str, PairGold]], items: list[tuple[str, PairGold]]
+) -> float:
+    """The cue's accuracy on `items`, fitted on `train`."""
+    golds = [g for _, g in items]
+    fitted = None if cue.fit is None else cue.fit([g for _, g in train])
+    picks = cue.pick(fitted, golds)
+    hits = [float(p == g.key) for p, g in zip(picks, golds, strict=True) if p is not None]
     return sum(hits) / len(hits)
 
 
 def test_the_position_classifier_finds_a_planted_leak_and_only_then() -> None:
-    leaking = golds(3000, 0.3, seed=0)
-    assert accuracy(c.position_classifier(leaking), leaking) > 0.75
-    fair = golds(3000, 0.0, seed=1)
-    assert accuracy(c.position_classifier(fair), fair) == pytest.approx(0.5, abs=0.03)
+    leaking, fair = golds(3000, 0.3, seed=0), golds(3000, 0.0, seed=1)
+    assert accuracy(c.position_classifier, golds(3000, 0.3, seed=2), leaking) > 0.75
+    assert accuracy(c.position_classifier, golds(3000, 0.0, seed=3), fair) == pytest.approx(
+        0.5, abs=0.03
+    )
     # the later-reply rule cannot see this leak: it is balanced over early turns
-    assert accuracy(c.later(leaking), leaking) == pytest.approx(0.5, abs=0.03)
+    assert accuracy(c.later, [], leaking) == pytest.approx(0.5, abs=0.03)
 
 
 def test_a_guess_that_knows_only_the_rating_scale_scores_zero() -> None:

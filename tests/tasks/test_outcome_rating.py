@@ -270,21 +270,25 @@ def test_the_rating_references_guess_from_the_cell_the_prompt_shows() -> None:
     ]
     items = list(make_task("rating").items(conversations))
     references = make_task("rating").references()
-    golds = [(i.conversation.id, i.gold) for i in items]
+    golds = [i.gold for i in items]
+    train = golds[::2]  # fitted on these, guessing every item
     by_bin: dict[int, list[float]] = defaultdict(list)
-    for _, gold in golds:
+    for gold in train:
         by_bin[gold.shown_bin].append(gold.rating)
-    found = references["reference/position-only"](golds)
-    for guess, (_, gold) in zip(found, golds, strict=True):
+    median = float(np.median([g.rating for g in train]))
+    position = references["reference/position-only"]
+    assert position.fit is not None
+    for guess, gold in zip(position.guess(position.fit(train), golds), golds, strict=True):
         assert guess is not None
         prediction, scored = guess
-        assert prediction.values["rating"] == pytest.approx(np.mean(by_bin[gold.shown_bin]))
-        assert scored.score == pytest.approx(
-            1 - abs(np.mean(by_bin[gold.shown_bin]) - gold.rating) / 4
-        )
-    median = float(np.median([g.rating for _, g in golds]))
-    constant = references["reference/constant"](golds)
-    assert {guess[0].values["rating"] for guess in constant if guess} == {median}
+        # the usual rating of the train items showing as many messages, else their median
+        usual = np.mean(by_bin[gold.shown_bin]) if gold.shown_bin in by_bin else median
+        assert prediction.values["rating"] == pytest.approx(usual)
+        assert scored.score == pytest.approx(1 - abs(usual - gold.rating) / 4)
+    constant = references["reference/constant"]
+    assert constant.fit is not None
+    guessed = constant.guess(constant.fit(train), golds)
+    assert {guess[0].values["rating"] for guess in guessed if guess} == {median}
 
 
 # The shared data ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from task_harness import conversation, make_task, rated_turn
 
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.tasks import pairs as p
+from attunebench.tasks.fitting import out_of_sample
 from attunebench.tasks.preference import pair_references
 
 REFERENCES = pair_references()
@@ -23,8 +24,11 @@ POSITION_CUES = (
 
 
 def scores(name: str, golds: list[tuple[str, p.PairGold]]) -> list[float | None]:
-    """A reference's per-item score (None: no guess)."""
-    return [None if g is None else g[1].score for g in REFERENCES[name](golds)]
+    """A reference's per-item score (None: no guess), fitted as the report fits it (cross-fitted
+    by conversation where it fits anything)."""
+    ids, found = [cid for cid, _ in golds], [gold for _, gold in golds]
+    guesses = out_of_sample(REFERENCES[name], found, ids).guesses
+    return [None if g is None else g[1].score for g in guesses]
 
 
 def later(golds: list[tuple[str, p.PairGold]]) -> list[float | None]:

@@ -4,7 +4,7 @@ trivial references group items one way for every task."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 import pytest
@@ -14,7 +14,7 @@ from attunebench.frozen import Frozen
 from attunebench.tasks.base import Gold, Guess, Scored, Task
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction, BehaviorTask
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
-from attunebench.tasks.grouping import group_references
+from attunebench.tasks.grouping import Grouped, group_references
 from attunebench.tasks.judge_audit import JudgeAuditTask
 from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.preference import PairTask, PreferencePrediction, PreferenceTask
@@ -83,23 +83,50 @@ def test_both_pair_tasks_refuse_a_negative_cap_naming_the_option(name: str) -> N
 class Sized(Gold):
     shown: int
     chars: int
+    reported: str | None = None
 
 
-def test_group_references_group_by_nothing_position_and_length_quintile() -> None:
-    # A guess that reports the key it was given, so each reference shows what it grouped by.
-    def keys_as_guesses(
-        items: Sequence[tuple[str, Sized]], keys: Sequence[Hashable]
-    ) -> list[Guess]:
-        return [(ToyPrediction(answer=str(key)), Scored(None)) for key in keys]
+def test_group_references_group_train_items_by_nothing_position_length_and_report() -> None:
+    # A group's usual answer that says which train items are in it, so each reference shows
+    # what it grouped by.
+    def members(golds: Sequence[Sized], constant: bool) -> str:
+        return "all" if constant else ",".join(str(g.chars) for g in golds)
 
-    refs = group_references(keys_as_guesses, lambda g: g.shown, lambda g: g.chars)
-    items = [(f"c{i}", Sized(shown=10 - i, chars=100 * i)) for i in range(10)]
+    def guess(usual: str, gold: Sized) -> Guess:
+        return ToyPrediction(answer=usual), Scored(None)
 
-    def keys(name: str) -> list[str]:
-        return [g[0].model_dump()["answer"] for g in refs[name](items) if g is not None]
+    grouped = Grouped(members, guess)
+    refs = group_references(grouped, lambda g: g.shown, lambda g: g.chars)
+    train = [Sized(shown=10 - i % 5, chars=100 * i) for i in range(10)]
+
+    def groups(name: str, items: Sequence[Sized], context: str = "blind") -> list[str]:
+        reference = group_references(
+            grouped,
+            lambda g: g.shown,
+            lambda g: g.chars,
+            lambda g: g.reported,
+            context,  # type: ignore[arg-type]
+        )[name]
+        assert reference.fit is not None
+        return [
+            g[0].model_dump()["answer"] for g in reference.guess(reference.fit(train), items) if g
+        ]
 
     assert set(refs) == {"reference/constant", "reference/position-only", "reference/length-only"}
-    assert keys("reference/constant") == ["0"] * 10
-    assert keys("reference/position-only") == [str(10 - i) for i in range(10)]
-    # Ten growing lengths fall two to a quintile, in order; not the raw lengths.
-    assert keys("reference/length-only") == [str(i // 2) for i in range(10)]
+    assert groups("reference/constant", train[:2]) == ["all", "all"]
+    # an item's group is the train items showing as many messages; none shows 3: the constant
+    unseen = Sized(shown=3, chars=0)
+    assert groups("reference/position-only", [train[0], unseen]) == ["0,500", "all"]
+    # the quintile edges are the train lengths': ten growing lengths, two to a quintile
+    assert groups("reference/length-only", [train[3], Sized(shown=0, chars=10**6)]) == [
+        "200,300",
+        "800,900",
+    ]
+    # the informed context adds the group of the last self-report the prompt shows
+    assert "reference/self-report" not in refs
+    told = [t.model_copy(update={"reported": "sad|4" if t.chars < 500 else None}) for t in train]
+    train[:] = told
+    assert groups("reference/self-report", [told[0], told[9]], "informed") == [
+        "0,100,200,300,400",
+        "500,600,700,800,900",
+    ]

@@ -210,7 +210,7 @@ def _suite_label(run: Run) -> str:
 def suite_refusal(runs: Sequence[Run]) -> str | None:
     """Why these runs cannot be ranked together, in one line: made on different suites (name,
     version or manifest digest), or some on a suite and some not. None when they agree."""
-    suites = {run.info.suite for run in runs}
+    suites = {run.info.suite.identity if run.info.suite else None for run in runs}
     if len(suites) <= 1:
         return None
     listing = "; ".join(_suite_label(run) for run in runs)

@@ -2,22 +2,31 @@
 
 A task declares its references (`Task.references`): predictors that read only what the gold
 says of an item's position or length, or nothing ("always the later reply", "the usual rating
-at this point of a conversation", "the train median"). Each gives every item a guess, a
-prediction with its score; the guesses are read as records of a model named after the
-reference and scored with the task's own declared metrics, headline included, on the same
-items and resamples as the models (the headline, its parts and the mean per-item score). They
-are shown as rows of kind `reference`, never ranked with the models under test.
+at this point of a conversation", "the train median"), and in the informed context what the
+informed prompt reveals (the person's last self-report). Each is fitted out of sample
+(`tasks.fitting`): on the train split's items where one is given (`report --train FILE`, or a
+suite run's train split), else cross-fitted by conversation, 5 folds, each fold's items guessed
+by a fit on the others; a rule fits nothing. The row says which (`fit`: `train`,
+`cross-fitted`, `none`), and a reference never sees the answer of an item it guesses: an
+in-sample fit would set the bar the models must clear with the answers themselves.
+
+Each gives every item a guess, a prediction with its score; the guesses are read as records of
+a model named after the reference and scored with the task's own declared metrics, headline
+included, on the same items and resamples as the models (the headline, its parts and the mean
+per-item score). They are shown as rows of kind `reference`, never ranked with the models
+under test.
 
 A task's recorded references (`Task.recorded_references`) were judged in the run: a reply
 from the data (a real model's), scored by the same judges beside each model's answer and kept
-in that answer's record. Each item's guess is read from the first of its records that holds
-one, and the row shows every declared metric its values define (the person's own verdict on
-the reply beside the judges' score, say), the headline included.
+in that answer's record (`fit` `none`). Each item's guess is read from the first of its
+records that holds one, and the row shows every declared metric its values define (the
+person's own verdict on the reply beside the judges' score, say), the headline included.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,8 +36,10 @@ from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.schema import ScoreRow
 from attunebench.analysis.scores import HEADLINE
-from attunebench.stats import none_if_nan
-from attunebench.tasks.base import Guess, RecordedReference, Scored, Task, View
+from attunebench.data.schema import Conversation
+from attunebench.stats import FloatArray, Weights, none_if_nan
+from attunebench.tasks.base import Guess, RecordedReference, Scored, Task, View, context_of
+from attunebench.tasks.fitting import Fit, out_of_sample, train_items
 from attunebench.tasks.metrics import Found, Metric, Values
 from attunebench.tasks.twins import is_person_hidden
 
@@ -135,51 +146,143 @@ def recorded_metrics(
     ]
 
 
+def train_golds(cell: Cell, train: Sequence[Conversation] | None) -> list[Any] | None:
+    """The golds of the train split's items of the cell's task and variant, built by the task
+    as the run made it; None without a split, or where it holds no such item (the references
+    are then cross-fitted)."""
+    if train is None or cell.declaration is None:
+        return None
+    golds = [item.gold for item in train_items(cell.declaration, train, cell.variant)]
+    return golds or None
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a reference row is scored: the resamples, the least clusters for an interval, and
+    whether its cell is the task's headline variant."""
+
+    bootstrap: ClusterBootstrap
+    minimum: Minimum
+    headline: bool
+
+
+@dataclass(frozen=True)
+class Guessed:
+    """A reference's guesses as views, each item's conversation code, how it was fitted, and
+    (cross-fitted) each item's fold, within which its statistics are read."""
+
+    views: list[View[Any, Any]]
+    where: IntArray
+    fit: Fit
+    folds: IntArray | None = None
+
+
+def fitted_rows(
+    frame: Frame,
+    cell: Cell,
+    scoring: Scoring,
+    train: Sequence[Conversation] | None,
+    seed: int,
+) -> list[ScoreRow]:
+    """The rows of a cell's declared references, each fitted out of sample."""
+    declaration = cell.declaration
+    assert declaration is not None
+    references = declaration.references(context_of(cell.variant))
+    if not references:
+        return []
+    views, conversations = item_views(frame, cell)
+    golds = [view.gold for view in views]
+    ids = [view.record.conversation_id for view in views]
+    fitted_on = train_golds(cell, train)
+    rows = []
+    for name, reference in references.items():
+        fitted = out_of_sample(reference, golds, ids, fitted_on, seed)
+        shown, kept = guessed_views(views, fitted.guesses)
+        folds = None if fitted.folds is None else np.asarray(fitted.folds)[kept]
+        guessed = Guessed(shown, conversations[kept], fitted.fit, folds)
+        rows += _rows(cell, name, guessed, shown_metrics(declaration), scoring)
+    return rows
+
+
 def reference_rows(
     frame: Frame,
     bootstrap: ClusterBootstrap,
     cells: Mapping[tuple[str, str], Cell],
     headline_of: Mapping[str, str],
     minimum: Minimum,
+    train: Sequence[Conversation] | None = None,
+    seed: int = 0,
 ) -> list[ScoreRow]:
+    """Every reference row: the declared references fitted on `train` (a train split's
+    conversations) or cross-fitted with folds dealt by `seed`, and the recorded ones."""
     rows = []
     for (task, variant), cell in sorted(cells.items()):
-        declaration = cell.declaration
-        if declaration is None or is_person_hidden(variant):
+        if cell.declaration is None or is_person_hidden(variant):
             continue  # a twin's items and gold are the shown item's: its references would repeat
-        headline = headline_of.get(task) == variant
-        if declaration.references():
-            views, conversations = item_views(frame, cell)
-            items = [(v.record.conversation_id, v.gold) for v in views]
-            for name, reference in declaration.references().items():
-                guessed, kept = guessed_views(views, reference(items))
-                shown = shown_metrics(declaration)
-                rows += _rows(
-                    cell, name, guessed, conversations[kept], shown, headline, bootstrap, minimum
-                )
-        for name, recorded in declaration.recorded_references().items():
+        scoring = Scoring(bootstrap, minimum, headline_of.get(task) == variant)
+        rows += fitted_rows(frame, cell, scoring, train, seed)
+        for name, recorded in cell.declaration.recorded_references().items():
             views, guesses, where = recorded_guesses(frame, cell, recorded)
-            guessed, _ = guessed_views(views, guesses)
-            shown = recorded_metrics(declaration, guessed)
-            rows += _rows(cell, name, guessed, where, shown, headline, bootstrap, minimum)
+            shown, _ = guessed_views(views, guesses)
+            metrics = recorded_metrics(cell.declaration, shown)
+            rows += _rows(cell, name, Guessed(shown, where, "none"), metrics, scoring)
     return rows
 
 
+def evaluated(
+    metric: Metric, found: Found, weights: Weights, folds: IntArray | None
+) -> tuple[float, FloatArray]:
+    """A reference's point value and resampled values of a metric: over all its items, or,
+    where its guesses were cross-fitted (`folds`), read within each fold and averaged, as
+    cross-validation scores are (see `tasks.fitting`)."""
+    if folds is None:
+        return metric.evaluate_values(found, weights)
+    return within_folds(metric, found, weights, folds)
+
+
+def fold_values(metric: Metric, found: Found, folds: IntArray) -> tuple[FloatArray, FloatArray]:
+    """The metric's value within each fold (NaN where undefined) and each fold's items."""
+    chosen = (folds[None, :] == np.unique(folds)[:, None]).astype(np.float64)
+    return metric.weighted(found, Weights(chosen, np.arange(len(folds)))), chosen.sum(axis=1)
+
+
+def within_folds(
+    metric: Metric, found: Found, weights: Weights, folds: IntArray
+) -> tuple[float, FloatArray]:
+    """A metric read within each fold and averaged over the folds, each weighted by its items
+    (in each resample, by their resampled weight); a fold where it is undefined is left out.
+    The point estimate and the resampled values, as `Metric.evaluate_values` gives them."""
+    points, sizes = fold_values(metric, found, folds)
+    drawn, resized = [], []
+    outside = weights.counts.shape[1]  # an added cluster of weight 0, for the other folds
+    counts = np.hstack([weights.counts, np.zeros((weights.rows, 1))])
+    for k in np.unique(folds).tolist():
+        inside = Weights(counts, np.where(folds == k, weights.cluster, outside))
+        drawn.append(metric.weighted(found, inside))
+        resized.append(inside.sum(np.ones((len(folds), 1)))[:, 0])
+    point = _average(points[None, :], sizes[None, :])[0]
+    return float(point), _average(np.stack(drawn, axis=1), np.stack(resized, axis=1))
+
+
+def _average(values: FloatArray, weights: FloatArray) -> FloatArray:
+    """Per row, the weighted mean of the defined values (NaN where none is)."""
+    usable = ~np.isnan(values) & (weights > 0)
+    total = np.where(usable, weights, 0.0).sum(axis=1)
+    summed = np.where(usable, np.nan_to_num(values) * weights, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        averaged: FloatArray = np.where(total > 0, summed / np.where(total > 0, total, 1), np.nan)
+    return averaged
+
+
 def _rows(
-    cell: Cell,
-    name: str,
-    guessed: list[View[Any, Any]],
-    where: IntArray,
-    shown: Sequence[Metric],
-    headline: bool,
-    bootstrap: ClusterBootstrap,
-    minimum: Minimum,
+    cell: Cell, name: str, guessed: Guessed, shown: Sequence[Metric], scoring: Scoring
 ) -> list[ScoreRow]:
     """One reference's rows: each shown metric with its interval, over the items it guessed."""
     declaration = cell.declaration
-    if not guessed or declaration is None:
+    views, where = guessed.views, guessed.where
+    if not views or declaration is None:
         return []
-    task, variant = cell.task, cell.variant
+    bootstrap, minimum = scoring.bootstrap, scoring.minimum
     weights = bootstrap.weights(where)
     too_few = minimum.of(where)
     clusters = int(np.unique(bootstrap.cluster_of[where]).size)  # its interval rests on
@@ -187,8 +290,8 @@ def _rows(
     rows = []
     for metric in shown:
         if metric.values not in read:
-            read[metric.values] = metric.values(guessed)
-        point, samples = metric.evaluate_values(read[metric.values], weights)
+            read[metric.values] = metric.values(views)
+        point, samples = evaluated(metric, read[metric.values], weights, guessed.folds)
         if np.isnan(point) and metric.name != declaration.headline_metric:
             continue
         low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
@@ -200,19 +303,20 @@ def _rows(
             ScoreRow(
                 model=name,
                 model_kind="reference",
-                task=task,
-                variant=variant,
+                task=cell.task,
+                variant=cell.variant,
                 metric=metric.name,
-                headline=headline and metric.name == declaration.headline_metric,
+                headline=scoring.headline and metric.name == declaration.headline_metric,
                 value=value,
                 ci_low=None if too_few else none_if_nan(low[0]),
                 ci_high=None if too_few else none_if_nan(high[0]),
                 reason=too_few if value is not None else "undefined on these items",
-                n=len(guessed),
+                n=len(views),
                 n_conversations=int(np.unique(where).size),
                 n_invalid=0,
                 n_failed=0,
                 subject=False,
+                fit=guessed.fit,
             )
         )
     return rows

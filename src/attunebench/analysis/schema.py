@@ -60,6 +60,13 @@ class ScoreRow(Frozen):
     subject: bool = Field(
         default=True, description="A model under test (false: a reference, baseline, ...)."
     )
+    fit: Literal["train", "cross-fitted", "none"] | None = Field(
+        default=None,
+        description=(
+            "A reference row's fit: on a train split, cross-fitted by conversation (each "
+            "fold guessed by a fit on the others), or none (a rule); null for a model."
+        ),
+    )
 
 
 class ItemAddress(Frozen):

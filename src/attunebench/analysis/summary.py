@@ -16,6 +16,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -65,6 +66,7 @@ from attunebench.analysis.subgroups import (
     interactions,
     subgroup_scores,
 )
+from attunebench.analysis.train_split import train_split
 from attunebench.analysis.verdict_table import verdict_table
 
 Cluster = Literal["conversation", "participant"]
@@ -93,6 +95,7 @@ class Options:
     include_simulated: bool = False  # count `sim/` models as models under test
     # pairs of models under test (a, b) whose headlines are compared on each task: a minus b
     differences: tuple[tuple[str, str], ...] = ()
+    train: Path | None = None  # the references' train split (None: a suite's own, else folds)
 
 
 def cluster_codes(frame: Frame, runs: Runs, cluster: Cluster) -> IntArray:
@@ -306,7 +309,8 @@ def _build(runs: Runs, options: Options) -> Summary:
     }
     rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
     consistency, shares = ceilings(frame, cells, headlines, runs.conversations, bootstrap, minimum)
-    rows += reference_rows(frame, bootstrap, cells, headline_of, minimum)
+    train, train_notices = train_split(runs, options.train, frame.conversations)
+    rows += reference_rows(frame, bootstrap, cells, headline_of, minimum, train, options.seed)
     nobody = no_subjects(roster)
     found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, minimum, nobody)
     details, detail_notices = diagnostics(
@@ -320,7 +324,8 @@ def _build(runs: Runs, options: Options) -> Summary:
     named = sorted({r.model for r in rows if r.model_kind != "reference"})
     recorded = {str(run.path): run.recorded for run in runs.runs}
     made = provenance(runs, roster, named, judges, recorded)
-    notices = [*runs.notices, *record_notices(rows), *left_out_notices(cells), *detail_notices]
+    notices = [*runs.notices, *train_notices, *record_notices(rows), *left_out_notices(cells)]
+    notices += detail_notices
     notices += twins_alone(frame, headline_of, audits_judges)
     notices += judge_notices(biases, corrected, next(iter(verdicts.judged_tasks), ""))
     if too_few is not None:

@@ -49,6 +49,13 @@ def report(
         bool,
         typer.Option(help="Score every answered item, not only those every model answered."),
     ] = False,
+    train: Annotated[
+        Path | None,
+        typer.Option(
+            help="A train split (disjoint from the data) the references are fitted on; "
+            "default: a suite run's own, else cross-fitted by conversation."
+        ),
+    ] = None,
 ) -> None:
     """Analyse run directories: scores with intervals, rank agreement, discriminability, report."""
     from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
@@ -67,6 +74,7 @@ def report(
             include_simulated=include_simulated,
             all_items=all_items,
             cluster="participant" if cluster == "participant" else "conversation",
+            train=train,
         )
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:

@@ -187,6 +187,8 @@ def _plan_value(info: RunInfo, name: str) -> object:
     value = getattr(info, name)
     if name in ("models", "judges"):
         return [model.model_copy(update={"base_url": None}) for model in value]
+    if name == "suite" and value is not None:
+        return value.identity  # a run made before the train split was recorded resumes
     return value
 
 

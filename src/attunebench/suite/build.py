@@ -168,6 +168,12 @@ def suite_run_config(name: str, out: Path) -> tuple[RunConfig, Path]:
         tasks=tuple(manifest.tasks),
         task_options=manifest.tasks,
         seed=manifest.seed,
-        suite=SuiteInfo(name=manifest.name, version=manifest.version, digest=built.digest),
+        suite=SuiteInfo(
+            name=manifest.name,
+            version=manifest.version,
+            digest=built.digest,
+            train=train.relative_to(out).as_posix(),
+            train_sha256=manifest.train_sha256,
+        ),
     )
     return config, train

@@ -40,7 +40,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get_origin
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
 from attunebench.answerform import AnswerForm
 from attunebench.data.schema import Conversation, Taxonomy
@@ -61,11 +61,25 @@ CallRole = Literal["subject", "judge"]
 GoldLevel = Literal["turn", "conversation", "reply", "pair", "rating"]
 
 
+def context_of(variant: str) -> ContextMode:
+    """The context mode an item of this variant is asked in: informed, or blind (also where
+    it has none); a person-hidden twin's is its shown item's."""
+    return "informed" if shown_variant(variant) == "informed" else "blind"
+
+
 class Gold(Frozen):
-    """What every task's gold says about itself: its level, and whether it was derived."""
+    """What every task's gold says about itself: its level, and whether it was derived; and
+    which of its fields are the person's answer (`answer_fields`), the others saying where
+    the item sits and what its prompt shows (its position, lengths, cues)."""
 
     level: GoldLevel = "turn"
     derived: bool = False
+    answer_fields: ClassVar[tuple[str, ...]] = ()
+
+    def with_answer_of(self, other: Self) -> Self:
+        """This item's position, lengths and cues with another item's answer: what a planted
+        study gives each item so that nothing a reference reads predicts the answer."""
+        return self.model_copy(update={name: getattr(other, name) for name in self.answer_fields})
 
 
 G = TypeVar("G", bound=Gold)
@@ -101,7 +115,7 @@ class Item(Generic[G]):
     @property
     def context(self) -> ContextMode:
         """The context mode it is asked in: informed, or blind (also where it has none)."""
-        return "informed" if shown_variant(self.variant) == "informed" else "blind"
+        return context_of(self.variant)
 
     def as_happened(self) -> Item[G]:
         """The item on the conversation as it happened: itself, or a twin with the person's
@@ -245,7 +259,24 @@ class Repeat(Generic[G, P]):
 
 # A reference's guess at one item: its prediction and how the task scores it (None: no guess).
 Guess = tuple[Frozen, Scored] | None
-Reference = Callable[[Sequence[tuple[str, G]]], list[Guess]]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference(Generic[G]):
+    """A predictor that reads only what an item's gold says of its position or length, or
+    nothing: a fit step and a guess step, so that what it learns never comes from the item it
+    guesses.
+
+    `fit` learns its parameters from the golds of train items (a group's usual answer, a
+    classifier's weights); None for a rule that fits nothing ("the longer reply"). `guess`
+    gives each item's guess, a prediction with its score, from what was fitted (None for a
+    rule) and the items' golds: the prediction may read only their position, lengths and
+    cues, the score their answer. The analysis chooses the train items (`tasks.fitting`): a
+    train split, or the other folds of the evaluated items.
+    """
+
+    guess: Callable[[Any, Sequence[G]], list[Guess]]
+    fit: Callable[[Sequence[G]], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,11 +386,11 @@ class Task(ABC, Generic[G, P]):
         and the report count them)."""
         return {}
 
-    def references(self) -> Mapping[str, Reference[G]]:
+    def references(self, context: ContextMode = "blind") -> Mapping[str, Reference[G]]:
         """Predictors that read only what the gold says of an item's position or length, or
-        nothing (a constant), reported beside the models: each gives every item's guess, a
-        prediction with its score (None where it does not apply), from all items'
-        (conversation id, gold). They are scored with the task's metrics, headline included."""
+        nothing (a constant), reported beside the models and scored with the task's metrics,
+        headline included. In the `informed` context, also those reading what the informed
+        prompt reveals (the person's last self-report before the item)."""
         return {}
 
     def recorded_references(self) -> Mapping[str, RecordedReference[G]]:

@@ -19,7 +19,7 @@ probability of at least `THRESHOLD`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -36,7 +36,13 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import prompting as pr
 from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.grouping import group_references, most_common_by, shown_bin
+from attunebench.tasks.grouping import (
+    Grouped,
+    group_references,
+    last_report,
+    most_common,
+    shown_bin,
+)
 from attunebench.tasks.parsing import answer_fields, label_list
 from attunebench.tasks.wording import task_prompt
 
@@ -53,6 +59,8 @@ class BehaviorGold(t.Gold):
     behaviors: tuple[str, ...]
     visible: int | None = None  # messages the prompt shows before the reply
     chars: int | None = None  # the reply's characters
+    reported: str | None = None  # the last self-report the informed prompt shows
+    answer_fields = ("behaviors",)
 
 
 class BehaviorPrediction(Frozen):
@@ -122,6 +130,7 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
                     behaviors=reply.behaviors,
                     visible=len(h.history_through(conversation, turn.index)),
                     chars=len(reply.text),
+                    reported=last_report(conversation, turn.index),
                 )
                 yield from self.in_contexts(conversation, turn.index, reply.id, gold)
 
@@ -190,8 +199,14 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
     def worst(self, item: t.Item[BehaviorGold], partial: BehaviorPrediction | None) -> t.Scored:
         return t.Scored(0.0)
 
-    def references(self) -> dict[str, t.Reference[BehaviorGold]]:
-        return group_references(by_group, lambda g: shown_bin(g.visible), lambda g: g.chars or 0)
+    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[BehaviorGold]]:
+        return group_references(
+            Grouped(usual_behavior, behavior_guess),
+            lambda g: shown_bin(g.visible),
+            lambda g: g.chars or 0,
+            lambda g: g.reported,
+            context,
+        )
 
     def choice_gold(self, item: t.Item[BehaviorGold], query: t.Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
@@ -217,16 +232,26 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
 BehaviorView = t.View[BehaviorGold, BehaviorPrediction]
 
 
-def by_group(items: Sequence[tuple[str, BehaviorGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
-    """Each item guessed as the one label most frequent among the items with its key (one key
-    for all: the majority label)."""
-    labels = most_common_by(keys, [g.behaviors for _, g in items])
-    guess_of = cache(lambda label: BehaviorPrediction(behaviors=(label,) if label else ()))
-    out: list[t.Guess] = []
-    for label, (_, gold) in zip(labels, items, strict=True):
-        guess = guess_of(label)  # one (frozen) guess per label, shared by its items
-        out.append((guess, t.Scored(f1(guess.behaviors, gold.behaviors))))
-    return out
+def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, ...] | None:
+    """The one label most frequent among these items (the constant's: the majority label);
+    none where they carry none, and nothing learned from no items."""
+    if not golds:
+        return None
+    label = most_common(g.behaviors for g in golds)
+    return (label,) if label else ()
+
+
+@cache
+def _behavior_guess(labels: tuple[str, ...]) -> BehaviorPrediction:
+    """One (frozen) guess per label, shared by the items guessed it."""
+    return BehaviorPrediction(behaviors=labels)
+
+
+def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> t.Guess:
+    if labels is None:
+        return None
+    guess = _behavior_guess(labels)
+    return guess, t.Scored(f1(guess.behaviors, gold.behaviors))
 
 
 BehaviorTask.metrics = m.register(

@@ -31,7 +31,7 @@ asked as option keys; valence and arousal are not asked there.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from operator import attrgetter
 from typing import Any
@@ -56,7 +56,13 @@ from attunebench.tasks import history as h
 from attunebench.tasks import metrics as m
 from attunebench.tasks import prompting as pr
 from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.grouping import group_references, most_common_by, shown_bin
+from attunebench.tasks.grouping import (
+    Grouped,
+    group_references,
+    last_report,
+    most_common,
+    shown_bin,
+)
 from attunebench.tasks.parsing import (
     answer_fields,
     bounded_number,
@@ -94,6 +100,8 @@ class EmotionGold(EmotionReading, t.Gold):
     panas: dict[str, float] = Field(default_factory=dict)
     visible: int | None = None  # messages the prompt shows
     chars: int | None = None  # characters of the user's words the item is about
+    reported: str | None = None  # the last self-report the informed prompt shows
+    answer_fields = ("primary", "emotions", "intensity", "valence", "arousal", "panas")
 
     @property
     def labels(self) -> frozenset[str]:
@@ -239,27 +247,38 @@ def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
 
 
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
-    """The gold with what its prompt shows: the messages, and the user's words it is about."""
+    """The gold with what its prompt shows: the messages, the user's words it is about, and
+    the last self-report before it (informed)."""
     said = h.history_through(conversation, turn_index)
     words = [u.text for u in said if u.speaker == "user"]
     about = words if gold.level == "conversation" else words[-1:]
-    return gold.model_copy(update={"visible": len(said), "chars": sum(map(len, about))})
+    return gold.model_copy(
+        update={
+            "visible": len(said),
+            "chars": sum(map(len, about)),
+            "reported": last_report(conversation, turn_index),
+        }
+    )
 
 
-def by_group(items: Sequence[tuple[str, EmotionGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
-    """Each labelled item guessed as the primary label most frequent among the items with its
-    key (one key for all: the majority label, which on macro-F1 scores one label's F1 over
-    the number of labels)."""
-    labels = most_common_by(keys, [[g.primary] if g.primary else [] for _, g in items])
-    guess_of = cache(lambda label: EmotionPrediction(primary=label, emotions=(label,)))
-    out: list[t.Guess] = []
-    for label, (_, gold) in zip(labels, items, strict=True):
-        if label is None or not gold.labels:
-            out.append(None)
-            continue
-        guess = guess_of(label)  # one (frozen) guess per label, shared by its items
-        out.append((guess, score_prediction(gold, guess)))
-    return out
+def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
+    """The primary label most frequent among these items (the constant's: the majority label,
+    which on macro-F1 scores one label's F1 over the number of labels)."""
+    return most_common([g.primary] if g.primary else [] for g in golds)
+
+
+@cache
+def _label_guess(label: str) -> EmotionPrediction:
+    """One (frozen) guess per label, shared by the items guessed it."""
+    return EmotionPrediction(primary=label, emotions=(label,))
+
+
+def label_guess(label: str | None, gold: EmotionGold) -> t.Guess:
+    """A labelled item guessed as `label` (no guess without one, or at an item without labels)."""
+    if label is None or not gold.labels:
+        return None
+    guess = _label_guess(label)
+    return guess, score_prediction(gold, guess)
 
 
 class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
@@ -416,8 +435,14 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
     def score(self, item: t.Item[EmotionGold], prediction: EmotionPrediction) -> t.Scored:
         return score_prediction(item.gold, prediction)
 
-    def references(self) -> dict[str, t.Reference[EmotionGold]]:
-        return group_references(by_group, lambda g: shown_bin(g.visible), lambda g: g.chars or 0)
+    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[EmotionGold]]:
+        return group_references(
+            Grouped(usual_label, label_guess),
+            lambda g: shown_bin(g.visible),
+            lambda g: g.chars or 0,
+            lambda g: g.reported,
+            context,
+        )
 
     def worst(self, item: t.Item[EmotionGold], partial: EmotionPrediction | None) -> t.Scored:
         gold = item.gold

@@ -1,43 +1,123 @@
-"""What the trivial references group items by: the messages a prompt shows, a length's
-quintile, and the most frequent label of each group.
+"""The trivial references of a task: the answer most usual among train items like the item.
 
-A position-only reference guesses from the bin of the number of messages shown (what the
-prompt reveals of where the item sits); a length-only one from the quintile of a length among
-the items; a constant from nothing. Each guesses the answer most usual in its group.
+Each groups the items by one thing the prompt shows and guesses an item the answer most usual
+in its group among the train items (`tasks.fitting` chooses them: a train split, or the other
+folds): a constant groups by nothing; position-only by the bin of the number of messages
+shown; length-only by the quintile of a length, its edges fitted on the train items too; and,
+in the informed context, self-report by the person's last self-report the prompt shows. An
+item whose group no train item is in, or whose group says nothing of it (no rating on its
+scale), is guessed as the constant.
+
+A task says what a group's usual answer is and how an item is guessed from it (`Grouped`).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from attunebench.data.schema import Conversation
+from attunebench.tasks import history as h
 from attunebench.tasks.base import Gold, Guess, Reference
+from attunebench.tasks.history import ContextMode
 
 # Lower edges of the bins of messages shown, past 0 (ESConv rates every few messages).
 SHOWN_EDGES = (4, 7, 10, 13, 17, 21, 27)
 LENGTH_BINS = 5
 G = TypeVar("G", bound=Gold)
-# A task's guess at every item from the group each is in: (items, one key per item) -> guesses.
-GroupGuess = Callable[[Sequence[tuple[str, G]], Sequence[Hashable]], list[Guess]]
+
+
+@dataclass(frozen=True, slots=True)
+class Grouped(Generic[G]):
+    """What a task's group references need: `usual` learns a group's usual answer from its
+    train golds (`constant`: the group is every train item, whose usual answer may differ,
+    as a median where a mean serves the groups; None: nothing to learn from), and `guess`
+    guesses an item from the usual answer of its group (None: no guess)."""
+
+    usual: Callable[[Sequence[G], bool], Any]
+    guess: Callable[[Any, G], Guess]
+
+
+# How items are grouped: what the keys learn from the train golds (a length's quintile
+# edges), and each gold's key given that.
+KeyFit = Callable[[Sequence[G]], Any]
+KeyOf = Callable[[Any, G], Hashable]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFit:
+    """A group reference fitted: what its keys learned, each group's usual answer, and the
+    constant's, for items of a group no train item is in."""
+
+    keys: Any
+    usual: dict[Hashable, Any]
+    constant: Any
+
+
+def grouped_reference(
+    grouped: Grouped[G], key_fit: KeyFit[G] | None, key_of: KeyOf[G]
+) -> Reference[G]:
+    """A reference guessing each item from the usual answer of its group among the train
+    items."""
+
+    def fit(train: Sequence[G]) -> GroupFit:
+        keys = key_fit(train) if key_fit is not None else None
+        members: dict[Hashable, list[G]] = defaultdict(list)
+        for gold in train:
+            members[key_of(keys, gold)].append(gold)
+        usual = {key: grouped.usual(golds, False) for key, golds in members.items()}
+        return GroupFit(keys, usual, grouped.usual(train, True))
+
+    def guess(fitted: GroupFit, golds: Sequence[G]) -> list[Guess]:
+        out = []
+        for gold in golds:
+            usual = fitted.usual.get(key_of(fitted.keys, gold), fitted.constant)
+            out.append(grouped.guess(usual, gold) or grouped.guess(fitted.constant, gold))
+        return out
+
+    return Reference(guess, fit)
+
+
+def constant_reference(grouped: Grouped[G]) -> Reference[G]:
+    """The usual answer of every train item, guessed everywhere."""
+
+    def fit(train: Sequence[G]) -> Any:
+        return grouped.usual(train, True)
+
+    def guess(usual: Any, golds: Sequence[G]) -> list[Guess]:
+        return [grouped.guess(usual, gold) for gold in golds]
+
+    return Reference(guess, fit)
 
 
 def group_references(
-    guess: GroupGuess[G], position: Callable[[G], int], length: Callable[[G], float]
+    grouped: Grouped[G],
+    position: Callable[[G], int],
+    length: Callable[[G], float],
+    reported: Callable[[G], str | None] | None = None,
+    context: ContextMode = "blind",
 ) -> dict[str, Reference[G]]:
-    """The three trivial references of a task, by what each groups the items by: nothing
-    (constant), the bin of the messages shown (`position`: that number's bin), and the
-    quintile of a length (`length`: the item's)."""
-    return {
-        "reference/constant": lambda items: guess(items, [0] * len(items)),
-        "reference/position-only": lambda items: guess(items, [position(g) for _, g in items]),
-        "reference/length-only": lambda items: guess(
-            items, quintiles([length(g) for _, g in items])
+    """A task's trivial references, by what each groups the items by: nothing (constant), the
+    bin of the messages shown (`position`: that bin), the quintile of a length among the train
+    items (`length`: the item's) and, in the informed context, the last self-report the prompt
+    shows (`reported`: its key)."""
+    found = {
+        "reference/constant": constant_reference(grouped),
+        "reference/position-only": grouped_reference(grouped, None, lambda _, g: position(g)),
+        "reference/length-only": grouped_reference(
+            grouped,
+            lambda train: quintile_edges([length(g) for g in train]),
+            lambda edges, g: bisect_left(edges, length(g)),
         ),
     }
+    if context == "informed" and reported is not None:
+        found["reference/self-report"] = grouped_reference(grouped, None, lambda _, g: reported(g))
+    return found
 
 
 def shown_bin(visible: int | None, edges: Sequence[int] = SHOWN_EDGES) -> int:
@@ -45,23 +125,31 @@ def shown_bin(visible: int | None, edges: Sequence[int] = SHOWN_EDGES) -> int:
     return -1 if visible is None else bisect_right(edges, visible)
 
 
-def quintiles(numbers: Sequence[float]) -> list[int]:
-    """Each number's quintile among these."""
+def quintile_edges(numbers: Sequence[float]) -> list[float]:
+    """The inner edges of these numbers' quintiles (none for no numbers)."""
     if not numbers:
         return []
     found = np.asarray(numbers, dtype=np.float64)
-    edges = np.quantile(found, np.linspace(0, 1, LENGTH_BINS + 1)[1:-1])
-    return [int(b) for b in np.searchsorted(edges, found)]
+    edges: list[float] = np.quantile(found, np.linspace(0, 1, LENGTH_BINS + 1)[1:-1]).tolist()
+    return edges
 
 
-def most_common_by(keys: Sequence[Hashable], labels: Sequence[Iterable[str]]) -> list[str | None]:
-    """Per item, the label most frequent among the items with its key (None: the group has
-    none); equal counts go to the label first in alphabetical order."""
-    counts: dict[Hashable, Counter[str]] = defaultdict(Counter)
-    for key, found in zip(keys, labels, strict=True):
-        counts[key].update(found)
-    best = {
-        key: min(found, key=lambda label: (-found[label], label)) if found else None
-        for key, found in counts.items()
-    }
-    return [best[key] for key in keys]
+def most_common(labels: Iterable[Iterable[str]]) -> str | None:
+    """The label most frequent among these items' labels (None: they have none); equal counts
+    go to the label first in alphabetical order."""
+    counts: Counter[str] = Counter()
+    for found in labels:
+        counts.update(found)
+    return min(counts, key=lambda label: (-counts[label], label)) if counts else None
+
+
+def last_report(conversation: Conversation, before: int) -> str | None:
+    """The person's last self-report before turn `before`, as the informed prompt shows it:
+    its primary label and intensity (the self-report reference's key); None where the prompt
+    shows none."""
+    reports = h.self_reports_before(conversation, before)
+    if not reports:
+        return None
+    state = reports[-1].state
+    label = state.primary or next(iter(state.emotions), "")
+    return f"{label}|{'' if state.intensity is None else f'{state.intensity:g}'}"

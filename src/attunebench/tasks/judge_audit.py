@@ -99,7 +99,7 @@ class JudgeAuditTask(PairTask):
         gold = shown_gold(item.gold, query.key)
         return None if gold == p.TIE else gold
 
-    def references(self) -> dict[str, t.Reference[p.PairGold]]:
+    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[p.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
 
 

@@ -98,7 +98,15 @@ class Metric:
         if len(values) == 0:
             return float("nan"), np.full(weights.rows, np.nan)
         point = self.statistic(values, weights.unit())[0]
-        return float(point), self.statistic(values, weights)
+        return float(point), self.weighted(found, weights)
+
+    def weighted(self, found: Found, weights: Weights) -> FloatArray:
+        """The value under each row of `weights` (weights of the records the values were read
+        from), from values already read."""
+        values, weights = self._by_row(found, weights)
+        if len(values) == 0:
+            return np.full(weights.rows, np.nan)
+        return self.statistic(values, weights)
 
     def leave_one_out(self, found: Found, weights: Weights) -> FloatArray:
         """The value with each cluster of the items left out in turn (the cluster jackknife)."""

@@ -33,8 +33,9 @@ messages (position-only) and of similar length in characters (length-only).
 from __future__ import annotations
 
 import re
+import statistics
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -139,6 +140,8 @@ class OutcomeGold(t.Gold):
     scales: dict[str, tuple[float, float]]
     visible: int | None = None  # messages the prompt shows
     chars: int | None = None  # their characters
+    reported: str | None = None  # the last self-report the informed prompt shows
+    answer_fields = ("values", "scales")
 
     @property
     def shown_bin(self) -> int:
@@ -157,6 +160,7 @@ def outcome_gold(conversation: Conversation) -> OutcomeGold | None:
         scales={k: scales[k] for k in values},
         visible=len(said),
         chars=sum(len(u.text) for u in said),
+        reported=grouping.last_report(conversation, conversation.turns[-1].index + 1),
     )
 
 
@@ -251,8 +255,14 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
     def worst(self, item: t.Item[OutcomeGold], partial: n.Numbers | None) -> t.Scored:
         return n.scored(item.gold.values, item.gold.scales, None)
 
-    def references(self) -> dict[str, t.Reference[OutcomeGold]]:
-        return grouping.group_references(guesses, lambda g: g.shown_bin, lambda g: g.chars or 0)
+    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[OutcomeGold]]:
+        return grouping.group_references(
+            grouping.Grouped(usual_values, values_guess),
+            lambda g: g.shown_bin,
+            lambda g: g.chars or 0,
+            lambda g: g.reported,
+            context,
+        )
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
         """MAE, coverage and Spearman of the survey answers beyond the known fields."""
@@ -262,21 +272,29 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
         return tuple(metric for k in others for metric in n.field_metrics(k, scales[k], _pair))
 
 
-def guesses(items: Sequence[tuple[str, OutcomeGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
-    """Each field guessed as its mean over the items with the same key (one key for all: its
-    median, the constant an error rewards)."""
-    found: dict[tuple[Hashable, str, tuple[float, ...]], list[float]] = defaultdict(list)
-    for key, (_, gold) in zip(keys, items, strict=True):
+Usual = dict[tuple[str, tuple[float, ...]], float]
+
+
+def usual_values(golds: Sequence[OutcomeGold], constant: bool) -> Usual:
+    """Per field and scale, its mean over these items (the constant's: its median, the
+    constant an error rewards)."""
+    found: dict[tuple[str, tuple[float, ...]], list[float]] = defaultdict(list)
+    for gold in golds:
         for name, value in gold.values.items():
-            found[key, name, tuple(gold.scales[name])].append(value)
-    single = len(set(keys)) == 1
-    fit = {k: float(np.median(v) if single else np.mean(v)) for k, v in found.items()}
-    out: list[t.Guess] = []
-    for key, (_, gold) in zip(keys, items, strict=True):
-        values = {name: fit[key, name, tuple(gold.scales[name])] for name in gold.values}
-        guess = n.Numbers(values=values)
-        out.append((guess, n.scored(gold.values, gold.scales, guess)))
-    return out
+            found[name, tuple(gold.scales[name])].append(value)
+    usual = statistics.median if constant else statistics.fmean
+    return {k: float(usual(v)) for k, v in found.items()}
+
+
+def values_guess(usual: Usual, gold: OutcomeGold) -> t.Guess:
+    """Each field the usual value on its scale; one the train items lacked is left unanswered
+    (no guess at all where they lacked every field)."""
+    known = ((name, usual.get((name, tuple(gold.scales[name])))) for name in gold.values)
+    values = {name: value for name, value in known if value is not None}
+    if not values:
+        return None
+    guess = n.Numbers(values=values)
+    return guess, n.scored(gold.values, gold.scales, guess)
 
 
 OutcomeView = t.View[OutcomeGold, n.Numbers]

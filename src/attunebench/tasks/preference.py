@@ -291,7 +291,7 @@ class PreferenceTask(PairTask):
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
         return t.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
 
-    def references(self) -> dict[str, t.Reference[p.PairGold]]:
+    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[p.PairGold]]:
         return pair_references()
 
     def choice_gold(self, item: t.Item[p.PairGold], query: t.Query) -> str | None:
@@ -330,18 +330,17 @@ def asked_again(probe: Probe, pairs: Sequence[p.Pair]) -> Iterator[tuple[p.Pair,
 
 def pair_references() -> dict[str, t.Reference[p.PairGold]]:
     """What position alone achieves (`tasks.pair_cues`: the later, the earlier reply, by
-    distance, a cross-validated classifier of both replies' positions), and content cues
-    (the longer reply, the one with more questions, the one repeating more of the user's
-    words)."""
+    distance, a classifier of the positions the prompt shows), and content cues (the longer
+    reply, the one with more questions, the one repeating more of the user's words)."""
     return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
 
 def picks(cue: c.Cue) -> t.Reference[p.PairGold]:
     """A reference picking the key a cue names at each pair (None: no guess)."""
 
-    def guessed(items: Sequence[tuple[str, p.PairGold]]) -> list[t.Guess]:
+    def guessed(fitted: Any, golds: Sequence[p.PairGold]) -> list[t.Guess]:
         out: list[t.Guess] = []
-        for key, (_, gold) in zip(cue(items), items, strict=True):
+        for key, gold in zip(cue.pick(fitted, golds), golds, strict=True):
             if key is None:
                 out.append(None)
                 continue
@@ -355,7 +354,7 @@ def picks(cue: c.Cue) -> t.Reference[p.PairGold]:
             )
         return out
 
-    return guessed
+    return t.Reference(guessed, cue.fit)
 
 
 POSITION_CUES: dict[str, c.Cue] = {

@@ -24,8 +24,10 @@ items whose rated replies are of similar length (length-only).
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -107,6 +109,8 @@ class RatingGold(t.Gold):
     position: float  # the turn's place in its conversation, 0 (first) to 1 (last)
     visible: int | None = None  # messages the prompt shows
     reply_chars: int | None = None  # characters of the replies rated (since the last rating)
+    reported: str | None = None  # the last self-report the informed prompt shows
+    answer_fields = ("rating", "scale")  # a rating stays on its own scale
 
     @property
     def third(self) -> int:
@@ -139,6 +143,7 @@ def reply_golds(conversation: Conversation) -> Iterator[tuple[int, str, RatingGo
             position=turn.index / last,
             visible=len(h.history_through(conversation, turn.index)) + 1,
             reply_chars=len(reply.text),
+            reported=grouping.last_report(conversation, turn.index + 1),
         )
         yield turn.index, REPLY_ITEM + reply.id, gold
 
@@ -162,6 +167,7 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
             position=turn.index / last,
             visible=len(said),
             reply_chars=sum(len(text) for text in rated),
+            reported=grouping.last_report(conversation, turn.index),
         )
         previous = turn.index
         yield turn.index, gold
@@ -225,9 +231,13 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
     def worst(self, item: t.Item[RatingGold], partial: n.Numbers | None) -> t.Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
-    def references(self) -> dict[str, t.Reference[RatingGold]]:
+    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[RatingGold]]:
         return grouping.group_references(
-            guesses, lambda g: g.shown_bin, lambda g: g.reply_chars or 0
+            grouping.Grouped(usual_ratings, rating_guess),
+            lambda g: g.shown_bin,
+            lambda g: g.reply_chars or 0,
+            lambda g: g.reported,
+            context,
         )
 
 
@@ -250,19 +260,29 @@ def _shown(
     return said, item.turn_index + 1, (REPLY, REPLY_CHOICE)
 
 
-def guesses(items: Sequence[tuple[str, RatingGold]], keys: Sequence[Hashable]) -> list[t.Guess]:
-    """Each item guessed as the mean rating of the items with its key and rating scale (one key
-    for all: the median, the constant a corpus's error rewards)."""
-    found: dict[tuple[Hashable, tuple[float, ...]], list[float]] = defaultdict(list)
-    for key, (_, gold) in zip(keys, items, strict=True):
-        found[key, tuple(gold.scale)].append(gold.rating)  # within one rating scale
-    single = len(set(keys)) == 1
-    fit = {k: float(np.median(v) if single else np.mean(v)) for k, v in found.items()}
-    out: list[t.Guess] = []
-    for key, (_, gold) in zip(keys, items, strict=True):
-        guess = n.Numbers(values={FIELD: fit[key, tuple(gold.scale)]})
-        out.append((guess, n.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)))
-    return out
+def usual_ratings(golds: Sequence[RatingGold], constant: bool) -> dict[tuple[float, ...], float]:
+    """Per rating scale, the mean rating of these items (the constant's: the median, the
+    constant a corpus's error rewards)."""
+    found: dict[tuple[float, ...], list[float]] = defaultdict(list)
+    for gold in golds:
+        found[tuple(gold.scale)].append(gold.rating)  # within one rating scale
+    usual = statistics.median if constant else statistics.fmean
+    return {k: float(usual(v)) for k, v in found.items()}
+
+
+@cache
+def _rating(value: float) -> n.Numbers:
+    """One (frozen) guess per value, shared by the items guessed it."""
+    return n.Numbers(values={FIELD: value})
+
+
+def rating_guess(usual: dict[tuple[float, ...], float], gold: RatingGold) -> t.Guess:
+    """The usual rating on the item's scale (no guess where the train items had none)."""
+    value = usual.get(tuple(gold.scale))
+    if value is None:
+        return None
+    guess = _rating(value)
+    return guess, n.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)
 
 
 RatingView = t.View[RatingGold, n.Numbers]

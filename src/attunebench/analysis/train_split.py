@@ -1,0 +1,60 @@
+"""The train split the references are fitted on: `report --train FILE`, or a suite run's own.
+
+A suite run records where it wrote the suite's train split and its SHA-256 (`run.json`
+`suite.train`, `suite.train_sha256`); the report reads it from there when no `--train` is
+given, and says so in a notice when it is gone or changed (the references are then
+cross-fitted by conversation). A split that shares conversations with the evaluated data is
+refused: the references would see the answers they guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+from attunebench.analysis.loading import Runs
+from attunebench.analysis.schema import Notice
+from attunebench.data.schema import Conversation
+from attunebench.data.validate import load_validated
+from attunebench.rundir import sha256_file
+
+
+def suite_train(runs: Runs) -> tuple[Path | None, list[Notice]]:
+    """The train split a suite run recorded, where it is still there unchanged."""
+    recorded = [(run.path, run.info.suite) for run in runs.runs if run.info.suite is not None]
+    if not recorded or len(recorded) < len(runs.runs):
+        return None, []
+    for folder, suite in recorded:
+        if suite.train is None:
+            continue
+        path = folder / suite.train
+        if path.is_file() and sha256_file(path) == suite.train_sha256:
+            return path, []
+    named = [f"{folder / s.train}" for folder, s in recorded if s.train is not None]
+    if not named:
+        return None, []
+    message = (
+        f"the suite's train split ({', '.join(named)}) is missing or changed: the references "
+        "are cross-fitted by conversation (give it with --train FILE)"
+    )
+    return None, [Notice(kind="train_split_missing", message=message)]
+
+
+def train_split(
+    runs: Runs, path: Path | None, evaluated: Collection[str]
+) -> tuple[list[Conversation] | None, list[Notice]]:
+    """The conversations the references are fitted on (None: cross-fitted), and notices;
+    `evaluated` are the ids of the conversations scored, which the split must not hold."""
+    notices: list[Notice] = []
+    if path is None:
+        path, notices = suite_train(runs)
+    if path is None:
+        return None, notices
+    conversations = load_validated(path)
+    shared = sorted({c.id for c in conversations} & set(evaluated))
+    if shared:
+        raise ValueError(
+            f"train split {path} shares {len(shared)} conversations with the evaluated data "
+            f"(e.g. {shared[0]!r}): the references would see the answers they guess"
+        )
+    return conversations, notices
