@@ -76,7 +76,13 @@ def test_a_model_missing_from_a_panel_is_named_under_it(summary: Summary) -> Non
     assert all(not p.note for name, p in panels.items() if name != task)
 
 
-def headline_row(model: str, kind: str, value: float) -> ScoreRow:
+def headline_row(
+    model: str,
+    kind: str,
+    value: float,
+    interval: tuple[float, float] | None = None,
+) -> ScoreRow:
+    low, high = interval or (value - 0.05, value + 0.05)
     return ScoreRow(
         model=model,
         model_kind=kind,
@@ -85,24 +91,38 @@ def headline_row(model: str, kind: str, value: float) -> ScoreRow:
         metric="position_adjusted_r",
         headline=True,
         value=value,
-        ci_low=None,
-        ci_high=None,
+        ci_low=low,
+        ci_high=high,
         n=100,
         n_conversations=20,
         n_invalid=0,
         n_failed=0,
         subject=kind == "model",
+        fit="cross-fitted" if kind == "reference" else None,
     )
 
 
-def test_the_leaderboard_says_when_no_model_beats_the_references() -> None:
+def test_the_leaderboard_says_no_model_beats_the_references_only_where_intervals_show_it() -> None:
     references = [
-        headline_row("reference/constant", "reference", 0.0),
-        headline_row("reference/length-only", "reference", 0.08),
+        headline_row("reference/constant", "reference", 0.0, (0.0, 0.0)),
+        headline_row("reference/length-only", "reference", 0.3, (0.25, 0.35)),
     ]
-    behind = [*references, headline_row("m/a", "model", 0.05)]
+    behind = [*references, headline_row("m/a", "model", 0.05, (0.0, 0.1))]
     (note,) = views.reference_notes(behind)
-    assert "reference/length-only (0.080)" in note and "no model under test" in note
-    assert views.reference_notes([*references, headline_row("m/a", "model", 0.09)]) == []
+    assert "reference/length-only (0.300, cross-fitted)" in note
+    assert "no model under test beats the references" in note
+    # the intervals overlap: no verdict either way
+    overlapping = [*references, headline_row("m/a", "model", 0.2, (0.1, 0.3))]
+    assert views.reference_notes(overlapping) == []
+    assert views.reference_notes([*references, headline_row("m/a", "model", 0.5)]) == []
     # a baseline above the references is not a model under test
-    assert views.reference_notes([*behind, headline_row("baseline/knn", "baseline", 0.2)])
+    assert views.reference_notes([*behind, headline_row("baseline/knn", "baseline", 0.6)])
+    # a reference not known to be fitted out of sample never counts (a summary written before
+    # rows said how), nor one without an interval
+    seen = headline_row("reference/length-only", "reference", 0.3, (0.25, 0.35))
+    unknown = seen.model_copy(update={"fit": None})
+    assert views.reference_notes([unknown, headline_row("m/a", "model", 0.05, (0.0, 0.1))]) == []
+    unsure = headline_row("reference/length-only", "reference", 0.3).model_copy(
+        update={"ci_low": None, "ci_high": None}
+    )
+    assert views.reference_notes([unsure, headline_row("m/a", "model", 0.05, (0.0, 0.1))]) == []

@@ -106,18 +106,31 @@ def task_notes(info: TaskInfo, kinds: dict[str, str]) -> list[str]:
     return notes
 
 
+OUT_OF_SAMPLE = ("train", "cross-fitted", "none")  # a reference that never saw its answers
+
+
 def reference_notes(rows: Sequence[ScoreRow]) -> list[str]:
-    """Whether any model under test beats every reference on the headline: a number no
-    higher than a constant's, position's or length's reads nothing more about the person."""
-    references = [r for r in rows if r.model_kind == "reference" and r.value is not None]
+    """Whether no model under test beats the references on the headline, said only where the
+    intervals show it: for every model, some reference's interval lies wholly above the
+    model's (apart, their difference's interval excludes the tie too, so this errs towards
+    silence). Only references fitted out of sample count (or rules, which fit nothing): one
+    fitted in sample sets the bar with the answers themselves."""
+    references = [
+        r
+        for r in rows
+        if r.model_kind == "reference" and r.fit in OUT_OF_SAMPLE and r.ci_low is not None
+    ]
     subjects = [r for r in rows if r.subject and r.value is not None]
     if not references or not subjects:
         return []
+    for subject in subjects:
+        high = subject.ci_high
+        if high is None or not any((r.ci_low or 0.0) > high for r in references):
+            return []
     best = max(references, key=lambda r: r.value or 0.0)
-    if any((r.value or 0.0) > (best.value or 0.0) for r in subjects):
-        return []
     return [
-        f"no model under test beats the reference {best.model} ({best.value:.3f}) on the headline"
+        f"no model under test beats the references: {best.model} ({best.value:.3f}, "
+        f"{best.fit}) lies above every model's interval on the headline"
     ]
 
 
