@@ -2,7 +2,7 @@
 headlines of real corpora, and planted-truth figures of the statistics. One function per key.
 
 Usage: python benchmarks/validity.py [--keys K1,K2] [--data-dir DIR] [--work DIR] [--knn/--no-knn]
-       [--lexicon/--no-lexicon] [--studies 1000] [--corners] [--seed 0] [--quick]
+       [--lexicon/--no-lexicon] [--studies 1000] [--corners] [--shuffles 200] [--seed 0] [--quick]
 
 One function per key of the JSON line printed last (`KEYS`); each takes the shared `state`.
 `--keys` computes only those named.
@@ -11,15 +11,22 @@ Headlines (on the shared corpora, imported with the project's own importers: ESC
 splits, MultiESC, FailedESConv, USS; `--data-dir`, default $ATTUNEBENCH_DATA_DIR or
 ../shared/data). Each task's items are built as a run builds them and each task's declared
 references (constant, position-only, length-only, the pair cues) scored with the task's own
-metrics. With `--knn` (the default) `baseline/knn`, fitted on MultiESC's valid split, runs on
-MultiESC test through `attunebench run` and `attunebench report`, its headline read with its
-interval.
+metrics, fitted as the report fits them (cross-fitted by conversation, read within folds).
+With `--knn` (the default) `baseline/knn`, fitted on MultiESC's valid split, runs on MultiESC
+test through `attunebench run` and `attunebench report`, its headline read with its interval.
 
 - `headline_metrics`: task -> the name of its headline metric;
 - `trivial_headlines`: task -> reference (and knn) -> corpus -> headline value;
 - `preference_best_position_cue`: corpus -> the best position cue's accuracy (and its name);
 - `preference_content_cues`: corpus -> cue -> accuracy (sentiment and emotion words from the
-  lexicon baseline's VADER and NRC, beside the task's own content references).
+  lexicon baseline's VADER and NRC, beside the task's own content references);
+- `references_on_shuffled_gold`: task -> reference -> its mean headline over `--shuffles`
+  shuffles of the gold across conversations on MultiESC test (`analysis.shuffled_gold`), where
+  nothing a reference reads predicts the answer; `references_shuffled_chance` gives each
+  one's chance level there (the same fits scored against an independent shuffle), and
+  `references_in_sample_on_shuffled_gold` the headline of each fitted reference fitted on the
+  very items it guesses, as references were fitted before (the trap: length-only's is above
+  chance).
 
 Statistics (simulated studies):
 
@@ -47,8 +54,9 @@ Statistics (simulated studies):
 
 `--corners` runs only the designs at the ends of the ranges (10 and 20 conversations, 4 and
 12 models). `--quick` runs every key on a tiny input: 10 studies per design (3 for the rank
-verdict's, at the corners), 200 resamples, a smaller "very large" draw, the first 30
-conversations of each corpus and no knn run; the JSON line is printed last as always.
+verdict's, at the corners), 200 resamples, 3 shuffles of the gold, a smaller "very large"
+draw, the first 30 conversations of each corpus and no knn run; the JSON line is
+printed last as always.
 """
 
 from __future__ import annotations
@@ -63,16 +71,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attunebench.analysis import f1_studies, ppi_studies, retest_study, studies
+from attunebench.analysis import f1_studies, ppi_studies, retest_study, shuffled_gold, studies
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
-from attunebench.analysis.references import guessed_views
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.schema import Conversation
-from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks import pair_cues as cues
 from attunebench.tasks.base import Item, Task, View
+from attunebench.tasks.fitting import out_of_sample
+from attunebench.tasks.preference import picks
 
 CORPORA = {
     "multiesc-test": ("esconv", ["--variant", "multiesc", "--split", "test"]),
@@ -123,32 +131,21 @@ def task_items(task: Task[Any, Any], conversations: list[Conversation]) -> list[
 
 def item_views(items: list[Item[Any]]) -> list[View[Any, Any]]:
     """Each item as a view with no prediction, which references read the gold of."""
-    views = []
-    for item in items:
-        record = ItemRecord(
-            task=item.task,
-            model="items",
-            conversation_id=item.conversation.id,
-            turn_index=item.turn_index,
-            item_id=item.item_id,
-            variant=item.variant,
-            status="failed",
-            gold=item.gold.model_dump(mode="json"),
-        )
-        views.append(View(record, item.gold, None))
-    return views
+    return shuffled_gold.item_views(items)
 
 
 def reference_values(
     task: Task[Any, Any], views: list[View[Any, Any]], metric: str | None = None
 ) -> dict[str, float | None]:
-    """Each declared reference's value of a metric (default: the headline) on these items."""
+    """Each declared reference's value of a metric (default: the headline) on these items,
+    fitted as the report fits it (cross-fitted by conversation, read within the folds)."""
     wanted = next(m for m in task.metrics if m.name == (metric or task.headline_metric))
-    items = [(v.record.conversation_id, v.gold) for v in views]
+    golds = [v.gold for v in views]
+    ids = [v.record.conversation_id for v in views]
     out = {}
     for name, reference in task.references().items():
-        guessed, _ = guessed_views(views, reference(items))
-        value = wanted.value(guessed) if guessed else None
+        fitted = out_of_sample(reference, golds, ids)
+        value = shuffled_gold.headline(wanted, views, golds, fitted)
         out[name] = None if value is None else round(value, 4)
     return out
 
@@ -212,18 +209,15 @@ def preference_best_position_cue(state: dict[str, Any]) -> dict[str, Any]:
         views = item_views(items)
         values = reference_values(task, views)
         best = max(POSITION, key=lambda name: values.get(name) or 0.0)
-        golds = [(v.record.conversation_id, v.gold) for v in views]
-        hits = [
-            float(pick == gold.key)
-            for pick, (_, gold) in zip(cues.both_positions_classifier(golds), golds, strict=True)
-            if pick is not None
-        ]
+        golds, ids = [v.gold for v in views], [v.record.conversation_id for v in views]
+        both = out_of_sample(picks(cues.both_positions_classifier), golds, ids)
+        scores = [guess[1].score for guess in both.guesses if guess is not None]
         out[corpus] = {
             "cue": best,
             "accuracy": values[best],
             "pairs": len(views),
             "cues": {name: values[name] for name in POSITION},
-            "both_positions_classifier": round(sum(hits) / len(hits), 4) if hits else None,
+            "both_positions_classifier": round(sum(scores) / len(scores), 4) if scores else None,
         }
     return out
 
@@ -372,17 +366,64 @@ def ppi_scenarios(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _shuffled(state: dict[str, Any]) -> dict[str, dict[str, shuffled_gold.ShuffledReference]]:
+    """The shuffled-gold study of every headline task on MultiESC test, run once."""
+    if "shuffled" not in state:
+        conversations = state["corpora"]["multiesc-test"]
+        state["shuffled"] = {
+            name: shuffled_gold.references_on_shuffled_gold(
+                task, task_items(task, conversations), state["shuffles"], state["seed"]
+            )
+            for name, task in state["tasks"].items()
+        }
+    found: dict[str, dict[str, shuffled_gold.ShuffledReference]] = state["shuffled"]
+    return found
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def references_on_shuffled_gold(state: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    return {
+        task: {name: _rounded(r.mean) for name, r in found.items()}
+        for task, found in _shuffled(state).items()
+    }
+
+
+def references_shuffled_chance(state: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    return {
+        task: {name: _rounded(r.chance) for name, r in found.items()}
+        for task, found in _shuffled(state).items()
+    }
+
+
+def references_in_sample_on_shuffled_gold(
+    state: dict[str, Any],
+) -> dict[str, dict[str, float | None]]:
+    return {
+        task: {name: _rounded(r.in_sample) for name, r in found.items() if r.in_sample is not None}
+        for task, found in _shuffled(state).items()
+    }
+
+
 HEADLINE_KEYS = (
     "headline_metrics",
     "trivial_headlines",
     "preference_best_position_cue",
     "preference_content_cues",
+    "references_on_shuffled_gold",
+    "references_shuffled_chance",
+    "references_in_sample_on_shuffled_gold",
 )
 KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "headline_metrics": headline_metrics,
     "trivial_headlines": trivial_headlines,
     "preference_best_position_cue": preference_best_position_cue,
     "preference_content_cues": preference_content_cues,
+    "references_on_shuffled_gold": references_on_shuffled_gold,
+    "references_shuffled_chance": references_shuffled_chance,
+    "references_in_sample_on_shuffled_gold": references_in_sample_on_shuffled_gold,
     "false_distinct_rate": false_distinct_rate,
     "false_distinct_cells": false_distinct_cells,
     "coverage": coverage,
@@ -405,9 +446,12 @@ def main() -> None:
     parser.add_argument("--lexicon", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--studies", type=int, default=1000, help="simulated studies per design")
     parser.add_argument("--corners", action="store_true", help="the ends of the design ranges")
+    parser.add_argument("--shuffles", type=int, default=200, help="shuffles of the gold")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="every key on a tiny input")
     args = parser.parse_args()
+    if args.quick:
+        args.shuffles = 3
     keys = [key for key in args.keys.split(",") if key]
     unknown = sorted(set(keys) - set(KEYS))
     if unknown:
@@ -419,6 +463,7 @@ def main() -> None:
         "corners": args.corners or quick,
         "seed": args.seed,
         "lexicon": args.lexicon,
+        "shuffles": args.shuffles,
         "quick": quick,
     }
     if set(keys) & set(HEADLINE_KEYS):
