@@ -14,6 +14,15 @@ kind or the prompt:
   their scale), for a server that constrains its decoding to it (`json_schema = true` in the
   models file); None for plain text. It accepts every answer the three writers above produce.
 
+The fitted baselines (`baseline/majority`, `baseline/knn`) learn from train items' hints and
+golds, and ask the form how: `combine` makes one gold of several (the mode of labels, the
+weighted mean of numbers, a weighted pick between two replies), whose answer `from_gold`
+writes; `question` says which train items ask the same question (the same labels, the same
+scales); `reads` is what a baseline compares items by (the person's words, a reply, both
+replies). `labelled` is the gold of an answer naming some of the hint's labels (and a
+sentiment read from the text, where the answer rates feelings), for a form whose answer names
+labels (`baseline/lexicon`).
+
 Forms register by hint kind in `FORMS`, so a server that sees only messages can find them.
 This module sits below `models/` and `tasks/`: it imports neither.
 """
@@ -23,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -46,6 +55,8 @@ class AnswerForm(ABC):
     kind: ClassVar[str]
     marker: ClassVar[str] = ""
     gold_answers: ClassVar[bool] = True
+    # Its hints offer two replies to pick between (`PairAnswers`).
+    pairs: ClassVar[bool] = False
 
     @abstractmethod
     def example(self, hint: TaskHint) -> str: ...
@@ -60,6 +71,39 @@ class AnswerForm(ABC):
 
     def schema(self, hint: TaskHint) -> Schema | None:
         """The JSON schema of a valid answer to `hint` (see the module docstring)."""
+        return None
+
+    def combine(
+        self, golds: Sequence[Mapping[str, Any]], weights: Sequence[float] | None = None
+    ) -> dict[str, Any]:
+        """One gold standing for several, weighted (equally without `weights`): per field, the
+        weighted mode of a label (or a flag), the labels carrying at least half the weight of a
+        list of labels (else its heaviest one), the weighted mean of a number; a mapping's
+        fields each so (an outcome's values per field). A field a gold lacks, or holds as
+        null, leaves it out of that field."""
+        return combine_fields(golds, _weights(golds, weights))
+
+    def question(self, hint: TaskHint) -> Hashable:
+        """What a train item must share with this one for its gold to stand for this item's
+        answer: by default the hint's labels (the same label set, the same rating scale)."""
+        return hint.labels
+
+    def reads(self, hint: TaskHint) -> tuple[str, ...]:
+        """What a baseline compares items by: by default the hint's text."""
+        return (hint.text,)
+
+    def shown(self, hint: TaskHint, gold: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The gold in the terms this hint shows it (a pair's replies by the place its query
+        shows them in), for golds learned from one query to combine into another's answer;
+        showing a shown gold again gives it back. By default the gold itself."""
+        return gold
+
+    def labelled(
+        self, hint: TaskHint, labels: Sequence[str], sentiment: float | None = None
+    ) -> dict[str, Any] | None:
+        """The gold of an answer naming these of the hint's labels, strongest first, and
+        where the answer rates how the person felt, the `sentiment` read (-1 to 1); None for a
+        form whose answer names no labels (this default) or none of these."""
         return None
 
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
@@ -177,10 +221,125 @@ def labelled_scale(hint: TaskHint) -> tuple[float, float] | None:
     return low, high
 
 
+def _weights(golds: Sequence[Any], weights: Sequence[float] | None) -> list[float]:
+    return [1.0] * len(golds) if weights is None else [float(w) for w in weights]
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def weighted_mode(values: Sequence[Any], weights: Sequence[float]) -> Any:
+    """The value with the most weight; equal weights go to the one seen first."""
+    totals: dict[str, float] = {}
+    first: dict[str, Any] = {}
+    for value, weight in zip(values, weights, strict=True):
+        key = _key(value)
+        totals[key] = totals.get(key, 0.0) + weight
+        first.setdefault(key, value)
+    return first[max(totals, key=totals.__getitem__)]  # max keeps the first of ties
+
+
+def majority_labels(lists: Sequence[Sequence[str]], weights: Sequence[float]) -> list[str]:
+    """The labels carrying at least half the weight, else the heaviest one (none: none)."""
+    totals: dict[str, float] = {}
+    for labels, weight in zip(lists, weights, strict=True):
+        for label in dict.fromkeys(labels):
+            totals[label] = totals.get(label, 0.0) + weight
+    common = [label for label, total in totals.items() if 2 * total >= sum(weights)]
+    return common or ([max(totals, key=totals.__getitem__)] if totals else [])
+
+
+def combine_value(values: Sequence[Any], weights: Sequence[float]) -> Any:
+    """One value standing for several (see `AnswerForm.combine`)."""
+    if all(isinstance(v, Mapping) for v in values):
+        return combine_fields(values, weights)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return sum(float(v) * w for v, w in zip(values, weights, strict=True)) / sum(weights)
+    if all(isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v) for v in values):
+        return majority_labels(values, weights)
+    return weighted_mode(values, weights)
+
+
+def combine_fields(golds: Sequence[Mapping[str, Any]], weights: Sequence[float]) -> dict[str, Any]:
+    """Each field of these golds combined over those that hold it (not null)."""
+    fields = dict.fromkeys(name for gold in golds for name in gold)
+    out: dict[str, Any] = {}
+    for name in fields:
+        held = [
+            (g[name], w) for g, w in zip(golds, weights, strict=True) if g.get(name) is not None
+        ]
+        if held and sum(w for _, w in held) > 0:
+            out[name] = combine_value([v for v, _ in held], [w for _, w in held])
+    return out
+
+
+def heaviest(
+    golds: Sequence[Mapping[str, Any]], weights: Sequence[float] | None = None
+) -> dict[str, Any]:
+    """The gold with the most weight, whole (the first of equal ones): a text answer cannot be
+    averaged."""
+    found = _weights(golds, weights)
+    return dict(golds[max(range(len(golds)), key=found.__getitem__)])
+
+
+# A pair's gold as a baseline's combined answer names it: the reply in the first place, or the
+# second (shown as A and B in the order "ab").
+FIRST, SECOND, TIE = "first", "second", "tie"
+
+
+def pair_order(hint: TaskHint) -> str:
+    """The order a pair's query shows its replies in, from the query key that ends the hint's
+    item key: "ab" (the first in the data as A), else "ba"."""
+    return "ab" if hint.item_key.rsplit("|", 1)[-1] == "ab" else "ba"
+
+
+def pair_gold(pick: str) -> dict[str, Any]:
+    """A pair's gold naming its replies by place: `pick` is FIRST, SECOND or TIE."""
+    return {
+        "first": FIRST,
+        "second": SECOND,
+        "chosen": None if pick == TIE else pick,
+        "tie": pick == TIE,
+    }
+
+
+def picked(gold: Mapping[str, Any]) -> str:
+    """Which reply a pair's gold prefers, by place (FIRST, SECOND or TIE)."""
+    if gold.get("tie") or gold.get("chosen") is None:
+        return TIE
+    return FIRST if gold["chosen"] == gold["first"] else SECOND
+
+
+class PairAnswers(AnswerForm):
+    """A pick between two replies, `candidates` A and B (each pair asked in both orders): its
+    gold names the preferred one. Baselines read both replies, A then B, and learn from each
+    order a train pair is asked in, its gold named as that order shows it (`shown`); golds
+    combine by a weighted pick of the preferred reply's place (A, B, or a tie)."""
+
+    pairs: ClassVar[bool] = True
+
+    def combine(
+        self, golds: Sequence[Mapping[str, Any]], weights: Sequence[float] | None = None
+    ) -> dict[str, Any]:
+        return pair_gold(weighted_mode([picked(g) for g in golds], _weights(golds, weights)))
+
+    def question(self, hint: TaskHint) -> Hashable:
+        return ()
+
+    def reads(self, hint: TaskHint) -> tuple[str, ...]:
+        return hint.candidates.get("A", ""), hint.candidates.get("B", "")
+
+    def shown(self, hint: TaskHint, gold: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The gold with its first reply the one shown as A: swapped in the order "ba"."""
+        if pair_order(hint) == "ab":
+            return gold
+        return {**gold, "first": gold["second"], "second": gold["first"]}
+
+
 def gold_pick(hint: TaskHint, gold: Mapping[str, Any], right: bool) -> str:
     """A pair's pick ("A", "B", "tie") from its gold, or a wrong one: the gold names the
     replies shown first and second, and the query key ("ab", "ba") the order asked."""
-    order = hint.item_key.rsplit("|", 1)[-1]
-    a = gold["first"] if order == "ab" else gold["second"]
+    a = gold["first"] if pair_order(hint) == "ab" else gold["second"]
     truth = "tie" if gold.get("tie") else ("A" if gold.get("chosen") == a else "B")
     return truth if right else {"A": "B", "B": "A", "tie": "A"}[truth]

@@ -11,13 +11,17 @@ import pytest
 from typer.testing import CliRunner
 
 from attunebench.analysis import load_runs
+from attunebench.answerform import AnswerForm
 from attunebench.cli import app
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, read_run_info, run
 from attunebench.models.mock import MockProvider
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.registry import make_provider
+from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError
+from attunebench.tasks.fitting import examples
 
 BASELINES = ("baseline/random", "baseline/majority", "baseline/lexicon")
 
@@ -55,33 +59,42 @@ def demo_like(data: Path, train: Path, out: Path, **options: Any) -> RunConfig:
     return RunConfig(**fields)
 
 
-async def test_models_that_cannot_reply_get_no_response_items_and_the_run_completes(
+async def test_a_baseline_is_left_out_exactly_where_it_has_no_answer_and_the_run_completes(
     tmp_path: Path, split: tuple[Path, Path]
 ) -> None:
     config = demo_like(*split, tmp_path / "run")
     result = await run(config, providers={"judge": MockProvider("judge")})
     assert result.complete and result.failed == 0 and result.planned > 0
-    skipped = {(s.task, s.model) for s in result.skipped}
-    assert skipped == {
-        ("response", "baseline/majority"),  # no reply to write
-        ("response", "baseline/lexicon"),
-        ("rating", "baseline/lexicon"),  # reads no rating
-        ("outcome", "baseline/lexicon"),
-        ("rating", "baseline/majority"),  # its train split (the sample) has no rating gold
-    }
+    tasks = [load_tasks().get(name)() for name in load_tasks().names()]
+    subject = [t for t in tasks if t.evaluates == "models"]
+    train = read_conversations(split[1])
+    # random answers every form; lexicon those whose answer names labels; majority those its
+    # train split (the sample's other half) has items of, as each task builds them
+    expected = {
+        (t.name, "baseline/lexicon")
+        for t in subject
+        if not all(type(f).labelled is not AnswerForm.labelled for f in t.subject_forms)
+    } | {(t.name, "baseline/majority") for t in subject if not examples(t, train)}
+    skipped = {(s.task, s.model) for s in result.skipped if s.model in BASELINES}
+    assert skipped == expected
+    assert ("rating", "baseline/majority") in skipped  # the sample has no rating gold
     records = read_records(config.out / RECORDS_FILE)
     made = Counter((r.task, r.model) for r in records)
-    assert made["response", "baseline/random"] > 0  # random writes a reply: it is planned
-    assert not made["response", "baseline/majority"] and not made["response", "baseline/lexicon"]
-    for task in ("emotion", "behavior", "preference"):
-        assert all(made[task, spec] > 0 for spec in BASELINES)
+    empty = set(result.empty_tasks)
+    for t in subject:
+        for spec in BASELINES:
+            assert (made[t.name, spec] > 0) == (
+                (t.name, spec) not in skipped and t.name not in empty
+            )
     assert all(r.status != "failed" for r in records)
     info = read_run_info(config.out)
     assert info is not None and info.complete and info.planned_items == len(records)
     listed = {(s.task, s.model): s.reason for s in info.skipped}
-    assert set(listed) == skipped
+    assert skipped <= set(listed)
     assert "'response'" in listed["response", "baseline/lexicon"]
-    assert listed["rating", "baseline/majority"].endswith(f"{split[1]} has no rating gold")
+    assert listed["rating", "baseline/majority"].endswith(
+        f"{split[1]} has no item asking 'rating' questions"
+    )
     again = await run(config, providers={"judge": MockProvider("judge")})
     assert again.complete and again.totals.calls == 0  # the same plan resumes: nothing to do
 
@@ -92,10 +105,8 @@ async def test_the_analysis_names_the_skipped_pairs_as_not_applicable(
     config = demo_like(*split, tmp_path / "run", tasks=("response",), limit=2)
     await run(config, providers={"judge": MockProvider("judge")})
     notices = [n for n in load_runs([config.out]).notices if n.kind == "skipped"]
-    assert {(n.task, n.model) for n in notices} == {
-        ("response", "baseline/majority"),
-        ("response", "baseline/lexicon"),
-    }
+    # a reply is not an answer naming labels; majority learns replies from the train split
+    assert {(n.task, n.model) for n in notices} == {("response", "baseline/lexicon")}
     assert all(n.message.startswith("not applicable:") for n in notices)
 
 
@@ -134,7 +145,7 @@ async def test_a_judge_that_cannot_answer_what_a_task_asks_is_a_plan_error(
         return
     with pytest.raises(
         PlanError,
-        match=rf"judge 'j' cannot judge task 'response': .* does not answer {lacking} items",
+        match=rf"judge 'j' cannot judge task 'response': .*{lacking}",
     ):
         await run(config)
     assert not (tmp_path / "run").exists()  # refused before anything was written
@@ -169,9 +180,16 @@ def test_the_run_command_prints_one_line_per_skipped_pair(
     )
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("not applicable")]
+    lexicon = make_provider("baseline/lexicon")
+    tasks = [load_tasks().get(name)() for name in load_tasks().names()]
+    lacking = [
+        t.name
+        for t in tasks
+        if t.evaluates == "models" and not all(lexicon.answers_form(f) for f in t.subject_forms)
+    ]
     assert lines == [
         f"not applicable: task {task} for baseline/lexicon "
-        f"(baseline/lexicon does not answer '{task}' items)"
-        for task in ("outcome", "rating", "response")
+        f"(baseline/lexicon names labels, and '{task}' answers name none)"
+        for task in sorted(lacking)
     ]
     assert json.loads((out / "run.json").read_text())["complete"] is True

@@ -21,6 +21,7 @@ from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine import read_ledger, read_records, read_run_info
+from attunebench.tasks import load_tasks
 from attunebench.testing import FaultPlan, FaultServer
 
 runner = CliRunner()
@@ -78,19 +79,21 @@ def test_the_default_run_leaves_out_judged_tasks_and_names_empty_ones(tmp_path: 
     )
     assert code == 0, output
     lines = output.splitlines()
-    for task in ("judge_audit", "response"):
+    tasks = {name: load_tasks().get(name)() for name in load_tasks().names()}
+    judged = sorted(name for name, task in tasks.items() if task.needs_judge)
+    for task in judged:
         assert f"not applicable: task {task} for (every model) (needs a judge (--judge SPEC))" in (
             lines
         )
-    assert "no items: task rating has nothing to score on this data" in lines  # no rating
+    first = unrated[:2]  # the --limit
+    empty = sorted(n for n, t in tasks.items() if n not in judged and not any(t.items(first)))
+    assert "rating" in empty  # no feedback, no rated reply
+    for task in empty:
+        assert f"no items: task {task} has nothing to score on this data" in lines
     info = read_run_info(out)
-    assert info is not None and info.complete and info.empty_tasks == ["rating"]
-    assert {r.task for r in read_records(out / "records.jsonl")} == {
-        "behavior",
-        "emotion",
-        "outcome",
-        "preference",
-    }
+    assert info is not None and info.complete and info.empty_tasks == empty
+    made = {r.task for r in read_records(out / "records.jsonl")}
+    assert made == set(tasks) - set(judged) - set(empty)
 
 
 def test_a_complete_run_whose_only_gaps_are_inapplicable_reruns_with_no_call(
@@ -117,7 +120,7 @@ def test_a_complete_run_whose_only_gaps_are_inapplicable_reruns_with_no_call(
     ]
     code, output = attunebench(*args)
     assert code == 0, output
-    assert "not applicable: task outcome for baseline/lexicon (baseline/lexicon does not " in output
+    assert "not applicable: task outcome for baseline/lexicon (baseline/lexicon names " in output
     assert "failed" not in output.replace(", 0 failed", "")
     code, again = attunebench(*args)
     assert code == 0, again

@@ -1,18 +1,20 @@
 """What the baselines learn beyond turn labels: ratings and outcomes (random uniform on the
-scale, majority medians, knn means of the nearest), ESConv's conversation-level emotion and
-rating-derived preferences, and the refusal of a train split that overlaps the evaluated data."""
+scale, majority means, knn means of the nearest, reading the person as well as the reply),
+ESConv's conversation-level emotion, and the refusal of a train split that overlaps the
+evaluated data."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections import Counter
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from baseline_harness import asked, taught
 from knn_harness import HashEncoder
 from typer.testing import CliRunner
 
@@ -23,9 +25,8 @@ from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.models.base import GenerateParams, Preparation
-from attunebench.models.baselines import KnnBaseline, load_train_set
+from attunebench.models.baselines import KnnBaseline, base
 from attunebench.models.baselines.knn import KnnOptions
-from attunebench.models.baselines.majority import longer_of
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import Provider, make_provider
 from attunebench.testing import form_of
@@ -58,7 +59,7 @@ RATED = [
 ]
 
 
-def rated_conversation(number: int) -> Conversation:
+def rated_conversation(number: int, prefix: str = "rated") -> Conversation:
     """A user message, two replies each rated by the user's next feedback, and an outcome."""
     opening, replies, outcome = RATED[number]
     turns: list[dict[str, Any]] = [{"user": opening, "state": {"intensity": 4}}]
@@ -71,7 +72,7 @@ def rated_conversation(number: int) -> Conversation:
     survey = {k: v for k, v in outcome.items() if k != "final_intensity"}
     return Conversation.model_validate(
         {
-            "id": f"rated-{number}",
+            "id": f"{prefix}-{number}",
             "source": {"kind": "sample", "name": "baseline-gold-tests"},
             "taxonomy": "attunebench-default",
             "turns": [{"index": i, **turn} for i, turn in enumerate(turns)],
@@ -110,7 +111,14 @@ async def answer(provider: Provider, hint: TaskHint) -> dict[str, Any]:
 
 
 def hashed_knn(train: Path, k: int, encoder: HashEncoder | None = None) -> KnnBaseline:
-    return KnnBaseline("baseline/knn", KnnOptions(train=train, k=k), encoder or HashEncoder())
+    provider = KnnBaseline("baseline/knn", KnnOptions(train=train, k=k), encoder or HashEncoder())
+    taught(provider)
+    return provider
+
+
+def asked_again(task: str, number: int) -> list[TaskHint]:
+    """The queries the task asks about a copy of a train conversation (another id)."""
+    return asked(task, [rated_conversation(number, prefix="asked")])
 
 
 async def test_random_rates_uniformly_on_the_scale() -> None:
@@ -128,45 +136,89 @@ async def test_random_rates_uniformly_on_the_scale() -> None:
     assert {o["empathy"] for o in outcomes} == {1, 2, 3, 4, 5}
 
 
-async def test_majority_answers_the_train_medians(rated_train: Path) -> None:
-    provider = make_provider("baseline/majority", train=str(rated_train))
+async def test_majority_answers_the_train_means(rated_train: Path) -> None:
+    provider = taught(make_provider("baseline/majority", train=str(rated_train)))
     ratings = [rating for _, replies, _ in RATED for _, rating in replies]
-    assert (await answer(provider, rating_hint("anything")))["rating"] == statistics.median(ratings)
+    for item in asked_again("rating", 0):
+        assert (await answer(provider, item))["rating"] == pytest.approx(statistics.mean(ratings))
     expected = {
-        name: statistics.median(outcome[name] for _, _, outcome in RATED)
-        for name in ("final_intensity", "empathy")
+        name: pytest.approx(statistics.mean(outcome[name] for _, _, outcome in RATED))
+        for name in ("final_intensity", "empathy", "relevance")
     }
-    assert await answer(provider, outcome_hint("anything")) == expected
+    [outcome] = asked_again("outcome", 1)
+    assert await answer(provider, outcome) == expected
 
 
 async def test_knn_answers_the_mean_of_the_nearest(rated_train: Path) -> None:
     nearest = hashed_knn(rated_train, k=1)
-    job_reply = RATED[0][1][0][0]
-    assert (await answer(nearest, rating_hint(job_reply)))["rating"] == 5.0
-    assert (await answer(nearest, rating_hint("Families fight, forget it.")))["rating"] == 2.0
-    query = "That failing must hurt; what was the test about?"
-    replies = [(text, rating) for _, rated, _ in RATED for text, rating in rated]
-    encoder = HashEncoder()
-    similarity = encoder.encode([t for t, _ in replies]) @ encoder.encode([query])[0]
-    top_two = np.argsort(-similarity, kind="stable")[:2]
-    expected = statistics.mean(replies[i][1] for i in top_two)
-    assert expected != statistics.mean(r for _, r in replies)  # nearness matters here
-    mean = await answer(hashed_knn(rated_train, k=2), rating_hint(query))
-    assert mean["rating"] == pytest.approx(expected, abs=1e-3)
-    outcome = await answer(nearest, outcome_hint("I failed my driving test again."))
-    assert outcome == {"final_intensity": 4.0, "empathy": 1.0}
-    every = hashed_knn(rated_train, k=3)
-    means = await answer(every, outcome_hint("I failed my driving test again."))
-    assert means["empathy"] == pytest.approx(statistics.mean([5, 4, 1]), abs=1e-3)
+    # a copy of a train conversation: each rating's nearest is its own, the outcome's too
+    first, second = asked_again("rating", 0)
+    assert (await answer(nearest, first))["rating"] == 5.0
+    assert (await answer(nearest, second))["rating"] == 1.0
+    [outcome] = asked_again("outcome", 2)
+    assert await answer(nearest, outcome) == {"final_intensity": 4, "empathy": 1, "relevance": 3}
+    # two neighbours, by the mean similarity of the person's message and of the reply, their
+    # ratings weighted by it
+    encoder, pair = HashEncoder(), hashed_knn(rated_train, k=2)
+    examples = pair.examples["rating"]
+    reads = [e.hint.form.reads(e.hint) for e in examples if e.hint.form]
+    query = dataclasses.replace(first, text="That failing must hurt; what was the test about?")
+    assert query.form is not None
+    wanted = encoder.encode(list(query.form.reads(query)))
+    similarity = [float(np.mean(np.sum(encoder.encode(list(r)) * wanted, axis=1))) for r in reads]
+    top_two = np.argsort(-np.array(similarity), kind="stable")[:2]
+    ratings = [examples[i].gold["rating"] for i in top_two]
+    expected = float(np.average(ratings, weights=[similarity[i] for i in top_two]))
+    assert ratings[0] != ratings[1]  # the weights matter here
+    assert (await answer(pair, query))["rating"] == pytest.approx(expected, abs=1e-3)
+    # every conversation: their mean, pulled towards the nearest (the same one, empathy 1)
+    means = await answer(hashed_knn(rated_train, k=3), outcome)
+    assert 1 < means["empathy"] < statistics.mean([5, 4, 1])
 
 
-async def test_a_train_split_without_a_kinds_gold_does_not_answer_it(tmp_path: Path) -> None:
+def told(number: int, person: str, rating: float) -> Conversation:
+    """The same reply rated by people who said different things before rating it."""
+    turns = [
+        {"user": person, "responses": [{"id": "r", "text": "I see."}], "continued": "r"},
+        {"user": "ok.", "feedback": rating},
+    ]
+    return Conversation.model_validate(
+        {
+            "id": f"told-{number}",
+            "source": {"kind": "sample", "name": "baseline-gold-tests"},
+            "taxonomy": "attunebench-default",
+            "turns": [{"index": i, **turn} for i, turn in enumerate(turns)],
+        }
+    )
+
+
+async def test_knn_reads_the_person_as_well_as_the_reply_it_rates(tmp_path: Path) -> None:
+    """Known answer: the ratings follow what the person said, not the reply, which is the same
+    everywhere (knn's rating examples used to read the reply alone, and answered the same
+    whether the person's words were shown or hidden)."""
+    train = tmp_path / "told.jsonl"
+    glad = "Talking helps, I feel so much better now."
+    cross = "This is useless and I am angry at everything."
+    write_conversations(train, [told(0, glad, 5.0), told(1, cross, 1.0), told(2, glad, 5.0)])
+    provider = hashed_knn(train, k=2)
+    [happy] = asked("rating", [told(3, "I feel much better now, it helps.", 3.0)])
+    [upset] = asked("rating", [told(4, "I am angry, this is useless.", 3.0)])
+    assert (await answer(provider, happy))["rating"] == 5.0
+    assert (await answer(provider, upset))["rating"] == pytest.approx(3.0, abs=1.0)
+    assert (await answer(hashed_knn(train, k=1), upset))["rating"] == 1.0
+
+
+async def test_a_train_split_without_a_tasks_items_does_not_answer_it(tmp_path: Path) -> None:
     plain = tmp_path / "plain.jsonl"
     write_conversations(plain, read_conversations(sample_path())[:2])  # no feedback, no outcome
-    for provider in (make_provider("baseline/majority", train=str(plain)), hashed_knn(plain, 1)):
-        assert not provider.answers("rating")
-        assert f"{plain} has no rating gold" in provider.unsupported_reason("rating")
-        with pytest.raises(Exception, match="no answer for 'rating' items"):
+    form = form_of("rating")
+    for spec in ("baseline/majority", "baseline/knn"):
+        provider = taught(make_provider(spec, train=str(plain)))
+        assert not provider.answers_form(form)
+        assert f"{plain} has no item asking 'rating' questions" in provider.unsupported_reason(
+            "rating"
+        )
+        with pytest.raises(Exception, match="has no item asking 'rating' questions"):
             await provider.generate([], PARAMS, rating_hint("x"))
 
 
@@ -176,7 +228,7 @@ async def test_a_train_split_without_a_kinds_gold_does_not_answer_it(tmp_path: P
 @pytest.fixture(scope="module")
 def esconv_train(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """ESConv's train split (a conversation-level emotion each) and its failed sessions (the
-    seekers' per-turn feedback, so replies with ratings), imported as `data import` does."""
+    seekers' per-turn feedback), imported as `data import` does."""
     source = data_dir / "esconv"
     conversations = [
         *ESConvImporter(variant="hf", split="train").read(source, Counter()),
@@ -187,47 +239,19 @@ def esconv_train(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return path
 
 
-def rated_pairs(conversations: list[Conversation]) -> list[tuple[str, str]]:
-    """(chosen, rejected) for two rated replies of one conversation whose ratings differ."""
-    pairs = []
-    for conversation in conversations:
-        rated = [
-            (r.text, r.rating)
-            for t in conversation.turns
-            if t.preference is None
-            for r in t.responses
-            if r.rating is not None
-        ]
-        for (a, ra), (b, rb) in combinations(rated, 2):
-            if ra != rb:
-                pairs.append((a, b) if ra > rb else (b, a))
-    return pairs
-
-
-async def test_esconv_conversation_emotions_and_rating_pairs_are_learned(
+async def test_esconv_conversation_emotions_are_learned_as_the_task_reads_them(
     esconv_train: Path,
 ) -> None:
     conversations = read_conversations(esconv_train)
-    train = load_train_set(esconv_train)
     level = [c for c in conversations if conversation_level(c)]
-    assert len(level) > 1000 and len(train.emotion) == len(level)
+    majority = taught(make_provider("baseline/majority", train=str(esconv_train)), "emotion")
+    assert isinstance(majority, base.Fitted)
+    assert len(level) > 1000 and len(majority.examples["emotion"]) == len(level)
     emotions = Counter(str(c.context.emotion) for c in level)
-    pairs = rated_pairs(conversations)
-    assert len(pairs) > 1000 and len(train.preference) == len(pairs)
-
-    majority = make_provider("baseline/majority", train=str(esconv_train))
-    labels = tuple(sorted(emotions))
-    guess = await answer(majority, TaskHint("emotion", text="hello", labels=labels))
+    guess = await answer(majority, asked("emotion", level[:1])[0])
     assert guess["primary"] == emotions.most_common(1)[0][0]
     openings = [c.turns[0].state.intensity for c in level if c.turns[0].state is not None]
-    assert guess["intensity"] == statistics.median(i for i in openings if i is not None)
-
-    longer = sum(len(chosen) > len(rejected) for chosen, rejected in pairs)
-    shorter = sum(len(chosen) < len(rejected) for chosen, rejected in pairs)
-    pick = await answer(
-        majority, TaskHint("preference", candidates={"A": "Short.", "B": "A longer reply."})
-    )
-    assert pick["choice"] == longer_of("Short.", "A longer reply.", prefer_longer=longer >= shorter)
+    assert guess["intensity"] == pytest.approx(statistics.mean(i for i in openings if i))
 
 
 async def test_esconv_knn_finds_a_conversation_by_its_opening_and_keeps_its_vectors(
@@ -238,16 +262,19 @@ async def test_esconv_knn_finds_a_conversation_by_its_opening_and_keeps_its_vect
     provider = hashed_knn(esconv_train, 1, encoder)
     kinds = frozenset({"emotion", "preference"})
     await provider.prepare(Preparation(kinds, tmp_path))
-    # Each distinct training text of a kind is embedded once (replies recur across pairs).
-    emotion_texts = {e.text for e in provider.train.emotion}
-    reply_texts = {t for e in provider.train.preference for t in (e.chosen, *e.rejected)}
-    assert encoder.encoded == len(emotion_texts) + len(reply_texts)
+    # Each distinct text of a kind is embedded once (replies recur across pairs).
+    texts = {
+        t
+        for kind in kinds
+        for e in provider.examples[kind]
+        if e.hint.form
+        for t in e.hint.form.reads(e.hint)
+    }
+    assert encoder.encoded == len(texts)
     target = conversations[123]
-    opening = provider.train.emotion[123].text  # the conversation's opening words, as learned
-    assert target.turns[0].user in opening
-    labels = tuple(sorted({str(c.context.emotion) for c in conversations}))
-    found = await answer(provider, TaskHint("emotion", text=opening, labels=labels))
-    assert found["primary"] == target.context.emotion
+    [item] = asked("emotion", [target])
+    assert target.turns[0].user in item.text  # the opening words, as the task shows them
+    assert (await answer(provider, item))["primary"] == target.context.emotion
 
     again = HashEncoder()
     await hashed_knn(esconv_train, 1, again).prepare(Preparation(kinds, tmp_path))

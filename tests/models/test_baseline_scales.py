@@ -1,6 +1,7 @@
 """Fitted baselines keep rating scales apart: a train split mixing 1-5 ratings with 0-1 thumbs
-(as the open suite mixes ESConv and Topical-Chat with ConvAI1) is fitted per scale, and a scale
-the split never showed still gets an answer on it."""
+(as the open suite mixes ESConv and Topical-Chat with ConvAI1) is fitted per scale (an item's
+form asks the same question only on the same scale), and a scale the split never showed gets
+no answer: a value learned on another scale says nothing about it."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from baseline_harness import taught
 from knn_harness import HashEncoder
 
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
-from attunebench.models.base import GenerateParams
-from attunebench.models.baselines import KnnBaseline, load_train_set
+from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.hints import TaskHint
 from attunebench.models.registry import Provider, make_provider
@@ -92,35 +94,35 @@ async def answer(provider: Provider, hint: TaskHint) -> float:
     return float(value)
 
 
-def test_the_train_split_keeps_each_ratings_scale(mixed_train: Path) -> None:
-    train = load_train_set(mixed_train)
-    assert {(e.rating, e.scale) for e in train.rating if e.text == WARM} == {(5.0, (1.0, 5.0))}
-    assert {e.scales["rating"] for e in train.outcome} == {(1.0, 5.0), (0.0, 1.0)}
+def knn(train: Path, k: int) -> Provider:
+    return taught(KnnBaseline("baseline/knn", KnnOptions(train=train, k=k), HashEncoder()))
 
 
-async def test_majority_answers_each_scale_its_own_majority(mixed_train: Path) -> None:
-    provider = make_provider("baseline/majority", train=str(mixed_train))
-    assert await answer(provider, rating_hint(WARM, ("1", "5"))) == 4.0
-    assert await answer(provider, rating_hint(WARM, ("0", "1"))) == 0.0  # not the pooled 4
-    assert await answer(provider, outcome_hint("1:5")) == 4.0
+async def test_majority_answers_each_scale_its_own_mean(mixed_train: Path) -> None:
+    provider = taught(make_provider("baseline/majority", train=str(mixed_train)))
+    assert await answer(provider, rating_hint(WARM, ("1", "5"))) == pytest.approx(19 / 5)
+    assert await answer(provider, rating_hint(WARM, ("0", "1"))) == 0.25  # not the pooled mean
+    assert await answer(provider, outcome_hint("1:5")) == pytest.approx(13 / 3)
     assert await answer(provider, outcome_hint("0:1")) == 0.0
 
 
-async def test_a_scale_never_seen_in_training_gets_its_midpoint(mixed_train: Path) -> None:
-    # The trap: the pooled or 1-5 majority (4) is valid on 0-10 but means nothing there.
-    knn = KnnBaseline("baseline/knn", KnnOptions(train=mixed_train, k=1), HashEncoder())
-    for provider in (make_provider("baseline/majority", train=str(mixed_train)), knn):
-        assert await answer(provider, rating_hint(WARM, ("0", "10"))) == 5.0
-        assert await answer(provider, rating_hint(WARM, ("-2", "2"))) == 0.0
-        assert await answer(provider, outcome_hint("0:10")) == 5.0
+async def test_a_scale_never_seen_in_training_gets_no_answer(mixed_train: Path) -> None:
+    # The trap: a 1-5 mean (3.8) is valid on 0-10 but means nothing there.
+    for provider in (
+        taught(make_provider("baseline/majority", train=str(mixed_train))),
+        knn(mixed_train, 1),
+    ):
+        for hint in (rating_hint(WARM, ("0", "10")), outcome_hint("0:10")):
+            with pytest.raises(ProviderError, match=r"no '\w+' item asking this question") as error:
+                await answer(provider, hint)
+            assert not error.value.retryable
 
 
 async def test_knn_takes_neighbours_only_from_the_items_scale(mixed_train: Path) -> None:
-    knn = KnnBaseline("baseline/knn", KnnOptions(train=mixed_train, k=1), HashEncoder())
-    assert await answer(knn, rating_hint(WARM, ("1", "5"))) == 5.0  # its own rating
+    assert await answer(knn(mixed_train, 1), rating_hint(WARM, ("1", "5"))) == 5.0  # its own
     # The nearest reply overall is WARM's (rated 5 on 1-5); on a thumb only thumbs count.
-    assert await answer(knn, rating_hint(WARM, ("0", "1"))) in (0.0, 1.0)
-    every = KnnBaseline("baseline/knn", KnnOptions(train=mixed_train, k=10), HashEncoder())
-    assert await answer(every, rating_hint(WARM, ("0", "1"))) == pytest.approx(0.25, abs=1e-3)
+    assert await answer(knn(mixed_train, 1), rating_hint(WARM, ("0", "1"))) in (0.0, 1.0)
+    every = knn(mixed_train, 10)
+    assert 0.0 < await answer(every, rating_hint(WARM, ("0", "1"))) < 1.0
     assert await answer(every, outcome_hint("0:1")) == 0.0
-    assert await answer(every, outcome_hint("1:5")) == pytest.approx(13 / 3, abs=1e-3)
+    assert 4.0 < await answer(every, outcome_hint("1:5")) < 5.0  # 4, 4 and 5

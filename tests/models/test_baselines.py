@@ -1,22 +1,26 @@
-"""Baselines answer from the hint, in the JSON the tasks' one parser reads, honestly and seeded."""
+"""Baselines answer from the hint, through its answer form, in the JSON the tasks' one parser
+reads, honestly and seeded; the fitted ones from the train items' hints and golds, as a run
+teaches them."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import pytest
+from baseline_harness import asked, taught
 
-from attunebench.data.jsonl import write_conversations
+from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
+from attunebench.engine.training import TrainSetError
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.baselines import KnnBaseline, TrainSetError
+from attunebench.models.baselines import KnnBaseline
 from attunebench.models.embeddings import SentenceEncoder, load_encoder
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import Provider, ProviderConfigError, SpecError, make_provider
 from attunebench.tasks import load_tasks
@@ -185,46 +189,42 @@ async def test_random_covers_every_label_and_parses() -> None:
 # --- baseline/majority and baseline/longer ----------------------------------------------------
 
 
-async def test_majority_answers_the_train_majority(train_file: Path) -> None:
-    provider = make_provider("baseline/majority", train=str(train_file))
-    emotion = parse_emotion(await answer(provider, emotion_hint("I am fine")))
-    assert emotion.primary == "anger"
+def fitted(spec: str, train: Path, **options: Any) -> Provider:
+    return taught(make_provider(spec, train=str(train), **options))
+
+
+async def test_majority_answers_the_usual_answer_of_the_train_items(train_file: Path) -> None:
+    provider = fitted("baseline/majority", train_file)
+    asked_about = [conversation(5, [turn("I am fine, thanks.", "joy", [("Good.", ["other"])])])]
+    emotion = parse_emotion(await answer(provider, asked("emotion", asked_about)[0]))
+    assert emotion.primary == "anger"  # 2 of the 4 train messages
     assert (emotion.intensity, emotion.valence, emotion.arousal) == (4, -0.6, 0.7)
-    behavior_item = hint("behavior", text="any reply", labels=BEHAVIORS)
     # 8 labelled replies: dismissing on 3, validation on 2, so no label reaches half.
-    assert parse_behaviors(await answer(provider, behavior_item)) == ("dismissing",)
-    longer = hint("preference", candidates={"A": "Short.", "B": "A much longer, warmer reply."})
-    assert parse_choice(await answer(provider, longer)) == "B"
+    behavior = await answer(provider, asked("behavior", asked_about)[0])
+    assert parse_behaviors(behavior) == ("dismissing",)
+    # Each train pair is learned in both orders it is asked in, so neither place is preferred
+    # more: the majority's pick is one letter, the same whatever the replies.
+    pairs = asked("preference", [conversation(6, [WORK])])
+    assert [parse_choice(await answer(provider, pair)) for pair in pairs] == ["A", "A"]
 
 
-async def test_majority_learns_that_shorter_replies_won(tmp_path: Path) -> None:
-    path = tmp_path / "short.jsonl"
-    terse = turn(
-        "hi", "neutral", [("Hello there, how is your day going so far?", []), ("Hi.", [])], chosen=1
-    )
-    write_conversations(path, [conversation(0, [terse])])
-    provider = make_provider(f"baseline/majority?train={path}")
-    pair = hint("preference", candidates={"A": "A long and detailed answer.", "B": "Sure."})
-    assert parse_choice(await answer(provider, pair)) == "B"
-
-
-async def test_majority_keeps_to_the_items_label_set(train_file: Path) -> None:
-    provider = make_provider("baseline/majority", train=str(train_file))
-    parsed = json.loads(
+async def test_majority_answers_only_the_questions_its_train_items_ask(train_file: Path) -> None:
+    provider = fitted("baseline/majority", train_file)
+    with pytest.raises(ProviderError, match="no 'emotion' item asking this question") as error:
         await answer(provider, hint("emotion", text="x", labels=("joy", "sadness")))
-    )
-    assert parsed["primary"] == "sadness"  # anger and anxiety are not offered; sadness is
-    with pytest.raises(ProviderError, match="no emotion labels") as error:
-        await answer(provider, hint("emotion", text="x", labels=("joy",)))
     assert not error.value.retryable
+    assert not provider.answers_form(form_of("rating"))  # the split has no rating
+    assert "has no item asking 'rating' questions" in provider.unsupported_reason("rating")
 
 
 async def test_longer_prefers_the_longer_reply_as_answer_and_as_judge() -> None:
     provider = make_provider("baseline/longer")
-    pair = {"A": "I hear you, and that sounds exhausting.", "B": "Ok."}
-    assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "A"
-    verdict = parse_pairwise(await answer(provider, hint("judge_pairwise", candidates=pair)))
-    assert verdict["winner"] == "A"
+    long, short = "I hear you, and that sounds exhausting.", "Ok."
+    for kind, parse in (("preference", parse_choice), ("judge_pairwise", parse_pairwise)):
+        first = await answer(provider, hint(kind, "p|ab", candidates={"A": long, "B": short}))
+        second = await answer(provider, hint(kind, "p|ba", candidates={"A": short, "B": long}))
+        picks = [parse(text) for text in (first, second)]
+        assert [p if isinstance(p, str) else p["winner"] for p in picks] == ["A", "B"]
     same = {"A": "abc", "B": "xyz"}
     assert parse_choice(await answer(provider, hint("preference", candidates=same))) == "tie"
 
@@ -234,7 +234,7 @@ def test_fitted_baselines_refuse_to_run_without_a_train_split(tmp_path: Path) ->
         make_provider("baseline/majority")
     with pytest.raises(SpecError, match="option train: Field required"):
         make_provider("baseline/knn")
-    with pytest.raises(TrainSetError, match="does not exist"):
+    with pytest.raises(ProviderConfigError, match="does not exist"):
         make_provider("baseline/majority", train=str(tmp_path / "missing.jsonl"))
 
 
@@ -244,7 +244,7 @@ def test_a_bad_train_line_is_named_by_file_line_and_field(train_file: Path) -> N
     broken["turns"][0]["state"]["intensity"] = 9
     train_file.write_text(lines[0] + "\n" + json.dumps(broken) + "\n")
     with pytest.raises(TrainSetError, match=r"train\.jsonl:2: turns\.0\.state\.intensity"):
-        make_provider("baseline/majority", train=str(train_file))
+        taught(make_provider("baseline/majority", train=str(train_file)))
 
 
 def test_options_are_checked(train_file: Path) -> None:
@@ -272,21 +272,22 @@ async def test_lexicon_reads_anger_and_joy_from_the_words() -> None:
         await answer(provider, emotion_hint("What a wonderful, happy day, I love it!"))
     )
     flat = parse_emotion(await answer(provider, emotion_hint("The bus comes at noon.")))
-    assert angry.primary == "anger" and angry.valence is not None and angry.valence < -0.5
-    assert joyful.primary == "joy" and joyful.valence is not None and joyful.valence > 0.5
-    assert flat.primary == "neutral" and flat.valence == 0 and flat.intensity == 1
+    assert (angry.primary, joyful.primary, flat.primary) == ("anger", "joy", "neutral")
+    assert angry.valence is not None and angry.valence < -0.5
+    assert joyful.valence is not None and joyful.valence > 0.5
+    assert flat.valence == 0 and flat.intensity == 1
     assert angry.intensity is not None and angry.intensity > 3
     assert angry.arousal is None  # the lexicon has no arousal, and none is invented
 
 
-async def test_lexicon_prefers_the_warmer_reply_and_claims_no_behaviors() -> None:
+async def test_lexicon_names_labels_only_where_an_answer_names_labels() -> None:
     provider = make_provider("baseline/lexicon")
-    pair = {"A": "That is stupid and your fault.", "B": "That sounds hard; I am glad you told me."}
-    assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "B"
     behaviors = await answer(
         provider, hint("behavior", text="Have you tried sleeping?", labels=BEHAVIORS)
     )
-    assert parse_behaviors(behaviors) == ()
+    assert parse_behaviors(behaviors) == ()  # no NRC emotion is named like a behaviour
+    for kind in ("preference", "rating", "outcome", "response", "judge_pairwise"):
+        assert not provider.answers_form(form_of(kind)), kind
 
 
 # --- baseline/knn -----------------------------------------------------------------------------
@@ -295,7 +296,7 @@ async def test_lexicon_prefers_the_warmer_reply_and_claims_no_behaviors() -> Non
 async def test_knn_answers_with_the_nearest_train_example(
     train_file: Path, minilm: SentenceEncoder
 ) -> None:
-    provider = make_provider("baseline/knn", train=str(train_file), k=1)
+    provider = fitted("baseline/knn", train_file, k=1)
     grief = parse_emotion(
         await answer(
             provider, emotion_hint("Since my grandfather died last week our home feels so empty.")
@@ -330,16 +331,19 @@ async def test_knn_check_refuses_an_encoder_it_cannot_load(train_file: Path) -> 
         await provider.check()
 
 
-async def test_knn_votes_over_k_neighbours_and_picks_replies_like_chosen_ones(
-    train_file: Path,
+async def test_knn_votes_over_k_neighbours_and_picks_replies_like_preferred_ones(
+    train_file: Path, minilm: SentenceEncoder
 ) -> None:
-    provider = make_provider("baseline/knn", train=str(train_file), k=3)
+    provider = fitted("baseline/knn", train_file, k=3)
     # Of the 4 train messages, 2 are the anger one: any 3 neighbours hold at least one of them,
     # and a message about a shouting boss has both as its nearest.
     angry = await answer(provider, emotion_hint("My boss yelled at me at work today."))
     assert parse_emotion(angry).primary == "anger"
-    pair = {"A": "Cheer up, ok.", "B": "I'm so sorry; it is natural to miss her this much."}
-    assert parse_choice(await answer(provider, hint("preference", candidates=pair))) == "B"
+    # the pairs most like this one, in the order shown, preferred the warm reply in B's place
+    warm = {"A": "Cheer up, ok.", "B": "I'm so sorry; it is natural to miss her this much."}
+    cold = {"A": warm["B"], "B": warm["A"]}
+    assert parse_choice(await answer(provider, hint("preference", "p|ab", candidates=warm))) == "B"
+    assert parse_choice(await answer(provider, hint("preference", "p|ba", candidates=cold))) == "A"
 
 
 # --- every baseline ---------------------------------------------------------------------------
@@ -348,19 +352,20 @@ async def test_knn_votes_over_k_neighbours_and_picks_replies_like_chosen_ones(
 @pytest.mark.parametrize(
     ("spec", "kind"),
     [
-        ("baseline/majority", "response"),
+        ("baseline/majority", "rating"),
         ("baseline/majority", "judge_rubric"),
         ("baseline/lexicon", "response"),
         ("baseline/knn", "judge_rubric"),
         ("baseline/longer", "emotion"),
     ],
 )
-async def test_unsupported_kinds_are_failures_not_answers(
+async def test_unsupported_forms_are_failures_not_answers(
     train_file: Path, spec: str, kind: str
 ) -> None:
     options = {"train": str(train_file)} if spec in ("baseline/majority", "baseline/knn") else {}
-    provider = make_provider(spec, **options)
-    with pytest.raises(ProviderError, match=f"no answer for '{kind}'") as error:
+    provider = taught(make_provider(spec, **options))
+    assert not provider.answers_form(form_of(kind))
+    with pytest.raises(ProviderError, match=f"'{kind}'") as error:
         await answer(
             provider, hint(kind, text="x", labels=EMOTIONS, candidates={"A": "a", "B": "b"})
         )
@@ -370,50 +375,50 @@ async def test_unsupported_kinds_are_failures_not_answers(
     await provider.aclose()
 
 
-@pytest.mark.parametrize("spec", ["baseline/majority", "baseline/lexicon", "baseline/knn"])
+@pytest.mark.parametrize("spec", ["baseline/majority", "baseline/knn", "baseline/longer"])
 async def test_as_pairwise_judges_they_pick_as_they_do_for_preference(
     train_file: Path, spec: str, minilm: SentenceEncoder
 ) -> None:
-    options = {"train": str(train_file)} if spec != "baseline/lexicon" else {}
-    provider = make_provider(spec, **options)
+    options = {"train": str(train_file)} if spec != "baseline/longer" else {}
+    provider = taught(make_provider(spec, **options))
     pairs = [
         {"A": "Cheer up, ok.", "B": "I'm so sorry; it is natural to miss her this much."},
         {"A": "That sounds so hard, I'm glad you told me.", "B": "Whatever."},
     ]
     for pair in pairs:
-        choice = parse_choice(await answer(provider, hint("preference", candidates=pair)))
-        verdict = parse_pairwise(await answer(provider, hint("judge_pairwise", candidates=pair)))
-        assert verdict["winner"] == choice
-        assert verdict["reason"].startswith(spec)
+        choice = parse_choice(await answer(provider, hint("preference", "p|ab", candidates=pair)))
+        verdict = await answer(provider, hint("judge_pairwise", "p|ab", candidates=pair))
+        assert parse_pairwise(verdict)["winner"] == choice
 
 
 @pytest.mark.parametrize(
     "spec",
     ["baseline/random", "baseline/majority", "baseline/longer", "baseline/lexicon", "baseline/knn"],
 )
-async def test_the_declared_hint_kinds_are_exactly_the_ones_answered(
-    train_file: Path, spec: str, request: pytest.FixtureRequest
+async def test_a_baseline_answers_exactly_the_forms_it_says(
+    tmp_path: Path, spec: str, request: pytest.FixtureRequest
 ) -> None:
+    """On every registered task's queries about the sample: an answer where `answers_form`
+    says so, a non-retryable failure elsewhere."""
     if spec == "baseline/knn":
         request.getfixturevalue("minilm")
-    options = {"train": str(train_file)} if spec in ("baseline/majority", "baseline/knn") else {}
-    provider = make_provider(spec, **options)
-    for kind in get_args(HintKind):
-        item = hint(
-            kind,
-            text="My grandmother passed away and I miss her.",
-            labels={"emotion": EMOTIONS, "rating": ("1", "5"), "outcome": ("empathy",)}.get(
-                kind, BEHAVIORS
-            ),
-            candidates={"A": "Cheer up.", "B": "I'm so sorry; missing her is natural."},
-            reference={"empathy": "1:5"} if kind == "outcome" else {},
-        )
-        if provider.answers(kind):
-            assert await answer(provider, item), (spec, kind)
-        else:
-            with pytest.raises(ProviderError, match=f"no answer for '{kind}'"):
-                await answer(provider, item)
-    assert not make_provider("baseline/lexicon").answers("response")
+    sample = read_conversations(sample_path())
+    train = tmp_path / "train.jsonl"
+    write_conversations(train, sample[0::2])
+    options = {"train": str(train)} if spec in ("baseline/majority", "baseline/knn") else {}
+    provider = taught(make_provider(spec, **options))
+    answered = set()
+    for task in TASKS.names():
+        for item in asked(task, sample[1::2])[:2]:
+            assert item.form is not None
+            if provider.answers_form(item.form):
+                assert await answer(provider, item), (spec, task)
+                answered.add(task)
+            else:
+                with pytest.raises(ProviderError) as error:
+                    await answer(provider, item)
+                assert not error.value.retryable
+    assert answered, spec
 
 
 async def test_an_edited_train_file_changes_the_answers_despite_a_shared_cache(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from baseline_harness import taught
 from knn_harness import HashEncoder
 
 from attunebench.data.jsonl import read_conversations, write_conversations
@@ -22,8 +23,10 @@ from attunebench.models.baselines.knn import EMBEDDINGS_FOLDER, KnnOptions
 from attunebench.models.embeddings import CHUNK, encode_stored
 from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.testing import form_of
 
 SPEC = "baseline/knn"
+FORM = form_of("emotion")
 
 
 @pytest.fixture
@@ -37,7 +40,17 @@ def split(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def knn(train: Path, encoder: HashEncoder, k: int = 1) -> KnnBaseline:
-    return KnnBaseline(SPEC, KnnOptions(train=train, k=k), encoder=encoder)
+    """knn fitted on `train`, taught its examples as a run teaches them."""
+    provider = KnnBaseline(SPEC, KnnOptions(train=train, k=k), encoder=encoder)
+    taught(provider)
+    return provider
+
+
+def distinct(provider: KnnBaseline, kind: HintKind) -> int:
+    """The distinct texts the examples of a kind are compared by (each encoded once)."""
+    return len(
+        {t for e in provider.examples[kind] if e.hint.form for t in e.hint.form.reads(e.hint)}
+    )
 
 
 async def prepare(
@@ -58,15 +71,17 @@ async def test_a_second_preparation_loads_the_train_split_instead_of_encoding_it
     first, said = HashEncoder(), []
     provider = knn(train, first)
     await prepare(provider, tmp_path, "emotion", "behavior", said=said)
-    texts = len(provider.train.emotion) + len(provider.train.behavior)
+    texts = distinct(provider, "emotion") + distinct(provider, "behavior")
     assert first.encoded == texts > 0 and len(stored(tmp_path)) == 2
-    assert f"encoding its train split ({len(provider.train.emotion)} emotion texts)" in said
+    emotion = len(provider.examples["emotion"])  # one text each
+    assert f"encoding its train split ({emotion} emotion texts)" in said
 
     second = HashEncoder()
     again = knn(train, second)
     await prepare(again, tmp_path, "emotion", "behavior")
     assert second.encoded == 0  # both matrices loaded
-    item = TaskHint("emotion", text="I am so worried about my exam", labels=("joy", "fear"))
+    labels = provider.examples["emotion"][0].hint.labels  # the sample's label set
+    item = TaskHint("emotion", text="I am so worried about my exam", labels=labels, form=FORM)
     params = GenerateParams()
     answers = [(await p.generate([], params, item)).text for p in (provider, again)]
     assert answers[0] == answers[1] and second.encoded == 1  # only the query was encoded
@@ -92,7 +107,7 @@ async def test_the_store_is_keyed_by_encoder_and_texts(
     write_conversations(train, [edited, *conversations[1:]])
     changed = HashEncoder()
     await prepare(knn(train, changed), tmp_path, "emotion")
-    assert changed.encoded == len(knn(train, HashEncoder()).train.emotion)
+    assert changed.encoded == distinct(knn(train, HashEncoder()), "emotion")
     assert len(stored(tmp_path)) == 3
 
 
@@ -121,8 +136,7 @@ async def test_only_the_kinds_asked_are_encoded(tmp_path: Path, split: tuple[Pat
     encoder = HashEncoder()
     provider = knn(train, encoder)
     await prepare(provider, tmp_path, "judge_pairwise", "judge_rubric")  # rubric: not answered
-    preference = provider.train.preference
-    assert encoder.encoded == sum(1 + len(e.rejected) for e in preference) > 0
+    assert encoder.encoded == distinct(provider, "judge_pairwise") > 0
     assert len(stored(tmp_path)) == 1
 
 
@@ -149,7 +163,7 @@ async def test_a_second_run_on_the_same_train_split_encodes_only_its_queries(
         config(data, train, tmp_path / "one", cache), providers={SPEC: knn(train, first)}
     )
     assert one.complete and one.totals.calls > 0
-    assert first.encoded == len(knn(train, HashEncoder()).train.emotion) + one.totals.calls
+    assert first.encoded == distinct(knn(train, HashEncoder()), "emotion") + one.totals.calls
     assert len(stored(cache.parent)) == 1  # beside the response cache
 
     second = HashEncoder()

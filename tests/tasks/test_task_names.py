@@ -22,7 +22,6 @@ FORMATS = {
     "data": "the attunebench/v1 dataset format's fields and its importers",
     "collect": "the collection app writes attunebench/v1 fields",
     "records_v1.py": "reads run records of format v1, which named its tasks",
-    "models/baselines": "fitted baselines learn from the train split's named gold fields",
     # A selection, not a list of every task: a suite names the tasks it is made of, as a run
     # names its `--task`s.
     "suite/make.py": "the open suite's definition: the tasks it selects, per corpus",

@@ -34,6 +34,7 @@ from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
 from attunebench.engine.shards import SHARED_PLAN, Shard
+from attunebench.engine.training import teach
 from attunebench.engine.wiring import (
     adaptations,
     bind_models,
@@ -285,8 +286,7 @@ async def run(
     )
     try:
         evaluated_ids = frozenset(c.id for c in conversations)
-        for model in bound.values():
-            model.provider.check_data(evaluated_ids, config.data)
+        teach((model.provider for model in bound.values()), tasks, evaluated_ids, config.data)
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))

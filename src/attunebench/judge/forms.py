@@ -15,6 +15,7 @@ import numpy as np
 
 from attunebench.answerform import (
     AnswerForm,
+    PairAnswers,
     Schema,
     dumps,
     gold_pick,
@@ -29,7 +30,7 @@ from attunebench.models.hints import TaskHint
 REASON: Schema = {"type": "string", "maxLength": 400}
 
 
-class PairwiseAnswers(AnswerForm):
+class PairwiseAnswers(PairAnswers):
     kind = "judge_pairwise"
     marker = '{"winner"'
 

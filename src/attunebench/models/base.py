@@ -34,7 +34,7 @@ from pydantic import Field, field_validator
 
 from attunebench.answerform import AnswerForm
 from attunebench.frozen import Frozen
-from attunebench.models.hints import HintKind, TaskHint
+from attunebench.models.hints import Example, HintKind, TaskHint
 from attunebench.records import ServerUsage
 
 if TYPE_CHECKING:  # capabilities imports the registry, which imports this module
@@ -240,6 +240,9 @@ class Provider(ABC):
     - `attach` and `batch_counts`: a batch provider's run directory and progress;
     - `prepare`: slow set-up the engine awaits before the first call (a knn baseline encoding
       its train split), reported on the progress bar;
+    - `learns_from` and `learn`: a fitted baseline's train split, and the examples the engine
+      builds from it, as each task of the run builds its items (`engine.training`), before
+      the plan asks what it answers;
     - `capabilities`, `cache_identity` and `rate_note`: what a hosted model accepts (from its
       provider's description or a table, found at start-up), what of it decides its answers,
       and whether the account's rate limit paces its calls;
@@ -322,9 +325,14 @@ class Provider(ABC):
         interrupt: it must then stop soon, leaving nothing half-written."""
         return None
 
-    def check_data(self, conversation_ids: frozenset[str], dataset: Path) -> None:
-        """Refuse (ProviderConfigError) data this model must not answer: a fitted baseline
-        refuses data that overlaps its train split."""
+    @property
+    def learns_from(self) -> Path | None:
+        """The train split it is fitted on (a fitted baseline), None for one that learns
+        nothing."""
+        return None
+
+    def learn(self, examples: Sequence[Example]) -> None:
+        """Take the examples built from `learns_from` (see `models.hints.Example`)."""
         return None
 
     async def choose(

@@ -19,7 +19,9 @@ favour a model by a planted amount), and it never enters a cache key.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from attunebench.answerform import AnswerForm, Schema
 
@@ -46,3 +48,13 @@ class TaskHint:
     def schema(self) -> Schema | None:
         """The JSON schema of a valid answer, where the hint's form declares one."""
         return None if self.form is None else self.form.schema(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """What a fitted baseline learns from: a train item's query as a model reads it (its
+    hint, with its item key), and the item's gold (its JSON). `engine.training` builds them
+    from a train split, as each task builds its items (`tasks.fitting.examples`)."""
+
+    hint: TaskHint
+    gold: Mapping[str, Any]

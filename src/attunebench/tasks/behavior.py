@@ -81,6 +81,11 @@ class BehaviorAnswers(af.AnswerForm):
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
         return af.dumps({"behaviors": [af.pick(rng, af.labels_of(hint))]})
 
+    def labelled(
+        self, hint: TaskHint, labels: Sequence[str], sentiment: float | None = None
+    ) -> dict[str, Any]:
+        return {"behaviors": list(labels)}
+
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:

@@ -133,6 +133,18 @@ class EmotionAnswers(af.AnswerForm):
         named = dict(zip(SCALES, (round(float(x), 3) for x in numbers), strict=True))
         return af.dumps({"primary": primary, "emotions": [primary], **named})
 
+    def labelled(
+        self, hint: TaskHint, labels: Sequence[str], sentiment: float | None = None
+    ) -> dict[str, Any] | None:
+        """The first label as the primary (no answer names none); a sentiment is the valence,
+        and its strength the intensity (1 + 4 x |sentiment|)."""
+        if not labels:
+            return None
+        gold: dict[str, Any] = {"primary": labels[0], "emotions": list(labels)}
+        if sentiment is not None:
+            gold |= {"valence": sentiment, "intensity": 1 + 4 * abs(sentiment)}
+        return gold
+
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:

@@ -22,10 +22,15 @@ models must clear is never set by a predictor that saw the answers:
 
 A fit that learned nothing for an item (a train split without its scale, say) makes no guess
 there, and the item is left out of that predictor's numbers.
+
+The fitted baselines learn from the same train items (`examples`): each item's queries as a
+model reads them (their hints) with the item's gold, so a baseline reads exactly what a model
+reads and the task reads its gold once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -33,6 +38,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from attunebench.data.schema import Conversation
+from attunebench.models.hints import Example
 from attunebench.tasks.base import Gold, Guess, Item, Reference, Task
 
 FOLDS = 5
@@ -111,3 +117,25 @@ def train_items(
         if variant is None or item.variant == variant:
             found.setdefault((item.conversation.id, item.turn_index, item.item_id), item)
     return list(found.values())
+
+
+def examples(task: Task[Any, Any], conversations: Iterable[Conversation]) -> list[Example]:
+    """A train split's examples for the fitted baselines: each item the task builds there
+    (its first context), with the hint of each query it asks a model (generate form, its item
+    key as the engine sets it) and the item's gold, as that query shows it (a pair's in the
+    order asked). Queries of one item that a baseline reads alike give one example."""
+    out = []
+    for item in train_items(task, conversations):
+        gold = item.gold.model_dump(mode="json")
+        seen: set[tuple[str, tuple[str, ...]]] = set()
+        for query in task.queries(item, "generate"):
+            hint = query.hint
+            form = hint.form if hint is not None else None
+            if hint is None or form is None or not form.gold_answers:
+                continue
+            hint = dataclasses.replace(hint, item_key=hint.item_key or f"{item.key}|{query.key}")
+            read = (hint.kind, form.reads(hint))
+            if read not in seen:
+                seen.add(read)
+                out.append(Example(hint, form.shown(hint, gold)))
+    return out

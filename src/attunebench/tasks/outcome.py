@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,7 +82,8 @@ _FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
 
 class OutcomeAnswers(af.AnswerForm):
     """`{"<field>": n, ...}`, from a hint carrying the fields asked as `labels` and each
-    field's scale as `reference` {field: "low:high"}."""
+    field's scale as `reference` {field: "low:high"}. A baseline reads every message the
+    person wrote, and learns from conversations asked the same fields on the same scales."""
 
     kind = TASK
 
@@ -104,6 +105,12 @@ class OutcomeAnswers(af.AnswerForm):
                 if name in hint.labels
             }
         )
+
+    def question(self, hint: TaskHint) -> Hashable:
+        return hint.labels, tuple(sorted(hint.reference.items()))
+
+    def reads(self, hint: TaskHint) -> tuple[str, ...]:
+        return ("\n".join(text for role, text in hint.history if role == "user"),)
 
     def schema(self, hint: TaskHint) -> af.Schema | None:
         """Each field asked, in its scale; a field may be null (not known), as the parser

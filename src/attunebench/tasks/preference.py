@@ -59,7 +59,7 @@ CHOICE_KEYS = pr.option_keys(CHOICE_OPTIONS)  # each pick's key in the choice qu
 PICKS = ("A", "B", "tie")
 
 
-class PreferenceAnswers(af.AnswerForm):
+class PreferenceAnswers(af.PairAnswers):
     """`{"choice": "A" | "B" | "tie"}`, from a hint carrying the replies as `candidates`."""
 
     kind = TASK

@@ -61,7 +61,8 @@ THIRDS = 3
 
 class RatingAnswers(af.AnswerForm):
     """`{"rating": n}`, from a hint carrying the last reply rated as `text` and the scale as
-    `labels` (low, high)."""
+    `labels` (low, high). A baseline reads the person's last message before the rating and
+    the reply rated: what they said as well as what they were told."""
 
     kind = TASK
     marker = '{"rating"'
@@ -77,6 +78,10 @@ class RatingAnswers(af.AnswerForm):
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         return af.dumps({"rating": gold["rating"] if right else af.uniform(rng, *_scale(hint))})
+
+    def reads(self, hint: TaskHint) -> tuple[str, ...]:
+        said = [text for role, text in hint.history if role == "user"]
+        return (said[-1] if said else "", hint.text)
 
     def schema(self, hint: TaskHint) -> af.Schema | None:
         try:

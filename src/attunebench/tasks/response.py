@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm, pick, registered
+from attunebench.answerform import AnswerForm, heaviest, pick, registered
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
@@ -121,6 +121,12 @@ class ResponseAnswers(AnswerForm):
         if gold.get("real") is not None:  # a real model's reply: right if the person liked it
             key = "real_text" if gold.get("real_liked") is right else ""
         return str(gold.get(key) or "I hear you.")
+
+    def combine(
+        self, golds: Sequence[Mapping[str, Any]], weights: Sequence[float] | None = None
+    ) -> dict[str, Any]:
+        """The heaviest gold, whole: replies cannot be averaged."""
+        return heaviest(golds, weights)
 
 
 ANSWERS = registered(ResponseAnswers())

@@ -8,10 +8,10 @@ the spec that run.json and reports show.
 | name       | options                         | what it answers                          |
 |------------|---------------------------------|------------------------------------------|
 | `random`   | `seed` (default 0)              | uniform guesses, fixed by (seed, item)   |
-| `majority` | `train` (required)              | the train split's most frequent answer   |
+| `majority` | `train` (required)              | the train split's usual answer           |
 | `longer`   | none                            | the longer reply (length-bias reference) |
 | `lexicon`  | none                            | NRC emotion words, VADER sentiment       |
-| `knn`      | `train` (required), `k`, `encoder` | a vote of the k nearest train examples |
+| `knn`      | `train` (required), `k`, `encoder` | the k nearest train examples, combined |
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from attunebench.frozen import Frozen, problem_text
 from attunebench.models.baselines.base import Baseline
 from attunebench.models.baselines.knn import KnnBaseline, KnnOptions
 from attunebench.models.baselines.lexicon import LexiconBaseline
-from attunebench.models.baselines.majority import LongerBaseline, MajorityBaseline, MajorityOptions
+from attunebench.models.baselines.longer import LongerBaseline
+from attunebench.models.baselines.majority import MajorityBaseline, MajorityOptions
 from attunebench.models.baselines.random import RandomBaseline, RandomOptions
-from attunebench.models.baselines.train import TrainSet, TrainSetError, load_train_set
 from attunebench.models.registry import PROVIDERS, ProviderConfigError, SpecError
 from attunebench.registry import Registry
 
@@ -41,9 +41,6 @@ __all__ = [
     "LongerBaseline",
     "MajorityBaseline",
     "RandomBaseline",
-    "TrainSet",
-    "TrainSetError",
-    "load_train_set",
     "make_baseline",
 ]
 

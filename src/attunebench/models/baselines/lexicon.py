@@ -1,17 +1,18 @@
 """`baseline/lexicon`: word counts from the NRC emotion lexicon and VADER sentiment, no model.
 
-- emotion: the user's words are looked up in the NRC Emotion Lexicon (the copy `nrclex`
-  ships; a word missing as written is tried without a plain English inflection: -s, -ed, -ing).
-  Each of NRC's eight emotions maps onto the first of its names found in the item's label set
-  (anticipation onto hope, say); the label with most hits is the primary, and every label with
-  at least half as many is listed. With no hit the answer is the neutral label (or, without
-  one, the joy or sadness label by the sign of VADER's compound score). Valence is VADER's
-  compound score, intensity 1 + 4·|compound|; arousal is left out (the lexicon has none).
-- behavior: a lexicon cannot tell what a reply does, so the answer is honestly empty:
-  `{"behaviors": []}`, which scores as predicting no behavior.
-- preference, and pairwise judging: the reply with the higher VADER compound score (equal
-  scores: tie).
-- response and rubric judging: not answered (not in `supported_hints`: a plan leaves them out).
+It answers every form whose answer names some of the hint's labels (`AnswerForm.labelled`),
+reading what the form says a baseline reads (`AnswerForm.reads`). The words are looked up in
+the NRC Emotion Lexicon (the copy `nrclex` ships; a word missing as written is tried without a
+plain English inflection: -s, -ed, -ing). Each of NRC's eight emotions maps onto the first of
+its names found in the item's labels (anticipation onto hope, say); the labels with at least
+half as many hits as the most found are named, the most found first. With no hit, the answer
+names the neutral label, or, without one, the joy or sadness label by the sign of VADER's
+compound score; a form that must name a label and finds none of those names its first label.
+VADER's compound score is given as the text's sentiment, for a form whose answer rates how the
+person felt (the emotion form: valence, and intensity 1 + 4 x |compound|); arousal, which
+neither reads, is left out.
+Labels no NRC emotion is named like (a reply's behaviours) are never found: the answer names
+none, which scores as predicting none.
 """
 
 from __future__ import annotations
@@ -23,19 +24,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from attunebench.models.base import GenerateParams
-from attunebench.models.baselines.base import (
-    LABEL_AND_PAIR_KINDS,
-    NEUTRAL_NAMES,
-    PAIR_KINDS,
-    Baseline,
-    behavior_answer,
-    candidate_pair,
-    emotion_answer,
-    first_present,
-    pick_answer,
-    require_labels,
-)
+from attunebench.answerform import AnswerForm
+from attunebench.models.base import GenerateParams, ProviderError
+from attunebench.models.baselines.base import NEUTRAL_NAMES, Baseline, first_present, item_rng
 from attunebench.models.hints import TaskHint
 
 # NRC's eight emotions and the label names each may go by, closest first.
@@ -120,27 +111,36 @@ def lexicon_emotions(text: str, labels: tuple[str, ...]) -> list[str]:
 
 
 class LexiconBaseline(Baseline):
-    supported_hints = LABEL_AND_PAIR_KINDS
+    def answers_form(self, form: AnswerForm) -> bool:
+        """A form whose answer names labels: one that says how (`labelled`)."""
+        return type(form).labelled is not AnswerForm.labelled
+
+    def unsupported_reason(self, kind: str) -> str:
+        return f"{self.spec} names labels, and {kind!r} answers name none"
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
-        if hint.kind == "emotion":
-            return self._emotion(hint.text, require_labels(hint, self.spec))
-        if hint.kind == "behavior":
-            return behavior_answer([])
-        if hint.kind in PAIR_KINDS:
-            a, b = (compound(text) for text in candidate_pair(hint, self.spec))
-            choice = "tie" if a == b else "A" if a > b else "B"
-            return pick_answer(hint, choice, "baseline/lexicon: the more positive reply (VADER)")
-        raise self.unsupported(hint)
-
-    def _emotion(self, text: str, labels: tuple[str, ...]) -> str:
-        score = compound(text)
-        found = lexicon_emotions(text, labels)
-        if found:
-            primary = found[0]
-        else:
-            polar = NRC_TO_LABELS["joy"] if score > 0 else NRC_TO_LABELS["sadness"]
-            primary = (
-                first_present(NEUTRAL_NAMES, labels) or first_present(polar, labels) or labels[0]
+        form = hint.form
+        assert form is not None
+        if not hint.labels:
+            raise ProviderError(
+                f"{self.spec}: the {hint.kind!r} hint carries no labels", retryable=False
             )
-        return emotion_answer(primary, found, intensity=1 + 4 * abs(score), valence=score)
+        text = "\n".join(form.reads(hint))
+        named = lexicon_emotions(text, hint.labels) or plain_label(text, hint.labels)
+        sentiment = compound(text)
+        gold = form.labelled(hint, named, sentiment) or form.labelled(
+            hint, hint.labels[:1], sentiment
+        )
+        if gold is None:
+            raise ProviderError(
+                f"{self.spec}: the {hint.kind!r} answer names no label", retryable=False
+            )
+        return form.from_gold(hint, gold, True, item_rng(0, hint))
+
+
+def plain_label(text: str, labels: tuple[str, ...]) -> list[str]:
+    """With no lexicon hit: the neutral label, or the joy or sadness label by the sign of the
+    text's sentiment, where the labels have one."""
+    polar = NRC_TO_LABELS["joy"] if compound(text) > 0 else NRC_TO_LABELS["sadness"]
+    found = first_present(NEUTRAL_NAMES, labels) or first_present(polar, labels)
+    return [found] if found else []

@@ -21,16 +21,14 @@ class RandomOptions(Frozen):
 
 
 class RandomBaseline(Baseline):
-    supported_hints = None  # every kind: each task's form can draw a valid answer
+    """Every form: each task's form can draw a valid answer."""
 
     def __init__(self, spec: str, options: RandomOptions) -> None:
         super().__init__(spec)
         self.options = options
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
-        if hint.form is None:
-            message = f"{self.spec}: the {hint.kind!r} hint has no answer form"
-            raise ProviderError(message, retryable=False)
+        assert hint.form is not None  # `Baseline.generate` refuses a hint without one
         rng = item_rng(seed_of(params, self.options.seed), hint)
         try:
             return hint.form.random(hint, rng)
