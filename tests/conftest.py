@@ -1,22 +1,43 @@
 """Shared fixtures: where the third-party corpora live (and whether their absence is fatal), a
 fresh collection database per test (SQLite, and PostgreSQL when ATTUNEBENCH_TEST_POSTGRES_URL is
-set), and Debian's chromium under Playwright for the browser tests."""
+set), and Debian's chromium under Playwright for the browser tests.
+
+The toy task of `tests/tasks/toy` (a module and its prompt file, nothing else) is registered
+beside the package's own tasks for the whole run: every test that reads the tasks from the
+registry meets it, so a test that lists the tasks by hand fails (`tests/tasks/test_new_task.py`
+says what a new task takes)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import secrets
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from attunebench.tasks import load_tasks
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the toy task after the package's own (see the module docstring); a child
+    process gets it from `registered.cli_command`."""
+    from registered import TASKS_DIR, TOY
+
+    sys.path.insert(0, str(TASKS_DIR))
+    load_tasks()
+    importlib.import_module(TOY)
+
+
 POSTGRES_ENV = "ATTUNEBENCH_TEST_POSTGRES_URL"
 # No network, no updates, no GPU: the browser tests run offline in a container.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",

@@ -9,7 +9,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.openai_stub import OpenAIStub
 from attunebench.testing.records import Key, diff_records, run_records
+from registered import cli_command, cli_env
 
 pytestmark = pytest.mark.timeout(300)
 Records = dict[Key, dict[str, Any]]
@@ -168,10 +168,8 @@ def test_an_expired_batch_and_failed_lines_fail_their_items_until_a_resume(
 
 
 def _cli() -> list[str]:
-    script = Path(sys.executable).with_name("attunebench")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "from attunebench.cli import main; main()"]
+    """The command line with the test run's tasks (the toy task too), as `live` ran them."""
+    return cli_command()
 
 
 def _models_file(path: Path, url: str) -> Path:
@@ -230,7 +228,7 @@ def test_a_batch_run_killed_mid_way_resumes_by_polling_its_batches(
         ]
         log = (tmp_path / "cli.log").open("wb")
         stub.hold_batches()
-        process = subprocess.Popen(command, stdout=log, stderr=log)
+        process = subprocess.Popen(command, stdout=log, stderr=log, env=cli_env())
         try:
             submitted = lambda: sum(x.event == "submitted" for x in journal(out))  # noqa: E731
             _wait(lambda: submitted() >= 4, process, "four batches")
@@ -248,7 +246,9 @@ def test_a_batch_run_killed_mid_way_resumes_by_polling_its_batches(
         recorded_at_kill = _lines(out / "records.jsonl")
         stub.release_creates()
         stub.release_batches()
-        resumed = subprocess.run(command, stdout=log, stderr=log, timeout=240, check=False)
+        resumed = subprocess.run(
+            command, stdout=log, stderr=log, timeout=240, check=False, env=cli_env()
+        )
         log.close()
         stats = stub.stats()
     assert resumed.returncode == 0, (tmp_path / "cli.log").read_text()[-2000:]

@@ -15,6 +15,8 @@ from attunebench.data.derived import conversation_level
 from attunebench.data.schema import Conversation, State
 from attunebench.models.base import Message
 from attunebench.models.hints import TaskHint
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import takes_option
 from attunebench.tasks.history import (
     describe_state,
     history_before,
@@ -92,9 +94,11 @@ async def test_no_prompt_ever_holds_the_evaluated_models_outputs(
 
     harness = Harness.scripted(subject=answer, judge=answer)
     data = sample[:3]
-    for name in ("emotion", "behavior", "preference", "response", "outcome", "rating"):
-        task = make_task(name, context="both")
-        await harness.evaluate_all(task, task.items(data), "subject", ["judge"])
+    for name in load_tasks().names():  # every task a model answers
+        factory = load_tasks().get(name)
+        task = factory(**({"context": "both"} if takes_option(factory, "context") else {}))
+        if task.evaluates == "models":
+            await harness.evaluate_all(task, task.items(data), "subject", ["judge"])
     subject = harness.of("subject")
     assert {c.item.task for c in subject} >= {"emotion", "behavior", "preference", "response"}
     prompts = [m.content for c in subject for m in c.query.messages]

@@ -819,6 +819,13 @@ def auroc(rows: Sequence[Row], positive: str) -> float | None:
     return float(roc_auc_score(truth, [probs.get(positive, 0.0) for probs, _ in rows]))
 
 
+# The toy task of tests/tasks/toy, registered for the whole run (tests/conftest.py): a new
+# task's metrics get their independent computation here, as every shipped task's do.
+@independent("intense.score")
+def _(views: Sequence[AnyView]) -> float | None:
+    return mean([float(ok(v) and v.prediction.intense == v.gold.intense) for v in views])
+
+
 CALIBRATED: dict[str, tuple[Callable[[AnyView], list[Row]], str | None]] = {
     "emotion": (emotion_rows, None),
     "behavior": (behavior_rows, "yes"),

@@ -1,24 +1,28 @@
-"""Guard: a task added with only a module and its prompt file runs end to end.
+"""Guard: a task added with a module and its prompt file runs end to end, everywhere.
 
-`toy/intense.py` and `toy/intense.toml` declare a yes/no task that the package has never
-heard of. Imported before the command line starts (in a child process, so this session's
-registries stay as shipped), it runs through `attunebench run` with the stand-ins that answer
-without reading prompts (each `ok` on every item), is left out for the fitted baselines at
-plan time (they answer only what their train split holds), and appears in `attunebench
-report`'s summary.
+`toy/intense.py` and `toy/intense.toml` declare a yes/no task (in generate and choice form)
+that the package has never heard of. It is registered beside the package's tasks for the whole
+test run (`tests/conftest.py`), so every test that reads the tasks from the registry meets it,
+and one that lists the tasks by hand fails. Here, imported before the command line starts (in
+a child process, as a user's own module would be), it runs through `attunebench run` with the
+stand-ins that answer without reading prompts and the fitted baselines (each `ok` on every
+item: `baseline/majority` and `baseline/knn` learn it from the train split's items as the task
+builds them), and appears in `report`, `data stats`, `export lm-eval` and the inspect tasks.
+What else a new task takes is its metrics' independent computation
+(`tests/tasks/test_metric_registry.py`) and its row in `docs/tasks.md`: 4 files.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-import attunebench
+import pytest
+
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
+from registered import cli_command, cli_env
 
 TOY = Path(__file__).parent / "toy"
 STAND_INS = ("mock/default", "baseline/random", "sim/oracle")
@@ -26,11 +30,8 @@ STAND_INS = ("mock/default", "baseline/random", "sim/oracle")
 
 def cli(*arguments: str) -> str:
     """The command line with the toy task imported first."""
-    source = str(Path(attunebench.__file__).parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, str(TOY.parent)])}
-    code = "import toy.intense; from attunebench.cli import main; main()"
     done = subprocess.run(
-        [sys.executable, "-c", code, *arguments], env=env, capture_output=True, text=True
+        [*cli_command(), *arguments], env=cli_env(), capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
@@ -48,17 +49,29 @@ def test_a_new_task_runs_and_reports(tmp_path: Path) -> None:
     data, train = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
     write_conversations(data, sample[1::2])
     write_conversations(train, sample[0::2])
-    models = [*STAND_INS, f"baseline/majority?train={train}"]
+    fitted = [f"baseline/majority?train={train}", f"baseline/knn?train={train}"]
+    models = [*STAND_INS, *fitted]
     run = tmp_path / "run"
     chosen = [f"--model={m}" for m in models]
     output = cli("run", f"--data={data}", *chosen, "--task=intense", f"--out={run}", "--no-cache")
-    assert "not applicable: task intense for baseline/majority" in output
+    assert "not applicable" not in output
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
-    assert {r["model"] for r in records} == set(STAND_INS)
+    assert {r["model"] for r in records} == set(models)
     assert {r["status"] for r in records} == {"ok"}
 
     cli("report", str(run), f"--out={tmp_path / 'rep'}", "--include-simulated", "--resamples=100")
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
     scored = {s["model"] for s in summary["scores"] if s["task"] == "intense"}
-    assert scored == set(STAND_INS)
+    assert scored == set(models)
     assert [(t["name"], t["n_items"]) for t in summary["tasks"]] == [("intense", 19)]
+
+
+def test_a_new_task_is_counted_exported_and_offered_to_inspect(tmp_path: Path) -> None:
+    stats = cli("data", "stats", str(sample_path()))
+    assert any(line.split()[:1] == ["intense"] for line in stats.splitlines()), stats
+    cli("export", "lm-eval", str(sample_path()), f"--out={tmp_path / 'lm-eval'}")
+    assert (tmp_path / "lm-eval" / "attunebench_intense.yaml").is_file()
+    pytest.importorskip("inspect_ai", reason="the `inspect` extra is not installed")
+    from attunebench import inspect as attune_inspect  # in this process, the toy is registered
+
+    assert "intense" in attune_inspect.INSPECT_TASKS

@@ -6,6 +6,7 @@ after a deliberate change."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import sys
 from pathlib import Path
@@ -111,20 +112,16 @@ def test_a_prompt_without_texts_keeps_its_digest() -> None:
 def test_every_task_prompts_digest_covers_the_shared_wording() -> None:
     """An edit to tasks/wording.toml changes every task's recorded prompt version: each prompt
     a registered task records is its file's template sharing the wording's digest."""
-    from attunebench.prompts import prompts_beside
     from attunebench.tasks import load_tasks
     from attunebench.tasks.wording import WORDING
 
-    templates = {}
-    for module in ("behavior", "emotion", "judging", "outcome", "preference", "rating", "response"):
-        templates.update(prompts_beside(f"attunebench.tasks.{module}"))
     tasks = load_tasks()
-    recorded = {info for name in tasks for info in tasks.get(name)().prompts}
+    recorded = {t for name in tasks for t in tasks.get(name)().templates}
     assert len(recorded) >= 12
-    for info in recorded:
-        template = templates[info.id]
-        assert info == template.sharing(WORDING).info, info.id
-        assert info != template.info  # the trap: a digest that does not see the shared wording
+    for shared in recorded:
+        template = dataclasses.replace(shared, shared="")  # as its prompt file holds it
+        assert shared.info == template.sharing(WORDING).info, shared.id
+        assert shared.info != template.info  # the trap: a digest that does not see the wording
     edited = parse_prompt(
         PROMPT_FILE.replace('question = "From $low to $high?"', 'answer_opening = "Reply: ("'),
         "w.toml",

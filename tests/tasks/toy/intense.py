@@ -1,6 +1,7 @@
 """`intense`: a toy yes/no task, declared in this module and its prompt file only, to show
 that a new task needs nothing else: was the user's feeling intense (4 or 5 of 5) at a turn
-where they reported its intensity? Score 1 for the right answer, 0 otherwise."""
+where they reported its intensity? Asked in generate form or as a choice (yes or no, the
+probability of each key). Score 1 for the right answer, 0 otherwise."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm, dumps, registered
+from attunebench.answerform import AnswerForm, Schema, dumps, obj, one_of, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
@@ -27,11 +28,13 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.parsing import answer_fields
-from attunebench.tasks.prompting import JSON_PARAMS, transcript
+from attunebench.tasks.prompting import JSON_PARAMS, choice_form, transcript
 from attunebench.tasks.wording import task_prompt
 
 TASK = "intense"
 PROMPT = task_prompt(__name__, "intense")
+CHOICE = task_prompt(__name__, "intense-choice")
+OPTIONS = [("yes", "Yes"), ("no", "No")]
 
 
 class IntenseGold(Gold):
@@ -57,6 +60,9 @@ class IntenseAnswers(AnswerForm):
     ) -> str:
         return dumps({"intense": "yes" if gold["intense"] == right else "no"})
 
+    def schema(self, hint: TaskHint) -> Schema:
+        return obj({"intense": one_of(("yes", "no"))})
+
 
 ANSWERS = registered(IntenseAnswers())
 
@@ -66,7 +72,8 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
     headline = "accuracy"
     gold_fields = ("state.intensity",)
     subject_forms = (ANSWERS,)
-    templates = (PROMPT,)
+    answer_modes = ("generate", "choice")
+    templates = (PROMPT, CHOICE)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[IntenseGold]]:
         for conversation in conversations:
@@ -79,9 +86,16 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
         said = h.history_through(item.conversation, item.turn_index)
         messages = PROMPT.render(conversation=transcript(said))
         hint = TaskHint(TASK, text=said[-1].text, form=ANSWERS)
-        return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+        if mode == "generate":
+            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
+        asked = CHOICE.render(conversation=transcript(said))
+        choice = choice_form(asked, CHOICE.text("question"), OPTIONS)
+        return [Query("answer", messages, CHOICE.info, JSON_PARAMS, hint, choice=choice)]
 
     def parse(self, item: Item[IntenseGold], outputs: Mapping[str, Output]) -> IntensePrediction:
+        spread = outputs["answer"].probabilities
+        if spread is not None:  # choice: "A" is yes, "B" no
+            return IntensePrediction(intense=spread.get("A", 0.0) >= spread.get("B", 0.0))
         said = answer_fields(outputs["answer"].text or "").get("intense")
         if said not in ("yes", "no"):
             raise InvalidAnswer("the answer has no 'intense': yes or no")
@@ -92,6 +106,9 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
 
     def worst(self, item: Item[IntenseGold], partial: IntensePrediction | None) -> Scored:
         return Scored(0.0)
+
+    def choice_gold(self, item: Item[IntenseGold], query: Query) -> str:
+        return "yes" if item.gold.intense else "no"
 
 
 IntenseTask.metrics = m.register(TASK, m.column_metric("score", IntenseTask.headline))

@@ -1,0 +1,25 @@
+"""The tasks the test run registers, for a command line run in a child process: the package's
+own and the toy task of `tests/tasks/toy` (see `tests/conftest.py`), so that a child's run
+makes the same plan as one made in the test's own process."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import attunebench
+
+TASKS_DIR = Path(__file__).parent / "tasks"  # holds the toy task's package
+TOY = "toy.intense"
+
+
+def cli_command() -> list[str]:
+    """`attunebench` with the toy task imported first."""
+    return [sys.executable, "-c", f"import {TOY}; from attunebench.cli import main; main()"]
+
+
+def cli_env() -> dict[str, str]:
+    """The environment that lets the child import the package and the toy task."""
+    source = str(Path(attunebench.__file__).parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([source, str(TASKS_DIR)])}
