@@ -210,7 +210,24 @@ async def test_knn_reads_the_person_as_well_as_the_reply_it_rates(tmp_path: Path
 
 async def test_a_train_split_without_a_tasks_items_does_not_answer_it(tmp_path: Path) -> None:
     plain = tmp_path / "plain.jsonl"
-    write_conversations(plain, read_conversations(sample_path())[:2])  # no feedback, no outcome
+    unrated = [  # no feedback, no rated reply: no rating item
+        c.model_copy(
+            update={
+                "turns": tuple(
+                    t.model_copy(
+                        update={
+                            "responses": tuple(
+                                r.model_copy(update={"rating": None}) for r in t.responses
+                            )
+                        }
+                    )
+                    for t in c.turns
+                )
+            }
+        )
+        for c in read_conversations(sample_path())[:2]
+    ]
+    write_conversations(plain, unrated)
     form = form_of("rating")
     for spec in ("baseline/majority", "baseline/knn"):
         provider = taught(make_provider(spec, train=str(plain)))

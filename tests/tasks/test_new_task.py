@@ -50,9 +50,9 @@ def test_a_new_task_runs_and_reports(tmp_path: Path) -> None:
     write_conversations(data, sample[1::2])
     write_conversations(train, sample[0::2])
     fitted = [f"baseline/majority?train={train}", f"baseline/knn?train={train}"]
-    models = [*STAND_INS, *fitted]
+    models = [*STAND_INS, "baseline/majority", "baseline/knn"]  # as records name them
     run = tmp_path / "run"
-    chosen = [f"--model={m}" for m in models]
+    chosen = [f"--model={m}" for m in [*STAND_INS, *fitted]]
     output = cli("run", f"--data={data}", *chosen, "--task=intense", f"--out={run}", "--no-cache")
     assert "not applicable" not in output
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
