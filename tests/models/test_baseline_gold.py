@@ -208,6 +208,55 @@ async def test_knn_reads_the_person_as_well_as_the_reply_it_rates(tmp_path: Path
     assert (await answer(hashed_knn(train, k=1), upset))["rating"] == 1.0
 
 
+THUMBED = [  # a reply and the thumb (0 or 1) the person gave it
+    ("I am sorry, that sounds so hard. What happened?", 1.0),
+    ("Cheer up, it could be worse.", 0.0),
+    ("That must have hurt. Do you want to talk about it?", 1.0),
+    ("You should have seen it coming.", 0.0),
+    ("I hear you; being left out like that is painful.", 1.0),
+]
+
+
+def thumbed(number: int, prefix: str = "thumbed") -> Conversation:
+    """One reply rated with a thumb (0-1), no feedback: a reply rating item of its own scale."""
+    text, thumb = THUMBED[number]
+    turn = {"user": "My friends went out without me.", "responses": [{"id": "a", "text": text}]}
+    return Conversation.model_validate(
+        {
+            "id": f"{prefix}-{number}",
+            "source": {
+                "kind": "sample",
+                "name": "baseline-gold-tests",
+                "rating_scale": {"low": 0, "high": 1},
+            },
+            "taxonomy": "attunebench-default",
+            "turns": [
+                {"index": 0, **turn, "responses": [{**turn["responses"][0], "rating": thumb}]}
+            ],
+        }
+    )
+
+
+async def test_reply_ratings_are_learned_on_their_own_scale(tmp_path: Path) -> None:
+    """Known answer: each reply rating item is answered from the train items of its own scale
+    (the mean thumb, the nearest reply's thumb). Trap: the 1-5 feedback ratings in the same
+    split, pooled with the thumbs, would give a mean off the thumbs' scale."""
+    train = tmp_path / "mixed.jsonl"
+    rated = [rated_conversation(n) for n in range(len(RATED))]
+    write_conversations(train, [*rated, *(thumbed(n) for n in range(len(THUMBED)))])
+    majority = taught(make_provider("baseline/majority", train=str(train)))
+    nearest = hashed_knn(train, k=1)
+    thumbs = [thumb for _, thumb in THUMBED]
+    for number, (_, thumb) in enumerate(THUMBED):
+        [item] = asked("rating", [thumbed(number, prefix="asked")])
+        assert item.labels == ("0", "1")
+        assert (await answer(majority, item))["rating"] == pytest.approx(statistics.mean(thumbs))
+        assert (await answer(nearest, item))["rating"] == thumb  # its own reply, rated so
+    fives = [rating for _, replies, _ in RATED for _, rating in replies]
+    for item in asked_again("rating", 0):
+        assert (await answer(majority, item))["rating"] == pytest.approx(statistics.mean(fives))
+
+
 async def test_a_train_split_without_a_tasks_items_does_not_answer_it(tmp_path: Path) -> None:
     plain = tmp_path / "plain.jsonl"
     unrated = [  # no feedback, no rated reply: no rating item
