@@ -11,7 +11,8 @@ The slice (`--conversations N`, default 30): per task of `open-v1`, the N conver
 its items with the shortest transcripts, taken from each corpus part in turn
 (`suite.slices.task_slice`); every model answers the same items, in conversation order, so
 consecutive prompts share their prefix. The Qwen pair is also asked every item's person-hidden
-twin (`run --person both`). References are fitted as the report fits them (see docs/report.md).
+twin (`run --person both`). References are fitted on the suite's train split, as `report` fits
+a suite run's (the slices' runs are not suite runs, so it is handed over; see docs/report.md).
 A second invocation resumes: the runs and their cache are kept under `--out`.
 
 It reports, from one `report` over every run (seeded, 2,000 resamples):
@@ -92,9 +93,10 @@ def entries(names: Sequence[str], threads: int) -> list[ModelEntry]:
     return out
 
 
-def slices(out: Path, per_task: int) -> tuple[RunConfig, dict[str, Path]]:
-    """The suite's run (tasks, options, seed) and, per task, the file of its slice."""
-    suite, _ = suite_run_config(SUITE, out)
+def slices(out: Path, per_task: int) -> tuple[RunConfig, dict[str, Path], Path]:
+    """The suite's run (tasks, options, seed), per task the file of its slice, and the
+    suite's train split (the references are fitted there)."""
+    suite, train = suite_run_config(SUITE, out)
     manifest = load_manifest(SUITE)
     conversations = read_conversations(suite.data)
     files = {}
@@ -103,7 +105,7 @@ def slices(out: Path, per_task: int) -> tuple[RunConfig, dict[str, Path]]:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_conversations(path, task_slice(task, manifest, conversations, per_task))
         files[task.name] = path
-    return suite, files
+    return suite, files, train
 
 
 def run_all(
@@ -188,10 +190,9 @@ def references(summary: Summary) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for row in summary.scores:
         if row.headline and row.model_kind == "reference":
-            fit = getattr(row, "fit", None)
             out.setdefault(row.task, {})[row.model] = {
                 **interval(row.value, row.ci_low, row.ci_high),
-                "fit": fit,
+                "fit": row.fit,
             }
     return out
 
@@ -236,12 +237,12 @@ def server_shares(dirs: Sequence[Path]) -> dict[str, dict[str, Any]]:
 def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str, Any]:
     started = time.perf_counter()
     load = [round(os.getloadavg()[0], 2)]
-    suite, files = slices(out, args.conversations)
+    suite, files, train = slices(out, args.conversations)
     twins = set(names) if args.quick else set(names) & TWINS
     dirs = run_all(suite, files, entries(names, args.threads), out, twins)
     pairs = tuple(p for p in PAIRS if set(p) <= set(names))
     runs = load_runs(dirs, allow_mixed_datasets=True)
-    summary = build_summary(runs, Options(seed=SEED, differences=pairs))
+    summary = build_summary(runs, Options(seed=SEED, differences=pairs, train=train))
     found = headlines(summary, names)
     load.append(round(os.getloadavg()[0], 2))
     return {
