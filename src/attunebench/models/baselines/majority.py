@@ -4,9 +4,9 @@ Fitted on a train split (`train=FILE`, disjoint from the evaluated data; see `ba
 every train example asking the item's question (its form says which: the same labels, the
 same scales) gives its gold, and the answer is `from_gold` of the gold that `combine`s them
 all: the most frequent label (of a list of labels, those at least half the examples carry,
-else the most frequent one), the mean of each number, the place (first or second in the data)
-of the reply more often preferred. It reads nothing of the item, so it is one answer per
-question, worked out once.
+else the most frequent one; equal counts go to the first by name), the mean of each number,
+the place (first or second in the data) of the reply more often preferred. It reads nothing
+of the item, so it is one answer per question, worked out once.
 
 A task whose items the train split lacks is left out by the plan (not applicable).
 """
