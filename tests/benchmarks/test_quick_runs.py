@@ -11,7 +11,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +36,26 @@ SHAPES: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
             ("corrected_share", "coverage"),
         ),
     },
+}
+
+
+def assert_references_on_shuffled_gold(figures: dict[str, Any]) -> None:
+    """validity.py: every headline task's references on shuffled gold, each a number; the
+    in-sample length-only fit is there to show the trap."""
+    tasks = set(figures["headline_metrics"])
+    shuffled = figures["references_on_shuffled_gold"]
+    assert set(shuffled) == tasks == set(figures["references_shuffled_chance"])
+    for task, references in shuffled.items():
+        assert "reference/constant" in references or "reference/later-reply" in references, task
+        assert all(isinstance(value, float) for value in references.values()), task
+    in_sample = figures["references_in_sample_on_shuffled_gold"]
+    assert all("reference/length-only" in in_sample[task] for task in ("rating", "outcome"))
+    assert figures["trivial_headlines"]["outcome"]["reference/length-only"]
+
+
+# Checks beyond the shape, per script.
+CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "validity.py": assert_references_on_shuffled_gold,
 }
 
 
@@ -75,4 +97,6 @@ def test_quick_run_prints_its_figures_last(script: Path) -> None:
     assert isinstance(figures, dict) and figures, lines[-1][:500]
     for key, levels in SHAPES.get(script.name, {}).items():
         assert_shape(figures.get(key), levels, f"{script.name} {key}")
+    if script.name in CHECKS:
+        CHECKS[script.name](figures)
     print(f"{script.name} --quick: {seconds:.1f} s")  # `pytest -s` lists each one's time
