@@ -32,8 +32,9 @@ from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.provenance import Roster
-from attunebench.analysis.schema import ModelKind, Notice, PersonGap
+from attunebench.analysis.schema import Notice, PersonGap
 from attunebench.analysis.scores import cell_metrics, column_values, headline_metric
+from attunebench.kinds import ModelKind
 from attunebench.tasks.metrics import Found, Metric
 from attunebench.tasks.twins import hidden_variant
 

@@ -1,11 +1,8 @@
 """Who and what produced the numbers: models and judges with their kinds, runs, data, gold.
 
 Records call a model by its name (`ModelInfo.name`, the spec where unset); run.json maps each
-name to its spec and declared kind. The provider prefix of the spec wins over the declared
-kind, since it cannot be mislabelled: `mock/` models test the harness, `baseline/` models are
-reference points, `proxy/` judges stand in for a real judge, `sim/` models are simulated
-instruments for validating the statistics, and `reference/` rows are heuristics scored from
-the gold alone. Only `model`s are under test, and `simulated` ones when asked for.
+name to its spec and declared kind; `attunebench.kinds`, the one table of kinds, decides which
+wins. Only `model`s are under test, and `simulated` ones when asked for.
 
 Who gave each task's gold comes from the sources' declared provenance of the dataset fields
 the task reads (`Task.gold_fields`).
@@ -18,28 +15,13 @@ from dataclasses import dataclass
 
 from attunebench import __version__
 from attunebench.analysis.loading import Runs
-from attunebench.analysis.schema import ModelEntry, ModelKind, Provenance, RunEntry
+from attunebench.analysis.schema import ModelEntry, Provenance, RunEntry
+from attunebench.kinds import ModelKind, kind_of
 from attunebench.records import ModelInfo
 
-PREFIX_KINDS: dict[str, ModelKind] = {
-    "mock": "mock",
-    "baseline": "baseline",
-    "proxy": "proxy",
-    "sim": "simulated",
-    "reference": "reference",
-}
-KNOWN_KINDS: tuple[ModelKind, ...] = ("model", "baseline", "mock", "proxy", "simulated")
 # Sources and provenances that make a report illustrative or simulated rather than evidence.
 NOT_EVIDENCE_KINDS = {"sample": "illustrative sample", "simulated": "simulated"}
 NOT_EVIDENCE_PROVENANCE = {"illustrative": "illustrative", "simulated": "simulated"}
-
-
-def kind_of(spec: str, declared: str = "model") -> ModelKind:
-    """The provider prefix's kind where it has one, else the declared kind."""
-    prefix = spec.split("/", 1)[0]
-    if prefix in PREFIX_KINDS:
-        return PREFIX_KINDS[prefix]
-    return next((kind for kind in KNOWN_KINDS if kind == declared), "model")
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from typing import Any, Final, Literal
 from pydantic import Field
 
 from attunebench.frozen import Frozen
+from attunebench.kinds import ModelKind
 from attunebench.records import ItemRecord, SuiteInfo
 
 SUMMARY_FORMAT: Final = "attunebench-summary/v2"
 
-ModelKind = Literal["model", "baseline", "mock", "proxy", "simulated", "reference"]
 Verdict = Literal["agree", "distinct", "cannot tell"]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from attunebench.kinds import ModelKind, prefix_kind
 from attunebench.models.base import Provider
 from attunebench.registry import Registry, RegistryError
 
@@ -19,9 +20,6 @@ class ProviderFactory(Protocol):
 
 
 PROVIDERS: Registry[ProviderFactory] = Registry("provider")
-
-# What a report calls each prefix's models; anything unlisted is a language model.
-_KINDS = {"mock": "mock", "baseline": "baseline", "proxy": "proxy", "sim": "simulated"}
 
 
 class ProviderConfigError(ValueError):
@@ -44,10 +42,10 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return prefix, model
 
 
-def spec_kind(spec: str) -> str:
-    """`mock`, `baseline`, `proxy`, `simulated` or `model`: how run.json and reports label
-    this spec."""
-    return _KINDS.get(parse_spec(spec)[0], "model")
+def spec_kind(spec: str) -> ModelKind:
+    """How run.json and reports label this spec, from the one table of kinds
+    (`attunebench.kinds`)."""
+    return prefix_kind(parse_spec(spec)[0])
 
 
 def make_provider(spec: str, **options: Any) -> Provider:
