@@ -37,13 +37,16 @@ from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import data_dir
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
-from attunebench.engine.demo_llm import (
+from attunebench.cli.demo_llm import (
     MAX_TOKENS,
     OPTIONS,
     PER_TASK,
     SAMPLE_CONVERSATIONS,
     judged_tasks,
 )
+from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.data.sample import sample_path
+from attunebench.engine import read_records
 from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, run
 from attunebench.models.llamacpp_server import LlamaServer, models_toml

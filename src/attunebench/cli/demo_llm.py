@@ -25,7 +25,7 @@ participants' own picks (its position bias is in the report's judge section). On
 all of it (different data per task: noted); the slice is not the suite, so its numbers are not
 open-v1's.
 
-    python -m attunebench.engine.demo_llm [--out DIR] [--suite NAME] [--threads N] [--free]
+    python -m attunebench.cli.demo_llm [--out DIR] [--suite NAME] [--threads N] [--free]
 """
 
 from __future__ import annotations
@@ -40,12 +40,15 @@ from pathlib import Path
 
 from rich.console import Console
 
+from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
+from attunebench.engine import read_records
 from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
 from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.report import write_report
 from attunebench.suite import load_manifest
 from attunebench.suite.build import suite_run_config
 from attunebench.suite.slices import task_slice
@@ -80,9 +83,6 @@ def baselines(train: Path) -> tuple[ModelEntry, ...]:
 
 
 def report(dirs: Sequence[Path], out: Path) -> list[Path]:
-    from attunebench.analysis import Options, build_summary, load_runs
-    from attunebench.report import write_report
-
     runs = load_runs(list(dirs), allow_mixed_datasets=True)
     return write_report(build_summary(runs, Options()), out)
 
@@ -96,8 +96,6 @@ def line(name: str, result: RunResult, seconds: float) -> str:
 
 
 def invalid_share(rundirs: Sequence[Path], model: ModelEntry) -> str:
-    from attunebench.engine import read_records
-
     records = [
         r for d in rundirs for r in read_records(d / "records.jsonl") if r.model == model.name
     ]
