@@ -60,13 +60,13 @@ from attunebench.analysis.schema import Summary
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger
-from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, run
+from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.suite import load_manifest
-from attunebench.suite.build import suite_run_config
 from attunebench.suite.slices import task_slice
+from attunebench.tasks import make_tasks
 from attunebench.testing import prerequisites
 
 REPO = Path(__file__).resolve().parents[1]

@@ -33,10 +33,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from attunebench.data.jsonl import read_conversations, write_conversations
-from attunebench.data.locations import data_dir
-from attunebench.data.sample import sample_path
-from attunebench.engine import read_records
 from attunebench.cli.demo_llm import (
     MAX_TOKENS,
     OPTIONS,
@@ -45,16 +41,17 @@ from attunebench.cli.demo_llm import (
     judged_tasks,
 )
 from attunebench.data.jsonl import read_conversations, write_conversations
+from attunebench.data.locations import data_dir
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
-from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, run
+from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.llamacpp_server import LlamaServer, models_toml
 from attunebench.models.local_models import QWEN
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.suite import load_manifest
-from attunebench.suite.build import suite_run_config
 from attunebench.suite.slices import task_slice
+from attunebench.tasks import make_tasks
 from attunebench.testing import prerequisites
 
 VARIANTS = {"free": False, "constrained": True}

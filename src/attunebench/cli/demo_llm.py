@@ -44,15 +44,14 @@ from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
-from attunebench.engine.plan import make_tasks
 from attunebench.engine.runner import RunConfig, RunResult, run
+from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.report import write_report
 from attunebench.suite import load_manifest
-from attunebench.suite.build import suite_run_config
 from attunebench.suite.slices import task_slice
-from attunebench.tasks import load_tasks
+from attunebench.tasks import load_tasks, make_tasks
 
 console = Console()
 SAMPLE_CONVERSATIONS = 2

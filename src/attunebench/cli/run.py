@@ -27,6 +27,7 @@ from attunebench.engine import (
 )
 from attunebench.engine import run as run_engine
 from attunebench.engine.on_ray import RayOptions, RayRunError, ShardsFailed, run_on_ray
+from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.modelsfile import (
     ModelEntry,
     ModelsFileError,
@@ -37,7 +38,6 @@ from attunebench.models.modelsfile import (
 from attunebench.models.registry import ProviderConfigError
 from attunebench.registry import RegistryError
 from attunebench.suite import SuiteError
-from attunebench.suite.build import suite_run_config
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError, takes_option
 from attunebench.tasks.twins import DEFAULT_PERSON, check_person

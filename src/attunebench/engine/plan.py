@@ -42,14 +42,6 @@ def task_names(requested: Sequence[str]) -> list[str]:
     return names
 
 
-def make_tasks(
-    names: Sequence[str], options: Mapping[str, Mapping[str, Any]], seed: int
-) -> list[Task[Any, Any]]:
-    """Each task from its factory, with its options and the run's seed."""
-    registry = load_tasks()
-    return [registry.get(name)(seed=seed, **dict(options.get(name, {}))) for name in names]
-
-
 def without_judge(
     tasks: Sequence[Task[Any, Any]], judges: Sequence[str], from_all: bool
 ) -> tuple[list[Task[Any, Any]], list[SkippedPair]]:

@@ -28,7 +28,7 @@ from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook, Tally
-from attunebench.engine.plan import ALL, applicable, make_tasks, task_names, without_judge
+from attunebench.engine.plan import ALL, applicable, task_names, without_judge
 from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
@@ -69,6 +69,7 @@ from attunebench.rundir import (
     sha256_file,
     write_json,
 )
+from attunebench.tasks import make_tasks
 from attunebench.tasks.base import CallRole, PlanError, Task
 from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption, person_twins
 

@@ -19,9 +19,6 @@ from attunebench.data.importers import importers
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.locations import DATA_DIR_VARIABLE, data_dir
 from attunebench.data.schema import Conversation
-from attunebench.engine.plan import make_tasks
-from attunebench.engine.runner import RunConfig
-from attunebench.records import SuiteInfo
 from attunebench.rundir import sha256_file
 from attunebench.suite.manifest import (
     CorpusPart,
@@ -31,6 +28,7 @@ from attunebench.suite.manifest import (
     load_manifest,
     suite_digest,
 )
+from attunebench.tasks import make_tasks
 
 
 @dataclass(frozen=True)
@@ -152,28 +150,3 @@ def write_suite_data(suite: SuiteData, folder: Path) -> tuple[Path, Path]:
             )
     check_items(suite)
     return evaluated, train
-
-
-def suite_run_config(name: str, out: Path) -> tuple[RunConfig, Path]:
-    """The run a suite fixes, with no models yet: its data (built from the corpora into
-    OUT/suite/, every digest checked), its tasks with their options, and its seed; and the
-    suite's train split, for fitted baselines."""
-    built = load_suite(name)
-    evaluated, train = write_suite_data(built, out / "suite")
-    manifest = built.manifest
-    config = RunConfig(
-        data=evaluated,
-        out=out,
-        models=(),
-        tasks=tuple(manifest.tasks),
-        task_options=manifest.tasks,
-        seed=manifest.seed,
-        suite=SuiteInfo(
-            name=manifest.name,
-            version=manifest.version,
-            digest=built.digest,
-            train=train.relative_to(out).as_posix(),
-            train_sha256=manifest.train_sha256,
-        ),
-    )
-    return config, train

@@ -19,10 +19,10 @@ from typing import Any
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.locations import data_dir
 from attunebench.data.schema import Conversation
-from attunebench.engine.plan import make_tasks
 from attunebench.rundir import sha256_file
 from attunebench.suite.build import import_part, item_keys
 from attunebench.suite.manifest import CorpusPart, Manifest
+from attunebench.tasks import make_tasks
 
 NAME, VERSION, SELECTION_SEED, RUN_SEED = "open-v1", "2", 2026, 0
 TASKS = ("emotion", "rating", "outcome", "preference")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping, Sequence
 from functools import cache
+from typing import Any
 
 from attunebench.registry import Registry
 from attunebench.stats import Weights
@@ -40,6 +42,14 @@ def load_tasks() -> Registry[TaskFactory]:
     return TASKS
 
 
+def make_tasks(
+    names: Sequence[str], options: Mapping[str, Mapping[str, Any]], seed: int
+) -> list[Task[Any, Any]]:
+    """Each task from its factory, with its options and the run's seed."""
+    registry = load_tasks()
+    return [registry.get(name)(seed=seed, **dict(options.get(name, {}))) for name in names]
+
+
 __all__ = [
     "CONTEXT_MODES",
     "DEFAULT_CONTEXT",
@@ -59,4 +69,5 @@ __all__ = [
     "View",
     "Weights",
     "load_tasks",
+    "make_tasks",
 ]
