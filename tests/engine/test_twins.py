@@ -3,7 +3,6 @@ words hidden from the prompts only; a run that resumes, shards, merges and cache
 
 from __future__ import annotations
 
-import doctest
 import json
 from pathlib import Path
 from typing import Any
@@ -58,11 +57,6 @@ def hidden_by_hand(text: str, conversation: Conversation) -> str:
     for words in person_words(conversation):
         text = text.replace(words, PLACEHOLDER)
     return text
-
-
-def test_the_doctests_pass() -> None:
-    assert doctest.testmod(twins).failed == 0
-    assert doctest.testmod(data_person).failed == 0
 
 
 @pytest.mark.parametrize("task", model_tasks(), ids=lambda task: task.name)

@@ -4,7 +4,6 @@ verdict where the data cannot support one."""
 
 from __future__ import annotations
 
-import doctest
 import re
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from markupsafe import escape
 
 from attunebench.analysis import Options, Summary, build_summary, synthetic
 from attunebench.analysis.synthetic import Plan
-from attunebench.report import SECTIONS, environment, render_html, render_markdown, write_report
+from attunebench.report import SECTIONS, render_html, render_markdown, write_report
 
 TASKS = ("emotion", "behavior", "preference", "response")
 INTERVAL = re.compile(r"\[-?\d+\.\d+, ?-?\d+\.\d+\]")
@@ -29,10 +28,6 @@ VERDICTS = (
 def section(page: str, section_id: str) -> str:
     start = page.index(f'<section id="{section_id}">')
     return page[start : page.index("</section>", start)]
-
-
-def test_environment_doctests_pass() -> None:
-    assert doctest.testmod(environment).failed == 0
 
 
 def test_every_section_is_on_the_page(summary: Summary) -> None:
