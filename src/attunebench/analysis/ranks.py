@@ -27,6 +27,7 @@ Spearman 1904; permutation tests: Good 2005, "Permutation, Parametric and Bootst
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
@@ -38,7 +39,7 @@ from attunebench.analysis.bootstrap import (
     pair_reason,
     percentile_interval,
 )
-from attunebench.analysis.frame import FloatArray
+from attunebench.analysis.frame import FloatArray, IntArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.reliability import SplitHalf
 from attunebench.analysis.schema import (
@@ -285,71 +286,118 @@ def rank_correlation(
     tasks = sorted(headlines)
     sizes = {task: (clusters or {}).get(task) for task in tasks}
     few = {task: (too_few or {}).get(task) for task in tasks}
-    cells: dict[tuple[str, str], tuple[list[str], Correlation, Correlation, FloatArray]] = {}
     chosen = np.array(sorted(subjects), dtype=np.int64)
+    scored = _Scored(model_names, chosen, permutations, rng, confidence, hint)
+    cells: dict[tuple[str, str], _Cell] = {}
     for a, b in combinations(tasks, 2):
-        sa, sb = headlines[a], headlines[b]
-        both = chosen[~np.isnan(sa.point[chosen]) & ~np.isnan(sb.point[chosen])]
-        names = [model_names[int(m)] for m in both]
-        empty = np.full(1, np.nan)
-        if len(both) < 3:
-            why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
-            why = f"{why}; {hint}" if hint else why
-            cells[a, b] = (names, _null(why), _null(why), empty)
-            continue
-        args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
-        n = _fewer(sizes[a], sizes[b])
-        tau = correlate(kendall_tau_b, *args, permutations, rng, confidence, n)
-        rho = correlate(spearman_rho, *args, permutations, rng, confidence, n)
+        cell = _correlated(headlines[a], headlines[b], scored, _fewer(sizes[a], sizes[b]))
         short = pair_reason(a, b, few)
-        if short is not None:
-            tau, rho = _point_only(tau, short), _point_only(rho, short)
-        cells[a, b] = (names, tau, rho, spearman_rho(args[2], args[3]))
-    adjusted = holm([cells[key][1].p_value for key in cells])
-    pairs = []
-    for ((a, b), (names, tau, rho, rho_samples)), p in zip(cells.items(), adjusted, strict=True):
-        n = _fewer(sizes[a], sizes[b])
-        top, top_samples = ceiling(reliability[a], reliability[b], confidence, n)
-        short = pair_reason(a, b, few)
-        if short is not None:
-            top = _point_only(top, short)
-        fixed = disattenuated(rho, rho_samples, top, top_samples, confidence)
-        if short is not None:
-            fixed = _point_only(fixed, short)
-            decided: tuple[Verdict | None, str] = (None, f"no verdict: {short}")
-        else:
-            decided = verdict(rho, top, fixed, n)
-        pairs.append(
-            TaskPair(
-                task_a=a,
-                task_b=b,
-                models=names,
-                kendall_tau_b=tau,
-                spearman=rho,
-                p_holm=p,
-                ceiling=top,
-                disattenuated=fixed,
-                verdict=decided[0],
-                verdict_text=decided[1],
-            )
-        )
-    used = sorted({name for pair in pairs for name in pair.models})
-    reason: str | None = None
-    if len(tasks) < 2:
-        reason = "fewer than 2 tasks"
-    elif all(pair.kendall_tau_b.value is None for pair in pairs):
-        reason = pairs[0].kendall_tau_b.reason
+        if short is not None and cell.rho_samples is not None:
+            cell = cell.point_only(short)
+        cells[a, b] = cell
+    adjusted = holm([cell.tau.p_value for cell in cells.values()])
+    pairs = [
+        _task_pair(a, b, cell, p, reliability, pair_reason(a, b, few), confidence, sizes)
+        for ((a, b), cell), p in zip(cells.items(), adjusted, strict=True)
+    ]
     names_of = [model_names[int(m)] for m in chosen]
     return RankCorrelation(
         tasks=tasks,
-        models=used,
+        models=sorted({name for pair in pairs for name in pair.models}),
         permutations=permutations,
-        reason=reason,
+        reason=_no_pairs_reason(tasks, pairs),
         reliability=[_reliability(t, reliability[t], names_of, few[t]) for t in tasks],
-        kendall_tau_b=_matrix(tasks, {k: v[1] for k, v in cells.items()}),
-        spearman=_matrix(tasks, {k: v[2] for k, v in cells.items()}),
+        kendall_tau_b=_matrix(tasks, {k: v.tau for k, v in cells.items()}),
+        spearman=_matrix(tasks, {k: v.rho for k, v in cells.items()}),
         pairs=pairs,
     )
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """What every pair of tasks is correlated with: the models under test and the test's
+    settings."""
+
+    model_names: Sequence[str]
+    chosen: IntArray
+    permutations: int
+    rng: np.random.Generator
+    confidence: float
+    hint: str
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One pair of tasks: the models scored on both, tau and rho, and rho's resamples (None
+    where fewer than 3 models leave nothing to correlate)."""
+
+    names: list[str]
+    tau: Correlation
+    rho: Correlation
+    rho_samples: FloatArray | None
+
+    def point_only(self, reason: str) -> _Cell:
+        return replace(self, tau=_point_only(self.tau, reason), rho=_point_only(self.rho, reason))
+
+
+def _correlated(sa: MetricScores, sb: MetricScores, scored: _Scored, n: int | None) -> _Cell:
+    """Kendall's tau-b and Spearman's rho between two tasks' scores of the models under test
+    scored on both, each with its permutation p-value and bootstrap interval."""
+    chosen = scored.chosen
+    both = chosen[~np.isnan(sa.point[chosen]) & ~np.isnan(sb.point[chosen])]
+    names = [scored.model_names[int(m)] for m in both]
+    if len(both) < 3:
+        why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
+        why = f"{why}; {scored.hint}" if scored.hint else why
+        return _Cell(names, _null(why), _null(why), None)
+    args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
+    settings = (scored.permutations, scored.rng, scored.confidence, n)
+    tau = correlate(kendall_tau_b, *args, *settings)
+    rho = correlate(spearman_rho, *args, *settings)
+    return _Cell(names, tau, rho, spearman_rho(args[2], args[3]))
+
+
+def _task_pair(
+    a: str,
+    b: str,
+    cell: _Cell,
+    p_holm: float | None,
+    reliability: Mapping[str, SplitHalf],
+    short: str | None,
+    confidence: float,
+    sizes: Mapping[str, int | None],
+) -> TaskPair:
+    """A pair's ceiling, disattenuated rho and verdict; point values only, and no verdict,
+    where a task rests on too few conversations (`short`)."""
+    n = _fewer(sizes[a], sizes[b])
+    top, top_samples = ceiling(reliability[a], reliability[b], confidence, n)
+    rho_samples = np.full(1, np.nan) if cell.rho_samples is None else cell.rho_samples
+    fixed = disattenuated(cell.rho, rho_samples, top, top_samples, confidence)
+    if short is not None:
+        top, fixed = _point_only(top, short), _point_only(fixed, short)
+        decided: tuple[Verdict | None, str] = (None, f"no verdict: {short}")
+    else:
+        decided = verdict(cell.rho, top, fixed, n)
+    return TaskPair(
+        task_a=a,
+        task_b=b,
+        models=cell.names,
+        kendall_tau_b=cell.tau,
+        spearman=cell.rho,
+        p_holm=p_holm,
+        ceiling=top,
+        disattenuated=fixed,
+        verdict=decided[0],
+        verdict_text=decided[1],
+    )
+
+
+def _no_pairs_reason(tasks: Sequence[str], pairs: Sequence[TaskPair]) -> str | None:
+    if len(tasks) < 2:
+        return "fewer than 2 tasks"
+    if all(pair.kendall_tau_b.value is None for pair in pairs):
+        return pairs[0].kendall_tau_b.reason
+    return None
 
 
 def _fewer(a: int | None, b: int | None) -> int | None:
