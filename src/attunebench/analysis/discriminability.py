@@ -116,28 +116,7 @@ def task_discriminability(
     if len(models) >= 2 and means.shape[0] >= 2:
         point = float(snr_of(means, np.ones((1, means.shape[0])))[0])
     if not np.isfinite(point):
-        reason = (
-            f"fewer than 2 models under test ({len(models)}) or 2 conversations"
-            if len(models) < 2 or means.shape[0] < 2
-            # 0 / 0: every model scores alike on every conversation, so there is no noise to
-            # weigh the models' differences against
-            else "no residual variation (each model scores the same on every conversation, up to"
-            " a constant): no signal-to-noise ratio"
-        )
-        return Discriminability(
-            **base,
-            snr=Estimate(value=None, reason=reason),
-            conversations_needed=None,
-            items_per_conversation=None,
-            snr_per_item=None,
-            items_needed=None,
-            separability=None,
-            spread=None,
-            mean_ci_width=None,
-            spread_over_noise=None,
-            rank=None,
-            reason=reason,
-        ), drawn
+        return _undefined(base, _no_snr_reason(len(models), means.shape[0])), drawn
     drawn = snr_of(means, bootstrap.counts[:, complete])
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     per_conversation = float(table.counts[complete].mean(axis=1).mean())
@@ -166,6 +145,35 @@ def task_discriminability(
     return entry, drawn
 
 
+def _no_snr_reason(models: int, conversations: int) -> str:
+    if models < 2 or conversations < 2:
+        return f"fewer than 2 models under test ({models}) or 2 conversations"
+    # 0 / 0: every model scores alike on every conversation, so there is no noise to weigh the
+    # models' differences against
+    return (
+        "no residual variation (each model scores the same on every conversation, up to"
+        " a constant): no signal-to-noise ratio"
+    )
+
+
+def _undefined(base: Mapping[str, object], reason: str) -> Discriminability:
+    """A task's figures where its signal-to-noise ratio is undefined: none, with the reason."""
+    return Discriminability(
+        **base,
+        snr=Estimate(value=None, reason=reason),
+        conversations_needed=None,
+        items_per_conversation=None,
+        snr_per_item=None,
+        items_needed=None,
+        separability=None,
+        spread=None,
+        mean_ci_width=None,
+        spread_over_noise=None,
+        rank=None,
+        reason=reason,
+    )
+
+
 def ratios(
     entries: Sequence[Discriminability],
     drawn: Mapping[str, FloatArray],
@@ -177,63 +185,73 @@ def ratios(
     `too_few` gives, per task, why its figures rest on too few conversations for an interval;
     a ratio's interval needs both tasks' to rest on enough.
     """
-    out = []
-    for a, b in combinations(sorted(entries, key=lambda e: e.task), 2):
-        few = pair_reason(a.task, b.task, too_few)
-        sa, sb = a.snr.value, b.snr.value
-        if sa is None or sb is None or sa <= 0 or sb <= 0:
-            why = "a task's models do not differ detectably (snr <= 0), or it has no snr"
-            statement = f"{a.task} against {b.task}: no ratio ({why})"
-            out.append(
-                Ratio(task_a=a.task, task_b=b.task, value=None, statement=statement, reason=why)
-            )
-            continue
-        value = sb / sa  # needed_a / needed_b = snr_b / snr_a
-        # A resample in which a task's models do not differ needs "infinitely many"
-        # conversations of it: the ratio is then infinite (task a) or 0 (task b), so the
-        # interval opens on that side rather than quietly narrowing.
-        on_a, on_b = drawn[a.task] > 0, drawn[b.task] > 0
-        samples = np.select(
-            [on_a & on_b, on_b & ~on_a, on_a & ~on_b],
-            [safe_ratio(drawn[b.task], drawn[a.task]), np.inf, 0.0],
-            np.nan,
-        )
-        low, high = interval_with_infinity(samples, confidence)
-        low_v, high_v = (None if not np.isfinite(end) else end for end in (low, high))
-        reason = few or _unbounded(a.task, samples, high, confidence)
-        if few is not None:
-            low_v = high_v = None
-        shown = f"[{_num(low_v)}, {_num(high_v)}]" if few is None else f"({few})"
-        ka, kb = a.items_per_conversation or 0.0, b.items_per_conversation or 0.0
-        # items needed = conversations needed x items per conversation
-        scale = ka / kb if ka > 0 and kb > 0 else np.nan
-        per_item, item_low, item_high = (
-            None if v is None or np.isnan(scale) else v * scale for v in (value, low_v, high_v)
-        )
-        item_shown = f"[{_num(item_low)}, {_num(item_high)}]" if few is None else ""
-        statement = (
-            f"{a.task} needs {value:.2f}x {shown} the conversations {b.task} needs to "
-            f"separate these models, with {ka:.1f} against {kb:.1f} items per conversation"
-        )
-        if per_item is not None:
-            statement += f"; per item, {per_item:.2f}x {item_shown}".rstrip()
-        out.append(
-            Ratio(
-                task_a=a.task,
-                task_b=b.task,
-                value=value,
-                ci_low=low_v,
-                ci_high=high_v,
-                items_per_conversation_a=a.items_per_conversation,
-                items_per_conversation_b=b.items_per_conversation,
-                per_item=per_item,
-                per_item_ci_low=item_low,
-                per_item_ci_high=item_high,
-                statement=statement,
-                reason=reason,
-            )
-        )
-    return out
+    return [
+        _ratio(a, b, drawn, confidence, pair_reason(a.task, b.task, too_few))
+        for a, b in combinations(sorted(entries, key=lambda e: e.task), 2)
+    ]
+
+
+def _ratio(
+    a: Discriminability,
+    b: Discriminability,
+    drawn: Mapping[str, FloatArray],
+    confidence: float,
+    few: str | None,
+) -> Ratio:
+    """The conversations task a needs over those task b needs, with its interval (none where
+    `few` says why a task rests on too few conversations) and the same per item."""
+    sa, sb = a.snr.value, b.snr.value
+    if sa is None or sb is None or sa <= 0 or sb <= 0:
+        why = "a task's models do not differ detectably (snr <= 0), or it has no snr"
+        statement = f"{a.task} against {b.task}: no ratio ({why})"
+        return Ratio(task_a=a.task, task_b=b.task, value=None, statement=statement, reason=why)
+    value = sb / sa  # needed_a / needed_b = snr_b / snr_a
+    samples = _resampled_ratio(drawn[a.task], drawn[b.task])
+    low, high = interval_with_infinity(samples, confidence)
+    low_v, high_v = (None if not np.isfinite(end) else end for end in (low, high))
+    reason = few or _unbounded(a.task, samples, high, confidence)
+    if few is not None:
+        low_v = high_v = None
+    shown = f"[{_num(low_v)}, {_num(high_v)}]" if few is None else f"({few})"
+    ka, kb = a.items_per_conversation or 0.0, b.items_per_conversation or 0.0
+    # items needed = conversations needed x items per conversation
+    scale = ka / kb if ka > 0 and kb > 0 else np.nan
+    per_item, item_low, item_high = (
+        None if v is None or np.isnan(scale) else v * scale for v in (value, low_v, high_v)
+    )
+    item_shown = f"[{_num(item_low)}, {_num(item_high)}]" if few is None else ""
+    statement = (
+        f"{a.task} needs {value:.2f}x {shown} the conversations {b.task} needs to "
+        f"separate these models, with {ka:.1f} against {kb:.1f} items per conversation"
+    )
+    if per_item is not None:
+        statement += f"; per item, {per_item:.2f}x {item_shown}".rstrip()
+    return Ratio(
+        task_a=a.task,
+        task_b=b.task,
+        value=value,
+        ci_low=low_v,
+        ci_high=high_v,
+        items_per_conversation_a=a.items_per_conversation,
+        items_per_conversation_b=b.items_per_conversation,
+        per_item=per_item,
+        per_item_ci_low=item_low,
+        per_item_ci_high=item_high,
+        statement=statement,
+        reason=reason,
+    )
+
+
+def _resampled_ratio(drawn_a: FloatArray, drawn_b: FloatArray) -> FloatArray:
+    """snr_b / snr_a in each resample. A resample in which a task's models do not differ needs
+    "infinitely many" conversations of it: the ratio is then infinite (task a) or 0 (task b),
+    so the interval opens on that side rather than quietly narrowing."""
+    on_a, on_b = drawn_a > 0, drawn_b > 0
+    return np.select(
+        [on_a & on_b, on_b & ~on_a, on_a & ~on_b],
+        [safe_ratio(drawn_b, drawn_a), np.inf, 0.0],
+        np.nan,
+    )
 
 
 def _unbounded(task: str, samples: FloatArray, high: float, confidence: float) -> str | None:
