@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attunebench.engine.cache import CachedOutput, ResponseCache, cache_key
-from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.ledger import Key, LedgerBook
 from attunebench.engine.limits import Endpoint
 from attunebench.engine.retry import RetriesExhausted, RetryPolicy, Sleep, with_retries
-from attunebench.models.base import ChoiceOutput, GenerateParams, ModelOutput, Provider
+from attunebench.models.base import ChoiceOutput, GenerateParams, Message, ModelOutput, Provider
+from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.tasks.base import CallRole, Item, Output, Query
+from attunebench.tasks.base import CallRole, ChoiceForm, Item, Output, Query
 
 CHOICE_REASON = "choice"  # the finish reason under which a cached value holds probabilities
 # Finish reasons of an answer cut off at its budget: OpenAI's, and Anthropic's stop_reason.
@@ -126,11 +127,7 @@ class Engine:
         params = merge_params(bound.entry.params, query.params)
         form = query.choice if bound.choosing else None
         messages = list(form.messages) if form is not None else query.messages
-        hint = query.hint
-        if hint is not None and not hint.item_key:
-            hint = dataclasses.replace(hint, item_key=f"{item.key}|{query.key}")
-        if hint is not None and bound.provider.reads_gold:
-            hint = dataclasses.replace(hint, gold=item.gold.model_dump(mode="json"))
+        hint = hint_for(bound, query, item)
         tally = (model, item.task, role)
         cache = self.cache if bound.provider.cacheable else None
         key = ""
@@ -148,6 +145,27 @@ class Engine:
             if cached is not None:
                 self.ledger.cache_hit(tally)
                 return output_of(cached, cached.cost_usd, cache_hit=True)
+        try:
+            output = storable(await self._call(bound, messages, params, hint, form, tally))
+        except RetriesExhausted as exhausted:
+            self.ledger.failure(tally)
+            return Output(error=str(exhausted), permanent=exhausted.error.permanent)
+        cost = self._count(bound, output, tally)
+        if cache is not None:
+            cache.put(key, output, cost)
+        return output_of(output, cost, cache_hit=False)
+
+    async def _call(
+        self,
+        bound: BoundModel,
+        messages: list[Message],
+        params: GenerateParams,
+        hint: TaskHint | None,
+        form: ChoiceForm | None,
+        tally: Key,
+    ) -> ModelOutput:
+        """The provider's answer, with bounded retries, each waiting for a slot on the
+        model's endpoint; `RetriesExhausted` when none came."""
 
         async def attempt() -> ModelOutput:
             async with bound.endpoint.slot():
@@ -156,18 +174,16 @@ class Engine:
                 chosen = await bound.provider.choose(messages, form.keys, params, hint)
                 return as_model_output(chosen)
 
-        try:
-            output = await with_retries(
-                attempt,
-                self.policy,
-                sleep=self._sleep,
-                rng=self._rng,
-                on_retry=lambda error, wait: self.ledger.retry(tally),
-            )
-        except RetriesExhausted as exhausted:
-            self.ledger.failure(tally)
-            return Output(error=str(exhausted), permanent=exhausted.error.permanent)
-        output = storable(output)
+        return await with_retries(
+            attempt,
+            self.policy,
+            sleep=self._sleep,
+            rng=self._rng,
+            on_retry=lambda error, wait: self.ledger.retry(tally),
+        )
+
+    def _count(self, bound: BoundModel, output: ModelOutput, tally: Key) -> float:
+        """The call's price, entered in the ledger with its tokens and latency."""
         cost = bound.entry.price.cost(
             output.input_tokens,
             output.output_tokens,
@@ -189,9 +205,18 @@ class Engine:
             truncated=output.finish_reason in TRUNCATED,
             cache_write_tokens=output.cache_write_tokens,
         )
-        if cache is not None:
-            cache.put(key, output, cost)
-        return output_of(output, cost, cache_hit=False)
+        return cost
+
+
+def hint_for(bound: BoundModel, query: Query, item: Item[Any]) -> TaskHint | None:
+    """The query's hint, addressed to its item and query where the task left that out, and
+    with the gold for a provider that reads it (the oracle)."""
+    hint = query.hint
+    if hint is not None and not hint.item_key:
+        hint = dataclasses.replace(hint, item_key=f"{item.key}|{query.key}")
+    if hint is not None and bound.provider.reads_gold:
+        hint = dataclasses.replace(hint, gold=item.gold.model_dump(mode="json"))
+    return hint
 
 
 @dataclass(slots=True)
