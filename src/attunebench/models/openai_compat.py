@@ -148,15 +148,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         # A model without first-token logprobs (a reasoning model) has no choice mode.
         choosing = self.capabilities.logprobs or not chat
         self.answer_modes = frozenset({"generate", "choice"} if choosing else {"generate"})
-        key = api_key if api_key is not None else os.environ.get(api_key_env)
-        if not key and not all(is_local(url) for url in self.base_urls):
-            raise ProviderConfigError(
-                f"openai/{model}: environment variable {api_key_env} is not set "
-                f"(needed for {', '.join(self.base_urls)})"
-            )
-        self._headers = {"Content-Type": "application/json"}
-        if key:
-            self._headers["Authorization"] = f"Bearer {key}"
+        self._headers = self._auth_headers(api_key, api_key_env)
         self.json_mode = json_mode  # whether the server honours response_format json_object
         self.json_schema = json_schema  # whether to send each task's answer schema
         if json_schema and not chat:
@@ -167,19 +159,39 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self._next_url = 0
         self._batches: BatchQueue[dict[str, Any]] | None = None
         if batch:
-            if not chat:
-                raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
-            batches = OpenAIBatches(self.base_urls[0], self._client)
-            # The enqueued-token budget: input tokens in running batches at once. OpenAI's
-            # limit is per model and usage tier (Settings > Limits); by default the model's
-            # tier-1 limit (`openai_batch.ENQUEUED_TOKENS`). Set yours to go faster.
-            batches.limits = dataclasses.replace(
-                batches.limits,
-                max_requests=batch_size or batches.limits.max_requests,
-                max_tokens=batch_tokens or enqueued_tokens(model),
-            )
             timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
-            self._batches = BatchQueue(batches, self.spec, timing)
+            self._batches = self._batch_queue(batch_size, batch_tokens, timing)
+
+    def _auth_headers(self, api_key: str | None, api_key_env: str) -> dict[str, str]:
+        """The JSON headers, with the key where one is given or set: an endpoint that is not
+        on this machine needs one."""
+        key = api_key if api_key is not None else os.environ.get(api_key_env)
+        if not key and not all(is_local(url) for url in self.base_urls):
+            raise ProviderConfigError(
+                f"openai/{self.model}: environment variable {api_key_env} is not set "
+                f"(needed for {', '.join(self.base_urls)})"
+            )
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _batch_queue(
+        self, batch_size: int | None, batch_tokens: int | None, timing: BatchTiming
+    ) -> BatchQueue[dict[str, Any]]:
+        """The queue that sends this model's calls through OpenAI's Batch API."""
+        if not self.chat:
+            raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
+        batches = OpenAIBatches(self.base_urls[0], self._client)
+        # The enqueued-token budget: input tokens in running batches at once. OpenAI's
+        # limit is per model and usage tier (Settings > Limits); by default the model's
+        # tier-1 limit (`openai_batch.ENQUEUED_TOKENS`). Set yours to go faster.
+        batches.limits = dataclasses.replace(
+            batches.limits,
+            max_requests=batch_size or batches.limits.max_requests,
+            max_tokens=batch_tokens or enqueued_tokens(self.model),
+        )
+        return BatchQueue(batches, self.spec, timing)
 
     def _capabilities(self, override: Any, sampling: bool | None) -> Capabilities:
         """The table's entry for the model (or the guess for one it lacks, by server), with
