@@ -32,7 +32,8 @@ It reports, from one `report` over every run (seeded, 2,000 resamples):
 seconds). `--results FILE` writes the results page (`make ladder` writes docs/results.md). The
 last line is JSON: `models` (each `name`, `params`, `sha256`, `mode`), `headline`,
 `differences`, `pairs_in_size_order`, `person_gap`, `conversations_needed`, `references`,
-`server_busy_share`, `wall_s`, with `conversations`, `seed` and `load`.
+`server_busy_share`, `wall_s`, with `conversations`, `seed`, `load` and
+`answers_from_cache` (the share a resumed run did not ask again).
 """
 
 from __future__ import annotations
@@ -234,6 +235,17 @@ def server_shares(dirs: Sequence[Path]) -> dict[str, dict[str, Any]]:
     }
 
 
+def answers_from_cache(dirs: Sequence[Path]) -> float | None:
+    """The share of the models' answers served from the cache of an earlier invocation (a
+    resumed ladder's wall time covers only the rest)."""
+    calls = hits = 0
+    for rundir in dirs:
+        ledger = read_ledger(rundir)
+        for entry in ledger.entries if ledger else ():
+            calls, hits = calls + entry.calls, hits + entry.cache_hits
+    return round(hits / (calls + hits), 3) if calls + hits else None
+
+
 def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str, Any]:
     started = time.perf_counter()
     load = [round(os.getloadavg()[0], 2)]
@@ -266,6 +278,7 @@ def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str,
         "references": references(summary),
         "server_busy_share": server_shares(dirs),
         "wall_s": round(time.perf_counter() - started, 1),
+        "answers_from_cache": answers_from_cache(dirs),
         "load": load,
     }
 
@@ -276,6 +289,10 @@ def _number(found: dict[str, Any] | None) -> str:
     low, high = found.get("ci_low"), found.get("ci_high")
     shown = f"{found['value']:.3f}"
     return shown if low is None or high is None else f"{shown} [{low:.3f}, {high:.3f}]"
+
+
+def _share(value: float | None) -> str:
+    return "none" if not value else f"{value:.0%}"
 
 
 def results_page(figures: dict[str, Any]) -> str:
@@ -292,7 +309,9 @@ def results_page(figures: dict[str, Any]) -> str:
         "",
         f"Commit `{commit}`, {datetime.now(UTC):%Y-%m-%d}, {platform.machine()} with "
         f"{os.cpu_count()} cores, wall time {figures['wall_s'] / 60:.0f} min "
-        f"(1-minute load {figures['load'][0]} at the start, {figures['load'][-1]} at the end).",
+        f"(1-minute load {figures['load'][0]} at the start, {figures['load'][-1]} at the end; "
+        f"{_share(figures['answers_from_cache'])} of the answers from the cache of an earlier "
+        "invocation).",
         "",
         f"Four local models in choice mode (greedy, seed {figures['seed']}), on a slice of "
         f"`{SUITE}`: per task the {figures['conversations']} conversations carrying its items "
