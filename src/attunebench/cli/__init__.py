@@ -13,6 +13,7 @@ from attunebench.cli import demo as demo_command
 from attunebench.cli import export as export_commands
 from attunebench.cli import report as report_commands
 from attunebench.cli import run as run_command
+from attunebench.cli import simulators as simulators_commands
 from attunebench.cli import suite as suite_commands
 from attunebench.cli.consoles import HELP_MARKUP
 
@@ -32,6 +33,7 @@ app.add_typer(export_commands.app, name="export")
 app.command("report")(report_commands.report)
 app.command("power")(report_commands.power)
 app.command("demo")(demo_command.demo)
+app.add_typer(simulators_commands.app, name="simulators")
 
 
 def _version(shown: bool) -> None:

@@ -89,10 +89,18 @@ class Participant(Record):
     )
 
 
+LabelValence = Literal["negative", "neutral", "positive"]
+
+
 class TaxonomyLabel(Record):
     name: Label
     description: str
     synonyms: tuple[str, ...] = ()
+    valence: LabelValence | None = Field(
+        default=None,
+        description="Whether the feeling is an unpleasant, neutral or pleasant one, where the "
+        "taxonomy says (the share of negative labels is read from it).",
+    )
 
 
 class Taxonomy(Record):

@@ -21,13 +21,17 @@ answer (see `attunebench.answerform`). Options (models file `options`, or keywor
   score above chance.
 
 Whether an item is answered right is drawn once per item, so both orders of a pair agree.
+
+`sim/person-oracle` (`models.sim_person`) is the simulated person the simulated users are
+validated with; `sim/judge` (`models.sim_judge`) a judge with planted biases.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+from urllib.parse import parse_qsl
 
 import numpy as np
 from pydantic import Field, ValidationError, field_validator
@@ -114,18 +118,33 @@ class Oracle(NamedProvider):
 
 @PROVIDERS.register("sim")
 def make_sim(model: str, **options: Any) -> Provider:
-    if model.partition("?")[0] == "judge":  # a judge with planted biases, kept in its own module
+    name = model.partition("?")[0]
+    if name == "judge":  # a judge with planted biases, kept in its own module
         from attunebench.models.sim_judge import make_sim_judge
 
         return make_sim_judge(**options)
-    if model.partition("?")[0] != "oracle":
-        raise SpecError(f"model spec 'sim/{model}': the simulated models are oracle and judge")
+    if name == "person-oracle":  # a simulated person with planted faults, in its own module
+        from attunebench.models.sim_person import PersonOptions, PersonOracle
+
+        query = model.partition("?")[2]  # `sim/person-oracle?calm=0.5`, as on a command line
+        given = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+        return PersonOracle(_options(PersonOptions, model, {**given, **options}))
+    if name != "oracle":
+        raise SpecError(
+            f"model spec 'sim/{model}': the simulated models are oracle, person-oracle and judge"
+        )
+    return Oracle(model, _options(OracleOptions, model, options))
+
+
+OptionsT = TypeVar("OptionsT", bound=Frozen)
+
+
+def _options(kind: type[OptionsT], model: str, options: dict[str, Any]) -> OptionsT:
     try:
-        parsed = OracleOptions.model_validate(options)
+        return kind.model_validate(options)
     except ValidationError as error:  # worded as the baselines' options are, not pydantic's dump
         problems = "; ".join(
             f"option {'.'.join(map(str, e['loc'])) or '(all)'}: " + problem_text(e)
             for e in error.errors()
         )
         raise SpecError(f"model spec 'sim/{model}': {problems}") from None
-    return Oracle(model, parsed)

@@ -310,6 +310,9 @@ class Task(ABC, Generic[G, P]):
     templates: ClassVar[tuple[PromptTemplate, ...]] = ()
     # The contexts each item is asked in: the `context` option's, or none ("").
     modes: tuple[Variant, ...] = ("",)
+    # The reference (a key of `references`) that guesses the answer most usual at an item's
+    # point of a conversation: the crowd's answer, which a simulated person must beat.
+    crowd: ClassVar[str | None] = None
 
     def __init__(self, context: str | None = None) -> None:
         """`context`: the task's context option (blind, informed or both); None for a task
@@ -392,6 +395,13 @@ class Task(ABC, Generic[G, P]):
         headline included. In the `informed` context, also those reading what the informed
         prompt reveals (the person's last self-report before the item)."""
         return {}
+
+    def answered_gold(self, gold: G, prediction: P) -> G | None:
+        """The gold this item would carry had the person given `prediction` as their own
+        answer (a simulated person's, replayed), its position and lengths unchanged; None
+        where the prediction holds no answer the gold could (a pick that follows the order
+        shown, say). A task without it cannot be replayed."""
+        return None
 
     def recorded_references(self) -> Mapping[str, RecordedReference[G]]:
         """References that need the judges: a reply from the data (a real model's), judged in

@@ -298,6 +298,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
     headline = "macro-F1 of the primary label"
     headline_metric = "macro_f1"
     gold_fields = ("state", "context.emotion")
+    crowd = "reference/position-only"
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE_PROMPT)
@@ -455,6 +456,16 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
             lambda g: g.reported,
             context,
         )
+
+    def answered_gold(self, gold: EmotionGold, prediction: EmotionPrediction) -> EmotionGold | None:
+        """The labels named, and each number the person reported that the answer gives."""
+        if prediction.primary is None:
+            return None
+        numbers = {n: prediction.number(n) if gold.number(n) is not None else None for n in SCALES}
+        panas = {k: v for k, v in prediction.panas.items() if k in gold.panas and v is not None}
+        emotions = prediction.emotions or (prediction.primary,)
+        update = {"primary": prediction.primary, "emotions": emotions, "panas": panas}
+        return gold.model_copy(update={**update, **numbers})
 
     def worst(self, item: t.Item[EmotionGold], partial: EmotionPrediction | None) -> t.Scored:
         gold = item.gold

@@ -213,6 +213,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
     )
     headline_metric = "mean_adjusted_r"
     gold_fields = ("outcome", "state.intensity")
+    crowd = "reference/position-only"
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE)
@@ -261,6 +262,12 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
 
     def worst(self, item: t.Item[OutcomeGold], partial: n.Numbers | None) -> t.Scored:
         return n.scored(item.gold.values, item.gold.scales, None)
+
+    def answered_gold(self, gold: OutcomeGold, prediction: n.Numbers) -> OutcomeGold | None:
+        """The fields the person reported that the answer gives."""
+        given = prediction.values
+        values = {k: v for k, v in given.items() if k in gold.values and v is not None}
+        return gold.model_copy(update={"values": values}) if values else None
 
     def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[OutcomeGold]]:
         return grouping.group_references(

@@ -281,6 +281,8 @@ class PairTask(t.Task[p.PairGold, PreferencePrediction]):
 class PreferenceTask(PairTask):
     name = TASK
     headline = "accuracy in both orders (0.5 when inconsistent)"
+    # The pick usual where the replies sit, learnt (cross-validated) from their positions.
+    crowd = "reference/visible-position-classifier"
     subject_forms = (ANSWERS,)
     templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
 
@@ -293,6 +295,20 @@ class PreferenceTask(PairTask):
 
     def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[p.PairGold]]:
         return pair_references()
+
+    def answered_gold(
+        self, gold: p.PairGold, prediction: PreferencePrediction
+    ) -> p.PairGold | None:
+        """The reply named in both orders (or a tie in both); None for picks that follow the
+        order shown, which name no reply."""
+        picks = {prediction.ab, prediction.ba}
+        if len(picks) != 1 or None in picks:
+            return None
+        pick = picks.pop()
+        tie = pick == p.TIE
+        return gold.model_copy(
+            update={"chosen": None if tie else pick, "tie": tie, "strength": None}
+        )
 
     def choice_gold(self, item: t.Item[p.PairGold], query: t.Query) -> str | None:
         return shown_gold(item.gold, query.key)

@@ -183,6 +183,7 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
     headline = "position-adjusted correlation of predicted and given ratings"
     headline_metric = "position_adjusted_r"
     gold_fields = ("rating",)
+    crowd = "reference/position-only"
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
@@ -235,6 +236,10 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
 
     def worst(self, item: t.Item[RatingGold], partial: n.Numbers | None) -> t.Scored:
         return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
+
+    def answered_gold(self, gold: RatingGold, prediction: n.Numbers) -> RatingGold | None:
+        given = prediction.values.get(FIELD)
+        return None if given is None else gold.model_copy(update={"rating": given})
 
     def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[RatingGold]]:
         return grouping.group_references(

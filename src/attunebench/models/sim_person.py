@@ -1,0 +1,104 @@
+"""`sim/person-oracle`: a simulated person who answers as the real one did, with planted faults.
+
+A test instrument for validating simulated users (`attunebench simulators validate`), never a
+model under test: reports label it `simulated`. Like `sim/oracle` it declares `reads_gold`, so
+the engine hands it each item's gold, and it answers every form that can write the gold's
+answer: the tasks' (their emotion, their pick, their rating, their end-of-conversation report)
+and the simulated user's own (the message they wrote next, the feeling they labelled it with,
+how intense it was at the end). Unfaulted it is the person: a replay of it equals the gold.
+
+Its planted faults, each a chance or a share between 0 and 1 (models file `options`, or
+keywords):
+
+- `noise`: the chance that an answer is a random valid one (the form's `random`) instead of
+  the person's; drawn per item and per rollout (`GenerateParams.seed`), so rollouts with
+  different seeds differ by as much as planted;
+- `position`: the chance that it answers with the first option shown (the form's `example`:
+  reply A, the first label, the middle of a scale): a position-biased person;
+- `calm`: the share of the way each intensity it reports (a gold's `intensity`, the dataset
+  format's 1-5 scale) is pulled toward 1, "barely": a calmer person than the real one.
+
+`seed` fixes every draw. Every draw is made per item, not per order, so both orders of a pair
+agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from attunebench.answerform import AnswerForm
+from attunebench.frozen import Frozen
+from attunebench.models.base import (
+    GenerateParams,
+    Message,
+    ModelOutput,
+    NamedProvider,
+    ProviderError,
+)
+from attunebench.models.hints import HintKind, TaskHint
+
+CALM_END = 1.0  # the bottom of the format's intensity scale: "barely"
+INTENSITY = "intensity"  # the dataset format's field, as a gold carries it
+
+
+class PersonOptions(Frozen):
+    seed: int = 0
+    noise: float = Field(default=0.0, ge=0.0, le=1.0)
+    position: float = Field(default=0.0, ge=0.0, le=1.0)
+    calm: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+def calmed(gold: dict[str, Any], calm: float) -> dict[str, Any]:
+    """The gold with its intensity pulled `calm` of the way toward "barely".
+
+    >>> calmed({"intensity": 5.0}, 0.5)
+    {'intensity': 3.0}
+    """
+    value = gold.get(INTENSITY)
+    if not calm or not isinstance(value, int | float):
+        return gold
+    return {**gold, INTENSITY: CALM_END + (1.0 - calm) * (float(value) - CALM_END)}
+
+
+class PersonOracle(NamedProvider):
+    cacheable = False  # its answers follow the gold, which the cache key does not hold
+    reads_gold = True
+
+    def __init__(self, options: PersonOptions) -> None:
+        super().__init__("sim/person-oracle")
+        self.options = options
+
+    def answers_form(self, form: AnswerForm) -> bool:
+        return form.gold_answers
+
+    def unsupported_reason(self, kind: HintKind) -> str:
+        return f"{self.spec} cannot write a {kind!r} answer from its gold"
+
+    def _rng(self, hint: TaskHint, rollout: int | None, salt: str) -> np.random.Generator:
+        item = hint.item_key.rsplit("|", 1)[0]  # the item, not the order it is asked in
+        key = json.dumps([self.options.seed, rollout, salt, item]).encode()
+        return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> ModelOutput:
+        if hint is None or hint.gold is None or hint.form is None:
+            raise ProviderError(f"{self.spec} answers from an item's gold", retryable=False)
+        if not hint.form.gold_answers:
+            raise ProviderError(self.unsupported_reason(hint.kind), retryable=False)
+        return ModelOutput(text=self.answer(hint, hint.gold, params.seed), finish_reason="stop")
+
+    def answer(self, hint: TaskHint, gold: dict[str, Any], rollout: int | None) -> str:
+        form, options = hint.form, self.options
+        assert form is not None
+        if self._rng(hint, rollout, "noise").random() < options.noise:
+            return form.random(hint, self._rng(hint, rollout, "random"))
+        if self._rng(hint, None, "position").random() < options.position:
+            return form.example(hint)
+        draw = self._rng(hint, rollout, "draw")
+        return form.from_gold(hint, calmed(gold, options.calm), True, draw)

@@ -1,0 +1,53 @@
+"""Reading a simulated person's answers, strictly, with the tasks' parsers.
+
+A message is its text (an empty one is no message). A label or a number is read from the JSON
+answer (`tasks.parsing`), or in choice mode as the most probable option: a person reports one
+value, so the option they would most likely give is theirs, not an average of options.
+Anything unreadable raises `InvalidAnswer`, which the simulations record as an error, never
+as an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attunebench.data.schema import TaxonomyLabel
+from attunebench.tasks.base import InvalidAnswer, Output, Query
+from attunebench.tasks.parsing import answer_fields, bounded_number, most_probable, one_label
+
+
+def failure(output: Output) -> str | None:
+    """Why a call gave no answer, or None."""
+    return None if output.ok else output.error or "no output"
+
+
+def message_of(output: Output) -> str:
+    text = (output.text or "").strip()
+    if not text:
+        raise InvalidAnswer("the message is empty")
+    return text
+
+
+def _option(output: Output, query: Query) -> str | None:
+    """The option a choice answer names most probably (None: it is a generated answer)."""
+    if output.probabilities is None or query.choice is None:
+        return None
+    names = dict(zip(query.choice.keys, query.choice.labels, strict=True))
+    return most_probable(output.probabilities, names)
+
+
+def label_of(output: Output, query: Query, labels: Sequence[TaxonomyLabel]) -> str:
+    chosen = _option(output, query)
+    if chosen is not None:
+        return chosen
+    return one_label(answer_fields(output.text or "").get("label"), labels, "label")
+
+
+def number_of(output: Output, query: Query, name: str, low: float, high: float) -> float:
+    chosen = _option(output, query)
+    if chosen is not None:
+        return float(chosen)
+    found = bounded_number(answer_fields(output.text or "").get(name), low, high, name)
+    if found is None:
+        raise InvalidAnswer(f"the answer gives no {name}")
+    return found

@@ -1,0 +1,60 @@
+"""Can the simulated person's messages be told from the real person's? The realism AUROC.
+
+Every message the simulator wrote (continuing a conversation, playing the seeker) is paired
+with the one the person wrote at that point. A classifier (`classifier`: TF-IDF and logistic
+regression) is cross-fitted over whole conversations, each message scored by a fit that never
+saw its conversation, and the AUROC of those scores for simulated against real messages is
+reported with a cluster-bootstrap interval (the weighted Mann-Whitney statistic of
+`tasks.calibration`). 0.5: the classifier cannot tell them apart; 1: it always can. A
+classifier fitted on the messages it scores would separate even two samples of the same
+people.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from attunebench.simulators import classifier
+from attunebench.simulators.estimates import Resampler
+from attunebench.simulators.records import Written
+from attunebench.simulators.schema import Auroc
+from attunebench.stats import FloatArray, Weights
+from attunebench.tasks.calibration import auroc_statistic
+
+NO_MESSAGES = "the simulator wrote no message (no conversation to continue or play)"
+
+
+def usable(messages: Sequence[Written]) -> list[Written]:
+    """The messages that came back (a failed or empty one is counted elsewhere)."""
+    return [m for m in messages if m.text is not None and m.error is None]
+
+
+def realism_auroc(messages: Sequence[Written], resampler: Resampler) -> Auroc:
+    """The AUROC of simulated against real messages (see the module docstring)."""
+    simulated = usable(messages)
+    if not simulated:
+        return Auroc(reason=NO_MESSAGES)
+    if not classifier.available():
+        return Auroc(reason=classifier.NEEDS)
+    real = list({(m.conversation_id, m.turn_index): m for m in simulated}.values())
+    texts = [m.text or "" for m in simulated] + [m.real for m in real]
+    labels = [1] * len(simulated) + [0] * len(real)
+    ids = [m.conversation_id for m in (*simulated, *real)]
+    base = Auroc(
+        n_simulated=len(simulated),
+        n_real=len(real),
+        n_conversations=len(set(ids)),
+        classifier=classifier.DESCRIPTION,
+    )
+    scored = classifier.cross_fitted(texts, labels, ids)
+    if scored is None:
+        return base.model_copy(update={"reason": "fewer than 2 conversations to cross-fit on"})
+    values = np.column_stack([scored, np.asarray(labels, dtype=np.float64)])
+
+    def auroc(weights: Weights) -> FloatArray:
+        return auroc_statistic(values, weights)
+
+    found = resampler.statistic(ids, auroc)
+    return base.model_copy(update=resampler.estimate(found).model_dump())

@@ -1,0 +1,126 @@
+"""Continuing real conversations as the writer, and labelling the message as the writer did.
+
+Where each person labelled the feeling of every message they wrote (Topical-Chat's writers,
+first-person `state`), the simulated person is shown the real conversation up to one of their
+turns, with the real partner's messages, writes the message they would send next, then labels
+the feeling they wrote it with from the same taxonomy. Each turn is continued from the real
+history, so the partner's next message is always the real one and one bad message cannot
+derail the rest. Turns are spread evenly over each conversation (`spread`), so every third of
+it is represented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from attunebench.data.schema import Conversation, Taxonomy, Turn
+from attunebench.data.taxonomy import taxonomy_of
+from attunebench.models.hints import TaskHint
+from attunebench.simulators.answers import failure, label_of, message_of
+from attunebench.simulators.forms import LABEL_FORM, MESSAGE_FORM, MessageGold
+from attunebench.simulators.prompting import CONTINUE, LABEL, chosen, written
+from attunebench.simulators.records import Continued, Written
+from attunebench.simulators.replay import FIRST_PERSON
+from attunebench.simulators.session import Session
+from attunebench.tasks.base import InvalidAnswer, Item
+from attunebench.tasks.history import hint_history, history_before
+from attunebench.tasks.prompting import label_menu, transcript
+
+KIND = "simulated-continuation"
+THIRDS = 3
+
+
+def spread(turns: Sequence[Turn], count: int) -> list[Turn]:
+    """At most `count` of the turns, evenly spaced from the first to the last."""
+    if len(turns) <= count:
+        return list(turns)
+    at = np.unique(np.round(np.linspace(0, len(turns) - 1, count)).astype(int))
+    return [turns[i] for i in at.tolist()]
+
+
+def third(conversation: Conversation, turn: Turn) -> int:
+    """Which third of the conversation a turn falls in (0, 1, 2)."""
+    last = max(conversation.turns[-1].index, 1)
+    return min(int(THIRDS * turn.index / last), THIRDS - 1)
+
+
+def labelled_turns(conversation: Conversation) -> list[Turn]:
+    """The turns whose writer labelled their own message (the source says first-person)."""
+    if conversation.source.provenance.get("state") != FIRST_PERSON:
+        return []
+    return [t for t in conversation.turns if t.state is not None and t.state.emotions]
+
+
+def real_label(turn: Turn) -> str | None:
+    state = turn.state
+    return None if state is None else state.primary or next(iter(state.emotions), None)
+
+
+def negative(taxonomy: Taxonomy, label: str | None) -> bool | None:
+    """Whether the taxonomy says the label is a negative feeling (None: it does not say)."""
+    found = next((entry for entry in taxonomy.emotions if entry.name == label), None)
+    return None if found is None or found.valence is None else found.valence == "negative"
+
+
+async def continue_turn(
+    session: Session, conversation: Conversation, turn: Turn, rollout: int
+) -> Continued:
+    """The simulated person's message at `turn`, and its label."""
+    said = history_before(conversation, turn.index)
+    taxonomy = taxonomy_of(conversation)
+    gold = MessageGold(message=turn.user, label=real_label(turn))
+    item = Item(KIND, conversation, turn.index, "continue", taxonomy, gold)
+    shown = transcript(said)
+    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
+    asked = written(CONTINUE, {"conversation": shown}, hint)
+    output = await session.ask(asked, item, rollout)
+    base = Written(
+        conversation_id=conversation.id,
+        turn_index=turn.index,
+        rollout=rollout,
+        text=output.text if output.ok else None,
+        real=turn.user,
+        prompt_id=CONTINUE.id,
+        error=failure(output),
+    )
+    found = Continued(
+        written=base,
+        third=third(conversation, turn),
+        real_label=gold.label,
+        real_negative=negative(taxonomy, gold.label),
+    )
+    if base.error is not None:
+        return found
+    try:
+        message = message_of(output)
+    except InvalidAnswer as invalid:
+        return found.model_copy(update={"error": str(invalid)})
+    labels = taxonomy.emotions
+    names = tuple(label.name for label in labels)
+    label_hint = TaskHint(kind=LABEL_FORM.kind, labels=names, form=LABEL_FORM)
+    fields = {"conversation": shown, "message": message, "labels": label_menu(labels)}
+    options = [(label.name, f"{label.name} ({label.description})") for label in labels]
+    question = chosen(LABEL, fields, label_hint, options)
+    answer = await session.ask(question, item, rollout)
+    if failure(answer) is not None:
+        return found.model_copy(update={"error": failure(answer)})
+    try:
+        label = label_of(answer, question, labels)
+    except InvalidAnswer as invalid:
+        return found.model_copy(update={"error": f"label: {invalid}"})
+    return found.model_copy(update={"label": label, "negative": negative(taxonomy, label)})
+
+
+async def continue_conversations(
+    session: Session, conversations: Sequence[Conversation], per_conversation: int
+) -> list[Continued]:
+    """Every chosen turn of every labelled conversation, in every rollout."""
+    work = [
+        (conversation, turn, rollout)
+        for conversation in conversations
+        for turn in spread(labelled_turns(conversation), per_conversation)
+        for rollout in session.rollouts_for(generated=True)
+    ]
+    return await session.each(work, lambda unit: continue_turn(session, *unit))

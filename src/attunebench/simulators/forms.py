@@ -1,0 +1,151 @@
+"""What a simulated user is asked besides the tasks' questions, and what a valid answer is.
+
+Each is an `AnswerForm` (see `attunebench.answerform`), so the stand-in providers answer it as
+they answer a task's: `sim/person-oracle` writes the real person's answer from the gold the
+hint carries, `mock/` an example, the test servers a random one.
+
+- `simulated_message`: the next message they write, as plain text (gold: `message`, the one
+  the person wrote there);
+- `simulated_label`: the feeling they label their message with, `{"label": L}`, from the
+  taxonomy the hint lists (gold: `label`);
+- `simulated_intensity`: how intense the feeling is after the conversation,
+  `{"intensity": n}` from 1 to 5 (gold: `intensity`, the format's field);
+- `simulated_grade`: their grade of the other side's message, `{"grade": n}` on the source's
+  scale, the hint's two labels (gold: `grade`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from attunebench import answerform
+from attunebench.frozen import Frozen
+from attunebench.models.hints import TaskHint
+from attunebench.tasks.base import Gold
+
+INTENSITY = (1.0, 5.0)
+FILLER = "I see. Go on."
+
+
+class MessageGold(Gold):
+    """What the person wrote at this point (and the label they gave it, where they did)."""
+
+    message: str
+    label: str | None = None
+
+
+class NumberGold(Gold):
+    """A number the person gave: their intensity after the conversation, or a grade."""
+
+    intensity: float | None = None
+    grade: float | None = None
+
+
+class MessageAnswers(answerform.AnswerForm):
+    """The next message, as plain text; a random one is an earlier message of the user's."""
+
+    kind = "simulated_message"
+
+    def example(self, hint: TaskHint) -> str:
+        return FILLER
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        said = [text for speaker, text in hint.history if speaker == "user"]
+        return answerform.pick(rng, said) if said else FILLER
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        return str(gold["message"]) if right else self.random(hint, rng)
+
+
+class LabelAnswers(answerform.AnswerForm):
+    """`{"label": L}`, from a hint carrying the taxonomy's labels."""
+
+    kind = "simulated_label"
+    marker = '{"label"'
+
+    def example(self, hint: TaskHint) -> str:
+        return answerform.dumps({"label": answerform.labels_of(hint)[0]})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return answerform.dumps({"label": answerform.pick(rng, answerform.labels_of(hint))})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        if not right or gold.get("label") is None:
+            return self.random(hint, rng)
+        return answerform.dumps({"label": gold["label"]})
+
+    def schema(self, hint: TaskHint) -> answerform.Schema | None:
+        return answerform.obj({"label": answerform.one_of(hint.labels)}) if hint.labels else None
+
+
+class IntensityAnswers(answerform.AnswerForm):
+    """`{"intensity": n}`, from 1 (barely) to 5 (overwhelming)."""
+
+    kind = "simulated_intensity"
+    marker = '{"intensity"'
+
+    def example(self, hint: TaskHint) -> str:
+        return answerform.dumps({"intensity": 3})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return answerform.dumps({"intensity": answerform.uniform(rng, *INTENSITY)})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        if not right or gold.get("intensity") is None:
+            return self.random(hint, rng)
+        return answerform.dumps({"intensity": gold["intensity"]})
+
+    def schema(self, hint: TaskHint) -> answerform.Schema:
+        return answerform.obj({"intensity": answerform.in_scale(*INTENSITY)})
+
+
+class GradeAnswers(answerform.AnswerForm):
+    """`{"grade": n}` on the scale the hint's two labels give (low, high); the example is the
+    low end, the first option a choice question lists."""
+
+    kind = "simulated_grade"
+    marker = '{"grade"'
+
+    def example(self, hint: TaskHint) -> str:
+        return answerform.dumps({"grade": _scale(hint)[0]})
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return answerform.dumps({"grade": answerform.uniform(rng, *_scale(hint))})
+
+    def from_gold(
+        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
+    ) -> str:
+        if not right or gold.get("grade") is None:
+            return self.random(hint, rng)
+        return answerform.dumps({"grade": gold["grade"]})
+
+    def schema(self, hint: TaskHint) -> answerform.Schema:
+        return answerform.obj({"grade": answerform.in_scale(*_scale(hint))})
+
+
+def _scale(hint: TaskHint) -> tuple[float, float]:
+    scale = answerform.labelled_scale(hint)
+    if scale is None:
+        raise ValueError("a grade's hint carries no scale")
+    return scale
+
+
+MESSAGE_FORM = answerform.registered(MessageAnswers())
+LABEL_FORM = answerform.registered(LabelAnswers())
+AFTER_FORM = answerform.registered(IntensityAnswers())
+GRADE_FORM = answerform.registered(GradeAnswers())
+
+
+class Said(Frozen):
+    """What a simulated user said at one point: its message, or the answer read from it."""
+
+    text: str

@@ -1,0 +1,92 @@
+"""Grading the other side's real messages, as the person did while chatting.
+
+Where a person graded the other side's messages as they came (ConvAI1's thumbs on a bot's
+messages, Topical-Chat's ratings of a partner's, first-person `rating`), the simulated person
+is shown the real conversation up to one of those messages and grades it on the source's
+scale: in choice mode one digit of the scale (where it is one of single digits), else a JSON
+number. Messages are spread evenly over each conversation (`continuation.spread`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attunebench.data.schema import Conversation, Turn
+from attunebench.data.taxonomy import taxonomy_of
+from attunebench.models.hints import TaskHint
+from attunebench.simulators.answers import failure, number_of
+from attunebench.simulators.continuation import spread
+from attunebench.simulators.forms import GRADE_FORM, NumberGold
+from attunebench.simulators.prompting import GRADE, chosen
+from attunebench.simulators.records import Graded
+from attunebench.simulators.replay import FIRST_PERSON
+from attunebench.simulators.session import Session
+from attunebench.tasks.base import InvalidAnswer, Item
+from attunebench.tasks.history import Utterance, history_through
+from attunebench.tasks.numeric import digits
+from attunebench.tasks.prompting import transcript
+
+KIND = "simulated-grade"
+UNDESCRIBED = "from $low (worst) to $high (best)"
+
+
+def graded_turns(conversation: Conversation) -> list[Turn]:
+    """The turns whose reply (the one the conversation went on with) the person graded."""
+    scale = conversation.source.rating_scale
+    if scale is None or conversation.source.provenance.get("rating") != FIRST_PERSON:
+        return []
+    return [
+        turn
+        for turn in conversation.turns
+        if (reply := turn.continued_response()) is not None and reply.rating is not None
+    ]
+
+
+async def grade_turn(
+    session: Session, conversation: Conversation, turn: Turn, rollout: int
+) -> Graded:
+    """The simulated person's grade of the reply at `turn`."""
+    scale = conversation.source.rating_scale
+    reply = turn.continued_response()
+    assert scale is not None and reply is not None and reply.rating is not None
+    low, high = f"{scale.low:g}", f"{scale.high:g}"
+    said = (*history_through(conversation, turn.index), Utterance("assistant", reply.text))
+    gold = NumberGold(grade=reply.rating)
+    item = Item(KIND, conversation, turn.index, "grade", taxonomy_of(conversation), gold)
+    hint = TaskHint(kind=GRADE_FORM.kind, labels=(low, high), form=GRADE_FORM)
+    described = scale.description or UNDESCRIBED.replace("$low", low).replace("$high", high)
+    fields = {"conversation": transcript(said), "scale": described}
+    # A scale of more than single digits has no choice form: it is asked in generate form.
+    options = [(d, d) for d in digits((scale.low, scale.high)) or ()]
+    question = chosen(GRADE, fields, hint, options, low=low, high=high)
+    found = Graded(
+        conversation_id=conversation.id,
+        turn_index=turn.index,
+        rollout=rollout,
+        source=conversation.source.name,
+        low=scale.low,
+        high=scale.high,
+        real=reply.rating,
+    )
+    output = await session.ask(question, item, rollout)
+    if failure(output) is not None:
+        return found.model_copy(update={"error": failure(output)})
+    try:
+        given = number_of(output, question, "grade", scale.low, scale.high)
+    except InvalidAnswer as invalid:
+        return found.model_copy(update={"error": str(invalid)})
+    return found.model_copy(update={"grade": given})
+
+
+async def grade_conversations(
+    session: Session, conversations: Sequence[Conversation], per_conversation: int
+) -> list[Graded]:
+    """Every chosen graded message of every conversation, in the rollouts a question on
+    real data is asked in."""
+    work = [
+        (conversation, turn, rollout)
+        for conversation in conversations
+        for turn in spread(graded_turns(conversation), per_conversation)
+        for rollout in session.rollouts_for(generated=False)
+    ]
+    return await session.each(work, lambda unit: grade_turn(session, *unit))

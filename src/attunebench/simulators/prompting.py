@@ -1,0 +1,87 @@
+"""What a simulated user is told (prompting.toml), and the questions it is asked.
+
+A replay asks a task's own question in the first person (`as_person`): the task's messages
+stay as they are (its answer form, parser and metrics with them), and the frame before its
+system message says who answers: the person who wrote the user's messages, about themselves.
+The realism simulations ask the questions of `questions`: the next message, the feeling it
+was written with, the intensity after a conversation, the grade of the other side's message,
+each in generate form (JSON, parsed strictly) and, where the answer is one of a few options,
+in choice form too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from attunebench.models.base import GenerateParams, Message
+from attunebench.models.hints import TaskHint
+from attunebench.prompts import PromptTemplate, load_prompt
+from attunebench.records import PromptInfo
+from attunebench.tasks.base import ChoiceForm, Query
+from attunebench.tasks.prompting import JSON_PARAMS, choice_form
+
+PERSONA = load_prompt(__name__, "simulated-person")
+CONTINUE = load_prompt(__name__, "simulated-next-message")
+LABEL = load_prompt(__name__, "simulated-label")
+SEEKER = load_prompt(__name__, "simulated-seeker")
+SEEKER_AFTER = load_prompt(__name__, "simulated-seeker-after")
+SUPPORTER = load_prompt(__name__, "simulated-seeker-supporter")
+GRADE = load_prompt(__name__, "simulated-grade")
+TEMPLATES = (PERSONA, CONTINUE, LABEL, SEEKER, SEEKER_AFTER, SUPPORTER, GRADE)
+# A message is a few sentences; a budget this size cuts off a runaway one, not a real one.
+MESSAGE_PARAMS = GenerateParams(temperature=0.0, max_tokens=120)
+
+
+def prompts_digest(prompts: Sequence[PromptInfo] = ()) -> str:
+    """One digest of the simulator's prompts and of the task prompts a replay wraps."""
+    every = sorted({(p.id, p.version) for p in (*(t.info for t in TEMPLATES), *prompts)})
+    return hashlib.sha256(json.dumps(every).encode()).hexdigest()[:12]
+
+
+def framed(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """The messages with the first-person frame before their system message."""
+    frame = PERSONA.render()[0].content
+    if messages and messages[0].role == "system":
+        first = Message("system", f"{frame}\n\n{messages[0].content}")
+        return (first, *messages[1:])
+    return (Message("system", frame), *messages)
+
+
+def as_person(query: Query) -> Query:
+    """A task's query asked of the person (see the module docstring)."""
+    choice = query.choice
+    if choice is not None:
+        choice = ChoiceForm(framed(choice.messages), choice.keys, choice.labels)
+    prompt = PromptInfo(
+        id=f"{PERSONA.id}+{query.prompt.id}",
+        version=f"{PERSONA.info.version}+{query.prompt.version}",
+    )
+    return replace(query, messages=list(framed(query.messages)), choice=choice, prompt=prompt)
+
+
+def written(template: PromptTemplate, fields: Mapping[str, str], hint: TaskHint) -> Query:
+    """A question whose answer is a message (plain text)."""
+    messages = template.render(**fields)
+    return Query("message", messages, template.info, MESSAGE_PARAMS, hint)
+
+
+def chosen(
+    template: PromptTemplate,
+    fields: Mapping[str, str],
+    hint: TaskHint,
+    options: Sequence[tuple[str, str]],
+    **wording: str,
+) -> Query:
+    """A question with a JSON answer of `hint.form`'s, and its choice form over `options`
+    ((label, shown text) pairs; none: no choice form), from a template with `question` and
+    `answer_form` texts."""
+    question = template.text("question", **wording)
+    asked = template.render(
+        **fields, question=question, answer_form=template.text("answer_form", **wording)
+    )
+    base = template.render(**fields, question="", answer_form="")
+    form = choice_form(base, question, options) if options else None
+    return Query("answer", asked, template.info, JSON_PARAMS, hint, choice=form)

@@ -1,0 +1,101 @@
+"""The replay's figures: per task, the headline of the simulated person's answers against the
+person's own, beside the crowd's and, where retest probes measured it, the person's ceiling.
+
+- The headline is the task's declared headline metric over every rollout's records together
+  (each rollout an item more of its conversation, so the interval resamples conversations).
+- The crowd reference is the task's declared one (`Task.crowd`): the answer most usual at the
+  item's point of a conversation. It is scored with the same metric on the same items and
+  resamples; `minus_crowd` is the simulator's headline minus the crowd's, with its interval,
+  and marked as noise where it is within the simulator's run-to-run spread.
+- `share_of_ceiling` = (score - chance) / (ceiling - chance) needs the person's own retest
+  agreement; where the data has no retest probes it is null, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from attunebench.analysis.references import guessed_views
+from attunebench.simulators.estimates import Resampled, Resampler
+from attunebench.simulators.noise import noise_floor
+from attunebench.simulators.replay import Replayed, rollout_of
+from attunebench.simulators.schema import Crowd, NoiseFloor, ReplayFigure
+from attunebench.tasks.base import Task, View
+from attunebench.tasks.metrics import Metric
+
+NO_PROBES = "no retest probes in this data: the person's own ceiling is not measured"
+IN_SAMPLE = "in-sample"
+
+
+def headline_of(task: Task[Any, Any]) -> Metric:
+    return next(metric for metric in task.metrics if metric.name == task.headline_metric)
+
+
+def answered_views(replayed: Replayed) -> list[View[Any, Any]]:
+    """Every rollout's record read into the task's types, failed calls left out (counted)."""
+    return [replayed.task.view(r) for r in replayed.records if r.status != "failed"]
+
+
+def rollout_noise(replayed: Replayed) -> NoiseFloor:
+    """The headline in each rollout, and its spread."""
+    metric = headline_of(replayed.task)
+    views = answered_views(replayed)
+    values = [
+        metric.value([v for v in views if rollout_of(v.record) == rollout])
+        for rollout in replayed.rollouts()
+    ]
+    note = None
+    if len(values) == 1:
+        note = "one rollout: choice answers on real data are the same in every rollout"
+    return noise_floor(values, note)
+
+
+def crowd_of(
+    task: Task[Any, Any], views: Sequence[View[Any, Any]], resampler: Resampler
+) -> tuple[Crowd, Resampled] | None:
+    """The crowd reference's headline on the items (one view each), or None where the task
+    declares none."""
+    reference = task.references().get(task.crowd) if task.crowd else None
+    if reference is None or task.crowd is None:
+        return None
+    guesses = reference([(view.record.conversation_id, view.gold) for view in views])
+    guessed, _ = guessed_views(views, guesses)
+    found = resampler.metric(headline_of(task), guessed)
+    shown = resampler.estimate(found)
+    return Crowd(**shown.model_dump(), reference=task.crowd, fit=IN_SAMPLE), found
+
+
+def replay_figure(replayed: Replayed, resampler: Resampler, noise: NoiseFloor) -> ReplayFigure:
+    task = replayed.task
+    metric = headline_of(task)
+    views = answered_views(replayed)
+    found = resampler.metric(metric, views)
+    first = [v for v in views if rollout_of(v.record) == replayed.rollouts()[0]]
+    crowd = crowd_of(task, first, resampler)
+    minus = None
+    if crowd is not None:
+        minus = resampler.difference(found.minus(crowd[1]), noise.spread)
+    return ReplayFigure(
+        **resampler.estimate(found).model_dump(),
+        metric=metric.name,
+        description=metric.description,
+        n_items=len(replayed.items),
+        n_conversations=len({item.conversation.id for item in replayed.items}),
+        n_invalid=sum(r.status == "invalid" for r in replayed.records),
+        n_failed=sum(r.status == "failed" for r in replayed.records),
+        rollouts=len(replayed.rollouts()),
+        crowd=crowd[0] if crowd is not None else None,
+        minus_crowd=minus,
+        share_of_ceiling=None,
+        ceiling_reason=NO_PROBES,
+    )
+
+
+def replay_figures(
+    replayed: Sequence[Replayed], resampler: Resampler
+) -> tuple[dict[str, ReplayFigure], dict[str, NoiseFloor]]:
+    """Each task's figure, and the noise floor of each task's headline."""
+    noise = {r.task.name: rollout_noise(r) for r in replayed}
+    figures = {r.task.name: replay_figure(r, resampler, noise[r.task.name]) for r in replayed}
+    return figures, noise

@@ -1,0 +1,231 @@
+"""`simulators.json` (`attunebench-simulators/v1`): how far a simulated user stands in for the
+people it simulates. Every figure is a value with its cluster-bootstrap interval, or null with
+the reason (never NaN); docs/simulators.md describes each key.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import Field
+
+from attunebench.frozen import Frozen
+from attunebench.records import PromptInfo
+
+SIMULATORS_FORMAT: Final = "attunebench-simulators/v1"
+SIMULATORS_FILE: Final = "simulators.json"
+
+
+class Estimate(Frozen):
+    """A number with its interval; null, with `reason`, where it cannot be computed."""
+
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    reason: str | None = None
+
+
+class Difference(Estimate):
+    """A difference (simulator minus reference), and whether it is within the run-to-run
+    spread of the simulator's own figure (`noise_floor`): such a difference is noise."""
+
+    within_noise: bool | None = None
+
+
+class Crowd(Estimate):
+    """The crowd reference: the answer most usual at an item's point of a conversation."""
+
+    reference: str
+    fit: str = Field(description="How it was fitted: cross-fitted, train, none or in-sample.")
+
+
+class ReplayFigure(Estimate):
+    """One task replayed: the simulated person's answers scored against the person's own, with
+    the task's headline metric."""
+
+    metric: str
+    description: str
+    gold: str = "first-person"
+    n_items: int
+    n_conversations: int
+    n_invalid: int
+    n_failed: int
+    rollouts: int
+    crowd: Crowd | None = None
+    minus_crowd: Difference | None = None
+    share_of_ceiling: Estimate | None = None
+    ceiling_reason: str | None = None
+
+
+class LabelShares(Frozen):
+    """One third of the conversations: the share of each self-label, people and simulator."""
+
+    third: int
+    n_people: int
+    n_simulator: int
+    people: dict[str, float]
+    simulator: dict[str, float]
+    distance: Estimate = Field(description="Total variation distance of the two distributions.")
+
+
+class EmotionByThird(Difference):
+    """Continuing real conversations as the writer: the simulator's own labels against the
+    writers' at the same turns. `value`: its negative share minus the people's."""
+
+    thirds: list[LabelShares] = Field(default_factory=list)
+    negative_people: Estimate = Field(default_factory=Estimate)
+    negative_simulator: Estimate = Field(default_factory=Estimate)
+    n_turns: int = 0
+    n_conversations: int = 0
+
+
+class IntensityChange(Difference):
+    """Playing the seeker: the intensity after the conversation minus before, the simulator's
+    against the real seekers'. `value`: its mean change minus theirs."""
+
+    people: Estimate = Field(default_factory=Estimate)
+    simulator: Estimate = Field(default_factory=Estimate)
+    people_distribution: dict[str, int] = Field(default_factory=dict)
+    simulator_distribution: dict[str, int] = Field(default_factory=dict)
+    supporter: str = ""
+    exchanges: int = 0
+    n_conversations: int = 0
+    note: str = ""
+
+
+class NegativeFeedback(Difference):
+    """Grading the real other side's messages: the share graded below the middle of the
+    scale (a thumb down), the simulator's against the people's. `value`: its share minus
+    theirs."""
+
+    people: Estimate = Field(default_factory=Estimate)
+    simulator: Estimate = Field(default_factory=Estimate)
+    n_grades: int = 0
+    n_conversations: int = 0
+    by_source: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
+
+
+class Auroc(Estimate):
+    """How well a classifier fitted out of sample tells the simulator's messages from the
+    people's at the same points; 0.5: indistinguishable."""
+
+    n_simulated: int = 0
+    n_real: int = 0
+    n_conversations: int = 0
+    classifier: str = ""
+
+
+class Realism(Frozen):
+    auroc: Auroc
+    emotion_by_third: EmotionByThird
+    intensity_change: IntensityChange
+    negative_feedback_share: NegativeFeedback
+
+
+class ModelPlace(Frozen):
+    """A model's headline on one task, with the people's gold and with the simulator's."""
+
+    model: str
+    kind: str
+    people: float | None
+    simulator: float | None
+
+
+class TaskRanking(Frozen):
+    spearman: Estimate
+    models: list[ModelPlace]
+    n_items: int
+    n_unanswered: int = Field(description="Items left out: the simulator gave no usable answer.")
+
+
+class Flip(Frozen):
+    """Two models the people's gold orders one way and the simulator's the other."""
+
+    task: str
+    people_higher: str
+    simulator_higher: str
+
+
+class Ranking(Frozen):
+    """The models of `--runs`, ranked with the people's gold and with the simulator's, on the
+    same items. `spearman`: the mean over tasks of each task's Spearman's rho."""
+
+    spearman: Estimate
+    flips: list[Flip] = Field(default_factory=list)
+    by_task: dict[str, TaskRanking] = Field(default_factory=dict)
+    runs: list[str] = Field(default_factory=list)
+
+
+class NoiseFloor(Frozen):
+    """A figure in each rollout: its spread is the smallest difference that is not noise."""
+
+    values: list[float | None]
+    sd: float | None
+    spread: float | None
+    note: str | None = None
+
+
+class Flagged(Frozen):
+    conversation_id: str
+    turn_index: int
+    rollout: int
+    why: Literal["instructions", "supporter-role"]
+    text: str
+
+
+class Leaks(Frozen):
+    """Simulated messages that repeat the simulator's instructions, or read as the other
+    side's (the supporter's) rather than the person's."""
+
+    messages: int = 0
+    instructions: int = 0
+    supporter_role: int = 0
+    expected_false_share: float = Field(
+        default=0.0, description="The share of the people's own messages the role test flags."
+    )
+    examples: list[Flagged] = Field(default_factory=list)
+    reason: str | None = None
+
+
+class SimulatorPin(Frozen):
+    """Everything that decides what the simulator said."""
+
+    model: str
+    spec: str
+    identity: dict[str, object]
+    answer: Literal["generate", "choice"]
+    prompt_digest: str
+    prompts: list[PromptInfo]
+    sampling: dict[str, object]
+    seeds: list[int]
+    supporter: str
+    exchanges: int
+    turns_per_conversation: int
+
+
+class DataFile(Frozen):
+    path: str
+    sha256: str
+    conversations: int
+    sources: list[str]
+
+
+class Resampling(Frozen):
+    seed: int
+    resamples: int
+    confidence: float
+    cluster: Literal["conversation"] = "conversation"
+
+
+class SimulatorsReport(Frozen):
+    format: Literal["attunebench-simulators/v1"] = SIMULATORS_FORMAT
+    package_version: str
+    simulator: SimulatorPin
+    data: list[DataFile]
+    replay: dict[str, ReplayFigure]
+    realism: Realism
+    ranking: Ranking
+    noise_floor: dict[str, NoiseFloor]
+    leaks: Leaks
+    resampling: Resampling
+    warnings: list[str] = Field(default_factory=list)

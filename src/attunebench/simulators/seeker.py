@@ -1,0 +1,207 @@
+"""Playing the seeker: the simulated person comes for support with a real seeker's situation
+and pre-chat intensity, talks with a supporter, and says how intense the feeling is after.
+
+Where a person reported the intensity of their feeling before and after the conversation
+(ESConv's seekers, first-person), the simulated person is told the situation they described
+beforehand, the feeling (the conversation's emotion type) and its intensity, and writes the
+first `exchanges` messages of the conversation. After each, the supporter replies: a model
+(`--supporter`), or, by default, the real supporter's reply at that turn, as in the real
+conversation. Then they report the intensity now, on the same 1-5 scale. ESConv kept only
+conversations whose intensity fell, so the real seekers' change is negative by selection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attunebench.data.schema import Conversation
+from attunebench.data.taxonomy import taxonomy_of
+from attunebench.models.hints import TaskHint
+from attunebench.prompts import delimit
+from attunebench.simulators.answers import failure, message_of, number_of
+from attunebench.simulators.forms import (
+    AFTER_FORM,
+    INTENSITY,
+    MESSAGE_FORM,
+    MessageGold,
+    NumberGold,
+)
+from attunebench.simulators.prompting import (
+    MESSAGE_PARAMS,
+    SEEKER,
+    SEEKER_AFTER,
+    SUPPORTER,
+    chosen,
+    written,
+)
+from attunebench.simulators.records import Sought, Written
+from attunebench.simulators.replay import FIRST_PERSON
+from attunebench.simulators.session import Session
+from attunebench.tasks.base import InvalidAnswer, Item, Query
+from attunebench.tasks.history import Utterance, hint_history
+from attunebench.tasks.prompting import chat_messages, transcript
+
+KIND = "simulated-seeker"
+DATA_SUPPORTER = "data"  # the real supporter's replies
+UNNAMED_FEELING = "troubled"
+FELL_ONLY = (
+    "ESConv kept only conversations whose intensity fell, so the real seekers' change is "
+    "negative by selection; a simulator that reports a fall is not thereby realistic"
+)
+
+
+def intensities(conversation: Conversation) -> tuple[float, float] | None:
+    """The intensity the person reported before and after, where both are theirs."""
+    given = conversation.source.provenance
+    if FIRST_PERSON not in (given.get("state.intensity"), given.get("state")):
+        return None
+    first, outcome = conversation.turns[0].state, conversation.outcome
+    after = outcome.final_state if outcome is not None else None
+    if first is None or first.intensity is None or after is None or after.intensity is None:
+        return None
+    if given.get("outcome") != FIRST_PERSON:
+        return None
+    return first.intensity, after.intensity
+
+
+def _opening(conversation: Conversation) -> list[Utterance]:
+    opening = conversation.context.opening
+    return [Utterance("assistant", opening)] if opening else []
+
+
+def _written(conversation: Conversation, index: int, rollout: int, said: str | None) -> Written:
+    real = next(t.user for t in conversation.turns if t.index == index)
+    return Written(
+        conversation_id=conversation.id,
+        turn_index=index,
+        rollout=rollout,
+        text=said,
+        real=real,
+        prompt_id=SEEKER.id,
+    )
+
+
+async def _message(
+    session: Session,
+    item: Item[MessageGold],
+    said: Sequence[Utterance],
+    fields: dict[str, str],
+    rollout: int,
+) -> Written:
+    """The seeker's next message (`error` set where there is none)."""
+    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
+    asked = written(SEEKER, {**fields, "conversation": transcript(said)}, hint)
+    output = await session.ask(asked, item, rollout)
+    found = _written(item.conversation, item.turn_index, rollout, output.text)
+    if failure(output) is not None:
+        return found.model_copy(update={"text": None, "error": failure(output)})
+    try:
+        message_of(output)
+    except InvalidAnswer as invalid:
+        return found.model_copy(update={"error": str(invalid)})
+    return found
+
+
+async def _reply(
+    session: Session, item: Item[MessageGold], said: Sequence[Utterance]
+) -> tuple[str | None, str | None]:
+    """The supporter's reply and any error: the model's, or the real one at this turn (none
+    where the real conversation has none)."""
+    if session.supporter is None:
+        turn = next(t for t in item.conversation.turns if t.index == item.turn_index)
+        reply = turn.continued_response()
+        return (reply.text if reply is not None else None), None
+    messages = chat_messages(SUPPORTER.render()[0].content, said)
+    output = await session.support(Query("reply", messages, SUPPORTER.info, MESSAGE_PARAMS), item)
+    if failure(output) is not None or not (output.text or "").strip():
+        return None, f"supporter: {failure(output) or 'empty reply'}"
+    return (output.text or "").strip(), None
+
+
+async def _after(
+    session: Session,
+    item: Item[NumberGold],
+    said: Sequence[Utterance],
+    fields: dict[str, str],
+    rollout: int,
+) -> tuple[float | None, str | None]:
+    """The intensity the seeker reports after the conversation, and any error."""
+    hint = TaskHint(kind=AFTER_FORM.kind, form=AFTER_FORM)
+    digits = [(f"{d}", f"{d}") for d in range(int(INTENSITY[0]), int(INTENSITY[1]) + 1)]
+    shown = {"feeling": fields["feeling"], "intensity": fields["intensity"]}
+    question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, digits)
+    output = await session.ask(question, item, rollout)
+    if failure(output) is not None:
+        return None, failure(output)
+    try:
+        return number_of(output, question, "intensity", *INTENSITY), None
+    except InvalidAnswer as invalid:
+        return None, f"intensity: {invalid}"
+
+
+async def seek(
+    session: Session, conversation: Conversation, rollout: int, exchanges: int
+) -> Sought:
+    """The conversation's first `exchanges` messages written by the simulated seeker, and the
+    intensity they report after it."""
+    found = intensities(conversation)
+    assert found is not None
+    before, real_after = found
+    fields = {**_feeling(conversation), "intensity": f"{before:g}"}
+    taxonomy = taxonomy_of(conversation)
+    said, messages, replies = _opening(conversation), [], []
+    error = None
+    for turn in conversation.turns[:exchanges]:
+        item = Item(
+            KIND, conversation, turn.index, "seeker", taxonomy, MessageGold(message=turn.user)
+        )
+        wrote = await _message(session, item, said, fields, rollout)
+        messages.append(wrote)
+        if wrote.error is not None or wrote.text is None:
+            error = wrote.error
+            break
+        said.append(Utterance("user", wrote.text.strip(), turn.index))
+        reply, error = await _reply(session, item, said)
+        if reply is None:
+            break
+        replies.append(reply)
+        said.append(Utterance("assistant", reply, turn.index))
+    after = None
+    if error is None:
+        last = conversation.turns[-1].index
+        item_after = Item(
+            KIND, conversation, last, "after", taxonomy, NumberGold(intensity=real_after)
+        )
+        after, error = await _after(session, item_after, said, fields, rollout)
+    return Sought(
+        conversation_id=conversation.id,
+        rollout=rollout,
+        messages=messages,
+        replies=replies,
+        before=before,
+        after=after,
+        real_after=real_after,
+        error=error,
+    )
+
+
+def _feeling(conversation: Conversation) -> dict[str, str]:
+    context = conversation.context
+    return {
+        "situation": delimit("situation", context.situation or "(not described)"),
+        "feeling": context.emotion or UNNAMED_FEELING,
+    }
+
+
+async def seek_conversations(
+    session: Session, conversations: Sequence[Conversation], exchanges: int
+) -> list[Sought]:
+    """Every conversation with the person's own intensities before and after, in every
+    rollout."""
+    work = [
+        (conversation, rollout)
+        for conversation in conversations
+        if intensities(conversation) is not None
+        for rollout in session.rollouts_for(generated=True)
+    ]
+    return await session.each(work, lambda unit: seek(session, unit[0], unit[1], exchanges))

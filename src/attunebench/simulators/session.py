@@ -1,0 +1,128 @@
+"""The simulator (and the supporter it talks with) bound for one validation: one engine, one
+cache, one ledger, and the sampling every rollout is asked with.
+
+The simulated person is asked with its own sampling, not the models file's: a rollout is one
+seeded draw of what the person might say, so the temperature, top-p and seed of a call are the
+validation's (`Sampling`), the same for every model validated. The models file's other
+parameters (the token budget, say) still have the last word. Each rollout's seed enters the
+call's parameters, and so its cache key: a rerun repeats no call that came back.
+
+A question whose every input is real data, answered in choice mode (option probabilities),
+comes out the same in every rollout; it is asked once (`rollouts_for`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from attunebench.engine.cache import ResponseCache
+from attunebench.engine.caller import Engine
+from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.wiring import bind_models, close_models
+from attunebench.frozen import Frozen
+from attunebench.models.base import GenerateParams
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.tasks.base import Item, Output, Query
+
+SAMPLED = ("temperature", "top_p", "seed")  # the parameters a rollout sets
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Sampling(Frozen):
+    """How the simulated person is sampled: the same for every call, but each rollout's seed."""
+
+    temperature: float = 0.7
+    top_p: float | None = 0.95
+    seeds: tuple[int, ...] = (0, 1, 2)
+
+    def params(self, params: GenerateParams, seed: int) -> GenerateParams:
+        return params.model_copy(
+            update={"temperature": self.temperature, "top_p": self.top_p, "seed": seed}
+        )
+
+
+def unsampled(entry: ModelEntry) -> ModelEntry:
+    """The entry without the sampling it sets, so each call's (the rollout's) is sent."""
+    kept = entry.params.model_dump(exclude_unset=True, exclude=set(SAMPLED))
+    return entry.model_copy(update={"params": GenerateParams.model_validate(kept)})
+
+
+@dataclass
+class Session:
+    """One engine over the simulator and the supporter; `ask` goes through its cache."""
+
+    engine: Engine
+    simulator: str
+    supporter: str | None
+    sampling: Sampling
+    concurrency: int
+
+    @property
+    def choosing(self) -> bool:
+        """Whether the simulator answers choice questions by option probabilities."""
+        return self.engine.models[self.simulator].choosing
+
+    def rollouts_for(self, generated: bool) -> tuple[int, ...]:
+        """The rollouts a question is asked in: every seed, or the first alone for a choice
+        question on real data only (its answer is the same in every rollout)."""
+        return self.sampling.seeds if generated or not self.choosing else self.sampling.seeds[:1]
+
+    async def ask(self, query: Query, item: Item[Any], rollout: int) -> Output:
+        """The simulator's answer, sampled for `rollout` where it writes one (a choice
+        question's probabilities are read as the question's parameters ask)."""
+        if query.choice is None or not self.choosing:
+            query = replace(query, params=self.sampling.params(query.params, rollout))
+        return await self.engine.ask(self.simulator, query, item, "subject")
+
+    async def support(self, query: Query, item: Item[Any]) -> Output:
+        """The supporter's reply, with its own parameters."""
+        assert self.supporter is not None
+        return await self.engine.ask(self.supporter, query, item, "subject")
+
+    async def each(self, work: Iterable[T], step: Callable[[T], Awaitable[R]]) -> list[R]:
+        """`step` over the work, `concurrency` at a time, results in the work's order."""
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(unit: T) -> R:
+            async with gate:
+                return await step(unit)
+
+        return list(await asyncio.gather(*(one(unit) for unit in work)))
+
+
+@asynccontextmanager
+async def open_session(
+    simulator: ModelEntry,
+    supporter: ModelEntry | None,
+    sampling: Sampling,
+    *,
+    cache_path: Path | None,
+    concurrency: int = 4,
+    providers: dict[str, Any] | None = None,
+) -> AsyncIterator[Session]:
+    """The models bound (and their servers started) for the session, closed after it."""
+    entries: Sequence[ModelEntry] = [unsampled(simulator), *([supporter] if supporter else [])]
+    bound = await bind_models(
+        entries, concurrency=concurrency, overrides=providers or {}, check=True
+    )
+    cache = ResponseCache(cache_path) if cache_path is not None else None
+    engine = Engine(bound, cache=cache, ledger=LedgerBook(), rng=random.Random(0))
+    try:
+        yield Session(
+            engine,
+            simulator.name,
+            supporter.name if supporter else None,
+            sampling,
+            concurrency,
+        )
+    finally:
+        await close_models(bound)
+        if cache is not None:
+            cache.close()

@@ -1,0 +1,222 @@
+"""`attunebench simulators validate`: a simulated user, checked against the people it stands in
+for, written to `DIR/simulators.json`.
+
+In order, nothing written before the inputs are all checked: the runs to rank are read and
+the simulator refused if it is one of their models; the data files are validated (the first
+`limit` conversations of each); then the simulator is bound and asked everything (the replay,
+then the realism simulations), its answers written beside the figures (`replay.jsonl`,
+`realism.jsonl`); then every figure is computed on one set of resampled conversations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attunebench import __version__
+from attunebench.analysis.loading import Runs, load_runs
+from attunebench.data.schema import Conversation
+from attunebench.data.validate import load_validated
+from attunebench.models.base import Provider
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.rundir import sha256_file, write_json
+from attunebench.simulators.authenticity import realism_auroc
+from attunebench.simulators.continuation import continue_conversations
+from attunebench.simulators.estimates import Resampler
+from attunebench.simulators.grading import grade_conversations
+from attunebench.simulators.leaks import leaks
+from attunebench.simulators.prompting import TEMPLATES, prompts_digest
+from attunebench.simulators.ranking import ranking
+from attunebench.simulators.realism import emotion_by_third, intensity_change, negative_feedback
+from attunebench.simulators.records import Continued, Graded, Sought, write_lines
+from attunebench.simulators.replay import Replayed, replay, replay_tasks
+from attunebench.simulators.replay_scores import replay_figures
+from attunebench.simulators.schema import (
+    SIMULATORS_FILE,
+    DataFile,
+    Realism,
+    Resampling,
+    SimulatorPin,
+    SimulatorsReport,
+)
+from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
+from attunebench.simulators.session import SAMPLED, Sampling, open_session
+
+REPLAY_FILE = "replay.jsonl"
+REALISM_FILE = "realism.jsonl"
+
+
+class SimulatorError(ValueError):
+    """The validation cannot run as asked; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    simulator: ModelEntry
+    data: tuple[Path, ...]
+    out: Path
+    supporter: ModelEntry | None = None
+    runs: tuple[Path, ...] = ()
+    limit: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
+    exchanges: int = 3  # messages the simulated seeker writes
+    per_conversation: int = 6  # turns continued, messages graded, per conversation
+    include_simulated: bool = False  # rank `sim/` models of the runs as models under test
+    seed: int = 0  # the tasks' seed and the resampling's
+    resamples: int = 2000
+    cache_path: Path | None = None
+    concurrency: int = 4
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """Everything the simulator was asked, answered."""
+
+    replayed: list[Replayed]
+    continued: list[Continued]
+    sought: list[Sought]
+    graded: list[Graded]
+    identity: dict[str, Any]
+
+
+def refuse_run_models(simulator: ModelEntry, runs: Runs | None) -> None:
+    """A simulator that is one of the models it would rank is refused."""
+    if runs is None:
+        return
+    ours = {simulator.name, simulator.spec.partition("?")[0]}
+    for run in runs.runs:
+        for model in run.info.models:
+            if ours & {model.name, model.spec.partition("?")[0]}:
+                raise SimulatorError(
+                    f"--simulator {simulator.name} is {model.name}, a model of --runs {run.path}: "
+                    "a simulator must differ from every model it ranks"
+                )
+
+
+def load_data(
+    paths: Sequence[Path], limit: int | None
+) -> tuple[list[Conversation], list[DataFile]]:
+    """The first `limit` conversations of each file, validated; ids unique across files."""
+    conversations: list[Conversation] = []
+    files = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        found = load_validated(path)[:limit]
+        for conversation in found:
+            if conversation.id in seen:
+                raise SimulatorError(
+                    f"{path}: conversation {conversation.id} is also in {seen[conversation.id]}"
+                )
+            seen[conversation.id] = path
+        conversations += found
+        sources = sorted({c.source.name for c in found})
+        files.append(
+            DataFile(
+                path=str(path), sha256=sha256_file(path), conversations=len(found), sources=sources
+            )
+        )
+    return conversations, files
+
+
+async def simulate(
+    plan: Plan, conversations: Sequence[Conversation], providers: Mapping[str, Provider]
+) -> Simulated:
+    """The simulator asked everything: the replay, then the realism simulations."""
+    async with open_session(
+        plan.simulator,
+        plan.supporter,
+        plan.sampling,
+        cache_path=plan.cache_path,
+        concurrency=plan.concurrency,
+        providers=dict(providers),
+    ) as session:
+        replayed = await replay(session, replay_tasks(plan.seed), conversations)
+        continued = await continue_conversations(session, conversations, plan.per_conversation)
+        sought = await seek_conversations(session, conversations, plan.exchanges)
+        graded = await grade_conversations(session, conversations, plan.per_conversation)
+        identity = session.engine.models[plan.simulator.name].identity
+    return Simulated(replayed, continued, sought, graded, dict(identity))
+
+
+def pin(plan: Plan, simulated: Simulated) -> SimulatorPin:
+    """What decided the simulator's answers."""
+    tasks = [prompt for r in simulated.replayed for prompt in r.task.prompts]
+    kept = plan.simulator.params.model_dump(mode="json", exclude_unset=True, exclude=set(SAMPLED))
+    sampling = {**kept, **plan.sampling.model_dump(mode="json", exclude={"seeds"})}
+    return SimulatorPin(
+        model=plan.simulator.name,
+        spec=plan.simulator.spec,
+        identity=simulated.identity,
+        answer=plan.simulator.answer,
+        prompt_digest=prompts_digest(tasks),
+        prompts=sorted({*(t.info for t in TEMPLATES), *tasks}, key=lambda p: p.id),
+        sampling=sampling,
+        seeds=list(plan.sampling.seeds),
+        supporter=plan.supporter.name if plan.supporter else DATA_SUPPORTER,
+        exchanges=plan.exchanges,
+        turns_per_conversation=plan.per_conversation,
+    )
+
+
+def figures(
+    plan: Plan,
+    simulated: Simulated,
+    conversations: Sequence[Conversation],
+    runs: Runs | None,
+    files: list[DataFile],
+) -> SimulatorsReport:
+    """Every figure, on one set of resampled conversations."""
+    resampler = Resampler.over([c.id for c in conversations], plan.resamples, plan.seed)
+    replay_shown, noise = replay_figures(simulated.replayed, resampler)
+    noise = {f"replay.{task}": floor for task, floor in noise.items()}
+    by_third, noise["realism.emotion_by_third"] = emotion_by_third(simulated.continued, resampler)
+    supporter = plan.supporter.name if plan.supporter else DATA_SUPPORTER
+    change, noise["realism.intensity_change"] = intensity_change(
+        simulated.sought, resampler, supporter, plan.exchanges
+    )
+    feedback, noise["realism.negative_feedback_share"] = negative_feedback(
+        simulated.graded, resampler
+    )
+    messages = [c.written for c in simulated.continued] + [
+        m for s in simulated.sought for m in s.messages
+    ]
+    return SimulatorsReport(
+        package_version=__version__,
+        simulator=pin(plan, simulated),
+        data=files,
+        replay=replay_shown,
+        realism=Realism(
+            auroc=realism_auroc(messages, resampler),
+            emotion_by_third=by_third,
+            intensity_change=change,
+            negative_feedback_share=feedback,
+        ),
+        ranking=ranking(simulated.replayed, runs, resampler, plan.include_simulated),
+        noise_floor=noise,
+        leaks=leaks(messages, conversations, TEMPLATES),
+        resampling=Resampling(
+            seed=plan.seed, resamples=plan.resamples, confidence=resampler.bootstrap.confidence
+        ),
+    )
+
+
+async def validate(plan: Plan, providers: Mapping[str, Provider] | None = None) -> SimulatorsReport:
+    """The whole validation (see the module docstring); `providers` (by model name) replace
+    the ones the plan's entries would make, for tests."""
+    runs = load_runs(list(plan.runs), allow_mixed_datasets=True) if plan.runs else None
+    refuse_run_models(plan.simulator, runs)
+    conversations, files = load_data(plan.data, plan.limit)
+    if not conversations:
+        raise SimulatorError("the data holds no conversation")
+    simulated = await simulate(plan, conversations, providers or {})
+    plan.out.mkdir(parents=True, exist_ok=True)
+    records = [record for found in simulated.replayed for record in found.records]
+    write_lines(plan.out / REPLAY_FILE, records)
+    write_lines(
+        plan.out / REALISM_FILE, [*simulated.continued, *simulated.sought, *simulated.graded]
+    )
+    report = figures(plan, simulated, conversations, runs, files)
+    write_json(plan.out / SIMULATORS_FILE, report)
+    return report
