@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_EXTRAS := ml,lexicon
-EXTRAS := ml,hub,parquet,lexicon,anthropic,collect,dev,inspect,lm-eval,docs,ray
+EXTRAS := ml,hub,parquet,lexicon,anthropic,collect,dev,inspect,lm-eval,docs,ray,simulators
 LLM_EXTRAS := $(EXTRAS),llm
 LADDER_EXTRAS := $(LLM_EXTRAS),ladder
 # The NRC emotion lexicon (baseline/lexicon) is nrclex's packaged JSON; --no-deps leaves out

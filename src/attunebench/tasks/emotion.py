@@ -463,7 +463,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
             return None
         numbers = {n: prediction.number(n) if gold.number(n) is not None else None for n in SCALES}
         panas = {k: v for k, v in prediction.panas.items() if k in gold.panas and v is not None}
-        emotions = prediction.emotions or (prediction.primary,)
+        emotions = tuple(prediction.emotions) or (prediction.primary,)
         update = {"primary": prediction.primary, "emotions": emotions, "panas": panas}
         return gold.model_copy(update={**update, **numbers})
 

@@ -1,0 +1,105 @@
+"""Simulators with known properties, validated through the real pipeline, recover them:
+`sim/person-oracle` is the people (replay equal to the gold, ranking fidelity 1, no realism
+gap), a calm one reports a larger fall of intensity, a position-biased one replays preference
+at chance, and a noisy one widens the noise floor as planted."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Validate
+from people import seekers, written
+
+from attunebench.data.validate import load_validated
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.simulators import Sampling
+from attunebench.simulators.replay import replay, replay_items, replay_tasks
+from attunebench.simulators.replay_scores import rollout_noise
+from attunebench.simulators.schema import NoiseFloor
+from attunebench.simulators.session import open_session
+
+ORACLE = "sim/person-oracle"
+
+
+def test_the_person_oracle_is_the_people(
+    validated: Validate, corpus: Path, oracle_runs: Path
+) -> None:
+    report = validated(corpus, ORACLE, runs=(oracle_runs,), include_simulated=True)
+    assert report.replay, "every task with first-person gold is replayed"
+    for task, figure in report.replay.items():
+        assert figure.value == pytest.approx(1.0), task
+        assert figure.n_invalid == figure.n_failed == 0
+        assert figure.share_of_ceiling is None and figure.ceiling_reason
+    assert report.ranking.spearman.value == pytest.approx(1.0)
+    assert all(t.spearman.value == pytest.approx(1.0) for t in report.ranking.by_task.values())
+    assert report.ranking.flips == []
+    realism = report.realism
+    assert realism.auroc.value == pytest.approx(0.5)  # its messages are the people's own
+    assert realism.intensity_change.value == pytest.approx(0.0)
+    assert realism.emotion_by_third.value == pytest.approx(0.0)
+    assert all(
+        third.distance.value == pytest.approx(0.0) for third in realism.emotion_by_third.thirds
+    )
+    assert realism.negative_feedback_share.value == pytest.approx(0.0)
+    assert report.leaks.instructions == 0
+    assert all(floor.spread in (0.0, None) for floor in report.noise_floor.values())
+
+
+def test_a_calm_simulator_reports_a_larger_fall(validated: Validate, tmp_path: Path) -> None:
+    data = written(tmp_path / "seekers.jsonl", seekers(20, seed=3))
+    report = validated(data, f"{ORACLE}?calm=0.5")
+    change = report.realism.intensity_change
+    people = load_validated(data)
+    afters = [
+        c.outcome.final_state.intensity for c in people if c.outcome and c.outcome.final_state
+    ]
+    # Each reported intensity moves half of the way to 1: the mean change falls by half of
+    # the mean distance from 1.
+    assert change.value == pytest.approx(-0.5 * float(np.mean(np.array(afters) - 1.0)))
+    assert change.ci_high is not None and change.ci_high < 0
+    assert change.within_noise is False
+
+
+def test_a_position_biased_simulator_replays_preference_at_chance(
+    validated: Validate, tmp_path: Path
+) -> None:
+    data = written(tmp_path / "seekers.jsonl", seekers(12, seed=4))
+    biased = validated(data, f"{ORACLE}?position=1").replay
+    picks = [figure for figure in biased.values() if figure.crowd is not None]
+    assert picks
+    # Reply A in both orders: right in exactly one of them, on every pair.
+    chance = [f for f in picks if f.metric == "score"]
+    assert [f.value for f in chance] == [pytest.approx(0.5)]
+
+
+async def _pair_floor(data: Path, noise: float, seeds: int) -> tuple[NoiseFloor, int]:
+    """The noise floor of the pairs' headline over `seeds` rollouts of a noisy person, and the
+    number of pairs (only the task whose headline is the mean per-item score is replayed)."""
+    conversations = load_validated(data)
+    tasks = [
+        t for t in replay_tasks() if t.headline_metric == "score" and replay_items(t, conversations)
+    ]
+    simulator = ModelEntry.from_spec(f"{ORACLE}?noise={noise}")
+    sampling = Sampling(seeds=tuple(range(seeds)))
+    async with open_session(simulator, None, sampling, cache_path=None) as session:
+        replayed = await replay(session, tasks, conversations)
+    [found] = replayed
+    return rollout_noise(found), len(found.items)
+
+
+def test_a_noisy_simulator_widens_the_noise_floor(tmp_path: Path) -> None:
+    data = written(tmp_path / "seekers.jsonl", seekers(24, seed=5))
+    floors = {noise: asyncio.run(_pair_floor(data, noise, seeds=12)) for noise in (0.0, 0.1, 0.5)}
+    assert floors[0.0][0].spread == 0.0
+    low, high = floors[0.1][0].sd, floors[0.5][0].sd
+    assert low is not None and high is not None and 0 < low < high
+    # A noisy pair scores 0.5 (one random letter in both orders) instead of 1: the headline
+    # of n pairs has a standard deviation of 0.5 sqrt(p (1 - p) / n) over rollouts.
+    for noise in (0.1, 0.5):
+        floor, n = floors[noise]
+        planted = 0.5 * np.sqrt(noise * (1 - noise) / n)
+        assert floor.sd == pytest.approx(planted, rel=0.6)
+        assert np.mean(floor.values) == pytest.approx(1 - noise / 2, abs=3 * planted)
