@@ -9,7 +9,7 @@ corpus's people said of themselves:
   sentiments (more negative ones late in the conversation), the partner's messages rated;
 - `thumbs`: ConvAI1-like bot chats: each bot message thumbed up (1) or down (0).
 
-The person's messages and the other side's are drawn from different vocabularies, so a
+The person's messages and the other side's are drawn from different phrases, so a
 classifier can tell them apart; each conversation's messages differ.
 """
 
@@ -33,21 +33,33 @@ from attunebench.data.schema import (
 )
 
 PERSON = (
-    "i feel so tired my exam went badly and my mom keeps calling me i cannot sleep at night "
-    "work is piling up my friend stopped talking to me i am worried about money again today"
-).split()
+    "i feel so tired",
+    "my exam went badly",
+    "my mom keeps calling me",
+    "i cannot sleep at night",
+    "work is piling up",
+    "my friend stopped talking to me",
+    "i am worried about money again",
+    "today was awful",
+)
 OTHER = (
-    "that sounds really hard have you tried talking to someone you trust it is okay to feel "
-    "this way what helps you relax maybe a short walk could help i hear you take care"
-).split()
+    "that sounds really hard",
+    "have you tried talking to someone you trust",
+    "it is okay to feel this way",
+    "what helps you relax",
+    "maybe a short walk could help",
+    "i hear you",
+    "take care of yourself",
+    "you are doing your best",
+)
 EMOTIONS = ("anxiety", "sadness", "fear", "anger", "shame")
 SENTIMENTS = ("Curious to dive deeper", "Neutral", "Happy", "Surprised", "Sad", "Angry")
 NEGATIVE_LATE = ("Sad", "Angry")
 FIRST_PERSON = "first-person"
 
 
-def _said(rng: np.random.Generator, words: tuple[str, ...] | list[str], n: int = 9) -> str:
-    return " ".join(rng.choice(words, size=n).tolist())
+def _said(rng: np.random.Generator, phrases: tuple[str, ...], n: int = 3) -> str:
+    return " ".join(rng.choice(phrases, size=n).tolist())
 
 
 def seekers(n: int, seed: int = 0, turns: int = 6) -> list[Conversation]:
@@ -85,7 +97,7 @@ def seekers(n: int, seed: int = 0, turns: int = 6) -> list[Conversation]:
         outcome = Outcome(
             final_state=State(intensity=after), survey={"empathy": float(rng.integers(1, 6))}
         )
-        context = Context(emotion=EMOTIONS[c % len(EMOTIONS)], situation=_said(rng, PERSON, 15))
+        context = Context(emotion=EMOTIONS[c % len(EMOTIONS)], situation=_said(rng, PERSON, 5))
         out.append(
             Conversation(
                 id=f"seeker-{c:03d}",

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Validate
 from people import seekers, written
 
 from attunebench.data.validate import load_validated
@@ -20,6 +19,7 @@ from attunebench.simulators.replay import replay, replay_items, replay_tasks
 from attunebench.simulators.replay_scores import rollout_noise
 from attunebench.simulators.schema import NoiseFloor
 from attunebench.simulators.session import open_session
+from conftest import Validate
 
 ORACLE = "sim/person-oracle"
 

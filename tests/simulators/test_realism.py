@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Validate
 from people import OTHER, PERSON, thumbs, writers, written
 from scipy import stats
 
@@ -21,6 +20,7 @@ from attunebench.simulators.authenticity import realism_auroc
 from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.forms import GRADE_FORM, LABEL_FORM, MESSAGE_FORM
 from attunebench.simulators.records import Written
+from conftest import Validate
 
 
 def scripted(name: str, message: str | None = None, **answers: str) -> tuple[ModelEntry, dict]:
@@ -36,9 +36,9 @@ def scripted(name: str, message: str | None = None, **answers: str) -> tuple[Mod
     return ModelEntry(name=name, spec=f"mock/{name}"), {name: MockProvider(name, outputs=respond)}
 
 
-def sentences(words: str | list[str], n: int, seed: int) -> list[str]:
+def sentences(phrases: tuple[str, ...], n: int, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
-    return [" ".join(rng.choice(list(words), size=9).tolist()) for _ in range(n)]
+    return [" ".join(rng.choice(phrases, size=5).tolist()) for _ in range(n)]
 
 
 def test_negative_self_labels_by_third(validated: Validate, tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_leaks_are_flagged_and_counted(validated: Validate, tmp_path: Path) -> N
     echo, providers = scripted("echo", None)  # writes its own instructions as the message
     echoed = validated(data, echo, providers).leaks
     assert echoed.messages > 0 and echoed.instructions == echoed.messages
-    for text, share in ((" ".join(OTHER[:12]), 0.9), (" ".join(PERSON[:12]), 0.0)):
+    for text, share in ((" ".join(OTHER[:3]), 0.9), (" ".join(PERSON[:3]), 0.0)):
         entry, providers = scripted("writer", text)
         leaks = validated(data, entry, providers).leaks
         assert leaks.instructions == 0
@@ -107,9 +107,9 @@ def test_the_realism_auroc_is_cross_fitted() -> None:
     assert unlike.value is not None and unlike.value > 0.95 and unlike.ci_low > 0.5
     assert alike.ci_low is not None and alike.ci_low < 0.5 < alike.ci_high
     # The trap: fitted on the very messages it scores, a classifier tells two samples of the
-    # same people apart.
+    # same people apart, beyond the cross-fitted interval.
     texts = sentences(PERSON, n, seed=2) + real
     labels = [1] * n + [0] * n
     scored = classifier.scores(classifier.fitted_on(texts, labels), texts)
     in_sample = stats.mannwhitneyu(scored[:n], scored[n:]).statistic / (n * n)
-    assert in_sample > 0.9
+    assert in_sample > max(0.7, alike.ci_high)

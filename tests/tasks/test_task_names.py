@@ -30,6 +30,8 @@ FORMATS = {
 HOMONYMS = {
     ("models/openai_batch.py", "response"): "a batch result line's `response` object",
     ("testing/openai_stub.py", "response"): "a batch result line's `response` object",
+    ("simulators/grading.py", "rating"): "the dataset's `rating` field, whose provenance it reads",
+    ("simulators/seeker.py", "outcome"): "the dataset's `outcome` field, whose provenance it reads",
 }
 # Still to do: none (a file that names tasks for a while is listed here, with why).
 KNOWN: set[str] = set()
