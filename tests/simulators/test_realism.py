@@ -72,13 +72,13 @@ def test_negative_feedback_share(validated: Validate, tmp_path: Path) -> None:
 
 
 def test_leaks_are_flagged_and_counted(validated: Validate, tmp_path: Path) -> None:
-    data = written(tmp_path / "writers.jsonl", writers(10, seed=7))
+    data = written(tmp_path / "writers.jsonl", writers(6, seed=7))
     echo, providers = scripted("echo", None)  # writes its own instructions as the message
-    echoed = validated(data, echo, providers).leaks
+    echoed = validated(data, echo, providers, seeds=1).leaks
     assert echoed.messages > 0 and echoed.instructions == echoed.messages
     for text, share in ((" ".join(OTHER[:3]), 0.9), (" ".join(PERSON[:3]), 0.0)):
         entry, providers = scripted("writer", text)
-        leaks = validated(data, entry, providers).leaks
+        leaks = validated(data, entry, providers, seeds=1).leaks
         assert leaks.instructions == 0
         role = leaks.supporter_role / leaks.messages
         assert role >= share if share else role == 0  # the other side's words, or the person's

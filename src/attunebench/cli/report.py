@@ -27,6 +27,7 @@ FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
 RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
 SIMULATIONS = 1000  # analysis.power.DEFAULT_SIMULATIONS
 DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
+SIMULATORS_FILE = "simulators.json"  # simulators.schema.SIMULATORS_FILE (a test compares them)
 
 
 def report(
@@ -57,7 +58,8 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """Analyse run directories: scores with intervals, rank agreement, discriminability, report."""
+    """Analyse run directories: scores with intervals, rank agreement, discriminability, report.
+    A folder of `simulators validate` gets its page (simulators.html)."""
     from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
     from attunebench.report.render import write_report
 
@@ -66,6 +68,11 @@ def report(
     if cluster not in ("conversation", "participant"):
         raise typer.BadParameter("must be conversation or participant", param_hint="--cluster")
     folder_out(out_dir)
+    simulated = [folder for folder in rundirs if (folder / SIMULATORS_FILE).is_file()]
+    rundirs = [folder for folder in rundirs if folder not in simulated]
+    _simulators_pages(simulated, out_dir)
+    if not rundirs:
+        return
     try:
         runs = load_runs(rundirs, dataset=data, allow_mixed_datasets=allow_mixed_data)
         options = Options(
@@ -100,6 +107,20 @@ def report(
     )
     for path in written:
         out.print(f"wrote {path}", markup=False, highlight=False)
+
+
+def _simulators_pages(folders: list[Path], out_dir: Path) -> None:
+    """The page of each `simulators validate` folder (named after it where there are several)."""
+    from attunebench.report.simulators import PAGE, write_simulators_page
+    from attunebench.simulators.schema import SimulatorsFileError, read_simulators
+
+    for folder in folders:
+        name = PAGE if len(folders) == 1 else f"simulators-{folder.name}.html"
+        try:
+            written = write_simulators_page(read_simulators(folder), out_dir, name)
+        except SimulatorsFileError as error:
+            _fail(str(error))
+        out.print(f"wrote {written}", markup=False, highlight=False)
 
 
 def power(

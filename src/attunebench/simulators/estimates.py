@@ -94,8 +94,9 @@ class Resampler:
         return Estimate(value=found.point, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0]))
 
     def difference(self, found: Resampled, noise: float | None) -> Difference:
-        """A difference with its interval, and whether it is within `noise` (the spread of
-        the simulator's figure over rollouts)."""
+        """A difference with its interval, and whether it is smaller than `noise` (the spread
+        of the simulator's figure over rollouts): then it is noise. With no spread (one
+        rollout, or rollouts that agree) no difference is."""
         shown = self.estimate(found)
-        within = None if shown.value is None or noise is None else abs(shown.value) <= noise
+        within = None if shown.value is None or noise is None else abs(shown.value) < noise
         return Difference(**shown.model_dump(), within_noise=within)

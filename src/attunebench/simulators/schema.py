@@ -5,9 +5,10 @@ the reason (never NaN); docs/simulators.md describes each key.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from attunebench.frozen import Frozen
 from attunebench.records import PromptInfo
@@ -229,3 +230,18 @@ class SimulatorsReport(Frozen):
     leaks: Leaks
     resampling: Resampling
     warnings: list[str] = Field(default_factory=list)
+
+
+class SimulatorsFileError(ValueError):
+    """A simulators.json that cannot be read: the message names the file and the field."""
+
+
+def read_simulators(folder: Path) -> SimulatorsReport:
+    """The validation a folder holds (`simulators.json`)."""
+    path = folder / SIMULATORS_FILE
+    try:
+        return SimulatorsReport.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"]) or "(the file)"
+        raise SimulatorsFileError(f"{path}: {where}: {problem['msg']}") from None
