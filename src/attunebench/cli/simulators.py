@@ -52,7 +52,11 @@ def validate_command(
         int, typer.Option(min=1, help="Messages the simulated seeker writes.")
     ] = 3,
     turns: Annotated[
-        int, typer.Option(min=1, help="Turns continued, messages graded, per conversation.")
+        int,
+        typer.Option(
+            min=1,
+            help="Per conversation: items replayed per task, turns continued, messages graded.",
+        ),
     ] = 6,
     include_simulated: Annotated[
         bool, typer.Option(help="Rank the runs' sim/ models as models under test.")

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from attunebench.data.schema import Conversation, Taxonomy, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
@@ -22,7 +20,7 @@ from attunebench.simulators.answers import failure, label_of, message_of
 from attunebench.simulators.forms import LABEL_FORM, MESSAGE_FORM, MessageGold
 from attunebench.simulators.prompting import CONTINUE, LABEL, chosen, written
 from attunebench.simulators.records import Continued, Written
-from attunebench.simulators.replay import FIRST_PERSON
+from attunebench.simulators.replay import FIRST_PERSON, spread
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item
 from attunebench.tasks.history import hint_history, history_before
@@ -30,14 +28,6 @@ from attunebench.tasks.prompting import label_menu, transcript
 
 KIND = "simulated-continuation"
 THIRDS = 3
-
-
-def spread(turns: Sequence[Turn], count: int) -> list[Turn]:
-    """At most `count` of the turns, evenly spaced from the first to the last."""
-    if len(turns) <= count:
-        return list(turns)
-    at = np.unique(np.round(np.linspace(0, len(turns) - 1, count)).astype(int))
-    return [turns[i] for i in at.tolist()]
 
 
 def third(conversation: Conversation, turn: Turn) -> int:

@@ -4,7 +4,7 @@ Where a person graded the other side's messages as they came (ConvAI1's thumbs o
 messages, Topical-Chat's ratings of a partner's, first-person `rating`), the simulated person
 is shown the real conversation up to one of those messages and grades it on the source's
 scale: in choice mode one digit of the scale (where it is one of single digits), else a JSON
-number. Messages are spread evenly over each conversation (`continuation.spread`).
+number. Messages are spread evenly over each conversation (`replay.spread`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.models.hints import TaskHint
 from attunebench.simulators.answers import failure, number_of
-from attunebench.simulators.continuation import spread
 from attunebench.simulators.forms import GRADE_FORM, NumberGold
 from attunebench.simulators.prompting import GRADE, chosen
 from attunebench.simulators.records import Graded
-from attunebench.simulators.replay import FIRST_PERSON
+from attunebench.simulators.replay import FIRST_PERSON, spread
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item
 from attunebench.tasks.history import Utterance, history_through

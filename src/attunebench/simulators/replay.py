@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+import numpy as np
 
 from attunebench.data.schema import Conversation
 from attunebench.engine.evaluate import evaluate
@@ -30,6 +32,7 @@ from attunebench.tasks.base import CallRole, Item, Output, Query, Task
 
 FIRST_PERSON = "first-person"
 ROLLOUT = "rollout"  # the key of a replayed record's `meta` that holds its rollout's seed
+T = TypeVar("T")
 
 
 def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
@@ -50,9 +53,27 @@ def replay_tasks(seed: int = 0) -> list[Task[Any, Any]]:
     return [task for task in made if not task.needs_judge and task.evaluates == "models"]
 
 
-def replay_items(task: Task[Any, Any], conversations: Iterable[Conversation]) -> list[Item[Any]]:
-    """The task's items on the conversations whose gold for it is first-person."""
-    return list(task.items(c for c in conversations if first_person(task, c)))
+def spread(found: Sequence[T], count: int | None) -> list[T]:
+    """At most `count` of these, evenly spaced from the first to the last (all: None).
+
+    >>> spread(list(range(10)), 4)
+    [0, 3, 6, 9]
+    """
+    if count is None or len(found) <= count:
+        return list(found)
+    at = np.unique(np.round(np.linspace(0, len(found) - 1, count)).astype(int))
+    return [found[i] for i in at.tolist()]
+
+
+def replay_items(
+    task: Task[Any, Any], conversations: Iterable[Conversation], per_conversation: int | None = None
+) -> list[Item[Any]]:
+    """The task's items on the conversations whose gold for it is first-person, at most
+    `per_conversation` of each conversation's, spread over it."""
+    by_conversation: dict[str, list[Item[Any]]] = defaultdict(list)
+    for item in task.items(c for c in conversations if first_person(task, c)):
+        by_conversation[item.conversation.id].append(item)
+    return [item for found in by_conversation.values() for item in spread(found, per_conversation)]
 
 
 @dataclass(frozen=True)
@@ -85,10 +106,16 @@ class AsPerson:
 
 
 async def replay(
-    session: Session, tasks: Sequence[Task[Any, Any]], conversations: Sequence[Conversation]
+    session: Session,
+    tasks: Sequence[Task[Any, Any]],
+    conversations: Sequence[Conversation],
+    per_conversation: int | None = None,
 ) -> list[Replayed]:
-    """Every task's first-person items, replayed in each rollout the session asks them in."""
-    work = {task.name: (task, replay_items(task, conversations)) for task in tasks}
+    """Every task's first-person items (at most `per_conversation` of each conversation's),
+    replayed in each rollout the session asks them in."""
+    work = {
+        task.name: (task, replay_items(task, conversations, per_conversation)) for task in tasks
+    }
     by_conversation: dict[str, list[tuple[Task[Any, Any], Item[Any]]]] = defaultdict(list)
     for task, items in work.values():
         for item in items:

@@ -62,7 +62,7 @@ class Plan:
     limit: int | None = None
     sampling: Sampling = field(default_factory=Sampling)
     exchanges: int = 3  # messages the simulated seeker writes
-    per_conversation: int = 6  # turns continued, messages graded, per conversation
+    per_conversation: int = 6  # items replayed per task, turns continued, messages graded
     include_simulated: bool = False  # rank `sim/` models of the runs as models under test
     seed: int = 0  # the tasks' seed and the resampling's
     resamples: int = 2000
@@ -132,7 +132,8 @@ async def simulate(
         concurrency=plan.concurrency,
         providers=dict(providers),
     ) as session:
-        replayed = await replay(session, replay_tasks(plan.seed), conversations)
+        tasks = replay_tasks(plan.seed)
+        replayed = await replay(session, tasks, conversations, plan.per_conversation)
         continued = await continue_conversations(session, conversations, plan.per_conversation)
         sought = await seek_conversations(session, conversations, plan.exchanges)
         graded = await grade_conversations(session, conversations, plan.per_conversation)
