@@ -19,7 +19,8 @@ from attunebench.simulators import classifier
 from attunebench.simulators.authenticity import realism_auroc
 from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.forms import GRADE_FORM, LABEL_FORM, MESSAGE_FORM
-from attunebench.simulators.records import Written
+from attunebench.simulators.realism import emotion_by_third
+from attunebench.simulators.records import Continued, Written
 from conftest import Validate
 
 
@@ -113,3 +114,32 @@ def test_the_realism_auroc_is_cross_fitted() -> None:
     scored = classifier.scores(classifier.fitted_on(texts, labels), texts)
     in_sample = stats.mannwhitneyu(scored[:n], scored[n:]).statistic / (n * n)
     assert in_sample > max(0.7, alike.ci_high)
+
+
+def test_a_third_with_no_answer_has_no_distance() -> None:
+    def continued(turn: int, third: int) -> Continued:
+        said = Written(
+            conversation_id=f"c{turn}",
+            turn_index=turn,
+            rollout=0,
+            text="hi",
+            real="hi",
+            prompt_id="p",
+        )
+        return Continued(
+            written=said,
+            third=third,
+            label="Sad",
+            real_label="Happy",
+            negative=True,
+            real_negative=False,
+        )
+
+    found, _ = emotion_by_third(
+        [continued(t, 0) for t in range(6)],
+        Resampler.over([f"c{t}" for t in range(6)], 200, seed=0),
+    )
+    first, second, _ = found.thirds
+    assert first.distance.value == pytest.approx(1.0)
+    assert second.distance.value is None and second.distance.reason == "no item"
+    assert found.value == pytest.approx(1.0)

@@ -86,7 +86,8 @@ class Resampler:
     def estimate(self, found: Resampled, reason: str | None = None) -> Estimate:
         """The figure with its expanded percentile interval (none below MIN_CLUSTERS)."""
         if np.isnan(found.point):
-            return Estimate(reason=reason or "no item to compute it on")
+            undefined = "undefined on these items (too few, or all alike)"
+            return Estimate(reason=reason or (undefined if found.clusters else "no item"))
         if found.clusters < MIN_CLUSTERS:
             why = f"only {found.clusters} conversation: no interval"
             return Estimate(value=found.point, reason=why)

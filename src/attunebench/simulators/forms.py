@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from attunebench import answerform
-from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.tasks.base import Gold
 
@@ -143,9 +142,3 @@ MESSAGE_FORM = answerform.registered(MessageAnswers())
 LABEL_FORM = answerform.registered(LabelAnswers())
 AFTER_FORM = answerform.registered(IntensityAnswers())
 GRADE_FORM = answerform.registered(GradeAnswers())
-
-
-class Said(Frozen):
-    """What a simulated user said at one point: its message, or the answer read from it."""
-
-    text: str

@@ -55,7 +55,10 @@ def _shares(
     resampler: Resampler, labels: Sequence[str], ids: Sequence[str], names: list[str]
 ) -> tuple[FloatArray, FloatArray]:
     """Each label's share among these answers: the point (labels,) and every resample's
-    (resamples, labels); NaN where a resample draws none of them."""
+    (resamples, labels); NaN where a resample draws none of them (or there are none)."""
+    if not labels:
+        resamples = resampler.bootstrap.resamples
+        return np.full(len(names), np.nan), np.full((resamples, len(names)), np.nan)
     onehot = np.array([[float(label == name) for name in names] for label in labels])
     onehot = onehot.reshape(len(labels), len(names))
 
