@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from people import seekers, written
 
+from attunebench.analysis import retest_study
 from attunebench.data.validate import load_validated
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import Sampling
@@ -103,3 +104,33 @@ def test_a_noisy_simulator_widens_the_noise_floor(tmp_path: Path) -> None:
         planted = 0.5 * np.sqrt(noise * (1 - noise) / n)
         assert floor.sd == pytest.approx(planted, rel=0.6)
         assert np.mean(floor.values) == pytest.approx(1 - noise / 2, abs=3 * planted)
+
+
+def test_the_share_of_the_peoples_own_ceiling(validated: Validate, tmp_path: Path) -> None:
+    """People who answer a question asked again differently with chance 0.2: the person
+    oracle (their first answers) passes their ceiling; a simulator at chance gets a share of 0."""
+    study = retest_study.Plan(conversations=60, turns=4, noise=0.2, seed=1)
+    given = {"state": "first-person", "preference": "first-person"}
+    people = [
+        c.model_copy(update={"source": c.source.model_copy(update={"provenance": given})})
+        for c in retest_study.people(study)
+    ]
+    data = written(tmp_path / "study.jsonl", people)
+    planted = {
+        "emotion": retest_study.macro_f1(retest_study.SHARES, 0.2),
+        "preference": retest_study.agreement(0.2),
+    }
+    replayed = validated(data, ORACLE, per_conversation=10, seeds=1).replay
+    for task, truth in planted.items():
+        figure = replayed[task]
+        assert figure.ceiling is not None and figure.chance is not None
+        assert figure.ceiling.ci_low <= truth <= figure.ceiling.ci_high
+        share = figure.share_of_ceiling
+        assert share is not None and share.value is not None and share.ci_low is not None
+        expected = (figure.value - figure.chance) / (figure.ceiling.value - figure.chance)
+        assert share.value == pytest.approx(expected)
+        assert share.ci_low > 1.0  # closer to the first answers than the people's own repeats
+    at_chance = validated(data, f"{ORACLE}?noise=1", per_conversation=10, seeds=1).replay
+    share = at_chance["preference"].share_of_ceiling
+    assert share is not None and share.ci_low is not None and share.ci_high is not None
+    assert share.ci_low <= 0.0 <= share.ci_high

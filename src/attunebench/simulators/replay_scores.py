@@ -7,8 +7,11 @@ person's own, beside the crowd's and, where retest probes measured it, the perso
   item's point of a conversation. It is scored with the same metric on the same items and
   resamples; `minus_crowd` is the simulator's headline minus the crowd's, with its interval,
   and marked as noise where it is within the simulator's run-to-run spread.
-- `share_of_ceiling` = (score - chance) / (ceiling - chance) needs the person's own retest
-  agreement; where the data has no retest probes it is null, with the reason.
+- `ceiling` is the person's own retest agreement: the task's headline applied to their repeat
+  answers as predictions of their first ones (`analysis.ceiling`, read from the conversations'
+  retest probes); `share_of_ceiling` = (score - chance) / (ceiling - chance), with the task's
+  chance (`Task.chance`), its interval from the same resamples of both (`analysis.ceiling.share`).
+  Where the data has no retest probes both are null, with the reason.
 """
 
 from __future__ import annotations
@@ -16,11 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from attunebench.analysis.bootstrap import expanded_confidence
+from attunebench.analysis.ceiling import Ceiling, repeat_views, share
 from attunebench.analysis.references import guessed_views
-from attunebench.simulators.estimates import Resampled, Resampler
+from attunebench.analysis.schema import SelfConsistency
+from attunebench.simulators.estimates import MIN_CLUSTERS, Resampled, Resampler
 from attunebench.simulators.noise import noise_floor
 from attunebench.simulators.replay import Replayed, rollout_of
-from attunebench.simulators.schema import Crowd, NoiseFloor, ReplayFigure
+from attunebench.simulators.schema import Crowd, Estimate, NoiseFloor, ReplayFigure
 from attunebench.tasks.base import Task, View
 from attunebench.tasks.metrics import Metric
 
@@ -66,6 +74,42 @@ def crowd_of(
     return Crowd(**shown.model_dump(), reference=task.crowd, fit=IN_SAMPLE), found
 
 
+def ceiling_of(
+    replayed: Replayed, found: Resampled, resampler: Resampler
+) -> tuple[Estimate, Estimate, float | None] | None:
+    """The people's own ceiling on the task, the simulator's share of it and the task's chance;
+    None where no retest probe re-asks the task's items."""
+    task = replayed.task
+    conversations = list(
+        {item.conversation.id: item.conversation for item in replayed.items}.values()
+    )
+    repeats = repeat_views(task, conversations)
+    if not repeats:
+        return None
+    agreement = resampler.metric(headline_of(task), repeats)
+    ceiling = resampler.estimate(agreement)
+    chance = task.chance([item.gold for item in replayed.items])
+    if chance is None:
+        return ceiling, Estimate(reason="the task declares no chance level"), chance
+    if np.isnan(found.point):
+        return ceiling, Estimate(reason="the simulator's headline is undefined"), chance
+    entry = SelfConsistency(
+        metric=task.headline_metric,
+        value=ceiling.value,
+        ci_low=ceiling.ci_low,
+        ci_high=ceiling.ci_high,
+        chance=chance,
+        n=len(repeats),
+        n_conversations=agreement.clusters,
+    )
+    clusters = min(found.clusters, agreement.clusters)
+    enough = clusters >= MIN_CLUSTERS and ceiling.ci_low is not None
+    level = expanded_confidence(resampler.bootstrap.confidence, clusters) if enough else None
+    measured = Ceiling(entry, agreement.samples, agreement.clusters)
+    shown = share(found.point, found.samples, measured, chance, level)
+    return ceiling, Estimate(**shown.model_dump()), chance
+
+
 def replay_figure(replayed: Replayed, resampler: Resampler, noise: NoiseFloor) -> ReplayFigure:
     task = replayed.task
     metric = headline_of(task)
@@ -76,6 +120,7 @@ def replay_figure(replayed: Replayed, resampler: Resampler, noise: NoiseFloor) -
     minus = None
     if crowd is not None:
         minus = resampler.difference(found.minus(crowd[1]), noise.spread)
+    ceiling = ceiling_of(replayed, found, resampler)
     return ReplayFigure(
         **resampler.estimate(found).model_dump(),
         metric=metric.name,
@@ -87,8 +132,10 @@ def replay_figure(replayed: Replayed, resampler: Resampler, noise: NoiseFloor) -
         rollouts=len(replayed.rollouts()),
         crowd=crowd[0] if crowd is not None else None,
         minus_crowd=minus,
-        share_of_ceiling=None,
-        ceiling_reason=NO_PROBES,
+        ceiling=ceiling[0] if ceiling else None,
+        chance=ceiling[2] if ceiling else None,
+        share_of_ceiling=ceiling[1] if ceiling else None,
+        ceiling_reason=None if ceiling else NO_PROBES,
     )
 
 

@@ -54,6 +54,10 @@ class ReplayFigure(Estimate):
     rollouts: int
     crowd: Crowd | None = None
     minus_crowd: Difference | None = None
+    ceiling: Estimate | None = Field(
+        default=None, description="The people's own retest agreement on the headline."
+    )
+    chance: float | None = None
     share_of_ceiling: Estimate | None = None
     ceiling_reason: str | None = None
 
