@@ -14,6 +14,7 @@ from people import seekers, written
 
 from attunebench.analysis import retest_study
 from attunebench.data.validate import load_validated
+from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import Sampling
 from attunebench.simulators.replay import replay, replay_items, replay_tasks
@@ -134,3 +135,38 @@ def test_the_share_of_the_peoples_own_ceiling(validated: Validate, tmp_path: Pat
     share = at_chance["preference"].share_of_ceiling
     assert share is not None and share.ci_low is not None and share.ci_high is not None
     assert share.ci_low <= 0.0 <= share.ci_high
+
+
+def test_the_replay_asks_the_items_of_the_runs_it_ranks(
+    validated: Validate, tmp_path: Path
+) -> None:
+    """Runs made with other task options and seed than the defaults: the replay makes its
+    tasks as they did, so every item of theirs is ranked."""
+    data = written(tmp_path / "seekers.jsonl", seekers(8, seed=9))
+    task = next(t for t in replay_tasks() if "max_derived_pairs" in t.options)
+    options = {task.name: {"max_derived_pairs": 2}}
+    models = tuple(
+        ModelEntry(name=f"oracle-{n}", spec="sim/oracle", options={"seed": n}) for n in range(3)
+    )
+    config = RunConfig(
+        data=data,
+        out=tmp_path / "run",
+        models=models,
+        task_options=options,
+        seed=7,
+        cache_path=None,
+        progress=False,
+    )
+    asyncio.run(run(config))
+    ranked = validated(
+        data, ORACLE, runs=(tmp_path / "run",), include_simulated=True, per_conversation=50
+    ).ranking.by_task[task.name]
+    records = read_records(tmp_path / "run" / RECORDS_FILE)
+    asked = {
+        (r.conversation_id, r.turn_index, r.item_id, r.variant)
+        for r in records
+        if r.task == task.name and r.model == "oracle-0"
+    }
+    assert ranked.n_items == len(asked) > 0
+    made = replay_items(task, load_validated(data))  # with the defaults: other pairs
+    assert {(i.conversation.id, i.turn_index, i.item_id, i.variant) for i in made} != asked

@@ -16,7 +16,7 @@ item's rollouts back to back, so a server's prefix cache serves the shared begin
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -46,10 +46,17 @@ def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
     )
 
 
-def replay_tasks(seed: int = 0) -> list[Task[Any, Any]]:
-    """Every registered task a model answers with no judge, with its default options."""
+def replay_tasks(
+    seed: int = 0, made_with: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Task[Any, Any]]:
+    """Every registered task a model answers with no judge, with the options (and seed) a
+    task's runs were made with where `made_with` has them (so its items are theirs), else
+    its defaults."""
     registry = load_tasks()
-    made = [registry.get(name)(seed=seed) for name in registry.names()]
+    given = made_with or {}
+    made = [
+        registry.get(name)(**{"seed": seed, **given.get(name, {})}) for name in registry.names()
+    ]
     return [task for task in made if not task.needs_judge and task.evaluates == "models"]
 
 

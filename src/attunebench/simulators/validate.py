@@ -43,6 +43,8 @@ from attunebench.simulators.schema import (
 )
 from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
 from attunebench.simulators.session import SAMPLED, Sampling, open_session
+from attunebench.tasks import load_tasks
+from attunebench.tasks.base import Task
 
 REPLAY_FILE = "replay.jsonl"
 REALISM_FILE = "realism.jsonl"
@@ -120,8 +122,20 @@ def load_data(
     return conversations, files
 
 
+def tasks_for(seed: int, runs: Runs | None) -> list[Task[Any, Any]]:
+    """The replayed tasks, made as the runs to rank made them (their items are then the
+    runs'), else with their defaults."""
+    if runs is None:
+        return replay_tasks(seed)
+    names = load_tasks().names()
+    return replay_tasks(seed, {name: found for name in names if (found := runs.made_with(name))})
+
+
 async def simulate(
-    plan: Plan, conversations: Sequence[Conversation], providers: Mapping[str, Provider]
+    plan: Plan,
+    conversations: Sequence[Conversation],
+    runs: Runs | None,
+    providers: Mapping[str, Provider],
 ) -> Simulated:
     """The simulator asked everything: the replay, then the realism simulations."""
     async with open_session(
@@ -132,7 +146,7 @@ async def simulate(
         concurrency=plan.concurrency,
         providers=dict(providers),
     ) as session:
-        tasks = replay_tasks(plan.seed)
+        tasks = tasks_for(plan.seed, runs)
         replayed = await replay(session, tasks, conversations, plan.per_conversation)
         continued = await continue_conversations(session, conversations, plan.per_conversation)
         sought = await seek_conversations(session, conversations, plan.exchanges)
@@ -211,7 +225,7 @@ async def validate(plan: Plan, providers: Mapping[str, Provider] | None = None) 
     conversations, files = load_data(plan.data, plan.limit)
     if not conversations:
         raise SimulatorError("the data holds no conversation")
-    simulated = await simulate(plan, conversations, providers or {})
+    simulated = await simulate(plan, conversations, runs, providers or {})
     plan.out.mkdir(parents=True, exist_ok=True)
     records = [record for found in simulated.replayed for record in found.records]
     write_lines(plan.out / REPLAY_FILE, records)
