@@ -7,16 +7,20 @@ Topical-Chat's test_freq chats (agent_1's side: each message's self-label, the p
 messages rated), as the importers read them, written to OUT/slice.jsonl. Each simulator (a
 models-file name or a spec) is validated on it (`simulators validate`), its figures written to
 OUT/<simulator>/simulators.json; the models of `--runs` are ranked, less any run of the
-simulator itself. Each validation is timed, with the machine's 1-minute load before and after
-it (others' work on a shared machine moves the time).
+simulator itself. `--rank-models a,b` first runs those models (choice mode, every task with no
+judge) on the slice's conversations of `--rank-corpora` into OUT/runs/<model>, to rank. Each
+validation and run is timed, with the machine's 1-minute load before and after it (others'
+work on a shared machine moves the time).
 
-The last line is JSON: `slice` (conversations per corpus), and per simulator `wall_s`, `load`,
+The last line is JSON: `slice` (conversations per corpus), `runs` (per ranked model, its
+`wall_s` and `load`), and per simulator `wall_s`, `load`,
 `replay` (task -> value, interval, crowd, minus_crowd), `realism`, `ranking`, `noise_floor`
 and `leaks`. `--quick` validates `sim/person-oracle` on 2 conversations of each corpus.
 
     .venv/bin/python benchmarks/simulators.py [--quick] [--simulators a,b]
         [--models-file examples/models.toml] [--conversations 6] [--turns 3] [--exchanges 2]
-        [--seeds 2] [--runs DIR ...] [--out DIR]
+        [--seeds 2] [--runs DIR ...] [--rank-models a,b] [--rank-corpora esconv,convai1]
+        [--out DIR]
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -37,7 +41,7 @@ from attunebench.data.importers import ConvAI1Importer, ESConvImporter, TopicalC
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.locations import corpus_dir
 from attunebench.data.schema import Conversation
-from attunebench.engine import default_cache_path, read_run_info
+from attunebench.engine import RunConfig, default_cache_path, read_run_info, run
 from attunebench.models.modelsfile import ModelEntry, load_models_file, resolve_model
 from attunebench.simulators import Plan, Sampling, SimulatorsReport, validate
 from attunebench.simulators.schema import Estimate
@@ -55,11 +59,14 @@ CORPORA = {
 }
 
 
-def sliced(count: int) -> tuple[list[Conversation], dict[str, int]]:
+def sliced(
+    count: int, corpora: Iterable[str] = CORPORA
+) -> tuple[list[Conversation], dict[str, int]]:
     """The first `count` conversations of each corpus (an error names a missing corpus)."""
     found: list[Conversation] = []
     counts = {}
-    for folder, (name, importer) in CORPORA.items():
+    for folder in corpora:
+        name, importer = CORPORA[folder]
         source = corpus_dir(folder)
         if not source.is_dir():
             raise SystemExit(f"{name}: no corpus at {source} (set ATTUNEBENCH_DATA_DIR)")
@@ -78,12 +85,11 @@ def ranked_runs(simulator: ModelEntry, runs: list[Path]) -> list[Path]:
     """The runs none of whose models is the simulator."""
     ours = {simulator.name, simulator.spec}
     kept = []
-    for run in runs:
-        info = read_run_info(run)
-        if info is not None and not ours & {m.name for m in info.models} | {
-            m.spec for m in info.models
-        }:
-            kept.append(run)
+    for rundir in runs:
+        info = read_run_info(rundir)
+        theirs = {m.name for m in info.models} | {m.spec for m in info.models} if info else set()
+        if info is not None and not ours & theirs:
+            kept.append(rundir)
     return kept
 
 
@@ -136,6 +142,25 @@ def figures(report: SimulatorsReport) -> dict[str, Any]:
     }
 
 
+async def rank_runs(
+    models: list[ModelEntry], data: Path, out: Path
+) -> tuple[list[Path], dict[str, Any]]:
+    """Each model's run on `data` (every task with no judge), timed."""
+    made, timing = [], {}
+    for model in models:
+        before, started = load(), time.perf_counter()
+        rundir = out / model.name.replace("/", "_")
+        config = RunConfig(data=data, out=rundir, models=(model,), progress=False)
+        await run(config)
+        wall = time.perf_counter() - started
+        timing[model.name] = {
+            "wall_s": round(wall, 1),
+            "load": [round(before, 2), round(load(), 2)],
+        }
+        made.append(rundir)
+    return made, timing
+
+
 async def one(plan: Plan) -> tuple[SimulatorsReport, dict[str, Any]]:
     before, started = load(), time.perf_counter()
     report = await validate(plan)
@@ -155,6 +180,8 @@ def main() -> None:
     parser.add_argument("--exchanges", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--runs", type=Path, nargs="*", default=[])
+    parser.add_argument("--rank-models", default="")
+    parser.add_argument("--rank-corpora", default="esconv,convai1")
     parser.add_argument("--out", type=Path, default=Path("simulators-out"))
     args = parser.parse_args()
     if args.quick:
@@ -163,6 +190,13 @@ def main() -> None:
     data = args.out / "slice.jsonl"
     write_conversations(data, conversations)
     known = load_models_file(args.models_file) if args.models_file.is_file() else {}
+    runs, run_timing = list(args.runs), {}
+    if args.rank_models:
+        ranked = [resolve_model(ref, known) for ref in args.rank_models.split(",")]
+        to_rank = args.out / "rank.jsonl"
+        write_conversations(to_rank, sliced(args.conversations, args.rank_corpora.split(","))[0])
+        made, run_timing = asyncio.run(rank_runs(ranked, to_rank, args.out / "runs"))
+        runs += made
     results = {}
     for ref in args.simulators.split(","):
         simulator = resolve_model(ref, known)
@@ -170,7 +204,7 @@ def main() -> None:
             simulator=simulator,
             data=(data,),
             out=args.out / ref.replace("/", "_"),
-            runs=tuple(ranked_runs(simulator, args.runs)),
+            runs=tuple(ranked_runs(simulator, runs)),
             sampling=Sampling(seeds=tuple(range(args.seeds))),
             exchanges=args.exchanges,
             per_conversation=args.turns,
@@ -181,7 +215,7 @@ def main() -> None:
         report, timing = asyncio.run(one(plan))
         show(report)
         results[ref] = {**timing, **figures(report)}
-    print(json.dumps({"slice": counts, "simulators": results}))
+    print(json.dumps({"slice": counts, "runs": run_timing, "simulators": results}))
 
 
 if __name__ == "__main__":

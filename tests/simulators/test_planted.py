@@ -38,6 +38,11 @@ def test_the_person_oracle_is_the_people(
     assert report.ranking.spearman.value == pytest.approx(1.0)
     assert all(t.spearman.value == pytest.approx(1.0) for t in report.ranking.by_task.values())
     assert report.ranking.flips == []
+    # The same runs with their simulated models not counted as models under test: none to rank.
+    unranked = validated(corpus, ORACLE, runs=(oracle_runs,), seeds=1).ranking
+    assert unranked.spearman.value is None and "no model under test" in str(
+        unranked.spearman.reason
+    )
     realism = report.realism
     assert realism.auroc.value == pytest.approx(0.5)  # its messages are the people's own
     assert realism.intensity_change.value == pytest.approx(0.0)

@@ -155,6 +155,9 @@ def ranking(
     models = sorted({r.model for r in runs.records if roster.is_subject(r.model)})
     kinds = {m: roster.kind(m) for m in models}
     shown = [str(run.path) for run in runs.runs]
+    if not models:
+        why = "no model under test in --runs (baselines, mock and sim/ models are not ranked)"
+        return Ranking(spearman=Estimate(reason=why), runs=shown)
     found = {r.task.name: task_ranking(r, runs, models, kinds, resampler) for r in replayed}
     by_task = {name: pair for name, pair in found.items() if pair is not None}
     if not by_task:
