@@ -1,16 +1,17 @@
 """Simulated users checked against the people of the first-person corpora: the real run of
 docs/simulators.md.
 
-The slice: the first N conversations of MultiESC's test split (seekers' feedback, intensities
-and survey), ConvAI1's human-bot test chats (volunteers' thumbs and ratings) and
-Topical-Chat's test_freq chats (agent_1's side: each message's self-label, the partner's
-messages rated), as the importers read them, written to OUT/slice.jsonl. Each simulator (a
-models-file name or a spec) is validated on it (`simulators validate`), its figures written to
-OUT/<simulator>/simulators.json; the models of `--runs` are ranked, less any run of the
-simulator itself. `--rank-models a,b` first runs those models (choice mode, every task with no
-judge) on the slice's conversations of `--rank-corpora` into OUT/runs/<model>, to rank. Each
-validation and run is timed, with the machine's 1-minute load before and after it (others'
-work on a shared machine moves the time).
+The slice: the first N conversations carrying each part's main first-person gold (as the open
+suite draws them) of MultiESC's test split (a seeker's feedback; with their intensities and
+survey), ConvAI1's human-bot test chats (a volunteer's thumb on a bot message; with their
+ratings) and Topical-Chat's test_freq chats (agent_1's side: a message's self-label; with
+the partner's messages rated), as the importers read them, written to OUT/slice.jsonl. Each
+simulator (a models-file name or a spec) is validated on it (`simulators validate`), its
+figures written to OUT/<simulator>/simulators.json; the models of `--runs` are ranked, less
+any run of the simulator itself. `--rank-models a,b` first runs those models (choice mode,
+every task with no judge) on the slice's conversations of `--rank-corpora` into
+OUT/runs/<model>, to rank. Each validation and run is timed, with the machine's 1-minute load
+before and after it (others' work on a shared machine moves the time).
 
 The last line is JSON: `slice` (conversations per corpus), `runs` (per ranked model, its
 `wall_s` and `load`), and per simulator `wall_s`, `load`,
@@ -31,7 +32,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -46,15 +47,36 @@ from attunebench.models.modelsfile import ModelEntry, load_models_file, resolve_
 from attunebench.simulators import Plan, Sampling, SimulatorsReport, validate
 from attunebench.simulators.schema import Estimate
 
-CORPORA = {
-    "esconv": ("MultiESC test", lambda: ESConvImporter(variant="multiesc", split="test")),
+
+def fed_back(conversation: Conversation) -> bool:
+    return any(turn.feedback is not None for turn in conversation.turns)
+
+
+def thumbed(conversation: Conversation) -> bool:
+    replies = (turn.continued_response() for turn in conversation.turns)
+    return any(reply is not None and reply.rating is not None for reply in replies)
+
+
+def labelled(conversation: Conversation) -> bool:
+    return any(turn.state is not None and turn.state.emotions for turn in conversation.turns)
+
+
+# Each corpus: its name, its importer, and whether a conversation carries its main gold.
+CORPORA: dict[str, tuple[str, Callable[[], Any], Callable[[Conversation], bool]]] = {
+    "esconv": (
+        "MultiESC test",
+        lambda: ESConvImporter(variant="multiesc", split="test"),
+        fed_back,
+    ),
     "convai1": (
         "ConvAI1 human-bot test",
         lambda: ConvAI1Importer(variant="human-bot", split="test"),
+        thumbed,
     ),
     "topical_chat": (
         "Topical-Chat test_freq, agent_1",
         lambda: TopicalChatImporter(split="test_freq", perspective="agent_1"),
+        labelled,
     ),
 }
 
@@ -62,15 +84,17 @@ CORPORA = {
 def sliced(
     count: int, corpora: Iterable[str] = CORPORA
 ) -> tuple[list[Conversation], dict[str, int]]:
-    """The first `count` conversations of each corpus (an error names a missing corpus)."""
+    """The first `count` conversations of each corpus that carry its main gold (an error
+    names a missing corpus)."""
     found: list[Conversation] = []
     counts = {}
     for folder in corpora:
-        name, importer = CORPORA[folder]
+        name, importer, carries = CORPORA[folder]
         source = corpus_dir(folder)
         if not source.is_dir():
             raise SystemExit(f"{name}: no corpus at {source} (set ATTUNEBENCH_DATA_DIR)")
-        taken: Iterator[Conversation] = islice(importer().read(source, Counter()), count)
+        read = importer().read(source, Counter())
+        taken: Iterator[Conversation] = islice(filter(carries, read), count)
         part = list(taken)
         counts[name] = len(part)
         found += part
