@@ -21,7 +21,7 @@ and `leaks`. `--quick` validates `sim/person-oracle` on 2 conversations of each 
     .venv/bin/python benchmarks/simulators.py [--quick] [--simulators a,b]
         [--models-file examples/models.toml] [--conversations 6] [--turns 3] [--exchanges 2]
         [--seeds 2] [--runs DIR ...] [--rank-models a,b] [--rank-corpora esconv,convai1]
-        [--out DIR]
+        [--include-baselines] [--out DIR]
 """
 
 from __future__ import annotations
@@ -206,6 +206,7 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, nargs="*", default=[])
     parser.add_argument("--rank-models", default="")
     parser.add_argument("--rank-corpora", default="esconv,convai1")
+    parser.add_argument("--include-baselines", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("simulators-out"))
     args = parser.parse_args()
     if args.quick:
@@ -229,6 +230,7 @@ def main() -> None:
             data=(data,),
             out=args.out / ref.replace("/", "_"),
             runs=tuple(ranked_runs(simulator, runs)),
+            include=frozenset({"baseline"}) if args.include_baselines else frozenset(),
             sampling=Sampling(seeds=tuple(range(args.seeds))),
             exchanges=args.exchanges,
             per_conversation=args.turns,

@@ -29,7 +29,7 @@ ORACLE = "sim/person-oracle"
 def test_the_person_oracle_is_the_people(
     validated: Validate, corpus: Path, oracle_runs: Path
 ) -> None:
-    report = validated(corpus, ORACLE, runs=(oracle_runs,), include_simulated=True)
+    report = validated(corpus, ORACLE, runs=(oracle_runs,), include=frozenset({"simulated"}))
     assert report.replay, "every task with first-person gold is replayed"
     for task, figure in report.replay.items():
         assert figure.value == pytest.approx(1.0), task
@@ -164,7 +164,11 @@ def test_the_replay_asks_the_items_of_the_runs_it_ranks(
     )
     asyncio.run(run(config))
     ranked = validated(
-        data, ORACLE, runs=(tmp_path / "run",), include_simulated=True, per_conversation=50
+        data,
+        ORACLE,
+        runs=(tmp_path / "run",),
+        include=frozenset({"simulated"}),
+        per_conversation=50,
     ).ranking.by_task[task.name]
     records = read_records(tmp_path / "run" / RECORDS_FILE)
     asked = {
@@ -175,3 +179,17 @@ def test_the_replay_asks_the_items_of_the_runs_it_ranks(
     assert ranked.n_items == len(asked) > 0
     made = replay_items(task, load_validated(data))  # with the defaults: other pairs
     assert {(i.conversation.id, i.turn_index, i.item_id, i.variant) for i in made} != asked
+
+
+def test_baselines_are_ranked_only_when_asked_for(validated: Validate, tmp_path: Path) -> None:
+    data = written(tmp_path / "seekers.jsonl", seekers(6, seed=10))
+    models = tuple(ModelEntry.from_spec(f"baseline/random?seed={n}") for n in range(3))
+    config = RunConfig(
+        data=data, out=tmp_path / "run", models=models, cache_path=None, progress=False
+    )
+    asyncio.run(run(config))
+    runs = (tmp_path / "run",)
+    assert validated(data, ORACLE, runs=runs, seeds=1).ranking.spearman.value is None
+    ranked = validated(data, ORACLE, runs=runs, seeds=1, include=frozenset({"baseline"})).ranking
+    assert ranked.spearman.value == pytest.approx(1.0)  # the person oracle is the people
+    assert {place.kind for t in ranked.by_task.values() for place in t.models} == {"baseline"}

@@ -59,7 +59,10 @@ def validate_command(
         ),
     ] = 6,
     include_simulated: Annotated[
-        bool, typer.Option(help="Rank the runs' sim/ models as models under test.")
+        bool, typer.Option(help="Rank the runs' sim/ models beside the models under test.")
+    ] = False,
+    include_baselines: Annotated[
+        bool, typer.Option(help="Rank the runs' baselines beside the models under test.")
     ] = False,
     seed: Annotated[int, typer.Option(help="Seed of the tasks and of every resampling.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = RESAMPLES,
@@ -88,7 +91,11 @@ def validate_command(
         sampling=Sampling(temperature=temperature, top_p=top_p, seeds=tuple(range(seeds))),
         exchanges=exchanges,
         per_conversation=turns,
-        include_simulated=include_simulated,
+        include=frozenset(
+            kind
+            for kind, asked in (("simulated", include_simulated), ("baseline", include_baselines))
+            if asked
+        ),
         seed=seed,
         resamples=resamples,
         cache_path=None if no_cache else cache or default_cache_path(),

@@ -1,6 +1,6 @@
 """Ranking fidelity: would simulated people rank the models as the real people do?
 
-The models of `--runs` (the models under test; `sim/` ones too with `include_simulated`) are
+The models of `--runs` (the models under test; with `include`, baselines or `sim/` ones too) are
 scored twice on the items the simulator replayed: against the people's own answers, as the
 runs recorded them, and against the simulated person's, each rollout's replayed answer read
 as the gold (`Task.answered_gold`) and each model's prediction scored again by the task
@@ -146,17 +146,18 @@ def ranking(
     replayed: Sequence[Replayed],
     runs: Runs | None,
     resampler: Resampler,
-    include_simulated: bool = False,
+    include: frozenset[str] = frozenset(),
 ) -> Ranking:
     """Both rankings of the runs' models on every replayed task (see the module docstring)."""
     if runs is None:
         return Ranking(spearman=Estimate(reason="no --runs given: no models to rank"))
-    roster = Roster.of(runs, include_simulated)
-    models = sorted({r.model for r in runs.records if roster.is_subject(r.model)})
+    roster = Roster.of(runs)
+    ranked = {"model", *include}  # the models under test, and the kinds asked for
+    models = sorted({r.model for r in runs.records if roster.kind(r.model) in ranked})
     kinds = {m: roster.kind(m) for m in models}
     shown = [str(run.path) for run in runs.runs]
     if not models:
-        why = "no model under test in --runs (baselines, mock and sim/ models are not ranked)"
+        why = "no model under test in --runs (baselines and sim/ models only when asked for)"
         return Ranking(spearman=Estimate(reason=why), runs=shown)
     found = {r.task.name: task_ranking(r, runs, models, kinds, resampler) for r in replayed}
     by_task = {name: pair for name, pair in found.items() if pair is not None}

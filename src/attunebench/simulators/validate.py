@@ -65,7 +65,8 @@ class Plan:
     sampling: Sampling = field(default_factory=Sampling)
     exchanges: int = 3  # messages the simulated seeker writes
     per_conversation: int = 6  # items replayed per task, turns continued, messages graded
-    include_simulated: bool = False  # rank `sim/` models of the runs as models under test
+    # The kinds of the runs' models ranked beside the models under test ("baseline", "simulated").
+    include: frozenset[str] = frozenset()
     seed: int = 0  # the tasks' seed and the resampling's
     resamples: int = 2000
     cache_path: Path | None = None
@@ -208,7 +209,7 @@ def figures(
             intensity_change=change,
             negative_feedback_share=feedback,
         ),
-        ranking=ranking(simulated.replayed, runs, resampler, plan.include_simulated),
+        ranking=ranking(simulated.replayed, runs, resampler, plan.include),
         noise_floor=noise,
         leaks=leaks(messages, conversations, TEMPLATES),
         resampling=Resampling(
