@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,8 @@ from attunebench.tasks import load_tasks
 
 sys.path.insert(0, str(Path(__file__).parent))
 from people import seekers, thumbs, writers, written
+from validating import Validate
 
-Validate = Callable[..., SimulatorsReport]
 RESAMPLES = 400  # enough for an interval's side; the statistics' own tests check coverage
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from markupsafe import escape
+from validating import Validate
 
 from attunebench.cli import report as report_command
 from attunebench.report.simulators import verdicts
 from attunebench.simulators import SIMULATORS_FILE
 from attunebench.simulators.estimates import Resampled, Resampler
 from attunebench.simulators.schema import Difference
-from conftest import Validate
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_harness import attunebench, one_clear_line

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from people import seekers, written
+from validating import Validate
 
 from attunebench.analysis import retest_study
 from attunebench.data.validate import load_validated
@@ -21,7 +22,6 @@ from attunebench.simulators.replay import replay, replay_items, replay_tasks
 from attunebench.simulators.replay_scores import rollout_noise
 from attunebench.simulators.schema import NoiseFloor
 from attunebench.simulators.session import open_session
-from conftest import Validate
 
 ORACLE = "sim/person-oracle"
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from people import OTHER, PERSON, thumbs, writers, written
 from scipy import stats
+from validating import Validate
 
 from attunebench.data.validate import load_validated
 from attunebench.models.base import Message
@@ -21,7 +22,6 @@ from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.forms import GRADE_FORM, LABEL_FORM, MESSAGE_FORM
 from attunebench.simulators.realism import emotion_by_third
 from attunebench.simulators.records import Continued, Written
-from conftest import Validate
 
 
 def scripted(name: str, message: str | None = None, **answers: str) -> tuple[ModelEntry, dict]:
