@@ -178,7 +178,11 @@ def _mean_rho(found: Sequence[Resampled], resampler: Resampler) -> Estimate:
     if not defined:
         return Estimate(reason=f"no task has {MIN_MODELS} models to rank")
     point = float(np.mean([f.point for f in defined]))
-    drawn = np.nanmean(np.column_stack([f.samples for f in defined]), axis=1)
+    stacked = np.column_stack([f.samples for f in defined])
+    # A resample where no task's rho is defined (every model tied) has no mean: NaN, with no
+    # warning (nanmean warns on an all-NaN row).
+    counted = np.sum(~np.isnan(stacked), axis=1)
+    drawn = np.where(counted > 0, np.nansum(stacked, axis=1) / np.maximum(counted, 1), np.nan)
     clusters = min(f.clusters for f in defined)
     low, high = percentile_interval(drawn[:, None], resampler.bootstrap.confidence, clusters)
     low_end, high_end = containing(point, float(low[0]), float(high[0]))
