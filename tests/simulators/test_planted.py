@@ -193,3 +193,30 @@ def test_baselines_are_ranked_only_when_asked_for(validated: Validate, tmp_path:
     ranked = validated(data, ORACLE, runs=runs, seeds=1, include=frozenset({"baseline"})).ranking
     assert ranked.spearman.value == pytest.approx(1.0)  # the person oracle is the people
     assert {place.kind for t in ranked.by_task.values() for place in t.models} == {"baseline"}
+
+
+def test_a_model_of_one_task_leaves_the_other_tasks_ranked(
+    validated: Validate, corpus: Path, oracle_runs: Path, tmp_path: Path
+) -> None:
+    """A lexicon answers some tasks only (emotion, preference): ranked on those beside the
+    oracles, left out of the others, which keep their three oracles (once, a model missing
+    from a task left it no common item and no ranking)."""
+    lexicon = tmp_path / "lexicon"
+    config = RunConfig(
+        data=corpus,
+        out=lexicon,
+        models=(ModelEntry.from_spec("baseline/lexicon"),),
+        cache_path=None,
+        progress=False,
+    )
+    asyncio.run(run(config))
+    answers = {r.task for r in read_records(lexicon / RECORDS_FILE) if r.status != "failed"}
+    include = frozenset({"simulated", "baseline"})
+    alone = validated(corpus, ORACLE, runs=(oracle_runs,), include=include, seeds=1).ranking
+    ranked = validated(corpus, ORACLE, runs=(oracle_runs, lexicon), include=include, seeds=1)
+    by_task = ranked.ranking.by_task
+    assert set(by_task) == set(alone.by_task) and set(by_task) - answers
+    for task, found in by_task.items():
+        names = {place.model for place in found.models}
+        assert ("baseline/lexicon" in names) == (task in answers), task
+        assert len(names) >= 3 and found.spearman.value is not None, task

@@ -75,8 +75,10 @@ def rescored(task: Task[Any, Any], item: Item[Any], record: ItemRecord, gold: Go
 def _rank_rows(
     replayed: Replayed, records: Sequence[ItemRecord], models: Sequence[str]
 ) -> tuple[dict[str, list[ItemRecord]], dict[str, list[ItemRecord]], int, int]:
-    """Per model, its records on the common items with the people's gold and with the
-    simulator's; the common items, and those left out for want of a simulated answer."""
+    """Per model that answered the task, its records on the common items with the people's
+    gold and with the simulator's; the common items, and those left out for want of a
+    simulated answer. A model of the runs that does not answer this task (a lexicon answers
+    emotion only) is not ranked on it, rather than leaving it no common item."""
     items = {_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items}
     golds = simulated_golds(replayed)
     by_item: dict[ItemKey, dict[str, ItemRecord]] = {}
@@ -84,6 +86,10 @@ def _rank_rows(
         key = _key(record.conversation_id, record.turn_index, record.item_id, record.variant)
         if record.task == replayed.task.name and key in items and record.status != "failed":
             by_item.setdefault(key, {})[record.model] = record
+    answering = {m for found in by_item.values() for m in found}
+    models = [m for m in models if m in answering]
+    if not models:
+        return {}, {}, 0, 0
     answered = [k for k, found in by_item.items() if all(m in found for m in models)]
     common = [k for k in answered if k in golds]
     people = {m: [by_item[k][m] for k in common] for m in models}
@@ -105,6 +111,7 @@ def task_ranking(
     people, simulated, n_items, unanswered = _rank_rows(replayed, runs.records, models)
     if n_items == 0:
         return None
+    models = list(people)  # those that answer this task
     metric, task = headline_of(replayed.task), replayed.task
     by_people = [resampler.metric(metric, [task.view(r) for r in people[m]]) for m in models]
     by_sim = [resampler.metric(metric, [task.view(r) for r in simulated[m]]) for m in models]
