@@ -19,8 +19,8 @@ The last line is JSON: `slice` (conversations per corpus), `runs` (per ranked mo
 and `leaks`. `--quick` validates `sim/person-oracle` on 2 conversations of each corpus.
 
     .venv/bin/python benchmarks/simulators.py [--quick] [--simulators a,b]
-        [--models-file examples/models.toml] [--conversations 6] [--turns 3] [--exchanges 2]
-        [--seeds 2] [--runs DIR ...] [--rank-models a,b] [--rank-corpora esconv,convai1]
+        [--models-file examples/models.toml] [--conversations 2] [--turns 3] [--exchanges 2]
+        [--seeds 3] [--runs DIR ...] [--rank-models a,b] [--rank-corpora esconv,convai1]
         [--include-baselines] [--out DIR]
 """
 
@@ -199,10 +199,10 @@ def main() -> None:
         "--simulators", default="qwen2.5-coder-0.5b-instruct,qwen2.5-coder-1.5b-instruct"
     )
     parser.add_argument("--models-file", type=Path, default=Path("examples/models.toml"))
-    parser.add_argument("--conversations", type=int, default=6)
+    parser.add_argument("--conversations", type=int, default=2)
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--exchanges", type=int, default=2)
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--runs", type=Path, nargs="*", default=[])
     parser.add_argument("--rank-models", default="")
     parser.add_argument("--rank-corpora", default="esconv,convai1")
