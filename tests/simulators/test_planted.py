@@ -84,10 +84,15 @@ def test_a_position_biased_simulator_replays_preference_at_chance(
 
 async def _pair_floor(data: Path, noise: float, seeds: int) -> tuple[NoiseFloor, int]:
     """The noise floor of the pairs' headline over `seeds` rollouts of a noisy person, and the
-    number of pairs (only the task whose headline is the mean per-item score is replayed)."""
+    number of pairs (only the package's task whose headline is the mean per-item score is
+    replayed; the toy task the tests register has that headline too)."""
     conversations = load_validated(data)
     tasks = [
-        t for t in replay_tasks() if t.headline_metric == "score" and replay_items(t, conversations)
+        t
+        for t in replay_tasks()
+        if t.headline_metric == "score"
+        and type(t).__module__.startswith("attunebench.")
+        and replay_items(t, conversations)
     ]
     simulator = ModelEntry.from_spec(f"{ORACLE}?noise={noise}")
     sampling = Sampling(seeds=tuple(range(seeds)))

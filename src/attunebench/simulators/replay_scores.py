@@ -4,7 +4,8 @@ person's own, beside the crowd's and, where retest probes measured it, the perso
 - The headline is the task's declared headline metric over every rollout's records together
   (each rollout an item more of its conversation, so the interval resamples conversations).
 - The crowd reference is the task's declared one (`Task.crowd`): the answer most usual at the
-  item's point of a conversation. It is scored with the same metric on the same items and
+  item's point of a conversation, fitted out of sample as the report fits it (cross-fitted by
+  conversation: `tasks.fitting`). It is scored with the same metric on the same items and
   resamples; `minus_crowd` is the simulator's headline minus the crowd's, with its interval,
   and marked as noise where it is within the simulator's run-to-run spread.
 - `ceiling` is the person's own retest agreement: the task's headline applied to their repeat
@@ -30,10 +31,10 @@ from attunebench.simulators.noise import noise_floor
 from attunebench.simulators.replay import Replayed, rollout_of
 from attunebench.simulators.schema import Crowd, Estimate, NoiseFloor, ReplayFigure
 from attunebench.tasks.base import Task, View
+from attunebench.tasks.fitting import out_of_sample
 from attunebench.tasks.metrics import Metric
 
 NO_PROBES = "no retest probes in this data: the person's own ceiling is not measured"
-IN_SAMPLE = "in-sample"
 
 
 def headline_of(task: Task[Any, Any]) -> Metric:
@@ -67,11 +68,12 @@ def crowd_of(
     reference = task.references().get(task.crowd) if task.crowd else None
     if reference is None or task.crowd is None:
         return None
-    guesses = reference([(view.record.conversation_id, view.gold) for view in views])
-    guessed, _ = guessed_views(views, guesses)
+    golds = [view.gold for view in views]
+    fitted = out_of_sample(reference, golds, [view.record.conversation_id for view in views])
+    guessed, _ = guessed_views(views, fitted.guesses)
     found = resampler.metric(headline_of(task), guessed)
     shown = resampler.estimate(found)
-    return Crowd(**shown.model_dump(), reference=task.crowd, fit=IN_SAMPLE), found
+    return Crowd(**shown.model_dump(), reference=task.crowd, fit=fitted.fit), found
 
 
 def ceiling_of(

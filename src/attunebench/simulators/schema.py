@@ -37,7 +37,7 @@ class Crowd(Estimate):
     """The crowd reference: the answer most usual at an item's point of a conversation."""
 
     reference: str
-    fit: str = Field(description="How it was fitted: cross-fitted, train, none or in-sample.")
+    fit: str = Field(description="How it was fitted: cross-fitted, train or none.")
 
 
 class ReplayFigure(Estimate):
