@@ -94,10 +94,10 @@ class Metric:
 
     def evaluate_values(self, found: Found, weights: Weights) -> tuple[float, FloatArray]:
         """As `evaluate`, from values already read (by `values`, or from a `column`)."""
-        values, weights = self._by_row(found, weights)
+        values, rows = self._by_row(found, weights)
         if len(values) == 0:
             return float("nan"), np.full(weights.rows, np.nan)
-        point = self.statistic(values, weights.unit())[0]
+        point = self.statistic(values, rows.unit())[0]
         return float(point), self.weighted(found, weights)
 
     def weighted(self, found: Found, weights: Weights) -> FloatArray:
