@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from attunebench.analysis import Options, build_summary, load_runs
-from attunebench.analysis import synthetic as syn
+from attunebench.analysis import Options, build_summary, load_runs, synthetic
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import PersonGap, Summary
 from attunebench.cli import app
@@ -67,8 +66,8 @@ def realistic(conversation: Conversation) -> Conversation:
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One run of the three models on 40 synthetic conversations, 4 items per task each."""
     root = tmp_path_factory.mktemp("person-gap")
-    plan = syn.Plan(accuracy={}, conversations=40, items_per_conversation=4, seed=5)
-    conversations = [realistic(c) for c in syn.conversations(plan)]
+    plan = synthetic.Plan(accuracy={}, conversations=40, items_per_conversation=4, seed=5)
+    conversations = [realistic(c) for c in synthetic.conversations(plan)]
     write_conversations(root / "data.jsonl", conversations)
     out = root / "run"
     arguments = ["run", "--data", str(root / "data.jsonl"), "--person", "both", "--out", str(out)]

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import inspect, text
 from typer.testing import CliRunner
 
-from attunebench.cli import app as cli
+from attunebench.cli import app
 from attunebench.collect.db import alembic_config, check_schema, make_engine, migrate
 from attunebench.collect.models import Base
 from attunebench.data.validate import validate_file
@@ -51,7 +51,7 @@ def test_cli_init_invite_status_export(tmp_path: Path, database_url: str) -> Non
     runner = CliRunner()
     env = {"PW": "a long enough password"}
     result = runner.invoke(
-        cli,
+        app,
         [
             "collect",
             "init",
@@ -65,12 +65,12 @@ def test_cli_init_invite_status_export(tmp_path: Path, database_url: str) -> Non
         env=env,
     )
     assert result.exit_code == 0, result.output
-    result = runner.invoke(cli, ["collect", "invite", "--db", database_url, "-n", "2"])
+    result = runner.invoke(app, ["collect", "invite", "--db", database_url, "-n", "2"])
     assert result.exit_code == 0 and len(result.output.splitlines()) == 2
-    status = runner.invoke(cli, ["collect", "status", "--db", database_url])
+    status = runner.invoke(app, ["collect", "status", "--db", database_url])
     assert status.exit_code == 0 and "invited 2" in status.output
     out = tmp_path / "out.jsonl"
-    empty = runner.invoke(cli, ["collect", "export", "--db", database_url, "--out", str(out)])
+    empty = runner.invoke(app, ["collect", "export", "--db", database_url, "--out", str(out)])
     assert empty.exit_code == 0 and out.read_text() == ""
 
 
@@ -83,7 +83,7 @@ def test_cli_export_of_a_session_validates(
     walker.traits()
     walker.message("Just one turn so far.")
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(cli, ["collect", "export", "--db", database_url, "--out", str(out)])
+    result = CliRunner().invoke(app, ["collect", "export", "--db", database_url, "--out", str(out)])
     assert result.exit_code == 0, result.output
     report = validate_file(out)
     assert report.ok and (report.conversations, report.turns, report.responses) == (1, 1, 2)
@@ -131,18 +131,18 @@ def test_the_sqlite_file_is_private_and_never_made_by_mistake(tmp_path: Path) ->
     path = tmp_path / "study.db"
     url = f"sqlite:///{path}"
     typo = tmp_path / "stduy.db"
-    result = runner.invoke(cli, ["collect", "status", "--db", f"sqlite:///{typo}"])
+    result = runner.invoke(app, ["collect", "status", "--db", f"sqlite:///{typo}"])
     assert result.exit_code == 1 and f"no database at {typo}" in result.output
     assert not typo.exists()
-    result = runner.invoke(cli, ["collect", "init", "--study", str(EXAMPLE), "--db", url])
+    result = runner.invoke(app, ["collect", "init", "--study", str(EXAMPLE), "--db", url])
     assert result.exit_code == 0, result.output
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     for name in ("invite", "status"):
-        assert runner.invoke(cli, ["collect", name, "--db", url]).exit_code == 0
+        assert runner.invoke(app, ["collect", name, "--db", url]).exit_code == 0
     for sidecar in tmp_path.glob("study.db-*"):
         assert stat.S_IMODE(sidecar.stat().st_mode) == 0o600, sidecar
     out = tmp_path / "data.jsonl"
-    result = runner.invoke(cli, ["collect", "export", "--db", url, "--out", str(out)])
+    result = runner.invoke(app, ["collect", "export", "--db", url, "--out", str(out)])
     assert result.exit_code == 0 and stat.S_IMODE(out.stat().st_mode) == 0o644
 
 
@@ -156,7 +156,7 @@ def test_the_sqlite_file_is_private_and_never_made_by_mistake(tmp_path: Path) ->
 )
 def test_a_bad_db_is_one_line(url: str, expected: str) -> None:
     for command_ in (["status"], ["invite"], ["export", "--out", os.devnull]):
-        result = CliRunner().invoke(cli, ["collect", *command_, "--db", url])
+        result = CliRunner().invoke(app, ["collect", *command_, "--db", url])
         assert result.exit_code == 1 and expected in result.output, result.output
         assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
         assert "secret" not in result.output
@@ -188,7 +188,7 @@ def _study_with(tmp_path: Path, options: str) -> Path:
 def test_init_checks_the_pool(tmp_path: Path, options: str, expected: str) -> None:
     study = _study_with(tmp_path, options)
     url = f"sqlite:///{tmp_path / 'x.db'}"
-    result = CliRunner().invoke(cli, ["collect", "init", "--study", str(study), "--db", url])
+    result = CliRunner().invoke(app, ["collect", "init", "--study", str(study), "--db", url])
     assert result.exit_code == 1 and expected in result.output, result.output
     assert f"{study}: models.2 (openai/served-model): " in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "x.db").exists()
@@ -197,14 +197,14 @@ def test_init_checks_the_pool(tmp_path: Path, options: str, expected: str) -> No
 def test_cli_errors_are_clear(tmp_path: Path) -> None:
     runner = CliRunner()
     url = f"sqlite:///{tmp_path / 'none.db'}"
-    result = runner.invoke(cli, ["collect", "status", "--db", url])
+    result = runner.invoke(app, ["collect", "status", "--db", url])
     assert result.exit_code == 1 and "collect init" in result.output
     bad = tmp_path / "bad.toml"
     bad.write_text(EXAMPLE.read_text().replace("min = 2 ", "min = 9 "), encoding="utf-8")
-    result = runner.invoke(cli, ["collect", "init", "--study", str(bad), "--db", url])
+    result = runner.invoke(app, ["collect", "init", "--study", str(bad), "--db", url])
     assert result.exit_code == 1 and "turns.min (9) is above turns.max" in result.output
     result = runner.invoke(
-        cli,
+        app,
         [
             "collect",
             "init",

@@ -11,7 +11,7 @@ from collect_harness import POOL, Walker, admin_login, hidden, invite, study_dat
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from attunebench.cli import app as cli
+from attunebench import cli
 from attunebench.collect.db import Database, make_engine
 from attunebench.collect.progress import progress
 from attunebench.collect.study import parse_study
@@ -154,7 +154,7 @@ def test_failing_generation_is_counted_per_model(
     failed = {spec: m.failures for spec, m in now.per_model.items() if m.failures}
     assert len(failed) == 2 and set(failed) <= set(POOL) and all(n == 2 for n in failed.values())
     assert now.waiting_turns == 1 and now.generation_failures == 4
-    status = CliRunner().invoke(cli, ["collect", "status", "--db", database_url]).output
+    status = CliRunner().invoke(cli.app, ["collect", "status", "--db", database_url]).output
     assert "1 waiting for replies" in status and "4 generation failures" in status
     assert "HTTP 503 from the model server" in status
 

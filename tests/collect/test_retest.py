@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from attunebench.cli import app as cli
+from attunebench.cli import app
 from attunebench.collect.crud import JOIN_SLUG, all_participants, get_meta
 from attunebench.collect.db import Database, make_engine
 from attunebench.collect.export import conversation
@@ -170,14 +170,14 @@ def test_probes_are_counted_exported_and_deleted(
     client = make_client(study)
     (token,) = invite(database_url)
     _, kinds = _walk(client, token)
-    said = CliRunner().invoke(cli, ["collect", "status", "--db", database_url])
+    said = CliRunner().invoke(app, ["collect", "status", "--db", database_url])
     state, pick = list(kinds.values()).count("state"), list(kinds.values()).count("pick")
     assert f"retest probes 3 ({state} emotion, {pick} pick)" in said.output, said.output
     dashboard = admin_login(client).text
     assert f"<td>3 ({state}, {pick})</td>" in dashboard
     out = tmp_path / "out.jsonl"
     exported = CliRunner().invoke(
-        cli, ["collect", "export", "--db", database_url, "--out", str(out)]
+        app, ["collect", "export", "--db", database_url, "--out", str(out)]
     )
     assert exported.exit_code == 0, exported.output
     (line,) = out.read_text().splitlines()

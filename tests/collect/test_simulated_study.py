@@ -14,7 +14,7 @@ import pytest
 from collect_harness import Serve, study_data
 from typer.testing import CliRunner
 
-from attunebench.cli import app as cli
+from attunebench.cli import app
 from attunebench.collect.study import parse_study
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -29,7 +29,7 @@ TASKS = ("emotion", "behavior", "preference", "response", "judge_audit")
 
 
 def _invoke(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args))
+    result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, f"{args[:2]}: {result.output}"
     return result.output
 

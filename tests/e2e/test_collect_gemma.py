@@ -15,7 +15,7 @@ import pytest
 import uvicorn
 from typer.testing import CliRunner
 
-from attunebench.cli import app as cli
+from attunebench.cli import app
 from attunebench.collect.app import create_app
 from attunebench.collect.settings import Settings
 from attunebench.collect.simulate import simulate
@@ -66,7 +66,7 @@ def test_a_simulated_participant_talks_to_gemma(gemma_server: LlamaServer, tmp_p
     runner = CliRunner()
     base = f"http://127.0.0.1:{port}"
     done = runner.invoke(
-        cli, ["collect", "init", "--study", str(study), "--db", db, "--base-url", base]
+        app, ["collect", "init", "--study", str(study), "--db", db, "--base-url", base]
     )
     assert done.exit_code == 0, done.output  # init reached the server
     join = done.output.split("open link: ")[1].split()[0]
@@ -94,7 +94,7 @@ def test_a_simulated_participant_talks_to_gemma(gemma_server: LlamaServer, tmp_p
     assert (outcome.enrolled, outcome.finished, outcome.turns) == (1, 1, 2), outcome.problems
 
     out = tmp_path / "export.jsonl"
-    exported = runner.invoke(cli, ["collect", "export", "--db", db, "--out", str(out)])
+    exported = runner.invoke(app, ["collect", "export", "--db", db, "--out", str(out)])
     assert exported.exit_code == 0, exported.output
     (record,) = read_conversations(out)
     assert record.source.kind == "simulated" and len(record.turns) == 2

@@ -11,8 +11,7 @@ import pytest
 from attunebench.analysis import shuffled_gold
 from attunebench.records import ItemRecord
 from attunebench.stats import Weights
-from attunebench.tasks import adjusted as a
-from attunebench.tasks import pair_cues as c
+from attunebench.tasks import adjusted, pair_cues
 from attunebench.tasks.base import View
 from attunebench.tasks.fitting import out_of_sample
 from attunebench.tasks.metrics import Statistic
@@ -41,7 +40,7 @@ def planted(
 def statistic(
     fn: Statistic, cell: np.ndarray, conversation: np.ndarray, guess: np.ndarray, gold: np.ndarray
 ) -> float:
-    rows = a.adjusted_rows(
+    rows = adjusted.adjusted_rows(
         cell.tolist(), [str(k) for k in conversation], list(guess), list(gold), [4.0] * len(gold)
     )
     return float(fn(rows, Weights.ones(len(gold)))[0])
@@ -50,7 +49,7 @@ def statistic(
 @pytest.mark.parametrize("rho", [0.0, 0.3, 0.7])
 def test_the_adjusted_correlation_recovers_a_planted_one(rho: float) -> None:
     cell, conversation, guess, gold = planted(rho)
-    found = statistic(a.adjusted_r_statistic, cell, conversation, guess, gold)
+    found = statistic(adjusted.adjusted_r_statistic, cell, conversation, guess, gold)
     assert found == pytest.approx(rho, abs=0.02)
 
 
@@ -61,10 +60,14 @@ def test_a_position_only_or_constant_guess_scores_zero_where_a_plain_correlation
     by_position = np.array([gold[cell == k].mean() for k in range(CELLS)])[cell]
     assert np.corrcoef(by_position, gold)[0, 1] > 0.6  # the trap: position alone looks good
     for guess in (by_position, np.full(len(gold), 3.0), 7.0 - 2 * by_position):
-        for fn in (a.adjusted_r_statistic, a.between_r_statistic, a.within_r_statistic):
+        for fn in (
+            adjusted.adjusted_r_statistic,
+            adjusted.between_r_statistic,
+            adjusted.within_r_statistic,
+        ):
             assert statistic(fn, cell, conversation, guess, gold) == pytest.approx(0, abs=1e-9)
     # skill against the position reference: 0 for it, below 0 for a constant, 1 when exact
-    skill = a.position_skill_statistic
+    skill = adjusted.position_skill_statistic
     assert statistic(skill, cell, conversation, by_position, gold) == pytest.approx(0, abs=1e-9)
     assert statistic(skill, cell, conversation, np.full(len(gold), 3.0), gold) < -0.5
     assert statistic(skill, cell, conversation, gold, gold) == pytest.approx(1.0)
@@ -80,19 +83,21 @@ def test_between_and_within_person_parts_recover_where_the_signal_lies() -> None
     knows_person = person + 0.01 * rng.standard_normal(people * per)
     knows_moment = moment
     args = (cell, conversation)
-    assert statistic(a.between_r_statistic, *args, knows_person, gold) > 0.95
-    assert statistic(a.within_r_statistic, *args, knows_person, gold) == pytest.approx(0, abs=0.05)
-    assert statistic(a.within_r_statistic, *args, knows_moment, gold) > 0.95
-    assert statistic(a.between_r_statistic, *args, knows_moment, gold) < 0.3
+    assert statistic(adjusted.between_r_statistic, *args, knows_person, gold) > 0.95
+    assert statistic(adjusted.within_r_statistic, *args, knows_person, gold) == pytest.approx(
+        0, abs=0.05
+    )
+    assert statistic(adjusted.within_r_statistic, *args, knows_moment, gold) > 0.95
+    assert statistic(adjusted.between_r_statistic, *args, knows_moment, gold) < 0.3
 
 
 def test_an_unanswered_item_counts_as_no_information_never_left_out() -> None:
     cell, conversation, _, gold = planted(0.0)
     half = [g if i % 2 else None for i, g in enumerate(gold.tolist())]
-    rows = a.adjusted_rows(
+    rows = adjusted.adjusted_rows(
         cell.tolist(), [str(k) for k in conversation], half, list(gold), [4.0] * len(gold)
     )
-    found = float(a.adjusted_r_statistic(rows, Weights.ones(len(gold)))[0])
+    found = float(adjusted.adjusted_r_statistic(rows, Weights.ones(len(gold)))[0])
     # exact on half the items, nothing on the other half: sqrt(1/2), not 1
     assert found == pytest.approx(np.sqrt(0.5), abs=0.02)
 
@@ -101,7 +106,7 @@ def test_the_mean_rho_over_fields_scores_a_constant_zero() -> None:
     rng = np.random.default_rng(1)
     gold = rng.integers(1, 6, (500, 2)).astype(float)
     exact = np.stack([gold[:, 0], gold[:, 0], np.full(500, 3.0), gold[:, 1]], axis=1)
-    found = float(a.mean_rho_statistic(exact, Weights.ones(500))[0])
+    found = float(adjusted.mean_rho_statistic(exact, Weights.ones(500))[0])
     assert found == pytest.approx(0.5)  # field one exact (1), field two constant (0)
 
 
@@ -178,7 +183,7 @@ def golds(n: int, leak: float, seed: int) -> list[tuple[str, PairGold]]:
 
 
 def accuracy(
-    cue: c.Cue, train: list[tuple[str, PairGold]], items: list[tuple[str, PairGold]]
+    cue: pair_cues.Cue, train: list[tuple[str, PairGold]], items: list[tuple[str, PairGold]]
 ) -> float:
     """The cue's accuracy on `items`, fitted on `train`."""
     golds = [g for _, g in items]
@@ -190,12 +195,12 @@ def accuracy(
 
 def test_the_position_classifier_finds_a_planted_leak_and_only_then() -> None:
     leaking, fair = golds(3000, 0.3, seed=0), golds(3000, 0.0, seed=1)
-    assert accuracy(c.position_classifier, golds(3000, 0.3, seed=2), leaking) > 0.75
-    assert accuracy(c.position_classifier, golds(3000, 0.0, seed=3), fair) == pytest.approx(
+    assert accuracy(pair_cues.position_classifier, golds(3000, 0.3, seed=2), leaking) > 0.75
+    assert accuracy(pair_cues.position_classifier, golds(3000, 0.0, seed=3), fair) == pytest.approx(
         0.5, abs=0.03
     )
     # the later-reply rule cannot see this leak: it is balanced over early turns
-    assert accuracy(c.later, [], leaking) == pytest.approx(0.5, abs=0.03)
+    assert accuracy(pair_cues.later, [], leaking) == pytest.approx(0.5, abs=0.03)
 
 
 def test_a_guess_that_knows_only_the_rating_scale_scores_zero() -> None:

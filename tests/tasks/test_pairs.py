@@ -10,8 +10,8 @@ from collections import Counter
 from task_harness import conversation, make_task, rated_turn
 
 from attunebench.data.schema import Conversation, Response, Turn
-from attunebench.tasks import pairs as p
 from attunebench.tasks.fitting import out_of_sample
+from attunebench.tasks.pairs import EARLY_STEP, STRATA, PairGold, derived_pairs
 from attunebench.tasks.preference import pair_references
 
 REFERENCES = pair_references()
@@ -23,7 +23,7 @@ POSITION_CUES = (
 )
 
 
-def scores(name: str, golds: list[tuple[str, p.PairGold]]) -> list[float | None]:
+def scores(name: str, golds: list[tuple[str, PairGold]]) -> list[float | None]:
     """A reference's per-item score (None: no guess), fitted as the report fits it (cross-fitted
     by conversation where it fits anything)."""
     ids, found = [cid for cid, _ in golds], [gold for _, gold in golds]
@@ -31,11 +31,11 @@ def scores(name: str, golds: list[tuple[str, p.PairGold]]) -> list[float | None]
     return [None if g is None else g[1].score for g in guesses]
 
 
-def later(golds: list[tuple[str, p.PairGold]]) -> list[float | None]:
+def later(golds: list[tuple[str, PairGold]]) -> list[float | None]:
     return scores("reference/later-reply", golds)
 
 
-def longer(golds: list[tuple[str, p.PairGold]]) -> list[float | None]:
+def longer(golds: list[tuple[str, PairGold]]) -> list[float | None]:
     return scores("reference/longer-reply", golds)
 
 
@@ -56,7 +56,7 @@ def drifting(n: int = 8, cid: str = "drift") -> Conversation:
 def test_across_turn_pairs_are_balanced_and_the_gap_is_in_the_gold() -> None:
     conv = drifting()
     for seed in range(20):
-        pairs = p.derived_pairs(conv, cap=6, seed=seed)
+        pairs = derived_pairs(conv, cap=6, seed=seed)
         assert pairs and all(pair.across_turns and pair.derived for pair in pairs)
         golds = [pair.gold() for pair in pairs]
         later_wins = sum(g.later == g.key for g in golds)
@@ -77,13 +77,13 @@ def test_pairs_are_drawn_without_favouring_wide_gaps() -> None:
         for turn_b, rating_b in rated[i + 1 :]:
             if rating_a != rating_b:
                 gap = abs(rating_a - rating_b)  # type: ignore[operator]
-                stratum = (bisect_right(p.STRATA, turn_b - turn_a), turn_a // p.EARLY_STEP)
+                stratum = (bisect_right(STRATA, turn_b - turn_a), turn_a // EARLY_STEP)
                 key = (stratum, rating_b > rating_a)  # type: ignore[operator]
                 pools.setdefault(key, {})[f"{turn_a}:a~{turn_b}:a"] = gap
     drawn: Counter[str] = Counter()
     seeds = 600
     for seed in range(seeds):
-        pairs = p.derived_pairs(conv, cap=4, seed=seed)
+        pairs = derived_pairs(conv, cap=4, seed=seed)
         assert len(pairs) == 4  # two matched twos
         drawn.update(pair.item_id for pair in pairs)
     compared = 0
@@ -106,7 +106,7 @@ def test_same_message_pairs_come_first() -> None:
     turns.append(same_message_turn(4, (1.0, 3.0, 5.0)))  # three same-message pairs
     conv = conversation(turns)
     for cap, across in ((3, 0), (2, 0), (5, 2), (7, 4)):
-        pairs = p.derived_pairs(conv, cap=cap, seed=1)
+        pairs = derived_pairs(conv, cap=cap, seed=1)
         same = [pair for pair in pairs if not pair.across_turns]
         assert len(same) == min(cap, 3), cap
         assert len(pairs) - len(same) == across, cap
@@ -117,7 +117,7 @@ def test_same_message_pairs_come_first() -> None:
 
 def test_a_derived_pair_needs_different_ratings_and_recorded_picks_are_not_derived() -> None:
     conv = conversation([rated_turn(0, 3), rated_turn(1, 3), same_message_turn(2, (2.0, 2.0))])
-    assert p.derived_pairs(conv, cap=4, seed=0) == []
+    assert derived_pairs(conv, cap=4, seed=0) == []
     assert list(make_task("preference", derive_from_ratings=False).items([drifting()])) == []
 
 
@@ -162,7 +162,7 @@ def test_later_reply_scores_chance_on_the_balanced_pairs_of_every_rated_corpus(
 
 
 def test_the_references_on_hand_made_golds() -> None:
-    gold = p.PairGold(
+    gold = PairGold(
         first="0:a",
         second="3:a",
         chosen="3:a",

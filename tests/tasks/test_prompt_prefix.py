@@ -16,7 +16,7 @@ import pytest
 from task_harness import Call, Harness, make_task, mock_answer, rendered
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks import history as h
+from attunebench.tasks.history import ContextMode, history_through, self_reports_before
 from attunebench.tasks.prompting import chat_messages, self_reports_block, transcript
 from attunebench.tasks.wording import task_prompt
 
@@ -55,7 +55,7 @@ def history_end(call: Call, *, whole: bool) -> int:
     before it: the fixed instructions are part of what is shared.
     """
     text = rendered(call.messages)
-    said = h.history_through(call.item.conversation, call.item.turn_index)
+    said = history_through(call.item.conversation, call.item.turn_index)
     if call.query.prompt.id == "response":
         system = task_prompt("attunebench.tasks.response").render()[0].content
         history = rendered(chat_messages(system, said))
@@ -72,8 +72,8 @@ def history_end(call: Call, *, whole: bool) -> int:
 def fixed_text_after_history(call: Call) -> str:
     """What the prompt says after the history, less the item's quoted parts and self-reports."""
     text = rendered(call.messages)[history_end(call, whole=True) :]
-    mode: h.ContextMode = "informed" if call.item.variant == "informed" else "blind"
-    reports = h.self_reports_before(call.item.conversation, call.item.turn_index)
+    mode: ContextMode = "informed" if call.item.variant == "informed" else "blind"
+    reports = self_reports_before(call.item.conversation, call.item.turn_index)
     block = self_reports_block(mode, reports, call.item.conversation).strip()
     tail = QUOTED.sub("", text.replace(block, ""))
     # the PANAS items asked at a turn are the item's own, so their answer form comes last

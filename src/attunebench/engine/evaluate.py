@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from attunebench.frozen import Frozen
 from attunebench.records import JUDGE_FAILED, Distribution, ItemRecord, Status, Verdict
-from attunebench.tasks import base as t
+from attunebench.tasks import base
 from attunebench.tasks.verdicts import read_verdict
 
 
@@ -39,11 +39,11 @@ class Asker(Protocol):
     harness's models (`attunebench.inspect`)."""
 
     async def ask(
-        self, model: str, query: t.Query, item: t.Item[Any], role: t.CallRole
-    ) -> t.Output: ...
+        self, model: str, query: base.Query, item: base.Item[Any], role: base.CallRole
+    ) -> base.Output: ...
 
 
-def _about(query: t.Query, model: str) -> t.Query:
+def _about(query: base.Query, model: str) -> base.Query:
     """A judge's query about `model`'s answer, with the hint naming that model."""
     if query.model is None or query.hint is None:
         return query
@@ -51,15 +51,15 @@ def _about(query: t.Query, model: str) -> t.Query:
 
 
 async def ask_all(
-    caller: Asker, item: t.Item[Any], queries: Sequence[t.Query], model: str
-) -> dict[str, t.Output]:
+    caller: Asker, item: base.Item[Any], queries: Sequence[base.Query], model: str
+) -> dict[str, base.Output]:
     answers = await asyncio.gather(
         *(caller.ask(q.model or model, _about(q, model), item, q.role) for q in queries)
     )
     return dict(zip((q.key for q in queries), answers, strict=True))
 
 
-def raw_text(outputs: Mapping[str, t.Output]) -> str | None:
+def raw_text(outputs: Mapping[str, base.Output]) -> str | None:
     """The outputs as a person reads them: one text, or each under its query's key."""
     if not outputs:
         return None
@@ -68,7 +68,7 @@ def raw_text(outputs: Mapping[str, t.Output]) -> str | None:
     return "\n".join(f"--- {key} ---\n{output.shown}" for key, output in outputs.items())
 
 
-def failure(outputs: Mapping[str, t.Output]) -> tuple[str, bool] | None:
+def failure(outputs: Mapping[str, base.Output]) -> tuple[str, bool] | None:
     """The failed calls' errors, and whether every one is permanent; None if none failed."""
     failed = {key: output for key, output in outputs.items() if not output.ok}
     if not failed:
@@ -78,14 +78,14 @@ def failure(outputs: Mapping[str, t.Output]) -> tuple[str, bool] | None:
 
 
 def record(
-    item: t.Item[Any],
+    item: base.Item[Any],
     model: str,
-    mode: t.AnswerMode,
+    mode: base.AnswerMode,
     status: Status,
-    outputs: Mapping[str, t.Output],
+    outputs: Mapping[str, base.Output],
     *,
     prediction: Frozen | None = None,
-    scored: t.Scored | None = None,
+    scored: base.Scored | None = None,
     error: str | None = None,
     permanent: bool = False,
     verdicts: Sequence[Verdict] = (),
@@ -119,12 +119,12 @@ def record(
 
 
 async def evaluate(
-    task: t.Task[Any, Any],
-    item: t.Item[Any],
+    task: base.Task[Any, Any],
+    item: base.Item[Any],
     model: str,
     caller: Asker,
     judges: Sequence[str],
-    mode: t.AnswerMode = "generate",
+    mode: base.AnswerMode = "generate",
 ) -> ItemRecord:
     """The record of one item answered by one model; see the module docstring."""
     if mode not in task.answer_modes:
@@ -136,7 +136,7 @@ async def evaluate(
         return record(item, model, mode, "failed", outputs, error=failed[0], permanent=failed[1])
     try:
         prediction = task.parse(item, outputs)
-    except t.InvalidAnswer as invalid:
+    except base.InvalidAnswer as invalid:
         scored = task.worst(item, invalid.partial)
         return record(
             item,
@@ -154,7 +154,8 @@ async def evaluate(
         return record(item, model, mode, "ok", outputs, prediction=prediction, scored=scored)
     answers = await ask_all(caller, item, judge_queries, model)
     verdicts = [
-        t.JudgedVerdict(q, read_verdict(q.model or model, q, answers[q.key])) for q in judge_queries
+        base.JudgedVerdict(q, read_verdict(q.model or model, q, answers[q.key]))
+        for q in judge_queries
     ]
     judged_failure = failure({q.key: answers[q.key] for q in judge_queries if not q.of_reference})
     scored = task.judged(item, prediction, verdicts)

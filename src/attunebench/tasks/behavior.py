@@ -26,15 +26,27 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench import answerform as af
+from attunebench import answerform
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
-from attunebench.tasks import base as t
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
-from attunebench.tasks import prompting as pr
+from attunebench.tasks import history, metrics, prompting
+from attunebench.tasks.base import (
+    AnswerMode,
+    Gold,
+    GoldLevel,
+    Guess,
+    InvalidAnswer,
+    Item,
+    Output,
+    Query,
+    Reference,
+    Scored,
+    Task,
+    View,
+    register_task,
+)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import (
     Grouped,
@@ -51,11 +63,11 @@ PROMPT = task_prompt(__name__, "behavior")
 CHOICE_PROMPT = task_prompt(__name__, "behavior-choice")
 THRESHOLD = 0.5  # a label is predicted in choice mode when P(yes) >= THRESHOLD
 YES_NO = [(option, CHOICE_PROMPT.text(option)) for option in ("yes", "no")]
-YES = pr.option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
+YES = prompting.option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
 
 
-class BehaviorGold(t.Gold):
-    level: t.GoldLevel = "reply"
+class BehaviorGold(Gold):
+    level: GoldLevel = "reply"
     behaviors: tuple[str, ...]
     visible: int | None = None  # messages the prompt shows before the reply
     chars: int | None = None  # the reply's characters
@@ -69,17 +81,17 @@ class BehaviorPrediction(Frozen):
     yes_probabilities: dict[str, float] = Field(default_factory=dict)
 
 
-class BehaviorAnswers(af.AnswerForm):
+class BehaviorAnswers(answerform.AnswerForm):
     """`{"behaviors": [L, ...]}`, from a hint carrying the reply as `text` and the labels."""
 
     kind = TASK
     marker = '{"behaviors"'
 
     def example(self, hint: TaskHint) -> str:
-        return af.dumps({"behaviors": list(hint.labels[:1])})
+        return answerform.dumps({"behaviors": list(hint.labels[:1])})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return af.dumps({"behaviors": [af.pick(rng, af.labels_of(hint))]})
+        return answerform.dumps({"behaviors": [answerform.pick(rng, answerform.labels_of(hint))]})
 
     def labelled(
         self, hint: TaskHint, labels: Sequence[str], sentiment: float | None = None
@@ -91,13 +103,15 @@ class BehaviorAnswers(af.AnswerForm):
     ) -> str:
         truth = list(gold.get("behaviors", []))
         wrong = [label for label in hint.labels if label not in truth] or list(hint.labels)
-        return af.dumps({"behaviors": truth if right else [af.pick(rng, wrong)]})
+        return answerform.dumps({"behaviors": truth if right else [answerform.pick(rng, wrong)]})
 
-    def schema(self, hint: TaskHint) -> af.Schema | None:
-        return af.obj({"behaviors": af.some_of(hint.labels)}) if hint.labels else None
+    def schema(self, hint: TaskHint) -> answerform.Schema | None:
+        return (
+            answerform.obj({"behaviors": answerform.some_of(hint.labels)}) if hint.labels else None
+        )
 
 
-ANSWERS = af.registered(BehaviorAnswers())
+ANSWERS = answerform.registered(BehaviorAnswers())
 
 
 def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
@@ -112,7 +126,7 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     return 2 * len(p & g) / (len(p) + len(g))
 
 
-class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
+class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
     name = TASK
     headline = "macro-F1: the mean of per-label F1"
     headline_metric = "macro_f1"
@@ -121,11 +135,13 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE_PROMPT)
 
-    def __init__(self, context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None) -> None:
+    def __init__(
+        self, context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None
+    ) -> None:
         super().__init__(context)
         self.max_replies = max_replies
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[BehaviorGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[BehaviorGold]]:
         for conversation in conversations:
             labelled = [
                 (turn, r) for turn in conversation.turns for r in turn.responses if r.behaviors
@@ -133,24 +149,24 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
             for turn, reply in labelled[: self.max_replies]:
                 gold = BehaviorGold(
                     behaviors=reply.behaviors,
-                    visible=len(h.history_through(conversation, turn.index)),
+                    visible=len(history.history_through(conversation, turn.index)),
                     chars=len(reply.text),
                     reported=last_report(conversation, turn.index),
                 )
                 yield from self.in_contexts(conversation, turn.index, reply.id, gold)
 
-    def queries(self, item: t.Item[BehaviorGold], mode: t.AnswerMode) -> list[t.Query]:
+    def queries(self, item: Item[BehaviorGold], mode: AnswerMode) -> list[Query]:
         conversation, labels = item.conversation, item.taxonomy.behaviors
-        turn = h.turn_at(conversation, item.turn_index)
+        turn = history.turn_at(conversation, item.turn_index)
         reply = turn.response(item.item_id)
         if reply is None:
             raise ValueError(f"{item.key}: turn {turn.index} has no reply {item.item_id!r}")
-        said = h.history_through(conversation, turn.index)
+        said = history.history_through(conversation, turn.index)
         variant = item.context
         fields = {
-            "conversation": pr.transcript(said),
-            "self_reports": pr.self_reports_block(
-                variant, h.self_reports_before(conversation, turn.index), conversation
+            "conversation": prompting.transcript(said),
+            "self_reports": prompting.self_reports_block(
+                variant, history.self_reports_before(conversation, turn.index), conversation
             ),
             "reply": delimit("reply", reply.text),
         }
@@ -158,21 +174,21 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
             kind=TASK,
             text=reply.text,
             labels=tuple(label.name for label in labels),
-            history=h.hint_history(said),
+            history=history.hint_history(said),
             form=ANSWERS,
         )
         if mode == "generate":
-            messages = PROMPT.render(**fields, labels=pr.label_menu(labels))
-            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
+            messages = PROMPT.render(**fields, labels=prompting.label_menu(labels))
+            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         base = CHOICE_PROMPT.render(**fields)
         return [
-            t.Query(
+            Query(
                 f"label:{label.name}",
                 base,
                 CHOICE_PROMPT.info,
-                pr.JSON_PARAMS,
+                prompting.JSON_PARAMS,
                 hint,
-                choice=pr.choice_form(
+                choice=prompting.choice_form(
                     base,
                     CHOICE_PROMPT.text("question", name=label.name, description=label.description),
                     YES_NO,
@@ -181,13 +197,11 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
             for label in labels
         ]
 
-    def parse(
-        self, item: t.Item[BehaviorGold], outputs: Mapping[str, t.Output]
-    ) -> BehaviorPrediction:
+    def parse(self, item: Item[BehaviorGold], outputs: Mapping[str, Output]) -> BehaviorPrediction:
         if "answer" in outputs:
             found = answer_fields(outputs["answer"].text or "")
             if "behaviors" not in found:
-                raise t.InvalidAnswer("the answer has no 'behaviors' list")
+                raise InvalidAnswer("the answer has no 'behaviors' list")
             labels = item.taxonomy.behaviors
             return BehaviorPrediction(behaviors=label_list(found["behaviors"], labels, "behavior"))
         yes: dict[str, float] = {}
@@ -198,13 +212,15 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
         chosen = tuple(label for label, p in yes.items() if p >= THRESHOLD)
         return BehaviorPrediction(behaviors=chosen, yes_probabilities=yes)
 
-    def score(self, item: t.Item[BehaviorGold], prediction: BehaviorPrediction) -> t.Scored:
-        return t.Scored(f1(prediction.behaviors, item.gold.behaviors))
+    def score(self, item: Item[BehaviorGold], prediction: BehaviorPrediction) -> Scored:
+        return Scored(f1(prediction.behaviors, item.gold.behaviors))
 
-    def worst(self, item: t.Item[BehaviorGold], partial: BehaviorPrediction | None) -> t.Scored:
-        return t.Scored(0.0)
+    def worst(self, item: Item[BehaviorGold], partial: BehaviorPrediction | None) -> Scored:
+        return Scored(0.0)
 
-    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[BehaviorGold]]:
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[BehaviorGold]]:
         return group_references(
             Grouped(usual_behavior, behavior_guess),
             lambda g: shown_bin(g.visible),
@@ -213,7 +229,7 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
             context,
         )
 
-    def choice_gold(self, item: t.Item[BehaviorGold], query: t.Query) -> str | None:
+    def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
 
     @staticmethod
@@ -234,7 +250,7 @@ class BehaviorTask(t.Task[BehaviorGold, BehaviorPrediction]):
         ]
 
 
-BehaviorView = t.View[BehaviorGold, BehaviorPrediction]
+BehaviorView = View[BehaviorGold, BehaviorPrediction]
 
 
 def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, ...] | None:
@@ -252,30 +268,32 @@ def _behavior_guess(labels: tuple[str, ...]) -> BehaviorPrediction:
     return BehaviorPrediction(behaviors=labels)
 
 
-def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> t.Guess:
+def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> Guess:
     if labels is None:
         return None
     guess = _behavior_guess(labels)
-    return guess, t.Scored(f1(guess.behaviors, gold.behaviors))
+    return guess, Scored(f1(guess.behaviors, gold.behaviors))
 
 
-BehaviorTask.metrics = m.register(
+BehaviorTask.metrics = metrics.register(
     TASK,
-    m.column_metric("score", "per-item F1"),
-    m.f1_metric(
+    metrics.column_metric("score", "per-item F1"),
+    metrics.f1_metric(
         "micro_f1",
         "micro-F1 over labels, pooled over items",
         BehaviorTask.label_sets,
-        m.micro_f1_statistic,
+        metrics.micro_f1_statistic,
     ),
-    m.f1_metric("macro_f1", BehaviorTask.headline, BehaviorTask.label_sets, m.macro_f1_statistic),
+    metrics.f1_metric(
+        "macro_f1", BehaviorTask.headline, BehaviorTask.label_sets, metrics.macro_f1_statistic
+    ),
     *calibration_metrics(BehaviorTask.calibration_rows, positive="yes"),
 )
 
 
-@t.register_task(TASK)
+@register_task(TASK)
 def behavior_task(
-    context: str = h.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
+    context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
 ) -> BehaviorTask:
     """Reply-behavior labelling; `context` is blind (default), informed, or both;
     `max_replies` bounds the labelled replies taken per conversation (the first ones), where

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench import answerform as af
+from attunebench import answerform
 from attunebench.data.derived import (
     DEFAULT_MESSAGES,
     DEFAULT_WORDS,
@@ -51,10 +51,22 @@ from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, IntArray, Weights
-from attunebench.tasks import base as t
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
-from attunebench.tasks import prompting as pr
+from attunebench.tasks import history, metrics, prompting
+from attunebench.tasks.base import (
+    AnswerMode,
+    Gold,
+    Guess,
+    InvalidAnswer,
+    Item,
+    Output,
+    Query,
+    Reference,
+    Repeat,
+    Scored,
+    Task,
+    View,
+    register_task,
+)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.grouping import (
     Grouped,
@@ -96,7 +108,7 @@ class EmotionReading(Frozen):
 
 
 # The reading first, so the gold's fields keep their order (Gold's level and derived first).
-class EmotionGold(EmotionReading, t.Gold):
+class EmotionGold(EmotionReading, Gold):
     panas: dict[str, float] = Field(default_factory=dict)
     visible: int | None = None  # messages the prompt shows
     chars: int | None = None  # characters of the user's words the item is about
@@ -115,7 +127,7 @@ class EmotionPrediction(EmotionReading):
     label_probabilities: dict[str, float] = Field(default_factory=dict)
 
 
-class EmotionAnswers(af.AnswerForm):
+class EmotionAnswers(answerform.AnswerForm):
     """`{"primary": L, "emotions": [L, ...], "intensity": n, "valence": x, "arousal": x}`, from
     a hint carrying the user's message as `text` and the taxonomy's labels."""
 
@@ -125,13 +137,15 @@ class EmotionAnswers(af.AnswerForm):
     def example(self, hint: TaskHint) -> str:
         first = list(hint.labels[:1])
         middle = {"intensity": 3, "valence": 0.0, "arousal": 0.5}
-        return af.dumps({"primary": first[0] if first else None, "emotions": first, **middle})
+        return answerform.dumps(
+            {"primary": first[0] if first else None, "emotions": first, **middle}
+        )
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        primary = af.pick(rng, af.labels_of(hint))
+        primary = answerform.pick(rng, answerform.labels_of(hint))
         numbers = [float(rng.integers(1, 6)), rng.uniform(-1.0, 1.0), rng.uniform(0.0, 1.0)]
         named = dict(zip(SCALES, (round(float(x), 3) for x in numbers), strict=True))
-        return af.dumps({"primary": primary, "emotions": [primary], **named})
+        return answerform.dumps({"primary": primary, "emotions": [primary], **named})
 
     def labelled(
         self, hint: TaskHint, labels: Sequence[str], sentiment: float | None = None
@@ -151,25 +165,28 @@ class EmotionAnswers(af.AnswerForm):
         labels = list(hint.labels)
         truth = gold.get("primary") or next(iter(gold.get("emotions") or []), None)
         others = [label for label in labels if label != truth] or labels
-        primary = truth if right and truth else af.pick(rng, others)
+        primary = truth if right and truth else answerform.pick(rng, others)
         answer: dict[str, Any] = {"primary": primary, "emotions": [primary]}
         for name, (low, high) in SCALES.items():
             if gold.get(name) is not None:
-                answer[name] = gold[name] if right else af.uniform(rng, low, high)
-        return af.dumps(answer)
+                answer[name] = gold[name] if right else answerform.uniform(rng, low, high)
+        return answerform.dumps(answer)
 
-    def schema(self, hint: TaskHint) -> af.Schema | None:
+    def schema(self, hint: TaskHint) -> answerform.Schema | None:
         """The labels from the hint's taxonomy; the numbers, which a question may not ask,
         each in its scale and optional, as PANAS items (named in the prompt only)."""
         if not hint.labels:
             return None
-        numbers = {name: af.in_scale(low, high) for name, (low, high) in SCALES.items()}
-        panas = {"type": "object", "additionalProperties": af.in_scale(*PANAS)}
-        labels = {"primary": af.one_of(hint.labels), "emotions": af.some_of(hint.labels)}
-        return af.obj({**labels, **numbers, "panas": panas}, optional=(*SCALES, "panas"))
+        numbers = {name: answerform.in_scale(low, high) for name, (low, high) in SCALES.items()}
+        panas = {"type": "object", "additionalProperties": answerform.in_scale(*PANAS)}
+        labels = {
+            "primary": answerform.one_of(hint.labels),
+            "emotions": answerform.some_of(hint.labels),
+        }
+        return answerform.obj({**labels, **numbers, "panas": panas}, optional=(*SCALES, "panas"))
 
 
-ANSWERS = af.registered(EmotionAnswers())
+ANSWERS = answerform.registered(EmotionAnswers())
 
 
 def turn_gold(turn: Turn) -> EmotionGold | None:
@@ -237,7 +254,7 @@ def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> di
     return out
 
 
-def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> t.Scored:
+def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored:
     values: dict[str, float | None] = dict(score_numbers(gold, prediction))
     correct: float | None = None
     if gold.labels:
@@ -249,7 +266,7 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> t.Scor
         correct = float(hit)
         predicted = set(prediction.emotions)
         values["jaccard"] = len(predicted & gold.labels) / len(predicted | gold.labels)
-    return t.Scored(correct, {"primary_correct": correct, **values})
+    return Scored(correct, {"primary_correct": correct, **values})
 
 
 def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
@@ -261,7 +278,7 @@ def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
     """The gold with what its prompt shows: the messages, the user's words it is about, and
     the last self-report before it (informed)."""
-    said = h.history_through(conversation, turn_index)
+    said = history.history_through(conversation, turn_index)
     words = [u.text for u in said if u.speaker == "user"]
     about = words if gold.level == "conversation" else words[-1:]
     return gold.model_copy(
@@ -285,7 +302,7 @@ def _label_guess(label: str) -> EmotionPrediction:
     return EmotionPrediction(primary=label, emotions=(label,))
 
 
-def label_guess(label: str | None, gold: EmotionGold) -> t.Guess:
+def label_guess(label: str | None, gold: EmotionGold) -> Guess:
     """A labelled item guessed as `label` (no guess without one, or at an item without labels)."""
     if label is None or not gold.labels:
         return None
@@ -293,7 +310,7 @@ def label_guess(label: str | None, gold: EmotionGold) -> t.Guess:
     return guess, score_prediction(gold, guess)
 
 
-class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
+class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     name = TASK
     headline = "macro-F1 of the primary label"
     headline_metric = "macro_f1"
@@ -305,14 +322,14 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
 
     def __init__(
         self,
-        context: str = h.DEFAULT_CONTEXT,
+        context: str = history.DEFAULT_CONTEXT,
         messages: int = DEFAULT_MESSAGES,
         words: int = DEFAULT_WORDS,
     ) -> None:
         super().__init__(context)
         self.messages, self.words = messages, words
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[EmotionGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[EmotionGold]]:
         for conversation in conversations:
             if conversation_level(conversation):
                 at = budget_turn(conversation, self.messages, self.words)
@@ -325,7 +342,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
 
     def retests(
         self, conversations: Iterable[Conversation]
-    ) -> Iterator[t.Repeat[EmotionGold, EmotionPrediction]]:
+    ) -> Iterator[Repeat[EmotionGold, EmotionPrediction]]:
         for conversation in conversations:
             if not conversation.probes or conversation_level(conversation):
                 continue
@@ -337,35 +354,39 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
                     continue
                 gold = shown(conversation, turn.index, first)
                 item = next(self.in_contexts(conversation, turn.index, gold.level, gold))
-                yield t.Repeat(item, again(probe.state, gold))
+                yield Repeat(item, again(probe.state, gold))
 
     def chance(self, golds: Sequence[EmotionGold]) -> float | None:
         labels = {gold.primary for gold in golds if gold.primary}
         return 1.0 / len(labels) if labels else None
 
-    def _fields(self, item: t.Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
+    def _fields(self, item: Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
         conversation, gold = item.conversation, item.gold
         whole = gold.level == "conversation"
         situation = conversation.context.situation if whole else None
-        reports = h.self_reports_before(conversation, item.turn_index)
+        reports = history.self_reports_before(conversation, item.turn_index)
         mode = item.context
         question = template.text("whole" if whole else "turn")
         return {
-            "conversation": pr.transcript(h.history_through(conversation, item.turn_index)),
-            "self_reports": pr.self_reports_block(mode, reports, conversation, situation),
+            "conversation": prompting.transcript(
+                history.history_through(conversation, item.turn_index)
+            ),
+            "self_reports": prompting.self_reports_block(mode, reports, conversation, situation),
             "question": question,
         }
 
-    def queries(self, item: t.Item[EmotionGold], mode: t.AnswerMode) -> list[t.Query]:
+    def queries(self, item: Item[EmotionGold], mode: AnswerMode) -> list[Query]:
         conversation, gold, labels = item.conversation, item.gold, item.taxonomy.emotions
         said = [
-            u.text for u in h.history_through(conversation, item.turn_index) if u.speaker == "user"
+            u.text
+            for u in history.history_through(conversation, item.turn_index)
+            if u.speaker == "user"
         ]
         hint = TaskHint(
             kind=TASK,
             text="\n".join(said[-1:] if gold.level == "turn" else said),
             labels=tuple(label.name for label in labels),
-            history=h.hint_history(h.history_before(conversation, item.turn_index)),
+            history=history.hint_history(history.history_before(conversation, item.turn_index)),
             form=ANSWERS,
         )
         if mode == "generate":
@@ -373,19 +394,19 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
             panas = ""
             if gold.panas:
                 panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
-            messages = PROMPT.render(**fields, labels=pr.label_menu(labels), panas=panas)
-            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
+            messages = PROMPT.render(**fields, labels=prompting.label_menu(labels), panas=panas)
+            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         fields = self._fields(item, CHOICE_PROMPT)
         base = CHOICE_PROMPT.render(**{**fields, "question": ""})
         menu = [(label.name, f"{label.name} ({label.description})") for label in labels]
         queries = [
-            t.Query(
+            Query(
                 "label",
                 base,
                 CHOICE_PROMPT.info,
-                pr.JSON_PARAMS,
+                prompting.JSON_PARAMS,
                 hint,
-                choice=pr.choice_form(base, fields["question"], menu),
+                choice=prompting.choice_form(base, fields["question"], menu),
             )
         ]
         numbers = [("intensity", CHOICE_PROMPT.text("intensity"))]
@@ -393,22 +414,20 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         for key, question in numbers:
             if key == "intensity" and gold.intensity is None:
                 continue
-            form = pr.choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
+            form = prompting.choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
             queries.append(
-                t.Query(key, base, CHOICE_PROMPT.info, pr.JSON_PARAMS, hint, choice=form)
+                Query(key, base, CHOICE_PROMPT.info, prompting.JSON_PARAMS, hint, choice=form)
             )
         return queries
 
-    def parse(
-        self, item: t.Item[EmotionGold], outputs: Mapping[str, t.Output]
-    ) -> EmotionPrediction:
+    def parse(self, item: Item[EmotionGold], outputs: Mapping[str, Output]) -> EmotionPrediction:
         gold = item.gold
         if "answer" not in outputs:
             return self._from_choices(item, outputs)
         found = answer_fields(outputs["answer"].text or "")
         labels = item.taxonomy.emotions
         if found.get("primary") is None:
-            raise t.InvalidAnswer("the answer has no primary emotion")
+            raise InvalidAnswer("the answer has no primary emotion")
         primary = one_label(found["primary"], labels, "primary emotion")
         listed = found.get("emotions")
         emotions = () if listed is None else label_list(listed, labels, "emotion")
@@ -422,7 +441,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         )
 
     def _from_choices(
-        self, item: t.Item[EmotionGold], outputs: Mapping[str, t.Output]
+        self, item: Item[EmotionGold], outputs: Mapping[str, Output]
     ) -> EmotionPrediction:
         def spread(key: str) -> dict[str, float]:
             return dict(outputs[key].probabilities or {})
@@ -445,10 +464,12 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
             label_probabilities={names[k]: p for k, p in label_p.items()},
         )
 
-    def score(self, item: t.Item[EmotionGold], prediction: EmotionPrediction) -> t.Scored:
+    def score(self, item: Item[EmotionGold], prediction: EmotionPrediction) -> Scored:
         return score_prediction(item.gold, prediction)
 
-    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[EmotionGold]]:
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[EmotionGold]]:
         return group_references(
             Grouped(usual_label, label_guess),
             lambda g: shown_bin(g.visible),
@@ -467,15 +488,15 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         update = {"primary": prediction.primary, "emotions": emotions, "panas": panas}
         return gold.model_copy(update={**update, **numbers})
 
-    def worst(self, item: t.Item[EmotionGold], partial: EmotionPrediction | None) -> t.Scored:
+    def worst(self, item: Item[EmotionGold], partial: EmotionPrediction | None) -> Scored:
         gold = item.gold
         values: dict[str, float | None] = dict(score_numbers(gold, None))
         correct = 0.0 if gold.labels else None
         if gold.labels:
             values["jaccard"] = 0.0
-        return t.Scored(correct, {"primary_correct": correct, **values})
+        return Scored(correct, {"primary_correct": correct, **values})
 
-    def choice_gold(self, item: t.Item[EmotionGold], query: t.Query) -> str | None:
+    def choice_gold(self, item: Item[EmotionGold], query: Query) -> str | None:
         # Only the label question is scored by accuracy; the numbers are scored by their error.
         return item.gold.primary if query.key == "label" else None
 
@@ -490,7 +511,7 @@ class EmotionTask(t.Task[EmotionGold, EmotionPrediction]):
         return [(guess.label_probabilities, primary)]
 
 
-EmotionView = t.View[EmotionGold, EmotionPrediction]
+EmotionView = View[EmotionGold, EmotionPrediction]
 
 
 def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
@@ -541,30 +562,30 @@ def _panas_rows(views: Sequence[EmotionView]) -> tuple[FloatArray, IntArray]:
         for name, truth in view.gold.panas.items():
             rows.append((given.get(name), truth))
             owners.append(i)
-    return m.pairs(rows), np.array(owners, dtype=np.int64)
+    return metrics.pairs(rows), np.array(owners, dtype=np.int64)
 
 
-def _numbers(name: str) -> tuple[m.Metric, ...]:
+def _numbers(name: str) -> tuple[metrics.Metric, ...]:
     low, high = SCALES[name]
     at = 3 * list(SCALES).index(name)  # this number's columns of `_number_rows`
 
     def coverage(values: FloatArray, weights: Weights) -> FloatArray:
-        return m.mean_statistic(values[:, at + 2 : at + 3], weights)
+        return metrics.mean_statistic(values[:, at + 2 : at + 3], weights)
 
     def spearman(values: FloatArray, weights: Weights) -> FloatArray:
-        return m.spearman_statistic(values[:, at : at + 2], weights)
+        return metrics.spearman_statistic(values[:, at : at + 2], weights)
 
     return (
-        m.column_metric(
+        metrics.column_metric(
             f"{name}_mae",
             f"mean absolute {name} error (missing: {high - low:g})",
-            m.Column(ASKED[name]),
+            metrics.Column(ASKED[name]),
             higher_is_better=False,
         ),
-        m.Metric(
+        metrics.Metric(
             f"{name}_coverage", f"share of items with an answer for {name}", _number_rows, coverage
         ),
-        m.Metric(
+        metrics.Metric(
             f"{name}_spearman",
             f"Spearman's rho of predicted and reported {name}",
             _number_rows,
@@ -573,41 +594,47 @@ def _numbers(name: str) -> tuple[m.Metric, ...]:
     )
 
 
-EmotionTask.metrics = m.register(
+EmotionTask.metrics = metrics.register(
     TASK,
-    m.column_metric("score", "primary-label accuracy"),
-    m.f1_metric("macro_f1", EmotionTask.headline, _primary_sets, m.macro_f1_statistic),
-    m.column_metric(
-        "jaccard", "Jaccard overlap of the named and reported emotions", m.Column("jaccard")
+    metrics.column_metric("score", "primary-label accuracy"),
+    metrics.f1_metric("macro_f1", EmotionTask.headline, _primary_sets, metrics.macro_f1_statistic),
+    metrics.column_metric(
+        "jaccard", "Jaccard overlap of the named and reported emotions", metrics.Column("jaccard")
     ),
-    m.f1_metric(
-        "labels_micro_f1", "micro-F1 over every reported emotion", _label_sets, m.micro_f1_statistic
+    metrics.f1_metric(
+        "labels_micro_f1",
+        "micro-F1 over every reported emotion",
+        _label_sets,
+        metrics.micro_f1_statistic,
     ),
-    m.f1_metric(
-        "labels_macro_f1", "macro-F1 over every reported emotion", _label_sets, m.macro_f1_statistic
+    metrics.f1_metric(
+        "labels_macro_f1",
+        "macro-F1 over every reported emotion",
+        _label_sets,
+        metrics.macro_f1_statistic,
     ),
     *_numbers("intensity"),
     *_numbers("valence"),
     *_numbers("arousal"),
     *calibration_metrics(EmotionTask.calibration_rows),
-    m.column_metric(
+    metrics.column_metric(
         "panas_mae",
         "mean absolute PANAS item error (missing: 4)",
-        m.Column("panas_abs_error"),
+        metrics.Column("panas_abs_error"),
         higher_is_better=False,
     ),
-    m.Metric(
+    metrics.Metric(
         "panas_spearman",
         "Spearman's rho of predicted and reported PANAS items",
         _panas_rows,
-        m.spearman_statistic,
+        metrics.spearman_statistic,
     ),
 )
 
 
-@t.register_task(TASK)
+@register_task(TASK)
 def emotion_task(
-    context: str = h.DEFAULT_CONTEXT,
+    context: str = history.DEFAULT_CONTEXT,
     messages: int = DEFAULT_MESSAGES,
     words: int = DEFAULT_WORDS,
     seed: int = 0,

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks import history as h
+from attunebench.tasks import history
 from attunebench.tasks.base import Gold, Guess, Reference
 from attunebench.tasks.history import ContextMode
 
@@ -147,7 +147,7 @@ def last_report(conversation: Conversation, before: int) -> str | None:
     """The person's last self-report before turn `before`, as the informed prompt shows it:
     its primary label and intensity (the self-report reference's key); None where the prompt
     shows none."""
-    reports = h.self_reports_before(conversation, before)
+    reports = history.self_reports_before(conversation, before)
     if not reports:
         return None
     state = reports[-1].state

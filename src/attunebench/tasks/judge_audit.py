@@ -30,11 +30,7 @@ import numpy as np
 
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
-from attunebench.tasks import audit
-from attunebench.tasks import base as t
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
-from attunebench.tasks import pairs as p
+from attunebench.tasks import audit, base, history, metrics, pairs
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.judging import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
 from attunebench.tasks.judging import pairwise_query as judge_query
@@ -67,12 +63,12 @@ class JudgeAuditTask(PairTask):
     per_order = "agree"
     templates = (PAIRWISE, PAIRWISE_CHOICE)
 
-    def queries(self, item: t.Item[p.PairGold], mode: t.AnswerMode) -> list[t.Query]:
+    def queries(self, item: base.Item[pairs.PairGold], mode: base.AnswerMode) -> list[base.Query]:
         pair = pair_of(item, self.pairs)
         # Across turns, cut before the earlier reply, as `preference` does: a transcript that
         # quoted it would show which reply came first.
         upto = min(pair.first.turn_index, pair.second.turn_index)
-        turn = h.turn_at(item.conversation, upto)
+        turn = history.turn_at(item.conversation, upto)
         profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
         context = JudgeContext.at(item.conversation, upto, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
@@ -85,7 +81,9 @@ class JudgeAuditTask(PairTask):
     def letter(self, text: str) -> str:
         return str(parse_pairwise(text)["winner"])
 
-    def score(self, item: t.Item[p.PairGold], prediction: PreferencePrediction) -> t.Scored:
+    def score(
+        self, item: base.Item[pairs.PairGold], prediction: PreferencePrediction
+    ) -> base.Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
         agrees = outcome["consistent"] == 1.0 and outcome["correct_ab"] == 1.0
         values = {
@@ -93,17 +91,19 @@ class JudgeAuditTask(PairTask):
             "agree_ba": outcome["correct_ba"],
             "consistent": outcome["consistent"],
         }
-        return t.Scored(float(agrees), values)
+        return base.Scored(float(agrees), values)
 
-    def choice_gold(self, item: t.Item[p.PairGold], query: t.Query) -> str | None:
+    def choice_gold(self, item: base.Item[pairs.PairGold], query: base.Query) -> str | None:
         gold = shown_gold(item.gold, query.key)
-        return None if gold == p.TIE else gold
+        return None if gold == pairs.TIE else gold
 
-    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[p.PairGold]]:
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, base.Reference[pairs.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
 
 
-AuditView = t.View[p.PairGold, PreferencePrediction]
+AuditView = base.View[pairs.PairGold, PreferencePrediction]
 
 
 def counts(views: Sequence[AuditView]) -> FloatArray:
@@ -115,19 +115,19 @@ def counts(views: Sequence[AuditView]) -> FloatArray:
     return np.array(rows).reshape(len(rows), audit.WIDTH)
 
 
-JudgeAuditTask.metrics = m.register(
+JudgeAuditTask.metrics = metrics.register(
     TASK,
-    m.column_metric("score", JudgeAuditTask.headline),
+    metrics.column_metric("score", JudgeAuditTask.headline),
     *audit.audit_metrics(counts),
     *calibration_metrics(pair_calibration_rows, positive="first"),
 )
 
 
-@t.register_task(TASK)
+@base.register_task(TASK)
 def judge_audit_task(
     participant_context: str = DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,
-    max_derived_pairs: int = p.DEFAULT_DERIVED_CAP,
+    max_derived_pairs: int = pairs.DEFAULT_DERIVED_CAP,
     include_flagged: bool = False,
     seed: int = 0,
 ) -> JudgeAuditTask:

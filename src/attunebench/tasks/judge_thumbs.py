@@ -29,8 +29,7 @@ from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.models.hints import TaskHint
 from attunebench.stats import FloatArray, Weights, safe_ratio
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
+from attunebench.tasks import history, metrics
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -135,7 +134,7 @@ class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction]):
         return {"bot replies rated half up, half down": halves}
 
     def queries(self, item: Item[ThumbGold], mode: AnswerMode) -> list[Query]:
-        turn = h.turn_at(item.conversation, item.turn_index)
+        turn = history.turn_at(item.conversation, item.turn_index)
         reply = turn.response(item.item_id)
         assert reply is not None
         profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
@@ -174,10 +173,10 @@ def balanced(values: FloatArray, weights: Weights) -> FloatArray:
     return (liked + disliked) / 2
 
 
-JudgeThumbsTask.metrics = m.register(
+JudgeThumbsTask.metrics = metrics.register(
     TASK,
-    m.column_metric("score", "share of replies where the judge agrees with the thumb"),
-    m.Metric("balanced_agreement", JudgeThumbsTask.headline, counts, balanced),
+    metrics.column_metric("score", "share of replies where the judge agrees with the thumb"),
+    metrics.Metric("balanced_agreement", JudgeThumbsTask.headline, counts, balanced),
 )
 
 

@@ -28,8 +28,14 @@ from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
-from attunebench.tasks import history as h
 from attunebench.tasks.base import Query
+from attunebench.tasks.history import (
+    describe_state,
+    hint_history,
+    history_before,
+    history_through,
+    turn_at,
+)
 from attunebench.tasks.prompting import choice_form, reporter, transcript
 from attunebench.tasks.wording import task_prompt, words
 
@@ -76,7 +82,7 @@ def participant_block(profile: Profile, *, references: bool) -> str:
     """The profile as the judge reads it; the reference replies only if `references`."""
     facts = []
     if profile.state is not None:
-        state = h.describe_state(profile.state)
+        state = describe_state(profile.state)
         facts.append(words("told_felt", reporter=profile.reporter, state=state))
     if profile.need:
         facts.append(words("told_need", need=profile.need))
@@ -115,9 +121,9 @@ class JudgeContext:
     @classmethod
     def at(cls, conversation: Conversation, turn_index: int, profile: Profile) -> JudgeContext:
         return cls(
-            conversation=transcript(h.history_through(conversation, turn_index)),
-            history=h.hint_history(h.history_before(conversation, turn_index)),
-            user_text=h.turn_at(conversation, turn_index).user,
+            conversation=transcript(history_through(conversation, turn_index)),
+            history=hint_history(history_before(conversation, turn_index)),
+            user_text=turn_at(conversation, turn_index).user,
             profile=profile,
         )
 

@@ -22,7 +22,7 @@ from attunebench.frozen import Frozen
 from attunebench.models.base import Message
 from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
-from attunebench.tasks import metrics as m
+from attunebench.tasks import metrics
 from attunebench.tasks.base import InvalidAnswer, Output, Query, Scored, View
 from attunebench.tasks.parsing import answer_fields, bounded_number, expected_value, most_probable
 from attunebench.tasks.prompting import JSON_PARAMS, choice_form
@@ -119,7 +119,7 @@ def scored(
 NumberOf = Callable[[View[Any, Any], str], tuple[float | None, float | None]]
 
 
-def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[m.Metric, ...]:
+def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[metrics.Metric, ...]:
     """MAE (missing: the range), coverage and Spearman's rho of one field."""
     span = scale[1] - scale[0]
 
@@ -130,14 +130,16 @@ def field_metrics(name: str, scale: Scale, pair: NumberOf) -> tuple[m.Metric, ..
         return float(guess is not None)
 
     return (
-        m.column_metric(
+        metrics.column_metric(
             f"{name}_mae",
             f"mean absolute error of {name} (missing: {span:g})",
-            m.Column(f"{name}_abs_error"),
+            metrics.Column(f"{name}_abs_error"),
             higher_is_better=False,
         ),
-        m.mean_metric(f"{name}_coverage", f"share of items with an answer for {name}", covered),
-        m.spearman_metric(
+        metrics.mean_metric(
+            f"{name}_coverage", f"share of items with an answer for {name}", covered
+        ),
+        metrics.spearman_metric(
             f"{name}_spearman",
             f"Spearman's rho of predicted and given {name}",
             lambda view: pair(view, name),

@@ -40,20 +40,28 @@ from typing import Any
 
 import numpy as np
 
-from attunebench import answerform as af
+from attunebench import answerform
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord
 from attunebench.stats import FloatArray
-from attunebench.tasks import adjusted as a
-from attunebench.tasks import base as t
-from attunebench.tasks import grouping
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
-from attunebench.tasks import numeric as n
-from attunebench.tasks import prompting as pr
+from attunebench.tasks import adjusted, grouping, history, metrics, numeric, prompting
+from attunebench.tasks.base import (
+    AnswerMode,
+    Gold,
+    GoldLevel,
+    Guess,
+    Item,
+    Output,
+    Query,
+    Reference,
+    Scored,
+    Task,
+    View,
+    register_task,
+)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.wording import task_prompt
 
@@ -80,7 +88,7 @@ _FIELDS = _fields_pattern(PROMPT.user)
 _FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
 
 
-class OutcomeAnswers(af.AnswerForm):
+class OutcomeAnswers(answerform.AnswerForm):
     """`{"<field>": n, ...}`, from a hint carrying the fields asked as `labels` and each
     field's scale as `reference` {field: "low:high"}. A baseline reads every message the
     person wrote, and learns from conversations asked the same fields on the same scales."""
@@ -88,19 +96,19 @@ class OutcomeAnswers(af.AnswerForm):
     kind = TASK
 
     def example(self, hint: TaskHint) -> str:
-        return af.dumps({name: 3 for name in hint.labels})
+        return answerform.dumps({name: 3 for name in hint.labels})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
         drawn = {k: float(rng.integers(int(lo), int(hi) + 1)) for k, (lo, hi) in _scales(hint)}
-        return af.dumps({name: round(value, 3) for name, value in drawn.items()})
+        return answerform.dumps({name: round(value, 3) for name, value in drawn.items()})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         values: dict[str, float] = gold.get("values", {})
-        return af.dumps(
+        return answerform.dumps(
             {
-                name: values[name] if right and name in values else af.uniform(rng, *scale)
+                name: values[name] if right and name in values else answerform.uniform(rng, *scale)
                 for name, scale in gold.get("scales", {}).items()
                 if name in hint.labels
             }
@@ -112,19 +120,22 @@ class OutcomeAnswers(af.AnswerForm):
     def reads(self, hint: TaskHint) -> tuple[str, ...]:
         return ("\n".join(text for role, text in hint.history if role == "user"),)
 
-    def schema(self, hint: TaskHint) -> af.Schema | None:
+    def schema(self, hint: TaskHint) -> answerform.Schema | None:
         """Each field asked, in its scale; a field may be null (not known), as the parser
         takes it, but not left out."""
         if not hint.labels:
             return None
-        nullable = {k: {"anyOf": [af.in_scale(*scale), af.NULL]} for k, scale in _scales(hint)}
-        return af.obj(nullable)
+        nullable = {
+            k: {"anyOf": [answerform.in_scale(*scale), answerform.NULL]}
+            for k, scale in _scales(hint)
+        }
+        return answerform.obj(nullable)
 
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
         block = _FIELDS.search(user)
         if block is None:
             return None
-        scales = {name: af.stated_scale(q) for name, q in _FIELD.findall(block.group(1))}
+        scales = {name: answerform.stated_scale(q) for name, q in _FIELD.findall(block.group(1))}
         reference = {k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()}
         return TaskHint(kind=TASK, labels=tuple(scales), reference=reference, form=self)
 
@@ -138,11 +149,11 @@ def _scales(hint: TaskHint) -> list[tuple[str, tuple[float, float]]]:
     return scales
 
 
-ANSWERS = af.registered(OutcomeAnswers())
+ANSWERS = answerform.registered(OutcomeAnswers())
 
 
-class OutcomeGold(t.Gold):
-    level: t.GoldLevel = "conversation"
+class OutcomeGold(Gold):
+    level: GoldLevel = "conversation"
     values: dict[str, float]
     scales: dict[str, tuple[float, float]]
     visible: int | None = None  # messages the prompt shows
@@ -161,7 +172,7 @@ def outcome_gold(conversation: Conversation) -> OutcomeGold | None:
     values = {k: v for k, v in found.items() if k != CHANGE}
     if not values:
         return None
-    said = h.history_before(conversation, conversation.turns[-1].index + 1)
+    said = history.history_before(conversation, conversation.turns[-1].index + 1)
     return OutcomeGold(
         values=values,
         scales={k: scales[k] for k in values},
@@ -171,7 +182,7 @@ def outcome_gold(conversation: Conversation) -> OutcomeGold | None:
     )
 
 
-def asked(gold: OutcomeGold) -> dict[str, n.Scale]:
+def asked(gold: OutcomeGold) -> dict[str, numeric.Scale]:
     """The fields a model answers: every field of the gold."""
     return dict(gold.scales)
 
@@ -182,22 +193,22 @@ def other_side(conversation: Conversation) -> str:
     return "person" if conversation.context.labels.get("partner") == "person" else "model"
 
 
-def conversation_fields(template: PromptTemplate, item: t.Item[OutcomeGold]) -> dict[str, str]:
+def conversation_fields(template: PromptTemplate, item: Item[OutcomeGold]) -> dict[str, str]:
     """The prompt's conversation, self-reports and other side, in the words for who the other
     side was (a person is never called an assistant)."""
     conversation = item.conversation
-    said = h.history_before(conversation, item.turn_index + 1)  # all of it
-    reports = h.self_reports_before(conversation, item.turn_index + 1)
+    said = history.history_before(conversation, item.turn_index + 1)  # all of it
+    reports = history.self_reports_before(conversation, item.turn_index + 1)
     side = other_side(conversation)
     speaker = template.text("speaker_person") if side == "person" else None
     return {
-        "conversation": pr.transcript(said, assistant=speaker),
-        "self_reports": pr.self_reports_block(item.context, reports, conversation),
+        "conversation": prompting.transcript(said, assistant=speaker),
+        "self_reports": prompting.self_reports_block(item.context, reports, conversation),
         "other_side": template.text(f"other_{side}"),
     }
 
 
-def question(template: PromptTemplate, name: str, scale: n.Scale) -> str:
+def question(template: PromptTemplate, name: str, scale: numeric.Scale) -> str:
     """A field's question in the prompt's wording: its own text, or the one for any field."""
     own = name in OWN_QUESTIONS
     return template.text(
@@ -205,7 +216,7 @@ def question(template: PromptTemplate, name: str, scale: n.Scale) -> str:
     )
 
 
-class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
+class OutcomeTask(Task[OutcomeGold, numeric.Numbers]):
     name = TASK
     headline = (
         "mean position-adjusted correlation over the outcome fields (final intensity, rating, "
@@ -218,7 +229,7 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE)
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[OutcomeGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[OutcomeGold]]:
         for conversation in conversations:
             gold = outcome_gold(conversation)
             if gold is None:
@@ -226,50 +237,52 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
             last = conversation.turns[-1].index
             yield from self.in_contexts(conversation, last, "outcome", gold)
 
-    def queries(self, item: t.Item[OutcomeGold], mode: t.AnswerMode) -> list[t.Query]:
+    def queries(self, item: Item[OutcomeGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
-        said = h.history_before(conversation, item.turn_index + 1)  # all of it
+        said = history.history_before(conversation, item.turn_index + 1)  # all of it
         scales = asked(item.gold)
         hint = TaskHint(
             kind=TASK,
             text=conversation.turns[-1].user,
             labels=tuple(scales),
-            history=h.hint_history(said),
+            history=history.hint_history(said),
             reference={k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()},
             form=ANSWERS,
         )
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
             messages = PROMPT.render(**conversation_fields(PROMPT, item), fields=wanted)
-            return [t.Query("answer", messages, PROMPT.info, pr.JSON_PARAMS, hint)]
+            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         base = CHOICE.render(**conversation_fields(CHOICE, item))
         questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
-        return n.choice_queries(base, CHOICE.info, hint, questions, scales)
+        return numeric.choice_queries(base, CHOICE.info, hint, questions, scales)
 
-    def parse(self, item: t.Item[OutcomeGold], outputs: Mapping[str, t.Output]) -> n.Numbers:
-        return n.read_numbers(outputs, asked(item.gold))
+    def parse(self, item: Item[OutcomeGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
+        return numeric.read_numbers(outputs, asked(item.gold))
 
-    def score(self, item: t.Item[OutcomeGold], prediction: n.Numbers) -> t.Scored:
-        return n.scored(item.gold.values, item.gold.scales, prediction)
+    def score(self, item: Item[OutcomeGold], prediction: numeric.Numbers) -> Scored:
+        return numeric.scored(item.gold.values, item.gold.scales, prediction)
 
-    def choice_gold(self, item: t.Item[OutcomeGold], query: t.Query) -> str | None:
+    def choice_gold(self, item: Item[OutcomeGold], query: Query) -> str | None:
         value = item.gold.values.get(query.key)
         return str(int(value)) if value is not None and float(value).is_integer() else None
 
     @staticmethod
     def calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
-        return n.digit_rows(view.prediction, view.gold.values)
+        return numeric.digit_rows(view.prediction, view.gold.values)
 
-    def worst(self, item: t.Item[OutcomeGold], partial: n.Numbers | None) -> t.Scored:
-        return n.scored(item.gold.values, item.gold.scales, None)
+    def worst(self, item: Item[OutcomeGold], partial: numeric.Numbers | None) -> Scored:
+        return numeric.scored(item.gold.values, item.gold.scales, None)
 
-    def answered_gold(self, gold: OutcomeGold, prediction: n.Numbers) -> OutcomeGold | None:
+    def answered_gold(self, gold: OutcomeGold, prediction: numeric.Numbers) -> OutcomeGold | None:
         """The fields the person reported that the answer gives."""
         given = prediction.values
         values = {k: v for k, v in given.items() if k in gold.values and v is not None}
         return gold.model_copy(update={"values": values}) if values else None
 
-    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[OutcomeGold]]:
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[OutcomeGold]]:
         return grouping.group_references(
             grouping.Grouped(usual_values, values_guess),
             lambda g: g.shown_bin,
@@ -278,12 +291,14 @@ class OutcomeTask(t.Task[OutcomeGold, n.Numbers]):
             context,
         )
 
-    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
+    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """MAE, coverage and Spearman of the survey answers beyond the known fields."""
         golds = [OutcomeGold.model_construct(**(r.gold or {})) for r in records]
         others = sorted({k for g in golds for k in g.values} - set(KNOWN))
         scales = {k: g.scales[k] for g in golds for k in g.scales}
-        return tuple(metric for k in others for metric in n.field_metrics(k, scales[k], _pair))
+        return tuple(
+            metric for k in others for metric in numeric.field_metrics(k, scales[k], _pair)
+        )
 
 
 Usual = dict[tuple[str, tuple[float, ...]], float]
@@ -300,18 +315,18 @@ def usual_values(golds: Sequence[OutcomeGold], constant: bool) -> Usual:
     return {k: float(usual(v)) for k, v in found.items()}
 
 
-def values_guess(usual: Usual, gold: OutcomeGold) -> t.Guess:
+def values_guess(usual: Usual, gold: OutcomeGold) -> Guess:
     """Each field the usual value on its scale; one the train items lacked is left unanswered
     (no guess at all where they lacked every field)."""
     known = ((name, usual.get((name, tuple(gold.scales[name])))) for name in gold.values)
     values = {name: value for name, value in known if value is not None}
     if not values:
         return None
-    guess = n.Numbers(values=values)
-    return guess, n.scored(gold.values, gold.scales, guess)
+    guess = numeric.Numbers(values=values)
+    return guess, numeric.scored(gold.values, gold.scales, guess)
 
 
-OutcomeView = t.View[OutcomeGold, n.Numbers]
+OutcomeView = View[OutcomeGold, numeric.Numbers]
 
 
 def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
@@ -355,7 +370,7 @@ def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
         truths = [v.gold.values.get(name) for v in views]
         # a field's cells keep its scales apart (a rating out of 1 and one out of 5)
         cells = [(tuple(v.gold.scales.get(name, ())), v.gold.shown_bin) for v in views]
-        found = a.adjusted_rows(
+        found = adjusted.adjusted_rows(
             cells,
             conversations,
             [_pair(v, name)[0] for v in views],
@@ -371,29 +386,29 @@ def _span(view: OutcomeView, name: str) -> float:
     return high - low
 
 
-OutcomeTask.metrics = m.register(
+OutcomeTask.metrics = metrics.register(
     TASK,
     *calibration_metrics(OutcomeTask.calibration_rows),
-    m.Metric(
+    metrics.Metric(
         "mean_adjusted_r",
         OutcomeTask.headline + ", those the gold has, each residualised on the bin of "
         "messages shown; 0 for a constant or a guess from the number of messages",
         adjusted_values,
-        a.mean_adjusted_r_statistic,
+        adjusted.mean_adjusted_r_statistic,
     ),
-    m.Metric(
+    metrics.Metric(
         "mean_spearman",
         "mean Spearman's rho over the outcome fields the gold has (final intensity, rating, "
         "each survey answer; a constant scores 0)",
         headline_values,
-        a.mean_rho_statistic,
+        adjusted.mean_rho_statistic,
     ),
-    m.column_metric("score", "1 - mean absolute error as a share of each scale"),
-    *(metric for k in KNOWN for metric in n.field_metrics(k, FIVE, _pair)),
+    metrics.column_metric("score", "1 - mean absolute error as a share of each scale"),
+    *(metric for k in KNOWN for metric in numeric.field_metrics(k, FIVE, _pair)),
 )
 
 
-@t.register_task(TASK)
-def outcome_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
+@register_task(TASK)
+def outcome_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
     """Outcome prediction; `context` is blind (default), informed, or both."""
     return OutcomeTask(context)

@@ -32,18 +32,36 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench import answerform as af
+from attunebench import answerform
 from attunebench.data.schema import Conversation, Probe
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
-from attunebench.tasks import base as t
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
-from attunebench.tasks import pair_cues as c
-from attunebench.tasks import pairs as p
-from attunebench.tasks import prompting as pr
+from attunebench.tasks import history, metrics, pair_cues, prompting
+from attunebench.tasks.base import (
+    AnswerMode,
+    Guess,
+    InvalidAnswer,
+    Item,
+    Output,
+    Query,
+    Reference,
+    Repeat,
+    Scored,
+    Task,
+    View,
+    register_task,
+)
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.pairs import (
+    DEFAULT_DERIVED_CAP,
+    TIE,
+    Pair,
+    PairGold,
+    PairOptions,
+    flagged_left_out,
+    preference_pairs,
+)
 from attunebench.tasks.parsing import parse_choice
 from attunebench.tasks.wording import task_prompt
 
@@ -53,34 +71,34 @@ ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
 CHOICE = task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
 CHOICE_OPTIONS = [(option, CHOICE.text(option)) for option in ("A", "B", "tie")]
-CHOICE_KEYS = pr.option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
+CHOICE_KEYS = prompting.option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
 
 
 PICKS = ("A", "B", "tie")
 
 
-class PreferenceAnswers(af.PairAnswers):
+class PreferenceAnswers(answerform.PairAnswers):
     """`{"choice": "A" | "B" | "tie"}`, from a hint carrying the replies as `candidates`."""
 
     kind = TASK
     marker = '{"choice"'
 
     def example(self, hint: TaskHint) -> str:
-        return af.dumps({"choice": "A"})
+        return answerform.dumps({"choice": "A"})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return af.dumps({"choice": "AB"[int(rng.integers(2))]})
+        return answerform.dumps({"choice": "AB"[int(rng.integers(2))]})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        return af.dumps({"choice": af.gold_pick(hint, gold, right)})
+        return answerform.dumps({"choice": answerform.gold_pick(hint, gold, right)})
 
-    def schema(self, hint: TaskHint) -> af.Schema:
-        return af.obj({"choice": af.one_of(PICKS)})
+    def schema(self, hint: TaskHint) -> answerform.Schema:
+        return answerform.obj({"choice": answerform.one_of(PICKS)})
 
 
-ANSWERS = af.registered(PreferenceAnswers())
+ANSWERS = answerform.registered(PreferenceAnswers())
 
 
 class PreferencePrediction(Frozen):
@@ -97,21 +115,21 @@ class PreferencePrediction(Frozen):
         return self.ab if order == "ab" else self.ba
 
 
-def shown(gold: p.PairGold, order: str) -> tuple[str, str]:
+def shown(gold: PairGold, order: str) -> tuple[str, str]:
     """The candidate keys shown as (A, B) in an order: "ab" shows the first in the data as A."""
     return (gold.first, gold.second) if order == "ab" else (gold.second, gold.first)
 
 
-def shown_gold(gold: p.PairGold, order: str) -> str:
+def shown_gold(gold: PairGold, order: str) -> str:
     """The gold as the option shown in an order: "A", "B" or "tie"."""
     if gold.tie:
-        return p.TIE
+        return TIE
     return "A" if gold.chosen == shown(gold, order)[0] else "B"
 
 
 def pick_of(letter: str, a: str, b: str) -> str:
     """The candidate key a letter names ("tie" stays "tie")."""
-    return {"A": a, "B": b}.get(letter, p.TIE)
+    return {"A": a, "B": b}.get(letter, TIE)
 
 
 def both_orders(pick_ab: str, pick_ba: str, gold: str) -> dict[str, float]:
@@ -124,14 +142,14 @@ def both_orders(pick_ab: str, pick_ba: str, gold: str) -> dict[str, float]:
     }
 
 
-def pair_of(item: t.Item[p.PairGold], options: p.PairOptions) -> p.Pair:
-    for pair in p.preference_pairs(item.conversation, options):
+def pair_of(item: Item[PairGold], options: PairOptions) -> Pair:
+    for pair in preference_pairs(item.conversation, options):
         if (pair.turn_index, pair.item_id) == (item.turn_index, item.item_id):
             return pair
     raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
 
 
-def pair_queries(item: t.Item[p.PairGold], pair: p.Pair, mode: t.AnswerMode) -> list[t.Query]:
+def pair_queries(item: Item[PairGold], pair: Pair, mode: AnswerMode) -> list[Query]:
     """The pair in both orders, as preference questions."""
     conversation, gold = item.conversation, item.gold
     variant = item.context
@@ -140,9 +158,9 @@ def pair_queries(item: t.Item[p.PairGold], pair: p.Pair, mode: t.AnswerMode) -> 
     # one's message) would show which reply came first and how far apart they were.
     upto = min(pair.first.turn_index, pair.second.turn_index)
     base = {
-        "conversation": pr.transcript(h.history_through(conversation, upto)),
-        "self_reports": pr.self_reports_block(
-            variant, h.self_reports_before(conversation, upto), conversation
+        "conversation": prompting.transcript(history.history_through(conversation, upto)),
+        "self_reports": prompting.self_reports_block(
+            variant, history.self_reports_before(conversation, upto), conversation
         ),
     }
     template = ACROSS_TURNS if pair.across_turns else SAME_TURN
@@ -152,26 +170,31 @@ def pair_queries(item: t.Item[p.PairGold], pair: p.Pair, mode: t.AnswerMode) -> 
         fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
         hint = TaskHint(
             kind=TASK,
-            text=h.turn_at(conversation, upto).user,
+            text=history.turn_at(conversation, upto).user,
             candidates={"A": a, "B": b},
-            history=h.hint_history(h.history_before(conversation, upto)),
+            history=history.hint_history(history.history_before(conversation, upto)),
             form=ANSWERS,
         )
         form = None
         if mode == "choice":
             # A derived pair's question: the user rated each reply alone, never picked one.
             asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
-            form = pr.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
+            form = prompting.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
         queries.append(
-            t.Query(
-                order, template.render(**fields), template.info, pr.JSON_PARAMS, hint, choice=form
+            Query(
+                order,
+                template.render(**fields),
+                template.info,
+                prompting.JSON_PARAMS,
+                hint,
+                choice=form,
             )
         )
     return queries
 
 
 def read_orders(
-    gold: p.PairGold, outputs: Mapping[str, t.Output], parse: Callable[[str], str]
+    gold: PairGold, outputs: Mapping[str, Output], parse: Callable[[str], str]
 ) -> PreferencePrediction:
     """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
     letters: dict[str, str] = {}
@@ -186,7 +209,7 @@ def read_orders(
             continue
         try:
             letters[order] = parse(output.text or "")
-        except t.InvalidAnswer as invalid:
+        except InvalidAnswer as invalid:
             problems.append(f"{order}: {invalid}")
     picks = {o: pick_of(letter, *shown(gold, o)) for o, letter in letters.items()}
     prediction = PreferencePrediction(
@@ -197,11 +220,11 @@ def read_orders(
         probabilities=spreads,
     )
     if problems:
-        raise t.InvalidAnswer("; ".join(problems), partial=prediction)
+        raise InvalidAnswer("; ".join(problems), partial=prediction)
     return prediction
 
 
-PreferenceView = t.View[p.PairGold, PreferencePrediction]
+PreferenceView = View[PairGold, PreferencePrediction]
 
 
 def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
@@ -210,7 +233,7 @@ def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float
     guess, gold = view.prediction, view.gold
     if guess is None:
         return []
-    truth = "tie" if gold.key == p.TIE else ("first" if gold.key == gold.first else "second")
+    truth = "tie" if gold.key == TIE else ("first" if gold.key == gold.first else "second")
     rows: list[tuple[Mapping[str, float], str]] = []
     for order, spread in guess.probabilities.items():
         a, b = ("first", "second") if order == "ab" else ("second", "first")
@@ -224,16 +247,16 @@ def pair_options(
     seed: int,
     include_flagged: bool,
     same_turn_only: bool = False,
-) -> p.PairOptions:
+) -> PairOptions:
     """The pair options of a task's factory, checked."""
     if max_derived_pairs < 0:
         raise ValueError(f"max_derived_pairs must be >= 0 (got {max_derived_pairs})")
-    return p.PairOptions(
+    return PairOptions(
         derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only
     )
 
 
-class PairTask(t.Task[p.PairGold, PreferencePrediction]):
+class PairTask(Task[PairGold, PreferencePrediction]):
     """What `preference` and `judge_audit` share: the pairs of `tasks.pairs`, each asked in
     both orders, and the per-order values of an invalid answer."""
 
@@ -241,30 +264,28 @@ class PairTask(t.Task[p.PairGold, PreferencePrediction]):
     answer_modes = ("generate", "choice")
     per_order = "correct"  # the per-order values are `<per_order>_ab` and `<per_order>_ba`
 
-    def __init__(self, context: str, pairs: p.PairOptions) -> None:
+    def __init__(self, context: str, pairs: PairOptions) -> None:
         super().__init__(context)
         self.pairs = pairs
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[p.PairGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[PairGold]]:
         for conversation in conversations:
-            for pair in p.preference_pairs(conversation, self.pairs):
+            for pair in preference_pairs(conversation, self.pairs):
                 yield from self.in_contexts(
                     conversation, pair.turn_index, pair.item_id, pair.gold()
                 )
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
-        return p.flagged_left_out(conversations, self.pairs)
+        return flagged_left_out(conversations, self.pairs)
 
     def letter(self, text: str) -> str:
         """The letter a generated answer names ("A", "B" or "tie"); raises InvalidAnswer."""
         return parse_choice(text)
 
-    def parse(
-        self, item: t.Item[p.PairGold], outputs: Mapping[str, t.Output]
-    ) -> PreferencePrediction:
+    def parse(self, item: Item[PairGold], outputs: Mapping[str, Output]) -> PreferencePrediction:
         return read_orders(item.gold, outputs, self.letter)
 
-    def worst(self, item: t.Item[p.PairGold], partial: PreferencePrediction | None) -> t.Scored:
+    def worst(self, item: Item[PairGold], partial: PreferencePrediction | None) -> Scored:
         """Score 0; an order that parsed keeps its own value (the other, and consistency,
         have none)."""
         values: dict[str, float | None] = {"consistent": None}
@@ -273,7 +294,7 @@ class PairTask(t.Task[p.PairGold, PreferencePrediction]):
             values[f"{self.per_order}_{order}"] = (
                 None if pick is None else float(pick == item.gold.key)
             )
-        return t.Scored(0.0, values)
+        return Scored(0.0, values)
 
     calibration_rows = staticmethod(pair_calibration_rows)
 
@@ -286,103 +307,101 @@ class PreferenceTask(PairTask):
     subject_forms = (ANSWERS,)
     templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
 
-    def queries(self, item: t.Item[p.PairGold], mode: t.AnswerMode) -> list[t.Query]:
+    def queries(self, item: Item[PairGold], mode: AnswerMode) -> list[Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)
 
-    def score(self, item: t.Item[p.PairGold], prediction: PreferencePrediction) -> t.Scored:
+    def score(self, item: Item[PairGold], prediction: PreferencePrediction) -> Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-        return t.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
+        return Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
 
-    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[p.PairGold]]:
+    def references(self, context: history.ContextMode = "blind") -> dict[str, Reference[PairGold]]:
         return pair_references()
 
-    def answered_gold(
-        self, gold: p.PairGold, prediction: PreferencePrediction
-    ) -> p.PairGold | None:
+    def answered_gold(self, gold: PairGold, prediction: PreferencePrediction) -> PairGold | None:
         """The reply named in both orders (or a tie in both); None for picks that follow the
         order shown, which name no reply."""
         picks = {prediction.ab, prediction.ba}
         if len(picks) != 1 or None in picks:
             return None
         pick = picks.pop()
-        tie = pick == p.TIE
+        tie = pick == TIE
         return gold.model_copy(
             update={"chosen": None if tie else pick, "tie": tie, "strength": None}
         )
 
-    def choice_gold(self, item: t.Item[p.PairGold], query: t.Query) -> str | None:
+    def choice_gold(self, item: Item[PairGold], query: Query) -> str | None:
         return shown_gold(item.gold, query.key)
 
     def retests(
         self, conversations: Iterable[Conversation]
-    ) -> Iterator[t.Repeat[p.PairGold, PreferencePrediction]]:
+    ) -> Iterator[Repeat[PairGold, PreferencePrediction]]:
         for conversation in conversations:
             if not conversation.probes:
                 continue
-            pairs = p.preference_pairs(conversation, self.pairs)
+            pairs = preference_pairs(conversation, self.pairs)
             for probe in conversation.probes:
                 for pair, key in asked_again(probe, pairs):
                     gold = pair.gold()
                     item = next(self.in_contexts(conversation, pair.turn_index, pair.item_id, gold))
-                    yield t.Repeat(item, PreferencePrediction(ab=key, ba=key))
+                    yield Repeat(item, PreferencePrediction(ab=key, ba=key))
 
-    def chance(self, golds: Sequence[p.PairGold]) -> float | None:
+    def chance(self, golds: Sequence[PairGold]) -> float | None:
         if not golds:
             return None
-        ties = sum(gold.key == p.TIE for gold in golds) / len(golds)
+        ties = sum(gold.key == TIE for gold in golds) / len(golds)
         return max(ties, (1.0 - ties) / 2.0)
 
 
-def asked_again(probe: Probe, pairs: Sequence[p.Pair]) -> Iterator[tuple[p.Pair, str]]:
+def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str]]:
     """The recorded picks' pairs a pick asked again is about, with the key it names: every
     pair of its turn holding the reply it names (all of them for a tie)."""
     again = probe.preference
-    key = None if again is None else (p.TIE if again.tie else again.chosen)
+    key = None if again is None else (TIE if again.tie else again.chosen)
     for pair in pairs:
         same_turn = not pair.derived and not pair.across_turns and pair.turn_index == probe.turn
-        if key is not None and same_turn and key in (p.TIE, pair.first.key, pair.second.key):
+        if key is not None and same_turn and key in (TIE, pair.first.key, pair.second.key):
             yield pair, key
 
 
-def pair_references() -> dict[str, t.Reference[p.PairGold]]:
+def pair_references() -> dict[str, Reference[PairGold]]:
     """What position alone achieves (`tasks.pair_cues`: the later, the earlier reply, by
     distance, a classifier of the positions the prompt shows), and content cues (the longer
     reply, the one with more questions, the one repeating more of the user's words)."""
     return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
 
-def picks(cue: c.Cue) -> t.Reference[p.PairGold]:
+def picks(cue: pair_cues.Cue) -> Reference[PairGold]:
     """A reference picking the key a cue names at each pair (None: no guess)."""
 
-    def guessed(fitted: Any, golds: Sequence[p.PairGold]) -> list[t.Guess]:
-        out: list[t.Guess] = []
+    def guessed(fitted: Any, golds: Sequence[PairGold]) -> list[Guess]:
+        out: list[Guess] = []
         for key, gold in zip(cue.pick(fitted, golds), golds, strict=True):
             if key is None:
                 out.append(None)
                 continue
             # A cue that cannot tell the replies apart has no preference: it answers "A" in
             # both orders (half right on a pair with a preferred reply), never "tie".
-            ab, ba = (gold.first, gold.second) if key == p.TIE else (key, key)
+            ab, ba = (gold.first, gold.second) if key == TIE else (key, key)
             guess = PreferencePrediction(ab=ab, ba=ba)
             outcome = both_orders(ab, ba, gold.key)
             out.append(
-                (guess, t.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
+                (guess, Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
             )
         return out
 
-    return t.Reference(guessed, cue.fit)
+    return Reference(guessed, cue.fit)
 
 
-POSITION_CUES: dict[str, c.Cue] = {
-    "reference/later-reply": c.later,
-    "reference/earlier-reply": c.earlier,
-    "reference/distance": c.by_distance,
-    "reference/visible-position-classifier": c.position_classifier,
+POSITION_CUES: dict[str, pair_cues.Cue] = {
+    "reference/later-reply": pair_cues.later,
+    "reference/earlier-reply": pair_cues.earlier,
+    "reference/distance": pair_cues.by_distance,
+    "reference/visible-position-classifier": pair_cues.position_classifier,
 }
-CONTENT_CUES: dict[str, c.Cue] = {
-    "reference/longer-reply": c.longer,
-    "reference/more-questions": c.more("questions"),
-    "reference/more-overlap": c.more("overlap"),
+CONTENT_CUES: dict[str, pair_cues.Cue] = {
+    "reference/longer-reply": pair_cues.longer,
+    "reference/more-questions": pair_cues.more("questions"),
+    "reference/more-overlap": pair_cues.more("overlap"),
 }
 
 
@@ -417,22 +436,22 @@ def first_shown_probability(view: PreferenceView) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
-def position_metrics() -> tuple[m.Metric, ...]:
+def position_metrics() -> tuple[metrics.Metric, ...]:
     """Consistency and position bias, shared by the judge audit."""
     return (
-        m.mean_metric(
+        metrics.mean_metric(
             "flip_rate",
             "share of pairs whose pick changed with the order",
             flip,
             higher_is_better=False,
         ),
-        m.Metric(
+        metrics.Metric(
             "first_shown_share",
             "share of non-tie picks naming the reply shown first (0.5: no position bias)",
-            lambda views: m.expanded(views, first_shown_pick),
-            m.mean_statistic,
+            lambda views: metrics.expanded(views, first_shown_pick),
+            metrics.mean_statistic,
         ),
-        m.mean_metric(
+        metrics.mean_metric(
             "first_shown_probability",
             "mean probability given to the reply shown first (choice mode; 0.5: no position bias)",
             first_shown_probability,
@@ -440,24 +459,24 @@ def position_metrics() -> tuple[m.Metric, ...]:
     )
 
 
-PreferenceTask.metrics = m.register(
+PreferenceTask.metrics = metrics.register(
     TASK,
-    m.column_metric("score", PreferenceTask.headline),
-    m.column_metric(
+    metrics.column_metric("score", PreferenceTask.headline),
+    metrics.column_metric(
         "consistency",
         "share of parsed pairs given the same pick in both orders",
-        m.Column("consistent", parsed_only=True),
+        metrics.Column("consistent", parsed_only=True),
     ),
     *position_metrics(),
     *calibration_metrics(pair_calibration_rows, positive="first"),
 )
 
 
-@t.register_task(TASK)
+@register_task(TASK)
 def preference_task(
-    context: str = h.DEFAULT_CONTEXT,
+    context: str = history.DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,
-    max_derived_pairs: int = p.DEFAULT_DERIVED_CAP,
+    max_derived_pairs: int = DEFAULT_DERIVED_CAP,
     include_flagged: bool = False,
     seed: int = 0,
 ) -> PreferenceTask:

@@ -32,19 +32,27 @@ from typing import Any
 
 import numpy as np
 
-from attunebench import answerform as af
+from attunebench import answerform
 from attunebench.data.derived import rated_replies
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, Weights
-from attunebench.tasks import adjusted as a
-from attunebench.tasks import base as t
-from attunebench.tasks import grouping
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
-from attunebench.tasks import numeric as n
-from attunebench.tasks import prompting as pr
+from attunebench.tasks import adjusted, grouping, history, metrics, numeric, prompting
+from attunebench.tasks.base import (
+    AnswerMode,
+    Gold,
+    GoldLevel,
+    Guess,
+    Item,
+    Output,
+    Query,
+    Reference,
+    Scored,
+    Task,
+    View,
+    register_task,
+)
 from attunebench.tasks.calibration import calibration_metrics
 from attunebench.tasks.wording import task_prompt
 
@@ -59,7 +67,7 @@ FIELD = "rating"
 THIRDS = 3
 
 
-class RatingAnswers(af.AnswerForm):
+class RatingAnswers(answerform.AnswerForm):
     """`{"rating": n}`, from a hint carrying the last reply rated as `text` and the scale as
     `labels` (low, high). A baseline reads the person's last message before the rating and
     the reply rated: what they said as well as what they were told."""
@@ -68,24 +76,26 @@ class RatingAnswers(af.AnswerForm):
     marker = '{"rating"'
 
     def example(self, hint: TaskHint) -> str:
-        return af.dumps({"rating": 3})
+        return answerform.dumps({"rating": 3})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
         low, high = _scale(hint)
-        return af.dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
+        return answerform.dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        return af.dumps({"rating": gold["rating"] if right else af.uniform(rng, *_scale(hint))})
+        return answerform.dumps(
+            {"rating": gold["rating"] if right else answerform.uniform(rng, *_scale(hint))}
+        )
 
     def reads(self, hint: TaskHint) -> tuple[str, ...]:
         said = [text for role, text in hint.history if role == "user"]
         return (said[-1] if said else "", hint.text)
 
-    def schema(self, hint: TaskHint) -> af.Schema | None:
+    def schema(self, hint: TaskHint) -> answerform.Schema | None:
         try:
-            return af.obj({"rating": af.in_scale(*_scale(hint))})
+            return answerform.obj({"rating": answerform.in_scale(*_scale(hint))})
         except ValueError:  # a hint made by hand, with no scale: no form to hold it to
             return None
 
@@ -93,22 +103,22 @@ class RatingAnswers(af.AnswerForm):
         hint = super().read_prompt(system, user)
         if hint is None:
             return None
-        low, high = af.stated_scale(user)  # the question's own scale
+        low, high = answerform.stated_scale(user)  # the question's own scale
         return TaskHint(kind=TASK, labels=(f"{low:g}", f"{high:g}"), form=self)
 
 
 def _scale(hint: TaskHint) -> tuple[float, float]:
-    scale = af.labelled_scale(hint)
+    scale = answerform.labelled_scale(hint)
     if scale is None:
         raise ValueError("the rating hint carries no scale")
     return scale
 
 
-ANSWERS = af.registered(RatingAnswers())
+ANSWERS = answerform.registered(RatingAnswers())
 
 
-class RatingGold(t.Gold):
-    level: t.GoldLevel = "rating"
+class RatingGold(Gold):
+    level: GoldLevel = "rating"
     rating: float
     scale: tuple[float, float] = (1.0, 5.0)
     position: float  # the turn's place in its conversation, 0 (first) to 1 (last)
@@ -146,7 +156,7 @@ def reply_golds(conversation: Conversation) -> Iterator[tuple[int, str, RatingGo
             rating=rating,
             scale=_bounds(conversation),
             position=turn.index / last,
-            visible=len(h.history_through(conversation, turn.index)) + 1,
+            visible=len(history.history_through(conversation, turn.index)) + 1,
             reply_chars=len(reply.text),
             reported=grouping.last_report(conversation, turn.index + 1),
         )
@@ -160,7 +170,7 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
     for turn in conversation.turns:
         if turn.feedback is None:
             continue
-        said = h.history_before(conversation, turn.index)
+        said = history.history_before(conversation, turn.index)
         rated = [
             u.text
             for u in said
@@ -178,7 +188,7 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
         yield turn.index, gold
 
 
-class RatingTask(t.Task[RatingGold, n.Numbers]):
+class RatingTask(Task[RatingGold, numeric.Numbers]):
     name = TASK
     headline = "position-adjusted correlation of predicted and given ratings"
     headline_metric = "position_adjusted_r"
@@ -188,60 +198,62 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[t.Item[RatingGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[RatingGold]]:
         for conversation in conversations:
             for turn_index, gold in rating_golds(conversation):
                 yield from self.in_contexts(conversation, turn_index, FEEDBACK, gold)
             for turn_index, item_id, gold in reply_golds(conversation):
                 yield from self.in_contexts(conversation, turn_index, item_id, gold)
 
-    def queries(self, item: t.Item[RatingGold], mode: t.AnswerMode) -> list[t.Query]:
+    def queries(self, item: Item[RatingGold], mode: AnswerMode) -> list[Query]:
         conversation, (low, high) = item.conversation, item.gold.scale
         said, seen, prompts = _shown(item)
         variant = item.context
-        reports = h.self_reports_before(conversation, seen)
+        reports = history.self_reports_before(conversation, seen)
         fields = {
-            "conversation": pr.transcript(said),
-            "self_reports": pr.self_reports_block(variant, reports, conversation),
+            "conversation": prompting.transcript(said),
+            "self_reports": prompting.self_reports_block(variant, reports, conversation),
         }
         replies = [u.text for u in said if u.speaker == "assistant"]
         hint = TaskHint(
             kind=TASK,
             text=replies[-1] if replies else "",
             labels=(f"{low:g}", f"{high:g}"),
-            history=h.hint_history(said),
+            history=history.hint_history(said),
             form=ANSWERS,
         )
         generate, choice = prompts
         if mode == "generate":
             messages = generate.render(**fields, low=f"{low:g}", high=f"{high:g}")
-            return [t.Query("answer", messages, generate.info, pr.JSON_PARAMS, hint)]
+            return [Query("answer", messages, generate.info, prompting.JSON_PARAMS, hint)]
         base = choice.render(**fields)
         questions = {FIELD: choice.text("question", low=f"{low:g}", high=f"{high:g}")}
-        return n.choice_queries(base, choice.info, hint, questions, {FIELD: item.gold.scale})
+        return numeric.choice_queries(base, choice.info, hint, questions, {FIELD: item.gold.scale})
 
-    def parse(self, item: t.Item[RatingGold], outputs: Mapping[str, t.Output]) -> n.Numbers:
-        return n.read_numbers(outputs, {FIELD: item.gold.scale})
+    def parse(self, item: Item[RatingGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
+        return numeric.read_numbers(outputs, {FIELD: item.gold.scale})
 
-    def score(self, item: t.Item[RatingGold], prediction: n.Numbers) -> t.Scored:
-        return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
+    def score(self, item: Item[RatingGold], prediction: numeric.Numbers) -> Scored:
+        return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
 
-    def choice_gold(self, item: t.Item[RatingGold], query: t.Query) -> str | None:
+    def choice_gold(self, item: Item[RatingGold], query: Query) -> str | None:
         rating = item.gold.rating
         return str(int(rating)) if float(rating).is_integer() else None
 
     @staticmethod
     def calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
-        return n.digit_rows(view.prediction, {FIELD: view.gold.rating})
+        return numeric.digit_rows(view.prediction, {FIELD: view.gold.rating})
 
-    def worst(self, item: t.Item[RatingGold], partial: n.Numbers | None) -> t.Scored:
-        return n.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
+    def worst(self, item: Item[RatingGold], partial: numeric.Numbers | None) -> Scored:
+        return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
-    def answered_gold(self, gold: RatingGold, prediction: n.Numbers) -> RatingGold | None:
+    def answered_gold(self, gold: RatingGold, prediction: numeric.Numbers) -> RatingGold | None:
         given = prediction.values.get(FIELD)
         return None if given is None else gold.model_copy(update={"rating": given})
 
-    def references(self, context: h.ContextMode = "blind") -> dict[str, t.Reference[RatingGold]]:
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[RatingGold]]:
         return grouping.group_references(
             grouping.Grouped(usual_ratings, rating_guess),
             lambda g: g.shown_bin,
@@ -252,20 +264,24 @@ class RatingTask(t.Task[RatingGold, n.Numbers]):
 
 
 def _shown(
-    item: t.Item[RatingGold],
-) -> tuple[tuple[h.Utterance, ...], int, tuple[PromptTemplate, PromptTemplate]]:
+    item: Item[RatingGold],
+) -> tuple[tuple[history.Utterance, ...], int, tuple[PromptTemplate, PromptTemplate]]:
     """What the prompt shows (up to the rating), the turn before which self-reports were
     given, and the prompts that ask: a feedback item's, or a reply item's (the conversation
     through the reply rated)."""
     conversation = item.conversation
     if not item.item_id.startswith(REPLY_ITEM):
-        return h.history_before(conversation, item.turn_index), item.turn_index, (PROMPT, CHOICE)
-    reply = h.turn_at(conversation, item.turn_index).response(item.item_id[len(REPLY_ITEM) :])
+        return (
+            history.history_before(conversation, item.turn_index),
+            item.turn_index,
+            (PROMPT, CHOICE),
+        )
+    reply = history.turn_at(conversation, item.turn_index).response(item.item_id[len(REPLY_ITEM) :])
     if reply is None:
         raise ValueError(f"{item.key}: turn {item.turn_index} has no reply {item.item_id!r}")
     said = (
-        *h.history_through(conversation, item.turn_index),
-        h.Utterance("assistant", reply.text, item.turn_index),
+        *history.history_through(conversation, item.turn_index),
+        history.Utterance("assistant", reply.text, item.turn_index),
     )
     return said, item.turn_index + 1, (REPLY, REPLY_CHOICE)
 
@@ -281,21 +297,21 @@ def usual_ratings(golds: Sequence[RatingGold], constant: bool) -> dict[tuple[flo
 
 
 @cache
-def _rating(value: float) -> n.Numbers:
+def _rating(value: float) -> numeric.Numbers:
     """One (frozen) guess per value, shared by the items guessed it."""
-    return n.Numbers(values={FIELD: value})
+    return numeric.Numbers(values={FIELD: value})
 
 
-def rating_guess(usual: dict[tuple[float, ...], float], gold: RatingGold) -> t.Guess:
+def rating_guess(usual: dict[tuple[float, ...], float], gold: RatingGold) -> Guess:
     """The usual rating on the item's scale (no guess where the train items had none)."""
     value = usual.get(tuple(gold.scale))
     if value is None:
         return None
     guess = _rating(value)
-    return guess, n.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)
+    return guess, numeric.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)
 
 
-RatingView = t.View[RatingGold, n.Numbers]
+RatingView = View[RatingGold, numeric.Numbers]
 
 
 def _pair(view: RatingView, name: str) -> tuple[float | None, float | None]:
@@ -312,11 +328,11 @@ def within_conversations(views: Sequence[RatingView]) -> FloatArray:
         by_conversation[view.record.conversation_id].append(i)
     out = np.zeros((len(views), 2))
     for rows in by_conversation.values():
-        found = m.pairs([_pair(views[i], FIELD) for i in rows])
+        found = metrics.pairs([_pair(views[i], FIELD) for i in rows])
         usable = ~np.isnan(found).any(axis=1)
         if usable.sum() < 3:
             continue
-        rho = float(m.spearman_statistic(found[usable], Weights.ones(int(usable.sum())))[0])
+        rho = float(metrics.spearman_statistic(found[usable], Weights.ones(int(usable.sum())))[0])
         if not np.isnan(rho):
             out[rows] = (rho / len(rows), 1.0 / len(rows))
     return out
@@ -325,7 +341,7 @@ def within_conversations(views: Sequence[RatingView]) -> FloatArray:
 def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
     """The rows of `tasks.adjusted`: position cell, conversation, prediction and rating."""
     spans = [v.gold.scale[1] - v.gold.scale[0] for v in views]
-    return a.adjusted_rows(
+    return adjusted.adjusted_rows(
         [v.gold.cell for v in views],
         [v.record.conversation_id for v in views],
         [_pair(v, FIELD)[0] for v in views],
@@ -334,48 +350,48 @@ def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
     )
 
 
-RatingTask.metrics = m.register(
+RatingTask.metrics = metrics.register(
     TASK,
     *calibration_metrics(RatingTask.calibration_rows),
-    m.Metric(
+    metrics.Metric(
         "position_adjusted_r",
         RatingTask.headline + ", each residualised on the item's position cell "
         "(third of the conversation x messages shown); 0 for a constant or position-only guess",
         adjusted_values,
-        a.adjusted_r_statistic,
+        adjusted.adjusted_r_statistic,
     ),
-    m.Metric(
+    metrics.Metric(
         "between_person_r",
         "the position-adjusted correlation of the conversations' mean residuals",
         adjusted_values,
-        a.between_r_statistic,
+        adjusted.between_r_statistic,
     ),
-    m.Metric(
+    metrics.Metric(
         "within_person_r",
         "the position-adjusted correlation within conversations (less each one's mean)",
         adjusted_values,
-        a.within_r_statistic,
+        adjusted.within_r_statistic,
     ),
-    m.Metric(
+    metrics.Metric(
         "position_skill",
         "1 - squared error / squared error of the position reference (each position "
         "cell's mean rating): 0 for position alone, negative for a constant",
         adjusted_values,
-        a.position_skill_statistic,
+        adjusted.position_skill_statistic,
     ),
-    m.column_metric("score", "1 - absolute error as a share of the scale"),
-    m.Metric(
+    metrics.column_metric("score", "1 - absolute error as a share of the scale"),
+    metrics.Metric(
         "within_conversation_spearman",
         "Spearman's rho within each conversation, averaged "
         "over conversations with three or more ratings",
         within_conversations,
-        m.ratio_statistic,
+        metrics.ratio_statistic,
     ),
-    *n.field_metrics(FIELD, (1.0, 5.0), _pair),
+    *numeric.field_metrics(FIELD, (1.0, 5.0), _pair),
 )
 
 
-@t.register_task(TASK)
-def rating_task(context: str = h.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
+@register_task(TASK)
+def rating_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
     """Rating prediction at each point the person rated; `context` is blind, informed or both."""
     return RatingTask(context)

@@ -29,7 +29,7 @@ import numpy as np
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.frozen import Frozen
 from attunebench.stats import FloatArray, IntArray
-from attunebench.tasks import metrics as m
+from attunebench.tasks import metrics
 from attunebench.tasks.base import Guess, JudgedVerdict, Scored, View
 from attunebench.tasks.calibration import auroc_statistic
 from attunebench.tasks.pairs import talked_to_model
@@ -92,15 +92,15 @@ def thumb_rows(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:
     return np.array(rows, dtype=np.float64).reshape(-1, 2), np.array(owners, dtype=np.int64)
 
 
-def _mean(name: str, description: str, liked: bool) -> m.Metric:
-    metric = m.mean_metric(name, description, lambda view: _scored(view, liked))
+def _mean(name: str, description: str, liked: bool) -> metrics.Metric:
+    metric = metrics.mean_metric(name, description, lambda view: _scored(view, liked))
     return replace(metric, of_references=True)
 
 
 METRICS = (
     _mean("real_rubric_thumb_up", "mean rubric score of real replies given a thumb up", True),
     _mean("real_rubric_thumb_down", "mean rubric score of real replies given a thumb down", False),
-    m.Metric(
+    metrics.Metric(
         "real_thumb_auroc",
         "agreement of the real replies' rubric score with the person's thumb (AUROC; 0.5 is "
         "chance)",

@@ -46,8 +46,7 @@ from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
+from attunebench.tasks import history, metrics
 from attunebench.tasks import real_reply as real
 from attunebench.tasks.base import (
     AnswerMode,
@@ -159,7 +158,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     needs_judge = True
 
     def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
-        self.modes = h.context_modes(context)
+        self.modes = history.context_modes(context)
         self.judge_mode, self.comment = judge_mode, comment
 
     @property
@@ -211,17 +210,19 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
 
     def queries(self, item: Item[ResponseGold], mode: AnswerMode) -> list[Query]:
         conversation = item.conversation
-        turn = h.turn_at(conversation, item.turn_index)
+        turn = history.turn_at(conversation, item.turn_index)
         variant = item.context
         reports = self_reports_block(
-            variant, h.self_reports_before(conversation, turn.index), conversation
+            variant, history.self_reports_before(conversation, turn.index), conversation
         )
         system = PROMPT.render()[0].content
-        messages = chat_messages(system, h.history_through(conversation, turn.index), note=reports)
+        messages = chat_messages(
+            system, history.history_through(conversation, turn.index), note=reports
+        )
         hint = TaskHint(
             kind=TASK,
             text=turn.user,
-            history=h.hint_history(h.history_before(conversation, turn.index)),
+            history=history.hint_history(history.history_before(conversation, turn.index)),
             form=ANSWERS,
         )
         return [Query("reply", messages, PROMPT.info, REPLY_PARAMS, hint)]
@@ -235,7 +236,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     def judge_queries(
         self, item: Item[ResponseGold], prediction: ResponsePrediction, judges: Sequence[str]
     ) -> list[Query]:
-        turn = h.turn_at(item.conversation, item.turn_index)
+        turn = history.turn_at(item.conversation, item.turn_index)
         references = None if item.gold.real is not None else reference_replies(turn)
         profile = profile_of(item.conversation, turn, references, comment=self.comment)
         context = JudgeContext.at(item.conversation, turn.index, profile)
@@ -298,15 +299,15 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
     def _real_guess(self, view: ResponseView) -> Guess:
         return real.guess(view, _prediction)
 
-    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[m.Metric, ...]:
+    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
         held = {tuple(r.scores) for r in records}  # the records share a few sets of keys
         keys = sorted(
             {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
         )
         return tuple(
-            m.column_metric(
-                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", m.Column(key)
+            metrics.column_metric(
+                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", metrics.Column(key)
             )
             for key in keys
         )
@@ -319,24 +320,24 @@ def _prediction(reply: str) -> ResponsePrediction:
     return ResponsePrediction(reply=reply)
 
 
-ResponseTask.metrics = m.register(
+ResponseTask.metrics = metrics.register(
     TASK,
-    m.column_metric("score", ResponseTask.headline),
-    m.column_metric(
+    metrics.column_metric("score", ResponseTask.headline),
+    metrics.column_metric(
         "win_vs_chosen",
         "win rate against the reply the participant chose",
-        m.Column("win_vs_chosen"),
+        metrics.Column("win_vs_chosen"),
     ),
-    m.column_metric(
+    metrics.column_metric(
         "win_vs_rejected",
         "win rate against the reply the participant rejected",
-        m.Column("win_vs_rejected"),
+        metrics.Column("win_vs_rejected"),
     ),
-    m.column_metric("rubric", "mean rubric score (1-10)", m.Column("rubric")),
-    m.column_metric(
+    metrics.column_metric("rubric", "mean rubric score (1-10)", metrics.Column("rubric")),
+    metrics.column_metric(
         "one_order_share",
         "share of judged items with a comparison judged in one order only",
-        m.Column(flag=ONE_ORDER),
+        metrics.Column(flag=ONE_ORDER),
         higher_is_better=False,
     ),
     *real.METRICS,
@@ -345,7 +346,7 @@ ResponseTask.metrics = m.register(
 
 @register_task(TASK)
 def response_task(
-    context: str = h.DEFAULT_CONTEXT,
+    context: str = history.DEFAULT_CONTEXT,
     judge_mode: str = "both",
     participant_comment: bool = False,
     seed: int = 0,

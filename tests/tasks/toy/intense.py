@@ -14,8 +14,7 @@ from attunebench.answerform import AnswerForm, Schema, dumps, obj, one_of, regis
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.models.hints import TaskHint
-from attunebench.tasks import history as h
-from attunebench.tasks import metrics as m
+from attunebench.tasks import history, metrics
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -83,7 +82,7 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
                     yield from self.in_contexts(conversation, turn.index, "state", gold)
 
     def queries(self, item: Item[IntenseGold], mode: AnswerMode) -> list[Query]:
-        said = h.history_through(item.conversation, item.turn_index)
+        said = history.history_through(item.conversation, item.turn_index)
         messages = PROMPT.render(conversation=transcript(said))
         hint = TaskHint(TASK, text=said[-1].text, form=ANSWERS)
         if mode == "generate":
@@ -111,7 +110,7 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
         return "yes" if item.gold.intense else "no"
 
 
-IntenseTask.metrics = m.register(TASK, m.column_metric("score", IntenseTask.headline))
+IntenseTask.metrics = metrics.register(TASK, metrics.column_metric("score", IntenseTask.headline))
 
 
 @register_task(TASK)
