@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
@@ -19,15 +19,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "attunebench"
 PLAN = ROOT / "docs" / "architecture.md"
-
-# The one exception, until issue 33's remaining part lands (others are reshaping these files):
-# `answerform` imports `models.hints` (AnswerForm <-> TaskHint) and `models.sim` imports `tasks`
-# (the simulator reads the task out of the hint's item key). Together they close one cycle,
-# KNOWN_CYCLE. Any other arrow upwards, or any cycle through another part, fails.
-KNOWN_UPWARD = frozenset({("answerform", "models"), ("models", "tasks")})
-KNOWN_CYCLE = frozenset({"answerform", "judge", "models", "prompts", "tasks"})
-
-Graph = Mapping[str, frozenset[str]]
 
 
 def parts() -> set[str]:
@@ -86,15 +77,6 @@ def floors() -> dict[str, int]:
     return found
 
 
-def reachable(graph: Graph, start: str) -> set[str]:
-    seen, todo = {start}, [start]
-    while todo:
-        for target in graph[todo.pop()] - seen:
-            seen.add(target)
-            todo.append(target)
-    return seen
-
-
 def test_every_part_has_a_floor_and_the_plan_names_no_other() -> None:
     assert set(floors()) == parts()
 
@@ -105,28 +87,16 @@ def test_every_import_goes_to_a_lower_floor() -> None:
         f"{source} (floor {floor[source]}) imports {target} (floor {floor[target]})"
         for source, targets in import_graph().items()
         for target in targets
-        if floor[target] >= floor[source] and (source, target) not in KNOWN_UPWARD
+        if floor[target] >= floor[source]
     )
     assert not upward, "; ".join(upward)
 
 
-def test_the_parts_form_no_cycle_but_the_known_one() -> None:
-    graph = import_graph()
-    without_known = {
-        source: frozenset(t for t in targets if (source, t) not in KNOWN_UPWARD)
-        for source, targets in graph.items()
-    }
+def test_the_parts_form_no_cycle() -> None:
     try:
-        TopologicalSorter(without_known).prepare()
+        TopologicalSorter(import_graph()).prepare()
     except CycleError as error:
         pytest.fail(f"import cycle: {' -> '.join(reversed(error.args[1]))}")
-    # The cycles the known arrows close: the parts on a path back from their target to their
-    # source. They may shrink as the exception is worked off, never grow.
-    reversed_graph = {name: frozenset(s for s in graph if name in graph[s]) for name in graph}
-    for source, target in KNOWN_UPWARD:
-        if target in graph[source]:
-            closed = reachable(graph, target) & reachable(reversed_graph, source)
-            assert closed <= KNOWN_CYCLE, f"{source} -> {target} closes a cycle through {closed}"
 
 
 def test_the_graph_sees_lazy_imports_and_parts_of_the_package() -> None:

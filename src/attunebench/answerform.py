@@ -33,19 +33,55 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
 from attunebench.registry import Registry
 
-if TYPE_CHECKING:
-    from attunebench.models.hints import TaskHint
-
 _MENU = re.compile(r"exactly as listed:\s*\n((?:- [^\n]+\n?)+)")
 _MENU_ITEM = re.compile(r"^- ([^:\n]+):", re.MULTILINE)
 # "from 1 (very poor) to 5 (very good)" or "from 1 to 5"
 _SCALE = re.compile(r"from (-?\d+(?:\.\d+)?)(?: \([^)]*\))? to (-?\d+(?:\.\d+)?)")
+
+
+# The name of an answer form: a task's, or a judge call's. Open: a task declares its own.
+HintKind = str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskHint:
+    """Structured item content sent alongside every prompt, for providers that cannot read
+    prompts. LLM providers ignore it; baselines, the mock and the simulators answer from it, in
+    the JSON the task's `form` (an `AnswerForm`) declares, so one strict parser reads every
+    provider. `kind` names the form (the task's own name, or a judge call's `judge_pairwise` /
+    `judge_rubric`); the task modules' docstrings say which fields each kind fills.
+
+    `history` holds the conversation before the item as (role, text) pairs. `reference` carries
+    what the participant wanted (their chosen reply, free text). `task` names the item's task
+    and `item_key` its address (seeded baselines give the same answer to the same item). `gold`
+    is the item's gold, given only to providers that declare `reads_gold` (the simulated `sim/`
+    instruments that plant a known truth). `subject` names the model whose answer a judge is
+    asked about; only the simulated judge reads it. Neither `form`, `task` nor `subject` enters
+    a cache key (`engine.cache`)."""
+
+    kind: HintKind
+    text: str = ""
+    labels: tuple[str, ...] = ()
+    candidates: dict[str, str] = field(default_factory=dict)
+    history: tuple[tuple[str, str], ...] = ()
+    reference: dict[str, str] = field(default_factory=dict)
+    item_key: str = ""
+    gold: dict[str, object] | None = None
+    # What a valid answer looks like (None: plain text). Not content: kept out of cache keys.
+    form: AnswerForm | None = field(default=None, compare=False)
+    subject: str = ""
+    task: str = field(default="", compare=False)
+
+    def schema(self) -> Schema | None:
+        """The JSON schema of a valid answer, where the hint's form declares one."""
+        return None if self.form is None else self.form.schema(self)
 
 
 class AnswerForm(ABC):
@@ -108,8 +144,6 @@ class AnswerForm(ABC):
 
     def read_prompt(self, system: str, user: str) -> TaskHint | None:
         """The hint a prompt stating this form gives: its kind and the labels it lists."""
-        from attunebench.models.hints import TaskHint
-
         form = re.search(r"in this form:\s*(\{[^\n]*)", system)
         if not self.marker or form is None or not form.group(1).startswith(self.marker):
             return None

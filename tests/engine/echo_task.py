@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams, Message
-from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks.base import (
     AnswerMode,

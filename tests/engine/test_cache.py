@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from engine_harness import RunFn
 
-from attunebench.answerform import FORMS
+from attunebench.answerform import FORMS, TaskHint
 from attunebench.engine import ResponseCache, cache_key, read_ledger, read_records
 from attunebench.engine.cache import CacheWriteError
 from attunebench.models import GenerateParams, Message, MockProvider, ModelOutput, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import PromptInfo
 from attunebench.tasks import load_tasks

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from engine_harness import RunFn, write_dataset
 
+from attunebench.answerform import TaskHint
 from attunebench.engine.limits import Endpoint, RateLimiter
 from attunebench.models import GenerateParams, Message, MockProvider, ModelOutput
-from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 
 

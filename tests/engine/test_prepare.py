@@ -9,6 +9,7 @@ from pathlib import Path
 from engine_harness import RunFn
 from rich.console import Console
 
+from attunebench.answerform import TaskHint
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.limits import Endpoint
@@ -16,7 +17,6 @@ from attunebench.engine.prepare import prepare_models
 from attunebench.engine.progress import RunProgress
 from attunebench.models import GenerateParams, Message, MockProvider, ModelOutput
 from attunebench.models.base import Preparation
-from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 
 

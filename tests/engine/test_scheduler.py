@@ -7,10 +7,10 @@ from pathlib import Path
 from echo_task import EchoTask, OtherTask
 from engine_harness import RunFn, write_dataset
 
+from attunebench.answerform import TaskHint
 from attunebench.data.jsonl import read_conversations
 from attunebench.engine.scheduler import plan_units, record_key
 from attunebench.models import Message, MockProvider
-from attunebench.models.hints import TaskHint
 from attunebench.tasks.base import Item
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from attunebench.answerform import TaskHint
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.proxy import ProxyJudge, rubric_score
 from attunebench.models.registry import make_provider
 

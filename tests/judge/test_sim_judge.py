@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from attunebench.answerform import TaskHint
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.registry import SpecError, make_provider
 from attunebench.models.sim_judge import FIRST, SECOND, TIE, Comparison, SimJudge
 

@@ -6,10 +6,10 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.engine.training import teach
 from attunebench.models.base import Provider
-from attunebench.models.hints import TaskHint
 from attunebench.tasks import load_tasks
 
 ELSEWHERE = Path("evaluated-elsewhere.jsonl")  # the data a test's baseline is asked about

@@ -18,6 +18,7 @@ from baseline_harness import asked, taught
 from knn_harness import HashEncoder
 from typer.testing import CliRunner
 
+from attunebench.answerform import TaskHint
 from attunebench.cli import app
 from attunebench.data.derived import conversation_level
 from attunebench.data.importers import ESConvImporter
@@ -27,7 +28,6 @@ from attunebench.data.schema import Conversation
 from attunebench.models.base import GenerateParams, Preparation
 from attunebench.models.baselines import KnnBaseline, base
 from attunebench.models.baselines.knn import KnnOptions
-from attunebench.models.hints import TaskHint
 from attunebench.models.registry import Provider, make_provider
 from attunebench.testing import form_of
 

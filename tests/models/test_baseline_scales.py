@@ -13,12 +13,12 @@ import pytest
 from baseline_harness import taught
 from knn_harness import HashEncoder
 
+from attunebench.answerform import TaskHint
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
-from attunebench.models.hints import TaskHint
 from attunebench.models.registry import Provider, make_provider
 from attunebench.testing import form_of
 

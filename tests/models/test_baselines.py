@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from baseline_harness import asked, taught
 
+from attunebench.answerform import TaskHint
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
@@ -20,7 +21,6 @@ from attunebench.engine.training import TrainSetError
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.embeddings import SentenceEncoder, load_encoder
-from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import Provider, ProviderConfigError, SpecError, make_provider
 from attunebench.tasks import load_tasks

@@ -13,10 +13,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from attunebench.analysis.loading import Run, provider_notices
-from attunebench.answerform import FORMS
+from attunebench.answerform import FORMS, TaskHint
 from attunebench.engine.runner import _model_info
 from attunebench.models import GenerateParams, Message, ProviderConfigError
-from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, load_models_file
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.models.openai_wire import PROBE_SCHEMA

@@ -13,6 +13,7 @@ import pytest
 from baseline_harness import taught
 from knn_harness import HashEncoder
 
+from attunebench.answerform import HintKind, TaskHint
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
@@ -21,7 +22,6 @@ from attunebench.models.base import GenerateParams, Preparation
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import EMBEDDINGS_FOLDER, KnnOptions
 from attunebench.models.embeddings import CHUNK, encode_stored
-from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import form_of
 

@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 
-from attunebench.answerform import FORMS
+from attunebench.answerform import FORMS, TaskHint
 from attunebench.models import (
     GenerateParams,
     Message,
     MockProvider,
     ProviderError,
     SpecError,
-    TaskHint,
     make_provider,
     parse_spec,
     spec_kind,

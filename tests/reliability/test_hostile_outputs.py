@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from attunebench import prompts as templates
+from attunebench.answerform import TaskHint
 from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.engine.caller import storable
 from attunebench.models.base import Message, ModelOutput
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider, Responder, default_answer
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import ItemRecord

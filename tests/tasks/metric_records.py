@@ -27,9 +27,9 @@ from task_harness import (
     two_reply_turn,
 )
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Outcome, RatingScale, State, Turn
 from attunebench.models.base import Message, Provider
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task, View

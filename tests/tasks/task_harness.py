@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from attunebench import __version__
 from attunebench.analysis.loading import Run, Runs
+from attunebench.answerform import TaskHint
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import (
@@ -38,7 +39,6 @@ from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.limits import Endpoint
 from attunebench.engine.retry import RetryPolicy
 from attunebench.models.base import ChoiceOutput, GenerateParams, Message, Provider, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider, default_answer
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import ItemRecord, ModelInfo, RunInfo

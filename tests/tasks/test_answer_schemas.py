@@ -17,11 +17,10 @@ import jsonschema
 import numpy as np
 import pytest
 
-from attunebench.answerform import FORMS, AnswerForm, in_scale, is_strict, obj
+from attunebench.answerform import FORMS, AnswerForm, TaskHint, in_scale, is_strict, obj
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.engine import RunConfig, run
-from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
 from attunebench.testing.conversations import as_bot_chat, with_feedback

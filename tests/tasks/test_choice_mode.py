@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from task_harness import Harness, conversation, make_task, rated_turn, two_reply_turn, views
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, RatingScale, State
 from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Output
 from attunebench.tasks.metrics import METRICS

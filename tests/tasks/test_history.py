@@ -11,10 +11,10 @@ from task_harness import (
     two_reply_turn,
 )
 
+from attunebench.answerform import TaskHint
 from attunebench.data.derived import conversation_level
 from attunebench.data.schema import Conversation, State
 from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import takes_option
 from attunebench.tasks.history import (

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pytest
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Response, State, Turn
 from attunebench.engine.plan import evaluated_models, without_judge
 from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
 from attunebench.tasks import PlanError
 from attunebench.tasks.metrics import METRICS
 

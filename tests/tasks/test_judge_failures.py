@@ -17,9 +17,9 @@ from task_harness import Harness, conversation, judged_runs, make_task, two_repl
 
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.summary import Options, build_summary
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, State
 from attunebench.models.base import Message, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.records import JUDGE_FAILED, ItemRecord, retry_on_resume
 from attunebench.report import render_markdown

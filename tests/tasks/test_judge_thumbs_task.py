@@ -8,8 +8,8 @@ import pytest
 from task_harness import Harness, make_task, views
 from test_judge_audit_task import LIKED, bot_chat
 
+from attunebench.answerform import TaskHint
 from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
 from attunebench.tasks.metrics import METRICS
 
 

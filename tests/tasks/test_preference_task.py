@@ -16,9 +16,9 @@ from task_harness import (
     views,
 )
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Preference, Response, Turn
 from attunebench.models.base import Message, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.records import ItemRecord
 from attunebench.tasks.metrics import METRICS

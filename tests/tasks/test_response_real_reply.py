@@ -13,9 +13,9 @@ from task_harness import Harness, conversation, judged_runs, make_task, two_repl
 
 from attunebench.analysis.schema import ScoreRow, Summary
 from attunebench.analysis.summary import Options, build_summary
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.models.base import Message, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.records import JUDGE_FAILED, ItemRecord
 from attunebench.report import render_html, render_markdown, views

@@ -9,10 +9,10 @@ import random
 import pytest
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, State
 from attunebench.engine.plan import evaluated_models, without_judge
 from attunebench.models.base import Message, ProviderError
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.records import JUDGE_FAILED, retry_on_resume
 from attunebench.tasks import PlanError

@@ -196,7 +196,11 @@ def _outputs(
             # A wrong label is one the plan's data uses, not any of the taxonomy's.
             labels = tuple(label for label in hint.labels if label in used) or hint.labels
             told = dataclasses.replace(
-                hint, item_key=f"{item.key}|{query.key}", gold=gold, labels=labels
+                hint,
+                item_key=f"{item.key}|{query.key}",
+                task=item.task,
+                gold=gold,
+                labels=labels,
             )
             text = hint.form.from_gold(told, gold, correct, rng)
         out[query.key] = Output(text=text)

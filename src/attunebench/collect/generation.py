@@ -12,10 +12,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from attunebench.answerform import TaskHint
 from attunebench.collect.anonymity import reply_flags
 from attunebench.collect.study import Study
 from attunebench.models.base import GenerateParams, Message, Provider, ProviderError
-from attunebench.models.hints import TaskHint
 
 log = logging.getLogger(__name__)
 

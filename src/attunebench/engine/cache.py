@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attunebench.answerform import TaskHint
 from attunebench.data.jsonl import canonical_json
 from attunebench.models.base import GenerateParams, Message, ModelOutput
-from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 
 KEY_VERSION = 2  # bump when the key's recipe changes, so old rows are never misread
@@ -79,12 +79,13 @@ def _hint_fields(hint: TaskHint) -> dict[str, object]:
     # Shallow: the fields are strings, tuples and flat dicts, which JSON takes as they are;
     # dataclasses.asdict would deep-copy them, at half the cost of the whole key. The answer
     # form is the task's code, not the item's content (the prompt's id and version cover it);
-    # `subject` is left out because a verdict on a text does not depend on who is said to have
-    # written it (and keys made before the field existed stay valid).
+    # `task` is the item key's first part, and `subject` is left out because a verdict on a
+    # text does not depend on who is said to have written it (keys made before either field
+    # existed stay valid).
     return {
         f.name: getattr(hint, f.name)
         for f in dataclasses.fields(hint)
-        if f.name not in ("form", "subject")
+        if f.name not in ("form", "task", "subject")
     }
 
 

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from attunebench.answerform import TaskHint
 from attunebench.engine.cache import CachedOutput, ResponseCache, cache_key
 from attunebench.engine.ledger import Key, LedgerBook
 from attunebench.engine.limits import Endpoint
 from attunebench.engine.retry import RetriesExhausted, RetryPolicy, Sleep, with_retries
 from attunebench.models.base import ChoiceOutput, GenerateParams, Message, ModelOutput, Provider
-from attunebench.models.hints import TaskHint
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks.base import CallRole, ChoiceForm, Item, Output, Query
 
@@ -214,6 +214,8 @@ def hint_for(bound: BoundModel, query: Query, item: Item[Any]) -> TaskHint | Non
     hint = query.hint
     if hint is not None and not hint.item_key:
         hint = dataclasses.replace(hint, item_key=f"{item.key}|{query.key}")
+    if hint is not None and not hint.task:
+        hint = dataclasses.replace(hint, task=item.task)
     if hint is not None and bound.provider.reads_gold:
         hint = dataclasses.replace(hint, gold=item.gold.model_dump(mode="json"))
     return hint

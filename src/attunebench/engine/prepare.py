@@ -14,11 +14,11 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from attunebench.answerform import HintKind
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.progress import RunProgress
 from attunebench.engine.scheduler import Unit
 from attunebench.models.base import Preparation
-from attunebench.models.hints import HintKind
 
 
 def asked_kinds(units: Sequence[Unit], judges: Sequence[str]) -> dict[str, frozenset[HintKind]]:

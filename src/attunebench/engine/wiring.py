@@ -17,7 +17,8 @@ from attunebench.models.batched import BatchMode
 from attunebench.models.capabilities import Capabilities
 from attunebench.models.claude_models import unasked_thinking
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, option_error
-from attunebench.models.registry import ProviderConfigError, make_provider
+from attunebench.models.registry import ProviderConfigError, SpecError, make_provider
+from attunebench.tasks import load_tasks
 from attunebench.userdirs import user_cache
 
 
@@ -67,13 +68,24 @@ async def bind_models(
 
 def _make(entry: ModelEntry) -> Provider:
     try:
-        return make_provider(entry.spec, **entry.provider_options())
+        provider = make_provider(entry.spec, **entry.provider_options())
+        _check_tasks(provider)
+        return provider
     except TypeError as error:  # a provider's keyword options: a misspelt one is the user's
         raise option_error(entry, error) from None
     except ProviderConfigError as error:
         if entry.name == entry.spec:
             raise
         raise ModelsFileError(f"models.{entry.name}: {error}") from None
+
+
+def _check_tasks(provider: Provider) -> None:
+    """A task its options name that no task has: a misspelling, refused rather than ignored."""
+    named = provider.tasks_named()
+    tasks = load_tasks().names() if named else ()
+    for task in named:
+        if task not in tasks:
+            raise SpecError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
 
 
 def _endpoint_name(name: str, provider: Provider) -> str:

@@ -17,6 +17,7 @@ from attunebench.answerform import (
     AnswerForm,
     PairAnswers,
     Schema,
+    TaskHint,
     dumps,
     gold_pick,
     in_scale,
@@ -24,7 +25,6 @@ from attunebench.answerform import (
     one_of,
     registered,
 )
-from attunebench.models.hints import TaskHint
 
 # A verdict's reason, short enough to fit the judge's token budget with the verdict around it.
 REASON: Schema = {"type": "string", "maxLength": 400}

@@ -20,7 +20,6 @@ from attunebench.models.base import (
     Provider,
     ProviderError,
 )
-from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.mock import MockProvider
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, load_models_file
 from attunebench.models.registry import (
@@ -36,7 +35,6 @@ __all__ = [
     "PROVIDERS",
     "ChoiceOutput",
     "GenerateParams",
-    "HintKind",
     "Message",
     "MockProvider",
     "ModelEntry",
@@ -46,7 +44,6 @@ __all__ = [
     "ProviderConfigError",
     "ProviderError",
     "SpecError",
-    "TaskHint",
     "load_models_file",
     "make_provider",
     "parse_spec",

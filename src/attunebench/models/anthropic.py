@@ -37,6 +37,7 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
+from attunebench.answerform import TaskHint
 from attunebench.models.anthropic_batch import LIMITS, AnthropicBatches
 from attunebench.models.anthropic_wire import message_output
 from attunebench.models.base import (
@@ -62,7 +63,6 @@ from attunebench.models.claude_models import (
     thinking_fields,
     unasked_thinking,
 )
-from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_wire import is_local
 from attunebench.models.output_pacing import OutputPacer, over_rate_limit, pacing_note

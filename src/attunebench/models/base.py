@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.hints import Example, HintKind, TaskHint
+from attunebench.models.hints import Example
 from attunebench.records import ServerUsage
 
 if TYPE_CHECKING:  # capabilities imports the registry, which imports this module
@@ -301,6 +301,11 @@ class Provider(ABC):
         """What the provider found at start-up that decides its answers, beyond the models-file
         entry (enters every cache key of the model); nothing by default."""
         return {}
+
+    def tasks_named(self) -> tuple[str, ...]:
+        """The tasks its options name (a simulator's accuracy per task), which the engine checks
+        against the task registry when it makes the model; none by default."""
+        return ()
 
     def rate_note(self, concurrency: int) -> str | None:
         """Said before the run when `concurrency` calls at once would pass a rate limit the

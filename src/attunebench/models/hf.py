@@ -27,10 +27,10 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from attunebench.answerform import TaskHint
 from attunebench.frozen import Frozen, problem_text
 from attunebench.models import base
 from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt, from_loglikelihoods
-from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from attunebench.answerform import TaskHint
 from attunebench.models.base import (
     GenerateParams,
     Message,
@@ -24,7 +25,6 @@ from attunebench.models.base import (
     NamedProvider,
     ProviderError,
 )
-from attunebench.models.hints import TaskHint
 from attunebench.models.registry import PROVIDERS
 
 Responder = Callable[[list[Message], TaskHint | None], str]

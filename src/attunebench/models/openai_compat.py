@@ -39,6 +39,7 @@ from typing import Any
 
 import aiohttp
 
+from attunebench.answerform import TaskHint
 from attunebench.models.base import (
     ChoiceOutput,
     GenerateParams,
@@ -63,7 +64,6 @@ from attunebench.models.completions import (
     parse_choice,
     parse_text_completion,
 )
-from attunebench.models.hints import TaskHint
 from attunebench.models.http_errors import body_line, looks_like_html, status_error
 from attunebench.models.openai_batch import OpenAIBatches, enqueued_tokens
 from attunebench.models.openai_wire import (

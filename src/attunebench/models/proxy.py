@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from attunebench.answerform import HintKind, TaskHint
 from attunebench.models.base import (
     GenerateParams,
     Message,
@@ -41,7 +42,6 @@ from attunebench.models.base import (
     ProviderError,
 )
 from attunebench.models.embeddings import DEFAULT_ENCODER, EncoderUnavailableError, load_encoder
-from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 
 TIE_MARGIN = 1e-6

@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
-from attunebench.models.hints import HintKind, TaskHint
 from attunebench.models.registry import SpecError
 
 FIRST, SECOND, TIE = "first", "second", "tie"

@@ -42,12 +42,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.data.schema import Conversation, Taxonomy
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
-from attunebench.models.hints import HintKind, TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord, PromptInfo, Verdict
 from attunebench.registry import Registry

@@ -40,6 +40,7 @@ import numpy as np
 from pydantic import Field
 
 from attunebench import answerform
+from attunebench.answerform import TaskHint
 from attunebench.data.derived import (
     DEFAULT_MESSAGES,
     DEFAULT_WORDS,
@@ -48,7 +49,6 @@ from attunebench.data.derived import (
 )
 from attunebench.data.schema import Conversation, State, Turn
 from attunebench.frozen import Frozen
-from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, IntArray, Weights
 from attunebench.tasks import history, metrics, prompting

@@ -133,7 +133,11 @@ def examples(task: Task[Any, Any], conversations: Iterable[Conversation]) -> lis
             form = hint.form if hint is not None else None
             if hint is None or form is None or not form.gold_answers:
                 continue
-            hint = dataclasses.replace(hint, item_key=hint.item_key or f"{item.key}|{query.key}")
+            hint = dataclasses.replace(
+                hint,
+                item_key=hint.item_key or f"{item.key}|{query.key}",
+                task=hint.task or item.task,
+            )
             read = (hint.kind, form.reads(hint))
             if read not in seen:
                 seen.add(read)

@@ -23,11 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import dumps
+from attunebench.answerform import TaskHint, dumps
 from attunebench.data.schema import Conversation, Response
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
-from attunebench.models.hints import TaskHint
 from attunebench.stats import FloatArray, Weights, safe_ratio
 from attunebench.tasks import history, metrics
 from attunebench.tasks.base import (

@@ -22,11 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, TaskHint
 from attunebench.data.schema import Conversation, Response, State, Turn
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams
-from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
 from attunebench.tasks.base import Query
 from attunebench.tasks.history import (

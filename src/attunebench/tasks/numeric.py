@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import Field
 
+from attunebench.answerform import TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
 from attunebench.records import PromptInfo
 from attunebench.tasks import metrics
 from attunebench.tasks.base import InvalidAnswer, Output, Query, Scored, View

@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from attunebench import answerform
+from attunebench.answerform import TaskHint
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
-from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord
 from attunebench.stats import FloatArray

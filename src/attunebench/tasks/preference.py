@@ -33,9 +33,9 @@ import numpy as np
 from pydantic import Field
 
 from attunebench import answerform
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Probe
 from attunebench.frozen import Frozen
-from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
 from attunebench.tasks import history, metrics, pair_cues, prompting
 from attunebench.tasks.base import (

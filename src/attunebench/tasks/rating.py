@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from attunebench import answerform
+from attunebench.answerform import TaskHint
 from attunebench.data.derived import rated_replies
 from attunebench.data.schema import Conversation
-from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, Weights
 from attunebench.tasks import adjusted, grouping, history, metrics, numeric, prompting

@@ -39,12 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm, heaviest, pick, registered
+from attunebench.answerform import AnswerForm, TaskHint, heaviest, pick, registered
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
-from attunebench.models.hints import TaskHint
 from attunebench.records import ItemRecord, PromptInfo
 from attunebench.tasks import history, metrics
 from attunebench.tasks import real_reply as real

@@ -10,10 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm, Schema, dumps, obj, one_of, registered
+from attunebench.answerform import AnswerForm, Schema, TaskHint, dumps, obj, one_of, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
-from attunebench.models.hints import TaskHint
 from attunebench.tasks import history, metrics
 from attunebench.tasks.base import (
     AnswerMode,

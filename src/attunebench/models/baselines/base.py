@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.taxonomy import normalise_label
 from attunebench.models.base import (
@@ -36,7 +36,7 @@ from attunebench.models.base import (
     NamedProvider,
     ProviderError,
 )
-from attunebench.models.hints import Example, HintKind, TaskHint
+from attunebench.models.hints import Example
 from attunebench.models.registry import ProviderConfigError
 
 # Names a label set may give to "no particular emotion", in order of preference.

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
+from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Preparation, ProviderError
 from attunebench.models.baselines import base
@@ -41,7 +42,7 @@ from attunebench.models.embeddings import (
     encode_stored,
     load_encoder,
 )
-from attunebench.models.hints import Example, HintKind, TaskHint
+from attunebench.models.hints import Example
 from attunebench.models.registry import ProviderConfigError
 
 Matrix = npt.NDArray[np.float32]

@@ -24,10 +24,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, TaskHint
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import NEUTRAL_NAMES, Baseline, first_present, item_rng
-from attunebench.models.hints import TaskHint
 
 # NRC's eight emotions and the label names each may go by, closest first.
 NRC_TO_LABELS: dict[str, tuple[str, ...]] = {

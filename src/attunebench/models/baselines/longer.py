@@ -6,10 +6,9 @@ pairwise judge's verdict, so a judge audit can compare a judge with it. Equal le
 
 from __future__ import annotations
 
-from attunebench.answerform import FIRST, SECOND, TIE, AnswerForm, pair_gold
+from attunebench.answerform import FIRST, SECOND, TIE, AnswerForm, TaskHint, pair_gold
 from attunebench.models.base import GenerateParams
 from attunebench.models.baselines import base
-from attunebench.models.hints import TaskHint
 
 
 def longer_of(first: str, second: str) -> str:

@@ -17,10 +17,11 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
+from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
 from attunebench.models.baselines import base
-from attunebench.models.hints import Example, HintKind, TaskHint
+from attunebench.models.hints import Example
 
 
 class MajorityOptions(Frozen):

@@ -10,10 +10,10 @@ was said, so a judge that rates them well is not measuring attunement.
 
 from __future__ import annotations
 
+from attunebench.answerform import TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines.base import Baseline, item_rng, seed_of
-from attunebench.models.hints import TaskHint
 
 
 class RandomOptions(Frozen):
