@@ -11,9 +11,9 @@ from people import OTHER, PERSON, thumbs, writers, written
 from scipy import stats
 from validating import Validate
 
+from attunebench.answerform import TaskHint
 from attunebench.data.validate import load_validated
 from attunebench.models.base import Message
-from attunebench.models.hints import TaskHint
 from attunebench.models.mock import MockProvider, default_answer
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import classifier

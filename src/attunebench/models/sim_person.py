@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import AnswerForm
+from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import (
     GenerateParams,
@@ -40,7 +40,6 @@ from attunebench.models.base import (
     NamedProvider,
     ProviderError,
 )
-from attunebench.models.hints import HintKind, TaskHint
 
 CALM_END = 1.0  # the bottom of the format's intensity scale: "barely"
 INTENSITY = "intensity"  # the dataset format's field, as a gold carries it

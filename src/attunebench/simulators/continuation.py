@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Taxonomy, Turn
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.models.hints import TaskHint
 from attunebench.simulators.answers import failure, label_of, message_of
 from attunebench.simulators.forms import LABEL_FORM, MESSAGE_FORM, MessageGold
 from attunebench.simulators.prompting import CONTINUE, LABEL, chosen, written

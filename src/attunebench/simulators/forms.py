@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from attunebench import answerform
-from attunebench.models.hints import TaskHint
+from attunebench.answerform import TaskHint
 from attunebench.tasks.base import Gold
 
 INTENSITY = (1.0, 5.0)

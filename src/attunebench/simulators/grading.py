@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.models.hints import TaskHint
 from attunebench.simulators.answers import failure, number_of
 from attunebench.simulators.forms import GRADE_FORM, NumberGold
 from attunebench.simulators.prompting import GRADE, chosen

@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from attunebench.answerform import TaskHint
 from attunebench.models.base import GenerateParams, Message
-from attunebench.models.hints import TaskHint
 from attunebench.prompts import PromptTemplate, load_prompt
 from attunebench.records import PromptInfo
 from attunebench.tasks.base import ChoiceForm, Query

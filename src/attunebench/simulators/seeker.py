@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.models.hints import TaskHint
 from attunebench.prompts import delimit
 from attunebench.simulators.answers import failure, message_of, number_of
 from attunebench.simulators.forms import (
