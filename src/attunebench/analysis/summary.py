@@ -52,10 +52,14 @@ from attunebench.analysis.schema import (
     DiscriminabilityReport,
     GroupScore,
     Interaction,
+    JudgeAgreement,
     Notice,
+    Provenance,
     RankCorrelation,
+    ScoreRow,
     Settings,
     Summary,
+    TaskInfo,
 )
 from attunebench.analysis.scores import MetricScores, headline_metric, metric_scores
 from attunebench.analysis.subgroups import (
@@ -268,9 +272,22 @@ def claims(
     return Claims(correlation, report)
 
 
-def _build(runs: Runs, options: Options) -> Summary:
-    if not runs.records:
-        raise ValueError(f"no records yet in {', '.join(str(r.path) for r in runs.runs)}")
+@dataclass(frozen=True)
+class Basis:
+    """What every step of the summary reads: the records as arrays, the resampling and its
+    random streams, who is under test, the cells, and each task's headline variant."""
+
+    frame: Frame
+    bootstrap: ClusterBootstrap
+    streams: list[np.random.Generator]
+    roster: Roster
+    minimum: Minimum
+    subjects: list[int]
+    cells: Cells
+    headline_of: dict[str, str]
+
+
+def _basis(runs: Runs, options: Options) -> Basis:
     frame = Frame.from_records(runs.records)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(4)]
     bootstrap = ClusterBootstrap.create(
@@ -281,7 +298,6 @@ def _build(runs: Runs, options: Options) -> Summary:
     )
     roster = Roster.of(runs, options.include_simulated)
     minimum = Minimum(options.min_conversations, options.cluster, bootstrap.cluster_of)
-    too_few = minimum.reason(bootstrap.n_clusters)  # the whole run
     subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
     cells: Cells = {
         (task, variant): build_cell(
@@ -296,60 +312,107 @@ def _build(runs: Runs, options: Options) -> Summary:
         if not audits_judges(task)
         and (variant := headline_variant(frame.task_variants(task))) is not None
     }
-    tasks = [task_info(frame, runs, task, cells) for task in sorted(headline_of)]
+    return Basis(frame, bootstrap, streams, roster, minimum, subjects, cells, headline_of)
+
+
+def _scores(basis: Basis) -> tuple[list[MetricScores], dict[str, MetricScores]]:
+    """Every metric of every task but the judges' audits, and each task's headline among them."""
     scores: list[MetricScores] = []
-    for (task, _), cell in sorted(cells.items()):
+    for (task, _), cell in sorted(basis.cells.items()):
         if not audits_judges(task):
-            scores += metric_scores(frame, bootstrap, cell)
+            scores += metric_scores(basis.frame, basis.bootstrap, cell)
     headlines = {
         s.task: s
         for s in scores
-        if headline_of.get(s.task) == s.variant
-        and s.metric == headline_metric(cells[s.task, s.variant])
+        if basis.headline_of.get(s.task) == s.variant
+        and s.metric == headline_metric(basis.cells[s.task, s.variant])
     }
+    return scores, headlines
+
+
+def _provenance(
+    runs: Runs,
+    basis: Basis,
+    rows: list[ScoreRow],
+    tasks: list[TaskInfo],
+    agreement: list[JudgeAgreement],
+) -> Provenance:
+    judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
+    named = sorted({r.model for r in rows if r.model_kind != "reference"})
+    recorded = {str(run.path): run.recorded for run in runs.runs}
+    return provenance(runs, basis.roster, named, judges, recorded)
+
+
+def _leading_notices(basis: Basis, made: Provenance) -> list[Notice]:
+    """The notices that head the list, most serious first: an incomplete run, no scored item,
+    too few conversations in the whole run (else in each cell)."""
+    frame = basis.frame
+    lead = []
+    if made.status != "complete":
+        lead.append(Notice(kind="incomplete_run", message=made.status))
+    if not frame.answered.any():
+        lead.append(Notice(kind="no_scored_items", message=no_scored_items(frame)))
+    too_few = basis.minimum.reason(basis.bootstrap.n_clusters)  # the whole run
+    if too_few is not None:
+        lead.append(Notice(kind="too_few_conversations", message=too_few))
+    else:
+        lead += cell_notices(frame, basis.cells, basis.minimum)
+    return lead
+
+
+def _settings(options: Options) -> Settings:
+    return Settings(
+        seed=options.seed,
+        resamples=options.resamples,
+        corpus_resamples=min(options.corpus_resamples, options.resamples),
+        permutations=options.permutations,
+        cluster=options.cluster,
+        confidence=options.confidence,
+        min_subgroup_conversations=options.min_subgroup_conversations,
+        min_conversations=options.min_conversations,
+        all_items=options.all_items,
+        include_simulated=options.include_simulated,
+    )
+
+
+def _build(runs: Runs, options: Options) -> Summary:
+    if not runs.records:
+        raise ValueError(f"no records yet in {', '.join(str(r.path) for r in runs.runs)}")
+    basis = _basis(runs, options)
+    frame, bootstrap, cells, minimum = basis.frame, basis.bootstrap, basis.cells, basis.minimum
+    roster, subjects, headline_of = basis.roster, basis.subjects, basis.headline_of
+    tasks = [task_info(frame, runs, task, cells) for task in sorted(headline_of)]
+    scores, headlines = _scores(basis)
     rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
     consistency, shares = ceilings(frame, cells, headlines, runs.conversations, bootstrap, minimum)
     train, train_notices = train_split(runs, options.train, frame.conversations)
     rows += reference_rows(frame, bootstrap, cells, headline_of, minimum, train, options.seed)
-    nobody = no_subjects(roster)
-    found = claims(frame, bootstrap, cells, headlines, subjects, options, streams, minimum, nobody)
+    found = claims(
+        frame,
+        bootstrap,
+        cells,
+        headlines,
+        subjects,
+        options,
+        basis.streams,
+        minimum,
+        no_subjects(roster),
+    )
     details, detail_notices = diagnostics(
-        frame, runs, bootstrap, cells, headline_of, subjects, options, streams[2], minimum
+        frame, runs, bootstrap, cells, headline_of, subjects, options, basis.streams[2], minimum
     )
     agreement = judge_agreement(frame, bootstrap, roster, cells, minimum)
     verdicts = verdict_table(frame, audits_judges)
     biases = judge_bias(verdicts, roster.entries, bootstrap, minimum)
     corrected = response_corrected(frame, verdicts, bootstrap, minimum)
-    judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
-    named = sorted({r.model for r in rows if r.model_kind != "reference"})
-    recorded = {str(run.path): run.recorded for run in runs.runs}
-    made = provenance(runs, roster, named, judges, recorded)
+    made = _provenance(runs, basis, rows, tasks, agreement)
     notices = [*runs.notices, *train_notices, *record_notices(rows), *left_out_notices(cells)]
     notices += detail_notices
     notices += twins_alone(frame, headline_of, audits_judges)
     notices += judge_notices(biases, corrected, next(iter(verdicts.judged_tasks), ""))
-    if too_few is not None:
-        notices.insert(0, Notice(kind="too_few_conversations", message=too_few))
-    else:
-        notices[:0] = cell_notices(frame, cells, minimum)
-    if not frame.answered.any():
-        notices.insert(0, Notice(kind="no_scored_items", message=no_scored_items(frame)))
-    if made.status != "complete":
-        notices.insert(0, Notice(kind="incomplete_run", message=made.status))
     return Summary(
         provenance=made,
-        settings=Settings(
-            seed=options.seed,
-            resamples=options.resamples,
-            corpus_resamples=min(options.corpus_resamples, options.resamples),
-            permutations=options.permutations,
-            cluster=options.cluster,
-            confidence=options.confidence,
-            min_subgroup_conversations=options.min_subgroup_conversations,
-            min_conversations=options.min_conversations,
-            all_items=options.all_items,
-            include_simulated=options.include_simulated,
-        ),
+        settings=_settings(options),
         tasks=tasks,
         scores=rows,
         rank_correlation=found.rank_correlation,
@@ -370,7 +433,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         left_out_items=[item for cell in cells.values() for item in cell.left_out],
         self_consistency=consistency,
         share_of_ceiling=shares,
-        warnings=notices,
+        warnings=[*_leading_notices(basis, made), *notices],
     )
 
 
