@@ -26,7 +26,7 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
-from attunebench.engine.caller import Engine
+from attunebench.engine.caller import BoundModel, Engine
 from attunebench.engine.ledger import LedgerBook, Tally
 from attunebench.engine.plan import ALL, applicable, task_names, without_judge
 from attunebench.engine.prepare import asked_kinds, prepare_models
@@ -272,9 +272,7 @@ async def run(
     """
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
-    conversations = load_validated(config.data)[: config.limit]
-    if config.shard is not None:
-        conversations = [c for c in conversations if config.shard.holds(c.id)]
+    conversations = _conversations(config)
     judges = [e.name for e in config.judges]
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
@@ -291,28 +289,9 @@ async def run(
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))
-        adapted = adaptations(bound)
-        info, kept = _resume(config.out, _run_info(config, conversations, plan))
-        info = info.model_copy(
-            update={"adapted": adapted, "capabilities": capability_records(bound)}
-        )
-        for line in capability_lines(bound):
-            say(line)
-        config.out.mkdir(parents=True, exist_ok=True)
-        for model in bound.values():
-            model.provider.attach(config.out)  # a batch provider's journal lives there
-        write_json(config.out / RUN_FILE, info)
-        if not (config.out / CONVERSATIONS_FILE).exists():
-            write_conversations(config.out / CONVERSATIONS_FILE, conversations)
+        info, kept = _open_rundir(config, conversations, plan, bound, say)
         done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
-        engine = Engine(
-            bound,
-            cache=ResponseCache(config.cache_path) if config.cache_path else None,
-            ledger=LedgerBook(read_ledger(config.out)),
-            policy=policy,
-            sleep=sleep,
-            rng=random.Random(config.seed),
-        )
+        engine = _engine(config, bound, policy, sleep)
         errors: Counter[tuple[str, str, str]] = Counter()
         units = plan_units(plan.work, done)
         failed = await _execute(config, engine, units, plan.keys, done, info, errors, report)
@@ -327,9 +306,55 @@ async def run(
         tuple(plan.skipped),
         tuple(plan.empty),
         commonest(errors),
-        adapted,
+        info.adapted,
         truncated_by_model(engine.ledger),
     )
+
+
+def _engine(
+    config: RunConfig, bound: Mapping[str, BoundModel], policy: RetryPolicy | None, sleep: Sleep
+) -> Engine:
+    """The engine that asks the models: the shared cache, the RUNDIR's ledger carried on."""
+    return Engine(
+        bound,
+        cache=ResponseCache(config.cache_path) if config.cache_path else None,
+        ledger=LedgerBook(read_ledger(config.out)),
+        policy=policy,
+        sleep=sleep,
+        rng=random.Random(config.seed),
+    )
+
+
+def _conversations(config: RunConfig) -> list[Conversation]:
+    """The data's conversations the run evaluates: the first `limit`, and of them the shard's."""
+    conversations = load_validated(config.data)[: config.limit]
+    if config.shard is not None:
+        conversations = [c for c in conversations if config.shard.holds(c.id)]
+    return conversations
+
+
+def _open_rundir(
+    config: RunConfig,
+    conversations: list[Conversation],
+    plan: Planned,
+    bound: Mapping[str, BoundModel],
+    say: Say,
+) -> tuple[RunInfo, list[ItemRecord]]:
+    """The RUNDIR made or resumed: run.json (with what the pre-flight found of each model,
+    also said), the conversations, each provider attached; the records already done."""
+    info, kept = _resume(config.out, _run_info(config, conversations, plan))
+    info = info.model_copy(
+        update={"adapted": adaptations(bound), "capabilities": capability_records(bound)}
+    )
+    for line in capability_lines(bound):
+        say(line)
+    config.out.mkdir(parents=True, exist_ok=True)
+    for model in bound.values():
+        model.provider.attach(config.out)  # a batch provider's journal lives there
+    write_json(config.out / RUN_FILE, info)
+    if not (config.out / CONVERSATIONS_FILE).exists():
+        write_conversations(config.out / CONVERSATIONS_FILE, conversations)
+    return info, kept
 
 
 def truncated_by_model(ledger: LedgerBook) -> dict[str, int]:
