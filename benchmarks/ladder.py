@@ -291,6 +291,10 @@ def _number(found: dict[str, Any] | None) -> str:
     return shown if low is None or high is None else f"{shown} [{low:.3f}, {high:.3f}]"
 
 
+def _served_min(figures: dict[str, Any]) -> str:
+    return f"{sum(s['up_s'] for s in figures['server_busy_share'].values()) / 60:.0f}"
+
+
 def _share(value: float | None) -> str:
     return "none" if not value else f"{value:.0%}"
 
@@ -308,10 +312,11 @@ def results_page(figures: dict[str, Any]) -> str:
         "edited by hand. -->",
         "",
         f"Commit `{commit}`, {datetime.now(UTC):%Y-%m-%d}, {platform.machine()} with "
-        f"{os.cpu_count()} cores, wall time {figures['wall_s'] / 60:.0f} min "
-        f"(1-minute load {figures['load'][0]} at the start, {figures['load'][-1]} at the end; "
-        f"{_share(figures['answers_from_cache'])} of the answers from the cache of an earlier "
-        "invocation).",
+        f"{os.cpu_count()} cores. The models' servers were up {_served_min(figures)} min in all "
+        "(each run's ledger, a resumed run's included); this invocation took "
+        f"{figures['wall_s'] / 60:.0f} min (1-minute load {figures['load'][0]} at the start, "
+        f"{figures['load'][-1]} at the end; {_share(figures['answers_from_cache'])} of the "
+        "answers from the cache of an earlier invocation).",
         "",
         f"Four local models in choice mode (greedy, seed {figures['seed']}), on a slice of "
         f"`{SUITE}`: per task the {figures['conversations']} conversations carrying its items "
