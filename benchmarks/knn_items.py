@@ -57,9 +57,10 @@ class Before(KnnBaseline):
         return found
 
     def _similarities(self, kind: str, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        index = self._index(kind)
-        product: npt.NDArray[np.float32] = index @ query
-        return product
+        index = self._index(kind)  # (examples, texts, dimension); query: (texts, dimension)
+        texts = range(query.shape[0])
+        product: npt.NDArray[np.float32] = sum(index[:, t, :] @ query[t] for t in texts)
+        return product / query.shape[0]
 
 
 def split_files(folder: Path, first: int | None = None) -> tuple[Path, Path]:
