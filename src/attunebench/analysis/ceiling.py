@@ -23,7 +23,7 @@ never 1.0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,26 +62,35 @@ def repeat_views(
 ) -> list[View[Any, Any]]:
     """The people's repeat answers as records of the task, scored by the task against the
     first answers, read back as its typed views (as a model's records are)."""
-    views = []
+    return [declaration.view(r) for r in repeat_records(declaration, conversations, PERSON)]
+
+
+def repeat_records(
+    declaration: Task[Any, Any], conversations: Iterable[Conversation], model: str
+) -> list[ItemRecord]:
+    """The repeat answers the task reads from the conversations' probes (`Task.retests`), as
+    `model`'s records, each scored by the task against the first answer."""
+    records = []
     for repeat in declaration.retests(conversations):
         item, prediction = repeat.item, repeat.prediction
         scored = declaration.score(item, prediction)
-        record = ItemRecord(
-            task=item.task,
-            model=PERSON,
-            conversation_id=item.conversation.id,
-            turn_index=item.turn_index,
-            item_id=item.item_id,
-            variant=item.variant,
-            status="ok",
-            prediction=prediction.model_dump(mode="json"),
-            gold=item.gold.model_dump(mode="json"),
-            score=scored.score,
-            scores=dict(scored.values),
-            flags=scored.flags,
+        records.append(
+            ItemRecord(
+                task=item.task,
+                model=model,
+                conversation_id=item.conversation.id,
+                turn_index=item.turn_index,
+                item_id=item.item_id,
+                variant=item.variant,
+                status="ok",
+                prediction=prediction.model_dump(mode="json"),
+                gold=item.gold.model_dump(mode="json"),
+                score=scored.score,
+                scores=dict(scored.values),
+                flags=scored.flags,
+            )
         )
-        views.append(declaration.view(record))
-    return views
+    return records
 
 
 def chance_level(frame: Frame, cell: Cell) -> float | None:

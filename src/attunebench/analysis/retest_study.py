@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from attunebench import __version__
+from attunebench.analysis.ceiling import repeat_records
 from attunebench.analysis.loading import Run, Runs
 from attunebench.data.schema import (
     Conversation,
@@ -167,27 +168,7 @@ def model_records(
     `noise`, or at chance) and read through the task's own `retests`."""
     rng = np.random.default_rng([plan.seed, 2, zlib.crc32(model.encode())])
     asked = [c.model_copy(update={"probes": _answers(plan, c, noise, rng)}) for c in found]
-    out = []
-    for task in tasks:
-        for repeat in task.retests(asked):
-            item, prediction = repeat.item, repeat.prediction
-            scored = task.score(item, prediction)
-            out.append(
-                ItemRecord(
-                    task=item.task,
-                    model=model,
-                    conversation_id=item.conversation.id,
-                    turn_index=item.turn_index,
-                    item_id=item.item_id,
-                    variant=item.variant,
-                    status="ok",
-                    prediction=prediction.model_dump(mode="json"),
-                    gold=item.gold.model_dump(mode="json"),
-                    score=scored.score,
-                    scores=dict(scored.values),
-                )
-            )
-    return out
+    return [r for task in tasks for r in repeat_records(task, asked, model)]
 
 
 def runs(plan: Plan, tasks: Sequence[Task[Any, Any]], models: Mapping[str, float | None]) -> Runs:
