@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -312,38 +313,48 @@ def csv_command(
     limit: Limit = None,
 ) -> None:
     """Any utterance-per-row corpus: rows of a conversation together, one speaker the user."""
-    delimiter = {"\\t": "\t", "tab": "\t"}.get(delimiter.lower(), delimiter)
+    _import_csv(
+        CsvImporter(
+            conversation_col=tuple(conversation_col),
+            speaker_col=speaker_col,
+            text_col=text_col,
+            emotion_col=emotion_col,
+            behavior_col=behavior_col,
+            rating_col=rating_col,
+            order_col=order_col,
+            annotator_col=annotator_col,
+            annotator_merge=annotator_merge,
+            keep_duplicate_rows=keep_duplicate_rows,
+            context_cols=tuple(context_col or ()),
+            user_speaker=user_speaker,
+            taxonomy=taxonomy,
+            taxonomy_from_data=taxonomy_from_data,
+            label_map=None if label_map is None else str(label_map),
+            name=name,
+            license=license,
+            provenance=tuple(provenance or ()),
+            rating_low=rating_low,
+            rating_high=rating_high,
+            label_sep=label_sep,
+            delimiter=delimiter,
+            outcome_cols=tuple(outcome_col or ()),
+            outcome_scales=tuple(outcome_scale or ()),
+        ),
+        src,
+        out,
+        limit,
+    )
+
+
+def _import_csv(importer: CsvImporter, src: Path, out: Path, limit: int | None) -> None:
+    """`data import csv` once its options are read: `--delimiter` spelled as one character
+    (`\\t` and `tab` name a tab), the import, and a built taxonomy written beside `--out`."""
+    delimiter = {"\\t": "\t", "tab": "\t"}.get(importer.delimiter.lower(), importer.delimiter)
     if len(delimiter) != 1:
         errors.print(f"[red]error:[/] --delimiter {escape(repr(delimiter))} is not one character")
         raise typer.Exit(2)
-    importer = CsvImporter(
-        conversation_col=tuple(conversation_col),
-        speaker_col=speaker_col,
-        text_col=text_col,
-        emotion_col=emotion_col,
-        behavior_col=behavior_col,
-        rating_col=rating_col,
-        order_col=order_col,
-        annotator_col=annotator_col,
-        annotator_merge=annotator_merge,
-        keep_duplicate_rows=keep_duplicate_rows,
-        context_cols=tuple(context_col or ()),
-        user_speaker=user_speaker,
-        taxonomy=taxonomy,
-        taxonomy_from_data=taxonomy_from_data,
-        label_map=None if label_map is None else str(label_map),
-        name=name,
-        license=license,
-        provenance=tuple(provenance or ()),
-        rating_low=rating_low,
-        rating_high=rating_high,
-        label_sep=label_sep,
-        delimiter=delimiter,
-        outcome_cols=tuple(outcome_col or ()),
-        outcome_scales=tuple(outcome_scale or ()),
-    )
-    _run(src.stem, importer, src, out, limit)
-    if taxonomy_from_data:
+    _run(src.stem, replace(importer, delimiter=delimiter), src, out, limit)
+    if importer.taxonomy_from_data:
         _write_taxonomy_beside(out)
 
 

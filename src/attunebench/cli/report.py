@@ -6,6 +6,7 @@ other commands do not pay for it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -60,33 +61,70 @@ def report(
 ) -> None:
     """Analyse run directories: scores with intervals, rank agreement, discriminability, report.
     A folder of `simulators validate` gets its page (simulators.html)."""
+    _report(
+        ReportOptions(
+            rundirs=rundirs,
+            out_dir=out_dir,
+            fmt=fmt,
+            seed=seed,
+            resamples=resamples,
+            cluster=cluster,
+            data=data,
+            allow_mixed_data=allow_mixed_data,
+            include_simulated=include_simulated,
+            all_items=all_items,
+            train=train,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """`attunebench report`'s options as typed, before any is checked."""
+
+    rundirs: list[Path]
+    out_dir: Path
+    fmt: str
+    seed: int
+    resamples: int
+    cluster: str
+    data: Path | None
+    allow_mixed_data: bool
+    include_simulated: bool
+    all_items: bool
+    train: Path | None
+
+
+def _report(asked: ReportOptions) -> None:
+    """The options checked, each `simulators validate` folder's page written, then the runs
+    merged, analysed and reported in the format asked; notes and warnings told on stderr."""
     from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
     from attunebench.report.render import write_report
 
-    if fmt not in FORMATS:
+    if asked.fmt not in FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
-    if cluster not in ("conversation", "participant"):
+    if asked.cluster not in ("conversation", "participant"):
         raise typer.BadParameter("must be conversation or participant", param_hint="--cluster")
-    folder_out(out_dir)
-    simulated = [folder for folder in rundirs if (folder / SIMULATORS_FILE).is_file()]
-    rundirs = [folder for folder in rundirs if folder not in simulated]
-    _simulators_pages(simulated, out_dir)
+    folder_out(asked.out_dir)
+    simulated = [folder for folder in asked.rundirs if (folder / SIMULATORS_FILE).is_file()]
+    rundirs = [folder for folder in asked.rundirs if folder not in simulated]
+    _simulators_pages(simulated, asked.out_dir)
     if not rundirs:
         return
     try:
-        runs = load_runs(rundirs, dataset=data, allow_mixed_datasets=allow_mixed_data)
+        runs = load_runs(rundirs, dataset=asked.data, allow_mixed_datasets=asked.allow_mixed_data)
         options = Options(
-            seed=seed,
-            resamples=resamples,
-            include_simulated=include_simulated,
-            all_items=all_items,
-            cluster="participant" if cluster == "participant" else "conversation",
-            train=train,
+            seed=asked.seed,
+            resamples=asked.resamples,
+            include_simulated=asked.include_simulated,
+            all_items=asked.all_items,
+            cluster="participant" if asked.cluster == "participant" else "conversation",
+            train=asked.train,
         )
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:
         _fail(str(error))
-    written = write_report(summary, out_dir, fmt)
+    written = write_report(summary, asked.out_dir, asked.fmt)
     shown = (
         "dataset_unavailable",
         "mixed_datasets",

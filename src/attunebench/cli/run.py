@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -204,6 +204,107 @@ def _summary(result: RunResult) -> None:
     typer.echo(f"run directory: {result.rundir}")
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """`attunebench run`'s options as typed, before any is checked."""
+
+    model: list[str]
+    out: Path
+    data: Path | None
+    suite: str | None
+    task: list[str] | None
+    judge: list[str] | None
+    models_file: Path | None
+    concurrency: int
+    limit: int | None
+    seed: int | None
+    context: str | None
+    cache: Path | None
+    no_cache: bool
+    no_progress: bool
+    shard: str | None
+    ray: bool
+    ray_shards: int | None
+    ray_address: str | None
+    person: str
+
+
+def _run(asked: RunOptions) -> None:
+    """The outputs checked, the run's configuration made and run, what happened told; exit 1
+    while some items have no answer."""
+    if asked.no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
+        quiet_model_loading()
+    if asked.out.exists() and not asked.out.is_dir():
+        _fail(f"--out {asked.out} is a file, not a run directory; choose another --out")
+    folder_out(asked.out)
+    if asked.cache is not None:
+        file_out(asked.cache, "--cache")
+    try:
+        share = parse_shard(asked.shard) if asked.shard is not None else None
+        person = check_person(asked.person)
+    except ValueError as error:
+        _fail(str(error))
+    on_ray = _ray_options(asked.ray, asked.ray_shards, asked.ray_address, asked.shard)
+    try:
+        config = replace(
+            _planned(asked),
+            models=short_names(_entries(asked.model, asked.models_file)),
+            judges=_entries(asked.judge or [], asked.models_file),
+            concurrency=asked.concurrency,
+            cache_path=None if asked.no_cache else asked.cache or default_cache_path(),
+            progress=not asked.no_progress,
+            shard=share,
+            person=person,
+        )
+        result = _execute(config, on_ray)
+    except ModelsFileError as error:
+        said = str(error)
+        # a field's path (`models.NAME.options...`) says no file; a file's own message does
+        named = said.startswith(f"{asked.models_file}:")
+        _fail(f"{asked.models_file}: {said}" if said.startswith("models.") and not named else said)
+    except CLEAR_ERRORS as error:
+        _fail(str(error))
+    except FileNotFoundError as error:
+        _fail(f"{error.filename}: no such file")
+    except OSError as error:  # a folder it cannot write, a disk that is full
+        _fail(os_problem(error))
+    except KeyboardInterrupt:
+        message = (
+            f"interrupted; what was recorded is kept: run the same command to resume {asked.out}"
+        )
+        err.print(message, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+    _summary(result)
+    if not result.complete:
+        err.print("some items have no answer yet; run the same command again to retry them")
+        raise typer.Exit(1)
+
+
+def _planned(asked: RunOptions) -> RunConfig:
+    """The data, tasks, task options, limit and seed: a shipped suite's, or those given."""
+    if asked.suite is not None:
+        flags = ("--data", "--task", "--seed", "--context", "--limit")
+        given = (asked.data, asked.task, asked.seed, asked.context, asked.limit)
+        conflicting = [flag for flag, value in zip(flags, given, strict=True) if value is not None]
+        if conflicting:
+            raise SuiteError(
+                f"--suite fixes the data, tasks and seed: drop {', '.join(conflicting)}"
+            )
+        return suite_run_config(asked.suite, asked.out)[0]
+    if asked.data is None:
+        raise typer.BadParameter("give --data FILE or --suite NAME", param_hint="--data")
+    tasks = asked.task or ["all"]
+    return RunConfig(
+        data=asked.data,
+        out=asked.out,
+        models=(),
+        tasks=tuple(tasks),
+        task_options=_context_options(task_names(tasks), asked.context),
+        limit=asked.limit,
+        seed=asked.seed or 0,
+    )
+
+
 def run(
     model: Annotated[
         list[str], typer.Option("--model", help="provider/model or a models-file name; repeat.")
@@ -272,72 +373,29 @@ def run(
     ] = DEFAULT_PERSON,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
-    if no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
-        quiet_model_loading()
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out} is a file, not a run directory; choose another --out")
-    folder_out(out)
-    if cache is not None:
-        file_out(cache, "--cache")
-    try:
-        share = parse_shard(shard) if shard is not None else None
-        person_option = check_person(person)
-    except ValueError as error:
-        _fail(str(error))
-    on_ray = _ray_options(ray, ray_shards, ray_address, shard)
-    try:
-        if suite is not None:
-            given = {"--data": data, "--task": task, "--seed": seed, "--context": context}
-            given |= {"--limit": limit}
-            conflicting = [k for k, v in given.items() if v is not None]
-            if conflicting:
-                raise SuiteError(
-                    f"--suite fixes the data, tasks and seed: drop {', '.join(conflicting)}"
-                )
-            config = suite_run_config(suite, out)[0]
-        else:
-            if data is None:
-                raise typer.BadParameter("give --data FILE or --suite NAME", param_hint="--data")
-            asked = task or ["all"]
-            config = RunConfig(
-                data=data,
-                out=out,
-                models=(),
-                tasks=tuple(asked),
-                task_options=_context_options(task_names(asked), context),
-                limit=limit,
-                seed=seed or 0,
-            )
-        config = replace(
-            config,
-            models=short_names(_entries(model, models_file)),
-            judges=_entries(judge or [], models_file),
+    _run(
+        RunOptions(
+            model=model,
+            out=out,
+            data=data,
+            suite=suite,
+            task=task,
+            judge=judge,
+            models_file=models_file,
             concurrency=concurrency,
-            cache_path=None if no_cache else cache or default_cache_path(),
-            progress=not no_progress,
-            shard=share,
-            person=person_option,
+            limit=limit,
+            seed=seed,
+            context=context,
+            cache=cache,
+            no_cache=no_cache,
+            no_progress=no_progress,
+            shard=shard,
+            ray=ray,
+            ray_shards=ray_shards,
+            ray_address=ray_address,
+            person=person,
         )
-        result = _execute(config, on_ray)
-    except ModelsFileError as error:
-        said = str(error)
-        # a field's path (`models.NAME.options...`) says no file; a file's own message does
-        named = said.startswith(f"{models_file}:")
-        _fail(f"{models_file}: {said}" if said.startswith("models.") and not named else said)
-    except CLEAR_ERRORS as error:
-        _fail(str(error))
-    except FileNotFoundError as error:
-        _fail(f"{error.filename}: no such file")
-    except OSError as error:  # a folder it cannot write, a disk that is full
-        _fail(os_problem(error))
-    except KeyboardInterrupt:
-        message = f"interrupted; what was recorded is kept: run the same command to resume {out}"
-        err.print(message, markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
-    _summary(result)
-    if not result.complete:
-        err.print("some items have no answer yet; run the same command again to retry them")
-        raise typer.Exit(1)
+    )
 
 
 def merge(
