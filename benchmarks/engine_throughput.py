@@ -41,7 +41,7 @@ from attunebench.engine import RunConfig, RunResult, run
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.records import PromptInfo
+from attunebench.prompts import PromptTemplate
 from attunebench.tasks.base import AnswerMode, Gold, Item, Output, Query, Scored, Task
 
 TURNS = 10  # turns per conversation: calls / TURNS conversations
@@ -60,7 +60,7 @@ REPLY = json.dumps(
         "usage": {"prompt_tokens": 42, "completion_tokens": 5, "total_tokens": 47},
     }
 ).encode()
-PROMPT = PromptInfo(id="throughput", version="1")
+PROMPT = PromptTemplate("throughput", "1", "the user's turn, sent as it is", system="", user="")
 
 
 # -- the stub server (child process) ---------------------------------------------------------
@@ -183,11 +183,8 @@ class ThroughputTask(Task[Gold, Echoed]):
     name = "throughput"
     gold_type = Gold
     prediction_type = Echoed
-    headline = "1 for an answer"
 
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT]
+    templates = (PROMPT,)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[Gold]]:
         for conversation in conversations:
@@ -197,7 +194,7 @@ class ThroughputTask(Task[Gold, Echoed]):
 
     def queries(self, item: Item[Gold], mode: AnswerMode) -> list[Query]:
         turn = item.conversation.turns[item.turn_index]
-        return [Query("answer", [Message("user", turn.user)], PROMPT, GenerateParams())]
+        return [Query("answer", [Message("user", turn.user)], PROMPT.info, GenerateParams())]
 
     def parse(self, item: Item[Gold], outputs: Mapping[str, Output]) -> Echoed:
         return Echoed(text=outputs["answer"].text or "")

@@ -139,11 +139,11 @@ def reference_values(
 ) -> dict[str, float | None]:
     """Each declared reference's value of a metric (default: the headline) on these items,
     fitted as the report fits it (cross-fitted by conversation, read within the folds)."""
-    wanted = next(m for m in task.metrics if m.name == (metric or task.headline_metric))
+    wanted = task.scoring.metric(metric)
     golds = [v.gold for v in views]
     ids = [v.record.conversation_id for v in views]
     out = {}
-    for name, reference in task.references().items():
+    for name, reference in task.scoring.references().items():
         fitted = out_of_sample(reference, golds, ids)
         value = shuffled_gold.headline(wanted, views, golds, fitted)
         out[name] = None if value is None else round(value, 4)

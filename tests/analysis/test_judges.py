@@ -50,8 +50,8 @@ def test_the_judge_is_labelled_and_its_statistics_are_the_tasks_metrics() -> Non
     assert accuracy.ci_low is not None and accuracy.ci_high is not None
     assert accuracy.ci_low < accuracy.value < accuracy.ci_high
     task = load_tasks().get(AUDIT_TASK)()
-    views = [task.view(r) for r in records]
-    metrics = {m.name: m for m in task.metrics}
+    views = [task.scoring.view(r) for r in records]
+    metrics = {m.name: m for m in task.scoring.metrics}
     for name in ("agreement", "kappa", "flip_rate", "longer_win_share"):
         estimate = getattr(found, name)
         assert estimate.value == pytest.approx(metrics[name].value(views)), name

@@ -109,7 +109,7 @@ def fitted_tasks() -> list[str]:
     return [
         name
         for name in load_tasks().names()
-        if any(r.fit is not None for r in load_tasks().get(name)().references().values())
+        if any(r.fit is not None for r in load_tasks().get(name)().scoring.references().values())
     ]
 
 
@@ -153,7 +153,7 @@ def test_length_only_fitted_in_sample_beats_chance_on_shuffled_gold() -> None:
 
 
 def headline_of(task: Task[Any, Any], items: list[Item[Any]], fitted: Any) -> float:
-    metric = next(m for m in task.metrics if m.name == task.headline_metric)
+    metric = task.scoring.metric()
     value = headline(metric, item_views(items), [i.gold for i in items], fitted)
     assert value is not None
     return value
@@ -166,13 +166,13 @@ def test_a_length_that_predicts_the_rating_is_found_out_of_sample() -> None:
     task = load_tasks().get("rating")()
     items = blind_items(task, planted_corpus(40, seed=5, rating_of=by_length))
     golds, ids = [i.gold for i in items], [i.conversation.id for i in items]
-    reference = task.references()["reference/length-only"]
+    reference = task.scoring.references()["reference/length-only"]
     crossed = out_of_sample(reference, golds, ids, seed=0)
     assert crossed.fit == "cross-fitted" and headline_of(task, items, crossed) > 0.6
     train = [i.gold for i in blind_items(task, planted_corpus(40, seed=6, rating_of=by_length))]
     on_train = out_of_sample(reference, golds, ids, train)
     assert on_train.fit == "train" and headline_of(task, items, on_train) > 0.6
-    constant = out_of_sample(task.references()["reference/constant"], golds, ids, train)
+    constant = out_of_sample(task.scoring.references()["reference/constant"], golds, ids, train)
     assert headline_of(task, items, constant) == pytest.approx(0.0, abs=1e-9)
 
 
@@ -238,13 +238,13 @@ def test_the_informed_references_read_the_self_report_the_informed_prompt_shows(
     starts = rng.integers(2, 6, 60).astype(float)
     corpus = [pre_chat(f"p{i}", s, s - 1) for i, s in enumerate(starts)]
     task = load_tasks().get("outcome")(context="both")
-    assert "reference/self-report" not in task.references("blind")
-    reference = task.references("informed")["reference/self-report"]
+    assert "reference/self-report" not in task.scoring.references("blind")
+    reference = task.scoring.references("informed")["reference/self-report"]
     items = [item for item in task.items(corpus) if item.variant == "informed"]
     golds, ids = [i.gold for i in items], [i.conversation.id for i in items]
     assert {g.reported for g in golds} == {f"|{s:g}" for s in starts}
     fitted = out_of_sample(reference, golds, ids, seed=0)
     assert headline_of(task, items, fitted) > 0.9
     # the length of the conversation, the same everywhere here, finds nothing
-    length = out_of_sample(task.references("informed")["reference/length-only"], golds, ids)
+    length = out_of_sample(task.scoring.references("informed")["reference/length-only"], golds, ids)
     assert headline_of(task, items, length) == pytest.approx(0.0, abs=1e-9)

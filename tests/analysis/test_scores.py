@@ -44,7 +44,7 @@ def test_every_metric_is_the_declared_one_on_the_common_items(frame: Frame, task
     assert cell.declaration is not None
     found = {s.metric: s for s in metric_scores(frame, bootstrap_of(frame, 20), cell)}
     assert HEADLINE in found and len(found) > 1
-    metrics = {m.name: m for m in cell.declaration.metrics}
+    metrics = {m.name: m for m in cell.declaration.scoring.metrics}
     for name, scores in found.items():
         if name not in metrics:
             continue  # per-judge means, declared from what the records hold
@@ -61,7 +61,7 @@ def test_a_resample_is_the_metric_on_the_conversations_drawn(frame: Frame) -> No
     cell = build_cell(frame, "behavior", "blind", all_items=False)
     assert cell.declaration is not None
     scores = {s.metric: s for s in metric_scores(frame, bootstrap, cell)}
-    metrics = {m.name: m for m in cell.declaration.metrics}
+    metrics = {m.name: m for m in cell.declaration.scoring.metrics}
     for m, _ in enumerate(frame.models):
         views = cell.model_views(frame, m)
         for row in range(3):
@@ -100,9 +100,9 @@ def test_metrics_read_from_columns_or_shared_readings_equal_their_own_reading(
     cell = build_cell(frame, task, "blind", all_items=False)
     assert cell.declaration is not None
     found = {s.metric: s for s in metric_scores(frame, bootstrap, cell)}
-    columns = [m for m in cell.declaration.metrics if m.column is not None]
+    columns = [m for m in cell.declaration.scoring.metrics if m.column is not None]
     assert any(m.name == HEADLINE for m in columns)
-    for metric in cell.declaration.metrics:
+    for metric in cell.declaration.scoring.metrics:
         if metric.name not in found:
             continue
         for m, _ in enumerate(frame.models):

@@ -15,7 +15,7 @@ from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams, Message
-from attunebench.records import PromptInfo
+from attunebench.prompts import PromptTemplate
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -29,8 +29,8 @@ from attunebench.tasks.base import (
 )
 from attunebench.tasks.response import ANSWERS as RESPONSE_ANSWERS
 
-PROMPT = PromptInfo(id="echo", version="1")
-JUDGE_PROMPT = PromptInfo(id="echo-judge", version="1")
+PROMPT = PromptTemplate("echo", "1", "the user's turn, sent as it is", system="", user="")
+JUDGE_PROMPT = PromptTemplate("echo-judge", "1", "the reply, sent to the judge", system="", user="")
 PARAMS = GenerateParams()
 
 
@@ -44,16 +44,12 @@ class EchoPrediction(Frozen):
 
 class EchoTask(Task[EchoGold, EchoPrediction]):
     name = "echo"
-    headline = "1 for a non-empty reply"
     subject_forms = (RESPONSE_ANSWERS,)
+    templates = (PROMPT, JUDGE_PROMPT)
 
     @property
     def judge_forms(self) -> tuple[AnswerForm, ...]:
         return (RUBRIC_ANSWERS,)
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        return [PROMPT, JUDGE_PROMPT]
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[EchoGold]]:
         for conversation in conversations:
@@ -64,7 +60,7 @@ class EchoTask(Task[EchoGold, EchoPrediction]):
     def queries(self, item: Item[EchoGold], mode: AnswerMode) -> list[Query]:
         turn = next(t for t in item.conversation.turns if t.index == item.turn_index)
         hint = TaskHint("response", text=turn.user, item_key=item.key, form=RESPONSE_ANSWERS)
-        return [Query("reply", [Message("user", turn.user)], PROMPT, PARAMS, hint)]
+        return [Query("reply", [Message("user", turn.user)], PROMPT.info, PARAMS, hint)]
 
     def parse(self, item: Item[EchoGold], outputs: Mapping[str, Output]) -> EchoPrediction:
         text = outputs["reply"].text or ""
@@ -89,7 +85,7 @@ class EchoTask(Task[EchoGold, EchoPrediction]):
         )
         messages = [Message("user", f"Rate: {prediction.reply}")]
         return [
-            Query(f"judge:{judge}", messages, JUDGE_PROMPT, PARAMS, hint, "judge", judge)
+            Query(f"judge:{judge}", messages, JUDGE_PROMPT.info, PARAMS, hint, "judge", judge)
             for judge in judges
         ]
 

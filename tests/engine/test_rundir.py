@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from echo_task import JUDGE_PROMPT, PROMPT
 from engine_harness import RunFn
 
 from attunebench import __version__
@@ -31,7 +32,7 @@ async def test_run_json_records_and_ledger(run_echo: RunFn, dataset: Path) -> No
     ]
     assert info.models[0].params == {"max_tokens": 64}
     assert [j.role for j in info.judges] == ["judge"]
-    assert {(p.id, p.version) for p in info.prompts} == {("echo", "1"), ("echo-judge", "1")}
+    assert info.prompts == sorted([PROMPT.info, JUDGE_PROMPT.info], key=lambda p: (p.id, p.version))
     assert info.planned_items == 12
 
     records = read_records(result.rundir / "records.jsonl")

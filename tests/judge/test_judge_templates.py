@@ -23,6 +23,7 @@ from attunebench.prompts import (
 )
 from attunebench.tasks import emotion as emotion_module
 from attunebench.tasks import load_tasks
+from attunebench.tasks.base import prompts_of
 from attunebench.tasks.judging import PAIRWISE
 from attunebench.tasks.wording import WORDING
 
@@ -63,7 +64,7 @@ def test_every_prompt_has_a_unique_id_a_version_and_a_digest() -> None:
 
 def test_each_task_declares_the_prompts_it_uses_and_every_prompt_is_used() -> None:
     tasks = load_tasks()
-    declared = {name: [p.id for p in tasks.get(name)().prompts] for name in tasks.names()}
+    declared = {name: [p.id for p in prompts_of(tasks.get(name)())] for name in tasks.names()}
     assert declared["response"][0] == "response"
     assert "judge-pairwise" in declared["response"] and "judge-rubric" in declared["response"]
     assert declared["judge_audit"] == ["judge-pairwise", "judge-pairwise-choice"]
@@ -73,7 +74,7 @@ def test_each_task_declares_the_prompts_it_uses_and_every_prompt_is_used() -> No
     conversations = read_conversations(sample_path())
     for name in tasks.names():
         task = tasks.get(name)()
-        infos = {p.id: p for p in task.prompts}
+        infos = {p.id: p for p in prompts_of(task)}
         for item in list(task.items(conversations))[:5]:
             for mode in task.answer_modes:
                 for query in task.queries(item, mode):

@@ -89,7 +89,7 @@ async def _answer(
         model, mode = ("pick", "choice") if chooses else ("gen", "generate")
         records.append(await harness.evaluate(task, item, model, list(judges or ()), mode))
     assert not any(r.status == "failed" for r in records), [r.error for r in records]
-    return [task.view(r) for r in records]
+    return [task.scoring.view(r) for r in records]
 
 
 # Emotion ----------------------------------------------------------------------------------

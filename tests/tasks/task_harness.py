@@ -188,7 +188,7 @@ class Recorder:
 
 
 def views(task: Task[Any, Any], records: Sequence[ItemRecord]) -> list[View[Any, Any]]:
-    return [task.view(record) for record in records]
+    return [task.scoring.view(record) for record in records]
 
 
 def rendered(messages: Sequence[Message]) -> str:

@@ -125,7 +125,7 @@ def test_the_rating_references_score_chance_on_the_headline() -> None:
             reply_chars=int(rng.integers(10, 500)),
         )
         items.append((f"c{k // 6}", gold))
-    headline = next(m for m in task.metrics if m.name == task.headline_metric)
+    headline = task.scoring.metric()
     evaluated, train = items[:150], [gold for _, gold in items[150:]]
     views = [
         View(
@@ -144,7 +144,7 @@ def test_the_rating_references_score_chance_on_the_headline() -> None:
     ]
     golds, ids = [gold for _, gold in evaluated], [cid for cid, _ in evaluated]
     for name in ("reference/constant", "reference/position-only"):
-        reference = task.references()[name]
+        reference = task.scoring.references()[name]
         for fitted in (
             out_of_sample(reference, golds, ids, train),
             out_of_sample(reference, golds, ids),
@@ -213,7 +213,7 @@ def test_a_guess_that_knows_only_the_rating_scale_scores_zero() -> None:
         scale = (0.0, 1.0) if k % 2 else (1.0, 5.0)
         rating = float(rng.integers(int(scale[0]), int(scale[1]) + 1))
         golds.append(RatingGold(rating=rating, scale=scale, position=0.5, visible=5))
-    headline = next(m for m in task.metrics if m.name == task.headline_metric)
+    headline = task.scoring.metric()
     views = []
     for k, gold in enumerate(golds):
         record = ItemRecord(

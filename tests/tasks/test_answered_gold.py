@@ -1,4 +1,4 @@
-"""A replayed answer read as the gold (`Task.answered_gold`): the gold the item would carry had
+"""A replayed answer read as the gold (`Scoring.answered_gold`): the gold the item would carry had
 the person answered so. Scored against the gold it makes, every answer is right, whatever it
 was; the item stays where it was (its level, position and lengths); a pick that follows the
 order shown names no reply and makes no gold."""
@@ -17,14 +17,14 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Task
+from attunebench.tasks.base import Scoring, Task
 from attunebench.tasks.preference import PreferencePrediction
 from attunebench.testing.conversations import as_bot_chat, with_feedback
 
 
 def replayable() -> list[Task[Any, Any]]:
     made = [load_tasks().get(name)() for name in load_tasks().names()]
-    return [t for t in made if type(t).answered_gold is not Task.answered_gold]
+    return [t for t in made if type(t.scoring).answered_gold is not Scoring.answered_gold]
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +60,8 @@ def test_every_answer_is_right_against_the_gold_it_makes(answered: tuple[Path, P
         }
         for record in (r for r in records if r.task == task.name and r.status == "ok"):
             item = items[record.conversation_id, record.turn_index, record.item_id, record.variant]
-            prediction = task.view(record).prediction
-            gold = task.answered_gold(item.gold, prediction)
+            prediction = task.scoring.view(record).prediction
+            gold = task.scoring.answered_gold(item.gold, prediction)
             if gold is None:
                 continue
             made += 1
@@ -74,6 +74,9 @@ def test_a_pick_that_follows_the_order_makes_no_gold(answered: tuple[Path, Path]
     task = load_tasks().get("preference")()
     [item, *_] = task.items(read_conversations(answered[0]))
     gold = item.gold
-    assert task.answered_gold(gold, PreferencePrediction(ab=gold.first, ba=gold.second)) is None
-    picked = task.answered_gold(gold, PreferencePrediction(ab=gold.second, ba=gold.second))
+    assert (
+        task.scoring.answered_gold(gold, PreferencePrediction(ab=gold.first, ba=gold.second))
+        is None
+    )
+    picked = task.scoring.answered_gold(gold, PreferencePrediction(ab=gold.second, ba=gold.second))
     assert picked is not None and picked.chosen == gold.second and not picked.tie

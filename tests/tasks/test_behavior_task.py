@@ -65,7 +65,7 @@ async def test_items_scores_and_corpus_metrics_equal_hand_computed_values() -> N
     assert METRICS.get("behavior.macro_f1").value(found) == pytest.approx(
         f1_score(y_true, y_pred, labels=gold_labels, average="macro")
     )
-    assert task.label_sets(found[2]) == (frozenset(), frozenset({"other"}))
+    assert task.scoring.label_sets(found[2]) == (frozenset(), frozenset({"other"}))
 
 
 def test_two_empty_label_sets_agree() -> None:

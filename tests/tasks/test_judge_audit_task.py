@@ -79,7 +79,7 @@ def test_the_audit_runs_on_judges_and_skips_pairs_across_turns() -> None:
     assert evaluated_models(task, ["subject"], ["judge"]) == ["judge"]
     with pytest.raises(PlanError):
         without_judge([task], [], from_all=False)
-    assert list(task.references()) == ["reference/longer-reply"]
+    assert list(task.scoring.references()) == ["reference/longer-reply"]
 
 
 async def test_records_score_a_consistent_agreeing_judge_and_carry_lengths() -> None:

@@ -864,7 +864,7 @@ def test_every_registered_metric_has_an_independent_computation() -> None:
     assert tasks == set(load_tasks().names())
     for task in tasks:  # each task's headline, and its mean per-item score, are registered
         assert f"{task}.score" in NAMES
-        assert f"{task}.{load_tasks().get(task)().headline_metric}" in NAMES
+        assert f"{task}.{load_tasks().get(task)().scoring.headline_metric}" in NAMES
 
 
 def records(name: str) -> list[AnyView]:

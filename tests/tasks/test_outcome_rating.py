@@ -269,7 +269,7 @@ def test_the_rating_references_guess_from_the_cell_the_prompt_shows() -> None:
         feedback_conversation(cid, [g for g, _ in rows]) for cid, rows in RATINGS.items()
     ]
     items = list(make_task("rating").items(conversations))
-    references = make_task("rating").references()
+    references = make_task("rating").scoring.references()
     golds = [i.gold for i in items]
     train = golds[::2]  # fitted on these, guessing every item
     by_bin: dict[int, list[float]] = defaultdict(list)

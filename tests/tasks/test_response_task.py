@@ -16,7 +16,7 @@ from attunebench.models.base import Message, ProviderError
 from attunebench.models.mock import MockProvider
 from attunebench.records import JUDGE_FAILED, retry_on_resume
 from attunebench.tasks import PlanError
-from attunebench.tasks.base import Item
+from attunebench.tasks.base import Item, prompts_of
 from attunebench.tasks.judging import PAIRWISE, RUBRIC
 from attunebench.tasks.metrics import METRICS
 
@@ -206,8 +206,8 @@ async def test_rubric_mode_scores_the_rubric_rescaled() -> None:
     record = await harness.evaluate(task, item, "s", ["j"])
     assert record.scores == {"rubric[j]": 8.0, "rubric": 8.0}
     assert record.score == pytest.approx(7 / 9)
-    assert [p.id for p in task.prompts] == ["response", "judge-rubric"]
-    assert task.judge_hints == {"judge_rubric"}
+    assert [p.id for p in prompts_of(task)] == ["response", "judge-rubric"]
+    assert {form.kind for form in task.judge_forms} == {"judge_rubric"}
 
 
 def test_the_response_task_needs_a_judge() -> None:

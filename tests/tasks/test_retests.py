@@ -1,6 +1,6 @@
 """Retest probes as the tasks read them: never gold and never in a prompt; the people's repeat
-answers read as predictions of the items they re-ask (`Task.retests`); and each headline's
-chance level (`Task.chance`)."""
+answers read as predictions of the items they re-ask (`Scoring.retests`); and each headline's
+chance level (`Scoring.chance`)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_probes_are_never_gold_nor_shown_to_a_model(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(load_tasks().names()))
 def test_only_the_tasks_whose_gold_a_probe_asks_again_read_one(name: str) -> None:
-    read = list(make_task(name).retests([_probed(_first(), *LEAKS)]))
+    read = list(make_task(name).scoring.retests([_probed(_first(), *LEAKS)]))
     assert bool(read) is (name in CEILINGED)
 
 
@@ -69,7 +69,7 @@ def test_emotion_reads_a_repeat_check_as_a_prediction_of_its_turn() -> None:
         Probe(turn=2, after=3, state=State(emotions=("anxiety", "hope"), primary="anxiety")),
         Probe(turn=3, after=3, preference=Preference(tie=True)),  # a pick: not emotion's
     )
-    repeats = list(task.retests([_probed(first, *probes)]))
+    repeats = list(task.scoring.retests([_probed(first, *probes)]))
     assert [(r.item.turn_index, r.prediction.primary) for r in repeats] == [
         (1, "anger"),
         (2, "anxiety"),
@@ -89,7 +89,7 @@ def test_preference_reads_a_repeat_pick_as_an_answer_in_both_orders() -> None:
         Probe(turn=3, after=3, preference=Preference(tie=True)),  # first a tie
         Probe(turn=2, after=3, state=State(emotions=("joy",))),  # an emotion check
     )
-    repeats = list(task.retests([_probed(first, *probes)]))
+    repeats = list(task.scoring.retests([_probed(first, *probes)]))
     assert [(r.item.turn_index, r.prediction.ab, r.prediction.ba) for r in repeats] == [
         (0, "b", "b"),
         (1, "b", "b"),
@@ -119,11 +119,11 @@ def _pair(tie: bool) -> PairGold:
 def test_each_headline_declares_its_chance_level() -> None:
     emotion, preference = make_task("emotion"), make_task("preference")
     # macro-F1: 1/K for the K primary labels reported (labels named in their shares)
-    assert emotion.chance([_emotion(x) for x in ("joy", "fear", "joy", None)]) == 0.5
-    assert emotion.chance([_emotion(None)]) is None
+    assert emotion.scoring.chance([_emotion(x) for x in ("joy", "fear", "joy", None)]) == 0.5
+    assert emotion.scoring.chance([_emotion(None)]) is None
     # a pick: the same reply or letter in both orders scores 0.5 where one was preferred
-    assert preference.chance([_pair(False)] * 4) == 0.5
-    assert preference.chance([_pair(True)] + [_pair(False)] * 4) == pytest.approx(0.4)
-    assert preference.chance([_pair(True)] * 3 + [_pair(False)]) == pytest.approx(0.75)
-    assert preference.chance([]) is None
-    assert make_task("behavior").chance([]) is None  # no ceiling, no chance declared
+    assert preference.scoring.chance([_pair(False)] * 4) == 0.5
+    assert preference.scoring.chance([_pair(True)] + [_pair(False)] * 4) == pytest.approx(0.4)
+    assert preference.scoring.chance([_pair(True)] * 3 + [_pair(False)]) == pytest.approx(0.75)
+    assert preference.scoring.chance([]) is None
+    assert make_task("behavior").scoring.chance([]) is None  # no ceiling, no chance declared

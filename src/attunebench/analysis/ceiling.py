@@ -3,7 +3,7 @@
 A person asked the same question twice does not always answer the same way, so no prediction
 of their answers scores 1.0. Where people were asked a task's question again later in the same
 session (retest probes, `Conversation.probes`, which the collection app asks), a task whose gold
-reads them (`Task.retests`) gets:
+reads them (`Scoring.retests`) gets:
 
 - `self_consistency`: the task's own headline metric applied to the people's repeat answers as
   predictions of their first answers (the gold), with its cluster-bootstrap interval on the same
@@ -11,7 +11,7 @@ reads them (`Task.retests`) gets:
   it). The repeats are read from the run directory's conversations, the evaluated ones, never
   from a model's records.
 - `share_of_ceiling`, per model: (score - chance) / (ceiling - chance), with chance the task's
-  own (`Task.chance`, on the golds of the headline's items). Each resample's share comes from
+  own (`Scoring.chance`, on the golds of the headline's items). Each resample's share comes from
   that resample's score and ceiling, so its interval carries both uncertainties (a percentile
   interval, expanded for few clusters as every interval here is). 0 is chance; 1 is as close
   to the people's first answers as their own repeats came. A model passes 1 only by predicting
@@ -62,16 +62,16 @@ def repeat_views(
 ) -> list[View[Any, Any]]:
     """The people's repeat answers as records of the task, scored by the task against the
     first answers, read back as its typed views (as a model's records are)."""
-    return [declaration.view(r) for r in repeat_records(declaration, conversations, PERSON)]
+    return [declaration.scoring.view(r) for r in repeat_records(declaration, conversations, PERSON)]
 
 
 def repeat_records(
     declaration: Task[Any, Any], conversations: Iterable[Conversation], model: str
 ) -> list[ItemRecord]:
-    """The repeat answers the task reads from the conversations' probes (`Task.retests`), as
+    """The repeat answers the task reads from the conversations' probes (`Scoring.retests`), as
     `model`'s records, each scored by the task against the first answer."""
     records = []
-    for repeat in declaration.retests(conversations):
+    for repeat in declaration.scoring.retests(conversations):
         item, prediction = repeat.item, repeat.prediction
         scored = declaration.score(item, prediction)
         records.append(
@@ -100,8 +100,8 @@ def chance_level(frame: Frame, cell: Cell) -> float | None:
         return None
     rows = np.flatnonzero(cell.mask)
     _, first = np.unique(frame.item[rows], return_index=True)
-    golds = [declaration.view(frame.records[i]).gold for i in rows[np.sort(first)].tolist()]
-    return declaration.chance(golds)
+    golds = [declaration.scoring.view(frame.records[i]).gold for i in rows[np.sort(first)].tolist()]
+    return declaration.scoring.chance(golds)
 
 
 def task_ceiling(
@@ -122,7 +122,7 @@ def task_ceiling(
         return None
     code = {conversation: i for i, conversation in enumerate(frame.conversations)}
     codes = np.array([code[v.record.conversation_id] for v in views], dtype=np.int64)
-    metric = next(m for m in declaration.metrics if m.name == declaration.headline_metric)
+    metric = declaration.scoring.metric()
     point, samples = metric.evaluate(views, bootstrap.weights(codes))
     clusters = minimum.clusters(codes)
     reason = minimum.of(codes, " with retest probes")

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame
 from attunebench.analysis.schema import LeftOutItem, item_address
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Gold, Task, View, takes_option
+from attunebench.tasks.base import Gold, Scoring, Task, View, takes_option
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
 
@@ -99,17 +99,19 @@ def _failure_reasons(frame: Frame, rows: np.ndarray) -> str:
 def typed_views(
     declaration: Task[Any, Any], frame: Frame, keep: BoolArray
 ) -> dict[int, View[Any, Any]]:
-    """The typed view of each kept record, as `Task.view` makes it, built faster.
+    """The typed view of each kept record, as `Scoring.view` makes it, built faster.
 
     Every model's record of an item holds the same gold, so each item's gold is built once
     and shared (frozen) unless a record's differs. Models answer in a few distinct ways (a
     label, a letter, a number), so equal predictions (equal `repr`, which is cheaper than
     validating) are read once and shared (frozen) too. Gold and prediction are validated, which
     pydantic does faster than it constructs a model unvalidated; one that does not validate
-    (written by an older version, say) is constructed as `Task.view` would.
+    (written by an older version, say) is constructed as `Scoring.view` would.
     """
-    if type(declaration).view is not Task.view:  # a task that reads its records its own way
-        return {int(i): declaration.view(frame.records[i]) for i in np.flatnonzero(keep)}
+    if (
+        type(declaration.scoring).view is not Scoring.view
+    ):  # a task that reads its records its own way
+        return {int(i): declaration.scoring.view(frame.records[i]) for i in np.flatnonzero(keep)}
     gold_type, prediction_type = declaration.gold_type, declaration.prediction_type
     validate = prediction_type.__pydantic_validator__.validate_python
     golds: dict[int, tuple[dict[str, Any] | None, Any]] = {}
@@ -138,7 +140,7 @@ def typed_views(
 
 def _gold(gold_type: type[Gold], found: dict[str, Any] | None) -> Gold:
     """A record's gold in its type: validated (faster than constructing it unvalidated, and
-    typed), or as `Task.view` makes it where an older record's gold does not validate."""
+    typed), or as `Scoring.view` makes it where an older record's gold does not validate."""
     try:
         return gold_type.model_validate(found or {})
     except ValidationError:

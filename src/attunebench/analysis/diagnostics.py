@@ -30,7 +30,7 @@ from attunebench.analysis.schema import (
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.stats import none_if_nan
-from attunebench.tasks.base import Task
+from attunebench.tasks.base import Scoring
 from attunebench.tasks.calibration import bins, choice_rows
 from attunebench.tasks.metrics import label_counts, per_label
 
@@ -126,10 +126,10 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
     """(record index, model code, (predicted, gold) labels) of every item that has labels (read
     once per cell: the confusion matrices and per-label F1 both use them)."""
     declaration = cell.declaration
-    if declaration is None or type(declaration).label_sets is Task.label_sets:
+    if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
         return []  # a task without labels
     out = []
-    views, read = cell.views, declaration.label_sets
+    views, read = cell.views, declaration.scoring.label_sets
     rows = np.flatnonzero(cell.mask)
     for i, model in zip(rows.tolist(), frame.model[rows].tolist(), strict=True):
         sets = read(views[i])
@@ -195,11 +195,14 @@ def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> li
 def calibration(frame: Frame, cell: Cell) -> list[CalibrationCurve]:
     """Each model's reliability diagram over the cell's choice answers (none: no curve)."""
     declaration = cell.declaration
-    if declaration is None or type(declaration).calibration_rows is Task.calibration_rows:
+    if (
+        declaration is None
+        or type(declaration.scoring).calibration_rows is Scoring.calibration_rows
+    ):
         return []  # a task without choice answers
     out = []
     for m in np.unique(frame.model[cell.mask]):
-        rows, _ = choice_rows(cell.model_views(frame, int(m)), declaration.calibration_rows)
+        rows, _ = choice_rows(cell.model_views(frame, int(m)), declaration.scoring.calibration_rows)
         if rows:
             found = [CalibrationBin(confidence=c, accuracy=a, n=n) for c, a, n in bins(rows)]
             out.append(CalibrationCurve(task=cell.task, model=frame.models[m], bins=found))

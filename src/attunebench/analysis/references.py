@@ -1,6 +1,6 @@
 """References scored beside the models: what a constant, position or length alone achieve.
 
-A task declares its references (`Task.references`): predictors that read only what the gold
+A task declares its references (`Scoring.references`): predictors that read only what the gold
 says of an item's position or length, or nothing ("always the later reply", "the usual rating
 at this point of a conversation", "the train median"), and in the informed context what the
 informed prompt reveals (the person's last self-report). Each is fitted out of sample
@@ -16,7 +16,7 @@ included, on the same items and resamples as the models (the headline, its parts
 per-item score). They are shown as rows of kind `reference`, never ranked with the models
 under test.
 
-A task's recorded references (`Task.recorded_references`) were judged in the run: a reply
+A task's recorded references (`Scoring.recorded_references`) were judged in the run: a reply
 from the data (a real model's), scored by the same judges beside each model's answer and kept
 in that answer's record (`fit` `none`). Each item's guess is read from the first of its
 records that holds one, and the row shows every declared metric its values define (the
@@ -91,11 +91,11 @@ def shown_metrics(declaration: Task[Any, Any]) -> list[Metric]:
     """The metrics a reference is scored on: the headline, those read from the same values
     (its parts), and the mean per-item score. Every other metric read again for every
     reference would cost more than the rest of an analysis."""
-    by_name = {metric.name: metric for metric in declaration.metrics}
-    headline = by_name.get(declaration.headline_metric)
+    by_name = {metric.name: metric for metric in declaration.scoring.metrics}
+    headline = by_name.get(declaration.scoring.headline_metric)
     return [
         metric
-        for metric in declaration.metrics
+        for metric in declaration.scoring.metrics
         if metric.name == HEADLINE or (headline is not None and metric.values is headline.values)
     ]
 
@@ -139,7 +139,7 @@ def recorded_metrics(
     held = {key for view in guessed[:1] for key in view.scores}
     return [
         metric
-        for metric in declaration.metrics
+        for metric in declaration.scoring.metrics
         if metric in shown
         or metric.of_references
         or (metric.column is not None and metric.column.key in held)
@@ -157,7 +157,7 @@ def train_golds(cell: Cell, train: Sequence[Conversation] | None) -> list[Any] |
 
 
 @dataclass(frozen=True)
-class Scoring:
+class RowScoring:
     """How a reference row is scored: the resamples, the least clusters for an interval, and
     whether its cell is the task's headline variant."""
 
@@ -180,14 +180,14 @@ class Guessed:
 def fitted_rows(
     frame: Frame,
     cell: Cell,
-    scoring: Scoring,
+    scoring: RowScoring,
     train: Sequence[Conversation] | None,
     seed: int,
 ) -> list[ScoreRow]:
     """The rows of a cell's declared references, each fitted out of sample."""
     declaration = cell.declaration
     assert declaration is not None
-    references = declaration.references(context_of(cell.variant))
+    references = declaration.scoring.references(context_of(cell.variant))
     if not references:
         return []
     views, conversations = item_views(frame, cell)
@@ -219,9 +219,9 @@ def reference_rows(
     for (task, variant), cell in sorted(cells.items()):
         if cell.declaration is None or is_person_hidden(variant):
             continue  # a twin's items and gold are the shown item's: its references would repeat
-        scoring = Scoring(bootstrap, minimum, headline_of.get(task) == variant)
+        scoring = RowScoring(bootstrap, minimum, headline_of.get(task) == variant)
         rows += fitted_rows(frame, cell, scoring, train, seed)
-        for name, recorded in cell.declaration.recorded_references().items():
+        for name, recorded in cell.declaration.scoring.recorded_references().items():
             views, guesses, where = recorded_guesses(frame, cell, recorded)
             shown, _ = guessed_views(views, guesses)
             metrics = recorded_metrics(cell.declaration, shown)
@@ -275,7 +275,7 @@ def _average(values: FloatArray, weights: FloatArray) -> FloatArray:
 
 
 def _rows(
-    cell: Cell, name: str, guessed: Guessed, shown: Sequence[Metric], scoring: Scoring
+    cell: Cell, name: str, guessed: Guessed, shown: Sequence[Metric], scoring: RowScoring
 ) -> list[ScoreRow]:
     """One reference's rows: each shown metric with its interval, over the items it guessed."""
     declaration = cell.declaration
@@ -292,7 +292,7 @@ def _rows(
         if metric.values not in read:
             read[metric.values] = metric.values(views)
         point, samples = evaluated(metric, read[metric.values], weights, guessed.folds)
-        if np.isnan(point) and metric.name != declaration.headline_metric:
+        if np.isnan(point) and metric.name != declaration.scoring.headline_metric:
             continue
         low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
         if metric.widen:
@@ -306,7 +306,7 @@ def _rows(
                 task=cell.task,
                 variant=cell.variant,
                 metric=metric.name,
-                headline=scoring.headline and metric.name == declaration.headline_metric,
+                headline=scoring.headline and metric.name == declaration.scoring.headline_metric,
                 value=value,
                 ci_low=None if too_few else none_if_nan(low[0]),
                 ci_high=None if too_few else none_if_nan(high[0]),

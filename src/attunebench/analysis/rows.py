@@ -68,7 +68,7 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
             left_out[reason] = left_out.get(reason, 0) + count
     return TaskInfo(
         name=task,
-        headline=declaration.headline if declaration else "mean score",
+        headline=declaration.scoring.headline if declaration else "mean score",
         provenance=sorted(
             {*task_provenance(runs, task_sources, declaration.gold_fields), *derived_label}
         )

@@ -469,7 +469,7 @@ class SelfConsistency(Frozen):
     reason: str | None = None
     chance: float | None = Field(
         default=None,
-        description="The headline's chance level on the task's items (Task.chance): 0 of the "
+        description="The headline's chance level on the task's items (Scoring.chance): 0 of the "
         "share of the ceiling.",
     )
     n: int = Field(description="Repeat answers read (probes of the task's items).")

@@ -2,7 +2,7 @@
 
 Every metric is the task's own declaration (`tasks.metrics`): its point value with weights of
 1, and its bootstrap distribution with the shared resamples' conversation counts as weights.
-The headline is the metric the task names (`Task.headline_metric`; `score`, the mean per-item
+The headline is the metric the task names (`Scoring.headline_metric`; `score`, the mean per-item
 score, unless it names another).
 """
 
@@ -51,7 +51,7 @@ class Counts:
 
 def headline_metric(cell: Cell) -> str:
     """The name of the cell's headline metric."""
-    return cell.declaration.headline_metric if cell.declaration is not None else HEADLINE
+    return cell.declaration.scoring.headline_metric if cell.declaration is not None else HEADLINE
 
 
 def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
@@ -61,8 +61,8 @@ def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
     if declaration is None:
         return []
     records = frame.records_at(cell.mask)
-    declared = [metric for metric in declaration.metrics if not metric.of_references]
-    return [*declared, *declaration.extra_metrics(records)]
+    declared = [metric for metric in declaration.scoring.metrics if not metric.of_references]
+    return [*declared, *declaration.scoring.extra_metrics(records)]
 
 
 def column_values(frame: Frame, rows: IntArray, column: Column) -> FloatArray:

@@ -94,7 +94,7 @@ def references_on_shuffled_gold(
 ) -> dict[str, ShuffledReference]:
     """Per reference of the task (blind), its mean headline over `shuffles` shuffles of these
     items' gold, the chance level and the in-sample fit's (see the module docstring)."""
-    metric = next(m for m in task.metrics if m.name == task.headline_metric)
+    metric = task.scoring.metric()
     views = item_views(items)
     golds = [item.gold for item in items]
     ids = [item.conversation.id for item in items]
@@ -102,7 +102,7 @@ def references_on_shuffled_gold(
     found: dict[str, list[list[float | None]]] = {}
     for draw in range(shuffles):
         fitted_on, scored_on = shuffled(golds, rng), shuffled(golds, rng)
-        for name, reference in task.references().items():
+        for name, reference in task.scoring.references().items():
             kept = found.setdefault(name, [[], [], []])
             out = out_of_sample(reference, fitted_on, ids, seed=draw)
             kept[0].append(headline(metric, views, fitted_on, out))

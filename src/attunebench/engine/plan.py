@@ -75,7 +75,11 @@ def _lacking(task: Task[Any, Any], model: BoundModel, role: str) -> str | None:
             return provider.unsupported_reason(form.kind)
     if model.choosing and "choice" in task.answer_modes and "choice" not in provider.answer_modes:
         return provider.mode_reason("choice")
-    if role == "judge" and model.choosing and "judge_rubric" in task.judge_hints:
+    if (
+        role == "judge"
+        and model.choosing
+        and any(form.kind == "judge_rubric" for form in task.judge_forms)
+    ):
         return f"{provider.spec} answers in choice mode, and the rubric has no choice form"
     return None
 

@@ -27,9 +27,9 @@ def asked_kinds(units: Sequence[Unit], judges: Sequence[str]) -> dict[str, froze
     asked: dict[str, set[HintKind]] = {}
     for unit in units:
         for task, _ in unit.work:
-            asked.setdefault(unit.model, set()).update(task.subject_hints)
-            for judge in judges if task.judge_hints else ():
-                asked.setdefault(judge, set()).update(task.judge_hints)
+            asked.setdefault(unit.model, set()).update(form.kind for form in task.subject_forms)
+            for judge in judges if task.judge_forms else ():
+                asked.setdefault(judge, set()).update(form.kind for form in task.judge_forms)
     return {model: frozenset(kinds) for model, kinds in asked.items()}
 
 

@@ -70,7 +70,7 @@ from attunebench.rundir import (
     write_json,
 )
 from attunebench.tasks import make_tasks
-from attunebench.tasks.base import CallRole, PlanError, Task
+from attunebench.tasks.base import CallRole, PlanError, Task, prompts_of
 from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption, person_twins
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
@@ -154,7 +154,7 @@ class Planned:
 
 def _run_info(config: RunConfig, conversations: list[Conversation], plan: Planned) -> RunInfo:
     tasks = plan.tasks
-    prompts = {(p.id, p.version): p for task in tasks for p in task.prompts}
+    prompts = {(p.id, p.version): p for task in tasks for p in prompts_of(task)}
     provenance = {c.source.name: dict(c.source.provenance) for c in conversations}
     return RunInfo(
         package_version=__version__,

@@ -63,7 +63,7 @@ def documents(name: str, task: AttuneTask[Any, Any], data: Path) -> Iterator[Doc
     for item in task.items(load_validated(data)):
         for query in task.queries(item, "choice"):
             form = query.choice
-            target = task.choice_gold(item, query)
+            target = task.scoring.choice_gold(item, query)
             if form is None or target is None or target not in form.labels:
                 continue
             yield Document(

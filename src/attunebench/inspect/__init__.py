@@ -149,7 +149,7 @@ def attunebench_score(declaration: AttuneTask[Any, Any], items: dict[str, Any]) 
         return Score(
             value=value,
             answer=record.raw_output,
-            explanation=record.error or f"{record.status}: {declaration.headline}",
+            explanation=record.error or f"{record.status}: {declaration.scoring.headline}",
             metadata={
                 "status": record.status,
                 "scores": record.scores,

@@ -3,7 +3,7 @@
 The models of `--runs` (the models under test; with `include`, baselines or `sim/` ones too) are
 scored twice on the items the simulator replayed: against the people's own answers, as the
 runs recorded them, and against the simulated person's, each rollout's replayed answer read
-as the gold (`Task.answered_gold`) and each model's prediction scored again by the task
+as the gold (`Scoring.answered_gold`) and each model's prediction scored again by the task
 (`Task.score`; an invalid answer keeps the task's worst value). Items where a model has no
 answer, or the simulator gave no usable one, are left out of both, so both rankings rest on
 the same items.
@@ -31,7 +31,6 @@ from attunebench.analysis.ranks import rho_interval, spearman_rho
 from attunebench.records import ItemRecord
 from attunebench.simulators.estimates import Resampled, Resampler
 from attunebench.simulators.replay import Replayed, rollout_of
-from attunebench.simulators.replay_scores import headline_of
 from attunebench.simulators.schema import Estimate, Flip, ModelPlace, Ranking, TaskRanking
 from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Gold, Item, Task
@@ -51,10 +50,10 @@ def simulated_golds(replayed: Replayed) -> dict[ItemKey, list[Gold]]:
     found: dict[ItemKey, list[Gold]] = {}
     for record in sorted(replayed.records, key=rollout_of):
         key = _key(record.conversation_id, record.turn_index, record.item_id, record.variant)
-        view = replayed.task.view(record)
+        view = replayed.task.scoring.view(record)
         if record.status != "ok" or view.prediction is None:
             continue
-        gold = replayed.task.answered_gold(items[key].gold, view.prediction)
+        gold = replayed.task.scoring.answered_gold(items[key].gold, view.prediction)
         if gold is not None:
             found.setdefault(key, []).append(gold)
     return found
@@ -63,7 +62,7 @@ def simulated_golds(replayed: Replayed) -> dict[ItemKey, list[Gold]]:
 def rescored(task: Task[Any, Any], item: Item[Any], record: ItemRecord, gold: Gold) -> ItemRecord:
     """The model's record with `gold` as the item's gold, its answer scored again."""
     against = replace(item, gold=gold)
-    prediction = task.view(record).prediction
+    prediction = task.scoring.view(record).prediction
     if record.status == "ok":
         scored = task.score(against, prediction)
     else:
@@ -112,9 +111,14 @@ def task_ranking(
     if n_items == 0:
         return None
     models = list(people)  # those that answer this task
-    metric, task = headline_of(replayed.task), replayed.task
-    by_people = [resampler.metric(metric, [task.view(r) for r in people[m]]) for m in models]
-    by_sim = [resampler.metric(metric, [task.view(r) for r in simulated[m]]) for m in models]
+    task = replayed.task
+    metric = task.scoring.metric()
+    by_people = [
+        resampler.metric(metric, [task.scoring.view(r) for r in people[m]]) for m in models
+    ]
+    by_sim = [
+        resampler.metric(metric, [task.scoring.view(r) for r in simulated[m]]) for m in models
+    ]
     x, y = np.array([f.point for f in by_people]), np.array([f.point for f in by_sim])
     x_drawn = np.column_stack([f.samples for f in by_people])
     y_drawn = np.column_stack([f.samples for f in by_sim])

@@ -3,7 +3,7 @@ person's own, beside the crowd's and, where retest probes measured it, the perso
 
 - The headline is the task's declared headline metric over every rollout's records together
   (each rollout an item more of its conversation, so the interval resamples conversations).
-- The crowd reference is the task's declared one (`Task.crowd`): the answer most usual at the
+- The crowd reference is the task's declared one (`Scoring.crowd`): the answer most usual at the
   item's point of a conversation, fitted out of sample as the report fits it (cross-fitted by
   conversation: `tasks.fitting`). It is scored with the same metric on the same items and
   resamples; `minus_crowd` is the simulator's headline minus the crowd's, with its interval,
@@ -11,7 +11,8 @@ person's own, beside the crowd's and, where retest probes measured it, the perso
 - `ceiling` is the person's own retest agreement: the task's headline applied to their repeat
   answers as predictions of their first ones (`analysis.ceiling`, read from the conversations'
   retest probes); `share_of_ceiling` = (score - chance) / (ceiling - chance), with the task's
-  chance (`Task.chance`), its interval from the same resamples of both (`analysis.ceiling.share`).
+  chance (`Scoring.chance`), its interval from the same resamples of both
+  (`analysis.ceiling.share`).
   Where the data has no retest probes both are null, with the reason.
 """
 
@@ -32,23 +33,18 @@ from attunebench.simulators.replay import Replayed, rollout_of
 from attunebench.simulators.schema import Crowd, Estimate, NoiseFloor, ReplayFigure
 from attunebench.tasks.base import Task, View
 from attunebench.tasks.fitting import out_of_sample
-from attunebench.tasks.metrics import Metric
 
 NO_PROBES = "no retest probes in this data: the person's own ceiling is not measured"
 
 
-def headline_of(task: Task[Any, Any]) -> Metric:
-    return next(metric for metric in task.metrics if metric.name == task.headline_metric)
-
-
 def answered_views(replayed: Replayed) -> list[View[Any, Any]]:
     """Every rollout's record read into the task's types, failed calls left out (counted)."""
-    return [replayed.task.view(r) for r in replayed.records if r.status != "failed"]
+    return [replayed.task.scoring.view(r) for r in replayed.records if r.status != "failed"]
 
 
 def rollout_noise(replayed: Replayed) -> NoiseFloor:
     """The headline in each rollout, and its spread."""
-    metric = headline_of(replayed.task)
+    metric = replayed.task.scoring.metric()
     views = answered_views(replayed)
     values = [
         metric.value([v for v in views if rollout_of(v.record) == rollout])
@@ -65,15 +61,15 @@ def crowd_of(
 ) -> tuple[Crowd, Resampled] | None:
     """The crowd reference's headline on the items (one view each), or None where the task
     declares none."""
-    reference = task.references().get(task.crowd) if task.crowd else None
-    if reference is None or task.crowd is None:
+    reference = task.scoring.references().get(task.scoring.crowd) if task.scoring.crowd else None
+    if reference is None or task.scoring.crowd is None:
         return None
     golds = [view.gold for view in views]
     fitted = out_of_sample(reference, golds, [view.record.conversation_id for view in views])
     guessed, _ = guessed_views(views, fitted.guesses)
-    found = resampler.metric(headline_of(task), guessed)
+    found = resampler.metric(task.scoring.metric(), guessed)
     shown = resampler.estimate(found)
-    return Crowd(**shown.model_dump(), reference=task.crowd, fit=fitted.fit), found
+    return Crowd(**shown.model_dump(), reference=task.scoring.crowd, fit=fitted.fit), found
 
 
 def ceiling_of(
@@ -88,15 +84,15 @@ def ceiling_of(
     repeats = repeat_views(task, conversations)
     if not repeats:
         return None
-    agreement = resampler.metric(headline_of(task), repeats)
+    agreement = resampler.metric(task.scoring.metric(), repeats)
     ceiling = resampler.estimate(agreement)
-    chance = task.chance([item.gold for item in replayed.items])
+    chance = task.scoring.chance([item.gold for item in replayed.items])
     if chance is None:
         return ceiling, Estimate(reason="the task declares no chance level"), chance
     if np.isnan(found.point):
         return ceiling, Estimate(reason="the simulator's headline is undefined"), chance
     entry = SelfConsistency(
-        metric=task.headline_metric,
+        metric=task.scoring.headline_metric,
         value=ceiling.value,
         ci_low=ceiling.ci_low,
         ci_high=ceiling.ci_high,
@@ -114,7 +110,7 @@ def ceiling_of(
 
 def replay_figure(replayed: Replayed, resampler: Resampler, noise: NoiseFloor) -> ReplayFigure:
     task = replayed.task
-    metric = headline_of(task)
+    metric = task.scoring.metric()
     views = answered_views(replayed)
     found = resampler.metric(metric, views)
     first = [v for v in views if rollout_of(v.record) == replayed.rollouts()[0]]

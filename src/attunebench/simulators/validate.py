@@ -44,7 +44,7 @@ from attunebench.simulators.schema import (
 from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
 from attunebench.simulators.session import SAMPLED, Sampling, open_session
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Task
+from attunebench.tasks.base import Task, prompts_of
 
 REPLAY_FILE = "replay.jsonl"
 REALISM_FILE = "realism.jsonl"
@@ -158,7 +158,7 @@ async def simulate(
 
 def pin(plan: Plan, simulated: Simulated) -> SimulatorPin:
     """What decided the simulator's answers."""
-    tasks = [prompt for r in simulated.replayed for prompt in r.task.prompts]
+    tasks = [prompt for r in simulated.replayed for prompt in prompts_of(r.task)]
     kept = plan.simulator.params.model_dump(mode="json", exclude_unset=True, exclude=set(SAMPLED))
     sampling = {**kept, **plan.sampling.model_dump(mode="json", exclude={"seeds"})}
     return SimulatorPin(

@@ -138,7 +138,7 @@ def _manifest(
     evaluated = [pools[p.name][i] for p in parts for i in p.conversations]
     train = [pools[p.name][i] for p in parts for i in p.train]
     tasks = make_tasks(list(TASKS), {}, RUN_SEED)
-    options: dict[str, dict[str, Any]] = {task.name: task.options for task in tasks}
+    options: dict[str, dict[str, Any]] = {task.name: dict(task.options) for task in tasks}
     draft = Manifest(
         name=name,
         version=VERSION,

@@ -15,18 +15,19 @@ run's seed, which every factory takes. It declares:
 - a parse step from the answers to a prediction (`parse`, raising `InvalidAnswer`), and a
   score step from a prediction to the per-item score and values (`score`), with the task's
   worst value for an invalid answer (`worst`);
-- its metrics (functions of per-item values and weights, see `tasks.metrics`), and which of
-  them is the headline (`headline_metric`): a measure on which a constant or a position-only
-  predictor scores chance. The per-item score is the unit of the `score` metric;
-- its references (`references`): predictors that read only the gold's position or length
-  (or nothing), scored with the same metrics beside the models;
+- what the analysis reads of it, one part (`Scoring`, named in the class statement:
+  `class X(Task[Gold, Prediction], scoring=XScoring)`): its metrics (functions of per-item
+  values and weights, see `tasks.metrics`) and which of them is the headline; its references,
+  predictors that read only the gold's position or length (or nothing), scored with the same
+  metrics beside the models; and the people's repeat answers below;
 - its answers' form (`subject_forms`, an `AnswerForm` each: what a valid answer looks like,
   which the mock, the simulator and the baselines ask instead of knowing the task);
 - its needs: a judge, the context modes and answer modes it supports;
-- where people were asked its question again (`Conversation.probes`), how its gold reads their
-  repeat answers (`retests`: each as the item it re-asks with the repeat as a prediction, so the
-  headline metric scores people against themselves), and the headline's chance level
-  (`chance`): the person's own consistency is the ceiling a model's headline is read against.
+- where people were asked its question again (`Conversation.probes`), how its gold reads
+  their repeat answers (`Scoring.retests`: each as the item it re-asks with the repeat as a
+  prediction, so the headline metric scores people against themselves), and the headline's
+  chance level (`Scoring.chance`): the person's own consistency is the ceiling a model's
+  headline is read against.
 
 The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
 the failed / invalid / ok outcome and the record. A task that judges its subject's answer
@@ -40,9 +41,10 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
-from attunebench.answerform import AnswerForm, HintKind, TaskHint
+from attunebench.answerform import AnswerForm, TaskHint
 from attunebench.data.schema import Conversation, Taxonomy
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
@@ -287,110 +289,36 @@ class RecordedReference(Generic[G]):
     guess: Callable[[View[G, Any]], Guess]
 
 
-class Task(ABC, Generic[G, P]):
-    """A task's declaration; see the module docstring."""
+class Scoring(Generic[G, P]):
+    """What the analysis reads of a task, the part a task declares for it (`Task.scoring`):
+    its metrics (functions of per-item values and weights, see `tasks.metrics`) and which of
+    them is the headline (`headline_metric`: a measure on which a constant or a position-only
+    predictor scores chance; the per-item score is the unit of the `score` metric), its
+    references, how its records read back, the labels and distributions its diagnostics read,
+    the people's repeat answers and the headline's chance level.
 
-    name: ClassVar[str]
-    # Read from the class's `Task[Gold, Prediction]` base (`__init_subclass__`), so a task
-    # names its types once.
-    gold_type: ClassVar[type[Gold]]
-    prediction_type: ClassVar[type[Frozen]]
-    headline: ClassVar[str]  # what the headline metric is, in words
+    Made with its task (`task`), whose options and types some parts read. A subclass declares
+    its metrics in its class body; every method has a default a task without the part keeps.
+    """
+
+    headline: ClassVar[str] = "mean per-item score"  # what the headline metric is, in words
     headline_metric: ClassVar[str] = "score"  # the declared metric that is the headline
     metrics: ClassVar[tuple[Metric, ...]] = ()
-    # Dataset fields whose provenance is this task's gold's (a key of Source.provenance).
-    gold_fields: ClassVar[tuple[str, ...]] = ()
-    # The forms of the answers the evaluated model is asked for (one per hint kind sent).
-    subject_forms: ClassVar[tuple[AnswerForm, ...]] = ()
-    needs_judge: ClassVar[bool] = False
-    evaluates: ClassVar[Literal["models", "judges"]] = "models"
-    answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
-    # The prompts it may use, whose versions run.json and the cache keys record (`prompts`).
-    templates: ClassVar[tuple[PromptTemplate, ...]] = ()
-    # The contexts each item is asked in: the `context` option's, or none ("").
-    modes: tuple[Variant, ...] = ("",)
     # The reference (a key of `references`) that guesses the answer most usual at an item's
     # point of a conversation: the crowd's answer, which a simulated person must beat.
     crowd: ClassVar[str | None] = None
 
-    def __init__(self, context: str | None = None) -> None:
-        """`context`: the task's context option (blind, informed or both); None for a task
-        whose items have no context."""
-        if context is not None:
-            self.modes = context_modes(context)
+    def __init__(self, task: Task[G, P]) -> None:
+        self.task = task
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for base in getattr(cls, "__orig_bases__", ()):
-            types = get_args(base) if get_origin(base) is Task else ()
-            if all(isinstance(t, type) for t in types) and types:
-                cls.gold_type, cls.prediction_type = types
-
-    @property
-    def judge_forms(self) -> tuple[AnswerForm, ...]:
-        """The forms of the answers this task's judges are asked for."""
-        return ()
-
-    @property
-    def subject_hints(self) -> frozenset[HintKind]:
-        return frozenset(form.kind for form in self.subject_forms)
-
-    @property
-    def judge_hints(self) -> frozenset[HintKind]:
-        return frozenset(form.kind for form in self.judge_forms)
-
-    # The options it was made with (`register_task` records them): for run.json, and to make
-    # the same task again from a run's record.
-    made_with: Mapping[str, Any] = {}
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(self.made_with)
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        """Every prompt this task may use, with versions (for run.json and cache keys)."""
-        return [template.info for template in self.templates]
-
-    @abstractmethod
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[G]]: ...
-
-    def in_contexts(
-        self, conversation: Conversation, turn_index: int, item_id: str, gold: G
-    ) -> Iterator[Item[G]]:
-        """One item of this task, once in each context it is asked in."""
-        taxonomy = taxonomy_of(conversation)
-        for mode in self.modes:
-            yield Item(self.name, conversation, turn_index, item_id, taxonomy, gold, mode)
-
-    @abstractmethod
-    def queries(self, item: Item[G], mode: AnswerMode) -> list[Query]: ...
-
-    @abstractmethod
-    def parse(self, item: Item[G], outputs: Mapping[str, Output]) -> P: ...
-
-    @abstractmethod
-    def score(self, item: Item[G], prediction: P) -> Scored: ...
-
-    @abstractmethod
-    def worst(self, item: Item[G], partial: P | None) -> Scored:
-        """The score of an invalid answer: the task's worst value wherever there is gold."""
-
-    def judge_queries(self, item: Item[G], prediction: P, judges: Sequence[str]) -> list[Query]:
-        """A judged task's second stage: the judge calls its prediction needs."""
-        return []
-
-    def judged(self, item: Item[G], prediction: P, verdicts: Sequence[JudgedVerdict]) -> Scored:
-        return self.score(item, prediction)
-
-    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
-        """Items deliberately left out of this task on these conversations, by reason (run.json
-        and the report count them)."""
-        return {}
+    def metric(self, name: str | None = None) -> Metric:
+        """The declared metric of this name; the headline's by default."""
+        wanted = name or self.headline_metric
+        return next(metric for metric in self.metrics if metric.name == wanted)
 
     def references(self, context: ContextMode = "blind") -> Mapping[str, Reference[G]]:
         """Predictors that read only what the gold says of an item's position or length, or
-        nothing (a constant), reported beside the models and scored with the task's metrics,
+        nothing (a constant), reported beside the models and scored with the declared metrics,
         headline included. In the `informed` context, also those reading what the informed
         prompt reveals (the person's last self-report before the item)."""
         return {}
@@ -450,11 +378,107 @@ class Task(ABC, Generic[G, P]):
         Built without validation: records are written from these very types, and an analysis
         reads hundreds of thousands of them.
         """
-        gold: Any = self.gold_type.model_construct(**(record.gold or {}))
+        gold: Any = self.task.gold_type.model_construct(**(record.gold or {}))
         prediction: Any = None
         if record.prediction is not None:
-            prediction = self.prediction_type.model_construct(**record.prediction)
+            prediction = self.task.prediction_type.model_construct(**record.prediction)
         return View(record, gold, prediction)
+
+
+class Task(ABC, Generic[G, P]):
+    """A task's declaration; see the module docstring. Its analysis part is a `Scoring`
+    subclass, named in the class statement: `class X(Task[Gold, Prediction], scoring=XScoring)`.
+    """
+
+    name: ClassVar[str]
+    # Read from the class's `Task[Gold, Prediction]` base (`__init_subclass__`), so a task
+    # names its types once.
+    gold_type: ClassVar[type[Gold]]
+    prediction_type: ClassVar[type[Frozen]]
+    _scoring_part: ClassVar[type[Scoring[Any, Any]]] = Scoring
+    # Dataset fields whose provenance is this task's gold's (a key of Source.provenance).
+    gold_fields: ClassVar[tuple[str, ...]] = ()
+    # The forms of the answers the evaluated model is asked for (one per hint kind sent).
+    subject_forms: ClassVar[tuple[AnswerForm, ...]] = ()
+    needs_judge: ClassVar[bool] = False
+    evaluates: ClassVar[Literal["models", "judges"]] = "models"
+    answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
+    # The prompts it may use, whose versions run.json and the cache keys record.
+    templates: ClassVar[tuple[PromptTemplate, ...]] = ()
+    # The contexts each item is asked in: the `context` option's, or none ("").
+    modes: tuple[Variant, ...] = ("",)
+    # The options it was made with (`register_task` records them): for run.json, and to make
+    # the same task again from a run's record.
+    options: Mapping[str, Any] = MappingProxyType({})
+
+    def __init__(self, context: str | None = None) -> None:
+        """`context`: the task's context option (blind, informed or both); None for a task
+        whose items have no context."""
+        if context is not None:
+            self.modes = context_modes(context)
+
+    def __init_subclass__(
+        cls, scoring: type[Scoring[Any, Any]] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if scoring is not None:
+            cls._scoring_part = scoring
+        for base in getattr(cls, "__orig_bases__", ()):
+            types = get_args(base) if get_origin(base) is Task else ()
+            if all(isinstance(t, type) for t in types) and types:
+                cls.gold_type, cls.prediction_type = types
+
+    @functools.cached_property
+    def scoring(self) -> Scoring[G, P]:
+        """Its analysis part, made once with the task (whose options it may read)."""
+        return self._scoring_part(self)
+
+    @property
+    def judge_forms(self) -> tuple[AnswerForm, ...]:
+        """The forms of the answers this task's judges are asked for."""
+        return ()
+
+    @abstractmethod
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[G]]: ...
+
+    @abstractmethod
+    def queries(self, item: Item[G], mode: AnswerMode) -> list[Query]: ...
+
+    @abstractmethod
+    def parse(self, item: Item[G], outputs: Mapping[str, Output]) -> P: ...
+
+    @abstractmethod
+    def score(self, item: Item[G], prediction: P) -> Scored: ...
+
+    @abstractmethod
+    def worst(self, item: Item[G], partial: P | None) -> Scored:
+        """The score of an invalid answer: the task's worst value wherever there is gold."""
+
+    def judge_queries(self, item: Item[G], prediction: P, judges: Sequence[str]) -> list[Query]:
+        """A judged task's second stage: the judge calls its prediction needs."""
+        return []
+
+    def judged(self, item: Item[G], prediction: P, verdicts: Sequence[JudgedVerdict]) -> Scored:
+        return self.score(item, prediction)
+
+    def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
+        """Items deliberately left out of this task on these conversations, by reason (run.json
+        and the report count them)."""
+        return {}
+
+
+def in_contexts(
+    task: Task[G, Any], conversation: Conversation, turn_index: int, item_id: str, gold: G
+) -> Iterator[Item[G]]:
+    """One item of a task, once in each context it is asked in."""
+    taxonomy = taxonomy_of(conversation)
+    for mode in task.modes:
+        yield Item(task.name, conversation, turn_index, item_id, taxonomy, gold, mode)
+
+
+def prompts_of(task: Task[Any, Any]) -> list[PromptInfo]:
+    """Every prompt a task may use, with versions (for run.json and cache keys)."""
+    return [template.info for template in task.templates]
 
 
 TaskFactory = Callable[..., Task[Any, Any]]
@@ -475,7 +499,7 @@ def register_task(name: str) -> Callable[[F], F]:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             task = factory(*bound.args, **bound.kwargs)
-            task.made_with = {k: v for k, v in bound.arguments.items() if k != "seed"}
+            task.options = {k: v for k, v in bound.arguments.items() if k != "seed"}
             return task
 
         TASKS.register(name)(made)

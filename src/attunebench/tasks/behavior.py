@@ -43,8 +43,10 @@ from attunebench.tasks.base import (
     Query,
     Reference,
     Scored,
+    Scoring,
     Task,
     View,
+    in_contexts,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -126,10 +128,82 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     return 2 * len(p & g) / (len(p) + len(g))
 
 
-class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
-    name = TASK
+BehaviorView = View[BehaviorGold, BehaviorPrediction]
+
+
+def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, ...] | None:
+    """The one label most frequent among these items (the constant's: the majority label);
+    none where they carry none, and nothing learned from no items."""
+    if not golds:
+        return None
+    label = most_common(g.behaviors for g in golds)
+    return (label,) if label else ()
+
+
+@cache
+def _behavior_guess(labels: tuple[str, ...]) -> BehaviorPrediction:
+    """One (frozen) guess per label, shared by the items guessed it."""
+    return BehaviorPrediction(behaviors=labels)
+
+
+def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> Guess:
+    if labels is None:
+        return None
+    guess = _behavior_guess(labels)
+    return guess, Scored(f1(guess.behaviors, gold.behaviors))
+
+
+class BehaviorScoring(Scoring[BehaviorGold, BehaviorPrediction]):
     headline = "macro-F1: the mean of per-label F1"
     headline_metric = "macro_f1"
+
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[BehaviorGold]]:
+        return group_references(
+            Grouped(usual_behavior, behavior_guess),
+            lambda g: shown_bin(g.visible),
+            lambda g: g.chars or 0,
+            lambda g: g.reported,
+            context,
+        )
+
+    def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
+        return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
+
+    @staticmethod
+    def label_sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
+        guess = view.prediction.behaviors if view.parsed and view.prediction else ()
+        return frozenset(guess), frozenset(view.gold.behaviors)
+
+    @staticmethod
+    def calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:
+        """One yes/no row per label asked."""
+        guess = view.prediction
+        if guess is None:
+            return []
+        truth = set(view.gold.behaviors)
+        return [
+            ({"yes": p, "no": 1.0 - p}, "yes" if label in truth else "no")
+            for label, p in guess.yes_probabilities.items()
+        ]
+
+    metrics = metrics.register(
+        TASK,
+        metrics.column_metric("score", "per-item F1"),
+        metrics.f1_metric(
+            "micro_f1",
+            "micro-F1 over labels, pooled over items",
+            label_sets,
+            metrics.micro_f1_statistic,
+        ),
+        metrics.f1_metric("macro_f1", headline, label_sets, metrics.macro_f1_statistic),
+        *calibration_metrics(calibration_rows, positive="yes"),
+    )
+
+
+class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScoring):
+    name = TASK
     gold_fields = ("behaviors",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
@@ -153,7 +227,7 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
                     chars=len(reply.text),
                     reported=last_report(conversation, turn.index),
                 )
-                yield from self.in_contexts(conversation, turn.index, reply.id, gold)
+                yield from in_contexts(self, conversation, turn.index, reply.id, gold)
 
     def queries(self, item: Item[BehaviorGold], mode: AnswerMode) -> list[Query]:
         conversation, labels = item.conversation, item.taxonomy.behaviors
@@ -217,78 +291,6 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction]):
 
     def worst(self, item: Item[BehaviorGold], partial: BehaviorPrediction | None) -> Scored:
         return Scored(0.0)
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[BehaviorGold]]:
-        return group_references(
-            Grouped(usual_behavior, behavior_guess),
-            lambda g: shown_bin(g.visible),
-            lambda g: g.chars or 0,
-            lambda g: g.reported,
-            context,
-        )
-
-    def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
-        return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
-
-    @staticmethod
-    def label_sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
-        guess = view.prediction.behaviors if view.parsed and view.prediction else ()
-        return frozenset(guess), frozenset(view.gold.behaviors)
-
-    @staticmethod
-    def calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:
-        """One yes/no row per label asked."""
-        guess = view.prediction
-        if guess is None:
-            return []
-        truth = set(view.gold.behaviors)
-        return [
-            ({"yes": p, "no": 1.0 - p}, "yes" if label in truth else "no")
-            for label, p in guess.yes_probabilities.items()
-        ]
-
-
-BehaviorView = View[BehaviorGold, BehaviorPrediction]
-
-
-def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, ...] | None:
-    """The one label most frequent among these items (the constant's: the majority label);
-    none where they carry none, and nothing learned from no items."""
-    if not golds:
-        return None
-    label = most_common(g.behaviors for g in golds)
-    return (label,) if label else ()
-
-
-@cache
-def _behavior_guess(labels: tuple[str, ...]) -> BehaviorPrediction:
-    """One (frozen) guess per label, shared by the items guessed it."""
-    return BehaviorPrediction(behaviors=labels)
-
-
-def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> Guess:
-    if labels is None:
-        return None
-    guess = _behavior_guess(labels)
-    return guess, Scored(f1(guess.behaviors, gold.behaviors))
-
-
-BehaviorTask.metrics = metrics.register(
-    TASK,
-    metrics.column_metric("score", "per-item F1"),
-    metrics.f1_metric(
-        "micro_f1",
-        "micro-F1 over labels, pooled over items",
-        BehaviorTask.label_sets,
-        metrics.micro_f1_statistic,
-    ),
-    metrics.f1_metric(
-        "macro_f1", BehaviorTask.headline, BehaviorTask.label_sets, metrics.macro_f1_statistic
-    ),
-    *calibration_metrics(BehaviorTask.calibration_rows, positive="yes"),
-)
 
 
 @register_task(TASK)

@@ -1,7 +1,7 @@
 """Calibration of choice answers: are a model's probabilities as good as they claim?
 
 A choice-mode answer is a probability for every option. Each task says which distributions
-its records hold and which option the gold is (`Task.calibration_rows`); from those rows:
+its records hold and which option the gold is (`Scoring.calibration_rows`); from those rows:
 
 - `brier`: the mean multiclass Brier score, sum over options of (p - 1[gold])^2 (Brier 1950,
   Monthly Weather Review 78(1)); 0 is perfect, lower is better;

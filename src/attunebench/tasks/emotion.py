@@ -63,8 +63,10 @@ from attunebench.tasks.base import (
     Reference,
     Repeat,
     Scored,
+    Scoring,
     Task,
     View,
+    in_contexts,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -310,12 +312,192 @@ def label_guess(label: str | None, gold: EmotionGold) -> Guess:
     return guess, score_prediction(gold, guess)
 
 
-class EmotionTask(Task[EmotionGold, EmotionPrediction]):
-    name = TASK
+EmotionView = View[EmotionGold, EmotionPrediction]
+
+
+def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
+    if view.gold.primary is None:
+        return frozenset(), frozenset()
+    guess = view.prediction.primary if view.parsed and view.prediction else None
+    return frozenset([guess] if guess else []), frozenset([view.gold.primary])
+
+
+def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
+    labels = view.gold.labels
+    if not labels:  # only numbers were reported: no label can be right or wrong
+        return frozenset(), frozenset()
+    guess = view.prediction.emotions if view.parsed and view.prediction else ()
+    return frozenset(guess), labels
+
+
+ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
+# A prediction's or a gold's numbers in SCALES' order, read in one call (metrics read them for
+# every record).
+_SCALE_NUMBERS = attrgetter(*SCALES)
+
+
+def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
+    """Per record and number (intensity, valence, arousal: SCALES' order), three columns: the
+    predicted value, the reported one, and whether an answer was given (NaN where the number
+    was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
+    metrics."""
+    rows: list[tuple[float | None, ...]] = []
+    unanswered = (None,) * len(SCALES)
+    for view in views:
+        guess = view.prediction if view.parsed else None
+        given = unanswered if guess is None else _SCALE_NUMBERS(guess)
+        row: tuple[float | None, ...] = ()
+        truths = _SCALE_NUMBERS(view.gold)
+        for number, truth, key in zip(given, truths, ASKED.values(), strict=True):
+            asked = view.value(key) is not None
+            row += (number, truth, float(number is not None) if asked else None)
+        rows.append(row)
+    return np.array(rows, dtype=np.float64).reshape(len(views), 3 * len(SCALES))
+
+
+def _panas_rows(views: Sequence[EmotionView]) -> tuple[FloatArray, IntArray]:
+    """One (predicted, gold) row per PANAS item, with the record each came from."""
+    rows, owners = [], []
+    for i, view in enumerate(views):
+        given = view.prediction.panas if view.parsed and view.prediction else {}
+        for name, truth in view.gold.panas.items():
+            rows.append((given.get(name), truth))
+            owners.append(i)
+    return metrics.pairs(rows), np.array(owners, dtype=np.int64)
+
+
+def _numbers(name: str) -> tuple[metrics.Metric, ...]:
+    low, high = SCALES[name]
+    at = 3 * list(SCALES).index(name)  # this number's columns of `_number_rows`
+
+    def coverage(values: FloatArray, weights: Weights) -> FloatArray:
+        return metrics.mean_statistic(values[:, at + 2 : at + 3], weights)
+
+    def spearman(values: FloatArray, weights: Weights) -> FloatArray:
+        return metrics.spearman_statistic(values[:, at : at + 2], weights)
+
+    return (
+        metrics.column_metric(
+            f"{name}_mae",
+            f"mean absolute {name} error (missing: {high - low:g})",
+            metrics.Column(ASKED[name]),
+            higher_is_better=False,
+        ),
+        metrics.Metric(
+            f"{name}_coverage", f"share of items with an answer for {name}", _number_rows, coverage
+        ),
+        metrics.Metric(
+            f"{name}_spearman",
+            f"Spearman's rho of predicted and reported {name}",
+            _number_rows,
+            spearman,
+        ),
+    )
+
+
+class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
     headline = "macro-F1 of the primary label"
     headline_metric = "macro_f1"
-    gold_fields = ("state", "context.emotion")
     crowd = "reference/position-only"
+
+    def retests(
+        self, conversations: Iterable[Conversation]
+    ) -> Iterator[Repeat[EmotionGold, EmotionPrediction]]:
+        for conversation in conversations:
+            if not conversation.probes or conversation_level(conversation):
+                continue
+            turns = {turn.index: turn for turn in conversation.turns}
+            for probe in conversation.probes:
+                turn = turns.get(probe.turn)
+                first = turn_gold(turn) if turn is not None else None
+                if turn is None or first is None or probe.state is None or not first.labels:
+                    continue
+                gold = shown(conversation, turn.index, first)
+                item = next(in_contexts(self.task, conversation, turn.index, gold.level, gold))
+                yield Repeat(item, again(probe.state, gold))
+
+    def chance(self, golds: Sequence[EmotionGold]) -> float | None:
+        labels = {gold.primary for gold in golds if gold.primary}
+        return 1.0 / len(labels) if labels else None
+
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[EmotionGold]]:
+        return group_references(
+            Grouped(usual_label, label_guess),
+            lambda g: shown_bin(g.visible),
+            lambda g: g.chars or 0,
+            lambda g: g.reported,
+            context,
+        )
+
+    def answered_gold(self, gold: EmotionGold, prediction: EmotionPrediction) -> EmotionGold | None:
+        """The labels named, and each number the person reported that the answer gives."""
+        if prediction.primary is None:
+            return None
+        numbers = {n: prediction.number(n) if gold.number(n) is not None else None for n in SCALES}
+        panas = {k: v for k, v in prediction.panas.items() if k in gold.panas and v is not None}
+        emotions = tuple(prediction.emotions) or (prediction.primary,)
+        update = {"primary": prediction.primary, "emotions": emotions, "panas": panas}
+        return gold.model_copy(update={**update, **numbers})
+
+    def choice_gold(self, item: Item[EmotionGold], query: Query) -> str | None:
+        # Only the label question is scored by accuracy; the numbers are scored by their error.
+        return item.gold.primary if query.key == "label" else None
+
+    def label_sets(self, view: EmotionView) -> tuple[frozenset[str], frozenset[str]] | None:
+        return _primary_sets(view) if view.gold.primary else None
+
+    @staticmethod
+    def calibration_rows(view: EmotionView) -> list[tuple[Mapping[str, float], str]]:
+        guess, primary = view.prediction, view.gold.primary
+        if guess is None or not guess.label_probabilities or primary is None:
+            return []
+        return [(guess.label_probabilities, primary)]
+
+    metrics = metrics.register(
+        TASK,
+        metrics.column_metric("score", "primary-label accuracy"),
+        metrics.f1_metric("macro_f1", headline, _primary_sets, metrics.macro_f1_statistic),
+        metrics.column_metric(
+            "jaccard",
+            "Jaccard overlap of the named and reported emotions",
+            metrics.Column("jaccard"),
+        ),
+        metrics.f1_metric(
+            "labels_micro_f1",
+            "micro-F1 over every reported emotion",
+            _label_sets,
+            metrics.micro_f1_statistic,
+        ),
+        metrics.f1_metric(
+            "labels_macro_f1",
+            "macro-F1 over every reported emotion",
+            _label_sets,
+            metrics.macro_f1_statistic,
+        ),
+        *_numbers("intensity"),
+        *_numbers("valence"),
+        *_numbers("arousal"),
+        *calibration_metrics(calibration_rows),
+        metrics.column_metric(
+            "panas_mae",
+            "mean absolute PANAS item error (missing: 4)",
+            metrics.Column("panas_abs_error"),
+            higher_is_better=False,
+        ),
+        metrics.Metric(
+            "panas_spearman",
+            "Spearman's rho of predicted and reported PANAS items",
+            _panas_rows,
+            metrics.spearman_statistic,
+        ),
+    )
+
+
+class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
+    name = TASK
+    gold_fields = ("state", "context.emotion")
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE_PROMPT)
@@ -338,27 +520,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
                 golds = [(turn.index, g) for turn in conversation.turns if (g := turn_gold(turn))]
             for turn_index, found in golds:
                 gold = shown(conversation, turn_index, found)
-                yield from self.in_contexts(conversation, turn_index, gold.level, gold)
-
-    def retests(
-        self, conversations: Iterable[Conversation]
-    ) -> Iterator[Repeat[EmotionGold, EmotionPrediction]]:
-        for conversation in conversations:
-            if not conversation.probes or conversation_level(conversation):
-                continue
-            turns = {turn.index: turn for turn in conversation.turns}
-            for probe in conversation.probes:
-                turn = turns.get(probe.turn)
-                first = turn_gold(turn) if turn is not None else None
-                if turn is None or first is None or probe.state is None or not first.labels:
-                    continue
-                gold = shown(conversation, turn.index, first)
-                item = next(self.in_contexts(conversation, turn.index, gold.level, gold))
-                yield Repeat(item, again(probe.state, gold))
-
-    def chance(self, golds: Sequence[EmotionGold]) -> float | None:
-        labels = {gold.primary for gold in golds if gold.primary}
-        return 1.0 / len(labels) if labels else None
+                yield from in_contexts(self, conversation, turn_index, gold.level, gold)
 
     def _fields(self, item: Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
         conversation, gold = item.conversation, item.gold
@@ -467,27 +629,6 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
     def score(self, item: Item[EmotionGold], prediction: EmotionPrediction) -> Scored:
         return score_prediction(item.gold, prediction)
 
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[EmotionGold]]:
-        return group_references(
-            Grouped(usual_label, label_guess),
-            lambda g: shown_bin(g.visible),
-            lambda g: g.chars or 0,
-            lambda g: g.reported,
-            context,
-        )
-
-    def answered_gold(self, gold: EmotionGold, prediction: EmotionPrediction) -> EmotionGold | None:
-        """The labels named, and each number the person reported that the answer gives."""
-        if prediction.primary is None:
-            return None
-        numbers = {n: prediction.number(n) if gold.number(n) is not None else None for n in SCALES}
-        panas = {k: v for k, v in prediction.panas.items() if k in gold.panas and v is not None}
-        emotions = tuple(prediction.emotions) or (prediction.primary,)
-        update = {"primary": prediction.primary, "emotions": emotions, "panas": panas}
-        return gold.model_copy(update={**update, **numbers})
-
     def worst(self, item: Item[EmotionGold], partial: EmotionPrediction | None) -> Scored:
         gold = item.gold
         values: dict[str, float | None] = dict(score_numbers(gold, None))
@@ -495,141 +636,6 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction]):
         if gold.labels:
             values["jaccard"] = 0.0
         return Scored(correct, {"primary_correct": correct, **values})
-
-    def choice_gold(self, item: Item[EmotionGold], query: Query) -> str | None:
-        # Only the label question is scored by accuracy; the numbers are scored by their error.
-        return item.gold.primary if query.key == "label" else None
-
-    def label_sets(self, view: EmotionView) -> tuple[frozenset[str], frozenset[str]] | None:
-        return _primary_sets(view) if view.gold.primary else None
-
-    @staticmethod
-    def calibration_rows(view: EmotionView) -> list[tuple[Mapping[str, float], str]]:
-        guess, primary = view.prediction, view.gold.primary
-        if guess is None or not guess.label_probabilities or primary is None:
-            return []
-        return [(guess.label_probabilities, primary)]
-
-
-EmotionView = View[EmotionGold, EmotionPrediction]
-
-
-def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
-    if view.gold.primary is None:
-        return frozenset(), frozenset()
-    guess = view.prediction.primary if view.parsed and view.prediction else None
-    return frozenset([guess] if guess else []), frozenset([view.gold.primary])
-
-
-def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
-    labels = view.gold.labels
-    if not labels:  # only numbers were reported: no label can be right or wrong
-        return frozenset(), frozenset()
-    guess = view.prediction.emotions if view.parsed and view.prediction else ()
-    return frozenset(guess), labels
-
-
-ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
-# A prediction's or a gold's numbers in SCALES' order, read in one call (metrics read them for
-# every record).
-_SCALE_NUMBERS = attrgetter(*SCALES)
-
-
-def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
-    """Per record and number (intensity, valence, arousal: SCALES' order), three columns: the
-    predicted value, the reported one, and whether an answer was given (NaN where the number
-    was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
-    metrics."""
-    rows: list[tuple[float | None, ...]] = []
-    unanswered = (None,) * len(SCALES)
-    for view in views:
-        guess = view.prediction if view.parsed else None
-        given = unanswered if guess is None else _SCALE_NUMBERS(guess)
-        row: tuple[float | None, ...] = ()
-        truths = _SCALE_NUMBERS(view.gold)
-        for number, truth, key in zip(given, truths, ASKED.values(), strict=True):
-            asked = view.value(key) is not None
-            row += (number, truth, float(number is not None) if asked else None)
-        rows.append(row)
-    return np.array(rows, dtype=np.float64).reshape(len(views), 3 * len(SCALES))
-
-
-def _panas_rows(views: Sequence[EmotionView]) -> tuple[FloatArray, IntArray]:
-    """One (predicted, gold) row per PANAS item, with the record each came from."""
-    rows, owners = [], []
-    for i, view in enumerate(views):
-        given = view.prediction.panas if view.parsed and view.prediction else {}
-        for name, truth in view.gold.panas.items():
-            rows.append((given.get(name), truth))
-            owners.append(i)
-    return metrics.pairs(rows), np.array(owners, dtype=np.int64)
-
-
-def _numbers(name: str) -> tuple[metrics.Metric, ...]:
-    low, high = SCALES[name]
-    at = 3 * list(SCALES).index(name)  # this number's columns of `_number_rows`
-
-    def coverage(values: FloatArray, weights: Weights) -> FloatArray:
-        return metrics.mean_statistic(values[:, at + 2 : at + 3], weights)
-
-    def spearman(values: FloatArray, weights: Weights) -> FloatArray:
-        return metrics.spearman_statistic(values[:, at : at + 2], weights)
-
-    return (
-        metrics.column_metric(
-            f"{name}_mae",
-            f"mean absolute {name} error (missing: {high - low:g})",
-            metrics.Column(ASKED[name]),
-            higher_is_better=False,
-        ),
-        metrics.Metric(
-            f"{name}_coverage", f"share of items with an answer for {name}", _number_rows, coverage
-        ),
-        metrics.Metric(
-            f"{name}_spearman",
-            f"Spearman's rho of predicted and reported {name}",
-            _number_rows,
-            spearman,
-        ),
-    )
-
-
-EmotionTask.metrics = metrics.register(
-    TASK,
-    metrics.column_metric("score", "primary-label accuracy"),
-    metrics.f1_metric("macro_f1", EmotionTask.headline, _primary_sets, metrics.macro_f1_statistic),
-    metrics.column_metric(
-        "jaccard", "Jaccard overlap of the named and reported emotions", metrics.Column("jaccard")
-    ),
-    metrics.f1_metric(
-        "labels_micro_f1",
-        "micro-F1 over every reported emotion",
-        _label_sets,
-        metrics.micro_f1_statistic,
-    ),
-    metrics.f1_metric(
-        "labels_macro_f1",
-        "macro-F1 over every reported emotion",
-        _label_sets,
-        metrics.macro_f1_statistic,
-    ),
-    *_numbers("intensity"),
-    *_numbers("valence"),
-    *_numbers("arousal"),
-    *calibration_metrics(EmotionTask.calibration_rows),
-    metrics.column_metric(
-        "panas_mae",
-        "mean absolute PANAS item error (missing: 4)",
-        metrics.Column("panas_abs_error"),
-        higher_is_better=False,
-    ),
-    metrics.Metric(
-        "panas_spearman",
-        "Spearman's rho of predicted and reported PANAS items",
-        _panas_rows,
-        metrics.spearman_statistic,
-    ),
-)
 
 
 @register_task(TASK)

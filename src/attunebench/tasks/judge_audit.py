@@ -36,6 +36,7 @@ from attunebench.tasks.judging import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, P
 from attunebench.tasks.judging import pairwise_query as judge_query
 from attunebench.tasks.preference import (
     ORDERS,
+    PairScoring,
     PairTask,
     PreferencePrediction,
     both_orders,
@@ -52,9 +53,40 @@ TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"
 
 
-class JudgeAuditTask(PairTask):
-    name = TASK
+AuditView = base.View[pairs.PairGold, PreferencePrediction]
+
+
+def counts(views: Sequence[AuditView]) -> FloatArray:
+    rows = []
+    for view in views:
+        guess = view.prediction
+        picks = [] if guess is None else [x for x in (guess.ab, guess.ba) if x is not None]
+        rows.append(audit.audit_counts(view.status, view.score, view.gold, picks))
+    return np.array(rows).reshape(len(rows), audit.WIDTH)
+
+
+class JudgeAuditScoring(PairScoring):
     headline = "judge accuracy (consistent in both orders and as the participant picked)"
+
+    def choice_gold(self, item: base.Item[pairs.PairGold], query: base.Query) -> str | None:
+        gold = shown_gold(item.gold, query.key)
+        return None if gold == pairs.TIE else gold
+
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, base.Reference[pairs.PairGold]]:
+        return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
+
+    metrics = metrics.register(
+        TASK,
+        metrics.column_metric("score", headline),
+        *audit.audit_metrics(counts),
+        *calibration_metrics(pair_calibration_rows, positive="first"),
+    )
+
+
+class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
+    name = TASK
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
     subject_forms = (PAIRWISE_ANSWERS,)
@@ -92,35 +124,6 @@ class JudgeAuditTask(PairTask):
             "consistent": outcome["consistent"],
         }
         return base.Scored(float(agrees), values)
-
-    def choice_gold(self, item: base.Item[pairs.PairGold], query: base.Query) -> str | None:
-        gold = shown_gold(item.gold, query.key)
-        return None if gold == pairs.TIE else gold
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, base.Reference[pairs.PairGold]]:
-        return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
-
-
-AuditView = base.View[pairs.PairGold, PreferencePrediction]
-
-
-def counts(views: Sequence[AuditView]) -> FloatArray:
-    rows = []
-    for view in views:
-        guess = view.prediction
-        picks = [] if guess is None else [x for x in (guess.ab, guess.ba) if x is not None]
-        rows.append(audit.audit_counts(view.status, view.score, view.gold, picks))
-    return np.array(rows).reshape(len(rows), audit.WIDTH)
-
-
-JudgeAuditTask.metrics = metrics.register(
-    TASK,
-    metrics.column_metric("score", JudgeAuditTask.headline),
-    *audit.audit_metrics(counts),
-    *calibration_metrics(pair_calibration_rows, positive="first"),
-)
 
 
 @base.register_task(TASK)

@@ -37,8 +37,10 @@ from attunebench.tasks.base import (
     Output,
     Query,
     Scored,
+    Scoring,
     Task,
     View,
+    in_contexts,
     register_task,
 )
 from attunebench.tasks.judging import RUBRIC, JudgeContext, Profile, profile_of, rubric_query
@@ -105,10 +107,40 @@ def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, str, ThumbGo
             yield turn.index, response.id, response.text, gold
 
 
-class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction]):
-    name = TASK
+ThumbView = View[ThumbGold, ThumbPrediction]
+
+
+def counts(views: Sequence[ThumbView]) -> FloatArray:
+    """Per record: agreement and count on liked replies, then on disliked ones."""
+    rows = np.zeros((len(views), 4))
+    for row, view in zip(rows, views, strict=True):
+        if view.status == "failed" or view.score is None:
+            continue
+        side = 0 if view.gold.liked else 2
+        row[side], row[side + 1] = view.score, 1.0
+    return rows
+
+
+def balanced(values: FloatArray, weights: Weights) -> FloatArray:
+    sums = weights.sum(values)
+    liked = safe_ratio(sums[..., 0], sums[..., 1])
+    disliked = safe_ratio(sums[..., 2], sums[..., 3])
+    return (liked + disliked) / 2
+
+
+class JudgeThumbsScoring(Scoring[ThumbGold, ThumbPrediction]):
     headline = "balanced agreement of the judge's rubric score with the person's thumb"
     headline_metric = "balanced_agreement"
+
+    metrics = metrics.register(
+        TASK,
+        metrics.column_metric("score", "share of replies where the judge agrees with the thumb"),
+        metrics.Metric("balanced_agreement", headline, counts, balanced),
+    )
+
+
+class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScoring):
+    name = TASK
     gold_fields = ("rating",)
     subject_forms = (THUMB_ANSWERS,)
     evaluates = "judges"
@@ -120,7 +152,7 @@ class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction]):
             if not talked_to_model(conversation):
                 continue
             for turn_index, rid, _, gold in _thumbs(conversation):
-                yield from self.in_contexts(conversation, turn_index, rid, gold)
+                yield from in_contexts(self, conversation, turn_index, rid, gold)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         halves = sum(
@@ -149,34 +181,6 @@ class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction]):
 
     def worst(self, item: Item[ThumbGold], partial: ThumbPrediction | None) -> Scored:
         return Scored(0.0, {"judge_score": None})
-
-
-ThumbView = View[ThumbGold, ThumbPrediction]
-
-
-def counts(views: Sequence[ThumbView]) -> FloatArray:
-    """Per record: agreement and count on liked replies, then on disliked ones."""
-    rows = np.zeros((len(views), 4))
-    for row, view in zip(rows, views, strict=True):
-        if view.status == "failed" or view.score is None:
-            continue
-        side = 0 if view.gold.liked else 2
-        row[side], row[side + 1] = view.score, 1.0
-    return rows
-
-
-def balanced(values: FloatArray, weights: Weights) -> FloatArray:
-    sums = weights.sum(values)
-    liked = safe_ratio(sums[..., 0], sums[..., 1])
-    disliked = safe_ratio(sums[..., 2], sums[..., 3])
-    return (liked + disliked) / 2
-
-
-JudgeThumbsTask.metrics = metrics.register(
-    TASK,
-    metrics.column_metric("score", "share of replies where the judge agrees with the thumb"),
-    metrics.Metric("balanced_agreement", JudgeThumbsTask.headline, counts, balanced),
-)
 
 
 @register_task(TASK)

@@ -78,7 +78,7 @@ class Metric:
     statistic: Statistic
     higher_is_better: bool = True
     column: Column | None = None
-    # A metric of a reference the task records in the run (`Task.recorded_references`), read
+    # A metric of a reference the task records in the run (`Scoring.recorded_references`), read
     # from the models' records but about the reference: shown on its row, never a model's.
     of_references: bool = False
     # The range of a statistic whose bootstrap spread understates its variance where a few

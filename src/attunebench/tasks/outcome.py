@@ -58,8 +58,10 @@ from attunebench.tasks.base import (
     Query,
     Reference,
     Scored,
+    Scoring,
     Task,
     View,
+    in_contexts,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -216,91 +218,6 @@ def question(template: PromptTemplate, name: str, scale: numeric.Scale) -> str:
     )
 
 
-class OutcomeTask(Task[OutcomeGold, numeric.Numbers]):
-    name = TASK
-    headline = (
-        "mean position-adjusted correlation over the outcome fields (final intensity, rating, "
-        "each survey answer)"
-    )
-    headline_metric = "mean_adjusted_r"
-    gold_fields = ("outcome", "state.intensity")
-    crowd = "reference/position-only"
-    subject_forms = (ANSWERS,)
-    answer_modes = ("generate", "choice")
-    templates = (PROMPT, CHOICE)
-
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[OutcomeGold]]:
-        for conversation in conversations:
-            gold = outcome_gold(conversation)
-            if gold is None:
-                continue
-            last = conversation.turns[-1].index
-            yield from self.in_contexts(conversation, last, "outcome", gold)
-
-    def queries(self, item: Item[OutcomeGold], mode: AnswerMode) -> list[Query]:
-        conversation = item.conversation
-        said = history.history_before(conversation, item.turn_index + 1)  # all of it
-        scales = asked(item.gold)
-        hint = TaskHint(
-            kind=TASK,
-            text=conversation.turns[-1].user,
-            labels=tuple(scales),
-            history=history.hint_history(said),
-            reference={k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()},
-            form=ANSWERS,
-        )
-        if mode == "generate":
-            wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
-            messages = PROMPT.render(**conversation_fields(PROMPT, item), fields=wanted)
-            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
-        base = CHOICE.render(**conversation_fields(CHOICE, item))
-        questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
-        return numeric.choice_queries(base, CHOICE.info, hint, questions, scales)
-
-    def parse(self, item: Item[OutcomeGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
-        return numeric.read_numbers(outputs, asked(item.gold))
-
-    def score(self, item: Item[OutcomeGold], prediction: numeric.Numbers) -> Scored:
-        return numeric.scored(item.gold.values, item.gold.scales, prediction)
-
-    def choice_gold(self, item: Item[OutcomeGold], query: Query) -> str | None:
-        value = item.gold.values.get(query.key)
-        return str(int(value)) if value is not None and float(value).is_integer() else None
-
-    @staticmethod
-    def calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
-        return numeric.digit_rows(view.prediction, view.gold.values)
-
-    def worst(self, item: Item[OutcomeGold], partial: numeric.Numbers | None) -> Scored:
-        return numeric.scored(item.gold.values, item.gold.scales, None)
-
-    def answered_gold(self, gold: OutcomeGold, prediction: numeric.Numbers) -> OutcomeGold | None:
-        """The fields the person reported that the answer gives."""
-        given = prediction.values
-        values = {k: v for k, v in given.items() if k in gold.values and v is not None}
-        return gold.model_copy(update={"values": values}) if values else None
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[OutcomeGold]]:
-        return grouping.group_references(
-            grouping.Grouped(usual_values, values_guess),
-            lambda g: g.shown_bin,
-            lambda g: g.chars or 0,
-            lambda g: g.reported,
-            context,
-        )
-
-    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
-        """MAE, coverage and Spearman of the survey answers beyond the known fields."""
-        golds = [OutcomeGold.model_construct(**(r.gold or {})) for r in records]
-        others = sorted({k for g in golds for k in g.values} - set(KNOWN))
-        scales = {k: g.scales[k] for g in golds for k in g.scales}
-        return tuple(
-            metric for k in others for metric in numeric.field_metrics(k, scales[k], _pair)
-        )
-
-
 Usual = dict[tuple[str, tuple[float, ...]], float]
 
 
@@ -386,26 +303,113 @@ def _span(view: OutcomeView, name: str) -> float:
     return high - low
 
 
-OutcomeTask.metrics = metrics.register(
-    TASK,
-    *calibration_metrics(OutcomeTask.calibration_rows),
-    metrics.Metric(
-        "mean_adjusted_r",
-        OutcomeTask.headline + ", those the gold has, each residualised on the bin of "
-        "messages shown; 0 for a constant or a guess from the number of messages",
-        adjusted_values,
-        adjusted.mean_adjusted_r_statistic,
-    ),
-    metrics.Metric(
-        "mean_spearman",
-        "mean Spearman's rho over the outcome fields the gold has (final intensity, rating, "
-        "each survey answer; a constant scores 0)",
-        headline_values,
-        adjusted.mean_rho_statistic,
-    ),
-    metrics.column_metric("score", "1 - mean absolute error as a share of each scale"),
-    *(metric for k in KNOWN for metric in numeric.field_metrics(k, FIVE, _pair)),
-)
+class OutcomeScoring(Scoring[OutcomeGold, numeric.Numbers]):
+    headline = (
+        "mean position-adjusted correlation over the outcome fields (final intensity, rating, "
+        "each survey answer)"
+    )
+    headline_metric = "mean_adjusted_r"
+    crowd = "reference/position-only"
+
+    def choice_gold(self, item: Item[OutcomeGold], query: Query) -> str | None:
+        value = item.gold.values.get(query.key)
+        return str(int(value)) if value is not None and float(value).is_integer() else None
+
+    @staticmethod
+    def calibration_rows(view: OutcomeView) -> list[tuple[Mapping[str, float], str]]:
+        return numeric.digit_rows(view.prediction, view.gold.values)
+
+    def answered_gold(self, gold: OutcomeGold, prediction: numeric.Numbers) -> OutcomeGold | None:
+        """The fields the person reported that the answer gives."""
+        given = prediction.values
+        values = {k: v for k, v in given.items() if k in gold.values and v is not None}
+        return gold.model_copy(update={"values": values}) if values else None
+
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[OutcomeGold]]:
+        return grouping.group_references(
+            grouping.Grouped(usual_values, values_guess),
+            lambda g: g.shown_bin,
+            lambda g: g.chars or 0,
+            lambda g: g.reported,
+            context,
+        )
+
+    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
+        """MAE, coverage and Spearman of the survey answers beyond the known fields."""
+        golds = [OutcomeGold.model_construct(**(r.gold or {})) for r in records]
+        others = sorted({k for g in golds for k in g.values} - set(KNOWN))
+        scales = {k: g.scales[k] for g in golds for k in g.scales}
+        return tuple(
+            metric for k in others for metric in numeric.field_metrics(k, scales[k], _pair)
+        )
+
+    metrics = metrics.register(
+        TASK,
+        *calibration_metrics(calibration_rows),
+        metrics.Metric(
+            "mean_adjusted_r",
+            headline + ", those the gold has, each residualised on the bin of "
+            "messages shown; 0 for a constant or a guess from the number of messages",
+            adjusted_values,
+            adjusted.mean_adjusted_r_statistic,
+        ),
+        metrics.Metric(
+            "mean_spearman",
+            "mean Spearman's rho over the outcome fields the gold has (final intensity, rating, "
+            "each survey answer; a constant scores 0)",
+            headline_values,
+            adjusted.mean_rho_statistic,
+        ),
+        metrics.column_metric("score", "1 - mean absolute error as a share of each scale"),
+        *(metric for k in KNOWN for metric in numeric.field_metrics(k, FIVE, _pair)),
+    )
+
+
+class OutcomeTask(Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
+    name = TASK
+    gold_fields = ("outcome", "state.intensity")
+    subject_forms = (ANSWERS,)
+    answer_modes = ("generate", "choice")
+    templates = (PROMPT, CHOICE)
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[OutcomeGold]]:
+        for conversation in conversations:
+            gold = outcome_gold(conversation)
+            if gold is None:
+                continue
+            last = conversation.turns[-1].index
+            yield from in_contexts(self, conversation, last, "outcome", gold)
+
+    def queries(self, item: Item[OutcomeGold], mode: AnswerMode) -> list[Query]:
+        conversation = item.conversation
+        said = history.history_before(conversation, item.turn_index + 1)  # all of it
+        scales = asked(item.gold)
+        hint = TaskHint(
+            kind=TASK,
+            text=conversation.turns[-1].user,
+            labels=tuple(scales),
+            history=history.hint_history(said),
+            reference={k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()},
+            form=ANSWERS,
+        )
+        if mode == "generate":
+            wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
+            messages = PROMPT.render(**conversation_fields(PROMPT, item), fields=wanted)
+            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+        base = CHOICE.render(**conversation_fields(CHOICE, item))
+        questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
+        return numeric.choice_queries(base, CHOICE.info, hint, questions, scales)
+
+    def parse(self, item: Item[OutcomeGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
+        return numeric.read_numbers(outputs, asked(item.gold))
+
+    def score(self, item: Item[OutcomeGold], prediction: numeric.Numbers) -> Scored:
+        return numeric.scored(item.gold.values, item.gold.scales, prediction)
+
+    def worst(self, item: Item[OutcomeGold], partial: numeric.Numbers | None) -> Scored:
+        return numeric.scored(item.gold.values, item.gold.scales, None)
 
 
 @register_task(TASK)

@@ -48,8 +48,10 @@ from attunebench.tasks.base import (
     Reference,
     Repeat,
     Scored,
+    Scoring,
     Task,
     View,
+    in_contexts,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -256,6 +258,12 @@ def pair_options(
     )
 
 
+class PairScoring(Scoring[PairGold, PreferencePrediction]):
+    """What `preference` and `judge_audit` read alike: each choice answer's distributions."""
+
+    calibration_rows = staticmethod(pair_calibration_rows)
+
+
 class PairTask(Task[PairGold, PreferencePrediction]):
     """What `preference` and `judge_audit` share: the pairs of `tasks.pairs`, each asked in
     both orders, and the per-order values of an invalid answer."""
@@ -271,8 +279,8 @@ class PairTask(Task[PairGold, PreferencePrediction]):
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[PairGold]]:
         for conversation in conversations:
             for pair in preference_pairs(conversation, self.pairs):
-                yield from self.in_contexts(
-                    conversation, pair.turn_index, pair.item_id, pair.gold()
+                yield from in_contexts(
+                    self, conversation, pair.turn_index, pair.item_id, pair.gold()
                 )
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
@@ -295,61 +303,6 @@ class PairTask(Task[PairGold, PreferencePrediction]):
                 None if pick is None else float(pick == item.gold.key)
             )
         return Scored(0.0, values)
-
-    calibration_rows = staticmethod(pair_calibration_rows)
-
-
-class PreferenceTask(PairTask):
-    name = TASK
-    headline = "accuracy in both orders (0.5 when inconsistent)"
-    # The pick usual where the replies sit, learnt (cross-validated) from their positions.
-    crowd = "reference/visible-position-classifier"
-    subject_forms = (ANSWERS,)
-    templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
-
-    def queries(self, item: Item[PairGold], mode: AnswerMode) -> list[Query]:
-        return pair_queries(item, pair_of(item, self.pairs), mode)
-
-    def score(self, item: Item[PairGold], prediction: PreferencePrediction) -> Scored:
-        outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-        return Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
-
-    def references(self, context: history.ContextMode = "blind") -> dict[str, Reference[PairGold]]:
-        return pair_references()
-
-    def answered_gold(self, gold: PairGold, prediction: PreferencePrediction) -> PairGold | None:
-        """The reply named in both orders (or a tie in both); None for picks that follow the
-        order shown, which name no reply."""
-        picks = {prediction.ab, prediction.ba}
-        if len(picks) != 1 or None in picks:
-            return None
-        pick = picks.pop()
-        tie = pick == TIE
-        return gold.model_copy(
-            update={"chosen": None if tie else pick, "tie": tie, "strength": None}
-        )
-
-    def choice_gold(self, item: Item[PairGold], query: Query) -> str | None:
-        return shown_gold(item.gold, query.key)
-
-    def retests(
-        self, conversations: Iterable[Conversation]
-    ) -> Iterator[Repeat[PairGold, PreferencePrediction]]:
-        for conversation in conversations:
-            if not conversation.probes:
-                continue
-            pairs = preference_pairs(conversation, self.pairs)
-            for probe in conversation.probes:
-                for pair, key in asked_again(probe, pairs):
-                    gold = pair.gold()
-                    item = next(self.in_contexts(conversation, pair.turn_index, pair.item_id, gold))
-                    yield Repeat(item, PreferencePrediction(ab=key, ba=key))
-
-    def chance(self, golds: Sequence[PairGold]) -> float | None:
-        if not golds:
-            return None
-        ties = sum(gold.key == TIE for gold in golds) / len(golds)
-        return max(ties, (1.0 - ties) / 2.0)
 
 
 def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str]]:
@@ -459,17 +412,76 @@ def position_metrics() -> tuple[metrics.Metric, ...]:
     )
 
 
-PreferenceTask.metrics = metrics.register(
-    TASK,
-    metrics.column_metric("score", PreferenceTask.headline),
-    metrics.column_metric(
-        "consistency",
-        "share of parsed pairs given the same pick in both orders",
-        metrics.Column("consistent", parsed_only=True),
-    ),
-    *position_metrics(),
-    *calibration_metrics(pair_calibration_rows, positive="first"),
-)
+class PreferenceScoring(PairScoring):
+    task: PreferenceTask
+
+    headline = "accuracy in both orders (0.5 when inconsistent)"
+    # The pick usual where the replies sit, learnt (cross-validated) from their positions.
+    crowd = "reference/visible-position-classifier"
+
+    def references(self, context: history.ContextMode = "blind") -> dict[str, Reference[PairGold]]:
+        return pair_references()
+
+    def answered_gold(self, gold: PairGold, prediction: PreferencePrediction) -> PairGold | None:
+        """The reply named in both orders (or a tie in both); None for picks that follow the
+        order shown, which name no reply."""
+        picks = {prediction.ab, prediction.ba}
+        if len(picks) != 1 or None in picks:
+            return None
+        pick = picks.pop()
+        tie = pick == TIE
+        return gold.model_copy(
+            update={"chosen": None if tie else pick, "tie": tie, "strength": None}
+        )
+
+    def choice_gold(self, item: Item[PairGold], query: Query) -> str | None:
+        return shown_gold(item.gold, query.key)
+
+    def retests(
+        self, conversations: Iterable[Conversation]
+    ) -> Iterator[Repeat[PairGold, PreferencePrediction]]:
+        for conversation in conversations:
+            if not conversation.probes:
+                continue
+            pairs = preference_pairs(conversation, self.task.pairs)
+            for probe in conversation.probes:
+                for pair, key in asked_again(probe, pairs):
+                    gold = pair.gold()
+                    item = next(
+                        in_contexts(self.task, conversation, pair.turn_index, pair.item_id, gold)
+                    )
+                    yield Repeat(item, PreferencePrediction(ab=key, ba=key))
+
+    def chance(self, golds: Sequence[PairGold]) -> float | None:
+        if not golds:
+            return None
+        ties = sum(gold.key == TIE for gold in golds) / len(golds)
+        return max(ties, (1.0 - ties) / 2.0)
+
+    metrics = metrics.register(
+        TASK,
+        metrics.column_metric("score", headline),
+        metrics.column_metric(
+            "consistency",
+            "share of parsed pairs given the same pick in both orders",
+            metrics.Column("consistent", parsed_only=True),
+        ),
+        *position_metrics(),
+        *calibration_metrics(pair_calibration_rows, positive="first"),
+    )
+
+
+class PreferenceTask(PairTask, scoring=PreferenceScoring):
+    name = TASK
+    subject_forms = (ANSWERS,)
+    templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
+
+    def queries(self, item: Item[PairGold], mode: AnswerMode) -> list[Query]:
+        return pair_queries(item, pair_of(item, self.pairs), mode)
+
+    def score(self, item: Item[PairGold], prediction: PreferencePrediction) -> Scored:
+        outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
+        return Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
 
 
 @register_task(TASK)

@@ -49,8 +49,10 @@ from attunebench.tasks.base import (
     Query,
     Reference,
     Scored,
+    Scoring,
     Task,
     View,
+    in_contexts,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -188,81 +190,6 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
         yield turn.index, gold
 
 
-class RatingTask(Task[RatingGold, numeric.Numbers]):
-    name = TASK
-    headline = "position-adjusted correlation of predicted and given ratings"
-    headline_metric = "position_adjusted_r"
-    gold_fields = ("rating",)
-    crowd = "reference/position-only"
-    subject_forms = (ANSWERS,)
-    answer_modes = ("generate", "choice")
-    templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
-
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[RatingGold]]:
-        for conversation in conversations:
-            for turn_index, gold in rating_golds(conversation):
-                yield from self.in_contexts(conversation, turn_index, FEEDBACK, gold)
-            for turn_index, item_id, gold in reply_golds(conversation):
-                yield from self.in_contexts(conversation, turn_index, item_id, gold)
-
-    def queries(self, item: Item[RatingGold], mode: AnswerMode) -> list[Query]:
-        conversation, (low, high) = item.conversation, item.gold.scale
-        said, seen, prompts = _shown(item)
-        variant = item.context
-        reports = history.self_reports_before(conversation, seen)
-        fields = {
-            "conversation": prompting.transcript(said),
-            "self_reports": prompting.self_reports_block(variant, reports, conversation),
-        }
-        replies = [u.text for u in said if u.speaker == "assistant"]
-        hint = TaskHint(
-            kind=TASK,
-            text=replies[-1] if replies else "",
-            labels=(f"{low:g}", f"{high:g}"),
-            history=history.hint_history(said),
-            form=ANSWERS,
-        )
-        generate, choice = prompts
-        if mode == "generate":
-            messages = generate.render(**fields, low=f"{low:g}", high=f"{high:g}")
-            return [Query("answer", messages, generate.info, prompting.JSON_PARAMS, hint)]
-        base = choice.render(**fields)
-        questions = {FIELD: choice.text("question", low=f"{low:g}", high=f"{high:g}")}
-        return numeric.choice_queries(base, choice.info, hint, questions, {FIELD: item.gold.scale})
-
-    def parse(self, item: Item[RatingGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
-        return numeric.read_numbers(outputs, {FIELD: item.gold.scale})
-
-    def score(self, item: Item[RatingGold], prediction: numeric.Numbers) -> Scored:
-        return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
-
-    def choice_gold(self, item: Item[RatingGold], query: Query) -> str | None:
-        rating = item.gold.rating
-        return str(int(rating)) if float(rating).is_integer() else None
-
-    @staticmethod
-    def calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
-        return numeric.digit_rows(view.prediction, {FIELD: view.gold.rating})
-
-    def worst(self, item: Item[RatingGold], partial: numeric.Numbers | None) -> Scored:
-        return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
-
-    def answered_gold(self, gold: RatingGold, prediction: numeric.Numbers) -> RatingGold | None:
-        given = prediction.values.get(FIELD)
-        return None if given is None else gold.model_copy(update={"rating": given})
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[RatingGold]]:
-        return grouping.group_references(
-            grouping.Grouped(usual_ratings, rating_guess),
-            lambda g: g.shown_bin,
-            lambda g: g.reply_chars or 0,
-            lambda g: g.reported,
-            context,
-        )
-
-
 def _shown(
     item: Item[RatingGold],
 ) -> tuple[tuple[history.Utterance, ...], int, tuple[PromptTemplate, PromptTemplate]]:
@@ -350,45 +277,122 @@ def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
     )
 
 
-RatingTask.metrics = metrics.register(
-    TASK,
-    *calibration_metrics(RatingTask.calibration_rows),
-    metrics.Metric(
-        "position_adjusted_r",
-        RatingTask.headline + ", each residualised on the item's position cell "
-        "(third of the conversation x messages shown); 0 for a constant or position-only guess",
-        adjusted_values,
-        adjusted.adjusted_r_statistic,
-    ),
-    metrics.Metric(
-        "between_person_r",
-        "the position-adjusted correlation of the conversations' mean residuals",
-        adjusted_values,
-        adjusted.between_r_statistic,
-    ),
-    metrics.Metric(
-        "within_person_r",
-        "the position-adjusted correlation within conversations (less each one's mean)",
-        adjusted_values,
-        adjusted.within_r_statistic,
-    ),
-    metrics.Metric(
-        "position_skill",
-        "1 - squared error / squared error of the position reference (each position "
-        "cell's mean rating): 0 for position alone, negative for a constant",
-        adjusted_values,
-        adjusted.position_skill_statistic,
-    ),
-    metrics.column_metric("score", "1 - absolute error as a share of the scale"),
-    metrics.Metric(
-        "within_conversation_spearman",
-        "Spearman's rho within each conversation, averaged "
-        "over conversations with three or more ratings",
-        within_conversations,
-        metrics.ratio_statistic,
-    ),
-    *numeric.field_metrics(FIELD, (1.0, 5.0), _pair),
-)
+class RatingScoring(Scoring[RatingGold, numeric.Numbers]):
+    headline = "position-adjusted correlation of predicted and given ratings"
+    headline_metric = "position_adjusted_r"
+    crowd = "reference/position-only"
+
+    def choice_gold(self, item: Item[RatingGold], query: Query) -> str | None:
+        rating = item.gold.rating
+        return str(int(rating)) if float(rating).is_integer() else None
+
+    @staticmethod
+    def calibration_rows(view: RatingView) -> list[tuple[Mapping[str, float], str]]:
+        return numeric.digit_rows(view.prediction, {FIELD: view.gold.rating})
+
+    def answered_gold(self, gold: RatingGold, prediction: numeric.Numbers) -> RatingGold | None:
+        given = prediction.values.get(FIELD)
+        return None if given is None else gold.model_copy(update={"rating": given})
+
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, Reference[RatingGold]]:
+        return grouping.group_references(
+            grouping.Grouped(usual_ratings, rating_guess),
+            lambda g: g.shown_bin,
+            lambda g: g.reply_chars or 0,
+            lambda g: g.reported,
+            context,
+        )
+
+    metrics = metrics.register(
+        TASK,
+        *calibration_metrics(calibration_rows),
+        metrics.Metric(
+            "position_adjusted_r",
+            headline + ", each residualised on the item's position cell "
+            "(third of the conversation x messages shown); 0 for a constant or position-only guess",
+            adjusted_values,
+            adjusted.adjusted_r_statistic,
+        ),
+        metrics.Metric(
+            "between_person_r",
+            "the position-adjusted correlation of the conversations' mean residuals",
+            adjusted_values,
+            adjusted.between_r_statistic,
+        ),
+        metrics.Metric(
+            "within_person_r",
+            "the position-adjusted correlation within conversations (less each one's mean)",
+            adjusted_values,
+            adjusted.within_r_statistic,
+        ),
+        metrics.Metric(
+            "position_skill",
+            "1 - squared error / squared error of the position reference (each position "
+            "cell's mean rating): 0 for position alone, negative for a constant",
+            adjusted_values,
+            adjusted.position_skill_statistic,
+        ),
+        metrics.column_metric("score", "1 - absolute error as a share of the scale"),
+        metrics.Metric(
+            "within_conversation_spearman",
+            "Spearman's rho within each conversation, averaged "
+            "over conversations with three or more ratings",
+            within_conversations,
+            metrics.ratio_statistic,
+        ),
+        *numeric.field_metrics(FIELD, (1.0, 5.0), _pair),
+    )
+
+
+class RatingTask(Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
+    name = TASK
+    gold_fields = ("rating",)
+    subject_forms = (ANSWERS,)
+    answer_modes = ("generate", "choice")
+    templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
+
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[RatingGold]]:
+        for conversation in conversations:
+            for turn_index, gold in rating_golds(conversation):
+                yield from in_contexts(self, conversation, turn_index, FEEDBACK, gold)
+            for turn_index, item_id, gold in reply_golds(conversation):
+                yield from in_contexts(self, conversation, turn_index, item_id, gold)
+
+    def queries(self, item: Item[RatingGold], mode: AnswerMode) -> list[Query]:
+        conversation, (low, high) = item.conversation, item.gold.scale
+        said, seen, prompts = _shown(item)
+        variant = item.context
+        reports = history.self_reports_before(conversation, seen)
+        fields = {
+            "conversation": prompting.transcript(said),
+            "self_reports": prompting.self_reports_block(variant, reports, conversation),
+        }
+        replies = [u.text for u in said if u.speaker == "assistant"]
+        hint = TaskHint(
+            kind=TASK,
+            text=replies[-1] if replies else "",
+            labels=(f"{low:g}", f"{high:g}"),
+            history=history.hint_history(said),
+            form=ANSWERS,
+        )
+        generate, choice = prompts
+        if mode == "generate":
+            messages = generate.render(**fields, low=f"{low:g}", high=f"{high:g}")
+            return [Query("answer", messages, generate.info, prompting.JSON_PARAMS, hint)]
+        base = choice.render(**fields)
+        questions = {FIELD: choice.text("question", low=f"{low:g}", high=f"{high:g}")}
+        return numeric.choice_queries(base, choice.info, hint, questions, {FIELD: item.gold.scale})
+
+    def parse(self, item: Item[RatingGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
+        return numeric.read_numbers(outputs, {FIELD: item.gold.scale})
+
+    def score(self, item: Item[RatingGold], prediction: numeric.Numbers) -> Scored:
+        return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
+
+    def worst(self, item: Item[RatingGold], partial: numeric.Numbers | None) -> Scored:
+        return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
 
 @register_task(TASK)

@@ -58,6 +58,7 @@ from attunebench.tasks.base import (
     Query,
     RecordedReference,
     Scored,
+    Scoring,
     Task,
     View,
     check_choice,
@@ -147,11 +148,64 @@ class ResponsePrediction(Frozen):
     reply: str
 
 
-class ResponseTask(Task[ResponseGold, ResponsePrediction]):
+ResponseView = View[ResponseGold, ResponsePrediction]
+
+
+def _prediction(reply: str) -> ResponsePrediction:
+    return ResponsePrediction(reply=reply)
+
+
+def _real_guess(view: ResponseView) -> Guess:
+    return real.guess(view, _prediction)
+
+
+class ResponseScoring(Scoring[ResponseGold, ResponsePrediction]):
+    headline = "judge win rate"
+
+    def recorded_references(self) -> Mapping[str, RecordedReference[ResponseGold]]:
+        return {real.REFERENCE: RecordedReference(real.VALUE, _real_guess)}
+
+    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
+        """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
+        held = {tuple(r.scores) for r in records}  # the records share a few sets of keys
+        keys = sorted(
+            {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
+        )
+        return tuple(
+            metrics.column_metric(
+                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", metrics.Column(key)
+            )
+            for key in keys
+        )
+
+    metrics = metrics.register(
+        TASK,
+        metrics.column_metric("score", headline),
+        metrics.column_metric(
+            "win_vs_chosen",
+            "win rate against the reply the participant chose",
+            metrics.Column("win_vs_chosen"),
+        ),
+        metrics.column_metric(
+            "win_vs_rejected",
+            "win rate against the reply the participant rejected",
+            metrics.Column("win_vs_rejected"),
+        ),
+        metrics.column_metric("rubric", "mean rubric score (1-10)", metrics.Column("rubric")),
+        metrics.column_metric(
+            "one_order_share",
+            "share of judged items with a comparison judged in one order only",
+            metrics.Column(flag=ONE_ORDER),
+            higher_is_better=False,
+        ),
+        *real.METRICS,
+    )
+
+
+class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScoring):
     name = TASK
     gold_type = ResponseGold
     prediction_type = ResponsePrediction
-    headline = "judge win rate"
     gold_fields = ("preference", "need", "rating")  # rating: the thumb on a real reply
     subject_forms = (ANSWERS,)
     needs_judge = True
@@ -291,56 +345,6 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction]):
 
     def worst(self, item: Item[ResponseGold], partial: ResponsePrediction | None) -> Scored:
         return Scored(0.0)
-
-    def recorded_references(self) -> Mapping[str, RecordedReference[ResponseGold]]:
-        return {real.REFERENCE: RecordedReference(real.VALUE, self._real_guess)}
-
-    def _real_guess(self, view: ResponseView) -> Guess:
-        return real.guess(view, _prediction)
-
-    def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
-        """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
-        held = {tuple(r.scores) for r in records}  # the records share a few sets of keys
-        keys = sorted(
-            {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
-        )
-        return tuple(
-            metrics.column_metric(
-                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", metrics.Column(key)
-            )
-            for key in keys
-        )
-
-
-ResponseView = View[ResponseGold, ResponsePrediction]
-
-
-def _prediction(reply: str) -> ResponsePrediction:
-    return ResponsePrediction(reply=reply)
-
-
-ResponseTask.metrics = metrics.register(
-    TASK,
-    metrics.column_metric("score", ResponseTask.headline),
-    metrics.column_metric(
-        "win_vs_chosen",
-        "win rate against the reply the participant chose",
-        metrics.Column("win_vs_chosen"),
-    ),
-    metrics.column_metric(
-        "win_vs_rejected",
-        "win rate against the reply the participant rejected",
-        metrics.Column("win_vs_rejected"),
-    ),
-    metrics.column_metric("rubric", "mean rubric score (1-10)", metrics.Column("rubric")),
-    metrics.column_metric(
-        "one_order_share",
-        "share of judged items with a comparison judged in one order only",
-        metrics.Column(flag=ONE_ORDER),
-        higher_is_better=False,
-    ),
-    *real.METRICS,
-)
 
 
 @register_task(TASK)

@@ -22,7 +22,9 @@ from attunebench.tasks.base import (
     Output,
     Query,
     Scored,
+    Scoring,
     Task,
+    in_contexts,
     register_task,
 )
 from attunebench.tasks.parsing import answer_fields
@@ -65,9 +67,17 @@ class IntenseAnswers(AnswerForm):
 ANSWERS = registered(IntenseAnswers())
 
 
-class IntenseTask(Task[IntenseGold, IntensePrediction]):
-    name = TASK
+class IntenseScoring(Scoring[IntenseGold, IntensePrediction]):
     headline = "accuracy"
+
+    def choice_gold(self, item: Item[IntenseGold], query: Query) -> str:
+        return "yes" if item.gold.intense else "no"
+
+    metrics = metrics.register(TASK, metrics.column_metric("score", headline))
+
+
+class IntenseTask(Task[IntenseGold, IntensePrediction], scoring=IntenseScoring):
+    name = TASK
     gold_fields = ("state.intensity",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
@@ -78,7 +88,7 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
             for turn in conversation.turns:
                 if turn.state is not None and turn.state.intensity is not None:
                     gold = IntenseGold(intense=turn.state.intensity >= 4)
-                    yield from self.in_contexts(conversation, turn.index, "state", gold)
+                    yield from in_contexts(self, conversation, turn.index, "state", gold)
 
     def queries(self, item: Item[IntenseGold], mode: AnswerMode) -> list[Query]:
         said = history.history_through(item.conversation, item.turn_index)
@@ -104,12 +114,6 @@ class IntenseTask(Task[IntenseGold, IntensePrediction]):
 
     def worst(self, item: Item[IntenseGold], partial: IntensePrediction | None) -> Scored:
         return Scored(0.0)
-
-    def choice_gold(self, item: Item[IntenseGold], query: Query) -> str:
-        return "yes" if item.gold.intense else "no"
-
-
-IntenseTask.metrics = metrics.register(TASK, metrics.column_metric("score", IntenseTask.headline))
 
 
 @register_task(TASK)
