@@ -185,7 +185,7 @@ def trivial_headlines(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def headline_metrics(state: dict[str, Any]) -> dict[str, str]:
-    return {name: state["tasks"][name].headline_metric for name in HEADLINE_CORPORA}
+    return {name: state["tasks"][name].scoring.headline_metric for name in HEADLINE_CORPORA}
 
 
 def preference_items(state: dict[str, Any]) -> dict[str, list[Item[Any]]]:

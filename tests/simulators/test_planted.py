@@ -90,7 +90,7 @@ async def _pair_floor(data: Path, noise: float, seeds: int) -> tuple[NoiseFloor,
     tasks = [
         t
         for t in replay_tasks()
-        if t.headline_metric == "score"
+        if t.scoring.headline_metric == "score"
         and type(t).__module__.startswith("attunebench.")
         and replay_items(t, conversations)
     ]

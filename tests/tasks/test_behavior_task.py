@@ -8,7 +8,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks.behavior import BehaviorTask, f1
+from attunebench.tasks.behavior import BehaviorScoring, BehaviorTask, f1
 from attunebench.tasks.metrics import METRICS
 
 
@@ -47,7 +47,7 @@ async def test_items_scores_and_corpus_metrics_equal_hand_computed_values() -> N
     assert records[2].raw_output == '{"behaviors": ["small talk"]}'
     found = views(task, records)
     # the headline is macro-F1 (a majority guess scores low on it); per-item F1 is `score`
-    assert BehaviorTask.headline_metric == "macro_f1"
+    assert BehaviorScoring.headline_metric == "macro_f1"
     assert METRICS.get("behavior.score").value(found) == pytest.approx((0.8 + 2 / 3 + 0) / 3)
     predicted = [{"reflection", "question", "validation"}, {"lecturing"}, set()]
     gold = [{"reflection", "question"}, {"lecturing", "suggestion"}, {"other"}]

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame
+from attunebench.analysis.frame import BoolArray, Frame
 from attunebench.analysis.schema import LeftOutItem, item_address
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Gold, Scoring, Task, View, takes_option
@@ -204,9 +204,3 @@ def build_cell(
         lacking,
         len(common),
     )
-
-
-def failed_counts(frame: Frame, task: str, variant: str) -> dict[str, int]:
-    mask = frame.cell(task, variant) & (frame.status == STATUS_CODES["failed"])
-    counts = np.bincount(frame.model[mask], minlength=len(frame.models))
-    return {frame.models[m]: int(counts[m]) for m in range(len(frame.models)) if counts[m]}

@@ -32,14 +32,6 @@ def budget_turn(
     return conversation.turns[-1].index
 
 
-def opening_words(
-    conversation: Conversation, messages: int = DEFAULT_MESSAGES, words: int = DEFAULT_WORDS
-) -> str:
-    """The user's own words up to the budget, one message a line."""
-    last = budget_turn(conversation, messages, words)
-    return "\n".join(t.user for t in conversation.turns if t.index <= last)
-
-
 def rated_replies(conversation: Conversation) -> list[tuple[Turn, Response, float]]:
     """The replies whose own rating is an item of the rating task: every rated reply of a
     conversation in which no user message carries feedback. Where one does (ESConv's seeker
