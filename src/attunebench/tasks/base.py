@@ -403,8 +403,9 @@ class Task(ABC, Generic[G, P]):
     needs_judge: ClassVar[bool] = False
     evaluates: ClassVar[Literal["models", "judges"]] = "models"
     answer_modes: ClassVar[tuple[AnswerMode, ...]] = ("generate",)
-    # The prompts it may use, whose versions run.json and the cache keys record.
-    templates: ClassVar[tuple[PromptTemplate, ...]] = ()
+    # The prompts it may use, whose versions run.json and the cache keys record (a task whose
+    # options choose among them sets its own).
+    templates: tuple[PromptTemplate, ...] = ()
     # The contexts each item is asked in: the `context` option's, or none ("").
     modes: tuple[Variant, ...] = ("",)
     # The options it was made with (`register_task` records them): for run.json, and to make

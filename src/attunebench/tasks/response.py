@@ -44,7 +44,7 @@ from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
-from attunebench.records import ItemRecord, PromptInfo
+from attunebench.records import ItemRecord
 from attunebench.tasks import history, metrics
 from attunebench.tasks import real_reply as real
 from attunebench.tasks.base import (
@@ -211,19 +211,15 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
     needs_judge = True
 
     def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
-        self.modes = history.context_modes(context)
+        super().__init__(context)
         self.judge_mode, self.comment = judge_mode, comment
+        judged = (PAIRWISE, PAIRWISE_CHOICE) if judge_mode != "rubric" else ()
+        self.templates = (PROMPT, *judged, *((RUBRIC,) if judge_mode != "pairwise" else ()))
 
     @property
     def judge_forms(self) -> tuple[AnswerForm, ...]:
         pairwise = (PAIRWISE_ANSWERS,) if self.judge_mode != "rubric" else ()
         return pairwise + ((RUBRIC_ANSWERS,) if self.judge_mode != "pairwise" else ())
-
-    @property
-    def prompts(self) -> list[PromptInfo]:
-        judged = [PAIRWISE, PAIRWISE_CHOICE] if self.judge_mode != "rubric" else []
-        judged += [RUBRIC] if self.judge_mode != "pairwise" else []
-        return [PROMPT.info, *(t.info for t in judged)]
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ResponseGold]]:
         for conversation in conversations:
