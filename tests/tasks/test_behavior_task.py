@@ -8,7 +8,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks.behavior import BehaviorScoring, BehaviorTask, f1
+from attunebench.tasks.behavior import BehaviorScoring, f1
 from attunebench.tasks.metrics import METRICS
 
 
