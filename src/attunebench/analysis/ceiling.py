@@ -42,7 +42,7 @@ from attunebench.analysis.scores import MetricScores
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.stats import none_if_nan
-from attunebench.tasks.base import Task, View
+from attunebench.tasks.base import Task, View, item_record
 
 PERSON = "person/retest"  # what the people's repeat answers are recorded as
 
@@ -70,27 +70,16 @@ def repeat_records(
 ) -> list[ItemRecord]:
     """The repeat answers the task reads from the conversations' probes (`Scoring.retests`), as
     `model`'s records, each scored by the task against the first answer."""
-    records = []
-    for repeat in declaration.scoring.retests(conversations):
-        item, prediction = repeat.item, repeat.prediction
-        scored = declaration.score(item, prediction)
-        records.append(
-            ItemRecord(
-                task=item.task,
-                model=model,
-                conversation_id=item.conversation.id,
-                turn_index=item.turn_index,
-                item_id=item.item_id,
-                variant=item.variant,
-                status="ok",
-                prediction=prediction.model_dump(mode="json"),
-                gold=item.gold.model_dump(mode="json"),
-                score=scored.score,
-                scores=dict(scored.values),
-                flags=scored.flags,
-            )
+    return [
+        item_record(
+            repeat.item,
+            model,
+            "ok",
+            prediction=repeat.prediction,
+            scored=declaration.score(repeat.item, repeat.prediction),
         )
-    return records
+        for repeat in declaration.scoring.retests(conversations)
+    ]
 
 
 def chance_level(frame: Frame, cell: Cell) -> float | None:

@@ -95,20 +95,13 @@ def record(
         for key, o in outputs.items()
         if o.probabilities is not None
     }
-    return ItemRecord(
-        task=item.task,
-        model=model,
-        conversation_id=item.conversation.id,
-        turn_index=item.turn_index,
-        item_id=item.item_id,
-        variant=item.variant,
-        status=status,
+    return base.item_record(
+        item,
+        model,
+        status,
+        prediction=prediction,
+        scored=scored,
         mode=mode,
-        gold=item.gold.model_dump(mode="json"),
-        prediction=None if prediction is None else prediction.model_dump(mode="json"),
-        score=scored.score if scored is not None else None,
-        scores=dict(scored.values) if scored is not None else {},
-        flags=scored.flags if scored is not None else (),
         raw_output=raw_text(outputs),
         distributions=distributions,
         error=error,

@@ -50,7 +50,7 @@ from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import PromptTemplate
-from attunebench.records import ItemRecord, PromptInfo, Verdict
+from attunebench.records import ItemRecord, PromptInfo, Status, Verdict
 from attunebench.registry import Registry
 from attunebench.tasks.history import ContextMode, context_modes
 from attunebench.tasks.metrics import Metric
@@ -475,6 +475,35 @@ def in_contexts(
     taxonomy = taxonomy_of(conversation)
     for mode in task.modes:
         yield Item(task.name, conversation, turn_index, item_id, taxonomy, gold, mode)
+
+
+def item_record(
+    item: Item[Any],
+    model: str,
+    status: Status,
+    *,
+    prediction: Frozen | None = None,
+    scored: Scored | None = None,
+    **fields: Any,
+) -> ItemRecord:
+    """The record of `model`'s answer to an item: where the item sits, its gold, the prediction
+    and how it scored; `fields` the rest a record holds (the mode, raw output, distributions),
+    where a caller has them (the engine's call, not a person's repeat answer)."""
+    return ItemRecord(
+        task=item.task,
+        model=model,
+        conversation_id=item.conversation.id,
+        turn_index=item.turn_index,
+        item_id=item.item_id,
+        variant=item.variant,
+        status=status,
+        gold=item.gold.model_dump(mode="json"),
+        prediction=None if prediction is None else prediction.model_dump(mode="json"),
+        score=scored.score if scored is not None else None,
+        scores=dict(scored.values) if scored is not None else {},
+        flags=scored.flags if scored is not None else (),
+        **fields,
+    )
 
 
 def prompts_of(task: Task[Any, Any]) -> list[PromptInfo]:
