@@ -33,9 +33,8 @@ from attunebench.data.sources import (
     UnknownCorpusError,
     corpus_source,
     sources,
-    suite_corpora,
 )
-from attunebench.suite.manifest import SuiteError
+from attunebench.suite.manifest import SuiteError, load_manifest
 
 errors = CommandConsole(stderr=True, soft_wrap=True)
 
@@ -45,9 +44,14 @@ def _names(values: list[str]) -> list[str]:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
+def _suite_corpora(suite: str) -> list[str]:
+    """The corpora a shipped suite reads, in the manifest's order."""
+    return list(dict.fromkeys(part.corpus for part in load_manifest(suite).parts))
+
+
 def _corpora(corpora: list[str], suite: str | None) -> list[str]:
     try:
-        named = _names(corpora) + (suite_corpora(suite) if suite else [])
+        named = _names(corpora) + (_suite_corpora(suite) if suite else [])
         chosen = list(dict.fromkeys(named)) or sorted(sources().corpora)
         for corpus in chosen:
             corpus_source(corpus)

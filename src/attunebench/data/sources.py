@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from attunebench.frozen import Frozen
-from attunebench.suite.manifest import load_manifest
 
 
 class SourceFile(Frozen):
@@ -62,11 +61,6 @@ def needs_acceptance(name: str) -> bool:
     """Whether `data fetch` fetches this corpus only with `--accept-license NAME`."""
     table = sources().corpora
     return name in table and table[name].non_commercial
-
-
-def suite_corpora(suite: str) -> list[str]:
-    """The corpora a shipped suite reads, in the manifest's order."""
-    return list(dict.fromkeys(part.corpus for part in load_manifest(suite).parts))
 
 
 def mirrored(url: str, mirror: str | None) -> str:
