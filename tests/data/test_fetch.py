@@ -158,11 +158,13 @@ def test_a_404_and_an_unreachable_host_are_one_line_each(
     with socket.socket() as closed:  # a port nothing listens on
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    code, output = _fetch("planted", "--mirror", f"http://127.0.0.1:{port}", "--to", str(to))
+    elsewhere = tmp_path / "elsewhere"
+    code, output = _fetch("planted", "--mirror", f"http://127.0.0.1:{port}", "--to", str(elsewhere))
     assert code == 1
     (line,) = [x for x in output.splitlines() if x.startswith("error:")]
-    assert f"planted/big.bin: could not reach http://127.0.0.1:{port}/{HOST}/" in line
-    assert not list(to.rglob("*.part"))
+    assert f": could not reach http://127.0.0.1:{port}/{HOST}/lab/planted/0123abc/" in line
+    assert line.endswith("; and 1 more file from there")
+    assert not list(elsewhere.rglob("*.*"))
 
 
 def test_a_non_commercial_corpus_needs_its_licence_accepted(

@@ -85,7 +85,8 @@ def _download(missing: list[FetchItem]) -> FetchResult:
 
     def on_bytes(item: FetchItem, n: int) -> None:
         done[item.name] += n
-        progress.update(bars[item.name], completed=done[item.name])
+        whole_file = done[item.name] >= item.source.size
+        progress.update(bars[item.name], completed=done[item.name], visible=not whole_file)
         progress.update(whole, completed=sum(done.values()))
 
     with progress:
@@ -145,7 +146,7 @@ def fetch(
     for line in result.failed:
         errors.print("error:", line, markup=False, highlight=False)
     typer.echo(
-        f"{len(result.fetched)} files fetched ({result.received:,} bytes in {seconds:.1f} s), "
+        f"{len(result.fetched)} files fetched ({result.received:,} bytes in {seconds:.2f} s), "
         f"{len(present)} already in place, {len(result.failed)} failed: {folder}"
     )
     for corpus in chosen:

@@ -15,6 +15,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -28,6 +29,14 @@ TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=60)
 
 class FetchError(Exception):
     """One file could not be fetched; the message says which, from where, and why, in one line."""
+
+
+class UnreachableError(FetchError):
+    """The host could not be reached at all (no network, a wrong mirror)."""
+
+    def __init__(self, message: str, host: str) -> None:
+        super().__init__(message)
+        self.host = host
 
 
 @dataclass(frozen=True)
@@ -146,7 +155,8 @@ async def download(
             break
         except aiohttp.ClientConnectorError as error:
             reason = error.os_error.strerror or error.os_error
-            raise FetchError(f"{item.name}: could not reach {item.url} ({reason})") from None
+            message = f"{item.name}: could not reach {item.url} ({reason})"
+            raise UnreachableError(message, urlsplit(item.url).netloc) from None
         except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, TimeoutError) as error:
             if attempt == ATTEMPTS:
                 kept = item.partial.stat().st_size if item.partial.exists() else 0
@@ -172,9 +182,11 @@ async def fetch_all(
     items: Sequence[FetchItem], on_start: OnStart, on_bytes: OnBytes
 ) -> FetchResult:
     """Fetch every item, `PARALLEL` at a time; a failure of one file does not stop the others,
-    and every file placed stays placed."""
+    and every file placed stays placed. A host that cannot be reached is one line, however many
+    files it was to give."""
     result = FetchResult()
     gate = asyncio.Semaphore(PARALLEL)
+    unreached: dict[str, list[int]] = {}  # host -> [its line in failed, files after the first]
 
     def counted(item: FetchItem, n: int) -> None:
         result.received += n
@@ -185,6 +197,12 @@ async def fetch_all(
             try:
                 await download(session, item, on_start, counted)
                 result.fetched.append(item)
+            except UnreachableError as error:
+                if error.host in unreached:
+                    unreached[error.host][1] += 1
+                else:
+                    unreached[error.host] = [len(result.failed), 0]
+                    result.failed.append(str(error))
             except FetchError as error:
                 result.failed.append(str(error))
             except OSError as error:  # the folder written to, not the network
@@ -192,4 +210,8 @@ async def fetch_all(
 
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
         await asyncio.gather(*(one(session, item) for item in items))
+    for line, more in unreached.values():
+        if more:
+            files = "file" if more == 1 else "files"
+            result.failed[line] += f"; and {more} more {files} from there"
     return result
