@@ -257,3 +257,22 @@ def test_the_mini_suite_fetched_through_a_mirror_runs_with_its_digests_checked(
     info = json.loads((out / "run.json").read_text())
     assert info["suite"]["digest"] == suite_digest("open-v1-mini")
     assert info["dataset_sha256"] == load_manifest("open-v1-mini").dataset_sha256
+
+
+def test_kept_bytes_the_server_cannot_resume_are_deleted(
+    planted: dict[str, Path], tmp_path: Path
+) -> None:
+    """A `.part` longer than the served file (the upstream file changed): HTTP 416, one line,
+    and the kept bytes are deleted so that the next fetch starts over."""
+    big = mirror_path(f"https://{HOST}/lab/planted/0123abc/big.bin")
+    shorter = tmp_path / "shorter.bin"
+    shorter.write_bytes(planted[big].read_bytes()[:100])
+    to = tmp_path / "corpora"
+    (to / "planted").mkdir(parents=True)
+    (to / "planted" / "big.bin.part").write_bytes(planted[big].read_bytes()[:200])
+    with MirrorServer({**planted, big: shorter}) as mirror:
+        code, output = _fetch("planted", "--mirror", mirror.base_url, "--to", str(to))
+    assert code == 1
+    (line,) = [x for x in output.splitlines() if x.startswith("error:")]
+    assert "planted/big.bin: " in line and "cannot resume from byte 200 (HTTP 416)" in line
+    assert sorted(p.name for p in (to / "planted").iterdir()) == ["notes.txt"]

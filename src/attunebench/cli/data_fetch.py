@@ -97,21 +97,29 @@ def fetch(
     corpora: Annotated[
         list[str] | None,
         typer.Argument(
+            metavar="CORPUS",
             help="Corpora to fetch (default: every corpus in the sources table).",
             show_default=False,
         ),
     ] = None,
     suite: Annotated[
-        str | None, typer.Option("--suite", help="Fetch every corpus this suite reads.")
+        str | None,
+        typer.Option("--suite", metavar="NAME", help="Fetch every corpus this suite reads."),
     ] = None,
     to: Annotated[
         Path | None,
-        typer.Option("--to", help="The corpora folder to write (default: the user's data folder)."),
+        typer.Option(
+            "--to",
+            metavar="DIR",
+            help="The corpora folder to write (default: the user's data folder).",
+        ),
     ] = None,
     mirror: Annotated[
         str | None,
         typer.Option(
-            "--mirror", help="Fetch https://HOST/PATH from URL/HOST/PATH (an institution's mirror)."
+            "--mirror",
+            metavar="URL",
+            help="Fetch https://HOST/PATH from URL/HOST/PATH (an institution's mirror).",
         ),
     ] = None,
     accept_license: Annotated[

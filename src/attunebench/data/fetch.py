@@ -133,6 +133,12 @@ async def _stream(
         return  # all there: the digest decides
     headers = {"Range": f"bytes={have}-"} if have else {}
     async with session.get(item.url, headers=headers) as response:
+        if response.status == 416:  # the kept bytes are not the start of this file
+            item.partial.unlink()
+            raise FetchError(
+                f"{item.name}: {item.url} cannot resume from byte {have} (HTTP 416); the partial "
+                "file is deleted, fetch again"
+            )
         if response.status not in (200, 206):
             raise FetchError(f"{item.name}: {item.url} answered HTTP {response.status}")
         if response.status == 200:
