@@ -180,8 +180,10 @@ def test_a_non_commercial_corpus_needs_its_licence_accepted(
         )
         args = ["planted", "planted_nc", "--mirror", mirror.base_url, "--to", str(to)]
         code, output = _fetch(*args, "--accept-license", "planted_nc")
-    assert code == 0, output
-    assert (to / "planted_nc" / "big.bin").is_file()
+        assert code == 0, output
+        assert (to / "planted_nc" / "big.bin").is_file()
+        code, output = _fetch("planted_nc", "--mirror", mirror.base_url, "--to", str(to))
+    assert code == 0 and "2 already in place" in output  # nothing to fetch, nothing to accept
     code, output = _fetch("nothing", "--to", str(to))
     assert code == 2 and "unknown corpus 'nothing' (known: planted, planted_nc)" in output
 

@@ -140,15 +140,16 @@ def fetch(
         fail(
             f"--accept-license {unknown[0]}: unknown corpus (known: {', '.join(sources().corpora)})"
         )
-    refused = license_refusals(chosen, accepted)
-    if refused:
-        for line in refused[:-1]:
-            errors.print("error:", line, style=None, markup=False, highlight=False)
-        fail(refused[-1])
     folder = to if to is not None else user_data_dir()
     folder_out(folder, "--to")
     started = time.perf_counter()
     present, missing = split_present(plan(chosen, folder, mirror))
+    # Only what is to be fetched needs its licence accepted: a corpus in place is left alone.
+    refused = license_refusals(list(dict.fromkeys(i.corpus for i in missing)), accepted)
+    if refused:
+        for line in refused[:-1]:
+            errors.print("error:", line, style=None, markup=False, highlight=False)
+        fail(refused[-1])
     result = _download(missing)
     seconds = time.perf_counter() - started
     for line in result.failed:
