@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import attunebench.cli.data_fetch
 import attunebench.data.sources
 from attunebench.cli import app
+from attunebench.data.fetch import CHUNK
 from attunebench.data.locations import corpus_dir, user_data_dir
 from attunebench.data.sources import CorpusSource, SourceFile, SourcesTable, sources
 from attunebench.suite import load_manifest, suite_digest
@@ -277,4 +278,21 @@ def test_kept_bytes_the_server_cannot_resume_are_deleted(
     assert code == 1
     (line,) = [x for x in output.splitlines() if x.startswith("error:")]
     assert "planted/big.bin: " in line and "cannot resume from byte 200 (HTTP 416)" in line
+    assert sorted(p.name for p in (to / "planted").iterdir()) == ["notes.txt"]
+
+
+def test_a_longer_file_is_refused_by_its_size_and_nothing_kept(
+    planted: dict[str, Path], tmp_path: Path
+) -> None:
+    big = mirror_path(f"https://{HOST}/lab/planted/0123abc/big.bin")
+    longer = tmp_path / "longer.bin"
+    longer.write_bytes(planted[big].read_bytes() + b"\0" * 500_000)
+    to = tmp_path / "corpora"
+    with MirrorServer({**planted, big: longer}) as mirror:
+        code, output = _fetch("planted", "--mirror", mirror.base_url, "--to", str(to))
+    assert code == 1
+    (line,) = [x for x in output.splitlines() if x.startswith("error:")]
+    assert "planted/big.bin: " in line and ", expected 300000; nothing kept" in line
+    received = int(line.split(": ")[2].split(" bytes")[0])
+    assert 300_000 < received <= 300_000 + CHUNK  # it stopped once past the table's size
     assert sorted(p.name for p in (to / "planted").iterdir()) == ["notes.txt"]

@@ -148,6 +148,9 @@ async def _stream(
             async for chunk in response.content.iter_chunked(CHUNK):
                 handle.write(chunk)
                 on_bytes(item, len(chunk))
+                have += len(chunk)
+                if have > item.source.size:
+                    break  # longer than the table's file: not it (the size check says so)
 
 
 async def download(
