@@ -47,20 +47,29 @@ def test_suite_list_names_each_suite_and_its_counts() -> None:
     assert f"all {totals}" in " ".join(result.output.replace("│", " ").split())
 
 
-def test_a_missing_corpus_is_named_with_where_it_is_expected(tmp_path: Path) -> None:
+def test_a_missing_corpus_is_named_with_where_it_is_expected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "esconv").mkdir()
     line = missing_corpora(load_manifest("open-v1"), tmp_path)
     assert line is not None and "\n" not in line
     assert f"convai1 expected at {tmp_path / 'convai1'}" in line
     assert f"topical_chat expected at {tmp_path / 'topical_chat'}" in line
     assert "esconv expected" not in line
+    assert "fetch them with: attunebench data fetch convai1 topical_chat;" in line
+    # No ../shared/data beside the current folder, no corpora in the user's data folder.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     result = CliRunner().invoke(
         app,
         ["run", "--suite", "open-v1", "--model", "baseline/random", "--out", str(tmp_path / "r")],
         env={"ATTUNEBENCH_DATA_DIR": str(tmp_path)},
     )
     assert result.exit_code == 2
-    assert "convai1 expected at" in result.output and not (tmp_path / "r").exists()
+    expected = tmp_path / "xdg" / "attunebench" / "corpora" / "convai1"
+    assert f"convai1 expected at {expected}" in result.output
+    assert "attunebench data fetch convai1 topical_chat" in result.output
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_suite_fixes_its_data_tasks_and_seed(tmp_path: Path) -> None:

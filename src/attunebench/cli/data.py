@@ -1,4 +1,4 @@
-"""`attunebench data ...`: schema, validate, stats, import, export, convert."""
+"""`attunebench data ...`: schema, validate, stats, import, export, convert, fetch."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
+from attunebench.cli.data_fetch import fetch
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import os_problem
 from attunebench.data.gold import NOT_DECLARED
@@ -39,6 +40,7 @@ app = typer.Typer(
 )
 console = CommandConsole()
 app.add_typer(import_app, name="import")
+app.command("fetch")(fetch)
 
 SHOW_DEFAULT = 50
 MaxLineBytes = Annotated[

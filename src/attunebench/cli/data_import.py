@@ -28,7 +28,7 @@ from attunebench.data.importers import (
     import_to_file,
 )
 from attunebench.data.jsonl import iter_conversations
-from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir
+from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir, missing_corpus
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError
 
@@ -44,8 +44,8 @@ errors = CommandConsole(stderr=True, soft_wrap=True)
 Source = Annotated[
     Path | None,
     typer.Argument(
-        help=f"The corpus folder (default: ${DATA_DIR_VARIABLE}/<corpus>, "
-        "else ../shared/data/<corpus>)."
+        help=f"The corpus folder (default: the first holding it of ${DATA_DIR_VARIABLE}, "
+        "the user's data folder and ../shared/data; see `attunebench data fetch`)."
     ),
 ]
 Out = Annotated[
@@ -57,9 +57,8 @@ Limit = Annotated[int | None, typer.Option(min=1, help="Stop after this many con
 def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: int | None) -> None:
     source = src if src is not None else corpus_dir(corpus)
     if not source.exists():
-        errors.print(
-            f"[red]error:[/] {escape(str(source))}: not found (give SRC or set {DATA_DIR_VARIABLE})"
-        )
+        found = f"{source}: not found" if src is not None else missing_corpus(corpus)
+        errors.print(f"[red]error:[/] {escape(found)}")
         raise typer.Exit(1)
     columns = (
         SpinnerColumn(),

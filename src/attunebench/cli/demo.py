@@ -28,7 +28,7 @@ from attunebench.cli.report import RESAMPLES
 from attunebench.cli.run import quiet_model_loading, skipped_lines
 from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import read_conversations, write_conversations
-from attunebench.data.locations import corpus_dir
+from attunebench.data.locations import corpus_dir, fetch_command
 from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, run, task_names
@@ -66,7 +66,8 @@ def prepare_data(folder: Path, esconv: int, train_esconv: int) -> tuple[Path, Pa
     write_conversations(data, evaluated)
     write_conversations(train_file, train)
     where = f"{len(sample[1::2])} sample conversations"
-    where += f" + {len(extra)} ESConv" if extra else " (no shared ESConv found: sample only)"
+    fetch = fetch_command(["esconv"])
+    where += f" + {len(extra)} ESConv" if extra else f" (no ESConv found: sample only; {fetch})"
     return data, train_file, where
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attunebench.data.importers import importers
 from attunebench.data.jsonl import write_conversations
-from attunebench.data.locations import DATA_DIR_VARIABLE, data_dir
+from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir, fetch_command
 from attunebench.data.schema import Conversation
 from attunebench.rundir import sha256_file
 from attunebench.suite.manifest import (
@@ -39,16 +39,24 @@ class SuiteData:
     train: list[Conversation]
 
 
-def missing_corpora(manifest: Manifest, root: Path) -> str | None:
-    """One line naming each corpus folder the suite needs that is not there, or None."""
+def corpus_folders(manifest: Manifest, root: Path | None) -> dict[str, Path]:
+    """Each corpus the suite reads -> its folder: under `root`, else found on the search path
+    (`attunebench.data.locations`)."""
     needed = dict.fromkeys(part.corpus for part in manifest.parts)
-    missing = [corpus for corpus in needed if not (root / corpus).is_dir()]
+    return {c: root / c if root is not None else corpus_dir(c) for c in needed}
+
+
+def missing_corpora(manifest: Manifest, root: Path | None) -> str | None:
+    """One line naming each corpus folder the suite needs that is not there, or None."""
+    folders = corpus_folders(manifest, root)
+    missing = [corpus for corpus, folder in folders.items() if not folder.is_dir()]
     if not missing:
         return None
-    where = "; ".join(f"{corpus} expected at {root / corpus}" for corpus in missing)
+    where = "; ".join(f"{corpus} expected at {folders[corpus]}" for corpus in missing)
     return (
         f"suite {manifest.name} needs corpora that are missing: {where} "
-        f"(set {DATA_DIR_VARIABLE} to the folder holding them)"
+        f"(fetch them with: {fetch_command(missing)}; or set {DATA_DIR_VARIABLE} to the folder "
+        "holding them)"
     )
 
 
@@ -56,7 +64,10 @@ def _check_files(part: CorpusPart, folder: Path) -> None:
     for name, expected in part.files.items():
         path = folder / name
         if not path.is_file():
-            raise SuiteError(f"{part.name}: {path} not found (the suite reads it)")
+            raise SuiteError(
+                f"{part.name}: {path} not found (the suite reads it; fetch it with: "
+                f"{fetch_command([part.corpus])})"
+            )
         found = sha256_file(path)
         if found != expected:
             raise SuiteError(
@@ -86,14 +97,14 @@ def _take(
 def load_suite(name: str, root: Path | None = None) -> SuiteData:
     """The suite's evaluated conversations and train split, read from the corpora."""
     manifest = load_manifest(name)
-    root = data_dir() if root is None else root
     missing = missing_corpora(manifest, root)
     if missing is not None:
         raise SuiteError(missing)
+    folders = corpus_folders(manifest, root)
     evaluated: list[Conversation] = []
     train: list[Conversation] = []
     for part in manifest.parts:
-        folder = root / part.corpus
+        folder = folders[part.corpus]
         _check_files(part, folder)
         pool = import_part(part, folder)
         evaluated += _take(part, pool, part.conversations)
