@@ -12,12 +12,15 @@ truth is the people's win rate on the judged replies (Gauss-Hermite quadrature).
 
 Scenarios (`SCENARIOS`): `same` (audited and judged replies from one population),
 `audited_better` (the audited replies better by 1.5 standard deviations of quality: the ones
-people were shown), `verbosity_bias` (a judge that favours length, the judged replies twice
-as long as the audited ones), `small_audit` (one population, 30 audited pairs). Uncorrected
-by the fit check, the correction's interval holds the truth in 60% of `audited_better`'s
-studies and 22% of `verbosity_bias`'s (95% and 96% in the others). The verdict
-table, the fit check, the correction and its interval are the analysis's own
-(`analysis.corrected`, `analysis.audit_fit`).
+people were shown), `audited_slightly_better` (by 0.6, where the judges' g is near a quarter of
+a standard deviation), `verbosity_bias` (a judge that favours length, the judged replies twice
+as long as the audited ones), `small_audit` (one population, 30 audited pairs). Corrected as if
+the audited replies were the judged ones (`check=False`), the correction's interval holds the
+truth in about 60% of `audited_better`'s studies and 22% of `verbosity_bias`'s; widened by the
+shift the audit cannot exclude, in at least 99.8% of the studies given one in every scenario,
+and withheld, too small, in 98% of `small_audit`'s (docs/report.md gives the figures). The verdict table, the shift, the
+widening, the correction and its interval are the analysis's own (`analysis.corrected`,
+`analysis.audit_fit`).
 """
 
 from __future__ import annotations
