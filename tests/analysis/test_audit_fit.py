@@ -71,8 +71,8 @@ def test_an_audit_too_small_to_bound_the_shift_withholds_the_correction() -> Non
     lengths = np.full(330, 400.0)
     noisy = audit_fit((lengths[:30], lengths[30:]), (wins[:30], wins[30:]), _shift(0.0, 0.18))
     assert noisy.widened_by is None and noisy.withheld == (
-        "not corrected: the audit of 30 pairs is too small to correct (the judges' win rate on "
-        "its replies is known only to within 0.18 of theirs on the judged ones)"
+        "not corrected: the audit of 30 pairs is too small to correct (it knows the judges' "
+        "shift between its replies and the judged ones only to +-0.18)"
     )
     assert widen(Estimate(value=0.6, ci_low=0.5, ci_high=0.7), noisy).value is None
     few = Estimate(value=0.01, reason="too few conversations (6 < 10)")

@@ -90,8 +90,8 @@ def _too_small(shift: Estimate, pairs: int) -> str | None:
     if noise <= NOISE_LIMIT:
         return None
     return (
-        f"not corrected: the audit of {pairs} pairs is too small to correct (the judges' win "
-        f"rate on its replies is known only to within {noise:.2f} of theirs on the judged ones)"
+        f"not corrected: the audit of {pairs} pairs is too small to correct (it knows the "
+        f"judges' shift between its replies and the judged ones only to +-{noise:.2f})"
     )
 
 
