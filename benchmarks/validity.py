@@ -48,9 +48,10 @@ Statistics (simulated studies):
   population's per-label F1 over the labels of the study's gold) and the estimate's mean error
   (`analysis.f1_studies`, `--studies` per cell); `coverage_macro_f1_every_label` gives the same
   against the mean over every label of the population, which no study sees whole;
-- `ppi_scenarios`: scenario (`same`, `audited_better`, `verbosity_bias`, `small_audit`) ->
-  the share of studies given a corrected score (the audit fits the judged replies) and the
-  coverage of the people's true win rate over those studies (`analysis.ppi_studies`).
+- `ppi_scenarios`: scenario (`same`, `audited_better`, `audited_slightly_better`,
+  `verbosity_bias`, `small_audit`) -> the share of studies given a corrected score (the audit
+  large enough to bound the shift between the audited and judged replies), the coverage of the
+  people's true win rate over those studies, and their median widening (`analysis.ppi_studies`).
 
 `--corners` runs only the designs at the ends of the ranges (10 and 20 conversations, 4 and
 12 models). `--quick` runs every key on a tiny input: 10 studies per design (3 for the rank
@@ -361,7 +362,11 @@ def ppi_scenarios(state: dict[str, Any]) -> dict[str, Any]:
         studies=state["studies"], resamples=state["resamples"], seed=state["seed"]
     )
     return {
-        name: {"corrected_share": share.corrected_share, "coverage": share.coverage}
+        name: {
+            "corrected_share": share.corrected_share,
+            "coverage": share.coverage,
+            "widened_by": share.widened_by,
+        }
         for name, share in found.items()
     }
 

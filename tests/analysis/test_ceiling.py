@@ -3,7 +3,8 @@ question asked again differently with a known probability, 2,000 probes per task
 drawn with the people's own noise, at chance, and with none.
 
 Traps: without probes there is no ceiling (never 1.0); the ceiling is read from the evaluated
-conversations, never from a model's records; a ceiling at chance gives no share.
+conversations, never from a model's records; a ceiling at chance, or whose interval reaches
+chance, gives no share; a share above 1 is never read "of the way from chance".
 
 The study is drawn and analysed once for the module: 400 conversations of 5 turns (2,000
 probes per task, as the planted claim asks), about 5 s.
@@ -21,10 +22,11 @@ import numpy as np
 import pytest
 
 from attunebench.analysis import retest_study
-from attunebench.analysis.ceiling import Ceiling, share
+from attunebench.analysis.ceiling import ABOVE, Ceiling, share
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import SelfConsistency, Summary
 from attunebench.analysis.summary import Options, build_summary
+from attunebench.report.glance import glance
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Task
 
@@ -83,6 +85,44 @@ def test_only_a_model_closer_to_the_first_answers_than_the_repeats_passes_one(
     assert found.ci_low is not None and found.ci_low > 1.0
 
 
+@pytest.mark.parametrize("task", ["emotion", "preference"])
+def test_a_share_above_one_says_it_is_above_the_peoples_own_consistency(
+    study: Summary, task: str
+) -> None:
+    found = study.share_of_ceiling[task]["model/first-answer"]
+    assert found.value is not None and found.ci_low is not None and found.ci_high is not None
+    assert found.value > 1.0 and found.reason == ABOVE
+    (line,) = [line for line in glance(study).ceilings if line.topic == task]
+    assert line.text.endswith(
+        f"model/first-answer {found.value:.2f} [{found.ci_low:.2f}, {found.ci_high:.2f}]: "
+        "above the people's own consistency"
+    )
+    assert "of the way from chance" not in line.text  # the trap: "2.4 of the way"
+    below = study.share_of_ceiling[task]["model/at-chance"]
+    assert below.value is not None and below.value < 1.0 and below.reason is None
+
+
+def test_a_ceiling_whose_interval_reaches_chance_gives_no_share() -> None:
+    # planted: people who change their emotion label three times in four, 30 conversations:
+    # their agreement is above chance, but its interval reaches it, so the way from chance to
+    # it may be none and a share of it (here about 38) says nothing
+    plan = retest_study.Plan(conversations=30, turns=3, noise=0.75, seed=0)
+    models = {"model/first-answer": 0.0, "model/like-people": 0.75}
+    summary = build_summary(retest_study.runs(plan, _tasks(), models), OPTIONS)
+    ceiling = summary.self_consistency["emotion"]
+    assert ceiling.value is not None and ceiling.chance is not None and ceiling.ci_low is not None
+    assert ceiling.value > ceiling.chance >= ceiling.ci_low  # the planted case
+    for found in summary.share_of_ceiling["emotion"].values():
+        assert found.value is None and found.ci_low is None
+        assert "reaches chance" in (found.reason or "")
+    (line,) = [line for line in glance(summary).ceilings if line.topic == "emotion"]
+    assert "reaches chance" in line.text and "of the way from chance" not in line.text
+    # the known answer beside it: with people consistent enough the share is given
+    plan = retest_study.Plan(conversations=30, turns=3, noise=0.2, seed=0)
+    clear = build_summary(retest_study.runs(plan, _tasks(), models), OPTIONS)
+    assert clear.share_of_ceiling["emotion"]["model/first-answer"].ci_low is not None
+
+
 def test_the_chance_levels_are_the_tasks_own(study: Summary) -> None:
     emotion, preference = (study.self_consistency[t].chance for t in ("emotion", "preference"))
     assert emotion == pytest.approx(1 / len(retest_study.LABELS))
@@ -139,8 +179,8 @@ def test_a_share_needs_a_ceiling_above_chance() -> None:
     at_chance = share(0.7, np.full(4, 0.7), _ceiling(0.5, [0.5] * 4), 0.5, 0.95)
     assert at_chance.value is None and "not above chance" in (at_chance.reason or "")
     reaching = share(0.7, np.full(4, 0.7), _ceiling(0.6, [0.6, 0.7, 0.5, 0.49]), 0.5, 0.95)
-    assert reaching.value == pytest.approx(2.0) and reaching.ci_low is None
-    assert "no bounded interval" in (reaching.reason or "")
+    assert reaching.value is None  # a share of 2.0, unbounded in the resamples: none given
+    assert "the ceiling's interval reaches chance" in (reaching.reason or "")
     bounded = share(0.6, np.array([0.55, 0.6, 0.65, 0.6]), _ceiling(0.7, [0.7] * 4), 0.5, 0.5)
     assert bounded.value == pytest.approx(0.5)
     assert bounded.ci_low is not None and bounded.ci_high is not None

@@ -32,8 +32,8 @@ SHAPES: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
             ("coverage", "bias"),
         ),
         "ppi_scenarios": (
-            ("same", "audited_better", "verbosity_bias", "small_audit"),
-            ("corrected_share", "coverage"),
+            ("same", "audited_better", "audited_slightly_better", "verbosity_bias", "small_audit"),
+            ("corrected_share", "coverage", "widened_by"),
         ),
     },
 }

@@ -30,6 +30,12 @@ def probed() -> Summary:
     return build_summary(retest_study.runs(plan, tasks, MODELS), Options(resamples=200))
 
 
+def glance_leader(summary: Summary, task: str) -> str:
+    (lead,) = [lead for lead in summary.leads if lead.task == task]
+    assert lead.leader is not None
+    return lead.leader
+
+
 def test_each_ceiling_is_drawn_said_and_shared(probed: Summary) -> None:
     page = render_html(probed)
     for board in leaderboards(probed):
@@ -49,7 +55,10 @@ def test_each_ceiling_is_drawn_said_and_shared(probed: Summary) -> None:
     for line in glance(probed).ceilings:
         found = probed.self_consistency[line.topic]
         assert line.text.startswith(f"ceiling {found.value:.3f} [") and not line.missing
-        assert "of the way from chance to it" in line.text
+        part = probed.share_of_ceiling[line.topic][glance_leader(probed, line.topic)]
+        assert part.value is not None
+        said = "above the people's own consistency" if part.value > 1 else "of the way from chance"
+        assert said in line.text
     text = render_markdown(probed)
     assert "How close to the people's own ceiling?" in text and "share of the ceiling" in text
 

@@ -1,25 +1,37 @@
-"""Whether a model's audited replies look, to a judge, like its judged ones.
+"""How far a model's audited replies may be from its judged ones, and what that does to the
+judges' correction.
 
-The participants' picks correct the judges' win rate (`analysis.corrected`) only if the judges
-err on the audited replies as they do on the judged ones. The audited replies can come from
-another population: another prompt or version of the model, another corpus, or the replies
-people happened to be shown. So before correcting, the audited replies are compared with the
-judged ones on the two things a judge is known to react to:
+The participants' picks correct the judges' win rate (`analysis.corrected`) exactly only if the
+judges err on the audited replies as they do on the judged ones. The audited replies can come
+from another population: another prompt or version of the model, another corpus, or the replies
+people happened to be shown. The corrected score is the participants' own win rate on the
+audited replies plus the judges' shift between the two sets:
 
-- length: judges favour longer replies (Dubois et al. 2024, "Length-controlled AlpacaEval";
-  Li et al. 2024, "Does style matter?"); compared on the log of the characters;
-- the judge's own scores: its win rate for the model's reply per comparison (the panel's
-  majority in each order, averaged), which moves when the replies are better or worse.
+    corrected = mean_audited(person) + (mean_judged(judge) - mean_audited(judge))
 
-Each is a standardised mean difference, Hedges' g (Cohen's d with the pooled standard
-deviation, times the small-sample factor 1 - 3 / (4 (n_a + n_j) - 9); Hedges 1981, Journal of
-Educational Statistics 6(2)). Where either is larger than `FIT_THRESHOLD` (a quarter of a
-standard deviation, just above what Cohen 1988 calls a small effect) in size, the corrected
-score is withheld with the reason in one sentence, and the judges' own score stays. With 200
-audited pairs and 300 judged replies from one population, g's own noise (a standard
-deviation of about 0.09) crosses it in about 2% of studies; a half-standard-deviation shift
-crosses it in nearly all (`analysis.ppi_studies`). A shift near the threshold passes now and
-then, and the correction is then off by what the shift does to the judges' error.
+so it is off by the judges' shift minus the people's (unseen) shift. The audit measures the
+first, never the second: the judges may see a difference people do not (length, to a judge
+that favours long replies) or miss part of one people see (quality, which people judge more
+sharply). So the correction is not withheld on a shift (an equivalence test on it would
+withhold the correction in about half the studies where it is right), but its interval is
+widened, on each side, by the largest judges' shift the audit cannot exclude: the far end of
+the interval of the judges' win rate on the judged replies minus theirs on the audited ones
+(`judge_shift`, conversations of both sets resampled together). It then holds the people's
+true win rate as long as their own shift lies in the judges' direction and is at most twice
+the judges'; with one population it costs the width of the shift's own noise.
+
+An audit too small to bound the shift is not used: where the shift's interval is more than
+`NOISE_LIMIT` either side of its value (the audit cannot tell a shift of a tenth of the win
+rate from none), or has no interval, the corrected score is withheld and the judges' own
+stays. Each case, withheld or widened, says why in one sentence.
+
+Two effect sizes describe the two sets beside it (standardised mean differences, Hedges' g:
+Cohen's d with the pooled standard deviation, times the small-sample factor
+1 - 3 / (4 (n_a + n_j) - 9); Hedges 1981, Journal of Educational Statistics 6(2)): on the log
+of the replies' length, which judges favour (Dubois et al. 2024, "Length-controlled
+AlpacaEval"; Li et al. 2024, "Does style matter?"), and on the judges' win rate. The
+simulated studies of `analysis.ppi_studies` measure how often the correction is given, and how
+often its interval holds the truth.
 """
 
 from __future__ import annotations
@@ -27,9 +39,10 @@ from __future__ import annotations
 import numpy as np
 
 from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.schema import AuditFit
+from attunebench.analysis.schema import AuditFit, Estimate
 
-FIT_THRESHOLD = 0.25
+NOISE_LIMIT = 0.10
+LENGTH_NOTED = 0.25  # |g| of log length above which the widening's sentence names it
 
 
 def hedges_g(audited: FloatArray, judged: FloatArray) -> float | None:
@@ -45,46 +58,87 @@ def hedges_g(audited: FloatArray, judged: FloatArray) -> float | None:
     return shift / float(np.sqrt(pooled)) * (1.0 - 3.0 / (4.0 * (n_a + n_j) - 9.0))
 
 
-def _length_sentence(audited: FloatArray, judged: FloatArray) -> str:
+def _length_clause(audited: FloatArray, judged: FloatArray) -> str:
     ratio = float(np.exp(audited.mean() - judged.mean()))
     if ratio < 1:
         return f"the audited replies are {1 - ratio:.0%} shorter than the judged ones"
     return f"the audited replies are {ratio - 1:.0%} longer than the judged ones"
 
 
-def _judge_sentence(audited: FloatArray, judged: FloatArray) -> str:
-    way = "higher" if audited.mean() > judged.mean() else "lower"
+def _shift_clause(shift: Estimate, audited: FloatArray, judged: FloatArray) -> str:
+    """What the audit says of the judges' shift: clear of zero, with its direction, or not."""
+    low, high = shift.ci_low or 0.0, shift.ci_high or 0.0
+    if low > 0.0 or high < 0.0:
+        way = "higher" if audited.mean() > judged.mean() else "lower"
+        return (
+            f"the judges score the audited replies {way} than the judged ones (a win rate of "
+            f"{audited.mean():.2f} against {judged.mean():.2f}), and how much of that people "
+            "share is unknown"
+        )
     return (
-        f"the judges score the audited replies {way} than the judged ones (a win rate of "
-        f"{audited.mean():.2f} against {judged.mean():.2f})"
+        f"the audit cannot exclude a shift of {max(abs(low), abs(high)):.2f} between the judges' "
+        "win rate on the audited replies and on the judged ones"
+    )
+
+
+def _too_small(shift: Estimate, pairs: int) -> str | None:
+    """Why the audit is too small to correct with (None: it is not)."""
+    if shift.value is None or shift.ci_low is None or shift.ci_high is None:
+        why = shift.reason or "the judges' shift has no interval"
+        return f"not corrected: the audit of {pairs} pairs is too small to correct ({why})"
+    noise = max(shift.value - shift.ci_low, shift.ci_high - shift.value)
+    if noise <= NOISE_LIMIT:
+        return None
+    return (
+        f"not corrected: the audit of {pairs} pairs is too small to correct (it knows the "
+        f"judges' shift between its replies and the judged ones only to +-{noise:.2f})"
     )
 
 
 def audit_fit(
-    audited_lengths: FloatArray,
-    judged_lengths: FloatArray,
-    audited_wins: FloatArray,
-    judged_wins: FloatArray,
+    lengths: tuple[FloatArray, FloatArray], wins: tuple[FloatArray, FloatArray], shift: Estimate
 ) -> AuditFit:
-    """The two effect sizes, and the reason to withhold the correction (None to give it).
-    Lengths are characters (a reply of none counts as one); wins are per comparison."""
-    log_a = np.log(np.maximum(audited_lengths, 1.0))
-    log_j = np.log(np.maximum(judged_lengths, 1.0))
-    length = hedges_g(log_a, log_j)
-    judge = hedges_g(audited_wins, judged_wins)
-    reasons = []
-    if length is not None and abs(length) > FIT_THRESHOLD:
-        reasons.append(_length_sentence(log_a, log_j))
-    if judge is not None and abs(judge) > FIT_THRESHOLD:
-        reasons.append(_judge_sentence(audited_wins, judged_wins))
-    withheld = None
-    if reasons:
-        withheld = f"not corrected: {' and '.join(reasons)}"
+    """The audited replies against the judged ones: `lengths` (characters, a reply of none
+    counting as one) and the judges' `wins` per comparison, each (audited, judged); `shift`
+    the judges' win rate on the judged replies minus the audited, with its interval. Either
+    the reason to withhold the correction, or by how much to widen it and why."""
+    log_a, log_j = (np.log(np.maximum(side, 1.0)) for side in lengths)
+    length, judge = hedges_g(log_a, log_j), hedges_g(*wins)
+    withheld = _too_small(shift, len(wins[0]))
+    widened_by = widened = None
+    if withheld is None:
+        assert shift.ci_low is not None and shift.ci_high is not None  # `_too_small` saw them
+        widened_by = max(abs(shift.ci_low), abs(shift.ci_high))
+        clauses = [_shift_clause(shift, *wins)]
+        if length is not None and abs(length) > LENGTH_NOTED:
+            clauses.append(_length_clause(log_a, log_j))
+        widened = f"widened by {widened_by:.2f} each side: {'; '.join(clauses)}"
     return AuditFit(
         length_effect=_finite(length),
         judge_effect=_finite(judge),
-        threshold=FIT_THRESHOLD,
+        judge_shift=shift,
+        noise_limit=NOISE_LIMIT,
+        widened_by=widened_by,
+        widened=widened,
         withheld=withheld,
+    )
+
+
+def widen(corrected: Estimate, fit: AuditFit | None) -> Estimate:
+    """The corrected score as the audit allows: withheld with its reason, or its interval
+    widened (within 0 and 1) with the sentence saying why; as it is without an audit fit or
+    an interval to widen."""
+    if fit is None or corrected.value is None:
+        return corrected
+    if fit.withheld is not None:
+        return Estimate(value=None, reason=fit.withheld)
+    if corrected.ci_low is None or corrected.ci_high is None or fit.widened_by is None:
+        return corrected
+    return Estimate(
+        value=corrected.value,
+        ci_low=max(0.0, corrected.ci_low - fit.widened_by),
+        ci_high=min(1.0, corrected.ci_high + fit.widened_by),
+        reason=fit.widened,
     )
 
 

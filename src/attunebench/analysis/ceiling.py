@@ -15,7 +15,11 @@ reads them (`Scoring.retests`) gets:
   that resample's score and ceiling, so its interval carries both uncertainties (a percentile
   interval, expanded for few clusters as every interval here is). 0 is chance; 1 is as close
   to the people's first answers as their own repeats came. A model passes 1 only by predicting
-  the first answer better than the person's own repeat does.
+  the first answer better than the person's own repeat does; such a share says so, "above the
+  people's own consistency", beside its interval. Where the ceiling's interval reaches chance,
+  no share is given, with the reason: the way from chance to the ceiling may be none, and a
+  ratio over it is unbounded (near a chance-level ceiling it ran 0.5 high at 30
+  conversations).
 
 Where no probe re-asks a task's items, the task has no entry: a report says "not measured",
 never 1.0.
@@ -133,6 +137,26 @@ def task_ceiling(
     return Ceiling(entry, samples, clusters)
 
 
+ABOVE = "above the people's own consistency"
+
+
+def _no_share(entry: SelfConsistency, chance: float) -> str | None:
+    """Why no share of the ceiling is given (None: one is): a ceiling not above chance, or
+    one whose interval reaches chance, where the share's denominator may be 0 and the share
+    itself unbounded (near a chance-level ceiling it ran 0.5 high at 30 conversations)."""
+    top = entry.value
+    if top is None or top <= chance:
+        shown = "undefined" if top is None else f"{top:.3f}"
+        return f"the people's own agreement ({shown}) is not above chance ({chance:.3f})"
+    if entry.ci_low is not None and entry.ci_high is not None and entry.ci_low <= chance:
+        return (
+            f"no share: the interval of the people's own agreement ({top:.3f} "
+            f"[{entry.ci_low:.3f}, {entry.ci_high:.3f}]) reaches chance ({chance:.3f}), so "
+            "the way from chance to it may be none"
+        )
+    return None
+
+
 def share(
     score: float,
     drawn: FloatArray,
@@ -141,17 +165,16 @@ def share(
     level: float | None,
 ) -> Estimate:
     """(score - chance) / (ceiling - chance), and its percentile interval at `level` (None: no
-    interval) over the resamples' own scores and ceilings."""
-    top = ceiling.entry.value
-    if top is None or top <= chance:
-        shown = "undefined" if top is None else f"{top:.3f}"
-        return Estimate(
-            value=None,
-            reason=f"the people's own agreement ({shown}) is not above chance ({chance:.3f})",
-        )
-    value = (score - chance) / (top - chance)
+    interval) over the resamples' own scores and ceilings; above 1 it says so (`ABOVE`)."""
+    why = _no_share(ceiling.entry, chance)
+    if why is not None:
+        return Estimate(value=None, reason=why)
+    assert ceiling.entry.value is not None  # `_no_share` saw it above chance
+    value = (score - chance) / (ceiling.entry.value - chance)
+    above = ABOVE if value > 1.0 else None
     if level is None:
-        return Estimate(value=value, reason="too few conversations for an interval")
+        reasons = [r for r in (above, "too few conversations for an interval") if r]
+        return Estimate(value=value, reason="; ".join(reasons))
     gained, spread = drawn - chance, ceiling.samples - chance
     with np.errstate(divide="ignore", invalid="ignore"):
         # A resample whose ceiling is at or below chance leaves the share unbounded.
@@ -159,9 +182,9 @@ def share(
     ratios[np.isnan(drawn) | np.isnan(spread) | ((spread <= 0) & (gained == 0))] = np.nan
     low, high = interval_with_infinity(ratios, level)
     if not (np.isfinite(low) and np.isfinite(high)):
-        reason = "the ceiling's interval reaches chance: the share has no bounded interval"
-        return Estimate(value=value, reason=reason)
-    return Estimate(value=value, ci_low=float(low), ci_high=float(high))
+        reason = "no share: the ceiling's interval reaches chance, so the share has no bound"
+        return Estimate(value=None, reason=reason)
+    return Estimate(value=value, ci_low=float(low), ci_high=float(high), reason=above)
 
 
 def model_shares(

@@ -9,14 +9,16 @@ mean by the mean judge-minus-participant difference on those pairs (the rectifie
     corrected = mean_N(judge) - mean_n(judge - participant)
 
 Its interval resamples conversations for both sets at once, so it covers the noise of the
-judged items and of the audited pairs (and any overlap between them). It is valid when the
+judged items and of the audited pairs (and any overlap between them). It is exact when the
 judges err on the model's audited replies as they do on its response items: the same model,
 judges and prompt, its replies set against others in both. The audited replies can still come
 from another population (another prompt or version, the replies people happened to see), so
-before correcting they are compared with the judged ones on length and on the judges' own
-scores (`analysis.audit_fit`); where they differ by more than a small effect, the corrected
-score is withheld with the reason, and the judges' own stays. `participants` is the person's
-win rate alone on the audited pairs; `bias` is judges minus participants there.
+the judges' own win rate on them is compared with theirs on the judged replies
+(`analysis.audit_fit`): the corrected interval is widened by the largest shift the audit cannot
+exclude, or, where the audit is too small to bound it, the corrected score is withheld and the
+judges' own stays; either says why in one sentence. Each judge's correction is widened by its
+own shift. `participants` is the person's win rate alone on the audited pairs; `bias` is judges
+minus participants there.
 
 Whether the judges may stand in for the participants at all is an equivalence rule, the
 one-annotator form of the alternative annotator test (Calderon, Reichart & Dror 2025: a judge
@@ -35,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from attunebench.analysis.audit_fit import audit_fit
+from attunebench.analysis.audit_fit import audit_fit, widen
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
 from attunebench.analysis.judge_bias import win_for
@@ -104,19 +106,32 @@ def audited(table: VerdictTable, model: str, judge: int | None = None) -> Units:
     return per_unit(table, mask, side)
 
 
-def judged_units(table: VerdictTable, model: str) -> Units:
-    """Per judged comparison of `model`'s reply: the panel's win for it and its length."""
+def judged_units(table: VerdictTable, model: str, judge: int | None = None) -> Units:
+    """Per judged comparison of `model`'s reply: the panel's win for it (with `judge`, that
+    judge's) and its length."""
     mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
+    if judge is not None:
+        mask &= table.judge == judge
     return per_unit(table, mask, np.full(len(mask), FIRST))
 
 
-def fit_of(table: VerdictTable, model: str, audit: Units) -> AuditFit | None:
-    """The audited replies against the judged ones (`analysis.audit_fit`); None where there
-    are no audited pairs to compare."""
-    if len(audit.judged) == 0:
+def fit_of(
+    table: VerdictTable,
+    model: str,
+    audit: Units,
+    bootstrap: ClusterBootstrap,
+    minimum: Minimum,
+    judge: int | None = None,
+) -> AuditFit | None:
+    """The audited replies against the judged ones (`analysis.audit_fit`), the judges' shift
+    between them resampled by conversation; None where either set is empty."""
+    judged = judged_units(table, model, judge)
+    if len(audit.judged) == 0 or len(judged.judged) == 0:
         return None
-    judged = judged_units(table, model)
-    return audit_fit(audit.length, judged.length, audit.judged, judged.judged)
+    shift = corrected_estimate(
+        bootstrap, minimum, judged.judged, judged.where, audit.judged, audit.where
+    )
+    return audit_fit((audit.length, judged.length), (audit.judged, judged.judged), shift)
 
 
 def _combined(sums: FloatArray) -> FloatArray:
@@ -159,11 +174,10 @@ def by_judge(
     bootstrap: ClusterBootstrap,
     minimum: Minimum,
     none: str,
-    withheld: str | None = None,
 ) -> dict[str, JudgeCorrected]:
     """Each judge alone: its win rate for the model's replies over its verdicts (an unusable
-    verdict a loss, as the task scores it), corrected by its own error on the audited pairs
-    unless the audit does not fit the judged replies (`withheld`)."""
+    verdict a loss, as the task scores it), corrected by its own error on the audited pairs,
+    withheld or widened by its own shift between the audited and judged replies."""
     out = {}
     subject = np.array([s == model for s in table.subject], dtype=bool)
     for j, name in enumerate(table.judges):
@@ -173,9 +187,10 @@ def by_judge(
         audit = audited(table, model, j)
         error = audit.judged - audit.people
         corrected = corrected_estimate(bootstrap, minimum, wins, where, error, audit.where, none)
+        fit = fit_of(table, model, audit, bootstrap, minimum, j)
         out[name] = JudgeCorrected(
             judge=mean(bootstrap, minimum, wins, where, "no verdict on its replies"),
-            corrected=corrected if withheld is None else Estimate(value=None, reason=withheld),
+            corrected=widen(corrected, fit),
             bias=mean(bootstrap, minimum, error, audit.where, none),
         )
     return out
@@ -200,19 +215,18 @@ def response_corrected(
         error = audit.judged - audit.people
         none = f"no audit pair has a reply by {model} (the data's Response.model names none)"
         bias = mean(bootstrap, minimum, error, audit.where, none)
-        fit = fit_of(table, model, audit)
-        withheld = None if fit is None else fit.withheld
+        fit = fit_of(table, model, audit, bootstrap, minimum)
         corrected = corrected_estimate(bootstrap, minimum, scores, where, error, audit.where, none)
         out[model] = CorrectedScore(
             judge=mean(bootstrap, minimum, scores, where, "no judged items"),
-            corrected=corrected if withheld is None else Estimate(value=None, reason=withheld),
+            corrected=widen(corrected, fit),
             participants=mean(bootstrap, minimum, audit.people, audit.where, none),
             length_controlled=length_controlled(table, model, bootstrap, minimum),
             bias=bias,
             stands_in=stands_in(bias),
             n_judged=int(mine.sum()),
             n_audited=len(audit.judged),
-            by_judge=by_judge(table, model, bootstrap, minimum, none, withheld),
+            by_judge=by_judge(table, model, bootstrap, minimum, none),
             audit_fit=fit,
         )
     return out

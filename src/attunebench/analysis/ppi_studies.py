@@ -12,12 +12,15 @@ truth is the people's win rate on the judged replies (Gauss-Hermite quadrature).
 
 Scenarios (`SCENARIOS`): `same` (audited and judged replies from one population),
 `audited_better` (the audited replies better by 1.5 standard deviations of quality: the ones
-people were shown), `verbosity_bias` (a judge that favours length, the judged replies twice
-as long as the audited ones), `small_audit` (one population, 30 audited pairs). Uncorrected
-by the fit check, the correction's interval holds the truth in 60% of `audited_better`'s
-studies and 22% of `verbosity_bias`'s (95% and 96% in the others). The verdict
-table, the fit check, the correction and its interval are the analysis's own
-(`analysis.corrected`, `analysis.audit_fit`).
+people were shown), `audited_slightly_better` (by 0.6, where the judges' g is near a quarter of
+a standard deviation), `verbosity_bias` (a judge that favours length, the judged replies twice
+as long as the audited ones), `small_audit` (one population, 30 audited pairs). Corrected as if
+the audited replies were the judged ones (`check=False`), the correction's interval holds the
+truth in about 60% of `audited_better`'s studies and 22% of `verbosity_bias`'s; widened by the
+shift the audit cannot exclude, in at least 99.8% of the studies given one in every scenario,
+and withheld, too small, in 98% of `small_audit`'s (docs/report.md gives the figures). The verdict table, the shift, the
+widening, the correction and its interval are the analysis's own (`analysis.corrected`,
+`analysis.audit_fit`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from attunebench.analysis.audit_fit import widen
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES, ClusterBootstrap, Minimum
 from attunebench.analysis.corrected import audited, corrected_estimate, fit_of, judged_units
 from attunebench.analysis.verdict_table import AUDIT, FIRST, JUDGED, SECOND, table_of
@@ -53,6 +57,7 @@ class Scenario:
 SCENARIOS = {
     "same": Scenario(),
     "audited_better": Scenario(audited_better=1.5),
+    "audited_slightly_better": Scenario(audited_better=0.6),
     "verbosity_bias": Scenario(verbosity=1.0, judged_longer=np.log(2.0)),
     "small_audit": Scenario(audited_pairs=30, per_conversation=3),
 }
@@ -112,22 +117,21 @@ def _rows(
 class Outcome:
     given: bool
     covered: bool
+    widened_by: float = 0.0
 
 
 def study(
     scenario: Scenario, rng: np.random.Generator, resamples: int, check: bool = True
 ) -> Outcome:
     """One study: whether a correction is given, and whether its interval holds the truth
-    (`check=False`: corrected whatever the fit, to see what the check protects against)."""
+    (`check=False`: corrected as if the audited replies were the judged ones, neither widened
+    nor withheld, to see what the audit's check protects against)."""
     judged, judged_where = _rows(rng, scenario, JUDGED, JUDGED_ITEMS, JUDGED_PER_CONVERSATION, 0)
     first_audit = max(judged_where) + 1
     pairs, per = scenario.audited_pairs, scenario.per_conversation
     audit, audit_where = _rows(rng, scenario, AUDIT, pairs, per, first_audit)
     table = table_of(judged + audit, judged_where + audit_where, (JUDGED,))
     found, scored = audited(table, MODEL), judged_units(table, MODEL)
-    fit = fit_of(table, MODEL, found)
-    if check and (fit is None or fit.withheld is not None):
-        return Outcome(False, False)
     codes = np.arange(max(audit_where) + 1)
     bootstrap = ClusterBootstrap.create(codes, resamples, rng)
     minimum = Minimum(10, "conversation", codes)
@@ -135,14 +139,20 @@ def study(
     corrected = corrected_estimate(
         bootstrap, minimum, scored.judged, scored.where, error, found.where
     )
+    fit = fit_of(table, MODEL, found, bootstrap, minimum) if check else None
+    corrected = widen(corrected, fit)
+    if corrected.value is None:
+        return Outcome(False, False)
     low, high, goal = corrected.ci_low, corrected.ci_high, truth()
-    return Outcome(True, low is not None and high is not None and low <= goal <= high)
+    covered = low is not None and high is not None and low <= goal <= high
+    return Outcome(True, covered, 0.0 if fit is None else fit.widened_by or 0.0)
 
 
 @dataclass(frozen=True)
 class Share:
     corrected_share: float
     coverage: float | None  # over the studies given a correction; None where none was
+    widened_by: float | None  # the median widening of the studies given one
 
 
 def scenarios(
@@ -159,5 +169,6 @@ def scenarios(
         found = [study(SCENARIOS[name], rng, resamples) for _ in range(studies)]
         given = [o for o in found if o.given]
         coverage = float(np.mean([o.covered for o in given])) if given else None
-        out[name] = Share(len(given) / studies, coverage)
+        widening = float(np.median([o.widened_by for o in given])) if given else None
+        out[name] = Share(len(given) / studies, coverage, widening)
     return out

@@ -334,15 +334,24 @@ class JudgeCorrected(Frozen):
 
 
 class AuditFit(Frozen):
-    """Whether a model's audited replies are like its judged ones, on what judges react to:
-    Hedges' g of the audited against the judged replies, and why the correction is withheld
-    (null: it is given)."""
+    """How far a model's audited replies may be from its judged ones (`analysis.audit_fit`),
+    and what that does to the correction: withheld (`withheld` says why), or its interval
+    widened by `widened_by` each side (`widened` says why)."""
 
     length_effect: float | None = Field(description="Hedges' g of log length.")
     judge_effect: float | None = Field(
         description="Hedges' g of the judges' win for the model's reply per comparison."
     )
-    threshold: float = Field(description="The largest |g| at which the correction is given.")
+    judge_shift: Estimate = Field(
+        description="The judges' win rate on the judged replies minus on the audited ones."
+    )
+    noise_limit: float = Field(
+        description="The most the shift's interval may reach either side of it for a correction."
+    )
+    widened_by: float | None = Field(
+        default=None, description="The largest shift the audit cannot exclude (null: withheld)."
+    )
+    widened: str | None = None
     withheld: str | None = None
 
 

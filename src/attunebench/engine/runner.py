@@ -285,7 +285,13 @@ async def run(
     )
     try:
         evaluated_ids = frozenset(c.id for c in conversations)
-        teach((model.provider for model in bound.values()), tasks, evaluated_ids, config.data)
+        teach(
+            (model.provider for model in bound.values()),
+            tasks,
+            evaluated_ids,
+            config.data,
+            config.person,
+        )
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))

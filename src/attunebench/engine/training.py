@@ -23,6 +23,7 @@ from attunebench.models.base import Provider
 from attunebench.models.registry import ProviderConfigError
 from attunebench.tasks.base import Task
 from attunebench.tasks.fitting import examples
+from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption
 
 
 class TrainSetError(ProviderConfigError):
@@ -67,8 +68,10 @@ def teach(
     tasks: Sequence[Task[Any, Any]],
     evaluated: Collection[str],
     data: Path,
+    person: PersonOption = DEFAULT_PERSON,
 ) -> None:
-    """Hand every fitted baseline the examples its train split gives for these tasks."""
+    """Hand every fitted baseline the examples its train split gives for these tasks, with
+    the person-hidden twins `person` asks of the evaluated items (`tasks.fitting.examples`)."""
     splits: dict[Path, list[Conversation]] = {}
     lessons: dict[Path, list[Any]] = {}
     for provider in {id(p): p for p in providers}.values():
@@ -77,6 +80,6 @@ def teach(
             continue
         if path not in splits:
             splits[path] = read_split(path)
-            lessons[path] = [e for task in tasks for e in examples(task, splits[path])]
+            lessons[path] = [e for task in tasks for e in examples(task, splits[path], person)]
         disjoint(provider.spec, path, splits[path], evaluated, data)
         provider.learn(lessons[path])

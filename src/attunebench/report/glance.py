@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from attunebench.analysis.ceiling import ABOVE
 from attunebench.analysis.schema import Discriminability, Lead, ScoreRow, Summary
 
 
@@ -72,7 +73,8 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
 
 def ceiling_line(summary: Summary, lead: Lead) -> Line:
     """`task`: the people's own ceiling on its headline, and the leader's share of the way from
-    chance to it; "not measured" where no question of the task was asked again (never 1.0)."""
+    chance to it ("above the people's own consistency" past 1, or why it has none); "not
+    measured" where no question of the task was asked again (never 1.0)."""
     found = summary.self_consistency.get(lead.task)
     if found is None:
         why = "no question of this task was asked again (retest probes)"
@@ -82,9 +84,13 @@ def ceiling_line(summary: Summary, lead: Lead) -> Line:
     text = f"ceiling {found.value:.3f}{_range(found.ci_low, found.ci_high)}"
     beside = "" if found.chance is None else f"chance {found.chance:.3f}"
     part = summary.share_of_ceiling.get(lead.task, {}).get(lead.leader or "")
-    if part is None or part.value is None:
+    if part is None:
         return Line(lead.task, text, beside=beside)
+    if part.value is None:
+        return Line(lead.task, f"{text}; {lead.leader}: {part.reason}", beside=beside)
     reached = f"{lead.leader} {part.value:.2f}{_range(part.ci_low, part.ci_high, 2)}"
+    if part.value > 1.0:
+        return Line(lead.task, f"{text}; {reached}: {ABOVE}", beside=beside)
     return Line(lead.task, f"{text}; {reached} of the way from chance to it", beside=beside)
 
 

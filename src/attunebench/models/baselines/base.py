@@ -74,12 +74,45 @@ class Baseline(NamedProvider):
         return None
 
 
+# How a person-hidden twin's variant ends (`tasks.twins.PERSON_HIDDEN`; a provider imports no
+# task): its item key is its item's but for this mark.
+PERSON_HIDDEN = "person-hidden"
+
+
+def _shown_part(part: str) -> str:
+    if part == PERSON_HIDDEN:
+        return ""
+    return part.removesuffix("+" + PERSON_HIDDEN)
+
+
+def shown_key(item_key: str) -> str:
+    """The item key with a person-hidden twin's mark taken out of its variant: what an item
+    and its twin share (the same task, conversation, turn, item, context and query).
+
+    >>> shown_key("emotion|c1|2|turn|informed+person-hidden|answer")
+    'emotion|c1|2|turn|informed|answer'
+    """
+    return "|".join(_shown_part(part) for part in item_key.split("|"))
+
+
+def person_hidden(hint: TaskHint) -> bool:
+    """Whether the hint asks a person-hidden twin (`tasks.twins`)."""
+    return shown_key(hint.item_key) != hint.item_key
+
+
 def item_rng(seed: int, hint: TaskHint) -> np.random.Generator:
-    """A generator fixed by (seed, item): the same item always gets the same draw.
+    """A generator fixed by (seed, item): the same item always gets the same draw, and so does
+    its person-hidden twin, whose key differs only by the twin's mark (`shown_key`), so that a
+    baseline drawing from it ignores the person exactly.
 
     Hints without an item key fall back to their content, so they stay deterministic too.
     """
-    address: object = hint.item_key or [hint.kind, hint.text, hint.candidates, hint.labels]
+    address: object = shown_key(hint.item_key) or [
+        hint.kind,
+        hint.text,
+        hint.candidates,
+        hint.labels,
+    ]
     digest = hashlib.sha256(canonical_json([seed, hint.kind, address]).encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "big"))
 
@@ -126,19 +159,26 @@ class Fitted(Baseline):
         return f"{self.spec}: train split {self.train} has no item asking {kind!r} questions"
 
     def alike(self, hint: TaskHint) -> list[int]:
-        """The examples of the hint's kind asking its question (their places), found once."""
+        """The examples of the hint's kind asking its question (their places), found once: for
+        a person-hidden twin, the train items' twins, so that it learns from what it reads."""
         assert hint.form is not None
         question = hint.form.question(hint)
-        key = (hint.kind, question)
+        hidden = person_hidden(hint)
+        key = (hint.kind, (question, hidden))
         found = self._alike.get(key)
         if found is None:
             examples = self.examples.get(hint.kind, [])
-            found = [i for i, e in enumerate(examples) if hint.form.question(e.hint) == question]
+            found = [
+                i
+                for i, e in enumerate(examples)
+                if person_hidden(e.hint) == hidden and hint.form.question(e.hint) == question
+            ]
             self._alike[key] = found
         if not found:
+            twins = " with the person hidden" if hidden else ""
             raise ProviderError(
-                f"{self.spec}: train split {self.train} has no {hint.kind!r} item asking this "
-                f"question ({question!r})",
+                f"{self.spec}: train split {self.train} has no {hint.kind!r} item{twins} asking "
+                f"this question ({question!r})",
                 retryable=False,
             )
         return found

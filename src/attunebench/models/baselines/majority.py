@@ -41,7 +41,7 @@ class MajorityBaseline(base.Fitted):
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
         assert hint.form is not None
         form = hint.form
-        key = (hint.kind, form.question(hint))
+        key = (hint.kind, (form.question(hint), base.person_hidden(hint)))
         if key not in self._golds:  # the combined gold is the same for every item asking it
             examples = self.examples[hint.kind]
             self._golds[key] = form.combine([examples[i].gold for i in self.alike(hint)])
