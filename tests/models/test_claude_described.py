@@ -69,32 +69,101 @@ def cli_run(tmp_path: Path, url: str, spec: str, params: str = "") -> tuple[int,
 
 
 @TIMEOUT
-def test_a_model_that_thinks_unasked_states_thinking_and_is_never_cut_off(
+def test_sonnet_5_5_asked_no_thinking_sends_between_tools_and_barely_thinks(
     stub: AnthropicStub, tmp_path: Path
 ) -> None:
-    # The trap: left out, `thinking` is on for the Claude 5 families, and eats a task's budget.
+    # The trap: left out, `thinking` is on for the Claude 5 families, and eats a task's budget;
+    # and Sonnet 5.5 refuses `disabled` (it turns up-front thinking off with `between_tools`).
     omitted = {"model": "claude-sonnet-5-5", "max_tokens": 300, "messages": [MESSAGES[1].to_dict()]}
     headers = {"anthropic-version": "2023-06-01", "x-api-key": "k"}
     answer = httpx.post(f"{stub.base_url}/v1/messages", json=omitted, headers=headers).json()
     assert answer["usage"]["output_tokens_details"]["thinking_tokens"] > 0
+    refused = httpx.post(
+        f"{stub.base_url}/v1/messages",
+        json={**omitted, "thinking": {"type": "disabled"}},
+        headers=headers,
+    )
+    assert refused.status_code == 400
+    refusals = stub.stats()["refused"]
     stub.bodies.clear()
     code, output, out = cli_run(tmp_path, stub.base_url, "anthropic/claude-sonnet-5-5")
     assert code == 0, output
     info = json.loads((out / "run.json").read_text("utf-8"))
     assert info["capabilities"]["claude"]["source"] == "endpoint"
-    assert info["capabilities"]["claude"]["max_output_tokens"] == 64_000
+    assert info["capabilities"]["claude"]["max_output_tokens"] == 128_000
     ledger = read_ledger(out)
     assert ledger is not None and sum(e.truncated for e in ledger.entries) == 0
     assert sum(e.calls for e in ledger.entries) >= 5 and stub.described["claude-sonnet-5-5"]
-    assert stub.bodies and all(body["thinking"] == {"type": "disabled"} for body in stub.bodies)
+    assert stub.bodies and all(
+        body["thinking"] == {"type": "between_tools"} for body in stub.bodies
+    )
+    thinking = sum(e.reasoning_tokens for e in ledger.entries)
+    assert thinking < 0.10 * sum(e.output_tokens for e in ledger.entries)
+    assert stub.stats()["refused"] == refusals  # none of the run's calls was refused
     lines = output.splitlines()
     [said] = [n for n, line in enumerate(lines) if line.startswith("capabilities: claude")]
-    assert "from its models endpoint" in lines[said] and "(unasked: disabled)" in lines[said]
+    assert "from its models endpoint" in lines[said] and "(unasked: between_tools)" in lines[said]
     assert said < next(n for n, line in enumerate(lines) if "items recorded" in line)
 
 
 @TIMEOUT
-@pytest.mark.parametrize("model", sorted(anthropic_rules.MODELS))
+def test_opus_5_at_xhigh_effort_with_no_thinking_runs_with_no_refused_call(
+    stub: AnthropicStub, tmp_path: Path
+) -> None:
+    # Opus 5 turns thinking off only at effort high or lower: `disabled` at xhigh is a 400.
+    code, output, _ = cli_run(
+        tmp_path, stub.base_url, "anthropic/claude-opus-5", 'effort = "xhigh", max_tokens = 300'
+    )
+    assert code == 0, output
+    assert stub.stats()["refused"] == 0 and stub.bodies
+    assert all(
+        body["thinking"] == {"type": "disabled"} and body["output_config"] == {"effort": "high"}
+        for body in stub.bodies
+    )
+    [note] = [line for line in output.splitlines() if line.startswith("thinking: claude")]
+    assert "'xhigh'" in note and "'high'" in note  # the effort lowered, said in one line
+    set_on(stub, models_endpoint="gone")  # the table alone knows the same
+    stub.bodies.clear()
+    code, output, _ = cli_run(
+        tmp_path / "t", stub.base_url, "anthropic/claude-opus-5", 'effort = "xhigh"'
+    )
+    assert code == 0 and stub.stats()["refused"] == 0, output
+
+
+@TIMEOUT
+def test_fable_5_asked_no_thinking_is_told_at_plan_time_that_it_always_thinks(
+    stub: AnthropicStub, tmp_path: Path
+) -> None:
+    code, output, out = cli_run(tmp_path, stub.base_url, "anthropic/claude-fable-5")
+    assert code == 0, output
+    lines = output.splitlines()
+    [note] = [n for n, line in enumerate(lines) if line.startswith("thinking: claude")]
+    assert "always thinks" in lines[note] and "16,000 tokens of thinking allowance" in lines[note]
+    assert note < next(n for n, line in enumerate(lines) if "items recorded" in line)
+    assert all(body["thinking"] == {"type": "adaptive"} for body in stub.bodies)
+    assert stub.stats()["refused"] == 0
+    ledger = read_ledger(out)
+    assert ledger is not None and sum(e.truncated for e in ledger.entries) == 0
+
+
+@TIMEOUT
+@pytest.mark.parametrize("model", ["claude-3-5-haiku-20241022", "claude-3-7-sonnet-20250219"])
+def test_a_retired_model_stops_the_run_from_the_endpoint_or_the_table(
+    stub: AnthropicStub, tmp_path: Path, model: str
+) -> None:
+    code, output, _ = cli_run(tmp_path, stub.base_url, f"anthropic/{model}")
+    assert code == 2 and "is retired (Anthropic's models endpoint)" in output
+    set_on(stub, models_endpoint="gone")
+    code, output, _ = cli_run(tmp_path / "t", stub.base_url, f"anthropic/{model}")
+    assert code == 2 and "is retired (the table)" in output
+    assert stub.stats()["live_calls"] == 0  # nothing was called
+
+
+ACTIVE = sorted(m for m, rules in anthropic_rules.MODELS.items() if rules.lifecycle == "active")
+
+
+@TIMEOUT
+@pytest.mark.parametrize("model", ACTIVE)
 def test_with_the_endpoint_gone_the_table_gives_the_same_records(
     stub: AnthropicStub, tmp_path: Path, model: str
 ) -> None:
@@ -211,8 +280,8 @@ async def test_the_preflight_checks_the_budget_against_the_output_limit(
     stub: AnthropicStub,
 ) -> None:
     model = AnthropicProvider("claude-sonnet-5-5", base_url=stub.base_url)
-    with pytest.raises(ProviderConfigError, match=r"output limit of 64,000 tokens") as raised:
-        await model.probe(GenerateParams(max_tokens=70_000))
+    with pytest.raises(ProviderConfigError, match=r"output limit of 128,000 tokens") as raised:
+        await model.probe(GenerateParams(max_tokens=130_000))
     assert "\n" not in str(raised.value) and "models endpoint" in str(raised.value)
     assert all(body["max_tokens"] < 100 for body in stub.bodies)  # no long call was billed
     retired = replace(anthropic_rules.CLAUDE_5, lifecycle="retired")

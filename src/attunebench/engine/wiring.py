@@ -174,6 +174,9 @@ def capability_lines(bound: Mapping[str, BoundModel]) -> list[str]:
         if caps is not None:
             where = "its models endpoint" if caps.source == "endpoint" else "the table"
             lines.append(f"capabilities: {name} ({b.provider.spec}) from {where}: {_accepts(caps)}")
+        thinks = b.provider.thinking_note(b.entry.params)
+        if thinks is not None:
+            lines.append(f"thinking: {name} ({b.provider.spec}) {thinks}")
         note = b.provider.rate_note(b.endpoint.concurrency)
         if note is not None:
             lines.append(f"rate limit: {name}: {note}")

@@ -200,7 +200,7 @@ class AnthropicStub(ThreadedStub[Rules]):
         return web.json_response(self._reply(body))
 
     def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
-        return reply(body, self._answer, self.models, cache_use(body, self._cached))
+        return reply(body, self._answer, self.models, cache_use(body, self._cached, self.models))
 
     async def _metered(self, body: dict[str, Any], preflight: bool) -> web.Response:
         """An accepted request under the output-token rate limit: reserved, held, answered,
