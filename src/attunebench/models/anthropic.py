@@ -315,6 +315,9 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
     def thinking_note(self, params: GenerateParams) -> str | None:
         return thinking_note(self._accepted(), params)
 
+    def call_budget(self, params: GenerateParams) -> int:
+        return params.max_tokens + thinking_fields(self._accepted(), params, self.spec)[1]
+
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
         # A `disabled` thinking the provider stated on its own, refused: the model always
         # thinks, whatever its description said; it is asked for adaptive thinking instead.

@@ -311,6 +311,11 @@ class Provider(ABC):
         own `probe`: a run's shards make no pre-flight call of their own."""
         return None
 
+    def call_budget(self, params: GenerateParams) -> int:
+        """The most output tokens a call with these parameters can be billed: its
+        `max_tokens`, and any thinking allowance the provider adds to it."""
+        return params.max_tokens
+
     def thinking_note(self, params: GenerateParams) -> str | None:
         """What the run is told at plan time of how this model thinks with these parameters
         (a model that cannot stop thinking, an effort lowered); None: nothing to tell."""

@@ -129,7 +129,15 @@ _GPT51 = _O_SERIES.model_copy(
 _GPT52 = _GPT51.model_copy(update={"efforts": ("none", "low", "medium", "high", "xhigh")})
 _GPT56 = _GPT51.model_copy(update={"efforts": ("none", "low", "medium", "high", "xhigh", "max")})
 _CHAT_LATEST = Capabilities(logprobs=False, token_field="max_completion_tokens")
-_RESPONSES_ONLY = _GPT52.model_copy(update={"chat": False, "plain_efforts": ()})
+# The -pro models: the Responses API only, at effort medium or above (high by default).
+_RESPONSES_ONLY = _GPT52.model_copy(
+    update={
+        "chat": False,
+        "plain_efforts": (),
+        "efforts": ("medium", "high", "xhigh"),
+        "default_effort": "high",
+    }
+)
 
 _CHAT_NAMES = (
     "gpt-3.5-turbo",
@@ -233,7 +241,7 @@ CLAUDE_MODELS: Mapping[str, Capabilities] = {
     "claude-fable-5-1": _ALWAYS_THINKS.model_copy(update={"max_output_tokens": 64_000}),
     **dict.fromkeys(
         ("claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
-        _ALWAYS_THINKS.model_copy(update={"max_output_tokens": None}),
+        _ALWAYS_THINKS,
     ),
 }
 _THINKING_PAGES = (OVERVIEW, EXTENDED)
