@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 from attunebench.cli import app
 from attunebench.data.sample import sample_path
-from attunebench.engine import RunConfig, RunResult, read_ledger, run
+from attunebench.engine import RunConfig, RunResult, parse_shard, read_ledger, run
+from attunebench.engine.runner import preflight
 from attunebench.models import GenerateParams, Message, ProviderConfigError, ProviderError
 from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.modelsfile import ModelEntry
@@ -289,3 +290,65 @@ async def test_the_preflight_checks_the_budget_against_the_output_limit(
     with pytest.raises(ProviderConfigError, match="is retired"):
         await model.probe(GenerateParams())
     await model.aclose()
+
+
+# Refusals worded as no code has seen: naming no field of the request, two of them, one (the
+# only one a fix is given for), and over two lines.
+NEVER_SEEN = [
+    ("This combination of settings is not available for this model right now.", None),
+    ('thinking.type "disabled" cannot go with output_config.effort "xhigh" here', None),
+    ('output_config.effort: "xhigh" is not offered on this deployment', "output_config"),
+    ("Request rejected by policy.\nSee your console.", None),
+]
+
+
+@TIMEOUT
+@pytest.mark.parametrize(("said", "named"), NEVER_SEEN)
+def test_a_refusal_never_seen_stops_the_run_with_its_message_verbatim(
+    stub: AnthropicStub, tmp_path: Path, said: str, named: str | None
+) -> None:
+    set_on(stub, refuse_with=said)
+    code, output, out = cli_run(
+        tmp_path, stub.base_url, "anthropic/claude-opus-4-7", 'effort = "xhigh"'
+    )
+    assert code == 2
+    [line] = [line for line in output.splitlines() if line.startswith("error:")]
+    assert " ".join(said.splitlines()) in line  # verbatim, on one line
+    assert line.startswith("error: [models.claude] anthropic/claude-opus-4-7 ")
+    assert 'sent: model="claude-opus-4-7", max_tokens=' in line
+    assert 'output_config={"effort": "xhigh"}' in line and 'thinking={"type": "disabled"}' in line
+    if named is None:
+        assert "fix" not in line and "refused the pre-flight call (HTTP 400)" in line
+    else:
+        assert f"refuses the parameter '{named}'" in line and "fix its models-file entry" in line
+    assert not (out / "records.jsonl").exists()
+
+
+@TIMEOUT
+def test_the_preflight_runs_once_per_run_and_model_not_per_shard(
+    stub: AnthropicStub, tmp_path: Path
+) -> None:
+    entry = ModelEntry(
+        name="claude",
+        spec="anthropic/claude-opus-5",
+        base_url=stub.base_url,
+        params=GenerateParams(max_tokens=300, effort="xhigh"),
+    )
+    config = RunConfig(
+        data=sample_path(),
+        out=tmp_path / "driver",
+        models=(entry,),
+        tasks=("emotion",),
+        limit=4,
+        cache_path=None,
+        progress=False,
+    )
+    found = asyncio.run(preflight(config))  # the driver's, once
+    assert stub.stats()["preflight"] == 1 and stub.described["claude-opus-5"] == 1
+    assert json.loads(json.dumps(found)) == found  # plain JSON: it travels to any process
+    for index in (1, 2):
+        shard = replace(config, out=tmp_path / f"shard{index}", shard=parse_shard(f"{index}/2"))
+        result = asyncio.run(run(replace(shard, preflight=found)))
+        assert result.complete
+    assert stub.stats()["preflight"] == 1 and stub.described["claude-opus-5"] == 1
+    assert stub.stats()["refused"] == 0

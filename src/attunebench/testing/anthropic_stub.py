@@ -7,7 +7,8 @@ test that changes a model's rules (`stub.models[name] = ...`) changes what it sa
 at once; `models_endpoint = "silent"` serves descriptions without capabilities, `"gone"`
 answers 404 as a server without the endpoint does.
 
-On demand it fails as an account can: `deny = "billing"` answers with a 400 `billing_error`,
+On demand it refuses every message call with a 400 saying `refuse_with` (a wording no code
+has seen), and fails as an account can: `deny = "billing"` answers with a 400 `billing_error`,
 `deny = "forbidden"` with a 403 `permission_error`; `output_tokens_per_minute` sets an
 output-token rate limit, kept as Anthropic keeps it (a request's `max_tokens` reserved when it
 starts, what it did not use given back when it ends, the bucket refilled continuously), each
@@ -133,6 +134,7 @@ class AnthropicStub(ThreadedStub[Rules]):
         super().__init__(answer, {**MODELS, **(models or {})})
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["billing", "forbidden"] | None = None
+        self.refuse_with: str | None = None  # every message call refused (400) saying this
         self.versions: Counter[str] = Counter()  # anthropic-version headers seen
         self.models_endpoint: Literal["served", "silent", "gone"] = "served"
         self.described: Counter[str] = Counter()  # models described, by id
@@ -168,6 +170,8 @@ class AnthropicStub(ThreadedStub[Rules]):
         return web.json_response(description(model, rules, silent=silent))
 
     def _denied(self) -> web.Response | None:
+        if self.refuse_with is not None:
+            return web.json_response(error(self.refuse_with), status=400)
         if self.deny == "billing":
             message = "Your credit balance is too low to access the Anthropic API."
             return web.json_response(error(message, "billing_error"), status=400)
