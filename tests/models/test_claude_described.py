@@ -26,6 +26,7 @@ from attunebench.models import GenerateParams, Message, ProviderConfigError, Pro
 from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import anthropic_rules
+from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.records import diff_records, run_records
 
@@ -352,3 +353,22 @@ def test_the_preflight_runs_once_per_run_and_model_not_per_shard(
         assert result.complete
     assert stub.stats()["preflight"] == 1 and stub.described["claude-opus-5"] == 1
     assert stub.stats()["refused"] == 0
+
+
+@TIMEOUT
+async def test_a_call_that_may_pass_ten_minutes_is_streamed_with_the_same_answer(
+    stub: AnthropicStub,
+) -> None:
+    model = AnthropicProvider("claude-opus-4-7", base_url=stub.base_url)
+    long = GenerateParams(max_tokens=300, thinking="adaptive", effort="max")  # 32,300 tokens
+    short = GenerateParams(max_tokens=300, thinking="adaptive", effort="high")  # 16,300
+    streamed = await model.generate(MESSAGES, long)
+    plain = await model.generate(MESSAGES, short)
+    await model.aclose()
+    assert [body.get("stream") for body in stub.bodies] == [True, None]
+    assert [body["max_tokens"] for body in stub.bodies] == [32_300, 16_300]
+    expected = anthropic_rules.reply(stub.bodies[0], answer_from_prompt)  # as unstreamed
+    assert streamed.text == expected["content"][-1]["text"] == plain.text
+    assert streamed.thinking and streamed.reasoning_tokens == 4096
+    assert streamed.output_tokens == expected["usage"]["output_tokens"]
+    assert streamed.input_tokens == expected["usage"]["input_tokens"]

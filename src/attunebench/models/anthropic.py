@@ -60,6 +60,7 @@ from attunebench.models.claude_models import (
     THINKING_OFF,
     call_timeout,
     describe,
+    needs_streaming,
     over_output_limit,
     thinking_fields,
     thinking_note,
@@ -229,18 +230,22 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             raise ProviderError(f"{type(error).__name__}: {error}", retryable=True) from None
 
     async def _create(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-        """One Messages call, paced by the output-token rate limit, its headers read."""
+        """One Messages call, paced by the output-token rate limit, its headers read; streamed
+        when it may take longer than the SDK lets a call go unstreamed (`needs_streaming`)."""
         arguments = {name: body[name] for name in SDK_ARGUMENTS}
         extra = {name: value for name, value in body.items() if name not in SDK_ARGUMENTS}
+        timeout = call_timeout(self._timeout_s, body["max_tokens"])
         ticket = await self._pacer.reserve(body["max_tokens"])
         answered: Mapping[str, str] = {}
         try:
+            if needs_streaming(body["max_tokens"]):
+                message, answered = await self._calling(
+                    self._streamed(arguments, extra, headers, timeout)
+                )
+                return message
             raw = await self._calling(
                 self._client.messages.with_raw_response.create(
-                    **arguments,
-                    extra_body=extra,
-                    extra_headers=headers,
-                    timeout=call_timeout(self._timeout_s, body["max_tokens"]),
+                    **arguments, extra_body=extra, extra_headers=headers, timeout=timeout
                 )
             )
             answered = raw.headers
@@ -250,6 +255,20 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         finally:
             self._pacer.settle(ticket, answered)
         return await raw.parse()
+
+    async def _streamed(
+        self,
+        arguments: dict[str, Any],
+        extra: dict[str, Any],
+        headers: dict[str, str] | None,
+        timeout: float,
+    ) -> tuple[Any, Mapping[str, str]]:
+        """A long call, streamed (the SDK refuses one that may pass 10 minutes unstreamed,
+        and a connection held silent that long may be cut): its message and headers."""
+        async with self._client.messages.stream(
+            **arguments, extra_body=extra, extra_headers=headers, timeout=timeout
+        ) as stream:
+            return await stream.get_final_message(), stream.response.headers
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None

@@ -17,7 +17,9 @@ model that cannot stop thinking (Fable 5, Mythos 5, Opus 5.5) is asked for `adap
 told so at plan time. Otherwise the thinking asked for is sent. A call that may think gets an
 allowance on top of its answer's budget, scaled by the effort (`EFFORT_SHARE`, of the
 capabilities' `thinking_allowance` at high effort; no effort sent: the model's default), so
-thinking never eats the answer; its timeout scales with the budget (`call_timeout`).
+thinking never eats the answer; its timeout scales with the budget (`call_timeout`), and a
+call that may take longer than 10 minutes is streamed (`needs_streaming`), as the SDK
+requires.
 """
 
 from __future__ import annotations
@@ -55,12 +57,15 @@ MIN_BUDGET: Final = 1024  # the smallest `budget_tokens` the API takes
 # How fast the anthropic SDK expects a non-streaming call to write (its
 # `_calculate_nonstreaming_timeout`: an hour for 128,000 tokens): ~460 s for 16,400 tokens.
 TOKENS_PER_HOUR: Final = 128_000
+STREAMING_AFTER_S: Final = 600.0  # "Streaming is required for operations that may take longer
+# than 10 minutes" (the SDK's `_calculate_nonstreaming_timeout`): about 21,300 tokens
 # Where the documented constants above were read.
 SOURCES: Final[Mapping[str, tuple[Citation, ...]]] = {
     "THINKING_TYPES": (THINKING_TYPES_SDK,),
     "EFFORTS": (EFFORT_PAGE,),
     "MIN_BUDGET": (EXTENDED,),
     "TOKENS_PER_HOUR": (Citation("anthropic SDK 2.17.0 _base_client.py", "2026-12-05"),),
+    "STREAMING_AFTER_S": (Citation("anthropic SDK 2.17.0 _base_client.py", "2026-12-05"),),
 }
 
 
@@ -200,6 +205,16 @@ def call_timeout(timeout_s: float, max_tokens: int) -> float:
     461
     """
     return max(timeout_s, 3600.0 * max_tokens / TOKENS_PER_HOUR)
+
+
+def needs_streaming(max_tokens: int) -> bool:
+    """Whether a call of this budget must be streamed: the SDK expects it to take longer than
+    the 10 minutes it lets a call go unstreamed (`STREAMING_AFTER_S`).
+
+    >>> needs_streaming(16_400), needs_streaming(32_300)
+    (False, True)
+    """
+    return 3600.0 * max_tokens / TOKENS_PER_HOUR > STREAMING_AFTER_S
 
 
 def over_output_limit(caps: Capabilities, asked: int, answer: int) -> str | None:

@@ -432,3 +432,40 @@ def reply(
             },
         },
     }
+
+
+def _empty(block: dict[str, Any]) -> dict[str, Any]:
+    if block["type"] == "thinking":
+        return {**block, "thinking": "", "signature": ""}
+    return {**block, "text": ""}
+
+
+def _delta(block: dict[str, Any]) -> list[dict[str, Any]]:
+    if block["type"] == "thinking":
+        return [
+            {"type": "thinking_delta", "thinking": block["thinking"]},
+            {"type": "signature_delta", "signature": block["signature"]},
+        ]
+    return [{"type": "text_delta", "text": block["text"]}]
+
+
+def stream_events(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message as the streaming API sends it: `message_start` (no content, one output
+    token), each block started, its text as one delta, stopped, then `message_delta` with the
+    stop reason and the usage's totals, and `message_stop`."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(message["content"]):
+        events.append(
+            {"type": "content_block_start", "index": index, "content_block": _empty(block)}
+        )
+        events += [
+            {"type": "content_block_delta", "index": index, "delta": delta}
+            for delta in _delta(block)
+        ]
+        events.append({"type": "content_block_stop", "index": index})
+    stop = {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]}
+    events.append({"type": "message_delta", "delta": stop, "usage": usage})
+    events.append({"type": "message_stop"})
+    return events
