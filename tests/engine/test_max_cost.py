@@ -108,3 +108,17 @@ def test_max_cost_refuses_a_paid_model_without_a_price_and_lets_a_free_one_run(
     args += ["--model", "mock/constant", "--no-cache", "--no-progress", "--max-cost", "0"]
     result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "free")])
     assert result.exit_code == 0, result.output
+
+
+@TIMEOUT
+def test_max_cost_leaves_a_parameter_the_model_refuses_to_the_preflight_line(
+    stub: AnthropicStub, tmp_path: Path
+) -> None:
+    path = tmp_path / "models.toml"
+    path.write_text(
+        f'[models.claude]\nspec = "anthropic/claude-opus-4-7"\nbase_url = "{stub.base_url}"\n'
+        "params = { thinking_budget = 2048 }\nprice = { input = 5.0, output = 25.0 }\n",
+        "utf-8",
+    )
+    code, output = cli_run(tmp_path, path, 100.0)
+    assert code == 2 and "does not take params.thinking_budget" in output, output

@@ -335,7 +335,10 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         return thinking_note(self._accepted(), params)
 
     def call_budget(self, params: GenerateParams) -> int:
-        return params.max_tokens + thinking_fields(self._accepted(), params, self.spec)[1]
+        try:
+            return params.max_tokens + thinking_fields(self._accepted(), params, self.spec)[1]
+        except ProviderError:  # a parameter it does not take: the pre-flight stops the run
+            return params.max_tokens
 
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
         # A `disabled` thinking the provider stated on its own, refused: the model always
