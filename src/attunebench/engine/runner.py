@@ -299,9 +299,7 @@ async def run(
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))
-        spend = _spend_cap(config, plan, bound)  # before any call, the pre-flight's too
-        if config.check_servers:
-            await preflight_models(bound, config.preflight)
+        spend = await _preflight(config, plan, bound)
         info, kept = _open_rundir(config, conversations, plan, bound, say)
         done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
         engine = _engine(config, bound, policy, sleep, spend)
@@ -337,6 +335,17 @@ async def preflight(config: RunConfig) -> dict[str, dict[str, Any]]:
         return preflight_found(bound)
     finally:
         await close_models(bound)
+
+
+async def _preflight(
+    config: RunConfig, plan: Planned, bound: Mapping[str, BoundModel]
+) -> SpendCap | None:
+    """The run's dollar cap checked against its estimate, before any call; then each
+    model's pre-flight call (or what the driver's found, `config.preflight`)."""
+    spend = _spend_cap(config, plan, bound)
+    if config.check_servers:
+        await preflight_models(bound, config.preflight)
+    return spend
 
 
 def _spend_cap(
