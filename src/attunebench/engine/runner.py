@@ -6,7 +6,10 @@ run.json as skipped, with their reason, neither planned nor failed. A RUNDIR tha
 this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones, those with
 a judge verdict lost to a failure that was not permanent, and any lost to a kill), with the
 cache making sure no call that came back is made again. A run is complete when every planned
-item has an `ok` or `invalid` record. The evaluated conversations are written beside the
+item has an `ok` or `invalid` record. With a dollar cap (`max_cost`), the plan's estimate is
+checked before any call, the pre-flight's too (`engine.estimate`), and calls stop before one
+that could pass it (`engine.spend`); the pre-flight itself runs once per run and model
+(`preflight`, handed to shards as `RunConfig.preflight`). The evaluated conversations are written beside the
 records, so the run directory is all an analysis needs.
 """
 
