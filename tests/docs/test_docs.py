@@ -40,20 +40,21 @@ def test_every_docs_page_is_in_the_navigation() -> None:
 
 
 def test_frontier_page_says_which_claude_models_think_unasked_and_what_caches_cost() -> None:
-    """As Anthropic documents them (2026-12-03): the Claude 5 families think when `thinking`
-    is left out, Sonnet 5 and 5.5 omit thinking text, and these cache reads are published."""
+    """As Anthropic documents them: the Claude 5 families think when `thinking` is left out,
+    Sonnet 5.5 turns it off with `between_tools`, Fable 5 and Mythos 5 cannot, Sonnet 5 and
+    5.5 omit thinking text, and these cache reads are published."""
     text = " ".join((ROOT / "docs" / "frontier.md").read_text().split())
     assert (
         "the Claude 5 families (Opus 5, Sonnet 5, Sonnet 5.5, Haiku 5.5, Fable 5 and 5.1, "
         "Mythos 5, Opus 5.5) think" in text
     )
-    assert 'Opus 5.5 and Fable 5.1 ("adaptive, always on")' in text
+    assert '`{type = "between_tools"}` on Sonnet 5.5 (which refuses `disabled`)' in text
+    assert "(Fable 5 and Mythos 5 and their later versions, Opus 5.5" in text
     assert "Sonnet 5 and 5.5 return no thinking text unless asked" in text
     for published in (
-        "Sonnet 5.5 $2 / $0.10 / $10",
-        "Fable 5 $10 / $1 / $50",
-        "Fable 5.1 $10 / $0.25 / $50",
+        "| Sonnet 5.5 | $2 | $0.10 | $10 |",
+        "| Fable 5 | $10 | $1 | $50 |",
+        "| Fable 5.1 | $10 | $0.25 | $50 |",
     ):
         assert published in text
-    assert "Fable 5 and 5.1 $10 / - /" not in text and "Sonnet 5 and 5.5 $2 / - /" not in text
     assert "1.25 times the input price" in text and "twice it" in text

@@ -70,7 +70,7 @@ def entry(spec: str, url: str, **fields: Any) -> ModelEntry:
         ("openai/o3", "generate", False),  # an older reasoning family
         ("openai/o3", "choice", False),  # no first-token logprobs: choice does not apply
         ("openai/gpt-5.5", "generate", False),  # a newer one, effort "none" by default
-        ("openai/gpt-5.5", "choice", False),
+        ("openai/gpt-5.5", "choice", True),  # at effort "none" it gives logprobs
         ("openai/gpt-4.1", "generate", False),  # a chat model
         ("openai/gpt-4.1", "choice", True),
     ],
@@ -242,7 +242,7 @@ def test_answers_cut_off_by_thinking_are_counted_per_model(
     always = entry(
         "anthropic/claude-opus-5-5",
         claude_stub.base_url,
-        params={"max_tokens": 300},
+        params={"max_tokens": 300, "effort": "high"},
         capabilities={"thinking_allowance": 0},  # the task's budget alone: thinking eats it
     )
     result = engine_run(tmp_path, always)

@@ -227,6 +227,7 @@ class RunOptions:
     ray_shards: int | None
     ray_address: str | None
     person: str
+    max_cost: float | None = None
 
 
 def _run(asked: RunOptions) -> None:
@@ -255,6 +256,7 @@ def _run(asked: RunOptions) -> None:
             progress=not asked.no_progress,
             shard=share,
             person=person,
+            max_cost=asked.max_cost,
         )
         result = _execute(config, on_ray)
     except ModelsFileError as error:
@@ -371,6 +373,15 @@ def run(
             "or both: each item beside its person-hidden twin (report: the person gap)."
         ),
     ] = DEFAULT_PERSON,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            min=0,
+            help="USD the run may spend (every session together): refused before any call "
+            "when its estimate is over, stopped (resumable) before a call that would pass it.",
+        ),
+    ] = None,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
     _run(
@@ -394,6 +405,7 @@ def run(
             ray_shards=ray_shards,
             ray_address=ray_address,
             person=person,
+            max_cost=max_cost,
         )
     )
 

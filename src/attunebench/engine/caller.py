@@ -22,6 +22,7 @@ from attunebench.engine.cache import CachedOutput, ResponseCache, cache_key
 from attunebench.engine.ledger import Key, LedgerBook
 from attunebench.engine.limits import Endpoint
 from attunebench.engine.retry import RetriesExhausted, RetryPolicy, Sleep, with_retries
+from attunebench.engine.spend import SpendCap, call_cost
 from attunebench.models.base import ChoiceOutput, GenerateParams, Message, ModelOutput, Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks.base import CallRole, ChoiceForm, Item, Output, Query
@@ -112,8 +113,10 @@ class Engine:
         policy: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
+        spend: SpendCap | None = None,
     ) -> None:
         self.models = dict(models)
+        self.spend = spend  # the run's dollar cap, if it has one
         self.cache = cache
         self.ledger = ledger
         self.policy = policy or RetryPolicy()
@@ -145,15 +148,33 @@ class Engine:
             if cached is not None:
                 self.ledger.cache_hit(tally)
                 return output_of(cached, cached.cost_usd, cache_hit=True)
+        held = self._reserve(bound, messages, params)
         try:
             output = storable(await self._call(bound, messages, params, hint, form, tally))
         except RetriesExhausted as exhausted:
             self.ledger.failure(tally)
+            self._settle(held, 0.0)
             return Output(error=str(exhausted), permanent=exhausted.error.permanent)
+        except BaseException:
+            self._settle(held, 0.0)
+            raise
         cost = self._count(bound, output, tally)
+        self._settle(held, cost)
         if cache is not None:
             cache.put(key, output, cost)
         return output_of(output, cost, cache_hit=False)
+
+    def _reserve(self, bound: BoundModel, messages: list[Message], params: GenerateParams) -> float:
+        """Hold the call's most against the run's cap (`CapReached` past it); what was held."""
+        if self.spend is None:
+            return 0.0
+        held = call_cost(bound, messages, params)
+        self.spend.reserve(held)
+        return held
+
+    def _settle(self, held: float, cost: float) -> None:
+        if self.spend is not None:
+            self.spend.settle(held, cost)
 
     async def _call(
         self,

@@ -53,10 +53,18 @@ def _about(query: base.Query, model: str) -> base.Query:
 async def ask_all(
     caller: Asker, item: base.Item[Any], queries: Sequence[base.Query], model: str
 ) -> dict[str, base.Output]:
+    # Every call is awaited before an error is raised (the run's dollar cap stopping one):
+    # none is left running, and each that came back reaches the cache.
     answers = await asyncio.gather(
-        *(caller.ask(q.model or model, _about(q, model), item, q.role) for q in queries)
+        *(caller.ask(q.model or model, _about(q, model), item, q.role) for q in queries),
+        return_exceptions=True,
     )
-    return dict(zip((q.key for q in queries), answers, strict=True))
+    outputs: list[base.Output] = []
+    for answer in answers:
+        if isinstance(answer, BaseException):
+            raise answer
+        outputs.append(answer)
+    return dict(zip((q.key for q in queries), outputs, strict=True))
 
 
 def raw_text(outputs: Mapping[str, base.Output]) -> str | None:

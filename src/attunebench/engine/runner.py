@@ -6,7 +6,10 @@ run.json as skipped, with their reason, neither planned nor failed. A RUNDIR tha
 this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones, those with
 a judge verdict lost to a failure that was not permanent, and any lost to a kill), with the
 cache making sure no call that came back is made again. A run is complete when every planned
-item has an `ok` or `invalid` record. The evaluated conversations are written beside the
+item has an `ok` or `invalid` record. With a dollar cap (`max_cost`), the plan's estimate is
+checked before any call, the pre-flight's too (`engine.estimate`), and calls stop before one
+that could pass it (`engine.spend`); the pre-flight itself runs once per run and model
+(`preflight`, handed to shards as `RunConfig.preflight`). The evaluated conversations are written beside the
 records, so the run directory is all an analysis needs.
 """
 
@@ -27,6 +30,7 @@ from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import BoundModel, Engine
+from attunebench.engine.estimate import check_estimate, estimate, unpriced
 from attunebench.engine.ledger import LedgerBook, Tally
 from attunebench.engine.plan import ALL, applicable, task_names, without_judge
 from attunebench.engine.prepare import asked_kinds, prepare_models
@@ -34,6 +38,7 @@ from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
 from attunebench.engine.shards import SHARED_PLAN, Shard
+from attunebench.engine.spend import SpendCap, spent_of
 from attunebench.engine.training import teach
 from attunebench.engine.wiring import (
     adaptations,
@@ -42,6 +47,8 @@ from attunebench.engine.wiring import (
     capability_records,
     close_models,
     default_cache_path,
+    preflight_found,
+    preflight_models,
 )
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
@@ -102,6 +109,10 @@ class RunConfig:
     shard: Shard | None = None  # run only this share of the plan (engine.shards)
     suite: SuiteInfo | None = None  # the suite the data and tasks come from, if any
     person: PersonOption = DEFAULT_PERSON  # the items as shown, their person-hidden twins, or both
+    max_cost: float | None = None  # USD the run may spend, every session together (engine.spend)
+    # What each model's pre-flight found, made once by a driver for all its shards
+    # (`preflight`): by model name, in place of each shard's own pre-flight call.
+    preflight: Mapping[str, Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +127,7 @@ class RunResult:
     errors: tuple[tuple[str, str, int, str], ...] = ()  # (model, task, count, error), commonest
     adapted: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by the pre-flight
     truncated: Mapping[str, int] = field(default_factory=dict)  # per model, answers cut off
+    stopped: str | None = None  # why the run stopped before its end (its dollar cap)
 
     @property
     def complete(self) -> bool:
@@ -282,6 +294,7 @@ async def run(
         concurrency=config.concurrency,
         overrides=providers or {},
         check=config.check_servers,
+        probe=False,
     )
     try:
         evaluated_ids = frozenset(c.id for c in conversations)
@@ -295,12 +308,15 @@ async def run(
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))
+        spend = await _preflight(config, plan, bound)
         info, kept = _open_rundir(config, conversations, plan, bound, say)
         done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
-        engine = _engine(config, bound, policy, sleep)
+        engine = _engine(config, bound, policy, sleep, spend)
         errors: Counter[tuple[str, str, str]] = Counter()
         units = plan_units(plan.work, done)
         failed = await _execute(config, engine, units, plan.keys, done, info, errors, report)
+        if spend is not None and spend.stopped is not None:
+            say(spend.stopped)
     finally:
         await close_models(bound)
     return RunResult(
@@ -314,13 +330,69 @@ async def run(
         commonest(errors),
         info.adapted,
         truncated_by_model(engine.ledger),
+        spend.stopped if spend is not None else None,
     )
 
 
+async def preflight(config: RunConfig) -> dict[str, dict[str, Any]]:
+    """Each model's pre-flight, made once, as plain JSON: a driver that runs the plan's
+    shards elsewhere passes it on (`RunConfig.preflight`), and no shard makes its own."""
+    bound = await bind_models(
+        config.models + config.judges, concurrency=config.concurrency, overrides={}, check=True
+    )
+    try:
+        return preflight_found(bound)
+    finally:
+        await close_models(bound)
+
+
+async def _preflight(
+    config: RunConfig, plan: Planned, bound: Mapping[str, BoundModel]
+) -> SpendCap | None:
+    """The run's dollar cap checked against its estimate, before any call; then each
+    model's pre-flight call (or what the driver's found, `config.preflight`)."""
+    spend = _spend_cap(config, plan, bound)
+    if config.check_servers:
+        await preflight_models(bound, config.preflight)
+    return spend
+
+
+def _spend_cap(
+    config: RunConfig, plan: Planned, bound: Mapping[str, BoundModel]
+) -> SpendCap | None:
+    """The run's dollar cap, checked against its estimate (with what earlier sessions spent):
+    one line over it, before any call (`engine.estimate`)."""
+    if config.max_cost is None:
+        return None
+    why = unpriced(bound)
+    if why is not None:
+        raise PlanError(why)
+    ledger = read_ledger(config.out) if config.out.is_dir() else None
+    spent = spent_of(ledger.entries) if ledger is not None else 0.0
+    done = answered_keys(config.out) & plan.keys
+    judges = [e.name for e in config.judges]
+    by_model = estimate(plan_units(plan.work, done), bound, judges)
+    check_estimate(config.max_cost, spent, by_model)
+    return SpendCap(config.max_cost, spent=spent)
+
+
+def answered_keys(rundir: Path) -> set[RecordKey]:
+    """The keys a RUNDIR already answered (its `ok` and `invalid` records); none if new."""
+    path = rundir / RECORDS_FILE
+    if not path.is_file():
+        return set()
+    return {r.key for r in read_records(path) if r.status != "failed"}
+
+
 def _engine(
-    config: RunConfig, bound: Mapping[str, BoundModel], policy: RetryPolicy | None, sleep: Sleep
+    config: RunConfig,
+    bound: Mapping[str, BoundModel],
+    policy: RetryPolicy | None,
+    sleep: Sleep,
+    spend: SpendCap | None = None,
 ) -> Engine:
-    """The engine that asks the models: the shared cache, the RUNDIR's ledger carried on."""
+    """The engine that asks the models: the shared cache, the RUNDIR's ledger carried on, the
+    run's dollar cap."""
     return Engine(
         bound,
         cache=ResponseCache(config.cache_path) if config.cache_path else None,
@@ -328,6 +400,7 @@ def _engine(
         policy=policy,
         sleep=sleep,
         rng=random.Random(config.seed),
+        spend=spend,
     )
 
 

@@ -8,6 +8,8 @@ server keeps only the last prompt, which is why this order, not turn by turn acr
 (whose instructions differ), is the one that pays. Many units run at once, bounded by the
 workers each endpoint has; the endpoints' own limits bound the calls. A batch model's items
 are all asked at once instead (its answers come in hours, not turn after turn).
+When the run's dollar cap stops calls (`engine.spend`), each worker ends where it is; the
+calls in flight finish and are recorded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from attunebench.engine.caller import Engine, ItemCaller
 from attunebench.engine.evaluate import evaluate
+from attunebench.engine.spend import CapReached
 from attunebench.records import ItemRecord
 from attunebench.tasks.base import AnswerMode, Item, Task
 from attunebench.tasks.twins import is_person_hidden
@@ -111,11 +114,19 @@ async def run_units(
             unit = queue.popleft()
             bound = engine.models[unit.model]
             mode: AnswerMode = "choice" if bound.choosing else "generate"
-            if bound.batched:
-                await asyncio.gather(*(one(unit.model, mode, t, i) for t, i in unit.work))
-            else:
-                for task, item in unit.work:
-                    await one(unit.model, mode, task, item)
+            try:
+                if bound.batched:
+                    done = await asyncio.gather(
+                        *(one(unit.model, mode, t, i) for t, i in unit.work),
+                        return_exceptions=True,
+                    )
+                    for error in (d for d in done if isinstance(d, BaseException)):
+                        raise error
+                else:
+                    for task, item in unit.work:
+                        await one(unit.model, mode, task, item)
+            except CapReached:
+                return  # the run's dollar cap: no other call; those in flight finish
 
     async with asyncio.TaskGroup() as group:
         for name, queue in queues.items():

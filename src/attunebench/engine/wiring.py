@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.limits import Endpoint
@@ -41,8 +42,11 @@ async def bind_models(
     concurrency: int,
     overrides: Mapping[str, Provider],
     check: bool,
+    probe: bool = True,
 ) -> dict[str, BoundModel]:
-    """Every model by name, ready to call; `overrides` supplies ready-made providers by name."""
+    """Every model by name, ready to call; `overrides` supplies ready-made providers by name.
+    `check`: each server reached, and (`probe`) each model's pre-flight made; without
+    `probe`, `preflight_models` makes it later."""
     made: dict[str, tuple[ModelEntry, Provider]] = {}
     try:
         for name, entry in _unique(entries).items():
@@ -52,6 +56,8 @@ async def bind_models(
         _share_batch_budgets(made)
         if check:
             await _check_reachable(made)
+            if probe:
+                await _probe(made, {})
     except BaseException:
         await asyncio.gather(*(provider.aclose() for _, provider in made.values()))
         raise
@@ -129,12 +135,34 @@ async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> N
         if endpoint not in seen:
             seen.add(endpoint)
             await provider.check()
+
+
+async def _probe(
+    made: Mapping[str, tuple[ModelEntry, Provider]], found: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """Each model's pre-flight call, or what one made elsewhere found (`found`, by name)."""
     for name, (entry, provider) in made.items():
+        if name in found:
+            provider.adopt(found[name], entry.params)
+            continue
         try:
             await provider.probe(entry.params, choice=entry.answer == "choice")
         except ProviderConfigError as error:
             where = "" if name == entry.spec else f"[models.{name}] "
             raise ProviderConfigError(f"{where}{error}") from None
+
+
+async def preflight_models(
+    bound: Mapping[str, BoundModel], found: Mapping[str, Mapping[str, Any]] | None = None
+) -> None:
+    """The pre-flight of models bound without it: each one's call, or (`found`, by name) what
+    the run's driver found, so that a shard makes none of its own."""
+    await _probe({name: (b.entry, b.provider) for name, b in bound.items()}, found or {})
+
+
+def preflight_found(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, Any]]:
+    """What each model's pre-flight found (plain JSON), for shards to adopt."""
+    return {name: b.provider.found() for name, b in bound.items()}
 
 
 def adaptations(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, str]]:
@@ -174,6 +202,9 @@ def capability_lines(bound: Mapping[str, BoundModel]) -> list[str]:
         if caps is not None:
             where = "its models endpoint" if caps.source == "endpoint" else "the table"
             lines.append(f"capabilities: {name} ({b.provider.spec}) from {where}: {_accepts(caps)}")
+        thinks = b.provider.thinking_note(b.entry.params)
+        if thinks is not None:
+            lines.append(f"thinking: {name} ({b.provider.spec}) {thinks}")
         note = b.provider.rate_note(b.endpoint.concurrency)
         if note is not None:
             lines.append(f"rate limit: {name}: {note}")

@@ -57,10 +57,13 @@ from attunebench.models.capabilities import (
     overridden,
 )
 from attunebench.models.claude_models import (
+    THINKING_OFF,
     call_timeout,
     describe,
+    needs_streaming,
     over_output_limit,
     thinking_fields,
+    thinking_note,
     unasked_thinking,
 )
 from attunebench.models.http_errors import status_error
@@ -90,7 +93,7 @@ FIXES = {
     "top_p": "set sampling = false (it leaves temperature and top_p out)",
     "thinking": 'use params.thinking = "adaptive" with params.effort in place of '
     "thinking_budget, or the other way round, as the model takes; or remove thinking",
-    "output_config": "remove params.effort (this model takes no effort)",
+    "output_config": "remove params.effort, or set one the model takes",
     "max_tokens": "lower params.max_tokens (with thinking the request asks for max_tokens "
     "plus the thinking budget or allowance)",
     "stop_sequences": "remove stop from params",
@@ -174,10 +177,10 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         return self.batch_endpoint(server)
 
     def _accepted(self) -> Capabilities:
-        """The capabilities, less a `disabled` thinking the pre-flight found refused."""
+        """The capabilities, less a thinking-off type the pre-flight found refused."""
         caps = self.capabilities
         if self._adapted.get("thinking") == THINKING_ADAPTED:
-            kept = tuple(kind for kind in caps.thinking if kind != "disabled")
+            kept = tuple(kind for kind in caps.thinking if kind not in THINKING_OFF)
             return caps.model_copy(update={"thinking": kept})
         return caps
 
@@ -227,18 +230,22 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             raise ProviderError(f"{type(error).__name__}: {error}", retryable=True) from None
 
     async def _create(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-        """One Messages call, paced by the output-token rate limit, its headers read."""
+        """One Messages call, paced by the output-token rate limit, its headers read; streamed
+        when it may take longer than the SDK lets a call go unstreamed (`needs_streaming`)."""
         arguments = {name: body[name] for name in SDK_ARGUMENTS}
         extra = {name: value for name, value in body.items() if name not in SDK_ARGUMENTS}
+        timeout = call_timeout(self._timeout_s, body["max_tokens"])
         ticket = await self._pacer.reserve(body["max_tokens"])
         answered: Mapping[str, str] = {}
         try:
+            if needs_streaming(body["max_tokens"]):
+                message, answered = await self._calling(
+                    self._streamed(arguments, extra, headers, timeout)
+                )
+                return message
             raw = await self._calling(
                 self._client.messages.with_raw_response.create(
-                    **arguments,
-                    extra_body=extra,
-                    extra_headers=headers,
-                    timeout=call_timeout(self._timeout_s, body["max_tokens"]),
+                    **arguments, extra_body=extra, extra_headers=headers, timeout=timeout
                 )
             )
             answered = raw.headers
@@ -248,6 +255,20 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         finally:
             self._pacer.settle(ticket, answered)
         return await raw.parse()
+
+    async def _streamed(
+        self,
+        arguments: dict[str, Any],
+        extra: dict[str, Any],
+        headers: dict[str, str] | None,
+        timeout: float,
+    ) -> tuple[Any, Mapping[str, str]]:
+        """A long call, streamed (the SDK refuses one that may pass 10 minutes unstreamed,
+        and a connection held silent that long may be cut): its message and headers."""
+        async with self._client.messages.stream(
+            **arguments, extra_body=extra, extra_headers=headers, timeout=timeout
+        ) as stream:
+            return await stream.get_final_message(), stream.response.headers
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
@@ -268,13 +289,19 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         except ProviderError:
             return  # no such endpoint (a proxy, an older server), or no such model there
         described = describe(info.model_dump(mode="json"), self._table_entry())
-        if described is None:
-            return
-        self.capabilities = overridden(self.model, described, self._override)
-        if described.lifecycle == "retired":
+        if described is not None:
+            self.capabilities = overridden(self.model, described, self._override)
+
+    def _check_lifecycle(self) -> None:
+        """A retired model (as the endpoint, or else the table, says) stops the run."""
+        if self.capabilities.lifecycle == "retired":
+            where = (
+                "Anthropic's models endpoint"
+                if self.capabilities.source == "endpoint"
+                else ("the table")
+            )
             raise ProviderConfigError(
-                f"{self.spec} is retired (Anthropic's models endpoint): requests naming it "
-                "fail; choose another model"
+                f"{self.spec} is retired ({where}): requests naming it fail; choose another model"
             )
 
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
@@ -282,6 +309,7 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         is adapted, or stops the run with the fix (see `preflight`), as does a budget over
         the model's output limit or over a minute of the account's output tokens."""
         await self._describe()
+        self._check_lifecycle()
         small = probe_params(params)
 
         async def send(body: dict[str, Any]) -> None:
@@ -297,12 +325,27 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         self._call_tokens = self.request(list(PROBE_MESSAGES), params)["max_tokens"]
         self._check_budget(params)
 
+    def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
+        super().adopt(found, params)
+        if found.get("capabilities") is not None:
+            self.capabilities = Capabilities.model_validate(found["capabilities"])
+        self._call_tokens = self.request(list(PROBE_MESSAGES), params)["max_tokens"]
+
+    def thinking_note(self, params: GenerateParams) -> str | None:
+        return thinking_note(self._accepted(), params)
+
+    def call_budget(self, params: GenerateParams) -> int:
+        try:
+            return params.max_tokens + thinking_fields(self._accepted(), params, self.spec)[1]
+        except ProviderError:  # a parameter it does not take: the pre-flight stops the run
+            return params.max_tokens
+
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
         # A `disabled` thinking the provider stated on its own, refused: the model always
         # thinks, whatever its description said; it is asked for adaptive thinking instead.
         if parameter == "thinking":
             asked = params.thinking or params.thinking_budget or "thinking" in params.extra
-            stated = unasked_thinking(self._accepted()) == "disabled"
+            stated = unasked_thinking(self._accepted()) in ("disabled", "between_tools")
             return THINKING_ADAPTED if stated and not asked else None
         return super()._adaptation(parameter, params)
 

@@ -243,9 +243,12 @@ class Provider(ABC):
     - `learns_from` and `learn`: a fitted baseline's train split, and the examples the engine
       builds from it, as each task of the run builds its items (`engine.training`), before
       the plan asks what it answers;
-    - `capabilities`, `cache_identity` and `rate_note`: what a hosted model accepts (from its
-      provider's description or a table, found at start-up), what of it decides its answers,
-      and whether the account's rate limit paces its calls;
+    - `capabilities`, `cache_identity`, `rate_note` and `thinking_note`: what a hosted model
+      accepts (from its provider's description or a table, found at start-up), what of it
+      decides its answers, whether the account's rate limit paces its calls, and how it
+      thinks when asked not to;
+    - `found` and `adopt`: what the pre-flight found, handed to another process (a run's
+      shards) so that each model's pre-flight runs once per run;
     - `slots` and `server_usage`: a provider that runs its own server (`local/`) says how many
       calls the server takes at once, and what the server reported doing (ledger.json's
       `servers`).
@@ -296,6 +299,27 @@ class Provider(ABC):
     def adapted(self) -> dict[str, str]:
         """Parameters the pre-flight changed, each with what was done (none by default)."""
         return {}
+
+    def found(self) -> dict[str, Any]:
+        """What its pre-flight found (plain JSON), for another process to `adopt`."""
+        caps = self.capabilities
+        described = caps.model_dump(mode="json") if caps is not None else None
+        return {"capabilities": described, "adapted": dict(self.adapted)}
+
+    def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
+        """Take what a pre-flight of this model found elsewhere (`found`) in place of its
+        own `probe`: a run's shards make no pre-flight call of their own."""
+        return None
+
+    def call_budget(self, params: GenerateParams) -> int:
+        """The most output tokens a call with these parameters can be billed: its
+        `max_tokens`, and any thinking allowance the provider adds to it."""
+        return params.max_tokens
+
+    def thinking_note(self, params: GenerateParams) -> str | None:
+        """What the run is told at plan time of how this model thinks with these parameters
+        (a model that cannot stop thinking, an effort lowered); None: nothing to tell."""
+        return None
 
     def cache_identity(self) -> dict[str, Any]:
         """What the provider found at start-up that decides its answers, beyond the models-file

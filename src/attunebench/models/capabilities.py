@@ -2,19 +2,22 @@
 
 A model's `Capabilities` say which request fields it takes (sampling parameters, first-token
 logprobs, stop sequences, a seed), how it thinks (OpenAI's hidden reasoning with
-`reasoning_effort`; the `thinking` types a Claude request may state and its
-`output_config.effort` levels), which field carries its token budget, its output limit where
-known, and whether chat completions serve it at all. `source` says where they came from:
-Anthropic's models endpoint (`claude_models.describe`, read first) or the tables below, which
-hold the models the vendors documented as of 2026-12-03. A model they do not list gets its
+`reasoning_effort`; the `thinking` types a Claude request may state, its
+`output_config.effort` levels, the effort the API applies when none is sent, and the highest
+effort at which thinking may be turned off), which field carries its token budget, its output
+limit where known, and whether chat completions serve it at all. `source` says where they
+came from: Anthropic's models endpoint (`claude_models.describe`, read first) or the tables
+below. Each entry of the tables names the pages (or SDK files) it was read from, and the day,
+in `CLAUDE_SOURCES` and `OPENAI_SOURCES` (`models.sources`). A model they do not list gets its
 vendor's default for unknown models (`unknown_openai`, `UNKNOWN_CLAUDE`: one that may think,
 since thinking cannot be ruled out). A models-file entry overrides any field
 (`capabilities = { logprobs = false }`), and the pre-flight adapts a request the table got
 wrong (`models.preflight`).
 
-A Claude model that accepts `thinking.type = "disabled"` lists it among its thinking types:
-every Claude call states its thinking, since what a model does when `thinking` is left out
-(the Claude 5 families think) is said by no description and may change.
+A Claude model that accepts `thinking.type = "disabled"` (or Sonnet 5.5's `between_tools`,
+which turns up-front thinking off there) lists it among its thinking types: every Claude call
+states its thinking, since what a model does when `thinking` is left out (the Claude 5
+families think) is said by no description and may change.
 
 Names are looked up without a router's prefix (`openai/o3`), a date suffix
 (`gpt-5-mini-2025-08-07`, `claude-haiku-4-5-20251001`) or `-latest` where the bare name is
@@ -24,13 +27,14 @@ listed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
 from attunebench.frozen import Frozen, problem_text
 from attunebench.models.registry import ProviderConfigError
+from attunebench.models.sources import Citation
 
 Thinking = Literal["adaptive", "enabled", "disabled", "between_tools"]
 TokenField = Literal["max_tokens", "max_completion_tokens"]
@@ -47,6 +51,17 @@ class Capabilities(Frozen):
     seed: bool = True
     reasoning: bool = Field(default=False, description="hidden reasoning spends the budget")
     efforts: tuple[str, ...] = Field(default=(), description="accepted effort values")
+    default_effort: str | None = Field(
+        default=None, description="the effort the API applies when none is sent"
+    )
+    plain_efforts: tuple[str, ...] = Field(
+        default=(), description="efforts that do not reason: sampling and logprobs are taken"
+    )
+    thinking_off_max_effort: str | None = Field(
+        default=None,
+        description="the highest effort at which thinking may be turned off (disabled or "
+        "between_tools); unset: any",
+    )
     thinking: tuple[Thinking, ...] = Field(default=(), description="accepted thinking types")
     thinking_allowance: int = Field(
         default=16_000,
@@ -66,6 +81,31 @@ class Capabilities(Frozen):
     source: Source = Field(default="table", description="the models endpoint, or the table")
 
 
+# Where the tables' facts were read (`models.sources`); each entry names its own below.
+_ANTHROPIC = "https://platform.claude.com/docs/en"
+OVERVIEW = Citation(f"{_ANTHROPIC}/about-claude/models/overview", "2026-12-03")
+EXTENDED = Citation(f"{_ANTHROPIC}/build-with-claude/extended-thinking", "2026-12-03")
+ADAPTIVE_PAGE = Citation(f"{_ANTHROPIC}/build-with-claude/adaptive-thinking", "2026-12-03")
+EFFORT_PAGE = Citation(f"{_ANTHROPIC}/build-with-claude/effort", "2026-12-05")
+RETIRED_PAGE = Citation(f"{_ANTHROPIC}/about-claude/model-deprecations", "2026-12-05")
+OPUS_5_PAGE = Citation(
+    "https://platform.claude.com/docs/zh-CN/models/opus-5/overview", "2026-12-05"
+)
+SKILLS_MODELS = Citation(
+    "https://github.com/anthropics/skills/blob/main/skills/claude-api/shared/models.md",
+    "2026-12-05",
+)
+SONNET_55_PAGE = Citation(f"{_ANTHROPIC}/models/sonnet-5-5/migration-guide", "2026-12-05")
+FABLE_5_PAGE = Citation(f"{_ANTHROPIC}/models/fable-5/migration-guide", "2026-12-05")
+THINKING_TYPES_SDK = Citation("anthropic SDK 2.17.0 types/thinking_types.py", "2026-12-05")
+OPENAI_MODELS_PAGE = Citation("https://platform.openai.com/docs/models", "2026-12-03")
+REASONING_PAGE = Citation("https://platform.openai.com/docs/guides/reasoning", "2026-12-03")
+CHAT_MODEL_SDK = Citation("openai SDK 3.3.1 types/shared/chat_model.py", "2026-12-05")
+EFFORT_SDK = Citation("openai SDK 3.3.1 types/shared/reasoning_effort.py", "2026-12-05")
+CREATE_PARAMS_SDK = Citation(
+    "openai SDK 3.3.1 types/chat/completion_create_params.py", "2026-12-05"
+)
+
 _CHAT = Capabilities()
 _O_SERIES = Capabilities(
     sampling=False,
@@ -73,105 +113,177 @@ _O_SERIES = Capabilities(
     stop=False,
     reasoning=True,
     efforts=("low", "medium", "high"),
+    default_effort="medium",
     token_field="max_completion_tokens",
 )
 _GPT5 = _O_SERIES.model_copy(update={"efforts": ("minimal", "low", "medium", "high")})
-_GPT51 = _O_SERIES.model_copy(update={"efforts": ("none", "low", "medium", "high")})
-_GPT52 = _O_SERIES.model_copy(update={"efforts": ("none", "low", "medium", "high", "xhigh")})
+# GPT-5.1 and later default to effort `none`, which does not reason: then the model takes
+# sampling and gives logprobs, as a chat model does (`at_effort`).
+_GPT51 = _O_SERIES.model_copy(
+    update={
+        "efforts": ("none", "low", "medium", "high"),
+        "default_effort": "none",
+        "plain_efforts": ("none",),
+    }
+)
+_GPT52 = _GPT51.model_copy(update={"efforts": ("none", "low", "medium", "high", "xhigh")})
+_GPT56 = _GPT51.model_copy(update={"efforts": ("none", "low", "medium", "high", "xhigh", "max")})
 _CHAT_LATEST = Capabilities(logprobs=False, token_field="max_completion_tokens")
-_RESPONSES_ONLY = _GPT52.model_copy(update={"chat": False})
+# The -pro models: the Responses API only, at effort medium or above (high by default).
+_RESPONSES_ONLY = _GPT52.model_copy(
+    update={
+        "chat": False,
+        "plain_efforts": (),
+        "efforts": ("medium", "high", "xhigh"),
+        "default_effort": "high",
+    }
+)
 
+_CHAT_NAMES = (
+    "gpt-3.5-turbo",
+    "gpt-4",
+    "gpt-4-turbo",
+    "gpt-4o",
+    "gpt-4o-mini",
+    "chatgpt-4o-latest",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "gpt-4.1-nano",
+)
+_GPT52_NAMES = ("gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5")
+_GPT56_NAMES = ("gpt-5.6", "gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna")
+_CHAT_LATEST_NAMES = ("gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat")
+_PRO_NAMES = ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro", "gpt-5.5-pro")
 OPENAI_MODELS: Mapping[str, Capabilities] = {
-    **dict.fromkeys(
-        (
-            "gpt-3.5-turbo",
-            "gpt-4",
-            "gpt-4-turbo",
-            "gpt-4o",
-            "gpt-4o-mini",
-            "chatgpt-4o-latest",
-            "gpt-4.1",
-            "gpt-4.1-mini",
-            "gpt-4.1-nano",
-        ),
-        _CHAT,
-    ),
+    **dict.fromkeys(_CHAT_NAMES, _CHAT),
     **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), _O_SERIES),
     **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT5),
     "gpt-5.1": _GPT51,
-    **dict.fromkeys(("gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5"), _GPT52),
-    **dict.fromkeys(("gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat"), _CHAT_LATEST),
-    **dict.fromkeys(
-        ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro", "gpt-5.5-pro"),
-        _RESPONSES_ONLY,
-    ),
+    **dict.fromkeys(_GPT52_NAMES, _GPT52),
+    **dict.fromkeys(_GPT56_NAMES, _GPT56),
+    **dict.fromkeys(_CHAT_LATEST_NAMES, _CHAT_LATEST),
+    **dict.fromkeys(_PRO_NAMES, _RESPONSES_ONLY),
+}
+_OPENAI_PAGES = (OPENAI_MODELS_PAGE, REASONING_PAGE)
+OPENAI_SOURCES: Mapping[str, tuple[Citation, ...]] = {
+    **dict.fromkeys(_CHAT_NAMES, (OPENAI_MODELS_PAGE, CHAT_MODEL_SDK)),
+    **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), (*_OPENAI_PAGES, CREATE_PARAMS_SDK)),
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), (*_OPENAI_PAGES, CREATE_PARAMS_SDK)),
+    "gpt-5.1": (*_OPENAI_PAGES, CREATE_PARAMS_SDK),
+    **dict.fromkeys(_GPT52_NAMES, (*_OPENAI_PAGES, CHAT_MODEL_SDK)),
+    **dict.fromkeys(_GPT56_NAMES, (CHAT_MODEL_SDK, EFFORT_SDK)),
+    **dict.fromkeys(_CHAT_LATEST_NAMES, (OPENAI_MODELS_PAGE, CHAT_MODEL_SDK)),
+    **dict.fromkeys(_PRO_NAMES, _OPENAI_PAGES),
 }
 
-# Every Claude model takes `thinking.type = "disabled"` but those that think always ("adaptive,
-# always on": Opus 5.5, Fable 5.1 and later); one that does not think at all takes it too.
-_CLAUDE_3 = Capabilities(logprobs=False, seed=False, thinking=("disabled",))
-_CLAUDE_BUDGET = _CLAUDE_3.model_copy(update={"thinking": ("enabled", "disabled")})
-_CLAUDE_46 = _CLAUDE_3.model_copy(
+# Claude: the thinking types a request may state, as each model's pages say. A model that does
+# not think at all takes `disabled` (THINKING_TYPES_SDK: "True on a model that does not
+# support thinking"); one that always thinks takes neither `disabled` nor `between_tools`.
+_CLAUDE_3 = Capabilities(logprobs=False, seed=False, thinking=("disabled",), max_output_tokens=4096)
+_CLAUDE_BUDGET = _CLAUDE_3.model_copy(
+    update={"thinking": ("enabled", "disabled"), "max_output_tokens": 64_000}
+)
+_CLAUDE_46 = _CLAUDE_BUDGET.model_copy(
     update={
         "thinking": ("adaptive", "enabled", "disabled"),
         "efforts": ("low", "medium", "high", "max"),
+        "default_effort": "high",
+        "max_output_tokens": 128_000,
     }
 )
 # Claude 4.7 and later: adaptive thinking only, and no sampling parameters. The Claude 5
 # families think when `thinking` is left out; stating "disabled" turns it off.
-_CLAUDE_ADAPTIVE = _CLAUDE_3.model_copy(
+_CLAUDE_ADAPTIVE = _CLAUDE_46.model_copy(
     update={
         "sampling": False,
         "thinking": ("adaptive", "disabled"),
         "efforts": ("low", "medium", "high", "xhigh", "max"),
     }
 )
+# Thinking off only at effort high or lower ("pairing it with xhigh/max returns a 400").
+_OFF_UP_TO_HIGH = _CLAUDE_ADAPTIVE.model_copy(update={"thinking_off_max_effort": "high"})
 # "Adaptive (always on)": thinking cannot be turned off. A Claude the table does not list may
 # be one of these, so it is asked for adaptive thinking with an allowance for it.
-UNKNOWN_CLAUDE = _CLAUDE_ADAPTIVE.model_copy(update={"thinking": ("adaptive",)})
-_ALWAYS_THINKS = UNKNOWN_CLAUDE
+UNKNOWN_CLAUDE = _CLAUDE_ADAPTIVE.model_copy(
+    update={"thinking": ("adaptive",), "max_output_tokens": None}
+)
+_ALWAYS_THINKS = _CLAUDE_ADAPTIVE.model_copy(update={"thinking": ("adaptive",)})
+_RETIRED = {"lifecycle": "retired"}
 
 CLAUDE_MODELS: Mapping[str, Capabilities] = {
-    **dict.fromkeys(
-        ("claude-3-haiku", "claude-3-opus", "claude-3-5-haiku", "claude-3-5-sonnet"), _CLAUDE_3
+    "claude-3-haiku": _CLAUDE_3,
+    "claude-3-opus": _CLAUDE_3.model_copy(update=_RETIRED),
+    "claude-3-5-haiku": _CLAUDE_3.model_copy(update={"max_output_tokens": 8192, **_RETIRED}),
+    "claude-3-5-sonnet": _CLAUDE_3.model_copy(update={"max_output_tokens": 8192, **_RETIRED}),
+    "claude-3-7-sonnet": _CLAUDE_BUDGET.model_copy(update=_RETIRED),
+    "claude-sonnet-4": _CLAUDE_BUDGET,
+    "claude-opus-4": _CLAUDE_BUDGET.model_copy(update={"max_output_tokens": 32_000}),
+    "claude-opus-4-1": _CLAUDE_BUDGET.model_copy(update={"max_output_tokens": 32_000}),
+    "claude-sonnet-4-5": _CLAUDE_BUDGET,
+    "claude-haiku-4-5": _CLAUDE_BUDGET,
+    "claude-opus-4-5": _CLAUDE_BUDGET.model_copy(
+        update={"efforts": ("low", "medium", "high"), "default_effort": "high"}
     ),
-    **dict.fromkeys(
-        (
-            "claude-3-7-sonnet",
-            "claude-sonnet-4",
-            "claude-opus-4",
-            "claude-opus-4-1",
-            "claude-sonnet-4-5",
-            "claude-haiku-4-5",
-            "claude-opus-4-5",
-        ),
-        _CLAUDE_BUDGET,
+    "claude-opus-4-6": _CLAUDE_46,
+    "claude-sonnet-4-6": _CLAUDE_46,
+    "claude-opus-4-7": _CLAUDE_ADAPTIVE,
+    "claude-opus-4-8": _CLAUDE_ADAPTIVE,
+    "claude-sonnet-5": _CLAUDE_ADAPTIVE,
+    "claude-opus-5": _OFF_UP_TO_HIGH,
+    "claude-haiku-5-5": _OFF_UP_TO_HIGH.model_copy(update={"default_effort": "medium"}),
+    # Sonnet 5.5 turns up-front thinking off with `between_tools`; `disabled` is refused.
+    "claude-sonnet-5-5": _CLAUDE_ADAPTIVE.model_copy(
+        update={"thinking": ("adaptive", "between_tools")}
     ),
-    **dict.fromkeys(("claude-opus-4-6", "claude-sonnet-4-6"), _CLAUDE_46),
+    "claude-fable-5": _ALWAYS_THINKS.model_copy(update={"max_output_tokens": 64_000}),
+    "claude-mythos-5": _ALWAYS_THINKS,
+    "claude-opus-5-5": _ALWAYS_THINKS.model_copy(update={"default_effort": "medium"}),
+    "claude-fable-5-1": _ALWAYS_THINKS.model_copy(update={"max_output_tokens": 64_000}),
     **dict.fromkeys(
-        (
-            "claude-opus-4-7",
-            "claude-opus-4-8",
-            "claude-sonnet-5",
-            "claude-opus-5",
-            "claude-fable-5",
-            "claude-mythos-5",
-            "claude-haiku-5-5",
-            "claude-sonnet-5-5",
-        ),
-        _CLAUDE_ADAPTIVE,
-    ),
-    **dict.fromkeys(
-        (
-            "claude-opus-5-5",
-            "claude-fable-5-1",
-            "claude-fable-5-2",
-            "claude-mythos-5-1",
-            "claude-mythos-5-2",
-        ),
+        ("claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
         _ALWAYS_THINKS,
     ),
 }
+_THINKING_PAGES = (OVERVIEW, EXTENDED)
+CLAUDE_SOURCES: Mapping[str, tuple[Citation, ...]] = {
+    "claude-3-haiku": (OVERVIEW,),
+    **dict.fromkeys(
+        ("claude-3-opus", "claude-3-5-haiku", "claude-3-5-sonnet"), (OVERVIEW, RETIRED_PAGE)
+    ),
+    "claude-3-7-sonnet": (*_THINKING_PAGES, RETIRED_PAGE),
+    **dict.fromkeys(
+        ("claude-sonnet-4", "claude-opus-4", "claude-opus-4-1", "claude-sonnet-4-5"),
+        _THINKING_PAGES,
+    ),
+    "claude-haiku-4-5": _THINKING_PAGES,
+    "claude-opus-4-5": (*_THINKING_PAGES, EFFORT_PAGE),
+    **dict.fromkeys(
+        ("claude-opus-4-6", "claude-sonnet-4-6"), (*_THINKING_PAGES, ADAPTIVE_PAGE, EFFORT_PAGE)
+    ),
+    **dict.fromkeys(
+        ("claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5"),
+        (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
+    ),
+    "claude-opus-5": (OVERVIEW, OPUS_5_PAGE, SKILLS_MODELS, EFFORT_PAGE),
+    "claude-haiku-5-5": (OVERVIEW, THINKING_TYPES_SDK, EFFORT_PAGE),
+    "claude-sonnet-5-5": (OVERVIEW, SONNET_55_PAGE, EFFORT_PAGE),
+    **dict.fromkeys(("claude-fable-5", "claude-mythos-5"), (OVERVIEW, FABLE_5_PAGE, EFFORT_PAGE)),
+    "claude-opus-5-5": (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
+    **dict.fromkeys(
+        ("claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
+        (OVERVIEW, ADAPTIVE_PAGE),
+    ),
+}
+
+
+def at_effort(caps: Capabilities, effort: str | None, told: Collection[str] = ()) -> Capabilities:
+    """What a call at `effort` (unset: the model's default) may send: at an effort that does
+    not reason (GPT-5.1 and later at `none`) sampling and logprobs too, unless the models
+    file said otherwise (`told`: the fields it set)."""
+    if (effort or caps.default_effort) not in caps.plain_efforts:
+        return caps
+    plain = {name: True for name in ("sampling", "logprobs") if name not in told}
+    return caps.model_copy(update=plain)
 
 
 def family(model: str) -> str:
@@ -188,7 +300,8 @@ def unknown_openai(hosted: bool) -> Capabilities:
     """A model the table does not list: on OpenAI's API, assume its newest rules (reasoning,
     no sampling, no logprobs); on any other server (vLLM, llama.cpp), that it takes
     everything, as those servers do. The pre-flight adapts either guess."""
-    return _GPT52.model_copy(update={"efforts": ()}) if hosted else _CHAT
+    guess = {"efforts": (), "default_effort": None, "plain_efforts": ()}
+    return _GPT52.model_copy(update=guess) if hosted else _CHAT
 
 
 def capabilities_of(

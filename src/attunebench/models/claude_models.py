@@ -9,12 +9,17 @@ sequences and the rest are not described there and come from the table
 (`models.capabilities`). A body without `capabilities` is silent: None, and the table is used.
 
 The description does not say what a model does when `thinking` is left out (the Claude 5
-families think), so `thinking_fields` never leaves it out: `disabled` where the model accepts
-it and the entry asks no thinking; otherwise the thinking asked for, or `adaptive` where
-thinking cannot be turned off. A call that may think gets an allowance on top of its answer's
-budget, scaled by the effort (`EFFORT_SHARE`, of the capabilities' `thinking_allowance` at
-the API's default effort, high), so thinking never eats the answer; its timeout scales with
-the budget (`call_timeout`).
+families think), so `thinking_fields` never leaves it out. An entry that asks no thinking
+sends what turns thinking off on its model: `disabled`, or `between_tools` where `disabled`
+is refused (Sonnet 5.5), at an effort the model turns thinking off at (Opus 5 and Haiku 5.5
+refuse it above high: the effort is lowered, and `thinking_note` says so at plan time); a
+model that cannot stop thinking (Fable 5, Mythos 5, Opus 5.5) is asked for `adaptive`, and
+told so at plan time. Otherwise the thinking asked for is sent. A call that may think gets an
+allowance on top of its answer's budget, scaled by the effort (`EFFORT_SHARE`, of the
+capabilities' `thinking_allowance` at high effort; no effort sent: the model's default), so
+thinking never eats the answer; its timeout scales with the budget (`call_timeout`), and a
+call that may take longer than 10 minutes is streamed (`needs_streaming`), as the SDK
+requires.
 """
 
 from __future__ import annotations
@@ -25,12 +30,21 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.capabilities import Capabilities
+from attunebench.models.capabilities import (
+    EFFORT_PAGE,
+    EXTENDED,
+    THINKING_TYPES_SDK,
+    Capabilities,
+)
 from attunebench.models.output_pacing import asked_for
+from attunebench.models.sources import Citation
 
 THINKING_TYPES: Final = ("adaptive", "enabled", "disabled", "between_tools")
-EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")
-DEFAULT_EFFORT: Final = "high"  # what the API thinks at when no effort is sent
+EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")  # lowest first
+# What turns thinking off, in the order tried: `between_tools` where `disabled` is refused
+# (Sonnet 5.5).
+THINKING_OFF: Final = ("disabled", "between_tools")
+ALLOWANCE_EFFORT: Final = "high"  # the effort `thinking_allowance` is sized for
 # The allowance at each effort, as a share of the allowance at high effort.
 EFFORT_SHARE: Final[Mapping[str, float]] = {
     "low": 0.25,
@@ -43,6 +57,16 @@ MIN_BUDGET: Final = 1024  # the smallest `budget_tokens` the API takes
 # How fast the anthropic SDK expects a non-streaming call to write (its
 # `_calculate_nonstreaming_timeout`: an hour for 128,000 tokens): ~460 s for 16,400 tokens.
 TOKENS_PER_HOUR: Final = 128_000
+STREAMING_AFTER_S: Final = 600.0  # "Streaming is required for operations that may take longer
+# than 10 minutes" (the SDK's `_calculate_nonstreaming_timeout`): about 21,300 tokens
+# Where the documented constants above were read.
+SOURCES: Final[Mapping[str, tuple[Citation, ...]]] = {
+    "THINKING_TYPES": (THINKING_TYPES_SDK,),
+    "EFFORTS": (EFFORT_PAGE,),
+    "MIN_BUDGET": (EXTENDED,),
+    "TOKENS_PER_HOUR": (Citation("anthropic SDK 2.17.0 _base_client.py", "2026-12-05"),),
+    "STREAMING_AFTER_S": (Citation("anthropic SDK 2.17.0 _base_client.py", "2026-12-05"),),
+}
 
 
 def _supported(value: Any) -> bool:
@@ -81,7 +105,26 @@ def allowance(caps: Capabilities, effort: str | None) -> int:
     >>> allowance(Capabilities(thinking_allowance=16_000), "low")
     4000
     """
-    return round(caps.thinking_allowance * EFFORT_SHARE.get(effort or DEFAULT_EFFORT, 1.0))
+    sent = effort or caps.default_effort or ALLOWANCE_EFFORT
+    return round(caps.thinking_allowance * EFFORT_SHARE.get(sent, 1.0))
+
+
+def thinking_off(caps: Capabilities) -> str | None:
+    """The thinking type that turns this model's thinking off; None: it always thinks."""
+    return next((kind for kind in THINKING_OFF if kind in caps.thinking), None)
+
+
+def effort_without_thinking(caps: Capabilities, effort: str | None) -> str | None:
+    """The effort a call with thinking off is sent at: `effort`, lowered to the highest at
+    which the model turns thinking off (Opus 5 and Haiku 5.5: high)."""
+    ceiling = caps.thinking_off_max_effort
+    if effort not in EFFORTS or ceiling not in EFFORTS:
+        return effort
+    return effort if EFFORTS.index(effort) <= EFFORTS.index(ceiling) else ceiling
+
+
+def _asks_no_thinking(params: GenerateParams) -> bool:
+    return params.thinking is None and params.thinking_budget is None
 
 
 def _refusal(caps: Capabilities, params: GenerateParams) -> str | None:
@@ -99,18 +142,22 @@ def thinking_fields(
     caps: Capabilities, params: GenerateParams, spec: str
 ) -> tuple[dict[str, Any], int]:
     """The `thinking` (and `output_config`) fields of a request, and the tokens its thinking
-    may take; a parameter the model does not take is refused before any call."""
+    may take; a parameter the model does not take is refused before any call. No thinking
+    asked: what turns it off on this model (at an effort it turns it off at), else adaptive
+    thinking with an allowance."""
     refused = _refusal(caps, params)
     if refused is not None:
         raise ProviderError(f"{spec} does not take {refused}", retryable=False)
+    off = thinking_off(caps) if _asks_no_thinking(params) else None
+    effort = effort_without_thinking(caps, params.effort) if off else params.effort
     fields: dict[str, Any] = {}
-    if params.effort is not None:
-        fields["output_config"] = {"effort": params.effort}
+    if effort is not None:
+        fields["output_config"] = {"effort": effort}
     if params.thinking_budget is not None:
         fields["thinking"] = {"type": "enabled", "budget_tokens": params.thinking_budget}
         return fields, params.thinking_budget
-    if params.thinking is None and "disabled" in caps.thinking:
-        fields["thinking"] = {"type": "disabled"}
+    if off is not None:
+        fields["thinking"] = {"type": off}
         return fields, 0
     thinks = allowance(caps, params.effort)
     if params.thinking == "adaptive" or "adaptive" in caps.thinking:
@@ -121,8 +168,32 @@ def thinking_fields(
     return fields, thinks  # no thinking type to state: it may think, so it gets the allowance
 
 
+def thinking_note(caps: Capabilities, params: GenerateParams) -> str | None:
+    """What a run is told at plan time about an entry that asks no thinking: the model always
+    thinks (and the allowance its calls get), or its effort is lowered to turn thinking off;
+    None when it is sent as asked."""
+    if not _asks_no_thinking(params) or not caps.thinking:
+        return None
+    off = thinking_off(caps)
+    if off is None:
+        effort = params.effort or caps.default_effort or ALLOWANCE_EFFORT
+        return (
+            "always thinks (it takes no thinking type that turns thinking off), so it is "
+            f"asked for adaptive thinking: each call gets {allowance(caps, params.effort):,} "
+            f"tokens of thinking allowance (effort {effort}) over params.max_tokens"
+        )
+    lowered = effort_without_thinking(caps, params.effort)
+    if lowered != params.effort:
+        return (
+            f"params.effort {params.effort!r} with no thinking is sent as {lowered!r}: the "
+            f"model turns thinking off only at effort {caps.thinking_off_max_effort} or lower"
+        )
+    return None
+
+
 def unasked_thinking(caps: Capabilities) -> str:
-    """What a call that asks no thinking states: `disabled`, or the thinking it cannot avoid."""
+    """What a call that asks no thinking states: `disabled`, `between_tools`, or the thinking
+    it cannot avoid."""
     fields, _ = thinking_fields(caps, GenerateParams(), "")
     return str(fields.get("thinking", {}).get("type", "unstated"))
 
@@ -134,6 +205,16 @@ def call_timeout(timeout_s: float, max_tokens: int) -> float:
     461
     """
     return max(timeout_s, 3600.0 * max_tokens / TOKENS_PER_HOUR)
+
+
+def needs_streaming(max_tokens: int) -> bool:
+    """Whether a call of this budget must be streamed: the SDK expects it to take longer than
+    the 10 minutes it lets a call go unstreamed (`STREAMING_AFTER_S`).
+
+    >>> needs_streaming(16_400), needs_streaming(32_300)
+    (False, True)
+    """
+    return 3600.0 * max_tokens / TOKENS_PER_HOUR > STREAMING_AFTER_S
 
 
 def over_output_limit(caps: Capabilities, asked: int, answer: int) -> str | None:

@@ -34,7 +34,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -53,6 +53,7 @@ from attunebench.models.batching import BatchQueue, BatchTiming, request_key
 from attunebench.models.capabilities import (
     OPENAI_MODELS,
     Capabilities,
+    at_effort,
     capabilities_of,
     unknown_openai,
 )
@@ -145,8 +146,9 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self.api: Api = api or default_api(self.base_urls)
         self.capabilities: Capabilities = self._capabilities(capabilities, sampling)
         self._adapted: dict[str, str] = {}
-        # A model without first-token logprobs (a reasoning model) has no choice mode.
-        choosing = self.capabilities.logprobs or not chat
+        # A model without first-token logprobs (a reasoning model) has no choice mode; one
+        # that gives them at its default effort (GPT-5.1 and later at `none`) has.
+        choosing = at_effort(self.capabilities, None, self._told).logprobs or not chat
         self.answer_modes = frozenset({"generate", "choice"} if choosing else {"generate"})
         self._headers = self._auth_headers(api_key, api_key_env)
         self.json_mode = json_mode  # whether the server honours response_format json_object
@@ -200,6 +202,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         told = dict(override or {})
         if sampling is not None:
             told["sampling"] = sampling
+        self._told = frozenset(told)
         found = capabilities_of(self.model, OPENAI_MODELS, default, told)
         if self.chat and not found.chat:
             raise ProviderConfigError(
@@ -262,7 +265,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 "take params.reasoning_effort",
                 retryable=False,
             )
-        caps = self.capabilities
+        caps = at_effort(self.capabilities, params.reasoning_effort, self._told)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [message.to_dict() for message in messages],
@@ -350,6 +353,11 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 fixes=FIXES,
                 params=params,
             )
+
+    def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
+        super().adopt(found, params)
+        if found.get("capabilities") is not None:
+            self.capabilities = Capabilities.model_validate(found["capabilities"])
 
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
         # Constrained answers were asked for: dropping the schema would answer unconstrained

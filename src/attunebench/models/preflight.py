@@ -17,7 +17,10 @@ capability table (`models.capabilities`) did not predict is handled here:
 
 Which parameter a refusal names is read from the error's structured fields (OpenAI's
 `error.param`); Anthropic's errors carry only a type and a message, so there the parameter
-is the field of the request the message names. The call is small (`PROBE_MAX_TOKENS` of
+is the field of the request the message names. Nothing is guessed: a refusal that names no
+field of the request, or several that cannot all be adapted, stops the run with the
+provider's message verbatim and the parameters sent, and no fix; a fix is suggested only for
+the one parameter the refusal names. The call is small (`PROBE_MAX_TOKENS` of
 answer) and carries the header `PREFLIGHT_HEADER`, so a test server can tell it apart. A
 timeout, a rate limit or a 5xx is the run's retries' business, except a first call answered
 404, 405 or 501 with no vendor's error in the body (`NOT_AN_API`): that is a web server that
@@ -26,6 +29,7 @@ does not speak the API, and every call would answer the same, so it stops the ru
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, Final
@@ -80,36 +84,47 @@ def adapt(body: dict[str, Any], adapted: Mapping[str, str]) -> dict[str, Any]:
     return body
 
 
-def refused_parameter(
+def named_parameters(
     error: ProviderError, sent: Collection[str], adaptable: Mapping[str, str | None] = ADAPTABLE
-) -> str | None:
-    """The top-level field of the request `sent` that a refusal names; None if none. A name
-    written as a field (`thinking.type`, `max_tokens:`, in backticks) outranks the same word
-    in prose ("not supported for this model").
+) -> list[str]:
+    """The top-level fields of the request `sent` that a refusal names, most likely first:
+    OpenAI's `error.param` alone where it is given; else each field the message writes as a
+    field (`thinking.type`, `max_tokens:`, in backticks), or failing any, in prose; among
+    those, what may be adapted first, least missed first (ADAPTABLE's order).
 
     >>> said = 'thinking.type: "disabled" is not supported for this model'
-    >>> refused_parameter(ProviderError("", retryable=False, said=said), ["model", "thinking"])
-    'thinking'
+    >>> error = ProviderError("", retryable=False, said=said)
+    >>> named_parameters(error, ["model", "thinking"])
+    ['thinking']
     """
     if error.param:
         name = error.param.split(".")[0].split("[")[0]
-        if name in sent:
-            return name
+        return [name] if name in sent else []
     said = error.said or ""
     named = [n for n in sent if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", said)]
+    # A field: in backticks, or followed by a colon, an index or a sub-field's name (not by
+    # the full stop of "for this model.").
+    field = r"(`|:|\[|\.(?=\w))"
+    as_fields = [n for n in named if re.search(rf"(?<![\w])`?{re.escape(n)}{field}", said)]
     order = list(adaptable)
-
-    def rank(name: str) -> tuple[bool, int]:
-        as_field = re.search(rf"(?<![\w])`?{re.escape(name)}(`|[.:\[])", said) is not None
-        return not as_field, order.index(name) if name in order else len(order)
-
-    named.sort(key=rank)
-    return named[0] if named else None
+    return sorted(as_fields or named, key=lambda n: order.index(n) if n in order else len(order))
 
 
 def _said(error: ProviderError) -> str:
+    """The provider's own message, verbatim, on one line (its line breaks as spaces)."""
     text = error.said or str(error)
-    return " ".join(text.split())[:300]
+    return " ".join(text.splitlines())
+
+
+def sent_line(sent: Mapping[str, Any]) -> str:
+    """The parameters of a request as sent (its messages left out), for a stop line.
+
+    >>> sent_line({"model": "m", "messages": [], "thinking": {"type": "disabled"}})
+    'model="m", thinking={"type": "disabled"}'
+    """
+    return ", ".join(
+        f"{name}={json.dumps(value)}" for name, value in sent.items() if name != "messages"
+    )
 
 
 def stop_line(
@@ -119,14 +134,17 @@ def stop_line(
     *,
     fixes: Mapping[str, str],
     params: GenerateParams,
+    sent: Mapping[str, Any],
 ) -> ProviderConfigError:
-    """The one line that stops the run for a refusal the pre-flight cannot adapt."""
+    """The one line that stops the run for a refusal the pre-flight cannot adapt: the
+    provider's message verbatim and what was sent; a fix only for a `parameter` the refusal
+    itself named (alone)."""
     if error.status is None:  # refused before it was sent: the provider's own message
         return ProviderConfigError(f"{spec}: {error}")
-    said = _said(error)
+    said, what = _said(error), sent_line(sent)
     if parameter is None or parameter in ("messages", "model"):
         return ProviderConfigError(
-            f"{spec} refused the pre-flight call (HTTP {error.status}): {said}"
+            f"{spec} refused the pre-flight call (HTTP {error.status}): {said}; sent: {what}"
         )
     if parameter in params.extra:
         fix = f"remove {parameter} from params.extra"
@@ -134,7 +152,7 @@ def stop_line(
         fix = fixes.get(parameter, f"leave {parameter} out of the entry's params and options")
     return ProviderConfigError(
         f"{spec} refuses the parameter '{parameter}' (HTTP {error.status}: {said}); "
-        f"fix its models-file entry: {fix}"
+        f"sent: {what}; fix its models-file entry: {fix}"
     )
 
 
@@ -148,6 +166,9 @@ class Adapting:
     @property
     def adapted(self) -> dict[str, str]:
         return self._adapted
+
+    def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
+        self._adapted = dict(found.get("adapted") or {})
 
     async def preflight(
         self,
@@ -169,14 +190,26 @@ class Adapting:
             except ProviderError as error:
                 if error.retryable:
                     return  # a rate limit, a 5xx: the run's retries will see to it
-                parameter = refused_parameter(error, sent, self.adaptable) if error.status else None
+                named = named_parameters(error, sent, self.adaptable) if error.status else []
+                parameter = self._refused(named)
                 action = self._adaptation(parameter, params)
                 if error.status is None or action is None or parameter is None:
-                    raise stop_line(spec, error, parameter, fixes=fixes, params=params) from None
+                    alone = named[0] if len(named) == 1 else None
+                    raise stop_line(
+                        spec, error, alone, fixes=fixes, params=params, sent=sent
+                    ) from None
                 self._adapted[parameter] = action
         raise ProviderConfigError(
             f"{spec} refused the pre-flight call after {MAX_ADAPTATIONS} adaptations"
         )
+
+    def _refused(self, named: list[str]) -> str | None:
+        """The parameter a refusal is taken to be about: the one it names, or the least
+        missed of several it names that may all be adapted (the next call tells whether
+        that was enough); None when that cannot be told."""
+        if len(named) == 1 or (named and all(name in self.adaptable for name in named)):
+            return named[0]
+        return None
 
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
         if parameter is None or parameter not in self.adaptable or parameter in params.extra:

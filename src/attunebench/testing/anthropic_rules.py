@@ -2,29 +2,33 @@
 which requests each refuses, how an accepted one is answered, and how the models endpoint
 describes each.
 
-`MODELS` is this module's own table, written from Anthropic's models overview, thinking
-guides and models API as documented on 2026-12-03, apart from the provider's capability
-table (each is checked against those documents, not against the other):
+`MODELS` is this module's own table, written from Anthropic's pages and SDK, each model's
+sources named in `SOURCES` with the day they were read, apart from the provider's capability
+table (a test compares the two fact by fact, `tests/models/test_documented.py`):
 
 - the `anthropic-version` header is required; from `2026-10-21` no model takes
   `temperature`, `top_p` or `top_k`, at any value; under older versions Claude 4.7 and later
   refuse them too, and the Claude 4.5 models refuse temperature and top_p together;
 - `thinking.type = "enabled"` (a `budget_tokens` of at least 1024 and below `max_tokens`)
   is for Claude 3.7 to 4.6; `"adaptive"` for Claude 4.6 and later, which 4.7 and later
-  require; `"disabled"` for every model but those that always think (Opus 5.5 and Fable 5.1:
-  "adaptive, always on"); `output_config.effort` takes the values each model lists;
-- the Claude 5 families (Opus 5, Sonnet 5, Sonnet 5.5, Haiku 5.5, Fable 5 and 5.1, Mythos 5,
-  Opus 5.5) think when `thinking` is left out; Sonnet 5 and 5.5 show no thinking text unless
-  asked (`thinking.display`, default `"omitted"`);
+  require; `"disabled"` for every model but Sonnet 5.5 (which turns up-front thinking off
+  with `"between_tools"` and refuses `"disabled"`) and those that always think (Fable 5 and
+  Mythos 5 and their later versions, Opus 5.5); Opus 5 and Haiku 5.5 turn thinking off only
+  at effort `high` or lower; `output_config.effort` takes the values each model lists, and
+  defaults to `medium` on Opus 5.5 and Haiku 5.5, `high` elsewhere;
+- the Claude 5 families think when `thinking` is left out; Sonnet 5 and 5.5 show no thinking
+  text unless asked (`thinking.display`, default `"omitted"`);
 - with thinking, temperature may only be 1 and top_p between 0.95 and 1; thinking tokens
   count against `max_tokens`, as output tokens, and in `output_tokens_details`; a reply
   that runs out of `max_tokens` ends with `stop_reason: "max_tokens"`; `max_tokens` above the
   model's output limit is refused;
-- with a top-level `cache_control`, a prompt's prefix (all but the last message) of 1,024
-  tokens or more is written to the cache (`cache_creation`, five minutes or `ttl = "1h"`) and
-  read back by the next request with the same prefix (`cache_read_input_tokens`);
-- a model not listed is not found; unknown fields are refused ("Extra inputs are not
-  permitted"). `description` is a model's `GET /v1/models/{id}` body.
+- with a top-level `cache_control`, a prompt's prefix (all but the last message) of the
+  model's minimum or more (1,024 tokens; 2,048 for Claude 3 and 3.5 Haiku; 4,096 for Opus
+  4.5 and Haiku 4.5) is written to the cache (`cache_creation`, five minutes or
+  `ttl = "1h"`) and read back by the next request with the same prefix
+  (`cache_read_input_tokens`);
+- a model not listed, or retired, is not found; unknown fields are refused ("Extra inputs
+  are not permitted"). `description` is a model's `GET /v1/models/{id}` body.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from attunebench.models.batching import request_key
+from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
@@ -64,7 +69,6 @@ DOCS = "https://platform.claude.com/docs/en/build-with-claude/extended-thinking"
 EFFORT_THOUGHT = {"low": 64, "medium": 256, "high": 1024, "xhigh": 2048, "max": 4096}
 THINKING_TYPES = ("adaptive", "enabled", "disabled", "between_tools")
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
-CACHE_MIN_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -75,43 +79,113 @@ class Rules:
     one_sampler: bool = False  # not temperature and top_p together
     thinking: tuple[str, ...] = ("disabled",)  # the thinking types a request may state
     efforts: tuple[str, ...] = ()
+    default_effort: str | None = None  # the effort applied when none is sent
+    off_max_effort: str | None = None  # thinking off only at this effort or lower
     thinks_unasked: bool = False  # thinks when `thinking` is left out
     display: str = "summarized"  # thinking text shown unless `thinking.display` says
     max_output: int = 64_000  # the largest max_tokens
     context: int = 200_000
     lifecycle: str = "active"
+    cache_min: int = 1024  # the shortest prefix the prompt cache keeps
 
 
-CLAUDE_3 = Rules(max_output=8_192)
+# The pages each model's rules were read from, and the day (`SOURCES`, by model).
+_DOCS = "https://platform.claude.com/docs/en"
+OVERVIEW = Citation(f"{_DOCS}/about-claude/models/overview", "2026-12-03")
+THINKING = Citation(f"{_DOCS}/build-with-claude/extended-thinking", "2026-12-03")
+ADAPTIVE_THINKING = Citation(f"{_DOCS}/build-with-claude/adaptive-thinking", "2026-12-03")
+EFFORT = Citation(f"{_DOCS}/build-with-claude/effort", "2026-12-05")
+CACHING = Citation(f"{_DOCS}/build-with-claude/prompt-caching", "2026-12-05")
+DEPRECATIONS = Citation(f"{_DOCS}/about-claude/model-deprecations", "2026-12-05")
+OPUS_5 = Citation("https://platform.claude.com/docs/zh-CN/models/opus-5/overview", "2026-12-05")
+SONNET_5_5 = Citation(f"{_DOCS}/models/sonnet-5-5/migration-guide", "2026-12-05")
+FABLE_5 = Citation(f"{_DOCS}/models/fable-5/migration-guide", "2026-12-05")
+SDK_THINKING_TYPES = Citation("anthropic SDK 2.17.0 types/thinking_types.py", "2026-12-05")
+
+CLAUDE_3 = Rules(max_output=4_096, cache_min=2048)
+RETIRED_3_5 = replace(CLAUDE_3, max_output=8_192, lifecycle="retired")
 BUDGET = Rules(thinking=("enabled", "disabled"))
 ONE_SAMPLER = Rules(one_sampler=True, thinking=("enabled", "disabled"))
 CLAUDE_46 = Rules(
-    thinking=("adaptive", "enabled", "disabled"), efforts=("low", "medium", "high", "max")
+    thinking=("adaptive", "enabled", "disabled"),
+    efforts=("low", "medium", "high", "max"),
+    default_effort="high",
+    max_output=128_000,
 )
-ADAPTIVE = Rules(samples=False, thinking=("adaptive", "disabled"), efforts=EFFORTS)
+ADAPTIVE = replace(CLAUDE_46, samples=False, thinking=("adaptive", "disabled"), efforts=EFFORTS)
 CLAUDE_5 = replace(ADAPTIVE, thinks_unasked=True)
-SONNET_5 = replace(CLAUDE_5, display="omitted")
+# "thinking can only be disabled when effort is high or lower" (Opus 5; Haiku 5.5 the same)
+OFF_UP_TO_HIGH = replace(CLAUDE_5, off_max_effort="high")
+# "send `thinking: {"type": "between_tools"}` instead of `"disabled"`" (Sonnet 5.5)
+SONNET_5_5_RULES = replace(CLAUDE_5, thinking=("adaptive", "between_tools"), display="omitted")
 ALWAYS_THINKS = replace(CLAUDE_5, thinking=("adaptive",))
 MODELS: dict[str, Rules] = {
-    "claude-3-5-haiku-20241022": CLAUDE_3,
-    "claude-3-7-sonnet-20250219": BUDGET,
+    "claude-3-haiku-20240307": CLAUDE_3,
+    "claude-3-opus-20240229": replace(CLAUDE_3, cache_min=1024, lifecycle="retired"),
+    "claude-3-5-haiku-20241022": RETIRED_3_5,
+    "claude-3-5-sonnet-20241022": replace(RETIRED_3_5, cache_min=1024),
+    "claude-3-7-sonnet-20250219": replace(BUDGET, lifecycle="retired"),
     "claude-sonnet-4-20250514": BUDGET,
+    "claude-opus-4-20250514": replace(BUDGET, max_output=32_000),
+    "claude-opus-4-1-20250805": replace(BUDGET, max_output=32_000),
     "claude-sonnet-4-5": ONE_SAMPLER,
-    "claude-haiku-4-5": ONE_SAMPLER,
-    "claude-haiku-4-5-20251001": ONE_SAMPLER,
-    "claude-opus-4-5": ONE_SAMPLER,
+    "claude-haiku-4-5": replace(ONE_SAMPLER, cache_min=4096),
+    "claude-haiku-4-5-20251001": replace(ONE_SAMPLER, cache_min=4096),
+    "claude-opus-4-5": replace(
+        ONE_SAMPLER, efforts=("low", "medium", "high"), default_effort="high", cache_min=4096
+    ),
     "claude-sonnet-4-6": CLAUDE_46,
-    "claude-opus-4-6": replace(CLAUDE_46, max_output=128_000),
-    "claude-opus-4-7": replace(ADAPTIVE, max_output=128_000),
-    "claude-opus-4-8": replace(ADAPTIVE, max_output=128_000),
-    "claude-sonnet-5": SONNET_5,
-    "claude-opus-5": replace(CLAUDE_5, max_output=128_000),
-    "claude-sonnet-5-5": SONNET_5,
-    "claude-mythos-5": replace(CLAUDE_5, max_output=128_000),
-    "claude-haiku-5-5": CLAUDE_5,
-    "claude-fable-5": CLAUDE_5,
-    "claude-opus-5-5": replace(ALWAYS_THINKS, max_output=128_000),
-    "claude-fable-5-1": ALWAYS_THINKS,
+    "claude-opus-4-6": CLAUDE_46,
+    "claude-opus-4-7": ADAPTIVE,
+    "claude-opus-4-8": ADAPTIVE,
+    "claude-sonnet-5": replace(CLAUDE_5, display="omitted"),
+    "claude-opus-5": OFF_UP_TO_HIGH,
+    "claude-sonnet-5-5": SONNET_5_5_RULES,
+    "claude-haiku-5-5": replace(OFF_UP_TO_HIGH, default_effort="medium"),
+    "claude-fable-5": replace(ALWAYS_THINKS, max_output=64_000),
+    "claude-mythos-5": ALWAYS_THINKS,
+    "claude-opus-5-5": replace(ALWAYS_THINKS, default_effort="medium"),
+    "claude-fable-5-1": replace(ALWAYS_THINKS, max_output=64_000),
+    "claude-fable-5-2": ALWAYS_THINKS,
+    "claude-mythos-5-1": ALWAYS_THINKS,
+    "claude-mythos-5-2": ALWAYS_THINKS,
+}
+_BUDGET_PAGES = (OVERVIEW, THINKING, CACHING)
+SOURCES: dict[str, tuple[Citation, ...]] = {
+    "claude-3-haiku-20240307": (OVERVIEW, CACHING),
+    **dict.fromkeys(
+        ("claude-3-opus-20240229", "claude-3-5-haiku-20241022", "claude-3-5-sonnet-20241022"),
+        (OVERVIEW, CACHING, DEPRECATIONS),
+    ),
+    "claude-3-7-sonnet-20250219": (*_BUDGET_PAGES, DEPRECATIONS),
+    **dict.fromkeys(
+        (
+            "claude-sonnet-4-20250514",
+            "claude-opus-4-20250514",
+            "claude-opus-4-1-20250805",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-haiku-4-5-20251001",
+        ),
+        _BUDGET_PAGES,
+    ),
+    "claude-opus-4-5": (*_BUDGET_PAGES, EFFORT),
+    **dict.fromkeys(
+        ("claude-sonnet-4-6", "claude-opus-4-6"), (*_BUDGET_PAGES, ADAPTIVE_THINKING, EFFORT)
+    ),
+    **dict.fromkeys(
+        ("claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5"),
+        (OVERVIEW, ADAPTIVE_THINKING, EFFORT),
+    ),
+    "claude-opus-5": (OVERVIEW, OPUS_5, EFFORT),
+    "claude-sonnet-5-5": (OVERVIEW, SONNET_5_5, EFFORT),
+    "claude-haiku-5-5": (OVERVIEW, SDK_THINKING_TYPES, EFFORT),
+    **dict.fromkeys(("claude-fable-5", "claude-mythos-5"), (OVERVIEW, FABLE_5, EFFORT)),
+    "claude-opus-5-5": (OVERVIEW, ADAPTIVE_THINKING, EFFORT),
+    **dict.fromkeys(
+        ("claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
+        (OVERVIEW, ADAPTIVE_THINKING),
+    ),
 }
 
 
@@ -169,7 +243,7 @@ def refusal(
         if name not in FIELDS:
             return 400, f"{name}: Extra inputs are not permitted"
     rules = models.get(str(body["model"]))
-    if rules is None:
+    if rules is None or rules.lifecycle == "retired":
         return 404, f"model: {body['model']}"
     if int(body["max_tokens"]) > rules.max_output:
         return 400, (
@@ -202,6 +276,11 @@ def _thinking(body: dict[str, Any], rules: Rules) -> str | None:
         return None
     kind = thinking.get("type")
     if kind not in rules.thinking:
+        if kind == "disabled" and "between_tools" in rules.thinking:
+            return (
+                'thinking.type: "disabled" is not supported for this model. To turn off '
+                'up-front thinking, send "between_tools".'
+            )
         if kind == "disabled":
             return (
                 'thinking.type: "disabled" is not supported for this model, which always thinks. '
@@ -213,8 +292,8 @@ def _thinking(body: dict[str, Any], rules: Rules) -> str | None:
                 '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
             )
         return f"thinking.type: Input tag '{kind}' is not supported for this model"
-    if kind == "disabled":
-        return None
+    if kind in ("disabled", "between_tools"):
+        return _thinking_off(kind, body, rules)
     if kind == "enabled":
         budget = int(thinking.get("budget_tokens", 0))
         if budget < 1024:
@@ -237,6 +316,18 @@ def _thinking(body: dict[str, Any], rules: Rules) -> str | None:
     return None
 
 
+def _thinking_off(kind: str, body: dict[str, Any], rules: Rules) -> str | None:
+    """Thinking off is refused at an effort above the model's ceiling for it."""
+    ceiling = rules.off_max_effort
+    effort = (body.get("output_config") or {}).get("effort") or rules.default_effort
+    if ceiling is None or effort not in EFFORTS or EFFORTS.index(effort) <= EFFORTS.index(ceiling):
+        return None
+    return (
+        f'thinking.type: "{kind}" can only be used when effort is {ceiling} or lower; '
+        f'got output_config.effort "{effort}"'
+    )
+
+
 def _effort(body: dict[str, Any], rules: Rules) -> str | None:
     config = body.get("output_config") or {}
     effort = config.get("effort")
@@ -257,8 +348,9 @@ def _thought(body: dict[str, Any], rules: Rules) -> int:
     if thinking.get("type") == "enabled":
         return min(400, int(thinking["budget_tokens"]))
     if thinking.get("type") == "adaptive":
-        return EFFORT_THOUGHT[(body.get("output_config") or {}).get("effort") or "high"]
-    return 0
+        effort = (body.get("output_config") or {}).get("effort") or rules.default_effort
+        return EFFORT_THOUGHT[effort or "high"]
+    return 0  # disabled, or between_tools with no tools to think between
 
 
 def _thinking_block(body: dict[str, Any], rules: Rules, messages: list[Any]) -> dict[str, Any]:
@@ -278,16 +370,18 @@ def prompt_tokens(body: dict[str, Any]) -> int:
     return prompt + tokens(str(body.get("system", "")))
 
 
-def cache_use(body: dict[str, Any], written: set[str]) -> tuple[int, int, int]:
+def cache_use(
+    body: dict[str, Any], written: set[str], models: dict[str, Rules] = MODELS
+) -> tuple[int, int, int]:
     """(read, written for five minutes, written for an hour) of a request's prompt cache: with
     a top-level `cache_control`, its prefix (system and all messages but the last) of at least
-    CACHE_MIN_TOKENS is read if `written` holds it, else written there."""
+    the model's `cache_min` tokens is read if `written` holds it, else written there."""
     control = body.get("cache_control")
     if not isinstance(control, dict):
         return 0, 0, 0
     prefix = {"system": body.get("system", ""), "messages": body["messages"][:-1]}
     size = prompt_tokens(prefix)
-    if size < CACHE_MIN_TOKENS:
+    if size < models.get(str(body["model"]), Rules()).cache_min:
         return 0, 0, 0
     key = request_key([body["model"], prefix])
     if key in written:
@@ -338,3 +432,40 @@ def reply(
             },
         },
     }
+
+
+def _empty(block: dict[str, Any]) -> dict[str, Any]:
+    if block["type"] == "thinking":
+        return {**block, "thinking": "", "signature": ""}
+    return {**block, "text": ""}
+
+
+def _delta(block: dict[str, Any]) -> list[dict[str, Any]]:
+    if block["type"] == "thinking":
+        return [
+            {"type": "thinking_delta", "thinking": block["thinking"]},
+            {"type": "signature_delta", "signature": block["signature"]},
+        ]
+    return [{"type": "text_delta", "text": block["text"]}]
+
+
+def stream_events(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message as the streaming API sends it: `message_start` (no content, one output
+    token), each block started, its text as one delta, stopped, then `message_delta` with the
+    stop reason and the usage's totals, and `message_stop`."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(message["content"]):
+        events.append(
+            {"type": "content_block_start", "index": index, "content_block": _empty(block)}
+        )
+        events += [
+            {"type": "content_block_delta", "index": index, "delta": delta}
+            for delta in _delta(block)
+        ]
+        events.append({"type": "content_block_stop", "index": index})
+    stop = {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]}
+    events.append({"type": "message_delta", "delta": stop, "usage": usage})
+    events.append({"type": "message_stop"})
+    return events

@@ -7,12 +7,16 @@ test that changes a model's rules (`stub.models[name] = ...`) changes what it sa
 at once; `models_endpoint = "silent"` serves descriptions without capabilities, `"gone"`
 answers 404 as a server without the endpoint does.
 
-On demand it fails as an account can: `deny = "billing"` answers with a 400 `billing_error`,
+On demand it refuses every message call with a 400 saying `refuse_with` (a wording no code
+has seen), and fails as an account can: `deny = "billing"` answers with a 400 `billing_error`,
 `deny = "forbidden"` with a 403 `permission_error`; `output_tokens_per_minute` sets an
 output-token rate limit, kept as Anthropic keeps it (a request's `max_tokens` reserved when it
 starts, what it did not use given back when it ends, the bucket refilled continuously), each
 answer carrying `anthropic-ratelimit-output-tokens-*` headers and a request that does not fit
 answered 429 `rate_limit_error`; `latency_s` holds every live call that long.
+
+A request with `stream: true` is answered with the same message as server-sent events
+(`anthropic_rules.stream_events`).
 
 Message Batches: a batch of up to 100,000 requests (custom ids of 1 to 64 letters, digits, _
 or -, unique) is `in_progress` for as long as batches are held, then `ended`, its results at
@@ -49,6 +53,7 @@ from attunebench.testing.anthropic_rules import (
     error,
     refusal,
     reply,
+    stream_events,
 )
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import StubBatch, ThreadedStub
@@ -126,6 +131,16 @@ class OutputBucket:
         return max(0.0, (tokens - self.level()) * 60 / self.limit)
 
 
+def answered(
+    body: dict[str, Any], message: dict[str, Any], headers: dict[str, str] | None = None
+) -> web.Response:
+    """An accepted call's answer: the message, or (`stream: true`) its server-sent events."""
+    if not body.get("stream"):
+        return web.json_response(message, headers=headers)
+    text = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in stream_events(message))
+    return web.Response(text=text, content_type="text/event-stream", headers=headers)
+
+
 class AnthropicStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
@@ -133,6 +148,7 @@ class AnthropicStub(ThreadedStub[Rules]):
         super().__init__(answer, {**MODELS, **(models or {})})
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["billing", "forbidden"] | None = None
+        self.refuse_with: str | None = None  # every message call refused (400) saying this
         self.versions: Counter[str] = Counter()  # anthropic-version headers seen
         self.models_endpoint: Literal["served", "silent", "gone"] = "served"
         self.described: Counter[str] = Counter()  # models described, by id
@@ -168,6 +184,8 @@ class AnthropicStub(ThreadedStub[Rules]):
         return web.json_response(description(model, rules, silent=silent))
 
     def _denied(self) -> web.Response | None:
+        if self.refuse_with is not None:
+            return web.json_response(error(self.refuse_with), status=400)
         if self.deny == "billing":
             message = "Your credit balance is too low to access the Anthropic API."
             return web.json_response(error(message, "billing_error"), status=400)
@@ -197,10 +215,10 @@ class AnthropicStub(ThreadedStub[Rules]):
             kind = "not_found_error" if refused[0] == 404 else "invalid_request_error"
             return web.json_response(error(refused[1], kind), status=refused[0])
         await asyncio.sleep(self.latency_s)
-        return web.json_response(self._reply(body))
+        return answered(body, self._reply(body))
 
     def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
-        return reply(body, self._answer, self.models, cache_use(body, self._cached))
+        return reply(body, self._answer, self.models, cache_use(body, self._cached, self.models))
 
     async def _metered(self, body: dict[str, Any], preflight: bool) -> web.Response:
         """An accepted request under the output-token rate limit: reserved, held, answered,
@@ -223,7 +241,7 @@ class AnthropicStub(ThreadedStub[Rules]):
         await asyncio.sleep(self.latency_s)
         answer = self._reply(body)
         bucket.give_back(asked - int(answer["usage"]["output_tokens"]))
-        return web.json_response(answer, headers=bucket.headers())
+        return answered(body, answer, bucket.headers())
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()

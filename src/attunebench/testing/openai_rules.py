@@ -1,9 +1,9 @@
 """OpenAI's chat-completion rules, as the stand-in server applies them: which models exist, which
 requests each refuses (with the API's error bodies) and how an accepted one is answered.
 
-The table `MODELS` is this module's own, written from OpenAI's model and reasoning guides as
-documented on 2026-12-03, apart from the provider's capability table, so the two can
-disagree and a test can tell:
+The table `MODELS` is this module's own, written from OpenAI's model and reasoning guides and
+the openai SDK's types (each model's sources in `SOURCES`, with the day read), apart from the
+provider's capability table, so the two can disagree and a test can tell:
 
 - chat models (GPT-4o, GPT-4.1, GPT-3.5) take every parameter, and give logprobs;
 - reasoning models (the o-series, the GPT-5 family but its `-chat-latest` ones) refuse
@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from attunebench.models.batching import request_key
+from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
@@ -123,7 +124,26 @@ MODELS: dict[str, Rules] = {
     "gpt-5.4": GPT52,
     "gpt-5.4-mini": GPT52,
     "gpt-5.5": GPT52,
-    "gpt-5.6": replace(GPT52, cache_writes=True),
+    "gpt-5.4-nano": GPT52,
+    **dict.fromkeys(
+        ("gpt-5.6", "gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna"),
+        replace(GPT52, efforts=(*GPT52.efforts, "max"), cache_writes=True),
+    ),
+}
+# The pages (and SDK files) each model's rules were read from, and the day.
+MODELS_PAGE = Citation("https://platform.openai.com/docs/models", "2026-12-03")
+REASONING_GUIDE = Citation("https://platform.openai.com/docs/guides/reasoning", "2026-12-03")
+CACHING_GUIDE = Citation("https://platform.openai.com/docs/guides/prompt-caching", "2026-12-03")
+SDK_CHAT_MODEL = Citation("openai SDK 3.3.1 types/shared/chat_model.py", "2026-12-05")
+SDK_EFFORT = Citation("openai SDK 3.3.1 types/shared/reasoning_effort.py", "2026-12-05")
+SDK_CREATE = Citation("openai SDK 3.3.1 types/chat/completion_create_params.py", "2026-12-05")
+SOURCES: dict[str, tuple[Citation, ...]] = {
+    name: (
+        (SDK_CHAT_MODEL, SDK_EFFORT, CACHING_GUIDE)
+        if name.startswith("gpt-5.6")
+        else (MODELS_PAGE, REASONING_GUIDE, SDK_CREATE)
+    )
+    for name in MODELS
 }
 _DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 

@@ -1,0 +1,34 @@
+"""Where a per-model fact was read: a documentation page (or an SDK file) and the day.
+
+Every entry of the fallback tables (`models.capabilities`, `models.claude_models`) and of the
+stand-ins' rules (`testing.anthropic_rules`, `testing.openai_rules`) names its sources, so a
+fact can be checked again where it was read, and a fact with none is refused by a test
+(`tests/models/test_documented.py`). The price table of docs/frontier.md carries the same:
+a page and a date on each row.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+READ_ON: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+# An address, or an SDK's file named by its package, version and path.
+PAGE: Final = re.compile(r"(https?://|[a-z][\w.-]*\.[a-z]{2,}/)\S+|[\w-]+ SDK [\d.]+ \S+\.py")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A page (or an SDK file) and the day it was read, `YYYY-MM-DD`."""
+
+    page: str
+    read: str
+
+    def problem(self) -> str | None:
+        """What makes this no citation (no page, no date), or None."""
+        if not PAGE.fullmatch(self.page):
+            return f"{self.page!r} is not a page or an SDK file"
+        if not READ_ON.fullmatch(self.read):
+            return f"{self.read!r} is not a date read (YYYY-MM-DD)"
+        return None
