@@ -45,7 +45,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
 from attunebench.answerform import AnswerForm, TaskHint
-from attunebench.data.schema import Conversation, Taxonomy
+from attunebench.data.schema import LABELLED_FIELDS, Conversation, Taxonomy
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
@@ -428,6 +428,13 @@ class Task(ABC, Generic[G, P]):
             types = get_args(base) if get_origin(base) is Task else ()
             if all(isinstance(t, type) for t in types) and types:
                 cls.gold_type, cls.prediction_type = types
+        # A field the format cannot label has no provenance to read: the report would call the
+        # gold undeclared and the simulators would drop the task, both without a word.
+        if unknown := [name for name in cls.gold_fields if name not in LABELLED_FIELDS]:
+            raise TypeError(
+                f"{cls.__qualname__}.gold_fields names {', '.join(map(repr, unknown))}, not a"
+                f" field the data format labels ({', '.join(LABELLED_FIELDS)})"
+            )
 
     @functools.cached_property
     def scoring(self) -> Scoring[G, P]:
