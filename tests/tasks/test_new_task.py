@@ -69,6 +69,10 @@ def test_a_new_task_runs_and_reports(tmp_path: Path) -> None:
 def test_a_new_task_is_counted_exported_and_offered_to_inspect(tmp_path: Path) -> None:
     stats = cli("data", "stats", str(sample_path()))
     assert any(line.split()[:1] == ["intense"] for line in stats.splitlines()), stats
+    counted = json.loads(cli("data", "stats", str(sample_path()), "--json"))
+    turns = [turn for c in read_conversations(sample_path()) for turn in c.turns]
+    reported = sum(1 for turn in turns if turn.state and turn.state.intensity is not None)
+    assert counted["gold"]["intense"] == {"items": reported} and reported > 0
     cli("export", "lm-eval", str(sample_path()), f"--out={tmp_path / 'lm-eval'}")
     assert (tmp_path / "lm-eval" / "attunebench_intense.yaml").is_file()
     pytest.importorskip("inspect_ai", reason="the `inspect` extra is not installed")

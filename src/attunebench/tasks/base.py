@@ -52,6 +52,7 @@ from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord, PromptInfo, Status, Verdict
 from attunebench.registry import Registry
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.history import ContextMode, context_modes
 from attunebench.tasks.metrics import Metric
 from attunebench.tasks.twins import Variant, shown_variant
@@ -473,6 +474,11 @@ class Task(ABC, Generic[G, P]):
         """Items deliberately left out of this task on these conversations, by reason (run.json
         and the report count them)."""
         return {}
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Its own counts of its gold on these conversations, beside its items, for `data
+        stats` (`tasks.gold_stats`); none by default."""
+        return GoldCounts()
 
 
 def in_contexts(
