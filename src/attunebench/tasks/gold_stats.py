@@ -29,9 +29,9 @@ Count = int | dict[str, int]
 
 @dataclass(frozen=True, slots=True)
 class GoldCounts:
-    """A task's own counts of its gold in one conversation (`counts`, in the order `data stats
-    --json` prints them), and its kinds of gold item (`kinds`: each with how many items it has
-    here and the fields whose provenance says who gave them; the first one declared is taken)."""
+    """A task's own counts of its gold on some conversations (`counts`, in the order `data
+    stats --json` prints them), and its kinds of gold item (`kinds`: each with its number of
+    items and the fields whose provenance says who gave them, the first a source declares)."""
 
     counts: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     kinds: Mapping[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
@@ -56,7 +56,8 @@ class GoldStats(DatasetStats):
     """A dataset's stats with each registered task's gold: the output of `data stats --json`."""
 
     gold: dict[str, dict[str, Count]]
-    """Each task's own counts of its gold, and its items (`items`)."""
+    """Each task's own counts of its gold, and its items (`items`, as `Task.items` makes them
+    with the task's default options)."""
     given_by: dict[str, dict[str, int]]
     """Each kind of gold item (emotion, behavior, ...) by who gave it, from the provenance."""
 
