@@ -1,6 +1,7 @@
 """The tasks the test run registers, for a command line run in a child process: the package's
 own and the toy task of `tests/tasks/toy` (see `tests/conftest.py`), so that a child's run
-makes the same plan as one made in the test's own process."""
+makes the same plan as one made in the test's own process; and what `data stats --json` says
+of some conversations with every registered task, as the command counts them."""
 
 from __future__ import annotations
 
