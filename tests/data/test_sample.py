@@ -8,6 +8,7 @@ from attunebench.data import load_taxonomy
 from attunebench.data.sample import sample_path
 from attunebench.data.stats import compute_stats
 from attunebench.data.validate import load_validated
+from registered import gold_stats
 
 
 def test_sample_is_shipped_valid_and_honest() -> None:
@@ -23,13 +24,12 @@ def test_sample_is_shipped_valid_and_honest() -> None:
 
 def test_sample_covers_every_task_and_label() -> None:
     conversations = load_validated(sample_path())
-    stats = compute_stats(conversations)
-    gold = stats.gold
-    assert gold.emotion.turns_with_state > 0 and gold.emotion.conversations_with_context_emotion > 0
-    assert gold.behavior.responses_with_behaviors == stats.responses
-    assert gold.preference.picks > 0 and gold.preference.ties > 0
-    assert gold.preference.rating_pairs_within_turns > 0
-    assert gold.response.with_wanted_text > 0 and gold.response.with_wanted_behaviors > 0
+    stats = gold_stats(conversations)
+    emotion, preference, response = (stats.gold[t] for t in ("emotion", "preference", "response"))
+    assert emotion["turns_with_state"] and emotion["conversations_with_context_emotion"]
+    assert stats.gold["behavior"]["responses_with_behaviors"] == stats.responses
+    assert preference["picks"] and preference["ties"] and preference["rating_pairs_within_turns"]
+    assert response["with_wanted_text"] and response["with_wanted_behaviors"]
     assert stats.coverage.panas > 0
     taxonomy = load_taxonomy("attunebench-default")
     assert set(stats.emotions) == taxonomy.emotion_names()
@@ -40,7 +40,7 @@ def test_sample_covers_every_task_and_label() -> None:
 
 def test_sample_picks_are_not_predicted_by_position_or_writer() -> None:
     stats = compute_stats(load_validated(sample_path()))
-    picks = stats.gold.preference.picks
+    picks = sum(stats.pick_position.values())
     assert len(stats.picks_by_model) >= 2
     assert max(stats.picks_by_model.values()) <= 0.6 * picks
     assert max(stats.pick_position.values()) <= 0.6 * picks

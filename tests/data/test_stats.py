@@ -1,4 +1,5 @@
-"""Dataset stats: counts on a hand-built dataset whose answers can be worked out by reading it."""
+"""Dataset stats: counts on a hand-built dataset whose answers can be worked out by reading it,
+and each registered task's gold, asked of the registry (`tasks.gold_stats`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typer.testing import CliRunner
 from attunebench.cli import app
 from attunebench.data import Conversation, read_conversations, write_conversations
 from attunebench.data.sample import sample_path
-from attunebench.data.stats import DatasetStats, compute_stats
+from attunebench.data.stats import compute_stats
 from attunebench.tasks import load_tasks
+from attunebench.tasks.gold_stats import GoldStats
+from registered import gold_stats
 
 SOURCE = {"kind": "simulated", "name": "unit", "provenance": {"state": "first-person"}}
 
@@ -81,7 +84,7 @@ def dataset() -> list[Conversation]:
 
 
 def test_counts_and_gold() -> None:
-    s = compute_stats(dataset())
+    s = gold_stats(dataset())
     assert (s.conversations, s.turns, s.responses) == (2, 4, 7)
     assert (s.participants, s.conversations_without_participant) == (1, 1)
     assert s.responses_per_turn == {1: 2, 2: 1, 3: 1}
@@ -97,31 +100,52 @@ def test_counts_and_gold() -> None:
     )
     assert s.traits == {"age_band": {"18-24": 1}}
     assert s.provenance == {"state": {"first-person": 2}}
-    g = s.gold
-    assert (g.emotion.turns_with_state, g.emotion.conversations_with_context_emotion) == (2, 1)
-    assert g.behavior.responses_with_behaviors == 3
+    assert (s.turns_with_state, s.responses_with_behaviors, s.turns_with_wanted_behaviors) == (
+        2,
+        3,
+        1,
+    )
+    emotion, preference, response = (s.gold[t] for t in ("emotion", "preference", "response"))
+    assert emotion == {"turns_with_state": 2, "conversations_with_context_emotion": 1, "items": 2}
+    assert s.gold["behavior"] == {"responses_with_behaviors": 3, "items": 3}
     # c2 turn 1 chooses its only reply: a recorded pick, but not a pair to compare.
-    assert (g.preference.turns_with_pick, g.preference.picks, g.preference.ties) == (2, 1, 1)
+    assert (preference["turns_with_pick"], preference["picks"], preference["ties"]) == (2, 1, 1)
     assert s.pick_position == {2: 1}
     assert s.picks_by_model == {"m2": 1}
     assert s.pick_strength == {2: 1}
     # turn (1, 3): one pair; turn (2, 2, 4): (2,4) twice; c2's two 5s differ from nothing.
-    assert g.preference.rating_pairs_within_turns == 3
-    assert g.preference.turns_with_rating_pairs == 2
-    assert g.preference.conversations_with_rating_pairs == 1
-    assert (g.response.turns, g.response.with_chosen_reply) == (3, 2)
-    assert (g.response.with_wanted_text, g.response.with_wanted_behaviors) == (1, 1)
+    assert preference["rating_pairs_within_turns"] == 3
+    assert preference["turns_with_rating_pairs"] == 2
+    assert preference["conversations_with_rating_pairs"] == 1
+    assert (response["turns"], response["with_chosen_reply"]) == (3, 2)
+    assert (response["with_wanted_text"], response["with_wanted_behaviors"]) == (1, 1)
     # seven replies carry ratings, but nobody declared who gave them: no rating gold
-    assert s.rated_responses == 7 and g.rating.responses == 0
-    assert g.outcome.conversations == 0
-    assert s.given_by == {
+    assert s.rated_responses == 7 and s.gold["rating"]["responses"] == 0
+    assert s.gold["outcome"]["conversations"] == 0
+    declared = {kind: who for kind, who in s.given_by.items() if kind not in s.gold}
+    assert declared == {"context emotion": {"not declared": 1}, "rating pairs": {"not declared": 1}}
+    assert {task: s.given_by[task] for task in ("emotion", "behavior", "preference")} == {
         "emotion": {"first-person": 2},
-        "context emotion": {"not declared": 1},
         "behavior": {"not declared": 3},
         "preference": {"not declared": 2},
-        "rating pairs": {"not declared": 1},
-        "response": {"not declared": 3},
     }
+    assert s.given_by["response"] == {"not declared": 3}
+
+
+def test_every_registered_task_has_its_items_and_who_gave_them() -> None:
+    """A task that counts nothing of its own (the judges' audits, the tests' toy task) is
+    counted by its items, given by the provenance of its `gold_fields`."""
+    for conversations in (dataset(), read_conversations(sample_path())):
+        s = gold_stats(conversations)
+        assert list(s.gold) == list(load_tasks())
+        for name in load_tasks():
+            task = load_tasks().get(name)()
+            items = sum(1 for _ in task.items(conversations))
+            assert s.gold[name]["items"] == items, name
+            if not task.gold_counts([]).counts:
+                assert s.gold[name] == {"items": items}
+                who = conversations[0].source.provenance.get(task.gold_fields[0], "not declared")
+                assert s.given_by.get(name, {}) == ({who: items} if items else {}), name
 
 
 def _seeker(
@@ -165,14 +189,17 @@ def test_outcome_and_rating_gold_and_who_gave_it() -> None:
         {"rating": "third-party", "outcome": "third-party"},
     )
     comment_only = _seeker([{"index": 0, "user": "a"}], {"survey": {"note": "fine"}}, person)
-    g = (s := compute_stats([rated, no_start, annotated, comment_only])).gold
-    assert g.outcome.conversations == 3  # a comment alone is nothing to predict a number of
-    assert (g.outcome.with_final_intensity, g.outcome.with_intensity_change) == (2, 1)
-    assert g.outcome.with_rating == 1
-    assert g.outcome.survey_ratings == {"empathy": 2, "relevance": 1}
+    s = gold_stats([rated, no_start, annotated, comment_only])
+    outcome, rating = s.gold["outcome"], s.gold["rating"]
+    assert outcome["conversations"] == 3  # a comment alone is nothing to predict a number of
+    assert (outcome["with_final_intensity"], outcome["with_intensity_change"]) == (2, 1)
+    assert outcome["with_rating"] == 1
+    assert outcome["survey_ratings"] == {"empathy": 2, "relevance": 1}
     # the annotators' satisfaction ratings are not the person's own
     # one feedback on turn 2 rated both replies before it; the other person's went uncollected
-    assert (g.rating.responses, g.rating.feedback_turns, g.rating.conversations) == (3, 1, 2)
+    assert (rating["responses"], rating["feedback_turns"], rating["conversations"]) == (3, 1, 2)
+    # one rated reply is an item itself: the one of the conversation with no feedback
+    assert rating["reply_items"] == 1
     assert s.given_by["outcome"] == {"first-person": 2, "third-party": 1}
     assert s.given_by["rating"] == {"first-person": 3}
     assert s.given_by["feedback"] == {"first-person": 1}
@@ -185,9 +212,8 @@ def test_sample_stats_agree_with_the_conversations() -> None:
     s = compute_stats(conversations)
     turns = [t for c in conversations for t in c.turns]
     assert s.turns == len(turns) == sum(k * v for k, v in s.turns_per_conversation.items())
-    assert (
-        sum(s.picks_by_model.values()) == s.gold.preference.picks == sum(s.pick_position.values())
-    )
+    picks = gold_stats(conversations).gold["preference"]["picks"]
+    assert sum(s.picks_by_model.values()) == picks == sum(s.pick_position.values())
     assert sum(s.primary.values()) == sum(1 for t in turns if t.state and t.state.primary)
 
 
@@ -196,7 +222,7 @@ def test_cli_json_matches_the_library(tmp_path: Path) -> None:
     write_conversations(path, dataset())
     result = CliRunner().invoke(app, ["data", "stats", str(path), "--json"])
     assert result.exit_code == 0, result.output
-    assert DatasetStats.model_validate(json.loads(result.output)) == compute_stats(dataset())
+    assert GoldStats.model_validate(json.loads(result.output)) == gold_stats(dataset())
 
 
 def test_cli_tables_and_invalid_input(tmp_path: Path) -> None:
@@ -204,7 +230,7 @@ def test_cli_tables_and_invalid_input(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Gold per task" in result.output and "preference" in result.output
     assert "self-reported" not in result.output
-    given = compute_stats(read_conversations(sample_path())).given_by["emotion"]
+    given = gold_stats(read_conversations(sample_path())).given_by["emotion"]
     assert list(given) == ["illustrative"]
     # One row per registered task: its items (Task.items) and who gave their gold.
     rows = {line.split()[0]: line.split() for line in result.output.splitlines() if "│" in line}

@@ -1,5 +1,5 @@
 """The docs stay true: every metric documented, the README short with its set-up commands
-first, every page in the site's navigation."""
+first, every page in the site's navigation and linked from its first page."""
 
 from __future__ import annotations
 
@@ -37,6 +37,13 @@ def test_every_docs_page_is_in_the_navigation() -> None:
     listed = {next(iter(entry.values())) for entry in config["nav"]}
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert pages == listed
+
+
+def test_the_first_page_links_every_page() -> None:
+    linked = set(re.findall(r"\]\(([a-z0-9_-]+\.md)\)", (ROOT / "docs" / "index.md").read_text()))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert pages - linked == set(), "docs/index.md does not link these pages"
+    assert linked <= pages, sorted(linked - pages)
 
 
 def test_frontier_page_says_which_claude_models_think_unasked_and_what_caches_cost() -> None:

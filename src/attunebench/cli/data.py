@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -18,7 +17,6 @@ from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.data_fetch import fetch
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import os_problem
-from attunebench.data.gold import NOT_DECLARED
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.repeats import repeats
 from attunebench.data.schema import Conversation
@@ -31,7 +29,8 @@ from attunebench.data.validate import (
     load_validated,
     validate_file,
 )
-from attunebench.tasks import Task, load_tasks
+from attunebench.tasks import load_tasks
+from attunebench.tasks.gold_stats import TaskGold
 
 app = typer.Typer(
     help="Inspect, validate, import and export attunebench/v1 datasets.",
@@ -105,12 +104,11 @@ def stats(
     max_line_bytes: MaxLineBytes = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
     """Sizes, label distributions and how many items carry each task's gold."""
-    builder, items = StatsBuilder(), TaskItems()
+    builder, gold = StatsBuilder(), TaskGold([load_tasks().get(name)() for name in load_tasks()])
 
     def add(conversation: Conversation) -> None:
         builder.add(conversation)
-        if not as_json:
-            items.add(conversation)
+        gold.add(conversation)
 
     report = validate_file(file, max_line_bytes=max_line_bytes, on_valid=add)
     if not report.ok:
@@ -119,9 +117,9 @@ def stats(
         raise typer.Exit(1)
     result = builder.build()
     if as_json:
-        print(result.model_dump_json(indent=2))
+        print(gold.stats(result).model_dump_json(indent=2))
     else:
-        _print_stats(str(file), result, items)
+        _print_stats(str(file), result, gold)
 
 
 _NUMERIC = {"count", "items", "share", "turns"}
@@ -148,36 +146,7 @@ def _who(counts: dict[str, int]) -> str:
     return ", ".join(f"{who} {n}" for who, n in counts.items()) or "-"
 
 
-@dataclass(slots=True)
-class TaskItems:
-    """Each registered task's items (`Task.items`, its default options) and who gave their
-    gold (the provenance its source declares for the task's gold fields), conversation by
-    conversation."""
-
-    tasks: list[tuple[str, Task[Any, Any]]] = field(
-        default_factory=lambda: [(name, load_tasks().get(name)()) for name in load_tasks()]
-    )
-    items: Counter[str] = field(default_factory=Counter)
-    given_by: dict[str, Counter[str]] = field(default_factory=dict)
-
-    def add(self, conversation: Conversation) -> None:
-        for name, task in self.tasks:
-            found = sum(1 for _ in task.items([conversation]))
-            self.items[name] += found
-            declared = (conversation.source.provenance.get(key) for key in task.gold_fields)
-            who = next((w for w in declared if w is not None), NOT_DECLARED)
-            if found:
-                self.given_by.setdefault(name, Counter())[who] += found
-
-    def rows(self) -> list[tuple[object, ...]]:
-        return [
-            (name, self.items[name], _who(dict(self.given_by.get(name, Counter()).most_common())))
-            for name, _ in self.tasks
-        ]
-
-
-def _print_stats(name: str, s: DatasetStats, items: TaskItems) -> None:
-    g = s.gold
+def _print_stats(name: str, s: DatasetStats, gold: TaskGold) -> None:
     overview = [
         ("conversations", s.conversations),
         ("turns", s.turns),
@@ -191,16 +160,24 @@ def _print_stats(name: str, s: DatasetStats, items: TaskItems) -> None:
         (k, v, f"{v / s.turns:.0%}" if s.turns else "-") for k, v in s.coverage.model_dump().items()
     ]
     _table(name, overview, "", "count")
-    _table("Gold per task", items.rows(), "task", "items", "given by")
+    rows = [
+        (
+            task.name,
+            gold.items[task.name],
+            _who(dict(gold.items_given.get(task.name, Counter()).most_common())),
+        )
+        for task in gold.tasks
+    ]
+    _table("Gold per task", rows, "task", "items", "given by")
     _table("State coverage", coverage, "scale", "turns", "share")
     for title, counts, total in (
-        ("Emotions (share of turns with a state)", s.emotions, g.emotion.turns_with_state),
-        ("Primary emotion", s.primary, g.emotion.turns_with_state),
-        ("Behaviors (share of labelled replies)", s.behaviors, g.behavior.responses_with_behaviors),
-        ("Wanted behaviors", s.wanted_behaviors, g.response.with_wanted_behaviors),
-        ("Context emotion", s.context_emotions, g.emotion.conversations_with_context_emotion),
-        ("Position of the chosen reply", s.pick_position, g.preference.picks),
-        ("Chosen reply by model", s.picks_by_model, g.preference.picks),
+        ("Emotions (share of turns with a state)", s.emotions, s.turns_with_state),
+        ("Primary emotion", s.primary, s.turns_with_state),
+        ("Behaviors (share of labelled replies)", s.behaviors, s.responses_with_behaviors),
+        ("Wanted behaviors", s.wanted_behaviors, s.turns_with_wanted_behaviors),
+        ("Context emotion", s.context_emotions, sum(s.context_emotions.values())),
+        ("Position of the chosen reply", s.pick_position, sum(s.pick_position.values())),
+        ("Chosen reply by model", s.picks_by_model, sum(s.picks_by_model.values())),
         ("Pick strength", s.pick_strength, sum(s.pick_strength.values())),
     ):
         if counts:

@@ -1,8 +1,8 @@
-"""What a dataset holds: sizes, label distributions, and how many items carry each task's gold.
+"""What a dataset holds: sizes and label distributions.
 
 `StatsBuilder` counts one conversation at a time (so a file can be streamed through it while it
-is validated); `compute_stats` is the one-call form. The gold counts, and who gave each kind of
-gold, are `attunebench.data.gold`'s.
+is validated); `compute_stats` is the one-call form. How many items carry each task's gold, and
+who gave it, is the tasks' to say (`attunebench.tasks.gold_stats`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from attunebench.data.gold import GoldBuilder, TaskGoldCounts
 from attunebench.data.schema import Conversation, Turn
 from attunebench.frozen import Frozen
 
@@ -42,14 +41,14 @@ class DatasetStats(Frozen):
     context_emotions: dict[str, int]
     coverage: Coverage
     rated_responses: int
+    turns_with_state: int
+    responses_with_behaviors: int
+    turns_with_wanted_behaviors: int
     pick_position: dict[int, int]
     pick_strength: dict[int, int]
     picks_by_model: dict[str, int]
     traits: dict[str, dict[str, int]]
     provenance: dict[str, dict[str, int]]
-    gold: TaskGoldCounts
-    given_by: dict[str, dict[str, int]]
-    """Each kind of gold item (emotion, behavior, ...) by who gave it, from the provenance."""
 
 
 def _ranked(counter: Counter[str]) -> dict[str, int]:
@@ -69,7 +68,6 @@ class StatsBuilder:
     sizes: dict[str, Counter[int]] = field(default_factory=dict)
     participant_traits: dict[str, dict[str, str]] = field(default_factory=dict)
     provenance: dict[str, Counter[str]] = field(default_factory=dict)
-    gold: GoldBuilder = field(default_factory=GoldBuilder)
 
     def _label(self, kind: str, *values: str) -> None:
         self.labels.setdefault(kind, Counter()).update(values)
@@ -80,7 +78,6 @@ class StatsBuilder:
     def add(self, conversation: Conversation) -> None:
         c = self.counts
         c["conversations"] += 1
-        self.gold.add(conversation)
         self._label("source", conversation.source.name)
         self._label("taxonomy", conversation.taxonomy_id)
         for labelled, who in conversation.source.provenance.items():
@@ -101,6 +98,7 @@ class StatsBuilder:
         c["responses"] += len(turn.responses)
         self._size("responses_per_turn", len(turn.responses))
         if turn.state is not None:
+            c["turns_with_state"] += 1
             state = turn.state
             self._label("emotions", *state.emotions)
             if state.primary is not None:
@@ -110,8 +108,10 @@ class StatsBuilder:
         for response in turn.responses:
             self._label("behaviors", *response.behaviors)
             c["rated_responses"] += response.rating is not None
+            c["responses_with_behaviors"] += bool(response.behaviors)
         if turn.need is not None:
             self._label("wanted_behaviors", *turn.need.behaviors)
+            c["turns_with_wanted_behaviors"] += bool(turn.need.behaviors)
         self._add_pick(turn)
 
     def _add_pick(self, turn: Turn) -> None:
@@ -136,7 +136,6 @@ class StatsBuilder:
 
     def build(self) -> DatasetStats:
         c = self.counts
-        gold, given_by = self.gold.build()
 
         def labels(kind: str) -> dict[str, int]:
             return _ranked(self.labels.get(kind, Counter()))
@@ -161,13 +160,14 @@ class StatsBuilder:
             context_emotions=labels("context_emotion"),
             coverage=Coverage(**{scale: c[f"coverage_{scale}"] for scale in Coverage.model_fields}),
             rated_responses=c["rated_responses"],
+            turns_with_state=c["turns_with_state"],
+            responses_with_behaviors=c["responses_with_behaviors"],
+            turns_with_wanted_behaviors=c["turns_with_wanted_behaviors"],
             pick_position=sizes("pick_position"),
             pick_strength=sizes("pick_strength"),
             picks_by_model=labels("picks_by_model"),
             traits=self._traits(),
             provenance={k: _ranked(v) for k, v in sorted(self.provenance.items())},
-            gold=gold,
-            given_by=given_by,
         )
 
 

@@ -45,13 +45,14 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
 from attunebench.answerform import AnswerForm, TaskHint
-from attunebench.data.schema import Conversation, Taxonomy
+from attunebench.data.schema import LABELLED_FIELDS, Conversation, Taxonomy
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord, PromptInfo, Status, Verdict
 from attunebench.registry import Registry
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.history import ContextMode, context_modes
 from attunebench.tasks.metrics import Metric
 from attunebench.tasks.twins import Variant, shown_variant
@@ -428,6 +429,13 @@ class Task(ABC, Generic[G, P]):
             types = get_args(base) if get_origin(base) is Task else ()
             if all(isinstance(t, type) for t in types) and types:
                 cls.gold_type, cls.prediction_type = types
+        # A field the format cannot label has no provenance to read: the report would call the
+        # gold undeclared and the simulators would drop the task, both without a word.
+        if unknown := [name for name in cls.gold_fields if name not in LABELLED_FIELDS]:
+            raise TypeError(
+                f"{cls.__qualname__}.gold_fields names {', '.join(map(repr, unknown))}, not a"
+                f" field the data format labels ({', '.join(LABELLED_FIELDS)})"
+            )
 
     @functools.cached_property
     def scoring(self) -> Scoring[G, P]:
@@ -466,6 +474,11 @@ class Task(ABC, Generic[G, P]):
         """Items deliberately left out of this task on these conversations, by reason (run.json
         and the report count them)."""
         return {}
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Its own counts of its gold on these conversations, beside its items, for `data
+        stats` (`tasks.gold_stats`); none by default."""
+        return GoldCounts()
 
 
 def in_contexts(

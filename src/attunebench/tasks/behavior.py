@@ -50,6 +50,7 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.grouping import (
     Grouped,
     group_references,
@@ -214,6 +215,14 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScori
     ) -> None:
         super().__init__(context)
         self.max_replies = max_replies
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Replies with at least one behavior label."""
+        turns = [turn for c in conversations for turn in c.turns]
+        labelled = sum(1 for turn in turns for reply in turn.responses if reply.behaviors)
+        return GoldCounts(
+            {"responses_with_behaviors": labelled}, {TASK: (labelled, ("behaviors",))}
+        )
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[BehaviorGold]]:
         for conversation in conversations:

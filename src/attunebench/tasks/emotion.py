@@ -70,6 +70,7 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.grouping import (
     Grouped,
     group_references,
@@ -510,6 +511,20 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
     ) -> None:
         super().__init__(context)
         self.messages, self.words = messages, words
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Turns with a state; conversations with a context emotion apart, since it labels a
+        whole conversation rather than one turn."""
+        conversations = list(conversations)
+        states = sum(turn.state is not None for c in conversations for turn in c.turns)
+        context = sum(c.context.emotion is not None for c in conversations)
+        return GoldCounts(
+            {"turns_with_state": states, "conversations_with_context_emotion": context},
+            {
+                TASK: (states, ("state", "state.intensity")),
+                "context emotion": (context, ("context.emotion",)),
+            },
+        )
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[EmotionGold]]:
         for conversation in conversations:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -65,6 +65,7 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.wording import task_prompt
 
 TASK = "outcome"
@@ -373,6 +374,32 @@ class OutcomeTask(Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE)
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Conversations whose outcome says how the person felt or judged it afterwards: a
+        final intensity, its change from the first intensity they gave, an overall rating, or
+        numeric end-survey answers (ESConv: the seeker's empathy and relevance ratings)."""
+        counts: Counter[str] = Counter()
+        survey: Counter[str] = Counter()
+        for conversation in conversations:
+            if (outcome := conversation.outcome) is None:
+                continue
+            final = outcome.final_state.intensity if outcome.final_state else None
+            numeric = [k for k, v in outcome.survey.items() if not isinstance(v, str)]
+            survey.update(numeric)
+            states = (t.state for t in conversation.turns if t.state is not None)
+            started = any(state.intensity is not None for state in states)
+            counts.update(
+                conversations=final is not None or outcome.rating is not None or bool(numeric),
+                with_final_intensity=final is not None,
+                with_intensity_change=final is not None and started,
+                with_rating=outcome.rating is not None,
+            )
+        names = ("conversations", "with_final_intensity", "with_intensity_change", "with_rating")
+        return GoldCounts(
+            {**{name: counts[name] for name in names}, "survey_ratings": survey},
+            {TASK: (counts["conversations"], ("outcome",))},
+        )
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[OutcomeGold]]:
         for conversation in conversations:

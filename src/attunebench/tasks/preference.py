@@ -26,7 +26,9 @@ the same reply (or a tie again), else 0.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -34,7 +36,7 @@ from pydantic import Field
 
 from attunebench import answerform
 from attunebench.answerform import TaskHint
-from attunebench.data.schema import Conversation, Probe
+from attunebench.data.schema import Conversation, Probe, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import delimit
 from attunebench.tasks import history, metrics, pair_cues, prompting
@@ -55,6 +57,7 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.pairs import (
     DEFAULT_DERIVED_CAP,
     TIE,
@@ -471,10 +474,59 @@ class PreferenceScoring(PairScoring):
     )
 
 
+GOLD_COUNTS = (
+    "turns_with_pick",
+    "picks",
+    "ties",
+    "rating_pairs_within_turns",
+    "turns_with_rating_pairs",
+    "conversations_with_rating_pairs",
+)
+
+
+def _turn_gold(turn: Turn) -> dict[str, int]:
+    """A turn's recorded pick or tie among two or more replies, and its pairs of replies whose
+    ratings differ."""
+    preference = turn.preference
+    chosen = None
+    if preference is not None and preference.chosen is not None:
+        chosen = turn.response(preference.chosen)
+    tie = preference is not None and preference.tie
+    picked = (chosen is not None or tie) and len(turn.responses) >= 2
+    ratings = [r.rating for r in turn.responses if r.rating is not None]
+    pairs = sum(1 for a, b in combinations(ratings, 2) if a != b)
+    return {
+        "turns_with_pick": picked,
+        "picks": picked and chosen is not None,
+        "ties": picked and tie,
+        "rating_pairs_within_turns": pairs,
+        "turns_with_rating_pairs": pairs > 0,
+    }
+
+
 class PreferenceTask(PairTask, scoring=PreferenceScoring):
     name = TASK
     subject_forms = (ANSWERS,)
     templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Turns with two or more replies and a recorded pick or tie; and, apart, pairs of
+        replies whose ratings differ (within one turn, and conversations with any such pair
+        across turns), from which pairs are derived where no pick was recorded."""
+        counts: Counter[str] = Counter()
+        for conversation in conversations:
+            turns = conversation.turns
+            rated = {r.rating for t in turns for r in t.responses if r.rating is not None}
+            counts["conversations_with_rating_pairs"] += len(rated) > 1
+            for turn in turns:
+                counts.update(_turn_gold(turn))
+        return GoldCounts(
+            {name: counts[name] for name in GOLD_COUNTS},
+            {
+                TASK: (counts["turns_with_pick"], ("preference",)),
+                "rating pairs": (counts["conversations_with_rating_pairs"], ("rating",)),
+            },
+        )
 
     def queries(self, item: Item[PairGold], mode: AnswerMode) -> list[Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)

@@ -25,7 +25,7 @@ items whose rated replies are of similar length (length-only).
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -56,6 +56,7 @@ from attunebench.tasks.base import (
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.wording import task_prompt
 
 TASK = "rating"
@@ -352,6 +353,33 @@ class RatingTask(Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Where the person rated replies themselves (`rating` provenance first-person): the
+        rated replies, apart the turns where they gave feedback on the replies since their
+        previous feedback (`Turn.feedback`), and the rated replies that are items themselves,
+        in conversations with no such feedback (`derived.rated_replies`)."""
+        counts: Counter[str] = Counter()
+        for conversation in conversations:
+            if conversation.source.provenance.get("rating") != "first-person":
+                continue
+            turns = conversation.turns
+            rated = sum(1 for t in turns for r in t.responses if r.rating is not None)
+            feedback = sum(1 for t in turns if t.feedback is not None)
+            counts.update(
+                responses=rated,
+                feedback_turns=feedback,
+                conversations=bool(rated or feedback),
+                reply_items=len(rated_replies(conversation)),
+            )
+        names = ("responses", "feedback_turns", "conversations", "reply_items")
+        return GoldCounts(
+            {name: counts[name] for name in names},
+            {
+                TASK: (counts["responses"], ("rating",)),
+                "feedback": (counts["feedback_turns"], ("rating",)),
+            },
+        )
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[RatingGold]]:
         for conversation in conversations:

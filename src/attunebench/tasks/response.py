@@ -33,6 +33,7 @@ reply is invalid and not judged.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -64,6 +65,7 @@ from attunebench.tasks.base import (
     check_choice,
     register_task,
 )
+from attunebench.tasks.gold_stats import GoldCounts
 from attunebench.tasks.judge_thumbs import thumb
 from attunebench.tasks.judge_values import (
     COMPARISONS,
@@ -220,6 +222,27 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
     def judge_forms(self) -> tuple[AnswerForm, ...]:
         pairwise = (PAIRWISE_ANSWERS,) if self.judge_mode != "rubric" else ()
         return pairwise + ((RUBRIC_ANSWERS,) if self.judge_mode != "pairwise" else ())
+
+    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+        """Turns with something to judge a new reply against: a chosen reply, the text or the
+        behaviors the person said they needed."""
+        counts: Counter[str] = Counter()
+        for turn in (turn for c in conversations for turn in c.turns):
+            need, preference = turn.need, turn.preference
+            chosen = None
+            if preference is not None and preference.chosen is not None:
+                chosen = turn.response(preference.chosen)
+            wanted = {
+                "with_chosen_reply": chosen is not None,
+                "with_wanted_text": bool(need and need.text and need.text.strip()),
+                "with_wanted_behaviors": bool(need and need.behaviors),
+            }
+            counts.update(turns=any(wanted.values()), **wanted)
+        names = ("turns", "with_chosen_reply", "with_wanted_text", "with_wanted_behaviors")
+        return GoldCounts(
+            {name: counts[name] for name in names},
+            {TASK: (counts["turns"], ("preference", "need"))},
+        )
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ResponseGold]]:
         for conversation in conversations:
