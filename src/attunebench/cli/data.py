@@ -16,7 +16,7 @@ from rich.table import Table
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.data_import import app as import_app
-from attunebench.cli.errors import os_problem
+from attunebench.cli.errors import file_out, folder_out, os_problem
 from attunebench.data.gold import NOT_DECLARED
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.repeats import repeats
@@ -231,6 +231,8 @@ def split_command(
         prefix.with_name(prefix.name + ".train.jsonl"),
         prefix.with_name(prefix.name + ".test.jsonl"),
     )
+    for path in paths:
+        file_out(path)
     try:
         made = split(load_validated(file), train, seed, stratify)
     except DatasetError as exc:
@@ -262,6 +264,7 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="Output file (parquet) or new folder (hf).")],
 ) -> None:
     """Export a dataset to Parquet or to a Hugging Face `datasets` folder (save_to_disk)."""
+    (folder_out if to is ExportFormat.hf else file_out)(out)
 
     def write() -> int:
         from attunebench.data.parquet import export_hf, jsonl_to_parquet
@@ -278,6 +281,7 @@ def convert(
     out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
 ) -> None:
     """Convert an exported Parquet file or `datasets` folder back to JSON Lines, checking it."""
+    file_out(out)
 
     def read() -> int:
         from attunebench.data.parquet import hf_to_jsonl, parquet_to_jsonl
