@@ -72,10 +72,14 @@ def validate(
     """Check files against attunebench/v1; print every problem as FILE:LINE: WHERE: WHAT,
     and warn of runs of identical turns or lines (a corpus imported once per annotator)."""
     found: list[str] = []
+    annotated = False  # several annotators' rows could be the cause of a repeat
 
     def check(file: Path) -> FileReport:
         def on_valid(conversation: Conversation) -> None:
-            found.extend(f"warning: {file}: {r}" for r in repeats(conversation))
+            nonlocal annotated
+            runs = repeats(conversation)
+            annotated = annotated or any(r.annotators for r in runs)
+            found.extend(f"warning: {file}: {r}" for r in runs)
 
         return validate_file(file, max_line_bytes=max_line_bytes, on_valid=on_valid)
 
@@ -89,6 +93,9 @@ def validate(
         typer.echo(
             f"{len(found)} runs of identical turns or lines: several annotators' rows of one "
             "utterance? (data import csv --annotator-col merges them)"
+            if annotated
+            else f"{len(found)} runs of identical turns, none labelled (no annotator's): a "
+            "person or a bot repeating itself, or rows written twice?"
         )
     for report in reports:
         typer.echo(report.summary())

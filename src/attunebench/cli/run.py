@@ -265,7 +265,7 @@ def _run(asked: RunOptions) -> None:
     except ModelsFileError as error:
         said = str(error)
         # a field's path (`models.NAME.options...`) says no file; a file's own message does
-        named = said.startswith(f"{asked.models_file}:")
+        named = asked.models_file is None or said.startswith(f"{asked.models_file}:")
         _fail(f"{asked.models_file}: {said}" if said.startswith("models.") and not named else said)
     except CLEAR_ERRORS as error:
         _fail(str(error))
