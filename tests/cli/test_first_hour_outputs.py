@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,39 @@ def test_a_write_error_names_the_file_asked_for(unwritable: Path) -> None:
             handle.write("never")
         assert refused.value.filename == str(asked)
     assert not list(Path(unwritable).glob(".o.jsonl.*.part"))
+
+
+def test_a_write_cut_short_is_one_line_naming_the_file(tmp_path: Path, rundir: Path) -> None:
+    """A disk that fills up mid-write (a child process whose files may not pass 2 KB): one
+    line naming the file being written, no traceback, nothing half-written left."""
+    commands = {
+        "report": (["report", rundir, "--out", tmp_path / "rep"], tmp_path / "rep/summary.json"),
+        "export lm-eval": (
+            ["export", "lm-eval", SAMPLE, "--out", tmp_path / "lm"],
+            tmp_path / "lm",
+        ),
+        "data split": (["data", "split", SAMPLE, "--out", tmp_path / "s"], tmp_path / "s.train"),
+    }
+    for name, (args, named) in commands.items():
+        done = subprocess.run(
+            [sys.executable, "-c", LIMITED, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode != 0 and len(lines) == 1, (name, done.stderr)
+        assert lines[0].startswith(f"error: {named}") and "file too large" in lines[0], name
+    assert not list(tmp_path.rglob("*.part"))
+
+
+LIMITED = """import resource, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+sys.argv = ["attunebench", *sys.argv[1:]]
+from attunebench.cli import main
+main()
+"""
 
 
 # A rating column of two scales ---------------------------------------------------------------
