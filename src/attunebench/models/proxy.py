@@ -139,7 +139,7 @@ class ProxyJudge(NamedProvider):
         except EncoderUnavailableError as error:
             name = self.spec.partition("/")[2]
             near = did_you_mean(name, ALIASES)
-            said = f"no sentence encoder is called {name!r}{near}" if near else str(error)
+            said = f"no local copy of sentence encoder {name!r}{near}" if near else str(error)
             raise ProviderConfigError(f"{self.spec}: {said}") from None
 
     async def generate(
