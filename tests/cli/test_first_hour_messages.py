@@ -6,6 +6,7 @@ annotators' rows could be the cause. (The `/v1` hint: tests/models/test_not_an_a
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def test_a_name_near_nothing_gets_no_guess(tmp_path: Path) -> None:
     assert "did you mean" not in message
 
 
-def _chat(turns: list[dict[str, object]]) -> str:
+def _chat(turns: Sequence[Mapping[str, object]]) -> str:
     return json.dumps(
         {
             "format": "attunebench/v1",

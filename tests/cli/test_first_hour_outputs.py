@@ -9,6 +9,7 @@ permission for other users, else /sys (a kernel file system that takes no new fi
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -61,7 +62,7 @@ def test_every_out_is_checked_writable_before_any_work(
 ) -> None:
     chats = _csv(tmp_path)
     columns = ["--conversation-col", "conv", "--speaker-col", "who", "--text-col", "text"]
-    commands = {
+    commands: dict[str, list[object]] = {
         "report": ["report", rundir, "--out"],
         "export lm-eval": ["export", "lm-eval", SAMPLE, "--out"],
         "suite data": ["suite", "data", "open-v1-mini", "--out"],
@@ -71,7 +72,7 @@ def test_every_out_is_checked_writable_before_any_work(
         "import": ["data", "import", "csv", chats, *columns, "-o"],
         "run": ["run", "--data", SAMPLE, "--model", "mock/default", "--no-cache", "--out"],
     }
-    if pytest.importorskip("sqlalchemy", reason="the collect extra is not installed"):
+    if importlib.util.find_spec("sqlalchemy") is not None:  # the collect extra
         commands["collect export"] = ["collect", "export", "--db", "sqlite:///x.db", "--out"]
     for name, args in commands.items():
         asked = unwritable / "mine" / "out.jsonl"
