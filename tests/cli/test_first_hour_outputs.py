@@ -147,6 +147,12 @@ def test_one_scale_not_from_0_is_still_taken_from_the_data(tmp_path: Path) -> No
     assert "rating scale taken from the data: thumb 2:5" in result.output
     thumbs = csv_import(_csv(tmp_path), tmp_path / "t.jsonl", "--rating-col", "thumb")
     assert thumbs.exit_code == 0 and "thumb 0:1" in thumbs.output
+    # an outcome column holds no thumbs: 0 to 10 there is one scale, as the data shows
+    scored = "conv,who,text,rec\nc1,me,hi,0\nc1,bot,yo,\nc2,me,hi,10\nc2,bot,yo,\nc3,me,hi,1\n"
+    survey = ["--outcome-col", "recommend=rec"]
+    done = csv_import(_csv(tmp_path, scored), tmp_path / "s.jsonl", *survey)
+    assert done.exit_code == 0, done.output
+    assert "outcome recommend scale taken from the data: rec 0:10" in done.output
 
 
 # A survey's words, and who the other side is -------------------------------------------------

@@ -6,10 +6,11 @@ A value is read per conversation from whichever of its rows give one (the rest m
 and rows giving different values are refused with the line of each. A field's scale is the one
 `--outcome-scale NAME=LOW:HIGH` gives; without it, the range its numbers span in the whole
 file, which the import reports in one line (the format then carries it, so the outcome task
-asks and scores on it). A field whose cells are all words is a text answer, with no scale,
-unless `--outcome-map NAME=FILE.json` maps its words to numbers (`{"Slightly satisfied": 4}`,
-any case, as `--label-map` maps labels): then the map's lowest and highest numbers are its
-scale, and a word the map lacks is refused with its line.
+asks and scores on it; whole numbers from 0 to past 1 are a scale from 0 here, as a reply
+rating column's would not be: `_two_scales`). A field whose cells are all words is a text
+answer, with no scale, unless `--outcome-map NAME=FILE.json` maps its words to numbers
+(`{"Slightly satisfied": 4}`, any case, as `--label-map` maps labels): then the map's lowest
+and highest numbers are its scale, and a word the map lacks is refused with its line.
 """
 
 from __future__ import annotations
@@ -211,9 +212,10 @@ class Observed:
         self.lines.setdefault(number, location.line or 0)
         self.low, self.high = min(self.low, number), max(self.high, number)
 
-    def scale(self, option: str) -> Scale | None:
+    def scale(self, option: str, thumbs: bool = False) -> Scale | None:
         """The observed range as a scale (None: no numbers); one value throughout is no range,
-        and whole numbers from 0 past 1 are two scales as likely as one (`_two_scales`)."""
+        and in a column that may hold thumbs (a reply rating's), whole numbers from 0 past 1
+        are two scales as likely as one (`_two_scales`)."""
         if self.first is None:
             return None
         if self.low == self.high:
@@ -221,7 +223,8 @@ class Observed:
                 f"{self.column}: every number is {self.low:g}, so its scale cannot be taken "
                 f"from the data: give {option}"
             )
-        self._two_scales(option)
+        if thumbs:
+            self._two_scales(option)
         return self.low, self.high
 
     def _two_scales(self, option: str) -> None:
@@ -257,7 +260,7 @@ def observed_scales(
             observed.add(values[observed.column], location)
     scales = {}
     for key, observed in found.items():
-        scale = observed.scale(scale_option(key))
+        scale = observed.scale(scale_option(key), thumbs=not key)
         if scale is not None:
             scales[key] = (observed.column, scale)
     return scales
