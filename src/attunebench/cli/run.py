@@ -288,8 +288,7 @@ def _stoppable(asked: RunOptions) -> None:
         try:
             _run(asked)
         except KeyboardInterrupt:
-            info = read_run_info(asked.out) if (asked.out / RUN_FILE).is_file() else None
-            if info is not None and info.complete and (info.finished_at or "") >= begun:
+            if _finished_since(asked.out, begun):
                 typer.echo(f"{stop.name} came after every item was recorded: {asked.out}")
                 raise typer.Exit(0) from None
             how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
@@ -298,6 +297,15 @@ def _stoppable(asked: RunOptions) -> None:
             )
             err.print(message, markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(stop.exit_code) from None
+
+
+def _finished_since(out: Path, begun: str) -> bool:
+    """Whether run.json says every planned item was recorded, at `begun` or after."""
+    try:
+        info = read_run_info(out) if (out / RUN_FILE).is_file() else None
+    except RunDirError:
+        return False
+    return info is not None and info.complete and (info.finished_at or "") >= begun
 
 
 def _planned(asked: RunOptions) -> RunConfig:
