@@ -120,6 +120,32 @@ def test_sigterm_keeps_the_records_stops_the_server_and_says_so(tmp_path: Path) 
     assert len(servers) == 2 and not any(alive(pid) for pid in servers)
 
 
+@pytest.mark.timeout(60)
+def test_sigterm_while_the_server_loads_stops_it_at_once(tmp_path: Path) -> None:
+    """The server's start blocks the run until its model has loaded (here 30 s): SIGTERM
+    stops it then and there, before a scheduler's SIGKILL would orphan it."""
+    command, env = local_run(tmp_path)
+    loading = {**env, "FAKE_LLAMA_LOAD": "30"}
+    child = subprocess.Popen(command, env=loading, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: started_servers(tmp_path), 30)
+        [server] = started_servers(tmp_path)
+        time.sleep(0.5)  # the run is waiting for it
+        child.send_signal(signal.SIGTERM)
+        began = time.monotonic()
+        _, stderr = child.communicate(timeout=20)
+        took = time.monotonic() - began
+    finally:
+        if child.poll() is None:
+            child.kill()
+        for pid in started_servers(tmp_path):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert child.returncode == 128 + signal.SIGTERM, stderr
+    assert took < 15 and not alive(server)
+    assert b"stopped by SIGTERM" in stderr and b"Traceback" not in stderr
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_after_every_item_is_recorded_exits_0(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: signal.Signals

@@ -6,7 +6,10 @@ llama-server the run started (`local/`) keeps running with no parent. Within
 `stop_signals()`, SIGTERM goes to whatever handles SIGINT: under `asyncio.run` that cancels
 the main task, so the engine writes what was recorded and closes every model (stopping
 their servers) in its `finally` blocks; elsewhere KeyboardInterrupt is raised. A second
-signal, as a second Ctrl-C, stops at once.
+signal, as a second Ctrl-C, stops at once. A `local/` server still loading its model when
+SIGTERM comes is stopped at once rather than waited for (`llamacpp_server.stopping`): its
+start blocks the event loop, which would otherwise see the cancel only once the model had
+loaded, and a scheduler's SIGKILL may come first.
 
 The signal is kept for the exit code: 128 plus its number, what a shell reports for a
 process the signal ended (130 for Ctrl-C, 143 for SIGTERM), so a scheduler can tell a
@@ -21,6 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
+
+from attunebench.models.llamacpp_server import stopping as servers_stopping
 
 
 @dataclass
@@ -46,6 +51,7 @@ def stop_signals() -> Iterator[Stop]:
 
     def terminated(signum: int, frame: FrameType | None) -> None:
         stop.signal = signum
+        servers_stopping(True)
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
             handler(signal.SIGINT, frame)
@@ -60,3 +66,4 @@ def stop_signals() -> Iterator[Stop]:
         yield stop
     finally:
         signal.signal(signal.SIGTERM, previous)
+        servers_stopping(False)
