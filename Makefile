@@ -71,6 +71,12 @@ ladder-models: $(VENV)/.installed-ladder
 
 # The binary is kept in a per-user cache keyed by the llama.cpp version and the build flags, so a
 # second clone (or `make clean`) reuses it: about 10 minutes on 2 cores, once per machine.
+# Each build works in a folder of its own beside the cache (mktemp; removed when the recipe
+# ends, however it ends), and the binary enters the cache by a rename on one file system, only
+# once built whole. Two builds at once (two clones, two `make test`) share nothing while they
+# compile: both finish, the later rename replacing an identical file; a build that is killed
+# leaves no half-written binary and no folder another build depends on. (A shared folder let
+# one build delete the sources the other was compiling.)
 LLAMA_CPP_PYTHON_VERSION ?= 0.3.36
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_BUILD_ARGS := -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $(LLAMA_CMAKE_ARGS) \
@@ -78,25 +84,23 @@ LLAMA_BUILD_ARGS := -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $(LLAMA_C
   -DLLAMA_USE_PREBUILT_UI=OFF
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CPP_PYTHON_VERSION) $(LLAMA_BUILD_ARGS)' | sha256sum | cut -c1-12)
 LLAMA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/attunebench/llama-server-$(LLAMA_CPP_PYTHON_VERSION)-$(LLAMA_KEY)
-LLAMA_SRC := $(LLAMA_CACHE).src
-
 $(LLAMA_CACHE)/llama-server: | $(BIN)/python
 	@command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 \
 	  || (apt-get update -q && apt-get install -y -q cmake g++)
-	rm -rf $(LLAMA_SRC) && mkdir -p $(LLAMA_SRC)
-	$(BIN)/pip download --no-deps --no-binary llama-cpp-python --dest $(LLAMA_SRC) \
-	  "llama-cpp-python==$(LLAMA_CPP_PYTHON_VERSION)"
-	tar xzf $(LLAMA_SRC)/llama_cpp_python-*.tar.gz -C $(LLAMA_SRC)
-	cmake -S $$(ls -d $(LLAMA_SRC)/llama_cpp_python-*/vendor/llama.cpp) -B $(LLAMA_SRC)/build \
-	  $(LLAMA_BUILD_ARGS)
-	cmake --build $(LLAMA_SRC)/build --target llama-server -j $$(nproc)
 	mkdir -p $(LLAMA_CACHE)
-	cp $(LLAMA_SRC)/build/bin/llama-server $(LLAMA_CACHE)/llama-server.tmp
-	mv $(LLAMA_CACHE)/llama-server.tmp $@
-	rm -rf $(LLAMA_SRC)
+	set -e; src=$$(mktemp -d $(LLAMA_CACHE).src.XXXXXX); trap 'rm -rf "$$src"' EXIT; \
+	$(BIN)/pip download --no-deps --no-binary llama-cpp-python --dest "$$src" \
+	  "llama-cpp-python==$(LLAMA_CPP_PYTHON_VERSION)"; \
+	tar xzf "$$src"/llama_cpp_python-*.tar.gz -C "$$src"; \
+	cmake -S "$$(ls -d "$$src"/llama_cpp_python-*/vendor/llama.cpp)" -B "$$src/build" \
+	  $(LLAMA_BUILD_ARGS); \
+	cmake --build "$$src/build" --target llama-server -j $$(nproc); \
+	mv -f "$$src/build/bin/llama-server" $@
 
+# Copied beside the venv's python under a name of its own, then renamed into place: a server
+# running the old binary keeps it, and no one reads a half-copied file.
 $(BIN)/llama-server: $(LLAMA_CACHE)/llama-server | $(BIN)/python
-	cp $< $@
+	cp $< $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 llama-server: $(BIN)/llama-server
 

@@ -62,6 +62,7 @@ from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger
 from attunebench.engine.runner import RunConfig, run
+from attunebench.engine.stopping import stop_signals
 from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
 from attunebench.models.modelsfile import ModelEntry, load_models_file
@@ -395,4 +396,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with stop_signals() as stop:  # SIGTERM stops the runs' servers as Ctrl-C does
+        try:
+            main()
+        except KeyboardInterrupt:
+            print(f"{stop.name}: stopped; each run keeps what it recorded", file=sys.stderr)
+            sys.exit(stop.exit_code)

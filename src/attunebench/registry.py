@@ -6,10 +6,24 @@ describe an entry (its name and the arguments it was made with) for provenance.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import difflib
+from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`, did you mean 'X'?` for the known name a mistyped one is nearest (difflib's ratio, as
+    argparse suggests a choice), or "" when none is that near.
+
+    >>> did_you_mean("minlm", ["minilm", "length"])
+    ", did you mean 'minilm'?"
+    >>> did_you_mean("gpt", ["minilm"])
+    ''
+    """
+    near = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f", did you mean {near[0]!r}?" if near else ""
 
 
 class RegistryError(KeyError):
@@ -52,7 +66,8 @@ class Registry(Generic[T]):
             return self._entries[name]
         except KeyError:
             known = ", ".join(sorted(self._entries)) or "none"
-            raise RegistryError(f"unknown {self.kind} {name!r} (known: {known})") from None
+            near = did_you_mean(name, self._entries)
+            raise RegistryError(f"unknown {self.kind} {name!r}{near} (known: {known})") from None
 
     def names(self) -> list[str]:
         return sorted(self._entries)

@@ -185,7 +185,7 @@ def test_a_folder_given_as_an_output_file(tmp_path: Path, command: str) -> None:
         result = csv_import(source, folder)
     else:
         result = attunebench("data", "export", SAMPLE, "--to", "parquet", "--out", folder)
-    message = one_clear_line(result, f"{folder}: is a folder")
+    message = one_clear_line(result, f"{folder} is a folder")
     assert ".part" not in message
 
 

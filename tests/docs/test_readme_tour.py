@@ -8,6 +8,7 @@ simulation); it is the README's promise, so it is checked whole rather than comm
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -62,3 +63,13 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path, data_dir: Path) -> None
         assert (clone / made).is_file(), made
     assert "conversations for 80% power" in done.stdout
     assert "sim-oracle minus baseline/random" in done.stdout
+    # The report says something at a glance: a leader of some task, not "nothing ranked".
+    summary = json.loads((clone / "report" / "summary.json").read_text(encoding="utf-8"))
+    assert any(lead["leader"] == "sim-oracle" for lead in summary["leads"]), summary["leads"]
+
+
+def test_the_readme_names_what_the_tour_leaves_to_the_reader() -> None:
+    """--include-simulated (why the tour's report ranks anything) and --person (the gap)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "--include-simulated" in tour_commands()
+    assert "`run --person" in readme and "person gap" in readme

@@ -3,7 +3,8 @@ the same command line, answers /v1/models, /v1/chat/completions and /v1/completi
 127.0.0.1 with a fixed answer (the keys' logprobs for a choice call) and fixed `timings`, and
 appends its PID to $FAKE_LLAMA_PIDS when it starts. $FAKE_LLAMA_EXIT makes it exit at once
 with that status, as a server that cannot load its model does; $FAKE_LLAMA_DELAY (seconds)
-makes each answer take that long."""
+makes each answer take that long; $FAKE_LLAMA_LOAD (seconds) makes it that long before it
+listens, as a large model takes to load."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def main() -> None:
         sys.exit(int(os.environ["FAKE_LLAMA_EXIT"]))
     with open(os.environ["FAKE_LLAMA_PIDS"], "a", encoding="utf-8") as pids:
         pids.write(f"{os.getpid()}\n")
+    time.sleep(float(os.environ.get("FAKE_LLAMA_LOAD", "0")))
     ThreadingHTTPServer(("127.0.0.1", known.port), Handler).serve_forever()
 
 

@@ -11,9 +11,16 @@ from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.testing.web_page import PAGE, WebPageServer
 
 
-async def test_a_models_list_answered_with_a_web_page_stops_the_check() -> None:
+@pytest.mark.parametrize(
+    ("path", "hint"),
+    [
+        ("/v1", "(is it the model server's own address and port?)"),
+        ("", "(is the base URL right? It usually ends in /v1)"),  # only where it does not
+    ],
+)
+async def test_a_models_list_answered_with_a_web_page_stops_the_check(path: str, hint: str) -> None:
     server = WebPageServer(501)
-    base = await server.start()
+    base = (await server.start()).removesuffix("/v1") + path
     provider = OpenAICompatProvider("m", base_url=base)
     try:
         with pytest.raises(ProviderConfigError) as raised:
@@ -23,8 +30,7 @@ async def test_a_models_list_answered_with_a_web_page_stops_the_check() -> None:
         await server.stop()
     message = str(raised.value)
     assert message == (
-        f"{base} is not an OpenAI-compatible server: its /models answered HTML "
-        "(is the base URL right? It usually ends in /v1)"
+        f"{base} is not an OpenAI-compatible server: its /models answered HTML {hint}"
     )
 
 

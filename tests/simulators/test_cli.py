@@ -8,6 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import write_conversations
 
@@ -73,3 +75,20 @@ def test_the_person_oracle_on_multiesc(data_dir: Path, tmp_path: Path) -> None:
     pinned = found["simulator"]
     assert {"model", "prompt_digest", "sampling", "seeds"} <= set(pinned)
     assert "sim/person-oracle as the people" in ran.stdout
+
+
+def test_validate_shows_a_runs_progress_on_a_terminal(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each step's bar, as `run` draws one (it said nothing for minutes with a real model);
+    none with --no-progress."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # stderr taken for a terminal
+    args = ["simulators", "validate", "--simulator", "sim/person-oracle", "--data", corpus]
+    args += ["--limit", 3, "--no-cache", "--resamples", 100, "--seeds", 1]
+    shown = attunebench(*args, "--out", tmp_path / "shown")
+    assert shown.exit_code == 0, shown.output
+    for step in ("replay", "continuing", "seeking", "grading"):
+        assert step in shown.stderr, shown.stderr
+    assert "calls" in shown.stderr and "ETA" in shown.stderr
+    quiet = attunebench(*args, "--out", tmp_path / "quiet", "--no-progress")
+    assert quiet.exit_code == 0 and "ETA" not in quiet.stderr, quiet.stderr

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
-from attunebench.cli.errors import file_out, needs_extra
+from attunebench.cli.errors import file_out, needs_extra, os_problem
 from attunebench.collect import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
@@ -257,6 +257,8 @@ def export(
         with database.read() as session:
             participants = crud.all_participants(session)
             _, report = export_file(out, participants, stored.study, finished_only, simulated)
+    except OSError as error:  # a disk that filled up while it was written
+        raise _fail(os_problem(error)) from None
     finally:
         database.dispose()
     if report is None:

@@ -16,7 +16,7 @@ from rich.table import Table
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.data_fetch import fetch
 from attunebench.cli.data_import import app as import_app
-from attunebench.cli.errors import os_problem
+from attunebench.cli.errors import file_out, folder_out, os_problem
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.repeats import repeats
 from attunebench.data.schema import Conversation
@@ -73,10 +73,14 @@ def validate(
     """Check files against attunebench/v1; print every problem as FILE:LINE: WHERE: WHAT,
     and warn of runs of identical turns or lines (a corpus imported once per annotator)."""
     found: list[str] = []
+    annotated = False  # several annotators' rows could be the cause of a repeat
 
     def check(file: Path) -> FileReport:
         def on_valid(conversation: Conversation) -> None:
-            found.extend(f"warning: {file}: {r}" for r in repeats(conversation))
+            nonlocal annotated
+            runs = repeats(conversation)
+            annotated = annotated or any(r.annotators for r in runs)
+            found.extend(f"warning: {file}: {r}" for r in runs)
 
         return validate_file(file, max_line_bytes=max_line_bytes, on_valid=on_valid)
 
@@ -90,6 +94,9 @@ def validate(
         typer.echo(
             f"{len(found)} runs of identical turns or lines: several annotators' rows of one "
             "utterance? (data import csv --annotator-col merges them)"
+            if annotated
+            else f"{len(found)} runs of identical turns, none labelled (no annotator's): a "
+            "person or a bot repeating itself, or rows written twice?"
         )
     for report in reports:
         typer.echo(report.summary())
@@ -210,6 +217,8 @@ def split_command(
         prefix.with_name(prefix.name + ".train.jsonl"),
         prefix.with_name(prefix.name + ".test.jsonl"),
     )
+    for path in paths:
+        file_out(path)
     try:
         made = split(load_validated(file), train, seed, stratify)
     except DatasetError as exc:
@@ -241,6 +250,7 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="Output file (parquet) or new folder (hf).")],
 ) -> None:
     """Export a dataset to Parquet or to a Hugging Face `datasets` folder (save_to_disk)."""
+    (folder_out if to is ExportFormat.hf else file_out)(out)
 
     def write() -> int:
         from attunebench.data.parquet import export_hf, jsonl_to_parquet
@@ -257,6 +267,7 @@ def convert(
     out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
 ) -> None:
     """Convert an exported Parquet file or `datasets` folder back to JSON Lines, checking it."""
+    file_out(out)
 
     def read() -> int:
         from attunebench.data.parquet import hf_to_jsonl, parquet_to_jsonl

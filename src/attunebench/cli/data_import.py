@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
-from attunebench.cli.errors import os_problem
+from attunebench.cli.errors import file_out, os_problem
 from attunebench.data.importers import (
     ConvAI1Importer,
     CsvImporter,
@@ -55,6 +55,7 @@ Limit = Annotated[int | None, typer.Option(min=1, help="Stop after this many con
 
 
 def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: int | None) -> None:
+    file_out(out)
     source = src if src is not None else corpus_dir(corpus)
     if not source.exists():
         found = f"{source}: not found" if src is not None else missing_corpus(corpus)
@@ -305,6 +306,19 @@ def csv_command(
             "without it, the range its values span. Repeat.",
         ),
     ] = None,
+    outcome_map: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="FIELD=FILE.json: a JSON object mapping an --outcome-col field's words to "
+            'numbers ({"Slightly satisfied": 4, ...}); its range is the scale. Repeat.',
+        ),
+    ] = None,
+    partner: Annotated[
+        Literal["person", "model"] | None,
+        typer.Option(
+            help="Who the other side of every chat is: person or model (context.labels.partner)."
+        ),
+    ] = None,
     label_sep: Annotated[str, typer.Option(help="Separator between labels in one cell.")] = ",",
     delimiter: Annotated[
         str, typer.Option(help="Field delimiter (TSV: $'\\t', '\\t' or tab).")
@@ -338,6 +352,8 @@ def csv_command(
             delimiter=delimiter,
             outcome_cols=tuple(outcome_col or ()),
             outcome_scales=tuple(outcome_scale or ()),
+            outcome_maps=tuple(outcome_map or ()),
+            partner=partner,
         ),
         src,
         out,

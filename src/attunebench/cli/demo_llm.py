@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import sys
 import time
 import tomllib
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, RunResult, run
+from attunebench.engine.stopping import stop_signals
 from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
 from attunebench.models.modelsfile import ModelEntry, load_models_file
@@ -191,4 +193,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with stop_signals() as stop:  # SIGTERM stops the runs' servers as Ctrl-C does
+        try:
+            main()
+        except KeyboardInterrupt:
+            print(f"{stop.name}: stopped; each run keeps what it recorded", file=sys.stderr)
+            sys.exit(stop.exit_code)

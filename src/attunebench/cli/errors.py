@@ -6,6 +6,7 @@ wanted), so a mistake never costs a whole analysis first.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import NoReturn
 
@@ -37,18 +38,37 @@ def _under_a_file(path: Path, option: str) -> None:
         fail(f"{option} {path}: {above} is a file, not a folder")
 
 
+def _writable(path: Path, option: str) -> None:
+    """Refuse a path whose folder (the nearest one that exists: where it would be made)
+    cannot be written. Tried by making a nameless file there: `os.access` passes a read-only
+    file system's folders to root, and a folder's permissions to root as well."""
+    folder = next((p for p in (path, *path.parents) if p.is_dir()), None)
+    if folder is None:
+        return
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        reason = (error.strerror or str(error)).lower()
+        fail(f"{option} {path}: {folder} cannot be written ({reason}); choose another {option}")
+
+
 def folder_out(path: Path, option: str = "--out") -> None:
-    """Refuse, before any work, an output folder that is an existing file (or inside one)."""
+    """Refuse, before any work, an output folder that is an existing file (or inside one), or
+    that cannot be written."""
     if path.exists() and not path.is_dir():
         fail(f"{option} {path} is a file; give a folder (it is created if missing)")
     _under_a_file(path, option)
+    _writable(path, option)
 
 
 def file_out(path: Path, option: str = "--out") -> None:
-    """Refuse, before any work, an output file that is an existing folder (or inside a file)."""
+    """Refuse, before any work, an output file that is an existing folder (or inside a file),
+    or whose folder cannot be written."""
     if path.is_dir():
         fail(f"{option} {path} is a folder; give a file name, such as {path / 'out.jsonl'}")
     _under_a_file(path, option)
+    _writable(path, option)
 
 
 def needs_extra(extra: str, what: str, code: int = USAGE) -> NoReturn:

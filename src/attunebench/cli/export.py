@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
-from attunebench.cli.errors import folder_out
+from attunebench.cli.errors import folder_out, os_problem
 from attunebench.data.validate import DatasetError
 
 app = typer.Typer(
@@ -36,6 +36,9 @@ def lm_eval(
         raise typer.Exit(2) from None
     except FileNotFoundError as error:
         err.print(f"error: {error.filename}: no such file", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    except OSError as error:  # a disk that filled up while it was written
+        err.print(f"error: {os_problem(error)}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     for name, count in written.items():
         out.print(f"{PREFIX}{name}: {count} questions", markup=False, highlight=False)

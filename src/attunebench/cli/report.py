@@ -15,7 +15,7 @@ from rich.table import Table
 
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
-from attunebench.cli.errors import folder_out
+from attunebench.cli.errors import folder_out, os_problem
 
 if TYPE_CHECKING:
     from attunebench.analysis.power import PowerCurve
@@ -124,7 +124,10 @@ def _report(asked: ReportOptions) -> None:
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:
         _fail(str(error))
-    written = write_report(summary, asked.out_dir, asked.fmt)
+    try:
+        written = write_report(summary, asked.out_dir, asked.fmt)
+    except OSError as error:  # a disk that filled up while it was written
+        _fail(os_problem(error))
     shown = (
         "dataset_unavailable",
         "mixed_datasets",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -16,6 +18,7 @@ from attunebench.cli.errors import file_out, folder_out, os_problem
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
 from attunebench.engine import (
+    RUN_FILE,
     RunConfig,
     RunDirError,
     RunResult,
@@ -23,10 +26,12 @@ from attunebench.engine import (
     merge_shards,
     parse_shard,
     read_ledger,
+    read_run_info,
     task_names,
 )
 from attunebench.engine import run as run_engine
 from attunebench.engine.on_ray import RayOptions, RayRunError, ShardsFailed, run_on_ray
+from attunebench.engine.stopping import stop_signals
 from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.modelsfile import (
     ModelEntry,
@@ -262,7 +267,7 @@ def _run(asked: RunOptions) -> None:
     except ModelsFileError as error:
         said = str(error)
         # a field's path (`models.NAME.options...`) says no file; a file's own message does
-        named = said.startswith(f"{asked.models_file}:")
+        named = asked.models_file is None or said.startswith(f"{asked.models_file}:")
         _fail(f"{asked.models_file}: {said}" if said.startswith("models.") and not named else said)
     except CLEAR_ERRORS as error:
         _fail(str(error))
@@ -270,16 +275,39 @@ def _run(asked: RunOptions) -> None:
         _fail(f"{error.filename}: no such file")
     except OSError as error:  # a folder it cannot write, a disk that is full
         _fail(os_problem(error))
-    except KeyboardInterrupt:
-        message = (
-            f"interrupted; what was recorded is kept: run the same command to resume {asked.out}"
-        )
-        err.print(message, markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
     _summary(result)
     if not result.complete:
         err.print("some items have no answer yet; run the same command again to retry them")
         raise typer.Exit(1)
+
+
+def _stoppable(asked: RunOptions) -> None:
+    """`_run`, with SIGTERM taken as Ctrl-C (engine.stopping). Stopped, a run keeps what was
+    recorded and exits 130 (Ctrl-C) or 143 (SIGTERM); a signal that lands once every item is
+    recorded stops nothing, and the run exits as finished."""
+    begun = datetime.now(UTC).isoformat(timespec="seconds")
+    with stop_signals() as stop:
+        try:
+            _run(asked)
+        except KeyboardInterrupt:
+            if _finished_since(asked.out, begun):
+                typer.echo(f"{stop.name} came after every item was recorded: {asked.out}")
+                raise typer.Exit(0) from None
+            how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
+            message = (
+                f"{how}; what was recorded is kept: run the same command to resume {asked.out}"
+            )
+            err.print(message, markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(stop.exit_code) from None
+
+
+def _finished_since(out: Path, begun: str) -> bool:
+    """Whether run.json says every planned item was recorded, at `begun` or after."""
+    try:
+        info = read_run_info(out) if (out / RUN_FILE).is_file() else None
+    except RunDirError:
+        return False
+    return info is not None and info.complete and (info.finished_at or "") >= begun
 
 
 def _planned(asked: RunOptions) -> RunConfig:
@@ -384,7 +412,7 @@ def run(
     ] = None,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
-    _run(
+    _stoppable(
         RunOptions(
             model=model,
             out=out,

@@ -4,6 +4,7 @@ for (docs/simulators.md). The simulators package is imported when the command ru
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attunebench.cli.errors import fail, file_out, folder_out, os_problem
+from attunebench.engine.stopping import stop_signals
 
 if TYPE_CHECKING:
     from attunebench.models.modelsfile import ModelEntry
@@ -71,6 +73,7 @@ def validate_command(
         Path | None, typer.Option(help="The response cache (default: the user cache folder).")
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
     """Ask a simulated user what real people said of themselves, and say how far it stands
     in for them: replay, realism, ranking, noise floor and leaks, in DIR/simulators.json."""
@@ -100,6 +103,7 @@ def validate_command(
         resamples=resamples,
         cache_path=None if no_cache else cache or default_cache_path(),
         concurrency=concurrency,
+        progress=not no_progress,
     )
     report = _run(plan)
     show(report)
@@ -125,7 +129,17 @@ def _run(plan: Plan) -> SimulatorsReport:
     from attunebench.simulators import SimulatorError, validate
 
     try:
-        return asyncio.run(validate(plan))
+        with stop_signals() as stop:
+            try:
+                return asyncio.run(validate(plan))
+            except KeyboardInterrupt:
+                how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
+                kept = (
+                    "the answers that came back are cached: the same command goes on from them"
+                    if plan.cache_path
+                    else "nothing is kept (--no-cache)"
+                )
+                fail(f"{how}; {kept}", stop.exit_code)
     except (
         SimulatorError,
         RunLoadError,

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
-from attunebench.cli.errors import folder_out
+from attunebench.cli.errors import folder_out, os_problem
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.suite import Manifest, SuiteError, load_manifest, suite_digest, suite_names
 from attunebench.suite.build import load_suite, write_suite_data
@@ -88,5 +88,5 @@ def data(
     try:
         evaluated, train = write_suite_data(load_suite(name), folder)
     except SUITE_ERRORS as error:
-        fail(str(error))
+        fail(os_problem(error) if isinstance(error, OSError) else str(error))
     out.print(f"wrote {evaluated} and {train}", markup=False, highlight=False)

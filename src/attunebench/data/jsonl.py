@@ -48,8 +48,11 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     folder = next((p for p in target.parents if p.exists()), None)
     if folder is not None and not folder.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a folder", str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as error:
+        raise _naming(error, target) from None
     try:
         # mkstemp makes the file owner-only; datasets and run files are meant to be read by all.
         os.fchmod(fd, 0o644)
@@ -58,10 +61,27 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise _naming(error, target) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _naming(error: OSError, target: Path) -> OSError:
+    """A write's error named by the file asked for, not the hidden temporary file or a folder
+    made on the way; an error about another file (one the writer was reading) is left as is."""
+    named = None if error.filename is None else Path(error.filename)
+    if (
+        named is None
+        or named in target.parents
+        or (named.parent == target.parent and named.name.startswith(f".{target.name}."))
+    ):
+        error.filename = str(target)
+    return error
 
 
 def write_conversations(path: str | Path, conversations: Iterable[Conversation]) -> int:

@@ -4,12 +4,15 @@ A valid file can still be corrupt: a CSV holding each utterance once per annotat
 without merging them, repeats every utterance ("Yeah." ten times over), either as consecutive
 turns with the same words or, where one side's rows are merged into one message, as a message
 whose lines repeat. `data validate` reports both as warnings, since a person may repeat
-themselves; the fix is usually `data import csv --annotator-col`.
+themselves. The fix, `data import csv --annotator-col`, is suggested only where annotators'
+rows could be the cause (`Repeat.annotators`): lines repeated within one message (rows of one
+side merged into it), or repeated turns that carry labels (an emotion, a reply's behaviors or
+rating, a pick: what annotators add). Chit-chat whose turns repeat with no label has none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -29,9 +32,21 @@ class Repeat:
     turn: int
     what: str
     times: int
+    annotators: bool  # whether several annotators' rows could be its cause
 
     def __str__(self) -> str:
         return f"conversation {self.conversation_id}, turn {self.turn}: {self.what} {self.times}x"
+
+
+def _labelled(turns: Sequence[Turn]) -> bool:
+    """Whether any of the turns carries what annotators give: an emotion, a reply's behaviors
+    or rating, a pick."""
+    return any(
+        (turn.state is not None and bool(turn.state.emotions))
+        or turn.preference is not None
+        or any(r.behaviors or r.rating is not None for r in turn.responses)
+        for turn in turns
+    )
 
 
 def _said(turn: Turn) -> tuple[str, tuple[str, ...]]:
@@ -58,14 +73,17 @@ def repeats(conversation: Conversation) -> list[Repeat]:
             end += 1
         if end - start > 1:
             what = f"the same user message and reply ({_short(turns[start].user)}) repeats"
-            found.append(Repeat(conversation.id, turns[start].index, what, end - start))
+            run = turns[start:end]
+            found.append(
+                Repeat(conversation.id, turns[start].index, what, end - start, _labelled(run))
+            )
         start = end
     for turn in turns:
         texts = [("user message", turn.user), *(("reply", r.text) for r in turn.responses)]
         for where, text in texts:
             for line, times in _line_runs(text):
                 what = f"the {where} repeats the line {_short(line)}"
-                found.append(Repeat(conversation.id, turn.index, what, times))
+                found.append(Repeat(conversation.id, turn.index, what, times, annotators=True))
     return found
 
 

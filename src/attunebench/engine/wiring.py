@@ -80,7 +80,8 @@ def _make(entry: ModelEntry) -> Provider:
     except TypeError as error:  # a provider's keyword options: a misspelt one is the user's
         raise option_error(entry, error) from None
     except ProviderConfigError as error:
-        if entry.name == entry.spec:
+        # named by its spec, not by a models file (a fitted baseline's shortened: short_names)
+        if entry.name == entry.spec or entry.name.startswith(entry.spec.partition("?")[0]):
             raise
         raise ModelsFileError(f"models.{entry.name}: {error}") from None
 

@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -64,6 +65,20 @@ def server_missing() -> str | None:
     if cpp_server() is not None or importlib.util.find_spec("llama_cpp") is not None:
         return None
     return f"no llama-server binary (make llama-server, or set {SERVER_VARIABLE})"
+
+
+# Set while a stop signal is being handled (engine.stopping): a server still loading its model
+# stops waiting and is stopped. The wait blocks the run's event loop, so a cancelled run would
+# otherwise hold its server until the model had loaded (a scheduler's SIGKILL comes first).
+_stopping = threading.Event()
+
+
+def stopping(now: bool) -> None:
+    """Say that the process is being stopped (True), or no longer is (False)."""
+    if now:
+        _stopping.set()
+    else:
+        _stopping.clear()
 
 
 def _free_port() -> int:
@@ -205,6 +220,8 @@ class LlamaServer:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise LocalModelError(f"llama.cpp server exited at start; see {self.log}")
+            if _stopping.is_set():
+                raise KeyboardInterrupt  # `start` stops it; the run ends as stopped
             try:
                 urllib.request.urlopen(f"{self.base_url}/models", timeout=2).close()
                 return

@@ -6,7 +6,8 @@ Made, it verifies the model's file against its pinned SHA-256 (assembling it fro
 first if need be): a file that does not match stops the run, in one line, before any call. On
 first use (the run's reachability check, or else its first call) it starts the server on a
 free 127.0.0.1 port with that file; `aclose` stops it by its PID, and the engine closes every
-model in a `finally`, so the server stops when the run ends, fails or is interrupted.
+model in a `finally`, so the server stops when the run ends, fails or is stopped (Ctrl-C,
+or SIGTERM: engine.stopping).
 
 The calls are `openai/`'s: this is that provider pointed at the server it started, so choice
 mode, `json_schema`, the chat template and the pre-flight behave as they do for any
@@ -15,10 +16,14 @@ the port. The server takes one call at a time (`slots`), which keeps a conversat
 back to back for its prefix cache. Its own accounting (`server_usage`: the sums of the timings
 it returns, and its wall time) goes into ledger.json's `servers`.
 
-Models-file settings: `answer` (`generate` or `choice`; Gemma, a base model with no chat
-template, answers in choice mode only and is refused in generate mode), `json_schema`, and
-`options = { chat, json_mode, threads, ctx_size, timeout_s }` (`chat` defaults to whether the
-model has a chat template; `threads` to half the cores).
+`local/ANY-NAME` with `options = { file = "PATH", sha256 = "..." }` serves a GGUF file of the
+user's own the same way (`gguf_file`: the digest checked before anything is served, the chat
+template read from the file's header).
+
+Models-file settings: `answer` (`generate` or `choice`; a base model with no chat template,
+as Gemma, answers in choice mode only and is refused in generate mode), `json_schema`, and
+`options = { file, sha256, chat, json_mode, threads, ctx_size, timeout_s }` (`chat` defaults
+to whether the model has a chat template; `threads` to half the cores).
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from attunebench.models.base import ProviderError
+from attunebench.models.gguf_file import GgufFile, gguf_file
 from attunebench.models.llamacpp_server import LlamaServer, server_missing
-from attunebench.models.local_models import LocalModelError, local_model
+from attunebench.models.local_models import LocalModel, LocalModelError, local_model
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.models.registry import PROVIDERS
 from attunebench.records import ServerUsage
@@ -61,6 +67,8 @@ class LocalProvider(OpenAICompatProvider):
         self,
         model: str,
         *,
+        file: str | None = None,
+        sha256: str | None = None,
         answer: Literal["generate", "choice"] = "generate",
         chat: bool | None = None,
         json_mode: bool = False,
@@ -69,7 +77,12 @@ class LocalProvider(OpenAICompatProvider):
         ctx_size: int = CTX_SIZE,
         timeout_s: float = 300.0,
     ) -> None:
-        local = local_model(model)
+        if sha256 is not None and file is None:
+            raise LocalModelError(
+                f"local/{model}: sha256 goes with file (the GGUF file it pins); the four "
+                "pinned models carry their own"
+            )
+        local = local_model(model) if file is None else gguf_file(model, file, sha256)
         spec = f"local/{local.name}"
         if not local.chat and answer != "choice":
             raise LocalModelError(
@@ -81,7 +94,7 @@ class LocalProvider(OpenAICompatProvider):
         missing = server_missing()
         if missing is not None:
             raise LocalModelError(f"{spec}: {missing}")
-        weights = local.path()  # verified against its pinned SHA-256, or refused here
+        weights = local.path()  # verified against its SHA-256, or refused here
         super().__init__(
             local.name,
             base_url=NOT_STARTED,
@@ -91,7 +104,8 @@ class LocalProvider(OpenAICompatProvider):
             chat=local.chat if chat is None else chat,
             timeout_s=timeout_s,
         )
-        self.local = local
+        self.local: LocalModel | GgufFile = local
+        self._identity = local.identity
         log = log_dir() / f"llama-server-{local.name}-{os.getpid()}-{next(_instances)}.log"
         self.server = LlamaServer(
             weights, log=log, alias=local.name, threads=threads, n_ctx=ctx_size
@@ -104,7 +118,7 @@ class LocalProvider(OpenAICompatProvider):
 
     def cache_identity(self) -> dict[str, Any]:
         # The verified weights, over the entry's; and how a choice question is put to it.
-        return {"identity": self.local.identity, "choice": "prefilled"}
+        return {"identity": self._identity, "choice": "prefilled"}
 
     @property
     def endpoint(self) -> str:

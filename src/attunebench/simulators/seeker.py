@@ -204,4 +204,6 @@ async def seek_conversations(
         if intensities(conversation) is not None
         for rollout in session.rollouts_for(generated=True)
     ]
-    return await session.each(work, lambda unit: seek(session, unit[0], unit[1], exchanges))
+    return await session.each(
+        "seeking", work, lambda unit: seek(session, unit[0], unit[1], exchanges)
+    )

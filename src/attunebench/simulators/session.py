@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.progress import RunProgress
 from attunebench.engine.wiring import bind_models, close_models
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
@@ -63,6 +64,7 @@ class Session:
     supporter: str | None
     sampling: Sampling
     concurrency: int
+    progress: bool = False
 
     @property
     def choosing(self) -> bool:
@@ -86,15 +88,23 @@ class Session:
         assert self.supporter is not None
         return await self.engine.ask(self.supporter, query, item, "subject")
 
-    async def each(self, work: Iterable[T], step: Callable[[T], Awaitable[R]]) -> list[R]:
-        """`step` over the work, `concurrency` at a time, results in the work's order."""
+    async def each(
+        self, doing: str, work: Iterable[T], step: Callable[[T], Awaitable[R]]
+    ) -> list[R]:
+        """`step` over the work, `concurrency` at a time, results in the work's order; with
+        `progress`, a run's bar says what it is `doing` and how many units are done."""
+        units = list(work)
         gate = asyncio.Semaphore(self.concurrency)
+        with RunProgress(len(units), 0, self.engine.ledger, enabled=self.progress) as bar:
+            bar.describe(doing)
 
-        async def one(unit: T) -> R:
-            async with gate:
-                return await step(unit)
+            async def one(unit: T) -> R:
+                async with gate:
+                    done = await step(unit)
+                bar.advance()
+                return done
 
-        return list(await asyncio.gather(*(one(unit) for unit in work)))
+            return list(await asyncio.gather(*(one(unit) for unit in units)))
 
 
 @asynccontextmanager
@@ -106,6 +116,7 @@ async def open_session(
     cache_path: Path | None,
     concurrency: int = 4,
     providers: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> AsyncIterator[Session]:
     """The models bound (and their servers started) for the session, closed after it."""
     entries: Sequence[ModelEntry] = [unsampled(simulator), *([supporter] if supporter else [])]
@@ -121,6 +132,7 @@ async def open_session(
             supporter.name if supporter else None,
             sampling,
             concurrency,
+            progress,
         )
     finally:
         await close_models(bound)

@@ -71,6 +71,7 @@ class Plan:
     resamples: int = 2000
     cache_path: Path | None = None
     concurrency: int = 4
+    progress: bool = False  # a run's bar on a terminal, for each step
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ async def simulate(
         cache_path=plan.cache_path,
         concurrency=plan.concurrency,
         providers=dict(providers),
+        progress=plan.progress,
     ) as session:
         tasks = tasks_for(plan.seed, runs)
         replayed = await replay(session, tasks, conversations, plan.per_conversation)

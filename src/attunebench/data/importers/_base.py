@@ -89,6 +89,8 @@ def splits_for(split: str, allowed: Sequence[str], option: str = "split") -> tup
 
 
 def require_file(path: Path) -> Path:
+    if path.is_dir():
+        raise ImportOptionError(f"{path}: a folder, not a file; give the file inside it")
     if not path.is_file():
         raise ImportOptionError(f"{path}: file not found")
     return path

@@ -6,7 +6,11 @@ A value is read per conversation from whichever of its rows give one (the rest m
 and rows giving different values are refused with the line of each. A field's scale is the one
 `--outcome-scale NAME=LOW:HIGH` gives; without it, the range its numbers span in the whole
 file, which the import reports in one line (the format then carries it, so the outcome task
-asks and scores on it). A field whose cells are all words is a text answer, with no scale.
+asks and scores on it; whole numbers from 0 to past 1 are a scale from 0 here, as a reply
+rating column's would not be: `_two_scales`). A field whose cells are all words is a text
+answer, with no scale, unless `--outcome-map NAME=FILE.json` maps its words to numbers
+(`{"Slightly satisfied": 4}`, any case, as `--label-map` maps labels): then the map's lowest
+and highest numbers are its scale, and a word the map lacks is refused with its line.
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from attunebench.data.importers._base import ImportFormatError, ImportOptionError, Location
 from attunebench.data.importers._csv_groups import Record
+from attunebench.data.importers._label_sets import json_file
 
 RATING = "rating"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -51,29 +57,82 @@ def parse_scale(option: str, spec: str) -> tuple[str, Scale]:
 
 
 @dataclass(frozen=True)
+class OutcomeMap:
+    """An outcome field's words and the numbers they stand for, from `--outcome-map`."""
+
+    path: Path
+    numbers: dict[str, float]  # by the word's folded form
+    words: tuple[str, ...]  # as the map writes them
+
+    @classmethod
+    def load(cls, path: Path) -> OutcomeMap:
+        read = json_file(path, "outcome map")
+        pairs = read.items() if isinstance(read, dict) else ()
+        numbers = {_folded(word): value for word, value in pairs if _is_number(value)}
+        if not numbers or len(numbers) != len(pairs):
+            raise ImportOptionError(
+                f"{path}: an outcome map is one JSON object of words and the numbers they "
+                'stand for, e.g. {"Not at all": 1, "Very much": 5}'
+            )
+        folded = {word: float(value) for word, value in numbers.items()}
+        return cls(path, folded, tuple(word for word, _ in pairs))
+
+    def scale(self) -> Scale | None:
+        low, high = min(self.numbers.values()), max(self.numbers.values())
+        return (low, high) if low < high else None
+
+    def number(self, raw: str, location: Location, column: str) -> float:
+        found = self.numbers.get(_folded(raw))
+        if found is None:
+            words = ", ".join(repr(word) for word in self.words[:8])
+            raise ImportFormatError(
+                location, column, f"{raw!r} is not in the outcome map {self.path} ({words})"
+            )
+        return found
+
+
+def _folded(word: str) -> str:
+    return " ".join(word.split()).casefold()
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
 class OutcomeColumns:
-    """Each outcome field's column and declared scale."""
+    """Each outcome field's column, declared scale, and map of words to numbers."""
 
     columns: dict[str, str]
     scales: dict[str, Scale]
+    maps: dict[str, OutcomeMap] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, columns: Sequence[str], scales: Sequence[str]) -> OutcomeColumns:
+    def parse(
+        cls, columns: Sequence[str], scales: Sequence[str], maps: Sequence[str] = ()
+    ) -> OutcomeColumns:
         found: dict[str, str] = {}
         for spec in columns:
             name, column = _spec("--outcome-col", spec)
             if name in found:
                 raise ImportOptionError(f"--outcome-col {name} is given twice")
             found[name] = column
-        declared: dict[str, Scale] = {}
+        mapped: dict[str, OutcomeMap] = {}
+        for spec in maps:
+            name, file = _spec("--outcome-map", spec)
+            _given(found, "--outcome-map", spec, name)
+            mapped[name] = OutcomeMap.load(Path(file))
+        declared = {name: scale for name, m in mapped.items() if (scale := m.scale())}
         for spec in scales:
             name, scale = parse_scale("--outcome-scale", spec)
-            if name not in found:
-                raise ImportOptionError(
-                    f"--outcome-scale {spec!r}: no --outcome-col {name}=COLUMN gives {name}"
-                )
+            _given(found, "--outcome-scale", spec, name)
             declared[name] = scale
-        return cls(found, declared)
+        return cls(found, declared, mapped)
+
+    def number(self, name: str, raw: str, location: Location) -> float | None:
+        """A value as a number: through the field's map if it has one, else as written."""
+        found = self.maps.get(name)
+        return _as_number(raw) if found is None else found.number(raw, location, self.columns[name])
 
     def unscaled(self) -> list[str]:
         """The fields whose scale is to be taken from the data."""
@@ -103,7 +162,7 @@ class OutcomeColumns:
         outcome: dict[str, Any] = {"survey": {}, "scales": {}}
         for name, (location, raw) in self.values(records).items():
             column, scale = self.columns[name], scales.get(name)
-            number = _as_number(raw)
+            number = self.number(name, raw, location)
             if number is None and (name == RATING or scale is not None):
                 raise ImportFormatError(location, column, f"{raw!r} is not a number")
             if number is not None and scale is not None:
@@ -122,6 +181,11 @@ class OutcomeColumns:
         return outcome if (RATING in outcome or outcome["survey"]) else None
 
 
+def _given(found: Mapping[str, str], option: str, spec: str, name: str) -> None:
+    if name not in found:
+        raise ImportOptionError(f"{option} {spec!r}: no --outcome-col {name}=COLUMN gives {name}")
+
+
 def _as_number(raw: str) -> float | None:
     try:
         value = float(raw)
@@ -138,16 +202,20 @@ class Observed:
     low: float = math.inf
     high: float = -math.inf
     first: Location | None = None
+    lines: dict[float, int] = field(default_factory=dict)  # each value's first line
 
     def add(self, raw: str, location: Location) -> None:
         number = _as_number(raw.strip())
         if number is None:
             return
         self.first = self.first or location
+        self.lines.setdefault(number, location.line or 0)
         self.low, self.high = min(self.low, number), max(self.high, number)
 
-    def scale(self, option: str) -> Scale | None:
-        """The observed range as a scale (None: no numbers); one value throughout is no range."""
+    def scale(self, option: str, thumbs: bool = False) -> Scale | None:
+        """The observed range as a scale (None: no numbers); one value throughout is no range,
+        and in a column that may hold thumbs (a reply rating's), whole numbers from 0 past 1
+        are two scales as likely as one (`_two_scales`)."""
         if self.first is None:
             return None
         if self.low == self.high:
@@ -155,7 +223,25 @@ class Observed:
                 f"{self.column}: every number is {self.low:g}, so its scale cannot be taken "
                 f"from the data: give {option}"
             )
+        if thumbs:
+            self._two_scales(option)
         return self.low, self.high
+
+    def _two_scales(self, option: str) -> None:
+        """Refuse whole numbers from 0 to past 1 (0, 1, 4, 5): 0/1 thumbs beside ratings from
+        1 read as one scale from 0 would make a thumb up 1 of 5. Only the user knows whether
+        it is one 0:N scale, so they say it."""
+        if self.low != 0 or self.high < 2 or any(v != int(v) for v in self.lines):
+            return
+        thumbs = [v for v in sorted(self.lines) if v <= 1]
+        rated = [v for v in sorted(self.lines) if v > 1][-2:]
+        seen = ", ".join(f"{v:g} on line {self.lines[v]}" for v in (*thumbs, *rated))
+        where = str(self.first.path) if self.first is not None else ""
+        raise ImportOptionError(
+            f"{where}: {self.column} holds whole numbers from 0 to {self.high:g} ({seen}): "
+            f"0/1 thumbs beside ratings from 1, or one scale from 0? Say which with {option} "
+            "(thumbs and ratings need a column each)"
+        )
 
 
 def scale_option(key: str) -> str:
@@ -174,7 +260,7 @@ def observed_scales(
             observed.add(values[observed.column], location)
     scales = {}
     for key, observed in found.items():
-        scale = observed.scale(scale_option(key))
+        scale = observed.scale(scale_option(key), thumbs=not key)
         if scale is not None:
             scales[key] = (observed.column, scale)
     return scales

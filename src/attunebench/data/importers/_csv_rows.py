@@ -23,6 +23,12 @@ def csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[Location, li
     accepts that at the end of the file: a last record spanning several lines is read again,
     strictly, and refused if its quote never closes.
     """
+    for _, ended, values in _spanned_records(path, delimiter):
+        yield Location(path, ended), values
+
+
+def _spanned_records(path: Path, delimiter: str) -> Iterator[tuple[int, int, list[str]]]:
+    """Each non-empty record with the lines it starts and ends on; see `csv_records`."""
     _not_binary(require_file(path))
     with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
@@ -31,7 +37,7 @@ def csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[Location, li
             for values in reader:
                 started, ended = ended + 1, reader.line_num
                 if values:
-                    yield Location(path, reader.line_num), values
+                    yield started, ended, values
         except UnicodeDecodeError:
             raise _not_utf8(path) from None
         except csv.Error as error:
@@ -99,21 +105,18 @@ def csv_rows(
     A row shorter than the header is an error naming its line and the first missing column;
     a longer one is an error too, since its values could not be matched to columns.
     """
-    records = csv_records(path, delimiter)
+    records = _spanned_records(path, delimiter)
     first = next(records, None)
     if first is None:
         raise ImportOptionError(f"{path}: empty file (no header row)")
-    header = first[1]
+    header = first[2]
     _check_header(path, header, required)
     rows = 0
-    for location, values in records:
+    for started, ended, values in records:
         rows += 1
-        if len(values) < len(header):
-            raise ImportFormatError(location, header[len(values)], "missing (row too short)")
-        if len(values) > len(header):
-            raise ImportFormatError(
-                location, "row", f"{len(values)} fields but the header has {len(header)}"
-            )
+        location = Location(path, ended)
+        if len(values) != len(header):
+            _misfit(path, delimiter, (started, ended), header, values)
         row = dict(zip(header, values, strict=True))
         for column in required:
             if "\x00" in row[column]:
@@ -122,7 +125,31 @@ def csv_rows(
                 )
         yield location, row
     if rows == 0:
-        raise ImportFormatError(first[0], "rows", "the header is the only row: nothing to import")
+        raise ImportFormatError(
+            Location(path, first[1]), "rows", "the header is the only row: nothing to import"
+        )
+
+
+def _misfit(
+    path: Path, delimiter: str, lines: tuple[int, int], header: Sequence[str], values: list[str]
+) -> None:
+    """Refuse a row of more or fewer fields than the header. One that spans several lines
+    is most often a stray quote: where it never closes, that is said of the line it opens
+    on (every row after it is in its field); where a later quote closes it, the row's first
+    line is named beside its last."""
+    started, ended = lines
+    spanning = ""
+    if ended > started:
+        _check_closed(path, delimiter, started)
+        spanning = (
+            f" (a quoted field runs from line {started} to here: a stray quote on {started}?)"
+        )
+    location = Location(path, ended)
+    if len(values) < len(header):
+        raise ImportFormatError(location, header[len(values)], f"missing (row too short){spanning}")
+    raise ImportFormatError(
+        location, "row", f"{len(values)} fields but the header has {len(header)}{spanning}"
+    )
 
 
 def _check_header(path: Path, header: Sequence[str], required: Sequence[str]) -> None:

@@ -40,11 +40,13 @@ def clean(raw: str) -> str:
     return raw.strip().strip("[]").strip()
 
 
-def _json_file(path: Path, what: str) -> object:
+def json_file(path: Path, what: str) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ImportOptionError(f"{path}: {what} file not found") from None
+    except IsADirectoryError:
+        raise ImportOptionError(f"{path}: a folder, not the {what} file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ImportOptionError(f"{path}: cannot read the {what} file ({error})") from None
     except json.JSONDecodeError as error:
@@ -57,7 +59,7 @@ def taxonomy_option(value: str) -> tuple[Taxonomy, bool]:
     if not (value.endswith(".json") or path.is_file()):
         return load_taxonomy(value), False
     try:
-        return Taxonomy.model_validate(_json_file(path, "taxonomy")), True
+        return Taxonomy.model_validate(json_file(path, "taxonomy")), True
     except ValidationError as error:
         first = error.errors()[0]
         raise ImportOptionError(
@@ -71,7 +73,7 @@ LabelMap = dict[LabelKind, dict[str, tuple[str, ...]]]
 def load_label_map(path: Path, taxonomy: Taxonomy) -> LabelMap:
     """`{"emotions": {"sad": "sadness", ...}, "behaviors": {"RQ": ["reflection", "question"]}}`:
     corpus labels (any case) to the taxonomy's; an empty list leaves a label out on purpose."""
-    raw = _json_file(path, "label map")
+    raw = json_file(path, "label map")
     if not isinstance(raw, dict) or not set(raw) <= set(KINDS):
         raise ImportOptionError(
             f"{path}: a label map is an object with 'emotions' and/or 'behaviors'"

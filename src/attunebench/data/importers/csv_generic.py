@@ -50,6 +50,7 @@ from attunebench.data.importers._base import (
     LabelKind,
     Location,
     Tally,
+    choose,
     conversation,
     number,
     text,
@@ -87,6 +88,7 @@ from attunebench.data.importers._label_sets import (
 from attunebench.data.schema import Conversation, Source, Taxonomy
 from attunebench.data.taxonomy import DEFAULT_TAXONOMY_ID
 
+PARTNERS = ("person", "model")  # what tasks.outcome and tasks.pairs read of context.labels
 REPLY_RATINGS = (
     "note:reply ratings made rating items (their conversations rate nothing on user rows)"
 )
@@ -129,6 +131,8 @@ class CsvImporter:
     keep_duplicate_rows: bool = False
     outcome_cols: tuple[str, ...] = ()
     outcome_scales: tuple[str, ...] = ()
+    outcome_maps: tuple[str, ...] = ()
+    partner: str | None = None  # who the other side is: "person" or "model" (context.labels)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -148,7 +152,7 @@ class CsvImporter:
 
     @cached_property
     def _outcome(self) -> OutcomeColumns:
-        return OutcomeColumns.parse(self.outcome_cols, self.outcome_scales)
+        return OutcomeColumns.parse(self.outcome_cols, self.outcome_scales, self.outcome_maps)
 
     def _source(self, path: Path, taxonomy_id: str, origin: str) -> Source:
         user = repr(self.user_speaker) if self.user_speaker else "each conversation's first speaker"
@@ -215,6 +219,7 @@ class CsvImporter:
         field's, as given, or else the range its numbers span in the file (said in a note)."""
         check_roles(self.keys, self.speaker_col, self.text_col, self.label_sep)
         check_rating_scale(self.rating_low, self.rating_high)
+        self._check_partner()
         wanted = {name: self._outcome.columns[name] for name in self._outcome.unscaled()}
         if self.rating_col and self.rating_low is None:
             wanted[""] = self.rating_col  # the rating column's, under no outcome field's name
@@ -227,6 +232,17 @@ class CsvImporter:
             tally[f"note:{what} scale taken from the data: {taken}"] += 1
             settled = settled._with_scale(name, scale)
         return settled
+
+    def _check_partner(self) -> None:
+        if self.partner is None:
+            return
+        choose("--partner", self.partner, PARTNERS)
+        named = [column for target, column in context_targets(self.context_cols)]
+        if "partner" in named:
+            raise ImportOptionError(
+                "--partner says who the other side is for every conversation: give it or a "
+                "partner column (--context-col partner), not both"
+            )
 
     def _with_scale(self, name: str, scale: Scale) -> CsvImporter:
         if not name:
@@ -311,7 +327,7 @@ class CsvImporter:
                 utterances=[
                     self._utterance(row, row.speaker == user, labeller, tally) for row in rows
                 ],
-                context=context_values(rows, context_targets(self.context_cols), labeller),
+                context=self._context(rows, labeller),
                 outcome=self._outcome.outcome(group, self._outcome.scales),
             )
         if not matched:
@@ -320,6 +336,12 @@ class CsvImporter:
                 f"{source}: --user-speaker {self.user_speaker!r} matches no speaker "
                 f"({self.speaker_col} values, most frequent first: {seen})"
             )
+
+    def _context(self, rows: list[Row], labeller: Labeller) -> dict[str, Any]:
+        context = context_values(rows, context_targets(self.context_cols), labeller)
+        if self.partner is not None:
+            context["labels"]["partner"] = self.partner
+        return context
 
     def _ties(self) -> Ties:
         """What rows sharing an order value are: annotators' (merged later), kept, or refused."""

@@ -1,0 +1,69 @@
+"""A run stopped from outside ends as a run stopped with Ctrl-C does.
+
+Slurm, Kubernetes, `timeout` and `kill` send SIGTERM, whose default ends the process at once:
+no `finally` runs, so the ledger and run.json are not brought up to date and every
+llama-server the run started (`local/`) keeps running with no parent. Within
+`stop_signals()`, SIGTERM goes to whatever handles SIGINT: under `asyncio.run` that cancels
+the main task, so the engine writes what was recorded and closes every model (stopping
+their servers) in its `finally` blocks; elsewhere KeyboardInterrupt is raised. A second
+signal, as a second Ctrl-C, stops at once. A `local/` server still loading its model when
+SIGTERM comes is stopped at once rather than waited for (`llamacpp_server.stopping`): its
+start blocks the event loop, which would otherwise see the cancel only once the model had
+loaded, and a scheduler's SIGKILL may come first.
+
+The signal is kept for the exit code: 128 plus its number, what a shell reports for a
+process the signal ended (130 for Ctrl-C, 143 for SIGTERM), so a scheduler can tell a
+stopped run from a failed one.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+
+from attunebench.models.llamacpp_server import stopping as servers_stopping
+
+
+@dataclass
+class Stop:
+    """The signal that stopped the process: SIGINT unless SIGTERM came."""
+
+    signal: int = signal.SIGINT
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signal
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signal).name
+
+
+@contextmanager
+def stop_signals() -> Iterator[Stop]:
+    """SIGTERM handled as SIGINT while the block runs (in the main thread: elsewhere signals
+    cannot be handled, and nothing changes); the Stop says which came."""
+    stop = Stop()
+
+    def terminated(signum: int, frame: FrameType | None) -> None:
+        stop.signal = signum
+        servers_stopping(True)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored, as in a job started in the background: stop all the same
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        servers_stopping(False)
