@@ -51,6 +51,13 @@ Statistics (simulated studies):
 - `ppi_scenarios`: scenario (`same`, `audited_better`, `verbosity_bias`, `small_audit`) ->
   the share of studies given a corrected score (the audit fits the judged replies) and the
   coverage of the people's true win rate over those studies (`analysis.ppi_studies`).
+- `power_calibration`: task (`emotion`, `rating`) -> for a planted pair of models whose
+  headlines differ by about +0.14 (`analysis.power_studies`): `planted_difference`;
+  `true_n80`, the conversations at which the report's own test of their difference reaches
+  80% power (`true_power` at each size, from `--studies` studies per size, at least 200);
+  `range_coverage`, the share of 20 pilots of 30 conversations whose range from
+  `attunebench power` holds `true_n80`; `median_named_n`, the median central figure among
+  the pilots that name one; `named_share`, the share that name one.
 
 `--corners` runs only the designs at the ends of the ranges (10 and 20 conversations, 4 and
 12 models). `--quick` runs every key on a tiny input: 10 studies per design (3 for the rank
@@ -71,8 +78,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attunebench.analysis import f1_studies, ppi_studies, retest_study, shuffled_gold, studies
+from attunebench.analysis import (
+    f1_studies,
+    power_studies,
+    ppi_studies,
+    retest_study,
+    shuffled_gold,
+    studies,
+)
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
+from attunebench.analysis.power import Settings
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.schema import Conversation
@@ -366,6 +381,41 @@ def ppi_scenarios(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# power_calibration: 20 pilots, at least 200 studies per size (3 and 10 with --quick).
+POWER_PILOTS, POWER_STUDIES = 20, 200
+QUICK_POWER = power_studies.Design(
+    studies=10,
+    pilots=3,
+    settings=Settings(sizes=(10, 50, 200, 1000), simulations=50, resamples=50),
+    population=300,
+    sizes=(50, 200),
+)
+
+
+def power_calibration(state: dict[str, Any]) -> dict[str, Any]:
+    """Per task, the planted pair's true conversations for 80% power and what pilots state."""
+    design = (
+        QUICK_POWER
+        if state["quick"]
+        else power_studies.Design(studies=max(state["studies"], POWER_STUDIES), pilots=POWER_PILOTS)
+    )
+    found = power_studies.calibration(design, seed=state["seed"])
+    return {
+        task: {
+            "planted_difference": round(c.truth.difference, 4),
+            "true_n80": None if c.truth.n80 is None else round(c.truth.n80),
+            "true_power": {str(n): p for n, p in c.truth.power.items()},
+            "studies_per_size": design.studies,
+            "range_coverage": None if c.range_coverage is None else round(c.range_coverage, 3),
+            "median_named_n": c.median_named_n,
+            "named_share": round(c.named_share, 3),
+            "pilots": c.pilots,
+            "pilot_conversations": power_studies.PILOT,
+        }
+        for task, c in found.items()
+    }
+
+
 def _shuffled(state: dict[str, Any]) -> dict[str, dict[str, shuffled_gold.ShuffledReference]]:
     """The shuffled-gold study of every headline task on MultiESC test, run once."""
     if "shuffled" not in state:
@@ -431,6 +481,7 @@ KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "coverage_macro_f1": coverage_macro_f1,
     "coverage_macro_f1_every_label": coverage_macro_f1_every_label,
     "ppi_scenarios": ppi_scenarios,
+    "power_calibration": power_calibration,
 }
 QUICK_STUDIES, QUICK_RANK_STUDIES, QUICK_RESAMPLES = 10, 3, 200
 QUICK_CONVERSATIONS, QUICK_TRUTH, QUICK_RETEST_CONVERSATIONS = 30, 20_000, 40
