@@ -55,7 +55,7 @@ Statistics (simulated studies):
   headlines differ by about +0.14 (`analysis.power_studies`): `planted_difference`;
   `true_n80`, the conversations at which the report's own test of their difference reaches
   80% power (`true_power` at each size, from `--studies` studies per size, at least 200);
-  `range_coverage`, the share of 20 pilots of 30 conversations whose range from
+  `range_coverage`, the share of 40 pilots of 30 conversations whose range from
   `attunebench power` holds `true_n80`; `median_named_n`, the median central figure among
   the pilots that name one; `named_share`, the share that name one.
 
@@ -381,8 +381,10 @@ def ppi_scenarios(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# power_calibration: 20 pilots, at least 200 studies per size (3 and 10 with --quick).
-POWER_PILOTS, POWER_STUDIES = 20, 200
+# power_calibration: 40 pilots (a median over few is noisy: a central figure goes as 1 / d^2,
+# and d's standard error at 30 conversations is about d), at least 200 studies per size (3
+# pilots and 10 studies with --quick).
+POWER_PILOTS, POWER_STUDIES = 40, 200
 QUICK_POWER = power_studies.Design(
     studies=10,
     pilots=3,

@@ -1,8 +1,9 @@
-"""Power calibrated on a planted pair: the headlines of two synthetic models differ by a known
-+0.13 to +0.16; the report's own test of that difference reaches 80% power at a size found by
-simulated studies, and pilots of 30 conversations state ranges that hold it (the trap: a
-pilot that named a figure only when its own difference was significant overshot, so it was
-optimistic exactly when it spoke)."""
+"""Power calibrated on a planted pair: two synthetic models whose headlines differ by about
++0.14 (the plan's expectation; a population of 800 conversations holds it give or take 0.025).
+The report's own test of that difference reaches 80% power at a size found by simulated
+studies, and pilots of 30 conversations state ranges that hold it. The trap: a pilot whose
+difference is not significant falls silent (what power did before), though its range can
+still be bounded below and its central figure given."""
 
 from __future__ import annotations
 
@@ -16,17 +17,16 @@ PILOT = Settings(sizes=(10, 30, 100, 300, 1000, 5000), simulations=100, resample
 
 def test_pilots_of_a_planted_pair_state_ranges_that_hold_its_true_n80() -> None:
     (pair,) = power_studies.population(0, 800, ("emotion",)).values()
-    # the planted headline difference (macro-F1): about +0.14 (2,000 conversations: +0.142),
-    # and 800 conversations hold it give or take 0.025
-    assert 0.09 <= pair.point() <= 0.19
+    assert 0.09 <= pair.point() <= 0.19  # macro-F1, the emotion headline
     rng = np.random.default_rng(1)
     known = power_studies.truth(pair, 60, rng, sizes=(100, 150, 200, 300, 400))
     assert known.n80 is not None and 100 <= known.n80 <= 400
     curves = power_studies.pilots(pair, 8, PILOT, rng)
     held = sum(power_studies.holds(c, known.n80) for c in curves)
     assert held >= 6, [c.range for c in curves]
-    named = [c.needed for c in curves if c.needed is not None]
-    assert len(named) == len(curves)  # every pilot names a central figure, significant or not
-    assert known.n80 / 2 <= float(np.median(named)) <= known.n80 * 2
-    silent = [c for c in curves if c.ci_low is not None and c.ci_low <= 0.0]
-    assert all(c.needed_high is None and c.needed is not None for c in silent)
+    unsure = [c for c in curves if c.ci_low is not None and c.ci_low <= 0.0 <= (c.ci_high or 0)]
+    assert unsure, "no pilot of 30 conversations whose interval reaches 0: the trap is untested"
+    for curve in unsure:  # each states a lower end, no upper end, and a central figure
+        assert curve.needed_low is not None and curve.needed_high is None
+        assert curve.needed is not None or "more than 5,000" in curve.note
+    assert any(c.needed is not None for c in unsure)

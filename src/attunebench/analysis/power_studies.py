@@ -136,7 +136,7 @@ class Design:
     power with `settings`, from a population of `population` conversations."""
 
     studies: int = 200
-    pilots: int = 20
+    pilots: int = 40
     settings: Settings = PILOT_SETTINGS
     population: int = POPULATION
     sizes: tuple[int, ...] = TRUTH_SIZES
