@@ -130,3 +130,10 @@ def test_power_is_seeded() -> None:
 
 def test_a_pilot_with_one_conversation_says_so() -> None:
     assert "fewer than 2" in curve(pilot(PAIR, conversations=1), "m/a", "m/b").note
+
+
+def test_only_a_headline_the_report_widens_is_stretched_to_the_jackknife() -> None:
+    runs = pilot(PAIR, conversations=30, items={"emotion": 1}, conversation_spread=0.5)
+    rating, emotion = (curve(runs, "m/a", "m/b", task) for task in ("rating", "emotion"))
+    assert rating.stretch == 1.0  # the position-adjusted correlation's bootstrap is trusted
+    assert emotion.stretch > 1.05 and emotion.metric == "macro_f1"  # 1.17: one item each
