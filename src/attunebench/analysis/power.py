@@ -11,13 +11,14 @@ row of counts). The report's test of that study is its interval: `resamples` clu
 resamples of the study (each draws n of the study's conversations, so its counts are
 multinomial with the study's shares), their expanded percentile interval
 (`bootstrap.percentile_interval` at n clusters); it rejects "no difference" when the interval
-excludes 0. Power at n is the share of studies that reject (the nested bootstrap: Efron &
-Tibshirani 1993, "An Introduction to the Bootstrap", ch. 19 and 25). This treats the pilot's
-difference and its spread as the truth.
+excludes 0. Power at n is the share of studies that reject (a nested bootstrap, the
+simulation-from-the-empirical-distribution approach to sample size: Efron & Tibshirani 1993,
+"An Introduction to the Bootstrap"). This treats the pilot's difference and its spread as the
+truth.
 
 The pilot's difference is itself uncertain, so every pilot gets a range as well as a central
-figure, whether or not its own difference is significant (naming a number only when it was
-made the number optimistic exactly when it was given: a significant pilot has overshot):
+figure, whether or not its own difference is significant (a number named only for a
+significant pilot is optimistic exactly when it is given, as such a pilot tends to overshoot):
 - the central figure: the fewest conversations at which the simulated power reaches 80%,
   interpolated between the sizes tried on the probit scale against sqrt(n) (the test statistic
   grows as sqrt(n));
