@@ -38,6 +38,13 @@ Statistics (simulated studies):
 - `coverage`: conversations -> the share of simulated studies whose 95% cluster-bootstrap
   interval holds a model's true mean score (`analysis.studies.coverage`), at 5, 10, 20 and 50
   conversations (at least 1,000 studies each);
+- `power_calibration`: task (`emotion`, `rating`) -> for a planted pair of models whose
+  headlines differ by about +0.14 (`analysis.power_studies`): `planted_difference`;
+  `true_n80`, the conversations at which the report's own test of their difference reaches
+  80% power (`true_power` at each size, from `--studies` studies per size, at least 200);
+  `range_coverage`, the share of 40 pilots of 30 conversations whose range from
+  `attunebench power` holds `true_n80`; `median_named_n`, the median central figure among
+  the pilots that name one; `named_share`, the share that name one;
 - `self_consistency_recovery`: planted retest noise (0.1, 0.2, 0.3) -> {`planted`, `measured`},
   each task -> the people's own consistency on its headline, planted and as the analysis
   measures it (`summary.json`'s `self_consistency`) from 2,000 probes per task
@@ -51,13 +58,6 @@ Statistics (simulated studies):
 - `ppi_scenarios`: scenario (`same`, `audited_better`, `verbosity_bias`, `small_audit`) ->
   the share of studies given a corrected score (the audit fits the judged replies) and the
   coverage of the people's true win rate over those studies (`analysis.ppi_studies`).
-- `power_calibration`: task (`emotion`, `rating`) -> for a planted pair of models whose
-  headlines differ by about +0.14 (`analysis.power_studies`): `planted_difference`;
-  `true_n80`, the conversations at which the report's own test of their difference reaches
-  80% power (`true_power` at each size, from `--studies` studies per size, at least 200);
-  `range_coverage`, the share of 40 pilots of 30 conversations whose range from
-  `attunebench power` holds `true_n80`; `median_named_n`, the median central figure among
-  the pilots that name one; `named_share`, the share that name one.
 
 `--corners` runs only the designs at the ends of the ranges (10 and 20 conversations, 4 and
 12 models). `--quick` runs every key on a tiny input: 10 studies per design (3 for the rank
