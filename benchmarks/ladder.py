@@ -20,7 +20,8 @@ It reports, from one `report` over every run (seeded, 2,000 resamples):
 - paired differences on the same items: 1.5B - 0.5B (the controlled pair) and 1.5B - 135M;
 - per task, how many of the model pairs the headline orders by size (point values);
 - the Qwen pair's person gap per task;
-- the conversations needed to separate 1.5B from 0.5B per task at 80% power (`power`);
+- the conversations needed to separate 1.5B from 0.5B on each task's headline at 80% power, a
+  central figure and a range from the pilot's interval (`power`);
 - the references' headlines and how each was fitted;
 - per model, the share of wall time its llama.cpp server was busy (its own prompt and
   generation timings over the time it was up) and its prefix-cache share.
@@ -31,8 +32,11 @@ It reports, from one `report` over every run (seeded, 2,000 resamples):
 `--quick`: SmolLM2 alone, with its twins, on 1 conversation per task (the same code path, in
 seconds). `--results FILE` writes the results page (`make ladder` writes docs/results.md). The
 last line is JSON: `models` (each `name`, `params`, `sha256`, `mode`), `headline`,
-`differences`, `pairs_in_size_order`, `person_gap`, `conversations_needed`, `references`,
-`server_busy_share`, `wall_s`, with `conversations`, `seed`, `load` and
+`differences`, `pairs_in_size_order`, `person_gap`, `conversations_needed` (per task: the
+headline `metric`, the pilot's difference with its interval, the central figure `needed`, the
+range `needed_low` to `needed_high` (null where the pilot cannot bound it) as `range` states
+it, and the `note` the results page prints), `references`, `server_busy_share`, `wall_s`, with
+`conversations`, `seed`, `load` and
 `answers_from_cache` (the share a resumed run did not ask again).
 """
 
@@ -200,19 +204,25 @@ def references(summary: Summary) -> dict[str, dict[str, Any]]:
 
 
 def needed(dirs: Sequence[Path], tasks: Sequence[str], pair: tuple[str, str]) -> dict[str, Any]:
-    """Conversations to separate the pair at 80% power, per task (`attunebench power`)."""
+    """Conversations to separate the pair on each task's headline at 80% power, a central
+    figure and a range (`attunebench power`)."""
     from attunebench.analysis.frame import Frame
 
-    frame = Frame.from_records(load_runs(list(dirs), allow_mixed_datasets=True).records)
+    runs = load_runs(list(dirs), allow_mixed_datasets=True)
+    frame = Frame.from_records(runs.records)
     if not set(pair) <= set(frame.models):
         return {}
     rng = np.random.default_rng(SEED)
     out = {}
     for task in tasks:
-        curve = power_curve(frame, task, *pair, rng=rng)
+        curve = power_curve(runs, task, *pair, rng=rng, frame=frame)
         out[task] = {
+            "metric": curve.metric,
             "needed": curve.needed,
-            "pilot_difference": curve.difference,
+            "needed_low": curve.needed_low,
+            "needed_high": curve.needed_high,
+            "range": curve.range,
+            **interval(curve.difference, curve.ci_low, curve.ci_high),
             "note": curve.note,
         }
     return out
@@ -348,6 +358,16 @@ def _detail_lines(figures: dict[str, Any]) -> list[str]:
         for model, gap in by_model.items():
             lines.append(f"- {task}, {model}: {_number(gap)}. {gap.get('statement') or ''}")
     lines += ["", "## Conversations needed to separate the family pair (80% power)", ""]
+    lines += [
+        "Per task, from this slice as a pilot (`attunebench power`): the pair's paired "
+        "difference of the headline named (the same statistic and items as above, its "
+        "interval resampled afresh), "
+        "the conversations at which the report's test of that difference reaches 80% power "
+        "if the pilot's difference were the truth (the central figure), and the range that "
+        "the ends of the pilot's interval give (its end nearer 0 the range's upper end; none "
+        "where the interval reaches 0). See [the report](report.md#power).",
+        "",
+    ]
     for task, found in sorted(figures["conversations_needed"].items()):
         lines.append(f"- {task}: {found['note']}")
     lines += ["", "## References (fitted as the report fits them)", ""]

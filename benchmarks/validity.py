@@ -38,6 +38,13 @@ Statistics (simulated studies):
 - `coverage`: conversations -> the share of simulated studies whose 95% cluster-bootstrap
   interval holds a model's true mean score (`analysis.studies.coverage`), at 5, 10, 20 and 50
   conversations (at least 1,000 studies each);
+- `power_calibration`: task (`emotion`, `rating`) -> for a planted pair of models whose
+  headlines differ by about +0.14 (`analysis.power_studies`): `planted_difference`;
+  `true_n80`, the conversations at which the report's own test of their difference reaches
+  80% power (`true_power` at each size, from `--studies` studies per size, at least 200);
+  `range_coverage`, the share of 40 pilots of 30 conversations whose range from
+  `attunebench power` holds `true_n80`; `median_named_n`, the median central figure among
+  the pilots that name one; `named_share`, the share that name one;
 - `self_consistency_recovery`: planted retest noise (0.1, 0.2, 0.3) -> {`planted`, `measured`},
   each task -> the people's own consistency on its headline, planted and as the analysis
   measures it (`summary.json`'s `self_consistency`) from 2,000 probes per task
@@ -72,8 +79,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attunebench.analysis import f1_studies, ppi_studies, retest_study, shuffled_gold, studies
+from attunebench.analysis import (
+    f1_studies,
+    power_studies,
+    ppi_studies,
+    retest_study,
+    shuffled_gold,
+    studies,
+)
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
+from attunebench.analysis.power import Settings
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.schema import Conversation
@@ -371,6 +386,43 @@ def ppi_scenarios(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# power_calibration: 40 pilots (a median over few is noisy: a central figure goes as 1 / d^2,
+# and d's standard error at 30 conversations is about d), at least 200 studies per size (3
+# pilots and 10 studies with --quick).
+POWER_PILOTS, POWER_STUDIES = 40, 200
+QUICK_POWER = power_studies.Design(
+    studies=10,
+    pilots=3,
+    settings=Settings(sizes=(10, 50, 200, 1000), simulations=50, resamples=50),
+    population=300,
+    sizes=(50, 200),
+)
+
+
+def power_calibration(state: dict[str, Any]) -> dict[str, Any]:
+    """Per task, the planted pair's true conversations for 80% power and what pilots state."""
+    design = (
+        QUICK_POWER
+        if state["quick"]
+        else power_studies.Design(studies=max(state["studies"], POWER_STUDIES), pilots=POWER_PILOTS)
+    )
+    found = power_studies.calibration(design, seed=state["seed"])
+    return {
+        task: {
+            "planted_difference": round(c.truth.difference, 4),
+            "true_n80": None if c.truth.n80 is None else round(c.truth.n80),
+            "true_power": {str(n): p for n, p in c.truth.power.items()},
+            "studies_per_size": design.studies,
+            "range_coverage": None if c.range_coverage is None else round(c.range_coverage, 3),
+            "median_named_n": c.median_named_n,
+            "named_share": round(c.named_share, 3),
+            "pilots": c.pilots,
+            "pilot_conversations": power_studies.PILOT,
+        }
+        for task, c in found.items()
+    }
+
+
 def _shuffled(state: dict[str, Any]) -> dict[str, dict[str, shuffled_gold.ShuffledReference]]:
     """The shuffled-gold study of every headline task on MultiESC test, run once."""
     if "shuffled" not in state:
@@ -436,6 +488,7 @@ KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "coverage_macro_f1": coverage_macro_f1,
     "coverage_macro_f1_every_label": coverage_macro_f1_every_label,
     "ppi_scenarios": ppi_scenarios,
+    "power_calibration": power_calibration,
 }
 QUICK_STUDIES, QUICK_RANK_STUDIES, QUICK_RESAMPLES = 10, 3, 200
 QUICK_CONVERSATIONS, QUICK_TRUTH, QUICK_RETEST_CONVERSATIONS = 30, 20_000, 40

@@ -35,6 +35,20 @@ SHAPES: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
             ("same", "audited_better", "audited_slightly_better", "verbosity_bias", "small_audit"),
             ("corrected_share", "coverage", "widened_by"),
         ),
+        "power_calibration": (
+            ("emotion", "rating"),
+            (
+                "planted_difference",
+                "true_n80",
+                "true_power",
+                "studies_per_size",
+                "range_coverage",
+                "median_named_n",
+                "named_share",
+                "pilots",
+                "pilot_conversations",
+            ),
+        ),
     },
 }
 

@@ -69,7 +69,8 @@ def test_power_prints_a_table_per_task(run_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "emotion" in result.output and "response" in result.output
     assert "behavior:" not in result.output
-    assert "conversations" in result.output
+    assert "macro_f1" in result.output and "range" in result.output  # the headline named
+    assert "conversations reach power 80%" in result.output or "needed for power" in result.output
 
 
 def test_power_names_an_unknown_model(run_dir: Path) -> None:

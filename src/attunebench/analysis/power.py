@@ -1,161 +1,428 @@
-"""How many conversations would separate two models? Power by resampling a pilot run.
+"""How many conversations would separate two models on a task's headline? Power from a pilot.
 
-For each task, the two models' scores on the items both answered are paired, and the pilot's
-conversations are resampled (whole conversations, with replacement) into simulated studies of
-increasing size. Each simulated study tests "no difference" with a cluster-robust test (the
-ratio-estimator variance with conversations as clusters; Liang & Zeger 1986, Biometrika 73(1))
-against Student's t with n - 1 degrees of freedom: with few clusters a normal critical value
-rejects a true null too often (10% at 10 conversations); power is the share of studies that
-reject at `alpha`. This treats the pilot's observed difference and its spread as the truth:
-the simulation-from-the-empirical-distribution approach to sample size (Efron & Tibshirani
-1993, "An Introduction to the Bootstrap").
+The statistic is the report's paired difference (`analysis.differences`): model a's headline
+metric minus model b's (macro-F1, a position-adjusted correlation: whatever the task declares),
+on the items of the report's own cell for the task (`cells.build_cell`: the items every model
+under test answered), each computed by the metric's own statistic under rows of conversation
+weights (`tasks.metrics`), as every resample of the report is. Nothing here restates a metric.
 
-So the pilot's difference must itself be real: when its interval (the same cluster-robust t
-interval) covers 0, the tool says "no detectable difference in the pilot" and names no number
-of conversations. Planning on a difference that may be noise named one for 166 of 200 pilots
-of identical models (median 500 conversations).
+A simulated study of n conversations draws n of the pilot's conversations with replacement (a
+row of counts). The report's test of that study is its interval: `resamples` cluster-bootstrap
+resamples of the study (each draws n of the study's conversations, so its counts are
+multinomial with the study's shares), their expanded percentile interval
+(`bootstrap.percentile_interval` at n clusters); it rejects "no difference" when the interval
+excludes 0. Power at n is the share of studies that reject (a nested bootstrap, the
+simulation-from-the-empirical-distribution approach to sample size: Efron & Tibshirani 1993,
+"An Introduction to the Bootstrap"). This treats the pilot's difference and its spread as the
+truth.
+
+The pilot's difference is itself uncertain, so every pilot gets a range as well as a central
+figure, whether or not its own difference is significant (a number named only for a
+significant pilot is optimistic exactly when it is given, as such a pilot tends to overshoot):
+- the central figure: the fewest conversations at which the simulated power reaches 80%,
+  interpolated between the sizes tried on the probit scale against sqrt(n) (the test statistic
+  grows as sqrt(n));
+- the range: a true difference of d' needs (d / d')^2 times the central figure (the difference
+  over a standard error that shrinks as 1 / sqrt(n)), so the ends of the pilot's interval (the
+  report's interval of the pilot's difference) give the range's ends: the end farther from 0
+  its lower end, the end nearer 0 its upper end. An interval that reaches 0 cannot bound it
+  above ("not enough pilot data"); past the largest size tried it is "more than" that size.
+Where the pilot's own difference does not reach 80% within the sizes tried, the range's ends
+come from the normal approximation with the pilot's bootstrap standard error instead.
+
+Resampling a small pilot understates the spread of a headline that a few conversations decide
+(macro-F1 over labels seen in a handful of them: on a planted pair, a bootstrap standard error
+of 0.122 at 30 conversations where studies of 30 spread by 0.135; the cluster jackknife's was
+0.139). The report widens such a metric's intervals to the jackknife (`Metric.widen`,
+`bootstrap.jackknife_widened`), and so does power: with s the jackknife's standard error of the
+pilot's difference over the bootstrap's (where above 1), a study of n conversations is
+simulated as one of n / s^2 of the pilot's, which has the spread the jackknife expects of n.
+Measured on a planted pair by `benchmarks/validity.py` (`power_calibration`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.contexts import paired_items
-from attunebench.analysis.frame import FloatArray, Frame, headline_variant
-from attunebench.stats import safe_ratio
+from attunebench.analysis.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    percentile_interval,
+    resample_counts,
+)
+from attunebench.analysis.cells import Cell, build_cell
+from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray, headline_variant
+from attunebench.analysis.loading import Runs
+from attunebench.analysis.provenance import Roster
+from attunebench.analysis.scores import cell_headline, metric_values
+from attunebench.stats import Weights
+from attunebench.tasks.metrics import Found, Metric
 
 DEFAULT_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
-DEFAULT_SIMULATIONS = 1000
+DEFAULT_SIMULATIONS = 400
+STUDY_RESAMPLES = 200  # each simulated study's own bootstrap, for its interval
 TARGET_POWER = 0.8
-ALPHA = 0.05
-CELLS_PER_BATCH = 1_000_000
+ROWS_PER_BATCH = 400_000  # bounds memory: studies x resamples x conversations per batch
+
+
+@dataclass(frozen=True)
+class HeadlinePair:
+    """Two models' values of the headline metric on the report's cell, read once: each model's
+    values and the cluster (0 to `clusters` - 1) of each record they were read from."""
+
+    metric: Metric
+    values: tuple[Found, Found]
+    owners: tuple[IntArray, IntArray]  # each model's records: its cluster
+    clusters: int
+    items: int  # items of model a
+
+    def differences(self, counts: FloatArray) -> FloatArray:
+        """a's headline minus b's under each row of `counts` (rows x clusters)."""
+        a, b = (
+            self.metric.weighted(found, Weights(counts, owners))
+            for found, owners in zip(self.values, self.owners, strict=True)
+        )
+        return a - b
+
+    def point(self) -> float:
+        """The pilot's difference: every conversation once, as the report's value."""
+        return float(self.differences(np.ones((1, self.clusters)))[0])
+
+    def only(self, chosen: IntArray) -> HeadlinePair:
+        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k (a
+        cluster chosen twice counts as two conversations): what the report reads from a study
+        of those conversations."""
+        values, owners = [], []
+        for found, mine in zip(self.values, self.owners, strict=True):
+            records, position = gather(mine, chosen, self.clusters)
+            values.append(_rows_of(found, records))
+            owners.append(position)
+        return HeadlinePair(
+            self.metric, (values[0], values[1]), (owners[0], owners[1]), len(chosen), len(owners[0])
+        )
+
+
+def gather(group: IntArray, chosen: IntArray, groups: int) -> tuple[IntArray, IntArray]:
+    """The indices of the members of each chosen group (members of a group chosen twice come
+    twice), in the order chosen, and the position in `chosen` each came for."""
+    order = np.argsort(group, kind="stable")
+    sizes = np.bincount(group, minlength=groups)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    lengths = sizes[chosen]
+    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    members = order[np.repeat(starts[chosen], lengths) + offsets]
+    return members, np.repeat(np.arange(len(chosen)), lengths)
+
+
+def _rows_of(found: Found, records: IntArray) -> Found:
+    """The values of these records, in this order (rows of several-row records follow them)."""
+    if not isinstance(found, tuple):
+        return found[records]
+    values, owners = found
+    groups = int(max(owners.max(initial=-1), records.max(initial=-1))) + 1
+    rows, position = gather(owners, records, groups)
+    return values[rows], position
+
+
+def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
+    """The cell the report compares models on for this task (its headline variant, the items
+    every model under test answered); None for a task with only person-hidden twins."""
+    variant = headline_variant(frame.task_variants(task))
+    if variant is None:
+        return None
+    roster = Roster.of(runs)
+    subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
+    return build_cell(frame, task, variant, False, subjects, runs.made_with(task))
+
+
+def headline_pair(frame: Frame, cell: Cell, a: str, b: str) -> HeadlinePair | None:
+    """The pair's headline on the cell, clustered by conversation; None where either model has
+    no record there or the cell has no headline metric."""
+    metric = cell_headline(cell, frame)
+    found = [frame.models.index(m) for m in (a, b) if m in frame.models]
+    rows = [cell.rows(frame, m) for m in found]
+    if metric is None or len(rows) < 2 or not all(len(r) for r in rows):
+        return None
+    conversations = np.unique(np.concatenate([frame.conversation[r] for r in rows]))
+    owners = [np.searchsorted(conversations, frame.conversation[r]) for r in rows]
+    values = [metric_values(frame, cell, metric, r) for r in rows]
+    return HeadlinePair(
+        metric, (values[0], values[1]), (owners[0], owners[1]), len(conversations), len(rows[0])
+    )
+
+
+def study_rejects(
+    pair: HeadlinePair,
+    studies: FloatArray,
+    size: int,
+    resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+) -> BoolArray:
+    """Whether the report's interval of each study (a row of `studies`: its count of each of
+    the pair's clusters, summing to `size`) excludes 0, from `resamples` resamples each."""
+    drawn = _resampled(studies, size, resamples, rng)
+    found = pair.differences(drawn.reshape(-1, pair.clusters)).reshape(resamples, len(studies))
+    low, high = percentile_interval(found, confidence, size)
+    return np.asarray((low > 0.0) | (high < 0.0))
+
+
+def _resampled(
+    studies: FloatArray, size: int, resamples: int, rng: np.random.Generator
+) -> FloatArray:
+    """(resamples, studies, clusters) counts: each study resampled as the report resamples a
+    run, `size` draws from its own conversations (multinomial with the study's shares)."""
+    drawn = rng.multinomial(size, studies / size, size=(resamples, len(studies)))
+    return np.asarray(drawn, dtype=np.float64)
+
+
+def simulated_power(
+    pair: HeadlinePair,
+    size: int,
+    simulations: int,
+    rng: np.random.Generator,
+    resamples: int = STUDY_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> float:
+    """Share of `simulations` studies of `size` conversations drawn from the pilot whose
+    report's interval excludes 0."""
+    batch = max(1, ROWS_PER_BATCH // (resamples * pair.clusters))
+    done = rejected = 0
+    while done < simulations:
+        step = min(batch, simulations - done)
+        studies = rng.multinomial(size, np.full(pair.clusters, 1.0 / pair.clusters), step)
+        found = study_rejects(pair, studies.astype(np.float64), size, resamples, confidence, rng)
+        rejected += int(found.sum())
+        done += step
+    return rejected / simulations
+
+
+def conversations_for(
+    sizes: Sequence[int],
+    power: Sequence[float],
+    simulations: int,
+    target: float = TARGET_POWER,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> float | None:
+    """Where the power curve first reaches `target`: interpolated between the sizes around it
+    on the probit scale against sqrt(n), or below the smallest size as if the probit grew as
+    sqrt(n) from there; None where no size reaches it."""
+    first = next((i for i, p in enumerate(power) if p >= target), None)
+    if first is None:
+        return None
+    edge = 0.5 / simulations  # a share of 0 or 1 from finitely many studies
+    probit = stats.norm.ppf(np.clip(np.asarray(power, dtype=np.float64), edge, 1.0 - edge))
+    wanted, root = float(stats.norm.ppf(target)), np.sqrt(np.asarray(sizes, dtype=np.float64))
+    if first == 0:  # the probit of power plus the critical value grows about as sqrt(n)
+        critical = float(stats.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+        return float(sizes[0] * ((wanted + critical) / (probit[0] + critical)) ** 2)
+    low, high = probit[first - 1], probit[first]
+    step = (wanted - low) / (high - low) if high > low else 1.0
+    return float((root[first - 1] + step * (root[first] - root[first - 1])) ** 2)
 
 
 @dataclass(frozen=True)
 class PowerCurve:
+    """One task's power to separate two models, from a pilot: the pilot's difference of the
+    headline `metric` with its interval, the power at each size (the pilot's difference taken
+    as the truth), the central figure (`needed`) and the range (`needed_low` to `needed_high`;
+    `needed_high` None where the pilot cannot bound it above). `note` says it in a sentence."""
+
     task: str
     variant: str
+    metric: str
     pilot_conversations: int
     pilot_items: int
     difference: float | None
     sizes: tuple[int, ...]
     power: tuple[float, ...]
-    needed: int | None
-    note: str
+    needed: int | None = None
+    note: str = ""
     ci_low: float | None = None
     ci_high: float | None = None
+    needed_low: int | None = None
+    needed_high: int | None = None
+    range: str = ""  # the range as stated ("14 to 132", "14 to more than 5,000")
+    stretch: float = 1.0  # the jackknife's standard error over the bootstrap's (`understated`)
 
 
-def _rejections(
-    differences: FloatArray,
-    counts: FloatArray,
-    size: int,
-    simulations: int,
-    critical: float,
-    rng: np.random.Generator,
-) -> int:
-    draw = rng.integers(0, len(differences), size=(simulations, size))
-    d, n = differences[draw], counts[draw]
-    estimate = safe_ratio(d.sum(axis=1), n.sum(axis=1))
-    residual = d - estimate[:, None] * n
-    se = np.sqrt(size / max(size - 1, 1) * (residual**2).sum(axis=1)) / n.sum(axis=1)
-    # a zero standard error rejects exactly when the estimate is not zero
-    z = np.where(
-        se > 0,
-        np.abs(estimate) / np.where(se > 0, se, 1.0),
-        np.where(np.abs(estimate) > 0, np.inf, 0.0),
-    )
-    return int((z > critical).sum())
-
-
-def pilot_interval(
-    differences: FloatArray, counts: FloatArray, alpha: float
-) -> tuple[float, float, float]:
-    """The pilot's mean difference and its cluster-robust t interval (per-conversation sums of
-    differences and item counts), the test each simulated study makes."""
-    size = len(differences)
-    estimate = float(differences.sum() / counts.sum())
-    residual = differences - estimate * counts
-    se = float(np.sqrt(size / (size - 1) * (residual**2).sum()) / counts.sum())
-    half = float(stats.t.ppf(1 - alpha / 2, size - 1)) * se
-    return estimate, estimate - half, estimate + half
-
-
-def simulated_power(
-    differences: FloatArray,
-    counts: FloatArray,
-    size: int,
-    simulations: int,
-    alpha: float,
-    rng: np.random.Generator,
-) -> float:
-    """Share of simulated studies of `size` conversations whose test rejects."""
-    critical = float(stats.t.ppf(1 - alpha / 2, max(size - 1, 1)))
-    batch = max(1, CELLS_PER_BATCH // size)  # bounds memory for large sizes
-    done = rejected = 0
-    while done < simulations:
-        step = min(batch, simulations - done)
-        rejected += _rejections(differences, counts, size, step, critical, rng)
-        done += step
-    return rejected / simulations
+@dataclass(frozen=True)
+class Settings:
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    simulations: int = DEFAULT_SIMULATIONS
+    resamples: int = STUDY_RESAMPLES  # each simulated study's bootstrap
+    pilot_resamples: int = DEFAULT_RESAMPLES  # the pilot's own interval, as the report's
+    confidence: float = DEFAULT_CONFIDENCE
+    target: float = TARGET_POWER
 
 
 def power_curve(
-    frame: Frame,
+    runs: Runs,
     task: str,
     model_a: str,
     model_b: str,
     *,
-    sizes: Sequence[int] = DEFAULT_SIZES,
-    simulations: int = DEFAULT_SIMULATIONS,
-    alpha: float = ALPHA,
-    target: float = TARGET_POWER,
     rng: np.random.Generator,
+    settings: Settings | None = None,
+    frame: Frame | None = None,
 ) -> PowerCurve:
-    # A task with only person-hidden twins has no headline variant: no item to compare.
-    variant = headline_variant(frame.task_variants(task)) or ""
-    a, b, conversations = paired_items(frame, task, (variant, model_a), (variant, model_b))
-    pilot = np.unique(conversations)
-    if len(pilot) < 2:
-        return PowerCurve(
-            task,
-            variant,
-            len(pilot),
-            len(a),
-            None,
-            (),
-            (),
-            None,
-            "fewer than 2 conversations with items both models answered",
+    """Power to separate `model_a` from `model_b` on the task's headline, from the pilot runs
+    (`frame`: the runs' frame, where already built)."""
+    frame = Frame.from_records(runs.records) if frame is None else frame
+    cell = report_cell(runs, frame, task)
+    pair = None if cell is None else headline_pair(frame, cell, model_a, model_b)
+    if cell is None or pair is None:
+        note = "no item of the headline's cell that both models answered"
+        variant = "" if cell is None else cell.variant
+        return PowerCurve(task, variant, "", 0, 0, None, (), (), None, note)
+    names = (model_a, model_b)
+    return pair_power(pair, task, cell.variant, names, rng, settings or Settings())
+
+
+def pair_power(
+    pair: HeadlinePair,
+    task: str,
+    variant: str,
+    names: tuple[str, str],
+    rng: np.random.Generator,
+    settings: Settings,
+) -> PowerCurve:
+    """The pilot's difference with its interval (the report's, from `pilot_resamples`
+    resamples), the power at each size, the central figure and the range."""
+    empty = PowerCurve(task, variant, pair.metric.name, pair.clusters, pair.items, None, (), ())
+    if pair.clusters < 2:
+        return _with(empty, note="fewer than 2 conversations with items both models answered")
+    counts = resample_counts(pair.clusters, settings.pilot_resamples, rng)
+    drawn = pair.differences(np.asarray(counts, dtype=np.float64))
+    difference = pair.point()
+    if np.isnan(difference):
+        return _with(empty, note=f"{pair.metric.name} is undefined on these items")
+    if not np.any(drawn[~np.isnan(drawn)]) and difference == 0.0:
+        note = f"these two models never differ: the same {pair.metric.name} in every resample"
+        return _with(empty, difference=difference, note=note)
+    interval = percentile_interval(drawn[:, None], settings.confidence, pair.clusters)
+    low, high = (float(end[0]) for end in interval)
+    stretch = understated(pair, drawn)
+    found = _with(empty, difference=difference, ci_low=low, ci_high=high, stretch=stretch)
+    power = tuple(  # a study of n is one of n / stretch^2 of the pilot's (see the docstring)
+        simulated_power(
+            pair,
+            max(2, round(n / stretch**2)),
+            settings.simulations,
+            rng,
+            settings.resamples,
+            settings.confidence,
         )
-    index = np.searchsorted(pilot, conversations)
-    differences = np.bincount(index, a - b, len(pilot)).astype(np.float64)
-    counts = np.bincount(index, minlength=len(pilot)).astype(np.float64)
-    observed = float((a - b).mean())
-    if np.array_equal(a, b):
-        note = "these two models never differ: they scored the same on every paired item"
-        return PowerCurve(task, variant, len(pilot), len(a), observed, (), (), None, note)
-    _, low, high = pilot_interval(differences, counts, alpha)
-    if low <= 0.0 <= high:
-        note = (
-            f"no detectable difference in the pilot: {observed:+.3f} [{low:+.3f}, {high:+.3f}] "
-            "could be 0, so no number of conversations is named"
-        )
-        return PowerCurve(
-            task, variant, len(pilot), len(a), observed, (), (), None, note, low, high
-        )
-    power = tuple(simulated_power(differences, counts, n, simulations, alpha, rng) for n in sizes)
-    needed = next((n for n, p in zip(sizes, power, strict=True) if p >= target), None)
-    if needed is None:
-        note = f"not enough: power {power[-1]:.2f} at {sizes[-1]} conversations, the most tried"
-    elif needed == sizes[0]:
-        note = f"{sizes[0]} conversations or fewer reach power {target:.0%}"
-    else:
-        note = f"{needed} conversations reach power {target:.0%}"
-    return PowerCurve(
-        task, variant, len(pilot), len(a), observed, tuple(sizes), power, needed, note, low, high
+        for n in settings.sizes
     )
+    central = conversations_for(
+        settings.sizes, power, settings.simulations, settings.target, settings.confidence
+    )
+    spread = stretch * float(np.nanstd(drawn)) * np.sqrt(pair.clusters)
+    ends = _range(central, found, spread, settings)
+    found = _with(found, sizes=tuple(settings.sizes), power=power)
+    largest, least = settings.sizes[-1], settings.sizes[0]
+    return _with(
+        found,
+        needed=None if central is None else max(_whole(central) or 0, least),
+        needed_low=max(min(_whole(ends[0]) or largest, largest), least),
+        needed_high=None if ends[1] > largest else max(_whole(ends[1]) or 0, least),
+        note=sentence(found, *names, central, ends, settings),
+        range=stated_range(ends, settings.sizes),
+    )
+
+
+def understated(pair: HeadlinePair, drawn: FloatArray) -> float:
+    """How far the pilot's bootstrap understates the spread of a headline that a few
+    conversations decide: for a metric the report widens to the cluster jackknife
+    (`Metric.widen`, macro-F1), the jackknife's standard error of the difference over the
+    bootstrap's where that exceeds 1 (`bootstrap.jackknife_widened`); 1 for any other."""
+    if pair.metric.widen is None:
+        return 1.0
+    leave_one_out = 1.0 - np.eye(pair.clusters)
+    jack = pair.differences(leave_one_out)
+    jack = jack[~np.isnan(jack)]
+    spread = float(np.nanstd(drawn))
+    if len(jack) < 2 or spread == 0.0:
+        return 1.0
+    jack_se = float(np.sqrt((len(jack) - 1) / len(jack) * np.sum((jack - jack.mean()) ** 2)))
+    return max(1.0, jack_se / spread)
+
+
+def _with(curve: PowerCurve, **changes: object) -> PowerCurve:
+    return dataclasses.replace(curve, **changes)  # type: ignore[arg-type]
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None or not np.isfinite(value) else int(np.ceil(value))
+
+
+def _range(
+    central: float | None, curve: PowerCurve, spread: float, settings: Settings
+) -> tuple[float, float]:
+    """The conversations for the target power at the ends of the pilot's interval: the end
+    farther from 0 gives the lower one, the nearer the upper (infinite where the interval
+    reaches 0). Scaled from the central figure, or, where the pilot's own difference reaches
+    no size's target, from the normal approximation with the pilot's standard error."""
+    low, high, difference = curve.ci_low, curve.ci_high, curve.difference
+    assert low is not None and high is not None and difference is not None
+    critical = stats.norm.ppf(1.0 - (1.0 - settings.confidence) / 2.0)
+    scale = (critical + stats.norm.ppf(settings.target)) * spread
+
+    def at(effect: float) -> float:
+        if effect == 0.0:
+            return float("inf")
+        if central is not None:
+            return central * (difference / effect) ** 2
+        return float((scale / effect) ** 2)
+
+    near = 0.0 if low <= 0.0 <= high else min(abs(low), abs(high))
+    return at(max(abs(low), abs(high))), at(near)
+
+
+def _count(value: float, sizes: Sequence[int]) -> str:
+    """A number of conversations as stated: at least the fewest simulated, and past the most
+    simulated only "more than" it."""
+    if value > sizes[-1]:
+        return f"more than {sizes[-1]:,}"
+    return f"{max(int(np.ceil(value)), sizes[0]):,}"
+
+
+def sentence(
+    curve: PowerCurve,
+    model_a: str,
+    model_b: str,
+    central: float | None,
+    ends: tuple[float, float],
+    settings: Settings,
+) -> str:
+    """The figures in words: the pilot's difference and interval, the central figure, the range."""
+    sizes, target = settings.sizes, f"{settings.target:.0%}"
+    pilot = (
+        f"{curve.metric}, {model_a} - {model_b}: {curve.difference:+.3f} "
+        f"[{curve.ci_low:+.3f}, {curve.ci_high:+.3f}] on {curve.pilot_conversations} "
+        "pilot conversations"
+    )
+    if central is not None:
+        named = f"about {_count(central, sizes)} conversations reach power {target}"
+    elif curve.difference == 0.0:
+        named = "no central figure (the pilot's difference is 0)"
+    else:
+        named = f"more than {sizes[-1]:,} conversations are needed for power {target}"
+    return f"{pilot}; {named}, range {stated_range(ends, sizes)}"
+
+
+def stated_range(ends: tuple[float, float], sizes: Sequence[int]) -> str:
+    """The range in words: an infinite upper end is one the pilot cannot bound."""
+    low, high = ends
+    if np.isinf(high):
+        return (
+            f"from {_count(low, sizes)}, not enough pilot data for an upper end (the "
+            "pilot's interval reaches 0)"
+        )
+    return f"{_count(low, sizes)} to {_count(high, sizes)}"

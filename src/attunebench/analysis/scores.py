@@ -65,6 +65,21 @@ def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
     return [*declared, *declaration.scoring.extra_metrics(records)]
 
 
+def cell_headline(cell: Cell, frame: Frame) -> Metric | None:
+    """The cell's headline metric, as the models' rows compute it (None where the cell has no
+    declaration or the metric is not among its models' metrics)."""
+    name = headline_metric(cell)
+    return next((m for m in cell_metrics(cell, frame) if m.name == name), None)
+
+
+def metric_values(frame: Frame, cell: Cell, metric: Metric, rows: IntArray) -> Found:
+    """A metric's per-item values of these records of the cell, read as `metric_scores` reads
+    them: from the frame's columns for a `Column` metric, else from the records' views."""
+    if metric.column is not None:
+        return column_values(frame, rows, metric.column)
+    return metric.values([cell.views[i] for i in rows.tolist()])
+
+
 def column_values(frame: Frame, rows: IntArray, column: Column) -> FloatArray:
     """A `Column`'s values (items, 1) for these records, from the frame's columns: what
     `column.of` reads from each record's view, without making the views."""

@@ -26,7 +26,7 @@ err = CommandConsole(stderr=True)
 FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
 # The analysis defaults, repeated so the CLI starts without importing it (a test compares them).
 RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
-SIMULATIONS = 1000  # analysis.power.DEFAULT_SIMULATIONS
+SIMULATIONS = 400  # analysis.power.DEFAULT_SIMULATIONS
 DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
 SIMULATORS_FILE = "simulators.json"  # simulators.schema.SIMULATORS_FILE (a test compares them)
 
@@ -176,7 +176,8 @@ def power(
     ),
     data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
 ) -> None:
-    """Conversations needed to separate two models on each task at 80% power (alpha 0.05)."""
+    """Conversations needed to separate two models on each task's headline at 80% power
+    (the report's paired difference and its 95% interval): a central figure and a range."""
     if models[0] == models[1]:
         _fail(f"--models names {models[0]} twice: give the two models to separate")
     import numpy as np
@@ -184,6 +185,7 @@ def power(
     from attunebench.analysis import RunLoadError, load_runs, power_curve
     from attunebench.analysis.frame import Frame
     from attunebench.analysis.judges import audits_judges
+    from attunebench.analysis.power import Settings
 
     try:
         runs = load_runs(rundir, dataset=data)
@@ -198,8 +200,9 @@ def power(
         if task not in frame.tasks:
             _fail(f"no records for task {task!r} (known: {', '.join(frame.tasks)})")
     rng = np.random.default_rng(seed)
+    settings = Settings(simulations=simulations)
     curves = [
-        power_curve(frame, task, *models, simulations=simulations, rng=rng)
+        power_curve(runs, task, *models, rng=rng, settings=settings, frame=frame)
         for task in chosen or [t for t in frame.tasks if not audits_judges(t)]
     ]
     out.print(_summary_table(models, curves))
@@ -209,16 +212,24 @@ def power(
 
 
 def _summary_table(models: tuple[str, str], curves: list[PowerCurve]) -> Table:
-    table = Table(title=f"{models[0]} minus {models[1]}: conversations for 80% power (alpha 0.05)")
-    for column in ("task", "pilot conversations", "paired items", "difference", "needed"):
-        table.add_column(column, justify="left" if column == "task" else "right")
+    title = f"{models[0]} minus {models[1]}: conversations for 80% power (alpha 0.05)"
+    table = Table(title=title)
+    columns = ("task", "headline", "pilot conversations", "difference [95% interval]")
+    for column in (*columns, "needed", "range"):
+        table.add_column(column, justify="left" if column in ("task", "headline") else "right")
     for c in curves:
+        shown = "—"
+        if c.difference is not None and c.ci_low is not None and c.ci_high is not None:
+            shown = f"{c.difference:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}]"
+        elif c.difference is not None:
+            shown = f"{c.difference:+.3f}"
         table.add_row(
             c.task,
+            c.metric or "—",
             str(c.pilot_conversations),
-            str(c.pilot_items),
-            "—" if c.difference is None else f"{c.difference:+.3f}",
-            str(c.needed) if c.needed is not None else "not reached",
+            shown,
+            "—" if c.needed is None else f"about {c.needed:,}",
+            c.range or "—",
         )
     return table
 
