@@ -1,6 +1,7 @@
 """Statistics helpers below every package that computes a number: weighted sums for many
-resamples at once (`Weights`), a ratio that is NaN where undefined (`safe_ratio`), and the
-NaN-to-None step every JSON number takes (`none_if_nan`).
+resamples at once (`Weights`), a ratio that is NaN where undefined (`safe_ratio`), the
+NaN-to-None step every JSON number takes (`none_if_nan`), and the one logistic regression
+every fit of a binary outcome uses (`ridge_logistic`).
 
 `Weights` is what makes a metric defined once (see `tasks.metrics`): with weights of 1 a
 statistic is the metric's value, with a cluster bootstrap's resample counts it is every
@@ -17,6 +18,8 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+NEWTON_STEPS = 50
+LOGIT_CLIP = 30.0  # beyond it the fitted probability is 0 or 1 to double precision
 
 
 def safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
@@ -104,3 +107,20 @@ class Weights:
 def none_if_nan(value: float) -> float | None:
     """A number for JSON: None where it is undefined (NaN)."""
     return None if np.isnan(value) else float(value)
+
+
+def ridge_logistic(x: FloatArray, y: FloatArray, ridge: float) -> FloatArray:
+    """Weights of a logistic regression of y (in [0, 1], so a tie may count 0.5) on the columns
+    of x (add a column of ones for an intercept), by Newton's method (IRLS), with the penalty
+    ridge * |beta|^2 / 2: it keeps the weights finite where the outcomes separate (every
+    verdict one way, a classifier's train pairs all one way)."""
+    beta = np.zeros(x.shape[1])
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -LOGIT_CLIP, LOGIT_CLIP)))
+        gradient = x.T @ (y - p) - ridge * beta
+        curvature = (x * (p * (1 - p))[:, None]).T @ x + ridge * np.eye(x.shape[1])
+        step = np.linalg.solve(curvature, gradient)
+        beta += step
+        if np.abs(step).max() < 1e-10:
+            break
+    return beta

@@ -25,24 +25,14 @@ from attunebench.analysis.panel import SPLIT, majority, vote_counts
 from attunebench.analysis.schema import Estimate
 from attunebench.analysis.sums import Finish, estimate
 from attunebench.analysis.verdict_table import FIRST, JUDGED, VerdictTable
+from attunebench.stats import ridge_logistic
 
-NEWTON_STEPS = 50
 RIDGE = 1e-6  # keeps the fit finite when every verdict went one way
 
 
 def logistic_fit(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Intercept and slope of a logistic regression of y (in [0, 1]) on x (Newton's method)."""
-    design = np.stack([np.ones_like(x), x], axis=1)
-    beta = np.zeros(2)
-    for _ in range(NEWTON_STEPS):
-        p = 1.0 / (1.0 + np.exp(-(design @ beta)))
-        gradient = design.T @ (y - p) - RIDGE * beta
-        curvature = (design * (p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(2)
-        step = np.linalg.solve(curvature, gradient)
-        beta += step
-        if np.abs(step).max() < 1e-10:
-            break
-    return beta
+    """Intercept and slope of a logistic regression of y (in [0, 1]) on x."""
+    return ridge_logistic(np.stack([np.ones_like(x), x], axis=1), y, RIDGE)
 
 
 def _one_step(beta: FloatArray) -> Finish:

@@ -3,10 +3,11 @@ side's.
 
 Both are scikit-learn's TF-IDF of word unigrams and bigrams (sublinear term frequency) under a
 logistic regression (Pedregosa et al. 2011, JMLR 12). A message's score is always one from a
-fit that did not see it: cross-fitted over `FOLDS` folds of whole conversations
-(`GroupKFold`), so a conversation's messages never inform their own scores, and two texts
-of one conversation (the simulated and the real message at one point) fall in one fold. A
-classifier fitted and scored on the same messages would tell any two samples apart.
+fit that did not see it: cross-fitted over `FOLDS` folds of whole conversations, dealt as
+every out-of-sample fit deals them (`tasks.fitting.folds`), so a conversation's messages never
+inform their own scores, and two texts of one conversation (the simulated and the real message
+at one point) fall in one fold. A classifier fitted and scored on the same messages would tell
+any two samples apart.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from attunebench.stats import FloatArray
+from attunebench.tasks.fitting import FOLDS, folds
 
-FOLDS = 5
+SEED = 0  # the folds' deal, as the replay's crowd reference deals its own
 NEEDS = "needs scikit-learn: pip install 'attunebench[simulators]'"
 DESCRIPTION = (
     "TF-IDF of word 1-2-grams and logistic regression (scikit-learn), cross-fitted over "
@@ -47,16 +49,14 @@ def cross_fitted(
 ) -> FloatArray | None:
     """Each text's probability of label 1 from a fit on the other folds' conversations; None
     where fewer than two conversations, or one class, leave nothing to fit."""
-    from sklearn.model_selection import GroupKFold, cross_val_predict
+    from sklearn.model_selection import PredefinedSplit, cross_val_predict
 
     y = np.asarray(labels, dtype=np.int64)
-    folds = min(FOLDS, len(set(groups)))
-    if folds < 2 or len(set(y.tolist())) < 2:
+    count = min(FOLDS, len(set(groups)))
+    if count < 2 or len(set(y.tolist())) < 2:
         return None
-    split = GroupKFold(n_splits=folds)
-    found = cross_val_predict(
-        _pipeline(), list(texts), y, groups=list(groups), cv=split, method="predict_proba"
-    )
+    split = PredefinedSplit(folds(groups, SEED, count))
+    found = cross_val_predict(_pipeline(), list(texts), y, cv=split, method="predict_proba")
     return np.asarray(found[:, 1], dtype=np.float64)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.references import within_folds
 from attunebench.simulators.schema import Difference, Estimate
 from attunebench.stats import FloatArray, IntArray, Weights, none_if_nan
 from attunebench.tasks.metrics import Metric
@@ -64,13 +65,21 @@ class Resampler:
         samples = of(self.bootstrap.weights(codes)) if len(codes) else np.full(1, np.nan)
         return Resampled(float(point), samples, int(np.unique(codes).size))
 
-    def metric(self, metric: Metric, views: Sequence[Any]) -> Resampled:
-        """A task's declared metric over views of its records."""
+    def metric(
+        self, metric: Metric, views: Sequence[Any], folds: IntArray | None = None
+    ) -> Resampled:
+        """A task's declared metric over views of its records; for guesses cross-fitted by
+        conversation, read within each of their `folds` and averaged, as the report reads a
+        reference (`analysis.references.within_folds`, why in `tasks.fitting`)."""
         ids = [view.record.conversation_id for view in views]
         codes = self.where(ids)
         if not views:
             return Resampled(np.nan, np.full(1, np.nan), 0)
-        point, samples = metric.evaluate(views, self.bootstrap.weights(codes))
+        weights = self.bootstrap.weights(codes)
+        if folds is None:
+            point, samples = metric.evaluate(views, weights)
+        else:
+            point, samples = within_folds(metric, metric.values(views), weights, folds)
         return Resampled(point, samples, int(np.unique(codes).size))
 
     def mean(self, values: Sequence[float], conversation_ids: Sequence[str]) -> Resampled:

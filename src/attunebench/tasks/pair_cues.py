@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.stats import FloatArray
+from attunebench.stats import FloatArray, ridge_logistic
 from attunebench.tasks.pairs import TIE, PairGold
 
 Golds = Sequence[PairGold]
@@ -110,20 +110,6 @@ def both_positions(gold: PairGold) -> list[float]:
     return [early, late, distance, float(np.log1p(distance)), early * distance / 10]
 
 
-def fit_logistic(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Ridge-penalised logistic regression by Newton's method (IRLS)."""
-    beta = np.zeros(x.shape[1])
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -30, 30)))
-        gradient = x.T @ (y - p) - RIDGE * beta
-        hessian = (x * (p * (1 - p))[:, None]).T @ x + RIDGE * np.eye(x.shape[1])
-        step = np.linalg.solve(hessian, gradient)
-        beta += step
-        if np.abs(step).max() < 1e-8:
-            break
-    return beta
-
-
 @dataclass(frozen=True, slots=True)
 class Logistic:
     """A fitted classifier: the train features' means and spreads, and the weights on the
@@ -151,7 +137,7 @@ def classifier(features: Callable[[PairGold], list[float]]) -> Cue:
         if len(usable) <= x.shape[-1] or np.unique(y).size < 2:
             return None
         mean, spread = x.mean(axis=0), np.maximum(x.std(axis=0), 1e-9)
-        return Logistic(mean, spread, fit_logistic((x - mean) / spread, y))
+        return Logistic(mean, spread, ridge_logistic((x - mean) / spread, y, RIDGE))
 
     def pick(model: Logistic | None, golds: Golds) -> list[str | None]:
         out: list[str | None] = [None] * len(golds)
