@@ -194,6 +194,36 @@ def record_notices(rows: list[ScoreRow]) -> list[Notice]:
     return out
 
 
+def part_notices(frame: Frame, cells: Mapping[CellKey, Cell]) -> list[Notice]:
+    """Per task whose items come from several corpus parts (their gold's `part`): one line
+    saying that its headline is read within each part and pooled, and that its references
+    (`reference/constant` first) are fitted within each part."""
+    out = []
+    for task in frame.tasks:
+        headline = headline_variant(frame.task_variants(task))
+        cell = cells.get((task, headline)) if headline is not None else None
+        if cell is None:
+            continue
+        rows = np.flatnonzero(cell.mask)
+        parts = sorted({str((frame.records[i].gold or {}).get("part")) for i in rows.tolist()})
+        if len(parts) < 2:
+            continue
+        out.append(
+            Notice(
+                kind="corpus_parts",
+                task=task,
+                message=(
+                    f"{task}: items from {len(parts)} corpus parts ({', '.join(parts)}): the "
+                    f"headline ({headline_metric(cell)}) is read within each part and pooled "
+                    "(docs/tasks.md, corpus parts), and reference/constant is a constant per part "
+                    "(each part's train mean or majority label), so knowing the corpus earns "
+                    "nothing beyond it; the figure with the parts pooled is the pooled_ view"
+                ),
+            )
+        )
+    return out
+
+
 def left_out_notices(cells: Mapping[CellKey, Cell]) -> list[Notice]:
     """Items left out for want of an answer from every model under test, yardsticks that lack
     some of them, or items that differ."""
