@@ -27,7 +27,7 @@ TIMEOUT_S = 600  # one script on a busy machine; together 4-8 minutes under a lo
 SHAPES: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
     "validity.py": {
         "coverage_macro_f1": (
-            ("emotion_1", "emotion_turns", "behavior"),
+            ("emotion_1", "emotion_turns", "behavior", "two_parts"),
             ("10", "20", "50"),
             ("coverage", "bias"),
         ),
