@@ -265,3 +265,17 @@ def test_a_reader_of_the_person_is_recovered_on_emotion(labelled: Any) -> None:
         expected, total = expected + f1 * len(pairs), total + len(pairs)
     assert found is not None and found > 0.7
     assert found == pytest.approx(expected / total, abs=0.02)
+
+
+def test_emotions_chance_is_read_within_each_part_as_the_headline_is() -> None:
+    """Two labels in one part, four in another, as many items each: chance is the parts'
+    1/K averaged (0.375), not 1/6 over the six labels pooled."""
+    shares = {
+        "planted-two": {"joy": 0.5, "sadness": 0.5},
+        "planted-four": {"anxiety": 0.25, "anger": 0.25, "fear": 0.25, "shame": 0.25},
+    }
+    task = emotion.emotion_task()
+    items = emotion_items(task, shares, 200, seed=2)
+    assert task.scoring.chance([i.gold for i in items]) == pytest.approx(0.375)
+    alone = [i for i in items if part(i) == "planted-four"]
+    assert task.scoring.chance([i.gold for i in alone]) == pytest.approx(0.25)

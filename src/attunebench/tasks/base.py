@@ -489,6 +489,21 @@ def in_part(gold: G, conversation: Conversation) -> G:
     return gold if gold.part == name else gold.model_copy(update={"part": name})
 
 
+def by_part(golds: Iterable[G]) -> dict[str | None, list[G]]:
+    """The golds of each corpus part (`Gold.part`), in order of first appearance."""
+    found: dict[str | None, list[G]] = {}
+    for gold in golds:
+        found.setdefault(gold.part, []).append(gold)
+    return found
+
+
+def part_average(found: Sequence[tuple[float, int]]) -> float | None:
+    """The mean of (value, items) pairs weighted by items, as a headline read within each
+    corpus part weighs the parts (None: no part has a value)."""
+    total = sum(items for _, items in found)
+    return sum(value * items for value, items in found) / total if total else None
+
+
 def item_record(
     item: Item[Any],
     model: str,

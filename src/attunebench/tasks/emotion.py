@@ -66,7 +66,9 @@ from attunebench.tasks.base import (
     Scoring,
     Task,
     View,
+    by_part,
     in_contexts,
+    part_average,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -417,8 +419,14 @@ class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
                 yield Repeat(item, again(probe.state, gold))
 
     def chance(self, golds: Sequence[EmotionGold]) -> float | None:
-        labels = {gold.primary for gold in golds if gold.primary}
-        return 1.0 / len(labels) if labels else None
+        """1/K for the K primary labels of each corpus part's items, averaged over the parts
+        weighted by their items, as the headline weighs them (one part: 1/K)."""
+        found = []
+        for group in by_part(golds).values():
+            labels = {gold.primary for gold in group if gold.primary}
+            if labels:
+                found.append((1.0 / len(labels), len(group)))
+        return part_average(found)
 
     def references(
         self, context: history.ContextMode = "blind"
