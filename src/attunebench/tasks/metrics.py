@@ -12,8 +12,9 @@ how often its conversation was drawn), it is that resample's value, for all resa
 with no second implementation to keep in step; with the leave-one-out rows of `Weights`, the
 cluster jackknife's values. A mean is a weighted sum over a weighted count; F1 comes from
 weighted true positive, false positive and false negative sums (macro-F1's ratio-bias
-correction also reads how they spread over the conversations); Spearman's rho is Pearson's r
-of weighted average ranks. `Weights` keeps the resample counts per cluster, so sums are one
+correction also reads how they spread over the conversations), within each corpus part and
+averaged over the parts (`within_parts`); Spearman's rho is Pearson's r of weighted average
+ranks. `Weights` keeps the resample counts per cluster, so sums are one
 matrix product over clusters, and rank statistics need only the total weight of each distinct
 value.
 
