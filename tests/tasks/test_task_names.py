@@ -32,6 +32,8 @@ HOMONYMS = {
     ("testing/openai_stub.py", "response"): "a batch result line's `response` object",
     ("simulators/grading.py", "rating"): "the dataset's `rating` field, whose provenance it reads",
     ("simulators/seeker.py", "outcome"): "the dataset's `outcome` field, whose provenance it reads",
+    ("testing/planted_parts.py", "rating"): "the dataset's `rating` field's provenance",
+    ("testing/planted_parts.py", "outcome"): "the dataset's `outcome` field's provenance",
 }
 # Still to do: none (a file that names tasks for a while is listed here, with why).
 KNOWN: set[str] = set()
