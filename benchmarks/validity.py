@@ -50,7 +50,8 @@ Statistics (simulated studies):
   measures it (`summary.json`'s `self_consistency`) from 2,000 probes per task
   (`analysis.retest_study`: 400 conversations of 5 turns, each turn's emotion check and pick
   asked again); a few seconds a noise level;
-- `coverage_macro_f1`: design (`emotion_1`, `emotion_turns`, `behavior`) -> conversations
+- `coverage_macro_f1`: design (`emotion_1`, `emotion_turns`, `behavior`, `two_parts`: pooled
+  from two corpus parts, read within each) -> conversations
   (10, 20, 50) -> the share of studies whose macro-F1 interval holds the truth (the
   population's per-label F1 over the labels of the study's gold) and the estimate's mean error
   (`analysis.f1_studies`, `--studies` per cell); `coverage_macro_f1_every_label` gives the same
@@ -59,6 +60,18 @@ Statistics (simulated studies):
   `verbosity_bias`, `small_audit`) -> the share of studies given a corrected score (the audit
   large enough to bound the shift between the audited and judged replies), the coverage of the
   people's true win rate over those studies, and their median widening (`analysis.ppi_studies`).
+
+Corpus parts (on `open-v1`, built from the shared corpora as `attunebench run --suite open-v1`
+builds it, its references fitted on the suite's train split; a missing corpus skips the script):
+
+- `corpus_part_references`: task (rating, outcome, emotion) -> `reference/constant`, the
+  `corpus-part rule` (each conversation's part's train mean rating, mean per field, majority
+  label) and, for outcome, the `field-set rule` (the train mean per part and set of fields an
+  item asks) -> corpus -> its headline, read within the corpus parts; each rule also on the
+  view across parts (`..., parts pooled`), where knowing the corpus still scores. Outcome's
+  corpora include `planted-survey` (`testing.planted_parts.survey_corpus`: a second survey
+  question about half of the people skipped, those who answered rating 2.50 on average, the
+  others 2.17; its first half the train split).
 
 `--corners` runs only the designs at the ends of the ranges (10 and 20 conversations, 4 and
 12 models). `--quick` runs every key on a tiny input: 10 studies per design (3 for the rank
@@ -75,7 +88,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +105,15 @@ from attunebench.analysis.power import Settings
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.schema import Conversation
-from attunebench.tasks import load_tasks
+from attunebench.suite.build import SuiteData, load_suite
+from attunebench.suite.manifest import SuiteError
+from attunebench.tasks import emotion, load_tasks, make_tasks, outcome, rating
 from attunebench.tasks import pair_cues as cues
-from attunebench.tasks.base import Item, Task, View
-from attunebench.tasks.fitting import out_of_sample
+from attunebench.tasks.base import Guess, Item, Task, View
+from attunebench.tasks.fitting import Fitted, out_of_sample
+from attunebench.tasks.grouping import Grouped
 from attunebench.tasks.preference import picks
+from attunebench.testing import planted_parts, prerequisites
 
 CORPORA = {
     "multiesc-test": ("esconv", ["--variant", "multiesc", "--split", "test"]),
@@ -350,6 +367,7 @@ MACRO_F1_DESIGNS = {
     "emotion_1": "emotion_1",
     "emotion_turns": "emotion_turns",
     "multi_label": "behavior",
+    "two_parts": "two_parts",
 }
 
 
@@ -464,6 +482,119 @@ def references_in_sample_on_shuffled_gold(
     }
 
 
+# Corpus parts ----------------------------------------------------------------------------
+# `corpus_part_references`: what knowing only which corpus part a conversation comes from (and,
+# for outcome, which fields an item asks) scores on the headlines, beside `reference/constant`.
+
+SUITE = "open-v1"
+PART_RULE, FIELD_SET_RULE = "corpus-part rule", "field-set rule"
+# Per task, the task's own group answer (its mean rating, mean per field, majority label) and
+# how an item is guessed from it: what each rule learns per group of the suite's train items.
+PART_GROUPS: dict[str, Grouped[Any]] = {
+    "rating": Grouped(rating.usual_ratings, rating.rating_guess),
+    "outcome": Grouped(outcome.usual_values, outcome.values_guess),
+    "emotion": Grouped(emotion.usual_label, emotion.label_guess),
+}
+GroupKey = Callable[[Item[Any]], Hashable]
+
+
+def _part(item: Item[Any]) -> Hashable:
+    return item.conversation.source.name
+
+
+def _part_and_fields(item: Item[Any]) -> Hashable:
+    return _part(item), tuple(sorted(item.gold.scales))
+
+
+def group_rule(
+    grouped: Grouped[Any], key: GroupKey, train: list[Item[Any]], items: list[Item[Any]]
+) -> list[Guess]:
+    """Each item guessed as the usual answer of the train items of its group (`key`: its
+    corpus part, or part and fields asked); no guess where no train item shares its group."""
+    members: dict[Hashable, list[Any]] = {}
+    for item in train:
+        members.setdefault(key(item), []).append(item.gold)
+    usual = {k: grouped.usual(golds, False) for k, golds in members.items()}
+    return [
+        grouped.guess(usual[key(item)], item.gold) if key(item) in usual else None for item in items
+    ]
+
+
+def _headline(
+    task: Task[Any, Any], items: list[Item[Any]], guesses: list[Guess], metric: str | None = None
+) -> float | None:
+    """The headline (or `metric`) of these guesses at the items, read as the report reads it."""
+    wanted = task.scoring.metric(metric)
+    golds = [item.gold for item in items]
+    value = shuffled_gold.headline(wanted, item_views(items), golds, Fitted(guesses, "train"))
+    return _rounded(value)
+
+
+def part_references(
+    task: Task[Any, Any],
+    train: list[Item[Any]],
+    items: list[Item[Any]],
+    rules: Mapping[str, GroupKey],
+) -> dict[str, float | None]:
+    """`reference/constant` fitted on the train items, and each rule, on the headline; each
+    rule also on the view across parts, where the task has one."""
+    constant = task.scoring.references()["reference/constant"]
+    golds = [item.gold for item in items]
+    fitted = out_of_sample(
+        constant, golds, [i.conversation.id for i in items], [i.gold for i in train]
+    )
+    out = {"reference/constant": _headline(task, items, fitted.guesses)}
+    pooled = f"pooled_{task.scoring.headline_metric}"
+    has_view = any(metric.name == pooled for metric in task.scoring.metrics)
+    for name, key in rules.items():
+        guesses = group_rule(PART_GROUPS[task.name], key, train, items)
+        out[name] = _headline(task, items, guesses)
+        if has_view:
+            out[f"{name}, parts pooled"] = _headline(task, items, guesses, pooled)
+    return out
+
+
+def _suite_tasks(state: dict[str, Any]) -> tuple[dict[str, Task[Any, Any]], SuiteData]:
+    """The suite's tasks as its manifest makes them, and its data, from the shared corpora."""
+    root = prerequisites.shared_data(state["data_dir"])
+    try:
+        suite = load_suite(SUITE, root)
+    except SuiteError as error:
+        prerequisites.missing(str(error), prerequisites.MISSING_DATA)
+    manifest = suite.manifest
+    made = make_tasks(list(manifest.tasks), manifest.tasks, manifest.seed)
+    return {task.name: task for task in made}, suite
+
+
+def corpus_part_references(state: dict[str, Any]) -> dict[str, Any]:
+    """task -> reference or rule -> corpus -> headline: on open-v1 (fitted on its train
+    split), and for outcome also on a planted corpus whose second survey question some
+    people skipped (`testing.planted_parts.survey_corpus`, half of it the train split)."""
+    tasks, suite = _suite_tasks(state)
+    out: dict[str, Any] = {}
+    for name in PART_GROUPS:
+        task = tasks[name]
+        rules = {PART_RULE: _part}
+        if name == "outcome":
+            rules[FIELD_SET_RULE] = _part_and_fields
+        found = part_references(
+            task, task_items(task, suite.train), task_items(task, suite.evaluated), rules
+        )
+        out[name] = {key: {SUITE: value} for key, value in found.items()}
+    planted, _ = planted_parts.survey_corpus(seed=state["seed"])
+    half = len(planted) // 2
+    task = tasks["outcome"]
+    found = part_references(
+        task,
+        task_items(task, planted[:half]),
+        task_items(task, planted[half:]),
+        {PART_RULE: _part, FIELD_SET_RULE: _part_and_fields},
+    )
+    for key, value in found.items():
+        out["outcome"][key][planted_parts.SURVEY_PART] = value
+    return out
+
+
 HEADLINE_KEYS = (
     "headline_metrics",
     "trivial_headlines",
@@ -489,6 +620,7 @@ KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "coverage_macro_f1_every_label": coverage_macro_f1_every_label,
     "ppi_scenarios": ppi_scenarios,
     "power_calibration": power_calibration,
+    "corpus_part_references": corpus_part_references,
 }
 QUICK_STUDIES, QUICK_RANK_STUDIES, QUICK_RESAMPLES = 10, 3, 200
 QUICK_CONVERSATIONS, QUICK_TRUTH, QUICK_RETEST_CONVERSATIONS = 30, 20_000, 40
@@ -523,6 +655,7 @@ def main() -> None:
         "lexicon": args.lexicon,
         "shuffles": args.shuffles,
         "quick": quick,
+        "data_dir": args.data_dir,
     }
     if set(keys) & set(HEADLINE_KEYS):
         work = args.work or Path(tempfile.mkdtemp(prefix="attunebench-validity-"))

@@ -177,3 +177,37 @@ def test_the_same_records_in_another_order_give_the_same_summary(
         summaries.append(json.dumps(summary, sort_keys=True))
     assert lines != list(reversed(lines))
     assert summaries[0] == summaries[1]
+
+
+def written_before_parts(run: Path, name_of: Callable[[int], str]) -> None:
+    """The run's records as written before the gold named its part, and its conversations'
+    sources renamed by their position."""
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    assert all(r["gold"]["part"] for r in records if r.get("gold"))
+    for record in records:
+        if record.get("gold"):
+            del record["gold"]["part"]
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    path = run / rundir.CONVERSATIONS_FILE
+    conversations = [json.loads(line) for line in path.read_text().splitlines()]
+    for i, conversation in enumerate(conversations):
+        conversation["source"]["name"] = name_of(i)
+    path.write_text("".join(json.dumps(c) + "\n" for c in conversations))
+
+
+def test_records_written_before_the_gold_named_its_part_take_it_from_the_conversations(
+    make_run: Callable[..., Path],
+) -> None:
+    run = make_run(ACCURACY)
+    written_before_parts(run, lambda i: "part-one" if i % 2 else "part-two")
+    runs = load_runs([run])
+    part_of = {cid: c.source.name for cid, c in runs.conversations.items()}
+    assert all(r.gold["part"] == part_of[r.conversation_id] for r in runs.records if r.gold)
+    summary = build_summary(runs, Options(resamples=50, permutations=20))
+    said = [n for n in summary.warnings if n.kind == "corpus_parts"]
+    assert [n.task for n in said] == ["emotion"]
+    assert "2 corpus parts (part-one, part-two)" in said[0].message
+    single = make_run(ACCURACY, name="single")
+    written_before_parts(single, lambda i: "one-corpus")
+    found = build_summary(load_runs([single]), Options(resamples=50, permutations=20))
+    assert not [n for n in found.warnings if n.kind == "corpus_parts"]

@@ -27,7 +27,7 @@ TIMEOUT_S = 600  # one script on a busy machine; together 4-8 minutes under a lo
 SHAPES: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
     "validity.py": {
         "coverage_macro_f1": (
-            ("emotion_1", "emotion_turns", "behavior"),
+            ("emotion_1", "emotion_turns", "behavior", "two_parts"),
             ("10", "20", "50"),
             ("coverage", "bias"),
         ),
@@ -67,9 +67,28 @@ def assert_references_on_shuffled_gold(figures: dict[str, Any]) -> None:
     assert figures["trivial_headlines"]["outcome"]["reference/length-only"]
 
 
+def assert_corpus_part_references(figures: dict[str, Any]) -> None:
+    """validity.py: on the headlines read within corpus parts, a rule that knows only the part
+    (and for outcome which fields are asked) scores within 0.03 of reference/constant, on
+    every corpus it was scored on."""
+    found = figures["corpus_part_references"]
+    assert set(found) == {"rating", "outcome", "emotion"}
+    assert "field-set rule" in found["outcome"]
+    for task, rows in found.items():
+        for corpus, constant in rows["reference/constant"].items():
+            for rule in ("corpus-part rule", "field-set rule"):
+                if rule in rows:
+                    assert abs(rows[rule][corpus] - constant) <= 0.03, (task, rule, corpus)
+
+
+def assert_validity(figures: dict[str, Any]) -> None:
+    assert_references_on_shuffled_gold(figures)
+    assert_corpus_part_references(figures)
+
+
 # Checks beyond the shape, per script.
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
-    "validity.py": assert_references_on_shuffled_gold,
+    "validity.py": assert_validity,
 }
 
 

@@ -4,7 +4,8 @@ Each task's own items (the sample, plus hand-built conversations where the sampl
 kind of gold) are answered through the real engine by seeded random models: valid answers
 of every shape the task reads (nulls among them), unparseable ones, and where the task has a
 choice form, option probabilities. Failed records are not made: the analysis hands metrics
-only answered records (`analysis.cells`).
+only answered records (`analysis.cells`). Every task but the judges' reads items of two corpus
+parts (source names), as a suite's are.
 """
 
 from __future__ import annotations
@@ -235,6 +236,17 @@ def rating_conversations(n: int = 9) -> list[Conversation]:
     return out
 
 
+def second_part(conversations: Sequence[Conversation]) -> list[Conversation]:
+    """Every other conversation moved to a second corpus part (another source name), so that
+    the metrics read within each part, and their views across parts, read several."""
+    return [
+        c.model_copy(update={"source": c.source.model_copy(update={"name": "second-part"})})
+        if i % 2
+        else c
+        for i, c in enumerate(conversations)
+    ]
+
+
 # All of it ----------------------------------------------------------------------------------
 
 
@@ -248,7 +260,7 @@ async def _all() -> dict[str, list[View[Any, Any]]]:
         found[name] = await _answer(task, list(task.items(data)), answer, **kw)
 
     await run("emotion", sample + emotion_extra(), emotion_answer)
-    await run("behavior", sample, behavior_answer)
+    await run("behavior", second_part(sample), behavior_answer)
     await run("preference", sample + rated_conversations(), preference_answer)
     await run("judge_audit", sample, verdict_answer)
     await run(
@@ -260,7 +272,7 @@ async def _all() -> dict[str, list[View[Any, Any]]]:
         judges={"j1": judge_answer, "j2": judge_answer},
     )
     await run("outcome", sample + outcome_extra(), numbers_answer)
-    await run("rating", rating_conversations(), numbers_answer)
+    await run("rating", second_part(rating_conversations()), numbers_answer)
     thumbs = make_task("judge_thumbs")
     await run("judge_thumbs", bot_chats(), form_answer(thumbs), p_garbage=0.2, choice=False)
     for name in load_tasks():  # a task added since: the random answers its own form draws

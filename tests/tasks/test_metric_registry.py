@@ -50,15 +50,36 @@ def independent(name: str) -> Callable[[Computation], Computation]:
 
 # Metrics whose label set and corrections the items fix (macro-F1): a resample averages over
 # the labels of the items it drew from, less their ratio biases there, so the records repeated
-# are scored that way.
-LABELS_OF: dict[str, Callable[[Sequence[AnyView]], LabelSets]] = {}
+# are scored that way; within each corpus part, or (True) with the parts pooled.
+LABELS_OF: dict[str, tuple[Callable[[Sequence[AnyView]], LabelSets], bool]] = {}
 
 
 def fixed_labels(
-    name: str, sets: Callable[[Sequence[AnyView]], LabelSets]
+    name: str, sets: Callable[[Sequence[AnyView]], LabelSets], pooled: bool = False
 ) -> Callable[[Computation], Computation]:
-    LABELS_OF[name] = sets
+    LABELS_OF[name] = (sets, pooled)
     return independent(name)
+
+
+def parts(views: Sequence[AnyView]) -> dict[str | None, list[AnyView]]:
+    """The views of each corpus part (their gold's `part`)."""
+    found: dict[str | None, list[AnyView]] = defaultdict(list)
+    for v in views:
+        found[v.gold.part].append(v)
+    return found
+
+
+def within_parts(views: Sequence[AnyView], fn: Computation) -> float | None:
+    """`fn` within each corpus part, averaged over the parts where it is defined, each
+    weighted by its items."""
+    found = [(fn(group), len(group)) for group in parts(views).values()]
+    defined = [(value, n) for value, n in found if value is not None]
+    return sum(v * n for v, n in defined) / sum(n for _, n in defined) if defined else None
+
+
+def across_parts(views: Sequence[AnyView], fn: Computation) -> float | None:
+    """`fn` over the items of every part pooled; undefined where they come from one part."""
+    return fn(views) if len(parts(views)) > 1 else None
 
 
 def mean(values: Sequence[float | None]) -> float | None:
@@ -173,7 +194,12 @@ def primary_sets(views: Sequence[AnyView]) -> LabelSets:
 
 @fixed_labels("emotion.macro_f1", primary_sets)
 def _(views: Sequence[AnyView]) -> float | None:
-    return macro_f1(primary_sets(views))
+    return within_parts(views, lambda group: macro_f1(primary_sets(group)))
+
+
+@fixed_labels("emotion.pooled_macro_f1", primary_sets, pooled=True)
+def _(views: Sequence[AnyView]) -> float | None:
+    return across_parts(views, lambda group: macro_f1(primary_sets(group)))
 
 
 @independent("emotion.jaccard")
@@ -200,9 +226,11 @@ def emotion_label_sets(views: Sequence[AnyView]) -> LabelSets:
     return with_conversations([v for v in views if emotion_labels(v)], emotion_sets(views))
 
 
-independent("emotion.labels_micro_f1")(lambda views: f1(emotion_sets(views), "micro"))
+independent("emotion.labels_micro_f1")(
+    lambda views: within_parts(views, lambda group: f1(emotion_sets(group), "micro"))
+)
 fixed_labels("emotion.labels_macro_f1", emotion_label_sets)(
-    lambda views: macro_f1(emotion_label_sets(views))
+    lambda views: within_parts(views, lambda group: macro_f1(emotion_label_sets(group)))
 )
 
 
@@ -287,9 +315,14 @@ def behavior_label_sets(views: Sequence[AnyView]) -> LabelSets:
     return with_conversations(views, behavior_sets(views))
 
 
-independent("behavior.micro_f1")(lambda views: f1(behavior_sets(views), "micro"))
+independent("behavior.micro_f1")(
+    lambda views: within_parts(views, lambda group: f1(behavior_sets(group), "micro"))
+)
 fixed_labels("behavior.macro_f1", behavior_label_sets)(
-    lambda views: macro_f1(behavior_label_sets(views))
+    lambda views: within_parts(views, lambda group: macro_f1(behavior_label_sets(group)))
+)
+fixed_labels("behavior.pooled_macro_f1", behavior_label_sets, pooled=True)(
+    lambda views: across_parts(views, lambda group: macro_f1(behavior_label_sets(group)))
 )
 
 
@@ -619,13 +652,22 @@ for _name in HEADLINE_FIELDS:
     outcome_field(_name)
 
 
-@independent("outcome.mean_adjusted_r")
-def _(views: Sequence[AnyView]) -> float | None:
+def asked_fields(view: AnyView) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """The fields an outcome item asks, each with its scale."""
+    return tuple(sorted((k, tuple(scale)) for k, scale in view.gold.scales.items()))
+
+
+def mean_adjusted_r(views: Sequence[AnyView], within: bool) -> float | None:
+    """The mean over fields of the adjusted r, each field's cell its scale and bin of messages
+    shown, within the item's part and fields asked (`within`) or not."""
     found = []
     for name in HEADLINE_FIELDS:
         rows: list[AdjustedRow] = [
             (
-                (tuple(v.gold.scales[name]), v.gold.shown_bin),
+                (
+                    (v.gold.part, asked_fields(v)) if within else (),
+                    (tuple(v.gold.scales[name]), v.gold.shown_bin),
+                ),
                 v.record.conversation_id,
                 outcome_guess(v, name),
                 v.gold.values[name],
@@ -635,6 +677,12 @@ def _(views: Sequence[AnyView]) -> float | None:
         ]
         found.append(adjusted_r(rows) if rows else None)
     return mean(found)
+
+
+independent("outcome.mean_adjusted_r")(lambda views: mean_adjusted_r(views, within=True))
+independent("outcome.pooled_mean_adjusted_r")(
+    lambda views: across_parts(views, lambda group: mean_adjusted_r(group, within=False))
+)
 
 
 @independent("outcome.mean_spearman")
@@ -696,11 +744,24 @@ def _(views: Sequence[AnyView]) -> float | None:
     )
 
 
-def rating_positions(views: Sequence[AnyView]) -> list[AdjustedRow]:
-    return [(v.gold.cell, v.record.conversation_id, rating_guess(v), v.gold.rating) for v in views]
+def rating_positions(views: Sequence[AnyView], within: bool = True) -> list[AdjustedRow]:
+    """Each item's cell (its position cell within its corpus part, or alone), conversation,
+    guess and rating."""
+    return [
+        (
+            (v.gold.part, v.gold.cell) if within else v.gold.cell,
+            v.record.conversation_id,
+            rating_guess(v),
+            v.gold.rating,
+        )
+        for v in views
+    ]
 
 
 independent("rating.position_adjusted_r")(lambda views: adjusted_r(rating_positions(views)))
+independent("rating.pooled_position_adjusted_r")(
+    lambda views: across_parts(views, lambda group: adjusted_r(rating_positions(group, False)))
+)
 independent("rating.between_person_r")(lambda views: person_parts(rating_positions(views))[0])
 independent("rating.within_person_r")(lambda views: person_parts(rating_positions(views))[1])
 
@@ -897,6 +958,23 @@ def repeated(views: Sequence[AnyView], counts: np.ndarray, cluster: np.ndarray) 
     return out
 
 
+def resampled_macro_f1(
+    name: str, again: Sequence[AnyView], views: Sequence[AnyView]
+) -> float | None:
+    """A macro-F1 of the records repeated, with the labels and corrections of the records
+    drawn from: within each part (weighted by its repeated records), or pooled."""
+    sets, pooled = LABELS_OF[name]
+    if pooled:
+        return macro_f1(sets(again), sets(views))
+    drawn_from = parts(views)
+    found = [
+        (macro_f1(sets(group), sets(drawn_from[part])), len(group))
+        for part, group in parts(again).items()
+    ]
+    defined = [(value, n) for value, n in found if value is not None]
+    return sum(v * n for v, n in defined) / sum(n for _, n in defined) if defined else None
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_one_resample_equals_the_records_repeated(name: str, seed: int) -> None:
@@ -911,7 +989,7 @@ def test_one_resample_equals_the_records_repeated(name: str, seed: int) -> None:
     again = repeated(views, counts, cluster)
     direct, by_hand = metric.value(again), INDEPENDENT[name](again)
     if name in LABELS_OF:  # the labels and corrections of the items drawn from
-        expected = macro_f1(LABELS_OF[name](again), LABELS_OF[name](views))
+        expected = resampled_macro_f1(name, again, views)
         assert expected is not None and resampled == pytest.approx(expected, rel=1e-9)
         return  # its ratio bias reads the clusters: items as clusters are another sample
     if undefined(direct):

@@ -55,9 +55,10 @@ def test_a_still_generic_base_names_no_types_and_its_subclass_does() -> None:
 
 def test_the_emotion_gold_keeps_its_field_order_after_sharing_the_reading() -> None:
     # Records store golds as JSON in field order: sharing fields must not reorder them.
-    assert list(EmotionGold.model_fields)[:7] == [
+    assert list(EmotionGold.model_fields)[:8] == [
         "level",
         "derived",
+        "part",
         "primary",
         "emotions",
         "intensity",

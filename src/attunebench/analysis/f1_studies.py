@@ -1,7 +1,7 @@
 """Simulated studies of macro-F1 with a planted truth: how often its interval holds the truth,
 and how far its estimate lies from it on average.
 
-Three designs, each drawn as real corpora are shaped:
+Four designs, each drawn as real corpora are shaped:
 
 - `emotion_1`: one label per conversation, the 11 emotion types with ESConv train's shares
   (910 conversations; three labels seen once). The model is right with probability
@@ -14,9 +14,15 @@ Three designs, each drawn as real corpora are shaped:
   label shares. The model names each of a reply's labels with its conversation's probability
   (as above) and, otherwise, one label the reply lacks (square root of its share).
 
+- `two_parts`: a design pooled from two corpus parts with their own labels, half of the
+  conversations drawn as `emotion_1`, half as `emotion_turns` (a suite's ESConv and
+  Topical-Chat emotion items); macro-F1 is read within each part and averaged over the parts,
+  each weighted by its items (`tasks.metrics.within_parts`), as the headline is.
+
 The truth comes from one very large draw: each label's F1 from the counts of millions of
 items. The estimand is macro-F1 over the labels of the data's gold (`tasks.metrics`), so a
-study's truth is the mean of the population's per-label F1 over the labels its own gold holds;
+study's truth is the mean of the population's per-label F1 over the labels its own gold holds
+(within each part, the parts weighted by the study's items in each, for `two_parts`);
 `every_label` gives the same figures against the mean over every label of the population,
 which labels a study never sees make unreachable. The estimate and its interval are the
 analysis's own: `macro_f1_statistic` on a cluster bootstrap's counts, the expanded percentile
@@ -34,7 +40,7 @@ from scipy.special import expit
 
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES, ClusterBootstrap, jackknife_widened
 from attunebench.stats import FloatArray, IntArray, Weights
-from attunebench.tasks.metrics import macro_f1_statistic, per_label
+from attunebench.tasks.metrics import macro_f1_statistic, per_label, within_parts
 
 # ESConv train's emotion types, by conversations (anxiety, depression, sadness, anger, fear,
 # disgust, shame, nervousness, guilt, jealousy, pain).
@@ -72,7 +78,12 @@ MULTIESC_LABELS_PER_REPLY = (1932, 336, 25, 2)
 ACCURACY_LOGIT, ACCURACY_SPREAD = 0.5, 1.0
 SIZES = (10, 20, 50)
 # The very large draw: ten times more for emotion_1, whose rarest labels are 0.1% of it.
-TRUTH_CONVERSATIONS = {"emotion_1": 2_000_000, "emotion_turns": 200_000, "multi_label": 200_000}
+TRUTH_CONVERSATIONS = {
+    "emotion_1": 2_000_000,
+    "emotion_turns": 200_000,
+    "multi_label": 200_000,
+    "two_parts": 2_000_000,
+}
 TRUTH_CHUNK = 20_000
 
 Draw = Callable[[np.random.Generator, int], tuple[FloatArray, IntArray]]
@@ -150,10 +161,41 @@ def multi_label(rng: np.random.Generator, conversations: int) -> tuple[FloatArra
     return _rows(gold, named), cluster
 
 
+def _side_by_side(first: FloatArray, second: FloatArray) -> FloatArray:
+    """The rows of two parts with disjoint labels, the first part's labels first: each part's
+    items count nothing for the other's labels."""
+    out = []
+    for one, other in zip(np.split(first, 3, axis=1), np.split(second, 3, axis=1), strict=True):
+        top = np.hstack([one, np.zeros((len(first), other.shape[1]))])
+        bottom = np.hstack([np.zeros((len(second), one.shape[1])), other])
+        out.append(np.vstack([top, bottom]))
+    return np.hstack(out)
+
+
+def two_parts(rng: np.random.Generator, conversations: int) -> tuple[FloatArray, IntArray]:
+    """Half the conversations from a part drawn as `emotion_1` (ESConv), half from one drawn
+    as `emotion_turns` (a corpus labelled at every turn, as Topical-Chat is), each with its
+    own labels: a suite's emotion items."""
+    half = conversations // 2
+    first, first_cluster = emotion_1(rng, half)
+    second, second_cluster = emotion_turns(rng, conversations - half)
+    cluster = np.concatenate([first_cluster, second_cluster + half])
+    return _side_by_side(first, second), cluster
+
+
 DESIGNS: dict[str, Draw] = {
     "emotion_1": emotion_1,
     "emotion_turns": emotion_turns,
     "multi_label": multi_label,
+    "two_parts": two_parts,
+}
+# The designs pooled from corpus parts: each label's part (by its column), and each item's
+# part from its conversation's number (of how many a study draws).
+PART_LABELS: dict[str, IntArray] = {
+    "two_parts": np.repeat([0, 1], [len(ESCONV_EMOTIONS), len(TURN_SHARES)]),
+}
+PART_OF: dict[str, Callable[[IntArray, int], IntArray]] = {
+    "two_parts": lambda cluster, conversations: (cluster >= conversations // 2).astype(np.int64),
 }
 
 
@@ -188,14 +230,32 @@ def study(
     rows, cluster = DESIGNS[design](rng, conversations)
     bootstrap = ClusterBootstrap.create(np.arange(conversations), resamples, rng)
     weights: Weights = bootstrap.weights(cluster)
-    point = float(macro_f1_statistic(rows, weights.unit())[0])
-    drawn = macro_f1_statistic(rows, weights)
+    parts = PART_OF[design](cluster, conversations) if design in PART_OF else None
+    statistic = macro_f1_statistic if parts is None else within_parts(macro_f1_statistic)
+    values = rows if parts is None else np.hstack([parts[:, None].astype(np.float64), rows])
+    point = float(statistic(values, weights.unit())[0])
+    drawn = statistic(values, weights)
     low, high = bootstrap.interval(drawn[:, None], conversations)
-    leave_one_out = macro_f1_statistic(rows, weights.leave_one_out())
+    leave_one_out = statistic(values, weights.leave_one_out())
     wide = jackknife_widened(point, low[0], high[0], drawn, leave_one_out, (0.0, 1.0))
-    tp, _, fn = np.split(rows.sum(axis=0), 3)
-    held = (tp + fn) > 0
-    return Study(point, *wide, float(truths[held].mean()), float(truths.mean()))
+    return Study(point, *wide, *_truths(design, rows, parts, truths))
+
+
+def _truths(
+    design: str, rows: FloatArray, parts: IntArray | None, truths: FloatArray
+) -> tuple[float, float]:
+    """The estimand over the labels of the study's gold, and over every label: within each
+    part, averaged over the parts weighted by the study's items in each (`within_parts`)."""
+    labels = PART_LABELS.get(design, np.zeros(len(truths), dtype=np.int64))
+    parts = np.zeros(len(rows), dtype=np.int64) if parts is None else parts
+    found, every, sizes = [], [], []
+    for part in np.unique(parts).tolist():
+        tp, _, fn = np.split(rows[parts == part].sum(axis=0), 3)
+        held = ((tp + fn) > 0) & (labels == part)
+        found.append(truths[held].mean())
+        every.append(truths[labels == part].mean())
+        sizes.append(float((parts == part).sum()))
+    return float(np.average(found, weights=sizes)), float(np.average(every, weights=sizes))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ record wins: within a file that is a resumed run's newer answer; across runs, a 
 the replacements.
 
 The conversations (item texts, participant traits, source fields, topics) come from the run
-directory's conversations.jsonl. A run directory written before that file existed (records
+directory's conversations.jsonl; a record written before the gold named its corpus part takes
+it from there (`with_parts`). A run directory written before that file existed (records
 v1) falls back to the dataset named in run.json, when it can be found with a matching hash.
 """
 
@@ -264,4 +265,19 @@ def _load(
         notices.extend(found)
         if found_path is not None:
             conversations = {c.id: c for c in iter_conversations(found_path)}
-    return Runs(runs, tuple(records), conversations, tuple(notices))
+    return Runs(runs, with_parts(records, conversations), conversations, tuple(notices))
+
+
+def with_parts(
+    records: Sequence[ItemRecord], conversations: Mapping[str, Conversation]
+) -> tuple[ItemRecord, ...]:
+    """The records, each gold naming its corpus part (`Gold.part`): a record written before
+    the gold kept it takes its conversation's source name, so that its headline is computed
+    within part as a new run's is (a conversation not found leaves it as it is)."""
+    out = []
+    for record in records:
+        gold, found = record.gold, conversations.get(record.conversation_id)
+        if gold is not None and found is not None and gold.get("part") is None:
+            record = record.model_copy(update={"gold": {**gold, "part": found.source.name}})
+        out.append(record)
+    return tuple(out)

@@ -18,9 +18,9 @@ as long as the audited ones), `small_audit` (one population, 30 audited pairs). 
 the audited replies were the judged ones (`check=False`), the correction's interval holds the
 truth in about 60% of `audited_better`'s studies and 22% of `verbosity_bias`'s; widened by the
 shift the audit cannot exclude, in at least 99.8% of the studies given one in every scenario,
-and withheld, too small, in 98% of `small_audit`'s (docs/report.md gives the figures). The verdict table, the shift, the
-widening, the correction and its interval are the analysis's own (`analysis.corrected`,
-`analysis.audit_fit`).
+and withheld, too small, in 98% of `small_audit`'s (docs/report.md gives the figures). The
+verdict table, the shift, the widening, the correction and its interval are the analysis's own
+(`analysis.corrected`, `analysis.audit_fit`).
 """
 
 from __future__ import annotations

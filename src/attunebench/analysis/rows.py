@@ -194,6 +194,44 @@ def record_notices(rows: list[ScoreRow]) -> list[Notice]:
     return out
 
 
+def part_notices(frame: Frame, cells: Mapping[CellKey, Cell]) -> list[Notice]:
+    """Per task whose items come from several corpus parts (their gold's `part`): one line
+    saying that its headline is read within each part and pooled, and that its references
+    (`reference/constant` first) are fitted within each part."""
+    out = []
+    for task in frame.tasks:
+        headline = headline_variant(frame.task_variants(task))
+        cell = cells.get((task, headline)) if headline is not None else None
+        if cell is None:
+            continue
+        rows = np.flatnonzero(cell.mask)
+        parts = sorted({str((frame.records[i].gold or {}).get("part")) for i in rows.tolist()})
+        if len(parts) < 2:
+            continue
+        out.append(Notice(kind="corpus_parts", task=task, message=_parts_said(cell, parts)))
+    return out
+
+
+def _parts_said(cell: Cell, parts: list[str]) -> str:
+    """What reading a task's headline within corpus parts means for its numbers, in words."""
+    headline = headline_metric(cell)
+    said = (
+        f"{cell.task}: items from {len(parts)} corpus parts ({', '.join(parts)}): the headline "
+        f"({headline}) is read within each part and pooled, the parts weighted by their items "
+        "(docs/tasks.md, corpus parts)"
+    )
+    declaration = cell.declaration
+    if declaration is not None and "reference/constant" in declaration.scoring.references():
+        said += (
+            "; reference/constant is a constant per part (each part's train median or majority "
+            "label), so knowing the corpus earns nothing beyond it"
+        )
+    names = {metric.name for metric in declaration.scoring.metrics} if declaration else set()
+    if f"pooled_{headline}" in names:
+        said += f"; the figure with the parts pooled is pooled_{headline}, never the headline"
+    return said
+
+
 def left_out_notices(cells: Mapping[CellKey, Cell]) -> list[Notice]:
     """Items left out for want of an answer from every model under test, yardsticks that lack
     some of them, or items that differ."""

@@ -46,7 +46,13 @@ from attunebench.analysis.provenance import Roster, provenance
 from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
 from attunebench.analysis.references import reference_rows
 from attunebench.analysis.reliability import SplitHalf, conversation_table, split_half
-from attunebench.analysis.rows import left_out_notices, record_notices, score_rows, task_info
+from attunebench.analysis.rows import (
+    left_out_notices,
+    part_notices,
+    record_notices,
+    score_rows,
+    task_info,
+)
 from attunebench.analysis.schema import (
     Diagnostics,
     DiscriminabilityReport,
@@ -407,6 +413,7 @@ def _build(runs: Runs, options: Options) -> Summary:
     corrected = response_corrected(frame, verdicts, bootstrap, minimum)
     made = _provenance(runs, basis, rows, tasks, agreement)
     notices = [*runs.notices, *train_notices, *record_notices(rows), *left_out_notices(cells)]
+    notices += part_notices(frame, cells)
     notices += detail_notices
     notices += twins_alone(frame, headline_of, audits_judges)
     notices += judge_notices(biases, corrected, next(iter(verdicts.judged_tasks), ""))

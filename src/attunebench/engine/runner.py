@@ -9,8 +9,8 @@ cache making sure no call that came back is made again. A run is complete when e
 item has an `ok` or `invalid` record. With a dollar cap (`max_cost`), the plan's estimate is
 checked before any call, the pre-flight's too (`engine.estimate`), and calls stop before one
 that could pass it (`engine.spend`); the pre-flight itself runs once per run and model
-(`preflight`, handed to shards as `RunConfig.preflight`). The evaluated conversations are written beside the
-records, so the run directory is all an analysis needs.
+(`preflight`, handed to shards as `RunConfig.preflight`). The evaluated conversations are
+written beside the records, so the run directory is all an analysis needs.
 """
 
 from __future__ import annotations

@@ -20,22 +20,41 @@ mean.
 - `mean_rho_statistic`: the mean of Spearman's rho over fields, a constant prediction scoring
   0 rather than undefined.
 
-The values are one row per item with the columns `ROW` names: the item's position cell and
-conversation (as codes), whether it was answered, the prediction, the gold and the squared
-error counted for the skill (an unanswered item: the scale's range squared).
+On data pooling several corpus parts (a suite; any items whose conversations come from
+sources of different names), an item's cell is its position cell within its part: the parts
+differ by design (one chosen for failing, one where every conversation was rated 4 or 5), so a
+rule that knows only which corpus a conversation comes from would otherwise correlate with the
+gold; within part it is constant in every cell and scores 0, as a constant does. The same
+statistics read across parts (the cells without the part, as before parts were kept) are
+`across_parts`, a named view beside the headline, defined only where the items come from more
+than one part.
+
+The values are one row per item with the columns `ROW` names: the item's cell within its part
+and conversation (as codes), whether it was answered, the prediction, the gold, the squared
+error counted for the skill (an unanswered item: the scale's range squared), its cell across
+parts and its part (as codes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
 from attunebench.stats import FloatArray, IntArray, Weights, group_sums, safe_ratio
 from attunebench.tasks.metrics import spearman_statistic
 
-CELL, CONVERSATION, ANSWERED, PREDICTED, GOLD, ERROR = range(6)
-ROW = ("cell", "conversation", "answered", "predicted", "gold", "squared_error")
+CELL, CONVERSATION, ANSWERED, PREDICTED, GOLD, ERROR, POOLED_CELL, PART = range(8)
+ROW = (
+    "cell",
+    "conversation",
+    "answered",
+    "predicted",
+    "gold",
+    "squared_error",
+    "cell_across_parts",
+    "part",
+)
 TINY = 1e-12
 
 
@@ -51,15 +70,44 @@ def adjusted_rows(
     predicted: Sequence[float | None],
     gold: Sequence[float],
     worst_error: Sequence[float],
+    parts: Sequence[str | None] | None = None,
+    asked: Sequence[Hashable] | None = None,
 ) -> FloatArray:
-    """The values of the statistics above, one row per item (see the module docstring)."""
+    """The values of the statistics above, one row per item (see the module docstring):
+        `cells` are the items' position cells, `parts` their corpus parts (`Gold.part`; None: one
+    part) and
+        `asked`, where given, what else an item's cell within its part holds (the fields an
+        outcome item asks): the headline's cell is (part, asked, position cell), the view across
+        parts reads the position cell alone."""
     answered = np.array([p is not None for p in predicted], dtype=np.float64)
     guess = np.array([0.0 if p is None else p for p in predicted], dtype=np.float64)
     truth = np.array(gold, dtype=np.float64)
     error = np.where(answered > 0, (guess - truth) ** 2, np.asarray(worst_error) ** 2)
-    return np.stack(
-        [codes(cells), codes(conversations), answered, guess, truth, error], axis=1
-    ).astype(np.float64)
+    parts = parts if parts is not None else [None] * len(cells)
+    extra = asked if asked is not None else [None] * len(cells)
+    within = codes(list(zip(parts, extra, cells, strict=True)))
+    columns = [within, codes(conversations), answered, guess, truth, error]
+    return np.stack([*columns, codes(cells), codes(parts)], axis=1).astype(np.float64)
+
+
+Statistic = Callable[[FloatArray, Weights], FloatArray]
+
+
+def across_parts(statistic: Statistic) -> Statistic:
+    """The statistic with each item's cell across parts in place of its cell within its part:
+    the view that pools the corpus parts (see the module docstring). NaN where the items come
+    from one part, where it is the headline itself."""
+
+    def pooled(values: FloatArray, weights: Weights) -> FloatArray:
+        if np.unique(values[:, PART]).size < 2:
+            return np.full(weights.rows, np.nan)
+        swapped = values.copy()
+        width = len(ROW)
+        for k in range(0, values.shape[1], width):
+            swapped[:, k + CELL] = values[:, k + POOLED_CELL]
+        return statistic(swapped, weights)
+
+    return pooled
 
 
 def _cell_sums(values: FloatArray, weights: Weights) -> tuple[FloatArray, ...]:

@@ -70,12 +70,16 @@ def context_of(variant: str) -> ContextMode:
 
 
 class Gold(Frozen):
-    """What every task's gold says about itself: its level, and whether it was derived; and
-    which of its fields are the person's answer (`answer_fields`), the others saying where
-    the item sits and what its prompt shows (its position, lengths, cues)."""
+    """What every task's gold says about itself: its level, and whether it was derived; the
+    corpus part its conversation comes from (`part`: the conversation's `source.name`, set by
+    `in_contexts`; None in records written before it was kept, which the analysis fills from
+    the conversations); and which of its fields are the person's answer (`answer_fields`), the
+    others saying where the item sits and what its prompt shows (its position, lengths, cues,
+    its part)."""
 
     level: GoldLevel = "turn"
     derived: bool = False
+    part: str | None = None
     answer_fields: ClassVar[tuple[str, ...]] = ()
 
     def with_answer_of(self, other: Self) -> Self:
@@ -484,10 +488,33 @@ class Task(ABC, Generic[G, P]):
 def in_contexts(
     task: Task[G, Any], conversation: Conversation, turn_index: int, item_id: str, gold: G
 ) -> Iterator[Item[G]]:
-    """One item of a task, once in each context it is asked in."""
+    """One item of a task, once in each context it is asked in; its gold names the item's
+    corpus part (`Gold.part`)."""
     taxonomy = taxonomy_of(conversation)
+    gold = in_part(gold, conversation)
     for mode in task.modes:
         yield Item(task.name, conversation, turn_index, item_id, taxonomy, gold, mode)
+
+
+def in_part(gold: G, conversation: Conversation) -> G:
+    """The gold with its corpus part: the name of the source its conversation comes from."""
+    name = conversation.source.name
+    return gold if gold.part == name else gold.model_copy(update={"part": name})
+
+
+def by_part(golds: Iterable[G]) -> dict[str | None, list[G]]:
+    """The golds of each corpus part (`Gold.part`), in order of first appearance."""
+    found: dict[str | None, list[G]] = {}
+    for gold in golds:
+        found.setdefault(gold.part, []).append(gold)
+    return found
+
+
+def part_average(found: Sequence[tuple[float, int]]) -> float | None:
+    """The mean of (value, items) pairs weighted by items, as a headline read within each
+    corpus part weighs the parts (None: no part has a value)."""
+    total = sum(items for _, items in found)
+    return sum(value * items for value, items in found) / total if total else None
 
 
 def item_record(

@@ -155,7 +155,7 @@ def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> Guess:
 
 
 class BehaviorScoring(Scoring[BehaviorGold, BehaviorPrediction]):
-    headline = "macro-F1: the mean of per-label F1"
+    headline = "macro-F1: the mean of per-label F1 within each corpus part"
     headline_metric = "macro_f1"
 
     def references(
@@ -199,6 +199,14 @@ class BehaviorScoring(Scoring[BehaviorGold, BehaviorPrediction]):
             metrics.micro_f1_statistic,
         ),
         metrics.f1_metric("macro_f1", headline, label_sets, metrics.macro_f1_statistic),
+        metrics.pooled_f1_metric(
+            "pooled_macro_f1",
+            "macro-F1 with the corpus parts pooled (one label set over every part): a view, "
+            "never the headline, on which naming each corpus's most common label scores; "
+            "defined where the items come from several parts",
+            label_sets,
+            metrics.macro_f1_statistic,
+        ),
         *calibration_metrics(calibration_rows, positive="yes"),
     )
 

@@ -66,7 +66,9 @@ from attunebench.tasks.base import (
     Scoring,
     Task,
     View,
+    by_part,
     in_contexts,
+    part_average,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -397,7 +399,7 @@ def _numbers(name: str) -> tuple[metrics.Metric, ...]:
 
 
 class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
-    headline = "macro-F1 of the primary label"
+    headline = "macro-F1 of the primary label within each corpus part"
     headline_metric = "macro_f1"
     crowd = "reference/position-only"
 
@@ -418,8 +420,14 @@ class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
                 yield Repeat(item, again(probe.state, gold))
 
     def chance(self, golds: Sequence[EmotionGold]) -> float | None:
-        labels = {gold.primary for gold in golds if gold.primary}
-        return 1.0 / len(labels) if labels else None
+        """1/K for the K primary labels of each corpus part's items, averaged over the parts
+        weighted by their items, as the headline weighs them (one part: 1/K)."""
+        found = []
+        for group in by_part(golds).values():
+            labels = {gold.primary for gold in group if gold.primary}
+            if labels:
+                found.append((1.0 / len(labels), len(group)))
+        return part_average(found)
 
     def references(
         self, context: history.ContextMode = "blind"
@@ -460,6 +468,14 @@ class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
         TASK,
         metrics.column_metric("score", "primary-label accuracy"),
         metrics.f1_metric("macro_f1", headline, _primary_sets, metrics.macro_f1_statistic),
+        metrics.pooled_f1_metric(
+            "pooled_macro_f1",
+            "macro-F1 with the corpus parts pooled (one label set over every part): a view, "
+            "never the headline, on which naming each corpus's most common label scores; "
+            "defined where the items come from several parts",
+            _primary_sets,
+            metrics.macro_f1_statistic,
+        ),
         metrics.column_metric(
             "jaccard",
             "Jaccard overlap of the named and reported emotions",

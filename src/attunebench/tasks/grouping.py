@@ -8,6 +8,14 @@ in the informed context, self-report by the person's last self-report the prompt
 item whose group no train item is in, or whose group says nothing of it (no rating on its
 scale), is guessed as the constant.
 
+On data pooling several corpus parts (a suite), every group is read within the item's part
+(`Gold.part`): the constant is each part's own usual answer among its train items (its mean or
+median rating, its majority label), position-only the usual answer at that bin in that part,
+and so on; an item of a part no train item is in is guessed from every train item. Which
+corpus a conversation comes from says nothing about the person, so the bar a model must clear
+knows it already (the headlines are read within part too: `tasks.adjusted`,
+`tasks.metrics.within_parts`).
+
 A task says what a group's usual answer is and how an item is guessed from it (`Grouped`).
 """
 
@@ -50,47 +58,71 @@ KeyOf = Callable[[Any, G], Hashable]
 
 
 @dataclass(frozen=True, slots=True)
+class PartConstants:
+    """The constant fitted within each corpus part (its train items' usual answer), and over
+    every train item, for an item of a part no train item is in."""
+
+    parts: dict[str | None, Any]
+    pooled: Any
+
+    def guess(self, grouped: Grouped[G], gold: G) -> Guess:
+        """The item's part's constant (its pooled one where that says nothing of it)."""
+        usual = self.parts.get(gold.part, self.pooled)
+        return grouped.guess(usual, gold) or grouped.guess(self.pooled, gold)
+
+
+def part_constants(grouped: Grouped[G], train: Sequence[G]) -> PartConstants:
+    members: dict[str | None, list[G]] = defaultdict(list)
+    for gold in train:
+        members[gold.part].append(gold)
+    parts = {part: grouped.usual(golds, True) for part, golds in members.items()}
+    return PartConstants(parts, grouped.usual(train, True))
+
+
+@dataclass(frozen=True, slots=True)
 class GroupFit:
-    """A group reference fitted: what its keys learned, each group's usual answer, and the
-    constant's, for items of a group no train item is in."""
+    """A group reference fitted: what its keys learned, each group's usual answer within its
+    corpus part, and the constants, for items of a group no train item is in."""
 
     keys: Any
     usual: dict[Hashable, Any]
-    constant: Any
+    constant: PartConstants
 
 
 def grouped_reference(
     grouped: Grouped[G], key_fit: KeyFit[G] | None, key_of: KeyOf[G]
 ) -> Reference[G]:
-    """A reference guessing each item from the usual answer of its group among the train
-    items."""
+    """A reference guessing each item from the usual answer of its group, within its corpus
+    part, among the train items."""
 
     def fit(train: Sequence[G]) -> GroupFit:
         keys = key_fit(train) if key_fit is not None else None
         members: dict[Hashable, list[G]] = defaultdict(list)
         for gold in train:
-            members[key_of(keys, gold)].append(gold)
+            members[gold.part, key_of(keys, gold)].append(gold)
         usual = {key: grouped.usual(golds, False) for key, golds in members.items()}
-        return GroupFit(keys, usual, grouped.usual(train, True))
+        return GroupFit(keys, usual, part_constants(grouped, train))
 
     def guess(fitted: GroupFit, golds: Sequence[G]) -> list[Guess]:
         out = []
         for gold in golds:
-            usual = fitted.usual.get(key_of(fitted.keys, gold), fitted.constant)
-            out.append(grouped.guess(usual, gold) or grouped.guess(fitted.constant, gold))
+            usual = fitted.usual.get((gold.part, key_of(fitted.keys, gold)))
+            found = None if usual is None else grouped.guess(usual, gold)
+            out.append(found or fitted.constant.guess(grouped, gold))
         return out
 
     return Reference(guess, fit)
 
 
 def constant_reference(grouped: Grouped[G]) -> Reference[G]:
-    """The usual answer of every train item, guessed everywhere."""
+    """The usual answer of the train items of the item's corpus part, guessed everywhere in
+    it: a constant per part (one constant where the data has one part)."""
 
-    def fit(train: Sequence[G]) -> Any:
-        return grouped.usual(train, True)
+    def fit(train: Sequence[G]) -> PartConstants:
+        return part_constants(grouped, train)
 
-    def guess(usual: Any, golds: Sequence[G]) -> list[Guess]:
-        return [grouped.guess(usual, gold) for gold in golds]
+    def guess(fitted: PartConstants, golds: Sequence[G]) -> list[Guess]:
+        return [fitted.guess(grouped, gold) for gold in golds]
 
     return Reference(guess, fit)
 

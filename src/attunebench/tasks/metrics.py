@@ -12,8 +12,9 @@ how often its conversation was drawn), it is that resample's value, for all resa
 with no second implementation to keep in step; with the leave-one-out rows of `Weights`, the
 cluster jackknife's values. A mean is a weighted sum over a weighted count; F1 comes from
 weighted true positive, false positive and false negative sums (macro-F1's ratio-bias
-correction also reads how they spread over the conversations); Spearman's rho is Pearson's r
-of weighted average ranks. `Weights` keeps the resample counts per cluster, so sums are one
+correction also reads how they spread over the conversations), within each corpus part and
+averaged over the parts (`within_parts`); Spearman's rho is Pearson's r of weighted average
+ranks. `Weights` keeps the resample counts per cluster, so sums are one
 matrix product over clusters, and rank statistics need only the total weight of each distinct
 value.
 
@@ -383,17 +384,97 @@ def f1_metric(
     sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]],
     statistic: Statistic,
 ) -> Metric:
-    """Micro or macro F1 from each item's (predicted, gold) label sets; macro-F1's interval is
-    widened to the jackknife's where that is wider (a few conversations decide a rare label)."""
+    """Micro or macro F1 from each item's (predicted, gold) label sets, read within each
+    corpus part and averaged (`within_parts`); macro-F1's interval is widened to the
+    jackknife's where that is wider (a few conversations decide a rare label)."""
     widen = (0.0, 1.0) if statistic is macro_f1_statistic else None
-    return Metric(name, description, label_values(sets), statistic, widen=widen)
+    return Metric(name, description, label_values(sets), within_parts(statistic), widen=widen)
+
+
+def pooled_f1_metric(
+    name: str,
+    description: str,
+    sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]],
+    statistic: Statistic,
+) -> Metric:
+    """The same F1 over the items of every corpus part pooled (`across_parts`): a view beside
+    the headline, never the headline."""
+    widen = (0.0, 1.0) if statistic is macro_f1_statistic else None
+    return Metric(name, description, label_values(sets), across_parts(statistic), widen=widen)
 
 
 @cache
 def label_values(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -> Values:
-    """The label counts of every record: one function per `sets`, so the F1 metrics of the
-    same label sets share one reading."""
-    return lambda records: label_counts([sets(r) for r in records])[1]
+    """Each record's corpus part (a code) then its label counts: one function per `sets`, so
+    the F1 metrics of the same label sets share one reading."""
+
+    def read(records: Sequence[Any]) -> FloatArray:
+        counts = label_counts([sets(r) for r in records])[1]
+        return np.hstack([part_codes(records), counts])
+
+    return read
+
+
+# Corpus parts -----------------------------------------------------------------------------
+
+
+def part_codes(records: Sequence[Any]) -> FloatArray:
+    """Each record's corpus part (its gold's `part`, None where it names none) as a code,
+    in order of first appearance, as an (items, 1) array."""
+    seen: dict[Any, int] = {}
+    found = [
+        seen.setdefault(getattr(getattr(r, "gold", None), "part", None), len(seen)) for r in records
+    ]
+    return np.array(found, dtype=np.float64).reshape(-1, 1)
+
+
+def within_parts(statistic: Statistic) -> Statistic:
+    """The statistic read within each corpus part and averaged over the parts, each weighted
+    by its items' weight (in a resample, its items as drawn); `values` holds each item's part
+    code in column 0, then the statistic's own columns. With one part it is the statistic
+    itself; for a mean, weighting by items gives the pooled mean. A part where it is
+    undefined, or that a resample did not draw, is left out of the average.
+
+    The parts of pooled data differ by design (each corpus has its own labels and their
+    shares), so a statistic read across them rewards knowing which corpus an item comes from
+    (naming each corpus's most common label earns F1 on several labels at once); read within
+    each part, a rule that knows only the part scores what a constant scores there.
+    """
+
+    def within(values: FloatArray, weights: Weights) -> FloatArray:
+        parts, rest = values[:, 0], values[:, 1:]
+        codes = np.unique(parts)
+        if codes.size < 2:
+            return statistic(rest, weights)
+        found, sizes = [], []
+        for code in codes.tolist():
+            rows = np.flatnonzero(parts == code)
+            subset = Weights(weights.counts, weights.cluster[rows])
+            found.append(statistic(rest[rows], subset))
+            sizes.append(subset.sum(np.ones((len(rows), 1)))[:, 0])
+        return weighted_average(np.stack(found, axis=1), np.stack(sizes, axis=1))
+
+    return within
+
+
+def across_parts(statistic: Statistic) -> Statistic:
+    """The statistic over the items of every corpus part pooled (`values` as `within_parts`
+    reads them); NaN where they come from one part, where it is the same as within."""
+
+    def pooled(values: FloatArray, weights: Weights) -> FloatArray:
+        if np.unique(values[:, 0]).size < 2:
+            return np.full(weights.rows, np.nan)
+        return statistic(values[:, 1:], weights)
+
+    return pooled
+
+
+def weighted_average(values: FloatArray, weights: FloatArray) -> FloatArray:
+    """Per row, the weighted mean of the defined values (NaN where none is)."""
+    usable = ~np.isnan(values) & (weights > 0)
+    total = np.where(usable, weights, 0.0).sum(axis=1)
+    summed = np.where(usable, np.nan_to_num(values) * weights, 0.0).sum(axis=1)
+    return safe_ratio(summed, total)
 
 
 def spearman_metric(

@@ -53,7 +53,9 @@ from attunebench.tasks.base import (
     Scoring,
     Task,
     View,
+    by_part,
     in_contexts,
+    part_average,
     register_task,
 )
 from attunebench.tasks.calibration import calibration_metrics
@@ -456,10 +458,13 @@ class PreferenceScoring(PairScoring):
                     yield Repeat(item, PreferencePrediction(ab=key, ba=key))
 
     def chance(self, golds: Sequence[PairGold]) -> float | None:
-        if not golds:
-            return None
-        ties = sum(gold.key == TIE for gold in golds) / len(golds)
-        return max(ties, (1.0 - ties) / 2.0)
+        """Within each corpus part, the larger of its tie share and half the rest, averaged
+        over the parts weighted by their items (a rule may know the part)."""
+        found = []
+        for group in by_part(golds).values():
+            ties = sum(gold.key == TIE for gold in group) / len(group)
+            found.append((max(ties, (1.0 - ties) / 2.0), len(group)))
+        return part_average(found)
 
     metrics = metrics.register(
         TASK,

@@ -10,14 +10,18 @@ twice).
 
 Ratings drift over a conversation and sit near the corpus mean, so an error-based score is won
 by a constant. The headline is the position-adjusted correlation (`tasks.adjusted`): prediction
-and rating are each residualised on the item's position cell (the third of the conversation
-times the number of messages shown, binned), then correlated. A constant and a position-only
-guess score 0 on it. Beside it: its between-person and within-person parts, the skill against
-the position reference (its squared error over that of each cell's mean rating), and the old
-per-item score, one minus the absolute error as a share of the scale (a missing rating: the
-whole range), with Spearman's rho within conversations, pooled Spearman, MAE and coverage.
+and rating are each residualised on the item's position cell within its corpus part (the part,
+times the third of the conversation, times the number of messages shown, binned), then
+correlated. A constant, a position-only guess and a guess from the corpus part score 0 on it
+(the parts of a suite differ by design: FailedESConv was chosen for failing); the same
+correlation with the parts pooled is the view `pooled_position_adjusted_r`. Beside it: its
+between-person and within-person parts, the skill against the position reference (its squared
+error over that of each cell's mean rating), and the old per-item score, one minus the
+absolute error as a share of the scale (a missing rating: the whole range), with Spearman's rho
+within conversations, pooled Spearman, MAE and coverage.
 
-References, scored with the same metrics: the median rating (constant), the mean rating of
+References, scored with the same metrics, each within the item's corpus part
+(`tasks.grouping`): the median rating (constant), the mean rating of
 items showing as many messages (position-only, what the prompt shows), and the mean rating of
 items whose rated replies are of similar length (length-only).
 """
@@ -267,7 +271,8 @@ def within_conversations(views: Sequence[RatingView]) -> FloatArray:
 
 
 def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
-    """The rows of `tasks.adjusted`: position cell, conversation, prediction and rating."""
+    """The rows of `tasks.adjusted`: position cell, conversation, prediction, rating and
+    corpus part."""
     spans = [v.gold.scale[1] - v.gold.scale[0] for v in views]
     return adjusted.adjusted_rows(
         [v.gold.cell for v in views],
@@ -275,6 +280,7 @@ def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
         [_pair(v, FIELD)[0] for v in views],
         [v.gold.rating for v in views],
         spans,
+        [v.gold.part for v in views],
     )
 
 
@@ -311,10 +317,19 @@ class RatingScoring(Scoring[RatingGold, numeric.Numbers]):
         *calibration_metrics(calibration_rows),
         metrics.Metric(
             "position_adjusted_r",
-            headline + ", each residualised on the item's position cell "
-            "(third of the conversation x messages shown); 0 for a constant or position-only guess",
+            headline + ", each residualised on the item's position cell within its corpus part "
+            "(part x third of the conversation x messages shown); 0 for a constant, a "
+            "position-only guess or a guess from the corpus part",
             adjusted_values,
             adjusted.adjusted_r_statistic,
+        ),
+        metrics.Metric(
+            "pooled_position_adjusted_r",
+            "the position-adjusted correlation with the corpus parts pooled (cells of position "
+            "alone): a view, never the headline, which a rule that knows only each "
+            "conversation's corpus can win; defined where the items come from several parts",
+            adjusted_values,
+            adjusted.across_parts(adjusted.adjusted_r_statistic),
         ),
         metrics.Metric(
             "between_person_r",

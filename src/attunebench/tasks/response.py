@@ -63,6 +63,7 @@ from attunebench.tasks.base import (
     Task,
     View,
     check_choice,
+    in_part,
     register_task,
 )
 from attunebench.tasks.gold_stats import GoldCounts
@@ -248,9 +249,10 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
-                gold = self._gold(conversation, turn)
-                if gold is None:
+                found = self._gold(conversation, turn)
+                if found is None:
                     continue
+                gold = in_part(found, conversation)
                 for mode in self.modes:
                     yield Item(TASK, conversation, turn.index, "reply", taxonomy, gold, mode)
 
