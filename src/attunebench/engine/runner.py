@@ -26,7 +26,7 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
-from attunebench.engine.caller import BoundModel, Engine
+from attunebench.engine.caller import BoundModel, Engine, Keeper
 from attunebench.engine.ledger import LedgerBook, Tally
 from attunebench.engine.plan import ALL, applicable, task_names, without_judge
 from attunebench.engine.prepare import asked_kinds, prepare_models
@@ -36,6 +36,7 @@ from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key
 from attunebench.engine.shards import SHARED_PLAN, Shard
 from attunebench.engine.training import teach
 from attunebench.engine.wiring import (
+    Found,
     adaptations,
     bind_models,
     capability_lines,
@@ -261,6 +262,8 @@ async def run(
     sleep: Sleep = asyncio.sleep,
     say: Say = _quiet,
     report: Report | None = None,
+    keeper: Keeper | None = None,
+    found: Mapping[str, Found] | None = None,
 ) -> RunResult:
     """Run (or resume) the plan `config` describes.
 
@@ -269,6 +272,8 @@ async def run(
     the models and the RUNDIR have all been checked. `say` is told, before any item is called,
     what each hosted model was found to accept (`wiring.capability_lines`); `report`, if
     given, how many items are done after each record (a driver's own progress bar).
+    `keeper` keeps each call beyond this process as it is made, and `found` is what a
+    pre-flight elsewhere found of the models (both: a `run --ray` shard, `engine.ray_shard`).
     """
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
@@ -282,6 +287,7 @@ async def run(
         concurrency=config.concurrency,
         overrides=providers or {},
         check=config.check_servers,
+        found=found,
     )
     try:
         evaluated_ids = frozenset(c.id for c in conversations)
@@ -291,7 +297,7 @@ async def run(
             raise PlanError(nothing_to_run(plan))
         info, kept = _open_rundir(config, conversations, plan, bound, say)
         done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
-        engine = _engine(config, bound, policy, sleep)
+        engine = _engine(config, bound, policy, sleep, keeper)
         errors: Counter[tuple[str, str, str]] = Counter()
         units = plan_units(plan.work, done)
         failed = await _execute(config, engine, units, plan.keys, done, info, errors, report)
@@ -312,7 +318,11 @@ async def run(
 
 
 def _engine(
-    config: RunConfig, bound: Mapping[str, BoundModel], policy: RetryPolicy | None, sleep: Sleep
+    config: RunConfig,
+    bound: Mapping[str, BoundModel],
+    policy: RetryPolicy | None,
+    sleep: Sleep,
+    keeper: Keeper | None = None,
 ) -> Engine:
     """The engine that asks the models: the shared cache, the RUNDIR's ledger carried on."""
     return Engine(
@@ -322,6 +332,7 @@ def _engine(
         policy=policy,
         sleep=sleep,
         rng=random.Random(config.seed),
+        keeper=keeper,
     )
 
 

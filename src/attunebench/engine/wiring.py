@@ -2,6 +2,10 @@
 a quick reachability check, a pre-flight call per model with its own parameters (a refused
 parameter stops the run here, named with its fix), what each hosted model was found to accept
 (said before any item is called, and kept in run.json), and where the shared cache lives.
+
+What the pre-flight found of a model (`Found`: what it accepts, the parameters it adapted)
+can be carried to another process that makes the same model (a `run --ray` shard), which then
+neither reads the models endpoint nor calls the model before its first item.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, TypedDict
 
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.limits import Endpoint
@@ -20,6 +25,13 @@ from attunebench.models.modelsfile import ModelEntry, ModelsFileError, option_er
 from attunebench.models.registry import ProviderConfigError, SpecError, make_provider
 from attunebench.tasks import load_tasks
 from attunebench.userdirs import user_cache
+
+
+class Found(TypedDict):
+    """What the pre-flight found of one model, as plain data (it travels between processes)."""
+
+    capabilities: dict[str, Any] | None
+    adapted: dict[str, str]
 
 
 def default_cache_path() -> Path:
@@ -41,8 +53,11 @@ async def bind_models(
     concurrency: int,
     overrides: Mapping[str, Provider],
     check: bool,
+    found: Mapping[str, Found] | None = None,
 ) -> dict[str, BoundModel]:
-    """Every model by name, ready to call; `overrides` supplies ready-made providers by name."""
+    """Every model by name, ready to call; `overrides` supplies ready-made providers by name.
+    With `found` (what a pre-flight elsewhere found of each model), the models are neither
+    checked nor probed here: they take what was found."""
     made: dict[str, tuple[ModelEntry, Provider]] = {}
     try:
         for name, entry in _unique(entries).items():
@@ -50,7 +65,9 @@ async def bind_models(
             made[name] = (entry, provider)
         endpoints = _endpoints(made, concurrency)
         _share_batch_budgets(made)
-        if check:
+        if found is not None:
+            _take_found(made, found)
+        elif check:
             await _check_reachable(made)
     except BaseException:
         await asyncio.gather(*(provider.aclose() for _, provider in made.values()))
@@ -135,6 +152,31 @@ async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> N
         except ProviderConfigError as error:
             where = "" if name == entry.spec else f"[models.{name}] "
             raise ProviderConfigError(f"{where}{error}") from None
+
+
+def preflight_found(bound: Mapping[str, BoundModel]) -> dict[str, Found]:
+    """What the pre-flight found of each model, for `bind_models(found=...)` elsewhere."""
+    return {
+        name: Found(
+            capabilities=caps.model_dump(mode="json")
+            if (caps := b.provider.capabilities)
+            else None,
+            adapted=dict(b.provider.adapted),
+        )
+        for name, b in bound.items()
+    }
+
+
+def _take_found(
+    made: Mapping[str, tuple[ModelEntry, Provider]], found: Mapping[str, Found]
+) -> None:
+    for name, (_, provider) in made.items():
+        if name not in found:
+            continue
+        if (caps := found[name]["capabilities"]) is not None:
+            provider.capabilities = Capabilities.model_validate(caps)
+        # The pre-flight's own record of its adaptations, which the provider's requests apply.
+        provider.adapted.update(found[name]["adapted"])
 
 
 def adaptations(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, str]]:
