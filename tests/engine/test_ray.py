@@ -82,7 +82,7 @@ def test_three_ray_shards_equal_a_single_process_run(local_ray: Any, tmp_path: P
     assert f"{len(single)}/{len(single)} items recorded" in output
 
 
-def flaky(job: ShardJob, data: bytes, report: Any) -> ShardOutcome:
+def flaky(job: ShardJob, data: bytes, report: Any, inbox: Any) -> ShardOutcome:
     """Shard 2 fails as many times as `fails` says (in the run's folder), then runs."""
     attempts = job.config.out.parent / f"attempts-{job.shard.index}"
     tried = int(attempts.read_text()) if attempts.exists() else 0
@@ -90,7 +90,7 @@ def flaky(job: ShardJob, data: bytes, report: Any) -> ShardOutcome:
     fails = int((job.config.out.parent / "fails").read_text())
     if job.shard.index == 2 and tried < fails:
         raise RuntimeError(f"shard 2 lost its machine (try {tried + 1})")
-    return run_shard(job, data, report)
+    return run_shard(job, data, report, inbox)
 
 
 def config(out: Path) -> RunConfig:
