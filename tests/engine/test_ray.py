@@ -1,7 +1,9 @@
 """`run --ray` on a local Ray of 2 CPUs, started once for the module and stopped after it (no
 Ray process of the module's left running): three shards as Ray tasks, merged, equal a
-single-process run record for record; a shard that fails is retried; one that fails for good
-leaves the others kept, and the same command resumes without repeating their calls."""
+single-process run record for record; a shard that fails is tried again; one that fails for
+good leaves the others kept, and the same command resumes without repeating their calls.
+What the driver's pre-flight found makes the shards' models without a call; a shard whose
+`hf/` model runs on CUDA asks for a GPU. (The fault drills: test_ray_drills.py.)"""
 
 from __future__ import annotations
 
@@ -25,12 +27,17 @@ from attunebench.engine.on_ray import (
     RayOptions,
     RayRunError,
     ShardsFailed,
+    computes_here,
     run_on_ray,
     shard_dir,
+    task_options,
 )
 from attunebench.engine.ray_progress import Board
 from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, reporter, run_shard
 from attunebench.engine.shards import Shard
+from attunebench.engine.wiring import Found, bind_models, close_models, preflight_found
+from attunebench.models.base import Message
+from attunebench.models.capabilities import Capabilities
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing.records import diff_records, run_records
 
@@ -144,7 +151,9 @@ def test_the_progress_board_totals_every_shard(local_ray: Any) -> None:
     assert told[0] == (2, 1, 100) and told[-1] == (2, 100, 100) and len(told) < 10
 
 
-def test_ray_options_that_do_not_fit_are_refused_in_one_line(tmp_path: Path) -> None:
+def test_ray_options_that_do_not_fit_are_refused_in_one_line(
+    local_ray: Any, tmp_path: Path
+) -> None:
     for extra, said in [
         (["--ray-shards", "2"], "--ray-shards go with --ray"),
         (["--ray", "--shard", "1/2"], "drop --shard"),
@@ -157,3 +166,63 @@ def test_ray_options_that_do_not_fit_are_refused_in_one_line(tmp_path: Path) -> 
     code, output = cli(tmp_path / "plain", "--ray", "--no-cache", "--limit", "1")
     assert code == 2 and "made without --ray" in output
     assert replace(RayOptions(), shards=2).address == "auto"
+
+
+async def test_what_the_drivers_preflight_found_makes_a_shards_model_without_a_call() -> None:
+    # Port 9 (discard) answers nothing: a model that probed or read /models would fail.
+    entry = ModelEntry(name="m", spec="openai/m", base_url="http://127.0.0.1:9/v1")
+    found = {
+        "m": Found(
+            capabilities=Capabilities(sampling=False, logprobs=False).model_dump(mode="json"),
+            adapted={"temperature": "dropped"},
+        )
+    }
+    asked = [Message("user", "hi")]
+    plain = await bind_models([entry], concurrency=1, overrides={}, check=False)
+    carried = await bind_models([entry], concurrency=1, overrides={}, check=True, found=found)
+    try:
+        assert "temperature" in plain["m"].provider.request_body(asked, entry.params)  # type: ignore[attr-defined]
+        body = carried["m"].provider.request_body(asked, entry.params)  # type: ignore[attr-defined]
+        assert "temperature" not in body  # the adaptation the driver's pre-flight made
+        assert preflight_found(carried) == found
+    finally:
+        await close_models(plain)
+        await close_models(carried)
+
+
+def test_a_shard_whose_hf_model_runs_on_cuda_asks_for_a_gpu(tmp_path: Path) -> None:
+    def options(options: dict[str, Any], cluster: dict[str, float]) -> dict[str, Any]:
+        hf = ModelEntry(name="small", spec="hf/models/small", options=options)
+        return task_options(replace(config(tmp_path), models=(hf,)), cluster)
+
+    cpu_only, with_gpu = {"CPU": 4.0}, {"CPU": 4.0, "GPU": 1.0}  # what Ray reports: CUDA mocked
+    assert options({"device": "cuda:0"}, cpu_only)["num_gpus"] == 1
+    assert options({}, with_gpu) == {"num_cpus": 1, "num_gpus": 1, "max_retries": 0}
+    assert options({}, cpu_only)["num_gpus"] == 0  # it will take the CPU it finds
+    assert options({"device": "cpu"}, with_gpu)["num_gpus"] == 0
+    assert task_options(config(tmp_path), with_gpu)["num_gpus"] == 0  # mock and baseline
+
+
+class NoCluster:
+    """Ray as `auto` finds it on a machine where no cluster runs."""
+
+    exceptions = ray.exceptions
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, address: str, **options: Any) -> None:
+        raise ConnectionError("Could not find any running Ray instance.")
+
+
+def test_without_a_cluster_or_a_model_computing_here_the_run_goes_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("attunebench.engine.on_ray._import_ray", NoCluster)
+    said: list[str] = []
+    result = run_on_ray(config(tmp_path / "run"), RayOptions(), say=said.append)
+    assert result.complete and result.totals.calls == result.planned > 0
+    assert not (tmp_path / "run" / SHARDS_DIR).exists()  # an ordinary run directory
+    assert said[-1].startswith("--ray: no Ray cluster runs here") and "\n" not in said[-1]
+    hf = ModelEntry(name="small", spec="hf/models/small")
+    assert computes_here(replace(config(tmp_path), models=(hf,)))  # there, a local Ray pays

@@ -99,6 +99,8 @@ def _check(outcome: DrillOutcome, drill: RayDrill) -> None:
     assert outcome.received == outcome.planned + outcome.ledger_lost, said
     assert outcome.ledger_lost <= outcome.in_flight <= SHARDS * CONCURRENCY, said
     assert outcome.left == [], said
+    # The models endpoint read and the pre-flight sent once a command, by its driver alone.
+    assert outcome.preflights == outcome.model_lists == len(outcome.sessions), said
 
 
 def test_a_two_node_token_cluster_runs_a_ray_run(cluster: RayCluster, tmp_path: Path) -> None:

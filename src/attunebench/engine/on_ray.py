@@ -4,7 +4,9 @@ The plan is cut into `--ray-shards N` shards (default: the cluster's CPUs), exac
 `run --shard i/N` cuts it (`engine.shards`), and each shard is one Ray task
 (`ray_shard.run_shard`) submitted to the cluster at `--ray-address` (default `auto`: a
 running cluster, else a local Ray started for the run; `local`: always a local Ray of its
-own). Before any task is sent, the data is checked and the models are made and probed once
+own). Where `auto` finds no cluster and no model of the run computes on this machine, a
+local Ray could only add its start-up: the run goes in one process instead, said in one line.
+Before any task is sent, the data is checked and the models are made and probed once
 here, so a mistake stops the run in one line, what each hosted model accepts is said, and
 what the pre-flight found travels with the tasks (no shard probes a model again). A shard
 whose models run on a GPU (an `hf/` checkpoint on a CUDA device) asks Ray for one.
@@ -49,7 +51,7 @@ from attunebench.engine.ray_inbox import Inbox, Letter
 from attunebench.engine.ray_progress import Board, ShardsBar
 from attunebench.engine.ray_reaper import Reaper
 from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, run_shard
-from attunebench.engine.runner import RunConfig, RunResult, Say, commonest
+from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, run
 from attunebench.engine.shards import Shard, merge_shards, sum_ledgers
 from attunebench.engine.wiring import (
     Found,
@@ -67,6 +69,11 @@ SHARDS_DIR = "shards"
 RETRIES = 3  # tries of a shard after its first
 GRACE_S = 3.0  # how long a stopping driver keeps the answers of calls already on the wire
 Task = Callable[..., ShardOutcome]
+ONE_PROCESS = (
+    "--ray: no Ray cluster runs here, and no model of the run computes on this machine "
+    "(hf/, local/): the run goes in one process, which makes the same calls without a local "
+    "Ray's start-up (--ray-address local starts one anyway)"
+)
 AUTH_HINT = (
     "a cluster with token authentication (Ray's default since 2.60) is reached only with "
     "RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN) set here as on every node: see "
@@ -110,10 +117,21 @@ def _children() -> set[int]:
     return {p.pid for p in psutil.Process().children()}
 
 
-def _connect(ray: Any, address: str) -> tuple[bool, Reaper | None]:
-    """Join the cluster at `address`, or start a local Ray (`local`, or `auto` finding none);
-    whether this run connected (and so disconnects, stopping a Ray it started), and the
-    reaper watching a Ray it started."""
+class _NoCluster(Exception):
+    """`auto` found no cluster, and a local Ray would not pay off."""
+
+
+def computes_here(config: RunConfig) -> bool:
+    """Whether a model of the run computes on the machine its shard runs on (an `hf/`
+    checkpoint, a `local/` server): only then can a local Ray's shards do more than one
+    process, whose calls to hosted models and instant stand-ins already run concurrently."""
+    return any(parse_spec(e.spec)[0] in ("hf", "local") for e in config.models + config.judges)
+
+
+def _connect(ray: Any, address: str, *, local_pays: bool = True) -> tuple[bool, Reaper | None]:
+    """Join the cluster at `address`, or start a local Ray (`local`, or `auto` finding none,
+    where `local_pays`); whether this run connected (and so disconnects, stopping a Ray it
+    started), and the reaper watching a Ray it started."""
     if ray.is_initialized():  # the caller's own Ray: used as it is, left running
         return False, None
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
@@ -128,6 +146,8 @@ def _connect(ray: Any, address: str) -> tuple[bool, Reaper | None]:
             said = " ".join(str(error).split())
             hint = f"; {AUTH_HINT}" if os.environ.get("RAY_AUTH_MODE") != "token" else ""
             raise RayRunError(f"--ray-address {address}: {said}{hint}") from None
+        if not local_pays:
+            raise _NoCluster from None
         ray.init(address="local", include_dashboard=False, **quiet)  # none runs: a local one
     started = _children() - before
     return True, Reaper.watch(started) if started else None
@@ -199,7 +219,7 @@ class ShardBook:
         files = {
             p.name: p.read_bytes()
             for p in self.folder.iterdir()
-            if p.is_file() and not p.name.startswith(CACHE_FILE) and p.name != LEDGER_FILE
+            if p.is_file() and not p.name.startswith((CACHE_FILE, ".")) and p.name != LEDGER_FILE
         }
         cache = self._cache.image() if self._cache is not None else None
         return ShardJob(config, self.shard, attempt, files, cache, found)
@@ -214,7 +234,8 @@ class ShardBook:
         """Every answer taken committed, and the ledger written."""
         if self._cache is not None:
             self._cache.flush()
-        write_json(self.folder / LEDGER_FILE, sum_ledgers([self._before, *self._tries.values()]))
+        ledger = sum_ledgers([self._before, *self._tries.values()])
+        _replace(self.folder / LEDGER_FILE, ledger.model_dump_json(indent=2) + "\n")
 
     def keep(self, config: RunConfig, outcome: ShardOutcome) -> None:
         """A finished try's files in the shard's folder; its ledger as the try's last word."""
@@ -241,6 +262,14 @@ class ShardBook:
         self.write()
         if self._cache is not None:
             self._cache.close()
+
+
+def _replace(path: Path, text: str) -> None:
+    """`path` now holds `text`, whole or not at all (a rename): it must outlive a killed
+    driver, not a lost machine, and is rewritten many times a second, so it is not synced."""
+    part = path.with_name(f".{path.name}.part")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, path)
 
 
 def _read_ledger(path: Path) -> Ledger | None:
@@ -390,7 +419,14 @@ def run_on_ray(
     if (out / RUN_FILE).exists() and not (out / SHARDS_DIR).is_dir():
         raise RayRunError(f"{out} holds a run made without --ray; use a new --out")
     found = asyncio.run(_precheck(config, say))
-    started, reaper = _connect(ray, options.address)
+    resumed = (out / SHARDS_DIR).is_dir()
+    try:
+        started, reaper = _connect(
+            ray, options.address, local_pays=resumed or computes_here(config)
+        )
+    except _NoCluster:
+        say(ONE_PROCESS)
+        return asyncio.run(run(config, found=found or None))
     try:
         count = options.shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
         _refuse_other_count(out, count)

@@ -40,6 +40,8 @@ class DrillOutcome:
     planned: int = 0  # the run's items (one call each)
     in_flight: int = 0  # calls held at the server when the fault landed
     received: int = 0  # calls the server received, every session (pre-flight calls aside)
+    preflights: int = 0  # pre-flight calls the server answered, every session
+    model_lists: int = 0  # reads of its /v1/models, every session
     ledger_calls: int = 0
     ledger_lost: int = 0
     ledger_retries: int = 0
@@ -140,7 +142,9 @@ def run_drill(drill: RayDrill, fault: Fault, *, resume: bool = True) -> DrillOut
         outcome.ledger_lost += entry.lost
         outcome.ledger_retries += entry.retries
         outcome.ledger_failures += entry.failures
-    outcome.received = int(drill.server.stats()["received"])
+    stats = drill.server.stats()
+    outcome.received = int(stats["received"])
+    outcome.preflights, outcome.model_lists = int(stats["preflights"]), int(stats["model_lists"])
     return outcome
 
 
