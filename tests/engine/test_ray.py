@@ -226,3 +226,17 @@ def test_without_a_cluster_or_a_model_computing_here_the_run_goes_in_one_process
     assert said[-1].startswith("--ray: no Ray cluster runs here") and "\n" not in said[-1]
     hf = ModelEntry(name="small", spec="hf/models/small")
     assert computes_here(replace(config(tmp_path), models=(hf,)))  # there, a local Ray pays
+
+
+def test_a_cluster_out_of_reach_is_said_in_one_line_with_token_authentication_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What Ray 2.60 says, after some 20 s, to a driver without the cluster's token.
+    monkeypatch.setattr("attunebench.engine.on_ray._import_ray", NoCluster)
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    with pytest.raises(RayRunError) as refused:
+        run_on_ray(config(tmp_path / "run"), RayOptions(address="10.0.0.9:6379"))
+    said = str(refused.value)
+    assert said.startswith("--ray-address 10.0.0.9:6379: Could not find any running Ray")
+    assert "RAY_AUTH_MODE=token" in said and "\n" not in said
+    assert not (tmp_path / "run").exists()  # nothing written

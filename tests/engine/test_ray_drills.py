@@ -116,6 +116,11 @@ def test_a_two_node_token_cluster_runs_a_ray_run(cluster: RayCluster, tmp_path: 
     assert done.returncode == 0, done.stdout + done.stderr
     single, merged = run_records(tmp_path / "one"), run_records(tmp_path / "ray")
     assert single and diff_records(single, merged) == []
+    client = [*cli_command(), *common, "--out", str(tmp_path / "client"), "--ray"]
+    client += ["--ray-shards", "2", "--ray-address", cluster.client_address]  # Ray Client
+    done = subprocess.run(client, env=cluster.env(), capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert diff_records(single, run_records(tmp_path / "client")) == []
 
 
 def test_ray_drill_ctrl_c_to_the_driver(cluster: RayCluster, tmp_path: Path) -> None:

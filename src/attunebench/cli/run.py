@@ -361,7 +361,11 @@ def run(
         str | None,
         typer.Option(
             "--ray-address",
-            help="The Ray cluster for --ray (default auto: a running one, else a local Ray).",
+            help=(
+                "The Ray cluster for --ray: HOST:PORT, ray://HOST:PORT, local (a Ray of its "
+                "own), or auto (default: a running one, else a local Ray where a model "
+                "computes here, else one process)."
+            ),
         ),
     ] = None,
     person: Annotated[

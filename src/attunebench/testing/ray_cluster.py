@@ -72,10 +72,12 @@ def ray_command() -> str:
 
 
 class RayCluster:
-    """`nodes` Ray nodes on this machine (the first the head), token-authenticated."""
+    """`nodes` Ray nodes on this machine (the first the head) of `cpus` CPUs each,
+    token-authenticated unless `auth` is False."""
 
-    def __init__(self, nodes: int = 2, *, auth: bool = True) -> None:
+    def __init__(self, nodes: int = 2, *, auth: bool = True, cpus: int = 1) -> None:
         self.nodes = nodes
+        self.cpus = cpus
         self.token = secrets.token_hex(32)
         self.auth = auth
         self.address = ""  # HOST:PORT of the head, once started
@@ -104,7 +106,7 @@ class RayCluster:
             "--block",
             f"--node-ip-address={HOST}",
             f"--temp-dir={self._root / f'node{index}'}",
-            "--num-cpus=1",
+            f"--num-cpus={self.cpus}",
             f"--object-store-memory={OBJECT_STORE_BYTES}",
             f"--node-manager-port={manager}",
             f"--object-manager-port={objects}",
