@@ -188,7 +188,8 @@ class Engine:
 
         async def attempt() -> ModelOutput:
             async with bound.endpoint.slot():
-                self.ledger.sent(tally)
+                if not bound.batched:  # a batch's requests are journaled, never lost
+                    self.ledger.sent(tally)
                 if self.keeper is not None:
                     try:
                         await self.keeper.sending(self.ledger)

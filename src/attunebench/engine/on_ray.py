@@ -142,7 +142,7 @@ def _connect(ray: Any, address: str, *, local_pays: bool = True) -> tuple[bool, 
         else:
             ray.init(address=address, **quiet)
     except (ConnectionError, ray.exceptions.RayError) as error:
-        if address != "auto":
+        if address != "auto" or not isinstance(error, ConnectionError):
             said = " ".join(str(error).split())
             hint = f"; {AUTH_HINT}" if os.environ.get("RAY_AUTH_MODE") != "token" else ""
             raise RayRunError(f"--ray-address {address}: {said}{hint}") from None
@@ -310,9 +310,9 @@ class Shards:
         self.failures: dict[Shard, str] = {}
 
     def submit(self, shard: Shard) -> None:
-        book = self.books.get(shard.index) or self.books.setdefault(
-            shard.index, ShardBook(self._config, shard)
-        )
+        book = self.books.get(shard.index)
+        if book is None:
+            book = self.books[shard.index] = ShardBook(self._config, shard)
         self._tries[shard.index] += 1
         attempt = sum(self._tries.values())  # unique over the command's tries
         job = book.job(self._config, attempt, self._found)
