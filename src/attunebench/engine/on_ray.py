@@ -213,6 +213,7 @@ class ShardBook:
         self._cache = ResponseCache(self.folder / CACHE_FILE) if with_cache else None
         self._before = _read_ledger(self.folder / LEDGER_FILE)
         self._tries: dict[int, Ledger] = {}
+        self._latest: dict[int, dict[str, Any]] = {}  # each try's last ledger, not yet read
 
     def job(self, config: RunConfig, attempt: int, found: Mapping[str, Found] | None) -> ShardJob:
         """The task of a try: the shard's files and cache as kept now."""
@@ -228,12 +229,15 @@ class ShardBook:
         if self._cache is not None:
             for key, value in letter.rows:
                 self._cache.put_value(key, value)
-        self._tries[letter.attempt] = Ledger.model_validate(letter.ledger)
+        self._latest[letter.attempt] = letter.ledger  # read once it is written: the last wins
 
     def write(self) -> None:
         """Every answer taken committed, and the ledger written."""
         if self._cache is not None:
             self._cache.flush()
+        for attempt, latest in self._latest.items():
+            self._tries[attempt] = Ledger.model_validate(latest)
+        self._latest.clear()
         ledger = sum_ledgers([self._before, *self._tries.values()])
         _replace(self.folder / LEDGER_FILE, ledger.model_dump_json(indent=2) + "\n")
 
@@ -241,6 +245,7 @@ class ShardBook:
         """A finished try's files in the shard's folder; its ledger as the try's last word."""
         for name, content in outcome.files.items():
             if name == LEDGER_FILE:
+                self._latest.pop(outcome.attempt, None)
                 self._tries[outcome.attempt] = Ledger.model_validate_json(content)
             else:
                 (self.folder / name).write_bytes(content)
