@@ -23,15 +23,14 @@ from attunebench.cli import app
 from attunebench.data.sample import sample_path
 from attunebench.engine import RUN_FILE, ResponseCache, RunConfig, read_run_info
 from attunebench.engine.on_ray import (
-    SHARDS_DIR,
     RayOptions,
     RayRunError,
     ShardsFailed,
     computes_here,
     run_on_ray,
-    shard_dir,
     task_options,
 )
+from attunebench.engine.ray_book import SHARDS_DIR, shard_dir
 from attunebench.engine.ray_progress import Board
 from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, reporter, run_shard
 from attunebench.engine.shards import Shard
@@ -52,7 +51,8 @@ def local_ray() -> Iterator[Any]:
     # Children already there (a session's llama.cpp servers, say) are not Ray's to stop.
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the flaky tasks below
+    pickled = ray.cloudpickle.register_pickle_by_value  # the flaky tasks below, by value
+    pickled(sys.modules[__name__])  # type: ignore[no-untyped-call]
     started = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
     try:
         yield ray
@@ -146,6 +146,7 @@ def test_the_progress_board_totals_every_shard(local_ray: Any) -> None:
     board.stop(local_ray)
     told: list[tuple[int, int, int]] = []
     report = reporter(lambda *counts: told.append(counts), Shard(2, 3))
+    assert report is not None
     for done in range(1, 101):
         report(done, 100)
     assert told[0] == (2, 1, 100) and told[-1] == (2, 100, 100) and len(told) < 10

@@ -45,14 +45,15 @@ from typing import Any
 import psutil
 
 from attunebench.data.validate import load_validated
-from attunebench.engine.cache import ResponseCache, merge_caches
+from attunebench.engine.cache import merge_caches
 from attunebench.engine.ledger import Tally
-from attunebench.engine.ray_inbox import Inbox, Letter
+from attunebench.engine.ray_book import SHARDS_DIR, ShardBook, shard_dir
+from attunebench.engine.ray_inbox import Inbox
 from attunebench.engine.ray_progress import Board, ShardsBar
 from attunebench.engine.ray_reaper import Reaper
-from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, run_shard
+from attunebench.engine.ray_shard import CACHE_FILE, ShardOutcome, run_shard
 from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, run
-from attunebench.engine.shards import Shard, merge_shards, sum_ledgers
+from attunebench.engine.shards import Shard, merge_shards
 from attunebench.engine.wiring import (
     Found,
     bind_models,
@@ -62,10 +63,9 @@ from attunebench.engine.wiring import (
 )
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import parse_spec
-from attunebench.records import Ledger, RunInfo
-from attunebench.rundir import LEDGER_FILE, RUN_FILE, RunDirError, read_run_info, write_json
+from attunebench.records import RunInfo
+from attunebench.rundir import RUN_FILE, RunDirError, write_json
 
-SHARDS_DIR = "shards"
 RETRIES = 3  # tries of a shard after its first
 GRACE_S = 3.0  # how long a stopping driver keeps the answers of calls already on the wire
 Task = Callable[..., ShardOutcome]
@@ -99,10 +99,6 @@ class RayOptions:
 
 def _quiet(line: str) -> None:
     return None
-
-
-def shard_dir(out: Path, shard: Shard) -> Path:
-    return out / SHARDS_DIR / f"{shard.index}-of-{shard.count}"
 
 
 def _import_ray() -> Any:
@@ -198,87 +194,6 @@ def task_options(config: RunConfig, cluster: Mapping[str, float]) -> dict[str, A
     gpus = cluster.get("GPU", 0.0)
     on_gpu = any(_on_gpu(entry, gpus) for entry in config.models + config.judges)
     return {"num_cpus": 1, "num_gpus": 1 if on_gpu else 0, "max_retries": 0}
-
-
-class ShardBook:
-    """What the driver keeps of one shard: its folder in RUNDIR, its cache there (each answer
-    written as it arrives), and its ledger: what earlier commands counted, plus what each try
-    of this command has counted so far."""
-
-    def __init__(self, config: RunConfig, shard: Shard) -> None:
-        self.shard = shard
-        self.folder = shard_dir(config.out, shard)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with_cache = config.cache_path is not None
-        self._cache = ResponseCache(self.folder / CACHE_FILE) if with_cache else None
-        self._before = _read_ledger(self.folder / LEDGER_FILE)
-        self._tries: dict[int, Ledger] = {}
-        self._latest: dict[int, dict[str, Any]] = {}  # each try's last ledger, not yet read
-
-    def job(self, config: RunConfig, attempt: int, found: Mapping[str, Found] | None) -> ShardJob:
-        """The task of a try: the shard's files and cache as kept now."""
-        files = {
-            p.name: p.read_bytes()
-            for p in self.folder.iterdir()
-            if p.is_file() and not p.name.startswith((CACHE_FILE, ".")) and p.name != LEDGER_FILE
-        }
-        cache = self._cache.image() if self._cache is not None else None
-        return ShardJob(config, self.shard, attempt, files, cache, found)
-
-    def take(self, letter: Letter) -> None:
-        if self._cache is not None:
-            for key, value in letter.rows:
-                self._cache.put_value(key, value)
-        self._latest[letter.attempt] = letter.ledger  # read once it is written: the last wins
-
-    def write(self) -> None:
-        """Every answer taken committed, and the ledger written."""
-        if self._cache is not None:
-            self._cache.flush()
-        for attempt, latest in self._latest.items():
-            self._tries[attempt] = Ledger.model_validate(latest)
-        self._latest.clear()
-        ledger = sum_ledgers([self._before, *self._tries.values()])
-        _replace(self.folder / LEDGER_FILE, ledger.model_dump_json(indent=2) + "\n")
-
-    def keep(self, config: RunConfig, outcome: ShardOutcome) -> None:
-        """A finished try's files in the shard's folder; its ledger as the try's last word."""
-        for name, content in outcome.files.items():
-            if name == LEDGER_FILE:
-                self._latest.pop(outcome.attempt, None)
-                self._tries[outcome.attempt] = Ledger.model_validate_json(content)
-            else:
-                (self.folder / name).write_bytes(content)
-        info = read_run_info(self.folder)
-        if info is not None:  # the task read the data from its scratch copy
-            write_json(
-                self.folder / RUN_FILE, info.model_copy(update={"dataset": str(config.data)})
-            )
-        self.write()
-
-    def session(self) -> Tally:
-        """What this command's tries counted."""
-        total = Tally()
-        for entry in sum_ledgers(self._tries.values()).entries:
-            total.add(Tally(**{name: getattr(entry, name) for name in Tally.__slots__}))
-        return total
-
-    def close(self) -> None:
-        self.write()
-        if self._cache is not None:
-            self._cache.close()
-
-
-def _replace(path: Path, text: str) -> None:
-    """`path` now holds `text`, whole or not at all (a rename): it must outlive a killed
-    driver, not a lost machine, and is rewritten many times a second, so it is not synced."""
-    part = path.with_name(f".{path.name}.part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)
-
-
-def _read_ledger(path: Path) -> Ledger | None:
-    return Ledger.model_validate_json(path.read_bytes()) if path.exists() else None
 
 
 def _why(error: Exception) -> str:
