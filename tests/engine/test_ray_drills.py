@@ -98,6 +98,10 @@ def _check(outcome: DrillOutcome, drill: RayDrill) -> None:
     assert outcome.ledger_total == outcome.received, said  # the ledger counts every call made
     assert outcome.received == outcome.planned + outcome.ledger_lost, said
     assert outcome.ledger_lost <= outcome.in_flight <= SHARDS * CONCURRENCY, said
+    if len(outcome.sessions) > 1:  # every answer that came back was in the run's cache: the
+        # resumed command made only the calls that had not come back
+        resumed = outcome.received - outcome.received_at_fault
+        assert resumed == outcome.planned - outcome.kept_at_fault, said
     assert outcome.left == [], said
     # The models endpoint read and the pre-flight sent once a command, by its driver alone.
     assert outcome.preflights == outcome.model_lists == len(outcome.sessions), said

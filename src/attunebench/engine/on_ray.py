@@ -14,7 +14,8 @@ whose models run on a GPU (an `hf/` checkpoint on a CUDA device) asks Ray for on
 The driver keeps each shard in `RUNDIR/shards/I-of-N/` (an ordinary shard run directory,
 with its own `cache.sqlite`) and keeps it as the shard goes, not only when its task returns:
 each task posts every call before it goes out and every answer as it comes (`ray_inbox`),
-the driver writes them to the shard's cache and ledger.json, and the task goes on only then.
+the driver writes them to the shard's cache and ledger.json (`ray_book`) and each answer to
+the run's cache, and the task goes on only then.
 So a Ctrl-C, a lost worker or a killed driver loses no answer that came back, and the ledger
 counts every call made, those of a lost or retried try too (a call on the wire when its try
 ended is counted `lost`). A task that fails is tried again by the driver (`retries`), from
@@ -45,7 +46,7 @@ from typing import Any
 import psutil
 
 from attunebench.data.validate import load_validated
-from attunebench.engine.cache import merge_caches
+from attunebench.engine.cache import ResponseCache, merge_caches
 from attunebench.engine.ledger import Tally
 from attunebench.engine.ray_book import SHARDS_DIR, ShardBook, shard_dir
 from attunebench.engine.ray_inbox import Inbox
@@ -222,6 +223,9 @@ class Shards:
         self._remote = ray.remote(task).options(**task_options(config, ray.cluster_resources()))
         self._data = ray.put(config.data.read_bytes())
         self.inbox = Inbox.start(ray)
+        # The run's cache (--cache) gets each answer as its shard's does: a single-process run
+        # on it reuses them even if this run is never resumed.
+        self._cache = ResponseCache(config.cache_path) if config.cache_path else None
         self.board: Board | None = None
         self.books: dict[int, ShardBook] = {}
         self._running: dict[Any, tuple[ShardBook, int]] = {}  # task ref: (book, attempt)
@@ -252,8 +256,13 @@ class Shards:
             book = self.books[letter.shard]
             book.take(letter)
             touched.add(book)
+            if self._cache is not None:
+                for key, value in letter.rows:
+                    self._cache.put_value(key, value)
         for book in touched:
             book.write()
+        if self._cache is not None:
+            self._cache.flush()
         self.inbox.kept([number for number, _ in letters])
         return len(letters)
 
@@ -296,6 +305,8 @@ class Shards:
                 self.board.stop(self._ray)
         for book in self.books.values():
             book.close()
+        if self._cache is not None:
+            self._cache.close()
 
     def session(self) -> Tally:
         total = Tally()

@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 
 from attunebench.engine import read_ledger, read_run_info
-from attunebench.testing.drills import write_models_file
+from attunebench.testing.drills import cache_rows, write_models_file
 from attunebench.testing.fault_server import FaultServer
 
 LIMIT = 20  # conversations of the sample: 41 emotion items, one call each
@@ -40,6 +40,8 @@ class DrillOutcome:
     planned: int = 0  # the run's items (one call each)
     in_flight: int = 0  # calls held at the server when the fault landed
     received: int = 0  # calls the server received, every session (pre-flight calls aside)
+    received_at_fault: int = 0  # of them, those of the faulted session
+    kept_at_fault: int = 0  # answers in the run's cache (--cache) when that session ended
     preflights: int = 0  # pre-flight calls the server answered, every session
     model_lists: int = 0  # reads of its /v1/models, every session
     ledger_calls: int = 0
@@ -65,7 +67,7 @@ class RayDrill:
     def __init__(
         self, data: Path, work: Path, server: FaultServer, address: str, env: Mapping[str, str]
     ) -> None:
-        self.out, self.log = work / "run", work / "cli.log"
+        self.out, self.log, self.cache = work / "run", work / "cli.log", work / "cache.sqlite"
         models = write_models_file(work / "models.toml", server.base_url, 10.0)
         self.server, self.env = server, dict(env)
         self.command = [
@@ -73,7 +75,7 @@ class RayDrill:
             "run",
             *("--data", str(data), "--task", "emotion", "--limit", str(LIMIT)),
             *("--models-file", str(models), "--model", "subject"),
-            *("--out", str(self.out), "--cache", str(work / "cache.sqlite")),
+            *("--out", str(self.out), "--cache", str(self.cache)),
             *("--concurrency", str(CONCURRENCY), "--no-progress"),
             *("--ray", "--ray-shards", str(SHARDS), "--ray-address", address),
         ]
@@ -125,6 +127,8 @@ def run_drill(drill: RayDrill, fault: Fault, *, resume: bool = True) -> DrillOut
         time.sleep(0.5)
         drill.server.release()
         outcome.sessions.append(driver.wait(600))
+        outcome.kept_at_fault = cache_rows(drill.cache)
+        outcome.received_at_fault = int(drill.server.stats()["received"])
     finally:
         drill.server.release()
         if driver.poll() is None:
