@@ -11,7 +11,8 @@ connection, the workers' start, and two round trips to the driver per call (each
 kept before it goes out, each answer before the next call). open-v1-mini needs its corpora
 (ATTUNEBENCH_DATA_DIR).
 
-    .venv/bin/python benchmarks/ray_overhead.py [--shards N] [--quick]   (--quick: the sample)
+    .venv/bin/python benchmarks/ray_overhead.py [--shards N]
+        [--quick]   (10 conversations of the sample: the same path, no figure to quote)
 
 The last line printed is JSON.
 """
@@ -29,6 +30,7 @@ from typing import Any
 
 from attunebench.data.sample import sample_path
 from attunebench.rundir import read_ledger, read_run_info
+from attunebench.testing.prerequisites import MISSING_DATA, missing
 from attunebench.testing.ray_cluster import RayCluster, ray_env
 from attunebench.testing.ray_drills import cli_command
 
@@ -39,6 +41,8 @@ def timed(command: list[str], out: Path, env: dict[str, str]) -> dict[str, Any]:
     started = time.perf_counter()
     done = subprocess.run([*command, "--out", str(out)], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    if "needs corpora that are missing" in done.stderr:
+        missing(done.stderr.strip().splitlines()[-1], MISSING_DATA)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
     info, ledger = read_run_info(out), read_ledger(out)
@@ -66,10 +70,12 @@ def measure(plan: list[str], work: Path, cluster: RayCluster, shards: int) -> di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="the sample only")
+    parser.add_argument("--quick", action="store_true", help="10 conversations of the sample")
     args = parser.parse_args()
     plans = {"sample": ["--data", str(sample_path())]}
-    if not args.quick:
+    if args.quick:
+        plans["sample"] += ["--limit", "10"]
+    else:
         plans["open-v1-mini"] = ["--suite", "open-v1-mini"]
     results: dict[str, Any] = {"shards": args.shards}
     with tempfile.TemporaryDirectory() as scratch, RayCluster(nodes=1, cpus=args.shards) as cluster:

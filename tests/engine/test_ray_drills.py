@@ -44,6 +44,7 @@ from attunebench.testing.ray_drills import (
 from attunebench.testing.records import diff_records, run_records
 
 pytestmark = pytest.mark.timeout(900)
+TASK = "emotion"  # one call an item: 41 items of the sample's first 20 conversations
 LEFT_WAIT_S = 30.0  # how long the run's processes get to end once its driver has
 
 
@@ -129,7 +130,7 @@ def test_a_two_node_token_cluster_runs_a_ray_run(cluster: RayCluster, tmp_path: 
 
 def test_ray_drill_ctrl_c_to_the_driver(cluster: RayCluster, tmp_path: Path) -> None:
     with FaultServer(FaultPlan(fail_rate=0.0), latency_s=LATENCY_S) as server:
-        drill = RayDrill(sample_path(), tmp_path, server, cluster.address, cluster.env())
+        drill = RayDrill(sample_path(), TASK, tmp_path, server, cluster.address, cluster.env())
         with Watch(cluster.starters()) as watch:
             outcome = run_drill(drill, interrupt)
         outcome.left = still_running(watch.seen, LEFT_WAIT_S)
@@ -148,7 +149,7 @@ def test_ray_drill_a_worker_killed(cluster: RayCluster, tmp_path: Path) -> None:
         killed.append(workers[0].pid)
 
     with FaultServer(FaultPlan(fail_rate=0.0), latency_s=LATENCY_S) as server:
-        drill = RayDrill(sample_path(), tmp_path, server, cluster.address, cluster.env())
+        drill = RayDrill(sample_path(), TASK, tmp_path, server, cluster.address, cluster.env())
         with Watch(cluster.starters()) as watch:
             outcome = run_drill(drill, kill_a_worker)
         outcome.left = still_running(watch.seen, LEFT_WAIT_S)
@@ -159,7 +160,7 @@ def test_ray_drill_a_worker_killed(cluster: RayCluster, tmp_path: Path) -> None:
 def test_ray_drill_the_driver_killed(tmp_path: Path) -> None:
     env = ray_env(None)
     with FaultServer(FaultPlan(fail_rate=0.0), latency_s=LATENCY_S) as server:
-        drill = RayDrill(sample_path(), tmp_path, server, "local", env)
+        drill = RayDrill(sample_path(), TASK, tmp_path, server, "local", env)
         seen: dict[int, psutil.Process] = {}
 
         def kill_the_driver(driver: subprocess.Popen[bytes]) -> None:

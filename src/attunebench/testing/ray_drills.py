@@ -28,7 +28,7 @@ from attunebench.engine import read_ledger, read_run_info
 from attunebench.testing.drills import cache_rows, write_models_file
 from attunebench.testing.fault_server import FaultServer
 
-LIMIT = 20  # conversations of the sample: 41 emotion items, one call each
+LIMIT = 20  # conversations of the data (the sample's: 41 items of a one-call task)
 CONCURRENCY = 2
 SHARDS = 2
 LATENCY_S = 0.05  # each call's time at the server: the shards are mid-run at the fault
@@ -65,7 +65,13 @@ class RayDrill:
     """One run directory, one server, one cluster address: the command and its faults."""
 
     def __init__(
-        self, data: Path, work: Path, server: FaultServer, address: str, env: Mapping[str, str]
+        self,
+        data: Path,
+        task: str,
+        work: Path,
+        server: FaultServer,
+        address: str,
+        env: Mapping[str, str],
     ) -> None:
         self.out, self.log, self.cache = work / "run", work / "cli.log", work / "cache.sqlite"
         models = write_models_file(work / "models.toml", server.base_url, 10.0)
@@ -73,7 +79,7 @@ class RayDrill:
         self.command = [
             *cli_command(),
             "run",
-            *("--data", str(data), "--task", "emotion", "--limit", str(LIMIT)),
+            *("--data", str(data), "--task", task, "--limit", str(LIMIT)),
             *("--models-file", str(models), "--model", "subject"),
             *("--out", str(self.out), "--cache", str(self.cache)),
             *("--concurrency", str(CONCURRENCY), "--no-progress"),
