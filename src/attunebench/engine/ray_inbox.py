@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 COLLECT_WAIT_S = 0.05  # how long the driver's collect waits for a letter when none is there
+# The actor lives on the head node, the one node whose loss ends the cluster anyway: a lost
+# worker node must not take the inbox (and so every shard) with it.
+ON_HEAD = {"node:__internal_head__": 0.001}
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,8 @@ class Inbox:
 
     @classmethod
     def start(cls, ray: Any) -> Inbox:
-        return cls(ray.remote(num_cpus=0, max_concurrency=10_000)(_Inbox).remote())
+        actor = ray.remote(num_cpus=0, max_concurrency=10_000, resources=ON_HEAD)(_Inbox)
+        return cls(actor.remote())
 
     async def post(self, letter: Letter, *, sending: bool) -> bool:
         """(A shard) Wait until the driver has kept `letter`; see `_Inbox.post`."""
