@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from attunebench.cli import app
 from attunebench.data.sample import sample_path
-from attunebench.engine import RUN_FILE, ResponseCache, RunConfig, read_run_info
+from attunebench.engine import RUN_FILE, ResponseCache, RunConfig, read_ledger, read_run_info
 from attunebench.engine.on_ray import (
     RayOptions,
     RayRunError,
@@ -30,7 +30,8 @@ from attunebench.engine.on_ray import (
     run_on_ray,
     task_options,
 )
-from attunebench.engine.ray_book import SHARDS_DIR, shard_dir
+from attunebench.engine.ray_book import SHARDS_DIR, ShardBook, shard_dir
+from attunebench.engine.ray_inbox import Letter
 from attunebench.engine.ray_progress import Board
 from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, reporter, run_shard
 from attunebench.engine.shards import Shard
@@ -38,6 +39,8 @@ from attunebench.engine.wiring import Found, bind_models, close_models, prefligh
 from attunebench.models.base import Message
 from attunebench.models.capabilities import Capabilities
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.records import Ledger, LedgerEntry
+from attunebench.rundir import LEDGER_FILE
 from attunebench.testing.records import diff_records, run_records
 
 pytestmark = pytest.mark.timeout(240)
@@ -241,3 +244,34 @@ def test_a_cluster_out_of_reach_is_said_in_one_line_with_token_authentication_na
     assert said.startswith("--ray-address 10.0.0.9:6379: Could not find any running Ray")
     assert "RAY_AUTH_MODE=token" in said and "\n" not in said
     assert not (tmp_path / "run").exists()  # nothing written
+
+
+def test_a_shards_ledger_is_its_tries_newest_words_over_what_earlier_commands_counted(
+    tmp_path: Path,
+) -> None:
+    def ledger(calls: int, lost: int) -> Ledger:
+        entry = LedgerEntry(model="m", task="t", role="subject", calls=calls, lost=lost)
+        return Ledger(entries=[entry])
+
+    def counted(book: ShardBook) -> tuple[int, int]:
+        book.write()
+        (entry,) = read_ledger(book.folder).entries  # type: ignore[union-attr]
+        return entry.calls, entry.lost
+
+    run = config(tmp_path / "run")
+    shard = Shard(1, 2)
+    shard_dir(run.out, shard).mkdir(parents=True)
+    (shard_dir(run.out, shard) / LEDGER_FILE).write_text(ledger(5, 1).model_dump_json())
+    book = ShardBook(run, shard)  # an earlier command counted 5 calls and 1 lost
+    newer, older = ledger(3, 1).model_dump(mode="json"), ledger(2, 1).model_dump(mode="json")
+    book.take(Letter(1, attempt=1, seq=2, ledger=newer))
+    book.take(Letter(1, attempt=1, seq=1, ledger=older))  # run late by the actor
+    assert counted(book) == (8, 2)
+    book.take(Letter(1, attempt=2, seq=1, ledger=ledger(4, 0).model_dump(mode="json")))
+    assert counted(book) == (12, 2)  # a try lost with 1 call on the wire, and its retry
+    final = {LEDGER_FILE: ledger(6, 0).model_dump_json().encode()}
+    book.keep(run, ShardOutcome(shard, 2, final))
+    book.take(Letter(1, attempt=2, seq=9, ledger=ledger(4, 1).model_dump(mode="json")))
+    assert counted(book) == (14, 2)  # the finished try's own ledger is its last word
+    assert book.session().calls == 9 and book.session().lost == 1  # this command's tries
+    book.close()

@@ -26,6 +26,7 @@ from attunebench.records import Ledger
 from attunebench.rundir import LEDGER_FILE, RUN_FILE, read_run_info, write_json
 
 SHARDS_DIR = "shards"
+LAST_WORD = 2**62  # the seq of a finished try's own ledger.json: no letter of it outranks it
 
 
 def shard_dir(out: Path, shard: Shard) -> Path:
@@ -45,7 +46,10 @@ class ShardBook:
         self._cache = ResponseCache(self.folder / CACHE_FILE) if with_cache else None
         self._before = _read_ledger(self.folder / LEDGER_FILE)
         self._tries: dict[int, Ledger] = {}
-        self._latest: dict[int, dict[str, Any]] = {}  # each try's last ledger, not yet read
+        # By try: the newest ledger its letters brought (seq, JSON), not read yet; and the seq
+        # of the one in `_tries`.
+        self._latest: dict[int, tuple[int, dict[str, Any]]] = {}
+        self._read: dict[int, int] = {}
 
     def job(self, config: RunConfig, attempt: int, found: Mapping[str, Found] | None) -> ShardJob:
         """The task of a try: the shard's files and cache as kept now."""
@@ -61,14 +65,18 @@ class ShardBook:
         if self._cache is not None:
             for key, value in letter.rows:
                 self._cache.put_value(key, value)
-        self._latest[letter.attempt] = letter.ledger  # read once it is written: the last wins
+        latest = self._latest.get(letter.attempt)
+        if latest is None or letter.seq > latest[0]:  # the try's latest word, read once written
+            self._latest[letter.attempt] = (letter.seq, letter.ledger)
 
     def write(self) -> None:
         """Every answer taken committed, and the ledger written."""
         if self._cache is not None:
             self._cache.flush()
-        for attempt, latest in self._latest.items():
-            self._tries[attempt] = Ledger.model_validate(latest)
+        for attempt, (seq, latest) in self._latest.items():
+            if seq > self._read.get(attempt, 0):
+                self._tries[attempt] = Ledger.model_validate(latest)
+                self._read[attempt] = seq
         self._latest.clear()
         ledger = sum_ledgers([self._before, *self._tries.values()])
         _replace(self.folder / LEDGER_FILE, ledger.model_dump_json(indent=2) + "\n")
@@ -76,8 +84,9 @@ class ShardBook:
     def keep(self, config: RunConfig, outcome: ShardOutcome) -> None:
         """A finished try's files in the shard's folder; its ledger as the try's last word."""
         for name, content in outcome.files.items():
-            if name == LEDGER_FILE:
+            if name == LEDGER_FILE:  # the try's last word: no letter of it comes after
                 self._latest.pop(outcome.attempt, None)
+                self._read[outcome.attempt] = LAST_WORD
                 self._tries[outcome.attempt] = Ledger.model_validate_json(content)
             else:
                 (self.folder / name).write_bytes(content)

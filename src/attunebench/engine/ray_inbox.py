@@ -25,10 +25,13 @@ ON_HEAD = {"node:__internal_head__": 0.001}
 
 @dataclass(frozen=True)
 class Letter:
-    """One shard attempt's news: its ledger as it stands (JSON), and answers to cache."""
+    """One shard attempt's news: its ledger as it stands (JSON), and answers to cache. `seq`
+    orders a try's letters as they were written (an async actor may run posts out of order):
+    the driver keeps the ledger of the highest."""
 
     shard: int
     attempt: int
+    seq: int
     ledger: dict[str, Any]
     rows: list[tuple[str, str]] = field(default_factory=list)  # (cache key, cache value)
 

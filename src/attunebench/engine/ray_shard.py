@@ -77,10 +77,12 @@ class Courier:
         self._inbox = inbox
         self._shard = job.shard.index
         self._attempt = job.attempt
+        self._written = 0
 
     def _letter(self, ledger: LedgerBook, rows: list[tuple[str, str]]) -> Letter:
         counted = ledger.to_ledger().model_dump(mode="json")
-        return Letter(self._shard, self._attempt, counted, rows)
+        self._written += 1
+        return Letter(self._shard, self._attempt, self._written, counted, rows)
 
     async def sending(self, ledger: LedgerBook) -> None:
         if not await self._inbox.post(self._letter(ledger, []), sending=True):
