@@ -25,6 +25,7 @@ from attunebench.engine import RUN_FILE, ResponseCache, RunConfig, read_ledger, 
 from attunebench.engine.on_ray import (
     RayOptions,
     RayRunError,
+    Shards,
     ShardsFailed,
     computes_here,
     run_on_ray,
@@ -192,6 +193,36 @@ async def test_what_the_drivers_preflight_found_makes_a_shards_model_without_a_c
     finally:
         await close_models(plain)
         await close_models(carried)
+
+
+class Submissions:
+    """Ray as the driver submits to it, on a cluster that reports a GPU (CUDA mocked): the
+    options each remote function is given, kept. What it makes is itself."""
+
+    def __init__(self) -> None:
+        self.given: list[dict[str, Any]] = []
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 4.0, "GPU": 1.0}
+
+    def put(self, value: bytes) -> bytes:
+        return value
+
+    def remote(self, *function: Any, **options: Any) -> Any:
+        return self if function else lambda actor: self  # ray.remote(f) / ray.remote(**o)(A)
+
+    def options(self, **given: Any) -> Submissions:
+        self.given.append(given)
+        return self
+
+
+def test_a_shard_whose_hf_model_runs_on_cuda_is_submitted_asking_for_a_gpu(
+    tmp_path: Path,
+) -> None:
+    hf = ModelEntry(name="small", spec="hf/models/small")
+    submitted = Submissions()
+    Shards(submitted, replace(config(tmp_path), models=(hf,)), RayOptions(), run_shard, None)
+    assert submitted.given == [{"num_cpus": 1, "num_gpus": 1, "max_retries": 0}]
 
 
 def test_a_shard_whose_hf_model_runs_on_cuda_asks_for_a_gpu(tmp_path: Path) -> None:
