@@ -5,11 +5,12 @@ One cluster for the module, as docs/scale.md sets one up: a head and a second no
 store, with token authentication (RAY_AUTH_MODE=token and one token on both nodes and in the
 driver); stopped by PID. `run --ray --ray-address` against it equals a single-process run.
 
-The drills (Ctrl-C to the driver, a shard's worker killed, the driver killed: the last on a
-local Ray the driver starts, `--ray-address local`) each end with calls made (the fault
-server's count, a shard's call after its driver died included) = items planned + the calls
-lost at the fault (at most those held on the wire then, one per shard and concurrency slot),
-the ledger equal to the calls made, and no process of the run left running.
+The drills (Ctrl-C to the driver, a shard's worker killed, the driver killed: the last on the
+cluster and on a local Ray the driver starts, `--ray-address local`) each end with calls made
+(the fault server's count, a shard's call after its driver died included) = items planned +
+the calls lost at the fault (at most those held on the wire then, one per shard and
+concurrency slot), the ledger equal to the calls made, and no process of the run left
+running.
 """
 
 from __future__ import annotations
@@ -154,6 +155,16 @@ def test_ray_drill_a_worker_killed(cluster: RayCluster, tmp_path: Path) -> None:
             outcome = run_drill(drill, kill_a_worker)
         outcome.left = still_running(watch.seen, LEFT_WAIT_S)
     assert killed and outcome.sessions == [0]  # the driver tried the shard again itself
+    _check(outcome, drill)
+
+
+def test_ray_drill_the_driver_killed_on_a_cluster(cluster: RayCluster, tmp_path: Path) -> None:
+    with FaultServer(FaultPlan(fail_rate=0.0), latency_s=LATENCY_S) as server:
+        drill = RayDrill(sample_path(), TASK, tmp_path, server, cluster.address, cluster.env())
+        with Watch(cluster.starters()) as watch:
+            outcome = run_drill(drill, kill)
+        outcome.left = still_running(watch.seen, LEFT_WAIT_S)  # Ray ends the dead job's
+    assert outcome.sessions[0] == -signal.SIGKILL and len(outcome.sessions) == 2
     _check(outcome, drill)
 
 
