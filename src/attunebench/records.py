@@ -233,6 +233,13 @@ class LedgerEntry(Frozen):
     cache_write_tokens: int = Field(
         default=0, description="The part of input_tokens written to the prompt cache."
     )
+    lost: int = Field(
+        default=0,
+        description=(
+            "Calls sent whose answer was never kept: on the wire when the run was stopped or "
+            "its process killed (a provider may bill them)."
+        ),
+    )
 
 
 class ServerUsage(Frozen):

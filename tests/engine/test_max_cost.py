@@ -122,3 +122,13 @@ def test_max_cost_leaves_a_parameter_the_model_refuses_to_the_preflight_line(
     )
     code, output = cli_run(tmp_path, path, 100.0)
     assert code == 2 and "does not take params.thinking_budget" in output, output
+
+
+def test_max_cost_with_ray_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    # Each shard would count only its own spend, so the run as a whole could pass the cap.
+    args = ["run", "--data", str(sample_path()), "--task", "emotion", "--limit", "2"]
+    args += ["--model", "mock/constant", "--no-cache", "--no-progress", "--max-cost", "1"]
+    result = CliRunner().invoke(app, [*args, "--ray", "--out", str(tmp_path / "ray")])
+    assert result.exit_code == 2, result.output
+    assert "--max-cost is not kept across --ray shards" in result.output
+    assert not (tmp_path / "ray").exists()

@@ -251,6 +251,9 @@ def _run(asked: RunOptions) -> None:
     except ValueError as error:
         _fail(str(error))
     on_ray = _ray_options(asked.ray, asked.ray_shards, asked.ray_address, asked.shard)
+    if on_ray is not None and asked.max_cost is not None:
+        # Each shard counts only its own spend: the run as a whole could pass the cap.
+        _fail("--max-cost is not kept across --ray shards: drop --ray, or --max-cost")
     try:
         config = replace(
             _planned(asked),
@@ -391,7 +394,11 @@ def run(
         str | None,
         typer.Option(
             "--ray-address",
-            help="The Ray cluster for --ray (default auto: a running one, else a local Ray).",
+            help=(
+                "The Ray cluster for --ray: HOST:PORT, ray://HOST:PORT, local (a Ray of its "
+                "own), or auto (default: a running one, else a local Ray where a model "
+                "computes here, else one process)."
+            ),
         ),
     ] = None,
     person: Annotated[

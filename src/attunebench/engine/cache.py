@@ -89,6 +89,23 @@ def _hint_fields(hint: TaskHint) -> dict[str, object]:
     }
 
 
+def cache_value(output: ModelOutput, cost_usd: float) -> str:
+    """The JSON text the cache keeps for an answer."""
+    value = {
+        "text": output.text,
+        "input_tokens": output.input_tokens,
+        "output_tokens": output.output_tokens,
+        "latency_s": output.latency_s,
+        "cost_usd": cost_usd,
+        "finish_reason": output.finish_reason,
+    }
+    if output.reasoning_tokens:
+        value["reasoning_tokens"] = output.reasoning_tokens
+    if output.thinking is not None:
+        value["thinking"] = output.thinking
+    return json.dumps(value, ensure_ascii=False)
+
+
 @dataclass(frozen=True, slots=True)
 class CachedOutput:
     text: str
@@ -146,23 +163,19 @@ class ResponseCache:
         )
 
     def put(self, key: str, output: ModelOutput, cost_usd: float) -> None:
+        self.put_value(key, cache_value(output, cost_usd))
+
+    def put_value(self, key: str, text: str) -> None:
+        """Store a value as `cache_value` writes it (one another process made, say)."""
         self._raise_if_failed()
-        value = {
-            "text": output.text,
-            "input_tokens": output.input_tokens,
-            "output_tokens": output.output_tokens,
-            "latency_s": output.latency_s,
-            "cost_usd": cost_usd,
-            "finish_reason": output.finish_reason,
-        }
-        if output.reasoning_tokens:
-            value["reasoning_tokens"] = output.reasoning_tokens
-        if output.thinking is not None:
-            value["thinking"] = output.thinking
-        text = json.dumps(value, ensure_ascii=False)
         self._pending[key] = text
         with self._rows_lock:
             self._rows.append((key, text, time.time()))
+
+    def image(self) -> bytes:
+        """The whole database as one file's bytes, every value put so far in it."""
+        self.flush()
+        return self._db.serialize()
 
     def flush(self) -> None:
         """Commit every value put so far, now."""

@@ -4,7 +4,9 @@ In order: merge the task's parameters over the model's, look in the cache, wait 
 the model's endpoint, call with bounded retries (in choice mode, ask for the option keys'
 probabilities), price the output, store it, count it. A call that still fails comes back as an
 `Output` with the error (and whether it is permanent): the record is `failed`, never an
-answer.
+answer. Each call is entered in the ledger as it goes out (`LedgerBook.sent`). A `Keeper`,
+where the run has one (a `run --ray` shard: its driver), is awaited before each call goes out
+and after each answer is stored, so that what a stop loses is at most the calls on the wire.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from attunebench.answerform import TaskHint
 from attunebench.engine.cache import CachedOutput, ResponseCache, cache_key
@@ -30,6 +32,19 @@ from attunebench.tasks.base import CallRole, ChoiceForm, Item, Output, Query
 CHOICE_REASON = "choice"  # the finish reason under which a cached value holds probabilities
 # Finish reasons of an answer cut off at its budget: OpenAI's, and Anthropic's stop_reason.
 TRUNCATED = frozenset({"length", "max_tokens"})
+
+
+class Keeper(Protocol):
+    """Where a run's calls are kept beyond its own process, as they happen. `sending` is
+    awaited before each call goes out (it may hold the call back, or raise to stop the run),
+    `answered` after each answer is in the cache (`key` is its cache key, "" where it is not
+    cached), and neither lets a call go on before what it was told is kept."""
+
+    async def sending(self, ledger: LedgerBook) -> None: ...
+
+    async def answered(
+        self, key: str, output: ModelOutput, cost_usd: float, ledger: LedgerBook
+    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +129,13 @@ class Engine:
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
         spend: SpendCap | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         self.models = dict(models)
         self.spend = spend  # the run's dollar cap, if it has one
         self.cache = cache
         self.ledger = ledger
+        self.keeper = keeper
         self.policy = policy or RetryPolicy()
         self._sleep = sleep
         self._rng = rng or random.Random(0)
@@ -162,6 +179,8 @@ class Engine:
         self._settle(held, cost)
         if cache is not None:
             cache.put(key, output, cost)
+        if self.keeper is not None:
+            await self.keeper.answered(key if cache is not None else "", output, cost, self.ledger)
         return output_of(output, cost, cache_hit=False)
 
     def _reserve(self, bound: BoundModel, messages: list[Message], params: GenerateParams) -> float:
@@ -190,6 +209,14 @@ class Engine:
 
         async def attempt() -> ModelOutput:
             async with bound.endpoint.slot():
+                if not bound.batched:  # a batch's requests are journaled, never lost
+                    self.ledger.sent(tally)
+                if self.keeper is not None:
+                    try:
+                        await self.keeper.sending(self.ledger)
+                    except BaseException:
+                        self.ledger.unsent(tally)  # held back: never made
+                        raise
                 if form is None:
                     return await bound.provider.generate(messages, params, hint)
                 chosen = await bound.provider.choose(messages, form.keys, params, hint)

@@ -7,7 +7,11 @@ providers bill them), and so are calls answered through a batch API, whose cost 
 model's batch price. Cached input tokens (read from the server's prompt cache, at the cached
 price) are counted apart, as is input written to it (`cache_write_tokens`, at the write
 price), and so are answers cut off at their token budget (`truncated`:
-finish reason `length` or `max_tokens`), which a task then scores invalid. A resumed run
+finish reason `length` or `max_tokens`), which a task then scores invalid. A call is counted
+as it goes out (`sent`) and settles as a call, a retry or a failure; one that never settles
+(the run was stopped, its process killed, while it was on the wire) is `lost`: made, perhaps
+billed, its answer never kept, so that calls + retries + failures + lost is every request
+sent. A resumed run
 starts from the ledger already on disk, so ledger.json
 always totals every session of the run. So do its `servers`: per model, what a server the
 run started itself (a `local/` model's llama-server) reported doing, and how long it was up.
@@ -15,6 +19,7 @@ run started itself (a `local/` model's llama-server) reported doing, and how lon
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -39,6 +44,7 @@ class Tally:
     cached_input_tokens: int = 0
     truncated: int = 0
     cache_write_tokens: int = 0
+    lost: int = 0
 
     def minus(self, other: Tally) -> Tally:
         names = Tally.__slots__
@@ -52,6 +58,7 @@ class Tally:
 class LedgerBook:
     def __init__(self, start: Ledger | None = None) -> None:
         self._tallies: dict[Key, Tally] = {}
+        self._in_flight: Counter[Key] = Counter()  # sent, not settled: lost if never settled
         for entry in start.entries if start is not None else ():
             tally = self._tally((entry.model, entry.task, entry.role))
             for name in Tally.__slots__:
@@ -70,6 +77,19 @@ class LedgerBook:
             tally = self._tallies[key] = Tally()
         return tally
 
+    def sent(self, key: Key) -> None:
+        """A call goes out; it is lost until it settles (`call`, `retry` or `failure`)."""
+        self._tally(key)
+        self._in_flight[key] += 1
+
+    def unsent(self, key: Key) -> None:
+        """A call counted as going out that was held back after all."""
+        self._settle(key)
+
+    def _settle(self, key: Key) -> None:
+        if self._in_flight[key] > 0:
+            self._in_flight[key] -= 1
+
     def call(
         self,
         key: Key,
@@ -84,6 +104,7 @@ class LedgerBook:
         truncated: bool = False,
         cache_write_tokens: int = 0,
     ) -> None:
+        self._settle(key)
         tally = self._tally(key)
         tally.cached_input_tokens += cached_input_tokens
         tally.cache_write_tokens += cache_write_tokens
@@ -100,21 +121,32 @@ class LedgerBook:
         self._tally(key).cache_hits += 1
 
     def retry(self, key: Key) -> None:
+        self._settle(key)
         self._tally(key).retries += 1
 
     def failure(self, key: Key) -> None:
+        self._settle(key)
         self._tally(key).failures += 1
+
+    def _counted(self, key: Key, tally: Tally) -> Tally:
+        """The tally with the calls still on the wire counted lost (as they stand now)."""
+        if not self._in_flight[key]:
+            return tally
+        counted = Tally()
+        counted.add(tally)
+        counted.lost += self._in_flight[key]
+        return counted
 
     def totals(self) -> Tally:
         total = Tally()
-        for tally in list(self._tallies.values()):  # a copy: the progress bar reads from a thread
-            total.add(tally)
+        for key, tally in list(self._tallies.items()):  # a copy: the progress bar reads it too
+            total.add(self._counted(key, tally))
         return total
 
     def _by_model(self) -> dict[str, Tally]:
         grouped: dict[str, Tally] = {}
-        for (model, _, _), tally in list(self._tallies.items()):
-            grouped.setdefault(model, Tally()).add(tally)
+        for (model, task, role), tally in list(self._tallies.items()):
+            grouped.setdefault(model, Tally()).add(self._counted((model, task, role), tally))
         return grouped
 
     def session_by_model(self) -> dict[str, Tally]:
@@ -133,8 +165,9 @@ class LedgerBook:
                 model=model,
                 task=task,
                 role=role,
-                **{name: getattr(tally, name) for name in Tally.__slots__},
+                **{name: getattr(counted, name) for name in Tally.__slots__},
             )
             for (model, task, role), tally in sorted(self._tallies.items())
+            for counted in [self._counted((model, task, role), tally)]
         ]
         return Ledger(entries=entries, servers=dict(sorted(usage.items())))

@@ -3,46 +3,83 @@
 The plan is cut into `--ray-shards N` shards (default: the cluster's CPUs), exactly as
 `run --shard i/N` cuts it (`engine.shards`), and each shard is one Ray task
 (`ray_shard.run_shard`) submitted to the cluster at `--ray-address` (default `auto`: a
-running cluster, else a local Ray started for the run and stopped after it). Before any task
-is sent, the data is checked and the models are made and probed once here, so a mistake stops
-the run in one line, and what each hosted model accepts is said.
+running cluster, else a local Ray started for the run; `local`: always a local Ray of its
+own). Where `auto` finds no cluster and no model of the run computes on this machine, a
+local Ray could only add its start-up: the run goes in one process instead, said in one line.
+Before any task is sent, the data is checked and the models are made and probed once
+here, so a mistake stops the run in one line, what each hosted model accepts is said, and
+what the pre-flight found travels with the tasks (no shard probes a model again). A shard
+whose models run on a GPU (an `hf/` checkpoint on a CUDA device) asks Ray for one.
 
-Each task runs its shard in a scratch folder with its own SQLite cache, never a shared file,
-and brings the shard's files back; the driver keeps each shard as it returns, in
-`RUNDIR/shards/I-of-N/` (an ordinary shard run directory, with its `cache.sqlite`), then merges
-the shards into RUNDIR (`merge_shards`) and their caches into the run's cache. A task that
-fails is retried by Ray (`retries`); one that fails for good leaves the others' shards kept,
-and the same command resumes: each shard starts from its kept directory and cache, so no
-call that came back is made again. The driver shows one progress bar over every shard,
-which the tasks report to through a small actor.
+The driver keeps each shard in `RUNDIR/shards/I-of-N/` (an ordinary shard run directory,
+with its own `cache.sqlite`) and keeps it as the shard goes, not only when its task returns:
+each task posts every call before it goes out and every answer as it comes (`ray_inbox`),
+the driver writes them to the shard's cache and ledger.json (`ray_book`) and each answer to
+the run's cache, and the task goes on only then.
+So a Ctrl-C, a lost worker or a killed driver loses no answer that came back, and the ledger
+counts every call made, those of a lost or retried try too (a call on the wire when its try
+ended is counted `lost`). A task that fails is tried again by the driver (`retries`), from
+what was kept; one that fails for good leaves the others' shards kept, and the same command
+resumes: each shard starts from its kept directory and cache. When all are done, the shards
+are merged into RUNDIR (`merge_shards`) and their caches into the run's cache.
+
+However the driver stops, the shards stop calling: it refuses their next call and keeps the
+answers of those on the wire for a moment (`GRACE_S`), then cancels its tasks; a driver that
+dies takes the inbox with it, so no shard can call again. A local Ray the driver started is
+ended with it, by a reaper process (`ray_reaper`) where the driver is killed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from attunebench.data.validate import load_validated
-from attunebench.engine.cache import merge_caches
-from attunebench.engine.ledger import Tally
-from attunebench.engine.ray_progress import Board, ShardsBar
-from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, run_shard
-from attunebench.engine.runner import RunConfig, RunResult, Say, commonest
-from attunebench.engine.shards import Shard, merge_shards
-from attunebench.engine.wiring import bind_models, capability_lines, close_models
-from attunebench.records import RunInfo
-from attunebench.rundir import RUN_FILE, RunDirError, read_run_info, write_json
+import psutil
 
-SHARDS_DIR = "shards"
-RETRIES = 3  # tries of a shard after its first, as Ray counts them
+from attunebench.data.validate import load_validated
+from attunebench.engine.cache import ResponseCache, merge_caches
+from attunebench.engine.ledger import Tally
+from attunebench.engine.ray_book import SHARDS_DIR, ShardBook, shard_dir
+from attunebench.engine.ray_inbox import Inbox
+from attunebench.engine.ray_progress import Board, ShardsBar
+from attunebench.engine.ray_reaper import Reaper
+from attunebench.engine.ray_shard import CACHE_FILE, ShardOutcome, run_shard
+from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, run
+from attunebench.engine.shards import Shard, merge_shards
+from attunebench.engine.wiring import (
+    Found,
+    bind_models,
+    capability_lines,
+    close_models,
+    preflight_found,
+)
+from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.registry import parse_spec
+from attunebench.records import RunInfo
+from attunebench.rundir import RUN_FILE, RunDirError, write_json
+
+RETRIES = 3  # tries of a shard after its first
+GRACE_S = 3.0  # how long a stopping driver keeps the answers of calls already on the wire
 Task = Callable[..., ShardOutcome]
+ONE_PROCESS = (
+    "--ray: no Ray cluster runs here, and no model of the run computes on this machine "
+    "(hf/, local/): the run goes in one process, which makes the same calls without a local "
+    "Ray's start-up (--ray-address local starts one anyway)"
+)
+AUTH_HINT = (
+    "a cluster with token authentication (Ray's default since 2.60) is reached only with "
+    "RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN) set here as on every node: see "
+    "docs/scale.md"
+)
 
 
 class RayRunError(ValueError):
@@ -65,10 +102,6 @@ def _quiet(line: str) -> None:
     return None
 
 
-def shard_dir(out: Path, shard: Shard) -> Path:
-    return out / SHARDS_DIR / f"{shard.index}-of-{shard.count}"
-
-
 def _import_ray() -> Any:
     try:
         import ray
@@ -77,19 +110,44 @@ def _import_ray() -> Any:
     return ray
 
 
-def _connect(ray: Any, address: str) -> bool:
-    """Join the cluster at `address`, or start a local Ray when `auto` finds none; whether
-    this run connected (and so disconnects, stopping a Ray it started)."""
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process().children()}
+
+
+class _NoCluster(Exception):
+    """`auto` found no cluster, and a local Ray would not pay off."""
+
+
+def computes_here(config: RunConfig) -> bool:
+    """Whether a model of the run computes on the machine its shard runs on (an `hf/`
+    checkpoint, a `local/` server): only then can a local Ray's shards do more than one
+    process, whose calls to hosted models and instant stand-ins already run concurrently."""
+    return any(parse_spec(e.spec)[0] in ("hf", "local") for e in config.models + config.judges)
+
+
+def _connect(ray: Any, address: str, *, local_pays: bool = True) -> tuple[bool, Reaper | None]:
+    """Join the cluster at `address`, or start a local Ray (`local`, or `auto` finding none,
+    where `local_pays`); whether this run connected (and so disconnects, stopping a Ray it
+    started), and the reaper watching a Ray it started."""
     if ray.is_initialized():  # the caller's own Ray: used as it is, left running
-        return False
-    quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
+        return False, None
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+    before = _children()
     try:
-        ray.init(address=address, **quiet)
-    except ConnectionError as error:
-        if address != "auto":
-            raise RayRunError(f"--ray-address {address}: {error}") from None
-        ray.init(include_dashboard=False, **quiet)  # no cluster runs: a local one
-    return True
+        if address == "local":
+            ray.init(address="local", include_dashboard=False, **quiet)
+        else:
+            ray.init(address=address, **quiet)
+    except (ConnectionError, ray.exceptions.RayError) as error:
+        if address != "auto" or not isinstance(error, ConnectionError):
+            said = " ".join(str(error).split())
+            hint = f"; {AUTH_HINT}" if os.environ.get("RAY_AUTH_MODE") != "token" else ""
+            raise RayRunError(f"--ray-address {address}: {said}{hint}") from None
+        if not local_pays:
+            raise _NoCluster from None
+        ray.init(address="local", include_dashboard=False, **quiet)  # none runs: a local one
+    started = _children() - before
+    return True, Reaper.watch(started) if started else None
 
 
 def _refuse_other_count(out: Path, count: int) -> None:
@@ -104,9 +162,9 @@ def _refuse_other_count(out: Path, count: int) -> None:
         )
 
 
-async def _precheck(config: RunConfig, say: Say) -> None:
+async def _precheck(config: RunConfig, say: Say) -> dict[str, Found]:
     """The data and the models checked here, once, before any task; what each hosted model
-    accepts said."""
+    accepts said; what the pre-flight found of each model, for the tasks."""
     load_validated(config.data)
     bound = await bind_models(
         config.models + config.judges,
@@ -117,30 +175,26 @@ async def _precheck(config: RunConfig, say: Say) -> None:
     try:
         for line in capability_lines(bound):
             say(line)
+        return preflight_found(bound) if config.check_servers else {}
     finally:
         await close_models(bound)
 
 
-def _job(config: RunConfig, shard: Shard) -> ShardJob:
-    folder = shard_dir(config.out, shard)
-    files = {}
-    if folder.is_dir():
-        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-    cache = files.pop(CACHE_FILE, None)
-    return ShardJob(config, shard, files, cache)
+def _on_gpu(entry: ModelEntry, cluster_gpus: float) -> bool:
+    """An `hf/` checkpoint on a CUDA device: the one it names, else the default where the
+    cluster has GPUs (the provider takes CUDA where it finds it)."""
+    if parse_spec(entry.spec)[0] != "hf":
+        return False
+    device = entry.options.get("device")
+    return str(device).startswith("cuda") if device is not None else cluster_gpus > 0
 
 
-def _keep(config: RunConfig, outcome: ShardOutcome) -> None:
-    """A shard's files in its folder of RUNDIR, as soon as its task returns."""
-    folder = shard_dir(config.out, outcome.shard)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, content in outcome.files.items():
-        (folder / name).write_bytes(content)
-    if outcome.cache is not None:
-        (folder / CACHE_FILE).write_bytes(outcome.cache)
-    info = read_run_info(folder)
-    if info is not None:  # the task read the data from its scratch copy
-        write_json(folder / RUN_FILE, info.model_copy(update={"dataset": str(config.data)}))
+def task_options(config: RunConfig, cluster: Mapping[str, float]) -> dict[str, Any]:
+    """What each shard's task is submitted with: one CPU, and one GPU for a shard whose
+    models run on one; no retries by Ray (the driver tries a shard again, from what it kept)."""
+    gpus = cluster.get("GPU", 0.0)
+    on_gpu = any(_on_gpu(entry, gpus) for entry in config.models + config.judges)
+    return {"num_cpus": 1, "num_gpus": 1 if on_gpu else 0, "max_retries": 0}
 
 
 def _why(error: Exception) -> str:
@@ -150,33 +204,140 @@ def _why(error: Exception) -> str:
     return " ".join(said.split())[:300]
 
 
-def _gather(ray: Any, config: RunConfig, count: int, options: RayOptions, task: Task) -> Any:
-    """Submit every shard, keep each as it returns; (outcomes, failures by shard)."""
-    data = ray.put(config.data.read_bytes())
-    remote = ray.remote(task).options(
-        num_cpus=1, max_retries=options.retries, retry_exceptions=True
-    )
-    outcomes: dict[Shard, ShardOutcome] = {}
-    failures: dict[Shard, str] = {}
-    with ShardsBar(count, enabled=config.progress) as bar:
-        board = Board.start(ray) if bar.drawn else None
-        shards = [Shard(index, count) for index in range(1, count + 1)]
-        refs = {remote.remote(_job(config, shard), data, board): shard for shard in shards}
-        pending = list(refs)
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
-            for ref in ready:
-                try:
-                    outcome = ray.get(ref)
-                except ray.exceptions.RayError as error:
-                    failures[refs[ref]] = _why(error)
-                    continue
-                _keep(config, outcome)
-                outcomes[refs[ref]] = outcome
-            bar.show(len(outcomes) + len(failures), board.totals(ray) if board else None)
-        if board is not None:
-            board.stop(ray)
-    return outcomes, failures
+class Shards:
+    """The shards' tasks on the cluster, from submission until each is kept or failed for
+    good, with every letter they post kept on the way."""
+
+    def __init__(
+        self,
+        ray: Any,
+        config: RunConfig,
+        options: RayOptions,
+        task: Task,
+        found: Mapping[str, Found] | None,
+    ) -> None:
+        self._ray = ray
+        self._config = config
+        self._retries = options.retries
+        self._found = found
+        self._remote = ray.remote(task).options(**task_options(config, ray.cluster_resources()))
+        self._data = ray.put(config.data.read_bytes())
+        self.inbox = Inbox.start(ray)
+        # The run's cache (--cache) gets each answer as its shard's does: a single-process run
+        # on it reuses them even if this run is never resumed.
+        self._cache = ResponseCache(config.cache_path) if config.cache_path else None
+        self.board: Board | None = None
+        self.books: dict[int, ShardBook] = {}
+        self._running: dict[Any, tuple[ShardBook, int]] = {}  # task ref: (book, attempt)
+        self._tries: Counter[int] = Counter()
+        self.outcomes: dict[Shard, ShardOutcome] = {}
+        self.failures: dict[Shard, str] = {}
+
+    def submit(self, shard: Shard) -> None:
+        book = self.books.get(shard.index)
+        if book is None:
+            book = self.books[shard.index] = ShardBook(self._config, shard)
+        self._tries[shard.index] += 1
+        attempt = sum(self._tries.values())  # unique over the command's tries
+        job = book.job(self._config, attempt, self._found)
+        ref = self._remote.remote(job, self._data, self.board, self.inbox)
+        self._running[ref] = (book, attempt)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._running)
+
+    def keep_letters(self) -> int:
+        """Keep what the shards posted (answers in their caches, ledgers written), then let
+        them go on; how many letters there were."""
+        letters = self.inbox.collect(self._ray)
+        touched = set()
+        for _, letter in letters:
+            book = self.books[letter.shard]
+            book.take(letter)
+            touched.add(book)
+            if self._cache is not None:
+                for key, value in letter.rows:
+                    self._cache.put_value(key, value)
+        for book in touched:
+            book.write()
+        if self._cache is not None:
+            self._cache.flush()
+        self.inbox.kept([number for number, _ in letters])
+        return len(letters)
+
+    def settle(self, *, retry: bool = True) -> None:
+        """Keep each task that returned; try a failed one again (while `retry` and tries are
+        left), or note it failed for good."""
+        if not self._running:
+            return
+        ready, _ = self._ray.wait(list(self._running), num_returns=len(self._running), timeout=0)
+        for ref in ready:
+            book, _ = self._running.pop(ref)
+            try:
+                outcome = self._ray.get(ref)
+            except self._ray.exceptions.RayError as error:
+                if retry and self._tries[book.shard.index] <= self._retries:
+                    self.submit(book.shard)
+                else:
+                    self.failures[book.shard] = _why(error)
+                continue
+            book.keep(self._config, outcome)
+            self.outcomes[book.shard] = outcome
+
+    def wind_down(self) -> None:
+        """However the run ends: no call goes out any more, the answers of those on the wire
+        are kept for up to GRACE_S, then every task still running is ended."""
+        with contextlib.suppress(Exception):
+            self.inbox.close(self._ray)
+            deadline = time.monotonic() + GRACE_S
+            while self._running and time.monotonic() < deadline:
+                self.keep_letters()
+                self.settle(retry=False)
+        for ref in list(self._running):
+            with contextlib.suppress(Exception):
+                self._ray.cancel(ref, force=True)
+        self._running.clear()
+        with contextlib.suppress(Exception):
+            self.inbox.stop(self._ray)
+        if self.board is not None:
+            with contextlib.suppress(Exception):
+                self.board.stop(self._ray)
+        for book in self.books.values():
+            book.close()
+        if self._cache is not None:
+            self._cache.close()
+
+    def session(self) -> Tally:
+        total = Tally()
+        for book in self.books.values():
+            total.add(book.session())
+        return total
+
+
+def _gather(
+    ray: Any,
+    config: RunConfig,
+    count: int,
+    options: RayOptions,
+    task: Task,
+    found: Mapping[str, Found] | None,
+) -> Shards:
+    """Submit every shard and keep them as they go, until each is kept or failed for good."""
+    shards = Shards(ray, config, options, task, found)
+    try:
+        with ShardsBar(count, enabled=config.progress) as bar:
+            shards.board = Board.start(ray) if bar.drawn else None
+            for index in range(1, count + 1):
+                shards.submit(Shard(index, count))
+            while shards.running:
+                shards.keep_letters()
+                shards.settle()
+                finished = len(shards.outcomes) + len(shards.failures)
+                bar.show(finished, shards.board.totals(ray) if shards.board else None)
+    finally:
+        shards.wind_down()
+    return shards
 
 
 def run_on_ray(
@@ -188,28 +349,39 @@ def run_on_ray(
     out = config.out
     if (out / RUN_FILE).exists() and not (out / SHARDS_DIR).is_dir():
         raise RayRunError(f"{out} holds a run made without --ray; use a new --out")
-    asyncio.run(_precheck(config, say))
-    started = _connect(ray, options.address)
+    found = asyncio.run(_precheck(config, say))
+    resumed = (out / SHARDS_DIR).is_dir()
+    try:
+        started, reaper = _connect(
+            ray, options.address, local_pays=resumed or computes_here(config)
+        )
+    except _NoCluster:
+        say(ONE_PROCESS)
+        return asyncio.run(run(replace(config, preflight=found or None)))
     try:
         count = options.shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
         _refuse_other_count(out, count)
-        outcomes, failures = _gather(ray, config, count, options, task)
+        shards = _gather(ray, config, count, options, task, found or None)
     finally:
         if started:
             ray.shutdown()
-    mistakes = [o.error for o in outcomes.values() if o.error is not None]
+        if reaper is not None:
+            reaper.finish()
+    mistakes = [o.error for o in shards.outcomes.values() if o.error is not None]
     if mistakes:
         raise RayRunError(mistakes[0])
-    if failures:
+    if shards.failures:
         failed = "; ".join(
-            f"shard {shard} failed for good: {why}" for shard, why in failures.items()
+            f"shard {shard} failed for good: {why}" for shard, why in shards.failures.items()
         )
         raise ShardsFailed(
             f"{failed}. The other shards are kept in {out / SHARDS_DIR}: run the same command "
             "to resume"
         )
-    info = _merge(config, [shard_dir(out, s) for s in sorted(outcomes, key=lambda s: s.index)])
-    return _result(out, info, [o.result for o in outcomes.values() if o.result is not None])
+    kept = sorted(shards.outcomes, key=lambda s: s.index)
+    info = _merge(config, [shard_dir(out, s) for s in kept])
+    results = [o.result for o in shards.outcomes.values() if o.result is not None]
+    return _result(out, info, results, shards.session())
 
 
 def _merge(config: RunConfig, folders: list[Path]) -> RunInfo:
@@ -232,13 +404,12 @@ def _merge(config: RunConfig, folders: list[Path]) -> RunInfo:
     return info
 
 
-def _result(out: Path, info: RunInfo, results: list[RunResult]) -> RunResult:
-    """The shards' results as one run's: counts and tallies summed."""
-    totals = Tally()
+def _result(out: Path, info: RunInfo, results: list[RunResult], totals: Tally) -> RunResult:
+    """The shards' results as one run's: counts summed; `totals`, what every try of this
+    command counted (those that did not finish too)."""
     errors: Counter[tuple[str, str, str]] = Counter()
     truncated: Counter[str] = Counter()
     for result in results:
-        totals.add(result.totals)
         for model, task, count, error in result.errors:
             errors[model, task, error] += count
         truncated.update(result.truncated)

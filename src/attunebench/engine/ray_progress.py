@@ -19,6 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from attunebench.engine.ray_inbox import ON_HEAD
+
 
 class _Counts:
     """The actor: (done, planned) of each shard, by its index."""
@@ -41,7 +43,7 @@ class Board:
 
     @classmethod
     def start(cls, ray: Any) -> Board:
-        return cls(ray.remote(num_cpus=0)(_Counts).remote())
+        return cls(ray.remote(num_cpus=0, resources=ON_HEAD)(_Counts).remote())
 
     def __call__(self, index: int, done: int, planned: int) -> None:
         self._actor.report.remote(index, done, planned)

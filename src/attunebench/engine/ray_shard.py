@@ -1,12 +1,23 @@
 """One shard of a `run --ray` run, as one Ray task does it (`engine.on_ray` submits them).
 
-A task may run on any machine of the cluster, so it takes everything it needs with it and
-brings everything back: the dataset's bytes, the shard's run directory as the last command
-left it (its records, ledger, run.json, batch journal) and its own response cache. It runs
-the shard (`run --shard i/N`) in a scratch folder of its own, with its own SQLite cache (never
-one shared over the network), and returns the directory's files and the cache's bytes for the
-driver to keep. A mistake in what was asked (a `ValueError`: the data, the models, the plan)
-comes back as an error, the same on every try; anything else is raised, for Ray to retry.
+A task may run on any machine of the cluster, so it takes everything it needs with it: the
+dataset's bytes, the shard's run directory as the driver holds it (records, run.json, batch
+journal), the shard's response cache as the driver holds it, and what the driver's pre-flight
+found of each model (so that no shard reads a models endpoint or sends a pre-flight call
+again). It runs the shard (`run --shard i/N`) in a scratch folder of its own, with its own
+SQLite copy of that cache (never one file shared over the network).
+
+Every call goes through a `Courier`, the run's `Keeper`: before a call goes out, the shard's
+ledger (the call counted as on the wire) is posted to the driver's inbox (`engine.ray_inbox`),
+and after it is answered, the ledger and the answer; each time the shard waits until the
+driver has kept it. So whatever happens to the task (a Ctrl-C, a lost worker, a killed
+driver), every answer that came back is in the driver's copy of the shard's cache, and every
+call sent in its ledger. A driver that is stopping refuses further calls (`DriverStopped`);
+one that died takes the inbox with it, and the shard's next post fails.
+
+The task returns the shard's files; a mistake in what was asked (a `ValueError`: the data,
+the models, the plan) comes back as an error, the same on every try; anything else is
+raised, for the driver to try the shard again from what it has kept.
 """
 
 from __future__ import annotations
@@ -18,33 +29,70 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from attunebench.engine.cache import cache_value
+from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.ray_inbox import Inbox, Letter
 from attunebench.engine.runner import Report, RunConfig, RunResult, run
 from attunebench.engine.shards import Shard
+from attunebench.engine.wiring import Found
+from attunebench.models.base import ModelOutput
 
 CACHE_FILE = "cache.sqlite"
 REPORT_EVERY_S = 0.5  # how often a task tells the driver's progress bar how far it got
 
 
+class DriverStopped(Exception):
+    """The driver is stopping: no call may go out."""
+
+
 @dataclass(frozen=True)
 class ShardJob:
-    """What one task is given: the run's config, its shard, and the shard's files so far."""
+    """What one task is given: the run's config, its shard and which try of it this is, the
+    shard's files and cache as the driver keeps them, and what the pre-flight found."""
 
     config: RunConfig
     shard: Shard
+    attempt: int = 0
     files: Mapping[str, bytes] = field(default_factory=dict)  # the shard's run directory
-    cache: bytes | None = None  # the shard's own response cache, if it has one yet
+    cache: bytes | None = None  # the shard's response cache, if it has one yet
+    found: Mapping[str, Found] | None = None  # by model name; None: the shard probes itself
 
 
 @dataclass(frozen=True)
 class ShardOutcome:
-    """What one task brings back: the shard's files and cache, and how the run went (or the
-    one line that says what was wrong)."""
+    """What one task brings back: the shard's files, and how the run went (or the one line
+    that says what was wrong)."""
 
     shard: Shard
+    attempt: int
     files: Mapping[str, bytes]
-    cache: bytes | None
     result: RunResult | None = None
     error: str | None = None
+
+
+class Courier:
+    """The shard's `Keeper`: posts each call and each answer to the driver, and waits."""
+
+    def __init__(self, inbox: Inbox, job: ShardJob) -> None:
+        self._inbox = inbox
+        self._shard = job.shard.index
+        self._attempt = job.attempt
+        self._written = 0
+
+    def _letter(self, ledger: LedgerBook, rows: list[tuple[str, str]]) -> Letter:
+        counted = ledger.to_ledger().model_dump(mode="json")
+        self._written += 1
+        return Letter(self._shard, self._attempt, self._written, counted, rows)
+
+    async def sending(self, ledger: LedgerBook) -> None:
+        if not await self._inbox.post(self._letter(ledger, []), sending=True):
+            raise DriverStopped(f"shard {self._shard}: the driver is stopping")
+
+    async def answered(
+        self, key: str, output: ModelOutput, cost_usd: float, ledger: LedgerBook
+    ) -> None:
+        rows = [(key, cache_value(output, cost_usd))] if key else []
+        await self._inbox.post(self._letter(ledger, rows), sending=False)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -67,10 +115,14 @@ def reporter(report: Callable[[int, int, int], None] | None, shard: Shard) -> Re
 
 
 def run_shard(
-    job: ShardJob, data: bytes, report: Callable[[int, int, int], None] | None = None
+    job: ShardJob,
+    data: bytes,
+    report: Callable[[int, int, int], None] | None = None,
+    inbox: Inbox | None = None,
 ) -> ShardOutcome:
     """Run `job`'s shard in a scratch folder; `data` is the dataset's bytes. `report`, if
-    given, hears (shard index, items done, items planned) as the shard goes."""
+    given, hears (shard index, items done, items planned) as the shard goes; `inbox`, if
+    given, is where each call and answer is kept before the shard goes on."""
     with tempfile.TemporaryDirectory(prefix="attunebench-shard-") as scratch:
         root = Path(scratch)
         dataset = root / job.config.data.name
@@ -83,13 +135,19 @@ def run_shard(
         if cache is not None and job.cache is not None:
             cache.write_bytes(job.cache)
         config = replace(
-            job.config, data=dataset, out=out, cache_path=cache, progress=False, shard=job.shard
+            job.config,
+            data=dataset,
+            out=out,
+            cache_path=cache,
+            progress=False,
+            shard=job.shard,
+            preflight=job.found,
         )
+        keeper = Courier(inbox, job) if inbox is not None else None
         result: RunResult | None = None
         error: str | None = None
         try:
-            result = asyncio.run(run(config, report=reporter(report, job.shard)))
+            result = asyncio.run(run(config, report=reporter(report, job.shard), keeper=keeper))
         except ValueError as mistake:  # what was asked is wrong: every try says the same
             error = str(mistake)
-        kept = cache.read_bytes() if cache is not None and cache.exists() else None
-        return ShardOutcome(job.shard, _files(out), kept, result, error)
+        return ShardOutcome(job.shard, job.attempt, _files(out), result, error)

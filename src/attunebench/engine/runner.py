@@ -29,7 +29,7 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
-from attunebench.engine.caller import BoundModel, Engine
+from attunebench.engine.caller import BoundModel, Engine, Keeper
 from attunebench.engine.estimate import check_estimate, estimate, unpriced
 from attunebench.engine.ledger import LedgerBook, Tally
 from attunebench.engine.plan import ALL, applicable, task_names, without_judge
@@ -41,6 +41,7 @@ from attunebench.engine.shards import SHARED_PLAN, Shard
 from attunebench.engine.spend import SpendCap, spent_of
 from attunebench.engine.training import teach
 from attunebench.engine.wiring import (
+    Found,
     adaptations,
     bind_models,
     capability_lines,
@@ -112,7 +113,7 @@ class RunConfig:
     max_cost: float | None = None  # USD the run may spend, every session together (engine.spend)
     # What each model's pre-flight found, made once by a driver for all its shards
     # (`preflight`): by model name, in place of each shard's own pre-flight call.
-    preflight: Mapping[str, Mapping[str, Any]] | None = None
+    preflight: Mapping[str, Found] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +274,7 @@ async def run(
     sleep: Sleep = asyncio.sleep,
     say: Say = _quiet,
     report: Report | None = None,
+    keeper: Keeper | None = None,
 ) -> RunResult:
     """Run (or resume) the plan `config` describes.
 
@@ -281,6 +283,8 @@ async def run(
     the models and the RUNDIR have all been checked. `say` is told, before any item is called,
     what each hosted model was found to accept (`wiring.capability_lines`); `report`, if
     given, how many items are done after each record (a driver's own progress bar).
+    `keeper` keeps each call beyond this process as it is made (a `run --ray` shard,
+    `engine.ray_shard`, whose driver's pre-flight comes as `config.preflight`).
     """
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
@@ -311,7 +315,7 @@ async def run(
         spend = await _preflight(config, plan, bound)
         info, kept = _open_rundir(config, conversations, plan, bound, say)
         done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
-        engine = _engine(config, bound, policy, sleep, spend)
+        engine = _engine(config, bound, policy, sleep, spend, keeper)
         errors: Counter[tuple[str, str, str]] = Counter()
         units = plan_units(plan.work, done)
         failed = await _execute(config, engine, units, plan.keys, done, info, errors, report)
@@ -334,7 +338,7 @@ async def run(
     )
 
 
-async def preflight(config: RunConfig) -> dict[str, dict[str, Any]]:
+async def preflight(config: RunConfig) -> dict[str, Found]:
     """Each model's pre-flight, made once, as plain JSON: a driver that runs the plan's
     shards elsewhere passes it on (`RunConfig.preflight`), and no shard makes its own."""
     bound = await bind_models(
@@ -390,6 +394,7 @@ def _engine(
     policy: RetryPolicy | None,
     sleep: Sleep,
     spend: SpendCap | None = None,
+    keeper: Keeper | None = None,
 ) -> Engine:
     """The engine that asks the models: the shared cache, the RUNDIR's ledger carried on, the
     run's dollar cap."""
@@ -401,6 +406,7 @@ def _engine(
         sleep=sleep,
         rng=random.Random(config.seed),
         spend=spend,
+        keeper=keeper,
     )
 
 

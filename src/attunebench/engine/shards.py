@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,29 +121,25 @@ def _records(shards: Sequence[tuple[Path, RunInfo, Shard]]) -> list[ItemRecord]:
     return merged
 
 
-def _ledger(directories: Sequence[Path]) -> Ledger:
+def sum_ledgers(ledgers: Iterable[Ledger | None]) -> Ledger:
+    """One ledger counting what each counted: entries summed by (model, task, role), and each
+    model's servers added up (every shard started its own)."""
     totals: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for directory in directories:
-        ledger = rundir.read_ledger(directory)
-        for entry in ledger.entries if ledger is not None else ():
+    usage: dict[str, ServerUsage] = {}
+    for ledger in ledgers:
+        if ledger is None:
+            continue
+        for entry in ledger.entries:
             sums = totals.setdefault((entry.model, entry.task, entry.role), {})
             for name, value in entry.model_dump(exclude={"model", "task", "role"}).items():
                 sums[name] = sums.get(name, 0) + value
+        for model, server in ledger.servers.items():
+            usage[model] = usage[model].plus(server) if model in usage else server
     entries = [
         LedgerEntry.model_validate({"model": m, "task": t, "role": r, **sums})
         for (m, t, r), sums in sorted(totals.items())
     ]
-    return Ledger(entries=entries, servers=_servers(directories))
-
-
-def _servers(directories: Sequence[Path]) -> dict[str, ServerUsage]:
-    """Each model's servers over the shards: every shard started its own, so they add up."""
-    usage: dict[str, ServerUsage] = {}
-    for directory in directories:
-        ledger = rundir.read_ledger(directory)
-        for model, server in (ledger.servers if ledger is not None else {}).items():
-            usage[model] = usage[model].plus(server) if model in usage else server
-    return dict(sorted(usage.items()))
+    return Ledger(entries=entries, servers=dict(sorted(usage.items())))
 
 
 def _info(infos: Sequence[RunInfo]) -> RunInfo:
@@ -197,6 +193,9 @@ def merge_shards(directories: Sequence[Path], out: Path) -> RunInfo:
         for conversation in iter_conversations(directory / rundir.CONVERSATIONS_FILE)
     ]
     write_conversations(out / rundir.CONVERSATIONS_FILE, conversations)
-    rundir.write_json(out / rundir.LEDGER_FILE, _ledger([directory for directory, _, _ in shards]))
+    rundir.write_json(
+        out / rundir.LEDGER_FILE,
+        sum_ledgers(rundir.read_ledger(directory) for directory, _, _ in shards),
+    )
     rundir.write_json(out / rundir.RUN_FILE, info)
     return info

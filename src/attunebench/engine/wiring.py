@@ -2,6 +2,10 @@
 a quick reachability check, a pre-flight call per model with its own parameters (a refused
 parameter stops the run here, named with its fix), what each hosted model was found to accept
 (said before any item is called, and kept in run.json), and where the shared cache lives.
+
+What the pre-flight found of a model (`Found`: what it accepts, the parameters it adapted)
+can be carried to another process that makes the same model (a `run --ray` shard), which then
+neither reads the models endpoint nor calls the model before its first item.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.limits import Endpoint
@@ -21,6 +25,13 @@ from attunebench.models.modelsfile import ModelEntry, ModelsFileError, option_er
 from attunebench.models.registry import ProviderConfigError, SpecError, make_provider
 from attunebench.tasks import load_tasks
 from attunebench.userdirs import user_cache
+
+
+class Found(TypedDict):
+    """What the pre-flight found of one model, as plain data (it travels between processes)."""
+
+    capabilities: dict[str, Any] | None
+    adapted: dict[str, str]
 
 
 def default_cache_path() -> Path:
@@ -139,7 +150,7 @@ async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> N
 
 
 async def _probe(
-    made: Mapping[str, tuple[ModelEntry, Provider]], found: Mapping[str, Mapping[str, Any]]
+    made: Mapping[str, tuple[ModelEntry, Provider]], found: Mapping[str, Found]
 ) -> None:
     """Each model's pre-flight call, or what one made elsewhere found (`found`, by name)."""
     for name, (entry, provider) in made.items():
@@ -154,16 +165,16 @@ async def _probe(
 
 
 async def preflight_models(
-    bound: Mapping[str, BoundModel], found: Mapping[str, Mapping[str, Any]] | None = None
+    bound: Mapping[str, BoundModel], found: Mapping[str, Found] | None = None
 ) -> None:
     """The pre-flight of models bound without it: each one's call, or (`found`, by name) what
     the run's driver found, so that a shard makes none of its own."""
     await _probe({name: (b.entry, b.provider) for name, b in bound.items()}, found or {})
 
 
-def preflight_found(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, Any]]:
+def preflight_found(bound: Mapping[str, BoundModel]) -> dict[str, Found]:
     """What each model's pre-flight found (plain JSON), for shards to adopt."""
-    return {name: b.provider.found() for name, b in bound.items()}
+    return {name: cast(Found, b.provider.found()) for name, b in bound.items()}
 
 
 def adaptations(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, str]]:

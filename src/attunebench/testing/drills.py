@@ -132,7 +132,8 @@ def _lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def _cache_rows(path: Path) -> int:
+def cache_rows(path: Path) -> int:
+    """The answers the response cache at `path` holds (0 before it is made)."""
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -220,7 +221,7 @@ def _kill_at(run: _CliRun, server: FaultServer, records: int, settle_s: float) -
         while time.monotonic() < deadline and not settled:
             stats = server.stats()
             settled = stats["answering"] == 0 and (
-                _cache_rows(run.cache) >= stats["successful_calls"]
+                cache_rows(run.cache) >= stats["successful_calls"]
             )
             time.sleep(0.005)
         os.kill(process.pid, signal.SIGKILL)

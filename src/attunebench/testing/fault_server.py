@@ -5,9 +5,11 @@ says otherwise: 429 with Retry-After, 500, 503, a timeout (the request is held p
 client's patience, then dropped), a dropped connection, a malformed JSON body, or a response
 cut short of its Content-Length. It counts every request, fault and successful completion per
 request content key (GET /fault/stats), so a test can prove a client never repeats a call that
-succeeded. `hold()` makes new requests wait (received, unanswered) until `release()`. A
-run's pre-flight call (marked by its header) is answered, never faulted, held or counted: it
-belongs to the run's set-up, not to its calls.
+succeeded. `hold()` makes new requests wait (received, unanswered) until `release()`;
+`received` counts every chat request as it arrives, a held one whose client left too (the
+calls a client made), and `waiting` those held now. A run's pre-flight call (marked by its
+header) is answered, never faulted, held or counted among the calls: it belongs to the run's
+set-up; `preflights` and `model_lists` count it and the reads of /v1/models.
 
     with FaultServer(FaultPlan(fail_rate=0.3, seed=1)) as server:
         ...  # point an openai/ model at server.base_url
@@ -64,12 +66,18 @@ class FaultServer(ServedApp):
         *,
         answer: Answerer = answer_from_prompt,
         port: int = 0,
+        latency_s: float = 0.0,
     ) -> None:
         super().__init__(port)
+        self.latency_s = latency_s  # how long each call takes to answer, past the gate
         self.plan = plan or FaultPlan()
         self.counts = FaultCounts()
         self._answer = answer
         self._answering = 0  # successful answers decided but not yet written out
+        self._waiting = 0  # requests held at the gate now
+        self.received = 0  # chat requests that arrived (pre-flight calls aside)
+        self.preflights = 0
+        self.model_lists = 0
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -90,9 +98,17 @@ class FaultServer(ServedApp):
         return self.on_loop(self._snapshot)
 
     def _snapshot(self) -> dict[str, Any]:
-        return {**self.counts.snapshot(), "answering": self._answering}
+        return {
+            **self.counts.snapshot(),
+            "answering": self._answering,
+            "waiting": self._waiting,
+            "received": self.received,
+            "preflights": self.preflights,
+            "model_lists": self.model_lists,
+        }
 
     async def _models(self, request: web.Request) -> web.Response:
+        self.model_lists += 1
         return web.json_response({"object": "list", "data": [{"id": "fault", "object": "model"}]})
 
     async def _stats(self, request: web.Request) -> web.Response:
@@ -106,12 +122,21 @@ class FaultServer(ServedApp):
         except (ValueError, KeyError, TypeError):
             return web.json_response({"error": {"message": "not a chat request"}}, status=400)
         if request.headers.get(PREFLIGHT_HEADER):
+            self.preflights += 1
             return web.json_response(completion(self._answer(messages), str(body.get("model"))))
-        if not await self.through_gate(request):
+        self.received += 1
+        self._waiting += 1
+        try:
+            passed = await self.through_gate(request)
+        finally:
+            self._waiting -= 1
+        if not passed:
             # Its client gave up or was killed while the request was held: answering now
             # would count a success nobody received (and a resumed run would rightly ask
             # again), so it is dropped like a request that never came.
             return web.Response(status=499)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         key = request_key(body)
         attempt = self.counts.attempts[key]
         self.counts.attempts[key] += 1
