@@ -127,3 +127,16 @@ def test_the_report_states_the_interval_power_states_for_its_pilot() -> None:
         found.ci_high,
     )
     assert (found.n, found.n_clusters) == (160, 40)
+
+
+def test_by_participant_both_models_draw_the_same_participants() -> None:
+    runs = planted({"m/a": 0.8, "m/b": 0.6}, 2)
+    people = {c.participant.id for c in runs.conversations.values() if c.participant}
+    assert 1 < len(people) < 40  # some participants held several conversations
+    options = Options(resamples=300, differences=PAIR, cluster="participant")
+    summary = build_summary(runs, options)
+    found = difference(summary)
+    by_conversation = difference(build_summary(runs, FAST))
+    assert found.n_clusters == len(people) and by_conversation.n_clusters == 40
+    assert found.value == by_conversation.value
+    assert found.ci_low is not None and found.ci_low < found.value < found.ci_high  # type: ignore[operator]
