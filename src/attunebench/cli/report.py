@@ -19,6 +19,7 @@ from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import folder_out, os_problem
 
 if TYPE_CHECKING:
+    from attunebench.analysis.loading import Runs
     from attunebench.analysis.power import PowerCurve
     from attunebench.analysis.schema import Summary
     from attunebench.report.render import Format
@@ -133,11 +134,20 @@ def _check_models(names: list[str], known: list[str], option: str, what: str) ->
             )
 
 
+def _check_compared(runs: Runs, asked: ReportOptions) -> None:
+    """`--compare` names models under test of these runs (a yardstick is never compared)."""
+    from attunebench.analysis.provenance import Roster
+
+    roster = Roster.of(runs, asked.include_simulated)
+    under_test = sorted({r.model for r in runs.records if roster.is_subject(r.model)})
+    compared = [name for pair in asked.compare for name in pair]
+    _check_models(compared, under_test, "--compare", "models under test")
+
+
 def _report(asked: ReportOptions) -> None:
     """The options checked, each `simulators validate` folder's page written, then the runs
     merged, analysed and reported in the format asked; notes and warnings told on stderr."""
     from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
-    from attunebench.analysis.provenance import Roster
     from attunebench.report.render import write_report
 
     if asked.fmt not in FORMATS:
@@ -152,10 +162,7 @@ def _report(asked: ReportOptions) -> None:
         return
     try:
         runs = load_runs(rundirs, dataset=asked.data, allow_mixed_datasets=asked.allow_mixed_data)
-        compared = [name for pair in asked.compare for name in pair]
-        roster = Roster.of(runs, asked.include_simulated)
-        under_test = sorted({r.model for r in runs.records if roster.is_subject(r.model)})
-        _check_models(compared, under_test, "--compare", "models under test")
+        _check_compared(runs, asked)
         options = Options(
             seed=asked.seed,
             resamples=asked.resamples,
