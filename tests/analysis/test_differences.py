@@ -140,3 +140,10 @@ def test_by_participant_both_models_draw_the_same_participants() -> None:
     assert found.n_clusters == len(people) and by_conversation.n_clusters == 40
     assert found.value == by_conversation.value
     assert found.ci_low is not None and found.ci_low < found.value < found.ci_high  # type: ignore[operator]
+
+
+def test_too_few_conversations_give_the_difference_without_an_interval() -> None:
+    plan = Plan({"m/a": {"preference": 0.8}, "m/b": {"preference": 0.6}}, conversations=6)
+    found = difference(build_summary(synthetic.runs(plan), FAST))
+    assert found.value is not None and found.ci_low is None and found.ci_high is None
+    assert found.n_clusters == 6 and "fewer than 10" in (found.reason or "")

@@ -176,6 +176,8 @@ def _difference(
     subjects: Collection[str],
     resampling: Resampling,
 ) -> ModelDifference:
+    """One pair on one task's cell: the difference with its interval, or the reason there is
+    none (a name not under test here, an undefined headline, too few clusters)."""
     metric = headline_metric(cell)
     base = ModelDifference(
         task=cell.task, metric=metric, variant=cell.variant, a=names[0], b=names[1]
@@ -189,8 +191,14 @@ def _difference(
     if pair is None:
         return base.model_copy(update={"reason": f"no {metric} on these items"})
     a, b = (float(side[0]) for side in pair.each(np.ones((1, pair.clusters))))
-    found = base.model_copy(update={"a_value": a, "b_value": b, "n": pair.items,
-                                    "n_clusters": pair.clusters})  # fmt: skip
+    found = base.model_copy(
+        update={
+            "a_value": None if np.isnan(a) else a,  # null, never NaN, in summary.json
+            "b_value": None if np.isnan(b) else b,
+            "n": pair.items,
+            "n_clusters": pair.clusters,
+        }
+    )
     if np.isnan(a) or np.isnan(b):
         return found.model_copy(update={"reason": f"{metric} is undefined on these items"})
     found = found.model_copy(update={"value": a - b})
