@@ -17,7 +17,9 @@ A second invocation resumes: the runs and their cache are kept under `--out`.
 
 It reports, from one `report` over every run (seeded, 2,000 resamples):
 - each model's headline per task, with its interval;
-- paired differences on the same items: 1.5B - 0.5B (the controlled pair) and 1.5B - 135M;
+- paired differences on the same items, as `report --compare` gives them (the same function,
+  `analysis.differences`, through `Options.differences`): 1.5B - 0.5B (the controlled pair) and
+  1.5B - 135M;
 - per task, how many of the model pairs the headline orders by size (point values);
 - the Qwen pair's person gap per task;
 - the conversations needed to separate 1.5B from 0.5B on each task's headline at 80% power, a
@@ -32,7 +34,8 @@ It reports, from one `report` over every run (seeded, 2,000 resamples):
 `--quick`: SmolLM2 alone, with its twins, on 1 conversation per task (the same code path, in
 seconds). `--results FILE` writes the results page (`make ladder` writes docs/results.md). The
 last line is JSON: `models` (each `name`, `params`, `sha256`, `mode`), `headline`,
-`differences`, `pairs_in_size_order`, `person_gap`, `conversations_needed` (per task: the
+`differences` (per task and pair: value, interval, the headline `metric`, reason),
+`pairs_in_size_order`, `person_gap`, `conversations_needed` (per task: the
 headline `metric`, the pilot's difference with its interval, the central figure `needed`, the
 range `needed_low` to `needed_high` (null where the pilot cannot bound it) as `range` states
 it, and the `note` the results page prints), `references`, `server_busy_share`, `wall_s`, with
@@ -177,6 +180,7 @@ def differences(summary: Summary) -> dict[str, dict[str, Any]]:
         entry = interval(found.value, found.ci_low, found.ci_high)
         out.setdefault(found.task, {})[f"{found.a} - {found.b}"] = {
             **entry,
+            "metric": found.metric,
             "reason": found.reason,
         }
     return out
@@ -352,7 +356,7 @@ def _detail_lines(figures: dict[str, Any]) -> list[str]:
     for task, found in sorted(figures["differences"].items()):
         for pair, value in found.items():
             why = f" ({value['reason']})" if value.get("reason") else ""
-            lines.append(f"- {task}, {pair}: {_number(value)}{why}")
+            lines.append(f"- {task}, {pair} ({value['metric']}): {_number(value)}{why}")
     lines += ["", "## Person gap (headline shown minus person-hidden)", ""]
     for task, by_model in sorted(figures["person_gap"].items()):
         for model, gap in by_model.items():

@@ -11,16 +11,14 @@ from scipy import stats
 
 from attunebench.analysis import Options, build_summary, synthetic
 from attunebench.analysis.contexts import paired_items
+from attunebench.analysis.differences import gather, headline_pair, report_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.power import (
     PowerCurve,
     Settings,
     conversations_for,
-    gather,
-    headline_pair,
     power_curve,
-    report_cell,
 )
 from attunebench.analysis.synthetic import Plan
 

@@ -1,68 +1,219 @@
 """Two models' headlines compared on the same items: model a's minus model b's, with an interval.
 
-The cross-model cell of a task holds the items every model under test answered, and every
-model's headline is computed on them under the same resamples (`MetricScores.samples`), so
-the difference of two models' resampled headlines is the paired difference on those items: its
+The report's cell of a task (`cells.build_cell`) holds the items every model under test
+answered. Each model's headline metric (macro-F1, an adjusted correlation: whatever the task
+declares, `scores.cell_headline`) is computed on them by the metric's own statistic under rows
+of cluster weights (`tasks.metrics`), read as the report reads it (`scores.metric_values`). A
+resample draws clusters (conversations, or participants with `--cluster participant`) once for
+both models, so the difference of the two resampled headlines is the paired difference: its
 interval (the expanded percentile interval of the per-resample differences, as every interval
-here) reflects that both models met the same hard and easy conversations. It is a difference of
-headline metrics (macro-F1, an adjusted correlation), not of item means.
+here) reflects that both models met the same hard and easy conversations, and is narrower than
+two independent bootstraps would give wherever the models' scores go together. It is a
+difference of headline metrics, not of item means.
+
+`power` simulates studies of this same pair (`HeadlinePair`), and its pilot's interval is this
+one (`resampled_difference`). Every pair of a task is resampled with the same draws (each from
+the analysis seed), so a - b and b - c add up to a - c in every resample.
 
 Only models under test are compared: a yardstick's row is scored on its own items.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
-from attunebench.analysis.schema import ModelDifference, ScoreRow
-from attunebench.analysis.scores import MetricScores
+from attunebench.analysis.bootstrap import Minimum, percentile_interval, resample_counts
+from attunebench.analysis.cells import Cell, build_cell
+from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
+from attunebench.analysis.loading import Runs
+from attunebench.analysis.provenance import Roster
+from attunebench.analysis.schema import ModelDifference
+from attunebench.analysis.scores import cell_headline, headline_metric, metric_values
+from attunebench.stats import Weights
+from attunebench.tasks.metrics import Found, Metric
+
+
+@dataclass(frozen=True)
+class HeadlinePair:
+    """Two models' values of the headline metric on the report's cell, read once: each model's
+    values and the cluster (0 to `clusters` - 1) of each record they were read from."""
+
+    metric: Metric
+    values: tuple[Found, Found]
+    owners: tuple[IntArray, IntArray]  # each model's records: its cluster
+    clusters: int
+    items: int  # items of model a
+
+    def each(self, counts: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """a's headline and b's under each row of `counts` (rows x clusters)."""
+        a, b = (
+            self.metric.weighted(found, Weights(counts, owners))
+            for found, owners in zip(self.values, self.owners, strict=True)
+        )
+        return a, b
+
+    def differences(self, counts: FloatArray) -> FloatArray:
+        """a's headline minus b's under each row of `counts` (rows x clusters)."""
+        a, b = self.each(counts)
+        return a - b
+
+    def point(self) -> float:
+        """The difference with every cluster once, as the report's value."""
+        return float(self.differences(np.ones((1, self.clusters)))[0])
+
+    def only(self, chosen: IntArray) -> HeadlinePair:
+        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k (a
+        cluster chosen twice counts as two conversations): what the report reads from a study
+        of those conversations."""
+        values, owners = [], []
+        for found, mine in zip(self.values, self.owners, strict=True):
+            records, position = gather(mine, chosen, self.clusters)
+            values.append(_rows_of(found, records))
+            owners.append(position)
+        return HeadlinePair(
+            self.metric, (values[0], values[1]), (owners[0], owners[1]), len(chosen), len(owners[0])
+        )
+
+
+def gather(group: IntArray, chosen: IntArray, groups: int) -> tuple[IntArray, IntArray]:
+    """The indices of the members of each chosen group (members of a group chosen twice come
+    twice), in the order chosen, and the position in `chosen` each came for."""
+    order = np.argsort(group, kind="stable")
+    sizes = np.bincount(group, minlength=groups)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    lengths = sizes[chosen]
+    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    members = order[np.repeat(starts[chosen], lengths) + offsets]
+    return members, np.repeat(np.arange(len(chosen)), lengths)
+
+
+def _rows_of(found: Found, records: IntArray) -> Found:
+    """The values of these records, in this order (rows of several-row records follow them)."""
+    if not isinstance(found, tuple):
+        return found[records]
+    values, owners = found
+    groups = int(max(owners.max(initial=-1), records.max(initial=-1))) + 1
+    rows, position = gather(owners, records, groups)
+    return values[rows], position
+
+
+def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
+    """The cell the report compares models on for this task (its headline variant, the items
+    every model under test answered); None for a task with only person-hidden twins."""
+    variant = headline_variant(frame.task_variants(task))
+    if variant is None:
+        return None
+    roster = Roster.of(runs)
+    subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
+    return build_cell(frame, task, variant, False, subjects, runs.made_with(task))
+
+
+def headline_pair(
+    frame: Frame, cell: Cell, a: str, b: str, cluster_of: IntArray | None = None
+) -> HeadlinePair | None:
+    """The pair's headline on the cell, clustered by conversation (or by `cluster_of`, each
+    conversation's cluster); None where either model has no record there or the cell has no
+    headline metric."""
+    metric = cell_headline(cell, frame)
+    found = [frame.models.index(m) for m in (a, b) if m in frame.models]
+    rows = [cell.rows(frame, m) for m in found]
+    if metric is None or len(rows) < 2 or not all(len(r) for r in rows):
+        return None
+    keys = [frame.conversation[r] if cluster_of is None else cluster_of[frame.conversation[r]]
+            for r in rows]  # fmt: skip
+    clusters = np.unique(np.concatenate(keys))
+    owners = [np.searchsorted(clusters, k) for k in keys]
+    values = [metric_values(frame, cell, metric, r) for r in rows]
+    return HeadlinePair(
+        metric, (values[0], values[1]), (owners[0], owners[1]), len(clusters), len(rows[0])
+    )
+
+
+def resampled_difference(
+    pair: HeadlinePair, resamples: int, confidence: float, rng: np.random.Generator
+) -> tuple[float, FloatArray, float, float]:
+    """The pair's difference, its `resamples` paired cluster resamples (both models under the
+    same draws) and their expanded percentile interval at the pair's cluster count."""
+    counts = resample_counts(pair.clusters, resamples, rng)
+    drawn = pair.differences(np.asarray(counts, dtype=np.float64))
+    low, high = percentile_interval(drawn[:, None], confidence, pair.clusters)
+    return pair.point(), drawn, float(low[0]), float(high[0])
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """How the report resamples: its seed, resamples, confidence and fewest clusters."""
+
+    seed: int
+    resamples: int
+    confidence: float
+    minimum: Minimum
 
 
 def model_differences(
-    headlines: Mapping[str, MetricScores],
-    rows: Sequence[ScoreRow],
-    models: Sequence[str],
+    frame: Frame,
+    cells: Mapping[str, Cell],
+    subjects: Collection[str],
     pairs: Sequence[tuple[str, str]],
-    bootstrap: ClusterBootstrap,
+    resampling: Resampling,
 ) -> list[ModelDifference]:
-    """Per task and asked pair (a, b): a's headline minus b's on their common items."""
-    out = []
-    for task, scores in sorted(headlines.items()):
-        mine = {r.model: r for r in rows if r.task == task and r.headline and r.subject}
-        for a, b in pairs:
-            out.append(_difference(scores, (mine.get(a), mine.get(b)), (a, b), models, bootstrap))
-    return out
+    """Per task (`cells`: each task's headline cell) and asked pair (a, b): a's headline minus
+    b's on the cell's items, with its paired interval."""
+    return [
+        _difference(frame, cell, pair, subjects, resampling)
+        for _, cell in sorted(cells.items())
+        for pair in pairs
+    ]
 
 
 def _difference(
-    scores: MetricScores,
-    found: tuple[ScoreRow | None, ScoreRow | None],
-    pair: tuple[str, str],
-    models: Sequence[str],
-    bootstrap: ClusterBootstrap,
+    frame: Frame,
+    cell: Cell,
+    names: tuple[str, str],
+    subjects: Collection[str],
+    resampling: Resampling,
 ) -> ModelDifference:
+    """One pair on one task's cell: the difference with its interval, or the reason there is
+    none (a name not under test here, an undefined headline, too few clusters)."""
+    metric = headline_metric(cell)
     base = ModelDifference(
-        task=scores.task, metric=scores.metric, variant=scores.variant, a=pair[0], b=pair[1]
+        task=cell.task, metric=metric, variant=cell.variant, a=names[0], b=names[1]
     )
-    left, right = found
-    if left is None or right is None:
-        missing = pair[0] if left is None else pair[1]
+    missing = next((n for n in names if n not in subjects or not len(_rows(frame, cell, n))), None)
+    if missing is not None:
         return base.model_copy(
             update={"reason": f"not a model under test with a headline here: {missing}"}
         )
-    if left.value is None or right.value is None:
-        return base.model_copy(update={"reason": "a headline is undefined on these items"})
-    i, j = models.index(pair[0]), models.index(pair[1])
-    value = float(scores.point[i] - scores.point[j])
-    found_ = base.model_copy(update={"a_value": left.value, "b_value": right.value, "value": value})
-    too_few = left.reason or right.reason
+    pair = headline_pair(frame, cell, *names, resampling.minimum.cluster_of)
+    if pair is None:
+        return base.model_copy(update={"reason": f"no {metric} on these items"})
+    a, b = (float(side[0]) for side in pair.each(np.ones((1, pair.clusters))))
+    found = base.model_copy(
+        update={
+            "a_value": None if np.isnan(a) else a,  # null, never NaN, in summary.json
+            "b_value": None if np.isnan(b) else b,
+            "n": pair.items,
+            "n_clusters": pair.clusters,
+        }
+    )
+    if np.isnan(a) or np.isnan(b):
+        return found.model_copy(update={"reason": f"{metric} is undefined on these items"})
+    found = found.model_copy(update={"value": a - b})
+    too_few = resampling.minimum.reason(pair.clusters)
     if too_few is not None:
-        return found_.model_copy(update={"reason": too_few})
-    drawn = (scores.samples[:, i] - scores.samples[:, j])[:, None]
-    low, high = bootstrap.interval(drawn, left.n_conversations)
-    if np.isnan(low[0]) or np.isnan(high[0]):
-        return found_.model_copy(update={"reason": "undefined in every resample"})
-    return found_.model_copy(update={"ci_low": float(low[0]), "ci_high": float(high[0])})
+        return found.model_copy(update={"reason": too_few})
+    rng = np.random.default_rng(resampling.seed)  # the same draws for every pair of the task
+    _, _, low, high = resampled_difference(pair, resampling.resamples, resampling.confidence, rng)
+    if np.isnan(low) or np.isnan(high):
+        return found.model_copy(update={"reason": "undefined in every resample"})
+    return found.model_copy(update={"ci_low": low, "ci_high": high})
+
+
+def _rows(frame: Frame, cell: Cell, name: str) -> IntArray:
+    """The cell's records of a model (none for a model without records)."""
+    if name not in frame.models:
+        return np.zeros(0, dtype=np.int64)
+    return cell.rows(frame, frame.models.index(name))

@@ -1,9 +1,10 @@
 """How many conversations would separate two models on a task's headline? Power from a pilot.
 
-The statistic is the report's paired difference (`analysis.differences`): model a's headline
-metric minus model b's (macro-F1, a position-adjusted correlation: whatever the task declares),
-on the items of the report's own cell for the task (`cells.build_cell`: the items every model
-under test answered), each computed by the metric's own statistic under rows of conversation
+The statistic is the report's paired difference (`analysis.differences`, whose pair and
+pilot interval are used here, not restated): model a's headline metric minus model b's
+(macro-F1, a position-adjusted correlation: whatever the task declares), on the items of
+the report's own cell for the task (`cells.build_cell`: the items every model under test
+answered), each computed by the metric's own statistic under rows of conversation
 weights (`tasks.metrics`), as every resample of the report is. Nothing here restates a metric.
 
 A simulated study of n conversations draws n of the pilot's conversations with replacement (a
@@ -53,107 +54,21 @@ from attunebench.analysis.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     percentile_interval,
-    resample_counts,
 )
-from attunebench.analysis.cells import Cell, build_cell
-from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray, headline_variant
+from attunebench.analysis.differences import (
+    HeadlinePair,
+    headline_pair,
+    report_cell,
+    resampled_difference,
+)
+from attunebench.analysis.frame import BoolArray, FloatArray, Frame
 from attunebench.analysis.loading import Runs
-from attunebench.analysis.provenance import Roster
-from attunebench.analysis.scores import cell_headline, metric_values
-from attunebench.stats import Weights
-from attunebench.tasks.metrics import Found, Metric
 
 DEFAULT_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 DEFAULT_SIMULATIONS = 400
 STUDY_RESAMPLES = 200  # each simulated study's own bootstrap, for its interval
 TARGET_POWER = 0.8
 ROWS_PER_BATCH = 400_000  # bounds memory: studies x resamples x conversations per batch
-
-
-@dataclass(frozen=True)
-class HeadlinePair:
-    """Two models' values of the headline metric on the report's cell, read once: each model's
-    values and the cluster (0 to `clusters` - 1) of each record they were read from."""
-
-    metric: Metric
-    values: tuple[Found, Found]
-    owners: tuple[IntArray, IntArray]  # each model's records: its cluster
-    clusters: int
-    items: int  # items of model a
-
-    def differences(self, counts: FloatArray) -> FloatArray:
-        """a's headline minus b's under each row of `counts` (rows x clusters)."""
-        a, b = (
-            self.metric.weighted(found, Weights(counts, owners))
-            for found, owners in zip(self.values, self.owners, strict=True)
-        )
-        return a - b
-
-    def point(self) -> float:
-        """The pilot's difference: every conversation once, as the report's value."""
-        return float(self.differences(np.ones((1, self.clusters)))[0])
-
-    def only(self, chosen: IntArray) -> HeadlinePair:
-        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k (a
-        cluster chosen twice counts as two conversations): what the report reads from a study
-        of those conversations."""
-        values, owners = [], []
-        for found, mine in zip(self.values, self.owners, strict=True):
-            records, position = gather(mine, chosen, self.clusters)
-            values.append(_rows_of(found, records))
-            owners.append(position)
-        return HeadlinePair(
-            self.metric, (values[0], values[1]), (owners[0], owners[1]), len(chosen), len(owners[0])
-        )
-
-
-def gather(group: IntArray, chosen: IntArray, groups: int) -> tuple[IntArray, IntArray]:
-    """The indices of the members of each chosen group (members of a group chosen twice come
-    twice), in the order chosen, and the position in `chosen` each came for."""
-    order = np.argsort(group, kind="stable")
-    sizes = np.bincount(group, minlength=groups)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    lengths = sizes[chosen]
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    members = order[np.repeat(starts[chosen], lengths) + offsets]
-    return members, np.repeat(np.arange(len(chosen)), lengths)
-
-
-def _rows_of(found: Found, records: IntArray) -> Found:
-    """The values of these records, in this order (rows of several-row records follow them)."""
-    if not isinstance(found, tuple):
-        return found[records]
-    values, owners = found
-    groups = int(max(owners.max(initial=-1), records.max(initial=-1))) + 1
-    rows, position = gather(owners, records, groups)
-    return values[rows], position
-
-
-def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
-    """The cell the report compares models on for this task (its headline variant, the items
-    every model under test answered); None for a task with only person-hidden twins."""
-    variant = headline_variant(frame.task_variants(task))
-    if variant is None:
-        return None
-    roster = Roster.of(runs)
-    subjects = [m for m, name in enumerate(frame.models) if roster.is_subject(name)]
-    return build_cell(frame, task, variant, False, subjects, runs.made_with(task))
-
-
-def headline_pair(frame: Frame, cell: Cell, a: str, b: str) -> HeadlinePair | None:
-    """The pair's headline on the cell, clustered by conversation; None where either model has
-    no record there or the cell has no headline metric."""
-    metric = cell_headline(cell, frame)
-    found = [frame.models.index(m) for m in (a, b) if m in frame.models]
-    rows = [cell.rows(frame, m) for m in found]
-    if metric is None or len(rows) < 2 or not all(len(r) for r in rows):
-        return None
-    conversations = np.unique(np.concatenate([frame.conversation[r] for r in rows]))
-    owners = [np.searchsorted(conversations, frame.conversation[r]) for r in rows]
-    values = [metric_values(frame, cell, metric, r) for r in rows]
-    return HeadlinePair(
-        metric, (values[0], values[1]), (owners[0], owners[1]), len(conversations), len(rows[0])
-    )
 
 
 def study_rejects(
@@ -297,16 +212,14 @@ def pair_power(
     empty = PowerCurve(task, variant, pair.metric.name, pair.clusters, pair.items, None, (), ())
     if pair.clusters < 2:
         return _with(empty, note="fewer than 2 conversations with items both models answered")
-    counts = resample_counts(pair.clusters, settings.pilot_resamples, rng)
-    drawn = pair.differences(np.asarray(counts, dtype=np.float64))
-    difference = pair.point()
+    difference, drawn, low, high = resampled_difference(
+        pair, settings.pilot_resamples, settings.confidence, rng
+    )
     if np.isnan(difference):
         return _with(empty, note=f"{pair.metric.name} is undefined on these items")
     if not np.any(drawn[~np.isnan(drawn)]) and difference == 0.0:
         note = f"these two models never differ: the same {pair.metric.name} in every resample"
         return _with(empty, difference=difference, note=note)
-    interval = percentile_interval(drawn[:, None], settings.confidence, pair.clusters)
-    low, high = (float(end[0]) for end in interval)
     stretch = understated(pair, drawn)
     found = _with(empty, difference=difference, ci_low=low, ci_high=high, stretch=stretch)
     power = tuple(  # a study of n is one of n / stretch^2 of the pilot's (see the docstring)

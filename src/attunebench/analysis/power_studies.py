@@ -31,15 +31,13 @@ import numpy as np
 
 from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE
+from attunebench.analysis.differences import HeadlinePair, headline_pair, report_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.power import (
-    HeadlinePair,
     PowerCurve,
     Settings,
     conversations_for,
-    headline_pair,
     pair_power,
-    report_cell,
     study_rejects,
 )
 

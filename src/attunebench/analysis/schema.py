@@ -222,8 +222,9 @@ class Difference(Frozen):
 
 
 class ModelDifference(Frozen):
-    """Model a's headline minus model b's on the items both answered (the cross-model cell),
-    from the same resamples; null: `reason` says why."""
+    """Model a's headline minus model b's on the items every model under test answered (the
+    cross-model cell), both resampled with the same draws (`analysis.differences`); null:
+    `reason` says why."""
 
     task: str
     metric: str
@@ -236,6 +237,10 @@ class ModelDifference(Frozen):
     ci_low: float | None = None
     ci_high: float | None = None
     reason: str | None = None
+    n: int = Field(default=0, description="Items each model was scored on here.")
+    n_clusters: int = Field(
+        default=0, description="Conversations (or participants: settings.cluster) resampled."
+    )
 
 
 class PersonGap(Frozen):
@@ -576,8 +581,9 @@ class Summary(Frozen):
     )
     differences: list[ModelDifference] = Field(
         default_factory=list,
-        description="For the model pairs asked for (Options.differences), per task: a's "
-        "headline minus b's on the items both answered, paired.",
+        description="For the model pairs asked for (`report --compare A,B`), per task: a's "
+        "headline minus b's on the items every model under test answered, with its paired "
+        "cluster-bootstrap interval.",
     )
     judge_agreement: list[JudgeAgreement]
     judge_panel: JudgePanel | None = None

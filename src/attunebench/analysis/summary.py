@@ -33,7 +33,7 @@ from attunebench.analysis.ceiling import ceilings
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.contexts import context_differences
 from attunebench.analysis.corrected import judge_notices, response_corrected
-from attunebench.analysis.differences import model_differences
+from attunebench.analysis.differences import Resampling, model_differences
 from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
 from attunebench.analysis.judge_bias import judge_bias
@@ -59,6 +59,7 @@ from attunebench.analysis.schema import (
     GroupScore,
     Interaction,
     JudgeAgreement,
+    ModelDifference,
     Notice,
     Provenance,
     RankCorrelation,
@@ -366,6 +367,14 @@ def _leading_notices(basis: Basis, made: Provenance) -> list[Notice]:
     return lead
 
 
+def _differences(basis: Basis, options: Options) -> list[ModelDifference]:
+    """The asked pairs' paired headline differences, on each task's headline cell."""
+    cells = {task: basis.cells[task, variant] for task, variant in basis.headline_of.items()}
+    subjects = [basis.frame.models[m] for m in basis.subjects]
+    resampling = Resampling(options.seed, options.resamples, options.confidence, basis.minimum)
+    return model_differences(basis.frame, cells, subjects, options.differences, resampling)
+
+
 def _settings(options: Options) -> Settings:
     return Settings(
         seed=options.seed,
@@ -429,9 +438,7 @@ def _build(runs: Runs, options: Options) -> Summary:
             frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), minimum
         ),
         person_gap=person_gaps(frame, bootstrap, cells, headline_of, roster, minimum),
-        differences=model_differences(
-            headlines, rows, frame.models, options.differences, bootstrap
-        ),
+        differences=_differences(basis, options),
         judge_agreement=agreement,
         judge_panel=judge_panel(verdicts, bootstrap, minimum),
         judge_bias=biases,

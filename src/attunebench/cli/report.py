@@ -12,13 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import folder_out, os_problem
 
 if TYPE_CHECKING:
+    from attunebench.analysis.loading import Runs
     from attunebench.analysis.power import PowerCurve
+    from attunebench.analysis.schema import Summary
     from attunebench.report.render import Format
 
 out = CommandConsole()
@@ -58,6 +61,15 @@ def report(
             "default: a suite run's own, else cross-fitted by conversation."
         ),
     ] = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--compare",
+            metavar="A,B",
+            help="Two models under test: A's headline minus B's on each task, on the same "
+            "items, with a paired interval (repeat for more pairs).",
+        ),
+    ] = None,
 ) -> None:
     """Analyse run directories: scores with intervals, rank agreement, discriminability, report.
     A folder of `simulators validate` gets its page (simulators.html)."""
@@ -74,6 +86,7 @@ def report(
             include_simulated=include_simulated,
             all_items=all_items,
             train=train,
+            compare=_pairs(compare or []),
         )
     )
 
@@ -93,6 +106,42 @@ class ReportOptions:
     include_simulated: bool
     all_items: bool
     train: Path | None
+    compare: tuple[tuple[str, str], ...] = ()
+
+
+def _pairs(values: list[str]) -> tuple[tuple[str, str], ...]:
+    """Each `--compare` value as a pair (a, b): two different names, comma-separated."""
+    pairs = []
+    for value in values:
+        names = [name.strip() for name in value.split(",")]
+        if len(names) != 2 or not all(names) or names[0] == names[1]:
+            raise typer.BadParameter(
+                f"{value!r}: give two different models as A,B", param_hint="--compare"
+            )
+        pairs.append((names[0], names[1]))
+    return tuple(pairs)
+
+
+def _check_models(names: list[str], known: list[str], option: str, what: str) -> None:
+    """Stop with one line where a name is not among `known` (`what`: what they are, plural)."""
+    from attunebench.registry import did_you_mean
+
+    for name in names:
+        if name not in known:
+            _fail(
+                f"{option}: {name!r} is not among the {what} in these runs"
+                f"{did_you_mean(name, known)} ({what} present: {', '.join(known) or 'none'})"
+            )
+
+
+def _check_compared(runs: Runs, asked: ReportOptions) -> None:
+    """`--compare` names models under test of these runs (a yardstick is never compared)."""
+    from attunebench.analysis.provenance import Roster
+
+    roster = Roster.of(runs, asked.include_simulated)
+    under_test = sorted({r.model for r in runs.records if roster.is_subject(r.model)})
+    compared = [name for pair in asked.compare for name in pair]
+    _check_models(compared, under_test, "--compare", "models under test")
 
 
 def _report(asked: ReportOptions) -> None:
@@ -113,6 +162,7 @@ def _report(asked: ReportOptions) -> None:
         return
     try:
         runs = load_runs(rundirs, dataset=asked.data, allow_mixed_datasets=asked.allow_mixed_data)
+        _check_compared(runs, asked)
         options = Options(
             seed=asked.seed,
             resamples=asked.resamples,
@@ -120,6 +170,7 @@ def _report(asked: ReportOptions) -> None:
             all_items=asked.all_items,
             cluster="participant" if asked.cluster == "participant" else "conversation",
             train=asked.train,
+            differences=asked.compare,
         )
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:
@@ -146,8 +197,28 @@ def _report(asked: ReportOptions) -> None:
         f"{len(summary.provenance.models)} models; {len(summary.warnings)} warnings "
         "(listed in the report)"
     )
+    if summary.differences:
+        out.print(_differences_table(summary))
     for path in written:
         out.print(f"wrote {path}", markup=False, highlight=False)
+
+
+def _differences_table(summary: Summary) -> Table:
+    """`--compare`'s pairs per task, as the report's page shows them."""
+    from attunebench.report.differences import computed_from, difference_lines
+    from attunebench.report.render import gold_givers
+
+    table = Table(title="Model differences, same items (A − B, 95% paired interval)")
+    table.caption = computed_from(summary)
+    columns = ("task", "headline", "A − B", "headlines", "difference", "95% interval")
+    numbers = ("headlines", "difference", "items", f"{summary.settings.cluster}s")
+    for column in (*columns, "items", f"{summary.settings.cluster}s", "gold given by"):
+        table.add_column(column, justify="right" if column in numbers else "left")
+    for d in difference_lines(summary, gold_givers(summary)):
+        cells = (d.task, f"{d.metric} ({d.variant})", d.pair, d.sides, d.difference, d.interval)
+        # Text, not markup: model and task names come from the runs
+        table.add_row(*(Text(c) for c in (*cells, str(d.n), str(d.clusters), d.gold)))
+    return table
 
 
 def _simulators_pages(folders: list[Path], out_dir: Path) -> None:
@@ -192,13 +263,9 @@ def power(
     except RunLoadError as error:
         _fail(str(error))
     frame = Frame.from_records(runs.records)
-    for model in models:
-        if model not in frame.models:
-            _fail(f"no records for model {model!r} (known: {', '.join(frame.models)})")
+    _check_models(list(models), list(frame.models), "--models", "models")
     chosen = [t for entry in tasks or [] for t in entry.split(",") if t]
-    for task in chosen:
-        if task not in frame.tasks:
-            _fail(f"no records for task {task!r} (known: {', '.join(frame.tasks)})")
+    _check_models(chosen, list(frame.tasks), "--tasks", "tasks")
     rng = np.random.default_rng(seed)
     settings = Settings(simulations=simulations)
     curves = [

@@ -14,6 +14,7 @@ from attunebench.analysis.schema import Summary
 from attunebench.analysis.summary import summary_json
 from attunebench.data.jsonl import atomic_writer
 from attunebench.report import views
+from attunebench.report.differences import computed_from, difference_lines
 from attunebench.report.environment import make_environment
 from attunebench.report.glance import glance
 
@@ -21,6 +22,7 @@ Format = Literal["html", "markdown", "json"]
 SECTIONS = (
     ("overview", "Overview"),
     ("leaderboard", "Leaderboard"),
+    ("differences", "Model differences"),
     ("profile", "Capability profile"),
     ("rank-correlation", "Rank agreement between tasks"),
     ("discriminability", "Discriminability"),
@@ -39,6 +41,7 @@ SECTIONS = (
 )
 # Open when the page loads: the sections a reader needs first, short enough to take in. The
 # others fold (the summary line shows their title) and open with a click.
+# Model differences open too where a pair was asked for (`report --compare`).
 UNFOLDED = frozenset({"leaderboard", "profile", "rank-correlation", "discriminability"})
 
 
@@ -56,7 +59,9 @@ def render_html(summary: Summary) -> str:
         .render(
             s=summary,
             sections=SECTIONS,
-            unfolded=UNFOLDED,
+            unfolded=UNFOLDED | {"differences"} if summary.differences else UNFOLDED,
+            differences=difference_lines(summary, gold_givers(summary)),
+            differences_from=computed_from(summary),
             glance=glance(summary),
             gold_by=gold_givers(summary),
             judge_statistics=ESTIMATES,
@@ -86,6 +91,8 @@ def render_markdown(summary: Summary) -> str:
         .render(
             s=summary,
             boards=views.leaderboards(summary),
+            differences=difference_lines(summary, gold_givers(summary)),
+            differences_from=computed_from(summary),
             kinds=views.kind_labels(summary),
             labelled=views.labelled,
             glance=glance(summary),
