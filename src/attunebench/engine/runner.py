@@ -297,7 +297,8 @@ async def run(
         config.models + config.judges,
         concurrency=config.concurrency,
         overrides=providers or {},
-        check=config.check_servers,
+        # A shard given its driver's pre-flight reads no models endpoint of its own either.
+        check=config.check_servers and config.preflight is None,
         probe=False,
     )
     try:
