@@ -55,6 +55,9 @@ class Form:
 class Page:
     step: str | None = None
     forms: list[Form] = field(default_factory=list)
+    # The query parameters a recruitment platform's link must carry (the open link's page
+    # without them names them: `collect simulate` arrives as the platform would send it).
+    platform_params: list[str] = field(default_factory=list)
     replies: dict[str, str] = field(default_factory=dict)
 
     def form(self, action_end: str) -> Form | None:
@@ -76,6 +79,8 @@ class _Parser(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if tag == "main" and "data-step" in a:
             self.page.step = a["data-step"]
+        elif tag == "main" and "data-platform-params" in a:
+            self.page.platform_params = a["data-platform-params"].split()
         elif tag == "form":
             self._form = Form(a.get("action", ""))
             self.page.forms.append(self._form)

@@ -119,6 +119,10 @@ class Study(Part):
     taxonomy: str = "attunebench-default"
     consent: Text
     instructions: Text
+    # How participants reach the researchers (to ask, or to have their answers deleted): shown
+    # on the consent and thank-you pages. `collect init` requires it; a study stored before it
+    # existed reads as "".
+    researcher_contact: str = Field(default="", max_length=500)
     models: tuple[PoolModel, ...] = Field(min_length=2)
     generation: Generation = Field(default_factory=Generation)
     assignment: Assignment = Field(default_factory=Assignment)
@@ -194,6 +198,11 @@ def load_study(path: str | Path) -> Study:
         raise StudyError(f"{path}: cannot read: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise StudyError(f"{path}: not valid TOML: {error}") from None
+    if not str(data.get("researcher_contact", "")).strip():
+        raise StudyError(
+            f"{path}: researcher_contact: required: how participants reach the researchers "
+            "(an e-mail address or a web page), shown beside the deletion code"
+        )
     return parse_study(data, file=str(path), base=path.parent)
 
 

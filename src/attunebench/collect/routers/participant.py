@@ -106,6 +106,8 @@ def _view(
         "safety_now": at.stage in (Stage.PENDING, Stage.JUDGE)
         and participant.turns[at.turn].safety_notice,
         "may_end": may_end(participant, ctx.study),
+        # The recruitment platform this participant came from, to be sent back to at the end.
+        "platform": ctx.study.enrolment.platform if participant.platform_hash else None,
         "taxonomy": ctx.taxonomy,
         "labels": label_texts(ctx.taxonomy),
         "panas_items": PANAS_ITEMS,
@@ -126,8 +128,53 @@ def page(request: Request, token: str) -> HTMLResponse:
 def support(request: Request, token: str) -> HTMLResponse:
     ctx = context(request)
     with ctx.db.read() as session:
-        _participant(session, token)
-    return render(request, "participant/support.html", {"token": token})
+        view = _view(ctx, request, _participant(session, token), token)
+    return render(request, "participant/support.html", view)
+
+
+@router.post("/leave")
+async def leave(request: Request, token: str) -> Response:
+    """Leave the study from the support page; a platform's arrival is then shown the way back
+    to it as screened out. Finished or declined participants have nothing to leave."""
+    ctx = context(request)
+    await _checked_form(ctx, request, token)
+
+    def apply(ctx: Context, token: str) -> None:
+        with ctx.db.write() as session:
+            participant = _participant(session, token, lock=True)
+            stage = where(participant, ctx.study).stage
+            if stage not in (Stage.DONE, Stage.DECLINED, Stage.LEFT):
+                crud.leave(participant)
+
+    await ctx.run_write(apply, ctx, token)
+    return RedirectResponse(f"/p/{token}", status_code=303)
+
+
+def _platform_redirect(request: Request, token: str, finished: bool) -> RedirectResponse:
+    """To the platform's completion URL (finished) or screened-out URL (declined, left), for
+    a participant it sent who is there; anyone else back to their page."""
+    ctx = context(request)
+    platform = ctx.study.enrolment.platform
+    with ctx.db.read() as session:
+        participant = _participant(session, token)
+        stage = where(participant, ctx.study).stage
+    target = None
+    if platform is not None and participant.platform_hash is not None:
+        if finished and stage == Stage.DONE:
+            target = platform.completion_url
+        elif not finished and stage in (Stage.DECLINED, Stage.LEFT):
+            target = platform.screened_out_url
+    return RedirectResponse(target or f"/p/{token}", status_code=303)
+
+
+@router.get("/complete")
+def complete(request: Request, token: str) -> RedirectResponse:
+    return _platform_redirect(request, token, finished=True)
+
+
+@router.get("/return")
+def screened_out(request: Request, token: str) -> RedirectResponse:
+    return _platform_redirect(request, token, finished=False)
 
 
 def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], answer: A) -> None:
