@@ -349,10 +349,12 @@ def _print_time(now: Progress) -> None:
     """Each participant's state and minutes, and the spread of the minutes (what pay is set
     from)."""
     if now.participants:
-        table = Table("participant", "enrolment", "state", "minutes", "turns")
+        table = Table("participant", "enrolment", "state", "minutes", "turns", "careless")
         for p in now.participants:
-            table.add_row(p.id, p.enrolment, p.state, f"{p.minutes:.1f}", str(p.turns))
+            marked = ("careless: " if p.careless else "") + ", ".join(p.careless_signals)
+            table.add_row(p.id, p.enrolment, p.state, f"{p.minutes:.1f}", str(p.turns), marked)
         console.print(table)
+        console.print(f"{now.careless} participants marked careless", highlight=False)
     for what, spread in (
         ("finished participant", now.minutes_per_participant),
         ("turn", now.minutes_per_turn),
@@ -382,6 +384,24 @@ def simulate(
             "differently from their first answer.",
         ),
     ] = 0.0,
+    careless: Annotated[
+        float,
+        typer.Option(
+            "--careless",
+            min=0.0,
+            max=1.0,
+            help="The share of participants who click through (fast, the same short message "
+            "and self-report every turn): the study should mark them careless.",
+        ),
+    ] = 0.0,
+    think_s: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=60.0,
+            help="Seconds a careful participant takes before each message and each pick.",
+        ),
+    ] = 0.0,
 ) -> None:
     """Scripted participants take the study over HTTP; their data is labelled simulated."""
     import httpx
@@ -401,6 +421,8 @@ def simulate(
                 conversations,
                 concurrency=concurrency,
                 retest_noise=retest_noise,
+                careless=careless,
+                think_s=think_s,
             )
         )
     except SimulationError as error:
@@ -410,7 +432,8 @@ def simulate(
     console.print(
         f"{outcome.enrolled} simulated participants enrolled, {outcome.finished} finished, "
         f"{outcome.turns} turns; {outcome.screened_out} screened out"
-        + (f"; {outcome.refused_again} second arrivals refused" if outcome.refused_again else ""),
+        + (f"; {outcome.refused_again} second arrivals refused" if outcome.refused_again else "")
+        + (f"; {len(outcome.careless_links)} clicked through" if outcome.careless_links else ""),
         highlight=False,
     )
     if outcome.problems:

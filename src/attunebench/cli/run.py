@@ -227,6 +227,7 @@ class RunOptions:
     ray_shards: int | None
     ray_address: str | None
     person: str
+    include_careless: bool = False
 
 
 def _run(asked: RunOptions) -> None:
@@ -255,6 +256,7 @@ def _run(asked: RunOptions) -> None:
             progress=not asked.no_progress,
             shard=share,
             person=person,
+            include_careless=asked.include_careless,
         )
         result = _execute(config, on_ray)
     except ModelsFileError as error:
@@ -371,6 +373,14 @@ def run(
             "or both: each item beside its person-hidden twin (report: the person gap)."
         ),
     ] = DEFAULT_PERSON,
+    include_careless: Annotated[
+        bool,
+        typer.Option(
+            "--include-careless",
+            help="Keep the conversations marked careless where they were collected (left out "
+            "by default, and counted in the report).",
+        ),
+    ] = False,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
     _run(
@@ -394,6 +404,7 @@ def run(
             ray_shards=ray_shards,
             ray_address=ray_address,
             person=person,
+            include_careless=include_careless,
         )
     )
 

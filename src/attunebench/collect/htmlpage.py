@@ -26,6 +26,7 @@ class Control:
 class Form:
     action: str
     controls: list[Control] = field(default_factory=list)
+    text: str = ""  # what the form says, its labels and legends
 
     def hidden(self) -> dict[str, str]:
         return {c.name: c.value for c in self.controls if c.kind == "hidden"}
@@ -114,6 +115,8 @@ class _Parser(HTMLParser):
             self._prose = None
 
     def handle_data(self, data: str) -> None:
+        if self._form is not None:
+            self._form.text += data
         if self._text is not None:
             self._text.value += data
         if self._prose is not None:

@@ -102,6 +102,8 @@ class ParticipantRow(Base):
     platform_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
     screened_out_at: Mapped[datetime | None]
     left_at: Mapped[datetime | None]
+    # The careless signals that hold so far (quality.py), recomputed with every answer.
+    careless_signals: Mapped[list[Any] | None]
 
     turns: Mapped[list[TurnRow]] = _children("participant", order_by="TurnRow.index")
     probes: Mapped[list[ProbeRow]] = _children("participant", order_by="ProbeRow.turn_index")

@@ -1,7 +1,7 @@
 """How a study is going, for `collect status` and the admin dashboard: enrolment, turns, picks
 per model and position, flagged replies, retest probes answered, replies that could not be
-generated, per model, and each participant's state and minutes, with the median and 90th
-percentile of the minutes a finished participant and a turn took.
+generated, per model, and each participant's state, minutes and careless signals, with the
+median and 90th percentile of the minutes a finished participant and a turn took.
 
 A model whose replies keep failing leaves participants on "the replies are not ready yet";
 counting its failures here is how an operator learns of it without reading the server log.
@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from attunebench.collect.crud import OPEN_ENROLMENTS, all_participants, now
 from attunebench.collect.models import GenerationFailure, ParticipantRow
 from attunebench.collect.platform import state
+from attunebench.collect.quality import careless
 from attunebench.collect.retest import KINDS
 from attunebench.collect.schemas import ModelProgress, ParticipantProgress, Progress
 from attunebench.collect.study import Study
@@ -64,6 +65,7 @@ def progress(session: Session, study: Study) -> Progress:
                 add(reply.model, "flagged", bool(reply.flags))
                 flagged += bool(reply.flags)
     failures = _failures(session)
+    followed = [participant_progress(p, study) for p in participants]
     models = {}
     for model in sorted(set(per_model) | set(failures), key=lambda m: (m not in study.pool, m)):
         count, last = failures.get(model, (0, None))
@@ -91,7 +93,8 @@ def progress(session: Session, study: Study) -> Progress:
         },
         per_model=models,
         per_position=per_position,
-        participants=[participant_progress(p, study) for p in participants],
+        participants=followed,
+        careless=sum(p.careless for p in followed),
         minutes_per_participant=spread(
             [minutes_spent(p) for p in participants if p.finished_at is not None]
         ),
@@ -108,4 +111,6 @@ def participant_progress(participant: ParticipantRow, study: Study) -> Participa
         state=state(participant, now(), timeout),
         minutes=round(minutes_spent(participant), 2),
         turns=len(participant.turns),
+        careless=careless(participant.careless_signals, study.quality),
+        careless_signals=list(participant.careless_signals or ()),
     )

@@ -220,3 +220,53 @@ class Enrolment(Part):
         if not self.open and self.platform is not None:
             raise ValueError("a recruitment platform (enrolment.platform) needs open = true")
         return self
+
+
+ATTENTION_CHECK = "attention_check"  # the end survey's answer to it is stored under this id
+
+
+class AttentionCheck(Part):
+    """An instructed-response item asked in the end survey ("To show you are reading, choose
+    'rarely'"): any other answer marks the participant careless."""
+
+    text: Text
+    options: tuple[Option, ...] = Field(min_length=2)
+    answer: Option
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self) -> AttentionCheck:
+        if self.answer not in self.options:
+            raise ValueError(f"answer {self.answer!r} is not one of the options")
+        return self
+
+
+class Quality(Part):
+    """When a participant's answers count as careless (quality.py computes the signals). Each
+    signal must hold on at least `share` of the turns; a participant is marked careless when
+    `signals` of them hold (one alone is common in careful people: a short reply, a quick
+    turn), or the attention check is answered wrongly."""
+
+    min_seconds_per_turn: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="A turn the participant spent less on (writing, then reading and picking; "
+        "the models' time not counted) is fast.",
+    )
+    min_message_chars: int = Field(default=10, ge=0, le=1000, description="Shorter is short.")
+    similarity: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="A message this similar to an earlier one (difflib's ratio, case and "
+        "spacing ignored) repeats it.",
+    )
+    straight_line_turns: int = Field(
+        default=3,
+        ge=2,
+        le=100,
+        description="The same self-report on every turn counts from this many turns.",
+    )
+    share: float = Field(default=0.5, gt=0, le=1)
+    signals: int = Field(default=2, ge=1, le=4)
+    attention_check: AttentionCheck | None = None

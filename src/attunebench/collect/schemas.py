@@ -72,6 +72,10 @@ class ParticipantProgress(Schema):
     state: Literal["started", "finished", "screened out", "timed out"]
     minutes: float = Field(description="From arrival to the last thing done.")
     turns: int
+    careless: bool = False
+    careless_signals: list[str] = Field(
+        default_factory=list, description="The careless signals that hold (quality.py)."
+    )
 
 
 class Spread(Schema):
@@ -106,6 +110,7 @@ class Progress(Schema):
     per_model: dict[str, ModelProgress]
     per_position: dict[str, int]
     participants: list[ParticipantProgress] = Field(default_factory=list)
+    careless: int = Field(default=0, description="Participants marked careless.")
     minutes_per_participant: Spread = Field(
         default_factory=Spread, description="Minutes per finished participant."
     )

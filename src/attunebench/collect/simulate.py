@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import httpx
 
 from attunebench.collect.htmlpage import Page, parse_page
-from attunebench.collect.persona import FirstPick, Persona
+from attunebench.collect.persona import ClickThrough, FirstPick, Persona
 
 RETRIES = 3  # replies that fail to generate are asked for again this often, then given up
 MAX_TURNS = 100  # the longest conversation a study file allows
@@ -38,6 +38,9 @@ class Outcome:
     # Finished participants of a platform study who arrived a second time with the same
     # account, and were refused.
     refused_again: int = 0
+    # The personal links of the participants who clicked through (`careless`): the planted
+    # truth the study's careless marks are checked against.
+    careless_links: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -111,6 +114,7 @@ class Walk:
                 assert form is not None
                 data = self.persona.judge(form, page.replies)
                 self.picks[_turn(page)] = FirstPick(data["choice"][0], dict(page.replies))
+                await asyncio.sleep(self.persona.think_s)
                 await self.post("judge", page, data)
                 retries = 0
             elif stage == "probe":
@@ -133,6 +137,7 @@ class Walk:
         text = messages[self.written % len(messages)][:limit]
         data = self.persona.message(form, text)
         self.states[_turn(page)] = data
+        await asyncio.sleep(self.persona.think_s)
         await self.post("message", page, data)
         self.written += 1
 
@@ -224,10 +229,13 @@ async def simulate(
     conversations: list[list[str]],
     concurrency: int = 4,
     retest_noise: float = 0.0,
+    careless: float = 0.0,
+    think_s: float = 0.0,
 ) -> Outcome:
     """Run `participants` scripted participants through the study at `url` (its open link);
     each answers a question asked again differently from its first answer with probability
-    `retest_noise`."""
+    `retest_noise`, takes `think_s` before each message and pick, and clicks through instead
+    (persona.ClickThrough) with probability `careless`."""
     base, join = _join_base(url)
     outcome = Outcome()
     gate = asyncio.Semaphore(concurrency)
@@ -250,8 +258,12 @@ async def simulate(
                 return
             outcome.enrolled += 1
             retest_rng = random.Random(f"{seed}:{n}:retest")
-            persona = Persona(rng, messages, retest_noise, retest_rng)
+            clicks = random.Random(f"{seed}:{n}:careless").random() < careless
+            kind = ClickThrough if clicks else Persona
+            persona = kind(rng, messages, retest_noise, retest_rng, think_s)
             walk = Walk(client, persona, path, own=len(usable[first]))
+            if clicks:
+                outcome.careless_links.append(path)
             await walk.run()
             outcome.finished += 1
             outcome.turns += walk.written

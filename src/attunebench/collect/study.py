@@ -16,10 +16,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from attunebench.collect.questions import (
+    ATTENTION_CHECK,
     EndSurvey,
     Enrolment,
     Key,
     Part,
+    Quality,
     Question,
     Text,
     TurnQuestions,
@@ -134,6 +136,7 @@ class Study(Part):
     limits: Limits = Field(default_factory=Limits)
     enrolment: Enrolment = Field(default_factory=Enrolment)
     retest: Retest = Field(default_factory=Retest)
+    quality: Quality = Field(default_factory=Quality)
     # Filled at load time when `taxonomy` names a JSON file, so the stored study is self-contained.
     taxonomy_inline: Taxonomy | None = None
 
@@ -144,11 +147,24 @@ class Study(Part):
         specs = [m.spec for m in self.models]
         if len(set(specs)) != len(specs):
             raise ValueError("models: each spec may appear only once in the pool")
+        if any(q.id == ATTENTION_CHECK for q in self.end.questions):
+            raise ValueError(f"end.questions: the id {ATTENTION_CHECK!r} is the attention check's")
         for group, questions in (("traits", self.traits), ("end.questions", self.end.questions)):
             ids = [q.id for q in questions]
             if len(set(ids)) != len(ids):
                 raise ValueError(f"{group}: question ids must be unique")
         return self
+
+    @property
+    def survey_questions(self) -> tuple[Question, ...]:
+        """The end survey's questions, the attention check (if any) last."""
+        check = self.quality.attention_check
+        if check is None:
+            return self.end.questions
+        asked = Question(
+            id=ATTENTION_CHECK, text=check.text, kind="choice", options=check.options, required=True
+        )
+        return (*self.end.questions, asked)
 
     @property
     def pool(self) -> tuple[str, ...]:

@@ -72,3 +72,24 @@ def spread(minutes: Sequence[float]) -> Spread:
 
 def _minutes(start: datetime, end: datetime) -> float:
     return (aware(end) - aware(start)).total_seconds() / 60
+
+
+def own_seconds(participant: ParticipantRow) -> list[float]:
+    """Each picked turn's seconds of the participant's own time: writing (from the step before
+    to the message) and reading and picking (from the replies to the pick). The models' time
+    between the two is theirs, not the participant's, and is left out."""
+    steps = [participant.consented_at, participant.traits_at]
+    steps += [probe.created_at for probe in participant.probes]
+    done = sorted(aware(moment) for moment in steps if moment is not None)
+    seconds = []
+    for turn in participant.turns:
+        if turn.picked_at is None or not turn.replies:
+            continue
+        written, picked = aware(turn.created_at), aware(turn.picked_at)
+        before = [moment for moment in done if moment <= written]
+        ready = max(aware(reply.created_at) for reply in turn.replies)
+        if before:
+            writing = (written - before[-1]).total_seconds()
+            seconds.append(writing + max(0.0, (picked - ready).total_seconds()))
+        done = sorted([*done, picked])
+    return seconds

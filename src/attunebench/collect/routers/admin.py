@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from attunebench.collect import crud, deps, ratelimit
 from attunebench.collect.models import ParticipantRow
 from attunebench.collect.progress import participant_progress, progress
+from attunebench.collect.quality import careless
 from attunebench.collect.security import normalise_code, token_from_link, verify_password
 
 router = APIRouter(prefix="/admin")
@@ -203,7 +204,8 @@ def participant(request: Request, public_id: str, session_id: AdminSession) -> H
         for turn in turns:
             _ = turn.replies  # load while the session is open
         probes = list(row.probes)
-    view = {"p": row, "turns": turns, "probes": probes}
+    marked = careless(row.careless_signals, ctx.study.quality)
+    view = {"p": row, "turns": turns, "probes": probes, "careless": marked}
     return _page(request, session_id, "admin/participant.html", view)
 
 

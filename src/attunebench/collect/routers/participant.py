@@ -33,6 +33,7 @@ from attunebench.collect.deps import (
 from attunebench.collect.flow import Stage, Where, may_end, where
 from attunebench.collect.generation import GenerationError, Reply, generate_replies
 from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.quality import signals
 from attunebench.collect.questions import PANAS_ITEMS
 from attunebench.collect.retest import SWAPPED, Due
 from attunebench.collect.security import plausible_token
@@ -186,6 +187,7 @@ def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], a
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
             apply(session, participant, answer)
+            participant.careless_signals = signals(participant, ctx.study.quality) or None
 
 
 def _count_post(ctx: Context, token: str) -> None:
