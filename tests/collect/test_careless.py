@@ -82,8 +82,19 @@ def _invoke(*args: str) -> str:
 def _run(data: Path, out: Path, cache: Path, *extra: str) -> dict[str, Any]:
     models = ("--model", "baseline/random", "--model", "baseline/lexicon")
     tasks = ("--task", "emotion", "--task", "preference")
-    _invoke("run", "--data", str(data), *models, *tasks, "--out", str(out), "--no-progress",
-            "--cache", str(cache), *extra)  # fmt: skip
+    _invoke(
+        "run",
+        "--data",
+        str(data),
+        *models,
+        *tasks,
+        "--out",
+        str(out),
+        "--no-progress",
+        "--cache",
+        str(cache),
+        *extra,
+    )
     return dict(json.loads((out / "run.json").read_text()))
 
 

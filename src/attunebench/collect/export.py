@@ -18,6 +18,7 @@ from attunebench.collect.models import ParticipantRow, ProbeRow, TurnRow
 from attunebench.collect.quality import careless
 from attunebench.collect.questions import ATTENTION_CHECK
 from attunebench.collect.study import Study
+from attunebench.collect.timing import minutes_spent
 from attunebench.data import schema
 from attunebench.data.careless import CARELESS
 from attunebench.data.jsonl import write_conversations
@@ -120,6 +121,8 @@ def conversation(participant: ParticipantRow, study: Study) -> schema.Conversati
     conversation_id = f"{study.id}-{participant.public_id}"
     safety_turns = [str(t.index) for t in participant.turns if t.safety_notice]
     labels = {"status": "finished" if participant.finished_at else "incomplete"}
+    # What the conversation cost the participant, in minutes (what pay is set from).
+    labels["duration_minutes"] = f"{minutes_spent(participant):.2f}"
     held = participant.careless_signals or []
     labels[CARELESS] = "yes" if careless(held, study.quality) else "no"
     if held:
