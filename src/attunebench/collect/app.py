@@ -26,7 +26,7 @@ from attunebench.collect.db import Database, open_engine
 from attunebench.collect.deps import Context, PageError, render
 from attunebench.collect.platform import PlatformKeys
 from attunebench.collect.pool import close_pool, open_pool
-from attunebench.collect.routers import admin, export, join, participant, site
+from attunebench.collect.routers import admin, export, join, participant, site, stream
 from attunebench.collect.security import SECURITY_HEADERS, Signer
 from attunebench.collect.settings import Settings
 from attunebench.collect.templating import make_templates
@@ -163,7 +163,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_exception_handler(unavailable, _database_unavailable)
     app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
     app.add_exception_handler(join.FromPlatformError, join.from_platform)
-    for module in (site, join, participant, admin, export):
+    for module in (site, join, participant, stream, admin, export):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(packages=[("attunebench.collect", "static")]), name="static")
     return app
