@@ -104,6 +104,15 @@ document.addEventListener("DOMContentLoaded", () => {
     const output = document.querySelector(`output[data-for="${name}"]`);
     if (input && output) linkSlider(input, unset, output);
   }
+  // Say so where a table is wider than the page (the style sheet shows the line).
+  const tables = [...document.querySelectorAll(".table-scroll")];
+  const mark = () => {
+    for (const box of tables) box.toggleAttribute("data-overflowing", box.scrollWidth > box.clientWidth);
+  };
+  if (tables.length) {
+    mark();
+    window.addEventListener("resize", mark);
+  }
   // A page that came back with problems starts at their list.
   const problems = document.getElementById("problems");
   if (problems) problems.focus();
