@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, joinedload, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from attunebench.collect.assignment import Pair, choose_pair, continuation
 from attunebench.collect.generation import Reply
@@ -182,19 +183,25 @@ def sealed_identities(session: Session) -> dict[int, str]:
     return {participant: sealed for participant, sealed in rows}
 
 
-def participant_by_token(session: Session, token: str, lock: bool = False) -> ParticipantRow | None:
-    # The whole conversation in one joined query: every page view and answer needs it.
+def participant_by_token(
+    session: Session, token: str, lock: bool = False, probes: bool = True
+) -> ParticipantRow | None:
+    """The participant with their whole conversation, in one joined query (every page view and
+    answer needs it); their retest probes in a second one, unless `probes` is false (a study
+    that asks nothing again has none: they then read as empty, with no query)."""
     query = (
         select(ParticipantRow)
         .where(ParticipantRow.token_hash == token_hash(token))
-        .options(
-            joinedload(ParticipantRow.turns).joinedload(TurnRow.replies),
-            selectinload(ParticipantRow.probes),
-        )
+        .options(joinedload(ParticipantRow.turns).joinedload(TurnRow.replies))
     )
+    if probes:
+        query = query.options(selectinload(ParticipantRow.probes))
     if lock:
         query = query.with_for_update(of=ParticipantRow)
-    return session.scalars(query).unique().one_or_none()
+    found = session.scalars(query).unique().one_or_none()
+    if found is not None and not probes:
+        set_committed_value(found, "probes", [])  # as loaded: nothing to ask for or write
+    return found
 
 
 def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:

@@ -53,13 +53,22 @@ def _slow_down() -> PageError:
     return PageError(429, "Slow down", message, **{"Retry-After": "30"})
 
 
-def participant_of(session: Session, token: str, lock: bool = False) -> ParticipantRow:
+def participant_of(
+    session: Session, token: str, probes: bool, lock: bool = False
+) -> ParticipantRow:
+    """The participant a link names (404 otherwise); with their retest probes if `probes`."""
     participant = None
     if plausible_token(token):
-        participant = crud.participant_by_token(session, token, lock)
+        participant = crud.participant_by_token(session, token, lock, probes=probes)
     if participant is None:
         raise _not_found()
     return participant
+
+
+def asks_again(ctx: Context) -> bool:
+    """Whether the study asks questions again (retest probes): only then are they loaded, so
+    every page view and answer of any other study reads the participant in one query."""
+    return ctx.study.retest.share > 0
 
 
 def continued_text(turn: TurnRow) -> str:
@@ -121,7 +130,7 @@ def _view(
 def page(request: Request, token: str) -> HTMLResponse:
     ctx = context(request)
     with ctx.db.read() as session:
-        view = _view(ctx, request, participant_of(session, token), token)
+        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
     return render(request, f"participant/{view['stage']}.html", view)
 
 
@@ -129,7 +138,7 @@ def page(request: Request, token: str) -> HTMLResponse:
 def support(request: Request, token: str) -> HTMLResponse:
     ctx = context(request)
     with ctx.db.read() as session:
-        view = _view(ctx, request, participant_of(session, token), token)
+        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
     return render(request, "participant/support.html", view)
 
 
@@ -142,7 +151,7 @@ async def leave(request: Request, token: str) -> Response:
 
     def apply(ctx: Context, token: str) -> None:
         with ctx.db.write() as session:
-            participant = participant_of(session, token, lock=True)
+            participant = participant_of(session, token, asks_again(ctx), lock=True)
             stage = where(participant, ctx.study).stage
             if stage not in (Stage.DONE, Stage.DECLINED, Stage.LEFT):
                 crud.leave(participant)
@@ -157,7 +166,7 @@ def _platform_redirect(request: Request, token: str, finished: bool) -> Redirect
     ctx = context(request)
     platform = ctx.study.enrolment.platform
     with ctx.db.read() as session:
-        participant = participant_of(session, token)
+        participant = participant_of(session, token, asks_again(ctx))
         stage = where(participant, ctx.study).stage
     target = None
     if platform is not None and participant.platform_hash is not None:
@@ -181,7 +190,7 @@ def screened_out(request: Request, token: str) -> RedirectResponse:
 def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], answer: A) -> None:
     """Apply an answer if the participant is still at the step the form was made for."""
     with ctx.db.write() as session:
-        participant = participant_of(session, token, lock=True)
+        participant = participant_of(session, token, asks_again(ctx), lock=True)
         if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
             raise _slow_down()
         at = where(participant, ctx.study)
@@ -193,7 +202,7 @@ def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], a
 def count_post(ctx: Context, token: str) -> None:
     """Count a post that stores nothing itself (a retry of the replies) against the limit."""
     with ctx.db.write() as session:
-        participant = participant_of(session, token)
+        participant = participant_of(session, token, asks_again(ctx))
         if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
             raise _slow_down()
 
@@ -210,7 +219,7 @@ def _again(
     """The page the form came from, with its problems and the answers as given (422); or, for a
     stale form, just the current page."""
     with ctx.db.read() as session:
-        view = _view(ctx, request, participant_of(session, token), token)
+        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
     if view["step"] != step:
         return RedirectResponse(f"/p/{token}", status_code=303)
     view.update(values=form, errors=errors)
@@ -370,12 +379,12 @@ def jobs_of(ctx: Context, participant: ParticipantRow) -> list[Job]:
 
 def pending_jobs(ctx: Context, token: str) -> list[Job]:
     with ctx.db.read() as session:
-        return jobs_of(ctx, participant_of(session, token))
+        return jobs_of(ctx, participant_of(session, token, asks_again(ctx)))
 
 
 def save_replies(ctx: Context, token: str, job: Job, replies: list[Reply]) -> None:
     with ctx.db.write() as session:
-        participant = participant_of(session, token, lock=True)
+        participant = participant_of(session, token, asks_again(ctx), lock=True)
         at = where(participant, ctx.study)
         if at.stage != Stage.PENDING or at.turn != job.turn:
             return  # another request stored this turn's replies first

@@ -27,6 +27,7 @@ from attunebench.collect.flow import Stage, where
 from attunebench.collect.generation import GenerationError
 from attunebench.collect.routers.participant import (
     Job,
+    asks_again,
     count_post,
     jobs_of,
     participant_of,
@@ -45,7 +46,7 @@ def _sse(event: str, data: object) -> bytes:
 def _now(ctx: Context, token: str) -> tuple[list[Job], dict[str, object] | None]:
     """The pending turn's job, or what to send at once: the stored replies, or a reload."""
     with ctx.db.read() as session:
-        participant = participant_of(session, token)
+        participant = participant_of(session, token, asks_again(ctx))
         at = where(participant, ctx.study)
         if at.stage == Stage.PENDING:
             return jobs_of(ctx, participant), None
