@@ -155,3 +155,27 @@ def test_planted_click_through_is_marked_and_left_out(serve: Serve, tmp_path: Pa
 
     kept = _run(data, tmp_path / "kept", cache, "--include-careless")
     assert "careless conversations" not in json.dumps(kept["left_out"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_collect_simulate_careless_on_the_command_line(serve: Serve) -> None:
+    study = parse_study(
+        study_data(
+            enrolment={"open": True, "cap": 20, "simulated": True},
+            turns={"min": 2, "max": 3},
+            traits=[],
+            quality={"min_seconds_per_turn": 0.5},
+        )
+    )
+    base, db = serve(study)
+    join = re.search(
+        r"open link: (\S+)", _invoke("collect", "status", "--db", db, "--base-url", base)
+    )
+    assert join
+    args = ["--participants", "8", "--seed", "2", "--careless", "0.5", "--think-s", "0.3"]
+    said = _invoke("collect", "simulate", "--url", join.group(1), *args)
+    clicked = re.search(r"(\d+) clicked through", said)
+    assert clicked and 1 <= int(clicked.group(1)) <= 7, said
+    status = _invoke("collect", "status", "--db", db)
+    assert f"{clicked.group(1)} participants marked careless" in status
