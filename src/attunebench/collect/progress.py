@@ -9,6 +9,8 @@ counting its failures here is how an operator learns of it without reading the s
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -65,7 +67,6 @@ def progress(session: Session, study: Study) -> Progress:
                 add(reply.model, "flagged", bool(reply.flags))
                 flagged += bool(reply.flags)
     failures = _failures(session)
-    followed = [participant_progress(p, study) for p in participants]
     models = {}
     for model in sorted(set(per_model) | set(failures), key=lambda m: (m not in study.pool, m)):
         count, last = failures.get(model, (0, None))
@@ -93,13 +94,21 @@ def progress(session: Session, study: Study) -> Progress:
         },
         per_model=models,
         per_position=per_position,
-        participants=followed,
-        careless=sum(p.careless for p in followed),
-        minutes_per_participant=spread(
+        **_people(participants, study),
+    )
+
+
+def _people(participants: list[ParticipantRow], study: Study) -> dict[str, Any]:
+    """Each participant's state, minutes and careless signals, and the spread of the time."""
+    followed = [participant_progress(p, study) for p in participants]
+    return {
+        "participants": followed,
+        "careless": sum(p.careless for p in followed),
+        "minutes_per_participant": spread(
             [minutes_spent(p) for p in participants if p.finished_at is not None]
         ),
-        minutes_per_turn=spread([m for p in participants for m in turn_minutes(p)]),
-    )
+        "minutes_per_turn": spread([m for p in participants for m in turn_minutes(p)]),
+    }
 
 
 def participant_progress(participant: ParticipantRow, study: Study) -> ParticipantProgress:

@@ -222,6 +222,17 @@ async def _refused_again(client: httpx.AsyncClient, join: str, seed: int, n: int
     return False
 
 
+def _messages(usable: list[list[str]], first: int) -> list[str]:
+    """A conversation's messages, then those of the conversations after it, up to the most
+    turns a study allows."""
+    messages = list(usable[first])
+    follow = first
+    while len(messages) < MAX_TURNS:
+        follow = (follow + 1) % len(usable)
+        messages += usable[follow]
+    return messages
+
+
 async def simulate(
     url: str,
     participants: int,
@@ -246,11 +257,7 @@ async def simulate(
     async def one(n: int, client: httpx.AsyncClient) -> None:
         rng = random.Random(f"{seed}:{n}")
         first = rng.randrange(len(usable))
-        messages = list(usable[first])
-        follow = first
-        while len(messages) < MAX_TURNS:
-            follow = (follow + 1) % len(usable)
-            messages += usable[follow]
+        messages = _messages(usable, first)
         async with gate:
             path, by_platform = await _enrol(client, join, seed, n)
             if path is None:
