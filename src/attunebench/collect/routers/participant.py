@@ -48,7 +48,7 @@ def _not_found() -> PageError:
     return PageError(404, "Link not found", "This invitation link is not valid.")
 
 
-def _slow_down() -> PageError:
+def slow_down() -> PageError:
     message = "Too many answers in a minute. Wait a moment, then reload the page."
     return PageError(429, "Slow down", message, **{"Retry-After": "30"})
 
@@ -192,7 +192,7 @@ def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], a
     with ctx.db.write() as session:
         participant = participant_of(session, token, asks_again(ctx), lock=True)
         if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
-            raise _slow_down()
+            raise slow_down()
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
             apply(session, participant, answer)
@@ -204,7 +204,7 @@ def count_post(ctx: Context, token: str) -> None:
     with ctx.db.write() as session:
         participant = participant_of(session, token, asks_again(ctx))
         if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
-            raise _slow_down()
+            raise slow_down()
 
 
 async def _checked_form(ctx: Context, request: Request, token: str) -> forms.Form:

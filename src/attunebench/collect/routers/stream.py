@@ -20,19 +20,19 @@ from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
+from attunebench.collect import ratelimit
 from attunebench.collect.deps import Context, context
 from attunebench.collect.flow import Stage, where
 from attunebench.collect.generation import GenerationError
 from attunebench.collect.routers.participant import (
     Job,
     asks_again,
-    count_post,
     jobs_of,
     participant_of,
     save_failures,
     save_replies,
+    slow_down,
 )
 from attunebench.collect.streaming import Complete, Failed, Piece, Reset, stream_replies
 
@@ -44,11 +44,15 @@ def _sse(event: str, data: object) -> bytes:
 
 
 def _now(ctx: Context, token: str) -> tuple[list[Job], dict[str, object] | None]:
-    """The pending turn's job, or what to send at once: the stored replies, or a reload."""
-    with ctx.db.read() as session:
+    """The pending turn's job, counted against the participant's limit (it calls the models),
+    or what to send at once: the stored replies, or a reload. One transaction either way."""
+    with ctx.db.write() as session:
         participant = participant_of(session, token, asks_again(ctx))
         at = where(participant, ctx.study)
         if at.stage == Stage.PENDING:
+            per_minute = ctx.study.limits.posts_per_minute
+            if not ratelimit.allow(session, f"p:{participant.id}", per_minute):
+                raise slow_down()
             return jobs_of(ctx, participant), None
         if at.stage == Stage.JUDGE:
             replies = {r.position: r.text for r in participant.turns[at.turn].replies}
@@ -85,9 +89,8 @@ async def _once(event: str, data: object) -> AsyncIterator[bytes]:
 @router.get("/stream")
 async def stream(request: Request, token: str) -> StreamingResponse:
     ctx = context(request)
-    jobs, stored = await run_in_threadpool(_now, ctx, token)
+    jobs, stored = await ctx.run_write(_now, ctx, token)
     if jobs:
-        await ctx.run_write(count_post, ctx, token)  # each stream calls the models
         body = _events(ctx, token, jobs[0])
     else:
         body = _once("done", stored) if stored is not None else _once("reload", {})

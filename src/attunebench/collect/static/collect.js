@@ -72,6 +72,10 @@ function streamReplies(box, fallback) {
       source.close();
       window.location.reload();
     });
+    // Refused (too many tries in a minute) or cut off for good: offer to try again.
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) fallback.hidden = false;
+    };
   };
   // Trying again after a failure opens the stream again: what was answered stays on the page.
   fallback.querySelector("form").addEventListener("submit", (event) => {
