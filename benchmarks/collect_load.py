@@ -164,10 +164,11 @@ class Client:
             asked = {**hidden, **form, **({"stream": "1"} if streamed else {})}
             if await self.send("POST", f"/p/{token}/{action}", asked) == "303":
                 self.acked.append((token, action, turn, form))
-            if streamed:
-                await self.send("GET", f"/p/{token}")  # the page that opens the stream
-                await self.stream(f"/p/{token}/stream")
             page = await self.send("GET", f"/p/{token}")
+            if streamed:
+                # The page opens the stream and holds the pick's form, which opens when the
+                # replies are whole: a browser loads no other page for the pick.
+                await self.stream(f"/p/{token}/stream")
 
 
 def missing_answers(url: str, acked: Acked) -> int:
