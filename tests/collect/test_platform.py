@@ -167,6 +167,9 @@ def test_screened_out_at_the_door_is_kept_sent_back_and_not_counted(
     assert turned.status_code == 200 and f'href="{SCREENED}"' in turned.text
     assert client.get(f"{join}?{urlencode(_ids('too-young'))}").status_code == 409
     assert _enrol(client, join, "adult", screening="yes").status_code == 303  # cap 1: not used
+    full = _enrol(client, join, "one-too-many", screening="yes")
+    assert full.status_code == 409 and "every place is taken" in full.text
+    assert f'href="{SCREENED}"' in full.text  # sent back, not left on the page
     database = _database(database_url)
     with database.read() as session:
         now = progress(session, study)

@@ -153,7 +153,15 @@ async def join(request: Request, slug: str) -> Response:
             return _turned_away(request, ctx, arrival)
     token = await ctx.run_write(_enrol, ctx, client, simulated, arrival, False)
     if token is None:
-        raise PageError(
-            409, "The study is full", "Thank you for your interest: every place is taken."
-        )
+        return _full(request, ctx, arrival)
     return RedirectResponse(f"/p/{token}", status_code=303)
+
+
+def _full(request: Request, ctx: Context, arrival: Arrival | None) -> HTMLResponse:
+    """Every place is taken; a platform's arrival is shown the way back to it."""
+    message = "Thank you for your interest: every place is taken."
+    values: dict[str, Any] = {"title": "The study is full", "message": message}
+    platform = ctx.study.enrolment.platform
+    if arrival is not None and platform is not None:
+        values["back"] = {"url": platform.screened_out_url, "code": platform.screened_out_code}
+    return render(request, "join/closed.html", values, status=409)
