@@ -10,9 +10,12 @@ study on average (Little's law: L divided by a session's mean length); the count
 window is printed beside it. Each level runs until its population is steady, then is measured
 for a window; a level is held when the server's answer
 times (less model time, from the Server-Timing header) have p99 < 50 ms and no acknowledged
-answer (a 303) is missing from the database afterwards. Levels rise until one is not held. A
-separate closed loop (participants with no think time) gives the requests per second at
-saturation.
+answer (a 303) is missing from the database afterwards. With streaming on (the default, as a
+page with its script asks), a message is posted with `stream=1` and its replies read from
+`/p/<link>/stream`: that request's time is the time to its first byte less the model's time
+to its first token (the mock's latency), the app's own part of the wait. Levels rise until one
+is not held. A separate closed loop (participants with no think time) gives the requests per
+second at saturation.
 
 SQLite is served by one process; PostgreSQL (`--database postgresql`, at --postgres-url or
 ATTUNEBENCH_TEST_POSTGRES_URL) by --workers processes (2 by default). The last line is JSON:
@@ -106,8 +109,12 @@ def percentile(values: list[float], q: float) -> float:
 class Client:
     """Timed requests: the server's answer time, less model time, of requests in the window."""
 
-    def __init__(self, session: aiohttp.ClientSession) -> None:
+    def __init__(
+        self, session: aiohttp.ClientSession, first_token_s: float = 0.0, streaming: bool = True
+    ) -> None:
         self.session = session
+        self.first_token_s = first_token_s  # the mock models' latency before their first word
+        self.streaming = streaming
         self.times: list[float] = []
         self.kinds: dict[str, list[float]] = {}
         self.window = (0.0, float("inf"))
@@ -131,6 +138,21 @@ class Client:
             raise RuntimeError(f"{method} {path}: {response.status}")
         return body if response.status == 200 else "303"
 
+    async def stream(self, path: str) -> None:
+        """The replies as they are written: timed to the first byte, less the model's time to
+        its first token; read to the end (the replies are stored before it ends)."""
+        started = time.perf_counter()
+        async with self.session.get(path) as response:
+            first = await response.content.readany()
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            rest = await response.content.read()
+        if self.window[0] <= started <= self.window[1]:
+            answer_ms = elapsed_ms - self.first_token_s * 1000
+            self.times.append(answer_ms)
+            self.kinds.setdefault("GET stream", []).append(answer_ms)
+        if response.status != 200 or b"event: done" not in first + rest:
+            raise RuntimeError(f"GET {path}: {response.status}, {(first + rest)[-200:]!r}")
+
     async def participant(self, token: str, n: int, k: float) -> None:
         """One participant's whole session, every wait divided by k."""
         rng = random.Random(n)
@@ -138,9 +160,15 @@ class Client:
         for action, turn, form in pages(n):
             await asyncio.sleep(rng.uniform(*THINK_S) / k)
             hidden = dict(re.findall(r'name="(csrf|step)" value="([^"]*)"', page))
-            if await self.send("POST", f"/p/{token}/{action}", {**hidden, **form}) == "303":
+            streamed = self.streaming and action == "message"
+            asked = {**hidden, **form, **({"stream": "1"} if streamed else {})}
+            if await self.send("POST", f"/p/{token}/{action}", asked) == "303":
                 self.acked.append((token, action, turn, form))
             page = await self.send("GET", f"/p/{token}")
+            if streamed:
+                # The page opens the stream and holds the pick's form, which opens when the
+                # replies are whole: a browser loads no other page for the pick.
+                await self.stream(f"/p/{token}/stream")
 
 
 def missing_answers(url: str, acked: Acked) -> int:
@@ -221,7 +249,9 @@ def cpu_seconds(pid: int) -> float:
     return own + sum(cpu_seconds(int(child)) for child in children)
 
 
-async def open_loop(base: str, url: str, level: int, k: float, window_s: float) -> dict[str, Any]:
+async def open_loop(
+    base: str, url: str, level: int, k: float, window_s: float, streaming: bool
+) -> dict[str, Any]:
     """`level` real participants arriving at random; measured once their number is steady."""
     rate = level / SESSION_REAL_S  # Little's law; arrivals per second are the same in both clocks
     ramp_s = 1.2 * SESSION_REAL_S / k
@@ -231,7 +261,7 @@ async def open_loop(base: str, url: str, level: int, k: float, window_s: float) 
     tasks: list[asyncio.Task[None]] = []
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(base_url=base, connector=connector) as session:
-        client = Client(session)
+        client = Client(session, MODEL_S / k, streaming)
         start = time.perf_counter()
         client.window = (start + ramp_s, start + ramp_s + window_s)
 
@@ -267,13 +297,15 @@ async def open_loop(base: str, url: str, level: int, k: float, window_s: float) 
     }
 
 
-async def closed_loop(base: str, url: str, clients: int, seconds: float) -> float:
+async def closed_loop(
+    base: str, url: str, clients: int, seconds: float, first_token_s: float, streaming: bool
+) -> float:
     """Requests per second with `clients` participants answering with no think time."""
     tokens = iter(invite(url, 4000))
     async with aiohttp.ClientSession(
         base_url=base, connector=aiohttp.TCPConnector(limit=0)
     ) as session:
-        client = Client(session)
+        client = Client(session, first_token_s, streaming)
 
         async def loop(c: int) -> None:
             while True:
@@ -296,7 +328,7 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
     async with serve(url, workers) as (base, process):
         for level in (level for level in LEVELS if level <= args.max_level):
             cpu = cpu_seconds(process.pid)
-            found = await open_loop(base, url, level, k, args.window)
+            found = await open_loop(base, url, level, k, args.window, args.streaming)
             p99 = percentile(found["times"], 0.99)
             missing += found["missing"]
             held = p99 < P99_LIMIT_MS and found["missing"] == 0
@@ -314,7 +346,9 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
             if not held:
                 break
             best = {"real": level, "p99": round(p99, 1)}
-        saturation = await closed_loop(base, url, args.clients, args.closed_s)
+        saturation = await closed_loop(
+            base, url, args.clients, args.closed_s, MODEL_S / k, args.streaming
+        )
         print(
             f"closed loop, {args.clients} participants with no think time: "
             f"{saturation:.0f} requests/s",
@@ -354,6 +388,12 @@ async def main() -> None:
     parser.add_argument("--clients", type=int, default=32, help="closed-loop participants")
     parser.add_argument("--closed-s", type=float, default=15.0, help="closed-loop seconds")
     parser.add_argument("--quick", action="store_true", help="one level, briefly (a smoke run)")
+    parser.add_argument(
+        "--streaming",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="read the replies as a stream, as a page with its script does (default: on)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.max_level, args.time_factor, args.window = min(LEVELS), 400.0, 2.0

@@ -1,7 +1,8 @@
 """Screenshots of the collection app for docs/collecting.md, taken in Debian's chromium.
 
 Serves `examples/study.toml` (mock pool, offline) on a free local port, walks one participant
-through it at a phone's width (390 px) and once at a desktop's, and logs in as the researcher.
+through it at a phone's width (390 px) and once at a desktop's, and logs in as the researcher
+(on a desktop, and on a phone for the participants' table).
 Writes the PNGs beside this file.
 
     .venv/bin/python docs/collect/screenshots.py
@@ -74,7 +75,7 @@ def participant(page: Page, link: str, shots: bool) -> None:
     if shots:
         shoot(page, "message-phone")
     page.click("button:has-text('Send')")
-    page.wait_for_selector("text=Reply B")
+    page.wait_for_selector("form[data-complete]")  # both replies written (streamed)
     page.click("summary:has-text('What did Reply A do?')")
     page.check("input[name=behaviors_A][value=question]")
     if shots:
@@ -89,12 +90,14 @@ def participant(page: Page, link: str, shots: bool) -> None:
         shoot(page, "message-problem-phone")
     message(page, second, ["sadness"], "3")
     page.click("button:has-text('Send')")
-    page.wait_for_selector("text=Reply B")
+    page.wait_for_selector("form[data-complete]")
     page.check("input[name=choice][value=tie]")
     page.click("button:has-text('Continue')")
     page.click("text=End the conversation")
     page.check("input[name=emotions][value=hope]")
     page.check("input[name=q_overall][value='4']")
+    if shots:
+        shoot(page, "survey-phone")
     page.click("button:has-text('Finish')")
     page.wait_for_selector("text=Your deletion code")
     if shots:
@@ -128,13 +131,19 @@ def main() -> None:
                 desktop.click("button:has-text('Continue')")
                 message(desktop, "Work has been a lot lately.", ["overwhelm"], "4")
                 desktop.click("button:has-text('Send')")
-                desktop.wait_for_selector("text=Reply B")
+                desktop.wait_for_selector("form[data-complete]")
                 shoot(desktop, "replies-desktop")
                 desktop.goto(f"{base}/admin/login")
                 desktop.fill("#password", PASSWORD)
                 desktop.click("button:has-text('Log in')")
                 desktop.wait_for_selector("text=Per model")
                 shoot(desktop, "admin-dashboard")
+                phone = browser.new_page(viewport=PHONE)
+                phone.goto(f"{base}/admin/login")
+                phone.fill("#password", PASSWORD)
+                phone.click("button:has-text('Log in')")
+                phone.goto(f"{base}/admin/participants")
+                shoot(phone, "admin-participants-phone")
                 browser.close()
         finally:
             server.should_exit = True

@@ -29,6 +29,7 @@ def study_data(**overrides: Any) -> dict[str, Any]:
         "name": "Test chat study",
         "consent": "You agree to chat.\n\nYou may stop at any time.",
         "instructions": "Write what is on your mind.",
+        "researcher_contact": "study-team@example.org",
         "models": [
             {
                 "spec": spec,

@@ -117,3 +117,24 @@ def test_questions_take_three_levels_and_old_studies_still_load() -> None:
     defaults = parse_study(base).questions
     asked = [name for name in type(defaults).model_fields if defaults.asks(name)]
     assert asked == ["emotions", "primary", "intensity", "need", "strength"]
+
+
+def test_init_refuses_a_study_without_researcher_contact(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attunebench.cli import app
+
+    source = EXAMPLE.read_text(encoding="utf-8")
+    assert load_study(EXAMPLE).researcher_contact  # the example has it
+    path = tmp_path / "study.toml"
+    path.write_text(
+        source.replace('researcher_contact = "chat-study@example.org"', ""), encoding="utf-8"
+    )
+    db = f"sqlite:///{tmp_path / 'study.db'}"
+    args = ["collect", "init", "--study", str(path), "--db", db, "--no-check-models"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "researcher_contact: required" in lines[0], result.output
+    assert str(path) in lines[0]
+    assert not (tmp_path / "study.db").exists()  # nothing made

@@ -31,6 +31,7 @@ id = "gemma-dry-run"
 name = "Gemma dry run"
 consent = "You agree to chat."
 instructions = "Write what is on your mind."
+researcher_contact = "dry-run@example.org"
 [[models]]
 spec = "openai/{alias}"
 options = {{ base_url = "{base_url}", json_mode = false, timeout_s = 300 }}

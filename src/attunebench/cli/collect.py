@@ -25,6 +25,7 @@ from attunebench.collect import DEFAULT_DATABASE_URL
 if TYPE_CHECKING:
     from attunebench.collect.bootstrap import Stored
     from attunebench.collect.db import Database
+    from attunebench.collect.schemas import Progress
 
 app = typer.Typer(
     help="Collect annotated conversations with anonymised models.",
@@ -240,27 +241,68 @@ def invite(
 
 @app.command()
 def export(
-    out: Annotated[Path, typer.Option("--out", help="The JSON Lines file to write.")],
+    out: Annotated[Path | None, typer.Option("--out", help="The JSON Lines file to write.")] = None,
     db: DbOption = DEFAULT_DATABASE_URL,
     finished_only: Annotated[bool, typer.Option(help="Only finished conversations.")] = False,
     simulated: Annotated[
         bool, typer.Option(help="Include simulated participants (labelled simulated).")
     ] = True,
+    payments: Annotated[
+        Path | None,
+        typer.Option(
+            "--payments",
+            help="Also (or only) write the recruitment platform's payments list (CSV): each "
+            "arrival's identifiers as the platform gave them, state and minutes.",
+        ),
+    ] = None,
 ) -> None:
-    """Export the collected conversations as attunebench/v1, validated."""
-    file_out(out)
+    """Export the collected conversations as attunebench/v1, validated; with --payments, the
+    list a researcher uploads to a recruitment platform to approve payments."""
+    if out is None and payments is None:
+        raise _fail("give --out FILE (the conversations), --payments FILE, or both")
+    for path, option in ((out, "--out"), (payments, "--payments")):
+        if path is not None:
+            file_out(path, option)
+    database, stored = _open(db)
+    try:
+        if payments is not None:
+            _export_payments(database, stored, payments)
+        if out is not None:
+            _export_conversations(database, stored, out, finished_only, simulated)
+    finally:
+        database.dispose()
+
+
+def _export_payments(database: Database, stored: Stored, path: Path) -> None:
+    from attunebench.collect.payments import payment_rows, write_payments
+    from attunebench.collect.platform import PlatformKeys
+
+    with database.read() as session:
+        rows = payment_rows(session, stored.study, PlatformKeys(stored.secret))
+    try:
+        write_payments(path, rows)
+    except OSError as error:  # a disk that filled up while it was written
+        raise _fail(os_problem(error)) from None
+    err.print(
+        f"warning: {path} holds the platform's participant identifiers ({len(rows)} rows): "
+        "keep it private and delete it once the payments are made",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _export_conversations(
+    database: Database, stored: Stored, out: Path, finished_only: bool, simulated: bool
+) -> None:
     from attunebench.collect import crud
     from attunebench.collect.export import export_file
 
-    database, stored = _open(db)
     try:
         with database.read() as session:
             participants = crud.all_participants(session)
             _, report = export_file(out, participants, stored.study, finished_only, simulated)
     except OSError as error:  # a disk that filled up while it was written
         raise _fail(os_problem(error)) from None
-    finally:
-        database.dispose()
     if report is None:
         err.print(f"no conversations to export yet; wrote an empty {out}")
         return
@@ -304,8 +346,33 @@ def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = None) -> Non
             console.print(f"last failure of {spec}: {m.last_failure}", highlight=False)
     picks = now.per_position
     console.print(f"picks by position: A {picks['A']}, B {picks['B']}, tie {picks['tie']}")
+    _print_time(now)
     if stored.join_slug:
         console.print(f"open link: {address.rstrip('/')}/join/{stored.join_slug}")
+
+
+def _print_time(now: Progress) -> None:
+    """Each participant's state and minutes, and the spread of the minutes (what pay is set
+    from)."""
+    if now.participants:
+        table = Table("participant", "enrolment", "state", "minutes", "turns", "careless")
+        for p in now.participants:
+            marked = ("careless: " if p.careless else "") + ", ".join(p.careless_signals)
+            table.add_row(p.id, p.enrolment, p.state, f"{p.minutes:.1f}", str(p.turns), marked)
+        console.print(table)
+        console.print(f"{now.careless} participants marked careless", highlight=False)
+    for what, spread in (
+        ("finished participant", now.minutes_per_participant),
+        ("turn", now.minutes_per_turn),
+    ):
+        if spread.median is None or spread.p90 is None:
+            console.print(f"minutes per {what}: none yet", highlight=False)
+            continue
+        console.print(
+            f"minutes per {what}: median {spread.median:.1f}, 90th percentile "
+            f"{spread.p90:.1f} (n={spread.n})",
+            highlight=False,
+        )
 
 
 @app.command()
@@ -321,6 +388,24 @@ def simulate(
             max=1.0,
             help="The chance a participant answers a question asked again (a retest probe) "
             "differently from their first answer.",
+        ),
+    ] = 0.0,
+    careless: Annotated[
+        float,
+        typer.Option(
+            "--careless",
+            min=0.0,
+            max=1.0,
+            help="The share of participants who click through (fast, the same short message "
+            "and self-report every turn): the study should mark them careless.",
+        ),
+    ] = 0.0,
+    think_s: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=60.0,
+            help="Seconds a careful participant takes before each message and each pick.",
         ),
     ] = 0.0,
 ) -> None:
@@ -342,6 +427,8 @@ def simulate(
                 conversations,
                 concurrency=concurrency,
                 retest_noise=retest_noise,
+                careless=careless,
+                think_s=think_s,
             )
         )
     except SimulationError as error:
@@ -350,7 +437,9 @@ def simulate(
         raise _fail(f"cannot reach {url}: {error or type(error).__name__}") from None
     console.print(
         f"{outcome.enrolled} simulated participants enrolled, {outcome.finished} finished, "
-        f"{outcome.turns} turns; {outcome.screened_out} screened out",
+        f"{outcome.turns} turns; {outcome.screened_out} screened out"
+        + (f"; {outcome.refused_again} second arrivals refused" if outcome.refused_again else "")
+        + (f"; {len(outcome.careless_links)} clicked through" if outcome.careless_links else ""),
         highlight=False,
     )
     if outcome.problems:

@@ -233,6 +233,7 @@ class RunOptions:
     ray_address: str | None
     person: str
     max_cost: float | None = None
+    include_careless: bool = False
 
 
 def _run(asked: RunOptions) -> None:
@@ -265,6 +266,7 @@ def _run(asked: RunOptions) -> None:
             shard=share,
             person=person,
             max_cost=asked.max_cost,
+            include_careless=asked.include_careless,
         )
         result = _execute(config, on_ray)
     except ModelsFileError as error:
@@ -417,6 +419,14 @@ def run(
             "when its estimate is over, stopped (resumable) before a call that would pass it.",
         ),
     ] = None,
+    include_careless: Annotated[
+        bool,
+        typer.Option(
+            "--include-careless",
+            help="Keep the conversations marked careless where they were collected (left out "
+            "by default, and counted in the report).",
+        ),
+    ] = False,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
     _stoppable(
@@ -441,6 +451,7 @@ def run(
             ray_address=ray_address,
             person=person,
             max_cost=max_cost,
+            include_careless=include_careless,
         )
     )
 

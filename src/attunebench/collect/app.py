@@ -24,8 +24,9 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from attunebench.collect.bootstrap import read_stored
 from attunebench.collect.db import Database, open_engine
 from attunebench.collect.deps import Context, PageError, render
+from attunebench.collect.platform import PlatformKeys
 from attunebench.collect.pool import close_pool, open_pool
-from attunebench.collect.routers import admin, export, join, participant, site
+from attunebench.collect.routers import admin, export, join, participant, site, stream
 from attunebench.collect.security import SECURITY_HEADERS, Signer
 from attunebench.collect.settings import Settings
 from attunebench.collect.templating import make_templates
@@ -127,6 +128,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 providers=providers,
                 templates=make_templates(),
                 join_slug=stored.join_slug,
+                # Under the stored secret, never an override: `collect export --payments`
+                # opens the identifiers with the database alone.
+                platform_keys=PlatformKeys(stored.secret),
                 write_limiter=anyio.CapacityLimiter(4 if db.is_sqlite else THREADS),
             )
             # Few request threads: more only contend for the GIL, and a thread holding SQLite's
@@ -158,7 +162,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for unavailable in (OperationalError, InterfaceError, PoolTimeoutError):
         app.add_exception_handler(unavailable, _database_unavailable)
     app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
-    for module in (site, join, participant, admin, export):
+    app.add_exception_handler(join.FromPlatformError, join.from_platform)
+    for module in (site, join, participant, stream, admin, export):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(packages=[("attunebench.collect", "static")]), name="static")
     return app

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, joinedload, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from attunebench.collect.assignment import Pair, choose_pair, continuation
 from attunebench.collect.generation import Reply
@@ -22,6 +24,7 @@ from attunebench.collect.models import (
     GenerationFailure,
     Meta,
     ParticipantRow,
+    PlatformIdentity,
     ProbeRow,
     ReplyRow,
     StudyRow,
@@ -97,47 +100,108 @@ def ensure_meta(session: Session, key: str) -> str:
 
 def new_participant(session: Session, enrolment: str) -> str:
     """A new participant; returns their token, which is shown once and never stored."""
-    token = new_token()
-    session.add(
-        ParticipantRow(
-            public_id="p" + secrets.token_hex(6),
-            token_hash=token_hash(token),
-            deletion_code=deletion_code(),
-            enrolment=enrolment,
-            created_at=now(),
-        )
-    )
+    token, _ = _add_participant(session, enrolment)
     return token
+
+
+def _add_participant(session: Session, enrolment: str) -> tuple[str, ParticipantRow]:
+    token = new_token()
+    row = ParticipantRow(
+        public_id="p" + secrets.token_hex(6),
+        token_hash=token_hash(token),
+        deletion_code=deletion_code(),
+        enrolment=enrolment,
+        created_at=now(),
+    )
+    session.add(row)
+    return token, row
 
 
 def create_invitations(session: Session, count: int) -> list[str]:
     return [new_participant(session, "invitation") for _ in range(count)]
 
 
-def enrol_open(session: Session, study: Study, simulated: bool) -> str | None:
-    """A participant through the open link, or None when the study's cap is reached."""
+class AlreadyTookPartError(Exception):
+    """The recruitment platform's account has arrived before (see platform.py)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformArrival:
+    """What is kept of a platform's arrival: the keyed hash and the sealed identifiers."""
+
+    account_hash: str
+    sealed: str
+
+
+def enrol_open(
+    session: Session,
+    study: Study,
+    simulated: bool,
+    arrival: PlatformArrival | None = None,
+    screened_out: bool = False,
+) -> str | None:
+    """A participant through the open link, or None when the study's cap is reached.
+
+    A platform's arrival is kept even when screened out (so the account cannot try again with
+    another answer, and the payments list holds it), but only those let in count to the cap.
+    AlreadyTookPartError if the account arrived before."""
     session.scalar(select(StudyRow).with_for_update())  # concurrent joins count one by one
+    if arrival is not None and account_known(session, arrival.account_hash):
+        raise AlreadyTookPartError
     enrolled = session.scalar(
-        select(func.count()).where(ParticipantRow.enrolment.in_(OPEN_ENROLMENTS))
+        select(func.count()).where(
+            ParticipantRow.enrolment.in_(OPEN_ENROLMENTS),
+            ParticipantRow.screened_out_at.is_(None),
+        )
     )
-    if study.enrolment.cap is not None and (enrolled or 0) >= study.enrolment.cap:
+    cap = study.enrolment.cap
+    if not screened_out and cap is not None and (enrolled or 0) >= cap:
         return None
-    return new_participant(session, "simulated" if simulated else "open")
+    token, row = _add_participant(session, "simulated" if simulated else "open")
+    if screened_out:
+        row.screened_out_at = row.created_at
+    if arrival is not None:
+        row.platform_hash = arrival.account_hash
+        session.flush()
+        stamp = row.created_at
+        session.add(
+            PlatformIdentity(participant_id=row.id, sealed=arrival.sealed, created_at=stamp)
+        )
+    return token
 
 
-def participant_by_token(session: Session, token: str, lock: bool = False) -> ParticipantRow | None:
-    # The whole conversation in one joined query: every page view and answer needs it.
+def account_known(session: Session, account_hash: str) -> bool:
+    found = session.scalar(
+        select(ParticipantRow.id).where(ParticipantRow.platform_hash == account_hash)
+    )
+    return found is not None
+
+
+def sealed_identities(session: Session) -> dict[int, str]:
+    """Every platform arrival's sealed identifiers, by participant row id."""
+    rows = session.execute(select(PlatformIdentity.participant_id, PlatformIdentity.sealed))
+    return {participant: sealed for participant, sealed in rows}
+
+
+def participant_by_token(
+    session: Session, token: str, lock: bool = False, probes: bool = True
+) -> ParticipantRow | None:
+    """The participant with their whole conversation, in one joined query (every page view and
+    answer needs it); their retest probes in a second one, unless `probes` is false (a study
+    that asks nothing again has none: they then read as empty, with no query)."""
     query = (
         select(ParticipantRow)
         .where(ParticipantRow.token_hash == token_hash(token))
-        .options(
-            joinedload(ParticipantRow.turns).joinedload(TurnRow.replies),
-            selectinload(ParticipantRow.probes),
-        )
+        .options(joinedload(ParticipantRow.turns).joinedload(TurnRow.replies))
     )
+    if probes:
+        query = query.options(selectinload(ParticipantRow.probes))
     if lock:
         query = query.with_for_update(of=ParticipantRow)
-    return session.scalars(query).unique().one_or_none()
+    found = session.scalars(query).unique().one_or_none()
+    if found is not None and not probes:
+        set_committed_value(found, "probes", [])  # as loaded: nothing to ask for or write
+    return found
 
 
 def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:
@@ -177,6 +241,12 @@ def consent(session: Session, participant: ParticipantRow, study: Study) -> None
 
 def decline(participant: ParticipantRow) -> None:
     participant.declined_at = now()
+
+
+def leave(participant: ParticipantRow) -> None:
+    """The participant left through the support page (a platform's arrival is then sent back
+    as screened out)."""
+    participant.left_at = now()
 
 
 def save_traits(participant: ParticipantRow, traits: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from fastapi.templating import Jinja2Templates
 
 from attunebench.collect.db import Database
 from attunebench.collect.forms import Form
+from attunebench.collect.platform import PlatformKeys
 from attunebench.collect.security import Signer
 from attunebench.collect.settings import Settings
 from attunebench.collect.study import Study
@@ -34,6 +35,7 @@ class Context:
     providers: dict[str, Provider]
     templates: Jinja2Templates
     join_slug: str | None
+    platform_keys: PlatformKeys  # seals and hashes a recruitment platform's identifiers
     # Write transactions wait here, not in the shared thread pool: on SQLite only one can run,
     # and writers blocked inside pool threads would starve the page views queued behind them.
     write_limiter: anyio.CapacityLimiter

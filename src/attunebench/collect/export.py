@@ -15,8 +15,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from attunebench.collect.models import ParticipantRow, ProbeRow, TurnRow
+from attunebench.collect.quality import careless
+from attunebench.collect.questions import ATTENTION_CHECK
 from attunebench.collect.study import Study
+from attunebench.collect.timing import minutes_spent
 from attunebench.data import schema
+from attunebench.data.careless import CARELESS
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.validate import FileReport, validate_file
 
@@ -91,6 +95,7 @@ def _outcome(participant: ParticipantRow, study: Study) -> schema.Outcome | None
     if participant.finished_at is None:
         return None
     survey = dict(participant.survey or {})
+    survey.pop(ATTENTION_CHECK, None)  # an instruction followed or not, not an outcome
     rating = survey.get(study.end.rating_question) if study.end.rating_question else None
     return schema.Outcome(
         final_state=_state(participant.final_state),
@@ -116,6 +121,12 @@ def conversation(participant: ParticipantRow, study: Study) -> schema.Conversati
     conversation_id = f"{study.id}-{participant.public_id}"
     safety_turns = [str(t.index) for t in participant.turns if t.safety_notice]
     labels = {"status": "finished" if participant.finished_at else "incomplete"}
+    # What the conversation cost the participant, in minutes (what pay is set from).
+    labels["duration_minutes"] = f"{minutes_spent(participant):.2f}"
+    held = participant.careless_signals or []
+    labels[CARELESS] = "yes" if careless(held, study.quality) else "no"
+    if held:
+        labels["careless_signals"] = ",".join(held)
     if safety_turns:
         labels["safety_notice_turns"] = ",".join(safety_turns)
     simulated = participant.enrolment == "simulated"

@@ -26,6 +26,7 @@ class Stage(StrEnum):
     SURVEY = "survey"
     DONE = "done"
     DECLINED = "declined"
+    LEFT = "left"  # left through the support page, or screened out at the door
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,8 @@ def where(participant: ParticipantRow, study: Study) -> Where:
         return Where(Stage.DECLINED, count)
     if participant.finished_at is not None:
         return Where(Stage.DONE, count)
+    if participant.left_at is not None or participant.screened_out_at is not None:
+        return Where(Stage.LEFT, count)
     if participant.consented_at is None:
         return Where(Stage.CONSENT, 0)
     if study.traits and participant.traits_at is None:

@@ -244,6 +244,6 @@ def parse_traits(form: Form, study: Study) -> dict[str, str | float]:
 def parse_survey(form: Form, study: Study, taxonomy: Taxonomy) -> SurveyAnswer:
     reader = Reader(form)
     final_state = read_state(reader, study, taxonomy) if study.end.final_state else None
-    answers = read_answers(reader, study.end.questions, study.limits.answer_chars)
+    answers = read_answers(reader, study.survey_questions, study.limits.answer_chars)
     reader.done()
     return SurveyAnswer(final_state=final_state, answers=answers)

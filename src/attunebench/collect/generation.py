@@ -1,7 +1,12 @@
-"""Two replies to the participant's message, one from each model of their pair, at once.
+"""Two replies to the participant's message, one from each model of their pair, at once:
+whole (`generate_replies`), or as the models write them (`stream_replies`).
 
 Both models see the same conversation: the participant's messages and, for earlier turns, the
-reply the participant chose to go on with, whichever model wrote it.
+reply the participant chose to go on with, whichever model wrote it. A provider with a `stream`
+method (an async iterator of text pieces) is read as a stream; any other gives its whole reply
+as one piece. A streamed reply that fails partway is written again from the start, once,
+before the turn counts as failed: the participant's message is stored already and their page
+keeps what they have answered.
 """
 
 from __future__ import annotations
@@ -78,19 +83,22 @@ async def _one(
     return Reply(position, provider.spec, text, latency_ms, reply_flags(text, study.pool))
 
 
-async def generate_replies(
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One position's request: its provider and its hint (the messages are shared)."""
+
+    position: str
+    provider: Provider
+    hint: TaskHint
+
+
+def calls_for(
     providers: Mapping[str, Provider],
-    study: Study,
     positions: Mapping[str, str],
     history: Sequence[tuple[str, str]],
     user_text: str,
     item_key: str,
-) -> list[Reply]:
-    """Replies for positions A and B, generated concurrently; both or neither."""
-    messages = build_messages(study, history, user_text)
-    params = GenerateParams(
-        temperature=study.generation.temperature, max_tokens=study.generation.max_tokens
-    )
+) -> list[Call]:
     hint_history = tuple(
         pair for user, reply in history for pair in (("user", user), ("assistant", reply))
     )
@@ -102,7 +110,31 @@ async def generate_replies(
     for position, spec in sorted(positions.items()):
         key = f"{item_key}:{position}"
         hint = TaskHint(kind="response", text=user_text, history=hint_history, item_key=key)
-        calls.append(_one(providers[spec], position, messages, params, hint, study))
+        calls.append(Call(position, providers[spec], hint))
+    return calls
+
+
+def params_for(study: Study) -> GenerateParams:
+    return GenerateParams(
+        temperature=study.generation.temperature, max_tokens=study.generation.max_tokens
+    )
+
+
+async def generate_replies(
+    providers: Mapping[str, Provider],
+    study: Study,
+    positions: Mapping[str, str],
+    history: Sequence[tuple[str, str]],
+    user_text: str,
+    item_key: str,
+) -> list[Reply]:
+    """Replies for positions A and B, generated concurrently; both or neither."""
+    messages = build_messages(study, history, user_text)
+    params = params_for(study)
+    calls = [
+        _one(call.provider, call.position, messages, params, call.hint, study)
+        for call in calls_for(providers, positions, history, user_text, item_key)
+    ]
     results = await asyncio.gather(*calls, return_exceptions=True)
     failures: dict[str, str] = {}
     for result in results:

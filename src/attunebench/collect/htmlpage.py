@@ -26,6 +26,7 @@ class Control:
 class Form:
     action: str
     controls: list[Control] = field(default_factory=list)
+    text: str = ""  # what the form says, its labels and legends
 
     def hidden(self) -> dict[str, str]:
         return {c.name: c.value for c in self.controls if c.kind == "hidden"}
@@ -55,6 +56,9 @@ class Form:
 class Page:
     step: str | None = None
     forms: list[Form] = field(default_factory=list)
+    # The query parameters a recruitment platform's link must carry (the open link's page
+    # without them names them: `collect simulate` arrives as the platform would send it).
+    platform_params: list[str] = field(default_factory=list)
     replies: dict[str, str] = field(default_factory=dict)
 
     def form(self, action_end: str) -> Form | None:
@@ -76,6 +80,8 @@ class _Parser(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if tag == "main" and "data-step" in a:
             self.page.step = a["data-step"]
+        elif tag == "main" and "data-platform-params" in a:
+            self.page.platform_params = a["data-platform-params"].split()
         elif tag == "form":
             self._form = Form(a.get("action", ""))
             self.page.forms.append(self._form)
@@ -109,6 +115,8 @@ class _Parser(HTMLParser):
             self._prose = None
 
     def handle_data(self, data: str) -> None:
+        if self._form is not None:
+            self._form.text += data
         if self._text is not None:
             self._text.value += data
         if self._prose is not None:

@@ -96,6 +96,14 @@ class ParticipantRow(Base):
     final_state: Mapped[dict[str, Any] | None]
     survey: Mapped[dict[str, Any] | None]
     finished_at: Mapped[datetime | None]
+    # A recruitment platform's arrivals: a keyed hash of the platform's participant identifier
+    # (a second arrival of the same account is refused), the identifier itself sealed in
+    # `platform_identities`; screened out at the door, or left through the support page.
+    platform_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    screened_out_at: Mapped[datetime | None]
+    left_at: Mapped[datetime | None]
+    # The careless signals that hold so far (quality.py), recomputed with every answer.
+    careless_signals: Mapped[list[Any] | None]
 
     turns: Mapped[list[TurnRow]] = _children("participant", order_by="TurnRow.index")
     probes: Mapped[list[ProbeRow]] = _children("participant", order_by="ProbeRow.turn_index")
@@ -165,6 +173,19 @@ class ProbeRow(Base):
     created_at: Mapped[datetime]
 
     participant: Mapped[ParticipantRow] = relationship(back_populates="probes")
+
+
+class PlatformIdentity(Base):
+    """The identifiers a recruitment platform gave a participant, encrypted under the study's
+    secret: only `collect export --payments` opens them. Deleted with the participant."""
+
+    __tablename__ = "platform_identities"
+    __table_args__ = (UniqueConstraint("participant_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    participant_id: Mapped[int] = mapped_column(ForeignKey("participants.id", ondelete="CASCADE"))
+    sealed: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
 
 
 class AdminSession(Base):

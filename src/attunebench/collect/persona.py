@@ -19,6 +19,11 @@ follows these rules, so a simulated study replays exactly:
 - **The pick**: the reply showing more of the behaviors the participant needs (a question
   counts half); equal scores are a tie half the time, else a random pick. "How much better" is
   the score difference, from 1 to 3.
+- **Time**: `think_s` seconds before each message and each pick (a reader's time, compressed).
+- **The attention check** of the end survey: the option the question quotes.
+- **Clicking through** (`ClickThrough`, the careless share of `collect simulate --careless`):
+  the same short message every turn, the same self-report every turn (the first emotion, every
+  slider at its lowest), Reply A always, the attention check's first option, and no time taken.
 - **A question asked again** (a retest probe): the first answer, given again, except with
   probability `retest_noise` (drawn from a generator of its own, so the other answers do not
   move with it): then an emotion check names one other emotion, drawn at random, as the only
@@ -35,6 +40,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from attunebench.collect.htmlpage import Form
+from attunebench.collect.questions import ATTENTION_CHECK
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.locations import corpus_dir
 from attunebench.data.sample import sample_path
@@ -113,6 +119,7 @@ class Persona:
     messages: list[str]
     retest_noise: float = 0.0
     retest_rng: random.Random = field(default_factory=lambda: random.Random(0))
+    think_s: float = 0.0
 
     def __post_init__(self) -> None:
         self.need, self.wants = NEEDS[self.rng.randrange(len(NEEDS))]
@@ -150,6 +157,16 @@ class Persona:
                 data[name] = [self.rng.choice(form.values(name))]
             elif control.kind == "textarea":
                 data[name] = [SIMULATED_TEXT]
+        if form.has(f"q_{ATTENTION_CHECK}"):
+            data[f"q_{ATTENTION_CHECK}"] = [self.attend(form)]
+
+    def attend(self, form: Form) -> str:
+        """The attention check: the option its question quotes (it says which to choose)."""
+        options = form.values(f"q_{ATTENTION_CHECK}")
+        quoted = [
+            o for o in options if o and re.search(rf"['\"‘“]{re.escape(o)}['\"’”]", form.text)
+        ]
+        return quoted[0] if quoted else self.rng.choice(options)
 
     def message(self, form: Form, text: str) -> dict[str, list[str]]:
         data: dict[str, list[str]] = {"message": [text]}
@@ -213,3 +230,36 @@ class Persona:
         self.fill_state(form, data, "relief")
         self.answer_questions(form, data)
         return data
+
+
+class ClickThrough(Persona):
+    """A participant who clicks through (see the module): what careless answers look like."""
+
+    MESSAGE = "ok"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.messages = [self.MESSAGE]
+        self.think_s = 0.0
+
+    def fill_state(self, form: Form, data: dict[str, list[str]], text: str) -> None:
+        offered = form.values("emotions")
+        if offered:
+            data["emotions"] = offered[:1]
+            if form.has("primary"):
+                data["primary"] = offered[:1]
+        for name in SLIDERS:
+            if form.has(name):
+                data[name] = [form.named(name)[0].attrs["min"]]
+        for group in form.groups("radio"):
+            if group.startswith("panas_"):
+                data[group] = form.values(group)[:1]
+
+    def judge(self, form: Form, replies: dict[str, str]) -> dict[str, list[str]]:
+        data = {"choice": ["A"]}
+        if form.has("strength"):
+            data["strength"] = ["1"]
+        return data
+
+    def attend(self, form: Form) -> str:
+        return form.values(f"q_{ATTENTION_CHECK}")[0]

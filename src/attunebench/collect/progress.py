@@ -1,6 +1,7 @@
 """How a study is going, for `collect status` and the admin dashboard: enrolment, turns, picks
-per model and position, flagged replies, retest probes answered, and replies that could not be
-generated, per model.
+per model and position, flagged replies, retest probes answered, replies that could not be
+generated, per model, and each participant's state, minutes and careless signals, with the
+median and 90th percentile of the minutes a finished participant and a turn took.
 
 A model whose replies keep failing leaves participants on "the replies are not ready yet";
 counting its failures here is how an operator learns of it without reading the server log.
@@ -8,14 +9,19 @@ counting its failures here is how an operator learns of it without reading the s
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from attunebench.collect.crud import OPEN_ENROLMENTS, all_participants
-from attunebench.collect.models import GenerationFailure
+from attunebench.collect.crud import OPEN_ENROLMENTS, all_participants, now
+from attunebench.collect.models import GenerationFailure, ParticipantRow
+from attunebench.collect.platform import state
+from attunebench.collect.quality import careless
 from attunebench.collect.retest import KINDS
-from attunebench.collect.schemas import ModelProgress, Progress
+from attunebench.collect.schemas import ModelProgress, ParticipantProgress, Progress
 from attunebench.collect.study import Study
+from attunebench.collect.timing import minutes_spent, spread, turn_minutes
 
 
 def _failures(session: Session) -> dict[str, tuple[int, str]]:
@@ -68,7 +74,9 @@ def progress(session: Session, study: Study) -> Progress:
     return Progress(
         study=study.id,
         invited=sum(p.enrolment == "invitation" for p in participants),
-        open_enrolled=sum(p.enrolment in OPEN_ENROLMENTS for p in participants),
+        open_enrolled=sum(
+            p.enrolment in OPEN_ENROLMENTS and p.screened_out_at is None for p in participants
+        ),
         simulated=sum(p.enrolment == "simulated" for p in participants),
         cap=study.enrolment.cap,
         consented=sum(p.consented_at is not None for p in participants),
@@ -86,4 +94,32 @@ def progress(session: Session, study: Study) -> Progress:
         },
         per_model=models,
         per_position=per_position,
+        **_people(participants, study),
+    )
+
+
+def _people(participants: list[ParticipantRow], study: Study) -> dict[str, Any]:
+    """Each participant's state, minutes and careless signals, and the spread of the time."""
+    followed = [participant_progress(p, study) for p in participants]
+    return {
+        "participants": followed,
+        "careless": sum(p.careless for p in followed),
+        "minutes_per_participant": spread(
+            [minutes_spent(p) for p in participants if p.finished_at is not None]
+        ),
+        "minutes_per_turn": spread([m for p in participants for m in turn_minutes(p)]),
+    }
+
+
+def participant_progress(participant: ParticipantRow, study: Study) -> ParticipantProgress:
+    platform = study.enrolment.platform
+    timeout = platform.timeout_minutes if platform and participant.platform_hash else None
+    return ParticipantProgress(
+        id=participant.public_id,
+        enrolment=participant.enrolment,
+        state=state(participant, now(), timeout),
+        minutes=round(minutes_spent(participant), 2),
+        turns=len(participant.turns),
+        careless=careless(participant.careless_signals, study.quality),
+        careless_signals=list(participant.careless_signals or ()),
     )

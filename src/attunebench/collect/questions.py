@@ -134,9 +134,72 @@ class Screening(Part):
         return self
 
 
+# The query parameters a recruitment platform opens the study link with, per preset. Prolific
+# appends PROLIFIC_PID, STUDY_ID and SESSION_ID when the study URL is set to record them
+# (Prolific's researcher help, "Recording Prolific IDs via URL parameters").
+PLATFORM_PRESETS = {"prolific": ("Prolific", "PROLIFIC_PID", "STUDY_ID", "SESSION_ID")}
+Param = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
+
+
+class Platform(Part):
+    """A recruitment platform (Prolific, MTurk, ...) that sends participants to the open link
+    with its identifiers in the query and is told, at the end, who finished and who did not."""
+
+    preset: Literal["prolific"] | None = None
+    name: str = Field(default="", max_length=100, description="Shown to participants.")
+    participant_param: Param | None = None
+    study_param: Param | None = None
+    session_param: Param | None = None
+    completion_url: str | None = Field(default=None, pattern=r"^https?://")
+    completion_code: str | None = Field(default=None, min_length=1, max_length=100)
+    screened_out_url: str | None = Field(default=None, pattern=r"^https?://")
+    screened_out_code: str | None = Field(default=None, min_length=1, max_length=100)
+    timeout_minutes: int = Field(default=60, ge=1, le=10_080)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        """A preset fills what the platform fixes; keys the file gives win."""
+        if not isinstance(data, dict) or data.get("preset") not in PLATFORM_PRESETS:
+            return data
+        name, participant, study, session = PLATFORM_PRESETS[data["preset"]]
+        fixed = {
+            "name": name,
+            "participant_param": participant,
+            "study_param": study,
+            "session_param": session,
+        }
+        return {**fixed, **data}
+
+    @model_validator(mode="after")
+    def _complete(self) -> Platform:
+        if self.participant_param is None:
+            raise ValueError('participant_param is required (or preset = "prolific")')
+        if self.completion_url is None and self.completion_code is None:
+            raise ValueError("a completion_url or a completion_code is required")
+        if self.screened_out_url is None and self.screened_out_code is None:
+            raise ValueError("a screened_out_url or a screened_out_code is required")
+        return self
+
+    @property
+    def shown_name(self) -> str:
+        return self.name or "the recruitment platform"
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The identifier each query parameter carries: participant, study, session."""
+        named = {
+            "participant": self.participant_param,
+            "study": self.study_param,
+            "session": self.session_param,
+        }
+        return {role: param for role, param in named.items() if param is not None}
+
+
 class Enrolment(Part):
     """Who may take part: people with an invitation link, and, when `open`, anyone with the
-    study's open link, up to `cap` of them, after the optional screening question."""
+    study's open link, up to `cap` of them, after the optional screening question; with a
+    `platform`, the open link takes the recruitment platform's identifiers."""
 
     open: bool = False
     cap: int | None = Field(default=None, ge=1, le=1_000_000)
@@ -146,6 +209,7 @@ class Enrolment(Part):
         description="Accept simulated participants on the open link (`collect simulate`); "
         "their conversations are exported as simulated.",
     )
+    platform: Platform | None = None
 
     @model_validator(mode="after")
     def _open_has_cap(self) -> Enrolment:
@@ -153,4 +217,56 @@ class Enrolment(Part):
             raise ValueError("an open link needs a cap (enrolment.cap)")
         if not self.open and (self.screening is not None or self.simulated):
             raise ValueError("screening and simulated participants need enrolment.open = true")
+        if not self.open and self.platform is not None:
+            raise ValueError("a recruitment platform (enrolment.platform) needs open = true")
         return self
+
+
+ATTENTION_CHECK = "attention_check"  # the end survey's answer to it is stored under this id
+
+
+class AttentionCheck(Part):
+    """An instructed-response item asked in the end survey ("To show you are reading, choose
+    'rarely'"): any other answer marks the participant careless."""
+
+    text: Text
+    options: tuple[Option, ...] = Field(min_length=2)
+    answer: Option
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self) -> AttentionCheck:
+        if self.answer not in self.options:
+            raise ValueError(f"answer {self.answer!r} is not one of the options")
+        return self
+
+
+class Quality(Part):
+    """When a participant's answers count as careless (quality.py computes the signals). Each
+    signal must hold on at least `share` of the turns; a participant is marked careless when
+    `signals` of them hold (one alone is common in careful people: a short reply, a quick
+    turn), or the attention check is answered wrongly."""
+
+    min_seconds_per_turn: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="A turn the participant spent less on (writing, then reading and picking; "
+        "the models' time not counted) is fast.",
+    )
+    min_message_chars: int = Field(default=10, ge=0, le=1000, description="Shorter is short.")
+    similarity: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="A message this similar to an earlier one (difflib's ratio, case and "
+        "spacing ignored) repeats it.",
+    )
+    straight_line_turns: int = Field(
+        default=3,
+        ge=2,
+        le=100,
+        description="The same self-report on every turn counts from this many turns.",
+    )
+    share: float = Field(default=0.5, gt=0, le=1)
+    signals: int = Field(default=2, ge=1, le=4)
+    attention_check: AttentionCheck | None = None

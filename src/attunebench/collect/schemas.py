@@ -64,6 +64,28 @@ class ModelProgress(Schema):
     last_failure: str | None = None
 
 
+class ParticipantProgress(Schema):
+    """One participant as the researcher follows them: where they stand and the time spent."""
+
+    id: str = Field(description="The participant's public id (never a platform's identifier).")
+    enrolment: str
+    state: Literal["started", "finished", "screened out", "timed out"]
+    minutes: float = Field(description="From arrival to the last thing done.")
+    turns: int
+    careless: bool = False
+    careless_signals: list[str] = Field(
+        default_factory=list, description="The careless signals that hold (quality.py)."
+    )
+
+
+class Spread(Schema):
+    """Median and 90th percentile of a duration, in minutes; None while nothing is measured."""
+
+    n: int = 0
+    median: float | None = None
+    p90: float | None = None
+
+
 class Progress(Schema):
     """What `collect status` prints and the admin dashboard shows."""
 
@@ -87,3 +109,11 @@ class Progress(Schema):
     )
     per_model: dict[str, ModelProgress]
     per_position: dict[str, int]
+    participants: list[ParticipantProgress] = Field(default_factory=list)
+    careless: int = Field(default=0, description="Participants marked careless.")
+    minutes_per_participant: Spread = Field(
+        default_factory=Spread, description="Minutes per finished participant."
+    )
+    minutes_per_turn: Spread = Field(
+        default_factory=Spread, description="Minutes per picked turn (see time.py)."
+    )

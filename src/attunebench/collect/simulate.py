@@ -13,11 +13,12 @@ import asyncio
 import random
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 import httpx
 
 from attunebench.collect.htmlpage import Page, parse_page
-from attunebench.collect.persona import FirstPick, Persona
+from attunebench.collect.persona import ClickThrough, FirstPick, Persona
 
 RETRIES = 3  # replies that fail to generate are asked for again this often, then given up
 MAX_TURNS = 100  # the longest conversation a study file allows
@@ -34,6 +35,12 @@ class Outcome:
     screened_out: int = 0
     full: bool = False
     turns: int = 0
+    # Finished participants of a platform study who arrived a second time with the same
+    # account, and were refused.
+    refused_again: int = 0
+    # The personal links of the participants who clicked through (`careless`): the planted
+    # truth the study's careless marks are checked against.
+    careless_links: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -107,6 +114,7 @@ class Walk:
                 assert form is not None
                 data = self.persona.judge(form, page.replies)
                 self.picks[_turn(page)] = FirstPick(data["choice"][0], dict(page.replies))
+                await asyncio.sleep(self.persona.think_s)
                 await self.post("judge", page, data)
                 retries = 0
             elif stage == "probe":
@@ -129,6 +137,7 @@ class Walk:
         text = messages[self.written % len(messages)][:limit]
         data = self.persona.message(form, text)
         self.states[_turn(page)] = data
+        await asyncio.sleep(self.persona.think_s)
         await self.post("message", page, data)
         self.written += 1
 
@@ -150,12 +159,47 @@ def _turn(page: Page) -> int:
     return int((page.step or "").split(":")[1])
 
 
-async def _enrol(client: httpx.AsyncClient, join: str) -> str | None:
-    """A personal link through the open link; None when screened out. SimulationError if full."""
-    form = parse_page((await client.get(join)).text).form(join)
+def platform_identifiers(params: list[str], seed: int, n: int) -> dict[str, str]:
+    """The identifiers a recruitment platform would put in participant `n`'s link: its
+    participant id (24 hex digits, as Prolific's), the study's, and the session's."""
+    rng = random.Random(f"{seed}:{n}:platform")
+    made = [f"{rng.getrandbits(96):024x}", f"{seed:012x}study", f"{rng.getrandbits(96):024x}"]
+    return dict(zip(params, made, strict=False))
+
+
+async def _arrive(
+    client: httpx.AsyncClient, join: str, seed: int, n: int
+) -> tuple[str, Page, bool]:
+    """The open link as participant `n` reaches it (with a platform's identifiers where the
+    study recruits on one): the address it opened, the page, and whether it came with them.
+    RepeatRefusedError if the platform's account took part before."""
+    page = parse_page((await client.get(join)).text)
+    if not page.platform_params:
+        return join, page, False
+    opened = f"{join}?{urlencode(platform_identifiers(page.platform_params, seed, n))}"
+    response = await client.get(opened)
+    if response.status_code == 409:
+        raise RepeatRefusedError
+    return opened, parse_page(response.text), True
+
+
+class RepeatRefusedError(Exception):
+    """The platform account has taken part already: the open link refused it."""
+
+
+async def _enrol(
+    client: httpx.AsyncClient, join: str, seed: int, n: int
+) -> tuple[str | None, bool]:
+    """A personal link through the open link (None when screened out), and whether it came
+    from a platform. SimulationError if the study is full."""
+    try:
+        opened, page, by_platform = await _arrive(client, join, seed, n)
+    except RepeatRefusedError:
+        raise SimulationError(f"{join}: participant {n}'s account was refused at once") from None
+    form = page.form(join)
     if form is None:
-        raise SimulationError(f"{join}: no enrolment form (is the link right?)")
-    data = {"simulated": ["1"]}
+        raise SimulationError(f"{opened}: no enrolment form (is the link right?)")
+    data = {"simulated": ["1"], **{k: [v] for k, v in form.hidden().items()}}
     screening = form.values("screening")
     if screening:
         data["screening"] = screening[:1]
@@ -163,10 +207,30 @@ async def _enrol(client: httpx.AsyncClient, join: str) -> str | None:
     if response.status_code == 409:
         raise SimulationError("the study is full (its enrolment cap is reached)")
     if response.status_code == 200:
-        return None  # the screening question turned the participant away
+        return None, by_platform  # the screening question turned the participant away
     if response.status_code != 303:
         raise SimulationError(f"{join}: enrolment answered {response.status_code}")
-    return response.headers["location"]
+    return response.headers["location"], by_platform
+
+
+async def _refused_again(client: httpx.AsyncClient, join: str, seed: int, n: int) -> bool:
+    """Whether a second arrival of participant `n`'s platform account is refused."""
+    try:
+        await _arrive(client, join, seed, n)
+    except RepeatRefusedError:
+        return True
+    return False
+
+
+def _messages(usable: list[list[str]], first: int) -> list[str]:
+    """A conversation's messages, then those of the conversations after it, up to the most
+    turns a study allows."""
+    messages = list(usable[first])
+    follow = first
+    while len(messages) < MAX_TURNS:
+        follow = (follow + 1) % len(usable)
+        messages += usable[follow]
+    return messages
 
 
 async def simulate(
@@ -176,10 +240,13 @@ async def simulate(
     conversations: list[list[str]],
     concurrency: int = 4,
     retest_noise: float = 0.0,
+    careless: float = 0.0,
+    think_s: float = 0.0,
 ) -> Outcome:
     """Run `participants` scripted participants through the study at `url` (its open link);
     each answers a question asked again differently from its first answer with probability
-    `retest_noise`."""
+    `retest_noise`, takes `think_s` before each message and pick, and clicks through instead
+    (persona.ClickThrough) with probability `careless`."""
     base, join = _join_base(url)
     outcome = Outcome()
     gate = asyncio.Semaphore(concurrency)
@@ -190,23 +257,27 @@ async def simulate(
     async def one(n: int, client: httpx.AsyncClient) -> None:
         rng = random.Random(f"{seed}:{n}")
         first = rng.randrange(len(usable))
-        messages = list(usable[first])
-        follow = first
-        while len(messages) < MAX_TURNS:
-            follow = (follow + 1) % len(usable)
-            messages += usable[follow]
+        messages = _messages(usable, first)
         async with gate:
-            path = await _enrol(client, join)
+            path, by_platform = await _enrol(client, join, seed, n)
             if path is None:
                 outcome.screened_out += 1
                 return
             outcome.enrolled += 1
             retest_rng = random.Random(f"{seed}:{n}:retest")
-            persona = Persona(rng, messages, retest_noise, retest_rng)
+            clicks = random.Random(f"{seed}:{n}:careless").random() < careless
+            kind = ClickThrough if clicks else Persona
+            persona = kind(rng, messages, retest_noise, retest_rng, think_s)
             walk = Walk(client, persona, path, own=len(usable[first]))
+            if clicks:
+                outcome.careless_links.append(path)
             await walk.run()
             outcome.finished += 1
             outcome.turns += walk.written
+            if by_platform:
+                if not await _refused_again(client, join, seed, n):
+                    raise SimulationError(f"{path}: a second arrival of its account was let in")
+                outcome.refused_again += 1
 
     timeout = httpx.Timeout(300.0)
     async with httpx.AsyncClient(base_url=base, timeout=timeout) as client:

@@ -16,10 +16,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from attunebench.collect.questions import (
+    ATTENTION_CHECK,
     EndSurvey,
     Enrolment,
     Key,
     Part,
+    Quality,
     Question,
     Text,
     TurnQuestions,
@@ -119,6 +121,10 @@ class Study(Part):
     taxonomy: str = "attunebench-default"
     consent: Text
     instructions: Text
+    # How participants reach the researchers (to ask, or to have their answers deleted): shown
+    # on the consent and thank-you pages. `collect init` requires it; a study stored before it
+    # existed reads as "".
+    researcher_contact: str = Field(default="", max_length=500)
     models: tuple[PoolModel, ...] = Field(min_length=2)
     generation: Generation = Field(default_factory=Generation)
     assignment: Assignment = Field(default_factory=Assignment)
@@ -130,6 +136,7 @@ class Study(Part):
     limits: Limits = Field(default_factory=Limits)
     enrolment: Enrolment = Field(default_factory=Enrolment)
     retest: Retest = Field(default_factory=Retest)
+    quality: Quality = Field(default_factory=Quality)
     # Filled at load time when `taxonomy` names a JSON file, so the stored study is self-contained.
     taxonomy_inline: Taxonomy | None = None
 
@@ -140,11 +147,24 @@ class Study(Part):
         specs = [m.spec for m in self.models]
         if len(set(specs)) != len(specs):
             raise ValueError("models: each spec may appear only once in the pool")
+        if any(q.id == ATTENTION_CHECK for q in self.end.questions):
+            raise ValueError(f"end.questions: the id {ATTENTION_CHECK!r} is the attention check's")
         for group, questions in (("traits", self.traits), ("end.questions", self.end.questions)):
             ids = [q.id for q in questions]
             if len(set(ids)) != len(ids):
                 raise ValueError(f"{group}: question ids must be unique")
         return self
+
+    @property
+    def survey_questions(self) -> tuple[Question, ...]:
+        """The end survey's questions, the attention check (if any) last."""
+        check = self.quality.attention_check
+        if check is None:
+            return self.end.questions
+        asked = Question(
+            id=ATTENTION_CHECK, text=check.text, kind="choice", options=check.options, required=True
+        )
+        return (*self.end.questions, asked)
 
     @property
     def pool(self) -> tuple[str, ...]:
@@ -194,6 +214,11 @@ def load_study(path: str | Path) -> Study:
         raise StudyError(f"{path}: cannot read: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise StudyError(f"{path}: not valid TOML: {error}") from None
+    if not str(data.get("researcher_contact", "")).strip():
+        raise StudyError(
+            f"{path}: researcher_contact: required: how participants reach the researchers "
+            "(an e-mail address or a web page), shown beside the deletion code"
+        )
     return parse_study(data, file=str(path), base=path.parent)
 
 

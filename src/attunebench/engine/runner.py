@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from attunebench import __version__
+from attunebench.data.careless import leave_out_careless
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
@@ -114,6 +115,7 @@ class RunConfig:
     # What each model's pre-flight found, made once by a driver for all its shards
     # (`preflight`): by model name, in place of each shard's own pre-flight call.
     preflight: Mapping[str, Found] | None = None
+    include_careless: bool = False  # keep conversations marked careless where they were collected
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +167,12 @@ class Planned:
     empty: list[str]
 
 
-def _run_info(config: RunConfig, conversations: list[Conversation], plan: Planned) -> RunInfo:
+def _run_info(
+    config: RunConfig, conversations: list[Conversation], plan: Planned, careless: int
+) -> RunInfo:
     tasks = plan.tasks
+    # Every task leaves out the conversations marked careless (data.careless), counted as such.
+    careless_out = {"careless conversations": careless}
     prompts = {(p.id, p.version): p for task in tasks for p in prompts_of(task)}
     provenance = {c.source.name: dict(c.source.provenance) for c in conversations}
     return RunInfo(
@@ -180,7 +186,11 @@ def _run_info(config: RunConfig, conversations: list[Conversation], plan: Planne
         left_out={
             task.name: counts
             for task in tasks
-            if (counts := {k: v for k, v in task.left_out(conversations).items() if v})
+            if (
+                counts := {
+                    k: v for k, v in {**task.left_out(conversations), **careless_out}.items() if v
+                }
+            )
         },
         models=[_model_info(e, "subject", spec_kind(e.spec)) for e in config.models],
         judges=[_model_info(e, "judge", spec_kind(e.spec)) for e in config.judges],
@@ -288,7 +298,7 @@ async def run(
     """
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
-    conversations = _conversations(config)
+    conversations, careless = _conversations(config)
     judges = [e.name for e in config.judges]
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
@@ -314,7 +324,7 @@ async def run(
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))
         spend = await _preflight(config, plan, bound)
-        info, kept = _open_rundir(config, conversations, plan, bound, say)
+        info, kept = _open_rundir(config, conversations, plan, bound, say, careless)
         done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
         engine = _engine(config, bound, policy, sleep, spend, keeper)
         errors: Counter[tuple[str, str, str]] = Counter()
@@ -411,12 +421,16 @@ def _engine(
     )
 
 
-def _conversations(config: RunConfig) -> list[Conversation]:
-    """The data's conversations the run evaluates: the first `limit`, and of them the shard's."""
+def _conversations(config: RunConfig) -> tuple[list[Conversation], int]:
+    """The data's conversations the run evaluates: the first `limit`, of them the shard's, and
+    of them those not marked careless unless the run keeps them; and how many careless ones
+    were left out."""
     conversations = load_validated(config.data)[: config.limit]
     if config.shard is not None:
         conversations = [c for c in conversations if config.shard.holds(c.id)]
-    return conversations
+    if config.include_careless:
+        return conversations, 0
+    return leave_out_careless(conversations)
 
 
 def _open_rundir(
@@ -425,10 +439,11 @@ def _open_rundir(
     plan: Planned,
     bound: Mapping[str, BoundModel],
     say: Say,
+    careless: int,
 ) -> tuple[RunInfo, list[ItemRecord]]:
     """The RUNDIR made or resumed: run.json (with what the pre-flight found of each model,
     also said), the conversations, each provider attached; the records already done."""
-    info, kept = _resume(config.out, _run_info(config, conversations, plan))
+    info, kept = _resume(config.out, _run_info(config, conversations, plan, careless))
     info = info.model_copy(
         update={"adapted": adaptations(bound), "capabilities": capability_records(bound)}
     )

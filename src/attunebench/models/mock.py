@@ -5,15 +5,18 @@ Reports label its results `mock`. Unscripted, it answers every hint with its for
 Scripts set the outputs (a cycled list, a function of the request, or a dict by item key),
 the latency (fixed or cycled) and failures (`ProviderError`s raised in call order or per item
 attempt). It counts calls, tracks how many are in flight, and can append each call's item key
-to a file so a test can count calls across a killed process.
+to a file so a test can count calls across a killed process. `stream` gives the same answer as
+pieces, a word at a time, `token_delay_s` apart (a model that writes slowly, for the
+collection app's streamed replies).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +70,10 @@ class MockProvider(NamedProvider):
         failures: Failures = (),
         call_log: str | Path | None = None,
         sleep: Sleep = asyncio.sleep,
+        token_delay_s: float = 0.0,
     ) -> None:
         super().__init__(f"mock/{name}")
+        self._token_delay_s = token_delay_s
         self._outputs = outputs
         self._cycle: Iterator[str] | None = None
         if isinstance(outputs, Sequence) and not isinstance(outputs, str):
@@ -112,6 +117,17 @@ class MockProvider(NamedProvider):
             finish_reason="stop",
             raw={"mock": self._spec},
         )
+
+    async def stream(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> AsyncIterator[str]:
+        """The answer `generate` gives (after its latency), a word (with the space before it)
+        at a time, `token_delay_s` apart."""
+        output = await self.generate(messages, params, hint)
+        for n, piece in enumerate(re.findall(r"\s*\S+", output.text) or [output.text]):
+            if n and self._token_delay_s > 0:
+                await self._sleep(self._token_delay_s)
+            yield piece
 
     def _failure(self, key: str, attempt: int, call_index: int) -> Failure:
         if isinstance(self._failures, Mapping):

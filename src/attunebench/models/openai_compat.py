@@ -34,7 +34,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -318,6 +318,35 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         answer = await self._post("chat/completions", body)
         return parse_completion(answer, time.perf_counter() - started)
 
+    async def stream(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> AsyncIterator[str]:
+        """The reply as the server writes it (`"stream": true`: server-sent events whose
+        `choices[0].delta.content` are the pieces, ending with `data: [DONE]`), for the
+        collection app's streamed replies. A completions-API or batched model's, whole."""
+        if not self.chat or self._batches is not None:
+            yield (await self.generate(messages, params, hint)).text
+            return
+        body = self.request_body(messages, params, schema=None if hint is None else hint.schema())
+        url = f"{self._url()}/chat/completions"
+        try:
+            data = json.dumps({**body, "stream": True}).encode()
+            async with self._client().post(url, data=data) as response:
+                if response.status >= 400:
+                    text = (await response.read()).decode("utf-8", "replace")
+                    raise status_error(response.status, text, response.headers)
+                async for line in response.content:
+                    piece = _delta(line)
+                    if piece is None:
+                        return
+                    if piece:
+                        yield piece
+        except TimeoutError:
+            raise ProviderError(f"timed out calling {url}", retryable=True) from None
+        except aiohttp.ClientError as error:
+            message = f"{type(error).__name__} calling {url}: {error}"
+            raise ProviderError(message, retryable=True) from None
+
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
         """One live chat call with the model's parameters (batch or not), and one with its
         choice body for a model in choice mode; a refusal is adapted, or stops the run with
@@ -464,3 +493,22 @@ def url_hint(base: str) -> str:
 @PROVIDERS.register("openai")
 def make_openai(model: str, **options: Any) -> OpenAICompatProvider:
     return OpenAICompatProvider(model, **options)
+
+
+def _delta(line: bytes) -> str | None:
+    """The text piece of one line of a streamed chat completion; None at its end.
+
+    >>> _delta(b'data: {"choices": [{"delta": {"content": "Hi"}}]}\\n'), _delta(b"data: [DONE]")
+    ('Hi', None)
+    """
+    text = line.decode("utf-8", "replace").strip()
+    if not text.startswith("data:"):
+        return ""  # a blank line between events, a comment, an event name
+    data = text.removeprefix("data:").strip()
+    if data == "[DONE]":
+        return None
+    try:
+        choices = json.loads(data).get("choices") or [{}]
+    except (json.JSONDecodeError, AttributeError):
+        raise ProviderError(f"not a chat completion chunk: {data[:200]}", retryable=True) from None
+    return str((choices[0].get("delta") or {}).get("content") or "")

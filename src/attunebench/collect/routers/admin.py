@@ -18,7 +18,8 @@ from starlette.concurrency import run_in_threadpool
 
 from attunebench.collect import crud, deps, ratelimit
 from attunebench.collect.models import ParticipantRow
-from attunebench.collect.progress import progress
+from attunebench.collect.progress import participant_progress, progress
+from attunebench.collect.quality import careless
 from attunebench.collect.security import normalise_code, token_from_link, verify_password
 
 router = APIRouter(prefix="/admin")
@@ -187,7 +188,9 @@ def participants(request: Request, session_id: AdminSession) -> HTMLResponse:
     ctx = deps.context(request)
     with ctx.db.read() as session:
         rows = crud.all_participants(session)
-    return _page(request, session_id, "admin/participants.html", {"participants": rows})
+        followed = [participant_progress(row, ctx.study) for row in rows]
+    values = {"participants": list(zip(rows, followed, strict=True))}
+    return _page(request, session_id, "admin/participants.html", values)
 
 
 @router.get("/participants/{public_id}", response_class=HTMLResponse)
@@ -201,7 +204,8 @@ def participant(request: Request, public_id: str, session_id: AdminSession) -> H
         for turn in turns:
             _ = turn.replies  # load while the session is open
         probes = list(row.probes)
-    view = {"p": row, "turns": turns, "probes": probes}
+    marked = careless(row.careless_signals, ctx.study.quality)
+    view = {"p": row, "turns": turns, "probes": probes, "careless": marked}
     return _page(request, session_id, "admin/participant.html", view)
 
 

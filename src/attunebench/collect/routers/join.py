@@ -4,18 +4,24 @@ optional screening question, and is sent on to a personal link of their own.
 The slug is random (made by `collect init`), so the link reaches only those it was given to.
 The form acts for nobody yet (no session, no cookie), so there is nothing for a CSRF token to
 protect; enrolments are limited per client address instead, in the database like every limit.
-A screened-out visitor leaves nothing behind.
+A screened-out visitor leaves nothing behind, except one sent by a recruitment platform
+(`[enrolment.platform]`): the platform's identifiers, read from the link's query and carried by
+the form, are kept sealed (platform.py), so the same account is refused a second attempt and
+the payments list says who was screened out.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from attunebench.collect import crud, ratelimit
 from attunebench.collect.deps import Context, PageError, context, read_form, render
+from attunebench.collect.platform import Arrival, ArrivalError, arrival_from, form_names
 
 router = APIRouter(prefix="/join/{slug}")
 
@@ -32,18 +38,73 @@ def _open(request: Request, slug: str) -> Context:
     return ctx
 
 
-def _page(request: Request, slug: str, answer: str = "", error: str = "") -> HTMLResponse:
-    values = {"slug": slug, "answer": answer, "error": error}
+def _arrival(ctx: Context, values: Mapping[str, str], names: Mapping[str, str]) -> Arrival | None:
+    """The platform's identifiers, where the study recruits on one; a page saying what to do
+    when the link lacks them."""
+    platform = ctx.study.enrolment.platform
+    if platform is None:
+        return None
+    try:
+        return arrival_from(values, names)
+    except ArrivalError as error:
+        raise FromPlatformError(str(error)) from None
+
+
+class FromPlatformError(Exception):
+    """The open link came without the platform's identifiers (or with malformed ones)."""
+
+
+def from_platform(request: Request, error: Exception) -> Response:
+    """The page for a link opened other than from the platform; it names the parameters the
+    link needs (in its markup), so `collect simulate` can arrive as the platform would."""
+    platform = context(request).study.enrolment.platform
+    assert platform is not None
+    values = {"platform": platform, "problem": str(error)}
+    return render(request, "join/from_platform.html", values, status=400)
+
+
+def _taken_part(ctx: Context) -> PageError:
+    platform = ctx.study.enrolment.platform
+    name = platform.shown_name if platform else "this"
+    message = (
+        f"Each {name} account may take part in this study once, and this one has started it "
+        f"before. If you lost your page, write to the researchers: {ctx.study.researcher_contact}"
+    )
+    return PageError(409, "You have taken part already", message)
+
+
+def _page(
+    request: Request, slug: str, arrival: Arrival | None, answer: str = "", error: str = ""
+) -> HTMLResponse:
+    carried = {} if arrival is None else {f"platform_{k}": v for k, v in _fields(arrival).items()}
+    values = {"slug": slug, "answer": answer, "error": error, "carried": carried}
     return render(request, "join/join.html", values, status=422 if error else 200)
+
+
+def _fields(arrival: Arrival) -> dict[str, str]:
+    given = {"participant": arrival.participant, "study": arrival.study}
+    return {**given, "session": arrival.session}
 
 
 @router.get("", response_class=HTMLResponse)
 def join_page(request: Request, slug: str) -> HTMLResponse:
-    _open(request, slug)
-    return _page(request, slug)
+    ctx = _open(request, slug)
+    platform = ctx.study.enrolment.platform
+    arrival = _arrival(ctx, request.query_params, platform.params if platform else {})
+    if arrival is not None:
+        with ctx.db.read() as session:
+            if crud.account_known(session, ctx.platform_keys.account_hash(arrival)):
+                raise _taken_part(ctx)
+    return _page(request, slug, arrival)
 
 
-def _enrol(ctx: Context, client: str, simulated: bool) -> str | None:
+def _enrol(
+    ctx: Context, client: str, simulated: bool, arrival: Arrival | None, screened_out: bool
+) -> str | None:
+    kept = None
+    if arrival is not None:
+        keys = ctx.platform_keys
+        kept = crud.PlatformArrival(keys.account_hash(arrival), keys.seal(arrival))
     with ctx.db.write() as session:
         if not ratelimit.allow(session, f"join:{client}", ctx.study.limits.joins_per_minute):
             raise PageError(
@@ -53,7 +114,21 @@ def _enrol(ctx: Context, client: str, simulated: bool) -> str | None:
                 "minute. Wait a moment, then try again.",
                 **{"Retry-After": "60"},
             )
-        return crud.enrol_open(session, ctx.study, simulated)
+        try:
+            return crud.enrol_open(session, ctx.study, simulated, kept, screened_out)
+        except crud.AlreadyTookPartError:
+            raise _taken_part(ctx) from None
+
+
+def _turned_away(request: Request, ctx: Context, arrival: Arrival | None) -> HTMLResponse:
+    """The screening question's thanks; a platform's arrival is shown the way back to it."""
+    screening = ctx.study.enrolment.screening
+    assert screening is not None
+    values: dict[str, Any] = {"title": "Thank you", "message": screening.ineligible_message}
+    platform = ctx.study.enrolment.platform
+    if arrival is not None and platform is not None:
+        values["back"] = {"url": platform.screened_out_url, "code": platform.screened_out_code}
+    return render(request, "join/closed.html", values)
 
 
 @router.post("")
@@ -63,18 +138,30 @@ async def join(request: Request, slug: str) -> Response:
     simulated = form.get("simulated") == ["1"]
     if simulated and not ctx.study.enrolment.simulated:
         raise PageError(403, "Not accepted", "This study does not take simulated participants.")
+    platform = ctx.study.enrolment.platform
+    given = {key: values[0] for key, values in form.items() if values}
+    arrival = _arrival(ctx, given, form_names(platform) if platform else {})
+    client = request.client.host if request.client else "?"
     screening = ctx.study.enrolment.screening
     if screening is not None:
         answer = form.get("screening", [""])[0]
         if answer not in screening.options:
-            return _page(request, slug, error="Please answer this question to go on.")
+            return _page(request, slug, arrival, error="Please answer this question to go on.")
         if answer not in screening.eligible:
-            values = {"title": "Thank you", "message": screening.ineligible_message}
-            return render(request, "join/closed.html", values)
-    client = request.client.host if request.client else "?"
-    token = await ctx.run_write(_enrol, ctx, client, simulated)
+            if arrival is not None:
+                await ctx.run_write(_enrol, ctx, client, simulated, arrival, True)
+            return _turned_away(request, ctx, arrival)
+    token = await ctx.run_write(_enrol, ctx, client, simulated, arrival, False)
     if token is None:
-        raise PageError(
-            409, "The study is full", "Thank you for your interest: every place is taken."
-        )
+        return _full(request, ctx, arrival)
     return RedirectResponse(f"/p/{token}", status_code=303)
+
+
+def _full(request: Request, ctx: Context, arrival: Arrival | None) -> HTMLResponse:
+    """Every place is taken; a platform's arrival is shown the way back to it."""
+    message = "Thank you for your interest: every place is taken."
+    values: dict[str, Any] = {"title": "The study is full", "message": message}
+    platform = ctx.study.enrolment.platform
+    if arrival is not None and platform is not None:
+        values["back"] = {"url": platform.screened_out_url, "code": platform.screened_out_code}
+    return render(request, "join/closed.html", values, status=409)

@@ -33,6 +33,7 @@ from attunebench.collect.deps import (
 from attunebench.collect.flow import Stage, Where, may_end, where
 from attunebench.collect.generation import GenerationError, Reply, generate_replies
 from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.quality import signals
 from attunebench.collect.questions import PANAS_ITEMS
 from attunebench.collect.retest import SWAPPED, Due
 from attunebench.collect.security import plausible_token
@@ -47,18 +48,27 @@ def _not_found() -> PageError:
     return PageError(404, "Link not found", "This invitation link is not valid.")
 
 
-def _slow_down() -> PageError:
+def slow_down() -> PageError:
     message = "Too many answers in a minute. Wait a moment, then reload the page."
     return PageError(429, "Slow down", message, **{"Retry-After": "30"})
 
 
-def _participant(session: Session, token: str, lock: bool = False) -> ParticipantRow:
+def participant_of(
+    session: Session, token: str, probes: bool, lock: bool = False
+) -> ParticipantRow:
+    """The participant a link names (404 otherwise); with their retest probes if `probes`."""
     participant = None
     if plausible_token(token):
-        participant = crud.participant_by_token(session, token, lock)
+        participant = crud.participant_by_token(session, token, lock, probes=probes)
     if participant is None:
         raise _not_found()
     return participant
+
+
+def asks_again(ctx: Context) -> bool:
+    """Whether the study asks questions again (retest probes): only then are they loaded, so
+    every page view and answer of any other study reads the participant in one query."""
+    return ctx.study.retest.share > 0
 
 
 def continued_text(turn: TurnRow) -> str:
@@ -106,6 +116,8 @@ def _view(
         "safety_now": at.stage in (Stage.PENDING, Stage.JUDGE)
         and participant.turns[at.turn].safety_notice,
         "may_end": may_end(participant, ctx.study),
+        # The recruitment platform this participant came from, to be sent back to at the end.
+        "platform": ctx.study.enrolment.platform if participant.platform_hash else None,
         "taxonomy": ctx.taxonomy,
         "labels": label_texts(ctx.taxonomy),
         "panas_items": PANAS_ITEMS,
@@ -118,7 +130,7 @@ def _view(
 def page(request: Request, token: str) -> HTMLResponse:
     ctx = context(request)
     with ctx.db.read() as session:
-        view = _view(ctx, request, _participant(session, token), token)
+        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
     return render(request, f"participant/{view['stage']}.html", view)
 
 
@@ -126,27 +138,73 @@ def page(request: Request, token: str) -> HTMLResponse:
 def support(request: Request, token: str) -> HTMLResponse:
     ctx = context(request)
     with ctx.db.read() as session:
-        _participant(session, token)
-    return render(request, "participant/support.html", {"token": token})
+        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
+    return render(request, "participant/support.html", view)
+
+
+@router.post("/leave")
+async def leave(request: Request, token: str) -> Response:
+    """Leave the study from the support page; a platform's arrival is then shown the way back
+    to it as screened out. Finished or declined participants have nothing to leave."""
+    ctx = context(request)
+    await _checked_form(ctx, request, token)
+
+    def apply(ctx: Context, token: str) -> None:
+        with ctx.db.write() as session:
+            participant = participant_of(session, token, asks_again(ctx), lock=True)
+            stage = where(participant, ctx.study).stage
+            if stage not in (Stage.DONE, Stage.DECLINED, Stage.LEFT):
+                crud.leave(participant)
+
+    await ctx.run_write(apply, ctx, token)
+    return RedirectResponse(f"/p/{token}", status_code=303)
+
+
+def _platform_redirect(request: Request, token: str, finished: bool) -> RedirectResponse:
+    """To the platform's completion URL (finished) or screened-out URL (declined, left), for
+    a participant it sent who is there; anyone else back to their page."""
+    ctx = context(request)
+    platform = ctx.study.enrolment.platform
+    with ctx.db.read() as session:
+        participant = participant_of(session, token, asks_again(ctx))
+        stage = where(participant, ctx.study).stage
+    target = None
+    if platform is not None and participant.platform_hash is not None:
+        if finished and stage == Stage.DONE:
+            target = platform.completion_url
+        elif not finished and stage in (Stage.DECLINED, Stage.LEFT):
+            target = platform.screened_out_url
+    return RedirectResponse(target or f"/p/{token}", status_code=303)
+
+
+@router.get("/complete")
+def complete(request: Request, token: str) -> RedirectResponse:
+    return _platform_redirect(request, token, finished=True)
+
+
+@router.get("/return")
+def screened_out(request: Request, token: str) -> RedirectResponse:
+    return _platform_redirect(request, token, finished=False)
 
 
 def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], answer: A) -> None:
     """Apply an answer if the participant is still at the step the form was made for."""
     with ctx.db.write() as session:
-        participant = _participant(session, token, lock=True)
+        participant = participant_of(session, token, asks_again(ctx), lock=True)
         if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
-            raise _slow_down()
+            raise slow_down()
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
             apply(session, participant, answer)
+            participant.careless_signals = signals(participant, ctx.study.quality) or None
 
 
-def _count_post(ctx: Context, token: str) -> None:
+def count_post(ctx: Context, token: str) -> None:
     """Count a post that stores nothing itself (a retry of the replies) against the limit."""
     with ctx.db.write() as session:
-        participant = _participant(session, token)
+        participant = participant_of(session, token, asks_again(ctx))
         if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
-            raise _slow_down()
+            raise slow_down()
 
 
 async def _checked_form(ctx: Context, request: Request, token: str) -> forms.Form:
@@ -161,7 +219,7 @@ def _again(
     """The page the form came from, with its problems and the answers as given (422); or, for a
     stale form, just the current page."""
     with ctx.db.read() as session:
-        view = _view(ctx, request, _participant(session, token), token)
+        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
     if view["step"] != step:
         return RedirectResponse(f"/p/{token}", status_code=303)
     view.update(values=form, errors=errors)
@@ -210,19 +268,26 @@ async def traits(request: Request, token: str) -> Response:
 @router.post("/message")
 async def message(request: Request, token: str) -> Response:
     ctx = context(request)
-    jobs: list[_Job] = []
+    jobs: list[Job] = []
 
     def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
         safety = ctx.study.safety.triggered_by(answer.message)
         crud.add_turn(session, participant, answer, safety_notice=safety)
-        jobs.extend(_job(ctx, participant))
+        jobs.extend(jobs_of(ctx, participant))
+
+    streamed: list[bool] = []
 
     def parse(form: forms.Form) -> Any:
+        # The page's script asks for the replies as a stream (routers/stream.py) once the
+        # message is stored; without it, they are generated here, whole, as before.
+        streamed.append(form.get("stream") == ["1"])
         return forms.parse_message(form, ctx.study, ctx.taxonomy)
 
     response = await _answer(request, token, Stage.MESSAGE, parse, apply)
     # A stale or refused post made no job; it only shows a page.
-    return _timed(response, await _generate(ctx, token, jobs[0]) if jobs else 0.0)
+    if not jobs or any(streamed):
+        return _timed(response, 0.0)
+    return _timed(response, await _generate(ctx, token, jobs[0]))
 
 
 @router.post("/generate")
@@ -230,7 +295,7 @@ async def generate(request: Request, token: str) -> Response:
     """Try the replies again after a failed generation (the page offers this button)."""
     ctx = context(request)
     await _checked_form(ctx, request, token)
-    await ctx.run_write(_count_post, ctx, token)  # each retry calls the models
+    await ctx.run_write(count_post, ctx, token)  # each retry calls the models
     return _timed(RedirectResponse(f"/p/{token}", status_code=303), await _generate(ctx, token))
 
 
@@ -293,7 +358,7 @@ async def survey(request: Request, token: str) -> Response:
 
 
 @dataclass(frozen=True, slots=True)
-class _Job:
+class Job:
     turn: int
     positions: dict[str, str]
     history: list[tuple[str, str]]
@@ -301,7 +366,7 @@ class _Job:
     item_key: str
 
 
-def _job(ctx: Context, participant: ParticipantRow) -> list[_Job]:
+def jobs_of(ctx: Context, participant: ParticipantRow) -> list[Job]:
     """The replies a participant waits for: none, or one job for the pending turn."""
     at = where(participant, ctx.study)
     if at.stage != Stage.PENDING or participant.model_first is None:
@@ -309,17 +374,17 @@ def _job(ctx: Context, participant: ParticipantRow) -> list[_Job]:
     pair = Pair(participant.model_first, str(participant.model_second))
     turn = participant.turns[at.turn]
     key = f"{participant.public_id}:{at.turn}"
-    return [_Job(at.turn, pair.at_turn(at.turn), history(participant), turn.user_text, key)]
+    return [Job(at.turn, pair.at_turn(at.turn), history(participant), turn.user_text, key)]
 
 
-def _pending(ctx: Context, token: str) -> list[_Job]:
+def pending_jobs(ctx: Context, token: str) -> list[Job]:
     with ctx.db.read() as session:
-        return _job(ctx, _participant(session, token))
+        return jobs_of(ctx, participant_of(session, token, asks_again(ctx)))
 
 
-def _save_replies(ctx: Context, token: str, job: _Job, replies: list[Reply]) -> None:
+def save_replies(ctx: Context, token: str, job: Job, replies: list[Reply]) -> None:
     with ctx.db.write() as session:
-        participant = _participant(session, token, lock=True)
+        participant = participant_of(session, token, asks_again(ctx), lock=True)
         at = where(participant, ctx.study)
         if at.stage != Stage.PENDING or at.turn != job.turn:
             return  # another request stored this turn's replies first
@@ -328,15 +393,15 @@ def _save_replies(ctx: Context, token: str, job: _Job, replies: list[Reply]) -> 
             crud.add_reply(turn, reply)
 
 
-def _save_failures(ctx: Context, failures: dict[str, str]) -> None:
+def save_failures(ctx: Context, failures: dict[str, str]) -> None:
     with ctx.db.write() as session:
         crud.record_failures(session, failures)
 
 
-async def _generate(ctx: Context, token: str, job: _Job | None = None) -> float:
+async def _generate(ctx: Context, token: str, job: Job | None = None) -> float:
     """Generate and store the pending turn's replies; returns the time spent on the models."""
     if job is None:
-        jobs = await run_in_threadpool(_pending, ctx, token)
+        jobs = await run_in_threadpool(pending_jobs, ctx, token)
         if not jobs:
             return 0.0
         job = jobs[0]
@@ -347,10 +412,10 @@ async def _generate(ctx: Context, token: str, job: _Job | None = None) -> float:
         )
     except GenerationError as error:
         elapsed = time.perf_counter() - started
-        await ctx.run_write(_save_failures, ctx, error.failures)
+        await ctx.run_write(save_failures, ctx, error.failures)
         return elapsed  # the page now offers to try again
     elapsed = time.perf_counter() - started
-    await ctx.run_write(_save_replies, ctx, token, job, replies)
+    await ctx.run_write(save_replies, ctx, token, job, replies)
     return elapsed
 
 

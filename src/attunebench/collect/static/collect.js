@@ -31,7 +31,73 @@ function narrowStrongest(select, boxes) {
   update();
 }
 
+// The two replies as they are written (server-sent events from /p/<link>/stream): each piece is
+// added to its reply; a reply written again is cleared first; the pick opens once both are
+// stored. Without this file the message post waits for the whole replies instead.
+function streamReplies(box, fallback) {
+  const form = box.querySelector("form");
+  const prose = (position) =>
+    box.querySelector(`section[aria-label="Reply ${position}"] p.prose`);
+  const open = () => {
+    fallback.hidden = true;
+    box.hidden = false;
+    const source = new EventSource(box.dataset.stream);
+    const on = (name, handle) =>
+      source.addEventListener(name, (event) => handle(JSON.parse(event.data || "{}")));
+    on("piece", (data) => {
+      prose(data.position).textContent += data.text;
+    });
+    on("reset", (data) => {
+      prose(data.position).textContent = "";
+    });
+    on("done", (data) => {
+      source.close();
+      for (const [position, text] of Object.entries(data.replies)) {
+        prose(position).textContent = text;
+        prose(position).removeAttribute("aria-busy");
+      }
+      form.querySelector('input[name="step"]').value = data.step;
+      for (const part of form.querySelectorAll("fieldset[disabled], button[disabled]")) {
+        part.disabled = false;
+      }
+      delete form.dataset.streaming;
+      form.dataset.complete = "1";
+    });
+    on("failed", () => {
+      source.close();
+      fallback.hidden = false;
+      for (const position of ["A", "B"]) prose(position).textContent = "";
+    });
+    on("reload", () => {
+      source.close();
+      window.location.reload();
+    });
+    // Refused (too many tries in a minute) or cut off for good: offer to try again.
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) fallback.hidden = false;
+    };
+  };
+  // Trying again after a failure opens the stream again: what was answered stays on the page.
+  fallback.querySelector("form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    open();
+  });
+  open();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const streamed = document.querySelector(".streamed[data-stream]");
+  const fallback = document.querySelector(".not-streamed");
+  if (streamed && fallback && window.EventSource) streamReplies(streamed, fallback);
+  const message = document.querySelector('form[action$="/message"]');
+  if (message && window.EventSource) {
+    const ask = document.createElement("input");
+    ask.type = "hidden";
+    ask.name = "stream";
+    ask.value = "1";
+    message.appendChild(ask);
+  }
   const strongest = document.getElementById("primary");
   if (strongest) {
     narrowStrongest(strongest, [...document.querySelectorAll('input[name="emotions"]')]);
@@ -41,6 +107,15 @@ document.addEventListener("DOMContentLoaded", () => {
     const input = document.getElementById(name);
     const output = document.querySelector(`output[data-for="${name}"]`);
     if (input && output) linkSlider(input, unset, output);
+  }
+  // Say so where a table is wider than the page (the style sheet shows the line).
+  const tables = [...document.querySelectorAll(".table-scroll")];
+  const mark = () => {
+    for (const box of tables) box.toggleAttribute("data-overflowing", box.scrollWidth > box.clientWidth);
+  };
+  if (tables.length) {
+    mark();
+    window.addEventListener("resize", mark);
   }
   // A page that came back with problems starts at their list.
   const problems = document.getElementById("problems");

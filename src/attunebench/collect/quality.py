@@ -1,0 +1,88 @@
+"""Careless participation, marked per participant as they go (each stored answer recomputes it):
+the signals below, each measured against the study's `[quality]` settings. "Flagged" means
+something else here (a reply that reveals its model): these are `careless`.
+
+- `fast`: turns the participant spent less than `min_seconds_per_turn` on, writing and then
+  reading and picking (timing.own_seconds: the models' time is not theirs);
+- `repeated`: messages that repeat an earlier one, or nearly (difflib's ratio of the texts,
+  case and spacing ignored, at least `similarity`);
+- `short`: messages shorter than `min_message_chars`;
+- `straight-lined`: the same self-report on every turn, from `straight_line_turns` turns on;
+- `attention check`: the instructed-response item of the end survey answered wrongly.
+
+The first three hold when they hold on at least `share` of the turns. A participant is careless
+when `signals` of them hold, or the attention check is failed: one signal alone is common in
+careful people (a short reply, a quick turn), several together are what clicking through looks
+like (Curran 2016, "Methods for the detection of carelessly invalid responses in survey data",
+recommends combining indicators for the same reason).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from attunebench.collect.models import ParticipantRow
+from attunebench.collect.questions import ATTENTION_CHECK, Quality
+from attunebench.collect.timing import own_seconds
+
+SIGNALS = ("fast", "repeated", "short", "straight-lined", "attention check")
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _repeats(messages: list[str], similarity: float) -> int:
+    """How many messages repeat (or nearly) one written before them.
+
+    >>> _repeats(["I am sad", "i am  sad!", "Work is hard"], 0.9)
+    1
+    """
+    plain = [_plain(m) for m in messages]
+    return sum(
+        any(
+            difflib.SequenceMatcher(None, text, earlier).ratio() >= similarity
+            for earlier in plain[:n]
+        )
+        for n, text in enumerate(plain)
+    )
+
+
+def signals(participant: ParticipantRow, quality: Quality) -> list[str]:
+    """The careless signals that hold for a participant so far, in SIGNALS order."""
+    messages = [turn.user_text for turn in participant.turns]
+    states = [turn.state for turn in participant.turns]
+    seconds = own_seconds(participant)
+    held = {
+        "fast": _most(
+            sum(s < quality.min_seconds_per_turn for s in seconds), len(seconds), quality
+        ),
+        "repeated": _most(_repeats(messages, quality.similarity), len(messages) - 1, quality),
+        "short": _most(
+            sum(len(m.strip()) < quality.min_message_chars for m in messages),
+            len(messages),
+            quality,
+        ),
+        "straight-lined": len(states) >= quality.straight_line_turns
+        and all(state and state == states[0] for state in states),
+        "attention check": _failed_check(participant, quality),
+    }
+    return [name for name in SIGNALS if held[name]]
+
+
+def careless(held: list[str] | None, quality: Quality) -> bool:
+    """Whether the signals that hold mark the participant careless."""
+    held = held or []
+    return "attention check" in held or len(held) >= quality.signals
+
+
+def _most(count: int, out_of: int, quality: Quality) -> bool:
+    return out_of > 0 and count / out_of >= quality.share
+
+
+def _failed_check(participant: ParticipantRow, quality: Quality) -> bool:
+    check = quality.attention_check
+    if check is None or participant.survey is None:
+        return False
+    return participant.survey.get(ATTENTION_CHECK) != check.answer
