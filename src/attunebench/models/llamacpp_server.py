@@ -10,19 +10,15 @@ llama.cpp reuses their shared prefix. It keeps its own accounting: the C++ serve
 reused from its prefix cache), which `account` sums and `usage` reports with the time it was
 up.
 
-Two servers can serve it. llama.cpp's own C++ `llama-server` (built once by `make llama-server`
-from the llama.cpp sources llama-cpp-python vendors; found as ATTUNEBENCH_LLAMA_SERVER, in the
-virtual environment's `bin`, or on PATH) is the one used when present: it computes next-token
-probabilities for the last position only. llama-cpp-python's Python server (extra `llm-python`)
-is the fallback;
-to return log probabilities at all it must compute the full vocabulary's logits for every prompt
-token and take their softmax on each call, which makes a choice question of 500 prompt tokens
-take seconds where the C++ server takes a fraction of one.
+The server is llama.cpp's own C++ `llama-server`, built once by `make llama-server` from the
+llama.cpp sources llama-cpp-python vendors, and found as ATTUNEBENCH_LLAMA_SERVER, in the
+virtual environment's `bin`, or on PATH. It computes next-token probabilities for the last
+position only, so a choice question of 500 prompt tokens takes a fraction of a second
+(docs/running-models.md has the figures).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -43,7 +39,7 @@ SERVER_VARIABLE = "ATTUNEBENCH_LLAMA_SERVER"
 
 
 def cpp_server() -> Path | None:
-    """llama.cpp's C++ `llama-server`, if one is at hand (see the module docstring)."""
+    """llama.cpp's `llama-server`, if one is at hand (see the module docstring)."""
     explicit = os.environ.get(SERVER_VARIABLE)
     if explicit:
         return Path(explicit)
@@ -60,9 +56,8 @@ TIMINGS = ("prompt_ms", "prompt_n", "cache_n", "predicted_ms", "predicted_n")
 
 
 def server_missing() -> str | None:
-    """Why no server can be started here (neither llama-server nor llama-cpp-python's), or
-    None."""
-    if cpp_server() is not None or importlib.util.find_spec("llama_cpp") is not None:
+    """Why no server can be started here (no llama-server binary), or None."""
+    if cpp_server() is not None:
         return None
     return f"no llama-server binary (make llama-server, or set {SERVER_VARIABLE})"
 
@@ -102,12 +97,10 @@ class LlamaServer:
         start_timeout_s: float = 180.0,
         verbose: bool = False,
         binary: Path | None = None,
-        python: bool = False,
     ) -> None:
         self.model = model
         self.alias = alias
-        # The C++ server unless asked for the Python one (or none is at hand).
-        self.binary = None if python else (binary or cpp_server())
+        self.binary = binary or cpp_server()
         self.log = log
         self.n_ctx = n_ctx
         # Half the cores: llama.cpp's threads wait on each other at every layer, so one
@@ -134,58 +127,34 @@ class LlamaServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    @property
-    def kind(self) -> str:
-        return "llama.cpp llama-server" if self.binary is not None else "llama-cpp-python server"
-
     def command(self) -> list[str]:
-        if self.binary is not None:
-            # --swa-full: Gemma 3 attends to the last 512 tokens in most layers, and with a
-            # window-sized cache a prompt that shares a long prefix with the last one but ends
-            # differently cannot reuse it (the window's older entries are gone).
-            verbose = ["--verbose"] if self.verbose else []
-            return [
-                str(self.binary),
-                "--model",
-                str(self.model),
-                "--alias",
-                self.alias,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--ctx-size",
-                str(self.n_ctx),
-                "--threads",
-                str(self.threads),
-                "--threads-batch",
-                str(self.threads_batch),
-                "--parallel",
-                "1",
-                "--swa-full",
-                "--no-webui",
-                *verbose,
-            ]
+        if self.binary is None:
+            raise LocalModelError(server_missing() or "no llama-server binary")
+        # --swa-full: Gemma 3 attends to the last 512 tokens in most layers, and with a
+        # window-sized cache a prompt that shares a long prefix with the last one but ends
+        # differently cannot reuse it (the window's older entries are gone).
+        verbose = ["--verbose"] if self.verbose else []
         return [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
+            str(self.binary),
             "--model",
             str(self.model),
-            "--model_alias",
+            "--alias",
             self.alias,
             "--host",
             "127.0.0.1",
             "--port",
             str(self.port),
-            "--n_ctx",
+            "--ctx-size",
             str(self.n_ctx),
-            "--n_threads",
+            "--threads",
             str(self.threads),
-            "--n_threads_batch",
+            "--threads-batch",
             str(self.threads_batch),
-            "--verbose",
-            str(self.verbose).lower(),
+            "--parallel",
+            "1",
+            "--swa-full",
+            "--no-webui",
+            *verbose,
         ]
 
     @property
@@ -247,8 +216,8 @@ class LlamaServer:
             self._stopped = time.monotonic()
 
     def account(self, body: bytes) -> None:
-        """Add the `timings` of one answer's body to the server's sums (a body without them,
-        as the Python server's, adds nothing)."""
+        """Add the `timings` of one answer's body to the server's sums (a body without them
+        adds nothing)."""
         try:
             timings = json.loads(body).get("timings")
             values = {name: float(timings[name]) for name in TIMINGS}
