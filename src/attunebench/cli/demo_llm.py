@@ -47,13 +47,11 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.engine.stopping import stop_signals
-from attunebench.engine.suite_run import suite_run_config
+from attunebench.engine.suite_run import suite_slices
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
 from attunebench.models.modelsfile import ModelEntry, load_models_file
 from attunebench.report import write_report
-from attunebench.suite import load_manifest
-from attunebench.suite.slices import task_slice
-from attunebench.tasks import load_tasks, make_tasks
+from attunebench.tasks import load_tasks
 
 console = Console()
 SAMPLE_CONVERSATIONS = 2
@@ -147,23 +145,11 @@ def main() -> None:
     data.mkdir(parents=True, exist_ok=True)
     cache = out / "cache.sqlite"
 
-    suite, train = suite_run_config(args.suite, out)
-    manifest = load_manifest(args.suite)
-    conversations = read_conversations(suite.data)
-    slices = []
-    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
-        path = data / f"{task.name}.jsonl"
-        write_conversations(path, task_slice(task, manifest, conversations, PER_TASK))
-        slices.append(
-            dataclasses.replace(
-                suite,
-                data=path,
-                out=out / f"run-{task.name}",
-                tasks=(task.name,),
-                suite=None,
-                cache_path=cache,
-            )
-        )
+    per_task, train = suite_slices(args.suite, out, PER_TASK)
+    slices = [
+        dataclasses.replace(config, out=out / f"run-{config.tasks[0]}", cache_path=cache)
+        for config in per_task
+    ]
     sample = data / "sample.jsonl"
     write_conversations(sample, read_conversations(sample_path())[:SAMPLE_CONVERSATIONS])
     judged = RunConfig(
