@@ -67,12 +67,12 @@ from attunebench.engine import read_ledger
 from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.stopping import stop_signals
 from attunebench.engine.suite_run import suite_slices
+from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
-from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import prerequisites
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS_FILE = REPO / "examples" / "models.toml"
 SUITE = "open-v1"
 SEED = 0
 # The family pair, larger first: the controlled difference; and the ladder's two ends.
@@ -86,13 +86,7 @@ def by_size(names: Sequence[str]) -> list[str]:
 
 def entries(names: Sequence[str], threads: int) -> list[ModelEntry]:
     """The models as `examples/models.toml` names them, with `threads` server threads."""
-    known = load_models_file(MODELS_FILE)
-    out = []
-    for name in names:
-        entry = known[name]
-        options = {**entry.options, "threads": threads}
-        out.append(entry.model_copy(update={"options": options}))
-    return out
+    return [local_entry(LOCAL_MODELS[name], threads=threads) for name in names]
 
 
 def run_all(

@@ -46,26 +46,25 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.suite_run import suite_slices
-from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.models.llamacpp_server import LlamaServer
+from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import QWEN
-from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import prerequisites
 
 VARIANTS = {"free": False, "constrained": True}
 QUICK_TASK = "outcome"  # one item a conversation
 
 
-def qwen_entry(server: LlamaServer, out: Path, variant: str) -> ModelEntry:
-    toml = models_toml(
-        server.base_url,
-        max_tokens=MAX_TOKENS["qwen"],
-        model=QWEN,
+def qwen_entry(server: LlamaServer, variant: str) -> ModelEntry:
+    return local_entry(
+        QWEN,
         name=f"qwen-{variant}",
+        answer="generate",
+        max_tokens=MAX_TOKENS["qwen"],
         json_schema=VARIANTS[variant],
+        base_url=server.base_url,
     )
-    path = out / f"models-{variant}.toml"
-    path.write_text(toml, encoding="utf-8")
-    return load_models_file(path)[f"qwen-{variant}"]
 
 
 def invalid_by_task(rundir: Path) -> dict[str, dict[str, int]]:
@@ -141,7 +140,7 @@ def main() -> None:
     log = out / "llama-server-qwen.log"
     with LlamaServer(model, log=log, alias=QWEN.name, threads=args.threads) as server:
         for variant in args.variants.split(","):
-            entry = qwen_entry(server, out, variant)
+            entry = qwen_entry(server, variant)
             shown: dict[str, Any] = {}
             for config in configs:
                 rundir = out / f"run-{variant}-{config.tasks[0]}"

@@ -32,7 +32,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-from attunebench.models.local_models import GEMMA, LocalModel, LocalModelError
+from attunebench.models.local_models import GEMMA, LocalModelError
 from attunebench.records import ServerUsage
 
 SERVER_VARIABLE = "ATTUNEBENCH_LLAMA_SERVER"
@@ -250,39 +250,3 @@ class LlamaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def models_toml(
-    base_url: str,
-    *,
-    max_tokens: int,
-    answer: str = "generate",
-    chat: bool | None = None,
-    json_mode: bool = False,
-    json_schema: bool = False,
-    name: str | None = None,
-    model: LocalModel = GEMMA,
-) -> str:
-    """A models file naming a model served by a server started by hand (the end-to-end
-    tests share one per session); a run that should start and stop its own names it
-    `local/NAME` instead (`models.local`). Its identity is the verified weights.
-
-    Gemma is the base model, with no chat template: `chat = false` asks it through /completions
-    with plain text. Qwen has one, so it is asked through /chat/completions by default.
-    `answer = "choice"` reads option probabilities; `json_mode` lets JSON-answering tasks get
-    llama.cpp's grammar-constrained sampling (slower per token); `json_schema` sends each
-    task's answer schema, so llama.cpp can write only valid answers (recorded in run.json).
-    """
-    chat = model.chat if chat is None else chat
-    return (
-        f'[models."{name or model.alias}"]\n'
-        f'spec = "openai/{model.name}"\n'
-        f'base_url = "{base_url}"\n'
-        f'identity = "{model.identity}"\n'
-        f'answer = "{answer}"\n'
-        + ("json_schema = true\n" if json_schema else "")
-        + "concurrency = 1\n"
-        f"params = {{ temperature = 0.0, max_tokens = {max_tokens}, seed = 0 }}\n"
-        f"options = {{ chat = {str(chat).lower()}, json_mode = {str(json_mode).lower()}, "
-        "timeout_s = 300 }\n"
-    )
