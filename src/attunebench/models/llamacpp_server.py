@@ -1,20 +1,16 @@
 """A real LLM on this machine (`local_models`: SmolLM2 135M, Gemma 3 270M, Qwen2.5-Coder 0.5B
-and 1.5B Instruct) behind llama.cpp's OpenAI-compatible server, for `local/` models, the
-end-to-end tests and the benchmarks.
+and 1.5B Instruct) behind llama.cpp's own `llama-server`, for `local/` models, the end-to-end
+tests and the benchmarks. The binary is built once by `make llama-server` from the llama.cpp
+sources llama-cpp-python vendors, and found as ATTUNEBENCH_LLAMA_SERVER, in the virtual
+environment's `bin`, or on PATH; it computes next-token probabilities for the last position
+only (a choice question of 500 prompt tokens: a fraction of a second; docs/running-models.md).
 
-The server binds 127.0.0.1 on a
-free port, runs as a child process, and is stopped by its PID. It serves one request at a
-time, so one call in flight per server keeps each conversation's prompts back to back and
-llama.cpp reuses their shared prefix. It keeps its own accounting: the C++ server returns
-`timings` with every answer (prompt and generation milliseconds, tokens evaluated, tokens
-reused from its prefix cache), which `account` sums and `usage` reports with the time it was
-up.
-
-The server is llama.cpp's own C++ `llama-server`, built once by `make llama-server` from the
-llama.cpp sources llama-cpp-python vendors, and found as ATTUNEBENCH_LLAMA_SERVER, in the
-virtual environment's `bin`, or on PATH. It computes next-token probabilities for the last
-position only, so a choice question of 500 prompt tokens takes a fraction of a second
-(docs/running-models.md has the figures).
+The server binds 127.0.0.1 on a free port, runs as a child process, and is stopped by its PID.
+It serves one request at a time, so one call in flight per server keeps each conversation's
+prompts back to back and llama.cpp reuses their shared prefix. It keeps its own accounting: it
+returns `timings` with every answer (prompt and generation milliseconds, tokens evaluated,
+tokens reused from its prefix cache), which `account` sums and `usage` reports with the time it
+was up.
 """
 
 from __future__ import annotations

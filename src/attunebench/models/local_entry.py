@@ -1,10 +1,6 @@
-"""A local model's models-file entry, made in one place: the four of examples/models.toml
-(`tests/models/test_local.py` holds the shipped file to them), those `make demo-llm` writes
-and the ladder runs, and those naming a llama-server started by hand (the end-to-end tests,
-the Qwen benchmark).
-
-Every one is greedy and seeded (temperature 0, seed 0); `max_tokens` is the budget of an
-answer written rather than chosen.
+"""A local model's models-file entry, made once: for examples/models.toml (a test holds the
+file to it), `make demo-llm`, the ladder, and a llama-server started by hand (the end-to-end
+tests, the Qwen benchmark). Greedy and seeded; `max_tokens` bounds an answer written, not chosen.
 """
 
 from __future__ import annotations
@@ -16,7 +12,6 @@ from attunebench.models.local_models import LocalModel
 from attunebench.models.modelsfile import ModelEntry
 
 MAX_TOKENS = 128  # examples/models.toml's budget: a task's JSON answer fits
-SERVED_TIMEOUT_S = 300.0  # a call to a server on two busy cores may take minutes
 
 
 def local_entry(
@@ -29,15 +24,12 @@ def local_entry(
     base_url: str | None = None,
     **options: Any,
 ) -> ModelEntry:
-    """`local/NAME` (the run starts and stops the model's own server), named `name` (default:
-    the model's name), with the provider's `options` (threads, ctx_size, ...).
-
-    With `base_url`, the model as a llama-server started by hand serves it: `openai/NAME` at
-    that URL, one call at a time, its identity the verified weights (never the port), asked
-    through /chat/completions if it has a chat template and with plain text if not (`chat`
-    and `json_mode` among `options` say otherwise)."""
+    """`local/NAME` (the run starts and stops its server), named `name` (default: the model's
+    name), with the provider's `options`. With `base_url`: `openai/NAME` at a server started by
+    hand, one call at a time, its identity the weights (never the port), chat as its template
+    allows and calls of up to 5 minutes (two busy cores) unless `options` say otherwise."""
     served = base_url is not None
-    defaults = {"chat": model.chat, "json_mode": False, "timeout_s": SERVED_TIMEOUT_S}
+    defaults = {"chat": model.chat, "json_mode": False, "timeout_s": 300.0}
     return ModelEntry(
         name=name or model.name,
         spec=f"{'openai' if served else 'local'}/{model.name}",
