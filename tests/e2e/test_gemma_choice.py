@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 from attunebench.engine import read_records, read_run_info
-from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.models.llamacpp_server import LlamaServer
+from attunebench.models.local_entry import local_entry
+from attunebench.models.local_models import GEMMA
+from attunebench.models.modelsfile import models_file_text
 
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(420)]
 
@@ -31,7 +34,8 @@ def test_choice_answers_are_probabilities_read_from_the_server(
     if os.environ.get("CI", "").lower() == "true":
         assert gemma_server.binary is not None, "CI runs make llama-server; no binary was found"
     models = tmp_path / "models.toml"
-    models.write_text(models_toml(gemma_server.base_url, max_tokens=8, answer="choice"))
+    gemma = local_entry(GEMMA, name="gemma", max_tokens=8, base_url=gemma_server.base_url)
+    models.write_text(models_file_text([gemma]))
     out = tmp_path / "run"
     command = [sys.executable, "-c", "from attunebench.cli import main; main()", "run"]
     command += ["--data", str(SAMPLE), "--models-file", str(models), "--model", "gemma"]

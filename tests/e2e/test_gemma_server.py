@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from attunebench.engine import read_ledger, read_records, read_run_info
-from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.models.llamacpp_server import LlamaServer
+from attunebench.models.local_entry import local_entry
+from attunebench.models.local_models import GEMMA
+from attunebench.models.modelsfile import models_file_text
 
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(360)]
 
@@ -33,7 +36,14 @@ def attunebench_run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_run_through_llama_cpp(gemma_server: LlamaServer, tmp_path: Path) -> None:
     models = tmp_path / "models.toml"
     # Free sampling: llama.cpp's JSON grammar costs several seconds a call on these cores.
-    toml = models_toml(gemma_server.base_url, max_tokens=MAX_TOKENS, json_mode=False)
+    gemma = local_entry(
+        GEMMA,
+        name="gemma",
+        answer="generate",
+        max_tokens=MAX_TOKENS,
+        base_url=gemma_server.base_url,
+    )
+    toml = models_file_text([gemma])
     models.write_text(toml, encoding="utf-8")
     common = [
         "--data",

@@ -13,14 +13,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.engine import read_records, read_run_info
-from attunebench.models.llamacpp_server import LlamaServer, models_toml
+from attunebench.models.llamacpp_server import LlamaServer
+from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import QWEN
+from attunebench.models.modelsfile import models_file_text
 
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(540)]
 
@@ -33,13 +36,23 @@ def attunebench_run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def run_qwen(
-    server: LlamaServer, tmp_path: Path, answer: str, *tasks: str, json_schema: bool = False
+    server: LlamaServer,
+    tmp_path: Path,
+    answer: Literal["generate", "choice"],
+    *tasks: str,
+    json_schema: bool = False,
 ) -> Path:
     name = f"{answer}-schema" if json_schema else answer
     models = tmp_path / f"models-{name}.toml"
-    toml = models_toml(
-        server.base_url, max_tokens=96, answer=answer, model=QWEN, json_schema=json_schema
+    qwen = local_entry(
+        QWEN,
+        name="qwen",
+        answer=answer,
+        max_tokens=96,
+        json_schema=json_schema,
+        base_url=server.base_url,
     )
+    toml = models_file_text([qwen])
     models.write_text(toml)
     out = tmp_path / f"run-{name}"
     args = ["--data", str(SAMPLE), "--models-file", str(models), "--model", "qwen"]

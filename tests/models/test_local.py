@@ -24,7 +24,14 @@ from attunebench.engine import (
 )
 from attunebench.engine.wiring import bind_models, close_models
 from attunebench.models.local import LocalProvider
-from attunebench.models.modelsfile import ModelEntry, ModelsFileError, load_models_file
+from attunebench.models.local_entry import local_entry
+from attunebench.models.local_models import LOCAL_MODELS, QWEN
+from attunebench.models.modelsfile import (
+    ModelEntry,
+    ModelsFileError,
+    load_models_file,
+    models_file_text,
+)
 from attunebench.models.registry import ProviderConfigError, make_provider
 from attunebench.records import ServerUsage
 
@@ -236,12 +243,27 @@ def test_its_options_are_those_of_the_models_file(fake: FakeServers, tmp_path: P
     assert tiny.cache_identity()["options"] == {"chat": True}
 
 
-def test_the_shipped_models_file_names_the_four_in_choice_mode() -> None:
+def test_the_shipped_models_file_names_the_four_as_the_typed_entry_does() -> None:
+    """examples/models.toml's local models are `local_entry`'s, setting for setting: greedy,
+    seeded, in choice mode, each under its own name."""
     shipped = load_models_file(ROOT / "examples" / "models.toml")
     local = {name: e for name, e in shipped.items() if e.spec.startswith("local/")}
-    assert {e.spec for e in local.values()} == {f"local/{name}" for name in local}
-    assert len(local) == 4 and all(e.answer == "choice" for e in local.values())
-    assert all(e.params.temperature == 0 and e.params.seed == 0 for e in local.values())
+    assert local == {name: local_entry(model) for name, model in LOCAL_MODELS.items()}
+    assert all(e.answer == "choice" and e.params.temperature == 0 for e in local.values())
+
+
+def test_a_typed_entry_is_written_and_read_back_unchanged(tmp_path: Path) -> None:
+    """The same entry as `local/` and at a server started by hand, through the models file
+    the demo writes; the served one keyed by the weights and asked one call at a time."""
+    mine = local_entry(QWEN, name="qwen", answer="generate", json_schema=True, threads=2)
+    served = local_entry(QWEN, name="served", max_tokens=8, base_url="http://127.0.0.1:9/v1")
+    models = tmp_path / "models.toml"
+    models.write_text(models_file_text([mine, served]), encoding="utf-8")
+    assert list(load_models_file(models).values()) == [mine, served]
+    assert (mine.spec, served.spec) == (f"local/{QWEN.name}", f"openai/{QWEN.name}")
+    assert (served.identity, served.concurrency, mine.identity) == (QWEN.identity, 1, None)
+    assert served.options == {"chat": True, "json_mode": False, "timeout_s": 300.0}
+    assert mine.options == {"threads": 2} and mine.cache_identity()["options"] == {}
 
 
 def test_the_busy_and_prefix_cache_shares_of_a_servers_usage() -> None:

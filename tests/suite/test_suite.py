@@ -11,8 +11,11 @@ from typer.testing import CliRunner
 
 from attunebench.analysis import RunLoadError, load_runs
 from attunebench.cli import app
+from attunebench.data.jsonl import read_conversations
+from attunebench.engine.suite_run import suite_slices
 from attunebench.suite import SuiteError, load_manifest, suite_digest, suite_names
 from attunebench.suite.build import load_suite, missing_corpora
+from attunebench.tasks import make_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 V1_RUN = REPO / "tests" / "analysis" / "data" / "v1-run"
@@ -224,3 +227,35 @@ def test_the_mini_suite_with_person_hidden_twins_gives_the_person_gap(
         random = by_model["baseline/random"]
         assert (random["value"], random["ci_low"], random["ci_high"]) == (0.0, 0.0, 0.0), task
         assert random["shown"] == random["hidden"], task
+
+
+@pytest.mark.slow  # building the suite from the corpora is most of it
+def test_each_tasks_slice_is_the_shortest_of_each_part_in_turn(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`suite_slices`, which `make demo-llm`, the ladder and the Qwen benchmark share: per
+    task, a run of that task alone on the conversations carrying its items, the shortest of
+    each corpus part first, the parts taken in turn; never labelled as the suite itself."""
+    monkeypatch.setenv("ATTUNEBENCH_DATA_DIR", str(data_dir))
+    manifest = load_manifest("open-v1-mini")
+    slices, train = suite_slices("open-v1-mini", tmp_path, 4, tasks={"emotion", "rating"})
+    assert sorted(c.tasks for c in slices) == [("emotion",), ("rating",)]  # only those asked
+    assert train.is_file() and all(c.suite is None and c.seed == manifest.seed for c in slices)
+    suite = read_conversations(tmp_path / "suite" / "open-v1-mini.jsonl")
+    for config in slices:
+        (task,) = make_tasks(config.tasks, config.task_options, config.seed)
+        chosen = read_conversations(config.data)
+        assert config.data == tmp_path / "data" / f"{task.name}.jsonl" and len(chosen) == 4
+        carrying = [c for c in suite if next(iter(task.items([c])), None) is not None]
+        taken = {c.id for c in chosen}
+        per_part = []
+        for part in manifest.parts:
+            mine = sorted(
+                (c for c in carrying if c.id in part.conversations),
+                key=lambda c: (sum(len(t.user) for t in c.turns), c.id),
+            )
+            picked = [c.id for c in mine if c.id in taken]
+            assert picked == [c.id for c in mine[: len(picked)]], (task.name, part.name)
+            per_part.append(len(picked) if len(picked) < len(mine) else None)
+        counts = [n for n in per_part if n is not None]  # parts not yet run out
+        assert max(counts) - min(counts) <= 1, (task.name, per_part)  # in turn

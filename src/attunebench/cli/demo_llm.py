@@ -47,13 +47,12 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.engine.stopping import stop_signals
-from attunebench.engine.suite_run import suite_run_config
+from attunebench.engine.suite_run import suite_slices
+from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
-from attunebench.models.modelsfile import ModelEntry, load_models_file
+from attunebench.models.modelsfile import ModelEntry, models_file_text
 from attunebench.report import write_report
-from attunebench.suite import load_manifest
-from attunebench.suite.slices import task_slice
-from attunebench.tasks import load_tasks, make_tasks
+from attunebench.tasks import load_tasks
 
 console = Console()
 SAMPLE_CONVERSATIONS = 2
@@ -108,31 +107,29 @@ def invalid_share(rundirs: Sequence[Path], model: ModelEntry) -> str:
     )
 
 
-def model_entry(model: LocalModel, *, threads: int, free: bool) -> str:
-    """A models-file entry for `model` as `local/` (Gemma in choice mode; Qwen in generate
-    mode, schema-constrained unless `free`), named by its short alias."""
+def model_entry(model: LocalModel, *, threads: int, free: bool) -> ModelEntry:
+    """`model` as `local/` (Gemma in choice mode; Qwen in generate mode, schema-constrained
+    unless `free`), named by its short alias."""
     generate = model.chat
-    return (
-        f'[models."{model.alias}"]\n'
-        f'spec = "local/{model.name}"\n'
-        f'answer = "{"generate" if generate else "choice"}"\n'
-        + ("json_schema = true\n" if generate and not free else "")
-        + f"params = {{ temperature = 0.0, max_tokens = {MAX_TOKENS[model.alias]}, seed = 0 }}\n"
-        f"options = {{ threads = {threads}, timeout_s = 300 }}\n"
+    return local_entry(
+        model,
+        name=model.alias,
+        answer="generate" if generate else "choice",
+        max_tokens=MAX_TOKENS[model.alias],
+        json_schema=generate and not free,
+        threads=threads,
     )
 
 
 def served_models(out: Path, *, threads: int, free: bool = False) -> dict[str, ModelEntry]:
-    """The two models as `local/` entries of a models file written to `out` (each run starts
-    and stops their servers), by alias; each file verified first."""
-    toml = "\n".join(model_entry(model, threads=threads, free=free) for model in (GEMMA, QWEN))
-    models_file = out / "models.toml"
-    models_file.write_text(toml, encoding="utf-8")
-    entries = load_models_file(models_file)
+    """The two models as `local/` entries (each run starts and stops their servers), by alias,
+    also written to OUT/models.toml; each file verified first."""
+    entries = [model_entry(model, threads=threads, free=free) for model in (GEMMA, QWEN)]
+    (out / "models.toml").write_text(models_file_text(entries), encoding="utf-8")
     for model in (GEMMA, QWEN):
         path = model.path()
         say(f"{model.alias}: local/{model.name}, {path.name} verified ({threads} threads)")
-    return {model.alias: entries[model.alias] for model in (GEMMA, QWEN)}
+    return {entry.name: entry for entry in entries}
 
 
 def main() -> None:
@@ -147,23 +144,11 @@ def main() -> None:
     data.mkdir(parents=True, exist_ok=True)
     cache = out / "cache.sqlite"
 
-    suite, train = suite_run_config(args.suite, out)
-    manifest = load_manifest(args.suite)
-    conversations = read_conversations(suite.data)
-    slices = []
-    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
-        path = data / f"{task.name}.jsonl"
-        write_conversations(path, task_slice(task, manifest, conversations, PER_TASK))
-        slices.append(
-            dataclasses.replace(
-                suite,
-                data=path,
-                out=out / f"run-{task.name}",
-                tasks=(task.name,),
-                suite=None,
-                cache_path=cache,
-            )
-        )
+    per_task, train = suite_slices(args.suite, out, PER_TASK)
+    slices = [
+        dataclasses.replace(config, out=out / f"run-{config.tasks[0]}", cache_path=cache)
+        for config in per_task
+    ]
     sample = data / "sample.jsonl"
     write_conversations(sample, read_conversations(sample_path())[:SAMPLE_CONVERSATIONS])
     judged = RunConfig(

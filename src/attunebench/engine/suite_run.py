@@ -1,17 +1,24 @@
 """The run a suite fixes: its data built from the corpora, its tasks with their options, its seed.
 
 The suite (`attunebench.suite`) knows its corpora, items and seed and nothing of runs; this is
-where its fixed choices become a `RunConfig`, for `attunebench run --suite`, `make demo-llm` and
-the ladder.
+where its fixed choices become a `RunConfig`, for `attunebench run --suite`; and a run per task
+on a fixed slice of it (`suite.slices`), for `make demo-llm`, the ladder and the Qwen validity
+benchmark.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
 from pathlib import Path
 
+from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.engine.runner import RunConfig
 from attunebench.records import SuiteInfo
 from attunebench.suite.build import load_suite, write_suite_data
+from attunebench.suite.manifest import load_manifest
+from attunebench.suite.slices import task_slice
+from attunebench.tasks import make_tasks
 
 
 def suite_run_config(name: str, out: Path) -> tuple[RunConfig, Path]:
@@ -37,3 +44,24 @@ def suite_run_config(name: str, out: Path) -> tuple[RunConfig, Path]:
         ),
     )
     return config, train
+
+
+def suite_slices(
+    name: str, out: Path, per_task: int, tasks: Collection[str] | None = None
+) -> tuple[list[RunConfig], Path]:
+    """Per task of the suite (those in `tasks` where given), a run of that task alone on its
+    slice (`suite.slices.task_slice`: `per_task` conversations, written to OUT/data/TASK.jsonl),
+    with the suite's options and seed but not the suite itself (a slice's numbers are not the
+    suite's); and the suite's train split, for fitted baselines and references."""
+    suite, train = suite_run_config(name, out)
+    manifest = load_manifest(name)
+    conversations = read_conversations(suite.data)
+    configs = []
+    for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
+        if tasks is not None and task.name not in tasks:
+            continue
+        path = out / "data" / f"{task.name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_conversations(path, task_slice(task, manifest, conversations, per_task))
+        configs.append(dataclasses.replace(suite, data=path, tasks=(task.name,), suite=None))
+    return configs, train

@@ -1,28 +1,20 @@
 """A real LLM on this machine (`local_models`: SmolLM2 135M, Gemma 3 270M, Qwen2.5-Coder 0.5B
-and 1.5B Instruct) behind llama.cpp's OpenAI-compatible server, for `local/` models, the
-end-to-end tests and the benchmarks.
+and 1.5B Instruct) behind llama.cpp's own `llama-server`, for `local/` models, the end-to-end
+tests and the benchmarks. The binary is built once by `make llama-server` from the llama.cpp
+sources llama-cpp-python vendors, and found as ATTUNEBENCH_LLAMA_SERVER, in the virtual
+environment's `bin`, or on PATH; it computes next-token probabilities for the last position
+only (a choice question of 500 prompt tokens: a fraction of a second; docs/running-models.md).
 
-The server binds 127.0.0.1 on a
-free port, runs as a child process, and is stopped by its PID. It serves one request at a
-time, so one call in flight per server keeps each conversation's prompts back to back and
-llama.cpp reuses their shared prefix. It keeps its own accounting: the C++ server returns
-`timings` with every answer (prompt and generation milliseconds, tokens evaluated, tokens
-reused from its prefix cache), which `account` sums and `usage` reports with the time it was
-up.
-
-Two servers can serve it. llama.cpp's own C++ `llama-server` (built once by `make llama-server`
-from the llama.cpp sources llama-cpp-python vendors; found as ATTUNEBENCH_LLAMA_SERVER, in the
-virtual environment's `bin`, or on PATH) is the one used when present: it computes next-token
-probabilities for the last position only. llama-cpp-python's Python server (extra `llm-python`)
-is the fallback;
-to return log probabilities at all it must compute the full vocabulary's logits for every prompt
-token and take their softmax on each call, which makes a choice question of 500 prompt tokens
-take seconds where the C++ server takes a fraction of one.
+The server binds 127.0.0.1 on a free port, runs as a child process, and is stopped by its PID.
+It serves one request at a time, so one call in flight per server keeps each conversation's
+prompts back to back and llama.cpp reuses their shared prefix. It keeps its own accounting: it
+returns `timings` with every answer (prompt and generation milliseconds, tokens evaluated,
+tokens reused from its prefix cache), which `account` sums and `usage` reports with the time it
+was up.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -36,14 +28,14 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-from attunebench.models.local_models import GEMMA, LocalModel, LocalModelError
+from attunebench.models.local_models import GEMMA, LocalModelError
 from attunebench.records import ServerUsage
 
 SERVER_VARIABLE = "ATTUNEBENCH_LLAMA_SERVER"
 
 
 def cpp_server() -> Path | None:
-    """llama.cpp's C++ `llama-server`, if one is at hand (see the module docstring)."""
+    """llama.cpp's `llama-server`, if one is at hand (see the module docstring)."""
     explicit = os.environ.get(SERVER_VARIABLE)
     if explicit:
         return Path(explicit)
@@ -60,9 +52,8 @@ TIMINGS = ("prompt_ms", "prompt_n", "cache_n", "predicted_ms", "predicted_n")
 
 
 def server_missing() -> str | None:
-    """Why no server can be started here (neither llama-server nor llama-cpp-python's), or
-    None."""
-    if cpp_server() is not None or importlib.util.find_spec("llama_cpp") is not None:
+    """Why no server can be started here (no llama-server binary), or None."""
+    if cpp_server() is not None:
         return None
     return f"no llama-server binary (make llama-server, or set {SERVER_VARIABLE})"
 
@@ -102,12 +93,10 @@ class LlamaServer:
         start_timeout_s: float = 180.0,
         verbose: bool = False,
         binary: Path | None = None,
-        python: bool = False,
     ) -> None:
         self.model = model
         self.alias = alias
-        # The C++ server unless asked for the Python one (or none is at hand).
-        self.binary = None if python else (binary or cpp_server())
+        self.binary = binary or cpp_server()
         self.log = log
         self.n_ctx = n_ctx
         # Half the cores: llama.cpp's threads wait on each other at every layer, so one
@@ -134,58 +123,34 @@ class LlamaServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    @property
-    def kind(self) -> str:
-        return "llama.cpp llama-server" if self.binary is not None else "llama-cpp-python server"
-
     def command(self) -> list[str]:
-        if self.binary is not None:
-            # --swa-full: Gemma 3 attends to the last 512 tokens in most layers, and with a
-            # window-sized cache a prompt that shares a long prefix with the last one but ends
-            # differently cannot reuse it (the window's older entries are gone).
-            verbose = ["--verbose"] if self.verbose else []
-            return [
-                str(self.binary),
-                "--model",
-                str(self.model),
-                "--alias",
-                self.alias,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--ctx-size",
-                str(self.n_ctx),
-                "--threads",
-                str(self.threads),
-                "--threads-batch",
-                str(self.threads_batch),
-                "--parallel",
-                "1",
-                "--swa-full",
-                "--no-webui",
-                *verbose,
-            ]
+        if self.binary is None:
+            raise LocalModelError(server_missing() or "no llama-server binary")
+        # --swa-full: Gemma 3 attends to the last 512 tokens in most layers, and with a
+        # window-sized cache a prompt that shares a long prefix with the last one but ends
+        # differently cannot reuse it (the window's older entries are gone).
+        verbose = ["--verbose"] if self.verbose else []
         return [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
+            str(self.binary),
             "--model",
             str(self.model),
-            "--model_alias",
+            "--alias",
             self.alias,
             "--host",
             "127.0.0.1",
             "--port",
             str(self.port),
-            "--n_ctx",
+            "--ctx-size",
             str(self.n_ctx),
-            "--n_threads",
+            "--threads",
             str(self.threads),
-            "--n_threads_batch",
+            "--threads-batch",
             str(self.threads_batch),
-            "--verbose",
-            str(self.verbose).lower(),
+            "--parallel",
+            "1",
+            "--swa-full",
+            "--no-webui",
+            *verbose,
         ]
 
     @property
@@ -247,8 +212,8 @@ class LlamaServer:
             self._stopped = time.monotonic()
 
     def account(self, body: bytes) -> None:
-        """Add the `timings` of one answer's body to the server's sums (a body without them,
-        as the Python server's, adds nothing)."""
+        """Add the `timings` of one answer's body to the server's sums (a body without them
+        adds nothing)."""
         try:
             timings = json.loads(body).get("timings")
             values = {name: float(timings[name]) for name in TIMINGS}
@@ -281,39 +246,3 @@ class LlamaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def models_toml(
-    base_url: str,
-    *,
-    max_tokens: int,
-    answer: str = "generate",
-    chat: bool | None = None,
-    json_mode: bool = False,
-    json_schema: bool = False,
-    name: str | None = None,
-    model: LocalModel = GEMMA,
-) -> str:
-    """A models file naming a model served by a server started by hand (the end-to-end
-    tests share one per session); a run that should start and stop its own names it
-    `local/NAME` instead (`models.local`). Its identity is the verified weights.
-
-    Gemma is the base model, with no chat template: `chat = false` asks it through /completions
-    with plain text. Qwen has one, so it is asked through /chat/completions by default.
-    `answer = "choice"` reads option probabilities; `json_mode` lets JSON-answering tasks get
-    llama.cpp's grammar-constrained sampling (slower per token); `json_schema` sends each
-    task's answer schema, so llama.cpp can write only valid answers (recorded in run.json).
-    """
-    chat = model.chat if chat is None else chat
-    return (
-        f'[models."{name or model.alias}"]\n'
-        f'spec = "openai/{model.name}"\n'
-        f'base_url = "{base_url}"\n'
-        f'identity = "{model.identity}"\n'
-        f'answer = "{answer}"\n'
-        + ("json_schema = true\n" if json_schema else "")
-        + "concurrency = 1\n"
-        f"params = {{ temperature = 0.0, max_tokens = {max_tokens}, seed = 0 }}\n"
-        f"options = {{ chat = {str(chat).lower()}, json_mode = {str(json_mode).lower()}, "
-        "timeout_s = 300 }\n"
-    )

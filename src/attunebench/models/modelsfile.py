@@ -49,11 +49,12 @@ import re
 import tomllib
 import typing
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs
 
+import tomli_w
 from pydantic import (
     Field,
     ValidationError,
@@ -306,6 +307,15 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
         except ValidationError as error:
             raise ModelsFileError(f"{path}: {_describe(error, ('models', name))}") from None
     return entries
+
+
+def models_file_text(entries: Iterable[ModelEntry]) -> str:
+    """A models file naming `entries`, each by its settings that differ from their defaults;
+    `load_models_file` reads it back to the same entries."""
+    tables = {
+        e.name: e.model_dump(mode="json", exclude={"name"}, exclude_defaults=True) for e in entries
+    }
+    return tomli_w.dumps({"models": tables})
 
 
 def _located(table: dict[str, Any], folder: Path) -> dict[str, Any]:

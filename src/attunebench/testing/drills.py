@@ -35,7 +35,7 @@ from attunebench.engine import (
     read_run_info,
     run,
 )
-from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.modelsfile import ModelEntry, models_file_text
 from attunebench.testing.fault_server import FaultServer
 from attunebench.testing.faults import FaultPlan, repeated
 from attunebench.testing.records import Key, diff_records, run_records
@@ -54,12 +54,7 @@ def model_entries(base_url: str, timeout_s: float) -> tuple[ModelEntry, ModelEnt
 
 
 def write_models_file(path: Path, base_url: str, timeout_s: float) -> Path:
-    tables = [
-        f'[models.{entry.name}]\nspec = "{entry.spec}"\nbase_url = "{base_url}"\n'
-        f"options = {{ timeout_s = {timeout_s} }}\n"
-        for entry in model_entries(base_url, timeout_s)
-    ]
-    path.write_text("\n".join(tables), encoding="utf-8")
+    path.write_text(models_file_text(model_entries(base_url, timeout_s)), encoding="utf-8")
     return path
 
 
