@@ -259,15 +259,12 @@ def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> di
 def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored:
     values: dict[str, float | None] = dict(score_numbers(gold, prediction))
     correct: float | None = None
-    if gold.labels:
-        hit = (
-            prediction.primary == gold.primary
-            if gold.primary
-            else prediction.primary in gold.labels
-        )
+    labels = gold.labels  # a property that builds the set: read once
+    if labels:
+        hit = prediction.primary == gold.primary if gold.primary else prediction.primary in labels
         correct = float(hit)
         predicted = set(prediction.emotions)
-        values["jaccard"] = len(predicted & gold.labels) / len(predicted | gold.labels)
+        values["jaccard"] = len(predicted & labels) / len(predicted | labels)
     return Scored(correct, {"primary_correct": correct, **values})
 
 
