@@ -332,9 +332,9 @@ def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
 
     Items share a few distinct (predicted, gold) pairs: each distinct pair's row is made once.
     """
-    distinct = list(dict.fromkeys(sets))  # in the order first seen
-    code = {pair: row for row, pair in enumerate(distinct)}
-    rows = list(map(code.__getitem__, sets))
+    code: dict[tuple[frozenset[str], frozenset[str]], int] = {}
+    rows = [code.setdefault(pair, len(code)) for pair in sets]
+    distinct = list(code)
     labels = sorted(set().union(*(predicted | gold for predicted, gold in distinct)))
     index = {label: i for i, label in enumerate(labels)}
     width = max(len(labels), 1)
