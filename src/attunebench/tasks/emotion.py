@@ -292,7 +292,7 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
 def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
     """The primary label most frequent among these items (the constant's: the majority label,
     which on macro-F1 scores one label's F1 over the number of labels)."""
-    return most_common([g.primary] if g.primary else [] for g in golds)
+    return most_common([[g.primary for g in golds if g.primary]])  # one list, not one per item
 
 
 @cache
