@@ -52,6 +52,14 @@ class Weights:
     _sums: dict[int, tuple[FloatArray, FloatArray]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    _within: dict[int, tuple[IntArray, list[tuple[Weights, FloatArray]]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    # Per-cluster sums, shared with the weights made from these on the same clusters (`unit`,
+    # `leave_one_out`): a statistic read under all three sums each cluster's items once.
+    _tables: dict[int, tuple[FloatArray, FloatArray]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def ones(cls, items: int) -> Weights:
@@ -70,7 +78,7 @@ class Weights:
     def unit(self) -> Weights:
         """One row weighing every item 1, its clusters kept: the point estimate of a statistic
         that reads the clusters (a bias correction), equal to `ones` for any other."""
-        return Weights(np.ones((1, self.counts.shape[1])), self.cluster)
+        return Weights(np.ones((1, self.counts.shape[1])), self.cluster, _tables=self._tables)
 
     def leave_one_out(self) -> Weights:
         """The cluster jackknife: one row per cluster that holds items, weighing that cluster
@@ -78,11 +86,17 @@ class Weights:
         held = np.unique(self.cluster)
         counts = np.ones((len(held), self.counts.shape[1]))
         counts[np.arange(len(held)), held] = 0.0
-        return Weights(counts, self.cluster)
+        return Weights(counts, self.cluster, _tables=self._tables)
 
     def cluster_table(self, values: FloatArray) -> FloatArray:
-        """The (clusters, k) sums of `values` (items, k) per cluster."""
-        return group_sums(self.cluster, values.reshape(len(values), -1), self.counts.shape[1])
+        """The (clusters, k) sums of `values` (items, k) per cluster (read-only)."""
+        kept = self._tables.get(id(values))
+        if kept is not None and kept[0] is values:
+            return kept[1]
+        table = group_sums(self.cluster, values.reshape(len(values), -1), self.counts.shape[1])
+        table.flags.writeable = False
+        self._tables[id(values)] = (values, table)
+        return table
 
     def sum(self, values: FloatArray) -> FloatArray:
         """Weighted column sums (B, k) of `values` (items, k): per-cluster sums, then one
@@ -94,6 +108,24 @@ class Weights:
         result.flags.writeable = False
         self._sums[id(values)] = (values, result)
         return result
+
+    def within(self, groups: IntArray) -> list[tuple[Weights, FloatArray]]:
+        """Per group of the items (a cross-fitting fold; in the groups' sorted order): weights
+        that weigh the group's items as these do and every other item nothing (they join an
+        added cluster of weight 0), with each row's total weight of the group's items. Kept per
+        `groups` array, so that the metrics read within the same groups share them and the
+        sums they keep."""
+        kept = self._within.get(id(groups))
+        if kept is not None and kept[0] is groups:
+            return kept[1]
+        outside = self.counts.shape[1]
+        counts = np.hstack([self.counts, np.zeros((self.rows, 1))])
+        found = []
+        for group in np.unique(groups).tolist():
+            inside = Weights(counts, np.where(groups == group, self.cluster, outside))
+            found.append((inside, inside.sum(np.ones((len(groups), 1)))[:, 0]))
+        self._within[id(groups)] = (groups, found)
+        return found
 
     def grouped(self, group: IntArray, groups: int) -> FloatArray:
         """The (B, groups) total weight of each group of items (items with equal values, say):

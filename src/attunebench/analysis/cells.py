@@ -16,6 +16,7 @@ the models' items differ.
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -103,10 +104,11 @@ def typed_views(
 
     Every model's record of an item holds the same gold, so each item's gold is built once
     and shared (frozen) unless a record's differs. Models answer in a few distinct ways (a
-    label, a letter, a number), so equal predictions (equal `repr`, which is cheaper than
-    validating) are read once and shared (frozen) too. Gold and prediction are validated, which
-    pydantic does faster than it constructs a model unvalidated; one that does not validate
-    (written by an older version, say) is constructed as `Scoring.view` would.
+    label, a letter, a number), so equal predictions (equal pickles: cheaper than validating,
+    and than `repr`, which writes every float out in decimal) are read once and shared (frozen)
+    too. Gold and prediction are validated, which pydantic does faster than it constructs a
+    model unvalidated; one that does not validate (written by an older version, say) is
+    constructed as `Scoring.view` would.
     """
     if (
         type(declaration.scoring).view is not Scoring.view
@@ -115,7 +117,7 @@ def typed_views(
     gold_type, prediction_type = declaration.gold_type, declaration.prediction_type
     validate = prediction_type.__pydantic_validator__.validate_python
     golds: dict[int, tuple[dict[str, Any] | None, Any]] = {}
-    predictions: dict[str, Any] = {}
+    predictions: dict[bytes, Any] = {}
     views: dict[int, View[Any, Any]] = {}
     rows = np.flatnonzero(keep)
     records = frame.records
@@ -126,7 +128,7 @@ def typed_views(
             shared = golds[code] = (record.gold, _gold(gold_type, record.gold))
         prediction: Any = None
         if record.prediction is not None:
-            key = repr(record.prediction)
+            key = pickle.dumps(record.prediction, pickle.HIGHEST_PROTOCOL)
             prediction = predictions.get(key)
             if prediction is None:
                 try:

@@ -40,7 +40,6 @@ _FIELDS = (
     "flags",
     "scores",
 )
-_COLUMNS = attrgetter(*_FIELDS)
 
 
 def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
@@ -83,9 +82,9 @@ class Frame:
     def from_records(cls, records: Sequence[ItemRecord]) -> Frame:
         records = tuple(records)
         size = len(records)
-        # Columns pulled with one attrgetter call per record, then transposed: the records are
-        # walked once, without a Python statement per field.
-        columns = list(zip(*map(_COLUMNS, records), strict=True)) or [()] * len(_FIELDS)
+        # Each column pulled by one `map` over the records, without a Python statement per
+        # record (transposing per-record tuples cost as much again as reading them).
+        columns = [list(map(attrgetter(name), records)) for name in _FIELDS]
         task_names, model_names, variant_names, conversation_ids, turns = columns[:5]
         item_ids, statuses, numbers, flags, score_maps = columns[5:]
         judge_failed = np.fromiter(
@@ -160,4 +159,4 @@ class Frame:
         return [self.models[m] for m in np.unique(self.model[mask])]
 
     def records_at(self, mask: BoolArray) -> list[ItemRecord]:
-        return [self.records[i] for i in np.flatnonzero(mask)]
+        return list(map(self.records.__getitem__, np.flatnonzero(mask).tolist()))

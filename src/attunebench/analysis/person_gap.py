@@ -53,8 +53,10 @@ def person_gaps(
     out: dict[str, dict[str, PersonGap]] = {}
     for task, variant in sorted(headline_of.items()):
         shown, twins = cells[task, variant], cells.get((task, hidden_variant(variant)))
+        if twins is None:  # before the metrics are listed: that reads every record of the cell
+            continue
         metric = _headline(frame, shown)
-        if twins is None or metric is None:
+        if metric is None:
             continue
         models = set(np.unique(frame.model[shown.mask]).tolist())
         models &= set(np.unique(frame.model[twins.mask]).tolist())

@@ -254,12 +254,9 @@ def within_folds(
     The point estimate and the resampled values, as `Metric.evaluate_values` gives them."""
     points, sizes = fold_values(metric, found, folds)
     drawn, resized = [], []
-    outside = weights.counts.shape[1]  # an added cluster of weight 0, for the other folds
-    counts = np.hstack([weights.counts, np.zeros((weights.rows, 1))])
-    for k in np.unique(folds).tolist():
-        inside = Weights(counts, np.where(folds == k, weights.cluster, outside))
+    for inside, total in weights.within(folds):  # shared by the metrics of these guesses
         drawn.append(metric.weighted(found, inside))
-        resized.append(inside.sum(np.ones((len(folds), 1)))[:, 0])
+        resized.append(total)
     point = _average(points[None, :], sizes[None, :])[0]
     return float(point), _average(np.stack(drawn, axis=1), np.stack(resized, axis=1))
 

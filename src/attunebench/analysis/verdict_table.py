@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -119,11 +120,15 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     conversations: list[int] = []
     judged: dict[str, None] = {}
     audited = np.isin(frame.task, [code for code, task in enumerate(frame.tasks) if audits(task)])
-    answered = np.flatnonzero(frame.answered)  # a failed record holds no verdict
+    verdicts = np.fromiter(
+        map(bool, map(attrgetter("verdicts"), frame.records)), dtype=bool, count=len(audited)
+    )
+    # a failed record holds no verdict; only the records that can give rows are walked
+    walked = np.flatnonzero(frame.answered & (audited | verdicts))
     for i, conversation, audit in zip(
-        answered.tolist(),
-        frame.conversation[answered].tolist(),
-        audited[answered].tolist(),
+        walked.tolist(),
+        frame.conversation[walked].tolist(),
+        audited[walked].tolist(),
         strict=True,
     ):
         record = frame.records[i]

@@ -19,6 +19,8 @@ weights like every other metric. Generated answers have no probabilities and no 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -29,16 +31,17 @@ from attunebench.tasks.metrics import Metric, distinct_pairs, mean_statistic, we
 BINS = 10
 Row = tuple[Mapping[str, float], str]  # the options' probabilities, and the gold option
 RowsOf = Callable[[Any], Sequence[Row]]
+_DISTRIBUTIONS = attrgetter("record.distributions")
 
 
 def choice_rows(views: Sequence[Any], rows_of: RowsOf) -> tuple[list[Row], IntArray]:
     """The rows of the views' choice answers, and the index of the view each came from."""
     rows: list[Row] = []
     owners: list[int] = []
-    for i, view in enumerate(views):
-        if not view.record.distributions:
-            continue  # a generated answer: no probabilities, no rows (most records; cheap)
-        found = rows_of(view)
+    # a generated answer has no probabilities, hence no rows (most records): they are passed
+    # over without a Python statement each
+    for i in compress(range(len(views)), map(_DISTRIBUTIONS, views)):
+        found = rows_of(views[i])
         rows.extend(found)
         owners.extend([i] * len(found))
     return rows, np.array(owners, dtype=np.int64)

@@ -262,15 +262,12 @@ def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> di
 def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored:
     values: dict[str, float | None] = dict(score_numbers(gold, prediction))
     correct: float | None = None
-    if gold.labels:
-        hit = (
-            prediction.primary == gold.primary
-            if gold.primary
-            else prediction.primary in gold.labels
-        )
+    labels = gold.labels  # a property that builds the set: read once
+    if labels:
+        hit = prediction.primary == gold.primary if gold.primary else prediction.primary in labels
         correct = float(hit)
         predicted = set(prediction.emotions)
-        values["jaccard"] = len(predicted & gold.labels) / len(predicted | gold.labels)
+        values["jaccard"] = len(predicted & labels) / len(predicted | labels)
     return Scored(correct, {"primary_correct": correct, **values})
 
 
@@ -298,7 +295,7 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
 def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
     """The primary label most frequent among these items (the constant's: the majority label,
     which on macro-F1 scores one label's F1 over the number of labels)."""
-    return most_common([g.primary] if g.primary else [] for g in golds)
+    return most_common([[g.primary for g in golds if g.primary]])  # one list, not one per item
 
 
 @cache
@@ -343,19 +340,24 @@ def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
     """Per record and number (intensity, valence, arousal: SCALES' order), three columns: the
     predicted value, the reported one, and whether an answer was given (NaN where the number
     was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
-    metrics."""
-    rows: list[tuple[float | None, ...]] = []
+    metrics; read a column at a time (a Python row per record cost twice as much)."""
     unanswered = (None,) * len(SCALES)
-    for view in views:
-        guess = view.prediction if view.parsed else None
-        given = unanswered if guess is None else _SCALE_NUMBERS(guess)
-        row: tuple[float | None, ...] = ()
-        truths = _SCALE_NUMBERS(view.gold)
-        for number, truth, key in zip(given, truths, ASKED.values(), strict=True):
-            asked = view.value(key) is not None
-            row += (number, truth, float(number is not None) if asked else None)
-        rows.append(row)
-    return np.array(rows, dtype=np.float64).reshape(len(views), 3 * len(SCALES))
+    given = [
+        unanswered
+        if (guess := view.prediction if view.parsed else None) is None
+        else _SCALE_NUMBERS(guess)
+        for view in views
+    ]
+    truths = list(map(_SCALE_NUMBERS, map(attrgetter("gold"), views)))
+    scores = list(map(attrgetter("scores"), views))
+    out = np.empty((len(views), 3 * len(SCALES)))
+    out[:, 0::3] = np.array(given, dtype=np.float64).reshape(len(views), len(SCALES))
+    out[:, 1::3] = np.array(truths, dtype=np.float64).reshape(len(views), len(SCALES))
+    for n, key in enumerate(ASKED.values()):
+        asked = [found.get(key) is not None for found in scores]
+        answered = np.array([numbers[n] is not None for numbers in given], dtype=np.float64)
+        out[:, 3 * n + 2] = np.where(asked, answered, np.nan)
+    return out
 
 
 def _panas_rows(views: Sequence[EmotionView]) -> tuple[FloatArray, IntArray]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from itertools import combinations
 from typing import Any
 
@@ -328,6 +329,12 @@ def pair_references() -> dict[str, Reference[PairGold]]:
     return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
 
+@cache
+def _pair_guess(ab: str, ba: str) -> PreferencePrediction:
+    """One (frozen) guess per pair of picks, shared by the pairs guessed it."""
+    return PreferencePrediction(ab=ab, ba=ba)
+
+
 def picks(cue: pair_cues.Cue) -> Reference[PairGold]:
     """A reference picking the key a cue names at each pair (None: no guess)."""
 
@@ -340,7 +347,7 @@ def picks(cue: pair_cues.Cue) -> Reference[PairGold]:
             # A cue that cannot tell the replies apart has no preference: it answers "A" in
             # both orders (half right on a pair with a preferred reply), never "tie".
             ab, ba = (gold.first, gold.second) if key == TIE else (key, key)
-            guess = PreferencePrediction(ab=ab, ba=ba)
+            guess = _pair_guess(ab, ba)
             outcome = both_orders(ab, ba, gold.key)
             out.append(
                 (guess, Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -170,7 +171,7 @@ class ResponseScoring(Scoring[ResponseGold, ResponsePrediction]):
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
-        held = {tuple(r.scores) for r in records}  # the records share a few sets of keys
+        held = set(map(tuple, map(attrgetter("scores"), records)))  # a few sets of keys
         keys = sorted(
             {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
         )
