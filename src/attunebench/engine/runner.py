@@ -303,23 +303,10 @@ async def run(
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
     tasks, pre_skipped = without_judge(tasks, judges, from_all=ALL in config.tasks)
-    bound = await bind_models(
-        config.models + config.judges,
-        concurrency=config.concurrency,
-        overrides=providers or {},
-        # A shard given its driver's pre-flight reads no models endpoint of its own either.
-        check=config.check_servers and config.preflight is None,
-        probe=False,
-    )
+    bound = await _bound(config, providers)
     try:
-        evaluated_ids = frozenset(c.id for c in conversations)
-        teach(
-            (model.provider for model in bound.values()),
-            tasks,
-            evaluated_ids,
-            config.data,
-            config.person,
-        )
+        evaluated = frozenset(c.id for c in conversations)
+        teach((m.provider for m in bound.values()), tasks, evaluated, config.data, config.person)
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))
@@ -346,6 +333,20 @@ async def run(
         info.adapted,
         truncated_by_model(engine.ledger),
         spend.stopped if spend is not None else None,
+    )
+
+
+async def _bound(
+    config: RunConfig, providers: Mapping[str, Provider] | None
+) -> dict[str, BoundModel]:
+    """The run's models and judges, bound; their pre-flight waits for the cost check."""
+    return await bind_models(
+        config.models + config.judges,
+        concurrency=config.concurrency,
+        overrides=providers or {},
+        # A shard given its driver's pre-flight reads no models endpoint of its own either.
+        check=config.check_servers and config.preflight is None,
+        probe=False,
     )
 
 
