@@ -68,7 +68,7 @@ from attunebench.analysis.schema import Summary
 from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger
 from attunebench.engine.runner import RunConfig, run
-from attunebench.engine.stopping import stop_signals
+from attunebench.engine.stopping import main_stoppable
 from attunebench.engine.suite_run import suite_slices
 from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
@@ -393,9 +393,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with stop_signals() as stop:  # SIGTERM stops the runs' servers as Ctrl-C does
-        try:
-            main()
-        except KeyboardInterrupt:
-            print(f"{stop.name}: stopped; each run keeps what it recorded", file=sys.stderr)
-            sys.exit(stop.exit_code)
+    main_stoppable(main)  # SIGTERM stops the runs' servers as Ctrl-C does

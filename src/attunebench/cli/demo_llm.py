@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import sys
 import time
 import tomllib
 from collections.abc import Sequence
@@ -46,7 +45,7 @@ from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, RunResult, run
-from attunebench.engine.stopping import stop_signals
+from attunebench.engine.stopping import main_stoppable
 from attunebench.engine.suite_run import suite_slices
 from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
@@ -178,9 +177,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with stop_signals() as stop:  # SIGTERM stops the runs' servers as Ctrl-C does
-        try:
-            main()
-        except KeyboardInterrupt:
-            print(f"{stop.name}: stopped; each run keeps what it recorded", file=sys.stderr)
-            sys.exit(stop.exit_code)
+    main_stoppable(main)  # SIGTERM stops the runs' servers as Ctrl-C does

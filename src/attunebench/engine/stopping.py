@@ -19,8 +19,9 @@ stopped run from a failed one.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
@@ -67,3 +68,14 @@ def stop_signals() -> Iterator[Stop]:
     finally:
         signal.signal(signal.SIGTERM, previous)
         servers_stopping(False)
+
+
+def main_stoppable(main: Callable[[], None]) -> None:
+    """A script's `main`, stopped by Ctrl-C or SIGTERM as a run is: each run keeps what it
+    recorded, and the exit code names the signal."""
+    with stop_signals() as stop:
+        try:
+            main()
+        except KeyboardInterrupt:
+            sys.stderr.write(f"{stop.name}: stopped; each run keeps what it recorded\n")
+            sys.exit(stop.exit_code)
