@@ -29,9 +29,9 @@ def side(interval: Interval | None) -> int:
     >>> side((0.05, 0.3)), side((-0.3, -0.01)), side((-0.1, 0.2)), side((0.0, 0.2))
     (1, -1, 0, 0)
     """
-    if interval is None or interval[0] is None or interval[1] is None:
+    low, high = interval if interval is not None else (None, None)
+    if low is None or high is None:
         return 0
-    low, high = interval
     return 1 if low > 0.0 else -1 if high < 0.0 else 0
 
 
