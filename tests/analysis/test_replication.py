@@ -58,10 +58,10 @@ def test_a_claim_not_asked_on_the_second_slice_is_first_slice_only() -> None:
     first slice only, and says whether the claim holds on the first."""
     held = replication(BELOW, ABOVE_TOO, asked=False)
     assert (held.holds, held.on_first, held.on_second) == ("first slice only", True, None)
-    assert held.sentence().endswith(": holds there")
+    assert held.sentence().endswith(", where it holds")
     not_held = replication(COVERS, None, asked=False)
     assert (not_held.holds, not_held.on_first) == ("first slice only", False)
-    assert not_held.sentence().endswith(": does not hold there")
+    assert not_held.sentence().endswith(", where it does not hold")
 
 
 def test_the_sentences_name_each_verdict() -> None:

@@ -52,7 +52,7 @@ class Replication:
         """The verdict in words, as the results page prints it."""
         if self.holds == FIRST_ONLY:
             found = "holds" if self.on_first else "does not hold"
-            return f"first slice only (not asked on the second): {found} there"
+            return f"first slice only (not asked on the second), where it {found}"
         if self.holds == BOTH:
             return "holds on both slices"
         if self.holds == NEITHER:
@@ -70,7 +70,7 @@ def replication(first: Interval | None, second: Interval | None, asked: bool = T
     >>> replication((0.07, 0.32), (-0.05, 0.30)).holds
     'first'
     >>> replication((-0.35, -0.05), None, asked=False).sentence()
-    'first slice only (not asked on the second): holds there'
+    'first slice only (not asked on the second), where it holds'
     """
     one = side(first)
     if not asked:
