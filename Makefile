@@ -119,8 +119,11 @@ demo-llm: install-llm llama-server
 	$(BIN)/python -m attunebench.cli.demo_llm --out $(DEMO_OUT)/llm
 
 # The ladder: the four local models in choice mode on a fixed slice of open-v1, the Qwen pair with
-# their person-hidden twins; writes docs/results.md (never edited by hand). About 2 hours on 2
-# cores; a second run resumes from ladder-out/. LADDER_ARGS sizes it (--conversations 10).
+# their person-hidden twins; then the Qwen pair again on a second, disjoint slice (the next 20
+# conversations per task of emotion, preference and rating, the 1.5B's twins on emotion) and, per
+# claim, whether it holds on both slices; writes docs/results.md (never edited by hand). About 2
+# hours on 2 cores for the first slice, up to 1 more for the second; a second run resumes from
+# ladder-out/. LADDER_ARGS sizes it (--conversations 10, --second-slice 0 for none, --out DIR).
 LADDER_ARGS ?=
 ladder: ladder-models llama-server
 	$(BIN)/python benchmarks/ladder.py --results docs/results.md $(LADDER_ARGS)

@@ -15,6 +15,15 @@ twin (`run --person both`). References are fitted on the suite's train split, as
 a suite run's (the slices' runs are not suite runs, so it is handed over; see docs/report.md).
 A second invocation resumes: the runs and their cache are kept under `--out`.
 
+The second slice (`--second-slice N`, default 20; 0: none): the family pair again, on the next
+N conversations per task after the first slice's by the same rule (`suite_slices(...,
+skip=--conversations)`: disjoint from the first slice, which it leaves unchanged), on emotion,
+preference and rating, the 1.5B with its person-hidden twins on emotion; runs under
+OUT/second-slice/, sharing OUT's cache. It has a report of its own, and each claim of the first
+slice (the pair's order per task, each person gap) gets a verdict (`analysis.replication`):
+holds on both slices, on one, or on neither (an interval covering 0 does not hold); a claim not
+asked on the second slice (outcome; the 0.5B's gaps) is "first slice only".
+
 It reports, from one `report` over every run (seeded, 2,000 resamples):
 - each model's headline per task, with its interval;
 - paired differences on the same items, as `report --compare` gives them (the same function,
@@ -28,11 +37,13 @@ It reports, from one `report` over every run (seeded, 2,000 resamples):
 - per model, the share of wall time its llama.cpp server was busy (its own prompt and
   generation timings over the time it was up) and its prefix-cache share.
 
-    .venv/bin/python benchmarks/ladder.py [--conversations 30] [--models a,b] [--out DIR]
-        [--results docs/results.md] [--quick]
+    .venv/bin/python benchmarks/ladder.py [--conversations 30] [--second-slice 20]
+        [--models a,b] [--out DIR] [--results docs/results.md] [--quick]
 
-`--quick`: SmolLM2 alone, with its twins, on 1 conversation per task (the same code path, in
-seconds). `--results FILE` writes the results page (`make ladder` writes docs/results.md). The
+`--quick`: SmolLM2 alone, with its twins, on 1 conversation per task, and as the "pair" of a
+second slice of 1 conversation on emotion (the same code path, in seconds); its page goes to
+OUT/quick/results.md. `--results FILE` writes the results page (`make ladder` writes
+docs/results.md). The
 last line is JSON: `models` (each `name`, `params`, `sha256`, `mode`), `headline`,
 `differences` (per task and pair: value, interval, the headline `metric`, reason),
 `pairs_in_size_order`, `person_gap`, `conversations_needed` (per task: the
@@ -40,7 +51,11 @@ headline `metric`, the pilot's difference with its interval, the central figure 
 range `needed_low` to `needed_high` (null where the pilot cannot bound it) as `range` states
 it, and the `note` the results page prints), `references`, `server_busy_share`, `wall_s`, with
 `conversations`, `seed`, `load` and
-`answers_from_cache` (the share a resumed run did not ask again).
+`answers_from_cache` (the share a resumed run did not ask again); `second_slice` (null where
+none: its `conversations`, `after`, `tasks`, `models`, `person_hidden_twins`, and `headline`,
+`differences`, `person_gap`, `conversations_needed` as above) and `replication` (`pair`;
+`order` per task and `person_gap` per task and model: `holds` (both, first, second, neither or
+first slice only), `direction`, `reversed`, `sentence`).
 """
 
 from __future__ import annotations
@@ -54,7 +69,7 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
@@ -64,6 +79,7 @@ import numpy as np
 
 from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.analysis.power import power_curve
+from attunebench.analysis.replication import replication
 from attunebench.analysis.schema import Summary
 from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger
@@ -81,6 +97,11 @@ SEED = 0
 # The family pair, larger first: the controlled difference; and the ladder's two ends.
 PAIRS = ((QWEN_1_5B.name, QWEN.name), (QWEN_1_5B.name, SMOLLM2.name))
 TWINS = frozenset({QWEN.name, QWEN_1_5B.name})  # asked with the person hidden as well
+# The second slice: the family pair on the tasks whose order the first slice claims and whose
+# items the next conversations still carry; the larger model's twins on emotion.
+SECOND_TASKS = ("emotion", "preference", "rating")
+SECOND_TWIN_TASKS = ("emotion",)
+HELD_ORDER = ("both", "first", "second", "neither", "first slice only")  # the closing note's
 
 
 def by_size(names: Sequence[str]) -> list[str]:
@@ -93,19 +114,26 @@ def entries(names: Sequence[str], threads: int) -> list[ModelEntry]:
 
 
 def run_all(
-    slices: list[RunConfig], models: list[ModelEntry], out: Path, twins: set[str]
+    slices: list[RunConfig],
+    models: list[ModelEntry],
+    out: Path,
+    twins: set[str],
+    twin_tasks: Collection[str] | None = None,
+    runs: str = "runs",
 ) -> list[Path]:
-    """One run per (model, task), one model's server at a time; the twins where asked."""
+    """One run per (model, task) under OUT/RUNS, one model's server at a time, every slice
+    sharing OUT's cache; the twins where asked (on `twin_tasks`, all where None)."""
     dirs = []
     for entry in models:
         for piece in slices:
             task = piece.tasks[0]
+            twinned = entry.name in twins and (twin_tasks is None or task in twin_tasks)
             config = dataclasses.replace(
                 piece,
-                out=out / "runs" / entry.name / task,
+                out=out / runs / entry.name / task,
                 models=(entry,),
                 cache_path=out / "cache.sqlite",
-                person="both" if entry.name in twins else "shown",
+                person="both" if twinned else "shown",
                 seed=SEED,
             )
             began = time.perf_counter()
@@ -234,6 +262,76 @@ def answers_from_cache(dirs: Sequence[Path]) -> float | None:
     return round(hits / (calls + hits), 3) if calls + hits else None
 
 
+def second_slice(
+    args: argparse.Namespace, names: list[str], out: Path
+) -> tuple[dict[str, Any] | None, list[Path]]:
+    """The family pair on the next `--second-slice` conversations per task after the first
+    slice's (`skip`), disjoint from it: its headlines, paired difference, person gaps and
+    power, from a report of its own. `--quick`: SmolLM2 alone, on emotion."""
+    pair = names if args.quick else [name for name in PAIRS[0] if name in names]
+    if not args.second_slice or not pair:
+        return None, []
+    tasks = SECOND_TWIN_TASKS if args.quick else SECOND_TASKS
+    skip = args.conversations
+    slices, train = suite_slices(SUITE, out, args.second_slice, tasks=tasks, skip=skip)
+    twins = {by_size(pair)[-1]}
+    models = entries(by_size(pair), args.threads)
+    dirs = run_all(slices, models, out, twins, SECOND_TWIN_TASKS, runs="second-slice")
+    compared = tuple(p for p in PAIRS[:1] if set(p) <= set(pair))
+    runs = load_runs(dirs, allow_mixed_datasets=True)
+    summary = build_summary(runs, Options(seed=SEED, differences=compared, train=train))
+    return {
+        "conversations": args.second_slice,
+        "after": skip,
+        "tasks": sorted(tasks),
+        "models": by_size(pair),
+        "person_hidden_twins": {name: list(SECOND_TWIN_TASKS) for name in twins},
+        "headline": headlines(summary, pair),
+        "differences": differences(summary),
+        "person_gap": person_gaps(summary),
+        "conversations_needed": needed(dirs, sorted(tasks), PAIRS[0]),
+    }, dirs
+
+
+def _verdict(first: dict[str, Any] | None, second: dict[str, Any] | None, asked: bool) -> Any:
+    def ends(found: dict[str, Any] | None) -> tuple[float | None, float | None] | None:
+        return None if found is None else (found.get("ci_low"), found.get("ci_high"))
+
+    found = replication(ends(first), ends(second), asked)
+    return {
+        "holds": found.holds,
+        "direction": found.direction,
+        "reversed": found.reversed,
+        "sentence": found.sentence(),
+    }
+
+
+def replications(figures: dict[str, Any]) -> dict[str, Any] | None:
+    """Per claim of the first slice (the family pair's order per task; each person gap),
+    whether it holds on both slices, one or neither (`analysis.replication`); "first slice
+    only" where the second slice did not ask it."""
+    second = figures["second_slice"]
+    if second is None:
+        return None
+    pair = " - ".join(PAIRS[0])
+    order = {
+        task: _verdict(
+            found[pair],
+            second["differences"].get(task, {}).get(pair),
+            task in second["tasks"],
+        )
+        for task, found in figures["differences"].items()
+        if pair in found
+    }
+    gaps: dict[str, dict[str, Any]] = {}
+    for task, by_model in figures["person_gap"].items():
+        for model, gap in by_model.items():
+            asked = task in second["person_hidden_twins"].get(model, ())
+            other = second["person_gap"].get(task, {}).get(model)
+            gaps.setdefault(task, {})[model] = _verdict(gap, other, asked)
+    return {"pair": pair, "order": order, "person_gap": gaps}
+
+
 def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str, Any]:
     started = time.perf_counter()
     load = [round(os.getloadavg()[0], 2)]
@@ -244,8 +342,9 @@ def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str,
     runs = load_runs(dirs, allow_mixed_datasets=True)
     summary = build_summary(runs, Options(seed=SEED, differences=pairs, train=train))
     found = headlines(summary, names)
+    second, second_dirs = second_slice(args, names, out)
     load.append(round(os.getloadavg()[0], 2))
-    return {
+    figures = {
         "models": [
             {
                 "name": name,
@@ -264,11 +363,13 @@ def measured(args: argparse.Namespace, names: list[str], out: Path) -> dict[str,
         "person_gap": person_gaps(summary),
         "conversations_needed": needed(dirs, sorted(c.tasks[0] for c in slices), PAIRS[0]),
         "references": references(summary),
-        "server_busy_share": server_shares(dirs),
+        "second_slice": second,
+        "server_busy_share": server_shares(dirs + second_dirs),
         "wall_s": round(time.perf_counter() - started, 1),
-        "answers_from_cache": answers_from_cache(dirs),
+        "answers_from_cache": answers_from_cache(dirs + second_dirs),
         "load": load,
     }
+    return {**figures, "replication": replications(figures)}
 
 
 def _number(found: dict[str, Any] | None) -> str:
@@ -320,8 +421,81 @@ def results_page(figures: dict[str, Any]) -> str:
         order = figures["pairs_in_size_order"].get(task, {})
         cells = " | ".join(_number(rows.get(name)) for name in names)
         lines.append(f"| {task} | {cells} | {order.get('ordered', 0)} of {order.get('pairs', 0)} |")
-    lines += ["", *_detail_lines(figures)]
+    lines += ["", *_detail_lines(figures), *_second_lines(figures), *_held_lines(figures)]
     return "\n".join(lines) + "\n"
+
+
+def _second_lines(figures: dict[str, Any]) -> list[str]:
+    """The second slice beside the first: the pair's headlines, its difference and each
+    person gap, with the verdict of each claim."""
+    second, verdicts = figures["second_slice"], figures["replication"]
+    if second is None or verdicts is None:
+        return []
+    pair, names = verdicts["pair"], second["models"]
+    lines = [
+        "",
+        "## The family pair on a second slice",
+        "",
+        f"Per task of {', '.join(second['tasks'])}, the next {second['conversations']} "
+        f"conversations after the first slice's {second['after']}, by the same rule "
+        "(disjoint from it); the pair alone, "
+        + ", ".join(
+            f"{m} with its person-hidden twins on {', '.join(t)}"
+            for m, t in second["person_hidden_twins"].items()
+        )
+        + ". A claim holds on a slice where its interval excludes 0 on the claim's side "
+        "(`analysis.replication`); one not asked on the second slice is marked first slice "
+        "only.",
+        "",
+        "| task | "
+        + " | ".join(f"{n}, first | {n}, second" for n in names)
+        + f" | {pair}, first | {pair}, second | the order |",
+        "|---|" + "---|---|" * (len(names) + 1) + "---|",
+    ]
+    for task in sorted(set(verdicts["order"]) | set(second["tasks"])):
+        verdict = verdicts["order"].get(task, {"sentence": "no pair to order"})
+        firsts, seconds = figures["headline"].get(task, {}), second["headline"].get(task, {})
+        cells = " | ".join(f"{_number(firsts.get(n))} | {_number(seconds.get(n))}" for n in names)
+        ours = figures["differences"].get(task, {}).get(pair)
+        theirs = second["differences"].get(task, {})
+        lines.append(
+            f"| {task} | {cells} | {_number(ours)} | {_number(theirs.get(pair))} "
+            f"| {verdict['sentence']} |"
+        )
+    lines += [
+        "",
+        "| task | model | person gap, first | second | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for task, by_model in sorted(verdicts["person_gap"].items()):
+        for model, verdict in by_model.items():
+            other = second["person_gap"].get(task, {}).get(model)
+            shown = _number(other) if verdict["holds"] != "first slice only" else "not asked"
+            gap = figures["person_gap"][task][model]
+            lines.append(f"| {task} | {model} | {_number(gap)} | {shown} | {verdict['sentence']} |")
+    return lines
+
+
+def _held_lines(figures: dict[str, Any]) -> list[str]:
+    """The closing note: which claims held on both slices, on one, on neither."""
+    verdicts = figures["replication"]
+    if verdicts is None:
+        return []
+    claims: dict[tuple[int, str], list[str]] = {}
+
+    def add(verdict: dict[str, Any], claim: str) -> None:
+        rank = HELD_ORDER.index(verdict["holds"])  # both first, first slice only last
+        claims.setdefault((rank, verdict["sentence"]), []).append(claim)
+
+    for task, verdict in sorted(verdicts["order"].items()):
+        add(verdict, f"{task}, the order {verdicts['pair']}")
+    for task, by_model in sorted(verdicts["person_gap"].items()):
+        for model, verdict in by_model.items():
+            add(verdict, f"{task}, {model}'s person gap")
+    lines = ["", "## Which claims held on both slices", ""]
+    for (_, said), named in sorted(claims.items()):
+        lines.append(f"- {said[0].upper()}{said[1:]}: {'; '.join(named)}.")
+    return lines
 
 
 def _detail_lines(figures: dict[str, Any]) -> list[str]:
@@ -345,8 +519,11 @@ def _detail_lines(figures: dict[str, Any]) -> list[str]:
         "where the interval reaches 0). See [the report](report.md#power).",
         "",
     ]
+    second = (figures["second_slice"] or {}).get("conversations_needed", {})
     for task, found in sorted(figures["conversations_needed"].items()):
         lines.append(f"- {task}: {found['note']}")
+        if task in second:
+            lines.append(f"  - the second slice as the pilot: {second[task]['note']}")
     lines += ["", "## References (fitted as the report fits them)", ""]
     for task, found in sorted(figures["references"].items()):
         shown = "; ".join(
@@ -372,10 +549,18 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "ladder-out")
     parser.add_argument("--results", type=Path, help="write the results page here")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument(
+        "--second-slice",
+        type=int,
+        default=20,
+        metavar="N",
+        help="the family pair on the next N conversations per task (0: none)",
+    )
     parser.add_argument("--quick", action="store_true", help="SmolLM2, 1 conversation a task")
     args = parser.parse_args()
     if args.quick:
         args.conversations, args.models = 1, SMOLLM2.name
+        args.second_slice = min(args.second_slice, 1)
     asked = args.models.split(",") if args.models else list(LOCAL_MODELS)
     unknown = [name for name in asked if name not in LOCAL_MODELS]
     if unknown:
@@ -387,8 +572,10 @@ def main() -> None:
         prerequisites.local_model(LOCAL_MODELS[name])
     out = args.out / "quick" if args.quick else args.out
     figures = measured(args, names, out)
-    if args.results is not None:
-        args.results.write_text(results_page(figures), encoding="utf-8")
+    page = results_page(figures)  # written by --quick too, so that the page's code runs
+    results = out / "results.md" if args.quick and args.results is None else args.results
+    if results is not None:
+        results.write_text(page, encoding="utf-8")
     print(json.dumps(figures))
 
 

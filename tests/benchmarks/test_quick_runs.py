@@ -86,9 +86,24 @@ def assert_validity(figures: dict[str, Any]) -> None:
     assert_corpus_part_references(figures)
 
 
+def assert_ladder(figures: dict[str, Any]) -> None:
+    """ladder.py: the second slice ran (SmolLM2 with its twins on the next conversation of
+    emotion), and every person gap of the first slice has a verdict: emotion's read on both
+    slices, the others first slice only."""
+    second = figures["second_slice"]
+    assert second["after"] == figures["conversations"] == 1 and second["conversations"] == 1
+    assert set(second["headline"]) == {"emotion"} and second["person_gap"]["emotion"]
+    gaps = figures["replication"]["person_gap"]
+    assert set(gaps) == set(figures["person_gap"]), gaps
+    for task, by_model in gaps.items():
+        for verdict in by_model.values():
+            assert (verdict["holds"] == "first slice only") == (task != "emotion"), (task, verdict)
+
+
 # Checks beyond the shape, per script.
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "validity.py": assert_validity,
+    "ladder.py": assert_ladder,
 }
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from attunebench.analysis import RunLoadError, load_runs
 from attunebench.cli import app
 from attunebench.data.jsonl import read_conversations
+from attunebench.engine.runner import RunConfig
 from attunebench.engine.suite_run import suite_slices
 from attunebench.suite import SuiteError, load_manifest, suite_digest, suite_names
 from attunebench.suite.build import load_suite, missing_corpora
@@ -259,3 +260,31 @@ def test_each_tasks_slice_is_the_shortest_of_each_part_in_turn(
             per_part.append(len(picked) if len(picked) < len(mine) else None)
         counts = [n for n in per_part if n is not None]  # parts not yet run out
         assert max(counts) - min(counts) <= 1, (task.name, per_part)  # in turn
+
+
+def test_a_second_slice_continues_the_first_and_shares_no_conversation(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`skip`: the ladder's second slice is the next conversations of the same order, so
+    disjoint from the first slice, which stays as it was (file and content)."""
+    monkeypatch.setenv("ATTUNEBENCH_DATA_DIR", str(data_dir))
+    asked = {"emotion", "rating"}
+
+    def ids(configs: list[RunConfig]) -> dict[str, list[str]]:
+        return {c.tasks[0]: [x.id for x in read_conversations(c.data)] for c in configs}
+
+    first_configs, _ = suite_slices("open-v1-mini", tmp_path, 3, tasks=asked)
+    first = ids(first_configs)
+    before = {c.data: c.data.read_bytes() for c in first_configs}
+    second_configs, _ = suite_slices("open-v1-mini", tmp_path, 4, tasks=asked, skip=3)
+    second = ids(second_configs)
+    longer = ids(suite_slices("open-v1-mini", tmp_path / "longer", 7, tasks=asked)[0])
+    assert {c.data.name for c in second_configs} == {
+        "emotion.after-3.jsonl",
+        "rating.after-3.jsonl",
+    }
+    assert {c.data: c.data.read_bytes() for c in first_configs} == before  # left as it was
+    for task in asked:
+        assert len(first[task]) == 3 and len(second[task]) == 4, task
+        assert not set(first[task]) & set(second[task]), task
+        assert first[task] + second[task] == longer[task], task  # the same order, continued

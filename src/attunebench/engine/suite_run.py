@@ -47,12 +47,17 @@ def suite_run_config(name: str, out: Path) -> tuple[RunConfig, Path]:
 
 
 def suite_slices(
-    name: str, out: Path, per_task: int, tasks: Collection[str] | None = None
+    name: str,
+    out: Path,
+    per_task: int,
+    tasks: Collection[str] | None = None,
+    skip: int = 0,
 ) -> tuple[list[RunConfig], Path]:
     """Per task of the suite (those in `tasks` where given), a run of that task alone on its
-    slice (`suite.slices.task_slice`: `per_task` conversations, written to OUT/data/TASK.jsonl),
-    with the suite's options and seed but not the suite itself (a slice's numbers are not the
-    suite's); and the suite's train split, for fitted baselines and references."""
+    slice (`suite.slices.task_slice`: `per_task` conversations after the first `skip`, written
+    to OUT/data/TASK.jsonl, or OUT/data/TASK.after-SKIP.jsonl for a later slice), with the
+    suite's options and seed but not the suite itself (a slice's numbers are not the suite's);
+    and the suite's train split, for fitted baselines and references."""
     suite, train = suite_run_config(name, out)
     manifest = load_manifest(name)
     conversations = read_conversations(suite.data)
@@ -60,8 +65,8 @@ def suite_slices(
     for task in make_tasks(suite.tasks, suite.task_options, suite.seed):
         if tasks is not None and task.name not in tasks:
             continue
-        path = out / "data" / f"{task.name}.jsonl"
+        path = out / "data" / (f"{task.name}.after-{skip}.jsonl" if skip else f"{task.name}.jsonl")
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_conversations(path, task_slice(task, manifest, conversations, per_task))
+        write_conversations(path, task_slice(task, manifest, conversations, per_task, skip))
         configs.append(dataclasses.replace(suite, data=path, tasks=(task.name,), suite=None))
     return configs, train
