@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from attunebench.analysis import Options, build_summary, load_runs, summary_json
-from attunebench.analysis.synthetic import Plan, write_run
+from planted.synthetic import Plan, write_run
 
 MODELS = 11
 CONVERSATIONS = 200

@@ -20,7 +20,7 @@ N conversations per task after the first slice's by the same rule (`suite_slices
 skip=--conversations)`: disjoint from the first slice, which it leaves unchanged), on emotion,
 preference and rating, the 1.5B with its person-hidden twins on emotion; runs under
 OUT/second-slice/, sharing OUT's cache. It has a report of its own, and each claim of the first
-slice (the pair's order per task, each person gap) gets a verdict (`analysis.replication`):
+slice (the pair's order per task, each person gap) gets a verdict (`planted.replication`):
 holds on both slices, on one, or on neither (an interval covering 0 does not hold); a claim not
 asked on the second slice (outcome; the 0.5B's gaps) is "first slice only".
 
@@ -79,7 +79,6 @@ import numpy as np
 
 from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.analysis.power import power_curve
-from attunebench.analysis.replication import replication
 from attunebench.analysis.schema import Summary
 from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger
@@ -90,6 +89,7 @@ from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import prerequisites
+from planted.replication import replication
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = "open-v1"
@@ -308,7 +308,7 @@ def _verdict(first: dict[str, Any] | None, second: dict[str, Any] | None, asked:
 
 def replications(figures: dict[str, Any]) -> dict[str, Any] | None:
     """Per claim of the first slice (the family pair's order per task; each person gap),
-    whether it holds on both slices, one or neither (`analysis.replication`); "first slice
+    whether it holds on both slices, one or neither (`planted.replication`); "first slice
     only" where the second slice did not ask it."""
     second = figures["second_slice"]
     if second is None:
@@ -444,7 +444,7 @@ def _second_lines(figures: dict[str, Any]) -> list[str]:
             for m, t in second["person_hidden_twins"].items()
         )
         + ". A claim holds on a slice where its interval excludes 0 on the claim's side "
-        "(`analysis.replication`); one not asked on the second slice is marked first slice "
+        "(`planted.replication`); one not asked on the second slice is marked first slice "
         "only.",
         "",
         "| task | "

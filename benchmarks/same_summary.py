@@ -34,9 +34,8 @@ from analysis_speed import (
     QUICK_RESAMPLES,
     plan,
 )
-
-from attunebench.analysis.synthetic import write_run
 from attunebench.testing.prerequisites import missing
+from planted.synthetic import write_run
 
 REPO = Path(__file__).resolve().parents[1]
 RESAMPLES = 2000

@@ -21,7 +21,7 @@ test through `attunebench run` and `attunebench report`, its headline read with 
 - `preference_content_cues`: corpus -> cue -> accuracy (sentiment and emotion words from the
   lexicon baseline's VADER and NRC, beside the task's own content references);
 - `references_on_shuffled_gold`: task -> reference -> its mean headline over `--shuffles`
-  shuffles of the gold across conversations on MultiESC test (`analysis.shuffled_gold`), where
+  shuffles of the gold across conversations on MultiESC test (`planted.shuffled_gold`), where
   nothing a reference reads predicts the answer; `references_shuffled_chance` gives each
   one's chance level there (the same fits scored against an independent shuffle), and
   `references_in_sample_on_shuffled_gold` the headline of each fitted reference fitted on the
@@ -32,14 +32,14 @@ Statistics (simulated studies):
 
 - `false_distinct_rate`: on identical true rankings, the share of simulated studies whose rank
   verdict says "distinct" in the worst design of 10-20 conversations and 4-12 models
-  (`analysis.studies.false_distinct_rate`, `--studies` per design, 1,000 by default; about
+  (`planted.studies.false_distinct_rate`, `--studies` per design, 1,000 by default; about
   0.2 s a study); `false_distinct_cells` gives every design's rate, and the rates the rule
   alone gives without its minimum of conversations;
 - `coverage`: conversations -> the share of simulated studies whose 95% cluster-bootstrap
-  interval holds a model's true mean score (`analysis.studies.coverage`), at 5, 10, 20 and 50
+  interval holds a model's true mean score (`planted.studies.coverage`), at 5, 10, 20 and 50
   conversations (at least 1,000 studies each);
 - `power_calibration`: task (`emotion`, `rating`) -> for a planted pair of models whose
-  headlines differ by about +0.14 (`analysis.power_studies`): `planted_difference`;
+  headlines differ by about +0.14 (`planted.power_studies`): `planted_difference`;
   `true_n80`, the conversations at which the report's own test of their difference reaches
   80% power (`true_power` at each size, from `--studies` studies per size, at least 200);
   `range_coverage`, the share of 40 pilots of 30 conversations whose range from
@@ -48,18 +48,18 @@ Statistics (simulated studies):
 - `self_consistency_recovery`: planted retest noise (0.1, 0.2, 0.3) -> {`planted`, `measured`},
   each task -> the people's own consistency on its headline, planted and as the analysis
   measures it (`summary.json`'s `self_consistency`) from 2,000 probes per task
-  (`analysis.retest_study`: 400 conversations of 5 turns, each turn's emotion check and pick
+  (`planted.retest_study`: 400 conversations of 5 turns, each turn's emotion check and pick
   asked again); a few seconds a noise level;
 - `coverage_macro_f1`: design (`emotion_1`, `emotion_turns`, `behavior`, `two_parts`: pooled
   from two corpus parts, read within each) -> conversations
   (10, 20, 50) -> the share of studies whose macro-F1 interval holds the truth (the
   population's per-label F1 over the labels of the study's gold) and the estimate's mean error
-  (`analysis.f1_studies`, `--studies` per cell); `coverage_macro_f1_every_label` gives the same
+  (`planted.f1_studies`, `--studies` per cell); `coverage_macro_f1_every_label` gives the same
   against the mean over every label of the population, which no study sees whole;
 - `ppi_scenarios`: scenario (`same`, `audited_better`, `audited_slightly_better`,
   `verbosity_bias`, `small_audit`) -> the share of studies given a corrected score (the audit
   large enough to bound the shift between the audited and judged replies), the coverage of the
-  people's true win rate over those studies, and their median widening (`analysis.ppi_studies`).
+  people's true win rate over those studies, and their median widening (`planted.ppi_studies`).
 
 Corpus parts (on `open-v1`, built from the shared corpora as `attunebench run --suite open-v1`
 builds it, its references fitted on the suite's train split; a missing corpus skips the script):
@@ -69,7 +69,7 @@ builds it, its references fitted on the suite's train split; a missing corpus sk
   label) and, for outcome, the `field-set rule` (the train mean per part and set of fields an
   item asks) -> corpus -> its headline, read within the corpus parts; each rule also on the
   view across parts (`..., parts pooled`), where knowing the corpus still scores. Outcome's
-  corpora include `planted-survey` (`testing.planted_parts.survey_corpus`: a second survey
+  corpora include `planted-survey` (`planted.planted_parts.survey_corpus`: a second survey
   question about half of the people skipped, those who answered rating 2.50 on average, the
   others 2.17; its first half the train split).
 
@@ -92,14 +92,6 @@ from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
-from attunebench.analysis import (
-    f1_studies,
-    power_studies,
-    ppi_studies,
-    retest_study,
-    shuffled_gold,
-    studies,
-)
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
 from attunebench.analysis.power import Settings
 from attunebench.analysis.summary import Options, build_summary
@@ -113,7 +105,16 @@ from attunebench.tasks.base import Guess, Item, Task, View
 from attunebench.tasks.fitting import Fitted, out_of_sample
 from attunebench.tasks.grouping import Grouped
 from attunebench.tasks.preference import picks
-from attunebench.testing import planted_parts, prerequisites
+from attunebench.testing import prerequisites
+from planted import (
+    f1_studies,
+    planted_parts,
+    power_studies,
+    ppi_studies,
+    retest_study,
+    shuffled_gold,
+    studies,
+)
 
 CORPORA = {
     "multiesc-test": ("esconv", ["--variant", "multiesc", "--split", "test"]),
@@ -569,7 +570,7 @@ def _suite_tasks(state: dict[str, Any]) -> tuple[dict[str, Task[Any, Any]], Suit
 def corpus_part_references(state: dict[str, Any]) -> dict[str, Any]:
     """task -> reference or rule -> corpus -> headline: on open-v1 (fitted on its train
     split), and for outcome also on a planted corpus whose second survey question some
-    people skipped (`testing.planted_parts.survey_corpus`, half of it the train split)."""
+    people skipped (`planted.planted_parts.survey_corpus`, half of it the train split)."""
     tasks, suite = _suite_tasks(state)
     out: dict[str, Any] = {}
     for name in PART_GROUPS:

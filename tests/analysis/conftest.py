@@ -1,4 +1,4 @@
-"""Run directories with planted effects, written by `attunebench.analysis.synthetic`."""
+"""Run directories with planted effects, written by `planted.synthetic`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from attunebench.analysis.loading import Runs, load_runs
-from attunebench.analysis.synthetic import Plan, write_run
+from planted.synthetic import Plan, write_run
 
 MakeRun = Callable[..., Path]
 Accuracy = Mapping[str, Mapping[str, float]]

@@ -1,7 +1,7 @@
 """The judges' correction by people's picks, widened by the shift between the audited and the
 judged replies that the audit cannot exclude, and withheld where the audit is too small to bound
 it (`analysis.audit_fit`, `analysis.corrected`), against planted populations
-(`analysis.ppi_studies`)."""
+(`planted.ppi_studies`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import statistics
 import numpy as np
 import pytest
 
-from attunebench.analysis import ppi_studies
 from attunebench.analysis.audit_fit import NOISE_LIMIT, audit_fit, hedges_g, widen
 from attunebench.analysis.corrected import judge_notices
 from attunebench.analysis.schema import AuditFit, CorrectedScore, Estimate
+from planted import ppi_studies
 
 
 def test_hedges_g_is_the_pooled_standardised_difference_with_its_small_sample_factor() -> None:

@@ -13,7 +13,7 @@ from attunebench.analysis.bootstrap import (
     percentile_interval,
     resample_counts,
 )
-from attunebench.analysis.studies import coverage
+from planted.studies import coverage
 
 
 def conversations_bootstrap(n: int, resamples: int, seed: int = 0) -> ClusterBootstrap:

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attunebench.analysis import retest_study
 from attunebench.analysis.ceiling import ABOVE, Ceiling, share
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import SelfConsistency, Summary
@@ -29,6 +28,7 @@ from attunebench.analysis.summary import Options, build_summary
 from attunebench.report.glance import glance
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Task
+from planted import retest_study
 
 NOISE = 0.2
 MODELS = {"model/like-people": NOISE, "model/at-chance": None, "model/first-answer": 0.0}

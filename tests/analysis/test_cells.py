@@ -7,12 +7,12 @@ from collections import defaultdict
 
 import pytest
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import ScoreRow, Summary
 from attunebench.analysis.summary import Options, build_summary
-from attunebench.analysis.synthetic import Plan
 from attunebench.records import ItemRecord
+from planted import synthetic
+from planted.synthetic import Plan
 
 REFUSAL = "HTTP 400: the request was refused by the content policy"
 OPTIONS = Options(resamples=200, permutations=99)

@@ -10,7 +10,6 @@ import pytest
 from scipy import stats
 from sklearn.metrics import f1_score
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.diagnostics import confusion, label_f1, position_bins, worst_items
 from attunebench.analysis.frame import Frame
@@ -19,9 +18,10 @@ from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import Summary
 from attunebench.analysis.subgroups import Field, pooled, welch_p_values
 from attunebench.analysis.summary import Options, build_summary
-from attunebench.analysis.synthetic import Plan
 from attunebench.records import ItemRecord
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
+from planted import synthetic
+from planted.synthetic import Plan
 
 OPTIONS = Options(resamples=200, permutations=99, subgroup_permutations=500)
 

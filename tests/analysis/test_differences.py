@@ -10,14 +10,15 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from attunebench.analysis import Options, build_summary, power_curve, synthetic
+from attunebench.analysis import Options, build_summary, power_curve
 from attunebench.analysis.bootstrap import percentile_interval, resample_counts
 from attunebench.analysis.differences import headline_pair, report_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.power import Settings
 from attunebench.analysis.schema import ModelDifference, Summary
-from attunebench.analysis.synthetic import Plan
+from planted import synthetic
+from planted.synthetic import Plan
 
 PAIR = (("m/a", "m/b"),)
 FAST = Options(resamples=400, permutations=99, differences=PAIR)

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import interval_with_infinity
 from attunebench.analysis.discriminability import (
     NEEDED_CONSTANT,
@@ -24,7 +23,8 @@ from attunebench.analysis.discriminability import (
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import Discriminability, Estimate, Summary
 from attunebench.analysis.summary import Options, build_summary, summary_json
-from attunebench.analysis.synthetic import Plan
+from planted import synthetic
+from planted.synthetic import Plan
 
 FAST = Options(resamples=1000, permutations=99, subgroup_permutations=50)
 

@@ -6,18 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.judges import judge_agreement
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import JudgeAgreement
-from attunebench.analysis.synthetic import JUDGE, Plan
 from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.preference import PreferencePrediction
+from planted import synthetic
+from planted.synthetic import JUDGE, Plan
 
 AUDIT_TASK = "judge_audit"
 

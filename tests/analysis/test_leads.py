@@ -4,9 +4,10 @@ what to add."""
 
 from __future__ import annotations
 
-from attunebench.analysis import Options, build_summary, synthetic
+from attunebench.analysis import Options, build_summary
 from attunebench.analysis.schema import Lead
-from attunebench.analysis.synthetic import Plan
+from planted import synthetic
+from planted.synthetic import Plan
 
 FAST = Options(resamples=400, permutations=99)
 

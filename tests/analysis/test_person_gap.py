@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from attunebench.analysis import Options, build_summary, load_runs, synthetic
+from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import PersonGap, Summary
 from attunebench.cli import app
@@ -28,6 +28,7 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import LABELLED_FIELDS, Conversation
 from attunebench.report.render import render_html, render_markdown
 from attunebench.tasks.twins import is_person_hidden
+from planted import synthetic
 
 TASKS = ("emotion", "preference", "rating")
 ACCURACY = 0.9

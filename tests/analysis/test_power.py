@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attunebench.analysis import Options, build_summary, synthetic
+from attunebench.analysis import Options, build_summary
 from attunebench.analysis.contexts import paired_items
 from attunebench.analysis.differences import gather, headline_pair, report_cell
 from attunebench.analysis.frame import Frame
@@ -20,7 +20,8 @@ from attunebench.analysis.power import (
     conversations_for,
     power_curve,
 )
-from attunebench.analysis.synthetic import Plan
+from planted import synthetic
+from planted.synthetic import Plan
 
 FAST = Settings(sizes=(10, 30, 100, 300, 1000, 5000), simulations=100, resamples=100)
 

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import percentile_interval
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.ranks import (
@@ -26,9 +25,10 @@ from attunebench.analysis.ranks import (
 )
 from attunebench.analysis.reliability import SplitHalf
 from attunebench.analysis.schema import Correlation, Summary
-from attunebench.analysis.studies import Design, study_verdict
 from attunebench.analysis.summary import Options, build_summary
-from attunebench.analysis.synthetic import Plan
+from planted import synthetic
+from planted.studies import Design, study_verdict
+from planted.synthetic import Plan
 
 FAST = Options(resamples=500, permutations=199, subgroup_permutations=100)
 BASELINES = ("baseline/random", "baseline/majority", "baseline/knn")

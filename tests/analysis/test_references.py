@@ -23,7 +23,6 @@ import numpy as np
 import pytest
 
 from attunebench.analysis import Options, build_summary, load_runs
-from attunebench.analysis.shuffled_gold import headline, item_views, references_on_shuffled_gold
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import (
     Context,
@@ -40,6 +39,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task
 from attunebench.tasks.fitting import folds, out_of_sample, train_items
+from planted.shuffled_gold import headline, item_views, references_on_shuffled_gold
 
 EMOTIONS = ("joy", "anxiety", "sadness", "anger", "relief")
 BEHAVIORS = ("question", "reassurance", "suggestion", "validation")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from attunebench.analysis.replication import Interval, replication, side
+from planted.replication import Interval, replication, side
 
 ABOVE, ABOVE_TOO = (0.073, 0.317), (0.058, 0.297)  # the 1.5B - 0.5B emotion figures
 BELOW = (-0.346, -0.049)

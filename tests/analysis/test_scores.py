@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.scores import HEADLINE, counts, metric_scores
-from attunebench.analysis.synthetic import Plan
 from attunebench.tasks.metrics import Column, distinct_pairs
+from planted import synthetic
+from planted.synthetic import Plan
 
 TASKS = ("emotion", "behavior", "preference", "response")
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.loading import Run, Runs, load_runs
 from attunebench.analysis.summary import Options, build_summary, summary_json
-from attunebench.analysis.synthetic import Plan, write_run
 from attunebench.records import ModelInfo
+from planted import synthetic
+from planted.synthetic import Plan, write_run
 
 TASKS = {"emotion": 0.5, "behavior": 0.6, "preference": 0.55, "response": 0.45}
 UNCERTAIN = ("ci_low", "ci_high", "p_value", "p_holm", "verdict")

@@ -9,7 +9,7 @@ import pytest
 from demo_harness import DemoRun, run_demo
 
 from attunebench.analysis import Options, Summary, build_summary, load_runs
-from attunebench.analysis.synthetic import Plan, write_run
+from planted.synthetic import Plan, write_run
 
 HOSTILE = 'm/<img src=x onerror="alert(1)">|pipe'
 

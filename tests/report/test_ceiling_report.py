@@ -8,11 +8,12 @@ import re
 
 import pytest
 
-from attunebench.analysis import Options, Summary, build_summary, retest_study
+from attunebench.analysis import Options, Summary, build_summary
 from attunebench.report import render_html, render_markdown
 from attunebench.report.glance import glance
 from attunebench.report.views import leaderboards
 from attunebench.tasks import load_tasks
+from planted import retest_study
 
 MODELS = {"m/like-people": 0.2, "m/at-chance": None}
 

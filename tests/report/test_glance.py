@@ -7,11 +7,12 @@ import re
 
 from markupsafe import escape
 
-from attunebench.analysis import Options, Summary, build_summary, synthetic
+from attunebench.analysis import Options, Summary, build_summary
 from attunebench.analysis.schema import SuiteInfo
-from attunebench.analysis.synthetic import Plan
 from attunebench.report import render_html, render_markdown
 from attunebench.report.glance import glance
+from planted import synthetic
+from planted.synthetic import Plan
 
 
 def section(page: str, section_id: str) -> str:

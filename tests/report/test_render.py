@@ -9,9 +9,10 @@ from pathlib import Path
 
 from markupsafe import escape
 
-from attunebench.analysis import Options, Summary, build_summary, synthetic
-from attunebench.analysis.synthetic import Plan
+from attunebench.analysis import Options, Summary, build_summary
 from attunebench.report import SECTIONS, render_html, render_markdown, write_report
+from planted import synthetic
+from planted.synthetic import Plan
 
 TASKS = ("emotion", "behavior", "preference", "response")
 INTERVAL = re.compile(r"\[-?\d+\.\d+, ?-?\d+\.\d+\]")

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from attunebench.analysis import Options, Summary, build_summary, synthetic
-from attunebench.analysis.synthetic import Plan
+from attunebench.analysis import Options, Summary, build_summary
 from attunebench.report import SECTIONS, write_report
+from planted import synthetic
+from planted.synthetic import Plan
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

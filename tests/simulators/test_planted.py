@@ -13,7 +13,6 @@ import pytest
 from people import seekers, written
 from validating import Validate
 
-from attunebench.analysis import retest_study
 from attunebench.data.validate import load_validated
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
@@ -22,6 +21,7 @@ from attunebench.simulators.replay import replay, replay_items, replay_tasks
 from attunebench.simulators.replay_scores import rollout_noise
 from attunebench.simulators.schema import NoiseFloor
 from attunebench.simulators.session import open_session
+from planted import retest_study
 
 ORACLE = "sim/person-oracle"
 

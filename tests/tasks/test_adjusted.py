@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attunebench.analysis import shuffled_gold
 from attunebench.records import ItemRecord
 from attunebench.stats import Weights
 from attunebench.tasks import adjusted, pair_cues
@@ -18,6 +17,7 @@ from attunebench.tasks.metrics import Statistic
 from attunebench.tasks.numeric import Numbers as NumbersGuess
 from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.rating import RatingGold, rating_task
+from planted import shuffled_gold
 
 CELLS = 6
 

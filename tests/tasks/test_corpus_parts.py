@@ -1,4 +1,4 @@
-"""Headlines read within the corpus part, against planted truth (`testing.planted_parts`).
+"""Headlines read within the corpus part, against planted truth (`planted.planted_parts`).
 
 Known traps: a rule that knows only each conversation's corpus part (its train mean rating,
 mean per outcome field, majority label), and for outcome one that also knows which fields an
@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 
 from attunebench.analysis.references import guessed_views
-from attunebench.analysis.shuffled_gold import item_views
 from attunebench.data.schema import Conversation, State, Turn
 from attunebench.stats import Weights
 from attunebench.tasks import adjusted, emotion, numeric, outcome, rating
 from attunebench.tasks.base import Guess, Item, Task, View
 from attunebench.tasks.fitting import out_of_sample
 from attunebench.tasks.grouping import Grouped
-from attunebench.testing import planted_parts
+from planted import planted_parts
+from planted.shuffled_gold import item_views
 
 AnyItem = Item[Any]
 AnyView = View[Any, Any]

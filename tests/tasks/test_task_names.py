@@ -32,8 +32,6 @@ FORMATS = {
     # A selection, not a list of every task: a suite names the tasks it is made of, as a run
     # names its `--task`s.
     "suite/make.py": "the open suite's definition: the tasks it selects, per corpus",
-    "analysis/power_studies.py": "a planted study: the two tasks whose power it calibrates",
-    "testing/planted_parts.py": "planted corpora: their attunebench/v1 provenance fields",
 }
 # Still to do: none (a file that names tasks for a while is listed here, with why).
 KNOWN: set[str] = set()

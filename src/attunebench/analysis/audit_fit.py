@@ -30,7 +30,7 @@ Cohen's d with the pooled standard deviation, times the small-sample factor
 1 - 3 / (4 (n_a + n_j) - 9); Hedges 1981, Journal of Educational Statistics 6(2)): on the log
 of the replies' length, which judges favour (Dubois et al. 2024, "Length-controlled
 AlpacaEval"; Li et al. 2024, "Does style matter?"), and on the judges' win rate. The
-simulated studies of `analysis.ppi_studies` measure how often the correction is given, and how
+simulated studies of `planted.ppi_studies` measure how often the correction is given, and how
 often its interval holds the truth.
 """
 

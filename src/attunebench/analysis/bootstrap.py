@@ -55,7 +55,7 @@ def expanded_confidence(confidence: float, clusters: int) -> float:
     section 5.3) takes the percentiles at the level whose normal quantile is
     sqrt(n / (n - 1)) x t(n - 1), instead of z: for 95% that is the 96.8% level for 20
     clusters, 98.3% for 10 and 99.8% for 5 (and 95.2% for 200). Asymmetric intervals stay asymmetric
-    and a bounded statistic stays in its range. Measured by `analysis.studies.coverage`.
+    and a bounded statistic stays in its range. Measured by `planted.studies.coverage`.
     """
     if clusters < 2:
         return confidence
@@ -166,7 +166,7 @@ def jackknife_widened(
     of variance", Annals of Statistics 9(3)). So both arms of the interval, measured from the
     estimate, are stretched by the ratio of the jackknife's standard error to the bootstrap's
     where it exceeds 1: the asymmetry is kept, the interval is never narrowed, and it stays
-    `within` the statistic's range. Measured by `analysis.f1_studies`.
+    `within` the statistic's range. Measured by `planted.f1_studies`.
     """
     if np.isnan(point) or np.isnan(low) or np.isnan(high):
         return low, high

@@ -216,7 +216,7 @@ def verdict(
     - `cannot tell` otherwise.
 
     With few conversations "distinct" came out on identical true rankings (simulated studies,
-    `analysis.studies.false_distinct_rate`, 12 models in the same order on a reliable and a
+    `planted.studies.false_distinct_rate`, 12 models in the same order on a reliable and a
     noisy task): 5.7% at 10 and 5.3% at 20 conversations with percentile intervals; 2.3% and
     3.0% with intervals expanded for few clusters; 2.0% and 1.0% with the ceiling's resampled
     reliabilities also moved down by their bias (`_centred`; 300 studies each). Requiring the

@@ -85,7 +85,7 @@ Cluster = Literal["conversation", "participant"]
 
 # Fewer: no interval, no verdict. Intervals are expanded for few clusters (bootstrap.py); a
 # model's 95% interval then covered its planted mean in 92.6% of 2,000 simulated studies at 5
-# conversations, 93.6% at 10, 95.0% at 20 and 95.6% at 50 (analysis.studies.coverage; plain
+# conversations, 93.6% at 10, 95.0% at 20 and 95.6% at 50 (planted.studies.coverage; plain
 # percentile intervals: 85% at 5, 88.5% at 10). 10 is the least with 93% or more.
 MIN_CONVERSATIONS = 10
 

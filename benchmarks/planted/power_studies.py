@@ -1,6 +1,6 @@
 """Does `power` state the conversations a headline needs? A planted pair, measured.
 
-The pair: two synthetic models (`analysis.synthetic`) right on 60% and 45% of the items of
+The pair: two synthetic models (`planted.synthetic`) right on 60% and 45% of the items of
 each task (one emotion item a conversation, as ESConv has, and five ratings), with a
 difficulty per conversation (standard deviation
 0.5 on the logit scale) shared by both, so items of one conversation move together. Their
@@ -29,7 +29,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attunebench.analysis import synthetic
 from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE
 from attunebench.analysis.differences import HeadlinePair, headline_pair, report_cell
 from attunebench.analysis.frame import Frame
@@ -40,6 +39,7 @@ from attunebench.analysis.power import (
     pair_power,
     study_rejects,
 )
+from planted import synthetic
 
 TASKS = ("emotion", "rating")
 PAIR = ("m/better", "m/worse")
