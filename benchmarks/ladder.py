@@ -27,8 +27,8 @@ asked on the second slice (outcome; the 0.5B's gaps) is "first slice only".
 It reports, from one `report` over every run (seeded, 2,000 resamples):
 - each model's headline per task, with its interval;
 - paired differences on the same items, as `report --compare` gives them (the same function,
-  `analysis.differences`, through `Options.differences`): 1.5B - 0.5B (the controlled pair) and
-  1.5B - 135M;
+  `analysis.comparisons.differences`, through `Options.differences`): 1.5B - 0.5B (the controlled
+  pair) and 1.5B - 135M;
 - per task, how many of the model pairs the headline orders by size (point values);
 - the Qwen pair's person gap per task;
 - the conversations needed to separate 1.5B from 0.5B on each task's headline at 80% power, a
@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 
 from attunebench.analysis import Options, build_summary, load_runs
-from attunebench.analysis.power import power_curve
+from attunebench.analysis.comparisons.power import power_curve
 from attunebench.analysis.schema import Summary
 from attunebench.data.locations import data_dir
 from attunebench.engine import read_ledger

@@ -93,7 +93,7 @@ from pathlib import Path
 from typing import Any
 
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
-from attunebench.analysis.power import Settings
+from attunebench.analysis.comparisons.power import Settings
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.schema import Conversation

@@ -30,15 +30,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE
-from attunebench.analysis.differences import HeadlinePair, headline_pair, report_cell
-from attunebench.analysis.frame import Frame
-from attunebench.analysis.power import (
+from attunebench.analysis.comparisons.differences import HeadlinePair, headline_pair, report_cell
+from attunebench.analysis.comparisons.power import (
     PowerCurve,
     Settings,
     conversations_for,
     pair_power,
     study_rejects,
 )
+from attunebench.analysis.frame import Frame
 from planted import synthetic
 
 TASKS = ("emotion", "rating")

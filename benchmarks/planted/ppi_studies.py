@@ -20,7 +20,7 @@ truth in about 60% of `audited_better`'s studies and 22% of `verbosity_bias`'s; 
 shift the audit cannot exclude, in at least 99.8% of the studies given one in every scenario,
 and withheld, too small, in 98% of `small_audit`'s (docs/report.md gives the figures). The
 verdict table, the shift, the widening, the correction and its interval are the analysis's own
-(`analysis.corrected`, `analysis.audit_fit`).
+(`analysis.judges.corrected`, `analysis.judges.audit_fit`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from attunebench.analysis.audit_fit import widen
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES, ClusterBootstrap, Minimum
-from attunebench.analysis.corrected import audited, corrected_estimate, fit_of, judged_units
-from attunebench.analysis.verdict_table import AUDIT, FIRST, JUDGED, SECOND, table_of
+from attunebench.analysis.judges.audit_fit import widen
+from attunebench.analysis.judges.corrected import audited, corrected_estimate, fit_of, judged_units
+from attunebench.analysis.judges.verdict_table import AUDIT, FIRST, JUDGED, SECOND, table_of
 
 MODEL, OTHER = "model", "other"
 PEOPLE_SLOPE, JUDGE_SLOPE = 1.5, 0.8

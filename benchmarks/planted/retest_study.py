@@ -2,10 +2,10 @@
 
 Not a benchmark result: conversations are drawn at random so that tests and
 `benchmarks/validity.py` can plant how consistently people answer and check that the analysis
-(`analysis.ceiling`) recovers it. Each turn of a conversation carries a person's first answers:
-an emotion check naming one label (drawn in the plan's `shares`) and a pick between two replies
-(either one, or a tie at `tie_rate`). Each turn's two questions are asked again (two probes),
-and a repeat answer differs from the first with probability `noise`: another label, drawn
+(`analysis.references.ceiling`) recovers it. Each turn of a conversation carries a person's first
+answers: an emotion check naming one label (drawn in the plan's `shares`) and a pick between two
+replies (either one, or a tie at `tie_rate`). Each turn's two questions are asked again (two
+probes), and a repeat answer differs from the first with probability `noise`: another label, drawn
 uniformly among the others, or one of the two other picks, drawn uniformly.
 
 Models answer the same questions and are read the same way (each task's `retests`, the reading
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from attunebench import __version__
-from attunebench.analysis.ceiling import repeat_records
 from attunebench.analysis.loading import Run, Runs
+from attunebench.analysis.references.ceiling import repeat_records
 from attunebench.data.schema import (
     Conversation,
     Participant,

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.references import evaluated, guessed_views
+from attunebench.analysis.references.predictors import evaluated, guessed_views
 from attunebench.records import ItemRecord
 from attunebench.stats import Weights
 from attunebench.tasks.base import Gold, Guess, Item, Task, View

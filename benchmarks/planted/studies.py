@@ -25,6 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from attunebench.analysis.agreement.ranks import (
+    ceiling,
+    disattenuated,
+    rho_interval,
+    spearman_rho,
+    verdict,
+)
+from attunebench.analysis.agreement.reliability import ConversationTable, split_half
 from attunebench.analysis.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -32,8 +40,6 @@ from attunebench.analysis.bootstrap import (
     percentile_interval,
 )
 from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.ranks import ceiling, disattenuated, rho_interval, spearman_rho, verdict
-from attunebench.analysis.reliability import ConversationTable, split_half
 
 COVERAGE_SIZES = (5, 10, 20, 50)
 DESIGN_CONVERSATIONS = (10, 15, 20)

@@ -1,6 +1,6 @@
 """The judges' correction by people's picks, widened by the shift between the audited and the
 judged replies that the audit cannot exclude, and withheld where the audit is too small to bound
-it (`analysis.audit_fit`, `analysis.corrected`), against planted populations
+it (`analysis.judges.audit_fit`, `analysis.judges.corrected`), against planted populations
 (`planted.ppi_studies`)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import statistics
 import numpy as np
 import pytest
 
-from attunebench.analysis.audit_fit import NOISE_LIMIT, audit_fit, hedges_g, widen
-from attunebench.analysis.corrected import judge_notices
+from attunebench.analysis.judges.audit_fit import NOISE_LIMIT, audit_fit, hedges_g, widen
+from attunebench.analysis.judges.corrected import judge_notices
 from attunebench.analysis.schema import AuditFit, CorrectedScore, Estimate
 from planted import ppi_studies
 

@@ -1,5 +1,5 @@
-"""The person's own ceiling (`analysis.ceiling`) against planted truth: people who answer a
-question asked again differently with a known probability, 2,000 probes per task, and models
+"""The person's own ceiling (`analysis.references.ceiling`) against planted truth: people who answer
+a question asked again differently with a known probability, 2,000 probes per task, and models
 drawn with the people's own noise, at chance, and with none.
 
 Traps: without probes there is no ceiling (never 1.0); the ceiling is read from the evaluated
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attunebench.analysis.ceiling import ABOVE, Ceiling, share
 from attunebench.analysis.loading import Runs
+from attunebench.analysis.references.ceiling import ABOVE, Ceiling, share
 from attunebench.analysis.schema import SelfConsistency, Summary
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.report.glance import glance

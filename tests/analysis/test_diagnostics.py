@@ -10,13 +10,18 @@ import pytest
 from scipy import stats
 from sklearn.metrics import f1_score
 
+from attunebench.analysis.breakdowns.diagnostics import (
+    confusion,
+    label_f1,
+    position_bins,
+    worst_items,
+)
+from attunebench.analysis.breakdowns.subgroups import Field, pooled, welch_p_values
 from attunebench.analysis.cells import build_cell
-from attunebench.analysis.diagnostics import confusion, label_f1, position_bins, worst_items
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import Summary
-from attunebench.analysis.subgroups import Field, pooled, welch_p_values
 from attunebench.analysis.summary import Options, build_summary
 from attunebench.records import ItemRecord
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction

@@ -12,10 +12,10 @@ from scipy import integrate, special, stats
 
 from attunebench.analysis import Options, build_summary, power_curve
 from attunebench.analysis.bootstrap import percentile_interval, resample_counts
-from attunebench.analysis.differences import headline_pair, report_cell
+from attunebench.analysis.comparisons.differences import headline_pair, report_cell
+from attunebench.analysis.comparisons.power import Settings
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
-from attunebench.analysis.power import Settings
 from attunebench.analysis.schema import ModelDifference, Summary
 from planted import synthetic
 from planted.synthetic import Plan

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attunebench.analysis.bootstrap import interval_with_infinity
-from attunebench.analysis.discriminability import (
+from attunebench.analysis.agreement.discriminability import (
     NEEDED_CONSTANT,
     needed,
     ranked,
     ratios,
     snr_of,
 )
+from attunebench.analysis.bootstrap import interval_with_infinity
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import Discriminability, Estimate, Summary
 from attunebench.analysis.summary import Options, build_summary, summary_json

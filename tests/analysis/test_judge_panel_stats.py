@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
-from attunebench.analysis.corrected import corrected_estimate
-from attunebench.analysis.judge_bias import judge_bias
-from attunebench.analysis.length_control import length_controlled, logistic_fit
-from attunebench.analysis.panel import coincidences, judge_panel, nominal_alpha, vote_counts
+from attunebench.analysis.judges.bias import judge_bias
+from attunebench.analysis.judges.corrected import corrected_estimate
+from attunebench.analysis.judges.length_control import length_controlled, logistic_fit
+from attunebench.analysis.judges.panel import coincidences, judge_panel, nominal_alpha, vote_counts
+from attunebench.analysis.judges.verdict_table import AUDIT, JUDGED, NONE, VerdictTable, table_of
 from attunebench.analysis.sums import mean
-from attunebench.analysis.verdict_table import AUDIT, JUDGED, NONE, VerdictTable, table_of
 from attunebench.records import ModelInfo
 
 

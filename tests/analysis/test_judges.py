@@ -9,7 +9,7 @@ import pytest
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
-from attunebench.analysis.judges import judge_agreement
+from attunebench.analysis.judges.audit import judge_agreement
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import JudgeAgreement
 from attunebench.records import ItemRecord

@@ -10,16 +10,16 @@ import pytest
 from scipy import stats
 
 from attunebench.analysis import Options, build_summary
-from attunebench.analysis.contexts import paired_items
-from attunebench.analysis.differences import gather, headline_pair, report_cell
-from attunebench.analysis.frame import Frame
-from attunebench.analysis.loading import Runs
-from attunebench.analysis.power import (
+from attunebench.analysis.comparisons.contexts import paired_items
+from attunebench.analysis.comparisons.differences import gather, headline_pair, report_cell
+from attunebench.analysis.comparisons.power import (
     PowerCurve,
     Settings,
     conversations_for,
     power_curve,
 )
+from attunebench.analysis.frame import Frame
+from attunebench.analysis.loading import Runs
 from planted import synthetic
 from planted.synthetic import Plan
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attunebench.analysis.power import Settings
+from attunebench.analysis.comparisons.power import Settings
 from planted import power_studies
 
 PILOT = Settings(sizes=(10, 30, 100, 300, 1000, 5000), simulations=100, resamples=100)

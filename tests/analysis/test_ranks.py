@@ -12,9 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attunebench.analysis.bootstrap import percentile_interval
-from attunebench.analysis.loading import Runs
-from attunebench.analysis.ranks import (
+from attunebench.analysis.agreement.ranks import (
     MIN_DISTINCT_CONVERSATIONS,
     ceiling,
     correlate,
@@ -23,7 +21,9 @@ from attunebench.analysis.ranks import (
     spearman_rho,
     verdict,
 )
-from attunebench.analysis.reliability import SplitHalf
+from attunebench.analysis.agreement.reliability import SplitHalf
+from attunebench.analysis.bootstrap import percentile_interval
+from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import Correlation, Summary
 from attunebench.analysis.summary import Options, build_summary
 from planted import synthetic

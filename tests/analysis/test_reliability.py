@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
-from attunebench.analysis.reliability import (
+from attunebench.analysis.agreement.reliability import (
     ConversationTable,
     SplitHalf,
     split_draws,
     split_half,
 )
+from attunebench.analysis.bootstrap import ClusterBootstrap
 
 MODELS, CONVERSATIONS, ITEMS = 8, 60, 4
 EFFECTS = np.linspace(0.0, 0.25, MODELS)

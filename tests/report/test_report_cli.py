@@ -82,7 +82,7 @@ def test_power_names_an_unknown_model(run_dir: Path) -> None:
 
 def test_the_cli_defaults_are_the_analysis_defaults() -> None:
     from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES
-    from attunebench.analysis.power import DEFAULT_SIMULATIONS
+    from attunebench.analysis.comparisons.power import DEFAULT_SIMULATIONS
     from attunebench.cli import report
 
     assert (report.RESAMPLES, report.SIMULATIONS) == (DEFAULT_RESAMPLES, DEFAULT_SIMULATIONS)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attunebench.analysis.references import guessed_views
+from attunebench.analysis.references.predictors import guessed_views
 from attunebench.data.validate import load_validated
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import Sampling

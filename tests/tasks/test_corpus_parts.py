@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attunebench.analysis.references import guessed_views
+from attunebench.analysis.references.predictors import guessed_views
 from attunebench.data.schema import Conversation, State, Turn
 from attunebench.stats import Weights
 from attunebench.tasks import adjusted, emotion, numeric, outcome, rating

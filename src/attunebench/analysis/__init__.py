@@ -2,8 +2,8 @@
 discriminability, diagnostics, judge agreement and power; `build_summary` makes summary.json."""
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, paired_difference, percentile_interval
+from attunebench.analysis.comparisons.power import PowerCurve, power_curve
 from attunebench.analysis.loading import RunLoadError, Runs, load_runs
-from attunebench.analysis.power import PowerCurve, power_curve
 from attunebench.analysis.schema import SUMMARY_FORMAT, Summary
 from attunebench.analysis.summary import Options, build_summary, summary_json
 

@@ -223,8 +223,8 @@ class Difference(Frozen):
 
 class ModelDifference(Frozen):
     """Model a's headline minus model b's on the items every model under test answered (the
-    cross-model cell), both resampled with the same draws (`analysis.differences`); null:
-    `reason` says why."""
+    cross-model cell), both resampled with the same draws (`analysis.comparisons.differences`);
+    null: `reason` says why."""
 
     task: str
     metric: str
@@ -339,7 +339,7 @@ class JudgeCorrected(Frozen):
 
 
 class AuditFit(Frozen):
-    """How far a model's audited replies may be from its judged ones (`analysis.audit_fit`),
+    """How far a model's audited replies may be from its judged ones (`analysis.judges.audit_fit`),
     and what that does to the correction: withheld (`withheld` says why), or its interval
     widened by `widened_by` each side (`widened` says why)."""
 

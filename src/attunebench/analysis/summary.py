@@ -22,30 +22,39 @@ from typing import Literal
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from attunebench.analysis import diagnostics as diag
+from attunebench.analysis.agreement.discriminability import ranked, ratios, task_discriminability
+from attunebench.analysis.agreement.ranks import DEFAULT_PERMUTATIONS, rank_correlation
+from attunebench.analysis.agreement.reliability import SplitHalf, conversation_table, split_half
 from attunebench.analysis.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     ClusterBootstrap,
     Minimum,
 )
-from attunebench.analysis.ceiling import ceilings
+from attunebench.analysis.breakdowns import diagnostics as diag
+from attunebench.analysis.breakdowns.subgroups import (
+    DEFAULT_MIN_CONVERSATIONS,
+    adjust,
+    adjust_interactions,
+    fields,
+    interactions,
+    subgroup_scores,
+)
 from attunebench.analysis.cells import Cell, build_cell
-from attunebench.analysis.contexts import context_differences
-from attunebench.analysis.corrected import judge_notices, response_corrected
-from attunebench.analysis.differences import Resampling, model_differences
-from attunebench.analysis.discriminability import ranked, ratios, task_discriminability
+from attunebench.analysis.comparisons.contexts import context_differences
+from attunebench.analysis.comparisons.differences import Resampling, model_differences
+from attunebench.analysis.comparisons.leads import leads, no_subjects
+from attunebench.analysis.comparisons.person_gap import person_gaps, twins_alone
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
-from attunebench.analysis.judge_bias import judge_bias
-from attunebench.analysis.judges import audits_judges, judge_agreement
-from attunebench.analysis.leads import leads, no_subjects
+from attunebench.analysis.judges.audit import audits_judges, judge_agreement
+from attunebench.analysis.judges.bias import judge_bias
+from attunebench.analysis.judges.corrected import judge_notices, response_corrected
+from attunebench.analysis.judges.panel import judge_panel
+from attunebench.analysis.judges.verdict_table import verdict_table
 from attunebench.analysis.loading import Runs, paused_gc
-from attunebench.analysis.panel import judge_panel
-from attunebench.analysis.person_gap import person_gaps, twins_alone
 from attunebench.analysis.provenance import Roster, provenance
-from attunebench.analysis.ranks import DEFAULT_PERMUTATIONS, rank_correlation
-from attunebench.analysis.references import reference_rows
-from attunebench.analysis.reliability import SplitHalf, conversation_table, split_half
+from attunebench.analysis.references.ceiling import ceilings
+from attunebench.analysis.references.predictors import reference_rows
 from attunebench.analysis.rows import (
     left_out_notices,
     part_notices,
@@ -69,16 +78,7 @@ from attunebench.analysis.schema import (
     TaskInfo,
 )
 from attunebench.analysis.scores import MetricScores, headline_metric, metric_scores
-from attunebench.analysis.subgroups import (
-    DEFAULT_MIN_CONVERSATIONS,
-    adjust,
-    adjust_interactions,
-    fields,
-    interactions,
-    subgroup_scores,
-)
 from attunebench.analysis.train_split import train_split
-from attunebench.analysis.verdict_table import verdict_table
 
 Cluster = Literal["conversation", "participant"]
 

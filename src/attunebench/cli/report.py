@@ -19,8 +19,8 @@ from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import folder_out, os_problem
 
 if TYPE_CHECKING:
+    from attunebench.analysis.comparisons.power import PowerCurve
     from attunebench.analysis.loading import Runs
-    from attunebench.analysis.power import PowerCurve
     from attunebench.analysis.schema import Summary
     from attunebench.report.render import Format
 
@@ -29,7 +29,7 @@ err = CommandConsole(stderr=True)
 FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
 # The analysis defaults, repeated so the CLI starts without importing it (a test compares them).
 RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
-SIMULATIONS = 400  # analysis.power.DEFAULT_SIMULATIONS
+SIMULATIONS = 400  # analysis.comparisons.power.DEFAULT_SIMULATIONS
 DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
 SIMULATORS_FILE = "simulators.json"  # simulators.schema.SIMULATORS_FILE (a test compares them)
 
@@ -254,9 +254,9 @@ def power(
     import numpy as np
 
     from attunebench.analysis import RunLoadError, load_runs, power_curve
+    from attunebench.analysis.comparisons.power import Settings
     from attunebench.analysis.frame import Frame
-    from attunebench.analysis.judges import audits_judges
-    from attunebench.analysis.power import Settings
+    from attunebench.analysis.judges.audit import audits_judges
 
     try:
         runs = load_runs(rundir, dataset=data)
@@ -302,7 +302,7 @@ def _summary_table(models: tuple[str, str], curves: list[PowerCurve]) -> Table:
 
 
 def _curve_table(curves: list[PowerCurve]) -> Table:
-    from attunebench.analysis.power import DEFAULT_SIZES
+    from attunebench.analysis.comparisons.power import DEFAULT_SIZES
 
     table = Table(title="Power by number of conversations")
     table.add_column("conversations", justify="right")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from attunebench.analysis.ceiling import ABOVE
+from attunebench.analysis.references.ceiling import ABOVE
 from attunebench.analysis.schema import Discriminability, Lead, ScoreRow, Summary
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from attunebench.analysis.judges import ESTIMATES
+from attunebench.analysis.judges.audit import ESTIMATES
 from attunebench.analysis.schema import Summary
 from attunebench.analysis.summary import summary_json
 from attunebench.data.jsonl import atomic_writer

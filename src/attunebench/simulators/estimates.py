@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
-from attunebench.analysis.references import within_folds
+from attunebench.analysis.references.predictors import within_folds
 from attunebench.simulators.schema import Difference, Estimate
 from attunebench.stats import FloatArray, IntArray, Weights, none_if_nan
 from attunebench.tasks.metrics import Metric
@@ -70,7 +70,7 @@ class Resampler:
     ) -> Resampled:
         """A task's declared metric over views of its records; for guesses cross-fitted by
         conversation, read within each of their `folds` and averaged, as the report reads a
-        reference (`analysis.references.within_folds`, why in `tasks.fitting`)."""
+        reference (`analysis.references.predictors.within_folds`, why in `tasks.fitting`)."""
         ids = [view.record.conversation_id for view in views]
         codes = self.where(ids)
         if not views:

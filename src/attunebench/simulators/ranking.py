@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from attunebench.analysis.agreement.ranks import rho_interval, spearman_rho
 from attunebench.analysis.bootstrap import containing, percentile_interval
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster
-from attunebench.analysis.ranks import rho_interval, spearman_rho
 from attunebench.records import ItemRecord
 from attunebench.simulators.estimates import Resampled, Resampler
 from attunebench.simulators.replay import Replayed, rollout_of

@@ -14,10 +14,10 @@ person's own, beside the crowd's and, where retest probes measured it, the perso
   headline minus the crowd's, with its interval, and marked as noise where it is within the
   simulator's run-to-run spread.
 - `ceiling` is the person's own retest agreement: the task's headline applied to their repeat
-  answers as predictions of their first ones (`analysis.ceiling`, read from the conversations'
-  retest probes); `share_of_ceiling` = (score - chance) / (ceiling - chance), with the task's
-  chance (`Scoring.chance`), its interval from the same resamples of both
-  (`analysis.ceiling.share`).
+  answers as predictions of their first ones (`analysis.references.ceiling`, read from the
+  conversations' retest probes); `share_of_ceiling` = (score - chance) / (ceiling - chance), with
+  the task's chance (`Scoring.chance`), its interval from the same resamples of both
+  (`analysis.references.ceiling.share`).
   Where the data has no retest probes both are null, with the reason.
 """
 
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from attunebench.analysis.bootstrap import expanded_confidence
-from attunebench.analysis.ceiling import Ceiling, repeat_views, share
-from attunebench.analysis.references import guessed_views
+from attunebench.analysis.references.ceiling import Ceiling, repeat_views, share
+from attunebench.analysis.references.predictors import guessed_views
 from attunebench.analysis.schema import SelfConsistency
 from attunebench.simulators.estimates import MIN_CLUSTERS, Resampled, Resampler
 from attunebench.simulators.noise import noise_floor

@@ -14,9 +14,9 @@ judges err on the model's audited replies as they do on its response items: the 
 judges and prompt, its replies set against others in both. The audited replies can still come
 from another population (another prompt or version, the replies people happened to see), so
 the judges' own win rate on them is compared with theirs on the judged replies
-(`analysis.audit_fit`): the corrected interval is widened by the largest shift the audit cannot
-exclude, or, where the audit is too small to bound it, the corrected score is withheld and the
-judges' own stays; either says why in one sentence. Each judge's correction is widened by its
+(`analysis.judges.audit_fit`): the corrected interval is widened by the largest shift the audit
+cannot exclude, or, where the audit is too small to bound it, the corrected score is withheld and
+the judges' own stays; either says why in one sentence. Each judge's correction is widened by its
 own shift. `participants` is the person's win rate alone on the audited pairs; `bias` is judges
 minus participants there.
 
@@ -27,7 +27,7 @@ margin): `yes` when the interval of the bias lies within +-`STAND_IN_MARGIN`, `n
 excludes zero, `cannot tell` otherwise. With one person per item there is no second annotator
 to compare with, so the margin is stated instead.
 
-`length_controlled` (`analysis.length_control`) is the judges' win rate at equal length.
+`length_controlled` (`analysis.judges.length_control`) is the judges' win rate at equal length.
 """
 
 from __future__ import annotations
@@ -37,12 +37,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from attunebench.analysis.audit_fit import audit_fit, widen
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
-from attunebench.analysis.judge_bias import win_for
-from attunebench.analysis.length_control import length_controlled
-from attunebench.analysis.panel import SPLIT, majority, vote_counts
+from attunebench.analysis.judges.audit_fit import audit_fit, widen
+from attunebench.analysis.judges.bias import win_for
+from attunebench.analysis.judges.length_control import length_controlled
+from attunebench.analysis.judges.panel import SPLIT, majority, vote_counts
+from attunebench.analysis.judges.verdict_table import FIRST, JUDGED, NONE, SECOND, VerdictTable
 from attunebench.analysis.schema import (
     AuditFit,
     CorrectedScore,
@@ -52,7 +53,6 @@ from attunebench.analysis.schema import (
     Notice,
 )
 from attunebench.analysis.sums import estimate, mean
-from attunebench.analysis.verdict_table import FIRST, JUDGED, NONE, SECOND, VerdictTable
 
 STAND_IN_MARGIN = 0.05
 Mask = np.ndarray[Any, Any]
@@ -123,7 +123,7 @@ def fit_of(
     minimum: Minimum,
     judge: int | None = None,
 ) -> AuditFit | None:
-    """The audited replies against the judged ones (`analysis.audit_fit`), the judges' shift
+    """The audited replies against the judged ones (`analysis.judges.audit_fit`), the judges' shift
     between them resampled by conversation; None where either set is empty."""
     judged = judged_units(table, model, judge)
     if len(audit.judged) == 0 or len(judged.judged) == 0:

@@ -1,6 +1,6 @@
 """How many conversations would separate two models on a task's headline? Power from a pilot.
 
-The statistic is the report's paired difference (`analysis.differences`, whose pair and
+The statistic is the report's paired difference (`analysis.comparisons.differences`, whose pair and
 pilot interval are used here, not restated): model a's headline metric minus model b's
 (macro-F1, a position-adjusted correlation: whatever the task declares), on the items of
 the report's own cell for the task (`cells.build_cell`: the items every model under test
@@ -55,7 +55,7 @@ from attunebench.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
     percentile_interval,
 )
-from attunebench.analysis.differences import (
+from attunebench.analysis.comparisons.differences import (
     HeadlinePair,
     headline_pair,
     report_cell,

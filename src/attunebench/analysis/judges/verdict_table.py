@@ -7,8 +7,8 @@ two replies in the data's order, and the participant's own pick (`truth`) is kno
 names the first, the second or a tie; one the judge made unusable is `NONE` (missing, not a
 loss: these tables measure how judges judge, and a missing verdict says nothing of that).
 
-Failed records hold no verdict and are left out. Every statistic of `analysis.panel` and
-`analysis.corrected` reads this table.
+Failed records hold no verdict and are left out. Every statistic of `analysis.judges.panel` and
+`analysis.judges.corrected` reads this table.
 """
 
 from __future__ import annotations

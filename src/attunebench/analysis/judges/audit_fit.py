@@ -1,8 +1,8 @@
 """How far a model's audited replies may be from its judged ones, and what that does to the
 judges' correction.
 
-The participants' picks correct the judges' win rate (`analysis.corrected`) exactly only if the
-judges err on the audited replies as they do on the judged ones. The audited replies can come
+The participants' picks correct the judges' win rate (`analysis.judges.corrected`) exactly only if
+the judges err on the audited replies as they do on the judged ones. The audited replies can come
 from another population: another prompt or version of the model, another corpus, or the replies
 people happened to be shown. The corrected score is the participants' own win rate on the
 audited replies plus the judges' shift between the two sets:

@@ -8,8 +8,8 @@ baseline last). For each pair of tasks, on the models scored on both:
   same resampled conversations feed both tasks' scores) and a permutation p-value
   (`scipy.stats.permutation_test`, pairings), Holm-adjusted over the pairs;
 - the ceiling, sqrt(rel_a x rel_b) from each task's split-half reliability
-  (`analysis.reliability`), and the disattenuated rho / ceiling, its interval from the same
-  resamples (a resample in which a task ranks at random has no ceiling: its disattenuated
+  (`analysis.agreement.reliability`), and the disattenuated rho / ceiling, its interval from the
+  same resamples (a resample in which a task ranks at random has no ceiling: its disattenuated
   value counts as unbounded above);
 - a verdict (see `verdict`): `distinct` when rho's interval lies wholly below the ceiling's
   (the rankings agree less than the tasks' own noise allows: they measure different things);
@@ -33,6 +33,7 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
+from attunebench.analysis.agreement.reliability import SplitHalf
 from attunebench.analysis.bootstrap import (
     containing,
     interval_with_infinity,
@@ -41,7 +42,6 @@ from attunebench.analysis.bootstrap import (
 )
 from attunebench.analysis.frame import FloatArray, IntArray
 from attunebench.analysis.multiplicity import holm
-from attunebench.analysis.reliability import SplitHalf
 from attunebench.analysis.schema import (
     Correlation,
     RankCorrelation,

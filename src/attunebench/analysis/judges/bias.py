@@ -23,10 +23,10 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.panel import flips
+from attunebench.analysis.judges.panel import flips
+from attunebench.analysis.judges.verdict_table import FIRST, NONE, SECOND, TIE, VerdictTable
 from attunebench.analysis.schema import Estimate, JudgeBias, SelfPreference
 from attunebench.analysis.sums import estimate, mean, slope, slope_columns
-from attunebench.analysis.verdict_table import FIRST, NONE, SECOND, TIE, VerdictTable
 from attunebench.records import ModelInfo
 
 Mask = np.ndarray[Any, Any]

@@ -39,6 +39,7 @@ from itertools import combinations
 
 import numpy as np
 
+from attunebench.analysis.agreement.reliability import ConversationTable
 from attunebench.analysis.bootstrap import (
     ClusterBootstrap,
     interval_with_infinity,
@@ -46,7 +47,6 @@ from attunebench.analysis.bootstrap import (
     percentile_interval,
 )
 from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.reliability import ConversationTable
 from attunebench.analysis.schema import Discriminability, Estimate, Ratio
 from attunebench.analysis.scores import MetricScores
 from attunebench.stats import none_if_nan, safe_ratio

@@ -37,8 +37,8 @@ import numpy as np
 from scipy import stats
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.breakdowns.diagnostics import binned_scores
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.diagnostics import binned_scores
 from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import GroupScore, Interaction

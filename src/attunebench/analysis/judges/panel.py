@@ -20,9 +20,9 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray, IntArray
+from attunebench.analysis.judges.verdict_table import NONE, VerdictTable
 from attunebench.analysis.schema import JudgePanel, PanelJudge
 from attunebench.analysis.sums import estimate, mean
-from attunebench.analysis.verdict_table import NONE, VerdictTable
 
 Mask = np.ndarray[Any, Any]
 SPLIT = -2  # a panel with no majority
