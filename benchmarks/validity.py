@@ -100,10 +100,10 @@ from attunebench.data.schema import Conversation
 from attunebench.suite.build import SuiteData, load_suite
 from attunebench.suite.manifest import SuiteError
 from attunebench.tasks import emotion, load_tasks, make_tasks, outcome, rating
-from attunebench.tasks import pair_cues as cues
 from attunebench.tasks.base import Guess, Item, Task, View
-from attunebench.tasks.fitting import Fitted, out_of_sample
-from attunebench.tasks.grouping import Grouped
+from attunebench.tasks.helpers import pair_cues as cues
+from attunebench.tasks.helpers.fitting import Fitted, out_of_sample
+from attunebench.tasks.helpers.grouping import Grouped
 from attunebench.tasks.preference import picks
 from attunebench.testing import prerequisites
 from planted import (

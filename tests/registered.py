@@ -14,7 +14,7 @@ import attunebench
 from attunebench.data.schema import Conversation
 from attunebench.data.stats import compute_stats
 from attunebench.tasks import load_tasks
-from attunebench.tasks.gold_stats import GoldStats, TaskGold
+from attunebench.tasks.helpers.gold_stats import GoldStats, TaskGold
 
 TASKS_DIR = Path(__file__).parent / "tasks"  # holds the toy task's package
 TOY = "toy.intense"

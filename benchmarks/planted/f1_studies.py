@@ -17,10 +17,10 @@ Four designs, each drawn as real corpora are shaped:
 - `two_parts`: a design pooled from two corpus parts with their own labels, half of the
   conversations drawn as `emotion_1`, half as `emotion_turns` (a suite's ESConv and
   Topical-Chat emotion items); macro-F1 is read within each part and averaged over the parts,
-  each weighted by its items (`tasks.metrics.within_parts`), as the headline is.
+  each weighted by its items (`tasks.helpers.metrics.within_parts`), as the headline is.
 
 The truth comes from one very large draw: each label's F1 from the counts of millions of
-items. The estimand is macro-F1 over the labels of the data's gold (`tasks.metrics`), so a
+items. The estimand is macro-F1 over the labels of the data's gold (`tasks.helpers.metrics`), so a
 study's truth is the mean of the population's per-label F1 over the labels its own gold holds
 (within each part, the parts weighted by the study's items in each, for `two_parts`);
 `every_label` gives the same figures against the mean over every label of the population,
@@ -40,7 +40,7 @@ from scipy.special import expit
 
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES, ClusterBootstrap, jackknife_widened
 from attunebench.stats import FloatArray, IntArray, Weights
-from attunebench.tasks.metrics import macro_f1_statistic, per_label, within_parts
+from attunebench.tasks.helpers.metrics import macro_f1_statistic, per_label, within_parts
 
 # ESConv train's emotion types, by conversations (anxiety, depression, sadness, anger, fear,
 # disgust, shame, nervousness, guilt, jealousy, pain).

@@ -29,8 +29,8 @@ from attunebench.analysis.references.predictors import evaluated, guessed_views
 from attunebench.records import ItemRecord
 from attunebench.stats import Weights
 from attunebench.tasks.base import Gold, Guess, Item, Task, View
-from attunebench.tasks.fitting import Fitted, cross_fitted, out_of_sample
-from attunebench.tasks.metrics import Metric
+from attunebench.tasks.helpers.fitting import Fitted, cross_fitted, out_of_sample
+from attunebench.tasks.helpers.metrics import Metric
 
 
 @dataclass(frozen=True)

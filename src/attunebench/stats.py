@@ -3,7 +3,7 @@ resamples at once (`Weights`), a ratio that is NaN where undefined (`safe_ratio`
 NaN-to-None step every JSON number takes (`none_if_nan`), and the one logistic regression
 every fit of a binary outcome uses (`ridge_logistic`).
 
-`Weights` is what makes a metric defined once (see `tasks.metrics`): with weights of 1 a
+`Weights` is what makes a metric defined once (see `tasks.helpers.metrics`): with weights of 1 a
 statistic is the metric's value, with a cluster bootstrap's resample counts it is every
 resample's value at once.
 """

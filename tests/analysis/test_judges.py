@@ -14,7 +14,7 @@ from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import JudgeAgreement
 from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
-from attunebench.tasks.pairs import PairGold
+from attunebench.tasks.helpers.pairs import PairGold
 from attunebench.tasks.preference import PreferencePrediction
 from planted import synthetic
 from planted.synthetic import JUDGE, Plan

@@ -1,6 +1,6 @@
 """Macro-F1 against planted truth: its estimand (the gold's labels, fixed for the data), its
 ratio-bias correction, and its interval widened to the jackknife's where a few conversations
-decide a label (`tasks.metrics`, `analysis.bootstrap`, `planted.f1_studies`)."""
+decide a label (`tasks.helpers.metrics`, `analysis.bootstrap`, `planted.f1_studies`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sklearn.metrics import f1_score
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, jackknife_widened
 from attunebench.stats import Weights
-from attunebench.tasks.metrics import label_counts, macro_f1_statistic
+from attunebench.tasks.helpers.metrics import label_counts, macro_f1_statistic
 from planted import f1_studies
 
 TRUTH_CONVERSATIONS = 100_000  # the very large draw, smaller: the rarest labels seldom count

@@ -27,7 +27,7 @@ from attunebench.cli import app
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import LABELLED_FIELDS, Conversation
 from attunebench.report.render import render_html, render_markdown
-from attunebench.tasks.twins import is_person_hidden
+from attunebench.tasks.helpers.twins import is_person_hidden
 from planted import synthetic
 
 TASKS = ("emotion", "preference", "rating")

@@ -38,7 +38,7 @@ from attunebench.engine.runner import RunConfig, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task
-from attunebench.tasks.fitting import folds, out_of_sample, train_items
+from attunebench.tasks.helpers.fitting import folds, out_of_sample, train_items
 from planted.shuffled_gold import headline, item_views, references_on_shuffled_gold
 
 EMOTIONS = ("joy", "anxiety", "sadness", "anger", "relief")

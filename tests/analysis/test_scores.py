@@ -10,7 +10,7 @@ from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.scores import HEADLINE, counts, metric_scores
-from attunebench.tasks.metrics import Column, distinct_pairs
+from attunebench.tasks.helpers.metrics import Column, distinct_pairs
 from planted import synthetic
 from planted.synthetic import Plan
 

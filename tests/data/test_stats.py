@@ -1,5 +1,5 @@
 """Dataset stats: counts on a hand-built dataset whose answers can be worked out by reading it,
-and each registered task's gold, asked of the registry (`tasks.gold_stats`)."""
+and each registered task's gold, asked of the registry (`tasks.helpers.gold_stats`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from attunebench.data import Conversation, read_conversations, write_conversatio
 from attunebench.data.sample import sample_path
 from attunebench.data.stats import compute_stats
 from attunebench.tasks import load_tasks
-from attunebench.tasks.gold_stats import GoldStats
+from attunebench.tasks.helpers.gold_stats import GoldStats
 from registered import gold_stats
 
 SOURCE = {"kind": "simulated", "name": "unit", "provenance": {"state": "first-person"}}

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from attunebench.tasks import load_tasks
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import make_provider
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError
-from attunebench.tasks.fitting import examples
+from attunebench.tasks.helpers.fitting import examples
 
 BASELINES = ("baseline/random", "baseline/majority", "baseline/lexicon")
 

@@ -18,10 +18,11 @@ from attunebench.data.schema import Conversation
 from attunebench.engine import read_records, read_run_info
 from attunebench.engine.scheduler import plan_units
 from attunebench.prompts import defang
-from attunebench.tasks import load_tasks, twins
+from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task, takes_option
-from attunebench.tasks.prompting import quoted_start
-from attunebench.tasks.twins import hidden_variant, is_person_hidden, person_twins
+from attunebench.tasks.helpers import twins
+from attunebench.tasks.helpers.prompting import quoted_start
+from attunebench.tasks.helpers.twins import hidden_variant, is_person_hidden, person_twins
 
 SAMPLE = Path(__file__).parents[2] / "src" / "attunebench" / "data" / "sample" / "sample.jsonl"
 runner = CliRunner()

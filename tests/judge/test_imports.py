@@ -1,6 +1,6 @@
 """Every module of the task and judge packages imports on its own: none depends on another
-having been imported first (a circular import between `tasks.prompting` and `tasks.judging`
-once broke `import attunebench.tasks.emotion` in a fresh interpreter)."""
+having been imported first (a circular import between `tasks.helpers.prompting` and
+`tasks.helpers.judging` once broke `import attunebench.tasks.emotion` in a fresh interpreter)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,10 @@ def modules() -> list[str]:
 
 def test_every_task_and_judge_module_imports_first() -> None:
     names = modules()
-    assert "attunebench.tasks.prompting" in names and "attunebench.tasks.judging" in names
+    assert (
+        "attunebench.tasks.helpers.prompting" in names
+        and "attunebench.tasks.helpers.judging" in names
+    )
     run = subprocess.run(
         [sys.executable, "-c", SCRIPT, *names], capture_output=True, text=True, timeout=300
     )

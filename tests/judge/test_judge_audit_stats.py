@@ -10,8 +10,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from attunebench.stats import Weights
-from attunebench.tasks import audit
-from attunebench.tasks.pairs import TIE, PairGold
+from attunebench.tasks.helpers import audit
+from attunebench.tasks.helpers.pairs import TIE, PairGold
 
 Row = tuple[str, float | None, PairGold, list[str]]
 

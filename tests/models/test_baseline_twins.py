@@ -1,5 +1,5 @@
-"""Twins that are twins for the baselines (`tasks.twins`): `baseline/random` answers an item and
-its person-hidden twin alike (its person gap is exactly 0), and a fitted baseline asked a twin
+"""Twins that are twins for the baselines (`tasks.helpers.twins`): `baseline/random` answers an item
+and its person-hidden twin alike (its person gap is exactly 0), and a fitted baseline asked a twin
 learns from the train items' twins, never from items it was shown the person's words in."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from attunebench.models.baselines import KnnBaseline, base
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.baselines.random import RandomBaseline, RandomOptions
 from attunebench.tasks import load_tasks
-from attunebench.tasks.twins import PERSON_HIDDEN, PersonOption, person_twins
+from attunebench.tasks.helpers.twins import PERSON_HIDDEN, PersonOption, person_twins
 
 sys.path.insert(0, str(Path(__file__).parent))
 from knn_harness import HashEncoder

@@ -18,7 +18,7 @@ from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.tasks.twins import is_person_hidden
+from attunebench.tasks.helpers.twins import is_person_hidden
 
 sys.path.insert(0, str(Path(__file__).parent))
 from knn_harness import HashEncoder

@@ -21,7 +21,7 @@ from attunebench.models.base import Message, ModelOutput
 from attunebench.models.mock import MockProvider, Responder, default_answer
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import ItemRecord
-from attunebench.tasks.parsing import InvalidAnswer, parse_choice
+from attunebench.tasks.helpers.parsing import InvalidAnswer, parse_choice
 from attunebench.testing.hostile import HOSTILE_OUTPUTS, INJECTION, Hostile
 
 JUDGE_KINDS = ("judge_pairwise", "judge_rubric")
@@ -122,7 +122,7 @@ def _check_answer(case: Hostile, record: ItemRecord, expected: ItemRecord) -> No
 
 def _abstained(record: ItemRecord) -> bool:
     """A numbers answer (outcome, rating) that left some of its fields out but not all: an
-    abstention on each, scored as the largest error on its scale (`tasks.numeric`)."""
+    abstention on each, scored as the largest error on its scale (`tasks.helpers.numeric`)."""
     if record.task not in ("outcome", "rating") or record.prediction is None:
         return False
     values: dict[str, float | None] = record.prediction["values"]

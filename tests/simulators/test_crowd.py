@@ -6,7 +6,7 @@ there, so it leans away from the fold's own (a fold whose people rated high is g
 leave-some-out mean is anti-correlated with what it leaves out). Within one fold the guess is
 one value per cell, its residual 0, and so is its position-adjusted correlation, exactly, up
 to rounding (hence the tolerance of 1e-9): the replay reads it there, as the report reads every
-cross-fitted reference (`tasks.fitting`). Read across folds, or fitted leaving one
+cross-fitted reference (`tasks.helpers.fitting`). Read across folds, or fitted leaving one
 conversation out, the same answers score well below 0 on the planted people: the traps.
 """
 
@@ -28,7 +28,7 @@ from attunebench.simulators.replay import Replayed, replay, replay_tasks, rollou
 from attunebench.simulators.replay_scores import answered_views, crowd_of
 from attunebench.simulators.session import open_session
 from attunebench.tasks.base import Guess, View
-from attunebench.tasks.fitting import out_of_sample
+from attunebench.tasks.helpers.fitting import out_of_sample
 
 ADJUSTED = {"position_adjusted_r", "mean_adjusted_r"}  # the position-adjusted headlines
 TOLERANCE = 1e-9  # 0 by construction (see the module docstring): only rounding is left

@@ -1,5 +1,5 @@
-"""Planted truths for the headlines no trivial strategy can win (`tasks.adjusted`) and the
-pair cues (`tasks.pair_cues`): each recovers a known answer, and a constant or position-only
+"""Planted truths for the headlines no trivial strategy can win (`tasks.helpers.adjusted`) and the
+pair cues (`tasks.helpers.pair_cues`): each recovers a known answer, and a constant or position-only
 guess, which a plain correlation or error would reward, scores chance.
 """
 
@@ -10,12 +10,12 @@ import pytest
 
 from attunebench.records import ItemRecord
 from attunebench.stats import Weights
-from attunebench.tasks import adjusted, pair_cues
 from attunebench.tasks.base import View
-from attunebench.tasks.fitting import out_of_sample
-from attunebench.tasks.metrics import Statistic
-from attunebench.tasks.numeric import Numbers as NumbersGuess
-from attunebench.tasks.pairs import PairGold
+from attunebench.tasks.helpers import adjusted, pair_cues
+from attunebench.tasks.helpers.fitting import out_of_sample
+from attunebench.tasks.helpers.metrics import Statistic
+from attunebench.tasks.helpers.numeric import Numbers as NumbersGuess
+from attunebench.tasks.helpers.pairs import PairGold
 from attunebench.tasks.rating import RatingGold, rating_task
 from planted import shuffled_gold
 

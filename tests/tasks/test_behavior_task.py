@@ -9,7 +9,7 @@ from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation
 from attunebench.tasks.behavior import BehaviorScoring, f1
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 
 def data() -> list[Conversation]:

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from attunebench.tasks.calibration import Row, calibration_metrics
+from attunebench.tasks.helpers.calibration import Row, calibration_metrics
 
 ROWS = 20_000
 

@@ -16,7 +16,7 @@ from attunebench.data.schema import Conversation, RatingScale, State
 from attunebench.models.base import Message
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Output
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 TASKS = load_tasks()
 CHOICE_TASKS = [n for n in TASKS.names() if "choice" in TASKS.get(n)().answer_modes]

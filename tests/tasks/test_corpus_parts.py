@@ -18,10 +18,11 @@ import pytest
 from attunebench.analysis.references.predictors import guessed_views
 from attunebench.data.schema import Conversation, State, Turn
 from attunebench.stats import Weights
-from attunebench.tasks import adjusted, emotion, numeric, outcome, rating
+from attunebench.tasks import emotion, outcome, rating
 from attunebench.tasks.base import Guess, Item, Task, View
-from attunebench.tasks.fitting import out_of_sample
-from attunebench.tasks.grouping import Grouped
+from attunebench.tasks.helpers import adjusted, numeric
+from attunebench.tasks.helpers.fitting import out_of_sample
+from attunebench.tasks.helpers.grouping import Grouped
 from planted import planted_parts
 from planted.shuffled_gold import item_views
 

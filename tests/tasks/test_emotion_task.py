@@ -15,7 +15,7 @@ from attunebench.data.schema import Conversation, State, Turn
 from attunebench.models.base import ProviderError
 from attunebench.models.mock import MockProvider
 from attunebench.prompts import delimit
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 
 def data() -> list[Conversation]:

@@ -17,13 +17,13 @@ from attunebench.data.schema import Conversation, State
 from attunebench.models.base import Message
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import takes_option
-from attunebench.tasks.history import (
+from attunebench.tasks.helpers.history import (
     describe_state,
     history_before,
     history_through,
     self_reports_before,
 )
-from attunebench.tasks.prompting import chat_messages, self_reports_block
+from attunebench.tasks.helpers.prompting import chat_messages, self_reports_block
 
 MODEL_SAYS = "MODEL-OUTPUT-MARKER: this is the evaluated model's own reply."
 

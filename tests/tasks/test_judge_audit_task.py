@@ -12,7 +12,7 @@ from attunebench.data.schema import Conversation, Response, State, Turn
 from attunebench.engine.plan import evaluated_models, without_judge
 from attunebench.models.base import Message
 from attunebench.tasks import PlanError
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 SHORT, LONG = "I hear you.", "That sounds really painful, and it makes sense you feel this way."
 

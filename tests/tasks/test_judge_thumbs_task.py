@@ -10,7 +10,7 @@ from test_judge_audit_task import LIKED, bot_chat
 
 from attunebench.answerform import TaskHint
 from attunebench.models.base import Message
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 
 def knows_the_thumbs(messages: list[Message], hint: TaskHint | None) -> str:

@@ -30,8 +30,8 @@ from attunebench.stats import Weights
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import View
 from attunebench.tasks.behavior import f1 as set_f1
-from attunebench.tasks.metrics import METRICS, RATIO_BIAS_CLUSTERS
-from attunebench.tasks.pairs import TIE
+from attunebench.tasks.helpers.metrics import METRICS, RATIO_BIAS_CLUSTERS
+from attunebench.tasks.helpers.pairs import TIE
 
 load_tasks()
 AnyView = View[Any, Any]

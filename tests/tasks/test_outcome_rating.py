@@ -14,7 +14,7 @@ from task_harness import Harness, conversation, make_task, rated_turn, views
 from attunebench.data.schema import Conversation, Outcome, RatingScale, State, Turn
 from attunebench.registry import RegistryError
 from attunebench.tasks.base import InvalidAnswer, Output
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 # Outcome ----------------------------------------------------------------------------------
 

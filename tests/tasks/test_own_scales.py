@@ -15,7 +15,7 @@ from task_harness import Harness, conversation, make_task, rated_turn, views
 from attunebench.data.derived import outcome_fields, rated_replies
 from attunebench.data.schema import Conversation, Outcome, RatingScale, State, Turn
 from attunebench.tasks.base import Output
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 THUMBS = RatingScale(low=0, high=1)
 

@@ -10,8 +10,8 @@ from collections import Counter
 from task_harness import conversation, make_task, rated_turn
 
 from attunebench.data.schema import Conversation, Response, Turn
-from attunebench.tasks.fitting import out_of_sample
-from attunebench.tasks.pairs import EARLY_STEP, STRATA, PairGold, derived_pairs
+from attunebench.tasks.helpers.fitting import out_of_sample
+from attunebench.tasks.helpers.pairs import EARLY_STEP, STRATA, PairGold, derived_pairs
 from attunebench.tasks.preference import pair_references
 
 REFERENCES = pair_references()

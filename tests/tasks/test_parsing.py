@@ -8,7 +8,7 @@ from task_harness import conversation, make_task, two_reply_turn
 from attunebench.data.schema import State
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.tasks.base import InvalidAnswer, Output
-from attunebench.tasks.parsing import (
+from attunebench.tasks.helpers.parsing import (
     answer_fields,
     bounded_number,
     expected_value,
@@ -18,7 +18,7 @@ from attunebench.tasks.parsing import (
     one_label,
     parse_choice,
 )
-from attunebench.tasks.verdicts import parse_pairwise, parse_rubric
+from attunebench.tasks.helpers.verdicts import parse_pairwise, parse_rubric
 
 TAXONOMY = load_taxonomy("attunebench-default")
 EMOTIONS = TAXONOMY.emotions

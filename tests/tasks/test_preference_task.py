@@ -21,7 +21,7 @@ from attunebench.data.schema import Conversation, Preference, Response, Turn
 from attunebench.models.base import Message, ProviderError
 from attunebench.models.mock import MockProvider
 from attunebench.records import ItemRecord
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.metrics import METRICS
 
 GOOD, BAD = "A warm and good reply.", "A cold reply."
 TURN_NUMBER = re.compile(r"\bturns?\s*(?:#|no\.?|number)?\s*\d", re.IGNORECASE)

@@ -16,9 +16,9 @@ import pytest
 from task_harness import Call, Harness, make_task, mock_answer, rendered
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks.history import ContextMode, history_through, self_reports_before
-from attunebench.tasks.prompting import chat_messages, self_reports_block, transcript
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers.history import ContextMode, history_through, self_reports_before
+from attunebench.tasks.helpers.prompting import chat_messages, self_reports_block, transcript
+from attunebench.tasks.helpers.wording import task_prompt
 
 # (task, the prompt its calls are checked on): the subject prompts, and the audit's judge.
 CHECKED = [

@@ -110,10 +110,10 @@ def test_a_prompt_without_texts_keeps_its_digest() -> None:
 
 
 def test_every_task_prompts_digest_covers_the_shared_wording() -> None:
-    """An edit to tasks/wording.toml changes every task's recorded prompt version: each prompt
-    a registered task records is its file's template sharing the wording's digest."""
+    """An edit to tasks/helpers/wording.toml changes every task's recorded prompt version: each
+    prompt a registered task records is its file's template sharing the wording's digest."""
     from attunebench.tasks import load_tasks
-    from attunebench.tasks.wording import WORDING
+    from attunebench.tasks.helpers.wording import WORDING
 
     tasks = load_tasks()
     recorded = {t for name in tasks for t in tasks.get(name)().templates}

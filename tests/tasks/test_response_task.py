@@ -17,8 +17,8 @@ from attunebench.models.mock import MockProvider
 from attunebench.records import JUDGE_FAILED, retry_on_resume
 from attunebench.tasks import PlanError
 from attunebench.tasks.base import Item, prompts_of
-from attunebench.tasks.judging import PAIRWISE, RUBRIC
-from attunebench.tasks.metrics import METRICS
+from attunebench.tasks.helpers.judging import PAIRWISE, RUBRIC
+from attunebench.tasks.helpers.metrics import METRICS
 
 REPLY = "MODEL REPLY: that sounds exhausting; what would help tonight?"
 CHOSEN, REJECTED = "That sounds so hard. I'm listening.", "Just go to bed earlier."

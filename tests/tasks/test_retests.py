@@ -15,7 +15,7 @@ from attunebench.data.schema import Conversation, Preference, Probe, State
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Task
 from attunebench.tasks.emotion import EmotionGold
-from attunebench.tasks.pairs import PairGold
+from attunebench.tasks.helpers.pairs import PairGold
 
 CEILINGED = {"emotion", "preference"}  # the tasks whose gold a probe asks again
 

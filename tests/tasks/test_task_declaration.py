@@ -14,9 +14,9 @@ from attunebench.frozen import Frozen
 from attunebench.tasks.base import Gold, Guess, Scored, Task
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction, BehaviorTask
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
-from attunebench.tasks.grouping import Grouped, group_references
+from attunebench.tasks.helpers.grouping import Grouped, group_references
+from attunebench.tasks.helpers.pairs import PairGold
 from attunebench.tasks.judge_audit import JudgeAuditTask
-from attunebench.tasks.pairs import PairGold
 from attunebench.tasks.preference import PairTask, PreferencePrediction, PreferenceTask
 
 

@@ -16,7 +16,7 @@ A paired comparison of two models (or two context modes) on the same items is th
 bootstrap of the per-item differences.
 
 Every task metric is evaluated on the same count matrix through `weights` (see
-`tasks.metrics`): a resample's counts weight each item by how often its cluster was drawn.
+`tasks.helpers.metrics`): a resample's counts weight each item by how often its cluster was drawn.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attunebench.records import JUDGE_FAILED, ItemRecord
-from attunebench.tasks.twins import is_person_hidden
+from attunebench.tasks.helpers.twins import is_person_hidden
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -264,7 +264,7 @@ class PersonGap(Frozen):
 
 
 class JudgeAgreement(Frozen):
-    """A judge against the participants' own picks (`tasks.audit` statistics)."""
+    """A judge against the participants' own picks (`tasks.helpers.audit` statistics)."""
 
     judge: str
     judge_kind: ModelKind

@@ -1,7 +1,7 @@
 """Scores per (task, variant, metric, model) with cluster-bootstrap intervals and counts.
 
-Every metric is the task's own declaration (`tasks.metrics`): its point value with weights of
-1, and its bootstrap distribution with the shared resamples' conversation counts as weights.
+Every metric is the task's own declaration (`tasks.helpers.metrics`): its point value with weights
+of 1, and its bootstrap distribution with the shared resamples' conversation counts as weights.
 The headline is the metric the task names (`Scoring.headline_metric`; `score`, the mean per-item
 score, unless it names another).
 """
@@ -17,7 +17,7 @@ from attunebench.analysis.bootstrap import ClusterBootstrap, jackknife_widened
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame, IntArray
 from attunebench.tasks.base import View
-from attunebench.tasks.metrics import Column, Found, Metric, Values
+from attunebench.tasks.helpers.metrics import Column, Found, Metric, Values
 
 HEADLINE = "score"
 

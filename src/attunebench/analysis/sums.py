@@ -1,6 +1,6 @@
 """Statistics that are functions of summed per-row counts, with their cluster-bootstrap
 intervals: the value from the plain sums (weights 1), each resample's from that resample's
-cluster counts, so one definition gives both (the same idea as `tasks.metrics`)."""
+cluster counts, so one definition gives both (the same idea as `tasks.helpers.metrics`)."""
 
 from __future__ import annotations
 

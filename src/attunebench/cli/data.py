@@ -30,7 +30,7 @@ from attunebench.data.validate import (
     validate_file,
 )
 from attunebench.tasks import load_tasks
-from attunebench.tasks.gold_stats import TaskGold
+from attunebench.tasks.helpers.gold_stats import TaskGold
 
 app = typer.Typer(
     help="Inspect, validate, import and export attunebench/v1 datasets.",

@@ -45,7 +45,7 @@ from attunebench.registry import RegistryError
 from attunebench.suite import SuiteError
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError, takes_option
-from attunebench.tasks.twins import DEFAULT_PERSON, check_person
+from attunebench.tasks.helpers.twins import DEFAULT_PERSON, check_person
 
 err = CommandConsole(stderr=True)
 CONTEXTS = ("blind", "informed", "both")

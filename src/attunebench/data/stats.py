@@ -2,7 +2,7 @@
 
 `StatsBuilder` counts one conversation at a time (so a file can be streamed through it while it
 is validated); `compute_stats` is the one-call form. How many items carry each task's gold, and
-who gave it, is the tasks' to say (`attunebench.tasks.gold_stats`).
+who gave it, is the tasks' to say (`attunebench.tasks.helpers.gold_stats`).
 """
 
 from __future__ import annotations

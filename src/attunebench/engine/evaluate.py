@@ -2,7 +2,7 @@
 
 1. Ask the task's queries of the model (in its answer mode), all at once. A person-hidden
    twin's queries read its conversation with the person's words hidden; everything after
-   reads the conversation as it happened (`tasks.twins`).
+   reads the conversation as it happened (`tasks.helpers.twins`).
 2. Any call that failed after the engine's retries: the record is `failed` (with the error,
    and whether it is permanent), unscored, and retried on resume.
 3. Parse the answers into the task's prediction. An answer that cannot be read: `invalid`,
@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from attunebench.frozen import Frozen
 from attunebench.records import JUDGE_FAILED, Distribution, ItemRecord, Status, Verdict
 from attunebench.tasks import base
-from attunebench.tasks.verdicts import read_verdict
+from attunebench.tasks.helpers.verdicts import read_verdict
 
 
 class Asker(Protocol):

@@ -80,7 +80,7 @@ from attunebench.rundir import (
 )
 from attunebench.tasks import make_tasks
 from attunebench.tasks.base import CallRole, PlanError, Task, prompts_of
-from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption, person_twins
+from attunebench.tasks.helpers.twins import DEFAULT_PERSON, PersonOption, person_twins
 
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
 # (base URLs aside: the same model may come back on another server).
@@ -244,8 +244,8 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
 def _items(
     task: Task[Any, Any], conversations: list[Conversation], person: PersonOption
 ) -> Iterable[Any]:
-    """A task's items, with their person-hidden twins as `person` asks (`tasks.twins`); a task
-    that evaluates judges keeps its items as they are."""
+    """A task's items, with their person-hidden twins as `person` asks (`tasks.helpers.twins`); a
+    task that evaluates judges keeps its items as they are."""
     found = task.items(conversations)
     return person_twins(found, person) if task.evaluates == "models" else found
 

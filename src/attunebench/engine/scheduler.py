@@ -25,7 +25,7 @@ from attunebench.engine.evaluate import evaluate
 from attunebench.engine.spend import CapReached
 from attunebench.records import ItemRecord
 from attunebench.tasks.base import AnswerMode, Item, Task
-from attunebench.tasks.twins import is_person_hidden
+from attunebench.tasks.helpers.twins import is_person_hidden
 
 RecordKey = tuple[str, str, str, int, str, str]
 

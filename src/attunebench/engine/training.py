@@ -1,7 +1,7 @@
 """The fitted baselines taught: their train split read as each task of the run builds its items.
 
 A fitted baseline (`Provider.learns_from`: its train split) answers from examples, each train
-item's query as a model reads it with the item's gold (`tasks.fitting.examples`). They are
+item's query as a model reads it with the item's gold (`tasks.helpers.fitting.examples`). They are
 built here, above the tasks, and handed to the provider (`Provider.learn`) before the plan asks
 what it answers: a provider in `models/` never imports a task (the tasks import
 `models.hints`). A split shared by several baselines is read once. A split that is the
@@ -22,8 +22,8 @@ from attunebench.frozen import problem_text
 from attunebench.models.base import Provider
 from attunebench.models.registry import ProviderConfigError
 from attunebench.tasks.base import Task
-from attunebench.tasks.fitting import examples
-from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption
+from attunebench.tasks.helpers.fitting import examples
+from attunebench.tasks.helpers.twins import DEFAULT_PERSON, PersonOption
 
 
 class TrainSetError(ProviderConfigError):
@@ -71,7 +71,8 @@ def teach(
     person: PersonOption = DEFAULT_PERSON,
 ) -> None:
     """Hand every fitted baseline the examples its train split gives for these tasks, with
-    the person-hidden twins `person` asks of the evaluated items (`tasks.fitting.examples`)."""
+    the person-hidden twins `person` asks of the evaluated items
+    (`tasks.helpers.fitting.examples`)."""
     splits: dict[Path, list[Conversation]] = {}
     lessons: dict[Path, list[Any]] = {}
     for provider in {id(p): p for p in providers}.values():

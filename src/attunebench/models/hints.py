@@ -14,7 +14,7 @@ from attunebench.answerform import TaskHint
 class Example:
     """What a fitted baseline learns from: a train item's query as a model reads it (its
     hint, with its item key), and the item's gold (its JSON). `engine.training` builds them
-    from a train split, as each task builds its items (`tasks.fitting.examples`)."""
+    from a train split, as each task builds its items (`tasks.helpers.fitting.examples`)."""
 
     hint: TaskHint
     gold: Mapping[str, Any]

@@ -6,7 +6,7 @@ label its numbers `proxy`. It reads the judge hint, never the prompt:
 - With the participant's preferred and rejected replies in `hint.reference` (the rubric), a
   reply c scores s(c) = cos(c, chosen) - cos(c, rejected), which maps, clipped to [-1, 1],
   linearly onto 1..10.
-- A pairwise hint carries no reference replies (see `tasks.judging`: one candidate always is
+- A pairwise hint carries no reference replies (see `tasks.helpers.judging`: one candidate always is
   one, and a text always matches itself, so "the model's reply against the chosen reply,
   judged by closeness to the chosen reply" would always go to the chosen reply). The proxy
   then scores each candidate by its similarity to the participant's own words about what they

@@ -21,7 +21,7 @@ from attunebench.analysis.schema import (
     TaskInfo,
 )
 from attunebench.report import svg
-from attunebench.tasks.twins import is_person_hidden
+from attunebench.tasks.helpers.twins import is_person_hidden
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Reading a simulated person's answers, strictly, with the tasks' parsers.
 
 A message is its text (an empty one is no message). A label or a number is read from the JSON
-answer (`tasks.parsing`), or in choice mode as the most probable option: a person reports one
-value, so the option they would most likely give is theirs, not an average of options.
+answer (`tasks.helpers.parsing`), or in choice mode as the most probable option: a person reports
+one value, so the option they would most likely give is theirs, not an average of options.
 Anything unreadable raises `InvalidAnswer`, which the simulations record as an error, never
 as an answer.
 """
@@ -13,7 +13,12 @@ from collections.abc import Sequence
 
 from attunebench.data.schema import TaxonomyLabel
 from attunebench.tasks.base import InvalidAnswer, Output, Query
-from attunebench.tasks.parsing import answer_fields, bounded_number, most_probable, one_label
+from attunebench.tasks.helpers.parsing import (
+    answer_fields,
+    bounded_number,
+    most_probable,
+    one_label,
+)
 
 
 def failure(output: Output) -> str | None:

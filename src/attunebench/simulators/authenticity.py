@@ -5,7 +5,7 @@ with the one the person wrote at that point. A classifier (`classifier`: TF-IDF 
 regression) is cross-fitted over whole conversations, each message scored by a fit that never
 saw its conversation, and the AUROC of those scores for simulated against real messages is
 reported with a cluster-bootstrap interval (the weighted Mann-Whitney statistic of
-`tasks.calibration`). 0.5: the classifier cannot tell them apart; 1: it always can. A
+`tasks.helpers.calibration`). 0.5: the classifier cannot tell them apart; 1: it always can. A
 classifier fitted on the messages it scores would separate even two samples of the same
 people.
 """
@@ -21,7 +21,7 @@ from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.records import Written
 from attunebench.simulators.schema import Auroc
 from attunebench.stats import FloatArray, Weights
-from attunebench.tasks.calibration import auroc_statistic
+from attunebench.tasks.helpers.calibration import auroc_statistic
 
 NO_MESSAGES = "the simulator wrote no message (no conversation to continue or play)"
 

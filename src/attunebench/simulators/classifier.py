@@ -4,8 +4,8 @@ side's.
 Both are scikit-learn's TF-IDF of word unigrams and bigrams (sublinear term frequency) under a
 logistic regression (Pedregosa et al. 2011, JMLR 12). A message's score is always one from a
 fit that did not see it: cross-fitted over `FOLDS` folds of whole conversations, dealt as
-every out-of-sample fit deals them (`tasks.fitting.folds`), so a conversation's messages never
-inform their own scores, and two texts of one conversation (the simulated and the real message
+every out-of-sample fit deals them (`tasks.helpers.fitting.folds`), so a conversation's messages
+never inform their own scores, and two texts of one conversation (the simulated and the real message
 at one point) fall in one fold. A classifier fitted and scored on the same messages would tell
 any two samples apart.
 """
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from attunebench.stats import FloatArray
-from attunebench.tasks.fitting import FOLDS, folds
+from attunebench.tasks.helpers.fitting import FOLDS, folds
 
 SEED = 0  # the folds' deal, as the replay's crowd reference deals its own
 NEEDS = "needs scikit-learn: pip install 'attunebench[simulators]'"

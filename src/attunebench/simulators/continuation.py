@@ -23,8 +23,8 @@ from attunebench.simulators.records import Continued, Written
 from attunebench.simulators.replay import FIRST_PERSON, spread
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item
-from attunebench.tasks.history import hint_history, history_before
-from attunebench.tasks.prompting import label_menu, transcript
+from attunebench.tasks.helpers.history import hint_history, history_before
+from attunebench.tasks.helpers.prompting import label_menu, transcript
 
 KIND = "simulated-continuation"
 THIRDS = 3

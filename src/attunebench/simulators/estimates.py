@@ -4,7 +4,7 @@ The cluster bootstrap is the analysis's (`analysis.bootstrap`: whole conversatio
 expanded percentile intervals; Field & Welsh 2007; Hesterberg 2015), made once over the
 conversations of the data and shared by every figure, so a difference of two figures (the
 simulator's against the people's, or the crowd's) is read on the same resamples. A task's
-figure is its own declared metric (`tasks.metrics`) under the resamples' weights.
+figure is its own declared metric (`tasks.helpers.metrics`) under the resamples' weights.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.references.predictors import within_folds
 from attunebench.simulators.schema import Difference, Estimate
 from attunebench.stats import FloatArray, IntArray, Weights, none_if_nan
-from attunebench.tasks.metrics import Metric
+from attunebench.tasks.helpers.metrics import Metric
 
 MIN_CLUSTERS = 2  # fewer: a figure has no interval (a bootstrap of one conversation is flat)
 Statistic = Callable[[Weights], FloatArray]  # a figure under each row of weights
@@ -70,7 +70,8 @@ class Resampler:
     ) -> Resampled:
         """A task's declared metric over views of its records; for guesses cross-fitted by
         conversation, read within each of their `folds` and averaged, as the report reads a
-        reference (`analysis.references.predictors.within_folds`, why in `tasks.fitting`)."""
+        reference (`analysis.references.predictors.within_folds`, why in
+        `tasks.helpers.fitting`)."""
         ids = [view.record.conversation_id for view in views]
         codes = self.where(ids)
         if not views:

@@ -21,9 +21,9 @@ from attunebench.simulators.records import Graded
 from attunebench.simulators.replay import FIRST_PERSON, spread
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item
-from attunebench.tasks.history import Utterance, history_through
-from attunebench.tasks.numeric import digits
-from attunebench.tasks.prompting import transcript
+from attunebench.tasks.helpers.history import Utterance, history_through
+from attunebench.tasks.helpers.numeric import digits
+from attunebench.tasks.helpers.prompting import transcript
 
 KIND = "simulated-grade"
 UNDESCRIBED = "from $low (worst) to $high (best)"

@@ -27,8 +27,8 @@ from attunebench.simulators import classifier
 from attunebench.simulators.authenticity import usable
 from attunebench.simulators.records import Written
 from attunebench.simulators.schema import Flagged, Leaks
-from attunebench.tasks.history import history_before
-from attunebench.tasks.prompting import SPEAKER_NAMES
+from attunebench.tasks.helpers.history import history_before
+from attunebench.tasks.helpers.prompting import SPEAKER_NAMES
 
 RUN = 6  # words in a row shared with the instructions: more than a phrase people also use
 FALSE_SHARE = 0.01

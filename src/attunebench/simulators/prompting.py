@@ -21,7 +21,7 @@ from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import PromptTemplate, load_prompt
 from attunebench.records import PromptInfo
 from attunebench.tasks.base import ChoiceForm, Query
-from attunebench.tasks.prompting import JSON_PARAMS, choice_form
+from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form
 
 PERSONA = load_prompt(__name__, "simulated-person")
 CONTINUE = load_prompt(__name__, "simulated-next-message")

@@ -5,8 +5,8 @@ person's own, beside the crowd's and, where retest probes measured it, the perso
   (each rollout an item more of its conversation, so the interval resamples conversations).
 - The crowd reference is the task's declared one (`Scoring.crowd`): the answer most usual at the
   item's point of a conversation, fitted out of sample as the report fits it (cross-fitted by
-  conversation: `tasks.fitting`), and read as the report reads it: within each fold, averaged
-  over the folds. Read across folds, each fold's guess is the usual answer of the other
+  conversation: `tasks.helpers.fitting`), and read as the report reads it: within each fold,
+  averaged over the folds. Read across folds, each fold's guess is the usual answer of the other
   folds, which leans away from the fold's own answers within a position cell, and the
   position-adjusted headline of an answer that ignores the item fell to -0.707 (outcome) and
   -0.569 (rating) on 20 conversations of open-v1, where within folds it is 0. It is scored
@@ -37,7 +37,7 @@ from attunebench.simulators.noise import noise_floor
 from attunebench.simulators.replay import Replayed, rollout_of
 from attunebench.simulators.schema import Crowd, Estimate, NoiseFloor, ReplayFigure
 from attunebench.tasks.base import Task, View
-from attunebench.tasks.fitting import out_of_sample
+from attunebench.tasks.helpers.fitting import out_of_sample
 
 NO_PROBES = "no retest probes in this data: the person's own ceiling is not measured"
 

@@ -38,8 +38,8 @@ from attunebench.simulators.records import Sought, Written
 from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item, Query
-from attunebench.tasks.history import Utterance, hint_history
-from attunebench.tasks.prompting import chat_messages, transcript
+from attunebench.tasks.helpers.history import Utterance, hint_history
+from attunebench.tasks.helpers.prompting import chat_messages, transcript
 
 KIND = "simulated-seeker"
 DATA_SUPPORTER = "data"  # the real supporter's replies

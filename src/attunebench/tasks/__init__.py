@@ -30,8 +30,8 @@ from attunebench.tasks.base import (
     TaskFactory,
     View,
 )
-from attunebench.tasks.history import CONTEXT_MODES, DEFAULT_CONTEXT
-from attunebench.tasks.metrics import METRICS, Metric
+from attunebench.tasks.helpers.history import CONTEXT_MODES, DEFAULT_CONTEXT
+from attunebench.tasks.helpers.metrics import METRICS, Metric
 
 
 @cache

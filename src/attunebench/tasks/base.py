@@ -8,7 +8,7 @@ run's seed, which every factory takes. It declares:
   parameters of its `Task[Gold, Prediction]` base;
 - its items: what of a dataset it scores, each with its gold (`items`; `in_contexts` makes
   one once per context mode the `context` option asks for; the run adds person-hidden
-  twins where asked, `tasks.twins`);
+  twins where asked, `tasks.helpers.twins`);
 - its prompt (a TOML file beside the module, its templates listed in `templates`) rendered
   into the queries of an item (`queries`): one or more model calls, in `generate` or
   `choice` form;
@@ -17,9 +17,9 @@ run's seed, which every factory takes. It declares:
   worst value for an invalid answer (`worst`);
 - what the analysis reads of it, one part (`Scoring`, named in the class statement:
   `class X(Task[Gold, Prediction], scoring=XScoring)`): its metrics (functions of per-item
-  values and weights, see `tasks.metrics`) and which of them is the headline; its references,
-  predictors that read only the gold's position or length (or nothing), scored with the same
-  metrics beside the models; and the people's repeat answers below;
+  values and weights, see `tasks.helpers.metrics`) and which of them is the headline; its
+  references, predictors that read only the gold's position or length (or nothing), scored with the
+  same metrics beside the models; and the people's repeat answers below;
 - its answers' form (`subject_forms`, an `AnswerForm` each: what a valid answer looks like,
   which the mock, the simulator and the baselines ask instead of knowing the task);
 - its needs: a judge, the context modes and answer modes it supports;
@@ -52,10 +52,10 @@ from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord, PromptInfo, Status, Verdict
 from attunebench.registry import Registry
-from attunebench.tasks.gold_stats import GoldCounts
-from attunebench.tasks.history import ContextMode, context_modes
-from attunebench.tasks.metrics import Metric
-from attunebench.tasks.twins import Variant, shown_variant
+from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers.history import ContextMode, context_modes
+from attunebench.tasks.helpers.metrics import Metric
+from attunebench.tasks.helpers.twins import Variant, shown_variant
 
 AnswerMode = Literal["generate", "choice"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("generate", "choice")
@@ -114,7 +114,7 @@ class Item(Generic[G]):
     taxonomy: Taxonomy
     gold: G
     variant: Variant = ""
-    # A person-hidden twin's conversation as it happened (`tasks.twins`): `conversation` is
+    # A person-hidden twin's conversation as it happened (`tasks.helpers.twins`): `conversation` is
     # then the copy its prompts read, with the person's words hidden.
     happened: Conversation | None = None
 
@@ -277,7 +277,7 @@ class Reference(Generic[G]):
     classifier's weights); None for a rule that fits nothing ("the longer reply"). `guess`
     gives each item's guess, a prediction with its score, from what was fitted (None for a
     rule) and the items' golds: the prediction may read only their position, lengths and
-    cues, the score their answer. The analysis chooses the train items (`tasks.fitting`): a
+    cues, the score their answer. The analysis chooses the train items (`tasks.helpers.fitting`): a
     train split, or the other folds of the evaluated items.
     """
 
@@ -296,7 +296,7 @@ class RecordedReference(Generic[G]):
 
 class Scoring(Generic[G, P]):
     """What the analysis reads of a task, the part a task declares for it (`Task.scoring`):
-    its metrics (functions of per-item values and weights, see `tasks.metrics`) and which of
+    its metrics (functions of per-item values and weights, see `tasks.helpers.metrics`) and which of
     them is the headline (`headline_metric`: a measure on which a constant or a position-only
     predictor scores chance; the per-item score is the unit of the `score` metric), its
     references, how its records read back, the labels and distributions its diagnostics read,
@@ -481,7 +481,7 @@ class Task(ABC, Generic[G, P]):
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
         """Its own counts of its gold on these conversations, beside its items, for `data
-        stats` (`tasks.gold_stats`); none by default."""
+        stats` (`tasks.helpers.gold_stats`); none by default."""
         return GoldCounts()
 
 

@@ -31,7 +31,6 @@ from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.prompts import delimit
-from attunebench.tasks import history, metrics, prompting
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -49,17 +48,18 @@ from attunebench.tasks.base import (
     in_contexts,
     register_task,
 )
-from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.gold_stats import GoldCounts
-from attunebench.tasks.grouping import (
+from attunebench.tasks.helpers import history, metrics, prompting
+from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers.grouping import (
     Grouped,
     group_references,
     last_report,
     most_common,
     shown_bin,
 )
-from attunebench.tasks.parsing import answer_fields, label_list
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers.parsing import answer_fields, label_list
+from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "behavior"
 PROMPT = task_prompt(__name__, "behavior")

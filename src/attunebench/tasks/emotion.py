@@ -51,7 +51,6 @@ from attunebench.data.schema import Conversation, State, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, IntArray, Weights
-from attunebench.tasks import history, metrics, prompting
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -71,16 +70,17 @@ from attunebench.tasks.base import (
     part_average,
     register_task,
 )
-from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.gold_stats import GoldCounts
-from attunebench.tasks.grouping import (
+from attunebench.tasks.helpers import history, metrics, prompting
+from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers.grouping import (
     Grouped,
     group_references,
     last_report,
     most_common,
     shown_bin,
 )
-from attunebench.tasks.parsing import (
+from attunebench.tasks.helpers.parsing import (
     answer_fields,
     bounded_number,
     expected_value,
@@ -88,7 +88,7 @@ from attunebench.tasks.parsing import (
     most_probable,
     one_label,
 )
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "emotion"
 PROMPT = task_prompt(__name__, "emotion")

@@ -18,7 +18,7 @@ report shows both, so the effect of that context is visible. The judge is never 
 
 Per item: `score` is 1 when the judge is consistent across orders and agrees with the
 participant, else 0; an unparseable verdict in either order makes the record invalid (score
-0). The agreement statistics are in `tasks.audit`; the "longer reply" reference is scored
+0). The agreement statistics are in `tasks.helpers.audit`; the "longer reply" reference is scored
 beside every judge.
 """
 
@@ -30,10 +30,18 @@ import numpy as np
 
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
-from attunebench.tasks import audit, base, history, metrics, pairs
-from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.judging import PAIRWISE, PAIRWISE_CHOICE, JudgeContext, Profile, profile_of
-from attunebench.tasks.judging import pairwise_query as judge_query
+from attunebench.tasks import base
+from attunebench.tasks.helpers import audit, history, metrics, pairs
+from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks.helpers.judging import (
+    PAIRWISE,
+    PAIRWISE_CHOICE,
+    JudgeContext,
+    Profile,
+    profile_of,
+)
+from attunebench.tasks.helpers.judging import pairwise_query as judge_query
+from attunebench.tasks.helpers.verdicts import parse_pairwise
 from attunebench.tasks.preference import (
     ORDERS,
     PairScoring,
@@ -47,7 +55,6 @@ from attunebench.tasks.preference import (
     shown,
     shown_gold,
 )
-from attunebench.tasks.verdicts import parse_pairwise
 
 TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"

@@ -28,7 +28,6 @@ from attunebench.data.schema import Conversation, Response
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.stats import FloatArray, Weights, safe_ratio
-from attunebench.tasks import history, metrics
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -43,9 +42,16 @@ from attunebench.tasks.base import (
     in_contexts,
     register_task,
 )
-from attunebench.tasks.judging import RUBRIC, JudgeContext, Profile, profile_of, rubric_query
-from attunebench.tasks.pairs import talked_to_model
-from attunebench.tasks.verdicts import parse_rubric
+from attunebench.tasks.helpers import history, metrics
+from attunebench.tasks.helpers.judging import (
+    RUBRIC,
+    JudgeContext,
+    Profile,
+    profile_of,
+    rubric_query,
+)
+from attunebench.tasks.helpers.pairs import talked_to_model
+from attunebench.tasks.helpers.verdicts import parse_rubric
 
 TASK = "judge_thumbs"
 LIKED_FROM = 6  # rubric scores of 6-10 read as "they would like it"

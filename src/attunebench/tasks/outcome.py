@@ -21,7 +21,7 @@ informed mode adds the states reported along the way). End-of-conversation answe
 the corpus median, so an error-based score is won by a constant, and they vary with how long
 the conversation went on, which the prompt shows. The headline is the mean over the fields the
 gold has (the known ones and any survey answer alike) of the position-adjusted correlation
-(`tasks.adjusted`; the position cell is the number of messages shown, binned by
+(`tasks.helpers.adjusted`; the position cell is the number of messages shown, binned by
 `VISIBLE_EDGES`), each field's cell read within the item's corpus part and the set of fields it
 asks (`field_set`): a constant, a guess from the number of messages, from the corpus part or
 from which fields are asked score 0. The fields asked are the ones the person answered, so
@@ -32,8 +32,8 @@ it is a constant. The same mean with cells of the bin alone is the view
 `pooled_mean_adjusted_r`. Beside it:
 the plain mean of Spearman's rho over the fields (a constant scoring 0, a field left unanswered
 guessed as its scale's midpoint), and per item one minus the mean absolute error as a share of
-each scale (see `tasks.numeric`); MAE, coverage and Spearman's rho per field. References,
-scored with the same metrics, each within the item's corpus part (`tasks.grouping`): the
+each scale (see `tasks.helpers.numeric`); MAE, coverage and Spearman's rho per field. References,
+scored with the same metrics, each within the item's corpus part (`tasks.helpers.grouping`): the
 median (constant), the mean of conversations with as many
 messages (position-only) and of similar length in characters (length-only).
 """
@@ -55,7 +55,6 @@ from attunebench.data.schema import Conversation
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord
 from attunebench.stats import FloatArray
-from attunebench.tasks import adjusted, grouping, history, metrics, numeric, prompting
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -72,9 +71,10 @@ from attunebench.tasks.base import (
     in_contexts,
     register_task,
 )
-from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.gold_stats import GoldCounts
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers import adjusted, grouping, history, metrics, numeric, prompting
+from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "outcome"
 PROMPT = task_prompt(__name__, "outcome")
@@ -288,7 +288,7 @@ def headline_values(views: Sequence[OutcomeView]) -> FloatArray:
 
 
 def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
-    """Per headline field, the rows of `tasks.adjusted` (NaN where the gold lacks it)."""
+    """Per headline field, the rows of `tasks.helpers.adjusted` (NaN where the gold lacks it)."""
     blocks = []
     conversations = [v.record.conversation_id for v in views]
     fields = headline_fields(views)

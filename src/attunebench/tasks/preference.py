@@ -4,7 +4,7 @@ Construct: pairwise human preference prediction (as in reward-model and Chatbot-
 evaluations), with the gold given by the person the replies were written for. The model sees
 the conversation up to the user's message and two candidate replies, and answers A, B or tie.
 
-Items: the pairs of `tasks.pairs`: recorded picks and ties, and where a corpus has ratings
+Items: the pairs of `tasks.helpers.pairs`: recorded picks and ties, and where a corpus has ratings
 instead, pairs derived from them, balanced so the preferred reply came earlier as often as
 later. Every pair is asked in both orders, A/B (the first reply in the data as A) and B/A;
 prompts never name turns.
@@ -40,7 +40,6 @@ from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Probe, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import delimit
-from attunebench.tasks import history, metrics, pair_cues, prompting
 from attunebench.tasks.base import (
     AnswerMode,
     Guess,
@@ -59,9 +58,10 @@ from attunebench.tasks.base import (
     part_average,
     register_task,
 )
-from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.gold_stats import GoldCounts
-from attunebench.tasks.pairs import (
+from attunebench.tasks.helpers import history, metrics, pair_cues, prompting
+from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers.pairs import (
     DEFAULT_DERIVED_CAP,
     TIE,
     Pair,
@@ -70,8 +70,8 @@ from attunebench.tasks.pairs import (
     flagged_left_out,
     preference_pairs,
 )
-from attunebench.tasks.parsing import parse_choice
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers.parsing import parse_choice
+from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "preference"
 SAME_TURN = task_prompt(__name__, "preference")
@@ -271,7 +271,7 @@ class PairScoring(Scoring[PairGold, PreferencePrediction]):
 
 
 class PairTask(Task[PairGold, PreferencePrediction]):
-    """What `preference` and `judge_audit` share: the pairs of `tasks.pairs`, each asked in
+    """What `preference` and `judge_audit` share: the pairs of `tasks.helpers.pairs`, each asked in
     both orders, and the per-order values of an invalid answer."""
 
     gold_fields = ("preference", "rating")
@@ -323,7 +323,7 @@ def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str
 
 
 def pair_references() -> dict[str, Reference[PairGold]]:
-    """What position alone achieves (`tasks.pair_cues`: the later, the earlier reply, by
+    """What position alone achieves (`tasks.helpers.pair_cues`: the later, the earlier reply, by
     distance, a classifier of the positions the prompt shows), and content cues (the longer
     reply, the one with more questions, the one repeating more of the user's words)."""
     return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}

@@ -9,9 +9,9 @@ its rating (`data.derived.rated_replies`, which also keeps the two from counting
 twice).
 
 Ratings drift over a conversation and sit near the corpus mean, so an error-based score is won
-by a constant. The headline is the position-adjusted correlation (`tasks.adjusted`): prediction
-and rating are each residualised on the item's position cell within its corpus part (the part,
-times the third of the conversation, times the number of messages shown, binned), then
+by a constant. The headline is the position-adjusted correlation (`tasks.helpers.adjusted`):
+prediction and rating are each residualised on the item's position cell within its corpus part (the
+part, times the third of the conversation, times the number of messages shown, binned), then
 correlated. A constant, a position-only guess and a guess from the corpus part score 0 on it
 (the parts of a suite differ by design: FailedESConv was chosen for failing); the same
 correlation with the parts pooled is the view `pooled_position_adjusted_r`. Beside it: its
@@ -21,7 +21,7 @@ absolute error as a share of the scale (a missing rating: the whole range), with
 within conversations, pooled Spearman, MAE and coverage.
 
 References, scored with the same metrics, each within the item's corpus part
-(`tasks.grouping`): the median rating (constant), the mean rating of
+(`tasks.helpers.grouping`): the median rating (constant), the mean rating of
 items showing as many messages (position-only, what the prompt shows), and the mean rating of
 items whose rated replies are of similar length (length-only).
 """
@@ -42,7 +42,6 @@ from attunebench.data.derived import rated_replies
 from attunebench.data.schema import Conversation
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, Weights
-from attunebench.tasks import adjusted, grouping, history, metrics, numeric, prompting
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -59,9 +58,10 @@ from attunebench.tasks.base import (
     in_contexts,
     register_task,
 )
-from attunebench.tasks.calibration import calibration_metrics
-from attunebench.tasks.gold_stats import GoldCounts
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers import adjusted, grouping, history, metrics, numeric, prompting
+from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "rating"
 PROMPT = task_prompt(__name__, "rating")
@@ -271,7 +271,7 @@ def within_conversations(views: Sequence[RatingView]) -> FloatArray:
 
 
 def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
-    """The rows of `tasks.adjusted`: position cell, conversation, prediction, rating and
+    """The rows of `tasks.helpers.adjusted`: position cell, conversation, prediction, rating and
     corpus part."""
     spans = [v.gold.scale[1] - v.gold.scale[0] for v in views]
     return adjusted.adjusted_rows(

@@ -2,7 +2,7 @@
 
 Construct: LLM-as-a-judge response quality (MT-Bench / Arena-Hard style), made personal: the
 judge is told what this participant told us before seeing any reply (how they felt, what would
-help most; see `tasks.judging`), and for the rubric the reply they chose and the one they
+help most; see `tasks.helpers.judging`), and for the rubric the reply they chose and the one they
 rejected, and judges for them, not for an average reader.
 
 Items: turns with a recorded pick and at least one other reply (the rejected one: the lowest
@@ -11,8 +11,8 @@ human-bot chats), turns with that model's one reply are items too, judged by the
 with no rejected reply there is nothing to compare with, so they are left out (and counted)
 with `judge_mode="pairwise"`. The same judges score the real reply with the same rubric; it is
 shown as the reference row `reference/real-reply`, with the person's own thumb beside it (see
-`tasks.real_reply`), and never ranked. The model sees the conversation as chat messages, as it
-happened, ending with the user's message; informed mode adds the earlier self-reports after
+`tasks.helpers.real_reply`), and never ranked. The model sees the conversation as chat messages, as
+it happened, ending with the user's message; informed mode adds the earlier self-reports after
 that message (the system message stays the same, so the conversation is a shared prefix).
 
 Judging (`judge_mode`): `pairwise` compares the reply with the chosen reply and with the
@@ -47,8 +47,6 @@ from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
-from attunebench.tasks import history, metrics
-from attunebench.tasks import real_reply as real
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -67,16 +65,17 @@ from attunebench.tasks.base import (
     in_part,
     register_task,
 )
-from attunebench.tasks.gold_stats import GoldCounts
-from attunebench.tasks.judge_thumbs import thumb
-from attunebench.tasks.judge_values import (
+from attunebench.tasks.helpers import history, metrics
+from attunebench.tasks.helpers import real_reply as real
+from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers.judge_values import (
     COMPARISONS,
     MODEL_FIRST,
     REFERENCE_FIRST,
     judge_values,
     mean,
 )
-from attunebench.tasks.judging import (
+from attunebench.tasks.helpers.judging import (
     PAIRWISE,
     PAIRWISE_CHOICE,
     RUBRIC,
@@ -85,9 +84,10 @@ from attunebench.tasks.judging import (
     profile_of,
     rubric_query,
 )
-from attunebench.tasks.pairs import reference_replies
-from attunebench.tasks.prompting import REPLY_PARAMS, chat_messages, self_reports_block
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers.pairs import reference_replies
+from attunebench.tasks.helpers.prompting import REPLY_PARAMS, chat_messages, self_reports_block
+from attunebench.tasks.helpers.wording import task_prompt
+from attunebench.tasks.judge_thumbs import thumb
 
 TASK = "response"
 PROMPT = task_prompt(__name__)

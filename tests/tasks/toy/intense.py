@@ -13,7 +13,6 @@ import numpy as np
 from attunebench.answerform import AnswerForm, Schema, TaskHint, dumps, obj, one_of, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
-from attunebench.tasks import history, metrics
 from attunebench.tasks.base import (
     AnswerMode,
     Gold,
@@ -27,9 +26,10 @@ from attunebench.tasks.base import (
     in_contexts,
     register_task,
 )
-from attunebench.tasks.parsing import answer_fields
-from attunebench.tasks.prompting import JSON_PARAMS, choice_form, transcript
-from attunebench.tasks.wording import task_prompt
+from attunebench.tasks.helpers import history, metrics
+from attunebench.tasks.helpers.parsing import answer_fields
+from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form, transcript
+from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "intense"
 PROMPT = task_prompt(__name__, "intense")

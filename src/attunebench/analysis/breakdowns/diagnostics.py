@@ -31,8 +31,8 @@ from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Scoring
-from attunebench.tasks.calibration import bins, choice_rows
-from attunebench.tasks.metrics import label_counts, per_label
+from attunebench.tasks.helpers.calibration import bins, choice_rows
+from attunebench.tasks.helpers.metrics import label_counts, per_label
 
 POSITIONS = ("early", "middle", "late")
 INTENSITIES = ("low (1-2)", "medium (3)", "high (4-5)")

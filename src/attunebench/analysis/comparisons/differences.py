@@ -3,8 +3,8 @@
 The report's cell of a task (`cells.build_cell`) holds the items every model under test
 answered. Each model's headline metric (macro-F1, an adjusted correlation: whatever the task
 declares, `scores.cell_headline`) is computed on them by the metric's own statistic under rows
-of cluster weights (`tasks.metrics`), read as the report reads it (`scores.metric_values`). A
-resample draws clusters (conversations, or participants with `--cluster participant`) once for
+of cluster weights (`tasks.helpers.metrics`), read as the report reads it (`scores.metric_values`).
+A resample draws clusters (conversations, or participants with `--cluster participant`) once for
 both models, so the difference of the two resampled headlines is the paired difference: its
 interval (the expanded percentile interval of the per-resample differences, as every interval
 here) reflects that both models met the same hard and easy conversations, and is narrower than
@@ -33,7 +33,7 @@ from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import ModelDifference
 from attunebench.analysis.scores import cell_headline, headline_metric, metric_values
 from attunebench.stats import Weights
-from attunebench.tasks.metrics import Found, Metric
+from attunebench.tasks.helpers.metrics import Found, Metric
 
 
 @dataclass(frozen=True)

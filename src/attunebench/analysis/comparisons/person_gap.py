@@ -1,8 +1,8 @@
 """The person gap: how much of a model's headline comes from reading the person's own words.
 
-For each task run with person-hidden twins (`run --person both`; `tasks.twins`), each model's
-headline metric on its shown items minus the same metric on their twins, the same items asked
-with every message the person wrote and their pre-chat words hidden: headline(full) −
+For each task run with person-hidden twins (`run --person both`; `tasks.helpers.twins`), each
+model's headline metric on its shown items minus the same metric on their twins, the same items
+asked with every message the person wrote and their pre-chat words hidden: headline(full) −
 headline(person-hidden). It is the task's headline metric (macro-F1, a position-adjusted
 correlation, ...), not the mean item score, computed on the items the model answered both ways
 (each side's items are those its cell counts: `cells`), so an item lost on one side drops out of
@@ -10,7 +10,7 @@ both and cannot move the gap.
 
 The interval is a paired cluster bootstrap: each resample's conversation counts weight the
 shown items and their twins alike (`ClusterBootstrap.weights`), the headline is computed on
-each side under those weights (`tasks.metrics`: a metric is one function of values and
+each side under those weights (`tasks.helpers.metrics`: a metric is one function of values and
 weights), and the gap is their difference per resample; the expanded percentile interval of
 those differences (`ClusterBootstrap.interval`) is the gap's. Fewer than `Minimum` clusters:
 the value alone, with the reason.
@@ -35,8 +35,8 @@ from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Notice, PersonGap
 from attunebench.analysis.scores import cell_metrics, column_values, headline_metric
 from attunebench.kinds import ModelKind
-from attunebench.tasks.metrics import Found, Metric
-from attunebench.tasks.twins import hidden_variant
+from attunebench.tasks.helpers.metrics import Found, Metric
+from attunebench.tasks.helpers.twins import hidden_variant
 
 Cells = Mapping[tuple[str, str], Cell]
 

@@ -5,8 +5,8 @@ pilot interval are used here, not restated): model a's headline metric minus mod
 (macro-F1, a position-adjusted correlation: whatever the task declares), on the items of
 the report's own cell for the task (`cells.build_cell`: the items every model under test
 answered), each computed by the metric's own statistic under rows of conversation
-weights (`tasks.metrics`), as every resample of the report is. Nothing here restates a metric.
-
+weights (`tasks.helpers.metrics`), as every resample of the report is. Nothing here restates a
+metric.
 A simulated study of n conversations draws n of the pilot's conversations with replacement (a
 row of counts). The report's test of that study is its interval: `resamples` cluster-bootstrap
 resamples of the study (each draws n of the study's conversations, so its counts are

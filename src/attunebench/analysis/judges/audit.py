@@ -2,7 +2,7 @@
 
 The `judge_audit` task runs each judge on the participants' A/B pairs, in both orders, with
 what the participant told us (`informed`) and without it (`blind`); its records name the
-judge as `model`. The statistics are the task's declared metrics (`tasks.audit`), each with
+judge as `model`. The statistics are the task's declared metrics (`tasks.helpers.audit`), each with
 its cluster-bootstrap interval from the shared resamples, per judge and variant, so the
 effect of the participant's context on agreement is visible.
 """
@@ -19,7 +19,7 @@ from attunebench.analysis.frame import Frame
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Estimate, JudgeAgreement
 from attunebench.analysis.scores import metric_scores
-from attunebench.tasks.audit import UNDEFINED
+from attunebench.tasks.helpers.audit import UNDEFINED
 
 ESTIMATES = (
     "accuracy",

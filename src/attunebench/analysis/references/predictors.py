@@ -4,8 +4,8 @@ A task declares its references (`Scoring.references`): predictors that read only
 says of an item's position or length, or nothing ("always the later reply", "the usual rating
 at this point of a conversation", "the train median"), and in the informed context what the
 informed prompt reveals (the person's last self-report). Each is fitted out of sample
-(`tasks.fitting`): on the train split's items where one is given (`report --train FILE`, or a
-suite run's train split), else cross-fitted by conversation, 5 folds, each fold's items guessed
+(`tasks.helpers.fitting`): on the train split's items where one is given (`report --train FILE`, or
+a suite run's train split), else cross-fitted by conversation, 5 folds, each fold's items guessed
 by a fit on the others; a rule fits nothing. The row says which (`fit`: `train`,
 `cross-fitted`, `none`), and a reference never sees the answer of an item it guesses: an
 in-sample fit would set the bar the models must clear with the answers themselves.
@@ -39,9 +39,9 @@ from attunebench.analysis.scores import HEADLINE
 from attunebench.data.schema import Conversation
 from attunebench.stats import FloatArray, Weights, none_if_nan
 from attunebench.tasks.base import Guess, RecordedReference, Scored, Task, View, context_of
-from attunebench.tasks.fitting import Fit, out_of_sample, train_items
-from attunebench.tasks.metrics import Found, Metric, Values
-from attunebench.tasks.twins import is_person_hidden
+from attunebench.tasks.helpers.fitting import Fit, out_of_sample, train_items
+from attunebench.tasks.helpers.metrics import Found, Metric, Values
+from attunebench.tasks.helpers.twins import is_person_hidden
 
 
 class GuessView(View[Any, Any]):
@@ -234,7 +234,7 @@ def evaluated(
 ) -> tuple[float, FloatArray]:
     """A reference's point value and resampled values of a metric: over all its items, or,
     where its guesses were cross-fitted (`folds`), read within each fold and averaged, as
-    cross-validation scores are (see `tasks.fitting`)."""
+    cross-validation scores are (see `tasks.helpers.fitting`)."""
     if folds is None:
         return metric.evaluate_values(found, weights)
     return within_folds(metric, found, weights, folds)

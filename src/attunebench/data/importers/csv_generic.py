@@ -88,7 +88,7 @@ from attunebench.data.importers._label_sets import (
 from attunebench.data.schema import Conversation, Source, Taxonomy
 from attunebench.data.taxonomy import DEFAULT_TAXONOMY_ID
 
-PARTNERS = ("person", "model")  # what tasks.outcome and tasks.pairs read of context.labels
+PARTNERS = ("person", "model")  # what tasks.outcome and tasks.helpers.pairs read of context.labels
 REPLY_RATINGS = (
     "note:reply ratings made rating items (their conversations rate nothing on user rows)"
 )

@@ -74,8 +74,8 @@ class Baseline(NamedProvider):
         return None
 
 
-# How a person-hidden twin's variant ends (`tasks.twins.PERSON_HIDDEN`; a provider imports no
-# task): its item key is its item's but for this mark.
+# How a person-hidden twin's variant ends (`tasks.helpers.twins.PERSON_HIDDEN`; a provider
+# imports no task): its item key is its item's but for this mark.
 PERSON_HIDDEN = "person-hidden"
 
 
@@ -96,7 +96,7 @@ def shown_key(item_key: str) -> str:
 
 
 def person_hidden(hint: TaskHint) -> bool:
-    """Whether the hint asks a person-hidden twin (`tasks.twins`)."""
+    """Whether the hint asks a person-hidden twin (`tasks.helpers.twins`)."""
     return shown_key(hint.item_key) != hint.item_key
 
 

@@ -25,7 +25,7 @@ there, and the item is left out of that predictor's numbers.
 
 The fitted baselines learn from the same train items (`examples`): each item's queries as a
 model reads them (their hints) with the item's gold, so a baseline reads exactly what a model
-reads and the task reads its gold once. A run that asks person-hidden twins (`tasks.twins`)
+reads and the task reads its gold once. A run that asks person-hidden twins (`tasks.helpers.twins`)
 teaches them the train items' twins too, and a twin is answered from those alone: fitted on
 the person's words and then asked without them, a baseline's person gap would measure the
 change of input it was never fitted for, not what the person's words are worth (on MultiESC,
@@ -44,7 +44,7 @@ import numpy as np
 from attunebench.data.schema import Conversation
 from attunebench.models.hints import Example
 from attunebench.tasks.base import Gold, Guess, Item, Reference, Task
-from attunebench.tasks.twins import DEFAULT_PERSON, PersonOption, person_twins
+from attunebench.tasks.helpers.twins import DEFAULT_PERSON, PersonOption, person_twins
 
 FOLDS = 5
 Fit = Literal["train", "cross-fitted", "none"]

@@ -1,8 +1,8 @@
 """The trivial references of a task: the answer most usual among train items like the item.
 
 Each groups the items by one thing the prompt shows and guesses an item the answer most usual
-in its group among the train items (`tasks.fitting` chooses them: a train split, or the other
-folds): a constant groups by nothing; position-only by the bin of the number of messages
+in its group among the train items (`tasks.helpers.fitting` chooses them: a train split, or the
+other folds): a constant groups by nothing; position-only by the bin of the number of messages
 shown; length-only by the quintile of a length, its edges fitted on the train items too; and,
 in the informed context, self-report by the person's last self-report the prompt shows. An
 item whose group no train item is in, or whose group says nothing of it (no rating on its
@@ -13,8 +13,8 @@ On data pooling several corpus parts (a suite), every group is read within the i
 median rating, its majority label), position-only the usual answer at that bin in that part,
 and so on; an item of a part no train item is in is guessed from every train item. Which
 corpus a conversation comes from says nothing about the person, so the bar a model must clear
-knows it already (the headlines are read within part too: `tasks.adjusted`,
-`tasks.metrics.within_parts`).
+knows it already (the headlines are read within part too: `tasks.helpers.adjusted`,
+`tasks.helpers.metrics.within_parts`).
 
 A task says what a group's usual answer is and how an item is guessed from it (`Grouped`).
 """
@@ -31,9 +31,9 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks import history
 from attunebench.tasks.base import Gold, Guess, Reference
-from attunebench.tasks.history import ContextMode
+from attunebench.tasks.helpers import history
+from attunebench.tasks.helpers.history import ContextMode
 
 # Lower edges of the bins of messages shown, past 0 (ESConv rates every few messages).
 SHOWN_EDGES = (4, 7, 10, 13, 17, 21, 27)

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from attunebench.stats import FloatArray, Weights, safe_ratio
-from attunebench.tasks.metrics import Metric
-from attunebench.tasks.pairs import TIE, PairGold
+from attunebench.tasks.helpers.metrics import Metric
+from attunebench.tasks.helpers.pairs import TIE, PairGold
 
 ORDERS = ("ab", "ba")
 MATCHED_RATIO = 1.25

@@ -29,10 +29,10 @@ import numpy as np
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.frozen import Frozen
 from attunebench.stats import FloatArray, IntArray
-from attunebench.tasks import metrics
 from attunebench.tasks.base import Guess, JudgedVerdict, Scored, View
-from attunebench.tasks.calibration import auroc_statistic
-from attunebench.tasks.pairs import talked_to_model
+from attunebench.tasks.helpers import metrics
+from attunebench.tasks.helpers.calibration import auroc_statistic
+from attunebench.tasks.helpers.pairs import talked_to_model
 
 REFERENCE = "reference/real-reply"
 QUERY = "real"  # judge query keys: real/rubric@JUDGE

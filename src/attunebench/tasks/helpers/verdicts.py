@@ -13,8 +13,8 @@ from typing import Any
 
 from attunebench.records import Verdict
 from attunebench.tasks.base import InvalidAnswer, Output, Query
-from attunebench.tasks.judging import verdict_mode
-from attunebench.tasks.parsing import a_b_tie, answer_fields, bounded_number, reason_of
+from attunebench.tasks.helpers.judging import verdict_mode
+from attunebench.tasks.helpers.parsing import a_b_tie, answer_fields, bounded_number, reason_of
 
 
 def parse_pairwise(text: str) -> dict[str, Any]:

@@ -22,10 +22,15 @@ from attunebench.answerform import TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import Message
 from attunebench.records import PromptInfo
-from attunebench.tasks import metrics
 from attunebench.tasks.base import InvalidAnswer, Output, Query, Scored, View
-from attunebench.tasks.parsing import answer_fields, bounded_number, expected_value, most_probable
-from attunebench.tasks.prompting import JSON_PARAMS, choice_form
+from attunebench.tasks.helpers import metrics
+from attunebench.tasks.helpers.parsing import (
+    answer_fields,
+    bounded_number,
+    expected_value,
+    most_probable,
+)
+from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form
 
 Scale = tuple[float, float]
 

@@ -28,15 +28,15 @@ from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.models.base import GenerateParams
 from attunebench.prompts import delimit
 from attunebench.tasks.base import Query
-from attunebench.tasks.history import (
+from attunebench.tasks.helpers.history import (
     describe_state,
     hint_history,
     history_before,
     history_through,
     turn_at,
 )
-from attunebench.tasks.prompting import choice_form, reporter, transcript
-from attunebench.tasks.wording import task_prompt, words
+from attunebench.tasks.helpers.prompting import choice_form, reporter, transcript
+from attunebench.tasks.helpers.wording import task_prompt, words
 
 PAIRWISE = task_prompt(__name__, "judge-pairwise")
 RUBRIC = task_prompt(__name__, "judge-rubric")

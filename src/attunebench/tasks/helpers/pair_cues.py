@@ -2,8 +2,8 @@
 
 Each cue names, for every pair of a set, the key of the reply it picks ("tie" for a draw, None
 where it does not apply), from what it `fit` on the golds of train pairs (a median distance, a
-classifier's weights; nothing for a rule); `tasks.fitting` chooses the train pairs, never the
-pair guessed. The `preference` task scores them as references beside the models.
+classifier's weights; nothing for a rule); `tasks.helpers.fitting` chooses the train pairs, never
+the pair guessed. The `preference` task scores them as references beside the models.
 
 - Position cues, which a fair item set must hold at chance: the later reply, the earlier one,
   by distance (the later one when the replies are further apart than the train pairs' median,
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from attunebench.stats import FloatArray, ridge_logistic
-from attunebench.tasks.pairs import TIE, PairGold
+from attunebench.tasks.helpers.pairs import TIE, PairGold
 
 Golds = Sequence[PairGold]
 RIDGE = 1e-3

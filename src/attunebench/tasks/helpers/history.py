@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from attunebench.data.schema import Conversation, State, Turn
-from attunebench.tasks.wording import words
+from attunebench.tasks.helpers.wording import words
 
 ContextMode = Literal["blind", "informed"]
 ContextOption = Literal["blind", "informed", "both"]

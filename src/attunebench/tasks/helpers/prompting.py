@@ -22,8 +22,8 @@ from attunebench.data.schema import Conversation, TaxonomyLabel
 from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import defang, delimit
 from attunebench.tasks.base import ChoiceForm
-from attunebench.tasks.history import ContextMode, SelfReport, Utterance, describe_state
-from attunebench.tasks.wording import words
+from attunebench.tasks.helpers.history import ContextMode, SelfReport, Utterance, describe_state
+from attunebench.tasks.helpers.wording import words
 
 # JSON answers are short; asking for JSON mode helps servers that support it.
 JSON_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)

@@ -42,7 +42,7 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 
 from attunebench.stats import FloatArray, IntArray, Weights, group_sums, safe_ratio
-from attunebench.tasks.metrics import spearman_statistic
+from attunebench.tasks.helpers.metrics import spearman_statistic
 
 CELL, CONVERSATION, ANSWERED, PREDICTED, GOLD, ERROR, POOLED_CELL, PART = range(8)
 ROW = (

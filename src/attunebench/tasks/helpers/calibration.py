@@ -26,7 +26,12 @@ from typing import Any
 import numpy as np
 
 from attunebench.stats import FloatArray, IntArray, Weights, safe_ratio
-from attunebench.tasks.metrics import Metric, distinct_pairs, mean_statistic, weighted_midranks
+from attunebench.tasks.helpers.metrics import (
+    Metric,
+    distinct_pairs,
+    mean_statistic,
+    weighted_midranks,
+)
 
 BINS = 10
 Row = tuple[Mapping[str, float], str]  # the options' probabilities, and the gold option
