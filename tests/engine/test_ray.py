@@ -22,19 +22,6 @@ from typer.testing import CliRunner
 from attunebench.cli import app
 from attunebench.data.sample import sample_path
 from attunebench.engine import RUN_FILE, ResponseCache, RunConfig, read_ledger, read_run_info
-from attunebench.engine.on_ray import (
-    RayOptions,
-    RayRunError,
-    Shards,
-    ShardsFailed,
-    computes_here,
-    run_on_ray,
-    task_options,
-)
-from attunebench.engine.ray_book import SHARDS_DIR, ShardBook, shard_dir
-from attunebench.engine.ray_inbox import Letter
-from attunebench.engine.ray_progress import Board
-from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome, reporter, run_shard
 from attunebench.engine.shards import Shard
 from attunebench.engine.wiring import (
     Found,
@@ -46,6 +33,19 @@ from attunebench.engine.wiring import (
 from attunebench.models.base import Message
 from attunebench.models.capabilities import Capabilities
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.on_ray.book import SHARDS_DIR, ShardBook, shard_dir
+from attunebench.on_ray.inbox import Letter
+from attunebench.on_ray.launch import (
+    RayOptions,
+    RayRunError,
+    Shards,
+    ShardsFailed,
+    computes_here,
+    run_on_ray,
+    task_options,
+)
+from attunebench.on_ray.progress import Board
+from attunebench.on_ray.shard import CACHE_FILE, ShardJob, ShardOutcome, reporter, run_shard
 from attunebench.records import Ledger, LedgerEntry
 from attunebench.rundir import LEDGER_FILE
 from attunebench.testing.records import diff_records, run_records
@@ -260,7 +260,7 @@ class NoCluster:
 def test_without_a_cluster_or_a_model_computing_here_the_run_goes_in_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("attunebench.engine.on_ray._import_ray", NoCluster)
+    monkeypatch.setattr("attunebench.on_ray.launch._import_ray", NoCluster)
     said: list[str] = []
     result = run_on_ray(config(tmp_path / "run"), RayOptions(), say=said.append)
     assert result.complete and result.totals.calls == result.planned > 0
@@ -274,7 +274,7 @@ def test_a_cluster_out_of_reach_is_said_in_one_line_with_token_authentication_na
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # What Ray 2.60 says, after some 20 s, to a driver without the cluster's token.
-    monkeypatch.setattr("attunebench.engine.on_ray._import_ray", NoCluster)
+    monkeypatch.setattr("attunebench.on_ray.launch._import_ray", NoCluster)
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
     with pytest.raises(RayRunError) as refused:
         run_on_ray(config(tmp_path / "run"), RayOptions(address="10.0.0.9:6379"))

@@ -20,7 +20,7 @@ PARENT = (
 )
 DRIVER = f"""
 import subprocess, sys, time
-from attunebench.engine.ray_reaper import Reaper
+from attunebench.on_ray.reaper import Reaper
 ray = subprocess.Popen([sys.executable, "-c", {PARENT!r}])
 bystander = subprocess.Popen([sys.executable, "-c", {SLEEPER!r}])
 time.sleep(1.0)

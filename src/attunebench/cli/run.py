@@ -30,7 +30,6 @@ from attunebench.engine import (
     task_names,
 )
 from attunebench.engine import run as run_engine
-from attunebench.engine.on_ray import RayOptions, RayRunError, ShardsFailed, run_on_ray
 from attunebench.engine.stopping import stop_signals
 from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.modelsfile import (
@@ -41,6 +40,7 @@ from attunebench.models.modelsfile import (
     short_names,
 )
 from attunebench.models.registry import ProviderConfigError
+from attunebench.on_ray.launch import RayOptions, RayRunError, ShardsFailed, run_on_ray
 from attunebench.registry import RegistryError
 from attunebench.suite import SuiteError
 from attunebench.tasks import load_tasks

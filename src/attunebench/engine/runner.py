@@ -294,7 +294,7 @@ async def run(
     what each hosted model was found to accept (`wiring.capability_lines`); `report`, if
     given, how many items are done after each record (a driver's own progress bar).
     `keeper` keeps each call beyond this process as it is made (a `run --ray` shard,
-    `engine.ray_shard`, whose driver's pre-flight comes as `config.preflight`).
+    `on_ray.shard`, whose driver's pre-flight comes as `config.preflight`).
     """
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")

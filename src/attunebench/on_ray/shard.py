@@ -1,4 +1,4 @@
-"""One shard of a `run --ray` run, as one Ray task does it (`engine.on_ray` submits them).
+"""One shard of a `run --ray` run, as one Ray task does it (`on_ray.launch` submits them).
 
 A task may run on any machine of the cluster, so it takes everything it needs with it: the
 dataset's bytes, the shard's run directory as the driver holds it (records, run.json, batch
@@ -8,7 +8,7 @@ again). It runs the shard (`run --shard i/N`) in a scratch folder of its own, wi
 SQLite copy of that cache (never one file shared over the network).
 
 Every call goes through a `Courier`, the run's `Keeper`: before a call goes out, the shard's
-ledger (the call counted as on the wire) is posted to the driver's inbox (`engine.ray_inbox`),
+ledger (the call counted as on the wire) is posted to the driver's inbox (`on_ray.inbox`),
 and after it is answered, the ledger and the answer; each time the shard waits until the
 driver has kept it. So whatever happens to the task (a Ctrl-C, a lost worker, a killed
 driver), every answer that came back is in the driver's copy of the shard's cache, and every
@@ -31,11 +31,11 @@ from pathlib import Path
 
 from attunebench.engine.cache import cache_value
 from attunebench.engine.ledger import LedgerBook
-from attunebench.engine.ray_inbox import Inbox, Letter
 from attunebench.engine.runner import Report, RunConfig, RunResult, run
 from attunebench.engine.shards import Shard
 from attunebench.engine.wiring import Found
 from attunebench.models.base import ModelOutput
+from attunebench.on_ray.inbox import Inbox, Letter
 
 CACHE_FILE = "cache.sqlite"
 REPORT_EVERY_S = 0.5  # how often a task tells the driver's progress bar how far it got

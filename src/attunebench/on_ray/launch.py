@@ -46,10 +46,6 @@ from typing import TYPE_CHECKING, Any
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache, merge_caches
 from attunebench.engine.ledger import Tally
-from attunebench.engine.ray_book import SHARDS_DIR, ShardBook, shard_dir
-from attunebench.engine.ray_inbox import Inbox
-from attunebench.engine.ray_progress import Board, ShardsBar
-from attunebench.engine.ray_shard import CACHE_FILE, ShardOutcome, run_shard
 from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, run
 from attunebench.engine.shards import Shard, merge_shards
 from attunebench.engine.wiring import (
@@ -61,11 +57,15 @@ from attunebench.engine.wiring import (
 )
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import parse_spec
+from attunebench.on_ray.book import SHARDS_DIR, ShardBook, shard_dir
+from attunebench.on_ray.inbox import Inbox
+from attunebench.on_ray.progress import Board, ShardsBar
+from attunebench.on_ray.shard import CACHE_FILE, ShardOutcome, run_shard
 from attunebench.records import RunInfo
 from attunebench.rundir import RUN_FILE, RunDirError, write_json
 
 if TYPE_CHECKING:  # psutil, which the reaper needs, comes with the ray extra
-    from attunebench.engine.ray_reaper import Reaper
+    from attunebench.on_ray.reaper import Reaper
 
 RETRIES = 3  # tries of a shard after its first
 GRACE_S = 3.0  # how long a stopping driver keeps the answers of calls already on the wire
@@ -149,7 +149,7 @@ def _connect(ray: Any, address: str, *, local_pays: bool = True) -> tuple[bool, 
             raise _NoCluster from None
         ray.init(address="local", include_dashboard=False, **quiet)  # none runs: a local one
     started = _children() - before
-    from attunebench.engine.ray_reaper import Reaper
+    from attunebench.on_ray.reaper import Reaper
 
     return True, Reaper.watch(started) if started else None
 

@@ -2,7 +2,7 @@
 
 A shard's folder in RUNDIR, `shards/I-of-N/`, is an ordinary shard run directory: the files
 its tasks bring back when they finish (records, run.json, conversations, batch journal), and
-two the driver keeps itself as the shard's letters arrive (`engine.ray_inbox`): its response
+two the driver keeps itself as the shard's letters arrive (`on_ray.inbox`): its response
 cache (`cache.sqlite`, each answer written as it comes) and its `ledger.json` (what earlier
 commands counted, plus the last word of each try of this command, a try that was lost or
 tried again included). Each try of the shard starts from the folder as kept then.
@@ -17,11 +17,11 @@ from typing import Any
 
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.ledger import Tally
-from attunebench.engine.ray_inbox import Letter
-from attunebench.engine.ray_shard import CACHE_FILE, ShardJob, ShardOutcome
 from attunebench.engine.runner import RunConfig
 from attunebench.engine.shards import Shard, sum_ledgers
 from attunebench.engine.wiring import Found
+from attunebench.on_ray.inbox import Letter
+from attunebench.on_ray.shard import CACHE_FILE, ShardJob, ShardOutcome
 from attunebench.records import Ledger
 from attunebench.rundir import LEDGER_FILE, RUN_FILE, read_run_info, write_json
 

@@ -8,7 +8,7 @@ notes their descendants as they appear and, once its stdin closes (the driver ex
 killed), ends every one of them still running: by PID, each checked by its start time, never
 by name.
 
-    python -m attunebench.engine.ray_reaper PID [PID ...]   # stdin: the driver's pipe
+    python -m attunebench.on_ray.reaper PID [PID ...]   # stdin: the driver's pipe
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Reaper:
 
     @classmethod
     def watch(cls, pids: Iterable[int]) -> Reaper:
-        command = [sys.executable, "-m", "attunebench.engine.ray_reaper", *map(str, pids)]
+        command = [sys.executable, "-m", "attunebench.on_ray.reaper", *map(str, pids)]
         return cls(subprocess.Popen(command, stdin=subprocess.PIPE))
 
     def finish(self, timeout_s: float = 30.0) -> None:

@@ -19,7 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from attunebench.engine.ray_inbox import ON_HEAD
+from attunebench.on_ray.inbox import ON_HEAD
 
 
 class _Counts:
