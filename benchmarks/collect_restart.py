@@ -44,8 +44,8 @@ from sqlalchemy.engine import make_url
 
 from attunebench.collect.bootstrap import init_database
 from attunebench.collect.study import parse_study
-from attunebench.testing import prerequisites
 from collect_load import Acked, invite, missing_answers, pages, postgres_schema, serve, study
+from testkit import prerequisites
 
 STEP = re.compile(r'<main data-step="([^"]+)"')
 HIDDEN = re.compile(r'name="(csrf|step)" value="([^"]*)"')

@@ -19,7 +19,7 @@ from pathlib import Path
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.sample import sample_path
 from attunebench.models.embeddings import encode_stored
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 QUICK_SENTENCES = 32
 

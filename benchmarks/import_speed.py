@@ -27,7 +27,7 @@ from attunebench.data.importers import (
     import_to_file,
 )
 from attunebench.data.locations import corpus_dir, data_dir
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 CASES: dict[str, tuple[str, Importer]] = {
     "esconv-train": ("esconv", ESConvImporter(variant="hf", split="train")),

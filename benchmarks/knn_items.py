@@ -35,7 +35,7 @@ from attunebench.engine import RunConfig, RunResult, run
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 CONVERSATIONS = 20
 QUICK_CONVERSATIONS, QUICK_TRAIN = 1, 3

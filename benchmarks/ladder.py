@@ -88,8 +88,8 @@ from attunebench.engine.suite_run import suite_slices
 from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.testing import prerequisites
 from planted.replication import replication
+from testkit import prerequisites
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = "open-v1"

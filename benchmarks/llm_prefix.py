@@ -42,7 +42,7 @@ from attunebench.models.local_models import GEMMA
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Query
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 TASKS = ("emotion", "preference", "rating", "outcome")
 PERF = re.compile(r"(prompt eval|eval) time =\s+([\d.]+) ms /\s+(\d+) (?:tokens|runs)")

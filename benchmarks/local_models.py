@@ -34,7 +34,7 @@ from attunebench.models.local import LocalProvider
 from attunebench.models.local_models import LOCAL_MODELS, SMOLLM2, LocalModel
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 # Greedy and seeded, and the whole prompt read every time (llama-server's own field).
 PARAMS = GenerateParams(temperature=0.0, max_tokens=1, seed=0, extra={"cache_prompt": False})

@@ -50,7 +50,7 @@ from attunebench.models.llamacpp_server import LlamaServer
 from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import QWEN
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 VARIANTS = {"free": False, "constrained": True}
 QUICK_TASK = "outcome"  # one item a conversation

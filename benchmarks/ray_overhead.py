@@ -30,9 +30,9 @@ from typing import Any
 
 from attunebench.data.sample import sample_path
 from attunebench.rundir import read_ledger, read_run_info
-from attunebench.testing.prerequisites import MISSING_DATA, missing
-from attunebench.testing.ray_cluster import RayCluster, ray_env
-from attunebench.testing.ray_drills import cli_command
+from testkit.prerequisites import MISSING_DATA, missing
+from testkit.ray_cluster import RayCluster, ray_env
+from testkit.ray_drills import cli_command
 
 MODELS = ["--model", "mock/default", "--model", "baseline/random"]
 

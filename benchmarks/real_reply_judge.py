@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 REFERENCE = "reference/real-reply"
 QUICK_CONVERSATIONS = 3

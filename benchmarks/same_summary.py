@@ -34,8 +34,8 @@ from analysis_speed import (
     QUICK_RESAMPLES,
     plan,
 )
-from attunebench.testing.prerequisites import missing
 from planted.synthetic import write_run
+from testkit.prerequisites import missing
 
 REPO = Path(__file__).resolve().parents[1]
 RESAMPLES = 2000

@@ -105,7 +105,6 @@ from attunebench.tasks.helpers import pair_cues as cues
 from attunebench.tasks.helpers.fitting import Fitted, out_of_sample
 from attunebench.tasks.helpers.grouping import Grouped
 from attunebench.tasks.preference import picks
-from attunebench.testing import prerequisites
 from planted import (
     f1_studies,
     planted_parts,
@@ -115,6 +114,7 @@ from planted import (
     shuffled_gold,
     studies,
 )
+from testkit import prerequisites
 
 CORPORA = {
     "multiesc-test": ("esconv", ["--variant", "multiesc", "--split", "test"]),

@@ -1,5 +1,5 @@
 """A benchmark script that lacks something stops with one line naming it and status 77
-(`attunebench.testing.prerequisites`); tests/benchmarks skips on that line, and fails on it
+(`testkit.prerequisites`); tests/benchmarks skips on that line, and fails on it
 where the run requires the thing (.ci/run)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from attunebench.testing import prerequisites
+from testkit import prerequisites
 
 REPO = Path(__file__).resolve().parents[2]
 

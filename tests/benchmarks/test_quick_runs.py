@@ -2,7 +2,7 @@
 prints its figures as a JSON object on its last line. The folder is listed, so a new script
 without `--quick` fails here. A script missing something a machine may lack (the shared
 corpora, PostgreSQL, llama.cpp's server, a model file) exits 77 naming it
-(`attunebench.testing.prerequisites`): a skip with that reason, a failure under CI."""
+(`testkit.prerequisites`): a skip with that reason, a failure under CI."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from attunebench.testing.prerequisites import SKIPPED, required
+from testkit.prerequisites import SKIPPED, required
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p for p in (REPO / "benchmarks").glob("*.py") if not p.name.startswith("_"))

@@ -19,7 +19,7 @@ from cli_harness import ROOT, SAMPLE, attunebench, csv_import, one_clear_line, r
 from rich.table import Table
 
 from attunebench.cli.consoles import CommandConsole
-from attunebench.testing.web_page import WebPageServer
+from testkit.web_page import WebPageServer
 
 ROWS = "conv,who,text,thumb\nc1,me,hi,\nc1,bot,hello,1\nc1,me,bye,\nc1,bot,ciao,0\n"
 

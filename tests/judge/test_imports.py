@@ -10,6 +10,7 @@ import sys
 
 import attunebench.judge
 import attunebench.tasks
+import attunebench.tasks.helpers
 
 # In one fresh interpreter: each module imported with no attunebench module loaded before it
 # (third-party packages stay loaded, so this takes seconds, not one interpreter per module).
@@ -29,7 +30,7 @@ print("\\n".join(failed))
 
 def modules() -> list[str]:
     found = []
-    for package in (attunebench.tasks, attunebench.judge):
+    for package in (attunebench.tasks, attunebench.tasks.helpers, attunebench.judge):
         found += [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
     return sorted(found)
 

@@ -8,7 +8,7 @@ import pytest
 from attunebench.models import GenerateParams, ProviderConfigError, ProviderError
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_compat import OpenAICompatProvider
-from attunebench.testing.web_page import PAGE, WebPageServer
+from testkit.web_page import PAGE, WebPageServer
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Output, Query, takes_option
 from attunebench.tasks.helpers.verdicts import read_verdict
 from attunebench.testing import answer_from_prompt
-from attunebench.testing.conversations import as_bot_chat, with_feedback
+from testkit.conversations import as_bot_chat, with_feedback
 
 JUDGES = ["judge"]
 

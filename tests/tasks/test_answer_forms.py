@@ -16,7 +16,7 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
-from attunebench.testing.conversations import as_bot_chat, with_feedback
+from testkit.conversations import as_bot_chat, with_feedback
 
 STAND_INS = ("mock/default", "baseline/random", "sim/oracle")
 

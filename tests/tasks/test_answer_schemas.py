@@ -23,7 +23,7 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import RunConfig, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
-from attunebench.testing.conversations import as_bot_chat, with_feedback
+from testkit.conversations import as_bot_chat, with_feedback
 
 STAND_INS = ("mock/default", "baseline/random", "sim/oracle")
 WRITERS = ("example", "random", "from_gold")

@@ -19,7 +19,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Scoring, Task
 from attunebench.tasks.preference import PreferencePrediction
-from attunebench.testing.conversations import as_bot_chat, with_feedback
+from testkit.conversations import as_bot_chat, with_feedback
 
 
 def replayable() -> list[Task[Any, Any]]:

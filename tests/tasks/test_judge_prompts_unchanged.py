@@ -21,7 +21,7 @@ from task_harness import (
 )
 
 from attunebench.data.schema import Conversation
-from attunebench.testing.conversations import as_bot_chat
+from testkit.conversations import as_bot_chat
 
 GOLDEN = Path(__file__).parent / "golden" / "rendered_judge_prompts.json"
 ITEMS = 3

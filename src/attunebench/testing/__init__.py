@@ -11,7 +11,6 @@
 - `answer_from_prompt`: valid answers read off a rendered task prompt; `form_of`, the answer
   form of a hint kind, for hints made by hand.
 - `HOSTILE_OUTPUTS`: model outputs built to break parsers, record writers and judges.
-- `attunebench.testing.conversations`: sample conversations made to carry every task's gold.
 - `comparable` / `diff_records`: run records without the fields that vary between runs.
 - `attunebench.testing.drills`: a faulty run and a killed-and-resumed run, each compared with
   an undisturbed one (what benchmarks/reliability.py measures).
