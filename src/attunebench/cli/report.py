@@ -17,6 +17,7 @@ from rich.text import Text
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import folder_out, os_problem
+from attunebench.cli.options import RESAMPLES, IncludeSimulated, MovedData, Resamples, Seed
 
 if TYPE_CHECKING:
     from attunebench.analysis.comparisons.power import PowerCurve
@@ -27,10 +28,8 @@ if TYPE_CHECKING:
 out = CommandConsole()
 err = CommandConsole(stderr=True)
 FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
-# The analysis defaults, repeated so the CLI starts without importing it (a test compares them).
-RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
+# The analysis default, repeated so the CLI starts without importing it (a test compares them).
 SIMULATIONS = 400  # analysis.comparisons.power.DEFAULT_SIMULATIONS
-DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
 SIMULATORS_FILE = "simulators.json"  # simulators.schema.SIMULATORS_FILE (a test compares them)
 
 
@@ -38,18 +37,16 @@ def report(
     rundirs: Annotated[list[Path], typer.Argument(help="Run directories to merge (same data).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and the report.")],
     fmt: Annotated[str, typer.Option("--format", help="html, markdown or json.")] = "html",
-    seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = 0,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.", min=100)] = RESAMPLES,
+    seed: Seed = 0,
+    resamples: Resamples = RESAMPLES,
     cluster: Annotated[str, typer.Option(help="Resampled unit: conversation or participant.")] = (
         "conversation"
     ),
-    data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
+    data: MovedData = None,
     allow_mixed_data: Annotated[
         bool, typer.Option(help="Merge runs on different datasets (with a warning).")
     ] = False,
-    include_simulated: Annotated[
-        bool, typer.Option(help="Count sim/ models as models under test (to validate claims).")
-    ] = False,
+    include_simulated: IncludeSimulated = False,
     all_items: Annotated[
         bool,
         typer.Option(help="Score every answered item, not only those every model answered."),
@@ -241,11 +238,11 @@ def power(
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Tasks (repeat or comma-separate).")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    seed: Seed = 0,
     simulations: Annotated[int, typer.Option(help="Simulated studies per size.", min=50)] = (
         SIMULATIONS
     ),
-    data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
+    data: MovedData = None,
 ) -> None:
     """Conversations needed to separate two models on each task's headline at 80% power
     (the report's paired difference and its 95% interval): a central figure and a range."""

@@ -15,6 +15,7 @@ import typer
 
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import file_out, folder_out, os_problem
+from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
 from attunebench.engine import (
@@ -361,26 +362,21 @@ def run(
     judge: Annotated[
         list[str] | None, typer.Option("--judge", help="A judge model, like --model; repeat.")
     ] = None,
-    models_file: Annotated[
-        Path | None, typer.Option("--models-file", help="TOML file naming models.")
-    ] = None,
+    models_file: ModelsFile = None,
     concurrency: Annotated[
         int, typer.Option(min=1, help="Calls in flight per server, unless the models file says.")
     ] = 16,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N conversations.")
-    ] = None,
+    limit: Limit = None,
+    # None, not 0: --suite refuses a --seed given beside it
     seed: Annotated[
-        int | None, typer.Option(help="Seed for every seeded choice in the run (default 0).")
+        int | None, typer.Option(help="Seed of every random choice (default 0).")
     ] = None,
     context: Annotated[
         str | None, typer.Option(help="blind, informed or both (tasks that take it).")
     ] = None,
-    cache: Annotated[
-        Path | None, typer.Option(help="The response cache (default: the user cache folder).")
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    cache: Cache = None,
+    no_cache: NoCache = False,
+    no_progress: NoProgress = False,
     shard: Annotated[
         str | None,
         typer.Option(help="i/N: run only shard i of N of the plan, by conversation (merge after)."),
