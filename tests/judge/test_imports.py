@@ -30,7 +30,8 @@ print("\\n".join(failed))
 def modules() -> list[str]:
     found = []
     for package in (attunebench.tasks, attunebench.judge):
-        found += [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
+        walked = pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}.")
+        found += [m.name for m in walked]
     return sorted(found)
 
 
