@@ -70,22 +70,8 @@ def report(
 ) -> None:
     """Analyse run directories: scores with intervals, rank agreement, discriminability, report.
     A folder of `simulators validate` gets its page (simulators.html)."""
-    _report(
-        ReportOptions(
-            rundirs=rundirs,
-            out_dir=out_dir,
-            fmt=fmt,
-            seed=seed,
-            resamples=resamples,
-            cluster=cluster,
-            data=data,
-            allow_mixed_data=allow_mixed_data,
-            include_simulated=include_simulated,
-            all_items=all_items,
-            train=train,
-            compare=_pairs(compare or []),
-        )
-    )
+    # locals() is every parameter, by the name ReportOptions gives its field
+    _report(ReportOptions(**locals()))
 
 
 @dataclass(frozen=True)
@@ -103,7 +89,7 @@ class ReportOptions:
     include_simulated: bool
     all_items: bool
     train: Path | None
-    compare: tuple[tuple[str, str], ...] = ()
+    compare: list[str] | None = None
 
 
 def _pairs(values: list[str]) -> tuple[tuple[str, str], ...]:
@@ -131,13 +117,15 @@ def _check_models(names: list[str], known: list[str], option: str, what: str) ->
             )
 
 
-def _check_compared(runs: Runs, asked: ReportOptions) -> None:
+def _check_compared(
+    runs: Runs, pairs: tuple[tuple[str, str], ...], include_simulated: bool
+) -> None:
     """`--compare` names models under test of these runs (a yardstick is never compared)."""
     from attunebench.analysis.provenance import Roster
 
-    roster = Roster.of(runs, asked.include_simulated)
+    roster = Roster.of(runs, include_simulated)
     under_test = sorted({r.model for r in runs.records if roster.is_subject(r.model)})
-    compared = [name for pair in asked.compare for name in pair]
+    compared = [name for pair in pairs for name in pair]
     _check_models(compared, under_test, "--compare", "models under test")
 
 
@@ -147,6 +135,7 @@ def _report(asked: ReportOptions) -> None:
     from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
     from attunebench.report.render import write_report
 
+    compared = _pairs(asked.compare or [])
     if asked.fmt not in FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
     if asked.cluster not in ("conversation", "participant"):
@@ -159,7 +148,7 @@ def _report(asked: ReportOptions) -> None:
         return
     try:
         runs = load_runs(rundirs, dataset=asked.data, allow_mixed_datasets=asked.allow_mixed_data)
-        _check_compared(runs, asked)
+        _check_compared(runs, compared, asked.include_simulated)
         options = Options(
             seed=asked.seed,
             resamples=asked.resamples,
@@ -167,7 +156,7 @@ def _report(asked: ReportOptions) -> None:
             all_items=asked.all_items,
             cluster="participant" if asked.cluster == "participant" else "conversation",
             train=asked.train,
-            differences=asked.compare,
+            differences=compared,
         )
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:

@@ -425,31 +425,8 @@ def run(
     ] = False,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
-    _stoppable(
-        RunOptions(
-            model=model,
-            out=out,
-            data=data,
-            suite=suite,
-            task=task,
-            judge=judge,
-            models_file=models_file,
-            concurrency=concurrency,
-            limit=limit,
-            seed=seed,
-            context=context,
-            cache=cache,
-            no_cache=no_cache,
-            no_progress=no_progress,
-            shard=shard,
-            ray=ray,
-            ray_shards=ray_shards,
-            ray_address=ray_address,
-            person=person,
-            max_cost=max_cost,
-            include_careless=include_careless,
-        )
-    )
+    # locals() is every parameter, by the name RunOptions gives its field
+    _stoppable(RunOptions(**locals()))
 
 
 def merge(
