@@ -9,11 +9,12 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
 from attunebench.cli.consoles import CommandConsole
+from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import file_out, folder_out, os_problem
 from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress
 from attunebench.data.importers import ImportFormatError, ImportOptionError
@@ -95,13 +96,6 @@ def quiet_model_loading() -> None:
 def _entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
     known = load_models_file(models_file) if models_file is not None else {}
     return tuple(resolve_model(ref, known) for ref in refs)
-
-
-def _fail(message: str) -> NoReturn:
-    # Plain text: messages hold field paths like turns[2] that are not markup.
-    err.print("error:", style="bold red", end=" ")
-    err.print(message, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def skipped_lines(result: RunResult) -> list[str]:
