@@ -8,7 +8,7 @@ task touches nothing else. A task is made by name with its options as keyword ar
 A task module imports what it declares with from here: the task's parts (`Task`, `Scoring`,
 `Item`, `Query`, `Scored`, ...), `register_task`, the prompt file's reader `task_prompt`, and the
 helpers every task uses (`history`, `metrics`, `prompting`, `calibration_metrics`, `GoldCounts`,
-`answer_fields`, `label_list`). Task modules are imported by `load_tasks()`, after this one.
+`answer_fields`, `label_list`). So this module imports no task module: `load_tasks()` does.
 """
 
 from __future__ import annotations
