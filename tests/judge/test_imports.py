@@ -10,7 +10,6 @@ import sys
 
 import attunebench.judge
 import attunebench.tasks
-import attunebench.tasks.helpers
 
 # In one fresh interpreter: each module imported with no attunebench module loaded before it
 # (third-party packages stay loaded, so this takes seconds, not one interpreter per module).
@@ -30,8 +29,9 @@ print("\\n".join(failed))
 
 def modules() -> list[str]:
     found = []
-    for package in (attunebench.tasks, attunebench.tasks.helpers, attunebench.judge):
-        found += [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
+    for package in (attunebench.tasks, attunebench.judge):
+        walked = pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}.")
+        found += [m.name for m in walked]
     return sorted(found)
 
 

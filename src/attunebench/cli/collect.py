@@ -20,6 +20,7 @@ from rich.table import Table
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.errors import file_out, needs_extra, os_problem
+from attunebench.cli.options import BaseUrl, DbUrl, Seed
 from attunebench.collect import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
@@ -35,21 +36,6 @@ app = typer.Typer(
 console = CommandConsole()
 err = CommandConsole(stderr=True)
 
-DbOption = Annotated[
-    str,
-    typer.Option(
-        "--db",
-        envvar="ATTUNEBENCH_COLLECT_DATABASE_URL",
-        help="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://...",
-    ),
-]
-BaseUrl = Annotated[
-    str | None,
-    typer.Option(
-        help="Where the app is reachable (default: where `collect serve` last listened, "
-        "else http://127.0.0.1:8000)."
-    ),
-]
 LOCAL = "http://127.0.0.1:8000"
 # What the `collect` extra brings that every collect command imports.
 WEB_STACK = ("sqlalchemy", "alembic", "fastapi", "uvicorn", "pydantic_settings", "httpx")
@@ -98,7 +84,7 @@ def _password(env_var: str | None) -> str | None:
 @app.command()
 def init(
     study: Annotated[Path, typer.Option("--study", help="The study TOML file.")],
-    db: DbOption = DEFAULT_DATABASE_URL,
+    db: DbUrl = DEFAULT_DATABASE_URL,
     admin_password_env: Annotated[
         str | None, typer.Option(help="Read the admin password from this environment variable.")
     ] = None,
@@ -135,7 +121,7 @@ def init(
 
 @app.command()
 def serve(
-    db: DbOption = DEFAULT_DATABASE_URL,
+    db: DbUrl = DEFAULT_DATABASE_URL,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (1 to 65535).")] = 8000,
     workers: Annotated[
@@ -221,7 +207,7 @@ def _port_free(host: str, port: int) -> None:
 
 @app.command()
 def invite(
-    db: DbOption = DEFAULT_DATABASE_URL,
+    db: DbUrl = DEFAULT_DATABASE_URL,
     count: Annotated[int, typer.Option("--count", "-n", min=1, max=10_000)] = 1,
     base_url: BaseUrl = None,
 ) -> None:
@@ -242,7 +228,7 @@ def invite(
 @app.command()
 def export(
     out: Annotated[Path | None, typer.Option("--out", help="The JSON Lines file to write.")] = None,
-    db: DbOption = DEFAULT_DATABASE_URL,
+    db: DbUrl = DEFAULT_DATABASE_URL,
     finished_only: Annotated[bool, typer.Option(help="Only finished conversations.")] = False,
     simulated: Annotated[
         bool, typer.Option(help="Include simulated participants (labelled simulated).")
@@ -314,7 +300,7 @@ def _export_conversations(
 
 
 @app.command()
-def status(db: DbOption = DEFAULT_DATABASE_URL, base_url: BaseUrl = None) -> None:
+def status(db: DbUrl = DEFAULT_DATABASE_URL, base_url: BaseUrl = None) -> None:
     """Progress: enrolment, turns, picks per model and position, retest probes answered, and
     generation failures."""
     from attunebench.collect.progress import progress
@@ -379,7 +365,7 @@ def _print_time(now: Progress) -> None:
 def simulate(
     url: Annotated[str, typer.Option("--url", help="The study's open link (…/join/…).")],
     participants: Annotated[int, typer.Option(min=1, max=10_000)] = 5,
-    seed: Annotated[int, typer.Option(help="Seeds every participant's choices.")] = 0,
+    seed: Seed = 0,
     concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
     retest_noise: Annotated[
         float,

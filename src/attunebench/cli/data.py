@@ -17,6 +17,7 @@ from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.data_fetch import fetch
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import file_out, folder_out, os_problem
+from attunebench.cli.options import MaxLineBytes, Seed, ValidFile
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.repeats import repeats
 from attunebench.data.schema import Conversation
@@ -42,9 +43,6 @@ app.add_typer(import_app, name="import")
 app.command("fetch")(fetch)
 
 SHOW_DEFAULT = 50
-MaxLineBytes = Annotated[
-    int, typer.Option("--max-line-bytes", min=1, help="Longest line accepted, in bytes.")
-]
 
 
 def _print_problems(problems: Iterable[Problem], total: int, show: int) -> None:
@@ -197,9 +195,9 @@ def _print_stats(name: str, s: DatasetStats, gold: TaskGold) -> None:
 
 @app.command("split")
 def split_command(
-    file: Annotated[Path, typer.Argument(help="A valid JSON Lines file.")],
+    file: ValidFile,
     train: Annotated[float, typer.Option(help="The share of conversations for train.")] = 0.8,
-    seed: Annotated[int, typer.Option(help="Seed of the shuffle.")] = 0,
+    seed: Seed = 0,
     stratify: Annotated[
         str | None,
         typer.Option(help="A field (context.emotion, participant.traits.X) to split by value."),
@@ -245,7 +243,7 @@ class ExportFormat(StrEnum):
 
 @app.command()
 def export(
-    file: Annotated[Path, typer.Argument(help="A valid JSON Lines file.")],
+    file: ValidFile,
     to: Annotated[ExportFormat, typer.Option("--to", help="parquet, or a `datasets` folder (hf).")],
     out: Annotated[Path, typer.Option("--out", help="Output file (parquet) or new folder (hf).")],
 ) -> None:

@@ -12,6 +12,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
 from attunebench.cli.errors import file_out, os_problem
+from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker
 from attunebench.data.importers import (
     ConvAI1Importer,
     CsvImporter,
@@ -28,7 +29,7 @@ from attunebench.data.importers import (
     import_to_file,
 )
 from attunebench.data.jsonl import iter_conversations
-from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir, missing_corpus
+from attunebench.data.locations import corpus_dir, missing_corpus
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError
 
@@ -40,18 +41,6 @@ app = typer.Typer(
 # Messages name file:line; soft wrapping keeps them whole for editors and grep.
 console = CommandConsole(soft_wrap=True)
 errors = CommandConsole(stderr=True, soft_wrap=True)
-
-Source = Annotated[
-    Path | None,
-    typer.Argument(
-        help=f"The corpus folder (default: the first holding it of ${DATA_DIR_VARIABLE}, "
-        "the user's data folder and ../shared/data; see `attunebench data fetch`)."
-    ),
-]
-Out = Annotated[
-    Path, typer.Option("--out", "-o", help="The JSON Lines file to write (replaced atomically).")
-]
-Limit = Annotated[int | None, typer.Option(min=1, help="Stop after this many conversations.")]
 
 
 def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: int | None) -> None:
@@ -96,8 +85,8 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
 
 @app.command()
 def esconv(
-    out: Out,
-    src: Source = None,
+    out: ImportOut,
+    src: CorpusFolder = None,
     variant: Annotated[
         Literal["hf", "failed", "multiesc"],
         typer.Option(
@@ -114,8 +103,8 @@ def esconv(
 
 @app.command()
 def dailydialog(
-    out: Out,
-    src: Source = None,
+    out: ImportOut,
+    src: CorpusFolder = None,
     split: Annotated[Literal["valid", "test", "all"], typer.Option()] = "all",
     limit: Limit = None,
 ) -> None:
@@ -125,13 +114,10 @@ def dailydialog(
 
 @app.command()
 def meld(
-    out: Out,
-    src: Source = None,
+    out: ImportOut,
+    src: CorpusFolder = None,
     split: Annotated[Literal["train", "valid", "test", "all"], typer.Option()] = "all",
-    user_speaker: Annotated[
-        str | None,
-        typer.Option(help="Speaker to take as the user (default: each dialogue's first)."),
-    ] = None,
+    user_speaker: UserSpeaker = None,
     limit: Limit = None,
 ) -> None:
     """MELD (Friends): one speaker is the user, the others' lines are the reply; emotions."""
@@ -140,8 +126,8 @@ def meld(
 
 @app.command()
 def uss(
-    out: Out,
-    src: Source = None,
+    out: ImportOut,
+    src: CorpusFolder = None,
     part: Annotated[
         Literal["mwoz", "redial", "all"], typer.Option(help="MultiWOZ, ReDial or both.")
     ] = "all",
@@ -153,8 +139,8 @@ def uss(
 
 @app.command()
 def goemotions(
-    out: Out,
-    src: Source = None,
+    out: ImportOut,
+    src: CorpusFolder = None,
     split: Annotated[Literal["valid", "test", "all"], typer.Option()] = "all",
     limit: Limit = None,
 ) -> None:
@@ -163,7 +149,7 @@ def goemotions(
 
 
 @app.command("empathy-mental-health")
-def empathy_mental_health(out: Out, src: Source = None, limit: Limit = None) -> None:
+def empathy_mental_health(out: ImportOut, src: CorpusFolder = None, limit: Limit = None) -> None:
     """EPITOME's Reddit replies: annotators' empathy levels (reactions, interpretations,
     explorations) as each reply's behaviors."""
     _run("empathy_mental_health", EmpathyMentalHealthImporter(), src, out, limit)
@@ -171,8 +157,8 @@ def empathy_mental_health(out: Out, src: Source = None, limit: Limit = None) -> 
 
 @app.command()
 def convai1(
-    out: Out,
-    src: Source = None,
+    out: ImportOut,
+    src: CorpusFolder = None,
     variant: Annotated[
         Literal["human-bot", "human-human"],
         typer.Option(
@@ -190,8 +176,8 @@ def convai1(
 
 @app.command("topical-chat")
 def topical_chat(
-    out: Out,
-    src: Source = None,
+    out: ImportOut,
+    src: CorpusFolder = None,
     split: Annotated[
         Literal["valid_freq", "valid_rare", "test_freq", "test_rare", "all"], typer.Option()
     ] = "all",
@@ -210,7 +196,7 @@ def topical_chat(
 @app.command("csv")
 def csv_command(
     src: Annotated[Path, typer.Argument(help="The CSV (or, with --delimiter, TSV) file.")],
-    out: Out,
+    out: ImportOut,
     conversation_col: Annotated[
         list[str], typer.Option(help="Column naming the conversation; repeat for a composite key.")
     ],
@@ -254,9 +240,7 @@ def csv_command(
             "situation=COL, emotion=COL; repeat."
         ),
     ] = None,
-    user_speaker: Annotated[
-        str | None, typer.Option(help="Speaker who is the user (default: first).")
-    ] = None,
+    user_speaker: UserSpeaker = None,
     taxonomy: Annotated[
         str, typer.Option(help="Shipped taxonomy id, or a taxonomy FILE.json (carried inline).")
     ] = "attunebench-default",

@@ -24,7 +24,7 @@ import typer
 
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import folder_out
-from attunebench.cli.report import RESAMPLES
+from attunebench.cli.options import RESAMPLES, Resamples, Seed
 from attunebench.cli.run import quiet_model_loading, skipped_lines
 from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import read_conversations, write_conversations
@@ -90,8 +90,8 @@ def demo(
     train_esconv: Annotated[
         int, typer.Option(min=0, help="ESConv conversations in the train split.")
     ] = 40,
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = RESAMPLES,
-    seed: Annotated[int, typer.Option(help="Seed of the run and of the analysis.")] = 0,
+    resamples: Resamples = RESAMPLES,
+    seed: Seed = 0,
 ) -> None:
     """Run the sample (and some ESConv) with four baselines and the proxy judge, then report."""
     from attunebench.analysis import Options, build_summary, load_runs

@@ -17,6 +17,7 @@ from rich.text import Text
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import folder_out, os_problem
+from attunebench.cli.options import RESAMPLES, IncludeSimulated, MovedData, Resamples, Seed
 
 if TYPE_CHECKING:
     from attunebench.analysis.comparisons.power import PowerCurve
@@ -27,10 +28,8 @@ if TYPE_CHECKING:
 out = CommandConsole()
 err = CommandConsole(stderr=True)
 FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
-# The analysis defaults, repeated so the CLI starts without importing it (a test compares them).
-RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
+# The analysis default, repeated so the CLI starts without importing it (a test compares them).
 SIMULATIONS = 400  # analysis.comparisons.power.DEFAULT_SIMULATIONS
-DATA_HELP = "The dataset file, if it moved since the run (texts, traits, sources)."
 SIMULATORS_FILE = "simulators.json"  # simulators.schema.SIMULATORS_FILE (a test compares them)
 
 
@@ -38,18 +37,16 @@ def report(
     rundirs: Annotated[list[Path], typer.Argument(help="Run directories to merge (same data).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and the report.")],
     fmt: Annotated[str, typer.Option("--format", help="html, markdown or json.")] = "html",
-    seed: Annotated[int, typer.Option(help="Seed of every resampling.")] = 0,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.", min=100)] = RESAMPLES,
+    seed: Seed = 0,
+    resamples: Resamples = RESAMPLES,
     cluster: Annotated[str, typer.Option(help="Resampled unit: conversation or participant.")] = (
         "conversation"
     ),
-    data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
+    data: MovedData = None,
     allow_mixed_data: Annotated[
         bool, typer.Option(help="Merge runs on different datasets (with a warning).")
     ] = False,
-    include_simulated: Annotated[
-        bool, typer.Option(help="Count sim/ models as models under test (to validate claims).")
-    ] = False,
+    include_simulated: IncludeSimulated = False,
     all_items: Annotated[
         bool,
         typer.Option(help="Score every answered item, not only those every model answered."),
@@ -73,22 +70,8 @@ def report(
 ) -> None:
     """Analyse run directories: scores with intervals, rank agreement, discriminability, report.
     A folder of `simulators validate` gets its page (simulators.html)."""
-    _report(
-        ReportOptions(
-            rundirs=rundirs,
-            out_dir=out_dir,
-            fmt=fmt,
-            seed=seed,
-            resamples=resamples,
-            cluster=cluster,
-            data=data,
-            allow_mixed_data=allow_mixed_data,
-            include_simulated=include_simulated,
-            all_items=all_items,
-            train=train,
-            compare=_pairs(compare or []),
-        )
-    )
+    # locals() is every parameter, by the name ReportOptions gives its field
+    _report(ReportOptions(**locals()))
 
 
 @dataclass(frozen=True)
@@ -106,7 +89,7 @@ class ReportOptions:
     include_simulated: bool
     all_items: bool
     train: Path | None
-    compare: tuple[tuple[str, str], ...] = ()
+    compare: list[str] | None = None
 
 
 def _pairs(values: list[str]) -> tuple[tuple[str, str], ...]:
@@ -134,13 +117,15 @@ def _check_models(names: list[str], known: list[str], option: str, what: str) ->
             )
 
 
-def _check_compared(runs: Runs, asked: ReportOptions) -> None:
+def _check_compared(
+    runs: Runs, pairs: tuple[tuple[str, str], ...], include_simulated: bool
+) -> None:
     """`--compare` names models under test of these runs (a yardstick is never compared)."""
     from attunebench.analysis.provenance import Roster
 
-    roster = Roster.of(runs, asked.include_simulated)
+    roster = Roster.of(runs, include_simulated)
     under_test = sorted({r.model for r in runs.records if roster.is_subject(r.model)})
-    compared = [name for pair in asked.compare for name in pair]
+    compared = [name for pair in pairs for name in pair]
     _check_models(compared, under_test, "--compare", "models under test")
 
 
@@ -150,6 +135,7 @@ def _report(asked: ReportOptions) -> None:
     from attunebench.analysis import Options, RunLoadError, build_summary, load_runs
     from attunebench.report.render import write_report
 
+    compared = _pairs(asked.compare or [])
     if asked.fmt not in FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
     if asked.cluster not in ("conversation", "participant"):
@@ -162,7 +148,7 @@ def _report(asked: ReportOptions) -> None:
         return
     try:
         runs = load_runs(rundirs, dataset=asked.data, allow_mixed_datasets=asked.allow_mixed_data)
-        _check_compared(runs, asked)
+        _check_compared(runs, compared, asked.include_simulated)
         options = Options(
             seed=asked.seed,
             resamples=asked.resamples,
@@ -170,7 +156,7 @@ def _report(asked: ReportOptions) -> None:
             all_items=asked.all_items,
             cluster="participant" if asked.cluster == "participant" else "conversation",
             train=asked.train,
-            differences=asked.compare,
+            differences=compared,
         )
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:
@@ -241,11 +227,11 @@ def power(
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Tasks (repeat or comma-separate).")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    seed: Seed = 0,
     simulations: Annotated[int, typer.Option(help="Simulated studies per size.", min=50)] = (
         SIMULATIONS
     ),
-    data: Annotated[Path | None, typer.Option(help=DATA_HELP)] = None,
+    data: MovedData = None,
 ) -> None:
     """Conversations needed to separate two models on each task's headline at 80% power
     (the report's paired difference and its 95% interval): a central figure and a range."""

@@ -9,12 +9,14 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
 from attunebench.cli.consoles import CommandConsole
+from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import file_out, folder_out, os_problem
+from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
 from attunebench.engine import (
@@ -94,13 +96,6 @@ def quiet_model_loading() -> None:
 def _entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
     known = load_models_file(models_file) if models_file is not None else {}
     return tuple(resolve_model(ref, known) for ref in refs)
-
-
-def _fail(message: str) -> NoReturn:
-    # Plain text: messages hold field paths like turns[2] that are not markup.
-    err.print("error:", style="bold red", end=" ")
-    err.print(message, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def skipped_lines(result: RunResult) -> list[str]:
@@ -361,26 +356,21 @@ def run(
     judge: Annotated[
         list[str] | None, typer.Option("--judge", help="A judge model, like --model; repeat.")
     ] = None,
-    models_file: Annotated[
-        Path | None, typer.Option("--models-file", help="TOML file naming models.")
-    ] = None,
+    models_file: ModelsFile = None,
     concurrency: Annotated[
         int, typer.Option(min=1, help="Calls in flight per server, unless the models file says.")
     ] = 16,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N conversations.")
-    ] = None,
+    limit: Limit = None,
+    # None, not 0: --suite refuses a --seed given beside it
     seed: Annotated[
-        int | None, typer.Option(help="Seed for every seeded choice in the run (default 0).")
+        int | None, typer.Option(help="Seed of every random choice (default 0).")
     ] = None,
     context: Annotated[
         str | None, typer.Option(help="blind, informed or both (tasks that take it).")
     ] = None,
-    cache: Annotated[
-        Path | None, typer.Option(help="The response cache (default: the user cache folder).")
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    cache: Cache = None,
+    no_cache: NoCache = False,
+    no_progress: NoProgress = False,
     shard: Annotated[
         str | None,
         typer.Option(help="i/N: run only shard i of N of the plan, by conversation (merge after)."),
@@ -429,31 +419,8 @@ def run(
     ] = False,
 ) -> None:
     """Run models on tasks; re-running the same command resumes and repeats no successful call."""
-    _stoppable(
-        RunOptions(
-            model=model,
-            out=out,
-            data=data,
-            suite=suite,
-            task=task,
-            judge=judge,
-            models_file=models_file,
-            concurrency=concurrency,
-            limit=limit,
-            seed=seed,
-            context=context,
-            cache=cache,
-            no_cache=no_cache,
-            no_progress=no_progress,
-            shard=shard,
-            ray=ray,
-            ray_shards=ray_shards,
-            ray_address=ray_address,
-            person=person,
-            max_cost=max_cost,
-            include_careless=include_careless,
-        )
-    )
+    # locals() is every parameter, by the name RunOptions gives its field
+    _stoppable(RunOptions(**locals()))
 
 
 def merge(

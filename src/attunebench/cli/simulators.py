@@ -13,6 +13,16 @@ from rich.console import Console
 from rich.table import Table
 
 from attunebench.cli.errors import fail, file_out, folder_out, os_problem
+from attunebench.cli.options import (
+    RESAMPLES,
+    Cache,
+    IncludeSimulated,
+    ModelsFile,
+    NoCache,
+    NoProgress,
+    Resamples,
+    Seed,
+)
 from attunebench.engine.stopping import stop_signals
 
 if TYPE_CHECKING:
@@ -22,7 +32,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(no_args_is_help=True, help="Simulated users, checked against real people.")
 out = Console()
-RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES (the CLI starts without importing it)
 
 
 @app.command("validate")
@@ -45,9 +54,7 @@ def validate_command(
         typer.Option(help="The model the simulated seeker talks with (default: the real one)."),
     ] = None,
     seeds: Annotated[int, typer.Option(min=1, help="Rollouts, each with its own seed.")] = 3,
-    models_file: Annotated[
-        Path | None, typer.Option("--models-file", help="TOML file naming models.")
-    ] = None,
+    models_file: ModelsFile = None,
     temperature: Annotated[float, typer.Option(min=0, help="The simulator's sampling.")] = 0.7,
     top_p: Annotated[float, typer.Option(min=0, max=1, help="The simulator's top-p.")] = 0.95,
     exchanges: Annotated[
@@ -60,20 +67,16 @@ def validate_command(
             help="Per conversation: items replayed per task, turns continued, messages graded.",
         ),
     ] = 6,
-    include_simulated: Annotated[
-        bool, typer.Option(help="Rank the runs' sim/ models beside the models under test.")
-    ] = False,
+    include_simulated: IncludeSimulated = False,
     include_baselines: Annotated[
         bool, typer.Option(help="Rank the runs' baselines beside the models under test.")
     ] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the tasks and of every resampling.")] = 0,
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = RESAMPLES,
+    seed: Seed = 0,
+    resamples: Resamples = RESAMPLES,
     concurrency: Annotated[int, typer.Option(min=1, help="Conversations at once.")] = 4,
-    cache: Annotated[
-        Path | None, typer.Option(help="The response cache (default: the user cache folder).")
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache.")] = False,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    cache: Cache = None,
+    no_cache: NoCache = False,
+    no_progress: NoProgress = False,
 ) -> None:
     """Ask a simulated user what real people said of themselves, and say how far it stands
     in for them: replay, realism, ranking, noise floor and leaks, in DIR/simulators.json."""

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
-from attunebench.cli.errors import folder_out, os_problem
+from attunebench.cli.errors import fail, folder_out, os_problem
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.suite import Manifest, SuiteError, load_manifest, suite_digest, suite_names
 from attunebench.suite.build import load_suite, write_suite_data
@@ -21,14 +21,7 @@ app = typer.Typer(
     rich_markup_mode=HELP_MARKUP,
 )
 out = CommandConsole()
-err = CommandConsole(stderr=True)
 SUITE_ERRORS = (SuiteError, ImportFormatError, ImportOptionError, OSError)
-
-
-def fail(message: str) -> NoReturn:
-    err.print("error:", style="bold red", end=" ")
-    err.print(message, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def counts(manifest: Manifest) -> dict[tuple[str, str], tuple[int, int]]:

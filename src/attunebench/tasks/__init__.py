@@ -4,6 +4,11 @@ A task is one module with its prompt file beside it (see `tasks.base`). `load_ta
 every module of this package, and each task module registers itself with `TASKS`, so adding a
 task touches nothing else. A task is made by name with its options as keyword arguments:
 `load_tasks().get("preference")(context="both")`.
+
+A task module imports what it declares with from here: the task's parts (`Task`, `Scoring`,
+`Item`, `Query`, `Scored`, ...), `register_task`, the prompt file's reader `task_prompt`, and the
+helpers every task uses (`history`, `metrics`, `prompting`, `calibration_metrics`, `GoldCounts`,
+`answer_fields`, `label_list`). So this module imports no task module: `load_tasks()` does.
 """
 
 from __future__ import annotations
@@ -20,18 +25,36 @@ from attunebench.tasks.base import (
     TASKS,
     AnswerMode,
     Gold,
+    GoldLevel,
+    Guess,
     InvalidAnswer,
     Item,
+    JudgedVerdict,
     Output,
     PlanError,
     Query,
+    RecordedReference,
+    Reference,
+    Repeat,
     Scored,
+    Scoring,
     Task,
     TaskFactory,
     View,
+    by_part,
+    check_choice,
+    in_contexts,
+    in_part,
+    part_average,
+    register_task,
 )
+from attunebench.tasks.helpers import history, metrics, prompting
+from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks.helpers.gold_stats import GoldCounts
 from attunebench.tasks.helpers.history import CONTEXT_MODES, DEFAULT_CONTEXT
 from attunebench.tasks.helpers.metrics import METRICS, Metric
+from attunebench.tasks.helpers.parsing import answer_fields, label_list
+from attunebench.tasks.helpers.wording import task_prompt
 
 
 @cache
@@ -57,17 +80,38 @@ __all__ = [
     "TASKS",
     "AnswerMode",
     "Gold",
+    "GoldCounts",
+    "GoldLevel",
+    "Guess",
     "InvalidAnswer",
     "Item",
+    "JudgedVerdict",
     "Metric",
     "Output",
     "PlanError",
     "Query",
+    "RecordedReference",
+    "Reference",
+    "Repeat",
     "Scored",
+    "Scoring",
     "Task",
     "TaskFactory",
     "View",
     "Weights",
+    "answer_fields",
+    "by_part",
+    "calibration_metrics",
+    "check_choice",
+    "history",
+    "in_contexts",
+    "in_part",
+    "label_list",
     "load_tasks",
     "make_tasks",
+    "metrics",
+    "part_average",
+    "prompting",
+    "register_task",
+    "task_prompt",
 ]

@@ -31,9 +31,10 @@ from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.prompts import delimit
-from attunebench.tasks.base import (
+from attunebench.tasks import (
     AnswerMode,
     Gold,
+    GoldCounts,
     GoldLevel,
     Guess,
     InvalidAnswer,
@@ -45,12 +46,16 @@ from attunebench.tasks.base import (
     Scoring,
     Task,
     View,
+    answer_fields,
+    calibration_metrics,
+    history,
     in_contexts,
+    label_list,
+    metrics,
+    prompting,
     register_task,
+    task_prompt,
 )
-from attunebench.tasks.helpers import history, metrics, prompting
-from attunebench.tasks.helpers.calibration import calibration_metrics
-from attunebench.tasks.helpers.gold_stats import GoldCounts
 from attunebench.tasks.helpers.grouping import (
     Grouped,
     group_references,
@@ -58,8 +63,6 @@ from attunebench.tasks.helpers.grouping import (
     most_common,
     shown_bin,
 )
-from attunebench.tasks.helpers.parsing import answer_fields, label_list
-from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "behavior"
 PROMPT = task_prompt(__name__, "behavior")

@@ -51,9 +51,10 @@ from attunebench.data.schema import Conversation, State, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, IntArray, Weights
-from attunebench.tasks.base import (
+from attunebench.tasks import (
     AnswerMode,
     Gold,
+    GoldCounts,
     Guess,
     InvalidAnswer,
     Item,
@@ -65,14 +66,18 @@ from attunebench.tasks.base import (
     Scoring,
     Task,
     View,
+    answer_fields,
     by_part,
+    calibration_metrics,
+    history,
     in_contexts,
+    label_list,
+    metrics,
     part_average,
+    prompting,
     register_task,
+    task_prompt,
 )
-from attunebench.tasks.helpers import history, metrics, prompting
-from attunebench.tasks.helpers.calibration import calibration_metrics
-from attunebench.tasks.helpers.gold_stats import GoldCounts
 from attunebench.tasks.helpers.grouping import (
     Grouped,
     group_references,
@@ -81,14 +86,11 @@ from attunebench.tasks.helpers.grouping import (
     shown_bin,
 )
 from attunebench.tasks.helpers.parsing import (
-    answer_fields,
     bounded_number,
     expected_value,
-    label_list,
     most_probable,
     one_label,
 )
-from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "emotion"
 PROMPT = task_prompt(__name__, "emotion")

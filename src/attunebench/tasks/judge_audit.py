@@ -30,9 +30,19 @@ import numpy as np
 
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
-from attunebench.tasks import base
-from attunebench.tasks.helpers import audit, history, metrics, pairs
-from attunebench.tasks.helpers.calibration import calibration_metrics
+from attunebench.tasks import (
+    AnswerMode,
+    Item,
+    Query,
+    Reference,
+    Scored,
+    View,
+    calibration_metrics,
+    history,
+    metrics,
+    register_task,
+)
+from attunebench.tasks.helpers import audit, pairs
 from attunebench.tasks.helpers.judging import (
     PAIRWISE,
     PAIRWISE_CHOICE,
@@ -60,7 +70,7 @@ TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"
 
 
-AuditView = base.View[pairs.PairGold, PreferencePrediction]
+AuditView = View[pairs.PairGold, PreferencePrediction]
 
 
 def counts(views: Sequence[AuditView]) -> FloatArray:
@@ -75,13 +85,13 @@ def counts(views: Sequence[AuditView]) -> FloatArray:
 class JudgeAuditScoring(PairScoring):
     headline = "judge accuracy (consistent in both orders and as the participant picked)"
 
-    def choice_gold(self, item: base.Item[pairs.PairGold], query: base.Query) -> str | None:
+    def choice_gold(self, item: Item[pairs.PairGold], query: Query) -> str | None:
         gold = shown_gold(item.gold, query.key)
         return None if gold == pairs.TIE else gold
 
     def references(
         self, context: history.ContextMode = "blind"
-    ) -> dict[str, base.Reference[pairs.PairGold]]:
+    ) -> dict[str, Reference[pairs.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
 
     metrics = metrics.register(
@@ -102,7 +112,7 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     per_order = "agree"
     templates = (PAIRWISE, PAIRWISE_CHOICE)
 
-    def queries(self, item: base.Item[pairs.PairGold], mode: base.AnswerMode) -> list[base.Query]:
+    def queries(self, item: Item[pairs.PairGold], mode: AnswerMode) -> list[Query]:
         pair = pair_of(item, self.pairs)
         # Across turns, cut before the earlier reply, as `preference` does: a transcript that
         # quoted it would show which reply came first.
@@ -120,9 +130,7 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     def letter(self, text: str) -> str:
         return str(parse_pairwise(text)["winner"])
 
-    def score(
-        self, item: base.Item[pairs.PairGold], prediction: PreferencePrediction
-    ) -> base.Scored:
+    def score(self, item: Item[pairs.PairGold], prediction: PreferencePrediction) -> Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
         agrees = outcome["consistent"] == 1.0 and outcome["correct_ab"] == 1.0
         values = {
@@ -130,10 +138,10 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
             "agree_ba": outcome["correct_ba"],
             "consistent": outcome["consistent"],
         }
-        return base.Scored(float(agrees), values)
+        return Scored(float(agrees), values)
 
 
-@base.register_task(TASK)
+@register_task(TASK)
 def judge_audit_task(
     participant_context: str = DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

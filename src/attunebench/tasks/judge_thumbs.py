@@ -28,7 +28,7 @@ from attunebench.data.schema import Conversation, Response
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.stats import FloatArray, Weights, safe_ratio
-from attunebench.tasks.base import (
+from attunebench.tasks import (
     AnswerMode,
     Gold,
     GoldLevel,
@@ -39,10 +39,11 @@ from attunebench.tasks.base import (
     Scoring,
     Task,
     View,
+    history,
     in_contexts,
+    metrics,
     register_task,
 )
-from attunebench.tasks.helpers import history, metrics
 from attunebench.tasks.helpers.judging import (
     RUBRIC,
     JudgeContext,

@@ -55,9 +55,10 @@ from attunebench.data.schema import Conversation
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord
 from attunebench.stats import FloatArray
-from attunebench.tasks.base import (
+from attunebench.tasks import (
     AnswerMode,
     Gold,
+    GoldCounts,
     GoldLevel,
     Guess,
     Item,
@@ -68,13 +69,15 @@ from attunebench.tasks.base import (
     Scoring,
     Task,
     View,
+    calibration_metrics,
+    history,
     in_contexts,
+    metrics,
+    prompting,
     register_task,
+    task_prompt,
 )
-from attunebench.tasks.helpers import adjusted, grouping, history, metrics, numeric, prompting
-from attunebench.tasks.helpers.calibration import calibration_metrics
-from attunebench.tasks.helpers.gold_stats import GoldCounts
-from attunebench.tasks.helpers.wording import task_prompt
+from attunebench.tasks.helpers import adjusted, grouping, numeric
 
 TASK = "outcome"
 PROMPT = task_prompt(__name__, "outcome")

@@ -40,8 +40,9 @@ from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Probe, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import delimit
-from attunebench.tasks.base import (
+from attunebench.tasks import (
     AnswerMode,
+    GoldCounts,
     Guess,
     InvalidAnswer,
     Item,
@@ -54,13 +55,16 @@ from attunebench.tasks.base import (
     Task,
     View,
     by_part,
+    calibration_metrics,
+    history,
     in_contexts,
+    metrics,
     part_average,
+    prompting,
     register_task,
+    task_prompt,
 )
-from attunebench.tasks.helpers import history, metrics, pair_cues, prompting
-from attunebench.tasks.helpers.calibration import calibration_metrics
-from attunebench.tasks.helpers.gold_stats import GoldCounts
+from attunebench.tasks.helpers import pair_cues
 from attunebench.tasks.helpers.pairs import (
     DEFAULT_DERIVED_CAP,
     TIE,
@@ -71,7 +75,6 @@ from attunebench.tasks.helpers.pairs import (
     preference_pairs,
 )
 from attunebench.tasks.helpers.parsing import parse_choice
-from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "preference"
 SAME_TURN = task_prompt(__name__, "preference")

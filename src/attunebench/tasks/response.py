@@ -47,9 +47,10 @@ from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
-from attunebench.tasks.base import (
+from attunebench.tasks import (
     AnswerMode,
     Gold,
+    GoldCounts,
     Guess,
     InvalidAnswer,
     Item,
@@ -62,12 +63,13 @@ from attunebench.tasks.base import (
     Task,
     View,
     check_choice,
+    history,
     in_part,
+    metrics,
     register_task,
+    task_prompt,
 )
-from attunebench.tasks.helpers import history, metrics
 from attunebench.tasks.helpers import real_reply as real
-from attunebench.tasks.helpers.gold_stats import GoldCounts
 from attunebench.tasks.helpers.judge_values import (
     COMPARISONS,
     MODEL_FIRST,
@@ -86,7 +88,6 @@ from attunebench.tasks.helpers.judging import (
 )
 from attunebench.tasks.helpers.pairs import reference_replies
 from attunebench.tasks.helpers.prompting import REPLY_PARAMS, chat_messages, self_reports_block
-from attunebench.tasks.helpers.wording import task_prompt
 from attunebench.tasks.judge_thumbs import thumb
 
 TASK = "response"

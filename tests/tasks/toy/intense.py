@@ -13,7 +13,7 @@ import numpy as np
 from attunebench.answerform import AnswerForm, Schema, TaskHint, dumps, obj, one_of, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
-from attunebench.tasks.base import (
+from attunebench.tasks import (
     AnswerMode,
     Gold,
     InvalidAnswer,
@@ -23,13 +23,14 @@ from attunebench.tasks.base import (
     Scored,
     Scoring,
     Task,
+    answer_fields,
+    history,
     in_contexts,
+    metrics,
+    prompting,
     register_task,
+    task_prompt,
 )
-from attunebench.tasks.helpers import history, metrics
-from attunebench.tasks.helpers.parsing import answer_fields
-from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form, transcript
-from attunebench.tasks.helpers.wording import task_prompt
 
 TASK = "intense"
 PROMPT = task_prompt(__name__, "intense")
@@ -92,13 +93,13 @@ class IntenseTask(Task[IntenseGold, IntensePrediction], scoring=IntenseScoring):
 
     def queries(self, item: Item[IntenseGold], mode: AnswerMode) -> list[Query]:
         said = history.history_through(item.conversation, item.turn_index)
-        messages = PROMPT.render(conversation=transcript(said))
+        messages = PROMPT.render(conversation=prompting.transcript(said))
         hint = TaskHint(TASK, text=said[-1].text, form=ANSWERS)
         if mode == "generate":
-            return [Query("answer", messages, PROMPT.info, JSON_PARAMS, hint)]
-        asked = CHOICE.render(conversation=transcript(said))
-        choice = choice_form(asked, CHOICE.text("question"), OPTIONS)
-        return [Query("answer", messages, CHOICE.info, JSON_PARAMS, hint, choice=choice)]
+            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+        asked = CHOICE.render(conversation=prompting.transcript(said))
+        choice = prompting.choice_form(asked, CHOICE.text("question"), OPTIONS)
+        return [Query("answer", messages, CHOICE.info, prompting.JSON_PARAMS, hint, choice=choice)]
 
     def parse(self, item: Item[IntenseGold], outputs: Mapping[str, Output]) -> IntensePrediction:
         spread = outputs["answer"].probabilities
