@@ -11,6 +11,7 @@ from attunebench.analysis.bootstrap import (
     expanded_confidence,
     paired_difference,
     percentile_interval,
+    ratio,
     resample_counts,
 )
 from planted.studies import coverage
@@ -76,6 +77,19 @@ def test_group_means_keep_models_apart_and_skip_missing_values() -> None:
     assert point[1] == 1.0
     assert np.isnan(point[2])  # a group with no items has no mean, not zero
     assert samples.shape == (200, 3)
+
+
+def test_a_statistic_of_sums_is_the_pooled_value_and_each_resamples_own() -> None:
+    # Two conversations of very different sizes: 9 of 10 right, and 0 of 1. The share is the
+    # pooled 9/11; the mean of the two conversations' shares (0.45) is the trap.
+    conversations = np.array([0] * 10 + [1])
+    right = np.array([1.0] * 9 + [0.0, 0.0])
+    boot = conversations_bootstrap(2, 50, seed=4)
+    point, drawn = boot.statistic(np.stack([right, np.ones(11)], axis=1), conversations, ratio)
+    assert point[0] == pytest.approx(9 / 11)
+    first, second = boot.counts[:, 0], boot.counts[:, 1]  # each resample's draws of each
+    np.testing.assert_allclose(drawn[:, 0], 9 * first / (10 * first + second))
+    assert drawn.shape == (50, 1)
 
 
 def test_paired_difference_detects_a_planted_gap_and_not_a_null_one() -> None:

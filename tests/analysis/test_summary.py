@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from attunebench.analysis.loading import Run, Runs, load_runs
+from attunebench.analysis.schema import Estimate
 from attunebench.analysis.summary import Options, build_summary, summary_json
 from attunebench.records import ModelInfo
 from planted import synthetic
@@ -128,6 +130,26 @@ def test_a_seed_fixes_every_number(runs: Runs) -> None:
 
     first, again, other = text(3), text(3), text(4)
     assert first == again and first != other
+
+
+def models_in(value: Any) -> Iterator[BaseModel]:
+    """Every pydantic object in a summary, the summary included."""
+    if isinstance(value, BaseModel):
+        yield value
+        for name in type(value).model_fields:
+            yield from models_in(getattr(value, name))
+    elif isinstance(value, list | tuple | dict):
+        for inner in value.values() if isinstance(value, dict) else value:
+            yield from models_in(inner)
+
+
+def test_every_interval_is_an_estimate_whose_keys_stand_in_its_row(runs: Runs) -> None:
+    summary = build_summary(runs, Options(resamples=100, permutations=99))
+    with_interval = [m for m in models_in(summary) if "ci_low" in type(m).model_fields]
+    assert len({type(m) for m in with_interval}) >= 5  # scores, correlations, leads, ...
+    assert all(isinstance(m, Estimate) for m in with_interval)
+    row = json.loads(summary_json(summary))["scores"][0]
+    assert list(row)[:5] == ["value", "ci_low", "ci_high", "reason", "model"]
 
 
 def test_participant_clusters_need_the_conversations(runs: Runs) -> None:

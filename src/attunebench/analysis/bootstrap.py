@@ -21,7 +21,7 @@ Every task metric is evaluated on the same count matrix through `weights` (see
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -33,6 +33,15 @@ from attunebench.stats import Weights, group_sums, safe_ratio
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
+
+# A statistic of summed per-item columns: (..., k) sums -> (...) values, for the plain sums and
+# for every resample's at once.
+Finish = Callable[[FloatArray], FloatArray]
+
+
+def ratio(sums: FloatArray) -> FloatArray:
+    """Column 0 over column 1 (NaN where column 1 is 0): a mean from its (sum, count)."""
+    return safe_ratio(sums[..., 0], sums[..., 1])
 
 
 def resample_counts(n_clusters: int, resamples: int, rng: np.random.Generator) -> IntArray:
@@ -251,6 +260,20 @@ class ClusterBootstrap:
         flat = sums.transpose(1, 0, 2).reshape(clusters, groups * k)
         return (self.counts @ flat).reshape(self.resamples, groups, k)
 
+    def statistic(
+        self,
+        values: FloatArray,
+        conversations: IntArray,
+        finish: Finish,
+        groups: IntArray | None = None,
+        n_groups: int = 1,
+    ) -> tuple[FloatArray, FloatArray]:
+        """`finish` of the per-group column sums of `values` (items x k): point (groups,) from
+        the plain sums and resampled (resamples, groups) from each resample's cluster counts,
+        so one definition gives both."""
+        sums = self.sums(values, conversations, groups, n_groups)
+        return finish(sums.sum(axis=1)), finish(self.replicate(sums))
+
     def means(
         self,
         values: FloatArray,
@@ -264,10 +287,7 @@ class ClusterBootstrap:
         """
         defined = ~np.isnan(values)
         stats = np.stack([np.where(defined, values, 0.0), defined.astype(np.float64)], axis=1)
-        sums = self.sums(stats, conversations, groups, n_groups)
-        point = sums.sum(axis=1)
-        boot = self.replicate(sums)
-        return safe_ratio(point[:, 0], point[:, 1]), safe_ratio(boot[..., 0], boot[..., 1])
+        return self.statistic(stats, conversations, ratio, groups, n_groups)
 
     def interval(
         self, samples: FloatArray, clusters: int | IntArray | None = None

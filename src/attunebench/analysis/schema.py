@@ -29,7 +29,10 @@ class Notice(Frozen):
 
 
 class Estimate(Frozen):
-    """A point estimate with its percentile interval; `value` null means `reason` says why."""
+    """A point estimate with its percentile interval; `value` null means `reason` says why.
+
+    Every number with an interval is one: the classes below that add what it is about inherit
+    these four fields, so they sit in the JSON beside the others, not nested."""
 
     value: float | None
     ci_low: float | None = None
@@ -37,17 +40,13 @@ class Estimate(Frozen):
     reason: str | None = None
 
 
-class ScoreRow(Frozen):
+class ScoreRow(Estimate):
     model: str
     model_kind: ModelKind
     task: str
     variant: str
     metric: str
     headline: bool = Field(description="The task's primary metric on its headline variant.")
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    reason: str | None = None
     n: int = Field(description="Items scored (ok + invalid).")
     n_conversations: int
     n_invalid: int
@@ -92,23 +91,15 @@ class LeftOutItem(ItemAddress):
     reason: str
 
 
-class Correlation(Frozen):
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
+class Correlation(Estimate):
     p_value: float | None = None
-    reason: str | None = None
 
 
-class Reliability(Frozen):
+class Reliability(Estimate):
     """Split-half reliability of one task's model ranking (Spearman-Brown corrected)."""
 
     task: str
     models: list[str]
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    reason: str | None = None
 
 
 class TaskPair(Frozen):
@@ -161,15 +152,12 @@ class Discriminability(Frozen):
     reason: str | None = None
 
 
-class Ratio(Frozen):
+class Ratio(Estimate):
     """How many conversations task a needs, as a multiple of what task b needs, and how many
     items: a task with more items per conversation needs fewer conversations for that alone."""
 
     task_a: str
     task_b: str
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
     items_per_conversation_a: float | None = None
     items_per_conversation_b: float | None = None
     per_item: float | None = Field(
@@ -178,7 +166,6 @@ class Ratio(Frozen):
     per_item_ci_low: float | None = None
     per_item_ci_high: float | None = None
     statement: str
-    reason: str | None = None
 
 
 class DiscriminabilityReport(Frozen):
@@ -186,7 +173,7 @@ class DiscriminabilityReport(Frozen):
     ratios: list[Ratio]
 
 
-class Lead(Frozen):
+class Lead(Estimate):
     """A task's first model under test and its margin over the second (no leader: null)."""
 
     task: str
@@ -197,31 +184,24 @@ class Lead(Frozen):
     runner_up: str | None = None
     runner_up_value: float | None = None
     value: float | None = Field(default=None, description="Leader minus runner-up.")
-    ci_low: float | None = None
-    ci_high: float | None = None
     verdict: Literal["ahead", "not clearly ahead"] | None = Field(
         default=None, description="ahead: the margin's interval lies above 0."
     )
-    reason: str | None = None
 
 
-class Difference(Frozen):
+class Difference(Estimate):
     """A paired difference between two conditions on the same items (no verdict: null)."""
 
     model: str
     task: str
     a: str
     b: str
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
     n: int
     n_conversations: int
     verdict: str | None
-    reason: str | None = None
 
 
-class ModelDifference(Frozen):
+class ModelDifference(Estimate):
     """Model a's headline minus model b's on the items every model under test answered (the
     cross-model cell), both resampled with the same draws (`analysis.comparisons.differences`);
     null: `reason` says why."""
@@ -234,30 +214,23 @@ class ModelDifference(Frozen):
     a_value: float | None = None
     b_value: float | None = None
     value: float | None = Field(default=None, description="a's headline minus b's.")
-    ci_low: float | None = None
-    ci_high: float | None = None
-    reason: str | None = None
     n: int = Field(default=0, description="Items each model was scored on here.")
     n_clusters: int = Field(
         default=0, description="Conversations (or participants: settings.cluster) resampled."
     )
 
 
-class PersonGap(Frozen):
+class PersonGap(Estimate):
     """A model's headline with the person's own words shown minus with them hidden (its
     person-hidden twin), on the items it answered both ways; null: `reason` says why."""
 
     model_kind: ModelKind
     variant: str = Field(description="The shown items' variant (the task's headline variant).")
     metric: str = Field(description="The task's headline metric, computed on both.")
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
     shown: float | None = Field(description="The headline on these items, the words shown.")
     hidden: float | None = Field(description="The headline on their twins, the words hidden.")
     n: int = Field(description="Items answered both ways.")
     n_conversations: int
-    reason: str | None = None
     statement: str | None = Field(
         default=None, description="In words, where there is an interval: reads the person or not."
     )
@@ -381,19 +354,15 @@ class CorrectedScore(Frozen):
     )
 
 
-class GroupScore(Frozen):
+class GroupScore(Estimate):
     model: str
     task: str
     group: str
     level: str
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
     n: int
     n_conversations: int
     p_value: float | None = None
     p_holm: float | None = None
-    reason: str | None = None
 
 
 class Interaction(Frozen):
@@ -471,16 +440,12 @@ class Diagnostics(Frozen):
     worst_items: list[WorstItem]
 
 
-class SelfConsistency(Frozen):
+class SelfConsistency(Estimate):
     """The people's agreement with themselves on a task's headline measure: the headline metric
     applied to their first answers (the gold) against the same questions asked again later in
     the session (retest probes). The ceiling a model's headline is read against."""
 
     metric: str = Field(description="The task's headline metric, applied to (first, repeat).")
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    reason: str | None = None
     chance: float | None = Field(
         default=None,
         description="The headline's chance level on the task's items (Scoring.chance): 0 of the "

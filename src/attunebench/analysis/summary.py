@@ -131,27 +131,52 @@ def cluster_codes(frame: Frame, runs: Runs, cluster: Cluster) -> IntArray:
 Cells = dict[tuple[str, str], Cell]
 
 
-def diagnostics(
-    frame: Frame,
-    runs: Runs,
-    bootstrap: ClusterBootstrap,
-    cells: Cells,
-    headline_of: Mapping[str, str],
-    subjects: list[int],
-    options: Options,
-    rng: np.random.Generator,
-    minimum: Minimum,
-) -> tuple[Diagnostics, list[Notice]]:
-    positions = diag.position_bins(frame, runs.conversations)
-    intensities = diag.intensity_bins(frame, runs.conversations)
-    prepared = fields(frame, runs.conversations, options.subgroup_permutations, rng)
+@dataclass(frozen=True)
+class Streams:
+    """The analysis's random streams, one per component, split from its seed in this order
+    (so a seed fixes every number, and adding a component never shifts another's draws)."""
+
+    bootstrap: np.random.Generator  # the cluster resamples every interval shares
+    ranks: np.random.Generator  # the rank correlations' permutations
+    subgroups: np.random.Generator  # the subgroup and interaction permutations
+    reliability: np.random.Generator  # the split-half reliability's splits
+
+    @classmethod
+    def of(cls, seed: int) -> Streams:
+        return cls(*(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)))
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What every step of the summary reads: the runs and the options asked for, the records
+    as arrays, the resampling and its random streams, who is under test, the cells, and each
+    task's headline variant."""
+
+    runs: Runs
+    options: Options
+    frame: Frame
+    bootstrap: ClusterBootstrap
+    streams: Streams
+    roster: Roster
+    minimum: Minimum
+    subjects: list[int]
+    cells: Cells
+    headline_of: dict[str, str]
+
+
+def diagnostics(basis: Basis) -> tuple[Diagnostics, list[Notice]]:
+    frame, bootstrap, minimum = basis.frame, basis.bootstrap, basis.minimum
+    conversations, options, subjects = basis.runs.conversations, basis.options, basis.subjects
+    positions = diag.position_bins(frame, conversations)
+    intensities = diag.intensity_bins(frame, conversations)
+    prepared = fields(frame, conversations, options.subgroup_permutations, basis.streams.subgroups)
     confusion, label_f1, by_position, by_intensity, worst = [], [], [], [], []
     curves = []
     subgroups: list[GroupScore] = []
     found: list[Interaction] = []
     small: set[tuple[str, str]] = set()
-    for task, variant in sorted(headline_of.items()):
-        cell = cells[task, variant]
+    for task, variant in sorted(basis.headline_of.items()):
+        cell = basis.cells[task, variant]
         labelled = diag.label_sets(frame, cell)
         confusion += diag.confusion(frame, cell, labelled)
         curves += diag.calibration(frame, cell)
@@ -169,7 +194,7 @@ def diagnostics(
         subgroups += rows
         small |= too_small
         found += interactions(frame, cell, prepared, subjects, least, minimum)
-        worst += diag.worst_items(frame, cell, runs.conversations, options.worst_items)
+        worst += diag.worst_items(frame, cell, conversations, options.worst_items)
     notices = small_subgroups(small, options.min_subgroup_conversations)
     details = Diagnostics(
         confusion=confusion,
@@ -227,43 +252,35 @@ class Claims:
     discriminability: DiscriminabilityReport
 
 
-def claims(
-    frame: Frame,
-    bootstrap: ClusterBootstrap,
-    cells: Cells,
-    headlines: Mapping[str, MetricScores],
-    subjects: list[int],
-    options: Options,
-    streams: list[np.random.Generator],
-    minimum: Minimum,
-    nobody: str,
-) -> Claims:
+def claims(basis: Basis, headlines: Mapping[str, MetricScores]) -> Claims:
     """The paper's two claims, on the models under test: rank agreement between tasks (with
     the reliability ceiling) and discriminability. A task's intervals and verdicts need its
     models' scored items to fall in `minimum` clusters; a pair of tasks needs both. With no
-    model under test there is nothing to count: `nobody` says why and what would change it."""
+    model under test there is nothing to count: the hint says why and what would change it."""
+    frame, bootstrap, cells, subjects = basis.frame, basis.bootstrap, basis.cells, basis.subjects
     tables = {
         task: conversation_table(frame, bootstrap, cells[task, s.variant], subjects)
         for task, s in headlines.items()
     }
     clusters = {task: int((table.counts > 0).any(axis=1).sum()) for task, table in tables.items()}
     too_few = {
-        task: minimum.reason(n, " with scored items") if subjects else None
+        task: basis.minimum.reason(n, " with scored items") if subjects else None
         for task, n in clusters.items()
     }
     reliability: dict[str, SplitHalf] = {
-        task: split_half(table, bootstrap, streams[3]) for task, table in tables.items()
+        task: split_half(table, bootstrap, basis.streams.reliability)
+        for task, table in tables.items()
     }
     correlation = rank_correlation(
         headlines,
         frame.models,
         subjects,
         reliability,
-        permutations=options.permutations,
-        rng=streams[1],
-        confidence=options.confidence,
+        permutations=basis.options.permutations,
+        rng=basis.streams.ranks,
+        confidence=basis.options.confidence,
         too_few=too_few,
-        hint="" if subjects else nobody,
+        hint="" if subjects else no_subjects(basis.roster),
         clusters=clusters,
     )
     entries, drawn = [], {}
@@ -274,34 +291,17 @@ def claims(
         entries.append(entry)
         drawn[task] = samples
     report = DiscriminabilityReport(
-        tasks=ranked(entries), ratios=ratios(entries, drawn, options.confidence, too_few)
+        tasks=ranked(entries), ratios=ratios(entries, drawn, basis.options.confidence, too_few)
     )
     return Claims(correlation, report)
 
 
-@dataclass(frozen=True)
-class Basis:
-    """What every step of the summary reads: the records as arrays, the resampling and its
-    random streams, who is under test, the cells, and each task's headline variant."""
-
-    frame: Frame
-    bootstrap: ClusterBootstrap
-    streams: list[np.random.Generator]
-    roster: Roster
-    minimum: Minimum
-    subjects: list[int]
-    cells: Cells
-    headline_of: dict[str, str]
-
-
 def _basis(runs: Runs, options: Options) -> Basis:
     frame = Frame.from_records(runs.records)
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(options.seed).spawn(4)]
+    streams = Streams.of(options.seed)
+    clusters = cluster_codes(frame, runs, options.cluster)
     bootstrap = ClusterBootstrap.create(
-        cluster_codes(frame, runs, options.cluster),
-        options.resamples,
-        streams[0],
-        options.confidence,
+        clusters, options.resamples, streams.bootstrap, options.confidence
     )
     roster = Roster.of(runs, options.include_simulated)
     minimum = Minimum(options.min_conversations, options.cluster, bootstrap.cluster_of)
@@ -319,7 +319,9 @@ def _basis(runs: Runs, options: Options) -> Basis:
         if not audits_judges(task)
         and (variant := headline_variant(frame.task_variants(task))) is not None
     }
-    return Basis(frame, bootstrap, streams, roster, minimum, subjects, cells, headline_of)
+    return Basis(
+        runs, options, frame, bootstrap, streams, roster, minimum, subjects, cells, headline_of
+    )
 
 
 def _scores(basis: Basis) -> tuple[list[MetricScores], dict[str, MetricScores]]:
@@ -338,12 +340,9 @@ def _scores(basis: Basis) -> tuple[list[MetricScores], dict[str, MetricScores]]:
 
 
 def _provenance(
-    runs: Runs,
-    basis: Basis,
-    rows: list[ScoreRow],
-    tasks: list[TaskInfo],
-    agreement: list[JudgeAgreement],
+    basis: Basis, rows: list[ScoreRow], tasks: list[TaskInfo], agreement: list[JudgeAgreement]
 ) -> Provenance:
+    runs = basis.runs
     judges = sorted({a.judge for a in agreement} | {j for info in tasks for j in info.judges})
     named = sorted({r.model for r in rows if r.model_kind != "reference"})
     recorded = {str(run.path): run.recorded for run in runs.runs}
@@ -367,8 +366,9 @@ def _leading_notices(basis: Basis, made: Provenance) -> list[Notice]:
     return lead
 
 
-def _differences(basis: Basis, options: Options) -> list[ModelDifference]:
+def _differences(basis: Basis) -> list[ModelDifference]:
     """The asked pairs' paired headline differences, on each task's headline cell."""
+    options = basis.options
     cells = {task: basis.cells[task, variant] for task, variant in basis.headline_of.items()}
     subjects = [basis.frame.models[m] for m in basis.subjects]
     resampling = Resampling(options.seed, options.resamples, options.confidence, basis.minimum)
@@ -395,32 +395,20 @@ def _build(runs: Runs, options: Options) -> Summary:
         raise ValueError(f"no records yet in {', '.join(str(r.path) for r in runs.runs)}")
     basis = _basis(runs, options)
     frame, bootstrap, cells, minimum = basis.frame, basis.bootstrap, basis.cells, basis.minimum
-    roster, subjects, headline_of = basis.roster, basis.subjects, basis.headline_of
+    roster, headline_of = basis.roster, basis.headline_of
     tasks = [task_info(frame, runs, task, cells) for task in sorted(headline_of)]
     scores, headlines = _scores(basis)
     rows = score_rows(frame, scores, cells, roster, headline_of, minimum)
     consistency, shares = ceilings(frame, cells, headlines, runs.conversations, bootstrap, minimum)
     train, train_notices = train_split(runs, options.train, frame.conversations)
     rows += reference_rows(frame, bootstrap, cells, headline_of, minimum, train, options.seed)
-    found = claims(
-        frame,
-        bootstrap,
-        cells,
-        headlines,
-        subjects,
-        options,
-        basis.streams,
-        minimum,
-        no_subjects(roster),
-    )
-    details, detail_notices = diagnostics(
-        frame, runs, bootstrap, cells, headline_of, subjects, options, basis.streams[2], minimum
-    )
+    found = claims(basis, headlines)
+    details, detail_notices = diagnostics(basis)
     agreement = judge_agreement(frame, bootstrap, roster, cells, minimum)
     verdicts = verdict_table(frame, audits_judges)
     biases = judge_bias(verdicts, roster.entries, bootstrap, minimum)
     corrected = response_corrected(frame, verdicts, bootstrap, minimum)
-    made = _provenance(runs, basis, rows, tasks, agreement)
+    made = _provenance(basis, rows, tasks, agreement)
     notices = [*runs.notices, *train_notices, *record_notices(rows), *left_out_notices(cells)]
     notices += part_notices(frame, cells)
     notices += detail_notices
@@ -438,7 +426,7 @@ def _build(runs: Runs, options: Options) -> Summary:
             frame, bootstrap, lambda name: roster.kind(name) in ("model", "simulated"), minimum
         ),
         person_gap=person_gaps(frame, bootstrap, cells, headline_of, roster, minimum),
-        differences=_differences(basis, options),
+        differences=_differences(basis),
         judge_agreement=agreement,
         judge_panel=judge_panel(verdicts, bootstrap, minimum),
         judge_bias=biases,

@@ -1,18 +1,14 @@
-"""Statistics that are functions of summed per-row counts, with their cluster-bootstrap
-intervals: the value from the plain sums (weights 1), each resample's from that resample's
-cluster counts, so one definition gives both (the same idea as `tasks.helpers.metrics`)."""
+"""Statistics that are functions of summed per-row counts as `Estimate`s: the value and each
+resample's from `ClusterBootstrap.statistic` (one definition gives both, the same idea as
+`tasks.helpers.metrics`), with the interval, or the reason there is none."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.bootstrap import ClusterBootstrap, Finish, Minimum, ratio
 from attunebench.analysis.frame import FloatArray, IntArray
 from attunebench.analysis.schema import Estimate
-
-Finish = Callable[[FloatArray], FloatArray]
 
 
 def estimate(
@@ -29,28 +25,19 @@ def estimate(
     the reason, when the rows fall in too few clusters."""
     if len(values) == 0:
         return Estimate(value=None, reason=undefined)
-    sums = bootstrap.sums(values, conversations)
     with np.errstate(divide="ignore", invalid="ignore"):
-        point = float(finish(sums.sum(axis=1))[0])
-        drawn = finish(bootstrap.replicate(sums))[:, :1]
+        points, drawn = bootstrap.statistic(values, conversations, finish)
+    point = float(points[0])
     if not np.isfinite(point):
         return Estimate(value=None, reason=undefined)
     too_few = minimum.of(conversations, " with these verdicts")
     if too_few is not None:
         return Estimate(value=point, reason=too_few)
-    drawn = np.where(np.isfinite(drawn), drawn, np.nan)
+    drawn = np.where(np.isfinite(drawn[:, :1]), drawn[:, :1], np.nan)
     low, high = bootstrap.interval(drawn)
     if np.isnan(low[0]):
         return Estimate(value=point, reason="undefined in every resample")
     return Estimate(value=point, ci_low=float(low[0]), ci_high=float(high[0]))
-
-
-def ratio(sums: FloatArray) -> FloatArray:
-    """Column 0 over column 1 (NaN where column 1 is 0)."""
-    out: FloatArray = np.where(
-        sums[..., 1] > 0, sums[..., 0] / np.maximum(sums[..., 1], 1e-300), np.nan
-    )
-    return out
 
 
 def mean(
