@@ -22,8 +22,8 @@ from typing import Any
 
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
-from attunebench.testing.drills import crash_drill, fault_drill
 from attunebench.testing.faults import FaultPlan
+from testkit.drills import crash_drill, fault_drill
 
 QUICK_CONVERSATIONS = 2
 

@@ -12,8 +12,8 @@
   form of a hint kind, for hints made by hand.
 - `HOSTILE_OUTPUTS`: model outputs built to break parsers, record writers and judges.
 - `comparable` / `diff_records`: run records without the fields that vary between runs.
-- `attunebench.testing.drills`: a faulty run and a killed-and-resumed run, each compared with
-  an undisturbed one (what benchmarks/reliability.py measures).
+- `python -m attunebench.testing.mirror`: a corpora folder served as `data fetch --mirror`
+  reads it (see the data docs).
 """
 
 from attunebench.models.batching import request_key
