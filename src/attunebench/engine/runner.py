@@ -350,14 +350,20 @@ async def _bound(
     )
 
 
-async def preflight(config: RunConfig) -> dict[str, Found]:
-    """Each model's pre-flight, made once, as plain JSON: a driver that runs the plan's
-    shards elsewhere passes it on (`RunConfig.preflight`), and no shard makes its own."""
+async def preflight(config: RunConfig, say: Say = _quiet) -> dict[str, Found]:
+    """Each model's pre-flight, made once, as plain JSON (none where `check_servers` is off),
+    with what each hosted model accepts said: a driver that runs the plan's shards elsewhere
+    passes it on (`RunConfig.preflight`), and no shard makes its own."""
     bound = await bind_models(
-        config.models + config.judges, concurrency=config.concurrency, overrides={}, check=True
+        config.models + config.judges,
+        concurrency=config.concurrency,
+        overrides={},
+        check=config.check_servers,
     )
     try:
-        return preflight_found(bound)
+        for line in capability_lines(bound):
+            say(line)
+        return preflight_found(bound) if config.check_servers else {}
     finally:
         await close_models(bound)
 
