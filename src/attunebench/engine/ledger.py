@@ -21,38 +21,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from attunebench.records import Ledger, LedgerEntry, ServerUsage
+from attunebench.records import Ledger, LedgerEntry, ServerUsage, Tally
 from attunebench.tasks.base import CallRole
 
 Key = tuple[str, str, CallRole]
-
-
-@dataclass(slots=True)
-class Tally:
-    calls: int = 0
-    cache_hits: int = 0
-    failures: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-    batch_calls: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-    cached_input_tokens: int = 0
-    truncated: int = 0
-    cache_write_tokens: int = 0
-    lost: int = 0
-
-    def minus(self, other: Tally) -> Tally:
-        names = Tally.__slots__
-        return Tally(**{name: getattr(self, name) - getattr(other, name) for name in names})
-
-    def add(self, other: Tally) -> None:
-        for name in Tally.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 class LedgerBook:
@@ -60,9 +33,7 @@ class LedgerBook:
         self._tallies: dict[Key, Tally] = {}
         self._in_flight: Counter[Key] = Counter()  # sent, not settled: lost if never settled
         for entry in start.entries if start is not None else ():
-            tally = self._tally((entry.model, entry.task, entry.role))
-            for name in Tally.__slots__:
-                setattr(tally, name, getattr(entry, name))
+            self._tally((entry.model, entry.task, entry.role)).add(entry)
         self._start = self.totals()
         self._start_by_model = self._by_model()
         self._servers_before = dict(start.servers) if start is not None else {}
@@ -165,7 +136,7 @@ class LedgerBook:
                 model=model,
                 task=task,
                 role=role,
-                **{name: getattr(counted, name) for name in Tally.__slots__},
+                **counted.counts(),
             )
             for (model, task, role), tally in sorted(self._tallies.items())
             for counted in [self._counted((model, task, role), tally)]

@@ -32,7 +32,7 @@ from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import BoundModel, Engine, Keeper
 from attunebench.engine.estimate import check_estimate, estimate, unpriced
-from attunebench.engine.ledger import LedgerBook, Tally
+from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.plan import ALL, applicable, task_names, without_judge
 from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
@@ -62,6 +62,7 @@ from attunebench.records import (
     ServerUsage,
     SkippedPair,
     SuiteInfo,
+    Tally,
     retry_on_resume,
 )
 from attunebench.rundir import (

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache, merge_caches
-from attunebench.engine.ledger import Tally
 from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, preflight, run
 from attunebench.engine.shards import Shard, merge_shards
 from attunebench.engine.wiring import Found
@@ -55,7 +54,7 @@ from attunebench.on_ray.book import SHARDS_DIR, ShardBook, shard_dir
 from attunebench.on_ray.inbox import Inbox
 from attunebench.on_ray.progress import Board, ShardsBar
 from attunebench.on_ray.shard import CACHE_FILE, ShardOutcome, run_shard
-from attunebench.records import RunInfo
+from attunebench.records import RunInfo, Tally
 from attunebench.rundir import RUN_FILE, RunDirError, write_json
 
 if TYPE_CHECKING:  # psutil, which the reaper needs, comes with the ray extra
