@@ -215,10 +215,10 @@ class Tally(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    calls: int = 0
-    cache_hits: int = 0
-    failures: int = 0
-    retries: int = 0
+    calls: int = Field(default=0, description="Calls answered (each try that failed is a retry).")
+    cache_hits: int = Field(default=0, description="Answers read from the cache: no call made.")
+    failures: int = Field(default=0, description="Calls that failed on their last try.")
+    retries: int = Field(default=0, description="Tries that failed and were made again.")
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = Field(default=0, description="The part of output_tokens reasoned.")
