@@ -32,7 +32,6 @@ from attunebench.tasks.base import CallRole, ChoiceForm, Item, Output, Query
 
 CHOICE_REASON = "choice"  # the finish reason under which a cached value holds probabilities
 # Finish reasons of an answer cut off at its budget: OpenAI's, and Anthropic's stop_reason.
-TRUNCATED = frozenset({"length", "max_tokens"})
 
 
 class Keeper(Protocol):
@@ -242,18 +241,7 @@ class Engine:
             cache_write_tokens=output.cache_write_tokens,
             cache_write_1h_tokens=output.cache_write_1h_tokens,
         )
-        self.ledger.call(
-            tally,
-            input_tokens=output.input_tokens,
-            output_tokens=output.output_tokens,
-            cost_usd=cost,
-            latency_s=output.latency_s,
-            reasoning_tokens=output.reasoning_tokens,
-            batched=output.batched,
-            cached_input_tokens=output.cached_input_tokens,
-            truncated=output.finish_reason in TRUNCATED,
-            cache_write_tokens=output.cache_write_tokens,
-        )
+        self.ledger.call(tally, output, cost)
         return cost
 
 

@@ -22,10 +22,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
+from attunebench.models.base import ModelOutput
 from attunebench.records import Ledger, LedgerEntry, ServerUsage, Tally
 from attunebench.tasks.base import CallRole
 
 Key = tuple[str, str, CallRole]
+TRUNCATED = frozenset({"length", "max_tokens"})  # finish reasons of an answer cut off
 
 
 class LedgerBook:
@@ -61,32 +63,20 @@ class LedgerBook:
         if self._in_flight[key] > 0:
             self._in_flight[key] -= 1
 
-    def call(
-        self,
-        key: Key,
-        *,
-        input_tokens: int,
-        output_tokens: int,
-        cost_usd: float,
-        latency_s: float,
-        reasoning_tokens: int = 0,
-        batched: bool = False,
-        cached_input_tokens: int = 0,
-        truncated: bool = False,
-        cache_write_tokens: int = 0,
-    ) -> None:
+    def call(self, key: Key, output: ModelOutput, cost_usd: float) -> None:
+        """A call answered: its tokens, latency and cost (`cost_usd`, its price)."""
         self._settle(key)
         tally = self._tally(key)
-        tally.cached_input_tokens += cached_input_tokens
-        tally.cache_write_tokens += cache_write_tokens
-        tally.truncated += int(truncated)
         tally.calls += 1
-        tally.input_tokens += input_tokens
-        tally.output_tokens += output_tokens
-        tally.reasoning_tokens += reasoning_tokens
-        tally.batch_calls += int(batched)
+        tally.input_tokens += output.input_tokens
+        tally.output_tokens += output.output_tokens
+        tally.reasoning_tokens += output.reasoning_tokens
+        tally.cached_input_tokens += output.cached_input_tokens
+        tally.cache_write_tokens += output.cache_write_tokens
+        tally.truncated += int(output.finish_reason in TRUNCATED)
+        tally.batch_calls += int(output.batched)
         tally.cost_usd += cost_usd
-        tally.latency_s += latency_s
+        tally.latency_s += output.latency_s
 
     def cache_hit(self, key: Key) -> None:
         self._tally(key).cache_hits += 1
