@@ -35,7 +35,15 @@ XDAILY = ("liuzeming01/XDailyDialog", "6e7ecf54c9f169215b4b8c18995c7aac74117127"
 MELD = ("declare-lab/MELD", "2d2011b409d3ca2d7e94460cd007d434b1d0a102")
 USS = ("sunnweiwei/user-satisfaction-simulation", "8ba06bd92570fd94d3ec0cb828aad45172be71b2")
 
-CORPORA: dict[str, tuple[str, bool, str, list[tuple[str, tuple[str, str], str]]]] = {
+Spec = tuple[str, tuple[str, str], str]  # (local file, (repo, commit), upstream path)
+
+
+def _each(names: tuple[str, ...], local: str, source: tuple[str, str], upstream: str) -> list[Spec]:
+    """One file spec per name: `local` and `upstream` with the name in their `{}`."""
+    return [(local.format(name), source, upstream.format(name)) for name in names]
+
+
+CORPORA: dict[str, tuple[str, bool, str, list[Spec]]] = {
     "esconv": (
         "CC BY-NC 4.0 (academic research use only)",
         True,
@@ -43,16 +51,15 @@ CORPORA: dict[str, tuple[str, bool, str, list[tuple[str, tuple[str, str], str]]]
         "Systems. ACL 2021. MultiESC: Cheng et al. Improving Multi-turn Emotional Support "
         "Dialogue Generation with Lookahead Strategy Planning. EMNLP 2022.",
         [
-            *(
-                (f"{s}.jsonl", DANTORO, f"datasets/custom_corpus/esconv_data/{s}.json")
-                for s in ("train", "valid", "test")
+            *_each(
+                ("train", "valid", "test"),
+                "{}.jsonl",
+                DANTORO,
+                "datasets/custom_corpus/esconv_data/{}.json",
             ),
             ("FailedESConv.json", ESCONV, "FailedESConv.json"),
             ("strategy.json", ESCONV, "strategy.json"),
-            *(
-                (f"multiesc/{s}.jsonl", MULTIESC, f"MultiESC/data/{s}.txt")
-                for s in ("valid", "test")
-            ),
+            *_each(("valid", "test"), "multiesc/{}.jsonl", MULTIESC, "MultiESC/data/{}.txt"),
         ],
     ),
     "convai1": (
@@ -76,9 +83,11 @@ CORPORA: dict[str, tuple[str, bool, str, list[tuple[str, tuple[str, str], str]]]
         "Topical-Chat: Towards Knowledge-Grounded Open-Domain Conversations. Interspeech 2019. "
         "doi:10.21437/Interspeech.2019-3079",
         [
-            *(
-                (f"{s}.json", TOPICAL, f"conversations/{s}.json")
-                for s in ("valid_freq", "valid_rare", "test_freq", "test_rare")
+            *_each(
+                ("valid_freq", "valid_rare", "test_freq", "test_rare"),
+                "{}.json",
+                TOPICAL,
+                "conversations/{}.json",
             ),
             ("upstream_README.md", TOPICAL, "README.md"),
             ("DATALICENSE", TOPICAL, "DATALICENSE"),
@@ -90,10 +99,12 @@ CORPORA: dict[str, tuple[str, bool, str, list[tuple[str, tuple[str, str], str]]]
         True,
         "Sharma, Miner, Atkins, Althoff. A Computational Approach to Understanding Empathy "
         "Expressed in Text-Based Mental Health Support. EMNLP 2020.",
-        [
-            (f"{m}-reddit.csv", EMPATHY, f"dataset/{m}-reddit.csv")
-            for m in ("emotional-reactions", "interpretations", "explorations")
-        ],
+        _each(
+            ("emotional-reactions", "interpretations", "explorations"),
+            "{}-reddit.csv",
+            EMPATHY,
+            "dataset/{}-reddit.csv",
+        ),
     ),
     "dailydialog": (
         "CC BY-NC-SA 4.0 (non-commercial, share-alike)",
@@ -101,40 +112,33 @@ CORPORA: dict[str, tuple[str, bool, str, list[tuple[str, tuple[str, str], str]]]
         "Li, Su, Shen, Li, Cao, Niu. DailyDialog: A Manually Labelled Multi-turn Dialogue "
         "Dataset. IJCNLP 2017. Liu, Nie, Cai, Wang, Niu, Zhang, Sachan, Peng. XDailyDialog: A "
         "Multilingual Parallel Dialogue Corpus. ACL 2023.",
-        [(f"en_{s}_human.txt", XDAILY, f"data/en_{s}_human.txt") for s in ("dev", "test")],
+        _each(("dev", "test"), "en_{}_human.txt", XDAILY, "data/en_{}_human.txt"),
     ),
     "meld": (
         "GPL-3.0 (repository licence; the text is Friends dialogue, research use)",
         True,
         "Poria, Hazarika, Majumder, Naik, Cambria, Mihalcea. MELD: A Multimodal Multi-Party "
         "Dataset for Emotion Recognition in Conversation. ACL 2019.",
-        [
-            (f"{s}_sent_emo.csv", MELD, f"data/MELD/{s}_sent_emo.csv")
-            for s in ("train", "dev", "test")
-        ],
+        _each(("train", "dev", "test"), "{}_sent_emo.csv", MELD, "data/MELD/{}_sent_emo.csv"),
     ),
     "uss": (
         "none stated (satisfaction annotations: research use; MultiWOZ MIT, ReDial CC BY 4.0)",
         True,
         "Sun, Zhang, Balog, Ren, Ren, Chen, de Rijke. Simulating User Satisfaction for the "
         "Evaluation of Task-oriented Dialogue Systems. SIGIR 2021.",
-        [(f"{p}.txt", USS, f"dataset/{p}.txt") for p in ("MWOZ", "ReDial")],
+        _each(("MWOZ", "ReDial"), "{}.txt", USS, "dataset/{}.txt"),
     ),
     "goemotions": (
         "Apache-2.0 (comments are Reddit content; names masked as [NAME])",
         False,
         "Demszky, Movshovitz-Attias, Ko, Cowen, Nemade, Ravi. GoEmotions: A Dataset of "
         "Fine-Grained Emotions. ACL 2020.",
-        [
-            (name, DANTORO, f"datasets/GoEmotions/{name}")
-            for name in (
-                "dev.tsv",
-                "test.tsv",
-                "emotions.txt",
-                "ekman_mapping.json",
-                "sentiment_mapping.json",
-            )
-        ],
+        _each(
+            ("dev.tsv", "test.tsv", "emotions.txt", "ekman_mapping.json", "sentiment_mapping.json"),
+            "{}",
+            DANTORO,
+            "datasets/GoEmotions/{}",
+        ),
     ),
 }
 
@@ -152,7 +156,7 @@ def manifest_digests() -> dict[tuple[str, str], str]:
 def file_entry(
     data: Path,
     corpus: str,
-    spec: tuple[str, tuple[str, str], str],
+    spec: Spec,
     known: dict[tuple[str, str], str],
 ) -> dict[str, object]:
     name, (repo, commit), upstream = spec

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 
 class Frozen(BaseModel):
@@ -29,3 +29,10 @@ def problem_text(problem: Mapping[str, Any]) -> str:
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
     return message
+
+
+def first_problem(error: ValidationError, whole: str = "") -> tuple[str, str]:
+    """The first problem pydantic found: the field it names, dotted (`whole` where it is the
+    whole value), and what it says (`problem_text`)."""
+    problem = error.errors()[0]
+    return ".".join(str(part) for part in problem["loc"]) or whole, problem_text(problem)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from attunebench.frozen import Frozen
 
@@ -209,14 +209,16 @@ class RunInfo(Frozen):
     complete: bool = False
 
 
-class LedgerEntry(Frozen):
-    model: str
-    task: str
-    role: Literal["subject", "judge"]
-    calls: int = 0
-    cache_hits: int = 0
-    failures: int = 0
-    retries: int = 0
+class Tally(BaseModel):
+    """A ledger entry's counts. Not frozen: the engine's ledger counts in one as each call
+    settles (`engine.ledger`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = Field(default=0, description="Calls answered (each try that failed is a retry).")
+    cache_hits: int = Field(default=0, description="Answers read from the cache: no call made.")
+    failures: int = Field(default=0, description="Calls that failed on their last try.")
+    retries: int = Field(default=0, description="Tries that failed and were made again.")
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = Field(default=0, description="The part of output_tokens reasoned.")
@@ -240,6 +242,30 @@ class LedgerEntry(Frozen):
             "its process killed (a provider may bill them)."
         ),
     )
+
+    def counts(self) -> dict[str, int | float]:
+        """The counts alone (of a ledger entry too), by name."""
+        return {name: getattr(self, name) for name in Tally.model_fields}
+
+    def minus(self, other: Tally) -> Tally:
+        theirs = other.counts()
+        return Tally(**{name: value - theirs[name] for name, value in self.counts().items()})
+
+    def add(self, other: Tally) -> None:
+        for name, value in other.counts().items():
+            setattr(self, name, getattr(self, name) + value)
+
+
+class _EntryKey(Frozen):
+    model: str
+    task: str
+    role: Literal["subject", "judge"]
+
+
+class LedgerEntry(Tally, _EntryKey):
+    """One (model, task, role)'s counts in ledger.json: its key first, then the counts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class ServerUsage(Frozen):

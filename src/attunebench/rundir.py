@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from attunebench import __version__
 from attunebench.data.jsonl import atomic_writer
-from attunebench.frozen import problem_text
+from attunebench.frozen import first_problem, problem_text
 from attunebench.records import ItemRecord, Ledger, RunInfo
 from attunebench.records_v1 import upgrade_line
 
@@ -99,9 +99,8 @@ def read_records(path: Path) -> list[ItemRecord]:
         except ValidationError as error:
             if number == len(lines):  # no newline after it: the write was cut short
                 break
-            problem = error.errors()[0]
-            field = ".".join(str(part) for part in problem["loc"]) or "line"
-            raise RunDirError(f"{path}, line {number}: {field}: {problem_text(problem)}") from None
+            field, problem = first_problem(error, "line")
+            raise RunDirError(f"{path}, line {number}: {field}: {problem}") from None
     return records
 
 

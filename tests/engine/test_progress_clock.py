@@ -7,14 +7,15 @@ import io
 
 from rich.console import Console
 
-from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.ledger import Key, LedgerBook
 from attunebench.engine.progress import SLOW_AFTER_S, ModelClock, RunProgress, clock_text
+from attunebench.models.base import ModelOutput
 
 
 def spend(ledger: LedgerBook, model: str, seconds: float, calls: int = 1) -> None:
     for _ in range(calls):
-        key = (model, "emotion", "subject")
-        ledger.call(key, input_tokens=0, output_tokens=0, cost_usd=0.0, latency_s=seconds / calls)
+        key: Key = (model, "emotion", "subject")
+        ledger.call(key, ModelOutput("", latency_s=seconds / calls), 0.0)
 
 
 def test_the_model_that_took_most_of_the_time_is_named() -> None:

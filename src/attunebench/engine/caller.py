@@ -27,11 +27,11 @@ from attunebench.engine.retry import RetriesExhausted, RetryPolicy, Sleep, with_
 from attunebench.engine.spend import SpendCap, call_cost
 from attunebench.models.base import ChoiceOutput, GenerateParams, Message, ModelOutput, Provider
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.records import ItemRecord, Tally
 from attunebench.tasks.base import CallRole, ChoiceForm, Item, Output, Query
 
 CHOICE_REASON = "choice"  # the finish reason under which a cached value holds probabilities
 # Finish reasons of an answer cut off at its budget: OpenAI's, and Anthropic's stop_reason.
-TRUNCATED = frozenset({"length", "max_tokens"})
 
 
 class Keeper(Protocol):
@@ -241,18 +241,7 @@ class Engine:
             cache_write_tokens=output.cache_write_tokens,
             cache_write_1h_tokens=output.cache_write_1h_tokens,
         )
-        self.ledger.call(
-            tally,
-            input_tokens=output.input_tokens,
-            output_tokens=output.output_tokens,
-            cost_usd=cost,
-            latency_s=output.latency_s,
-            reasoning_tokens=output.reasoning_tokens,
-            batched=output.batched,
-            cached_input_tokens=output.cached_input_tokens,
-            truncated=output.finish_reason in TRUNCATED,
-            cache_write_tokens=output.cache_write_tokens,
-        )
+        self.ledger.call(tally, output, cost)
         return cost
 
 
@@ -269,38 +258,29 @@ def hint_for(bound: BoundModel, query: Query, item: Item[Any]) -> TaskHint | Non
     return hint
 
 
+# What an item's record says of its calls: the ledger's counts that `ItemRecord` holds.
+ITEM_TOTALS = frozenset(Tally.model_fields) & frozenset(ItemRecord.model_fields)
+
+
 @dataclass(slots=True)
 class ItemCaller:
     """What one (item, model) evaluation asks through: forwards to the engine, totals its
     calls for the record."""
 
     engine: Engine
-    calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
+    tally: Tally = field(default_factory=Tally)
 
     async def ask(self, model: str, query: Query, item: Item[Any], role: CallRole) -> Output:
         output = await self.engine.ask(model, query, item, role)
-        self.calls += 1
-        self.cache_hits += int(output.cache_hit)
-        self.input_tokens += output.input_tokens
-        self.output_tokens += output.output_tokens
-        self.reasoning_tokens += output.reasoning_tokens
-        self.cost_usd += output.cost_usd
-        self.latency_s += output.latency_s
+        tally = self.tally
+        tally.calls += 1
+        tally.cache_hits += int(output.cache_hit)
+        tally.input_tokens += output.input_tokens
+        tally.output_tokens += output.output_tokens
+        tally.reasoning_tokens += output.reasoning_tokens
+        tally.cost_usd += output.cost_usd
+        tally.latency_s += output.latency_s
         return output
 
     def totals(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-            "cost_usd": self.cost_usd,
-            "latency_s": self.latency_s,
-        }
+        return self.tally.model_dump(include=set(ITEM_TOTALS))

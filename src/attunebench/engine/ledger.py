@@ -21,38 +21,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from attunebench.records import Ledger, LedgerEntry, ServerUsage
+from attunebench.models.base import ModelOutput
+from attunebench.records import Ledger, LedgerEntry, ServerUsage, Tally
 from attunebench.tasks.base import CallRole
 
 Key = tuple[str, str, CallRole]
-
-
-@dataclass(slots=True)
-class Tally:
-    calls: int = 0
-    cache_hits: int = 0
-    failures: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-    batch_calls: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-    cached_input_tokens: int = 0
-    truncated: int = 0
-    cache_write_tokens: int = 0
-    lost: int = 0
-
-    def minus(self, other: Tally) -> Tally:
-        names = Tally.__slots__
-        return Tally(**{name: getattr(self, name) - getattr(other, name) for name in names})
-
-    def add(self, other: Tally) -> None:
-        for name in Tally.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+TRUNCATED = frozenset({"length", "max_tokens"})  # finish reasons of an answer cut off
 
 
 class LedgerBook:
@@ -60,9 +35,7 @@ class LedgerBook:
         self._tallies: dict[Key, Tally] = {}
         self._in_flight: Counter[Key] = Counter()  # sent, not settled: lost if never settled
         for entry in start.entries if start is not None else ():
-            tally = self._tally((entry.model, entry.task, entry.role))
-            for name in Tally.__slots__:
-                setattr(tally, name, getattr(entry, name))
+            self._tally((entry.model, entry.task, entry.role)).add(entry)
         self._start = self.totals()
         self._start_by_model = self._by_model()
         self._servers_before = dict(start.servers) if start is not None else {}
@@ -90,32 +63,20 @@ class LedgerBook:
         if self._in_flight[key] > 0:
             self._in_flight[key] -= 1
 
-    def call(
-        self,
-        key: Key,
-        *,
-        input_tokens: int,
-        output_tokens: int,
-        cost_usd: float,
-        latency_s: float,
-        reasoning_tokens: int = 0,
-        batched: bool = False,
-        cached_input_tokens: int = 0,
-        truncated: bool = False,
-        cache_write_tokens: int = 0,
-    ) -> None:
+    def call(self, key: Key, output: ModelOutput, cost_usd: float) -> None:
+        """A call answered: its tokens, latency and cost (`cost_usd`, its price)."""
         self._settle(key)
         tally = self._tally(key)
-        tally.cached_input_tokens += cached_input_tokens
-        tally.cache_write_tokens += cache_write_tokens
-        tally.truncated += int(truncated)
         tally.calls += 1
-        tally.input_tokens += input_tokens
-        tally.output_tokens += output_tokens
-        tally.reasoning_tokens += reasoning_tokens
-        tally.batch_calls += int(batched)
+        tally.input_tokens += output.input_tokens
+        tally.output_tokens += output.output_tokens
+        tally.reasoning_tokens += output.reasoning_tokens
+        tally.cached_input_tokens += output.cached_input_tokens
+        tally.cache_write_tokens += output.cache_write_tokens
+        tally.truncated += int(output.finish_reason in TRUNCATED)
+        tally.batch_calls += int(output.batched)
         tally.cost_usd += cost_usd
-        tally.latency_s += latency_s
+        tally.latency_s += output.latency_s
 
     def cache_hit(self, key: Key) -> None:
         self._tally(key).cache_hits += 1
@@ -165,7 +126,7 @@ class LedgerBook:
                 model=model,
                 task=task,
                 role=role,
-                **{name: getattr(counted, name) for name in Tally.__slots__},
+                **counted.counts(),
             )
             for (model, task, role), tally in sorted(self._tallies.items())
             for counted in [self._counted((model, task, role), tally)]

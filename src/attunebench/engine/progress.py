@@ -100,6 +100,22 @@ def batch_text(counts: BatchCounts | None) -> str:
     )
 
 
+def terminal_bar(console: Console, enabled: bool, *extra: ProgressColumn) -> Progress | None:
+    """The house bar (description, bar, done of planned, ETA, then `extra`) on `console`;
+    None when disabled or not on a terminal (pipes and CI get no bar)."""
+    if not (enabled and console.is_terminal):
+        return None
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=20),
+        MofNCompleteColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        *extra,
+        console=console,
+    )
+
+
 class _LedgerColumn(ProgressColumn):
     def __init__(self, ledger: LedgerBook) -> None:
         super().__init__()
@@ -149,19 +165,14 @@ class RunProgress:
         console = console or Console(stderr=True)
         self.clock = ModelClock(ledger)
         self._warned = False
-        self._progress: Progress | None = None
-        if enabled and console.is_terminal:
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(bar_width=20),
-                MofNCompleteColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                _LedgerColumn(ledger),
-                *([_BatchColumn(batches)] if batches is not None else []),
-                _ClockColumn(self.clock),
-                console=console,
-            )
+        self._progress = terminal_bar(
+            console,
+            enabled,
+            _LedgerColumn(ledger),
+            *([_BatchColumn(batches)] if batches is not None else []),
+            _ClockColumn(self.clock),
+        )
+        if self._progress is not None:
             self._task = self._progress.add_task("", total=total, completed=done)
         self._console = console
 

@@ -32,7 +32,7 @@ from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import BoundModel, Engine, Keeper
 from attunebench.engine.estimate import check_estimate, estimate, unpriced
-from attunebench.engine.ledger import LedgerBook, Tally
+from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.plan import ALL, applicable, task_names, without_judge
 from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
@@ -62,6 +62,7 @@ from attunebench.records import (
     ServerUsage,
     SkippedPair,
     SuiteInfo,
+    Tally,
     retry_on_resume,
 )
 from attunebench.rundir import (
@@ -350,14 +351,20 @@ async def _bound(
     )
 
 
-async def preflight(config: RunConfig) -> dict[str, Found]:
-    """Each model's pre-flight, made once, as plain JSON: a driver that runs the plan's
-    shards elsewhere passes it on (`RunConfig.preflight`), and no shard makes its own."""
+async def preflight(config: RunConfig, say: Say = _quiet) -> dict[str, Found]:
+    """Each model's pre-flight, made once, as plain JSON (none where `check_servers` is off),
+    with what each hosted model accepts said: a driver that runs the plan's shards elsewhere
+    passes it on (`RunConfig.preflight`), and no shard makes its own."""
     bound = await bind_models(
-        config.models + config.judges, concurrency=config.concurrency, overrides={}, check=True
+        config.models + config.judges,
+        concurrency=config.concurrency,
+        overrides={},
+        check=config.check_servers,
     )
     try:
-        return preflight_found(bound)
+        for line in capability_lines(bound):
+            say(line)
+        return preflight_found(bound) if config.check_servers else {}
     finally:
         await close_models(bound)
 

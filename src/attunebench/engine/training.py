@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from attunebench.data.schema import Conversation
-from attunebench.frozen import problem_text
+from attunebench.frozen import first_problem
 from attunebench.models.base import Provider
 from attunebench.models.registry import ProviderConfigError
 from attunebench.tasks.base import Task
@@ -43,9 +43,8 @@ def read_split(path: Path) -> list[Conversation]:
             try:
                 conversations.append(Conversation.model_validate_json(line))
             except ValidationError as error:
-                first = error.errors()[0]
-                field = ".".join(str(part) for part in first["loc"]) or "(record)"
-                raise TrainSetError(f"{path}:{number}: {field}: {problem_text(first)}") from None
+                field, problem = first_problem(error, "(record)")
+                raise TrainSetError(f"{path}:{number}: {field}: {problem}") from None
     return conversations
 
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from attunebench.frozen import Frozen, problem_text
+from attunebench.frozen import Frozen, first_problem
 from attunebench.models.registry import ProviderConfigError
 from attunebench.models.sources import Citation
 
@@ -318,8 +318,5 @@ def overridden(model: str, base: Capabilities, override: Any) -> Capabilities:
     try:
         return Capabilities.model_validate({**base.model_dump(), **dict(override)})
     except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        raise ProviderConfigError(
-            f"{model}: capabilities.{where}: {problem_text(problem)}"
-        ) from None
+        where, problem = first_problem(error)
+        raise ProviderConfigError(f"{model}: capabilities.{where}: {problem}") from None

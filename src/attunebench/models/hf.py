@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from attunebench.answerform import TaskHint
-from attunebench.frozen import Frozen, problem_text
+from attunebench.frozen import Frozen, first_problem
 from attunebench.models import base
 from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt, from_loglikelihoods
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
@@ -347,8 +347,5 @@ def make_hf(model: str, **options: Any) -> HFProvider:
     try:
         return HFProvider(model, HFOptions.model_validate(options))
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(map(str, first["loc"]))
-        raise ProviderConfigError(
-            f"model spec 'hf/{model}': option {field}: {problem_text(first)}"
-        ) from None
+        field, problem = first_problem(error)
+        raise ProviderConfigError(f"model spec 'hf/{model}': option {field}: {problem}") from None

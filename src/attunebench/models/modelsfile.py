@@ -62,7 +62,7 @@ from pydantic import (
     model_validator,
 )
 
-from attunebench.frozen import Frozen, problem_text
+from attunebench.frozen import Frozen, first_problem
 from attunebench.models.base import GenerateParams
 from attunebench.models.registry import PROVIDERS, SpecError, parse_spec, spec_kind
 
@@ -329,9 +329,8 @@ def _located(table: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 
 def _describe(error: ValidationError, prefix: tuple[str, ...]) -> str:
-    problem = error.errors()[0]
-    where = ".".join((*prefix, *(str(part) for part in problem["loc"])))
-    return f"{where}: {problem_text(problem)}"
+    where, problem = first_problem(error)
+    return f"{'.'.join(part for part in (*prefix, where) if part)}: {problem}"
 
 
 def option_error(entry: ModelEntry, error: TypeError) -> ModelsFileError:

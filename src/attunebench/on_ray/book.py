@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from attunebench.engine.cache import ResponseCache
-from attunebench.engine.ledger import Tally
 from attunebench.engine.runner import RunConfig
 from attunebench.engine.shards import Shard, sum_ledgers
 from attunebench.engine.wiring import Found
 from attunebench.on_ray.inbox import Letter
 from attunebench.on_ray.shard import CACHE_FILE, ShardJob, ShardOutcome
-from attunebench.records import Ledger
+from attunebench.records import Ledger, Tally
 from attunebench.rundir import LEDGER_FILE, RUN_FILE, read_run_info, write_json
 
 SHARDS_DIR = "shards"
@@ -101,7 +100,7 @@ class ShardBook:
         """What this command's tries counted."""
         total = Tally()
         for entry in sum_ledgers(self._tries.values()).entries:
-            total.add(Tally(**{name: getattr(entry, name) for name in Tally.__slots__}))
+            total.add(entry)
         return total
 
     def close(self) -> None:

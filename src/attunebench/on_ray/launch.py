@@ -45,23 +45,16 @@ from typing import TYPE_CHECKING, Any
 
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache, merge_caches
-from attunebench.engine.ledger import Tally
-from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, run
+from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, preflight, run
 from attunebench.engine.shards import Shard, merge_shards
-from attunebench.engine.wiring import (
-    Found,
-    bind_models,
-    capability_lines,
-    close_models,
-    preflight_found,
-)
+from attunebench.engine.wiring import Found
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import parse_spec
 from attunebench.on_ray.book import SHARDS_DIR, ShardBook, shard_dir
 from attunebench.on_ray.inbox import Inbox
 from attunebench.on_ray.progress import Board, ShardsBar
 from attunebench.on_ray.shard import CACHE_FILE, ShardOutcome, run_shard
-from attunebench.records import RunInfo
+from attunebench.records import RunInfo, Tally
 from attunebench.rundir import RUN_FILE, RunDirError, write_json
 
 if TYPE_CHECKING:  # psutil, which the reaper needs, comes with the ray extra
@@ -164,24 +157,6 @@ def _refuse_other_count(out: Path, count: int) -> None:
             f"{out} holds {' and '.join(sorted(kept))} shards; resume it with --ray-shards "
             f"{min(kept, key=int)}, or use a new --out"
         )
-
-
-async def _precheck(config: RunConfig, say: Say) -> dict[str, Found]:
-    """The data and the models checked here, once, before any task; what each hosted model
-    accepts said; what the pre-flight found of each model, for the tasks."""
-    load_validated(config.data)
-    bound = await bind_models(
-        config.models + config.judges,
-        concurrency=config.concurrency,
-        overrides={},
-        check=config.check_servers,
-    )
-    try:
-        for line in capability_lines(bound):
-            say(line)
-        return preflight_found(bound) if config.check_servers else {}
-    finally:
-        await close_models(bound)
 
 
 def _on_gpu(entry: ModelEntry, cluster_gpus: float) -> bool:
@@ -353,7 +328,8 @@ def run_on_ray(
     out = config.out
     if (out / RUN_FILE).exists() and not (out / SHARDS_DIR).is_dir():
         raise RayRunError(f"{out} holds a run made without --ray; use a new --out")
-    found = asyncio.run(_precheck(config, say))
+    load_validated(config.data)  # a mistake stops the run here, before any task
+    found = asyncio.run(preflight(config, say))
     resumed = (out / SHARDS_DIR).is_dir()
     try:
         started, reaper = _connect(

@@ -11,14 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
 
+from attunebench.engine.progress import terminal_bar
 from attunebench.on_ray.inbox import ON_HEAD
 
 
@@ -63,16 +57,8 @@ class ShardsBar:
     def __init__(self, shards: int, *, enabled: bool, console: Console | None = None) -> None:
         console = console or Console(stderr=True)
         self._shards = shards
-        self._progress: Progress | None = None
-        if enabled and console.is_terminal:
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(bar_width=20),
-                MofNCompleteColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=console,
-            )
+        self._progress = terminal_bar(console, enabled)
+        if self._progress is not None:
             self._task = self._progress.add_task(f"shards 0/{shards}", total=None)
 
     @property

@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationError
 
-from attunebench.frozen import Frozen, problem_text
+from attunebench.frozen import Frozen, first_problem
 
 FORMAT: Final = "attunebench-suite/v1"
 
@@ -81,11 +81,8 @@ def load_manifest(name: str) -> Manifest:
     try:
         return Manifest.model_validate_json(manifest_bytes(name))
     except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        raise SuiteError(
-            f"suite {name!r}: manifest field {where}: {problem_text(problem)}"
-        ) from None
+        where, problem = first_problem(error)
+        raise SuiteError(f"suite {name!r}: manifest field {where}: {problem}") from None
 
 
 def suite_digest(name: str) -> str:

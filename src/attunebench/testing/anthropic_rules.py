@@ -39,6 +39,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from attunebench.models.batching import request_key
+from attunebench.models.capabilities import (
+    ADAPTIVE_PAGE,
+    EFFORT_PAGE,
+    EXTENDED,
+    FABLE_5_PAGE,
+    OPUS_5_PAGE,
+    OVERVIEW,
+    RETIRED_PAGE,
+    SONNET_55_PAGE,
+    THINKING_TYPES_SDK,
+)
 from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
@@ -89,18 +100,11 @@ class Rules:
     cache_min: int = 1024  # the shortest prefix the prompt cache keeps
 
 
-# The pages each model's rules were read from, and the day (`SOURCES`, by model).
-_DOCS = "https://platform.claude.com/docs/en"
-OVERVIEW = Citation(f"{_DOCS}/about-claude/models/overview", "2026-12-03")
-THINKING = Citation(f"{_DOCS}/build-with-claude/extended-thinking", "2026-12-03")
-ADAPTIVE_THINKING = Citation(f"{_DOCS}/build-with-claude/adaptive-thinking", "2026-12-03")
-EFFORT = Citation(f"{_DOCS}/build-with-claude/effort", "2026-12-05")
-CACHING = Citation(f"{_DOCS}/build-with-claude/prompt-caching", "2026-12-05")
-DEPRECATIONS = Citation(f"{_DOCS}/about-claude/model-deprecations", "2026-12-05")
-OPUS_5 = Citation("https://platform.claude.com/docs/zh-CN/models/opus-5/overview", "2026-12-05")
-SONNET_5_5 = Citation(f"{_DOCS}/models/sonnet-5-5/migration-guide", "2026-12-05")
-FABLE_5 = Citation(f"{_DOCS}/models/fable-5/migration-guide", "2026-12-05")
-SDK_THINKING_TYPES = Citation("anthropic SDK 2.17.0 types/thinking_types.py", "2026-12-05")
+# The pages each model's rules were read from, and the day (`SOURCES`, by model): those the
+# capability tables cite too (`models.capabilities`), and the prompt-caching page.
+CACHING = Citation(
+    "https://platform.claude.com/docs/en/build-with-claude/prompt-caching", "2026-12-05"
+)
 
 CLAUDE_3 = Rules(max_output=4_096, cache_min=2048)
 RETIRED_3_5 = replace(CLAUDE_3, max_output=8_192, lifecycle="retired")
@@ -150,14 +154,14 @@ MODELS: dict[str, Rules] = {
     "claude-mythos-5-1": ALWAYS_THINKS,
     "claude-mythos-5-2": ALWAYS_THINKS,
 }
-_BUDGET_PAGES = (OVERVIEW, THINKING, CACHING)
+_BUDGET_PAGES = (OVERVIEW, EXTENDED, CACHING)
 SOURCES: dict[str, tuple[Citation, ...]] = {
     "claude-3-haiku-20240307": (OVERVIEW, CACHING),
     **dict.fromkeys(
         ("claude-3-opus-20240229", "claude-3-5-haiku-20241022", "claude-3-5-sonnet-20241022"),
-        (OVERVIEW, CACHING, DEPRECATIONS),
+        (OVERVIEW, CACHING, RETIRED_PAGE),
     ),
-    "claude-3-7-sonnet-20250219": (*_BUDGET_PAGES, DEPRECATIONS),
+    "claude-3-7-sonnet-20250219": (*_BUDGET_PAGES, RETIRED_PAGE),
     **dict.fromkeys(
         (
             "claude-sonnet-4-20250514",
@@ -169,22 +173,22 @@ SOURCES: dict[str, tuple[Citation, ...]] = {
         ),
         _BUDGET_PAGES,
     ),
-    "claude-opus-4-5": (*_BUDGET_PAGES, EFFORT),
+    "claude-opus-4-5": (*_BUDGET_PAGES, EFFORT_PAGE),
     **dict.fromkeys(
-        ("claude-sonnet-4-6", "claude-opus-4-6"), (*_BUDGET_PAGES, ADAPTIVE_THINKING, EFFORT)
+        ("claude-sonnet-4-6", "claude-opus-4-6"), (*_BUDGET_PAGES, ADAPTIVE_PAGE, EFFORT_PAGE)
     ),
     **dict.fromkeys(
         ("claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5"),
-        (OVERVIEW, ADAPTIVE_THINKING, EFFORT),
+        (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
     ),
-    "claude-opus-5": (OVERVIEW, OPUS_5, EFFORT),
-    "claude-sonnet-5-5": (OVERVIEW, SONNET_5_5, EFFORT),
-    "claude-haiku-5-5": (OVERVIEW, SDK_THINKING_TYPES, EFFORT),
-    **dict.fromkeys(("claude-fable-5", "claude-mythos-5"), (OVERVIEW, FABLE_5, EFFORT)),
-    "claude-opus-5-5": (OVERVIEW, ADAPTIVE_THINKING, EFFORT),
+    "claude-opus-5": (OVERVIEW, OPUS_5_PAGE, EFFORT_PAGE),
+    "claude-sonnet-5-5": (OVERVIEW, SONNET_55_PAGE, EFFORT_PAGE),
+    "claude-haiku-5-5": (OVERVIEW, THINKING_TYPES_SDK, EFFORT_PAGE),
+    **dict.fromkeys(("claude-fable-5", "claude-mythos-5"), (OVERVIEW, FABLE_5_PAGE, EFFORT_PAGE)),
+    "claude-opus-5-5": (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
     **dict.fromkeys(
         ("claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
-        (OVERVIEW, ADAPTIVE_THINKING),
+        (OVERVIEW, ADAPTIVE_PAGE),
     ),
 }
 

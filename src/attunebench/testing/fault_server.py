@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import logging
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -35,9 +34,7 @@ from attunebench.models.batching import request_key
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan
-from attunebench.testing.served import Answerer, ServedApp
-
-log = logging.getLogger(__name__)
+from attunebench.testing.served import Answerer, ServedApp, serve_until_stopped
 
 
 def completion(text: str, model: str) -> dict[str, Any]:
@@ -210,17 +207,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         retry_after_s=args.retry_after,
         timeout_s=args.timeout,
     )
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-
-    async def serve() -> None:
-        server = FaultServer(plan, port=args.port)
-        log.info("fault server on %s (GET /fault/stats for counts)", await server.start())
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.Event().wait()
-        await server.stop()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve())
+    serve_until_stopped(
+        FaultServer(plan, port=args.port),
+        lambda url: f"fault server on {url} (GET /fault/stats for counts)",
+    )
 
 
 if __name__ == "__main__":

@@ -15,9 +15,7 @@ or `python -m attunebench.testing.mirror --data ../shared/data --port 8322`. Bin
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -25,9 +23,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from attunebench.data.sources import sources
-from attunebench.testing.served import ServedApp
-
-log = logging.getLogger(__name__)
+from attunebench.testing.served import ServedApp, serve_until_stopped
 
 
 def mirror_path(url: str) -> str:
@@ -90,17 +86,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, required=True, help="the corpora folder to serve")
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-
-    async def serve() -> None:
-        server = MirrorServer(mirror_layout(args.data), port=args.port)
-        log.info("mirror of %d files on %s", len(server.files), await server.start())
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.Event().wait()
-        await server.stop()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve())
+    server = MirrorServer(mirror_layout(args.data), port=args.port)
+    serve_until_stopped(server, lambda url: f"mirror of {len(server.files)} files on {url}")
 
 
 if __name__ == "__main__":

@@ -6,12 +6,15 @@ subprocess) meanwhile. The fault server and the hosted-API stubs share it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from aiohttp import web
 
+log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
 # What a stand-in answers a chat with: the reply text for these messages.
 Answerer = Callable[[Sequence[dict[str, Any]]], str]
@@ -103,3 +106,18 @@ class ServedApp:
         if self._gate is not None:
             await self._gate.wait()
         return request.transport is not None and not request.transport.is_closing()
+
+
+def serve_until_stopped(server: ServedApp, says: Callable[[str], str]) -> None:
+    """A stand-in's command line: serve `server` until Ctrl-C, logging `says(base_url)` once it
+    listens."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    async def serve() -> None:
+        log.info(says(await server.start()))
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()
+        await server.stop()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())

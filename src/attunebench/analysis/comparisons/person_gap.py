@@ -24,7 +24,6 @@ its examples read the person's words.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 
@@ -33,9 +32,9 @@ from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Notice, PersonGap
-from attunebench.analysis.scores import cell_metrics, column_values, headline_metric
+from attunebench.analysis.scores import cell_headline, metric_values
 from attunebench.kinds import ModelKind
-from attunebench.tasks.helpers.metrics import Found, Metric
+from attunebench.tasks.helpers.metrics import Metric
 from attunebench.tasks.helpers.twins import hidden_variant
 
 Cells = Mapping[tuple[str, str], Cell]
@@ -55,7 +54,7 @@ def person_gaps(
         shown, twins = cells[task, variant], cells.get((task, hidden_variant(variant)))
         if twins is None:  # before the metrics are listed: that reads every record of the cell
             continue
-        metric = _headline(frame, shown)
+        metric = cell_headline(shown, frame)
         if metric is None:
             continue
         models = set(np.unique(frame.model[shown.mask]).tolist())
@@ -85,11 +84,6 @@ def twins_alone(
     ]
 
 
-def _headline(frame: Frame, cell: Cell) -> Metric | None:
-    name = headline_metric(cell)
-    return next((m for m in cell_metrics(cell, frame) if m.name == name), None)
-
-
 def paired_rows(frame: Frame, shown: Cell, twins: Cell, model: int) -> tuple[IntArray, IntArray]:
     """The model's records of the items it answered both ways (each side as its cell counts
     them), shown and twin in the same item order."""
@@ -101,14 +95,6 @@ def paired_rows(frame: Frame, shown: Cell, twins: Cell, model: int) -> tuple[Int
         np.array([mine[0][code] for code in both], dtype=np.int64),
         np.array([mine[1][code] for code in both], dtype=np.int64),
     )
-
-
-def _values(frame: Frame, cell: Cell, metric: Metric, rows: IntArray) -> Found:
-    """The metric's per-item values of these records, as `scores.metric_scores` reads them."""
-    if metric.column is not None:
-        return column_values(frame, rows, metric.column)
-    views: list[Any] = [cell.views[i] for i in rows.tolist()]
-    return metric.values(views)
 
 
 def _gap(
@@ -139,8 +125,10 @@ def _gap(
     if len(rows) == 0:
         return found
     weights = bootstrap.weights(conversations)  # one resample weighs an item and its twin alike
-    full, full_drawn = metric.evaluate_values(_values(frame, shown, metric, rows), weights)
-    hidden, hidden_drawn = metric.evaluate_values(_values(frame, twins, metric, twin_rows), weights)
+    full, full_drawn = metric.evaluate_values(metric_values(frame, shown, metric, rows), weights)
+    hidden, hidden_drawn = metric.evaluate_values(
+        metric_values(frame, twins, metric, twin_rows), weights
+    )
     sides = {"shown": _number(full), "hidden": _number(hidden)}
     if np.isnan(full) or np.isnan(hidden):
         undefined = " and ".join(side for side, value in sides.items() if value is None)
