@@ -55,11 +55,15 @@ def as_person(query: Query) -> Query:
     choice = query.choice
     if choice is not None:
         choice = ChoiceForm(framed(choice.messages), choice.keys, choice.labels)
-    prompt = PromptInfo(
-        id=f"{PERSONA.id}+{query.prompt.id}",
-        version=f"{PERSONA.info.version}+{query.prompt.version}",
-    )
+    prompt = person_prompt(query.prompt)
     return replace(query, messages=list(framed(query.messages)), choice=choice, prompt=prompt)
+
+
+def person_prompt(task: PromptInfo) -> PromptInfo:
+    """A task's prompt as asked of the person: the frame's id and version before its own."""
+    return PromptInfo(
+        id=f"{PERSONA.id}+{task.id}", version=f"{PERSONA.info.version}+{task.version}"
+    )
 
 
 def written(template: PromptTemplate, fields: Mapping[str, str], hint: TaskHint) -> Query:

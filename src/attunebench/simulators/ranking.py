@@ -30,26 +30,23 @@ from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster
 from attunebench.records import ItemRecord
 from attunebench.simulators.estimates import Resampled, Resampler
-from attunebench.simulators.replay import Replayed, rollout_of
+from attunebench.simulators.replay import ItemKey, Replayed, item_key, rollout_of
 from attunebench.simulators.schema import Estimate, Flip, ModelPlace, Ranking, TaskRanking
 from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Gold, Item, Task
 
 MIN_MODELS = 3  # fewer: two models are always ranked at +1 or -1
-ItemKey = tuple[str, int, str, str]
-
-
-def _key(conversation_id: str, turn_index: int, item_id: str, variant: str) -> ItemKey:
-    return (conversation_id, turn_index, item_id, variant)
 
 
 def simulated_golds(replayed: Replayed) -> dict[ItemKey, list[Gold]]:
     """Each item's gold had the person answered as the simulator did, one per rollout that
     gave a usable answer."""
-    items = {_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items}
+    items = {
+        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items
+    }
     found: dict[ItemKey, list[Gold]] = {}
     for record in sorted(replayed.records, key=rollout_of):
-        key = _key(record.conversation_id, record.turn_index, record.item_id, record.variant)
+        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
         view = replayed.task.scoring.view(record)
         if record.status != "ok" or view.prediction is None:
             continue
@@ -78,11 +75,13 @@ def _rank_rows(
     gold and with the simulator's; the common items, and those left out for want of a
     simulated answer. A model of the runs that does not answer this task (a lexicon answers
     emotion only) is not ranked on it, rather than leaving it no common item."""
-    items = {_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items}
+    items = {
+        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items
+    }
     golds = simulated_golds(replayed)
     by_item: dict[ItemKey, dict[str, ItemRecord]] = {}
     for record in records:
-        key = _key(record.conversation_id, record.turn_index, record.item_id, record.variant)
+        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
         if record.task == replayed.task.name and key in items and record.status != "failed":
             by_item.setdefault(key, {})[record.model] = record
     answering = {m for found in by_item.values() for m in found}

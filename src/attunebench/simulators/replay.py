@@ -33,6 +33,11 @@ from attunebench.tasks.base import CallRole, Item, Output, Query, Task
 FIRST_PERSON = "first-person"
 ROLLOUT = "rollout"  # the key of a replayed record's `meta` that holds its rollout's seed
 T = TypeVar("T")
+ItemKey = tuple[str, int, str, str]  # an item's conversation, turn, id and variant
+
+
+def item_key(conversation_id: str, turn_index: int, item_id: str, variant: str) -> ItemKey:
+    return (conversation_id, turn_index, item_id, variant)
 
 
 def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:

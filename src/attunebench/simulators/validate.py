@@ -4,14 +4,16 @@ for, written to `DIR/simulators.json`.
 In order, nothing written before the inputs are all checked: the runs to rank are read and
 the simulator refused if it is one of their models; the data files are validated (the first
 `limit` conversations of each); then the simulator is bound and asked everything (the replay,
-then the realism simulations), its answers written beside the figures (`replay.jsonl`,
-`realism.jsonl`); then every figure is computed on one set of resampled conversations.
+then the realism simulations), its answers written beside the figures (the replay as an
+ordinary run directory, `replay/`, read back for its figures as any run is: `replay_run`; the
+realism simulations' in `realism.jsonl`); then every figure is computed on one set of resampled
+conversations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from attunebench.simulators.ranking import ranking
 from attunebench.simulators.realism import emotion_by_third, intensity_change, negative_feedback
 from attunebench.simulators.records import Continued, Graded, Sought, write_lines
 from attunebench.simulators.replay import Replayed, replay, replay_tasks
+from attunebench.simulators.replay_run import REPLAY_RUN, read_replay, write_replay_run
 from attunebench.simulators.replay_scores import replay_figures
 from attunebench.simulators.schema import (
     SIMULATORS_FILE,
@@ -46,7 +49,6 @@ from attunebench.simulators.session import SAMPLED, Sampling, open_session
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Task, prompts_of
 
-REPLAY_FILE = "replay.jsonl"
 REALISM_FILE = "realism.jsonl"
 
 
@@ -230,8 +232,18 @@ async def validate(plan: Plan, providers: Mapping[str, Provider] | None = None) 
         raise SimulatorError("the data holds no conversation")
     simulated = await simulate(plan, conversations, runs, providers or {})
     plan.out.mkdir(parents=True, exist_ok=True)
-    records = [record for found in simulated.replayed for record in found.records]
-    write_lines(plan.out / REPLAY_FILE, records)
+    if simulated.replayed:  # the replay's figures are read from its run, as any run is read
+        tasks = [found.task for found in simulated.replayed]
+        folder = write_replay_run(
+            plan.out / REPLAY_RUN,
+            plan.simulator,
+            plan.sampling,
+            simulated.replayed,
+            conversations,
+            plan.seed,
+        )
+        read = read_replay(folder, tasks, conversations, plan.per_conversation)
+        simulated = replace(simulated, replayed=read)
     write_lines(
         plan.out / REALISM_FILE, [*simulated.continued, *simulated.sought, *simulated.graded]
     )
