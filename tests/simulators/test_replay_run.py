@@ -77,4 +77,4 @@ def test_the_replay_run_holds_what_a_run_holds(reported: tuple[Any, Any, Path]) 
     assert info["complete"] and set(info["tasks"]) == set(validated["replay"])
     assert {m["spec"] for m in info["models"]} == {"person/sim/person-oracle?noise=0.4"}
     assert [m["params"]["seed"] for m in info["models"]] == validated["simulator"]["seeds"]
-    assert all(p["id"].startswith("simulated-person+") for p in info["prompts"])
+    assert {m["kind"] for m in info["models"]} == {"simulated"}  # the kind of the model in the role

@@ -1,37 +1,37 @@
-"""The replay as an ordinary run directory (`DIR/replay/`), read back as any run is.
+"""The replay as an ordinary run of the engine (`DIR/replay/`), read back as any run is.
 
-The simulated person is a model in a role: each rollout is one model of the run, named
-`person/MODEL?seed=S` (spec `person/SPEC`, its sampling in `params`), whose records are its
-answers as the person, scored by the task against the person's own answer. The run holds the
-replayed conversations (`conversations.jsonl`), so `attunebench report DIR/replay` reads it
-as it reads any run: each task's headline per rollout with its interval, the task's crowd
-reference and the spread over rollouts. The validation's own figures (`replay_scores`) are
-read from the same directory (`analysis.loading.load_runs`), never from memory.
+The simulated person is a model in a role: each rollout is one model of the run, `person/SPEC`
+(`models.person`) named `person/MODEL?seed=S`, sampled as the validation samples the person
+(`Sampling`: its temperature, top-p and the rollout's seed, the models file's other parameters
+kept). Every rollout's role wraps the one simulator the session bound, so a `local/` model's
+server is started once. The run asks the replayed items (`replay.replay_items`) of the
+conversations validated, and writes them as any run does, with the conversations, so
+`attunebench report DIR/replay` reads it: each task's headline per rollout with its interval,
+the task's crowd reference, the spread over rollouts. Run again, it resumes.
+
+The validation's own figures are read from the same directory (`read_replay`). A choice
+question on real data is answered alike in every rollout (option probabilities); only the first
+rollout's answer to it is read, so it counts once, as one rollout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from attunebench import __version__
 from attunebench.analysis.loading import load_runs
-from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
+from attunebench.engine import RunConfig, run
+from attunebench.models.base import GenerateParams
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.models.registry import spec_kind
-from attunebench.records import ItemRecord, ModelInfo, RunInfo
-from attunebench.rundir import CONVERSATIONS_FILE, RECORDS_FILE, RUN_FILE, sha256_file, write_json
-from attunebench.simulators.prompting import person_prompt
-from attunebench.simulators.records import write_lines
-from attunebench.simulators.replay import ItemKey, Replayed, item_key, replay_items, rollout_of
-from attunebench.simulators.session import Sampling
-from attunebench.tasks.base import Task, prompts_of
+from attunebench.models.person import PERSON, Person
+from attunebench.records import ItemRecord
+from attunebench.simulators.replay import ROLLOUT, ItemKey, Replayed, item_key, replay_items
+from attunebench.simulators.session import SAMPLED, Sampling, Session
+from attunebench.tasks.base import Item, Task
 
 REPLAY_RUN = "replay"  # the run directory's name inside the validation folder
-PERSON = "person"  # the role's prefix: `person/SPEC`
 
 
 def person_name(simulator: ModelEntry, rollout: int) -> str:
@@ -39,59 +39,53 @@ def person_name(simulator: ModelEntry, rollout: int) -> str:
     return f"{PERSON}/{simulator.name}?seed={rollout}"
 
 
-def _person(simulator: ModelEntry, sampling: Sampling, rollout: int) -> ModelInfo:
-    params = {"temperature": sampling.temperature, "top_p": sampling.top_p, "seed": rollout}
-    return ModelInfo(
-        spec=f"{PERSON}/{simulator.spec}",
-        name=person_name(simulator, rollout),
-        params=params,
-        kind=spec_kind(simulator.spec),
-        answer=simulator.answer,
-        family=simulator.family,
-    )
-
-
-def write_replay_run(
-    folder: Path,
-    simulator: ModelEntry,
-    sampling: Sampling,
-    replayed: Sequence[Replayed],
-    conversations: Sequence[Conversation],
-    seed: int,
-) -> Path:
-    """The replay written as a complete run directory; its path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    write_conversations(folder / CONVERSATIONS_FILE, conversations)
-    records = [
-        r.model_copy(update={"model": person_name(simulator, rollout_of(r))})
-        for found in replayed
-        for r in found.records
+def person_entries(simulator: ModelEntry, sampling: Sampling) -> list[ModelEntry]:
+    """One `person/` model per rollout, its sampling the rollout's."""
+    kept = simulator.params.model_dump(exclude_unset=True, exclude=set(SAMPLED))
+    return [
+        ModelEntry(
+            name=person_name(simulator, seed),
+            spec=f"{PERSON}/{simulator.spec}",
+            params=GenerateParams.model_validate(
+                {**kept, "temperature": sampling.temperature, "top_p": sampling.top_p, "seed": seed}
+            ),
+            answer=simulator.answer,
+            family=simulator.family,
+            price=simulator.price,
+        )
+        for seed in sampling.seeds
     ]
-    write_lines(folder / RECORDS_FILE, records)
-    rollouts = sorted({rollout_of(r) for r in records})
-    prompts = {
-        (p.id, p.version): p for f in replayed for p in map(person_prompt, prompts_of(f.task))
-    }
-    provenance = {c.source.name: dict(c.source.provenance) for c in conversations}
-    now = datetime.now(UTC).isoformat(timespec="seconds")
-    info = RunInfo(
-        package_version=__version__,
-        dataset=str(folder / CONVERSATIONS_FILE),
-        dataset_sha256=sha256_file(folder / CONVERSATIONS_FILE),
-        dataset_ids=sorted(provenance),
-        provenance=dict(sorted(provenance.items())),
-        tasks=[found.task.name for found in replayed],
-        task_options={found.task.name: found.task.options for found in replayed},
-        models=[_person(simulator, sampling, rollout) for rollout in rollouts],
-        prompts=[prompts[key] for key in sorted(prompts)],
-        seed=seed,
-        planned_items=len(records),
-        started_at=now,
-        finished_at=now,
-        complete=True,
+
+
+async def run_replay(
+    session: Session,
+    simulator: ModelEntry,
+    tasks: Sequence[Task[Any, Any]],
+    data: Path,
+    out: Path,
+    per_conversation: int | None,
+) -> None:
+    """The tasks' replayed items of the conversations in `data`, asked of every rollout's
+    person through the engine, into the run directory `out`."""
+    bound = session.engine.models[simulator.name].provider
+    entries = person_entries(simulator, session.sampling)
+
+    def chosen(task: Task[Any, Any], conversations: Sequence[Conversation]) -> Iterable[Item[Any]]:
+        return replay_items(task, conversations, per_conversation)
+
+    config = RunConfig(
+        data=data,
+        out=out,
+        models=tuple(entries),
+        concurrency=session.concurrency,
+        cache_path=session.cache_path,
+        progress=session.progress,
+        check_servers=False,  # the session reached the simulator's server already
+        include_careless=True,  # the people's own answers, careless or not, are the gold
+        items=chosen,
     )
-    write_json(folder / RUN_FILE, info)
-    return folder
+    roles = {entry.name: Person(bound, owns=False) for entry in entries}
+    await run(config, providers=roles, tasks=tasks)
 
 
 def read_replay(
@@ -100,28 +94,36 @@ def read_replay(
     conversations: Sequence[Conversation],
     per_conversation: int | None,
 ) -> list[Replayed]:
-    """Each task's replay as the run directory holds it: the items it chose (the tasks' own,
-    on the same conversations) and every rollout's records."""
+    """Each task's replay as the run directory holds it: its items (the same choice on the
+    same conversations) and every rollout's records, in the order they would be asked
+    (conversation by conversation, each item's rollouts in turn), the rollout's seed in each
+    record's `meta`."""
     runs = load_runs([folder])
+    seeds = {model.name: int(model.params["seed"]) for model in runs.runs[0].info.models}
+    first = min(seeds.values())
     by_task: dict[str, list[ItemRecord]] = {}
     for record in runs.records:
-        by_task.setdefault(record.task, []).append(record)
-    found = []
+        rollout = seeds[record.model]
+        if record.mode == "choice" and rollout != first:
+            continue  # the same answer in every rollout: read once (see the module docstring)
+        found = record.model_copy(update={"meta": {**record.meta, ROLLOUT: rollout}})
+        by_task.setdefault(record.task, []).append(found)
+    replayed = []
     for task in tasks:
-        records = by_task.get(task.name)
-        if records:
+        if records := by_task.get(task.name):
             items = replay_items(task, conversations, per_conversation)
-            at = {
-                item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): n
-                for n, i in enumerate(items)
-            }
+            replayed.append(Replayed(task, tuple(items), tuple(_in_order(items, records))))
+    return replayed
 
-            def order(record: ItemRecord, at: dict[ItemKey, int] = at) -> tuple[int, int]:
-                # as they were asked: conversation by conversation, each item's rollouts in turn
-                key = item_key(
-                    record.conversation_id, record.turn_index, record.item_id, record.variant
-                )
-                return at[key], rollout_of(record)
 
-            found.append(Replayed(task, tuple(items), tuple(sorted(records, key=order))))
-    return found
+def _in_order(items: Sequence[Item[Any]], records: list[ItemRecord]) -> list[ItemRecord]:
+    at: dict[ItemKey, int] = {
+        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): n
+        for n, i in enumerate(items)
+    }
+
+    def order(record: ItemRecord) -> tuple[int, int]:
+        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
+        return at[key], int(record.meta[ROLLOUT])
+
+    return sorted(records, key=order)

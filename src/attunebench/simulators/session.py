@@ -65,6 +65,7 @@ class Session:
     sampling: Sampling
     concurrency: int
     progress: bool = False
+    cache_path: Path | None = None  # the replay's run asks through the same cache
 
     @property
     def choosing(self) -> bool:
@@ -133,6 +134,7 @@ async def open_session(
             sampling,
             concurrency,
             progress,
+            cache_path,
         )
     finally:
         await close_models(bound)
