@@ -17,7 +17,8 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.references.predictors import within_folds
-from attunebench.simulators.schema import Difference, Estimate
+from attunebench.analysis.schema import Estimate
+from attunebench.simulators.schema import Difference, unknown
 from attunebench.stats import FloatArray, IntArray, Weights, none_if_nan
 from attunebench.tasks.helpers.metrics import Metric
 
@@ -97,7 +98,7 @@ class Resampler:
         """The figure with its expanded percentile interval (none below MIN_CLUSTERS)."""
         if np.isnan(found.point):
             undefined = "undefined on these items (too few, or all alike)"
-            return Estimate(reason=reason or (undefined if found.clusters else "no item"))
+            return unknown(reason or (undefined if found.clusters else "no item"))
         if found.clusters < MIN_CLUSTERS:
             why = f"only {found.clusters} conversation: no interval"
             return Estimate(value=found.point, reason=why)
