@@ -27,7 +27,7 @@ from attunebench.models.base import GenerateParams
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.person import PERSON, Person
 from attunebench.records import ItemRecord
-from attunebench.simulators.replay import ROLLOUT, ItemKey, Replayed, item_key, replay_items
+from attunebench.simulators.replay import ROLLOUT, Replayed, replay_items
 from attunebench.simulators.session import SAMPLED, Sampling, Session
 from attunebench.tasks.base import Item, Task
 
@@ -95,9 +95,8 @@ def read_replay(
     per_conversation: int | None,
 ) -> list[Replayed]:
     """Each task's replay as the run directory holds it: its items (the same choice on the
-    same conversations) and every rollout's records, in the order they would be asked
-    (conversation by conversation, each item's rollouts in turn), the rollout's seed in each
-    record's `meta`."""
+    same conversations) and every rollout's records, the rollout's seed in each record's
+    `meta` (no figure depends on the records' order: folds and clusters are by conversation)."""
     runs = load_runs([folder])
     seeds = {model.name: int(model.params["seed"]) for model in runs.runs[0].info.models}
     first = min(seeds.values())
@@ -112,18 +111,5 @@ def read_replay(
     for task in tasks:
         if records := by_task.get(task.name):
             items = replay_items(task, conversations, per_conversation)
-            replayed.append(Replayed(task, tuple(items), tuple(_in_order(items, records))))
+            replayed.append(Replayed(task, tuple(items), tuple(records)))
     return replayed
-
-
-def _in_order(items: Sequence[Item[Any]], records: list[ItemRecord]) -> list[ItemRecord]:
-    at: dict[ItemKey, int] = {
-        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): n
-        for n, i in enumerate(items)
-    }
-
-    def order(record: ItemRecord) -> tuple[int, int]:
-        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
-        return at[key], int(record.meta[ROLLOUT])
-
-    return sorted(records, key=order)

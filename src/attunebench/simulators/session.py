@@ -1,5 +1,7 @@
 """The simulator (and the supporter it talks with) bound for one validation: one engine, one
-cache, one ledger, and the sampling every rollout is asked with.
+cache, one ledger, and the sampling every rollout is asked with. The realism simulations ask
+through it; the replay is a run of the engine whose rollouts wrap the simulator bound here
+(`replay_run`), so a `local/` server is started once.
 
 The simulated person is asked with its own sampling, not the models file's: a rollout is one
 seeded draw of what the person might say, so the temperature, top-p and seed of a call are the
