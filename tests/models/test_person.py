@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attunebench.answerform import TaskHint
+from attunebench.engine.person import PERSONA, Person
 from attunebench.models import GenerateParams, Message, make_provider, spec_kind
 from attunebench.models.base import ChoiceOutput, ModelOutput, NamedProvider
-from attunebench.models.person import PERSONA, Person
 
 PARAMS = GenerateParams()
 FRAME = PERSONA.render()[0].content

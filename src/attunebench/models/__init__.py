@@ -10,7 +10,6 @@ from attunebench.models import hf as _huggingface  # noqa: F401  (registers hf/)
 from attunebench.models import local as _local  # noqa: F401  (registers local/)
 from attunebench.models import mock as _mock  # noqa: F401  (registers mock/)
 from attunebench.models import openai_compat as _openai  # noqa: F401  (registers openai/)
-from attunebench.models import person as _person  # noqa: F401  (registers person/)
 from attunebench.models import proxy as _proxy  # noqa: F401  (registers proxy/)
 from attunebench.models import sim as _sim  # noqa: F401  (registers sim/)
 from attunebench.models.base import (

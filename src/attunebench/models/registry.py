@@ -20,7 +20,7 @@ class ProviderFactory(Protocol):
 
 
 PROVIDERS: Registry[ProviderFactory] = Registry("provider")
-ROLE_PREFIX = "person"  # `person/SPEC`: SPEC in the person's role (models.person)
+ROLE_PREFIX = "person"  # `person/SPEC`: SPEC in the person's role (engine.person)
 
 
 class ProviderConfigError(ValueError):

@@ -1,6 +1,6 @@
 """What a simulated user is told (prompting.toml), and the questions it is asked.
 
-A replay asks a task's own question of the model in the person's role (`models.person`, whose
+A replay asks a task's own question of the model in the person's role (`engine.person`, whose
 frame, `PERSONA`, is pinned here with the simulator's own prompts).
 The realism simulations ask the questions of `questions`: the next message, the feeling it
 was written with, the intensity after a conversation, the grade of the other side's message,
@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping, Sequence
 
 from attunebench.answerform import TaskHint
+from attunebench.engine.person import PERSONA
 from attunebench.models.base import GenerateParams
-from attunebench.models.person import PERSONA
 from attunebench.prompts import PromptTemplate, load_prompt
 from attunebench.records import PromptInfo
 from attunebench.tasks.base import Query

@@ -1,7 +1,7 @@
 """The replay as an ordinary run of the engine (`DIR/replay/`), read back as any run is.
 
 The simulated person is a model in a role: each rollout is one model of the run, `person/SPEC`
-(`models.person`) named `person/MODEL?seed=S`, sampled as the validation samples the person
+(`engine.person`) named `person/MODEL?seed=S`, sampled as the validation samples the person
 (`Sampling`: its temperature, top-p and the rollout's seed, the models file's other parameters
 kept). Every rollout's role wraps the one simulator the session bound, so a `local/` model's
 server is started once. The run asks the replayed items (`replay.replay_items`) of the
@@ -23,9 +23,9 @@ from typing import Any
 from attunebench.analysis.loading import load_runs
 from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, run
+from attunebench.engine.person import PERSON, Person
 from attunebench.models.base import GenerateParams
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.models.person import PERSON, Person
 from attunebench.records import ItemRecord
 from attunebench.simulators.replay import ROLLOUT, Replayed, replay_items
 from attunebench.simulators.session import SAMPLED, Sampling, Session

@@ -1,5 +1,6 @@
 """`person/SPEC`: a model in the role of the person of the conversation, answering the task's
-question about themselves.
+question about themselves. Registered with the providers when the engine is imported (the
+frame is a prompt, and the prompts build on the models: the role sits above both).
 
 The task's messages stay as they are (its answer form, parser and metrics with them); the frame
 before its system message (person.toml) says who answers: the person who wrote the user's
