@@ -85,14 +85,13 @@ class Resampler:
         return Resampled(point, samples, int(np.unique(codes).size))
 
     def mean(self, values: Sequence[float], conversation_ids: Sequence[str]) -> Resampled:
-        """The mean of per-item values, the items clustered by conversation."""
-        column = np.asarray(values, dtype=np.float64).reshape(-1, 1)
-
-        def of(weights: Weights) -> FloatArray:
-            sums = weights.sum(np.concatenate([column, np.ones_like(column)], axis=1))
-            return np.asarray(sums[:, 0] / np.where(sums[:, 1] == 0, np.nan, sums[:, 1]))
-
-        return self.statistic(conversation_ids, of)
+        """The mean of per-item values, the items clustered by conversation (the analysis's
+        `ClusterBootstrap.means`)."""
+        codes = self.where(conversation_ids)
+        if not len(codes):
+            return Resampled(np.nan, np.full(1, np.nan), 0)
+        point, samples = self.bootstrap.means(np.asarray(values, dtype=np.float64), codes)
+        return Resampled(float(point[0]), samples[:, 0], int(np.unique(codes).size))
 
     def estimate(self, found: Resampled, reason: str | None = None) -> Estimate:
         """The figure with its expanded percentile interval (none below MIN_CLUSTERS)."""
