@@ -37,6 +37,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from attunebench.analysis.schema import Estimate
 from attunebench.cli.simulators import show
 from attunebench.data.importers import ConvAI1Importer, ESConvImporter, TopicalChatImporter
 from attunebench.data.jsonl import write_conversations
@@ -45,7 +46,6 @@ from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, default_cache_path, read_run_info, run
 from attunebench.models.modelsfile import ModelEntry, load_models_file, resolve_model
 from attunebench.simulators import Plan, Sampling, SimulatorsReport, validate
-from attunebench.simulators.schema import Estimate
 
 
 def fed_back(conversation: Conversation) -> bool:
@@ -215,7 +215,8 @@ def main() -> None:
     data = args.out / "slice.jsonl"
     write_conversations(data, conversations)
     known = load_models_file(args.models_file) if args.models_file.is_file() else {}
-    runs, run_timing = list(args.runs), {}
+    runs = list(args.runs)
+    run_timing: dict[str, Any] = {}
     if args.rank_models:
         ranked = [resolve_model(ref, known) for ref in args.rank_models.split(",")]
         to_rank = args.out / "rank.jsonl"

@@ -73,7 +73,11 @@ def validated(tmp_path: Path) -> Validate:
         providers: Mapping[str, Provider] | None = None,
         **options: Any,
     ) -> SimulatorsReport:
-        plan = make_plan(data, tmp_path / "validated", simulator, **options)
+        # A folder per validation (`validated`, then `validated-2`, ...): the replay's run
+        # resumes only its own plan.
+        made = len(list(tmp_path.glob("validated*")))
+        out = tmp_path / ("validated" if not made else f"validated-{made + 1}")
+        plan = make_plan(data, out, simulator, **options)
         return asyncio.run(validate(plan, providers))
 
     return go

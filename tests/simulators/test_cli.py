@@ -87,7 +87,8 @@ def test_validate_shows_a_runs_progress_on_a_terminal(
     args += ["--limit", 3, "--no-cache", "--resamples", 100, "--seeds", 1]
     shown = attunebench(*args, "--out", tmp_path / "shown")
     assert shown.exit_code == 0, shown.output
-    for step in ("replay", "continuing", "seeking", "grading"):
+    # The replay is a run: its bar is the run's, naming the person's models.
+    for step in ("person/sim/person-o", "continuing", "seeking", "grading"):
         assert step in shown.stderr, shown.stderr
     assert "calls" in shown.stderr and "ETA" in shown.stderr
     quiet = attunebench(*args, "--out", tmp_path / "quiet", "--no-progress")

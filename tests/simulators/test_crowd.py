@@ -24,7 +24,8 @@ from attunebench.data.validate import load_validated
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import Sampling
 from attunebench.simulators.estimates import Resampler
-from attunebench.simulators.replay import Replayed, replay, replay_tasks, rollout_of
+from attunebench.simulators.replay import Replayed, replay_tasks, rollout_of
+from attunebench.simulators.replay_run import read_replay, run_replay
 from attunebench.simulators.replay_scores import answered_views, crowd_of
 from attunebench.simulators.session import open_session
 from attunebench.tasks.base import Guess, View
@@ -34,8 +35,9 @@ ADJUSTED = {"position_adjusted_r", "mean_adjusted_r"}  # the position-adjusted h
 TOLERANCE = 1e-9  # 0 by construction (see the module docstring): only rounding is left
 
 
-async def _replayed(data: Path) -> list[Replayed]:
-    """The person oracle's replay of the package's tasks headlined position-adjusted."""
+async def _replayed(data: Path, out: Path) -> list[Replayed]:
+    """The person oracle's replay of the package's tasks headlined position-adjusted, run by
+    the engine and read back from its run directory."""
     tasks = [
         t
         for t in replay_tasks()
@@ -43,7 +45,8 @@ async def _replayed(data: Path) -> list[Replayed]:
     ]
     entry = ModelEntry.from_spec("sim/person-oracle")
     async with open_session(entry, None, Sampling(seeds=(0,)), cache_path=None) as session:
-        return await replay(session, tasks, load_validated(data))
+        await run_replay(session, entry, tasks, data, out, None)
+    return read_replay(out, tasks, load_validated(data), None)
 
 
 def _leave_one_conversation_out(replayed: Replayed, views: list[View[Any, Any]]) -> list[Guess]:
@@ -63,8 +66,8 @@ def _leave_one_conversation_out(replayed: Replayed, views: list[View[Any, Any]])
 
 
 @pytest.fixture(scope="module")
-def replayed(corpus: Path) -> list[Replayed]:
-    return asyncio.run(_replayed(corpus))
+def replayed(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Replayed]:
+    return asyncio.run(_replayed(corpus, tmp_path_factory.mktemp("replay")))
 
 
 def test_the_crowd_scores_zero_on_a_position_adjusted_headline(

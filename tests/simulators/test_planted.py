@@ -17,7 +17,8 @@ from attunebench.data.validate import load_validated
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import Sampling
-from attunebench.simulators.replay import replay, replay_items, replay_tasks
+from attunebench.simulators.replay import replay_items, replay_tasks
+from attunebench.simulators.replay_run import read_replay, run_replay
 from attunebench.simulators.replay_scores import rollout_noise
 from attunebench.simulators.schema import NoiseFloor
 from attunebench.simulators.session import open_session
@@ -82,7 +83,7 @@ def test_a_position_biased_simulator_replays_preference_at_chance(
     assert [f.value for f in chance] == [pytest.approx(0.5)]
 
 
-async def _pair_floor(data: Path, noise: float, seeds: int) -> tuple[NoiseFloor, int]:
+async def _pair_floor(data: Path, noise: float, seeds: int, out: Path) -> tuple[NoiseFloor, int]:
     """The noise floor of the pairs' headline over `seeds` rollouts of a noisy person, and the
     number of pairs (only the package's task whose headline is the mean per-item score is
     replayed; the toy task the tests register has that headline too)."""
@@ -97,14 +98,17 @@ async def _pair_floor(data: Path, noise: float, seeds: int) -> tuple[NoiseFloor,
     simulator = ModelEntry.from_spec(f"{ORACLE}?noise={noise}")
     sampling = Sampling(seeds=tuple(range(seeds)))
     async with open_session(simulator, None, sampling, cache_path=None) as session:
-        replayed = await replay(session, tasks, conversations)
-    [found] = replayed
+        await run_replay(session, simulator, tasks, data, out, None)
+    [found] = read_replay(out, tasks, conversations, None)
     return rollout_noise(found), len(found.items)
 
 
 def test_a_noisy_simulator_widens_the_noise_floor(tmp_path: Path) -> None:
     data = written(tmp_path / "seekers.jsonl", seekers(24, seed=5))
-    floors = {noise: asyncio.run(_pair_floor(data, noise, seeds=12)) for noise in (0.0, 0.1, 0.5)}
+    floors = {
+        noise: asyncio.run(_pair_floor(data, noise, seeds=12, out=tmp_path / f"noise-{noise}"))
+        for noise in (0.0, 0.1, 0.5)
+    }
     assert floors[0.0][0].spread == 0.0
     low, high = floors[0.1][0].sd, floors[0.5][0].sd
     assert low is not None and high is not None and 0 < low < high

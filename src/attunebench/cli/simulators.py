@@ -26,9 +26,9 @@ from attunebench.cli.options import (
 from attunebench.engine.stopping import stop_signals
 
 if TYPE_CHECKING:
+    from attunebench.analysis.schema import Estimate
     from attunebench.models.modelsfile import ModelEntry
     from attunebench.simulators import Plan, SimulatorsReport
-    from attunebench.simulators.schema import Estimate
 
 app = typer.Typer(no_args_is_help=True, help="Simulated users, checked against real people.")
 out = Console()

@@ -7,6 +7,7 @@ content-addressed SQLite cache, resume, a ledger of tokens and cost, and a progr
 from attunebench.engine.cache import ResponseCache, cache_key
 from attunebench.engine.caller import Engine, merge_params
 from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.person import Person
 from attunebench.engine.plan import task_names
 from attunebench.engine.retry import RetryPolicy
 from attunebench.engine.runner import RunConfig, RunResult, run
@@ -28,6 +29,7 @@ __all__ = [
     "RUN_FILE",
     "Engine",
     "LedgerBook",
+    "Person",
     "ResponseCache",
     "RetryPolicy",
     "RunConfig",

@@ -89,6 +89,7 @@ PLAN_FIELDS = (*SHARED_PLAN, "planned_items", "shard")
 ERRORS_SHOWN = 1  # the most common error per (model, task) in the closing summary
 Say = Callable[[str], None]
 Report = Callable[[int, int], None]  # (items done, items planned), after each record
+ItemChooser = Callable[[Task[Any, Any], Sequence[Conversation]], Iterable[Any]]
 
 
 def _quiet(line: str) -> None:
@@ -117,6 +118,9 @@ class RunConfig:
     # (`preflight`): by model name, in place of each shard's own pre-flight call.
     preflight: Mapping[str, Found] | None = None
     include_careless: bool = False  # keep conversations marked careless where they were collected
+    # Which items of each task the run asks, given the conversations (None: every item); a
+    # simulated person's replay asks a few of each conversation's (simulators.replay).
+    items: ItemChooser | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,12 +247,17 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
 
 
 def _items(
-    task: Task[Any, Any], conversations: list[Conversation], person: PersonOption
+    task: Task[Any, Any], conversations: list[Conversation], config: RunConfig
 ) -> Iterable[Any]:
-    """A task's items, with their person-hidden twins as `person` asks (`tasks.helpers.twins`); a
-    task that evaluates judges keeps its items as they are."""
-    found = task.items(conversations)
-    return person_twins(found, person) if task.evaluates == "models" else found
+    """A task's items (those `config.items` chooses, where it does), with their person-hidden
+    twins as `config.person` asks (`tasks.helpers.twins`); a task that evaluates judges keeps
+    its items as they are."""
+    found = (config.items or _every_item)(task, conversations)
+    return person_twins(found, config.person) if task.evaluates == "models" else found
+
+
+def _every_item(task: Task[Any, Any], conversations: Sequence[Conversation]) -> Iterable[Any]:
+    return task.items(conversations)
 
 
 def _plan(
@@ -260,9 +269,7 @@ def _plan(
 ) -> Planned:
     subjects, judges = [e.name for e in config.models], [e.name for e in config.judges]
     evaluated, skipped = applicable(tasks, subjects, judges, bound)
-    work = [
-        (t, i, evaluated[t.name]) for t in tasks for i in _items(t, conversations, config.person)
-    ]
+    work = [(t, i, evaluated[t.name]) for t in tasks for i in _items(t, conversations, config)]
     keys = {record_key(i, m) for _, i, models in work for m in models}
     with_items = {t.name for t, _, _ in work}
     empty = [t.name for t in tasks if t.name not in with_items]

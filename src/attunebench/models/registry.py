@@ -20,6 +20,7 @@ class ProviderFactory(Protocol):
 
 
 PROVIDERS: Registry[ProviderFactory] = Registry("provider")
+ROLE_PREFIX = "person"  # `person/SPEC`: SPEC in the person's role (engine.person)
 
 
 class ProviderConfigError(ValueError):
@@ -44,8 +45,9 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 def spec_kind(spec: str) -> ModelKind:
     """How run.json and reports label this spec, from the one table of kinds
-    (`attunebench.kinds`)."""
-    return prefix_kind(parse_spec(spec)[0])
+    (`attunebench.kinds`); a model in the person's role (`person/SPEC`) is SPEC's kind."""
+    prefix, model = parse_spec(spec)
+    return spec_kind(model) if prefix == ROLE_PREFIX and "/" in model else prefix_kind(prefix)
 
 
 def make_provider(spec: str, **options: Any) -> Provider:

@@ -17,7 +17,8 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.references.predictors import within_folds
-from attunebench.simulators.schema import Difference, Estimate
+from attunebench.analysis.schema import Estimate
+from attunebench.simulators.schema import Difference, unknown
 from attunebench.stats import FloatArray, IntArray, Weights, none_if_nan
 from attunebench.tasks.helpers.metrics import Metric
 
@@ -84,20 +85,19 @@ class Resampler:
         return Resampled(point, samples, int(np.unique(codes).size))
 
     def mean(self, values: Sequence[float], conversation_ids: Sequence[str]) -> Resampled:
-        """The mean of per-item values, the items clustered by conversation."""
-        column = np.asarray(values, dtype=np.float64).reshape(-1, 1)
-
-        def of(weights: Weights) -> FloatArray:
-            sums = weights.sum(np.concatenate([column, np.ones_like(column)], axis=1))
-            return np.asarray(sums[:, 0] / np.where(sums[:, 1] == 0, np.nan, sums[:, 1]))
-
-        return self.statistic(conversation_ids, of)
+        """The mean of per-item values, the items clustered by conversation (the analysis's
+        `ClusterBootstrap.means`)."""
+        codes = self.where(conversation_ids)
+        if not len(codes):
+            return Resampled(np.nan, np.full(1, np.nan), 0)
+        point, samples = self.bootstrap.means(np.asarray(values, dtype=np.float64), codes)
+        return Resampled(float(point[0]), samples[:, 0], int(np.unique(codes).size))
 
     def estimate(self, found: Resampled, reason: str | None = None) -> Estimate:
         """The figure with its expanded percentile interval (none below MIN_CLUSTERS)."""
         if np.isnan(found.point):
             undefined = "undefined on these items (too few, or all alike)"
-            return Estimate(reason=reason or (undefined if found.clusters else "no item"))
+            return unknown(reason or (undefined if found.clusters else "no item"))
         if found.clusters < MIN_CLUSTERS:
             why = f"only {found.clusters} conversation: no interval"
             return Estimate(value=found.point, reason=why)

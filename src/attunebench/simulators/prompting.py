@@ -1,8 +1,7 @@
 """What a simulated user is told (prompting.toml), and the questions it is asked.
 
-A replay asks a task's own question in the first person (`as_person`): the task's messages
-stay as they are (its answer form, parser and metrics with them), and the frame before its
-system message says who answers: the person who wrote the user's messages, about themselves.
+A replay asks a task's own question of the model in the person's role (`engine.person`, whose
+frame, `PERSONA`, is pinned here with the simulator's own prompts).
 The realism simulations ask the questions of `questions`: the next message, the feeling it
 was written with, the intensity after a conversation, the grade of the other side's message,
 each in generate form (JSON, parsed strictly) and, where the answer is one of a few options,
@@ -14,16 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from attunebench.answerform import TaskHint
-from attunebench.models.base import GenerateParams, Message
+from attunebench.engine.person import PERSONA
+from attunebench.models.base import GenerateParams
 from attunebench.prompts import PromptTemplate, load_prompt
 from attunebench.records import PromptInfo
-from attunebench.tasks.base import ChoiceForm, Query
+from attunebench.tasks.base import Query
 from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form
 
-PERSONA = load_prompt(__name__, "simulated-person")
 CONTINUE = load_prompt(__name__, "simulated-next-message")
 LABEL = load_prompt(__name__, "simulated-label")
 SEEKER = load_prompt(__name__, "simulated-seeker")
@@ -39,27 +37,6 @@ def prompts_digest(prompts: Sequence[PromptInfo] = ()) -> str:
     """One digest of the simulator's prompts and of the task prompts a replay wraps."""
     every = sorted({(p.id, p.version) for p in (*(t.info for t in TEMPLATES), *prompts)})
     return hashlib.sha256(json.dumps(every).encode()).hexdigest()[:12]
-
-
-def framed(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """The messages with the first-person frame before their system message."""
-    frame = PERSONA.render()[0].content
-    if messages and messages[0].role == "system":
-        first = Message("system", f"{frame}\n\n{messages[0].content}")
-        return (first, *messages[1:])
-    return (Message("system", frame), *messages)
-
-
-def as_person(query: Query) -> Query:
-    """A task's query asked of the person (see the module docstring)."""
-    choice = query.choice
-    if choice is not None:
-        choice = ChoiceForm(framed(choice.messages), choice.keys, choice.labels)
-    prompt = PromptInfo(
-        id=f"{PERSONA.id}+{query.prompt.id}",
-        version=f"{PERSONA.info.version}+{query.prompt.version}",
-    )
-    return replace(query, messages=list(framed(query.messages)), choice=choice, prompt=prompt)
 
 
 def written(template: PromptTemplate, fields: Mapping[str, str], hint: TaskHint) -> Query:

@@ -28,28 +28,26 @@ from attunebench.analysis.agreement.ranks import rho_interval, spearman_rho
 from attunebench.analysis.bootstrap import containing, percentile_interval
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster
+from attunebench.analysis.schema import Estimate
 from attunebench.records import ItemRecord
 from attunebench.simulators.estimates import Resampled, Resampler
-from attunebench.simulators.replay import Replayed, rollout_of
-from attunebench.simulators.schema import Estimate, Flip, ModelPlace, Ranking, TaskRanking
+from attunebench.simulators.replay import ItemKey, Replayed, item_key, rollout_of
+from attunebench.simulators.schema import Flip, ModelPlace, Ranking, TaskRanking, unknown
 from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Gold, Item, Task
 
 MIN_MODELS = 3  # fewer: two models are always ranked at +1 or -1
-ItemKey = tuple[str, int, str, str]
-
-
-def _key(conversation_id: str, turn_index: int, item_id: str, variant: str) -> ItemKey:
-    return (conversation_id, turn_index, item_id, variant)
 
 
 def simulated_golds(replayed: Replayed) -> dict[ItemKey, list[Gold]]:
     """Each item's gold had the person answered as the simulator did, one per rollout that
     gave a usable answer."""
-    items = {_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items}
+    items = {
+        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items
+    }
     found: dict[ItemKey, list[Gold]] = {}
     for record in sorted(replayed.records, key=rollout_of):
-        key = _key(record.conversation_id, record.turn_index, record.item_id, record.variant)
+        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
         view = replayed.task.scoring.view(record)
         if record.status != "ok" or view.prediction is None:
             continue
@@ -78,11 +76,13 @@ def _rank_rows(
     gold and with the simulator's; the common items, and those left out for want of a
     simulated answer. A model of the runs that does not answer this task (a lexicon answers
     emotion only) is not ranked on it, rather than leaving it no common item."""
-    items = {_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items}
+    items = {
+        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items
+    }
     golds = simulated_golds(replayed)
     by_item: dict[ItemKey, dict[str, ItemRecord]] = {}
     for record in records:
-        key = _key(record.conversation_id, record.turn_index, record.item_id, record.variant)
+        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
         if record.task == replayed.task.name and key in items and record.status != "failed":
             by_item.setdefault(key, {})[record.model] = record
     answering = {m for found in by_item.values() for m in found}
@@ -124,7 +124,7 @@ def task_ranking(
     y_drawn = np.column_stack([f.samples for f in by_sim])
     clusters = min(f.clusters for f in by_people)
     if len(models) < MIN_MODELS:
-        rho = Estimate(reason=f"fewer than {MIN_MODELS} models to rank")
+        rho = unknown(f"fewer than {MIN_MODELS} models to rank")
         found = Resampled(np.nan, np.full(resampler.bootstrap.resamples, np.nan), clusters)
     else:
         correlation = rho_interval(
@@ -161,7 +161,7 @@ def ranking(
 ) -> Ranking:
     """Both rankings of the runs' models on every replayed task (see the module docstring)."""
     if runs is None:
-        return Ranking(spearman=Estimate(reason="no --runs given: no models to rank"))
+        return Ranking(spearman=unknown("no --runs given: no models to rank"))
     roster = Roster.of(runs)
     ranked = {"model", *include}  # the models under test, and the kinds asked for
     models = sorted({r.model for r in runs.records if roster.kind(r.model) in ranked})
@@ -169,12 +169,12 @@ def ranking(
     shown = [str(run.path) for run in runs.runs]
     if not models:
         why = "no model under test in --runs (baselines and sim/ models only when asked for)"
-        return Ranking(spearman=Estimate(reason=why), runs=shown)
+        return Ranking(spearman=unknown(why), runs=shown)
     found = {r.task.name: task_ranking(r, runs, models, kinds, resampler) for r in replayed}
     by_task = {name: pair for name, pair in found.items() if pair is not None}
     if not by_task:
         why = "no item of --runs was replayed (the runs were made on other data?)"
-        return Ranking(spearman=Estimate(reason=why), runs=shown)
+        return Ranking(spearman=unknown(why), runs=shown)
     return Ranking(
         spearman=_mean_rho([pair[1] for pair in by_task.values()], resampler),
         flips=[f for name, pair in by_task.items() for f in flips(name, pair[0].models)],
@@ -187,7 +187,7 @@ def _mean_rho(found: Sequence[Resampled], resampler: Resampler) -> Estimate:
     """The mean of the tasks' rho, its interval from the same resamples."""
     defined = [f for f in found if not np.isnan(f.point)]
     if not defined:
-        return Estimate(reason=f"no task has {MIN_MODELS} models to rank")
+        return unknown(f"no task has {MIN_MODELS} models to rank")
     point = float(np.mean([f.point for f in defined]))
     stacked = np.column_stack([f.samples for f in defined])
     # A resample where no task's rho is defined (every model tied) has no mean: NaN, with no

@@ -31,11 +31,11 @@ import numpy as np
 from attunebench.analysis.bootstrap import expanded_confidence
 from attunebench.analysis.references.ceiling import Ceiling, repeat_views, share
 from attunebench.analysis.references.predictors import guessed_views
-from attunebench.analysis.schema import SelfConsistency
+from attunebench.analysis.schema import Estimate, SelfConsistency
 from attunebench.simulators.estimates import MIN_CLUSTERS, Resampled, Resampler
 from attunebench.simulators.noise import noise_floor
 from attunebench.simulators.replay import Replayed, rollout_of
-from attunebench.simulators.schema import Crowd, Estimate, NoiseFloor, ReplayFigure
+from attunebench.simulators.schema import Crowd, NoiseFloor, ReplayFigure, unknown
 from attunebench.tasks.base import Task, View
 from attunebench.tasks.helpers.fitting import out_of_sample
 
@@ -94,9 +94,9 @@ def ceiling_of(
     ceiling = resampler.estimate(agreement)
     chance = task.scoring.chance([item.gold for item in replayed.items])
     if chance is None:
-        return ceiling, Estimate(reason="the task declares no chance level"), chance
+        return ceiling, unknown("the task declares no chance level"), chance
     if np.isnan(found.point):
-        return ceiling, Estimate(reason="the simulator's headline is undefined"), chance
+        return ceiling, unknown("the simulator's headline is undefined"), chance
     entry = SelfConsistency(
         metric=task.scoring.headline_metric,
         value=ceiling.value,

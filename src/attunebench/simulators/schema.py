@@ -1,6 +1,7 @@
 """`simulators.json` (`attunebench-simulators/v1`): how far a simulated user stands in for the
 people it simulates. Every figure is a value with its cluster-bootstrap interval, or null with
-the reason (never NaN); docs/simulators.md describes each key.
+the reason (never NaN): the analysis's `Estimate`, which every figure here is or holds;
+docs/simulators.md describes each key.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Final, Literal
 
 from pydantic import Field, ValidationError
 
+from attunebench.analysis.schema import Estimate
 from attunebench.frozen import Frozen
 from attunebench.records import PromptInfo
 
@@ -17,30 +19,32 @@ SIMULATORS_FORMAT: Final = "attunebench-simulators/v1"
 SIMULATORS_FILE: Final = "simulators.json"
 
 
-class Estimate(Frozen):
-    """A number with its interval; null, with `reason`, where it cannot be computed."""
+def unknown(reason: str | None = None) -> Estimate:
+    """A figure that cannot be computed, with the reason (none yet: not computed)."""
+    return Estimate(value=None, reason=reason)
+
+
+class Figure(Estimate):
+    """A figure of the validation: the analysis's estimate, null until it is computed."""
 
     value: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    reason: str | None = None
 
 
-class Difference(Estimate):
+class Difference(Figure):
     """A difference (simulator minus reference), and whether it is within the run-to-run
     spread of the simulator's own figure (`noise_floor`): such a difference is noise."""
 
     within_noise: bool | None = None
 
 
-class Crowd(Estimate):
+class Crowd(Figure):
     """The crowd reference: the answer most usual at an item's point of a conversation."""
 
     reference: str
     fit: str = Field(description="How it was fitted: cross-fitted, train or none.")
 
 
-class ReplayFigure(Estimate):
+class ReplayFigure(Figure):
     """One task replayed: the simulated person's answers scored against the person's own, with
     the task's headline metric."""
 
@@ -78,8 +82,8 @@ class EmotionByThird(Difference):
     writers' at the same turns. `value`: its negative share minus the people's."""
 
     thirds: list[LabelShares] = Field(default_factory=list)
-    negative_people: Estimate = Field(default_factory=Estimate)
-    negative_simulator: Estimate = Field(default_factory=Estimate)
+    negative_people: Estimate = Field(default_factory=unknown)
+    negative_simulator: Estimate = Field(default_factory=unknown)
     n_turns: int = 0
     n_conversations: int = 0
 
@@ -88,8 +92,8 @@ class IntensityChange(Difference):
     """Playing the seeker: the intensity after the conversation minus before, the simulator's
     against the real seekers'. `value`: its mean change minus theirs."""
 
-    people: Estimate = Field(default_factory=Estimate)
-    simulator: Estimate = Field(default_factory=Estimate)
+    people: Estimate = Field(default_factory=unknown)
+    simulator: Estimate = Field(default_factory=unknown)
     people_distribution: dict[str, int] = Field(default_factory=dict)
     simulator_distribution: dict[str, int] = Field(default_factory=dict)
     supporter: str = ""
@@ -103,14 +107,14 @@ class NegativeFeedback(Difference):
     scale (a thumb down), the simulator's against the people's. `value`: its share minus
     theirs."""
 
-    people: Estimate = Field(default_factory=Estimate)
-    simulator: Estimate = Field(default_factory=Estimate)
+    people: Estimate = Field(default_factory=unknown)
+    simulator: Estimate = Field(default_factory=unknown)
     n_grades: int = 0
     n_conversations: int = 0
     by_source: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
 
 
-class Auroc(Estimate):
+class Auroc(Figure):
     """How well a classifier fitted out of sample tells the simulator's messages from the
     people's at the same points; 0.5: indistinguishable."""
 

@@ -1,5 +1,7 @@
 """The simulator (and the supporter it talks with) bound for one validation: one engine, one
-cache, one ledger, and the sampling every rollout is asked with.
+cache, one ledger, and the sampling every rollout is asked with. The realism simulations ask
+through it; the replay is a run of the engine whose rollouts wrap the simulator bound here
+(`replay_run`), so a `local/` server is started once.
 
 The simulated person is asked with its own sampling, not the models file's: a rollout is one
 seeded draw of what the person might say, so the temperature, top-p and seed of a call are the
@@ -65,6 +67,7 @@ class Session:
     sampling: Sampling
     concurrency: int
     progress: bool = False
+    cache_path: Path | None = None  # the replay's run asks through the same cache
 
     @property
     def choosing(self) -> bool:
@@ -133,6 +136,7 @@ async def open_session(
             sampling,
             concurrency,
             progress,
+            cache_path,
         )
     finally:
         await close_models(bound)

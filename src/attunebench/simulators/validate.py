@@ -4,8 +4,10 @@ for, written to `DIR/simulators.json`.
 In order, nothing written before the inputs are all checked: the runs to rank are read and
 the simulator refused if it is one of their models; the data files are validated (the first
 `limit` conversations of each); then the simulator is bound and asked everything (the replay,
-then the realism simulations), its answers written beside the figures (`replay.jsonl`,
-`realism.jsonl`); then every figure is computed on one set of resampled conversations.
+then the realism simulations), its answers written beside the figures (the conversations in
+`people.jsonl`; the replay an ordinary run of the engine in `replay/`, read back for its figures
+as any run is: `replay_run`; the realism simulations' in `realism.jsonl`); then every figure is
+computed on one set of resampled conversations.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from typing import Any
 
 from attunebench import __version__
 from attunebench.analysis.loading import Runs, load_runs
+from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.rundir import sha256_file, write_json
+from attunebench.rundir import RunDirError, sha256_file, write_json
 from attunebench.simulators.authenticity import realism_auroc
 from attunebench.simulators.continuation import continue_conversations
 from attunebench.simulators.estimates import Resampler
@@ -31,7 +34,8 @@ from attunebench.simulators.prompting import TEMPLATES, prompts_digest
 from attunebench.simulators.ranking import ranking
 from attunebench.simulators.realism import emotion_by_third, intensity_change, negative_feedback
 from attunebench.simulators.records import Continued, Graded, Sought, write_lines
-from attunebench.simulators.replay import Replayed, replay, replay_tasks
+from attunebench.simulators.replay import Replayed, replay_items, replay_tasks
+from attunebench.simulators.replay_run import REPLAY_RUN, read_replay, run_replay
 from attunebench.simulators.replay_scores import replay_figures
 from attunebench.simulators.schema import (
     SIMULATORS_FILE,
@@ -44,10 +48,10 @@ from attunebench.simulators.schema import (
 from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
 from attunebench.simulators.session import SAMPLED, Sampling, open_session
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Task, prompts_of
+from attunebench.tasks.base import PlanError, Task, prompts_of
 
-REPLAY_FILE = "replay.jsonl"
 REALISM_FILE = "realism.jsonl"
+PEOPLE_FILE = "people.jsonl"  # the conversations validated, as the replay's run reads them
 
 
 class SimulatorError(ValueError):
@@ -139,7 +143,13 @@ async def simulate(
     runs: Runs | None,
     providers: Mapping[str, Provider],
 ) -> Simulated:
-    """The simulator asked everything: the replay, then the realism simulations."""
+    """The simulator asked everything: the replay (an ordinary run, read back as one), then
+    the realism simulations."""
+    plan.out.mkdir(parents=True, exist_ok=True)
+    people = plan.out / PEOPLE_FILE
+    write_conversations(people, conversations)
+    turns = plan.per_conversation
+    tasks = [t for t in tasks_for(plan.seed, runs) if replay_items(t, conversations, turns)]
     async with open_session(
         plan.simulator,
         plan.supporter,
@@ -149,12 +159,18 @@ async def simulate(
         providers=dict(providers),
         progress=plan.progress,
     ) as session:
-        tasks = tasks_for(plan.seed, runs)
-        replayed = await replay(session, tasks, conversations, plan.per_conversation)
-        continued = await continue_conversations(session, conversations, plan.per_conversation)
+        if tasks:
+            try:
+                await run_replay(
+                    session, plan.simulator, tasks, people, plan.out / REPLAY_RUN, turns
+                )
+            except (RunDirError, PlanError) as error:
+                raise SimulatorError(str(error)) from None
+        continued = await continue_conversations(session, conversations, turns)
         sought = await seek_conversations(session, conversations, plan.exchanges)
-        graded = await grade_conversations(session, conversations, plan.per_conversation)
+        graded = await grade_conversations(session, conversations, turns)
         identity = session.engine.models[plan.simulator.name].identity
+    replayed = read_replay(plan.out / REPLAY_RUN, tasks, conversations, turns) if tasks else []
     return Simulated(replayed, continued, sought, graded, dict(identity))
 
 
@@ -229,9 +245,6 @@ async def validate(plan: Plan, providers: Mapping[str, Provider] | None = None) 
     if not conversations:
         raise SimulatorError("the data holds no conversation")
     simulated = await simulate(plan, conversations, runs, providers or {})
-    plan.out.mkdir(parents=True, exist_ok=True)
-    records = [record for found in simulated.replayed for record in found.records]
-    write_lines(plan.out / REPLAY_FILE, records)
     write_lines(
         plan.out / REALISM_FILE, [*simulated.continued, *simulated.sought, *simulated.graded]
     )
