@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attunebench.analysis.schema import Estimate
 from attunebench.data.jsonl import atomic_writer
 from attunebench.report.environment import make_environment
-from attunebench.simulators.schema import Difference, Estimate, SimulatorsReport
+from attunebench.simulators.schema import Difference, SimulatorsReport
 
 PAGE = "simulators.html"
 
