@@ -67,14 +67,18 @@ class RatingAnswers(answerform.AnswerForm):
         return answerform.dumps({"rating": 3})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        low, high = _scale(hint)
+        low, high = answerform.labelled_scale(hint)
         return answerform.dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         return answerform.dumps(
-            {"rating": gold["rating"] if right else answerform.uniform(rng, *_scale(hint))}
+            {
+                "rating": gold["rating"]
+                if right
+                else answerform.uniform(rng, *answerform.labelled_scale(hint))
+            }
         )
 
     def reads(self, hint: TaskHint) -> tuple[str, ...]:
@@ -83,7 +87,7 @@ class RatingAnswers(answerform.AnswerForm):
 
     def schema(self, hint: TaskHint) -> answerform.Schema | None:
         try:
-            return answerform.obj({"rating": answerform.in_scale(*_scale(hint))})
+            return answerform.obj({"rating": answerform.in_scale(*answerform.labelled_scale(hint))})
         except ValueError:  # a hint made by hand, with no scale: no form to hold it to
             return None
 
@@ -93,13 +97,6 @@ class RatingAnswers(answerform.AnswerForm):
             return None
         low, high = answerform.stated_scale(user)  # the question's own scale
         return TaskHint(kind=TASK, labels=(f"{low:g}", f"{high:g}"), form=self)
-
-
-def _scale(hint: TaskHint) -> tuple[float, float]:
-    scale = answerform.labelled_scale(hint)
-    if scale is None:
-        raise ValueError("the rating hint carries no scale")
-    return scale
 
 
 ANSWERS = answerform.registered(RatingAnswers())
