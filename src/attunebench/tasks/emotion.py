@@ -41,23 +41,12 @@ from pydantic import Field
 
 from attunebench import answerform, tasks
 from attunebench.answerform import TaskHint
-from attunebench.data.derived import (
-    DEFAULT_MESSAGES,
-    DEFAULT_WORDS,
-    budget_turn,
-    conversation_level,
-)
+from attunebench.data import derived
 from attunebench.data.schema import Conversation, State, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, IntArray, Weights
-from attunebench.tasks.helpers import grouping, history, metrics, prompting
-from attunebench.tasks.helpers.parsing import (
-    bounded_number,
-    expected_value,
-    most_probable,
-    one_label,
-)
+from attunebench.tasks.helpers import grouping, history, metrics, parsing, prompting
 
 TASK = "emotion"
 PROMPT = tasks.task_prompt(__name__, "emotion")
@@ -243,7 +232,7 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> tasks.
 def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
     """The PANAS items asked, read from an answer's `panas` object (names in any case)."""
     named = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
-    return {k: bounded_number(named.get(k.lower()), *PANAS, k) for k in asked}
+    return {k: parsing.bounded_number(named.get(k.lower()), *PANAS, k) for k in asked}
 
 
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
@@ -379,7 +368,7 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
         self, conversations: Iterable[Conversation]
     ) -> Iterator[tasks.Repeat[EmotionGold, EmotionPrediction]]:
         for conversation in conversations:
-            if not conversation.probes or conversation_level(conversation):
+            if not conversation.probes or derived.conversation_level(conversation):
                 continue
             turns = {turn.index: turn for turn in conversation.turns}
             for probe in conversation.probes:
@@ -496,8 +485,8 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
     def __init__(
         self,
         context: str = history.DEFAULT_CONTEXT,
-        messages: int = DEFAULT_MESSAGES,
-        words: int = DEFAULT_WORDS,
+        messages: int = derived.DEFAULT_MESSAGES,
+        words: int = derived.DEFAULT_WORDS,
     ) -> None:
         super().__init__(context)
         self.messages, self.words = messages, words
@@ -518,8 +507,8 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[EmotionGold]]:
         for conversation in conversations:
-            if conversation_level(conversation):
-                at = budget_turn(conversation, self.messages, self.words)
+            if derived.conversation_level(conversation):
+                at = derived.budget_turn(conversation, self.messages, self.words)
                 golds = [(at, conversation_gold(conversation))]
             else:
                 golds = [(turn.index, g) for turn in conversation.turns if (g := turn_gold(turn))]
@@ -597,10 +586,10 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         labels = item.taxonomy.emotions
         if found.get("primary") is None:
             raise tasks.InvalidAnswer("the answer has no primary emotion")
-        primary = one_label(found["primary"], labels, "primary emotion")
+        primary = parsing.one_label(found["primary"], labels, "primary emotion")
         listed = found.get("emotions")
         emotions = () if listed is None else tasks.label_list(listed, labels, "emotion")
-        numbers = {n: bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
+        numbers = {n: parsing.bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
         return EmotionPrediction(
             primary=primary,
             emotions=tuple(dict.fromkeys((primary, *emotions))),
@@ -620,10 +609,12 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         assert label_form is not None
         names = dict(zip(label_form.keys, label_form.labels, strict=True))
         label_p = spread("label")
-        primary = most_probable(label_p, names)
+        primary = parsing.most_probable(label_p, names)
         digits = {d: float(d) for d in INTENSITY_KEYS}
-        panas = {k: expected_value(spread(f"panas:{k}"), digits) for k in item.gold.panas}
-        intensity = expected_value(spread("intensity"), digits) if "intensity" in outputs else None
+        panas = {k: parsing.expected_value(spread(f"panas:{k}"), digits) for k in item.gold.panas}
+        intensity = (
+            parsing.expected_value(spread("intensity"), digits) if "intensity" in outputs else None
+        )
         return EmotionPrediction(
             primary=primary,
             emotions=(primary,),
@@ -650,8 +641,8 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
 @tasks.register_task(TASK)
 def emotion_task(
     context: str = history.DEFAULT_CONTEXT,
-    messages: int = DEFAULT_MESSAGES,
-    words: int = DEFAULT_WORDS,
+    messages: int = derived.DEFAULT_MESSAGES,
+    words: int = derived.DEFAULT_WORDS,
     seed: int = 0,
 ) -> EmotionTask:
     """Emotion recognition; `context` is blind (default), informed, or both; `messages` and
