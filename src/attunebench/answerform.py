@@ -245,13 +245,13 @@ def stated_scale(text: str) -> tuple[float, float]:
     return (float(found.group(1)), float(found.group(2))) if found else (1.0, 5.0)
 
 
-def labelled_scale(hint: TaskHint) -> tuple[float, float] | None:
-    """The scale (low, high) a hint carries as its two labels (a rating's), None where its
-    labels are not two numbers."""
+def labelled_scale(hint: TaskHint) -> tuple[float, float]:
+    """The scale (low, high) a hint carries as its two labels (a rating's, a grade's); a
+    ValueError where its labels are not two numbers (a hint made by hand)."""
     try:
         low, high = (float(x) for x in hint.labels)
     except ValueError:
-        return None
+        raise ValueError(f"the {hint.kind} hint carries no scale: labels {hint.labels!r}") from None
     return low, high
 
 

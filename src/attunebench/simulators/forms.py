@@ -115,10 +115,12 @@ class GradeAnswers(answerform.AnswerForm):
     marker = '{"grade"'
 
     def example(self, hint: TaskHint) -> str:
-        return answerform.dumps({"grade": _scale(hint)[0]})
+        return answerform.dumps({"grade": answerform.labelled_scale(hint)[0]})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return answerform.dumps({"grade": answerform.uniform(rng, *_scale(hint))})
+        return answerform.dumps(
+            {"grade": answerform.uniform(rng, *answerform.labelled_scale(hint))}
+        )
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
@@ -128,14 +130,7 @@ class GradeAnswers(answerform.AnswerForm):
         return answerform.dumps({"grade": gold["grade"]})
 
     def schema(self, hint: TaskHint) -> answerform.Schema:
-        return answerform.obj({"grade": answerform.in_scale(*_scale(hint))})
-
-
-def _scale(hint: TaskHint) -> tuple[float, float]:
-    scale = answerform.labelled_scale(hint)
-    if scale is None:
-        raise ValueError("a grade's hint carries no scale")
-    return scale
+        return answerform.obj({"grade": answerform.in_scale(*answerform.labelled_scale(hint))})
 
 
 MESSAGE_FORM = answerform.registered(MessageAnswers())

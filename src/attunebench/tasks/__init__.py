@@ -5,10 +5,13 @@ every module of this package, and each task module registers itself with `TASKS`
 task touches nothing else. A task is made by name with its options as keyword arguments:
 `load_tasks().get("preference")(context="both")`.
 
-A task module imports what it declares with from here: the task's parts (`Task`, `Scoring`,
-`Item`, `Query`, `Scored`, ...), `register_task`, the prompt file's reader `task_prompt`, and the
-helpers every task uses (`history`, `metrics`, `prompting`, `calibration_metrics`, `GoldCounts`,
-`answer_fields`, `label_list`). So this module imports no task module: `load_tasks()` does.
+A task module declares itself with the names exported here, read through the package
+(`from attunebench import tasks`, then `tasks.Task`, `tasks.Scoring`, `tasks.Item`,
+`tasks.Scored`, `tasks.register_task`, the prompt file's reader `tasks.task_prompt`,
+`tasks.calibration_metrics`, `tasks.GoldCounts`, `tasks.answer_fields`, ...), so that no two
+tasks repeat the same list of imports; the helper modules every task uses (`history`,
+`metrics`, `prompting`) are exported here too. This module imports no task module:
+`load_tasks()` does.
 """
 
 from __future__ import annotations

@@ -26,54 +26,23 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench import answerform
+from attunebench import answerform, tasks
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
 from attunebench.prompts import delimit
-from attunebench.tasks import (
-    AnswerMode,
-    Gold,
-    GoldCounts,
-    GoldLevel,
-    Guess,
-    InvalidAnswer,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Scoring,
-    Task,
-    View,
-    answer_fields,
-    calibration_metrics,
-    history,
-    in_contexts,
-    label_list,
-    metrics,
-    prompting,
-    register_task,
-    task_prompt,
-)
-from attunebench.tasks.helpers.grouping import (
-    Grouped,
-    group_references,
-    last_report,
-    most_common,
-    shown_bin,
-)
+from attunebench.tasks.helpers import grouping, history, metrics, prompting
 
 TASK = "behavior"
-PROMPT = task_prompt(__name__, "behavior")
-CHOICE_PROMPT = task_prompt(__name__, "behavior-choice")
+PROMPT = tasks.task_prompt(__name__, "behavior")
+CHOICE_PROMPT = tasks.task_prompt(__name__, "behavior-choice")
 THRESHOLD = 0.5  # a label is predicted in choice mode when P(yes) >= THRESHOLD
 YES_NO = [(option, CHOICE_PROMPT.text(option)) for option in ("yes", "no")]
 YES = prompting.option_keys(YES_NO)["yes"]  # the key of "yes" in a label's choice question
 
 
-class BehaviorGold(Gold):
-    level: GoldLevel = "reply"
+class BehaviorGold(tasks.Gold):
+    level: tasks.GoldLevel = "reply"
     behaviors: tuple[str, ...]
     visible: int | None = None  # messages the prompt shows before the reply
     chars: int | None = None  # the reply's characters
@@ -132,7 +101,7 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     return 2 * len(p & g) / (len(p) + len(g))
 
 
-BehaviorView = View[BehaviorGold, BehaviorPrediction]
+BehaviorView = tasks.View[BehaviorGold, BehaviorPrediction]
 
 
 def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, ...] | None:
@@ -140,7 +109,7 @@ def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, 
     none where they carry none, and nothing learned from no items."""
     if not golds:
         return None
-    label = most_common(g.behaviors for g in golds)
+    label = grouping.most_common(g.behaviors for g in golds)
     return (label,) if label else ()
 
 
@@ -150,29 +119,29 @@ def _behavior_guess(labels: tuple[str, ...]) -> BehaviorPrediction:
     return BehaviorPrediction(behaviors=labels)
 
 
-def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> Guess:
+def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> tasks.Guess:
     if labels is None:
         return None
     guess = _behavior_guess(labels)
-    return guess, Scored(f1(guess.behaviors, gold.behaviors))
+    return guess, tasks.Scored(f1(guess.behaviors, gold.behaviors))
 
 
-class BehaviorScoring(Scoring[BehaviorGold, BehaviorPrediction]):
+class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
     headline = "macro-F1: the mean of per-label F1 within each corpus part"
     headline_metric = "macro_f1"
 
     def references(
         self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[BehaviorGold]]:
-        return group_references(
-            Grouped(usual_behavior, behavior_guess),
-            lambda g: shown_bin(g.visible),
+    ) -> dict[str, tasks.Reference[BehaviorGold]]:
+        return grouping.group_references(
+            grouping.Grouped(usual_behavior, behavior_guess),
+            lambda g: grouping.shown_bin(g.visible),
             lambda g: g.chars or 0,
             lambda g: g.reported,
             context,
         )
 
-    def choice_gold(self, item: Item[BehaviorGold], query: Query) -> str | None:
+    def choice_gold(self, item: tasks.Item[BehaviorGold], query: tasks.Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
 
     @staticmethod
@@ -210,11 +179,11 @@ class BehaviorScoring(Scoring[BehaviorGold, BehaviorPrediction]):
             label_sets,
             metrics.macro_f1_statistic,
         ),
-        *calibration_metrics(calibration_rows, positive="yes"),
+        *tasks.calibration_metrics(calibration_rows, positive="yes"),
     )
 
 
-class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScoring):
+class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScoring):
     name = TASK
     gold_fields = ("behaviors",)
     subject_forms = (ANSWERS,)
@@ -227,15 +196,15 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScori
         super().__init__(context)
         self.max_replies = max_replies
 
-    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+    def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Replies with at least one behavior label."""
         turns = [turn for c in conversations for turn in c.turns]
         labelled = sum(1 for turn in turns for reply in turn.responses if reply.behaviors)
-        return GoldCounts(
+        return tasks.GoldCounts(
             {"responses_with_behaviors": labelled}, {TASK: (labelled, ("behaviors",))}
         )
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[BehaviorGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[BehaviorGold]]:
         for conversation in conversations:
             labelled = [
                 (turn, r) for turn in conversation.turns for r in turn.responses if r.behaviors
@@ -245,11 +214,11 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScori
                     behaviors=reply.behaviors,
                     visible=len(history.history_through(conversation, turn.index)),
                     chars=len(reply.text),
-                    reported=last_report(conversation, turn.index),
+                    reported=grouping.last_report(conversation, turn.index),
                 )
-                yield from in_contexts(self, conversation, turn.index, reply.id, gold)
+                yield from tasks.in_contexts(self, conversation, turn.index, reply.id, gold)
 
-    def queries(self, item: Item[BehaviorGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[BehaviorGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         conversation, labels = item.conversation, item.taxonomy.behaviors
         turn = history.turn_at(conversation, item.turn_index)
         reply = turn.response(item.item_id)
@@ -273,10 +242,10 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScori
         )
         if mode == "generate":
             messages = PROMPT.render(**fields, labels=prompting.label_menu(labels))
-            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         base = CHOICE_PROMPT.render(**fields)
         return [
-            Query(
+            tasks.Query(
                 f"label:{label.name}",
                 base,
                 CHOICE_PROMPT.info,
@@ -291,13 +260,17 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScori
             for label in labels
         ]
 
-    def parse(self, item: Item[BehaviorGold], outputs: Mapping[str, Output]) -> BehaviorPrediction:
+    def parse(
+        self, item: tasks.Item[BehaviorGold], outputs: Mapping[str, tasks.Output]
+    ) -> BehaviorPrediction:
         if "answer" in outputs:
-            found = answer_fields(outputs["answer"].text or "")
+            found = tasks.answer_fields(outputs["answer"].text or "")
             if "behaviors" not in found:
-                raise InvalidAnswer("the answer has no 'behaviors' list")
+                raise tasks.InvalidAnswer("the answer has no 'behaviors' list")
             labels = item.taxonomy.behaviors
-            return BehaviorPrediction(behaviors=label_list(found["behaviors"], labels, "behavior"))
+            return BehaviorPrediction(
+                behaviors=tasks.label_list(found["behaviors"], labels, "behavior")
+            )
         yes: dict[str, float] = {}
         for key, output in outputs.items():
             spread = output.probabilities or {}
@@ -306,14 +279,16 @@ class BehaviorTask(Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScori
         chosen = tuple(label for label, p in yes.items() if p >= THRESHOLD)
         return BehaviorPrediction(behaviors=chosen, yes_probabilities=yes)
 
-    def score(self, item: Item[BehaviorGold], prediction: BehaviorPrediction) -> Scored:
-        return Scored(f1(prediction.behaviors, item.gold.behaviors))
+    def score(self, item: tasks.Item[BehaviorGold], prediction: BehaviorPrediction) -> tasks.Scored:
+        return tasks.Scored(f1(prediction.behaviors, item.gold.behaviors))
 
-    def worst(self, item: Item[BehaviorGold], partial: BehaviorPrediction | None) -> Scored:
-        return Scored(0.0)
+    def worst(
+        self, item: tasks.Item[BehaviorGold], partial: BehaviorPrediction | None
+    ) -> tasks.Scored:
+        return tasks.Scored(0.0)
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def behavior_task(
     context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
 ) -> BehaviorTask:

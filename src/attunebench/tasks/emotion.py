@@ -39,62 +39,18 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench import answerform
+from attunebench import answerform, tasks
 from attunebench.answerform import TaskHint
-from attunebench.data.derived import (
-    DEFAULT_MESSAGES,
-    DEFAULT_WORDS,
-    budget_turn,
-    conversation_level,
-)
+from attunebench.data import derived
 from attunebench.data.schema import Conversation, State, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, IntArray, Weights
-from attunebench.tasks import (
-    AnswerMode,
-    Gold,
-    GoldCounts,
-    Guess,
-    InvalidAnswer,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Repeat,
-    Scored,
-    Scoring,
-    Task,
-    View,
-    answer_fields,
-    by_part,
-    calibration_metrics,
-    history,
-    in_contexts,
-    label_list,
-    metrics,
-    part_average,
-    prompting,
-    register_task,
-    task_prompt,
-)
-from attunebench.tasks.helpers.grouping import (
-    Grouped,
-    group_references,
-    last_report,
-    most_common,
-    shown_bin,
-)
-from attunebench.tasks.helpers.parsing import (
-    bounded_number,
-    expected_value,
-    most_probable,
-    one_label,
-)
+from attunebench.tasks.helpers import grouping, history, metrics, parsing, prompting
 
 TASK = "emotion"
-PROMPT = task_prompt(__name__, "emotion")
-CHOICE_PROMPT = task_prompt(__name__, "emotion-choice")
+PROMPT = tasks.task_prompt(__name__, "emotion")
+CHOICE_PROMPT = tasks.task_prompt(__name__, "emotion-choice")
 SCALES = {"intensity": (1.0, 5.0), "valence": (-1.0, 1.0), "arousal": (0.0, 1.0)}
 PANAS = (1.0, 5.0)
 INTENSITY_KEYS = ("1", "2", "3", "4", "5")
@@ -115,7 +71,7 @@ class EmotionReading(Frozen):
 
 
 # The reading first, so the gold's fields keep their order (Gold's level and derived first).
-class EmotionGold(EmotionReading, Gold):
+class EmotionGold(EmotionReading, tasks.Gold):
     panas: dict[str, float] = Field(default_factory=dict)
     visible: int | None = None  # messages the prompt shows
     chars: int | None = None  # characters of the user's words the item is about
@@ -261,7 +217,7 @@ def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> di
     return out
 
 
-def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored:
+def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> tasks.Scored:
     values: dict[str, float | None] = dict(score_numbers(gold, prediction))
     correct: float | None = None
     labels = gold.labels  # a property that builds the set: read once
@@ -270,13 +226,13 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> Scored
         correct = float(hit)
         predicted = set(prediction.emotions)
         values["jaccard"] = len(predicted & labels) / len(predicted | labels)
-    return Scored(correct, {"primary_correct": correct, **values})
+    return tasks.Scored(correct, {"primary_correct": correct, **values})
 
 
 def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
     """The PANAS items asked, read from an answer's `panas` object (names in any case)."""
     named = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
-    return {k: bounded_number(named.get(k.lower()), *PANAS, k) for k in asked}
+    return {k: parsing.bounded_number(named.get(k.lower()), *PANAS, k) for k in asked}
 
 
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
@@ -289,7 +245,7 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
         update={
             "visible": len(said),
             "chars": sum(map(len, about)),
-            "reported": last_report(conversation, turn_index),
+            "reported": grouping.last_report(conversation, turn_index),
         }
     )
 
@@ -297,7 +253,8 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
 def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
     """The primary label most frequent among these items (the constant's: the majority label,
     which on macro-F1 scores one label's F1 over the number of labels)."""
-    return most_common([[g.primary for g in golds if g.primary]])  # one list, not one per item
+    # one list, not one per item
+    return grouping.most_common([[g.primary for g in golds if g.primary]])
 
 
 @cache
@@ -306,7 +263,7 @@ def _label_guess(label: str) -> EmotionPrediction:
     return EmotionPrediction(primary=label, emotions=(label,))
 
 
-def label_guess(label: str | None, gold: EmotionGold) -> Guess:
+def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
     """A labelled item guessed as `label` (no guess without one, or at an item without labels)."""
     if label is None or not gold.labels:
         return None
@@ -314,7 +271,7 @@ def label_guess(label: str | None, gold: EmotionGold) -> Guess:
     return guess, score_prediction(gold, guess)
 
 
-EmotionView = View[EmotionGold, EmotionPrediction]
+EmotionView = tasks.View[EmotionGold, EmotionPrediction]
 
 
 def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
@@ -402,16 +359,16 @@ def _numbers(name: str) -> tuple[metrics.Metric, ...]:
     )
 
 
-class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
+class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
     headline = "macro-F1 of the primary label within each corpus part"
     headline_metric = "macro_f1"
     crowd = "reference/position-only"
 
     def retests(
         self, conversations: Iterable[Conversation]
-    ) -> Iterator[Repeat[EmotionGold, EmotionPrediction]]:
+    ) -> Iterator[tasks.Repeat[EmotionGold, EmotionPrediction]]:
         for conversation in conversations:
-            if not conversation.probes or conversation_level(conversation):
+            if not conversation.probes or derived.conversation_level(conversation):
                 continue
             turns = {turn.index: turn for turn in conversation.turns}
             for probe in conversation.probes:
@@ -420,25 +377,27 @@ class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
                 if turn is None or first is None or probe.state is None or not first.labels:
                     continue
                 gold = shown(conversation, turn.index, first)
-                item = next(in_contexts(self.task, conversation, turn.index, gold.level, gold))
-                yield Repeat(item, again(probe.state, gold))
+                item = next(
+                    tasks.in_contexts(self.task, conversation, turn.index, gold.level, gold)
+                )
+                yield tasks.Repeat(item, again(probe.state, gold))
 
     def chance(self, golds: Sequence[EmotionGold]) -> float | None:
         """1/K for the K primary labels of each corpus part's items, averaged over the parts
         weighted by their items, as the headline weighs them (one part: 1/K)."""
         found = []
-        for group in by_part(golds).values():
+        for group in tasks.by_part(golds).values():
             labels = {gold.primary for gold in group if gold.primary}
             if labels:
                 found.append((1.0 / len(labels), len(group)))
-        return part_average(found)
+        return tasks.part_average(found)
 
     def references(
         self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[EmotionGold]]:
-        return group_references(
-            Grouped(usual_label, label_guess),
-            lambda g: shown_bin(g.visible),
+    ) -> dict[str, tasks.Reference[EmotionGold]]:
+        return grouping.group_references(
+            grouping.Grouped(usual_label, label_guess),
+            lambda g: grouping.shown_bin(g.visible),
             lambda g: g.chars or 0,
             lambda g: g.reported,
             context,
@@ -454,7 +413,7 @@ class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
         update = {"primary": prediction.primary, "emotions": emotions, "panas": panas}
         return gold.model_copy(update={**update, **numbers})
 
-    def choice_gold(self, item: Item[EmotionGold], query: Query) -> str | None:
+    def choice_gold(self, item: tasks.Item[EmotionGold], query: tasks.Query) -> str | None:
         # Only the label question is scored by accuracy; the numbers are scored by their error.
         return item.gold.primary if query.key == "label" else None
 
@@ -500,7 +459,7 @@ class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
         *_numbers("intensity"),
         *_numbers("valence"),
         *_numbers("arousal"),
-        *calibration_metrics(calibration_rows),
+        *tasks.calibration_metrics(calibration_rows),
         metrics.column_metric(
             "panas_mae",
             "mean absolute PANAS item error (missing: 4)",
@@ -516,7 +475,7 @@ class EmotionScoring(Scoring[EmotionGold, EmotionPrediction]):
     )
 
 
-class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
+class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
     name = TASK
     gold_fields = ("state", "context.emotion")
     subject_forms = (ANSWERS,)
@@ -526,19 +485,19 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
     def __init__(
         self,
         context: str = history.DEFAULT_CONTEXT,
-        messages: int = DEFAULT_MESSAGES,
-        words: int = DEFAULT_WORDS,
+        messages: int = derived.DEFAULT_MESSAGES,
+        words: int = derived.DEFAULT_WORDS,
     ) -> None:
         super().__init__(context)
         self.messages, self.words = messages, words
 
-    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+    def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Turns with a state; conversations with a context emotion apart, since it labels a
         whole conversation rather than one turn."""
         conversations = list(conversations)
         states = sum(turn.state is not None for c in conversations for turn in c.turns)
         context = sum(c.context.emotion is not None for c in conversations)
-        return GoldCounts(
+        return tasks.GoldCounts(
             {"turns_with_state": states, "conversations_with_context_emotion": context},
             {
                 TASK: (states, ("state", "state.intensity")),
@@ -546,18 +505,18 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
             },
         )
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[EmotionGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[EmotionGold]]:
         for conversation in conversations:
-            if conversation_level(conversation):
-                at = budget_turn(conversation, self.messages, self.words)
+            if derived.conversation_level(conversation):
+                at = derived.budget_turn(conversation, self.messages, self.words)
                 golds = [(at, conversation_gold(conversation))]
             else:
                 golds = [(turn.index, g) for turn in conversation.turns if (g := turn_gold(turn))]
             for turn_index, found in golds:
                 gold = shown(conversation, turn_index, found)
-                yield from in_contexts(self, conversation, turn_index, gold.level, gold)
+                yield from tasks.in_contexts(self, conversation, turn_index, gold.level, gold)
 
-    def _fields(self, item: Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
+    def _fields(self, item: tasks.Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
         conversation, gold = item.conversation, item.gold
         whole = gold.level == "conversation"
         situation = conversation.context.situation if whole else None
@@ -572,7 +531,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
             "question": question,
         }
 
-    def queries(self, item: Item[EmotionGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[EmotionGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         conversation, gold, labels = item.conversation, item.gold, item.taxonomy.emotions
         said = [
             u.text
@@ -592,12 +551,12 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
             if gold.panas:
                 panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
             messages = PROMPT.render(**fields, labels=prompting.label_menu(labels), panas=panas)
-            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         fields = self._fields(item, CHOICE_PROMPT)
         base = CHOICE_PROMPT.render(**{**fields, "question": ""})
         menu = [(label.name, f"{label.name} ({label.description})") for label in labels]
         queries = [
-            Query(
+            tasks.Query(
                 "label",
                 base,
                 CHOICE_PROMPT.info,
@@ -613,22 +572,24 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
                 continue
             form = prompting.choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
             queries.append(
-                Query(key, base, CHOICE_PROMPT.info, prompting.JSON_PARAMS, hint, choice=form)
+                tasks.Query(key, base, CHOICE_PROMPT.info, prompting.JSON_PARAMS, hint, choice=form)
             )
         return queries
 
-    def parse(self, item: Item[EmotionGold], outputs: Mapping[str, Output]) -> EmotionPrediction:
+    def parse(
+        self, item: tasks.Item[EmotionGold], outputs: Mapping[str, tasks.Output]
+    ) -> EmotionPrediction:
         gold = item.gold
         if "answer" not in outputs:
             return self._from_choices(item, outputs)
-        found = answer_fields(outputs["answer"].text or "")
+        found = tasks.answer_fields(outputs["answer"].text or "")
         labels = item.taxonomy.emotions
         if found.get("primary") is None:
-            raise InvalidAnswer("the answer has no primary emotion")
-        primary = one_label(found["primary"], labels, "primary emotion")
+            raise tasks.InvalidAnswer("the answer has no primary emotion")
+        primary = parsing.one_label(found["primary"], labels, "primary emotion")
         listed = found.get("emotions")
-        emotions = () if listed is None else label_list(listed, labels, "emotion")
-        numbers = {n: bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
+        emotions = () if listed is None else tasks.label_list(listed, labels, "emotion")
+        numbers = {n: parsing.bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
         return EmotionPrediction(
             primary=primary,
             emotions=tuple(dict.fromkeys((primary, *emotions))),
@@ -638,7 +599,7 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
         )
 
     def _from_choices(
-        self, item: Item[EmotionGold], outputs: Mapping[str, Output]
+        self, item: tasks.Item[EmotionGold], outputs: Mapping[str, tasks.Output]
     ) -> EmotionPrediction:
         def spread(key: str) -> dict[str, float]:
             return dict(outputs[key].probabilities or {})
@@ -648,10 +609,12 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
         assert label_form is not None
         names = dict(zip(label_form.keys, label_form.labels, strict=True))
         label_p = spread("label")
-        primary = most_probable(label_p, names)
+        primary = parsing.most_probable(label_p, names)
         digits = {d: float(d) for d in INTENSITY_KEYS}
-        panas = {k: expected_value(spread(f"panas:{k}"), digits) for k in item.gold.panas}
-        intensity = expected_value(spread("intensity"), digits) if "intensity" in outputs else None
+        panas = {k: parsing.expected_value(spread(f"panas:{k}"), digits) for k in item.gold.panas}
+        intensity = (
+            parsing.expected_value(spread("intensity"), digits) if "intensity" in outputs else None
+        )
         return EmotionPrediction(
             primary=primary,
             emotions=(primary,),
@@ -661,23 +624,25 @@ class EmotionTask(Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
             label_probabilities={names[k]: p for k, p in label_p.items()},
         )
 
-    def score(self, item: Item[EmotionGold], prediction: EmotionPrediction) -> Scored:
+    def score(self, item: tasks.Item[EmotionGold], prediction: EmotionPrediction) -> tasks.Scored:
         return score_prediction(item.gold, prediction)
 
-    def worst(self, item: Item[EmotionGold], partial: EmotionPrediction | None) -> Scored:
+    def worst(
+        self, item: tasks.Item[EmotionGold], partial: EmotionPrediction | None
+    ) -> tasks.Scored:
         gold = item.gold
         values: dict[str, float | None] = dict(score_numbers(gold, None))
         correct = 0.0 if gold.labels else None
         if gold.labels:
             values["jaccard"] = 0.0
-        return Scored(correct, {"primary_correct": correct, **values})
+        return tasks.Scored(correct, {"primary_correct": correct, **values})
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def emotion_task(
     context: str = history.DEFAULT_CONTEXT,
-    messages: int = DEFAULT_MESSAGES,
-    words: int = DEFAULT_WORDS,
+    messages: int = derived.DEFAULT_MESSAGES,
+    words: int = derived.DEFAULT_WORDS,
     seed: int = 0,
 ) -> EmotionTask:
     """Emotion recognition; `context` is blind (default), informed, or both; `messages` and

@@ -28,21 +28,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attunebench import tasks
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
-from attunebench.tasks import (
-    AnswerMode,
-    Item,
-    Query,
-    Reference,
-    Scored,
-    View,
-    calibration_metrics,
-    history,
-    metrics,
-    register_task,
-)
-from attunebench.tasks.helpers import audit, pairs
+from attunebench.tasks.helpers import audit, history, metrics, pairs
 from attunebench.tasks.helpers.judging import (
     PAIRWISE,
     PAIRWISE_CHOICE,
@@ -70,7 +59,7 @@ TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"
 
 
-AuditView = View[pairs.PairGold, PreferencePrediction]
+AuditView = tasks.View[pairs.PairGold, PreferencePrediction]
 
 
 def counts(views: Sequence[AuditView]) -> FloatArray:
@@ -85,20 +74,20 @@ def counts(views: Sequence[AuditView]) -> FloatArray:
 class JudgeAuditScoring(PairScoring):
     headline = "judge accuracy (consistent in both orders and as the participant picked)"
 
-    def choice_gold(self, item: Item[pairs.PairGold], query: Query) -> str | None:
+    def choice_gold(self, item: tasks.Item[pairs.PairGold], query: tasks.Query) -> str | None:
         gold = shown_gold(item.gold, query.key)
         return None if gold == pairs.TIE else gold
 
     def references(
         self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[pairs.PairGold]]:
+    ) -> dict[str, tasks.Reference[pairs.PairGold]]:
         return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
 
     metrics = metrics.register(
         TASK,
         metrics.column_metric("score", headline),
         *audit.audit_metrics(counts),
-        *calibration_metrics(pair_calibration_rows, positive="first"),
+        *tasks.calibration_metrics(pair_calibration_rows, positive="first"),
     )
 
 
@@ -112,7 +101,9 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     per_order = "agree"
     templates = (PAIRWISE, PAIRWISE_CHOICE)
 
-    def queries(self, item: Item[pairs.PairGold], mode: AnswerMode) -> list[Query]:
+    def queries(
+        self, item: tasks.Item[pairs.PairGold], mode: tasks.AnswerMode
+    ) -> list[tasks.Query]:
         pair = pair_of(item, self.pairs)
         # Across turns, cut before the earlier reply, as `preference` does: a transcript that
         # quoted it would show which reply came first.
@@ -130,7 +121,9 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     def letter(self, text: str) -> str:
         return str(parse_pairwise(text)["winner"])
 
-    def score(self, item: Item[pairs.PairGold], prediction: PreferencePrediction) -> Scored:
+    def score(
+        self, item: tasks.Item[pairs.PairGold], prediction: PreferencePrediction
+    ) -> tasks.Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
         agrees = outcome["consistent"] == 1.0 and outcome["correct_ab"] == 1.0
         values = {
@@ -138,10 +131,10 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
             "agree_ba": outcome["correct_ba"],
             "consistent": outcome["consistent"],
         }
-        return Scored(float(agrees), values)
+        return tasks.Scored(float(agrees), values)
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def judge_audit_task(
     participant_context: str = DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

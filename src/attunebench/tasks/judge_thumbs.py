@@ -23,27 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from attunebench import tasks
 from attunebench.answerform import TaskHint, dumps
 from attunebench.data.schema import Conversation, Response
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.stats import FloatArray, Weights, safe_ratio
-from attunebench.tasks import (
-    AnswerMode,
-    Gold,
-    GoldLevel,
-    Item,
-    Output,
-    Query,
-    Scored,
-    Scoring,
-    Task,
-    View,
-    history,
-    in_contexts,
-    metrics,
-    register_task,
-)
+from attunebench.tasks.helpers import history, metrics
 from attunebench.tasks.helpers.judging import (
     RUBRIC,
     JudgeContext,
@@ -59,10 +45,10 @@ LIKED_FROM = 6  # rubric scores of 6-10 read as "they would like it"
 MIDDLE = 0.5  # without a declared scale; a rating exactly at the middle is no thumb
 
 
-class ThumbGold(Gold):
+class ThumbGold(tasks.Gold):
     """The person's own thumb on one bot reply."""
 
-    level: GoldLevel = "reply"
+    level: tasks.GoldLevel = "reply"
     rating: float
     liked: bool
     model: str | None = None
@@ -114,7 +100,7 @@ def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, str, ThumbGo
             yield turn.index, response.id, response.text, gold
 
 
-ThumbView = View[ThumbGold, ThumbPrediction]
+ThumbView = tasks.View[ThumbGold, ThumbPrediction]
 
 
 def counts(views: Sequence[ThumbView]) -> FloatArray:
@@ -135,7 +121,7 @@ def balanced(values: FloatArray, weights: Weights) -> FloatArray:
     return (liked + disliked) / 2
 
 
-class JudgeThumbsScoring(Scoring[ThumbGold, ThumbPrediction]):
+class JudgeThumbsScoring(tasks.Scoring[ThumbGold, ThumbPrediction]):
     headline = "balanced agreement of the judge's rubric score with the person's thumb"
     headline_metric = "balanced_agreement"
 
@@ -146,7 +132,7 @@ class JudgeThumbsScoring(Scoring[ThumbGold, ThumbPrediction]):
     )
 
 
-class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScoring):
+class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScoring):
     name = TASK
     gold_fields = ("rating",)
     subject_forms = (THUMB_ANSWERS,)
@@ -154,12 +140,12 @@ class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScori
     needs_judge = True
     templates = (RUBRIC,)
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ThumbGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[ThumbGold]]:
         for conversation in conversations:
             if not talked_to_model(conversation):
                 continue
             for turn_index, rid, _, gold in _thumbs(conversation):
-                yield from in_contexts(self, conversation, turn_index, rid, gold)
+                yield from tasks.in_contexts(self, conversation, turn_index, rid, gold)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         halves = sum(
@@ -171,7 +157,7 @@ class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScori
         )
         return {"bot replies rated half up, half down": halves}
 
-    def queries(self, item: Item[ThumbGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[ThumbGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         turn = history.turn_at(item.conversation, item.turn_index)
         reply = turn.response(item.item_id)
         assert reply is not None
@@ -179,18 +165,20 @@ class JudgeThumbsTask(Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScori
         context = JudgeContext.at(item.conversation, item.turn_index, profile)
         return [rubric_query(context, reply.text, "rubric", judge=None, form=THUMB_ANSWERS)]
 
-    def parse(self, item: Item[ThumbGold], outputs: Mapping[str, Output]) -> ThumbPrediction:
+    def parse(
+        self, item: tasks.Item[ThumbGold], outputs: Mapping[str, tasks.Output]
+    ) -> ThumbPrediction:
         return ThumbPrediction(score=float(parse_rubric(outputs["rubric"].text or "")["score"]))
 
-    def score(self, item: Item[ThumbGold], prediction: ThumbPrediction) -> Scored:
+    def score(self, item: tasks.Item[ThumbGold], prediction: ThumbPrediction) -> tasks.Scored:
         agrees = (prediction.score >= LIKED_FROM) == item.gold.liked
-        return Scored(float(agrees), {"judge_score": prediction.score})
+        return tasks.Scored(float(agrees), {"judge_score": prediction.score})
 
-    def worst(self, item: Item[ThumbGold], partial: ThumbPrediction | None) -> Scored:
-        return Scored(0.0, {"judge_score": None})
+    def worst(self, item: tasks.Item[ThumbGold], partial: ThumbPrediction | None) -> tasks.Scored:
+        return tasks.Scored(0.0, {"judge_score": None})
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def judge_thumbs_task(participant_context: str = "both", seed: int = 0) -> JudgeThumbsTask:
     """The judge's rubric score of each thumbed bot reply against the thumb; needs a `--judge`.
 

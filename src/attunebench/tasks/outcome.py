@@ -48,40 +48,18 @@ from typing import Any
 
 import numpy as np
 
-from attunebench import answerform
+from attunebench import answerform, tasks
 from attunebench.answerform import TaskHint
 from attunebench.data.derived import CHANGE, FIVE, outcome_fields
 from attunebench.data.schema import Conversation
 from attunebench.prompts import PromptTemplate
 from attunebench.records import ItemRecord
 from attunebench.stats import FloatArray
-from attunebench.tasks import (
-    AnswerMode,
-    Gold,
-    GoldCounts,
-    GoldLevel,
-    Guess,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Scoring,
-    Task,
-    View,
-    calibration_metrics,
-    history,
-    in_contexts,
-    metrics,
-    prompting,
-    register_task,
-    task_prompt,
-)
-from attunebench.tasks.helpers import adjusted, grouping, numeric
+from attunebench.tasks.helpers import adjusted, grouping, history, metrics, numeric, prompting
 
 TASK = "outcome"
-PROMPT = task_prompt(__name__, "outcome")
-CHOICE = task_prompt(__name__, "outcome-choice")
+PROMPT = tasks.task_prompt(__name__, "outcome")
+CHOICE = tasks.task_prompt(__name__, "outcome-choice")
 KNOWN = ("final_intensity", "rating", "empathy", "relevance")  # the headline's first fields
 # Lower edges of the bins of messages shown: about the quintiles of ESConv's train split.
 VISIBLE_EDGES = (20, 22, 25, 29, 35)
@@ -166,8 +144,8 @@ def _scales(hint: TaskHint) -> list[tuple[str, tuple[float, float]]]:
 ANSWERS = answerform.registered(OutcomeAnswers())
 
 
-class OutcomeGold(Gold):
-    level: GoldLevel = "conversation"
+class OutcomeGold(tasks.Gold):
+    level: tasks.GoldLevel = "conversation"
     values: dict[str, float]
     scales: dict[str, tuple[float, float]]
     visible: int | None = None  # messages the prompt shows
@@ -207,7 +185,7 @@ def other_side(conversation: Conversation) -> str:
     return "person" if conversation.context.labels.get("partner") == "person" else "model"
 
 
-def conversation_fields(template: PromptTemplate, item: Item[OutcomeGold]) -> dict[str, str]:
+def conversation_fields(template: PromptTemplate, item: tasks.Item[OutcomeGold]) -> dict[str, str]:
     """The prompt's conversation, self-reports and other side, in the words for who the other
     side was (a person is never called an assistant)."""
     conversation = item.conversation
@@ -244,7 +222,7 @@ def usual_values(golds: Sequence[OutcomeGold], constant: bool) -> Usual:
     return {k: float(usual(v)) for k, v in found.items()}
 
 
-def values_guess(usual: Usual, gold: OutcomeGold) -> Guess:
+def values_guess(usual: Usual, gold: OutcomeGold) -> tasks.Guess:
     """Each field the usual value on its scale; one the train items lacked is left unanswered
     (no guess at all where they lacked every field)."""
     known = ((name, usual.get((name, tuple(gold.scales[name])))) for name in gold.values)
@@ -255,7 +233,7 @@ def values_guess(usual: Usual, gold: OutcomeGold) -> Guess:
     return guess, numeric.scored(gold.values, gold.scales, guess)
 
 
-OutcomeView = View[OutcomeGold, numeric.Numbers]
+OutcomeView = tasks.View[OutcomeGold, numeric.Numbers]
 
 
 def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
@@ -326,7 +304,7 @@ def _span(view: OutcomeView, name: str) -> float:
     return high - low
 
 
-class OutcomeScoring(Scoring[OutcomeGold, numeric.Numbers]):
+class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):
     headline = (
         "mean position-adjusted correlation over the outcome fields (final intensity, rating, "
         "each survey answer)"
@@ -334,7 +312,7 @@ class OutcomeScoring(Scoring[OutcomeGold, numeric.Numbers]):
     headline_metric = "mean_adjusted_r"
     crowd = "reference/position-only"
 
-    def choice_gold(self, item: Item[OutcomeGold], query: Query) -> str | None:
+    def choice_gold(self, item: tasks.Item[OutcomeGold], query: tasks.Query) -> str | None:
         value = item.gold.values.get(query.key)
         return str(int(value)) if value is not None and float(value).is_integer() else None
 
@@ -350,7 +328,7 @@ class OutcomeScoring(Scoring[OutcomeGold, numeric.Numbers]):
 
     def references(
         self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[OutcomeGold]]:
+    ) -> dict[str, tasks.Reference[OutcomeGold]]:
         return grouping.group_references(
             grouping.Grouped(usual_values, values_guess),
             lambda g: g.shown_bin,
@@ -370,7 +348,7 @@ class OutcomeScoring(Scoring[OutcomeGold, numeric.Numbers]):
 
     metrics = metrics.register(
         TASK,
-        *calibration_metrics(calibration_rows),
+        *tasks.calibration_metrics(calibration_rows),
         metrics.Metric(
             "mean_adjusted_r",
             headline + ", those the gold has, each residualised on its cell: the corpus part "
@@ -400,14 +378,14 @@ class OutcomeScoring(Scoring[OutcomeGold, numeric.Numbers]):
     )
 
 
-class OutcomeTask(Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
+class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
     name = TASK
     gold_fields = ("outcome", "state.intensity")
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE)
 
-    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+    def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Conversations whose outcome says how the person felt or judged it afterwards: a
         final intensity, its change from the first intensity they gave, an overall rating, or
         numeric end-survey answers (ESConv: the seeker's empathy and relevance ratings)."""
@@ -428,20 +406,20 @@ class OutcomeTask(Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
                 with_rating=outcome.rating is not None,
             )
         names = ("conversations", "with_final_intensity", "with_intensity_change", "with_rating")
-        return GoldCounts(
+        return tasks.GoldCounts(
             {**{name: counts[name] for name in names}, "survey_ratings": survey},
             {TASK: (counts["conversations"], ("outcome",))},
         )
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[OutcomeGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[OutcomeGold]]:
         for conversation in conversations:
             gold = outcome_gold(conversation)
             if gold is None:
                 continue
             last = conversation.turns[-1].index
-            yield from in_contexts(self, conversation, last, "outcome", gold)
+            yield from tasks.in_contexts(self, conversation, last, "outcome", gold)
 
-    def queries(self, item: Item[OutcomeGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[OutcomeGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         conversation = item.conversation
         said = history.history_before(conversation, item.turn_index + 1)  # all of it
         scales = asked(item.gold)
@@ -456,22 +434,24 @@ class OutcomeTask(Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
             messages = PROMPT.render(**conversation_fields(PROMPT, item), fields=wanted)
-            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         base = CHOICE.render(**conversation_fields(CHOICE, item))
         questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
         return numeric.choice_queries(base, CHOICE.info, hint, questions, scales)
 
-    def parse(self, item: Item[OutcomeGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
+    def parse(
+        self, item: tasks.Item[OutcomeGold], outputs: Mapping[str, tasks.Output]
+    ) -> numeric.Numbers:
         return numeric.read_numbers(outputs, asked(item.gold))
 
-    def score(self, item: Item[OutcomeGold], prediction: numeric.Numbers) -> Scored:
+    def score(self, item: tasks.Item[OutcomeGold], prediction: numeric.Numbers) -> tasks.Scored:
         return numeric.scored(item.gold.values, item.gold.scales, prediction)
 
-    def worst(self, item: Item[OutcomeGold], partial: numeric.Numbers | None) -> Scored:
+    def worst(self, item: tasks.Item[OutcomeGold], partial: numeric.Numbers | None) -> tasks.Scored:
         return numeric.scored(item.gold.values, item.gold.scales, None)
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def outcome_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
     """Outcome prediction; `context` is blind (default), informed, or both."""
     return OutcomeTask(context)

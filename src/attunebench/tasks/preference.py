@@ -35,36 +35,12 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from attunebench import answerform
+from attunebench import answerform, tasks
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Probe, Turn
 from attunebench.frozen import Frozen
 from attunebench.prompts import delimit
-from attunebench.tasks import (
-    AnswerMode,
-    GoldCounts,
-    Guess,
-    InvalidAnswer,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Repeat,
-    Scored,
-    Scoring,
-    Task,
-    View,
-    by_part,
-    calibration_metrics,
-    history,
-    in_contexts,
-    metrics,
-    part_average,
-    prompting,
-    register_task,
-    task_prompt,
-)
-from attunebench.tasks.helpers import pair_cues
+from attunebench.tasks.helpers import history, metrics, pair_cues, prompting
 from attunebench.tasks.helpers.pairs import (
     DEFAULT_DERIVED_CAP,
     TIE,
@@ -77,9 +53,9 @@ from attunebench.tasks.helpers.pairs import (
 from attunebench.tasks.helpers.parsing import parse_choice
 
 TASK = "preference"
-SAME_TURN = task_prompt(__name__, "preference")
-ACROSS_TURNS = task_prompt(__name__, "preference-across-turns")
-CHOICE = task_prompt(__name__, "preference-choice")
+SAME_TURN = tasks.task_prompt(__name__, "preference")
+ACROSS_TURNS = tasks.task_prompt(__name__, "preference-across-turns")
+CHOICE = tasks.task_prompt(__name__, "preference-choice")
 ORDERS = ("ab", "ba")
 CHOICE_OPTIONS = [(option, CHOICE.text(option)) for option in ("A", "B", "tie")]
 CHOICE_KEYS = prompting.option_keys(CHOICE_OPTIONS)  # each pick's key in the choice question
@@ -153,14 +129,16 @@ def both_orders(pick_ab: str, pick_ba: str, gold: str) -> dict[str, float]:
     }
 
 
-def pair_of(item: Item[PairGold], options: PairOptions) -> Pair:
+def pair_of(item: tasks.Item[PairGold], options: PairOptions) -> Pair:
     for pair in preference_pairs(item.conversation, options):
         if (pair.turn_index, pair.item_id) == (item.turn_index, item.item_id):
             return pair
     raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
 
 
-def pair_queries(item: Item[PairGold], pair: Pair, mode: AnswerMode) -> list[Query]:
+def pair_queries(
+    item: tasks.Item[PairGold], pair: Pair, mode: tasks.AnswerMode
+) -> list[tasks.Query]:
     """The pair in both orders, as preference questions."""
     conversation, gold = item.conversation, item.gold
     variant = item.context
@@ -192,7 +170,7 @@ def pair_queries(item: Item[PairGold], pair: Pair, mode: AnswerMode) -> list[Que
             asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
             form = prompting.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
         queries.append(
-            Query(
+            tasks.Query(
                 order,
                 template.render(**fields),
                 template.info,
@@ -205,7 +183,7 @@ def pair_queries(item: Item[PairGold], pair: Pair, mode: AnswerMode) -> list[Que
 
 
 def read_orders(
-    gold: PairGold, outputs: Mapping[str, Output], parse: Callable[[str], str]
+    gold: PairGold, outputs: Mapping[str, tasks.Output], parse: Callable[[str], str]
 ) -> PreferencePrediction:
     """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
     letters: dict[str, str] = {}
@@ -220,7 +198,7 @@ def read_orders(
             continue
         try:
             letters[order] = parse(output.text or "")
-        except InvalidAnswer as invalid:
+        except tasks.InvalidAnswer as invalid:
             problems.append(f"{order}: {invalid}")
     picks = {o: pick_of(letter, *shown(gold, o)) for o, letter in letters.items()}
     prediction = PreferencePrediction(
@@ -231,11 +209,11 @@ def read_orders(
         probabilities=spreads,
     )
     if problems:
-        raise InvalidAnswer("; ".join(problems), partial=prediction)
+        raise tasks.InvalidAnswer("; ".join(problems), partial=prediction)
     return prediction
 
 
-PreferenceView = View[PairGold, PreferencePrediction]
+PreferenceView = tasks.View[PairGold, PreferencePrediction]
 
 
 def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
@@ -267,13 +245,13 @@ def pair_options(
     )
 
 
-class PairScoring(Scoring[PairGold, PreferencePrediction]):
+class PairScoring(tasks.Scoring[PairGold, PreferencePrediction]):
     """What `preference` and `judge_audit` read alike: each choice answer's distributions."""
 
     calibration_rows = staticmethod(pair_calibration_rows)
 
 
-class PairTask(Task[PairGold, PreferencePrediction]):
+class PairTask(tasks.Task[PairGold, PreferencePrediction]):
     """What `preference` and `judge_audit` share: the pairs of `tasks.helpers.pairs`, each asked in
     both orders, and the per-order values of an invalid answer."""
 
@@ -285,10 +263,10 @@ class PairTask(Task[PairGold, PreferencePrediction]):
         super().__init__(context)
         self.pairs = pairs
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[PairGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[PairGold]]:
         for conversation in conversations:
             for pair in preference_pairs(conversation, self.pairs):
-                yield from in_contexts(
+                yield from tasks.in_contexts(
                     self, conversation, pair.turn_index, pair.item_id, pair.gold()
                 )
 
@@ -299,10 +277,14 @@ class PairTask(Task[PairGold, PreferencePrediction]):
         """The letter a generated answer names ("A", "B" or "tie"); raises InvalidAnswer."""
         return parse_choice(text)
 
-    def parse(self, item: Item[PairGold], outputs: Mapping[str, Output]) -> PreferencePrediction:
+    def parse(
+        self, item: tasks.Item[PairGold], outputs: Mapping[str, tasks.Output]
+    ) -> PreferencePrediction:
         return read_orders(item.gold, outputs, self.letter)
 
-    def worst(self, item: Item[PairGold], partial: PreferencePrediction | None) -> Scored:
+    def worst(
+        self, item: tasks.Item[PairGold], partial: PreferencePrediction | None
+    ) -> tasks.Scored:
         """Score 0; an order that parsed keeps its own value (the other, and consistency,
         have none)."""
         values: dict[str, float | None] = {"consistent": None}
@@ -311,7 +293,7 @@ class PairTask(Task[PairGold, PreferencePrediction]):
             values[f"{self.per_order}_{order}"] = (
                 None if pick is None else float(pick == item.gold.key)
             )
-        return Scored(0.0, values)
+        return tasks.Scored(0.0, values)
 
 
 def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str]]:
@@ -325,7 +307,7 @@ def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str
             yield pair, key
 
 
-def pair_references() -> dict[str, Reference[PairGold]]:
+def pair_references() -> dict[str, tasks.Reference[PairGold]]:
     """What position alone achieves (`tasks.helpers.pair_cues`: the later, the earlier reply, by
     distance, a classifier of the positions the prompt shows), and content cues (the longer
     reply, the one with more questions, the one repeating more of the user's words)."""
@@ -338,11 +320,11 @@ def _pair_guess(ab: str, ba: str) -> PreferencePrediction:
     return PreferencePrediction(ab=ab, ba=ba)
 
 
-def picks(cue: pair_cues.Cue) -> Reference[PairGold]:
+def picks(cue: pair_cues.Cue) -> tasks.Reference[PairGold]:
     """A reference picking the key a cue names at each pair (None: no guess)."""
 
-    def guessed(fitted: Any, golds: Sequence[PairGold]) -> list[Guess]:
-        out: list[Guess] = []
+    def guessed(fitted: Any, golds: Sequence[PairGold]) -> list[tasks.Guess]:
+        out: list[tasks.Guess] = []
         for key, gold in zip(cue.pick(fitted, golds), golds, strict=True):
             if key is None:
                 out.append(None)
@@ -353,11 +335,11 @@ def picks(cue: pair_cues.Cue) -> Reference[PairGold]:
             guess = _pair_guess(ab, ba)
             outcome = both_orders(ab, ba, gold.key)
             out.append(
-                (guess, Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
+                (guess, tasks.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
             )
         return out
 
-    return Reference(guessed, cue.fit)
+    return tasks.Reference(guessed, cue.fit)
 
 
 POSITION_CUES: dict[str, pair_cues.Cue] = {
@@ -434,7 +416,9 @@ class PreferenceScoring(PairScoring):
     # The pick usual where the replies sit, learnt (cross-validated) from their positions.
     crowd = "reference/visible-position-classifier"
 
-    def references(self, context: history.ContextMode = "blind") -> dict[str, Reference[PairGold]]:
+    def references(
+        self, context: history.ContextMode = "blind"
+    ) -> dict[str, tasks.Reference[PairGold]]:
         return pair_references()
 
     def answered_gold(self, gold: PairGold, prediction: PreferencePrediction) -> PairGold | None:
@@ -449,12 +433,12 @@ class PreferenceScoring(PairScoring):
             update={"chosen": None if tie else pick, "tie": tie, "strength": None}
         )
 
-    def choice_gold(self, item: Item[PairGold], query: Query) -> str | None:
+    def choice_gold(self, item: tasks.Item[PairGold], query: tasks.Query) -> str | None:
         return shown_gold(item.gold, query.key)
 
     def retests(
         self, conversations: Iterable[Conversation]
-    ) -> Iterator[Repeat[PairGold, PreferencePrediction]]:
+    ) -> Iterator[tasks.Repeat[PairGold, PreferencePrediction]]:
         for conversation in conversations:
             if not conversation.probes:
                 continue
@@ -463,18 +447,20 @@ class PreferenceScoring(PairScoring):
                 for pair, key in asked_again(probe, pairs):
                     gold = pair.gold()
                     item = next(
-                        in_contexts(self.task, conversation, pair.turn_index, pair.item_id, gold)
+                        tasks.in_contexts(
+                            self.task, conversation, pair.turn_index, pair.item_id, gold
+                        )
                     )
-                    yield Repeat(item, PreferencePrediction(ab=key, ba=key))
+                    yield tasks.Repeat(item, PreferencePrediction(ab=key, ba=key))
 
     def chance(self, golds: Sequence[PairGold]) -> float | None:
         """Within each corpus part, the larger of its tie share and half the rest, averaged
         over the parts weighted by their items (a rule may know the part)."""
         found = []
-        for group in by_part(golds).values():
+        for group in tasks.by_part(golds).values():
             ties = sum(gold.key == TIE for gold in group) / len(group)
             found.append((max(ties, (1.0 - ties) / 2.0), len(group)))
-        return part_average(found)
+        return tasks.part_average(found)
 
     metrics = metrics.register(
         TASK,
@@ -485,7 +471,7 @@ class PreferenceScoring(PairScoring):
             metrics.Column("consistent", parsed_only=True),
         ),
         *position_metrics(),
-        *calibration_metrics(pair_calibration_rows, positive="first"),
+        *tasks.calibration_metrics(pair_calibration_rows, positive="first"),
     )
 
 
@@ -524,7 +510,7 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
     subject_forms = (ANSWERS,)
     templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
 
-    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+    def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Turns with two or more replies and a recorded pick or tie; and, apart, pairs of
         replies whose ratings differ (within one turn, and conversations with any such pair
         across turns), from which pairs are derived where no pick was recorded."""
@@ -535,7 +521,7 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
             counts["conversations_with_rating_pairs"] += len(rated) > 1
             for turn in turns:
                 counts.update(_turn_gold(turn))
-        return GoldCounts(
+        return tasks.GoldCounts(
             {name: counts[name] for name in GOLD_COUNTS},
             {
                 TASK: (counts["turns_with_pick"], ("preference",)),
@@ -543,15 +529,15 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
             },
         )
 
-    def queries(self, item: Item[PairGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[PairGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         return pair_queries(item, pair_of(item, self.pairs), mode)
 
-    def score(self, item: Item[PairGold], prediction: PreferencePrediction) -> Scored:
+    def score(self, item: tasks.Item[PairGold], prediction: PreferencePrediction) -> tasks.Scored:
         outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-        return Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
+        return tasks.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def preference_task(
     context: str = history.DEFAULT_CONTEXT,
     derive_from_ratings: bool = True,

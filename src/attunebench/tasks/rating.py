@@ -36,41 +36,19 @@ from typing import Any
 
 import numpy as np
 
-from attunebench import answerform
+from attunebench import answerform, tasks
 from attunebench.answerform import TaskHint
 from attunebench.data.derived import rated_replies
 from attunebench.data.schema import Conversation
 from attunebench.prompts import PromptTemplate
 from attunebench.stats import FloatArray, Weights
-from attunebench.tasks import (
-    AnswerMode,
-    Gold,
-    GoldCounts,
-    GoldLevel,
-    Guess,
-    Item,
-    Output,
-    Query,
-    Reference,
-    Scored,
-    Scoring,
-    Task,
-    View,
-    calibration_metrics,
-    history,
-    in_contexts,
-    metrics,
-    prompting,
-    register_task,
-    task_prompt,
-)
-from attunebench.tasks.helpers import adjusted, grouping, numeric
+from attunebench.tasks.helpers import adjusted, grouping, history, metrics, numeric, prompting
 
 TASK = "rating"
-PROMPT = task_prompt(__name__, "rating")
-CHOICE = task_prompt(__name__, "rating-choice")
-REPLY = task_prompt(__name__, "rating-reply")
-REPLY_CHOICE = task_prompt(__name__, "rating-reply-choice")
+PROMPT = tasks.task_prompt(__name__, "rating")
+CHOICE = tasks.task_prompt(__name__, "rating-choice")
+REPLY = tasks.task_prompt(__name__, "rating-reply")
+REPLY_CHOICE = tasks.task_prompt(__name__, "rating-reply-choice")
 FEEDBACK = "feedback"  # the item id of a rating given with a user message
 REPLY_ITEM = "reply:"  # the item id of a reply's own rating: this, then the reply's id
 FIELD = "rating"
@@ -89,14 +67,18 @@ class RatingAnswers(answerform.AnswerForm):
         return answerform.dumps({"rating": 3})
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        low, high = _scale(hint)
+        low, high = answerform.labelled_scale(hint)
         return answerform.dumps({"rating": round(float(rng.integers(int(low), int(high) + 1)), 3)})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
         return answerform.dumps(
-            {"rating": gold["rating"] if right else answerform.uniform(rng, *_scale(hint))}
+            {
+                "rating": gold["rating"]
+                if right
+                else answerform.uniform(rng, *answerform.labelled_scale(hint))
+            }
         )
 
     def reads(self, hint: TaskHint) -> tuple[str, ...]:
@@ -105,7 +87,7 @@ class RatingAnswers(answerform.AnswerForm):
 
     def schema(self, hint: TaskHint) -> answerform.Schema | None:
         try:
-            return answerform.obj({"rating": answerform.in_scale(*_scale(hint))})
+            return answerform.obj({"rating": answerform.in_scale(*answerform.labelled_scale(hint))})
         except ValueError:  # a hint made by hand, with no scale: no form to hold it to
             return None
 
@@ -117,18 +99,11 @@ class RatingAnswers(answerform.AnswerForm):
         return TaskHint(kind=TASK, labels=(f"{low:g}", f"{high:g}"), form=self)
 
 
-def _scale(hint: TaskHint) -> tuple[float, float]:
-    scale = answerform.labelled_scale(hint)
-    if scale is None:
-        raise ValueError("the rating hint carries no scale")
-    return scale
-
-
 ANSWERS = answerform.registered(RatingAnswers())
 
 
-class RatingGold(Gold):
-    level: GoldLevel = "rating"
+class RatingGold(tasks.Gold):
+    level: tasks.GoldLevel = "rating"
     rating: float
     scale: tuple[float, float] = (1.0, 5.0)
     position: float  # the turn's place in its conversation, 0 (first) to 1 (last)
@@ -199,7 +174,7 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
 
 
 def _shown(
-    item: Item[RatingGold],
+    item: tasks.Item[RatingGold],
 ) -> tuple[tuple[history.Utterance, ...], int, tuple[PromptTemplate, PromptTemplate]]:
     """What the prompt shows (up to the rating), the turn before which self-reports were
     given, and the prompts that ask: a feedback item's, or a reply item's (the conversation
@@ -237,7 +212,7 @@ def _rating(value: float) -> numeric.Numbers:
     return numeric.Numbers(values={FIELD: value})
 
 
-def rating_guess(usual: dict[tuple[float, ...], float], gold: RatingGold) -> Guess:
+def rating_guess(usual: dict[tuple[float, ...], float], gold: RatingGold) -> tasks.Guess:
     """The usual rating on the item's scale (no guess where the train items had none)."""
     value = usual.get(tuple(gold.scale))
     if value is None:
@@ -246,7 +221,7 @@ def rating_guess(usual: dict[tuple[float, ...], float], gold: RatingGold) -> Gue
     return guess, numeric.scored({FIELD: gold.rating}, {FIELD: gold.scale}, guess)
 
 
-RatingView = View[RatingGold, numeric.Numbers]
+RatingView = tasks.View[RatingGold, numeric.Numbers]
 
 
 def _pair(view: RatingView, name: str) -> tuple[float | None, float | None]:
@@ -287,12 +262,12 @@ def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
     )
 
 
-class RatingScoring(Scoring[RatingGold, numeric.Numbers]):
+class RatingScoring(tasks.Scoring[RatingGold, numeric.Numbers]):
     headline = "position-adjusted correlation of predicted and given ratings"
     headline_metric = "position_adjusted_r"
     crowd = "reference/position-only"
 
-    def choice_gold(self, item: Item[RatingGold], query: Query) -> str | None:
+    def choice_gold(self, item: tasks.Item[RatingGold], query: tasks.Query) -> str | None:
         rating = item.gold.rating
         return str(int(rating)) if float(rating).is_integer() else None
 
@@ -306,7 +281,7 @@ class RatingScoring(Scoring[RatingGold, numeric.Numbers]):
 
     def references(
         self, context: history.ContextMode = "blind"
-    ) -> dict[str, Reference[RatingGold]]:
+    ) -> dict[str, tasks.Reference[RatingGold]]:
         return grouping.group_references(
             grouping.Grouped(usual_ratings, rating_guess),
             lambda g: g.shown_bin,
@@ -317,7 +292,7 @@ class RatingScoring(Scoring[RatingGold, numeric.Numbers]):
 
     metrics = metrics.register(
         TASK,
-        *calibration_metrics(calibration_rows),
+        *tasks.calibration_metrics(calibration_rows),
         metrics.Metric(
             "position_adjusted_r",
             headline + ", each residualised on the item's position cell within its corpus part "
@@ -365,14 +340,14 @@ class RatingScoring(Scoring[RatingGold, numeric.Numbers]):
     )
 
 
-class RatingTask(Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
+class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
     name = TASK
     gold_fields = ("rating",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
 
-    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+    def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Where the person rated replies themselves (`rating` provenance first-person): the
         rated replies, apart the turns where they gave feedback on the replies since their
         previous feedback (`Turn.feedback`), and the rated replies that are items themselves,
@@ -391,7 +366,7 @@ class RatingTask(Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
                 reply_items=len(rated_replies(conversation)),
             )
         names = ("responses", "feedback_turns", "conversations", "reply_items")
-        return GoldCounts(
+        return tasks.GoldCounts(
             {name: counts[name] for name in names},
             {
                 TASK: (counts["responses"], ("rating",)),
@@ -399,14 +374,14 @@ class RatingTask(Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
             },
         )
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[RatingGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[RatingGold]]:
         for conversation in conversations:
             for turn_index, gold in rating_golds(conversation):
-                yield from in_contexts(self, conversation, turn_index, FEEDBACK, gold)
+                yield from tasks.in_contexts(self, conversation, turn_index, FEEDBACK, gold)
             for turn_index, item_id, gold in reply_golds(conversation):
-                yield from in_contexts(self, conversation, turn_index, item_id, gold)
+                yield from tasks.in_contexts(self, conversation, turn_index, item_id, gold)
 
-    def queries(self, item: Item[RatingGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[RatingGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         conversation, (low, high) = item.conversation, item.gold.scale
         said, seen, prompts = _shown(item)
         variant = item.context
@@ -426,22 +401,24 @@ class RatingTask(Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
         generate, choice = prompts
         if mode == "generate":
             messages = generate.render(**fields, low=f"{low:g}", high=f"{high:g}")
-            return [Query("answer", messages, generate.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, generate.info, prompting.JSON_PARAMS, hint)]
         base = choice.render(**fields)
         questions = {FIELD: choice.text("question", low=f"{low:g}", high=f"{high:g}")}
         return numeric.choice_queries(base, choice.info, hint, questions, {FIELD: item.gold.scale})
 
-    def parse(self, item: Item[RatingGold], outputs: Mapping[str, Output]) -> numeric.Numbers:
+    def parse(
+        self, item: tasks.Item[RatingGold], outputs: Mapping[str, tasks.Output]
+    ) -> numeric.Numbers:
         return numeric.read_numbers(outputs, {FIELD: item.gold.scale})
 
-    def score(self, item: Item[RatingGold], prediction: numeric.Numbers) -> Scored:
+    def score(self, item: tasks.Item[RatingGold], prediction: numeric.Numbers) -> tasks.Scored:
         return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, prediction)
 
-    def worst(self, item: Item[RatingGold], partial: numeric.Numbers | None) -> Scored:
+    def worst(self, item: tasks.Item[RatingGold], partial: numeric.Numbers | None) -> tasks.Scored:
         return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def rating_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
     """Rating prediction at each point the person rated; `context` is blind, informed or both."""
     return RatingTask(context)

@@ -41,34 +41,14 @@ from typing import Any
 
 import numpy as np
 
+from attunebench import tasks
 from attunebench.answerform import AnswerForm, TaskHint, heaviest, pick, registered
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
-from attunebench.tasks import (
-    AnswerMode,
-    Gold,
-    GoldCounts,
-    Guess,
-    InvalidAnswer,
-    Item,
-    JudgedVerdict,
-    Output,
-    Query,
-    RecordedReference,
-    Scored,
-    Scoring,
-    Task,
-    View,
-    check_choice,
-    history,
-    in_part,
-    metrics,
-    register_task,
-    task_prompt,
-)
+from attunebench.tasks.helpers import history, metrics
 from attunebench.tasks.helpers import real_reply as real
 from attunebench.tasks.helpers.judge_values import (
     COMPARISONS,
@@ -91,7 +71,7 @@ from attunebench.tasks.helpers.prompting import REPLY_PARAMS, chat_messages, sel
 from attunebench.tasks.judge_thumbs import thumb
 
 TASK = "response"
-PROMPT = task_prompt(__name__)
+PROMPT = tasks.task_prompt(__name__)
 JUDGE_MODES = ("both", "pairwise", "rubric")
 ONE_ORDER = "one-order-only"
 # Generic supportive replies that ignore what was said: a judge that rates them well is not
@@ -136,7 +116,7 @@ class ResponseAnswers(AnswerForm):
 ANSWERS = registered(ResponseAnswers())
 
 
-class ResponseGold(Gold):
+class ResponseGold(tasks.Gold):
     """The participant's chosen and rejected replies; or, in a chat with a real model, that
     model's reply (`real`), with the person's thumb on it (None: not rated)."""
 
@@ -153,22 +133,22 @@ class ResponsePrediction(Frozen):
     reply: str
 
 
-ResponseView = View[ResponseGold, ResponsePrediction]
+ResponseView = tasks.View[ResponseGold, ResponsePrediction]
 
 
 def _prediction(reply: str) -> ResponsePrediction:
     return ResponsePrediction(reply=reply)
 
 
-def _real_guess(view: ResponseView) -> Guess:
+def _real_guess(view: ResponseView) -> tasks.Guess:
     return real.guess(view, _prediction)
 
 
-class ResponseScoring(Scoring[ResponseGold, ResponsePrediction]):
+class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
     headline = "judge win rate"
 
-    def recorded_references(self) -> Mapping[str, RecordedReference[ResponseGold]]:
-        return {real.REFERENCE: RecordedReference(real.VALUE, _real_guess)}
+    def recorded_references(self) -> Mapping[str, tasks.RecordedReference[ResponseGold]]:
+        return {real.REFERENCE: tasks.RecordedReference(real.VALUE, _real_guess)}
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
@@ -178,7 +158,9 @@ class ResponseScoring(Scoring[ResponseGold, ResponsePrediction]):
         )
         return tuple(
             metrics.column_metric(
-                key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}", metrics.Column(key)
+                key,
+                f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}",
+                metrics.Column(key),
             )
             for key in keys
         )
@@ -207,7 +189,7 @@ class ResponseScoring(Scoring[ResponseGold, ResponsePrediction]):
     )
 
 
-class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScoring):
+class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=ResponseScoring):
     name = TASK
     gold_type = ResponseGold
     prediction_type = ResponsePrediction
@@ -226,7 +208,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
         pairwise = (PAIRWISE_ANSWERS,) if self.judge_mode != "rubric" else ()
         return pairwise + ((RUBRIC_ANSWERS,) if self.judge_mode != "pairwise" else ())
 
-    def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
+    def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Turns with something to judge a new reply against: a chosen reply, the text or the
         behaviors the person said they needed."""
         counts: Counter[str] = Counter()
@@ -242,21 +224,21 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
             }
             counts.update(turns=any(wanted.values()), **wanted)
         names = ("turns", "with_chosen_reply", "with_wanted_text", "with_wanted_behaviors")
-        return GoldCounts(
+        return tasks.GoldCounts(
             {name: counts[name] for name in names},
             {TASK: (counts["turns"], ("preference", "need"))},
         )
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[ResponseGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[ResponseGold]]:
         for conversation in conversations:
             taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
                 found = self._gold(conversation, turn)
                 if found is None:
                     continue
-                gold = in_part(found, conversation)
+                gold = tasks.in_part(found, conversation)
                 for mode in self.modes:
-                    yield Item(TASK, conversation, turn.index, "reply", taxonomy, gold, mode)
+                    yield tasks.Item(TASK, conversation, turn.index, "reply", taxonomy, gold, mode)
 
     def _gold(self, conversation: Conversation, turn: Turn) -> ResponseGold | None:
         references = reference_replies(turn)
@@ -284,7 +266,7 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
         )
         return {"turns with only a real model's reply (pairwise judging needs two)": only}
 
-    def queries(self, item: Item[ResponseGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[ResponseGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         conversation = item.conversation
         turn = history.turn_at(conversation, item.turn_index)
         variant = item.context
@@ -301,17 +283,19 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
             history=history.hint_history(history.history_before(conversation, turn.index)),
             form=ANSWERS,
         )
-        return [Query("reply", messages, PROMPT.info, REPLY_PARAMS, hint)]
+        return [tasks.Query("reply", messages, PROMPT.info, REPLY_PARAMS, hint)]
 
-    def parse(self, item: Item[ResponseGold], outputs: Mapping[str, Output]) -> ResponsePrediction:
+    def parse(
+        self, item: tasks.Item[ResponseGold], outputs: Mapping[str, tasks.Output]
+    ) -> ResponsePrediction:
         reply = (outputs["reply"].text or "").strip()
         if not reply:
-            raise InvalidAnswer("the reply is empty")
+            raise tasks.InvalidAnswer("the reply is empty")
         return ResponsePrediction(reply=reply)
 
     def judge_queries(
-        self, item: Item[ResponseGold], prediction: ResponsePrediction, judges: Sequence[str]
-    ) -> list[Query]:
+        self, item: tasks.Item[ResponseGold], prediction: ResponsePrediction, judges: Sequence[str]
+    ) -> list[tasks.Query]:
         turn = history.turn_at(item.conversation, item.turn_index)
         references = None if item.gold.real is not None else reference_replies(turn)
         profile = profile_of(item.conversation, turn, references, comment=self.comment)
@@ -340,37 +324,39 @@ class ResponseTask(Task[ResponseGold, ResponsePrediction], scoring=ResponseScori
                 queries.append(replace(asked, of_reference=True))
         return queries
 
-    def _mode(self, item: Item[ResponseGold]) -> str:
+    def _mode(self, item: tasks.Item[ResponseGold]) -> str:
         """How an item is judged: by the rubric alone where there is no pair to compare with."""
         return "rubric" if item.gold.real is not None else self.judge_mode
 
     def judged(
         self,
-        item: Item[ResponseGold],
+        item: tasks.Item[ResponseGold],
         prediction: ResponsePrediction,
-        verdicts: Sequence[JudgedVerdict],
-    ) -> Scored:
+        verdicts: Sequence[tasks.JudgedVerdict],
+    ) -> tasks.Scored:
         judges = list(dict.fromkeys(v.query.model or "" for v in verdicts))
         own = [v for v in verdicts if not v.query.of_reference]
         values, one_order = judge_values(own, judges, self._mode(item))
         values |= real.real_values([v for v in verdicts if v.query.of_reference], judges)
         flags = (ONE_ORDER,) if one_order else ()
         if not any(v.verdict.status == "ok" for v in own):
-            return Scored(0.0, values, flags, invalid="no usable verdict from any judge")
+            return tasks.Scored(0.0, values, flags, invalid="no usable verdict from any judge")
         if self._mode(item) == "rubric":
             rubric = values["rubric"]
-            return Scored(None if rubric is None else (rubric - 1.0) / 9.0, values, flags)
+            return tasks.Scored(None if rubric is None else (rubric - 1.0) / 9.0, values, flags)
         wins = [v for c in COMPARISONS if (v := values[f"win_{c}"]) is not None]
-        return Scored(mean(wins), values, flags)
+        return tasks.Scored(mean(wins), values, flags)
 
-    def score(self, item: Item[ResponseGold], prediction: ResponsePrediction) -> Scored:
+    def score(self, item: tasks.Item[ResponseGold], prediction: ResponsePrediction) -> tasks.Scored:
         raise AssertionError("a response is scored by its judges (judged)")
 
-    def worst(self, item: Item[ResponseGold], partial: ResponsePrediction | None) -> Scored:
-        return Scored(0.0)
+    def worst(
+        self, item: tasks.Item[ResponseGold], partial: ResponsePrediction | None
+    ) -> tasks.Scored:
+        return tasks.Scored(0.0)
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def response_task(
     context: str = history.DEFAULT_CONTEXT,
     judge_mode: str = "both",
@@ -381,5 +367,5 @@ def response_task(
 
     `participant_comment` also shows the judge the participant's post-hoc comment, written
     after reading the replies (off by default: it can give their pick away)."""
-    check_choice("judge_mode", judge_mode, JUDGE_MODES)
+    tasks.check_choice("judge_mode", judge_mode, JUDGE_MODES)
     return ResponseTask(context, judge_mode, participant_comment)

@@ -10,35 +10,19 @@ from typing import Any
 
 import numpy as np
 
+from attunebench import tasks
 from attunebench.answerform import AnswerForm, Schema, TaskHint, dumps, obj, one_of, registered
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
-from attunebench.tasks import (
-    AnswerMode,
-    Gold,
-    InvalidAnswer,
-    Item,
-    Output,
-    Query,
-    Scored,
-    Scoring,
-    Task,
-    answer_fields,
-    history,
-    in_contexts,
-    metrics,
-    prompting,
-    register_task,
-    task_prompt,
-)
+from attunebench.tasks.helpers import history, metrics, prompting
 
 TASK = "intense"
-PROMPT = task_prompt(__name__, "intense")
-CHOICE = task_prompt(__name__, "intense-choice")
+PROMPT = tasks.task_prompt(__name__, "intense")
+CHOICE = tasks.task_prompt(__name__, "intense-choice")
 OPTIONS = [("yes", "Yes"), ("no", "No")]
 
 
-class IntenseGold(Gold):
+class IntenseGold(tasks.Gold):
     intense: bool
 
 
@@ -68,56 +52,62 @@ class IntenseAnswers(AnswerForm):
 ANSWERS = registered(IntenseAnswers())
 
 
-class IntenseScoring(Scoring[IntenseGold, IntensePrediction]):
+class IntenseScoring(tasks.Scoring[IntenseGold, IntensePrediction]):
     headline = "accuracy"
 
-    def choice_gold(self, item: Item[IntenseGold], query: Query) -> str:
+    def choice_gold(self, item: tasks.Item[IntenseGold], query: tasks.Query) -> str:
         return "yes" if item.gold.intense else "no"
 
     metrics = metrics.register(TASK, metrics.column_metric("score", headline))
 
 
-class IntenseTask(Task[IntenseGold, IntensePrediction], scoring=IntenseScoring):
+class IntenseTask(tasks.Task[IntenseGold, IntensePrediction], scoring=IntenseScoring):
     name = TASK
     gold_fields = ("state.intensity",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE)
 
-    def items(self, conversations: Iterable[Conversation]) -> Iterator[Item[IntenseGold]]:
+    def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[IntenseGold]]:
         for conversation in conversations:
             for turn in conversation.turns:
                 if turn.state is not None and turn.state.intensity is not None:
                     gold = IntenseGold(intense=turn.state.intensity >= 4)
-                    yield from in_contexts(self, conversation, turn.index, "state", gold)
+                    yield from tasks.in_contexts(self, conversation, turn.index, "state", gold)
 
-    def queries(self, item: Item[IntenseGold], mode: AnswerMode) -> list[Query]:
+    def queries(self, item: tasks.Item[IntenseGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         said = history.history_through(item.conversation, item.turn_index)
         messages = PROMPT.render(conversation=prompting.transcript(said))
         hint = TaskHint(TASK, text=said[-1].text, form=ANSWERS)
         if mode == "generate":
-            return [Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         asked = CHOICE.render(conversation=prompting.transcript(said))
         choice = prompting.choice_form(asked, CHOICE.text("question"), OPTIONS)
-        return [Query("answer", messages, CHOICE.info, prompting.JSON_PARAMS, hint, choice=choice)]
+        return [
+            tasks.Query("answer", messages, CHOICE.info, prompting.JSON_PARAMS, hint, choice=choice)
+        ]
 
-    def parse(self, item: Item[IntenseGold], outputs: Mapping[str, Output]) -> IntensePrediction:
+    def parse(
+        self, item: tasks.Item[IntenseGold], outputs: Mapping[str, tasks.Output]
+    ) -> IntensePrediction:
         spread = outputs["answer"].probabilities
         if spread is not None:  # choice: "A" is yes, "B" no
             return IntensePrediction(intense=spread.get("A", 0.0) >= spread.get("B", 0.0))
-        said = answer_fields(outputs["answer"].text or "").get("intense")
+        said = tasks.answer_fields(outputs["answer"].text or "").get("intense")
         if said not in ("yes", "no"):
-            raise InvalidAnswer("the answer has no 'intense': yes or no")
+            raise tasks.InvalidAnswer("the answer has no 'intense': yes or no")
         return IntensePrediction(intense=said == "yes")
 
-    def score(self, item: Item[IntenseGold], prediction: IntensePrediction) -> Scored:
-        return Scored(float(prediction.intense == item.gold.intense))
+    def score(self, item: tasks.Item[IntenseGold], prediction: IntensePrediction) -> tasks.Scored:
+        return tasks.Scored(float(prediction.intense == item.gold.intense))
 
-    def worst(self, item: Item[IntenseGold], partial: IntensePrediction | None) -> Scored:
-        return Scored(0.0)
+    def worst(
+        self, item: tasks.Item[IntenseGold], partial: IntensePrediction | None
+    ) -> tasks.Scored:
+        return tasks.Scored(0.0)
 
 
-@register_task(TASK)
+@tasks.register_task(TASK)
 def intense_task(seed: int = 0) -> IntenseTask:
     """Whether the user's feeling was intense (a toy task)."""
     return IntenseTask()
