@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
+from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import file_out, os_problem
 from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker
 from attunebench.data.importers import (
@@ -33,11 +33,7 @@ from attunebench.data.locations import corpus_dir, missing_corpus
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError
 
-app = typer.Typer(
-    help="Import a real corpus into attunebench/v1 JSON Lines.",
-    no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
-)
+app = command_group("Import a real corpus into attunebench/v1 JSON Lines.")
 # Messages name file:line; soft wrapping keeps them whole for editors and grep.
 console = CommandConsole(soft_wrap=True)
 errors = CommandConsole(stderr=True, soft_wrap=True)
