@@ -6,7 +6,7 @@ this model alone, so `summary.json` is the complete, versioned record of an anal
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Self
 
 from pydantic import Field
 
@@ -43,7 +43,7 @@ class Estimate(Frozen):
     @classmethod
     def of(
         cls, value: float, low: float, high: float, why: str | None = None, few: str | None = None
-    ) -> Estimate:
+    ) -> Self:
         """A computed value and interval, NaN read as null (summary.json holds no NaN), with
         `why` as its reason. `few`, why a defined value rests on too few conversations for an
         interval, leaves the interval out and is the reason instead.

@@ -49,7 +49,7 @@ from attunebench.analysis.bootstrap import (
 from attunebench.analysis.frame import FloatArray
 from attunebench.analysis.schema import Discriminability, Estimate, Ratio
 from attunebench.analysis.scores import MetricScores
-from attunebench.stats import none_if_nan, safe_ratio
+from attunebench.stats import safe_ratio
 
 NEEDED_CONSTANT = (1.959964 + 0.841621) ** 2 * 2 / (2 * 0.6745**2)  # 17.25: see the docstring
 
@@ -120,9 +120,7 @@ def task_discriminability(
     drawn = snr_of(means, bootstrap.counts[:, complete])
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     per_conversation = float(table.counts[complete].mean(axis=1).mean())
-    snr = Estimate(value=point, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0]))
-    if too_few is not None:
-        snr = Estimate(value=point, reason=too_few)
+    snr = Estimate.of(point, low[0], high[0], few=too_few)
     separability, spread, width, over = _separability(scores, usable)
     if too_few is not None:
         separability = over = width = None
