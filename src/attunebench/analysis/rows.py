@@ -12,9 +12,8 @@ from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, headline_variant
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster, task_provenance
-from attunebench.analysis.schema import Notice, ScoreRow, TaskInfo
+from attunebench.analysis.schema import Estimate, Notice, ScoreRow, TaskInfo
 from attunebench.analysis.scores import MetricScores, counts, headline_metric
-from attunebench.stats import none_if_nan
 
 CellKey = tuple[str, str]  # task, variant
 
@@ -122,28 +121,22 @@ def score_rows(
         )
         for model, count in sorted(tallies[key].items()):
             m = frame.models.index(model)
-            value = none_if_nan(scores.point[m])
+            point = scores.point[m]
             why = (
                 None
-                if value is not None
+                if not np.isnan(point)
                 else ("no scored items" if count.n == 0 else "undefined on these items")
             )
-            low, high = none_if_nan(scores.low[m]), none_if_nan(scores.high[m])
-            few = too_few[key, m]
-            if few is not None and value is not None:
-                low, high, why = None, None, few
+            estimate = Estimate.of(point, scores.low[m], scores.high[m], why, few=too_few[key, m])
             rows.append(
                 ScoreRow(
+                    **estimate.model_dump(),
                     model=model,
                     model_kind=roster.kind(model),
                     task=scores.task,
                     variant=scores.variant,
                     metric=scores.metric,
                     headline=is_headline,
-                    value=value,
-                    ci_low=low,
-                    ci_high=high,
-                    reason=why,
                     n=count.n,
                     n_conversations=count.n_conversations,
                     n_invalid=count.n_invalid,

@@ -6,13 +6,14 @@ this model alone, so `summary.json` is the complete, versioned record of an anal
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Self
 
 from pydantic import Field
 
 from attunebench.frozen import Frozen
 from attunebench.kinds import ModelKind
 from attunebench.records import ItemRecord, SuiteInfo
+from attunebench.stats import none_if_nan
 
 SUMMARY_FORMAT: Final = "attunebench-summary/v2"
 
@@ -38,6 +39,20 @@ class Estimate(Frozen):
     ci_low: float | None = None
     ci_high: float | None = None
     reason: str | None = None
+
+    @classmethod
+    def of(
+        cls, value: float, low: float, high: float, why: str | None = None, few: str | None = None
+    ) -> Self:
+        """A computed value and interval, NaN read as null (summary.json holds no NaN), with
+        `why` as its reason. `few`, why a defined value rests on too few conversations for an
+        interval, leaves the interval out and is the reason instead.
+
+        A row with an interval is built from one: `Row(**Estimate.of(...).model_dump(), ...)`."""
+        point = none_if_nan(value)
+        if point is not None and few is not None:
+            return cls(value=point, reason=few)
+        return cls(value=point, ci_low=none_if_nan(low), ci_high=none_if_nan(high), reason=why)
 
 
 class ScoreRow(Estimate):

@@ -15,13 +15,11 @@ from attunebench.cli import report as report_commands
 from attunebench.cli import run as run_command
 from attunebench.cli import simulators as simulators_commands
 from attunebench.cli import suite as suite_commands
-from attunebench.cli.consoles import HELP_MARKUP
+from attunebench.cli.consoles import command_group
 
-app = typer.Typer(
+app = command_group(
+    "Emotional intelligence of language models, measured on real annotated conversations.",
     name="attunebench",
-    help="Emotional intelligence of language models, measured on real annotated conversations.",
-    no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
     pretty_exceptions_enable=False,
 )
 app.add_typer(data_commands.app, name="data")

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
+from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import file_out, needs_extra, os_problem
 from attunebench.cli.options import BaseUrl, DbUrl, Seed
 from attunebench.collect import DEFAULT_DATABASE_URL
@@ -28,11 +28,7 @@ if TYPE_CHECKING:
     from attunebench.collect.db import Database
     from attunebench.collect.schemas import Progress
 
-app = typer.Typer(
-    help="Collect annotated conversations with anonymised models.",
-    no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
-)
+app = command_group("Collect annotated conversations with anonymised models.")
 console = CommandConsole()
 err = CommandConsole(stderr=True)
 

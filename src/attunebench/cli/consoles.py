@@ -14,12 +14,19 @@ are.
 from __future__ import annotations
 
 import os
-from typing import Final
+from typing import Any, Final
 
+import typer
 from rich.console import Console, ConsoleDimensions
 
 PIPED_WIDTH = 1000  # columns: wider than any table the commands print
 HELP_MARKUP: Final = None  # plain help, no markup read in it
+
+
+def command_group(help: str, **more: Any) -> typer.Typer:
+    """A group of commands as every group of this CLI is: its help, plain (`HELP_MARKUP`),
+    shown when it is called with no command."""
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=HELP_MARKUP, **more)
 
 
 class CommandConsole(Console):

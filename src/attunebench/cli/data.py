@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
+from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.data_fetch import fetch
 from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import file_out, folder_out, os_problem
@@ -33,11 +33,7 @@ from attunebench.data.validate import (
 from attunebench.tasks import load_tasks
 from attunebench.tasks.helpers.gold_stats import TaskGold
 
-app = typer.Typer(
-    help="Inspect, validate, import and export attunebench/v1 datasets.",
-    no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
-)
+app = command_group("Inspect, validate, import and export attunebench/v1 datasets.")
 console = CommandConsole()
 app.add_typer(import_app, name="import")
 app.command("fetch")(fetch)

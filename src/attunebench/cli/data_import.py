@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
+from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import file_out, os_problem
 from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker
 from attunebench.data.importers import (
@@ -33,11 +33,7 @@ from attunebench.data.locations import corpus_dir, missing_corpus
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError
 
-app = typer.Typer(
-    help="Import a real corpus into attunebench/v1 JSON Lines.",
-    no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
-)
+app = command_group("Import a real corpus into attunebench/v1 JSON Lines.")
 # Messages name file:line; soft wrapping keeps them whole for editors and grep.
 console = CommandConsole(soft_wrap=True)
 errors = CommandConsole(stderr=True, soft_wrap=True)
@@ -310,39 +306,30 @@ def csv_command(
     limit: Limit = None,
 ) -> None:
     """Any utterance-per-row corpus: rows of a conversation together, one speaker the user."""
-    _import_csv(
-        CsvImporter(
-            conversation_col=tuple(conversation_col),
-            speaker_col=speaker_col,
-            text_col=text_col,
-            emotion_col=emotion_col,
-            behavior_col=behavior_col,
-            rating_col=rating_col,
-            order_col=order_col,
-            annotator_col=annotator_col,
-            annotator_merge=annotator_merge,
-            keep_duplicate_rows=keep_duplicate_rows,
-            context_cols=tuple(context_col or ()),
-            user_speaker=user_speaker,
-            taxonomy=taxonomy,
-            taxonomy_from_data=taxonomy_from_data,
-            label_map=None if label_map is None else str(label_map),
-            name=name,
-            license=license,
-            provenance=tuple(provenance or ()),
-            rating_low=rating_low,
-            rating_high=rating_high,
-            label_sep=label_sep,
-            delimiter=delimiter,
-            outcome_cols=tuple(outcome_col or ()),
-            outcome_scales=tuple(outcome_scale or ()),
-            outcome_maps=tuple(outcome_map or ()),
-            partner=partner,
-        ),
-        src,
-        out,
-        limit,
-    )
+    # locals() is every parameter: the importer's fields, and where to read, write and stop
+    options = dict(locals())
+    src, out, limit = options.pop("src"), options.pop("out"), options.pop("limit")
+    _import_csv(_csv_importer(options), src, out, limit)
+
+
+# A repeatable option is named for one value, the importer's field for all of them.
+_REPEATED = {
+    "context_col": "context_cols",
+    "outcome_col": "outcome_cols",
+    "outcome_scale": "outcome_scales",
+    "outcome_map": "outcome_maps",
+}
+
+
+def _csv_importer(options: dict[str, Any]) -> CsvImporter:
+    """`data import csv`'s options as the importer's fields: a repeatable option's values as a
+    tuple (empty where none is given), the label map's path as text."""
+    fields = {_REPEATED.get(name, name): value for name, value in options.items()}
+    for name in ("conversation_col", "provenance", *_REPEATED.values()):
+        fields[name] = tuple(fields[name] or ())
+    if fields["label_map"] is not None:
+        fields["label_map"] = str(fields["label_map"])
+    return CsvImporter(**fields)
 
 
 def _import_csv(importer: CsvImporter, src: Path, out: Path, limit: int | None) -> None:

@@ -7,15 +7,11 @@ from typing import Annotated
 
 import typer
 
-from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
+from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import folder_out, os_problem
 from attunebench.data.validate import DatasetError
 
-app = typer.Typer(
-    help="AttuneBench's tasks for other evaluation harnesses.",
-    no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
-)
+app = command_group("AttuneBench's tasks for other evaluation harnesses.")
 out = CommandConsole()
 err = CommandConsole(stderr=True)
 

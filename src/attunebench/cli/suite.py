@@ -9,17 +9,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from attunebench.cli.consoles import HELP_MARKUP, CommandConsole
+from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import fail, folder_out, os_problem
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.suite import Manifest, SuiteError, load_manifest, suite_digest, suite_names
 from attunebench.suite.build import load_suite, write_suite_data
 
-app = typer.Typer(
-    help="The shipped suites: fixed, versioned item sets.",
-    no_args_is_help=True,
-    rich_markup_mode=HELP_MARKUP,
-)
+app = command_group("The shipped suites: fixed, versioned item sets.")
 out = CommandConsole()
 SUITE_ERRORS = (SuiteError, ImportFormatError, ImportOptionError, OSError)
 

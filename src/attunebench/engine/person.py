@@ -67,14 +67,10 @@ class Person(Provider):
     ) -> ModelOutput:
         return await self.model.generate(framed(messages), params, hint)
 
-    async def choose(
-        self,
-        messages: Sequence[Message],
-        keys: Sequence[str],
-        params: GenerateParams,
-        hint: TaskHint | None = None,
+    async def choice_scores(
+        self, messages: list[Message], keys: list[str], params: GenerateParams
     ) -> ChoiceOutput:
-        return await self.model.choose(framed(messages), keys, params, hint)
+        return await self.model.choice_scores(framed(messages), keys, params)
 
     def answers_form(self, form: AnswerForm) -> bool:
         return self.model.answers_form(form)

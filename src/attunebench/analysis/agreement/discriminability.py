@@ -49,7 +49,7 @@ from attunebench.analysis.bootstrap import (
 from attunebench.analysis.frame import FloatArray
 from attunebench.analysis.schema import Discriminability, Estimate, Ratio
 from attunebench.analysis.scores import MetricScores
-from attunebench.stats import none_if_nan, safe_ratio
+from attunebench.stats import safe_ratio
 
 NEEDED_CONSTANT = (1.959964 + 0.841621) ** 2 * 2 / (2 * 0.6745**2)  # 17.25: see the docstring
 
@@ -120,9 +120,7 @@ def task_discriminability(
     drawn = snr_of(means, bootstrap.counts[:, complete])
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     per_conversation = float(table.counts[complete].mean(axis=1).mean())
-    snr = Estimate(value=point, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0]))
-    if too_few is not None:
-        snr = Estimate(value=point, reason=too_few)
+    snr = Estimate.of(point, low[0], high[0], few=too_few)
     separability, spread, width, over = _separability(scores, usable)
     if too_few is not None:
         separability = over = width = None
@@ -208,10 +206,9 @@ def _ratio(
     value = sb / sa  # needed_a / needed_b = snr_b / snr_a
     samples = _resampled_ratio(drawn[a.task], drawn[b.task])
     low, high = interval_with_infinity(samples, confidence)
-    low_v, high_v = (None if not np.isfinite(end) else end for end in (low, high))
-    reason = few or _unbounded(a.task, samples, high, confidence)
-    if few is not None:
-        low_v = high_v = None
+    low_b, high_b = (end if np.isfinite(end) else np.nan for end in (low, high))
+    found = Estimate.of(value, low_b, high_b, _unbounded(a.task, samples, high, confidence), few)
+    low_v, high_v = found.ci_low, found.ci_high
     shown = f"[{_num(low_v)}, {_num(high_v)}]" if few is None else f"({few})"
     ka, kb = a.items_per_conversation or 0.0, b.items_per_conversation or 0.0
     # items needed = conversations needed x items per conversation
@@ -227,18 +224,15 @@ def _ratio(
     if per_item is not None:
         statement += f"; per item, {per_item:.2f}x {item_shown}".rstrip()
     return Ratio(
+        **found.model_dump(),
         task_a=a.task,
         task_b=b.task,
-        value=value,
-        ci_low=low_v,
-        ci_high=high_v,
         items_per_conversation_a=a.items_per_conversation,
         items_per_conversation_b=b.items_per_conversation,
         per_item=per_item,
         per_item_ci_low=item_low,
         per_item_ci_high=item_high,
         statement=statement,
-        reason=reason,
     )
 
 

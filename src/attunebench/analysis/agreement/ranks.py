@@ -44,6 +44,7 @@ from attunebench.analysis.frame import FloatArray, IntArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import (
     Correlation,
+    Estimate,
     RankCorrelation,
     Reliability,
     TaskPair,
@@ -105,7 +106,7 @@ def rho_interval(
     drawn = statistic(x_samples, y_samples)[:, None]
     low, high = percentile_interval(drawn, confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
-    return Correlation(value=value, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0]))
+    return Correlation.of(value, low[0], high[0])
 
 
 def correlate(
@@ -152,7 +153,7 @@ def ceiling(
     value = float(np.sqrt(a.value * b.value))
     low, high = percentile_interval(drawn[:, None], confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
-    return Correlation(value=value, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0])), drawn
+    return Correlation.of(value, low[0], high[0]), drawn
 
 
 def _centred(found: SplitHalf) -> FloatArray:
@@ -425,15 +426,8 @@ def _reliability(
             value=None,
             reason="fewer than 3 models under test, or too few conversations",
         )
-    if too_few is not None:
-        return Reliability(task=task, models=models, value=found.value, reason=too_few)
-    return Reliability(
-        task=task,
-        models=models,
-        value=found.value,
-        ci_low=none_if_nan(found.low),
-        ci_high=none_if_nan(found.high),
-    )
+    reliability = Estimate.of(found.value, found.low, found.high, few=too_few)
+    return Reliability(**reliability.model_dump(), task=task, models=models)
 
 
 def _matrix(

@@ -14,7 +14,7 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, paired_difference
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
-from attunebench.analysis.schema import Difference
+from attunebench.analysis.schema import Difference, Estimate
 
 BLIND, INFORMED = "blind", "informed"
 
@@ -114,29 +114,19 @@ def _difference(
     conversations: IntArray,
 ) -> Difference:
     base = Difference(
+        value=None,
+        reason="no item scored in both modes",
         model=model,
         task=task,
         a=INFORMED,
         b=BLIND,
-        value=None,
-        ci_low=None,
-        ci_high=None,
         n=len(informed),
         n_conversations=int(np.unique(conversations).size),
         verdict="no item scored in both modes",
-        reason="no item scored in both modes",
     )
     if len(informed) == 0:
         return base
     value, low, high = paired_difference(bootstrap, informed, blind, conversations)
-    return base.model_copy(
-        update={
-            "value": value,
-            "ci_low": None if np.isnan(low) else low,
-            "ci_high": None if np.isnan(high) else high,
-            "reason": None,
-            "verdict": describe(
-                value, low, high, "informed context helps", "informed context hurts"
-            ),
-        }
-    )
+    verdict = describe(value, low, high, "informed context helps", "informed context hurts")
+    difference = Estimate.of(value, low, high).model_dump()
+    return base.model_copy(update={**difference, "verdict": verdict})

@@ -29,11 +29,12 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.provenance import Roster
-from attunebench.analysis.schema import Notice, PersonGap
+from attunebench.analysis.schema import Estimate, Notice, PersonGap
 from attunebench.analysis.scores import cell_headline, metric_values
 from attunebench.kinds import ModelKind
+from attunebench.stats import none_if_nan
 from attunebench.tasks.helpers.metrics import Metric
 from attunebench.tasks.helpers.twins import hidden_variant
 
@@ -110,17 +111,15 @@ def _gap(
     rows, twin_rows = paired_rows(frame, shown, twins, model)
     conversations = frame.conversation[rows]
     found = PersonGap(
+        value=None,
+        reason="no item answered both with the person's words shown and hidden",
         model_kind=kind,
         variant=shown.variant,
         metric=metric.name,
-        value=None,
-        ci_low=None,
-        ci_high=None,
         shown=None,
         hidden=None,
         n=len(rows),
         n_conversations=int(np.unique(conversations).size),
-        reason="no item answered both with the person's words shown and hidden",
     )
     if len(rows) == 0:
         return found
@@ -129,35 +128,17 @@ def _gap(
     hidden, hidden_drawn = metric.evaluate_values(
         metric_values(frame, twins, metric, twin_rows), weights
     )
-    sides = {"shown": _number(full), "hidden": _number(hidden)}
+    sides = {"shown": none_if_nan(full), "hidden": none_if_nan(hidden)}
     if np.isnan(full) or np.isnan(hidden):
         undefined = " and ".join(side for side, value in sides.items() if value is None)
         return found.model_copy(
             update={**sides, "reason": f"the headline is undefined on these items ({undefined})"}
         )
-    low, high = _interval(bootstrap, full_drawn - hidden_drawn, conversations)
-    too_few = minimum.of(conversations, " with items answered both ways")
-    return found.model_copy(
-        update={
-            **sides,
-            "value": float(full - hidden),
-            "ci_low": None if too_few else low,
-            "ci_high": None if too_few else high,
-            "reason": too_few,
-        }
-    )
-
-
-def _interval(
-    bootstrap: ClusterBootstrap, drawn: FloatArray, conversations: IntArray
-) -> tuple[float | None, float | None]:
     clusters = int(np.unique(bootstrap.cluster_of[conversations]).size)
-    low, high = bootstrap.interval(drawn.reshape(-1, 1), clusters)
-    return _number(low[0]), _number(high[0])
-
-
-def _number(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
+    low, high = bootstrap.interval((full_drawn - hidden_drawn).reshape(-1, 1), clusters)
+    too_few = minimum.of(conversations, " with items answered both ways")
+    gap = Estimate.of(full - hidden, low[0], high[0], few=too_few)
+    return found.model_copy(update={**sides, **gap.model_dump()})
 
 
 def statement(model: str, task: str, gap: PersonGap) -> str | None:

@@ -42,13 +42,7 @@ def audits_judges(task: str) -> bool:
 def _estimate(point: float, low: float, high: float, name: str, too_few: str | None) -> Estimate:
     if np.isnan(point):
         return Estimate(value=None, reason=UNDEFINED.get(name, "undefined"))
-    if too_few is not None:
-        return Estimate(value=float(point), reason=too_few)
-    return Estimate(
-        value=float(point),
-        ci_low=None if np.isnan(low) else float(low),
-        ci_high=None if np.isnan(high) else float(high),
-    )
+    return Estimate.of(point, low, high, few=too_few)
 
 
 def judge_agreement(
