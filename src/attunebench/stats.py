@@ -60,6 +60,11 @@ class Weights:
     _tables: dict[int, tuple[FloatArray, FloatArray]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # `unit` and `leave_one_out`, made once: the metrics read under them share their sums.
+    _derived: dict[str, Weights] = field(default_factory=dict, repr=False, compare=False)
+    _split: dict[int, tuple[FloatArray, list[tuple[FloatArray, Weights, FloatArray]]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def ones(cls, items: int) -> Weights:
@@ -78,15 +83,24 @@ class Weights:
     def unit(self) -> Weights:
         """One row weighing every item 1, its clusters kept: the point estimate of a statistic
         that reads the clusters (a bias correction), equal to `ones` for any other."""
-        return Weights(np.ones((1, self.counts.shape[1])), self.cluster, _tables=self._tables)
+        made = self._derived.get("unit")
+        if made is None:
+            ones = np.ones((1, self.counts.shape[1]))
+            made = self._derived["unit"] = Weights(ones, self.cluster, _tables=self._tables)
+        return made
 
     def leave_one_out(self) -> Weights:
         """The cluster jackknife: one row per cluster that holds items, weighing that cluster
         0 and every other 1."""
-        held = np.unique(self.cluster)
-        counts = np.ones((len(held), self.counts.shape[1]))
-        counts[np.arange(len(held)), held] = 0.0
-        return Weights(counts, self.cluster, _tables=self._tables)
+        made = self._derived.get("leave_one_out")
+        if made is None:
+            held = np.unique(self.cluster)
+            counts = np.ones((len(held), self.counts.shape[1]))
+            counts[np.arange(len(held)), held] = 0.0
+            made = self._derived["leave_one_out"] = Weights(
+                counts, self.cluster, _tables=self._tables
+            )
+        return made
 
     def cluster_table(self, values: FloatArray) -> FloatArray:
         """The (clusters, k) sums of `values` (items, k) per cluster (read-only)."""
@@ -125,6 +139,28 @@ class Weights:
             inside = Weights(counts, np.where(groups == group, self.cluster, outside))
             found.append((inside, inside.sum(np.ones((len(groups), 1)))[:, 0]))
         self._within[id(groups)] = (groups, found)
+        return found
+
+    def split(self, values: FloatArray) -> list[tuple[FloatArray, Weights, FloatArray]]:
+        """Per group of the items that column 0 of `values` codes (a corpus part; in the codes'
+        sorted order): the group's rows of the other columns, weights of those rows (these
+        counts), and each row's total weight of them; one group, all the items, with no totals
+        (empty) where every item is in one. Kept per `values` array, so that the statistics
+        read within the same groups share the sums their weights keep."""
+        kept = self._split.get(id(values))
+        if kept is not None and kept[0] is values:
+            return kept[1]
+        codes, rest = values[:, 0], values[:, 1:]
+        found = []
+        distinct = np.unique(codes)
+        if distinct.size < 2:
+            found.append((rest, self, np.empty(0)))
+        else:
+            for code in distinct.tolist():
+                rows = np.flatnonzero(codes == code)
+                inside = Weights(self.counts, self.cluster[rows])
+                found.append((rest[rows], inside, inside.sum(np.ones((len(rows), 1)))[:, 0]))
+        self._split[id(values)] = (values, found)
         return found
 
     def grouped(self, group: IntArray, groups: int) -> FloatArray:

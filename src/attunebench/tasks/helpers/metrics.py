@@ -442,16 +442,11 @@ def within_parts(statistic: Statistic) -> Statistic:
     """
 
     def within(values: FloatArray, weights: Weights) -> FloatArray:
-        parts, rest = values[:, 0], values[:, 1:]
-        codes = np.unique(parts)
-        if codes.size < 2:
-            return statistic(rest, weights)
-        found, sizes = [], []
-        for code in codes.tolist():
-            rows = np.flatnonzero(parts == code)
-            subset = Weights(weights.counts, weights.cluster[rows])
-            found.append(statistic(rest[rows], subset))
-            sizes.append(subset.sum(np.ones((len(rows), 1)))[:, 0])
+        parts = weights.split(values)  # shared by the statistics read within these parts
+        if len(parts) == 1:
+            return statistic(parts[0][0], weights)
+        found = [statistic(rest, subset) for rest, subset, _ in parts]
+        sizes = [size for _, _, size in parts]
         return weighted_average(np.stack(found, axis=1), np.stack(sizes, axis=1))
 
     return within
