@@ -442,7 +442,7 @@ def within_parts(statistic: Statistic) -> Statistic:
     """
 
     def within(values: FloatArray, weights: Weights) -> FloatArray:
-        parts = weights.split(values)  # shared by the statistics read within these parts
+        parts = weights.split(values).groups  # shared by the statistics of these parts
         if len(parts) == 1:
             return statistic(parts[0][0], weights)
         found = [statistic(rest, subset) for rest, subset, _ in parts]
@@ -457,9 +457,10 @@ def across_parts(statistic: Statistic) -> Statistic:
     reads them); NaN where they come from one part, where it is the same as within."""
 
     def pooled(values: FloatArray, weights: Weights) -> FloatArray:
-        if np.unique(values[:, 0]).size < 2:
+        split = weights.split(values)  # its sums are the parts' added, where exact
+        if len(split.groups) < 2:
             return np.full(weights.rows, np.nan)
-        return statistic(values[:, 1:], weights)
+        return statistic(split.rest, weights)
 
     return pooled
 
