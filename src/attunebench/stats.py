@@ -136,6 +136,7 @@ class Weights:
             return kept[1]
         outside = self.counts.shape[1]
         counts = np.hstack([self.counts, np.zeros((self.rows, 1))])
+        self.whole()  # read once here, for every fold's weights
         found = []
         for group in np.unique(groups).tolist():
             inside = Weights(counts, np.where(groups == group, self.cluster, outside))

@@ -132,7 +132,7 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
     indices = rows.tolist()
     read = list(map(declaration.scoring.label_sets, map(views.__getitem__, indices)))
     found = zip(indices, frame.model[rows].tolist(), read, strict=True)
-    return [item for item in found if item[2] is not None]
+    return [(i, model, sets) for i, model, sets in found if sets is not None]
 
 
 def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[Confusion]:
