@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -316,13 +317,10 @@ def expanded(
     records: Sequence[Any], rows_of: Callable[[Any], Sequence[float]]
 ) -> tuple[FloatArray, IntArray]:
     """Several values per record (one per order of a pair, say), with each row's record."""
-    rows: list[float] = []
-    owners: list[int] = []
-    for i, record in enumerate(records):
-        found = rows_of(record)
-        rows.extend(found)
-        owners.extend([i] * len(found))
-    return column(rows), np.array(owners, dtype=np.int64)
+    found = list(map(rows_of, records))
+    sizes = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+    owners = np.repeat(np.arange(len(found), dtype=np.int64), sizes)
+    return column(list(chain.from_iterable(found))), owners
 
 
 LabelSets = Sequence[tuple[frozenset[str], frozenset[str]]]
@@ -410,7 +408,7 @@ def label_values(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -
     the F1 metrics of the same label sets share one reading."""
 
     def read(records: Sequence[Any]) -> FloatArray:
-        counts = label_counts([sets(r) for r in records])[1]
+        counts = label_counts(list(map(sets, records)))[1]
         return np.hstack([part_codes(records), counts])
 
     return read
