@@ -357,7 +357,7 @@ def column_metric(
     return Metric(
         name,
         description,
-        lambda records: column([read.of(r) for r in records]),
+        lambda records: column(list(map(read.of, records))),
         mean_statistic,
         higher_is_better,
         read,
@@ -371,7 +371,7 @@ def mean_metric(
     return Metric(
         name,
         description,
-        lambda records: column([of(r) for r in records]),
+        lambda records: column(list(map(of, records))),
         mean_statistic,
         higher_is_better,
     )
