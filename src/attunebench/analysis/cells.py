@@ -21,8 +21,6 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -34,7 +32,6 @@ from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Gold, Scoring, Task, View, takes_option
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
-_VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
 
 
 def task_object(name: str, made_with: Mapping[str, Any] | None = None) -> Task[Any, Any] | None:
@@ -77,8 +74,8 @@ class Cell:
             return {}  # no judge was asked: its records hold no verdicts
         records, out = self.frame.records, {}
         for model in np.unique(self.frame.model[self.mask]).tolist():
-            held = map(_VERDICTS, map(records.__getitem__, self.rows(self.frame, model).tolist()))
-            judges = set(map(_JUDGE, chain.from_iterable(held)))  # no statement per record
+            rows = self.rows(self.frame, model).tolist()
+            judges = {v.judge for i in rows for v in records[i].verdicts}
             if judges:
                 out[self.frame.models[model]] = sorted(judges)
         return out

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from operator import attrgetter, methodcaller
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -16,7 +14,6 @@ from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster, task_provenance
 from attunebench.analysis.schema import Notice, ScoreRow, TaskInfo
 from attunebench.analysis.scores import MetricScores, counts, headline_metric
-from attunebench.records import ItemRecord
 from attunebench.stats import none_if_nan
 
 CellKey = tuple[str, str]  # task, variant
@@ -207,21 +204,12 @@ def part_notices(frame: Frame, cells: Mapping[CellKey, Cell]) -> list[Notice]:
         cell = cells.get((task, headline)) if headline is not None else None
         if cell is None:
             continue
-        parts = sorted({str(part) for part in gold_parts(frame.records_at(cell.mask))})
+        rows = np.flatnonzero(cell.mask)
+        parts = sorted({str((frame.records[i].gold or {}).get("part")) for i in rows.tolist()})
         if len(parts) < 2:
             continue
         out.append(Notice(kind="corpus_parts", task=task, message=_parts_said(cell, parts)))
     return out
-
-
-def gold_parts(records: Sequence[ItemRecord]) -> set[Any]:
-    """The distinct `part`s of these records' golds (None: a record without gold or part)."""
-    golds = list(map(_GOLD, records))
-    found = set(map(_PART, filter(None, golds)))  # one C-level read per record
-    return found | {None} if None in golds or {} in golds else found
-
-
-_GOLD, _PART = attrgetter("gold"), methodcaller("get", "part")
 
 
 def _parts_said(cell: Cell, parts: list[str]) -> str:

@@ -35,7 +35,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -420,17 +419,11 @@ def label_values(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -
 def part_codes(records: Sequence[Any]) -> FloatArray:
     """Each record's corpus part (its gold's `part`, None where it names none) as a code,
     in order of first appearance, as an (items, 1) array."""
-    try:  # one C-level read per record where every record has a gold (a view's always has)
-        parts = list(map(_GOLD_PART, records))
-    except AttributeError:
-        parts = [getattr(getattr(r, "gold", None), "part", None) for r in records]
-    seen = {part: code for code, part in enumerate(dict.fromkeys(parts))}
-    return np.fromiter(map(seen.__getitem__, parts), dtype=np.float64, count=len(parts)).reshape(
-        -1, 1
-    )
-
-
-_GOLD_PART = attrgetter("gold.part")
+    seen: dict[Any, int] = {}
+    found = [
+        seen.setdefault(getattr(getattr(r, "gold", None), "part", None), len(seen)) for r in records
+    ]
+    return np.array(found, dtype=np.float64).reshape(-1, 1)
 
 
 def within_parts(statistic: Statistic) -> Statistic:
