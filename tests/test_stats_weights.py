@@ -56,3 +56,48 @@ def test_unit_and_jackknife_weights_share_the_cluster_sums_and_equal_fresh_ones(
     # another values array is summed afresh, not read from the first one's table
     doubled = 2.0 * values
     np.testing.assert_array_equal(unit.sum(doubled), 2.0 * fresh_unit.sum(values))
+
+
+def parted(seed: int, whole: bool) -> tuple[Weights, np.ndarray]:
+    """Weights and values whose column 0 codes three parts (codes 7, 2, 5 in no order)."""
+    weights = weights_of(seed)
+    rng = np.random.default_rng(seed + 10)
+    codes = rng.choice([7.0, 2.0, 5.0], size=60).reshape(-1, 1)
+    rest = rng.integers(0, 2, size=(60, 4)).astype(np.float64)
+    if not whole:
+        rest = rest + rng.normal(size=rest.shape) * 1e-3
+    return weights, np.hstack([codes, rest])
+
+
+def test_each_part_is_summed_as_its_own_items_alone_are_bit_for_bit() -> None:
+    for whole in (True, False):  # label counts, exact; and fractions, summed part by part
+        weights, values = parted(5, whole)
+        split = weights.split(values)
+        assert split.rest.shape == (60, 4)
+        assert len(split.groups) == 3
+        for code, (part, inside, total) in zip((2.0, 5.0, 7.0), split.groups, strict=True):
+            mine = values[:, 0] == code
+            np.testing.assert_array_equal(part, values[mine, 1:])
+            alone = Weights(weights.counts, weights.cluster[mine])
+            assert inside.sum(part).tobytes() == alone.sum(values[mine, 1:]).tobytes()
+            assert inside.cluster_table(part).tobytes() == alone.cluster_table(part).tobytes()
+            ones = np.ones((int(mine.sum()), 1))
+            assert total.tobytes() == alone.sum(ones)[:, 0].tobytes()
+        # the pooled reading: the same sums as every item read at once
+        fresh = Weights(weights.counts, weights.cluster.copy())
+        assert weights.sum(split.rest).tobytes() == fresh.sum(values[:, 1:]).tobytes()
+
+
+def test_a_split_is_made_once_per_values_array_and_one_part_is_no_split() -> None:
+    weights, values = parted(6, True)
+    assert weights.split(values) is weights.split(values)
+    assert weights.split(values.copy()) is not weights.split(values)
+    one = values.copy()
+    one[:, 0] = 3.0
+    (only,) = weights.split(one).groups
+    assert only[1] is weights and only[0].shape == (60, 4) and only[2].size == 0
+    # counts that are not whole numbers: each part summed as its own, the same figures
+    halves = Weights(weights.counts / 2.0, weights.cluster)
+    for part, inside, _ in halves.split(values).groups:
+        alone = Weights(halves.counts, inside.cluster.copy())
+        assert inside.sum(part).tobytes() == alone.sum(part.copy()).tobytes()

@@ -60,6 +60,13 @@ class Weights:
     _tables: dict[int, tuple[FloatArray, FloatArray]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # `unit` and `leave_one_out`, made once: the metrics read under them share their sums.
+    _derived: dict[str, Weights] = field(default_factory=dict, repr=False, compare=False)
+    # Whether the counts are whole numbers and their largest row total (`exact_product`).
+    _whole: dict[str, tuple[bool, float]] = field(default_factory=dict, repr=False, compare=False)
+    _split: dict[int, tuple[FloatArray, Split]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def ones(cls, items: int) -> Weights:
@@ -78,15 +85,24 @@ class Weights:
     def unit(self) -> Weights:
         """One row weighing every item 1, its clusters kept: the point estimate of a statistic
         that reads the clusters (a bias correction), equal to `ones` for any other."""
-        return Weights(np.ones((1, self.counts.shape[1])), self.cluster, _tables=self._tables)
+        made = self._derived.get("unit")
+        if made is None:
+            ones = np.ones((1, self.counts.shape[1]))
+            made = self._derived["unit"] = Weights(ones, self.cluster, _tables=self._tables)
+        return made
 
     def leave_one_out(self) -> Weights:
         """The cluster jackknife: one row per cluster that holds items, weighing that cluster
         0 and every other 1."""
-        held = np.unique(self.cluster)
-        counts = np.ones((len(held), self.counts.shape[1]))
-        counts[np.arange(len(held)), held] = 0.0
-        return Weights(counts, self.cluster, _tables=self._tables)
+        made = self._derived.get("leave_one_out")
+        if made is None:
+            held = np.unique(self.cluster)
+            counts = np.ones((len(held), self.counts.shape[1]))
+            counts[np.arange(len(held)), held] = 0.0
+            made = self._derived["leave_one_out"] = Weights(
+                counts, self.cluster, _tables=self._tables
+            )
+        return made
 
     def cluster_table(self, values: FloatArray) -> FloatArray:
         """The (clusters, k) sums of `values` (items, k) per cluster (read-only)."""
@@ -120,11 +136,74 @@ class Weights:
             return kept[1]
         outside = self.counts.shape[1]
         counts = np.hstack([self.counts, np.zeros((self.rows, 1))])
+        self.whole()  # read once here, for every fold's weights
         found = []
         for group in np.unique(groups).tolist():
             inside = Weights(counts, np.where(groups == group, self.cluster, outside))
+            inside._whole.update(self._whole)  # a column of zeros added changes neither
             found.append((inside, inside.sum(np.ones((len(groups), 1)))[:, 0]))
         self._within[id(groups)] = (groups, found)
+        return found
+
+    def split(self, values: FloatArray) -> Split:
+        """`values` whose column 0 codes a group of the items (a corpus part), split by it (see
+        `Split`). Kept per `values` array, so that the statistics read within the same groups,
+        or over them pooled, share the sums their weights keep."""
+        kept = self._split.get(id(values))
+        if kept is not None and kept[0] is values:
+            return kept[1]
+        rest = values[:, 1:]
+        distinct, group = np.unique(values[:, 0], return_inverse=True)
+        if distinct.size < 2:
+            found = Split(rest, [(rest, self, np.empty(0))])
+        else:
+            found = Split(rest, self._groups(rest, group.reshape(-1), distinct.size))
+        self._split[id(values)] = (values, found)
+        return found
+
+    def _groups(
+        self, rest: FloatArray, group: IntArray, groups: int
+    ) -> list[tuple[FloatArray, Weights, FloatArray]]:
+        """Each group's rows of `rest`, their weights and each row's total weight of them.
+
+        Every group's per-cluster sums (and item counts) come from one pass over the items:
+        each sum adds the same items in the same order as the group's own would. Where the
+        products are exact (whole numbers, as label counts are), every group's weighted sums,
+        and the pooled ones, come from one matrix product too: exact, they do not depend on
+        the order in which a product adds its terms."""
+        clusters, width = self.counts.shape[1], rest.shape[1]
+        items = np.hstack([rest, np.ones((len(rest), 1))])
+        tables = group_sums(group * clusters + self.cluster, items, groups * clusters)
+        tables = tables.reshape(groups, clusters, width + 1)
+        exact = exact_product(self.whole(), tables)
+        drawn = self.counts @ tables.transpose(1, 0, 2).reshape(clusters, -1) if exact else None
+        found = []
+        for code in range(groups):
+            rows = np.flatnonzero(group == code)
+            inside, part = Weights(self.counts, self.cluster[rows]), rest[rows]
+            inside._whole.update(self._whole)  # the same counts
+            inside._tables[id(part)] = (part, _frozen(tables[code, :, :width]))
+            if drawn is None:
+                total = inside.sum(np.ones((len(rows), 1)))[:, 0]
+            else:
+                block = drawn[:, code * (width + 1) : (code + 1) * (width + 1)]
+                inside._sums[id(part)] = (part, _frozen(block[:, :width]))
+                total = block[:, width].copy()
+            found.append((part, inside, total))
+        if drawn is not None:  # the pooled sums: the groups' added, exactly
+            self._tables[id(rest)] = (rest, _frozen(tables[:, :, :width].sum(axis=0)))
+            pooled = sum(inside._sums[id(part)][1] for part, inside, _ in found)
+            self._sums[id(rest)] = (rest, _frozen(np.asarray(pooled)))
+        return found
+
+    def whole(self) -> tuple[bool, float]:
+        """Whether every count is a whole number, and the largest row total (kept: the counts
+        are never changed)."""
+        found = self._whole.get("counts")
+        if found is None:
+            whole = bool(np.array_equal(self.counts, np.trunc(self.counts)))
+            largest = float(np.abs(self.counts).sum(axis=1).max(initial=0.0))
+            found = self._whole["counts"] = (whole, largest)
         return found
 
     def grouped(self, group: IntArray, groups: int) -> FloatArray:
@@ -134,6 +213,35 @@ class Weights:
         table = np.bincount(flat, minlength=self.counts.shape[1] * groups).astype(np.float64)
         result: FloatArray = self.counts @ table.reshape(-1, groups)
         return result
+
+
+@dataclass(frozen=True)
+class Split:
+    """Values split by a group code in their column 0 (`Weights.split`): the other columns
+    of every item (`rest`, read over the groups pooled) and, per group in the codes' sorted
+    order, its rows of them, weights of those rows (the same counts) and each row's total
+    weight of them; one group, every item under the weights split, with no totals (empty),
+    where every item is in one."""
+
+    rest: FloatArray
+    groups: list[tuple[FloatArray, Weights, FloatArray]]
+
+
+def exact_product(counts: tuple[bool, float], table: FloatArray) -> bool:
+    """Whether a product of counts (`Weights.whole`: whether they are whole numbers, and their
+    largest row total) with `table` is exact in floating point, in whatever order its terms are
+    added: whole numbers, whose every partial sum is below 2**53."""
+    whole, largest = counts
+    if not (whole and np.array_equal(table, np.trunc(table))):
+        return False
+    return largest * float(np.abs(table).max(initial=0.0)) < 2.0**53
+
+
+def _frozen(array: FloatArray) -> FloatArray:
+    """A read-only contiguous copy, as the sums `Weights` keeps are."""
+    copy = np.ascontiguousarray(array).copy()
+    copy.flags.writeable = False
+    return copy
 
 
 def none_if_nan(value: float) -> float | None:

@@ -8,7 +8,7 @@ import pytest
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.cells import build_cell
-from attunebench.analysis.frame import Frame
+from attunebench.analysis.frame import Frame, _first_seen
 from attunebench.analysis.scores import HEADLINE, counts, metric_scores
 from attunebench.tasks.helpers.metrics import Column, distinct_pairs
 from planted import synthetic
@@ -139,3 +139,27 @@ def test_distinct_pairs_is_numpys_unique_rows() -> None:
         mine, codes = distinct_pairs(values)
         np.testing.assert_array_equal(mine, cells)
         np.testing.assert_array_equal(codes, group.reshape(-1))
+
+
+def test_the_frame_numbers_items_in_order_of_first_appearance(frame: Frame) -> None:
+    """Planted: the item code is the (conversation, turn, item id) key's rank of first
+    appearance, one per distinct key, as a dict of the records' keys numbers them."""
+    keys = [(r.conversation_id, r.turn_index, r.item_id) for r in frame.records]
+    first = {key: code for code, key in enumerate(dict.fromkeys(keys))}
+    assert frame.item.tolist() == [first[key] for key in keys]
+    # the trap: the same item id in another conversation or turn is another item
+    assert len(first) > len({item_id for _, _, item_id in keys})
+    for key, column in frame.scores.items():
+        read = [r.scores.get(key) for r in frame.records]
+        expected = np.array(read, dtype=np.float64)
+        np.testing.assert_array_equal(column, expected)
+
+
+def test_first_seen_keeps_negative_and_wide_codes_apart() -> None:
+    rng = np.random.default_rng(3)
+    for spread in (1, 2**40):  # one integer key per row, and rows too wide for one
+        columns = [rng.integers(-3, 4, 500) * spread, rng.integers(0, 3, 500) * spread]
+        columns.append(rng.integers(0, 5, 500))
+        rows = list(zip(*(c.tolist() for c in columns), strict=True))
+        first = {row: code for code, row in enumerate(dict.fromkeys(rows))}
+        assert _first_seen(*columns).tolist() == [first[row] for row in rows]

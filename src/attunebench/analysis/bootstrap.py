@@ -22,7 +22,7 @@ Every task metric is evaluated on the same count matrix through `weights` (see
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
@@ -218,6 +218,8 @@ class ClusterBootstrap:
     counts: FloatArray
     cluster_of: IntArray
     confidence: float = DEFAULT_CONFIDENCE
+    # What every `Weights` of these counts knows of them (`Weights.whole`), found once.
+    _whole: dict[str, tuple[bool, float]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def create(
@@ -252,7 +254,7 @@ class ClusterBootstrap:
 
     def weights(self, conversations: IntArray) -> Weights:
         """Every resample's weight for items of these conversations (codes)."""
-        return Weights(self.counts, self.cluster_of[conversations])
+        return Weights(self.counts, self.cluster_of[conversations], _whole=self._whole)
 
     def replicate(self, sums: FloatArray) -> FloatArray:
         """Resampled sums (resamples, groups, k) from per-cluster sums (groups, clusters, k)."""

@@ -128,14 +128,11 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
     declaration = cell.declaration
     if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
         return []  # a task without labels
-    out = []
-    views, read = cell.views, declaration.scoring.label_sets
-    rows = np.flatnonzero(cell.mask)
-    for i, model in zip(rows.tolist(), frame.model[rows].tolist(), strict=True):
-        sets = read(views[i])
-        if sets is not None:
-            out.append((i, model, sets))
-    return out
+    views, rows = cell.views, np.flatnonzero(cell.mask)
+    indices = rows.tolist()
+    read = list(map(declaration.scoring.label_sets, map(views.__getitem__, indices)))
+    found = zip(indices, frame.model[rows].tolist(), read, strict=True)
+    return [(i, model, sets) for i, model, sets in found if sets is not None]
 
 
 def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[Confusion]:
@@ -146,9 +143,13 @@ def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> l
         return []
     per_model: dict[int, Counter[tuple[str, str]]] = defaultdict(Counter)
     invalid = set(np.flatnonzero(cell.mask & (frame.status == STATUS_CODES["invalid"])).tolist())
-    for i, model, (predicted, gold) in found:
-        column = "invalid" if i in invalid else (next(iter(predicted)) if predicted else "none")
-        per_model[model][next(iter(gold)), column] += 1
+    # every item's (model, gold, column) counted by one Counter, not an update per item
+    counted = Counter(
+        (model, next(iter(gold)), "invalid" if i in invalid else next(iter(predicted), "none"))
+        for i, model, (predicted, gold) in found
+    )
+    for (model, gold, column), count in counted.items():
+        per_model[model][gold, column] = count
     out = []
     for model, cells in sorted(per_model.items()):
         labels = sorted({g for g, _ in cells})

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -315,13 +316,10 @@ def expanded(
     records: Sequence[Any], rows_of: Callable[[Any], Sequence[float]]
 ) -> tuple[FloatArray, IntArray]:
     """Several values per record (one per order of a pair, say), with each row's record."""
-    rows: list[float] = []
-    owners: list[int] = []
-    for i, record in enumerate(records):
-        found = rows_of(record)
-        rows.extend(found)
-        owners.extend([i] * len(found))
-    return column(rows), np.array(owners, dtype=np.int64)
+    found = list(map(rows_of, records))
+    sizes = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+    owners = np.repeat(np.arange(len(found), dtype=np.int64), sizes)
+    return column(list(chain.from_iterable(found))), owners
 
 
 LabelSets = Sequence[tuple[frozenset[str], frozenset[str]]]
@@ -358,7 +356,7 @@ def column_metric(
     return Metric(
         name,
         description,
-        lambda records: column([read.of(r) for r in records]),
+        lambda records: column(list(map(read.of, records))),
         mean_statistic,
         higher_is_better,
         read,
@@ -372,7 +370,7 @@ def mean_metric(
     return Metric(
         name,
         description,
-        lambda records: column([of(r) for r in records]),
+        lambda records: column(list(map(of, records))),
         mean_statistic,
         higher_is_better,
     )
@@ -409,7 +407,7 @@ def label_values(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -
     the F1 metrics of the same label sets share one reading."""
 
     def read(records: Sequence[Any]) -> FloatArray:
-        counts = label_counts([sets(r) for r in records])[1]
+        counts = label_counts(list(map(sets, records)))[1]
         return np.hstack([part_codes(records), counts])
 
     return read
@@ -442,16 +440,11 @@ def within_parts(statistic: Statistic) -> Statistic:
     """
 
     def within(values: FloatArray, weights: Weights) -> FloatArray:
-        parts, rest = values[:, 0], values[:, 1:]
-        codes = np.unique(parts)
-        if codes.size < 2:
-            return statistic(rest, weights)
-        found, sizes = [], []
-        for code in codes.tolist():
-            rows = np.flatnonzero(parts == code)
-            subset = Weights(weights.counts, weights.cluster[rows])
-            found.append(statistic(rest[rows], subset))
-            sizes.append(subset.sum(np.ones((len(rows), 1)))[:, 0])
+        parts = weights.split(values).groups  # shared by the statistics of these parts
+        if len(parts) == 1:
+            return statistic(parts[0][0], weights)
+        found = [statistic(rest, subset) for rest, subset, _ in parts]
+        sizes = [size for _, _, size in parts]
         return weighted_average(np.stack(found, axis=1), np.stack(sizes, axis=1))
 
     return within
@@ -462,9 +455,10 @@ def across_parts(statistic: Statistic) -> Statistic:
     reads them); NaN where they come from one part, where it is the same as within."""
 
     def pooled(values: FloatArray, weights: Weights) -> FloatArray:
-        if np.unique(values[:, 0]).size < 2:
+        split = weights.split(values)  # its sums are the parts' added, where exact
+        if len(split.groups) < 2:
             return np.full(weights.rows, np.nan)
-        return statistic(values[:, 1:], weights)
+        return statistic(split.rest, weights)
 
     return pooled
 
