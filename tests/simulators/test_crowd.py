@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from attunebench.analysis.comparisons.rollouts import answered_views, crowd_of
 from attunebench.analysis.references.predictors import guessed_views
+from attunebench.analysis.resampled import Resampler
 from attunebench.data.validate import load_validated
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import Sampling
-from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.replay import Replayed, replay_tasks, rollout_of
 from attunebench.simulators.replay_run import read_replay, run_replay
-from attunebench.simulators.replay_scores import answered_views, crowd_of
 from attunebench.simulators.session import open_session
 from attunebench.tasks.base import Guess, View
 from attunebench.tasks.helpers.fitting import out_of_sample
@@ -76,7 +76,11 @@ def test_the_crowd_scores_zero_on_a_position_adjusted_headline(
     assert {r.task.scoring.headline_metric for r in replayed} == ADJUSTED
     for found in replayed:
         task, metric = found.task, found.task.scoring.metric()
-        views = [v for v in answered_views(found) if rollout_of(v.record) == found.rollouts()[0]]
+        views = [
+            v
+            for v in answered_views(task, found.records)
+            if rollout_of(v.record) == found.rollouts()[0]
+        ]
         ids = [v.record.conversation_id for v in views]
         resampler = Resampler.over(ids, 200, seed=0)
         crowd = crowd_of(task, views, resampler)

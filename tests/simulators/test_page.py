@@ -11,11 +11,11 @@ import pytest
 from markupsafe import escape
 from validating import Validate
 
+from attunebench.analysis.resampled import Resampled, Resampler
+from attunebench.analysis.schema import NoisyDifference
 from attunebench.cli import report as report_command
 from attunebench.report.simulators import verdicts
 from attunebench.simulators import SIMULATORS_FILE
-from attunebench.simulators.estimates import Resampled, Resampler
-from attunebench.simulators.schema import Difference
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_harness import attunebench, one_clear_line
@@ -52,4 +52,4 @@ def test_a_difference_smaller_than_the_noise_floor_is_noise(
     resampler = Resampler.over(["a", "b", "c"], 100, seed=0)
     found = Resampled(value, np.full(100, value), 3)
     assert resampler.difference(found, noise).within_noise is within
-    assert isinstance(resampler.difference(found, None), Difference)
+    assert isinstance(resampler.difference(found, None), NoisyDifference)

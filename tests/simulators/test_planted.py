@@ -13,14 +13,14 @@ import pytest
 from people import seekers, written
 from validating import Validate
 
+from attunebench.analysis.comparisons.rollouts import rollout_noise
+from attunebench.analysis.schema import NoiseFloor
 from attunebench.data.validate import load_validated
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import Sampling
-from attunebench.simulators.replay import replay_items, replay_tasks
+from attunebench.simulators.replay import replay_items, replay_tasks, rollout_of
 from attunebench.simulators.replay_run import read_replay, run_replay
-from attunebench.simulators.replay_scores import rollout_noise
-from attunebench.simulators.schema import NoiseFloor
 from attunebench.simulators.session import open_session
 from planted import retest_study
 
@@ -100,7 +100,8 @@ async def _pair_floor(data: Path, noise: float, seeds: int, out: Path) -> tuple[
     async with open_session(simulator, None, sampling, cache_path=None) as session:
         await run_replay(session, simulator, tasks, data, out, None)
     [found] = read_replay(out, tasks, conversations, None)
-    return rollout_noise(found), len(found.items)
+    by_model = {r.model: rollout_of(r) for r in found.records}
+    return rollout_noise(found.task, found.records, by_model), len(found.items)
 
 
 def test_a_noisy_simulator_widens_the_noise_floor(tmp_path: Path) -> None:

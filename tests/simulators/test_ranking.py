@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from attunebench.simulators.estimates import Resampled, Resampler
+from attunebench.analysis.resampled import Resampled, Resampler
 from attunebench.simulators.ranking import _mean_rho
 
 NAN = np.nan

@@ -11,6 +11,7 @@ from people import OTHER, PERSON, thumbs, writers, written
 from scipy import stats
 from validating import Validate
 
+from attunebench.analysis.resampled import Resampler
 from attunebench.answerform import TaskHint
 from attunebench.data.validate import load_validated
 from attunebench.models.base import Message
@@ -18,7 +19,6 @@ from attunebench.models.mock import MockProvider, default_answer
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.simulators import classifier
 from attunebench.simulators.authenticity import realism_auroc
-from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.forms import GRADE_FORM, LABEL_FORM, MESSAGE_FORM
 from attunebench.simulators.realism import emotion_by_third
 from attunebench.simulators.records import Continued, Written

@@ -76,6 +76,30 @@ def test_report_scores_the_crowd_as_the_validation_does(reported: tuple[Any, Any
     assert adjusted == 2  # outcome and rating
 
 
+def test_report_pools_the_rollouts_as_the_validation_does(
+    reported: tuple[Any, Any, Path],
+) -> None:
+    """The report's `rollouts` are the validation's replay figures, by the same computation on
+    the report's own resamples: every point value and spread the same, intervals beside."""
+    validated, summary, _ = reported
+    [(name, pooled)] = summary["rollouts"].items()
+    assert name == "person/sim/person-oracle?noise=0.4" and len(pooled["models"]) == 3
+    assert set(pooled["figures"]) == set(validated["replay"])
+    for task, figure in validated["replay"].items():
+        shown = pooled["figures"][task]
+        for key in ("value", "n_items", "n_conversations", "n_invalid", "rollouts", "chance"):
+            assert shown[key] == pytest.approx(figure[key]), (task, key)
+        for key in ("crowd", "minus_crowd", "share_of_ceiling"):
+            mine, theirs = shown[key], figure[key]
+            assert (mine is None) == (theirs is None), (task, key)
+            if mine is not None:
+                assert mine["value"] == pytest.approx(theirs["value"]), (task, key)
+        assert shown["ci_low"] is not None and shown["ci_low"] <= shown["value"] <= shown["ci_high"]
+        assert pooled["noise_floor"][task] == validated["noise_floor"][f"replay.{task}"], task
+    # The rollouts are one simulator, not three models under test.
+    assert not any(r["subject"] for r in summary["scores"] if r["model"] in pooled["models"])
+
+
 def test_the_replay_run_holds_what_a_run_holds(reported: tuple[Any, Any, Path]) -> None:
     validated, _, out = reported
     info = json.loads((out / REPLAY_RUN / "run.json").read_text())

@@ -2,7 +2,9 @@
 
 Records call a model by its name (`ModelInfo.name`, the spec where unset); run.json maps each
 name to its spec and declared kind; `attunebench.kinds`, the one table of kinds, decides which
-wins. Only `model`s are under test, and `simulated` ones when asked for.
+wins. Only `model`s are under test, and `simulated` ones when asked for; the rollouts of one
+simulator (`rollout_seeds`) never are, one by one: they are one model asked several times,
+read together by `comparisons.rollouts`.
 
 Who gave each task's gold comes from the sources' declared provenance of the dataset fields
 the task reads (`Task.gold_fields`).
@@ -24,12 +26,28 @@ NOT_EVIDENCE_KINDS = {"sample": "illustrative sample", "simulated": "simulated"}
 NOT_EVIDENCE_PROVENANCE = {"illustrative": "illustrative", "simulated": "simulated"}
 
 
+def rollout_seeds(runs: Runs) -> dict[str, dict[str, int]]:
+    """Per simulator run once per seed (the models' name without `?seed=S`), its rollouts:
+    model name -> seed. A model is a rollout where its name ends in `?seed=S`, S its
+    parameters' seed; a simulator has at least two."""
+    found: dict[str, dict[str, int]] = {}
+    for run in runs.runs:
+        for model in run.info.models:
+            name = model.name or model.spec
+            base, _, query = name.rpartition("?")
+            seed = model.params.get("seed")
+            if isinstance(seed, int) and query == f"seed={seed}":
+                found.setdefault(base, {})[name] = seed
+    return {base: seeds for base, seeds in found.items() if len(seeds) >= 2}
+
+
 @dataclass(frozen=True)
 class Roster:
     """Every model and judge of the runs, by the name records use."""
 
     entries: Mapping[str, ModelInfo]
     include_simulated: bool = False
+    rollouts: frozenset[str] = frozenset()  # models that are rollouts of one simulator
 
     @classmethod
     def of(cls, runs: Runs, include_simulated: bool = False) -> Roster:
@@ -38,7 +56,8 @@ class Roster:
             for run in runs.runs
             for info in (*run.info.models, *run.info.judges)
         }
-        return cls(entries, include_simulated)
+        found = rollout_seeds(runs).values()
+        return cls(entries, include_simulated, frozenset(name for s in found for name in s))
 
     def spec(self, name: str) -> str:
         info = self.entries.get(name)
@@ -49,8 +68,11 @@ class Roster:
         return kind_of(self.spec(name), info.kind if info is not None else "model")
 
     def is_subject(self, name: str) -> bool:
-        """A model under test: a language model, or a simulated one when asked for."""
+        """A model under test: a language model, or a simulated one when asked for; not one
+        rollout of a simulator (its rollouts together are one model, not several)."""
         kind = self.kind(name)
+        if name in self.rollouts:
+            return False
         return kind == "model" or (kind == "simulated" and self.include_simulated)
 
     def entry(self, name: str, role: str) -> ModelEntry:

@@ -543,6 +543,65 @@ class Provenance(Frozen):
     status: str = Field(default="", description="'complete', or how incomplete the runs are.")
 
 
+class Figure(Estimate):
+    """An estimate that may be declared before it is computed: null until then."""
+
+    value: float | None = None
+
+
+class NoisyDifference(Figure):
+    """A difference (a simulator minus a reference), and whether it is within the run-to-run
+    spread of the simulator's own figure (its `NoiseFloor`): such a difference is noise."""
+
+    within_noise: bool | None = None
+
+
+class NoiseFloor(Frozen):
+    """A figure in each rollout: its spread is the smallest difference that is not noise."""
+
+    values: list[float | None]
+    sd: float | None
+    spread: float | None
+    note: str | None = None
+
+
+class Crowd(Figure):
+    """The crowd reference: the answer most usual at an item's point of a conversation."""
+
+    reference: str
+    fit: str = Field(description="How it was fitted: cross-fitted, train or none.")
+
+
+class RolloutFigure(Figure):
+    """One task's headline over every rollout of one simulator together, beside the crowd's
+    and the people's own ceiling (`analysis.comparisons.rollouts`)."""
+
+    metric: str
+    description: str
+    n_items: int
+    n_conversations: int
+    n_invalid: int
+    n_failed: int
+    rollouts: int
+    crowd: Crowd | None = None
+    minus_crowd: NoisyDifference | None = None
+    ceiling: Estimate | None = Field(
+        default=None, description="The people's own retest agreement on the headline."
+    )
+    chance: float | None = None
+    share_of_ceiling: Estimate | None = None
+    ceiling_reason: str | None = None
+
+
+class Rollouts(Frozen):
+    """One simulator run once per seed (its models the same spec but the seed): per task, the
+    headline over all its rollouts together, and the headline's spread over them."""
+
+    models: list[str]
+    figures: dict[str, RolloutFigure]
+    noise_floor: dict[str, NoiseFloor]
+
+
 class Summary(Frozen):
     format: Literal["attunebench-summary/v2"] = SUMMARY_FORMAT
     provenance: Provenance
@@ -582,3 +641,8 @@ class Summary(Frozen):
         "from chance (0) to the people's own consistency (1).",
     )
     warnings: list[Notice]
+    rollouts: dict[str, Rollouts] = Field(
+        default_factory=dict,
+        description="Per simulator run once per seed (two rollouts or more, models named "
+        "NAME?seed=S of one spec): its headlines over all rollouts together.",
+    )

@@ -45,6 +45,7 @@ from attunebench.analysis.comparisons.contexts import context_differences
 from attunebench.analysis.comparisons.differences import Resampling, model_differences
 from attunebench.analysis.comparisons.leads import leads, no_subjects
 from attunebench.analysis.comparisons.person_gap import person_gaps, twins_alone
+from attunebench.analysis.comparisons.rollouts import rollouts
 from attunebench.analysis.frame import Frame, IntArray, headline_variant
 from attunebench.analysis.judges.audit import audits_judges, judge_agreement
 from attunebench.analysis.judges.bias import judge_bias
@@ -436,6 +437,7 @@ def _build(runs: Runs, options: Options) -> Summary:
         self_consistency=consistency,
         share_of_ceiling=shares,
         warnings=[*_leading_notices(basis, made), *notices],
+        rollouts=rollouts(runs, bootstrap, frame.conversations, headline_of),
     )
 
 

@@ -41,8 +41,19 @@ SECTIONS = (
 )
 # Open when the page loads: the sections a reader needs first, short enough to take in. The
 # others fold (the summary line shows their title) and open with a click.
-# Model differences open too where a pair was asked for (`report --compare`).
-UNFOLDED = frozenset({"leaderboard", "profile", "rank-correlation", "discriminability"})
+# Model differences open too where a pair was asked for (`report --compare`); the simulator
+# rollouts, where there are some.
+UNFOLDED = frozenset({"leaderboard", "rollouts", "profile", "rank-correlation", "discriminability"})
+# After the model differences, only where the runs hold a simulator run once per seed.
+ROLLOUTS = ("rollouts", "Simulator rollouts")
+
+
+def sections(summary: Summary) -> list[tuple[str, str]]:
+    """The page's sections, in order: the rollouts' only where there are some."""
+    found = list(SECTIONS)
+    if summary.rollouts:
+        found.insert(found.index(("differences", "Model differences")) + 1, ROLLOUTS)
+    return found
 
 
 def gold_givers(summary: Summary) -> dict[str, str]:
@@ -58,7 +69,7 @@ def render_html(summary: Summary) -> str:
         .get_template("report.html")
         .render(
             s=summary,
-            sections=SECTIONS,
+            sections=sections(summary),
             unfolded=UNFOLDED | {"differences"} if summary.differences else UNFOLDED,
             differences=difference_lines(summary, gold_givers(summary)),
             differences_from=computed_from(summary),

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attunebench.analysis.schema import Estimate
+from attunebench.analysis.schema import Estimate, NoisyDifference
 from attunebench.data.jsonl import atomic_writer
 from attunebench.report.environment import make_environment
-from attunebench.simulators.schema import Difference, SimulatorsReport
+from attunebench.simulators.schema import SimulatorsReport
 
 PAGE = "simulators.html"
 
@@ -27,7 +27,7 @@ def _side(found: Estimate, zero: float = 0.0) -> int | None:
     return 1 if found.ci_low > zero else -1 if found.ci_high < zero else 0
 
 
-def _compared(name: str, found: Difference, higher: str, lower: str) -> str | None:
+def _compared(name: str, found: NoisyDifference, higher: str, lower: str) -> str | None:
     """One sentence on a simulator-minus-people difference."""
     if found.value is None:
         return None

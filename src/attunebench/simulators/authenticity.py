@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attunebench.analysis.resampled import Resampler
 from attunebench.simulators import classifier
-from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.records import Written
 from attunebench.simulators.schema import Auroc
 from attunebench.stats import FloatArray, Weights

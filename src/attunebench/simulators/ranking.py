@@ -28,9 +28,9 @@ from attunebench.analysis.agreement.ranks import rho_interval, spearman_rho
 from attunebench.analysis.bootstrap import containing, percentile_interval
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster
+from attunebench.analysis.resampled import Resampled, Resampler
 from attunebench.analysis.schema import Estimate
 from attunebench.records import ItemRecord
-from attunebench.simulators.estimates import Resampled, Resampler
 from attunebench.simulators.replay import ItemKey, Replayed, item_key, rollout_of
 from attunebench.simulators.schema import Flip, ModelPlace, Ranking, TaskRanking, unknown
 from attunebench.stats import none_if_nan

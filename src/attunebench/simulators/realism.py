@@ -23,15 +23,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attunebench.simulators.estimates import Resampled, Resampler
-from attunebench.simulators.noise import noise_floor
+from attunebench.analysis.comparisons.rollouts import noise_floor
+from attunebench.analysis.resampled import Resampled, Resampler
+from attunebench.analysis.schema import NoiseFloor
 from attunebench.simulators.records import Continued, Graded, Sought
 from attunebench.simulators.schema import (
     EmotionByThird,
     IntensityChange,
     LabelShares,
     NegativeFeedback,
-    NoiseFloor,
 )
 from attunebench.simulators.seeker import FELL_ONLY
 from attunebench.stats import FloatArray, Weights

@@ -6,12 +6,13 @@ The simulated person is a model in a role: each rollout is one model of the run,
 kept). Every rollout's role wraps the one simulator the session bound, so a `local/` model's
 server is started once. The run asks the replayed items (`replay.replay_items`) of the
 conversations validated, and writes them as any run does, with the conversations, so
-`attunebench report DIR/replay` reads it: each task's headline per rollout with its interval,
-the task's crowd reference, the spread over rollouts. Run again, it resumes.
+`attunebench report DIR/replay` reads it: its rollouts together, as one model
+(`analysis.comparisons.rollouts`: the headline with its interval, the task's crowd reference,
+the share of the people's own ceiling, the spread over rollouts). Run again, it resumes.
 
-The validation's own figures are read from the same directory (`read_replay`). A choice
-question on real data is answered alike in every rollout (option probabilities); only the first
-rollout's answer to it is read, so it counts once, as one rollout.
+The validation's replay figures are that same function's, on the validation's resamples; its
+ranking reads the run's records (`read_replay`), pooled as the figures pool them (a choice
+answer, alike in every rollout, read once).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from attunebench.analysis.comparisons.rollouts import pooled
 from attunebench.analysis.loading import load_runs
 from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, run
@@ -98,14 +100,10 @@ def read_replay(
     same conversations) and every rollout's records, the rollout's seed in each record's
     `meta` (no figure depends on the records' order: folds and clusters are by conversation)."""
     runs = load_runs([folder])
-    seeds = {model.name: int(model.params["seed"]) for model in runs.runs[0].info.models}
-    first = min(seeds.values())
+    seeds = {m.name or m.spec: int(m.params["seed"]) for m in runs.runs[0].info.models}
     by_task: dict[str, list[ItemRecord]] = {}
-    for record in runs.records:
-        rollout = seeds[record.model]
-        if record.mode == "choice" and rollout != first:
-            continue  # the same answer in every rollout: read once (see the module docstring)
-        found = record.model_copy(update={"meta": {**record.meta, ROLLOUT: rollout}})
+    for record in pooled(runs.records, seeds):  # a choice answer once (module docstring)
+        found = record.model_copy(update={"meta": {**record.meta, ROLLOUT: seeds[record.model]}})
         by_task.setdefault(record.task, []).append(found)
     replayed = []
     for task in tasks:

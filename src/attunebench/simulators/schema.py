@@ -11,7 +11,13 @@ from typing import Final, Literal
 
 from pydantic import Field, ValidationError
 
-from attunebench.analysis.schema import Estimate
+from attunebench.analysis.schema import (
+    Estimate,
+    Figure,
+    NoiseFloor,
+    NoisyDifference,
+    RolloutFigure,
+)
 from attunebench.frozen import Frozen
 from attunebench.records import PromptInfo
 
@@ -24,46 +30,11 @@ def unknown(reason: str | None = None) -> Estimate:
     return Estimate(value=None, reason=reason)
 
 
-class Figure(Estimate):
-    """A figure of the validation: the analysis's estimate, null until it is computed."""
-
-    value: float | None = None
-
-
-class Difference(Figure):
-    """A difference (simulator minus reference), and whether it is within the run-to-run
-    spread of the simulator's own figure (`noise_floor`): such a difference is noise."""
-
-    within_noise: bool | None = None
-
-
-class Crowd(Figure):
-    """The crowd reference: the answer most usual at an item's point of a conversation."""
-
-    reference: str
-    fit: str = Field(description="How it was fitted: cross-fitted, train or none.")
-
-
-class ReplayFigure(Figure):
+class ReplayFigure(RolloutFigure):
     """One task replayed: the simulated person's answers scored against the person's own, with
-    the task's headline metric."""
+    the task's headline metric, over every rollout (`analysis.comparisons.rollouts`)."""
 
-    metric: str
-    description: str
     gold: str = "first-person"
-    n_items: int
-    n_conversations: int
-    n_invalid: int
-    n_failed: int
-    rollouts: int
-    crowd: Crowd | None = None
-    minus_crowd: Difference | None = None
-    ceiling: Estimate | None = Field(
-        default=None, description="The people's own retest agreement on the headline."
-    )
-    chance: float | None = None
-    share_of_ceiling: Estimate | None = None
-    ceiling_reason: str | None = None
 
 
 class LabelShares(Frozen):
@@ -77,7 +48,7 @@ class LabelShares(Frozen):
     distance: Estimate = Field(description="Total variation distance of the two distributions.")
 
 
-class EmotionByThird(Difference):
+class EmotionByThird(NoisyDifference):
     """Continuing real conversations as the writer: the simulator's own labels against the
     writers' at the same turns. `value`: its negative share minus the people's."""
 
@@ -88,7 +59,7 @@ class EmotionByThird(Difference):
     n_conversations: int = 0
 
 
-class IntensityChange(Difference):
+class IntensityChange(NoisyDifference):
     """Playing the seeker: the intensity after the conversation minus before, the simulator's
     against the real seekers'. `value`: its mean change minus theirs."""
 
@@ -102,7 +73,7 @@ class IntensityChange(Difference):
     note: str = ""
 
 
-class NegativeFeedback(Difference):
+class NegativeFeedback(NoisyDifference):
     """Grading the real other side's messages: the share graded below the middle of the
     scale (a thumb down), the simulator's against the people's. `value`: its share minus
     theirs."""
@@ -163,15 +134,6 @@ class Ranking(Frozen):
     flips: list[Flip] = Field(default_factory=list)
     by_task: dict[str, TaskRanking] = Field(default_factory=dict)
     runs: list[str] = Field(default_factory=list)
-
-
-class NoiseFloor(Frozen):
-    """A figure in each rollout: its spread is the smallest difference that is not noise."""
-
-    values: list[float | None]
-    sd: float | None
-    spread: float | None
-    note: str | None = None
 
 
 class Flagged(Frozen):

@@ -18,16 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from attunebench import __version__
+from attunebench.analysis.comparisons.rollouts import simulator_rollouts
 from attunebench.analysis.loading import Runs, load_runs
+from attunebench.analysis.resampled import Resampler
+from attunebench.analysis.schema import NoiseFloor
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.rundir import RunDirError, sha256_file, write_json
+from attunebench.rundir import RUN_FILE, RunDirError, sha256_file, write_json
 from attunebench.simulators.authenticity import realism_auroc
 from attunebench.simulators.continuation import continue_conversations
-from attunebench.simulators.estimates import Resampler
 from attunebench.simulators.grading import grade_conversations
 from attunebench.simulators.leaks import leaks
 from attunebench.simulators.prompting import TEMPLATES, prompts_digest
@@ -36,11 +38,11 @@ from attunebench.simulators.realism import emotion_by_third, intensity_change, n
 from attunebench.simulators.records import Continued, Graded, Sought, write_lines
 from attunebench.simulators.replay import Replayed, replay_items, replay_tasks
 from attunebench.simulators.replay_run import REPLAY_RUN, read_replay, run_replay
-from attunebench.simulators.replay_scores import replay_figures
 from attunebench.simulators.schema import (
     SIMULATORS_FILE,
     DataFile,
     Realism,
+    ReplayFigure,
     Resampling,
     SimulatorPin,
     SimulatorsReport,
@@ -194,6 +196,21 @@ def pin(plan: Plan, simulated: Simulated) -> SimulatorPin:
     )
 
 
+def replay_figures(
+    folder: Path, resampler: Resampler
+) -> tuple[dict[str, ReplayFigure], dict[str, NoiseFloor]]:
+    """The replay run's figures, as the report reads a simulator's rollouts, and each task's
+    noise floor (none where nothing was replayed)."""
+    if not (folder / RUN_FILE).exists():
+        return {}, {}
+    runs = load_runs([folder])
+    # Every model of the replay run is a rollout, one alone too (`--seeds 1`).
+    seeds = {m.name or m.spec: int(m.params["seed"]) for m in runs.runs[0].info.models}
+    found = simulator_rollouts(runs, seeds, resampler)
+    shown = {task: ReplayFigure(**figure.model_dump()) for task, figure in found.figures.items()}
+    return shown, {f"replay.{task}": floor for task, floor in found.noise_floor.items()}
+
+
 def figures(
     plan: Plan,
     simulated: Simulated,
@@ -203,8 +220,7 @@ def figures(
 ) -> SimulatorsReport:
     """Every figure, on one set of resampled conversations."""
     resampler = Resampler.over([c.id for c in conversations], plan.resamples, plan.seed)
-    replay_shown, noise = replay_figures(simulated.replayed, resampler)
-    noise = {f"replay.{task}": floor for task, floor in noise.items()}
+    replay_shown, noise = replay_figures(plan.out / REPLAY_RUN, resampler)
     by_third, noise["realism.emotion_by_third"] = emotion_by_third(simulated.continued, resampler)
     supporter = plan.supporter.name if plan.supporter else DATA_SUPPORTER
     change, noise["realism.intensity_change"] = intensity_change(

@@ -1,9 +1,11 @@
-"""Every figure of a validation with its interval, from one set of resampled conversations.
+"""Figures of items named by their conversation, each with its interval, on one set of resampled
+conversations.
 
 The cluster bootstrap is the analysis's (`analysis.bootstrap`: whole conversations resampled,
-expanded percentile intervals; Field & Welsh 2007; Hesterberg 2015), made once over the
-conversations of the data and shared by every figure, so a difference of two figures (the
-simulator's against the people's, or the crowd's) is read on the same resamples. A task's
+expanded percentile intervals; Field & Welsh 2007; Hesterberg 2015), shared by every figure,
+so a difference of two figures (a simulator's against the people's, or the crowd's) is read on
+the same resamples: the rollouts of a simulator (`comparisons.rollouts`) and every figure of
+`simulators validate`. A task's
 figure is its own declared metric (`tasks.helpers.metrics`) under the resamples' weights.
 """
 
@@ -17,8 +19,7 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap
 from attunebench.analysis.references.predictors import within_folds
-from attunebench.analysis.schema import Estimate
-from attunebench.simulators.schema import Difference, unknown
+from attunebench.analysis.schema import Estimate, NoisyDifference
 from attunebench.stats import FloatArray, IntArray, Weights, none_if_nan
 from attunebench.tasks.helpers.metrics import Metric
 
@@ -97,17 +98,19 @@ class Resampler:
         """The figure with its expanded percentile interval (none below MIN_CLUSTERS)."""
         if np.isnan(found.point):
             undefined = "undefined on these items (too few, or all alike)"
-            return unknown(reason or (undefined if found.clusters else "no item"))
+            return Estimate(
+                value=None, reason=reason or (undefined if found.clusters else "no item")
+            )
         if found.clusters < MIN_CLUSTERS:
             why = f"only {found.clusters} conversation: no interval"
             return Estimate(value=found.point, reason=why)
         low, high = self.bootstrap.interval(found.samples[:, None], found.clusters)
         return Estimate(value=found.point, ci_low=none_if_nan(low[0]), ci_high=none_if_nan(high[0]))
 
-    def difference(self, found: Resampled, noise: float | None) -> Difference:
+    def difference(self, found: Resampled, noise: float | None) -> NoisyDifference:
         """A difference with its interval, and whether it is smaller than `noise` (the spread
         of the simulator's figure over rollouts): then it is noise. With no spread (one
         rollout, or rollouts that agree) no difference is."""
         shown = self.estimate(found)
         within = None if shown.value is None or noise is None else abs(shown.value) < noise
-        return Difference(**shown.model_dump(), within_noise=within)
+        return NoisyDifference(**shown.model_dump(), within_noise=within)
