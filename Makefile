@@ -131,9 +131,9 @@ ladder: ladder-models llama-server
 # Extra pytest arguments (`make test PYTEST_ARGS="-x -k report"`). The suite runs in one process:
 # two pytest-xdist workers were no faster on the shared 2-core machine (docs/development.md).
 PYTEST_ARGS ?=
-# The examples in the docstrings run too, every module of src/ and benchmarks/planted (about 10
-# s), before the suite: its
-# own run, since --doctest-modules over tests/ would import the test modules as plain modules.
+# The examples in the docstrings run too, every module of src/ and benchmarks/planted (about
+# 10 s), before the suite: their own run, since --doctest-modules over tests/ would import the
+# test modules as plain modules.
 # The Alembic migrations are left out: they run when imported.
 DOCTESTS := --doctest-modules src/attunebench benchmarks/planted --ignore=src/attunebench/collect/migrations
 
