@@ -20,6 +20,7 @@ from attunebench.cli import app
 from attunebench.collect import crud
 from attunebench.collect.db import Database, make_engine
 from attunebench.collect.persona import corpus_messages
+from attunebench.collect.quality import _repeats
 from attunebench.collect.simulate import simulate
 from attunebench.collect.study import StudyError, parse_study
 
@@ -65,6 +66,23 @@ def test_each_signal_and_the_attention_check(make_client: Any, database_url: str
     assert "repeated, short, straight-lined" in listing
     dashboard = client.get("/admin").text
     assert "2 participants marked careless" in dashboard and "under 0.0 s" in dashboard
+
+
+def test_repeats_count_near_copies_and_not_anagrams() -> None:
+    """Planted: two near-copies of the first message (case, spacing, one letter) and one of
+    the third; the trap, a message of the same letters in another order, which difflib's cheap
+    bounds (asked first) cannot tell from a copy and its ratio can."""
+    messages = [
+        "My boss shouted at me today.",
+        "my boss  shouted at me today!",
+        "I cannot sleep before exams.",
+        "My bass shouted at me today.",
+        ".yadot em ta detuohs ssob yM",
+        "I cannot sleep before exams",
+    ]
+    assert _repeats(messages, 0.9) == 3
+    assert _repeats(messages, 1.0) == 0  # the copies differ, and nothing repeats exactly
+    assert _repeats(messages[4:5] * 3, 1.0) == 2
 
 
 def test_the_attention_check_id_is_its_own() -> None:

@@ -7,13 +7,14 @@ concurrent posts for one participant apply one after the other (SQLite gets the 
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, bindparam, delete, func, select
 from sqlalchemy.orm import Session, joinedload, selectinload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -189,19 +190,28 @@ def participant_by_token(
     """The participant with their whole conversation, in one joined query (every page view and
     answer needs it); their retest probes in a second one, unless `probes` is false (a study
     that asks nothing again has none: they then read as empty, with no query)."""
+    query = _by_token_query(lock, probes)
+    found = session.scalars(query, {"token_hash": token_hash(token)}).unique().one_or_none()
+    if found is not None and not probes:
+        set_committed_value(found, "probes", [])  # as loaded: nothing to ask for or write
+    return found
+
+
+@functools.cache
+def _by_token_query(lock: bool, probes: bool) -> Select[ParticipantRow]:
+    """participant_by_token's query, made once for each variant and then reused with the token's
+    hash bound: every page view and answer runs it, and making the statement with its loader
+    options (and its cache key, which a reused statement keeps) cost as much as running it."""
     query = (
         select(ParticipantRow)
-        .where(ParticipantRow.token_hash == token_hash(token))
+        .where(ParticipantRow.token_hash == bindparam("token_hash"))
         .options(joinedload(ParticipantRow.turns).joinedload(TurnRow.replies))
     )
     if probes:
         query = query.options(selectinload(ParticipantRow.probes))
     if lock:
         query = query.with_for_update(of=ParticipantRow)
-    found = session.scalars(query).unique().one_or_none()
-    if found is not None and not probes:
-        set_committed_value(found, "probes", [])  # as loaded: nothing to ask for or write
-    return found
+    return query
 
 
 def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:

@@ -3,7 +3,9 @@
 SQLite runs in WAL mode with foreign keys on and full fsync, and write transactions start with
 `BEGIN IMMEDIATE`: a deferred transaction that reads and then writes can fail at once with
 "database is locked" when another writer got there first, whatever the busy timeout; taking the
-write lock up front makes concurrent writers wait their turn instead. PostgreSQL needs none of
+write lock up front makes concurrent writers wait their turn instead. Writers that queued share
+one commit (groupcommit.py): a write returns once its changes are on disk, as before, at one
+fsync per group instead of one per write. PostgreSQL needs none of
 this; there, rows that must not change under a request are locked with `SELECT ... FOR UPDATE`.
 
 The SQLite file holds the admin password hash, the signing key and the participants' answers,
@@ -14,9 +16,7 @@ is an error, not a new empty file.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +30,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session
+
+from attunebench.collect.groupcommit import GroupCommit
 
 SCRIPT_LOCATION = "attunebench.collect:migrations"
 _WRITE = "attunebench_write"
@@ -189,11 +191,12 @@ class Database:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._writer = engine.execution_options(**{_WRITE: True})
-        # SQLite has one writer at a time. Queueing writers on a lock here wakes each one as soon
-        # as the last commits; left to SQLite's busy handler they would poll with sleeps of up
-        # to 100 ms, which under load turns into seconds of tail latency. (Other processes on
-        # the same file still meet the busy timeout.)
-        self._write_lock = threading.Lock() if self.is_sqlite else contextlib.nullcontext()
+        # SQLite has one writer at a time. Queueing writers on a lock (groupcommit.py) wakes
+        # each one as soon as the last is done; left to SQLite's busy handler they would poll
+        # with sleeps of up to 100 ms, which under load turns into seconds of tail latency.
+        # (Other processes on the same file still meet the busy timeout.) The writers queued
+        # share a commit.
+        self._groups = GroupCommit(self._writer) if self.is_sqlite else None
 
     @property
     def is_sqlite(self) -> bool:
@@ -206,11 +209,12 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        with (
-            self._write_lock,
-            Session(self._writer, expire_on_commit=False) as session,
-            session.begin(),
-        ):
+        """A session committed when the block exits: once that returns, the changes are on disk."""
+        if self._groups is not None:
+            with self._groups.session() as session:
+                yield session
+            return
+        with Session(self._writer, expire_on_commit=False) as session, session.begin():
             yield session
 
     def dispose(self) -> None:

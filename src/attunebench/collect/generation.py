@@ -57,32 +57,6 @@ def build_messages(
     return messages
 
 
-async def _one(
-    provider: Provider,
-    position: str,
-    messages: list[Message],
-    params: GenerateParams,
-    hint: TaskHint,
-    study: Study,
-) -> Reply:
-    started = time.perf_counter()
-    try:
-        async with asyncio.timeout(study.generation.timeout_s):
-            output = await provider.generate(messages, params, hint)
-    except TimeoutError:
-        reason = f"no reply within {study.generation.timeout_s:g} s"
-        raise GenerationError(reason, {provider.spec: reason}) from None
-    except ProviderError as error:
-        reason = str(error) or type(error).__name__
-        log.warning("reply %s from %s failed: %s", position, provider.spec, reason)
-        raise GenerationError(reason, {provider.spec: reason}) from error
-    text = output.text.strip()
-    if not text:
-        raise GenerationError("empty reply", {provider.spec: "the reply came back empty"})
-    latency_ms = round((time.perf_counter() - started) * 1000)
-    return Reply(position, provider.spec, text, latency_ms, reply_flags(text, study.pool))
-
-
 @dataclass(frozen=True, slots=True)
 class Call:
     """One position's request: its provider and its hint (the messages are shared)."""
@@ -114,10 +88,50 @@ def calls_for(
     return calls
 
 
-def params_for(study: Study) -> GenerateParams:
-    return GenerateParams(
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a turn asks its models: one call per position, and the messages and parameters
+    the calls share."""
+
+    calls: list[Call]
+    messages: list[Message]
+    params: GenerateParams
+
+
+def ask(
+    providers: Mapping[str, Provider],
+    study: Study,
+    positions: Mapping[str, str],
+    history: Sequence[tuple[str, str]],
+    user_text: str,
+    item_key: str,
+) -> Asked:
+    """The calls for positions A and B, whether their replies come whole or as a stream;
+    GenerationError if a position's model has left the study's pool."""
+    params = GenerateParams(
         temperature=study.generation.temperature, max_tokens=study.generation.max_tokens
     )
+    calls = calls_for(providers, positions, history, user_text, item_key)
+    return Asked(calls, build_messages(study, history, user_text), params)
+
+
+async def _one(call: Call, asked: Asked, study: Study) -> Reply:
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(study.generation.timeout_s):
+            output = await call.provider.generate(asked.messages, asked.params, call.hint)
+    except TimeoutError:
+        reason = f"no reply within {study.generation.timeout_s:g} s"
+        raise GenerationError(reason, {call.provider.spec: reason}) from None
+    except ProviderError as error:
+        reason = str(error) or type(error).__name__
+        log.warning("reply %s from %s failed: %s", call.position, call.provider.spec, reason)
+        raise GenerationError(reason, {call.provider.spec: reason}) from error
+    text = output.text.strip()
+    if not text:
+        raise GenerationError("empty reply", {call.provider.spec: "the reply came back empty"})
+    latency_ms = round((time.perf_counter() - started) * 1000)
+    return Reply(call.position, call.provider.spec, text, latency_ms, reply_flags(text, study.pool))
 
 
 async def generate_replies(
@@ -129,12 +143,8 @@ async def generate_replies(
     item_key: str,
 ) -> list[Reply]:
     """Replies for positions A and B, generated concurrently; both or neither."""
-    messages = build_messages(study, history, user_text)
-    params = params_for(study)
-    calls = [
-        _one(call.provider, call.position, messages, params, call.hint, study)
-        for call in calls_for(providers, positions, history, user_text, item_key)
-    ]
+    asked = ask(providers, study, positions, history, user_text, item_key)
+    calls = (_one(call, asked, study) for call in asked.calls)
     results = await asyncio.gather(*calls, return_exceptions=True)
     failures: dict[str, str] = {}
     for result in results:

@@ -40,12 +40,23 @@ def _repeats(messages: list[str], similarity: float) -> int:
     1
     """
     plain = [_plain(m) for m in messages]
-    return sum(
-        any(
-            difflib.SequenceMatcher(None, text, earlier).ratio() >= similarity
-            for earlier in plain[:n]
-        )
-        for n, text in enumerate(plain)
+    repeated = [False] * len(plain)
+    for m, earlier in enumerate(plain):
+        matcher = difflib.SequenceMatcher(None, b=earlier)  # indexes `earlier` once
+        for n in range(m + 1, len(plain)):
+            if not repeated[n]:
+                matcher.set_seq1(plain[n])
+                repeated[n] = _similar(matcher, similarity)
+    return sum(repeated)
+
+
+def _similar(matcher: difflib.SequenceMatcher[str], similarity: float) -> bool:
+    """ratio() >= similarity, asked of its cheap upper bounds first: most pairs of messages
+    are told apart by them, at a fraction of ratio()'s cost, and the answer is the same."""
+    return (
+        matcher.real_quick_ratio() >= similarity
+        and matcher.quick_ratio() >= similarity
+        and matcher.ratio() >= similarity
     )
 
 

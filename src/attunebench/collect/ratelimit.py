@@ -9,10 +9,11 @@ transaction. Clocks are wall clocks: processes on one machine (or synchronised o
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
-from sqlalchemy import case, delete
+from sqlalchemy import Float, bindparam, case, delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -25,21 +26,29 @@ _TABLE: Any = RateLimitRow.__table__
 
 def allow(session: Session, key: str, limit: int, window_s: float = WINDOW_S) -> bool:
     """Count one event for `key` if it is within `limit` per `window_s`; False if not."""
-    now = time.time()
-    interval = window_s / limit
+    upsert = _upsert(session.get_bind().dialect.name)
+    values = {"rate_key": key, "now": time.time(), "interval": window_s / limit, "window": window_s}
+    return session.execute(upsert, values).first() is not None
+
+
+@functools.cache
+def _upsert(dialect: str) -> Any:
+    """The check-and-count statement, made once per dialect and reused with its values bound:
+    every answer runs it, and making it cost more than running it."""
+    now, interval = bindparam("now", type_=Float), bindparam("interval", type_=Float)
+    window = bindparam("window", type_=Float)
     start = case((_TABLE.c.tat > now, _TABLE.c.tat), else_=now)
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    statement = (
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return (
         insert(_TABLE)
-        .values(key=key, tat=now + interval)
+        .values(key=bindparam("rate_key"), tat=now + interval)
         .on_conflict_do_update(
             index_elements=[_TABLE.c.key],
             set_={"tat": start + interval},
-            where=start - now <= window_s - interval,
+            where=start - now <= window - interval,
         )
         .returning(_TABLE.c.tat)
     )
-    return session.execute(statement).first() is not None
 
 
 def forget_idle(session: Session) -> None:

@@ -16,16 +16,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from attunebench.collect.anonymity import reply_flags
-from attunebench.collect.generation import (
-    Call,
-    GenerationError,
-    Reply,
-    build_messages,
-    calls_for,
-    params_for,
-)
+from attunebench.collect.generation import Asked, Call, GenerationError, Reply, ask
 from attunebench.collect.study import Study
-from attunebench.models.base import GenerateParams, Message, Provider, ProviderError
+from attunebench.models.base import Provider, ProviderError
 
 ATTEMPTS = 2  # a reply that fails is written once more before the turn fails
 
@@ -57,25 +50,21 @@ Event = Piece | Reset | Complete | Failed
 Queue = asyncio.Queue[Piece | Reset | Reply | GenerationError]  # what the writers report
 
 
-async def _pieces(
-    call: Call, messages: list[Message], params: GenerateParams
-) -> AsyncIterator[str]:
+async def _pieces(call: Call, asked: Asked) -> AsyncIterator[str]:
     stream = getattr(call.provider, "stream", None)
     if stream is None:
-        yield (await call.provider.generate(messages, params, call.hint)).text
+        yield (await call.provider.generate(asked.messages, asked.params, call.hint)).text
         return
-    async for piece in stream(messages, params, call.hint):
+    async for piece in stream(asked.messages, asked.params, call.hint):
         yield piece
 
 
-async def _attempt(
-    call: Call, messages: list[Message], params: GenerateParams, study: Study, queue: Queue
-) -> str:
+async def _attempt(call: Call, asked: Asked, study: Study, queue: Queue) -> str:
     """One try at a position's reply, its pieces put on the queue as they come; the whole text."""
     written: list[str] = []
     try:
         async with asyncio.timeout(study.generation.timeout_s):
-            async for piece in _pieces(call, messages, params):
+            async for piece in _pieces(call, asked):
                 if piece:
                     written.append(piece)
                     await queue.put(Piece(call.position, piece))
@@ -91,14 +80,12 @@ async def _attempt(
     return text
 
 
-async def _write(
-    call: Call, messages: list[Message], params: GenerateParams, study: Study, queue: Queue
-) -> None:
+async def _write(call: Call, asked: Asked, study: Study, queue: Queue) -> None:
     """A position's reply, tried up to ATTEMPTS times; its Reply or its last error on the queue."""
     started = time.perf_counter()
     for attempt in range(ATTEMPTS):
         try:
-            text = await _attempt(call, messages, params, study, queue)
+            text = await _attempt(call, asked, study, queue)
         except GenerationError as error:
             if attempt + 1 == ATTEMPTS:
                 await queue.put(error)
@@ -121,14 +108,13 @@ async def stream_replies(
 ) -> AsyncIterator[Event]:
     """Both positions' pieces as they come, then `Complete` (both replies) or, as soon as one
     fails for good, `Failed` (the other is stopped: both or neither)."""
-    calls = calls_for(providers, positions, history, user_text, item_key)
-    messages, params = build_messages(study, history, user_text), params_for(study)
+    asked = ask(providers, study, positions, history, user_text, item_key)
     queue: Queue = asyncio.Queue()
-    writers = [asyncio.create_task(_write(call, messages, params, study, queue)) for call in calls]
+    writers = [asyncio.create_task(_write(call, asked, study, queue)) for call in asked.calls]
     replies: list[Reply] = []
     failed: GenerationError | None = None
     try:
-        while failed is None and len(replies) < len(calls):
+        while failed is None and len(replies) < len(asked.calls):
             event = await queue.get()
             if isinstance(event, Reply):
                 replies.append(event)
