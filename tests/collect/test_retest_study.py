@@ -1,7 +1,8 @@
 """A simulated study with retest probes, from the app to the report: `[retest] share = 0.2`,
 `collect simulate --retest-noise 0.2`, `collect export`, `run` with `mock/default` and
 `baseline/random`, `report`. summary.json then holds the people's own consistency on emotion and
-preference, each with an interval, and every model's share of it.
+preference, each with an interval, and every model's share of it where the ceiling's interval
+lies above chance.
 
 Which turns get a probe is drawn per participant (whose id is random), so the study is large
 enough that each kind of probe falls in at least 10 conversations (the least an interval rests
@@ -85,7 +86,12 @@ def test_a_simulated_study_with_retest_probes_measures_the_ceiling(
         assert found["n_conversations"] >= 10 and found["chance"] is not None
         shares = summary["share_of_ceiling"][task]
         assert set(MODELS) <= set(shares), (task, sorted(shares))
-        assert all(share["value"] is not None for share in shares.values()), shares
+        # A share is given exactly where the way from chance to the ceiling is sure to be some
+        # (the ceiling's interval above chance); the probes fall at random, so either can occur.
+        above = found["ci_low"] > found["chance"]
+        for share in shares.values():
+            assert (share["value"] is not None) == above, (task, found, share)
+            assert above or "chance" in share["reason"], share
     page = (report / "report.html").read_text()
     assert "How close to the people&#39;s own ceiling?" in page
     assert "the people&#39;s own ceiling: not measured" in page  # the tasks no probe re-asks
