@@ -132,7 +132,7 @@ def _connect(ray: Any, address: str, *, local_pays: bool = True) -> tuple[bool, 
         if address == "local":
             ray.init(address="local", include_dashboard=False, **quiet)
         else:
-            ray.init(address=address, **quiet)
+            _join(ray, address, quiet)
     except (ConnectionError, ray.exceptions.RayError) as error:
         if address != "auto" or not isinstance(error, ConnectionError):
             said = " ".join(str(error).split())
@@ -145,6 +145,25 @@ def _connect(ray: Any, address: str, *, local_pays: bool = True) -> tuple[bool, 
     from attunebench.on_ray.reaper import Reaper
 
     return True, Reaper.watch(started) if started else None
+
+
+# Ray Client's proxy starts a server for each client, and now and then reports that start as
+# failed where the next try succeeds (`ray.util.client.server.proxier`): tries of a `ray://`
+# connection that fails so, a second apart more each time.
+CLIENT_TRIES = 3
+CLIENT_START_FAILED = "Starting Ray client server failed"
+
+
+def _join(ray: Any, address: str, quiet: Mapping[str, Any]) -> None:
+    """`ray.init` at `address`, tried again where Ray Client's server failed to start."""
+    for attempt in range(1, CLIENT_TRIES + 1):
+        try:
+            ray.init(address=address, **quiet)
+            return
+        except ConnectionError as error:
+            if attempt == CLIENT_TRIES or CLIENT_START_FAILED not in str(error):
+                raise
+            time.sleep(attempt)
 
 
 def _refuse_other_count(out: Path, count: int) -> None:
