@@ -12,13 +12,13 @@ one model per rollout, its answers parsed and scored by the task as any model's 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
-from attunebench.data.schema import Conversation
+from attunebench.data.schema import Conversation, Turn
 from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task
@@ -68,6 +68,22 @@ def spread(found: Sequence[T], count: int | None) -> list[T]:
         return list(found)
     at = np.unique(np.round(np.linspace(0, len(found) - 1, count)).astype(int))
     return [found[i] for i in at.tolist()]
+
+
+def spread_turns(
+    conversations: Iterable[Conversation],
+    turns_of: Callable[[Conversation], Sequence[Turn]],
+    per_conversation: int,
+    rollouts: Sequence[int],
+) -> list[tuple[Conversation, Turn, int]]:
+    """At most `per_conversation` of each conversation's `turns_of`, spread over it, each in
+    every one of the `rollouts`."""
+    return [
+        (conversation, turn, rollout)
+        for conversation in conversations
+        for turn in spread(turns_of(conversation), per_conversation)
+        for rollout in rollouts
+    ]
 
 
 def replay_items(
