@@ -29,8 +29,9 @@ T = TypeVar("T")
 ItemKey = tuple[str, int, str, str]  # an item's conversation, turn, id and variant
 
 
-def item_key(conversation_id: str, turn_index: int, item_id: str, variant: str) -> ItemKey:
-    return (conversation_id, turn_index, item_id, variant)
+def record_key(record: ItemRecord) -> ItemKey:
+    """The item a record answers (its task and model aside)."""
+    return record.key[2:]
 
 
 def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
@@ -105,6 +106,9 @@ class Replayed:
     task: Task[Any, Any]
     items: tuple[Item[Any], ...]
     records: tuple[ItemRecord, ...]
+
+    def by_key(self) -> dict[ItemKey, Item[Any]]:
+        return {(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in self.items}
 
     def rollouts(self) -> list[int]:
         return sorted({rollout_of(r) for r in self.records})
