@@ -39,6 +39,7 @@ from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item, Query
 from attunebench.tasks.helpers.history import Utterance, hint_history
+from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import chat_messages, transcript
 
 KIND = "simulated-seeker"
@@ -115,9 +116,9 @@ async def _after(
 ) -> tuple[float | None, str | None]:
     """The intensity the seeker reports after the conversation, and any error."""
     hint = TaskHint(kind=AFTER_FORM.kind, form=AFTER_FORM)
-    digits = [(f"{d}", f"{d}") for d in range(int(INTENSITY[0]), int(INTENSITY[1]) + 1)]
+    options = [(d, d) for d in digits(INTENSITY) or ()]
     shown = {"feeling": fields["feeling"], "intensity": fields["intensity"]}
-    question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, digits)
+    question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, options)
     output = await session.ask(question, item, rollout)
     if failure(output) is not None:
         return None, failure(output)
