@@ -3,6 +3,7 @@ configured and is private; CLI commands, and their one-line errors."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import stat
@@ -18,6 +19,7 @@ from sqlalchemy import inspect, text
 from typer.testing import CliRunner
 
 from attunebench.cli import app
+from attunebench.collect import migrations
 from attunebench.collect.db import alembic_config, check_schema, make_engine, migrate
 from attunebench.collect.models import Base
 from attunebench.data.validate import validate_file
@@ -37,6 +39,29 @@ def test_migrations_create_exactly_the_models(database_url: str) -> None:
         assert {"participants", "turns", "replies", "study", "alembic_version"} <= tables
     finally:
         engine.dispose()
+
+
+def _top_imports(tree: ast.Module) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." if node.level else (node.module or "").split(".")[0])
+    return found
+
+
+def test_a_migration_is_frozen_history_that_imports_nothing_of_the_package() -> None:
+    """A migration must make the same schema however the package changes later: it reads no
+    module of ours (a helper shared by two migrations would rewrite both histories)."""
+    versions = sorted((Path(migrations.__file__).parent / "versions").glob("0*.py"))
+    assert len(versions) >= 5
+    allowed = {"__future__", "alembic", "sqlalchemy", "secrets"}
+    for path in versions:
+        imported = _top_imports(ast.parse(path.read_text(encoding="utf-8")))
+        assert imported <= allowed, f"{path.name} imports {sorted(imported - allowed)}"
+    shared = ast.parse("from attunebench.collect.models import Base\nfrom . import helpers")
+    assert _top_imports(shared) - allowed == {"attunebench", "."}
 
 
 def test_sqlite_runs_in_wal_with_foreign_keys(tmp_path: Path) -> None:

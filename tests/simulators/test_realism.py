@@ -3,11 +3,12 @@ figures computed through the real pipeline; the AUROC against samples of known l
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from people import OTHER, PERSON, thumbs, writers, written
+from people import OTHER, PERSON, seekers, thumbs, writers, written
 from scipy import stats
 from validating import Validate
 
@@ -83,6 +84,31 @@ def test_leaks_are_flagged_and_counted(validated: Validate, tmp_path: Path) -> N
         assert leaks.instructions == 0
         role = leaks.supporter_role / leaks.messages
         assert role >= share if share else role == 0  # the other side's words, or the person's
+
+
+def test_a_message_not_written_is_an_error_beside_the_real_one(
+    validated: Validate, tmp_path: Path
+) -> None:
+    data = written(tmp_path / "people.jsonl", [*writers(4, seed=3), *seekers(4, seed=3)])
+    entry, providers = scripted("mute", "   ")
+    report = validated(data, entry, providers, seeds=1)
+    said = {(c.id, t.index): t.user for c in load_validated(data) for t in c.turns}
+    lines = (tmp_path / "validated" / "realism.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    continued = [r for r in records if r["kind"] == "continue"]
+    assert continued and all(r["error"] == "the message is empty" for r in continued)
+    for record in continued:
+        message = record["written"]
+        assert message["real"] == said[(message["conversation_id"], message["turn_index"])]
+        assert record["label"] is None and message["error"] is None  # the call came back
+    sought = [r for r in records if r["kind"] == "seeker"]
+    assert sought and all(r["error"] == "the message is empty" for r in sought)
+    for record in sought:
+        (message,) = record["messages"]  # the first message ends the conversation
+        assert message["error"] == record["error"] and record["after"] is None
+        assert message["real"] == said[(record["conversation_id"], message["turn_index"])]
+    assert report.realism.emotion_by_third.reason == "the simulator labelled none of its messages"
+    assert report.leaks.messages == 0
 
 
 def _written(sim: list[str], real: list[str], per: int = 2) -> list[Written]:

@@ -14,7 +14,6 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
-    Integer,
     String,
     Text,
     UniqueConstraint,
@@ -30,7 +29,9 @@ from sqlalchemy.orm import (
 
 
 class Base(DeclarativeBase):
+    # A plain `str` is unbounded text; a column with a length says so (String(n)).
     type_annotation_map: ClassVar[dict[Any, Any]] = {
+        str: Text,
         dict[str, Any]: JSON,
         list[Any]: JSON,
         datetime: DateTime(timezone=True),
@@ -59,8 +60,8 @@ class StudyRow(Base):
     __tablename__ = "study"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    config: Mapped[str] = mapped_column(Text)
-    source: Mapped[str] = mapped_column(Text)
+    config: Mapped[str]
+    source: Mapped[str]
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
 
@@ -71,13 +72,13 @@ class Meta(Base):
     __tablename__ = "meta"
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+    value: Mapped[str]
 
 
 class ParticipantRow(Base):
     __tablename__ = "participants"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(primary_key=True)
     public_id: Mapped[str] = mapped_column(String(32), unique=True)
     # Only a hash of the invitation token is kept, so the table does not hand out live links.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
@@ -113,20 +114,20 @@ class TurnRow(Base):
     __tablename__ = "turns"
     __table_args__ = (UniqueConstraint("participant_id", "index"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(primary_key=True)
     participant_id: Mapped[int] = _parent_id("participants")
     index: Mapped[int]
-    user_text: Mapped[str] = mapped_column(Text)
+    user_text: Mapped[str]
     state: Mapped[dict[str, Any]]
     safety_notice: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime]
     # Asked with the message, before any reply is shown.
-    need_text: Mapped[str | None] = mapped_column(Text)
+    need_text: Mapped[str | None]
     need_behaviors: Mapped[list[Any] | None]
     choice: Mapped[str | None] = mapped_column(String(8))
     strength: Mapped[int | None]
     # Written after reading the replies.
-    comment: Mapped[str | None] = mapped_column(Text)
+    comment: Mapped[str | None]
     comment_behaviors: Mapped[list[Any] | None]
     # The position the conversation went on with, and how it was chosen ("pick", "random").
     continued: Mapped[str | None] = mapped_column(String(1))
@@ -141,11 +142,11 @@ class ReplyRow(Base):
     __tablename__ = "replies"
     __table_args__ = (UniqueConstraint("turn_id", "position"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(primary_key=True)
     turn_id: Mapped[int] = _parent_id("turns")
     position: Mapped[str] = mapped_column(String(1))
     model: Mapped[str] = mapped_column(String(200))
-    text: Mapped[str] = mapped_column(Text)
+    text: Mapped[str]
     flags: Mapped[list[Any]]
     latency_ms: Mapped[int]
     behaviors: Mapped[list[Any] | None]
@@ -162,7 +163,7 @@ class ProbeRow(Base):
     __tablename__ = "probes"
     __table_args__ = (UniqueConstraint("participant_id", "turn_index"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(primary_key=True)
     participant_id: Mapped[int] = _parent_id("participants")
     turn_index: Mapped[int]
     # The last turn the participant had completed when it was asked.
@@ -182,9 +183,9 @@ class PlatformIdentity(Base):
     __tablename__ = "platform_identities"
     __table_args__ = (UniqueConstraint("participant_id"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(primary_key=True)
     participant_id: Mapped[int] = mapped_column(ForeignKey("participants.id", ondelete="CASCADE"))
-    sealed: Mapped[str] = mapped_column(Text)
+    sealed: Mapped[str]
     created_at: Mapped[datetime]
 
 
@@ -211,7 +212,7 @@ class GenerationFailure(Base):
 
     __tablename__ = "generation_failures"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(primary_key=True)
     model: Mapped[str] = mapped_column(String(200), index=True)
-    error: Mapped[str] = mapped_column(Text)
+    error: Mapped[str]
     created_at: Mapped[datetime]

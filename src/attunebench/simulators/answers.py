@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attunebench.data.schema import TaxonomyLabel
-from attunebench.tasks.base import InvalidAnswer, Output, Query
+from attunebench.simulators.forms import MessageGold
+from attunebench.simulators.records import Written
+from attunebench.tasks.base import InvalidAnswer, Item, Output, Query
 from attunebench.tasks.helpers.parsing import (
     answer_fields,
     bounded_number,
@@ -24,6 +26,22 @@ from attunebench.tasks.helpers.parsing import (
 def failure(output: Output) -> str | None:
     """Why a call gave no answer, or None."""
     return None if output.ok else output.error or "no output"
+
+
+def message_record(
+    item: Item[MessageGold], output: Output, rollout: int, prompt_id: str
+) -> Written:
+    """The message the simulated person wrote for `item` (none where the call failed), beside
+    the one the person wrote there."""
+    return Written(
+        conversation_id=item.conversation.id,
+        turn_index=item.turn_index,
+        rollout=rollout,
+        text=output.text if output.ok else None,
+        real=item.gold.message,
+        prompt_id=prompt_id,
+        error=failure(output),
+    )
 
 
 def message_of(output: Output) -> str:

@@ -27,8 +27,9 @@ NO_MESSAGES = "the simulator wrote no message (no conversation to continue or pl
 
 
 def usable(messages: Sequence[Written]) -> list[Written]:
-    """The messages that came back (a failed or empty one is counted elsewhere)."""
-    return [m for m in messages if m.text is not None and m.error is None]
+    """The messages that came back (a failed or empty one is counted elsewhere: a blank
+    continuation is an error of its `Continued`, not of the message)."""
+    return [m for m in messages if m.error is None and (m.text or "").strip()]
 
 
 def realism_auroc(messages: Sequence[Written], resampler: Resampler) -> Auroc:

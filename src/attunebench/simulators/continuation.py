@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Taxonomy, Turn
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.simulators.answers import failure, label_of, message_of
+from attunebench.simulators.answers import failure, label_of, message_of, message_record
 from attunebench.simulators.forms import LABEL_FORM, MESSAGE_FORM, MessageGold
 from attunebench.simulators.prompting import CONTINUE, LABEL, chosen, written
-from attunebench.simulators.records import Continued, Written
-from attunebench.simulators.replay import FIRST_PERSON, spread
+from attunebench.simulators.records import Continued
+from attunebench.simulators.replay import FIRST_PERSON, spread_turns
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item
 from attunebench.tasks.helpers.history import hint_history, history_before
@@ -66,15 +66,7 @@ async def continue_turn(
     hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
     asked = written(CONTINUE, {"conversation": shown}, hint)
     output = await session.ask(asked, item, rollout)
-    base = Written(
-        conversation_id=conversation.id,
-        turn_index=turn.index,
-        rollout=rollout,
-        text=output.text if output.ok else None,
-        real=turn.user,
-        prompt_id=CONTINUE.id,
-        error=failure(output),
-    )
+    base = message_record(item, output, rollout, CONTINUE.id)
     found = Continued(
         written=base,
         third=third(conversation, turn),
@@ -107,10 +99,6 @@ async def continue_conversations(
     session: Session, conversations: Sequence[Conversation], per_conversation: int
 ) -> list[Continued]:
     """Every chosen turn of every labelled conversation, in every rollout."""
-    work = [
-        (conversation, turn, rollout)
-        for conversation in conversations
-        for turn in spread(labelled_turns(conversation), per_conversation)
-        for rollout in session.rollouts_for(generated=True)
-    ]
+    rollouts = session.rollouts_for(generated=True)
+    work = spread_turns(conversations, labelled_turns, per_conversation, rollouts)
     return await session.each("continuing", work, lambda unit: continue_turn(session, *unit))

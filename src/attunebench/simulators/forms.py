@@ -17,7 +17,7 @@ hint carries, `mock/` an example, the test servers a random one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -61,73 +61,69 @@ class MessageAnswers(answerform.AnswerForm):
         return str(gold["message"]) if right else self.random(hint, rng)
 
 
-class LabelAnswers(answerform.AnswerForm):
-    """`{"label": L}`, from a hint carrying the taxonomy's labels."""
+class OneField(answerform.AnswerForm):
+    """`{field: value}`, one field of the gold's: written from the gold where it holds one."""
 
-    kind = "simulated_label"
-    marker = '{"label"'
+    field: ClassVar[str]
 
-    def example(self, hint: TaskHint) -> str:
-        return answerform.dumps({"label": answerform.labels_of(hint)[0]})
-
-    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return answerform.dumps({"label": answerform.pick(rng, answerform.labels_of(hint))})
+    def answer(self, value: object) -> str:
+        return answerform.dumps({self.field: value})
 
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        if not right or gold.get("label") is None:
+        if not right or gold.get(self.field) is None:
             return self.random(hint, rng)
-        return answerform.dumps({"label": gold["label"]})
+        return self.answer(gold[self.field])
+
+
+class LabelAnswers(OneField):
+    """`{"label": L}`, from a hint carrying the taxonomy's labels."""
+
+    kind = "simulated_label"
+    field = "label"
+    marker = '{"label"'
+
+    def example(self, hint: TaskHint) -> str:
+        return self.answer(answerform.labels_of(hint)[0])
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return self.answer(answerform.pick(rng, answerform.labels_of(hint)))
 
     def schema(self, hint: TaskHint) -> answerform.Schema | None:
         return answerform.obj({"label": answerform.one_of(hint.labels)}) if hint.labels else None
 
 
-class IntensityAnswers(answerform.AnswerForm):
+class IntensityAnswers(OneField):
     """`{"intensity": n}`, from 1 (barely) to 5 (overwhelming)."""
 
     kind = "simulated_intensity"
+    field = "intensity"
     marker = '{"intensity"'
 
     def example(self, hint: TaskHint) -> str:
-        return answerform.dumps({"intensity": 3})
+        return self.answer(3)
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return answerform.dumps({"intensity": answerform.uniform(rng, *INTENSITY)})
-
-    def from_gold(
-        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
-    ) -> str:
-        if not right or gold.get("intensity") is None:
-            return self.random(hint, rng)
-        return answerform.dumps({"intensity": gold["intensity"]})
+        return self.answer(answerform.uniform(rng, *INTENSITY))
 
     def schema(self, hint: TaskHint) -> answerform.Schema:
         return answerform.obj({"intensity": answerform.in_scale(*INTENSITY)})
 
 
-class GradeAnswers(answerform.AnswerForm):
+class GradeAnswers(OneField):
     """`{"grade": n}` on the scale the hint's two labels give (low, high); the example is the
     low end, the first option a choice question lists."""
 
     kind = "simulated_grade"
+    field = "grade"
     marker = '{"grade"'
 
     def example(self, hint: TaskHint) -> str:
-        return answerform.dumps({"grade": answerform.labelled_scale(hint)[0]})
+        return self.answer(answerform.labelled_scale(hint)[0])
 
     def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return answerform.dumps(
-            {"grade": answerform.uniform(rng, *answerform.labelled_scale(hint))}
-        )
-
-    def from_gold(
-        self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
-    ) -> str:
-        if not right or gold.get("grade") is None:
-            return self.random(hint, rng)
-        return answerform.dumps({"grade": gold["grade"]})
+        return self.answer(answerform.uniform(rng, *answerform.labelled_scale(hint)))
 
     def schema(self, hint: TaskHint) -> answerform.Schema:
         return answerform.obj({"grade": answerform.in_scale(*answerform.labelled_scale(hint))})

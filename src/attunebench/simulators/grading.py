@@ -18,7 +18,7 @@ from attunebench.simulators.answers import failure, number_of
 from attunebench.simulators.forms import GRADE_FORM, NumberGold
 from attunebench.simulators.prompting import GRADE, chosen
 from attunebench.simulators.records import Graded
-from attunebench.simulators.replay import FIRST_PERSON, spread
+from attunebench.simulators.replay import FIRST_PERSON, spread_turns
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item
 from attunebench.tasks.helpers.history import Utterance, history_through
@@ -82,10 +82,6 @@ async def grade_conversations(
 ) -> list[Graded]:
     """Every chosen graded message of every conversation, in the rollouts a question on
     real data is asked in."""
-    work = [
-        (conversation, turn, rollout)
-        for conversation in conversations
-        for turn in spread(graded_turns(conversation), per_conversation)
-        for rollout in session.rollouts_for(generated=False)
-    ]
+    rollouts = session.rollouts_for(generated=False)
+    work = spread_turns(conversations, graded_turns, per_conversation, rollouts)
     return await session.each("grading", work, lambda unit: grade_turn(session, *unit))

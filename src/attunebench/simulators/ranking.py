@@ -31,7 +31,7 @@ from attunebench.analysis.provenance import Roster
 from attunebench.analysis.resampled import Resampled, Resampler
 from attunebench.analysis.schema import Estimate
 from attunebench.records import ItemRecord
-from attunebench.simulators.replay import ItemKey, Replayed, item_key, rollout_of
+from attunebench.simulators.replay import ItemKey, Replayed, record_key, rollout_of
 from attunebench.simulators.schema import Flip, ModelPlace, Ranking, TaskRanking, unknown
 from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Gold, Item, Task
@@ -42,12 +42,10 @@ MIN_MODELS = 3  # fewer: two models are always ranked at +1 or -1
 def simulated_golds(replayed: Replayed) -> dict[ItemKey, list[Gold]]:
     """Each item's gold had the person answered as the simulator did, one per rollout that
     gave a usable answer."""
-    items = {
-        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items
-    }
+    items = replayed.by_key()
     found: dict[ItemKey, list[Gold]] = {}
     for record in sorted(replayed.records, key=rollout_of):
-        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
+        key = record_key(record)
         view = replayed.task.scoring.view(record)
         if record.status != "ok" or view.prediction is None:
             continue
@@ -76,13 +74,11 @@ def _rank_rows(
     gold and with the simulator's; the common items, and those left out for want of a
     simulated answer. A model of the runs that does not answer this task (a lexicon answers
     emotion only) is not ranked on it, rather than leaving it no common item."""
-    items = {
-        item_key(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in replayed.items
-    }
+    items = replayed.by_key()
     golds = simulated_golds(replayed)
     by_item: dict[ItemKey, dict[str, ItemRecord]] = {}
     for record in records:
-        key = item_key(record.conversation_id, record.turn_index, record.item_id, record.variant)
+        key = record_key(record)
         if record.task == replayed.task.name and key in items and record.status != "failed":
             by_item.setdefault(key, {})[record.model] = record
     answering = {m for found in by_item.values() for m in found}

@@ -13,8 +13,6 @@ from pydantic import BaseModel
 from attunebench.data.jsonl import atomic_writer
 from attunebench.frozen import Frozen
 
-Kind = Literal["continue", "seeker", "grade"]
-
 
 class Written(Frozen):
     """A message the simulated person wrote, beside the one the person wrote there."""

@@ -12,13 +12,13 @@ one model per rollout, its answers parsed and scored by the task as any model's 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
-from attunebench.data.schema import Conversation
+from attunebench.data.schema import Conversation, Turn
 from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task
@@ -29,8 +29,9 @@ T = TypeVar("T")
 ItemKey = tuple[str, int, str, str]  # an item's conversation, turn, id and variant
 
 
-def item_key(conversation_id: str, turn_index: int, item_id: str, variant: str) -> ItemKey:
-    return (conversation_id, turn_index, item_id, variant)
+def record_key(record: ItemRecord) -> ItemKey:
+    """The item a record answers (its task and model aside)."""
+    return record.key[2:]
 
 
 def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
@@ -70,6 +71,22 @@ def spread(found: Sequence[T], count: int | None) -> list[T]:
     return [found[i] for i in at.tolist()]
 
 
+def spread_turns(
+    conversations: Iterable[Conversation],
+    turns_of: Callable[[Conversation], Sequence[Turn]],
+    per_conversation: int,
+    rollouts: Sequence[int],
+) -> list[tuple[Conversation, Turn, int]]:
+    """At most `per_conversation` of each conversation's `turns_of`, spread over it, each in
+    every one of the `rollouts`."""
+    return [
+        (conversation, turn, rollout)
+        for conversation in conversations
+        for turn in spread(turns_of(conversation), per_conversation)
+        for rollout in rollouts
+    ]
+
+
 def replay_items(
     task: Task[Any, Any], conversations: Iterable[Conversation], per_conversation: int | None = None
 ) -> list[Item[Any]]:
@@ -89,6 +106,9 @@ class Replayed:
     task: Task[Any, Any]
     items: tuple[Item[Any], ...]
     records: tuple[ItemRecord, ...]
+
+    def by_key(self) -> dict[ItemKey, Item[Any]]:
+        return {(i.conversation.id, i.turn_index, i.item_id, i.variant): i for i in self.items}
 
     def rollouts(self) -> list[int]:
         return sorted({rollout_of(r) for r in self.records})

@@ -18,7 +18,7 @@ from attunebench.analysis.schema import (
     NoisyDifference,
     RolloutFigure,
 )
-from attunebench.frozen import Frozen
+from attunebench.frozen import Frozen, first_problem
 from attunebench.records import PromptInfo
 
 SIMULATORS_FORMAT: Final = "attunebench-simulators/v1"
@@ -212,6 +212,5 @@ def read_simulators(folder: Path) -> SimulatorsReport:
     try:
         return SimulatorsReport.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"]) or "(the file)"
-        raise SimulatorsFileError(f"{path}: {where}: {problem['msg']}") from None
+        where, problem = first_problem(error, "(the file)")
+        raise SimulatorsFileError(f"{path}: {where}: {problem}") from None

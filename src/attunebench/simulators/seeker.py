@@ -18,7 +18,7 @@ from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.prompts import delimit
-from attunebench.simulators.answers import failure, message_of, number_of
+from attunebench.simulators.answers import failure, message_of, message_record, number_of
 from attunebench.simulators.forms import (
     AFTER_FORM,
     INTENSITY,
@@ -39,6 +39,7 @@ from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import InvalidAnswer, Item, Query
 from attunebench.tasks.helpers.history import Utterance, hint_history
+from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import chat_messages, transcript
 
 KIND = "simulated-seeker"
@@ -69,18 +70,6 @@ def _opening(conversation: Conversation) -> list[Utterance]:
     return [Utterance("assistant", opening)] if opening else []
 
 
-def _written(conversation: Conversation, index: int, rollout: int, said: str | None) -> Written:
-    real = next(t.user for t in conversation.turns if t.index == index)
-    return Written(
-        conversation_id=conversation.id,
-        turn_index=index,
-        rollout=rollout,
-        text=said,
-        real=real,
-        prompt_id=SEEKER.id,
-    )
-
-
 async def _message(
     session: Session,
     item: Item[MessageGold],
@@ -92,9 +81,9 @@ async def _message(
     hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
     asked = written(SEEKER, {**fields, "conversation": transcript(said)}, hint)
     output = await session.ask(asked, item, rollout)
-    found = _written(item.conversation, item.turn_index, rollout, output.text)
-    if failure(output) is not None:
-        return found.model_copy(update={"text": None, "error": failure(output)})
+    found = message_record(item, output, rollout, SEEKER.id)
+    if found.error is not None:
+        return found
     try:
         message_of(output)
     except InvalidAnswer as invalid:
@@ -127,9 +116,9 @@ async def _after(
 ) -> tuple[float | None, str | None]:
     """The intensity the seeker reports after the conversation, and any error."""
     hint = TaskHint(kind=AFTER_FORM.kind, form=AFTER_FORM)
-    digits = [(f"{d}", f"{d}") for d in range(int(INTENSITY[0]), int(INTENSITY[1]) + 1)]
+    options = [(d, d) for d in digits(INTENSITY) or ()]
     shown = {"feeling": fields["feeling"], "intensity": fields["intensity"]}
-    question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, digits)
+    question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, options)
     output = await session.ask(question, item, rollout)
     if failure(output) is not None:
         return None, failure(output)

@@ -1,9 +1,6 @@
 """The first schema: study, secrets, participants, turns, replies, admin sessions.
 
-Revision ID: 0001
-Revises:
-Create Date: 2026-11-01
-"""
+Created 2026-11-01."""
 
 from __future__ import annotations
 
@@ -12,8 +9,6 @@ from alembic import op
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 _TS = sa.DateTime(timezone=True)
 

@@ -6,10 +6,7 @@ Turns picked before this revision continued with the reply the participant chose
 always with Reply A: `continued` says so, and `continued_by` stays empty for those ties, which
 were neither picked nor drawn.
 
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-12-01
-"""
+Created 2026-12-01."""
 
 from __future__ import annotations
 
@@ -20,8 +17,6 @@ from alembic import op
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 # Crockford's base 32: no I, L, O or U, so a code read aloud or copied by hand survives.
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -1,9 +1,6 @@
 """Retest probes: questions asked again later in the same session, with their answers.
 
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-12-04
-"""
+Created 2026-12-04."""
 
 from __future__ import annotations
 
@@ -12,8 +9,6 @@ from alembic import op
 
 revision = "0003"
 down_revision = "0002"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

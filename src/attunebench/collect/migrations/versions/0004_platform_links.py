@@ -3,10 +3,7 @@ participant (a second arrival of the same account is refused), the identifiers t
 encrypted in a table of their own (read only by `collect export --payments`), and when a
 participant was screened out at the door or left through the support page.
 
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-12-05
-"""
+Created 2026-12-05."""
 
 from __future__ import annotations
 
@@ -15,8 +12,6 @@ from alembic import op
 
 revision = "0004"
 down_revision = "0003"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

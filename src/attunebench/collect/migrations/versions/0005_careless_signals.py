@@ -1,10 +1,7 @@
 """Careless participation: the signals that hold for each participant (quality.py), recomputed
 with every answer they give.
 
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-12-05
-"""
+Created 2026-12-05."""
 
 from __future__ import annotations
 
@@ -13,8 +10,6 @@ from alembic import op
 
 revision = "0005"
 down_revision = "0004"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
