@@ -175,8 +175,7 @@ def _execute(config: RunConfig, ray: RayOptions | None) -> RunResult:
     try:
         return run_on_ray(config, ray, say=typer.echo)
     except ShardsFailed as failed:
-        err.print(f"error: {failed}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        _fail(str(failed), 1)
 
 
 def _summary(result: RunResult) -> None:
