@@ -19,9 +19,6 @@ from attunebench.data.parquet import (
     hf_to_jsonl,
     jsonl_to_parquet,
     parquet_to_jsonl,
-    read_hf,
-    read_parquet,
-    write_parquet,
 )
 from attunebench.data.sample import sample_path
 from attunebench.data.validate import DatasetError
@@ -55,14 +52,13 @@ def test_parquet_round_trip_is_lossless(tmp_path: Path, monkeypatch: pytest.Monk
     write_conversations(src, conversations)
     assert jsonl_to_parquet(src, tmp_path / "d.parquet") == len(conversations)
     assert pq.ParquetFile(tmp_path / "d.parquet").num_row_groups == 3
-    assert read_parquet(tmp_path / "d.parquet") == conversations
     assert parquet_to_jsonl(tmp_path / "d.parquet", tmp_path / "back.jsonl") == len(conversations)
     assert (tmp_path / "back.jsonl").read_bytes() == src.read_bytes()
 
 
 def test_parquet_flat_columns(tmp_path: Path) -> None:
     conversations = read_conversations(sample_path())
-    write_parquet(tmp_path / "d.parquet", conversations)
+    jsonl_to_parquet(sample_path(), tmp_path / "d.parquet")
     table = pq.read_table(tmp_path / "d.parquet")
     assert table.schema.equals(SCHEMA, check_metadata=False)
     assert table.column("id").to_pylist() == [c.id for c in conversations]
@@ -96,10 +92,10 @@ def test_bad_parquet_rows_are_reported_by_row(tmp_path: Path) -> None:
 def test_not_our_parquet(tmp_path: Path) -> None:
     pq.write_table(pa.table({"text": ["hello"]}), tmp_path / "other.parquet")
     with pytest.raises(DatasetError, match="no 'record' column"):
-        read_parquet(tmp_path / "other.parquet")
+        parquet_to_jsonl(tmp_path / "other.parquet", tmp_path / "other.jsonl")
     (tmp_path / "junk.parquet").write_text("not parquet", encoding="utf-8")
     with pytest.raises(DatasetError, match="cannot read as Parquet"):
-        read_parquet(tmp_path / "junk.parquet")
+        parquet_to_jsonl(tmp_path / "junk.parquet", tmp_path / "junk.jsonl")
 
 
 def test_hf_round_trip(tmp_path: Path) -> None:
@@ -111,7 +107,6 @@ def test_hf_round_trip(tmp_path: Path) -> None:
     loaded = datasets.load_from_disk(str(tmp_path / "hf"))
     assert loaded.num_rows == len(conversations)
     assert loaded["id"] == [c.id for c in conversations]
-    assert read_hf(tmp_path / "hf") == conversations
     hf_to_jsonl(tmp_path / "hf", tmp_path / "back.jsonl")
     assert (tmp_path / "back.jsonl").read_bytes() == src.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["back.jsonl", "hf", "src.jsonl"]

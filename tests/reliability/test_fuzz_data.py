@@ -23,7 +23,7 @@ from mutations import inputs
 
 from attunebench.data import read_conversations
 from attunebench.data.importers import ImportFormatError, ImportOptionError, import_to_file
-from attunebench.data.parquet import jsonl_to_parquet, parquet_to_jsonl, write_parquet
+from attunebench.data.parquet import jsonl_to_parquet, parquet_to_jsonl
 from attunebench.data.sample import sample_path
 from attunebench.data.validate import DatasetError, validate_file
 
@@ -116,7 +116,7 @@ def _sample_parquet() -> bytes:
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "sample.parquet"
-        write_parquet(path, read_conversations(sample_path()))
+        jsonl_to_parquet(sample_path(), path)
         buffer.write(path.read_bytes())
     return buffer.getvalue()
 

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from attunebench.cli.consoles import CommandConsole, command_group
-from attunebench.cli.errors import file_out, needs_extra, os_problem
+from attunebench.cli.errors import fail, file_out, needs_extra, os_problem
 from attunebench.cli.options import BaseUrl, DbUrl, Seed
 from attunebench.collect import DEFAULT_DATABASE_URL
 
@@ -45,11 +44,6 @@ def _web_stack() -> None:
         needs_extra("collect", f"attunebench collect (it imports {missing[0]})", code=1)
 
 
-def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(1)
-
-
 def _open(db_url: str) -> tuple[Database, Stored]:
     """The database and what init stored in it; one line and exit 1 if either is missing."""
     from attunebench.collect.bootstrap import read_stored
@@ -58,12 +52,12 @@ def _open(db_url: str) -> tuple[Database, Stored]:
     try:
         database = Database(open_engine(db_url))
     except DatabaseError as error:
-        raise _fail(str(error)) from None
+        fail(str(error), 1)
     try:
         return database, read_stored(database)
     except DatabaseError as error:
         database.dispose()
-        raise _fail(str(error)) from None
+        fail(str(error), 1)
 
 
 def _password(env_var: str | None) -> str | None:
@@ -71,9 +65,9 @@ def _password(env_var: str | None) -> str | None:
         return None
     value = os.environ.get(env_var)
     if not value:
-        raise _fail(f"environment variable {env_var} is not set (or empty)")
+        fail(f"environment variable {env_var} is not set (or empty)", 1)
     if len(value) < 8:
-        raise _fail(f"the admin password in {env_var} must have at least 8 characters")
+        fail(f"the admin password in {env_var} must have at least 8 characters", 1)
     return value
 
 
@@ -105,7 +99,7 @@ def init(
         password = _password(admin_password_env)
         stored = init_database(db, parsed, study.read_text(encoding="utf-8"), password)
     except (StudyError, PoolError, StudyMismatchError, DatabaseError) as error:
-        raise _fail(str(error)) from None
+        fail(str(error), 1)
     console.print(f"study [bold]{stored.study.id}[/bold] stored in {db}", highlight=False)
     if stored.join_slug and base_url:
         console.print(f"open link: {base_url.rstrip('/')}/join/{stored.join_slug}")
@@ -134,7 +128,7 @@ def serve(
 ) -> None:
     """Serve the participant pages and the admin pages."""
     if not 0 < port < 65536:
-        raise _fail(f"--port {port} is not a port: give one from 1 to 65535")
+        fail(f"--port {port} is not a port: give one from 1 to 65535", 1)
     import uvicorn
 
     from attunebench.collect.pool import PoolError, verify_pool
@@ -144,11 +138,11 @@ def serve(
     database.dispose()
     if workers > 1 and sqlite:
         # One SQLite file has one writer: processes would queue on its lock by polling.
-        raise _fail("several workers need PostgreSQL; SQLite serves with one")
+        fail("several workers need PostgreSQL; SQLite serves with one", 1)
     try:  # each worker makes the pool again; fail here, once, rather than in each of them
         verify_pool(stored.study, "the stored study", reach=False)
     except PoolError as error:
-        raise _fail(str(error)) from None
+        fail(str(error), 1)
     _port_free(host, port)
     _remember_address(db, f"http://{host}:{port}")
     if stored.join_slug:
@@ -197,8 +191,8 @@ def _port_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as error:
             if error.errno == errno.EADDRINUSE:
-                raise _fail(f"port {port} on {host} is in use; choose another --port") from None
-            raise _fail(f"cannot listen on {host}:{port}: {error.strerror}") from None
+                fail(f"port {port} on {host} is in use; choose another --port", 1)
+            fail(f"cannot listen on {host}:{port}: {error.strerror}", 1)
 
 
 @app.command()
@@ -241,7 +235,7 @@ def export(
     """Export the collected conversations as attunebench/v1, validated; with --payments, the
     list a researcher uploads to a recruitment platform to approve payments."""
     if out is None and payments is None:
-        raise _fail("give --out FILE (the conversations), --payments FILE, or both")
+        fail("give --out FILE (the conversations), --payments FILE, or both", 1)
     for path, option in ((out, "--out"), (payments, "--payments")):
         if path is not None:
             file_out(path, option)
@@ -264,7 +258,7 @@ def _export_payments(database: Database, stored: Stored, path: Path) -> None:
     try:
         write_payments(path, rows)
     except OSError as error:  # a disk that filled up while it was written
-        raise _fail(os_problem(error)) from None
+        fail(os_problem(error), 1)
     err.print(
         f"warning: {path} holds the platform's participant identifiers ({len(rows)} rows): "
         "keep it private and delete it once the payments are made",
@@ -284,14 +278,14 @@ def _export_conversations(
             participants = crud.all_participants(session)
             _, report = export_file(out, participants, stored.study, finished_only, simulated)
     except OSError as error:  # a disk that filled up while it was written
-        raise _fail(os_problem(error)) from None
+        fail(os_problem(error), 1)
     if report is None:
         err.print(f"no conversations to export yet; wrote an empty {out}")
         return
     if not report.ok:
         for problem in report.problems:
             err.print(str(problem), highlight=False, markup=False)
-        raise _fail(report.summary())
+        fail(report.summary(), 1)
     console.print(report.summary(), highlight=False, soft_wrap=True)
 
 
@@ -414,9 +408,9 @@ def simulate(
             )
         )
     except SimulationError as error:
-        raise _fail(str(error)) from None
+        fail(str(error), 1)
     except httpx.HTTPError as error:
-        raise _fail(f"cannot reach {url}: {error or type(error).__name__}") from None
+        fail(f"cannot reach {url}: {error or type(error).__name__}", 1)
     console.print(
         f"{outcome.enrolled} simulated participants enrolled, {outcome.finished} finished, "
         f"{outcome.turns} turns; {outcome.screened_out} screened out"
@@ -425,4 +419,4 @@ def simulate(
         highlight=False,
     )
     if outcome.problems:
-        raise _fail(f"{len(outcome.problems)} participants stopped: {outcome.problems[0]}")
+        fail(f"{len(outcome.problems)} participants stopped: {outcome.problems[0]}", 1)

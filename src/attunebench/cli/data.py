@@ -16,7 +16,7 @@ from rich.table import Table
 from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.data_fetch import fetch
 from attunebench.cli.data_import import app as import_app
-from attunebench.cli.errors import file_out, folder_out, os_problem
+from attunebench.cli.errors import fail, file_out, folder_out, os_problem
 from attunebench.cli.options import MaxLineBytes, Seed, ValidFile
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.repeats import repeats
@@ -220,8 +220,7 @@ def split_command(
         typer.echo(f"{exc.report.summary()}; fix them first (attunebench data validate)")
         raise typer.Exit(1) from None
     except SplitError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
     _run_io(lambda: write_conversations(paths[0], made.train))
     _run_io(lambda: write_conversations(paths[1], made.test))
     typer.echo(

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from attunebench.cli.consoles import CommandConsole, command_group
-from attunebench.cli.errors import file_out, os_problem
+from attunebench.cli.errors import fail, file_out, os_problem
 from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker
 from attunebench.data.importers import (
     ConvAI1Importer,
@@ -43,9 +43,7 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
     file_out(out)
     source = src if src is not None else corpus_dir(corpus)
     if not source.exists():
-        found = f"{source}: not found" if src is not None else missing_corpus(corpus)
-        errors.print(f"[red]error:[/] {escape(found)}")
-        raise typer.Exit(1)
+        fail(f"{source}: not found" if src is not None else missing_corpus(corpus), 1)
     columns = (
         SpinnerColumn(),
         TextColumn("importing {task.description}: {task.completed} conversations"),
@@ -337,8 +335,7 @@ def _import_csv(importer: CsvImporter, src: Path, out: Path, limit: int | None) 
     (`\\t` and `tab` name a tab), the import, and a built taxonomy written beside `--out`."""
     delimiter = {"\\t": "\t", "tab": "\t"}.get(importer.delimiter.lower(), importer.delimiter)
     if len(delimiter) != 1:
-        errors.print(f"[red]error:[/] --delimiter {escape(repr(delimiter))} is not one character")
-        raise typer.Exit(2)
+        fail(f"--delimiter {delimiter!r} is not one character")
     _run(src.stem, replace(importer, delimiter=delimiter), src, out, limit)
     if importer.taxonomy_from_data:
         _write_taxonomy_beside(out)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import Counter
+from itertools import islice
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +26,7 @@ import typer
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import folder_out
 from attunebench.cli.options import RESAMPLES, Resamples, Seed
-from attunebench.cli.run import quiet_model_loading, skipped_lines
+from attunebench.cli.run import context_options, quiet_model_loading, skipped_lines
 from attunebench.data.importers import ESConvImporter
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import corpus_dir, fetch_command
@@ -33,8 +34,6 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine import RunConfig, run, task_names
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.tasks import load_tasks
-from attunebench.tasks.base import takes_option
 
 out = CommandConsole()
 BASELINES = ("baseline/random", "baseline/majority", "baseline/lexicon", "baseline/knn")
@@ -47,12 +46,7 @@ def _esconv(split: str, variant: str, limit: int) -> list[Conversation]:
     source = corpus_dir("esconv")
     if limit == 0 or not source.is_dir():
         return []
-    conversations = []
-    for conversation in ESConvImporter(variant=variant, split=split).read(source, Counter()):
-        conversations.append(conversation)
-        if len(conversations) == limit:
-            break
-    return conversations
+    return list(islice(ESConvImporter(variant=variant, split=split).read(source, Counter()), limit))
 
 
 def prepare_data(folder: Path, esconv: int, train_esconv: int) -> tuple[Path, Path, str]:
@@ -109,7 +103,7 @@ def demo(
         out=out_dir / "run",
         models=models(train),
         judges=(ModelEntry.from_spec(JUDGE),),
-        task_options=_both_modes(),
+        task_options=context_options(task_names(["all"]), "both"),  # blind and informed
         seed=seed,
         cache_path=out_dir / "cache.sqlite",
         progress=sys.stderr.isatty(),
@@ -124,13 +118,3 @@ def demo(
     say(f"run directory: {config.out}")
     say(f"summary: {written[0]}")
     say(f"report: {written[-1]}")
-
-
-def _both_modes() -> dict[str, dict[str, str]]:
-    """Context modes blind and informed, for every task that takes a context option."""
-    tasks = load_tasks()
-    return {
-        name: {"context": "both"}
-        for name in task_names(["all"])
-        if takes_option(tasks.get(name), "context")
-    }

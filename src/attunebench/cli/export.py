@@ -8,12 +8,11 @@ from typing import Annotated
 import typer
 
 from attunebench.cli.consoles import CommandConsole, command_group
-from attunebench.cli.errors import folder_out, os_problem
+from attunebench.cli.errors import fail, folder_out, os_problem
 from attunebench.data.validate import DatasetError
 
 app = command_group("AttuneBench's tasks for other evaluation harnesses.")
 out = CommandConsole()
-err = CommandConsole(stderr=True)
 
 
 @app.command("lm-eval")
@@ -28,14 +27,11 @@ def lm_eval(
     try:
         written = export(dataset, folder)
     except DatasetError as error:
-        err.print(f"error: {error}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        fail(str(error))
     except FileNotFoundError as error:
-        err.print(f"error: {error.filename}: no such file", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+        fail(f"{error.filename}: no such file")
     except OSError as error:  # a disk that filled up while it was written
-        err.print(f"error: {os_problem(error)}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        fail(os_problem(error))
     for name, count in written.items():
         out.print(f"{PREFIX}{name}: {count} questions", markup=False, highlight=False)
     out.print(

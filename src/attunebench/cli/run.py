@@ -66,7 +66,7 @@ CLEAR_ERRORS = (
 )
 
 
-def _context_options(names: list[str], context: str | None) -> dict[str, dict[str, Any]]:
+def context_options(names: list[str], context: str | None) -> dict[str, dict[str, Any]]:
     """`--context` goes to every chosen task that declares a `context` option."""
     if context is None:
         return {}
@@ -175,8 +175,7 @@ def _execute(config: RunConfig, ray: RayOptions | None) -> RunResult:
     try:
         return run_on_ray(config, ray, say=typer.echo)
     except ShardsFailed as failed:
-        err.print(f"error: {failed}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        _fail(str(failed), 1)
 
 
 def _summary(result: RunResult) -> None:
@@ -329,7 +328,7 @@ def _planned(asked: RunOptions) -> RunConfig:
         out=asked.out,
         models=(),
         tasks=tuple(tasks),
-        task_options=_context_options(task_names(tasks), asked.context),
+        task_options=context_options(task_names(tasks), asked.context),
         limit=asked.limit,
         seed=asked.seed or 0,
     )

@@ -84,14 +84,6 @@ def _parquet_sink(path: str | Path) -> Iterator[_ParquetSink]:
             sink.flush()
 
 
-def write_parquet(path: str | Path, conversations: Iterable[Conversation]) -> int:
-    """Write conversations to Parquet atomically; returns how many were written."""
-    with _parquet_sink(path) as sink:
-        for conversation in conversations:
-            sink.add(conversation)
-    return sink.count
-
-
 def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
     """Validate `src` while streaming it into Parquet; `DatasetError`, and no output, if invalid."""
     with _parquet_sink(dst) as sink:
@@ -150,21 +142,9 @@ def _records_to_jsonl(records: Iterable[str | None], name: str, dst: str | Path)
     return count
 
 
-def _records_to_list(records: Iterable[str | None], name: str) -> list[Conversation]:
-    conversations: list[Conversation] = []
-    report = _validate_records(records, name, conversations.append)
-    if not report.ok:
-        raise DatasetError(report)
-    return conversations
-
-
 def parquet_to_jsonl(src: str | Path, dst: str | Path) -> int:
     """Check every row of an attunebench Parquet file and write it as JSON Lines."""
     return _records_to_jsonl(_parquet_records(src), str(src), dst)
-
-
-def read_parquet(path: str | Path) -> list[Conversation]:
-    return _records_to_list(_parquet_records(path), str(path))
 
 
 @contextlib.contextmanager
@@ -217,7 +197,3 @@ def _hf_records(path: str | Path) -> Iterator[str | None]:
 def hf_to_jsonl(src: str | Path, dst: str | Path) -> int:
     """Check every row of a `datasets` export and write it as JSON Lines."""
     return _records_to_jsonl(_hf_records(src), str(src), dst)
-
-
-def read_hf(path: str | Path) -> list[Conversation]:
-    return _records_to_list(_hf_records(path), str(path))

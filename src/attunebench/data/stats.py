@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import Field
 
 from attunebench.data.schema import Conversation, Turn
 from attunebench.frozen import Frozen
@@ -24,29 +27,34 @@ class Coverage(Frozen):
     panas: int
 
 
+# How many of each label (most frequent first) or each size (smallest first); none counted: {}
+Labels = Annotated[dict[str, int], Field(default_factory=dict)]
+Sizes = Annotated[dict[int, int], Field(default_factory=dict)]
+
+
 class DatasetStats(Frozen):
-    conversations: int
-    turns: int
-    responses: int
+    conversations: int = 0
+    turns: int = 0
+    responses: int = 0
     participants: int
-    conversations_without_participant: int
-    sources: dict[str, int]
-    taxonomies: dict[str, int]
-    turns_per_conversation: dict[int, int]
-    responses_per_turn: dict[int, int]
-    emotions: dict[str, int]
-    primary: dict[str, int]
-    behaviors: dict[str, int]
-    wanted_behaviors: dict[str, int]
-    context_emotions: dict[str, int]
+    conversations_without_participant: int = 0
+    sources: Labels
+    taxonomies: Labels
+    turns_per_conversation: Sizes
+    responses_per_turn: Sizes
+    emotions: Labels
+    primary: Labels
+    behaviors: Labels
+    wanted_behaviors: Labels
+    context_emotions: Labels
     coverage: Coverage
-    rated_responses: int
-    turns_with_state: int
-    responses_with_behaviors: int
-    turns_with_wanted_behaviors: int
-    pick_position: dict[int, int]
-    pick_strength: dict[int, int]
-    picks_by_model: dict[str, int]
+    rated_responses: int = 0
+    turns_with_state: int = 0
+    responses_with_behaviors: int = 0
+    turns_with_wanted_behaviors: int = 0
+    pick_position: Sizes
+    pick_strength: Sizes
+    picks_by_model: Labels
     traits: dict[str, dict[str, int]]
     provenance: dict[str, dict[str, int]]
 
@@ -55,15 +63,13 @@ def _ranked(counter: Counter[str]) -> dict[str, int]:
     return dict(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def _by_key(counter: Counter[int]) -> dict[int, int]:
-    return dict(sorted(counter.items()))
-
-
 @dataclass(slots=True)
 class StatsBuilder:
-    """Accumulates counts conversation by conversation; `build()` freezes them."""
+    """Accumulates counts conversation by conversation; `build()` freezes them. Each count,
+    label distribution and size distribution is kept under its `DatasetStats` field's name."""
 
     counts: Counter[str] = field(default_factory=Counter)
+    coverage: Counter[str] = field(default_factory=Counter)
     labels: dict[str, Counter[str]] = field(default_factory=dict)
     sizes: dict[str, Counter[int]] = field(default_factory=dict)
     participant_traits: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -78,17 +84,17 @@ class StatsBuilder:
     def add(self, conversation: Conversation) -> None:
         c = self.counts
         c["conversations"] += 1
-        self._label("source", conversation.source.name)
-        self._label("taxonomy", conversation.taxonomy_id)
+        self._label("sources", conversation.source.name)
+        self._label("taxonomies", conversation.taxonomy_id)
         for labelled, who in conversation.source.provenance.items():
             self.provenance.setdefault(labelled, Counter())[who] += 1
         if conversation.participant is None:
-            c["no_participant"] += 1
+            c["conversations_without_participant"] += 1
         else:
             self.participant_traits[conversation.participant.id] = conversation.participant.traits
         if conversation.context.emotion is not None:
-            self._label("context_emotion", conversation.context.emotion)
-        self._size("turns", len(conversation.turns))
+            self._label("context_emotions", conversation.context.emotion)
+        self._size("turns_per_conversation", len(conversation.turns))
         for turn in conversation.turns:
             self._add_turn(turn)
 
@@ -104,7 +110,7 @@ class StatsBuilder:
             if state.primary is not None:
                 self._label("primary", state.primary)
             for scale in Coverage.model_fields:
-                c[f"coverage_{scale}"] += getattr(state, scale) is not None
+                self.coverage[scale] += getattr(state, scale) is not None
         for response in turn.responses:
             self._label("behaviors", *response.behaviors)
             c["rated_responses"] += response.rating is not None
@@ -135,39 +141,16 @@ class StatsBuilder:
         return {name: _ranked(values) for name, values in sorted(by_trait.items())}
 
     def build(self) -> DatasetStats:
-        c = self.counts
-
-        def labels(kind: str) -> dict[str, int]:
-            return _ranked(self.labels.get(kind, Counter()))
-
-        def sizes(kind: str) -> dict[int, int]:
-            return _by_key(self.sizes.get(kind, Counter()))
-
-        return DatasetStats(
-            conversations=c["conversations"],
-            turns=c["turns"],
-            responses=c["responses"],
-            participants=len(self.participant_traits),
-            conversations_without_participant=c["no_participant"],
-            sources=labels("source"),
-            taxonomies=labels("taxonomy"),
-            turns_per_conversation=sizes("turns"),
-            responses_per_turn=sizes("responses_per_turn"),
-            emotions=labels("emotions"),
-            primary=labels("primary"),
-            behaviors=labels("behaviors"),
-            wanted_behaviors=labels("wanted_behaviors"),
-            context_emotions=labels("context_emotion"),
-            coverage=Coverage(**{scale: c[f"coverage_{scale}"] for scale in Coverage.model_fields}),
-            rated_responses=c["rated_responses"],
-            turns_with_state=c["turns_with_state"],
-            responses_with_behaviors=c["responses_with_behaviors"],
-            turns_with_wanted_behaviors=c["turns_with_wanted_behaviors"],
-            pick_position=sizes("pick_position"),
-            pick_strength=sizes("pick_strength"),
-            picks_by_model=labels("picks_by_model"),
-            traits=self._traits(),
-            provenance={k: _ranked(v) for k, v in sorted(self.provenance.items())},
+        return DatasetStats.model_validate(
+            {
+                **self.counts,
+                **{kind: _ranked(counter) for kind, counter in self.labels.items()},
+                **{kind: dict(sorted(counter.items())) for kind, counter in self.sizes.items()},
+                "participants": len(self.participant_traits),
+                "coverage": {scale: self.coverage[scale] for scale in Coverage.model_fields},
+                "traits": self._traits(),
+                "provenance": {k: _ranked(v) for k, v in sorted(self.provenance.items())},
+            }
         )
 
 

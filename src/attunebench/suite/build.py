@@ -9,7 +9,6 @@ difference is a `SuiteError` saying which, so two runs of one suite digest score
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -138,10 +137,6 @@ def check_items(suite: SuiteData) -> None:
             )
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def write_suite_data(suite: SuiteData, folder: Path) -> tuple[Path, Path]:
     """Write `<name>.jsonl` (evaluated) and `<name>-train.jsonl`; check both digests and the
     items."""
@@ -154,7 +149,7 @@ def write_suite_data(suite: SuiteData, folder: Path) -> tuple[Path, Path]:
         (evaluated, suite.manifest.dataset_sha256),
         (train, suite.manifest.train_sha256),
     ):
-        if _sha256(path) != expected:
+        if sha256_file(path) != expected:
             raise SuiteError(
                 f"suite {name}: {path.name} as the importers write it now differs from the "
                 "manifest's (SHA-256): an importer changed since this suite version"

@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from attunebench.data.schema import Conversation, Taxonomy
+from attunebench.data.schema_errors import field_path
 from attunebench.data.taxonomy import normalise_label
 from attunebench.frozen import problem_text
 
@@ -114,14 +115,6 @@ def expect_fields(fields: list[str], count: int, location: Location, field: str)
     return fields
 
 
-def field_path(loc: Sequence[int | str]) -> str:
-    """Pydantic's error location as a readable field path: `dialog[3].speaker`."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "record"
-
-
 def from_validation(location: Location, error: ValidationError) -> ImportFormatError:
     """The first problem pydantic found, as an error naming the field."""
     first = error.errors()[0]
@@ -130,7 +123,7 @@ def from_validation(location: Location, error: ValidationError) -> ImportFormatE
         return ImportFormatError(
             location, "json", problem_text(first).replace("line 1 column", "column")
         )
-    return ImportFormatError(location, field_path(first["loc"]), problem_text(first))
+    return ImportFormatError(location, field_path(first["loc"]) or "record", problem_text(first))
 
 
 def validated(model: type[RawT], item: object, location: Location) -> RawT:

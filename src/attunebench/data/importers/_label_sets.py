@@ -25,9 +25,9 @@ from attunebench.data.importers._base import (
     LabelKind,
     Location,
     Tally,
-    field_path,
 )
 from attunebench.data.schema import Taxonomy, TaxonomyLabel
+from attunebench.data.schema_errors import field_path
 from attunebench.data.taxonomy import load_taxonomy, normalise_label
 from attunebench.frozen import problem_text
 
@@ -61,10 +61,15 @@ def taxonomy_option(value: str) -> tuple[Taxonomy, bool]:
     try:
         return Taxonomy.model_validate(json_file(path, "taxonomy")), True
     except ValidationError as error:
-        first = error.errors()[0]
-        raise ImportOptionError(
-            f"{path}: {field_path(first['loc'])}: {problem_text(first)}"
-        ) from None
+        raise _refused(str(path), error) from None
+
+
+def _refused(where: str, error: ValidationError) -> ImportOptionError:
+    """A taxonomy pydantic refused: the first problem, with where and which field."""
+    first = error.errors()[0]
+    return ImportOptionError(
+        f"{where}: {field_path(first['loc']) or 'record'}: {problem_text(first)}"
+    )
 
 
 LabelMap = dict[LabelKind, dict[str, tuple[str, ...]]]
@@ -181,7 +186,4 @@ class Labeller:
                 behaviors=labels("behaviors"),
             )
         except ValidationError as error:
-            first = error.errors()[0]
-            raise ImportOptionError(
-                f"{path}: taxonomy from data: {field_path(first['loc'])}: {problem_text(first)}"
-            ) from None
+            raise _refused(f"{path}: taxonomy from data", error) from None
