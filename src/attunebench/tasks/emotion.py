@@ -78,6 +78,9 @@ class EmotionGold(EmotionReading, tasks.Gold):
     reported: str | None = None  # the last self-report the informed prompt shows
     answer_fields = ("primary", "emotions", "intensity", "valence", "arousal", "panas")
 
+    def shown(self) -> grouping.Shown:
+        return grouping.Shown(grouping.shown_bin(self.visible), self.chars or 0, self.reported)
+
     @property
     def labels(self) -> frozenset[str]:
         return frozenset((*self.emotions, *([self.primary] if self.primary else [])))
@@ -395,13 +398,8 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[EmotionGold]]:
-        return grouping.group_references(
-            grouping.Grouped(usual_label, label_guess),
-            lambda g: grouping.shown_bin(g.visible),
-            lambda g: g.chars or 0,
-            lambda g: g.reported,
-            context,
-        )
+        grouped = grouping.Grouped(usual_label, label_guess)
+        return grouping.group_references(grouped, EmotionGold.shown, context)
 
     def answered_gold(self, gold: EmotionGold, prediction: EmotionPrediction) -> EmotionGold | None:
         """The labels named, and each number the person reported that the answer gives."""
