@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -74,8 +73,8 @@ from attunebench.models.openai_wire import (
     URLs,
     completion_output,
     default_api,
-    is_local,
     parse_completion,
+    resolve_api_key,
     resolve_base_urls,
     schema_format,
 )
@@ -151,7 +150,10 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         # that gives them at its default effort (GPT-5.1 and later at `none`) has.
         choosing = at_effort(self.capabilities, None, self._told).logprobs or not chat
         self.answer_modes = frozenset({"generate", "choice"} if choosing else {"generate"})
-        self._headers = self._auth_headers(api_key, api_key_env)
+        key = resolve_api_key(f"openai/{model}", api_key, api_key_env, self.base_urls)
+        self._headers = {"Content-Type": "application/json"}
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
         self.json_mode = json_mode  # whether the server honours response_format json_object
         self.json_schema = json_schema  # whether to send each task's answer schema
         if json_schema and not chat:
@@ -164,20 +166,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         if batch:
             timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
             self._batches = self._batch_queue(batch_size, batch_tokens, timing)
-
-    def _auth_headers(self, api_key: str | None, api_key_env: str) -> dict[str, str]:
-        """The JSON headers, with the key where one is given or set: an endpoint that is not
-        on this machine needs one."""
-        key = api_key if api_key is not None else os.environ.get(api_key_env)
-        if not key and not all(is_local(url) for url in self.base_urls):
-            raise ProviderConfigError(
-                f"openai/{self.model}: environment variable {api_key_env} is not set "
-                f"(needed for {', '.join(self.base_urls)})"
-            )
-        headers = {"Content-Type": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
 
     def _batch_queue(
         self, batch_size: int | None, batch_tokens: int | None, timing: BatchTiming
