@@ -437,11 +437,7 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
             _primary_sets,
             metrics.macro_f1_statistic,
         ),
-        metrics.column_metric(
-            "jaccard",
-            "Jaccard overlap of the named and reported emotions",
-            metrics.Column("jaccard"),
-        ),
+        metrics.column_metric("jaccard", "Jaccard overlap of the named and reported emotions"),
         metrics.f1_metric(
             "labels_micro_f1",
             "micro-F1 over every reported emotion",

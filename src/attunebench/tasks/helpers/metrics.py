@@ -351,8 +351,9 @@ def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
 def column_metric(
     name: str, description: str, read: Column | None = None, higher_is_better: bool = True
 ) -> Metric:
-    """The mean of a number every record holds (by default its score), where it is defined."""
-    read = read or Column()
+    """The mean of a number every record holds, where it is defined: by default the value of
+    this name (`scores[name]`), the record's score for `score`."""
+    read = read or Column(None if name == "score" else name)
     return Metric(
         name,
         description,
