@@ -30,6 +30,7 @@ rather than being asked without it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -316,24 +317,13 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             yield (await self.generate(messages, params, hint)).text
             return
         body = self.request_body(messages, params, schema=None if hint is None else hint.schema())
-        url = f"{self._url()}/chat/completions"
-        try:
-            data = json.dumps({**body, "stream": True}).encode()
-            async with self._client().post(url, data=data) as response:
-                if response.status >= 400:
-                    text = (await response.read()).decode("utf-8", "replace")
-                    raise status_error(response.status, text, response.headers)
-                async for line in response.content:
-                    piece = _delta(line)
-                    if piece is None:
-                        return
-                    if piece:
-                        yield piece
-        except TimeoutError:
-            raise ProviderError(f"timed out calling {url}", retryable=True) from None
-        except aiohttp.ClientError as error:
-            message = f"{type(error).__name__} calling {url}: {error}"
-            raise ProviderError(message, retryable=True) from None
+        async with self._posting("chat/completions", {**body, "stream": True}) as response:
+            async for line in response.content:
+                piece = _delta(line)
+                if piece is None:
+                    return
+                if piece:
+                    yield piece
 
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
         """One live chat call with the model's parameters (batch or not), and one with its
@@ -399,15 +389,23 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
     async def _post(
         self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
     ) -> bytes:
+        async with self._posting(path, body, headers) as response:
+            return await response.read()
+
+    @contextlib.asynccontextmanager
+    async def _posting(
+        self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The server's answer to `body` at `path`, once it said yes: a refusal, a timeout or a
+        broken connection (while the answer is read too) as a ProviderError."""
         url = f"{self._url()}/{path}"
         data = json.dumps(body).encode()
         try:
             async with self._client().post(url, data=data, headers=headers) as response:
-                answer = await response.read()
                 if response.status >= 400:
-                    text = answer.decode("utf-8", "replace")
+                    text = (await response.read()).decode("utf-8", "replace")
                     raise status_error(response.status, text, response.headers)
-                return answer
+                yield response
         except TimeoutError:
             raise ProviderError(f"timed out calling {url}", retryable=True) from None
         except aiohttp.ClientError as error:  # refused, reset, disconnected, bad HTTP
