@@ -169,14 +169,7 @@ class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
             metrics.micro_f1_statistic,
         ),
         metrics.f1_metric("macro_f1", headline, label_sets, metrics.macro_f1_statistic),
-        metrics.pooled_f1_metric(
-            "pooled_macro_f1",
-            "macro-F1 with the corpus parts pooled (one label set over every part): a view, "
-            "never the headline, on which naming each corpus's most common label scores; "
-            "defined where the items come from several parts",
-            label_sets,
-            metrics.macro_f1_statistic,
-        ),
+        metrics.pooled_macro_f1(label_sets),
         *tasks.calibration_metrics(calibration_rows, positive="yes"),
     )
 

@@ -390,16 +390,18 @@ def f1_metric(
     return Metric(name, description, label_values(sets), within_parts(statistic), widen=widen)
 
 
-def pooled_f1_metric(
-    name: str,
-    description: str,
-    sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]],
-    statistic: Statistic,
-) -> Metric:
-    """The same F1 over the items of every corpus part pooled (`across_parts`): a view beside
-    the headline, never the headline."""
-    widen = (0.0, 1.0) if statistic is macro_f1_statistic else None
-    return Metric(name, description, label_values(sets), across_parts(statistic), widen=widen)
+def pooled_macro_f1(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -> Metric:
+    """`pooled_macro_f1`: the macro-F1 over the items of every corpus part pooled
+    (`across_parts`): a view beside the headline, never the headline."""
+    return Metric(
+        "pooled_macro_f1",
+        "macro-F1 with the corpus parts pooled (one label set over every part): a view, "
+        "never the headline, on which naming each corpus's most common label scores; "
+        "defined where the items come from several parts",
+        label_values(sets),
+        across_parts(macro_f1_statistic),
+        widen=(0.0, 1.0),
+    )
 
 
 @cache
