@@ -322,8 +322,6 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
 
     def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
         super().adopt(found, params)
-        if found.get("capabilities") is not None:
-            self.capabilities = Capabilities.model_validate(found["capabilities"])
         self._call_tokens = self.request(list(PROBE_MESSAGES), params)["max_tokens"]
 
     def thinking_note(self, params: GenerateParams) -> str | None:

@@ -34,7 +34,7 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -361,11 +361,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 fixes=FIXES,
                 params=params,
             )
-
-    def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
-        super().adopt(found, params)
-        if found.get("capabilities") is not None:
-            self.capabilities = Capabilities.model_validate(found["capabilities"])
 
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
         # Constrained answers were asked for: dropping the schema would answer unconstrained
