@@ -14,7 +14,7 @@ from attunebench.frozen import Frozen
 from attunebench.tasks.base import Gold, Guess, Scored, Task
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction, BehaviorTask
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
-from attunebench.tasks.helpers.grouping import Grouped, group_references
+from attunebench.tasks.helpers.grouping import Grouped, Shown, group_references
 from attunebench.tasks.helpers.pairs import PairGold
 from attunebench.tasks.judge_audit import JudgeAuditTask
 from attunebench.tasks.preference import PairTask, PreferencePrediction, PreferenceTask
@@ -86,6 +86,9 @@ class Sized(Gold):
     chars: int
     reported: str | None = None
 
+    def what_shows(self) -> Shown:
+        return Shown(self.shown, self.chars, self.reported)
+
 
 def test_group_references_group_train_items_by_nothing_position_length_and_report() -> None:
     # A group's usual answer that says which train items are in it, so each reference shows
@@ -97,17 +100,11 @@ def test_group_references_group_train_items_by_nothing_position_length_and_repor
         return ToyPrediction(answer=usual), Scored(None)
 
     grouped = Grouped(members, guess)
-    refs = group_references(grouped, lambda g: g.shown, lambda g: g.chars)
+    refs = group_references(grouped, Sized.what_shows)
     train = [Sized(shown=10 - i % 5, chars=100 * i) for i in range(10)]
 
     def groups(name: str, items: Sequence[Sized], context: str = "blind") -> list[str]:
-        reference = group_references(
-            grouped,
-            lambda g: g.shown,
-            lambda g: g.chars,
-            lambda g: g.reported,
-            context,  # type: ignore[arg-type]
-        )[name]
+        reference = group_references(grouped, Sized.what_shows, context)[name]  # type: ignore[arg-type]
         assert reference.fit is not None
         return [
             g[0].model_dump()["answer"] for g in reference.guess(reference.fit(train), items) if g

@@ -86,7 +86,6 @@ from attunebench.tasks.helpers.twins import DEFAULT_PERSON, PersonOption, person
 # The run.json fields that define a plan: a RUNDIR resumes only the plan it was made with
 # (base URLs aside: the same model may come back on another server).
 PLAN_FIELDS = (*SHARED_PLAN, "planned_items", "shard")
-ERRORS_SHOWN = 1  # the most common error per (model, task) in the closing summary
 Say = Callable[[str], None]
 Report = Callable[[int, int], None]  # (items done, items planned), after each record
 ItemChooser = Callable[[Task[Any, Any], Sequence[Conversation]], Iterable[Any]]

@@ -32,7 +32,6 @@ apart). With `batch = true` calls go through Message Batches (`anthropic_batch`)
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
@@ -67,7 +66,7 @@ from attunebench.models.claude_models import (
     unasked_thinking,
 )
 from attunebench.models.http_errors import status_error
-from attunebench.models.openai_wire import is_local
+from attunebench.models.openai_wire import resolve_api_key
 from attunebench.models.output_pacing import OutputPacer, over_rate_limit, pacing_note
 from attunebench.models.preflight import (
     ADAPTABLE,
@@ -84,6 +83,7 @@ T = TypeVar("T")
 # What the SDK takes as arguments; the rest of a request body goes as extra body fields.
 SDK_ARGUMENTS = ("model", "max_tokens", "messages")
 API_VERSION = "2023-06-01"
+API_URL = "https://api.anthropic.com"
 NO_SAMPLING_FROM = "2026-10-21"  # the API version from which no model takes sampling
 # The Messages API requires `max_tokens`: never renamed, unlike OpenAI's budget field.
 ADAPTS = {name: action for name, action in ADAPTABLE.items() if name not in RENAMES}
@@ -130,13 +130,9 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             ) from None
         self.model = model
         self.base_url = base_url or (base_urls[0] if base_urls else None)
-        key = api_key if api_key is not None else os.environ.get(api_key_env)
-        if not key:
-            if self.base_url is None or not is_local(self.base_url):
-                raise ProviderConfigError(
-                    f"anthropic/{model}: environment variable {api_key_env} is not set"
-                )
-            key = "no-key"  # a local stand-in server takes any key
+        server = [self.base_url or API_URL]
+        # A local stand-in server takes any key.
+        key = resolve_api_key(self.spec, api_key, api_key_env, server) or "no-key"
         self._override = dict(capabilities or {})
         if sampling is not None:
             self._override["sampling"] = sampling
@@ -173,8 +169,7 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
 
     @property
     def endpoint(self) -> str:
-        server = self.base_url or "https://api.anthropic.com"
-        return self.batch_endpoint(server)
+        return self.batch_endpoint(self.base_url or API_URL)
 
     def _accepted(self) -> Capabilities:
         """The capabilities, less a thinking-off type the pre-flight found refused."""
@@ -327,8 +322,6 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
 
     def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
         super().adopt(found, params)
-        if found.get("capabilities") is not None:
-            self.capabilities = Capabilities.model_validate(found["capabilities"])
         self._call_tokens = self.request(list(PROBE_MESSAGES), params)["max_tokens"]
 
     def thinking_note(self, params: GenerateParams) -> str | None:

@@ -22,6 +22,7 @@ instead of paying twice.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import time
 from abc import ABC, abstractmethod
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 from pydantic import Field, field_validator
 
 from attunebench.answerform import AnswerForm, HintKind, TaskHint
@@ -399,3 +401,9 @@ class NamedProvider(Provider):
     @property
     def spec(self) -> str:
         return self._spec
+
+
+def keyed_rng(key: str) -> np.random.Generator:
+    """A generator seeded by the SHA-256 of `key`: the same key draws the same numbers in any
+    process (Python's own hash is salted per process), for providers that draw per item."""
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))

@@ -30,11 +30,11 @@ rather than being asked without it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-import os
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -74,8 +74,8 @@ from attunebench.models.openai_wire import (
     URLs,
     completion_output,
     default_api,
-    is_local,
     parse_completion,
+    resolve_api_key,
     resolve_base_urls,
     schema_format,
 )
@@ -151,7 +151,10 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         # that gives them at its default effort (GPT-5.1 and later at `none`) has.
         choosing = at_effort(self.capabilities, None, self._told).logprobs or not chat
         self.answer_modes = frozenset({"generate", "choice"} if choosing else {"generate"})
-        self._headers = self._auth_headers(api_key, api_key_env)
+        key = resolve_api_key(f"openai/{model}", api_key, api_key_env, self.base_urls)
+        self._headers = {"Content-Type": "application/json"}
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
         self.json_mode = json_mode  # whether the server honours response_format json_object
         self.json_schema = json_schema  # whether to send each task's answer schema
         if json_schema and not chat:
@@ -164,20 +167,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         if batch:
             timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
             self._batches = self._batch_queue(batch_size, batch_tokens, timing)
-
-    def _auth_headers(self, api_key: str | None, api_key_env: str) -> dict[str, str]:
-        """The JSON headers, with the key where one is given or set: an endpoint that is not
-        on this machine needs one."""
-        key = api_key if api_key is not None else os.environ.get(api_key_env)
-        if not key and not all(is_local(url) for url in self.base_urls):
-            raise ProviderConfigError(
-                f"openai/{self.model}: environment variable {api_key_env} is not set "
-                f"(needed for {', '.join(self.base_urls)})"
-            )
-        headers = {"Content-Type": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
 
     def _batch_queue(
         self, batch_size: int | None, batch_tokens: int | None, timing: BatchTiming
@@ -328,24 +317,13 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             yield (await self.generate(messages, params, hint)).text
             return
         body = self.request_body(messages, params, schema=None if hint is None else hint.schema())
-        url = f"{self._url()}/chat/completions"
-        try:
-            data = json.dumps({**body, "stream": True}).encode()
-            async with self._client().post(url, data=data) as response:
-                if response.status >= 400:
-                    text = (await response.read()).decode("utf-8", "replace")
-                    raise status_error(response.status, text, response.headers)
-                async for line in response.content:
-                    piece = _delta(line)
-                    if piece is None:
-                        return
-                    if piece:
-                        yield piece
-        except TimeoutError:
-            raise ProviderError(f"timed out calling {url}", retryable=True) from None
-        except aiohttp.ClientError as error:
-            message = f"{type(error).__name__} calling {url}: {error}"
-            raise ProviderError(message, retryable=True) from None
+        async with self._posting("chat/completions", {**body, "stream": True}) as response:
+            async for line in response.content:
+                piece = _delta(line)
+                if piece is None:
+                    return
+                if piece:
+                    yield piece
 
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
         """One live chat call with the model's parameters (batch or not), and one with its
@@ -384,11 +362,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 params=params,
             )
 
-    def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
-        super().adopt(found, params)
-        if found.get("capabilities") is not None:
-            self.capabilities = Capabilities.model_validate(found["capabilities"])
-
     def _adaptation(self, parameter: str | None, params: GenerateParams) -> str | None:
         # Constrained answers were asked for: dropping the schema would answer unconstrained
         # under a run.json that says otherwise.
@@ -411,15 +384,23 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
     async def _post(
         self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
     ) -> bytes:
+        async with self._posting(path, body, headers) as response:
+            return await response.read()
+
+    @contextlib.asynccontextmanager
+    async def _posting(
+        self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The server's answer to `body` at `path`, once it said yes: a refusal, a timeout or a
+        broken connection (while the answer is read too) as a ProviderError."""
         url = f"{self._url()}/{path}"
         data = json.dumps(body).encode()
         try:
             async with self._client().post(url, data=data, headers=headers) as response:
-                answer = await response.read()
                 if response.status >= 400:
-                    text = answer.decode("utf-8", "replace")
+                    text = (await response.read()).decode("utf-8", "replace")
                     raise status_error(response.status, text, response.headers)
-                return answer
+                yield response
         except TimeoutError:
             raise ProviderError(f"timed out calling {url}", retryable=True) from None
         except aiohttp.ClientError as error:  # refused, reset, disconnected, bad HTTP

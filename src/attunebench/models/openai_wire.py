@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 from attunebench.answerform import Schema, is_strict
 from attunebench.models.base import ModelOutput, ProviderError
+from attunebench.models.registry import ProviderConfigError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOSTS = frozenset({"api.openai.com"})
@@ -50,6 +51,17 @@ def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]
 
 def is_local(url: str) -> bool:
     return (urlparse(url).hostname or "") in LOCAL_HOSTS
+
+
+def resolve_api_key(spec: str, key: str | None, env: str, urls: Sequence[str]) -> str | None:
+    """The key given, else the environment variable's; refused where it is missing and a
+    server is not on this machine (a local one may run without)."""
+    key = key if key is not None else os.environ.get(env)
+    if not key and not all(is_local(url) for url in urls):
+        raise ProviderConfigError(
+            f"{spec}: environment variable {env} is not set (needed for {', '.join(urls)})"
+        )
+    return key or None
 
 
 def default_api(urls: Sequence[str]) -> Api:

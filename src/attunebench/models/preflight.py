@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, Final
 
 from attunebench.models.base import GenerateParams, Message, ProviderError
+from attunebench.models.capabilities import Capabilities
 from attunebench.models.registry import ProviderConfigError
 
 PREFLIGHT_HEADER: Final = "X-AttuneBench-Preflight"
@@ -161,6 +162,7 @@ class Adapting:
     parameter to what was done (`dropped`, `renamed to max_completion_tokens`)."""
 
     _adapted: dict[str, str]
+    capabilities: Capabilities
     adaptable: Mapping[str, str | None] = ADAPTABLE  # what this provider's pre-flight may change
 
     @property
@@ -168,7 +170,10 @@ class Adapting:
         return self._adapted
 
     def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
+        """What the pre-flight adapted, and the capabilities it found (`Provider.found`)."""
         self._adapted = dict(found.get("adapted") or {})
+        if found.get("capabilities") is not None:
+            self.capabilities = Capabilities.model_validate(found["capabilities"])
 
     async def preflight(
         self,

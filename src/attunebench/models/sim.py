@@ -28,7 +28,6 @@ validated with; `sim/judge` (`models.sim_judge`) a judge with planted biases.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl
@@ -46,6 +45,7 @@ from attunebench.models.base import (
     NamedProvider,
     Provider,
     ProviderError,
+    keyed_rng,
 )
 from attunebench.models.registry import PROVIDERS, SpecError
 from attunebench.registry import did_you_mean
@@ -69,16 +69,12 @@ class OracleOptions(Frozen):
         return accuracy
 
 
-class Oracle(NamedProvider):
+class GoldReader(NamedProvider):
+    """A `sim/` instrument that writes its answers from each item's gold (`sim/oracle`,
+    `sim/person-oracle`): every form that can write the gold's answer, and nothing else."""
+
     cacheable = False  # its answers follow the gold, which the cache key does not hold
     reads_gold = True
-
-    def __init__(self, name: str, options: OracleOptions) -> None:
-        super().__init__(f"sim/{name}")
-        self.options = options
-
-    def tasks_named(self) -> tuple[str, ...]:
-        return tuple(self.options.accuracy)
 
     def answers_form(self, form: AnswerForm) -> bool:
         return form.gold_answers
@@ -86,12 +82,20 @@ class Oracle(NamedProvider):
     def unsupported_reason(self, kind: HintKind) -> str:
         return f"{self.spec} cannot write a {kind!r} answer from its gold"
 
+
+class Oracle(GoldReader):
+    def __init__(self, name: str, options: OracleOptions) -> None:
+        super().__init__(f"sim/{name}")
+        self.options = options
+
+    def tasks_named(self) -> tuple[str, ...]:
+        return tuple(self.options.accuracy)
+
     def _rng(self, hint: TaskHint, salt: str) -> np.random.Generator:
         item = hint.item_key.rsplit("|", 1)[0]  # the item, not the order it is asked in
         if self.options.reads != "gold":
             item = item.rsplit("|", 1)[0]  # nor the variant: an item's twins drawn alike
-        key = json.dumps([self.options.seed, salt, item]).encode()
-        return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+        return keyed_rng(json.dumps([self.options.seed, salt, item]))
 
     def _right(self, hint: TaskHint) -> bool:
         chance = self.options.accuracy.get(hint.task, DEFAULT_ACCURACY)

@@ -29,7 +29,6 @@ participant's own verdict, so the bias a report should recover is known in close
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -38,7 +37,14 @@ from pydantic import Field
 
 from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.base import GenerateParams, Message, ModelOutput, Provider, ProviderError
+from attunebench.models.base import (
+    GenerateParams,
+    Message,
+    ModelOutput,
+    Provider,
+    ProviderError,
+    keyed_rng,
+)
 from attunebench.models.registry import SpecError
 
 FIRST, SECOND, TIE = "first", "second", "tie"
@@ -113,9 +119,7 @@ class SimJudge(Provider):
         return "sim/judge"
 
     def _draws(self, unit: str) -> np.ndarray[Any, Any]:
-        key = json.dumps([self.options.seed, unit]).encode()
-        seed = int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
-        return np.random.default_rng(seed).random(5)
+        return keyed_rng(json.dumps([self.options.seed, unit])).random(5)
 
     def pick(self, comparison: Comparison) -> str:
         """FIRST, SECOND or TIE, in content terms (see the module docstring for the order)."""

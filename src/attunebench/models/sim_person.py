@@ -24,22 +24,16 @@ agree.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 import numpy as np
 from pydantic import Field
 
-from attunebench.answerform import AnswerForm, HintKind, TaskHint
+from attunebench.answerform import TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.base import (
-    GenerateParams,
-    Message,
-    ModelOutput,
-    NamedProvider,
-    ProviderError,
-)
+from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError, keyed_rng
+from attunebench.models.sim import GoldReader
 
 CALM_END = 1.0  # the bottom of the format's intensity scale: "barely"
 INTENSITY = "intensity"  # the dataset format's field, as a gold carries it
@@ -64,24 +58,14 @@ def calmed(gold: dict[str, Any], calm: float) -> dict[str, Any]:
     return {**gold, INTENSITY: CALM_END + (1.0 - calm) * (float(value) - CALM_END)}
 
 
-class PersonOracle(NamedProvider):
-    cacheable = False  # its answers follow the gold, which the cache key does not hold
-    reads_gold = True
-
+class PersonOracle(GoldReader):
     def __init__(self, options: PersonOptions) -> None:
         super().__init__("sim/person-oracle")
         self.options = options
 
-    def answers_form(self, form: AnswerForm) -> bool:
-        return form.gold_answers
-
-    def unsupported_reason(self, kind: HintKind) -> str:
-        return f"{self.spec} cannot write a {kind!r} answer from its gold"
-
     def _rng(self, hint: TaskHint, rollout: int | None, salt: str) -> np.random.Generator:
         item = hint.item_key.rsplit("|", 1)[0]  # the item, not the order it is asked in
-        key = json.dumps([self.options.seed, rollout, salt, item]).encode()
-        return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+        return keyed_rng(json.dumps([self.options.seed, rollout, salt, item]))
 
     async def generate(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None

@@ -58,7 +58,6 @@ from attunebench.tasks.helpers.metrics import Metric
 from attunebench.tasks.helpers.twins import Variant, shown_variant
 
 AnswerMode = Literal["generate", "choice"]
-ANSWER_MODES: tuple[AnswerMode, ...] = ("generate", "choice")
 CallRole = Literal["subject", "judge"]
 GoldLevel = Literal["turn", "conversation", "reply", "pair", "rating"]
 

@@ -49,6 +49,9 @@ class BehaviorGold(tasks.Gold):
     reported: str | None = None  # the last self-report the informed prompt shows
     answer_fields = ("behaviors",)
 
+    def shown(self) -> grouping.Shown:
+        return grouping.Shown(grouping.shown_bin(self.visible), self.chars or 0, self.reported)
+
 
 class BehaviorPrediction(Frozen):
     behaviors: tuple[str, ...] = ()
@@ -133,13 +136,8 @@ class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[BehaviorGold]]:
-        return grouping.group_references(
-            grouping.Grouped(usual_behavior, behavior_guess),
-            lambda g: grouping.shown_bin(g.visible),
-            lambda g: g.chars or 0,
-            lambda g: g.reported,
-            context,
-        )
+        grouped = grouping.Grouped(usual_behavior, behavior_guess)
+        return grouping.group_references(grouped, BehaviorGold.shown, context)
 
     def choice_gold(self, item: tasks.Item[BehaviorGold], query: tasks.Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
@@ -171,14 +169,7 @@ class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
             metrics.micro_f1_statistic,
         ),
         metrics.f1_metric("macro_f1", headline, label_sets, metrics.macro_f1_statistic),
-        metrics.pooled_f1_metric(
-            "pooled_macro_f1",
-            "macro-F1 with the corpus parts pooled (one label set over every part): a view, "
-            "never the headline, on which naming each corpus's most common label scores; "
-            "defined where the items come from several parts",
-            label_sets,
-            metrics.macro_f1_statistic,
-        ),
+        metrics.pooled_macro_f1(label_sets),
         *tasks.calibration_metrics(calibration_rows, positive="yes"),
     )
 

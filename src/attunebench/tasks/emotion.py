@@ -78,6 +78,9 @@ class EmotionGold(EmotionReading, tasks.Gold):
     reported: str | None = None  # the last self-report the informed prompt shows
     answer_fields = ("primary", "emotions", "intensity", "valence", "arousal", "panas")
 
+    def shown(self) -> grouping.Shown:
+        return grouping.Shown(grouping.shown_bin(self.visible), self.chars or 0, self.reported)
+
     @property
     def labels(self) -> frozenset[str]:
         return frozenset((*self.emotions, *([self.primary] if self.primary else [])))
@@ -395,13 +398,8 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[EmotionGold]]:
-        return grouping.group_references(
-            grouping.Grouped(usual_label, label_guess),
-            lambda g: grouping.shown_bin(g.visible),
-            lambda g: g.chars or 0,
-            lambda g: g.reported,
-            context,
-        )
+        grouped = grouping.Grouped(usual_label, label_guess)
+        return grouping.group_references(grouped, EmotionGold.shown, context)
 
     def answered_gold(self, gold: EmotionGold, prediction: EmotionPrediction) -> EmotionGold | None:
         """The labels named, and each number the person reported that the answer gives."""
@@ -431,19 +429,8 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
         TASK,
         metrics.column_metric("score", "primary-label accuracy"),
         metrics.f1_metric("macro_f1", headline, _primary_sets, metrics.macro_f1_statistic),
-        metrics.pooled_f1_metric(
-            "pooled_macro_f1",
-            "macro-F1 with the corpus parts pooled (one label set over every part): a view, "
-            "never the headline, on which naming each corpus's most common label scores; "
-            "defined where the items come from several parts",
-            _primary_sets,
-            metrics.macro_f1_statistic,
-        ),
-        metrics.column_metric(
-            "jaccard",
-            "Jaccard overlap of the named and reported emotions",
-            metrics.Column("jaccard"),
-        ),
+        metrics.pooled_macro_f1(_primary_sets),
+        metrics.column_metric("jaccard", "Jaccard overlap of the named and reported emotions"),
         metrics.f1_metric(
             "labels_micro_f1",
             "micro-F1 over every reported emotion",

@@ -158,6 +158,9 @@ class OutcomeGold(tasks.Gold):
         """The bin of the number of messages shown (-1: not recorded)."""
         return grouping.shown_bin(self.visible, VISIBLE_EDGES)
 
+    def shown(self) -> grouping.Shown:
+        return grouping.Shown(self.shown_bin, self.chars or 0, self.reported)
+
 
 def outcome_gold(conversation: Conversation) -> OutcomeGold | None:
     found, scales, _ = outcome_fields(conversation)
@@ -329,13 +332,8 @@ class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[OutcomeGold]]:
-        return grouping.group_references(
-            grouping.Grouped(usual_values, values_guess),
-            lambda g: g.shown_bin,
-            lambda g: g.chars or 0,
-            lambda g: g.reported,
-            context,
-        )
+        grouped = grouping.Grouped(usual_values, values_guess)
+        return grouping.group_references(grouped, OutcomeGold.shown, context)
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """MAE, coverage and Spearman of the survey answers beyond the known fields."""

@@ -121,6 +121,9 @@ class RatingGold(tasks.Gold):
         """The bin of the number of messages shown (-1: not recorded)."""
         return grouping.shown_bin(self.visible)
 
+    def shown(self) -> grouping.Shown:
+        return grouping.Shown(self.shown_bin, self.reply_chars or 0, self.reported)
+
     @property
     def cell(self) -> tuple[tuple[float, ...], int, int]:
         """The position cell the headline adjusts for, within one rating scale (thumbs and
@@ -282,13 +285,8 @@ class RatingScoring(tasks.Scoring[RatingGold, numeric.Numbers]):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[RatingGold]]:
-        return grouping.group_references(
-            grouping.Grouped(usual_ratings, rating_guess),
-            lambda g: g.shown_bin,
-            lambda g: g.reply_chars or 0,
-            lambda g: g.reported,
-            context,
-        )
+        grouped = grouping.Grouped(usual_ratings, rating_guess)
+        return grouping.group_references(grouped, RatingGold.shown, context)
 
     metrics = metrics.register(
         TASK,

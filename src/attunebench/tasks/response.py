@@ -157,28 +157,18 @@ class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
             {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
         )
         return tuple(
-            metrics.column_metric(
-                key,
-                f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}",
-                metrics.Column(key),
-            )
+            metrics.column_metric(key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}")
             for key in keys
         )
 
     metrics = metrics.register(
         TASK,
         metrics.column_metric("score", headline),
+        metrics.column_metric("win_vs_chosen", "win rate against the reply the participant chose"),
         metrics.column_metric(
-            "win_vs_chosen",
-            "win rate against the reply the participant chose",
-            metrics.Column("win_vs_chosen"),
+            "win_vs_rejected", "win rate against the reply the participant rejected"
         ),
-        metrics.column_metric(
-            "win_vs_rejected",
-            "win rate against the reply the participant rejected",
-            metrics.Column("win_vs_rejected"),
-        ),
-        metrics.column_metric("rubric", "mean rubric score (1-10)", metrics.Column("rubric")),
+        metrics.column_metric("rubric", "mean rubric score (1-10)"),
         metrics.column_metric(
             "one_order_share",
             "share of judged items with a comparison judged in one order only",

@@ -35,6 +35,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from attunebench.models.batching import request_key
+from attunebench.models.capabilities import (
+    CHAT_MODEL_SDK,
+    CREATE_PARAMS_SDK,
+    EFFORT_SDK,
+    OPENAI_MODELS_PAGE,
+    REASONING_PAGE,
+)
 from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
@@ -130,18 +137,14 @@ MODELS: dict[str, Rules] = {
         replace(GPT52, efforts=(*GPT52.efforts, "max"), cache_writes=True),
     ),
 }
-# The pages (and SDK files) each model's rules were read from, and the day.
-MODELS_PAGE = Citation("https://platform.openai.com/docs/models", "2026-12-03")
-REASONING_GUIDE = Citation("https://platform.openai.com/docs/guides/reasoning", "2026-12-03")
+# The pages (and SDK files) each model's rules were read from, and the day: those the
+# capability table cites too (`models.capabilities`), and the prompt-caching guide.
 CACHING_GUIDE = Citation("https://platform.openai.com/docs/guides/prompt-caching", "2026-12-03")
-SDK_CHAT_MODEL = Citation("openai SDK 3.3.1 types/shared/chat_model.py", "2026-12-05")
-SDK_EFFORT = Citation("openai SDK 3.3.1 types/shared/reasoning_effort.py", "2026-12-05")
-SDK_CREATE = Citation("openai SDK 3.3.1 types/chat/completion_create_params.py", "2026-12-05")
 SOURCES: dict[str, tuple[Citation, ...]] = {
     name: (
-        (SDK_CHAT_MODEL, SDK_EFFORT, CACHING_GUIDE)
+        (CHAT_MODEL_SDK, EFFORT_SDK, CACHING_GUIDE)
         if name.startswith("gpt-5.6")
-        else (MODELS_PAGE, REASONING_GUIDE, SDK_CREATE)
+        else (OPENAI_MODELS_PAGE, REASONING_PAGE, CREATE_PARAMS_SDK)
     )
     for name in MODELS
 }

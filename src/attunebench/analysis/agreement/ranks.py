@@ -53,7 +53,6 @@ from attunebench.analysis.schema import (
 from attunebench.analysis.scores import MetricScores
 from attunebench.stats import none_if_nan, safe_ratio
 
-ALPHA = 0.05
 DEFAULT_PERMUTATIONS = 9999
 MIN_DISTINCT_CONVERSATIONS = 20  # fewer: never "distinct" (see `verdict`)
 Statistic = Callable[[FloatArray, FloatArray], FloatArray]

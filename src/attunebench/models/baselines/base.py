@@ -18,7 +18,6 @@ same question (`AnswerForm.question`: the same labels, the same scales).
 
 from __future__ import annotations
 
-import hashlib
 import time
 from abc import abstractmethod
 from collections.abc import Hashable, Iterable, Sequence
@@ -35,6 +34,7 @@ from attunebench.models.base import (
     ModelOutput,
     NamedProvider,
     ProviderError,
+    keyed_rng,
 )
 from attunebench.models.hints import Example
 from attunebench.models.registry import ProviderConfigError
@@ -113,8 +113,7 @@ def item_rng(seed: int, hint: TaskHint) -> np.random.Generator:
         hint.candidates,
         hint.labels,
     ]
-    digest = hashlib.sha256(canonical_json([seed, hint.kind, address]).encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
+    return keyed_rng(canonical_json([seed, hint.kind, address]))
 
 
 def first_present(candidates: Iterable[str], labels: tuple[str, ...]) -> str | None:

@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -50,6 +50,15 @@ class Grouped(Generic[G]):
 
     usual: Callable[[Sequence[G], bool], Any]
     guess: Callable[[Any, G], Guess]
+
+
+class Shown(NamedTuple):
+    """What an item's prompt shows, as the references group by it: the bin of the messages
+    shown, a length, and the last self-report the informed prompt shows (its key)."""
+
+    position: int
+    length: float
+    reported: str | None
 
 
 # How items are grouped: what the keys learn from the train golds (a length's quintile
@@ -129,27 +138,24 @@ def constant_reference(grouped: Grouped[G]) -> Reference[G]:
 
 
 def group_references(
-    grouped: Grouped[G],
-    position: Callable[[G], int],
-    length: Callable[[G], float],
-    reported: Callable[[G], str | None] | None = None,
-    context: ContextMode = "blind",
+    grouped: Grouped[G], shown: Callable[[G], Shown], context: ContextMode = "blind"
 ) -> dict[str, Reference[G]]:
-    """A task's trivial references, by what each groups the items by: nothing (constant), the
-    bin of the messages shown (`position`: that bin), the quintile of a length among the train
-    items (`length`: the item's) and, in the informed context, the last self-report the prompt
-    shows (`reported`: its key)."""
+    """A task's trivial references, by what each groups the items by of what their prompt
+    shows (`shown`): nothing (constant), the bin of the messages shown, the quintile of the
+    length among the train items and, in the informed context, the last self-report."""
     found = {
         "reference/constant": constant_reference(grouped),
-        "reference/position-only": grouped_reference(grouped, None, lambda _, g: position(g)),
+        "reference/position-only": grouped_reference(grouped, None, lambda _, g: shown(g).position),
         "reference/length-only": grouped_reference(
             grouped,
-            lambda train: quintile_edges([length(g) for g in train]),
-            lambda edges, g: bisect_left(edges, length(g)),
+            lambda train: quintile_edges([shown(g).length for g in train]),
+            lambda edges, g: bisect_left(edges, shown(g).length),
         ),
     }
-    if context == "informed" and reported is not None:
-        found["reference/self-report"] = grouped_reference(grouped, None, lambda _, g: reported(g))
+    if context == "informed":
+        found["reference/self-report"] = grouped_reference(
+            grouped, None, lambda _, g: shown(g).reported
+        )
     return found
 
 

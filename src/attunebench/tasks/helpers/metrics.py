@@ -351,8 +351,9 @@ def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
 def column_metric(
     name: str, description: str, read: Column | None = None, higher_is_better: bool = True
 ) -> Metric:
-    """The mean of a number every record holds (by default its score), where it is defined."""
-    read = read or Column()
+    """The mean of a number every record holds, where it is defined: by default the value of
+    this name (`scores[name]`), the record's score for `score`."""
+    read = read or Column(None if name == "score" else name)
     return Metric(
         name,
         description,
@@ -389,16 +390,18 @@ def f1_metric(
     return Metric(name, description, label_values(sets), within_parts(statistic), widen=widen)
 
 
-def pooled_f1_metric(
-    name: str,
-    description: str,
-    sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]],
-    statistic: Statistic,
-) -> Metric:
-    """The same F1 over the items of every corpus part pooled (`across_parts`): a view beside
-    the headline, never the headline."""
-    widen = (0.0, 1.0) if statistic is macro_f1_statistic else None
-    return Metric(name, description, label_values(sets), across_parts(statistic), widen=widen)
+def pooled_macro_f1(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -> Metric:
+    """`pooled_macro_f1`: the macro-F1 over the items of every corpus part pooled
+    (`across_parts`): a view beside the headline, never the headline."""
+    return Metric(
+        "pooled_macro_f1",
+        "macro-F1 with the corpus parts pooled (one label set over every part): a view, "
+        "never the headline, on which naming each corpus's most common label scores; "
+        "defined where the items come from several parts",
+        label_values(sets),
+        across_parts(macro_f1_statistic),
+        widen=(0.0, 1.0),
+    )
 
 
 @cache
