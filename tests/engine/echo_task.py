@@ -71,9 +71,6 @@ class EchoTask(Task[EchoGold, EchoPrediction]):
     def score(self, item: Item[EchoGold], prediction: EchoPrediction) -> Scored:
         return Scored(1.0)
 
-    def worst(self, item: Item[EchoGold], partial: EchoPrediction | None) -> Scored:
-        return Scored(0.0)
-
     def judge_queries(
         self, item: Item[EchoGold], prediction: EchoPrediction, judges: Sequence[str]
     ) -> list[Query]:

@@ -12,6 +12,7 @@ the whole file is valid, and otherwise raises `DatasetError` carrying the proble
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,17 +154,17 @@ def _decode(line: _Line, max_line_bytes: int) -> tuple[object | None, str | None
     return None, reason
 
 
+# The counts of valid content a FileReport gives, kept by the tally under their field names.
+SIZES = ("lines", "conversations", "turns", "responses")
+
+
 @dataclass(slots=True)
 class _Tally:
     file: str
     keep: int
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
-    lines: int = 0
-    records: int = 0
-    conversations: int = 0
-    turns: int = 0
-    responses: int = 0
+    counts: Counter[str] = field(default_factory=Counter)  # the SIZES, and the records read
     first_line: dict[str, int] = field(default_factory=dict)
 
     def add(self, problem: Problem) -> None:
@@ -172,14 +173,9 @@ class _Tally:
             self.problems.append(problem)
 
     def report(self) -> FileReport:
+        sizes = {size: self.counts[size] for size in SIZES}
         return FileReport(
-            self.file,
-            self.lines,
-            self.conversations,
-            self.turns,
-            self.responses,
-            tuple(self.problems),
-            self.problem_count,
+            self.file, **sizes, problems=tuple(self.problems), problem_count=self.problem_count
         )
 
 
@@ -255,22 +251,24 @@ def validate_file(
             tally.add(Problem(tally.file, None, tabular))
             return tally.report()
         for line in _lines(handle, max_line_bytes):
-            tally.lines += 1
+            tally.counts["lines"] += 1
             if line.raw is not None and not line.raw.strip():
                 continue  # blank lines are allowed, as in the reader
-            tally.records += 1
+            tally.counts["records"] += 1
             obj, reason = _decode(line, max_line_bytes)
             if reason is not None:
                 tally.add(Problem(tally.file, line.number, reason))
                 continue
             conversation = _check_line(tally, line, obj)
             if conversation is not None:
-                tally.conversations += 1
-                tally.turns += len(conversation.turns)
-                tally.responses += sum(len(t.responses) for t in conversation.turns)
+                tally.counts.update(
+                    conversations=1,
+                    turns=len(conversation.turns),
+                    responses=sum(len(t.responses) for t in conversation.turns),
+                )
                 if on_valid is not None:
                     on_valid(conversation)
-    if tally.records == 0:
+    if tally.counts["records"] == 0:
         tally.add(Problem(tally.file, None, "file holds no conversations"))
     return tally.report()
 

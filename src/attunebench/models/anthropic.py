@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Awaitable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from attunebench.answerform import TaskHint
 from attunebench.models.anthropic_batch import LIMITS, AnthropicBatches
@@ -47,7 +47,7 @@ from attunebench.models.base import (
     ProviderError,
 )
 from attunebench.models.batched import BatchMode
-from attunebench.models.batching import BatchQueue, BatchTiming, request_key
+from attunebench.models.batching import BatchQueue, request_key
 from attunebench.models.capabilities import (
     CLAUDE_MODELS,
     UNKNOWN_CLAUDE,
@@ -65,6 +65,7 @@ from attunebench.models.claude_models import (
     thinking_note,
     unasked_thinking,
 )
+from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_timing, checked
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_wire import resolve_api_key
 from attunebench.models.output_pacing import OutputPacer, over_rate_limit, pacing_note
@@ -104,24 +105,9 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
     adaptable = ADAPTS
 
     def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        base_urls: list[str] | tuple[str, ...] | None = None,
-        api_key_env: str = "ANTHROPIC_API_KEY",
-        api_key: str | None = None,
-        timeout_s: float = 120.0,
-        sampling: bool | None = None,
-        capabilities: dict[str, Any] | None = None,
-        api_version: str = API_VERSION,
-        batch: bool = False,
-        batch_size: int | None = None,
-        batch_tokens: int | None = None,
-        batch_poll_s: float = BatchTiming.poll_s,
-        batch_quiet_s: float = BatchTiming.quiet_s,
-        batch_wait_s: float = BatchTiming.wait_s,
+        self, model: str, *, api_version: str = API_VERSION, **options: Unpack[HostedOptions]
     ) -> None:
+        checked(type(self).__name__, options)
         try:
             import anthropic
         except ImportError:
@@ -129,18 +115,21 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
                 "anthropic/ models need the anthropic package: pip install 'attunebench[anthropic]'"
             ) from None
         self.model = model
-        self.base_url = base_url or (base_urls[0] if base_urls else None)
+        base_urls = options.get("base_urls")
+        self.base_url = options.get("base_url") or (base_urls[0] if base_urls else None)
         server = [self.base_url or API_URL]
         # A local stand-in server takes any key.
-        key = resolve_api_key(self.spec, api_key, api_key_env, server) or "no-key"
-        self._override = dict(capabilities or {})
+        key_env = options.get("api_key_env", "ANTHROPIC_API_KEY")
+        key = resolve_api_key(self.spec, options.get("api_key"), key_env, server) or "no-key"
+        self._override = dict(options.get("capabilities") or {})
+        sampling = options.get("sampling")
         if sampling is not None:
             self._override["sampling"] = sampling
         elif api_version >= NO_SAMPLING_FROM:
             self._override.setdefault("sampling", False)
         self.capabilities: Capabilities = overridden(model, self._table_entry(), self._override)
         self._adapted: dict[str, str] = {}
-        self._timeout_s = timeout_s
+        self._timeout_s = timeout_s = options.get("timeout_s", DEFAULT_TIMEOUT_S)
         self._pacer = OutputPacer()
         self._call_tokens = 0  # the largest budget a call of this run asks (the pre-flight's)
         self._sdk = anthropic
@@ -152,13 +141,14 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             default_headers={"anthropic-version": api_version},
         )
         self._batches: BatchQueue[Any] | None = None
-        if batch:
+        if options.get("batch"):
             limits = dataclasses.replace(
-                LIMITS, max_requests=batch_size or LIMITS.max_requests, max_tokens=batch_tokens
+                LIMITS,
+                max_requests=options.get("batch_size") or LIMITS.max_requests,
+                max_tokens=options.get("batch_tokens"),
             )
             api = AnthropicBatches(self._client, self._calling, limits)
-            timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
-            self._batches = BatchQueue(api, self.spec, timing)
+            self._batches = BatchQueue(api, self.spec, batch_timing(options))
 
     def _table_entry(self) -> Capabilities:
         return CLAUDE_MODELS.get(family(self.model), UNKNOWN_CLAUDE)

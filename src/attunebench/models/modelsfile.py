@@ -352,11 +352,25 @@ def _option_names(prefix: str) -> list[str]:
     try:
         made = typing.get_type_hints(PROVIDERS.get(prefix)).get("return")
         parameters = inspect.signature(made).parameters.values() if made else ()
+        bundled = _bundled(made) if made else []
     except (NameError, TypeError, ValueError):  # not introspectable: say nothing rather than guess
         return []
     skipped = {"self", "model", "name", "spec"}
     kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sorted(p.name for p in parameters if p.kind in kinds and p.name not in skipped)
+    return sorted(
+        [p.name for p in parameters if p.kind in kinds and p.name not in skipped] + bundled
+    )
+
+
+def _bundled(made: Any) -> list[str]:
+    """The options a provider takes as `**options: Unpack[SomeTypedDict]`, a bundle several
+    providers share (`hosted.HostedOptions`); none where it takes no such bundle."""
+    for hint in typing.get_type_hints(made.__init__).values():
+        if typing.get_origin(hint) is typing.Unpack and typing.is_typeddict(
+            typing.get_args(hint)[0]
+        ):
+            return list(typing.get_type_hints(typing.get_args(hint)[0]))
+    return []
 
 
 def short_names(entries: Sequence[ModelEntry]) -> tuple[ModelEntry, ...]:

@@ -35,7 +35,7 @@ import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -66,12 +66,12 @@ from attunebench.models.completions import (
     parse_choice,
     parse_text_completion,
 )
+from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_timing, checked
 from attunebench.models.http_errors import body_line, looks_like_html, status_error
 from attunebench.models.openai_batch import OpenAIBatches, enqueued_tokens
 from attunebench.models.openai_wire import (
     PROBE_SCHEMA,
     Api,
-    URLs,
     completion_output,
     default_api,
     parse_completion,
@@ -118,40 +118,32 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        base_urls: URLs | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        api_key: str | None = None,
         json_mode: bool = True,
         json_schema: bool = False,
         chat: bool = True,
-        timeout_s: float = 120.0,
         max_connections: int = 0,
         api: Api | None = None,
-        sampling: bool | None = None,
-        capabilities: dict[str, Any] | None = None,
-        batch: bool = False,
-        batch_size: int | None = None,
-        batch_tokens: int | None = None,
-        batch_poll_s: float = BatchTiming.poll_s,
-        batch_quiet_s: float = BatchTiming.quiet_s,
-        batch_wait_s: float = BatchTiming.wait_s,
+        **options: Unpack[HostedOptions],
     ) -> None:
+        checked(type(self).__name__, options)
         self.model = model
         # False: a model with no chat template, asked through /completions with plain text.
         self.chat = chat
         try:
-            self.base_urls = resolve_base_urls(base_url, base_urls)
+            self.base_urls = resolve_base_urls(options.get("base_url"), options.get("base_urls"))
         except ValueError as error:
             raise ProviderConfigError(f"{self.spec}: {error}") from None
         self.api: Api = api or default_api(self.base_urls)
-        self.capabilities: Capabilities = self._capabilities(capabilities, sampling)
+        self.capabilities: Capabilities = self._capabilities(
+            options.get("capabilities"), options.get("sampling")
+        )
         self._adapted: dict[str, str] = {}
         # A model without first-token logprobs (a reasoning model) has no choice mode; one
         # that gives them at its default effort (GPT-5.1 and later at `none`) has.
         choosing = at_effort(self.capabilities, None, self._told).logprobs or not chat
         self.answer_modes = frozenset({"generate", "choice"} if choosing else {"generate"})
-        key = resolve_api_key(f"openai/{model}", api_key, api_key_env, self.base_urls)
+        key_env = options.get("api_key_env", "OPENAI_API_KEY")
+        key = resolve_api_key(f"openai/{model}", options.get("api_key"), key_env, self.base_urls)
         self._headers = {"Content-Type": "application/json"}
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
@@ -159,14 +151,15 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self.json_schema = json_schema  # whether to send each task's answer schema
         if json_schema and not chat:
             raise ProviderConfigError(f"{self.spec}: json_schema = true needs chat completions")
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._timeout = aiohttp.ClientTimeout(total=options.get("timeout_s", DEFAULT_TIMEOUT_S))
         self._max_connections = max_connections  # 0: as many as the engine's limit lets through
         self._session: aiohttp.ClientSession | None = None
         self._next_url = 0
         self._batches: BatchQueue[dict[str, Any]] | None = None
-        if batch:
-            timing = BatchTiming(quiet_s=batch_quiet_s, wait_s=batch_wait_s, poll_s=batch_poll_s)
-            self._batches = self._batch_queue(batch_size, batch_tokens, timing)
+        if options.get("batch"):
+            self._batches = self._batch_queue(
+                options.get("batch_size"), options.get("batch_tokens"), batch_timing(options)
+            )
 
     def _batch_queue(
         self, batch_size: int | None, batch_tokens: int | None, timing: BatchTiming

@@ -16,6 +16,7 @@ hint carries, `mock/` an example, the test servers a random one.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -94,7 +95,21 @@ class LabelAnswers(OneField):
         return answerform.obj({"label": answerform.one_of(hint.labels)}) if hint.labels else None
 
 
-class IntensityAnswers(OneField):
+class OnScale(OneField):
+    """`{field: n}`, a number on the scale the hint sets (`scale`): a random one is drawn
+    uniformly on it (whole steps on a scale of whole numbers), the schema bounds it."""
+
+    @abstractmethod
+    def scale(self, hint: TaskHint) -> tuple[float, float]: ...
+
+    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
+        return self.answer(answerform.uniform(rng, *self.scale(hint)))
+
+    def schema(self, hint: TaskHint) -> answerform.Schema:
+        return answerform.obj({self.field: answerform.in_scale(*self.scale(hint))})
+
+
+class IntensityAnswers(OnScale):
     """`{"intensity": n}`, from 1 (barely) to 5 (overwhelming)."""
 
     kind = "simulated_intensity"
@@ -104,14 +119,11 @@ class IntensityAnswers(OneField):
     def example(self, hint: TaskHint) -> str:
         return self.answer(3)
 
-    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return self.answer(answerform.uniform(rng, *INTENSITY))
-
-    def schema(self, hint: TaskHint) -> answerform.Schema:
-        return answerform.obj({"intensity": answerform.in_scale(*INTENSITY)})
+    def scale(self, hint: TaskHint) -> tuple[float, float]:
+        return INTENSITY
 
 
-class GradeAnswers(OneField):
+class GradeAnswers(OnScale):
     """`{"grade": n}` on the scale the hint's two labels give (low, high); the example is the
     low end, the first option a choice question lists."""
 
@@ -120,13 +132,10 @@ class GradeAnswers(OneField):
     marker = '{"grade"'
 
     def example(self, hint: TaskHint) -> str:
-        return self.answer(answerform.labelled_scale(hint)[0])
+        return self.answer(self.scale(hint)[0])
 
-    def random(self, hint: TaskHint, rng: np.random.Generator) -> str:
-        return self.answer(answerform.uniform(rng, *answerform.labelled_scale(hint)))
-
-    def schema(self, hint: TaskHint) -> answerform.Schema:
-        return answerform.obj({"grade": answerform.in_scale(*answerform.labelled_scale(hint))})
+    def scale(self, hint: TaskHint) -> tuple[float, float]:
+        return answerform.labelled_scale(hint)
 
 
 MESSAGE_FORM = answerform.registered(MessageAnswers())

@@ -462,9 +462,11 @@ class Task(ABC, Generic[G, P]):
     @abstractmethod
     def score(self, item: Item[G], prediction: P) -> Scored: ...
 
-    @abstractmethod
     def worst(self, item: Item[G], partial: P | None) -> Scored:
-        """The score of an invalid answer: the task's worst value wherever there is gold."""
+        """The score of an invalid answer: the task's worst value wherever there is gold. 0
+        unless a task says otherwise: the floor of a score from 0 to 1 that keeps no values of
+        its parts (a task whose score has parts, or another floor, gives its own)."""
+        return Scored(0.0)
 
     def judge_queries(self, item: Item[G], prediction: P, judges: Sequence[str]) -> list[Query]:
         """A judged task's second stage: the judge calls its prediction needs."""

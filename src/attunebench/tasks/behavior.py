@@ -273,11 +273,6 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
     def score(self, item: tasks.Item[BehaviorGold], prediction: BehaviorPrediction) -> tasks.Scored:
         return tasks.Scored(f1(prediction.behaviors, item.gold.behaviors))
 
-    def worst(
-        self, item: tasks.Item[BehaviorGold], partial: BehaviorPrediction | None
-    ) -> tasks.Scored:
-        return tasks.Scored(0.0)
-
 
 @tasks.register_task(TASK)
 def behavior_task(

@@ -340,11 +340,6 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
     def score(self, item: tasks.Item[ResponseGold], prediction: ResponsePrediction) -> tasks.Scored:
         raise AssertionError("a response is scored by its judges (judged)")
 
-    def worst(
-        self, item: tasks.Item[ResponseGold], partial: ResponsePrediction | None
-    ) -> tasks.Scored:
-        return tasks.Scored(0.0)
-
 
 @tasks.register_task(TASK)
 def response_task(

@@ -145,7 +145,7 @@ class AnthropicStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
-        super().__init__(answer, {**MODELS, **(models or {})})
+        super().__init__(answer, {**MODELS, **(models or {})}, "/v1/messages/batches")
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["billing", "forbidden"] | None = None
         self.refuse_with: str | None = None  # every message call refused (400) saying this
@@ -165,12 +165,10 @@ class AnthropicStub(ThreadedStub[Rules]):
     def output_tokens_per_minute(self, limit: int | None) -> None:
         self._bucket = OutputBucket(limit) if limit is not None else None
 
-    def routes(self, app: web.Application) -> None:
+    def api_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._messages)
         app.router.add_get("/v1/models/{id}", self._describe)
-        app.router.add_post("/v1/messages/batches", self._create)
-        app.router.add_get("/v1/messages/batches/{id}", self._retrieve)
-        app.router.add_get("/v1/messages/batches/{id}/results", self._results)
+        app.router.add_get(f"{self.batches_path}/{{id}}/results", self._results)
 
     async def _describe(self, request: web.Request) -> web.Response:
         model = request.match_info["id"]

@@ -74,11 +74,14 @@ class StubBatch:
 
 
 class ThreadedStub(ServedApp, Generic[R]):
-    """A hosted API's stand-in (see `ServedApp`); subclasses give `routes` and answer on the
-    stub's loop, with `answer` and by the API's rules `R` for each of its `models`."""
+    """A hosted API's stand-in (see `ServedApp`); subclasses give the API's routes
+    (`api_routes`) and answer on the stub's loop, with `answer` and by the API's rules `R` for
+    each of its `models`. Its batch API creates a batch at `batches_path` (POST) and retrieves
+    one at `{batches_path}/{id}` (GET)."""
 
-    def __init__(self, answer: Answerer, models: dict[str, R]) -> None:
+    def __init__(self, answer: Answerer, models: dict[str, R], batches_path: str) -> None:
         super().__init__()
+        self.batches_path = batches_path
         self._answer = answer
         self.models = models
         self.counts = StubCounts()
@@ -89,12 +92,21 @@ class ThreadedStub(ServedApp, Generic[R]):
         self._held = False
         self._released_upto = 0  # while held, batches made up to this one proceed
 
-    def routes(self, app: web.Application) -> None:
+    def api_routes(self, app: web.Application) -> None:
+        """The API's routes besides creating and retrieving a batch."""
+        raise NotImplementedError
+
+    async def _create(self, request: web.Request) -> web.StreamResponse:
+        raise NotImplementedError
+
+    async def _retrieve(self, request: web.Request) -> web.Response:
         raise NotImplementedError
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)
-        self.routes(app)
+        self.api_routes(app)
+        app.router.add_post(self.batches_path, self._create)
+        app.router.add_get(f"{self.batches_path}/{{id}}", self._retrieve)
         return app
 
     def stats(self) -> dict[str, Any]:

@@ -101,11 +101,6 @@ class IntenseTask(tasks.Task[IntenseGold, IntensePrediction], scoring=IntenseSco
     def score(self, item: tasks.Item[IntenseGold], prediction: IntensePrediction) -> tasks.Scored:
         return tasks.Scored(float(prediction.intense == item.gold.intense))
 
-    def worst(
-        self, item: tasks.Item[IntenseGold], partial: IntensePrediction | None
-    ) -> tasks.Scored:
-        return tasks.Scored(0.0)
-
 
 @tasks.register_task(TASK)
 def intense_task(seed: int = 0) -> IntenseTask:
