@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter, ne
 from typing import Any
 
@@ -39,6 +39,7 @@ SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
 # marshal's format 2 writes a value the same whoever else holds its parts (later formats write
 # a part held elsewhere as a reference: equal predictions would differ)
 _MARSHAL = 2
+_VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
 
 
 def task_object(name: str, made_with: Mapping[str, Any] | None = None) -> Task[Any, Any] | None:
@@ -79,10 +80,10 @@ class Cell:
         """Per model, the judges whose verdicts are behind its numbers."""
         if self.declaration is not None and not self.declaration.needs_judge:
             return {}  # no judge was asked: its records hold no verdicts
-        records, out = self.frame.records, {}
-        for model in np.unique(self.frame.model[self.mask]).tolist():
-            rows = self.rows(self.frame, model).tolist()
-            judges = {v.judge for i in rows for v in records[i].verdicts}
+        frame, out = self.frame, {}
+        for model in np.unique(frame.model[self.mask]).tolist():
+            held = map(_VERDICTS, frame.records_at(self.mask & (frame.model == model)))
+            judges = set(map(_JUDGE, chain.from_iterable(held)))
             if judges:
                 out[self.frame.models[model]] = sorted(judges)
         return out
