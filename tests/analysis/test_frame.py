@@ -1,5 +1,5 @@
 """The frame's columns hold what each record says: its `scores` by key (NaN where the record
-lacks the key or holds None) and its gold's corpus part, whatever mix of keys the records have."""
+lacks the key or holds None), whatever mix of keys the records have."""
 
 from __future__ import annotations
 
@@ -10,16 +10,11 @@ from planted import synthetic
 from planted.synthetic import Plan
 
 
-def test_score_columns_and_parts_read_each_record() -> None:
+def test_score_columns_read_each_record() -> None:
     runs = synthetic.runs(Plan({"m/a": {"emotion": 0.6, "behavior": 0.5}}, conversations=6))
     mixes = [{}, {"b": 1.0, "a": None}, {"a": 2.5}, {"c": 0.25, "a": 3.0, "b": -1.0}]
     records = tuple(
-        record.model_copy(
-            update={
-                "scores": mixes[i % len(mixes)],
-                "gold": None if i % 5 == 0 else {**(record.gold or {}), "part": f"p{i % 3}"},
-            }
-        )
+        record.model_copy(update={"scores": mixes[i % len(mixes)]})
         for i, record in enumerate(runs.records)
     )
     frame = Frame.from_records(records)
@@ -28,6 +23,3 @@ def test_score_columns_and_parts_read_each_record() -> None:
         for key, column in frame.scores.items():
             held = record.scores.get(key)
             assert math.isnan(column[i]) if held is None else column[i] == held
-        part = "None" if record.gold is None else record.gold["part"]
-        assert frame.parts[frame.part[i]] == part
-    assert frame.parts == ("None", "p0", "p1", "p2")

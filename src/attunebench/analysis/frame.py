@@ -40,7 +40,6 @@ _FIELDS = (
     "score",
     "flags",
     "scores",
-    "gold",
 )
 
 
@@ -49,26 +48,6 @@ def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
     names = tuple(sorted(set(values)))
     index = {name: position for position, name in enumerate(names)}
     return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
-
-
-def _score_columns(score_maps: Sequence[Mapping[str, float | None]]) -> dict[str, FloatArray]:
-    """Each key of the records' `scores` (in order of first appearance) as a column, NaN where
-    a record lacks it or holds None. Records hold a few distinct sets of keys: the records of
-    each set are read by one `itemgetter` map, not a statement per record and key."""
-    size = len(score_maps)
-    shapes = list(map(tuple, score_maps))
-    index = {shape: code for code, shape in enumerate(dict.fromkeys(shapes))}
-    group = np.fromiter(map(index.__getitem__, shapes), dtype=np.int64, count=size)
-    columns: dict[str, FloatArray] = {}
-    for shape, code in index.items():
-        if not shape:
-            continue
-        rows = np.flatnonzero(group == code)
-        held = map(score_maps.__getitem__, rows.tolist())
-        numbers = np.array(list(map(itemgetter(*shape), held)), dtype=np.float64)
-        for key, values in zip(shape, numbers.reshape(len(rows), len(shape)).T, strict=True):
-            columns.setdefault(key, np.full(size, np.nan))[rows] = values  # None: NaN
-    return columns
 
 
 def _first_seen(*columns: IntArray) -> IntArray:
@@ -117,8 +96,6 @@ class Frame:
     judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
 
     scores: Mapping[str, FloatArray]  # each key of the records' `scores`, NaN where absent
-    parts: tuple[str, ...]  # the corpus parts the records' gold names ("None": names none)
-    part: IntArray  # each record's corpus part, a code of `parts`
 
     @classmethod
     def from_records(cls, records: Sequence[ItemRecord]) -> Frame:
@@ -130,10 +107,20 @@ class Frame:
         fields = list(map(vars, records))
         columns = [list(map(itemgetter(name), fields)) for name in _FIELDS]
         task_names, model_names, variant_names, conversation_ids, turns = columns[:5]
-        item_ids, statuses, numbers, flags, score_maps = columns[5:10]
+        item_ids, statuses, numbers, flags, score_maps = columns[5:]
         judge_failed = np.fromiter(
             (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
         )
+        found: dict[str, tuple[list[int], list[float | None]]] = {}
+        for i, extra in enumerate(score_maps):
+            for key, number in extra.items():
+                rows, values = found.setdefault(key, ([], []))
+                rows.append(i)
+                values.append(number)
+        scores: dict[str, FloatArray] = {}
+        for key, (rows, values) in found.items():
+            scores[key] = np.full(size, np.nan)
+            scores[key][rows] = np.array(values, dtype=np.float64)  # None: NaN
         status = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int64, count=size)
         score = np.array(numbers, dtype=np.float64).reshape(size)  # None: NaN
         score[status == STATUS_CODES["failed"]] = np.nan
@@ -142,7 +129,6 @@ class Frame:
         models, model = _codes(model_names)
         variants, variant = _codes(variant_names)
         conversations, conversation = _codes(conversation_ids)
-        parts, part = _codes([str(gold.get("part")) if gold else "None" for gold in columns[10]])
         item = _first_seen(conversation, turn, _codes(item_ids)[1])
         return cls(
             records,
@@ -159,9 +145,7 @@ class Frame:
             status,
             score,
             judge_failed,
-            _score_columns(score_maps),
-            parts,
-            part,
+            scores,
         )
 
     @property
