@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -113,6 +114,13 @@ def _pairwise(record: ItemRecord) -> bool:
     return any(v.mode == "pairwise" and v.order is not None for v in record.verdicts)
 
 
+def any_pairwise(frame: Frame) -> bool:
+    """Whether any record holds a pairwise verdict: where none does (judges scoring replies on
+    their own), the judged records give no row and are not walked one by one."""
+    held = chain.from_iterable(map(attrgetter("verdicts"), frame.records))
+    return "pairwise" in set(map(attrgetter("mode"), held))
+
+
 def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     """The verdicts of every judged answer (records with pairwise verdicts) and of every task
     that `audits` the judges."""
@@ -124,7 +132,7 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
         map(bool, map(attrgetter("verdicts"), frame.records)), dtype=bool, count=len(audited)
     )
     # a failed record holds no verdict; only the records that can give rows are walked
-    walked = np.flatnonzero(frame.answered & (audited | verdicts))
+    walked = np.flatnonzero(frame.answered & (audited | (verdicts & any_pairwise(frame))))
     for i, conversation, audit in zip(
         walked.tolist(),
         frame.conversation[walked].tolist(),
