@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter
+from itertools import chain, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.frame import FloatArray, Frame, IntArray
+from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
 from attunebench.records import ItemRecord
 
 FIRST, SECOND, TIE, NONE = 0, 1, 2, -1
@@ -110,15 +110,19 @@ def _audit_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-def _pairwise(record: ItemRecord) -> bool:
-    return any(v.mode == "pairwise" and v.order is not None for v in record.verdicts)
-
-
-def any_pairwise(frame: Frame) -> bool:
-    """Whether any record holds a pairwise verdict: where none does (judges scoring replies on
-    their own), the judged records give no row and are not walked one by one."""
-    held = chain.from_iterable(map(attrgetter("verdicts"), frame.records))
-    return "pairwise" in set(map(attrgetter("mode"), held))
+def pairwise(records: Sequence[ItemRecord]) -> BoolArray:
+    """Per record, whether it holds a pairwise verdict in a stated order: read by C-level maps
+    over all their verdicts at once (a generator per record cost half the table)."""
+    held = list(map(attrgetter("verdicts"), records))
+    every = list(chain.from_iterable(held))
+    modes = np.array(list(map(attrgetter("mode"), every)), dtype=object) == "pairwise"
+    ordered = np.fromiter(
+        map(is_not, map(attrgetter("order"), every), repeat(None)), dtype=bool, count=len(every)
+    )
+    sizes = np.fromiter(map(len, held), dtype=np.int64, count=len(held))
+    owner = np.repeat(np.arange(len(held)), sizes)
+    found: BoolArray = np.bincount(owner, weights=modes & ordered, minlength=len(held)) > 0
+    return found
 
 
 def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
@@ -132,7 +136,9 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
         map(bool, map(attrgetter("verdicts"), frame.records)), dtype=bool, count=len(audited)
     )
     # a failed record holds no verdict; only the records that can give rows are walked
-    walked = np.flatnonzero(frame.answered & (audited | (verdicts & any_pairwise(frame))))
+    judged_answer = frame.answered & verdicts & ~audited
+    judged_answer[judged_answer] = pairwise(frame.records_at(judged_answer))
+    walked = np.flatnonzero((frame.answered & audited) | judged_answer)
     for i, conversation, audit in zip(
         walked.tolist(),
         frame.conversation[walked].tolist(),
@@ -142,11 +148,9 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
         record = frame.records[i]
         if audit:
             found = _audit_rows(record)
-        elif record.verdicts and _pairwise(record):
+        else:
             found = _judged_rows(record)
             judged[record.task] = None
-        else:
-            continue
         rows += found
         conversations += [conversation] * len(found)
     return table_of(rows, conversations, tuple(judged))
