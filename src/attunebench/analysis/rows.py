@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from itertools import repeat
-from operator import attrgetter
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -17,7 +14,6 @@ from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster, task_provenance
 from attunebench.analysis.schema import Estimate, Notice, ScoreRow, TaskInfo
 from attunebench.analysis.scores import MetricScores, counts, headline_metric
-from attunebench.records import ItemRecord
 
 CellKey = tuple[str, str]  # task, variant
 
@@ -201,22 +197,12 @@ def part_notices(frame: Frame, cells: Mapping[CellKey, Cell]) -> list[Notice]:
         cell = cells.get((task, headline)) if headline is not None else None
         if cell is None:
             continue
-        parts = sorted(set(map(str, gold_parts(frame.records_at(cell.mask)))))
+        rows = np.flatnonzero(cell.mask)
+        parts = sorted({str((frame.records[i].gold or {}).get("part")) for i in rows.tolist()})
         if len(parts) < 2:
             continue
         out.append(Notice(kind="corpus_parts", task=task, message=_parts_said(cell, parts)))
     return out
-
-
-def gold_parts(records: Sequence[ItemRecord]) -> set[Any]:
-    """The corpus parts the records' gold names (None: a gold that names none), by C-level
-    maps where every record has a gold (a statement per record cost as much as the rest of
-    the notices)."""
-    golds = list(map(attrgetter("gold"), records))
-    try:
-        return set(map(dict.get, golds, repeat("part")))
-    except TypeError:  # a record without gold
-        return {(gold or {}).get("part") for gold in golds}
 
 
 def _parts_said(cell: Cell, parts: list[str]) -> str:

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
-from operator import attrgetter, is_not
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.records import ItemRecord
 
 FIRST, SECOND, TIE, NONE = 0, 1, 2, -1
@@ -110,19 +109,8 @@ def _audit_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-def pairwise(records: Sequence[ItemRecord]) -> BoolArray:
-    """Per record, whether it holds a pairwise verdict in a stated order: read by C-level maps
-    over all their verdicts at once (a generator per record cost half the table)."""
-    held = list(map(attrgetter("verdicts"), records))
-    every = list(chain.from_iterable(held))
-    modes = np.array(list(map(attrgetter("mode"), every)), dtype=object) == "pairwise"
-    ordered = np.fromiter(
-        map(is_not, map(attrgetter("order"), every), repeat(None)), dtype=bool, count=len(every)
-    )
-    sizes = np.fromiter(map(len, held), dtype=np.int64, count=len(held))
-    owner = np.repeat(np.arange(len(held)), sizes)
-    found: BoolArray = np.bincount(owner, weights=modes & ordered, minlength=len(held)) > 0
-    return found
+def _pairwise(record: ItemRecord) -> bool:
+    return any(v.mode == "pairwise" and v.order is not None for v in record.verdicts)
 
 
 def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
@@ -136,9 +124,7 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
         map(bool, map(attrgetter("verdicts"), frame.records)), dtype=bool, count=len(audited)
     )
     # a failed record holds no verdict; only the records that can give rows are walked
-    judged_answer = frame.answered & verdicts & ~audited
-    judged_answer[judged_answer] = pairwise(frame.records_at(judged_answer))
-    walked = np.flatnonzero((frame.answered & audited) | judged_answer)
+    walked = np.flatnonzero(frame.answered & (audited | verdicts))
     for i, conversation, audit in zip(
         walked.tolist(),
         frame.conversation[walked].tolist(),
@@ -148,9 +134,11 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
         record = frame.records[i]
         if audit:
             found = _audit_rows(record)
-        else:
+        elif record.verdicts and _pairwise(record):
             found = _judged_rows(record)
             judged[record.task] = None
+        else:
+            continue
         rows += found
         conversations += [conversation] * len(found)
     return table_of(rows, conversations, tuple(judged))
