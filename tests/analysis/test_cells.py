@@ -3,10 +3,14 @@ others, and the items left out are listed with why; `all_items` keeps them and w
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from typing import Any
 
 import pytest
 
+from attunebench.analysis.cells import build_cell, typed_views
+from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import ScoreRow, Summary
 from attunebench.analysis.summary import Options, build_summary
@@ -124,3 +128,36 @@ def test_a_yardsticks_failures_take_no_items_from_the_models_under_test() -> Non
     (notice,) = [w for w in summary.warnings if w.kind == "yardstick_items"]
     assert notice.model == "baseline/random"
     assert f"no answer for {lacks} of the {common} items" in notice.message
+
+
+def dumped(value: Any) -> Any:
+    """A gold or prediction as JSON (a validated one holds tuples where one built as read
+    holds lists)."""
+    return json.dumps(None if value is None else dict(value), sort_keys=True, default=vars)
+
+
+def test_typed_views_read_every_record_as_the_task_reads_it() -> None:
+    """Each record's view holds the gold and prediction `Scoring.view` reads from it, equal
+    predictions shared: also where one model's record of an item holds a gold that differs
+    from the others' (a merged older run), and where a prediction does not validate."""
+    plan = Plan({name: {"emotion": 0.6} for name in ("m/a", "m/b")}, conversations=12)
+    runs = synthetic.runs(plan)
+    first = runs.records[0]
+    changed = first.model_copy(update={"gold": {**(first.gold or {}), "primary": "other"}})
+    odd = runs.records[1].model_copy(update={"prediction": {"primary": 3, "extra": [1.5]}})
+    records = (changed, odd, *runs.records[2:])
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", first.variant, all_items=True)
+    assert cell.declaration is not None
+    views = typed_views(cell.declaration, frame, cell.mask)
+    assert len(views) == int(cell.mask.sum()) > 40
+    for i, view in views.items():
+        plain = cell.declaration.scoring.view(frame.records[i])
+        assert view.record is frame.records[i]
+        assert dumped(view.gold) == dumped(plain.gold)
+        assert dumped(view.prediction) == dumped(plain.prediction)
+    same_item = [i for i in views if i and frame.item[i] == frame.item[0]]
+    assert same_item and views[0].gold.primary == "other"
+    assert all(views[i].gold.primary == first.gold["primary"] != "other" for i in same_item)
+    distinct = {json.dumps(v.record.prediction, sort_keys=True) for v in views.values()}
+    assert len({id(v.prediction) for v in views.values()}) == len(distinct)

@@ -16,22 +16,30 @@ the models' items differ.
 
 from __future__ import annotations
 
+import marshal
 import pickle
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain, compress, repeat
+from operator import attrgetter, ne
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
-from attunebench.analysis.frame import BoolArray, Frame
+from attunebench.analysis.frame import BoolArray, Frame, IntArray
 from attunebench.analysis.schema import LeftOutItem, item_address
+from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Gold, Scoring, Task, View, takes_option
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
+# marshal's format 2 writes a value the same whoever else holds its parts (later formats write
+# a part held elsewhere as a reference: equal predictions would differ)
+_MARSHAL = 2
+_VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
 
 
 def task_object(name: str, made_with: Mapping[str, Any] | None = None) -> Task[Any, Any] | None:
@@ -72,10 +80,10 @@ class Cell:
         """Per model, the judges whose verdicts are behind its numbers."""
         if self.declaration is not None and not self.declaration.needs_judge:
             return {}  # no judge was asked: its records hold no verdicts
-        records, out = self.frame.records, {}
-        for model in np.unique(self.frame.model[self.mask]).tolist():
-            rows = self.rows(self.frame, model).tolist()
-            judges = {v.judge for i in rows for v in records[i].verdicts}
+        frame, out = self.frame, {}
+        for model in np.unique(frame.model[self.mask]).tolist():
+            held = map(_VERDICTS, frame.records_at(self.mask & (frame.model == model)))
+            judges = set(map(_JUDGE, chain.from_iterable(held)))
             if judges:
                 out[self.frame.models[model]] = sorted(judges)
         return out
@@ -104,40 +112,72 @@ def typed_views(
 
     Every model's record of an item holds the same gold, so each item's gold is built once
     and shared (frozen) unless a record's differs. Models answer in a few distinct ways (a
-    label, a letter, a number), so equal predictions (equal pickles: cheaper than validating,
-    and than `repr`, which writes every float out in decimal) are read once and shared (frozen)
-    too. Gold and prediction are validated, which pydantic does faster than it constructs a
-    model unvalidated; one that does not validate (written by an older version, say) is
-    constructed as `Scoring.view` would.
+    label, a letter, a number), so equal predictions are read once and shared (frozen) too.
+    Gold and prediction are validated, which pydantic does faster than it constructs a model
+    unvalidated; one that does not validate (written by an older version, say) is constructed
+    as `Scoring.view` would. Each step is one C-level `map` over the records: a Python
+    statement per record cost as much as the rest.
     """
     if (
         type(declaration.scoring).view is not Scoring.view
     ):  # a task that reads its records its own way
         return {int(i): declaration.scoring.view(frame.records[i]) for i in np.flatnonzero(keep)}
-    gold_type, prediction_type = declaration.gold_type, declaration.prediction_type
-    validate = prediction_type.__pydantic_validator__.validate_python
-    golds: dict[int, tuple[dict[str, Any] | None, Any]] = {}
-    predictions: dict[bytes, Any] = {}
-    views: dict[int, View[Any, Any]] = {}
     rows = np.flatnonzero(keep)
-    records = frame.records
-    for i, code in zip(rows.tolist(), frame.item[rows].tolist(), strict=True):
-        record = records[i]
-        shared = golds.get(code)
-        if shared is None or shared[0] != record.gold:
-            shared = golds[code] = (record.gold, _gold(gold_type, record.gold))
-        prediction: Any = None
-        if record.prediction is not None:
-            key = pickle.dumps(record.prediction, pickle.HIGHEST_PROTOCOL)
-            prediction = predictions.get(key)
-            if prediction is None:
-                try:
-                    prediction = validate(record.prediction)
-                except ValidationError:
-                    prediction = prediction_type.model_construct(**record.prediction)
-                predictions[key] = prediction
-        views[i] = View(record, shared[1], prediction)
-    return views
+    records = frame.records_at(keep)
+    golds = _shared_golds(declaration.gold_type, records, frame.item[rows])
+    predictions = _shared_predictions(declaration.prediction_type, records)
+    return dict(zip(rows.tolist(), map(View, records, golds, predictions), strict=True))
+
+
+def _shared_golds(
+    gold_type: type[Gold], records: Sequence[ItemRecord], items: IntArray
+) -> list[Gold]:
+    """Each record's gold in its type: one per item, built from the item's first record, and
+    one per distinct gold for a record whose gold differs from it."""
+    found = list(map(attrgetter("gold"), records))
+    _, first, inverse = np.unique(items, return_index=True, return_inverse=True)
+    firsts = list(map(found.__getitem__, first.tolist()))
+    typed = [_gold(gold_type, gold) for gold in firsts]
+    of_item = inverse.reshape(-1).tolist()
+    out = list(map(typed.__getitem__, of_item))
+    differing = compress(range(len(out)), map(ne, found, map(firsts.__getitem__, of_item)))
+    other: dict[bytes, Gold] = {}
+    for i in differing:  # an item whose records disagree on its gold: each read as it is
+        key = _key(found[i])
+        if key not in other:
+            other[key] = _gold(gold_type, found[i])
+        out[i] = other[key]
+    return out
+
+
+def _shared_predictions(prediction_type: type[Any], records: Sequence[ItemRecord]) -> list[Any]:
+    """Each record's prediction in its type (None where it has none), equal ones shared: read
+    once per distinct serialisation (`marshal`, the cheapest that tells 1 from 1.0 and writes
+    floats exactly; `pickle` where a prediction holds what `marshal` cannot write)."""
+    found = list(map(attrgetter("prediction"), records))
+    try:
+        keys = list(map(marshal.dumps, found, repeat(_MARSHAL)))
+    except ValueError:
+        keys = list(map(_key, found))
+    validate = prediction_type.__pydantic_validator__.validate_python
+    typed: dict[bytes, Any] = {}
+    for key, prediction in dict(zip(keys, found, strict=True)).items():
+        if prediction is None:
+            typed[key] = None
+            continue
+        try:
+            typed[key] = validate(prediction)
+        except ValidationError:
+            typed[key] = prediction_type.model_construct(**prediction)
+    return list(map(typed.__getitem__, keys))
+
+
+def _key(found: Any) -> bytes:
+    """Bytes equal for equal JSON values (and never for unequal ones)."""
+    try:
+        return marshal.dumps(found, _MARSHAL)
+    except ValueError:
+        return pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
 
 
 def _gold(gold_type: type[Gold], found: dict[str, Any] | None) -> Gold:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -48,6 +49,23 @@ def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
     names = tuple(sorted(set(values)))
     index = {name: position for position, name in enumerate(names)}
     return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def _score_columns(
+    score_maps: Sequence[Mapping[str, float | None]], task: IntArray
+) -> dict[str, FloatArray]:
+    """Each key of the records' `scores` as a column, NaN where a record lacks it or holds
+    None. A task's records hold a few keys: each is read from the task's records by one
+    C-level map (a statement per record and key cost a quarter of the frame)."""
+    columns: dict[str, FloatArray] = {}
+    for code in np.unique(task).tolist():
+        rows = np.flatnonzero(task == code)
+        held = list(map(score_maps.__getitem__, rows.tolist()))
+        for key in dict.fromkeys(chain.from_iterable(held)):
+            found = list(map(dict.get, held, repeat(key)))  # type: ignore[arg-type]
+            column = columns.setdefault(key, np.full(len(score_maps), np.nan))
+            column[rows] = np.array(found, dtype=np.float64)  # None (or absent): NaN
+    return columns
 
 
 def _first_seen(*columns: IntArray) -> IntArray:
@@ -111,16 +129,6 @@ class Frame:
         judge_failed = np.fromiter(
             (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
         )
-        found: dict[str, tuple[list[int], list[float | None]]] = {}
-        for i, extra in enumerate(score_maps):
-            for key, number in extra.items():
-                rows, values = found.setdefault(key, ([], []))
-                rows.append(i)
-                values.append(number)
-        scores: dict[str, FloatArray] = {}
-        for key, (rows, values) in found.items():
-            scores[key] = np.full(size, np.nan)
-            scores[key][rows] = np.array(values, dtype=np.float64)  # None: NaN
         status = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int64, count=size)
         score = np.array(numbers, dtype=np.float64).reshape(size)  # None: NaN
         score[status == STATUS_CODES["failed"]] = np.nan
@@ -145,7 +153,7 @@ class Frame:
             status,
             score,
             judge_failed,
-            scores,
+            _score_columns(score_maps, task),
         )
 
     @property

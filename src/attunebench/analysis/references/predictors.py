@@ -102,11 +102,9 @@ def shown_metrics(declaration: Task[Any, Any]) -> list[Metric]:
 
 def item_views(frame: Frame, cell: Cell) -> tuple[list[View[Any, Any]], IntArray]:
     """Each item of the cell once (from whichever model's record), and its conversation code."""
-    seen: dict[int, int] = {}
     kept = np.flatnonzero(cell.mask)
-    for code, i in zip(frame.item[kept].tolist(), kept.tolist(), strict=True):
-        seen.setdefault(code, i)
-    records = list(seen.values())
+    first = np.sort(np.unique(frame.item[kept], return_index=True)[1])  # in the records' order
+    records = kept[first].tolist()
     views = cell.views
     return [views[i] for i in records], frame.conversation[records]
 

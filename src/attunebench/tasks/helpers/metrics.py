@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -331,9 +332,9 @@ def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
 
     Items share a few distinct (predicted, gold) pairs: each distinct pair's row is made once.
     """
-    code: dict[tuple[frozenset[str], frozenset[str]], int] = {}
-    rows = [code.setdefault(pair, len(code)) for pair in sets]
-    distinct = list(code)
+    distinct = list(dict.fromkeys(sets))  # in order of first appearance
+    code = {pair: row for row, pair in enumerate(distinct)}
+    rows = np.fromiter(map(code.__getitem__, sets), dtype=np.int64, count=len(sets))
     labels = sorted(set().union(*(predicted | gold for predicted, gold in distinct)))
     index = {label: i for i, label in enumerate(labels)}
     width = max(len(labels), 1)
@@ -345,7 +346,7 @@ def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
             table[row, width + index[label]] = 1
         for label in gold - predicted:
             table[row, 2 * width + index[label]] = 1
-    return labels, table[np.array(rows, dtype=np.int64)]
+    return labels, table[rows]
 
 
 def column_metric(
@@ -419,14 +420,19 @@ def label_values(sets: Callable[[Any], tuple[frozenset[str], frozenset[str]]]) -
 # Corpus parts -----------------------------------------------------------------------------
 
 
+_PART = attrgetter("gold.part")
+
+
 def part_codes(records: Sequence[Any]) -> FloatArray:
     """Each record's corpus part (its gold's `part`, None where it names none) as a code,
     in order of first appearance, as an (items, 1) array."""
-    seen: dict[Any, int] = {}
-    found = [
-        seen.setdefault(getattr(getattr(r, "gold", None), "part", None), len(seen)) for r in records
-    ]
-    return np.array(found, dtype=np.float64).reshape(-1, 1)
+    try:  # one C-level map where every record has a gold with a part field
+        parts = list(map(_PART, records))
+    except AttributeError:
+        parts = [getattr(getattr(r, "gold", None), "part", None) for r in records]
+    code = {part: i for i, part in enumerate(dict.fromkeys(parts))}
+    found = np.fromiter(map(code.__getitem__, parts), dtype=np.float64, count=len(parts))
+    return found.reshape(-1, 1)
 
 
 def within_parts(statistic: Statistic) -> Statistic:
