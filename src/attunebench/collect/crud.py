@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, select
-from sqlalchemy.orm import Session, joinedload, selectinload
+from sqlalchemy import Select, bindparam, delete, func, insert, select
+from sqlalchemy.orm import Session, aliased, joinedload, selectinload
 from sqlalchemy.orm.attributes import set_committed_value
 
 from attunebench.collect.assignment import Pair, choose_pair, continuation
@@ -281,17 +281,64 @@ def add_turn(
     return turn
 
 
-def add_reply(turn: TurnRow, reply: Reply) -> None:
-    turn.replies.append(
-        ReplyRow(
-            position=reply.position,
-            model=reply.model,
-            text=reply.text,
-            flags=reply.flags,
-            latency_ms=reply.latency_ms,
-            created_at=now(),
+def store_pending_replies(
+    session: Session, token: str, turn_index: int, replies: list[Reply], lock: bool = False
+) -> bool:
+    """Store the replies of the participant's turn `turn_index` if that turn still waits for
+    them (their stage is PENDING at it: flow.where); False, storing nothing, otherwise (the
+    replies were stored first by another request, or the participant has left).
+
+    The check and the insert are two statements, not a load of the participant's whole
+    conversation and a flush: the stream stores every turn's replies this way, and reading
+    and writing them through the ORM cost more than the rest of its work. A turn exists only
+    after consent and the traits, so PENDING here is where()'s own test: not declined,
+    finished or left, the turn is the last one and has fewer than two replies."""
+    found = session.execute(
+        _pending_turn_query(lock), {"token_hash": token_hash(token), "turn": turn_index}
+    )
+    turn_id = found.scalar_one_or_none()
+    if turn_id is None:
+        return False
+    stamp = now()
+    rows = [
+        {
+            "turn_id": turn_id,
+            "position": reply.position,
+            "model": reply.model,
+            "text": reply.text,
+            "flags": reply.flags,
+            "latency_ms": reply.latency_ms,
+            "created_at": stamp,
+        }
+        for reply in replies
+    ]
+    session.execute(insert(ReplyRow), rows)
+    return True
+
+
+@functools.cache
+def _pending_turn_query(lock: bool) -> Select[int]:
+    """store_pending_replies' check, made once (see _by_token_query): the id of turn `turn` of
+    the participant with `token_hash`, if it is their last and has fewer than two replies."""
+    turns, later = aliased(TurnRow), aliased(TurnRow)
+    replied = select(func.count(ReplyRow.id)).where(ReplyRow.turn_id == turns.id)
+    query = (
+        select(turns.id)
+        .join(ParticipantRow, ParticipantRow.id == turns.participant_id)
+        .where(
+            ParticipantRow.token_hash == bindparam("token_hash"),
+            turns.index == bindparam("turn"),
+            ParticipantRow.declined_at.is_(None),
+            ParticipantRow.finished_at.is_(None),
+            ParticipantRow.left_at.is_(None),
+            ParticipantRow.screened_out_at.is_(None),
+            ~select(later.id)
+            .where(later.participant_id == turns.participant_id, later.index > turns.index)
+            .exists(),
+            replied.scalar_subquery() < 2,
         )
     )
+    return query.with_for_update(of=ParticipantRow) if lock else query
 
 
 def save_judgement(

@@ -383,14 +383,10 @@ def pending_jobs(ctx: Context, token: str) -> list[Job]:
 
 
 def save_replies(ctx: Context, token: str, job: Job, replies: list[Reply]) -> None:
+    """Store the job's replies, unless another request stored this turn's replies first (or
+    the participant left meanwhile)."""
     with ctx.db.write() as session:
-        participant = participant_of(session, token, asks_again(ctx), lock=True)
-        at = where(participant, ctx.study)
-        if at.stage != Stage.PENDING or at.turn != job.turn:
-            return  # another request stored this turn's replies first
-        turn = participant.turns[at.turn]
-        for reply in replies:
-            crud.add_reply(turn, reply)
+        crud.store_pending_replies(session, token, job.turn, replies, lock=True)
 
 
 def save_failures(ctx: Context, failures: dict[str, str]) -> None:
