@@ -35,7 +35,7 @@ def _to_message(session: Session, token: str, study: Study) -> None:
 
 def _add_turn(session: Session, token: str, text: str) -> None:
     answer = MessageAnswer(message=text, state=StateAnswer(emotions=["sadness"], intensity=3))
-    crud.add_turn(session, _participant(session, token), answer, safety_notice=False)
+    crud.add_turn(_participant(session, token), answer, safety_notice=False)
 
 
 def _stored(database: Database, token: str, turn: int) -> list[tuple[str, str, str]]:

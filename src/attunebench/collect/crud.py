@@ -264,9 +264,9 @@ def save_traits(participant: ParticipantRow, traits: dict[str, Any]) -> None:
     participant.traits_at = now()
 
 
-def add_turn(
-    session: Session, participant: ParticipantRow, answer: MessageAnswer, safety_notice: bool
-) -> TurnRow:
+def add_turn(participant: ParticipantRow, answer: MessageAnswer, safety_notice: bool) -> TurnRow:
+    """The participant's next turn, written with the rest of the answer's changes (one flush
+    for all of them, at commit)."""
     turn = TurnRow(
         index=len(participant.turns),
         user_text=answer.message,
@@ -277,7 +277,6 @@ def add_turn(
         created_at=now(),
     )
     participant.turns.append(turn)
-    session.flush()
     return turn
 
 

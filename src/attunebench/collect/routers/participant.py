@@ -270,9 +270,9 @@ async def message(request: Request, token: str) -> Response:
     ctx = context(request)
     jobs: list[Job] = []
 
-    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
+    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
         safety = ctx.study.safety.triggered_by(answer.message)
-        crud.add_turn(session, participant, answer, safety_notice=safety)
+        crud.add_turn(participant, answer, safety_notice=safety)
         jobs.extend(jobs_of(ctx, participant))
 
     streamed: list[bool] = []
