@@ -115,7 +115,7 @@ def _view(
         **shown,
         "safety_now": at.stage in (Stage.PENDING, Stage.JUDGE)
         and participant.turns[at.turn].safety_notice,
-        "may_end": may_end(participant, ctx.study),
+        "may_end": may_end(participant, ctx.study, at),
         # The recruitment platform this participant came from, to be sent back to at the end.
         "platform": ctx.study.enrolment.platform if participant.platform_hash else None,
         "taxonomy": ctx.taxonomy,
@@ -196,7 +196,9 @@ def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], a
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
             apply(session, participant, answer)
-            participant.careless_signals = signals(participant, ctx.study.quality) or None
+            held = signals(participant, ctx.study.quality) or None
+            if held != participant.careless_signals:  # else the flush need not look at the row
+                participant.careless_signals = held
 
 
 def count_post(ctx: Context, token: str) -> None:
