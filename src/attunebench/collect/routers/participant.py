@@ -272,9 +272,9 @@ async def message(request: Request, token: str) -> Response:
     ctx = context(request)
     jobs: list[Job] = []
 
-    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
+    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
         safety = ctx.study.safety.triggered_by(answer.message)
-        crud.add_turn(participant, answer, safety_notice=safety)
+        crud.add_turn(session, participant, answer, safety_notice=safety)
         jobs.extend(jobs_of(ctx, participant))
 
     streamed: list[bool] = []
@@ -305,8 +305,8 @@ async def generate(request: Request, token: str) -> Response:
 async def judge(request: Request, token: str) -> Response:
     ctx = context(request)
 
-    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
-        crud.save_judgement(participant, participant.turns[-1], answer, ctx.study)
+    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
+        crud.save_judgement(session, participant, participant.turns[-1], answer, ctx.study)
 
     return await _answer(
         request,
