@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, insert, select
+from sqlalchemy import Select, bindparam, delete, func, select
 from sqlalchemy.orm import Session, aliased, joinedload, make_transient_to_detached, selectinload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -323,7 +323,7 @@ def store_pending_replies(
         }
         for reply in replies
     ]
-    session.execute(insert(ReplyRow), rows)
+    session.execute(_REPLIES.insert(), rows)  # the table's, not the ORM's bulk insert
     return True
 
 
