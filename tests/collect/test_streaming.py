@@ -149,3 +149,27 @@ def test_the_stream_a_page_reads(make_client: Any, database_url: str) -> None:
     assert again == [("done", done)]  # a reload gets the stored replies, nothing new
     walker.judge()
     assert _sse(client.get(f"/p/{token}/stream").text) == [("reload", {})]
+
+
+def test_the_stream_counts_against_the_limit_when_it_writes(
+    make_client: Any, database_url: str
+) -> None:
+    """Writing the replies calls the models, so it counts as a post; sending replies already
+    stored does not."""
+    client: TestClient = make_client(parse_study(study_data(limits={"posts_per_minute": 4})))
+    first, second = invite(database_url, 2)
+    walker = Walker(client, first)
+    walker.consent()
+    walker.traits()
+    walker.message("I feel stuck.", stream="1")  # three posts so far
+    assert client.get(f"/p/{first}/stream").status_code == 200  # the fourth: written
+    stored = _sse(client.get(f"/p/{first}/stream").text)
+    assert [name for name, _ in stored] == ["done"]  # stored already: not counted
+    walker.post("judge", {"choice": "A"}, expect=429)  # the limit is spent
+    other = Walker(client, second)
+    other.consent()
+    other.traits()
+    other.message("Me too.", stream="1")
+    other.post("end", {}, expect=200)  # a stale post, counted: the fourth
+    assert client.get(f"/p/{second}/stream").status_code == 429
+    assert other.step() == "pending:0"  # nothing was written

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
@@ -36,6 +36,10 @@ THREADS = 8
 RETRY_AFTER_S = 5
 
 
+# What every page's response carries: the security headers, and no caching.
+_PAGE_HEADERS = (*SECURITY_HEADERS, (b"cache-control", b"no-store"))
+
+
 class SecurityMiddleware:
     """Security headers on every response, no caching of pages, and a cap on request bodies."""
 
@@ -47,21 +51,21 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        length = Headers(scope=scope).get("content-length")
-        too_long = length is None or not length.isdigit() or int(length) > self.max_body_bytes
-        if scope["method"] == "POST" and too_long:
-            status = 411 if length is None else 413
-            await Response(status_code=status)(scope, receive, send)
-            return
+        if scope["method"] == "POST":
+            length = Headers(scope=scope).get("content-length")
+            if length is None or not length.isdigit() or int(length) > self.max_body_bytes:
+                await Response(status_code=411 if length is None else 413)(scope, receive, send)
+                return
         static = scope["path"].startswith("/static/")
+        added = SECURITY_HEADERS if static else _PAGE_HEADERS
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in SECURITY_HEADERS:
-                    headers.append(name.decode(), value.decode())
+                # The raw header list, extended as it is: every response passes here.
+                headers = message.get("headers", [])
                 if not static:
-                    headers["cache-control"] = "no-store"
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
+                message["headers"] = [*headers, *added]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Select, bindparam, delete, func, select
-from sqlalchemy.orm import Session, joinedload, selectinload
+from sqlalchemy.orm import Session, aliased, joinedload, make_transient_to_detached, selectinload
 from sqlalchemy.orm.attributes import set_committed_value
 
 from attunebench.collect.assignment import Pair, choose_pair, continuation
@@ -267,46 +267,146 @@ def save_traits(participant: ParticipantRow, traits: dict[str, Any]) -> None:
 def add_turn(
     session: Session, participant: ParticipantRow, answer: MessageAnswer, safety_notice: bool
 ) -> TurnRow:
-    turn = TurnRow(
-        index=len(participant.turns),
-        user_text=answer.message,
-        state=answer.state.model_dump(exclude_none=True, exclude_defaults=True),
-        need_text=answer.need_text,
-        need_behaviors=list(answer.need_behaviors) or None,
-        safety_notice=safety_notice,
-        created_at=now(),
-    )
-    participant.turns.append(turn)
-    session.flush()
+    """The participant's next turn, inserted by a statement of its own and put in the session
+    as if loaded (the unit of work's flush, for one new row, cost more than the rest of the
+    answer); the participant's turns then hold it, as the rest of the request reads them."""
+    values: dict[str, Any] = {
+        "participant_id": participant.id,
+        "index": len(participant.turns),
+        "user_text": answer.message,
+        # As JSON reads back (lists, not tuples): the careless check compares it to stored turns.
+        "state": answer.state.model_dump(mode="json", exclude_none=True, exclude_defaults=True),
+        "need_text": answer.need_text,
+        "need_behaviors": list(answer.need_behaviors) or None,
+        "safety_notice": safety_notice,
+        "created_at": now(),
+    }
+    turn_id = session.execute(_turn_insert(), values).scalar_one()
+    # Every column given (none left to load), as a row just read holds them.
+    turn = TurnRow(id=turn_id, **values, **dict.fromkeys(_JUDGEMENT_COLUMNS))
+    make_transient_to_detached(turn)
+    session.add(turn)
+    set_committed_value(turn, "replies", [])
+    set_committed_value(turn, "participant", participant)
+    set_committed_value(participant, "turns", [*participant.turns, turn])
     return turn
 
 
-def add_reply(turn: TurnRow, reply: Reply) -> None:
-    turn.replies.append(
-        ReplyRow(
-            position=reply.position,
-            model=reply.model,
-            text=reply.text,
-            flags=reply.flags,
-            latency_ms=reply.latency_ms,
-            created_at=now(),
+def store_pending_replies(
+    session: Session, token: str, turn_index: int, replies: list[Reply], lock: bool = False
+) -> bool:
+    """Store the replies of the participant's turn `turn_index` if that turn still waits for
+    them (their stage is PENDING at it: flow.where); False, storing nothing, otherwise (the
+    replies were stored first by another request, or the participant has left).
+
+    The check and the insert are two statements, not a load of the participant's whole
+    conversation and a flush: the stream stores every turn's replies this way, and reading
+    and writing them through the ORM cost more than the rest of its work. A turn exists only
+    after consent and the traits, so PENDING here is where()'s own test: not declined,
+    finished or left, the turn is the last one and has fewer than two replies."""
+    found = session.execute(
+        _pending_turn_query(lock), {"token_hash": token_hash(token), "turn": turn_index}
+    )
+    turn_id = found.scalar_one_or_none()
+    if turn_id is None:
+        return False
+    stamp = now()
+    rows = [
+        {
+            "turn_id": turn_id,
+            "position": reply.position,
+            "model": reply.model,
+            "text": reply.text,
+            "flags": reply.flags,
+            "latency_ms": reply.latency_ms,
+            "created_at": stamp,
+        }
+        for reply in replies
+    ]
+    session.execute(_REPLIES.insert(), rows)  # the table's, not the ORM's bulk insert
+    return True
+
+
+@functools.cache
+def _pending_turn_query(lock: bool) -> Select[int]:
+    """store_pending_replies' check, made once (see _by_token_query): the id of turn `turn` of
+    the participant with `token_hash`, if it is their last and has fewer than two replies."""
+    turns, later = aliased(TurnRow), aliased(TurnRow)
+    replied = select(func.count(ReplyRow.id)).where(ReplyRow.turn_id == turns.id)
+    query = (
+        select(turns.id)
+        .join(ParticipantRow, ParticipantRow.id == turns.participant_id)
+        .where(
+            ParticipantRow.token_hash == bindparam("token_hash"),
+            turns.index == bindparam("turn"),
+            ParticipantRow.declined_at.is_(None),
+            ParticipantRow.finished_at.is_(None),
+            ParticipantRow.left_at.is_(None),
+            ParticipantRow.screened_out_at.is_(None),
+            ~select(later.id)
+            .where(later.participant_id == turns.participant_id, later.index > turns.index)
+            .exists(),
+            replied.scalar_subquery() < 2,
         )
     )
+    return query.with_for_update(of=ParticipantRow) if lock else query
 
 
 def save_judgement(
-    participant: ParticipantRow, turn: TurnRow, answer: JudgeAnswer, study: Study
+    session: Session, participant: ParticipantRow, turn: TurnRow, answer: JudgeAnswer, study: Study
 ) -> None:
-    for reply in turn.replies:
-        reply.behaviors = list(answer.behaviors.get(reply.position, ()))
-    turn.choice = answer.choice
-    turn.strength = answer.strength
-    turn.comment = answer.comment
-    turn.comment_behaviors = list(answer.comment_behaviors) or None
-    turn.continued, turn.continued_by = continuation(
+    """The pick and what was said of the replies, written by two statements (the turn, the
+    replies' behaviors), the loaded rows then holding the same values (see add_turn)."""
+    values: dict[str, Any] = {
+        "choice": answer.choice,
+        "strength": answer.strength,
+        "comment": answer.comment,
+        "comment_behaviors": list(answer.comment_behaviors) or None,
+        "picked_at": now(),
+    }
+    values["continued"], values["continued_by"] = continuation(
         study.assignment.seed, participant.public_id, turn.index, answer.choice
     )
-    turn.picked_at = now()
+    session.execute(_turn_update(), {"turn_id": turn.id, **values})
+    behaviors = [list(answer.behaviors.get(reply.position, ())) for reply in turn.replies]
+    rows = [
+        {"reply_id": r.id, "behaviors": b} for r, b in zip(turn.replies, behaviors, strict=True)
+    ]
+    if rows:
+        session.execute(_reply_behaviors_update(), rows)
+    for key, value in values.items():
+        set_committed_value(turn, key, value)
+    for reply, given in zip(turn.replies, behaviors, strict=True):
+        set_committed_value(reply, "behaviors", given)
+
+
+_TURNS: Any = TurnRow.__table__
+_REPLIES: Any = ReplyRow.__table__
+_JUDGEMENT_COLUMNS = (
+    "choice",
+    "strength",
+    "comment",
+    "comment_behaviors",
+    "continued",
+    "continued_by",
+    "picked_at",
+)
+
+
+@functools.cache
+def _turn_insert() -> Any:
+    return _TURNS.insert().returning(_TURNS.c.id)  # the ratelimit's upsert needs RETURNING too
+
+
+@functools.cache
+def _turn_update() -> Any:
+    """A turn's judgement columns, set by id: the statement made once (see _by_token_query)."""
+    return _TURNS.update().where(_TURNS.c.id == bindparam("turn_id"))
+
+
+@functools.cache
+def _reply_behaviors_update() -> Any:
+    return _REPLIES.update().where(_REPLIES.c.id == bindparam("reply_id"))
 
 
 def save_probe(participant: ParticipantRow, probe: Due, answer: ProbeAnswer) -> None:

@@ -69,9 +69,8 @@ def where(participant: ParticipantRow, study: Study) -> Where:
     return Where(Stage.MESSAGE, count)
 
 
-def may_end(participant: ParticipantRow, study: Study) -> bool:
-    """Whether the participant may close the conversation now (enough complete turns)."""
-    return (
-        where(participant, study).stage == Stage.MESSAGE
-        and len(participant.turns) >= study.turns.min
-    )
+def may_end(participant: ParticipantRow, study: Study, at: Where | None = None) -> bool:
+    """Whether the participant may close the conversation now (enough complete turns); `at`
+    is where they are, when the caller knows it already."""
+    at = at or where(participant, study)
+    return at.stage == Stage.MESSAGE and len(participant.turns) >= study.turns.min

@@ -115,7 +115,7 @@ def _view(
         **shown,
         "safety_now": at.stage in (Stage.PENDING, Stage.JUDGE)
         and participant.turns[at.turn].safety_notice,
-        "may_end": may_end(participant, ctx.study),
+        "may_end": may_end(participant, ctx.study, at),
         # The recruitment platform this participant came from, to be sent back to at the end.
         "platform": ctx.study.enrolment.platform if participant.platform_hash else None,
         "taxonomy": ctx.taxonomy,
@@ -196,7 +196,9 @@ def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], a
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
             apply(session, participant, answer)
-            participant.careless_signals = signals(participant, ctx.study.quality) or None
+            held = signals(participant, ctx.study.quality) or None
+            if held != participant.careless_signals:  # else the flush need not look at the row
+                participant.careless_signals = held
 
 
 def count_post(ctx: Context, token: str) -> None:
@@ -303,8 +305,8 @@ async def generate(request: Request, token: str) -> Response:
 async def judge(request: Request, token: str) -> Response:
     ctx = context(request)
 
-    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
-        crud.save_judgement(participant, participant.turns[-1], answer, ctx.study)
+    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
+        crud.save_judgement(session, participant, participant.turns[-1], answer, ctx.study)
 
     return await _answer(
         request,
@@ -383,14 +385,10 @@ def pending_jobs(ctx: Context, token: str) -> list[Job]:
 
 
 def save_replies(ctx: Context, token: str, job: Job, replies: list[Reply]) -> None:
+    """Store the job's replies, unless another request stored this turn's replies first (or
+    the participant left meanwhile)."""
     with ctx.db.write() as session:
-        participant = participant_of(session, token, asks_again(ctx), lock=True)
-        at = where(participant, ctx.study)
-        if at.stage != Stage.PENDING or at.turn != job.turn:
-            return  # another request stored this turn's replies first
-        turn = participant.turns[at.turn]
-        for reply in replies:
-            crud.add_reply(turn, reply)
+        crud.store_pending_replies(session, token, job.turn, replies, lock=True)
 
 
 def save_failures(ctx: Context, failures: dict[str, str]) -> None:

@@ -45,19 +45,23 @@ def _sse(event: str, data: object) -> bytes:
 
 def _now(ctx: Context, token: str) -> tuple[list[Job], dict[str, object] | None]:
     """The pending turn's job, counted against the participant's limit (it calls the models),
-    or what to send at once: the stored replies, or a reload. One transaction either way."""
-    with ctx.db.write() as session:
+    or what to send at once: the stored replies, or a reload. The participant is read outside
+    the write transaction, which then holds SQLite's one write lock for the count alone."""
+    with ctx.db.read() as session:
         participant = participant_of(session, token, asks_again(ctx))
         at = where(participant, ctx.study)
-        if at.stage == Stage.PENDING:
-            per_minute = ctx.study.limits.posts_per_minute
-            if not ratelimit.allow(session, f"p:{participant.id}", per_minute):
-                raise slow_down()
-            return jobs_of(ctx, participant), None
         if at.stage == Stage.JUDGE:
             replies = {r.position: r.text for r in participant.turns[at.turn].replies}
             return [], {"step": at.step, "replies": replies}
-    return [], None
+        if at.stage != Stage.PENDING:
+            return [], None
+        jobs, key = jobs_of(ctx, participant), f"p:{participant.id}"
+    # Another request may store this turn's replies meanwhile, as it may while these are
+    # written: the replies stored are then the first ones (save_replies).
+    with ctx.db.write() as session:
+        if not ratelimit.allow(session, key, ctx.study.limits.posts_per_minute):
+            raise slow_down()
+    return jobs, None
 
 
 async def _events(ctx: Context, token: str, job: Job) -> AsyncIterator[bytes]:
