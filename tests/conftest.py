@@ -5,7 +5,10 @@ set), and Debian's chromium under Playwright for the browser tests.
 The toy task of `tests/tasks/toy` (a module and its prompt file, nothing else) is registered
 beside the package's own tasks for the whole run: every test that reads the tasks from the
 registry meets it, so a test that lists the tasks by hand fails (`tests/tasks/test_new_task.py`
-says what a new task takes)."""
+says what a new task takes).
+
+A suite started in the background (`make test &`, `nohup`) inherits Ctrl-C (SIGINT) ignored, and
+so would every run it starts: the tests that send it expect it delivered, as a terminal does."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import importlib
 import os
 import secrets
 import shutil
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +30,11 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 REPO = Path(__file__).resolve().parents[1]
+
+# An ignored signal stays ignored across exec, a handled one does not: handling it here gives
+# the runs the tests start Ctrl-C back too.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:
