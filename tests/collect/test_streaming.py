@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from attunebench.answerform import TaskHint
 from attunebench.collect import crud
 from attunebench.collect.db import Database, make_engine
+from attunebench.collect.generation import Question
 from attunebench.collect.streaming import (
     Complete,
     Event,
@@ -72,7 +73,7 @@ def _events(providers: dict[str, Any]) -> list[Event]:
     positions = dict(zip("AB", providers, strict=True))
 
     async def collect() -> list[Event]:
-        stream = stream_replies(providers, study, positions, [], "Hello.", "p1:0")
+        stream = stream_replies(providers, study, Question(positions, [], "Hello.", "p1:0"))
         return [event async for event in stream]
 
     return asyncio.run(collect())

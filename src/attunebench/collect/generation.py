@@ -58,6 +58,18 @@ def build_messages(
 
 
 @dataclass(frozen=True, slots=True)
+class Question:
+    """What one turn puts to its pair of models: the model at each position, the conversation
+    so far (the participant's messages and the replies they went on with), the new message,
+    and the key its calls are cached under."""
+
+    positions: Mapping[str, str]
+    history: Sequence[tuple[str, str]]
+    user_text: str
+    item_key: str
+
+
+@dataclass(frozen=True, slots=True)
 class Call:
     """One position's request: its provider and its hint (the messages are shared)."""
 
@@ -66,24 +78,20 @@ class Call:
     hint: TaskHint
 
 
-def calls_for(
-    providers: Mapping[str, Provider],
-    positions: Mapping[str, str],
-    history: Sequence[tuple[str, str]],
-    user_text: str,
-    item_key: str,
-) -> list[Call]:
+def calls_for(providers: Mapping[str, Provider], question: Question) -> list[Call]:
     hint_history = tuple(
-        pair for user, reply in history for pair in (("user", user), ("assistant", reply))
+        pair for user, reply in question.history for pair in (("user", user), ("assistant", reply))
     )
-    missing = sorted(set(positions.values()) - set(providers))
+    missing = sorted(set(question.positions.values()) - set(providers))
     if missing:
         reason = "not in the study's pool any more"
         raise GenerationError(reason, dict.fromkeys(missing, reason))
     calls = []
-    for position, spec in sorted(positions.items()):
-        key = f"{item_key}:{position}"
-        hint = TaskHint(kind="response", text=user_text, history=hint_history, item_key=key)
+    for position, spec in sorted(question.positions.items()):
+        key = f"{question.item_key}:{position}"
+        hint = TaskHint(
+            kind="response", text=question.user_text, history=hint_history, item_key=key
+        )
         calls.append(Call(position, providers[spec], hint))
     return calls
 
@@ -98,21 +106,14 @@ class Asked:
     params: GenerateParams
 
 
-def ask(
-    providers: Mapping[str, Provider],
-    study: Study,
-    positions: Mapping[str, str],
-    history: Sequence[tuple[str, str]],
-    user_text: str,
-    item_key: str,
-) -> Asked:
+def ask(providers: Mapping[str, Provider], study: Study, question: Question) -> Asked:
     """The calls for positions A and B, whether their replies come whole or as a stream;
     GenerationError if a position's model has left the study's pool."""
     params = GenerateParams(
         temperature=study.generation.temperature, max_tokens=study.generation.max_tokens
     )
-    calls = calls_for(providers, positions, history, user_text, item_key)
-    return Asked(calls, build_messages(study, history, user_text), params)
+    messages = build_messages(study, question.history, question.user_text)
+    return Asked(calls_for(providers, question), messages, params)
 
 
 async def _one(call: Call, asked: Asked, study: Study) -> Reply:
@@ -135,15 +136,10 @@ async def _one(call: Call, asked: Asked, study: Study) -> Reply:
 
 
 async def generate_replies(
-    providers: Mapping[str, Provider],
-    study: Study,
-    positions: Mapping[str, str],
-    history: Sequence[tuple[str, str]],
-    user_text: str,
-    item_key: str,
+    providers: Mapping[str, Provider], study: Study, question: Question
 ) -> list[Reply]:
     """Replies for positions A and B, generated concurrently; both or neither."""
-    asked = ask(providers, study, positions, history, user_text, item_key)
+    asked = ask(providers, study, question)
     calls = (_one(call, asked, study) for call in asked.calls)
     results = await asyncio.gather(*calls, return_exceptions=True)
     failures: dict[str, str] = {}

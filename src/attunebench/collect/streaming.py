@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 from attunebench.collect.anonymity import reply_flags
-from attunebench.collect.generation import Asked, Call, GenerationError, Reply, ask
+from attunebench.collect.generation import Asked, Call, GenerationError, Question, Reply, ask
 from attunebench.collect.study import Study
 from attunebench.models.base import Provider, ProviderError
 
@@ -99,16 +99,11 @@ async def _write(call: Call, asked: Asked, study: Study, queue: Queue) -> None:
 
 
 async def stream_replies(
-    providers: Mapping[str, Provider],
-    study: Study,
-    positions: Mapping[str, str],
-    history: Sequence[tuple[str, str]],
-    user_text: str,
-    item_key: str,
+    providers: Mapping[str, Provider], study: Study, question: Question
 ) -> AsyncIterator[Event]:
     """Both positions' pieces as they come, then `Complete` (both replies) or, as soon as one
     fails for good, `Failed` (the other is stopped: both or neither)."""
-    asked = ask(providers, study, positions, history, user_text, item_key)
+    asked = ask(providers, study, question)
     queue: Queue = asyncio.Queue()
     writers = [asyncio.create_task(_write(call, asked, study, queue)) for call in asked.calls]
     replies: list[Reply] = []

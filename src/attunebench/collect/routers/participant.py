@@ -31,7 +31,7 @@ from attunebench.collect.deps import (
     require_csrf,
 )
 from attunebench.collect.flow import Stage, Where, may_end, where
-from attunebench.collect.generation import GenerationError, Reply, generate_replies
+from attunebench.collect.generation import GenerationError, Question, Reply, generate_replies
 from attunebench.collect.models import ParticipantRow, TurnRow
 from attunebench.collect.quality import signals
 from attunebench.collect.questions import PANAS_ITEMS
@@ -362,10 +362,7 @@ async def survey(request: Request, token: str) -> Response:
 @dataclass(frozen=True, slots=True)
 class Job:
     turn: int
-    positions: dict[str, str]
-    history: list[tuple[str, str]]
-    user_text: str
-    item_key: str
+    question: Question
 
 
 def jobs_of(ctx: Context, participant: ParticipantRow) -> list[Job]:
@@ -376,7 +373,8 @@ def jobs_of(ctx: Context, participant: ParticipantRow) -> list[Job]:
     pair = Pair(participant.model_first, str(participant.model_second))
     turn = participant.turns[at.turn]
     key = f"{participant.public_id}:{at.turn}"
-    return [Job(at.turn, pair.at_turn(at.turn), history(participant), turn.user_text, key)]
+    question = Question(pair.at_turn(at.turn), history(participant), turn.user_text, key)
+    return [Job(at.turn, question)]
 
 
 def pending_jobs(ctx: Context, token: str) -> list[Job]:
@@ -405,9 +403,7 @@ async def _generate(ctx: Context, token: str, job: Job | None = None) -> float:
         job = jobs[0]
     started = time.perf_counter()
     try:
-        replies = await generate_replies(
-            ctx.providers, ctx.study, job.positions, job.history, job.user_text, job.item_key
-        )
+        replies = await generate_replies(ctx.providers, ctx.study, job.question)
     except GenerationError as error:
         elapsed = time.perf_counter() - started
         await ctx.run_write(save_failures, ctx, error.failures)

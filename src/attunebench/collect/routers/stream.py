@@ -67,9 +67,7 @@ def _now(ctx: Context, token: str) -> tuple[list[Job], dict[str, object] | None]
 async def _events(ctx: Context, token: str, job: Job) -> AsyncIterator[bytes]:
     study = ctx.study
     try:
-        async for event in stream_replies(
-            ctx.providers, study, job.positions, job.history, job.user_text, job.item_key
-        ):
+        async for event in stream_replies(ctx.providers, study, job.question):
             if isinstance(event, Piece):
                 yield _sse("piece", {"position": event.position, "text": event.text})
             elif isinstance(event, Reset):
