@@ -282,8 +282,9 @@ def add_turn(
         "created_at": now(),
     }
     turn_id = session.execute(_turn_insert(), values).scalar_one()
-    # Every column given (none left to load), as a row just read holds them.
-    turn = TurnRow(id=turn_id, **values, **dict.fromkeys(_JUDGEMENT_COLUMNS))
+    # Every column given (none left to load), as a row just read holds them: the judgement's
+    # columns are still empty.
+    turn = TurnRow(**{**dict.fromkeys(_TURNS.c.keys()), **values, "id": turn_id})
     make_transient_to_detached(turn)
     session.add(turn)
     set_committed_value(turn, "replies", [])
@@ -382,15 +383,6 @@ def save_judgement(
 
 _TURNS: Any = TurnRow.__table__
 _REPLIES: Any = ReplyRow.__table__
-_JUDGEMENT_COLUMNS = (
-    "choice",
-    "strength",
-    "comment",
-    "comment_behaviors",
-    "continued",
-    "continued_by",
-    "picked_at",
-)
 
 
 @functools.cache
