@@ -1,13 +1,9 @@
 """Who and what produced the numbers: models and judges with their kinds, runs, data, gold.
 
-Records call a model by its name (`ModelInfo.name`, the spec where unset); run.json maps each
-name to its spec and declared kind; `attunebench.kinds`, the one table of kinds, decides which
-wins. Only `model`s are under test, and `simulated` ones when asked for; the rollouts of one
-simulator (`rollout_seeds`) never are, one by one: they are one model asked several times,
-read together by `comparisons.rollouts`.
-
-Who gave each task's gold comes from the sources' declared provenance of the dataset fields
-the task reads (`Task.gold_fields`).
+`attunebench.kinds` decides a model's kind from run.json's declared one. Only `model`s are under
+test (and `simulated` ones when asked for); a simulator's rollouts (`rollout_seeds`) never are
+one by one: `comparisons.rollouts` reads them together. Who gave each task's gold comes from the
+sources' provenance of the fields the task reads (`Task.gold_fields`).
 """
 
 from __future__ import annotations

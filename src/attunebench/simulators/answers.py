@@ -1,10 +1,7 @@
 """Reading a simulated person's answers, strictly, with the tasks' parsers.
 
-A message is its text (an empty one is no message). A label or a number is read from the JSON
-answer (`tasks.helpers.parsing`), or in choice mode as the most probable option: a person reports
-one value, so the option they would most likely give is theirs, not an average of options.
-Anything unreadable raises `InvalidAnswer`, which the simulations record as an error, never
-as an answer.
+In choice mode the most probable option is the answer: a person reports one value, not an
+average. Anything unreadable raises `InvalidAnswer`, recorded as an error, never an answer.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Continuing real conversations as the writer, and labelling the message as the writer did.
 
-Where each person labelled the feeling of every message they wrote (Topical-Chat's writers,
-first-person `state`), the simulated person is shown the real conversation up to one of their
-turns, with the real partner's messages, writes the message they would send next, then labels
-the feeling they wrote it with from the same taxonomy. Each turn is continued from the real
-history, so the partner's next message is always the real one and one bad message cannot
-derail the rest. Turns are spread evenly over each conversation (`spread`), so every third of
-it is represented.
+Where people labelled the feeling of every message they wrote (Topical-Chat), the simulated
+person continues the real history at one of their turns and labels the message from the same
+taxonomy. Each turn starts from the real history, so one bad message cannot derail the rest.
 """
 
 from __future__ import annotations

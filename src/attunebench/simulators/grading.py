@@ -1,10 +1,7 @@
 """Grading the other side's real messages, as the person did while chatting.
 
-Where a person graded the other side's messages as they came (ConvAI1's thumbs on a bot's
-messages, Topical-Chat's ratings of a partner's, first-person `rating`), the simulated person
-is shown the real conversation up to one of those messages and grades it on the source's
-scale: in choice mode one digit of the scale (where it is one of single digits), else a JSON
-number. Messages are spread evenly over each conversation (`replay.spread`).
+Where a person graded the other side's messages as they came (ConvAI1's thumbs, Topical-Chat's
+ratings), the simulated person grades the same message on the source's scale.
 """
 
 from __future__ import annotations

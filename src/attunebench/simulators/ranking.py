@@ -1,18 +1,10 @@
 """Ranking fidelity: would simulated people rank the models as the real people do?
 
-The models of `--runs` (the models under test; with `include`, baselines or `sim/` ones too) are
-scored twice on the items the simulator replayed: against the people's own answers, as the
-runs recorded them, and against the simulated person's, each rollout's replayed answer read
-as the gold (`Scoring.answered_gold`) and each model's prediction scored again by the task
-(`Task.score`; an invalid answer keeps the task's worst value). Items where a model has no
-answer, or the simulator gave no usable one, are left out of both, so both rankings rest on
-the same items.
-
-Per task: Spearman's rho between the two headline rankings with a cluster-bootstrap interval
-(every model's two headlines computed on the same resampled conversations; the interval
-contains its estimate, as the analysis's rank correlations do), and the pairs of models
-whose order flips. `spearman` is the mean of the tasks' rho, its interval from the same
-resamples.
+The models of `--runs` are scored twice on the items the simulator replayed: against the
+people's own answers and against the simulated person's (`Scoring.answered_gold`, each model's
+prediction scored again by `Task.score`), on the same items. Per task, Spearman's rho between
+the two rankings with its interval, and the pairs whose order flips; `spearman` is the tasks'
+mean.
 """
 
 from __future__ import annotations

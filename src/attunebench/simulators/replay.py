@@ -1,12 +1,9 @@
 """Replay: each task's question about the person, asked of the simulated person about
 themselves, scored against the real person's own answer.
 
-Which tasks: every registered task that a model answers with no judge (the declarations say:
-`needs_judge`, `evaluates`). Which items: those whose gold the person gave about themselves,
-read from the source's declared provenance of the task's gold fields (`Task.gold_fields`;
-`first-person`), at most a few of each conversation's, spread over it (`replay_items`). The
-asking is an ordinary run of the engine (`replay_run`): the simulator in the person's role,
-one model per rollout, its answers parsed and scored by the task as any model's are.
+The tasks are those a model answers with no judge; the items, a few of each conversation's
+whose gold the person gave about themselves (`first-person` provenance of `Task.gold_fields`),
+spread over it. The asking is an ordinary run of the engine (`replay_run`).
 """
 
 from __future__ import annotations

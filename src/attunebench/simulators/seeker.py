@@ -1,13 +1,9 @@
 """Playing the seeker: the simulated person comes for support with a real seeker's situation
 and pre-chat intensity, talks with a supporter, and says how intense the feeling is after.
 
-Where a person reported the intensity of their feeling before and after the conversation
-(ESConv's seekers, first-person), the simulated person is told the situation they described
-beforehand, the feeling (the conversation's emotion type) and its intensity, and writes the
-first `exchanges` messages of the conversation. After each, the supporter replies: a model
-(`--supporter`), or, by default, the real supporter's reply at that turn, as in the real
-conversation. Then they report the intensity now, on the same 1-5 scale. ESConv kept only
-conversations whose intensity fell, so the real seekers' change is negative by selection.
+The supporter is a model (`--supporter`) or, by default, the real supporter's reply at that
+turn. ESConv kept only conversations whose intensity fell, so the real change is negative by
+selection.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The simulator (and the supporter it talks with) bound for one validation: one engine, one
-cache, one ledger, and the sampling every rollout is asked with. The realism simulations ask
-through it; the replay is a run of the engine whose rollouts wrap the simulator bound here
-(`replay_run`), so a `local/` server is started once.
+cache, one ledger, and the sampling every rollout is asked with.
 
-The simulated person is asked with its own sampling, not the models file's: a rollout is one
-seeded draw of what the person might say, so the temperature, top-p and seed of a call are the
-validation's (`Sampling`), the same for every model validated. The models file's other
-parameters (the token budget, say) still have the last word. Each rollout's seed enters the
-call's parameters, and so its cache key: a rerun repeats no call that came back.
-
-A question whose every input is real data, answered in choice mode (option probabilities),
-comes out the same in every rollout; it is asked once (`rollouts_for`).
+A rollout is one seeded draw of what the person might say, so temperature, top-p and seed are
+the validation's (`Sampling`); the models file's other parameters still have the last word.
+The seed enters the cache key: a rerun repeats no call that came back. A question whose every
+input is real data, answered in choice mode, is asked once (`rollouts_for`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """`attunebench simulators validate`: a simulated user, checked against the people it stands in
 for, written to `DIR/simulators.json`.
 
-In order, nothing written before the inputs are all checked: the runs to rank are read and
-the simulator refused if it is one of their models; the data files are validated (the first
-`limit` conversations of each); then the simulator is bound and asked everything (the replay,
-then the realism simulations), its answers written beside the figures (the conversations in
-`people.jsonl`; the replay an ordinary run of the engine in `replay/`, read back for its figures
-as any run is: `replay_run`; the realism simulations' in `realism.jsonl`); then every figure is
-computed on one set of resampled conversations.
+Nothing is written before the inputs are all checked (the runs to rank, the data); then the
+simulator is asked everything, its answers written beside the figures (`people.jsonl`, the
+replay run in `replay/`, `realism.jsonl`), and every figure computed on one set of resampled
+conversations.
 """
 
 from __future__ import annotations

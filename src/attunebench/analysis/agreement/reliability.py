@@ -1,17 +1,8 @@
 """How reliably a task ranks the models: split-half reliability, Spearman-Brown corrected.
 
-The conversations are split at random into two halves, the models ranked on each half, and the
-two rankings correlated (Spearman's rho); the Spearman-Brown formula, 2r / (1 + r), takes the
-half-length reliability to the full length (Spearman 1910, Brown 1910; for rankings of
-systems, see Voorhees & Buckley 2002, "The effect of topic set size on retrieval experiment
-error"). The point value is the corrected mean rho over many random splits. Its interval comes
-from the shared cluster-bootstrap resamples, and each resample's value is the same statistic:
-the corrected mean over several random splits of that resample. One split per resample would
-add the luck of a single split to every resample, and the interval would describe that luck
-rather than the sampling uncertainty of the averaged estimate.
-
-Two tasks' rankings can agree at most as well as their reliabilities allow: the ceiling is
-sqrt(rel_a x rel_b), and rho / ceiling is the disattenuated correlation (Spearman 1904).
+The corrected mean rho, 2r / (1 + r), over many random splits of the conversations (Spearman
+1910, Brown 1910; Voorhees & Buckley 2002). Each resample's value is the same statistic over
+several splits of its own: one split per resample would describe the luck of a single split.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Where models fail: confusion matrices, per-label F1, turn position, intensity, worst items.
 
-Views by turn position and by intensity split the items of a task (its headline variant) into
-bins and give each model's mean score per bin with a cluster-bootstrap interval (the shared
-resamples). Turn position is the turn's place in its conversation in thirds (early, middle,
-late); intensity is the user's self-reported intensity at that turn, on the format's 1-5 scale.
+Turn position (thirds of the conversation) and intensity (the user's 1-5 self-report at that
+turn) bin a task's headline items; each model's mean score per bin gets an interval.
 """
 
 from __future__ import annotations

@@ -1,30 +1,11 @@
-"""Scores by subgroup: participant traits, topics and conversation labels, source fields, with
-honest comparisons; and where a model fails: model x subgroup interactions.
+"""Scores by subgroup (participant traits, topics, labels, source fields), and model x subgroup
+interactions.
 
-Each model's mean score in each level of a conversation-level field (a participant trait such
-as age band; the conversation's topic and labels, such as ESConv's problem type and emotion
-type; the source's name or kind) gets a cluster-bootstrap interval. A level with fewer
-than `min_conversations` conversations, in itself or in the rest, is shown but not compared,
-and a warning says so. Otherwise a model under test's level is compared with the other levels
-together by a cluster-robust Welch test: the difference of the two ratio means, its variance
-from the conversations as clusters (Liang & Zeger 1986, Biometrika 73(1)), Welch-Satterthwaite
-degrees of freedom (Welch 1947, Biometrika 34); with one item per conversation it is Welch's
-t-test. A parametric p-value has no floor: a permutation test's 1/(P + 1) times a report's
-hundreds of comparisons left nothing significant (a planted 0.1 against 0.9 got Holm p 0.064).
-Yardsticks (baselines, references, mock, proxy and simulated models not under test) are shown
-but not tested, so they do not enlarge the family; the p-values of the models under test are
-Holm-adjusted together (`multiplicity.holm`).
-
-An interaction test asks whether the gaps between the models under test change with the
-field: the statistic is the size of the model x level interaction in the per-level means
-(sum over levels of conversations x squared deviations of each model's level mean from its
-overall mean and the level's mean), and its p-value comes from shuffling the levels across
-conversations, which keeps every conversation's answers together. Where the gap is, is said in
-words: the model whose gap to the other models' mean moves most across the levels, with that gap
-at every level and the level where it is lowest. Levels with fewer than `min_conversations`
-of the cell's conversations are pooled into "other" (left out if "other" is still too small)
-rather than the field going untested: on ESConv the rare emotion and problem types are the
-fields that matter.
+A model under test's level is compared with the rest by a cluster-robust Welch test (Liang &
+Zeger 1986; Welch 1947): a parametric p-value has no floor, where a permutation test's 1/(P + 1)
+over hundreds of comparisons left nothing significant. Yardsticks are shown, never tested; the
+p-values are Holm-adjusted together. The interaction test shuffles levels across conversations;
+rare levels are pooled into "other". docs/report.md ("The sections") says more.
 """
 
 from __future__ import annotations

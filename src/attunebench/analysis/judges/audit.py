@@ -1,10 +1,7 @@
 """Can the judge be trusted? Its agreement with the participants' own picks.
 
-The `judge_audit` task runs each judge on the participants' A/B pairs, in both orders, with
-what the participant told us (`informed`) and without it (`blind`); its records name the
-judge as `model`. The statistics are the task's declared metrics (`tasks.helpers.audit`), each with
-its cluster-bootstrap interval from the shared resamples, per judge and variant, so the
-effect of the participant's context on agreement is visible.
+The `judge_audit` task's declared metrics (`tasks.helpers.audit`) per judge and variant
+(`informed`, `blind`), each with its interval from the shared resamples.
 """
 
 from __future__ import annotations

@@ -1,33 +1,11 @@
 """Response win rates corrected by the participants' own picks (prediction-powered inference).
 
-The judges score every response item of a model (`judge`, N items). Where the model's replies
-are in the data and participants picked between them and another reply, the judge audit has
-both the panel's verdict and the person's (`n` pairs). Prediction-powered inference
-(Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, Science 382(6671)) corrects the judges'
-mean by the mean judge-minus-participant difference on those pairs (the rectifier):
-
     corrected = mean_N(judge) - mean_n(judge - participant)
 
-Its interval resamples conversations for both sets at once, so it covers the noise of the
-judged items and of the audited pairs (and any overlap between them). It is exact when the
-judges err on the model's audited replies as they do on its response items: the same model,
-judges and prompt, its replies set against others in both. The audited replies can still come
-from another population (another prompt or version, the replies people happened to see), so
-the judges' own win rate on them is compared with theirs on the judged replies
-(`analysis.judges.audit_fit`): the corrected interval is widened by the largest shift the audit
-cannot exclude, or, where the audit is too small to bound it, the corrected score is withheld and
-the judges' own stays; either says why in one sentence. Each judge's correction is widened by its
-own shift. `participants` is the person's win rate alone on the audited pairs; `bias` is judges
-minus participants there.
-
-Whether the judges may stand in for the participants at all is an equivalence rule, the
-one-annotator form of the alternative annotator test (Calderon, Reichart & Dror 2025: a judge
-may replace the annotators when it agrees with them no worse than they would, within a
-margin): `yes` when the interval of the bias lies within +-`STAND_IN_MARGIN`, `no` when it
-excludes zero, `cannot tell` otherwise. With one person per item there is no second annotator
-to compare with, so the margin is stated instead.
-
-`length_controlled` (`analysis.judges.length_control`) is the judges' win rate at equal length.
+on the audit pairs holding the model's replies (Angelopoulos et al. 2023, Science 382(6671)),
+both sets resampled together, and widened or withheld by `analysis.judges.audit_fit`. Whether
+the judges may stand in for the participants is an equivalence rule on the bias (Calderon,
+Reichart & Dror 2025), within +-`STAND_IN_MARGIN`; docs/report.md gives the reasoning.
 """
 
 from __future__ import annotations

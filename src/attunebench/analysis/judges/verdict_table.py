@@ -1,14 +1,8 @@
 """Every pairwise verdict of a run's judges as one table, in content terms.
 
 A comparison is two replies, `first` and `second`, asked in two orders (`order` 0 shows the
-first reply as A). In the response task the first is the evaluated model's reply and the
-second the participant's chosen or rejected reply; in the judge audit they are the pair's
-two replies in the data's order, and the participant's own pick (`truth`) is known. A verdict
-names the first, the second or a tie; one the judge made unusable is `NONE` (missing, not a
-loss: these tables measure how judges judge, and a missing verdict says nothing of that).
-
-Failed records hold no verdict and are left out. Every statistic of `analysis.judges.panel` and
-`analysis.judges.corrected` reads this table.
+first as A). A verdict names the first, the second or a tie; an unusable one is `NONE` (missing,
+not a loss: these tables measure how judges judge). Failed records are left out.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """References scored beside the models: what a constant, position or length alone achieve.
 
-A task declares its references (`Scoring.references`): predictors that read only what the gold
-says of an item's position or length, or nothing ("always the later reply", "the usual rating
-at this point of a conversation", "the train median"), and in the informed context what the
-informed prompt reveals (the person's last self-report). Each is fitted out of sample
-(`tasks.helpers.fitting`): on the train split's items where one is given (`report --train FILE`, or
-a suite run's train split), else cross-fitted by conversation, 5 folds, each fold's items guessed
-by a fit on the others; a rule fits nothing. The row says which (`fit`: `train`,
-`cross-fitted`, `none`), and a reference never sees the answer of an item it guesses: an
-in-sample fit would set the bar the models must clear with the answers themselves.
-
-Each gives every item a guess, a prediction with its score; the guesses are read as records of
-a model named after the reference and scored with the task's own declared metrics, headline
-included, on the same items and resamples as the models (the headline, its parts and the mean
-per-item score). They are shown as rows of kind `reference`, never ranked with the models
-under test.
-
-A task's recorded references (`Scoring.recorded_references`) were judged in the run: a reply
-from the data (a real model's), scored by the same judges beside each model's answer and kept
-in that answer's record (`fit` `none`). Each item's guess is read from the first of its
-records that holds one, and the row shows every declared metric its values define (the
-person's own verdict on the reply beside the judges' score, say), the headline included.
+A task declares its references (`Scoring.references`); each is fitted out of sample
+(`tasks.helpers.fitting`: on the train split, else cross-fitted by conversation; a rule fits
+nothing), so it never sees the answer of an item it guesses. Its guesses are read as records of
+a model named after it and scored with the task's own metrics on the same items and resamples
+as the models, shown as rows of kind `reference` and never ranked. Recorded references
+(`Scoring.recorded_references`) are replies from the data judged in the run beside each
+model's answer; docs/report.md says more.
 """
 
 from __future__ import annotations
