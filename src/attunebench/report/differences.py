@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from attunebench.analysis.schema import ModelDifference, Summary
-from attunebench.report.environment import DASH
+from attunebench.report.environment import DASH, number
 
 
 @dataclass(frozen=True)
@@ -47,17 +47,13 @@ def _line(found: ModelDifference, gold: str) -> DifferenceLine:
         metric=found.metric,
         variant=found.variant,
         pair=f"{found.a} − {found.b}",
-        sides=f"{_plain(found.a_value)} − {_plain(found.b_value)}",
+        sides=f"{number(found.a_value)} − {number(found.b_value)}",
         difference=DASH if found.value is None else f"{found.value:+.3f}",
         interval=shown,
         n=found.n,
         clusters=found.n_clusters,
         gold=gold,
     )
-
-
-def _plain(value: float | None) -> str:
-    return DASH if value is None else f"{value:.3f}"
 
 
 def computed_from(summary: Summary) -> str:
