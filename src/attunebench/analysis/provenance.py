@@ -23,9 +23,8 @@ NOT_EVIDENCE_PROVENANCE = {"illustrative": "illustrative", "simulated": "simulat
 
 
 def rollout_seeds(runs: Runs) -> dict[str, dict[str, int]]:
-    """Per simulator run once per seed (the models' name without `?seed=S`), its rollouts:
-    model name -> seed. A model is a rollout where its name ends in `?seed=S`, S its
-    parameters' seed; a simulator has at least two."""
+    """Per simulator run once per seed (the name without `?seed=S`), its rollouts: name -> seed
+    (at least two)."""
     found: dict[str, dict[str, int]] = {}
     for run in runs.runs:
         for model in run.info.models:

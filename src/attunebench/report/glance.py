@@ -72,8 +72,7 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
 
 
 def ceiling_line(summary: Summary, lead: Lead) -> Line:
-    """`task`: the people's own ceiling on its headline, and the leader's share of the way from
-    chance to it ("above the people's own consistency" past 1, or why it has none); "not
+    """`task`: the people's own ceiling and the leader's share of the way from chance to it; "not
     measured" where no question of the task was asked again (never 1.0)."""
     found = summary.self_consistency.get(lead.task)
     if found is None:

@@ -110,11 +110,8 @@ OUT_OF_SAMPLE = ("train", "cross-fitted", "none")  # a reference that never saw 
 
 
 def reference_notes(rows: Sequence[ScoreRow]) -> list[str]:
-    """Whether no model under test beats the references on the headline, said only where the
-    intervals show it: for every model, some reference's interval lies wholly above the
-    model's (apart, their difference's interval excludes the tie too, so this errs towards
-    silence). Only references fitted out of sample count (or rules, which fit nothing): one
-    fitted in sample sets the bar with the answers themselves."""
+    """Whether no model under test beats the references, said only where every model's interval
+    lies wholly below some out-of-sample reference's (one fitted in sample saw the answers)."""
     references = [
         r
         for r in rows

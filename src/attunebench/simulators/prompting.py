@@ -49,9 +49,8 @@ def chosen(
     options: Sequence[tuple[str, str]],
     **wording: str,
 ) -> Query:
-    """A question with a JSON answer of `hint.form`'s, and its choice form over `options`
-    ((label, shown text) pairs; none: no choice form), from a template with `question` and
-    `answer_form` texts."""
+    """A question with a JSON answer of `hint.form`'s, and its choice form over `options` ((label,
+    text) pairs), from a template's `question` and `answer_form` texts."""
     question = template.text("question", **wording)
     asked = template.render(
         **fields, question=question, answer_form=template.text("answer_form", **wording)

@@ -62,10 +62,8 @@ def rescored(task: Task[Any, Any], item: Item[Any], record: ItemRecord, gold: Go
 def _rank_rows(
     replayed: Replayed, records: Sequence[ItemRecord], models: Sequence[str]
 ) -> tuple[dict[str, list[ItemRecord]], dict[str, list[ItemRecord]], int, int]:
-    """Per model that answered the task, its records on the common items with the people's
-    gold and with the simulator's; the common items, and those left out for want of a
-    simulated answer. A model of the runs that does not answer this task (a lexicon answers
-    emotion only) is not ranked on it, rather than leaving it no common item."""
+    """Per model that answered the task, its records on the common items with both golds; the
+    common items and those left out. A model that does not answer the task is not ranked on it."""
     items = replayed.by_key()
     golds = simulated_golds(replayed)
     by_item: dict[ItemKey, dict[str, ItemRecord]] = {}

@@ -45,9 +45,8 @@ def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
 def replay_tasks(
     seed: int = 0, made_with: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[Task[Any, Any]]:
-    """Every registered task a model answers with no judge, with the options (and seed) a
-    task's runs were made with where `made_with` has them (so its items are theirs), else
-    its defaults."""
+    """Every registered task a model answers with no judge, made as `made_with` has it (so its
+    items are the runs'), else with its defaults."""
     registry = load_tasks()
     given = made_with or {}
     made = [

@@ -87,9 +87,8 @@ def read_replay(
     conversations: Sequence[Conversation],
     per_conversation: int | None,
 ) -> list[Replayed]:
-    """Each task's replay as the run directory holds it: its items (the same choice on the
-    same conversations) and every rollout's records, the rollout's seed in each record's
-    `meta` (no figure depends on the records' order: folds and clusters are by conversation)."""
+    """Each task's replay as the run directory holds it: its items and every rollout's records,
+    the rollout's seed in each record's `meta`."""
     runs = load_runs([folder])
     seeds = {m.name or m.spec: int(m.params["seed"]) for m in runs.runs[0].info.models}
     by_task: dict[str, list[ItemRecord]] = {}

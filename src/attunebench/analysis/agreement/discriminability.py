@@ -156,11 +156,8 @@ def ratios(
     confidence: float,
     too_few: Mapping[str, str | None],
 ) -> list[Ratio]:
-    """For every pair of tasks: the conversations task a needs over those task b needs.
-
-    `too_few` gives, per task, why its figures rest on too few conversations for an interval;
-    a ratio's interval needs both tasks' to rest on enough.
-    """
+    """For every pair of tasks: the conversations task a needs over those task b needs (`too_few`:
+    per task, why it rests on too few conversations for an interval)."""
     return [
         _ratio(a, b, drawn, confidence, pair_reason(a.task, b.task, too_few))
         for a, b in combinations(sorted(entries, key=lambda e: e.task), 2)
@@ -215,9 +212,8 @@ def _ratio(
 
 
 def _resampled_ratio(drawn_a: FloatArray, drawn_b: FloatArray) -> FloatArray:
-    """snr_b / snr_a in each resample. A resample in which a task's models do not differ needs
-    "infinitely many" conversations of it: the ratio is then infinite (task a) or 0 (task b),
-    so the interval opens on that side rather than quietly narrowing."""
+    """snr_b / snr_a in each resample: infinite or 0 where a task's models do not differ, so the
+    interval opens on that side rather than quietly narrowing."""
     on_a, on_b = drawn_a > 0, drawn_b > 0
     return np.select(
         [on_a & on_b, on_b & ~on_a, on_a & ~on_b],

@@ -53,18 +53,12 @@ def row_spearman(x: FloatArray, y: FloatArray) -> FloatArray:
 
 
 def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> FloatArray:
-    """For each row of cluster counts (B, clusters), `splits` random splits of its draws into two
-    halves: how many draws of each cluster go to the first half (half the draws, rounded down).
+    """For each row of cluster counts, `splits` random splits of its draws into two halves: how
+    many draws of each cluster go to the first half.
 
-    A resample is a set of drawn conversations, duplicates included, so it is split as one: a
-    uniform split of its draws, which is a multivariate hypergeometric draw per split. (Splitting
-    the distinct clusters and weighting them by their counts would leave halves of uneven size
-    and a downward-biased, too-wide interval.)
-
-    Done for every row and split at once: each draw gets a uniform random key and the half is
-    the draws with the smallest keys (a uniform choice of half the draws without replacement,
-    which is the same distribution), counted per cluster.
-    """
+    A resample's draws, duplicates included, are split as one (splitting the distinct clusters
+    would leave halves of uneven size and a biased, too-wide interval): each draw gets a uniform
+    random key, and the half is the draws with the smallest keys."""
     draws = weights.astype(np.int64)
     rows, clusters = draws.shape
     sizes = draws.sum(axis=1)
@@ -95,12 +89,9 @@ def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> F
 def mean_split_rho(
     table: ConversationTable, weights: FloatArray, splits: int, rng: np.random.Generator
 ) -> FloatArray:
-    """For each row of cluster counts (B, clusters): the mean over `splits` random splits of its
-    draws of rho between the two halves' rankings (NaN where no split ranks both halves).
-
-    Only the clusters with items of the task are split: an empty conversation would make a half
-    smaller without telling the halves apart.
-    """
+    """For each row of cluster counts: the mean rho between the two halves' rankings over `splits`
+    random splits. Only clusters with items of the task are split: an empty one would make a
+    half smaller without telling the halves apart."""
     models = table.sums.shape[1]
     used = table.counts.sum(axis=1) > 0
     stacked = np.concatenate([table.sums[used], table.counts[used]], axis=1)  # (used, 2 models)

@@ -38,10 +38,7 @@ TEXT_LIMIT = 600
 
 
 def position_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> IntArray:
-    """Each record's third of its conversation (0 early, 1 middle, 2 late).
-
-    A conversation's length is the dataset's, else the last turn any record saw.
-    """
+    """Each record's third of its conversation (0 early, 1 middle, 2 late)."""
     last = np.zeros(len(frame.conversations), dtype=np.int64)
     np.maximum.at(last, frame.conversation, frame.turn)
     for code, cid in enumerate(frame.conversations):
@@ -228,9 +225,7 @@ def _reasoning(record: ItemRecord) -> str | None:
 
 
 def _item_text(conversation: Conversation | None, turn_index: int, item_id: str) -> str | None:
-    """What the item showed: the user's message, and any reply the item id names (the reply a
-    behavior item labels; the two candidates of a preference pair, `a~b`, `turn:id` across
-    turns)."""
+    """The user's message, and any reply the item id names (`a~b`, `turn:id`)."""
     if conversation is None:
         return None
     turns = {t.index: t for t in conversation.turns}

@@ -88,9 +88,8 @@ def fields(
 
 
 def welch_p_values(field: Field, sums: FloatArray, counts: FloatArray) -> FloatArray:
-    """p per (level, model) for 'the level's mean equals the other levels' mean' (a cluster-
-    robust Welch test; see the module docstring). `sums` and `counts` are per (conversation,
-    model)."""
+    """p per (level, model) for "the level's mean equals the other levels'" (cluster-robust Welch);
+    `sums` and `counts` per (conversation, model)."""
     s, n = sums[field.labelled], counts[field.labelled]
     labels = field.code[field.labelled]
     out = np.full((len(field.levels), s.shape[1]), np.nan)
@@ -146,11 +145,8 @@ def subgroup_scores(
     minimum: Minimum,
     subjects: Sequence[int],
 ) -> tuple[list[GroupScore], set[tuple[str, str]]]:
-    """Each model's score per level of each field, compared where both sides are big enough
-    and the model is under test (`subjects`: frame codes).
-
-    Also returns the (field, level) pairs too small to compare.
-    """
+    """Each model's score per level of each field, compared where both sides are big enough and
+    the model is under test; and the (field, level) pairs too small to compare."""
     rows: list[GroupScore] = []
     small: set[tuple[str, str]] = set()
     mask = cell.mask & frame.scored
@@ -251,9 +247,8 @@ def interactions(
 
 
 def pooled(levels: Sequence[str], sizes: IntArray, least: int) -> tuple[IntArray, tuple[str, ...]]:
-    """Level code -> code among the levels tested (-1: left out), and their names: levels with
-    fewer than `least` conversations pooled into "other", which is left out if still too small.
-    Index -1 of the map is -1, so unlabelled conversations stay out."""
+    """Level code -> code among the levels tested (-1: left out), and their names; rare levels
+    pooled into "other". Index -1 maps to -1, so unlabelled conversations stay out."""
     kept = [i for i, size in enumerate(sizes) if size >= least]
     rare = [i for i, size in enumerate(sizes) if size < least]
     names = [levels[i] for i in kept]
@@ -281,11 +276,8 @@ def gaps(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> FloatArray:
 
 
 def where_behind(models: Sequence[str], levels: Sequence[str], gap: FloatArray) -> str | None:
-    """Where the gap is: the model whose gap to the other models moves most across the levels
-    (of two mirror images, the one behind), with its gap at every level, and the level where it
-    is lowest. (A model's deviation from its own average mirrors the others' when there
-    are two levels, so naming the largest deviation could name a level where nothing went
-    wrong.)"""
+    """Where the gap is: the model whose gap to the others moves most across the levels (of two
+    mirror images, the one behind: with two levels the deviations mirror), its gap per level."""
     defined = ~np.isnan(gap).all(axis=0)
     if not defined.any():
         return None

@@ -20,10 +20,8 @@ BLIND, INFORMED = "blind", "informed"
 def paired_items(
     frame: Frame, task: str, a: tuple[str, str], b: tuple[str, str]
 ) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Scores of the items scored under both (variant, model) conditions `a` and `b`.
-
-    Items match on (conversation, turn, item id); returns a's scores, b's and the conversations.
-    """
+    """Scores of the items (by conversation, turn, id) scored under both (variant, model)
+    conditions: a's, b's and the conversations."""
 
     def scored(variant: str, who: str) -> dict[tuple[int, int, str], float]:
         if who not in frame.models:

@@ -54,9 +54,8 @@ class HeadlinePair:
         return float(self.differences(np.ones((1, self.clusters)))[0])
 
     def only(self, chosen: IntArray) -> HeadlinePair:
-        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k (a
-        cluster chosen twice counts as two conversations): what the report reads from a study
-        of those conversations."""
+        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k: what the
+        report reads from a study of those conversations."""
         values, owners = [], []
         for found, mine in zip(self.values, self.owners, strict=True):
             records, position = gather(mine, chosen, self.clusters)
@@ -103,9 +102,8 @@ def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
 def headline_pair(
     frame: Frame, cell: Cell, a: str, b: str, cluster_of: IntArray | None = None
 ) -> HeadlinePair | None:
-    """The pair's headline on the cell, clustered by conversation (or by `cluster_of`, each
-    conversation's cluster); None where either model has no record there or the cell has no
-    headline metric."""
+    """The pair's headline on the cell, clustered by conversation (or `cluster_of`); None where a
+    model has no record there or the cell no headline metric."""
     metric = cell_headline(cell, frame)
     found = [frame.models.index(m) for m in (a, b) if m in frame.models]
     rows = [cell.rows(frame, m) for m in found]

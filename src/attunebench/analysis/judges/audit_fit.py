@@ -72,10 +72,8 @@ def _too_small(shift: Estimate, pairs: int) -> str | None:
 def audit_fit(
     lengths: tuple[FloatArray, FloatArray], wins: tuple[FloatArray, FloatArray], shift: Estimate
 ) -> AuditFit:
-    """The audited replies against the judged ones: `lengths` (characters, a reply of none
-    counting as one) and the judges' `wins` per comparison, each (audited, judged); `shift`
-    the judges' win rate on the judged replies minus the audited, with its interval. Either
-    the reason to withhold the correction, or by how much to widen it and why."""
+    """The audited replies against the judged ones (`lengths` and the judges' `wins`, each
+    (audited, judged); `shift`, the judges' shift between them): withhold, or widen and why."""
     log_a, log_j = (np.log(np.maximum(side, 1.0)) for side in lengths)
     length, judge = hedges_g(log_a, log_j), hedges_g(*wins)
     withheld = _too_small(shift, len(wins[0]))
@@ -99,9 +97,7 @@ def audit_fit(
 
 
 def widen(corrected: Estimate, fit: AuditFit | None) -> Estimate:
-    """The corrected score as the audit allows: withheld with its reason, or its interval
-    widened (within 0 and 1) with the sentence saying why; as it is without an audit fit or
-    an interval to widen."""
+    """The corrected score as the audit allows: withheld, or its interval widened within 0 and 1."""
     if fit is None or corrected.value is None:
         return corrected
     if fit.withheld is not None:

@@ -153,9 +153,8 @@ def by_judge(
     minimum: Minimum,
     none: str,
 ) -> dict[str, JudgeCorrected]:
-    """Each judge alone: its win rate for the model's replies over its verdicts (an unusable
-    verdict a loss, as the task scores it), corrected by its own error on the audited pairs,
-    withheld or widened by its own shift between the audited and judged replies."""
+    """Each judge alone: its win rate for the model's replies (an unusable verdict a loss),
+    corrected by its own error on the audited pairs and widened or withheld by its own shift."""
     out = {}
     subject = np.array([s == model for s in table.subject], dtype=bool)
     for j, name in enumerate(table.judges):
@@ -213,9 +212,8 @@ def response_corrected(
 def judge_notices(
     biases: Mapping[str, JudgeBias], corrected: Mapping[str, CorrectedScore], task: str
 ) -> list[Notice]:
-    """A warning for each judge found favouring its own model or family, for each model whose
-    corrected score is withheld (the audit does not fit its judged replies), and for each model
-    whose judges' win rate is clearly off the participants' own."""
+    """A warning for each judge favouring its own model or family, each withheld correction, and
+    each model whose judges' win rate is clearly off the participants' own."""
     out = [
         Notice(kind="judge_self_preference", model=found.model, message=found.statement)
         for bias in biases.values()

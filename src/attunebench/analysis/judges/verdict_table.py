@@ -49,9 +49,7 @@ class VerdictTable:
         return np.array([t == task for t in self.task], dtype=bool)
 
     def audit_like_response(self) -> np.ndarray[Any, Any]:
-        """The audit verdicts made as the response task's are: the `informed` variant where
-        the audit has it (the judges of a response see what the participant told us), else
-        every audit verdict."""
+        """The audit verdicts made as the response task's (`informed` where there is one)."""
         audit: np.ndarray[Any, Any] = self.truth != NONE
         informed = audit & np.array([v == AUDIT_VARIANT for v in self.variant], dtype=bool)
         return informed if bool(informed.any()) else audit
@@ -142,8 +140,7 @@ def table_of(
     rows: Sequence[tuple[Any, ...]], conversations: Sequence[int], judged: tuple[str, ...] = ()
 ) -> VerdictTable:
     """The table from rows of (judge, task, variant, unit key, order, pick, truth, lengths,
-    authors); in a judged answer the first author is the evaluated model. `judged` names the
-    tasks the judged answers came from."""
+    authors); `judged` names the tasks the judged answers came from."""
     judges = tuple(sorted({row[0] for row in rows}))
     units: dict[Any, int] = {}
     return VerdictTable(

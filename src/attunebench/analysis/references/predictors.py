@@ -31,10 +31,9 @@ from attunebench.tasks.helpers.twins import is_person_hidden
 
 
 class GuessView(View[Any, Any]):
-    """A reference's guess at an item, read as the item's record answered by the reference:
-    `ok`, with the guess's prediction, score and values, and no flags. `record` stays the
-    item's record the guess was made for (its conversation, turn and item): metrics read only
-    those of it, and copying a record per item and reference cost most of the time here."""
+    """A reference's guess at an item, read as the item's record answered by the reference. It
+    wraps the item's record rather than copying it: copying a record per item and reference cost
+    most of the time here."""
 
     __slots__ = ("scored",)
 
@@ -74,9 +73,8 @@ def guessed_views(
 
 
 def shown_metrics(declaration: Task[Any, Any]) -> list[Metric]:
-    """The metrics a reference is scored on: the headline, those read from the same values
-    (its parts), and the mean per-item score. Every other metric read again for every
-    reference would cost more than the rest of an analysis."""
+    """The metrics a reference is scored on: the headline, its parts and the mean per-item score
+    (every other metric for every reference would cost more than the rest of an analysis)."""
     by_name = {metric.name: metric for metric in declaration.scoring.metrics}
     headline = by_name.get(declaration.scoring.headline_metric)
     return [
@@ -116,9 +114,8 @@ def recorded_guesses(
 def recorded_metrics(
     declaration: Task[Any, Any], guessed: Sequence[View[Any, Any]]
 ) -> list[Metric]:
-    """A recorded reference's metrics: the headline's, the columns its guesses hold (its rubric
-    score beside the models', say), and the metrics of the recorded references (the person's
-    own verdict on the reply beside the judges' score)."""
+    """A recorded reference's metrics: the headline's, the columns its guesses hold, and the
+    metrics of the recorded references."""
     shown = shown_metrics(declaration)
     held = {key for view in guessed[:1] for key in view.scores}
     return [
@@ -131,9 +128,8 @@ def recorded_metrics(
 
 
 def train_golds(cell: Cell, train: Sequence[Conversation] | None) -> list[Any] | None:
-    """The golds of the train split's items of the cell's task and variant, built by the task
-    as the run made it; None without a split, or where it holds no such item (the references
-    are then cross-fitted)."""
+    """The golds of the train split's items of the cell's task and variant; None without a split
+    or such an item (the references are then cross-fitted)."""
     if train is None or cell.declaration is None:
         return None
     golds = [item.gold for item in train_items(cell.declaration, train, cell.variant)]
@@ -216,9 +212,8 @@ def reference_rows(
 def evaluated(
     metric: Metric, found: Found, weights: Weights, folds: IntArray | None
 ) -> tuple[float, FloatArray]:
-    """A reference's point value and resampled values of a metric: over all its items, or,
-    where its guesses were cross-fitted (`folds`), read within each fold and averaged, as
-    cross-validation scores are (see `tasks.helpers.fitting`)."""
+    """A reference's point and resampled values of a metric: over all its items, or, for
+    cross-fitted guesses (`folds`), within each fold and averaged."""
     if folds is None:
         return metric.evaluate_values(found, weights)
     return within_folds(metric, found, weights, folds)
@@ -233,9 +228,8 @@ def fold_values(metric: Metric, found: Found, folds: IntArray) -> tuple[FloatArr
 def within_folds(
     metric: Metric, found: Found, weights: Weights, folds: IntArray
 ) -> tuple[float, FloatArray]:
-    """A metric read within each fold and averaged over the folds, each weighted by its items
-    (in each resample, by their resampled weight); a fold where it is undefined is left out.
-    The point estimate and the resampled values, as `Metric.evaluate_values` gives them."""
+    """A metric read within each fold and averaged over the folds, weighted by their (resampled)
+    items; a fold where it is undefined is left out."""
     points, sizes = fold_values(metric, found, folds)
     drawn, resized = [], []
     for inside, total in weights.within(folds):  # shared by the metrics of these guesses
