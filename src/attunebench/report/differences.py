@@ -57,8 +57,7 @@ def _line(found: ModelDifference, gold: str) -> DifferenceLine:
 
 
 def computed_from(summary: Summary) -> str:
-    """What every difference was computed from, in a sentence: the analysis seed and
-    resamples, the runs' seeds and the data's digests."""
+    """What every difference was computed from: the seeds, resamples and data digests."""
     settings, made = summary.settings, summary.provenance
     runs = ", ".join(str(run.seed) for run in made.runs)
     data = ", ".join(digest[:12] for digest in made.dataset_sha256)

@@ -116,8 +116,7 @@ def domain(values: Sequence[float | None], unit: bool = True) -> tuple[float, fl
 def forest(
     rows: Sequence[Interval], title: str, zero: bool = False, marks: Sequence[Mark] = ()
 ) -> Markup:
-    """A dot per row with its interval as a whisker (rows top to bottom), and `marks` drawn
-    across the rows."""
+    """A dot per row with its interval as a whisker, and `marks` drawn across the rows."""
     plot, row_height = 380.0, 22.0
     label_width = text_width((r.label for r in rows), 120.0)
     shown = [(r.note or "no value") if r.value is None else f"{r.value:.3f}{r.note}" for r in rows]

@@ -28,8 +28,7 @@ def failure(output: Output) -> str | None:
 def message_record(
     item: Item[MessageGold], output: Output, rollout: int, prompt_id: str
 ) -> Written:
-    """The message the simulated person wrote for `item` (none where the call failed), beside
-    the one the person wrote there."""
+    """The message the simulated person wrote for `item` (none: the call failed), and the real."""
     return Written(
         conversation_id=item.conversation.id,
         turn_index=item.turn_index,

@@ -77,8 +77,7 @@ async def grade_turn(
 async def grade_conversations(
     session: Session, conversations: Sequence[Conversation], per_conversation: int
 ) -> list[Graded]:
-    """Every chosen graded message of every conversation, in the rollouts a question on
-    real data is asked in."""
+    """Every chosen graded message, in the rollouts a question on real data is asked in."""
     rollouts = session.rollouts_for(generated=False)
     work = spread_turns(conversations, graded_turns, per_conversation, rollouts)
     return await session.each("grading", work, lambda unit: grade_turn(session, *unit))

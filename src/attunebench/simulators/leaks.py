@@ -47,8 +47,7 @@ def echoes(message: Written, runs: dict[str, set[tuple[str, ...]]]) -> bool:
 
 
 def _sides(conversations: Sequence[Conversation]) -> tuple[list[str], list[int], list[str]]:
-    """Every real message: its text, 1 for the other side's and 0 for the person's, and its
-    conversation."""
+    """Every real message: its text, 1 (the other side's) or 0 (the person's), its conversation."""
     texts, labels, ids = [], [], []
     for conversation in conversations:
         last = conversation.turns[-1].index + 1

@@ -32,8 +32,7 @@ MIN_MODELS = 3  # fewer: two models are always ranked at +1 or -1
 
 
 def simulated_golds(replayed: Replayed) -> dict[ItemKey, list[Gold]]:
-    """Each item's gold had the person answered as the simulator did, one per rollout that
-    gave a usable answer."""
+    """Each item's gold had the person answered as the simulator did, per rollout that answered."""
     items = replayed.by_key()
     found: dict[ItemKey, list[Gold]] = {}
     for record in sorted(replayed.records, key=rollout_of):

@@ -96,8 +96,7 @@ def _ids(found: Sequence[Continued]) -> list[str]:
 def emotion_by_third(
     continued: Sequence[Continued], resampler: Resampler
 ) -> tuple[EmotionByThird, NoiseFloor]:
-    """The simulated writers' self-labels against the real writers' (see the module
-    docstring)."""
+    """The simulated writers' self-labels against the real writers' (see the module docstring)."""
     answered = [c for c in continued if c.label is not None]
     people = list(
         {(c.written.conversation_id, c.written.turn_index): c for c in continued}.values()
@@ -142,8 +141,7 @@ def _distribution(changes: Sequence[float]) -> dict[str, int]:
 def intensity_change(
     sought: Sequence[Sought], resampler: Resampler, supporter: str, exchanges: int
 ) -> tuple[IntensityChange, NoiseFloor]:
-    """The simulated seekers' change of intensity against the real seekers' (see the module
-    docstring)."""
+    """The simulated seekers' change of intensity against the real seekers'."""
     answered = [s for s in sought if s.after is not None]
     people = list({s.conversation_id: s for s in sought}.values())
     base = IntensityChange(
@@ -171,8 +169,7 @@ def intensity_change(
 def negative_feedback(
     graded: Sequence[Graded], resampler: Resampler
 ) -> tuple[NegativeFeedback, NoiseFloor]:
-    """The share of the other side's messages the simulated people graded down, against the
-    real people's (see the module docstring)."""
+    """The share of the other side's messages graded down, the simulated people's and the real."""
     answered = [g for g in graded if g.grade is not None]
     people = list({(g.conversation_id, g.turn_index): g for g in graded}.values())
     if not answered:

@@ -96,8 +96,7 @@ def replay_items(
 
 @dataclass(frozen=True)
 class Replayed:
-    """One task's replay: its items, and every rollout's record of each (`meta` holds the
-    rollout's seed)."""
+    """One task's replay: its items, and every rollout's record of each (seed in `meta`)."""
 
     task: Task[Any, Any]
     items: tuple[Item[Any], ...]

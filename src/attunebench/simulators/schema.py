@@ -144,8 +144,7 @@ class Flagged(Frozen):
 
 
 class Leaks(Frozen):
-    """Simulated messages that repeat the simulator's instructions, or read as the other
-    side's (the supporter's) rather than the person's."""
+    """Simulated messages that repeat their instructions, or read as the other side's."""
 
     messages: int = 0
     instructions: int = 0

@@ -181,8 +181,7 @@ def _feeling(conversation: Conversation) -> dict[str, str]:
 async def seek_conversations(
     session: Session, conversations: Sequence[Conversation], exchanges: int
 ) -> list[Sought]:
-    """Every conversation with the person's own intensities before and after, in every
-    rollout."""
+    """Every conversation with the person's own intensities before and after, in every rollout."""
     work = [
         (conversation, rollout)
         for conversation in conversations

@@ -128,8 +128,7 @@ def load_data(
 
 
 def tasks_for(seed: int, runs: Runs | None) -> list[Task[Any, Any]]:
-    """The replayed tasks, made as the runs to rank made them (their items are then the
-    runs'), else with their defaults."""
+    """The replayed tasks, made as the runs to rank made them (so their items), else by default."""
     if runs is None:
         return replay_tasks(seed)
     names = load_tasks().names()
@@ -142,8 +141,7 @@ async def simulate(
     runs: Runs | None,
     providers: Mapping[str, Provider],
 ) -> Simulated:
-    """The simulator asked everything: the replay (an ordinary run, read back as one), then
-    the realism simulations."""
+    """The simulator asked everything: the replay (an ordinary run), then the realism questions."""
     plan.out.mkdir(parents=True, exist_ok=True)
     people = plan.out / PEOPLE_FILE
     write_conversations(people, conversations)

@@ -83,8 +83,7 @@ def rho_interval(
     confidence: float,
     clusters: int | None = None,
 ) -> Correlation:
-    """One correlation with its bootstrap interval (no p-value); expanded for `clusters`
-    clusters (`bootstrap.expanded_confidence`) when given."""
+    """One correlation with its bootstrap interval (expanded for `clusters` where given)."""
     value = float(statistic(x, y))
     if np.isnan(value):
         return _null("every model scores the same on one of the tasks")

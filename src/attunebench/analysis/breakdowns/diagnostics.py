@@ -131,8 +131,7 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
 
 
 def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[Confusion]:
-    """For single-label tasks: gold label (rows) by predicted label (columns, plus 'none'
-    and 'invalid')."""
+    """Single-label tasks: gold (rows) by predicted label (columns, plus 'none' and 'invalid')."""
     found = label_sets(frame, cell) if found is None else found
     if not found or any(len(gold) != 1 for _, _, (_, gold) in found):
         return []

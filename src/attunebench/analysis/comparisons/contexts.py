@@ -20,8 +20,7 @@ BLIND, INFORMED = "blind", "informed"
 def paired_items(
     frame: Frame, task: str, a: tuple[str, str], b: tuple[str, str]
 ) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Scores of the items (by conversation, turn, id) scored under both (variant, model)
-    conditions: a's, b's and the conversations."""
+    """Scores of the items scored under both conditions `a` and `b`: a's, b's, the conversations."""
 
     def scored(variant: str, who: str) -> dict[tuple[int, int, str], float]:
         if who not in frame.models:

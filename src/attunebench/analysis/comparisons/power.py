@@ -169,8 +169,7 @@ def pair_power(
     rng: np.random.Generator,
     settings: Settings,
 ) -> PowerCurve:
-    """The pilot's difference with its interval, the power at each size, the central figure
-    and the range."""
+    """The pilot's difference and interval, the power at each size, the central figure and range."""
     empty = PowerCurve(task, variant, pair.metric.name, pair.clusters, pair.items, None, (), ())
     if pair.clusters < 2:
         return _with(empty, note="fewer than 2 conversations with items both models answered")

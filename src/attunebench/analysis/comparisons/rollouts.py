@@ -75,8 +75,7 @@ def rollout_noise(
 def crowd_of(
     task: Task[Any, Any], views: Sequence[View[Any, Any]], resampler: Resampler
 ) -> tuple[Crowd, Resampled] | None:
-    """The crowd reference's headline on the items (one view each), or None where the task
-    declares none."""
+    """The crowd reference's headline on the items (one view each); None where there is none."""
     reference = task.scoring.references().get(task.scoring.crowd) if task.scoring.crowd else None
     if reference is None or task.scoring.crowd is None:
         return None

@@ -85,8 +85,7 @@ def audited(table: VerdictTable, model: str, judge: int | None = None) -> Units:
 
 
 def judged_units(table: VerdictTable, model: str, judge: int | None = None) -> Units:
-    """Per judged comparison of `model`'s reply: the panel's win for it (with `judge`, that
-    judge's) and its length."""
+    """Per judged comparison of `model`'s reply: the panel's (or `judge`'s) win, and its length."""
     mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
     if judge is not None:
         mask &= table.judge == judge

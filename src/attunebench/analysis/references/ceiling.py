@@ -87,8 +87,7 @@ def task_ceiling(
     bootstrap: ClusterBootstrap,
     minimum: Minimum,
 ) -> Ceiling | None:
-    """A task's self-consistency on the evaluated conversations' probes; None where none
-    re-asks its items."""
+    """A task's self-consistency on the conversations' probes; None where none re-asks its items."""
     declaration = cell.declaration
     if declaration is None:
         return None

@@ -61,8 +61,7 @@ class GuessView(View[Any, Any]):
 def guessed_views(
     views: Sequence[View[Any, Any]], guesses: list[Guess]
 ) -> tuple[list[View[Any, Any]], list[int]]:
-    """The reference's guesses as views, and the index of each one's item (items it makes no
-    guess at are left out)."""
+    """The reference's guesses as views, and each one's item index (unguessed items left out)."""
     out: list[View[Any, Any]] = []
     kept = []
     for i, (view, guess) in enumerate(zip(views, guesses, strict=True)):
@@ -114,8 +113,7 @@ def recorded_guesses(
 def recorded_metrics(
     declaration: Task[Any, Any], guessed: Sequence[View[Any, Any]]
 ) -> list[Metric]:
-    """A recorded reference's metrics: the headline's, the columns its guesses hold, and the
-    metrics of the recorded references."""
+    """A recorded reference's metrics: the headline's, its guesses' columns, the references'."""
     shown = shown_metrics(declaration)
     held = {key for view in guessed[:1] for key in view.scores}
     return [
