@@ -4,6 +4,14 @@ discriminability, diagnostics, judge agreement and power; `build_summary` makes 
 from attunebench.analysis.comparisons.power import power_curve
 from attunebench.analysis.loading import RunLoadError, load_runs
 from attunebench.analysis.schema import Summary
-from attunebench.analysis.summary import Options, build_summary
+from attunebench.analysis.summary import Options, build_summary, summary_json
 
-__all__ = ["Options", "RunLoadError", "Summary", "build_summary", "load_runs", "power_curve"]
+__all__ = [
+    "Options",
+    "RunLoadError",
+    "Summary",
+    "build_summary",
+    "load_runs",
+    "power_curve",
+    "summary_json",
+]

@@ -2,8 +2,15 @@
 realism, ranking, noise floor and leaks); see docs/simulators.md.
 """
 
-from attunebench.simulators.schema import SimulatorsReport
+from attunebench.simulators.schema import SIMULATORS_FILE, SimulatorsReport
 from attunebench.simulators.session import Sampling
 from attunebench.simulators.validate import Plan, SimulatorError, validate
 
-__all__ = ["Plan", "Sampling", "SimulatorError", "SimulatorsReport", "validate"]
+__all__ = [
+    "SIMULATORS_FILE",
+    "Plan",
+    "Sampling",
+    "SimulatorError",
+    "SimulatorsReport",
+    "validate",
+]
