@@ -6,7 +6,8 @@ average. Anything unreadable raises `InvalidAnswer`, recorded as an error, never
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from attunebench.data.schema import TaxonomyLabel
 from attunebench.simulators.forms import MessageGold
@@ -19,10 +20,25 @@ from attunebench.tasks.helpers.parsing import (
     one_label,
 )
 
+T = TypeVar("T")
+
 
 def failure(output: Output) -> str | None:
     """Why a call gave no answer, or None."""
     return None if output.ok else output.error or "no output"
+
+
+def read_answer(
+    output: Output, read: Callable[[Output], T], name: str = ""
+) -> tuple[T | None, str | None]:
+    """What `read` finds in the output, or why nothing: the call's failure, or the invalid
+    answer (after `name: `, where given)."""
+    if failure(output) is not None:
+        return None, failure(output)
+    try:
+        return read(output), None
+    except InvalidAnswer as invalid:
+        return None, f"{name}: {invalid}" if name else str(invalid)
 
 
 def message_record(

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.simulators.answers import failure, number_of
+from attunebench.simulators.answers import number_of, read_answer
 from attunebench.simulators.forms import GRADE_FORM, NumberGold
 from attunebench.simulators.prompting import GRADE, chosen
 from attunebench.simulators.records import Graded
 from attunebench.simulators.replay import FIRST_PERSON, spread_turns
 from attunebench.simulators.session import Session
-from attunebench.tasks.base import InvalidAnswer, Item
+from attunebench.tasks.base import Item
 from attunebench.tasks.helpers.history import Utterance, history_through
 from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import transcript
@@ -64,14 +64,10 @@ async def grade_turn(
         high=scale.high,
         real=reply.rating,
     )
+    bounds = (scale.low, scale.high)
     output = await session.ask(question, item, rollout)
-    if failure(output) is not None:
-        return found.model_copy(update={"error": failure(output)})
-    try:
-        given = number_of(output, question, "grade", scale.low, scale.high)
-    except InvalidAnswer as invalid:
-        return found.model_copy(update={"error": str(invalid)})
-    return found.model_copy(update={"grade": given})
+    given, error = read_answer(output, lambda out: number_of(out, question, "grade", *bounds))
+    return found.model_copy(update={"grade": given, "error": error})
 
 
 async def grade_conversations(

@@ -14,7 +14,13 @@ from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.prompts import delimit
-from attunebench.simulators.answers import failure, message_of, message_record, number_of
+from attunebench.simulators.answers import (
+    failure,
+    message_of,
+    message_record,
+    number_of,
+    read_answer,
+)
 from attunebench.simulators.forms import (
     AFTER_FORM,
     INTENSITY,
@@ -33,7 +39,7 @@ from attunebench.simulators.prompting import (
 from attunebench.simulators.records import Sought, Written
 from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
-from attunebench.tasks.base import InvalidAnswer, Item, Query
+from attunebench.tasks.base import Item, Query
 from attunebench.tasks.helpers.history import Utterance, hint_history
 from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import chat_messages, transcript
@@ -77,14 +83,8 @@ async def _message(
     hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
     asked = written(SEEKER, {**fields, "conversation": transcript(said)}, hint)
     output = await session.ask(asked, item, rollout)
-    found = message_record(item, output, rollout, SEEKER.id)
-    if found.error is not None:
-        return found
-    try:
-        message_of(output)
-    except InvalidAnswer as invalid:
-        return found.model_copy(update={"error": str(invalid)})
-    return found
+    _, error = read_answer(output, message_of)  # the call's failure, or an empty message
+    return message_record(item, output, rollout, SEEKER.id).model_copy(update={"error": error})
 
 
 async def _reply(
@@ -116,12 +116,9 @@ async def _after(
     shown = {"feeling": fields["feeling"], "intensity": fields["intensity"]}
     question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, options)
     output = await session.ask(question, item, rollout)
-    if failure(output) is not None:
-        return None, failure(output)
-    try:
-        return number_of(output, question, "intensity", *INTENSITY), None
-    except InvalidAnswer as invalid:
-        return None, f"intensity: {invalid}"
+    return read_answer(
+        output, lambda out: number_of(out, question, "intensity", *INTENSITY), "intensity"
+    )
 
 
 async def seek(
