@@ -20,6 +20,8 @@ from attunebench.records import ModelInfo
 # Sources and provenances that make a report illustrative or simulated rather than evidence.
 NOT_EVIDENCE_KINDS = {"sample": "illustrative sample", "simulated": "simulated"}
 NOT_EVIDENCE_PROVENANCE = {"illustrative": "illustrative", "simulated": "simulated"}
+# A run's entry in the summary: these fields as run.json records them, the rest said here.
+AS_RECORDED = set(RunEntry.model_fields) - {"path", "prompts", "recorded_items"}
 
 
 def rollout_seeds(runs: Runs) -> dict[str, dict[str, int]]:
@@ -141,19 +143,9 @@ def provenance(
         dataset_sha256=runs.dataset_hashes,
         runs=[
             RunEntry(
+                **run.info.model_dump(include=AS_RECORDED),
                 path=str(run.path),
-                dataset=run.info.dataset,
-                dataset_sha256=run.info.dataset_sha256,
-                suite=run.info.suite,
-                package_version=run.info.package_version,
-                seed=run.info.seed,
-                limit=run.info.limit,
                 prompts=[f"{p.id} {p.version}" for p in run.info.prompts],
-                task_options=run.info.task_options,
-                started_at=run.info.started_at,
-                finished_at=run.info.finished_at,
-                complete=run.info.complete,
-                planned_items=run.info.planned_items,
                 recorded_items=recorded.get(str(run.path), 0),
             )
             for run in runs.runs

@@ -108,10 +108,8 @@ def ceiling_of(
     if np.isnan(found.point):
         return ceiling, Estimate(value=None, reason="the simulator's headline is undefined"), chance
     entry = SelfConsistency(
+        **ceiling.model_dump(),
         metric=task.scoring.headline_metric,
-        value=ceiling.value,
-        ci_low=ceiling.ci_low,
-        ci_high=ceiling.ci_high,
         chance=chance,
         n=len(repeats),
         n_conversations=agreement.clusters,
