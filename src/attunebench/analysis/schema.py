@@ -287,8 +287,7 @@ class JudgePanel(Frozen):
 
 
 class SelfPreference(Frozen):
-    """A judge's win rate for replies of its own model or family, minus the participants' own
-    win rate for them, on the same audit pairs."""
+    """A judge's win rate for its own model's or family's replies minus the participants'."""
 
     model: str
     relation: Literal["self", "family"]
@@ -585,8 +584,7 @@ class RolloutFigure(Figure):
 
 
 class Rollouts(Frozen):
-    """One simulator run once per seed (its models the same spec but the seed): per task, the
-    headline over all its rollouts together, and the headline's spread over them."""
+    """One simulator run once per seed: per task, the headline over all rollouts and its spread."""
 
     models: list[str]
     figures: dict[str, RolloutFigure]

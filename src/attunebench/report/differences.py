@@ -30,8 +30,7 @@ class DifferenceLine:
 
 
 def difference_lines(summary: Summary, gold: Mapping[str, str]) -> list[DifferenceLine]:
-    """Every asked pair on every task, by pair (in the order asked) then task; `gold`: per
-    task, who gave its gold (`render.gold_givers`)."""
+    """Every asked pair on every task, by pair (as asked) then task; `gold`: who gave its gold."""
     asked = list(dict.fromkeys((d.a, d.b) for d in summary.differences))
     found = sorted(summary.differences, key=lambda d: (asked.index((d.a, d.b)), d.task))
     return [_line(d, gold.get(d.task, "undeclared")) for d in found]

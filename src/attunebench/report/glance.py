@@ -94,8 +94,7 @@ def ceiling_line(summary: Summary, lead: Lead) -> Line:
 
 
 def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
-    """Each pair's verdict, the pairs grouped by it (agree, distinct, cannot tell, then each
-    reason for no verdict); the section below gives every pair's figures."""
+    """Each pair's verdict, the pairs grouped by it; the section below gives their figures."""
     pairs = summary.rank_correlation.pairs
     if not pairs:
         why = summary.rank_correlation.reason or "fewer than 2 tasks"

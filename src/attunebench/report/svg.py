@@ -269,8 +269,7 @@ class Curve:
 
 
 def reliability(curves: Sequence[Curve], title: str) -> Markup:
-    """A reliability diagram: accuracy against confidence, the diagonal being calibrated; each
-    point's area grows with the answers in its bin."""
+    """A reliability diagram (the diagonal is calibrated); a point's area grows with its bin."""
     left, size = 50.0, 240.0
     legend = text_width((c.label for c in curves), 120.0) + 30
     root = _svg(left + size + legend, size + 60, title)

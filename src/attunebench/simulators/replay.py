@@ -73,8 +73,7 @@ def spread_turns(
     per_conversation: int,
     rollouts: Sequence[int],
 ) -> list[tuple[Conversation, Turn, int]]:
-    """At most `per_conversation` of each conversation's `turns_of`, spread over it, each in
-    every one of the `rollouts`."""
+    """At most `per_conversation` of each conversation's `turns_of`, spread, in every rollout."""
     return [
         (conversation, turn, rollout)
         for conversation in conversations

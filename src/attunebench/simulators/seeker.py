@@ -124,8 +124,7 @@ async def _after(
 async def seek(
     session: Session, conversation: Conversation, rollout: int, exchanges: int
 ) -> Sought:
-    """The conversation's first `exchanges` messages written by the simulated seeker, and the
-    intensity they report after it."""
+    """The first `exchanges` messages written by the simulated seeker, and the intensity after."""
     found = intensities(conversation)
     assert found is not None
     before, real_after = found

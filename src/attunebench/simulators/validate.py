@@ -194,8 +194,7 @@ def pin(plan: Plan, simulated: Simulated) -> SimulatorPin:
 def replay_figures(
     folder: Path, resampler: Resampler
 ) -> tuple[dict[str, ReplayFigure], dict[str, NoiseFloor]]:
-    """The replay run's figures, as the report reads a simulator's rollouts, and each task's
-    noise floor (none where nothing was replayed)."""
+    """The replay run's figures, as the report reads rollouts, and each task's noise floor."""
     if not (folder / RUN_FILE).exists():
         return {}, {}
     runs = load_runs([folder])

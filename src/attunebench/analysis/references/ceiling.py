@@ -36,8 +36,7 @@ PERSON = "person/retest"  # what the people's repeat answers are recorded as
 
 @dataclass(frozen=True)
 class Ceiling:
-    """One task's measured ceiling: the summary entry, its resampled values and the clusters
-    its repeats fall in."""
+    """One task's measured ceiling: its summary entry, resampled values and clusters."""
 
     entry: SelfConsistency
     samples: FloatArray
@@ -87,7 +86,7 @@ def task_ceiling(
     bootstrap: ClusterBootstrap,
     minimum: Minimum,
 ) -> Ceiling | None:
-    """A task's self-consistency on the conversations' probes; None where none re-asks its items."""
+    """A task's self-consistency on the probes; None where none re-asks its items."""
     declaration = cell.declaration
     if declaration is None:
         return None

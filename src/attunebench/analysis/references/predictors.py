@@ -136,8 +136,7 @@ def train_golds(cell: Cell, train: Sequence[Conversation] | None) -> list[Any] |
 
 @dataclass(frozen=True)
 class RowScoring:
-    """How a reference row is scored: the resamples, the least clusters for an interval, and
-    whether its cell is the task's headline variant."""
+    """How a reference row is scored: resamples, fewest clusters, and whether it is the headline."""
 
     bootstrap: ClusterBootstrap
     minimum: Minimum
