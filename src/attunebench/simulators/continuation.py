@@ -7,8 +7,6 @@ taxonomy. Each turn starts from the real history, so one bad message cannot dera
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Taxonomy, Turn
 from attunebench.data.taxonomy import taxonomy_of
@@ -16,7 +14,7 @@ from attunebench.simulators.answers import label_of, message_of, message_record,
 from attunebench.simulators.forms import LABEL_FORM, MESSAGE_FORM, MessageGold
 from attunebench.simulators.prompting import CONTINUE, LABEL, chosen, written
 from attunebench.simulators.records import Continued
-from attunebench.simulators.replay import FIRST_PERSON, spread_turns
+from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item
 from attunebench.tasks.helpers.history import hint_history, history_before
@@ -85,12 +83,3 @@ async def continue_turn(
     if label is None:
         return found.model_copy(update={"error": error})
     return found.model_copy(update={"label": label, "negative": negative(taxonomy, label)})
-
-
-async def continue_conversations(
-    session: Session, conversations: Sequence[Conversation], per_conversation: int
-) -> list[Continued]:
-    """Every chosen turn of every labelled conversation, in every rollout."""
-    rollouts = session.rollouts_for(generated=True)
-    work = spread_turns(conversations, labelled_turns, per_conversation, rollouts)
-    return await session.each("continuing", work, lambda unit: continue_turn(session, *unit))

@@ -6,8 +6,6 @@ ratings), the simulated person grades the same message on the source's scale.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
@@ -15,7 +13,7 @@ from attunebench.simulators.answers import number_of, read_answer
 from attunebench.simulators.forms import GRADE_FORM, NumberGold
 from attunebench.simulators.prompting import GRADE, chosen
 from attunebench.simulators.records import Graded
-from attunebench.simulators.replay import FIRST_PERSON, spread_turns
+from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item
 from attunebench.tasks.helpers.history import Utterance, history_through
@@ -68,12 +66,3 @@ async def grade_turn(
     output = await session.ask(question, item, rollout)
     given, error = read_answer(output, lambda out: number_of(out, question, "grade", *bounds))
     return found.model_copy(update={"grade": given, "error": error})
-
-
-async def grade_conversations(
-    session: Session, conversations: Sequence[Conversation], per_conversation: int
-) -> list[Graded]:
-    """Every chosen graded message, in the rollouts a question on real data is asked in."""
-    rollouts = session.rollouts_for(generated=False)
-    work = spread_turns(conversations, graded_turns, per_conversation, rollouts)
-    return await session.each("grading", work, lambda unit: grade_turn(session, *unit))

@@ -9,13 +9,13 @@ spread over it. The asking is an ordinary run of the engine (`replay_run`).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
-from attunebench.data.schema import Conversation, Turn
+from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task
@@ -65,21 +65,6 @@ def spread(found: Sequence[T], count: int | None) -> list[T]:
         return list(found)
     at = np.unique(np.round(np.linspace(0, len(found) - 1, count)).astype(int))
     return [found[i] for i in at.tolist()]
-
-
-def spread_turns(
-    conversations: Iterable[Conversation],
-    turns_of: Callable[[Conversation], Sequence[Turn]],
-    per_conversation: int,
-    rollouts: Sequence[int],
-) -> list[tuple[Conversation, Turn, int]]:
-    """At most `per_conversation` of each conversation's `turns_of`, spread, in every rollout."""
-    return [
-        (conversation, turn, rollout)
-        for conversation in conversations
-        for turn in spread(turns_of(conversation), per_conversation)
-        for rollout in rollouts
-    ]
 
 
 def replay_items(

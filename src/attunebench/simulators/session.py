@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from attunebench.data.schema import Conversation, Turn
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook
@@ -25,6 +26,7 @@ from attunebench.engine.wiring import bind_models, close_models
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.simulators.replay import spread
 from attunebench.tasks.base import Item, Output, Query
 
 SAMPLED = ("temperature", "top_p", "seed")  # the parameters a rollout sets
@@ -102,6 +104,25 @@ class Session:
                 return done
 
             return list(await asyncio.gather(*(one(unit) for unit in units)))
+
+    async def each_turn(
+        self,
+        doing: str,
+        conversations: Iterable[Conversation],
+        turns_of: Callable[[Conversation], Sequence[Turn]],
+        per_conversation: int,
+        step: Callable[[Session, Conversation, Turn, int], Awaitable[R]],
+        generated: bool = True,
+    ) -> list[R]:
+        """`step` on at most `per_conversation` of each conversation's `turns_of`, spread over
+        it, in every rollout such a question is asked in (`rollouts_for`)."""
+        work = [
+            (conversation, turn, rollout)
+            for conversation in conversations
+            for turn in spread(turns_of(conversation), per_conversation)
+            for rollout in self.rollouts_for(generated)
+        ]
+        return await self.each(doing, work, lambda unit: step(self, *unit))
 
 
 @asynccontextmanager

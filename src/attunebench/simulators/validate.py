@@ -26,8 +26,8 @@ from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.rundir import RUN_FILE, RunDirError, sha256_file, write_json
 from attunebench.simulators.authenticity import realism_auroc
-from attunebench.simulators.continuation import continue_conversations
-from attunebench.simulators.grading import grade_conversations
+from attunebench.simulators.continuation import continue_turn, labelled_turns
+from attunebench.simulators.grading import grade_turn, graded_turns
 from attunebench.simulators.leaks import leaks
 from attunebench.simulators.prompting import TEMPLATES, prompts_digest
 from attunebench.simulators.ranking import ranking
@@ -163,9 +163,14 @@ async def simulate(
                 )
             except (RunDirError, PlanError) as error:
                 raise SimulatorError(str(error)) from None
-        continued = await continue_conversations(session, conversations, turns)
+        continued = await session.each_turn(
+            "continuing", conversations, labelled_turns, turns, continue_turn
+        )
         sought = await seek_conversations(session, conversations, plan.exchanges)
-        graded = await grade_conversations(session, conversations, turns)
+        # a grade is asked of real messages alone: a choice answer is the same in every rollout
+        graded = await session.each_turn(
+            "grading", conversations, graded_turns, turns, grade_turn, generated=False
+        )
         identity = session.engine.models[plan.simulator.name].identity
     replayed = read_replay(plan.out / REPLAY_RUN, tasks, conversations, turns) if tasks else []
     return Simulated(replayed, continued, sought, graded, dict(identity))
