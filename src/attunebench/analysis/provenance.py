@@ -1,13 +1,9 @@
 """Who and what produced the numbers: models and judges with their kinds, runs, data, gold.
 
-Records call a model by its name (`ModelInfo.name`, the spec where unset); run.json maps each
-name to its spec and declared kind; `attunebench.kinds`, the one table of kinds, decides which
-wins. Only `model`s are under test, and `simulated` ones when asked for; the rollouts of one
-simulator (`rollout_seeds`) never are, one by one: they are one model asked several times,
-read together by `comparisons.rollouts`.
-
-Who gave each task's gold comes from the sources' declared provenance of the dataset fields
-the task reads (`Task.gold_fields`).
+`attunebench.kinds` decides a model's kind from run.json's declared one. Only `model`s are under
+test (and `simulated` ones when asked for); a simulator's rollouts (`rollout_seeds`) never are
+one by one: `comparisons.rollouts` reads them together. Who gave each task's gold comes from the
+sources' provenance of the fields the task reads (`Task.gold_fields`).
 """
 
 from __future__ import annotations
@@ -24,12 +20,13 @@ from attunebench.records import ModelInfo
 # Sources and provenances that make a report illustrative or simulated rather than evidence.
 NOT_EVIDENCE_KINDS = {"sample": "illustrative sample", "simulated": "simulated"}
 NOT_EVIDENCE_PROVENANCE = {"illustrative": "illustrative", "simulated": "simulated"}
+# A run's entry in the summary: these fields as run.json records them, the rest said here.
+AS_RECORDED = set(RunEntry.model_fields) - {"path", "prompts", "recorded_items"}
 
 
 def rollout_seeds(runs: Runs) -> dict[str, dict[str, int]]:
-    """Per simulator run once per seed (the models' name without `?seed=S`), its rollouts:
-    model name -> seed. A model is a rollout where its name ends in `?seed=S`, S its
-    parameters' seed; a simulator has at least two."""
+    """Per simulator run once per seed (the name without `?seed=S`), its rollouts: name -> seed
+    (at least two)."""
     found: dict[str, dict[str, int]] = {}
     for run in runs.runs:
         for model in run.info.models:
@@ -146,19 +143,9 @@ def provenance(
         dataset_sha256=runs.dataset_hashes,
         runs=[
             RunEntry(
+                **run.info.model_dump(include=AS_RECORDED),
                 path=str(run.path),
-                dataset=run.info.dataset,
-                dataset_sha256=run.info.dataset_sha256,
-                suite=run.info.suite,
-                package_version=run.info.package_version,
-                seed=run.info.seed,
-                limit=run.info.limit,
                 prompts=[f"{p.id} {p.version}" for p in run.info.prompts],
-                task_options=run.info.task_options,
-                started_at=run.info.started_at,
-                finished_at=run.info.finished_at,
-                complete=run.info.complete,
-                planned_items=run.info.planned_items,
                 recorded_items=recorded.get(str(run.path), 0),
             )
             for run in runs.runs

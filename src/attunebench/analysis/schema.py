@@ -30,10 +30,8 @@ class Notice(Frozen):
 
 
 class Estimate(Frozen):
-    """A point estimate with its percentile interval; `value` null means `reason` says why.
-
-    Every number with an interval is one: the classes below that add what it is about inherit
-    these four fields, so they sit in the JSON beside the others, not nested."""
+    """A point estimate with its percentile interval; `value` null means `reason` says why. Rows
+    about something inherit these four fields, so they sit in the JSON beside the others."""
 
     value: float | None
     ci_low: float | None = None
@@ -44,11 +42,8 @@ class Estimate(Frozen):
     def of(
         cls, value: float, low: float, high: float, why: str | None = None, few: str | None = None
     ) -> Self:
-        """A computed value and interval, NaN read as null (summary.json holds no NaN), with
-        `why` as its reason. `few`, why a defined value rests on too few conversations for an
-        interval, leaves the interval out and is the reason instead.
-
-        A row with an interval is built from one: `Row(**Estimate.of(...).model_dump(), ...)`."""
+        """A computed value and interval, NaN read as null (summary.json holds no NaN), `why` its
+        reason; `few` (too few conversations for an interval) drops the interval, the reason."""
         point = none_if_nan(value)
         if point is not None and few is not None:
             return cls(value=point, reason=few)
@@ -217,9 +212,8 @@ class Difference(Estimate):
 
 
 class ModelDifference(Estimate):
-    """Model a's headline minus model b's on the items every model under test answered (the
-    cross-model cell), both resampled with the same draws (`analysis.comparisons.differences`);
-    null: `reason` says why."""
+    """Model a's headline minus model b's on the items every model under test answered, both
+    resampled with the same draws (`analysis.comparisons.differences`)."""
 
     task: str
     metric: str
@@ -293,8 +287,7 @@ class JudgePanel(Frozen):
 
 
 class SelfPreference(Frozen):
-    """A judge's win rate for replies of its own model or family, minus the participants' own
-    win rate for them, on the same audit pairs."""
+    """A judge's win rate for its own model's or family's replies minus the participants'."""
 
     model: str
     relation: Literal["self", "family"]
@@ -327,9 +320,8 @@ class JudgeCorrected(Frozen):
 
 
 class AuditFit(Frozen):
-    """How far a model's audited replies may be from its judged ones (`analysis.judges.audit_fit`),
-    and what that does to the correction: withheld (`withheld` says why), or its interval
-    widened by `widened_by` each side (`widened` says why)."""
+    """How far a model's audited replies may be from its judged ones (`analysis.judges.audit_fit`):
+    the correction withheld, or widened by `widened_by` each side; `withheld`/`widened` say why."""
 
     length_effect: float | None = Field(description="Hedges' g of log length.")
     judge_effect: float | None = Field(
@@ -349,9 +341,8 @@ class AuditFit(Frozen):
 
 
 class CorrectedScore(Frozen):
-    """A model's response win rate: by the judges alone, corrected by the participants' own
-    picks on the audit pairs its replies were in (prediction-powered inference), and by the
-    participants alone."""
+    """A model's response win rate: by the judges alone, corrected by the participants' picks on
+    the audit pairs (prediction-powered inference), and by the participants alone."""
 
     judge: Estimate
     corrected: Estimate
@@ -456,9 +447,8 @@ class Diagnostics(Frozen):
 
 
 class SelfConsistency(Estimate):
-    """The people's agreement with themselves on a task's headline measure: the headline metric
-    applied to their first answers (the gold) against the same questions asked again later in
-    the session (retest probes). The ceiling a model's headline is read against."""
+    """The people's agreement with themselves on a task's headline: their first answers (the gold)
+    against the same questions asked again later (retest probes). The ceiling of a headline."""
 
     metric: str = Field(description="The task's headline metric, applied to (first, repeat).")
     chance: float | None = Field(
@@ -594,8 +584,7 @@ class RolloutFigure(Figure):
 
 
 class Rollouts(Frozen):
-    """One simulator run once per seed (its models the same spec but the seed): per task, the
-    headline over all its rollouts together, and the headline's spread over them."""
+    """One simulator run once per seed: per task, the headline over all rollouts and its spread."""
 
     models: list[str]
     figures: dict[str, RolloutFigure]

@@ -1,10 +1,8 @@
 """The train split the references are fitted on: `report --train FILE`, or a suite run's own.
 
-A suite run records where it wrote the suite's train split and its SHA-256 (`run.json`
-`suite.train`, `suite.train_sha256`); the report reads it from there when no `--train` is
-given, and says so in a notice when it is gone or changed (the references are then
-cross-fitted by conversation). A split that shares conversations with the evaluated data is
-refused: the references would see the answers they guess.
+A suite run records its train split's path and SHA-256 in run.json; a notice says when it is
+gone or changed (the references are then cross-fitted). A split that shares conversations with
+the evaluated data is refused: the references would see the answers they guess.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from attunebench.analysis.schema import ModelDifference, Summary
-from attunebench.report.environment import DASH
+from attunebench.report.environment import DASH, number
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,7 @@ class DifferenceLine:
 
 
 def difference_lines(summary: Summary, gold: Mapping[str, str]) -> list[DifferenceLine]:
-    """Every asked pair on every task, by pair (in the order asked) then task; `gold`: per
-    task, who gave its gold (`render.gold_givers`)."""
+    """Every asked pair on every task, by pair (as asked) then task; `gold`: who gave its gold."""
     asked = list(dict.fromkeys((d.a, d.b) for d in summary.differences))
     found = sorted(summary.differences, key=lambda d: (asked.index((d.a, d.b)), d.task))
     return [_line(d, gold.get(d.task, "undeclared")) for d in found]
@@ -47,7 +46,7 @@ def _line(found: ModelDifference, gold: str) -> DifferenceLine:
         metric=found.metric,
         variant=found.variant,
         pair=f"{found.a} − {found.b}",
-        sides=f"{_plain(found.a_value)} − {_plain(found.b_value)}",
+        sides=f"{number(found.a_value)} − {number(found.b_value)}",
         difference=DASH if found.value is None else f"{found.value:+.3f}",
         interval=shown,
         n=found.n,
@@ -56,13 +55,8 @@ def _line(found: ModelDifference, gold: str) -> DifferenceLine:
     )
 
 
-def _plain(value: float | None) -> str:
-    return DASH if value is None else f"{value:.3f}"
-
-
 def computed_from(summary: Summary) -> str:
-    """What every difference was computed from, in a sentence: the analysis seed and
-    resamples, the runs' seeds and the data's digests."""
+    """What every difference was computed from: the seeds, resamples and data digests."""
     settings, made = summary.settings, summary.provenance
     runs = ", ".join(str(run.seed) for run in made.runs)
     data = ", ".join(digest[:12] for digest in made.dataset_sha256)

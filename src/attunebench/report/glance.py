@@ -72,8 +72,7 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
 
 
 def ceiling_line(summary: Summary, lead: Lead) -> Line:
-    """`task`: the people's own ceiling on its headline, and the leader's share of the way from
-    chance to it ("above the people's own consistency" past 1, or why it has none); "not
+    """`task`: the people's own ceiling and the leader's share of the way from chance to it; "not
     measured" where no question of the task was asked again (never 1.0)."""
     found = summary.self_consistency.get(lead.task)
     if found is None:
@@ -95,8 +94,7 @@ def ceiling_line(summary: Summary, lead: Lead) -> Line:
 
 
 def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
-    """Each pair's verdict, the pairs grouped by it (agree, distinct, cannot tell, then each
-    reason for no verdict); the section below gives every pair's figures."""
+    """Each pair's verdict, the pairs grouped by it; the section below gives their figures."""
     pairs = summary.rank_correlation.pairs
     if not pairs:
         why = summary.rank_correlation.reason or "fewer than 2 tasks"

@@ -61,6 +61,20 @@ def gold_givers(summary: Summary) -> dict[str, str]:
     return {t.name: ", ".join(t.provenance) or "undeclared" for t in summary.tasks}
 
 
+def _shared(summary: Summary, boards: list[views.Leaderboard]) -> dict[str, object]:
+    """What the page and the markdown leaderboard both show."""
+    return {
+        "s": summary,
+        "boards": boards,
+        "differences": difference_lines(summary, gold_givers(summary)),
+        "differences_from": computed_from(summary),
+        "kinds": views.kind_labels(summary),
+        "labelled": views.labelled,
+        "glance": glance(summary),
+        "judge_statistics": ESTIMATES,
+    }
+
+
 def render_html(summary: Summary) -> str:
     boards = views.leaderboards(summary)
     details = summary.diagnostics
@@ -68,17 +82,10 @@ def render_html(summary: Summary) -> str:
         make_environment()
         .get_template("report.html")
         .render(
-            s=summary,
+            **_shared(summary, boards),
             sections=sections(summary),
             unfolded=UNFOLDED | {"differences"} if summary.differences else UNFOLDED,
-            differences=difference_lines(summary, gold_givers(summary)),
-            differences_from=computed_from(summary),
-            glance=glance(summary),
             gold_by=gold_givers(summary),
-            judge_statistics=ESTIMATES,
-            kinds=views.kind_labels(summary),
-            labelled=views.labelled,
-            boards=boards,
             profile=views.profile(summary, boards),
             correlation=views.correlation_chart(summary),
             discriminability=views.discriminability_chart(summary),
@@ -96,20 +103,8 @@ def render_html(summary: Summary) -> str:
 
 
 def render_markdown(summary: Summary) -> str:
-    return (
-        make_environment()
-        .get_template("leaderboard.md")
-        .render(
-            s=summary,
-            boards=views.leaderboards(summary),
-            differences=difference_lines(summary, gold_givers(summary)),
-            differences_from=computed_from(summary),
-            kinds=views.kind_labels(summary),
-            labelled=views.labelled,
-            glance=glance(summary),
-            judge_statistics=ESTIMATES,
-        )
-    )
+    shared = _shared(summary, views.leaderboards(summary))
+    return make_environment().get_template("leaderboard.md").render(**shared)
 
 
 def write_report(summary: Summary, out: str | Path, fmt: Format = "html") -> list[Path]:

@@ -1,10 +1,7 @@
-"""The simulators page: `simulators.json` rendered as one self-contained HTML page, with the
-figures said in plain words (where the simulated user stands in for the people, and where not).
+"""The simulators page: `simulators.json` rendered as one self-contained HTML page, in words.
 
-A sentence is said only where an interval decides it: a difference whose interval excludes 0
-(or an AUROC whose interval excludes 0.5) is a difference; one whose interval covers it is "no
-difference shown", never "the same"; a difference within the simulator's own run-to-run
-spread is noise.
+A sentence is said only where an interval decides it: a difference whose interval covers 0 is
+"no difference shown", never "the same"; one within the run-to-run spread is noise.
 """
 
 from __future__ import annotations

@@ -85,6 +85,18 @@ def _line(parent: ET.Element, x1: float, y1: float, x2: float, y2: float, **attr
     ET.SubElement(parent, "line", {**coords, "stroke": "#333", **attrs})
 
 
+def _circle(parent: ET.Element, cx: float, cy: float, r: str, fill: str) -> None:
+    ET.SubElement(parent, "circle", {"cx": f"{cx:.1f}", "cy": f"{cy:.1f}", "r": r, "fill": fill})
+
+
+def _key(parent: ET.Element, x: float, k: int, colour: str, label: str) -> None:
+    """The k-th entry of a chart's legend: a swatch at `x` and its label."""
+    key = ET.SubElement(parent, "g", {"class": "key"})
+    swatch = {"x": f"{x:.1f}", "y": f"{14 + 16 * k:.1f}", "width": "10", "height": "10"}
+    ET.SubElement(key, "rect", {**swatch, "fill": colour})
+    _text(key, x + 16, 23 + 16 * k, label)
+
+
 def _markup(root: ET.Element) -> Markup:
     return Markup(ET.tostring(root, encoding="unicode"))  # escaped by ElementTree
 
@@ -104,8 +116,7 @@ def domain(values: Sequence[float | None], unit: bool = True) -> tuple[float, fl
 def forest(
     rows: Sequence[Interval], title: str, zero: bool = False, marks: Sequence[Mark] = ()
 ) -> Markup:
-    """A dot per row with its interval as a whisker (rows top to bottom), and `marks` drawn
-    across the rows."""
+    """A dot per row with its interval as a whisker, and `marks` drawn across the rows."""
     plot, row_height = 380.0, 22.0
     label_width = text_width((r.label for r in rows), 120.0)
     shown = [(r.note or "no value") if r.value is None else f"{r.value:.3f}{r.note}" for r in rows]
@@ -138,11 +149,7 @@ def forest(
             continue
         if row.low is not None and row.high is not None:
             _line(root, x(row.low), y, x(row.high), y, **{"stroke-width": "2"})
-        ET.SubElement(
-            root,
-            "circle",
-            {"cx": f"{x(row.value):.1f}", "cy": f"{y:.1f}", "r": "4", "fill": row.colour},
-        )
+        _circle(root, x(row.value), y, "4", row.colour)
         _text(root, label_width + plot + 8, y + 4, text)
     return _markup(root)
 
@@ -199,25 +206,11 @@ def heatmap(
         y = 50 + i * cell_h
         _text(root, label_width - 8, y + cell_h / 2 + 4, name, **{"text-anchor": "end"})
         for j, (value, shown) in enumerate(cells[i]):
-            fill = "#eee" if value is None else paint(value)
-            ET.SubElement(
-                root,
-                "rect",
-                {
-                    "x": f"{label_width + j * cell_w:.1f}",
-                    "y": f"{y:.1f}",
-                    "width": f"{cell_w - 2:.1f}",
-                    "height": f"{cell_h - 2:.1f}",
-                    "fill": fill,
-                },
-            )
-            _text(
-                root,
-                label_width + (j + 0.5) * cell_w,
-                y + cell_h / 2 + 4,
-                shown,
-                **{"text-anchor": "middle", "font-size": "11px"},
-            )
+            box = {"x": f"{label_width + j * cell_w:.1f}", "y": f"{y:.1f}"}
+            box |= {"width": f"{cell_w - 2:.1f}", "height": f"{cell_h - 2:.1f}"}
+            ET.SubElement(root, "rect", {**box, "fill": "#eee" if value is None else paint(value)})
+            centre = {"text-anchor": "middle", "font-size": "11px"}
+            _text(root, label_width + (j + 0.5) * cell_w, y + cell_h / 2 + 4, shown, **centre)
     return _markup(root)
 
 
@@ -263,24 +256,8 @@ def series(categories: Sequence[str], lines: Sequence[Line], title: str) -> Mark
         for px, p in drawn:
             if p.low is not None and p.high is not None:
                 _line(root, px, y(p.low), px, y(p.high), stroke=colour)
-            ET.SubElement(
-                root,
-                "circle",
-                {"cx": f"{px:.1f}", "cy": f"{y(p.value or 0):.1f}", "r": "3", "fill": colour},
-            )
-        key = ET.SubElement(root, "g", {"class": "key"})
-        ET.SubElement(
-            key,
-            "rect",
-            {
-                "x": f"{left + plot_w + 14:.1f}",
-                "y": f"{14 + 16 * k:.1f}",
-                "width": "10",
-                "height": "10",
-                "fill": colour,
-            },
-        )
-        _text(key, left + plot_w + 30, 23 + 16 * k, line.label)
+            _circle(root, px, y(p.value or 0), "3", colour)
+        _key(root, left + plot_w + 14, k, colour, line.label)
     return _markup(root)
 
 
@@ -292,8 +269,7 @@ class Curve:
 
 
 def reliability(curves: Sequence[Curve], title: str) -> Markup:
-    """A reliability diagram: accuracy against confidence, the diagonal being calibrated; each
-    point's area grows with the answers in its bin."""
+    """A reliability diagram (the diagonal is calibrated); a point's area grows with its bin."""
     left, size = 50.0, 240.0
     legend = text_width((c.label for c in curves), 120.0) + 30
     root = _svg(left + size + legend, size + 60, title)
@@ -317,27 +293,6 @@ def reliability(curves: Sequence[Curve], title: str) -> Markup:
         ET.SubElement(root, "polyline", {"points": path, "fill": "none", "stroke": curve.colour})
         for px, py, n in curve.points:
             radius = 2 + 4 * (n / most) ** 0.5
-            ET.SubElement(
-                root,
-                "circle",
-                {
-                    "cx": f"{x(px):.1f}",
-                    "cy": f"{y(py):.1f}",
-                    "r": f"{radius:.1f}",
-                    "fill": curve.colour,
-                },
-            )
-        key = ET.SubElement(root, "g", {"class": "key"})
-        ET.SubElement(
-            key,
-            "rect",
-            {
-                "x": f"{left + size + 14:.1f}",
-                "y": f"{14 + 16 * k:.1f}",
-                "width": "10",
-                "height": "10",
-                "fill": curve.colour,
-            },
-        )
-        _text(key, left + size + 30, 23 + 16 * k, curve.label)
+            _circle(root, x(px), y(py), f"{radius:.1f}", curve.colour)
+        _key(root, left + size + 14, k, curve.colour, curve.label)
     return _markup(root)

@@ -32,17 +32,12 @@ class Leaderboard:
     notes: list[str]
     rows: list[ScoreRow]
     chart: Markup
-    # metric -> the row of each model of `rows`, in their order (None: no value there, as for
-    # a metric only a reference's row has)
+    # metric -> the row of each model of `rows`, in their order (None: no value there)
     secondary: list[tuple[str, list[ScoreRow | None]]]
     ranks: dict[str, int]  # models under test only: yardsticks are shown, never numbered
-    # model -> its person gap beside its headline (run with --person both), with the gaps in
-    # words where they have an interval
-    gaps: dict[str, PersonGap] = field(default_factory=dict)
+    gaps: dict[str, PersonGap] = field(default_factory=dict)  # model -> its person gap
     gap_statements: list[str] = field(default_factory=list)
-    # the people's own consistency on the headline (None: not measured), and each model's
-    # headline as a share of the way from chance to it
-    ceiling: SelfConsistency | None = None
+    ceiling: SelfConsistency | None = None  # the people's own (None: not measured)
     shares: dict[str, Estimate] = field(default_factory=dict)
 
 
@@ -110,11 +105,8 @@ OUT_OF_SAMPLE = ("train", "cross-fitted", "none")  # a reference that never saw 
 
 
 def reference_notes(rows: Sequence[ScoreRow]) -> list[str]:
-    """Whether no model under test beats the references on the headline, said only where the
-    intervals show it: for every model, some reference's interval lies wholly above the
-    model's (apart, their difference's interval excludes the tie too, so this errs towards
-    silence). Only references fitted out of sample count (or rules, which fit nothing): one
-    fitted in sample sets the bar with the answers themselves."""
+    """Whether no model under test beats the references, said only where every model's interval
+    lies wholly below some out-of-sample reference's (one fitted in sample saw the answers)."""
     references = [
         r
         for r in rows

@@ -1,15 +1,13 @@
 """Reading a simulated person's answers, strictly, with the tasks' parsers.
 
-A message is its text (an empty one is no message). A label or a number is read from the JSON
-answer (`tasks.helpers.parsing`), or in choice mode as the most probable option: a person reports
-one value, so the option they would most likely give is theirs, not an average of options.
-Anything unreadable raises `InvalidAnswer`, which the simulations record as an error, never
-as an answer.
+In choice mode the most probable option is the answer: a person reports one value, not an
+average. Anything unreadable raises `InvalidAnswer`, recorded as an error, never an answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from attunebench.data.schema import TaxonomyLabel
 from attunebench.simulators.forms import MessageGold
@@ -22,17 +20,31 @@ from attunebench.tasks.helpers.parsing import (
     one_label,
 )
 
+T = TypeVar("T")
+
 
 def failure(output: Output) -> str | None:
     """Why a call gave no answer, or None."""
     return None if output.ok else output.error or "no output"
 
 
+def read_answer(
+    output: Output, read: Callable[[Output], T], name: str = ""
+) -> tuple[T | None, str | None]:
+    """What `read` finds in the output, or why nothing: the call's failure, or the invalid
+    answer (after `name: `, where given)."""
+    if failure(output) is not None:
+        return None, failure(output)
+    try:
+        return read(output), None
+    except InvalidAnswer as invalid:
+        return None, f"{name}: {invalid}" if name else str(invalid)
+
+
 def message_record(
     item: Item[MessageGold], output: Output, rollout: int, prompt_id: str
 ) -> Written:
-    """The message the simulated person wrote for `item` (none where the call failed), beside
-    the one the person wrote there."""
+    """The message the simulated person wrote for `item` (none: the call failed), and the real."""
     return Written(
         conversation_id=item.conversation.id,
         turn_index=item.turn_index,

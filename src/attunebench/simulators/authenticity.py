@@ -1,13 +1,9 @@
 """Can the simulated person's messages be told from the real person's? The realism AUROC.
 
-Every message the simulator wrote (continuing a conversation, playing the seeker) is paired
-with the one the person wrote at that point. A classifier (`classifier`: TF-IDF and logistic
-regression) is cross-fitted over whole conversations, each message scored by a fit that never
-saw its conversation, and the AUROC of those scores for simulated against real messages is
-reported with a cluster-bootstrap interval (the weighted Mann-Whitney statistic of
-`tasks.helpers.calibration`). 0.5: the classifier cannot tell them apart; 1: it always can. A
-classifier fitted on the messages it scores would separate even two samples of the same
-people.
+Each simulated message is paired with the person's at that point; a classifier (`classifier`)
+cross-fitted over whole conversations scores each, and the AUROC of simulated against real
+gets a cluster-bootstrap interval. 0.5: indistinguishable. A classifier fitted on the messages
+it scores would separate even two samples of the same people.
 """
 
 from __future__ import annotations

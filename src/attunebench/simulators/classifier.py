@@ -1,13 +1,9 @@
 """Classifiers of messages, fitted out of sample: simulated or real, the person's or the other
 side's.
 
-Both are scikit-learn's TF-IDF of word unigrams and bigrams (sublinear term frequency) under a
-logistic regression (Pedregosa et al. 2011, JMLR 12). A message's score is always one from a
-fit that did not see it: cross-fitted over `FOLDS` folds of whole conversations, dealt as
-every out-of-sample fit deals them (`tasks.helpers.fitting.folds`), so a conversation's messages
-never inform their own scores, and two texts of one conversation (the simulated and the real message
-at one point) fall in one fold. A classifier fitted and scored on the same messages would tell
-any two samples apart.
+TF-IDF of word unigrams and bigrams under a logistic regression (scikit-learn), cross-fitted
+over folds of whole conversations (`tasks.helpers.fitting.folds`): a fit scored on its own
+messages would tell any two samples apart.
 """
 
 from __future__ import annotations

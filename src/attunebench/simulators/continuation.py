@@ -1,28 +1,22 @@
 """Continuing real conversations as the writer, and labelling the message as the writer did.
 
-Where each person labelled the feeling of every message they wrote (Topical-Chat's writers,
-first-person `state`), the simulated person is shown the real conversation up to one of their
-turns, with the real partner's messages, writes the message they would send next, then labels
-the feeling they wrote it with from the same taxonomy. Each turn is continued from the real
-history, so the partner's next message is always the real one and one bad message cannot
-derail the rest. Turns are spread evenly over each conversation (`spread`), so every third of
-it is represented.
+Where people labelled the feeling of every message they wrote (Topical-Chat), the simulated
+person continues the real history at one of their turns and labels the message from the same
+taxonomy. Each turn starts from the real history, so one bad message cannot derail the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Taxonomy, Turn
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.simulators.answers import failure, label_of, message_of, message_record
+from attunebench.simulators.answers import label_of, message_of, message_record, read_answer
 from attunebench.simulators.forms import LABEL_FORM, MESSAGE_FORM, MessageGold
 from attunebench.simulators.prompting import CONTINUE, LABEL, chosen, written
 from attunebench.simulators.records import Continued
-from attunebench.simulators.replay import FIRST_PERSON, spread_turns
+from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
-from attunebench.tasks.base import InvalidAnswer, Item
+from attunebench.tasks.base import Item
 from attunebench.tasks.helpers.history import hint_history, history_before
 from attunebench.tasks.helpers.prompting import label_menu, transcript
 
@@ -75,10 +69,9 @@ async def continue_turn(
     )
     if base.error is not None:
         return found
-    try:
-        message = message_of(output)
-    except InvalidAnswer as invalid:
-        return found.model_copy(update={"error": str(invalid)})
+    message, error = read_answer(output, message_of)
+    if message is None:
+        return found.model_copy(update={"error": error})
     labels = taxonomy.emotions
     names = tuple(label.name for label in labels)
     label_hint = TaskHint(kind=LABEL_FORM.kind, labels=names, form=LABEL_FORM)
@@ -86,19 +79,7 @@ async def continue_turn(
     options = [(label.name, f"{label.name} ({label.description})") for label in labels]
     question = chosen(LABEL, fields, label_hint, options)
     answer = await session.ask(question, item, rollout)
-    if failure(answer) is not None:
-        return found.model_copy(update={"error": failure(answer)})
-    try:
-        label = label_of(answer, question, labels)
-    except InvalidAnswer as invalid:
-        return found.model_copy(update={"error": f"label: {invalid}"})
+    label, error = read_answer(answer, lambda out: label_of(out, question, labels), "label")
+    if label is None:
+        return found.model_copy(update={"error": error})
     return found.model_copy(update={"label": label, "negative": negative(taxonomy, label)})
-
-
-async def continue_conversations(
-    session: Session, conversations: Sequence[Conversation], per_conversation: int
-) -> list[Continued]:
-    """Every chosen turn of every labelled conversation, in every rollout."""
-    rollouts = session.rollouts_for(generated=True)
-    work = spread_turns(conversations, labelled_turns, per_conversation, rollouts)
-    return await session.each("continuing", work, lambda unit: continue_turn(session, *unit))

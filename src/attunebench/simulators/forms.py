@@ -1,17 +1,8 @@
 """What a simulated user is asked besides the tasks' questions, and what a valid answer is.
 
-Each is an `AnswerForm` (see `attunebench.answerform`), so the stand-in providers answer it as
-they answer a task's: `sim/person-oracle` writes the real person's answer from the gold the
-hint carries, `mock/` an example, the test servers a random one.
-
-- `simulated_message`: the next message they write, as plain text (gold: `message`, the one
-  the person wrote there);
-- `simulated_label`: the feeling they label their message with, `{"label": L}`, from the
-  taxonomy the hint lists (gold: `label`);
-- `simulated_intensity`: how intense the feeling is after the conversation,
-  `{"intensity": n}` from 1 to 5 (gold: `intensity`, the format's field);
-- `simulated_grade`: their grade of the other side's message, `{"grade": n}` on the source's
-  scale, the hint's two labels (gold: `grade`).
+Each is an `AnswerForm`, so the stand-in providers answer it as a task's (`sim/person-oracle`
+from the gold the hint carries): `simulated_message` (plain text), `simulated_label`,
+`simulated_intensity` (1 to 5) and `simulated_grade` (on the source's scale).
 """
 
 from __future__ import annotations

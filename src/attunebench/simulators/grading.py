@@ -1,26 +1,21 @@
 """Grading the other side's real messages, as the person did while chatting.
 
-Where a person graded the other side's messages as they came (ConvAI1's thumbs on a bot's
-messages, Topical-Chat's ratings of a partner's, first-person `rating`), the simulated person
-is shown the real conversation up to one of those messages and grades it on the source's
-scale: in choice mode one digit of the scale (where it is one of single digits), else a JSON
-number. Messages are spread evenly over each conversation (`replay.spread`).
+Where a person graded the other side's messages as they came (ConvAI1's thumbs, Topical-Chat's
+ratings), the simulated person grades the same message on the source's scale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
-from attunebench.simulators.answers import failure, number_of
+from attunebench.simulators.answers import number_of, read_answer
 from attunebench.simulators.forms import GRADE_FORM, NumberGold
 from attunebench.simulators.prompting import GRADE, chosen
 from attunebench.simulators.records import Graded
-from attunebench.simulators.replay import FIRST_PERSON, spread_turns
+from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
-from attunebench.tasks.base import InvalidAnswer, Item
+from attunebench.tasks.base import Item
 from attunebench.tasks.helpers.history import Utterance, history_through
 from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import transcript
@@ -67,21 +62,7 @@ async def grade_turn(
         high=scale.high,
         real=reply.rating,
     )
+    bounds = (scale.low, scale.high)
     output = await session.ask(question, item, rollout)
-    if failure(output) is not None:
-        return found.model_copy(update={"error": failure(output)})
-    try:
-        given = number_of(output, question, "grade", scale.low, scale.high)
-    except InvalidAnswer as invalid:
-        return found.model_copy(update={"error": str(invalid)})
-    return found.model_copy(update={"grade": given})
-
-
-async def grade_conversations(
-    session: Session, conversations: Sequence[Conversation], per_conversation: int
-) -> list[Graded]:
-    """Every chosen graded message of every conversation, in the rollouts a question on
-    real data is asked in."""
-    rollouts = session.rollouts_for(generated=False)
-    work = spread_turns(conversations, graded_turns, per_conversation, rollouts)
-    return await session.each("grading", work, lambda unit: grade_turn(session, *unit))
+    given, error = read_answer(output, lambda out: number_of(out, question, "grade", *bounds))
+    return found.model_copy(update={"grade": given, "error": error})

@@ -1,17 +1,10 @@
 """Simulated messages that leak their instructions or speak in the other side's role.
 
-- `instructions`: the message repeats a run of `RUN` words of the instructions it was given
-  (its prompt's fixed wording), or opens with a transcript's speaker name ("User:"): it is
-  echoing its prompt, not speaking as the person.
-- `supporter-role`: the message reads as the other side's, not the person's. A classifier
-  (`classifier`) is fitted on the real conversations' messages, the person's against the other
-  side's. Its threshold is set on the person's own messages, each scored out of fold: a
-  message is flagged where it reads more like the other side than all but `FALSE_SHARE` of
-  the person's own messages do (and more likely the other side's than the person's), so a
-  simulator as like the people as they are to themselves is flagged about that often
-  (`expected_false_share`).
-
-Every flagged message is counted; a few are kept as examples.
+`instructions`: the message repeats `RUN` words of its prompt's fixed wording, or opens with a
+speaker name ("User:"). `supporter-role`: a classifier fitted on the real conversations, the
+person's messages against the other side's, flags a message that reads more like the other side
+than all but `FALSE_SHARE` of the person's own (scored out of fold), so a simulator as like the
+people as they are to themselves is flagged about that often (`expected_false_share`).
 """
 
 from __future__ import annotations
@@ -54,8 +47,7 @@ def echoes(message: Written, runs: dict[str, set[tuple[str, ...]]]) -> bool:
 
 
 def _sides(conversations: Sequence[Conversation]) -> tuple[list[str], list[int], list[str]]:
-    """Every real message: its text, 1 for the other side's and 0 for the person's, and its
-    conversation."""
+    """Every real message: its text, 1 (the other side's) or 0 (the person's), its conversation."""
     texts, labels, ids = [], [], []
     for conversation in conversations:
         last = conversation.turns[-1].index + 1

@@ -1,11 +1,8 @@
 """What a simulated user is told (prompting.toml), and the questions it is asked.
 
-A replay asks a task's own question of the model in the person's role (`engine.person`, whose
-frame, `PERSONA`, is pinned here with the simulator's own prompts).
-The realism simulations ask the questions of `questions`: the next message, the feeling it
-was written with, the intensity after a conversation, the grade of the other side's message,
-each in generate form (JSON, parsed strictly) and, where the answer is one of a few options,
-in choice form too.
+A replay asks a task's own question in the person's role (`engine.person`, whose frame,
+`PERSONA`, is pinned here); the realism simulations ask `questions`, in generate form and,
+where the answer is one of a few options, in choice form too.
 """
 
 from __future__ import annotations
@@ -52,9 +49,8 @@ def chosen(
     options: Sequence[tuple[str, str]],
     **wording: str,
 ) -> Query:
-    """A question with a JSON answer of `hint.form`'s, and its choice form over `options`
-    ((label, shown text) pairs; none: no choice form), from a template with `question` and
-    `answer_form` texts."""
+    """A question with a JSON answer of `hint.form`'s, and its choice form over `options` ((label,
+    text) pairs), from a template's `question` and `answer_form` texts."""
     question = template.text("question", **wording)
     asked = template.render(
         **fields, question=question, answer_form=template.text("answer_form", **wording)

@@ -1,18 +1,10 @@
 """Ranking fidelity: would simulated people rank the models as the real people do?
 
-The models of `--runs` (the models under test; with `include`, baselines or `sim/` ones too) are
-scored twice on the items the simulator replayed: against the people's own answers, as the
-runs recorded them, and against the simulated person's, each rollout's replayed answer read
-as the gold (`Scoring.answered_gold`) and each model's prediction scored again by the task
-(`Task.score`; an invalid answer keeps the task's worst value). Items where a model has no
-answer, or the simulator gave no usable one, are left out of both, so both rankings rest on
-the same items.
-
-Per task: Spearman's rho between the two headline rankings with a cluster-bootstrap interval
-(every model's two headlines computed on the same resampled conversations; the interval
-contains its estimate, as the analysis's rank correlations do), and the pairs of models
-whose order flips. `spearman` is the mean of the tasks' rho, its interval from the same
-resamples.
+The models of `--runs` are scored twice on the items the simulator replayed: against the
+people's own answers and against the simulated person's (`Scoring.answered_gold`, each model's
+prediction scored again by `Task.score`), on the same items. Per task, Spearman's rho between
+the two rankings with its interval, and the pairs whose order flips; `spearman` is the tasks'
+mean.
 """
 
 from __future__ import annotations
@@ -40,8 +32,7 @@ MIN_MODELS = 3  # fewer: two models are always ranked at +1 or -1
 
 
 def simulated_golds(replayed: Replayed) -> dict[ItemKey, list[Gold]]:
-    """Each item's gold had the person answered as the simulator did, one per rollout that
-    gave a usable answer."""
+    """Each item's gold had the person answered as the simulator did, per rollout that answered."""
     items = replayed.by_key()
     found: dict[ItemKey, list[Gold]] = {}
     for record in sorted(replayed.records, key=rollout_of):
@@ -70,10 +61,8 @@ def rescored(task: Task[Any, Any], item: Item[Any], record: ItemRecord, gold: Go
 def _rank_rows(
     replayed: Replayed, records: Sequence[ItemRecord], models: Sequence[str]
 ) -> tuple[dict[str, list[ItemRecord]], dict[str, list[ItemRecord]], int, int]:
-    """Per model that answered the task, its records on the common items with the people's
-    gold and with the simulator's; the common items, and those left out for want of a
-    simulated answer. A model of the runs that does not answer this task (a lexicon answers
-    emotion only) is not ranked on it, rather than leaving it no common item."""
+    """Per model that answered the task, its records on the common items with both golds; the
+    common items and those left out. A model that does not answer the task is not ranked on it."""
     items = replayed.by_key()
     golds = simulated_golds(replayed)
     by_item: dict[ItemKey, dict[str, ItemRecord]] = {}

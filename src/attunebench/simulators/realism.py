@@ -1,19 +1,10 @@
 """Distributional realism: what the simulated people said, against what the real people said
 on the same conversations, each with a cluster-bootstrap interval.
 
-- `emotion_by_third`: the share of each self-label the simulated writers gave their own
-  messages in each third of the conversation, against the real writers' at the same turns
-  (total variation distance, half the sum of the absolute differences of the shares), and the
-  share of negative labels (`value`: the simulator's minus the people's);
-- `intensity_change`: after minus before, the simulated seekers' against the real ones'
-  (`value`: the difference of the mean changes; both distributions given);
-- `negative_feedback_share`: the share of the other side's messages graded below the middle
-  of the scale (`value`: the simulator's minus the people's; per source too);
-- `auroc`: see `authenticity`.
-
-The people's figures count each of their answers once; the simulator's count every rollout's
-answer, a rollout being one more answer in the same conversation. A difference within the
-simulator's own run-to-run spread (`noise_floor`) is marked as noise.
+`emotion_by_third` (self-label shares per third, total variation distance, negative share),
+`intensity_change` and `negative_feedback_share`; each `value` is the simulator's minus the
+people's. The simulator counts every rollout's answer, one more answer in the same
+conversation; a difference within its run-to-run spread (`noise_floor`) is noise.
 """
 
 from __future__ import annotations
@@ -105,8 +96,7 @@ def _ids(found: Sequence[Continued]) -> list[str]:
 def emotion_by_third(
     continued: Sequence[Continued], resampler: Resampler
 ) -> tuple[EmotionByThird, NoiseFloor]:
-    """The simulated writers' self-labels against the real writers' (see the module
-    docstring)."""
+    """The simulated writers' self-labels against the real writers' (see the module docstring)."""
     answered = [c for c in continued if c.label is not None]
     people = list(
         {(c.written.conversation_id, c.written.turn_index): c for c in continued}.values()
@@ -151,8 +141,7 @@ def _distribution(changes: Sequence[float]) -> dict[str, int]:
 def intensity_change(
     sought: Sequence[Sought], resampler: Resampler, supporter: str, exchanges: int
 ) -> tuple[IntensityChange, NoiseFloor]:
-    """The simulated seekers' change of intensity against the real seekers' (see the module
-    docstring)."""
+    """The simulated seekers' change of intensity against the real seekers'."""
     answered = [s for s in sought if s.after is not None]
     people = list({s.conversation_id: s for s in sought}.values())
     base = IntensityChange(
@@ -180,8 +169,7 @@ def intensity_change(
 def negative_feedback(
     graded: Sequence[Graded], resampler: Resampler
 ) -> tuple[NegativeFeedback, NoiseFloor]:
-    """The share of the other side's messages the simulated people graded down, against the
-    real people's (see the module docstring)."""
+    """The share of the other side's messages graded down, the simulated people's and the real."""
     answered = [g for g in graded if g.grade is not None]
     people = list({(g.conversation_id, g.turn_index): g for g in graded}.values())
     if not answered:

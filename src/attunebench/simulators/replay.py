@@ -1,24 +1,21 @@
 """Replay: each task's question about the person, asked of the simulated person about
 themselves, scored against the real person's own answer.
 
-Which tasks: every registered task that a model answers with no judge (the declarations say:
-`needs_judge`, `evaluates`). Which items: those whose gold the person gave about themselves,
-read from the source's declared provenance of the task's gold fields (`Task.gold_fields`;
-`first-person`), at most a few of each conversation's, spread over it (`replay_items`). The
-asking is an ordinary run of the engine (`replay_run`): the simulator in the person's role,
-one model per rollout, its answers parsed and scored by the task as any model's are.
+The tasks are those a model answers with no judge; the items, a few of each conversation's
+whose gold the person gave about themselves (`first-person` provenance of `Task.gold_fields`),
+spread over it. The asking is an ordinary run of the engine (`replay_run`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
-from attunebench.data.schema import Conversation, Turn
+from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task
@@ -48,9 +45,8 @@ def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
 def replay_tasks(
     seed: int = 0, made_with: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[Task[Any, Any]]:
-    """Every registered task a model answers with no judge, with the options (and seed) a
-    task's runs were made with where `made_with` has them (so its items are theirs), else
-    its defaults."""
+    """Every registered task a model answers with no judge, made as `made_with` has it (so its
+    items are the runs'), else with its defaults."""
     registry = load_tasks()
     given = made_with or {}
     made = [
@@ -71,22 +67,6 @@ def spread(found: Sequence[T], count: int | None) -> list[T]:
     return [found[i] for i in at.tolist()]
 
 
-def spread_turns(
-    conversations: Iterable[Conversation],
-    turns_of: Callable[[Conversation], Sequence[Turn]],
-    per_conversation: int,
-    rollouts: Sequence[int],
-) -> list[tuple[Conversation, Turn, int]]:
-    """At most `per_conversation` of each conversation's `turns_of`, spread over it, each in
-    every one of the `rollouts`."""
-    return [
-        (conversation, turn, rollout)
-        for conversation in conversations
-        for turn in spread(turns_of(conversation), per_conversation)
-        for rollout in rollouts
-    ]
-
-
 def replay_items(
     task: Task[Any, Any], conversations: Iterable[Conversation], per_conversation: int | None = None
 ) -> list[Item[Any]]:
@@ -100,8 +80,7 @@ def replay_items(
 
 @dataclass(frozen=True)
 class Replayed:
-    """One task's replay: its items, and every rollout's record of each (`meta` holds the
-    rollout's seed)."""
+    """One task's replay: its items, and every rollout's record of each (seed in `meta`)."""
 
     task: Task[Any, Any]
     items: tuple[Item[Any], ...]

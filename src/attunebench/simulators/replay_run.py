@@ -1,18 +1,9 @@
 """The replay as an ordinary run of the engine (`DIR/replay/`), read back as any run is.
 
-The simulated person is a model in a role: each rollout is one model of the run, `person/SPEC`
-(`engine.person`) named `person/MODEL?seed=S`, sampled as the validation samples the person
-(`Sampling`: its temperature, top-p and the rollout's seed, the models file's other parameters
-kept). Every rollout's role wraps the one simulator the session bound, so a `local/` model's
-server is started once. The run asks the replayed items (`replay.replay_items`) of the
-conversations validated, and writes them as any run does, with the conversations, so
-`attunebench report DIR/replay` reads it: its rollouts together, as one model
-(`analysis.comparisons.rollouts`: the headline with its interval, the task's crowd reference,
-the share of the people's own ceiling, the spread over rollouts). Run again, it resumes.
-
-The validation's replay figures are that same function's, on the validation's resamples; its
-ranking reads the run's records (`read_replay`), pooled as the figures pool them (a choice
-answer, alike in every rollout, read once).
+Each rollout is one model of the run, `person/MODEL?seed=S` (`engine.person`), sampled as the
+validation samples the person (`Sampling`); every rollout's role wraps the one simulator the
+session bound, so a `local/` server starts once. `attunebench report DIR/replay` reads it, its
+rollouts together as one model (`analysis.comparisons.rollouts`). Run again, it resumes.
 """
 
 from __future__ import annotations
@@ -96,9 +87,8 @@ def read_replay(
     conversations: Sequence[Conversation],
     per_conversation: int | None,
 ) -> list[Replayed]:
-    """Each task's replay as the run directory holds it: its items (the same choice on the
-    same conversations) and every rollout's records, the rollout's seed in each record's
-    `meta` (no figure depends on the records' order: folds and clusters are by conversation)."""
+    """Each task's replay as the run directory holds it: its items and every rollout's records,
+    the rollout's seed in each record's `meta`."""
     runs = load_runs([folder])
     seeds = {m.name or m.spec: int(m.params["seed"]) for m in runs.runs[0].info.models}
     by_task: dict[str, list[ItemRecord]] = {}

@@ -74,9 +74,8 @@ class IntensityChange(NoisyDifference):
 
 
 class NegativeFeedback(NoisyDifference):
-    """Grading the real other side's messages: the share graded below the middle of the
-    scale (a thumb down), the simulator's against the people's. `value`: its share minus
-    theirs."""
+    """Grading the real other side's messages: the share graded below the scale's middle, the
+    simulator's minus the people's."""
 
     people: Estimate = Field(default_factory=unknown)
     simulator: Estimate = Field(default_factory=unknown)
@@ -145,8 +144,7 @@ class Flagged(Frozen):
 
 
 class Leaks(Frozen):
-    """Simulated messages that repeat the simulator's instructions, or read as the other
-    side's (the supporter's) rather than the person's."""
+    """Simulated messages that repeat their instructions, or read as the other side's."""
 
     messages: int = 0
     instructions: int = 0

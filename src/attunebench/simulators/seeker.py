@@ -1,13 +1,9 @@
 """Playing the seeker: the simulated person comes for support with a real seeker's situation
 and pre-chat intensity, talks with a supporter, and says how intense the feeling is after.
 
-Where a person reported the intensity of their feeling before and after the conversation
-(ESConv's seekers, first-person), the simulated person is told the situation they described
-beforehand, the feeling (the conversation's emotion type) and its intensity, and writes the
-first `exchanges` messages of the conversation. After each, the supporter replies: a model
-(`--supporter`), or, by default, the real supporter's reply at that turn, as in the real
-conversation. Then they report the intensity now, on the same 1-5 scale. ESConv kept only
-conversations whose intensity fell, so the real seekers' change is negative by selection.
+The supporter is a model (`--supporter`) or, by default, the real supporter's reply at that
+turn. ESConv kept only conversations whose intensity fell, so the real change is negative by
+selection.
 """
 
 from __future__ import annotations
@@ -18,7 +14,13 @@ from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.prompts import delimit
-from attunebench.simulators.answers import failure, message_of, message_record, number_of
+from attunebench.simulators.answers import (
+    failure,
+    message_of,
+    message_record,
+    number_of,
+    read_answer,
+)
 from attunebench.simulators.forms import (
     AFTER_FORM,
     INTENSITY,
@@ -37,7 +39,7 @@ from attunebench.simulators.prompting import (
 from attunebench.simulators.records import Sought, Written
 from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
-from attunebench.tasks.base import InvalidAnswer, Item, Query
+from attunebench.tasks.base import Item, Query
 from attunebench.tasks.helpers.history import Utterance, hint_history
 from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import chat_messages, transcript
@@ -81,14 +83,8 @@ async def _message(
     hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
     asked = written(SEEKER, {**fields, "conversation": transcript(said)}, hint)
     output = await session.ask(asked, item, rollout)
-    found = message_record(item, output, rollout, SEEKER.id)
-    if found.error is not None:
-        return found
-    try:
-        message_of(output)
-    except InvalidAnswer as invalid:
-        return found.model_copy(update={"error": str(invalid)})
-    return found
+    _, error = read_answer(output, message_of)  # the call's failure, or an empty message
+    return message_record(item, output, rollout, SEEKER.id).model_copy(update={"error": error})
 
 
 async def _reply(
@@ -120,19 +116,15 @@ async def _after(
     shown = {"feeling": fields["feeling"], "intensity": fields["intensity"]}
     question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, options)
     output = await session.ask(question, item, rollout)
-    if failure(output) is not None:
-        return None, failure(output)
-    try:
-        return number_of(output, question, "intensity", *INTENSITY), None
-    except InvalidAnswer as invalid:
-        return None, f"intensity: {invalid}"
+    return read_answer(
+        output, lambda out: number_of(out, question, "intensity", *INTENSITY), "intensity"
+    )
 
 
 async def seek(
     session: Session, conversation: Conversation, rollout: int, exchanges: int
 ) -> Sought:
-    """The conversation's first `exchanges` messages written by the simulated seeker, and the
-    intensity they report after it."""
+    """The first `exchanges` messages written by the simulated seeker, and the intensity after."""
     found = intensities(conversation)
     assert found is not None
     before, real_after = found
@@ -185,8 +177,7 @@ def _feeling(conversation: Conversation) -> dict[str, str]:
 async def seek_conversations(
     session: Session, conversations: Sequence[Conversation], exchanges: int
 ) -> list[Sought]:
-    """Every conversation with the person's own intensities before and after, in every
-    rollout."""
+    """Every conversation with the person's own intensities before and after, in every rollout."""
     work = [
         (conversation, rollout)
         for conversation in conversations

@@ -1,16 +1,10 @@
 """The simulator (and the supporter it talks with) bound for one validation: one engine, one
-cache, one ledger, and the sampling every rollout is asked with. The realism simulations ask
-through it; the replay is a run of the engine whose rollouts wrap the simulator bound here
-(`replay_run`), so a `local/` server is started once.
+cache, one ledger, and the sampling every rollout is asked with.
 
-The simulated person is asked with its own sampling, not the models file's: a rollout is one
-seeded draw of what the person might say, so the temperature, top-p and seed of a call are the
-validation's (`Sampling`), the same for every model validated. The models file's other
-parameters (the token budget, say) still have the last word. Each rollout's seed enters the
-call's parameters, and so its cache key: a rerun repeats no call that came back.
-
-A question whose every input is real data, answered in choice mode (option probabilities),
-comes out the same in every rollout; it is asked once (`rollouts_for`).
+A rollout is one seeded draw of what the person might say, so temperature, top-p and seed are
+the validation's (`Sampling`); the models file's other parameters still have the last word.
+The seed enters the cache key: a rerun repeats no call that came back. A question whose every
+input is real data, answered in choice mode, is asked once (`rollouts_for`).
 """
 
 from __future__ import annotations
@@ -23,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from attunebench.data.schema import Conversation, Turn
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook
@@ -31,6 +26,7 @@ from attunebench.engine.wiring import bind_models, close_models
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.simulators.replay import spread
 from attunebench.tasks.base import Item, Output, Query
 
 SAMPLED = ("temperature", "top_p", "seed")  # the parameters a rollout sets
@@ -108,6 +104,25 @@ class Session:
                 return done
 
             return list(await asyncio.gather(*(one(unit) for unit in units)))
+
+    async def each_turn(
+        self,
+        doing: str,
+        conversations: Iterable[Conversation],
+        turns_of: Callable[[Conversation], Sequence[Turn]],
+        per_conversation: int,
+        step: Callable[[Session, Conversation, Turn, int], Awaitable[R]],
+        generated: bool = True,
+    ) -> list[R]:
+        """`step` on at most `per_conversation` of each conversation's `turns_of`, spread over
+        it, in every rollout such a question is asked in (`rollouts_for`)."""
+        work = [
+            (conversation, turn, rollout)
+            for conversation in conversations
+            for turn in spread(turns_of(conversation), per_conversation)
+            for rollout in self.rollouts_for(generated)
+        ]
+        return await self.each(doing, work, lambda unit: step(self, *unit))
 
 
 @asynccontextmanager

@@ -1,13 +1,10 @@
 """`attunebench simulators validate`: a simulated user, checked against the people it stands in
 for, written to `DIR/simulators.json`.
 
-In order, nothing written before the inputs are all checked: the runs to rank are read and
-the simulator refused if it is one of their models; the data files are validated (the first
-`limit` conversations of each); then the simulator is bound and asked everything (the replay,
-then the realism simulations), its answers written beside the figures (the conversations in
-`people.jsonl`; the replay an ordinary run of the engine in `replay/`, read back for its figures
-as any run is: `replay_run`; the realism simulations' in `realism.jsonl`); then every figure is
-computed on one set of resampled conversations.
+Nothing is written before the inputs are all checked (the runs to rank, the data); then the
+simulator is asked everything, its answers written beside the figures (`people.jsonl`, the
+replay run in `replay/`, `realism.jsonl`), and every figure computed on one set of resampled
+conversations.
 """
 
 from __future__ import annotations
@@ -29,8 +26,8 @@ from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.rundir import RUN_FILE, RunDirError, sha256_file, write_json
 from attunebench.simulators.authenticity import realism_auroc
-from attunebench.simulators.continuation import continue_conversations
-from attunebench.simulators.grading import grade_conversations
+from attunebench.simulators.continuation import continue_turn, labelled_turns
+from attunebench.simulators.grading import grade_turn, graded_turns
 from attunebench.simulators.leaks import leaks
 from attunebench.simulators.prompting import TEMPLATES, prompts_digest
 from attunebench.simulators.ranking import ranking
@@ -131,8 +128,7 @@ def load_data(
 
 
 def tasks_for(seed: int, runs: Runs | None) -> list[Task[Any, Any]]:
-    """The replayed tasks, made as the runs to rank made them (their items are then the
-    runs'), else with their defaults."""
+    """The replayed tasks, made as the runs to rank made them (so their items), else by default."""
     if runs is None:
         return replay_tasks(seed)
     names = load_tasks().names()
@@ -145,8 +141,7 @@ async def simulate(
     runs: Runs | None,
     providers: Mapping[str, Provider],
 ) -> Simulated:
-    """The simulator asked everything: the replay (an ordinary run, read back as one), then
-    the realism simulations."""
+    """The simulator asked everything: the replay (an ordinary run), then the realism questions."""
     plan.out.mkdir(parents=True, exist_ok=True)
     people = plan.out / PEOPLE_FILE
     write_conversations(people, conversations)
@@ -168,9 +163,14 @@ async def simulate(
                 )
             except (RunDirError, PlanError) as error:
                 raise SimulatorError(str(error)) from None
-        continued = await continue_conversations(session, conversations, turns)
+        continued = await session.each_turn(
+            "continuing", conversations, labelled_turns, turns, continue_turn
+        )
         sought = await seek_conversations(session, conversations, plan.exchanges)
-        graded = await grade_conversations(session, conversations, turns)
+        # a grade is asked of real messages alone: a choice answer is the same in every rollout
+        graded = await session.each_turn(
+            "grading", conversations, graded_turns, turns, grade_turn, generated=False
+        )
         identity = session.engine.models[plan.simulator.name].identity
     replayed = read_replay(plan.out / REPLAY_RUN, tasks, conversations, turns) if tasks else []
     return Simulated(replayed, continued, sought, graded, dict(identity))
@@ -199,8 +199,7 @@ def pin(plan: Plan, simulated: Simulated) -> SimulatorPin:
 def replay_figures(
     folder: Path, resampler: Resampler
 ) -> tuple[dict[str, ReplayFigure], dict[str, NoiseFloor]]:
-    """The replay run's figures, as the report reads a simulator's rollouts, and each task's
-    noise floor (none where nothing was replayed)."""
+    """The replay run's figures, as the report reads rollouts, and each task's noise floor."""
     if not (folder / RUN_FILE).exists():
         return {}, {}
     runs = load_runs([folder])

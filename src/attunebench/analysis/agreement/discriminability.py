@@ -1,34 +1,12 @@
 """How well does a task tell the models under test apart? One definition, as a number.
 
-Every model answers the same conversations, so a conversation's score for model m is
-y_mc = mu + a_m + b_c + e_mc: a model effect, a conversation effect shared by all models, and
-noise. The two-way random-effects ANOVA on the (conversation x model) table of mean scores
-estimates the between-model variance of the true scores, var(a) = (MS_models - MS_error) / C,
-and the per-conversation noise, var(e) = MS_error (the conversation effect cancels: the
-design is paired). Their ratio is the task's signal-to-noise figure, scale-free, so tasks with
-different metrics compare:
-
-    snr = var(a) / var(e)
-
-From it, the conversations a paired test needs to separate the median pair of models at 80%
-power (alpha 0.05): the median pairwise gap of normal model effects is 0.6745 * sqrt(2 var(a)),
-so n = (z_0.975 + z_0.8)^2 * 2 var(e) / gap^2 = 17.25 / snr. The ratio of two tasks' figures
-says how many conversations one needs as a multiple of the other; its interval comes from the
-shared bootstrap resamples (each resample's ANOVA weighted by its conversation counts).
-
-Items per conversation are part of a task's real efficiency (a conversation gives several
-preference pairs but one conversation-level emotion item), so the figures are per
-conversation; `snr_per_item` divides the noise by the mean items per conversation instead.
-A ratio states both tasks' items per conversation and gives the per-item ratio beside the
-per-conversation one (`per_item`: items needed over items needed): two tasks whose items
-separate the models equally well differ per conversation only by their items per
-conversation, and the per-item ratio is then 1.
-
-Separability (Li et al. 2024, "From Crowdsourced Data to High-Quality Benchmarks:
-Arena-Hard and BenchBuilder", arXiv:2406.11939), the share of model pairs whose marginal
-intervals do not overlap, is kept beside it. It can differ: it ignores the pairing (the
-models answered the same items, so their difference is less noisy than either interval
-suggests) and it grows with the items per conversation, where snr is per conversation.
+A two-way random-effects ANOVA on the (conversation x model) table of mean scores gives the
+between-model variance of true scores var(a) and the per-conversation noise var(e) (the
+conversation effect cancels: the design is paired); snr = var(a) / var(e), and a paired test
+needs 17.25 / snr conversations to separate the median pair of models at 80% power. Figures
+are per conversation (`snr_per_item` per item). Separability (Li et al. 2024,
+arXiv:2406.11939), the share of pairs whose intervals do not overlap, is kept beside it.
+docs/report.md ("How well does a task tell models apart?") gives the derivation.
 """
 
 from __future__ import annotations
@@ -178,11 +156,8 @@ def ratios(
     confidence: float,
     too_few: Mapping[str, str | None],
 ) -> list[Ratio]:
-    """For every pair of tasks: the conversations task a needs over those task b needs.
-
-    `too_few` gives, per task, why its figures rest on too few conversations for an interval;
-    a ratio's interval needs both tasks' to rest on enough.
-    """
+    """For every pair of tasks: the conversations task a needs over those task b needs (`too_few`:
+    per task, why it rests on too few conversations for an interval)."""
     return [
         _ratio(a, b, drawn, confidence, pair_reason(a.task, b.task, too_few))
         for a, b in combinations(sorted(entries, key=lambda e: e.task), 2)
@@ -237,9 +212,8 @@ def _ratio(
 
 
 def _resampled_ratio(drawn_a: FloatArray, drawn_b: FloatArray) -> FloatArray:
-    """snr_b / snr_a in each resample. A resample in which a task's models do not differ needs
-    "infinitely many" conversations of it: the ratio is then infinite (task a) or 0 (task b),
-    so the interval opens on that side rather than quietly narrowing."""
+    """snr_b / snr_a in each resample: infinite or 0 where a task's models do not differ, so the
+    interval opens on that side rather than quietly narrowing."""
     on_a, on_b = drawn_a > 0, drawn_b > 0
     return np.select(
         [on_a & on_b, on_b & ~on_a, on_a & ~on_b],

@@ -1,27 +1,13 @@
 """Do tasks rank models alike? Kendall's tau-b and Spearman's rho for every pair of tasks.
 
-Only the models under test are ranked: baselines, mock, proxy and reference models are
-yardsticks, and adding them to a ranking manufactures agreement (every task puts a random
-baseline last). For each pair of tasks, on the models scored on both:
+Only the models under test are ranked: adding yardsticks manufactures agreement (every task puts
+a random baseline last). Per pair: both correlations with a cluster-bootstrap interval and a
+Holm-adjusted permutation p-value, the ceiling sqrt(rel_a x rel_b) from the split-half
+reliabilities, the disattenuated rho and a verdict (`verdict`); docs/report.md ("Do tasks rank
+models alike?") gives the rules and their planted checks. Every interval contains its estimate
+(`bootstrap.containing`): percentile intervals of correlations near 1 end below them.
 
-- tau-b and rho on the headline scores, with a cluster-bootstrap percentile interval (the
-  same resampled conversations feed both tasks' scores) and a permutation p-value
-  (`scipy.stats.permutation_test`, pairings), Holm-adjusted over the pairs;
-- the ceiling, sqrt(rel_a x rel_b) from each task's split-half reliability
-  (`analysis.agreement.reliability`), and the disattenuated rho / ceiling, its interval from the
-  same resamples (a resample in which a task ranks at random has no ceiling: its disattenuated
-  value counts as unbounded above);
-- a verdict (see `verdict`): `distinct` when rho's interval lies wholly below the ceiling's
-  (the rankings agree less than the tasks' own noise allows: they measure different things);
-  otherwise `agree` when rho's interval lies above 0; otherwise `cannot tell`, which is also
-  the verdict when the ceiling is too low (a task's split-half reliability at or below 0).
-  Below the minimum of conversations no verdict is given.
-
-Every interval contains its estimate (`bootstrap.containing`): percentile intervals of rank
-correlations at or near 1 are biased below them.
-
-Kendall 1945, "The treatment of ties in ranking problems", Biometrika 33(3) (tau-b);
-Spearman 1904; permutation tests: Good 2005, "Permutation, Parametric and Bootstrap Tests".
+Kendall 1945, Biometrika 33(3) (tau-b); Spearman 1904; Good 2005 (permutation tests).
 """
 
 from __future__ import annotations
@@ -97,8 +83,7 @@ def rho_interval(
     confidence: float,
     clusters: int | None = None,
 ) -> Correlation:
-    """One correlation with its bootstrap interval (no p-value); expanded for `clusters`
-    clusters (`bootstrap.expanded_confidence`) when given."""
+    """One correlation with its bootstrap interval (expanded for `clusters` where given)."""
     value = float(statistic(x, y))
     if np.isnan(value):
         return _null("every model scores the same on one of the tasks")
@@ -142,9 +127,8 @@ def ceiling(
 ) -> tuple[Correlation, FloatArray]:
     """sqrt(rel_a x rel_b) with its interval, and its resampled values.
 
-    A resample in which a task's ranking is not reliable at all (reliability <= 0) has a
-    ceiling of 0: leaving it out would raise the interval exactly when a task is noisy, and
-    two negative reliabilities must not multiply into a positive ceiling.
+    A resample with a reliability <= 0 has a ceiling of 0: leaving it out would raise the
+    interval exactly when a task is noisy, and two negatives must not multiply into a positive.
     """
     drawn = np.sqrt(np.clip(_centred(a), 0.0, None) * np.clip(_centred(b), 0.0, None))
     if not (a.value > 0 and b.value > 0):  # NaN fails too
@@ -174,12 +158,8 @@ def disattenuated(
     top_samples: FloatArray,
     confidence: float,
 ) -> Correlation:
-    """rho / ceiling, with its interval from the same resamples.
-
-    A resample in which a task ranks at random has a ceiling of 0 and no disattenuated value;
-    it cannot show that the rankings fall short of the ceiling, so it counts as unbounded above
-    (leaving it out would narrow the interval exactly when a task is noisy).
-    """
+    """rho / ceiling, with its interval from the same resamples; a resample with a ceiling of 0
+    counts as unbounded above (leaving it out would narrow the interval when a task is noisy)."""
     if rho.value is None or top.value is None:
         return _null(rho.reason or top.reason or "undefined")
     rho_drawn = rho_samples[: len(top_samples)]
@@ -204,37 +184,14 @@ def verdict(
     clusters: int | None = None,
     least: int = MIN_DISTINCT_CONVERSATIONS,
 ) -> tuple[Verdict | None, str]:
-    """The three-way verdict and a line that says it.
+    """The three-way verdict and a line that says it: `distinct` when rho's interval lies
+    wholly below the ceiling's and the ceiling's above 0, on at least `least` conversations;
+    else `agree` when rho's interval lies above 0; else `cannot tell`, as without a ceiling.
 
-    - `cannot tell` when the ceiling is too low: there is none, because a task's split-half
-      reliability is at or below 0 (it ranks the models at random);
-    - `distinct` when rho's interval lies wholly below the ceiling's, and the ceiling's above
-      0: even with rho at its upper end and the ceiling at its lower end, the disattenuated
-      correlation is below 1, and neither task may rank at random; never when the pair rests
-      on fewer than `least` conversations (`clusters`);
-    - `agree` otherwise, when rho's interval lies above 0;
-    - `cannot tell` otherwise.
-
-    With few conversations "distinct" came out on identical true rankings (simulated studies,
-    `planted.studies.false_distinct_rate`, 12 models in the same order on a reliable and a
-    noisy task): 5.7% at 10 and 5.3% at 20 conversations with percentile intervals; 2.3% and
-    3.0% with intervals expanded for few clusters; 2.0% and 1.0% with the ceiling's resampled
-    reliabilities also moved down by their bias (`_centred`; 300 studies each). Requiring the
-    ceiling's interval above 0 as well: 1.1% at 10 and 0.8% at 20 (1,000 studies each; models
-    that do not differ at all: 0.0%). So "distinct" is withheld below `least` = 20
-    conversations, where the rule alone still exceeds the 1% the report promises.
-
-    Why not the issue's literal rule, the upper end of the disattenuated correlation's own
-    interval (`fixed`, from the same resamples) below 1? It was tried against the planted
-    truths: over 60 simulations of 11 models in the same true order on both tasks, one task
-    noisy (200 conversations; one emotion item per conversation with steps of 0.01 or 0.015
-    between models, four preference items), it said `distinct` once (0.72 [0.26, 0.97]), where
-    the planted truth asks for never; it gave `distinct` for all 30 independent rankings of
-    reliable tasks, as does this rule. A percentile bound has a nominal 2.5% one-sided error,
-    and a noisy task's resampled reliability runs a little high (copies of a drawn conversation
-    can fall in both halves), which pulls the resampled ratio down. Taking each end of rho and
-    the ceiling separately ignores that they share resamples and so is conservative: 0 of the
-    60 said `distinct`. The disattenuated interval is still reported beside the verdict.
+    Taking rho's and the ceiling's ends separately ignores that they share resamples, and so
+    errs towards silence; the disattenuated interval's own upper end below 1 (`fixed`, shown
+    beside the verdict) said "distinct" on planted identical rankings. docs/report.md gives the
+    planted rates behind `least` = 20.
     """
     if rho.value is None:
         return None, f"not computed: {rho.reason}"
@@ -273,15 +230,11 @@ def rank_correlation(
     hint: str = "",
     clusters: Mapping[str, int] | None = None,
 ) -> RankCorrelation:
-    """Every pair of tasks, on the models under test scored on both (three at least).
+    """Every pair of tasks, on the models under test (`subjects`, frame codes) scored on both.
 
-    `subjects` are the frame codes of the models under test; `too_few` gives, per task, why its
-    items rest on too few conversations for an interval (None: enough). A pair's intervals and
-    verdict need both tasks' rankings to rest on enough: each ranking's uncertainty comes from
-    its own conversations. `hint`, where given, follows every "fewer than 3 models" reason: what
-    would give the ranking its models. `clusters` gives, per task, the clusters its items fall
-    in: a pair's intervals are expanded for the fewer of its two tasks'
-    (`bootstrap.expanded_confidence`) and its verdict is "distinct" only on enough of them.
+    `too_few` gives, per task, why it rests on too few conversations for an interval: a pair
+    needs both tasks to rest on enough. `hint` follows every "fewer than 3 models" reason.
+    `clusters` gives each task's clusters: a pair is expanded for the fewer of its two.
     """
     tasks = sorted(headlines)
     sizes = {task: (clusters or {}).get(task) for task in tasks}
@@ -315,8 +268,7 @@ def rank_correlation(
 
 @dataclass(frozen=True)
 class _Scored:
-    """What every pair of tasks is correlated with: the models under test and the test's
-    settings."""
+    """What every pair of tasks is correlated with."""
 
     model_names: Sequence[str]
     chosen: IntArray
@@ -341,8 +293,7 @@ class _Cell:
 
 
 def _correlated(sa: MetricScores, sb: MetricScores, scored: _Scored, n: int | None) -> _Cell:
-    """Kendall's tau-b and Spearman's rho between two tasks' scores of the models under test
-    scored on both, each with its permutation p-value and bootstrap interval."""
+    """Tau-b and rho between two tasks' scores of the models under test scored on both."""
     chosen = scored.chosen
     both = chosen[~np.isnan(sa.point[chosen]) & ~np.isnan(sb.point[chosen])]
     names = [scored.model_names[int(m)] for m in both]
@@ -367,8 +318,7 @@ def _task_pair(
     confidence: float,
     sizes: Mapping[str, int | None],
 ) -> TaskPair:
-    """A pair's ceiling, disattenuated rho and verdict; point values only, and no verdict,
-    where a task rests on too few conversations (`short`)."""
+    """A pair's ceiling, disattenuated rho and verdict (point values only where `short`)."""
     n = _fewer(sizes[a], sizes[b])
     top, top_samples = ceiling(reliability[a], reliability[b], confidence, n)
     rho_samples = np.full(1, np.nan) if cell.rho_samples is None else cell.rho_samples

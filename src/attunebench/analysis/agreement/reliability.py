@@ -1,17 +1,8 @@
 """How reliably a task ranks the models: split-half reliability, Spearman-Brown corrected.
 
-The conversations are split at random into two halves, the models ranked on each half, and the
-two rankings correlated (Spearman's rho); the Spearman-Brown formula, 2r / (1 + r), takes the
-half-length reliability to the full length (Spearman 1910, Brown 1910; for rankings of
-systems, see Voorhees & Buckley 2002, "The effect of topic set size on retrieval experiment
-error"). The point value is the corrected mean rho over many random splits. Its interval comes
-from the shared cluster-bootstrap resamples, and each resample's value is the same statistic:
-the corrected mean over several random splits of that resample. One split per resample would
-add the luck of a single split to every resample, and the interval would describe that luck
-rather than the sampling uncertainty of the averaged estimate.
-
-Two tasks' rankings can agree at most as well as their reliabilities allow: the ceiling is
-sqrt(rel_a x rel_b), and rho / ceiling is the disattenuated correlation (Spearman 1904).
+The corrected mean rho, 2r / (1 + r), over many random splits of the conversations (Spearman
+1910, Brown 1910; Voorhees & Buckley 2002). Each resample's value is the same statistic over
+several splits of its own: one split per resample would describe the luck of a single split.
 """
 
 from __future__ import annotations
@@ -62,18 +53,12 @@ def row_spearman(x: FloatArray, y: FloatArray) -> FloatArray:
 
 
 def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> FloatArray:
-    """For each row of cluster counts (B, clusters), `splits` random splits of its draws into two
-    halves: how many draws of each cluster go to the first half (half the draws, rounded down).
+    """For each row of cluster counts, `splits` random splits of its draws into two halves: how
+    many draws of each cluster go to the first half.
 
-    A resample is a set of drawn conversations, duplicates included, so it is split as one: a
-    uniform split of its draws, which is a multivariate hypergeometric draw per split. (Splitting
-    the distinct clusters and weighting them by their counts would leave halves of uneven size
-    and a downward-biased, too-wide interval.)
-
-    Done for every row and split at once: each draw gets a uniform random key and the half is
-    the draws with the smallest keys (a uniform choice of half the draws without replacement,
-    which is the same distribution), counted per cluster.
-    """
+    A resample's draws, duplicates included, are split as one (splitting the distinct clusters
+    would leave halves of uneven size and a biased, too-wide interval): each draw gets a uniform
+    random key, and the half is the draws with the smallest keys."""
     draws = weights.astype(np.int64)
     rows, clusters = draws.shape
     sizes = draws.sum(axis=1)
@@ -104,12 +89,9 @@ def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> F
 def mean_split_rho(
     table: ConversationTable, weights: FloatArray, splits: int, rng: np.random.Generator
 ) -> FloatArray:
-    """For each row of cluster counts (B, clusters): the mean over `splits` random splits of its
-    draws of rho between the two halves' rankings (NaN where no split ranks both halves).
-
-    Only the clusters with items of the task are split: an empty conversation would make a half
-    smaller without telling the halves apart.
-    """
+    """For each row of cluster counts: the mean rho between the two halves' rankings over `splits`
+    random splits. Only clusters with items of the task are split: an empty one would make a
+    half smaller without telling the halves apart."""
     models = table.sums.shape[1]
     used = table.counts.sum(axis=1) > 0
     stacked = np.concatenate([table.sums[used], table.counts[used]], axis=1)  # (used, 2 models)

@@ -1,9 +1,7 @@
 """Where models fail: confusion matrices, per-label F1, turn position, intensity, worst items.
 
-Views by turn position and by intensity split the items of a task (its headline variant) into
-bins and give each model's mean score per bin with a cluster-bootstrap interval (the shared
-resamples). Turn position is the turn's place in its conversation in thirds (early, middle,
-late); intensity is the user's self-reported intensity at that turn, on the format's 1-5 scale.
+Turn position (thirds of the conversation) and intensity (the user's 1-5 self-report at that
+turn) bin a task's headline items; each model's mean score per bin gets an interval.
 """
 
 from __future__ import annotations
@@ -40,10 +38,7 @@ TEXT_LIMIT = 600
 
 
 def position_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> IntArray:
-    """Each record's third of its conversation (0 early, 1 middle, 2 late).
-
-    A conversation's length is the dataset's, else the last turn any record saw.
-    """
+    """Each record's third of its conversation (0 early, 1 middle, 2 late)."""
     last = np.zeros(len(frame.conversations), dtype=np.int64)
     np.maximum.at(last, frame.conversation, frame.turn)
     for code, cid in enumerate(frame.conversations):
@@ -136,8 +131,7 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
 
 
 def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[Confusion]:
-    """For single-label tasks: gold label (rows) by predicted label (columns, plus 'none'
-    and 'invalid')."""
+    """Single-label tasks: gold (rows) by predicted label (columns, plus 'none' and 'invalid')."""
     found = label_sets(frame, cell) if found is None else found
     if not found or any(len(gold) != 1 for _, _, (_, gold) in found):
         return []
@@ -230,9 +224,7 @@ def _reasoning(record: ItemRecord) -> str | None:
 
 
 def _item_text(conversation: Conversation | None, turn_index: int, item_id: str) -> str | None:
-    """What the item showed: the user's message, and any reply the item id names (the reply a
-    behavior item labels; the two candidates of a preference pair, `a~b`, `turn:id` across
-    turns)."""
+    """The user's message, and any reply the item id names (`a~b`, `turn:id`)."""
     if conversation is None:
         return None
     turns = {t.index: t for t in conversation.turns}

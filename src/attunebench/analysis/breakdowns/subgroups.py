@@ -1,30 +1,11 @@
-"""Scores by subgroup: participant traits, topics and conversation labels, source fields, with
-honest comparisons; and where a model fails: model x subgroup interactions.
+"""Scores by subgroup (participant traits, topics, labels, source fields), and model x subgroup
+interactions.
 
-Each model's mean score in each level of a conversation-level field (a participant trait such
-as age band; the conversation's topic and labels, such as ESConv's problem type and emotion
-type; the source's name or kind) gets a cluster-bootstrap interval. A level with fewer
-than `min_conversations` conversations, in itself or in the rest, is shown but not compared,
-and a warning says so. Otherwise a model under test's level is compared with the other levels
-together by a cluster-robust Welch test: the difference of the two ratio means, its variance
-from the conversations as clusters (Liang & Zeger 1986, Biometrika 73(1)), Welch-Satterthwaite
-degrees of freedom (Welch 1947, Biometrika 34); with one item per conversation it is Welch's
-t-test. A parametric p-value has no floor: a permutation test's 1/(P + 1) times a report's
-hundreds of comparisons left nothing significant (a planted 0.1 against 0.9 got Holm p 0.064).
-Yardsticks (baselines, references, mock, proxy and simulated models not under test) are shown
-but not tested, so they do not enlarge the family; the p-values of the models under test are
-Holm-adjusted together (`multiplicity.holm`).
-
-An interaction test asks whether the gaps between the models under test change with the
-field: the statistic is the size of the model x level interaction in the per-level means
-(sum over levels of conversations x squared deviations of each model's level mean from its
-overall mean and the level's mean), and its p-value comes from shuffling the levels across
-conversations, which keeps every conversation's answers together. Where the gap is, is said in
-words: the model whose gap to the other models' mean moves most across the levels, with that gap
-at every level and the level where it is lowest. Levels with fewer than `min_conversations`
-of the cell's conversations are pooled into "other" (left out if "other" is still too small)
-rather than the field going untested: on ESConv the rare emotion and problem types are the
-fields that matter.
+A model under test's level is compared with the rest by a cluster-robust Welch test (Liang &
+Zeger 1986; Welch 1947): a parametric p-value has no floor, where a permutation test's 1/(P + 1)
+over hundreds of comparisons left nothing significant. Yardsticks are shown, never tested; the
+p-values are Holm-adjusted together. The interaction test shuffles levels across conversations;
+rare levels are pooled into "other". docs/report.md ("The sections") says more.
 """
 
 from __future__ import annotations
@@ -107,9 +88,8 @@ def fields(
 
 
 def welch_p_values(field: Field, sums: FloatArray, counts: FloatArray) -> FloatArray:
-    """p per (level, model) for 'the level's mean equals the other levels' mean' (a cluster-
-    robust Welch test; see the module docstring). `sums` and `counts` are per (conversation,
-    model)."""
+    """p per (level, model) for "the level's mean equals the other levels'" (cluster-robust Welch);
+    `sums` and `counts` per (conversation, model)."""
     s, n = sums[field.labelled], counts[field.labelled]
     labels = field.code[field.labelled]
     out = np.full((len(field.levels), s.shape[1]), np.nan)
@@ -165,11 +145,8 @@ def subgroup_scores(
     minimum: Minimum,
     subjects: Sequence[int],
 ) -> tuple[list[GroupScore], set[tuple[str, str]]]:
-    """Each model's score per level of each field, compared where both sides are big enough
-    and the model is under test (`subjects`: frame codes).
-
-    Also returns the (field, level) pairs too small to compare.
-    """
+    """Each model's score per level of each field, compared where both sides are big enough and
+    the model is under test; and the (field, level) pairs too small to compare."""
     rows: list[GroupScore] = []
     small: set[tuple[str, str]] = set()
     mask = cell.mask & frame.scored
@@ -270,9 +247,8 @@ def interactions(
 
 
 def pooled(levels: Sequence[str], sizes: IntArray, least: int) -> tuple[IntArray, tuple[str, ...]]:
-    """Level code -> code among the levels tested (-1: left out), and their names: levels with
-    fewer than `least` conversations pooled into "other", which is left out if still too small.
-    Index -1 of the map is -1, so unlabelled conversations stay out."""
+    """Level code -> code among the levels tested (-1: left out), and their names; rare levels
+    pooled into "other". Index -1 maps to -1, so unlabelled conversations stay out."""
     kept = [i for i, size in enumerate(sizes) if size >= least]
     rare = [i for i, size in enumerate(sizes) if size < least]
     names = [levels[i] for i in kept]
@@ -300,11 +276,8 @@ def gaps(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> FloatArray:
 
 
 def where_behind(models: Sequence[str], levels: Sequence[str], gap: FloatArray) -> str | None:
-    """Where the gap is: the model whose gap to the other models moves most across the levels
-    (of two mirror images, the one behind), with its gap at every level, and the level where it
-    is lowest. (A model's deviation from its own average mirrors the others' when there
-    are two levels, so naming the largest deviation could name a level where nothing went
-    wrong.)"""
+    """Where the gap is: the model whose gap to the others moves most across the levels (of two
+    mirror images, the one behind: with two levels the deviations mirror), its gap per level."""
     defined = ~np.isnan(gap).all(axis=0)
     if not defined.any():
         return None

@@ -1,9 +1,7 @@
 """Does knowing the participant's earlier self-reports change a model's score?
 
-For every task run in both context modes, each model's `informed` minus `blind` score on the
-items it answered in both modes, with a paired cluster-bootstrap interval (both modes of an
-item are resampled together). A verdict is given only for models that read the context (not
-baselines, mock or reference models, which ignore it), and only with enough conversations.
+Each model's `informed` minus `blind` score on the items it answered both ways, with a paired
+interval; a verdict only for models that read the context, and only on enough conversations.
 """
 
 from __future__ import annotations
@@ -22,10 +20,7 @@ BLIND, INFORMED = "blind", "informed"
 def paired_items(
     frame: Frame, task: str, a: tuple[str, str], b: tuple[str, str]
 ) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Scores of the items scored under both (variant, model) conditions `a` and `b`.
-
-    Items match on (conversation, turn, item id); returns a's scores, b's and the conversations.
-    """
+    """Scores of the items scored under both conditions `a` and `b`: a's, b's, the conversations."""
 
     def scored(variant: str, who: str) -> dict[tuple[int, int, str], float]:
         if who not in frame.models:

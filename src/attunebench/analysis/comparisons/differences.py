@@ -1,21 +1,10 @@
 """Two models' headlines compared on the same items: model a's minus model b's, with an interval.
 
-The report's cell of a task (`cells.build_cell`) holds the items every model under test
-answered. Each model's headline metric (macro-F1, an adjusted correlation: whatever the task
-declares, `scores.cell_headline`) is computed on them by the metric's own statistic under rows
-of cluster weights (`tasks.helpers.metrics`), read as the report reads it (`scores.metric_values`).
-A resample draws clusters (conversations, or participants with `--cluster participant`) once for
-both models, so the difference of the two resampled headlines is the paired difference: its
-interval (the expanded percentile interval of the per-resample differences, as every interval
-here) reflects that both models met the same hard and easy conversations, and is narrower than
-two independent bootstraps would give wherever the models' scores go together. It is a
-difference of headline metrics, not of item means.
-
-`power` simulates studies of this same pair (`HeadlinePair`), and its pilot's interval is this
-one (`resampled_difference`). Every pair of a task is resampled with the same draws (each from
-the analysis seed), so a - b and b - c add up to a - c in every resample.
-
-Only models under test are compared: a yardstick's row is scored on its own items.
+On the report's cell of a task (the items every model under test answered), each resample
+draws clusters once for both models, so the interval is the paired one: narrower than two
+independent bootstraps wherever the models' scores go together. `power` simulates studies of
+this same pair (`HeadlinePair`); every pair of a task is resampled with the same draws, so
+a - b and b - c add up to a - c in every resample.
 """
 
 from __future__ import annotations
@@ -65,9 +54,8 @@ class HeadlinePair:
         return float(self.differences(np.ones((1, self.clusters)))[0])
 
     def only(self, chosen: IntArray) -> HeadlinePair:
-        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k (a
-        cluster chosen twice counts as two conversations): what the report reads from a study
-        of those conversations."""
+        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k: what the
+        report reads from a study of those conversations."""
         values, owners = [], []
         for found, mine in zip(self.values, self.owners, strict=True):
             records, position = gather(mine, chosen, self.clusters)
@@ -114,9 +102,8 @@ def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
 def headline_pair(
     frame: Frame, cell: Cell, a: str, b: str, cluster_of: IntArray | None = None
 ) -> HeadlinePair | None:
-    """The pair's headline on the cell, clustered by conversation (or by `cluster_of`, each
-    conversation's cluster); None where either model has no record there or the cell has no
-    headline metric."""
+    """The pair's headline on the cell, clustered by conversation (or `cluster_of`); None where a
+    model has no record there or the cell no headline metric."""
     metric = cell_headline(cell, frame)
     found = [frame.models.index(m) for m in (a, b) if m in frame.models]
     rows = [cell.rows(frame, m) for m in found]

@@ -1,14 +1,7 @@
 """Who leads each task, and by how much: the first model under test against the second.
 
-The margin is the difference of the two models' headline values, and its interval comes from
-the same resamples that gave each model's own interval (`MetricScores.samples`): both models
-are scored on the same resampled conversations, so the interval reflects the pairing, and is
-narrower than the two intervals' overlap suggests when the models find the same items hard.
-The margin is a difference of headline metrics (macro-F1, an AUROC, a correlation), not of
-item means, so it needs no per-item pairing of its own.
-
-Only models under test can lead: a yardstick (a baseline, a reference row, the proxy) is shown
-beside the models but never ranked, so a strong baseline cannot "lead" a table.
+The margin's interval comes from the resamples that gave each model's own interval, so it
+reflects the pairing. Only models under test can lead: a strong baseline never "leads" a table.
 """
 
 from __future__ import annotations

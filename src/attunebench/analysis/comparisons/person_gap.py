@@ -1,24 +1,9 @@
 """The person gap: how much of a model's headline comes from reading the person's own words.
 
-For each task run with person-hidden twins (`run --person both`; `tasks.helpers.twins`), each
-model's headline metric on its shown items minus the same metric on their twins, the same items
-asked with every message the person wrote and their pre-chat words hidden: headline(full) −
-headline(person-hidden). It is the task's headline metric (macro-F1, a position-adjusted
-correlation, ...), not the mean item score, computed on the items the model answered both ways
-(each side's items are those its cell counts: `cells`), so an item lost on one side drops out of
-both and cannot move the gap.
-
-The interval is a paired cluster bootstrap: each resample's conversation counts weight the
-shown items and their twins alike (`ClusterBootstrap.weights`), the headline is computed on
-each side under those weights (`tasks.helpers.metrics`: a metric is one function of values and
-weights), and the gap is their difference per resample; the expanded percentile interval of
-those differences (`ClusterBootstrap.interval`) is the gap's. Fewer than `Minimum` clusters:
-the value alone, with the reason.
-
-A gap whose interval covers 0 is no evidence that the model reads the person on that task:
-it scores as well on what is left (the replies, the answer options, how such conversations
-usually go). Every model gets one, yardsticks included: a fitted baseline's gap shows whether
-its examples read the person's words.
+For each task run with person-hidden twins (`tasks.helpers.twins`), each model's headline on
+its shown items minus the same metric on their twins, on the items it answered both ways, with
+a paired cluster-bootstrap interval (both sides weighted by the same counts). An interval that
+covers 0 is no evidence that the model reads the person. Every model gets one, yardsticks too.
 """
 
 from __future__ import annotations

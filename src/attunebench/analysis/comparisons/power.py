@@ -1,44 +1,12 @@
 """How many conversations would separate two models on a task's headline? Power from a pilot.
 
-The statistic is the report's paired difference (`analysis.comparisons.differences`, whose pair and
-pilot interval are used here, not restated): model a's headline metric minus model b's
-(macro-F1, a position-adjusted correlation: whatever the task declares), on the items of
-the report's own cell for the task (`cells.build_cell`: the items every model under test
-answered), each computed by the metric's own statistic under rows of conversation
-weights (`tasks.helpers.metrics`), as every resample of the report is. Nothing here restates a
-metric.
-A simulated study of n conversations draws n of the pilot's conversations with replacement (a
-row of counts). The report's test of that study is its interval: `resamples` cluster-bootstrap
-resamples of the study (each draws n of the study's conversations, so its counts are
-multinomial with the study's shares), their expanded percentile interval
-(`bootstrap.percentile_interval` at n clusters); it rejects "no difference" when the interval
-excludes 0. Power at n is the share of studies that reject (a nested bootstrap, the
-simulation-from-the-empirical-distribution approach to sample size: Efron & Tibshirani 1993,
-"An Introduction to the Bootstrap"). This treats the pilot's difference and its spread as the
-truth.
-
-The pilot's difference is itself uncertain, so every pilot gets a range as well as a central
-figure, whether or not its own difference is significant (a number named only for a
-significant pilot is optimistic exactly when it is given, as such a pilot tends to overshoot):
-- the central figure: the fewest conversations at which the simulated power reaches 80%,
-  interpolated between the sizes tried on the probit scale against sqrt(n) (the test statistic
-  grows as sqrt(n));
-- the range: a true difference of d' needs (d / d')^2 times the central figure (the difference
-  over a standard error that shrinks as 1 / sqrt(n)), so the ends of the pilot's interval (the
-  report's interval of the pilot's difference) give the range's ends: the end farther from 0
-  its lower end, the end nearer 0 its upper end. An interval that reaches 0 cannot bound it
-  above ("not enough pilot data"); past the largest size tried it is "more than" that size.
-Where the pilot's own difference does not reach 80% within the sizes tried, the range's ends
-come from the normal approximation with the pilot's bootstrap standard error instead.
-
-Resampling a small pilot understates the spread of a headline that a few conversations decide
-(macro-F1 over labels seen in a handful of them: on a planted pair, a bootstrap standard error
-of 0.122 at 30 conversations where studies of 30 spread by 0.135; the cluster jackknife's was
-0.139). The report widens such a metric's intervals to the jackknife (`Metric.widen`,
-`bootstrap.jackknife_widened`), and so does power: with s the jackknife's standard error of the
-pilot's difference over the bootstrap's (where above 1), a study of n conversations is
-simulated as one of n / s^2 of the pilot's, which has the spread the jackknife expects of n.
-Measured on a planted pair by `benchmarks/validity.py` (`power_calibration`).
+The statistic is the report's paired difference (`analysis.comparisons.differences`): a
+simulated study of n conversations draws n of the pilot's with replacement, and rejects "no
+difference" where its own expanded percentile interval excludes 0 (a nested bootstrap: Efron &
+Tibshirani 1993). Every pilot gets a central figure and a range from the ends of its interval;
+a headline the report widens to the cluster jackknife is simulated with the jackknife's spread
+(`understated`). docs/report.md ("Power") gives the reasoning and the checks
+(`benchmarks/validity.py`, `power_calibration`).
 """
 
 from __future__ import annotations
@@ -79,8 +47,7 @@ def study_rejects(
     confidence: float,
     rng: np.random.Generator,
 ) -> BoolArray:
-    """Whether the report's interval of each study (a row of `studies`: its count of each of
-    the pair's clusters, summing to `size`) excludes 0, from `resamples` resamples each."""
+    """Whether the report's interval of each study (a row of cluster counts) excludes 0."""
     drawn = _resampled(studies, size, resamples, rng)
     found = pair.differences(drawn.reshape(-1, pair.clusters)).reshape(resamples, len(studies))
     low, high = percentile_interval(found, confidence, size)
@@ -90,8 +57,7 @@ def study_rejects(
 def _resampled(
     studies: FloatArray, size: int, resamples: int, rng: np.random.Generator
 ) -> FloatArray:
-    """(resamples, studies, clusters) counts: each study resampled as the report resamples a
-    run, `size` draws from its own conversations (multinomial with the study's shares)."""
+    """(resamples, studies, clusters) counts: each study resampled as the report resamples a run."""
     drawn = rng.multinomial(size, studies / size, size=(resamples, len(studies)))
     return np.asarray(drawn, dtype=np.float64)
 
@@ -104,8 +70,7 @@ def simulated_power(
     resamples: int = STUDY_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> float:
-    """Share of `simulations` studies of `size` conversations drawn from the pilot whose
-    report's interval excludes 0."""
+    """Share of studies of `size` conversations drawn from the pilot that reject."""
     batch = max(1, ROWS_PER_BATCH // (resamples * pair.clusters))
     done = rejected = 0
     while done < simulations:
@@ -143,10 +108,8 @@ def conversations_for(
 
 @dataclass(frozen=True)
 class PowerCurve:
-    """One task's power to separate two models, from a pilot: the pilot's difference of the
-    headline `metric` with its interval, the power at each size (the pilot's difference taken
-    as the truth), the central figure (`needed`) and the range (`needed_low` to `needed_high`;
-    `needed_high` None where the pilot cannot bound it above). `note` says it in a sentence."""
+    """One task's power to separate two models, from a pilot: the central figure (`needed`),
+    the range (`needed_high` None where the pilot cannot bound it above) and `note`, a sentence."""
 
     task: str
     variant: str
@@ -186,8 +149,7 @@ def power_curve(
     settings: Settings | None = None,
     frame: Frame | None = None,
 ) -> PowerCurve:
-    """Power to separate `model_a` from `model_b` on the task's headline, from the pilot runs
-    (`frame`: the runs' frame, where already built)."""
+    """Power to separate `model_a` from `model_b` on the task's headline, from the pilot runs."""
     frame = Frame.from_records(runs.records) if frame is None else frame
     cell = report_cell(runs, frame, task)
     pair = None if cell is None else headline_pair(frame, cell, model_a, model_b)
@@ -207,8 +169,7 @@ def pair_power(
     rng: np.random.Generator,
     settings: Settings,
 ) -> PowerCurve:
-    """The pilot's difference with its interval (the report's, from `pilot_resamples`
-    resamples), the power at each size, the central figure and the range."""
+    """The pilot's difference and interval, the power at each size, the central figure and range."""
     empty = PowerCurve(task, variant, pair.metric.name, pair.clusters, pair.items, None, (), ())
     if pair.clusters < 2:
         return _with(empty, note="fewer than 2 conversations with items both models answered")
@@ -251,10 +212,9 @@ def pair_power(
 
 
 def understated(pair: HeadlinePair, drawn: FloatArray) -> float:
-    """How far the pilot's bootstrap understates the spread of a headline that a few
-    conversations decide: for a metric the report widens to the cluster jackknife
-    (`Metric.widen`, macro-F1), the jackknife's standard error of the difference over the
-    bootstrap's where that exceeds 1 (`bootstrap.jackknife_widened`); 1 for any other."""
+    """How far the pilot's bootstrap understates the spread of a headline the report widens to
+    the cluster jackknife (`Metric.widen`): the jackknife's standard error over the bootstrap's,
+    at least 1."""
     if pair.metric.widen is None:
         return 1.0
     leave_one_out = 1.0 - np.eye(pair.clusters)
@@ -278,10 +238,8 @@ def _whole(value: float | None) -> int | None:
 def _range(
     central: float | None, curve: PowerCurve, spread: float, settings: Settings
 ) -> tuple[float, float]:
-    """The conversations for the target power at the ends of the pilot's interval: the end
-    farther from 0 gives the lower one, the nearer the upper (infinite where the interval
-    reaches 0). Scaled from the central figure, or, where the pilot's own difference reaches
-    no size's target, from the normal approximation with the pilot's standard error."""
+    """The conversations for the target power at the ends of the pilot's interval (infinite
+    where it reaches 0): scaled from the central figure, or else from the normal approximation."""
     low, high, difference = curve.ci_low, curve.ci_high, curve.difference
     assert low is not None and high is not None and difference is not None
     critical = stats.norm.ppf(1.0 - (1.0 - settings.confidence) / 2.0)
@@ -299,8 +257,7 @@ def _range(
 
 
 def _count(value: float, sizes: Sequence[int]) -> str:
-    """A number of conversations as stated: at least the fewest simulated, and past the most
-    simulated only "more than" it."""
+    """A number of conversations as stated, within the sizes simulated."""
     if value > sizes[-1]:
         return f"more than {sizes[-1]:,}"
     return f"{max(int(np.ceil(value)), sizes[0]):,}"

@@ -1,17 +1,10 @@
-"""One simulator run once per seed (`simulators validate`'s person, one model per rollout
-named `NAME?seed=S`): one model asked each item several times, not several models.
+"""One simulator run once per seed (`NAME?seed=S`): one model asked each item several times.
 
-- The headline is the task's headline metric over every rollout's records together, each an
-  item more of its conversation: the interval resamples conversations, never rollouts. A
-  choice answer on real data, alike in every rollout, is read once (the first rollout's).
-- The noise floor is the headline in each rollout, its SD and its range.
-- The crowd reference is the task's (`Scoring.crowd`), cross-fitted by conversation and read
-  within each fold, as the report reads it (across folds it leans away from each fold's own
-  answers: -0.707 on outcome where within folds it is 0; `tasks.helpers.fitting`), on the first
-  rollout's items; `minus_crowd` is the simulator minus it, noise where within the spread.
-- `ceiling` is the people's own retest agreement (`references.ceiling`), `share_of_ceiling` =
-  (score - chance) / (ceiling - chance) on the same resamples; null with the reason where the
-  data has no retest probes.
+The headline pools every rollout's records (the interval resamples conversations, never
+rollouts); the noise floor is the headline in each rollout. The crowd reference
+(`Scoring.crowd`) is cross-fitted and read within each fold, as the report reads it (across
+folds it leans away from each fold's answers: -0.707 on outcome where within folds it is 0).
+`ceiling` and `share_of_ceiling` are the people's own retest agreement (`references.ceiling`).
 """
 
 from __future__ import annotations
@@ -82,8 +75,7 @@ def rollout_noise(
 def crowd_of(
     task: Task[Any, Any], views: Sequence[View[Any, Any]], resampler: Resampler
 ) -> tuple[Crowd, Resampled] | None:
-    """The crowd reference's headline on the items (one view each), or None where the task
-    declares none."""
+    """The crowd reference's headline on the items (one view each); None where there is none."""
     reference = task.scoring.references().get(task.scoring.crowd) if task.scoring.crowd else None
     if reference is None or task.scoring.crowd is None:
         return None
@@ -116,10 +108,8 @@ def ceiling_of(
     if np.isnan(found.point):
         return ceiling, Estimate(value=None, reason="the simulator's headline is undefined"), chance
     entry = SelfConsistency(
+        **ceiling.model_dump(),
         metric=task.scoring.headline_metric,
-        value=ceiling.value,
-        ci_low=ceiling.ci_low,
-        ci_high=ceiling.ci_high,
         chance=chance,
         n=len(repeats),
         n_conversations=agreement.clusters,

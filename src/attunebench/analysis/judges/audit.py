@@ -1,10 +1,7 @@
 """Can the judge be trusted? Its agreement with the participants' own picks.
 
-The `judge_audit` task runs each judge on the participants' A/B pairs, in both orders, with
-what the participant told us (`informed`) and without it (`blind`); its records name the
-judge as `model`. The statistics are the task's declared metrics (`tasks.helpers.audit`), each with
-its cluster-bootstrap interval from the shared resamples, per judge and variant, so the
-effect of the participant's context on agreement is visible.
+The `judge_audit` task's declared metrics (`tasks.helpers.audit`) per judge and variant
+(`informed`, `blind`), each with its interval from the shared resamples.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from attunebench.analysis.cells import Cell, task_object
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Estimate, JudgeAgreement
-from attunebench.analysis.scores import metric_scores
+from attunebench.analysis.scores import MetricScores, metric_scores
 from attunebench.tasks.helpers.audit import UNDEFINED
 
 ESTIMATES = (
@@ -39,10 +36,13 @@ def audits_judges(task: str) -> bool:
     return declaration is not None and declaration.evaluates == "judges"
 
 
-def _estimate(point: float, low: float, high: float, name: str, too_few: str | None) -> Estimate:
-    if np.isnan(point):
+def _estimate(found: MetricScores | None, m: int, name: str, too_few: str | None) -> Estimate:
+    """One statistic of judge `m`, null with the reason where it is not read or undefined."""
+    if found is None:
+        return Estimate(value=None, reason=UNDEFINED.get(name))
+    if np.isnan(found.point[m]):
         return Estimate(value=None, reason=UNDEFINED.get(name, "undefined"))
-    return Estimate.of(point, low, high, few=too_few)
+    return Estimate.of(found.point[m], found.low[m], found.high[m], few=too_few)
 
 
 def judge_agreement(
@@ -64,15 +64,7 @@ def judge_agreement(
             used = cell.mask & (frame.model == m)
             derived = [bool(cell.views[int(i)].gold.derived) for i in np.flatnonzero(used)]
             too_few = minimum.of(frame.conversation[used])
-            estimates = {}
-            for name in ESTIMATES:
-                found = scores.get(name)
-                if found is None:
-                    estimates[name] = Estimate(value=None, reason=UNDEFINED.get(name))
-                    continue
-                estimates[name] = _estimate(
-                    found.point[m], found.low[m], found.high[m], name, too_few
-                )
+            estimates = {name: _estimate(scores.get(name), m, name, too_few) for name in ESTIMATES}
             judge = frame.models[m]
             out.append(
                 JudgeAgreement(

@@ -1,37 +1,11 @@
 """How far a model's audited replies may be from its judged ones, and what that does to the
 judges' correction.
 
-The participants' picks correct the judges' win rate (`analysis.judges.corrected`) exactly only if
-the judges err on the audited replies as they do on the judged ones. The audited replies can come
-from another population: another prompt or version of the model, another corpus, or the replies
-people happened to be shown. The corrected score is the participants' own win rate on the
-audited replies plus the judges' shift between the two sets:
-
-    corrected = mean_audited(person) + (mean_judged(judge) - mean_audited(judge))
-
-so it is off by the judges' shift minus the people's (unseen) shift. The audit measures the
-first, never the second: the judges may see a difference people do not (length, to a judge
-that favours long replies) or miss part of one people see (quality, which people judge more
-sharply). So the correction is not withheld on a shift (an equivalence test on it would
-withhold the correction in about half the studies where it is right), but its interval is
-widened, on each side, by the largest judges' shift the audit cannot exclude: the far end of
-the interval of the judges' win rate on the judged replies minus theirs on the audited ones
-(`judge_shift`, conversations of both sets resampled together). It then holds the people's
-true win rate as long as their own shift lies in the judges' direction and is at most twice
-the judges'; with one population it costs the width of the shift's own noise.
-
-An audit too small to bound the shift is not used: where the shift's interval is more than
-`NOISE_LIMIT` either side of its value (the audit cannot tell a shift of a tenth of the win
-rate from none), or has no interval, the corrected score is withheld and the judges' own
-stays. Each case, withheld or widened, says why in one sentence.
-
-Two effect sizes describe the two sets beside it (standardised mean differences, Hedges' g:
-Cohen's d with the pooled standard deviation, times the small-sample factor
-1 - 3 / (4 (n_a + n_j) - 9); Hedges 1981, Journal of Educational Statistics 6(2)): on the log
-of the replies' length, which judges favour (Dubois et al. 2024, "Length-controlled
-AlpacaEval"; Li et al. 2024, "Does style matter?"), and on the judges' win rate. The
-simulated studies of `planted.ppi_studies` measure how often the correction is given, and how
-often its interval holds the truth.
+The correction (`analysis.judges.corrected`) is exact only if the judges err on the audited
+replies as on the judged ones. The judges' shift between the two sets (`judge_shift`) widens
+the corrected interval each side by the largest shift the audit cannot exclude; an audit whose
+shift's interval reaches past `NOISE_LIMIT` withholds the correction. Hedges' g (Hedges 1981)
+of log length and of the judges' win describe the two sets. docs/report.md gives the reasoning.
 """
 
 from __future__ import annotations
@@ -98,10 +72,8 @@ def _too_small(shift: Estimate, pairs: int) -> str | None:
 def audit_fit(
     lengths: tuple[FloatArray, FloatArray], wins: tuple[FloatArray, FloatArray], shift: Estimate
 ) -> AuditFit:
-    """The audited replies against the judged ones: `lengths` (characters, a reply of none
-    counting as one) and the judges' `wins` per comparison, each (audited, judged); `shift`
-    the judges' win rate on the judged replies minus the audited, with its interval. Either
-    the reason to withhold the correction, or by how much to widen it and why."""
+    """The audited replies against the judged ones (`lengths` and the judges' `wins`, each
+    (audited, judged); `shift`, the judges' shift between them): withhold, or widen and why."""
     log_a, log_j = (np.log(np.maximum(side, 1.0)) for side in lengths)
     length, judge = hedges_g(log_a, log_j), hedges_g(*wins)
     withheld = _too_small(shift, len(wins[0]))
@@ -125,9 +97,7 @@ def audit_fit(
 
 
 def widen(corrected: Estimate, fit: AuditFit | None) -> Estimate:
-    """The corrected score as the audit allows: withheld with its reason, or its interval
-    widened (within 0 and 1) with the sentence saying why; as it is without an audit fit or
-    an interval to widen."""
+    """The corrected score as the audit allows: withheld, or its interval widened within 0 and 1."""
     if fit is None or corrected.value is None:
         return corrected
     if fit.withheld is not None:

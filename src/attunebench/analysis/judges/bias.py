@@ -1,17 +1,9 @@
 """What sways each judge: the order replies are shown in, their length, and who wrote them.
 
-- `position`: the share of comparisons judged in both orders whose verdict flips with the
-  order (a judge reading the content keeps its verdict); `first_shown_share`: of its decisive
-  verdicts, the share naming the reply shown first (0.5 for a judge with no position bias).
-- `length_slope`: the least-squares slope of the judge's win (1, 0.5, 0) for a reply on the
-  log2 ratio of its length to the other's, over every verdict: how much a doubling of length
-  moves the win rate. `participant_length_slope` is the same for the participants' own picks
-  on the audit pairs: a judge's slope above theirs is verbosity bias, not the people's taste.
-- `self_preference`: on audit pairs where exactly one reply was written by the judge's own
-  model (`self`) or by a model of its family (`family`, declared in the models file), the
-  judge's win rate for that reply minus the participants' own win rate for it, per pair
-  (the mean over the orders the judge answered), on the audit verdicts made as in the
-  response task (`informed`). Intervals resample conversations.
+`position` (verdicts that flip with the order), `first_shown_share`, `length_slope` (the
+judge's win rate per doubling of a reply's length, beside the participants' own) and
+`self_preference` (its win rate for its own model's or family's replies minus the
+participants'); docs/report.md ("Can the judges be trusted?") defines each.
 """
 
 from __future__ import annotations

@@ -1,33 +1,11 @@
 """Response win rates corrected by the participants' own picks (prediction-powered inference).
 
-The judges score every response item of a model (`judge`, N items). Where the model's replies
-are in the data and participants picked between them and another reply, the judge audit has
-both the panel's verdict and the person's (`n` pairs). Prediction-powered inference
-(Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, Science 382(6671)) corrects the judges'
-mean by the mean judge-minus-participant difference on those pairs (the rectifier):
-
     corrected = mean_N(judge) - mean_n(judge - participant)
 
-Its interval resamples conversations for both sets at once, so it covers the noise of the
-judged items and of the audited pairs (and any overlap between them). It is exact when the
-judges err on the model's audited replies as they do on its response items: the same model,
-judges and prompt, its replies set against others in both. The audited replies can still come
-from another population (another prompt or version, the replies people happened to see), so
-the judges' own win rate on them is compared with theirs on the judged replies
-(`analysis.judges.audit_fit`): the corrected interval is widened by the largest shift the audit
-cannot exclude, or, where the audit is too small to bound it, the corrected score is withheld and
-the judges' own stays; either says why in one sentence. Each judge's correction is widened by its
-own shift. `participants` is the person's win rate alone on the audited pairs; `bias` is judges
-minus participants there.
-
-Whether the judges may stand in for the participants at all is an equivalence rule, the
-one-annotator form of the alternative annotator test (Calderon, Reichart & Dror 2025: a judge
-may replace the annotators when it agrees with them no worse than they would, within a
-margin): `yes` when the interval of the bias lies within +-`STAND_IN_MARGIN`, `no` when it
-excludes zero, `cannot tell` otherwise. With one person per item there is no second annotator
-to compare with, so the margin is stated instead.
-
-`length_controlled` (`analysis.judges.length_control`) is the judges' win rate at equal length.
+on the audit pairs holding the model's replies (Angelopoulos et al. 2023, Science 382(6671)),
+both sets resampled together, and widened or withheld by `analysis.judges.audit_fit`. Whether
+the judges may stand in for the participants is an equivalence rule on the bias (Calderon,
+Reichart & Dror 2025), within +-`STAND_IN_MARGIN`; docs/report.md gives the reasoning.
 """
 
 from __future__ import annotations
@@ -107,8 +85,7 @@ def audited(table: VerdictTable, model: str, judge: int | None = None) -> Units:
 
 
 def judged_units(table: VerdictTable, model: str, judge: int | None = None) -> Units:
-    """Per judged comparison of `model`'s reply: the panel's win for it (with `judge`, that
-    judge's) and its length."""
+    """Per judged comparison of `model`'s reply: the panel's (or `judge`'s) win, and its length."""
     mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
     if judge is not None:
         mask &= table.judge == judge
@@ -175,9 +152,8 @@ def by_judge(
     minimum: Minimum,
     none: str,
 ) -> dict[str, JudgeCorrected]:
-    """Each judge alone: its win rate for the model's replies over its verdicts (an unusable
-    verdict a loss, as the task scores it), corrected by its own error on the audited pairs,
-    withheld or widened by its own shift between the audited and judged replies."""
+    """Each judge alone: its win rate for the model's replies (an unusable verdict a loss),
+    corrected by its own error on the audited pairs and widened or withheld by its own shift."""
     out = {}
     subject = np.array([s == model for s in table.subject], dtype=bool)
     for j, name in enumerate(table.judges):
@@ -235,9 +211,8 @@ def response_corrected(
 def judge_notices(
     biases: Mapping[str, JudgeBias], corrected: Mapping[str, CorrectedScore], task: str
 ) -> list[Notice]:
-    """A warning for each judge found favouring its own model or family, for each model whose
-    corrected score is withheld (the audit does not fit its judged replies), and for each model
-    whose judges' win rate is clearly off the participants' own."""
+    """A warning for each judge favouring its own model or family, each withheld correction, and
+    each model whose judges' win rate is clearly off the participants' own."""
     out = [
         Notice(kind="judge_self_preference", model=found.model, message=found.statement)
         for bias in biases.values()

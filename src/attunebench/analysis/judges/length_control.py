@@ -1,17 +1,9 @@
 """The judges' win rate for a model at equal length (length-controlled, Arena-style).
 
-A logistic regression of the panel's win for the model's reply (1, 0.5 for a tie or a split
-panel, 0) on the normalised length difference d = (a - b) / (a + b) of the model's reply and
-the reference it is compared with, as Chatbot Arena controls for style (Li et al. 2024, "Does
-style matter?"); read at d = 0, it is the win rate a reply of the reference's length would get.
-Beside the raw win rate: a model whose length-controlled rate is well below its raw one wins
-by writing more, not better.
-
-Its interval is the estimating-function bootstrap (Hu & Kalbfleisch 2000, Canadian Journal of
-Statistics 28(3)): each resample takes one Newton step from the full-data fit, with the score
-and the information evaluated there. Both are sums over items, so a resample's are its
-cluster counts times per-cluster sums, like every other interval of the report, and no
-resample is refitted.
+A logistic regression of the win on d = (a - b) / (a + b), the normalised length difference
+(Li et al. 2024, "Does style matter?"), read at d = 0. Its interval is the estimating-function
+bootstrap (Hu & Kalbfleisch 2000): each resample takes one Newton step from the full-data fit,
+with sums over clusters, so no resample is refitted.
 """
 
 from __future__ import annotations

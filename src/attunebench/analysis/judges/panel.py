@@ -1,15 +1,9 @@
 """A panel of judges: do they agree with each other, with the participants, and with
 themselves when the order is swapped?
 
-- Inter-judge agreement is Krippendorff's alpha for nominal data (first / second / tie) over
-  every comparison, in each order, that at least two judges gave a usable verdict on
-  (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"; Hayes & Krippendorff
-  2007). Each comparison adds its pairable values to the coincidence matrix, so alpha is a
-  function of summed per-comparison counts and its cluster-bootstrap interval resamples whole
-  conversations like every other interval. Tested against the `krippendorff` package.
-- The panel's verdict is the majority of its judges; a split panel scores 0.5.
-- Order consistency: the share of comparisons judged in both orders whose verdict stayed the
-  same; agreement: the share of a judge's audit verdicts naming the participant's pick.
+Inter-judge agreement is Krippendorff's alpha for nominal data (Krippendorff 2011), a function
+of summed per-comparison coincidence counts so that whole conversations resample; the panel's
+verdict is its judges' majority (a split panel scores 0.5).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Every pairwise verdict of a run's judges as one table, in content terms.
 
 A comparison is two replies, `first` and `second`, asked in two orders (`order` 0 shows the
-first reply as A). In the response task the first is the evaluated model's reply and the
-second the participant's chosen or rejected reply; in the judge audit they are the pair's
-two replies in the data's order, and the participant's own pick (`truth`) is known. A verdict
-names the first, the second or a tie; one the judge made unusable is `NONE` (missing, not a
-loss: these tables measure how judges judge, and a missing verdict says nothing of that).
-
-Failed records hold no verdict and are left out. Every statistic of `analysis.judges.panel` and
-`analysis.judges.corrected` reads this table.
+first as A). A verdict names the first, the second or a tie; an unusable one is `NONE` (missing,
+not a loss: these tables measure how judges judge). Failed records are left out.
 """
 
 from __future__ import annotations
@@ -55,9 +49,7 @@ class VerdictTable:
         return np.array([t == task for t in self.task], dtype=bool)
 
     def audit_like_response(self) -> np.ndarray[Any, Any]:
-        """The audit verdicts made as the response task's are: the `informed` variant where
-        the audit has it (the judges of a response see what the participant told us), else
-        every audit verdict."""
+        """The audit verdicts made as the response task's (`informed` where there is one)."""
         audit: np.ndarray[Any, Any] = self.truth != NONE
         informed = audit & np.array([v == AUDIT_VARIANT for v in self.variant], dtype=bool)
         return informed if bool(informed.any()) else audit
@@ -148,8 +140,7 @@ def table_of(
     rows: Sequence[tuple[Any, ...]], conversations: Sequence[int], judged: tuple[str, ...] = ()
 ) -> VerdictTable:
     """The table from rows of (judge, task, variant, unit key, order, pick, truth, lengths,
-    authors); in a judged answer the first author is the evaluated model. `judged` names the
-    tasks the judged answers came from."""
+    authors); `judged` names the tasks the judged answers came from."""
     judges = tuple(sorted({row[0] for row in rows}))
     units: dict[Any, int] = {}
     return VerdictTable(

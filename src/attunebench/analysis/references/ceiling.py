@@ -1,28 +1,11 @@
 """The person's own ceiling: how close a headline comes to the best a person's answers allow.
 
-A person asked the same question twice does not always answer the same way, so no prediction
-of their answers scores 1.0. Where people were asked a task's question again later in the same
-session (retest probes, `Conversation.probes`, which the collection app asks), a task whose gold
-reads them (`Scoring.retests`) gets:
-
-- `self_consistency`: the task's own headline metric applied to the people's repeat answers as
-  predictions of their first answers (the gold), with its cluster-bootstrap interval on the same
-  resamples as every other number of the analysis (the repeats of a conversation are drawn with
-  it). The repeats are read from the run directory's conversations, the evaluated ones, never
-  from a model's records.
-- `share_of_ceiling`, per model: (score - chance) / (ceiling - chance), with chance the task's
-  own (`Scoring.chance`, on the golds of the headline's items). Each resample's share comes from
-  that resample's score and ceiling, so its interval carries both uncertainties (a percentile
-  interval, expanded for few clusters as every interval here is). 0 is chance; 1 is as close
-  to the people's first answers as their own repeats came. A model passes 1 only by predicting
-  the first answer better than the person's own repeat does; such a share says so, "above the
-  people's own consistency", beside its interval. Where the ceiling's interval reaches chance,
-  no share is given, with the reason: the way from chance to the ceiling may be none, and a
-  ratio over it is unbounded (near a chance-level ceiling it ran 0.5 high at 30
-  conversations).
-
-Where no probe re-asks a task's items, the task has no entry: a report says "not measured",
-never 1.0.
+Where people were asked a task's question again later in the session (retest probes), the
+task's headline metric on their repeat answers against their first is `self_consistency`, and
+each model's `share_of_ceiling` is (score - chance) / (ceiling - chance), every resample's from
+that resample's score and ceiling. No share where the ceiling's interval reaches chance (the
+ratio is unbounded there); no entry without probes: "not measured", never 1.0. See
+docs/report.md ("The people's own ceiling").
 """
 
 from __future__ import annotations
@@ -53,8 +36,7 @@ PERSON = "person/retest"  # what the people's repeat answers are recorded as
 
 @dataclass(frozen=True)
 class Ceiling:
-    """One task's measured ceiling: the summary entry, its resampled values and the clusters
-    its repeats fall in."""
+    """One task's measured ceiling: its summary entry, resampled values and clusters."""
 
     entry: SelfConsistency
     samples: FloatArray
@@ -104,8 +86,7 @@ def task_ceiling(
     bootstrap: ClusterBootstrap,
     minimum: Minimum,
 ) -> Ceiling | None:
-    """A task's self-consistency on the evaluated conversations' probes; None where none
-    re-asks its items."""
+    """A task's self-consistency on the probes; None where none re-asks its items."""
     declaration = cell.declaration
     if declaration is None:
         return None

@@ -1,26 +1,12 @@
 """References scored beside the models: what a constant, position or length alone achieve.
 
-A task declares its references (`Scoring.references`): predictors that read only what the gold
-says of an item's position or length, or nothing ("always the later reply", "the usual rating
-at this point of a conversation", "the train median"), and in the informed context what the
-informed prompt reveals (the person's last self-report). Each is fitted out of sample
-(`tasks.helpers.fitting`): on the train split's items where one is given (`report --train FILE`, or
-a suite run's train split), else cross-fitted by conversation, 5 folds, each fold's items guessed
-by a fit on the others; a rule fits nothing. The row says which (`fit`: `train`,
-`cross-fitted`, `none`), and a reference never sees the answer of an item it guesses: an
-in-sample fit would set the bar the models must clear with the answers themselves.
-
-Each gives every item a guess, a prediction with its score; the guesses are read as records of
-a model named after the reference and scored with the task's own declared metrics, headline
-included, on the same items and resamples as the models (the headline, its parts and the mean
-per-item score). They are shown as rows of kind `reference`, never ranked with the models
-under test.
-
-A task's recorded references (`Scoring.recorded_references`) were judged in the run: a reply
-from the data (a real model's), scored by the same judges beside each model's answer and kept
-in that answer's record (`fit` `none`). Each item's guess is read from the first of its
-records that holds one, and the row shows every declared metric its values define (the
-person's own verdict on the reply beside the judges' score, say), the headline included.
+A task declares its references (`Scoring.references`); each is fitted out of sample
+(`tasks.helpers.fitting`: on the train split, else cross-fitted by conversation; a rule fits
+nothing), so it never sees the answer of an item it guesses. Its guesses are read as records of
+a model named after it and scored with the task's own metrics on the same items and resamples
+as the models, shown as rows of kind `reference` and never ranked. Recorded references
+(`Scoring.recorded_references`) are replies from the data judged in the run beside each
+model's answer; docs/report.md says more.
 """
 
 from __future__ import annotations
@@ -45,10 +31,9 @@ from attunebench.tasks.helpers.twins import is_person_hidden
 
 
 class GuessView(View[Any, Any]):
-    """A reference's guess at an item, read as the item's record answered by the reference:
-    `ok`, with the guess's prediction, score and values, and no flags. `record` stays the
-    item's record the guess was made for (its conversation, turn and item): metrics read only
-    those of it, and copying a record per item and reference cost most of the time here."""
+    """A reference's guess at an item, read as the item's record answered by the reference. It
+    wraps the item's record rather than copying it: copying a record per item and reference cost
+    most of the time here."""
 
     __slots__ = ("scored",)
 
@@ -76,8 +61,7 @@ class GuessView(View[Any, Any]):
 def guessed_views(
     views: Sequence[View[Any, Any]], guesses: list[Guess]
 ) -> tuple[list[View[Any, Any]], list[int]]:
-    """The reference's guesses as views, and the index of each one's item (items it makes no
-    guess at are left out)."""
+    """The reference's guesses as views, and each one's item index (unguessed items left out)."""
     out: list[View[Any, Any]] = []
     kept = []
     for i, (view, guess) in enumerate(zip(views, guesses, strict=True)):
@@ -88,9 +72,8 @@ def guessed_views(
 
 
 def shown_metrics(declaration: Task[Any, Any]) -> list[Metric]:
-    """The metrics a reference is scored on: the headline, those read from the same values
-    (its parts), and the mean per-item score. Every other metric read again for every
-    reference would cost more than the rest of an analysis."""
+    """The metrics a reference is scored on: the headline, its parts and the mean per-item score
+    (every other metric for every reference would cost more than the rest of an analysis)."""
     by_name = {metric.name: metric for metric in declaration.scoring.metrics}
     headline = by_name.get(declaration.scoring.headline_metric)
     return [
@@ -130,9 +113,7 @@ def recorded_guesses(
 def recorded_metrics(
     declaration: Task[Any, Any], guessed: Sequence[View[Any, Any]]
 ) -> list[Metric]:
-    """A recorded reference's metrics: the headline's, the columns its guesses hold (its rubric
-    score beside the models', say), and the metrics of the recorded references (the person's
-    own verdict on the reply beside the judges' score)."""
+    """A recorded reference's metrics: the headline's, its guesses' columns, the references'."""
     shown = shown_metrics(declaration)
     held = {key for view in guessed[:1] for key in view.scores}
     return [
@@ -145,9 +126,8 @@ def recorded_metrics(
 
 
 def train_golds(cell: Cell, train: Sequence[Conversation] | None) -> list[Any] | None:
-    """The golds of the train split's items of the cell's task and variant, built by the task
-    as the run made it; None without a split, or where it holds no such item (the references
-    are then cross-fitted)."""
+    """The golds of the train split's items of the cell's task and variant; None without a split
+    or such an item (the references are then cross-fitted)."""
     if train is None or cell.declaration is None:
         return None
     golds = [item.gold for item in train_items(cell.declaration, train, cell.variant)]
@@ -156,8 +136,7 @@ def train_golds(cell: Cell, train: Sequence[Conversation] | None) -> list[Any] |
 
 @dataclass(frozen=True)
 class RowScoring:
-    """How a reference row is scored: the resamples, the least clusters for an interval, and
-    whether its cell is the task's headline variant."""
+    """How a reference row is scored: resamples, fewest clusters, and whether it is the headline."""
 
     bootstrap: ClusterBootstrap
     minimum: Minimum
@@ -230,9 +209,8 @@ def reference_rows(
 def evaluated(
     metric: Metric, found: Found, weights: Weights, folds: IntArray | None
 ) -> tuple[float, FloatArray]:
-    """A reference's point value and resampled values of a metric: over all its items, or,
-    where its guesses were cross-fitted (`folds`), read within each fold and averaged, as
-    cross-validation scores are (see `tasks.helpers.fitting`)."""
+    """A reference's point and resampled values of a metric: over all its items, or, for
+    cross-fitted guesses (`folds`), within each fold and averaged."""
     if folds is None:
         return metric.evaluate_values(found, weights)
     return within_folds(metric, found, weights, folds)
@@ -247,9 +225,8 @@ def fold_values(metric: Metric, found: Found, folds: IntArray) -> tuple[FloatArr
 def within_folds(
     metric: Metric, found: Found, weights: Weights, folds: IntArray
 ) -> tuple[float, FloatArray]:
-    """A metric read within each fold and averaged over the folds, each weighted by its items
-    (in each resample, by their resampled weight); a fold where it is undefined is left out.
-    The point estimate and the resampled values, as `Metric.evaluate_values` gives them."""
+    """A metric read within each fold and averaged over the folds, weighted by their (resampled)
+    items; a fold where it is undefined is left out."""
     points, sizes = fold_values(metric, found, folds)
     drawn, resized = [], []
     for inside, total in weights.within(folds):  # shared by the metrics of these guesses
