@@ -16,7 +16,7 @@ import typer
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import file_out, folder_out, os_problem
-from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress
+from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress, command_of
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
 from attunebench.engine import (
@@ -203,33 +203,6 @@ def _summary(result: RunResult) -> None:
     typer.echo(f"run directory: {result.rundir}")
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """`attunebench run`'s options as typed, before any is checked."""
-
-    model: list[str]
-    out: Path
-    data: Path | None
-    suite: str | None
-    task: list[str] | None
-    judge: list[str] | None
-    models_file: Path | None
-    concurrency: int
-    limit: int | None
-    seed: int | None
-    context: str | None
-    cache: Path | None
-    no_cache: bool
-    no_progress: bool
-    shard: str | None
-    ray: bool
-    ray_shards: int | None
-    ray_address: str | None
-    person: str
-    max_cost: float | None = None
-    include_careless: bool = False
-
-
 def _run(asked: RunOptions) -> None:
     """The outputs checked, the run's configuration made and run, what happened told; exit 1
     while some items have no answer."""
@@ -334,53 +307,56 @@ def _planned(asked: RunOptions) -> RunConfig:
     )
 
 
-def run(
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """Run models on tasks; re-running the same command resumes and repeats no successful call."""
+
     model: Annotated[
         list[str], typer.Option("--model", help="provider/model or a models-file name; repeat.")
-    ],
-    out: Annotated[Path, typer.Option("--out", help="The run directory (resumed if it exists).")],
+    ]
+    out: Annotated[Path, typer.Option("--out", help="The run directory (resumed if it exists).")]
     data: Annotated[
         Path | None, typer.Option("--data", help="An attunebench/v1 JSON Lines file.")
-    ] = None,
+    ] = None
     suite: Annotated[
         str | None,
         typer.Option(
             "--suite",
             help="A shipped suite (attunebench suite list): its data, tasks, options and seed.",
         ),
-    ] = None,
+    ] = None
     task: Annotated[
         list[str] | None, typer.Option("--task", help="all (default), or a task name; repeat.")
-    ] = None,
+    ] = None
     judge: Annotated[
         list[str] | None, typer.Option("--judge", help="A judge model, like --model; repeat.")
-    ] = None,
-    models_file: ModelsFile = None,
+    ] = None
+    models_file: ModelsFile = None
     concurrency: Annotated[
         int, typer.Option(min=1, help="Calls in flight per server, unless the models file says.")
-    ] = 16,
-    limit: Limit = None,
+    ] = 16
+    limit: Limit = None
     # None, not 0: --suite refuses a --seed given beside it
-    seed: Annotated[
-        int | None, typer.Option(help="Seed of every random choice (default 0).")
-    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of every random choice (default 0).")] = (
+        None
+    )
     context: Annotated[
         str | None, typer.Option(help="blind, informed or both (tasks that take it).")
-    ] = None,
-    cache: Cache = None,
-    no_cache: NoCache = False,
-    no_progress: NoProgress = False,
+    ] = None
+    cache: Cache = None
+    no_cache: NoCache = False
+    no_progress: NoProgress = False
     shard: Annotated[
         str | None,
         typer.Option(help="i/N: run only shard i of N of the plan, by conversation (merge after)."),
-    ] = None,
+    ] = None
     ray: Annotated[
         bool, typer.Option("--ray", help="Run the plan's shards as Ray tasks, merged into --out.")
-    ] = False,
+    ] = False
     ray_shards: Annotated[
         int | None,
         typer.Option("--ray-shards", min=1, help="Shards for --ray (default: the cluster's CPUs)."),
-    ] = None,
+    ] = None
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -391,14 +367,14 @@ def run(
                 "computes here, else one process)."
             ),
         ),
-    ] = None,
+    ] = None
     person: Annotated[
         str,
         typer.Option(
             help="shown (default), hidden (the person's own words replaced by a placeholder) "
             "or both: each item beside its person-hidden twin (report: the person gap)."
         ),
-    ] = DEFAULT_PERSON,
+    ] = DEFAULT_PERSON
     max_cost: Annotated[
         float | None,
         typer.Option(
@@ -407,7 +383,7 @@ def run(
             help="USD the run may spend (every session together): refused before any call "
             "when its estimate is over, stopped (resumable) before a call that would pass it.",
         ),
-    ] = None,
+    ] = None
     include_careless: Annotated[
         bool,
         typer.Option(
@@ -415,11 +391,10 @@ def run(
             help="Keep the conversations marked careless where they were collected (left out "
             "by default, and counted in the report).",
         ),
-    ] = False,
-) -> None:
-    """Run models on tasks; re-running the same command resumes and repeats no successful call."""
-    # locals() is every parameter, by the name RunOptions gives its field
-    _stoppable(RunOptions(**locals()))
+    ] = False
+
+
+run = command_of(RunOptions, _stoppable)
 
 
 def merge(
