@@ -107,33 +107,6 @@ def skipped_lines(result: RunResult) -> list[str]:
     return lines
 
 
-def error_lines(result: RunResult) -> list[str]:
-    """The commonest error of each (model, task) that had failures."""
-    return [
-        f"failed {count}x: {model} on {task}: {error}"
-        for model, task, count, error in result.errors
-    ]
-
-
-def adapted_lines(result: RunResult) -> list[str]:
-    """One line per model whose requests the pre-flight adapted (kept in run.json)."""
-    return [
-        f"adapted: {model}: "
-        + "; ".join(f"{name} {action}" for name, action in sorted(changes.items()))
-        + " (the server refused them; see run.json 'adapted')"
-        for model, changes in sorted(result.adapted.items())
-    ]
-
-
-def truncated_lines(result: RunResult) -> list[str]:
-    """Per model, answers cut off at their token budget (scored invalid): raise max_tokens."""
-    return [
-        f"cut off: {model}: {n} answer{'s' if n > 1 else ''} reached the token budget "
-        "(finish reason length/max_tokens, scored invalid); raise params.max_tokens"
-        for model, n in result.truncated.items()
-    ]
-
-
 def time_line(rundir: Path) -> str | None:
     """Calls and call time of each model over the run (ledger.json), slowest first."""
     ledger = read_ledger(rundir)
@@ -178,15 +151,23 @@ def _execute(config: RunConfig, ray: RayOptions | None) -> RunResult:
         _fail(str(failed), 1)
 
 
+def _warn(line: str) -> None:
+    err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def _summary(result: RunResult) -> None:
-    for line in adapted_lines(result):
-        typer.echo(line)
-    for line in truncated_lines(result):
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+    for model, changes in sorted(result.adapted.items()):  # the pre-flight's, kept in run.json
+        adapted = "; ".join(f"{name} {action}" for name, action in sorted(changes.items()))
+        typer.echo(f"adapted: {model}: {adapted} (the server refused them; see run.json 'adapted')")
+    for model, n in result.truncated.items():  # scored invalid: raise max_tokens
+        _warn(
+            f"cut off: {model}: {n} answer{'s' if n > 1 else ''} reached the token budget "
+            "(finish reason length/max_tokens, scored invalid); raise params.max_tokens"
+        )
     for line in skipped_lines(result):
         typer.echo(line)
-    for line in error_lines(result):
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+    for model, task, count, error in result.errors:  # the commonest error of each pair
+        _warn(f"failed {count}x: {model} on {task}: {error}")
     t = result.totals
     reasoned = f" ({t.reasoning_tokens} reasoning)" if t.reasoning_tokens else ""
     if t.cached_input_tokens:
@@ -266,10 +247,7 @@ def _stoppable(asked: RunOptions) -> None:
                 typer.echo(f"{stop.name} came after every item was recorded: {asked.out}")
                 raise typer.Exit(0) from None
             how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
-            message = (
-                f"{how}; what was recorded is kept: run the same command to resume {asked.out}"
-            )
-            err.print(message, markup=False, highlight=False, soft_wrap=True)
+            _warn(f"{how}; what was recorded is kept: run the same command to resume {asked.out}")
             raise typer.Exit(stop.exit_code) from None
 
 
