@@ -1,6 +1,6 @@
-"""What a simulated participant reads off a page: its step, its forms and their controls, and
-the two replies on a judging page. A small parser over the app's own HTML (stdlib only), so the
-simulator fills in exactly the questions a study asks, the way a person sees them.
+"""What a simulated participant reads off a page of the app: its step, its forms and their
+controls, and the two replies on a judging page, so the simulator answers exactly the questions
+a study asks, as a person sees them.
 """
 
 from __future__ import annotations
@@ -44,12 +44,9 @@ class Form:
     def has(self, name: str) -> bool:
         return bool(self.named(name))
 
-    def of_kind(self, kind: str) -> list[Control]:
-        return [c for c in self.controls if c.kind == kind]
-
     def groups(self, kind: str) -> list[str]:
         """Names of the controls of one kind, each once, in page order."""
-        return list(dict.fromkeys(c.name for c in self.of_kind(kind) if c.name))
+        return list(dict.fromkeys(c.name for c in self.controls if c.kind == kind and c.name))
 
 
 @dataclass
