@@ -1,30 +1,15 @@
 """What a valid answer to a task looks like, declared once by the task that asks for it.
 
-A task (or the judge, for its verdicts) makes one `AnswerForm` and hands it to every
-`TaskHint` it sends. The providers that stand in for a model ask the form, never the hint
-kind or the prompt:
-
-- `example`: a fixed valid answer (`mock/default`);
-- `random`: a valid answer drawn from `rng` (`baseline/random`, the test stub servers);
-- `from_gold`: the gold's answer, or a wrong one drawn from `rng` (`sim/oracle`); a form that
-  cannot write one says so in `gold_answers`, and the plan leaves the pair out.
-- `read_prompt`: the hint a model could read off the task's rendered prompt, for servers that
-  see only the messages (`testing.answers`); None when the prompt is not this form's;
-- `schema`: the JSON schema of a valid answer (labels from the hint's taxonomy, numbers in
-  their scale), for a server that constrains its decoding to it (`json_schema = true` in the
-  models file); None for plain text. It accepts every answer the three writers above produce.
-
-The fitted baselines (`baseline/majority`, `baseline/knn`) learn from train items' hints and
-golds, and ask the form how: `combine` makes one gold of several (the mode of labels, the
-weighted mean of numbers, a weighted pick between two replies), whose answer `from_gold`
-writes; `question` says which train items ask the same question (the same labels, the same
-scales); `reads` is what a baseline compares items by (the person's words, a reply, both
-replies). `labelled` is the gold of an answer naming some of the hint's labels (and a
-sentiment read from the text, where the answer rates feelings), for a form whose answer names
-labels (`baseline/lexicon`).
-
-Forms register by hint kind in `FORMS`, so a server that sees only messages can find them.
-This module sits below `models/` and `tasks/`: it imports neither.
+A task (or the judge, for its verdicts) makes one `AnswerForm` and hands it to every `TaskHint`
+it sends. The providers that stand in for a model ask the form, never the hint kind or the
+prompt: `example` writes a fixed valid answer (`mock/default`), `random` one drawn from `rng`
+(`baseline/random`, the test stub servers), `from_gold` the gold's answer or a wrong one
+(`sim/oracle`; a form that cannot says so in `gold_answers`, and the plan leaves the pair out),
+`read_prompt` reads the hint off a rendered prompt (servers that see only the messages), and
+`schema` is the JSON schema a constrained server decodes by, accepting all three writers'
+answers. The fitted baselines learn through `combine`, `question`, `reads` and `shown`;
+`labelled` serves `baseline/lexicon`. Forms register by hint kind in `FORMS`. This module sits
+below `models/` and `tasks/`: it imports neither.
 """
 
 from __future__ import annotations

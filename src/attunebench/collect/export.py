@@ -1,11 +1,8 @@
 """Collected conversations as attunebench/v1 records, checked by the dataset validator.
 
-Every label here is first-person: the participant who held the conversation gave it, except in
-conversations held by simulated participants (`collect simulate`), which are exported as
-`simulated`, label by label. Response ids carry only the conversation, turn and screen
-position, never the model, which sits in the hidden `model` field where tasks and reports look
-for it. An answer the participant left out is absent, never a midpoint. Questions asked again
-later in the session (retest probes) are exported apart from the turns, as `probes`: never gold.
+Every label is first-person, except in simulated participants' conversations, exported as
+`simulated`. Response ids never name the model (it sits in the hidden `model` field); an
+answer left out is absent, never a midpoint; retest probes are exported as `probes`, never gold.
 """
 
 from __future__ import annotations

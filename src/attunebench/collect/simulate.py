@@ -1,10 +1,8 @@
 """`attunebench collect simulate`: scripted participants take a running study over HTTP.
 
-They enrol through the study's open link as simulated participants (the study must allow it:
-`enrolment.simulated = true`), read each page as a person would, and answer it by the rules in
-persona.py. The app records them as simulated, and the export labels their conversations so.
-With the mock pool this is the whole study workflow offline; with `openai/...` models at a
-local server it is a dry run of a real one.
+They enrol through the open link as simulated participants (the study must allow it), read
+each page as a person would and answer it by the rules in persona.py; the export labels their
+conversations simulated. With the mock pool this is the whole study workflow offline.
 """
 
 from __future__ import annotations
