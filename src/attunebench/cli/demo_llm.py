@@ -65,11 +65,6 @@ def baselines(train: Path) -> tuple[ModelEntry, ...]:
     )
 
 
-def report(dirs: Sequence[Path], out: Path) -> list[Path]:
-    runs = load_runs(list(dirs), allow_mixed_datasets=True)
-    return write_report(build_summary(runs, Options()), out)
-
-
 def line(name: str, result: RunResult, seconds: float) -> str:
     t = result.totals
     return (
@@ -155,7 +150,8 @@ def main() -> None:
     say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
     say(f"both models, every run: {time.perf_counter() - started:.0f} s")
     say(invalid_share([c.out for c in slices], served[QWEN.alias]))
-    written = report([*(c.out for c in slices), judged.out], out / "report")
+    runs = load_runs([*(c.out for c in slices), judged.out], allow_mixed_datasets=True)
+    written = write_report(build_summary(runs, Options()), out / "report")
     say(f"report: {written[-1]}")
     say(f"summary: {written[0]}")
 
