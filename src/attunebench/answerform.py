@@ -38,18 +38,13 @@ HintKind = str
 @dataclass(frozen=True, slots=True)
 class TaskHint:
     """Structured item content sent alongside every prompt, for providers that cannot read
-    prompts. LLM providers ignore it; baselines, the mock and the simulators answer from it, in
-    the JSON the task's `form` (an `AnswerForm`) declares, so one strict parser reads every
-    provider. `kind` names the form (the task's own name, or a judge call's `judge_pairwise` /
-    `judge_rubric`); the task modules' docstrings say which fields each kind fills.
-
-    `history` holds the conversation before the item as (role, text) pairs. `reference` carries
-    what the participant wanted (their chosen reply, free text). `task` names the item's task
-    and `item_key` its address (seeded baselines give the same answer to the same item). `gold`
-    is the item's gold, given only to providers that declare `reads_gold` (the simulated `sim/`
-    instruments that plant a known truth). `subject` names the model whose answer a judge is
-    asked about; only the simulated judge reads it. Neither `form`, `task` nor `subject` enters
-    a cache key (`engine.cache`)."""
+    prompts (LLM providers ignore it): baselines, the mock and the simulators answer from it, in
+    the JSON its `form` declares, so one strict parser reads every provider. `kind` names the
+    form (the task's name, or a judge call's `judge_pairwise` / `judge_rubric`). `history` is the
+    conversation before the item as (role, text) pairs, `reference` what the participant wanted,
+    `item_key` the item's address (seeded baselines answer an item alike). `gold` goes only to
+    providers that declare `reads_gold` (`sim/`), `subject` (the model a judge is asked about)
+    only to the simulated judge. Neither `form`, `task` nor `subject` enters a cache key."""
 
     kind: HintKind
     text: str = ""

@@ -113,16 +113,14 @@ class RecordWriter:
         self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()  # into the OS now: survives the process being killed
         now = time.monotonic()
-        if now - self._last_sync >= self._fsync_every_s and not self._sync_running():
+        syncing = self._syncing is not None and self._syncing.is_alive()
+        if now - self._last_sync >= self._fsync_every_s and not syncing:
             self._last_sync = now
             # onto the disk: survives the machine going down
             self._syncing = threading.Thread(
                 target=os.fsync, args=(self._handle.fileno(),), name="records-fsync", daemon=True
             )
             self._syncing.start()
-
-    def _sync_running(self) -> bool:
-        return self._syncing is not None and self._syncing.is_alive()
 
     def close(self) -> None:
         if not self._handle.closed:
