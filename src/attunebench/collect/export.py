@@ -7,7 +7,6 @@ answer left out is absent, never a midpoint; retest probes are exported as `prob
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -147,22 +146,6 @@ def conversation(participant: ParticipantRow, study: Study) -> schema.Conversati
     )
 
 
-def conversations(
-    participants: list[ParticipantRow],
-    study: Study,
-    finished_only: bool = False,
-    simulated: bool = True,
-) -> Iterator[schema.Conversation]:
-    """One record per participant who wrote at least one message (and finished, if asked;
-    and was not simulated, if asked)."""
-    for participant in participants:
-        if not participant.turns or (finished_only and participant.finished_at is None):
-            continue
-        if not simulated and participant.enrolment == "simulated":
-            continue
-        yield conversation(participant, study)
-
-
 def export_file(
     path: str | Path,
     participants: list[ParticipantRow],
@@ -170,7 +153,15 @@ def export_file(
     finished_only: bool = False,
     simulated: bool = True,
 ) -> tuple[int, FileReport | None]:
-    """Write the JSON Lines file atomically and validate it; no report for an empty export."""
-    chosen = conversations(participants, study, finished_only, simulated)
+    """Write the JSON Lines file atomically and validate it; no report for an empty export.
+    One record per participant who wrote at least one message (and finished, if asked; and was
+    not simulated, if asked)."""
+    chosen = (
+        conversation(participant, study)
+        for participant in participants
+        if participant.turns
+        and (participant.finished_at is not None or not finished_only)
+        and (participant.enrolment != "simulated" or simulated)
+    )
     count = write_conversations(path, chosen)
     return count, (validate_file(path) if count else None)
