@@ -178,7 +178,8 @@ class Persona:
         return self.retest_rng.random() < self.retest_noise
 
     def state_again(self, form: Form, first: dict[str, list[str]]) -> dict[str, list[str]]:
-        """The emotion check of an earlier message, answered again (see the module)."""
+        """The emotion check of an earlier message, answered again: as first, or (`retest_noise`)
+        with one other emotion, drawn at random, as the only and strongest."""
         data = {k: list(v) for k, v in first.items() if form.has(k)}
         named = (first.get("primary") or first.get("emotions") or [""])[0]
         others = [e for e in form.values("emotions") if e != named]
@@ -190,7 +191,8 @@ class Persona:
         return data
 
     def pick_again(self, replies: dict[str, str], first: FirstPick) -> dict[str, list[str]]:
-        """An earlier pick, answered again with the replies wherever the page shows them."""
+        """An earlier pick, answered again with the replies wherever the page shows them (known by
+        their texts): as first, or (`retest_noise`) one of the two other options, at random."""
         same = first.choice
         if same != "tie":
             text = first.replies.get(same)
@@ -209,7 +211,9 @@ class Persona:
 
 
 class ClickThrough(Persona):
-    """A participant who clicks through (see the module): what careless answers look like."""
+    """A participant who clicks through: the same short message and self-report (the first
+    emotion, every slider at its lowest) every turn, Reply A always, the attention check's first
+    option, and no time taken. What careless answers look like."""
 
     MESSAGE = "ok"
 
