@@ -31,7 +31,6 @@ class Outcome:
     enrolled: int = 0
     finished: int = 0
     screened_out: int = 0
-    full: bool = False
     turns: int = 0
     # Finished participants of a platform study who arrived a second time with the same
     # account, and were refused.
@@ -272,7 +271,6 @@ async def simulate(
     for result in results:
         if isinstance(result, SimulationError):
             outcome.problems.append(str(result))
-            outcome.full = outcome.full or "full" in str(result)
         elif isinstance(result, BaseException):
             raise result
     return outcome
