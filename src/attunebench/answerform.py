@@ -239,10 +239,6 @@ def _weights(golds: Sequence[Any], weights: Sequence[float] | None) -> list[floa
     return [1.0] * len(golds) if weights is None else [float(w) for w in weights]
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
 def heaviest_key(totals: Mapping[str, float]) -> str:
     """The key with the most weight; of equal ones the first in sorted order, so a tie is never
     decided by the order of the train file (MultiESC valid's emotions: 51 anxiety, 51
@@ -255,7 +251,7 @@ def weighted_mode(values: Sequence[Any], weights: Sequence[float]) -> Any:
     totals: dict[str, float] = {}
     first: dict[str, Any] = {}
     for value, weight in zip(values, weights, strict=True):
-        key = _key(value)
+        key = json.dumps(value, sort_keys=True)
         totals[key] = totals.get(key, 0.0) + weight
         first.setdefault(key, value)
     return first[heaviest_key(totals)]
