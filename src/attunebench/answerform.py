@@ -1,30 +1,15 @@
 """What a valid answer to a task looks like, declared once by the task that asks for it.
 
-A task (or the judge, for its verdicts) makes one `AnswerForm` and hands it to every
-`TaskHint` it sends. The providers that stand in for a model ask the form, never the hint
-kind or the prompt:
-
-- `example`: a fixed valid answer (`mock/default`);
-- `random`: a valid answer drawn from `rng` (`baseline/random`, the test stub servers);
-- `from_gold`: the gold's answer, or a wrong one drawn from `rng` (`sim/oracle`); a form that
-  cannot write one says so in `gold_answers`, and the plan leaves the pair out.
-- `read_prompt`: the hint a model could read off the task's rendered prompt, for servers that
-  see only the messages (`testing.answers`); None when the prompt is not this form's;
-- `schema`: the JSON schema of a valid answer (labels from the hint's taxonomy, numbers in
-  their scale), for a server that constrains its decoding to it (`json_schema = true` in the
-  models file); None for plain text. It accepts every answer the three writers above produce.
-
-The fitted baselines (`baseline/majority`, `baseline/knn`) learn from train items' hints and
-golds, and ask the form how: `combine` makes one gold of several (the mode of labels, the
-weighted mean of numbers, a weighted pick between two replies), whose answer `from_gold`
-writes; `question` says which train items ask the same question (the same labels, the same
-scales); `reads` is what a baseline compares items by (the person's words, a reply, both
-replies). `labelled` is the gold of an answer naming some of the hint's labels (and a
-sentiment read from the text, where the answer rates feelings), for a form whose answer names
-labels (`baseline/lexicon`).
-
-Forms register by hint kind in `FORMS`, so a server that sees only messages can find them.
-This module sits below `models/` and `tasks/`: it imports neither.
+A task (or the judge, for its verdicts) makes one `AnswerForm` and hands it to every `TaskHint`
+it sends. The providers that stand in for a model ask the form, never the hint kind or the
+prompt: `example` writes a fixed valid answer (`mock/default`), `random` one drawn from `rng`
+(`baseline/random`, the test stub servers), `from_gold` the gold's answer or a wrong one
+(`sim/oracle`; a form that cannot says so in `gold_answers`, and the plan leaves the pair out),
+`read_prompt` reads the hint off a rendered prompt (servers that see only the messages), and
+`schema` is the JSON schema a constrained server decodes by, accepting all three writers'
+answers. The fitted baselines learn through `combine`, `question`, `reads` and `shown`;
+`labelled` serves `baseline/lexicon`. Forms register by hint kind in `FORMS`. This module sits
+below `models/` and `tasks/`: it imports neither.
 """
 
 from __future__ import annotations
@@ -53,18 +38,13 @@ HintKind = str
 @dataclass(frozen=True, slots=True)
 class TaskHint:
     """Structured item content sent alongside every prompt, for providers that cannot read
-    prompts. LLM providers ignore it; baselines, the mock and the simulators answer from it, in
-    the JSON the task's `form` (an `AnswerForm`) declares, so one strict parser reads every
-    provider. `kind` names the form (the task's own name, or a judge call's `judge_pairwise` /
-    `judge_rubric`); the task modules' docstrings say which fields each kind fills.
-
-    `history` holds the conversation before the item as (role, text) pairs. `reference` carries
-    what the participant wanted (their chosen reply, free text). `task` names the item's task
-    and `item_key` its address (seeded baselines give the same answer to the same item). `gold`
-    is the item's gold, given only to providers that declare `reads_gold` (the simulated `sim/`
-    instruments that plant a known truth). `subject` names the model whose answer a judge is
-    asked about; only the simulated judge reads it. Neither `form`, `task` nor `subject` enters
-    a cache key (`engine.cache`)."""
+    prompts (LLM providers ignore it): baselines, the mock and the simulators answer from it, in
+    the JSON its `form` declares, so one strict parser reads every provider. `kind` names the
+    form (the task's name, or a judge call's `judge_pairwise` / `judge_rubric`). `history` is the
+    conversation before the item as (role, text) pairs, `reference` what the participant wanted,
+    `item_key` the item's address (seeded baselines answer an item alike). `gold` goes only to
+    providers that declare `reads_gold` (`sim/`), `subject` (the model a judge is asked about)
+    only to the simulated judge. Neither `form`, `task` nor `subject` enters a cache key."""
 
     kind: HintKind
     text: str = ""
@@ -259,10 +239,6 @@ def _weights(golds: Sequence[Any], weights: Sequence[float] | None) -> list[floa
     return [1.0] * len(golds) if weights is None else [float(w) for w in weights]
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
 def heaviest_key(totals: Mapping[str, float]) -> str:
     """The key with the most weight; of equal ones the first in sorted order, so a tie is never
     decided by the order of the train file (MultiESC valid's emotions: 51 anxiety, 51
@@ -275,7 +251,7 @@ def weighted_mode(values: Sequence[Any], weights: Sequence[float]) -> Any:
     totals: dict[str, float] = {}
     first: dict[str, Any] = {}
     for value, weight in zip(values, weights, strict=True):
-        key = _key(value)
+        key = json.dumps(value, sort_keys=True)
         totals[key] = totals.get(key, 0.0) + weight
         first.setdefault(key, value)
     return first[heaviest_key(totals)]

@@ -1,10 +1,9 @@
 """What a model is, decided once: the one table from a spec's provider prefix to its kind.
 
-run.json records each model's kind (`models.registry.spec_kind`), and the analysis reads it back
-(`analysis.provenance.Roster`); both ask this table, so they cannot disagree. The prefix wins over
-a declared kind, since it cannot be mislabelled: `mock/` models test the harness, `baseline/`
-models are reference points, `proxy/` judges stand in for a real judge, `sim/` models are
-simulated instruments for validating the statistics, and `reference/` rows are heuristics scored
+run.json records each model's kind and the analysis reads it back; both ask this table, so
+they cannot disagree. The prefix wins over a declared kind, since it cannot be mislabelled:
+`mock/` tests the harness, `baseline/` is a reference point, `proxy/` stands in for a judge,
+`sim/` is a simulated instrument for validating the statistics, `reference/` a heuristic scored
 from the gold alone. Any other prefix names a language model, `model`: the kind under test.
 """
 

@@ -1,17 +1,12 @@
 """Prompt templates as named, versioned data: TOML files beside the code that uses them.
 
-A prompt holds `id`, `version`, `description`, `system` and `user`, and may hold `texts`: named
-pieces of wording a task fills in and places itself (a choice question, a question per field),
-so that all of a prompt's words live in its file and its digest. A file holds one prompt at its
-top level, or several as tables (a task with two prompts). The two texts use
-`string.Template` placeholders (`$conversation`), which leave the braces of JSON examples
-alone and fail loudly on a missing or unexpected field. A template's `info` carries its id and
-its version suffixed with a digest of its text, so an edit that forgets to bump the version
-still shows in run.json and still changes the cache key of the tasks that use it.
-
-Quoted material (conversation text, candidate replies) goes through `delimit`, which wraps it
-in tags and defangs any tag inside it, so quoted text cannot close its own delimiter and pose
-as instructions.
+A file holds one prompt at its top level, or several as tables. Its texts use `string.Template`
+placeholders (`$conversation`), which leave the braces of JSON examples alone and fail loudly
+on a missing or unexpected field; `texts` are named pieces of wording a task places itself, so
+all of a prompt's words are in its file and its digest. A template's version carries a digest
+of its text, so an edit that forgets to bump the version still shows in run.json and changes
+the cache key. Quoted material goes through `delimit`, which defangs any tag inside it, so
+quoted text cannot close its own delimiter and pose as instructions.
 """
 
 from __future__ import annotations

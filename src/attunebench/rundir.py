@@ -1,16 +1,11 @@
 """The run directory on disk: run.json, records.jsonl, ledger.json and conversations.jsonl
-(formats in records.py; the conversations in the dataset format).
+(formats in records.py). The engine writes it and the analysis reads it, so this module sits
+below both; conversations.jsonl, written when the run is planned, spares a report the dataset.
 
-The engine writes these files and the analysis reads them, so this module sits below both. A
-run directory holds everything the analysis needs: conversations.jsonl is the evaluated
-conversations, written when the run is planned, so a report never needs the dataset file.
-
-records.jsonl is appended a line at a time and flushed after each line, with an fsync every
-second or so (on a thread: an fsync can take tens of milliseconds, which on the event loop
-would hold up every call in flight), so `kill -9` loses at most the items in flight. A kill
-can tear the last line; reading drops a torn last line (that item is simply done again) but
-refuses a bad line anywhere else, naming the file and line. run.json and ledger.json are
-replaced atomically.
+records.jsonl is flushed after each line and fsynced every second or so on a thread (an fsync
+on the event loop would hold up every call in flight), so `kill -9` loses at most the items in
+flight. Reading drops a torn last line (that item is done again) but refuses a bad line
+anywhere else, naming file and line. run.json and ledger.json are replaced atomically.
 """
 
 from __future__ import annotations
@@ -118,16 +113,14 @@ class RecordWriter:
         self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()  # into the OS now: survives the process being killed
         now = time.monotonic()
-        if now - self._last_sync >= self._fsync_every_s and not self._sync_running():
+        syncing = self._syncing is not None and self._syncing.is_alive()
+        if now - self._last_sync >= self._fsync_every_s and not syncing:
             self._last_sync = now
             # onto the disk: survives the machine going down
             self._syncing = threading.Thread(
                 target=os.fsync, args=(self._handle.fileno(),), name="records-fsync", daemon=True
             )
             self._syncing.start()
-
-    def _sync_running(self) -> bool:
-        return self._syncing is not None and self._syncing.is_alive()
 
     def close(self) -> None:
         if not self._handle.closed:

@@ -7,9 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from collect_harness import Walker, admin_login, invite
+from collect_harness import Walker, admin_login, invite, study_data
 from fastapi.testclient import TestClient
 
+from attunebench.collect import crud
+from attunebench.collect.db import Database, make_engine
+from attunebench.collect.export import export_file
+from attunebench.collect.study import parse_study
+from attunebench.data.jsonl import read_conversations
 from attunebench.data.validate import validate_file
 from attunebench.models.base import ProviderError
 from attunebench.models.mock import MockProvider
@@ -215,3 +220,36 @@ def test_failed_generation_can_be_retried(
     assert "Will this work?" in walker.page() and "Get the replies" in walker.page()
     walker.post("generate", {})
     assert walker.step() == "judge:0"
+
+
+def test_export_leaves_out_the_silent_and_on_request_the_unfinished_and_simulated(
+    client: TestClient, database_url: str, tmp_path: Path
+) -> None:
+    finished, started, simulated, silent = invite(database_url, count=4)
+    _walk_full(client, finished)
+    for token in (started, simulated):
+        walker = Walker(client, token)
+        walker.consent()
+        walker.traits()
+        walker.message("Only one message.")
+    Walker(client, silent).consent()
+    study = parse_study(study_data())
+    database = Database(make_engine(database_url))
+
+    def exported(**chosen: bool) -> list[str]:
+        path = tmp_path / "out.jsonl"
+        with database.read() as session:
+            export_file(path, crud.all_participants(session), study, **chosen)
+        return sorted(c.source.kind for c in read_conversations(path))
+
+    try:
+        with database.write() as session:  # as the open link stores a simulated participant
+            row = crud.participant_by_token(session, simulated)
+            assert row is not None
+            row.enrolment = "simulated"
+        assert exported() == ["collected", "collected", "simulated"]  # never the silent one
+        assert exported(finished_only=True) == ["collected"]
+        assert exported(simulated=False) == ["collected", "collected"]
+        assert exported(finished_only=True, simulated=False) == ["collected"]
+    finally:
+        database.dispose()

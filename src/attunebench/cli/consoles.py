@@ -1,14 +1,9 @@
 """How the commands print: the console every command prints with, and how help is shown.
 
-The console is rich's, except that piped or redirected (no terminal on any standard stream, no
-COLUMNS set) it is wide enough that a table is written in full. Rich would cut such output at
-80 columns, so a table in a log or a file lost its right-hand columns; on a terminal a table
-wider than the window still wraps its cells, as rich does.
-
-Help and usage errors are click's plain text (`HELP_MARKUP`, every Typer's
-`rich_markup_mode`): typer's rich panels show a type beside every option, `<bool>` beside a
-flag, which takes no value; and a usage error is then plain lines, as the commands' own errors
-are.
+Piped or redirected (no terminal, no COLUMNS), the console is wide enough that a table is
+written whole: rich would cut it at 80 columns, and a log lost its right-hand columns. Help and
+usage errors are click's plain text (`HELP_MARKUP`): typer's rich panels show `<bool>` beside a
+flag, which takes no value, and a usage error is then plain lines, as the commands' own are.
 """
 
 from __future__ import annotations

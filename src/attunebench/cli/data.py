@@ -157,9 +157,6 @@ def _print_stats(name: str, s: DatasetStats, gold: TaskGold) -> None:
         *((f"source {k}", v) for k, v in s.sources.items()),
         *((f"taxonomy {k}", v) for k, v in s.taxonomies.items()),
     ]
-    coverage = [
-        (k, v, f"{v / s.turns:.0%}" if s.turns else "-") for k, v in s.coverage.model_dump().items()
-    ]
     _table(name, overview, "", "count")
     rows = [
         (
@@ -170,7 +167,7 @@ def _print_stats(name: str, s: DatasetStats, gold: TaskGold) -> None:
         for task in gold.tasks
     ]
     _table("Gold per task", rows, "task", "items", "given by")
-    _table("State coverage", coverage, "scale", "turns", "share")
+    _table("State coverage", _share(s.coverage.model_dump(), s.turns), "scale", "turns", "share")
     for title, counts, total in (
         ("Emotions (share of turns with a state)", s.emotions, s.turns_with_state),
         ("Primary emotion", s.primary, s.turns_with_state),

@@ -29,11 +29,7 @@ from attunebench.data.fetch import (
     split_present,
 )
 from attunebench.data.locations import user_data_dir
-from attunebench.data.sources import (
-    UnknownCorpusError,
-    corpus_source,
-    sources,
-)
+from attunebench.data.sources import UnknownCorpusError, corpus_source, sources
 from attunebench.suite.manifest import SuiteError, load_manifest
 
 errors = CommandConsole(stderr=True, soft_wrap=True)
@@ -44,14 +40,10 @@ def _names(values: list[str]) -> list[str]:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
-def _suite_corpora(suite: str) -> list[str]:
-    """The corpora a shipped suite reads, in the manifest's order."""
-    return list(dict.fromkeys(part.corpus for part in load_manifest(suite).parts))
-
-
 def _corpora(corpora: list[str], suite: str | None) -> list[str]:
+    """The corpora named, then those the suite reads (in its manifest's order), each once."""
     try:
-        named = _names(corpora) + (_suite_corpora(suite) if suite else [])
+        named = _names(corpora) + ([p.corpus for p in load_manifest(suite).parts] if suite else [])
         chosen = list(dict.fromkeys(named)) or sorted(sources().corpora)
         for corpus in chosen:
             corpus_source(corpus)

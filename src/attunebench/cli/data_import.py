@@ -37,6 +37,9 @@ app = command_group("Import a real corpus into attunebench/v1 JSON Lines.")
 # Messages name file:line; soft wrapping keeps them whole for editors and grep.
 console = CommandConsole(soft_wrap=True)
 errors = CommandConsole(stderr=True, soft_wrap=True)
+# `--split` of the corpora imported with their train split, and of those imported without it.
+Split = Annotated[Literal["train", "valid", "test", "all"], typer.Option()]
+HeldOutSplit = Annotated[Literal["valid", "test", "all"], typer.Option()]
 
 
 def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: int | None) -> None:
@@ -88,7 +91,7 @@ def esconv(
             "multiesc: valid/test with MultiESC's seeker feedback."
         ),
     ] = "hf",
-    split: Annotated[Literal["train", "valid", "test", "all"], typer.Option()] = "all",
+    split: Split = "all",
     limit: Limit = None,
 ) -> None:
     """ESConv support chats: supporters' own strategy labels, the seeker's survey and feedback."""
@@ -99,7 +102,7 @@ def esconv(
 def dailydialog(
     out: ImportOut,
     src: CorpusFolder = None,
-    split: Annotated[Literal["valid", "test", "all"], typer.Option()] = "all",
+    split: HeldOutSplit = "all",
     limit: Limit = None,
 ) -> None:
     """DailyDialog: the first speaker is the user; annotators' emotions and dialogue acts."""
@@ -110,7 +113,7 @@ def dailydialog(
 def meld(
     out: ImportOut,
     src: CorpusFolder = None,
-    split: Annotated[Literal["train", "valid", "test", "all"], typer.Option()] = "all",
+    split: Split = "all",
     user_speaker: UserSpeaker = None,
     limit: Limit = None,
 ) -> None:
@@ -135,7 +138,7 @@ def uss(
 def goemotions(
     out: ImportOut,
     src: CorpusFolder = None,
-    split: Annotated[Literal["valid", "test", "all"], typer.Option()] = "all",
+    split: HeldOutSplit = "all",
     limit: Limit = None,
 ) -> None:
     """GoEmotions: each Reddit comment is a one-turn conversation with raters' emotions."""

@@ -1,15 +1,10 @@
 """`attunebench demo`: the whole pipeline offline, with no keys, in a couple of minutes.
 
-Data: the shipped sample, plus a few ESConv conversations (MultiESC test split, with the
-seekers' own per-turn feedback) when the shared corpora are present. Models: four baselines
-(random, majority, lexicon, knn) and the offline proxy judge, run in both context modes. Then
-the report. `DIR` ends up holding `data/`, the run directory `run/` and the report
-(`summary.json`, `report.html`).
-
-The fitted baselines (majority, knn) need a train split disjoint from what is evaluated:
-alternate sample conversations, plus ESConv conversations from its train split when present.
-The other sample conversations are evaluated. The sample was written to exercise every task;
-its numbers say nothing about real models.
+The shipped sample (and a few MultiESC test conversations where ESConv is found), four
+baselines and the offline proxy judge in both context modes, then the report, all under
+`DIR`. The fitted baselines learn from a disjoint train split: alternate sample conversations
+(and ESConv train ones). The sample was written to exercise every task; its numbers say
+nothing about real models.
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """`make demo-llm`: a slice of the open suite through two real LLMs on this machine, beside the
-baselines and the trivial references, with the truth about what each does.
+baselines and the trivial references (docs/running-models.md says what each model does).
 
-- Gemma 3 270M, a base model (no chat template, no instruction tuning), in `choice` mode: the
-  probability of each option key as its next token. It cannot write the JSON a generated answer
-  needs, but it does assign probabilities.
-- Qwen2.5-Coder 0.5B Instruct, which has a chat template, in `generate` mode: it writes the
-  answer as the task's JSON, strictly parsed; an answer that does not parse is `invalid` and
-  scored as the task's worst value (its share is printed). It also judges. Its calls carry
-  each task's answer schema (`json_schema = true`), so llama.cpp can write only answers of the
-  task's form; the report says so. `--free` asks it without (the prompt's form only).
-
-Both are named `local/` models (`models.local`): each run starts each model's own llama.cpp
-server on 127.0.0.1 with one thread (two cores, one each) and stops it when the run ends, and
-the calls go through the `openai/` provider's path, the same as any hosted or vLLM model's.
-
-The slice (`--suite`, default `open-v1-mini`): per task, the 10 conversations of the suite that
-carry its items with the shortest transcripts, taken from each corpus part in turn, so every
-part with that gold is in, every task gets an interval (10 conversations is the minimum), and
-prompts stay short enough for two cores. Each task runs on its own slice, with
-`baseline/random` and `baseline/majority` fitted on the suite's train split. Then the judge run
-on the first 2 sample conversations (illustrative data): response, where Qwen writes replies and
-judges both models' replies pairwise in both orders, and the judge audit of Qwen against the
-participants' own picks (its position bias is in the report's judge section). One report over
-all of it (different data per task: noted); the slice is not the suite, so its numbers are not
-open-v1's.
+Gemma 3 270M, a base model, answers in `choice` mode (the probability of each option key);
+Qwen2.5-Coder 0.5B Instruct writes each task's JSON in `generate` mode, its decoding held to the
+task's answer schema unless `--free`, and judges. Both are `local/` models: each run starts
+their llama.cpp servers on 127.0.0.1 and stops them at its end. Each task runs on its own
+slice (`suite_slices`: the 10 conversations with its items and the shortest transcripts), then
+the judged tasks on 2 sample conversations; one report over all of it, whose numbers are not
+the suite's.
 
     python -m attunebench.cli.demo_llm [--out DIR] [--suite NAME] [--threads N] [--free]
 """
@@ -79,11 +63,6 @@ def baselines(train: Path) -> tuple[ModelEntry, ...]:
         ModelEntry.from_spec("baseline/random"),
         ModelEntry(name="baseline/majority", spec="baseline/majority", options=fitted),
     )
-
-
-def report(dirs: Sequence[Path], out: Path) -> list[Path]:
-    runs = load_runs(list(dirs), allow_mixed_datasets=True)
-    return write_report(build_summary(runs, Options()), out)
 
 
 def line(name: str, result: RunResult, seconds: float) -> str:
@@ -171,7 +150,8 @@ def main() -> None:
     say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
     say(f"both models, every run: {time.perf_counter() - started:.0f} s")
     say(invalid_share([c.out for c in slices], served[QWEN.alias]))
-    written = report([*(c.out for c in slices), judged.out], out / "report")
+    runs = load_runs([*(c.out for c in slices), judged.out], allow_mixed_datasets=True)
+    written = write_report(build_summary(runs, Options()), out / "report")
     say(f"report: {written[-1]}")
     say(f"summary: {written[0]}")
 

@@ -1,17 +1,23 @@
 """The options several commands take, each declared once: flag, type, bounds and help.
 
 A command writes `seed: Seed = 0`; the default stays beside the parameter, where typer reads it.
-Options of one command only stay in that command's signature.
+Options of one command only stay in that command's signature, or on the fields of the
+dataclass `command_of` makes the command from.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import MISSING, fields
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
 from attunebench.data.locations import DATA_DIR_VARIABLE
+
+T = TypeVar("T")
 
 # The analysis default, repeated so the CLI starts without importing it (a test compares them).
 RESAMPLES = 2000  # analysis.bootstrap.DEFAULT_RESAMPLES
@@ -72,3 +78,25 @@ BaseUrl = Annotated[
         "else http://127.0.0.1:8000)."
     ),
 ]
+
+
+def command_of(options: type[T], action: Callable[[T], None]) -> Callable[..., None]:
+    """A command whose parameters are the fields of the dataclass `options` (its docstring the
+    help): typer reads each option where it is declared, and `action` gets them as one value."""
+
+    def command(**given: Any) -> None:
+        action(options(**given))
+
+    hints = get_type_hints(options, include_extras=True)
+    parameters = [
+        inspect.Parameter(
+            field.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if field.default is MISSING else field.default,
+            annotation=hints[field.name],
+        )
+        for field in fields(options)  # type: ignore[arg-type]
+    ]
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__doc__ = options.__doc__
+    return command

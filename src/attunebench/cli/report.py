@@ -17,7 +17,14 @@ from rich.text import Text
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import folder_out, os_problem
-from attunebench.cli.options import RESAMPLES, IncludeSimulated, MovedData, Resamples, Seed
+from attunebench.cli.options import (
+    RESAMPLES,
+    IncludeSimulated,
+    MovedData,
+    Resamples,
+    Seed,
+    command_of,
+)
 
 if TYPE_CHECKING:
     from attunebench.analysis.comparisons.power import PowerCurve
@@ -33,31 +40,35 @@ SIMULATIONS = 400  # analysis.comparisons.power.DEFAULT_SIMULATIONS
 SIMULATORS_FILE = "simulators.json"  # simulators.schema.SIMULATORS_FILE (a test compares them)
 
 
-def report(
-    rundirs: Annotated[list[Path], typer.Argument(help="Run directories to merge (same data).")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and the report.")],
-    fmt: Annotated[str, typer.Option("--format", help="html, markdown or json.")] = "html",
-    seed: Seed = 0,
-    resamples: Resamples = RESAMPLES,
+@dataclass(frozen=True, kw_only=True)
+class ReportOptions:
+    """Analyse run directories: scores with intervals, rank agreement, discriminability, report.
+    A folder of `simulators validate` gets its page (simulators.html)."""
+
+    rundirs: Annotated[list[Path], typer.Argument(help="Run directories to merge (same data).")]
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for summary.json and the report.")]
+    fmt: Annotated[str, typer.Option("--format", help="html, markdown or json.")] = "html"
+    seed: Seed = 0
+    resamples: Resamples = RESAMPLES
     cluster: Annotated[str, typer.Option(help="Resampled unit: conversation or participant.")] = (
         "conversation"
-    ),
-    data: MovedData = None,
+    )
+    data: MovedData = None
     allow_mixed_data: Annotated[
         bool, typer.Option(help="Merge runs on different datasets (with a warning).")
-    ] = False,
-    include_simulated: IncludeSimulated = False,
+    ] = False
+    include_simulated: IncludeSimulated = False
     all_items: Annotated[
         bool,
         typer.Option(help="Score every answered item, not only those every model answered."),
-    ] = False,
+    ] = False
     train: Annotated[
         Path | None,
         typer.Option(
             help="A train split (disjoint from the data) the references are fitted on; "
             "default: a suite run's own, else cross-fitted by conversation."
         ),
-    ] = None,
+    ] = None
     compare: Annotated[
         list[str] | None,
         typer.Option(
@@ -66,30 +77,7 @@ def report(
             help="Two models under test: A's headline minus B's on each task, on the same "
             "items, with a paired interval (repeat for more pairs).",
         ),
-    ] = None,
-) -> None:
-    """Analyse run directories: scores with intervals, rank agreement, discriminability, report.
-    A folder of `simulators validate` gets its page (simulators.html)."""
-    # locals() is every parameter, by the name ReportOptions gives its field
-    _report(ReportOptions(**locals()))
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """`attunebench report`'s options as typed, before any is checked."""
-
-    rundirs: list[Path]
-    out_dir: Path
-    fmt: str
-    seed: int
-    resamples: int
-    cluster: str
-    data: Path | None
-    allow_mixed_data: bool
-    include_simulated: bool
-    all_items: bool
-    train: Path | None
-    compare: list[str] | None = None
+    ] = None
 
 
 def _pairs(values: list[str]) -> tuple[tuple[str, str], ...]:
@@ -298,3 +286,6 @@ def _curve_table(curves: list[PowerCurve]) -> Table:
         cells = [dict(zip(c.sizes, c.power, strict=True)).get(n) for c in curves]
         table.add_row(str(n), *("—" if p is None else f"{p:.2f}" for p in cells))
     return table
+
+
+report = command_of(ReportOptions, _report)

@@ -16,7 +16,7 @@ import typer
 from attunebench.cli.consoles import CommandConsole
 from attunebench.cli.errors import fail as _fail
 from attunebench.cli.errors import file_out, folder_out, os_problem
-from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress
+from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress, command_of
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
 from attunebench.engine import (
@@ -107,33 +107,6 @@ def skipped_lines(result: RunResult) -> list[str]:
     return lines
 
 
-def error_lines(result: RunResult) -> list[str]:
-    """The commonest error of each (model, task) that had failures."""
-    return [
-        f"failed {count}x: {model} on {task}: {error}"
-        for model, task, count, error in result.errors
-    ]
-
-
-def adapted_lines(result: RunResult) -> list[str]:
-    """One line per model whose requests the pre-flight adapted (kept in run.json)."""
-    return [
-        f"adapted: {model}: "
-        + "; ".join(f"{name} {action}" for name, action in sorted(changes.items()))
-        + " (the server refused them; see run.json 'adapted')"
-        for model, changes in sorted(result.adapted.items())
-    ]
-
-
-def truncated_lines(result: RunResult) -> list[str]:
-    """Per model, answers cut off at their token budget (scored invalid): raise max_tokens."""
-    return [
-        f"cut off: {model}: {n} answer{'s' if n > 1 else ''} reached the token budget "
-        "(finish reason length/max_tokens, scored invalid); raise params.max_tokens"
-        for model, n in result.truncated.items()
-    ]
-
-
 def time_line(rundir: Path) -> str | None:
     """Calls and call time of each model over the run (ledger.json), slowest first."""
     ledger = read_ledger(rundir)
@@ -178,15 +151,23 @@ def _execute(config: RunConfig, ray: RayOptions | None) -> RunResult:
         _fail(str(failed), 1)
 
 
+def _warn(line: str) -> None:
+    err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def _summary(result: RunResult) -> None:
-    for line in adapted_lines(result):
-        typer.echo(line)
-    for line in truncated_lines(result):
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+    for model, changes in sorted(result.adapted.items()):  # the pre-flight's, kept in run.json
+        adapted = "; ".join(f"{name} {action}" for name, action in sorted(changes.items()))
+        typer.echo(f"adapted: {model}: {adapted} (the server refused them; see run.json 'adapted')")
+    for model, n in result.truncated.items():  # scored invalid: raise max_tokens
+        _warn(
+            f"cut off: {model}: {n} answer{'s' if n > 1 else ''} reached the token budget "
+            "(finish reason length/max_tokens, scored invalid); raise params.max_tokens"
+        )
     for line in skipped_lines(result):
         typer.echo(line)
-    for line in error_lines(result):
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+    for model, task, count, error in result.errors:  # the commonest error of each pair
+        _warn(f"failed {count}x: {model} on {task}: {error}")
     t = result.totals
     reasoned = f" ({t.reasoning_tokens} reasoning)" if t.reasoning_tokens else ""
     if t.cached_input_tokens:
@@ -201,33 +182,6 @@ def _summary(result: RunResult) -> None:
     if timed is not None:
         typer.echo(timed)
     typer.echo(f"run directory: {result.rundir}")
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """`attunebench run`'s options as typed, before any is checked."""
-
-    model: list[str]
-    out: Path
-    data: Path | None
-    suite: str | None
-    task: list[str] | None
-    judge: list[str] | None
-    models_file: Path | None
-    concurrency: int
-    limit: int | None
-    seed: int | None
-    context: str | None
-    cache: Path | None
-    no_cache: bool
-    no_progress: bool
-    shard: str | None
-    ray: bool
-    ray_shards: int | None
-    ray_address: str | None
-    person: str
-    max_cost: float | None = None
-    include_careless: bool = False
 
 
 def _run(asked: RunOptions) -> None:
@@ -293,10 +247,7 @@ def _stoppable(asked: RunOptions) -> None:
                 typer.echo(f"{stop.name} came after every item was recorded: {asked.out}")
                 raise typer.Exit(0) from None
             how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
-            message = (
-                f"{how}; what was recorded is kept: run the same command to resume {asked.out}"
-            )
-            err.print(message, markup=False, highlight=False, soft_wrap=True)
+            _warn(f"{how}; what was recorded is kept: run the same command to resume {asked.out}")
             raise typer.Exit(stop.exit_code) from None
 
 
@@ -334,53 +285,56 @@ def _planned(asked: RunOptions) -> RunConfig:
     )
 
 
-def run(
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """Run models on tasks; re-running the same command resumes and repeats no successful call."""
+
     model: Annotated[
         list[str], typer.Option("--model", help="provider/model or a models-file name; repeat.")
-    ],
-    out: Annotated[Path, typer.Option("--out", help="The run directory (resumed if it exists).")],
+    ]
+    out: Annotated[Path, typer.Option("--out", help="The run directory (resumed if it exists).")]
     data: Annotated[
         Path | None, typer.Option("--data", help="An attunebench/v1 JSON Lines file.")
-    ] = None,
+    ] = None
     suite: Annotated[
         str | None,
         typer.Option(
             "--suite",
             help="A shipped suite (attunebench suite list): its data, tasks, options and seed.",
         ),
-    ] = None,
+    ] = None
     task: Annotated[
         list[str] | None, typer.Option("--task", help="all (default), or a task name; repeat.")
-    ] = None,
+    ] = None
     judge: Annotated[
         list[str] | None, typer.Option("--judge", help="A judge model, like --model; repeat.")
-    ] = None,
-    models_file: ModelsFile = None,
+    ] = None
+    models_file: ModelsFile = None
     concurrency: Annotated[
         int, typer.Option(min=1, help="Calls in flight per server, unless the models file says.")
-    ] = 16,
-    limit: Limit = None,
+    ] = 16
+    limit: Limit = None
     # None, not 0: --suite refuses a --seed given beside it
-    seed: Annotated[
-        int | None, typer.Option(help="Seed of every random choice (default 0).")
-    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of every random choice (default 0).")] = (
+        None
+    )
     context: Annotated[
         str | None, typer.Option(help="blind, informed or both (tasks that take it).")
-    ] = None,
-    cache: Cache = None,
-    no_cache: NoCache = False,
-    no_progress: NoProgress = False,
+    ] = None
+    cache: Cache = None
+    no_cache: NoCache = False
+    no_progress: NoProgress = False
     shard: Annotated[
         str | None,
         typer.Option(help="i/N: run only shard i of N of the plan, by conversation (merge after)."),
-    ] = None,
+    ] = None
     ray: Annotated[
         bool, typer.Option("--ray", help="Run the plan's shards as Ray tasks, merged into --out.")
-    ] = False,
+    ] = False
     ray_shards: Annotated[
         int | None,
         typer.Option("--ray-shards", min=1, help="Shards for --ray (default: the cluster's CPUs)."),
-    ] = None,
+    ] = None
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -391,14 +345,14 @@ def run(
                 "computes here, else one process)."
             ),
         ),
-    ] = None,
+    ] = None
     person: Annotated[
         str,
         typer.Option(
             help="shown (default), hidden (the person's own words replaced by a placeholder) "
             "or both: each item beside its person-hidden twin (report: the person gap)."
         ),
-    ] = DEFAULT_PERSON,
+    ] = DEFAULT_PERSON
     max_cost: Annotated[
         float | None,
         typer.Option(
@@ -407,7 +361,7 @@ def run(
             help="USD the run may spend (every session together): refused before any call "
             "when its estimate is over, stopped (resumable) before a call that would pass it.",
         ),
-    ] = None,
+    ] = None
     include_careless: Annotated[
         bool,
         typer.Option(
@@ -415,11 +369,10 @@ def run(
             help="Keep the conversations marked careless where they were collected (left out "
             "by default, and counted in the report).",
         ),
-    ] = False,
-) -> None:
-    """Run models on tasks; re-running the same command resumes and repeats no successful call."""
-    # locals() is every parameter, by the name RunOptions gives its field
-    _stoppable(RunOptions(**locals()))
+    ] = False
+
+
+run = command_of(RunOptions, _stoppable)
 
 
 def merge(

@@ -1,16 +1,11 @@
-"""Which two models a participant talks to, which one is shown as Reply A at each turn, and
-which reply the conversation goes on with after a tie.
+"""Which two models a participant talks to, which one is Reply A at each turn, and which reply
+the conversation goes on with after a tie.
 
-Each conversation gets one ordered pair of distinct models from the pool: the pair least used so
-far, so every model meets every other equally often and each order of a pair is used equally
-often. Within a conversation the two swap places every turn (the first model is Reply A on even
-turns, Reply B on odd ones), so neither model holds one position for a whole conversation and
-position effects cancel within and across conversations. Ties are broken by a generator seeded
-from the study seed and the number of assignments made, so a study's assignments replay exactly.
-
-After a tie the conversation goes on with Reply A or Reply B, drawn with even odds by a generator
-seeded from the study seed, the participant and the turn: always taking Reply A would add a
-position effect to the rest of the conversation.
+Each conversation gets the least-used ordered pair of the pool, so every model meets every
+other, in each order, equally often. The two swap places every turn, so position effects
+cancel within and across conversations. Every draw (among equally used pairs; the reply kept
+after a tie, since always keeping Reply A would add a position effect) is seeded from the
+study seed, so a study's assignments replay exactly.
 """
 
 from __future__ import annotations

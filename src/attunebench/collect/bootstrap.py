@@ -1,9 +1,8 @@
 """Setting a database up for a study (`collect init`) and reading it back for the app.
 
-`init_database` is idempotent: it upgrades the schema, stores the study (a database belongs to
-one study id; re-running with the same id replaces the stored configuration), keeps the random
-signing key (and open-link slug) it made the first time, and sets the admin password when one
-is given.
+`init_database` may run again: it upgrades the schema, replaces the stored study (of the same
+id), keeps the signing key and open-link slug it made the first time, and sets the admin
+password when one is given.
 """
 
 from __future__ import annotations

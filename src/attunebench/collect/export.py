@@ -1,16 +1,12 @@
 """Collected conversations as attunebench/v1 records, checked by the dataset validator.
 
-Every label here is first-person: the participant who held the conversation gave it, except in
-conversations held by simulated participants (`collect simulate`), which are exported as
-`simulated`, label by label. Response ids carry only the conversation, turn and screen
-position, never the model, which sits in the hidden `model` field where tasks and reports look
-for it. An answer the participant left out is absent, never a midpoint. Questions asked again
-later in the session (retest probes) are exported apart from the turns, as `probes`: never gold.
+Every label is first-person, except in simulated participants' conversations, exported as
+`simulated`. Response ids never name the model (it sits in the hidden `model` field); an
+answer left out is absent, never a midpoint; retest probes are exported as `probes`, never gold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -150,22 +146,6 @@ def conversation(participant: ParticipantRow, study: Study) -> schema.Conversati
     )
 
 
-def conversations(
-    participants: list[ParticipantRow],
-    study: Study,
-    finished_only: bool = False,
-    simulated: bool = True,
-) -> Iterator[schema.Conversation]:
-    """One record per participant who wrote at least one message (and finished, if asked;
-    and was not simulated, if asked)."""
-    for participant in participants:
-        if not participant.turns or (finished_only and participant.finished_at is None):
-            continue
-        if not simulated and participant.enrolment == "simulated":
-            continue
-        yield conversation(participant, study)
-
-
 def export_file(
     path: str | Path,
     participants: list[ParticipantRow],
@@ -173,7 +153,15 @@ def export_file(
     finished_only: bool = False,
     simulated: bool = True,
 ) -> tuple[int, FileReport | None]:
-    """Write the JSON Lines file atomically and validate it; no report for an empty export."""
-    chosen = conversations(participants, study, finished_only, simulated)
+    """Write the JSON Lines file atomically and validate it; no report for an empty export.
+    One record per participant who wrote at least one message (and finished, if asked; and was
+    not simulated, if asked)."""
+    chosen = (
+        conversation(participant, study)
+        for participant in participants
+        if participant.turns
+        and (participant.finished_at is not None or not finished_only)
+        and (participant.enrolment != "simulated" or simulated)
+    )
     count = write_conversations(path, chosen)
     return count, (validate_file(path) if count else None)

@@ -1,10 +1,9 @@
-"""Posted forms checked against the study (which questions it asks and requires, its length
-limits) and the taxonomy (which labels exist).
+"""Posted forms checked against the study (which questions it asks and requires, its limits)
+and the taxonomy (which labels exist).
 
-Every problem is collected, keyed by the form field it belongs to, so the page can show each
-one beside its question and keep the other answers; `FormErrors` carries them all. A slider
-comes with a "not answered" box, ticked until the participant moves the slider: while it is
-ticked, the answer is absent, whatever position the slider shows.
+Every problem is kept, by form field (`FormErrors`), so the page can show each beside its
+question and keep the other answers. A slider's "not answered" box stays ticked until the
+participant moves it; while ticked, the answer is absent, whatever the slider shows.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""What a simulated participant reads off a page: its step, its forms and their controls, and
-the two replies on a judging page. A small parser over the app's own HTML (stdlib only), so the
-simulator fills in exactly the questions a study asks, the way a person sees them.
+"""What a simulated participant reads off a page of the app: its step, its forms and their
+controls, and the two replies on a judging page, so the simulator answers exactly the questions
+a study asks, as a person sees them.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from html.parser import HTMLParser
 class Control:
     """One form control: an input (of any type), a textarea, a select or a button."""
 
-    tag: str
     kind: str  # the input type; "textarea", "select" or the button's type for the others
     name: str
     value: str = ""
-    checked: bool = False
     options: list[str] = field(default_factory=list)
     attrs: dict[str, str] = field(default_factory=dict)
 
@@ -44,12 +42,9 @@ class Form:
     def has(self, name: str) -> bool:
         return bool(self.named(name))
 
-    def of_kind(self, kind: str) -> list[Control]:
-        return [c for c in self.controls if c.kind == kind]
-
     def groups(self, kind: str) -> list[str]:
         """Names of the controls of one kind, each once, in page order."""
-        return list(dict.fromkeys(c.name for c in self.of_kind(kind) if c.name))
+        return list(dict.fromkeys(c.name for c in self.controls if c.kind == kind and c.name))
 
 
 @dataclass
@@ -72,7 +67,6 @@ class _Parser(HTMLParser):
         self._form: Form | None = None
         self._text: Control | None = None  # a textarea being read
         self._select: Control | None = None
-        self._option: str | None = None
         self._reply: str | None = None  # "A" or "B" inside a candidate section
         self._prose: list[str] | None = None
 
@@ -92,14 +86,12 @@ class _Parser(HTMLParser):
         elif self._form is not None and tag in ("input", "button", "textarea", "select"):
             kind = a.get("type", "submit" if tag == "button" else "text")
             kind = tag if tag in ("textarea", "select") else kind
-            control = Control(tag, kind, a.get("name", ""), a.get("value", ""), "checked" in a)
-            control.attrs = a
+            control = Control(kind, a.get("name", ""), a.get("value", ""), attrs=a)
             self._form.controls.append(control)
             self._text = control if tag == "textarea" else None
             self._select = control if tag == "select" else self._select
         elif tag == "option" and self._select is not None:
-            self._option = a.get("value", "")
-            self._select.options.append(self._option)
+            self._select.options.append(a.get("value", ""))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":

@@ -1,8 +1,6 @@
-"""The payments list (`collect export --payments FILE`): one row per arrival from a recruitment
-platform, with the identifiers as the platform gave them, where the participant stands and the
-minutes they spent, the file a researcher uploads to approve (or review) payments.
-
-This is the only place the sealed identifiers are opened; no conversation export holds them.
+"""The payments list (`collect export --payments FILE`): per arrival from a recruitment
+platform, its identifiers as the platform gave them, its state and minutes. The only place the
+sealed identifiers are opened.
 """
 
 from __future__ import annotations

@@ -1,35 +1,14 @@
 """Scripted participants for `collect simulate`: what they write and how they answer.
 
-Each simulated participant has a generator seeded from the run's seed and its number, and
-follows these rules, so a simulated study replays exactly:
-
-- **Messages**: the seeker's messages of one conversation, drawn from ESConv when the shared
-  corpora are present (`ATTUNEBENCH_DATA_DIR`, else `../shared/data`), else from the sample
-  shipped with AttuneBench, in order; they end the conversation when its messages run out
-  (taking the next conversation's to reach the study's minimum) or at the study's maximum.
-- **Emotions**: every emotion whose name or synonym (attunebench-default's) occurs in the
-  message; if none does, one drawn at random. The strongest is the first of them.
-- **Sliders** (intensity, valence, arousal) and **scales**: a value drawn at random; one slider
-  in five is left unanswered. Choice questions: an option drawn at random. Text questions: a
-  fixed sentence saying the answer is simulated. Screening: the first option.
-- **What would help**: one of five needs drawn at random, each tied to a behavior (listening to
-  reflection, advice to suggestion, ...), ticked where the study asks for behaviors.
-- **What each reply did**: behaviors found by cue words in the reply (a question mark for
-  `question`, "try" or "could" for `suggestion`, ...).
-- **The pick**: the reply showing more of the behaviors the participant needs (a question
-  counts half); equal scores are a tie half the time, else a random pick. "How much better" is
-  the score difference, from 1 to 3.
-- **Time**: `think_s` seconds before each message and each pick (a reader's time, compressed).
-- **The attention check** of the end survey: the option the question quotes.
-- **Clicking through** (`ClickThrough`, the careless share of `collect simulate --careless`):
-  the same short message every turn, the same self-report every turn (the first emotion, every
-  slider at its lowest), Reply A always, the attention check's first option, and no time taken.
-- **A question asked again** (a retest probe): the first answer, given again, except with
-  probability `retest_noise` (drawn from a generator of its own, so the other answers do not
-  move with it): then an emotion check names one other emotion, drawn at random, as the only
-  and strongest one, and a pick names one of the two other options (the other reply, or
-  "about the same"), drawn at random. A pick is recognised by the replies' texts, whatever
-  their places on the page.
+Each has a generator seeded from the run's seed and its number, so a simulated study replays
+exactly. It writes one conversation's seeker messages (ESConv's where the corpora are found,
+else the shipped sample's, taking the next conversation's to reach the study's minimum); ticks
+the emotions its message names, by name or synonym (else one at random); answers sliders,
+scales and choices at random, one slider in five left unanswered; needs one of five behaviors
+and picks the reply whose cue words show more of it (equal scores: a tie half the time). A
+question asked again (a retest probe) gets the first answer, except with probability
+`retest_noise`, drawn from a generator of its own so the other answers do not move with it.
+`ClickThrough` (`collect simulate --careless`) answers as a careless participant does.
 """
 
 from __future__ import annotations
@@ -38,6 +17,7 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import islice
 
 from attunebench.collect.htmlpage import Form
 from attunebench.collect.questions import ATTENTION_CHECK
@@ -72,12 +52,8 @@ def corpus_messages(limit: int = 400) -> tuple[str, list[list[str]]]:
     if source.is_dir():
         from attunebench.data.importers import ESConvImporter
 
-        importer = ESConvImporter(variant="hf", split="train")
-        found = []
-        for conversation in importer.read(source, Counter()):
-            found.append([t.user for t in conversation.turns if t.user.strip()])
-            if len(found) == limit:
-                break
+        read = ESConvImporter(variant="hf", split="train").read(source, Counter())
+        found = [[t.user for t in c.turns if t.user.strip()] for c in islice(read, limit)]
         return f"ESConv seeker messages ({source})", found
     sample = read_conversations(sample_path())
     return "the AttuneBench sample", [[t.user for t in c.turns] for c in sample]
@@ -202,7 +178,8 @@ class Persona:
         return self.retest_rng.random() < self.retest_noise
 
     def state_again(self, form: Form, first: dict[str, list[str]]) -> dict[str, list[str]]:
-        """The emotion check of an earlier message, answered again (see the module)."""
+        """The emotion check of an earlier message, answered again: as first, or (`retest_noise`)
+        with one other emotion, drawn at random, as the only and strongest."""
         data = {k: list(v) for k, v in first.items() if form.has(k)}
         named = (first.get("primary") or first.get("emotions") or [""])[0]
         others = [e for e in form.values("emotions") if e != named]
@@ -214,7 +191,8 @@ class Persona:
         return data
 
     def pick_again(self, replies: dict[str, str], first: FirstPick) -> dict[str, list[str]]:
-        """An earlier pick, answered again with the replies wherever the page shows them."""
+        """An earlier pick, answered again with the replies wherever the page shows them (known by
+        their texts): as first, or (`retest_noise`) one of the two other options, at random."""
         same = first.choice
         if same != "tie":
             text = first.replies.get(same)
@@ -233,7 +211,9 @@ class Persona:
 
 
 class ClickThrough(Persona):
-    """A participant who clicks through (see the module): what careless answers look like."""
+    """A participant who clicks through: the same short message and self-report (the first
+    emotion, every slider at its lowest) every turn, Reply A always, the attention check's first
+    option, and no time taken. What careless answers look like."""
 
     MESSAGE = "ok"
 

@@ -1,14 +1,10 @@
 """Recruitment-platform links (`[enrolment.platform]`): the identifiers a platform such as
-Prolific opens the study link with, kept so that a payment can be matched to a participant and a
-second attempt by the same account refused, and never anywhere else.
+Prolific opens the study link with, kept only so that a payment can be matched to a participant
+and a second attempt by the same account refused.
 
-- The identifiers are sealed (Fernet: AES-128-CBC with an HMAC-SHA256, from `cryptography`)
-  under a key derived from the study's secret, in a table of their own; only
-  `collect export --payments` opens them.
-- With the participant goes a keyed hash (HMAC-SHA256) of the platform's participant id: enough
-  to recognise the account when it comes again, useless for finding it anywhere else.
-- A participant's state for the platform (started, finished, screened out, timed out) is
-  derived from what they did, as the rest of the flow is.
+They are sealed (Fernet) under a key derived from the study's secret, and only
+`collect export --payments` opens them; beside the participant goes a keyed hash of the
+platform's participant id, enough to recognise the account again and useless anywhere else.
 """
 
 from __future__ import annotations
@@ -21,20 +17,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from attunebench.collect.crud import aware
 from attunebench.collect.models import ParticipantRow
 from attunebench.collect.questions import Platform
+from attunebench.collect.schemas import State
 
 # What a platform may put in a link: printable ASCII without spaces (Prolific ids are 24 hex
 # digits, MTurk worker ids 12-14 letters and digits), bounded.
 _IDENTIFIER = re.compile(r"^[\x21-\x7e]{1,128}$")
 FIELD_PREFIX = "platform_"  # the enrolment form carries each identifier as platform_<role>
-State = Literal["started", "finished", "screened out", "timed out"]
-STATES: tuple[State, ...] = ("started", "finished", "screened out", "timed out")
 
 
 class ArrivalError(ValueError):

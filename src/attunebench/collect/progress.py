@@ -1,7 +1,4 @@
-"""How a study is going, for `collect status` and the admin dashboard: enrolment, turns, picks
-per model and position, flagged replies, retest probes answered, replies that could not be
-generated, per model, and each participant's state, minutes and careless signals, with the
-median and 90th percentile of the minutes a finished participant and a turn took.
+"""How a study is going, for `collect status` and the admin dashboard (schemas.Progress).
 
 A model whose replies keep failing leaves participants on "the replies are not ready yet";
 counting its failures here is how an operator learns of it without reading the server log.

@@ -1,9 +1,7 @@
 """The questions a study asks: per turn, about the participant (traits), at the end, and at the
-door (screening). Part of the study file; see `examples/study.toml` for every key.
-
-Every per-turn question is `"off"`, `"optional"` or `"required"`, and the page says which. The
-defaults ask little (a message, its emotions, how strong, what would help, the pick, how much
-better): each extra question costs the participant attention on every turn.
+door (screening); `examples/study.toml` shows every key. A per-turn question is "off",
+"optional" or "required"; the defaults ask little, since each extra one costs attention on
+every turn.
 """
 
 from __future__ import annotations

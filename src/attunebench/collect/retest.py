@@ -1,16 +1,11 @@
 """Retest probes: which turns' questions a participant is asked again, and when.
 
-A study's `[retest] share` is the share of turns that get a probe. Whether a turn gets one, and
-which question it asks again (the emotion check on the message, where one was answered, or the
-pick between the two replies, their places swapped), is drawn from the study's seed, the
-participant and the turn. So where a participant is still follows from their stored answers
-alone (flow.py), and a reload never moves a probe.
-
-A probe falls due once the participant has picked on a later turn, or once the conversation is
-over (ended, or at the study's last turn): later in the same session, never right after the
-question it repeats. A due probe is asked before anything else; the earliest turn's first.
-The answer is stored as a probe, never as gold, and the page says nothing that marks it as a
-repeat.
+Whether a turn gets one (with probability `[retest] share`), and which question it repeats
+(the emotion check, where one was answered, or the pick with the replies' places swapped), is
+drawn from the study's seed, the participant and the turn: where a participant is follows from
+their stored answers alone (flow.py), and a reload never moves a probe. A probe falls due once
+a later turn is picked or the conversation is over, never right after its question, and is
+asked before anything else, earliest turn first. Its answer is never gold.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Choice = Literal["A", "B", "tie"]
+# Where a participant stands for a recruitment platform (platform.state).
+State = Literal["started", "finished", "screened out", "timed out"]
 
 
 class Schema(BaseModel):
@@ -69,7 +71,7 @@ class ParticipantProgress(Schema):
 
     id: str = Field(description="The participant's public id (never a platform's identifier).")
     enrolment: str
-    state: Literal["started", "finished", "screened out", "timed out"]
+    state: State
     minutes: float = Field(description="From arrival to the last thing done.")
     turns: int
     careless: bool = False

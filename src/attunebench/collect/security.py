@@ -1,15 +1,10 @@
-"""Passwords, tokens, CSRF, signed cookies, rate limits and response headers.
+"""Passwords, tokens, CSRF, signed cookies and response headers.
 
-- Passwords: Argon2id (argon2-cffi), never stored in the clear.
-- Participant links carry 256 random bits (`secrets.token_urlsafe`); only their SHA-256 is
-  stored, and an unknown token gets the same answer as a malformed one, so links cannot be
-  enumerated or read back from the database.
-- Deletion codes: 60 random bits in an alphabet that survives being read aloud; they name a
-  participant to the researcher and open nothing.
-- CSRF: every form carries an HMAC of what it acts for (the participant's token, or the admin
-  session, or for the login form a random cookie), checked in constant time.
-- Admin sessions: an itsdangerous-signed, expiring cookie naming a server-side session row, so
-  logging out really ends it.
+Passwords are hashed with Argon2id. Participant links carry 256 random bits and only their
+SHA-256 is stored, so links cannot be read back from the database, and an unknown token is
+answered as a malformed one, so they cannot be enumerated. Deletion codes name a participant
+to the researcher and open nothing. Every form carries an HMAC of what it acts for, checked in
+constant time; an admin cookie names a server-side session row, so logging out really ends it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """`attunebench collect simulate`: scripted participants take a running study over HTTP.
 
-They enrol through the study's open link as simulated participants (the study must allow it:
-`enrolment.simulated = true`), read each page as a person would, and answer it by the rules in
-persona.py. The app records them as simulated, and the export labels their conversations so.
-With the mock pool this is the whole study workflow offline; with `openai/...` models at a
-local server it is a dry run of a real one.
+They enrol through the open link as simulated participants (the study must allow it), read
+each page as a person would and answer it by the rules in persona.py; the export labels their
+conversations simulated. With the mock pool this is the whole study workflow offline.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ class Outcome:
     enrolled: int = 0
     finished: int = 0
     screened_out: int = 0
-    full: bool = False
     turns: int = 0
     # Finished participants of a platform study who arrived a second time with the same
     # account, and were refused.
@@ -169,22 +166,18 @@ def platform_identifiers(params: list[str], seed: int, n: int) -> dict[str, str]
 
 async def _arrive(
     client: httpx.AsyncClient, join: str, seed: int, n: int
-) -> tuple[str, Page, bool]:
+) -> tuple[str, Page, bool] | None:
     """The open link as participant `n` reaches it (with a platform's identifiers where the
-    study recruits on one): the address it opened, the page, and whether it came with them.
-    RepeatRefusedError if the platform's account took part before."""
+    study recruits on one): the address it opened, the page, and whether it came with them;
+    None if the open link refused the platform's account (it took part before)."""
     page = parse_page((await client.get(join)).text)
     if not page.platform_params:
         return join, page, False
     opened = f"{join}?{urlencode(platform_identifiers(page.platform_params, seed, n))}"
     response = await client.get(opened)
     if response.status_code == 409:
-        raise RepeatRefusedError
+        return None
     return opened, parse_page(response.text), True
-
-
-class RepeatRefusedError(Exception):
-    """The platform account has taken part already: the open link refused it."""
 
 
 async def _enrol(
@@ -192,10 +185,10 @@ async def _enrol(
 ) -> tuple[str | None, bool]:
     """A personal link through the open link (None when screened out), and whether it came
     from a platform. SimulationError if the study is full."""
-    try:
-        opened, page, by_platform = await _arrive(client, join, seed, n)
-    except RepeatRefusedError:
-        raise SimulationError(f"{join}: participant {n}'s account was refused at once") from None
+    arrived = await _arrive(client, join, seed, n)
+    if arrived is None:
+        raise SimulationError(f"{join}: participant {n}'s account was refused at once")
+    opened, page, by_platform = arrived
     form = page.form(join)
     if form is None:
         raise SimulationError(f"{opened}: no enrolment form (is the link right?)")
@@ -211,15 +204,6 @@ async def _enrol(
     if response.status_code != 303:
         raise SimulationError(f"{join}: enrolment answered {response.status_code}")
     return response.headers["location"], by_platform
-
-
-async def _refused_again(client: httpx.AsyncClient, join: str, seed: int, n: int) -> bool:
-    """Whether a second arrival of participant `n`'s platform account is refused."""
-    try:
-        await _arrive(client, join, seed, n)
-    except RepeatRefusedError:
-        return True
-    return False
 
 
 def _messages(usable: list[list[str]], first: int) -> list[str]:
@@ -275,7 +259,7 @@ async def simulate(
             outcome.finished += 1
             outcome.turns += walk.written
             if by_platform:
-                if not await _refused_again(client, join, seed, n):
+                if await _arrive(client, join, seed, n) is not None:
                     raise SimulationError(f"{path}: a second arrival of its account was let in")
                 outcome.refused_again += 1
 
@@ -287,7 +271,6 @@ async def simulate(
     for result in results:
         if isinstance(result, SimulationError):
             outcome.problems.append(str(result))
-            outcome.full = outcome.full or "full" in str(result)
         elif isinstance(result, BaseException):
             raise result
     return outcome

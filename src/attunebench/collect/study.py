@@ -1,8 +1,7 @@
 """The study file (TOML): what a collection study asks, of whom, and with which models.
 
-A study is validated once, when `attunebench collect init` stores it, and every error names the
-file, the key and what is wrong, so a researcher can fix the file without reading this code.
-`examples/study.toml` documents every key.
+Validated once, when `collect init` stores it; every error names the file, the key and what is
+wrong, so a researcher can fix the file without reading this code.
 """
 
 from __future__ import annotations

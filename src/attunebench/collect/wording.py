@@ -1,10 +1,8 @@
 """How labels read to a participant: plain words on the page, the taxonomy's names in the data.
 
-Behavior names such as "restatement", "deflecting" or "self-disclosure" are a researcher's
-terms; the page says what the reply does instead ("Saying back what I said, in other words").
-Each phrase reads both after "What did this reply do?" and after "What would help?". Every
-label also shows its description beneath it, in view on a touch screen, not behind a hover.
-Other taxonomies show each label's name (a study's own taxonomy can choose plain names).
+A researcher's behavior names ("restatement", "deflecting") become what the reply does
+("Saying back what I said, in other words"), read after both "What did this reply do?" and
+"What would help?". Every label shows its description beneath it, in view on a touch screen.
 """
 
 from __future__ import annotations

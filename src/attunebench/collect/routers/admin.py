@@ -1,8 +1,6 @@
-"""The researcher's pages under `/admin`: login, progress, invitations, participants, lookup by
-a participant's link or deletion code, and deletion.
-
-Every route but the login form needs a live admin session; without one, pages redirect to the
-login form and posts are refused with 401. Forms carry a CSRF token bound to the session.
+"""The researcher's pages under `/admin`. Every route but the login form needs a live admin
+session (without one, pages redirect to the login form and posts get 401); forms carry a CSRF
+token bound to the session.
 """
 
 from __future__ import annotations

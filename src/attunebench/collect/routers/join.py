@@ -1,19 +1,17 @@
 """The open link, `/join/{slug}`: anyone who has it may enrol, up to the study's cap, after the
 optional screening question, and is sent on to a personal link of their own.
 
-The slug is random (made by `collect init`), so the link reaches only those it was given to.
-The form acts for nobody yet (no session, no cookie), so there is nothing for a CSRF token to
-protect; enrolments are limited per client address instead, in the database like every limit.
-A screened-out visitor leaves nothing behind, except one sent by a recruitment platform
-(`[enrolment.platform]`): the platform's identifiers, read from the link's query and carried by
-the form, are kept sealed (platform.py), so the same account is refused a second attempt and
-the payments list says who was screened out.
+The slug is random, so the link reaches only those it was given to. The form acts for nobody
+yet, so there is nothing for a CSRF token to protect: enrolments are limited per client address
+instead. A screened-out visitor leaves nothing behind, except one sent by a recruitment
+platform, whose sealed identifiers (platform.py) refuse the account a second attempt.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -21,7 +19,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from attunebench.collect import crud, ratelimit
 from attunebench.collect.deps import Context, PageError, context, read_form, render
-from attunebench.collect.platform import Arrival, ArrivalError, arrival_from, form_names
+from attunebench.collect.platform import (
+    FIELD_PREFIX,
+    Arrival,
+    ArrivalError,
+    arrival_from,
+    form_names,
+)
 
 router = APIRouter(prefix="/join/{slug}")
 
@@ -76,14 +80,10 @@ def _taken_part(ctx: Context) -> PageError:
 def _page(
     request: Request, slug: str, arrival: Arrival | None, answer: str = "", error: str = ""
 ) -> HTMLResponse:
-    carried = {} if arrival is None else {f"platform_{k}": v for k, v in _fields(arrival).items()}
+    given = {} if arrival is None else asdict(arrival)
+    carried = {FIELD_PREFIX + role: value for role, value in given.items()}
     values = {"slug": slug, "answer": answer, "error": error, "carried": carried}
     return render(request, "join/join.html", values, status=422 if error else 200)
-
-
-def _fields(arrival: Arrival) -> dict[str, str]:
-    given = {"participant": arrival.participant, "study": arrival.study}
-    return {**given, "session": arrival.session}
 
 
 @router.get("", response_class=HTMLResponse)
@@ -120,15 +120,16 @@ def _enrol(
             raise _taken_part(ctx) from None
 
 
-def _turned_away(request: Request, ctx: Context, arrival: Arrival | None) -> HTMLResponse:
-    """The screening question's thanks; a platform's arrival is shown the way back to it."""
-    screening = ctx.study.enrolment.screening
-    assert screening is not None
-    values: dict[str, Any] = {"title": "Thank you", "message": screening.ineligible_message}
+def _closed(
+    request: Request, ctx: Context, arrival: Arrival | None, title: str, message: str, status: int
+) -> HTMLResponse:
+    """A page that takes nobody in (screened out, or full); a platform's arrival is shown the
+    way back to it."""
+    values: dict[str, Any] = {"title": title, "message": message}
     platform = ctx.study.enrolment.platform
     if arrival is not None and platform is not None:
         values["back"] = {"url": platform.screened_out_url, "code": platform.screened_out_code}
-    return render(request, "join/closed.html", values)
+    return render(request, "join/closed.html", values, status=status)
 
 
 @router.post("")
@@ -150,18 +151,9 @@ async def join(request: Request, slug: str) -> Response:
         if answer not in screening.eligible:
             if arrival is not None:
                 await ctx.run_write(_enrol, ctx, client, simulated, arrival, True)
-            return _turned_away(request, ctx, arrival)
+            return _closed(request, ctx, arrival, "Thank you", screening.ineligible_message, 200)
     token = await ctx.run_write(_enrol, ctx, client, simulated, arrival, False)
     if token is None:
-        return _full(request, ctx, arrival)
+        message = "Thank you for your interest: every place is taken."
+        return _closed(request, ctx, arrival, "The study is full", message, 409)
     return RedirectResponse(f"/p/{token}", status_code=303)
-
-
-def _full(request: Request, ctx: Context, arrival: Arrival | None) -> HTMLResponse:
-    """Every place is taken; a platform's arrival is shown the way back to it."""
-    message = "Thank you for your interest: every place is taken."
-    values: dict[str, Any] = {"title": "The study is full", "message": message}
-    platform = ctx.study.enrolment.platform
-    if arrival is not None and platform is not None:
-        values["back"] = {"url": platform.screened_out_url, "code": platform.screened_out_code}
-    return render(request, "join/closed.html", values, status=409)
