@@ -1,24 +1,12 @@
 """`proxy/minilm`: an offline stand-in for an LLM judge, scoring by sentence-embedding similarity.
 
-It exists so the whole pipeline, judge included, runs with no keys and no network; reports
-label its numbers `proxy`. It reads the judge hint, never the prompt:
-
-- With the participant's preferred and rejected replies in `hint.reference` (the rubric), a
-  reply c scores s(c) = cos(c, chosen) - cos(c, rejected), which maps, clipped to [-1, 1],
-  linearly onto 1..10.
-- A pairwise hint carries no reference replies (see `tasks.helpers.judging`: one candidate always is
-  one, and a text always matches itself, so "the model's reply against the chosen reply,
-  judged by closeness to the chosen reply" would always go to the chosen reply). The proxy
-  then scores each candidate by its similarity to the participant's own words about what they
-  wanted, or, where they gave none, to the user's message (mere relevance); the higher score
-  wins, a tie within 1e-6. Should a hint carry a reference identical to a candidate anyway,
-  both reference replies are ignored, by the same rule.
-
-One rule per mode, whichever the pair: the judge audit (the participants' own pairs) measures
-exactly the pairwise rule the response task uses. Limits, stated plainly: it measures topical
-and lexical closeness, not tone, safety or care; two replies that say opposite things about the
-same topic sit close together; and without the participant's words it is a relevance score.
-"""
+It lets the whole pipeline, judge included, run with no keys and no network; reports label it
+`proxy`. It reads the judge hint, never the prompt. With the participant's preferred and
+rejected replies in the rubric, a reply c scores cos(c, chosen) - cos(c, rejected), clipped to
+[-1, 1] and mapped onto 1..10. A pairwise hint carries no reference replies (one candidate
+always is one, and would always win), so each candidate is scored by its similarity to the
+participant's words about what they wanted, or else to the user's message; the higher wins.
+It measures topical closeness, not tone, safety or care."""
 
 from __future__ import annotations
 
@@ -114,6 +102,7 @@ class CachedEncoder:
         return rows
 
 
+@PROVIDERS.register("proxy")
 class ProxyJudge(NamedProvider):
     """The embedding-similarity judge; see the module docstring."""
 
@@ -173,15 +162,7 @@ class ProxyJudge(NamedProvider):
         reason = f"{_reason(terms, score_a, 'A')}; {_reason(terms, score_b, 'B')}"
         return json.dumps({"winner": winner, "reason": reason})
 
-    async def aclose(self) -> None:
-        return None
-
 
 def _reason(terms: Sequence[tuple[float, str, str]], value: float, label: str = "reply") -> str:
     names = " ".join(f"{'+' if weight > 0 else '-'}{name}" for weight, name, _ in terms)
     return f"proxy: {label} similarity ({names or 'no reference'}) = {value:+.3f}"
-
-
-@PROVIDERS.register("proxy")
-def make_proxy(model: str, **options: Any) -> ProxyJudge:
-    return ProxyJudge(model, **options)

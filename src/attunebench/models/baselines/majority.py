@@ -8,8 +8,7 @@ else the most frequent one; equal counts go to the first by name), the mean of e
 the place (first or second in the data) of the reply more often preferred. It reads nothing
 of the item, so it is one answer per question, worked out once.
 
-A task whose items the train split lacks is left out by the plan (not applicable).
-"""
+A task whose items the train split lacks is left out by the plan (not applicable)."""
 
 from __future__ import annotations
 

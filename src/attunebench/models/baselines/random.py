@@ -8,8 +8,7 @@ on open-v1-mini's emotion). For the shipped tasks: a label uniform
 over the item's labels (emotion also draws intensity on 1..5, valence on [-1, 1], arousal on
 [0, 1]); A or B with equal chance for a pick between replies (never a tie); a number uniform
 on its scale; for a reply, one of a few fixed, generic supportive sentences, which ignore what
-was said, so a judge that rates them well is not measuring attunement.
-"""
+was said, so a judge that rates them well is not measuring attunement."""
 
 from __future__ import annotations
 
