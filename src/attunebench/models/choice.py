@@ -54,7 +54,6 @@ def from_top_logprobs(
     *,
     input_tokens: int = 0,
     output_tokens: int = 0,
-    latency_s: float = 0.0,
 ) -> ChoiceOutput:
     """The keys' probabilities from a server's top-k next-token log probabilities."""
     found: dict[str, float] = dict.fromkeys(keys, 0.0)
@@ -73,7 +72,6 @@ def from_top_logprobs(
         floored=floored,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        latency_s=latency_s,
     )
 
 

@@ -72,7 +72,7 @@ def _usage(data: dict[str, Any]) -> tuple[int, int]:
     return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
-def parse_choice(body: bytes, keys: Sequence[str], latency_s: float) -> ChoiceOutput:
+def parse_choice(body: bytes, keys: Sequence[str]) -> ChoiceOutput:
     """The keys' probabilities from a chat or completions body with logprobs."""
     try:
         data = json.loads(body)
@@ -88,9 +88,7 @@ def parse_choice(body: bytes, keys: Sequence[str], latency_s: float) -> ChoiceOu
         raise ProviderError(
             f"no logprobs in the answer ({error!r}): {snippet}", retryable=False
         ) from None
-    return from_top_logprobs(
-        top, keys, input_tokens=prompt_tokens, output_tokens=completion_tokens, latency_s=latency_s
-    )
+    return from_top_logprobs(top, keys, input_tokens=prompt_tokens, output_tokens=completion_tokens)
 
 
 def parse_text_completion(body: bytes, latency_s: float) -> ModelOutput:

@@ -301,7 +301,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
 
         async def send_choice(body: dict[str, Any]) -> None:
             # Accepted is not enough: the answer must carry the logprobs choice mode reads.
-            parse_choice(await self._post("chat/completions", body, headers=headers), PROBE_KEYS, 0)
+            parse_choice(await self._post("chat/completions", body, headers=headers), PROBE_KEYS)
 
         schema = PROBE_SCHEMA if self.json_schema else None
         await self.preflight(
@@ -337,7 +337,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             )
         else:
             answer = await self._post("completions", choice_body(self.model, messages, params))
-        return parse_choice(answer, keys, 0.0)  # `choose` times it
+        return parse_choice(answer, keys)  # `choose` times it
 
     async def _post(
         self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None

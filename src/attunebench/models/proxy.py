@@ -14,7 +14,6 @@ import asyncio
 import json
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -29,6 +28,7 @@ from attunebench.models.base import (
     NamedProvider,
     ProviderError,
 )
+from attunebench.models.embedding_batch import QueryBatcher
 from attunebench.models.embeddings import DEFAULT_ENCODER, EncoderUnavailableError, load_encoder
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 from attunebench.registry import did_you_mean
@@ -57,13 +57,11 @@ def basis(candidates: Sequence[str], hint: TaskHint) -> list[tuple[float, str, s
 
 
 def similarity_scores(
-    encoder: Encoder, candidates: Sequence[str], terms: Sequence[tuple[float, str, str]]
+    vectors: npt.NDArray[np.float32], terms: Sequence[tuple[float, str, str]]
 ) -> list[float]:
-    """s(c) = sum of weight * cos(c, reference) for each candidate (0 with no references)."""
-    if not terms:
-        return [0.0 for _ in candidates]
-    vectors = encoder.encode([*candidates, *(text for _, _, text in terms)])
-    cands, refs = vectors[: len(candidates)], vectors[len(candidates) :]
+    """s(c) = sum of weight * cos(c, reference) for each candidate: `vectors` holds the
+    candidates' rows, then the references'."""
+    cands, refs = vectors[: len(vectors) - len(terms)], vectors[len(vectors) - len(terms) :]
     weights = np.array([weight for weight, _, _ in terms], dtype=np.float64)
     similarities = cands.astype(np.float64) @ refs.T.astype(np.float64)
     return [float(value) for value in similarities @ weights]
@@ -79,29 +77,6 @@ def rubric_score(similarity: float) -> float:
     return round(1.0 + 4.5 * (clipped + 1.0), 1)
 
 
-class CachedEncoder:
-    """Remembers recent embeddings: one item's texts recur in all of its judge calls."""
-
-    def __init__(self, encoder: Encoder, size: int = 4096) -> None:
-        self._encoder = encoder
-        self._size = size
-        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-            if missing:
-                for text, vector in zip(missing, self._encoder.encode(missing), strict=True):
-                    self._vectors[text] = vector
-            for text in texts:
-                self._vectors.move_to_end(text)
-            rows = np.stack([self._vectors[t] for t in texts])
-            while len(self._vectors) > self._size:
-                self._vectors.popitem(last=False)
-        return rows
-
-
 @PROVIDERS.register("proxy")
 class ProxyJudge(NamedProvider):
     """The embedding-similarity judge; see the module docstring."""
@@ -112,12 +87,15 @@ class ProxyJudge(NamedProvider):
         super().__init__(f"proxy/{name}")
         self._encoder_name = ALIASES.get(name, name)
         self._encoder = encoder
-        self._loading = threading.Lock()  # verdicts run in threads: load the encoder once
+        self._loading = threading.Lock()  # encodings run in threads: load the encoder once
+        # One item's texts recur in all of its judge calls: each is encoded once, together
+        # with the texts of every other call waiting at the same moment.
+        self._vectors = QueryBatcher(lambda texts: self._load().encode(texts))
 
     def _load(self) -> Encoder:
         with self._loading:
             if self._encoder is None:
-                self._encoder = CachedEncoder(load_encoder(self._encoder_name))
+                self._encoder = load_encoder(self._encoder_name)
             return self._encoder
 
     async def check(self) -> None:
@@ -138,16 +116,25 @@ class ProxyJudge(NamedProvider):
             kind = "no hint" if hint is None else repr(hint.kind)
             raise ProviderError(f"{self.spec} only judges (got {kind})", retryable=False)
         started = time.perf_counter()
-        text = await asyncio.to_thread(self.verdict, hint)
+        text = await self.verdict(hint)
         return ModelOutput(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")
 
-    def verdict(self, hint: TaskHint) -> str:
+    async def _scores(
+        self, candidates: Sequence[str], terms: Sequence[tuple[float, str, str]]
+    ) -> list[float]:
+        if not terms:
+            return [0.0 for _ in candidates]
+        texts = [*candidates, *(text for _, _, text in terms)]
+        vectors = await asyncio.gather(*(self._vectors.embed(text) for text in texts))
+        return similarity_scores(np.stack(vectors), terms)
+
+    async def verdict(self, hint: TaskHint) -> str:
         if hint.kind == "judge_rubric":
             reply = hint.candidates.get("A")
             if reply is None:
                 raise ProviderError(f"{self.spec}: a rubric hint needs reply A", retryable=False)
             terms = basis([reply], hint)
-            (value,) = similarity_scores(self._load(), [reply], terms)
+            (value,) = await self._scores([reply], terms)
             answer: dict[str, Any] = {"score": rubric_score(value), "reason": _reason(terms, value)}
             return json.dumps(answer)
         try:
@@ -155,7 +142,7 @@ class ProxyJudge(NamedProvider):
         except KeyError:
             raise ProviderError(f"{self.spec}: pairwise needs A and B", retryable=False) from None
         terms = basis([a, b], hint)
-        score_a, score_b = similarity_scores(self._load(), [a, b], terms)
+        score_a, score_b = await self._scores([a, b], terms)
         winner = "A" if score_a > score_b else "B"
         if abs(score_a - score_b) <= TIE_MARGIN:
             winner = "tie"
