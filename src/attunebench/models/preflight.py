@@ -2,13 +2,12 @@
 own parameters, before anything is planned.
 
 A server that refuses a parameter answers the same to every call of the run. A parameter the
-provider added on its own (a temperature, a seed, JSON mode, the budget's field name) is
-adapted: dropped or renamed, recorded in run.json under `adapted`, and tried again. One the
-models file asked for, or a refusal of the call itself, stops the run with one line naming the
-fix. Which parameter a refusal names is read from the error's structured fields where there
-are any (OpenAI's `error.param`), else from the fields the message writes; nothing is guessed.
-A first call answered 404, 405 or 501 with no vendor's error body (`NOT_AN_API`) is a web
-server that does not speak the API, and stops the run too."""
+provider added on its own is adapted (dropped or renamed, recorded in run.json's `adapted`)
+and tried again; one the models file asked for, or a refusal of the call itself, stops the run
+with one line naming the fix. Which parameter a refusal names is read from the error's fields
+(OpenAI's `error.param`), else from those its message writes; nothing is guessed. A first call
+answered 404, 405 or 501 with no vendor's error body (`NOT_AN_API`) stops the run too.
+"""
 
 from __future__ import annotations
 
