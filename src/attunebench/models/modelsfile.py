@@ -341,7 +341,9 @@ def _option_names(prefix: str) -> list[str]:
     """The keyword options the provider a factory makes takes (from its signature)."""
     try:
         factory = PROVIDERS.get(prefix)
-        made = factory if isinstance(factory, type) else typing.get_type_hints(factory)["return"]
+        made = (
+            factory if isinstance(factory, type) else typing.get_type_hints(factory).get("return")
+        )
         parameters = inspect.signature(made).parameters.values() if made else ()
         bundled = _bundled(made) if made else []
     except (NameError, TypeError, ValueError):  # not introspectable: say nothing rather than guess
