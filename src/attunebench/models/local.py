@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from pathlib import Path
 from typing import Any, Literal
 
 from attunebench.models.base import ProviderError
@@ -26,12 +25,6 @@ from attunebench.userdirs import user_cache
 CTX_SIZE = 4096  # prompt and answer together: twice the 2,048 of a bare LlamaServer
 NOT_STARTED = "http://127.0.0.1:0/v1"  # the base URL until the server has a port
 _instances = itertools.count(1)  # a log per server, even for two of one model in a process
-
-
-def log_dir() -> Path:
-    """Where the servers' logs go (ATTUNEBENCH_LOG_DIR overrides); a log is removed once its
-    server has been stopped as planned, and kept when the server failed."""
-    return user_cache("logs", "ATTUNEBENCH_LOG_DIR")
 
 
 @PROVIDERS.register("local")
@@ -88,7 +81,9 @@ class LocalProvider(OpenAICompatProvider):
         )
         self.local: LocalModel | GgufFile = local
         self._identity = local.identity
-        log = log_dir() / f"llama-server-{local.name}-{os.getpid()}-{next(_instances)}.log"
+        # ATTUNEBENCH_LOG_DIR overrides; a log is kept only when its server failed (`aclose`).
+        logs = user_cache("logs", "ATTUNEBENCH_LOG_DIR")
+        log = logs / f"llama-server-{local.name}-{os.getpid()}-{next(_instances)}.log"
         self.server = LlamaServer(
             weights, log=log, alias=local.name, threads=threads, n_ctx=ctx_size
         )

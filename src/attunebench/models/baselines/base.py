@@ -111,11 +111,6 @@ def first_present(candidates: Iterable[str], labels: tuple[str, ...]) -> str | N
     return None
 
 
-def seed_of(params: GenerateParams, default: int) -> int:
-    """The run's seed when the request carries one, else the baseline's own."""
-    return default if params.seed is None else params.seed
-
-
 class Fitted(Baseline):
     """A baseline fitted on a train split's examples (see the module docstring)."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from attunebench.answerform import TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.baselines.base import Baseline, item_rng, seed_of
+from attunebench.models.baselines.base import Baseline, item_rng
 
 
 class RandomOptions(Frozen):
@@ -28,7 +28,8 @@ class RandomBaseline(Baseline):
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
         assert hint.form is not None  # `Baseline.generate` refuses a hint without one
-        rng = item_rng(seed_of(params, self.options.seed), hint)
+        seed = self.options.seed if params.seed is None else params.seed  # the run's, if set
+        rng = item_rng(seed, hint)
         try:
             return hint.form.random(hint, rng)
         except ValueError as error:  # the hint lacks what the form draws from (its labels)
