@@ -1,8 +1,7 @@
 """Model providers behind one async protocol, addressed as `provider/model`.
 
 Importing this package registers every provider prefix with `PROVIDERS`; each provider imports
-its SDK only when a model of that prefix is made.
-"""
+its SDK only when a model of that prefix is made."""
 
 from attunebench.models import anthropic as _anthropic  # noqa: F401  (registers anthropic/)
 from attunebench.models import baselines as _baselines  # noqa: F401  (registers baseline/)

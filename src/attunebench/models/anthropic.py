@@ -1,44 +1,22 @@
 """`anthropic/<model>`: Claude models through the official anthropic SDK, imported on first use.
 
-The SDK's own retries are switched off: the engine retries, with one policy for every provider.
-System messages go in the request's `system` field, as the Messages API wants. Recent SDKs no
-longer take sampling parameters as arguments, so everything but the model, the budget and the
-messages travels as extra body fields.
-
-The provider sends the API version it was written for (`API_VERSION`, the option
-`api_version` to change it), whatever the SDK's default: from `2026-10-21` no model takes a
-temperature, so the version is part of what a model accepts. What each model takes is read at
-start-up from Anthropic's models endpoint (`claude_models.describe`: thinking types, effort
-levels, output limit), and from the capability table (`models.capabilities`) where the
-endpoint is absent or silent, with the models file's `capabilities` over either. Every request
-states its thinking (`claude_models.thinking_fields`): `disabled` where the model takes it
-and none was asked, else `params.thinking_budget` (`enabled`), `params.thinking = "adaptive"`
-with `params.effort` (`output_config.effort`), or `adaptive` for a model that always thinks.
-Thinking counts against `max_tokens`, so a call that may think asks for its answer's budget
-plus the thinking budget, or plus an allowance scaled by its effort; its timeout grows with
-that budget. A reply cut off there (`stop_reason: "max_tokens"`) is counted per model in the
-closing summary.
-
-The pre-flight checks the budget against the model's output limit, and reads the account's
-output-token rate limit (`anthropic-ratelimit-output-tokens-*`) from the probe's headers: a
-call larger than a minute's tokens stops the run, and calls are paced by those headers
-(`output_pacing`), since Anthropic reserves `max_tokens` when a request starts. Thinking text
-is kept apart from the answer (`ModelOutput.thinking`), never parsed; its tokens
-(`output_tokens_details.thinking_tokens`) are reasoning tokens, billed as output. Cache reads
-count as cached input, cache writes as written input (five-minute and one-hour writes priced
-apart). With `batch = true` calls go through Message Batches (`anthropic_batch`).
-"""
+The SDK's retries are off (the engine retries for every provider alike), and everything but
+the model, the budget and the messages travels as extra body fields, since recent SDKs no
+longer take sampling parameters as arguments. The API version sent is `API_VERSION` (option
+`api_version`): from `2026-10-21` no model takes a temperature. What a model takes is read
+from Anthropic's models endpoint at the pre-flight (`claude_models.describe`), else the
+capability table. Every request states its thinking (`claude_models.thinking_fields`), and
+calls are paced by the account's output-token rate limit (`output_pacing`), since Anthropic
+reserves `max_tokens` when a request starts."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar, Unpack
 
 from attunebench.answerform import TaskHint
-from attunebench.models.anthropic_batch import LIMITS, AnthropicBatches
-from attunebench.models.anthropic_wire import message_output
+from attunebench.models.anthropic_batch import AnthropicBatches
 from attunebench.models.base import (
     GenerateParams,
     Message,
@@ -63,9 +41,10 @@ from attunebench.models.claude_models import (
     over_output_limit,
     thinking_fields,
     thinking_note,
+    told_by,
     unasked_thinking,
 )
-from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_timing, checked
+from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_queue, checked
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_wire import resolve_api_key
 from attunebench.models.output_pacing import OutputPacer, over_rate_limit, pacing_note
@@ -101,6 +80,7 @@ FIXES = {
 }
 
 
+@PROVIDERS.register("anthropic")
 class AnthropicProvider(Adapting, BatchMode, Provider):
     adaptable = ADAPTS
 
@@ -142,13 +122,8 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         )
         self._batches: BatchQueue[Any] | None = None
         if options.get("batch"):
-            limits = dataclasses.replace(
-                LIMITS,
-                max_requests=options.get("batch_size") or LIMITS.max_requests,
-                max_tokens=options.get("batch_tokens"),
-            )
-            api = AnthropicBatches(self._client, self._calling, limits)
-            self._batches = BatchQueue(api, self.spec, batch_timing(options))
+            api = AnthropicBatches(self._client, self._calling)
+            self._batches = batch_queue(api, self.spec, options)
 
     def _table_entry(self) -> Capabilities:
         return CLAUDE_MODELS.get(family(self.model), UNKNOWN_CLAUDE)
@@ -280,11 +255,7 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
     def _check_lifecycle(self) -> None:
         """A retired model (as the endpoint, or else the table, says) stops the run."""
         if self.capabilities.lifecycle == "retired":
-            where = (
-                "Anthropic's models endpoint"
-                if self.capabilities.source == "endpoint"
-                else ("the table")
-            )
+            where = told_by(self.capabilities)
             raise ProviderConfigError(
                 f"{self.spec} is retired ({where}): requests naming it fail; choose another model"
             )
@@ -350,6 +321,35 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         await self._client.close()
 
 
-@PROVIDERS.register("anthropic")
-def make_anthropic(model: str, **options: Any) -> AnthropicProvider:
-    return AnthropicProvider(model, **options)
+def message_output(reply: Any, latency_s: float, *, batched: bool = False) -> ModelOutput:
+    """A ModelOutput from a Messages API reply: the text blocks are the answer; thinking
+    blocks are kept apart (a redacted one as a marker: its content is encrypted; an omitted
+    one, `display: "omitted"`, has no text)."""
+    text, thinking = [], []
+    for block in reply.content:
+        if block.type == "text":
+            text.append(block.text)
+        elif block.type == "thinking" and block.thinking:
+            thinking.append(block.thinking)
+        elif block.type == "redacted_thinking":
+            thinking.append("[redacted thinking]")
+    usage = reply.usage
+    cached = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
+    creation = getattr(usage, "cache_creation", None)
+    hour = int(getattr(creation, "ephemeral_1h_input_tokens", 0) or 0)
+    details = getattr(usage, "output_tokens_details", None)
+    return ModelOutput(
+        text="".join(text),
+        input_tokens=usage.input_tokens + cached + written,  # input_tokens leaves the cache out
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=int(getattr(details, "thinking_tokens", 0) or 0),
+        cached_input_tokens=cached,
+        cache_write_tokens=written,
+        cache_write_1h_tokens=min(hour, written),
+        latency_s=latency_s,
+        finish_reason=reply.stop_reason,
+        raw={"id": reply.id, "model": reply.model},
+        thinking="\n\n".join(thinking) or None,
+        batched=batched,
+    )

@@ -1,9 +1,5 @@
-"""Anthropic's Message Batches for `anthropic/` models with `batch = true`: the requests (each
-a Messages API body under its `custom_id`) as one batch, polled until `processing_status` is
-`ended`, and its results (`succeeded`, `errored`, `canceled`, `expired`) read back.
-
-Limits are the API's: 100,000 requests or 256 MB a batch (a margin is kept under the bytes).
-"""
+"""Anthropic's Message Batches for `anthropic/` models with `batch = true`: one batch of Messages
+API bodies, polled until it has `ended`, and its results read back."""
 
 from __future__ import annotations
 
@@ -34,7 +30,10 @@ class AnthropicBatches(BatchAPI[Any]):
     onto ProviderError, as for live calls."""
 
     def __init__(
-        self, client: Any, calling: Callable[[Awaitable[Any]], Awaitable[Any]], limits: BatchLimits
+        self,
+        client: Any,
+        calling: Callable[[Awaitable[Any]], Awaitable[Any]],
+        limits: BatchLimits = LIMITS,
     ) -> None:
         self.limits = limits
         self._client = client

@@ -1,7 +1,6 @@
 """`python -m attunebench.models.assemble [NAME ...]`: assemble and verify the local models'
 files (all four by default; `make ladder-models`), one line each; a file that is not the pinned
-one is one line naming it and both digests, and the exit status 1.
-"""
+one is one line naming it and both digests, and the exit status 1."""
 
 from __future__ import annotations
 

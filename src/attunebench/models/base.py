@@ -1,23 +1,11 @@
 """The one provider protocol every model speaks: `generate(messages, params) -> output`.
 
-Models are addressed as `provider/model` (`openai/gpt-4o-mini`, `hf/./ckpt`, `mock/scripted`,
-`baseline/majority`). SDKs are imported lazily inside the provider that needs them. A judge is
-just another model used in the `judge` role.
-
-Providers that need no language model at all (baselines, the mock) cannot read a prompt the
-way an LLM does, so every request also carries a `TaskHint`: the structured content of the
-item, which LLM providers ignore. The answer contract for each hint kind is in `hints.py`.
-Such a provider may answer only some hint kinds; it says which in `supported_hints`, so a
-plan leaves out what it cannot answer instead of calling it to fail.
-
-In `choice` mode a model is asked for the probabilities of short option keys as its next
-token (`choose`), which a base model can answer where it cannot write the JSON asked for.
-
-A provider that sends its calls through a batch API (`batch = true` in the models file)
-answers `generate` when the batch ends, at the batch price; `attach` hands it the run
-directory, where it keeps the ids of the batches it submitted so a resumed run polls them
-instead of paying twice.
-"""
+Models are addressed as `provider/model` (`openai/gpt-4o-mini`, `hf/./ckpt`, `baseline/majority`).
+A judge is just another model used in the `judge` role. Providers that need no language model
+(baselines, the mock) cannot read a prompt, so every request also carries a `TaskHint`, the
+item's structured content, which LLM providers ignore. In `choice` mode a model is asked for
+the probabilities of short option keys as its next token (`choose`), which a base model can
+answer where it cannot write JSON."""
 
 from __future__ import annotations
 
@@ -68,13 +56,8 @@ _KEYED_WHEN_SET: dict[str, Any] = {
 class GenerateParams(Frozen):
     """Sampling parameters. Everything here changes the output, so all of it enters cache keys.
 
-    `max_tokens` is the answer's budget: sent as `max_completion_tokens` to OpenAI's API (where
-    a reasoning model's hidden reasoning counts against it) and, with extended thinking, added
-    to the thinking budget for Anthropic's (or to the model's thinking allowance at the call's
-    effort, for any call that may think: adaptive thinking, or a model that cannot stop
-    thinking). `extra` holds provider-specific request fields, sent as they are (and over
-    anything else of the same name).
-    """
+    `max_tokens` is the answer's budget; a provider that lets the model think adds its thinking
+    budget or allowance to it. `extra` holds provider-specific request fields, sent as they are."""
 
     temperature: float = 0.0
     max_tokens: int = Field(default=512, ge=1)
@@ -141,14 +124,9 @@ class ModelOutput:
 
 
 class ProviderError(Exception):
-    """A call failed. `retryable` says whether trying again now could help (429, 5xx,
-    timeouts); `permanent` whether no later try could either (by default: not retryable). A
-    batch that expired is neither: not retried at once (a batch takes hours), retried on
-    resume.
-
-    `kind`, `code` and `param` are the server's structured error fields where it gave them
-    (OpenAI's `error.type`, `error.code` and `error.param`; Anthropic's `error.type`), so what
-    a refusal names is read from fields, never guessed from the message's wording."""
+    """A call failed. `retryable`: trying again now could help (429, 5xx, timeouts); `permanent`:
+    no later try could either (by default: not retryable). `kind`, `code` and `param` are the
+    server's structured error fields, so what a refusal names is never guessed from its wording."""
 
     def __init__(
         self,
@@ -199,8 +177,7 @@ class ChoiceOutput:
     """The probabilities a model gave each option key as its next token.
 
     `floored` keys were missing from the provider's top-k and were given `floor` instead;
-    the probabilities are renormalised over the keys.
-    """
+    the probabilities are renormalised over the keys."""
 
     probabilities: dict[str, float]
     floored: tuple[str, ...] = ()
@@ -215,10 +192,8 @@ def _ignore(message: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Preparation:
-    """What a provider's `prepare` is told: the hint kinds the run will ask it (only those
-    need preparing), a folder where it may keep what it computed for later runs (None: keep
-    nothing), and where to say what it is doing (shown on the progress bar; callable from any
-    thread)."""
+    """What a provider's `prepare` is told: the hint kinds the run will ask it, a folder to
+    keep what it computed (None: keep nothing), and where to say what it is doing."""
 
     kinds: frozenset[HintKind]
     cache_dir: Path | None = None
@@ -228,33 +203,9 @@ class Preparation:
 class Provider(ABC):
     """A model that can answer one request. Implementations must be safe to call concurrently.
 
-    Besides `spec` and `generate`, a provider may declare optional features; each has a
-    default here, so a provider states only what differs (as inspect_ai's ModelAPI does):
-
-    - `supported_hints`: the hint kinds it answers (None: every kind, as an LLM reading the
-      prompt does); `unsupported_reason` says why another kind is not answered;
-    - `cacheable`: whether its answers may be cached (a fitted baseline's may not);
-    - `endpoint`: what its concurrency limit is shared by (its servers);
-    - `check`: a quick call that fails fast, with a clear message, when it cannot work;
-    - `answer_modes` and `choose`: option probabilities for `choice` mode;
-    - `reads_gold`: a simulated instrument that is handed the item's gold (`sim/`);
-    - `probe`: one real call with a model's parameters, before anything is planned;
-    - `attach` and `batch_counts`: a batch provider's run directory and progress;
-    - `prepare`: slow set-up the engine awaits before the first call (a knn baseline encoding
-      its train split), reported on the progress bar;
-    - `learns_from` and `learn`: a fitted baseline's train split, and the examples the engine
-      builds from it, as each task of the run builds its items (`engine.training`), before
-      the plan asks what it answers;
-    - `capabilities`, `cache_identity`, `rate_note` and `thinking_note`: what a hosted model
-      accepts (from its provider's description or a table, found at start-up), what of it
-      decides its answers, whether the account's rate limit paces its calls, and how it
-      thinks when asked not to;
-    - `found` and `adopt`: what the pre-flight found, handed to another process (a run's
-      shards) so that each model's pre-flight runs once per run;
-    - `slots` and `server_usage`: a provider that runs its own server (`local/`) says how many
-      calls the server takes at once, and what the server reported doing (ledger.json's
-      `servers`).
-    """
+    Besides `spec` and `generate`, every optional feature (hints answered, choice mode, a
+    pre-flight, batch mode, preparation, learning from a train split, a server of its own)
+    has a default here, so a provider states only what differs, as inspect_ai's ModelAPI does."""
 
     supported_hints: frozenset[HintKind] | None = None
     capabilities: Capabilities | None = None
@@ -277,12 +228,9 @@ class Provider(ABC):
     def endpoint(self) -> str:
         return f"model:{self.spec}"
 
-    def answers(self, kind: HintKind) -> bool:
-        return self.supported_hints is None or kind in self.supported_hints
-
     def answers_form(self, form: AnswerForm) -> bool:
         """Whether it answers hints of this form (the plan asks, before any call)."""
-        return self.answers(form.kind)
+        return self.supported_hints is None or form.kind in self.supported_hints
 
     def unsupported_reason(self, kind: HintKind) -> str:
         return f"{self.spec} does not answer {kind!r} items"
@@ -292,9 +240,7 @@ class Provider(ABC):
         return None
 
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
-        """One real call with these parameters (and, with `choice`, the choice body too);
-        ProviderConfigError, naming the models-file setting that fixes it, when the server
-        refuses them. A parameter it could adapt instead is listed in `adapted`."""
+        """One real call with these parameters (and the choice body, with `choice`)."""
         return None
 
     @property
@@ -309,33 +255,27 @@ class Provider(ABC):
         return {"capabilities": described, "adapted": dict(self.adapted)}
 
     def adopt(self, found: Mapping[str, Any], params: GenerateParams) -> None:
-        """Take what a pre-flight of this model found elsewhere (`found`) in place of its
-        own `probe`: a run's shards make no pre-flight call of their own."""
+        """Take what a pre-flight of this model found in another process, in place of `probe`."""
         return None
 
     def call_budget(self, params: GenerateParams) -> int:
-        """The most output tokens a call with these parameters can be billed: its
-        `max_tokens`, and any thinking allowance the provider adds to it."""
+        """The most output tokens a call with these parameters can be billed (thinking included)."""
         return params.max_tokens
 
     def thinking_note(self, params: GenerateParams) -> str | None:
-        """What the run is told at plan time of how this model thinks with these parameters
-        (a model that cannot stop thinking, an effort lowered); None: nothing to tell."""
+        """What the run is told at plan time of how this model thinks; None: nothing to tell."""
         return None
 
     def cache_identity(self) -> dict[str, Any]:
-        """What the provider found at start-up that decides its answers, beyond the models-file
-        entry (enters every cache key of the model); nothing by default."""
+        """What the provider found at start-up that decides its answers (enters every cache key)."""
         return {}
 
     def tasks_named(self) -> tuple[str, ...]:
-        """The tasks its options name (a simulator's accuracy per task), which the engine checks
-        against the task registry when it makes the model; none by default."""
+        """The tasks its options name, which the engine checks against the task registry."""
         return ()
 
     def rate_note(self, concurrency: int) -> str | None:
-        """Said before the run when `concurrency` calls at once would pass a rate limit the
-        server announced (the calls are then paced); None when they fit or nothing is known."""
+        """Said before the run when `concurrency` calls at once pass the server's rate limit."""
         return None
 
     def mode_reason(self, mode: str) -> str:
@@ -343,8 +283,7 @@ class Provider(ABC):
         return f"{self.spec} cannot answer in {mode} mode"
 
     def attach(self, rundir: Path) -> None:
-        """The run directory this provider works for (a batch provider keeps its journal
-        there)."""
+        """The run directory this provider works for (a batch provider keeps its journal there)."""
         return None
 
     def batch_counts(self) -> BatchCounts | None:
@@ -352,14 +291,12 @@ class Provider(ABC):
         return None
 
     async def prepare(self, preparation: Preparation) -> None:
-        """Get ready to answer `preparation.kinds`, saying what takes time. Cancelled by an
-        interrupt: it must then stop soon, leaving nothing half-written."""
+        """Get ready to answer `preparation.kinds`; an interrupt stops it, nothing half-written."""
         return None
 
     @property
     def learns_from(self) -> Path | None:
-        """The train split it is fitted on (a fitted baseline), None for one that learns
-        nothing."""
+        """The train split it is fitted on (a fitted baseline), None for one that learns nothing."""
         return None
 
     def learn(self, examples: Sequence[Example]) -> None:

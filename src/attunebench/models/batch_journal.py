@@ -3,8 +3,7 @@
 One line per event, written and synced as it happens: a batch `prepared` (OpenAI: its input
 file uploaded, with the requests in it), `submitted` (its id, with its requests), `ended`
 (with the requests it did not answer, which go out again). A line torn by a kill is the last
-one, and is ignored: that event never happened. Lines of other models are skipped.
-"""
+one, and is ignored: that event never happened. Lines of other models are skipped."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ class JournalLine(Frozen):
 
 
 class Journal:
-    """The batches a model's requests went out in, kept in the run directory (or, with no run
-    directory, only in memory)."""
+    """The batches a model's requests went out in, kept in the run directory (or in memory)."""
 
     def __init__(self, spec: str, path: Path | None = None) -> None:
         self.spec = spec

@@ -2,8 +2,7 @@
 `BatchQueue` when it is made with `batch = true`, whose journal lives in the run directory.
 
 A provider's enqueued-token limit is the account's, per model: entries of one run that batch
-the same model on the same server split it (`share_batch_budget`), each holding its share.
-"""
+the same model on the same server split it (`share_batch_budget`), each holding its share."""
 
 from __future__ import annotations
 

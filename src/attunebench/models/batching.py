@@ -1,31 +1,13 @@
 """Batch APIs behind `generate`: a call joins a queue, goes out in a batch, and is answered
 when the batch ends, at the batch price (OpenAI's Batch API, Anthropic's Message Batches).
 
-`BatchQueue.request(key, body)` waits for one request's answer. Requests gather until the
-queue goes quiet (`quiet_s` with nothing new), has waited `wait_s` since its oldest request,
-or fills a batch (the provider's limits on requests and bytes); then they go out as one
-batch, and a poller waits for it to end. With an enqueued-token budget (`max_tokens`, the
-`batch_tokens` option: OpenAI counts every batch's input tokens against a per-model limit
-until it ends, and fails a batch that would pass it with `token_limit_exceeded`), a batch
-holds no more than the budget, and the next waits until enough of the running ones end; a
-request's tokens are estimated from its messages (four characters a token, rounded up, which
-counts no fewer than a tokenizer does for text). A request's key is the SHA-256 of its body, and is
-its id inside the batch (`custom_id`), so the same request is never sent twice at once.
-
-The journal (`batches.jsonl` in the run directory, one line per event, written as each
-happens) maps each request's key to the batch that holds it. A run that was killed and is
-resumed asks its unanswered requests again; those found in the journal wait on the batch
-that already holds them, polled again, instead of being paid for twice. Where the batch API
-makes something first that can find the batch again (OpenAI: the uploaded input file), its id
-is journalled before the batch is created, and a resumed run looks for a batch made from it
-before sending those requests again. What is not protected: with Anthropic's API, a kill in
-the moment between the batch being created and its id reaching the journal.
-
-A request the batch did not answer (it expired, was cancelled, or its line failed) becomes a
-`ProviderError` that is not retried at once (a batch takes hours) and is not permanent unless
-the request itself was refused (a 4xx line): the item is `failed`, and a resumed run sends
-it again in a new batch (or live, with `batch = false`).
-"""
+Requests gather until the queue goes quiet, has waited long enough, or fills a batch; a batch
+holds no more input tokens than the enqueued-token budget leaves (OpenAI fails one that would
+pass it), estimated generously at four characters a token. A request's key is the SHA-256 of
+its body and its `custom_id`, so the same request is never sent twice at once. The journal
+(`batch_journal`) maps keys to batches, so a resumed run waits on the batch already holding a
+request instead of paying twice. A request a batch did not answer fails without an immediate
+retry (a batch takes hours) and goes out again on resume."""
 
 from __future__ import annotations
 
@@ -49,15 +31,14 @@ log = logging.getLogger(__name__)
 
 
 def request_key(body: Any) -> str:
-    """A request's content hash: its key in the journal and its `custom_id` in a batch (64
-    characters of [0-9a-f], which both providers accept); the test servers count calls by it."""
+    """A request's content hash: its journal key and its `custom_id` (64 hex characters)."""
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
 @dataclass(frozen=True)  # no slots: the providers' batch_* options default to its fields
 class BatchTiming:
-    """When a queue sends (quiet for `quiet_s`, or its oldest request waited `wait_s`), how
-    often it polls a batch (`poll_s`), and after how many failed polls in a row it gives up."""
+    """When a queue sends (quiet `quiet_s`, or waited `wait_s`), how often it polls a batch, and
+    after how many failed polls in a row it gives up."""
 
     quiet_s: float = 2.0
     wait_s: float = 60.0
@@ -73,7 +54,7 @@ class BatchLimits:
 
 
 def input_tokens(body: dict[str, Any]) -> int:
-    """A generous estimate of a request's input tokens (its messages and system prompt)."""
+    """A generous estimate of a request's input tokens: four characters a token, rounded up."""
     text = canonical_json([body.get("messages"), body.get("system")])
     return -(-len(text) // 4)
 
@@ -88,8 +69,8 @@ class BatchState:
 
 
 def line_failure(message: str, status: int | None = None) -> ProviderError:
-    """A request a batch did not answer: failed now, sent again on resume; permanent only if
-    the request itself was refused (a 4xx other than 429)."""
+    """A request a batch did not answer: failed now, sent again on resume; permanent only if the
+    request itself was refused (a 4xx other than 429)."""
     permanent = status is not None and 400 <= status < 500 and status != 429
     return ProviderError(message, retryable=False, status=status, permanent=permanent)
 
@@ -104,8 +85,7 @@ class BatchAPI(ABC, Generic[R]):
         """What the request adds to a batch's size."""
 
     async def prepare(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> str | None:
-        """What is made before the batch and finds it again after a kill (OpenAI: the input
-        file's id); None where nothing is."""
+        """What is made first and finds the batch again after a kill (OpenAI: its input file)."""
         return None
 
     @abstractmethod
@@ -169,7 +149,7 @@ class BatchQueue(Generic[R]):
         )
 
     async def request(self, key: str, body: dict[str, Any]) -> R:
-        """The answer to `body` (whose key is `key`), once the batch holding it has ended."""
+        """The answer to `body`, once the batch holding it has ended."""
         future = self._futures.get(key)
         if future is None:
             future = asyncio.get_running_loop().create_future()
@@ -208,7 +188,7 @@ class BatchQueue(Generic[R]):
         self._wake.set()
 
     def _due(self) -> float:
-        """When the queue goes out unless it fills first: quiet, or waited long enough."""
+        """When the queue goes out unless it fills first."""
         oldest = next(iter(self._pending.values())).since
         return min(self._last_put + self.timing.quiet_s, oldest + self.timing.wait_s)
 
@@ -238,10 +218,11 @@ class BatchQueue(Generic[R]):
             self._spawn(self._submit(chunk, reserved))
 
     def _take(self) -> list[tuple[str, dict[str, Any]]]:
-        """The oldest requests that fit in one batch, and in what is left of the token
-        budget while other batches run (nothing, if not even the oldest fits)."""
+        """The oldest requests that fit in one batch and in what is left of the token budget."""
         limits = self.api.limits
-        room = None if limits.max_tokens is None else limits.max_tokens - self._running_tokens()
+        room = (
+            None if limits.max_tokens is None else limits.max_tokens - sum(self._enqueued.values())
+        )
         chunk: list[tuple[str, dict[str, Any]]] = []
         size = tokens = 0
         for key, pending in self._pending.items():
@@ -255,9 +236,6 @@ class BatchQueue(Generic[R]):
         for key, _ in chunk:
             self._pending_bytes -= self._pending.pop(key).size
         return chunk
-
-    def _running_tokens(self) -> int:
-        return sum(self._enqueued.values())
 
     async def _submit(self, chunk: list[tuple[str, dict[str, Any]]], reserved: str) -> None:
         keys = [key for key, _ in chunk]

@@ -1,28 +1,11 @@
 """What each hosted model accepts, by model, not by a pattern over its name.
 
-A model's `Capabilities` say which request fields it takes (sampling parameters, first-token
-logprobs, stop sequences, a seed), how it thinks (OpenAI's hidden reasoning with
-`reasoning_effort`; the `thinking` types a Claude request may state, its
-`output_config.effort` levels, the effort the API applies when none is sent, and the highest
-effort at which thinking may be turned off), which field carries its token budget, its output
-limit where known, and whether chat completions serve it at all. `source` says where they
-came from: Anthropic's models endpoint (`claude_models.describe`, read first) or the tables
-below. Each entry of the tables names the pages (or SDK files) it was read from, and the day,
-in `CLAUDE_SOURCES` and `OPENAI_SOURCES` (`models.sources`). A model they do not list gets its
-vendor's default for unknown models (`unknown_openai`, `UNKNOWN_CLAUDE`: one that may think,
-since thinking cannot be ruled out). A models-file entry overrides any field
-(`capabilities = { logprobs = false }`), and the pre-flight adapts a request the table got
-wrong (`models.preflight`).
-
-A Claude model that accepts `thinking.type = "disabled"` (or Sonnet 5.5's `between_tools`,
-which turns up-front thinking off there) lists it among its thinking types: every Claude call
-states its thinking, since what a model does when `thinking` is left out (the Claude 5
-families think) is said by no description and may change.
-
-Names are looked up without a router's prefix (`openai/o3`), a date suffix
-(`gpt-5-mini-2025-08-07`, `claude-haiku-4-5-20251001`) or `-latest` where the bare name is
-listed.
-"""
+`Capabilities` say which request fields a model takes, how it thinks, its budget's field and
+output limit. They come from Anthropic's models endpoint (`claude_models.describe`) or the
+tables below, each entry citing the pages it was read from (`models.sources`); a model the
+tables lack gets its vendor's default for unknown models. A models-file entry overrides any
+field, and the pre-flight adapts a request the table got wrong (`models.preflight`). Names are
+looked up without a router's prefix, a date suffix or `-latest`."""
 
 from __future__ import annotations
 
@@ -106,6 +89,18 @@ CREATE_PARAMS_SDK = Citation(
     "openai SDK 3.3.1 types/chat/completion_create_params.py", "2026-12-05"
 )
 
+Group = tuple[tuple[str, ...], Capabilities, tuple[Citation, ...]]
+
+
+def _tables(
+    *groups: Group,
+) -> tuple[Mapping[str, Capabilities], Mapping[str, tuple[Citation, ...]]]:
+    """A table of capabilities and one of their sources, from models that share both."""
+    models = {name: caps for names, caps, _ in groups for name in names}
+    sources = {name: cited for names, _, cited in groups for name in names}
+    return models, sources
+
+
 _CHAT = Capabilities()
 _O_SERIES = Capabilities(
     sampling=False,
@@ -154,27 +149,18 @@ _GPT52_NAMES = ("gpt-5.2", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.5")
 _GPT56_NAMES = ("gpt-5.6", "gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna")
 _CHAT_LATEST_NAMES = ("gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat")
 _PRO_NAMES = ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro", "gpt-5.5-pro")
-OPENAI_MODELS: Mapping[str, Capabilities] = {
-    **dict.fromkeys(_CHAT_NAMES, _CHAT),
-    **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), _O_SERIES),
-    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT5),
-    "gpt-5.1": _GPT51,
-    **dict.fromkeys(_GPT52_NAMES, _GPT52),
-    **dict.fromkeys(_GPT56_NAMES, _GPT56),
-    **dict.fromkeys(_CHAT_LATEST_NAMES, _CHAT_LATEST),
-    **dict.fromkeys(_PRO_NAMES, _RESPONSES_ONLY),
-}
 _OPENAI_PAGES = (OPENAI_MODELS_PAGE, REASONING_PAGE)
-OPENAI_SOURCES: Mapping[str, tuple[Citation, ...]] = {
-    **dict.fromkeys(_CHAT_NAMES, (OPENAI_MODELS_PAGE, CHAT_MODEL_SDK)),
-    **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), (*_OPENAI_PAGES, CREATE_PARAMS_SDK)),
-    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), (*_OPENAI_PAGES, CREATE_PARAMS_SDK)),
-    "gpt-5.1": (*_OPENAI_PAGES, CREATE_PARAMS_SDK),
-    **dict.fromkeys(_GPT52_NAMES, (*_OPENAI_PAGES, CHAT_MODEL_SDK)),
-    **dict.fromkeys(_GPT56_NAMES, (CHAT_MODEL_SDK, EFFORT_SDK)),
-    **dict.fromkeys(_CHAT_LATEST_NAMES, (OPENAI_MODELS_PAGE, CHAT_MODEL_SDK)),
-    **dict.fromkeys(_PRO_NAMES, _OPENAI_PAGES),
-}
+_REASONING_SOURCES = (*_OPENAI_PAGES, CREATE_PARAMS_SDK)
+OPENAI_MODELS, OPENAI_SOURCES = _tables(
+    (_CHAT_NAMES, _CHAT, (OPENAI_MODELS_PAGE, CHAT_MODEL_SDK)),
+    (("o1", "o3", "o3-mini", "o4-mini"), _O_SERIES, _REASONING_SOURCES),
+    (("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT5, _REASONING_SOURCES),
+    (("gpt-5.1",), _GPT51, _REASONING_SOURCES),
+    (_GPT52_NAMES, _GPT52, (*_OPENAI_PAGES, CHAT_MODEL_SDK)),
+    (_GPT56_NAMES, _GPT56, (CHAT_MODEL_SDK, EFFORT_SDK)),
+    (_CHAT_LATEST_NAMES, _CHAT_LATEST, (OPENAI_MODELS_PAGE, CHAT_MODEL_SDK)),
+    (_PRO_NAMES, _RESPONSES_ONLY, _OPENAI_PAGES),
+)
 
 # Claude: the thinking types a request may state, as each model's pages say. A model that does
 # not think at all takes `disabled` (THINKING_TYPES_SDK: "True on a model that does not
@@ -210,70 +196,68 @@ UNKNOWN_CLAUDE = _CLAUDE_ADAPTIVE.model_copy(
 _ALWAYS_THINKS = _CLAUDE_ADAPTIVE.model_copy(update={"thinking": ("adaptive",)})
 _RETIRED = {"lifecycle": "retired"}
 
-CLAUDE_MODELS: Mapping[str, Capabilities] = {
-    "claude-3-haiku": _CLAUDE_3,
-    "claude-3-opus": _CLAUDE_3.model_copy(update=_RETIRED),
-    "claude-3-5-haiku": _CLAUDE_3.model_copy(update={"max_output_tokens": 8192, **_RETIRED}),
-    "claude-3-5-sonnet": _CLAUDE_3.model_copy(update={"max_output_tokens": 8192, **_RETIRED}),
-    "claude-3-7-sonnet": _CLAUDE_BUDGET.model_copy(update=_RETIRED),
-    "claude-sonnet-4": _CLAUDE_BUDGET,
-    "claude-opus-4": _CLAUDE_BUDGET.model_copy(update={"max_output_tokens": 32_000}),
-    "claude-opus-4-1": _CLAUDE_BUDGET.model_copy(update={"max_output_tokens": 32_000}),
-    "claude-sonnet-4-5": _CLAUDE_BUDGET,
-    "claude-haiku-4-5": _CLAUDE_BUDGET,
-    "claude-opus-4-5": _CLAUDE_BUDGET.model_copy(
-        update={"efforts": ("low", "medium", "high"), "default_effort": "high"}
-    ),
-    "claude-opus-4-6": _CLAUDE_46,
-    "claude-sonnet-4-6": _CLAUDE_46,
-    "claude-opus-4-7": _CLAUDE_ADAPTIVE,
-    "claude-opus-4-8": _CLAUDE_ADAPTIVE,
-    "claude-sonnet-5": _CLAUDE_ADAPTIVE,
-    "claude-opus-5": _OFF_UP_TO_HIGH,
-    "claude-haiku-5-5": _OFF_UP_TO_HIGH.model_copy(update={"default_effort": "medium"}),
-    # Sonnet 5.5 turns up-front thinking off with `between_tools`; `disabled` is refused.
-    "claude-sonnet-5-5": _CLAUDE_ADAPTIVE.model_copy(
-        update={"thinking": ("adaptive", "between_tools")}
-    ),
-    "claude-fable-5": _ALWAYS_THINKS.model_copy(update={"max_output_tokens": 64_000}),
-    "claude-mythos-5": _ALWAYS_THINKS,
-    "claude-opus-5-5": _ALWAYS_THINKS.model_copy(update={"default_effort": "medium"}),
-    "claude-fable-5-1": _ALWAYS_THINKS.model_copy(update={"max_output_tokens": 64_000}),
-    **dict.fromkeys(
-        ("claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
-        _ALWAYS_THINKS,
-    ),
-}
 _THINKING_PAGES = (OVERVIEW, EXTENDED)
-CLAUDE_SOURCES: Mapping[str, tuple[Citation, ...]] = {
-    "claude-3-haiku": (OVERVIEW,),
-    **dict.fromkeys(
-        ("claude-3-opus", "claude-3-5-haiku", "claude-3-5-sonnet"), (OVERVIEW, RETIRED_PAGE)
+_ADAPTIVE_PAGES = (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE)
+_FABLE_PAGES = (OVERVIEW, FABLE_5_PAGE, EFFORT_PAGE)
+_64K = {"max_output_tokens": 64_000}
+CLAUDE_MODELS, CLAUDE_SOURCES = _tables(
+    (("claude-3-haiku",), _CLAUDE_3, (OVERVIEW,)),
+    (("claude-3-opus",), _CLAUDE_3.model_copy(update=_RETIRED), (OVERVIEW, RETIRED_PAGE)),
+    (
+        ("claude-3-5-haiku", "claude-3-5-sonnet"),
+        _CLAUDE_3.model_copy(update={"max_output_tokens": 8192, **_RETIRED}),
+        (OVERVIEW, RETIRED_PAGE),
     ),
-    "claude-3-7-sonnet": (*_THINKING_PAGES, RETIRED_PAGE),
-    **dict.fromkeys(
-        ("claude-sonnet-4", "claude-opus-4", "claude-opus-4-1", "claude-sonnet-4-5"),
+    (
+        ("claude-3-7-sonnet",),
+        _CLAUDE_BUDGET.model_copy(update=_RETIRED),
+        (*_THINKING_PAGES, RETIRED_PAGE),
+    ),
+    (("claude-sonnet-4", "claude-sonnet-4-5", "claude-haiku-4-5"), _CLAUDE_BUDGET, _THINKING_PAGES),
+    (
+        ("claude-opus-4", "claude-opus-4-1"),
+        _CLAUDE_BUDGET.model_copy(update={"max_output_tokens": 32_000}),
         _THINKING_PAGES,
     ),
-    "claude-haiku-4-5": _THINKING_PAGES,
-    "claude-opus-4-5": (*_THINKING_PAGES, EFFORT_PAGE),
-    **dict.fromkeys(
-        ("claude-opus-4-6", "claude-sonnet-4-6"), (*_THINKING_PAGES, ADAPTIVE_PAGE, EFFORT_PAGE)
+    (
+        ("claude-opus-4-5",),
+        _CLAUDE_BUDGET.model_copy(
+            update={"efforts": ("low", "medium", "high"), "default_effort": "high"}
+        ),
+        (*_THINKING_PAGES, EFFORT_PAGE),
     ),
-    **dict.fromkeys(
-        ("claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5"),
-        (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
+    (
+        ("claude-opus-4-6", "claude-sonnet-4-6"),
+        _CLAUDE_46,
+        (*_THINKING_PAGES, ADAPTIVE_PAGE, EFFORT_PAGE),
     ),
-    "claude-opus-5": (OVERVIEW, OPUS_5_PAGE, SKILLS_MODELS, EFFORT_PAGE),
-    "claude-haiku-5-5": (OVERVIEW, THINKING_TYPES_SDK, EFFORT_PAGE),
-    "claude-sonnet-5-5": (OVERVIEW, SONNET_55_PAGE, EFFORT_PAGE),
-    **dict.fromkeys(("claude-fable-5", "claude-mythos-5"), (OVERVIEW, FABLE_5_PAGE, EFFORT_PAGE)),
-    "claude-opus-5-5": (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
-    **dict.fromkeys(
-        ("claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
+    (("claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5"), _CLAUDE_ADAPTIVE, _ADAPTIVE_PAGES),
+    (("claude-opus-5",), _OFF_UP_TO_HIGH, (OVERVIEW, OPUS_5_PAGE, SKILLS_MODELS, EFFORT_PAGE)),
+    (
+        ("claude-haiku-5-5",),
+        _OFF_UP_TO_HIGH.model_copy(update={"default_effort": "medium"}),
+        (OVERVIEW, THINKING_TYPES_SDK, EFFORT_PAGE),
+    ),
+    # Sonnet 5.5 turns up-front thinking off with `between_tools`; `disabled` is refused.
+    (
+        ("claude-sonnet-5-5",),
+        _CLAUDE_ADAPTIVE.model_copy(update={"thinking": ("adaptive", "between_tools")}),
+        (OVERVIEW, SONNET_55_PAGE, EFFORT_PAGE),
+    ),
+    (("claude-fable-5",), _ALWAYS_THINKS.model_copy(update=_64K), _FABLE_PAGES),
+    (("claude-mythos-5",), _ALWAYS_THINKS, _FABLE_PAGES),
+    (
+        ("claude-opus-5-5",),
+        _ALWAYS_THINKS.model_copy(update={"default_effort": "medium"}),
+        _ADAPTIVE_PAGES,
+    ),
+    (("claude-fable-5-1",), _ALWAYS_THINKS.model_copy(update=_64K), (OVERVIEW, ADAPTIVE_PAGE)),
+    (
+        ("claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
+        _ALWAYS_THINKS,
         (OVERVIEW, ADAPTIVE_PAGE),
     ),
-}
+)
 
 
 def at_effort(caps: Capabilities, effort: str | None, told: Collection[str] = ()) -> Capabilities:
@@ -302,13 +286,6 @@ def unknown_openai(hosted: bool) -> Capabilities:
     everything, as those servers do. The pre-flight adapts either guess."""
     guess = {"efforts": (), "default_effort": None, "plain_efforts": ()}
     return _GPT52.model_copy(update=guess) if hosted else _CHAT
-
-
-def capabilities_of(
-    model: str, table: Mapping[str, Capabilities], default: Capabilities, override: Any = None
-) -> Capabilities:
-    """The table's entry for `model` (or `default`), with a models-file `override` on top."""
-    return overridden(model, table.get(family(model), default), override)
 
 
 def overridden(model: str, base: Capabilities, override: Any) -> Capabilities:

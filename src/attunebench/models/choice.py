@@ -1,27 +1,13 @@
 """Choice mode, shared by the providers that give option probabilities.
 
-A choice question (`tasks.base.ChoiceForm`) ends with its options as single-character keys in
-parentheses and "Answer: ("; the answer is the probability of each key as the model's next
-token (right after the parenthesis, so no tokenizer puts a space first).
-
-- A model without a chat template reads the question as plain text, the messages' contents
-  joined by blank lines (`completion_prompt`), and each key is scored as its continuation, as
-  lm-evaluation-harness scores a multiple-choice option (with `target_delimiter` "").
-- A server that returns only the top-k next tokens (`top_logprobs`) may leave a key out;
-  that key gets the floor, the smallest probability the server did return (it can be no more
-  likely than that), and is listed in `floored`. Tokens that differ only by surrounding space
-  or case (" A", "A", "a") count for the same key, and so does a token that writes the
-  opening parenthesis again before the key ("(A"): chat models answering in a turn of their
-  own often start it that way (Qwen2.5-Coder 1.5B put 0.85 of its first token's mass on
-  "(B", "(C", ... for a question whose prompt ended in "Answer: ("), and reading only the bare
-  keys would score what is left, mostly noise.
-- A chat model whose server continues a final assistant message (llama.cpp's, vLLM's) is asked
-  with the answer's opening in its own turn (`prefilled`): the question in the user's turn,
-  "Answer: (" as the start of the assistant's, so the next token is the key itself rather than
-  whatever a reply usually starts with.
-
-The probabilities are renormalised over the keys, so they sum to 1.
-"""
+A choice question ends with its options as single-character keys and "Answer: ("; the answer
+is each key's probability as the next token. A model without a chat template reads the
+question as plain text (`completion_prompt`), each key scored as its continuation, as
+lm-evaluation-harness scores an option. A key missing from a server's top-k gets the floor,
+the smallest probability the server did return, and is listed in `floored`. Tokens that differ
+by space or case, or that write the parenthesis again ("(A"), count for the same key: chat
+models often start their own turn that way (Qwen2.5-Coder 1.5B put 0.85 of its first token's
+mass on "(B", "(C", ...). The probabilities are renormalised over the keys."""
 
 from __future__ import annotations
 
@@ -68,7 +54,6 @@ def from_top_logprobs(
     *,
     input_tokens: int = 0,
     output_tokens: int = 0,
-    latency_s: float = 0.0,
 ) -> ChoiceOutput:
     """The keys' probabilities from a server's top-k next-token log probabilities."""
     found: dict[str, float] = dict.fromkeys(keys, 0.0)
@@ -87,7 +72,6 @@ def from_top_logprobs(
         floored=floored,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        latency_s=latency_s,
     )
 
 

@@ -1,26 +1,12 @@
 """Claude models as Anthropic describes them, and what a request states about thinking.
 
-`describe` reads the body of `GET /v1/models/{id}` (the SDK's `models.retrieve`, whose
-`ModelInfo`, `ModelCapabilities` and `ThinkingTypes` give its fields): the thinking types a
-request may send (`capabilities.thinking.types`: `adaptive`, `enabled`, `disabled`,
-`between_tools`, each read on its own), the effort levels (`capabilities.effort`), the output
-limit (`max_tokens`), the context window (`max_input_tokens`) and `lifecycle`. Sampling, stop
-sequences and the rest are not described there and come from the table
-(`models.capabilities`). A body without `capabilities` is silent: None, and the table is used.
-
-The description does not say what a model does when `thinking` is left out (the Claude 5
-families think), so `thinking_fields` never leaves it out. An entry that asks no thinking
-sends what turns thinking off on its model: `disabled`, or `between_tools` where `disabled`
-is refused (Sonnet 5.5), at an effort the model turns thinking off at (Opus 5 and Haiku 5.5
-refuse it above high: the effort is lowered, and `thinking_note` says so at plan time); a
-model that cannot stop thinking (Fable 5, Mythos 5, Opus 5.5) is asked for `adaptive`, and
-told so at plan time. Otherwise the thinking asked for is sent. A call that may think gets an
-allowance on top of its answer's budget, scaled by the effort (`EFFORT_SHARE`, of the
-capabilities' `thinking_allowance` at high effort; no effort sent: the model's default), so
-thinking never eats the answer; its timeout scales with the budget (`call_timeout`), and a
-call that may take longer than 10 minutes is streamed (`needs_streaming`), as the SDK
-requires.
-"""
+`describe` reads the body of `GET /v1/models/{id}` (thinking types, effort levels, output
+limit, lifecycle); a body without `capabilities` is silent, and the table is used. What a
+model does when `thinking` is left out is described nowhere (the Claude 5 families think), so
+`thinking_fields` never leaves it out: an entry that asks no thinking sends what turns it off
+on its model, at an effort the model allows that at, or `adaptive` for a model that always
+thinks, said at plan time (`thinking_note`). A call that may think gets an allowance on top of
+its answer's budget, scaled by the effort, so thinking never eats the answer."""
 
 from __future__ import annotations
 
@@ -74,8 +60,7 @@ def _supported(value: Any) -> bool:
 
 
 def describe(body: Mapping[str, Any], base: Capabilities) -> Capabilities | None:
-    """The capabilities a models-endpoint body describes, over `base` (the table's entry, for
-    what the endpoint does not say); None when it describes none."""
+    """The capabilities a models-endpoint body describes, over `base`; None: it is silent."""
     described = body.get("capabilities")
     if not isinstance(described, Mapping):
         return None
@@ -115,8 +100,7 @@ def thinking_off(caps: Capabilities) -> str | None:
 
 
 def effort_without_thinking(caps: Capabilities, effort: str | None) -> str | None:
-    """The effort a call with thinking off is sent at: `effort`, lowered to the highest at
-    which the model turns thinking off (Opus 5 and Haiku 5.5: high)."""
+    """`effort`, lowered to the highest at which the model turns thinking off."""
     ceiling = caps.thinking_off_max_effort
     if effort not in EFFORTS or ceiling not in EFFORTS:
         return effort
@@ -141,10 +125,8 @@ def _refusal(caps: Capabilities, params: GenerateParams) -> str | None:
 def thinking_fields(
     caps: Capabilities, params: GenerateParams, spec: str
 ) -> tuple[dict[str, Any], int]:
-    """The `thinking` (and `output_config`) fields of a request, and the tokens its thinking
-    may take; a parameter the model does not take is refused before any call. No thinking
-    asked: what turns it off on this model (at an effort it turns it off at), else adaptive
-    thinking with an allowance."""
+    """The `thinking` (and `output_config`) fields of a request, and the tokens its thinking may
+    take; a parameter the model does not take is refused before any call."""
     refused = _refusal(caps, params)
     if refused is not None:
         raise ProviderError(f"{spec} does not take {refused}", retryable=False)
@@ -169,9 +151,7 @@ def thinking_fields(
 
 
 def thinking_note(caps: Capabilities, params: GenerateParams) -> str | None:
-    """What a run is told at plan time about an entry that asks no thinking: the model always
-    thinks (and the allowance its calls get), or its effort is lowered to turn thinking off;
-    None when it is sent as asked."""
+    """What a run is told at plan time of an entry that asks no thinking; None: sent as asked."""
     if not _asks_no_thinking(params) or not caps.thinking:
         return None
     off = thinking_off(caps)
@@ -192,8 +172,7 @@ def thinking_note(caps: Capabilities, params: GenerateParams) -> str | None:
 
 
 def unasked_thinking(caps: Capabilities) -> str:
-    """What a call that asks no thinking states: `disabled`, `between_tools`, or the thinking
-    it cannot avoid."""
+    """The thinking type a call that asks no thinking states."""
     fields, _ = thinking_fields(caps, GenerateParams(), "")
     return str(fields.get("thinking", {}).get("type", "unstated"))
 
@@ -208,8 +187,7 @@ def call_timeout(timeout_s: float, max_tokens: int) -> float:
 
 
 def needs_streaming(max_tokens: int) -> bool:
-    """Whether a call of this budget must be streamed: the SDK expects it to take longer than
-    the 10 minutes it lets a call go unstreamed (`STREAMING_AFTER_S`).
+    """Whether the SDK expects a call of this budget to take over 10 minutes, and so must stream.
 
     >>> needs_streaming(16_400), needs_streaming(32_300)
     (False, True)
@@ -218,13 +196,16 @@ def needs_streaming(max_tokens: int) -> bool:
 
 
 def over_output_limit(caps: Capabilities, asked: int, answer: int) -> str | None:
-    """Why a call asking for `asked` tokens (`answer` of them for the answer) cannot be made:
-    more than the model's output limit; None when it fits or the limit is unknown."""
+    """Why a call asking for `asked` tokens passes the model's output limit; None when it fits."""
     if caps.max_output_tokens is None or asked <= caps.max_output_tokens:
         return None
-    where = "Anthropic's models endpoint" if caps.source == "endpoint" else "the table"
     return (
         f"a call asks for {asked_for(asked, answer)}, over the model's output limit of "
-        f"{caps.max_output_tokens:,} tokens ({where}); fix its models-file entry: lower "
+        f"{caps.max_output_tokens:,} tokens ({told_by(caps)}); fix its models-file entry: lower "
         "params.max_tokens, params.effort or params.thinking_budget"
     )
+
+
+def told_by(caps: Capabilities) -> str:
+    """Where the capabilities were read, for a stop line."""
+    return "Anthropic's models endpoint" if caps.source == "endpoint" else "the table"

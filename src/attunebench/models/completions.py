@@ -1,14 +1,9 @@
 """What `openai/` sends and reads besides plain chat: raw completions and option probabilities.
 
-- A model with no chat template (a base model behind llama.cpp or vLLM) is asked through
-  `/completions` with a plain-text prompt (`chat = false` in the models file): a task's prompt
-  as its messages' text, and a conversation to continue as a transcript ending in
-  "Assistant:", stopped at the next "User:" line.
-- In choice mode the next token's top log probabilities are asked for: `top_logprobs` (up to
-  20) on chat completions, as the OpenAI API, vLLM and SGLang give them, or `logprobs` (the
-  number of top tokens) on completions, as llama.cpp's server and vLLM give them. Keys missing
-  from the top-k get the floor (`models.choice`).
-"""
+A model with no chat template (`chat = false`) is asked through `/completions`: a task's prompt
+as plain text, a conversation as a transcript ending in "Assistant:", stopped at the next
+"User:" line. In choice mode the next token's top logprobs are asked for (`top_logprobs` on
+chat completions, `logprobs` on completions)."""
 
 from __future__ import annotations
 
@@ -77,7 +72,7 @@ def _usage(data: dict[str, Any]) -> tuple[int, int]:
     return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
-def parse_choice(body: bytes, keys: Sequence[str], latency_s: float) -> ChoiceOutput:
+def parse_choice(body: bytes, keys: Sequence[str]) -> ChoiceOutput:
     """The keys' probabilities from a chat or completions body with logprobs."""
     try:
         data = json.loads(body)
@@ -93,9 +88,7 @@ def parse_choice(body: bytes, keys: Sequence[str], latency_s: float) -> ChoiceOu
         raise ProviderError(
             f"no logprobs in the answer ({error!r}): {snippet}", retryable=False
         ) from None
-    return from_top_logprobs(
-        top, keys, input_tokens=prompt_tokens, output_tokens=completion_tokens, latency_s=latency_s
-    )
+    return from_top_logprobs(top, keys, input_tokens=prompt_tokens, output_tokens=completion_tokens)
 
 
 def parse_text_completion(body: bytes, latency_s: float) -> ModelOutput:

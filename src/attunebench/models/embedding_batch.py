@@ -1,11 +1,5 @@
-"""Query embeddings for many concurrent calls, in one forward pass, remembered.
-
-`baseline/knn` embeds one query text per call (a user message, a reply, a candidate). Encoded
-one by one, each text pays a whole forward pass of the sentence encoder; the engine keeps many
-calls in flight, so the texts of every call waiting at the same moment are gathered and
-encoded together, in a worker thread. Each text's vector is also remembered (a pair is asked in
-both orders, and the same reply recurs as a judge candidate), up to `size` texts.
-"""
+"""Query embeddings for many concurrent calls, encoded together in one forward pass, and
+remembered (a pair is asked in both orders, a reply recurs as a judge candidate)."""
 
 from __future__ import annotations
 

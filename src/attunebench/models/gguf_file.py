@@ -1,36 +1,29 @@
-"""A GGUF file of the user's own, served by `local/NAME` as the four pinned models are:
+"""A GGUF file of the user's own, served by `local/NAME` as the four pinned models are
+(`options = { file = "PATH", sha256 = "..." }`; docs/running-models.md).
 
-```toml
-[models.llama8b]
-spec = "local/llama-3.1-8b-instruct"          # any name: what records and the server call it
-options = { file = "~/models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", sha256 = "..." }
-```
-
-`file` is the path (a relative one is read from the models file's folder). `sha256`, if
-given, is checked before anything is served: a file that does not match is refused in one
-line naming it and both digests. Without it the file's digest is computed, and either way it
-is the model's identity in the cache (the weights, never the path, so a file moved or
-renamed keeps its answers). A record in the model cache, keyed by the file's absolute path,
-keeps the digest with the file's size and modification time, so a later run hashes a
-multi-gigabyte file again only when it has changed.
-
-Whether the model is asked through its chat template (`chat`) is read from the file's header,
-as for the pinned models: a file with `tokenizer.chat_template` is a chat model, and
-llama-server applies that template; one without is a base model, asked in choice mode only.
-Only the header's keys are read (`header_keys`): gguf's own reader builds every vocabulary
-entry first, seconds for a large vocabulary, for a question that needs none of them.
-"""
+The file's digest, checked against `sha256` where given, is the model's identity in the cache
+(the weights, never the path). A record in the model cache keyed by the file's path keeps the
+digest with its size and modification time, so a large file is hashed again only when it
+changed. Whether the model has a chat template is read from the header's keys alone
+(`header_keys`): gguf's own reader builds every vocabulary entry first, seconds for a large
+vocabulary."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from attunebench.models.local_models import LocalModelError, model_dir, sha256
+from attunebench.models.local_models import (
+    LocalModelError,
+    model_dir,
+    record_digest,
+    recorded_digest,
+    sha256,
+)
 
 CHAT_TEMPLATE = "tokenizer.chat_template"
 MAGIC = b"GGUF"
@@ -77,8 +70,7 @@ def _skip_value(handle: BinaryIO, kind: int) -> None:
 
 
 def header_keys(path: Path) -> frozenset[str]:
-    """The metadata keys of a GGUF file (versions 2 and 3, little-endian); one line naming
-    the file when it is not one."""
+    """The metadata keys of a GGUF file (versions 2 and 3); one line naming one that is not."""
     with path.open("rb") as handle:
         begins = handle.read(4)
         if begins != MAGIC:
@@ -100,8 +92,8 @@ def header_keys(path: Path) -> frozenset[str]:
 
 @dataclass(frozen=True, slots=True)
 class GgufFile:
-    """One user's GGUF file as `local/NAME` serves it: its name, where it is, the digest the
-    entry pins (or None), and whether its header carries a chat template."""
+    """A user's GGUF file: its name, path, the digest the entry pins (or None), and whether its
+    header carries a chat template."""
 
     name: str
     file: Path
@@ -109,7 +101,7 @@ class GgufFile:
     chat: bool
 
     def path(self) -> Path:
-        """The file, once its digest matches the pin (computed, or vouched for by its record)."""
+        """The file, once its digest matches the pin."""
         digest = self.digest()
         if self.pinned is not None and digest != self.pinned:
             raise LocalModelError(
@@ -120,20 +112,12 @@ class GgufFile:
 
     def digest(self) -> str:
         record = _record(self.file)
-        stat = self.file.stat()
-        seen = {"path": str(self.file), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-        try:
-            kept = json.loads(record.read_text(encoding="utf-8"))
-            if {key: kept[key] for key in seen} == seen:
-                return str(kept["sha256"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        digest = sha256(self.file)
-        try:
-            record.parent.mkdir(parents=True, exist_ok=True)
-            record.write_text(json.dumps({**seen, "sha256": digest}) + "\n", encoding="utf-8")
-        except OSError:  # a cache that cannot be written costs the hashing next time, no more
-            pass
+        digest = recorded_digest(self.file, record)
+        if digest is None:
+            digest = sha256(self.file)
+            # A cache that cannot be written costs the hashing next time, no more.
+            with contextlib.suppress(OSError):
+                record_digest(self.file, record, digest)
         return digest
 
     @property
@@ -148,8 +132,7 @@ def _record(file: Path) -> Path:
 
 
 def gguf_file(name: str, file: str, pinned: str | None) -> GgufFile:
-    """The entry's file, read as far as its header; one line naming it when it is missing,
-    a folder, or not GGUF, or when the pin is not a SHA-256."""
+    """The entry's file, read as far as its header; one line naming what is wrong with it."""
     path = Path(file).expanduser().absolute()
     if pinned is not None:
         pinned = pinned.strip().lower()

@@ -1,37 +1,28 @@
 """`hf/PATH`: a local transformers checkpoint, with concurrent requests batched together.
 
-The checkpoint is read from PATH (or the local Hugging Face cache for a hub name) and never
-downloaded. Prompts use the tokenizer's chat template when it has one, else a plain
-`role: content` transcript ending in `assistant:`. Concurrent `generate` calls are gathered
-for up to `max_wait_ms` into batches of up to `batch_size` and run as one left-padded
-`model.generate` in a worker thread, so the event loop keeps scheduling while the model runs;
-only requests with equal sampling parameters share a batch. Temperature 0 decodes greedily.
-
-`json_mode` is not enforced (no constrained decoding); stop strings cut the decoded text.
-
-In choice mode (`choose`) each key's exact log-likelihood as the continuation of the prompt is
-computed in one batched forward pass: with a chat template, the key follows the generation
-prompt; without one, the prompt is the plain text of `models.choice.completion_prompt` and the
-key follows it, as lm-evaluation-harness scores an option. The keys' probabilities are
-those likelihoods renormalised over the keys.
-"""
+The checkpoint is read from PATH or the local Hugging Face cache, never downloaded. Prompts use
+the tokenizer's chat template, else a `role: content` transcript. Concurrent calls with equal
+parameters are gathered for up to `max_wait_ms` into one left-padded `model.generate` in a
+worker thread. `json_mode` is not enforced; stop strings cut the decoded text. In choice mode
+each key's exact log-likelihood as the prompt's continuation is computed in one forward pass."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from attunebench.answerform import TaskHint
-from attunebench.frozen import Frozen, first_problem
+from attunebench.frozen import Frozen
 from attunebench.models import base
 from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt, from_loglikelihoods
-from attunebench.models.registry import PROVIDERS, ProviderConfigError
+from attunebench.models.registry import PROVIDERS, ProviderConfigError, spec_options
 
 
 class HFOptions(Frozen):
@@ -44,19 +35,10 @@ class HFOptions(Frozen):
 
 
 @dataclass(frozen=True, slots=True)
-class Generated:
-    text: str
-    input_tokens: int
-    output_tokens: int
-    finish_reason: str
-    batch_size: int
-
-
-@dataclass(frozen=True, slots=True)
 class _Request:
     messages: list[base.Message]
     params: base.GenerateParams
-    future: asyncio.Future[Generated]
+    future: asyncio.Future[base.ModelOutput]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +70,7 @@ class HFProvider(base.Provider):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[_Request] | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._pending: set[asyncio.Future[Generated]] = set()
+        self._pending: set[asyncio.Future[base.ModelOutput]] = set()
 
     @property
     def spec(self) -> str:
@@ -101,19 +83,11 @@ class HFProvider(base.Provider):
         hint: TaskHint | None = None,
     ) -> base.ModelOutput:
         started = time.perf_counter()
-        future: asyncio.Future[Generated] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[base.ModelOutput] = asyncio.get_running_loop().create_future()
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
         await self._ensure_worker().put(_Request(list(messages), params, future))
-        done = await future
-        return base.ModelOutput(
-            text=done.text,
-            input_tokens=done.input_tokens,
-            output_tokens=done.output_tokens,
-            latency_s=time.perf_counter() - started,
-            finish_reason=done.finish_reason,
-            raw={"batch_size": done.batch_size},
-        )
+        return dataclasses.replace(await future, latency_s=time.perf_counter() - started)
 
     async def check(self) -> None:
         """Load the checkpoint now, so a bad path fails before a run starts rather than in it."""
@@ -236,7 +210,7 @@ class HFProvider(base.Provider):
 
     def _generate_batch(
         self, conversations: list[list[base.Message]], params: base.GenerateParams
-    ) -> list[Generated | BaseException]:
+    ) -> list[base.ModelOutput | BaseException]:
         import torch
 
         loaded = self._load()
@@ -277,12 +251,8 @@ class HFProvider(base.Provider):
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    size = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        size += 1
-    return size
+    pairs = enumerate(zip(a, b, strict=False))
+    return next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -299,7 +269,7 @@ def _decode(
     params: base.GenerateParams,
     batch: int,
     eos: set[int],
-) -> Generated:
+) -> base.ModelOutput:
     end = next((i for i, token in enumerate(row) if token in eos), None)
     finish = "length" if end is None else "stop"
     kept = row if end is None else row[: end + 1]
@@ -307,7 +277,9 @@ def _decode(
     cuts = [i for i in (text.find(stop) for stop in params.stop) if i >= 0]
     if cuts:
         text, finish = text[: min(cuts)], "stop"
-    return Generated(text, input_tokens, len(kept), finish, batch)
+    return base.ModelOutput(
+        text, input_tokens, len(kept), finish_reason=finish, raw={"batch_size": batch}
+    )
 
 
 def _load_checkpoint(path: str, options: HFOptions) -> _Loaded:
@@ -344,8 +316,4 @@ def _load_checkpoint(path: str, options: HFOptions) -> _Loaded:
 
 @PROVIDERS.register("hf")
 def make_hf(model: str, **options: Any) -> HFProvider:
-    try:
-        return HFProvider(model, HFOptions.model_validate(options))
-    except ValidationError as error:
-        field, problem = first_problem(error)
-        raise ProviderConfigError(f"model spec 'hf/{model}': option {field}: {problem}") from None
+    return HFProvider(model, spec_options(HFOptions, f"hf/{model}", options))

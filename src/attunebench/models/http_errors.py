@@ -1,17 +1,13 @@
 """How HTTP failures map onto `ProviderError`: which statuses are worth retrying, for how long,
 and what the error body's structured fields say.
 
-Shared by every provider that talks HTTP, so 429 means the same thing to all of them. Both
-vendors answer an error with a JSON body: OpenAI's `{"error": {"message", "type", "param",
-"code"}}`, Anthropic's `{"type": "error", "error": {"type", "message"}}`. A 429 whose code or
-type says the account has no money left (`insufficient_quota`, Anthropic's `billing_error`)
-is no rate limit: it answers the same until someone pays, so it is permanent. A body that is
-no vendor's (a web server's or a proxy's HTML error page, dozens of lines) is said in one line
-(`body_line`), so a summary of failures stays one line each.
-"""
+A 429 whose code or type says the account has no money left is no rate limit: it is
+permanent. A body that is no vendor's (an HTML error page) is said in one line (`body_line`),
+so a summary of failures stays one line each."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -68,46 +64,28 @@ def body_line(text: str, limit: int = 500) -> str:
     return " ".join(text.split())[:limit]
 
 
-def is_retryable_status(status: int) -> bool:
-    return status in RETRYABLE_STATUSES or status >= 500
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """How long the server asks to wait: `retry-after-ms` (both vendors send it, finer than
+    whole seconds) before `retry-after`, in seconds or as an HTTP date (RFC 9110, 10.2.3).
 
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """Parse a Retry-After header: delay seconds or an HTTP date (RFC 9110, 10.2.3).
-
-    >>> retry_after_seconds("2.5")
-    2.5
-    >>> retry_after_seconds("soon") is None
+    >>> retry_after({"retry-after-ms": "250", "retry-after": "1"}), retry_after({"x": "y"})
+    (0.25, None)
+    >>> retry_after({"Retry-After": "soon"}) is None
     True
     """
+    lower = {name.lower(): value for name, value in headers.items()}
+    with contextlib.suppress(KeyError, ValueError):
+        return max(0.0, float(lower["retry-after-ms"]) / 1000)
+    value = lower.get("retry-after")
     if not value:
         return None
-    try:
+    with contextlib.suppress(ValueError):
         return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """How long the server asks to wait: `retry-after-ms` (both vendors send it, finer than
-    whole seconds) before `retry-after`.
-
-    >>> retry_after({"retry-after-ms": "250", "retry-after": "1"})
-    0.25
-    """
-    lower = {name.lower(): value for name, value in headers.items()}
-    millis = lower.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    return retry_after_seconds(lower.get("retry-after"))
 
 
 def error_fields(body: Any) -> dict[str, str | None]:
@@ -138,23 +116,24 @@ def error_fields(body: Any) -> dict[str, str | None]:
 
 
 def status_error(
-    status: int, body: str | Any, headers: Mapping[str, str] | str | None = None
+    status: int, body: str | Any, headers: Mapping[str, str] | None = None
 ) -> ProviderError:
-    """The ProviderError for an HTTP error response, with its structured fields and the
-    start of its body. `headers` may be the Retry-After value alone."""
+    """The ProviderError for an HTTP error response, with its structured fields, the start
+    of its body, and the wait its headers ask for.
+
+    >>> error = status_error(429, '{"error": {"type": "rate_limit"}}', {"Retry-After": "2.5"})
+    >>> error.retryable, error.kind, error.retry_after_s
+    (True, 'rate_limit', 2.5)
+    """
     fields = error_fields(body)
-    wait = retry_after_seconds(headers) if isinstance(headers, str) or headers is None else None
-    kept: dict[str, str] = {}
-    if isinstance(headers, Mapping):
-        wait = retry_after(headers)
-        kept = {name.lower(): value for name, value in headers.items()}
+    kept = {name.lower(): value for name, value in (headers or {}).items()}
     billing = fields["code"] in BILLING or fields["kind"] in BILLING
     text = body if isinstance(body, str) else json.dumps(body)
     return ProviderError(
         f"HTTP {status}: {body_line(text)}",
-        retryable=is_retryable_status(status) and not billing,
+        retryable=(status in RETRYABLE_STATUSES or status >= 500) and not billing,
         status=status,
-        retry_after_s=wait,
+        retry_after_s=retry_after(kept),
         kind=fields["kind"],
         code=fields["code"],
         param=fields["param"],

@@ -1,17 +1,10 @@
-"""A real LLM on this machine (`local_models`: SmolLM2 135M, Gemma 3 270M, Qwen2.5-Coder 0.5B
-and 1.5B Instruct) behind llama.cpp's own `llama-server`, for `local/` models, the end-to-end
-tests and the benchmarks. The binary is built once by `make llama-server` from the llama.cpp
-sources llama-cpp-python vendors, and found as ATTUNEBENCH_LLAMA_SERVER, in the virtual
-environment's `bin`, or on PATH; it computes next-token probabilities for the last position
-only (a choice question of 500 prompt tokens: a fraction of a second; docs/running-models.md).
+"""llama.cpp's own `llama-server` for `local/` models, the end-to-end tests and the benchmarks.
 
-The server binds 127.0.0.1 on a free port, runs as a child process, and is stopped by its PID.
-It serves one request at a time, so one call in flight per server keeps each conversation's
-prompts back to back and llama.cpp reuses their shared prefix. It keeps its own accounting: it
-returns `timings` with every answer (prompt and generation milliseconds, tokens evaluated,
-tokens reused from its prefix cache), which `account` sums and `usage` reports with the time it
-was up.
-"""
+The binary is built by `make llama-server`, and found as ATTUNEBENCH_LLAMA_SERVER, in the
+environment's `bin`, or on PATH. The server binds 127.0.0.1 on a free port, runs as a child
+process stopped by its PID, and serves one request at a time, so a conversation's prompts
+reach it back to back and reuse their shared prefix. Each answer's `timings` are summed
+(`account`) and reported with the time it was up (`usage`)."""
 
 from __future__ import annotations
 
@@ -32,6 +25,7 @@ from attunebench.models.local_models import GEMMA, LocalModelError
 from attunebench.records import ServerUsage
 
 SERVER_VARIABLE = "ATTUNEBENCH_LLAMA_SERVER"
+START_TIMEOUT_S = 180.0  # loading a model from a cold disk on two busy cores
 
 
 def cpp_server() -> Path | None:
@@ -90,13 +84,11 @@ class LlamaServer:
         n_ctx: int = 2048,
         threads: int | None = None,
         threads_batch: int | None = None,
-        start_timeout_s: float = 180.0,
         verbose: bool = False,
-        binary: Path | None = None,
     ) -> None:
         self.model = model
         self.alias = alias
-        self.binary = binary or cpp_server()
+        self.binary = cpp_server()
         self.log = log
         self.n_ctx = n_ctx
         # Half the cores: llama.cpp's threads wait on each other at every layer, so one
@@ -107,7 +99,6 @@ class LlamaServer:
         # work that a second thread doubled Qwen 0.5B's prompt speed on 2 idle cores (95 -> 189
         # tokens/s), but on busy ones it lost (93 -> 74 while other jobs kept the load at 2).
         self.threads_batch = threads_batch or self.threads
-        self.start_timeout_s = start_timeout_s
         # llama.cpp logs each request's prefix-cache hit and timings when verbose (see
         # `evaluated_tokens`); off by default, as it writes a few lines per call.
         self.verbose = verbose
@@ -129,29 +120,19 @@ class LlamaServer:
         # --swa-full: Gemma 3 attends to the last 512 tokens in most layers, and with a
         # window-sized cache a prompt that shares a long prefix with the last one but ends
         # differently cannot reuse it (the window's older entries are gone).
+        flags = {
+            "--model": self.model,
+            "--alias": self.alias,
+            "--host": "127.0.0.1",
+            "--port": self.port,
+            "--ctx-size": self.n_ctx,
+            "--threads": self.threads,
+            "--threads-batch": self.threads_batch,
+            "--parallel": 1,
+        }
         verbose = ["--verbose"] if self.verbose else []
-        return [
-            str(self.binary),
-            "--model",
-            str(self.model),
-            "--alias",
-            self.alias,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--ctx-size",
-            str(self.n_ctx),
-            "--threads",
-            str(self.threads),
-            "--threads-batch",
-            str(self.threads_batch),
-            "--parallel",
-            "1",
-            "--swa-full",
-            "--no-webui",
-            *verbose,
-        ]
+        pairs = [str(part) for pair in flags.items() for part in pair]
+        return [str(self.binary), *pairs, "--swa-full", "--no-webui", *verbose]
 
     @property
     def running(self) -> bool:
@@ -164,8 +145,7 @@ class LlamaServer:
         return self._process.pid if self._process is not None else None
 
     def start(self) -> str:
-        """Start the server and wait until it answers; stopped again if it does not (or the
-        wait is interrupted)."""
+        """Start the server and wait until it answers; stopped again if it does not."""
         self.port = _free_port()
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log_handle = self.log.open("wb")
@@ -181,7 +161,7 @@ class LlamaServer:
         return self.base_url
 
     def _wait_ready(self, process: subprocess.Popen[bytes]) -> None:
-        deadline = time.monotonic() + self.start_timeout_s
+        deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise LocalModelError(f"llama.cpp server exited at start; see {self.log}")
@@ -193,7 +173,7 @@ class LlamaServer:
             except OSError:
                 time.sleep(0.25)
         raise LocalModelError(
-            f"llama.cpp server not ready in {self.start_timeout_s:.0f} s; see {self.log}"
+            f"llama.cpp server not ready in {START_TIMEOUT_S:.0f} s; see {self.log}"
         )
 
     def stop(self) -> None:
@@ -212,8 +192,7 @@ class LlamaServer:
             self._stopped = time.monotonic()
 
     def account(self, body: bytes) -> None:
-        """Add the `timings` of one answer's body to the server's sums (a body without them
-        adds nothing)."""
+        """Add one answer's `timings` to the server's sums."""
         try:
             timings = json.loads(body).get("timings")
             values = {name: float(timings[name]) for name in TIMINGS}
@@ -224,20 +203,13 @@ class LlamaServer:
             self._timings[name] += value
 
     def usage(self) -> ServerUsage | None:
-        """Its timings' sums and its wall time, up to now if it still runs; None if it never
-        started."""
+        """Its timings' sums and wall time so far; None if it never started."""
         if self._started is None:
             return None
         up_s = (self._stopped or time.monotonic()) - self._started
-        sums = self._timings
-        return ServerUsage(
-            up_s=up_s,
-            requests=self._requests,
-            prompt_ms=sums["prompt_ms"],
-            prompt_n=int(sums["prompt_n"]),
-            cache_n=int(sums["cache_n"]),
-            predicted_ms=sums["predicted_ms"],
-            predicted_n=int(sums["predicted_n"]),
+        # The token counts are sums of whole numbers: pydantic takes them as the ints they are.
+        return ServerUsage.model_validate(
+            {"up_s": up_s, "requests": self._requests, **self._timings}
         )
 
     def __enter__(self) -> LlamaServer:

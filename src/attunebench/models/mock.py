@@ -1,14 +1,10 @@
 """`mock/<name>`: a scripted provider for testing the harness, never a model under evaluation.
 
-Reports label its results `mock`. Unscripted, it answers every hint with its form's example
-(the first label, candidate A, a fixed reply), so `mock/default` runs every task with no keys.
-Scripts set the outputs (a cycled list, a function of the request, or a dict by item key),
-the latency (fixed or cycled) and failures (`ProviderError`s raised in call order or per item
-attempt). It counts calls, tracks how many are in flight, and can append each call's item key
-to a file so a test can count calls across a killed process. `stream` gives the same answer as
-pieces, a word at a time, `token_delay_s` apart (a model that writes slowly, for the
-collection app's streamed replies).
-"""
+Unscripted, it answers every hint with its form's example, so `mock/default` runs every task
+with no keys. Scripts set the outputs (a cycled list, a function, or a dict by item key), the
+latency and the failures (in call order or per item attempt). It counts calls and calls in
+flight, and can log each call's item key to a file, so a test can count calls across a killed
+process."""
 
 from __future__ import annotations
 
@@ -18,7 +14,6 @@ import re
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from attunebench.answerform import TaskHint
 from attunebench.models.base import (
@@ -58,6 +53,7 @@ def default_answer(hint: TaskHint | None) -> str:
     return hint.form.example(hint)
 
 
+@PROVIDERS.register("mock")
 class MockProvider(NamedProvider):
     """Scripted outputs, latency and failures; see the module docstring."""
 
@@ -150,11 +146,3 @@ class MockProvider(NamedProvider):
         if self._call_log is not None:
             with self._call_log.open("a", encoding="utf-8") as handle:
                 handle.write(key + "\n")
-
-    async def aclose(self) -> None:
-        return None
-
-
-@PROVIDERS.register("mock")
-def make_mock(model: str, **options: Any) -> MockProvider:
-    return MockProvider(model, **options)

@@ -35,11 +35,9 @@ params = { max_tokens = 1000, thinking = "adaptive", effort = "low" }
 ```
 
 `--model NAME` picks an entry; `--model provider/model` needs no file. A model's cache identity
-is its spec, `identity`, `sampling` and `json_schema` where set, and the options that can
+is its spec, `identity`, `sampling`, `capabilities`, `json_schema` and the options that can
 change its output; never its URLs, key, concurrency, rate limit, timeouts, `api` or `batch` (a
-batch answer is the answer a live call gets, and the two share the cache). docs/frontier.md has
-entries for hosted reasoning models, adaptive and extended thinking, vLLM, llama.cpp and batch mode;
-docs/scale.md for sharding a run across machines.
+batch answer is the one a live call gets). More entries: docs/frontier.md, docs/scale.md.
 """
 
 from __future__ import annotations
@@ -103,13 +101,10 @@ class ModelsFileError(ValueError):
 
 
 class Price(Frozen):
-    """What a model's tokens cost. Reasoning tokens are output tokens (OpenAI and Anthropic
-    bill them so) unless `reasoning` prices them apart; input read from the server's prompt
-    cache costs `cached_input` (unset: the input price); input written to it costs
-    `cache_write` (unset: 1.25 times the input price, as Anthropic bills a 5-minute write and
-    OpenAI a GPT-5.6 one), or `cache_write_1h` for Anthropic's one-hour writes (unset: twice
-    the input price); a batch call pays `batch` times the price (both providers' batch APIs
-    take half)."""
+    """What a model's tokens cost, in USD per million. Reasoning tokens are output tokens unless
+    `reasoning` prices them apart; cache reads cost `cached_input` (unset: the input price), cache
+    writes `cache_write` (unset: 1.25 times the input price, as Anthropic and OpenAI bill them) or
+    `cache_write_1h` (unset: twice it); a batch call pays `batch` times the price."""
 
     input: float = Field(default=0.0, ge=0, description="USD per million input tokens")
     cached_input: float | None = Field(
@@ -140,9 +135,7 @@ class Price(Frozen):
         cache_write_tokens: int = 0,
         cache_write_1h_tokens: int = 0,
     ) -> float:
-        """USD for one call; `output_tokens` include its `reasoning_tokens`, `input_tokens`
-        its `cached_input_tokens` and its `cache_write_tokens` (which include the
-        `cache_write_1h_tokens`).
+        """USD for one call; each token count includes the ones named after it.
 
         >>> Price(input=1.0, output=10.0, reasoning=5.0).cost(1_000_000, 300_000, 200_000)
         3.0
@@ -271,8 +264,7 @@ class ModelEntry(Frozen):
         return identity
 
     def endpoint_concurrency(self, default: int) -> int:
-        """Calls in flight across all replicas: the per-URL limit times the replicas. A batch
-        model's calls wait in batches, not on a server, so all of them may be waiting."""
+        """Calls in flight across all replicas (a batch model's wait in batches: all of them)."""
         if self.batch:
             return self.concurrency or BATCH_IN_FLIGHT
         return (self.concurrency or default) * max(1, len(self.urls()))
@@ -310,8 +302,7 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
 
 
 def models_file_text(entries: Iterable[ModelEntry]) -> str:
-    """A models file naming `entries`, each by its settings that differ from their defaults;
-    `load_models_file` reads it back to the same entries."""
+    """A models file naming `entries` by their settings that differ from the defaults."""
     tables = {
         e.name: e.model_dump(mode="json", exclude={"name"}, exclude_defaults=True) for e in entries
     }
@@ -319,8 +310,7 @@ def models_file_text(entries: Iterable[ModelEntry]) -> str:
 
 
 def _located(table: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """A local/ entry's `file` read from the models file's folder when it is relative (and
-    `~` expanded), so the entry means the same file whatever folder the run starts in."""
+    """A local/ entry's relative `file` read from the models file's folder (and `~` expanded)."""
     options = table.get("options")
     if not isinstance(options, dict) or not isinstance(options.get("file"), str):
         return table
@@ -334,8 +324,8 @@ def _describe(error: ValidationError, prefix: tuple[str, ...]) -> str:
 
 
 def option_error(entry: ModelEntry, error: TypeError) -> ModelsFileError:
-    """A provider refusing an `options` key, worded like a misspelt top-level key: the field,
-    and the options that provider takes. Any other TypeError is a bug and is raised as is."""
+    """A provider refusing an `options` key, worded like a misspelt top-level key; any other
+    TypeError is a bug, raised as is."""
     found = re.search(r"unexpected keyword argument '(\w+)'", str(error))
     if found is None:
         raise error
@@ -348,9 +338,12 @@ def option_error(entry: ModelEntry, error: TypeError) -> ModelsFileError:
 
 
 def _option_names(prefix: str) -> list[str]:
-    """The keyword options the provider class a factory returns takes (from its signature)."""
+    """The keyword options the provider a factory makes takes (from its signature)."""
     try:
-        made = typing.get_type_hints(PROVIDERS.get(prefix)).get("return")
+        factory = PROVIDERS.get(prefix)
+        made = (
+            factory if isinstance(factory, type) else typing.get_type_hints(factory).get("return")
+        )
         parameters = inspect.signature(made).parameters.values() if made else ()
         bundled = _bundled(made) if made else []
     except (NameError, TypeError, ValueError):  # not introspectable: say nothing rather than guess
@@ -363,8 +356,7 @@ def _option_names(prefix: str) -> list[str]:
 
 
 def _bundled(made: Any) -> list[str]:
-    """The options a provider takes as `**options: Unpack[SomeTypedDict]`, a bundle several
-    providers share (`hosted.HostedOptions`); none where it takes no such bundle."""
+    """The options a provider takes as `**options: Unpack[SomeTypedDict]`."""
     for hint in typing.get_type_hints(made.__init__).values():
         if typing.get_origin(hint) is typing.Unpack and typing.is_typeddict(
             typing.get_args(hint)[0]
@@ -374,11 +366,9 @@ def _bundled(made: Any) -> list[str]:
 
 
 def short_names(entries: Sequence[ModelEntry]) -> tuple[ModelEntry, ...]:
-    """Entries named by their spec, with a fitted baseline's options left out of the name:
-    `baseline/majority?train=runs/x/valid.jsonl` is `baseline/majority` in every table and plot
-    (run.json and the report's table of models keep the spec). Two that would share a name
-    are told apart by their train file's stem (`baseline/knn-valid`); any still alike keep
-    their spec. Models-file names are never changed."""
+    """Entries named by their spec, with a fitted baseline's options left out of the name
+    (`baseline/majority?train=x.jsonl` is `baseline/majority` in tables and plots); two that
+    would share a name are told apart by their train file's stem. Models-file names stay."""
     first = [_short(entry) for entry in entries]
     taken = Counter(first)
     named = [

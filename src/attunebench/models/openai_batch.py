@@ -1,11 +1,6 @@
-"""OpenAI's Batch API for `openai/` models with `batch = true`: the requests as a JSONL file
-(purpose `batch`), a batch over /v1/chat/completions with a 24-hour window, polled until it
-ends, and its output and error files read back.
-
-Limits are the API's: 50,000 requests and 200 MB a file (a margin is kept under the bytes),
-and one model a batch (a provider is one model). A batch that `failed` validation, `expired`
-or was `cancelled` ends; what it answered is used, the rest fail (see `batching`).
-"""
+"""OpenAI's Batch API for `openai/` models with `batch = true`: the requests uploaded as a JSONL
+file, a batch over /v1/chat/completions with a 24-hour window, polled until it ends, and its
+output and error files read back."""
 
 from __future__ import annotations
 
@@ -139,34 +134,29 @@ class OpenAIBatches(BatchAPI[dict[str, Any]]):
         return answers
 
     async def _content(self, file_id: str) -> str:
-        url = f"{self.base_url}/files/{file_id}/content"
-        try:
-            async with self._session().get(url) as response:
-                text = await response.text()
-                if response.status >= 400:
-                    raise status_error(response.status, text)
-                return text
-        except (TimeoutError, aiohttp.ClientError) as error:
-            raise ProviderError(f"{type(error).__name__} reading {url}", retryable=True) from None
+        return await self._text("GET", f"/files/{file_id}/content")
 
-    async def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
+    async def _text(self, method: str, path: str, **options: Any) -> str:
         url = f"{self.base_url}{path}"
         try:
             async with self._session().request(method, url, **options) as response:
                 text = await response.text()
                 if response.status >= 400:
                     raise status_error(response.status, text, response.headers)
+                return text
         except (TimeoutError, aiohttp.ClientError) as error:
             message = f"{type(error).__name__} calling {method} {url}: {error}"
             raise ProviderError(message, retryable=True) from None
+
+    async def _call(self, method: str, path: str, **options: Any) -> dict[str, Any]:
+        text = await self._text(method, path, **options)
         try:
             answer = json.loads(text)
         except ValueError:
-            raise ProviderError(
-                f"malformed answer from {url}: {text[:200]}", retryable=True
-            ) from None
+            answer = None
         if not isinstance(answer, dict):
-            raise ProviderError(f"unexpected answer from {url}: {text[:200]}", retryable=True)
+            url = f"{self.base_url}{path}"
+            raise ProviderError(f"malformed answer from {url}: {text[:200]}", retryable=True)
         return answer
 
 

@@ -1,32 +1,14 @@
 """`openai/<model>`: any server that speaks OpenAI's /v1/chat/completions (OpenAI, vLLM, SGLang,
-llama.cpp, Ollama, OpenRouter), by base URL.
+llama.cpp, Ollama, OpenRouter), by base URL, over aiohttp.
 
-The HTTP path is aiohttp, one ClientSession per provider: at concurrency 64 it sustains about
-three times the calls per second of the openai SDK on a small machine, and the engine's
-overhead budget is under a millisecond a call. Several base URLs (replicas of one model) are
-used round-robin. The key comes from the environment variable the models file names (default
-OPENAI_API_KEY); a local server may run without one.
-
-What a model accepts comes from its capability table (`models.capabilities`), overridable in
-the models file (`capabilities = {...}`; `sampling` is a shorthand for its field): sampling
-parameters, first-token logprobs (a model without them is not planned in choice mode), stop,
-seed, effort values, and the budget's field. Where the table does not say, `api` does:
-`openai` (the default for api.openai.com) sends the budget as `max_completion_tokens`,
-`compatible` (any other server) as `max_tokens`. One body builder (`request_body`) serves
-generate and choice calls, live or batched, so `params.extra` (a vLLM model's
-`chat_template_kwargs`, say), `seed` and `reasoning_effort` reach both. Reasoning tokens are
-read from `usage.completion_tokens_details`, cached input from `prompt_tokens_details`,
-reasoning text from a server's `reasoning_content` or `reasoning` field. With `batch = true`
-calls go through the Batch API (`openai_batch`).
-
-With `json_schema = true` (opt-in: llama.cpp's server, vLLM and OpenAI take it) a call whose
-task declares its answer's JSON schema (`AnswerForm.schema`) sends it as
-`response_format = {"type": "json_schema", ...}`, so the server can write only answers of that
-form (labels from the taxonomy, numbers in their scale). That is a different claim from a
-free model's validity: run.json and the report say so, and the setting is part of the
-model's cache identity. A server that refuses the schema stops the run at the pre-flight
-rather than being asked without it.
-"""
+aiohttp, not the openai SDK: at concurrency 64 it sustains about three times the calls per
+second on a small machine. Several base URLs (replicas) are used round-robin. What a model
+accepts comes from its capability table (`models.capabilities`) under the entry's
+`capabilities`; where the table is silent, `api` says which budget field is sent. One body
+builder (`request_body`) serves generate and choice calls, live or batched, so `params.extra`,
+`seed` and `reasoning_effort` reach both. With `json_schema = true` a task's answer schema is
+sent as `response_format`: a constrained answer, recorded in run.json and the cache identity,
+and a server that refuses it stops the run at the pre-flight."""
 
 from __future__ import annotations
 
@@ -50,12 +32,13 @@ from attunebench.models.base import (
     ProviderError,
 )
 from attunebench.models.batched import BatchMode
-from attunebench.models.batching import BatchQueue, BatchTiming, request_key
+from attunebench.models.batching import BatchQueue, request_key
 from attunebench.models.capabilities import (
     OPENAI_MODELS,
     Capabilities,
     at_effort,
-    capabilities_of,
+    family,
+    overridden,
     unknown_openai,
 )
 from attunebench.models.choice import prefilled
@@ -66,7 +49,7 @@ from attunebench.models.completions import (
     parse_choice,
     parse_text_completion,
 )
-from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_timing, checked
+from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_queue, checked
 from attunebench.models.http_errors import body_line, looks_like_html, status_error
 from attunebench.models.openai_batch import OpenAIBatches, enqueued_tokens
 from attunebench.models.openai_wire import (
@@ -106,6 +89,7 @@ PROBE_KEYS = ("A", "B")
 NO_SCHEMA_FIX = "set json_schema = false (this server takes no JSON schema)"
 
 
+@PROVIDERS.register("openai")
 class OpenAICompatProvider(Adapting, BatchMode, Provider):
     """Chat completions over aiohttp; see the module docstring."""
 
@@ -157,36 +141,22 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self._next_url = 0
         self._batches: BatchQueue[dict[str, Any]] | None = None
         if options.get("batch"):
-            self._batches = self._batch_queue(
-                options.get("batch_size"), options.get("batch_tokens"), batch_timing(options)
-            )
-
-    def _batch_queue(
-        self, batch_size: int | None, batch_tokens: int | None, timing: BatchTiming
-    ) -> BatchQueue[dict[str, Any]]:
-        """The queue that sends this model's calls through OpenAI's Batch API."""
-        if not self.chat:
-            raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
-        batches = OpenAIBatches(self.base_urls[0], self._client)
-        # The enqueued-token budget: input tokens in running batches at once. OpenAI's
-        # limit is per model and usage tier (Settings > Limits); by default the model's
-        # tier-1 limit (`openai_batch.ENQUEUED_TOKENS`). Set yours to go faster.
-        batches.limits = dataclasses.replace(
-            batches.limits,
-            max_requests=batch_size or batches.limits.max_requests,
-            max_tokens=batch_tokens or enqueued_tokens(self.model),
-        )
-        return BatchQueue(batches, self.spec, timing)
+            if not chat:
+                raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
+            # The enqueued-token budget: input tokens in running batches at once. OpenAI's
+            # limit is per model and usage tier (Settings > Limits); by default the model's
+            # tier-1 limit (`openai_batch.ENQUEUED_TOKENS`). Set yours to go faster.
+            batches = OpenAIBatches(self.base_urls[0], self._client)
+            self._batches = batch_queue(batches, self.spec, options, enqueued_tokens(model))
 
     def _capabilities(self, override: Any, sampling: bool | None) -> Capabilities:
-        """The table's entry for the model (or the guess for one it lacks, by server), with
-        the entry's `capabilities` and `sampling` over it."""
+        """The table's entry (or the server's guess), with the entry's `capabilities` over it."""
         default = unknown_openai(hosted=default_api(self.base_urls) == "openai")
         told = dict(override or {})
         if sampling is not None:
             told["sampling"] = sampling
         self._told = frozenset(told)
-        found = capabilities_of(self.model, OPENAI_MODELS, default, told)
+        found = overridden(self.model, OPENAI_MODELS.get(family(self.model), default), told)
         if self.chat and not found.chat:
             raise ProviderConfigError(
                 f"{self.spec} is served only by OpenAI's Responses API, not chat completions"
@@ -236,9 +206,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         choice: bool = False,
         schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The chat-completions body of a generate call, or (`choice`) of a choice call: one
-        next token with its top logprobs. The same parameters, `extra` and adaptations
-        reach both. `schema`: the answer's JSON schema, sent only with `json_schema`."""
+        """The body of a generate call, or (`choice`) of a choice call: one token's logprobs."""
         claude = [
             name for name in ("thinking_budget", "thinking", "effort") if getattr(params, name)
         ]
@@ -303,9 +271,8 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
     async def stream(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
     ) -> AsyncIterator[str]:
-        """The reply as the server writes it (`"stream": true`: server-sent events whose
-        `choices[0].delta.content` are the pieces, ending with `data: [DONE]`), for the
-        collection app's streamed replies. A completions-API or batched model's, whole."""
+        """The reply as the server writes it (server-sent events, to `data: [DONE]`), for the
+        collection app; a completions-API or batched model's comes whole."""
         if not self.chat or self._batches is not None:
             yield (await self.generate(messages, params, hint)).text
             return
@@ -319,9 +286,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                     yield piece
 
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
-        """One live chat call with the model's parameters (batch or not), and one with its
-        choice body for a model in choice mode; a refusal is adapted, or stops the run with
-        the fix (see `preflight`)."""
+        """One live chat call with the model's parameters, and one with its choice body."""
         if not self.chat:
             return
         params = probe_params(params)
@@ -336,7 +301,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
 
         async def send_choice(body: dict[str, Any]) -> None:
             # Accepted is not enough: the answer must carry the logprobs choice mode reads.
-            parse_choice(await self._post("chat/completions", body, headers=headers), PROBE_KEYS, 0)
+            parse_choice(await self._post("chat/completions", body, headers=headers), PROBE_KEYS)
 
         schema = PROBE_SCHEMA if self.json_schema else None
         await self.preflight(
@@ -372,7 +337,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             )
         else:
             answer = await self._post("completions", choice_body(self.model, messages, params))
-        return parse_choice(answer, keys, 0.0)  # `choose` times it
+        return parse_choice(answer, keys)  # `choose` times it
 
     async def _post(
         self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
@@ -384,8 +349,8 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
     async def _posting(
         self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
     ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """The server's answer to `body` at `path`, once it said yes: a refusal, a timeout or a
-        broken connection (while the answer is read too) as a ProviderError."""
+        """The server's answer to `body` at `path`; a refusal, a timeout or a broken
+        connection (while the answer is read too) as a ProviderError."""
         url = f"{self._url()}/{path}"
         data = json.dumps(body).encode()
         try:
@@ -401,9 +366,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             raise ProviderError(message, retryable=True) from None
 
     def _not_an_api(self, error: ProviderError) -> Exception:
-        """A first call answered 404, 405 or 501 with no vendor's error in the body (a web
-        server's page, not an API refusing a model name): the one line that says so. Any other
-        failure as it was."""
+        """A first call answered 404, 405 or 501 with no vendor's error body: a web server."""
         if error.status not in NOT_AN_API or error.said is not None:
             return error
         return ProviderConfigError(
@@ -412,8 +375,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         )
 
     async def check(self) -> None:
-        """Fail fast, with a clear message, when a server cannot be reached, refuses the key, or
-        has no OpenAI API at the base URL's path (its /models is missing, or is not JSON)."""
+        """Fail fast when a server cannot be reached, refuses the key, or has no /models."""
         for base in self.base_urls:
             try:
                 async with self._client().get(
@@ -442,8 +404,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
 
 
 def _models_json(base: str, body: bytes) -> None:
-    """Refuse a /models answer that is not JSON: a web page served at the base URL would answer
-    every call of the run with an error page."""
+    """Refuse a /models answer that is not JSON: a web page would answer every call of the run."""
     text = body.decode("utf-8", "replace")
     try:
         json.loads(text)
@@ -456,17 +417,10 @@ def _models_json(base: str, body: bytes) -> None:
 
 
 def url_hint(base: str) -> str:
-    """What to check of a base URL whose /models answered wrongly: that it ends in /v1, as
-    an OpenAI-compatible server's usually does, or, where it does, that it is the model
-    server's address and port and not another server's."""
+    """What to check of a base URL whose /models answered wrongly."""
     if urlsplit(base).path.rstrip("/").endswith("/v1"):
         return " (is it the model server's own address and port?)"
     return " (is the base URL right? It usually ends in /v1)"
-
-
-@PROVIDERS.register("openai")
-def make_openai(model: str, **options: Any) -> OpenAICompatProvider:
-    return OpenAICompatProvider(model, **options)
 
 
 def _delta(line: bytes) -> str | None:

@@ -1,10 +1,6 @@
-"""OpenAI's wire format as `openai/` uses it: which server a base URL is, whose rules it
-follows by default (`api`), and a chat completion read into a `ModelOutput` (live, or a batch's
-line): the answer, tokens (reasoning, cached input and input written to the cache among them:
-`prompt_tokens_details.cached_tokens` and `.cache_write_tokens`, which GPT-5.6 bills) and any
-reasoning text a server returns apart; and a task's answer schema as `response_format`
-(`json_schema = true`).
-"""
+"""OpenAI's wire format as `openai/` uses it: which server a base URL is, whose rules it follows
+(`api`), a chat completion read into a `ModelOutput` (live, or a batch's line), and a task's
+answer schema as `response_format`."""
 
 from __future__ import annotations
 
@@ -49,15 +45,11 @@ def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]
     return [url.rstrip("/") for url in urls]
 
 
-def is_local(url: str) -> bool:
-    return (urlparse(url).hostname or "") in LOCAL_HOSTS
-
-
 def resolve_api_key(spec: str, key: str | None, env: str, urls: Sequence[str]) -> str | None:
     """The key given, else the environment variable's; refused where it is missing and a
     server is not on this machine (a local one may run without)."""
     key = key if key is not None else os.environ.get(env)
-    if not key and not all(is_local(url) for url in urls):
+    if not key and not all(urlparse(url).hostname in LOCAL_HOSTS for url in urls):
         raise ProviderConfigError(
             f"{spec}: environment variable {env} is not set (needed for {', '.join(urls)})"
         )

@@ -1,18 +1,10 @@
 """Calls paced by an output-token rate limit, as Anthropic's response headers announce it.
 
-Anthropic reserves a request's `max_tokens` against the organisation's output tokens per
-minute (OTPM) when the request starts, and gives back what was not used when it ends; a
-request that does not fit is answered 429. Every response (a 429 too) carries the limit and
-what remains: `anthropic-ratelimit-output-tokens-limit` and `-remaining`. The bucket refills
-continuously, `limit` tokens a minute.
-
-`OutputPacer.reserve(tokens)` waits until there is room for `tokens` and returns a ticket;
-`settle(ticket, headers)` reads the answer's headers. Room is what the last headers said
-remained, plus what has refilled since, less what this provider reserved since: the
-reservations of calls sent after the answered one, which the server may not have counted
-yet (counting one it had is only cautious). So calls that would earn a 429 (a retry, and
-another) wait their turn instead, and each answer that gives tokens back wakes them.
-"""
+Anthropic reserves a request's `max_tokens` against the output tokens per minute when it
+starts, and answers 429 when it does not fit; every response carries the limit and what
+remains. Room is what the last headers said remained, plus what has refilled since, less what
+this provider reserved since (calls the server may not have counted yet), so a call that would
+earn a 429 waits its turn instead, and each answer wakes the waiting."""
 
 from __future__ import annotations
 
@@ -61,8 +53,7 @@ def read_limit(headers: Mapping[str, str]) -> OutputLimit | None:
 
 
 class OutputPacer:
-    """Waits for room under the announced limit; lets everything through until one is seen.
-    Used from one event loop."""
+    """Waits for room under the announced limit; lets everything through until one is seen."""
 
     def __init__(self) -> None:
         self.limit: OutputLimit | None = None
@@ -76,8 +67,7 @@ class OutputPacer:
         return min(float(per_minute), self._room + per_minute / 60.0 * (now - self._since))
 
     async def reserve(self, tokens: int) -> int:
-        """Wait until `tokens` fit (one that never can goes at once: the server says why);
-        the call's ticket, to `settle` when it is answered."""
+        """Wait until `tokens` fit (one that never can goes at once); the ticket to `settle`."""
         while self.limit is not None:
             per_minute, now = self.limit.per_minute, time.monotonic()
             room = self._available(now, per_minute)
@@ -117,8 +107,7 @@ def asked_for(asked: int, answer: int) -> str:
 
 
 def over_rate_limit(limit: OutputLimit | None, asked: int, answer: int) -> str | None:
-    """Why a call asking for `asked` output tokens (`answer` of them for the answer) can never
-    start: more than a minute of the account's output tokens; None when it fits."""
+    """Why a call asking for `asked` tokens can never start: over a minute's limit."""
     if limit is None or asked <= limit.per_minute:
         return None
     return (
@@ -129,8 +118,7 @@ def over_rate_limit(limit: OutputLimit | None, asked: int, answer: int) -> str |
 
 
 def pacing_note(limit: OutputLimit | None, asked: int, concurrency: int) -> str | None:
-    """What to say when `concurrency` calls of `asked` tokens at once pass the limit (they are
-    then paced); None when they fit.
+    """What to say when `concurrency` calls of `asked` tokens at once pass the limit.
 
     >>> pacing_note(OutputLimit(8_000, 8_000), 512, 16)[:47]
     '16 calls at once of up to 512 output tokens pas'

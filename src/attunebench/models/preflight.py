@@ -1,30 +1,12 @@
-"""The pre-flight call: one real call per model (and per body: the choice body too, for a model
-in choice mode), with its own parameters, before anything is planned.
+"""The pre-flight call: one real call per model (and per body: the choice body too), with its
+own parameters, before anything is planned.
 
-A server that refuses a parameter answers the same to every call of the run. What the
-capability table (`models.capabilities`) did not predict is handled here:
-
-- a parameter the provider added on its own (a temperature, a top_p, a seed, JSON mode, the
-  budget's field name) is *adapted*: dropped, or renamed (`max_tokens` and
-  `max_completion_tokens` into each other, for OpenAI's API only: Anthropic's requires
-  `max_tokens`, so a provider passes what it may adapt, `adaptable`), or changed as the
-  provider says (`Adapting._adaptation`), and the call tried again. Each adaptation is
-  kept by the provider (`Adapting.adapted`), written to run.json under `adapted` and said in
-  one line; it does not stop the run;
-- a parameter the models file asked for (`params.extra`, `reasoning_effort`, thinking, an
-  effort), or a refusal of the call itself (a wrong model name, an account without credit),
-  stops the run with one line naming the models-file fix.
-
-Which parameter a refusal names is read from the error's structured fields (OpenAI's
-`error.param`); Anthropic's errors carry only a type and a message, so there the parameter
-is the field of the request the message names. Nothing is guessed: a refusal that names no
-field of the request, or several that cannot all be adapted, stops the run with the
-provider's message verbatim and the parameters sent, and no fix; a fix is suggested only for
-the one parameter the refusal names. The call is small (`PROBE_MAX_TOKENS` of
-answer) and carries the header `PREFLIGHT_HEADER`, so a test server can tell it apart. A
-timeout, a rate limit or a 5xx is the run's retries' business, except a first call answered
-404, 405 or 501 with no vendor's error in the body (`NOT_AN_API`): that is a web server that
-does not speak the API, and every call would answer the same, so it stops the run.
+A server that refuses a parameter answers the same to every call of the run. A parameter the
+provider added on its own is adapted (dropped or renamed, recorded in run.json's `adapted`)
+and tried again; one the models file asked for, or a refusal of the call itself, stops the run
+with one line naming the fix. Which parameter a refusal names is read from the error's fields
+(OpenAI's `error.param`), else from those its message writes; nothing is guessed. A first call
+answered 404, 405 or 501 with no vendor's error body (`NOT_AN_API`) stops the run too.
 """
 
 from __future__ import annotations
@@ -66,8 +48,7 @@ NOT_AN_API: Final = frozenset({404, 405, 501})
 
 
 def probe_params(params: GenerateParams) -> GenerateParams:
-    """A model's parameters as its calls send them (JSON mode, which tasks ask for, unless the
-    entry says otherwise), with a small answer budget."""
+    """A model's parameters as its calls send them (JSON mode unless set), with a small budget."""
     update: dict[str, Any] = {"max_tokens": min(params.max_tokens, PROBE_MAX_TOKENS)}
     if "json_mode" not in params.model_fields_set:
         update["json_mode"] = True
@@ -75,8 +56,7 @@ def probe_params(params: GenerateParams) -> GenerateParams:
 
 
 def adapt(body: dict[str, Any], adapted: Mapping[str, str]) -> dict[str, Any]:
-    """`body` with the pre-flight's adaptations applied (`dropped`, or `renamed to X`; any
-    other action is the provider's own, applied as it builds the body)."""
+    """`body` with the pre-flight's drops and renames applied."""
     for name, action in adapted.items():
         if name in body and (action == "dropped" or action.startswith("renamed to ")):
             value = body.pop(name)
@@ -88,10 +68,8 @@ def adapt(body: dict[str, Any], adapted: Mapping[str, str]) -> dict[str, Any]:
 def named_parameters(
     error: ProviderError, sent: Collection[str], adaptable: Mapping[str, str | None] = ADAPTABLE
 ) -> list[str]:
-    """The top-level fields of the request `sent` that a refusal names, most likely first:
-    OpenAI's `error.param` alone where it is given; else each field the message writes as a
-    field (`thinking.type`, `max_tokens:`, in backticks), or failing any, in prose; among
-    those, what may be adapted first, least missed first (ADAPTABLE's order).
+    """The top-level fields of the request `sent` that a refusal names, most likely first: OpenAI's
+    `error.param` where given, else the fields its message writes as fields, else in prose.
 
     >>> said = 'thinking.type: "disabled" is not supported for this model'
     >>> error = ProviderError("", retryable=False, said=said)
@@ -109,12 +87,6 @@ def named_parameters(
     as_fields = [n for n in named if re.search(rf"(?<![\w])`?{re.escape(n)}{field}", said)]
     order = list(adaptable)
     return sorted(as_fields or named, key=lambda n: order.index(n) if n in order else len(order))
-
-
-def _said(error: ProviderError) -> str:
-    """The provider's own message, verbatim, on one line (its line breaks as spaces)."""
-    text = error.said or str(error)
-    return " ".join(text.splitlines())
 
 
 def sent_line(sent: Mapping[str, Any]) -> str:
@@ -137,12 +109,11 @@ def stop_line(
     params: GenerateParams,
     sent: Mapping[str, Any],
 ) -> ProviderConfigError:
-    """The one line that stops the run for a refusal the pre-flight cannot adapt: the
-    provider's message verbatim and what was sent; a fix only for a `parameter` the refusal
-    itself named (alone)."""
+    """The line that stops the run: the provider's message verbatim, what was sent, and a fix only
+    for a `parameter` the refusal itself named."""
     if error.status is None:  # refused before it was sent: the provider's own message
         return ProviderConfigError(f"{spec}: {error}")
-    said, what = _said(error), sent_line(sent)
+    said, what = " ".join((error.said or str(error)).splitlines()), sent_line(sent)
     if parameter is None or parameter in ("messages", "model"):
         return ProviderConfigError(
             f"{spec} refused the pre-flight call (HTTP {error.status}): {said}; sent: {what}"
@@ -158,8 +129,8 @@ def stop_line(
 
 
 class Adapting:
-    """A provider whose requests the pre-flight may adapt; `adapted` maps each changed
-    parameter to what was done (`dropped`, `renamed to max_completion_tokens`)."""
+    """A provider whose requests the pre-flight may adapt; `adapted` maps each changed parameter to
+    what was done (`dropped`, `renamed to max_completion_tokens`)."""
 
     _adapted: dict[str, str]
     capabilities: Capabilities
@@ -184,8 +155,7 @@ class Adapting:
         fixes: Mapping[str, str],
         params: GenerateParams,
     ) -> None:
-        """Send `build()` until it is accepted, adapting what may be adapted; raise the one
-        line that stops the run for anything else."""
+        """Send `build()` until it is accepted, adapting what may be; else stop the run."""
         for _ in range(MAX_ADAPTATIONS + 1):
             sent: dict[str, Any] = {}
             try:
@@ -209,9 +179,8 @@ class Adapting:
         )
 
     def _refused(self, named: list[str]) -> str | None:
-        """The parameter a refusal is taken to be about: the one it names, or the least
-        missed of several it names that may all be adapted (the next call tells whether
-        that was enough); None when that cannot be told."""
+        """The parameter a refusal is taken to be about: the one it names, or the least missed of
+        several that may all be adapted; None when that cannot be told."""
         if len(named) == 1 or (named and all(name in self.adaptable for name in named)):
             return named[0]
         return None

@@ -1,24 +1,12 @@
 """`proxy/minilm`: an offline stand-in for an LLM judge, scoring by sentence-embedding similarity.
 
-It exists so the whole pipeline, judge included, runs with no keys and no network; reports
-label its numbers `proxy`. It reads the judge hint, never the prompt:
-
-- With the participant's preferred and rejected replies in `hint.reference` (the rubric), a
-  reply c scores s(c) = cos(c, chosen) - cos(c, rejected), which maps, clipped to [-1, 1],
-  linearly onto 1..10.
-- A pairwise hint carries no reference replies (see `tasks.helpers.judging`: one candidate always is
-  one, and a text always matches itself, so "the model's reply against the chosen reply,
-  judged by closeness to the chosen reply" would always go to the chosen reply). The proxy
-  then scores each candidate by its similarity to the participant's own words about what they
-  wanted, or, where they gave none, to the user's message (mere relevance); the higher score
-  wins, a tie within 1e-6. Should a hint carry a reference identical to a candidate anyway,
-  both reference replies are ignored, by the same rule.
-
-One rule per mode, whichever the pair: the judge audit (the participants' own pairs) measures
-exactly the pairwise rule the response task uses. Limits, stated plainly: it measures topical
-and lexical closeness, not tone, safety or care; two replies that say opposite things about the
-same topic sit close together; and without the participant's words it is a relevance score.
-"""
+It lets the whole pipeline, judge included, run with no keys and no network; reports label it
+`proxy`. It reads the judge hint, never the prompt. With the participant's preferred and
+rejected replies in the rubric, a reply c scores cos(c, chosen) - cos(c, rejected), clipped to
+[-1, 1] and mapped onto 1..10. A pairwise hint carries no reference replies (one candidate
+always is one, and would always win), so each candidate is scored by its similarity to the
+participant's words about what they wanted, or else to the user's message; the higher wins.
+It measures topical closeness, not tone, safety or care."""
 
 from __future__ import annotations
 
@@ -26,7 +14,6 @@ import asyncio
 import json
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -41,6 +28,7 @@ from attunebench.models.base import (
     NamedProvider,
     ProviderError,
 )
+from attunebench.models.embedding_batch import QueryBatcher
 from attunebench.models.embeddings import DEFAULT_ENCODER, EncoderUnavailableError, load_encoder
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 from attunebench.registry import did_you_mean
@@ -69,13 +57,11 @@ def basis(candidates: Sequence[str], hint: TaskHint) -> list[tuple[float, str, s
 
 
 def similarity_scores(
-    encoder: Encoder, candidates: Sequence[str], terms: Sequence[tuple[float, str, str]]
+    vectors: npt.NDArray[np.float32], terms: Sequence[tuple[float, str, str]]
 ) -> list[float]:
-    """s(c) = sum of weight * cos(c, reference) for each candidate (0 with no references)."""
-    if not terms:
-        return [0.0 for _ in candidates]
-    vectors = encoder.encode([*candidates, *(text for _, _, text in terms)])
-    cands, refs = vectors[: len(candidates)], vectors[len(candidates) :]
+    """s(c) = sum of weight * cos(c, reference) for each candidate: `vectors` holds the
+    candidates' rows, then the references'."""
+    cands, refs = vectors[: len(vectors) - len(terms)], vectors[len(vectors) - len(terms) :]
     weights = np.array([weight for weight, _, _ in terms], dtype=np.float64)
     similarities = cands.astype(np.float64) @ refs.T.astype(np.float64)
     return [float(value) for value in similarities @ weights]
@@ -91,29 +77,7 @@ def rubric_score(similarity: float) -> float:
     return round(1.0 + 4.5 * (clipped + 1.0), 1)
 
 
-class CachedEncoder:
-    """Remembers recent embeddings: one item's texts recur in all of its judge calls."""
-
-    def __init__(self, encoder: Encoder, size: int = 4096) -> None:
-        self._encoder = encoder
-        self._size = size
-        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-            if missing:
-                for text, vector in zip(missing, self._encoder.encode(missing), strict=True):
-                    self._vectors[text] = vector
-            for text in texts:
-                self._vectors.move_to_end(text)
-            rows = np.stack([self._vectors[t] for t in texts])
-            while len(self._vectors) > self._size:
-                self._vectors.popitem(last=False)
-        return rows
-
-
+@PROVIDERS.register("proxy")
 class ProxyJudge(NamedProvider):
     """The embedding-similarity judge; see the module docstring."""
 
@@ -123,12 +87,15 @@ class ProxyJudge(NamedProvider):
         super().__init__(f"proxy/{name}")
         self._encoder_name = ALIASES.get(name, name)
         self._encoder = encoder
-        self._loading = threading.Lock()  # verdicts run in threads: load the encoder once
+        self._loading = threading.Lock()  # encodings run in threads: load the encoder once
+        # One item's texts recur in all of its judge calls: each is encoded once, together
+        # with the texts of every other call waiting at the same moment.
+        self._vectors = QueryBatcher(lambda texts: self._load().encode(texts))
 
     def _load(self) -> Encoder:
         with self._loading:
             if self._encoder is None:
-                self._encoder = CachedEncoder(load_encoder(self._encoder_name))
+                self._encoder = load_encoder(self._encoder_name)
             return self._encoder
 
     async def check(self) -> None:
@@ -149,16 +116,25 @@ class ProxyJudge(NamedProvider):
             kind = "no hint" if hint is None else repr(hint.kind)
             raise ProviderError(f"{self.spec} only judges (got {kind})", retryable=False)
         started = time.perf_counter()
-        text = await asyncio.to_thread(self.verdict, hint)
+        text = await self.verdict(hint)
         return ModelOutput(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")
 
-    def verdict(self, hint: TaskHint) -> str:
+    async def _scores(
+        self, candidates: Sequence[str], terms: Sequence[tuple[float, str, str]]
+    ) -> list[float]:
+        if not terms:
+            return [0.0 for _ in candidates]
+        texts = [*candidates, *(text for _, _, text in terms)]
+        vectors = await asyncio.gather(*(self._vectors.embed(text) for text in texts))
+        return similarity_scores(np.stack(vectors), terms)
+
+    async def verdict(self, hint: TaskHint) -> str:
         if hint.kind == "judge_rubric":
             reply = hint.candidates.get("A")
             if reply is None:
                 raise ProviderError(f"{self.spec}: a rubric hint needs reply A", retryable=False)
             terms = basis([reply], hint)
-            (value,) = similarity_scores(self._load(), [reply], terms)
+            (value,) = await self._scores([reply], terms)
             answer: dict[str, Any] = {"score": rubric_score(value), "reason": _reason(terms, value)}
             return json.dumps(answer)
         try:
@@ -166,22 +142,14 @@ class ProxyJudge(NamedProvider):
         except KeyError:
             raise ProviderError(f"{self.spec}: pairwise needs A and B", retryable=False) from None
         terms = basis([a, b], hint)
-        score_a, score_b = similarity_scores(self._load(), [a, b], terms)
+        score_a, score_b = await self._scores([a, b], terms)
         winner = "A" if score_a > score_b else "B"
         if abs(score_a - score_b) <= TIE_MARGIN:
             winner = "tie"
         reason = f"{_reason(terms, score_a, 'A')}; {_reason(terms, score_b, 'B')}"
         return json.dumps({"winner": winner, "reason": reason})
 
-    async def aclose(self) -> None:
-        return None
-
 
 def _reason(terms: Sequence[tuple[float, str, str]], value: float, label: str = "reply") -> str:
     names = " ".join(f"{'+' if weight > 0 else '-'}{name}" for weight, name, _ in terms)
     return f"proxy: {label} similarity ({names or 'no reference'}) = {value:+.3f}"
-
-
-@PROVIDERS.register("proxy")
-def make_proxy(model: str, **options: Any) -> ProxyJudge:
-    return ProxyJudge(model, **options)

@@ -1,26 +1,24 @@
-"""Providers by prefix: `make_provider("openai/gpt-4o-mini", base_url=...)`.
-
-A provider module registers one factory under its prefix (`openai`, `anthropic`, `hf`, `mock`,
-`baseline`); the factory takes the part after the first slash and keyword options (base URLs,
-key env var, ...). Factories import their SDK only when called, so naming a provider costs
-nothing until it is used.
-"""
+"""Providers by prefix: `make_provider("openai/gpt-4o-mini", base_url=...)`. A provider module
+registers its class (or a factory) under its prefix; SDKs are imported only when a model is
+made."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from attunebench.frozen import problem_text
 from attunebench.kinds import ModelKind, prefix_kind
 from attunebench.models.base import Provider
 from attunebench.registry import Registry, RegistryError
 
-
-class ProviderFactory(Protocol):
-    def __call__(self, model: str, **options: Any) -> Provider: ...
-
-
+# A provider class, or a function making one: called with the model and its options.
+ProviderFactory = Callable[..., Provider]
 PROVIDERS: Registry[ProviderFactory] = Registry("provider")
 ROLE_PREFIX = "person"  # `person/SPEC`: SPEC in the person's role (engine.person)
+Options = TypeVar("Options", bound=BaseModel)
 
 
 class ProviderConfigError(ValueError):
@@ -58,3 +56,15 @@ def make_provider(spec: str, **options: Any) -> Provider:
     except RegistryError as error:
         raise SpecError(f"model spec {spec!r}: {error}") from None
     return factory(model, **options)
+
+
+def spec_options(kind: type[Options], spec: str, given: dict[str, Any]) -> Options:
+    """A provider's options read into `kind`; every problem in one line naming the spec."""
+    try:
+        return kind.model_validate(given)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: {problem_text(e)}"
+            for e in error.errors()
+        )
+        raise SpecError(f"model spec {spec!r}: {problems}") from None

@@ -1,43 +1,25 @@
 """`sim/oracle`: a simulated model that answers from the item's gold at a planted accuracy.
 
-A test instrument for validating the statistics through the real pipeline, never a model under
-test: reports label it `simulated`, and it counts as a model under test only with
-`--include-simulated`. It declares `reads_gold`, so the engine hands it each item's gold (no
-other provider ever sees it), and it answers every task whose answer form can write the gold's
-answer (see `attunebench.answerform`). Options (models file `options`, or keywords):
-
-- `seed`: fixes every draw, per item;
-- `accuracy`: a table by task (`{ emotion = 0.6, behavior = 0.4, preference = 0.8 }`), the
-  chance of answering the gold; otherwise a wrong answer the task's form draws (another label,
-  the other reply; for numbers a uniform draw on the scale). For the response task, the
-  chance that its reply is the one the participant chose (otherwise the one they rejected).
-  Tasks not in the table get 0.5.
-- `reads`: what its answers depend on, to plant a person gap (`run --person both`). `gold`
-  (the default) draws each variant of an item (blind, informed, person-hidden) afresh.
-  `replies` answers an item alike in every variant: it never reads the person, so its person
-  gap is 0. `person` reads the person's own words: where its prompt holds only the
-  placeholder of a person-hidden twin (`data.person`), it answers at chance (a valid answer
-  drawn at random by the task's form), elsewhere as `replies` does, so its person gap is its
-  score above chance.
-
-Whether an item is answered right is drawn once per item, so both orders of a pair agree.
-
-`sim/person-oracle` (`models.sim_person`) is the simulated person the simulated users are
-validated with; `sim/judge` (`models.sim_judge`) a judge with planted biases.
-"""
+A test instrument for validating the statistics through the real pipeline, labelled
+`simulated`. It declares `reads_gold`, so the engine hands it each item's gold. Options: `seed`;
+`accuracy` by task (default 0.5), the chance of answering the gold, else a wrong answer the
+task's form draws; `reads`, to plant a person gap: `gold` draws each variant of an item
+afresh, `replies` answers every variant alike (gap 0), `person` answers at chance where the
+prompt holds a person-hidden twin's placeholder. Whether an item is answered right is drawn
+once per item, so both orders of a pair agree."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 import numpy as np
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.data.person import PLACEHOLDER
-from attunebench.frozen import Frozen, problem_text
+from attunebench.frozen import Frozen
 from attunebench.models.base import (
     GenerateParams,
     Message,
@@ -47,7 +29,7 @@ from attunebench.models.base import (
     ProviderError,
     keyed_rng,
 )
-from attunebench.models.registry import PROVIDERS, SpecError
+from attunebench.models.registry import PROVIDERS, SpecError, spec_options
 from attunebench.registry import did_you_mean
 
 DEFAULT_ACCURACY = 0.5
@@ -122,33 +104,19 @@ class Oracle(GoldReader):
 def make_sim(model: str, **options: Any) -> Provider:
     name = model.partition("?")[0]
     if name == "judge":  # a judge with planted biases, kept in its own module
-        from attunebench.models.sim_judge import make_sim_judge
+        from attunebench.models.sim_judge import JudgeOptions, SimJudge
 
-        return make_sim_judge(**options)
+        return SimJudge(spec_options(JudgeOptions, f"sim/{model}", options))
     if name == "person-oracle":  # a simulated person with planted faults, in its own module
         from attunebench.models.sim_person import PersonOptions, PersonOracle
 
         query = model.partition("?")[2]  # `sim/person-oracle?calm=0.5`, as on a command line
         given = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
-        return PersonOracle(_options(PersonOptions, model, {**given, **options}))
+        return PersonOracle(spec_options(PersonOptions, f"sim/{model}", {**given, **options}))
     if name != "oracle":
         near = did_you_mean(name, ("oracle", "person-oracle", "judge"))
         raise SpecError(
             f"model spec 'sim/{model}': the simulated models are oracle, person-oracle and "
             f"judge{near}"
         )
-    return Oracle(model, _options(OracleOptions, model, options))
-
-
-OptionsT = TypeVar("OptionsT", bound=Frozen)
-
-
-def _options(kind: type[OptionsT], model: str, options: dict[str, Any]) -> OptionsT:
-    try:
-        return kind.model_validate(options)
-    except ValidationError as error:  # worded as the baselines' options are, not pydantic's dump
-        problems = "; ".join(
-            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: " + problem_text(e)
-            for e in error.errors()
-        )
-        raise SpecError(f"model spec 'sim/{model}': {problems}") from None
+    return Oracle(model, spec_options(OracleOptions, f"sim/{model}", options))

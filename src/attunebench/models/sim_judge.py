@@ -1,31 +1,13 @@
 """`sim/judge`: a simulated judge with planted biases, to test the judge statistics.
 
-A test instrument, never a judge to trust: reports label it `simulated`. Like `sim/oracle`
-it reads the item's gold (`reads_gold`), so it knows which reply the participant preferred:
-
-- in the judge audit, the participant's pick between the two replies, and who wrote each
-  (`PairGold.first_model` / `second_model`);
-- in the response task, how the evaluated reply stands against the reference it is compared
-  with: a reply that is the participant's chosen reply is as good as it, the rejected one as
-  bad; any other reply ties with both. The model that wrote it is the hint's `subject`.
-
-Every draw is made once per comparison (seeded by `seed`, the item, the comparison and the
-model judged), not per order, so a judge is consistent across orders unless its position bias
-says otherwise. In this order, with the option's probability:
-
-- `position`: it names whichever reply is shown first, in both orders (so exactly this share
-  of its comparisons flips with the order);
-- `favour_by`: it names the reply of a model in `favour` (when exactly one reply is);
-- `longer`: it names the longer reply (when their lengths differ);
-- `accuracy` (default 1): it names the participant's preference; otherwise a uniform draw of
-  first, second or tie.
-
-Its rubric score (`score`) is 8 for the chosen reply, 2 for the rejected, 5 for any other.
-
-Each planted bias moves the judge's expected win for a reply by an affine function of the
-participant's own verdict, so the bias a report should recover is known in closed form
-(e.g. favouring raises a model's win rate by `favour_by` times one minus its true win rate).
-"""
+A test instrument, labelled `simulated`. Like `sim/oracle` it reads the item's gold, so it
+knows which reply the participant preferred (the judge audit's pick; in the response task,
+the evaluated reply against its reference). Every draw is made once per comparison, not per
+order. In this order, with the option's probability, it names: the reply shown first
+(`position`), the reply of a model in `favour` (`favour_by`), the longer reply (`longer`), and
+the participant's preference (`accuracy`, default 1; otherwise a uniform draw of first, second
+or tie). Each bias moves a reply's expected win by an affine function of the participant's
+verdict, so the bias a report should recover is known in closed form."""
 
 from __future__ import annotations
 
@@ -41,11 +23,10 @@ from attunebench.models.base import (
     GenerateParams,
     Message,
     ModelOutput,
-    Provider,
+    NamedProvider,
     ProviderError,
     keyed_rng,
 )
-from attunebench.models.registry import SpecError
 
 FIRST, SECOND, TIE = "first", "second", "tie"
 # Query keys that name the order a comparison is shown in (response task; judge audit).
@@ -106,17 +87,14 @@ def response_comparison(hint: TaskHint, gold: dict[str, Any]) -> Comparison:
     )
 
 
-class SimJudge(Provider):
+class SimJudge(NamedProvider):
     supported_hints: frozenset[HintKind] = frozenset({"judge_pairwise", "judge_rubric"})
     cacheable = False  # its verdicts follow the gold, which the cache key does not hold
     reads_gold = True
 
     def __init__(self, options: JudgeOptions) -> None:
+        super().__init__("sim/judge")
         self.options = options
-
-    @property
-    def spec(self) -> str:
-        return "sim/judge"
 
     def _draws(self, unit: str) -> np.ndarray[Any, Any]:
         return keyed_rng(json.dumps([self.options.seed, unit])).random(5)
@@ -167,10 +145,3 @@ class SimJudge(Provider):
                 answer = {"winner": "A" if (picked == FIRST) == found.first_shown_first else "B"}
         text = json.dumps({**answer, "reason": "simulated"})
         return ModelOutput(text=text, finish_reason="stop")
-
-
-def make_sim_judge(**options: Any) -> SimJudge:
-    try:
-        return SimJudge(JudgeOptions.model_validate(options))
-    except ValueError as error:
-        raise SpecError(f"model spec 'sim/judge': {error}") from None

@@ -1,26 +1,11 @@
 """`sim/person-oracle`: a simulated person who answers as the real one did, with planted faults.
 
-A test instrument for validating simulated users (`attunebench simulators validate`), never a
-model under test: reports label it `simulated`. Like `sim/oracle` it declares `reads_gold`, so
-the engine hands it each item's gold, and it answers every form that can write the gold's
-answer: the tasks' (their emotion, their pick, their rating, their end-of-conversation report)
-and the simulated user's own (the message they wrote next, the feeling they labelled it with,
-how intense it was at the end). Unfaulted it is the person: a replay of it equals the gold.
-
-Its planted faults, each a chance or a share between 0 and 1 (models file `options`, or
-keywords):
-
-- `noise`: the chance that an answer is a random valid one (the form's `random`) instead of
-  the person's; drawn per item and per rollout (`GenerateParams.seed`), so rollouts with
-  different seeds differ by as much as planted;
-- `position`: the chance that it answers with the first option shown (the form's `example`:
-  reply A, the first label, the middle of a scale): a position-biased person;
-- `calm`: the share of the way each intensity it reports (a gold's `intensity`, the dataset
-  format's 1-5 scale) is pulled toward 1, "barely": a calmer person than the real one.
-
-`seed` fixes every draw. Every draw is made per item, not per order, so both orders of a pair
-agree.
-"""
+A test instrument for validating simulated users, labelled `simulated`; like `sim/oracle` it
+reads the gold, and unfaulted a replay of it equals the gold. Its faults, each between 0 and 1:
+`noise`, the chance of a random valid answer (drawn per item and per rollout seed);
+`position`, the chance of answering with the first option shown; `calm`, the share of the way
+each intensity is pulled toward 1, "barely". `seed` fixes every draw, made per item, not per
+order."""
 
 from __future__ import annotations
 

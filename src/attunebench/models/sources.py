@@ -1,11 +1,6 @@
-"""Where a per-model fact was read: a documentation page (or an SDK file) and the day.
-
-Every entry of the fallback tables (`models.capabilities`, `models.claude_models`) and of the
-stand-ins' rules (`testing.anthropic_rules`, `testing.openai_rules`) names its sources, so a
-fact can be checked again where it was read, and a fact with none is refused by a test
-(`tests/models/test_documented.py`). The price table of docs/frontier.md carries the same:
-a page and a date on each row.
-"""
+"""Where a per-model fact was read: a documentation page (or an SDK file) and the day. Every
+entry of the fallback tables and the stand-ins' rules names its sources, and a test refuses a
+fact with none (`tests/models/test_documented.py`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Baselines that need no language model: `baseline/NAME`, options as keywords or a query.
-
-`make_provider("baseline/knn", train="train.jsonl", k=3)` and
-`make_provider("baseline/knn?train=train.jsonl&k=3")` build the same provider; the second form
-fits on one command line (`--model 'baseline/knn?train=train.jsonl'`) and keeps the options in
-the spec that run.json and reports show.
+"""Baselines that need no language model: `baseline/NAME`, options as keywords or a query
+(`baseline/knn?train=train.jsonl&k=3`, which fits on a command line and keeps the options in
+the spec that run.json and reports show).
 
 | name       | options                         | what it answers                          |
 |------------|---------------------------------|------------------------------------------|
@@ -11,26 +8,23 @@ the spec that run.json and reports show.
 | `majority` | `train` (required)              | the train split's usual answer           |
 | `longer`   | none                            | the longer reply (length-bias reference) |
 | `lexicon`  | none                            | NRC emotion words, VADER sentiment       |
-| `knn`      | `train` (required), `k`, `encoder` | the k nearest train examples, combined |
-"""
+| `knn`      | `train` (required), `k`, `encoder` | the k nearest train examples, combined |"""
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ValidationError
-
-from attunebench.frozen import Frozen, problem_text
+from attunebench.frozen import Frozen
 from attunebench.models.baselines.base import Baseline
 from attunebench.models.baselines.knn import KnnBaseline, KnnOptions
 from attunebench.models.baselines.lexicon import LexiconBaseline
 from attunebench.models.baselines.longer import LongerBaseline
 from attunebench.models.baselines.majority import MajorityBaseline, MajorityOptions
 from attunebench.models.baselines.random import RandomBaseline, RandomOptions
-from attunebench.models.registry import PROVIDERS, ProviderConfigError, SpecError
+from attunebench.models.registry import PROVIDERS, ProviderConfigError, SpecError, spec_options
 from attunebench.registry import Registry
 
 __all__ = [
@@ -46,43 +40,31 @@ __all__ = [
 
 BaselineFactory = Callable[[str, dict[str, Any]], Baseline]
 BASELINES: Registry[BaselineFactory] = Registry("baseline")
-Options = TypeVar("Options", bound=BaseModel)
 
 
 class NoOptions(Frozen):
     """No options at all."""
 
 
-def _options(model: type[Options], spec: str, given: dict[str, Any]) -> Options:
-    try:
-        return model.model_validate(given)
-    except ValidationError as error:
-        problems = "; ".join(
-            f"option {'.'.join(map(str, e['loc'])) or '(all)'}: {problem_text(e)}"
-            for e in error.errors()
-        )
-        raise SpecError(f"model spec {spec!r}: {problems}") from None
-
-
 @BASELINES.register("random")
 def _random(spec: str, options: dict[str, Any]) -> Baseline:
-    return RandomBaseline(spec, _options(RandomOptions, spec, options))
+    return RandomBaseline(spec, spec_options(RandomOptions, spec, options))
 
 
 @BASELINES.register("majority")
 def _majority(spec: str, options: dict[str, Any]) -> Baseline:
-    return MajorityBaseline(spec, _options(MajorityOptions, spec, options))
+    return MajorityBaseline(spec, spec_options(MajorityOptions, spec, options))
 
 
 @BASELINES.register("longer")
 def _longer(spec: str, options: dict[str, Any]) -> Baseline:
-    _options(NoOptions, spec, options)
+    spec_options(NoOptions, spec, options)
     return LongerBaseline(spec)
 
 
 @BASELINES.register("lexicon")
 def _lexicon(spec: str, options: dict[str, Any]) -> Baseline:
-    _options(NoOptions, spec, options)
+    spec_options(NoOptions, spec, options)
     if importlib.util.find_spec("vaderSentiment") is None:
         raise ProviderConfigError(
             f"{spec} needs VADER, of the `lexicon` extra: pip install 'attunebench[lexicon]'"
@@ -96,7 +78,7 @@ def _lexicon(spec: str, options: dict[str, Any]) -> Baseline:
 
 @BASELINES.register("knn")
 def _knn(spec: str, options: dict[str, Any]) -> Baseline:
-    return KnnBaseline(spec, _options(KnnOptions, spec, options))
+    return KnnBaseline(spec, spec_options(KnnOptions, spec, options))
 
 
 @PROVIDERS.register("baseline")

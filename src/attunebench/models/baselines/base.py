@@ -1,20 +1,10 @@
 """What every baseline shares: the provider protocol, seeded randomness, and what a fitted
 baseline learns from.
 
-A baseline never reads the prompt: it answers from the `TaskHint`, through the answer form
-the hint carries (`attunebench.answerform`), so it writes exactly the JSON a task asks an LLM
-for, one strict parser reads every provider, and no baseline names a task. The forms a
-baseline has an honest answer for are those `answers_form` accepts: a plan leaves out the
-(task, model) pairs needing any other, and a call for one anyway is a non-retryable
-`ProviderError`, never an answer.
-
-A fitted baseline (`Fitted`) learns from a train split (`train=FILE`, disjoint from the
-evaluated data): the engine builds its examples there, each train item's query as a model
-reads it with the item's gold, as the run's tasks build their items (`engine.training`), and
-hands them to `learn` before the plan. It answers a form it has examples of with the answer
-`from_gold` writes for one gold that `combine`s the golds of some of the examples asking the
-same question (`AnswerForm.question`: the same labels, the same scales).
-"""
+A baseline never reads the prompt: it answers from the `TaskHint` through the hint's answer
+form, so it writes the JSON a task asks an LLM for and names no task. A fitted baseline
+(`Fitted`) learns from a train split (`train=FILE`, disjoint from the evaluated data), whose
+examples the engine builds as the run's tasks build their items (`engine.training`)."""
 
 from __future__ import annotations
 
@@ -70,9 +60,6 @@ class Baseline(NamedProvider):
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
         """The answer text for one item, in the JSON its form expects."""
 
-    async def aclose(self) -> None:
-        return None
-
 
 # How a person-hidden twin's variant ends (`tasks.helpers.twins.PERSON_HIDDEN`; a provider
 # imports no task): its item key is its item's but for this mark.
@@ -105,8 +92,7 @@ def item_rng(seed: int, hint: TaskHint) -> np.random.Generator:
     its person-hidden twin, whose key differs only by the twin's mark (`shown_key`), so that a
     baseline drawing from it ignores the person exactly.
 
-    Hints without an item key fall back to their content, so they stay deterministic too.
-    """
+    Hints without an item key fall back to their content, so they stay deterministic too."""
     address: object = shown_key(hint.item_key) or [
         hint.kind,
         hint.text,
@@ -123,11 +109,6 @@ def first_present(candidates: Iterable[str], labels: tuple[str, ...]) -> str | N
         if found is not None:
             return found
     return None
-
-
-def seed_of(params: GenerateParams, default: int) -> int:
-    """The run's seed when the request carries one, else the baseline's own."""
-    return default if params.seed is None else params.seed
 
 
 class Fitted(Baseline):

@@ -1,23 +1,11 @@
 """`baseline/knn`: the k train examples most like the item, their golds combined.
 
-Fitted on a train split (`train=FILE`, disjoint from the evaluated data; see `base.Fitted`),
-with all-MiniLM-L6-v2 unless `encoder=` names another (see `models/embeddings.py`); k defaults
-to 5. An item and a train example are compared by what the item's form says a baseline reads
-(`AnswerForm.reads`): one text (the person's words, a reply) or several (the person's last
-message and the reply they rated; two replies, first in the data first). Their similarity is
-the mean cosine similarity of their sentence embeddings, text by text. Among the examples
-asking the item's question (its form says which: the same labels, the same scales), the k
-most similar give their golds, which `combine` makes one, each weighted by its similarity
-(a negative one counts as nothing): the label with most weight, the weighted mean of each
-number, the place of the reply preferred with most weight, the nearest reply whole. The
-answer is `from_gold` of that gold.
-
-Its one slow step is embedding the train texts of each kind it is asked (about 900 ESConv
-openings: a minute or more on a laptop's CPU). The engine has it done in `prepare`, before the
-first call, so the progress bar says so; the matrices are kept in the run's cache folder, named
-by the SHA-256 of (encoder, texts), and a later run on the same train split loads them. An
-interrupt stops the encoding within one chunk.
-"""
+Fitted on a train split (`train=FILE`), with all-MiniLM-L6-v2 unless `encoder=` names another;
+k defaults to 5. Item and example are compared by the mean cosine similarity of the texts the
+item's form says a baseline reads (`AnswerForm.reads`). Among the examples asking the item's
+question, the k most similar give their golds, which `combine` makes one, each weighted by its
+similarity (a negative one counts as nothing). Embedding the train texts is its one slow step
+(a minute or more on a laptop's CPU), done in `prepare` and kept in the run's cache folder."""
 
 from __future__ import annotations
 

@@ -1,19 +1,10 @@
 """`baseline/lexicon`: word counts from the NRC emotion lexicon and VADER sentiment, no model.
 
-It answers every form whose answer names some of the hint's labels (`AnswerForm.labelled`),
-reading what the form says a baseline reads (`AnswerForm.reads`). The words are looked up in
-the NRC Emotion Lexicon (the copy `nrclex` ships; a word missing as written is tried without a
-plain English inflection: -s, -ed, -ing). Each of NRC's eight emotions maps onto the first of
-its names found in the item's labels (anticipation onto hope, say); the labels with at least
+It answers every form whose answer names some of the hint's labels. Each of NRC's eight
+emotions maps onto the first of its names found in the item's labels; the labels with at least
 half as many hits as the most found are named, the most found first. With no hit, the answer
-names the neutral label, or, without one, the joy or sadness label by the sign of VADER's
-compound score; a form that must name a label and finds none of those names its first label.
-VADER's compound score is given as the text's sentiment, for a form whose answer rates how the
-person felt (the emotion form: valence, and intensity 1 + 4 x |compound|); arousal, which
-neither reads, is left out.
-Labels no NRC emotion is named like (a reply's behaviours) are never found: the answer names
-none, which scores as predicting none.
-"""
+names the neutral label, or the joy or sadness label by the sign of VADER's compound score.
+VADER's compound score is the text's sentiment (valence, and intensity 1 + 4 x |compound|)."""
 
 from __future__ import annotations
 

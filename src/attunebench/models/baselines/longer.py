@@ -1,8 +1,7 @@
 """`baseline/longer`: the longer of two replies, always, the length bias known from LLM judges.
 
 It answers every form that picks between two replies (`AnswerForm.pairs`): a preference, and a
-pairwise judge's verdict, so a judge audit can compare a judge with it. Equal lengths: a tie.
-"""
+pairwise judge's verdict, so a judge audit can compare a judge with it. Equal lengths: a tie."""
 
 from __future__ import annotations
 

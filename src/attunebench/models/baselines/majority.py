@@ -1,14 +1,9 @@
 """`baseline/majority`: the answer usual in a train split to the same question.
 
-Fitted on a train split (`train=FILE`, disjoint from the evaluated data; see `base.Fitted`):
-every train example asking the item's question (its form says which: the same labels, the
-same scales) gives its gold, and the answer is `from_gold` of the gold that `combine`s them
-all: the most frequent label (of a list of labels, those at least half the examples carry,
-else the most frequent one; equal counts go to the first by name), the mean of each number,
-the place (first or second in the data) of the reply more often preferred. It reads nothing
-of the item, so it is one answer per question, worked out once.
-
-A task whose items the train split lacks is left out by the plan (not applicable).
+Fitted on a train split (`train=FILE`): every example asking the item's question gives its
+gold, and the answer is `from_gold` of the gold that `combine`s them all (the most frequent
+label, the mean of each number, the reply more often preferred). It reads nothing of the item,
+so it is one answer per question, worked out once.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """`baseline/random`: uniform guesses, fixed by (seed, item), the floor every model must beat.
 
-It answers every task: the guess is the random valid answer the task's own answer form draws
-(see `attunebench.answerform`), seeded by (seed, item). An item and its person-hidden twin
-(`run --person both`) are one item to it (`base.item_rng`), so it answers both alike and its
-person gap is exactly 0: drawn afresh, the twins' noise read as a gap (-0.079 [-0.150, +0.003]
-on open-v1-mini's emotion). For the shipped tasks: a label uniform
-over the item's labels (emotion also draws intensity on 1..5, valence on [-1, 1], arousal on
-[0, 1]); A or B with equal chance for a pick between replies (never a tie); a number uniform
-on its scale; for a reply, one of a few fixed, generic supportive sentences, which ignore what
-was said, so a judge that rates them well is not measuring attunement.
+The guess is the random valid answer the task's own form draws. An item and its person-hidden
+twin are one item to it (`base.item_rng`), so its person gap is exactly 0: drawn afresh, the
+twins' noise read as a gap (-0.079 [-0.150, +0.003] on open-v1-mini's emotion). A reply is one
+of a few generic supportive sentences that ignore what was said, so a judge that rates them
+well is not measuring attunement.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from __future__ import annotations
 from attunebench.answerform import TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.baselines.base import Baseline, item_rng, seed_of
+from attunebench.models.baselines.base import Baseline, item_rng
 
 
 class RandomOptions(Frozen):
@@ -32,7 +28,8 @@ class RandomBaseline(Baseline):
 
     async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
         assert hint.form is not None  # `Baseline.generate` refuses a hint without one
-        rng = item_rng(seed_of(params, self.options.seed), hint)
+        seed = self.options.seed if params.seed is None else params.seed  # the run's, if set
+        rng = item_rng(seed, hint)
         try:
             return hint.form.random(hint, rng)
         except ValueError as error:  # the hint lacks what the form draws from (its labels)
