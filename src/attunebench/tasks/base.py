@@ -1,37 +1,16 @@
 """What a task is: one typed declaration the engine and the analysis both read.
 
-A task module subclasses `Task[Gold, Prediction]` and registers a factory with `TASKS`; the
-factory's keyword arguments are the task's options (recorded in run.json), plus `seed`, the
-run's seed, which every factory takes. It declares:
-
-- its gold and prediction types (frozen pydantic models; records store them as JSON), the
-  parameters of its `Task[Gold, Prediction]` base;
-- its items: what of a dataset it scores, each with its gold (`items`; `in_contexts` makes
-  one once per context mode the `context` option asks for; the run adds person-hidden
-  twins where asked, `tasks.helpers.twins`);
-- its prompt (a TOML file beside the module, its templates listed in `templates`) rendered
-  into the queries of an item (`queries`): one or more model calls, in `generate` or
-  `choice` form;
-- a parse step from the answers to a prediction (`parse`, raising `InvalidAnswer`), and a
-  score step from a prediction to the per-item score and values (`score`), with the task's
-  worst value for an invalid answer (`worst`);
-- what the analysis reads of it, one part (`Scoring`, named in the class statement:
-  `class X(Task[Gold, Prediction], scoring=XScoring)`): its metrics (functions of per-item
-  values and weights, see `tasks.helpers.metrics`) and which of them is the headline; its
-  references, predictors that read only the gold's position or length (or nothing), scored with the
-  same metrics beside the models; and the people's repeat answers below;
-- its answers' form (`subject_forms`, an `AnswerForm` each: what a valid answer looks like,
-  which the mock, the simulator and the baselines ask instead of knowing the task);
-- its needs: a judge, the context modes and answer modes it supports;
-- where people were asked its question again (`Conversation.probes`), how its gold reads
-  their repeat answers (`Scoring.retests`: each as the item it re-asks with the repeat as a
-  prediction, so the headline metric scores people against themselves), and the headline's
-  chance level (`Scoring.chance`): the person's own consistency is the ceiling a model's
-  headline is read against.
+A task module subclasses `Task[Gold, Prediction]` (frozen pydantic types, stored as JSON in
+the records) and registers a factory with `TASKS`, whose keyword arguments are its options
+(plus `seed`). It declares its items (`items`, each with its gold), the queries of an item
+rendered from its prompt file (`queries`, in `generate` or `choice` form), how answers parse
+(`parse`, raising `InvalidAnswer`) and score (`score`, and `worst` for an invalid answer), its
+answers' form (`subject_forms`), its needs (a judge, context and answer modes) and, named in
+the class statement, its `Scoring` part: what the analysis reads (metrics and the headline,
+references, the people's repeat answers and the headline's chance level).
 
 The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
-the failed / invalid / ok outcome and the record. A task that judges its subject's answer
-(`response`) adds a second stage: `judge_queries` and `judged`.
+the outcome and the record. A judged task (`response`) adds `judge_queries` and `judged`.
 """
 
 from __future__ import annotations
@@ -63,18 +42,14 @@ GoldLevel = Literal["turn", "conversation", "reply", "pair", "rating"]
 
 
 def context_of(variant: str) -> ContextMode:
-    """The context mode an item of this variant is asked in: informed, or blind (also where
-    it has none); a person-hidden twin's is its shown item's."""
+    """The context mode an item of this variant is asked in (blind where it has none)."""
     return "informed" if shown_variant(variant) == "informed" else "blind"
 
 
 class Gold(Frozen):
-    """What every task's gold says about itself: its level, and whether it was derived; the
-    corpus part its conversation comes from (`part`: the conversation's `source.name`, set by
-    `in_contexts`; None in records written before it was kept, which the analysis fills from
-    the conversations); and which of its fields are the person's answer (`answer_fields`), the
-    others saying where the item sits and what its prompt shows (its position, lengths, cues,
-    its part)."""
+    """What every task's gold says about itself: its level, whether it was derived, its corpus
+    part (`source.name`, set by `in_contexts`; None in older records), and which of its fields
+    are the person's answer (`answer_fields`; the others say where the item sits)."""
 
     level: GoldLevel = "turn"
     derived: bool = False
@@ -82,8 +57,7 @@ class Gold(Frozen):
     answer_fields: ClassVar[tuple[str, ...]] = ()
 
     def with_answer_of(self, other: Self) -> Self:
-        """This item's position, lengths and cues with another item's answer: what a planted
-        study gives each item so that nothing a reference reads predicts the answer."""
+        """This item's position, lengths and cues with another item's answer (planted studies)."""
         return self.model_copy(update={name: getattr(other, name) for name in self.answer_fields})
 
 
@@ -92,10 +66,7 @@ P = TypeVar("P", bound=Frozen)
 
 
 class InvalidAnswer(ValueError):
-    """The output is not an answer of the kind asked for; the message says why.
-
-    `partial` is what could be read anyway (one order of a pair, say), kept in the record.
-    """
+    """The output is not an answer of the kind asked for; `partial` is what could be read."""
 
     def __init__(self, message: str, partial: Frozen | None = None) -> None:
         super().__init__(message)
@@ -119,12 +90,10 @@ class Item(Generic[G]):
 
     @property
     def context(self) -> ContextMode:
-        """The context mode it is asked in: informed, or blind (also where it has none)."""
         return context_of(self.variant)
 
     def as_happened(self) -> Item[G]:
-        """The item on the conversation as it happened: itself, or a twin with the person's
-        words back (what parses, scores and judges its answer read)."""
+        """The item on the conversation as it happened (a twin with the person's words back)."""
         if self.happened is None:
             return self
         return replace(self, conversation=self.happened, happened=None)
@@ -137,10 +106,7 @@ class Item(Generic[G]):
 
 @dataclass(frozen=True, slots=True)
 class ChoiceForm:
-    """A question answered by the next token: the prompt ends where one of `keys` follows.
-
-    `labels` says what each key stands for (a label, a rating), in the order of `keys`.
-    """
+    """A question answered by the next token, one of `keys` (standing for `labels`)."""
 
     messages: tuple[Message, ...]
     keys: tuple[str, ...]
@@ -149,8 +115,7 @@ class ChoiceForm:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """One model call an item needs. `model` None means the evaluated model; a judge query
-    names its judge. `choice` is the same question in choice form, where the task has one."""
+    """One model call an item needs (`model` None: the evaluated model; else a judge)."""
 
     key: str
     messages: list[Message]
@@ -196,11 +161,8 @@ class Output:
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    """A prediction's per-item score (the headline's unit) and the other per-item values.
-
-    `invalid` marks an answer that cannot be scored on its merits (a judge derailed on every
-    verdict): the item is then `invalid`, scored as `score` says, and counted.
-    """
+    """A prediction's per-item score and other values; `invalid` marks an answer that cannot
+    be scored on its merits (a judge derailed on every verdict)."""
 
     score: float | None
     values: Mapping[str, float | None] = field(default_factory=dict)
@@ -217,13 +179,9 @@ class JudgedVerdict:
 
 
 class View(Generic[G, P]):
-    """A record with its gold and prediction read back into the task's types.
-
-    Not to be changed once made (like the frozen record it wraps). Metrics read views a
-    hundred thousand times an analysis, so the status and whether the answer parsed are plain
-    attributes, read once from the record, and the class is a slotted one rather than a frozen
-    dataclass, whose construction is several times slower.
-    """
+    """A record with its gold and prediction read back into the task's types; not to be
+    changed. Slotted rather than a frozen dataclass, whose construction is several times slower
+    (metrics read a hundred thousand views an analysis)."""
 
     __slots__ = ("gold", "parsed", "prediction", "record", "status")
 
@@ -255,8 +213,7 @@ class View(Generic[G, P]):
 
 @dataclass(frozen=True, slots=True)
 class Repeat(Generic[G, P]):
-    """A person's answer to one of a task's items asked again later in the session (a retest
-    probe), read as a prediction of the item, whose gold is their first answer."""
+    """A person's repeat answer to an item (a retest probe), read as a prediction of it."""
 
     item: Item[G]
     prediction: P
@@ -269,16 +226,8 @@ Guess = tuple[Frozen, Scored] | None
 @dataclass(frozen=True, slots=True)
 class Reference(Generic[G]):
     """A predictor that reads only what an item's gold says of its position or length, or
-    nothing: a fit step and a guess step, so that what it learns never comes from the item it
-    guesses.
-
-    `fit` learns its parameters from the golds of train items (a group's usual answer, a
-    classifier's weights); None for a rule that fits nothing ("the longer reply"). `guess`
-    gives each item's guess, a prediction with its score, from what was fitted (None for a
-    rule) and the items' golds: the prediction may read only their position, lengths and
-    cues, the score their answer. The analysis chooses the train items (`tasks.helpers.fitting`): a
-    train split, or the other folds of the evaluated items.
-    """
+    nothing. `fit` learns from train golds (`tasks.helpers.fitting` chooses them; None for a
+    rule), so what it learns never comes from the item `guess` guesses."""
 
     guess: Callable[[Any, Sequence[G]], list[Guess]]
     fit: Callable[[Sequence[G]], Any] | None = None
@@ -286,24 +235,16 @@ class Reference(Generic[G]):
 
 @dataclass(frozen=True, slots=True)
 class RecordedReference(Generic[G]):
-    """A reference judged in the run: its guess at an item (`guess`), read from a record of a
-    model's answer to it that holds the value `reads` (records without it are not read)."""
+    """A reference judged in the run, its guess read from records holding the value `reads`."""
 
     reads: str
     guess: Callable[[View[G, Any]], Guess]
 
 
 class Scoring(Generic[G, P]):
-    """What the analysis reads of a task, the part a task declares for it (`Task.scoring`):
-    its metrics (functions of per-item values and weights, see `tasks.helpers.metrics`) and which of
-    them is the headline (`headline_metric`: a measure on which a constant or a position-only
-    predictor scores chance; the per-item score is the unit of the `score` metric), its
-    references, how its records read back, the labels and distributions its diagnostics read,
-    the people's repeat answers and the headline's chance level.
-
-    Made with its task (`task`), whose options and types some parts read. A subclass declares
-    its metrics in its class body; every method has a default a task without the part keeps.
-    """
+    """What the analysis reads of a task (`Task.scoring`): its metrics and the headline (one on
+    which a constant or position-only predictor scores chance), references, how records read
+    back, and the people's repeat answers. Made with its task; every method has a default."""
 
     headline: ClassVar[str] = "mean per-item score"  # what the headline metric is, in words
     headline_metric: ClassVar[str] = "score"  # the declared metric that is the headline
@@ -321,67 +262,49 @@ class Scoring(Generic[G, P]):
         return next(metric for metric in self.metrics if metric.name == wanted)
 
     def references(self, context: ContextMode = "blind") -> Mapping[str, Reference[G]]:
-        """Predictors that read only what the gold says of an item's position or length, or
-        nothing (a constant), reported beside the models and scored with the declared metrics,
-        headline included. In the `informed` context, also those reading what the informed
-        prompt reveals (the person's last self-report before the item)."""
+        """Predictors reading only an item's position or length (or nothing), scored beside
+        the models; informed, also what that prompt reveals."""
         return {}
 
     def answered_gold(self, gold: G, prediction: P) -> G | None:
-        """The gold this item would carry had the person given `prediction` as their own
-        answer (a simulated person's, replayed), its position and lengths unchanged; None
-        where the prediction holds no answer the gold could (a pick that follows the order
-        shown, say). A task without it cannot be replayed."""
+        """The gold had the person given `prediction` as their own answer (a simulated
+        person's, replayed); None where it holds no answer the gold could."""
         return None
 
     def recorded_references(self) -> Mapping[str, RecordedReference[G]]:
-        """References that need the judges: a reply from the data (a real model's), judged in
-        the run beside each model's answer with the same prompt, the verdict kept in the
-        record. Each reads its guess at an item from any model's record of it (None: none
-        there). Shown as reference rows, never ranked; scored with the declared metrics that
-        their values define (the thumb split and agreement beside the headline, say)."""
+        """References judged in the run (a real model's reply from the data), read back from
+        any model's record of the item; shown as reference rows, never ranked."""
         return {}
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[Metric, ...]:
-        """Metrics that depend on what the records hold (one per judge, say), beside the
-        declared ones. Given the records, not their typed views: an analysis reads records into
-        views only for the metrics that need them."""
+        """Metrics that depend on what the records hold (one per judge, say)."""
         return ()
 
     def retests(self, conversations: Iterable[Conversation]) -> Iterator[Repeat[G, P]]:
-        """The people's answers to this task's questions asked again (`Conversation.probes`),
-        each as the item it re-asks (its gold the first answer) with the repeat read as a
-        prediction, for the headline metric to score them against themselves. None for a
-        task whose gold no probe asks again."""
+        """The people's repeat answers (`Conversation.probes`), for the headline metric to
+        score them against themselves."""
         return iter(())
 
     def chance(self, golds: Sequence[G]) -> float | None:
-        """The headline's chance level on items with these golds: what the best predictor that
-        never reads the item can expect (None: the task declares none). A share of the way
-        from it to the people's own consistency is read off it."""
+        """The headline's chance level: what the best predictor that never reads the item can
+        expect (None: not declared)."""
         return None
 
     def choice_gold(self, item: Item[G], query: Query) -> str | None:
-        """The label of the option that is the gold of one choice question (None: no gold),
-        for harnesses that score choice questions one by one."""
+        """The gold option of one choice question (None: no gold), for other harnesses."""
         return None
 
     def calibration_rows(self, view: View[G, P]) -> list[tuple[Mapping[str, float], str]]:
-        """A choice answer's distributions, each with its gold option (for Brier, ECE and the
-        reliability diagram); none for a generated answer."""
+        """A choice answer's distributions, each with its gold option."""
         return []
 
     def label_sets(self, view: View[G, P]) -> tuple[frozenset[str], frozenset[str]] | None:
-        """An item's (predicted, gold) labels, for per-label F1 and the confusion table; None
-        for a task without labels. An invalid answer predicts none."""
+        """An item's (predicted, gold) labels; None for a task without labels."""
         return None
 
     def view(self, record: ItemRecord) -> View[G, P]:
-        """A record read back into this task's types (no prediction for a failed call).
-
-        Built without validation: records are written from these very types, and an analysis
-        reads hundreds of thousands of them.
-        """
+        """A record read back into this task's types, without validation: records are written
+        from these very types, and an analysis reads hundreds of thousands of them."""
         gold: Any = self.task.gold_type.model_construct(**(record.gold or {}))
         prediction: Any = None
         if record.prediction is not None:
@@ -390,9 +313,7 @@ class Scoring(Generic[G, P]):
 
 
 class Task(ABC, Generic[G, P]):
-    """A task's declaration; see the module docstring. Its analysis part is a `Scoring`
-    subclass, named in the class statement: `class X(Task[Gold, Prediction], scoring=XScoring)`.
-    """
+    """A task's declaration: `class X(Task[Gold, Prediction], scoring=XScoring)`."""
 
     name: ClassVar[str]
     # Read from the class's `Task[Gold, Prediction]` base (`__init_subclass__`), so a task
@@ -417,8 +338,7 @@ class Task(ABC, Generic[G, P]):
     options: Mapping[str, Any] = MappingProxyType({})
 
     def __init__(self, context: str | None = None) -> None:
-        """`context`: the task's context option (blind, informed or both); None for a task
-        whose items have no context."""
+        """`context`: blind, informed or both; None where items have no context."""
         if context is not None:
             self.modes = context_modes(context)
 
@@ -463,9 +383,7 @@ class Task(ABC, Generic[G, P]):
     def score(self, item: Item[G], prediction: P) -> Scored: ...
 
     def worst(self, item: Item[G], partial: P | None) -> Scored:
-        """The score of an invalid answer: the task's worst value wherever there is gold. 0
-        unless a task says otherwise: the floor of a score from 0 to 1 that keeps no values of
-        its parts (a task whose score has parts, or another floor, gives its own)."""
+        """The score of an invalid answer: 0, unless a task's score has parts or another floor."""
         return Scored(0.0)
 
     def judge_queries(self, item: Item[G], prediction: P, judges: Sequence[str]) -> list[Query]:
@@ -476,21 +394,18 @@ class Task(ABC, Generic[G, P]):
         return self.score(item, prediction)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
-        """Items deliberately left out of this task on these conversations, by reason (run.json
-        and the report count them)."""
+        """Items deliberately left out of this task, by reason."""
         return {}
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> GoldCounts:
-        """Its own counts of its gold on these conversations, beside its items, for `data
-        stats` (`tasks.helpers.gold_stats`); none by default."""
+        """Its own counts of its gold, beside its items, for `data stats`."""
         return GoldCounts()
 
 
 def in_contexts(
     task: Task[G, Any], conversation: Conversation, turn_index: int, item_id: str, gold: G
 ) -> Iterator[Item[G]]:
-    """One item of a task, once in each context it is asked in; its gold names the item's
-    corpus part (`Gold.part`)."""
+    """One item of a task, once in each context it is asked in, its gold in its corpus part."""
     taxonomy = taxonomy_of(conversation)
     gold = in_part(gold, conversation)
     for mode in task.modes:
@@ -512,8 +427,7 @@ def by_part(golds: Iterable[G]) -> dict[str | None, list[G]]:
 
 
 def part_average(found: Sequence[tuple[float, int]]) -> float | None:
-    """The mean of (value, items) pairs weighted by items, as a headline read within each
-    corpus part weighs the parts (None: no part has a value)."""
+    """The mean of (value, items) pairs weighted by items (None: no part has a value)."""
     total = sum(items for _, items in found)
     return sum(value * items for value, items in found) / total if total else None
 
@@ -527,9 +441,8 @@ def item_record(
     scored: Scored | None = None,
     **fields: Any,
 ) -> ItemRecord:
-    """The record of `model`'s answer to an item: where the item sits, its gold, the prediction
-    and how it scored; `fields` the rest a record holds (the mode, raw output, distributions),
-    where a caller has them (the engine's call, not a person's repeat answer)."""
+    """The record of `model`'s answer to an item; `fields` the rest a record holds, where a
+    caller has them."""
     return ItemRecord(
         task=item.task,
         model=model,
@@ -558,9 +471,8 @@ F = TypeVar("F", bound=TaskFactory)
 
 
 def register_task(name: str) -> Callable[[F], F]:
-    """Register a task factory as `name`. Its keyword arguments are the task's options, typed
-    once there: the task it makes records every option it was made with, defaults included
-    (the run's `seed` aside), as its `options`."""
+    """Register a task factory as `name`; the task it makes records every option it was made
+    with, defaults included (`seed` aside), as its `options`."""
 
     def add(factory: F) -> F:
         signature = inspect.signature(factory)

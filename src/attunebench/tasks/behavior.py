@@ -1,20 +1,11 @@
 """`behavior`: say what an assistant reply did, against the labels given to that reply.
 
-Construct: the support-strategy and reply-behavior labelling of ESConv (the supporter's own
-strategy tags: `actor` provenance) extended with the behaviors people complain about in
-assistants (lecturing, dismissing, deflecting, over-apologising). The model sees the
-conversation up to the user's message at turn t, then one reply to it, and lists every
-behavior label the reply shows.
-
-Items: every reply that carries behavior labels (several replies of one turn are several
-items). Per item: `score` is the F1 of the predicted and gold label sets (two empty sets count
-as agreement, 1.0). The headline is macro-F1 over labels, on which naming the most frequent
-label everywhere scores low (the per-item F1 stays beside it, with micro-F1). References name
-the most frequent label overall (constant), among replies after as many messages
-(position-only) and among replies of similar length (length-only). An invalid answer
-predicts no label (score 0).
-In choice mode each label is a yes/no question, and a label is predicted when its "yes" has
-probability of at least `THRESHOLD`.
+ESConv's support-strategy labels (the supporter's own tags) extended with the behaviors people
+complain about in assistants (lecturing, dismissing, deflecting, over-apologising). An item is
+every reply with behavior labels; the model lists every label the reply shows. `score` is the
+F1 of the label sets (two empty sets agree, 1.0); the headline is macro-F1 over labels, which
+naming the most frequent label everywhere scores low on. In choice mode each label is a yes/no
+question, predicted where "yes" has probability of at least `THRESHOLD`.
 """
 
 from __future__ import annotations
@@ -216,14 +207,8 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
         if reply is None:
             raise ValueError(f"{item.key}: turn {turn.index} has no reply {item.item_id!r}")
         said = history.history_through(conversation, turn.index)
-        variant = item.context
-        fields = {
-            "conversation": prompting.transcript(said),
-            "self_reports": prompting.self_reports_block(
-                variant, history.self_reports_before(conversation, turn.index), conversation
-            ),
-            "reply": delimit("reply", reply.text),
-        }
+        shown = prompting.shown_fields(item, said, turn.index)
+        fields = {**shown, "reply": delimit("reply", reply.text)}
         hint = TaskHint(
             kind=TASK,
             text=reply.text,

@@ -1,32 +1,16 @@
 """`emotion`: how the user felt, against what was reported about that moment.
 
-Construct: emotion recognition in conversation (as in EmoryNLP/MELD-style ERC), with the gold
-named by its provenance: first-person where the person who wrote the message said how they
-felt (collected data, ESConv's emotion type), third-party where annotators read it (MELD,
-DailyDialog). The model sees the conversation up to the item and the taxonomy's labels with
-descriptions; it names a primary label and every label that applies, and rates intensity
-(1-5), valence (-1..1), arousal (0..1) and any PANAS items (1-5) reported at that turn.
+Emotion recognition in conversation (EmoryNLP/MELD-style), the gold named by its provenance
+(first-person where the writer said how they felt, third-party where annotators read it). The
+model names a primary label and every label that applies, and rates intensity (1-5), valence
+(-1..1), arousal (0..1) and any PANAS items reported. An item is every user turn whose `state`
+has labels or numbers; a corpus with only a conversation-level label (`context.emotion`) gives
+one item read from the user's first messages (a budget of messages and words).
 
-Items: every user turn whose `state` has labels or numbers. A corpus with only a
-conversation-level label (`context.emotion`, ESConv's emotion type, with the pre-chat
-intensity on its first turn) gives one conversation-level item instead, read from the user's
-own words: their messages up to a budget (by default the first three, or until about 60 words,
-whichever comes later). The informed mode adds the situation they described beforehand.
-
-Per item: `score` is 1/0 for the primary label (when several emotions were reported without a
-primary, naming any of them counts). The headline is the primary label's macro-F1, on which
-naming the most frequent label everywhere scores low; the accuracy stays beside it. Its chance
-level is 1/K for the K primary labels the items report: what naming labels at random in the
-gold's own shares scores (each label's F1 is then its share), the most any predictor that
-ignores the item can expect (naming the most frequent label everywhere scores less). Where a
-person was asked the emotion check on their message again later in the session, their repeat
-answer is read as a prediction of the item, the first answer its gold (`retests`). The
-references name the most frequent label overall (constant), among items showing as many
-messages (position-only) and among items whose user's words are of similar length
-(length-only). A number the answer leaves out, or an invalid answer,
-scores the largest error on its scale, so abstaining never lowers an error; coverage is
-reported beside each error. In choice mode the label and intensity (and PANAS items) are
-asked as option keys; valence and arousal are not asked there.
+The headline is the primary label's macro-F1, which naming the most frequent label scores low
+on; its chance level is 1/K for the K primary labels reported. A number left out, or an invalid
+answer, scores the largest error on its scale, so abstaining never lowers an error. In choice
+mode valence and arousal are not asked.
 """
 
 from __future__ import annotations
@@ -57,7 +41,7 @@ INTENSITY_KEYS = ("1", "2", "3", "4", "5")
 
 
 class EmotionReading(Frozen):
-    """What the gold reports and an answer names alike: the labels and the numbers."""
+    """The labels and numbers a gold reports and an answer names alike."""
 
     primary: str | None = None
     emotions: tuple[str, ...] = ()
@@ -155,14 +139,18 @@ class EmotionAnswers(answerform.AnswerForm):
 ANSWERS = answerform.registered(EmotionAnswers())
 
 
+def _primary(state: State) -> str | None:
+    """The primary label, or the one emotion reported where none is named primary."""
+    return state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+
+
 def turn_gold(turn: Turn) -> EmotionGold | None:
     """A turn's own gold, or None when its state carries none."""
     state = turn.state
     if state is None:
         return None
-    primary = state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
     gold = EmotionGold(
-        primary=primary,
+        primary=_primary(state),
         emotions=state.emotions,
         intensity=state.intensity,
         valence=state.valence,
@@ -174,12 +162,10 @@ def turn_gold(turn: Turn) -> EmotionGold | None:
 
 
 def again(state: State, gold: EmotionGold) -> EmotionPrediction:
-    """A repeat answer to a turn's emotion check, as an answer to its item: its primary read as
-    `turn_gold` reads the first answer's; the numbers both answers give."""
-    primary = state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+    """A repeat answer to a turn's emotion check, as an answer to its item."""
     numbers = {name: getattr(state, name) for name in SCALES}
     return EmotionPrediction(
-        primary=primary,
+        primary=_primary(state),
         emotions=state.emotions,
         panas={k: float(v) for k, v in (state.panas or {}).items()},
         asked=tuple(n for n in SCALES if gold.number(n) is not None and numbers[n] is not None),
@@ -202,7 +188,7 @@ def conversation_gold(conversation: Conversation) -> EmotionGold:
 
 
 def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> dict[str, float]:
-    """Absolute errors of the numbers asked; a missing one scores its scale's largest error."""
+    """Absolute errors of the numbers asked (missing: the scale's largest error)."""
     out: dict[str, float] = {}
     for name, (low, high) in SCALES.items():
         truth = gold.number(name)
@@ -239,8 +225,7 @@ def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
 
 
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
-    """The gold with what its prompt shows: the messages, the user's words it is about, and
-    the last self-report before it (informed)."""
+    """The gold with what its prompt shows (messages, the user's words, last self-report)."""
     said = history.history_through(conversation, turn_index)
     words = [u.text for u in said if u.speaker == "user"]
     about = words if gold.level == "conversation" else words[-1:]
@@ -254,8 +239,7 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
 
 
 def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
-    """The primary label most frequent among these items (the constant's: the majority label,
-    which on macro-F1 scores one label's F1 over the number of labels)."""
+    """The primary label most frequent among these items."""
     # one list, not one per item
     return grouping.most_common([[g.primary for g in golds if g.primary]])
 
@@ -267,7 +251,7 @@ def _label_guess(label: str) -> EmotionPrediction:
 
 
 def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
-    """A labelled item guessed as `label` (no guess without one, or at an item without labels)."""
+    """A labelled item guessed as `label`."""
     if label is None or not gold.labels:
         return None
     guess = _label_guess(label)
@@ -299,10 +283,8 @@ _SCALE_NUMBERS = attrgetter(*SCALES)
 
 
 def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
-    """Per record and number (intensity, valence, arousal: SCALES' order), three columns: the
-    predicted value, the reported one, and whether an answer was given (NaN where the number
-    was not asked or has no gold). One reading, shared by the numbers' coverage and Spearman
-    metrics; read a column at a time (a Python row per record cost twice as much)."""
+    """Per record and number (SCALES' order): predicted, reported, and whether answered (NaN
+    where not asked). Read a column at a time: a Python row per record cost twice as much."""
     unanswered = (None,) * len(SCALES)
     given = [
         unanswered
@@ -386,8 +368,7 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
                 yield tasks.Repeat(item, again(probe.state, gold))
 
     def chance(self, golds: Sequence[EmotionGold]) -> float | None:
-        """1/K for the K primary labels of each corpus part's items, averaged over the parts
-        weighted by their items, as the headline weighs them (one part: 1/K)."""
+        """1/K for the K primary labels of each corpus part, averaged as the headline is."""
         found = []
         for group in tasks.by_part(golds).values():
             labels = {gold.primary for gold in group if gold.primary}
@@ -479,8 +460,7 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         self.messages, self.words = messages, words
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
-        """Turns with a state; conversations with a context emotion apart, since it labels a
-        whole conversation rather than one turn."""
+        """Turns with a state; apart, conversations with a context emotion."""
         conversations = list(conversations)
         states = sum(turn.state is not None for c in conversations for turn in c.turns)
         context = sum(c.context.emotion is not None for c in conversations)
@@ -504,19 +484,11 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
                 yield from tasks.in_contexts(self, conversation, turn_index, gold.level, gold)
 
     def _fields(self, item: tasks.Item[EmotionGold], template: PromptTemplate) -> dict[str, str]:
-        conversation, gold = item.conversation, item.gold
-        whole = gold.level == "conversation"
-        situation = conversation.context.situation if whole else None
-        reports = history.self_reports_before(conversation, item.turn_index)
-        mode = item.context
-        question = template.text("whole" if whole else "turn")
-        return {
-            "conversation": prompting.transcript(
-                history.history_through(conversation, item.turn_index)
-            ),
-            "self_reports": prompting.self_reports_block(mode, reports, conversation, situation),
-            "question": question,
-        }
+        whole = item.gold.level == "conversation"
+        situation = item.conversation.context.situation if whole else None
+        said = history.history_through(item.conversation, item.turn_index)
+        shown = prompting.shown_fields(item, said, item.turn_index, situation=situation)
+        return {**shown, "question": template.text("whole" if whole else "turn")}
 
     def queries(self, item: tasks.Item[EmotionGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         conversation, gold, labels = item.conversation, item.gold, item.taxonomy.emotions
@@ -542,26 +514,22 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         fields = self._fields(item, CHOICE_PROMPT)
         base = CHOICE_PROMPT.render(**{**fields, "question": ""})
         menu = [(label.name, f"{label.name} ({label.description})") for label in labels]
-        queries = [
+        digits = [(d, d) for d in INTENSITY_KEYS]
+        asked = [("label", fields["question"], menu)]
+        if gold.intensity is not None:
+            asked.append(("intensity", CHOICE_PROMPT.text("intensity"), digits))
+        asked += [(f"panas:{k}", CHOICE_PROMPT.text("panas", name=k), digits) for k in gold.panas]
+        return [
             tasks.Query(
-                "label",
+                key,
                 base,
                 CHOICE_PROMPT.info,
                 prompting.JSON_PARAMS,
                 hint,
-                choice=prompting.choice_form(base, fields["question"], menu),
+                choice=prompting.choice_form(base, question, options),
             )
+            for key, question, options in asked
         ]
-        numbers = [("intensity", CHOICE_PROMPT.text("intensity"))]
-        numbers += [(f"panas:{k}", CHOICE_PROMPT.text("panas", name=k)) for k in gold.panas]
-        for key, question in numbers:
-            if key == "intensity" and gold.intensity is None:
-                continue
-            form = prompting.choice_form(base, question, [(d, d) for d in INTENSITY_KEYS])
-            queries.append(
-                tasks.Query(key, base, CHOICE_PROMPT.info, prompting.JSON_PARAMS, hint, choice=form)
-            )
-        return queries
 
     def parse(
         self, item: tasks.Item[EmotionGold], outputs: Mapping[str, tasks.Output]

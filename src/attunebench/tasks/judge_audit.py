@@ -1,25 +1,12 @@
 """`judge_audit`: the judge itself, run on the participants' own A/B pairs.
 
-Construct: judge-human agreement, as MT-Bench measured it for its LLM judges, but against the
-person the replies were written for. The "model" of this task is a judge (`evaluates =
-"judges"`): the run evaluates it once per `--judge`.
-
-Items: the same pairs as `preference` (recorded picks and ties; pairs derived from ratings
-where a corpus has only ratings), except pairs across turns: in the response task a judge only
-ever compares two replies to the same message, and that is the use being audited. The
-exception is a chat the person held with a model (`pairs.talked_to_model`, ConvAI1's
-human-bot chats): each message got one reply, so the audit pairs a reply the person liked
-with one they disliked across turns, balanced as in `preference` (as many pairs whose liked
-reply came first as later, per stratum of distance), and the judge reads the conversation up
-to the earlier reply's message. Each pair
-goes to the judge's pairwise prompt in both orders, in two variants: `informed`, with what the
-participant told us before seeing the replies (state and need), and `blind`, without; the
-report shows both, so the effect of that context is visible. The judge is never told the pick.
-
-Per item: `score` is 1 when the judge is consistent across orders and agrees with the
-participant, else 0; an unparseable verdict in either order makes the record invalid (score
-0). The agreement statistics are in `tasks.helpers.audit`; the "longer reply" reference is scored
-beside every judge.
+Judge-human agreement, as MT-Bench measured it, against the person the replies were written
+for; the evaluated "model" is a judge (`evaluates = "judges"`). Items are `preference`'s pairs
+except those across turns (the response task only has a judge compare two replies to one
+message), but in a chat with a model (`pairs.talked_to_model`), where each message got one
+reply. Each pair goes to the pairwise prompt in both orders, `informed` (with what the
+participant told us) and `blind`; the judge is never told the pick. `score` is 1 when the judge
+is consistent and agrees with the participant; the statistics are in `tasks.helpers.audit`.
 """
 
 from __future__ import annotations
@@ -31,7 +18,7 @@ import numpy as np
 from attunebench import tasks
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
-from attunebench.tasks.helpers import audit, history, metrics, pairs
+from attunebench.tasks.helpers import audit, history, metrics, pair_cues, pairs
 from attunebench.tasks.helpers.judging import (
     PAIRWISE,
     PAIRWISE_CHOICE,
@@ -49,8 +36,7 @@ from attunebench.tasks.preference import (
     both_orders,
     pair_calibration_rows,
     pair_of,
-    pair_options,
-    pair_references,
+    picks,
     shown,
     shown_gold,
 )
@@ -81,7 +67,7 @@ class JudgeAuditScoring(PairScoring):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[pairs.PairGold]]:
-        return {k: v for k, v in pair_references().items() if k == "reference/longer-reply"}
+        return {"reference/longer-reply": picks(pair_cues.longer)}
 
     metrics = metrics.register(
         TASK,
@@ -124,14 +110,10 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     def score(
         self, item: tasks.Item[pairs.PairGold], prediction: PreferencePrediction
     ) -> tasks.Scored:
-        outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-        agrees = outcome["consistent"] == 1.0 and outcome["correct_ab"] == 1.0
-        values = {
-            "agree_ab": outcome["correct_ab"],
-            "agree_ba": outcome["correct_ba"],
-            "consistent": outcome["consistent"],
-        }
-        return tasks.Scored(float(agrees), values)
+        values = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key).values
+        agrees = values["consistent"] == 1.0 and values["correct_ab"] == 1.0
+        named = {f"agree_{order}": values[f"correct_{order}"] for order in ORDERS}
+        return tasks.Scored(float(agrees), {**named, "consistent": values["consistent"]})
 
 
 @tasks.register_task(TASK)
@@ -144,9 +126,8 @@ def judge_audit_task(
 ) -> JudgeAuditTask:
     """The judge on the participants' own pairs, in both orders; needs at least one `--judge`.
 
-    `participant_context`: informed (with what the participant told us), blind (without), or
-    both."""
-    options = pair_options(
+    `participant_context`: informed, blind, or both."""
+    options = pairs.PairOptions(
         derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only=True
     )
     return JudgeAuditTask(participant_context, options)

@@ -1,19 +1,10 @@
 """`judge_thumbs`: the judge's rubric score of a real bot reply, against the person's thumb.
 
-Construct: pointwise judge-human agreement. In a chat a person held with a model
-(`pairs.talked_to_model`, ConvAI1's human-bot chats) they gave each bot reply a thumb up or
-down while chatting. The judge (the evaluated "model", `evaluates = "judges"`) scores each
-rated reply alone with the rubric prompt (1-10, for this person); a score above the scale's
-middle (6 or more) reads as "they would like it". It is never told the thumb.
-
-Items: every bot reply with a thumb, one per context mode (`informed` adds what the person told
-us, `blind` does not; ConvAI1 has no self-reports, so the two read the same there). A merged
-run of messages rated half up and half down has no thumb and is left out, counted.
-
-Per item: `score` is 1 when the judge's reading agrees with the thumb, else 0; an unparseable
-verdict is invalid (score 0). The headline is the balanced agreement, the mean of the agreement
-on liked and on disliked replies, so a judge that scores everything high (or low) gets 0.5
-however often people liked their bot.
+In a chat a person held with a model (`pairs.talked_to_model`, ConvAI1) they gave each bot reply
+a thumb up or down. The judge (`evaluates = "judges"`) scores each rated reply alone with the
+rubric, never told the thumb; 6 or more reads as "they would like it". A merged run of messages
+rated half up, half down has no thumb and is left out, counted. The headline is the mean of the
+agreement on liked and on disliked replies, so a judge that scores everything high gets 0.5.
 """
 
 from __future__ import annotations
@@ -55,9 +46,8 @@ class ThumbGold(tasks.Gold):
 
 
 class ThumbAnswers(RubricAnswers):
-    """The rubric answer, where the gold (the thumb) says which side of the middle is right:
-    the same kind and prompt form as the rubric (so every judge answers it as one), not
-    registered a second time."""
+    """The rubric answer, the thumb saying which side of the middle is right (not registered
+    a second time: every judge answers it as the rubric)."""
 
     gold_answers = True
 
@@ -89,15 +79,15 @@ def thumb(conversation: Conversation, reply: Response) -> bool | None:
     return None if reply.rating is None or reply.rating == mid else reply.rating > mid
 
 
-def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, str, ThumbGold]]:
-    """(turn, response id, reply, gold) for each bot reply with a thumb."""
+def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, ThumbGold]]:
+    """(turn, response id, gold) for each bot reply with a thumb."""
     for turn in conversation.turns:
         for response in turn.responses:
             liked = thumb(conversation, response)
             if liked is None or response.rating is None:  # the second for the type checker
                 continue
             gold = ThumbGold(rating=response.rating, liked=liked, model=response.model)
-            yield turn.index, response.id, response.text, gold
+            yield turn.index, response.id, gold
 
 
 ThumbView = tasks.View[ThumbGold, ThumbPrediction]
@@ -144,7 +134,7 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
         for conversation in conversations:
             if not talked_to_model(conversation):
                 continue
-            for turn_index, rid, _, gold in _thumbs(conversation):
+            for turn_index, rid, gold in _thumbs(conversation):
                 yield from tasks.in_contexts(self, conversation, turn_index, rid, gold)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
@@ -182,6 +172,5 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
 def judge_thumbs_task(participant_context: str = "both", seed: int = 0) -> JudgeThumbsTask:
     """The judge's rubric score of each thumbed bot reply against the thumb; needs a `--judge`.
 
-    `participant_context`: informed (with what the participant told us), blind (without), or
-    both. `seed` is accepted as by every task; every thumbed reply is an item, none drawn."""
+    `participant_context`: informed, blind, or both."""
     return JudgeThumbsTask(participant_context)

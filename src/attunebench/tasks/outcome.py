@@ -1,48 +1,24 @@
 """`outcome`: how the person felt and judged the conversation afterwards.
 
-Construct: outcome prediction, the fourth capability of the seed system (with emotion
-inference, response evaluation and preference anticipation): can a model tell, from a whole
-conversation, how it left the person? The gold is what they reported after it:
+From the whole conversation the model predicts what the person reported after it: the
+intensity of their feeling (`final_intensity`), their overall `rating` and every numeric answer
+of their end survey, each on the scale the data declares (`Outcome.scales`, else 1 to 5). The
+change of intensity is not asked: ESConv kept only conversations whose intensity fell, so a
+constant would score as well as a reading of the person.
 
-- `final_intensity`: the intensity of their feeling afterwards (`outcome.final_state`, 1-5);
-- `rating`: their overall rating (`outcome.rating`);
-- every numeric answer of their end survey (ESConv: `empathy`, `relevance`; ConvAI1:
-  `quality`, `breadth`, `engagement`; a CSV's `--outcome-col`).
-
-Each is on the scale the data declares for it (`Outcome.scales`), else 1 to 5
-(`data.derived.outcome_scale`), and the prompt asks for it on that scale, by name.
-
-The change of intensity over the conversation is not asked: ESConv kept only conversations
-whose intensity fell, and a change computed from the gold's own starting value would score a
-constant as well as a reading of the person.
-
-Items: one per conversation with any of these. The model reads the whole conversation (the
-informed mode adds the states reported along the way). End-of-conversation answers sit near
-the corpus median, so an error-based score is won by a constant, and they vary with how long
-the conversation went on, which the prompt shows. The headline is the mean over the fields the
-gold has (the known ones and any survey answer alike) of the position-adjusted correlation
-(`tasks.helpers.adjusted`; the position cell is the number of messages shown, binned by
-`VISIBLE_EDGES`), each field's cell read within the item's corpus part and the set of fields it
-asks (`field_set`): a constant, a guess from the number of messages, from the corpus part or
-from which fields are asked score 0. The fields asked are the ones the person answered, so
-they are a cue: on a corpus whose second survey question some people skipped, those who
-answered it rated the chat higher on average, and a guess of the train mean per field set
-(2.50 with it, 2.17 without) correlated with the rating across field sets; within a field set
-it is a constant. The same mean with cells of the bin alone is the view
-`pooled_mean_adjusted_r`. Beside it:
-the plain mean of Spearman's rho over the fields (a constant scoring 0, a field left unanswered
-guessed as its scale's midpoint), and per item one minus the mean absolute error as a share of
-each scale (see `tasks.helpers.numeric`); MAE, coverage and Spearman's rho per field. References,
-scored with the same metrics, each within the item's corpus part (`tasks.helpers.grouping`): the
-median (constant), the mean of conversations with as many
-messages (position-only) and of similar length in characters (length-only).
+End-of-conversation answers sit near the corpus median and vary with how long the conversation
+went, which the prompt shows. The headline is the mean over the gold's fields of the
+position-adjusted correlation (`tasks.helpers.adjusted`), each field's cell read within the
+item's corpus part and the set of fields it asks (`field_set`): the fields asked are the ones
+the person answered, so they are a cue (on a corpus whose second survey question some skipped,
+a train mean per field set correlated with the rating across field sets). A constant, a guess
+from the number of messages, the part or the fields asked scores 0.
 """
 
 from __future__ import annotations
 
 import re
-import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -68,9 +44,8 @@ OWN_QUESTIONS = ("final_intensity", "rating")  # the fields the prompt file word
 
 
 def _fields_pattern(user: str) -> re.Pattern[str]:
-    """Where the prompt names the fields asked ("Predict, on the scales given: name (...); ..."),
-    found from the prompt file's own words around `$fields`, so that editing them in the TOML
-    cannot leave a second copy here behind."""
+    """Where the prompt names the fields asked, found from the prompt file's own words around
+    `$fields`, so that editing them in the TOML cannot leave a second copy here behind."""
     line = next(line for line in user.splitlines() if "$fields" in line)
     before, after = line.split("$fields", 1)
     return re.compile(re.escape(before.strip()) + r"(.*?)" + re.escape(after[:20]), re.S)
@@ -81,9 +56,8 @@ _FIELD = re.compile(r"(\w+) \(((?:[^()]|\([^()]*\))*)\)")
 
 
 class OutcomeAnswers(answerform.AnswerForm):
-    """`{"<field>": n, ...}`, from a hint carrying the fields asked as `labels` and each
-    field's scale as `reference` {field: "low:high"}. A baseline reads every message the
-    person wrote, and learns from conversations asked the same fields on the same scales."""
+    """`{"<field>": n, ...}`, the fields asked in the hint's `labels`, each field's scale in its
+    `reference` ("low:high"). A baseline reads every message the person wrote."""
 
     kind = TASK
 
@@ -113,8 +87,7 @@ class OutcomeAnswers(answerform.AnswerForm):
         return ("\n".join(text for role, text in hint.history if role == "user"),)
 
     def schema(self, hint: TaskHint) -> answerform.Schema | None:
-        """Each field asked, in its scale; a field may be null (not known), as the parser
-        takes it, but not left out."""
+        """Each field asked, in its scale; null (not known), but not left out."""
         if not hint.labels:
             return None
         nullable = {
@@ -155,7 +128,6 @@ class OutcomeGold(tasks.Gold):
 
     @property
     def shown_bin(self) -> int:
-        """The bin of the number of messages shown (-1: not recorded)."""
         return grouping.shown_bin(self.visible, VISIBLE_EDGES)
 
     def shown(self) -> grouping.Shown:
@@ -177,57 +149,38 @@ def outcome_gold(conversation: Conversation) -> OutcomeGold | None:
     )
 
 
-def asked(gold: OutcomeGold) -> dict[str, numeric.Scale]:
-    """The fields a model answers: every field of the gold."""
-    return dict(gold.scales)
-
-
-def other_side(conversation: Conversation) -> str:
-    """Who the person talked to: `person` where the data says so (`context.labels.partner`,
-    as ConvAI1's human-human chats and Topical-Chat write it), else `model`."""
-    return "person" if conversation.context.labels.get("partner") == "person" else "model"
-
-
 def conversation_fields(template: PromptTemplate, item: tasks.Item[OutcomeGold]) -> dict[str, str]:
     """The prompt's conversation, self-reports and other side, in the words for who the other
-    side was (a person is never called an assistant)."""
-    conversation = item.conversation
-    said = history.history_before(conversation, item.turn_index + 1)  # all of it
-    reports = history.self_reports_before(conversation, item.turn_index + 1)
-    side = other_side(conversation)
+    side was (`context.labels.partner`: a person is never called an assistant)."""
+    end = item.turn_index + 1
+    said = history.history_before(item.conversation, end)  # all of it
+    side = "person" if item.conversation.context.labels.get("partner") == "person" else "model"
     speaker = template.text("speaker_person") if side == "person" else None
-    return {
-        "conversation": prompting.transcript(said, assistant=speaker),
-        "self_reports": prompting.self_reports_block(item.context, reports, conversation),
-        "other_side": template.text(f"other_{side}"),
-    }
+    shown = prompting.shown_fields(item, said, end, assistant=speaker)
+    return {**shown, "other_side": template.text(f"other_{side}")}
 
 
 def question(template: PromptTemplate, name: str, scale: numeric.Scale) -> str:
     """A field's question in the prompt's wording: its own text, or the one for any field."""
-    own = name in OWN_QUESTIONS
-    return template.text(
-        name if own else GENERIC, name=name, low=f"{scale[0]:g}", high=f"{scale[1]:g}"
-    )
+    asked = name if name in OWN_QUESTIONS else GENERIC
+    return template.text(asked, name=name, low=f"{scale[0]:g}", high=f"{scale[1]:g}")
 
 
 Usual = dict[tuple[str, tuple[float, ...]], float]
 
 
 def usual_values(golds: Sequence[OutcomeGold], constant: bool) -> Usual:
-    """Per field and scale, its mean over these items (the constant's: its median, the
-    constant an error rewards)."""
-    found: dict[tuple[str, tuple[float, ...]], list[float]] = defaultdict(list)
-    for gold in golds:
-        for name, value in gold.values.items():
-            found[name, tuple(gold.scales[name])].append(value)
-    usual = statistics.median if constant else statistics.fmean
-    return {k: float(usual(v)) for k, v in found.items()}
+    """Per field and scale, its mean over these items (the constant's: its median)."""
+    found = (
+        ((name, tuple(gold.scales[name])), value)
+        for gold in golds
+        for name, value in gold.values.items()
+    )
+    return grouping.usual_numbers(found, constant)
 
 
 def values_guess(usual: Usual, gold: OutcomeGold) -> tasks.Guess:
-    """Each field the usual value on its scale; one the train items lacked is left unanswered
-    (no guess at all where they lacked every field)."""
+    """Each field the usual value on its scale; one the train items lacked is left unanswered."""
     known = ((name, usual.get((name, tuple(gold.scales[name])))) for name in gold.values)
     values = {name: value for name, value in known if value is not None}
     if not values:
@@ -248,15 +201,14 @@ def _pair(view: OutcomeView, name: str) -> tuple[float | None, float | None]:
 
 
 def headline_fields(views: Sequence[OutcomeView]) -> list[str]:
-    """The fields the headline averages over: the known ones, then every other field the
-    items' gold has (a corpus's own survey answers), in name order."""
+    """The fields the headline averages over: the known ones, then the others in name order."""
     found = {name for view in views for name in view.gold.values}
     return [name for name in KNOWN if name in found] + sorted(found - set(KNOWN))
 
 
 def headline_values(views: Sequence[OutcomeView]) -> FloatArray:
     """(predicted, given) per headline field, NaN where the gold lacks it; a field left
-    unanswered is guessed as its scale's midpoint (no information, never left out)."""
+    unanswered is guessed as its scale's midpoint (never left out)."""
     rows = []
     fields = headline_fields(views)
     for view in views:
@@ -296,9 +248,8 @@ def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
 
 
 def field_set(gold: OutcomeGold) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    """The fields an item asks, each with its scale: what the prompt shows of the gold before
-    any answer (a second survey question some people skipped is asked only of those who
-    answered it), and so part of each field's cell within its corpus part."""
+    """The fields an item asks, each with its scale: what the prompt shows of the gold, and so
+    part of each field's cell (see the module docstring)."""
     return tuple(sorted((name, tuple(scale)) for name, scale in gold.scales.items()))
 
 
@@ -384,9 +335,8 @@ class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScori
     templates = (PROMPT, CHOICE)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
-        """Conversations whose outcome says how the person felt or judged it afterwards: a
-        final intensity, its change from the first intensity they gave, an overall rating, or
-        numeric end-survey answers (ESConv: the seeker's empathy and relevance ratings)."""
+        """Conversations with an outcome: a final intensity (and its change), a rating, or
+        numeric end-survey answers."""
         counts: Counter[str] = Counter()
         survey: Counter[str] = Counter()
         for conversation in conversations:
@@ -420,7 +370,7 @@ class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScori
     def queries(self, item: tasks.Item[OutcomeGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         conversation = item.conversation
         said = history.history_before(conversation, item.turn_index + 1)  # all of it
-        scales = asked(item.gold)
+        scales = item.gold.scales
         hint = TaskHint(
             kind=TASK,
             text=conversation.turns[-1].user,
@@ -440,7 +390,7 @@ class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScori
     def parse(
         self, item: tasks.Item[OutcomeGold], outputs: Mapping[str, tasks.Output]
     ) -> numeric.Numbers:
-        return numeric.read_numbers(outputs, asked(item.gold))
+        return numeric.read_numbers(outputs, item.gold.scales)
 
     def score(self, item: tasks.Item[OutcomeGold], prediction: numeric.Numbers) -> tasks.Scored:
         return numeric.scored(item.gold.values, item.gold.scales, prediction)

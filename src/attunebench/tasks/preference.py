@@ -1,27 +1,12 @@
 """`preference`: predict which of two replies the participant preferred.
 
-Construct: pairwise human preference prediction (as in reward-model and Chatbot-Arena style
-evaluations), with the gold given by the person the replies were written for. The model sees
-the conversation up to the user's message and two candidate replies, and answers A, B or tie.
-
-Items: the pairs of `tasks.helpers.pairs`: recorded picks and ties, and where a corpus has ratings
-instead, pairs derived from them, balanced so the preferred reply came earlier as often as
-later. Every pair is asked in both orders, A/B (the first reply in the data as A) and B/A;
-prompts never name turns.
-
-Per item: `score` is the mean correctness of the two orders: 1.0 only for a consistent,
-correct answer, 0.5 for a position-driven one (the same letter both times), 0.0 when neither
-order is right. An answer that does not parse in either order is invalid (score 0). In choice
-mode each order's pick is its most probable key (A, B, or C for "equally"), and the position
-bias is measured on the probabilities as well as the picks. Two references from the gold
-alone are scored beside every model: "later reply" and "longer reply".
-
-Chance: on a pair with a preferred reply, a constant or position-only answer (the same letter,
-or the same reply, in both orders) scores 0.5, and "tie" everywhere scores the share of ties;
-the headline's chance level is the larger of the two. Where a participant was asked a pick
-again later in the session (the replies in each other's places), their repeat answer is read
-as an answer given in both orders, the first pick its gold (`retests`): scored 1 when it names
-the same reply (or a tie again), else 0.
+The pairs of `tasks.helpers.pairs` (recorded picks and ties, and pairs derived from ratings,
+balanced so the preferred reply came earlier as often as later), each asked in both orders
+(A/B with the first reply in the data as A, then B/A); prompts never name turns. `score` is
+the mean correctness of the two orders: 0.5 for a position-driven answer (the same letter both
+times). A constant or position-only answer scores 0.5 on a pair with a preferred reply and
+"tie" everywhere the share of ties: the chance level is the larger. A pick asked again later
+in the session is read as an answer given in both orders (`retests`).
 """
 
 from __future__ import annotations
@@ -89,8 +74,7 @@ ANSWERS = answerform.registered(PreferenceAnswers())
 
 
 class PreferencePrediction(Frozen):
-    """The reply each order named ("tie" for a tie), the letters written, and in choice mode
-    each order's probabilities of A, B and tie."""
+    """The reply each order named (or "tie"), the letters, and (choice) their probabilities."""
 
     ab: str | None = None
     ba: str | None = None
@@ -119,14 +103,14 @@ def pick_of(letter: str, a: str, b: str) -> str:
     return {"A": a, "B": b}.get(letter, TIE)
 
 
-def both_orders(pick_ab: str, pick_ba: str, gold: str) -> dict[str, float]:
-    """Correctness per order and consistency of one pair asked as A/B and as B/A."""
+def both_orders(pick_ab: str | None, pick_ba: str | None, gold: str) -> tasks.Scored:
+    """One pair asked as A/B and as B/A: the mean correctness of the orders, with each order's
+    correctness and their consistency."""
     correct_ab, correct_ba = float(pick_ab == gold), float(pick_ba == gold)
-    return {
-        "correct_ab": correct_ab,
-        "correct_ba": correct_ba,
-        "consistent": float(pick_ab == pick_ba),
-    }
+    values = {"correct_ab": correct_ab, "correct_ba": correct_ba}
+    return tasks.Scored(
+        (correct_ab + correct_ba) / 2, {**values, "consistent": float(pick_ab == pick_ba)}
+    )
 
 
 def pair_of(item: tasks.Item[PairGold], options: PairOptions) -> Pair:
@@ -141,17 +125,11 @@ def pair_queries(
 ) -> list[tasks.Query]:
     """The pair in both orders, as preference questions."""
     conversation, gold = item.conversation, item.gold
-    variant = item.context
     texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
     # Cut before the earlier reply: a transcript that quoted it (and went on to the later
     # one's message) would show which reply came first and how far apart they were.
     upto = min(pair.first.turn_index, pair.second.turn_index)
-    base = {
-        "conversation": prompting.transcript(history.history_through(conversation, upto)),
-        "self_reports": prompting.self_reports_block(
-            variant, history.self_reports_before(conversation, upto), conversation
-        ),
-    }
+    base = prompting.shown_fields(item, history.history_through(conversation, upto), upto)
     template = ACROSS_TURNS if pair.across_turns else SAME_TURN
     queries = []
     for order in ORDERS:
@@ -217,8 +195,8 @@ PreferenceView = tasks.View[PairGold, PreferencePrediction]
 
 
 def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float], str]]:
-    """Per order with probabilities: P(first reply), P(second), P(tie), and the gold among
-    them (the data's order, so both orders' rows read alike)."""
+    """Per order with probabilities, those of the first reply, the second and a tie (the
+    data's order, so both orders' rows read alike), and the gold among them."""
     guess, gold = view.prediction, view.gold
     if guess is None:
         return []
@@ -230,21 +208,6 @@ def pair_calibration_rows(view: PreferenceView) -> list[tuple[Mapping[str, float
     return rows
 
 
-def pair_options(
-    derive_from_ratings: bool,
-    max_derived_pairs: int,
-    seed: int,
-    include_flagged: bool,
-    same_turn_only: bool = False,
-) -> PairOptions:
-    """The pair options of a task's factory, checked."""
-    if max_derived_pairs < 0:
-        raise ValueError(f"max_derived_pairs must be >= 0 (got {max_derived_pairs})")
-    return PairOptions(
-        derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only
-    )
-
-
 class PairScoring(tasks.Scoring[PairGold, PreferencePrediction]):
     """What `preference` and `judge_audit` read alike: each choice answer's distributions."""
 
@@ -252,8 +215,7 @@ class PairScoring(tasks.Scoring[PairGold, PreferencePrediction]):
 
 
 class PairTask(tasks.Task[PairGold, PreferencePrediction]):
-    """What `preference` and `judge_audit` share: the pairs of `tasks.helpers.pairs`, each asked in
-    both orders, and the per-order values of an invalid answer."""
+    """What `preference` and `judge_audit` share: pairs asked in both orders."""
 
     gold_fields = ("preference", "rating")
     answer_modes = ("generate", "choice")
@@ -285,8 +247,7 @@ class PairTask(tasks.Task[PairGold, PreferencePrediction]):
     def worst(
         self, item: tasks.Item[PairGold], partial: PreferencePrediction | None
     ) -> tasks.Scored:
-        """Score 0; an order that parsed keeps its own value (the other, and consistency,
-        have none)."""
+        """Score 0; an order that parsed keeps its own value."""
         values: dict[str, float | None] = {"consistent": None}
         for order in ORDERS:
             pick = partial.pick(order) if partial is not None else None
@@ -297,8 +258,7 @@ class PairTask(tasks.Task[PairGold, PreferencePrediction]):
 
 
 def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str]]:
-    """The recorded picks' pairs a pick asked again is about, with the key it names: every
-    pair of its turn holding the reply it names (all of them for a tie)."""
+    """The recorded picks' pairs a pick asked again is about, with the key it names."""
     again = probe.preference
     key = None if again is None else (TIE if again.tie else again.chosen)
     for pair in pairs:
@@ -308,9 +268,7 @@ def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str
 
 
 def pair_references() -> dict[str, tasks.Reference[PairGold]]:
-    """What position alone achieves (`tasks.helpers.pair_cues`: the later, the earlier reply, by
-    distance, a classifier of the positions the prompt shows), and content cues (the longer
-    reply, the one with more questions, the one repeating more of the user's words)."""
+    """What position alone achieves, and content cues (`tasks.helpers.pair_cues`)."""
     return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
 
@@ -332,11 +290,7 @@ def picks(cue: pair_cues.Cue) -> tasks.Reference[PairGold]:
             # A cue that cannot tell the replies apart has no preference: it answers "A" in
             # both orders (half right on a pair with a preferred reply), never "tie".
             ab, ba = (gold.first, gold.second) if key == TIE else (key, key)
-            guess = _pair_guess(ab, ba)
-            outcome = both_orders(ab, ba, gold.key)
-            out.append(
-                (guess, tasks.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome))
-            )
+            out.append((_pair_guess(ab, ba), both_orders(ab, ba, gold.key)))
         return out
 
     return tasks.Reference(guessed, cue.fit)
@@ -386,29 +340,6 @@ def first_shown_probability(view: PreferenceView) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
-def position_metrics() -> tuple[metrics.Metric, ...]:
-    """Consistency and position bias, shared by the judge audit."""
-    return (
-        metrics.mean_metric(
-            "flip_rate",
-            "share of pairs whose pick changed with the order",
-            flip,
-            higher_is_better=False,
-        ),
-        metrics.Metric(
-            "first_shown_share",
-            "share of non-tie picks naming the reply shown first (0.5: no position bias)",
-            lambda views: metrics.expanded(views, first_shown_pick),
-            metrics.mean_statistic,
-        ),
-        metrics.mean_metric(
-            "first_shown_probability",
-            "mean probability given to the reply shown first (choice mode; 0.5: no position bias)",
-            first_shown_probability,
-        ),
-    )
-
-
 class PreferenceScoring(PairScoring):
     task: PreferenceTask
 
@@ -423,7 +354,7 @@ class PreferenceScoring(PairScoring):
 
     def answered_gold(self, gold: PairGold, prediction: PreferencePrediction) -> PairGold | None:
         """The reply named in both orders (or a tie in both); None for picks that follow the
-        order shown, which name no reply."""
+        order shown."""
         picks = {prediction.ab, prediction.ba}
         if len(picks) != 1 or None in picks:
             return None
@@ -454,8 +385,7 @@ class PreferenceScoring(PairScoring):
                     yield tasks.Repeat(item, PreferencePrediction(ab=key, ba=key))
 
     def chance(self, golds: Sequence[PairGold]) -> float | None:
-        """Within each corpus part, the larger of its tie share and half the rest, averaged
-        over the parts weighted by their items (a rule may know the part)."""
+        """Within each corpus part, the larger of its tie share and half the rest, averaged."""
         found = []
         for group in tasks.by_part(golds).values():
             ties = sum(gold.key == TIE for gold in group) / len(group)
@@ -470,7 +400,23 @@ class PreferenceScoring(PairScoring):
             "share of parsed pairs given the same pick in both orders",
             metrics.Column("consistent", parsed_only=True),
         ),
-        *position_metrics(),
+        metrics.mean_metric(
+            "flip_rate",
+            "share of pairs whose pick changed with the order",
+            flip,
+            higher_is_better=False,
+        ),
+        metrics.Metric(
+            "first_shown_share",
+            "share of non-tie picks naming the reply shown first (0.5: no position bias)",
+            lambda views: metrics.expanded(views, first_shown_pick),
+            metrics.mean_statistic,
+        ),
+        metrics.mean_metric(
+            "first_shown_probability",
+            "mean probability given to the reply shown first (choice mode; 0.5: no position bias)",
+            first_shown_probability,
+        ),
         *tasks.calibration_metrics(pair_calibration_rows, positive="first"),
     )
 
@@ -511,9 +457,7 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
     templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
-        """Turns with two or more replies and a recorded pick or tie; and, apart, pairs of
-        replies whose ratings differ (within one turn, and conversations with any such pair
-        across turns), from which pairs are derived where no pick was recorded."""
+        """Turns with a recorded pick or tie; apart, pairs of replies whose ratings differ."""
         counts: Counter[str] = Counter()
         for conversation in conversations:
             turns = conversation.turns
@@ -533,8 +477,7 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
         return pair_queries(item, pair_of(item, self.pairs), mode)
 
     def score(self, item: tasks.Item[PairGold], prediction: PreferencePrediction) -> tasks.Scored:
-        outcome = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-        return tasks.Scored((outcome["correct_ab"] + outcome["correct_ba"]) / 2, outcome)
+        return both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
 
 
 @tasks.register_task(TASK)
@@ -546,5 +489,5 @@ def preference_task(
     seed: int = 0,
 ) -> PreferenceTask:
     """Preference prediction in both orders; pairs from picks, and from ratings where needed."""
-    options = pair_options(derive_from_ratings, max_derived_pairs, seed, include_flagged)
+    options = PairOptions(derive_from_ratings, max_derived_pairs, seed, include_flagged)
     return PreferenceTask(context, options)

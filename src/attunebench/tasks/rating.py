@@ -1,34 +1,19 @@
 """`rating`: predict how the person rated the replies so far, at each point they rated them.
 
-Construct: pointwise preference anticipation. Where a person rated the other side every few
-messages (ESConv seeker feedback, 1-5: `Turn.feedback`), the model reads the conversation up to
-that point and predicts the rating. In a conversation with no such feedback, each reply the
-person rated (`Response.rating`: thumbs on a chatbot's messages, a CSV's `--rating-col` on reply
-rows) is an item: the model reads the conversation up to and including that reply and predicts
-its rating (`data.derived.rated_replies`, which also keeps the two from counting one rating
-twice).
+Where a person rated the other side every few messages (ESConv seeker feedback,
+`Turn.feedback`) the model reads the conversation up to that point; in a conversation with no
+such feedback each reply the person rated (`Response.rating`) is an item, read through that
+reply (`data.derived.rated_replies` keeps one rating from counting twice).
 
 Ratings drift over a conversation and sit near the corpus mean, so an error-based score is won
-by a constant. The headline is the position-adjusted correlation (`tasks.helpers.adjusted`):
-prediction and rating are each residualised on the item's position cell within its corpus part (the
-part, times the third of the conversation, times the number of messages shown, binned), then
-correlated. A constant, a position-only guess and a guess from the corpus part score 0 on it
-(the parts of a suite differ by design: FailedESConv was chosen for failing); the same
-correlation with the parts pooled is the view `pooled_position_adjusted_r`. Beside it: its
-between-person and within-person parts, the skill against the position reference (its squared
-error over that of each cell's mean rating), and the old per-item score, one minus the
-absolute error as a share of the scale (a missing rating: the whole range), with Spearman's rho
-within conversations, pooled Spearman, MAE and coverage.
-
-References, scored with the same metrics, each within the item's corpus part
-(`tasks.helpers.grouping`): the median rating (constant), the mean rating of
-items showing as many messages (position-only, what the prompt shows), and the mean rating of
-items whose rated replies are of similar length (length-only).
+by a constant. The headline is the position-adjusted correlation (`tasks.helpers.adjusted`),
+the cell being the corpus part x the third of the conversation x the messages shown (binned):
+a constant, a position-only guess and a guess from the corpus part score 0 (the parts of a
+suite differ by design: FailedESConv was chosen for failing).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
@@ -56,9 +41,8 @@ THIRDS = 3
 
 
 class RatingAnswers(answerform.AnswerForm):
-    """`{"rating": n}`, from a hint carrying the last reply rated as `text` and the scale as
-    `labels` (low, high). A baseline reads the person's last message before the rating and
-    the reply rated: what they said as well as what they were told."""
+    """`{"rating": n}`, the last reply rated in the hint's `text`, the scale in its `labels`; a
+    baseline reads the person's last message too: what they said as well as were told."""
 
     kind = TASK
     marker = '{"rating"'
@@ -118,7 +102,6 @@ class RatingGold(tasks.Gold):
 
     @property
     def shown_bin(self) -> int:
-        """The bin of the number of messages shown (-1: not recorded)."""
         return grouping.shown_bin(self.visible)
 
     def shown(self) -> grouping.Shown:
@@ -179,9 +162,8 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
 def _shown(
     item: tasks.Item[RatingGold],
 ) -> tuple[tuple[history.Utterance, ...], int, tuple[PromptTemplate, PromptTemplate]]:
-    """What the prompt shows (up to the rating), the turn before which self-reports were
-    given, and the prompts that ask: a feedback item's, or a reply item's (the conversation
-    through the reply rated)."""
+    """What the prompt shows, the turn before which self-reports were given, and the prompts
+    that ask (a feedback item's, or a reply item's)."""
     conversation = item.conversation
     if not item.item_id.startswith(REPLY_ITEM):
         return (
@@ -200,13 +182,8 @@ def _shown(
 
 
 def usual_ratings(golds: Sequence[RatingGold], constant: bool) -> dict[tuple[float, ...], float]:
-    """Per rating scale, the mean rating of these items (the constant's: the median, the
-    constant a corpus's error rewards)."""
-    found: dict[tuple[float, ...], list[float]] = defaultdict(list)
-    for gold in golds:
-        found[tuple(gold.scale)].append(gold.rating)  # within one rating scale
-    usual = statistics.median if constant else statistics.fmean
-    return {k: float(usual(v)) for k, v in found.items()}
+    """Per rating scale, the mean rating of these items (the constant's: the median)."""
+    return grouping.usual_numbers(((tuple(g.scale), g.rating) for g in golds), constant)
 
 
 @cache
@@ -233,9 +210,8 @@ def _pair(view: RatingView, name: str) -> tuple[float | None, float | None]:
 
 
 def within_conversations(views: Sequence[RatingView]) -> FloatArray:
-    """Per record (rho of its conversation / its conversation's items, 1 / items), for the
-    conversations with three or more answered ratings and a defined rho; zeros otherwise. A
-    ratio of weighted sums then averages rho over conversations, each weighted as drawn."""
+    """Per record (its conversation's rho / items, 1 / items), where three or more ratings
+    were answered: a ratio of weighted sums then averages rho over conversations."""
     by_conversation: dict[str, list[int]] = defaultdict(list)
     for i, view in enumerate(views):
         by_conversation[view.record.conversation_id].append(i)
@@ -346,10 +322,8 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
     templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
-        """Where the person rated replies themselves (`rating` provenance first-person): the
-        rated replies, apart the turns where they gave feedback on the replies since their
-        previous feedback (`Turn.feedback`), and the rated replies that are items themselves,
-        in conversations with no such feedback (`derived.rated_replies`)."""
+        """Where the person rated replies themselves (first-person): the rated replies, apart
+        the feedback turns, and the rated replies that are items themselves."""
         counts: Counter[str] = Counter()
         for conversation in conversations:
             if conversation.source.provenance.get("rating") != "first-person":
@@ -380,14 +354,9 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
                 yield from tasks.in_contexts(self, conversation, turn_index, item_id, gold)
 
     def queries(self, item: tasks.Item[RatingGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
-        conversation, (low, high) = item.conversation, item.gold.scale
+        low, high = item.gold.scale
         said, seen, prompts = _shown(item)
-        variant = item.context
-        reports = history.self_reports_before(conversation, seen)
-        fields = {
-            "conversation": prompting.transcript(said),
-            "self_reports": prompting.self_reports_block(variant, reports, conversation),
-        }
+        fields = prompting.shown_fields(item, said, seen)
         replies = [u.text for u in said if u.speaker == "assistant"]
         hint = TaskHint(
             kind=TASK,

@@ -1,34 +1,18 @@
 """`response`: the model writes its own reply; judges score it for this participant.
 
-Construct: LLM-as-a-judge response quality (MT-Bench / Arena-Hard style), made personal: the
-judge is told what this participant told us before seeing any reply (how they felt, what would
-help most; see `tasks.helpers.judging`), and for the rubric the reply they chose and the one they
-rejected, and judges for them, not for an average reader.
+LLM-as-a-judge response quality made personal: the judge is told what this participant told us
+before seeing any reply (`tasks.helpers.judging`) and judges for them. An item is a turn with a
+recorded pick and another reply; in a chat the person held with a real model (ConvAI1), a turn
+with that model's one reply, judged by the rubric alone (left out, and counted, with
+`judge_mode="pairwise"`); the judges score the real reply too, shown as `reference/real-reply`
+beside the person's own thumb (`tasks.helpers.real_reply`).
 
-Items: turns with a recorded pick and at least one other reply (the rejected one: the lowest
-rated, or the first in the data). In a chat the person held with a real model (ConvAI1's
-human-bot chats), turns with that model's one reply are items too, judged by the rubric alone:
-with no rejected reply there is nothing to compare with, so they are left out (and counted)
-with `judge_mode="pairwise"`. The same judges score the real reply with the same rubric; it is
-shown as the reference row `reference/real-reply`, with the person's own thumb beside it (see
-`tasks.helpers.real_reply`), and never ranked. The model sees the conversation as chat messages, as
-it happened, ending with the user's message; informed mode adds the earlier self-reports after
-that message (the system message stays the same, so the conversation is a shared prefix).
-
-Judging (`judge_mode`): `pairwise` compares the reply with the chosen reply and with the
-rejected one, each in both orders (win 1, tie 0.5, loss 0, averaged over the orders);
-`rubric` asks for an absolute 1-10 score; `both` (default) does both. Per judge the values are
-`win_vs_chosen[JUDGE]`, `win_vs_rejected[JUDGE]`, `rubric[JUDGE]`; without a suffix, the
-panel's: for a comparison, the majority of the judges' verdicts in each order (a split panel
-scores 0.5; one judge is its own majority), averaged over the orders; for the rubric, the
-judges' mean. `score`, the headline, is the mean of win_vs_chosen and win_vs_rejected, or
-with `judge_mode="rubric"` and on items judged by the rubric alone, (rubric-1)/9.
-
-A verdict the judge made unusable counts as a loss for the model (the lowest rubric score): a
-judge that fails on the items a model would lose must not raise its score. An item with a
-comparison judged in one order only is flagged `one-order-only` (its position balance is
-lost); an item with no usable verdict at all is `invalid`, scored 0, and counted. An empty
-reply is invalid and not judged.
+`judge_mode`: `pairwise` compares the reply with the chosen and with the rejected one in both
+orders; `rubric` asks for a 1-10 score; `both` does both. Values are per judge
+(`win_vs_chosen[JUDGE]`, ...) and the panel's (`tasks.helpers.judge_values`). An unusable
+verdict counts as a loss: a judge that fails on the items a model would lose must not raise
+its score. A comparison judged in one order only is flagged `one-order-only`; an item with no
+usable verdict is `invalid`.
 """
 
 from __future__ import annotations
@@ -44,7 +28,6 @@ import numpy as np
 from attunebench import tasks
 from attunebench.answerform import AnswerForm, TaskHint, heaviest, pick, registered
 from attunebench.data.schema import Conversation, Turn
-from attunebench.data.taxonomy import taxonomy_of
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
@@ -86,9 +69,8 @@ CANNED_REPLIES = (
 
 
 class ResponseAnswers(AnswerForm):
-    """The reply itself, as plain text, from a hint carrying the user's message as `text`.
-    The gold's answer is the reply the participant chose (right) or the one they rejected; at
-    a real model's reply, that reply where the person's thumb says so."""
+    """The reply itself, as plain text; the gold's is the reply chosen (right) or rejected,
+    or a real model's reply where the person's thumb says so."""
 
     kind = TASK
 
@@ -117,8 +99,7 @@ ANSWERS = registered(ResponseAnswers())
 
 
 class ResponseGold(tasks.Gold):
-    """The participant's chosen and rejected replies; or, in a chat with a real model, that
-    model's reply (`real`), with the person's thumb on it (None: not rated)."""
+    """The chosen and rejected replies; or a real model's reply with the person's thumb."""
 
     chosen: str | None = None
     rejected: str | None = None
@@ -136,12 +117,8 @@ class ResponsePrediction(Frozen):
 ResponseView = tasks.View[ResponseGold, ResponsePrediction]
 
 
-def _prediction(reply: str) -> ResponsePrediction:
-    return ResponsePrediction(reply=reply)
-
-
 def _real_guess(view: ResponseView) -> tasks.Guess:
-    return real.guess(view, _prediction)
+    return real.guess(view, lambda reply: ResponsePrediction(reply=reply))
 
 
 class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
@@ -181,8 +158,6 @@ class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
 
 class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=ResponseScoring):
     name = TASK
-    gold_type = ResponseGold
-    prediction_type = ResponsePrediction
     gold_fields = ("preference", "need", "rating")  # rating: the thumb on a real reply
     subject_forms = (ANSWERS,)
     needs_judge = True
@@ -199,8 +174,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         return pairwise + ((RUBRIC_ANSWERS,) if self.judge_mode != "pairwise" else ())
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
-        """Turns with something to judge a new reply against: a chosen reply, the text or the
-        behaviors the person said they needed."""
+        """Turns with a chosen reply, or the text or behaviors the person said they needed."""
         counts: Counter[str] = Counter()
         for turn in (turn for c in conversations for turn in c.turns):
             need, preference = turn.need, turn.preference
@@ -221,14 +195,9 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[ResponseGold]]:
         for conversation in conversations:
-            taxonomy = taxonomy_of(conversation)
             for turn in conversation.turns:
-                found = self._gold(conversation, turn)
-                if found is None:
-                    continue
-                gold = tasks.in_part(found, conversation)
-                for mode in self.modes:
-                    yield tasks.Item(TASK, conversation, turn.index, "reply", taxonomy, gold, mode)
+                if (gold := self._gold(conversation, turn)) is not None:
+                    yield from tasks.in_contexts(self, conversation, turn.index, "reply", gold)
 
     def _gold(self, conversation: Conversation, turn: Turn) -> ResponseGold | None:
         references = reference_replies(turn)

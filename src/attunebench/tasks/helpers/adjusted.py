@@ -1,38 +1,11 @@
-"""Headline statistics that no trivial strategy can win: correlations with the person's answer
-once what a constant or the item's position predicts is taken out.
+"""Headline statistics no trivial strategy can win: correlations with the person's answer once
+what a constant or the item's position predicts is taken out.
 
-A constant prediction, or one that depends only on where the item sits in its conversation,
-carries no information about the person; on these statistics it scores 0 (chance), while the
-old accuracy-like figures (one minus the error share) reward it for sitting near the corpus
-mean.
-
-- `adjusted_r_statistic`: the position-adjusted correlation. Prediction and gold are each
-  residualised on the item's position cell (their weighted mean in that cell, in each
-  resample), and the residuals correlated (Pearson), pooled over cells: a partial correlation
-  controlling for position (Cohen, Cohen, West and Aiken 2003, ch. 3). A prediction that is
-  constant within every cell scores 0; so does an item left unanswered (its residual is 0).
-- `between_r_statistic` and `within_r_statistic` split it: the correlation of the
-  conversations' mean residuals (between people), and of the residuals less their
-  conversation's mean (within a person, over the conversation).
-- `position_skill_statistic`: 1 - squared error / squared error of the position reference (each
-  item's cell mean of the gold): 0 for the position reference, negative for a constant.
-- `mean_adjusted_r_statistic`: the mean of the position-adjusted correlation over fields.
-- `mean_rho_statistic`: the mean of Spearman's rho over fields, a constant prediction scoring
-  0 rather than undefined.
-
-On data pooling several corpus parts (a suite; any items whose conversations come from
-sources of different names), an item's cell is its position cell within its part: the parts
-differ by design (one chosen for failing, one where every conversation was rated 4 or 5), so a
-rule that knows only which corpus a conversation comes from would otherwise correlate with the
-gold; within part it is constant in every cell and scores 0, as a constant does. The same
-statistics read across parts (the cells without the part, as before parts were kept) are
-`across_parts`, a named view beside the headline, defined only where the items come from more
-than one part.
-
-The values are one row per item with the columns `ROW` names: the item's cell within its part
-and conversation (as codes), whether it was answered, the prediction, the gold, the squared
-error counted for the skill (an unanswered item: the scale's range squared), its cell across
-parts and its part (as codes).
+`adjusted_r_statistic` residualises prediction and gold on the item's position cell and
+correlates the residuals (a partial correlation; Cohen, Cohen, West and Aiken 2003, ch. 3): a
+prediction constant within every cell scores 0, as does an unanswered item. A cell is read
+within the item's corpus part, since the parts of a suite differ by design; `across_parts` is
+the view that pools them. The values are one row per item, its columns named by `CELL`, ..., `PART`.
 """
 
 from __future__ import annotations
@@ -42,19 +15,10 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 
 from attunebench.stats import FloatArray, IntArray, Weights, group_sums, safe_ratio
-from attunebench.tasks.helpers.metrics import spearman_statistic
+from attunebench.tasks.helpers.metrics import spearman_statistic, weighted_average
 
 CELL, CONVERSATION, ANSWERED, PREDICTED, GOLD, ERROR, POOLED_CELL, PART = range(8)
-ROW = (
-    "cell",
-    "conversation",
-    "answered",
-    "predicted",
-    "gold",
-    "squared_error",
-    "cell_across_parts",
-    "part",
-)
+WIDTH = PART + 1  # the columns of one row
 TINY = 1e-12
 
 
@@ -73,12 +37,8 @@ def adjusted_rows(
     parts: Sequence[str | None] | None = None,
     asked: Sequence[Hashable] | None = None,
 ) -> FloatArray:
-    """The values of the statistics above, one row per item (see the module docstring):
-        `cells` are the items' position cells, `parts` their corpus parts (`Gold.part`; None: one
-    part) and
-        `asked`, where given, what else an item's cell within its part holds (the fields an
-        outcome item asks): the headline's cell is (part, asked, position cell), the view across
-        parts reads the position cell alone."""
+    """One row per item; an item's cell within its part is (part, `asked`, position cell),
+    where `asked` is what else it holds (the fields an outcome item asks)."""
     answered = np.array([p is not None for p in predicted], dtype=np.float64)
     guess = np.array([0.0 if p is None else p for p in predicted], dtype=np.float64)
     truth = np.array(gold, dtype=np.float64)
@@ -102,8 +62,7 @@ def across_parts(statistic: Statistic) -> Statistic:
         if np.unique(values[:, PART]).size < 2:
             return np.full(weights.rows, np.nan)
         swapped = values.copy()
-        width = len(ROW)
-        for k in range(0, values.shape[1], width):
+        for k in range(0, values.shape[1], WIDTH):
             swapped[:, k + CELL] = values[:, k + POOLED_CELL]
         return statistic(swapped, weights)
 
@@ -212,17 +171,15 @@ def mean_rho_statistic(values: FloatArray, weights: Weights) -> FloatArray:
             rho = np.zeros_like(rho)
         found.append(rho)
     stacked = np.stack(found, axis=1)
-    defined = ~np.isnan(stacked)
-    return safe_ratio(np.where(defined, stacked, 0.0).sum(axis=1), defined.sum(axis=1) * 1.0)
+    return weighted_average(stacked, np.ones_like(stacked))
 
 
 def mean_adjusted_r_statistic(values: FloatArray, weights: Weights) -> FloatArray:
-    """The mean over fields of `adjusted_r_statistic`; `values` holds one block of `ROW`
+    """The mean over fields of `adjusted_r_statistic`; `values` holds one block of `WIDTH`
     columns per field, its gold NaN at items without the field."""
     found = []
-    width = len(ROW)
-    for k in range(0, values.shape[1], width):
-        block = values[:, k : k + width]
+    for k in range(0, values.shape[1], WIDTH):
+        block = values[:, k : k + WIDTH]
         rows = np.flatnonzero(~np.isnan(block[:, GOLD]))
         if len(rows) == 0:
             continue
@@ -231,5 +188,4 @@ def mean_adjusted_r_statistic(values: FloatArray, weights: Weights) -> FloatArra
     if not found:
         return np.full(weights.rows, np.nan)
     stacked = np.stack(found, axis=1)
-    defined = ~np.isnan(stacked)
-    return safe_ratio(np.where(defined, stacked, 0.0).sum(axis=1), defined.sum(axis=1) * 1.0)
+    return weighted_average(stacked, np.ones_like(stacked))

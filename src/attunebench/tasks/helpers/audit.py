@@ -1,27 +1,7 @@
-"""How far a judge agrees with the participants' own picks, and what sways it: the metrics of
-the `judge_audit` task, each a function of summed per-item counts.
-
-Each record of a pair asked in both orders contributes counts (`audit_counts`): its score,
-each parsed verdict's agreement with the participant, the 3x3 table of the participant's
-pick against the verdict (first reply / second reply / tie, in the data's order, not the
-position shown), flips between the orders, and length tallies. A statistic is a function of
-the weighted sums of these counts, so its value (weights 1) and its cluster-bootstrap
-distribution (resample counts as weights) come from one definition:
-
-- accuracy: share of pairs judged consistently (both orders) and as the participant picked;
-- agreement: share of parsed verdicts naming the participant's pick;
-- kappa: Cohen's kappa over first / second / tie (Cohen 1960, Educ. Psychol. Meas. 20(1));
-- flip_rate: share of pairs parsed in both orders whose pick changed with the order;
-- longer_win_share beside participant_longer_share: how often the judge, and the
-  participants, chose the longer of two replies of different length;
-- length_balanced_agreement: the mean of the agreement where the participant chose the
-  longer reply and where they chose the shorter (a judge that always prefers the longer
-  scores 0.5 however often participants did);
-- length_matched_agreement: agreement on pairs whose longer reply is at most 1.25 times the
-  shorter.
-
-A verdict whose order did not parse counts for nothing but the record's score (0).
-"""
+"""The metrics of the `judge_audit` task, each a function of summed per-record counts
+(`audit_counts`), so a value and its bootstrap come from one definition: agreement with the
+participant's pick, Cohen's kappa (Cohen 1960), flips between the orders, and length bias (a
+judge that always prefers the longer reply scores 0.5 on the length-balanced agreement)."""
 
 from __future__ import annotations
 
@@ -57,10 +37,7 @@ def _matched(gold: PairGold) -> bool:
 def audit_counts(
     status: str, score: float | None, gold: PairGold, picks: Sequence[str]
 ) -> FloatArray:
-    """One record's counts (see the column layout); zeros for a failed record.
-
-    `picks` are the candidate keys (or "tie") its parsed orders named.
-    """
+    """One record's counts (zeros if failed); `picks`: the keys its parsed orders named."""
     out = np.zeros(WIDTH)
     if status == "failed":
         return out

@@ -1,20 +1,6 @@
-"""Calibration of choice answers: are a model's probabilities as good as they claim?
-
-A choice-mode answer is a probability for every option. Each task says which distributions
-its records hold and which option the gold is (`Scoring.calibration_rows`); from those rows:
-
-- `brier`: the mean multiclass Brier score, sum over options of (p - 1[gold])^2 (Brier 1950,
-  Monthly Weather Review 78(1)); 0 is perfect, lower is better;
-- `ece`: the expected calibration error of the most probable option, with ten equal-width
-  bins of its probability: sum over bins of |correct - confidence| / n (Naeini et al. 2015,
-  "Obtaining Well Calibrated Probabilities Using Bayesian Binning", AAAI);
-- `auroc` (two-option questions): the area under the ROC curve of the probability given to
-  one option against whether the gold is that option, as a weighted Mann-Whitney statistic
-  (Hanley & McNeil 1982, Radiology 143(1)).
-
-All three are sums over rows, or ranks of grouped values, so they take the shared bootstrap
-weights like every other metric. Generated answers have no probabilities and no rows.
-"""
+"""Calibration of choice answers: Brier (Brier 1950), ECE with ten equal-width bins (Naeini et
+al. 2015) and, for two options, AUROC (Hanley & McNeil 1982), over the rows each task's
+`Scoring.calibration_rows` gives; sums over rows, so they take the bootstrap weights."""
 
 from __future__ import annotations
 
@@ -109,11 +95,8 @@ def auroc_statistic(values: FloatArray, weights: Weights) -> FloatArray:
 
 
 def calibration_metrics(rows_of: RowsOf, positive: str | None = None) -> tuple[Metric, ...]:
-    """Brier and ECE (and AUROC of `positive`, for two-option questions) over a task's rows.
-
-    The three share one reading of the rows: [Brier | ECE's 3 x BINS | AUROC's 2] per row, each
-    statistic taking its own columns.
-    """
+    """Brier and ECE (and AUROC of `positive`) over a task's rows, sharing one reading of them
+    ([Brier | ECE's 3 x BINS | AUROC's 2] per row)."""
     ece_end = 1 + 3 * BINS
 
     def values(views: Sequence[Any]) -> tuple[FloatArray, IntArray]:

@@ -1,11 +1,7 @@
 """How many items carry each registered task's gold, and who gave it: what `data stats` shows.
 
-Every task is asked the same two questions, conversation by conversation: its items
-(`Task.items`, with its default options), and its own counts of its gold (`Task.gold_counts`: the
-turns with a state and the conversations with a context emotion, say), each kind of gold with
-the dataset fields whose provenance says who gave it. A task that declares no counts of its own
-has its items as its one kind, given by its `gold_fields`. Nothing here names a task: a new task
-appears in `data stats` and its JSON as it is registered.
+Every task is asked its items (`Task.items`) and its own counts (`Task.gold_counts`), each kind
+of gold with the fields whose provenance says who gave it. Nothing here names a task.
 """
 
 from __future__ import annotations
@@ -29,17 +25,15 @@ Count = int | dict[str, int]
 
 @dataclass(frozen=True, slots=True)
 class GoldCounts:
-    """A task's own counts of its gold on some conversations (`counts`, in the order `data
-    stats --json` prints them), and its kinds of gold item (`kinds`: each with its number of
-    items and the fields whose provenance says who gave them, the first a source declares)."""
+    """A task's own counts of its gold (`counts`, in `data stats --json`'s order), and its kinds
+    of gold item, each with its items and the fields whose provenance says who gave them."""
 
     counts: Mapping[str, int | Mapping[str, int]] = field(default_factory=dict)
     kinds: Mapping[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def given_by(source: Source, fields: Sequence[str]) -> str:
-    """Who gave gold read from these fields in this source: the first provenance it declares
-    of them, or `not declared`."""
+    """Who gave gold read from these fields: the first provenance the source declares."""
     declared = (source.provenance.get(name) for name in fields)
     return next((who for who in declared if who is not None), NOT_DECLARED)
 
@@ -64,9 +58,8 @@ class GoldStats(DatasetStats):
 
 @dataclass(slots=True)
 class TaskGold:
-    """Counts each task's gold conversation by conversation; `stats` adds them to a dataset's
-    stats. `items` and `items_given` are each task's items and who gave their gold (by its
-    `gold_fields`), the table `data stats` prints."""
+    """Counts each task's gold conversation by conversation; `items` and `items_given` (who
+    gave their gold, by `gold_fields`) are the table `data stats` prints."""
 
     tasks: Sequence[Task[Any, Any]]
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)

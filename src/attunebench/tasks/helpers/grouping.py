@@ -1,26 +1,15 @@
 """The trivial references of a task: the answer most usual among train items like the item.
 
-Each groups the items by one thing the prompt shows and guesses an item the answer most usual
-in its group among the train items (`tasks.helpers.fitting` chooses them: a train split, or the
-other folds): a constant groups by nothing; position-only by the bin of the number of messages
-shown; length-only by the quintile of a length, its edges fitted on the train items too; and,
-in the informed context, self-report by the person's last self-report the prompt shows. An
-item whose group no train item is in, or whose group says nothing of it (no rating on its
-scale), is guessed as the constant.
-
-On data pooling several corpus parts (a suite), every group is read within the item's part
-(`Gold.part`): the constant is each part's own usual answer among its train items (its mean or
-median rating, its majority label), position-only the usual answer at that bin in that part,
-and so on; an item of a part no train item is in is guessed from every train item. Which
-corpus a conversation comes from says nothing about the person, so the bar a model must clear
-knows it already (the headlines are read within part too: `tasks.helpers.adjusted`,
-`tasks.helpers.metrics.within_parts`).
-
-A task says what a group's usual answer is and how an item is guessed from it (`Grouped`).
+Each groups the items by one thing the prompt shows (nothing: constant; the bin of messages
+shown: position-only; a length's quintile: length-only; informed, the last self-report) and
+guesses the group's usual answer among the train items; an item whose group no train item is
+in is guessed as the constant. Every group is read within the item's corpus part, so the bar a
+model must clear already knows which corpus a conversation comes from.
 """
 
 from __future__ import annotations
 
+import statistics
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -43,18 +32,15 @@ G = TypeVar("G", bound=Gold)
 
 @dataclass(frozen=True, slots=True)
 class Grouped(Generic[G]):
-    """What a task's group references need: `usual` learns a group's usual answer from its
-    train golds (`constant`: the group is every train item, whose usual answer may differ,
-    as a median where a mean serves the groups; None: nothing to learn from), and `guess`
-    guesses an item from the usual answer of its group (None: no guess)."""
+    """`usual` learns a group's usual answer from its train golds (`constant`: the group is
+    every train item, a median where a mean serves the groups), `guess` an item from it."""
 
     usual: Callable[[Sequence[G], bool], Any]
     guess: Callable[[Any, G], Guess]
 
 
 class Shown(NamedTuple):
-    """What an item's prompt shows, as the references group by it: the bin of the messages
-    shown, a length, and the last self-report the informed prompt shows (its key)."""
+    """What an item's prompt shows, as the references group by it."""
 
     position: int
     length: float
@@ -69,8 +55,7 @@ KeyOf = Callable[[Any, G], Hashable]
 
 @dataclass(frozen=True, slots=True)
 class PartConstants:
-    """The constant fitted within each corpus part (its train items' usual answer), and over
-    every train item, for an item of a part no train item is in."""
+    """The constant fitted within each corpus part, and over every train item."""
 
     parts: dict[str | None, Any]
     pooled: Any
@@ -91,8 +76,7 @@ def part_constants(grouped: Grouped[G], train: Sequence[G]) -> PartConstants:
 
 @dataclass(frozen=True, slots=True)
 class GroupFit:
-    """A group reference fitted: what its keys learned, each group's usual answer within its
-    corpus part, and the constants, for items of a group no train item is in."""
+    """A group reference fitted: its keys, each group's usual answer, and the constants."""
 
     keys: Any
     usual: dict[Hashable, Any]
@@ -102,8 +86,7 @@ class GroupFit:
 def grouped_reference(
     grouped: Grouped[G], key_fit: KeyFit[G] | None, key_of: KeyOf[G]
 ) -> Reference[G]:
-    """A reference guessing each item from the usual answer of its group, within its corpus
-    part, among the train items."""
+    """A reference guessing each item the usual answer of its group within its corpus part."""
 
     def fit(train: Sequence[G]) -> GroupFit:
         keys = key_fit(train) if key_fit is not None else None
@@ -125,8 +108,7 @@ def grouped_reference(
 
 
 def constant_reference(grouped: Grouped[G]) -> Reference[G]:
-    """The usual answer of the train items of the item's corpus part, guessed everywhere in
-    it: a constant per part (one constant where the data has one part)."""
+    """The usual answer of the train items of the item's corpus part: a constant per part."""
 
     def fit(train: Sequence[G]) -> PartConstants:
         return part_constants(grouped, train)
@@ -140,9 +122,7 @@ def constant_reference(grouped: Grouped[G]) -> Reference[G]:
 def group_references(
     grouped: Grouped[G], shown: Callable[[G], Shown], context: ContextMode = "blind"
 ) -> dict[str, Reference[G]]:
-    """A task's trivial references, by what each groups the items by of what their prompt
-    shows (`shown`): nothing (constant), the bin of the messages shown, the quintile of the
-    length among the train items and, in the informed context, the last self-report."""
+    """A task's trivial references, each grouping by one thing the prompt shows (`shown`)."""
     found = {
         "reference/constant": constant_reference(grouped),
         "reference/position-only": grouped_reference(grouped, None, lambda _, g: shown(g).position),
@@ -173,17 +153,28 @@ def quintile_edges(numbers: Sequence[float]) -> list[float]:
     return edges
 
 
+K = TypeVar("K", bound=Hashable)
+
+
+def usual_numbers(found: Iterable[tuple[K, float]], constant: bool) -> dict[K, float]:
+    """Per key, the mean of its numbers (the constant's: the median, the constant an error
+    rewards)."""
+    by_key: dict[K, list[float]] = defaultdict(list)
+    for key, number in found:
+        by_key[key].append(number)
+    usual = statistics.median if constant else statistics.fmean
+    return {key: float(usual(numbers)) for key, numbers in by_key.items()}
+
+
 def most_common(labels: Iterable[Iterable[str]]) -> str | None:
-    """The label most frequent among these items' labels (None: they have none); equal counts
-    go to the label first in alphabetical order."""
+    """The label most frequent among these items' labels (ties: alphabetical order)."""
     counts = Counter(chain.from_iterable(labels))  # one count, not an update per item
     return min(counts, key=lambda label: (-counts[label], label)) if counts else None
 
 
 def last_report(conversation: Conversation, before: int) -> str | None:
-    """The person's last self-report before turn `before`, as the informed prompt shows it:
-    its primary label and intensity (the self-report reference's key); None where the prompt
-    shows none."""
+    """The person's last self-report before turn `before` (its primary label and intensity),
+    the self-report reference's key."""
     reports = history.self_reports_before(conversation, before)
     if not reports:
         return None

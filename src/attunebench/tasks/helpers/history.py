@@ -1,13 +1,6 @@
-"""The conversation as it actually happened, up to a turn, and the two context modes.
-
-History at turn t is what the participant saw: the context's opening (if any), then for each
-earlier turn the user's message and the reply the conversation went on with (`continued`).
-It never holds an evaluated model's own outputs, so every model is scored on the same context.
-
-- `blind`: the conversation text only.
-- `informed`: the same text plus the participant's own self-reports from earlier turns of this
-  conversation (never the turn being evaluated, whose state may be the gold).
-"""
+"""The conversation as it happened up to a turn, and the two context modes: `blind` (the text
+only) and `informed` (plus the participant's self-reports from earlier turns, never the one
+evaluated). History never holds an evaluated model's outputs."""
 
 from __future__ import annotations
 
@@ -31,9 +24,6 @@ class Utterance:
     speaker: Speaker
     text: str
     turn_index: int | None = None  # None for the context's opening
-
-    def pair(self) -> tuple[str, str]:
-        return (self.speaker, self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +81,7 @@ def self_reports_before(conversation: Conversation, turn_index: int) -> tuple[Se
 
 
 def hint_history(utterances: Sequence[Utterance]) -> tuple[tuple[str, str], ...]:
-    return tuple(u.pair() for u in utterances)
+    return tuple((u.speaker, u.text) for u in utterances)
 
 
 def describe_state(state: State) -> str:

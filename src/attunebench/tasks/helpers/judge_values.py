@@ -1,11 +1,8 @@
 """A response's values from its judges' verdicts: per judge, and the panel's.
 
-Pairwise: the model's result in one verdict is 1 for a win, 0.5 for a tie, 0 for a loss or an
-unusable verdict (a judge that fails on the items a model would lose must not raise its
-score). A judge's win rate in a comparison is its mean over the two orders; the panel's is the
-majority of its judges' verdicts in each order (a split panel scores 0.5; one judge is its own
-majority), averaged over the orders. Rubric: a judge's mean score (an unusable verdict scores
-1, the lowest), and the panel's mean over its judges.
+Pairwise: a verdict scores the model 1 (win), 0.5 (tie) or 0 (loss or unusable: a judge that
+fails on the items a model would lose must not raise its score); the panel takes its judges'
+majority in each order. Rubric: a judge's mean score (unusable: 1), and their mean.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Asking a judge: what it is told about the participant, and the queries it answers.
 
-The judge sees the conversation (text only), the participant's profile at this turn and the
-candidates, quoted as data (see `prompts.delimit`). The profile is what the person
-told us before seeing any reply: how they felt (worded by who reported it) and what would help
-most right now (`Turn.need`). Their post-hoc comment, written after reading the replies, can
-name or echo one of them, so it is shown only when a task asks for it (`comment=True`).
-
-A rubric judge, scoring one reply alone, is also shown the reply the participant preferred and
-the one they rejected. A pairwise judge is not: one of its two candidates is always such a
-reference (the model's reply against the chosen or the rejected one, or in the audit the two
-themselves), and telling it "the person preferred this very text" would decide the comparison
-for it. So every pairwise verdict, in the response task and in the judge audit alike, is made
-on the same footing, and the audit measures the judge as the response task uses it.
-
-In choice mode a pairwise judge answers by the probability it gives "A" and "B" as the next
-token; the rubric has no choice form.
+The judge sees the conversation, the participant's profile (how they felt, what would help;
+their post-hoc comment only where asked, as it can name a reply) and the candidates. A rubric
+judge also sees the replies the participant preferred and rejected; a pairwise judge does not,
+since one of its candidates is always such a reference and being told so would decide for it.
 """
 
 from __future__ import annotations
@@ -100,14 +89,6 @@ def participant_block(profile: Profile, *, references: bool) -> str:
     return "\n".join(parts) + "\n"
 
 
-def hint_reference(profile: Profile, *, references: bool) -> dict[str, str]:
-    """What the proxy judge reads (`TaskHint.reference`), on the same footing as the prompt."""
-    reference = {"wanted": profile.need}
-    if references:
-        reference.update(chosen=profile.chosen, rejected=profile.rejected)
-    return {key: value for key, value in reference.items() if value}
-
-
 @dataclass(frozen=True, slots=True)
 class JudgeContext:
     """Everything about an item a judge query needs, rendered once."""
@@ -126,6 +107,20 @@ class JudgeContext:
             profile=profile,
         )
 
+    def hint(self, form: AnswerForm, candidates: dict[str, str], *, references: bool) -> TaskHint:
+        """What a proxy judge reads, on the same footing as the prompt."""
+        reference = {"wanted": self.profile.need}
+        if references:
+            reference.update(chosen=self.profile.chosen, rejected=self.profile.rejected)
+        return TaskHint(
+            kind=form.kind,
+            text=self.user_text,
+            candidates=candidates,
+            history=self.history,
+            reference={key: value for key, value in reference.items() if value},
+            form=form,
+        )
+
 
 def pairwise_query(
     context: JudgeContext, a: str, b: str, key: str, *, judge: str | None = None
@@ -138,14 +133,7 @@ def pairwise_query(
         "reply_a": delimit("reply_a", a),
         "reply_b": delimit("reply_b", b),
     }
-    hint = TaskHint(
-        kind=PAIRWISE_ANSWERS.kind,
-        text=context.user_text,
-        candidates={"A": a, "B": b},
-        history=context.history,
-        reference=hint_reference(context.profile, references=False),
-        form=PAIRWISE_ANSWERS,
-    )
+    hint = context.hint(PAIRWISE_ANSWERS, {"A": a, "B": b}, references=False)
     base = PAIRWISE_CHOICE.render(**fields)
     options = [("A", words("reply_a")), ("B", words("reply_b"))]
     form = choice_form(base, words("judge_question"), options)
@@ -176,14 +164,7 @@ def rubric_query(
         participant=participant_block(context.profile, references=True),
         reply=delimit("reply", reply),
     )
-    hint = TaskHint(
-        kind=RUBRIC_ANSWERS.kind,
-        text=context.user_text,
-        candidates={"A": reply},
-        history=context.history,
-        reference=hint_reference(context.profile, references=True),
-        form=form,
-    )
+    hint = context.hint(form, {"A": reply}, references=True)
     return Query(key, messages, RUBRIC.info, JUDGE_PARAMS, hint, role="judge", model=judge)
 
 

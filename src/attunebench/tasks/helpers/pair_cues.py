@@ -1,25 +1,11 @@
-"""Cues a trivial strategy could pick a reply by, read from a pair's gold alone.
+"""Cues a trivial strategy could pick a reply by, read from a pair's gold alone, fitted on train
+pairs (`tasks.helpers.fitting`): position cues a fair item set must hold at chance (the later or
+earlier reply, by distance, and logistic classifiers of the positions), and content cues people
+may really follow (the longer reply, more questions, more overlap with the user's words).
 
-Each cue names, for every pair of a set, the key of the reply it picks ("tie" for a draw, None
-where it does not apply), from what it `fit` on the golds of train pairs (a median distance, a
-classifier's weights; nothing for a rule); `tasks.helpers.fitting` chooses the train pairs, never
-the pair guessed. The `preference` task scores them as references beside the models.
-
-- Position cues, which a fair item set must hold at chance: the later reply, the earlier one,
-  by distance (the later one when the replies are further apart than the train pairs' median,
-  the earlier one when closer: how ratings drift over a conversation), and
-  `position_classifier`, a logistic regression on the positions the prompt shows (the turn of
-  the earlier reply, where the transcript stops), fitted on the train pairs, with no
-  intercept: how often the earlier reply wins overall is the earlier-reply cue's to read, and
-  a fitted intercept leans away from the pairs it guesses (their train pairs are the rest of a
-  set balanced by design), which put the cross-fitted classifier at 0.47 on ESConv pairs
-  whose gold was shuffled;
-  `both_positions_classifier` is the same on both replies' turns and their distance, what a
-  prompt quoting the earlier reply inside the transcript would show. They apply to pairs
-  across turns with a preferred reply.
-- Content cues, which people may really follow and a model has to beat: the longer reply,
-  and the one with more of a cue the gold keeps (`PairGold.cues_first`, `cues_second`:
-  question marks, overlap with the user's message).
+The classifiers have no intercept: a fitted intercept leans away from the pairs it guesses
+(their train pairs are the rest of a balanced set), which put the cross-fitted classifier at
+0.47 on ESConv pairs whose gold was shuffled.
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
 """Pairs of replies with a participant's preference: recorded picks, or derived from ratings.
 
-- A turn with a recorded pick (`preference.chosen`) pairs the chosen reply with each other
-  reply of that turn; a recorded tie pairs every two replies of the turn, gold "tie".
-- Where a corpus has ratings instead of picks (ESConv seeker feedback, USS satisfaction),
-  rated replies on turns without a recorded preference are paired when their ratings differ;
-  the higher-rated reply is the gold. Such pairs are `derived`: the person rated each reply
-  alone and never compared the two. Replies to the same message are paired first. Pairs of
-  replies to different messages (`across_turns`) are balanced within each stratum of
-  distance (`STRATA`, in turns between the two) and of where the earlier reply sits (its
-  turn, in steps of `EARLY_STEP`): a conversation gives, in every stratum, as many pairs
-  whose preferred reply came earlier as later, drawn at random (seeded by the run's seed and
-  the conversation), not by the width of the rating gap, which is kept in the gold so an
-  analysis can stratify by it. Ratings drift over a conversation (close pairs favour the
-  earlier reply, far pairs the later one, early ratings differ from late ones), so without
-  this balance the positions alone
-  predict the gold. At most `cap` derived pairs are kept per conversation.
-- A pair with a reply flagged as revealing its model's identity (`reveals-identity`) is left
-  out unless asked for, and counted.
-
-A candidate's key is its response id, or `turn:id` across turns (ids repeat across turns).
-The pair's first candidate is the one that comes first in the data. The gold keeps content
-cues of both candidates (`cues_first`, `cues_second`: question marks, word overlap with the
-user's message) so content references can be scored beside the models.
+A recorded pick pairs the chosen reply with each other reply of its turn (a tie, every two).
+Where a corpus has ratings instead, rated replies whose ratings differ are paired (`derived`),
+same-message pairs first; pairs across turns are balanced within each stratum of distance and
+of the earlier reply's turn, as many with the preferred reply earlier as later: ratings drift
+over a conversation, so without this the positions alone predict the gold. Pairs with a reply
+revealing its model (`reveals-identity`) are left out unless asked for, and counted.
 """
 
 from __future__ import annotations
@@ -263,11 +247,14 @@ class PairOptions:
     # Pairs across turns only where the person talked to a model (see `talked_to_model`).
     same_turn_only: bool = False
 
+    def __post_init__(self) -> None:
+        if self.cap < 0:
+            raise ValueError(f"max_derived_pairs must be >= 0 (got {self.cap})")
+
 
 def talked_to_model(conversation: Conversation) -> bool:
     """Whether the replies are a real model's, in a chat the person held with it
-    (`context.labels.partner` `model`, as ConvAI1's human-bot chats): each message got one
-    reply, so a liked and a disliked reply of the chat can only be compared across turns."""
+    (`context.labels.partner`): each message got one reply."""
     return conversation.context.labels.get("partner") == "model"
 
 
@@ -287,24 +274,17 @@ def preference_pairs(conversation: Conversation, options: PairOptions) -> list[P
     return pairs if options.include_flagged else [p for p in pairs if not p.flagged]
 
 
-def flagged_count(conversations: Sequence[Conversation], options: PairOptions) -> int:
-    """How many pairs were left out for a reply that reveals its model's identity."""
-    if options.include_flagged:
-        return 0
-    return sum(p.flagged for c in conversations for p in all_pairs(c, options))
-
-
 def flagged_left_out(conversations: Sequence[Conversation], options: PairOptions) -> dict[str, int]:
     """A pair task's `left_out`: the pairs left out for a reply that reveals its model."""
-    return {"pairs with a reply that reveals its model": flagged_count(conversations, options)}
+    found = 0
+    if not options.include_flagged:
+        found = sum(p.flagged for c in conversations for p in all_pairs(c, options))
+    return {"pairs with a reply that reveals its model": found}
 
 
 def reference_replies(turn: Turn) -> tuple[Response, Response] | None:
-    """The participant's chosen reply at a turn and the one they rejected, if there are both.
-
-    With several other replies, the rejected one is the lowest rated (first in the data when
-    ratings are missing or equal).
-    """
+    """The chosen reply at a turn and the rejected one (the lowest rated of several; the
+    first in the data when ratings are missing or equal), if there are both."""
     preference = turn.preference
     if preference is None or preference.tie or preference.chosen is None:
         return None

@@ -1,14 +1,6 @@
-"""Strict answer parsing: one JSON object, found in the output, checked field by field.
-
-Every prompt asks for one JSON object. The parser accepts it bare, in a fenced code block
-(```json ... ```), or embedded in surrounding prose; label case and the taxonomy's listed
-synonyms are forgiven (`normalise_label`). Anything else (no object, a missing field, a label
-outside the item's label set, a number out of range) raises `InvalidAnswer`, which a task turns
-into an `invalid` record that keeps the raw output. Nothing is guessed.
-
-A choice answer (the probabilities of option keys) never fails to parse: `most_probable` and
-`expected_value` read it.
-"""
+"""Strict answer parsing: one JSON object (bare, fenced or in prose), checked field by field;
+anything else raises `InvalidAnswer`. Label case and listed synonyms are forgiven. A choice
+answer (the options' probabilities) never fails to parse."""
 
 from __future__ import annotations
 

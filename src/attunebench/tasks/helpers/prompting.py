@@ -1,28 +1,28 @@
 """Rendering items into prompts: transcripts, self-reports, label menus, chat messages, and the
 choice form of a question.
 
-Every task prompt is a TOML template beside its task module (see `prompts`); this
-module turns an item's conversation into the quoted blocks those templates take. Blind and
-informed prompts differ by exactly one block, `self_reports`, which is empty in blind mode and
-says who gave the labels it quotes (the person themselves, annotators, ...), from the source's
-provenance.
-
-The templates put what every item of a conversation shares first (instructions and label
-menu in the system message, then the conversation in order) and the item's own part last, and
-the self-reports go after the conversation: the prompt of turn t+1 then begins with all of the
-prompt of turn t up to the end of its conversation, which a server's prefix cache serves.
+Blind and informed prompts differ by one block, `self_reports`, which says who gave the labels
+it quotes. The templates put what every item of a conversation shares first and the item's own
+part last, so a server's prefix cache serves the prompt of turn t+1 from that of turn t.
 """
 
 from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from typing import Any
 
-from attunebench.data.schema import Conversation, TaxonomyLabel
+from attunebench.data.schema import PROVENANCES, Conversation, TaxonomyLabel
 from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import defang, delimit
-from attunebench.tasks.base import ChoiceForm
-from attunebench.tasks.helpers.history import ContextMode, SelfReport, Utterance, describe_state
+from attunebench.tasks.base import ChoiceForm, Item
+from attunebench.tasks.helpers.history import (
+    ContextMode,
+    SelfReport,
+    Utterance,
+    describe_state,
+    self_reports_before,
+)
 from attunebench.tasks.helpers.wording import words
 
 # JSON answers are short; asking for JSON mode helps servers that support it.
@@ -33,28 +33,16 @@ SPEAKER_NAMES = {"user": words("speaker_user"), "assistant": words("speaker_assi
 # A source that does not say is never worded as the user's own report: the report calls it
 # "undeclared", and so does the prompt.
 UNDECLARED = "undeclared"
-PROVENANCES = (
-    "first-person",
-    "third-party",
-    "actor",
-    "machine",
-    "derived",
-    "illustrative",
-    "simulated",
-    UNDECLARED,
-)
-REPORTERS = {given: words("reporter_" + given.replace("-", "_")) for given in PROVENANCES}
+REPORTERS = {
+    given: words("reporter_" + given.replace("-", "_")) for given in (*PROVENANCES, UNDECLARED)
+}
 # Option keys of a choice question: single characters, one token in every common tokenizer.
 LETTERS = tuple(string.ascii_uppercase + string.ascii_lowercase)
 
 
 def transcript(utterances: Sequence[Utterance], assistant: str | None = None) -> str:
-    """The conversation quoted as data, one line per message, by speaker (`assistant` names
-    the other side where it is not the shared wording's: a person, say).
-
-    Lines carry no turn numbers: a prompt that names turns lets a model answer by position
-    (pick the later reply) rather than by what was said.
-    """
+    """The conversation quoted as data, one line per message (`assistant` names the other side
+    where it is a person, say). No turn numbers: a model could answer by position."""
     names = SPEAKER_NAMES if assistant is None else {**SPEAKER_NAMES, "assistant": assistant}
     lines = [f"{names[u.speaker]}: {u.text.strip()}" for u in utterances]
     return delimit("conversation", "\n".join(lines) or words("nothing_said"))
@@ -78,8 +66,8 @@ def self_reports_block(
     conversation: Conversation,
     situation: str | None = None,
 ) -> str:
-    """Empty in blind mode; in informed mode, the earlier reported states (saying who gave
-    them) and, where given, the situation the user described before the conversation."""
+    """Informed: the earlier reported states (saying who gave them) and any situation the
+    user described beforehand; empty in blind mode."""
     if mode == "blind":
         return ""
     lines = [
@@ -96,6 +84,24 @@ def self_reports_block(
     if situation:
         block = words("situation") + "\n" + delimit("situation", situation) + "\n" + block
     return block + "\n"
+
+
+def shown_fields(
+    item: Item[Any],
+    said: Sequence[Utterance],
+    before: int,
+    *,
+    assistant: str | None = None,
+    situation: str | None = None,
+) -> dict[str, str]:
+    """A task prompt's `conversation` (what was `said`) and `self_reports` (those before turn
+    `before`, in the item's context mode)."""
+    conversation = item.conversation
+    reports = self_reports_before(conversation, before)
+    return {
+        "conversation": transcript(said, assistant),
+        "self_reports": self_reports_block(item.context, reports, conversation, situation),
+    }
 
 
 def option_keys(options: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -115,13 +121,9 @@ def option_keys(options: Sequence[tuple[str, str]]) -> dict[str, str]:
 def choice_form(
     messages: Sequence[Message], question: str, options: Sequence[tuple[str, str]]
 ) -> ChoiceForm:
-    """The choice form of a question: the same messages, the last one ending with the options
-    as single-character keys in parentheses (letters, or the options themselves where they are
-    digits) and "Answer: (", so the key is the very next token whatever the tokenizer (after
-    a space, many tokenizers would first predict the space).
-
-    `options` are (label, shown text) pairs, in the order the keys go.
-    """
+    """The question with its (label, shown text) options as single-character keys, ending
+    with "Answer: (" so the key is the very next token (after a space, many tokenizers would
+    first predict the space)."""
     keys = tuple(option_keys(options).values())
     menu = "\n".join(f"({key}) {shown}" for key, (_, shown) in zip(keys, options, strict=True))
     kind = "number" if keys[0].isdigit() else "letter"
@@ -136,14 +138,9 @@ def label_menu(labels: Sequence[TaxonomyLabel]) -> str:
 
 
 def chat_messages(system: str, utterances: Sequence[Utterance], *, note: str = "") -> list[Message]:
-    """A chat for a model that writes the next reply: system, then strictly alternating turns.
-
-    Chat templates (Gemma's among them) refuse a conversation that opens with the assistant or
-    repeats a role, so an assistant opening moves into the system message and consecutive
-    messages of one speaker are joined. A `note` (the informed mode's self-reports) goes after
-    the user's last message rather than into the system message: the system message and the
-    conversation before it then stay the same from turn to turn and a prefix cache serves them.
-    """
+    """A chat for a model that writes the next reply, in strictly alternating turns: chat
+    templates (Gemma's) refuse an assistant opening or a repeated role. A `note` goes after the
+    user's last message, so the prefix stays the same from turn to turn for a prefix cache."""
     said = list(utterances)
     if not said or said[-1].speaker != "user":
         raise ValueError("a chat for the next reply must end with the user's message")

@@ -1,21 +1,10 @@
 """The real reply in a chat a person held with a model, judged beside the evaluated model's.
 
-In ConvAI1's human-bot chats (`pairs.talked_to_model`) each of the person's messages got one
-reply from a real 2017 chatbot, and the person gave it a thumb up or down while chatting. There
-is no second reply to compare with, so a `response` item at such a turn is judged by the rubric
-alone (pairwise judging needs the reply the person chose and one they rejected). The same
-judges, with the same rubric prompt and the same view of the conversation, also score the real
-reply; they are never told the thumb. That score is kept in the model's record (`real_rubric`,
-one verdict per judge: the cache key holds no evaluated model, so every model's item shares it)
-and read back as a reference row (`REFERENCE`): a yardstick from the data, never a model under
-test, never ranked.
-
-The row carries the person's own verdict beside the judge's: the real replies' mean rubric
-score on those with a thumb up and on those with a thumb down, and the area under the ROC curve
-of the rubric score against the thumb (`thumb_auroc`, the Mann-Whitney probability that a liked
-reply outscores a disliked one, ties counting half; Hanley & McNeil 1982). 0.5 is a judge that
-does not track the person; 1 ranks every liked reply above every disliked one. The thumb is
-first-person: given by the human who held the chat, about the reply they had just read.
+In ConvAI1's human-bot chats each message got one reply from a real chatbot, which the person
+thumbed up or down. The judges score that reply with the same rubric, never told the thumb;
+the score is kept in each model's record (`real_rubric`) and read back as a reference row
+(`REFERENCE`), never ranked, with the thumb beside it: the mean score of liked and of disliked
+replies and the AUROC of the score against the thumb (Hanley & McNeil 1982).
 """
 
 from __future__ import annotations
@@ -66,9 +55,8 @@ def real_values(verdicts: Sequence[JudgedVerdict], judges: Sequence[str]) -> dic
 
 
 def guess(view: View[Any, Any], prediction: Callable[[str], Frozen]) -> Guess:
-    """The reference's guess at an item, read from a model's record of it: the real reply,
-    scored as the task scores a reply judged by the rubric alone. None where the item has no
-    real reply or no judge scored it."""
+    """The real reply as the reference's guess, scored as a reply judged by the rubric alone
+    (None where no judge scored it)."""
     score = view.value(VALUE)
     if view.gold.real is None or score is None:
         return None

@@ -1,17 +1,10 @@
 """Person-hidden twins: each item asked again with the person's own words hidden.
 
-`run --person hidden` asks every item of a task that evaluates models on its twin instead, and
-`--person both` asks both. A twin is the same item (conversation, turn, item id, gold) whose
-prompts and hints read the conversation with every message the person wrote and their pre-chat
-words replaced by one placeholder (`data.person`); the replies and the answer options are
-untouched. Its variant is `person-hidden`, composed with the context mode where the task has
-one (`blind+person-hidden`, `informed+person-hidden`), so blind and informed twins stay apart.
-
-Items are built on the real conversation first and swapped after, so the gold and everything a
-task reads off the conversation to build it (lengths, word budgets, pairs) are exactly the
-shown item's. The twin keeps the real conversation (`Item.happened`): its answer is parsed,
-scored and judged against what really happened. A task that evaluates judges (the judge audit)
-keeps its items as they are: the person gap is a model's.
+`run --person hidden` (or `both`) asks an item's twin: the same item and gold, its prompts
+reading the conversation with the person's words replaced by a placeholder (`data.person`).
+Items are built on the real conversation and swapped after, so the gold is exactly the shown
+item's, and the twin keeps the real conversation (`Item.happened`) to be scored against. A task
+that evaluates judges keeps its items as they are: the person gap is a model's.
 
 >>> hidden_variant("blind"), hidden_variant(""), shown_variant("informed+person-hidden")
 ('blind+person-hidden', 'person-hidden', 'informed')

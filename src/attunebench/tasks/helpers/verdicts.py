@@ -1,11 +1,5 @@
-"""Reading a judge's answer into an auditable `Verdict`.
-
-A generated verdict is one JSON object: `{"winner": "A" | "B" | "tie", "reason": ...}` for a
-pairwise question, `{"score": 1-10, "reason": ...}` for the rubric. A choice verdict is the
-probabilities the judge gave "A" and "B" as the next token; its winner is the more probable
-(equal: tie). Every verdict keeps the prompt id and version, the rendered prompt and the raw
-output, with status ok, invalid (unusable) or failed (no answer).
-"""
+"""Reading a judge's answer into an auditable `Verdict`: a JSON object (pairwise winner or
+rubric score), or in choice mode the probabilities of "A" and "B" (the more probable wins)."""
 
 from __future__ import annotations
 

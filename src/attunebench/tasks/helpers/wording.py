@@ -1,11 +1,5 @@
-"""The wording task prompts share (wording.toml), and how a task prompt's digest covers it.
-
-Pieces of wording that many prompts use (who gave the labels, the lines of what the participant
-told us, the tail of a choice question) are rendered by shared Python, but their words live in
-`wording.toml` like every other prompt text. A task prompt loaded with `task_prompt` carries
-that file's digest in its own, so an edit to shared wording changes every task's recorded
-prompt version and cache key, as an edit to the task's own file does.
-"""
+"""The wording task prompts share (wording.toml), and how a task prompt's digest covers it:
+an edit to shared wording changes every task's recorded prompt version and cache key."""
 
 from __future__ import annotations
 
