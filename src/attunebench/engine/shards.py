@@ -68,13 +68,13 @@ def parse_shard(text: str) -> Shard:
     return Shard(int(found.group(1)), int(found.group(2)))
 
 
-def _plan(info: RunInfo) -> dict[str, object]:
-    value: dict[str, object] = {}
-    for name in SHARED_PLAN:
-        field = getattr(info, name)
-        if name in ("models", "judges"):
-            field = [model.model_copy(update={"base_url": None}) for model in field]
-        value[name] = field
+def plan_value(info: RunInfo, name: str) -> object:
+    """A plan field as compared: servers may move (replicas, ports), models may not."""
+    value = getattr(info, name)
+    if name in ("models", "judges"):
+        return [model.model_copy(update={"base_url": None}) for model in value]
+    if name == "suite" and value is not None:
+        return value.identity  # a run made before the train split was recorded resumes
     return value
 
 
@@ -90,7 +90,7 @@ def _read_shards(directories: Sequence[Path]) -> list[tuple[Path, RunInfo, Shard
     first_dir, first, first_shard = shards[0]
     seen: dict[int, Path] = {}
     for directory, info, shard in shards:
-        differs = [name for name, value in _plan(info).items() if _plan(first)[name] != value]
+        differs = [n for n in SHARED_PLAN if plan_value(info, n) != plan_value(first, n)]
         if differs or shard.count != first_shard.count:
             what = ", ".join(differs) or f"the shard count ({shard} against {first_shard})"
             raise rundir.RunDirError(
