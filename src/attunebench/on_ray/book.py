@@ -1,11 +1,8 @@
 """What a `run --ray` driver keeps of each shard, as the shard goes.
 
 A shard's folder in RUNDIR, `shards/I-of-N/`, is an ordinary shard run directory: the files
-its tasks bring back when they finish (records, run.json, conversations, batch journal), and
-two the driver keeps itself as the shard's letters arrive (`on_ray.inbox`): its response
-cache (`cache.sqlite`, each answer written as it comes) and its `ledger.json` (what earlier
-commands counted, plus the last word of each try of this command, a try that was lost or
-tried again included). Each try of the shard starts from the folder as kept then.
+its tasks bring back, and two the driver keeps itself as the shard's letters arrive: its
+`cache.sqlite` and its `ledger.json`. Each try of the shard starts from the folder as kept then.
 """
 
 from __future__ import annotations
@@ -33,9 +30,8 @@ def shard_dir(out: Path, shard: Shard) -> Path:
 
 
 class ShardBook:
-    """What the driver keeps of one shard: its folder in RUNDIR, its cache there (each answer
-    written as it arrives), and its ledger: what earlier commands counted, plus what each try
-    of this command has counted so far."""
+    """What the driver keeps of one shard: its folder, its cache, and its ledger (what earlier
+    commands counted, plus what each try of this command has counted so far)."""
 
     def __init__(self, config: RunConfig, shard: Shard) -> None:
         self.shard = shard
