@@ -113,8 +113,7 @@ async def evaluate(
     judges: Sequence[str],
     mode: base.AnswerMode = "generate",
 ) -> ItemRecord:
-    """The record of one item answered by one model. A twin's queries read its conversation
-    with the person's words hidden; everything after reads it as it happened."""
+    """The record of one item answered by one model (a twin's, read as it happened)."""
     if mode not in task.answer_modes:
         mode = "generate"  # a task without a choice form is answered by generation
     outputs = await ask_all(caller, item, task.queries(item, mode), model)

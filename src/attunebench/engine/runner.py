@@ -285,14 +285,7 @@ async def run(
     if tasks is None:
         tasks = make_tasks(task_names(config.tasks), config.task_options, config.seed)
     tasks, pre_skipped = without_judge(tasks, judges, from_all=ALL in config.tasks)
-    bound = await bind_models(
-        config.models + config.judges,
-        concurrency=config.concurrency,
-        overrides=providers or {},
-        # A shard given its driver's pre-flight reads no models endpoint of its own either.
-        check=config.check_servers and config.preflight is None,
-        probe=False,
-    )
+    bound = await _bound(config, providers)
     try:
         evaluated = frozenset(c.id for c in conversations)
         teach((m.provider for m in bound.values()), tasks, evaluated, config.data, config.person)
@@ -324,6 +317,20 @@ async def run(
         info.adapted,
         truncated_by_model(engine.ledger),
         spend.stopped if spend is not None else None,
+    )
+
+
+async def _bound(
+    config: RunConfig, providers: Mapping[str, Provider] | None
+) -> dict[str, BoundModel]:
+    """The run's models and judges, bound; their pre-flight waits for the cost check."""
+    return await bind_models(
+        config.models + config.judges,
+        concurrency=config.concurrency,
+        overrides=providers or {},
+        # A shard given its driver's pre-flight reads no models endpoint of its own either.
+        check=config.check_servers and config.preflight is None,
+        probe=False,
     )
 
 

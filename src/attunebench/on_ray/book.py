@@ -19,7 +19,7 @@ from attunebench.engine.wiring import Found
 from attunebench.on_ray.inbox import Letter
 from attunebench.on_ray.shard import CACHE_FILE, ShardJob, ShardOutcome
 from attunebench.records import Ledger, Tally
-from attunebench.rundir import LEDGER_FILE, RUN_FILE, read_run_info, write_json
+from attunebench.rundir import LEDGER_FILE, RUN_FILE, read_ledger, read_run_info, write_json
 
 SHARDS_DIR = "shards"
 LAST_WORD = 2**62  # the seq of a finished try's own ledger.json: no letter of it outranks it
@@ -39,7 +39,7 @@ class ShardBook:
         self.folder.mkdir(parents=True, exist_ok=True)
         with_cache = config.cache_path is not None
         self._cache = ResponseCache(self.folder / CACHE_FILE) if with_cache else None
-        self._before = _read_ledger(self.folder / LEDGER_FILE)
+        self._before = read_ledger(self.folder)
         self._tries: dict[int, Ledger] = {}
         # By try: the newest ledger its letters brought (seq, JSON), not read yet; and the seq
         # of the one in `_tries`.
@@ -111,7 +111,3 @@ def _replace(path: Path, text: str) -> None:
     part = path.with_name(f".{path.name}.part")
     part.write_text(text, encoding="utf-8")
     os.replace(part, path)
-
-
-def _read_ledger(path: Path) -> Ledger | None:
-    return Ledger.model_validate_json(path.read_bytes()) if path.exists() else None

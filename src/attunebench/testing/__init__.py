@@ -5,8 +5,7 @@ break parsers (`HOSTILE_OUTPUTS`), run records compared (`diff_records`), and a 
 (`python -m attunebench.testing.mirror`).
 """
 
-from attunebench.models.batching import request_key
-from attunebench.testing.answers import answer_from_prompt, form_of, menu_labels
+from attunebench.testing.answers import answer_from_prompt, form_of
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.fault_server import FaultServer
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan
@@ -29,7 +28,5 @@ __all__ = [
     "comparable",
     "diff_records",
     "form_of",
-    "menu_labels",
-    "request_key",
     "run_records",
 ]

@@ -245,27 +245,17 @@ class OpenAIStub(ThreadedStub[Rules]):
             if key in expired:
                 self.counts.expired += 1
                 message = "This request could not be executed before the completion window expired."
-                errors.append(
-                    {
-                        **result,
-                        "response": None,
-                        "error": {"code": "batch_expired", "message": message},
-                    }
-                )
+                expired_error = {"code": "batch_expired", "message": message}
+                errors.append({**result, "response": None, "error": expired_error})
                 continue
             status, answer = 200, None
             refused = refusal(line["body"], self.models)
             if key in failing:
                 self.counts.failed_lines += 1
                 status = 500
-                answer = {
-                    "error": {
-                        "message": "The server had an error processing your request.",
-                        "type": "server_error",
-                        "param": None,
-                        "code": None,
-                    }
-                }
+                answer = error(
+                    "The server had an error processing your request.", kind="server_error"
+                )
             elif refused is not None:
                 status, answer = refused
             else:

@@ -1,9 +1,7 @@
 """Comparing two runs' records: what was scored must match; how long it took may not.
 
 Latency depends on timing and retries, and cache hits on which session of a resumed run made a
-call (wherever they appear, `meta` included). Everything else in a record (prediction, gold,
-score, status, raw output, verdicts, calls, tokens, cost) is decided by the plan and the
-model's answers, and must be equal.
+call; everything else in a record is decided by the plan and the model's answers.
 """
 
 from __future__ import annotations

@@ -121,11 +121,9 @@ class ThreadedStub(ServedApp, Generic[R]):
 
         self.on_loop(release)
 
-    def hold_creates(self) -> None:
-        self.hold_gate()
-
-    def release_creates(self) -> None:
-        self.open_gate()
+    # Batch-creating requests wait unanswered (dropped if their client left meanwhile).
+    hold_creates = ServedApp.hold
+    release_creates = ServedApp.release
 
     def failure_due(self) -> int | None:
         """The status the next live call is answered with, if `fail_next` holds one."""
