@@ -105,13 +105,7 @@ class LedgerBook:
         for model, session in (servers or {}).items():
             usage[model] = usage[model].plus(session) if model in usage else session
         entries = [
-            LedgerEntry(
-                model=model,
-                task=task,
-                role=role,
-                **counted.counts(),
-            )
-            for (model, task, role), tally in sorted(self._tallies.items())
-            for counted in [self._counted((model, task, role), tally)]
+            LedgerEntry(model=key[0], task=key[1], role=key[2], **self._counted(key, t).counts())
+            for key, t in sorted(self._tallies.items())
         ]
         return Ledger(entries=entries, servers=dict(sorted(usage.items())))

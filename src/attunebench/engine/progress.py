@@ -24,6 +24,7 @@ from rich.text import Text
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.ledger import LedgerBook
 from attunebench.models.base import BatchCounts
+from attunebench.records import Tally
 
 Batches = Callable[[], BatchCounts | None]
 SLOW_AFTER_S = 10.0  # no verdict on who is slow before the models have spent this much time
@@ -44,14 +45,10 @@ class ModelClock:
     def per_model(self) -> dict[str, tuple[int, float]]:
         """(calls, seconds) of each model, slowest first."""
         tallies = self._ledger.session_by_model()
-        models = set(tallies) | set(self._prepared)
-        found = {
-            m: (
-                tallies[m].calls if m in tallies else 0,
-                (tallies[m].latency_s if m in tallies else 0.0) + self._prepared.get(m, 0.0),
-            )
-            for m in models
-        }
+        found = {}
+        for m in set(tallies) | set(self._prepared):
+            tally = tallies.get(m, Tally())
+            found[m] = (tally.calls, tally.latency_s + self._prepared.get(m, 0.0))
         return dict(sorted(found.items(), key=lambda item: -item[1][1]))
 
     def slowest(self) -> tuple[str, float, float] | None:

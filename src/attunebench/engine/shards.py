@@ -1,15 +1,10 @@
 """A run split across machines: `--shard i/N` runs a deterministic share of the plan, and
 `merge` joins the shards' run directories into one whose records equal a single run's.
 
-A conversation belongs to shard `1 + sha256(id) mod N`: the same on every machine, whatever
-the order of the data, and by conversation, so every item of a conversation (the cluster
-the analysis resamples) is in one shard. The limit (`--limit`) applies before the split, so
-N shards with the same limit cover what one run with it covers.
-
-Shards merge when they are one plan cut N ways: the same dataset, tasks, task options,
-models, judges, prompts, seed, limit and `--person`, the same N, each shard once, none
-missing, and no item recorded by two of them. Anything else is refused with one line naming
-the directory and what differs.
+A conversation belongs to shard `1 + sha256(id) mod N`: the same on every machine, and by
+conversation, so every item of a conversation (the cluster the analysis resamples) is in one
+shard. Shards merge when they are one plan cut N ways, each shard once, none missing, and no
+item recorded by two of them; anything else is refused with one line naming what differs.
 """
 
 from __future__ import annotations

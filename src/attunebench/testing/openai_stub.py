@@ -31,7 +31,7 @@ from attunebench.testing.openai_rules import (
     refusal,
 )
 from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import StubBatch, ThreadedStub, tokens
+from attunebench.testing.stub_server import MAX_BODY, StubBatch, ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000
@@ -91,7 +91,7 @@ class OpenAIStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
-        super().__init__(answer, {**MODELS, **(models or {})}, "/v1/batches")
+        super().__init__(answer, {**MODELS, **(models or {})})
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["quota", "forbidden"] | None = None
@@ -100,12 +100,16 @@ class OpenAIStub(ThreadedStub[Rules]):
         self.bodies: list[dict[str, Any]] = []  # every chat request body, in order
         self._written: set[str] = set()  # prompts cached by models that bill cache writes
 
-    def api_routes(self, app: web.Application) -> None:
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post(CHAT, self._chat)
         app.router.add_post("/v1/files", self._upload)
         app.router.add_get("/v1/files/{id}/content", self._content)
-        app.router.add_get(self.batches_path, self._list)
+        app.router.add_get("/v1/batches", self._list)
+        app.router.add_post("/v1/batches", self._create)
+        app.router.add_get("/v1/batches/{id}", self._retrieve)
+        return app
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "stub", "object": "model"}]})
@@ -140,20 +144,7 @@ class OpenAIStub(ThreadedStub[Rules]):
             return web.json_response(error(f"Invalid purpose: {purpose!s}", "purpose"), status=400)
         if not isinstance(upload, web.FileField):
             return web.json_response(error("No file given.", "file"), status=400)
-        data = upload.file.read()
-        file_id = f"file-{uuid.uuid4().hex[:24]}"
-        meta = {
-            "id": file_id,
-            "object": "file",
-            "bytes": len(data),
-            "created_at": int(time.time()),
-            "filename": upload.filename,
-            "purpose": purpose,
-            "status": "processed",
-            "status_details": None,
-        }
-        self.files[file_id] = (meta, data)
-        return web.json_response(meta)
+        return web.json_response(self._keep(upload.file.read(), str(purpose), upload.filename))
 
     async def _content(self, request: web.Request) -> web.Response:
         file_id = request.match_info["id"]
@@ -275,10 +266,23 @@ class OpenAIStub(ThreadedStub[Rules]):
 
     def _store(self, lines: list[dict[str, Any]], purpose: str) -> str:
         data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+        return str(self._keep(data, purpose, f"{purpose}.jsonl")["id"])
+
+    def _keep(self, data: bytes, purpose: str, filename: str) -> dict[str, Any]:
+        """A file kept as the Files API keeps it; its metadata."""
         file_id = f"file-{uuid.uuid4().hex[:24]}"
-        meta = {"id": file_id, "object": "file", "bytes": len(data), "purpose": purpose}
+        meta = {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+            "status_details": None,
+        }
         self.files[file_id] = (meta, data)
-        return file_id
+        return meta
 
 
 RUNNING = frozenset({"validating", "in_progress", "finalizing"})
