@@ -39,7 +39,7 @@ from attunebench.testing.anthropic_rules import (
     stream_events,
 )
 from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import MAX_BODY, StubBatch, ThreadedStub
+from attunebench.testing.stub_server import StubBatch, ThreadedStub
 
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 MAX_BATCH_REQUESTS = 100_000
@@ -128,7 +128,7 @@ class AnthropicStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
-        super().__init__(answer, {**MODELS, **(models or {})})
+        super().__init__(answer, {**MODELS, **(models or {})}, "/v1/messages/batches")
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["billing", "forbidden"] | None = None
         self.refuse_with: str | None = None  # every message call refused (400) saying this
@@ -148,14 +148,10 @@ class AnthropicStub(ThreadedStub[Rules]):
     def output_tokens_per_minute(self, limit: int | None) -> None:
         self._bucket = OutputBucket(limit) if limit is not None else None
 
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
+    def api_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._messages)
         app.router.add_get("/v1/models/{id}", self._describe)
-        app.router.add_post("/v1/messages/batches", self._create)
-        app.router.add_get("/v1/messages/batches/{id}", self._retrieve)
-        app.router.add_get("/v1/messages/batches/{id}/results", self._results)
-        return app
+        app.router.add_get(f"{self.batches_path}/{{id}}/results", self._results)
 
     async def _describe(self, request: web.Request) -> web.Response:
         model = request.match_info["id"]

@@ -31,7 +31,7 @@ from attunebench.testing.openai_rules import (
     refusal,
 )
 from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import MAX_BODY, StubBatch, ThreadedStub, tokens
+from attunebench.testing.stub_server import StubBatch, ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000
@@ -91,7 +91,7 @@ class OpenAIStub(ThreadedStub[Rules]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
-        super().__init__(answer, {**MODELS, **(models or {})})
+        super().__init__(answer, {**MODELS, **(models or {})}, "/v1/batches")
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.batches: dict[str, Batch] = {}
         self.deny: Literal["quota", "forbidden"] | None = None
@@ -100,16 +100,12 @@ class OpenAIStub(ThreadedStub[Rules]):
         self.bodies: list[dict[str, Any]] = []  # every chat request body, in order
         self._written: set[str] = set()  # prompts cached by models that bill cache writes
 
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
+    def api_routes(self, app: web.Application) -> None:
         app.router.add_get("/v1/models", self._models)
         app.router.add_post(CHAT, self._chat)
         app.router.add_post("/v1/files", self._upload)
         app.router.add_get("/v1/files/{id}/content", self._content)
-        app.router.add_get("/v1/batches", self._list)
-        app.router.add_post("/v1/batches", self._create)
-        app.router.add_get("/v1/batches/{id}", self._retrieve)
-        return app
+        app.router.add_get(self.batches_path, self._list)
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "stub", "object": "model"}]})

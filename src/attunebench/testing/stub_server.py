@@ -13,12 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from aiohttp import web
+
 from attunebench.models.batching import request_key
 from attunebench.testing.faults import counts_json
 from attunebench.testing.served import Answerer, ServedApp
 
 R = TypeVar("R")  # a model's rules in the stub's API
-MAX_BODY = 256 * 1024 * 1024  # a batch's upload
 
 
 def tokens(text: str) -> int:
@@ -69,11 +70,12 @@ class StubBatch:
 
 
 class ThreadedStub(ServedApp, Generic[R]):
-    """A hosted API's stand-in; subclasses give the API's app and answer by its rules `R` for
-    each of its `models`."""
+    """A hosted API's stand-in; subclasses give the API's routes and answer by its rules `R`
+    for each of its `models`. Batches are created at `batches_path`, read at `.../{id}`."""
 
-    def __init__(self, answer: Answerer, models: dict[str, R]) -> None:
+    def __init__(self, answer: Answerer, models: dict[str, R], batches_path: str) -> None:
         super().__init__()
+        self.batches_path = batches_path
         self._answer = answer
         self.models = models
         self.counts = StubCounts()
@@ -83,6 +85,23 @@ class ThreadedStub(ServedApp, Generic[R]):
         self.fail_next: list[int] = []
         self._held = False
         self._released_upto = 0  # while held, batches made up to this one proceed
+
+    def api_routes(self, app: web.Application) -> None:
+        """The API's routes besides creating and retrieving a batch."""
+        raise NotImplementedError
+
+    async def _create(self, request: web.Request) -> web.StreamResponse:
+        raise NotImplementedError
+
+    async def _retrieve(self, request: web.Request) -> web.Response:
+        raise NotImplementedError
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        self.api_routes(app)
+        app.router.add_post(self.batches_path, self._create)
+        app.router.add_get(f"{self.batches_path}/{{id}}", self._retrieve)
+        return app
 
     def stats(self) -> dict[str, Any]:
         return self.on_loop(self.counts.snapshot)
