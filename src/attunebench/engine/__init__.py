@@ -5,16 +5,13 @@ content-addressed SQLite cache, resume, a ledger of tokens and cost, and a progr
 """
 
 from attunebench.engine.cache import ResponseCache, cache_key
-from attunebench.engine.caller import Engine, merge_params
-from attunebench.engine.ledger import LedgerBook
-from attunebench.engine.person import Person
+from attunebench.engine.person import Person  # registers the person/ role with the providers
 from attunebench.engine.plan import task_names
 from attunebench.engine.retry import RetryPolicy
 from attunebench.engine.runner import RunConfig, RunResult, run
 from attunebench.engine.shards import Shard, merge_shards, parse_shard
 from attunebench.engine.wiring import default_cache_path
 from attunebench.rundir import (
-    LEDGER_FILE,
     RECORDS_FILE,
     RUN_FILE,
     RunDirError,
@@ -24,11 +21,8 @@ from attunebench.rundir import (
 )
 
 __all__ = [
-    "LEDGER_FILE",
     "RECORDS_FILE",
     "RUN_FILE",
-    "Engine",
-    "LedgerBook",
     "Person",
     "ResponseCache",
     "RetryPolicy",
@@ -38,7 +32,6 @@ __all__ = [
     "Shard",
     "cache_key",
     "default_cache_path",
-    "merge_params",
     "merge_shards",
     "parse_shard",
     "read_ledger",

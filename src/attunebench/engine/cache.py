@@ -1,18 +1,10 @@
 """The content-addressed response cache: SQLite in WAL mode, JSON values, never pickle.
 
-A key is the SHA-256 of the canonical JSON of everything that decides a model's output: its
-cache identity (spec, what the server runs, output-changing options), the messages, the
-sampling parameters, the prompt template's id and version, the item and its hint. Nothing that
-only changes how a call travels (base URLs, timeouts, concurrency) enters it, so moving a model
-to another replica keeps its cache. Generation and judging share one cache: a judge is a model.
-
-Only successful outputs are stored, by a writer thread that commits what was put every 50 ms
-(WAL, synchronous=NORMAL: a killed process keeps every committed row), so a resumed run does
-not repeat a call that came back; at most those of the last 50 ms before a kill, and only
-where their item's record did not reach records.jsonl either. The thread is there because a
-commit now and then checkpoints the WAL into the database, with fsyncs that can take tens of
-milliseconds: on the event loop, that would stall every call in flight, and a commit per put
-costs more than the call itself. `get` also finds what is put and not yet committed.
+A key is the SHA-256 of the canonical JSON of everything that decides a model's output, and
+nothing that only changes how a call travels (base URLs, timeouts), so moving a model to
+another replica keeps its cache. Only successful outputs are stored, by a writer thread that
+commits what was put every 50 ms: a commit now and then checkpoints the WAL, with fsyncs that
+can take tens of milliseconds, which on the event loop would stall every call in flight.
 """
 
 from __future__ import annotations
@@ -56,10 +48,9 @@ def cache_key(
     hint: TaskHint | None,
     choice_keys: tuple[str, ...] | None = None,
 ) -> str:
-    """The key of one call; `choice_keys` is set for a choice-mode call (the answer mode is
-    part of what decides the output). A model constrained to its answers' schema
-    (`json_schema` in its identity) keys on the schema too: it decides the output, and can
-    change with the task's code under the same prompt."""
+    """The key of one call (`choice_keys` for a choice-mode call). A model constrained to its
+    answers' schema keys on the schema too: it can change with the task's code under the same
+    prompt."""
     content: dict[str, Any] = {
         "v": KEY_VERSION,
         "model": identity,
@@ -113,7 +104,7 @@ class CachedOutput:
     output_tokens: int
     latency_s: float
     cost_usd: float
-    finish_reason: str | None
+    finish_reason: str | None = None
     reasoning_tokens: int = 0
     thinking: str | None = None
 
@@ -150,17 +141,7 @@ class ResponseCache:
             if row is None:
                 return None
             text = row[0]
-        value = json.loads(text)
-        return CachedOutput(
-            text=value["text"],
-            input_tokens=value["input_tokens"],
-            output_tokens=value["output_tokens"],
-            latency_s=value["latency_s"],
-            cost_usd=value["cost_usd"],
-            finish_reason=value.get("finish_reason"),
-            reasoning_tokens=value.get("reasoning_tokens", 0),
-            thinking=value.get("thinking"),
-        )
+        return CachedOutput(**json.loads(text))  # as `cache_value` wrote it
 
     def put(self, key: str, output: ModelOutput, cost_usd: float) -> None:
         self.put_value(key, cache_value(output, cost_usd))
@@ -236,8 +217,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def merge_caches(target: Path, sources: Iterable[Path]) -> int:
     """Copy into the cache at `target` every answer the caches at `sources` hold that it
-    lacks (a `run --ray` run's shards each keep their own); how many were added. The keys
-    are content hashes, so an answer already there is the same answer."""
+    lacks; how many were added (the keys are content hashes: one there is the same answer)."""
     db = _connect(target)
     try:
         db.execute(_SCHEMA)

@@ -1,12 +1,8 @@
 """The engine's calls: every query a task makes goes through here.
 
-In order: merge the task's parameters over the model's, look in the cache, wait for a slot on
-the model's endpoint, call with bounded retries (in choice mode, ask for the option keys'
-probabilities), price the output, store it, count it. A call that still fails comes back as an
-`Output` with the error (and whether it is permanent): the record is `failed`, never an
-answer. Each call is entered in the ledger as it goes out (`LedgerBook.sent`). A `Keeper`,
-where the run has one (a `run --ray` shard: its driver), is awaited before each call goes out
-and after each answer is stored, so that what a stop loses is at most the calls on the wire.
+Merge the task's parameters over the model's, look in the cache, wait for a slot on the
+model's endpoint, call with bounded retries, price the output, store it, count it. A call that
+still fails comes back as an `Output` with the error: the record is `failed`, never an answer.
 """
 
 from __future__ import annotations
@@ -31,14 +27,12 @@ from attunebench.records import ItemRecord, Tally
 from attunebench.tasks.base import CallRole, ChoiceForm, Item, Output, Query
 
 CHOICE_REASON = "choice"  # the finish reason under which a cached value holds probabilities
-# Finish reasons of an answer cut off at its budget: OpenAI's, and Anthropic's stop_reason.
 
 
 class Keeper(Protocol):
-    """Where a run's calls are kept beyond its own process, as they happen. `sending` is
-    awaited before each call goes out (it may hold the call back, or raise to stop the run),
-    `answered` after each answer is in the cache (`key` is its cache key, "" where it is not
-    cached), and neither lets a call go on before what it was told is kept."""
+    """Where a run's calls are kept beyond its own process (a `run --ray` shard's driver), so
+    that a stop loses at most the calls on the wire. `sending` may hold a call back, or raise
+    to stop the run; `answered` gets the cache key ("" where not cached)."""
 
     async def sending(self, ledger: LedgerBook) -> None: ...
 
@@ -60,11 +54,6 @@ class BoundModel:
     def choosing(self) -> bool:
         """Whether this model answers choice questions by option probabilities."""
         return self.entry.answer == "choice"
-
-    @property
-    def batched(self) -> bool:
-        """Whether this model's calls go through a batch API (answers come in hours)."""
-        return self.entry.batch
 
 
 def storable(output: ModelOutput) -> ModelOutput:
@@ -204,18 +193,17 @@ class Engine:
         form: ChoiceForm | None,
         tally: Key,
     ) -> ModelOutput:
-        """The provider's answer, with bounded retries, each waiting for a slot on the
-        model's endpoint; `RetriesExhausted` when none came."""
+        """The provider's answer, each try waiting for a slot; `RetriesExhausted` if none."""
 
         async def attempt() -> ModelOutput:
             async with bound.endpoint.slot():
-                if not bound.batched:  # a batch's requests are journaled, never lost
+                if not bound.entry.batch:  # a batch's requests are journaled, never lost
                     self.ledger.sent(tally)
                 if self.keeper is not None:
                     try:
                         await self.keeper.sending(self.ledger)
                     except BaseException:
-                        self.ledger.unsent(tally)  # held back: never made
+                        self.ledger.settle(tally)  # held back: never made
                         raise
                 if form is None:
                     return await bound.provider.generate(messages, params, hint)
@@ -264,8 +252,7 @@ ITEM_TOTALS = frozenset(Tally.model_fields) & frozenset(ItemRecord.model_fields)
 
 @dataclass(slots=True)
 class ItemCaller:
-    """What one (item, model) evaluation asks through: forwards to the engine, totals its
-    calls for the record."""
+    """What one (item, model) evaluation asks through: the engine, its calls totalled."""
 
     engine: Engine
     tally: Tally = field(default_factory=Tally)

@@ -1,22 +1,13 @@
 """What a run may cost at most, estimated before its first call (`run --max-cost USD`).
 
-Before any call (the pre-flight's too), every planned call is priced at its most: its prompt
-(a token per four characters of its messages) and its whole output allowance (`max_tokens`,
-plus the thinking allowance a Claude call that may think is given: `Provider.call_budget`),
-at its model's price, at the batch price for a batch model; each judged item adds one call
-per judge, its prompt the subject's with the subject's allowance as the reply. The cache is
-not consulted, so the estimate is an upper bound on what the calls' outputs can cost, and
-only roughly so on their prompts. With what earlier sessions of the run spent (ledger.json),
-an estimate over the cap stops the run in one line, with the largest model's share. During
-the run the same estimate of each call is held against the cap (`engine.spend`).
-
-A paid provider's model (`openai/`, `anthropic/`) whose entry sets no price cannot be held to
-a cap: with a cap set it is refused at plan time. `mock/`, `local/`, `baseline/`, `sim/` and
-the other local providers are free.
+Every planned call is priced at its most (`engine.spend.call_cost`); each judged item adds one
+call per judge, its prompt the subject's with the subject's allowance as the reply. The cache
+is not consulted, so the estimate is an upper bound on what the calls' outputs can cost.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from attunebench.engine.caller import BoundModel, merge_params
@@ -42,41 +33,29 @@ def unpriced(bound: Mapping[str, BoundModel]) -> str | None:
     return None
 
 
-def _unit_estimate(
-    unit: Unit, bound: Mapping[str, BoundModel], judges: Sequence[str]
-) -> dict[str, float]:
-    """Per model, the most the calls of one unit can cost (its judges' calls included)."""
-    model = bound[unit.model]
-    costs: dict[str, float] = {}
-    for task, item in unit.work:
-        mode: AnswerMode = "choice" if model.choosing else "generate"
-        mode = mode if mode in task.answer_modes else "generate"
-        for query in task.queries(item, mode):
-            asked = bound[query.model or unit.model]
-            form = query.choice if asked.choosing else None
-            messages = list(form.messages) if form is not None else query.messages
-            params = merge_params(asked.entry.params, query.params)
-            costs[asked.entry.name] = costs.get(asked.entry.name, 0.0) + call_cost(
-                asked, messages, params
-            )
-            if task.needs_judge:
-                reply = "x" * model.provider.call_budget(params) * CHARS_PER_TOKEN
-                for judge in judges:
-                    judged = [*query.messages, Message("assistant", reply)]
-                    cost = call_cost(bound[judge], judged, bound[judge].entry.params)
-                    costs[judge] = costs.get(judge, 0.0) + cost
-    return costs
-
-
 def estimate(
     units: Iterable[Unit], bound: Mapping[str, BoundModel], judges: Sequence[str]
 ) -> dict[str, float]:
-    """Per model, the most the planned calls can cost, in USD."""
-    total: dict[str, float] = {}
+    """Per model, the most the planned calls can cost, in USD (judges' calls included)."""
+    costs: defaultdict[str, float] = defaultdict(float)
     for unit in units:
-        for name, cost in _unit_estimate(unit, bound, judges).items():
-            total[name] = total.get(name, 0.0) + cost
-    return total
+        model = bound[unit.model]
+        mode: AnswerMode = "choice" if model.choosing else "generate"
+        for task, item in unit.work:
+            queries = task.queries(item, mode if mode in task.answer_modes else "generate")
+            for query in queries:
+                asked = bound[query.model or unit.model]
+                form = query.choice if asked.choosing else None
+                messages = list(form.messages) if form is not None else query.messages
+                params = merge_params(asked.entry.params, query.params)
+                costs[asked.entry.name] += call_cost(asked, messages, params)
+                if not task.needs_judge:
+                    continue
+                reply = "x" * model.provider.call_budget(params) * CHARS_PER_TOKEN
+                for judge in judges:
+                    judged = [*query.messages, Message("assistant", reply)]
+                    costs[judge] += call_cost(bound[judge], judged, bound[judge].entry.params)
+    return dict(costs)
 
 
 def check_estimate(cap: float, spent: float, by_model: Mapping[str, float]) -> None:

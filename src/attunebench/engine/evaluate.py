@@ -1,23 +1,9 @@
 """One (item, model) evaluation, the same for every task: ask, decide the outcome, record.
 
-1. Ask the task's queries of the model (in its answer mode), all at once. A person-hidden
-   twin's queries read its conversation with the person's words hidden; everything after
-   reads the conversation as it happened (`tasks.helpers.twins`).
-2. Any call that failed after the engine's retries: the record is `failed` (with the error,
-   and whether it is permanent), unscored, and retried on resume.
-3. Parse the answers into the task's prediction. An answer that cannot be read: `invalid`,
-   scored as the task's worst value, the raw output kept.
-4. A judged task asks its judges next. Each verdict is read into an auditable `Verdict`; the
-   task scores the prediction from them and may still declare it invalid (no usable verdict).
-   A judge call that failed for good (after the engine's retries: a refusal, a content filter,
-   timeouts) is an unusable verdict, a loss for the model judged, as an unreadable one is; the
-   record is flagged `judge-failed`, keeps the error, and a failure that was not permanent is
-   asked again on resume. Were it left unscored, the common-items rule would drop the item for
-   every model, and a judge failing on one model's worst replies would raise its score.
-5. Otherwise the task scores the prediction: `ok`.
-
-The record carries the typed prediction and gold as JSON, the per-item score and values, the
-raw outputs (and in choice mode the option probabilities), the verdicts, and the call totals.
+A call that failed after the engine's retries makes the record `failed` (unscored, retried on
+resume); an answer that cannot be read, `invalid` (scored as the task's worst value, the raw
+output kept); otherwise a judged task asks its judges, and the task scores: `ok`. A judge call
+that failed for good is an unusable verdict, a loss for the model judged (see `evaluate`).
 """
 
 from __future__ import annotations
@@ -127,7 +113,7 @@ async def evaluate(
     judges: Sequence[str],
     mode: base.AnswerMode = "generate",
 ) -> ItemRecord:
-    """The record of one item answered by one model; see the module docstring."""
+    """The record of one item answered by one model (a twin's, read as it happened)."""
     if mode not in task.answer_modes:
         mode = "generate"  # a task without a choice form is answered by generation
     outputs = await ask_all(caller, item, task.queries(item, mode), model)

@@ -1,20 +1,9 @@
-"""The ledger: calls, cache hits, failures, retries, tokens, cost and latency per (model, task,
-role), written to ledger.json.
+"""The ledger: what a run spent per (model, task, role), written to ledger.json.
 
-It counts what a run spent: tokens and cost of calls that went out. Cache hits are counted as
-hits and cost nothing. Reasoning tokens are counted apart (they are also output tokens, as the
-providers bill them), and so are calls answered through a batch API, whose cost is the
-model's batch price. Cached input tokens (read from the server's prompt cache, at the cached
-price) are counted apart, as is input written to it (`cache_write_tokens`, at the write
-price), and so are answers cut off at their token budget (`truncated`:
-finish reason `length` or `max_tokens`), which a task then scores invalid. A call is counted
-as it goes out (`sent`) and settles as a call, a retry or a failure; one that never settles
-(the run was stopped, its process killed, while it was on the wire) is `lost`: made, perhaps
+A call is counted as it goes out (`sent`) and settles as a call, a retry or a failure; one
+that never settles (the run was stopped while it was on the wire) is `lost`: made, perhaps
 billed, its answer never kept, so that calls + retries + failures + lost is every request
-sent. A resumed run
-starts from the ledger already on disk, so ledger.json
-always totals every session of the run. So do its `servers`: per model, what a server the
-run started itself (a `local/` model's llama-server) reported doing, and how long it was up.
+sent. A resumed run starts from the ledger on disk, so ledger.json totals every session.
 """
 
 from __future__ import annotations
@@ -45,27 +34,21 @@ class LedgerBook:
         return self.totals().minus(self._start)
 
     def _tally(self, key: Key) -> Tally:
-        tally = self._tallies.get(key)
-        if tally is None:
-            tally = self._tallies[key] = Tally()
-        return tally
+        return self._tallies.setdefault(key, Tally())
 
     def sent(self, key: Key) -> None:
         """A call goes out; it is lost until it settles (`call`, `retry` or `failure`)."""
         self._tally(key)
         self._in_flight[key] += 1
 
-    def unsent(self, key: Key) -> None:
-        """A call counted as going out that was held back after all."""
-        self._settle(key)
-
-    def _settle(self, key: Key) -> None:
+    def settle(self, key: Key) -> None:
+        """A call sent settles (or was held back after all): no longer on the wire."""
         if self._in_flight[key] > 0:
             self._in_flight[key] -= 1
 
     def call(self, key: Key, output: ModelOutput, cost_usd: float) -> None:
         """A call answered: its tokens, latency and cost (`cost_usd`, its price)."""
-        self._settle(key)
+        self.settle(key)
         tally = self._tally(key)
         tally.calls += 1
         tally.input_tokens += output.input_tokens
@@ -82,11 +65,11 @@ class LedgerBook:
         self._tally(key).cache_hits += 1
 
     def retry(self, key: Key) -> None:
-        self._settle(key)
+        self.settle(key)
         self._tally(key).retries += 1
 
     def failure(self, key: Key) -> None:
-        self._settle(key)
+        self.settle(key)
         self._tally(key).failures += 1
 
     def _counted(self, key: Key, tally: Tally) -> Tally:
@@ -122,13 +105,7 @@ class LedgerBook:
         for model, session in (servers or {}).items():
             usage[model] = usage[model].plus(session) if model in usage else session
         entries = [
-            LedgerEntry(
-                model=model,
-                task=task,
-                role=role,
-                **counted.counts(),
-            )
-            for (model, task, role), tally in sorted(self._tallies.items())
-            for counted in [self._counted((model, task, role), tally)]
+            LedgerEntry(model=key[0], task=key[1], role=key[2], **self._counted(key, t).counts())
+            for key, t in sorted(self._tallies.items())
         ]
         return Ledger(entries=entries, servers=dict(sorted(usage.items())))

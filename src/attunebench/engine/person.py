@@ -2,13 +2,10 @@
 question about themselves. Registered with the providers when the engine is imported (the
 frame is a prompt, and the prompts build on the models: the role sits above both).
 
-The task's messages stay as they are (its answer form, parser and metrics with them); the frame
-before its system message (person.toml) says who answers: the person who wrote the user's
-messages. Everything else is the model's own (its server, its choice mode, its reading of the
-gold for a `sim/` instrument), so a run of `person/SPEC` is an ordinary run of SPEC asked as the
-person. The frame's version enters the cache key, so the role's answers never pass for the
-model's own. `simulators validate` replays the tasks with one `person/` model per rollout
-(docs/simulators.md); its sampling is the entry's, as any model's.
+The task's messages stay as they are; a frame before its system message says who answers.
+Everything else is the model's own, so a run of `person/SPEC` is an ordinary run of SPEC asked
+as the person. The frame's version enters the cache key, so the role's answers never pass for
+the model's own.
 """
 
 from __future__ import annotations

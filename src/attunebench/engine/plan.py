@@ -1,17 +1,9 @@
 """The plan of a run: the tasks, and which models each task evaluates.
 
-Whatever is known before any call to be unanswerable is left out here, with its reason,
-never run to fail:
-
-- a task that needs a judge, in a run with none: left out when the task came from
-  `--task all` (a note says so), refused when it was asked for by name;
-- a model that does not answer a hint kind the task sends (a baseline with no reply to write,
-  a fitted baseline whose train split lacks the task's gold);
-- a model in `choice` mode whose provider cannot give option probabilities, on a task that
-  asks choice questions.
-
-A judge that cannot answer what a task asks its judges is a `PlanError`: every item of that
-task needs every judge.
+Whatever is known before any call to be unanswerable is left out here, with its reason, never
+run to fail: a task that needs a judge in a run with none (refused if asked for by name), a
+model that does not answer a hint kind the task sends, a model in `choice` mode that cannot
+give option probabilities. A judge that cannot answer a task is a `PlanError`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Slow set-up before the first call: each model's `prepare`, said on the progress bar.
-
-A provider may need a while before it can answer: a knn baseline embeds its train split (a
-minute or more on a CPU). The engine awaits each model's `prepare` once, before any call, with
-the hint kinds the plan still asks it (a finished run asks nothing, so nothing is prepared),
-and the bar says what it waits for instead of freezing at an ETA. An interrupt while it waits
-is said too: the provider stops at its next chance, and the run ends once it has.
+"""Slow set-up before the first call (a knn baseline embedding its train split): each model's
+`prepare`, awaited once with the hint kinds the plan still asks it, said on the progress bar
+instead of a frozen ETA.
 """
 
 from __future__ import annotations
@@ -22,8 +18,7 @@ from attunebench.models.base import Preparation
 
 
 def asked_kinds(units: Sequence[Unit], judges: Sequence[str]) -> dict[str, frozenset[HintKind]]:
-    """The hint kinds each model will be asked in `units`: a unit's model the tasks' subject
-    kinds, every judge the kinds the tasks ask their judges."""
+    """The hint kinds each model (subject or judge) will be asked in `units`."""
     asked: dict[str, set[HintKind]] = {}
     for unit in units:
         for task, _ in unit.work:

@@ -1,20 +1,13 @@
-"""A rich progress bar for a run: items done, ETA, and live calls, cache hits, failures, cost
-(retries are in the ledger), and for batch models the batches submitted, in progress and done.
-
-It draws on stderr and only on a terminal; `--no-progress`, pipes and CI get no bar. The
-figures come straight from the ledger when the bar redraws (ten times a second), so counting a
-call costs the engine nothing extra. Before the first call it says what a slow preparation is
-doing (`describe`); `note` prints a line whether or not a bar is shown (what an interrupted
-run waits for).
-
-Each model's calls and time (its calls' latency plus its preparation) are shown, slowest first,
-and once one model has taken most of the time (two thirds of at least `SLOW_AFTER_S` seconds),
-a warning names it, once, bar or no bar: a run of several models waits on its slowest.
+"""A rich progress bar for a run, on stderr and only on a terminal: items done, ETA, the
+ledger's calls, hits, failures and cost (read when the bar redraws, so counting costs the
+engine nothing), the batches, and each model's calls and time, slowest first. Once one model
+has taken most of the time, a warning names it, bar or no bar: a run waits on its slowest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.progress import (
@@ -31,6 +24,7 @@ from rich.text import Text
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.ledger import LedgerBook
 from attunebench.models.base import BatchCounts
+from attunebench.records import Tally
 
 Batches = Callable[[], BatchCounts | None]
 SLOW_AFTER_S = 10.0  # no verdict on who is slow before the models have spent this much time
@@ -51,14 +45,10 @@ class ModelClock:
     def per_model(self) -> dict[str, tuple[int, float]]:
         """(calls, seconds) of each model, slowest first."""
         tallies = self._ledger.session_by_model()
-        models = set(tallies) | set(self._prepared)
-        found = {
-            m: (
-                tallies[m].calls if m in tallies else 0,
-                (tallies[m].latency_s if m in tallies else 0.0) + self._prepared.get(m, 0.0),
-            )
-            for m in models
-        }
+        found = {}
+        for m in set(tallies) | set(self._prepared):
+            tally = tallies.get(m, Tally())
+            found[m] = (tally.calls, tally.latency_s + self._prepared.get(m, 0.0))
         return dict(sorted(found.items(), key=lambda item: -item[1][1]))
 
     def slowest(self) -> tuple[str, float, float] | None:
@@ -116,37 +106,23 @@ def terminal_bar(console: Console, enabled: bool, *extra: ProgressColumn) -> Pro
     )
 
 
-class _LedgerColumn(ProgressColumn):
-    def __init__(self, ledger: LedgerBook) -> None:
+@dataclass(eq=False)
+class TextOf(ProgressColumn):
+    """A column that shows `text()` as it is when the bar redraws."""
+
+    text: Callable[[], str]
+    style: str
+
+    def __post_init__(self) -> None:
         super().__init__()
-        self._ledger = ledger
 
     def render(self, task: Task) -> Text:
-        t = self._ledger.totals()
-        return Text(
-            f"calls {t.calls} hits {t.cache_hits} failed {t.failures} ${t.cost_usd:.4f}",
-            style="cyan",
-            no_wrap=True,
-            overflow="ellipsis",
-        )
+        return Text(self.text(), style=self.style, no_wrap=True, overflow="ellipsis")
 
 
-class _ClockColumn(ProgressColumn):
-    def __init__(self, clock: ModelClock) -> None:
-        super().__init__()
-        self._clock = clock
-
-    def render(self, task: Task) -> Text:
-        return Text(clock_text(self._clock.per_model()), style="yellow", no_wrap=True)
-
-
-class _BatchColumn(ProgressColumn):
-    def __init__(self, batches: Batches) -> None:
-        super().__init__()
-        self._batches = batches
-
-    def render(self, task: Task) -> Text:
-        return Text(batch_text(self._batches()), style="magenta", no_wrap=True)
+def ledger_text(ledger: LedgerBook) -> str:
+    t = ledger.totals()
+    return f"calls {t.calls} hits {t.cache_hits} failed {t.failures} ${t.cost_usd:.4f}"
 
 
 class RunProgress:
@@ -168,9 +144,9 @@ class RunProgress:
         self._progress = terminal_bar(
             console,
             enabled,
-            _LedgerColumn(ledger),
-            *([_BatchColumn(batches)] if batches is not None else []),
-            _ClockColumn(self.clock),
+            TextOf(lambda: ledger_text(ledger), "cyan"),
+            *([TextOf(lambda: batch_text(batches()), "magenta")] if batches is not None else []),
+            TextOf(lambda: clock_text(self.clock.per_model()), "yellow"),
         )
         if self._progress is not None:
             self._task = self._progress.add_task("", total=total, completed=done)

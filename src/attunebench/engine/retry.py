@@ -2,8 +2,7 @@
 (`retry-after-ms`, else `Retry-After`).
 
 Only a `ProviderError` marked retryable (429, 5xx, timeouts, disconnects, malformed bodies) is
-tried again, at most `max_attempts` times in all; 400, 401 and 404 fail at once. The sleep
-function is injectable so tests can check the waits without waiting.
+tried again, at most `max_attempts` times in all; 400, 401 and 404 fail at once.
 """
 
 from __future__ import annotations

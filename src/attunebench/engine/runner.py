@@ -1,15 +1,8 @@
 """A whole run: (dataset, tasks, models) in, a run directory out; re-running resumes it.
 
-The data is validated first. The plan (`engine.plan`) is every (task item, model) pair, less
-what is known before any call to be unanswerable: those (task, model) pairs are listed in
-run.json as skipped, with their reason, neither planned nor failed. A RUNDIR that already holds
-this plan keeps its `ok` and `invalid` records and redoes the rest (`failed` ones, those with
-a judge verdict lost to a failure that was not permanent, and any lost to a kill), with the
-cache making sure no call that came back is made again. A run is complete when every planned
-item has an `ok` or `invalid` record. With a dollar cap (`max_cost`), the plan's estimate is
-checked before any call, the pre-flight's too (`engine.estimate`), and calls stop before one
-that could pass it (`engine.spend`); the pre-flight itself runs once per run and model
-(`preflight`, handed to shards as `RunConfig.preflight`). The evaluated conversations are
+A RUNDIR that already holds this plan keeps its `ok` and `invalid` records and redoes the rest
+(`failed` ones, judge verdicts lost to a failure that was not permanent, any lost to a kill);
+the cache makes sure no call that came back is made again. The evaluated conversations are
 written beside the records, so the run directory is all an analysis needs.
 """
 
@@ -38,7 +31,7 @@ from attunebench.engine.prepare import asked_kinds, prepare_models
 from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
-from attunebench.engine.shards import SHARED_PLAN, Shard
+from attunebench.engine.shards import SHARED_PLAN, Shard, plan_value
 from attunebench.engine.spend import SpendCap, spent_of
 from attunebench.engine.training import teach
 from attunebench.engine.wiring import (
@@ -91,7 +84,7 @@ Report = Callable[[int, int], None]  # (items done, items planned), after each r
 ItemChooser = Callable[[Task[Any, Any], Sequence[Conversation]], Iterable[Any]]
 
 
-def _quiet(line: str) -> None:
+def quiet(line: str) -> None:
     return None
 
 
@@ -211,16 +204,6 @@ def _run_info(
     )
 
 
-def _plan_value(info: RunInfo, name: str) -> object:
-    """A plan field as compared on resume: servers may move (replicas, ports), models may not."""
-    value = getattr(info, name)
-    if name in ("models", "judges"):
-        return [model.model_copy(update={"base_url": None}) for model in value]
-    if name == "suite" and value is not None:
-        return value.identity  # a run made before the train split was recorded resumes
-    return value
-
-
 def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
     """The run.json to keep and the records already done; refuses a RUNDIR of another plan."""
     old = read_run_info(rundir)
@@ -232,7 +215,7 @@ def _resume(rundir: Path, info: RunInfo) -> tuple[RunInfo, list[ItemRecord]]:
     latest = {r.key: r for r in read_records(records_path)} if records_path.exists() else {}
     answered = [r for r in latest.values() if r.status != "failed"]  # a key's last record wins
     kept = [r for r in answered if not retry_on_resume(r)]  # a judge's timeouts: asked again
-    differs = [name for name in PLAN_FIELDS if _plan_value(old, name) != _plan_value(info, name)]
+    differs = [name for name in PLAN_FIELDS if plan_value(old, name) != plan_value(info, name)]
     if differs and answered:
         raise RunDirError(
             f"{rundir} holds a different run (it differs in {', '.join(differs)}); "
@@ -249,14 +232,9 @@ def _items(
     task: Task[Any, Any], conversations: list[Conversation], config: RunConfig
 ) -> Iterable[Any]:
     """A task's items (those `config.items` chooses, where it does), with their person-hidden
-    twins as `config.person` asks (`tasks.helpers.twins`); a task that evaluates judges keeps
-    its items as they are."""
-    found = (config.items or _every_item)(task, conversations)
+    twins as `config.person` asks; a task that evaluates judges keeps its items as they are."""
+    found = config.items(task, conversations) if config.items else task.items(conversations)
     return person_twins(found, config.person) if task.evaluates == "models" else found
-
-
-def _every_item(task: Task[Any, Any], conversations: Sequence[Conversation]) -> Iterable[Any]:
-    return task.items(conversations)
 
 
 def _plan(
@@ -289,7 +267,7 @@ async def run(
     tasks: Sequence[Task[Any, Any]] | None = None,
     policy: RetryPolicy | None = None,
     sleep: Sleep = asyncio.sleep,
-    say: Say = _quiet,
+    say: Say = quiet,
     report: Report | None = None,
     keeper: Keeper | None = None,
 ) -> RunResult:
@@ -297,11 +275,8 @@ async def run(
 
     `providers` (by model name) and `tasks` replace the ones the config would make, for
     embedding the engine and for testing it. Nothing is written before the data, the tasks,
-    the models and the RUNDIR have all been checked. `say` is told, before any item is called,
-    what each hosted model was found to accept (`wiring.capability_lines`); `report`, if
-    given, how many items are done after each record (a driver's own progress bar).
-    `keeper` keeps each call beyond this process as it is made (a `run --ray` shard,
-    `on_ray.shard`, whose driver's pre-flight comes as `config.preflight`).
+    the models and the RUNDIR have all been checked. `report`, if given, is told how many items
+    are done after each record; `keeper` keeps each call beyond this process as it is made.
     """
     if config.out.exists() and not config.out.is_dir():
         raise RunDirError(f"{config.out} is a file, not a run directory; choose another --out")
@@ -317,7 +292,9 @@ async def run(
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
             raise PlanError(nothing_to_run(plan))
-        spend = await _preflight(config, plan, bound)
+        spend = _spend_cap(config, plan, bound)  # checked before the pre-flight's calls
+        if config.check_servers:
+            await preflight_models(bound, config.preflight)
         info, kept = _open_rundir(config, conversations, plan, bound, say, careless)
         done: set[RecordKey] = {r.key for r in kept if r.key in plan.keys}
         engine = _engine(config, bound, policy, sleep, spend, keeper)
@@ -357,10 +334,9 @@ async def _bound(
     )
 
 
-async def preflight(config: RunConfig, say: Say = _quiet) -> dict[str, Found]:
-    """Each model's pre-flight, made once, as plain JSON (none where `check_servers` is off),
-    with what each hosted model accepts said: a driver that runs the plan's shards elsewhere
-    passes it on (`RunConfig.preflight`), and no shard makes its own."""
+async def preflight(config: RunConfig, say: Say = quiet) -> dict[str, Found]:
+    """Each model's pre-flight, made once, as plain JSON (none where `check_servers` is off):
+    a driver passes it on to its shards (`RunConfig.preflight`), and no shard makes its own."""
     bound = await bind_models(
         config.models + config.judges,
         concurrency=config.concurrency,
@@ -375,22 +351,10 @@ async def preflight(config: RunConfig, say: Say = _quiet) -> dict[str, Found]:
         await close_models(bound)
 
 
-async def _preflight(
-    config: RunConfig, plan: Planned, bound: Mapping[str, BoundModel]
-) -> SpendCap | None:
-    """The run's dollar cap checked against its estimate, before any call; then each
-    model's pre-flight call (or what the driver's found, `config.preflight`)."""
-    spend = _spend_cap(config, plan, bound)
-    if config.check_servers:
-        await preflight_models(bound, config.preflight)
-    return spend
-
-
 def _spend_cap(
     config: RunConfig, plan: Planned, bound: Mapping[str, BoundModel]
 ) -> SpendCap | None:
-    """The run's dollar cap, checked against its estimate (with what earlier sessions spent):
-    one line over it, before any call (`engine.estimate`)."""
+    """The run's dollar cap, checked against its estimate (with what earlier sessions spent)."""
     if config.max_cost is None:
         return None
     why = unpriced(bound)
@@ -421,8 +385,6 @@ def _engine(
     spend: SpendCap | None = None,
     keeper: Keeper | None = None,
 ) -> Engine:
-    """The engine that asks the models: the shared cache, the RUNDIR's ledger carried on, the
-    run's dollar cap."""
     return Engine(
         bound,
         cache=ResponseCache(config.cache_path) if config.cache_path else None,
@@ -436,9 +398,8 @@ def _engine(
 
 
 def _conversations(config: RunConfig) -> tuple[list[Conversation], int]:
-    """The data's conversations the run evaluates: the first `limit`, of them the shard's, and
-    of them those not marked careless unless the run keeps them; and how many careless ones
-    were left out."""
+    """The conversations the run evaluates (the first `limit`, the shard's, careless ones left
+    out unless kept), and how many careless ones were left out."""
     conversations = load_validated(config.data)[: config.limit]
     if config.shard is not None:
         conversations = [c for c in conversations if config.shard.holds(c.id)]
@@ -455,8 +416,8 @@ def _open_rundir(
     say: Say,
     careless: int,
 ) -> tuple[RunInfo, list[ItemRecord]]:
-    """The RUNDIR made or resumed: run.json (with what the pre-flight found of each model,
-    also said), the conversations, each provider attached; the records already done."""
+    """The RUNDIR made or resumed (run.json, the conversations, each provider attached); the
+    records already done."""
     info, kept = _resume(config.out, _run_info(config, conversations, plan, careless))
     info = info.model_copy(
         update={"adapted": adaptations(bound), "capabilities": capability_records(bound)}
@@ -499,10 +460,7 @@ async def _execute(
     report: Report | None = None,
 ) -> int:
     """Evaluate the units, appending each record as it comes; returns how many failed.
-
-    Whatever happens (an error, a cancel, Ctrl-C), the records so far, the ledger and run.json
-    are left on disk, consistent, for the next run to resume from.
-    """
+    Whatever happens (an error, Ctrl-C), what was recorded is left on disk, consistent."""
     writer = RecordWriter(config.out / RECORDS_FILE)
     failed = 0
     try:
@@ -543,8 +501,7 @@ async def _execute(
 
 
 def server_usage(engine: Engine) -> dict[str, ServerUsage]:
-    """This session's usage of each server a model started for the run (`local/`), up to
-    now: the records are written, and stopping it is all that is left."""
+    """This session's usage of each server a model started for the run (`local/`)."""
     used = {name: bound.provider.server_usage() for name, bound in engine.models.items()}
     return {name: usage for name, usage in used.items() if usage is not None}
 

@@ -1,15 +1,10 @@
 """Scheduling: one unit of work is one conversation for one model, its items in turn order.
 
 Within a unit, items run one after another, task by task and within a task turn by turn: the
-prompt for turn t+1 is the prompt for turn t (same instructions, same conversation) with the
-next exchange added, so it reaches the server right after the prompt it extends and a prefix
-cache serves everything but the new part. vLLM and SGLang keep many prefixes; llama.cpp's
-server keeps only the last prompt, which is why this order, not turn by turn across tasks
-(whose instructions differ), is the one that pays. Many units run at once, bounded by the
-workers each endpoint has; the endpoints' own limits bound the calls. A batch model's items
+prompt for turn t+1 is the prompt for turn t with the next exchange added, so a prefix cache
+serves everything but the new part (llama.cpp's server keeps only the last prompt, which is
+why this order, not turn by turn across tasks, is the one that pays). A batch model's items
 are all asked at once instead (its answers come in hours, not turn after turn).
-When the run's dollar cap stops calls (`engine.spend`), each worker ends where it is; the
-calls in flight finish and are recorded.
 """
 
 from __future__ import annotations
@@ -46,12 +41,7 @@ def plan_units(
     planned: Iterable[tuple[Task[Any, Any], Item[Any], Sequence[str]]], done: set[RecordKey]
 ) -> list[Unit]:
     """Group (task, item, models) by conversation and model, in turn order, minus what is done.
-
-    Conversations keep their order in the dataset, models the order they are first named;
-    within a unit, tasks keep their order, and within a task, turns theirs (a stable sort, so
-    a turn's items stay in the order the task made them), the person-hidden twins after the
-    shown items.
-    """
+    Conversations, models and tasks keep their order; a turn's items too (a stable sort)."""
     grouped: dict[str, dict[str, list[tuple[Task[Any, Any], Item[Any]]]]] = {}
     task_order: dict[str, int] = {}
     for task, item, models in planned:
@@ -90,13 +80,9 @@ async def run_units(
     judges: list[str],
     on_record: Callable[[ItemRecord], None],
 ) -> None:
-    """Evaluate every unit; report each record as it is made.
-
-    Each endpoint gets its own queue of the units whose model it serves, and as many workers
-    as it allows calls in flight: a unit keeps its slot busy turn after turn, a full server
-    never holds up another's work, and no conversation is left half done at the end waiting
-    for a slot.
-    """
+    """Evaluate every unit; report each record as it is made. Each endpoint gets its own
+    queue and as many workers as it allows calls in flight: a full server never holds up
+    another's work."""
     queues: dict[str, deque[Unit]] = {}
     sizes: dict[str, int] = {}
     for unit in units:
@@ -115,7 +101,7 @@ async def run_units(
             bound = engine.models[unit.model]
             mode: AnswerMode = "choice" if bound.choosing else "generate"
             try:
-                if bound.batched:
+                if bound.entry.batch:
                     done = await asyncio.gather(
                         *(one(unit.model, mode, t, i) for t, i in unit.work),
                         return_exceptions=True,

@@ -1,15 +1,10 @@
 """A run split across machines: `--shard i/N` runs a deterministic share of the plan, and
 `merge` joins the shards' run directories into one whose records equal a single run's.
 
-A conversation belongs to shard `1 + sha256(id) mod N`: the same on every machine, whatever
-the order of the data, and by conversation, so every item of a conversation (the cluster
-the analysis resamples) is in one shard. The limit (`--limit`) applies before the split, so
-N shards with the same limit cover what one run with it covers.
-
-Shards merge when they are one plan cut N ways: the same dataset, tasks, task options,
-models, judges, prompts, seed, limit and `--person`, the same N, each shard once, none
-missing, and no item recorded by two of them. Anything else is refused with one line naming
-the directory and what differs.
+A conversation belongs to shard `1 + sha256(id) mod N`: the same on every machine, and by
+conversation, so every item of a conversation (the cluster the analysis resamples) is in one
+shard. Shards merge when they are one plan cut N ways, each shard once, none missing, and no
+item recorded by two of them; anything else is refused with one line naming what differs.
 """
 
 from __future__ import annotations
@@ -68,13 +63,13 @@ def parse_shard(text: str) -> Shard:
     return Shard(int(found.group(1)), int(found.group(2)))
 
 
-def _plan(info: RunInfo) -> dict[str, object]:
-    value: dict[str, object] = {}
-    for name in SHARED_PLAN:
-        field = getattr(info, name)
-        if name in ("models", "judges"):
-            field = [model.model_copy(update={"base_url": None}) for model in field]
-        value[name] = field
+def plan_value(info: RunInfo, name: str) -> object:
+    """A plan field as compared: servers may move (replicas, ports), models may not."""
+    value = getattr(info, name)
+    if name in ("models", "judges"):
+        return [model.model_copy(update={"base_url": None}) for model in value]
+    if name == "suite" and value is not None:
+        return value.identity  # a run made before the train split was recorded resumes
     return value
 
 
@@ -90,7 +85,7 @@ def _read_shards(directories: Sequence[Path]) -> list[tuple[Path, RunInfo, Shard
     first_dir, first, first_shard = shards[0]
     seen: dict[int, Path] = {}
     for directory, info, shard in shards:
-        differs = [name for name, value in _plan(info).items() if _plan(first)[name] != value]
+        differs = [n for n in SHARED_PLAN if plan_value(info, n) != plan_value(first, n)]
         if differs or shard.count != first_shard.count:
             what = ", ".join(differs) or f"the shard count ({shard} against {first_shard})"
             raise rundir.RunDirError(

@@ -1,11 +1,9 @@
 """A run's spend against its dollar cap (`run --max-cost USD`), counted as calls come back.
 
-Each call reserves its estimate (`call_cost`: its prompt and whole output allowance) before
-it is sent, and settles at the cost of the usage it returned: a call whose estimate, with
-what the run spent (every session, from ledger.json) and what the calls in flight reserved,
-would pass the cap is not sent (`CapReached`). The calls in flight finish and are recorded,
-no other is sent, and the run stops where a later run with a larger cap resumes it (the
-cache holds every answer that came back).
+Each call reserves its most (`call_cost`) before it is sent and settles at the cost of the
+usage it returned; a call that could pass the cap, with what the run spent (every session) and
+what the calls in flight reserved, is not sent (`CapReached`): the calls in flight finish, and
+a later run with a larger cap resumes.
 """
 
 from __future__ import annotations
@@ -37,16 +35,14 @@ def prompt_tokens(messages: Iterable[Message]) -> int:
 
 
 def call_cost(bound: BoundModel, messages: Sequence[Message], params: GenerateParams) -> float:
-    """The most one call of `bound` can cost: its prompt and its whole output allowance."""
+    """The most one call of `bound` can cost: its prompt and its whole output allowance (the
+    thinking allowance included: `Provider.call_budget`), at the batch price where it batches."""
     budget = bound.provider.call_budget(params)
-    return bound.entry.price.cost(prompt_tokens(messages), budget, batched=bound.batched)
+    return bound.entry.price.cost(prompt_tokens(messages), budget, batched=bound.entry.batch)
 
 
 @dataclass
 class SpendCap:
-    """The run's spend against its cap: what was spent (every session) and what the calls in
-    flight reserved."""
-
     cap: float
     spent: float = 0.0
     reserved: float = 0.0

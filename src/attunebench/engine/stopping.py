@@ -1,19 +1,11 @@
 """A run stopped from outside ends as a run stopped with Ctrl-C does.
 
-Slurm, Kubernetes, `timeout` and `kill` send SIGTERM, whose default ends the process at once:
-no `finally` runs, so the ledger and run.json are not brought up to date and every
-llama-server the run started (`local/`) keeps running with no parent. Within
-`stop_signals()`, SIGTERM goes to whatever handles SIGINT: under `asyncio.run` that cancels
-the main task, so the engine writes what was recorded and closes every model (stopping
-their servers) in its `finally` blocks; elsewhere KeyboardInterrupt is raised. A second
-signal, as a second Ctrl-C, stops at once. A `local/` server still loading its model when
-SIGTERM comes is stopped at once rather than waited for (`llamacpp_server.stopping`): its
-start blocks the event loop, which would otherwise see the cancel only once the model had
-loaded, and a scheduler's SIGKILL may come first.
-
-The signal is kept for the exit code: 128 plus its number, what a shell reports for a
-process the signal ended (130 for Ctrl-C, 143 for SIGTERM), so a scheduler can tell a
-stopped run from a failed one.
+Slurm, Kubernetes, `timeout` and `kill` send SIGTERM, whose default ends the process with no
+`finally` run: the ledger and run.json left stale, every llama-server the run started left
+running. Within `stop_signals()`, SIGTERM goes to whatever handles SIGINT. A `local/` server
+still loading its model is stopped at once (`llamacpp_server.stopping`): its start blocks the
+event loop, and a scheduler's SIGKILL may come first. The exit code is 128 plus the signal's
+number, as a shell reports it, so a scheduler can tell a stopped run from a failed one.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The run a suite fixes: its data built from the corpora, its tasks with their options, its seed.
-
-The suite (`attunebench.suite`) knows its corpora, items and seed and nothing of runs; this is
-where its fixed choices become a `RunConfig`, for `attunebench run --suite`; and a run per task
-on a fixed slice of it (`suite.slices`), for `make demo-llm`, the ladder and the Qwen validity
-benchmark.
+"""The run a suite fixes (`run --suite`), and a run per task on a fixed slice of it (`make
+demo-llm`, the ladder, the Qwen validity benchmark): the suite knows nothing of runs.
 """
 
 from __future__ import annotations
@@ -22,9 +18,8 @@ from attunebench.tasks import make_tasks
 
 
 def suite_run_config(name: str, out: Path) -> tuple[RunConfig, Path]:
-    """The run a suite fixes, with no models yet: its data (built from the corpora into
-    OUT/suite/, every digest checked), its tasks with their options, and its seed; and the
-    suite's train split, for fitted baselines."""
+    """The run a suite fixes, with no models yet (its data built into OUT/suite/, every digest
+    checked), and the suite's train split."""
     built = load_suite(name)
     evaluated, train = write_suite_data(built, out / "suite")
     manifest = built.manifest
@@ -54,10 +49,8 @@ def suite_slices(
     skip: int = 0,
 ) -> tuple[list[RunConfig], Path]:
     """Per task of the suite (those in `tasks` where given), a run of that task alone on its
-    slice (`suite.slices.task_slice`: `per_task` conversations after the first `skip`, written
-    to OUT/data/TASK.jsonl, or OUT/data/TASK.after-SKIP.jsonl for a later slice), with the
-    suite's options and seed but not the suite itself (a slice's numbers are not the suite's);
-    and the suite's train split, for fitted baselines and references."""
+    slice (`per_task` conversations after the first `skip`), not marked as the suite (a
+    slice's numbers are not the suite's); and the suite's train split."""
     suite, train = suite_run_config(name, out)
     manifest = load_manifest(name)
     conversations = read_conversations(suite.data)

@@ -1,12 +1,8 @@
 """The fitted baselines taught: their train split read as each task of the run builds its items.
 
-A fitted baseline (`Provider.learns_from`: its train split) answers from examples, each train
-item's query as a model reads it with the item's gold (`tasks.helpers.fitting.examples`). They are
-built here, above the tasks, and handed to the provider (`Provider.learn`) before the plan asks
-what it answers: a provider in `models/` never imports a task (the tasks import
-`models.hints`). A split shared by several baselines is read once. A split that is the
-evaluated data, or shares conversations with it, is refused: the gold would leak into the
-answers.
+The examples are built here, above the tasks, and handed to the provider (`Provider.learn`):
+a provider in `models/` never imports a task. A split that is the evaluated data, or shares
+conversations with it, is refused: the gold would leak into the answers.
 """
 
 from __future__ import annotations
@@ -69,9 +65,8 @@ def teach(
     data: Path,
     person: PersonOption = DEFAULT_PERSON,
 ) -> None:
-    """Hand every fitted baseline the examples its train split gives for these tasks, with
-    the person-hidden twins `person` asks of the evaluated items
-    (`tasks.helpers.fitting.examples`)."""
+    """Hand every fitted baseline the examples its train split gives for these tasks (a split
+    shared by several read once)."""
     splits: dict[Path, list[Conversation]] = {}
     lessons: dict[Path, list[Any]] = {}
     for provider in {id(p): p for p in providers}.values():

@@ -1,11 +1,7 @@
 """Making a run's models: providers from their specs, endpoints shared by models on one server,
-a quick reachability check, a pre-flight call per model with its own parameters (a refused
-parameter stops the run here, named with its fix), what each hosted model was found to accept
-(said before any item is called, and kept in run.json), and where the shared cache lives.
-
-What the pre-flight found of a model (`Found`: what it accepts, the parameters it adapted)
-can be carried to another process that makes the same model (a `run --ray` shard), which then
-neither reads the models endpoint nor calls the model before its first item.
+a reachability check, a pre-flight call per model (a refused parameter stops the run here,
+named with its fix), and what each hosted model was found to accept (`Found`, which a `run
+--ray` shard adopts instead of a pre-flight of its own).
 """
 
 from __future__ import annotations
@@ -56,8 +52,7 @@ async def bind_models(
     probe: bool = True,
 ) -> dict[str, BoundModel]:
     """Every model by name, ready to call; `overrides` supplies ready-made providers by name.
-    `check`: each server reached, and (`probe`) each model's pre-flight made; without
-    `probe`, `preflight_models` makes it later."""
+    `check`: each server reached, and (`probe`) each model's pre-flight made."""
     made: dict[str, tuple[ModelEntry, Provider]] = {}
     try:
         for name, entry in _unique(entries).items():
@@ -114,8 +109,7 @@ def _endpoints(
     made: Mapping[str, tuple[ModelEntry, Provider]], concurrency: int
 ) -> dict[str, Endpoint]:
     """One Endpoint per server: the most generous concurrency and the strictest rate asked,
-    and never more calls than a server has slots for (`Provider.slots`: queued there, the
-    others would wait out their timeouts and split prompts whose prefix it could reuse)."""
+    and never more calls than a server has slots for (queued there, they would time out)."""
     groups: dict[str, list[tuple[ModelEntry, Provider]]] = {}
     for name, (entry, provider) in made.items():
         groups.setdefault(_endpoint_name(name, provider), []).append((entry, provider))
@@ -167,8 +161,7 @@ async def _probe(
 async def preflight_models(
     bound: Mapping[str, BoundModel], found: Mapping[str, Found] | None = None
 ) -> None:
-    """The pre-flight of models bound without it: each one's call, or (`found`, by name) what
-    the run's driver found, so that a shard makes none of its own."""
+    """The pre-flight of models bound without it, or what the run's driver `found`."""
     await _probe({name: (b.entry, b.provider) for name, b in bound.items()}, found or {})
 
 
@@ -178,8 +171,7 @@ def preflight_found(bound: Mapping[str, BoundModel]) -> dict[str, Found]:
 
 
 def adaptations(bound: Mapping[str, BoundModel]) -> dict[str, dict[str, str]]:
-    """What the pre-flight changed in each model's requests (models it changed nothing for
-    left out), as run.json keeps it under `adapted`."""
+    """What the pre-flight changed in each model's requests, as run.json's `adapted`."""
     return {name: dict(b.provider.adapted) for name, b in bound.items() if b.provider.adapted}
 
 
@@ -206,8 +198,8 @@ def _accepts(caps: Capabilities) -> str:
 
 
 def capability_lines(bound: Mapping[str, BoundModel]) -> list[str]:
-    """One line per hosted model on what it accepts and where that was read, and one per
-    model whose calls the account's rate limit will pace: said before any item is called."""
+    """Lines said before any item is called: what each hosted model accepts, its thinking,
+    the rate limit that will pace it, its batch budget."""
     lines = []
     for name, b in bound.items():
         caps = b.provider.capabilities

@@ -1,4 +1,2 @@
-"""A run's shards as Ray tasks (`run --ray`): the launcher (`launch`), each shard on a worker
-(`shard`), each call and answer sent to the driver as it happens (`inbox`) and kept there
-(`book`), the progress bars fed from the workers (`progress`), and the reaper that stops what a
-cancelled run left behind (`reaper`)."""
+"""A run's shards as Ray tasks (`run --ray`): the launcher, each shard on a worker, each call
+and answer kept by the driver as it happens, and the reaper of what a cancelled run left."""

@@ -1,11 +1,8 @@
 """What a `run --ray` driver keeps of each shard, as the shard goes.
 
 A shard's folder in RUNDIR, `shards/I-of-N/`, is an ordinary shard run directory: the files
-its tasks bring back when they finish (records, run.json, conversations, batch journal), and
-two the driver keeps itself as the shard's letters arrive (`on_ray.inbox`): its response
-cache (`cache.sqlite`, each answer written as it comes) and its `ledger.json` (what earlier
-commands counted, plus the last word of each try of this command, a try that was lost or
-tried again included). Each try of the shard starts from the folder as kept then.
+its tasks bring back, and two the driver keeps itself as the shard's letters arrive: its
+`cache.sqlite` and its `ledger.json`. Each try of the shard starts from the folder as kept then.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from attunebench.engine.wiring import Found
 from attunebench.on_ray.inbox import Letter
 from attunebench.on_ray.shard import CACHE_FILE, ShardJob, ShardOutcome
 from attunebench.records import Ledger, Tally
-from attunebench.rundir import LEDGER_FILE, RUN_FILE, read_run_info, write_json
+from attunebench.rundir import LEDGER_FILE, RUN_FILE, read_ledger, read_run_info, write_json
 
 SHARDS_DIR = "shards"
 LAST_WORD = 2**62  # the seq of a finished try's own ledger.json: no letter of it outranks it
@@ -33,9 +30,8 @@ def shard_dir(out: Path, shard: Shard) -> Path:
 
 
 class ShardBook:
-    """What the driver keeps of one shard: its folder in RUNDIR, its cache there (each answer
-    written as it arrives), and its ledger: what earlier commands counted, plus what each try
-    of this command has counted so far."""
+    """What the driver keeps of one shard: its folder, its cache, and its ledger (what earlier
+    commands counted, plus what each try of this command has counted so far)."""
 
     def __init__(self, config: RunConfig, shard: Shard) -> None:
         self.shard = shard
@@ -43,7 +39,7 @@ class ShardBook:
         self.folder.mkdir(parents=True, exist_ok=True)
         with_cache = config.cache_path is not None
         self._cache = ResponseCache(self.folder / CACHE_FILE) if with_cache else None
-        self._before = _read_ledger(self.folder / LEDGER_FILE)
+        self._before = read_ledger(self.folder)
         self._tries: dict[int, Ledger] = {}
         # By try: the newest ledger its letters brought (seq, JSON), not read yet; and the seq
         # of the one in `_tries`.
@@ -115,7 +111,3 @@ def _replace(path: Path, text: str) -> None:
     part = path.with_name(f".{path.name}.part")
     part.write_text(text, encoding="utf-8")
     os.replace(part, path)
-
-
-def _read_ledger(path: Path) -> Ledger | None:
-    return Ledger.model_validate_json(path.read_bytes()) if path.exists() else None

@@ -1,13 +1,9 @@
 """What a `run --ray` run's shards tell their driver as they go, and wait for it to keep.
 
-A shard posts a `Letter` before each call goes out (its ledger, the call counted as on the
-wire) and after each answer (its ledger and the answer's cache row), to a small async actor
-(`Inbox`). The driver collects what arrived every few milliseconds, writes it to the run
-directory (the shard's cache and ledger.json), and only then tells the actor it is kept: the
-shard's call, or its next one, goes on only after that. So an answer that came back is on the
-driver's disk before its shard calls again, every call sent is counted there before it goes
-out, and a shard whose driver stopped (closed the inbox) or died (the actor died with it)
-makes no further call.
+A shard posts a `Letter` (its ledger, and an answer's cache row) before each call goes out and
+after each answer, to a small async actor. The driver collects what arrived, writes it to disk,
+and only then tells the actor it is kept: the shard goes on only after that. A shard whose
+driver stopped (closed the inbox) or died (the actor died with it) makes no further call.
 """
 
 from __future__ import annotations

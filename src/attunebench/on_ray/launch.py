@@ -1,32 +1,13 @@
 """`attunebench run --ray`: a run's shards as Ray tasks, joined into one run directory.
 
-The plan is cut into `--ray-shards N` shards (default: the cluster's CPUs), exactly as
-`run --shard i/N` cuts it (`engine.shards`), and each shard is one Ray task
-(`ray_shard.run_shard`) submitted to the cluster at `--ray-address` (default `auto`: a
-running cluster, else a local Ray started for the run; `local`: always a local Ray of its
-own). Where `auto` finds no cluster and no model of the run computes on this machine, a
-local Ray could only add its start-up: the run goes in one process instead, said in one line.
-Before any task is sent, the data is checked and the models are made and probed once
-here, so a mistake stops the run in one line, what each hosted model accepts is said, and
-what the pre-flight found travels with the tasks (no shard probes a model again). A shard
-whose models run on a GPU (an `hf/` checkpoint on a CUDA device) asks Ray for one.
-
-The driver keeps each shard in `RUNDIR/shards/I-of-N/` (an ordinary shard run directory,
-with its own `cache.sqlite`) and keeps it as the shard goes, not only when its task returns:
-each task posts every call before it goes out and every answer as it comes (`ray_inbox`),
-the driver writes them to the shard's cache and ledger.json (`ray_book`) and each answer to
-the run's cache, and the task goes on only then.
-So a Ctrl-C, a lost worker or a killed driver loses no answer that came back, and the ledger
-counts every call made, those of a lost or retried try too (a call on the wire when its try
-ended is counted `lost`). A task that fails is tried again by the driver (`retries`), from
-what was kept; one that fails for good leaves the others' shards kept, and the same command
-resumes: each shard starts from its kept directory and cache. When all are done, the shards
-are merged into RUNDIR (`merge_shards`) and their caches into the run's cache.
-
-However the driver stops, the shards stop calling: it refuses their next call and keeps the
-answers of those on the wire for a moment (`GRACE_S`), then cancels its tasks; a driver that
-dies takes the inbox with it, so no shard can call again. A local Ray the driver started is
-ended with it, by a reaper process (`ray_reaper`) where the driver is killed.
+The plan is cut into `--ray-shards N` shards exactly as `run --shard i/N` cuts it, each shard
+one Ray task. The data is checked and the models probed once here, before any task is sent;
+what the pre-flight found travels with the tasks. Where `auto` finds no cluster and no model
+computes on this machine, the run goes in one process instead. The driver keeps each shard in
+`RUNDIR/shards/I-of-N/` as the shard goes (`on_ray.inbox`, `on_ray.book`), so a Ctrl-C, a lost
+worker or a killed driver loses no answer that came back. A failed task is tried again from
+what was kept; when all are done, the shards are merged into RUNDIR and their caches into the
+run's cache. However the driver stops, the shards stop calling.
 """
 
 from __future__ import annotations
@@ -45,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache, merge_caches
-from attunebench.engine.runner import RunConfig, RunResult, Say, commonest, preflight, run
+from attunebench.engine.runner import (
+    RunConfig,
+    RunResult,
+    Say,
+    commonest,
+    preflight,
+    quiet,
+    run,
+)
 from attunebench.engine.shards import Shard, merge_shards
 from attunebench.engine.wiring import Found
 from attunebench.models.modelsfile import ModelEntry
@@ -91,10 +80,6 @@ class RayOptions:
     retries: int = RETRIES
 
 
-def _quiet(line: str) -> None:
-    return None
-
-
 def _import_ray() -> Any:
     try:
         import ray
@@ -114,16 +99,15 @@ class _NoCluster(Exception):
 
 
 def computes_here(config: RunConfig) -> bool:
-    """Whether a model of the run computes on the machine its shard runs on (an `hf/`
-    checkpoint, a `local/` server): only then can a local Ray's shards do more than one
-    process, whose calls to hosted models and instant stand-ins already run concurrently."""
+    """Whether a model of the run computes on the machine its shard runs on (`hf/`, `local/`):
+    only then can a local Ray's shards do more than one process, whose calls already run
+    concurrently."""
     return any(parse_spec(e.spec)[0] in ("hf", "local") for e in config.models + config.judges)
 
 
 def _connect(ray: Any, address: str, *, local_pays: bool = True) -> tuple[bool, Reaper | None]:
     """Join the cluster at `address`, or start a local Ray (`local`, or `auto` finding none,
-    where `local_pays`); whether this run connected (and so disconnects, stopping a Ray it
-    started), and the reaper watching a Ray it started."""
+    where `local_pays`); whether this run connected, and the reaper watching a Ray it started."""
     if ray.is_initialized():  # the caller's own Ray: used as it is, left running
         return False, None
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
@@ -188,8 +172,8 @@ def _on_gpu(entry: ModelEntry, cluster_gpus: float) -> bool:
 
 
 def task_options(config: RunConfig, cluster: Mapping[str, float]) -> dict[str, Any]:
-    """What each shard's task is submitted with: one CPU, and one GPU for a shard whose
-    models run on one; no retries by Ray (the driver tries a shard again, from what it kept)."""
+    """What each shard's task is submitted with: one CPU, one GPU where its models run on one,
+    no retries by Ray (the driver tries a shard again, from what it kept)."""
     gpus = cluster.get("GPU", 0.0)
     on_gpu = any(_on_gpu(entry, gpus) for entry in config.models + config.judges)
     return {"num_cpus": 1, "num_gpus": 1 if on_gpu else 0, "max_retries": 0}
@@ -203,8 +187,7 @@ def _why(error: Exception) -> str:
 
 
 class Shards:
-    """The shards' tasks on the cluster, from submission until each is kept or failed for
-    good, with every letter they post kept on the way."""
+    """The shards' tasks on the cluster, until each is kept or failed for good."""
 
     def __init__(
         self,
@@ -246,8 +229,7 @@ class Shards:
         return bool(self._running)
 
     def keep_letters(self) -> int:
-        """Keep what the shards posted (answers in their caches, ledgers written), then let
-        them go on; how many letters there were."""
+        """Keep what the shards posted, then let them go on; how many letters there were."""
         letters = self.inbox.collect(self._ray)
         touched = set()
         for _, letter in letters:
@@ -339,7 +321,7 @@ def _gather(
 
 
 def run_on_ray(
-    config: RunConfig, options: RayOptions, *, say: Say = _quiet, task: Task = run_shard
+    config: RunConfig, options: RayOptions, *, say: Say = quiet, task: Task = run_shard
 ) -> RunResult:
     """Run (or resume) the plan `config` describes, its shards as Ray tasks; `task` replaces
     what each task does, for testing."""
@@ -384,8 +366,7 @@ def run_on_ray(
 
 
 def _merge(config: RunConfig, folders: list[Path]) -> RunInfo:
-    """The shards into RUNDIR (replacing what an earlier command merged), their caches into
-    the run's cache."""
+    """The shards into RUNDIR (replacing an earlier merge), their caches into the run's."""
     staging = config.out / ".merging"
     shutil.rmtree(staging, ignore_errors=True)
     try:
@@ -404,8 +385,7 @@ def _merge(config: RunConfig, folders: list[Path]) -> RunInfo:
 
 
 def _result(out: Path, info: RunInfo, results: list[RunResult], totals: Tally) -> RunResult:
-    """The shards' results as one run's: counts summed; `totals`, what every try of this
-    command counted (those that did not finish too)."""
+    """The shards' results as one run's; `totals`, what every try of this command counted."""
     errors: Counter[tuple[str, str, str]] = Counter()
     truncated: Counter[str] = Counter()
     for result in results:

@@ -1,9 +1,7 @@
 """One progress bar over every shard of a `run --ray` run.
 
 Each task tells a small Ray actor (`Board`) how many of its shard's items are done and
-planned, now and then; the driver reads the totals and draws one bar (items done of planned,
-shards finished, ETA) on stderr, only on a terminal, as `engine.progress` does for one process.
-A retried shard reports its counts afresh, so nothing is counted twice.
+planned; the driver reads the totals. A retried shard reports afresh: nothing counts twice.
 """
 
 from __future__ import annotations

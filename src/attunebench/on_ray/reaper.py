@@ -1,12 +1,9 @@
 """Ending the local Ray a `run --ray` driver started, however the driver ends.
 
-`ray.init()` starts a local cluster as the driver's children, and Ray ends the direct ones
-when the driver dies (the kernel's parent-death signal); but the agents the raylet starts
-(the dashboard agent, the runtime-env agent) outlive a driver killed with SIGKILL. So the
-driver starts a reaper (`Reaper.watch`): a small process given the PIDs Ray started, which
-notes their descendants as they appear and, once its stdin closes (the driver exited, or was
-killed), ends every one of them still running: by PID, each checked by its start time, never
-by name.
+Ray ends the driver's direct children when it dies, but the agents the raylet starts outlive
+a driver killed with SIGKILL. So the driver starts a reaper: a small process given the PIDs Ray
+started, which notes their descendants as they appear and, once its stdin closes, ends every
+one still running: by PID, each checked by its start time, never by name.
 
     python -m attunebench.on_ray.reaper PID [PID ...]   # stdin: the driver's pipe
 """

@@ -1,23 +1,11 @@
-"""One shard of a `run --ray` run, as one Ray task does it (`on_ray.launch` submits them).
+"""One shard of a `run --ray` run, as one Ray task does it.
 
-A task may run on any machine of the cluster, so it takes everything it needs with it: the
-dataset's bytes, the shard's run directory as the driver holds it (records, run.json, batch
-journal), the shard's response cache as the driver holds it, and what the driver's pre-flight
-found of each model (so that no shard reads a models endpoint or sends a pre-flight call
-again). It runs the shard (`run --shard i/N`) in a scratch folder of its own, with its own
-SQLite copy of that cache (never one file shared over the network).
-
-Every call goes through a `Courier`, the run's `Keeper`: before a call goes out, the shard's
-ledger (the call counted as on the wire) is posted to the driver's inbox (`on_ray.inbox`),
-and after it is answered, the ledger and the answer; each time the shard waits until the
-driver has kept it. So whatever happens to the task (a Ctrl-C, a lost worker, a killed
-driver), every answer that came back is in the driver's copy of the shard's cache, and every
-call sent in its ledger. A driver that is stopping refuses further calls (`DriverStopped`);
-one that died takes the inbox with it, and the shard's next post fails.
-
-The task returns the shard's files; a mistake in what was asked (a `ValueError`: the data,
-the models, the plan) comes back as an error, the same on every try; anything else is
-raised, for the driver to try the shard again from what it has kept.
+A task may run on any machine, so it takes everything with it (the dataset's bytes, the
+shard's run directory and cache as the driver keeps them, what the pre-flight found) and runs
+the shard in a scratch folder, with its own SQLite copy of that cache (never one file shared
+over the network). Every call and answer is posted to the driver (`Courier`) and kept there
+before the shard goes on. A mistake in what was asked (a `ValueError`) comes back as an error,
+the same on every try; anything else is raised, for the driver to try the shard again.
 """
 
 from __future__ import annotations
@@ -47,8 +35,7 @@ class DriverStopped(Exception):
 
 @dataclass(frozen=True)
 class ShardJob:
-    """What one task is given: the run's config, its shard and which try of it this is, the
-    shard's files and cache as the driver keeps them, and what the pre-flight found."""
+    """What one task is given."""
 
     config: RunConfig
     shard: Shard
@@ -60,8 +47,7 @@ class ShardJob:
 
 @dataclass(frozen=True)
 class ShardOutcome:
-    """What one task brings back: the shard's files, and how the run went (or the one line
-    that says what was wrong)."""
+    """What one task brings back: the shard's files, and how the run went (or what was wrong)."""
 
     shard: Shard
     attempt: int
@@ -120,9 +106,8 @@ def run_shard(
     report: Callable[[int, int, int], None] | None = None,
     inbox: Inbox | None = None,
 ) -> ShardOutcome:
-    """Run `job`'s shard in a scratch folder; `data` is the dataset's bytes. `report`, if
-    given, hears (shard index, items done, items planned) as the shard goes; `inbox`, if
-    given, is where each call and answer is kept before the shard goes on."""
+    """Run `job`'s shard in a scratch folder; `data` is the dataset's bytes. `report` hears
+    (shard index, items done, items planned); `inbox` keeps each call and answer."""
     with tempfile.TemporaryDirectory(prefix="attunebench-shard-") as scratch:
         root = Path(scratch)
         dataset = root / job.config.data.name

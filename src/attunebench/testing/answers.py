@@ -1,14 +1,10 @@
 """Valid answers read off a rendered prompt, for servers that stand in for a model in tests.
 
-A server sees only the messages, so it asks each registered answer form
-(`attunebench.answerform.FORMS`, one per task and judge call) whether the prompt is one of
-its own (`AnswerForm.read_prompt`: a prompt states its JSON form in its system message, and
-lists its labels there; the scale of a number is in the question). The first form that reads
-it draws a random valid answer. Only the system message is read for the form, so a
-conversation quoting such words cannot change it. A prompt no form reads (the response task's)
-gets a plain-text reply. The draw is seeded by a hash of the messages, so the same request
-always gets the same answer and different requests get different ones: runs score a spread of
-right and wrong answers, identically each time.
+A server sees only the messages, so it asks each registered answer form whether the prompt is
+one of its own (`AnswerForm.read_prompt`, from the system message only, so a conversation
+quoting such words cannot change it), and the first that reads it draws a valid answer; a
+prompt no form reads gets a plain-text reply. The draw is seeded by a hash of the messages:
+runs score a spread of right and wrong answers, identically each time.
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.answerform import FORMS, AnswerForm, menu_labels
+from attunebench.answerform import FORMS, AnswerForm
 from attunebench.data.jsonl import canonical_json
 from attunebench.tasks import load_tasks
 
@@ -59,6 +55,3 @@ def answer_from_prompt(messages: Sequence[dict[str, Any]]) -> str:
                 hint = dataclasses.replace(hint, labels=("other",))
             return form.random(hint, np.random.default_rng(h))
     return REPLIES[h % len(REPLIES)]
-
-
-__all__ = ["answer_from_prompt", "form_of", "menu_labels"]

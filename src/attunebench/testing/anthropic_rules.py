@@ -1,34 +1,10 @@
 """Anthropic's Messages API rules, as the stand-in server applies them: which models exist,
-which requests each refuses, how an accepted one is answered, and how the models endpoint
-describes each.
+which requests each refuses, how an accepted one is answered (thinking, effort, the prompt
+cache, `max_tokens`), and how the models endpoint describes each (`description`).
 
-`MODELS` is this module's own table, written from Anthropic's pages and SDK, each model's
-sources named in `SOURCES` with the day they were read, apart from the provider's capability
-table (a test compares the two fact by fact, `tests/models/test_documented.py`):
-
-- the `anthropic-version` header is required; from `2026-10-21` no model takes
-  `temperature`, `top_p` or `top_k`, at any value; under older versions Claude 4.7 and later
-  refuse them too, and the Claude 4.5 models refuse temperature and top_p together;
-- `thinking.type = "enabled"` (a `budget_tokens` of at least 1024 and below `max_tokens`)
-  is for Claude 3.7 to 4.6; `"adaptive"` for Claude 4.6 and later, which 4.7 and later
-  require; `"disabled"` for every model but Sonnet 5.5 (which turns up-front thinking off
-  with `"between_tools"` and refuses `"disabled"`) and those that always think (Fable 5 and
-  Mythos 5 and their later versions, Opus 5.5); Opus 5 and Haiku 5.5 turn thinking off only
-  at effort `high` or lower; `output_config.effort` takes the values each model lists, and
-  defaults to `medium` on Opus 5.5 and Haiku 5.5, `high` elsewhere;
-- the Claude 5 families think when `thinking` is left out; Sonnet 5 and 5.5 show no thinking
-  text unless asked (`thinking.display`, default `"omitted"`);
-- with thinking, temperature may only be 1 and top_p between 0.95 and 1; thinking tokens
-  count against `max_tokens`, as output tokens, and in `output_tokens_details`; a reply
-  that runs out of `max_tokens` ends with `stop_reason: "max_tokens"`; `max_tokens` above the
-  model's output limit is refused;
-- with a top-level `cache_control`, a prompt's prefix (all but the last message) of the
-  model's minimum or more (1,024 tokens; 2,048 for Claude 3 and 3.5 Haiku; 4,096 for Opus
-  4.5 and Haiku 4.5) is written to the cache (`cache_creation`, five minutes or
-  `ttl = "1h"`) and read back by the next request with the same prefix
-  (`cache_read_input_tokens`);
-- a model not listed, or retired, is not found; unknown fields are refused ("Extra inputs
-  are not permitted"). `description` is a model's `GET /v1/models/{id}` body.
+`MODELS` is this module's own table, written from Anthropic's pages and SDK (each model's
+sources in `SOURCES`, with the day read), apart from the provider's capability table, so that
+a test can compare the two fact by fact (`tests/models/test_documented.py`).
 """
 
 from __future__ import annotations
@@ -378,8 +354,8 @@ def cache_use(
     body: dict[str, Any], written: set[str], models: dict[str, Rules] = MODELS
 ) -> tuple[int, int, int]:
     """(read, written for five minutes, written for an hour) of a request's prompt cache: with
-    a top-level `cache_control`, its prefix (system and all messages but the last) of at least
-    the model's `cache_min` tokens is read if `written` holds it, else written there."""
+    a top-level `cache_control`, its prefix (all but the last message) of at least the model's
+    `cache_min` tokens is read if `written` holds it, else written there."""
     control = body.get("cache_control")
     if not isinstance(control, dict):
         return 0, 0, 0
@@ -455,8 +431,7 @@ def _delta(block: dict[str, Any]) -> list[dict[str, Any]]:
 
 def stream_events(message: dict[str, Any]) -> list[dict[str, Any]]:
     """A message as the streaming API sends it: `message_start` (no content, one output
-    token), each block started, its text as one delta, stopped, then `message_delta` with the
-    stop reason and the usage's totals, and `message_stop`."""
+    token), each block as one delta, `message_delta` (stop reason, usage), `message_stop`."""
     usage = message["usage"]
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]

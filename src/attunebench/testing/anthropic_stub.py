@@ -1,28 +1,11 @@
-"""A local stand-in for Anthropic's Messages API, Message Batches and models endpoint, with the
-API's rules (`anthropic_rules`: per model and per API version, its own table of models) and
-its error bodies.
+"""A local stand-in for Anthropic's Messages API (streamed too), Message Batches and models
+endpoint, with the API's rules (`anthropic_rules`) and error bodies. `GET /v1/models/{id}`
+describes each model from its rules, so a test that changes a model's rules changes what it
+says and does at once (`models_endpoint`: "silent" without capabilities, "gone" a 404).
 
-`GET /v1/models/{id}` describes each model from its rules (`anthropic_rules.description`), so a
-test that changes a model's rules (`stub.models[name] = ...`) changes what it says and does
-at once; `models_endpoint = "silent"` serves descriptions without capabilities, `"gone"`
-answers 404 as a server without the endpoint does.
-
-On demand it refuses every message call with a 400 saying `refuse_with` (a wording no code
-has seen), and fails as an account can: `deny = "billing"` answers with a 400 `billing_error`,
-`deny = "forbidden"` with a 403 `permission_error`; `output_tokens_per_minute` sets an
-output-token rate limit, kept as Anthropic keeps it (a request's `max_tokens` reserved when it
-starts, what it did not use given back when it ends, the bucket refilled continuously), each
-answer carrying `anthropic-ratelimit-output-tokens-*` headers and a request that does not fit
-answered 429 `rate_limit_error`; `latency_s` holds every live call that long.
-
-A request with `stream: true` is answered with the same message as server-sent events
-(`anthropic_rules.stream_events`).
-
-Message Batches: a batch of up to 100,000 requests (custom ids of 1 to 64 letters, digits, _
-or -, unique) is `in_progress` for as long as batches are held, then `ended`, its results at
-`results_url` in an order of their own: `succeeded`, `errored` (a refused request, a planned
-failure), or `expired` (as planned). Requests sent in batches are counted by custom id, live
-calls by body.
+On demand it refuses every message call saying `refuse_with`, fails as an account can
+(`deny`), or keeps an output-token rate limit as Anthropic keeps it (`output_tokens_per_minute`:
+a request's `max_tokens` reserved when it starts, what it did not use given back when it ends).
 
     with AnthropicStub() as stub:
         ...  # an anthropic/ model with base_url = stub.base_url
@@ -219,8 +202,6 @@ class AnthropicStub(ThreadedStub[Rules]):
         return reply(body, self._answer, self.models, cache_use(body, self._cached, self.models))
 
     async def _metered(self, body: dict[str, Any], preflight: bool) -> web.Response:
-        """An accepted request under the output-token rate limit: reserved, held, answered,
-        what it did not use given back."""
         bucket = self._bucket
         assert bucket is not None
         asked = int(body["max_tokens"])
@@ -243,7 +224,7 @@ class AnthropicStub(ThreadedStub[Rules]):
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        if not await self.creating(request):
+        if not await self.through_gate(request):
             return web.Response(status=499)  # its client is gone: as if it never came
         requests = body.get("requests") or []
         if not requests or len(requests) > MAX_BATCH_REQUESTS:

@@ -1,15 +1,10 @@
 """A local OpenAI-compatible server that fails a planned share of calls, for testing clients.
 
 It answers POST /v1/chat/completions validly (see `answers.py`), except where its `FaultPlan`
-says otherwise: 429 with Retry-After, 500, 503, a timeout (the request is held past the
-client's patience, then dropped), a dropped connection, a malformed JSON body, or a response
-cut short of its Content-Length. It counts every request, fault and successful completion per
-request content key (GET /fault/stats), so a test can prove a client never repeats a call that
-succeeded. `hold()` makes new requests wait (received, unanswered) until `release()`;
-`received` counts every chat request as it arrives, a held one whose client left too (the
-calls a client made), and `waiting` those held now. A run's pre-flight call (marked by its
-header) is answered, never faulted, held or counted among the calls: it belongs to the run's
-set-up; `preflights` and `model_lists` count it and the reads of /v1/models.
+says otherwise. It counts every request, fault and successful completion per request content
+key (GET /fault/stats), so a test can prove a client never repeats a call that succeeded. A
+run's pre-flight call (marked by its header) is answered, never faulted, held or counted among
+the calls: it belongs to the run's set-up.
 
     with FaultServer(FaultPlan(fail_rate=0.3, seed=1)) as server:
         ...  # point an openai/ model at server.base_url
@@ -82,13 +77,6 @@ class FaultServer(ServedApp):
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/fault/stats", self._stats)
         return app
-
-    def hold(self) -> None:
-        """New requests wait, received but unanswered, until `release()`."""
-        self.hold_gate()
-
-    def release(self) -> None:
-        self.open_gate()
 
     def stats(self) -> dict[str, Any]:
         """A snapshot of the counts, taken on the server's loop (safe from any thread)."""

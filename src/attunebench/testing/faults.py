@@ -1,12 +1,9 @@
 """Which request fails how: a seeded, order-free fault plan, and the counts a fault server keeps.
 
-A request is known by its content key (`models.batching.request_key`: the SHA-256 of its
-canonical JSON body, as a batch knows it). Whether the n-th attempt of a request fails, and
-how, is a hash of (seed, key, n), so a plan gives the same faults however calls interleave, in
-whatever process, and a resumed run meets the faults the interrupted one would have. Transient
-faults stop after `max_faults_per_request` attempts, so a client with enough retries always
-gets through. `permanent_rate` picks requests (to any model, or to `permanent_models`) refused
-on every attempt (HTTP 400 by default): those must end as failures.
+Whether the n-th attempt of a request (known by its content key) fails, and how, is a hash of
+(seed, key, n), so a plan gives the same faults however calls interleave, in whatever process,
+and a resumed run meets the faults the interrupted one would have. Transient faults stop after
+`max_faults_per_request` attempts; `permanent_rate` picks requests refused on every attempt.
 """
 
 from __future__ import annotations

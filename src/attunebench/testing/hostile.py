@@ -1,13 +1,10 @@
 """Model outputs built to break parsers, record writers and judges.
 
-Each case turns a valid answer (the JSON text a task asks for, or a plain reply) into a hostile
-output. `keeps_answer` says whether the output still holds that answer somewhere a lenient,
-honest parser may find it (in a fence, after prose, with extra fields): such an output may be
-scored as the answer, or refused as `invalid`, but never scored as anything else. An output
-that does not hold it (empty, a label outside the taxonomy, a missing field, 5 MB of braces)
-must be `invalid`, with its raw text kept; except that an answer of several numbers (outcome)
-missing some of them abstains on those, each scored as its scale's largest error.
-`INJECTION` is the text a candidate reply uses to ask its judge for a 10.
+Each case turns a valid answer into a hostile output. `keeps_answer` says whether the output
+still holds that answer where a lenient, honest parser may find it: such an output may be
+scored as the answer, or refused as `invalid`, but never scored as anything else. One that
+does not hold it must be `invalid`, its raw text kept (an outcome answer missing some numbers
+abstains on those). `INJECTION` is the text a candidate reply uses to ask its judge for a 10.
 """
 
 from __future__ import annotations

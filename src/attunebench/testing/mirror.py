@@ -1,10 +1,9 @@
 """A local mirror of the corpora's upstream files, in the layout `data fetch --mirror` reads:
 an upstream `https://HOST/PATH` is served at `/HOST/PATH`, from a corpora folder's copy of it.
 
-Files are served by aiohttp's `FileResponse`, which answers HTTP Range requests (206), so a
-client can resume. A path not in the layout is a 404. `cut` plans faults: the first N responses
-for a path send half the file and hang up. `requests` records each request's path and Range
-header, so a test can see that a download resumed rather than started over.
+Range requests are answered (206), so a client can resume; `cut` plans faults (the first N
+responses for a path send half the file and hang up), and `requests` records each request's
+path and Range header, so a test can see that a download resumed rather than started over.
 
     with MirrorServer(mirror_layout(Path("../shared/data"))) as mirror:
         ...  # attunebench data fetch --mirror mirror.base_url

@@ -1,26 +1,10 @@
 """OpenAI's chat-completion rules, as the stand-in server applies them: which models exist, which
-requests each refuses (with the API's error bodies) and how an accepted one is answered.
+requests each refuses (with the API's error bodies) and how an accepted one is answered
+(reasoning tokens, logprobs, the prompt cache).
 
 The table `MODELS` is this module's own, written from OpenAI's model and reasoning guides and
 the openai SDK's types (each model's sources in `SOURCES`, with the day read), apart from the
-provider's capability table, so the two can disagree and a test can tell:
-
-- chat models (GPT-4o, GPT-4.1, GPT-3.5) take every parameter, and give logprobs;
-- reasoning models (the o-series, the GPT-5 family but its `-chat-latest` ones) refuse
-  `max_tokens` ("Use 'max_completion_tokens' instead"), `stop`, `logprobs`, and a temperature
-  or top_p but the default 1, unless (GPT-5.1 and later) the effort is `none`; their
-  reasoning tokens (set by the effort, from the model's own default) count against
-  `max_completion_tokens`, as output tokens, and in `usage.completion_tokens_details`;
-- the `-pro` models answer only on the Responses API; a model not listed is not found.
-
-Other models refuse `reasoning_effort`. Unknown fields are refused as unrecognized arguments
-(`prompt_cache_key`, `prompt_cache_retention`, `prompt_cache_options`, `web_search_options`
-and the rest of the API's are known), JSON mode wants the word "json" in the messages.
-Prompts of 1,024 tokens or more are read from the cache in blocks of 128 tokens; a model that
-bills cache writes (GPT-5.6) reports the first sending of a prompt as written
-(`prompt_tokens_details.cache_write_tokens`) and later ones as read. An answer with
-`logprobs` carries the first token's top alternatives over `CHOICE_TOKENS`, a spread fixed by
-the messages.
+provider's capability table, so the two can disagree and a test can tell.
 """
 
 from __future__ import annotations
@@ -252,8 +236,9 @@ def completion(
     models: dict[str, Rules] = MODELS,
     written: set[str] | None = None,
 ) -> dict[str, Any]:
-    """The answer to an accepted chat request, its usage counted as the API counts it;
-    `written` holds the prompts a model that bills cache writes has cached so far."""
+    """The answer to an accepted chat request, its usage counted as the API counts it: a
+    reasoning model's reasoning tokens count against `max_completion_tokens`; `written` holds
+    the prompts a model that bills cache writes has cached so far."""
     messages = body["messages"]
     model = str(body["model"])
     rules = rules_of(model, models) or CHAT

@@ -1,22 +1,10 @@
-"""A local stand-in for OpenAI's API: chat completions with the reasoning models' rules, and
-the Files and Batch APIs, with the API's own error bodies.
+"""A local stand-in for OpenAI's API: chat completions by `openai_rules`, and the Files and
+Batch APIs, with the API's own error bodies.
 
-Chat requests follow `openai_rules` (its own table of models: the reasoning models' refusals
-and token counts, logprobs for the models that give them); `models` adds to or replaces it.
-
-On demand it fails as an account can: `deny = "quota"` answers every call with a 429
-`insufficient_quota`, `deny = "forbidden"` with a 403; `rate_limited = n` answers the next n
-chat calls with a 429 `rate_limit_exceeded` carrying `retry-after-ms`; `fail_next` answers
-the next calls with the statuses it lists (a 408, a 409). `bodies` keeps every chat request.
-
-Batches: an uploaded JSONL file (purpose `batch`) of chat requests for one model becomes a
-batch that is `validating`, then `in_progress` (for as long as batches are held), then
-`finalizing` and `completed` (or `expired`, as planned), with an output file of answers and
-an error file of refused, failed and expired requests, each file in an order of its own (as
-the API's: never the input's). With `enqueued_token_limit` set, a batch whose input tokens
-with those of the batches still running pass it fails validation with
-`token_limit_exceeded`. Every request sent in a batch is
-counted by its custom id, every live call by its body (`stats()`); pre-flight calls apart.
+On demand it fails as an account can (`deny`, `rate_limited = n` chat calls answered 429, a
+batch over `enqueued_token_limit` failing validation). A batch goes `validating`,
+`in_progress` (while batches are held), `finalizing`, then `completed` or `expired`, its output
+and error files each in an order of their own (as the API's: never the input's).
 
     with OpenAIStub() as stub:
         ...  # an openai/ model with base_url = stub.base_url + "/v1", api = "openai"
@@ -152,20 +140,7 @@ class OpenAIStub(ThreadedStub[Rules]):
             return web.json_response(error(f"Invalid purpose: {purpose!s}", "purpose"), status=400)
         if not isinstance(upload, web.FileField):
             return web.json_response(error("No file given.", "file"), status=400)
-        data = upload.file.read()
-        file_id = f"file-{uuid.uuid4().hex[:24]}"
-        meta = {
-            "id": file_id,
-            "object": "file",
-            "bytes": len(data),
-            "created_at": int(time.time()),
-            "filename": upload.filename,
-            "purpose": purpose,
-            "status": "processed",
-            "status_details": None,
-        }
-        self.files[file_id] = (meta, data)
-        return web.json_response(meta)
+        return web.json_response(self._keep(upload.file.read(), str(purpose), upload.filename))
 
     async def _content(self, request: web.Request) -> web.Response:
         file_id = request.match_info["id"]
@@ -175,7 +150,7 @@ class OpenAIStub(ThreadedStub[Rules]):
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        if not await self.creating(request):
+        if not await self.through_gate(request):
             return web.Response(status=499)  # its client is gone: as if it never came
         if body.get("endpoint") != CHAT or body.get("completion_window") != "24h":
             return web.json_response(error("Unsupported endpoint or window."), status=400)
@@ -257,27 +232,17 @@ class OpenAIStub(ThreadedStub[Rules]):
             if key in expired:
                 self.counts.expired += 1
                 message = "This request could not be executed before the completion window expired."
-                errors.append(
-                    {
-                        **result,
-                        "response": None,
-                        "error": {"code": "batch_expired", "message": message},
-                    }
-                )
+                expired_error = {"code": "batch_expired", "message": message}
+                errors.append({**result, "response": None, "error": expired_error})
                 continue
             status, answer = 200, None
             refused = refusal(line["body"], self.models)
             if key in failing:
                 self.counts.failed_lines += 1
                 status = 500
-                answer = {
-                    "error": {
-                        "message": "The server had an error processing your request.",
-                        "type": "server_error",
-                        "param": None,
-                        "code": None,
-                    }
-                }
+                answer = error(
+                    "The server had an error processing your request.", kind="server_error"
+                )
             elif refused is not None:
                 status, answer = refused
             else:
@@ -297,10 +262,23 @@ class OpenAIStub(ThreadedStub[Rules]):
 
     def _store(self, lines: list[dict[str, Any]], purpose: str) -> str:
         data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+        return str(self._keep(data, purpose, f"{purpose}.jsonl")["id"])
+
+    def _keep(self, data: bytes, purpose: str, filename: str) -> dict[str, Any]:
+        """A file kept as the Files API keeps it; its metadata."""
         file_id = f"file-{uuid.uuid4().hex[:24]}"
-        meta = {"id": file_id, "object": "file", "bytes": len(data), "purpose": purpose}
+        meta = {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+            "status_details": None,
+        }
         self.files[file_id] = (meta, data)
-        return file_id
+        return meta
 
 
 RUNNING = frozenset({"validating", "in_progress", "finalizing"})
@@ -312,7 +290,14 @@ def enqueued_error(tokens: int, limit: int) -> dict[str, Any]:
         f"{limit} enqueued tokens (this batch: {tokens}). Please try submitting an older "
         "batch once completed."
     )
-    return {"code": "token_limit_exceeded", "message": message, "param": None, "line": None}
+    return problem("token_limit_exceeded", message)
+
+
+def problem(
+    code: str, message: str, param: str | None = None, line: int | None = None
+) -> dict[str, Any]:
+    """One of a batch's errors, as the API lists them."""
+    return {"code": code, "message": message, "param": param, "line": line}
 
 
 def validate(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -321,42 +306,18 @@ def validate(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     seen: set[str] = set()
     models = {str(line.get("body", {}).get("model")) for line in lines}
     if len(lines) > MAX_BATCH_REQUESTS:
-        problems.append(
-            {
-                "code": "too_many_requests",
-                "message": f"Batch has {len(lines)} requests; the limit is {MAX_BATCH_REQUESTS}.",
-                "param": None,
-                "line": None,
-            }
-        )
+        said = f"Batch has {len(lines)} requests; the limit is {MAX_BATCH_REQUESTS}."
+        problems.append(problem("too_many_requests", said))
     if len(models) > 1:
-        problems.append(
-            {
-                "code": "mismatched_model",
-                "message": "The provided model does not match the other requests in the batch.",
-                "param": "body.model",
-                "line": None,
-            }
-        )
+        said = "The provided model does not match the other requests in the batch."
+        problems.append(problem("mismatched_model", said, "body.model"))
     for number, line in enumerate(lines, 1):
         key = line.get("custom_id")
         if line.get("method") != "POST" or line.get("url") != CHAT or not key:
-            problems.append(
-                {
-                    "code": "invalid_request",
-                    "message": "Each line needs custom_id, method POST and the batch's url.",
-                    "param": None,
-                    "line": number,
-                }
-            )
+            said = "Each line needs custom_id, method POST and the batch's url."
+            problems.append(problem("invalid_request", said, line=number))
         elif key in seen:
-            problems.append(
-                {
-                    "code": "duplicate_custom_id",
-                    "message": f"The custom_id '{key}' is not unique.",
-                    "param": "custom_id",
-                    "line": number,
-                }
-            )
+            said = f"The custom_id '{key}' is not unique."
+            problems.append(problem("duplicate_custom_id", said, "custom_id", number))
         seen.add(str(key))
     return problems

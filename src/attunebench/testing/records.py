@@ -1,14 +1,11 @@
 """Comparing two runs' records: what was scored must match; how long it took may not.
 
 Latency depends on timing and retries, and cache hits on which session of a resumed run made a
-call (wherever they appear, `meta` included). Everything else in a record (prediction, gold,
-score, status, raw output, verdicts, calls, tokens, cost) is decided by the plan and the
-model's answers, and must be equal.
+call; everything else in a record is decided by the plan and the model's answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +31,9 @@ def comparable(record: ItemRecord) -> dict[str, Any]:
     return dumped
 
 
-def by_key(records: Iterable[ItemRecord]) -> dict[Key, dict[str, Any]]:
-    """Comparable records by item key; a key recorded twice keeps its last record, as a resume
-    does."""
-    return {record.key: comparable(record) for record in records}
-
-
 def run_records(rundir: Path) -> dict[Key, dict[str, Any]]:
-    return by_key(read_records(rundir / RECORDS_FILE))
+    """Comparable records by item key; a key recorded twice keeps its last, as a resume does."""
+    return {record.key: comparable(record) for record in read_records(rundir / RECORDS_FILE)}
 
 
 def diff_records(

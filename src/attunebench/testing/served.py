@@ -24,8 +24,8 @@ S = TypeVar("S", bound="ServedApp")
 
 class ServedApp:
     """Subclasses give `app()` and answer on the server's loop. The gate is open while serving;
-    `hold_gate()` makes the requests that a subclass passes `through_gate` wait, and stopping
-    opens it so that nothing is left waiting."""
+    `hold()` makes the requests a subclass passes `through_gate` wait, received but
+    unanswered, until `release()`; stopping opens it so that nothing is left waiting."""
 
     url_suffix = ""  # what follows http://127.0.0.1:PORT in `base_url`
 
@@ -95,10 +95,10 @@ class ServedApp:
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
 
-    def hold_gate(self) -> None:
+    def hold(self) -> None:
         self.on_loop(lambda: self._gate.clear() if self._gate else None)
 
-    def open_gate(self) -> None:
+    def release(self) -> None:
         self.on_loop(lambda: self._gate.set() if self._gate else None)
 
     async def through_gate(self, request: web.Request) -> bool:

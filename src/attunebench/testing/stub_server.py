@@ -1,14 +1,10 @@
 """What the local stand-ins for hosted APIs share besides their serving (`served.py`): the
-control and counts of their batch endpoints.
+control and counts of their batch endpoints, under the test's hand.
 
-Batches are under the test's hand: `hold_batches()` keeps every batch in progress until
-`release_batches()` (all, or those made first, up to a number); `expire` names batches (by the
-order they were made, from 1) that end expired with only the first `expire_answered` share of
-their requests done; with `fail_every` = n, every n-th other request of a batch fails with a
-server error. `hold_creates()` makes new batch-creating requests wait unanswered (dropped if
-the client is gone meanwhile), so a test can kill a client at a moment when every batch the
-stub made is known to it. `fail_next` lists statuses (a 408, a 409) the next live calls are
-answered with, one each.
+`expire` names batches (by the order they were made, from 1) that end expired with only the
+first `expire_answered` share of their requests done; with `fail_every` = n, every n-th other
+request of a batch fails; `hold_creates()` lets a test kill a client at a moment when every
+batch the stub made is known to it; `fail_next` lists statuses the next live calls get.
 """
 
 from __future__ import annotations
@@ -74,10 +70,8 @@ class StubBatch:
 
 
 class ThreadedStub(ServedApp, Generic[R]):
-    """A hosted API's stand-in (see `ServedApp`); subclasses give the API's routes
-    (`api_routes`) and answer on the stub's loop, with `answer` and by the API's rules `R` for
-    each of its `models`. Its batch API creates a batch at `batches_path` (POST) and retrieves
-    one at `{batches_path}/{id}` (GET)."""
+    """A hosted API's stand-in; subclasses give the API's routes and answer by its rules `R`
+    for each of its `models`. Batches are created at `batches_path`, read at `.../{id}`."""
 
     def __init__(self, answer: Answerer, models: dict[str, R], batches_path: str) -> None:
         super().__init__()
@@ -127,11 +121,9 @@ class ThreadedStub(ServedApp, Generic[R]):
 
         self.on_loop(release)
 
-    def hold_creates(self) -> None:
-        self.hold_gate()
-
-    def release_creates(self) -> None:
-        self.open_gate()
+    # Batch-creating requests wait unanswered (dropped if their client left meanwhile).
+    hold_creates = ServedApp.hold
+    release_creates = ServedApp.release
 
     def failure_due(self) -> int | None:
         """The status the next live call is answered with, if `fail_next` holds one."""
@@ -143,10 +135,6 @@ class ThreadedStub(ServedApp, Generic[R]):
     def held(self, batch: StubBatch) -> bool:
         """Whether the batch is kept in progress."""
         return self._held and batch.ordinal > self._released_upto
-
-    async def creating(self, request: web.Request) -> bool:
-        """Wait while creates are held; False if the client left meanwhile (drop it)."""
-        return await self.through_gate(request)
 
     def batch_plan(self, batch: StubBatch, ids: list[str]) -> tuple[set[str], set[str]]:
         """Of a batch's request ids: those it expires before reaching, and those that fail."""
