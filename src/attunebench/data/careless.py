@@ -13,13 +13,9 @@ from attunebench.data.schema import Conversation
 CARELESS = "careless"  # the conversation label ("yes" or "no")
 
 
-def is_careless(conversation: Conversation) -> bool:
-    return conversation.context.labels.get(CARELESS) == "yes"
-
-
 def leave_out_careless(
     conversations: Sequence[Conversation],
 ) -> tuple[list[Conversation], int]:
     """The conversations not marked careless, and how many were left out."""
-    kept = [c for c in conversations if not is_careless(c)]
+    kept = [c for c in conversations if c.context.labels.get(CARELESS) != "yes"]
     return kept, len(conversations) - len(kept)

@@ -69,27 +69,28 @@ def resolve_taxonomy(obj: dict[str, Any]) -> tuple[Taxonomy | None, list[Finding
 
 
 def _labels(
-    where: tuple[str | int, ...],
-    values: Sequence[str],
-    known: frozenset[str],
-    kind: str,
-    taxonomy: str,
+    where: tuple[str | int, ...], values: Sequence[str], taxonomy: Taxonomy | None, kind: str
 ) -> Iterator[Finding]:
+    """Each of `values` (emotion or behavior labels) that the taxonomy, where known, lacks."""
+    if taxonomy is None:
+        return
+    known = taxonomy.emotion_names() if kind == "emotion" else taxonomy.behavior_names()
     for position, value in enumerate(values):
         if value not in known:
-            yield located((*where, position), f"{kind} {value!r} is not in taxonomy {taxonomy!r}")
+            yield located(
+                (*where, position), f"{kind} {value!r} is not in taxonomy {taxonomy.id!r}"
+            )
 
 
 def state_findings(
     where: tuple[str | int, ...], state: State, taxonomy: Taxonomy | None
 ) -> Iterator[Finding]:
-    if taxonomy is not None:
-        names = taxonomy.emotion_names()
-        yield from _labels((*where, "emotions"), state.emotions, names, "emotion", taxonomy.id)
-        if state.primary is not None and state.primary not in names:
-            yield located(
-                (*where, "primary"), f"emotion {state.primary!r} is not in taxonomy {taxonomy.id!r}"
-            )
+    yield from _labels((*where, "emotions"), state.emotions, taxonomy, "emotion")
+    primary = state.primary
+    if taxonomy is not None and primary is not None and primary not in taxonomy.emotion_names():
+        yield located(
+            (*where, "primary"), f"emotion {primary!r} is not in taxonomy {taxonomy.id!r}"
+        )
     if state.primary is not None and state.emotions and state.primary not in state.emotions:
         yield located(
             (*where, "primary"), f"primary {state.primary!r} is not among the state's emotions"
@@ -122,7 +123,6 @@ def turn_findings(
     yield from _blank((*where, "user"), turn.user)
     if turn.state is not None:
         yield from state_findings((*where, "state"), turn.state, taxonomy)
-    behaviors = taxonomy.behavior_names() if taxonomy is not None else None
     ids: set[str] = set()
     for r_pos, response in enumerate(turn.responses):
         at = (*where, "responses", r_pos)
@@ -130,10 +130,7 @@ def turn_findings(
             yield located((*at, "id"), f"response id {response.id!r} is used twice in this turn")
         ids.add(response.id)
         yield from _blank((*at, "text"), response.text)
-        if behaviors is not None and taxonomy is not None:
-            yield from _labels(
-                (*at, "behaviors"), response.behaviors, behaviors, "behavior", taxonomy.id
-            )
+        yield from _labels((*at, "behaviors"), response.behaviors, taxonomy, "behavior")
         yield from _on_scale((*at, "rating"), response.rating, source.rating_scale)
     yield from _on_scale((*where, "feedback"), turn.feedback, source.rating_scale)
     preference = turn.preference
@@ -145,18 +142,12 @@ def turn_findings(
             )
         if preference.chosen is not None and preference.tie:
             yield located((*where, "preference"), "cannot both choose a response and declare a tie")
-        if behaviors is not None and taxonomy is not None:
-            yield from _labels(
-                (*where, "preference", "comment_behaviors"),
-                preference.comment_behaviors,
-                behaviors,
-                "behavior",
-                taxonomy.id,
-            )
-    if turn.need is not None and behaviors is not None and taxonomy is not None:
+        comments = preference.comment_behaviors
         yield from _labels(
-            (*where, "need", "behaviors"), turn.need.behaviors, behaviors, "behavior", taxonomy.id
+            (*where, "preference", "comment_behaviors"), comments, taxonomy, "behavior"
         )
+    if turn.need is not None:
+        yield from _labels((*where, "need", "behaviors"), turn.need.behaviors, taxonomy, "behavior")
     if turn.continued is not None and turn.continued not in ids:
         yield located(
             (*where, "continued"),

@@ -180,11 +180,8 @@ async def download(
 
 def split_present(items: Sequence[FetchItem]) -> tuple[list[FetchItem], list[FetchItem]]:
     """(already in place and verified, still to fetch)."""
-    present: list[FetchItem] = []
-    missing: list[FetchItem] = []
-    for item in items:
-        (present if in_place(item) else missing).append(item)
-    return present, missing
+    present = [item for item in items if in_place(item)]
+    return present, [item for item in items if item not in present]
 
 
 async def fetch_all(

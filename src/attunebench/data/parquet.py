@@ -58,39 +58,27 @@ def _row(conversation: Conversation) -> dict[str, Any]:
     }
 
 
-class _ParquetSink:
-    """Takes conversations one at a time and writes them in row groups."""
-
-    def __init__(self, writer: pq.ParquetWriter) -> None:
-        self.writer, self.batch, self.count = writer, list[dict[str, Any]](), 0
-
-    def add(self, conversation: Conversation) -> None:
-        self.batch.append(_row(conversation))
-        self.count += 1
-        if len(self.batch) >= BATCH_ROWS:
-            self.flush()
-
-    def flush(self) -> None:
-        self.writer.write_batch(pa.RecordBatch.from_pylist(self.batch, schema=SCHEMA))
-        self.batch = []
-
-
-@contextlib.contextmanager
-def _parquet_sink(path: str | Path) -> Iterator[_ParquetSink]:
-    with atomic_writer(path, "wb") as handle, pq.ParquetWriter(handle, SCHEMA) as writer:
-        sink = _ParquetSink(writer)
-        yield sink
-        if sink.batch or sink.count == 0:
-            sink.flush()
-
-
 def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
-    """Validate `src` while streaming it into Parquet; `DatasetError`, and no output, if invalid."""
-    with _parquet_sink(dst) as sink:
-        report = validate_file(src, on_valid=sink.add)
+    """Validate `src` while streaming it into Parquet, in row groups; `DatasetError`, and no
+    output, if invalid."""
+    batch: list[dict[str, Any]] = []
+    count = 0
+    with atomic_writer(dst, "wb") as handle, pq.ParquetWriter(handle, SCHEMA) as writer:
+
+        def add(conversation: Conversation) -> None:
+            nonlocal count
+            batch.append(_row(conversation))
+            count += 1
+            if len(batch) >= BATCH_ROWS:
+                writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=SCHEMA))
+                batch.clear()
+
+        report = validate_file(src, on_valid=add)
         if not report.ok:
             raise DatasetError(report)
-    return sink.count
+        if batch or count == 0:
+            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=SCHEMA))
+    return count
 
 
 def _failure(file: str, message: str) -> DatasetError:

@@ -85,10 +85,6 @@ class InspectCaller:
         return Output(text=output.completion)
 
 
-def _made(name: str, options: dict[str, Any]) -> AttuneTask[Any, Any]:
-    return load_tasks().get(name)(**options)
-
-
 def samples(declaration: AttuneTask[Any, Any], data: Path) -> tuple[list[Sample], dict[str, Any]]:
     items = list(declaration.items(load_validated(data)))
     found = []
@@ -161,7 +157,7 @@ def attunebench_score(declaration: AttuneTask[Any, Any], items: dict[str, Any]) 
 
 
 def attunebench_task(name: str, data: str | None, options: dict[str, Any]) -> Task:
-    declaration = _made(name, options)
+    declaration = load_tasks().get(name)(**options)
     found, items = samples(declaration, Path(data) if data else sample_path())
     return Task(
         dataset=MemoryDataset(found, name=f"attunebench-{name}"),

@@ -7,7 +7,3 @@ queries it is asked are made by the tasks that ask them (`tasks.helpers.judging`
 statistics are `tasks.helpers.audit`. Prompt templates are `attunebench.prompts`. The offline
 `proxy/minilm` judge is a provider, registered with the others in `attunebench.models`.
 """
-
-from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
-
-__all__ = ["PAIRWISE_ANSWERS", "RUBRIC_ANSWERS"]

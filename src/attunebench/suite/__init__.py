@@ -6,7 +6,6 @@ every digest and item against the manifest.
 """
 
 from attunebench.suite.manifest import (
-    CorpusPart,
     Manifest,
     SuiteError,
     load_manifest,
@@ -14,4 +13,4 @@ from attunebench.suite.manifest import (
     suite_names,
 )
 
-__all__ = ["CorpusPart", "Manifest", "SuiteError", "load_manifest", "suite_digest", "suite_names"]
+__all__ = ["Manifest", "SuiteError", "load_manifest", "suite_digest", "suite_names"]
