@@ -1,7 +1,5 @@
-"""Conversations marked careless where they were collected (`attunebench collect` marks a
-participant who clicks through: see docs/collecting.md): the conversation-level label
-`careless` is "yes". Tasks leave them out unless the run keeps them (`run --include-careless`),
-and the run counts them among its left-out items, so the report says how many.
+"""Conversations marked careless where they were collected (the label `careless` is "yes"): tasks
+leave them out unless the run keeps them (`run --include-careless`), and the report counts them.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
-"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say.
+"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say
+(docs/data.md lists them: labels in the declared taxonomy, a primary among the emotions,
+increasing turn indices, picks and continuations naming a reply, values on their scales, probes
+naming what they re-ask).
 
-`check_record` never raises on bad input: everything wrong comes back as `Finding`s (turn
-position, field path, message), which `validate` turns into file/line problems. A finding's turn
-is the position in `turns` counting from 0, the same number pydantic's locations use. The rules
-run on the record as `salvage` rebuilds it from its valid parts, so a schema error hides no rule
-broken on the same line; a rule finding about a value salvage stood in for is left out, since
-the schema finding already names it.
-
-Rules beyond the schema, and why:
-- labels (state emotions and primary, behaviors, wanted behaviors, context emotion, outcome)
-  must belong to the declared taxonomy, and the taxonomy must exist: tasks score against it;
-- a state's `primary` must be one of its `emotions` when both are given: a primary emotion
-  outside the set the person reported is a contradiction, not a second opinion;
-- turn indices increase strictly (gaps are allowed, since a corpus may drop turns);
-- response ids are unique within a turn, and `preference.chosen` and `continued` name one of
-  them; a preference cannot both choose and declare a tie;
-- texts may not be whitespace only; ratings and feedback lie on the source's declared scale;
-- each outcome number lies on the scale the outcome task scores it on (`outcome.scales`, else
-  1 to 5), and a declared scale runs from low to high: an answer off it would not be scored;
-- `source.provenance` keys name labelled fields the format knows;
-- a retest probe holds one repeat answer (`state` or `preference`), re-asks a turn the
-  conversation has, was asked after it, and names that turn's responses and taxonomy labels.
+`check_record` never raises on bad input: everything wrong comes back as `Finding`s, which
+`validate` turns into file/line problems. The rules run on the record as `salvage` rebuilds it
+from its valid parts, so a schema error hides no rule broken on the same line; a rule finding
+about a value salvage stood in for is left out, since the schema finding already names it.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Download corpora from the sources table: streamed, resumed, verified, moved into place whole.
 
-Each file is written to `NAME.part` beside its place. A `.part` left by an earlier try is
-resumed with an HTTP Range request (a server that answers 200 instead sends it whole again);
-a connection cut midway is resumed the same way, up to `ATTEMPTS` times in one fetch, and what
-arrived is kept for the next fetch after that. A file is renamed into place only when its size
-and SHA-256 are the table's; a wrong byte deletes the `.part`, so nothing unverified is kept.
-A file already in place with the right digest is not fetched again.
+Each file is written to `NAME.part` and resumed with an HTTP Range request after a cut, up to
+`ATTEMPTS` times; it is renamed into place only when its size and SHA-256 are the table's, and a
+wrong byte deletes the `.part`, so nothing unverified is kept.
 """
 
 from __future__ import annotations

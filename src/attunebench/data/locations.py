@@ -1,10 +1,6 @@
 """Where the third-party corpora live, searched per corpus in this order: `ATTUNEBENCH_DATA_DIR`,
-the user's data folder (`$XDG_DATA_HOME/attunebench/corpora`, else
-`~/.local/share/attunebench/corpora`, where `attunebench data fetch` writes), then
-`../shared/data`.
-
-The last is relative to the current directory (the repository root, in a checkout), so corpora
-beside a checkout are read in place and never copied into the repository.
+the user's data folder (where `data fetch` writes), then `../shared/data`, beside a checkout,
+so corpora are read in place and never copied into the repository.
 """
 
 from __future__ import annotations

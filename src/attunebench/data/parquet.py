@@ -1,15 +1,9 @@
 """Parquet and Hugging Face `datasets` forms of a dataset, both lossless against the JSON Lines.
 
-Each row is one conversation. Its `record` column holds the conversation's canonical JSON line
-(what `write_conversations` writes), and a few flat columns (id, source, taxonomy, participant,
-counts) make the file easy to filter without parsing. Why not nested Arrow columns: the format
-has unions that Parquet cannot store (`taxonomy` is an id or an inline object, survey answers are
-strings or numbers) and open maps (traits, PANAS items, labels) whose struct form would change
-with the data; a JSON column round-trips every conversation exactly, whatever it holds.
-
-Every way in goes through `validate_file`, so a Parquet or `datasets` copy is checked by the
-same rules as a JSON Lines file, with problems reported by row (row N is line N of the records).
-Writes are atomic and stream in row groups; `datasets` is imported only when it is used.
+Each row is one conversation: its canonical JSON line in the `record` column, beside a few flat
+columns to filter on. Not nested Arrow columns: the format has unions Parquet cannot store
+(`taxonomy` is an id or an object) and open maps whose struct form would change with the data.
+Every way in goes through `validate_file`, with problems reported by row.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Runs of identical turns or lines: the trace of a corpus imported one row per annotator.
 
-A valid file can still be corrupt: a CSV holding each utterance once per annotator, imported
-without merging them, repeats every utterance ("Yeah." ten times over), either as consecutive
-turns with the same words or, where one side's rows are merged into one message, as a message
-whose lines repeat. `data validate` reports both as warnings, since a person may repeat
-themselves. The fix, `data import csv --annotator-col`, is suggested only where annotators'
-rows could be the cause (`Repeat.annotators`): lines repeated within one message (rows of one
-side merged into it), or repeated turns that carry labels (an emotion, a reply's behaviors or
-rating, a pick: what annotators add). Chit-chat whose turns repeat with no label has none.
+`data validate` reports them as warnings, since a person may repeat themselves, and suggests
+`data import csv --annotator-col` only where annotators' rows could be the cause: lines
+repeated within one message, or repeated turns that carry labels.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Pydantic validation errors as findings located by turn and field path.
-
-Pydantic reports `('turns', 2, 'responses', 0, 'behaviors', 1)`; a person wants
-`turn 2, responses[0].behaviors[1]`. Union fields make pydantic report one error per branch
-(`taxonomy` may be an id or an inline object): only the branch that fits the input's JSON type
-is reported, or one "expected X or Y" when none does.
+"""Pydantic validation errors as findings located by turn and field path (`turn 2,
+responses[0].behaviors[1]`); of a union's branches, only the one that fits the input's JSON
+type is reported, or one "expected X or Y" when none does.
 """
 
 from __future__ import annotations

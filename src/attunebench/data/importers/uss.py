@@ -1,12 +1,8 @@
-"""USS: task-oriented (MultiWOZ) and movie-recommendation (ReDial) dialogues with satisfaction.
+"""USS: task-oriented (MultiWOZ) and movie-recommendation (ReDial) dialogues with annotators'
+satisfaction scores (`SOURCE`).
 
 Lines are `role \\t text \\t action \\t sat1,sat2,...`, sessions separated by a blank line, each
-ending with a `USER \\t OVERALL` line. Several crowd annotators rated, at every USER line, how
-satisfied the user would be (1-5): third-party judgments, not self-reports. USER lines are user
-messages and SYSTEM lines the replies. The mean of the raters' scores on a USER line is the
-rating of the SYSTEM reply before it and that turn's `feedback` (a USER line with no reply
-before it rates nothing); the OVERALL mean is `outcome.rating`. Individual raters' scores and
-the action column are not kept.
+ending with a `USER \\t OVERALL` line.
 """
 
 from __future__ import annotations
