@@ -36,16 +36,13 @@ _BRANCH_NAMES = {
 }
 
 
+# Checked in order: a bool is also an int.
+_JSON_TYPES = ((type(None), "null"), (bool, "boolean"), (int | float, "number"), (str, "string"))
+
+
 def json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+    found = next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), None)
+    return found or ("array" if isinstance(value, list) else "object")
 
 
 def _short(value: object, limit: int = 40) -> str:

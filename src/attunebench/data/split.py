@@ -41,11 +41,8 @@ def field_value(conversation: Conversation, path: str) -> str:
 def split(
     conversations: Sequence[Conversation], train: float, seed: int, stratify: str | None = None
 ) -> Split:
-    """Whole conversations into train and test, seeded, stratified by a field if asked.
-
-    In each stratum of n conversations, round(train * n) go to train (Python rounds halves to
-    even), at least one to each side where n >= 2; the order within each side is the file's.
-    """
+    """Whole conversations into train and test: of each stratum's n, round(train * n) to train
+    (halves to even), at least one to each side where n >= 2, each side in the file's order."""
     if not 0.0 < train < 1.0:
         raise SplitError(f"--train {train} is not a share between 0 and 1 (0.8: 80% to train)")
     if len(conversations) < 2:

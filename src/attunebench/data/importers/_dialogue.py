@@ -52,13 +52,9 @@ def _state(block: Sequence[Utterance]) -> State | None:
 def _feedback_targets(
     blocks: Sequence[tuple[bool, list[Utterance]]], tally: Tally
 ) -> tuple[dict[int, float], dict[int, float]]:
-    """(block index of each rated reply -> its rating, block index of each user message that gave
-    it -> the same rating).
-
-    Seekers in ESConv rated the supporter after every few new messages, so one feedback covers
-    all replies since the previous one; a feedback with no reply since then (or only the opening,
-    which is no turn's reply) rates nothing.
-    """
+    """(block index of each rated reply -> its rating, of each user message that gave it -> the
+    same). ESConv's seekers rated after every few messages, so one feedback covers all replies
+    since the previous one; one with no reply since then (or only the opening) rates nothing."""
     ratings: dict[int, float] = {}
     given: dict[int, float] = {}
     pending: list[int] = []

@@ -356,12 +356,11 @@ class CsvImporter:
             )
         return value
 
-    def _names(
-        self, labeller: Labeller, kind: LabelKind, row: Row, column: str | None
-    ) -> tuple[str, ...]:
-        raw = row.emotions if kind == "emotions" else row.behaviors
-        if column is None:
-            return ()
+    def _names(self, labeller: Labeller, kind: LabelKind, row: Row) -> tuple[str, ...]:
+        # A label column not given leaves its labels empty (`_split`): nothing to name.
+        raw, column = (row.emotions, self.emotion_col or "")
+        if kind == "behaviors":
+            raw, column = (row.behaviors, self.behavior_col or "")
         return unique(
             [n for label in raw for n in labeller.names(kind, label, row.location, column)]
         )
@@ -376,8 +375,8 @@ class CsvImporter:
             is_user=is_user,
             text=row.text,
             speaker=row.speaker,
-            emotions=self._names(labeller, "emotions", row, self.emotion_col) if is_user else (),
-            behaviors=() if is_user else self._names(labeller, "behaviors", row, self.behavior_col),
+            emotions=self._names(labeller, "emotions", row) if is_user else (),
+            behaviors=() if is_user else self._names(labeller, "behaviors", row),
             rating=None if is_user else row.rating,
             feedback=row.rating if is_user else None,
         )

@@ -43,10 +43,6 @@ SOURCE = Source(
 )
 
 
-def _labels(folder: Path) -> list[str]:
-    return [line.strip() for _, line in text_lines(require_file(folder / "emotions.txt"))]
-
-
 def _emotions(raw: str, labels: list[str], location: Location) -> tuple[str, ...]:
     try:
         return tuple(labels[int(value)] for value in raw.split(","))
@@ -82,7 +78,8 @@ class GoEmotionsImporter:
     split: str = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
-        labels = _labels(source)
+        emotions = require_file(source / "emotions.txt")
+        labels = [line.strip() for _, line in text_lines(emotions)]
         for split, path in split_files(source, FILES, self.split):
             first_line: dict[str, int | None] = {}  # ids come from the file: two would clash
             for location, fields in csv_records(path, delimiter="\t"):

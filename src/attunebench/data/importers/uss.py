@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from attunebench.data.importers._base import (
@@ -98,17 +99,12 @@ def _line(raw: str, location: Location, tally: Tally) -> Line | None:
 
 
 def _sessions(path: Path, tally: Tally) -> Iterator[list[Line]]:
-    session: list[Line] = []
-    for number, raw in decoded_lines(path):
-        if raw.strip():
-            line = _line(raw, Location(path, number), tally)
-            if line is not None:
-                session.append(line)
-        elif session:
+    """Runs of non-blank lines, each without the lines that hold no text."""
+    for blank, run in groupby(decoded_lines(path), key=lambda pair: not pair[1].strip()):
+        read = [] if blank else [_line(raw, Location(path, number), tally) for number, raw in run]
+        session = [line for line in read if line is not None]
+        if session:
             yield session
-            session = []
-    if session:
-        yield session
 
 
 def _conversation(conversation_id: str, lines: list[Line], tally: Tally) -> Conversation | None:
