@@ -259,8 +259,7 @@ def _rule_findings(
 
 
 def outcome_scale_findings(outcome: Outcome) -> Iterator[Finding]:
-    """Each outcome number off the scale it is scored on, and each declared scale that does
-    not run from low to high."""
+    """Each outcome number off its scale, and each declared scale not running low to high."""
     upside_down = {name for name, scale in outcome.scales.items() if scale.low >= scale.high}
     for name in upside_down:
         scale = outcome.scales[name]

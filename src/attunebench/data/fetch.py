@@ -61,8 +61,7 @@ class FetchResult:
 
 # What the caller is told as a download goes: (item, bytes already there) when it starts, then
 # (item, bytes received) after each chunk.
-OnStart = Callable[[FetchItem, int], None]
-OnBytes = Callable[[FetchItem, int], None]
+Progress = Callable[[FetchItem, int], None]
 
 
 def plan(corpora: Sequence[str], to: Path, mirror: str | None) -> list[FetchItem]:
@@ -122,7 +121,7 @@ def _verify_and_place(item: FetchItem) -> None:
 
 
 async def _stream(
-    session: aiohttp.ClientSession, item: FetchItem, on_start: OnStart, on_bytes: OnBytes
+    session: aiohttp.ClientSession, item: FetchItem, on_start: Progress, on_bytes: Progress
 ) -> None:
     """One request: the rest of the file (or all of it) appended to the `.part`."""
     have = item.partial.stat().st_size if item.partial.exists() else 0
@@ -151,7 +150,7 @@ async def _stream(
 
 
 async def download(
-    session: aiohttp.ClientSession, item: FetchItem, on_start: OnStart, on_bytes: OnBytes
+    session: aiohttp.ClientSession, item: FetchItem, on_start: Progress, on_bytes: Progress
 ) -> None:
     """Fetch one file into place, resuming after a cut connection; `FetchError` if it cannot."""
     item.target.parent.mkdir(parents=True, exist_ok=True)
@@ -182,7 +181,7 @@ def split_present(items: Sequence[FetchItem]) -> tuple[list[FetchItem], list[Fet
 
 
 async def fetch_all(
-    items: Sequence[FetchItem], on_start: OnStart, on_bytes: OnBytes
+    items: Sequence[FetchItem], on_start: Progress, on_bytes: Progress
 ) -> FetchResult:
     """Fetch every item, `PARALLEL` at a time; a failure of one file does not stop the others,
     and every file placed stays placed. A host that cannot be reached is one line, however many

@@ -53,8 +53,7 @@ def _row(conversation: Conversation) -> dict[str, Any]:
 
 
 def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
-    """Validate `src` while streaming it into Parquet, in row groups; `DatasetError`, and no
-    output, if invalid."""
+    """Validate `src` while streaming it into Parquet; no output if invalid (`DatasetError`)."""
     batch: list[dict[str, Any]] = []
     count = 0
     with atomic_writer(dst, "wb") as handle, pq.ParquetWriter(handle, SCHEMA) as writer:

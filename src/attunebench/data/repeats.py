@@ -34,8 +34,7 @@ class Repeat:
 
 
 def _labelled(turns: Sequence[Turn]) -> bool:
-    """Whether any of the turns carries what annotators give: an emotion, a reply's behaviors
-    or rating, a pick."""
+    """Whether a turn carries what annotators give: an emotion, a reply's labels, a pick."""
     return any(
         (turn.state is not None and bool(turn.state.emotions))
         or turn.preference is not None
@@ -57,8 +56,7 @@ def _line_runs(text: str) -> Iterator[tuple[str, int]]:
 
 
 def repeats(conversation: Conversation) -> list[Repeat]:
-    """Every run of identical consecutive turns, and of `MIN_LINE_RUN` or more identical lines
-    within one message."""
+    """Every run of identical consecutive turns, and of identical lines within one message."""
     found: list[Repeat] = []
     turns = conversation.turns
     start = 0

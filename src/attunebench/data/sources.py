@@ -61,8 +61,7 @@ def needs_acceptance(name: str) -> bool:
 
 
 def mirrored(url: str, mirror: str | None) -> str:
-    """Where to fetch `url` from: itself, or `MIRROR/HOST/PATH` for an upstream
-    `https://HOST/PATH`."""
+    """Where to fetch `url` from: itself, or `MIRROR/HOST/PATH` for `https://HOST/PATH`."""
     if mirror is None:
         return url
     parts = urlsplit(url)

@@ -121,8 +121,7 @@ def ask_questions(declaration: AttuneTask[Any, Any], items: dict[str, Any]) -> S
 
 @scorer(metrics=[mean(), stderr(cluster="conversation")])
 def attunebench_score(declaration: AttuneTask[Any, Any], items: dict[str, Any]) -> Scorer:
-    """AttuneBench's parse and score of the item's answers (and its judges, in the grader
-    role, for the response task)."""
+    """AttuneBench's parse and score of the item's answers (judged in the grader role)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         item = items[str(state.sample_id)]
