@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from attunebench.data.jsonl import atomic_writer
+from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt
 from attunebench.tasks import load_tasks
@@ -47,8 +48,8 @@ class Document:
     gold: int
 
 
-def documents(name: str, task: AttuneTask[Any, Any], data: Path) -> Iterator[Document]:
-    for item in task.items(load_validated(data)):
+def documents(task: AttuneTask[Any, Any], conversations: list[Conversation]) -> Iterator[Document]:
+    for item in task.items(conversations):
         for query in task.queries(item, "choice"):
             form = query.choice
             target = task.scoring.choice_gold(item, query)
@@ -95,8 +96,9 @@ def export(data: Path, out: Path) -> dict[str, int]:
     """Write the task folder; returns the documents per task (tasks with none are left out)."""
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
+    conversations = load_validated(data)
     for name, task in choice_tasks():
-        found = list(documents(name, task, data))
+        found = list(documents(task, conversations))
         if not found:
             continue
         target = out / f"{PREFIX}{name}.jsonl"

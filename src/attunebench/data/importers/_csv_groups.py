@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import groupby
-from typing import Literal
+from typing import Literal, cast
 
-from attunebench.data.importers._base import ImportFormatError, ImportOptionError, Location, Tally
+from attunebench.data.importers._base import ImportFormatError, Location, Tally, choose
 
 Merge = Literal["majority", "union", "first"]
 Ties = Literal["merge", "keep", "refuse"]
@@ -23,10 +23,7 @@ Record = tuple[Location, dict[str, str]]
 
 
 def merge_rule(value: str) -> Merge:
-    for rule in MERGES:
-        if value == rule:
-            return rule
-    raise ImportOptionError(f"annotator merge {value!r} is not one of: {', '.join(MERGES)}")
+    return cast(Merge, choose("annotator merge", value, MERGES))
 
 
 @dataclass(frozen=True)
