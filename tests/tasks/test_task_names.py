@@ -29,9 +29,6 @@ FORMATS = {
     "data": "the attunebench/v1 dataset format's fields and its importers",
     "collect": "the collection app writes attunebench/v1 fields",
     "records_v1.py": "reads run records of format v1, which named its tasks",
-    # A selection, not a list of every task: a suite names the tasks it is made of, as a run
-    # names its `--task`s.
-    "suite/make.py": "the open suite's definition: the tasks it selects, per corpus",
 }
 # Still to do: none (a file that names tasks for a while is listed here, with why).
 KNOWN: set[str] = set()

@@ -1,7 +1,5 @@
-"""Conversations marked careless where they were collected (`attunebench collect` marks a
-participant who clicks through: see docs/collecting.md): the conversation-level label
-`careless` is "yes". Tasks leave them out unless the run keeps them (`run --include-careless`),
-and the run counts them among its left-out items, so the report says how many.
+"""Conversations marked careless where they were collected (the label `careless` is "yes"): tasks
+leave them out unless the run keeps them (`run --include-careless`), and the report counts them.
 """
 
 from __future__ import annotations
@@ -13,13 +11,9 @@ from attunebench.data.schema import Conversation
 CARELESS = "careless"  # the conversation label ("yes" or "no")
 
 
-def is_careless(conversation: Conversation) -> bool:
-    return conversation.context.labels.get(CARELESS) == "yes"
-
-
 def leave_out_careless(
     conversations: Sequence[Conversation],
 ) -> tuple[list[Conversation], int]:
     """The conversations not marked careless, and how many were left out."""
-    kept = [c for c in conversations if not is_careless(c)]
+    kept = [c for c in conversations if c.context.labels.get(CARELESS) != "yes"]
     return kept, len(conversations) - len(kept)

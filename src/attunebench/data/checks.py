@@ -1,26 +1,12 @@
-"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say.
+"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say
+(docs/data.md lists them: labels in the declared taxonomy, a primary among the emotions,
+increasing turn indices, picks and continuations naming a reply, values on their scales, probes
+naming what they re-ask).
 
-`check_record` never raises on bad input: everything wrong comes back as `Finding`s (turn
-position, field path, message), which `validate` turns into file/line problems. A finding's turn
-is the position in `turns` counting from 0, the same number pydantic's locations use. The rules
-run on the record as `salvage` rebuilds it from its valid parts, so a schema error hides no rule
-broken on the same line; a rule finding about a value salvage stood in for is left out, since
-the schema finding already names it.
-
-Rules beyond the schema, and why:
-- labels (state emotions and primary, behaviors, wanted behaviors, context emotion, outcome)
-  must belong to the declared taxonomy, and the taxonomy must exist: tasks score against it;
-- a state's `primary` must be one of its `emotions` when both are given: a primary emotion
-  outside the set the person reported is a contradiction, not a second opinion;
-- turn indices increase strictly (gaps are allowed, since a corpus may drop turns);
-- response ids are unique within a turn, and `preference.chosen` and `continued` name one of
-  them; a preference cannot both choose and declare a tie;
-- texts may not be whitespace only; ratings and feedback lie on the source's declared scale;
-- each outcome number lies on the scale the outcome task scores it on (`outcome.scales`, else
-  1 to 5), and a declared scale runs from low to high: an answer off it would not be scored;
-- `source.provenance` keys name labelled fields the format knows;
-- a retest probe holds one repeat answer (`state` or `preference`), re-asks a turn the
-  conversation has, was asked after it, and names that turn's responses and taxonomy labels.
+`check_record` never raises on bad input: everything wrong comes back as `Finding`s, which
+`validate` turns into file/line problems. The rules run on the record as `salvage` rebuilds it
+from its valid parts, so a schema error hides no rule broken on the same line; a rule finding
+about a value salvage stood in for is left out, since the schema finding already names it.
 """
 
 from __future__ import annotations
@@ -69,27 +55,28 @@ def resolve_taxonomy(obj: dict[str, Any]) -> tuple[Taxonomy | None, list[Finding
 
 
 def _labels(
-    where: tuple[str | int, ...],
-    values: Sequence[str],
-    known: frozenset[str],
-    kind: str,
-    taxonomy: str,
+    where: tuple[str | int, ...], values: Sequence[str], taxonomy: Taxonomy | None, kind: str
 ) -> Iterator[Finding]:
+    """Each of `values` (emotion or behavior labels) that the taxonomy, where known, lacks."""
+    if taxonomy is None:
+        return
+    known = taxonomy.emotion_names() if kind == "emotion" else taxonomy.behavior_names()
     for position, value in enumerate(values):
         if value not in known:
-            yield located((*where, position), f"{kind} {value!r} is not in taxonomy {taxonomy!r}")
+            yield located(
+                (*where, position), f"{kind} {value!r} is not in taxonomy {taxonomy.id!r}"
+            )
 
 
 def state_findings(
     where: tuple[str | int, ...], state: State, taxonomy: Taxonomy | None
 ) -> Iterator[Finding]:
-    if taxonomy is not None:
-        names = taxonomy.emotion_names()
-        yield from _labels((*where, "emotions"), state.emotions, names, "emotion", taxonomy.id)
-        if state.primary is not None and state.primary not in names:
-            yield located(
-                (*where, "primary"), f"emotion {state.primary!r} is not in taxonomy {taxonomy.id!r}"
-            )
+    yield from _labels((*where, "emotions"), state.emotions, taxonomy, "emotion")
+    primary = state.primary
+    if taxonomy is not None and primary is not None and primary not in taxonomy.emotion_names():
+        yield located(
+            (*where, "primary"), f"emotion {primary!r} is not in taxonomy {taxonomy.id!r}"
+        )
     if state.primary is not None and state.emotions and state.primary not in state.emotions:
         yield located(
             (*where, "primary"), f"primary {state.primary!r} is not among the state's emotions"
@@ -122,7 +109,6 @@ def turn_findings(
     yield from _blank((*where, "user"), turn.user)
     if turn.state is not None:
         yield from state_findings((*where, "state"), turn.state, taxonomy)
-    behaviors = taxonomy.behavior_names() if taxonomy is not None else None
     ids: set[str] = set()
     for r_pos, response in enumerate(turn.responses):
         at = (*where, "responses", r_pos)
@@ -130,10 +116,7 @@ def turn_findings(
             yield located((*at, "id"), f"response id {response.id!r} is used twice in this turn")
         ids.add(response.id)
         yield from _blank((*at, "text"), response.text)
-        if behaviors is not None and taxonomy is not None:
-            yield from _labels(
-                (*at, "behaviors"), response.behaviors, behaviors, "behavior", taxonomy.id
-            )
+        yield from _labels((*at, "behaviors"), response.behaviors, taxonomy, "behavior")
         yield from _on_scale((*at, "rating"), response.rating, source.rating_scale)
     yield from _on_scale((*where, "feedback"), turn.feedback, source.rating_scale)
     preference = turn.preference
@@ -145,18 +128,12 @@ def turn_findings(
             )
         if preference.chosen is not None and preference.tie:
             yield located((*where, "preference"), "cannot both choose a response and declare a tie")
-        if behaviors is not None and taxonomy is not None:
-            yield from _labels(
-                (*where, "preference", "comment_behaviors"),
-                preference.comment_behaviors,
-                behaviors,
-                "behavior",
-                taxonomy.id,
-            )
-    if turn.need is not None and behaviors is not None and taxonomy is not None:
+        comments = preference.comment_behaviors
         yield from _labels(
-            (*where, "need", "behaviors"), turn.need.behaviors, behaviors, "behavior", taxonomy.id
+            (*where, "preference", "comment_behaviors"), comments, taxonomy, "behavior"
         )
+    if turn.need is not None:
+        yield from _labels((*where, "need", "behaviors"), turn.need.behaviors, taxonomy, "behavior")
     if turn.continued is not None and turn.continued not in ids:
         yield located(
             (*where, "continued"),
@@ -282,8 +259,7 @@ def _rule_findings(
 
 
 def outcome_scale_findings(outcome: Outcome) -> Iterator[Finding]:
-    """Each outcome number off the scale it is scored on, and each declared scale that does
-    not run from low to high."""
+    """Each outcome number off its scale, and each declared scale not running low to high."""
     upside_down = {name for name, scale in outcome.scales.items() if scale.low >= scale.high}
     for name in upside_down:
         scale = outcome.scales[name]

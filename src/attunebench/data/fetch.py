@@ -1,11 +1,8 @@
 """Download corpora from the sources table: streamed, resumed, verified, moved into place whole.
 
-Each file is written to `NAME.part` beside its place. A `.part` left by an earlier try is
-resumed with an HTTP Range request (a server that answers 200 instead sends it whole again);
-a connection cut midway is resumed the same way, up to `ATTEMPTS` times in one fetch, and what
-arrived is kept for the next fetch after that. A file is renamed into place only when its size
-and SHA-256 are the table's; a wrong byte deletes the `.part`, so nothing unverified is kept.
-A file already in place with the right digest is not fetched again.
+Each file is written to `NAME.part` and resumed with an HTTP Range request after a cut, up to
+`ATTEMPTS` times; it is renamed into place only when its size and SHA-256 are the table's, and a
+wrong byte deletes the `.part`, so nothing unverified is kept.
 """
 
 from __future__ import annotations
@@ -64,8 +61,7 @@ class FetchResult:
 
 # What the caller is told as a download goes: (item, bytes already there) when it starts, then
 # (item, bytes received) after each chunk.
-OnStart = Callable[[FetchItem, int], None]
-OnBytes = Callable[[FetchItem, int], None]
+Progress = Callable[[FetchItem, int], None]
 
 
 def plan(corpora: Sequence[str], to: Path, mirror: str | None) -> list[FetchItem]:
@@ -125,7 +121,7 @@ def _verify_and_place(item: FetchItem) -> None:
 
 
 async def _stream(
-    session: aiohttp.ClientSession, item: FetchItem, on_start: OnStart, on_bytes: OnBytes
+    session: aiohttp.ClientSession, item: FetchItem, on_start: Progress, on_bytes: Progress
 ) -> None:
     """One request: the rest of the file (or all of it) appended to the `.part`."""
     have = item.partial.stat().st_size if item.partial.exists() else 0
@@ -154,7 +150,7 @@ async def _stream(
 
 
 async def download(
-    session: aiohttp.ClientSession, item: FetchItem, on_start: OnStart, on_bytes: OnBytes
+    session: aiohttp.ClientSession, item: FetchItem, on_start: Progress, on_bytes: Progress
 ) -> None:
     """Fetch one file into place, resuming after a cut connection; `FetchError` if it cannot."""
     item.target.parent.mkdir(parents=True, exist_ok=True)
@@ -180,15 +176,12 @@ async def download(
 
 def split_present(items: Sequence[FetchItem]) -> tuple[list[FetchItem], list[FetchItem]]:
     """(already in place and verified, still to fetch)."""
-    present: list[FetchItem] = []
-    missing: list[FetchItem] = []
-    for item in items:
-        (present if in_place(item) else missing).append(item)
-    return present, missing
+    present = [item for item in items if in_place(item)]
+    return present, [item for item in items if item not in present]
 
 
 async def fetch_all(
-    items: Sequence[FetchItem], on_start: OnStart, on_bytes: OnBytes
+    items: Sequence[FetchItem], on_start: Progress, on_bytes: Progress
 ) -> FetchResult:
     """Fetch every item, `PARALLEL` at a time; a failure of one file does not stop the others,
     and every file placed stays placed. A host that cannot be reached is one line, however many

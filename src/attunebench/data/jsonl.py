@@ -1,8 +1,5 @@
-"""Streaming JSON Lines IO for conversations.
-
-Reading yields one conversation at a time, so memory is bounded by the largest line, not the
-file. Writing goes to a temporary file beside the target and is renamed into place only when
-complete, so a failure never leaves a partial output file behind.
+"""Streaming JSON Lines IO for conversations: read one at a time; written atomically, so a
+failure never leaves a partial output file behind.
 """
 
 from __future__ import annotations

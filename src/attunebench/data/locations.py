@@ -1,10 +1,6 @@
 """Where the third-party corpora live, searched per corpus in this order: `ATTUNEBENCH_DATA_DIR`,
-the user's data folder (`$XDG_DATA_HOME/attunebench/corpora`, else
-`~/.local/share/attunebench/corpora`, where `attunebench data fetch` writes), then
-`../shared/data`.
-
-The last is relative to the current directory (the repository root, in a checkout), so corpora
-beside a checkout are read in place and never copied into the repository.
+the user's data folder (where `data fetch` writes), then `../shared/data`, beside a checkout,
+so corpora are read in place and never copied into the repository.
 """
 
 from __future__ import annotations
@@ -29,14 +25,12 @@ def search_path() -> list[Path]:
 
 
 def data_dir() -> Path:
-    """The first folder of the search path that exists (the user's data folder if none does):
-    the root a tool reading every corpus at once starts from."""
+    """The first folder of the search path that exists, else the user's data folder."""
     return next((p for p in search_path() if p.is_dir()), user_data_dir())
 
 
 def corpus_dir(name: str) -> Path:
-    """The folder of one corpus, e.g. `corpus_dir("esconv")`: the first on the search path that
-    holds it, else where `data fetch` would put it."""
+    """One corpus's folder: the first on the search path holding it, else where fetch puts it."""
     found = [p / name for p in search_path() if (p / name).is_dir()]
     return found[0] if found else user_data_dir() / name
 

@@ -1,15 +1,9 @@
 """Parquet and Hugging Face `datasets` forms of a dataset, both lossless against the JSON Lines.
 
-Each row is one conversation. Its `record` column holds the conversation's canonical JSON line
-(what `write_conversations` writes), and a few flat columns (id, source, taxonomy, participant,
-counts) make the file easy to filter without parsing. Why not nested Arrow columns: the format
-has unions that Parquet cannot store (`taxonomy` is an id or an inline object, survey answers are
-strings or numbers) and open maps (traits, PANAS items, labels) whose struct form would change
-with the data; a JSON column round-trips every conversation exactly, whatever it holds.
-
-Every way in goes through `validate_file`, so a Parquet or `datasets` copy is checked by the
-same rules as a JSON Lines file, with problems reported by row (row N is line N of the records).
-Writes are atomic and stream in row groups; `datasets` is imported only when it is used.
+Each row is one conversation: its canonical JSON line in the `record` column, beside a few flat
+columns to filter on. Not nested Arrow columns: the format has unions Parquet cannot store
+(`taxonomy` is an id or an object) and open maps whose struct form would change with the data.
+Every way in goes through `validate_file`, with problems reported by row.
 """
 
 from __future__ import annotations
@@ -58,39 +52,26 @@ def _row(conversation: Conversation) -> dict[str, Any]:
     }
 
 
-class _ParquetSink:
-    """Takes conversations one at a time and writes them in row groups."""
-
-    def __init__(self, writer: pq.ParquetWriter) -> None:
-        self.writer, self.batch, self.count = writer, list[dict[str, Any]](), 0
-
-    def add(self, conversation: Conversation) -> None:
-        self.batch.append(_row(conversation))
-        self.count += 1
-        if len(self.batch) >= BATCH_ROWS:
-            self.flush()
-
-    def flush(self) -> None:
-        self.writer.write_batch(pa.RecordBatch.from_pylist(self.batch, schema=SCHEMA))
-        self.batch = []
-
-
-@contextlib.contextmanager
-def _parquet_sink(path: str | Path) -> Iterator[_ParquetSink]:
-    with atomic_writer(path, "wb") as handle, pq.ParquetWriter(handle, SCHEMA) as writer:
-        sink = _ParquetSink(writer)
-        yield sink
-        if sink.batch or sink.count == 0:
-            sink.flush()
-
-
 def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
-    """Validate `src` while streaming it into Parquet; `DatasetError`, and no output, if invalid."""
-    with _parquet_sink(dst) as sink:
-        report = validate_file(src, on_valid=sink.add)
+    """Validate `src` while streaming it into Parquet; no output if invalid (`DatasetError`)."""
+    batch: list[dict[str, Any]] = []
+    count = 0
+    with atomic_writer(dst, "wb") as handle, pq.ParquetWriter(handle, SCHEMA) as writer:
+
+        def add(conversation: Conversation) -> None:
+            nonlocal count
+            batch.append(_row(conversation))
+            count += 1
+            if len(batch) >= BATCH_ROWS:
+                writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=SCHEMA))
+                batch.clear()
+
+        report = validate_file(src, on_valid=add)
         if not report.ok:
             raise DatasetError(report)
-    return sink.count
+        if batch or count == 0:
+            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=SCHEMA))
+    return count
 
 
 def _failure(file: str, message: str) -> DatasetError:

@@ -1,13 +1,7 @@
 """A conversation with the person's own words hidden, as a person-hidden twin's prompts read it.
 
-Every message the person wrote (`Turn.user`) and the situation they described before the
-conversation began (`Context.situation`, ESConv's pre-chat survey) become one fixed
-placeholder. Everything else stays as it was: the other side's replies and their labels, the
-self-reported states and ratings (the gold), and what the person told the study they wanted
-(`Turn.need`, `Preference.comment`), which only judges read, as what a reply is judged against.
-
-The placeholder is the same for every message, so a reader learns from it only that the person
-wrote something there; how long their message was is hidden too.
+Every message the person wrote and their pre-chat situation become one fixed placeholder, which
+hides even how long they were; the replies, their labels and the gold stay as they were.
 
 >>> from attunebench.data.schema import Context, Source, Turn
 >>> said = Conversation(id="c", source=Source(kind="sample", name="s"), taxonomy="t",

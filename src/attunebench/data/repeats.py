@@ -1,13 +1,8 @@
 """Runs of identical turns or lines: the trace of a corpus imported one row per annotator.
 
-A valid file can still be corrupt: a CSV holding each utterance once per annotator, imported
-without merging them, repeats every utterance ("Yeah." ten times over), either as consecutive
-turns with the same words or, where one side's rows are merged into one message, as a message
-whose lines repeat. `data validate` reports both as warnings, since a person may repeat
-themselves. The fix, `data import csv --annotator-col`, is suggested only where annotators'
-rows could be the cause (`Repeat.annotators`): lines repeated within one message (rows of one
-side merged into it), or repeated turns that carry labels (an emotion, a reply's behaviors or
-rating, a pick: what annotators add). Chit-chat whose turns repeat with no label has none.
+`data validate` reports them as warnings, since a person may repeat themselves, and suggests
+`data import csv --annotator-col` only where annotators' rows could be the cause: lines
+repeated within one message, or repeated turns that carry labels.
 """
 
 from __future__ import annotations
@@ -39,8 +34,7 @@ class Repeat:
 
 
 def _labelled(turns: Sequence[Turn]) -> bool:
-    """Whether any of the turns carries what annotators give: an emotion, a reply's behaviors
-    or rating, a pick."""
+    """Whether a turn carries what annotators give: an emotion, a reply's labels, a pick."""
     return any(
         (turn.state is not None and bool(turn.state.emotions))
         or turn.preference is not None
@@ -62,8 +56,7 @@ def _line_runs(text: str) -> Iterator[tuple[str, int]]:
 
 
 def repeats(conversation: Conversation) -> list[Repeat]:
-    """Every run of identical consecutive turns, and of `MIN_LINE_RUN` or more identical lines
-    within one message."""
+    """Every run of identical consecutive turns, and of identical lines within one message."""
     found: list[Repeat] = []
     turns = conversation.turns
     start = 0

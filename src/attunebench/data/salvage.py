@@ -1,11 +1,7 @@
-"""Rebuild a record the schema refuses from the parts of it that are valid.
-
-A line with a schema error may also break rules a schema cannot say (a primary emotion that is
-not among the emotions, a pick naming no reply); reporting only the schema error would hide
-those until the file is fixed and checked again. `salvage` keeps every part that validates:
-an invalid optional field is left at its default, a nested record (or each record of a list of
-them) is salvaged in turn, and an invalid required value gets a stand-in. It returns the paths
-it replaced, so that the checks can leave out findings about values that are not the file's.
+"""Rebuild a record the schema refuses from the parts of it that are valid, so the checks can
+report the rules it also breaks (not only the schema error): an invalid optional field is left
+at its default, nested records are salvaged in turn, an invalid required value gets a stand-in.
+It returns the paths it replaced, so findings about values not the file's are left out.
 """
 
 from __future__ import annotations

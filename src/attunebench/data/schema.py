@@ -1,26 +1,9 @@
-"""The `attunebench/v1` conversation format: frozen, typed records.
+"""The `attunebench/v1` conversation format: frozen, typed records (docs/data.md describes each
+field, its scale and the provenance values).
 
 One conversation is one JSON Lines record. Every field except the texts is optional, so a
 corpus supplies what it has and each task uses the turns that carry its gold. Scales are fixed
-by the format so that numbers from different corpora mean the same thing:
-
-- `intensity`: 1 (barely) to 5 (overwhelming), as in ESConv's pre/post survey.
-- `valence`: -1 (very unpleasant) to 1 (very pleasant).
-- `arousal`: 0 (calm) to 1 (activated).
-- `rating`: on the scale the source declares in `Source.rating_scale`.
-- `outcome.rating` and each numeric `outcome.survey` answer: on the scale `Outcome.scales`
-  declares for it, else 1 to 5 (never the replies' `rating_scale`: a 1-5 dialogue score beside
-  0-1 thumbs is common).
-
-Who gave each label is declared per field in `Source.provenance`, and reports repeat it:
-
-- `first-person`: the person who held the conversation, about themselves or their view of a reply;
-- `actor`: the author of a reply labelling it (ESConv supporters tagging their own strategies);
-- `third-party`: annotators who were not in the conversation;
-- `machine`: a classifier or other program;
-- `derived`: computed from other gold (pairs from ratings);
-- `illustrative`: written for the project to exercise the tooling (the sample);
-- `simulated`: produced by a simulated participant.
+by the format, so that numbers from different corpora mean the same thing.
 """
 
 from __future__ import annotations

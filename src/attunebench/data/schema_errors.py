@@ -1,9 +1,6 @@
-"""Pydantic validation errors as findings located by turn and field path.
-
-Pydantic reports `('turns', 2, 'responses', 0, 'behaviors', 1)`; a person wants
-`turn 2, responses[0].behaviors[1]`. Union fields make pydantic report one error per branch
-(`taxonomy` may be an id or an inline object): only the branch that fits the input's JSON type
-is reported, or one "expected X or Y" when none does.
+"""Pydantic validation errors as findings located by turn and field path (`turn 2,
+responses[0].behaviors[1]`); of a union's branches, only the one that fits the input's JSON
+type is reported, or one "expected X or Y" when none does.
 """
 
 from __future__ import annotations
@@ -39,16 +36,13 @@ _BRANCH_NAMES = {
 }
 
 
+# Checked in order: a bool is also an int.
+_JSON_TYPES = ((type(None), "null"), (bool, "boolean"), (int | float, "number"), (str, "string"))
+
+
 def json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+    found = next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), None)
+    return found or ("array" if isinstance(value, list) else "object")
 
 
 def _short(value: object, limit: int = 40) -> str:

@@ -1,9 +1,6 @@
-"""The sources table shipped in the package (`sources.json`): for each corpus that an importer or
-a suite reads, its licence, whether that licence is non-commercial or research-only, its
-citation, and each file's upstream location pinned to a commit, size and SHA-256.
-
-`scripts/sources_table.py` writes it from the corpora's SOURCE.md and the suites' manifests;
-`attunebench data fetch` downloads from it.
+"""The sources table shipped in the package (`sources.json`): each corpus's licence, citation and
+files pinned upstream by commit, size and SHA-256, written by `scripts/sources_table.py` and
+read by `attunebench data fetch`.
 """
 
 from __future__ import annotations
@@ -64,8 +61,7 @@ def needs_acceptance(name: str) -> bool:
 
 
 def mirrored(url: str, mirror: str | None) -> str:
-    """Where to fetch `url` from: itself, or `MIRROR/HOST/PATH` for an upstream
-    `https://HOST/PATH`."""
+    """Where to fetch `url` from: itself, or `MIRROR/HOST/PATH` for `https://HOST/PATH`."""
     if mirror is None:
         return url
     parts = urlsplit(url)

@@ -1,13 +1,6 @@
-"""A single-file corpus split into train and test, whole conversations on each side.
-
-Fitted baselines (`baseline/majority`, `baseline/knn`) learn from a train split disjoint from
-the evaluated data; a corpus that ships one file has none. `split` shuffles conversation
-indices with a seeded generator and puts the first `round(train * n)` in train, so the same
-seed gives the same split. With `stratify` (a dotted field of the conversation record, such as
-`context.emotion` or `participant.traits.age_band`), each value's conversations are split apart,
-so every value keeps its share on both sides; conversations without the field form a stratum of
-their own. Turns of one conversation never straddle the split; conversations of one participant
-may (split a corpus with one conversation per person, or keep that in mind).
+"""A single-file corpus split into train and test, whole conversations on each side, seeded and
+optionally stratified by a field (docs/data.md). Conversations of one participant may
+straddle the split.
 """
 
 from __future__ import annotations
@@ -48,11 +41,8 @@ def field_value(conversation: Conversation, path: str) -> str:
 def split(
     conversations: Sequence[Conversation], train: float, seed: int, stratify: str | None = None
 ) -> Split:
-    """Whole conversations into train and test, seeded, stratified by a field if asked.
-
-    In each stratum of n conversations, round(train * n) go to train (Python rounds halves to
-    even), at least one to each side where n >= 2; the order within each side is the file's.
-    """
+    """Whole conversations into train and test: of each stratum's n, round(train * n) to train
+    (halves to even), at least one to each side where n >= 2, each side in the file's order."""
     if not 0.0 < train < 1.0:
         raise SplitError(f"--train {train} is not a share between 0 and 1 (0.8: 80% to train)")
     if len(conversations) < 2:

@@ -1,8 +1,5 @@
-"""What a dataset holds: sizes and label distributions.
-
-`StatsBuilder` counts one conversation at a time (so a file can be streamed through it while it
-is validated); `compute_stats` is the one-call form. How many items carry each task's gold, and
-who gave it, is the tasks' to say (`attunebench.tasks.helpers.gold_stats`).
+"""What a dataset holds: sizes and label distributions, counted one conversation at a time (so a
+file streams through while it is validated). Gold per task is the tasks' to say.
 """
 
 from __future__ import annotations

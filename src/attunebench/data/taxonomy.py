@@ -42,10 +42,8 @@ def taxonomy_of(conversation: Conversation) -> Taxonomy:
 def normalise_label(
     raw: str, labels: tuple[object, ...] | Taxonomy, kind: str = "emotions"
 ) -> str | None:
-    """Map a label as a model or a corpus writes it onto the taxonomy's name, or None.
-
-    Case, surrounding space and listed synonyms are forgiven; nothing else is guessed.
-    """
+    """A label as a model or a corpus writes it, as the taxonomy names it, or None: case,
+    surrounding space and listed synonyms are forgiven, nothing else is guessed."""
     taxonomy_labels = getattr(labels, kind) if isinstance(labels, Taxonomy) else labels
     wanted = raw.strip().strip("[]").strip().lower()
     for label in taxonomy_labels:

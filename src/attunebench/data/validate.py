@@ -1,12 +1,7 @@
 """Validate attunebench/v1 JSON Lines files, streaming, and report every problem by file and line.
 
-A file is read in binary, one line at a time, and no line is read past `max_line_bytes`: an
-over-long line is reported and skipped without being parsed, so memory stays bounded by the
-limit, never by the file. Only conversation ids (to find duplicates) and counters are kept
-across lines, plus the first `keep` problems; the rest are counted.
-
-`load_validated` is the gate the engine uses for `--data`: it returns the conversations only if
-the whole file is valid, and otherwise raises `DatasetError` carrying the problems.
+No line is read past `max_line_bytes` (an over-long line is reported, not parsed), so memory is
+bounded by the limit, never by the file. `load_validated` is the gate for `--data`.
 """
 
 from __future__ import annotations
@@ -203,9 +198,8 @@ def _check_line(tally: _Tally, line: _Line, obj: object) -> Conversation | None:
 
 
 def _tabular(path: str | Path, handle: BinaryIO) -> str | None:
-    """Why a CSV or TSV file (or a compressed or binary one) given for a dataset is refused as
-    a whole (not problem by problem), with what to do; None for anything else. A JSON Lines
-    record starts with `{`, which no header row does."""
+    """Why a CSV, TSV, compressed or binary file given for a dataset is refused as a whole, with
+    what to do; None for anything else (a JSON Lines record starts with `{`, no header row does)."""
     start = handle.readline(4096).lstrip(b"\xef\xbb\xbf").lstrip()
     handle.seek(0)
     if start.startswith((b"\x1f\x8b", b"PK\x03\x04")):
@@ -235,10 +229,8 @@ def validate_file(
     on_valid: Callable[[Conversation], None] | None = None,
     name: str | None = None,
 ) -> FileReport:
-    """Validate one JSON Lines file; `on_valid` receives each valid conversation as it is read.
-
-    `name` is the file name problems carry, when it differs from `path` (a converted copy).
-    """
+    """Validate one JSON Lines file; `on_valid` receives each valid conversation as it is read,
+    and problems name the file `name` (a converted copy's origin) or else `path`."""
     tally = _Tally(name or str(path), keep)
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below; OSError must become a problem)

@@ -1,22 +1,10 @@
 """`attunebench export lm-eval DATASET --out DIR`: AttuneBench's choice tasks as a task folder
-for lm-evaluation-harness.
+for lm-evaluation-harness (docs/interop.md).
 
-Each choice question of a dataset becomes a `multiple_choice` document: the question's prompt
-as plain text (what a model without a chat template reads, ending "Answer: ("), its option keys
-as the choices, and the gold option's index. lm-eval scores each choice's log-likelihood as the
-continuation of the prompt (`target_delimiter: ""`), as AttuneBench's `hf/` provider does in
-choice mode, so on the emotion task lm-eval's `acc` is AttuneBench's `score` (primary-label
-accuracy) for the same model. For the other tasks `acc` is the accuracy of the most probable
-option, question by question: preference asks each order of a pair as its own document,
-behavior each label as a yes/no question, rating and outcome each number as a digit question.
-AttuneBench's own headlines (macro-F1, both orders together, correlations adjusted for
-position) are statistics over all items and need AttuneBench.
-
-The folder holds one YAML per registered task with a choice form (`attunebench_emotion`,
-...), a group YAML `attunebench`,
-the documents (`*.jsonl`) and `utils.py`; run it with
-`lm_eval --model hf --model_args pretrained=PATH --include_path DIR --tasks attunebench_emotion`.
-The YAMLs name the documents by absolute path: export again after moving the folder.
+Each choice question becomes a `multiple_choice` document: the plain-text prompt, its option
+keys as the choices, the gold option's index. lm-eval scores each choice's log-likelihood as
+the prompt's continuation, as the `hf/` provider does in choice mode, so on the emotion task
+lm-eval's `acc` is AttuneBench's `score`. The YAMLs name the documents by absolute path.
 """
 
 from __future__ import annotations
@@ -28,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from attunebench.data.jsonl import atomic_writer
+from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.models.choice import CONTINUATION_PREFIX, completion_prompt
 from attunebench.tasks import load_tasks
@@ -59,8 +48,8 @@ class Document:
     gold: int
 
 
-def documents(name: str, task: AttuneTask[Any, Any], data: Path) -> Iterator[Document]:
-    for item in task.items(load_validated(data)):
+def documents(task: AttuneTask[Any, Any], conversations: list[Conversation]) -> Iterator[Document]:
+    for item in task.items(conversations):
         for query in task.queries(item, "choice"):
             form = query.choice
             target = task.scoring.choice_gold(item, query)
@@ -107,8 +96,9 @@ def export(data: Path, out: Path) -> dict[str, int]:
     """Write the task folder; returns the documents per task (tasks with none are left out)."""
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
+    conversations = load_validated(data)
     for name, task in choice_tasks():
-        found = list(documents(name, task, data))
+        found = list(documents(task, conversations))
         if not found:
             continue
         target = out / f"{PREFIX}{name}.jsonl"

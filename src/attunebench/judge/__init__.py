@@ -1,13 +1,4 @@
-"""What a judge answers, declared once: the pairwise verdict and the rubric score
-(`judge.forms`, answer forms as every task declares its own).
-
-Below `tasks/`, which imports it, and importing nothing of it: the judge's prompts and the
-queries it is asked are made by the tasks that ask them (`tasks.helpers.judging`,
-`tasks/helpers/judging.toml`), its verdicts are read in `tasks.helpers.verdicts`, and the audit's
-statistics are `tasks.helpers.audit`. Prompt templates are `attunebench.prompts`. The offline
-`proxy/minilm` judge is a provider, registered with the others in `attunebench.models`.
+"""What a judge answers, declared once (`judge.forms`). Below `tasks/`, which imports it: the
+judge's prompts, queries, verdict reading and audit statistics are the tasks' own
+(`tasks.helpers.judging`, `verdicts`, `audit`).
 """
-
-from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
-
-__all__ = ["PAIRWISE_ANSWERS", "RUBRIC_ANSWERS"]

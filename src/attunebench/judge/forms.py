@@ -1,9 +1,5 @@
-"""The judge's two answers, declared once (see `attunebench.answerform`): a pairwise verdict
+"""The judge's two answers (see `attunebench.answerform`): a pairwise verdict
 `{"winner": "A" | "B" | "tie", "reason": ...}` and a rubric score `{"score": 1-10, "reason": ...}`.
-
-A pairwise hint carries the two replies as `candidates` {"A", "B"}; a rubric hint the one
-reply as candidate "A". Both carry the user's message as `text` and what the participant
-wanted in `reference`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Build a suite's data from the corpora in place, checking each step against its manifest.
-
-In order: every corpus folder is there (else one line naming each missing corpus and where it
-is expected), every source file has the manifest's SHA-256, the importers give back every named
-conversation, the evaluated conversations written as JSON Lines have the manifest's SHA-256,
-and the tasks, with the manifest's options and seed, build exactly the manifest's items. Any
+"""Build a suite's data from the corpora in place, checking each step against its manifest
+(corpus folders, source digests, conversations, the written data's digest, the items): any
 difference is a `SuiteError` saying which, so two runs of one suite digest score the same items.
 """
 
@@ -39,8 +35,7 @@ class SuiteData:
 
 
 def corpus_folders(manifest: Manifest, root: Path | None) -> dict[str, Path]:
-    """Each corpus the suite reads -> its folder: under `root`, else found on the search path
-    (`attunebench.data.locations`)."""
+    """Each corpus the suite reads -> its folder: under `root`, else on the search path."""
     needed = dict.fromkeys(part.corpus for part in manifest.parts)
     return {c: root / c if root is not None else corpus_dir(c) for c in needed}
 
@@ -138,8 +133,7 @@ def check_items(suite: SuiteData) -> None:
 
 
 def write_suite_data(suite: SuiteData, folder: Path) -> tuple[Path, Path]:
-    """Write `<name>.jsonl` (evaluated) and `<name>-train.jsonl`; check both digests and the
-    items."""
+    """Write `<name>.jsonl` and `<name>-train.jsonl`, checking both digests and the items."""
     folder.mkdir(parents=True, exist_ok=True)
     name = suite.manifest.name
     evaluated, train = folder / f"{name}.jsonl", folder / f"{name}-train.jsonl"

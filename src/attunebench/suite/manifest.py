@@ -1,11 +1,6 @@
-"""A suite's manifest: the fixed, versioned item set a suite name stands for.
-
-A manifest (JSON, shipped in `suite/manifests/`) names, for each corpus part it draws on, the
-importer and its options, the SHA-256 of every source file read, the evaluated conversation ids
-and a disjoint train split for the fitted baselines; then the tasks with all their options, the
-run seed, the digest of the evaluated conversations as the importers write them, and every
-item id each task must build from them. The suite's `digest` is the SHA-256 of the manifest
-file itself, so any change to any of these is a different digest.
+"""A suite's manifest: the fixed, versioned item set a suite name stands for (docs/suite.md
+lists what it fixes). The suite's `digest` is the SHA-256 of the manifest file itself, so any
+change to it is a different digest.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """A fixed slice of a suite for one task: the conversations carrying its items with the shortest
-transcripts, taken from each corpus part in turn.
-
-Small real models on a laptop cannot answer a whole suite in minutes, so `make demo-llm` and
-the ladder (`benchmarks/ladder.py`) each score a slice. Taking the shortest transcripts keeps
-prompts short; taking them from each part in turn keeps every corpus with that gold in the
-slice. The choice is deterministic (length, then id), so every model gets the same items.
-
-A second slice by the same rule is the continuation of that order (`skip`): the conversations
-after the first `skip`, so disjoint from the first slice, which it leaves as it was (the order
-is fixed before counting, so the first N of a longer slice are the slice of N).
+transcripts (short prompts for small models), taken from each corpus part in turn (every
+corpus with that gold stays in). The order is deterministic (length, then id), so a second
+slice (`skip`) continues it, disjoint from the first.
 """
 
 from __future__ import annotations

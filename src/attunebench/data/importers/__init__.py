@@ -1,9 +1,6 @@
-"""Importers for real corpora: each maps one corpus honestly onto attunebench/v1.
-
-`importers` is the registry: a name gives the importer's class, whose fields are its options
-(`importers.get("esconv")(variant="failed")`); `import_to_file` runs one into a JSON Lines file.
-Every importer records in `source` who gave each kind of label (first-person, actor,
-third-party, ...: `schema.Provenance`) and counts what it could not carry over.
+"""Importers for real corpora: each maps one corpus honestly onto attunebench/v1, recording in
+`source` who gave each kind of label and counting what it could not carry over. `importers`
+is the registry (a name gives the class, whose fields are its options).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """What every importer shares: the protocol, the error that names file, line and field, and
-small helpers for labels and record construction.
-
-An importer reads one corpus and yields `attunebench/v1` conversations lazily, so a limit stops
-the parsing early and memory stays bounded by one dialogue. While it reads, it counts what it saw
-in a `Tally` (utterances per speaker, label values, anything dropped), which the command line
-reports and the tests compare with each corpus's published counts.
+small helpers for labels and records. An importer yields conversations lazily (a limit stops
+the parsing early) and counts what it saw in a `Tally`.
 """
 
 from __future__ import annotations

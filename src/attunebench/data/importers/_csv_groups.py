@@ -1,15 +1,9 @@
 """The rows of an utterance-per-row file, gathered into conversations and utterances.
 
-- A conversation is a contiguous run of rows sharing the values of its key columns (one column,
-  or several for a corpus keyed by, say, season, episode and scene), so a large file streams.
-- Within one, rows are in file order, or sorted by the order column. Rows sharing an order value
-  are usually several annotators' rows of one utterance: they are merged (an annotator column
-  given), kept in file order with a warning (asked for), or refused, naming the flags, since
-  kept they would repeat the utterance once per annotator.
-- Several annotators' rows of one utterance (the same order value, or without an order column
-  the same consecutive speaker and text) become one utterance: `majority` keeps the labels more
-  than half of its rows give, `union` every label, `first` the first row's; a rating is the
-  first row's under `first`, otherwise the mean of the rows that give one.
+A conversation is a contiguous run of rows sharing its key columns' values, so a large file
+streams. Rows sharing an order value are usually several annotators' rows of one utterance:
+they are merged (`majority`, `union` or `first`), kept with a warning, or refused, since kept
+they would repeat the utterance once per annotator.
 """
 
 from __future__ import annotations
@@ -18,9 +12,9 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import groupby
-from typing import Literal
+from typing import Literal, cast
 
-from attunebench.data.importers._base import ImportFormatError, ImportOptionError, Location, Tally
+from attunebench.data.importers._base import ImportFormatError, Location, Tally, choose
 
 Merge = Literal["majority", "union", "first"]
 Ties = Literal["merge", "keep", "refuse"]
@@ -29,10 +23,7 @@ Record = tuple[Location, dict[str, str]]
 
 
 def merge_rule(value: str) -> Merge:
-    for rule in MERGES:
-        if value == rule:
-            return rule
-    raise ImportOptionError(f"annotator merge {value!r} is not one of: {', '.join(MERGES)}")
+    return cast(Merge, choose("annotator merge", value, MERGES))
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,7 @@
 """A CSV's conversation-level outcome columns: the person's rating of the whole conversation
-(`rating=COL`, `outcome.rating`) and their other answers after it (`NAME=COL`,
-`outcome.survey.NAME`), each on its own scale.
-
-A value is read per conversation from whichever of its rows give one (the rest may be empty),
-and rows giving different values are refused with the line of each. A field's scale is the one
-`--outcome-scale NAME=LOW:HIGH` gives; without it, the range its numbers span in the whole
-file, which the import reports in one line (the format then carries it, so the outcome task
-asks and scores on it; whole numbers from 0 to past 1 are a scale from 0 here, as a reply
-rating column's would not be: `_two_scales`). A field whose cells are all words is a text
-answer, with no scale, unless `--outcome-map NAME=FILE.json` maps its words to numbers
-(`{"Slightly satisfied": 4}`, any case, as `--label-map` maps labels): then the map's lowest
-and highest numbers are its scale, and a word the map lacks is refused with its line.
+(`rating=COL`) and their other answers after it (`NAME=COL`), each on its own scale: the one
+`--outcome-scale` gives, else the range its numbers span in the file (reported), or a word
+map's (`--outcome-map`). Rows of one conversation giving different values are refused.
 """
 
 from __future__ import annotations

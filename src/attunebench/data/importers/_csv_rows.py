@@ -17,12 +17,8 @@ from attunebench.data.importers._base import (
 
 
 def csv_records(path: Path, delimiter: str = ",") -> Iterator[tuple[Location, list[str]]]:
-    """Each non-empty record with the line it ends on (quoted fields may span lines).
-
-    A quote left open swallows every following row into one field, and Python's reader
-    accepts that at the end of the file: a last record spanning several lines is read again,
-    strictly, and refused if its quote never closes.
-    """
+    """Each non-empty record with the line it ends on (quoted fields may span lines; a last
+    record whose quote never closes, which Python's reader accepts, is refused)."""
     for _, ended, values in _spanned_records(path, delimiter):
         yield Location(path, ended), values
 
@@ -100,11 +96,8 @@ def _check_closed(path: Path, delimiter: str, start: int) -> None:
 def csv_rows(
     path: Path, required: Sequence[str], delimiter: str = ","
 ) -> Iterator[tuple[Location, dict[str, str]]]:
-    """Each data row as {column: value}, after checking the header has every required column.
-
-    A row shorter than the header is an error naming its line and the first missing column;
-    a longer one is an error too, since its values could not be matched to columns.
-    """
+    """Each data row as {column: value}, after checking the header has every required column;
+    a row of more or fewer fields than the header is an error."""
     records = _spanned_records(path, delimiter)
     first = next(records, None)
     if first is None:
@@ -133,10 +126,8 @@ def csv_rows(
 def _misfit(
     path: Path, delimiter: str, lines: tuple[int, int], header: Sequence[str], values: list[str]
 ) -> None:
-    """Refuse a row of more or fewer fields than the header. One that spans several lines
-    is most often a stray quote: where it never closes, that is said of the line it opens
-    on (every row after it is in its field); where a later quote closes it, the row's first
-    line is named beside its last."""
+    """Refuse a row of more or fewer fields than the header; one spanning several lines is
+    most often a stray quote, so the line it opens on is named."""
     started, ended = lines
     spanning = ""
     if ended > started:

@@ -1,11 +1,8 @@
-"""From a corpus's flat utterances to attunebench/v1 turns.
+"""From a corpus's flat utterances to attunebench/v1 turns, the same way for every importer.
 
-A turn is one user message and the reply that followed it. Corpora store utterances, so
-consecutive utterances of one side merge into one message (joined by a newline, labels united),
-utterances of the other side before the user's first message become `context.opening`, and a
-user's feedback rates every reply since their previous feedback (each of those replies carries
-it as `rating`; the user's turn keeps it as `feedback`). The rules live here once so
-that every importer maps the same shapes the same way.
+A turn is one user message and the reply that followed it: consecutive utterances of one side
+merge (newline-joined, labels united), the other side's utterances before the user's first
+become `context.opening`, and a user's feedback rates every reply since their previous feedback.
 """
 
 from __future__ import annotations
@@ -55,13 +52,9 @@ def _state(block: Sequence[Utterance]) -> State | None:
 def _feedback_targets(
     blocks: Sequence[tuple[bool, list[Utterance]]], tally: Tally
 ) -> tuple[dict[int, float], dict[int, float]]:
-    """(block index of each rated reply -> its rating, block index of each user message that gave
-    it -> the same rating).
-
-    Seekers in ESConv rated the supporter after every few new messages, so one feedback covers
-    all replies since the previous one; a feedback with no reply since then (or only the opening,
-    which is no turn's reply) rates nothing.
-    """
+    """(block index of each rated reply -> its rating, of each user message that gave it -> the
+    same). ESConv's seekers rated after every few messages, so one feedback covers all replies
+    since the previous one; one with no reply since then (or only the opening) rates nothing."""
     ratings: dict[int, float] = {}
     given: dict[int, float] = {}
     pending: list[int] = []

@@ -1,11 +1,7 @@
 """The three ESConv file shapes, read into one: a session of utterance lines plus its metadata.
-
-- HF splits (`train|valid|test.jsonl`): one dialogue a line, `speaker` usr | sys.
-- `FailedESConv.json`: one JSON array in the original format, `speaker` speaker (seeker) |
-  listener (supporter), `annotation` holding a strategy or the seeker's feedback.
-- `multiesc/valid|test.jsonl`: MultiESC's re-processing of the HF valid/test dialogues, with
-  consecutive utterances merged. Only its human `feedback` is used; it is attached to the HF
-  dialogue it was made from after checking that situation and speaker runs agree.
+MultiESC's `valid|test.jsonl` re-process the HF dialogues with consecutive utterances merged;
+only their human `feedback` is used, attached to the HF dialogue after checking that situation
+and speaker runs agree.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""A corpus's own labels onto a taxonomy: a shipped one, one from a file, or one built from the
-corpus, optionally through a label map.
-
-A `Labeller` names each corpus label the way the taxonomy does (after the label map, then the
-taxonomy's own names and synonyms, forgiving case and surrounding space). It never stops at the
-first label it does not know: it notes every one with where it first appeared, and `check()`
-then refuses them all in one error that says how to bring them in. Built `collecting`, it knows
-no taxonomy yet and instead gathers the labels a corpus uses, so `taxonomy()` can make one of
-them (`--taxonomy-from-data`).
+"""A corpus's own labels onto a taxonomy (shipped, from a file, or built from the corpus), through
+an optional label map. The `Labeller` notes every label it does not know, with where it first
+appeared, so `check()` refuses them all in one error.
 """
 
 from __future__ import annotations

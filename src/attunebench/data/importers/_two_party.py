@@ -1,18 +1,10 @@
-"""Two-person chats where each side labelled its own messages and rated the other's.
+"""Two-person chats where each side labelled its own messages and rated the other's (ConvAI1,
+Topical-Chat).
 
-ConvAI1 and Topical-Chat store a chat as one list of messages, each with the writer's own label
-(Topical-Chat's sentiment) and the partner's rating of it (a thumb, a 5-level quality). The
-format holds one person's view: the user's messages with their own states, and the replies
-with the user's ratings. So a chat is read from one participant's side (a *perspective*): their
-messages are the user's turns and carry their own labels; the partner's messages are the
-replies and carry this participant's ratings of them. The partner's own labels and the
-partner's ratings of this participant belong to the partner's perspective, where they are
-first-person too. Read from both sides, every label lands in exactly one conversation.
-
-A reply's rating is also the `feedback` of the user's next turn, so that the rating task can
-ask for it at the point where the person had read the reply (history up to that reply), the
-same way `uss` and ESConv's feedback are asked. A reply with no next turn (the chat's last
-message) keeps its rating but gives no feedback.
+The format holds one person's view, so a chat is read from one participant's side (a
+*perspective*): their messages are the user's turns with their own labels, the partner's are
+the replies with this participant's ratings of them. Read from both sides, every label lands in
+exactly one conversation.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
-"""ConvAI1 (ConvAI 2017 human evaluation round): Telegram chats with a bot or with a person.
+"""ConvAI1 (ConvAI 2017 human evaluation round): Telegram chats with a bot or with a person, each
+person's thumbs on their partner's messages and their 1-5 ratings of the dialogue (`_NOTES`).
 
-A volunteer talked about a Wikipedia paragraph with one of 10 chatbots or with another
-volunteer, not knowing which; during the chat each person gave a thumb up or down on each of
-their partner's messages, and afterwards rated the dialogue 1-5 on quality, breadth and
-engagement. The two kinds of chat are separate variants, never mixed:
-
-- `human-bot`: the human is the user and the bot's messages are the replies (`model`
-  `convai1-bot`: the data do not say which of the 10 bots). A reply's `rating` is the human's
-  own thumb (0 down, 1 up; a merged run of bot messages gets the share of thumbs up), also the
-  `feedback` of their next turn; their dialogue ratings are `outcome.survey` (`quality`,
-  `breadth`, `engagement`, 1-5). Every label is first-person. Bots rated nothing.
-- `human-human`: each chat read from each person's side (`_two_party`), ids ending `-Alice` and
-  `-Bob`; the partner is a person (`model` `human`).
-
-The importer reads the release tarball as published (`data_1501534800.tar.gz`), or the two
-JSON files extracted beside it. Messages with empty text (and their thumbs) are left out and
-counted; so are dialogues with no message from the user.
+The two kinds of chat are separate variants, never mixed: `human-bot` (the human is the user)
+and `human-human` (each chat from each side, `_two_party`). The release tarball is read as
+published, or the two JSON files extracted beside it.
 """
 
 from __future__ import annotations

@@ -1,37 +1,11 @@
-"""Any utterance-per-row corpus in CSV (or TSV): columns name the conversation, speaker and text.
+"""Any utterance-per-row corpus in CSV (or TSV): columns name the conversation, speaker and text
+(the options and their rules: docs/data.md, "Any corpus as CSV").
 
-How rows become conversations and utterances (keys of one or several columns, order, merged
-annotators) is `_csv_groups`'. One speaker is the user (each conversation's first speaker unless
-`user_speaker` names one, and then a name that matches nobody is an error); every other
-speaker's rows between two user messages form the reply. Speaker names are never written into
-the text (a model would read them as said); a speaker cell holding a Python list literal
-(EmoryNLP's `['Joey Tribbiani']`) is read as the names it lists.
-
-Rows of one conversation repeating an order value are usually several annotators' rows of one
-utterance: without `annotator_col` they are an error naming `--annotator-col`, unless
-`keep_duplicate_rows` keeps each row as an utterance of its own.
-
-Optional label columns, values split on `label_sep`:
-- `emotion_col` on a user row: the user's state at that turn;
-- `behavior_col` on a reply row: that reply's behaviors;
-- `rating_col` on a reply row rates that reply; on a user row it is the user's feedback on every
-  reply since their previous feedback (the ESConv convention). Its scale is `rating_low` to
-  `rating_high`, or else the range its numbers span in the file (reported in one line). A
-  conversation with no feedback on user rows makes a rating item of each rated reply
-  (`data.derived.rated_replies`); the import says how many.
-A label on a row that cannot carry it (an emotion on a reply row) is counted as not imported.
-`context_cols` are conversation-level: `topic=COL`, `situation=COL`, `emotion=COL` (a label), or
-a bare `COL` into `context.labels`. `outcome_cols` are too: `rating=COL` (the person's rating of
-the whole conversation) or `NAME=COL` (another answer after it), each on the scale
-`outcome_scales` gives (`NAME=LOW:HIGH`) or else the range it spans (`_csv_outcome`).
-
-Labels are names of `taxonomy` (a shipped id, or a JSON file carried inline), reached through
-`label_map` where given; or, with `taxonomy_from_data`, of a taxonomy built from the labels the
-corpus uses, named after the source and carried inline by every conversation (so each line
-validates on its own). The labels are read through once before anything is written, so every
-label the taxonomy lacks is refused in one error, whatever `--limit` says. `provenance` declares
-who gave the labels: `WHO` for every labelled column, or `FIELD=WHO` (`state`, `behaviors`,
-`rating`, `context.emotion`, `outcome`) each.
+Rows become conversations and utterances in `_csv_groups`; outcome columns are `_csv_outcome`'s,
+label columns go through `_label_sets`. One speaker is the user; every other speaker's rows
+between two user messages form the reply. Speaker names are never written into the text (a
+model would read them as said). Every label is read through once before anything is written, so
+all the labels the taxonomy lacks are refused in one error, whatever `--limit` says.
 """
 
 from __future__ import annotations
@@ -382,12 +356,11 @@ class CsvImporter:
             )
         return value
 
-    def _names(
-        self, labeller: Labeller, kind: LabelKind, row: Row, column: str | None
-    ) -> tuple[str, ...]:
-        raw = row.emotions if kind == "emotions" else row.behaviors
-        if column is None:
-            return ()
+    def _names(self, labeller: Labeller, kind: LabelKind, row: Row) -> tuple[str, ...]:
+        # A label column not given leaves its labels empty (`_split`): nothing to name.
+        raw, column = (row.emotions, self.emotion_col or "")
+        if kind == "behaviors":
+            raw, column = (row.behaviors, self.behavior_col or "")
         return unique(
             [n for label in raw for n in labeller.names(kind, label, row.location, column)]
         )
@@ -402,8 +375,8 @@ class CsvImporter:
             is_user=is_user,
             text=row.text,
             speaker=row.speaker,
-            emotions=self._names(labeller, "emotions", row, self.emotion_col) if is_user else (),
-            behaviors=() if is_user else self._names(labeller, "behaviors", row, self.behavior_col),
+            emotions=self._names(labeller, "emotions", row) if is_user else (),
+            behaviors=() if is_user else self._names(labeller, "behaviors", row),
             rating=None if is_user else row.rating,
             feedback=row.rating if is_user else None,
         )

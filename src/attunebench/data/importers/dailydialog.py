@@ -1,14 +1,6 @@
-"""DailyDialog (XDailyDialog's English dev/test): everyday two-person dialogues.
-
-One dialogue a line: `text` (utterances separated by `__eou__`), `topic`, `acts`, `emotions`.
-The file has no speaker column; speakers alternate, and the one who speaks first (A) is the user.
-Annotators labelled every utterance, so the labels are third-party:
-
-- A's emotion is the user's state at that turn (`state.emotions`, `primary`).
-- B's dialogue act (inform, question, directive, commissive) is the reply's `behaviors`: a coarse
-  but real description of what the reply does, declared as dialogue acts in the taxonomy.
-- A's own acts and B's emotions have no field in the format (a user message carries no
-  behaviors; a reply's emotion is not the user's state), so they are counted and dropped.
+"""DailyDialog (XDailyDialog's English dev/test): everyday two-person dialogues, one a line
+(`text` split by `__eou__`, `topic`, `acts`, `emotions`). With no speaker column, speakers
+alternate and the first is the user; what the labels become is `SOURCE`'s notes.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""Empathy-Mental-Health (EPITOME, Reddit): replies to support posts, rated for empathy.
+"""Empathy-Mental-Health (EPITOME, Reddit): replies to support posts, rated for empathy (`SOURCE`).
 
-Three CSV files, one per empathy mechanism (emotional reactions, interpretations,
-explorations), hold the same (seeker post, reply) rows in the same order, each rated by trained
-annotators at level 0 (none), 1 (weak) or 2 (strong). The files are read in step and checked to
-agree row by row. A seeker post is a one-turn conversation whose replies are its Reddit replies
-(most posts have one, some two or three); each reply's `behaviors` are its three levels as
-labels of the `empathy-mental-health` taxonomy (`emotional-reactions-weak`, ...): third-party
-labels of what the reply does, not the seeker's view of it. The seeker never answered, so no
-reply is `continued`.
-
-Some (post, reply) pairs appear on several rows, sometimes with different levels; the first
-row's levels are kept and the others counted as not imported, as are the rationale spans (the
-words of the reply that the annotators highlighted), which the format has no field for.
+The three mechanism files hold the same (post, reply) rows in the same order; they are read in
+step and checked to agree row by row.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """ESConv: emotional-support chats between a seeker (the user) and a trained supporter.
 
-Variants (see esconv/SOURCE.md; `_esconv_files` reads them):
-
-- `hf`: the Hugging Face splits train/valid/test: original text, a strategy on every supporter
-  utterance, pre/post survey; no per-turn feedback.
-- `failed`: FailedESConv.json, 196 dropped conversations with the seeker's per-turn feedback and
-  older strategy spellings (mapped by the taxonomy's synonyms).
-- `multiesc`: valid/test with the per-turn seeker feedback that MultiESC restored. MultiESC's own
-  text is tokenised ("I ' m") and its strategies were renamed and partly re-labelled, so text and
-  strategies come from the HF split it was made from, and only the human feedback from MultiESC;
-  its machine-generated `vad` and `cause` are not imported.
+Variants (esconv/SOURCE.md; `_esconv_files` reads them): `hf`, the Hugging Face splits;
+`failed`, FailedESConv.json, with the seeker's per-turn feedback; `multiesc`, valid/test with
+the feedback MultiESC restored (text and strategies from the HF split it was made from, since
+MultiESC's are tokenised and re-labelled).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""GoEmotions: Reddit comments with crowd raters' emotion labels (27 emotions plus neutral).
-
-Not dialogue: each comment becomes a one-turn conversation with no reply, its labels the turn's
-`state.emotions` (third-party; several labels where raters gave several, `primary` only when
-there is one). Files are TSV without a header: `text \\t label ids \\t comment id`, the ids
-indexing `emotions.txt` (0-based). A few texts are double-quoted, so the csv module parses them.
+"""GoEmotions: Reddit comments with crowd raters' emotion labels, each a one-turn conversation
+with no reply (`SOURCE`). Files are TSV without a header (`text \\t label ids \\t comment id`);
+a few texts are double-quoted, so the csv module parses them.
 """
 
 from __future__ import annotations
@@ -46,10 +43,6 @@ SOURCE = Source(
 )
 
 
-def _labels(folder: Path) -> list[str]:
-    return [line.strip() for _, line in text_lines(require_file(folder / "emotions.txt"))]
-
-
 def _emotions(raw: str, labels: list[str], location: Location) -> tuple[str, ...]:
     try:
         return tuple(labels[int(value)] for value in raw.split(","))
@@ -85,7 +78,8 @@ class GoEmotionsImporter:
     split: str = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
-        labels = _labels(source)
+        emotions = require_file(source / "emotions.txt")
+        labels = [line.strip() for _, line in text_lines(emotions)]
         for split, path in split_files(source, FILES, self.split):
             first_line: dict[str, int | None] = {}  # ids come from the file: two would clash
             for location, fields in csv_records(path, delimiter="\t"):

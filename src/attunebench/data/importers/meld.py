@@ -1,11 +1,6 @@
-"""MELD: multi-party dialogues from the TV series Friends, an emotion on every utterance.
-
-A dialogue is the rows sharing `Dialogue_ID` within one split, ordered by `Utterance_ID`. The
-format has one user, so one speaker is chosen as the user (the dialogue's first speaker unless
-`user_speaker` names one); everything the others say between two of the user's messages is the
-reply, one line each (speaker names are never written into the text, which a model would read
-as said). Emotions were given by crowd workers (third-party): the user's become the turn's
-state; the others' have no field and are counted as dropped, as is the sentiment column.
+"""MELD: multi-party dialogues from the TV series Friends, an emotion on every utterance
+(`SOURCE`). A dialogue is the rows sharing `Dialogue_ID` within one split, ordered by
+`Utterance_ID`; one speaker is the user, the others' lines between the user's are the reply.
 """
 
 from __future__ import annotations

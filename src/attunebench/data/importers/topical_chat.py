@@ -1,16 +1,9 @@
-"""Topical-Chat (valid and test): two crowd workers chatting, each labelling their own messages.
+"""Topical-Chat (valid and test): two crowd workers chatting, each labelling their own messages
+and rating their partner's (`SOURCE`).
 
-Each writer chose one of 8 sentiment/emotion classes for every message they wrote
-(self-annotation), rated the quality of every message their partner sent (5 levels), and rated
-the whole conversation afterwards. A chat is read from one worker's side (`_two_party`): their
-messages are the user's turns with their own label as `state`, their partner's messages are
-the replies with this worker's rating of them (`rating`, and the `feedback` of their next
-turn), and their conversation rating is `outcome.rating`. With `perspective=both` (the default)
+A chat is read from one worker's side (`_two_party`). With `perspective=both` (the default)
 each chat gives two conversations, `...-agent_1` and `...-agent_2`, which share their text:
 resample them together (or pick one side per chat, as the open suite does).
-
-The `knowledge_source` self-labels (which part of the reading set a message used) are not
-emotions or behaviors and are not imported; the reading sets themselves are not in the corpus.
 """
 
 from __future__ import annotations

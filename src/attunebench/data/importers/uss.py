@@ -1,18 +1,15 @@
-"""USS: task-oriented (MultiWOZ) and movie-recommendation (ReDial) dialogues with satisfaction.
+"""USS: task-oriented (MultiWOZ) and movie-recommendation (ReDial) dialogues with annotators'
+satisfaction scores (`SOURCE`).
 
 Lines are `role \\t text \\t action \\t sat1,sat2,...`, sessions separated by a blank line, each
-ending with a `USER \\t OVERALL` line. Several crowd annotators rated, at every USER line, how
-satisfied the user would be (1-5): third-party judgments, not self-reports. USER lines are user
-messages and SYSTEM lines the replies. The mean of the raters' scores on a USER line is the
-rating of the SYSTEM reply before it and that turn's `feedback` (a USER line with no reply
-before it rates nothing); the OVERALL mean is `outcome.rating`. Individual raters' scores and
-the action column are not kept.
+ending with a `USER \\t OVERALL` line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from attunebench.data.importers._base import (
@@ -102,17 +99,12 @@ def _line(raw: str, location: Location, tally: Tally) -> Line | None:
 
 
 def _sessions(path: Path, tally: Tally) -> Iterator[list[Line]]:
-    session: list[Line] = []
-    for number, raw in decoded_lines(path):
-        if raw.strip():
-            line = _line(raw, Location(path, number), tally)
-            if line is not None:
-                session.append(line)
-        elif session:
+    """Runs of non-blank lines, each without the lines that hold no text."""
+    for blank, run in groupby(decoded_lines(path), key=lambda pair: not pair[1].strip()):
+        read = [] if blank else [_line(raw, Location(path, number), tally) for number, raw in run]
+        session = [line for line in read if line is not None]
+        if session:
             yield session
-            session = []
-    if session:
-        yield session
 
 
 def _conversation(conversation_id: str, lines: list[Line], tally: Tally) -> Conversation | None:

@@ -46,11 +46,8 @@ def import_to_file(
     limit: int | None = None,
     on_conversation: Callable[[Conversation], None] | None = None,
 ) -> ImportResult:
-    """Write what `importer` reads from `source` to `out`; a failure leaves no partial file.
-
-    With `limit`, reading stops after that many conversations (importers are lazy). A source
-    holding no conversation is an error (`ImportOptionError`), and `out` is left as it was.
-    """
+    """Write what `importer` reads from `source` (the first `limit` conversations) to `out`; a
+    failure, or a source holding no conversation, leaves `out` as it was."""
     tally: Tally = Counter()
     conversations: Iterator[Conversation] = islice(importer.read(source, tally), limit)
     first = next(conversations, None)

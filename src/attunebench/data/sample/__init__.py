@@ -1,8 +1,5 @@
-"""The sample dataset shipped with the package: twelve illustrative conversations.
-
-They were written for the project to exercise every task's gold offline (self-reported states,
-two candidate replies with a recorded pick, behavior labels, ratings, wanted replies). They are
-not real participants' data and must never be used to compare models.
+"""The sample dataset shipped with the package: twelve illustrative conversations written to
+exercise every task's gold offline; not real participants' data, never to compare models.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""Write the shipped suite manifests from the corpora: `python -m attunebench.suite.make`.
+"""Write the shipped suite manifests (src/attunebench/suite/manifests/) from the corpora.
 
 Run once per suite version, by whoever releases it; a run of a suite never calls this. Each
 part's evaluated conversations are drawn at random (seeded) among those carrying its main
 gold; Topical-Chat contributes one side per chat, so no two evaluated conversations share
 their text, and its train split comes from other chats. The mini suite is the first
 conversations of each part of the full one, with the same train split.
+
+    python scripts/suite_manifests.py     # the corpora: ATTUNEBENCH_DATA_DIR, ... (data.locations)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from attunebench.suite.build import import_part, item_keys
 from attunebench.suite.manifest import CorpusPart, Manifest
 from attunebench.tasks import make_tasks
 
+MANIFESTS = Path(__file__).resolve().parents[1] / "src" / "attunebench" / "suite" / "manifests"
 NAME, VERSION, SELECTION_SEED, RUN_SEED = "open-v1", "2", 2026, 0
 TASKS = ("emotion", "rating", "outcome", "preference")
 TRAIN = 60  # per part, for the fitted baselines (knn embeds them all: keep it small)
@@ -193,7 +196,6 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
-        here = Path(__file__).parent / "manifests"
-        for manifest in make(data_dir(), here, Path(scratch)):
+        for manifest in make(data_dir(), MANIFESTS, Path(scratch)):
             counts = {task: len(keys) for task, keys in manifest.items.items()}
             print(manifest.name, counts)  # noqa: T201 (a release tool's output)
