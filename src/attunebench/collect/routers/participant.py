@@ -188,9 +188,22 @@ def screened_out(request: Request, token: str) -> RedirectResponse:
 
 
 def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], answer: A) -> None:
-    """Apply an answer if the participant is still at the step the form was made for."""
+    """Apply an answer if the participant is still at the step the form was made for.
+
+    The participant is read before the write transaction, which then holds SQLite's one write
+    lock to check that nothing of theirs changed meanwhile (crud.unchanged), to count the post
+    and to write, not to load their conversation: under load, every statement run under that
+    lock waits for the interpreter's lock again, and every writer queued waits with it. Where
+    something changed (another tab's answer, the stream's replies), they are read again there.
+    """
+    probes = asks_again(ctx)
+    with ctx.db.read() as session:
+        participant = participant_of(session, token, probes)
     with ctx.db.write() as session:
-        participant = participant_of(session, token, asks_again(ctx), lock=True)
+        if crud.unchanged(session, participant):
+            session.add(participant)  # as if loaded here: the writes below flush as before
+        else:
+            participant = participant_of(session, token, probes, lock=True)
         if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
             raise slow_down()
         at = where(participant, ctx.study)
