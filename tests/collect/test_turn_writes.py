@@ -17,7 +17,7 @@ from attunebench.collect.db import Database, make_engine
 from attunebench.collect.flow import Stage, where
 from attunebench.collect.generation import Reply
 from attunebench.collect.models import ParticipantRow, TurnRow
-from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, StateAnswer, SurveyAnswer
+from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, StateAnswer
 from attunebench.collect.study import Study
 
 REPLIES = [
@@ -151,53 +151,4 @@ def test_written_turns_read_as_the_database_holds_them(database_url: str, study:
     assert written["choice"] == "B" and written["comment"] == "B asked."
     assert written["behaviors"] == [[], ["question"]] and written["picked_at"] is not None
     assert (written["continued"], written["continued_by"]) == ("B", "pick")
-    database.dispose()
-
-
-def test_a_participant_read_before_the_write_is_unchanged_until_an_answer_changes_them(
-    database_url: str, study: Study
-) -> None:
-    """crud.unchanged, which lets an answer's write use the participant read before it: true
-    for a read that the database still matches, false after each kind of change (an answer
-    on the participant's row, a turn, its replies, its pick; the participant deleted)."""
-    init_database(database_url, study, "# toml", None)
-    database = Database(make_engine(database_url))
-    token, other = invite(database_url, 2)
-
-    def read() -> ParticipantRow:
-        with database.read() as session:
-            return _participant(session, token)
-
-    def judge(session: Session) -> None:
-        participant = _participant(session, token)
-        answer = JudgeAnswer(choice="A", behaviors={})
-        crud.save_judgement(session, participant, participant.turns[0], answer, study)
-
-    changes = [
-        lambda session: crud.consent(session, _participant(session, token), study),
-        lambda session: crud.save_traits(_participant(session, token), {"age_band": "18-30"}),
-        lambda session: _add_turn(session, token, "One."),
-        lambda session: crud.store_pending_replies(session, token, 0, REPLIES),
-        judge,
-        lambda session: crud.end_conversation(_participant(session, token)),
-    ]
-    for change in changes:
-        before = read()
-        with database.write() as session:
-            _to_message(session, other, study)  # another participant's answers change nothing
-            assert crud.unchanged(session, before)
-            change(session)
-        with database.write() as session:
-            assert not crud.unchanged(session, before)
-            assert crud.unchanged(session, read())
-    # An answer written through a participant read before the write is stored.
-    before = read()
-    with database.write() as session:
-        assert crud.unchanged(session, before)
-        session.add(before)
-        crud.save_survey(before, SurveyAnswer(final_state=None, answers={"overall": 4}))
-    assert read().survey == {"overall": 4} and where(read(), study).stage == Stage.DONE
-    with database.write() as session:
-        crud.delete_participant(session, before.public_id)
-        assert not crud.unchanged(session, before)
     database.dispose()

@@ -214,50 +214,6 @@ def _by_token_query(lock: bool, probes: bool) -> Select[ParticipantRow]:
     return query
 
 
-def unchanged(session: Session, participant: ParticipantRow) -> bool:
-    """Whether the participant, read before this write transaction, is as the database holds
-    them now (and, on PostgreSQL, locked until it ends): checked by one single-row query of
-    what `flow.where` and the answers' writes read (which answers are given, how many turns,
-    replies, picks and probes), so that the transaction need not load the whole conversation
-    again. Every change to a participant's answers changes one of these; a deleted
-    participant is changed too. Probes not loaded (participant_by_token) count as none."""
-    turns = participant.turns
-    held = (
-        *(getattr(participant, column) is not None for column in _ANSWERED),
-        len(turns),
-        sum(len(turn.replies) for turn in turns),
-        sum(turn.picked_at is not None for turn in turns),
-        len(participant.probes),
-    )
-    found = session.execute(_unchanged_query(), {"id": participant.id}).one_or_none()
-    return found is not None and tuple(found) == held
-
-
-_ANSWERED = (
-    "consented_at",
-    "declined_at",
-    "traits_at",
-    "ended_at",
-    "finished_at",
-    "screened_out_at",
-    "left_at",
-)
-
-
-@functools.cache
-def _unchanged_query() -> Select[Any]:
-    """unchanged()'s query, made once (see _by_token_query)."""
-    turns = select(func.count(TurnRow.id)).where(TurnRow.participant_id == ParticipantRow.id)
-    replies = select(func.count(ReplyRow.id)).join(TurnRow, TurnRow.id == ReplyRow.turn_id)
-    replies = replies.where(TurnRow.participant_id == ParticipantRow.id)
-    picked = turns.where(TurnRow.picked_at.is_not(None))
-    probes = select(func.count(ProbeRow.id)).where(ProbeRow.participant_id == ParticipantRow.id)
-    answered = [getattr(ParticipantRow, column).is_not(None) for column in _ANSWERED]
-    counts = [query.scalar_subquery() for query in (turns, replies, picked, probes)]
-    query = select(*answered, *counts).where(ParticipantRow.id == bindparam("id"))
-    return query.with_for_update(of=ParticipantRow)
-
-
 def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:
     return session.scalar(select(ParticipantRow).where(ParticipantRow.public_id == public_id))
 
