@@ -22,7 +22,7 @@ ATTUNEBENCH_TEST_POSTGRES_URL) by --workers processes (2 by default). The last l
 sustained_participants, p99_ms, missing_answers, requests_per_s_at_saturation.
 
     .venv/bin/python benchmarks/collect_load.py [--database sqlite|postgresql] [--time-factor 20]
-        [--quick]
+        [--level N] [--quick]
 
 `--quick` runs the first level only, at 400 times the pace, measured for 2 s, and a 1 s closed
 loop of 4 participants: the same code path, no figure to quote.
@@ -326,7 +326,8 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
     best: dict[str, Any] = {"real": 0, "p99": None}
     missing = 0
     async with serve(url, workers) as (base, process):
-        for level in (level for level in LEVELS if level <= args.max_level):
+        levels = [args.level] if args.level else [lv for lv in LEVELS if lv <= args.max_level]
+        for level in levels:
             cpu = cpu_seconds(process.pid)
             found = await open_loop(base, url, level, k, args.window, args.streaming)
             p99 = percentile(found["times"], 0.99)
@@ -346,12 +347,14 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
             if not held:
                 break
             best = {"real": level, "p99": round(p99, 1)}
+        cpu = cpu_seconds(process.pid)
         saturation = await closed_loop(
             base, url, args.clients, args.closed_s, MODEL_S / k, args.streaming
         )
+        per_request_ms = (cpu_seconds(process.pid) - cpu) * 1000 / (saturation * args.closed_s)
         print(
             f"closed loop, {args.clients} participants with no think time: "
-            f"{saturation:.0f} requests/s",
+            f"{saturation:.0f} requests/s, server CPU {per_request_ms:.2f} ms a request",
             flush=True,
         )
     return {
@@ -385,6 +388,7 @@ async def main() -> None:
     parser.add_argument("--time-factor", type=float, default=20.0, help="waits divided by this")
     parser.add_argument("--window", type=float, default=30.0, help="seconds measured a level")
     parser.add_argument("--max-level", type=int, default=max(LEVELS))
+    parser.add_argument("--level", type=int, help="measure this level alone, on a fresh database")
     parser.add_argument("--clients", type=int, default=32, help="closed-loop participants")
     parser.add_argument("--closed-s", type=float, default=15.0, help="closed-loop seconds")
     parser.add_argument("--quick", action="store_true", help="one level, briefly (a smoke run)")

@@ -155,22 +155,31 @@ def test_the_stream_a_page_reads(make_client: Any, database_url: str) -> None:
 def test_the_stream_counts_against_the_limit_when_it_writes(
     make_client: Any, database_url: str
 ) -> None:
-    """Writing the replies calls the models, so it counts as a post; sending replies already
-    stored does not."""
+    """Writing the replies calls the models, so it counts as a post: the message that asks
+    for them as a stream counts it with itself, and a stream opened again (the message's
+    count spent, as after a restart) counts on its own; sending replies already stored does
+    not."""
     client: TestClient = make_client(parse_study(study_data(limits={"posts_per_minute": 4})))
     first, second = invite(database_url, 2)
     walker = Walker(client, first)
     walker.consent()
     walker.traits()
-    walker.message("I feel stuck.", stream="1")  # three posts so far
-    assert client.get(f"/p/{first}/stream").status_code == 200  # the fourth: written
+    walker.message("I feel stuck.", stream="1")  # four posts so far: the message and its stream
+    assert client.get(f"/p/{first}/stream").status_code == 200  # written, counted already
     stored = _sse(client.get(f"/p/{first}/stream").text)
     assert [name for name, _ in stored] == ["done"]  # stored already: not counted
     walker.post("judge", {"choice": "A"}, expect=429)  # the limit is spent
     other = Walker(client, second)
     other.consent()
     other.traits()
-    other.message("Me too.", stream="1")
-    other.post("end", {}, expect=200)  # a stale post, counted: the fourth
-    assert client.get(f"/p/{second}/stream").status_code == 429
-    assert other.step() == "pending:0"  # nothing was written
+    other.post("end", {}, expect=200)  # a stale post, counted: the third
+    other.message("Me too.", 429, stream="1")  # with its stream, it would make five
+    other.message("Me too.")  # alone, the fourth: its replies are written by the post
+    assert other.step() == "judge:0"
+    third = Walker(client, invite(database_url)[0])
+    third.consent()
+    third.traits()
+    third.message("Me three.", stream="1")  # the fourth, with its stream
+    client.app.state.collect.streams_paid.clear()  # as if its stream came to another process
+    assert client.get(f"/p/{third.token}/stream").status_code == 429  # counted alone: a fifth
+    assert third.step() == "pending:0"  # nothing was written

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -39,6 +39,10 @@ class Context:
     # Write transactions wait here, not in the shared thread pool: on SQLite only one can run,
     # and writers blocked inside pool threads would starve the page views queued behind them.
     write_limiter: anyio.CapacityLimiter
+    # (token, turn) of each message stored by a post that asked for its replies as a stream
+    # and counted the stream against the participant's limit with itself: the stream it opens
+    # then writes nothing before its first byte (routers/stream.py). This process's only.
+    streams_paid: set[tuple[str, int]] = field(default_factory=set)
 
     async def run_write(self, action: Callable[..., T], *args: Any) -> T:
         """Run a function that writes (it opens its own `db.write()`) on a writer thread."""

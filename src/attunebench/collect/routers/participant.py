@@ -187,11 +187,15 @@ def screened_out(request: Request, token: str) -> RedirectResponse:
     return _platform_redirect(request, token, finished=False)
 
 
-def _store(ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], answer: A) -> None:
-    """Apply an answer if the participant is still at the step the form was made for."""
+def _store(
+    ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], answer: A, events: int
+) -> None:
+    """Apply an answer if the participant is still at the step the form was made for; the post
+    counts as `events` against the participant's limit."""
+    limit = ctx.study.limits.posts_per_minute
     with ctx.db.write() as session:
         participant = participant_of(session, token, asks_again(ctx), lock=True)
-        if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
+        if not ratelimit.allow(session, f"p:{participant.id}", limit, events=events):
             raise slow_down()
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
@@ -238,7 +242,9 @@ async def _answer(
         answer = parse(form)
     except forms.FormErrors as problems:
         return await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
-    await ctx.run_write(_store, ctx, token, step, stage, apply, answer)
+    # A message that asks for its replies as a stream counts the stream with it (see message).
+    events = 2 if stage == Stage.MESSAGE and form.get("stream") == ["1"] else 1
+    await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events)
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
@@ -287,6 +293,10 @@ async def message(request: Request, token: str) -> Response:
 
     response = await _answer(request, token, Stage.MESSAGE, parse, apply)
     # A stale or refused post made no job; it only shows a page.
+    if jobs and any(streamed):
+        # Counted with the stream it opens, which then writes nothing before its first byte:
+        # a write waits its turn for SQLite's one writer, and a turn made two of them.
+        ctx.streams_paid.add((token, jobs[0].turn))
     if not jobs or any(streamed):
         return _timed(response, 0.0)
     return _timed(response, await _generate(ctx, token, jobs[0]))

@@ -20,19 +20,19 @@ from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
-from attunebench.collect import ratelimit
 from attunebench.collect.deps import Context, context
 from attunebench.collect.flow import Stage, where
 from attunebench.collect.generation import GenerationError
 from attunebench.collect.routers.participant import (
     Job,
     asks_again,
+    count_post,
     jobs_of,
     participant_of,
     save_failures,
     save_replies,
-    slow_down,
 )
 from attunebench.collect.streaming import Complete, Failed, Piece, Reset, stream_replies
 
@@ -44,9 +44,7 @@ def _sse(event: str, data: object) -> bytes:
 
 
 def _now(ctx: Context, token: str) -> tuple[list[Job], dict[str, object] | None]:
-    """The pending turn's job, counted against the participant's limit (it calls the models),
-    or what to send at once: the stored replies, or a reload. The participant is read outside
-    the write transaction, which then holds SQLite's one write lock for the count alone."""
+    """The pending turn's job, or what to send at once: the stored replies, or a reload."""
     with ctx.db.read() as session:
         participant = participant_of(session, token, asks_again(ctx))
         at = where(participant, ctx.study)
@@ -55,13 +53,16 @@ def _now(ctx: Context, token: str) -> tuple[list[Job], dict[str, object] | None]
             return [], {"step": at.step, "replies": replies}
         if at.stage != Stage.PENDING:
             return [], None
-        jobs, key = jobs_of(ctx, participant), f"p:{participant.id}"
-    # Another request may store this turn's replies meanwhile, as it may while these are
-    # written: the replies stored are then the first ones (save_replies).
-    with ctx.db.write() as session:
-        if not ratelimit.allow(session, key, ctx.study.limits.posts_per_minute):
-            raise slow_down()
-    return jobs, None
+        return jobs_of(ctx, participant), None
+
+
+def _paid(ctx: Context, token: str, job: Job) -> bool:
+    """Whether the message's post counted this stream (once: a stream opened again counts)."""
+    try:
+        ctx.streams_paid.remove((token, job.turn))
+    except KeyError:
+        return False
+    return True
 
 
 async def _events(ctx: Context, token: str, job: Job) -> AsyncIterator[bytes]:
@@ -91,7 +92,12 @@ async def _once(event: str, data: object) -> AsyncIterator[bytes]:
 @router.get("/stream")
 async def stream(request: Request, token: str) -> StreamingResponse:
     ctx = context(request)
-    jobs, stored = await ctx.run_write(_now, ctx, token)
+    jobs, stored = await run_in_threadpool(_now, ctx, token)
+    # Writing the replies calls the models: it counts against the participant's limit, unless
+    # the message's post counted it. Another request may store this turn's replies meanwhile,
+    # as it may while these are written: the replies stored are then the first ones.
+    if jobs and not _paid(ctx, token, jobs[0]):
+        await ctx.run_write(count_post, ctx, token)
     if jobs:
         body = _events(ctx, token, jobs[0])
     else:
