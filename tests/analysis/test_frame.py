@@ -23,3 +23,16 @@ def test_score_columns_read_each_record() -> None:
         for key, column in frame.scores.items():
             held = record.scores.get(key)
             assert math.isnan(column[i]) if held is None else column[i] == held
+
+
+def test_part_column_names_each_records_corpus_part() -> None:
+    runs = synthetic.runs(Plan({"m/a": {"emotion": 0.6}}, conversations=6))
+    named = [None, {"part": "b"}, {"part": None}, {"part": "a"}]
+    records = tuple(
+        record.model_copy(update={"gold": named[i % len(named)]})
+        for i, record in enumerate(runs.records)
+    )
+    frame = Frame.from_records(records)
+    assert frame.parts == ("None", "a", "b")
+    for i, record in enumerate(records):
+        assert frame.parts[frame.part[i]] == str((record.gold or {}).get("part"))

@@ -41,6 +41,7 @@ _FIELDS = (
     "score",
     "flags",
     "scores",
+    "gold",
 )
 
 
@@ -112,6 +113,8 @@ class Frame:
     status: IntArray
     score: FloatArray
     judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
+    parts: tuple[str, ...]  # the corpus parts the records' gold names ("None" where none)
+    part: IntArray
 
     scores: Mapping[str, FloatArray]  # each key of the records' `scores`, NaN where absent
 
@@ -125,7 +128,7 @@ class Frame:
         fields = list(map(vars, records))
         columns = [list(map(itemgetter(name), fields)) for name in _FIELDS]
         task_names, model_names, variant_names, conversation_ids, turns = columns[:5]
-        item_ids, statuses, numbers, flags, score_maps = columns[5:]
+        item_ids, statuses, numbers, flags, score_maps, golds = columns[5:]
         judge_failed = np.fromiter(
             (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
         )
@@ -138,6 +141,7 @@ class Frame:
         variants, variant = _codes(variant_names)
         conversations, conversation = _codes(conversation_ids)
         item = _first_seen(conversation, turn, _codes(item_ids)[1])
+        parts, part = _codes([str(gold.get("part")) if gold else "None" for gold in golds])
         return cls(
             records,
             tasks,
@@ -153,6 +157,8 @@ class Frame:
             status,
             score,
             judge_failed,
+            parts,
+            part,
             _score_columns(score_maps, task),
         )
 

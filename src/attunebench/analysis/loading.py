@@ -18,10 +18,12 @@ import contextlib
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from attunebench import rundir
+from attunebench.analysis.frame import Frame
 from attunebench.analysis.schema import Notice
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.schema import Conversation
@@ -50,6 +52,12 @@ class Runs:
     records: tuple[ItemRecord, ...]
     conversations: Mapping[str, Conversation] = field(default_factory=dict)
     notices: tuple[Notice, ...] = ()
+
+    @cached_property
+    def frame(self) -> Frame:
+        """The records as columns: made by `load_runs` as it reads them, so that every
+        analysis of the runs (a summary, a power study) starts from numbers."""
+        return Frame.from_records(self.records)
 
     @property
     def dataset_hashes(self) -> list[str]:
@@ -231,7 +239,9 @@ def load_runs(
     if not directories:
         raise RunLoadError("no run directory given")
     with paused_gc(freeze=True):
-        return _load(directories, dataset, allow_mixed_datasets)
+        runs = _load(directories, dataset, allow_mixed_datasets)
+        runs.frame  # noqa: B018 - the columns, made once with the records they read
+        return runs
 
 
 def _load(

@@ -197,8 +197,7 @@ def part_notices(frame: Frame, cells: Mapping[CellKey, Cell]) -> list[Notice]:
         cell = cells.get((task, headline)) if headline is not None else None
         if cell is None:
             continue
-        rows = np.flatnonzero(cell.mask)
-        parts = sorted({str((frame.records[i].gold or {}).get("part")) for i in rows.tolist()})
+        parts = [frame.parts[code] for code in np.unique(frame.part[cell.mask]).tolist()]
         if len(parts) < 2:
             continue
         out.append(Notice(kind="corpus_parts", task=task, message=_parts_said(cell, parts)))
