@@ -188,7 +188,7 @@ def power_curve(
 ) -> PowerCurve:
     """Power to separate `model_a` from `model_b` on the task's headline, from the pilot runs
     (`frame`: the runs' frame, where already built)."""
-    frame = runs.frame if frame is None else frame
+    frame = Frame.from_records(runs.records) if frame is None else frame
     cell = report_cell(runs, frame, task)
     pair = None if cell is None else headline_pair(frame, cell, model_a, model_b)
     if cell is None or pair is None:
