@@ -16,14 +16,12 @@ the models' items differ.
 
 from __future__ import annotations
 
-import marshal
-import pickle
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain, compress, repeat
-from operator import attrgetter, ne
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -31,14 +29,10 @@ from pydantic import ValidationError
 
 from attunebench.analysis.frame import BoolArray, Frame, IntArray
 from attunebench.analysis.schema import LeftOutItem, item_address
-from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Gold, Scoring, Task, View, takes_option
+from attunebench.tasks.base import Scoring, Task, View, takes_option
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
-# marshal's format 2 writes a value the same whoever else holds its parts (later formats write
-# a part held elsewhere as a reference: equal predictions would differ)
-_MARSHAL = 2
 _VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
 
 
@@ -108,85 +102,40 @@ def _failure_reasons(frame: Frame, rows: np.ndarray) -> str:
 def typed_views(
     declaration: Task[Any, Any], frame: Frame, keep: BoolArray
 ) -> dict[int, View[Any, Any]]:
-    """The typed view of each kept record, as `Scoring.view` makes it, built faster.
-
-    Every model's record of an item holds the same gold, so each item's gold is built once
-    and shared (frozen) unless a record's differs. Models answer in a few distinct ways (a
-    label, a letter, a number), so equal predictions are read once and shared (frozen) too.
-    Gold and prediction are validated, which pydantic does faster than it constructs a model
-    unvalidated; one that does not validate (written by an older version, say) is constructed
-    as `Scoring.view` would. Each step is one C-level `map` over the records: a Python
-    statement per record cost as much as the rest.
-    """
+    """The typed view of each kept record, as `Scoring.view` makes it, built faster: each
+    distinct gold and prediction the records hold (the frame's codes) is read into its type
+    once and shared (frozen). Gold and prediction are validated, which pydantic does faster
+    than it constructs a model unvalidated; one that does not validate (written by an older
+    version, say) is constructed as `Scoring.view` would."""
     if (
         type(declaration.scoring).view is not Scoring.view
     ):  # a task that reads its records its own way
         return {int(i): declaration.scoring.view(frame.records[i]) for i in np.flatnonzero(keep)}
     rows = np.flatnonzero(keep)
-    records = frame.records_at(keep)
-    golds = _shared_golds(declaration.gold_type, records, frame.item[rows])
-    predictions = _shared_predictions(declaration.prediction_type, records)
-    return dict(zip(rows.tolist(), map(View, records, golds, predictions), strict=True))
+    gold_type, prediction_type = declaration.gold_type, declaration.prediction_type
+    golds = _typed(frame.golds, frame.gold[rows], lambda found: _read(gold_type, found or {}))
+    predictions = _typed(
+        frame.predictions,
+        frame.prediction[rows],
+        lambda found: None if found is None else _read(prediction_type, found),
+    )
+    views = map(View, frame.records_at(keep), golds, predictions)
+    return dict(zip(rows.tolist(), views, strict=True))
 
 
-def _shared_golds(
-    gold_type: type[Gold], records: Sequence[ItemRecord], items: IntArray
-) -> list[Gold]:
-    """Each record's gold in its type: one per item, built from the item's first record, and
-    one per distinct gold for a record whose gold differs from it."""
-    found = list(map(attrgetter("gold"), records))
-    _, first, inverse = np.unique(items, return_index=True, return_inverse=True)
-    firsts = list(map(found.__getitem__, first.tolist()))
-    typed = [_gold(gold_type, gold) for gold in firsts]
-    of_item = inverse.reshape(-1).tolist()
-    out = list(map(typed.__getitem__, of_item))
-    differing = compress(range(len(out)), map(ne, found, map(firsts.__getitem__, of_item)))
-    other: dict[bytes, Gold] = {}
-    for i in differing:  # an item whose records disagree on its gold: each read as it is
-        key = _key(found[i])
-        if key not in other:
-            other[key] = _gold(gold_type, found[i])
-        out[i] = other[key]
-    return out
+def _typed(distinct: Sequence[Any], codes: IntArray, read: Callable[[Any], Any]) -> list[Any]:
+    """Each record's value (its code among `distinct`) read by `read`, once per distinct one."""
+    typed = {code: read(distinct[code]) for code in np.unique(codes).tolist()}
+    return list(map(typed.__getitem__, codes.tolist()))
 
 
-def _shared_predictions(prediction_type: type[Any], records: Sequence[ItemRecord]) -> list[Any]:
-    """Each record's prediction in its type (None where it has none), equal ones shared: read
-    once per distinct serialisation (`marshal`, the cheapest that tells 1 from 1.0 and writes
-    floats exactly; `pickle` where a prediction holds what `marshal` cannot write)."""
-    found = list(map(attrgetter("prediction"), records))
+def _read(model: type[Any], found: dict[str, Any]) -> Any:
+    """A gold or prediction in its type: validated (faster than constructing it unvalidated,
+    and typed), or as `Scoring.view` makes it where an older record's does not validate."""
     try:
-        keys = list(map(marshal.dumps, found, repeat(_MARSHAL)))
-    except ValueError:
-        keys = list(map(_key, found))
-    validate = prediction_type.__pydantic_validator__.validate_python
-    typed: dict[bytes, Any] = {}
-    for key, prediction in dict(zip(keys, found, strict=True)).items():
-        if prediction is None:
-            typed[key] = None
-            continue
-        try:
-            typed[key] = validate(prediction)
-        except ValidationError:
-            typed[key] = prediction_type.model_construct(**prediction)
-    return list(map(typed.__getitem__, keys))
-
-
-def _key(found: Any) -> bytes:
-    """Bytes equal for equal JSON values (and never for unequal ones)."""
-    try:
-        return marshal.dumps(found, _MARSHAL)
-    except ValueError:
-        return pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
-
-
-def _gold(gold_type: type[Gold], found: dict[str, Any] | None) -> Gold:
-    """A record's gold in its type: validated (faster than constructing it unvalidated, and
-    typed), or as `Scoring.view` makes it where an older record's gold does not validate."""
-    try:
-        return gold_type.model_validate(found or {})
+        return model.__pydantic_validator__.validate_python(found)
     except ValidationError:
-        return gold_type.model_construct(**(found or {}))
+        return model.model_construct(**found)
 
 
 def build_cell(

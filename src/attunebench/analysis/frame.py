@@ -13,11 +13,14 @@ walked once. Scoring conventions (shared with the task modules):
 
 from __future__ import annotations
 
+import marshal
 import math
+import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain, compress, repeat
+from operator import itemgetter, ne
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +44,12 @@ _FIELDS = (
     "score",
     "flags",
     "scores",
+    "gold",
+    "prediction",
 )
+# marshal's format 2 writes a value the same whoever else holds its parts (later formats write
+# a part held elsewhere as a reference: equal values would differ)
+_MARSHAL = 2
 
 
 def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
@@ -49,6 +57,41 @@ def _codes(values: Sequence[str]) -> tuple[tuple[str, ...], IntArray]:
     names = tuple(sorted(set(values)))
     index = {name: position for position, name in enumerate(names)}
     return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def _distinct(values: Sequence[Any]) -> tuple[tuple[Any, ...], IntArray]:
+    """Distinct JSON values (the same serialisation: `marshal`, the cheapest that tells 1 from
+    1.0 and writes floats exactly; `pickle` where one holds what `marshal` cannot write) in
+    order of first appearance, and each value's position among them."""
+    try:
+        keys = list(map(marshal.dumps, values, repeat(_MARSHAL)))
+    except ValueError:
+        keys = [_key(value) for value in values]
+    first = dict(zip(keys, values, strict=True))
+    index = dict(zip(first, range(len(first)), strict=True))
+    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
+    return tuple(first.values()), codes
+
+
+def _item_golds(golds: Sequence[Any], item: IntArray) -> tuple[tuple[Any, ...], IntArray]:
+    """As `_distinct`, for golds: every record of an item holds the same gold, so each item's
+    first record's gold is one, and only a record whose gold differs from it (a merged older
+    run's) is read apart (one per distinct serialisation)."""
+    _, first, inverse = np.unique(item, return_index=True, return_inverse=True)
+    firsts = list(map(golds.__getitem__, first.tolist()))
+    code = inverse.reshape(-1).astype(np.int64)
+    apart: dict[bytes, tuple[int, Any]] = {}
+    for i in compress(range(len(golds)), map(ne, golds, map(firsts.__getitem__, code.tolist()))):
+        code[i] = apart.setdefault(_key(golds[i]), (len(firsts) + len(apart), golds[i]))[0]
+    return (*firsts, *(gold for _, gold in apart.values())), code
+
+
+def _key(value: Any) -> bytes:
+    """Bytes equal for equal JSON values (and never for unequal ones)."""
+    try:
+        return marshal.dumps(value, _MARSHAL)
+    except ValueError:
+        return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
 
 
 def _score_columns(
@@ -112,6 +155,15 @@ class Frame:
     status: IntArray
     score: FloatArray
     judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
+    # The records' golds and predictions as read (JSON values): each item's gold and each
+    # distinct prediction once, and each record's among them, so that a cell reads each into
+    # its typed model once (`cells.typed_views`).
+    golds: tuple[dict[str, Any] | None, ...]
+    gold: IntArray
+    predictions: tuple[dict[str, Any] | None, ...]
+    prediction: IntArray
+    parts: tuple[str, ...]  # the corpus parts the records' gold names ("None" where none)
+    part: IntArray
 
     scores: Mapping[str, FloatArray]  # each key of the records' `scores`, NaN where absent
 
@@ -125,7 +177,7 @@ class Frame:
         fields = list(map(vars, records))
         columns = [list(map(itemgetter(name), fields)) for name in _FIELDS]
         task_names, model_names, variant_names, conversation_ids, turns = columns[:5]
-        item_ids, statuses, numbers, flags, score_maps = columns[5:]
+        item_ids, statuses, numbers, flags, score_maps, gold_maps, prediction_maps = columns[5:]
         judge_failed = np.fromiter(
             (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
         )
@@ -138,6 +190,9 @@ class Frame:
         variants, variant = _codes(variant_names)
         conversations, conversation = _codes(conversation_ids)
         item = _first_seen(conversation, turn, _codes(item_ids)[1])
+        golds, gold = _item_golds(gold_maps, _first_seen(task, item))
+        predictions, prediction = _distinct(prediction_maps)
+        parts, part_of_gold = _codes([str(g.get("part")) if g else "None" for g in golds])
         return cls(
             records,
             tasks,
@@ -153,6 +208,12 @@ class Frame:
             status,
             score,
             judge_failed,
+            golds,
+            gold,
+            predictions,
+            prediction,
+            parts,
+            part_of_gold[gold],
             _score_columns(score_maps, task),
         )
 

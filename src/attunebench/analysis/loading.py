@@ -18,14 +18,17 @@ import contextlib
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from attunebench import rundir
+from attunebench.analysis.frame import Frame
 from attunebench.analysis.schema import Notice
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.schema import Conversation
-from attunebench.records import ItemRecord, Ledger, RunInfo
+from attunebench.records import RECORD_KEY, ItemRecord, Ledger, RunInfo
 
 RecordKey = tuple[str, str, str, int, str, str]
 
@@ -50,6 +53,12 @@ class Runs:
     records: tuple[ItemRecord, ...]
     conversations: Mapping[str, Conversation] = field(default_factory=dict)
     notices: tuple[Notice, ...] = ()
+
+    @cached_property
+    def frame(self) -> Frame:
+        """The records as columns: made by `load_runs` as it reads them, so that every
+        analysis of the runs (a summary, a power study) starts from numbers."""
+        return Frame.from_records(self.records)
 
     @property
     def dataset_hashes(self) -> list[str]:
@@ -97,8 +106,8 @@ def read_run(directory: str | Path) -> tuple[Run, list[ItemRecord]]:
     except rundir.RunDirError as error:
         raise RunLoadError(str(error)) from None
     assert info is not None  # checked above
-    latest = {record.key: record.status for record in records}
-    answered = sum(status != "failed" for status in latest.values())
+    latest = dict(zip(map(RECORD_KEY, records), map(attrgetter("status"), records), strict=True))
+    answered = len(latest) - list(latest.values()).count("failed")
     return Run(root, info, ledger, answered), records
 
 
@@ -132,16 +141,11 @@ def _merge(
     batches: Sequence[tuple[Run, list[ItemRecord]]],
 ) -> tuple[list[ItemRecord], list[Notice]]:
     merged: dict[RecordKey, ItemRecord] = {}
-    owner: dict[RecordKey, int] = {}
     notices: list[Notice] = []
-    for position, (run, records) in enumerate(batches):
-        replaced = 0
-        for record in records:
-            key = record.key
-            if key in owner and owner[key] != position:
-                replaced += 1
-            merged[key] = record
-            owner[key] = position
+    for run, records in batches:
+        keys = list(map(RECORD_KEY, records))
+        replaced = len(merged.keys() & set(keys))  # items an earlier run recorded
+        merged.update(zip(keys, records, strict=True))  # the later record of a key wins
         if replaced:
             notices.append(
                 Notice(
@@ -151,13 +155,13 @@ def _merge(
             )
     # In key order, not the order calls happened to finish: the summary of the same records is
     # then the same to the last digit (float sums depend on the order they are added in).
-    return [merged[key] for key in sorted(merged)], notices
+    return list(map(merged.__getitem__, sorted(merged))), notices
 
 
 def skipped_notices(runs: Sequence[Run], records: Sequence[ItemRecord]) -> list[Notice]:
     """The (task, model) pairs a run left out as not applicable, unless another run merged in
     has records for them: such a pair has no score because it has no meaning, not by failure."""
-    recorded = {(record.task, record.model) for record in records}
+    recorded = set(map(attrgetter("task", "model"), records))
     seen: dict[tuple[str, str], str] = {}
     for run in runs:
         for pair in run.info.skipped:
@@ -231,7 +235,9 @@ def load_runs(
     if not directories:
         raise RunLoadError("no run directory given")
     with paused_gc(freeze=True):
-        return _load(directories, dataset, allow_mixed_datasets)
+        runs = _load(directories, dataset, allow_mixed_datasets)
+        runs.frame  # noqa: B018 - the columns, made once with the records they read
+        return runs
 
 
 def _load(
@@ -274,10 +280,12 @@ def with_parts(
     """The records, each gold naming its corpus part (`Gold.part`): a record written before
     the gold kept it takes its conversation's source name, so that its headline is computed
     within part as a new run's is (a conversation not found leaves it as it is)."""
-    out = []
-    for record in records:
-        gold, found = record.gold, conversations.get(record.conversation_id)
-        if gold is not None and found is not None and gold.get("part") is None:
-            record = record.model_copy(update={"gold": {**gold, "part": found.source.name}})
-        out.append(record)
+    out = list(records)
+    golds = list(map(attrgetter("gold"), out))
+    lacking = [i for i, gold in enumerate(golds) if gold is not None and gold.get("part") is None]
+    for i in lacking:
+        found = conversations.get(out[i].conversation_id)
+        if found is not None:
+            update = {"gold": {**golds[i], "part": found.source.name}}
+            out[i] = out[i].model_copy(update=update)
     return tuple(out)

@@ -34,10 +34,10 @@ def item_golds(frame: Frame, cell: Cell) -> list[tuple[str, str, bool]]:
     _, last = np.unique(frame.item[rows][::-1], return_index=True)  # an item's last record
     out = []
     for i in rows[len(rows) - 1 - last].tolist():
-        record = frame.records[i]
-        gold = record.gold or {}
+        gold = frame.golds[frame.gold[i]] or {}
         level = gold.get("level", default_level)
-        out.append((record.conversation_id, str(level), bool(gold.get("derived", default_derived))))
+        conversation = frame.conversations[frame.conversation[i]]
+        out.append((conversation, str(level), bool(gold.get("derived", default_derived))))
     return out
 
 
@@ -197,8 +197,7 @@ def part_notices(frame: Frame, cells: Mapping[CellKey, Cell]) -> list[Notice]:
         cell = cells.get((task, headline)) if headline is not None else None
         if cell is None:
             continue
-        rows = np.flatnonzero(cell.mask)
-        parts = sorted({str((frame.records[i].gold or {}).get("part")) for i in rows.tolist()})
+        parts = [frame.parts[code] for code in np.unique(frame.part[cell.mask]).tolist()]
         if len(parts) < 2:
             continue
         out.append(Notice(kind="corpus_parts", task=task, message=_parts_said(cell, parts)))

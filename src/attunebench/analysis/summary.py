@@ -298,7 +298,7 @@ def claims(basis: Basis, headlines: Mapping[str, MetricScores]) -> Claims:
 
 
 def _basis(runs: Runs, options: Options) -> Basis:
-    frame = Frame.from_records(runs.records)
+    frame = runs.frame
     streams = Streams.of(options.seed)
     clusters = cluster_codes(frame, runs, options.cluster)
     bootstrap = ClusterBootstrap.create(

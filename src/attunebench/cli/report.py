@@ -229,14 +229,13 @@ def power(
 
     from attunebench.analysis import RunLoadError, load_runs, power_curve
     from attunebench.analysis.comparisons.power import Settings
-    from attunebench.analysis.frame import Frame
     from attunebench.analysis.judges.audit import audits_judges
 
     try:
         runs = load_runs(rundir, dataset=data)
     except RunLoadError as error:
         _fail(str(error))
-    frame = Frame.from_records(runs.records)
+    frame = runs.frame
     _check_models(list(models), list(frame.models), "--models", "models")
     chosen = [t for entry in tasks or [] for t in entry.split(",") if t]
     _check_models(chosen, list(frame.tasks), "--tasks", "tasks")
