@@ -65,3 +65,30 @@ def test_frontier_page_says_which_claude_models_think_unasked_and_what_caches_co
     ):
         assert published in text
     assert "1.25 times the input price" in text and "twice it" in text
+
+
+# A module that leaves its reasoning to a docs page names the page, and often its section:
+# `docs/report.md ("Power")` or `docs/data.md, "Any corpus as CSV"`.
+_POINTER = re.compile(r"docs/([a-z0-9_-]+\.md)(?:\)?[,;]? \(?\"([^\"]+)\")?")
+
+
+def docs_pointers(text: str) -> list[tuple[str, str | None]]:
+    """The (page, section or None) pairs a source text points to, across its line breaks."""
+    flat = re.sub(r"\s*\n\s*", " ", text)
+    return [(page, section) for page, section in _POINTER.findall(flat)]
+
+
+def test_docs_pointers_are_read_across_lines() -> None:
+    text = 'verdict; docs/report.md ("Do tasks rank\n    models alike?") gives it; docs/api.md.'
+    assert docs_pointers(text) == [("report.md", "Do tasks rank models alike?"), ("api.md", "")]
+
+
+def test_every_docs_page_and_section_the_code_points_to_exists() -> None:
+    pages = {p.name: p.read_text() for p in (ROOT / "docs").glob("*.md")}
+    missing = []
+    for module in sorted((ROOT / "src" / "attunebench").rglob("*.py")):
+        for page, section in docs_pointers(module.read_text()):
+            headings = re.findall(r"^#+ (.+)$", pages.get(page, ""), re.M)
+            if page not in pages or (section and not any(h.startswith(section) for h in headings)):
+                missing.append(f"{module.relative_to(ROOT)}: docs/{page} {section or ''}")
+    assert missing == []

@@ -29,7 +29,7 @@ from attunebench.analysis.schema import Discriminability, Estimate, Ratio
 from attunebench.analysis.scores import MetricScores
 from attunebench.stats import safe_ratio
 
-NEEDED_CONSTANT = (1.959964 + 0.841621) ** 2 * 2 / (2 * 0.6745**2)  # 17.25: see the docstring
+NEEDED_CONSTANT = (1.959964 + 0.841621) ** 2 * 2 / (2 * 0.6745**2)  # 17.25 (docs/report.md)
 
 
 def _means(table: ConversationTable) -> tuple[np.ndarray, FloatArray]:
