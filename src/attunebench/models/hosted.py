@@ -1,7 +1,7 @@
 """The options every hosted API's provider takes (`anthropic/`, `openai/`), declared once.
 
 A provider's signature takes them as `**options: Unpack[HostedOptions]` beside its own; the
-models file's misspelt-option error lists them from there (`modelsfile.option_names`)."""
+models file's misspelt-option error lists them from there (`modelsfile._option_names`)."""
 
 from __future__ import annotations
 
