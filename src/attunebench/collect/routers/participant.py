@@ -192,11 +192,9 @@ def _store(
 ) -> None:
     """Apply an answer if the participant is still at the step the form was made for; the post
     counts as `events` against the participant's limit."""
-    limit = ctx.study.limits.posts_per_minute
     with ctx.db.write() as session:
         participant = participant_of(session, token, asks_again(ctx), lock=True)
-        if not ratelimit.allow(session, f"p:{participant.id}", limit, events=events):
-            raise slow_down()
+        _count(ctx, session, participant, events)
         at = where(participant, ctx.study)
         if at.stage == stage and at.step == step:
             apply(session, participant, answer)
@@ -208,9 +206,14 @@ def _store(
 def count_post(ctx: Context, token: str) -> None:
     """Count a post that stores nothing itself (a retry of the replies) against the limit."""
     with ctx.db.write() as session:
-        participant = participant_of(session, token, asks_again(ctx))
-        if not ratelimit.allow(session, f"p:{participant.id}", ctx.study.limits.posts_per_minute):
-            raise slow_down()
+        _count(ctx, session, participant_of(session, token, asks_again(ctx)), events=1)
+
+
+def _count(ctx: Context, session: Session, participant: ParticipantRow, events: int) -> None:
+    """Count `events` posts against the participant's limit, or refuse the request (429)."""
+    limit = ctx.study.limits.posts_per_minute
+    if not ratelimit.allow(session, f"p:{participant.id}", limit, events=events):
+        raise slow_down()
 
 
 async def _checked_form(ctx: Context, request: Request, token: str) -> forms.Form:
@@ -233,8 +236,14 @@ def _again(
 
 
 async def _answer(
-    request: Request, token: str, stage: Stage, parse: Callable[[forms.Form], A], apply: Apply[A]
+    request: Request,
+    token: str,
+    stage: Stage,
+    parse: Callable[[forms.Form], A],
+    apply: Apply[A],
+    events: Callable[[forms.Form], int] = lambda _form: 1,
 ) -> Response:
+    """Parse and store an answer; the post counts as `events(form)` against the limit."""
     ctx = context(request)
     form = await _checked_form(ctx, request, token)
     step = form.get("step", [""])[0]
@@ -242,9 +251,7 @@ async def _answer(
         answer = parse(form)
     except forms.FormErrors as problems:
         return await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
-    # A message that asks for its replies as a stream counts the stream with it (see message).
-    events = 2 if stage == Stage.MESSAGE and form.get("stream") == ["1"] else 1
-    await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events)
+    await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events(form))
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
@@ -273,6 +280,12 @@ async def traits(request: Request, token: str) -> Response:
     )
 
 
+def _asks_for_stream(form: forms.Form) -> bool:
+    """The page's script asks for the replies as a stream (routers/stream.py) once the message
+    is stored; without it, they are generated in the post, whole."""
+    return form.get("stream") == ["1"]
+
+
 @router.post("/message")
 async def message(request: Request, token: str) -> Response:
     ctx = context(request)
@@ -286,12 +299,14 @@ async def message(request: Request, token: str) -> Response:
     streamed: list[bool] = []
 
     def parse(form: forms.Form) -> Any:
-        # The page's script asks for the replies as a stream (routers/stream.py) once the
-        # message is stored; without it, they are generated here, whole, as before.
-        streamed.append(form.get("stream") == ["1"])
+        streamed.append(_asks_for_stream(form))
         return forms.parse_message(form, ctx.study, ctx.taxonomy)
 
-    response = await _answer(request, token, Stage.MESSAGE, parse, apply)
+    def events(form: forms.Form) -> int:
+        # A message that asks for its replies as a stream counts the stream with it.
+        return 2 if _asks_for_stream(form) else 1
+
+    response = await _answer(request, token, Stage.MESSAGE, parse, apply, events)
     # A stale or refused post made no job; it only shows a page.
     if jobs and any(streamed):
         # Counted with the stream it opens, which then writes nothing before its first byte:
