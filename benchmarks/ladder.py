@@ -211,16 +211,13 @@ def references(summary: Summary) -> dict[str, dict[str, Any]]:
 def needed(dirs: Sequence[Path], tasks: Sequence[str], pair: tuple[str, str]) -> dict[str, Any]:
     """Conversations to separate the pair on each task's headline at 80% power, a central
     figure and a range (`attunebench power`)."""
-    from attunebench.analysis.frame import Frame
-
     runs = load_runs(list(dirs), allow_mixed_datasets=True)
-    frame = Frame.from_records(runs.records)
-    if not set(pair) <= set(frame.models):
+    if not set(pair) <= set(runs.frame.models):
         return {}
     rng = np.random.default_rng(SEED)
     out = {}
     for task in tasks:
-        curve = power_curve(runs, task, *pair, rng=rng, frame=frame)
+        curve = power_curve(runs, task, *pair, rng=rng)
         out[task] = {
             "metric": curve.metric,
             "needed": curve.needed,

@@ -242,7 +242,7 @@ def power(
     rng = np.random.default_rng(seed)
     settings = Settings(simulations=simulations)
     curves = [
-        power_curve(runs, task, *models, rng=rng, settings=settings, frame=frame)
+        power_curve(runs, task, *models, rng=rng, settings=settings)
         for task in chosen or [t for t in frame.tasks if not audits_judges(t)]
     ]
     out.print(_summary_table(models, curves))

@@ -29,7 +29,7 @@ from attunebench.analysis.comparisons.differences import (
     report_cell,
     resampled_difference,
 )
-from attunebench.analysis.frame import BoolArray, FloatArray, Frame
+from attunebench.analysis.frame import BoolArray, FloatArray
 from attunebench.analysis.loading import Runs
 
 DEFAULT_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -147,10 +147,9 @@ def power_curve(
     *,
     rng: np.random.Generator,
     settings: Settings | None = None,
-    frame: Frame | None = None,
 ) -> PowerCurve:
     """Power to separate `model_a` from `model_b` on the task's headline, from the pilot runs."""
-    frame = Frame.from_records(runs.records) if frame is None else frame
+    frame = runs.frame
     cell = report_cell(runs, frame, task)
     pair = None if cell is None else headline_pair(frame, cell, model_a, model_b)
     if cell is None or pair is None:
