@@ -47,12 +47,9 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
     source = src if src is not None else corpus_dir(corpus)
     if not source.exists():
         fail(f"{source}: not found" if src is not None else missing_corpus(corpus), 1)
-    columns = (
+    progress = Progress(
         SpinnerColumn(),
         TextColumn("importing {task.description}: {task.completed} conversations"),
-    )
-    progress = Progress(
-        *columns,
         TimeElapsedColumn(),
         console=errors,
         transient=True,

@@ -105,18 +105,12 @@ def _verify_and_place(item: FetchItem) -> None:
     """Move the whole `.part` into place if it is the table's file; else delete it."""
     part, expected = item.partial, item.source
     size = part.stat().st_size
-    if size != expected.size:
-        part.unlink()
-        raise FetchError(
-            f"{item.name}: {size} bytes from {item.url}, expected {expected.size}; nothing kept"
-        )
-    found = sha256_of(part)
+    found = sha256_of(part) if size == expected.size else None
     if found != expected.sha256:
         part.unlink()
-        raise FetchError(
-            f"{item.name}: SHA-256 {found} from {item.url}, expected {expected.sha256}; "
-            "nothing kept"
-        )
+        got = f"SHA-256 {found}" if found else f"{size} bytes"
+        wanted = expected.sha256 if found else expected.size
+        raise FetchError(f"{item.name}: {got} from {item.url}, expected {wanted}; nothing kept")
     part.replace(item.target)
 
 
