@@ -1,7 +1,5 @@
-"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say
-(docs/data.md lists them: labels in the declared taxonomy, a primary among the emotions,
-increasing turn indices, picks and continuations naming a reply, values on their scales, probes
-naming what they re-ask).
+"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say (docs/data.md
+lists them).
 
 `check_record` never raises on bad input: everything wrong comes back as `Finding`s, which
 `validate` turns into file/line problems. The rules run on the record as `salvage` rebuilds it

@@ -1,8 +1,5 @@
-"""Download corpora from the sources table: streamed, resumed, verified, moved into place whole.
-
-Each file is written to `NAME.part` and resumed with an HTTP Range request after a cut, up to
-`ATTEMPTS` times; it is renamed into place only when its size and SHA-256 are the table's, and a
-wrong byte deletes the `.part`, so nothing unverified is kept.
+"""Download corpora from the sources table: streamed into `NAME.part`, resumed after a cut,
+moved into place only whole and verified (docs/data.md, "Getting the corpora").
 """
 
 from __future__ import annotations
