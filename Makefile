@@ -116,7 +116,7 @@ demo: install-demo
 # mode and as a judge) on the open suite's demo subset, as local/ models (each run starts and stops
 # their llama.cpp servers), beside the baselines.
 demo-llm: install-llm llama-server
-	$(BIN)/python -m attunebench.cli.demo_llm --out $(DEMO_OUT)/llm
+	PYTHONPATH=benchmarks $(BIN)/python -m testkit.demo_llm --out $(DEMO_OUT)/llm
 
 # The ladder: the four local models in choice mode on a fixed slice of open-v1, the Qwen pair with
 # their person-hidden twins; then the Qwen pair again on a second, disjoint slice (the next 20

@@ -33,13 +33,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from attunebench.cli.demo_llm import (
-    MAX_TOKENS,
-    OPTIONS,
-    PER_TASK,
-    SAMPLE_CONVERSATIONS,
-    judged_tasks,
-)
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.locations import data_dir
 from attunebench.data.sample import sample_path
@@ -51,6 +44,13 @@ from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import QWEN
 from attunebench.models.modelsfile import ModelEntry
 from testkit import prerequisites
+from testkit.demo_llm import (
+    MAX_TOKENS,
+    OPTIONS,
+    PER_TASK,
+    SAMPLE_CONVERSATIONS,
+    judged_tasks,
+)
 
 VARIANTS = {"free": False, "constrained": True}
 QUICK_TASK = "outcome"  # one item a conversation

@@ -1,4 +1,5 @@
 """What the tests and benchmarks need and a user does not: a token-authenticated Ray cluster on
 127.0.0.1 and its drills, a web page server, sample conversations carrying every task's gold,
 and the one rule for a missing prerequisite (exit 77 with its reason). The stand-ins a user can
-point their own setup at stay in `attunebench.testing`."""
+point their own setup at stay in `attunebench.testing`. `demo_llm` is the script of `make
+demo-llm`, whose slices and settings the Qwen benchmark shares."""

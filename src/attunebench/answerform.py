@@ -1,15 +1,11 @@
-"""What a valid answer to a task looks like, declared once by the task that asks for it.
+"""What a valid answer to a task looks like, declared once by the task (or the judge) that asks
+for it and carried on every `TaskHint` it sends (docs/architecture.md, "A task, declared once").
 
-A task (or the judge, for its verdicts) makes one `AnswerForm` and hands it to every `TaskHint`
-it sends. The providers that stand in for a model ask the form, never the hint kind or the
-prompt: `example` writes a fixed valid answer (`mock/default`), `random` one drawn from `rng`
-(`baseline/random`, the test stub servers), `from_gold` the gold's answer or a wrong one
+The providers that stand in for a model ask the form, never the hint kind or the prompt:
+`example` (`mock/default`), `random` (`baseline/random`, the stub servers), `from_gold`
 (`sim/oracle`; a form that cannot says so in `gold_answers`, and the plan leaves the pair out),
-`read_prompt` reads the hint off a rendered prompt (servers that see only the messages), and
-`schema` is the JSON schema a constrained server decodes by, accepting all three writers'
-answers. The fitted baselines learn through `combine`, `question`, `reads` and `shown`;
-`labelled` serves `baseline/lexicon`. Forms register by hint kind in `FORMS`. This module sits
-below `models/` and `tasks/`: it imports neither.
+`read_prompt` (servers that see only the messages), `schema` (constrained decoding, accepting
+all three writers' answers). This module sits below `models/` and `tasks/`: it imports neither.
 """
 
 from __future__ import annotations

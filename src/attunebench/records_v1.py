@@ -14,12 +14,13 @@ from typing import Any
 V1 = b'"attunebench-record/v1"'
 
 
-def _pair_gold(gold: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+def _pair_gold(gold: dict[str, Any], meta: dict[str, Any], turn_index: int) -> dict[str, Any]:
     first, second = str(meta.get("first", "")), str(meta.get("second", ""))
 
-    def turn(key: str, fallback: int) -> int:
-        where, _, _ = key.rpartition(":")
-        return int(where) if where.isdigit() else fallback
+    def turn(key: str) -> int:
+        """A reply key `TURN:ID` names its turn; a bare id is of the item's own turn."""
+        where, colon, _ = key.rpartition(":")
+        return int(where) if where.isdigit() else (0 if colon else turn_index)
 
     return {
         "level": "pair",
@@ -29,8 +30,8 @@ def _pair_gold(gold: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
         "chosen": gold.get("chosen"),
         "tie": bool(gold.get("tie", False)),
         "strength": gold.get("strength"),
-        "first_turn": turn(first, 0),
-        "second_turn": turn(second, 0),
+        "first_turn": turn(first),
+        "second_turn": turn(second),
         "len_first": int(meta.get("len_a") or 0),
         "len_second": int(meta.get("len_b") or 0),
     }
@@ -51,10 +52,7 @@ def _upgrade(record: dict[str, Any]) -> dict[str, Any]:
     elif task == "behavior":
         gold = {**gold, "level": "reply"}
     elif task in ("preference", "judge_audit"):
-        turn = int(record.get("turn_index", 0))
-        gold = _pair_gold(gold, meta)
-        gold["first_turn"] = gold["first_turn"] if ":" in gold["first"] else turn
-        gold["second_turn"] = gold["second_turn"] if ":" in gold["second"] else turn
+        gold = _pair_gold(gold, meta, int(record.get("turn_index", 0)))
     elif task == "response":
         gold = {**gold, "level": "turn"}
         prediction = prediction if prediction is not None and "reply" in prediction else None

@@ -1,7 +1,5 @@
-"""Named factories: providers, tasks, scorers, judges and metrics register here by name.
-
-A registry refuses duplicates so that a name in a report always means one thing, and it can
-describe an entry (its name and the arguments it was made with) for provenance.
+"""Named factories: providers, tasks, scorers, judges and metrics register here by name; a
+registry refuses duplicates so that a name in a report always means one thing.
 """
 
 from __future__ import annotations

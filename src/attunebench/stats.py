@@ -1,7 +1,4 @@
-"""Statistics helpers below every package that computes a number: weighted sums for many
-resamples at once (`Weights`), a ratio that is NaN where undefined (`safe_ratio`), the
-NaN-to-None step every JSON number takes (`none_if_nan`), and the one logistic regression
-every fit of a binary outcome uses (`ridge_logistic`).
+"""Statistics helpers below every package that computes a number.
 
 `Weights` is what makes a metric defined once (see `tasks.helpers.metrics`): with weights of 1 a
 statistic is the metric's value, with a cluster bootstrap's resample counts it is every

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -39,6 +39,7 @@ app.add_typer(import_app, name="import")
 app.command("fetch")(fetch)
 
 SHOW_DEFAULT = 50
+FIX_FIRST = "; fix them first (attunebench data validate)"
 
 
 def _print_problems(problems: Iterable[Problem], total: int, show: int) -> None:
@@ -50,6 +51,13 @@ def _print_problems(problems: Iterable[Problem], total: int, show: int) -> None:
         shown += 1
     if total > shown:
         typer.echo(f"... and {total - shown} more problems")
+
+
+def _invalid(report: FileReport, advice: str = "") -> NoReturn:
+    """Stop on a dataset that failed validation: its first problems, then its summary line."""
+    _print_problems(report.problems, report.problem_count, SHOW_DEFAULT)
+    typer.echo(report.summary() + advice)
+    raise typer.Exit(1)
 
 
 @app.command()
@@ -113,9 +121,7 @@ def stats(
 
     report = validate_file(file, max_line_bytes=max_line_bytes, on_valid=add)
     if not report.ok:
-        _print_problems(report.problems, report.problem_count, SHOW_DEFAULT)
-        typer.echo(f"{report.summary()}; fix them first (attunebench data validate)")
-        raise typer.Exit(1)
+        _invalid(report, FIX_FIRST)
     result = builder.build()
     if as_json:
         print(gold.stats(result).model_dump_json(indent=2))
@@ -213,9 +219,7 @@ def split_command(
     try:
         made = split(load_validated(file), train, seed, stratify)
     except DatasetError as exc:
-        _print_problems(exc.problems, exc.count, SHOW_DEFAULT)
-        typer.echo(f"{exc.report.summary()}; fix them first (attunebench data validate)")
-        raise typer.Exit(1) from None
+        _invalid(exc.report, FIX_FIRST)
     except SplitError as exc:
         fail(str(exc))
     _run_io(lambda: write_conversations(paths[0], made.train))
@@ -272,8 +276,7 @@ def _run_io(action: Callable[[], int]) -> int:
     try:
         return action()
     except DatasetError as exc:
-        _print_problems(exc.problems, exc.count, SHOW_DEFAULT)
-        typer.echo(exc.report.summary())
+        _invalid(exc.report)
     except OSError as exc:
         typer.echo(f"error: {os_problem(exc)}", err=True)
     except ImportError as exc:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import replace
+from inspect import Parameter
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
 import typer
 from rich.markup import escape
@@ -14,19 +17,12 @@ from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import fail, file_out, os_problem
 from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker
 from attunebench.data.importers import (
-    ConvAI1Importer,
     CsvImporter,
-    DailyDialogImporter,
-    EmpathyMentalHealthImporter,
-    ESConvImporter,
-    GoEmotionsImporter,
     Importer,
     ImportFormatError,
     ImportOptionError,
-    MELDImporter,
-    TopicalChatImporter,
-    USSImporter,
     import_to_file,
+    importers,
 )
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.locations import corpus_dir, missing_corpus
@@ -47,12 +43,9 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
     source = src if src is not None else corpus_dir(corpus)
     if not source.exists():
         fail(f"{source}: not found" if src is not None else missing_corpus(corpus), 1)
-    columns = (
+    progress = Progress(
         SpinnerColumn(),
         TextColumn("importing {task.description}: {task.completed} conversations"),
-    )
-    progress = Progress(
-        *columns,
         TimeElapsedColumn(),
         console=errors,
         transient=True,
@@ -80,10 +73,37 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
             console.print(f"  {heading}: {count} {escape(what)}")
 
 
+def _corpus(corpus: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A `data import` command for the importer registered as `corpus`: the decorated function
+    gives its help and the importer's options (its parameters); where to read and write, and
+    `--limit`, are every corpus command's, declared here once."""
+
+    def made(options: Callable[..., None]) -> Callable[..., None]:
+        def command(*, out: Path, src: Path | None, limit: int | None, **chosen: Any) -> None:
+            _run(corpus, importers.get(corpus)(**chosen), src, out, limit)
+
+        hints = get_type_hints(options, include_extras=True)
+        own = [
+            parameter.replace(kind=Parameter.KEYWORD_ONLY, annotation=hints[parameter.name])
+            for parameter in inspect.signature(options).parameters.values()
+        ]
+        command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [
+                Parameter("out", Parameter.KEYWORD_ONLY, annotation=ImportOut),
+                Parameter("src", Parameter.KEYWORD_ONLY, default=None, annotation=CorpusFolder),
+                *own,
+                Parameter("limit", Parameter.KEYWORD_ONLY, default=None, annotation=Limit),
+            ]
+        )
+        command.__doc__, command.__name__ = options.__doc__, options.__name__
+        return command
+
+    return made
+
+
 @app.command()
+@_corpus("esconv")
 def esconv(
-    out: ImportOut,
-    src: CorpusFolder = None,
     variant: Annotated[
         Literal["hf", "failed", "multiesc"],
         typer.Option(
@@ -92,70 +112,48 @@ def esconv(
         ),
     ] = "hf",
     split: Split = "all",
-    limit: Limit = None,
 ) -> None:
     """ESConv support chats: supporters' own strategy labels, the seeker's survey and feedback."""
-    _run("esconv", ESConvImporter(variant=variant, split=split), src, out, limit)
 
 
 @app.command()
-def dailydialog(
-    out: ImportOut,
-    src: CorpusFolder = None,
-    split: HeldOutSplit = "all",
-    limit: Limit = None,
-) -> None:
+@_corpus("dailydialog")
+def dailydialog(split: HeldOutSplit = "all") -> None:
     """DailyDialog: the first speaker is the user; annotators' emotions and dialogue acts."""
-    _run("dailydialog", DailyDialogImporter(split=split), src, out, limit)
 
 
 @app.command()
-def meld(
-    out: ImportOut,
-    src: CorpusFolder = None,
-    split: Split = "all",
-    user_speaker: UserSpeaker = None,
-    limit: Limit = None,
-) -> None:
+@_corpus("meld")
+def meld(split: Split = "all", user_speaker: UserSpeaker = None) -> None:
     """MELD (Friends): one speaker is the user, the others' lines are the reply; emotions."""
-    _run("meld", MELDImporter(split=split, user_speaker=user_speaker), src, out, limit)
 
 
 @app.command()
+@_corpus("uss")
 def uss(
-    out: ImportOut,
-    src: CorpusFolder = None,
     part: Annotated[
         Literal["mwoz", "redial", "all"], typer.Option(help="MultiWOZ, ReDial or both.")
     ] = "all",
-    limit: Limit = None,
 ) -> None:
     """USS: annotators' 1-5 satisfaction rates the system reply before each user turn."""
-    _run("uss", USSImporter(part=part), src, out, limit)
 
 
 @app.command()
-def goemotions(
-    out: ImportOut,
-    src: CorpusFolder = None,
-    split: HeldOutSplit = "all",
-    limit: Limit = None,
-) -> None:
+@_corpus("goemotions")
+def goemotions(split: HeldOutSplit = "all") -> None:
     """GoEmotions: each Reddit comment is a one-turn conversation with raters' emotions."""
-    _run("goemotions", GoEmotionsImporter(split=split), src, out, limit)
 
 
 @app.command("empathy-mental-health")
-def empathy_mental_health(out: ImportOut, src: CorpusFolder = None, limit: Limit = None) -> None:
+@_corpus("empathy_mental_health")
+def empathy_mental_health() -> None:
     """EPITOME's Reddit replies: annotators' empathy levels (reactions, interpretations,
     explorations) as each reply's behaviors."""
-    _run("empathy_mental_health", EmpathyMentalHealthImporter(), src, out, limit)
 
 
 @app.command()
+@_corpus("convai1")
 def convai1(
-    out: ImportOut,
-    src: CorpusFolder = None,
     variant: Annotated[
         Literal["human-bot", "human-human"],
         typer.Option(
@@ -164,17 +162,14 @@ def convai1(
         ),
     ] = "human-bot",
     split: Annotated[Literal["train", "test", "all"], typer.Option()] = "all",
-    limit: Limit = None,
 ) -> None:
     """ConvAI1 (2017): each person's own thumbs on their partner's messages and their 1-5
     ratings of the dialogue."""
-    _run("convai1", ConvAI1Importer(variant=variant, split=split), src, out, limit)
 
 
 @app.command("topical-chat")
+@_corpus("topical_chat")
 def topical_chat(
-    out: ImportOut,
-    src: CorpusFolder = None,
     split: Annotated[
         Literal["valid_freq", "valid_rare", "test_freq", "test_rare", "all"], typer.Option()
     ] = "all",
@@ -182,12 +177,9 @@ def topical_chat(
         Literal["agent_1", "agent_2", "both"],
         typer.Option(help="Whose side each chat is read from (both: two conversations a chat)."),
     ] = "both",
-    limit: Limit = None,
 ) -> None:
     """Topical-Chat (valid/test): each writer's own emotion label on every message, the
     receiver's rating of it, and each worker's rating of the conversation."""
-    importer = TopicalChatImporter(split=split, perspective=perspective)
-    _run("topical_chat", importer, src, out, limit)
 
 
 @app.command("csv")

@@ -1,10 +1,6 @@
-"""`attunebench demo`: the whole pipeline offline, with no keys, in a couple of minutes.
-
-The shipped sample (and a few MultiESC test conversations where ESConv is found), four
-baselines and the offline proxy judge in both context modes, then the report, all under
-`DIR`. The fitted baselines learn from a disjoint train split: alternate sample conversations
-(and ESConv train ones). The sample was written to exercise every task; its numbers say
-nothing about real models.
+"""`attunebench demo`: the whole pipeline offline, with no keys, in a couple of minutes
+(docs/tutorial.md). The fitted baselines learn from a disjoint train split: alternate sample
+conversations (and ESConv train ones).
 """
 
 from __future__ import annotations

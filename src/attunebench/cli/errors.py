@@ -31,17 +31,14 @@ def os_problem(error: OSError) -> str:
     return reason if error.filename is None else f"{error.filename}: {reason}"
 
 
-def _under_a_file(path: Path, option: str) -> None:
-    """Refuse a path that could only be made inside an existing file."""
+def _creatable(path: Path, option: str) -> None:
+    """Refuse a path that could only be made inside an existing file, or whose folder (the
+    nearest one that exists: where it would be made) cannot be written. Tried by making a
+    nameless file there: `os.access` passes a read-only file system's folders to root, and a
+    folder's permissions to root as well."""
     above = next((p for p in path.parents if p.exists()), None)
     if above is not None and not above.is_dir():
         fail(f"{option} {path}: {above} is a file, not a folder")
-
-
-def _writable(path: Path, option: str) -> None:
-    """Refuse a path whose folder (the nearest one that exists: where it would be made)
-    cannot be written. Tried by making a nameless file there: `os.access` passes a read-only
-    file system's folders to root, and a folder's permissions to root as well."""
     folder = next((p for p in (path, *path.parents) if p.is_dir()), None)
     if folder is None:
         return
@@ -58,8 +55,7 @@ def folder_out(path: Path, option: str = "--out") -> None:
     that cannot be written."""
     if path.exists() and not path.is_dir():
         fail(f"{option} {path} is a file; give a folder (it is created if missing)")
-    _under_a_file(path, option)
-    _writable(path, option)
+    _creatable(path, option)
 
 
 def file_out(path: Path, option: str = "--out") -> None:
@@ -67,8 +63,7 @@ def file_out(path: Path, option: str = "--out") -> None:
     or whose folder cannot be written."""
     if path.is_dir():
         fail(f"{option} {path} is a folder; give a file name, such as {path / 'out.jsonl'}")
-    _under_a_file(path, option)
-    _writable(path, option)
+    _creatable(path, option)
 
 
 def needs_extra(extra: str, what: str, code: int = USAGE) -> NoReturn:

@@ -1,7 +1,5 @@
-"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say
-(docs/data.md lists them: labels in the declared taxonomy, a primary among the emotions,
-increasing turn indices, picks and continuations naming a reply, values on their scales, probes
-naming what they re-ask).
+"""Checks on one decoded JSON record: the schema, then the rules a schema cannot say (docs/data.md
+lists them).
 
 `check_record` never raises on bad input: everything wrong comes back as `Finding`s, which
 `validate` turns into file/line problems. The rules run on the record as `salvage` rebuilds it
@@ -54,29 +52,29 @@ def resolve_taxonomy(obj: dict[str, Any]) -> tuple[Taxonomy | None, list[Finding
     return None, []
 
 
+def _label(
+    where: tuple[str | int, ...], value: str | None, taxonomy: Taxonomy | None, kind: str
+) -> Iterator[Finding]:
+    """`value` (an emotion or behavior label) where the taxonomy, if known, lacks it."""
+    if taxonomy is None or value is None:
+        return
+    known = taxonomy.emotion_names() if kind == "emotion" else taxonomy.behavior_names()
+    if value not in known:
+        yield located(where, f"{kind} {value!r} is not in taxonomy {taxonomy.id!r}")
+
+
 def _labels(
     where: tuple[str | int, ...], values: Sequence[str], taxonomy: Taxonomy | None, kind: str
 ) -> Iterator[Finding]:
-    """Each of `values` (emotion or behavior labels) that the taxonomy, where known, lacks."""
-    if taxonomy is None:
-        return
-    known = taxonomy.emotion_names() if kind == "emotion" else taxonomy.behavior_names()
     for position, value in enumerate(values):
-        if value not in known:
-            yield located(
-                (*where, position), f"{kind} {value!r} is not in taxonomy {taxonomy.id!r}"
-            )
+        yield from _label((*where, position), value, taxonomy, kind)
 
 
 def state_findings(
     where: tuple[str | int, ...], state: State, taxonomy: Taxonomy | None
 ) -> Iterator[Finding]:
     yield from _labels((*where, "emotions"), state.emotions, taxonomy, "emotion")
-    primary = state.primary
-    if taxonomy is not None and primary is not None and primary not in taxonomy.emotion_names():
-        yield located(
-            (*where, "primary"), f"emotion {primary!r} is not in taxonomy {taxonomy.id!r}"
-        )
+    yield from _label((*where, "primary"), state.primary, taxonomy, "emotion")
     if state.primary is not None and state.emotions and state.primary not in state.emotions:
         yield located(
             (*where, "primary"), f"primary {state.primary!r} is not among the state's emotions"
@@ -235,16 +233,7 @@ def _rule_findings(
     if not conversation.turns:
         yield Finding("a conversation needs at least one turn", None, "turns")
     yield from _source_findings(source)
-    if (
-        context.emotion is not None
-        and taxonomy is not None
-        and context.emotion not in taxonomy.emotion_names()
-    ):
-        yield Finding(
-            f"emotion {context.emotion!r} is not in taxonomy {taxonomy.id!r}",
-            None,
-            "context.emotion",
-        )
+    yield from _label(("context", "emotion"), context.emotion, taxonomy, "emotion")
     yield from _turn_order(indices)
     for position, turn in enumerate(conversation.turns):
         yield from turn_findings(position, turn, taxonomy, source)

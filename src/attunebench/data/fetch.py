@@ -1,8 +1,5 @@
-"""Download corpora from the sources table: streamed, resumed, verified, moved into place whole.
-
-Each file is written to `NAME.part` and resumed with an HTTP Range request after a cut, up to
-`ATTEMPTS` times; it is renamed into place only when its size and SHA-256 are the table's, and a
-wrong byte deletes the `.part`, so nothing unverified is kept.
+"""Download corpora from the sources table: streamed into `NAME.part`, resumed after a cut,
+moved into place only whole and verified (docs/data.md, "Getting the corpora").
 """
 
 from __future__ import annotations
@@ -105,18 +102,12 @@ def _verify_and_place(item: FetchItem) -> None:
     """Move the whole `.part` into place if it is the table's file; else delete it."""
     part, expected = item.partial, item.source
     size = part.stat().st_size
-    if size != expected.size:
-        part.unlink()
-        raise FetchError(
-            f"{item.name}: {size} bytes from {item.url}, expected {expected.size}; nothing kept"
-        )
-    found = sha256_of(part)
+    found = sha256_of(part) if size == expected.size else None
     if found != expected.sha256:
         part.unlink()
-        raise FetchError(
-            f"{item.name}: SHA-256 {found} from {item.url}, expected {expected.sha256}; "
-            "nothing kept"
-        )
+        got = f"SHA-256 {found}" if found else f"{size} bytes"
+        wanted = expected.sha256 if found else expected.size
+        raise FetchError(f"{item.name}: {got} from {item.url}, expected {wanted}; nothing kept")
     part.replace(item.target)
 
 

@@ -74,24 +74,20 @@ def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
     return count
 
 
-def _failure(file: str, message: str) -> DatasetError:
+def _failure(path: str | Path, message: str) -> DatasetError:
+    file = str(path)
     return DatasetError(FileReport(file, 0, 0, 0, 0, (Problem(file, None, message),), 1))
 
 
 def _parquet_records(path: str | Path) -> Iterator[str | None]:
     try:
         source = pq.ParquetFile(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise _failure(str(path), f"cannot read as Parquet: {exc}") from exc
-    if RECORD_COLUMN not in source.schema_arrow.names:
-        raise _failure(
-            str(path), f"no {RECORD_COLUMN!r} column: not an attunebench/v1 Parquet file"
-        )
-    try:
+        if RECORD_COLUMN not in source.schema_arrow.names:
+            raise _failure(path, f"no {RECORD_COLUMN!r} column: not an attunebench/v1 Parquet file")
         for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=[RECORD_COLUMN]):
             yield from batch.column(0).to_pylist()
-    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:  # found only when read
-        raise _failure(str(path), f"cannot read as Parquet: {exc}") from exc
+    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:  # some only when read
+        raise _failure(path, f"cannot read as Parquet: {exc}") from exc
 
 
 def _validate_records(
@@ -166,11 +162,9 @@ def _hf_records(path: str | Path) -> Iterator[str | None]:
     try:
         dataset = datasets.load_from_disk(str(path))
     except (OSError, ValueError) as exc:
-        raise _failure(str(path), f"cannot load as a `datasets` folder: {exc}") from exc
+        raise _failure(path, f"cannot load as a `datasets` folder: {exc}") from exc
     if not isinstance(dataset, datasets.Dataset) or RECORD_COLUMN not in dataset.column_names:
-        raise _failure(
-            str(path), f"not an attunebench/v1 export (one Dataset with {RECORD_COLUMN!r})"
-        )
+        raise _failure(path, f"not an attunebench/v1 export (one Dataset with {RECORD_COLUMN!r})")
     for batch in dataset.with_format("arrow").iter(batch_size=BATCH_ROWS):
         yield from batch[RECORD_COLUMN].to_pylist()
 

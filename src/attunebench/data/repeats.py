@@ -58,20 +58,12 @@ def _line_runs(text: str) -> Iterator[tuple[str, int]]:
 def repeats(conversation: Conversation) -> list[Repeat]:
     """Every run of identical consecutive turns, and of identical lines within one message."""
     found: list[Repeat] = []
-    turns = conversation.turns
-    start = 0
-    while start < len(turns):
-        end = start + 1
-        while end < len(turns) and _said(turns[end]) == _said(turns[start]):
-            end += 1
-        if end - start > 1:
-            what = f"the same user message and reply ({_short(turns[start].user)}) repeats"
-            run = turns[start:end]
-            found.append(
-                Repeat(conversation.id, turns[start].index, what, end - start, _labelled(run))
-            )
-        start = end
-    for turn in turns:
+    for _, group in groupby(conversation.turns, key=_said):
+        run = list(group)
+        if len(run) > 1:
+            what = f"the same user message and reply ({_short(run[0].user)}) repeats"
+            found.append(Repeat(conversation.id, run[0].index, what, len(run), _labelled(run)))
+    for turn in conversation.turns:
         texts = [("user message", turn.user), *(("reply", r.text) for r in turn.responses)]
         for where, text in texts:
             for line, times in _line_runs(text):

@@ -39,17 +39,13 @@ LABELLED_FIELDS = (
 )
 
 
-class Record(Frozen):
-    """Base of every dataset record: immutable and strict about unknown fields."""
-
-
-class RatingScale(Record):
+class RatingScale(Frozen):
     low: float
     high: float
     description: str | None = None
 
 
-class Source(Record):
+class Source(Frozen):
     kind: SourceKind
     name: Identifier
     license: str | None = None
@@ -65,7 +61,7 @@ class Source(Record):
     notes: str | None = None
 
 
-class Participant(Record):
+class Participant(Frozen):
     id: Identifier = Field(description="Pseudonymous participant id; never a real name.")
     traits: dict[str, str] = Field(
         default_factory=dict, description="Optional self-reported traits (age band, ...)."
@@ -75,7 +71,7 @@ class Participant(Record):
 LabelValence = Literal["negative", "neutral", "positive"]
 
 
-class TaxonomyLabel(Record):
+class TaxonomyLabel(Frozen):
     name: Label
     description: str
     synonyms: tuple[str, ...] = ()
@@ -86,7 +82,7 @@ class TaxonomyLabel(Record):
     )
 
 
-class Taxonomy(Record):
+class Taxonomy(Frozen):
     id: Identifier
     version: str
     description: str | None = None
@@ -100,7 +96,7 @@ class Taxonomy(Record):
         return frozenset(label.name for label in self.behaviors)
 
 
-class Context(Record):
+class Context(Frozen):
     topic: str | None = None
     situation: str | None = None
     emotion: Label | None = Field(
@@ -115,7 +111,7 @@ class Context(Record):
     )
 
 
-class State(Record):
+class State(Frozen):
     """How the user said they felt at this turn (or, per provenance, how others judged it)."""
 
     emotions: tuple[Label, ...] = ()
@@ -126,7 +122,7 @@ class State(Record):
     panas: dict[str, Annotated[int, Field(ge=1, le=5)]] | None = None
 
 
-class Response(Record):
+class Response(Frozen):
     id: Identifier
     model: str | None = Field(default=None, description="Hidden id of what produced the reply.")
     text: NonEmptyText
@@ -137,7 +133,7 @@ class Response(Record):
     )
 
 
-class Need(Record):
+class Need(Frozen):
     """What would help most right now: asked after the user's message, before any reply is shown,
     so it cannot give away which reply they went on to prefer."""
 
@@ -145,7 +141,7 @@ class Need(Record):
     behaviors: tuple[Label, ...] = Field(default=(), description="Behaviors they wanted.")
 
 
-class Preference(Record):
+class Preference(Frozen):
     chosen: Identifier | None = Field(default=None, description="Preferred response id.")
     tie: bool = False
     strength: Annotated[int, Field(ge=1, le=3)] | None = None
@@ -170,7 +166,7 @@ class Preference(Record):
         return data
 
 
-class Turn(Record):
+class Turn(Frozen):
     index: Annotated[int, Field(ge=0)]
     user: NonEmptyText
     state: State | None = None
@@ -202,7 +198,7 @@ class Turn(Record):
         return None if self.continued is None else self.response(self.continued)
 
 
-class Outcome(Record):
+class Outcome(Frozen):
     final_state: State | None = None
     rating: float | None = None
     survey: dict[str, str | float] = Field(default_factory=dict)
@@ -215,7 +211,7 @@ class Outcome(Record):
     )
 
 
-class Probe(Record):
+class Probe(Frozen):
     """A question the participant was asked again later in the same session (a retest probe):
     the emotion check on one of their earlier messages (shown again, the earlier answer
     hidden), or an earlier pair of replies shown in the swapped order. Exactly one of `state`
@@ -237,7 +233,7 @@ class Probe(Record):
     )
 
 
-class Conversation(Record):
+class Conversation(Frozen):
     format: Literal["attunebench/v1"] = FORMAT
     id: Identifier
     source: Source

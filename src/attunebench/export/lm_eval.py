@@ -1,10 +1,7 @@
 """`attunebench export lm-eval DATASET --out DIR`: AttuneBench's choice tasks as a task folder
-for lm-evaluation-harness (docs/interop.md).
-
-Each choice question becomes a `multiple_choice` document: the plain-text prompt, its option
-keys as the choices, the gold option's index. lm-eval scores each choice's log-likelihood as
-the prompt's continuation, as the `hf/` provider does in choice mode, so on the emotion task
-lm-eval's `acc` is AttuneBench's `score`. The YAMLs name the documents by absolute path.
+for lm-evaluation-harness, one `multiple_choice` document per choice question (docs/interop.md
+says why lm-eval's `acc` is then AttuneBench's `score`). The YAMLs name the documents by
+absolute path.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""AttuneBench's tasks for inspect_ai: `inspect eval attunebench/emotion --model ...`
-(docs/interop.md), registered through inspect_ai's package entry point.
-
-Each item is one sample. The solver asks the item's questions; the scorer reads the answers
-with AttuneBench's own parse and score steps, through the same `engine.evaluate` every run
-uses, so there is one implementation of each. The judge is inspect's `grader` role, and the
-standard error is clustered by conversation, whose items are not independent.
+"""AttuneBench's tasks for inspect_ai: `inspect eval attunebench/emotion --model ...`, registered
+through inspect_ai's package entry point (docs/interop.md). The scorer reads the answers through
+the same `engine.evaluate` every run uses, so each parse and score is written once; the standard
+error is clustered by conversation, whose items are not independent.
 """
 
 from __future__ import annotations

@@ -21,9 +21,8 @@ def task_slice(
     per_task: int,
     skip: int = 0,
 ) -> list[Conversation]:
-    """The `per_task` conversations carrying `task`'s items with the shortest transcripts (the
-    person's messages), taken from each of the manifest's corpus parts in turn, the shortest of
-    each first; after the first `skip` of that order (a second, disjoint slice)."""
+    """The `per_task` conversations of the slice (transcripts: the person's messages), after
+    the first `skip` of its order."""
     by_id = {c.id: c for c in conversations}
     queues = []
     for part in manifest.parts:

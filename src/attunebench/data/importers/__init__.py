@@ -12,7 +12,6 @@ from attunebench.data.importers._base import (
     ImportFormatError,
     ImportOptionError,
     Location,
-    Tally,
 )
 from attunebench.data.importers.convai1 import ConvAI1Importer
 from attunebench.data.importers.csv_generic import CsvImporter
@@ -50,7 +49,6 @@ __all__ = [
     "Importer",
     "Location",
     "MELDImporter",
-    "Tally",
     "TopicalChatImporter",
     "USSImporter",
     "import_to_file",

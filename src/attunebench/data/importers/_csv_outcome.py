@@ -59,14 +59,13 @@ class OutcomeMap:
     def load(cls, path: Path) -> OutcomeMap:
         read = json_file(path, "outcome map")
         pairs = read.items() if isinstance(read, dict) else ()
-        numbers = {_folded(word): value for word, value in pairs if _is_number(value)}
+        numbers = {_folded(word): float(value) for word, value in pairs if _is_number(value)}
         if not numbers or len(numbers) != len(pairs):
             raise ImportOptionError(
                 f"{path}: an outcome map is one JSON object of words and the numbers they "
                 'stand for, e.g. {"Not at all": 1, "Very much": 5}'
             )
-        folded = {word: float(value) for word, value in numbers.items()}
-        return cls(path, folded, tuple(word for word, _ in pairs))
+        return cls(path, numbers, tuple(word for word, _ in pairs))
 
     def scale(self) -> Scale | None:
         low, high = min(self.numbers.values()), max(self.numbers.values())

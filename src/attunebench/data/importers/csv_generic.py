@@ -2,10 +2,9 @@
 (the options and their rules: docs/data.md, "Any corpus as CSV").
 
 Rows become conversations and utterances in `_csv_groups`; outcome columns are `_csv_outcome`'s,
-label columns go through `_label_sets`. One speaker is the user; every other speaker's rows
-between two user messages form the reply. Speaker names are never written into the text (a
-model would read them as said). Every label is read through once before anything is written, so
-all the labels the taxonomy lacks are refused in one error, whatever `--limit` says.
+label columns go through `_label_sets`. Speaker names are never written into the text (a model
+would read them as said). Every label is read through once before anything is written, so all
+the labels the taxonomy lacks are refused in one error, whatever `--limit` says.
 """
 
 from __future__ import annotations

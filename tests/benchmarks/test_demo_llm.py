@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attunebench.cli.demo_llm import OPTIONS, judged_tasks, model_entry
 from attunebench.models.local_models import GEMMA, QWEN
 from attunebench.models.modelsfile import load_models_file, models_file_text
 from attunebench.tasks import load_tasks
+from testkit.demo_llm import OPTIONS, judged_tasks, model_entry
 
 
 def test_gemma_answers_by_choice_and_qwen_by_schema_constrained_generation(tmp_path: Path) -> None:

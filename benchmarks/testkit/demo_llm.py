@@ -9,7 +9,8 @@ slice (`suite_slices`: the 10 conversations with its items and the shortest tran
 the judged tasks on 2 sample conversations; one report over all of it, whose numbers are not
 the suite's.
 
-    python -m attunebench.cli.demo_llm [--out DIR] [--suite NAME] [--threads N] [--free]
+    PYTHONPATH=benchmarks python -m testkit.demo_llm [--out DIR] [--suite NAME] [--threads N]
+        [--free]
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from attunebench.analysis import Options, build_summary, load_runs
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.engine import read_records
-from attunebench.engine.runner import RunConfig, RunResult, run
+from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.stopping import main_stoppable
 from attunebench.engine.suite_run import suite_slices
 from attunebench.models.local_entry import local_entry
@@ -65,11 +66,14 @@ def baselines(train: Path) -> tuple[ModelEntry, ...]:
     )
 
 
-def line(name: str, result: RunResult, seconds: float) -> str:
-    t = result.totals
-    return (
-        f"{name}: {result.recorded}/{result.planned} items ({result.failed} failed) in "
-        f"{seconds:.0f} s; {t.calls} calls, {t.input_tokens}+{t.output_tokens} tokens"
+def timed_run(config: RunConfig) -> None:
+    """Run `config`, then say what it recorded, in how long and at what cost."""
+    begun = time.perf_counter()
+    result = asyncio.run(run(config))
+    t, seconds = result.totals, time.perf_counter() - begun
+    say(
+        f"{config.out.name}: {result.recorded}/{result.planned} items ({result.failed} failed) "
+        f"in {seconds:.0f} s; {t.calls} calls, {t.input_tokens}+{t.output_tokens} tokens"
     )
 
 
@@ -140,14 +144,10 @@ def main() -> None:
     started = time.perf_counter()
     served = served_models(out, threads=args.threads, free=args.free)
     for config in slices:
-        config = dataclasses.replace(config, models=(*served.values(), *baselines(train)))
-        begun = time.perf_counter()
-        say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
-    config = dataclasses.replace(
-        judged, models=tuple(served.values()), judges=(served[QWEN.alias],)
+        timed_run(dataclasses.replace(config, models=(*served.values(), *baselines(train))))
+    timed_run(
+        dataclasses.replace(judged, models=tuple(served.values()), judges=(served[QWEN.alias],))
     )
-    begun = time.perf_counter()
-    say(line(config.out.name, asyncio.run(run(config)), time.perf_counter() - begun))
     say(f"both models, every run: {time.perf_counter() - started:.0f} s")
     say(invalid_share([c.out for c in slices], served[QWEN.alias]))
     runs = load_runs([*(c.out for c in slices), judged.out], allow_mixed_datasets=True)
