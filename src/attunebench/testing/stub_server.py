@@ -20,6 +20,7 @@ from attunebench.testing.faults import counts_json
 from attunebench.testing.served import Answerer, ServedApp
 
 R = TypeVar("R")  # a model's rules in the stub's API
+B = TypeVar("B", bound="StubBatch")  # a batch as the stub's API keeps it
 
 
 def tokens(text: str) -> int:
@@ -68,10 +69,15 @@ class StubBatch:
     id: str
     ordinal: int
 
+    def view(self, base_url: str) -> dict[str, Any]:
+        """The batch object the API answers with."""
+        raise NotImplementedError
 
-class ThreadedStub(ServedApp, Generic[R]):
+
+class ThreadedStub(ServedApp, Generic[R, B]):
     """A hosted API's stand-in; subclasses give the API's routes and answer by its rules `R`
-    for each of its `models`. Batches are created at `batches_path`, read at `.../{id}`."""
+    for each of its `models`. Batches `B` are created at `batches_path` (`made`), read at
+    `.../{id}`, where each read moves one on (`advance`)."""
 
     def __init__(self, answer: Answerer, models: dict[str, R], batches_path: str) -> None:
         super().__init__()
@@ -79,6 +85,8 @@ class ThreadedStub(ServedApp, Generic[R]):
         self._answer = answer
         self.models = models
         self.counts = StubCounts()
+        self.batches: dict[str, B] = {}
+        self.bodies: list[dict[str, Any]] = []  # every live request body, in order
         self.expire: set[int] = set()
         self.expire_answered = 0.5
         self.fail_every = 0
@@ -90,11 +98,40 @@ class ThreadedStub(ServedApp, Generic[R]):
         """The API's routes besides creating and retrieving a batch."""
         raise NotImplementedError
 
-    async def _create(self, request: web.Request) -> web.StreamResponse:
+    def made(self, body: dict[str, Any], request: web.Request) -> B | web.Response:
+        """The batch a create request makes (counted with `count_batch`), or the API's refusal."""
         raise NotImplementedError
 
-    async def _retrieve(self, request: web.Request) -> web.Response:
+    def advance(self, batch: B) -> None:
+        """Move a batch on, as the time between two reads of it would."""
         raise NotImplementedError
+
+    def missing(self, batch_id: str) -> web.Response:
+        """The API's answer for a batch it does not have."""
+        raise NotImplementedError
+
+    async def _create(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        if not await self.through_gate(request):
+            return web.Response(status=499)  # its client is gone: as if it never came
+        made = self.made(body, request)
+        if isinstance(made, web.Response):
+            return made
+        self.batches[made.id] = made
+        return web.json_response(made.view(self.base_url))
+
+    async def _retrieve(self, request: web.Request) -> web.Response:
+        batch = self.batches.get(request.match_info["id"])
+        if batch is None:
+            return self.missing(request.match_info["id"])
+        self.advance(batch)
+        return web.json_response(batch.view(self.base_url))
+
+    def count_batch(self, submitted: list[str]) -> int:
+        """Count a batch made with the requests `submitted` (by id); its ordinal."""
+        self.counts.batches += 1
+        self.counts.submitted.update(submitted)
+        return self.counts.batches
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)
