@@ -47,7 +47,6 @@ from attunebench.models.completions import (
     choice_body,
     completion_body,
     parse_choice,
-    parse_text_completion,
 )
 from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_queue, checked
 from attunebench.models.http_errors import body_line, looks_like_html, status_error
@@ -257,9 +256,8 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
     ) -> ModelOutput:
         started = time.perf_counter()
         if not self.chat:
-            request = completion_body(self.model, messages, params)
-            answer = await self._post("completions", request)
-            return parse_text_completion(answer, time.perf_counter() - started)
+            answer = await self._post("completions", completion_body(self.model, messages, params))
+            return parse_completion(answer, time.perf_counter() - started)
         body = self.request_body(messages, params, schema=None if hint is None else hint.schema())
         if self._batches is not None:
             completion = await self._batches.request(request_key(body), body)

@@ -9,6 +9,7 @@ batch the stub made is known to it; `fail_next` lists statuses the next live cal
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -62,19 +63,18 @@ class StubCounts:
 
 
 @dataclass(kw_only=True)
-class StubBatch:
+class StubBatch(ABC):
     """What the batch controls know a batch by: its id, and the order it was made in (from 1),
     which `held` and `batch_plan` go by. Each stub's batch adds its API's fields."""
 
     id: str
     ordinal: int
 
-    def view(self, base_url: str) -> dict[str, Any]:
-        """The batch object the API answers with."""
-        raise NotImplementedError
+    @abstractmethod
+    def view(self, base_url: str) -> dict[str, Any]: ...  # the API's batch object
 
 
-class ThreadedStub(ServedApp, Generic[R, B]):
+class ThreadedStub(ServedApp, ABC, Generic[R, B]):
     """A hosted API's stand-in; subclasses give the API's routes and answer by its rules `R`
     for each of its `models`. Batches `B` are created at `batches_path` (`made`), read at
     `.../{id}`, where each read moves one on (`advance`)."""
@@ -94,21 +94,18 @@ class ThreadedStub(ServedApp, Generic[R, B]):
         self._held = False
         self._released_upto = 0  # while held, batches made up to this one proceed
 
-    def api_routes(self, app: web.Application) -> None:
-        """The API's routes besides creating and retrieving a batch."""
-        raise NotImplementedError
+    @abstractmethod
+    def api_routes(self, app: web.Application) -> None: ...  # besides the batches' two
 
+    @abstractmethod
     def made(self, body: dict[str, Any], request: web.Request) -> B | web.Response:
         """The batch a create request makes (counted with `count_batch`), or the API's refusal."""
-        raise NotImplementedError
 
-    def advance(self, batch: B) -> None:
-        """Move a batch on, as the time between two reads of it would."""
-        raise NotImplementedError
+    @abstractmethod
+    def advance(self, batch: B) -> None: ...  # as the time between two reads would
 
-    def missing(self, batch_id: str) -> web.Response:
-        """The API's answer for a batch it does not have."""
-        raise NotImplementedError
+    @abstractmethod
+    def missing(self, batch_id: str) -> web.Response: ...  # a batch it does not have
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
