@@ -26,6 +26,7 @@ from attunebench.models.capabilities import (
     SONNET_55_PAGE,
     THINKING_TYPES_SDK,
 )
+from attunebench.models.claude_models import EFFORTS, THINKING_TYPES
 from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
@@ -54,8 +55,6 @@ SAMPLERS = ("temperature", "top_p", "top_k")
 NO_SAMPLING_FROM = "2026-10-21"
 DOCS = "https://platform.claude.com/docs/en/build-with-claude/extended-thinking"
 EFFORT_THOUGHT = {"low": 64, "medium": 256, "high": 1024, "xhigh": 2048, "max": 4096}
-THINKING_TYPES = ("adaptive", "enabled", "disabled", "between_tools")
-EFFORTS = ("low", "medium", "high", "xhigh", "max")
 
 
 @dataclass(frozen=True)

@@ -268,8 +268,7 @@ class AnthropicStub(ThreadedStub[Rules, Batch]):
         return web.Response(text=text, content_type="application/binary")
 
     def _process(self, batch: Batch) -> None:
-        ids = [r["custom_id"] for r in batch.requests]
-        expired, failing = self.batch_plan(batch, ids)
+        expired, failing = self.batch_plan(batch, [r["custom_id"] for r in batch.requests])
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         for item in batch.requests:
             custom_id, params = item["custom_id"], item["params"]
@@ -285,8 +284,7 @@ class AnthropicStub(ThreadedStub[Rules, Batch]):
                 result = {"type": "errored", "error": error(refused[1])}
             else:
                 self.counts.answered_in_batches += 1
-                message = self._reply(params)
-                result = {"type": "succeeded", "message": message}
+                result = {"type": "succeeded", "message": self._reply(params)}
             counts[str(result["type"])] += 1
             batch.results.append({"custom_id": custom_id, "result": result})
         random.Random(batch.id).shuffle(batch.results)  # in an order of their own

@@ -124,12 +124,17 @@ class OpenAIStub(ThreadedStub[Rules, Batch]):
             limited = error("Rate limit reached for requests.", None, "rate_limit_exceeded")
             headers = {"retry-after-ms": "20", "retry-after": "1"}
             return web.json_response(limited, status=429, headers=headers)
-        refused = refusal(body, self.models)
+        status, answer = self._respond(body)
         preflight = bool(request.headers.get(PREFLIGHT_HEADER))
-        self.counts.live_call(body, preflight=preflight, refused=refused is not None)
+        self.counts.live_call(body, preflight=preflight, refused=status != 200)
+        return web.json_response(answer, status=status)
+
+    def _respond(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The status and body a chat request is answered with, by the API's rules."""
+        refused = refusal(body, self.models)
         if refused is not None:
-            return web.json_response(refused[1], status=refused[0])
-        return web.json_response(completion(body, self._answer, self.models, self._written))
+            return refused
+        return 200, completion(body, self._answer, self.models, self._written)
 
     async def _upload(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -210,8 +215,7 @@ class OpenAIStub(ThreadedStub[Rules, Batch]):
 
     def _process(self, batch: Batch) -> bool:
         """Answer the batch's requests into its output and error files; whether it expired."""
-        ids = [line["custom_id"] for line in batch.lines]
-        expired, failing = self.batch_plan(batch, ids)
+        expired, failing = self.batch_plan(batch, [line["custom_id"] for line in batch.lines])
         output: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         for line in batch.lines:
@@ -223,19 +227,13 @@ class OpenAIStub(ThreadedStub[Rules, Batch]):
                 expired_error = {"code": "batch_expired", "message": message}
                 errors.append({**result, "response": None, "error": expired_error})
                 continue
-            status, answer = 200, None
-            refused = refusal(line["body"], self.models)
             if key in failing:
                 self.counts.failed_lines += 1
-                status = 500
-                answer = error(
-                    "The server had an error processing your request.", kind="server_error"
-                )
-            elif refused is not None:
-                status, answer = refused
+                message = "The server had an error processing your request."
+                status, answer = 500, error(message, kind="server_error")
             else:
-                self.counts.answered_in_batches += 1
-                answer = completion(line["body"], self._answer, self.models, self._written)
+                status, answer = self._respond(line["body"])
+                self.counts.answered_in_batches += status == 200
             response = {"status_code": status, "request_id": uuid.uuid4().hex, "body": answer}
             (output if status == 200 else errors).append(
                 {**result, "response": response, "error": None}
