@@ -2,7 +2,7 @@
 
 `Capabilities` say which request fields a model takes, how it thinks, its budget's field and
 output limit. They come from Anthropic's models endpoint (`claude_models.describe`) or the
-tables below, each entry citing the pages it was read from (`models.sources`); a model the
+tables below, each entry citing the pages it was read from (`Citation`); a model the
 tables lack gets its vendor's default for unknown models. A models-file entry overrides any
 field, and the pre-flight adapts a request the table got wrong (`models.preflight`). Names are
 looked up without a router's prefix, a date suffix or `-latest`."""
@@ -11,18 +11,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationError
 
 from attunebench.frozen import Frozen, first_problem
 from attunebench.models.registry import ProviderConfigError
-from attunebench.models.sources import Citation
 
 Thinking = Literal["adaptive", "enabled", "disabled", "between_tools"]
 TokenField = Literal["max_tokens", "max_completion_tokens"]
 Source = Literal["endpoint", "table"]
 _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+READ_ON: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+# An address, or an SDK's file named by its package, version and path.
+PAGE: Final = re.compile(r"(https?://|[a-z][\w.-]*\.[a-z]{2,}/)\S+|[\w-]+ SDK [\d.]+ \S+\.py")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """Where a per-model fact was read: a page (or an SDK file) and the day, `YYYY-MM-DD`.
+    Every entry of the tables and of the stand-ins' rules names its sources, and a test refuses
+    a fact with none (`tests/models/test_documented.py`)."""
+
+    page: str
+    read: str
+
+    def problem(self) -> str | None:
+        """What makes this no citation (no page, no date), or None."""
+        if not PAGE.fullmatch(self.page):
+            return f"{self.page!r} is not a page or an SDK file"
+        if not READ_ON.fullmatch(self.read):
+            return f"{self.read!r} is not a date read (YYYY-MM-DD)"
+        return None
 
 
 class Capabilities(Frozen):
@@ -64,7 +85,7 @@ class Capabilities(Frozen):
     source: Source = Field(default="table", description="the models endpoint, or the table")
 
 
-# Where the tables' facts were read (`models.sources`); each entry names its own below.
+# Where the tables' facts were read; each entry names its own below.
 _ANTHROPIC = "https://platform.claude.com/docs/en"
 OVERVIEW = Citation(f"{_ANTHROPIC}/about-claude/models/overview", "2026-12-03")
 EXTENDED = Citation(f"{_ANTHROPIC}/build-with-claude/extended-thinking", "2026-12-03")

@@ -25,9 +25,9 @@ from attunebench.models.capabilities import (
     RETIRED_PAGE,
     SONNET_55_PAGE,
     THINKING_TYPES_SDK,
+    Citation,
 )
 from attunebench.models.claude_models import EFFORTS, THINKING_TYPES
-from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 

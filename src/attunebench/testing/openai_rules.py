@@ -25,8 +25,8 @@ from attunebench.models.capabilities import (
     EFFORT_SDK,
     OPENAI_MODELS_PAGE,
     REASONING_PAGE,
+    Citation,
 )
-from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
