@@ -93,29 +93,18 @@ CHAT_LATEST = Rules(logprobs=False)
 PRO = Rules(True, ("medium", "high", "xhigh"), "high", logprobs=False, responses_only=True)
 
 MODELS: dict[str, Rules] = {
-    "gpt-3.5-turbo": CHAT,
-    "gpt-4o": CHAT,
-    "gpt-4o-mini": CHAT,
-    "gpt-4.1": CHAT,
-    "gpt-4.1-mini": CHAT,
-    "gpt-4.1-nano": CHAT,
-    "o1": O_SERIES,
-    "o3": O_SERIES,
-    "o3-mini": O_SERIES,
-    "o4-mini": O_SERIES,
+    **dict.fromkeys(
+        ("gpt-3.5-turbo", "gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"), CHAT
+    ),
+    **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), O_SERIES),
     "o3-pro": PRO,
-    "gpt-5": GPT5,
-    "gpt-5-mini": GPT5,
-    "gpt-5-nano": GPT5,
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), GPT5),
     "gpt-5-chat-latest": CHAT_LATEST,
     "gpt-5.1": GPT51,
     "gpt-5.1-chat-latest": CHAT_LATEST,
     "gpt-5.2": GPT52,
     "gpt-5.2-pro": PRO,
-    "gpt-5.4": GPT52,
-    "gpt-5.4-mini": GPT52,
-    "gpt-5.5": GPT52,
-    "gpt-5.4-nano": GPT52,
+    **dict.fromkeys(("gpt-5.4", "gpt-5.4-mini", "gpt-5.5", "gpt-5.4-nano"), GPT52),
     **dict.fromkeys(
         ("gpt-5.6", "gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna"),
         replace(GPT52, efforts=(*GPT52.efforts, "max"), cache_writes=True),
