@@ -198,38 +198,34 @@ class AnthropicStub(ThreadedStub[Rules, Batch]):
             return denied
         refused = refusal(body, version, self.models)
         preflight = bool(request.headers.get(PREFLIGHT_HEADER))
-        if refused is None and self._bucket is not None:
-            return await self._metered(body, preflight)
+        bucket = self._bucket
+        if refused is None and bucket is not None and not bucket.take(int(body["max_tokens"])):
+            return self._rate_limited(bucket, int(body["max_tokens"]))
         self.counts.live_call(body, preflight=preflight, refused=refused is not None)
         if refused is not None:
             kind = "not_found_error" if refused[0] == 404 else "invalid_request_error"
             return web.json_response(error(refused[1], kind), status=refused[0])
         await asyncio.sleep(self.latency_s)
-        return answered(body, self._reply(body))
+        answer = self._reply(body)
+        if bucket is None:
+            return answered(body, answer)
+        bucket.give_back(int(body["max_tokens"]) - int(answer["usage"]["output_tokens"]))
+        return answered(body, answer, bucket.headers())
 
     def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
         return reply(body, self._answer, self.models, cache_use(body, self._cached, self.models))
 
-    async def _metered(self, body: dict[str, Any], preflight: bool) -> web.Response:
-        bucket = self._bucket
-        assert bucket is not None
-        asked = int(body["max_tokens"])
-        if not bucket.take(asked):
-            self.counts.rate_limited += 1
-            message = (
-                "This request would exceed the rate limit for your organization of "
-                f"{bucket.limit:,} output tokens per minute."
-            )
-            wait = bucket.wait_s(asked)
-            headers = {**bucket.headers(), "retry-after": str(max(1, round(wait)))}
-            headers["retry-after-ms"] = str(round(wait * 1000))
-            limited = error(message, "rate_limit_error")
-            return web.json_response(limited, status=429, headers=headers)
-        self.counts.live_call(body, preflight=preflight, refused=False)
-        await asyncio.sleep(self.latency_s)
-        answer = self._reply(body)
-        bucket.give_back(asked - int(answer["usage"]["output_tokens"]))
-        return answered(body, answer, bucket.headers())
+    def _rate_limited(self, bucket: OutputBucket, asked: int) -> web.Response:
+        """A 429 for a request whose `max_tokens` the output-token bucket cannot hold now."""
+        self.counts.rate_limited += 1
+        message = (
+            "This request would exceed the rate limit for your organization of "
+            f"{bucket.limit:,} output tokens per minute."
+        )
+        wait = bucket.wait_s(asked)
+        headers = {**bucket.headers(), "retry-after": str(max(1, round(wait)))}
+        headers["retry-after-ms"] = str(round(wait * 1000))
+        return web.json_response(error(message, "rate_limit_error"), status=429, headers=headers)
 
     def made(self, body: dict[str, Any], request: web.Request) -> Batch | web.Response:
         try:

@@ -160,7 +160,10 @@ def refusal(
     if rules.responses_only:
         message = "This model is only supported in v1/responses and not in v1/chat/completions."
         return 404, error(message, "model", "model_not_found")
-    refused = _reasoning_refusal(body, rules) if rules.reasoning else _chat_refusal(body)
+    if not rules.reasoning and "reasoning_effort" in body:
+        message = "Unsupported parameter: 'reasoning_effort' is not supported with this model."
+        return 400, error(message, "reasoning_effort", "unsupported_parameter")
+    refused = _reasoning_refusal(body, rules) if rules.reasoning else None
     if refused is not None:
         return 400, refused
     if body.get("top_logprobs") is not None and not 0 <= int(body["top_logprobs"]) <= 20:
@@ -172,13 +175,6 @@ def refusal(
             "'response_format' of type 'json_object'."
         )
         return 400, error(message, "messages")
-    return None
-
-
-def _chat_refusal(body: dict[str, Any]) -> dict[str, Any] | None:
-    if "reasoning_effort" in body:
-        message = "Unsupported parameter: 'reasoning_effort' is not supported with this model."
-        return error(message, "reasoning_effort", "unsupported_parameter")
     return None
 
 
