@@ -27,11 +27,11 @@ from attunebench.models.capabilities import (
     OPENAI_MODELS,
     OPENAI_SOURCES,
     Capabilities,
+    Citation,
     at_effort,
     family,
 )
 from attunebench.models.claude_models import thinking_fields
-from attunebench.models.sources import Citation
 from attunebench.testing import anthropic_rules, openai_rules
 
 ROOT = Path(__file__).resolve().parents[2]

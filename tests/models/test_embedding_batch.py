@@ -17,8 +17,7 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
-from attunebench.models.embedding_batch import QueryBatcher
-from attunebench.models.embeddings import encode_stored
+from attunebench.models.embeddings import QueryBatcher, encode_stored
 from attunebench.models.modelsfile import ModelEntry
 
 TEXTS = [f"text number {i} about feeling {word}" for i, word in enumerate("sad glad mad" * 6)]

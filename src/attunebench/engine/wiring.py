@@ -14,9 +14,9 @@ from typing import Any, TypedDict, cast
 from attunebench.engine.caller import BoundModel
 from attunebench.engine.limits import Endpoint
 from attunebench.models.base import Provider
-from attunebench.models.batched import BatchMode
 from attunebench.models.capabilities import Capabilities
 from attunebench.models.claude_models import unasked_thinking
+from attunebench.models.hosted import BatchMode
 from attunebench.models.modelsfile import ModelEntry, ModelsFileError, option_error
 from attunebench.models.registry import ProviderConfigError, SpecError, make_provider
 from attunebench.tasks import load_tasks

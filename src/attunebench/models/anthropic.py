@@ -24,8 +24,7 @@ from attunebench.models.base import (
     Provider,
     ProviderError,
 )
-from attunebench.models.batched import BatchMode
-from attunebench.models.batching import BatchQueue, request_key
+from attunebench.models.batching import request_key
 from attunebench.models.capabilities import (
     CLAUDE_MODELS,
     UNKNOWN_CLAUDE,
@@ -44,7 +43,7 @@ from attunebench.models.claude_models import (
     told_by,
     unasked_thinking,
 )
-from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_queue, checked
+from attunebench.models.hosted import DEFAULT_TIMEOUT_S, BatchMode, HostedOptions, checked
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_wire import resolve_api_key
 from attunebench.models.output_pacing import OutputPacer, over_rate_limit, pacing_note
@@ -120,10 +119,8 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             timeout=timeout_s,
             default_headers={"anthropic-version": api_version},
         )
-        self._batches: BatchQueue[Any] | None = None
         if options.get("batch"):
-            api = AnthropicBatches(self._client, self._calling)
-            self._batches = batch_queue(api, self.spec, options)
+            self.batch_through(AnthropicBatches(self._client, self._calling), self.spec, options)
 
     def _table_entry(self) -> Capabilities:
         return CLAUDE_MODELS.get(family(self.model), UNKNOWN_CLAUDE)
@@ -274,7 +271,6 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
         await self.preflight(
             lambda: self.request(list(PROBE_MESSAGES), small),
             send,
-            spec=self.spec,
             fixes=FIXES,
             params=small,
         )

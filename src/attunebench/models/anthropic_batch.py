@@ -29,13 +29,8 @@ class AnthropicBatches(BatchAPI[Any]):
     """Message Batches through the provider's SDK client; `calling` maps the SDK's errors
     onto ProviderError, as for live calls."""
 
-    def __init__(
-        self,
-        client: Any,
-        calling: Callable[[Awaitable[Any]], Awaitable[Any]],
-        limits: BatchLimits = LIMITS,
-    ) -> None:
-        self.limits = limits
+    def __init__(self, client: Any, calling: Callable[[Awaitable[Any]], Awaitable[Any]]) -> None:
+        self.limits = LIMITS
         self._client = client
         self._calling = calling
 

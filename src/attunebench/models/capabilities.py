@@ -2,7 +2,7 @@
 
 `Capabilities` say which request fields a model takes, how it thinks, its budget's field and
 output limit. They come from Anthropic's models endpoint (`claude_models.describe`) or the
-tables below, each entry citing the pages it was read from (`models.sources`); a model the
+tables below, each entry citing the pages it was read from (`Citation`); a model the
 tables lack gets its vendor's default for unknown models. A models-file entry overrides any
 field, and the pre-flight adapts a request the table got wrong (`models.preflight`). Names are
 looked up without a router's prefix, a date suffix or `-latest`."""
@@ -10,19 +10,41 @@ looked up without a router's prefix, a date suffix or `-latest`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
 from attunebench.frozen import Frozen, first_problem
 from attunebench.models.registry import ProviderConfigError
-from attunebench.models.sources import Citation
 
 Thinking = Literal["adaptive", "enabled", "disabled", "between_tools"]
 TokenField = Literal["max_tokens", "max_completion_tokens"]
 Source = Literal["endpoint", "table"]
+T = TypeVar("T")  # what a table holds of a model
 _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+READ_ON: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+# An address, or an SDK's file named by its package, version and path.
+PAGE: Final = re.compile(r"(https?://|[a-z][\w.-]*\.[a-z]{2,}/)\S+|[\w-]+ SDK [\d.]+ \S+\.py")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """Where a per-model fact was read: a page (or an SDK file) and the day, `YYYY-MM-DD`.
+    Every entry of the tables and of the stand-ins' rules names its sources, and a test refuses
+    a fact with none (`tests/models/test_documented.py`)."""
+
+    page: str
+    read: str
+
+    def problem(self) -> str | None:
+        """What makes this no citation (no page, no date), or None."""
+        if not PAGE.fullmatch(self.page):
+            return f"{self.page!r} is not a page or an SDK file"
+        if not READ_ON.fullmatch(self.read):
+            return f"{self.read!r} is not a date read (YYYY-MM-DD)"
+        return None
 
 
 class Capabilities(Frozen):
@@ -64,7 +86,7 @@ class Capabilities(Frozen):
     source: Source = Field(default="table", description="the models endpoint, or the table")
 
 
-# Where the tables' facts were read (`models.sources`); each entry names its own below.
+# Where the tables' facts were read; each entry names its own below.
 _ANTHROPIC = "https://platform.claude.com/docs/en"
 OVERVIEW = Citation(f"{_ANTHROPIC}/about-claude/models/overview", "2026-12-03")
 EXTENDED = Citation(f"{_ANTHROPIC}/build-with-claude/extended-thinking", "2026-12-03")
@@ -89,13 +111,11 @@ CREATE_PARAMS_SDK = Citation(
     "openai SDK 3.3.1 types/chat/completion_create_params.py", "2026-12-05"
 )
 
-Group = tuple[tuple[str, ...], Capabilities, tuple[Citation, ...]]
 
-
-def _tables(
-    *groups: Group,
-) -> tuple[Mapping[str, Capabilities], Mapping[str, tuple[Citation, ...]]]:
-    """A table of capabilities and one of their sources, from models that share both."""
+def tables(
+    *groups: tuple[tuple[str, ...], T, tuple[Citation, ...]],
+) -> tuple[dict[str, T], dict[str, tuple[Citation, ...]]]:
+    """A table of facts by model and one of their sources, from models that share both."""
     models = {name: caps for names, caps, _ in groups for name in names}
     sources = {name: cited for names, _, cited in groups for name in names}
     return models, sources
@@ -151,7 +171,7 @@ _CHAT_LATEST_NAMES = ("gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-cha
 _PRO_NAMES = ("o1-pro", "o3-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.4-pro", "gpt-5.5-pro")
 _OPENAI_PAGES = (OPENAI_MODELS_PAGE, REASONING_PAGE)
 _REASONING_SOURCES = (*_OPENAI_PAGES, CREATE_PARAMS_SDK)
-OPENAI_MODELS, OPENAI_SOURCES = _tables(
+OPENAI_MODELS, OPENAI_SOURCES = tables(
     (_CHAT_NAMES, _CHAT, (OPENAI_MODELS_PAGE, CHAT_MODEL_SDK)),
     (("o1", "o3", "o3-mini", "o4-mini"), _O_SERIES, _REASONING_SOURCES),
     (("gpt-5", "gpt-5-mini", "gpt-5-nano"), _GPT5, _REASONING_SOURCES),
@@ -200,7 +220,7 @@ _THINKING_PAGES = (OVERVIEW, EXTENDED)
 _ADAPTIVE_PAGES = (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE)
 _FABLE_PAGES = (OVERVIEW, FABLE_5_PAGE, EFFORT_PAGE)
 _64K = {"max_output_tokens": 64_000}
-CLAUDE_MODELS, CLAUDE_SOURCES = _tables(
+CLAUDE_MODELS, CLAUDE_SOURCES = tables(
     (("claude-3-haiku",), _CLAUDE_3, (OVERVIEW,)),
     (("claude-3-opus",), _CLAUDE_3.model_copy(update=_RETIRED), (OVERVIEW, RETIRED_PAGE)),
     (

@@ -21,9 +21,9 @@ from attunebench.models.capabilities import (
     EXTENDED,
     THINKING_TYPES_SDK,
     Capabilities,
+    Citation,
 )
 from attunebench.models.output_pacing import asked_for
-from attunebench.models.sources import Citation
 
 THINKING_TYPES: Final = ("adaptive", "enabled", "disabled", "between_tools")
 EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")  # lowest first

@@ -15,7 +15,6 @@ from attunebench.models.base import (
     ChoiceOutput,
     GenerateParams,
     Message,
-    ModelOutput,
     ProviderError,
 )
 from attunebench.models.choice import completion_prompt, from_top_logprobs
@@ -67,11 +66,6 @@ def choice_body(model: str, messages: Sequence[Message], params: GenerateParams)
     return body
 
 
-def _usage(data: dict[str, Any]) -> tuple[int, int]:
-    usage = data.get("usage") or {}
-    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-
-
 def parse_choice(body: bytes, keys: Sequence[str]) -> ChoiceOutput:
     """The keys' probabilities from a chat or completions body with logprobs."""
     try:
@@ -82,31 +76,11 @@ def parse_choice(body: bytes, keys: Sequence[str]) -> ChoiceOutput:
             top = {str(e["token"]): float(e["logprob"]) for e in entries}
         else:  # completions: one {token: logprob} per generated token
             top = {str(k): float(v) for k, v in logprobs["top_logprobs"][0].items()}
-        prompt_tokens, completion_tokens = _usage(data)
+        usage = data.get("usage") or {}
+        tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
     except (ValueError, KeyError, IndexError, TypeError) as error:
         snippet = body[:200].decode("utf-8", "replace")
         raise ProviderError(
             f"no logprobs in the answer ({error!r}): {snippet}", retryable=False
         ) from None
-    return from_top_logprobs(top, keys, input_tokens=prompt_tokens, output_tokens=completion_tokens)
-
-
-def parse_text_completion(body: bytes, latency_s: float) -> ModelOutput:
-    """A ModelOutput from a completions body; a malformed body is worth one more try."""
-    try:
-        data = json.loads(body)
-        choice = data["choices"][0]
-        prompt_tokens, completion_tokens = _usage(data)
-        return ModelOutput(
-            text=str(choice.get("text") or ""),
-            input_tokens=prompt_tokens,
-            output_tokens=completion_tokens,
-            latency_s=latency_s,
-            finish_reason=choice.get("finish_reason"),
-            raw={"id": data.get("id"), "model": data.get("model")},
-        )
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
-        snippet = body[:200].decode("utf-8", "replace")
-        raise ProviderError(
-            f"malformed completion ({error!r}): {snippet}", retryable=True
-        ) from None
+    return from_top_logprobs(top, keys, input_tokens=tokens[0], output_tokens=tokens[1])

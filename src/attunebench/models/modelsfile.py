@@ -1,43 +1,11 @@
-"""The models file (TOML): many models by name, with parameters, servers, keys and prices.
-
-```toml
-[models.gemma]
-spec = "openai/gemma-3-270m"          # provider/model
-base_urls = ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]   # replicas, round-robin
-api_key_env = "VLLM_KEY"              # the variable holding the key, never the key
-identity = "gemma-3-270m-it-q4_k_m"   # what the server runs, when the model name is arbitrary
-family = "gemma"                      # models of one maker: a judge's self-preference audit
-concurrency = 32                      # calls in flight, per base URL
-rate_limit = 10.0                     # requests per second, all replicas together
-price = { input = 0.10, output = 0.40 }   # USD per million tokens
-params = { temperature = 0.0, max_tokens = 256 }
-options = { json_mode = true, timeout_s = 60 }   # passed to the provider
-answer = "generate"                   # or "choice": option probabilities (base models)
-
-[models."qwen2.5-coder-1.5b-instruct"]
-spec = "local/qwen2.5-coder-1.5b-instruct"   # served by llama-server for the run (models.local)
-answer = "choice"
-options = { threads = 2 }
-
-[models.gpt5]
-spec = "openai/gpt-5-mini"
-api = "openai"        # max_completion_tokens (OpenAI's API); "compatible": max_tokens
-sampling = false      # leave temperature and top_p out (default: the capability table's)
-capabilities = { logprobs = false }   # over the table's entry (models.capabilities)
-batch = true          # OpenAI's Batch API: half the price, answers within 24 hours
-json_schema = true    # send each task's answer schema: constrained decoding (recorded)
-price = { input = 0.25, output = 2.00, batch = 0.5 }
-params = { max_tokens = 8000, reasoning_effort = "low", extra = { verbosity = "low" } }
-
-[models.opus]
-spec = "anthropic/claude-opus-4-7"
-params = { max_tokens = 1000, thinking = "adaptive", effort = "low" }
-```
+"""The models file (TOML): many models by name, with parameters, servers, keys and prices, one
+`[models.NAME]` table each, as examples/models.toml (its keys and more entries:
+docs/running-models.md, docs/frontier.md, docs/scale.md).
 
 `--model NAME` picks an entry; `--model provider/model` needs no file. A model's cache identity
 is its spec, `identity`, `sampling`, `capabilities`, `json_schema` and the options that can
 change its output; never its URLs, key, concurrency, rate limit, timeouts, `api` or `batch` (a
-batch answer is the one a live call gets). More entries: docs/frontier.md, docs/scale.md.
+batch answer is the one a live call gets).
 """
 
 from __future__ import annotations

@@ -53,14 +53,9 @@ def batch_line(key: str, body: dict[str, Any]) -> bytes:
 class OpenAIBatches(BatchAPI[dict[str, Any]]):
     """The Batch API at one base URL, through the provider's HTTP session."""
 
-    def __init__(
-        self,
-        base_url: str,
-        session: Callable[[], aiohttp.ClientSession],
-        limits: BatchLimits = LIMITS,
-    ) -> None:
+    def __init__(self, base_url: str, session: Callable[[], aiohttp.ClientSession]) -> None:
         self.base_url = base_url
-        self.limits = limits
+        self.limits = LIMITS
         self._session = session
 
     def line_bytes(self, key: str, body: dict[str, Any]) -> int:
@@ -127,14 +122,11 @@ class OpenAIBatches(BatchAPI[dict[str, Any]]):
         for field in ("error_file_id", "output_file_id"):  # an answer outranks an error
             file_id = batch.get(field)
             if file_id:
-                for line in (await self._content(str(file_id))).splitlines():
+                for line in (await self._text("GET", f"/files/{file_id}/content")).splitlines():
                     if line.strip():
                         key, answer = read_line(line)
                         answers[key] = answer
         return answers
-
-    async def _content(self, file_id: str) -> str:
-        return await self._text("GET", f"/files/{file_id}/content")
 
     async def _text(self, method: str, path: str, **options: Any) -> str:
         url = f"{self.base_url}{path}"

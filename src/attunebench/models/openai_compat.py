@@ -31,8 +31,7 @@ from attunebench.models.base import (
     Provider,
     ProviderError,
 )
-from attunebench.models.batched import BatchMode
-from attunebench.models.batching import BatchQueue, request_key
+from attunebench.models.batching import request_key
 from attunebench.models.capabilities import (
     OPENAI_MODELS,
     Capabilities,
@@ -47,9 +46,8 @@ from attunebench.models.completions import (
     choice_body,
     completion_body,
     parse_choice,
-    parse_text_completion,
 )
-from attunebench.models.hosted import DEFAULT_TIMEOUT_S, HostedOptions, batch_queue, checked
+from attunebench.models.hosted import DEFAULT_TIMEOUT_S, BatchMode, HostedOptions, checked
 from attunebench.models.http_errors import body_line, looks_like_html, status_error
 from attunebench.models.openai_batch import OpenAIBatches, enqueued_tokens
 from attunebench.models.openai_wire import (
@@ -139,7 +137,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         self._max_connections = max_connections  # 0: as many as the engine's limit lets through
         self._session: aiohttp.ClientSession | None = None
         self._next_url = 0
-        self._batches: BatchQueue[dict[str, Any]] | None = None
         if options.get("batch"):
             if not chat:
                 raise ProviderConfigError(f"{self.spec}: batch = true needs chat completions")
@@ -147,7 +144,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             # limit is per model and usage tier (Settings > Limits); by default the model's
             # tier-1 limit (`openai_batch.ENQUEUED_TOKENS`). Set yours to go faster.
             batches = OpenAIBatches(self.base_urls[0], self._client)
-            self._batches = batch_queue(batches, self.spec, options, enqueued_tokens(model))
+            self.batch_through(batches, self.spec, options, enqueued_tokens(model))
 
     def _capabilities(self, override: Any, sampling: bool | None) -> Capabilities:
         """The table's entry (or the server's guess), with the entry's `capabilities` over it."""
@@ -257,9 +254,8 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
     ) -> ModelOutput:
         started = time.perf_counter()
         if not self.chat:
-            request = completion_body(self.model, messages, params)
-            answer = await self._post("completions", request)
-            return parse_text_completion(answer, time.perf_counter() - started)
+            answer = await self._post("completions", completion_body(self.model, messages, params))
+            return parse_completion(answer, time.perf_counter() - started)
         body = self.request_body(messages, params, schema=None if hint is None else hint.schema())
         if self._batches is not None:
             completion = await self._batches.request(request_key(body), body)
@@ -307,7 +303,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         await self.preflight(
             lambda: self.request_body(messages, params, schema=schema),
             send,
-            spec=self.spec,
             fixes={**FIXES, "response_format": NO_SCHEMA_FIX} if self.json_schema else FIXES,
             params=params,
         )
@@ -315,7 +310,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
             await self.preflight(
                 lambda: self.request_body(messages, params, choice=True),
                 send_choice,
-                spec=self.spec,
                 fixes=FIXES,
                 params=params,
             )

@@ -62,7 +62,8 @@ def default_api(urls: Sequence[str]) -> Api:
 
 
 def parse_completion(body: bytes, latency_s: float) -> ModelOutput:
-    """A ModelOutput from a chat-completions body; a malformed body is worth one more try."""
+    """A ModelOutput from a chat-completions (or completions) body; a malformed body is worth
+    one more try."""
     try:
         data = json.loads(body)
     except ValueError as error:
@@ -74,10 +75,11 @@ def parse_completion(body: bytes, latency_s: float) -> ModelOutput:
 
 
 def completion_output(data: Any, latency_s: float) -> ModelOutput:
-    """A ModelOutput from a chat completion (a live answer, or a batch's line)."""
+    """A ModelOutput from a chat completion (a live answer, or a batch's line), or from a
+    completion (`text` in place of a message)."""
     try:
         choice = data["choices"][0]
-        message = choice["message"]
+        message = choice.get("message") or {"content": choice["text"]}
         usage = data.get("usage") or {}
         details = usage.get("completion_tokens_details") or {}
         prompt = usage.get("prompt_tokens_details") or {}

@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, Final
 
-from attunebench.models.base import GenerateParams, Message, ProviderError
+from attunebench.models.base import GenerateParams, Message, Provider, ProviderError
 from attunebench.models.capabilities import Capabilities
 from attunebench.models.registry import ProviderConfigError
 
@@ -128,7 +128,7 @@ def stop_line(
     )
 
 
-class Adapting:
+class Adapting(Provider):
     """A provider whose requests the pre-flight may adapt; `adapted` maps each changed parameter to
     what was done (`dropped`, `renamed to max_completion_tokens`)."""
 
@@ -151,7 +151,6 @@ class Adapting:
         build: Callable[[], dict[str, Any]],
         send: Callable[[dict[str, Any]], Awaitable[None]],
         *,
-        spec: str,
         fixes: Mapping[str, str],
         params: GenerateParams,
     ) -> None:
@@ -171,11 +170,11 @@ class Adapting:
                 if error.status is None or action is None or parameter is None:
                     alone = named[0] if len(named) == 1 else None
                     raise stop_line(
-                        spec, error, alone, fixes=fixes, params=params, sent=sent
+                        self.spec, error, alone, fixes=fixes, params=params, sent=sent
                     ) from None
                 self._adapted[parameter] = action
         raise ProviderConfigError(
-            f"{spec} refused the pre-flight call after {MAX_ADAPTATIONS} adaptations"
+            f"{self.spec} refused the pre-flight call after {MAX_ADAPTATIONS} adaptations"
         )
 
     def _refused(self, named: list[str]) -> str | None:

@@ -28,8 +28,12 @@ from attunebench.models.base import (
     NamedProvider,
     ProviderError,
 )
-from attunebench.models.embedding_batch import QueryBatcher
-from attunebench.models.embeddings import DEFAULT_ENCODER, EncoderUnavailableError, load_encoder
+from attunebench.models.embeddings import (
+    DEFAULT_ENCODER,
+    EncoderUnavailableError,
+    QueryBatcher,
+    load_encoder,
+)
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
 from attunebench.registry import did_you_mean
 

@@ -25,8 +25,10 @@ from attunebench.models.capabilities import (
     RETIRED_PAGE,
     SONNET_55_PAGE,
     THINKING_TYPES_SDK,
+    Citation,
+    tables,
 )
-from attunebench.models.sources import Citation
+from attunebench.models.claude_models import EFFORTS, THINKING_TYPES
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
@@ -54,8 +56,6 @@ SAMPLERS = ("temperature", "top_p", "top_k")
 NO_SAMPLING_FROM = "2026-10-21"
 DOCS = "https://platform.claude.com/docs/en/build-with-claude/extended-thinking"
 EFFORT_THOUGHT = {"low": 64, "medium": 256, "high": 1024, "xhigh": 2048, "max": 4096}
-THINKING_TYPES = ("adaptive", "enabled", "disabled", "between_tools")
-EFFORTS = ("low", "medium", "high", "xhigh", "max")
 
 
 @dataclass(frozen=True)
@@ -99,74 +99,64 @@ OFF_UP_TO_HIGH = replace(CLAUDE_5, off_max_effort="high")
 # "send `thinking: {"type": "between_tools"}` instead of `"disabled"`" (Sonnet 5.5)
 SONNET_5_5_RULES = replace(CLAUDE_5, thinking=("adaptive", "between_tools"), display="omitted")
 ALWAYS_THINKS = replace(CLAUDE_5, thinking=("adaptive",))
-MODELS: dict[str, Rules] = {
-    "claude-3-haiku-20240307": CLAUDE_3,
-    "claude-3-opus-20240229": replace(CLAUDE_3, cache_min=1024, lifecycle="retired"),
-    "claude-3-5-haiku-20241022": RETIRED_3_5,
-    "claude-3-5-sonnet-20241022": replace(RETIRED_3_5, cache_min=1024),
-    "claude-3-7-sonnet-20250219": replace(BUDGET, lifecycle="retired"),
-    "claude-sonnet-4-20250514": BUDGET,
-    "claude-opus-4-20250514": replace(BUDGET, max_output=32_000),
-    "claude-opus-4-1-20250805": replace(BUDGET, max_output=32_000),
-    "claude-sonnet-4-5": ONE_SAMPLER,
-    "claude-haiku-4-5": replace(ONE_SAMPLER, cache_min=4096),
-    "claude-haiku-4-5-20251001": replace(ONE_SAMPLER, cache_min=4096),
-    "claude-opus-4-5": replace(
-        ONE_SAMPLER, efforts=("low", "medium", "high"), default_effort="high", cache_min=4096
-    ),
-    "claude-sonnet-4-6": CLAUDE_46,
-    "claude-opus-4-6": CLAUDE_46,
-    "claude-opus-4-7": ADAPTIVE,
-    "claude-opus-4-8": ADAPTIVE,
-    "claude-sonnet-5": replace(CLAUDE_5, display="omitted"),
-    "claude-opus-5": OFF_UP_TO_HIGH,
-    "claude-sonnet-5-5": SONNET_5_5_RULES,
-    "claude-haiku-5-5": replace(OFF_UP_TO_HIGH, default_effort="medium"),
-    "claude-fable-5": replace(ALWAYS_THINKS, max_output=64_000),
-    "claude-mythos-5": ALWAYS_THINKS,
-    "claude-opus-5-5": replace(ALWAYS_THINKS, default_effort="medium"),
-    "claude-fable-5-1": replace(ALWAYS_THINKS, max_output=64_000),
-    "claude-fable-5-2": ALWAYS_THINKS,
-    "claude-mythos-5-1": ALWAYS_THINKS,
-    "claude-mythos-5-2": ALWAYS_THINKS,
-}
+_RETIRED = (OVERVIEW, CACHING, RETIRED_PAGE)
 _BUDGET_PAGES = (OVERVIEW, EXTENDED, CACHING)
-SOURCES: dict[str, tuple[Citation, ...]] = {
-    "claude-3-haiku-20240307": (OVERVIEW, CACHING),
-    **dict.fromkeys(
-        ("claude-3-opus-20240229", "claude-3-5-haiku-20241022", "claude-3-5-sonnet-20241022"),
-        (OVERVIEW, CACHING, RETIRED_PAGE),
+_ADAPTIVE_PAGES = (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE)
+_FABLE_PAGES = (OVERVIEW, FABLE_5_PAGE, EFFORT_PAGE)
+_64K = replace(ALWAYS_THINKS, max_output=64_000)
+MODELS, SOURCES = tables(
+    (("claude-3-haiku-20240307",), CLAUDE_3, (OVERVIEW, CACHING)),
+    (("claude-3-opus-20240229",), replace(CLAUDE_3, cache_min=1024, lifecycle="retired"), _RETIRED),
+    (("claude-3-5-haiku-20241022",), RETIRED_3_5, _RETIRED),
+    (("claude-3-5-sonnet-20241022",), replace(RETIRED_3_5, cache_min=1024), _RETIRED),
+    (
+        ("claude-3-7-sonnet-20250219",),
+        replace(BUDGET, lifecycle="retired"),
+        (*_BUDGET_PAGES, RETIRED_PAGE),
     ),
-    "claude-3-7-sonnet-20250219": (*_BUDGET_PAGES, RETIRED_PAGE),
-    **dict.fromkeys(
-        (
-            "claude-sonnet-4-20250514",
-            "claude-opus-4-20250514",
-            "claude-opus-4-1-20250805",
-            "claude-sonnet-4-5",
-            "claude-haiku-4-5",
-            "claude-haiku-4-5-20251001",
-        ),
+    (("claude-sonnet-4-20250514",), BUDGET, _BUDGET_PAGES),
+    (
+        ("claude-opus-4-20250514", "claude-opus-4-1-20250805"),
+        replace(BUDGET, max_output=32_000),
         _BUDGET_PAGES,
     ),
-    "claude-opus-4-5": (*_BUDGET_PAGES, EFFORT_PAGE),
-    **dict.fromkeys(
-        ("claude-sonnet-4-6", "claude-opus-4-6"), (*_BUDGET_PAGES, ADAPTIVE_PAGE, EFFORT_PAGE)
+    (("claude-sonnet-4-5",), ONE_SAMPLER, _BUDGET_PAGES),
+    (
+        ("claude-haiku-4-5", "claude-haiku-4-5-20251001"),
+        replace(ONE_SAMPLER, cache_min=4096),
+        _BUDGET_PAGES,
     ),
-    **dict.fromkeys(
-        ("claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5"),
-        (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
+    (
+        ("claude-opus-4-5",),
+        replace(
+            ONE_SAMPLER, efforts=("low", "medium", "high"), default_effort="high", cache_min=4096
+        ),
+        (*_BUDGET_PAGES, EFFORT_PAGE),
     ),
-    "claude-opus-5": (OVERVIEW, OPUS_5_PAGE, EFFORT_PAGE),
-    "claude-sonnet-5-5": (OVERVIEW, SONNET_55_PAGE, EFFORT_PAGE),
-    "claude-haiku-5-5": (OVERVIEW, THINKING_TYPES_SDK, EFFORT_PAGE),
-    **dict.fromkeys(("claude-fable-5", "claude-mythos-5"), (OVERVIEW, FABLE_5_PAGE, EFFORT_PAGE)),
-    "claude-opus-5-5": (OVERVIEW, ADAPTIVE_PAGE, EFFORT_PAGE),
-    **dict.fromkeys(
-        ("claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
+    (
+        ("claude-sonnet-4-6", "claude-opus-4-6"),
+        CLAUDE_46,
+        (*_BUDGET_PAGES, ADAPTIVE_PAGE, EFFORT_PAGE),
+    ),
+    (("claude-opus-4-7", "claude-opus-4-8"), ADAPTIVE, _ADAPTIVE_PAGES),
+    (("claude-sonnet-5",), replace(CLAUDE_5, display="omitted"), _ADAPTIVE_PAGES),
+    (("claude-opus-5",), OFF_UP_TO_HIGH, (OVERVIEW, OPUS_5_PAGE, EFFORT_PAGE)),
+    (("claude-sonnet-5-5",), SONNET_5_5_RULES, (OVERVIEW, SONNET_55_PAGE, EFFORT_PAGE)),
+    (
+        ("claude-haiku-5-5",),
+        replace(OFF_UP_TO_HIGH, default_effort="medium"),
+        (OVERVIEW, THINKING_TYPES_SDK, EFFORT_PAGE),
+    ),
+    (("claude-fable-5",), _64K, _FABLE_PAGES),
+    (("claude-mythos-5",), ALWAYS_THINKS, _FABLE_PAGES),
+    (("claude-opus-5-5",), replace(ALWAYS_THINKS, default_effort="medium"), _ADAPTIVE_PAGES),
+    (("claude-fable-5-1",), _64K, (OVERVIEW, ADAPTIVE_PAGE)),
+    (
+        ("claude-fable-5-2", "claude-mythos-5-1", "claude-mythos-5-2"),
+        ALWAYS_THINKS,
         (OVERVIEW, ADAPTIVE_PAGE),
     ),
-}
+)
 
 
 def _support(supported: bool) -> dict[str, bool]:

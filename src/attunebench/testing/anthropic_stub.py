@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import re
 import time
 import uuid
 from collections import Counter
@@ -25,7 +24,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from aiohttp import web
+from pydantic import BaseModel, Field, ValidationError
 
+from attunebench.frozen import first_problem
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.anthropic_rules import (
@@ -41,8 +42,18 @@ from attunebench.testing.anthropic_rules import (
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import StubBatch, ThreadedStub
 
-CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 MAX_BATCH_REQUESTS = 100_000
+
+
+class BatchRequest(BaseModel):
+    custom_id: str = Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+    params: dict[str, Any]
+
+
+class BatchCreate(BaseModel):
+    """A create request's body, refused as the API refuses it (a pydantic message)."""
+
+    requests: list[BatchRequest] = Field(min_length=1, max_length=MAX_BATCH_REQUESTS)
 
 
 @dataclass(kw_only=True)
@@ -124,19 +135,17 @@ def answered(
     return web.Response(text=text, content_type="text/event-stream", headers=headers)
 
 
-class AnthropicStub(ThreadedStub[Rules]):
+class AnthropicStub(ThreadedStub[Rules, Batch]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
         super().__init__(answer, {**MODELS, **(models or {})}, "/v1/messages/batches")
-        self.batches: dict[str, Batch] = {}
         self.deny: Literal["billing", "forbidden"] | None = None
         self.refuse_with: str | None = None  # every message call refused (400) saying this
         self.versions: Counter[str] = Counter()  # anthropic-version headers seen
         self.models_endpoint: Literal["served", "silent", "gone"] = "served"
         self.described: Counter[str] = Counter()  # models described, by id
         self.latency_s = 0.0
-        self.bodies: list[dict[str, Any]] = []  # every live request body, in order
         self._bucket: OutputBucket | None = None
         self._cached: set[str] = set()  # prompt prefixes written to the cache
 
@@ -189,80 +198,62 @@ class AnthropicStub(ThreadedStub[Rules]):
             return denied
         refused = refusal(body, version, self.models)
         preflight = bool(request.headers.get(PREFLIGHT_HEADER))
-        if refused is None and self._bucket is not None:
-            return await self._metered(body, preflight)
+        bucket = self._bucket
+        if refused is None and bucket is not None and not bucket.take(int(body["max_tokens"])):
+            return self._rate_limited(bucket, int(body["max_tokens"]))
         self.counts.live_call(body, preflight=preflight, refused=refused is not None)
         if refused is not None:
             kind = "not_found_error" if refused[0] == 404 else "invalid_request_error"
             return web.json_response(error(refused[1], kind), status=refused[0])
         await asyncio.sleep(self.latency_s)
-        return answered(body, self._reply(body))
+        answer = self._reply(body)
+        if bucket is None:
+            return answered(body, answer)
+        bucket.give_back(int(body["max_tokens"]) - int(answer["usage"]["output_tokens"]))
+        return answered(body, answer, bucket.headers())
 
     def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
         return reply(body, self._answer, self.models, cache_use(body, self._cached, self.models))
 
-    async def _metered(self, body: dict[str, Any], preflight: bool) -> web.Response:
-        bucket = self._bucket
-        assert bucket is not None
-        asked = int(body["max_tokens"])
-        if not bucket.take(asked):
-            self.counts.rate_limited += 1
-            message = (
-                "This request would exceed the rate limit for your organization of "
-                f"{bucket.limit:,} output tokens per minute."
-            )
-            wait = bucket.wait_s(asked)
-            headers = {**bucket.headers(), "retry-after": str(max(1, round(wait)))}
-            headers["retry-after-ms"] = str(round(wait * 1000))
-            limited = error(message, "rate_limit_error")
-            return web.json_response(limited, status=429, headers=headers)
-        self.counts.live_call(body, preflight=preflight, refused=False)
-        await asyncio.sleep(self.latency_s)
-        answer = self._reply(body)
-        bucket.give_back(asked - int(answer["usage"]["output_tokens"]))
-        return answered(body, answer, bucket.headers())
+    def _rate_limited(self, bucket: OutputBucket, asked: int) -> web.Response:
+        """A 429 for a request whose `max_tokens` the output-token bucket cannot hold now."""
+        self.counts.rate_limited += 1
+        message = (
+            "This request would exceed the rate limit for your organization of "
+            f"{bucket.limit:,} output tokens per minute."
+        )
+        wait = bucket.wait_s(asked)
+        headers = {**bucket.headers(), "retry-after": str(max(1, round(wait)))}
+        headers["retry-after-ms"] = str(round(wait * 1000))
+        return web.json_response(error(message, "rate_limit_error"), status=429, headers=headers)
 
-    async def _create(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        if not await self.through_gate(request):
-            return web.Response(status=499)  # its client is gone: as if it never came
-        requests = body.get("requests") or []
-        if not requests or len(requests) > MAX_BATCH_REQUESTS:
-            message = f"requests: List should have between 1 and {MAX_BATCH_REQUESTS} items"
-            return web.json_response(error(message), status=400)
-        ids = [str(r.get("custom_id", "")) for r in requests]
-        for n, custom_id in enumerate(ids):
-            if not CUSTOM_ID.fullmatch(custom_id):
-                message = (
-                    f"requests.{n}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
-                )
-                return web.json_response(error(message), status=400)
+    def made(self, body: dict[str, Any], request: web.Request) -> Batch | web.Response:
+        try:
+            requests = BatchCreate.model_validate(body).requests
+        except ValidationError as invalid:
+            where, problem = first_problem(invalid)
+            return web.json_response(error(f"{where}: {problem}"), status=400)
+        ids = [r.custom_id for r in requests]
         if len(set(ids)) != len(ids):
             return web.json_response(error("requests: custom_id values must be unique"), status=400)
         version = request.headers.get("anthropic-version")
         self.versions[str(version)] += 1
         if not version:
             return web.json_response(error("anthropic-version: header is required"), status=400)
-        self.counts.batches += 1
-        batch = Batch(
+        return Batch(
             id=f"msgbatch_{uuid.uuid4().hex[:24]}",
-            ordinal=self.counts.batches,
-            requests=requests,
+            ordinal=self.count_batch(ids),
+            requests=[r.model_dump() for r in requests],
             created_at=datetime.now(UTC),
             version=version,
         )
-        for custom_id in ids:
-            self.counts.submitted[custom_id] += 1
-        self.batches[batch.id] = batch
-        return web.json_response(batch.view(self.base_url))
 
-    async def _retrieve(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None:
-            return web.json_response(error("Batch not found", "not_found_error"), status=404)
+    def missing(self, batch_id: str) -> web.Response:
+        return web.json_response(error("Batch not found", "not_found_error"), status=404)
+
+    def advance(self, batch: Batch) -> None:
         if batch.status == "in_progress" and not self.held(batch):
             self._process(batch)
-        return web.json_response(batch.view(self.base_url))
 
     async def _results(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["id"])
@@ -273,8 +264,7 @@ class AnthropicStub(ThreadedStub[Rules]):
         return web.Response(text=text, content_type="application/binary")
 
     def _process(self, batch: Batch) -> None:
-        ids = [r["custom_id"] for r in batch.requests]
-        expired, failing = self.batch_plan(batch, ids)
+        expired, failing = self.batch_plan(batch, [r["custom_id"] for r in batch.requests])
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         for item in batch.requests:
             custom_id, params = item["custom_id"], item["params"]
@@ -290,8 +280,7 @@ class AnthropicStub(ThreadedStub[Rules]):
                 result = {"type": "errored", "error": error(refused[1])}
             else:
                 self.counts.answered_in_batches += 1
-                message = self._reply(params)
-                result = {"type": "succeeded", "message": message}
+                result = {"type": "succeeded", "message": self._reply(params)}
             counts[str(result["type"])] += 1
             batch.results.append({"custom_id": custom_id, "result": result})
         random.Random(batch.id).shuffle(batch.results)  # in an order of their own

@@ -25,8 +25,8 @@ from attunebench.models.capabilities import (
     EFFORT_SDK,
     OPENAI_MODELS_PAGE,
     REASONING_PAGE,
+    Citation,
 )
-from attunebench.models.sources import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
@@ -93,29 +93,18 @@ CHAT_LATEST = Rules(logprobs=False)
 PRO = Rules(True, ("medium", "high", "xhigh"), "high", logprobs=False, responses_only=True)
 
 MODELS: dict[str, Rules] = {
-    "gpt-3.5-turbo": CHAT,
-    "gpt-4o": CHAT,
-    "gpt-4o-mini": CHAT,
-    "gpt-4.1": CHAT,
-    "gpt-4.1-mini": CHAT,
-    "gpt-4.1-nano": CHAT,
-    "o1": O_SERIES,
-    "o3": O_SERIES,
-    "o3-mini": O_SERIES,
-    "o4-mini": O_SERIES,
+    **dict.fromkeys(
+        ("gpt-3.5-turbo", "gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"), CHAT
+    ),
+    **dict.fromkeys(("o1", "o3", "o3-mini", "o4-mini"), O_SERIES),
     "o3-pro": PRO,
-    "gpt-5": GPT5,
-    "gpt-5-mini": GPT5,
-    "gpt-5-nano": GPT5,
+    **dict.fromkeys(("gpt-5", "gpt-5-mini", "gpt-5-nano"), GPT5),
     "gpt-5-chat-latest": CHAT_LATEST,
     "gpt-5.1": GPT51,
     "gpt-5.1-chat-latest": CHAT_LATEST,
     "gpt-5.2": GPT52,
     "gpt-5.2-pro": PRO,
-    "gpt-5.4": GPT52,
-    "gpt-5.4-mini": GPT52,
-    "gpt-5.5": GPT52,
-    "gpt-5.4-nano": GPT52,
+    **dict.fromkeys(("gpt-5.4", "gpt-5.4-mini", "gpt-5.5", "gpt-5.4-nano"), GPT52),
     **dict.fromkeys(
         ("gpt-5.6", "gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna"),
         replace(GPT52, efforts=(*GPT52.efforts, "max"), cache_writes=True),
@@ -171,7 +160,10 @@ def refusal(
     if rules.responses_only:
         message = "This model is only supported in v1/responses and not in v1/chat/completions."
         return 404, error(message, "model", "model_not_found")
-    refused = _reasoning_refusal(body, rules) if rules.reasoning else _chat_refusal(body)
+    if not rules.reasoning and "reasoning_effort" in body:
+        message = "Unsupported parameter: 'reasoning_effort' is not supported with this model."
+        return 400, error(message, "reasoning_effort", "unsupported_parameter")
+    refused = _reasoning_refusal(body, rules) if rules.reasoning else None
     if refused is not None:
         return 400, refused
     if body.get("top_logprobs") is not None and not 0 <= int(body["top_logprobs"]) <= 20:
@@ -183,13 +175,6 @@ def refusal(
             "'response_format' of type 'json_object'."
         )
         return 400, error(message, "messages")
-    return None
-
-
-def _chat_refusal(body: dict[str, Any]) -> dict[str, Any] | None:
-    if "reasoning_effort" in body:
-        message = "Unsupported parameter: 'reasoning_effort' is not supported with this model."
-        return error(message, "reasoning_effort", "unsupported_parameter")
     return None
 
 

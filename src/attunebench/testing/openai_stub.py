@@ -50,7 +50,7 @@ class Batch(StubBatch):
     stamps: dict[str, int] = field(default_factory=dict)
     tokens: int = 0  # input tokens enqueued
 
-    def view(self) -> dict[str, Any]:
+    def view(self, base_url: str) -> dict[str, Any]:
         ended = ("completed_at", "expired_at", "failed_at", "finalizing_at", "in_progress_at")
         return {
             "id": self.id,
@@ -87,17 +87,15 @@ FORBIDDEN = error(
 )
 
 
-class OpenAIStub(ThreadedStub[Rules]):
+class OpenAIStub(ThreadedStub[Rules, Batch]):
     def __init__(
         self, answer: Answerer = answer_from_prompt, models: dict[str, Rules] | None = None
     ) -> None:
         super().__init__(answer, {**MODELS, **(models or {})}, "/v1/batches")
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
-        self.batches: dict[str, Batch] = {}
         self.deny: Literal["quota", "forbidden"] | None = None
         self.rate_limited = 0
         self.enqueued_token_limit: int | None = None
-        self.bodies: list[dict[str, Any]] = []  # every chat request body, in order
         self._written: set[str] = set()  # prompts cached by models that bill cache writes
 
     def api_routes(self, app: web.Application) -> None:
@@ -126,12 +124,17 @@ class OpenAIStub(ThreadedStub[Rules]):
             limited = error("Rate limit reached for requests.", None, "rate_limit_exceeded")
             headers = {"retry-after-ms": "20", "retry-after": "1"}
             return web.json_response(limited, status=429, headers=headers)
-        refused = refusal(body, self.models)
+        status, answer = self._respond(body)
         preflight = bool(request.headers.get(PREFLIGHT_HEADER))
-        self.counts.live_call(body, preflight=preflight, refused=refused is not None)
+        self.counts.live_call(body, preflight=preflight, refused=status != 200)
+        return web.json_response(answer, status=status)
+
+    def _respond(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The status and body a chat request is answered with, by the API's rules."""
+        refused = refusal(body, self.models)
         if refused is not None:
-            return web.json_response(refused[1], status=refused[0])
-        return web.json_response(completion(body, self._answer, self.models, self._written))
+            return refused
+        return 200, completion(body, self._answer, self.models, self._written)
 
     async def _upload(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -148,37 +151,30 @@ class OpenAIStub(ThreadedStub[Rules]):
             return web.json_response(error(f"No such File object: {file_id}", "id"), status=404)
         return web.Response(body=self.files[file_id][1], content_type="application/octet-stream")
 
-    async def _create(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        if not await self.through_gate(request):
-            return web.Response(status=499)  # its client is gone: as if it never came
+    def made(self, body: dict[str, Any], request: web.Request) -> Batch | web.Response:
         if body.get("endpoint") != CHAT or body.get("completion_window") != "24h":
             return web.json_response(error("Unsupported endpoint or window."), status=400)
         file_id = str(body.get("input_file_id"))
         if file_id not in self.files or self.files[file_id][0]["purpose"] != "batch":
             return web.json_response(error(f"No such File object: {file_id}", "id"), status=404)
         lines = [json.loads(line) for line in self.files[file_id][1].splitlines() if line]
-        self.counts.batches += 1
-        batch = Batch(
+        errors = validate(lines)
+        enqueued = sum(
+            tokens(str(m.get("content", ""))) for line in lines for m in line["body"]["messages"]
+        )
+        if not errors and self.enqueued_token_limit is not None:
+            running = sum(b.tokens for b in self.batches.values() if b.status in RUNNING)
+            if running + enqueued > self.enqueued_token_limit:
+                errors = [enqueued_error(enqueued, self.enqueued_token_limit)]
+        return Batch(
             id=f"batch_{uuid.uuid4().hex[:24]}",
-            ordinal=self.counts.batches,
+            ordinal=self.count_batch([] if errors else [line["custom_id"] for line in lines]),
             input_file_id=file_id,
             lines=lines,
             created_at=int(time.time()),
+            errors=errors,
+            tokens=enqueued,
         )
-        batch.errors = validate(lines)
-        batch.tokens = sum(
-            tokens(str(m.get("content", ""))) for line in lines for m in line["body"]["messages"]
-        )
-        if not batch.errors and self.enqueued_token_limit is not None:
-            running = sum(b.tokens for b in self.batches.values() if b.status in RUNNING)
-            if running + batch.tokens > self.enqueued_token_limit:
-                batch.errors = [enqueued_error(batch.tokens, self.enqueued_token_limit)]
-        if not batch.errors:
-            for line in lines:
-                self.counts.submitted[line["custom_id"]] += 1
-        self.batches[batch.id] = batch
-        return web.json_response(batch.view())
 
     async def _list(self, request: web.Request) -> web.Response:
         """The latest batches first, `limit` a page, after the batch `after`."""
@@ -188,7 +184,7 @@ class OpenAIStub(ThreadedStub[Rules]):
         if after is not None:
             ids = [b.id for b in ordered]
             ordered = ordered[ids.index(after) + 1 :] if after in ids else []
-        page = [batch.view() for batch in ordered[:limit]]
+        page = [batch.view(self.base_url) for batch in ordered[:limit]]
         return web.json_response(
             {
                 "object": "list",
@@ -199,15 +195,12 @@ class OpenAIStub(ThreadedStub[Rules]):
             }
         )
 
-    async def _retrieve(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None:
-            message = f"No batch found with id '{request.match_info['id']}'."
-            return web.json_response(error(message, "batch_id"), status=404)
-        self._advance(batch)
-        return web.json_response(batch.view())
+    def missing(self, batch_id: str) -> web.Response:
+        return web.json_response(
+            error(f"No batch found with id '{batch_id}'.", "batch_id"), status=404
+        )
 
-    def _advance(self, batch: Batch) -> None:
+    def advance(self, batch: Batch) -> None:
         now = int(time.time())
         if batch.status == "validating":
             batch.status = "failed" if batch.errors else "in_progress"
@@ -222,8 +215,7 @@ class OpenAIStub(ThreadedStub[Rules]):
 
     def _process(self, batch: Batch) -> bool:
         """Answer the batch's requests into its output and error files; whether it expired."""
-        ids = [line["custom_id"] for line in batch.lines]
-        expired, failing = self.batch_plan(batch, ids)
+        expired, failing = self.batch_plan(batch, [line["custom_id"] for line in batch.lines])
         output: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         for line in batch.lines:
@@ -235,19 +227,13 @@ class OpenAIStub(ThreadedStub[Rules]):
                 expired_error = {"code": "batch_expired", "message": message}
                 errors.append({**result, "response": None, "error": expired_error})
                 continue
-            status, answer = 200, None
-            refused = refusal(line["body"], self.models)
             if key in failing:
                 self.counts.failed_lines += 1
-                status = 500
-                answer = error(
-                    "The server had an error processing your request.", kind="server_error"
-                )
-            elif refused is not None:
-                status, answer = refused
+                message = "The server had an error processing your request."
+                status, answer = 500, error(message, kind="server_error")
             else:
-                self.counts.answered_in_batches += 1
-                answer = completion(line["body"], self._answer, self.models, self._written)
+                status, answer = self._respond(line["body"])
+                self.counts.answered_in_batches += status == 200
             response = {"status_code": status, "request_id": uuid.uuid4().hex, "body": answer}
             (output if status == 200 else errors).append(
                 {**result, "response": response, "error": None}

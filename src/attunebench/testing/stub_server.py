@@ -9,6 +9,7 @@ batch the stub made is known to it; `fail_next` lists statuses the next live cal
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -20,6 +21,7 @@ from attunebench.testing.faults import counts_json
 from attunebench.testing.served import Answerer, ServedApp
 
 R = TypeVar("R")  # a model's rules in the stub's API
+B = TypeVar("B", bound="StubBatch")  # a batch as the stub's API keeps it
 
 
 def tokens(text: str) -> int:
@@ -61,17 +63,21 @@ class StubCounts:
 
 
 @dataclass(kw_only=True)
-class StubBatch:
+class StubBatch(ABC):
     """What the batch controls know a batch by: its id, and the order it was made in (from 1),
     which `held` and `batch_plan` go by. Each stub's batch adds its API's fields."""
 
     id: str
     ordinal: int
 
+    @abstractmethod
+    def view(self, base_url: str) -> dict[str, Any]: ...  # the API's batch object
 
-class ThreadedStub(ServedApp, Generic[R]):
+
+class ThreadedStub(ServedApp, ABC, Generic[R, B]):
     """A hosted API's stand-in; subclasses give the API's routes and answer by its rules `R`
-    for each of its `models`. Batches are created at `batches_path`, read at `.../{id}`."""
+    for each of its `models`. Batches `B` are created at `batches_path` (`made`), read at
+    `.../{id}`, where each read moves one on (`advance`)."""
 
     def __init__(self, answer: Answerer, models: dict[str, R], batches_path: str) -> None:
         super().__init__()
@@ -79,6 +85,8 @@ class ThreadedStub(ServedApp, Generic[R]):
         self._answer = answer
         self.models = models
         self.counts = StubCounts()
+        self.batches: dict[str, B] = {}
+        self.bodies: list[dict[str, Any]] = []  # every live request body, in order
         self.expire: set[int] = set()
         self.expire_answered = 0.5
         self.fail_every = 0
@@ -86,15 +94,41 @@ class ThreadedStub(ServedApp, Generic[R]):
         self._held = False
         self._released_upto = 0  # while held, batches made up to this one proceed
 
-    def api_routes(self, app: web.Application) -> None:
-        """The API's routes besides creating and retrieving a batch."""
-        raise NotImplementedError
+    @abstractmethod
+    def api_routes(self, app: web.Application) -> None: ...  # besides the batches' two
+
+    @abstractmethod
+    def made(self, body: dict[str, Any], request: web.Request) -> B | web.Response:
+        """The batch a create request makes (counted with `count_batch`), or the API's refusal."""
+
+    @abstractmethod
+    def advance(self, batch: B) -> None: ...  # as the time between two reads would
+
+    @abstractmethod
+    def missing(self, batch_id: str) -> web.Response: ...  # a batch it does not have
 
     async def _create(self, request: web.Request) -> web.StreamResponse:
-        raise NotImplementedError
+        body = await request.json()
+        if not await self.through_gate(request):
+            return web.Response(status=499)  # its client is gone: as if it never came
+        made = self.made(body, request)
+        if isinstance(made, web.Response):
+            return made
+        self.batches[made.id] = made
+        return web.json_response(made.view(self.base_url))
 
     async def _retrieve(self, request: web.Request) -> web.Response:
-        raise NotImplementedError
+        batch = self.batches.get(request.match_info["id"])
+        if batch is None:
+            return self.missing(request.match_info["id"])
+        self.advance(batch)
+        return web.json_response(batch.view(self.base_url))
+
+    def count_batch(self, submitted: list[str]) -> int:
+        """Count a batch made with the requests `submitted` (by id); its ordinal."""
+        self.counts.batches += 1
+        self.counts.submitted.update(submitted)
+        return self.counts.batches
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=256 * 1024 * 1024)

@@ -22,10 +22,10 @@ from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Preparation, ProviderError
 from attunebench.models.baselines import base
-from attunebench.models.embedding_batch import QueryBatcher
 from attunebench.models.embeddings import (
     EncoderUnavailableError,
     EncodingStopped,
+    QueryBatcher,
     TextEncoder,
     encode_stored,
     load_encoder,
