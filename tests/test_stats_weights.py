@@ -101,3 +101,35 @@ def test_a_split_is_made_once_per_values_array_and_one_part_is_no_split() -> Non
     for part, inside, _ in halves.split(values).groups:
         alone = Weights(halves.counts, inside.cluster.copy())
         assert inside.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
+
+
+def test_unit_and_jackknife_share_the_split_parts_and_sum_them_as_fresh_weights_do() -> None:
+    for whole in (True, False):
+        weights, values = parted(7, whole)
+        unit, jackknife = weights.unit(), weights.leave_one_out()
+        for derived in (unit, jackknife):
+            mine, theirs = weights.split(values).groups, derived.split(values).groups
+            assert derived.split(values).rest is weights.split(values).rest
+            for (part, inside, _), (same, there, total) in zip(mine, theirs, strict=True):
+                assert same is part  # read once, not once per weights
+                assert there.unit() is inside.unit()  # so a part's kept statistics are shared
+                alone = Weights(derived.counts, inside.cluster.copy())
+                assert there.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
+                ones = np.ones((len(part), 1))
+                assert total.tobytes() == alone.sum(ones)[:, 0].tobytes()
+
+
+def test_a_kept_statistic_is_made_once_per_values_array() -> None:
+    weights, values = parted(8, True)
+    made: list[int] = []
+
+    def make() -> np.ndarray:
+        made.append(1)
+        return weights.sum(values)
+
+    first = weights.unit().keep("total", values, make)
+    assert weights.leave_one_out().unit().keep("total", values, make) is first
+    assert len(made) == 1
+    weights.unit().keep("total", values.copy(), make)  # equal, but another array: made again
+    weights.unit().keep("other", values, make)  # another statistic
+    assert len(made) == 3

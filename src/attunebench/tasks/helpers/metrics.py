@@ -179,11 +179,17 @@ def micro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     return safe_ratio(2 * tp, 2 * tp + fp + fn)
 
 
+def label_f1(sums: FloatArray) -> FloatArray:
+    """F1 per label from summed counts (..., 3L), as `per_label` gives it."""
+    tp, fp, fn = np.split(sums, 3, axis=-1)
+    return safe_ratio(2 * tp, 2 * tp + fp + fn)
+
+
 def per_label(sums: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """F1, precision, recall and support per label from summed counts (..., 3L)."""
     tp, fp, fn = np.split(sums, 3, axis=-1)
     return (
-        safe_ratio(2 * tp, 2 * tp + fp + fn),
+        label_f1(sums),
         safe_ratio(tp, tp + fp),
         safe_ratio(tp, tp + fn),
         tp + fn,
@@ -211,7 +217,9 @@ def macro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     """
     tp, _, fn = np.split(values.sum(axis=0), 3)
     labels = (tp + fn) > 0
-    f1 = per_label(weights.sum(values))[0] - f1_ratio_bias(values, weights.unit())
+    unit = weights.unit()  # the items' own bias, the same under any counts: estimated once
+    bias = unit.keep("f1_ratio_bias", values, lambda: f1_ratio_bias(values, unit))
+    f1 = label_f1(weights.sum(values)) - bias
     f1 = np.where(labels, np.clip(f1, 0.0, 1.0), np.nan)
     defined = ~np.isnan(f1)
     return safe_ratio(np.where(defined, f1, 0.0).sum(axis=1), defined.sum(axis=1).astype(float))
