@@ -103,16 +103,30 @@ def test_a_split_is_made_once_per_values_array_and_one_part_is_no_split() -> Non
         assert inside.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
 
 
+class Counted:
+    """A statistic that counts how often it is made."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> np.ndarray:
+        self.calls += 1
+        return np.array([float(self.calls)])
+
+
 def test_unit_and_jackknife_share_the_split_parts_and_sum_them_as_fresh_weights_do() -> None:
     for whole in (True, False):
         weights, values = parted(7, whole)
         unit, jackknife = weights.unit(), weights.leave_one_out()
-        for derived in (unit, jackknife):
+        for name, derived in (("unit", unit), ("jackknife", jackknife)):
             mine, theirs = weights.split(values).groups, derived.split(values).groups
             assert derived.split(values).rest is weights.split(values).rest
             for (part, inside, _), (same, there, total) in zip(mine, theirs, strict=True):
                 assert same is part  # read once, not once per weights
-                assert there.unit() is inside.unit()  # so a part's kept statistics are shared
+                made = Counted()
+                inside.keep(name, part, made)
+                there.keep(name, part, made)
+                assert made.calls == 1  # a part's statistic kept under one counts serves all
                 alone = Weights(derived.counts, inside.cluster.copy())
                 assert there.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
                 ones = np.ones((len(part), 1))
@@ -129,6 +143,7 @@ def test_a_kept_statistic_is_made_once_per_values_array() -> None:
 
     first = weights.unit().keep("total", values, make)
     assert weights.leave_one_out().unit().keep("total", values, make) is first
+    assert weights.keep("total", values, make) is first
     assert len(made) == 1
     weights.unit().keep("total", values.copy(), make)  # equal, but another array: made again
     weights.unit().keep("other", values, make)  # another statistic

@@ -71,7 +71,8 @@ class Weights:
     _parts: dict[int, tuple[FloatArray, Parts]] = field(
         default_factory=dict, repr=False, compare=False
     )
-    # Statistics of a values array made once (`keep`), such as a bias estimated on the items.
+    # Statistics of a values array that do not depend on the counts (`keep`), shared as
+    # `_tables` is.
     _kept: dict[tuple[str, int], tuple[FloatArray, FloatArray]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -111,14 +112,16 @@ class Weights:
         return made
 
     def _alike(self, counts: FloatArray) -> Weights:
-        """Other counts on the same clusters, sharing what does not depend on the counts (the
-        per-cluster sums, the split groups, `unit` and `leave_one_out`)."""
+        """Other counts on the same clusters, sharing what does not depend on the counts: the
+        per-cluster sums, the split groups and the kept statistics."""
         return Weights(
-            counts, self.cluster, _tables=self._tables, _derived=self._derived, _parts=self._parts
+            counts, self.cluster, _tables=self._tables, _parts=self._parts, _kept=self._kept
         )
 
     def keep(self, name: str, values: FloatArray, make: Callable[[], FloatArray]) -> FloatArray:
-        """`make()`, the statistic `name` of `values` under these weights, made once."""
+        """`make()`, a statistic `name` of `values` that does not depend on the counts (a bias
+        estimated on the items), made once for these weights and those made from them on the
+        same clusters (`unit`, `leave_one_out`, a split's groups under each)."""
         kept = self._kept.get((name, id(values)))
         if kept is not None and kept[0] is values:
             return kept[1]
@@ -203,7 +206,6 @@ class Weights:
             for code in range(distinct.size):
                 rows = np.flatnonzero(group == code)
                 part, unit = rest[rows], Weights(np.ones((1, clusters)), self.cluster[rows])
-                unit._derived["unit"] = unit
                 unit._tables[id(part)] = (part, _frozen(tables[code, :, :width]))
                 found.groups.append((part, unit))
         self._parts[id(values)] = (values, found)
@@ -273,7 +275,8 @@ class Parts:
     """What splitting values by a group code in their column 0 finds whatever the counts:
     the other columns (`rest`), and where the codes differ, the (groups, clusters, k + 1)
     per-cluster sums of `rest` and of ones, and each group's rows of `rest` with their unit
-    weights (`Weights.unit`), whose kept sums the group's weights under any counts share."""
+    weights (`Weights.unit`), whose per-cluster sums and kept statistics the group's weights
+    under any counts share."""
 
     rest: FloatArray
     tables: FloatArray | None

@@ -217,8 +217,8 @@ def macro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     """
     tp, _, fn = np.split(values.sum(axis=0), 3)
     labels = (tp + fn) > 0
-    unit = weights.unit()  # the items' own bias, the same under any counts: estimated once
-    bias = unit.keep("f1_ratio_bias", values, lambda: f1_ratio_bias(values, unit))
+    # the items' own bias, the same under any counts: estimated once
+    bias = weights.keep("f1_ratio_bias", values, lambda: f1_ratio_bias(values, weights.unit()))
     f1 = label_f1(weights.sum(values)) - bias
     f1 = np.where(labels, np.clip(f1, 0.0, 1.0), np.nan)
     defined = ~np.isnan(f1)
