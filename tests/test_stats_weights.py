@@ -148,3 +148,19 @@ def test_a_kept_statistic_is_made_once_per_values_array() -> None:
     weights.unit().keep("total", values.copy(), make)  # equal, but another array: made again
     weights.unit().keep("other", values, make)  # another statistic
     assert len(made) == 3
+
+
+def test_a_split_leaves_out_clusters_never_drawn_or_empty_and_sums_the_same() -> None:
+    weights, values = parted(9, True)
+    counts = weights.counts.copy()
+    counts[:, 3] = 0.0  # a cluster no resample draws
+    cluster = np.where(weights.cluster == 5, 4, weights.cluster)  # and one with no item
+    sparse = Weights(counts, cluster)
+    for part, inside, total in sparse.split(values).groups:
+        alone = Weights(counts, inside.cluster.copy())
+        assert inside.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
+        assert total.tobytes() == alone.sum(np.ones((len(part), 1)))[:, 0].tobytes()
+    # planted: a part's items all 1 sum to each resample's draws of their clusters
+    part, inside, total = sparse.split(values).groups[0]
+    drawn = counts[:, inside.cluster].sum(axis=1)
+    np.testing.assert_array_equal(total, drawn)

@@ -221,7 +221,11 @@ class Weights:
         assert tables is not None
         clusters, width = tables.shape[1], rest.shape[1]
         exact = exact_product(self.whole(), tables)
-        drawn = self.counts @ tables.transpose(1, 0, 2).reshape(clusters, -1) if exact else None
+        drawn = None
+        if exact:  # so it may leave out the clusters never drawn or with no item (other folds')
+            flat = tables.transpose(1, 0, 2).reshape(clusters, -1)
+            held = flat.any(axis=1) & self.counts.any(axis=0)
+            drawn = self.counts[:, held] @ flat[held]
         found = []
         for code, (part, unit) in enumerate(parts.groups):
             inside = unit._alike(self.counts)
