@@ -101,3 +101,66 @@ def test_a_split_is_made_once_per_values_array_and_one_part_is_no_split() -> Non
     for part, inside, _ in halves.split(values).groups:
         alone = Weights(halves.counts, inside.cluster.copy())
         assert inside.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
+
+
+class Counted:
+    """A statistic that counts how often it is made."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> np.ndarray:
+        self.calls += 1
+        return np.array([float(self.calls)])
+
+
+def test_unit_and_jackknife_share_the_split_parts_and_sum_them_as_fresh_weights_do() -> None:
+    for whole in (True, False):
+        weights, values = parted(7, whole)
+        unit, jackknife = weights.unit(), weights.leave_one_out()
+        for name, derived in (("unit", unit), ("jackknife", jackknife)):
+            mine, theirs = weights.split(values).groups, derived.split(values).groups
+            assert derived.split(values).rest is weights.split(values).rest
+            for (part, inside, _), (same, there, total) in zip(mine, theirs, strict=True):
+                assert same is part  # read once, not once per weights
+                made = Counted()
+                inside.keep(name, part, made)
+                there.keep(name, part, made)
+                assert made.calls == 1  # a part's statistic kept under one counts serves all
+                alone = Weights(derived.counts, inside.cluster.copy())
+                assert there.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
+                ones = np.ones((len(part), 1))
+                assert total.tobytes() == alone.sum(ones)[:, 0].tobytes()
+
+
+def test_a_kept_statistic_is_made_once_per_values_array() -> None:
+    weights, values = parted(8, True)
+    made: list[int] = []
+
+    def make() -> np.ndarray:
+        made.append(1)
+        return weights.sum(values)
+
+    first = weights.unit().keep("total", values, make)
+    assert weights.leave_one_out().unit().keep("total", values, make) is first
+    assert weights.keep("total", values, make) is first
+    assert len(made) == 1
+    weights.unit().keep("total", values.copy(), make)  # equal, but another array: made again
+    weights.unit().keep("other", values, make)  # another statistic
+    assert len(made) == 3
+
+
+def test_a_split_leaves_out_clusters_never_drawn_or_empty_and_sums_the_same() -> None:
+    weights, values = parted(9, True)
+    counts = weights.counts.copy()
+    counts[:, 3] = 0.0  # a cluster no resample draws
+    cluster = np.where(weights.cluster == 5, 4, weights.cluster)  # and one with no item
+    sparse = Weights(counts, cluster)
+    for part, inside, total in sparse.split(values).groups:
+        alone = Weights(counts, inside.cluster.copy())
+        assert inside.sum(part).tobytes() == alone.sum(part.copy()).tobytes()
+        assert total.tobytes() == alone.sum(np.ones((len(part), 1)))[:, 0].tobytes()
+    # planted: a part's items all 1 sum to each resample's draws of their clusters
+    part, inside, total = sparse.split(values).groups[0]
+    drawn = counts[:, inside.cluster].sum(axis=1)
+    np.testing.assert_array_equal(total, drawn)

@@ -23,7 +23,7 @@ from attunebench import __version__
 from attunebench.data.jsonl import atomic_writer
 from attunebench.frozen import first_problem, problem_text
 from attunebench.records import ItemRecord, Ledger, RunInfo
-from attunebench.records_v1 import upgrade_line
+from attunebench.records_v1 import V1, upgrade_line
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
@@ -84,13 +84,16 @@ def read_records(path: Path) -> list[ItemRecord]:
     """Every record in a records.jsonl; a torn last line (a killed writer) is dropped."""
     if not path.exists():
         return []
-    lines = path.read_bytes().split(b"\n")
+    found = path.read_bytes()
+    lines = found.split(b"\n")
+    if V1 in found:  # one search of the file, not one per line: most files hold no v1 line
+        lines = list(map(upgrade_line, lines))
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            records.append(ItemRecord.model_validate_json(upgrade_line(line)))
+            records.append(ItemRecord.model_validate_json(line))
         except ValidationError as error:
             if number == len(lines):  # no newline after it: the write was cut short
                 break

@@ -7,7 +7,7 @@ resample's value at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +64,15 @@ class Weights:
     _split: dict[int, tuple[FloatArray, Split]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # What `split` finds whatever the counts, shared as `_tables` is.
+    _parts: dict[int, tuple[FloatArray, Parts]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    # Statistics of a values array that do not depend on the counts (`keep`), shared as
+    # `_tables` is.
+    _kept: dict[tuple[str, int], tuple[FloatArray, FloatArray]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def ones(cls, items: int) -> Weights:
@@ -85,7 +94,7 @@ class Weights:
         made = self._derived.get("unit")
         if made is None:
             ones = np.ones((1, self.counts.shape[1]))
-            made = self._derived["unit"] = Weights(ones, self.cluster, _tables=self._tables)
+            made = self._derived["unit"] = self._alike(ones)
         return made
 
     def leave_one_out(self) -> Weights:
@@ -96,10 +105,26 @@ class Weights:
             held = np.unique(self.cluster)
             counts = np.ones((len(held), self.counts.shape[1]))
             counts[np.arange(len(held)), held] = 0.0
-            made = self._derived["leave_one_out"] = Weights(
-                counts, self.cluster, _tables=self._tables
-            )
+            made = self._derived["leave_one_out"] = self._alike(counts)
         return made
+
+    def _alike(self, counts: FloatArray) -> Weights:
+        """Other counts on the same clusters, sharing what does not depend on the counts: the
+        per-cluster sums, the split groups and the kept statistics."""
+        return Weights(
+            counts, self.cluster, _tables=self._tables, _parts=self._parts, _kept=self._kept
+        )
+
+    def keep(self, name: str, values: FloatArray, make: Callable[[], FloatArray]) -> FloatArray:
+        """`make()`, a statistic `name` of `values` that does not depend on the counts (a bias
+        estimated on the items), made once for these weights and those made from them on the
+        same clusters (`unit`, `leave_one_out`, a split's groups under each)."""
+        kept = self._kept.get((name, id(values)))
+        if kept is not None and kept[0] is values:
+            return kept[1]
+        found = make()
+        self._kept[name, id(values)] = (values, found)
+        return found
 
     def cluster_table(self, values: FloatArray) -> FloatArray:
         """The (clusters, k) sums of `values` (items, k) per cluster (read-only)."""
@@ -149,39 +174,61 @@ class Weights:
         kept = self._split.get(id(values))
         if kept is not None and kept[0] is values:
             return kept[1]
-        rest = values[:, 1:]
-        distinct, group = np.unique(values[:, 0], return_inverse=True)
-        if distinct.size < 2:
-            found = Split(rest, [(rest, self, np.empty(0))])
+        parts = self._parts_of(values)
+        if parts.tables is None:
+            found = Split(parts.rest, [(parts.rest, self, np.empty(0))])
         else:
-            found = Split(rest, self._groups(rest, group.reshape(-1), distinct.size))
+            found = Split(parts.rest, self._groups(parts))
         self._split[id(values)] = (values, found)
         return found
 
-    def _groups(
-        self, rest: FloatArray, group: IntArray, groups: int
-    ) -> list[tuple[FloatArray, Weights, FloatArray]]:
-        """Each group's rows of `rest`, their weights and each row's total weight of them.
+    def _parts_of(self, values: FloatArray) -> Parts:
+        """`values` split by its column 0, as far as the counts do not matter (see `Parts`):
+        found once for these weights, their `unit` and their `leave_one_out`.
 
         Every group's per-cluster sums (and item counts) come from one pass over the items:
-        each sum adds the same items in the same order as the group's own would. Where the
-        products are exact (whole numbers, as label counts are), every group's weighted sums,
-        and the pooled ones, come from one matrix product too: exact, they do not depend on
-        the order in which a product adds its terms."""
-        clusters, width = self.counts.shape[1], rest.shape[1]
-        items = np.hstack([rest, np.ones((len(rest), 1))])
-        tables = group_sums(group * clusters + self.cluster, items, groups * clusters)
-        tables = tables.reshape(groups, clusters, width + 1)
+        each sum adds the same items in the same order as the group's own would."""
+        kept = self._parts.get(id(values))
+        if kept is not None and kept[0] is values:
+            return kept[1]
+        rest = values[:, 1:]
+        distinct, group = np.unique(values[:, 0], return_inverse=True)
+        found = Parts(rest, None, [])
+        if distinct.size > 1:
+            clusters, width, group = self.counts.shape[1], rest.shape[1], group.reshape(-1)
+            items = np.hstack([rest, np.ones((len(rest), 1))])
+            tables = group_sums(group * clusters + self.cluster, items, distinct.size * clusters)
+            tables = tables.reshape(distinct.size, clusters, width + 1)
+            found = Parts(rest, tables, [])
+            for code in range(distinct.size):
+                rows = np.flatnonzero(group == code)
+                part, unit = rest[rows], Weights(np.ones((1, clusters)), self.cluster[rows])
+                unit._tables[id(part)] = (part, _frozen(tables[code, :, :width]))
+                found.groups.append((part, unit))
+        self._parts[id(values)] = (values, found)
+        return found
+
+    def _groups(self, parts: Parts) -> list[tuple[FloatArray, Weights, FloatArray]]:
+        """Each group's rows of `rest`, their weights and each row's total weight of them.
+
+        Where the products are exact (whole numbers, as label counts are), every group's
+        weighted sums, and the pooled ones, come from one matrix product: exact, they do not
+        depend on the order in which a product adds its terms."""
+        rest, tables = parts.rest, parts.tables
+        assert tables is not None
+        clusters, width = tables.shape[1], rest.shape[1]
         exact = exact_product(self.whole(), tables)
-        drawn = self.counts @ tables.transpose(1, 0, 2).reshape(clusters, -1) if exact else None
+        drawn = None
+        if exact:  # so it may leave out the clusters never drawn or with no item (other folds')
+            flat = tables.transpose(1, 0, 2).reshape(clusters, -1)
+            held = flat.any(axis=1) & self.counts.any(axis=0)
+            drawn = self.counts[:, held] @ flat[held]
         found = []
-        for code in range(groups):
-            rows = np.flatnonzero(group == code)
-            inside, part = Weights(self.counts, self.cluster[rows]), rest[rows]
+        for code, (part, unit) in enumerate(parts.groups):
+            inside = unit._alike(self.counts)
             inside._whole.update(self._whole)  # the same counts
-            inside._tables[id(part)] = (part, _frozen(tables[code, :, :width]))
             if drawn is None:
-                total = inside.sum(np.ones((len(rows), 1)))[:, 0]
+                total = inside.sum(np.ones((len(part), 1)))[:, 0]
             else:
                 block = drawn[:, code * (width + 1) : (code + 1) * (width + 1)]
                 inside._sums[id(part)] = (part, _frozen(block[:, :width]))
@@ -222,6 +269,19 @@ class Split:
 
     rest: FloatArray
     groups: list[tuple[FloatArray, Weights, FloatArray]]
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What splitting values by a group code in their column 0 finds whatever the counts:
+    the other columns (`rest`), and where the codes differ, the (groups, clusters, k + 1)
+    per-cluster sums of `rest` and of ones, and each group's rows of `rest` with their unit
+    weights (`Weights.unit`), whose per-cluster sums and kept statistics the group's weights
+    under any counts share."""
+
+    rest: FloatArray
+    tables: FloatArray | None
+    groups: list[tuple[FloatArray, Weights]]
 
 
 def exact_product(counts: tuple[bool, float], table: FloatArray) -> bool:

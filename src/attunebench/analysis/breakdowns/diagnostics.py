@@ -27,7 +27,7 @@ from attunebench.analysis.schema import (
 )
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
-from attunebench.stats import none_if_nan
+from attunebench.stats import group_sums, none_if_nan
 from attunebench.tasks.base import Scoring
 from attunebench.tasks.helpers.calibration import bins, choice_rows
 from attunebench.tasks.helpers.metrics import label_counts, per_label
@@ -169,8 +169,7 @@ def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> li
         return []
     labels, table = label_counts([sets for _, _, sets in found])
     models = np.array([model for _, model, _ in found], dtype=np.int64)
-    sums = np.zeros((len(frame.models), table.shape[1]))
-    np.add.at(sums, models, table)
+    sums = group_sums(models, table, len(frame.models))
     f1, precision, recall, support = per_label(sums)
     return [
         LabelF1(

@@ -129,11 +129,11 @@ def _difference(masks: FloatArray, s: FloatArray, n: FloatArray) -> FloatArray:
 def _tables(frame: Frame, mask: BoolArray) -> tuple[FloatArray, FloatArray]:
     """Score sums and counts per (conversation, model) under a mask."""
     shape = (len(frame.conversations), len(frame.models))
-    sums, counts = np.zeros(shape), np.zeros(shape)
-    where = (frame.conversation[mask], frame.model[mask])
-    np.add.at(sums, where, frame.score[mask])
-    np.add.at(counts, where, 1.0)
-    return sums, counts
+    where = frame.conversation[mask] * shape[1] + frame.model[mask]
+    # np.bincount adds in the items' order, as np.add.at does, at a fraction of its cost
+    sums = np.bincount(where, frame.score[mask], minlength=shape[0] * shape[1]).astype(np.float64)
+    counts = np.bincount(where, minlength=shape[0] * shape[1]).astype(np.float64)
+    return sums.reshape(shape), counts.reshape(shape)
 
 
 def subgroup_scores(

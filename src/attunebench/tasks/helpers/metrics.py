@@ -159,11 +159,15 @@ def register(task: str, *metrics: Metric) -> tuple[Metric, ...]:
 
 def mean_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     """The weighted mean of column 0 over the items where it is defined (not NaN)."""
-    column = values[:, 0]
-    defined = ~np.isnan(column)
-    stacked = np.stack([np.where(defined, column, 0.0), defined.astype(np.float64)], axis=1)
-    sums = weights.sum(stacked)
+    # made once per values array, so that its sums are too (the point's and the resamples')
+    sums = weights.sum(weights.keep("mean", values, lambda: _defined(values[:, 0])))
     return safe_ratio(sums[:, 0], sums[:, 1])
+
+
+def _defined(column: FloatArray) -> FloatArray:
+    """(items, 2): each value where defined (else 0), and 1 where defined (else 0)."""
+    defined = ~np.isnan(column)
+    return np.stack([np.where(defined, column, 0.0), defined.astype(np.float64)], axis=1)
 
 
 def ratio_statistic(values: FloatArray, weights: Weights) -> FloatArray:
@@ -179,11 +183,17 @@ def micro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     return safe_ratio(2 * tp, 2 * tp + fp + fn)
 
 
+def label_f1(sums: FloatArray) -> FloatArray:
+    """F1 per label from summed counts (..., 3L), as `per_label` gives it."""
+    tp, fp, fn = np.split(sums, 3, axis=-1)
+    return safe_ratio(2 * tp, 2 * tp + fp + fn)
+
+
 def per_label(sums: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """F1, precision, recall and support per label from summed counts (..., 3L)."""
     tp, fp, fn = np.split(sums, 3, axis=-1)
     return (
-        safe_ratio(2 * tp, 2 * tp + fp + fn),
+        label_f1(sums),
         safe_ratio(tp, tp + fp),
         safe_ratio(tp, tp + fn),
         tp + fn,
@@ -209,12 +219,20 @@ def macro_f1_statistic(values: FloatArray, weights: Weights) -> FloatArray:
     the cost), where the label's gold is in `RATIO_BIAS_CLUSTERS` of the items' clusters or
     more.
     """
-    tp, _, fn = np.split(values.sum(axis=0), 3)
-    labels = (tp + fn) > 0
-    f1 = per_label(weights.sum(values))[0] - f1_ratio_bias(values, weights.unit())
+    labels = weights.keep("gold labels", values, lambda: _gold_labels(values))
+    # the items' own bias, the same under any counts: estimated once
+    bias = weights.keep("f1_ratio_bias", values, lambda: f1_ratio_bias(values, weights.unit()))
+    f1 = label_f1(weights.sum(values)) - bias
     f1 = np.where(labels, np.clip(f1, 0.0, 1.0), np.nan)
     defined = ~np.isnan(f1)
     return safe_ratio(np.where(defined, f1, 0.0).sum(axis=1), defined.sum(axis=1).astype(float))
+
+
+def _gold_labels(values: FloatArray) -> FloatArray:
+    """Whether some item's gold holds each label (`values` as `label_counts` gives them)."""
+    tp, _, fn = np.split(values.sum(axis=0), 3)
+    found: FloatArray = (tp + fn) > 0
+    return found
 
 
 def f1_ratio_bias(values: FloatArray, weights: Weights) -> FloatArray:
