@@ -85,11 +85,11 @@ from attunebench.engine import read_ledger
 from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.stopping import main_stoppable
 from attunebench.engine.suite_run import suite_slices
-from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import LOCAL_MODELS, QWEN, QWEN_1_5B, SMOLLM2
 from attunebench.models.modelsfile import ModelEntry
 from planted.replication import replication
 from testkit import prerequisites
+from testkit.local_entry import local_entry
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = "open-v1"

@@ -40,7 +40,6 @@ from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.suite_run import suite_slices
 from attunebench.models.llamacpp_server import LlamaServer
-from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import QWEN
 from attunebench.models.modelsfile import ModelEntry
 from testkit import prerequisites
@@ -51,6 +50,7 @@ from testkit.demo_llm import (
     SAMPLE_CONVERSATIONS,
     judged_tasks,
 )
+from testkit.local_entry import local_entry
 
 VARIANTS = {"free": False, "constrained": True}
 QUICK_TASK = "outcome"  # one item a conversation

@@ -32,11 +32,11 @@ from attunebench.engine import read_records
 from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.stopping import main_stoppable
 from attunebench.engine.suite_run import suite_slices
-from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import GEMMA, QWEN, LocalModel
 from attunebench.models.modelsfile import ModelEntry, models_file_text
 from attunebench.report import write_report
 from attunebench.tasks import load_tasks
+from testkit.local_entry import local_entry
 
 console = Console()
 SAMPLE_CONVERSATIONS = 2

@@ -18,9 +18,9 @@ import pytest
 
 from attunebench.engine import read_records, read_run_info
 from attunebench.models.llamacpp_server import LlamaServer
-from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import GEMMA
 from attunebench.models.modelsfile import models_file_text
+from testkit.local_entry import local_entry
 
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(420)]
 

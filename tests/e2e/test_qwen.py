@@ -21,9 +21,9 @@ from attunebench.data.jsonl import read_conversations
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.engine import read_records, read_run_info
 from attunebench.models.llamacpp_server import LlamaServer
-from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import QWEN
 from attunebench.models.modelsfile import models_file_text
+from testkit.local_entry import local_entry
 
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(540)]
 

@@ -24,7 +24,6 @@ from attunebench.engine import (
 )
 from attunebench.engine.wiring import bind_models, close_models
 from attunebench.models.local import LocalProvider
-from attunebench.models.local_entry import local_entry
 from attunebench.models.local_models import LOCAL_MODELS, QWEN
 from attunebench.models.modelsfile import (
     ModelEntry,
@@ -34,6 +33,7 @@ from attunebench.models.modelsfile import (
 )
 from attunebench.models.registry import ProviderConfigError, make_provider
 from attunebench.records import ServerUsage
+from testkit.local_entry import local_entry
 
 ROOT = Path(__file__).parents[2]
 
