@@ -9,7 +9,6 @@ input is real data, answered in choice mode, is asked once (`rollouts_for`).
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -21,7 +20,7 @@ from attunebench.data.schema import Conversation, Turn
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook
-from attunebench.engine.progress import RunProgress
+from attunebench.engine.scheduler import each_shown
 from attunebench.engine.wiring import bind_models, close_models
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams
@@ -88,22 +87,12 @@ class Session:
         return await self.engine.ask(self.supporter, query, item, "subject")
 
     async def each(
-        self, doing: str, work: Iterable[T], step: Callable[[T], Awaitable[R]]
+        self, doing: str, work: Sequence[T], step: Callable[[T], Awaitable[R]]
     ) -> list[R]:
-        """`step` over the work, `concurrency` at a time, results in the work's order; with
-        `progress`, a run's bar says what it is `doing` and how many units are done."""
-        units = list(work)
-        gate = asyncio.Semaphore(self.concurrency)
-        with RunProgress(len(units), 0, self.engine.ledger, enabled=self.progress) as bar:
-            bar.describe(doing)
-
-            async def one(unit: T) -> R:
-                async with gate:
-                    done = await step(unit)
-                bar.advance()
-                return done
-
-            return list(await asyncio.gather(*(one(unit) for unit in units)))
+        """`step` over the work, through the engine's scheduler (`each_shown`)."""
+        return await each_shown(
+            self.engine, self.simulator, doing, work, step, progress=self.progress
+        )
 
     async def each_turn(
         self,
