@@ -52,7 +52,6 @@ def person_entries(simulator: ModelEntry, sampling: Sampling) -> list[ModelEntry
 
 async def run_replay(
     session: Session,
-    simulator: ModelEntry,
     tasks: Sequence[Task[Any, Any]],
     data: Path,
     out: Path,
@@ -60,8 +59,9 @@ async def run_replay(
 ) -> None:
     """The tasks' replayed items of the conversations in `data`, asked of every rollout's
     person through the engine, into the run directory `out`."""
-    bound = session.engine.models[simulator.name].provider
-    entries = person_entries(simulator, session.sampling)
+    plan = session.plan
+    bound = session.engine.models[plan.simulator.name].provider
+    entries = person_entries(plan.simulator, plan.sampling)
 
     def chosen(task: Task[Any, Any], conversations: Sequence[Conversation]) -> Iterable[Item[Any]]:
         return replay_items(task, conversations, per_conversation)
@@ -70,9 +70,9 @@ async def run_replay(
         data=data,
         out=out,
         models=tuple(entries),
-        concurrency=session.concurrency,
-        cache_path=session.cache_path,
-        progress=session.progress,
+        concurrency=plan.concurrency,
+        cache_path=plan.cache_path,
+        progress=plan.progress,
         check_servers=False,  # the session reached the simulator's server already
         include_careless=True,  # the people's own answers, careless or not, are the gold
         items=chosen,

@@ -92,12 +92,14 @@ async def _reply(
 ) -> tuple[str | None, str | None]:
     """The supporter's reply and any error: the model's, or the real one at this turn (none
     where the real conversation has none)."""
-    if session.supporter is None:
+    supporter = session.plan.supporter
+    if supporter is None:
         turn = next(t for t in item.conversation.turns if t.index == item.turn_index)
         reply = turn.continued_response()
         return (reply.text if reply is not None else None), None
     messages = chat_messages(SUPPORTER.render()[0].content, said)
-    output = await session.support(Query("reply", messages, SUPPORTER.info, MESSAGE_PARAMS), item)
+    asked = Query("reply", messages, SUPPORTER.info, MESSAGE_PARAMS)
+    output = await session.engine.ask(supporter.name, asked, item, "subject")
     if failure(output) is not None or not (output.text or "").strip():
         return None, f"supporter: {failure(output) or 'empty reply'}"
     return (output.text or "").strip(), None
@@ -121,9 +123,7 @@ async def _after(
     )
 
 
-async def seek(
-    session: Session, conversation: Conversation, rollout: int, exchanges: int
-) -> Sought:
+async def seek(session: Session, conversation: Conversation, rollout: int) -> Sought:
     """The first `exchanges` messages written by the simulated seeker, and the intensity after."""
     found = intensities(conversation)
     assert found is not None
@@ -132,7 +132,7 @@ async def seek(
     taxonomy = taxonomy_of(conversation)
     said, messages, replies = _opening(conversation), [], []
     error = None
-    for turn in conversation.turns[:exchanges]:
+    for turn in conversation.turns[: session.plan.exchanges]:
         item = Item(
             KIND, conversation, turn.index, "seeker", taxonomy, MessageGold(message=turn.user)
         )
@@ -175,7 +175,7 @@ def _feeling(conversation: Conversation) -> dict[str, str]:
 
 
 async def seek_conversations(
-    session: Session, conversations: Sequence[Conversation], exchanges: int
+    session: Session, conversations: Sequence[Conversation]
 ) -> list[Sought]:
     """Every conversation with the person's own intensities before and after, in every rollout."""
     work = [
@@ -184,6 +184,4 @@ async def seek_conversations(
         if intensities(conversation) is not None
         for rollout in session.rollouts_for(generated=True)
     ]
-    return await session.each(
-        "seeking", work, lambda unit: seek(session, unit[0], unit[1], exchanges)
-    )
+    return await session.each("seeking", work, lambda unit: seek(session, *unit))

@@ -10,7 +10,7 @@ conversations.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from attunebench.simulators.schema import (
     SimulatorsReport,
 )
 from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
-from attunebench.simulators.session import SAMPLED, Sampling, open_session
+from attunebench.simulators.session import SAMPLED, Plan, open_session
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError, Task, prompts_of
 
@@ -55,26 +55,6 @@ PEOPLE_FILE = "people.jsonl"  # the conversations validated, as the replay's run
 
 class SimulatorError(ValueError):
     """The validation cannot run as asked; the message says why in one line."""
-
-
-@dataclass(frozen=True)
-class Plan:
-    simulator: ModelEntry
-    data: tuple[Path, ...]
-    out: Path
-    supporter: ModelEntry | None = None
-    runs: tuple[Path, ...] = ()
-    limit: int | None = None
-    sampling: Sampling = field(default_factory=Sampling)
-    exchanges: int = 3  # messages the simulated seeker writes
-    per_conversation: int = 6  # items replayed per task, turns continued, messages graded
-    # The kinds of the runs' models ranked beside the models under test ("baseline", "simulated").
-    include: frozenset[str] = frozenset()
-    seed: int = 0  # the tasks' seed and the resampling's
-    resamples: int = 2000
-    cache_path: Path | None = None
-    concurrency: int = 4
-    progress: bool = False  # a run's bar on a terminal, for each step
 
 
 @dataclass(frozen=True)
@@ -147,29 +127,19 @@ async def simulate(
     write_conversations(people, conversations)
     turns = plan.per_conversation
     tasks = [t for t in tasks_for(plan.seed, runs) if replay_items(t, conversations, turns)]
-    async with open_session(
-        plan.simulator,
-        plan.supporter,
-        plan.sampling,
-        cache_path=plan.cache_path,
-        concurrency=plan.concurrency,
-        providers=dict(providers),
-        progress=plan.progress,
-    ) as session:
+    async with open_session(plan, providers) as session:
         if tasks:
             try:
-                await run_replay(
-                    session, plan.simulator, tasks, people, plan.out / REPLAY_RUN, turns
-                )
+                await run_replay(session, tasks, people, plan.out / REPLAY_RUN, turns)
             except (RunDirError, PlanError) as error:
                 raise SimulatorError(str(error)) from None
         continued = await session.each_turn(
-            "continuing", conversations, labelled_turns, turns, continue_turn
+            "continuing", conversations, labelled_turns, continue_turn
         )
-        sought = await seek_conversations(session, conversations, plan.exchanges)
+        sought = await seek_conversations(session, conversations)
         # a grade is asked of real messages alone: a choice answer is the same in every rollout
         graded = await session.each_turn(
-            "grading", conversations, graded_turns, turns, grade_turn, generated=False
+            "grading", conversations, graded_turns, grade_turn, generated=False
         )
         identity = session.engine.models[plan.simulator.name].identity
     replayed = read_replay(plan.out / REPLAY_RUN, tasks, conversations, turns) if tasks else []
