@@ -17,13 +17,15 @@ from attunebench.data.schema import Conversation, Turn
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook
+from attunebench.engine.person import PERSON, Person
+from attunebench.engine.runner import RunConfig, run
 from attunebench.engine.scheduler import each_shown
 from attunebench.engine.wiring import bind_models, close_models
 from attunebench.frozen import Frozen
 from attunebench.models.base import GenerateParams, Provider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.simulators.replay import spread
-from attunebench.tasks.base import Item, Output, Query
+from attunebench.simulators.replay import replay_items, spread
+from attunebench.tasks.base import Item, Output, Query, Task
 
 SAMPLED = ("temperature", "top_p", "seed")  # the parameters a rollout sets
 T = TypeVar("T")
@@ -47,6 +49,29 @@ def unsampled(entry: ModelEntry) -> ModelEntry:
     """The entry without the sampling it sets, so each call's (the rollout's) is sent."""
     kept = entry.params.model_dump(exclude_unset=True, exclude=set(SAMPLED))
     return entry.model_copy(update={"params": GenerateParams.model_validate(kept)})
+
+
+def person_name(simulator: ModelEntry, rollout: int) -> str:
+    """What the replay's run calls the simulated person in one rollout."""
+    return f"{PERSON}/{simulator.name}?seed={rollout}"
+
+
+def person_entries(simulator: ModelEntry, sampling: Sampling) -> list[ModelEntry]:
+    """One `person/` model per rollout (`engine.person`), its sampling the rollout's."""
+    kept = simulator.params.model_dump(exclude_unset=True, exclude=set(SAMPLED))
+    return [
+        ModelEntry(
+            name=person_name(simulator, seed),
+            spec=f"{PERSON}/{simulator.spec}",
+            params=GenerateParams.model_validate(
+                {**kept, "temperature": sampling.temperature, "top_p": sampling.top_p, "seed": seed}
+            ),
+            answer=simulator.answer,
+            family=simulator.family,
+            price=simulator.price,
+        )
+        for seed in sampling.seeds
+    ]
 
 
 @dataclass(frozen=True)
@@ -94,6 +119,39 @@ class Session:
         if query.choice is None or not self.engine.models[self._simulator].choosing:
             query = replace(query, params=self.plan.sampling.params(query.params, rollout))
         return await self.engine.ask(self._simulator, query, item, "subject")
+
+    async def replay(
+        self,
+        tasks: Sequence[Task[Any, Any]],
+        data: Path,
+        out: Path,
+        per_conversation: int | None,
+    ) -> None:
+        """The tasks' replayed items of the conversations in `data`, asked through the engine
+        of every rollout's person into the run directory `out` (read back: `read_replay`).
+        Every rollout's role wraps the one simulator the session bound, so a `local/` server
+        starts once; run again, the run resumes."""
+        plan = self.plan
+        entries = person_entries(plan.simulator, plan.sampling)
+
+        def chosen(task: Task[Any, Any], conversations: Sequence[Conversation]) -> list[Item[Any]]:
+            return replay_items(task, conversations, per_conversation)
+
+        config = RunConfig(
+            data=data,
+            out=out,
+            models=tuple(entries),
+            concurrency=plan.concurrency,
+            cache_path=plan.cache_path,
+            progress=plan.progress,
+            check_servers=False,  # the session reached the simulator's server already
+            include_careless=True,  # the people's own answers, careless or not, are the gold
+            items=chosen,
+        )
+        bound = self.engine.models[plan.simulator.name].provider
+        await run(
+            config, providers={e.name: Person(bound, owns=False) for e in entries}, tasks=tasks
+        )
 
     async def each(
         self, doing: str, work: Sequence[T], step: Callable[[T], Awaitable[R]]

@@ -33,8 +33,14 @@ from attunebench.simulators.prompting import TEMPLATES, prompts_digest
 from attunebench.simulators.ranking import ranking
 from attunebench.simulators.realism import emotion_by_third, intensity_change, negative_feedback
 from attunebench.simulators.records import Continued, Graded, Sought, write_lines
-from attunebench.simulators.replay import Replayed, replay_items, replay_tasks
-from attunebench.simulators.replay_run import REPLAY_RUN, read_replay, run_replay
+from attunebench.simulators.replay import (
+    REPLAY_RUN,
+    Replayed,
+    read_replay,
+    replay_items,
+    replay_tasks,
+    rollout_seeds,
+)
 from attunebench.simulators.schema import (
     SIMULATORS_FILE,
     DataFile,
@@ -130,7 +136,7 @@ async def simulate(
     async with open_session(plan, providers) as session:
         if tasks:
             try:
-                await run_replay(session, tasks, people, plan.out / REPLAY_RUN, turns)
+                await session.replay(tasks, people, plan.out / REPLAY_RUN, turns)
             except (RunDirError, PlanError) as error:
                 raise SimulatorError(str(error)) from None
         continued = await session.each_turn(
@@ -173,9 +179,7 @@ def replay_figures(
     if not (folder / RUN_FILE).exists():
         return {}, {}
     runs = load_runs([folder])
-    # Every model of the replay run is a rollout, one alone too (`--seeds 1`).
-    seeds = {m.name or m.spec: int(m.params["seed"]) for m in runs.runs[0].info.models}
-    found = simulator_rollouts(runs, seeds, resampler)
+    found = simulator_rollouts(runs, rollout_seeds(runs), resampler)
     shown = {task: ReplayFigure(**figure.model_dump()) for task, figure in found.figures.items()}
     return shown, {f"replay.{task}": floor for task, floor in found.noise_floor.items()}
 
