@@ -16,8 +16,10 @@ from attunebench.engine.person import PERSONA
 from attunebench.models.base import GenerateParams
 from attunebench.prompts import PromptTemplate, load_prompt
 from attunebench.records import PromptInfo
+from attunebench.simulators.forms import MESSAGE_FORM
 from attunebench.tasks.base import Query
-from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form
+from attunebench.tasks.helpers.history import Utterance, hint_history
+from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form, transcript
 
 CONTINUE = load_prompt(__name__, "simulated-next-message")
 LABEL = load_prompt(__name__, "simulated-label")
@@ -36,9 +38,10 @@ def prompts_digest(prompts: Sequence[PromptInfo] = ()) -> str:
     return hashlib.sha256(json.dumps(every).encode()).hexdigest()[:12]
 
 
-def written(template: PromptTemplate, fields: Mapping[str, str], hint: TaskHint) -> Query:
-    """A question whose answer is a message (plain text)."""
-    messages = template.render(**fields)
+def written(template: PromptTemplate, said: Sequence[Utterance], **fields: str) -> Query:
+    """A question whose answer is the next message (plain text), after the conversation `said`."""
+    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
+    messages = template.render(**fields, conversation=transcript(said))
     return Query("message", messages, template.info, MESSAGE_PARAMS, hint)
 
 

@@ -11,7 +11,7 @@ rollouts together as one model (`analysis.comparisons.rollouts`).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -48,15 +48,13 @@ def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
     )
 
 
-def replay_tasks(
-    seed: int = 0, made_with: Mapping[str, Mapping[str, Any]] | None = None
-) -> list[Task[Any, Any]]:
-    """Every registered task a model answers with no judge, made as `made_with` has it (so its
-    items are the runs'), else with its defaults."""
+def replay_tasks(seed: int = 0, runs: Runs | None = None) -> list[Task[Any, Any]]:
+    """Every registered task a model answers with no judge, made as the runs to rank made it
+    (so its items are theirs), else with its defaults and `seed`."""
     registry = load_tasks()
-    given = made_with or {}
     made = [
-        registry.get(name)(**{"seed": seed, **given.get(name, {})}) for name in registry.names()
+        registry.get(name)(**{"seed": seed, **(runs.made_with(name) if runs else {})})
+        for name in registry.names()
     ]
     return [task for task in made if not task.needs_judge and task.evaluates == "models"]
 

@@ -24,7 +24,6 @@ from attunebench.simulators.answers import (
 from attunebench.simulators.forms import (
     AFTER_FORM,
     INTENSITY,
-    MESSAGE_FORM,
     MessageGold,
     NumberGold,
 )
@@ -40,7 +39,7 @@ from attunebench.simulators.records import Sought, Written
 from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item, Query
-from attunebench.tasks.helpers.history import Utterance, hint_history
+from attunebench.tasks.helpers.history import Utterance
 from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import chat_messages, transcript
 
@@ -80,9 +79,7 @@ async def _message(
     rollout: int,
 ) -> Written:
     """The seeker's next message (`error` set where there is none)."""
-    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
-    asked = written(SEEKER, {**fields, "conversation": transcript(said)}, hint)
-    output = await session.ask(asked, item, rollout)
+    output = await session.ask(written(SEEKER, said, **fields), item, rollout)
     _, error = read_answer(output, message_of)  # the call's failure, or an empty message
     return message_record(item, output, rollout, SEEKER.id).model_copy(update={"error": error})
 

@@ -52,8 +52,7 @@ from attunebench.simulators.schema import (
 )
 from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
 from attunebench.simulators.session import SAMPLED, Plan, open_session
-from attunebench.tasks import load_tasks
-from attunebench.tasks.base import PlanError, Task, prompts_of
+from attunebench.tasks.base import PlanError, prompts_of
 
 REALISM_FILE = "realism.jsonl"
 PEOPLE_FILE = "people.jsonl"  # the conversations validated, as the replay's run reads them
@@ -113,14 +112,6 @@ def load_data(
     return conversations, files
 
 
-def tasks_for(seed: int, runs: Runs | None) -> list[Task[Any, Any]]:
-    """The replayed tasks, made as the runs to rank made them (so their items), else by default."""
-    if runs is None:
-        return replay_tasks(seed)
-    names = load_tasks().names()
-    return replay_tasks(seed, {name: found for name in names if (found := runs.made_with(name))})
-
-
 async def simulate(
     plan: Plan,
     conversations: Sequence[Conversation],
@@ -132,7 +123,7 @@ async def simulate(
     people = plan.out / PEOPLE_FILE
     write_conversations(people, conversations)
     turns = plan.per_conversation
-    tasks = [t for t in tasks_for(plan.seed, runs) if replay_items(t, conversations, turns)]
+    tasks = [t for t in replay_tasks(plan.seed, runs) if replay_items(t, conversations, turns)]
     async with open_session(plan, providers) as session:
         if tasks:
             try:
