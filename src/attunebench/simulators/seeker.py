@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.prompts import delimit
@@ -41,7 +40,7 @@ from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item, Query
 from attunebench.tasks.helpers.history import Utterance
 from attunebench.tasks.helpers.numeric import digits
-from attunebench.tasks.helpers.prompting import chat_messages, transcript
+from attunebench.tasks.helpers.prompting import chat_messages
 
 KIND = "simulated-seeker"
 DATA_SUPPORTER = "data"  # the real supporter's replies
@@ -110,10 +109,9 @@ async def _after(
     rollout: int,
 ) -> tuple[float | None, str | None]:
     """The intensity the seeker reports after the conversation, and any error."""
-    hint = TaskHint(kind=AFTER_FORM.kind, form=AFTER_FORM)
     options = [(d, d) for d in digits(INTENSITY) or ()]
     shown = {"feeling": fields["feeling"], "intensity": fields["intensity"]}
-    question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, options)
+    question = chosen(SEEKER_AFTER, said, shown, AFTER_FORM, options)
     output = await session.ask(question, item, rollout)
     return read_answer(
         output, lambda out: number_of(out, question, "intensity", *INTENSITY), "intensity"
