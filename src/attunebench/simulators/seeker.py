@@ -54,13 +54,12 @@ FELL_ONLY = (
 def intensities(conversation: Conversation) -> tuple[float, float] | None:
     """The intensity the person reported before and after, where both are theirs."""
     given = conversation.source.provenance
-    if FIRST_PERSON not in (given.get("state.intensity"), given.get("state")):
+    before = FIRST_PERSON in (given.get("state.intensity"), given.get("state"))
+    if not before or given.get("outcome") != FIRST_PERSON:
         return None
     first, outcome = conversation.turns[0].state, conversation.outcome
     after = outcome.final_state if outcome is not None else None
     if first is None or first.intensity is None or after is None or after.intensity is None:
-        return None
-    if given.get("outcome") != FIRST_PERSON:
         return None
     return first.intensity, after.intensity
 
