@@ -24,9 +24,8 @@ from attunebench.analysis.references.predictors import guessed_views
 from attunebench.analysis.resampled import Resampler
 from attunebench.data.validate import load_validated
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.simulators import Sampling
-from attunebench.simulators.replay import Replayed, replay_tasks, rollout_of
-from attunebench.simulators.replay_run import read_replay, run_replay
+from attunebench.simulators import Plan, Sampling
+from attunebench.simulators.replay import Replayed, read_replay, replay_tasks, rollout_of
 from attunebench.simulators.session import open_session
 from attunebench.tasks.base import Guess, View
 from attunebench.tasks.helpers.fitting import out_of_sample
@@ -44,8 +43,9 @@ async def _replayed(data: Path, out: Path) -> list[Replayed]:
         if t.scoring.headline_metric in ADJUSTED and type(t).__module__.startswith("attunebench.")
     ]
     entry = ModelEntry.from_spec("sim/person-oracle")
-    async with open_session(entry, None, Sampling(seeds=(0,)), cache_path=None) as session:
-        await run_replay(session, entry, tasks, data, out, None)
+    plan = Plan(simulator=entry, data=(data,), out=out, sampling=Sampling(seeds=(0,)))
+    async with open_session(plan) as session:
+        await session.replay(tasks, data, out, None)
     return read_replay(out, tasks, load_validated(data), None)
 
 

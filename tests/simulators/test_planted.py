@@ -18,9 +18,8 @@ from attunebench.analysis.schema import NoiseFloor
 from attunebench.data.validate import load_validated
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.simulators import Sampling
-from attunebench.simulators.replay import replay_items, replay_tasks, rollout_of
-from attunebench.simulators.replay_run import read_replay, run_replay
+from attunebench.simulators import Plan, Sampling
+from attunebench.simulators.replay import read_replay, replay_items, replay_tasks, rollout_of
 from attunebench.simulators.session import open_session
 from planted import retest_study
 
@@ -96,9 +95,11 @@ async def _pair_floor(data: Path, noise: float, seeds: int, out: Path) -> tuple[
         and replay_items(t, conversations)
     ]
     simulator = ModelEntry.from_spec(f"{ORACLE}?noise={noise}")
-    sampling = Sampling(seeds=tuple(range(seeds)))
-    async with open_session(simulator, None, sampling, cache_path=None) as session:
-        await run_replay(session, simulator, tasks, data, out, None)
+    plan = Plan(
+        simulator=simulator, data=(data,), out=out, sampling=Sampling(seeds=tuple(range(seeds)))
+    )
+    async with open_session(plan) as session:
+        await session.replay(tasks, data, out, None)
     [found] = read_replay(out, tasks, conversations, None)
     by_model = {r.model: rollout_of(r) for r in found.records}
     return rollout_noise(found.task, found.records, by_model), len(found.items)

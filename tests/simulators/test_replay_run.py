@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.simulators.replay_run import REPLAY_RUN, person_name
+from attunebench.simulators.replay import REPLAY_RUN
+from attunebench.simulators.session import person_name
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from cli_harness import attunebench

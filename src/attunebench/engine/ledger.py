@@ -23,11 +23,17 @@ class LedgerBook:
     def __init__(self, start: Ledger | None = None) -> None:
         self._tallies: dict[Key, Tally] = {}
         self._in_flight: Counter[Key] = Counter()  # sent, not settled: lost if never settled
-        for entry in start.entries if start is not None else ():
-            self._tally((entry.model, entry.task, entry.role)).add(entry)
+        self._servers_before: dict[str, ServerUsage] = {}
+        self.add(start)
         self._start = self.totals()
         self._start_by_model = self._by_model()
-        self._servers_before = dict(start.servers) if start is not None else {}
+
+    def add(self, ledger: Ledger | None) -> None:
+        """Count what another ledger counted (an earlier session's, another shard's)."""
+        if ledger is not None:
+            for entry in ledger.entries:
+                self._tally((entry.model, entry.task, entry.role)).add(entry)
+            _add_servers(self._servers_before, ledger.servers)
 
     def session(self) -> Tally:
         """What this session added, without what earlier sessions of the run had counted."""
@@ -102,10 +108,15 @@ class LedgerBook:
         """The ledger of every session: this one's tallies, and its `servers` (per model)
         added to the earlier sessions'."""
         usage = dict(self._servers_before)
-        for model, session in (servers or {}).items():
-            usage[model] = usage[model].plus(session) if model in usage else session
+        _add_servers(usage, servers or {})
         entries = [
             LedgerEntry(model=key[0], task=key[1], role=key[2], **self._counted(key, t).counts())
             for key, t in sorted(self._tallies.items())
         ]
         return Ledger(entries=entries, servers=dict(sorted(usage.items())))
+
+
+def _add_servers(usage: dict[str, ServerUsage], more: Mapping[str, ServerUsage]) -> None:
+    """Each model's server usage added to `usage`'s (every session, or shard, starts its own)."""
+    for model, server in more.items():
+        usage[model] = usage[model].plus(server) if model in usage else server

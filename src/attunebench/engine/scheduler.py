@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from operator import attrgetter
+from typing import Any, TypeVar
 
 from attunebench.engine.caller import Engine, ItemCaller
 from attunebench.engine.evaluate import evaluate
+from attunebench.engine.progress import RunProgress
 from attunebench.engine.spend import CapReached
 from attunebench.records import ItemRecord
 from attunebench.tasks.base import AnswerMode, Item, Task
 from attunebench.tasks.helpers.twins import is_person_hidden
 
 RecordKey = tuple[str, str, str, int, str, str]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def record_key(item: Item[Any], model: str) -> RecordKey:
@@ -73,6 +77,61 @@ def finish_record(record: ItemRecord, caller: ItemCaller) -> ItemRecord:
     return record.model_copy(update=update)
 
 
+async def each_unit(
+    engine: Engine,
+    units: Sequence[T],
+    model_of: Callable[[T], str],
+    step: Callable[[T], Awaitable[R]],
+) -> list[R]:
+    """`step` on every unit, results in the units' order. Each endpoint (of the model a unit
+    asks) gets its own queue and as many workers as it allows calls in flight: a full server
+    never holds up another's work. At the run's dollar cap a worker stops (the calls in flight
+    finish), and the units it did not reach give no result."""
+    queues: dict[str, deque[int]] = {}
+    sizes: dict[str, int] = {}
+    for at, unit in enumerate(units):
+        endpoint = engine.models[model_of(unit)].endpoint
+        queues.setdefault(endpoint.name, deque()).append(at)
+        sizes[endpoint.name] = endpoint.concurrency
+    found: dict[int, R] = {}
+
+    async def worker(queue: deque[int]) -> None:
+        while queue:
+            at = queue.popleft()
+            try:
+                found[at] = await step(units[at])
+            except CapReached:
+                return
+
+    async with asyncio.TaskGroup() as group:
+        for name, queue in queues.items():
+            for _ in range(min(sizes[name], len(queue))):
+                group.create_task(worker(queue))
+    return [found[at] for at in sorted(found)]
+
+
+async def each_shown(
+    engine: Engine,
+    model: str,
+    doing: str,
+    work: Sequence[T],
+    step: Callable[[T], Awaitable[R]],
+    *,
+    progress: bool,
+) -> list[R]:
+    """`step` on every piece of work, each asking `model` first (`each_unit`); with `progress`,
+    a run's bar says what it is `doing` and how many are done."""
+    with RunProgress(len(work), 0, engine.ledger, enabled=progress) as bar:
+        bar.describe(doing)
+
+        async def counted(unit: T) -> R:
+            done = await step(unit)
+            bar.advance()
+            return done
+
+        return await each_unit(engine, work, lambda _: model, counted)
+
+
 async def run_units(
     units: list[Unit],
     *,
@@ -80,41 +139,24 @@ async def run_units(
     judges: list[str],
     on_record: Callable[[ItemRecord], None],
 ) -> None:
-    """Evaluate every unit; report each record as it is made. Each endpoint gets its own
-    queue and as many workers as it allows calls in flight: a full server never holds up
-    another's work."""
-    queues: dict[str, deque[Unit]] = {}
-    sizes: dict[str, int] = {}
-    for unit in units:
-        endpoint = engine.models[unit.model].endpoint
-        queues.setdefault(endpoint.name, deque()).append(unit)
-        sizes[endpoint.name] = endpoint.concurrency
+    """Evaluate every unit (`each_unit`); report each record as it is made."""
 
     async def one(model: str, mode: AnswerMode, task: Task[Any, Any], item: Item[Any]) -> None:
         caller = ItemCaller(engine)
         record = await evaluate(task, item, model, caller, judges, mode)
         on_record(finish_record(record, caller))
 
-    async def worker(queue: deque[Unit]) -> None:
-        while queue:
-            unit = queue.popleft()
-            bound = engine.models[unit.model]
-            mode: AnswerMode = "choice" if bound.choosing else "generate"
-            try:
-                if bound.entry.batch:
-                    done = await asyncio.gather(
-                        *(one(unit.model, mode, t, i) for t, i in unit.work),
-                        return_exceptions=True,
-                    )
-                    for error in (d for d in done if isinstance(d, BaseException)):
-                        raise error
-                else:
-                    for task, item in unit.work:
-                        await one(unit.model, mode, task, item)
-            except CapReached:
-                return  # the run's dollar cap: no other call; those in flight finish
+    async def evaluated(unit: Unit) -> None:
+        bound = engine.models[unit.model]
+        mode: AnswerMode = "choice" if bound.choosing else "generate"
+        if bound.entry.batch:
+            done = await asyncio.gather(
+                *(one(unit.model, mode, t, i) for t, i in unit.work), return_exceptions=True
+            )
+            for error in (d for d in done if isinstance(d, BaseException)):
+                raise error
+        else:
+            for task, item in unit.work:
+                await one(unit.model, mode, task, item)
 
-    async with asyncio.TaskGroup() as group:
-        for name, queue in queues.items():
-            for _ in range(min(sizes[name], len(queue))):
-                group.create_task(worker(queue))
+    await each_unit(engine, units, attrgetter("model"), evaluated)

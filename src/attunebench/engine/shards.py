@@ -19,7 +19,8 @@ from typing import Any
 
 from attunebench import rundir
 from attunebench.data.jsonl import iter_conversations, write_conversations
-from attunebench.records import ItemRecord, Ledger, LedgerEntry, RunInfo, ServerUsage
+from attunebench.engine.ledger import LedgerBook
+from attunebench.records import ItemRecord, Ledger, RunInfo
 
 _SHARD = re.compile(r"(\d+)/(\d+)")
 # What must be equal for shards to be one plan (servers may differ: that is the point); a run
@@ -119,22 +120,10 @@ def _records(shards: Sequence[tuple[Path, RunInfo, Shard]]) -> list[ItemRecord]:
 def sum_ledgers(ledgers: Iterable[Ledger | None]) -> Ledger:
     """One ledger counting what each counted: entries summed by (model, task, role), and each
     model's servers added up (every shard started its own)."""
-    totals: dict[tuple[str, str, str], dict[str, Any]] = {}
-    usage: dict[str, ServerUsage] = {}
+    book = LedgerBook()
     for ledger in ledgers:
-        if ledger is None:
-            continue
-        for entry in ledger.entries:
-            sums = totals.setdefault((entry.model, entry.task, entry.role), {})
-            for name, value in entry.model_dump(exclude={"model", "task", "role"}).items():
-                sums[name] = sums.get(name, 0) + value
-        for model, server in ledger.servers.items():
-            usage[model] = usage[model].plus(server) if model in usage else server
-    entries = [
-        LedgerEntry.model_validate({"model": m, "task": t, "role": r, **sums})
-        for (m, t, r), sums in sorted(totals.items())
-    ]
-    return Ledger(entries=entries, servers=dict(sorted(usage.items())))
+        book.add(ledger)
+    return book.to_ledger()
 
 
 def _info(infos: Sequence[RunInfo]) -> RunInfo:

@@ -3,8 +3,8 @@ realism, ranking, noise floor and leaks); see docs/simulators.md.
 """
 
 from attunebench.simulators.schema import SIMULATORS_FILE, SimulatorsReport
-from attunebench.simulators.session import Sampling
-from attunebench.simulators.validate import Plan, SimulatorError, validate
+from attunebench.simulators.session import Plan, Sampling
+from attunebench.simulators.validate import SimulatorError, validate
 
 __all__ = [
     "SIMULATORS_FILE",

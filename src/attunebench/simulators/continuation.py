@@ -7,18 +7,17 @@ taxonomy. Each turn starts from the real history, so one bad message cannot dera
 
 from __future__ import annotations
 
-from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Taxonomy, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.simulators.answers import label_of, message_of, message_record, read_answer
-from attunebench.simulators.forms import LABEL_FORM, MESSAGE_FORM, MessageGold
+from attunebench.simulators.forms import LABEL_FORM, MessageGold
 from attunebench.simulators.prompting import CONTINUE, LABEL, chosen, written
 from attunebench.simulators.records import Continued
 from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item
-from attunebench.tasks.helpers.history import hint_history, history_before
-from attunebench.tasks.helpers.prompting import label_menu, transcript
+from attunebench.tasks.helpers.history import history_before
+from attunebench.tasks.helpers.prompting import label_menu
 
 KIND = "simulated-continuation"
 THIRDS = 3
@@ -56,10 +55,7 @@ async def continue_turn(
     taxonomy = taxonomy_of(conversation)
     gold = MessageGold(message=turn.user, label=real_label(turn))
     item = Item(KIND, conversation, turn.index, "continue", taxonomy, gold)
-    shown = transcript(said)
-    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
-    asked = written(CONTINUE, {"conversation": shown}, hint)
-    output = await session.ask(asked, item, rollout)
+    output = await session.ask(written(CONTINUE, said), item, rollout)
     base = message_record(item, output, rollout, CONTINUE.id)
     found = Continued(
         written=base,
@@ -74,10 +70,9 @@ async def continue_turn(
         return found.model_copy(update={"error": error})
     labels = taxonomy.emotions
     names = tuple(label.name for label in labels)
-    label_hint = TaskHint(kind=LABEL_FORM.kind, labels=names, form=LABEL_FORM)
-    fields = {"conversation": shown, "message": message, "labels": label_menu(labels)}
+    fields = {"message": message, "labels": label_menu(labels)}
     options = [(label.name, f"{label.name} ({label.description})") for label in labels]
-    question = chosen(LABEL, fields, label_hint, options)
+    question = chosen(LABEL, said, fields, LABEL_FORM, options, names)
     answer = await session.ask(question, item, rollout)
     label, error = read_answer(answer, lambda out: label_of(out, question, labels), "label")
     if label is None:

@@ -6,7 +6,6 @@ ratings), the simulated person grades the same message on the source's scale.
 
 from __future__ import annotations
 
-from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.simulators.answers import number_of, read_answer
@@ -18,7 +17,6 @@ from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item
 from attunebench.tasks.helpers.history import Utterance, history_through
 from attunebench.tasks.helpers.numeric import digits
-from attunebench.tasks.helpers.prompting import transcript
 
 KIND = "simulated-grade"
 UNDESCRIBED = "from $low (worst) to $high (best)"
@@ -47,12 +45,11 @@ async def grade_turn(
     said = (*history_through(conversation, turn.index), Utterance("assistant", reply.text))
     gold = NumberGold(grade=reply.rating)
     item = Item(KIND, conversation, turn.index, "grade", taxonomy_of(conversation), gold)
-    hint = TaskHint(kind=GRADE_FORM.kind, labels=(low, high), form=GRADE_FORM)
     described = scale.description or UNDESCRIBED.replace("$low", low).replace("$high", high)
-    fields = {"conversation": transcript(said), "scale": described}
     # A scale of more than single digits has no choice form: it is asked in generate form.
     options = [(d, d) for d in digits((scale.low, scale.high)) or ()]
-    question = chosen(GRADE, fields, hint, options, low=low, high=high)
+    fields = {"scale": described}
+    question = chosen(GRADE, said, fields, GRADE_FORM, options, (low, high), low=low, high=high)
     found = Graded(
         conversation_id=conversation.id,
         turn_index=turn.index,

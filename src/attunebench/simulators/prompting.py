@@ -11,13 +11,15 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
-from attunebench.answerform import TaskHint
+from attunebench.answerform import AnswerForm, TaskHint
 from attunebench.engine.person import PERSONA
 from attunebench.models.base import GenerateParams
 from attunebench.prompts import PromptTemplate, load_prompt
 from attunebench.records import PromptInfo
+from attunebench.simulators.forms import MESSAGE_FORM
 from attunebench.tasks.base import Query
-from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form
+from attunebench.tasks.helpers.history import Utterance, hint_history
+from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form, transcript
 
 CONTINUE = load_prompt(__name__, "simulated-next-message")
 LABEL = load_prompt(__name__, "simulated-label")
@@ -36,25 +38,31 @@ def prompts_digest(prompts: Sequence[PromptInfo] = ()) -> str:
     return hashlib.sha256(json.dumps(every).encode()).hexdigest()[:12]
 
 
-def written(template: PromptTemplate, fields: Mapping[str, str], hint: TaskHint) -> Query:
-    """A question whose answer is a message (plain text)."""
-    messages = template.render(**fields)
+def written(template: PromptTemplate, said: Sequence[Utterance], **fields: str) -> Query:
+    """A question whose answer is the next message (plain text), after the conversation `said`."""
+    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
+    messages = template.render(**fields, conversation=transcript(said))
     return Query("message", messages, template.info, MESSAGE_PARAMS, hint)
 
 
 def chosen(
     template: PromptTemplate,
+    said: Sequence[Utterance],
     fields: Mapping[str, str],
-    hint: TaskHint,
+    form: AnswerForm,
     options: Sequence[tuple[str, str]],
+    labels: tuple[str, ...] = (),
     **wording: str,
 ) -> Query:
-    """A question with a JSON answer of `hint.form`'s, and its choice form over `options` ((label,
-    text) pairs), from a template's `question` and `answer_form` texts."""
+    """A question about the conversation `said` with a JSON answer of `form`'s (its hint
+    carrying `labels`), and its choice form over `options` ((label, text) pairs), from a
+    template's `question` and `answer_form` texts."""
+    shown = {**fields, "conversation": transcript(said)}
     question = template.text("question", **wording)
     asked = template.render(
-        **fields, question=question, answer_form=template.text("answer_form", **wording)
+        **shown, question=question, answer_form=template.text("answer_form", **wording)
     )
-    base = template.render(**fields, question="", answer_form="")
-    form = choice_form(base, question, options) if options else None
-    return Query("answer", asked, template.info, JSON_PARAMS, hint, choice=form)
+    base = template.render(**shown, question="", answer_form="")
+    choice = choice_form(base, question, options) if options else None
+    hint = TaskHint(kind=form.kind, labels=labels, form=form)
+    return Query("answer", asked, template.info, JSON_PARAMS, hint, choice=choice)

@@ -3,24 +3,30 @@ themselves, scored against the real person's own answer.
 
 The tasks are those a model answers with no judge; the items, a few of each conversation's
 whose gold the person gave about themselves (`first-person` provenance of `Task.gold_fields`),
-spread over it. The asking is an ordinary run of the engine (`replay_run`).
+spread over it. The asking is an ordinary run of the engine (`Session.replay`, in
+`DIR/replay/`), read back here as any run is: `attunebench report DIR/replay` reads it too, its
+rollouts together as one model (`analysis.comparisons.rollouts`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
+from attunebench.analysis.comparisons.rollouts import pooled
+from attunebench.analysis.loading import Runs, load_runs
 from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Task
 
 FIRST_PERSON = "first-person"
+REPLAY_RUN = "replay"  # the run directory's name inside the validation folder
 ROLLOUT = "rollout"  # the key of a replayed record's `meta` that holds its rollout's seed
 T = TypeVar("T")
 ItemKey = tuple[str, int, str, str]  # an item's conversation, turn, id and variant
@@ -42,15 +48,13 @@ def first_person(task: Task[Any, Any], conversation: Conversation) -> bool:
     )
 
 
-def replay_tasks(
-    seed: int = 0, made_with: Mapping[str, Mapping[str, Any]] | None = None
-) -> list[Task[Any, Any]]:
-    """Every registered task a model answers with no judge, made as `made_with` has it (so its
-    items are the runs'), else with its defaults."""
+def replay_tasks(seed: int = 0, runs: Runs | None = None) -> list[Task[Any, Any]]:
+    """Every registered task a model answers with no judge, made as the runs to rank made it
+    (so its items are theirs), else with its defaults and `seed`."""
     registry = load_tasks()
-    given = made_with or {}
     made = [
-        registry.get(name)(**{"seed": seed, **given.get(name, {})}) for name in registry.names()
+        registry.get(name)(**{"seed": seed, **(runs.made_with(name) if runs else {})})
+        for name in registry.names()
     ]
     return [task for task in made if not task.needs_judge and task.evaluates == "models"]
 
@@ -95,3 +99,30 @@ class Replayed:
 
 def rollout_of(record: ItemRecord) -> int:
     return int(record.meta[ROLLOUT])
+
+
+def rollout_seeds(runs: Runs) -> dict[str, int]:
+    """The replay run's models, each a rollout (one alone too, `--seeds 1`), by their seed."""
+    return {m.name or m.spec: int(m.params["seed"]) for m in runs.runs[0].info.models}
+
+
+def read_replay(
+    folder: Path,
+    tasks: Sequence[Task[Any, Any]],
+    conversations: Sequence[Conversation],
+    per_conversation: int | None,
+) -> list[Replayed]:
+    """Each task's replay as the run directory holds it: its items and every rollout's records,
+    the rollout's seed in each record's `meta`."""
+    runs = load_runs([folder])
+    seeds = rollout_seeds(runs)
+    by_task: dict[str, list[ItemRecord]] = {}
+    for record in pooled(runs.records, seeds):  # a choice answer once, not once per rollout
+        found = record.model_copy(update={"meta": {**record.meta, ROLLOUT: seeds[record.model]}})
+        by_task.setdefault(record.task, []).append(found)
+    replayed = []
+    for task in tasks:
+        if records := by_task.get(task.name):
+            items = replay_items(task, conversations, per_conversation)
+            replayed.append(Replayed(task, tuple(items), tuple(records)))
+    return replayed

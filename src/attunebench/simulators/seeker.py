@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attunebench.answerform import TaskHint
 from attunebench.data.schema import Conversation
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.prompts import delimit
@@ -24,7 +23,6 @@ from attunebench.simulators.answers import (
 from attunebench.simulators.forms import (
     AFTER_FORM,
     INTENSITY,
-    MESSAGE_FORM,
     MessageGold,
     NumberGold,
 )
@@ -40,9 +38,9 @@ from attunebench.simulators.records import Sought, Written
 from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item, Query
-from attunebench.tasks.helpers.history import Utterance, hint_history
+from attunebench.tasks.helpers.history import Utterance
 from attunebench.tasks.helpers.numeric import digits
-from attunebench.tasks.helpers.prompting import chat_messages, transcript
+from attunebench.tasks.helpers.prompting import chat_messages
 
 KIND = "simulated-seeker"
 DATA_SUPPORTER = "data"  # the real supporter's replies
@@ -56,13 +54,12 @@ FELL_ONLY = (
 def intensities(conversation: Conversation) -> tuple[float, float] | None:
     """The intensity the person reported before and after, where both are theirs."""
     given = conversation.source.provenance
-    if FIRST_PERSON not in (given.get("state.intensity"), given.get("state")):
+    before = FIRST_PERSON in (given.get("state.intensity"), given.get("state"))
+    if not before or given.get("outcome") != FIRST_PERSON:
         return None
     first, outcome = conversation.turns[0].state, conversation.outcome
     after = outcome.final_state if outcome is not None else None
     if first is None or first.intensity is None or after is None or after.intensity is None:
-        return None
-    if given.get("outcome") != FIRST_PERSON:
         return None
     return first.intensity, after.intensity
 
@@ -80,9 +77,7 @@ async def _message(
     rollout: int,
 ) -> Written:
     """The seeker's next message (`error` set where there is none)."""
-    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
-    asked = written(SEEKER, {**fields, "conversation": transcript(said)}, hint)
-    output = await session.ask(asked, item, rollout)
+    output = await session.ask(written(SEEKER, said, **fields), item, rollout)
     _, error = read_answer(output, message_of)  # the call's failure, or an empty message
     return message_record(item, output, rollout, SEEKER.id).model_copy(update={"error": error})
 
@@ -92,12 +87,14 @@ async def _reply(
 ) -> tuple[str | None, str | None]:
     """The supporter's reply and any error: the model's, or the real one at this turn (none
     where the real conversation has none)."""
-    if session.supporter is None:
+    supporter = session.plan.supporter
+    if supporter is None:
         turn = next(t for t in item.conversation.turns if t.index == item.turn_index)
         reply = turn.continued_response()
         return (reply.text if reply is not None else None), None
     messages = chat_messages(SUPPORTER.render()[0].content, said)
-    output = await session.support(Query("reply", messages, SUPPORTER.info, MESSAGE_PARAMS), item)
+    asked = Query("reply", messages, SUPPORTER.info, MESSAGE_PARAMS)
+    output = await session.engine.ask(supporter.name, asked, item, "subject")
     if failure(output) is not None or not (output.text or "").strip():
         return None, f"supporter: {failure(output) or 'empty reply'}"
     return (output.text or "").strip(), None
@@ -111,19 +108,16 @@ async def _after(
     rollout: int,
 ) -> tuple[float | None, str | None]:
     """The intensity the seeker reports after the conversation, and any error."""
-    hint = TaskHint(kind=AFTER_FORM.kind, form=AFTER_FORM)
     options = [(d, d) for d in digits(INTENSITY) or ()]
     shown = {"feeling": fields["feeling"], "intensity": fields["intensity"]}
-    question = chosen(SEEKER_AFTER, {**shown, "conversation": transcript(said)}, hint, options)
+    question = chosen(SEEKER_AFTER, said, shown, AFTER_FORM, options)
     output = await session.ask(question, item, rollout)
     return read_answer(
         output, lambda out: number_of(out, question, "intensity", *INTENSITY), "intensity"
     )
 
 
-async def seek(
-    session: Session, conversation: Conversation, rollout: int, exchanges: int
-) -> Sought:
+async def seek(session: Session, conversation: Conversation, rollout: int) -> Sought:
     """The first `exchanges` messages written by the simulated seeker, and the intensity after."""
     found = intensities(conversation)
     assert found is not None
@@ -132,7 +126,7 @@ async def seek(
     taxonomy = taxonomy_of(conversation)
     said, messages, replies = _opening(conversation), [], []
     error = None
-    for turn in conversation.turns[:exchanges]:
+    for turn in conversation.turns[: session.plan.exchanges]:
         item = Item(
             KIND, conversation, turn.index, "seeker", taxonomy, MessageGold(message=turn.user)
         )
@@ -175,7 +169,7 @@ def _feeling(conversation: Conversation) -> dict[str, str]:
 
 
 async def seek_conversations(
-    session: Session, conversations: Sequence[Conversation], exchanges: int
+    session: Session, conversations: Sequence[Conversation]
 ) -> list[Sought]:
     """Every conversation with the person's own intensities before and after, in every rollout."""
     work = [
@@ -184,6 +178,4 @@ async def seek_conversations(
         if intensities(conversation) is not None
         for rollout in session.rollouts_for(generated=True)
     ]
-    return await session.each(
-        "seeking", work, lambda unit: seek(session, unit[0], unit[1], exchanges)
-    )
+    return await session.each("seeking", work, lambda unit: seek(session, *unit))

@@ -1,19 +1,15 @@
-"""The simulator (and the supporter it talks with) bound for one validation: one engine, one
-cache, one ledger, and the sampling every rollout is asked with.
+"""The simulator (and the supporter it talks with) bound for one validation, on one engine.
 
 A rollout is one seeded draw of what the person might say, so temperature, top-p and seed are
 the validation's (`Sampling`); the models file's other parameters still have the last word.
-The seed enters the cache key: a rerun repeats no call that came back. A question whose every
-input is real data, answered in choice mode, is asked once (`rollouts_for`).
+The seed enters the cache key: a rerun repeats no call that came back.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,13 +17,15 @@ from attunebench.data.schema import Conversation, Turn
 from attunebench.engine.cache import ResponseCache
 from attunebench.engine.caller import Engine
 from attunebench.engine.ledger import LedgerBook
-from attunebench.engine.progress import RunProgress
+from attunebench.engine.person import PERSON, Person
+from attunebench.engine.runner import RunConfig, run
+from attunebench.engine.scheduler import each_shown
 from attunebench.engine.wiring import bind_models, close_models
 from attunebench.frozen import Frozen
-from attunebench.models.base import GenerateParams
+from attunebench.models.base import GenerateParams, Provider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.simulators.replay import spread
-from attunebench.tasks.base import Item, Output, Query
+from attunebench.simulators.replay import replay_items, spread
+from attunebench.tasks.base import Item, Output, Query, Task
 
 SAMPLED = ("temperature", "top_p", "seed")  # the parameters a rollout sets
 T = TypeVar("T")
@@ -53,64 +51,121 @@ def unsampled(entry: ModelEntry) -> ModelEntry:
     return entry.model_copy(update={"params": GenerateParams.model_validate(kept)})
 
 
-@dataclass
+def person_name(simulator: ModelEntry, rollout: int) -> str:
+    """What the replay's run calls the simulated person in one rollout."""
+    return f"{PERSON}/{simulator.name}?seed={rollout}"
+
+
+def person_entries(simulator: ModelEntry, sampling: Sampling) -> list[ModelEntry]:
+    """One `person/` model per rollout (`engine.person`), its sampling the rollout's."""
+    kept = simulator.params.model_dump(exclude_unset=True, exclude=set(SAMPLED))
+    return [
+        ModelEntry(
+            name=person_name(simulator, seed),
+            spec=f"{PERSON}/{simulator.spec}",
+            params=GenerateParams.model_validate(
+                {**kept, "temperature": sampling.temperature, "top_p": sampling.top_p, "seed": seed}
+            ),
+            answer=simulator.answer,
+            family=simulator.family,
+            price=simulator.price,
+        )
+        for seed in sampling.seeds
+    ]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What `simulators validate` is asked to do."""
+
+    simulator: ModelEntry
+    data: tuple[Path, ...]
+    out: Path
+    supporter: ModelEntry | None = None
+    runs: tuple[Path, ...] = ()
+    limit: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
+    exchanges: int = 3  # messages the simulated seeker writes
+    per_conversation: int = 6  # items replayed per task, turns continued, messages graded
+    # The kinds of the runs' models ranked beside the models under test ("baseline", "simulated").
+    include: frozenset[str] = frozenset()
+    seed: int = 0  # the tasks' seed and the resampling's
+    resamples: int = 2000
+    cache_path: Path | None = None
+    concurrency: int = 4
+    progress: bool = False  # a run's bar on a terminal, for each step
+
+
+@dataclass(frozen=True)
 class Session:
-    """One engine over the simulator and the supporter; `ask` goes through its cache."""
+    """One engine over the plan's simulator and supporter; `ask` goes through its cache."""
 
     engine: Engine
-    simulator: str
-    supporter: str | None
-    sampling: Sampling
-    concurrency: int
-    progress: bool = False
-    cache_path: Path | None = None  # the replay's run asks through the same cache
-
-    @property
-    def choosing(self) -> bool:
-        """Whether the simulator answers choice questions by option probabilities."""
-        return self.engine.models[self.simulator].choosing
+    plan: Plan
 
     def rollouts_for(self, generated: bool) -> tuple[int, ...]:
         """The rollouts a question is asked in: every seed, or the first alone for a choice
         question on real data only (its answer is the same in every rollout)."""
-        return self.sampling.seeds if generated or not self.choosing else self.sampling.seeds[:1]
+        seeds = self.plan.sampling.seeds
+        return seeds if generated or not self.engine.models[self._simulator].choosing else seeds[:1]
+
+    @property
+    def _simulator(self) -> str:
+        return self.plan.simulator.name
 
     async def ask(self, query: Query, item: Item[Any], rollout: int) -> Output:
         """The simulator's answer, sampled for `rollout` where it writes one (a choice
         question's probabilities are read as the question's parameters ask)."""
-        if query.choice is None or not self.choosing:
-            query = replace(query, params=self.sampling.params(query.params, rollout))
-        return await self.engine.ask(self.simulator, query, item, "subject")
+        if query.choice is None or not self.engine.models[self._simulator].choosing:
+            query = replace(query, params=self.plan.sampling.params(query.params, rollout))
+        return await self.engine.ask(self._simulator, query, item, "subject")
 
-    async def support(self, query: Query, item: Item[Any]) -> Output:
-        """The supporter's reply, with its own parameters."""
-        assert self.supporter is not None
-        return await self.engine.ask(self.supporter, query, item, "subject")
+    async def replay(
+        self,
+        tasks: Sequence[Task[Any, Any]],
+        data: Path,
+        out: Path,
+        per_conversation: int | None,
+    ) -> None:
+        """The tasks' replayed items of the conversations in `data`, asked through the engine
+        of every rollout's person into the run directory `out` (read back: `read_replay`).
+        Every rollout's role wraps the one simulator the session bound, so a `local/` server
+        starts once; run again, the run resumes."""
+        plan = self.plan
+        entries = person_entries(plan.simulator, plan.sampling)
+
+        def chosen(task: Task[Any, Any], conversations: Sequence[Conversation]) -> list[Item[Any]]:
+            return replay_items(task, conversations, per_conversation)
+
+        config = RunConfig(
+            data=data,
+            out=out,
+            models=tuple(entries),
+            concurrency=plan.concurrency,
+            cache_path=plan.cache_path,
+            progress=plan.progress,
+            check_servers=False,  # the session reached the simulator's server already
+            include_careless=True,  # the people's own answers, careless or not, are the gold
+            items=chosen,
+        )
+        bound = self.engine.models[plan.simulator.name].provider
+        await run(
+            config, providers={e.name: Person(bound, owns=False) for e in entries}, tasks=tasks
+        )
 
     async def each(
-        self, doing: str, work: Iterable[T], step: Callable[[T], Awaitable[R]]
+        self, doing: str, work: Sequence[T], step: Callable[[T], Awaitable[R]]
     ) -> list[R]:
-        """`step` over the work, `concurrency` at a time, results in the work's order; with
-        `progress`, a run's bar says what it is `doing` and how many units are done."""
-        units = list(work)
-        gate = asyncio.Semaphore(self.concurrency)
-        with RunProgress(len(units), 0, self.engine.ledger, enabled=self.progress) as bar:
-            bar.describe(doing)
-
-            async def one(unit: T) -> R:
-                async with gate:
-                    done = await step(unit)
-                bar.advance()
-                return done
-
-            return list(await asyncio.gather(*(one(unit) for unit in units)))
+        """`step` over the work, through the engine's scheduler (`each_shown`)."""
+        return await each_shown(
+            self.engine, self._simulator, doing, work, step, progress=self.plan.progress
+        )
 
     async def each_turn(
         self,
         doing: str,
         conversations: Iterable[Conversation],
         turns_of: Callable[[Conversation], Sequence[Turn]],
-        per_conversation: int,
         step: Callable[[Session, Conversation, Turn, int], Awaitable[R]],
         generated: bool = True,
     ) -> list[R]:
@@ -119,7 +174,7 @@ class Session:
         work = [
             (conversation, turn, rollout)
             for conversation in conversations
-            for turn in spread(turns_of(conversation), per_conversation)
+            for turn in spread(turns_of(conversation), self.plan.per_conversation)
             for rollout in self.rollouts_for(generated)
         ]
         return await self.each(doing, work, lambda unit: step(self, *unit))
@@ -127,32 +182,20 @@ class Session:
 
 @asynccontextmanager
 async def open_session(
-    simulator: ModelEntry,
-    supporter: ModelEntry | None,
-    sampling: Sampling,
-    *,
-    cache_path: Path | None,
-    concurrency: int = 4,
-    providers: dict[str, Any] | None = None,
-    progress: bool = False,
+    plan: Plan, providers: Mapping[str, Provider] | None = None
 ) -> AsyncIterator[Session]:
-    """The models bound (and their servers started) for the session, closed after it."""
-    entries: Sequence[ModelEntry] = [unsampled(simulator), *([supporter] if supporter else [])]
+    """The plan's models bound (and their servers started) for the session, closed after it;
+    `providers` (by model name) replace the ones their entries would make, for tests."""
+    supporter = [plan.supporter] if plan.supporter else []
     bound = await bind_models(
-        entries, concurrency=concurrency, overrides=providers or {}, check=True
+        [unsampled(plan.simulator), *supporter],
+        concurrency=plan.concurrency,
+        overrides=providers or {},
+        check=True,
     )
-    cache = ResponseCache(cache_path) if cache_path is not None else None
-    engine = Engine(bound, cache=cache, ledger=LedgerBook(), rng=random.Random(0))
+    cache = ResponseCache(plan.cache_path) if plan.cache_path is not None else None
     try:
-        yield Session(
-            engine,
-            simulator.name,
-            supporter.name if supporter else None,
-            sampling,
-            concurrency,
-            progress,
-            cache_path,
-        )
+        yield Session(Engine(bound, cache=cache, ledger=LedgerBook()), plan)
     finally:
         await close_models(bound)
         if cache is not None:

@@ -10,7 +10,7 @@ conversations.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +33,14 @@ from attunebench.simulators.prompting import TEMPLATES, prompts_digest
 from attunebench.simulators.ranking import ranking
 from attunebench.simulators.realism import emotion_by_third, intensity_change, negative_feedback
 from attunebench.simulators.records import Continued, Graded, Sought, write_lines
-from attunebench.simulators.replay import Replayed, replay_items, replay_tasks
-from attunebench.simulators.replay_run import REPLAY_RUN, read_replay, run_replay
+from attunebench.simulators.replay import (
+    REPLAY_RUN,
+    Replayed,
+    read_replay,
+    replay_items,
+    replay_tasks,
+    rollout_seeds,
+)
 from attunebench.simulators.schema import (
     SIMULATORS_FILE,
     DataFile,
@@ -45,9 +51,8 @@ from attunebench.simulators.schema import (
     SimulatorsReport,
 )
 from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
-from attunebench.simulators.session import SAMPLED, Sampling, open_session
-from attunebench.tasks import load_tasks
-from attunebench.tasks.base import PlanError, Task, prompts_of
+from attunebench.simulators.session import SAMPLED, Plan, open_session
+from attunebench.tasks.base import PlanError, prompts_of
 
 REALISM_FILE = "realism.jsonl"
 PEOPLE_FILE = "people.jsonl"  # the conversations validated, as the replay's run reads them
@@ -55,26 +60,6 @@ PEOPLE_FILE = "people.jsonl"  # the conversations validated, as the replay's run
 
 class SimulatorError(ValueError):
     """The validation cannot run as asked; the message says why in one line."""
-
-
-@dataclass(frozen=True)
-class Plan:
-    simulator: ModelEntry
-    data: tuple[Path, ...]
-    out: Path
-    supporter: ModelEntry | None = None
-    runs: tuple[Path, ...] = ()
-    limit: int | None = None
-    sampling: Sampling = field(default_factory=Sampling)
-    exchanges: int = 3  # messages the simulated seeker writes
-    per_conversation: int = 6  # items replayed per task, turns continued, messages graded
-    # The kinds of the runs' models ranked beside the models under test ("baseline", "simulated").
-    include: frozenset[str] = frozenset()
-    seed: int = 0  # the tasks' seed and the resampling's
-    resamples: int = 2000
-    cache_path: Path | None = None
-    concurrency: int = 4
-    progress: bool = False  # a run's bar on a terminal, for each step
 
 
 @dataclass(frozen=True)
@@ -127,14 +112,6 @@ def load_data(
     return conversations, files
 
 
-def tasks_for(seed: int, runs: Runs | None) -> list[Task[Any, Any]]:
-    """The replayed tasks, made as the runs to rank made them (so their items), else by default."""
-    if runs is None:
-        return replay_tasks(seed)
-    names = load_tasks().names()
-    return replay_tasks(seed, {name: found for name in names if (found := runs.made_with(name))})
-
-
 async def simulate(
     plan: Plan,
     conversations: Sequence[Conversation],
@@ -146,30 +123,20 @@ async def simulate(
     people = plan.out / PEOPLE_FILE
     write_conversations(people, conversations)
     turns = plan.per_conversation
-    tasks = [t for t in tasks_for(plan.seed, runs) if replay_items(t, conversations, turns)]
-    async with open_session(
-        plan.simulator,
-        plan.supporter,
-        plan.sampling,
-        cache_path=plan.cache_path,
-        concurrency=plan.concurrency,
-        providers=dict(providers),
-        progress=plan.progress,
-    ) as session:
+    tasks = [t for t in replay_tasks(plan.seed, runs) if replay_items(t, conversations, turns)]
+    async with open_session(plan, providers) as session:
         if tasks:
             try:
-                await run_replay(
-                    session, plan.simulator, tasks, people, plan.out / REPLAY_RUN, turns
-                )
+                await session.replay(tasks, people, plan.out / REPLAY_RUN, turns)
             except (RunDirError, PlanError) as error:
                 raise SimulatorError(str(error)) from None
         continued = await session.each_turn(
-            "continuing", conversations, labelled_turns, turns, continue_turn
+            "continuing", conversations, labelled_turns, continue_turn
         )
-        sought = await seek_conversations(session, conversations, plan.exchanges)
+        sought = await seek_conversations(session, conversations)
         # a grade is asked of real messages alone: a choice answer is the same in every rollout
         graded = await session.each_turn(
-            "grading", conversations, graded_turns, turns, grade_turn, generated=False
+            "grading", conversations, graded_turns, grade_turn, generated=False
         )
         identity = session.engine.models[plan.simulator.name].identity
     replayed = read_replay(plan.out / REPLAY_RUN, tasks, conversations, turns) if tasks else []
@@ -203,9 +170,7 @@ def replay_figures(
     if not (folder / RUN_FILE).exists():
         return {}, {}
     runs = load_runs([folder])
-    # Every model of the replay run is a rollout, one alone too (`--seeds 1`).
-    seeds = {m.name or m.spec: int(m.params["seed"]) for m in runs.runs[0].info.models}
-    found = simulator_rollouts(runs, seeds, resampler)
+    found = simulator_rollouts(runs, rollout_seeds(runs), resampler)
     shown = {task: ReplayFigure(**figure.model_dump()) for task, figure in found.figures.items()}
     return shown, {f"replay.{task}": floor for task, floor in found.noise_floor.items()}
 
