@@ -33,7 +33,7 @@ class Estimate(Frozen):
     """A point estimate with its percentile interval; `value` null means `reason` says why. Rows
     about something inherit these four fields, so they sit in the JSON beside the others."""
 
-    value: float | None
+    value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     reason: str | None = None
@@ -149,16 +149,17 @@ class Discriminability(Frozen):
         description="Between-model variance of true scores over per-conversation noise."
     )
     conversations_needed: int | None = Field(
-        description="Conversations to separate the median pair of models at 80% power."
+        default=None,
+        description="Conversations to separate the median pair of models at 80% power.",
     )
-    items_per_conversation: float | None
-    snr_per_item: float | None
-    items_needed: int | None
-    separability: float | None
-    spread: float | None
-    mean_ci_width: float | None
-    spread_over_noise: float | None
-    rank: int | None = Field(description="1 = the task that best separates models.")
+    items_per_conversation: float | None = None
+    snr_per_item: float | None = None
+    items_needed: int | None = None
+    separability: float | None = None
+    spread: float | None = None
+    mean_ci_width: float | None = None
+    spread_over_noise: float | None = None
+    rank: int | None = Field(default=None, description="1 = the task that best separates models.")
     reason: str | None = None
 
 
@@ -184,7 +185,7 @@ class DiscriminabilityReport(Frozen):
 
 
 class Lead(Estimate):
-    """A task's first model under test and its margin over the second (no leader: null)."""
+    """A task's first model under test and its margin `value` over the second (no leader: null)."""
 
     task: str
     metric: str
@@ -193,7 +194,6 @@ class Lead(Estimate):
     leader_value: float | None = None
     runner_up: str | None = None
     runner_up_value: float | None = None
-    value: float | None = Field(default=None, description="Leader minus runner-up.")
     verdict: Literal["ahead", "not clearly ahead"] | None = Field(
         default=None, description="ahead: the margin's interval lies above 0."
     )
@@ -222,7 +222,6 @@ class ModelDifference(Estimate):
     b: str
     a_value: float | None = None
     b_value: float | None = None
-    value: float | None = Field(default=None, description="a's headline minus b's.")
     n: int = Field(default=0, description="Items each model was scored on here.")
     n_clusters: int = Field(
         default=0, description="Conversations (or participants: settings.cluster) resampled."
@@ -535,8 +534,6 @@ class Provenance(Frozen):
 
 class Figure(Estimate):
     """An estimate that may be declared before it is computed: null until then."""
-
-    value: float | None = None
 
 
 class NoisyDifference(Figure):

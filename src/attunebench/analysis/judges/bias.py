@@ -14,21 +14,11 @@ from typing import Any
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
-from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.judges.panel import flips
-from attunebench.analysis.judges.verdict_table import FIRST, NONE, SECOND, TIE, VerdictTable
+from attunebench.analysis.judges.panel import Mask, audited, flips
+from attunebench.analysis.judges.verdict_table import FIRST, NONE, SECOND, VerdictTable, win_for
 from attunebench.analysis.schema import Estimate, JudgeBias, SelfPreference
 from attunebench.analysis.sums import estimate, mean, slope, slope_columns
 from attunebench.records import ModelInfo
-
-Mask = np.ndarray[Any, Any]
-
-
-def win_for(picks: Any, side: Any) -> FloatArray:
-    """The win (1, 0.5 tie, 0) of reply `side` (FIRST or SECOND) under each pick."""
-    picks, side = np.asarray(picks), np.asarray(side)
-    out: FloatArray = np.where(picks == TIE, 0.5, (picks == side).astype(np.float64))
-    return out
 
 
 def _length_slope(
@@ -71,21 +61,7 @@ def self_preference(
         related = relation(author, judge, families)
         if related is None:
             continue
-        units: dict[int, list[float]] = {}
-        truth: dict[int, float] = {}
-        conversation: dict[int, int] = {}
-        for row in np.flatnonzero(mine & (table.pick != NONE)):
-            first, second = table.authors[row]
-            if (first == author) == (second == author):
-                continue  # the model wrote neither reply, or both
-            side = FIRST if first == author else SECOND
-            unit = int(table.unit[row])
-            units.setdefault(unit, []).append(float(win_for(table.pick[row], side)))
-            truth[unit] = float(win_for(table.truth[row], side))
-            conversation[unit] = int(table.conversation[row])
-        judged = np.array([np.mean(units[u]) for u in units])
-        people = np.array([truth[u] for u in units])
-        where = np.array([conversation[u] for u in units], dtype=np.int64)
+        judged, people, where, _ = audited(table, author, j)
         bias = mean(bootstrap, minimum, judged - people, where, "no audit pair with its reply")
         out.append(
             SelfPreference(

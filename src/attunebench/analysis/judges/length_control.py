@@ -12,9 +12,8 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Finish, Minimum
 from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.judges.bias import win_for
 from attunebench.analysis.judges.panel import SPLIT, majority, vote_counts
-from attunebench.analysis.judges.verdict_table import FIRST, JUDGED, VerdictTable
+from attunebench.analysis.judges.verdict_table import FIRST, JUDGED, VerdictTable, win_for
 from attunebench.analysis.schema import Estimate
 from attunebench.analysis.sums import estimate
 from attunebench.stats import ridge_logistic

@@ -55,6 +55,13 @@ class VerdictTable:
         return informed if bool(informed.any()) else audit
 
 
+def win_for(picks: Any, side: Any) -> FloatArray:
+    """The win (1, 0.5 tie, 0) of reply `side` (FIRST or SECOND) under each pick."""
+    picks, side = np.asarray(picks), np.asarray(side)
+    out: FloatArray = np.where(picks == TIE, 0.5, (picks == side).astype(np.float64))
+    return out
+
+
 def _judged_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     reply = str((record.prediction or {}).get("reply", ""))
     gold = record.gold or {}
