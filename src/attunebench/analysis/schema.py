@@ -235,8 +235,8 @@ class PersonGap(Estimate):
     model_kind: ModelKind
     variant: str = Field(description="The shown items' variant (the task's headline variant).")
     metric: str = Field(description="The task's headline metric, computed on both.")
-    shown: float | None = Field(description="The headline on these items, the words shown.")
-    hidden: float | None = Field(description="The headline on their twins, the words hidden.")
+    shown: float | None = None  # the headline on these items, the words shown
+    hidden: float | None = None  # on their twins, the words hidden
     n: int = Field(description="Items answered both ways.")
     n_conversations: int
     statement: str | None = Field(

@@ -95,9 +95,7 @@ def task_discriminability(
         point = float(snr_of(means, np.ones((1, means.shape[0])))[0])
     if not np.isfinite(point):
         reason = _no_snr_reason(len(models), means.shape[0])
-        return Discriminability(
-            **base, snr=Estimate(value=None, reason=reason), reason=reason
-        ), drawn
+        return Discriminability(**base, snr=Estimate(reason=reason), reason=reason), drawn
     drawn = snr_of(means, bootstrap.counts[:, complete])
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     per_conversation = float(table.counts[complete].mean(axis=1).mean())
@@ -161,7 +159,7 @@ def _ratio(
     if sa is None or sb is None or sa <= 0 or sb <= 0:
         why = "a task's models do not differ detectably (snr <= 0), or it has no snr"
         statement = f"{a.task} against {b.task}: no ratio ({why})"
-        return Ratio(task_a=a.task, task_b=b.task, value=None, statement=statement, reason=why)
+        return Ratio(task_a=a.task, task_b=b.task, statement=statement, reason=why)
     value = sb / sa  # needed_a / needed_b = snr_b / snr_a
     samples = _resampled_ratio(drawn[a.task], drawn[b.task])
     low, high = interval_with_infinity(samples, confidence)

@@ -70,10 +70,6 @@ def pearson_r(x: FloatArray, y: FloatArray) -> FloatArray:
 OF_RANKS: dict[Statistic, Statistic] = {spearman_rho: pearson_r}
 
 
-def _null(reason: str) -> Correlation:
-    return Correlation(value=None, reason=reason)
-
-
 def rho_interval(
     statistic: Statistic,
     x: FloatArray,
@@ -86,7 +82,7 @@ def rho_interval(
     """One correlation with its bootstrap interval (expanded for `clusters` where given)."""
     value = float(statistic(x, y))
     if np.isnan(value):
-        return _null("every model scores the same on one of the tasks")
+        return Correlation(reason="every model scores the same on one of the tasks")
     drawn = statistic(x_samples, y_samples)[:, None]
     low, high = percentile_interval(drawn, confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
@@ -132,7 +128,9 @@ def ceiling(
     """
     drawn = np.sqrt(np.clip(_centred(a), 0.0, None) * np.clip(_centred(b), 0.0, None))
     if not (a.value > 0 and b.value > 0):  # NaN fails too
-        return _null("a task's ranking is not reliable at all (split-half reliability <= 0)"), drawn
+        return Correlation(
+            reason="a task's ranking is not reliable at all (split-half reliability <= 0)"
+        ), drawn
     value = float(np.sqrt(a.value * b.value))
     low, high = percentile_interval(drawn[:, None], confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
@@ -161,7 +159,7 @@ def disattenuated(
     """rho / ceiling, with its interval from the same resamples; a resample with a ceiling of 0
     counts as unbounded above (leaving it out would narrow the interval when a task is noisy)."""
     if rho.value is None or top.value is None:
-        return _null(rho.reason or top.reason or "undefined")
+        return Correlation(reason=rho.reason or top.reason or "undefined")
     rho_drawn = rho_samples[: len(top_samples)]
     drawn = np.where(top_samples > 0, safe_ratio(rho_drawn, top_samples), np.inf)
     drawn[np.isnan(rho_drawn)] = np.nan  # an undefined rho stays undefined
@@ -300,7 +298,7 @@ def _correlated(sa: MetricScores, sb: MetricScores, scored: _Scored, n: int | No
     if len(both) < 3:
         why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
         why = f"{why}; {scored.hint}" if scored.hint else why
-        return _Cell(names, _null(why), _null(why), None)
+        return _Cell(names, Correlation(reason=why), Correlation(reason=why), None)
     args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
     settings = (scored.permutations, scored.rng, scored.confidence, n)
     tau = correlate(kendall_tau_b, *args, *settings)
@@ -372,7 +370,6 @@ def _reliability(
         return Reliability(
             task=task,
             models=models,
-            value=None,
             reason="fewer than 3 models under test, or too few conversations",
         )
     reliability = Estimate.of(found.value, found.low, found.high, few=too_few)

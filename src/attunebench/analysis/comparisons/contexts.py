@@ -109,7 +109,6 @@ def _difference(
     conversations: IntArray,
 ) -> Difference:
     base = Difference(
-        value=None,
         reason="no item scored in both modes",
         model=model,
         task=task,

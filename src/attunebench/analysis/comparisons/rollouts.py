@@ -104,9 +104,9 @@ def ceiling_of(
     ceiling = resampler.estimate(agreement)
     chance = task.scoring.chance([view.gold for view in items])
     if chance is None:
-        return ceiling, Estimate(value=None, reason="the task declares no chance level"), chance
+        return ceiling, Estimate(reason="the task declares no chance level"), chance
     if np.isnan(found.point):
-        return ceiling, Estimate(value=None, reason="the simulator's headline is undefined"), chance
+        return ceiling, Estimate(reason="the simulator's headline is undefined"), chance
     entry = SelfConsistency(
         **ceiling.model_dump(),
         metric=task.scoring.headline_metric,

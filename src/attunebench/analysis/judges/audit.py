@@ -39,9 +39,9 @@ def audits_judges(task: str) -> bool:
 def _estimate(found: MetricScores | None, m: int, name: str, too_few: str | None) -> Estimate:
     """One statistic of judge `m`, null with the reason where it is not read or undefined."""
     if found is None:
-        return Estimate(value=None, reason=UNDEFINED.get(name))
+        return Estimate(reason=UNDEFINED.get(name))
     if np.isnan(found.point[m]):
-        return Estimate(value=None, reason=UNDEFINED.get(name, "undefined"))
+        return Estimate(reason=UNDEFINED.get(name, "undefined"))
     return Estimate.of(found.point[m], found.low[m], found.high[m], few=too_few)
 
 

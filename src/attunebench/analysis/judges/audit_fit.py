@@ -101,7 +101,7 @@ def widen(corrected: Estimate, fit: AuditFit | None) -> Estimate:
     if fit is None or corrected.value is None:
         return corrected
     if fit.withheld is not None:
-        return Estimate(value=None, reason=fit.withheld)
+        return Estimate(reason=fit.withheld)
     if corrected.ci_low is None or corrected.ci_high is None or fit.widened_by is None:
         return corrected
     return Estimate(

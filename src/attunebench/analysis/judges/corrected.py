@@ -74,7 +74,7 @@ def corrected_estimate(
     values[n:, 2], values[n:, 3] = rectifier, 1.0
     where = np.concatenate([score_conversations, rectifier_conversations])
     if n == 0 or m == 0:
-        return Estimate(value=None, reason="no judged items" if n == 0 else unaudited)
+        return Estimate(reason="no judged items" if n == 0 else unaudited)
     return estimate(bootstrap, minimum, values, where, _combined, "undefined")
 
 

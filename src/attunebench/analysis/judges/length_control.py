@@ -47,7 +47,7 @@ def length_controlled(
     counts, slot_of, conversation = vote_counts(table, mask)
     voted = counts.sum(axis=1) > 0
     if not voted.any():
-        return Estimate(value=None, reason="no usable verdict")
+        return Estimate(reason="no usable verdict")
     rows = np.flatnonzero(mask)
     lengths = np.zeros((len(counts), 2))
     lengths[slot_of] = table.lengths[rows]
