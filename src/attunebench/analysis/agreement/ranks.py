@@ -19,7 +19,8 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.agreement.reliability import SplitHalf
+from attunebench.analysis.agreement.reliability import SplitHalf, pearson_r
+from attunebench.analysis.agreement.reliability import spearman_rho as spearman_rho
 from attunebench.analysis.bootstrap import (
     containing,
     interval_with_infinity,
@@ -50,19 +51,6 @@ def kendall_tau_b(x: FloatArray, y: FloatArray) -> FloatArray:
     sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
     concordance = (sx * sy).sum(axis=-1)
     return safe_ratio(concordance, np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1)))
-
-
-def spearman_rho(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Spearman's rho along the last axis: Pearson's r of average ranks."""
-    return pearson_r(stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1))
-
-
-def pearson_r(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Pearson's r along the last axis."""
-    dx = x - x.mean(axis=-1, keepdims=True)
-    dy = y - y.mean(axis=-1, keepdims=True)
-    spread = np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
-    return safe_ratio((dx * dy).sum(axis=-1), spread)
 
 
 # A statistic of ranks, and what it computes from ranks already taken: the ranks of a permuted

@@ -62,20 +62,17 @@ def _resampled(
 
 
 def simulated_power(
-    pair: HeadlinePair,
-    size: int,
-    simulations: int,
-    rng: np.random.Generator,
-    resamples: int = STUDY_RESAMPLES,
-    confidence: float = DEFAULT_CONFIDENCE,
+    pair: HeadlinePair, size: int, rng: np.random.Generator, settings: Settings
 ) -> float:
     """Share of studies of `size` conversations drawn from the pilot that reject."""
+    simulations, resamples = settings.simulations, settings.resamples
     batch = max(1, ROWS_PER_BATCH // (resamples * pair.clusters))
     done = rejected = 0
     while done < simulations:
         step = min(batch, simulations - done)
         studies = rng.multinomial(size, np.full(pair.clusters, 1.0 / pair.clusters), step)
-        found = study_rejects(pair, studies.astype(np.float64), size, resamples, confidence, rng)
+        counts = studies.astype(np.float64)
+        found = study_rejects(pair, counts, size, resamples, settings.confidence, rng)
         rejected += int(found.sum())
         done += step
     return rejected / simulations
@@ -182,15 +179,7 @@ def pair_power(
     stretch = understated(pair, drawn)
     found = replace(empty, difference=difference, ci_low=low, ci_high=high, stretch=stretch)
     power = tuple(  # a study of n is one of n / stretch^2 of the pilot's (see the docstring)
-        simulated_power(
-            pair,
-            max(2, round(n / stretch**2)),
-            settings.simulations,
-            rng,
-            settings.resamples,
-            settings.confidence,
-        )
-        for n in settings.sizes
+        simulated_power(pair, max(2, round(n / stretch**2)), rng, settings) for n in settings.sizes
     )
     central = conversations_for(
         settings.sizes, power, settings.simulations, settings.target, settings.confidence

@@ -18,16 +18,8 @@ from attunebench.analysis.schema import Estimate, JudgeAgreement
 from attunebench.analysis.scores import MetricScores, metric_scores
 from attunebench.tasks.helpers.audit import UNDEFINED
 
-ESTIMATES = (
-    "accuracy",
-    "agreement",
-    "kappa",
-    "flip_rate",
-    "longer_win_share",
-    "participant_longer_share",
-    "length_balanced_agreement",
-    "length_matched_agreement",
-)
+# The statistics of `tasks.helpers.audit`, as the schema lists them.
+ESTIMATES = tuple(k for k, f in JudgeAgreement.model_fields.items() if f.annotation is Estimate)
 
 
 def audits_judges(task: str) -> bool:

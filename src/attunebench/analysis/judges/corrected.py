@@ -166,17 +166,11 @@ def judge_notices(
             message = f"{task}: {model}: {withheld}; its score is the judges' own"
             out.append(Notice(kind="correction_withheld", task=task, model=model, message=message))
         if row.stands_in == "no" and row.corrected.value is not None:
-            out.append(
-                Notice(
-                    kind="judges_off_participants",
-                    task=task,
-                    model=model,
-                    message=(
-                        f"{task}: the judges' win rate for {model} is off the participants' "
-                        f"own on its audited pairs (by {row.bias.value:+.2f}); read its "
-                        f"corrected score ({row.corrected.value:.2f}), not the judges' "
-                        f"({row.judge.value:.2f})"
-                    ),
-                )
+            message = (
+                f"{task}: the judges' win rate for {model} is off the participants' own on its "
+                f"audited pairs (by {row.bias.value:+.2f}); read its corrected score "
+                f"({row.corrected.value:.2f}), not the judges' ({row.judge.value:.2f})"
             )
+            kind = "judges_off_participants"
+            out.append(Notice(kind=kind, task=task, model=model, message=message))
     return out
