@@ -84,12 +84,7 @@ def task_discriminability(
     models = [model_names[int(m)] for m in usable]
     complete, means = _means(table)
     drawn = np.full(bootstrap.resamples, np.nan)
-    base: dict[str, object] = {
-        "task": scores.task,
-        "variant": scores.variant,
-        "metric": scores.metric,
-        "models": models,
-    }
+    base = dict(task=scores.task, variant=scores.variant, metric=scores.metric, models=models)
     point = float("nan")
     if len(models) >= 2 and means.shape[0] >= 2:
         point = float(snr_of(means, np.ones((1, means.shape[0])))[0])

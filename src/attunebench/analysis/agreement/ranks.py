@@ -232,7 +232,7 @@ def rank_correlation(
         cell = _correlated(headlines[a], headlines[b], scored, _fewer(sizes[a], sizes[b]))
         short = pair_reason(a, b, few)
         if short is not None and cell.rho_samples is not None:
-            cell = cell.point_only(short)
+            cell = replace(cell, tau=_point_only(cell.tau, short), rho=_point_only(cell.rho, short))
         cells[a, b] = cell
     adjusted = holm([cell.tau.p_value for cell in cells.values()])
     pairs = [
@@ -273,9 +273,6 @@ class _Cell:
     tau: Correlation
     rho: Correlation
     rho_samples: FloatArray | None
-
-    def point_only(self, reason: str) -> _Cell:
-        return replace(self, tau=_point_only(self.tau, reason), rho=_point_only(self.rho, reason))
 
 
 def _correlated(sa: MetricScores, sb: MetricScores, scored: _Scored, n: int | None) -> _Cell:

@@ -8,6 +8,7 @@ verdict is its judges' majority (a split panel scores 0.5).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -159,51 +160,34 @@ def judge_panel(
     everything = np.ones(len(table.pick), dtype=bool)
     counts, _, conversation = vote_counts(table, everything)
     values, pairable = coincidences(counts)
-    alpha = estimate(
-        bootstrap,
-        minimum,
-        values,
-        conversation[pairable],
-        nominal_alpha,
-        "one judge: no agreement between judges to measure"
-        if len(table.judges) == 1
-        else "no comparison got two usable verdicts, or every verdict was the same",
-    )
+    alone = "one judge: no agreement between judges to measure"
+    alike = "no comparison got two usable verdicts, or every verdict was the same"
+    why = alone if len(table.judges) == 1 else alike
+    alpha = estimate(bootstrap, minimum, values, conversation[pairable], nominal_alpha, why)
     audit = table.truth != NONE
     audit_counts, slot_of, audit_conversation = vote_counts(table, audit)
     truth = np.full(len(audit_counts), NONE)
     truth[slot_of] = table.truth[audit]
+    rate, unaudited = partial(mean, bootstrap, minimum), "no usable verdict on an audit pair"
     per_judge = []
     for j, name in enumerate(table.judges):
         flipped, where = flips(table, j)
         own = audit & (table.judge == j) & (table.pick != NONE)
+        named = (table.pick[own] == table.truth[own]).astype(np.float64)
         per_judge.append(
             PanelJudge(
                 judge=name,
-                order_consistency=mean(
-                    bootstrap, minimum, 1.0 - flipped, where, "no comparison in both orders"
-                ),
-                agreement=mean(
-                    bootstrap,
-                    minimum,
-                    (table.pick[own] == table.truth[own]).astype(np.float64),
-                    table.conversation[own],
-                    "no usable verdict on an audit pair",
-                ),
+                order_consistency=rate(1.0 - flipped, where, "no comparison in both orders"),
+                agreement=rate(named, table.conversation[own], unaudited),
                 n_verdicts=int((table.judge == j).sum()),
             )
         )
     voted = audit_counts.sum(axis=1) > 0
+    agreed = agreement_values(majority(audit_counts), truth)[voted]
     return JudgePanel(
         judges=list(table.judges),
         alpha=alpha,
         n_units=int(pairable.sum()),
-        agreement=mean(
-            bootstrap,
-            minimum,
-            agreement_values(majority(audit_counts), truth)[voted],
-            audit_conversation[voted],
-            "no usable verdict on an audit pair",
-        ),
+        agreement=rate(agreed, audit_conversation[voted], unaudited),
         per_judge=per_judge,
     )
