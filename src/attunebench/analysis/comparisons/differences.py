@@ -135,7 +135,8 @@ def _difference(
     base = ModelDifference(
         task=cell.task, metric=metric, variant=cell.variant, a=names[0], b=names[1]
     )
-    missing = next((n for n in names if n not in subjects or not len(_rows(frame, cell, n))), None)
+    present = {frame.models[m] for m in np.unique(frame.model[cell.mask])}
+    missing = next((n for n in names if n not in subjects or n not in present), None)
     if missing is not None:
         return base.model_copy(
             update={"reason": f"not a model under test with a headline here: {missing}"}
@@ -163,10 +164,3 @@ def _difference(
     if np.isnan(low) or np.isnan(high):
         return found.model_copy(update={"reason": "undefined in every resample"})
     return found.model_copy(update={"ci_low": low, "ci_high": high})
-
-
-def _rows(frame: Frame, cell: Cell, name: str) -> IntArray:
-    """The cell's records of a model (none for a model without records)."""
-    if name not in frame.models:
-        return np.zeros(0, dtype=np.int64)
-    return cell.rows(frame, frame.models.index(name))
