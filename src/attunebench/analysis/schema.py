@@ -532,11 +532,10 @@ class Provenance(Frozen):
     status: str = Field(default="", description="'complete', or how incomplete the runs are.")
 
 
-class Figure(Estimate):
-    """An estimate that may be declared before it is computed: null until then."""
+Figure = Estimate  # a figure declared before it is computed is null until then
 
 
-class NoisyDifference(Figure):
+class NoisyDifference(Estimate):
     """A difference (a simulator minus a reference), and whether it is within the run-to-run
     spread of the simulator's own figure (its `NoiseFloor`): such a difference is noise."""
 
@@ -552,14 +551,14 @@ class NoiseFloor(Frozen):
     note: str | None = None
 
 
-class Crowd(Figure):
+class Crowd(Estimate):
     """The crowd reference: the answer most usual at an item's point of a conversation."""
 
     reference: str
     fit: str = Field(description="How it was fitted: cross-fitted, train or none.")
 
 
-class RolloutFigure(Figure):
+class RolloutFigure(Estimate):
     """One task's headline over every rollout of one simulator together, beside the crowd's
     and the people's own ceiling (`analysis.comparisons.rollouts`)."""
 
