@@ -62,19 +62,12 @@ class ScoreRow(Estimate):
     n_invalid: int
     n_failed: int
     n_judge_failed: int = Field(
-        default=0,
-        description="Scored items with a judge verdict lost to a failed call (scored a loss).",
+        default=0, description="Scored items whose judge call failed (a loss)."
     )
     judges: list[str] = Field(default_factory=list, description="Judges behind this number.")
-    subject: bool = Field(
-        default=True, description="A model under test (false: a reference, baseline, ...)."
-    )
+    subject: bool = Field(default=True, description="A model under test (false: a yardstick).")
     fit: Literal["train", "cross-fitted", "none"] | None = Field(
-        default=None,
-        description=(
-            "A reference row's fit: on a train split, cross-fitted by conversation (each "
-            "fold guessed by a fit on the others), or none (a rule); null for a model."
-        ),
+        default=None, description="How a reference was fitted (docs/report.md); null for a model."
     )
 
 
@@ -119,9 +112,7 @@ class TaskPair(Frozen):
     kendall_tau_b: Correlation
     spearman: Correlation
     p_holm: float | None = Field(description="Kendall p-value, Holm-adjusted over the pairs.")
-    ceiling: Correlation = Field(
-        description="sqrt(reliability a x reliability b): the most the rankings could agree."
-    )
+    ceiling: Correlation = Field(description="sqrt(rel_a x rel_b): the most the ranks could agree.")
     disattenuated: Correlation = Field(description="Spearman's rho over the ceiling.")
     verdict: Verdict | None = Field(description="agree, distinct or cannot tell; null: none.")
     verdict_text: str
@@ -145,9 +136,7 @@ class Discriminability(Frozen):
     variant: str
     metric: str
     models: list[str]
-    snr: Estimate = Field(
-        description="Between-model variance of true scores over per-conversation noise."
-    )
+    snr: Estimate = Field(description="Between-model variance of true scores over the noise.")
     conversations_needed: int | None = Field(
         default=None,
         description="Conversations to separate the median pair of models at 80% power.",
@@ -171,9 +160,7 @@ class Ratio(Estimate):
     task_b: str
     items_per_conversation_a: float | None = None
     items_per_conversation_b: float | None = None
-    per_item: float | None = Field(
-        default=None, description="Items task a needs, as a multiple of what task b needs."
-    )
+    per_item: float | None = Field(default=None, description="Items a needs over items b needs.")
     per_item_ci_low: float | None = None
     per_item_ci_high: float | None = None
     statement: str
@@ -223,9 +210,7 @@ class ModelDifference(Estimate):
     a_value: float | None = None
     b_value: float | None = None
     n: int = Field(default=0, description="Items each model was scored on here.")
-    n_clusters: int = Field(
-        default=0, description="Conversations (or participants: settings.cluster) resampled."
-    )
+    n_clusters: int = Field(default=0, description="Clusters resampled (settings.cluster).")
 
 
 class PersonGap(Estimate):
@@ -239,9 +224,7 @@ class PersonGap(Estimate):
     hidden: float | None = None  # on their twins, the words hidden
     n: int = Field(description="Items answered both ways.")
     n_conversations: int
-    statement: str | None = Field(
-        default=None, description="In words, where there is an interval: reads the person or not."
-    )
+    statement: str | None = Field(default=None, description="In words, where there is an interval.")
 
 
 class JudgeAgreement(Frozen):
@@ -302,8 +285,7 @@ class JudgeBias(Frozen):
     position: Estimate = Field(description="Share of comparisons whose verdict flips with order.")
     first_shown_share: Estimate = Field(description="Share of decisive picks naming reply A.")
     length_slope: Estimate = Field(
-        description="Change in the judge's win rate for a reply per doubling of its length "
-        "against the other's (least squares)."
+        description="The judge's win rate per doubling of a reply's length over the other's."
     )
     participant_length_slope: Estimate
     self_preference: list[SelfPreference]
@@ -323,18 +305,10 @@ class AuditFit(Frozen):
     the correction withheld, or widened by `widened_by` each side; `withheld`/`widened` say why."""
 
     length_effect: float | None = Field(description="Hedges' g of log length.")
-    judge_effect: float | None = Field(
-        description="Hedges' g of the judges' win for the model's reply per comparison."
-    )
-    judge_shift: Estimate = Field(
-        description="The judges' win rate on the judged replies minus on the audited ones."
-    )
-    noise_limit: float = Field(
-        description="The most the shift's interval may reach either side of it for a correction."
-    )
-    widened_by: float | None = Field(
-        default=None, description="The largest shift the audit cannot exclude (null: withheld)."
-    )
+    judge_effect: float | None = Field(description="Hedges' g of the judges' win per comparison.")
+    judge_shift: Estimate = Field(description="The judges' win rate, judged minus audited replies.")
+    noise_limit: float = Field(description="The most the shift's interval may reach to correct.")
+    widened_by: float | None = Field(default=None, description="The largest shift not excluded.")
     widened: str | None = None
     withheld: str | None = None
 
@@ -346,17 +320,13 @@ class CorrectedScore(Frozen):
     judge: Estimate
     corrected: Estimate
     participants: Estimate
-    length_controlled: Estimate = Field(
-        description="The judges' win rate at equal length (logistic on the length difference)."
-    )
+    length_controlled: Estimate = Field(description="The judges' win rate at equal length.")
     bias: Estimate = Field(description="Judges minus participants on the audit pairs.")
     stands_in: Literal["yes", "no", "cannot tell"]
     n_judged: int
     n_audited: int
     by_judge: dict[str, JudgeCorrected] = Field(default_factory=dict)
-    audit_fit: AuditFit | None = Field(
-        default=None, description="The audited replies against the judged ones, before correcting."
-    )
+    audit_fit: AuditFit | None = Field(default=None, description="Audited against judged replies.")
 
 
 class GroupScore(Estimate):
@@ -381,8 +351,7 @@ class Interaction(Frozen):
     p_value: float | None
     p_holm: float | None = None
     largest: str | None = Field(
-        description="Where the gap is: the model whose gap to the other models' mean moves "
-        "most across the levels, with that gap at every level and where it is lowest."
+        description="The model whose gap to the others moves most across the levels, and where."
     )
     reason: str | None = None
 
@@ -451,9 +420,7 @@ class SelfConsistency(Estimate):
 
     metric: str = Field(description="The task's headline metric, applied to (first, repeat).")
     chance: float | None = Field(
-        default=None,
-        description="The headline's chance level on the task's items (Scoring.chance): 0 of the "
-        "share of the ceiling.",
+        default=None, description="The headline's chance level (Scoring.chance): 0 of the share."
     )
     n: int = Field(description="Repeat answers read (probes of the task's items).")
     n_conversations: int
@@ -462,9 +429,7 @@ class SelfConsistency(Estimate):
 class TaskInfo(Frozen):
     name: str
     headline: str = Field(description="What the headline number is.")
-    provenance: list[str] = Field(
-        default_factory=list, description="Who gave the gold (first-person, actor, ...)."
-    )
+    provenance: list[str] = Field(default_factory=list, description="Who gave the gold.")
     headline_variant: str
     variants: list[str]
     n_items: int
@@ -473,7 +438,7 @@ class TaskInfo(Frozen):
     judges: list[str] = Field(default_factory=list)
     left_out_items: int = Field(default=0, description="Items not every model answered.")
     left_out: dict[str, int] = Field(
-        default_factory=dict, description="Items left out on purpose when planned, by reason."
+        default_factory=dict, description="Planned-out items by reason."
     )
 
 
@@ -523,12 +488,8 @@ class Provenance(Frozen):
     runs: list[RunEntry]
     models: list[ModelEntry]
     judges: list[ModelEntry]
-    sources: dict[str, dict[str, str]] = Field(
-        default_factory=dict, description="Per source, who gave each labelled field."
-    )
-    banner: list[str] = Field(
-        default_factory=list, description="Sample, simulated or test data or models present."
-    )
+    sources: dict[str, dict[str, str]] = Field(default_factory=dict, description="Who gave what.")
+    banner: list[str] = Field(default_factory=list, description="Sample, simulated or mock parts.")
     status: str = Field(default="", description="'complete', or how incomplete the runs are.")
 
 
@@ -571,9 +532,7 @@ class RolloutFigure(Estimate):
     rollouts: int
     crowd: Crowd | None = None
     minus_crowd: NoisyDifference | None = None
-    ceiling: Estimate | None = Field(
-        default=None, description="The people's own retest agreement on the headline."
-    )
+    ceiling: Estimate | None = Field(default=None, description="The people's own retest agreement.")
     chance: float | None = None
     share_of_ceiling: Estimate | None = None
     ceiling_reason: str | None = None
@@ -595,19 +554,13 @@ class Summary(Frozen):
     scores: list[ScoreRow]
     rank_correlation: RankCorrelation
     discriminability: DiscriminabilityReport
-    leads: list[Lead] = Field(
-        default_factory=list, description="Per task, who leads the models under test."
-    )
+    leads: list[Lead] = Field(default_factory=list, description="Per task, who leads.")
     context_modes: list[Difference]
     person_gap: dict[str, dict[str, PersonGap]] = Field(
-        default_factory=dict,
-        description="Per task and model: headline(full) minus headline(person-hidden), paired.",
+        default_factory=dict, description="Per task and model: the headline shown minus hidden."
     )
     differences: list[ModelDifference] = Field(
-        default_factory=list,
-        description="For the model pairs asked for (`report --compare A,B`), per task: a's "
-        "headline minus b's on the items every model under test answered, with its paired "
-        "cluster-bootstrap interval.",
+        default_factory=list, description="Per pair of `report --compare A,B` and task: a - b."
     )
     judge_agreement: list[JudgeAgreement]
     judge_panel: JudgePanel | None = None
@@ -616,18 +569,12 @@ class Summary(Frozen):
     diagnostics: Diagnostics
     left_out_items: list[LeftOutItem] = Field(default_factory=list)
     self_consistency: dict[str, SelfConsistency] = Field(
-        default_factory=dict,
-        description="Per task whose items people were asked again (retest probes), their "
-        "agreement with themselves on its headline: the ceiling. No entry: not measured.",
+        default_factory=dict, description="Per task re-asked: the people's own ceiling."
     )
     share_of_ceiling: dict[str, dict[str, Estimate]] = Field(
-        default_factory=dict,
-        description="Per task with a ceiling, per model: its headline as a share of the way "
-        "from chance (0) to the people's own consistency (1).",
+        default_factory=dict, description="Per task and model: the way from chance to the ceiling."
     )
     warnings: list[Notice]
     rollouts: dict[str, Rollouts] = Field(
-        default_factory=dict,
-        description="Per simulator run once per seed (two rollouts or more, models named "
-        "NAME?seed=S of one spec): its headlines over all rollouts together.",
+        default_factory=dict, description="Per simulator run once per seed: over all rollouts."
     )
