@@ -110,12 +110,10 @@ def per_unit(table: VerdictTable, mask: Mask, side: IntArray) -> Units:
     """The rows of `mask` as comparisons, the model's reply on `side` (FIRST or SECOND) of
     each row; the panel's majority in each order (a split 0.5), averaged over the orders."""
     counts, slot_of, conversation = vote_counts(table, mask)
-    rows = np.flatnonzero(mask)
-    slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))
-    slot_unit[slot_of], slot_side[slot_of] = table.unit[rows], side[rows]
-    slot_truth[slot_of] = table.truth[rows]
-    slot_length = np.zeros(len(counts))
-    slot_length[slot_of] = table.lengths[rows, side[rows]]
+    at = np.zeros(len(counts), dtype=np.int64)
+    at[slot_of] = np.flatnonzero(mask)  # a row of each slot: the slot's unit, side and truth
+    slot_unit, slot_side, slot_truth = table.unit[at], side[at], table.truth[at]
+    slot_length = table.lengths[at, side[at]]
     picks = majority(counts)
     wins = np.where(picks == SPLIT, 0.5, win_for(picks, slot_side))
     voted = counts.sum(axis=1) > 0
