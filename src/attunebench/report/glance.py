@@ -49,8 +49,7 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
     best = _best_yardstick(summary, lead.task)
     beside = ""
     if best is not None:
-        interval = _range(best.ci_low, best.ci_high)
-        beside = f"best yardstick: {best.model} {best.value:.3f}{interval}"
+        beside = f"best yardstick: {best.model} {best.value:.3f}{_range(best.ci_low, best.ci_high)}"
     info = next((t for t in summary.tasks if t.name == lead.task), None)
     topic = lead.task if info is None else f"{lead.task} ({info.headline})"
     if lead.leader is None:
@@ -101,11 +100,9 @@ def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
         return [Line("task pairs", f"not computed: {why}", missing=True)]
     grouped: dict[tuple[bool, str], list[str]] = defaultdict(list)
     for p in pairs:
-        if p.verdict is not None:
-            grouped[False, p.verdict].append(f"{p.task_a} / {p.task_b}")
-        else:
-            why = "no verdict: no model under test" if nobody else p.verdict_text
-            grouped[True, why].append(f"{p.task_a} / {p.task_b}")
+        why = "no verdict: no model under test" if nobody else p.verdict_text
+        key = (False, p.verdict) if p.verdict is not None else (True, why)
+        grouped[key].append(f"{p.task_a} / {p.task_b}")
     order = {"distinct": 0, "agree": 1, "cannot tell": 2}
     lines = []
     for (missing, text), names in sorted(grouped.items(), key=lambda g: order.get(g[0][1], 3)):
