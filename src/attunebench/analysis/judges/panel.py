@@ -3,7 +3,8 @@ themselves when the order is swapped?
 
 Inter-judge agreement is Krippendorff's alpha for nominal data (Krippendorff 2011), a function
 of summed per-comparison coincidence counts so that whole conversations resample; the panel's
-verdict is its judges' majority (a split panel scores 0.5).
+verdict is its judges' majority (a split panel scores 0.5), read per comparison (`per_unit`) by
+the correction and the self-preference alike.
 """
 
 from __future__ import annotations
