@@ -153,14 +153,10 @@ def disattenuated(
     drawn[np.isnan(rho_drawn)] = np.nan  # an undefined rho stays undefined
     value = rho.value / top.value
     low, high = containing(value, *interval_with_infinity(drawn, confidence))
-    return Correlation(
-        value=value,
-        ci_low=none_if_nan(low) if np.isfinite(low) else None,
-        ci_high=none_if_nan(high) if np.isfinite(high) else None,
-        reason=None
-        if np.isfinite(high)
-        else "open above: a task ranks at random in too many resamples (no ceiling)",
-    )
+    lower, upper = (none_if_nan(end) if np.isfinite(end) else None for end in (low, high))
+    open_above = "open above: a task ranks at random in too many resamples (no ceiling)"
+    why = None if np.isfinite(high) else open_above
+    return Correlation(value=value, ci_low=lower, ci_high=upper, reason=why)
 
 
 def verdict(
@@ -338,13 +334,9 @@ def _fewer(a: int | None, b: int | None) -> int | None:
 
 
 def _point_only(value: Correlation, reason: str) -> Correlation:
+    why = reason if value.value is not None else value.reason
     return value.model_copy(
-        update={
-            "ci_low": None,
-            "ci_high": None,
-            "p_value": None,
-            "reason": reason if value.value is not None else value.reason,
-        }
+        update={"ci_low": None, "ci_high": None, "p_value": None, "reason": why}
     )
 
 
@@ -352,11 +344,8 @@ def _reliability(
     task: str, found: SplitHalf, models: list[str], too_few: str | None
 ) -> Reliability:
     if not np.isfinite(found.value):
-        return Reliability(
-            task=task,
-            models=models,
-            reason="fewer than 3 models under test, or too few conversations",
-        )
+        why = "fewer than 3 models under test, or too few conversations"
+        return Reliability(task=task, models=models, reason=why)
     reliability = Estimate.of(found.value, found.low, found.high, few=too_few)
     return Reliability(**reliability.model_dump(), task=task, models=models)
 

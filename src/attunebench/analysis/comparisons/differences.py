@@ -145,14 +145,8 @@ def _difference(
     if pair is None:
         return base.model_copy(update={"reason": f"no {metric} on these items"})
     a, b = (float(side[0]) for side in pair.each(np.ones((1, pair.clusters))))
-    found = base.model_copy(
-        update={
-            "a_value": none_if_nan(a),  # null, never NaN, in summary.json
-            "b_value": none_if_nan(b),
-            "n": pair.items,
-            "n_clusters": pair.clusters,
-        }
-    )
+    sides = {"a_value": none_if_nan(a), "b_value": none_if_nan(b)}  # null, never NaN, in JSON
+    found = base.model_copy(update={**sides, "n": pair.items, "n_clusters": pair.clusters})
     if np.isnan(a) or np.isnan(b):
         return found.model_copy(update={"reason": f"{metric} is undefined on these items"})
     found = found.model_copy(update={"value": a - b})
