@@ -34,7 +34,8 @@ from scipy.special import expit
 
 from attunebench.analysis.bootstrap import DEFAULT_RESAMPLES, ClusterBootstrap, Minimum
 from attunebench.analysis.judges.audit_fit import widen
-from attunebench.analysis.judges.corrected import audited, corrected_estimate, fit_of, judged_units
+from attunebench.analysis.judges.corrected import corrected_estimate, fit_of
+from attunebench.analysis.judges.panel import audited, judged_units
 from attunebench.analysis.judges.verdict_table import AUDIT, FIRST, JUDGED, SECOND, table_of
 
 MODEL, OTHER = "model", "other"

@@ -11,7 +11,7 @@ from scipy import stats
 
 from attunebench.analysis import Options, build_summary
 from attunebench.analysis.comparisons.contexts import paired_items
-from attunebench.analysis.comparisons.differences import gather, headline_pair, report_cell
+from attunebench.analysis.comparisons.differences import headline_pair, report_cell
 from attunebench.analysis.comparisons.power import (
     PowerCurve,
     Settings,
@@ -64,13 +64,9 @@ def test_a_study_of_some_conversations_reads_what_the_report_reads_of_them() -> 
     alone = Runs(runs.runs, tuple(r for r in runs.records if r.conversation_id in kept))
     summary = build_summary(alone, Options(resamples=200, differences=(("m/a", "m/b"),)))
     (reported,) = [d for d in summary.differences if d.task == "rating"]
-    assert pair.only(chosen).point() == pytest.approx(reported.value, abs=1e-12)
-
-
-def test_gather_repeats_a_group_chosen_twice_in_the_order_chosen() -> None:
-    members, position = gather(np.array([1, 0, 1, 2, 0]), np.array([2, 1, 2]), 3)
-    assert members.tolist() == [3, 0, 2, 3]
-    assert position.tolist() == [0, 1, 1, 2]
+    # a study is its conversations' counts, as power draws them
+    study = np.bincount(chosen, minlength=pair.clusters).astype(np.float64)
+    assert pair.differences(study[None, :])[0] == pytest.approx(reported.value, abs=1e-12)
 
 
 def test_a_known_power_curve_gives_back_its_80_percent_point() -> None:

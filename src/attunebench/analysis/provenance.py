@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from attunebench import __version__
 from attunebench.analysis.loading import Runs
@@ -72,16 +73,14 @@ class Roster:
             return False
         return kind == "model" or (kind == "simulated" and self.include_simulated)
 
-    def entry(self, name: str, role: str) -> ModelEntry:
-        info = self.entries.get(name)
+    def entry(self, name: str, role: Literal["subject", "judge"]) -> ModelEntry:
+        info = self.entries.get(name) or ModelInfo(spec=name)
         return ModelEntry(
+            **info.model_dump(include={"answer", "params", "base_url"}),
             name=name,
             spec=self.spec(name),
             kind=self.kind(name),
-            role="judge" if role == "judge" else "subject",
-            answer=info.answer if info is not None else "generate",
-            params=dict(info.params) if info is not None else {},
-            base_url=info.base_url if info is not None else None,
+            role=role,
         )
 
 

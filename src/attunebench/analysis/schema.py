@@ -33,7 +33,7 @@ class Estimate(Frozen):
     """A point estimate with its percentile interval; `value` null means `reason` says why. Rows
     about something inherit these four fields, so they sit in the JSON beside the others."""
 
-    value: float | None
+    value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     reason: str | None = None
@@ -62,19 +62,12 @@ class ScoreRow(Estimate):
     n_invalid: int
     n_failed: int
     n_judge_failed: int = Field(
-        default=0,
-        description="Scored items with a judge verdict lost to a failed call (scored a loss).",
+        default=0, description="Scored items whose judge call failed (a loss)."
     )
     judges: list[str] = Field(default_factory=list, description="Judges behind this number.")
-    subject: bool = Field(
-        default=True, description="A model under test (false: a reference, baseline, ...)."
-    )
+    subject: bool = Field(default=True, description="A model under test (false: a yardstick).")
     fit: Literal["train", "cross-fitted", "none"] | None = Field(
-        default=None,
-        description=(
-            "A reference row's fit: on a train split, cross-fitted by conversation (each "
-            "fold guessed by a fit on the others), or none (a rule); null for a model."
-        ),
+        default=None, description="How a reference was fitted (docs/report.md); null for a model."
     )
 
 
@@ -119,9 +112,7 @@ class TaskPair(Frozen):
     kendall_tau_b: Correlation
     spearman: Correlation
     p_holm: float | None = Field(description="Kendall p-value, Holm-adjusted over the pairs.")
-    ceiling: Correlation = Field(
-        description="sqrt(reliability a x reliability b): the most the rankings could agree."
-    )
+    ceiling: Correlation = Field(description="sqrt(rel_a x rel_b): the most the ranks could agree.")
     disattenuated: Correlation = Field(description="Spearman's rho over the ceiling.")
     verdict: Verdict | None = Field(description="agree, distinct or cannot tell; null: none.")
     verdict_text: str
@@ -145,20 +136,19 @@ class Discriminability(Frozen):
     variant: str
     metric: str
     models: list[str]
-    snr: Estimate = Field(
-        description="Between-model variance of true scores over per-conversation noise."
-    )
+    snr: Estimate = Field(description="Between-model variance of true scores over the noise.")
     conversations_needed: int | None = Field(
-        description="Conversations to separate the median pair of models at 80% power."
+        default=None,
+        description="Conversations to separate the median pair of models at 80% power.",
     )
-    items_per_conversation: float | None
-    snr_per_item: float | None
-    items_needed: int | None
-    separability: float | None
-    spread: float | None
-    mean_ci_width: float | None
-    spread_over_noise: float | None
-    rank: int | None = Field(description="1 = the task that best separates models.")
+    items_per_conversation: float | None = None
+    snr_per_item: float | None = None
+    items_needed: int | None = None
+    separability: float | None = None
+    spread: float | None = None
+    mean_ci_width: float | None = None
+    spread_over_noise: float | None = None
+    rank: int | None = Field(default=None, description="1 = the task that best separates models.")
     reason: str | None = None
 
 
@@ -170,9 +160,7 @@ class Ratio(Estimate):
     task_b: str
     items_per_conversation_a: float | None = None
     items_per_conversation_b: float | None = None
-    per_item: float | None = Field(
-        default=None, description="Items task a needs, as a multiple of what task b needs."
-    )
+    per_item: float | None = Field(default=None, description="Items a needs over items b needs.")
     per_item_ci_low: float | None = None
     per_item_ci_high: float | None = None
     statement: str
@@ -184,7 +172,7 @@ class DiscriminabilityReport(Frozen):
 
 
 class Lead(Estimate):
-    """A task's first model under test and its margin over the second (no leader: null)."""
+    """A task's first model under test and its margin `value` over the second (no leader: null)."""
 
     task: str
     metric: str
@@ -193,7 +181,6 @@ class Lead(Estimate):
     leader_value: float | None = None
     runner_up: str | None = None
     runner_up_value: float | None = None
-    value: float | None = Field(default=None, description="Leader minus runner-up.")
     verdict: Literal["ahead", "not clearly ahead"] | None = Field(
         default=None, description="ahead: the margin's interval lies above 0."
     )
@@ -222,11 +209,8 @@ class ModelDifference(Estimate):
     b: str
     a_value: float | None = None
     b_value: float | None = None
-    value: float | None = Field(default=None, description="a's headline minus b's.")
     n: int = Field(default=0, description="Items each model was scored on here.")
-    n_clusters: int = Field(
-        default=0, description="Conversations (or participants: settings.cluster) resampled."
-    )
+    n_clusters: int = Field(default=0, description="Clusters resampled (settings.cluster).")
 
 
 class PersonGap(Estimate):
@@ -236,13 +220,11 @@ class PersonGap(Estimate):
     model_kind: ModelKind
     variant: str = Field(description="The shown items' variant (the task's headline variant).")
     metric: str = Field(description="The task's headline metric, computed on both.")
-    shown: float | None = Field(description="The headline on these items, the words shown.")
-    hidden: float | None = Field(description="The headline on their twins, the words hidden.")
+    shown: float | None = None  # the headline on these items, the words shown
+    hidden: float | None = None  # on their twins, the words hidden
     n: int = Field(description="Items answered both ways.")
     n_conversations: int
-    statement: str | None = Field(
-        default=None, description="In words, where there is an interval: reads the person or not."
-    )
+    statement: str | None = Field(default=None, description="In words, where there is an interval.")
 
 
 class JudgeAgreement(Frozen):
@@ -303,8 +285,7 @@ class JudgeBias(Frozen):
     position: Estimate = Field(description="Share of comparisons whose verdict flips with order.")
     first_shown_share: Estimate = Field(description="Share of decisive picks naming reply A.")
     length_slope: Estimate = Field(
-        description="Change in the judge's win rate for a reply per doubling of its length "
-        "against the other's (least squares)."
+        description="The judge's win rate per doubling of a reply's length over the other's."
     )
     participant_length_slope: Estimate
     self_preference: list[SelfPreference]
@@ -324,18 +305,10 @@ class AuditFit(Frozen):
     the correction withheld, or widened by `widened_by` each side; `withheld`/`widened` say why."""
 
     length_effect: float | None = Field(description="Hedges' g of log length.")
-    judge_effect: float | None = Field(
-        description="Hedges' g of the judges' win for the model's reply per comparison."
-    )
-    judge_shift: Estimate = Field(
-        description="The judges' win rate on the judged replies minus on the audited ones."
-    )
-    noise_limit: float = Field(
-        description="The most the shift's interval may reach either side of it for a correction."
-    )
-    widened_by: float | None = Field(
-        default=None, description="The largest shift the audit cannot exclude (null: withheld)."
-    )
+    judge_effect: float | None = Field(description="Hedges' g of the judges' win per comparison.")
+    judge_shift: Estimate = Field(description="The judges' win rate, judged minus audited replies.")
+    noise_limit: float = Field(description="The most the shift's interval may reach to correct.")
+    widened_by: float | None = Field(default=None, description="The largest shift not excluded.")
     widened: str | None = None
     withheld: str | None = None
 
@@ -347,17 +320,13 @@ class CorrectedScore(Frozen):
     judge: Estimate
     corrected: Estimate
     participants: Estimate
-    length_controlled: Estimate = Field(
-        description="The judges' win rate at equal length (logistic on the length difference)."
-    )
+    length_controlled: Estimate = Field(description="The judges' win rate at equal length.")
     bias: Estimate = Field(description="Judges minus participants on the audit pairs.")
     stands_in: Literal["yes", "no", "cannot tell"]
     n_judged: int
     n_audited: int
     by_judge: dict[str, JudgeCorrected] = Field(default_factory=dict)
-    audit_fit: AuditFit | None = Field(
-        default=None, description="The audited replies against the judged ones, before correcting."
-    )
+    audit_fit: AuditFit | None = Field(default=None, description="Audited against judged replies.")
 
 
 class GroupScore(Estimate):
@@ -382,8 +351,7 @@ class Interaction(Frozen):
     p_value: float | None
     p_holm: float | None = None
     largest: str | None = Field(
-        description="Where the gap is: the model whose gap to the other models' mean moves "
-        "most across the levels, with that gap at every level and where it is lowest."
+        description="The model whose gap to the others moves most across the levels, and where."
     )
     reason: str | None = None
 
@@ -452,9 +420,7 @@ class SelfConsistency(Estimate):
 
     metric: str = Field(description="The task's headline metric, applied to (first, repeat).")
     chance: float | None = Field(
-        default=None,
-        description="The headline's chance level on the task's items (Scoring.chance): 0 of the "
-        "share of the ceiling.",
+        default=None, description="The headline's chance level (Scoring.chance): 0 of the share."
     )
     n: int = Field(description="Repeat answers read (probes of the task's items).")
     n_conversations: int
@@ -463,9 +429,7 @@ class SelfConsistency(Estimate):
 class TaskInfo(Frozen):
     name: str
     headline: str = Field(description="What the headline number is.")
-    provenance: list[str] = Field(
-        default_factory=list, description="Who gave the gold (first-person, actor, ...)."
-    )
+    provenance: list[str] = Field(default_factory=list, description="Who gave the gold.")
     headline_variant: str
     variants: list[str]
     n_items: int
@@ -474,7 +438,7 @@ class TaskInfo(Frozen):
     judges: list[str] = Field(default_factory=list)
     left_out_items: int = Field(default=0, description="Items not every model answered.")
     left_out: dict[str, int] = Field(
-        default_factory=dict, description="Items left out on purpose when planned, by reason."
+        default_factory=dict, description="Planned-out items by reason."
     )
 
 
@@ -524,22 +488,15 @@ class Provenance(Frozen):
     runs: list[RunEntry]
     models: list[ModelEntry]
     judges: list[ModelEntry]
-    sources: dict[str, dict[str, str]] = Field(
-        default_factory=dict, description="Per source, who gave each labelled field."
-    )
-    banner: list[str] = Field(
-        default_factory=list, description="Sample, simulated or test data or models present."
-    )
+    sources: dict[str, dict[str, str]] = Field(default_factory=dict, description="Who gave what.")
+    banner: list[str] = Field(default_factory=list, description="Sample, simulated or mock parts.")
     status: str = Field(default="", description="'complete', or how incomplete the runs are.")
 
 
-class Figure(Estimate):
-    """An estimate that may be declared before it is computed: null until then."""
-
-    value: float | None = None
+Figure = Estimate  # a figure declared before it is computed is null until then
 
 
-class NoisyDifference(Figure):
+class NoisyDifference(Estimate):
     """A difference (a simulator minus a reference), and whether it is within the run-to-run
     spread of the simulator's own figure (its `NoiseFloor`): such a difference is noise."""
 
@@ -555,14 +512,14 @@ class NoiseFloor(Frozen):
     note: str | None = None
 
 
-class Crowd(Figure):
+class Crowd(Estimate):
     """The crowd reference: the answer most usual at an item's point of a conversation."""
 
     reference: str
     fit: str = Field(description="How it was fitted: cross-fitted, train or none.")
 
 
-class RolloutFigure(Figure):
+class RolloutFigure(Estimate):
     """One task's headline over every rollout of one simulator together, beside the crowd's
     and the people's own ceiling (`analysis.comparisons.rollouts`)."""
 
@@ -575,9 +532,7 @@ class RolloutFigure(Figure):
     rollouts: int
     crowd: Crowd | None = None
     minus_crowd: NoisyDifference | None = None
-    ceiling: Estimate | None = Field(
-        default=None, description="The people's own retest agreement on the headline."
-    )
+    ceiling: Estimate | None = Field(default=None, description="The people's own retest agreement.")
     chance: float | None = None
     share_of_ceiling: Estimate | None = None
     ceiling_reason: str | None = None
@@ -599,19 +554,13 @@ class Summary(Frozen):
     scores: list[ScoreRow]
     rank_correlation: RankCorrelation
     discriminability: DiscriminabilityReport
-    leads: list[Lead] = Field(
-        default_factory=list, description="Per task, who leads the models under test."
-    )
+    leads: list[Lead] = Field(default_factory=list, description="Per task, who leads.")
     context_modes: list[Difference]
     person_gap: dict[str, dict[str, PersonGap]] = Field(
-        default_factory=dict,
-        description="Per task and model: headline(full) minus headline(person-hidden), paired.",
+        default_factory=dict, description="Per task and model: the headline shown minus hidden."
     )
     differences: list[ModelDifference] = Field(
-        default_factory=list,
-        description="For the model pairs asked for (`report --compare A,B`), per task: a's "
-        "headline minus b's on the items every model under test answered, with its paired "
-        "cluster-bootstrap interval.",
+        default_factory=list, description="Per pair of `report --compare A,B` and task: a - b."
     )
     judge_agreement: list[JudgeAgreement]
     judge_panel: JudgePanel | None = None
@@ -620,18 +569,12 @@ class Summary(Frozen):
     diagnostics: Diagnostics
     left_out_items: list[LeftOutItem] = Field(default_factory=list)
     self_consistency: dict[str, SelfConsistency] = Field(
-        default_factory=dict,
-        description="Per task whose items people were asked again (retest probes), their "
-        "agreement with themselves on its headline: the ceiling. No entry: not measured.",
+        default_factory=dict, description="Per task re-asked: the people's own ceiling."
     )
     share_of_ceiling: dict[str, dict[str, Estimate]] = Field(
-        default_factory=dict,
-        description="Per task with a ceiling, per model: its headline as a share of the way "
-        "from chance (0) to the people's own consistency (1).",
+        default_factory=dict, description="Per task and model: the way from chance to the ceiling."
     )
     warnings: list[Notice]
     rollouts: dict[str, Rollouts] = Field(
-        default_factory=dict,
-        description="Per simulator run once per seed (two rollouts or more, models named "
-        "NAME?seed=S of one spec): its headlines over all rollouts together.",
+        default_factory=dict, description="Per simulator run once per seed: over all rollouts."
     )

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from attunebench.analysis.references.ceiling import ABOVE
-from attunebench.analysis.schema import Discriminability, Lead, ScoreRow, Summary
+from attunebench.analysis.schema import Lead, ScoreRow, Summary
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,7 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
     best = _best_yardstick(summary, lead.task)
     beside = ""
     if best is not None:
-        interval = _range(best.ci_low, best.ci_high)
-        beside = f"best yardstick: {best.model} {best.value:.3f}{interval}"
+        beside = f"best yardstick: {best.model} {best.value:.3f}{_range(best.ci_low, best.ci_high)}"
     info = next((t for t in summary.tasks if t.name == lead.task), None)
     topic = lead.task if info is None else f"{lead.task} ({info.headline})"
     if lead.leader is None:
@@ -101,11 +100,9 @@ def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
         return [Line("task pairs", f"not computed: {why}", missing=True)]
     grouped: dict[tuple[bool, str], list[str]] = defaultdict(list)
     for p in pairs:
-        if p.verdict is not None:
-            grouped[False, p.verdict].append(f"{p.task_a} / {p.task_b}")
-        else:
-            why = "no verdict: no model under test" if nobody else p.verdict_text
-            grouped[True, why].append(f"{p.task_a} / {p.task_b}")
+        why = "no verdict: no model under test" if nobody else p.verdict_text
+        key = (False, p.verdict) if p.verdict is not None else (True, why)
+        grouped[key].append(f"{p.task_a} / {p.task_b}")
     order = {"distinct": 0, "agree": 1, "cannot tell": 2}
     lines = []
     for (missing, text), names in sorted(grouped.items(), key=lambda g: order.get(g[0][1], 3)):
@@ -116,37 +113,31 @@ def pair_lines(summary: Summary, nobody: str | None) -> list[Line]:
     return lines
 
 
-def _best(tasks: list[Discriminability], per_item: bool) -> Discriminability | None:
-    if per_item:
-        found = [d for d in tasks if d.snr_per_item is not None and d.snr_per_item > 0]
-        return max(found, key=lambda d: d.snr_per_item or 0.0, default=None)
-    found = [d for d in tasks if d.rank == 1]
-    return found[0] if found else None
-
-
 def separation_lines(summary: Summary, nobody: str | None) -> list[Line]:
     """Which task separates the models best, per conversation and per item."""
     tasks = summary.discriminability.tasks
     reasons = sorted({d.snr.reason or d.reason or "" for d in tasks} - {""})
     why = "no model under test" if nobody else "; ".join(reasons) or "no task with scores"
-    lines = []
-    for per_item, topic in ((False, "per conversation"), (True, "per item")):
-        best = _best(tasks, per_item)
-        if best is None:
-            lines.append(Line(topic, f"not computed: {why}", missing=True))
-            continue
-        if per_item:
-            needed = best.items_needed if best.items_needed is not None else "∞"
-            text = f"{best.task}: signal/noise {best.snr_per_item:.3f}, {needed} items needed"
-        else:
-            needed = best.conversations_needed if best.conversations_needed is not None else "∞"
-            snr = best.snr
-            text = (
-                f"{best.task}: signal/noise {snr.value:.3f}{_range(snr.ci_low, snr.ci_high)}, "
-                f"{needed} conversations needed"
-            )
-        lines.append(Line(topic, text))
-    return lines
+    said: dict[str, str | None] = {"per conversation": None, "per item": None}
+    best = next((d for d in tasks if d.rank == 1), None)
+    if best is not None:
+        snr, needed = best.snr, best.conversations_needed
+        said["per conversation"] = (
+            f"{best.task}: signal/noise {snr.value:.3f}{_range(snr.ci_low, snr.ci_high)}, "
+            f"{'∞' if needed is None else needed} conversations needed"
+        )
+    per_item = [d for d in tasks if (d.snr_per_item or 0.0) > 0]
+    best = max(per_item, key=lambda d: d.snr_per_item or 0.0, default=None)
+    if best is not None:
+        needed = best.items_needed
+        said["per item"] = (
+            f"{best.task}: signal/noise {best.snr_per_item:.3f}, "
+            f"{'∞' if needed is None else needed} items needed"
+        )
+    return [
+        Line(topic, text) if text else Line(topic, f"not computed: {why}", missing=True)
+        for topic, text in said.items()
+    ]
 
 
 def glance(summary: Summary) -> Glance:

@@ -114,11 +114,8 @@ def write_report(summary: Summary, out: str | Path, fmt: Format = "html") -> lis
     with atomic_writer(written[0]) as handle:
         handle.write(summary_json(summary))
     if fmt != "json":
-        name, text = (
-            ("report.html", render_html(summary))
-            if fmt == "html"
-            else ("leaderboard.md", render_markdown(summary))
-        )
+        name = "report.html" if fmt == "html" else "leaderboard.md"
+        text = render_html(summary) if fmt == "html" else render_markdown(summary)
         with atomic_writer(root / name) as handle:
             handle.write(text)
         written.append(root / name)

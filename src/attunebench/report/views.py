@@ -178,15 +178,11 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
             key=lambda r: (r.value is None, -(r.value or 0.0), r.model),
         )
         ranks = {r.model: i for i, r in enumerate((r for r in rows if r.subject), 1)}
-        by_metric: dict[str, list[ScoreRow]] = defaultdict(list)
+        by_metric: dict[str, dict[str, ScoreRow]] = defaultdict(dict)
         for r in mine:
             if not r.headline and not _repeats_pooled(r.metric, info.judges):
-                by_metric[r.metric].append(r)
-        secondary = [
-            (m, [found.get(r.model) for r in rows])
-            for m, rs in by_metric.items()
-            if (found := {r.model: r for r in rs})
-        ]
+                by_metric[r.metric][r.model] = r
+        secondary = [(m, [found.get(r.model) for r in rows]) for m, found in by_metric.items()]
         metric = info.headline
         ceiling = summary.self_consistency.get(info.name)
         chart = svg.forest(

@@ -84,17 +84,13 @@ def task_discriminability(
     models = [model_names[int(m)] for m in usable]
     complete, means = _means(table)
     drawn = np.full(bootstrap.resamples, np.nan)
-    base: dict[str, object] = {
-        "task": scores.task,
-        "variant": scores.variant,
-        "metric": scores.metric,
-        "models": models,
-    }
+    base = dict(task=scores.task, variant=scores.variant, metric=scores.metric, models=models)
     point = float("nan")
     if len(models) >= 2 and means.shape[0] >= 2:
         point = float(snr_of(means, np.ones((1, means.shape[0])))[0])
     if not np.isfinite(point):
-        return _undefined(base, _no_snr_reason(len(models), means.shape[0])), drawn
+        reason = _no_snr_reason(len(models), means.shape[0])
+        return Discriminability(**base, snr=Estimate(reason=reason), reason=reason), drawn
     drawn = snr_of(means, bootstrap.counts[:, complete])
     low, high = percentile_interval(drawn[:, None], bootstrap.confidence)
     per_conversation = float(table.counts[complete].mean(axis=1).mean())
@@ -115,7 +111,6 @@ def task_discriminability(
         spread=spread,
         mean_ci_width=width,
         spread_over_noise=over,
-        rank=None,
         reason=None if point > 0 else "the models' true scores do not differ detectably",
     )
     return entry, drawn
@@ -129,24 +124,6 @@ def _no_snr_reason(models: int, conversations: int) -> str:
     return (
         "no residual variation (each model scores the same on every conversation, up to"
         " a constant): no signal-to-noise ratio"
-    )
-
-
-def _undefined(base: Mapping[str, object], reason: str) -> Discriminability:
-    """A task's figures where its signal-to-noise ratio is undefined: none, with the reason."""
-    return Discriminability(
-        **base,
-        snr=Estimate(value=None, reason=reason),
-        conversations_needed=None,
-        items_per_conversation=None,
-        snr_per_item=None,
-        items_needed=None,
-        separability=None,
-        spread=None,
-        mean_ci_width=None,
-        spread_over_noise=None,
-        rank=None,
-        reason=reason,
     )
 
 
@@ -177,7 +154,7 @@ def _ratio(
     if sa is None or sb is None or sa <= 0 or sb <= 0:
         why = "a task's models do not differ detectably (snr <= 0), or it has no snr"
         statement = f"{a.task} against {b.task}: no ratio ({why})"
-        return Ratio(task_a=a.task, task_b=b.task, value=None, statement=statement, reason=why)
+        return Ratio(task_a=a.task, task_b=b.task, statement=statement, reason=why)
     value = sb / sa  # needed_a / needed_b = snr_b / snr_a
     samples = _resampled_ratio(drawn[a.task], drawn[b.task])
     low, high = interval_with_infinity(samples, confidence)

@@ -19,7 +19,8 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.agreement.reliability import SplitHalf
+from attunebench.analysis.agreement.reliability import SplitHalf, pearson_r
+from attunebench.analysis.agreement.reliability import spearman_rho as spearman_rho
 from attunebench.analysis.bootstrap import (
     containing,
     interval_with_infinity,
@@ -52,26 +53,9 @@ def kendall_tau_b(x: FloatArray, y: FloatArray) -> FloatArray:
     return safe_ratio(concordance, np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1)))
 
 
-def spearman_rho(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Spearman's rho along the last axis: Pearson's r of average ranks."""
-    return pearson_r(stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1))
-
-
-def pearson_r(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Pearson's r along the last axis."""
-    dx = x - x.mean(axis=-1, keepdims=True)
-    dy = y - y.mean(axis=-1, keepdims=True)
-    spread = np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
-    return safe_ratio((dx * dy).sum(axis=-1), spread)
-
-
 # A statistic of ranks, and what it computes from ranks already taken: the ranks of a permuted
 # sample are its ranks permuted, so a permutation test ranks once rather than per permutation.
 OF_RANKS: dict[Statistic, Statistic] = {spearman_rho: pearson_r}
-
-
-def _null(reason: str) -> Correlation:
-    return Correlation(value=None, reason=reason)
 
 
 def rho_interval(
@@ -86,7 +70,7 @@ def rho_interval(
     """One correlation with its bootstrap interval (expanded for `clusters` where given)."""
     value = float(statistic(x, y))
     if np.isnan(value):
-        return _null("every model scores the same on one of the tasks")
+        return Correlation(reason="every model scores the same on one of the tasks")
     drawn = statistic(x_samples, y_samples)[:, None]
     low, high = percentile_interval(drawn, confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
@@ -132,7 +116,9 @@ def ceiling(
     """
     drawn = np.sqrt(np.clip(_centred(a), 0.0, None) * np.clip(_centred(b), 0.0, None))
     if not (a.value > 0 and b.value > 0):  # NaN fails too
-        return _null("a task's ranking is not reliable at all (split-half reliability <= 0)"), drawn
+        return Correlation(
+            reason="a task's ranking is not reliable at all (split-half reliability <= 0)"
+        ), drawn
     value = float(np.sqrt(a.value * b.value))
     low, high = percentile_interval(drawn[:, None], confidence, clusters)
     low[0], high[0] = containing(value, low[0], high[0])
@@ -161,20 +147,16 @@ def disattenuated(
     """rho / ceiling, with its interval from the same resamples; a resample with a ceiling of 0
     counts as unbounded above (leaving it out would narrow the interval when a task is noisy)."""
     if rho.value is None or top.value is None:
-        return _null(rho.reason or top.reason or "undefined")
+        return Correlation(reason=rho.reason or top.reason or "undefined")
     rho_drawn = rho_samples[: len(top_samples)]
     drawn = np.where(top_samples > 0, safe_ratio(rho_drawn, top_samples), np.inf)
     drawn[np.isnan(rho_drawn)] = np.nan  # an undefined rho stays undefined
     value = rho.value / top.value
     low, high = containing(value, *interval_with_infinity(drawn, confidence))
-    return Correlation(
-        value=value,
-        ci_low=none_if_nan(low) if np.isfinite(low) else None,
-        ci_high=none_if_nan(high) if np.isfinite(high) else None,
-        reason=None
-        if np.isfinite(high)
-        else "open above: a task ranks at random in too many resamples (no ceiling)",
-    )
+    lower, upper = (none_if_nan(end) if np.isfinite(end) else None for end in (low, high))
+    open_above = "open above: a task ranks at random in too many resamples (no ceiling)"
+    why = None if np.isfinite(high) else open_above
+    return Correlation(value=value, ci_low=lower, ci_high=upper, reason=why)
 
 
 def verdict(
@@ -246,7 +228,7 @@ def rank_correlation(
         cell = _correlated(headlines[a], headlines[b], scored, _fewer(sizes[a], sizes[b]))
         short = pair_reason(a, b, few)
         if short is not None and cell.rho_samples is not None:
-            cell = cell.point_only(short)
+            cell = replace(cell, tau=_point_only(cell.tau, short), rho=_point_only(cell.rho, short))
         cells[a, b] = cell
     adjusted = holm([cell.tau.p_value for cell in cells.values()])
     pairs = [
@@ -288,9 +270,6 @@ class _Cell:
     rho: Correlation
     rho_samples: FloatArray | None
 
-    def point_only(self, reason: str) -> _Cell:
-        return replace(self, tau=_point_only(self.tau, reason), rho=_point_only(self.rho, reason))
-
 
 def _correlated(sa: MetricScores, sb: MetricScores, scored: _Scored, n: int | None) -> _Cell:
     """Tau-b and rho between two tasks' scores of the models under test scored on both."""
@@ -300,7 +279,7 @@ def _correlated(sa: MetricScores, sb: MetricScores, scored: _Scored, n: int | No
     if len(both) < 3:
         why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
         why = f"{why}; {scored.hint}" if scored.hint else why
-        return _Cell(names, _null(why), _null(why), None)
+        return _Cell(names, Correlation(reason=why), Correlation(reason=why), None)
     args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
     settings = (scored.permutations, scored.rng, scored.confidence, n)
     tau = correlate(kendall_tau_b, *args, *settings)
@@ -355,13 +334,9 @@ def _fewer(a: int | None, b: int | None) -> int | None:
 
 
 def _point_only(value: Correlation, reason: str) -> Correlation:
+    why = reason if value.value is not None else value.reason
     return value.model_copy(
-        update={
-            "ci_low": None,
-            "ci_high": None,
-            "p_value": None,
-            "reason": reason if value.value is not None else value.reason,
-        }
+        update={"ci_low": None, "ci_high": None, "p_value": None, "reason": why}
     )
 
 
@@ -369,12 +344,8 @@ def _reliability(
     task: str, found: SplitHalf, models: list[str], too_few: str | None
 ) -> Reliability:
     if not np.isfinite(found.value):
-        return Reliability(
-            task=task,
-            models=models,
-            value=None,
-            reason="fewer than 3 models under test, or too few conversations",
-        )
+        why = "fewer than 3 models under test, or too few conversations"
+        return Reliability(task=task, models=models, reason=why)
     reliability = Estimate.of(found.value, found.low, found.high, few=too_few)
     return Reliability(**reliability.model_dump(), task=task, models=models)
 

@@ -43,11 +43,15 @@ def conversation_table(
     return ConversationTable(sums, counts)
 
 
-def row_spearman(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Spearman's rho between the rows of x and y (models along the last axis)."""
-    rx, ry = stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1)
-    dx = rx - rx.mean(axis=-1, keepdims=True)
-    dy = ry - ry.mean(axis=-1, keepdims=True)
+def spearman_rho(x: FloatArray, y: FloatArray) -> FloatArray:
+    """Spearman's rho along the last axis: Pearson's r of average ranks."""
+    return pearson_r(stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1))
+
+
+def pearson_r(x: FloatArray, y: FloatArray) -> FloatArray:
+    """Pearson's r along the last axis."""
+    dx = x - x.mean(axis=-1, keepdims=True)
+    dy = y - y.mean(axis=-1, keepdims=True)
     spread = np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
     return safe_ratio((dx * dy).sum(axis=-1), spread)
 
@@ -98,7 +102,7 @@ def mean_split_rho(
     kept = weights[:, used]
     first = split_draws(rng, kept, splits) @ stacked
     second = np.repeat(kept @ stacked, splits, axis=0) - first
-    rho = row_spearman(
+    rho = spearman_rho(
         safe_ratio(first[:, :models], first[:, models:]),
         safe_ratio(second[:, :models], second[:, models:]),
     ).reshape(len(weights), splits)

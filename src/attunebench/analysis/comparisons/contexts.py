@@ -66,15 +66,11 @@ def context_differences(
     for task in frame.tasks:
         if not {BLIND, INFORMED} <= set(frame.task_variants(task)):
             continue
-        models = sorted(
-            set(frame.task_models(task, BLIND)) & set(frame.task_models(task, INFORMED))
-        )
-        for model in models:
-            informed, blind, conversations = paired_items(
-                frame, task, (INFORMED, model), (BLIND, model)
-            )
-            found = _difference(bootstrap, task, model, informed, blind, conversations)
-            too_few = minimum.of(conversations, " with items scored in both modes")
+        blind_models = set(frame.task_models(task, BLIND))
+        for model in sorted(blind_models.intersection(frame.task_models(task, INFORMED))):
+            informed, blind, where = paired_items(frame, task, (INFORMED, model), (BLIND, model))
+            found = _difference(bootstrap, task, model, informed, blind, where)
+            too_few = minimum.of(where, " with items scored in both modes")
             if not reads_context(model):
                 found = found.model_copy(update={"verdict": None, "reason": _yardstick(found)})
             elif too_few is not None and found.value is not None:
@@ -109,7 +105,6 @@ def _difference(
     conversations: IntArray,
 ) -> Difference:
     base = Difference(
-        value=None,
         reason="no item scored in both modes",
         model=model,
         task=task,

@@ -21,7 +21,7 @@ from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import ModelDifference
 from attunebench.analysis.scores import cell_headline, headline_metric, metric_values
-from attunebench.stats import Weights
+from attunebench.stats import Weights, none_if_nan
 from attunebench.tasks.helpers.metrics import Found, Metric
 
 
@@ -52,40 +52,6 @@ class HeadlinePair:
     def point(self) -> float:
         """The difference with every cluster once, as the report's value."""
         return float(self.differences(np.ones((1, self.clusters)))[0])
-
-    def only(self, chosen: IntArray) -> HeadlinePair:
-        """The pair on these clusters alone, the k-th of `chosen` becoming cluster k: what the
-        report reads from a study of those conversations."""
-        values, owners = [], []
-        for found, mine in zip(self.values, self.owners, strict=True):
-            records, position = gather(mine, chosen, self.clusters)
-            values.append(_rows_of(found, records))
-            owners.append(position)
-        return HeadlinePair(
-            self.metric, (values[0], values[1]), (owners[0], owners[1]), len(chosen), len(owners[0])
-        )
-
-
-def gather(group: IntArray, chosen: IntArray, groups: int) -> tuple[IntArray, IntArray]:
-    """The indices of the members of each chosen group (members of a group chosen twice come
-    twice), in the order chosen, and the position in `chosen` each came for."""
-    order = np.argsort(group, kind="stable")
-    sizes = np.bincount(group, minlength=groups)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    lengths = sizes[chosen]
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    members = order[np.repeat(starts[chosen], lengths) + offsets]
-    return members, np.repeat(np.arange(len(chosen)), lengths)
-
-
-def _rows_of(found: Found, records: IntArray) -> Found:
-    """The values of these records, in this order (rows of several-row records follow them)."""
-    if not isinstance(found, tuple):
-        return found[records]
-    values, owners = found
-    groups = int(max(owners.max(initial=-1), records.max(initial=-1))) + 1
-    rows, position = gather(owners, records, groups)
-    return values[rows], position
 
 
 def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
@@ -169,7 +135,8 @@ def _difference(
     base = ModelDifference(
         task=cell.task, metric=metric, variant=cell.variant, a=names[0], b=names[1]
     )
-    missing = next((n for n in names if n not in subjects or not len(_rows(frame, cell, n))), None)
+    present = {frame.models[m] for m in np.unique(frame.model[cell.mask])}
+    missing = next((n for n in names if n not in subjects or n not in present), None)
     if missing is not None:
         return base.model_copy(
             update={"reason": f"not a model under test with a headline here: {missing}"}
@@ -178,14 +145,8 @@ def _difference(
     if pair is None:
         return base.model_copy(update={"reason": f"no {metric} on these items"})
     a, b = (float(side[0]) for side in pair.each(np.ones((1, pair.clusters))))
-    found = base.model_copy(
-        update={
-            "a_value": None if np.isnan(a) else a,  # null, never NaN, in summary.json
-            "b_value": None if np.isnan(b) else b,
-            "n": pair.items,
-            "n_clusters": pair.clusters,
-        }
-    )
+    sides = {"a_value": none_if_nan(a), "b_value": none_if_nan(b)}  # null, never NaN, in JSON
+    found = base.model_copy(update={**sides, "n": pair.items, "n_clusters": pair.clusters})
     if np.isnan(a) or np.isnan(b):
         return found.model_copy(update={"reason": f"{metric} is undefined on these items"})
     found = found.model_copy(update={"value": a - b})
@@ -197,10 +158,3 @@ def _difference(
     if np.isnan(low) or np.isnan(high):
         return found.model_copy(update={"reason": "undefined in every resample"})
     return found.model_copy(update={"ci_low": low, "ci_high": high})
-
-
-def _rows(frame: Frame, cell: Cell, name: str) -> IntArray:
-    """The cell's records of a model (none for a model without records)."""
-    if name not in frame.models:
-        return np.zeros(0, dtype=np.int64)
-    return cell.rows(frame, frame.models.index(name))

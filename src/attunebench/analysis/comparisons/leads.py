@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from attunebench.analysis.bootstrap import percentile_interval
 from attunebench.analysis.provenance import Roster
 from attunebench.analysis.schema import Lead, ScoreRow
 from attunebench.analysis.scores import MetricScores
+from attunebench.stats import none_if_nan
 
 
 def no_subjects(roster: Roster) -> str:
@@ -28,10 +27,6 @@ def no_subjects(roster: Roster) -> str:
         "no model under test: every model here is a yardstick; run a language model, or "
         "sim/oracle models with --include-simulated to check the machinery on simulated models"
     )
-
-
-def _defined(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
 
 
 def task_lead(
@@ -65,7 +60,7 @@ def task_lead(
         return found.model_copy(update={"reason": too_few})
     drawn = sign * (scores.samples[:, a] - scores.samples[:, b])
     low, high = percentile_interval(drawn[:, None], confidence)
-    low_, high_ = _defined(float(low[0])), _defined(float(high[0]))
+    low_, high_ = none_if_nan(float(low[0])), none_if_nan(float(high[0]))
     if low_ is None or high_ is None:
         return found.model_copy(update={"reason": "undefined in every resample"})
     verdict = "ahead" if low_ > 0 else "not clearly ahead"

@@ -96,13 +96,10 @@ def _gap(
     rows, twin_rows = paired_rows(frame, shown, twins, model)
     conversations = frame.conversation[rows]
     found = PersonGap(
-        value=None,
         reason="no item answered both with the person's words shown and hidden",
         model_kind=kind,
         variant=shown.variant,
         metric=metric.name,
-        shown=None,
-        hidden=None,
         n=len(rows),
         n_conversations=int(np.unique(conversations).size),
     )

@@ -11,9 +11,8 @@ a headline the report widens to the cluster jackknife is simulated with the jack
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -63,20 +62,17 @@ def _resampled(
 
 
 def simulated_power(
-    pair: HeadlinePair,
-    size: int,
-    simulations: int,
-    rng: np.random.Generator,
-    resamples: int = STUDY_RESAMPLES,
-    confidence: float = DEFAULT_CONFIDENCE,
+    pair: HeadlinePair, size: int, rng: np.random.Generator, settings: Settings
 ) -> float:
     """Share of studies of `size` conversations drawn from the pilot that reject."""
+    simulations, resamples = settings.simulations, settings.resamples
     batch = max(1, ROWS_PER_BATCH // (resamples * pair.clusters))
     done = rejected = 0
     while done < simulations:
         step = min(batch, simulations - done)
         studies = rng.multinomial(size, np.full(pair.clusters, 1.0 / pair.clusters), step)
-        found = study_rejects(pair, studies.astype(np.float64), size, resamples, confidence, rng)
+        counts = studies.astype(np.float64)
+        found = study_rejects(pair, counts, size, resamples, settings.confidence, rng)
         rejected += int(found.sum())
         done += step
     return rejected / simulations
@@ -171,36 +167,28 @@ def pair_power(
     """The pilot's difference and interval, the power at each size, the central figure and range."""
     empty = PowerCurve(task, variant, pair.metric.name, pair.clusters, pair.items, None, (), ())
     if pair.clusters < 2:
-        return _with(empty, note="fewer than 2 conversations with items both models answered")
+        return replace(empty, note="fewer than 2 conversations with items both models answered")
     difference, drawn, low, high = resampled_difference(
         pair, settings.pilot_resamples, settings.confidence, rng
     )
     if np.isnan(difference):
-        return _with(empty, note=f"{pair.metric.name} is undefined on these items")
+        return replace(empty, note=f"{pair.metric.name} is undefined on these items")
     if not np.any(drawn[~np.isnan(drawn)]) and difference == 0.0:
         note = f"these two models never differ: the same {pair.metric.name} in every resample"
-        return _with(empty, difference=difference, note=note)
+        return replace(empty, difference=difference, note=note)
     stretch = understated(pair, drawn)
-    found = _with(empty, difference=difference, ci_low=low, ci_high=high, stretch=stretch)
+    found = replace(empty, difference=difference, ci_low=low, ci_high=high, stretch=stretch)
     power = tuple(  # a study of n is one of n / stretch^2 of the pilot's (see the docstring)
-        simulated_power(
-            pair,
-            max(2, round(n / stretch**2)),
-            settings.simulations,
-            rng,
-            settings.resamples,
-            settings.confidence,
-        )
-        for n in settings.sizes
+        simulated_power(pair, max(2, round(n / stretch**2)), rng, settings) for n in settings.sizes
     )
     central = conversations_for(
         settings.sizes, power, settings.simulations, settings.target, settings.confidence
     )
     spread = stretch * float(np.nanstd(drawn)) * np.sqrt(pair.clusters)
     ends = _range(central, found, spread, settings)
-    found = _with(found, sizes=tuple(settings.sizes), power=power)
+    found = replace(found, sizes=tuple(settings.sizes), power=power)
     largest, least = settings.sizes[-1], settings.sizes[0]
-    return _with(
+    return replace(
         found,
         needed=None if central is None else max(_whole(central) or 0, least),
         needed_low=max(min(_whole(ends[0]) or largest, largest), least),
@@ -224,10 +212,6 @@ def understated(pair: HeadlinePair, drawn: FloatArray) -> float:
         return 1.0
     jack_se = float(np.sqrt((len(jack) - 1) / len(jack) * np.sum((jack - jack.mean()) ** 2)))
     return max(1.0, jack_se / spread)
-
-
-def _with(curve: PowerCurve, **changes: object) -> PowerCurve:
-    return dataclasses.replace(curve, **changes)  # type: ignore[arg-type]
 
 
 def _whole(value: float | None) -> int | None:

@@ -94,19 +94,21 @@ def ceiling_of(
     conversations: Sequence[Conversation],
     found: Resampled,
     resampler: Resampler,
-) -> tuple[Estimate, Estimate, float | None] | None:
-    """The people's own ceiling on the task, the simulator's share of it and the task's chance
-    (on the golds of `items`, one view each); None where no retest probe re-asks the items."""
+) -> dict[str, Any]:
+    """The `RolloutFigure` fields of the people's own ceiling on the task, the simulator's share
+    of it and the task's chance (on the golds of `items`, one view each)."""
     repeats = repeat_views(task, list(conversations))
     if not repeats:
-        return None
+        return {"ceiling_reason": NO_PROBES}
     agreement = resampler.metric(task.scoring.metric(), repeats)
     ceiling = resampler.estimate(agreement)
     chance = task.scoring.chance([view.gold for view in items])
+    fields = {"ceiling": ceiling, "chance": chance}
     if chance is None:
-        return ceiling, Estimate(value=None, reason="the task declares no chance level"), chance
+        return {**fields, "share_of_ceiling": Estimate(reason="the task declares no chance level")}
     if np.isnan(found.point):
-        return ceiling, Estimate(value=None, reason="the simulator's headline is undefined"), chance
+        undefined = Estimate(reason="the simulator's headline is undefined")
+        return {**fields, "share_of_ceiling": undefined}
     entry = SelfConsistency(
         **ceiling.model_dump(),
         metric=task.scoring.headline_metric,
@@ -119,7 +121,7 @@ def ceiling_of(
     level = expanded_confidence(resampler.bootstrap.confidence, clusters) if enough else None
     measured = Ceiling(entry, agreement.samples, agreement.clusters)
     shown = share(found.point, found.samples, measured, chance, level)
-    return ceiling, Estimate(**shown.model_dump()), chance
+    return {**fields, "share_of_ceiling": Estimate(**shown.model_dump())}
 
 
 def item_views(task: Task[Any, Any], records: Sequence[ItemRecord]) -> list[View[Any, Any]]:
@@ -151,9 +153,7 @@ def rollout_figure(
     minus = None if crowd is None else resampler.difference(found.minus(crowd[1]), noise.spread)
     items = item_views(task, records)
     asked = list(dict.fromkeys(v.record.conversation_id for v in items))
-    ceiling = ceiling_of(
-        task, items, [conversations[c] for c in asked if c in conversations], found, resampler
-    )
+    known = [conversations[c] for c in asked if c in conversations]
     figure = RolloutFigure(
         **resampler.estimate(found).model_dump(),
         metric=metric.name,
@@ -165,10 +165,7 @@ def rollout_figure(
         rollouts=len(set(seeds.values())),
         crowd=crowd[0] if crowd is not None else None,
         minus_crowd=minus,
-        ceiling=ceiling[0] if ceiling else None,
-        chance=ceiling[2] if ceiling else None,
-        share_of_ceiling=ceiling[1] if ceiling else None,
-        ceiling_reason=None if ceiling else NO_PROBES,
+        **ceiling_of(task, items, known, found, resampler),
     )
     return figure, noise
 

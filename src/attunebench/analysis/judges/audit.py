@@ -18,16 +18,8 @@ from attunebench.analysis.schema import Estimate, JudgeAgreement
 from attunebench.analysis.scores import MetricScores, metric_scores
 from attunebench.tasks.helpers.audit import UNDEFINED
 
-ESTIMATES = (
-    "accuracy",
-    "agreement",
-    "kappa",
-    "flip_rate",
-    "longer_win_share",
-    "participant_longer_share",
-    "length_balanced_agreement",
-    "length_matched_agreement",
-)
+# The statistics of `tasks.helpers.audit`, as the schema lists them.
+ESTIMATES = tuple(k for k, f in JudgeAgreement.model_fields.items() if f.annotation is Estimate)
 
 
 def audits_judges(task: str) -> bool:
@@ -39,9 +31,9 @@ def audits_judges(task: str) -> bool:
 def _estimate(found: MetricScores | None, m: int, name: str, too_few: str | None) -> Estimate:
     """One statistic of judge `m`, null with the reason where it is not read or undefined."""
     if found is None:
-        return Estimate(value=None, reason=UNDEFINED.get(name))
+        return Estimate(reason=UNDEFINED.get(name))
     if np.isnan(found.point[m]):
-        return Estimate(value=None, reason=UNDEFINED.get(name, "undefined"))
+        return Estimate(reason=UNDEFINED.get(name, "undefined"))
     return Estimate.of(found.point[m], found.low[m], found.high[m], few=too_few)
 
 

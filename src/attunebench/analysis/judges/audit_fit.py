@@ -101,14 +101,12 @@ def widen(corrected: Estimate, fit: AuditFit | None) -> Estimate:
     if fit is None or corrected.value is None:
         return corrected
     if fit.withheld is not None:
-        return Estimate(value=None, reason=fit.withheld)
+        return Estimate(reason=fit.withheld)
     if corrected.ci_low is None or corrected.ci_high is None or fit.widened_by is None:
         return corrected
+    low, high = corrected.ci_low - fit.widened_by, corrected.ci_high + fit.widened_by
     return Estimate(
-        value=corrected.value,
-        ci_low=max(0.0, corrected.ci_low - fit.widened_by),
-        ci_high=min(1.0, corrected.ci_high + fit.widened_by),
-        reason=fit.widened,
+        value=corrected.value, ci_low=max(0.0, low), ci_high=min(1.0, high), reason=fit.widened
     )
 
 

@@ -9,43 +9,29 @@ participants'); docs/report.md ("Can the judges be trusted?") defines each.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from functools import partial
 
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
-from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.judges.panel import flips
-from attunebench.analysis.judges.verdict_table import FIRST, NONE, SECOND, TIE, VerdictTable
+from attunebench.analysis.frame import IntArray
+from attunebench.analysis.judges.panel import Mask, audited, flips
+from attunebench.analysis.judges.verdict_table import FIRST, NONE, SECOND, VerdictTable, win_for
 from attunebench.analysis.schema import Estimate, JudgeBias, SelfPreference
 from attunebench.analysis.sums import estimate, mean, slope, slope_columns
 from attunebench.records import ModelInfo
 
-Mask = np.ndarray[Any, Any]
-
-
-def win_for(picks: Any, side: Any) -> FloatArray:
-    """The win (1, 0.5 tie, 0) of reply `side` (FIRST or SECOND) under each pick."""
-    picks, side = np.asarray(picks), np.asarray(side)
-    out: FloatArray = np.where(picks == TIE, 0.5, (picks == side).astype(np.float64))
-    return out
-
 
 def _length_slope(
-    bootstrap: ClusterBootstrap, minimum: Minimum, table: VerdictTable, rows: Mask, picks: Any
+    bootstrap: ClusterBootstrap, minimum: Minimum, table: VerdictTable, rows: Mask, picks: IntArray
 ) -> Estimate:
-    lengths = table.lengths[rows]
+    """The win's slope on log2 of the length ratio, over `rows` of `picks` (judge's or truth)."""
+    lengths, picks = table.lengths[rows], picks[rows]
     usable = (lengths > 0).all(axis=1) & (lengths[:, 0] != lengths[:, 1]) & (picks != NONE)
     x = np.log2(lengths[usable, 0] / np.maximum(lengths[usable, 1], 1.0))
-    y = win_for(picks[usable], FIRST)
-    return estimate(
-        bootstrap,
-        minimum,
-        slope_columns(x, y),
-        table.conversation[rows][usable],
-        slope,
-        "no verdict between replies of different length",
-    )
+    columns = slope_columns(x, win_for(picks[usable], FIRST))
+    where, why = table.conversation[rows][usable], "no verdict between replies of different length"
+    return estimate(bootstrap, minimum, columns, where, slope, why)
 
 
 def relation(author: str, judge: ModelInfo, families: Mapping[str, str]) -> str | None:
@@ -71,21 +57,7 @@ def self_preference(
         related = relation(author, judge, families)
         if related is None:
             continue
-        units: dict[int, list[float]] = {}
-        truth: dict[int, float] = {}
-        conversation: dict[int, int] = {}
-        for row in np.flatnonzero(mine & (table.pick != NONE)):
-            first, second = table.authors[row]
-            if (first == author) == (second == author):
-                continue  # the model wrote neither reply, or both
-            side = FIRST if first == author else SECOND
-            unit = int(table.unit[row])
-            units.setdefault(unit, []).append(float(win_for(table.pick[row], side)))
-            truth[unit] = float(win_for(table.truth[row], side))
-            conversation[unit] = int(table.conversation[row])
-        judged = np.array([np.mean(units[u]) for u in units])
-        people = np.array([truth[u] for u in units])
-        where = np.array([conversation[u] for u in units], dtype=np.int64)
+        judged, people, where, _ = audited(table, author, j)
         bias = mean(bootstrap, minimum, judged - people, where, "no audit pair with its reply")
         out.append(
             SelfPreference(
@@ -129,30 +101,21 @@ def judge_bias(
         for key in (name, info.spec)
     }
     out = {}
+    rate = partial(mean, bootstrap, minimum)
     for j, name in enumerate(table.judges):
         mine = table.judge == j
         flipped, where = flips(table, j)
         decisive = mine & ((table.pick == FIRST) | (table.pick == SECOND))
         shown_first = (table.pick[decisive] == FIRST) == (table.order[decisive] == 0)
-        audit = mine & (table.truth != NONE)
+        audit = mine & (table.truth != NONE) & (table.order == 0)
         info = roster.get(name) or ModelInfo(spec=name, name=name, role="judge")
         out[name] = JudgeBias(
-            position=mean(bootstrap, minimum, flipped, where, "no comparison in both orders"),
-            first_shown_share=mean(
-                bootstrap,
-                minimum,
-                shown_first.astype(np.float64),
-                table.conversation[decisive],
-                "no decisive verdict",
+            position=rate(flipped, where, "no comparison in both orders"),
+            first_shown_share=rate(
+                shown_first.astype(np.float64), table.conversation[decisive], "no decisive verdict"
             ),
-            length_slope=_length_slope(bootstrap, minimum, table, mine, table.pick[mine]),
-            participant_length_slope=_length_slope(
-                bootstrap,
-                minimum,
-                table,
-                audit & (table.order == 0),
-                table.truth[audit & (table.order == 0)],
-            ),
+            length_slope=_length_slope(bootstrap, minimum, table, mine, table.pick),
+            participant_length_slope=_length_slope(bootstrap, minimum, table, audit, table.truth),
             self_preference=self_preference(table, j, info, families, bootstrap, minimum),
         )
     return out

@@ -11,17 +11,15 @@ Reichart & Dror 2025), within +-`STAND_IN_MARGIN`; docs/report.md gives the reas
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
 from attunebench.analysis.judges.audit_fit import audit_fit, widen
-from attunebench.analysis.judges.bias import win_for
 from attunebench.analysis.judges.length_control import length_controlled
-from attunebench.analysis.judges.panel import SPLIT, majority, vote_counts
-from attunebench.analysis.judges.verdict_table import FIRST, JUDGED, NONE, SECOND, VerdictTable
+from attunebench.analysis.judges.panel import Units, audited, judged_units
+from attunebench.analysis.judges.verdict_table import FIRST, NONE, VerdictTable, win_for
 from attunebench.analysis.schema import (
     AuditFit,
     CorrectedScore,
@@ -33,63 +31,6 @@ from attunebench.analysis.schema import (
 from attunebench.analysis.sums import estimate, mean
 
 STAND_IN_MARGIN = 0.05
-Mask = np.ndarray[Any, Any]
-
-
-class Units(NamedTuple):
-    """Per comparison (both orders, every judge) of one model's reply: the panel's win for it,
-    the participant's (audit pairs only), its conversation, and the reply's length."""
-
-    judged: FloatArray
-    people: FloatArray
-    where: IntArray
-    length: FloatArray
-
-
-def per_unit(table: VerdictTable, mask: Mask, side: IntArray) -> Units:
-    """The rows of `mask` as comparisons, the model's reply on `side` (FIRST or SECOND) of
-    each row; the panel's majority in each order (a split 0.5), averaged over the orders."""
-    counts, slot_of, conversation = vote_counts(table, mask)
-    rows = np.flatnonzero(mask)
-    slot_unit, slot_side, slot_truth = (np.zeros(len(counts), dtype=np.int64) for _ in range(3))
-    slot_unit[slot_of], slot_side[slot_of] = table.unit[rows], side[rows]
-    slot_truth[slot_of] = table.truth[rows]
-    slot_length = np.zeros(len(counts))
-    slot_length[slot_of] = table.lengths[rows, side[rows]]
-    picks = majority(counts)
-    wins = np.where(picks == SPLIT, 0.5, win_for(picks, slot_side))
-    voted = counts.sum(axis=1) > 0
-    units, unit_of = np.unique(slot_unit[voted], return_inverse=True)
-    judged = np.bincount(unit_of, wins[voted]) / np.bincount(unit_of)
-    people, length = np.zeros(len(units)), np.zeros(len(units))
-    people[unit_of] = win_for(slot_truth[voted], slot_side[voted])
-    length[unit_of] = slot_length[voted]
-    where = np.zeros(len(units), dtype=np.int64)
-    where[unit_of] = conversation[voted]
-    return Units(judged, people, where, length)
-
-
-def audited(table: VerdictTable, model: str, judge: int | None = None) -> Units:
-    """Per audit pair with exactly one reply by `model`: the panel's win for it (with
-    `judge`, that judge's), the participant's, the conversation and the reply's length."""
-    side = np.array(
-        [
-            FIRST if a == model and b != model else SECOND if b == model and a != model else NONE
-            for a, b in table.authors
-        ]
-    )
-    mask = table.audit_like_response() & (side != NONE)
-    if judge is not None:
-        mask &= table.judge == judge
-    return per_unit(table, mask, side)
-
-
-def judged_units(table: VerdictTable, model: str, judge: int | None = None) -> Units:
-    """Per judged comparison of `model`'s reply: the panel's (or `judge`'s) win, and its length."""
-    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
-    if judge is not None:
-        mask &= table.judge == judge
-    return per_unit(table, mask, np.full(len(mask), FIRST))
 
 
 def fit_of(
@@ -133,7 +74,7 @@ def corrected_estimate(
     values[n:, 2], values[n:, 3] = rectifier, 1.0
     where = np.concatenate([score_conversations, rectifier_conversations])
     if n == 0 or m == 0:
-        return Estimate(value=None, reason="no judged items" if n == 0 else unaudited)
+        return Estimate(reason="no judged items" if n == 0 else unaudited)
     return estimate(bootstrap, minimum, values, where, _combined, "undefined")
 
 
@@ -225,17 +166,11 @@ def judge_notices(
             message = f"{task}: {model}: {withheld}; its score is the judges' own"
             out.append(Notice(kind="correction_withheld", task=task, model=model, message=message))
         if row.stands_in == "no" and row.corrected.value is not None:
-            out.append(
-                Notice(
-                    kind="judges_off_participants",
-                    task=task,
-                    model=model,
-                    message=(
-                        f"{task}: the judges' win rate for {model} is off the participants' "
-                        f"own on its audited pairs (by {row.bias.value:+.2f}); read its "
-                        f"corrected score ({row.corrected.value:.2f}), not the judges' "
-                        f"({row.judge.value:.2f})"
-                    ),
-                )
+            message = (
+                f"{task}: the judges' win rate for {model} is off the participants' own on its "
+                f"audited pairs (by {row.bias.value:+.2f}); read its corrected score "
+                f"({row.corrected.value:.2f}), not the judges' ({row.judge.value:.2f})"
             )
+            kind = "judges_off_participants"
+            out.append(Notice(kind=kind, task=task, model=model, message=message))
     return out

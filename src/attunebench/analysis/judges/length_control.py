@@ -12,9 +12,8 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Finish, Minimum
 from attunebench.analysis.frame import FloatArray
-from attunebench.analysis.judges.bias import win_for
 from attunebench.analysis.judges.panel import SPLIT, majority, vote_counts
-from attunebench.analysis.judges.verdict_table import FIRST, JUDGED, VerdictTable
+from attunebench.analysis.judges.verdict_table import FIRST, JUDGED, VerdictTable, win_for
 from attunebench.analysis.schema import Estimate
 from attunebench.analysis.sums import estimate
 from attunebench.stats import ridge_logistic
@@ -48,7 +47,7 @@ def length_controlled(
     counts, slot_of, conversation = vote_counts(table, mask)
     voted = counts.sum(axis=1) > 0
     if not voted.any():
-        return Estimate(value=None, reason="no usable verdict")
+        return Estimate(reason="no usable verdict")
     rows = np.flatnonzero(mask)
     lengths = np.zeros((len(counts), 2))
     lengths[slot_of] = table.lengths[rows]

@@ -3,18 +3,27 @@ themselves when the order is swapped?
 
 Inter-judge agreement is Krippendorff's alpha for nominal data (Krippendorff 2011), a function
 of summed per-comparison coincidence counts so that whole conversations resample; the panel's
-verdict is its judges' majority (a split panel scores 0.5).
+verdict is its judges' majority (a split panel scores 0.5), read per comparison (`per_unit`) by
+the correction and the self-preference alike.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.frame import FloatArray, IntArray
-from attunebench.analysis.judges.verdict_table import NONE, VerdictTable
+from attunebench.analysis.judges.verdict_table import (
+    FIRST,
+    JUDGED,
+    NONE,
+    SECOND,
+    VerdictTable,
+    win_for,
+)
 from attunebench.analysis.schema import JudgePanel, PanelJudge
 from attunebench.analysis.sums import estimate, mean
 
@@ -88,6 +97,60 @@ def flips(table: VerdictTable, judge: int) -> tuple[FloatArray, IntArray]:
     return values, conversations
 
 
+class Units(NamedTuple):
+    """Per comparison (both orders, every judge) of one model's reply: the panel's win for it,
+    the participant's (audit pairs only), its conversation, and the reply's length."""
+
+    judged: FloatArray
+    people: FloatArray
+    where: IntArray
+    length: FloatArray
+
+
+def per_unit(table: VerdictTable, mask: Mask, side: IntArray) -> Units:
+    """The rows of `mask` as comparisons, the model's reply on `side` (FIRST or SECOND) of
+    each row; the panel's majority in each order (a split 0.5), averaged over the orders."""
+    counts, slot_of, conversation = vote_counts(table, mask)
+    at = np.zeros(len(counts), dtype=np.int64)
+    at[slot_of] = np.flatnonzero(mask)  # a row of each slot: the slot's unit, side and truth
+    slot_unit, slot_side, slot_truth = table.unit[at], side[at], table.truth[at]
+    slot_length = table.lengths[at, side[at]]
+    picks = majority(counts)
+    wins = np.where(picks == SPLIT, 0.5, win_for(picks, slot_side))
+    voted = counts.sum(axis=1) > 0
+    units, unit_of = np.unique(slot_unit[voted], return_inverse=True)
+    judged = np.bincount(unit_of, wins[voted]) / np.bincount(unit_of)
+    people, length = np.zeros(len(units)), np.zeros(len(units))
+    people[unit_of] = win_for(slot_truth[voted], slot_side[voted])
+    length[unit_of] = slot_length[voted]
+    where = np.zeros(len(units), dtype=np.int64)
+    where[unit_of] = conversation[voted]
+    return Units(judged, people, where, length)
+
+
+def audited(table: VerdictTable, model: str, judge: int | None = None) -> Units:
+    """Per audit pair with exactly one reply by `model`: the panel's win for it (with
+    `judge`, that judge's), the participant's, the conversation and the reply's length."""
+    side = np.array(
+        [
+            FIRST if a == model and b != model else SECOND if b == model and a != model else NONE
+            for a, b in table.authors
+        ]
+    )
+    mask = table.audit_like_response() & (side != NONE)
+    if judge is not None:
+        mask &= table.judge == judge
+    return per_unit(table, mask, side)
+
+
+def judged_units(table: VerdictTable, model: str, judge: int | None = None) -> Units:
+    """Per judged comparison of `model`'s reply: the panel's (or `judge`'s) win, and its length."""
+    mask = np.array([s == model for s in table.subject], dtype=bool) & table.is_task(JUDGED)
+    if judge is not None:
+        mask &= table.judge == judge
+    return per_unit(table, mask, np.full(len(mask), FIRST))
+
+
 def judge_panel(
     table: VerdictTable, bootstrap: ClusterBootstrap, minimum: Minimum
 ) -> JudgePanel | None:
@@ -96,51 +159,34 @@ def judge_panel(
     everything = np.ones(len(table.pick), dtype=bool)
     counts, _, conversation = vote_counts(table, everything)
     values, pairable = coincidences(counts)
-    alpha = estimate(
-        bootstrap,
-        minimum,
-        values,
-        conversation[pairable],
-        nominal_alpha,
-        "one judge: no agreement between judges to measure"
-        if len(table.judges) == 1
-        else "no comparison got two usable verdicts, or every verdict was the same",
-    )
+    alone = "one judge: no agreement between judges to measure"
+    alike = "no comparison got two usable verdicts, or every verdict was the same"
+    why = alone if len(table.judges) == 1 else alike
+    alpha = estimate(bootstrap, minimum, values, conversation[pairable], nominal_alpha, why)
     audit = table.truth != NONE
     audit_counts, slot_of, audit_conversation = vote_counts(table, audit)
     truth = np.full(len(audit_counts), NONE)
     truth[slot_of] = table.truth[audit]
+    rate, unaudited = partial(mean, bootstrap, minimum), "no usable verdict on an audit pair"
     per_judge = []
     for j, name in enumerate(table.judges):
         flipped, where = flips(table, j)
         own = audit & (table.judge == j) & (table.pick != NONE)
+        named = (table.pick[own] == table.truth[own]).astype(np.float64)
         per_judge.append(
             PanelJudge(
                 judge=name,
-                order_consistency=mean(
-                    bootstrap, minimum, 1.0 - flipped, where, "no comparison in both orders"
-                ),
-                agreement=mean(
-                    bootstrap,
-                    minimum,
-                    (table.pick[own] == table.truth[own]).astype(np.float64),
-                    table.conversation[own],
-                    "no usable verdict on an audit pair",
-                ),
+                order_consistency=rate(1.0 - flipped, where, "no comparison in both orders"),
+                agreement=rate(named, table.conversation[own], unaudited),
                 n_verdicts=int((table.judge == j).sum()),
             )
         )
     voted = audit_counts.sum(axis=1) > 0
+    agreed = agreement_values(majority(audit_counts), truth)[voted]
     return JudgePanel(
         judges=list(table.judges),
         alpha=alpha,
         n_units=int(pairable.sum()),
-        agreement=mean(
-            bootstrap,
-            minimum,
-            agreement_values(majority(audit_counts), truth)[voted],
-            audit_conversation[voted],
-            "no usable verdict on an audit pair",
-        ),
+        agreement=rate(agreed, audit_conversation[voted], unaudited),
         per_judge=per_judge,
     )

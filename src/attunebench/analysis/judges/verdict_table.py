@@ -55,6 +55,13 @@ class VerdictTable:
         return informed if bool(informed.any()) else audit
 
 
+def win_for(picks: Any, side: Any) -> FloatArray:
+    """The win (1, 0.5 tie, 0) of reply `side` (FIRST or SECOND) under each pick."""
+    picks, side = np.asarray(picks), np.asarray(side)
+    out: FloatArray = np.where(picks == TIE, 0.5, (picks == side).astype(np.float64))
+    return out
+
+
 def _judged_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     reply = str((record.prediction or {}).get("reply", ""))
     gold = record.gold or {}
@@ -101,10 +108,6 @@ def _audit_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-def _pairwise(record: ItemRecord) -> bool:
-    return any(v.mode == "pairwise" and v.order is not None for v in record.verdicts)
-
-
 def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     """The verdicts of every judged answer (records with pairwise verdicts) and of every task
     that `audits` the judges."""
@@ -126,11 +129,8 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
         record = frame.records[i]
         if audit:
             found = _audit_rows(record)
-        elif record.verdicts and _pairwise(record):
-            found = _judged_rows(record)
+        elif found := _judged_rows(record):  # a record with pairwise verdicts
             judged[record.task] = None
-        else:
-            continue
         rows += found
         conversations += [conversation] * len(found)
     return table_of(rows, conversations, tuple(judged))
