@@ -493,9 +493,6 @@ class Provenance(Frozen):
     status: str = Field(default="", description="'complete', or how incomplete the runs are.")
 
 
-Figure = Estimate  # a figure declared before it is computed is null until then
-
-
 class NoisyDifference(Estimate):
     """A difference (a simulator minus a reference), and whether it is within the run-to-run
     spread of the simulator's own figure (its `NoiseFloor`): such a difference is noise."""

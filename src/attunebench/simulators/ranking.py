@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.agreement.ranks import rho_interval, spearman_rho
+from attunebench.analysis.agreement.ranks import rho_interval
+from attunebench.analysis.agreement.reliability import spearman_rho
 from attunebench.analysis.bootstrap import containing, percentile_interval
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster

@@ -13,7 +13,6 @@ from pydantic import Field, ValidationError
 
 from attunebench.analysis.schema import (
     Estimate,
-    Figure,
     NoiseFloor,
     NoisyDifference,
     RolloutFigure,
@@ -84,7 +83,7 @@ class NegativeFeedback(NoisyDifference):
     by_source: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
 
 
-class Auroc(Figure):
+class Auroc(Estimate):
     """How well a classifier fitted out of sample tells the simulator's messages from the
     people's at the same points; 0.5: indistinguishable."""
 

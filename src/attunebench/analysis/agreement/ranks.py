@@ -19,8 +19,7 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.agreement.reliability import SplitHalf, pearson_r
-from attunebench.analysis.agreement.reliability import spearman_rho as spearman_rho
+from attunebench.analysis.agreement.reliability import SplitHalf, pearson_r, spearman_rho
 from attunebench.analysis.bootstrap import (
     containing,
     interval_with_infinity,
