@@ -24,10 +24,10 @@ from attunebench.tasks.helpers.judging import (
     PAIRWISE_CHOICE,
     JudgeContext,
     Profile,
+    pairwise_query,
+    parse_pairwise,
     profile_of,
 )
-from attunebench.tasks.helpers.judging import pairwise_query as judge_query
-from attunebench.tasks.helpers.verdicts import parse_pairwise
 from attunebench.tasks.preference import (
     ORDERS,
     PairScoring,
@@ -101,7 +101,7 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
         queries = []
         for order in ORDERS:
             a, b = (texts[key] for key in shown(item.gold, order))
-            queries.append(judge_query(context, a, b, order))
+            queries.append(pairwise_query(context, a, b, order))
         return queries
 
     def letter(self, text: str) -> str:

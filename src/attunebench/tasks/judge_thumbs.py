@@ -25,11 +25,11 @@ from attunebench.tasks.helpers.judging import (
     RUBRIC,
     JudgeContext,
     Profile,
+    parse_rubric,
     profile_of,
     rubric_query,
 )
 from attunebench.tasks.helpers.pairs import talked_to_model
-from attunebench.tasks.helpers.verdicts import parse_rubric
 
 TASK = "judge_thumbs"
 LIKED_FROM = 6  # rubric scores of 6-10 read as "they would like it"

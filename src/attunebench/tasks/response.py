@@ -9,7 +9,7 @@ beside the person's own thumb (`tasks.helpers.real_reply`).
 
 `judge_mode`: `pairwise` compares the reply with the chosen and with the rejected one in both
 orders; `rubric` asks for a 1-10 score; `both` does both. Values are per judge
-(`win_vs_chosen[JUDGE]`, ...) and the panel's (`tasks.helpers.judge_values`). An unusable
+(`win_vs_chosen[JUDGE]`, ...) and the panel's (`tasks.helpers.judging`). An unusable
 verdict counts as a loss: a judge that fails on the items a model would lose must not raise
 its score. A comparison judged in one order only is flagged `one-order-only`; an item with no
 usable verdict is `invalid`.
@@ -33,18 +33,16 @@ from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
 from attunebench.tasks.helpers import history, metrics
 from attunebench.tasks.helpers import real_reply as real
-from attunebench.tasks.helpers.judge_values import (
+from attunebench.tasks.helpers.judging import (
     COMPARISONS,
     MODEL_FIRST,
-    REFERENCE_FIRST,
-    judge_values,
-    mean,
-)
-from attunebench.tasks.helpers.judging import (
     PAIRWISE,
     PAIRWISE_CHOICE,
+    REFERENCE_FIRST,
     RUBRIC,
     JudgeContext,
+    judge_values,
+    mean,
     pairwise_query,
     profile_of,
     rubric_query,

@@ -21,6 +21,7 @@ from attunebench.stats import FloatArray, IntArray
 from attunebench.tasks.base import Guess, JudgedVerdict, Scored, View
 from attunebench.tasks.helpers import metrics
 from attunebench.tasks.helpers.calibration import auroc_statistic
+from attunebench.tasks.helpers.judging import mean
 from attunebench.tasks.helpers.pairs import talked_to_model
 
 REFERENCE = "reference/real-reply"
@@ -41,16 +42,11 @@ def real_values(verdicts: Sequence[JudgedVerdict], judges: Sequence[str]) -> dic
     unusable verdict is no score (not the lowest): the real reply has no score to protect."""
     values: dict[str, float] = {}
     for judge in judges:
-        scores = [
-            float((v.verdict.parsed or {})["score"])
-            for v in verdicts
-            if v.query.model == judge and v.verdict.status == "ok"
-        ]
-        if scores:
-            values[f"{VALUE}[{judge}]"] = sum(scores) / len(scores)
-    found = list(values.values())
-    if found:
-        values[VALUE] = sum(found) / len(found)
+        mine = [v for v in verdicts if v.query.model == judge and v.verdict.status == "ok"]
+        if (score := mean([float((v.verdict.parsed or {})["score"]) for v in mine])) is not None:
+            values[f"{VALUE}[{judge}]"] = score
+    if (panel := mean(list(values.values()))) is not None:
+        values[VALUE] = panel
     return values
 
 
