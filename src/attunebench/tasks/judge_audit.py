@@ -18,16 +18,7 @@ import numpy as np
 from attunebench import tasks
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
-from attunebench.tasks.helpers import audit, history, metrics, pair_cues, pairs
-from attunebench.tasks.helpers.judging import (
-    PAIRWISE,
-    PAIRWISE_CHOICE,
-    JudgeContext,
-    Profile,
-    pairwise_query,
-    parse_pairwise,
-    profile_of,
-)
+from attunebench.tasks.helpers import audit, history, judging, metrics, pair_cues, pairs
 from attunebench.tasks.preference import (
     ORDERS,
     PairScoring,
@@ -85,7 +76,7 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     evaluates = "judges"
     needs_judge = True
     per_order = "agree"
-    templates = (PAIRWISE, PAIRWISE_CHOICE)
+    templates = (judging.PAIRWISE, judging.PAIRWISE_CHOICE)
 
     def queries(
         self, item: tasks.Item[pairs.PairGold], mode: tasks.AnswerMode
@@ -95,17 +86,21 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
         # quoted it would show which reply came first.
         upto = min(pair.first.turn_index, pair.second.turn_index)
         turn = history.turn_at(item.conversation, upto)
-        profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
-        context = JudgeContext.at(item.conversation, upto, profile)
+        profile = (
+            judging.profile_of(item.conversation, turn)
+            if item.context == "informed"
+            else judging.Profile()
+        )
+        context = judging.JudgeContext.at(item.conversation, upto, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
         queries = []
         for order in ORDERS:
             a, b = (texts[key] for key in shown(item.gold, order))
-            queries.append(pairwise_query(context, a, b, order))
+            queries.append(judging.pairwise_query(context, a, b, order))
         return queries
 
     def letter(self, text: str) -> str:
-        return str(parse_pairwise(text)["winner"])
+        return str(judging.parse_pairwise(text)["winner"])
 
     def score(
         self, item: tasks.Item[pairs.PairGold], prediction: PreferencePrediction

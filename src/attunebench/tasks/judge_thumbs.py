@@ -20,15 +20,7 @@ from attunebench.data.schema import Conversation, Response
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.stats import FloatArray, Weights, safe_ratio
-from attunebench.tasks.helpers import history, metrics
-from attunebench.tasks.helpers.judging import (
-    RUBRIC,
-    JudgeContext,
-    Profile,
-    parse_rubric,
-    profile_of,
-    rubric_query,
-)
+from attunebench.tasks.helpers import history, judging, metrics
 from attunebench.tasks.helpers.pairs import talked_to_model
 
 TASK = "judge_thumbs"
@@ -128,7 +120,7 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
     subject_forms = (THUMB_ANSWERS,)
     evaluates = "judges"
     needs_judge = True
-    templates = (RUBRIC,)
+    templates = (judging.RUBRIC,)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[ThumbGold]]:
         for conversation in conversations:
@@ -151,14 +143,20 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
         turn = history.turn_at(item.conversation, item.turn_index)
         reply = turn.response(item.item_id)
         assert reply is not None
-        profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
-        context = JudgeContext.at(item.conversation, item.turn_index, profile)
-        return [rubric_query(context, reply.text, "rubric", judge=None, form=THUMB_ANSWERS)]
+        profile = (
+            judging.profile_of(item.conversation, turn)
+            if item.context == "informed"
+            else judging.Profile()
+        )
+        context = judging.JudgeContext.at(item.conversation, item.turn_index, profile)
+        return [judging.rubric_query(context, reply.text, "rubric", judge=None, form=THUMB_ANSWERS)]
 
     def parse(
         self, item: tasks.Item[ThumbGold], outputs: Mapping[str, tasks.Output]
     ) -> ThumbPrediction:
-        return ThumbPrediction(score=float(parse_rubric(outputs["rubric"].text or "")["score"]))
+        return ThumbPrediction(
+            score=float(judging.parse_rubric(outputs["rubric"].text or "")["score"])
+        )
 
     def score(self, item: tasks.Item[ThumbGold], prediction: ThumbPrediction) -> tasks.Scored:
         agrees = (prediction.score >= LIKED_FROM) == item.gold.liked

@@ -31,22 +31,8 @@ from attunebench.data.schema import Conversation, Turn
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
-from attunebench.tasks.helpers import history, metrics
+from attunebench.tasks.helpers import history, judging, metrics
 from attunebench.tasks.helpers import real_reply as real
-from attunebench.tasks.helpers.judging import (
-    COMPARISONS,
-    MODEL_FIRST,
-    PAIRWISE,
-    PAIRWISE_CHOICE,
-    REFERENCE_FIRST,
-    RUBRIC,
-    JudgeContext,
-    judge_values,
-    mean,
-    pairwise_query,
-    profile_of,
-    rubric_query,
-)
 from attunebench.tasks.helpers.pairs import reference_replies
 from attunebench.tasks.helpers.prompting import REPLY_PARAMS, chat_messages, self_reports_block
 from attunebench.tasks.judge_thumbs import thumb
@@ -163,8 +149,8 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
     def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
         super().__init__(context)
         self.judge_mode, self.comment = judge_mode, comment
-        judged = (PAIRWISE, PAIRWISE_CHOICE) if judge_mode != "rubric" else ()
-        self.templates = (PROMPT, *judged, *((RUBRIC,) if judge_mode != "pairwise" else ()))
+        judged = (judging.PAIRWISE, judging.PAIRWISE_CHOICE) if judge_mode != "rubric" else ()
+        self.templates = (PROMPT, *judged, *((judging.RUBRIC,) if judge_mode != "pairwise" else ()))
 
     @property
     def judge_forms(self) -> tuple[AnswerForm, ...]:
@@ -255,8 +241,8 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
     ) -> list[tasks.Query]:
         turn = history.turn_at(item.conversation, item.turn_index)
         references = None if item.gold.real is not None else reference_replies(turn)
-        profile = profile_of(item.conversation, turn, references, comment=self.comment)
-        context = JudgeContext.at(item.conversation, turn.index, profile)
+        profile = judging.profile_of(item.conversation, turn, references, comment=self.comment)
+        context = judging.JudgeContext.at(item.conversation, turn.index, profile)
         others = (
             {"vs_chosen": references[0].text, "vs_rejected": references[1].text}
             if references is not None and self.judge_mode != "rubric"
@@ -268,16 +254,18 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
                 for comparison, other in others.items():
                     key = f"{comparison}/{{}}@{judge}"
                     queries += [
-                        pairwise_query(context, reply, other, key.format(MODEL_FIRST), judge=judge),
-                        pairwise_query(
-                            context, other, reply, key.format(REFERENCE_FIRST), judge=judge
+                        judging.pairwise_query(
+                            context, reply, other, key.format(judging.MODEL_FIRST), judge=judge
+                        ),
+                        judging.pairwise_query(
+                            context, other, reply, key.format(judging.REFERENCE_FIRST), judge=judge
                         ),
                     ]
             if self.judge_mode != "pairwise":
-                queries.append(rubric_query(context, reply, f"rubric@{judge}", judge=judge))
+                queries.append(judging.rubric_query(context, reply, f"rubric@{judge}", judge=judge))
             if item.gold.real is not None:
                 key = f"{real.QUERY}/rubric@{judge}"
-                asked = rubric_query(context, item.gold.real_text, key, judge=judge)
+                asked = judging.rubric_query(context, item.gold.real_text, key, judge=judge)
                 queries.append(replace(asked, of_reference=True))
         return queries
 
@@ -293,7 +281,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
     ) -> tasks.Scored:
         judges = list(dict.fromkeys(v.query.model or "" for v in verdicts))
         own = [v for v in verdicts if not v.query.of_reference]
-        values, one_order = judge_values(own, judges, self._mode(item))
+        values, one_order = judging.judge_values(own, judges, self._mode(item))
         values |= real.real_values([v for v in verdicts if v.query.of_reference], judges)
         flags = (ONE_ORDER,) if one_order else ()
         if not any(v.verdict.status == "ok" for v in own):
@@ -301,8 +289,8 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         if self._mode(item) == "rubric":
             rubric = values["rubric"]
             return tasks.Scored(None if rubric is None else (rubric - 1.0) / 9.0, values, flags)
-        wins = [v for c in COMPARISONS if (v := values[f"win_{c}"]) is not None]
-        return tasks.Scored(mean(wins), values, flags)
+        wins = [v for c in judging.COMPARISONS if (v := values[f"win_{c}"]) is not None]
+        return tasks.Scored(judging.mean(wins), values, flags)
 
     def score(self, item: tasks.Item[ResponseGold], prediction: ResponsePrediction) -> tasks.Scored:
         raise AssertionError("a response is scored by its judges (judged)")

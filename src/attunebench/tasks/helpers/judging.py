@@ -25,13 +25,7 @@ from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.prompts import delimit
 from attunebench.records import Verdict
 from attunebench.tasks.base import InvalidAnswer, JudgedVerdict, Output, Query
-from attunebench.tasks.helpers.history import (
-    describe_state,
-    hint_history,
-    history_before,
-    history_through,
-    turn_at,
-)
+from attunebench.tasks.helpers import history
 from attunebench.tasks.helpers.parsing import a_b_tie, answer_fields, bounded_number, reason_of
 from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form, reporter, transcript
 from attunebench.tasks.helpers.wording import task_prompt, words
@@ -80,7 +74,7 @@ def participant_block(profile: Profile, *, references: bool) -> str:
     """The profile as the judge reads it; the reference replies only if `references`."""
     facts = []
     if profile.state is not None:
-        state = describe_state(profile.state)
+        state = history.describe_state(profile.state)
         facts.append(words("told_felt", reporter=profile.reporter, state=state))
     if profile.need:
         facts.append(words("told_need", need=profile.need))
@@ -111,9 +105,9 @@ class JudgeContext:
     @classmethod
     def at(cls, conversation: Conversation, turn_index: int, profile: Profile) -> JudgeContext:
         return cls(
-            conversation=transcript(history_through(conversation, turn_index)),
-            history=hint_history(history_before(conversation, turn_index)),
-            user_text=turn_at(conversation, turn_index).user,
+            conversation=transcript(history.history_through(conversation, turn_index)),
+            history=history.hint_history(history.history_before(conversation, turn_index)),
+            user_text=history.turn_at(conversation, turn_index).user,
             profile=profile,
         )
 
