@@ -418,16 +418,15 @@ def in_part(gold: G, conversation: Conversation) -> G:
     return gold if gold.part == name else gold.model_copy(update={"part": name})
 
 
-def by_part(golds: Iterable[G]) -> dict[str | None, list[G]]:
-    """The golds of each corpus part (`Gold.part`), in order of first appearance."""
-    found: dict[str | None, list[G]] = {}
+def chance_by_part(golds: Iterable[G], chance: Callable[[list[G]], float | None]) -> float | None:
+    """The mean over corpus parts (`Gold.part`) of each part's `chance`, weighted by its items
+    (None: no part has one)."""
+    parts: dict[str | None, list[G]] = {}
     for gold in golds:
-        found.setdefault(gold.part, []).append(gold)
-    return found
-
-
-def part_average(found: Sequence[tuple[float, int]]) -> float | None:
-    """The mean of (value, items) pairs weighted by items (None: no part has a value)."""
+        parts.setdefault(gold.part, []).append(gold)
+    found = [
+        (value, len(group)) for group in parts.values() if (value := chance(group)) is not None
+    ]
     total = sum(items for _, items in found)
     return sum(value * items for value, items in found) / total if total else None
 

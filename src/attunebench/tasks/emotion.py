@@ -369,12 +369,12 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
 
     def chance(self, golds: Sequence[EmotionGold]) -> float | None:
         """1/K for the K primary labels of each corpus part, averaged as the headline is."""
-        found = []
-        for group in tasks.by_part(golds).values():
+
+        def one_in_k(group: list[EmotionGold]) -> float | None:
             labels = {gold.primary for gold in group if gold.primary}
-            if labels:
-                found.append((1.0 / len(labels), len(group)))
-        return tasks.part_average(found)
+            return 1.0 / len(labels) if labels else None
+
+        return tasks.chance_by_part(golds, one_in_k)
 
     def references(
         self, context: history.ContextMode = "blind"

@@ -18,57 +18,46 @@ import numpy as np
 from attunebench import tasks
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
+from attunebench.tasks import preference
 from attunebench.tasks.helpers import audit, history, judging, metrics, pair_cues, pairs
-from attunebench.tasks.preference import (
-    ORDERS,
-    PairScoring,
-    PairTask,
-    PreferencePrediction,
-    both_orders,
-    pair_calibration_rows,
-    pair_of,
-    picks,
-    shown,
-    shown_gold,
-)
 
 TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"
 
 
-AuditView = tasks.View[pairs.PairGold, PreferencePrediction]
+AuditView = tasks.View[pairs.PairGold, preference.PreferencePrediction]
 
 
 def counts(views: Sequence[AuditView]) -> FloatArray:
     rows = []
     for view in views:
         guess = view.prediction
-        picks = [] if guess is None else [x for x in (guess.ab, guess.ba) if x is not None]
-        rows.append(audit.audit_counts(view.status, view.score, view.gold, picks))
+        named = [] if guess is None else [x for x in (guess.ab, guess.ba) if x is not None]
+        rows.append(audit.audit_counts(view.status, view.score, view.gold, named))
     return np.array(rows).reshape(len(rows), audit.WIDTH)
 
 
-class JudgeAuditScoring(PairScoring):
+class JudgeAuditScoring(preference.PairScoring):
     headline = "judge accuracy (consistent in both orders and as the participant picked)"
 
     def choice_gold(self, item: tasks.Item[pairs.PairGold], query: tasks.Query) -> str | None:
-        gold = shown_gold(item.gold, query.key)
+        gold = preference.shown_gold(item.gold, query.key)
         return None if gold == pairs.TIE else gold
 
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[pairs.PairGold]]:
-        return {"reference/longer-reply": picks(pair_cues.longer)}
+        return {"reference/longer-reply": preference.picks(pair_cues.longer)}
 
     metrics = metrics.register(
         TASK,
         metrics.column_metric("score", headline),
         *audit.audit_metrics(counts),
-        *tasks.calibration_metrics(pair_calibration_rows, positive="first"),
+        *tasks.calibration_metrics(preference.pair_calibration_rows, positive="first"),
     )
 
 
-class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
+class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
     name = TASK
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
@@ -81,7 +70,7 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     def queries(
         self, item: tasks.Item[pairs.PairGold], mode: tasks.AnswerMode
     ) -> list[tasks.Query]:
-        pair = pair_of(item, self.pairs)
+        pair = preference.pair_of(item, self.pairs)
         # Across turns, cut before the earlier reply, as `preference` does: a transcript that
         # quoted it would show which reply came first.
         upto = min(pair.first.turn_index, pair.second.turn_index)
@@ -94,8 +83,8 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
         context = judging.JudgeContext.at(item.conversation, upto, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
         queries = []
-        for order in ORDERS:
-            a, b = (texts[key] for key in shown(item.gold, order))
+        for order in preference.ORDERS:
+            a, b = (texts[key] for key in preference.shown(item.gold, order))
             queries.append(judging.pairwise_query(context, a, b, order))
         return queries
 
@@ -103,11 +92,13 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
         return str(judging.parse_pairwise(text)["winner"])
 
     def score(
-        self, item: tasks.Item[pairs.PairGold], prediction: PreferencePrediction
+        self, item: tasks.Item[pairs.PairGold], prediction: preference.PreferencePrediction
     ) -> tasks.Scored:
-        values = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key).values
+        values = preference.both_orders(
+            prediction.ab or "", prediction.ba or "", item.gold.key
+        ).values
         agrees = values["consistent"] == 1.0 and values["correct_ab"] == 1.0
-        named = {f"agree_{order}": values[f"correct_{order}"] for order in ORDERS}
+        named = {f"agree_{order}": values[f"correct_{order}"] for order in preference.ORDERS}
         return tasks.Scored(float(agrees), {**named, "consistent": values["consistent"]})
 
 

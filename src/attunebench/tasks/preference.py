@@ -386,11 +386,12 @@ class PreferenceScoring(PairScoring):
 
     def chance(self, golds: Sequence[PairGold]) -> float | None:
         """Within each corpus part, the larger of its tie share and half the rest, averaged."""
-        found = []
-        for group in tasks.by_part(golds).values():
+
+        def larger(group: list[PairGold]) -> float:
             ties = sum(gold.key == TIE for gold in group) / len(group)
-            found.append((max(ties, (1.0 - ties) / 2.0), len(group)))
-        return tasks.part_average(found)
+            return max(ties, (1.0 - ties) / 2.0)
+
+        return tasks.chance_by_part(golds, larger)
 
     metrics = metrics.register(
         TASK,
