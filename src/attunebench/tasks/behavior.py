@@ -221,17 +221,13 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
             return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         base = CHOICE_PROMPT.render(**fields)
         return [
-            tasks.Query(
+            prompting.choice_query(
                 f"label:{label.name}",
                 base,
                 CHOICE_PROMPT.info,
-                prompting.JSON_PARAMS,
                 hint,
-                choice=prompting.choice_form(
-                    base,
-                    CHOICE_PROMPT.text("question", name=label.name, description=label.description),
-                    YES_NO,
-                ),
+                CHOICE_PROMPT.text("question", name=label.name, description=label.description),
+                YES_NO,
             )
             for label in labels
         ]

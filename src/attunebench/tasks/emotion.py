@@ -139,52 +139,38 @@ class EmotionAnswers(answerform.AnswerForm):
 ANSWERS = answerform.registered(EmotionAnswers())
 
 
-def _primary(state: State) -> str | None:
-    """The primary label, or the one emotion reported where none is named primary."""
-    return state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+def reading(state: State) -> dict[str, Any]:
+    """What a state reports, as the fields of a gold or of an answer: the primary label is the
+    one emotion reported where none is named primary."""
+    primary = state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+    numbers = {name: getattr(state, name) for name in SCALES}
+    panas = {k: float(v) for k, v in (state.panas or {}).items()}
+    return {"primary": primary, "emotions": state.emotions, **numbers, "panas": panas}
 
 
 def turn_gold(turn: Turn) -> EmotionGold | None:
     """A turn's own gold, or None when its state carries none."""
-    state = turn.state
-    if state is None:
+    if turn.state is None:
         return None
-    gold = EmotionGold(
-        primary=_primary(state),
-        emotions=state.emotions,
-        intensity=state.intensity,
-        valence=state.valence,
-        arousal=state.arousal,
-        panas={k: float(v) for k, v in (state.panas or {}).items()},
-    )
+    gold = EmotionGold(**reading(turn.state))
     has_numbers = any(gold.number(n) is not None for n in SCALES) or gold.panas
     return gold if gold.labels or has_numbers else None
 
 
 def again(state: State, gold: EmotionGold) -> EmotionPrediction:
     """A repeat answer to a turn's emotion check, as an answer to its item."""
-    numbers = {name: getattr(state, name) for name in SCALES}
-    return EmotionPrediction(
-        primary=_primary(state),
-        emotions=state.emotions,
-        panas={k: float(v) for k, v in (state.panas or {}).items()},
-        asked=tuple(n for n in SCALES if gold.number(n) is not None and numbers[n] is not None),
-        **numbers,
-    )
+    found = reading(state)
+    asked = tuple(n for n in SCALES if gold.number(n) is not None and found[n] is not None)
+    return EmotionPrediction(**found, asked=asked)
 
 
 def conversation_gold(conversation: Conversation) -> EmotionGold:
     """The conversation's label, with the numbers reported before it began (its first turn)."""
     first = conversation.turns[0].state
     label = conversation.context.emotion
-    return EmotionGold(
-        level="conversation",
-        primary=label,
-        emotions=(label,) if label else (),
-        intensity=first.intensity if first else None,
-        valence=first.valence if first else None,
-        arousal=first.arousal if first else None,
-    )
+    numbers = {name: getattr(first, name) if first else None for name in SCALES}
+    emotions = (label,) if label else ()
+    return EmotionGold(level="conversation", primary=label, emotions=emotions, **numbers)
 
 
 def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> dict[str, float]:
@@ -520,14 +506,7 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
             asked.append(("intensity", CHOICE_PROMPT.text("intensity"), digits))
         asked += [(f"panas:{k}", CHOICE_PROMPT.text("panas", name=k), digits) for k in gold.panas]
         return [
-            tasks.Query(
-                key,
-                base,
-                CHOICE_PROMPT.info,
-                prompting.JSON_PARAMS,
-                hint,
-                choice=prompting.choice_form(base, question, options),
-            )
+            prompting.choice_query(key, base, CHOICE_PROMPT.info, hint, question, options)
             for key, question, options in asked
         ]
 

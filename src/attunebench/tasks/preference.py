@@ -32,6 +32,7 @@ from attunebench.tasks.helpers.pairs import (
     Pair,
     PairGold,
     PairOptions,
+    chosen_reply,
     flagged_left_out,
     preference_pairs,
 )
@@ -435,11 +436,8 @@ GOLD_COUNTS = (
 def _turn_gold(turn: Turn) -> dict[str, int]:
     """A turn's recorded pick or tie among two or more replies, and its pairs of replies whose
     ratings differ."""
-    preference = turn.preference
-    chosen = None
-    if preference is not None and preference.chosen is not None:
-        chosen = turn.response(preference.chosen)
-    tie = preference is not None and preference.tie
+    chosen = chosen_reply(turn)
+    tie = turn.preference is not None and turn.preference.tie
     picked = (chosen is not None or tie) and len(turn.responses) >= 2
     ratings = [r.rating for r in turn.responses if r.rating is not None]
     pairs = sum(1 for a, b in combinations(ratings, 2) if a != b)

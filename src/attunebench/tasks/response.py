@@ -33,7 +33,7 @@ from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
 from attunebench.tasks.helpers import history, judging, metrics
 from attunebench.tasks.helpers import real_reply as real
-from attunebench.tasks.helpers.pairs import reference_replies
+from attunebench.tasks.helpers.pairs import chosen_reply, reference_replies
 from attunebench.tasks.helpers.prompting import REPLY_PARAMS, chat_messages, self_reports_block
 from attunebench.tasks.judge_thumbs import thumb
 
@@ -161,12 +161,9 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         """Turns with a chosen reply, or the text or behaviors the person said they needed."""
         counts: Counter[str] = Counter()
         for turn in (turn for c in conversations for turn in c.turns):
-            need, preference = turn.need, turn.preference
-            chosen = None
-            if preference is not None and preference.chosen is not None:
-                chosen = turn.response(preference.chosen)
+            need = turn.need
             wanted = {
-                "with_chosen_reply": chosen is not None,
+                "with_chosen_reply": chosen_reply(turn) is not None,
                 "with_wanted_text": bool(need and need.text and need.text.strip()),
                 "with_wanted_behaviors": bool(need and need.behaviors),
             }

@@ -282,15 +282,22 @@ def flagged_left_out(conversations: Sequence[Conversation], options: PairOptions
     return {"pairs with a reply that reveals its model": found}
 
 
+def chosen_reply(turn: Turn) -> Response | None:
+    """The reply the person picked at a turn (None: no pick, or none of its replies)."""
+    preference = turn.preference
+    if preference is None or preference.chosen is None:
+        return None
+    return turn.response(preference.chosen)
+
+
 def reference_replies(turn: Turn) -> tuple[Response, Response] | None:
     """The chosen reply at a turn and the rejected one (the lowest rated of several; the
     first in the data when ratings are missing or equal), if there are both."""
-    preference = turn.preference
-    if preference is None or preference.tie or preference.chosen is None:
+    chosen = chosen_reply(turn)
+    if chosen is None or turn.preference is None or turn.preference.tie:
         return None
-    chosen = turn.response(preference.chosen)
-    others = [r for r in turn.responses if r.id != preference.chosen]
-    if chosen is None or not others:
+    others = [r for r in turn.responses if r.id != chosen.id]
+    if not others:
         return None
     rejected = min(others, key=lambda r: r.rating if r.rating is not None else float("inf"))
     return chosen, rejected

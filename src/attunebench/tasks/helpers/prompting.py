@@ -12,10 +12,12 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import PROVENANCES, Conversation, TaxonomyLabel
 from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import defang, delimit
-from attunebench.tasks.base import ChoiceForm, Item
+from attunebench.records import PromptInfo
+from attunebench.tasks.base import ChoiceForm, Item, Query
 from attunebench.tasks.helpers import history
 from attunebench.tasks.helpers.wording import words
 
@@ -125,6 +127,19 @@ def choice_form(
     last = messages[-1]
     asked = (*messages[:-1], Message(last.role, f"{last.content}\n\n{tail}"))
     return ChoiceForm(asked, keys, tuple(label for label, _ in options))
+
+
+def choice_query(
+    key: str,
+    messages: list[Message],
+    prompt: PromptInfo,
+    hint: TaskHint,
+    question: str,
+    options: Sequence[tuple[str, str]],
+) -> Query:
+    """A query asking `question` after `messages` in choice form (`choice_form`)."""
+    form = choice_form(messages, question, options)
+    return Query(key, messages, prompt, JSON_PARAMS, hint, choice=form)
 
 
 def label_menu(labels: Sequence[TaxonomyLabel]) -> str:
