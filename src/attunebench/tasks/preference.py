@@ -12,7 +12,7 @@ in the session is read as an answer given in both orders (`retests`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from itertools import combinations
 from typing import Any
@@ -99,11 +99,6 @@ def shown_gold(gold: PairGold, order: str) -> str:
     return "A" if gold.chosen == shown(gold, order)[0] else "B"
 
 
-def pick_of(letter: str, a: str, b: str) -> str:
-    """The candidate key a letter names ("tie" stays "tie")."""
-    return {"A": a, "B": b}.get(letter, TIE)
-
-
 def both_orders(pick_ab: str | None, pick_ba: str | None, gold: str) -> tasks.Scored:
     """One pair asked as A/B and as B/A: the mean correctness of the orders, with each order's
     correctness and their consistency."""
@@ -119,77 +114,6 @@ def pair_of(item: tasks.Item[PairGold], options: PairOptions) -> Pair:
         if (pair.turn_index, pair.item_id) == (item.turn_index, item.item_id):
             return pair
     raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
-
-
-def pair_queries(
-    item: tasks.Item[PairGold], pair: Pair, mode: tasks.AnswerMode
-) -> list[tasks.Query]:
-    """The pair in both orders, as preference questions."""
-    conversation, gold = item.conversation, item.gold
-    texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
-    # Cut before the earlier reply: a transcript that quoted it (and went on to the later
-    # one's message) would show which reply came first and how far apart they were.
-    upto = min(pair.first.turn_index, pair.second.turn_index)
-    base = prompting.shown_fields(item, history.history_through(conversation, upto), upto)
-    template = ACROSS_TURNS if pair.across_turns else SAME_TURN
-    queries = []
-    for order in ORDERS:
-        a, b = (texts[key] for key in shown(gold, order))
-        fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
-        hint = TaskHint(
-            kind=TASK,
-            text=history.turn_at(conversation, upto).user,
-            candidates={"A": a, "B": b},
-            history=history.hint_history(history.history_before(conversation, upto)),
-            form=ANSWERS,
-        )
-        form = None
-        if mode == "choice":
-            # A derived pair's question: the user rated each reply alone, never picked one.
-            asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
-            form = prompting.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
-        queries.append(
-            tasks.Query(
-                order,
-                template.render(**fields),
-                template.info,
-                prompting.JSON_PARAMS,
-                hint,
-                choice=form,
-            )
-        )
-    return queries
-
-
-def read_orders(
-    gold: PairGold, outputs: Mapping[str, tasks.Output], parse: Callable[[str], str]
-) -> PreferencePrediction:
-    """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
-    letters: dict[str, str] = {}
-    spreads: dict[str, dict[str, float]] = {}
-    problems = []
-    for order in ORDERS:
-        output = outputs[order]
-        if output.probabilities is not None:
-            spread = dict(output.probabilities)
-            spreads[order] = {label: spread.get(key, 0.0) for label, key in CHOICE_KEYS.items()}
-            letters[order] = max(spreads[order], key=lambda k: spreads[order][k])
-            continue
-        try:
-            letters[order] = parse(output.text or "")
-        except tasks.InvalidAnswer as invalid:
-            problems.append(f"{order}: {invalid}")
-    picks = {o: pick_of(letter, *shown(gold, o)) for o, letter in letters.items()}
-    prediction = PreferencePrediction(
-        ab=picks.get("ab"),
-        ba=picks.get("ba"),
-        ab_letter=letters.get("ab"),
-        ba_letter=letters.get("ba"),
-        probabilities=spreads,
-    )
-    if problems:
-        raise tasks.InvalidAnswer("; ".join(problems), partial=prediction)
-    return prediction
 
 
 PreferenceView = tasks.View[PairGold, PreferencePrediction]
@@ -243,7 +167,36 @@ class PairTask(tasks.Task[PairGold, PreferencePrediction]):
     def parse(
         self, item: tasks.Item[PairGold], outputs: Mapping[str, tasks.Output]
     ) -> PreferencePrediction:
-        return read_orders(item.gold, outputs, self.letter)
+        """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
+        letters: dict[str, str] = {}
+        spreads: dict[str, dict[str, float]] = {}
+        problems = []
+        for order in ORDERS:
+            output = outputs[order]
+            if output.probabilities is not None:
+                spread = dict(output.probabilities)
+                spreads[order] = {label: spread.get(key, 0.0) for label, key in CHOICE_KEYS.items()}
+                letters[order] = max(spreads[order], key=lambda k: spreads[order][k])
+                continue
+            try:
+                letters[order] = self.letter(output.text or "")
+            except tasks.InvalidAnswer as invalid:
+                problems.append(f"{order}: {invalid}")
+        # the candidate key each letter names ("tie" stays "tie")
+        picks = {
+            o: dict(zip("AB", shown(item.gold, o), strict=True)).get(x, TIE)
+            for o, x in letters.items()
+        }
+        prediction = PreferencePrediction(
+            ab=picks.get("ab"),
+            ba=picks.get("ba"),
+            ab_letter=letters.get("ab"),
+            ba_letter=letters.get("ba"),
+            probabilities=spreads,
+        )
+        if problems:
+            raise tasks.InvalidAnswer("; ".join(problems), partial=prediction)
+        return prediction
 
     def worst(
         self, item: tasks.Item[PairGold], partial: PreferencePrediction | None
@@ -266,11 +219,6 @@ def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str
         same_turn = not pair.derived and not pair.across_turns and pair.turn_index == probe.turn
         if key is not None and same_turn and key in (TIE, pair.first.key, pair.second.key):
             yield pair, key
-
-
-def pair_references() -> dict[str, tasks.Reference[PairGold]]:
-    """What position alone achieves, and content cues (`tasks.helpers.pair_cues`)."""
-    return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
 
 @cache
@@ -310,16 +258,11 @@ CONTENT_CUES: dict[str, pair_cues.Cue] = {
 }
 
 
-def _both_parsed(view: PreferenceView) -> tuple[str, str] | None:
+def flip(view: PreferenceView) -> float | None:
     guess = view.prediction
     if view.status == "failed" or guess is None or guess.ab is None or guess.ba is None:
         return None
-    return guess.ab, guess.ba
-
-
-def flip(view: PreferenceView) -> float | None:
-    both = _both_parsed(view)
-    return None if both is None else float(both[0] != both[1])
+    return float(guess.ab != guess.ba)
 
 
 def first_shown_pick(view: PreferenceView) -> list[float]:
@@ -351,7 +294,8 @@ class PreferenceScoring(PairScoring):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[PairGold]]:
-        return pair_references()
+        """What position alone achieves, and content cues (`tasks.helpers.pair_cues`)."""
+        return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
     def answered_gold(self, gold: PairGold, prediction: PreferencePrediction) -> PairGold | None:
         """The reply named in both orders (or a tie in both); None for picks that follow the
@@ -473,7 +417,42 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
         )
 
     def queries(self, item: tasks.Item[PairGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
-        return pair_queries(item, pair_of(item, self.pairs), mode)
+        """The pair in both orders, as preference questions."""
+        pair = pair_of(item, self.pairs)
+        conversation, gold = item.conversation, item.gold
+        texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
+        # Cut before the earlier reply: a transcript that quoted it (and went on to the later
+        # one's message) would show which reply came first and how far apart they were.
+        upto = min(pair.first.turn_index, pair.second.turn_index)
+        base = prompting.shown_fields(item, history.history_through(conversation, upto), upto)
+        template = ACROSS_TURNS if pair.across_turns else SAME_TURN
+        queries = []
+        for order in ORDERS:
+            a, b = (texts[key] for key in shown(gold, order))
+            fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
+            hint = TaskHint(
+                kind=TASK,
+                text=history.turn_at(conversation, upto).user,
+                candidates={"A": a, "B": b},
+                history=history.hint_history(history.history_before(conversation, upto)),
+                form=ANSWERS,
+            )
+            form = None
+            if mode == "choice":
+                # A derived pair's question: the user rated each reply alone, never picked one.
+                asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
+                form = prompting.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
+            queries.append(
+                tasks.Query(
+                    order,
+                    template.render(**fields),
+                    template.info,
+                    prompting.JSON_PARAMS,
+                    hint,
+                    choice=form,
+                )
+            )
+        return queries
 
     def score(self, item: tasks.Item[PairGold], prediction: PreferencePrediction) -> tasks.Scored:
         return both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
