@@ -407,15 +407,10 @@ def in_contexts(
 ) -> Iterator[Item[G]]:
     """One item of a task, once in each context it is asked in, its gold in its corpus part."""
     taxonomy = taxonomy_of(conversation)
-    gold = in_part(gold, conversation)
+    name = conversation.source.name  # the corpus part
+    gold = gold if gold.part == name else gold.model_copy(update={"part": name})
     for mode in task.modes:
         yield Item(task.name, conversation, turn_index, item_id, taxonomy, gold, mode)
-
-
-def in_part(gold: G, conversation: Conversation) -> G:
-    """The gold with its corpus part: the name of the source its conversation comes from."""
-    name = conversation.source.name
-    return gold if gold.part == name else gold.model_copy(update={"part": name})
 
 
 def chance_by_part(golds: Iterable[G], chance: Callable[[list[G]], float | None]) -> float | None:

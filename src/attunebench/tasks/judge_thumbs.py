@@ -71,17 +71,6 @@ def thumb(conversation: Conversation, reply: Response) -> bool | None:
     return None if reply.rating is None or reply.rating == mid else reply.rating > mid
 
 
-def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, ThumbGold]]:
-    """(turn, response id, gold) for each bot reply with a thumb."""
-    for turn in conversation.turns:
-        for response in turn.responses:
-            liked = thumb(conversation, response)
-            if liked is None or response.rating is None:  # the second for the type checker
-                continue
-            gold = ThumbGold(rating=response.rating, liked=liked, model=response.model)
-            yield turn.index, response.id, gold
-
-
 ThumbView = tasks.View[ThumbGold, ThumbPrediction]
 
 
@@ -126,8 +115,13 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
         for conversation in conversations:
             if not talked_to_model(conversation):
                 continue
-            for turn_index, rid, gold in _thumbs(conversation):
-                yield from tasks.in_contexts(self, conversation, turn_index, rid, gold)
+            for turn in conversation.turns:
+                for reply in turn.responses:
+                    liked = thumb(conversation, reply)
+                    if liked is None or reply.rating is None:  # the second for the type checker
+                        continue
+                    gold = ThumbGold(rating=reply.rating, liked=liked, model=reply.model)
+                    yield from tasks.in_contexts(self, conversation, turn.index, reply.id, gold)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         halves = sum(

@@ -239,7 +239,7 @@ def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
             conversations,
             [_pair(v, name)[0] for v in views],
             [np.nan if truth is None else truth for truth in truths],
-            [_span(v, name) for v in views],
+            [high - low for low, high in (v.gold.scales.get(name, FIVE) for v in views)],
             parts,
             asked_sets,
         )
@@ -251,11 +251,6 @@ def field_set(gold: OutcomeGold) -> tuple[tuple[str, tuple[float, ...]], ...]:
     """The fields an item asks, each with its scale: what the prompt shows of the gold, and so
     part of each field's cell (see the module docstring)."""
     return tuple(sorted((name, tuple(scale)) for name, scale in gold.scales.items()))
-
-
-def _span(view: OutcomeView, name: str) -> float:
-    low, high = view.gold.scales.get(name, FIVE)
-    return high - low
 
 
 class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):

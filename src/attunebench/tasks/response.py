@@ -102,7 +102,13 @@ ResponseView = tasks.View[ResponseGold, ResponsePrediction]
 
 
 def _real_guess(view: ResponseView) -> tasks.Guess:
-    return real.guess(view, lambda reply: ResponsePrediction(reply=reply))
+    """The real reply as the reference's guess, scored as a reply judged by the rubric alone
+    (None where no judge scored it)."""
+    score = view.value(real.VALUE)
+    if view.gold.real is None or score is None:
+        return None
+    values = {"rubric": score, real.VALUE: score}
+    return ResponsePrediction(reply=view.gold.real_text), tasks.Scored((score - 1.0) / 9.0, values)
 
 
 class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):

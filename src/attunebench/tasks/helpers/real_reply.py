@@ -9,16 +9,15 @@ replies and the AUROC of the score against the thumb (Hanley & McNeil 1982).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from attunebench.data.schema import Conversation, Response, Turn
-from attunebench.frozen import Frozen
 from attunebench.stats import FloatArray, IntArray
-from attunebench.tasks.base import Guess, JudgedVerdict, Scored, View
+from attunebench.tasks.base import JudgedVerdict
 from attunebench.tasks.helpers import metrics
 from attunebench.tasks.helpers.calibration import auroc_statistic
 from attunebench.tasks.helpers.judging import mean
@@ -48,16 +47,6 @@ def real_values(verdicts: Sequence[JudgedVerdict], judges: Sequence[str]) -> dic
     if (panel := mean(list(values.values()))) is not None:
         values[VALUE] = panel
     return values
-
-
-def guess(view: View[Any, Any], prediction: Callable[[str], Frozen]) -> Guess:
-    """The real reply as the reference's guess, scored as a reply judged by the rubric alone
-    (None where no judge scored it)."""
-    score = view.value(VALUE)
-    if view.gold.real is None or score is None:
-        return None
-    values = {"rubric": score, VALUE: score}
-    return prediction(view.gold.real_text), Scored((score - 1.0) / 9.0, values)
 
 
 def _scored(view: Any, liked: bool) -> float | None:
