@@ -538,10 +538,9 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         def spread(key: str) -> dict[str, float]:
             return dict(outputs[key].probabilities or {})
 
-        forms = {q.key: q.choice for q in self.queries(item, "choice") if q.choice}
-        label_form = forms["label"]
-        assert label_form is not None
-        names = dict(zip(label_form.keys, label_form.labels, strict=True))
+        # each option's key in the label question, as `queries` asked it
+        labels = [(label.name, label.name) for label in item.taxonomy.emotions]
+        names = {key: name for name, key in prompting.option_keys(labels).items()}
         label_p = spread("label")
         primary = parsing.most_probable(label_p, names)
         digits = {d: float(d) for d in INTENSITY_KEYS}

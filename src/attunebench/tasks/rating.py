@@ -57,13 +57,10 @@ class RatingAnswers(answerform.AnswerForm):
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        return answerform.dumps(
-            {
-                "rating": gold["rating"]
-                if right
-                else answerform.uniform(rng, *answerform.labelled_scale(hint))
-            }
+        rating = (
+            gold["rating"] if right else answerform.uniform(rng, *answerform.labelled_scale(hint))
         )
+        return answerform.dumps({"rating": rating})
 
     def reads(self, hint: TaskHint) -> tuple[str, ...]:
         said = [text for role, text in hint.history if role == "user"]
