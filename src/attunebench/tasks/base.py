@@ -1,8 +1,8 @@
 """What a task is: one typed declaration the engine and the analysis both read.
 
 A task module subclasses `Task[Gold, Prediction]` (frozen pydantic types, stored as JSON in
-the records) and registers a factory with `TASKS`, whose keyword arguments are its options
-(plus `seed`). It declares its items (`items`, each with its gold), the queries of an item
+the records) and registers itself (or a factory) with `TASKS`, whose keyword arguments are its
+options (plus `seed`). It declares its items (`items`, each with its gold), the queries of an item
 rendered from its prompt file (`queries`, in `generate` or `choice` form), how answers parse
 (`parse`, raising `InvalidAnswer`) and score (`score`, and `worst` for an invalid answer), its
 answers' form (`subject_forms`), its needs (a judge, context and answer modes) and, named in
@@ -465,13 +465,14 @@ F = TypeVar("F", bound=TaskFactory)
 
 
 def register_task(name: str) -> Callable[[F], F]:
-    """Register a task factory as `name`; the task it makes records every option it was made
-    with, defaults included (`seed` aside), as its `options`."""
+    """Register a task factory (a function, or the task class itself) as `name`; the task it
+    makes records every option it was made with, defaults included (`seed` aside), as its
+    `options`."""
 
     def add(factory: F) -> F:
         signature = inspect.signature(factory)
 
-        @functools.wraps(factory)
+        @functools.wraps(factory, updated=())
         def made(*args: Any, **kwargs: Any) -> Task[Any, Any]:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
@@ -480,7 +481,7 @@ def register_task(name: str) -> Callable[[F], F]:
             return task
 
         TASKS.register(name)(made)
-        return cast(F, made)
+        return factory if isinstance(factory, type) else cast(F, made)
 
     return add
 

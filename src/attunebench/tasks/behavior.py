@@ -165,7 +165,12 @@ class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
     )
 
 
+@tasks.register_task(TASK)
 class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScoring):
+    """Reply-behavior labelling; `context` is blind (default), informed, or both;
+    `max_replies` bounds the labelled replies taken per conversation (the first ones), where
+    asking one question per label and reply (choice mode) would cost too much."""
+
     name = TASK
     gold_fields = ("behaviors",)
     subject_forms = (ANSWERS,)
@@ -173,8 +178,10 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
     templates = (PROMPT, CHOICE_PROMPT)
 
     def __init__(
-        self, context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None
+        self, context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
     ) -> None:
+        if max_replies is not None and max_replies < 1:
+            raise ValueError(f"max_replies must be >= 1 (got {max_replies})")
         super().__init__(context)
         self.max_replies = max_replies
 
@@ -253,15 +260,3 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
 
     def score(self, item: tasks.Item[BehaviorGold], prediction: BehaviorPrediction) -> tasks.Scored:
         return tasks.Scored(f1(prediction.behaviors, item.gold.behaviors))
-
-
-@tasks.register_task(TASK)
-def behavior_task(
-    context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
-) -> BehaviorTask:
-    """Reply-behavior labelling; `context` is blind (default), informed, or both;
-    `max_replies` bounds the labelled replies taken per conversation (the first ones), where
-    asking one question per label and reply (choice mode) would cost too much."""
-    if max_replies is not None and max_replies < 1:
-        raise ValueError(f"max_replies must be >= 1 (got {max_replies})")
-    return BehaviorTask(context, max_replies)

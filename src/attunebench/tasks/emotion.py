@@ -429,7 +429,11 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
     )
 
 
+@tasks.register_task(TASK)
 class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
+    """Emotion recognition; `context` is blind (default), informed, or both; `messages` and
+    `words` set the budget of a conversation-level item."""
+
     name = TASK
     gold_fields = ("state", "context.emotion")
     subject_forms = (ANSWERS,)
@@ -441,7 +445,10 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         context: str = history.DEFAULT_CONTEXT,
         messages: int = derived.DEFAULT_MESSAGES,
         words: int = derived.DEFAULT_WORDS,
+        seed: int = 0,
     ) -> None:
+        if messages < 1 or words < 0:
+            raise ValueError("messages must be >= 1 and words >= 0")
         super().__init__(context)
         self.messages, self.words = messages, words
 
@@ -569,17 +576,3 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         if gold.labels:
             values["jaccard"] = 0.0
         return tasks.Scored(correct, {"primary_correct": correct, **values})
-
-
-@tasks.register_task(TASK)
-def emotion_task(
-    context: str = history.DEFAULT_CONTEXT,
-    messages: int = derived.DEFAULT_MESSAGES,
-    words: int = derived.DEFAULT_WORDS,
-    seed: int = 0,
-) -> EmotionTask:
-    """Emotion recognition; `context` is blind (default), informed, or both; `messages` and
-    `words` set the budget of a conversation-level item."""
-    if messages < 1 or words < 0:
-        raise ValueError("messages must be >= 1 and words >= 0")
-    return EmotionTask(context, messages, words)

@@ -57,7 +57,12 @@ class JudgeAuditScoring(preference.PairScoring):
     )
 
 
+@tasks.register_task(TASK)
 class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
+    """The judge on the participants' own pairs, in both orders; needs at least one `--judge`.
+
+    `participant_context`: informed, blind, or both."""
+
     name = TASK
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
@@ -66,6 +71,19 @@ class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
     needs_judge = True
     per_order = "agree"
     templates = (judging.PAIRWISE, judging.PAIRWISE_CHOICE)
+
+    def __init__(
+        self,
+        participant_context: str = DEFAULT_CONTEXT,
+        derive_from_ratings: bool = True,
+        max_derived_pairs: int = pairs.DEFAULT_DERIVED_CAP,
+        include_flagged: bool = False,
+        seed: int = 0,
+    ) -> None:
+        options = pairs.PairOptions(
+            derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only=True
+        )
+        super().__init__(participant_context, options)
 
     def queries(
         self, item: tasks.Item[pairs.PairGold], mode: tasks.AnswerMode
@@ -100,20 +118,3 @@ class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
         agrees = values["consistent"] == 1.0 and values["correct_ab"] == 1.0
         named = {f"agree_{order}": values[f"correct_{order}"] for order in preference.ORDERS}
         return tasks.Scored(float(agrees), {**named, "consistent": values["consistent"]})
-
-
-@tasks.register_task(TASK)
-def judge_audit_task(
-    participant_context: str = DEFAULT_CONTEXT,
-    derive_from_ratings: bool = True,
-    max_derived_pairs: int = pairs.DEFAULT_DERIVED_CAP,
-    include_flagged: bool = False,
-    seed: int = 0,
-) -> JudgeAuditTask:
-    """The judge on the participants' own pairs, in both orders; needs at least one `--judge`.
-
-    `participant_context`: informed, blind, or both."""
-    options = pairs.PairOptions(
-        derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only=True
-    )
-    return JudgeAuditTask(participant_context, options)

@@ -103,13 +103,21 @@ class JudgeThumbsScoring(tasks.Scoring[ThumbGold, ThumbPrediction]):
     )
 
 
+@tasks.register_task(TASK)
 class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScoring):
+    """The judge's rubric score of each thumbed bot reply against the thumb; needs a `--judge`.
+
+    `participant_context`: informed, blind, or both."""
+
     name = TASK
     gold_fields = ("rating",)
     subject_forms = (THUMB_ANSWERS,)
     evaluates = "judges"
     needs_judge = True
     templates = (judging.RUBRIC,)
+
+    def __init__(self, participant_context: str = "both", seed: int = 0) -> None:
+        super().__init__(participant_context)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[ThumbGold]]:
         for conversation in conversations:
@@ -158,11 +166,3 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
 
     def worst(self, item: tasks.Item[ThumbGold], partial: ThumbPrediction | None) -> tasks.Scored:
         return tasks.Scored(0.0, {"judge_score": None})
-
-
-@tasks.register_task(TASK)
-def judge_thumbs_task(participant_context: str = "both", seed: int = 0) -> JudgeThumbsTask:
-    """The judge's rubric score of each thumbed bot reply against the thumb; needs a `--judge`.
-
-    `participant_context`: informed, blind, or both."""
-    return JudgeThumbsTask(participant_context)

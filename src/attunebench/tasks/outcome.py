@@ -322,12 +322,18 @@ class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):
     )
 
 
+@tasks.register_task(TASK)
 class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
+    """Outcome prediction; `context` is blind (default), informed, or both."""
+
     name = TASK
     gold_fields = ("outcome", "state.intensity")
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE)
+
+    def __init__(self, context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> None:
+        super().__init__(context)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Conversations with an outcome: a final intensity (and its change), a rating, or
@@ -392,9 +398,3 @@ class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScori
 
     def worst(self, item: tasks.Item[OutcomeGold], partial: numeric.Numbers | None) -> tasks.Scored:
         return numeric.scored(item.gold.values, item.gold.scales, None)
-
-
-@tasks.register_task(TASK)
-def outcome_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
-    """Outcome prediction; `context` is blind (default), informed, or both."""
-    return OutcomeTask(context)

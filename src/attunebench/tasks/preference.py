@@ -394,10 +394,24 @@ def _turn_gold(turn: Turn) -> dict[str, int]:
     }
 
 
+@tasks.register_task(TASK)
 class PreferenceTask(PairTask, scoring=PreferenceScoring):
+    """Preference prediction in both orders; pairs from picks, and from ratings where needed."""
+
     name = TASK
     subject_forms = (ANSWERS,)
     templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
+
+    def __init__(
+        self,
+        context: str = history.DEFAULT_CONTEXT,
+        derive_from_ratings: bool = True,
+        max_derived_pairs: int = DEFAULT_DERIVED_CAP,
+        include_flagged: bool = False,
+        seed: int = 0,
+    ) -> None:
+        options = PairOptions(derive_from_ratings, max_derived_pairs, seed, include_flagged)
+        super().__init__(context, options)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Turns with a recorded pick or tie; apart, pairs of replies whose ratings differ."""
@@ -456,16 +470,3 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
 
     def score(self, item: tasks.Item[PairGold], prediction: PreferencePrediction) -> tasks.Scored:
         return both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-
-
-@tasks.register_task(TASK)
-def preference_task(
-    context: str = history.DEFAULT_CONTEXT,
-    derive_from_ratings: bool = True,
-    max_derived_pairs: int = DEFAULT_DERIVED_CAP,
-    include_flagged: bool = False,
-    seed: int = 0,
-) -> PreferenceTask:
-    """Preference prediction in both orders; pairs from picks, and from ratings where needed."""
-    options = PairOptions(derive_from_ratings, max_derived_pairs, seed, include_flagged)
-    return PreferenceTask(context, options)

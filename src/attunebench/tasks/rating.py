@@ -311,12 +311,18 @@ class RatingScoring(tasks.Scoring[RatingGold, numeric.Numbers]):
     )
 
 
+@tasks.register_task(TASK)
 class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
+    """Rating prediction at each point the person rated; `context` is blind, informed or both."""
+
     name = TASK
     gold_fields = ("rating",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
+
+    def __init__(self, context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> None:
+        super().__init__(context)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Where the person rated replies themselves (first-person): the rated replies, apart
@@ -380,9 +386,3 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
 
     def worst(self, item: tasks.Item[RatingGold], partial: numeric.Numbers | None) -> tasks.Scored:
         return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
-
-
-@tasks.register_task(TASK)
-def rating_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
-    """Rating prediction at each point the person rated; `context` is blind, informed or both."""
-    return RatingTask(context)

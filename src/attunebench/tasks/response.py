@@ -146,15 +146,28 @@ class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
     )
 
 
+@tasks.register_task(TASK)
 class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=ResponseScoring):
+    """Reply generation judged for the participant; needs at least one `--judge`.
+
+    `participant_comment` also shows the judge the participant's post-hoc comment, written
+    after reading the replies (off by default: it can give their pick away)."""
+
     name = TASK
     gold_fields = ("preference", "need", "rating")  # rating: the thumb on a real reply
     subject_forms = (ANSWERS,)
     needs_judge = True
 
-    def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
+    def __init__(
+        self,
+        context: str = history.DEFAULT_CONTEXT,
+        judge_mode: str = "both",
+        participant_comment: bool = False,
+        seed: int = 0,
+    ) -> None:
+        tasks.check_choice("judge_mode", judge_mode, JUDGE_MODES)
         super().__init__(context)
-        self.judge_mode, self.comment = judge_mode, comment
+        self.judge_mode, self.comment = judge_mode, participant_comment
         judged = (judging.PAIRWISE, judging.PAIRWISE_CHOICE) if judge_mode != "rubric" else ()
         self.templates = (PROMPT, *judged, *((judging.RUBRIC,) if judge_mode != "pairwise" else ()))
 
@@ -297,18 +310,3 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
 
     def score(self, item: tasks.Item[ResponseGold], prediction: ResponsePrediction) -> tasks.Scored:
         raise AssertionError("a response is scored by its judges (judged)")
-
-
-@tasks.register_task(TASK)
-def response_task(
-    context: str = history.DEFAULT_CONTEXT,
-    judge_mode: str = "both",
-    participant_comment: bool = False,
-    seed: int = 0,
-) -> ResponseTask:
-    """Reply generation judged for the participant; needs at least one `--judge`.
-
-    `participant_comment` also shows the judge the participant's post-hoc comment, written
-    after reading the replies (off by default: it can give their pick away)."""
-    tasks.check_choice("judge_mode", judge_mode, JUDGE_MODES)
-    return ResponseTask(context, judge_mode, participant_comment)
