@@ -165,16 +165,14 @@ def picked_pairs(turn: Turn) -> list[Pair]:
     if preference is None:
         return []
     candidates = [Candidate(r.id, turn.index, r, turn.user) for r in turn.responses]
-    if preference.tie:
-        return [
-            Pair(a, b, TIE, strength=preference.strength) for a, b in combinations(candidates, 2)
-        ]
-    if preference.chosen is None or turn.response(preference.chosen) is None:
+    chosen = chosen_reply(turn)
+    if not preference.tie and chosen is None:
         return []
+    gold = TIE if preference.tie or chosen is None else chosen.id
     return [
-        Pair(a, b, preference.chosen, strength=preference.strength)
+        Pair(a, b, gold, strength=preference.strength)
         for a, b in combinations(candidates, 2)
-        if preference.chosen in (a.key, b.key)
+        if preference.tie or gold in (a.key, b.key)
     ]
 
 
@@ -205,20 +203,15 @@ def derived_pairs(conversation: Conversation, cap: int, seed: int) -> list[Pair]
         if rating_a == rating_b:
             continue
         across = turn_a.index != turn_b.index
-        first = Candidate(
-            f"{turn_a.index}:{a.id}" if across else a.id, turn_a.index, a, turn_a.user
-        )
-        second = Candidate(
-            f"{turn_b.index}:{b.id}" if across else b.id, turn_b.index, b, turn_b.user
+        first, second = (
+            Candidate(
+                f"{turn.index}:{reply.id}" if across else reply.id, turn.index, reply, turn.user
+            )
+            for turn, reply in ((turn_a, a), (turn_b, b))
         )
         first_wins = rating_a > rating_b
-        pair = Pair(
-            first,
-            second,
-            (first if first_wins else second).key,
-            derived=True,
-            gap=abs(rating_a - rating_b),
-        )
+        preferred = (first if first_wins else second).key
+        pair = Pair(first, second, preferred, derived=True, gap=abs(rating_a - rating_b))
         if not across:
             same.append(pair)
         else:
