@@ -187,13 +187,6 @@ def parse_rubric(text: str) -> dict[str, Any]:
     return {"score": score, "reason": reason_of(found)}
 
 
-def choice_winner(probabilities: dict[str, float]) -> dict[str, Any]:
-    a, b = probabilities.get("A", 0.0), probabilities.get("B", 0.0)
-    winner = "tie" if a == b else ("A" if a > b else "B")
-    total = a + b
-    return {"winner": winner, "p_a": a / total if total else 0.5, "reason": "choice probabilities"}
-
-
 def rendered(query: Query) -> str:
     messages = query.choice.messages if query.choice is not None else query.messages
     return "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
@@ -207,8 +200,11 @@ def read_verdict(judge: str, query: Query, output: Output) -> Verdict:
     )
     parsed: dict[str, Any] | None = None
     status: Any = "failed"
-    if output.probabilities is not None:
-        parsed, status = choice_winner(dict(output.probabilities)), "ok"
+    if output.probabilities is not None:  # choice mode: the more probable of A and B wins
+        a, b = output.probabilities.get("A", 0.0), output.probabilities.get("B", 0.0)
+        winner = "tie" if a == b else ("A" if a > b else "B")
+        p_a = a / (a + b) if a + b else 0.5
+        parsed, status = {"winner": winner, "p_a": p_a, "reason": "choice probabilities"}, "ok"
     elif output.text is not None:
         try:
             parsed = (
