@@ -5,7 +5,8 @@ before seeing any reply (`tasks.helpers.judging`) and judges for them. An item i
 recorded pick and another reply; in a chat the person held with a real model (ConvAI1), a turn
 with that model's one reply, judged by the rubric alone (left out, and counted, with
 `judge_mode="pairwise"`); the judges score the real reply too, shown as `reference/real-reply`
-beside the person's own thumb (`tasks.helpers.real_reply`).
+beside the person's own thumb: the mean score of liked and of disliked replies, and the AUROC
+of the score against the thumb (Hanley & McNeil 1982).
 
 `judge_mode`: `pairwise` compares the reply with the chosen and with the rejected one in both
 orders; `rubric` asks for a 1-10 score; `both` does both. Values are per judge
@@ -27,12 +28,12 @@ import numpy as np
 
 from attunebench import tasks
 from attunebench.answerform import AnswerForm, TaskHint, heaviest, pick, registered
-from attunebench.data.schema import Conversation, Turn
+from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
-from attunebench.tasks.helpers import history, judging, metrics
-from attunebench.tasks.helpers import real_reply as real
+from attunebench.stats import FloatArray, IntArray
+from attunebench.tasks.helpers import calibration, history, judging, metrics, pairs
 from attunebench.tasks.helpers.pairs import chosen_reply, reference_replies
 from attunebench.tasks.helpers.prompting import REPLY_PARAMS, chat_messages, self_reports_block
 from attunebench.tasks.judge_thumbs import thumb
@@ -101,13 +102,77 @@ class ResponsePrediction(Frozen):
 ResponseView = tasks.View[ResponseGold, ResponsePrediction]
 
 
+REAL_REFERENCE = "reference/real-reply"
+REAL_QUERY = "real"  # judge query keys: real/rubric@JUDGE
+REAL_VALUE = "real_rubric"  # record values: real_rubric (the judges' mean), real_rubric[JUDGE]
+
+
+def real_reply(conversation: Conversation, turn: Turn) -> Response | None:
+    """The one reply a real model gave at this turn of a chat the person held with it."""
+    if not pairs.talked_to_model(conversation):
+        return None
+    replies = [r for r in turn.responses if r.text.strip()]
+    return replies[0] if len(replies) == 1 else None
+
+
+def real_values(verdicts: Sequence[tasks.JudgedVerdict], judges: Sequence[str]) -> dict[str, float]:
+    """Each judge's rubric score of the real reply and their mean. Unlike a model's answer, an
+    unusable verdict is no score (not the lowest): the real reply has no score to protect."""
+    values: dict[str, float] = {}
+    for judge in judges:
+        mine = [v for v in verdicts if v.query.model == judge and v.verdict.status == "ok"]
+        scores = [float((v.verdict.parsed or {})["score"]) for v in mine]
+        if (score := judging.mean(scores)) is not None:
+            values[f"{REAL_VALUE}[{judge}]"] = score
+    if (panel := judging.mean(list(values.values()))) is not None:
+        values[REAL_VALUE] = panel
+    return values
+
+
+def _real_scored(view: ResponseView, liked: bool) -> float | None:
+    """The real reply's rubric score where the person's thumb on it was `liked`."""
+    return view.value(REAL_VALUE) if view.gold.real_liked is liked else None
+
+
+def real_thumb_rows(views: Sequence[ResponseView]) -> tuple[FloatArray, IntArray]:
+    """Per real reply with a thumb and a score: (the score, 1 if liked), and its view's index."""
+    rows, owners = [], []
+    for index, view in enumerate(views):
+        score, liked = view.value(REAL_VALUE), view.gold.real_liked
+        if score is not None and liked is not None:
+            rows.append((score, float(liked)))
+            owners.append(index)
+    return np.array(rows, dtype=np.float64).reshape(-1, 2), np.array(owners, dtype=np.int64)
+
+
+def _real_mean(name: str, description: str, liked: bool) -> metrics.Metric:
+    metric = metrics.mean_metric(name, description, lambda view: _real_scored(view, liked))
+    return replace(metric, of_references=True)
+
+
+REAL_METRICS = (
+    _real_mean("real_rubric_thumb_up", "mean rubric score of real replies given a thumb up", True),
+    _real_mean(
+        "real_rubric_thumb_down", "mean rubric score of real replies given a thumb down", False
+    ),
+    metrics.Metric(
+        "real_thumb_auroc",
+        "agreement of the real replies' rubric score with the person's thumb (AUROC; 0.5 is "
+        "chance)",
+        real_thumb_rows,
+        calibration.auroc_statistic,
+        of_references=True,
+    ),
+)
+
+
 def _real_guess(view: ResponseView) -> tasks.Guess:
     """The real reply as the reference's guess, scored as a reply judged by the rubric alone
     (None where no judge scored it)."""
-    score = view.value(real.VALUE)
+    score = view.value(REAL_VALUE)
     if view.gold.real is None or score is None:
         return None
-    values = {"rubric": score, real.VALUE: score}
+    values = {"rubric": score, REAL_VALUE: score}
     return ResponsePrediction(reply=view.gold.real_text), tasks.Scored((score - 1.0) / 9.0, values)
 
 
@@ -115,13 +180,13 @@ class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
     headline = "judge win rate"
 
     def recorded_references(self) -> Mapping[str, tasks.RecordedReference[ResponseGold]]:
-        return {real.REFERENCE: tasks.RecordedReference(real.VALUE, _real_guess)}
+        return {REAL_REFERENCE: tasks.RecordedReference(REAL_VALUE, _real_guess)}
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
         held = set(map(tuple, map(attrgetter("scores"), records)))  # a few sets of keys
         keys = sorted(
-            {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
+            {k for shape in held for k in shape if "[" in k and not k.startswith(REAL_VALUE)}
         )
         return tuple(
             metrics.column_metric(key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}")
@@ -142,7 +207,7 @@ class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
             metrics.Column(flag=ONE_ORDER),
             higher_is_better=False,
         ),
-        *real.METRICS,
+        *REAL_METRICS,
     )
 
 
@@ -209,7 +274,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
                 chosen_text=chosen.text,
                 rejected_text=rejected.text,
             )
-        reply = real.real_reply(conversation, turn)
+        reply = real_reply(conversation, turn)
         if reply is None or self.judge_mode == "pairwise":
             return None
         liked = thumb(conversation, reply)
@@ -219,7 +284,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         if self.judge_mode != "pairwise":
             return {}
         only = sum(
-            real.real_reply(c, t) is not None and reference_replies(t) is None
+            real_reply(c, t) is not None and reference_replies(t) is None
             for c in conversations
             for t in c.turns
         )
@@ -280,7 +345,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
             if self.judge_mode != "pairwise":
                 queries.append(judging.rubric_query(context, reply, f"rubric@{judge}", judge=judge))
             if item.gold.real is not None:
-                key = f"{real.QUERY}/rubric@{judge}"
+                key = f"{REAL_QUERY}/rubric@{judge}"
                 asked = judging.rubric_query(context, item.gold.real_text, key, judge=judge)
                 queries.append(replace(asked, of_reference=True))
         return queries
@@ -298,7 +363,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         judges = list(dict.fromkeys(v.query.model or "" for v in verdicts))
         own = [v for v in verdicts if not v.query.of_reference]
         values, one_order = judging.judge_values(own, judges, self._mode(item))
-        values |= real.real_values([v for v in verdicts if v.query.of_reference], judges)
+        values |= real_values([v for v in verdicts if v.query.of_reference], judges)
         flags = (ONE_ORDER,) if one_order else ()
         if not any(v.verdict.status == "ok" for v in own):
             return tasks.Scored(0.0, values, flags, invalid="no usable verdict from any judge")
