@@ -204,12 +204,6 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> tasks.
     return tasks.Scored(correct, {"primary_correct": correct, **values})
 
 
-def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
-    """The PANAS items asked, read from an answer's `panas` object (names in any case)."""
-    named = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
-    return {k: parsing.bounded_number(named.get(k.lower()), *PANAS, k) for k in asked}
-
-
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
     """The gold with what its prompt shows (messages, the user's words, last self-report)."""
     said = history.history_through(conversation, turn_index)
@@ -531,10 +525,14 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         listed = found.get("emotions")
         emotions = () if listed is None else tasks.label_list(listed, labels, "emotion")
         numbers = {n: parsing.bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
+        # the PANAS items asked, read from the answer's `panas` object (names in any case)
+        given = found.get("panas")
+        named = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
+        panas = {k: parsing.bounded_number(named.get(k.lower()), *PANAS, k) for k in gold.panas}
         return EmotionPrediction(
             primary=primary,
             emotions=tuple(dict.fromkeys((primary, *emotions))),
-            panas=_panas(found.get("panas"), gold.panas),
+            panas=panas,
             asked=tuple(n for n in SCALES if gold.number(n) is not None),
             **numbers,
         )

@@ -129,11 +129,6 @@ def real_values(verdicts: Sequence[tasks.JudgedVerdict], judges: Sequence[str]) 
     return values
 
 
-def _real_scored(view: ResponseView, liked: bool) -> float | None:
-    """The real reply's rubric score where the person's thumb on it was `liked`."""
-    return view.value(REAL_VALUE) if view.gold.real_liked is liked else None
-
-
 def real_thumb_rows(views: Sequence[ResponseView]) -> tuple[FloatArray, IntArray]:
     """Per real reply with a thumb and a score: (the score, 1 if liked), and its view's index."""
     rows, owners = [], []
@@ -146,8 +141,12 @@ def real_thumb_rows(views: Sequence[ResponseView]) -> tuple[FloatArray, IntArray
 
 
 def _real_mean(name: str, description: str, liked: bool) -> metrics.Metric:
-    metric = metrics.mean_metric(name, description, lambda view: _real_scored(view, liked))
-    return replace(metric, of_references=True)
+    """The mean rubric score of the real replies whose thumb was `liked`."""
+
+    def scored(view: ResponseView) -> float | None:
+        return view.value(REAL_VALUE) if view.gold.real_liked is liked else None
+
+    return replace(metrics.mean_metric(name, description, scored), of_references=True)
 
 
 REAL_METRICS = (
