@@ -1,16 +1,10 @@
 """`emotion`: how the user felt, against what was reported about that moment.
 
-Emotion recognition in conversation (EmoryNLP/MELD-style), the gold named by its provenance
-(first-person where the writer said how they felt, third-party where annotators read it). The
-model names a primary label and every label that applies, and rates intensity (1-5), valence
-(-1..1), arousal (0..1) and any PANAS items reported. An item is every user turn whose `state`
-has labels or numbers; a corpus with only a conversation-level label (`context.emotion`) gives
-one item read from the user's first messages (a budget of messages and words).
-
-The headline is the primary label's macro-F1, which naming the most frequent label scores low
-on; its chance level is 1/K for the K primary labels reported. A number left out, or an invalid
-answer, scores the largest error on its scale, so abstaining never lowers an error. In choice
-mode valence and arousal are not asked.
+The model names a primary label and every label that applies, and rates the numbers reported
+(intensity, valence, arousal, PANAS items; docs/tasks.md, "The tasks"). The headline is the
+primary label's macro-F1, which naming the most frequent label scores low on. A number left
+out, or an invalid answer, scores the largest error on its scale, so abstaining never lowers an
+error. In choice mode valence and arousal are not asked.
 """
 
 from __future__ import annotations

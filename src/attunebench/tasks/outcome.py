@@ -1,18 +1,10 @@
 """`outcome`: how the person felt and judged the conversation afterwards.
 
-From the whole conversation the model predicts what the person reported after it: the
-intensity of their feeling (`final_intensity`), their overall `rating` and every numeric answer
-of their end survey, each on the scale the data declares (`Outcome.scales`, else 1 to 5). The
-change of intensity is not asked: ESConv kept only conversations whose intensity fell, so a
-constant would score as well as a reading of the person.
-
-End-of-conversation answers sit near the corpus median and vary with how long the conversation
-went, which the prompt shows. The headline is the mean over the gold's fields of the
-position-adjusted correlation (`tasks.helpers.adjusted`), each field's cell read within the
-item's corpus part and the set of fields it asks (`field_set`): the fields asked are the ones
-the person answered, so they are a cue (on a corpus whose second survey question some skipped,
-a train mean per field set correlated with the rating across field sets). A constant, a guess
-from the number of messages, the part or the fields asked scores 0.
+The model predicts, from the whole conversation, each outcome field the person reported, on its
+own scale (docs/tasks.md, "The tasks"). The change of intensity is not asked: ESConv kept only
+conversations whose intensity fell, so a constant would score as well as a reading of the
+person. The headline's cell also holds the fields an item asks (`field_set`): they are the ones
+the person answered, so they are a cue (docs/tasks.md, "Headlines no trivial strategy can win").
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """`rating`: predict how the person rated the replies so far, at each point they rated them.
 
-Where a person rated the other side every few messages (ESConv seeker feedback,
-`Turn.feedback`) the model reads the conversation up to that point; in a conversation with no
-such feedback each reply the person rated (`Response.rating`) is an item, read through that
-reply (`data.derived.rated_replies` keeps one rating from counting twice).
-
-Ratings drift over a conversation and sit near the corpus mean, so an error-based score is won
-by a constant. The headline is the position-adjusted correlation (`tasks.helpers.adjusted`),
-the cell being the corpus part x the third of the conversation x the messages shown (binned):
-a constant, a position-only guess and a guess from the corpus part score 0 (the parts of a
-suite differ by design: FailedESConv was chosen for failing).
+An item is a turn with feedback (`Turn.feedback`), or else each reply the person rated, read
+through that reply (`data.derived.rated_replies` keeps one rating from counting twice). Ratings
+drift over a conversation and sit near the corpus mean, so an error-based score is won by a
+constant: the headline is the position-adjusted correlation (`tasks.helpers.adjusted`; its
+cell: docs/tasks.md, "Headlines no trivial strategy can win").
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """`response`: the model writes its own reply; judges score it for this participant.
 
-LLM-as-a-judge response quality made personal: the judge is told what this participant told us
-before seeing any reply (`tasks.helpers.judging`) and judges for them. An item is a turn with a
-recorded pick and another reply; in a chat the person held with a real model (ConvAI1), a turn
-with that model's one reply, judged by the rubric alone (left out, and counted, with
-`judge_mode="pairwise"`); the judges score the real reply too, shown as `reference/real-reply`
-beside the person's own thumb: the mean score of liked and of disliked replies, and the AUROC
-of the score against the thumb (Hanley & McNeil 1982).
-
-`judge_mode`: `pairwise` compares the reply with the chosen and with the rejected one in both
-orders; `rubric` asks for a 1-10 score; `both` does both. Values are per judge
-(`win_vs_chosen[JUDGE]`, ...) and the panel's (`tasks.helpers.judging`). An unusable
-verdict counts as a loss: a judge that fails on the items a model would lose must not raise
-its score. A comparison judged in one order only is flagged `one-order-only`; an item with no
-usable verdict is `invalid`.
+The judge is told what this participant told us before seeing any reply (`tasks.helpers.judging`)
+and judges for them; in a chat the person held with a real model (ConvAI1) the judges score that
+model's reply too, a reference row (`reference/real-reply`) beside the person's own thumb. An
+unusable verdict counts as a loss: a judge that fails on the items a model would lose must not
+raise its score. The judge modes, values and flags: docs/tasks.md.
 """
 
 from __future__ import annotations
