@@ -107,16 +107,13 @@ def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, 
     return (label,) if label else ()
 
 
-@cache
-def _behavior_guess(labels: tuple[str, ...]) -> BehaviorPrediction:
-    """One (frozen) guess per label, shared by the items guessed it."""
-    return BehaviorPrediction(behaviors=labels)
+_behavior_guess = cache(BehaviorPrediction)  # one (frozen) guess per label, shared by its items
 
 
 def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> tasks.Guess:
     if labels is None:
         return None
-    guess = _behavior_guess(labels)
+    guess = _behavior_guess(behaviors=labels)
     return guess, tasks.Scored(f1(guess.behaviors, gold.behaviors))
 
 

@@ -218,17 +218,14 @@ def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
     return grouping.most_common([[g.primary for g in golds if g.primary]])
 
 
-@cache
-def _label_guess(label: str) -> EmotionPrediction:
-    """One (frozen) guess per label, shared by the items guessed it."""
-    return EmotionPrediction(primary=label, emotions=(label,))
+_label_guess = cache(EmotionPrediction)  # one (frozen) guess per label, shared by its items
 
 
 def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
     """A labelled item guessed as `label`."""
     if label is None or not gold.labels:
         return None
-    guess = _label_guess(label)
+    guess = _label_guess(primary=label, emotions=(label,))
     return guess, score_prediction(gold, guess)
 
 

@@ -221,10 +221,7 @@ def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str
             yield pair, key
 
 
-@cache
-def _pair_guess(ab: str, ba: str) -> PreferencePrediction:
-    """One (frozen) guess per pair of picks, shared by the pairs guessed it."""
-    return PreferencePrediction(ab=ab, ba=ba)
+_pair_guess = cache(PreferencePrediction)  # one (frozen) guess per picks, shared by its pairs
 
 
 def picks(cue: pair_cues.Cue) -> tasks.Reference[PairGold]:
@@ -239,7 +236,7 @@ def picks(cue: pair_cues.Cue) -> tasks.Reference[PairGold]:
             # A cue that cannot tell the replies apart has no preference: it answers "A" in
             # both orders (half right on a pair with a preferred reply), never "tie".
             ab, ba = (gold.first, gold.second) if key == TIE else (key, key)
-            out.append((_pair_guess(ab, ba), both_orders(ab, ba, gold.key)))
+            out.append((_pair_guess(ab=ab, ba=ba), both_orders(ab, ba, gold.key)))
         return out
 
     return tasks.Reference(guessed, cue.fit)
