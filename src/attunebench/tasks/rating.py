@@ -106,28 +106,11 @@ class RatingGold(tasks.Gold):
         return tuple(self.scale), self.third, self.shown_bin  # a list when read unvalidated
 
 
-def _bounds(conversation: Conversation) -> tuple[float, float]:
+def rating_golds(conversation: Conversation) -> Iterator[tuple[int, str, RatingGold]]:
+    """(turn index, item id, gold) of each feedback turn, then of each reply whose own rating
+    is an item."""
     scale = conversation.source.rating_scale
-    return (scale.low, scale.high) if scale is not None else (1.0, 5.0)
-
-
-def reply_golds(conversation: Conversation) -> Iterator[tuple[int, str, RatingGold]]:
-    """(turn index, item id, gold) of each reply whose own rating is an item."""
-    last = max(conversation.turns[-1].index, 1)
-    for turn, reply, rating in rated_replies(conversation):
-        gold = RatingGold(
-            rating=rating,
-            scale=_bounds(conversation),
-            position=turn.index / last,
-            visible=len(history.history_through(conversation, turn.index)) + 1,
-            reply_chars=len(reply.text),
-            reported=grouping.last_report(conversation, turn.index + 1),
-        )
-        yield turn.index, REPLY_ITEM + reply.id, gold
-
-
-def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]:
-    bounds = _bounds(conversation)
+    bounds = (scale.low, scale.high) if scale is not None else (1.0, 5.0)
     last = max(conversation.turns[-1].index, 1)
     previous = -1
     for turn in conversation.turns:
@@ -148,7 +131,17 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
             reported=grouping.last_report(conversation, turn.index),
         )
         previous = turn.index
-        yield turn.index, gold
+        yield turn.index, FEEDBACK, gold
+    for turn, reply, rating in rated_replies(conversation):
+        gold = RatingGold(
+            rating=rating,
+            scale=bounds,
+            position=turn.index / last,
+            visible=len(history.history_through(conversation, turn.index)) + 1,
+            reply_chars=len(reply.text),
+            reported=grouping.last_report(conversation, turn.index + 1),
+        )
+        yield turn.index, REPLY_ITEM + reply.id, gold
 
 
 def _shown(
@@ -346,9 +339,7 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[RatingGold]]:
         for conversation in conversations:
-            for turn_index, gold in rating_golds(conversation):
-                yield from tasks.in_contexts(self, conversation, turn_index, FEEDBACK, gold)
-            for turn_index, item_id, gold in reply_golds(conversation):
+            for turn_index, item_id, gold in rating_golds(conversation):
                 yield from tasks.in_contexts(self, conversation, turn_index, item_id, gold)
 
     def queries(self, item: tasks.Item[RatingGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
