@@ -93,11 +93,7 @@ class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
         # quoted it would show which reply came first.
         upto = min(pair.first.turn_index, pair.second.turn_index)
         turn = history.turn_at(item.conversation, upto)
-        profile = (
-            judging.profile_of(item.conversation, turn)
-            if item.context == "informed"
-            else judging.Profile()
-        )
+        profile = judging.profile_of(item.conversation, turn, informed=item.context == "informed")
         context = judging.JudgeContext.at(item.conversation, upto, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
         queries = []

@@ -145,11 +145,7 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
         turn = history.turn_at(item.conversation, item.turn_index)
         reply = turn.response(item.item_id)
         assert reply is not None
-        profile = (
-            judging.profile_of(item.conversation, turn)
-            if item.context == "informed"
-            else judging.Profile()
-        )
+        profile = judging.profile_of(item.conversation, turn, informed=item.context == "informed")
         context = judging.JudgeContext.at(item.conversation, item.turn_index, profile)
         return [judging.rubric_query(context, reply.text, "rubric", judge=None, form=THUMB_ANSWERS)]
 

@@ -57,7 +57,11 @@ def profile_of(
     references: tuple[Response, Response] | None = None,
     *,
     comment: bool = False,
+    informed: bool = True,
 ) -> Profile:
+    """What the judge is told of the participant (`informed` False: nothing, a blind judge)."""
+    if not informed:
+        return Profile()
     need, preference = turn.need, turn.preference
     return Profile(
         state=turn.state,
