@@ -25,7 +25,7 @@ from attunebench.data.sample import sample_path
 from attunebench.models.mock import default_answer
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import InvalidAnswer, Output, Query, takes_option
-from attunebench.tasks.helpers.verdicts import rendered
+from attunebench.tasks.helpers.judging import rendered
 
 JUDGE = "mock/judge"
 QUICK_CONVERSATIONS = 3

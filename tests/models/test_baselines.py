@@ -27,8 +27,8 @@ from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item, Output
 from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
+from attunebench.tasks.helpers.judging import parse_pairwise, parse_rubric
 from attunebench.tasks.helpers.parsing import parse_choice
-from attunebench.tasks.helpers.verdicts import parse_pairwise, parse_rubric
 from attunebench.testing import form_of
 
 TAXONOMY = load_taxonomy("attunebench-default")

@@ -14,7 +14,7 @@ from attunebench.data.sample import sample_path
 from attunebench.models.base import Message
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Output, Query, takes_option
-from attunebench.tasks.helpers.verdicts import read_verdict
+from attunebench.tasks.helpers.judging import read_verdict
 from attunebench.testing import answer_from_prompt
 from testkit.conversations import as_bot_chat, with_feedback
 

@@ -16,7 +16,7 @@ from attunebench.tasks.helpers.fitting import out_of_sample
 from attunebench.tasks.helpers.metrics import Statistic
 from attunebench.tasks.helpers.numeric import Numbers as NumbersGuess
 from attunebench.tasks.helpers.pairs import PairGold
-from attunebench.tasks.rating import RatingGold, rating_task
+from attunebench.tasks.rating import RatingGold, RatingTask
 from planted import shuffled_gold
 
 CELLS = 6
@@ -113,7 +113,7 @@ def test_the_mean_rho_over_fields_scores_a_constant_zero() -> None:
 def test_the_rating_references_score_chance_on_the_headline() -> None:
     """Fitted on a train split, a constant and a position-only guess are constant within each
     position cell (0 exactly); cross-fitted, read within each fold, they are too."""
-    task = rating_task()
+    task = RatingTask()
     rng = np.random.default_rng(5)
     items = []
     for k in range(300):
@@ -206,7 +206,7 @@ def test_the_position_classifier_finds_a_planted_leak_and_only_then() -> None:
 def test_a_guess_that_knows_only_the_rating_scale_scores_zero() -> None:
     # thumbs (0-1) beside 1-5 ratings: the scale's midpoint alone would correlate with the
     # gold across scales; the cells keep the scales apart
-    task = rating_task()
+    task = RatingTask()
     rng = np.random.default_rng(2)
     golds = []
     for k in range(200):

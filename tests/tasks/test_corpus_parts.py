@@ -87,7 +87,7 @@ def numbers_guess(values: dict[str, float], item: AnyItem) -> Guess:
 def rated() -> tuple[list[AnyItem], list[AnyItem], dict[str, float]]:
     parts = (("planted-high", 3.8), ("planted-low", 2.4))
     conversations, effects = planted_parts.rated_parts(per_part=80, parts=parts, seed=3)
-    task = rating.rating_task()
+    task = rating.RatingTask()
     train = [c for c in conversations if int(c.id.rsplit("-", 1)[1]) % 2 == 0]
     evaluated = [c for c in conversations if c not in train]
     return items_of(task, train), items_of(task, evaluated), effects
@@ -95,7 +95,7 @@ def rated() -> tuple[list[AnyItem], list[AnyItem], dict[str, float]]:
 
 def test_a_rule_that_knows_only_the_part_scores_the_constant_on_rating(rated: Any) -> None:
     train, items, _ = rated
-    task = rating.rating_task()
+    task = rating.RatingTask()
     rule = group_rule(rating_grouped(), part, train, items)
     assert headline(task, items, rule) == pytest.approx(0.0, abs=1e-9)
     assert constant(task, train, items) == pytest.approx(0.0, abs=1e-9)
@@ -110,7 +110,7 @@ def rating_grouped() -> Grouped[Any]:
 
 def test_a_reader_of_the_person_is_recovered_on_rating(rated: Any) -> None:
     _, items, effects = rated
-    task = rating.rating_task()
+    task = rating.RatingTask()
     rng = np.random.default_rng(5)
     guesses = [
         numbers_guess({"rating": effects[i.conversation.id] + rng.normal(0, 0.3)}, i) for i in items
@@ -134,7 +134,7 @@ def test_a_reader_of_the_person_is_recovered_on_rating(rated: Any) -> None:
 @pytest.fixture(scope="module")
 def surveyed() -> tuple[list[AnyItem], list[AnyItem], dict[str, float]]:
     conversations, quantiles = planted_parts.survey_corpus(conversations=600, seed=1)
-    task = outcome.outcome_task()
+    task = outcome.OutcomeTask()
     return items_of(task, conversations[:300]), items_of(task, conversations[300:]), quantiles
 
 
@@ -156,7 +156,7 @@ def test_the_planted_survey_gives_the_fields_asked_away(surveyed: Any) -> None:
 
 def test_a_rule_that_knows_the_fields_asked_scores_the_constant_on_outcome(surveyed: Any) -> None:
     train, items, _ = surveyed
-    task = outcome.outcome_task()
+    task = outcome.OutcomeTask()
     grouped = Grouped(outcome.usual_values, outcome.values_guess)
     rule = group_rule(grouped, field_set, train, items)
     assert headline(task, items, rule) == pytest.approx(0.0, abs=1e-9)
@@ -178,7 +178,7 @@ def test_a_rule_that_knows_the_fields_asked_scores_the_constant_on_outcome(surve
 
 def test_a_reader_of_the_person_is_recovered_on_outcome(surveyed: Any) -> None:
     _, items, quantiles = surveyed
-    task = outcome.outcome_task()
+    task = outcome.OutcomeTask()
     rng = np.random.default_rng(2)
     guesses = [
         numbers_guess(
@@ -217,7 +217,7 @@ SHARES = {
 
 @pytest.fixture(scope="module")
 def labelled() -> tuple[list[AnyItem], list[AnyItem]]:
-    task = emotion.emotion_task()
+    task = emotion.EmotionTask()
     return emotion_items(task, SHARES, 150, seed=0), emotion_items(task, SHARES, 150, seed=1)
 
 
@@ -227,7 +227,7 @@ def emotion_grouped() -> Grouped[Any]:
 
 def test_naming_each_parts_majority_label_scores_the_constant_on_emotion(labelled: Any) -> None:
     train, items = labelled
-    task = emotion.emotion_task()
+    task = emotion.EmotionTask()
     rule = group_rule(emotion_grouped(), part, train, items)
     within = headline(task, items, rule)
     assert within == pytest.approx(constant(task, train, items), abs=1e-9)
@@ -242,7 +242,7 @@ def test_naming_each_parts_majority_label_scores_the_constant_on_emotion(labelle
 
 def test_a_reader_of_the_person_is_recovered_on_emotion(labelled: Any) -> None:
     _, items = labelled
-    task = emotion.emotion_task()
+    task = emotion.EmotionTask()
     rng = np.random.default_rng(4)
     guesses: list[Guess] = []
     for item in items:
@@ -275,7 +275,7 @@ def test_emotions_chance_is_read_within_each_part_as_the_headline_is() -> None:
         "planted-two": {"joy": 0.5, "sadness": 0.5},
         "planted-four": {"anxiety": 0.25, "anger": 0.25, "fear": 0.25, "shame": 0.25},
     }
-    task = emotion.emotion_task()
+    task = emotion.EmotionTask()
     items = emotion_items(task, shares, 200, seed=2)
     assert task.scoring.chance([i.gold for i in items]) == pytest.approx(0.375)
     alone = [i for i in items if part(i) == "planted-four"]

@@ -12,9 +12,8 @@ from task_harness import conversation, make_task, rated_turn
 from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.tasks.helpers.fitting import out_of_sample
 from attunebench.tasks.helpers.pairs import EARLY_STEP, STRATA, PairGold, derived_pairs
-from attunebench.tasks.preference import pair_references
 
-REFERENCES = pair_references()
+REFERENCES = make_task("preference").scoring.references()
 POSITION_CUES = (
     "reference/later-reply",
     "reference/earlier-reply",

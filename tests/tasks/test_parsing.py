@@ -8,6 +8,7 @@ from task_harness import conversation, make_task, two_reply_turn
 from attunebench.data.schema import State
 from attunebench.data.taxonomy import load_taxonomy
 from attunebench.tasks.base import InvalidAnswer, Output
+from attunebench.tasks.helpers.judging import parse_pairwise, parse_rubric
 from attunebench.tasks.helpers.parsing import (
     answer_fields,
     bounded_number,
@@ -18,7 +19,6 @@ from attunebench.tasks.helpers.parsing import (
     one_label,
     parse_choice,
 )
-from attunebench.tasks.helpers.verdicts import parse_pairwise, parse_rubric
 
 TAXONOMY = load_taxonomy("attunebench-default")
 EMOTIONS = TAXONOMY.emotions

@@ -20,7 +20,7 @@ from attunebench.models.mock import MockProvider
 from attunebench.records import JUDGE_FAILED, ItemRecord
 from attunebench.report import render_html, render_markdown, views
 from attunebench.tasks.base import Output
-from attunebench.tasks.helpers.real_reply import REFERENCE
+from attunebench.tasks.response import REAL_REFERENCE as REFERENCE
 
 CHATS, TURNS = 24, 6
 WRITERS = ("m/alpha", "m/beta")

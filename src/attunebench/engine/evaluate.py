@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from attunebench.frozen import Frozen
 from attunebench.records import JUDGE_FAILED, Distribution, ItemRecord, Status, Verdict
 from attunebench.tasks import base
-from attunebench.tasks.helpers.verdicts import read_verdict
+from attunebench.tasks.helpers.judging import read_verdict
 
 
 class Asker(Protocol):

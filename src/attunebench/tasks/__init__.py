@@ -35,10 +35,9 @@ from attunebench.tasks.base import (
     Task,
     TaskFactory,
     View,
-    by_part,
+    chance_by_part,
     check_choice,
     in_contexts,
-    part_average,
     register_task,
 )
 from attunebench.tasks.helpers.calibration import calibration_metrics
@@ -83,14 +82,13 @@ __all__ = [
     "Task",
     "View",
     "answer_fields",
-    "by_part",
     "calibration_metrics",
+    "chance_by_part",
     "check_choice",
     "in_contexts",
     "label_list",
     "load_tasks",
     "make_tasks",
-    "part_average",
     "register_task",
     "task_prompt",
 ]

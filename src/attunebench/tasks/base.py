@@ -1,8 +1,8 @@
 """What a task is: one typed declaration the engine and the analysis both read.
 
 A task module subclasses `Task[Gold, Prediction]` (frozen pydantic types, stored as JSON in
-the records) and registers a factory with `TASKS`, whose keyword arguments are its options
-(plus `seed`). It declares its items (`items`, each with its gold), the queries of an item
+the records) and registers itself (or a factory) with `TASKS`, whose keyword arguments are its
+options (plus `seed`). It declares its items (`items`, each with its gold), the queries of an item
 rendered from its prompt file (`queries`, in `generate` or `choice` form), how answers parse
 (`parse`, raising `InvalidAnswer`) and score (`score`, and `worst` for an invalid answer), its
 answers' form (`subject_forms`), its needs (a judge, context and answer modes) and, named in
@@ -407,27 +407,21 @@ def in_contexts(
 ) -> Iterator[Item[G]]:
     """One item of a task, once in each context it is asked in, its gold in its corpus part."""
     taxonomy = taxonomy_of(conversation)
-    gold = in_part(gold, conversation)
+    name = conversation.source.name  # the corpus part
+    gold = gold if gold.part == name else gold.model_copy(update={"part": name})
     for mode in task.modes:
         yield Item(task.name, conversation, turn_index, item_id, taxonomy, gold, mode)
 
 
-def in_part(gold: G, conversation: Conversation) -> G:
-    """The gold with its corpus part: the name of the source its conversation comes from."""
-    name = conversation.source.name
-    return gold if gold.part == name else gold.model_copy(update={"part": name})
-
-
-def by_part(golds: Iterable[G]) -> dict[str | None, list[G]]:
-    """The golds of each corpus part (`Gold.part`), in order of first appearance."""
-    found: dict[str | None, list[G]] = {}
+def chance_by_part(golds: Iterable[G], chance: Callable[[list[G]], float | None]) -> float | None:
+    """The mean over corpus parts (`Gold.part`) of each part's `chance`, weighted by its items
+    (None: no part has one)."""
+    parts: dict[str | None, list[G]] = {}
     for gold in golds:
-        found.setdefault(gold.part, []).append(gold)
-    return found
-
-
-def part_average(found: Sequence[tuple[float, int]]) -> float | None:
-    """The mean of (value, items) pairs weighted by items (None: no part has a value)."""
+        parts.setdefault(gold.part, []).append(gold)
+    found = [
+        (value, len(group)) for group in parts.values() if (value := chance(group)) is not None
+    ]
     total = sum(items for _, items in found)
     return sum(value * items for value, items in found) / total if total else None
 
@@ -471,13 +465,14 @@ F = TypeVar("F", bound=TaskFactory)
 
 
 def register_task(name: str) -> Callable[[F], F]:
-    """Register a task factory as `name`; the task it makes records every option it was made
-    with, defaults included (`seed` aside), as its `options`."""
+    """Register a task factory (a function, or the task class itself) as `name`; the task it
+    makes records every option it was made with, defaults included (`seed` aside), as its
+    `options`."""
 
     def add(factory: F) -> F:
         signature = inspect.signature(factory)
 
-        @functools.wraps(factory)
+        @functools.wraps(factory, updated=())
         def made(*args: Any, **kwargs: Any) -> Task[Any, Any]:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
@@ -486,7 +481,7 @@ def register_task(name: str) -> Callable[[F], F]:
             return task
 
         TASKS.register(name)(made)
-        return cast(F, made)
+        return factory if isinstance(factory, type) else cast(F, made)
 
     return add
 

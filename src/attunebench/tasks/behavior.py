@@ -107,16 +107,13 @@ def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, 
     return (label,) if label else ()
 
 
-@cache
-def _behavior_guess(labels: tuple[str, ...]) -> BehaviorPrediction:
-    """One (frozen) guess per label, shared by the items guessed it."""
-    return BehaviorPrediction(behaviors=labels)
+_behavior_guess = cache(BehaviorPrediction)  # one (frozen) guess per label, shared by its items
 
 
 def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> tasks.Guess:
     if labels is None:
         return None
-    guess = _behavior_guess(labels)
+    guess = _behavior_guess(behaviors=labels)
     return guess, tasks.Scored(f1(guess.behaviors, gold.behaviors))
 
 
@@ -165,7 +162,12 @@ class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
     )
 
 
+@tasks.register_task(TASK)
 class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=BehaviorScoring):
+    """Reply-behavior labelling; `context` is blind (default), informed, or both;
+    `max_replies` bounds the labelled replies taken per conversation (the first ones), where
+    asking one question per label and reply (choice mode) would cost too much."""
+
     name = TASK
     gold_fields = ("behaviors",)
     subject_forms = (ANSWERS,)
@@ -173,8 +175,10 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
     templates = (PROMPT, CHOICE_PROMPT)
 
     def __init__(
-        self, context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None
+        self, context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
     ) -> None:
+        if max_replies is not None and max_replies < 1:
+            raise ValueError(f"max_replies must be >= 1 (got {max_replies})")
         super().__init__(context)
         self.max_replies = max_replies
 
@@ -221,17 +225,13 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
             return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
         base = CHOICE_PROMPT.render(**fields)
         return [
-            tasks.Query(
+            prompting.choice_query(
                 f"label:{label.name}",
                 base,
                 CHOICE_PROMPT.info,
-                prompting.JSON_PARAMS,
                 hint,
-                choice=prompting.choice_form(
-                    base,
-                    CHOICE_PROMPT.text("question", name=label.name, description=label.description),
-                    YES_NO,
-                ),
+                CHOICE_PROMPT.text("question", name=label.name, description=label.description),
+                YES_NO,
             )
             for label in labels
         ]
@@ -257,15 +257,3 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
 
     def score(self, item: tasks.Item[BehaviorGold], prediction: BehaviorPrediction) -> tasks.Scored:
         return tasks.Scored(f1(prediction.behaviors, item.gold.behaviors))
-
-
-@tasks.register_task(TASK)
-def behavior_task(
-    context: str = history.DEFAULT_CONTEXT, max_replies: int | None = None, seed: int = 0
-) -> BehaviorTask:
-    """Reply-behavior labelling; `context` is blind (default), informed, or both;
-    `max_replies` bounds the labelled replies taken per conversation (the first ones), where
-    asking one question per label and reply (choice mode) would cost too much."""
-    if max_replies is not None and max_replies < 1:
-        raise ValueError(f"max_replies must be >= 1 (got {max_replies})")
-    return BehaviorTask(context, max_replies)

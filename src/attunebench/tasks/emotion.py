@@ -1,16 +1,10 @@
 """`emotion`: how the user felt, against what was reported about that moment.
 
-Emotion recognition in conversation (EmoryNLP/MELD-style), the gold named by its provenance
-(first-person where the writer said how they felt, third-party where annotators read it). The
-model names a primary label and every label that applies, and rates intensity (1-5), valence
-(-1..1), arousal (0..1) and any PANAS items reported. An item is every user turn whose `state`
-has labels or numbers; a corpus with only a conversation-level label (`context.emotion`) gives
-one item read from the user's first messages (a budget of messages and words).
-
-The headline is the primary label's macro-F1, which naming the most frequent label scores low
-on; its chance level is 1/K for the K primary labels reported. A number left out, or an invalid
-answer, scores the largest error on its scale, so abstaining never lowers an error. In choice
-mode valence and arousal are not asked.
+The model names a primary label and every label that applies, and rates the numbers reported
+(intensity, valence, arousal, PANAS items; docs/tasks.md, "The tasks"). The headline is the
+primary label's macro-F1, which naming the most frequent label scores low on. A number left
+out, or an invalid answer, scores the largest error on its scale, so abstaining never lowers an
+error. In choice mode valence and arousal are not asked.
 """
 
 from __future__ import annotations
@@ -139,52 +133,38 @@ class EmotionAnswers(answerform.AnswerForm):
 ANSWERS = answerform.registered(EmotionAnswers())
 
 
-def _primary(state: State) -> str | None:
-    """The primary label, or the one emotion reported where none is named primary."""
-    return state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+def reading(state: State) -> dict[str, Any]:
+    """What a state reports, as the fields of a gold or of an answer: the primary label is the
+    one emotion reported where none is named primary."""
+    primary = state.primary or (state.emotions[0] if len(state.emotions) == 1 else None)
+    numbers = {name: getattr(state, name) for name in SCALES}
+    panas = {k: float(v) for k, v in (state.panas or {}).items()}
+    return {"primary": primary, "emotions": state.emotions, **numbers, "panas": panas}
 
 
 def turn_gold(turn: Turn) -> EmotionGold | None:
     """A turn's own gold, or None when its state carries none."""
-    state = turn.state
-    if state is None:
+    if turn.state is None:
         return None
-    gold = EmotionGold(
-        primary=_primary(state),
-        emotions=state.emotions,
-        intensity=state.intensity,
-        valence=state.valence,
-        arousal=state.arousal,
-        panas={k: float(v) for k, v in (state.panas or {}).items()},
-    )
+    gold = EmotionGold(**reading(turn.state))
     has_numbers = any(gold.number(n) is not None for n in SCALES) or gold.panas
     return gold if gold.labels or has_numbers else None
 
 
 def again(state: State, gold: EmotionGold) -> EmotionPrediction:
     """A repeat answer to a turn's emotion check, as an answer to its item."""
-    numbers = {name: getattr(state, name) for name in SCALES}
-    return EmotionPrediction(
-        primary=_primary(state),
-        emotions=state.emotions,
-        panas={k: float(v) for k, v in (state.panas or {}).items()},
-        asked=tuple(n for n in SCALES if gold.number(n) is not None and numbers[n] is not None),
-        **numbers,
-    )
+    found = reading(state)
+    asked = tuple(n for n in SCALES if gold.number(n) is not None and found[n] is not None)
+    return EmotionPrediction(**found, asked=asked)
 
 
 def conversation_gold(conversation: Conversation) -> EmotionGold:
     """The conversation's label, with the numbers reported before it began (its first turn)."""
     first = conversation.turns[0].state
     label = conversation.context.emotion
-    return EmotionGold(
-        level="conversation",
-        primary=label,
-        emotions=(label,) if label else (),
-        intensity=first.intensity if first else None,
-        valence=first.valence if first else None,
-        arousal=first.arousal if first else None,
-    )
+    numbers = {name: getattr(first, name) if first else None for name in SCALES}
+    emotions = (label,) if label else ()
+    return EmotionGold(level="conversation", primary=label, emotions=emotions, **numbers)
 
 
 def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> dict[str, float]:
@@ -218,12 +198,6 @@ def score_prediction(gold: EmotionGold, prediction: EmotionPrediction) -> tasks.
     return tasks.Scored(correct, {"primary_correct": correct, **values})
 
 
-def _panas(given: Any, asked: Mapping[str, float]) -> dict[str, float | None]:
-    """The PANAS items asked, read from an answer's `panas` object (names in any case)."""
-    named = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
-    return {k: parsing.bounded_number(named.get(k.lower()), *PANAS, k) for k in asked}
-
-
 def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> EmotionGold:
     """The gold with what its prompt shows (messages, the user's words, last self-report)."""
     said = history.history_through(conversation, turn_index)
@@ -244,17 +218,14 @@ def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
     return grouping.most_common([[g.primary for g in golds if g.primary]])
 
 
-@cache
-def _label_guess(label: str) -> EmotionPrediction:
-    """One (frozen) guess per label, shared by the items guessed it."""
-    return EmotionPrediction(primary=label, emotions=(label,))
+_label_guess = cache(EmotionPrediction)  # one (frozen) guess per label, shared by its items
 
 
 def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
     """A labelled item guessed as `label`."""
     if label is None or not gold.labels:
         return None
-    guess = _label_guess(label)
+    guess = _label_guess(primary=label, emotions=(label,))
     return guess, score_prediction(gold, guess)
 
 
@@ -369,12 +340,12 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
 
     def chance(self, golds: Sequence[EmotionGold]) -> float | None:
         """1/K for the K primary labels of each corpus part, averaged as the headline is."""
-        found = []
-        for group in tasks.by_part(golds).values():
+
+        def one_in_k(group: list[EmotionGold]) -> float | None:
             labels = {gold.primary for gold in group if gold.primary}
-            if labels:
-                found.append((1.0 / len(labels), len(group)))
-        return tasks.part_average(found)
+            return 1.0 / len(labels) if labels else None
+
+        return tasks.chance_by_part(golds, one_in_k)
 
     def references(
         self, context: history.ContextMode = "blind"
@@ -443,7 +414,11 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
     )
 
 
+@tasks.register_task(TASK)
 class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionScoring):
+    """Emotion recognition; `context` is blind (default), informed, or both; `messages` and
+    `words` set the budget of a conversation-level item."""
+
     name = TASK
     gold_fields = ("state", "context.emotion")
     subject_forms = (ANSWERS,)
@@ -455,7 +430,10 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         context: str = history.DEFAULT_CONTEXT,
         messages: int = derived.DEFAULT_MESSAGES,
         words: int = derived.DEFAULT_WORDS,
+        seed: int = 0,
     ) -> None:
+        if messages < 1 or words < 0:
+            raise ValueError("messages must be >= 1 and words >= 0")
         super().__init__(context)
         self.messages, self.words = messages, words
 
@@ -520,14 +498,7 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
             asked.append(("intensity", CHOICE_PROMPT.text("intensity"), digits))
         asked += [(f"panas:{k}", CHOICE_PROMPT.text("panas", name=k), digits) for k in gold.panas]
         return [
-            tasks.Query(
-                key,
-                base,
-                CHOICE_PROMPT.info,
-                prompting.JSON_PARAMS,
-                hint,
-                choice=prompting.choice_form(base, question, options),
-            )
+            prompting.choice_query(key, base, CHOICE_PROMPT.info, hint, question, options)
             for key, question, options in asked
         ]
 
@@ -545,10 +516,14 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         listed = found.get("emotions")
         emotions = () if listed is None else tasks.label_list(listed, labels, "emotion")
         numbers = {n: parsing.bounded_number(found.get(n), *SCALES[n], n) for n in SCALES}
+        # the PANAS items asked, read from the answer's `panas` object (names in any case)
+        given = found.get("panas")
+        named = {str(k).lower(): v for k, v in given.items()} if isinstance(given, dict) else {}
+        panas = {k: parsing.bounded_number(named.get(k.lower()), *PANAS, k) for k in gold.panas}
         return EmotionPrediction(
             primary=primary,
             emotions=tuple(dict.fromkeys((primary, *emotions))),
-            panas=_panas(found.get("panas"), gold.panas),
+            panas=panas,
             asked=tuple(n for n in SCALES if gold.number(n) is not None),
             **numbers,
         )
@@ -559,10 +534,9 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         def spread(key: str) -> dict[str, float]:
             return dict(outputs[key].probabilities or {})
 
-        forms = {q.key: q.choice for q in self.queries(item, "choice") if q.choice}
-        label_form = forms["label"]
-        assert label_form is not None
-        names = dict(zip(label_form.keys, label_form.labels, strict=True))
+        # each option's key in the label question, as `queries` asked it
+        labels = [(label.name, label.name) for label in item.taxonomy.emotions]
+        names = {key: name for name, key in prompting.option_keys(labels).items()}
         label_p = spread("label")
         primary = parsing.most_probable(label_p, names)
         digits = {d: float(d) for d in INTENSITY_KEYS}
@@ -591,17 +565,3 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         if gold.labels:
             values["jaccard"] = 0.0
         return tasks.Scored(correct, {"primary_correct": correct, **values})
-
-
-@tasks.register_task(TASK)
-def emotion_task(
-    context: str = history.DEFAULT_CONTEXT,
-    messages: int = derived.DEFAULT_MESSAGES,
-    words: int = derived.DEFAULT_WORDS,
-    seed: int = 0,
-) -> EmotionTask:
-    """Emotion recognition; `context` is blind (default), informed, or both; `messages` and
-    `words` set the budget of a conversation-level item."""
-    if messages < 1 or words < 0:
-        raise ValueError("messages must be >= 1 and words >= 0")
-    return EmotionTask(context, messages, words)

@@ -18,66 +18,51 @@ import numpy as np
 from attunebench import tasks
 from attunebench.judge.forms import PAIRWISE_ANSWERS
 from attunebench.stats import FloatArray
-from attunebench.tasks.helpers import audit, history, metrics, pair_cues, pairs
-from attunebench.tasks.helpers.judging import (
-    PAIRWISE,
-    PAIRWISE_CHOICE,
-    JudgeContext,
-    Profile,
-    profile_of,
-)
-from attunebench.tasks.helpers.judging import pairwise_query as judge_query
-from attunebench.tasks.helpers.verdicts import parse_pairwise
-from attunebench.tasks.preference import (
-    ORDERS,
-    PairScoring,
-    PairTask,
-    PreferencePrediction,
-    both_orders,
-    pair_calibration_rows,
-    pair_of,
-    picks,
-    shown,
-    shown_gold,
-)
+from attunebench.tasks import preference
+from attunebench.tasks.helpers import audit, history, judging, metrics, pair_cues, pairs
 
 TASK = "judge_audit"
 DEFAULT_CONTEXT = "both"
 
 
-AuditView = tasks.View[pairs.PairGold, PreferencePrediction]
+AuditView = tasks.View[pairs.PairGold, preference.PreferencePrediction]
 
 
 def counts(views: Sequence[AuditView]) -> FloatArray:
     rows = []
     for view in views:
         guess = view.prediction
-        picks = [] if guess is None else [x for x in (guess.ab, guess.ba) if x is not None]
-        rows.append(audit.audit_counts(view.status, view.score, view.gold, picks))
+        named = [] if guess is None else [x for x in (guess.ab, guess.ba) if x is not None]
+        rows.append(audit.audit_counts(view.status, view.score, view.gold, named))
     return np.array(rows).reshape(len(rows), audit.WIDTH)
 
 
-class JudgeAuditScoring(PairScoring):
+class JudgeAuditScoring(preference.PairScoring):
     headline = "judge accuracy (consistent in both orders and as the participant picked)"
 
     def choice_gold(self, item: tasks.Item[pairs.PairGold], query: tasks.Query) -> str | None:
-        gold = shown_gold(item.gold, query.key)
+        gold = preference.shown_gold(item.gold, query.key)
         return None if gold == pairs.TIE else gold
 
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[pairs.PairGold]]:
-        return {"reference/longer-reply": picks(pair_cues.longer)}
+        return {"reference/longer-reply": preference.picks(pair_cues.longer)}
 
     metrics = metrics.register(
         TASK,
         metrics.column_metric("score", headline),
         *audit.audit_metrics(counts),
-        *tasks.calibration_metrics(pair_calibration_rows, positive="first"),
+        *tasks.calibration_metrics(preference.pair_calibration_rows, positive="first"),
     )
 
 
-class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
+@tasks.register_task(TASK)
+class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
+    """The judge on the participants' own pairs, in both orders; needs at least one `--judge`.
+
+    `participant_context`: informed, blind, or both."""
+
     name = TASK
     # The evaluated "models" are the judges, asked for pairwise verdicts: a judge that gives
     # none is left out of this task (not applicable), like a subject model elsewhere.
@@ -85,49 +70,47 @@ class JudgeAuditTask(PairTask, scoring=JudgeAuditScoring):
     evaluates = "judges"
     needs_judge = True
     per_order = "agree"
-    templates = (PAIRWISE, PAIRWISE_CHOICE)
+    templates = (judging.PAIRWISE, judging.PAIRWISE_CHOICE)
+
+    def __init__(
+        self,
+        participant_context: str = DEFAULT_CONTEXT,
+        derive_from_ratings: bool = True,
+        max_derived_pairs: int = pairs.DEFAULT_DERIVED_CAP,
+        include_flagged: bool = False,
+        seed: int = 0,
+    ) -> None:
+        options = pairs.PairOptions(
+            derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only=True
+        )
+        super().__init__(participant_context, options)
 
     def queries(
         self, item: tasks.Item[pairs.PairGold], mode: tasks.AnswerMode
     ) -> list[tasks.Query]:
-        pair = pair_of(item, self.pairs)
+        pair = preference.pair_of(item, self.pairs)
         # Across turns, cut before the earlier reply, as `preference` does: a transcript that
         # quoted it would show which reply came first.
         upto = min(pair.first.turn_index, pair.second.turn_index)
         turn = history.turn_at(item.conversation, upto)
-        profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
-        context = JudgeContext.at(item.conversation, upto, profile)
+        profile = judging.profile_of(item.conversation, turn, informed=item.context == "informed")
+        context = judging.JudgeContext.at(item.conversation, upto, profile)
         texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
         queries = []
-        for order in ORDERS:
-            a, b = (texts[key] for key in shown(item.gold, order))
-            queries.append(judge_query(context, a, b, order))
+        for order in preference.ORDERS:
+            a, b = (texts[key] for key in preference.shown(item.gold, order))
+            queries.append(judging.pairwise_query(context, a, b, order))
         return queries
 
     def letter(self, text: str) -> str:
-        return str(parse_pairwise(text)["winner"])
+        return str(judging.parse_pairwise(text)["winner"])
 
     def score(
-        self, item: tasks.Item[pairs.PairGold], prediction: PreferencePrediction
+        self, item: tasks.Item[pairs.PairGold], prediction: preference.PreferencePrediction
     ) -> tasks.Scored:
-        values = both_orders(prediction.ab or "", prediction.ba or "", item.gold.key).values
+        values = preference.both_orders(
+            prediction.ab or "", prediction.ba or "", item.gold.key
+        ).values
         agrees = values["consistent"] == 1.0 and values["correct_ab"] == 1.0
-        named = {f"agree_{order}": values[f"correct_{order}"] for order in ORDERS}
+        named = {f"agree_{order}": values[f"correct_{order}"] for order in preference.ORDERS}
         return tasks.Scored(float(agrees), {**named, "consistent": values["consistent"]})
-
-
-@tasks.register_task(TASK)
-def judge_audit_task(
-    participant_context: str = DEFAULT_CONTEXT,
-    derive_from_ratings: bool = True,
-    max_derived_pairs: int = pairs.DEFAULT_DERIVED_CAP,
-    include_flagged: bool = False,
-    seed: int = 0,
-) -> JudgeAuditTask:
-    """The judge on the participants' own pairs, in both orders; needs at least one `--judge`.
-
-    `participant_context`: informed, blind, or both."""
-    options = pairs.PairOptions(
-        derive_from_ratings, max_derived_pairs, seed, include_flagged, same_turn_only=True
-    )
-    return JudgeAuditTask(participant_context, options)

@@ -20,16 +20,8 @@ from attunebench.data.schema import Conversation, Response
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import RubricAnswers
 from attunebench.stats import FloatArray, Weights, safe_ratio
-from attunebench.tasks.helpers import history, metrics
-from attunebench.tasks.helpers.judging import (
-    RUBRIC,
-    JudgeContext,
-    Profile,
-    profile_of,
-    rubric_query,
-)
+from attunebench.tasks.helpers import history, judging, metrics
 from attunebench.tasks.helpers.pairs import talked_to_model
-from attunebench.tasks.helpers.verdicts import parse_rubric
 
 TASK = "judge_thumbs"
 LIKED_FROM = 6  # rubric scores of 6-10 read as "they would like it"
@@ -79,17 +71,6 @@ def thumb(conversation: Conversation, reply: Response) -> bool | None:
     return None if reply.rating is None or reply.rating == mid else reply.rating > mid
 
 
-def _thumbs(conversation: Conversation) -> Iterator[tuple[int, str, ThumbGold]]:
-    """(turn, response id, gold) for each bot reply with a thumb."""
-    for turn in conversation.turns:
-        for response in turn.responses:
-            liked = thumb(conversation, response)
-            if liked is None or response.rating is None:  # the second for the type checker
-                continue
-            gold = ThumbGold(rating=response.rating, liked=liked, model=response.model)
-            yield turn.index, response.id, gold
-
-
 ThumbView = tasks.View[ThumbGold, ThumbPrediction]
 
 
@@ -122,20 +103,33 @@ class JudgeThumbsScoring(tasks.Scoring[ThumbGold, ThumbPrediction]):
     )
 
 
+@tasks.register_task(TASK)
 class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumbsScoring):
+    """The judge's rubric score of each thumbed bot reply against the thumb; needs a `--judge`.
+
+    `participant_context`: informed, blind, or both."""
+
     name = TASK
     gold_fields = ("rating",)
     subject_forms = (THUMB_ANSWERS,)
     evaluates = "judges"
     needs_judge = True
-    templates = (RUBRIC,)
+    templates = (judging.RUBRIC,)
+
+    def __init__(self, participant_context: str = "both", seed: int = 0) -> None:
+        super().__init__(participant_context)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[ThumbGold]]:
         for conversation in conversations:
             if not talked_to_model(conversation):
                 continue
-            for turn_index, rid, gold in _thumbs(conversation):
-                yield from tasks.in_contexts(self, conversation, turn_index, rid, gold)
+            for turn in conversation.turns:
+                for reply in turn.responses:
+                    liked = thumb(conversation, reply)
+                    if liked is None or reply.rating is None:  # the second for the type checker
+                        continue
+                    gold = ThumbGold(rating=reply.rating, liked=liked, model=reply.model)
+                    yield from tasks.in_contexts(self, conversation, turn.index, reply.id, gold)
 
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         halves = sum(
@@ -151,14 +145,16 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
         turn = history.turn_at(item.conversation, item.turn_index)
         reply = turn.response(item.item_id)
         assert reply is not None
-        profile = profile_of(item.conversation, turn) if item.context == "informed" else Profile()
-        context = JudgeContext.at(item.conversation, item.turn_index, profile)
-        return [rubric_query(context, reply.text, "rubric", judge=None, form=THUMB_ANSWERS)]
+        profile = judging.profile_of(item.conversation, turn, informed=item.context == "informed")
+        context = judging.JudgeContext.at(item.conversation, item.turn_index, profile)
+        return [judging.rubric_query(context, reply.text, "rubric", judge=None, form=THUMB_ANSWERS)]
 
     def parse(
         self, item: tasks.Item[ThumbGold], outputs: Mapping[str, tasks.Output]
     ) -> ThumbPrediction:
-        return ThumbPrediction(score=float(parse_rubric(outputs["rubric"].text or "")["score"]))
+        return ThumbPrediction(
+            score=float(judging.parse_rubric(outputs["rubric"].text or "")["score"])
+        )
 
     def score(self, item: tasks.Item[ThumbGold], prediction: ThumbPrediction) -> tasks.Scored:
         agrees = (prediction.score >= LIKED_FROM) == item.gold.liked
@@ -166,11 +162,3 @@ class JudgeThumbsTask(tasks.Task[ThumbGold, ThumbPrediction], scoring=JudgeThumb
 
     def worst(self, item: tasks.Item[ThumbGold], partial: ThumbPrediction | None) -> tasks.Scored:
         return tasks.Scored(0.0, {"judge_score": None})
-
-
-@tasks.register_task(TASK)
-def judge_thumbs_task(participant_context: str = "both", seed: int = 0) -> JudgeThumbsTask:
-    """The judge's rubric score of each thumbed bot reply against the thumb; needs a `--judge`.
-
-    `participant_context`: informed, blind, or both."""
-    return JudgeThumbsTask(participant_context)

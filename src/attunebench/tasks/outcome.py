@@ -1,18 +1,10 @@
 """`outcome`: how the person felt and judged the conversation afterwards.
 
-From the whole conversation the model predicts what the person reported after it: the
-intensity of their feeling (`final_intensity`), their overall `rating` and every numeric answer
-of their end survey, each on the scale the data declares (`Outcome.scales`, else 1 to 5). The
-change of intensity is not asked: ESConv kept only conversations whose intensity fell, so a
-constant would score as well as a reading of the person.
-
-End-of-conversation answers sit near the corpus median and vary with how long the conversation
-went, which the prompt shows. The headline is the mean over the gold's fields of the
-position-adjusted correlation (`tasks.helpers.adjusted`), each field's cell read within the
-item's corpus part and the set of fields it asks (`field_set`): the fields asked are the ones
-the person answered, so they are a cue (on a corpus whose second survey question some skipped,
-a train mean per field set correlated with the rating across field sets). A constant, a guess
-from the number of messages, the part or the fields asked scores 0.
+The model predicts, from the whole conversation, each outcome field the person reported, on its
+own scale (docs/tasks.md, "The tasks"). The change of intensity is not asked: ESConv kept only
+conversations whose intensity fell, so a constant would score as well as a reading of the
+person. The headline's cell also holds the fields an item asks (`field_set`): they are the ones
+the person answered, so they are a cue (docs/tasks.md, "Headlines no trivial strategy can win").
 """
 
 from __future__ import annotations
@@ -239,7 +231,7 @@ def adjusted_values(views: Sequence[OutcomeView]) -> FloatArray:
             conversations,
             [_pair(v, name)[0] for v in views],
             [np.nan if truth is None else truth for truth in truths],
-            [_span(v, name) for v in views],
+            [high - low for low, high in (v.gold.scales.get(name, FIVE) for v in views)],
             parts,
             asked_sets,
         )
@@ -251,11 +243,6 @@ def field_set(gold: OutcomeGold) -> tuple[tuple[str, tuple[float, ...]], ...]:
     """The fields an item asks, each with its scale: what the prompt shows of the gold, and so
     part of each field's cell (see the module docstring)."""
     return tuple(sorted((name, tuple(scale)) for name, scale in gold.scales.items()))
-
-
-def _span(view: OutcomeView, name: str) -> float:
-    low, high = view.gold.scales.get(name, FIVE)
-    return high - low
 
 
 class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):
@@ -327,12 +314,18 @@ class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):
     )
 
 
+@tasks.register_task(TASK)
 class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScoring):
+    """Outcome prediction; `context` is blind (default), informed, or both."""
+
     name = TASK
     gold_fields = ("outcome", "state.intensity")
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE)
+
+    def __init__(self, context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> None:
+        super().__init__(context)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Conversations with an outcome: a final intensity (and its change), a rating, or
@@ -397,9 +390,3 @@ class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScori
 
     def worst(self, item: tasks.Item[OutcomeGold], partial: numeric.Numbers | None) -> tasks.Scored:
         return numeric.scored(item.gold.values, item.gold.scales, None)
-
-
-@tasks.register_task(TASK)
-def outcome_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> OutcomeTask:
-    """Outcome prediction; `context` is blind (default), informed, or both."""
-    return OutcomeTask(context)

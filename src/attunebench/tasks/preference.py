@@ -12,7 +12,7 @@ in the session is read as an answer given in both orders (`retests`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from itertools import combinations
 from typing import Any
@@ -32,6 +32,7 @@ from attunebench.tasks.helpers.pairs import (
     Pair,
     PairGold,
     PairOptions,
+    chosen_reply,
     flagged_left_out,
     preference_pairs,
 )
@@ -98,11 +99,6 @@ def shown_gold(gold: PairGold, order: str) -> str:
     return "A" if gold.chosen == shown(gold, order)[0] else "B"
 
 
-def pick_of(letter: str, a: str, b: str) -> str:
-    """The candidate key a letter names ("tie" stays "tie")."""
-    return {"A": a, "B": b}.get(letter, TIE)
-
-
 def both_orders(pick_ab: str | None, pick_ba: str | None, gold: str) -> tasks.Scored:
     """One pair asked as A/B and as B/A: the mean correctness of the orders, with each order's
     correctness and their consistency."""
@@ -118,77 +114,6 @@ def pair_of(item: tasks.Item[PairGold], options: PairOptions) -> Pair:
         if (pair.turn_index, pair.item_id) == (item.turn_index, item.item_id):
             return pair
     raise KeyError(f"no reply pair {item.item_id!r} at turn {item.turn_index}")
-
-
-def pair_queries(
-    item: tasks.Item[PairGold], pair: Pair, mode: tasks.AnswerMode
-) -> list[tasks.Query]:
-    """The pair in both orders, as preference questions."""
-    conversation, gold = item.conversation, item.gold
-    texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
-    # Cut before the earlier reply: a transcript that quoted it (and went on to the later
-    # one's message) would show which reply came first and how far apart they were.
-    upto = min(pair.first.turn_index, pair.second.turn_index)
-    base = prompting.shown_fields(item, history.history_through(conversation, upto), upto)
-    template = ACROSS_TURNS if pair.across_turns else SAME_TURN
-    queries = []
-    for order in ORDERS:
-        a, b = (texts[key] for key in shown(gold, order))
-        fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
-        hint = TaskHint(
-            kind=TASK,
-            text=history.turn_at(conversation, upto).user,
-            candidates={"A": a, "B": b},
-            history=history.hint_history(history.history_before(conversation, upto)),
-            form=ANSWERS,
-        )
-        form = None
-        if mode == "choice":
-            # A derived pair's question: the user rated each reply alone, never picked one.
-            asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
-            form = prompting.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
-        queries.append(
-            tasks.Query(
-                order,
-                template.render(**fields),
-                template.info,
-                prompting.JSON_PARAMS,
-                hint,
-                choice=form,
-            )
-        )
-    return queries
-
-
-def read_orders(
-    gold: PairGold, outputs: Mapping[str, tasks.Output], parse: Callable[[str], str]
-) -> PreferencePrediction:
-    """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
-    letters: dict[str, str] = {}
-    spreads: dict[str, dict[str, float]] = {}
-    problems = []
-    for order in ORDERS:
-        output = outputs[order]
-        if output.probabilities is not None:
-            spread = dict(output.probabilities)
-            spreads[order] = {label: spread.get(key, 0.0) for label, key in CHOICE_KEYS.items()}
-            letters[order] = max(spreads[order], key=lambda k: spreads[order][k])
-            continue
-        try:
-            letters[order] = parse(output.text or "")
-        except tasks.InvalidAnswer as invalid:
-            problems.append(f"{order}: {invalid}")
-    picks = {o: pick_of(letter, *shown(gold, o)) for o, letter in letters.items()}
-    prediction = PreferencePrediction(
-        ab=picks.get("ab"),
-        ba=picks.get("ba"),
-        ab_letter=letters.get("ab"),
-        ba_letter=letters.get("ba"),
-        probabilities=spreads,
-    )
-    if problems:
-        raise tasks.InvalidAnswer("; ".join(problems), partial=prediction)
-    return prediction
 
 
 PreferenceView = tasks.View[PairGold, PreferencePrediction]
@@ -242,7 +167,36 @@ class PairTask(tasks.Task[PairGold, PreferencePrediction]):
     def parse(
         self, item: tasks.Item[PairGold], outputs: Mapping[str, tasks.Output]
     ) -> PreferencePrediction:
-        return read_orders(item.gold, outputs, self.letter)
+        """Each order's pick; raises InvalidAnswer (keeping the parsed orders) if one fails."""
+        letters: dict[str, str] = {}
+        spreads: dict[str, dict[str, float]] = {}
+        problems = []
+        for order in ORDERS:
+            output = outputs[order]
+            if output.probabilities is not None:
+                spread = dict(output.probabilities)
+                spreads[order] = {label: spread.get(key, 0.0) for label, key in CHOICE_KEYS.items()}
+                letters[order] = max(spreads[order], key=lambda k: spreads[order][k])
+                continue
+            try:
+                letters[order] = self.letter(output.text or "")
+            except tasks.InvalidAnswer as invalid:
+                problems.append(f"{order}: {invalid}")
+        # the candidate key each letter names ("tie" stays "tie")
+        picks = {
+            o: dict(zip("AB", shown(item.gold, o), strict=True)).get(x, TIE)
+            for o, x in letters.items()
+        }
+        prediction = PreferencePrediction(
+            ab=picks.get("ab"),
+            ba=picks.get("ba"),
+            ab_letter=letters.get("ab"),
+            ba_letter=letters.get("ba"),
+            probabilities=spreads,
+        )
+        if problems:
+            raise tasks.InvalidAnswer("; ".join(problems), partial=prediction)
+        return prediction
 
     def worst(
         self, item: tasks.Item[PairGold], partial: PreferencePrediction | None
@@ -267,15 +221,7 @@ def asked_again(probe: Probe, pairs: Sequence[Pair]) -> Iterator[tuple[Pair, str
             yield pair, key
 
 
-def pair_references() -> dict[str, tasks.Reference[PairGold]]:
-    """What position alone achieves, and content cues (`tasks.helpers.pair_cues`)."""
-    return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
-
-
-@cache
-def _pair_guess(ab: str, ba: str) -> PreferencePrediction:
-    """One (frozen) guess per pair of picks, shared by the pairs guessed it."""
-    return PreferencePrediction(ab=ab, ba=ba)
+_pair_guess = cache(PreferencePrediction)  # one (frozen) guess per picks, shared by its pairs
 
 
 def picks(cue: pair_cues.Cue) -> tasks.Reference[PairGold]:
@@ -290,7 +236,7 @@ def picks(cue: pair_cues.Cue) -> tasks.Reference[PairGold]:
             # A cue that cannot tell the replies apart has no preference: it answers "A" in
             # both orders (half right on a pair with a preferred reply), never "tie".
             ab, ba = (gold.first, gold.second) if key == TIE else (key, key)
-            out.append((_pair_guess(ab, ba), both_orders(ab, ba, gold.key)))
+            out.append((_pair_guess(ab=ab, ba=ba), both_orders(ab, ba, gold.key)))
         return out
 
     return tasks.Reference(guessed, cue.fit)
@@ -309,16 +255,11 @@ CONTENT_CUES: dict[str, pair_cues.Cue] = {
 }
 
 
-def _both_parsed(view: PreferenceView) -> tuple[str, str] | None:
+def flip(view: PreferenceView) -> float | None:
     guess = view.prediction
     if view.status == "failed" or guess is None or guess.ab is None or guess.ba is None:
         return None
-    return guess.ab, guess.ba
-
-
-def flip(view: PreferenceView) -> float | None:
-    both = _both_parsed(view)
-    return None if both is None else float(both[0] != both[1])
+    return float(guess.ab != guess.ba)
 
 
 def first_shown_pick(view: PreferenceView) -> list[float]:
@@ -350,7 +291,8 @@ class PreferenceScoring(PairScoring):
     def references(
         self, context: history.ContextMode = "blind"
     ) -> dict[str, tasks.Reference[PairGold]]:
-        return pair_references()
+        """What position alone achieves, and content cues (`tasks.helpers.pair_cues`)."""
+        return {name: picks(cue) for name, cue in {**POSITION_CUES, **CONTENT_CUES}.items()}
 
     def answered_gold(self, gold: PairGold, prediction: PreferencePrediction) -> PairGold | None:
         """The reply named in both orders (or a tie in both); None for picks that follow the
@@ -386,11 +328,12 @@ class PreferenceScoring(PairScoring):
 
     def chance(self, golds: Sequence[PairGold]) -> float | None:
         """Within each corpus part, the larger of its tie share and half the rest, averaged."""
-        found = []
-        for group in tasks.by_part(golds).values():
+
+        def larger(group: list[PairGold]) -> float:
             ties = sum(gold.key == TIE for gold in group) / len(group)
-            found.append((max(ties, (1.0 - ties) / 2.0), len(group)))
-        return tasks.part_average(found)
+            return max(ties, (1.0 - ties) / 2.0)
+
+        return tasks.chance_by_part(golds, larger)
 
     metrics = metrics.register(
         TASK,
@@ -434,11 +377,8 @@ GOLD_COUNTS = (
 def _turn_gold(turn: Turn) -> dict[str, int]:
     """A turn's recorded pick or tie among two or more replies, and its pairs of replies whose
     ratings differ."""
-    preference = turn.preference
-    chosen = None
-    if preference is not None and preference.chosen is not None:
-        chosen = turn.response(preference.chosen)
-    tie = preference is not None and preference.tie
+    chosen = chosen_reply(turn)
+    tie = turn.preference is not None and turn.preference.tie
     picked = (chosen is not None or tie) and len(turn.responses) >= 2
     ratings = [r.rating for r in turn.responses if r.rating is not None]
     pairs = sum(1 for a, b in combinations(ratings, 2) if a != b)
@@ -451,10 +391,24 @@ def _turn_gold(turn: Turn) -> dict[str, int]:
     }
 
 
+@tasks.register_task(TASK)
 class PreferenceTask(PairTask, scoring=PreferenceScoring):
+    """Preference prediction in both orders; pairs from picks, and from ratings where needed."""
+
     name = TASK
     subject_forms = (ANSWERS,)
     templates = (SAME_TURN, ACROSS_TURNS, CHOICE)
+
+    def __init__(
+        self,
+        context: str = history.DEFAULT_CONTEXT,
+        derive_from_ratings: bool = True,
+        max_derived_pairs: int = DEFAULT_DERIVED_CAP,
+        include_flagged: bool = False,
+        seed: int = 0,
+    ) -> None:
+        options = PairOptions(derive_from_ratings, max_derived_pairs, seed, include_flagged)
+        super().__init__(context, options)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Turns with a recorded pick or tie; apart, pairs of replies whose ratings differ."""
@@ -474,20 +428,42 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
         )
 
     def queries(self, item: tasks.Item[PairGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
-        return pair_queries(item, pair_of(item, self.pairs), mode)
+        """The pair in both orders, as preference questions."""
+        pair = pair_of(item, self.pairs)
+        conversation, gold = item.conversation, item.gold
+        texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
+        # Cut before the earlier reply: a transcript that quoted it (and went on to the later
+        # one's message) would show which reply came first and how far apart they were.
+        upto = min(pair.first.turn_index, pair.second.turn_index)
+        base = prompting.shown_fields(item, history.history_through(conversation, upto), upto)
+        template = ACROSS_TURNS if pair.across_turns else SAME_TURN
+        queries = []
+        for order in ORDERS:
+            a, b = (texts[key] for key in shown(gold, order))
+            fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
+            hint = TaskHint(
+                kind=TASK,
+                text=history.turn_at(conversation, upto).user,
+                candidates={"A": a, "B": b},
+                history=history.hint_history(history.history_before(conversation, upto)),
+                form=ANSWERS,
+            )
+            form = None
+            if mode == "choice":
+                # A derived pair's question: the user rated each reply alone, never picked one.
+                asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
+                form = prompting.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
+            queries.append(
+                tasks.Query(
+                    order,
+                    template.render(**fields),
+                    template.info,
+                    prompting.JSON_PARAMS,
+                    hint,
+                    choice=form,
+                )
+            )
+        return queries
 
     def score(self, item: tasks.Item[PairGold], prediction: PreferencePrediction) -> tasks.Scored:
         return both_orders(prediction.ab or "", prediction.ba or "", item.gold.key)
-
-
-@tasks.register_task(TASK)
-def preference_task(
-    context: str = history.DEFAULT_CONTEXT,
-    derive_from_ratings: bool = True,
-    max_derived_pairs: int = DEFAULT_DERIVED_CAP,
-    include_flagged: bool = False,
-    seed: int = 0,
-) -> PreferenceTask:
-    """Preference prediction in both orders; pairs from picks, and from ratings where needed."""
-    options = PairOptions(derive_from_ratings, max_derived_pairs, seed, include_flagged)
-    return PreferenceTask(context, options)

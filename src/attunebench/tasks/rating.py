@@ -1,15 +1,10 @@
 """`rating`: predict how the person rated the replies so far, at each point they rated them.
 
-Where a person rated the other side every few messages (ESConv seeker feedback,
-`Turn.feedback`) the model reads the conversation up to that point; in a conversation with no
-such feedback each reply the person rated (`Response.rating`) is an item, read through that
-reply (`data.derived.rated_replies` keeps one rating from counting twice).
-
-Ratings drift over a conversation and sit near the corpus mean, so an error-based score is won
-by a constant. The headline is the position-adjusted correlation (`tasks.helpers.adjusted`),
-the cell being the corpus part x the third of the conversation x the messages shown (binned):
-a constant, a position-only guess and a guess from the corpus part score 0 (the parts of a
-suite differ by design: FailedESConv was chosen for failing).
+An item is a turn with feedback (`Turn.feedback`), or else each reply the person rated, read
+through that reply (`data.derived.rated_replies` keeps one rating from counting twice). Ratings
+drift over a conversation and sit near the corpus mean, so an error-based score is won by a
+constant: the headline is the position-adjusted correlation (`tasks.helpers.adjusted`; its
+cell: docs/tasks.md, "Headlines no trivial strategy can win").
 """
 
 from __future__ import annotations
@@ -57,13 +52,10 @@ class RatingAnswers(answerform.AnswerForm):
     def from_gold(
         self, hint: TaskHint, gold: Mapping[str, Any], right: bool, rng: np.random.Generator
     ) -> str:
-        return answerform.dumps(
-            {
-                "rating": gold["rating"]
-                if right
-                else answerform.uniform(rng, *answerform.labelled_scale(hint))
-            }
+        rating = (
+            gold["rating"] if right else answerform.uniform(rng, *answerform.labelled_scale(hint))
         )
+        return answerform.dumps({"rating": rating})
 
     def reads(self, hint: TaskHint) -> tuple[str, ...]:
         said = [text for role, text in hint.history if role == "user"]
@@ -114,28 +106,11 @@ class RatingGold(tasks.Gold):
         return tuple(self.scale), self.third, self.shown_bin  # a list when read unvalidated
 
 
-def _bounds(conversation: Conversation) -> tuple[float, float]:
+def rating_golds(conversation: Conversation) -> Iterator[tuple[int, str, RatingGold]]:
+    """(turn index, item id, gold) of each feedback turn, then of each reply whose own rating
+    is an item."""
     scale = conversation.source.rating_scale
-    return (scale.low, scale.high) if scale is not None else (1.0, 5.0)
-
-
-def reply_golds(conversation: Conversation) -> Iterator[tuple[int, str, RatingGold]]:
-    """(turn index, item id, gold) of each reply whose own rating is an item."""
-    last = max(conversation.turns[-1].index, 1)
-    for turn, reply, rating in rated_replies(conversation):
-        gold = RatingGold(
-            rating=rating,
-            scale=_bounds(conversation),
-            position=turn.index / last,
-            visible=len(history.history_through(conversation, turn.index)) + 1,
-            reply_chars=len(reply.text),
-            reported=grouping.last_report(conversation, turn.index + 1),
-        )
-        yield turn.index, REPLY_ITEM + reply.id, gold
-
-
-def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]:
-    bounds = _bounds(conversation)
+    bounds = (scale.low, scale.high) if scale is not None else (1.0, 5.0)
     last = max(conversation.turns[-1].index, 1)
     previous = -1
     for turn in conversation.turns:
@@ -156,7 +131,17 @@ def rating_golds(conversation: Conversation) -> Iterator[tuple[int, RatingGold]]
             reported=grouping.last_report(conversation, turn.index),
         )
         previous = turn.index
-        yield turn.index, gold
+        yield turn.index, FEEDBACK, gold
+    for turn, reply, rating in rated_replies(conversation):
+        gold = RatingGold(
+            rating=rating,
+            scale=bounds,
+            position=turn.index / last,
+            visible=len(history.history_through(conversation, turn.index)) + 1,
+            reply_chars=len(reply.text),
+            reported=grouping.last_report(conversation, turn.index + 1),
+        )
+        yield turn.index, REPLY_ITEM + reply.id, gold
 
 
 def _shown(
@@ -314,12 +299,18 @@ class RatingScoring(tasks.Scoring[RatingGold, numeric.Numbers]):
     )
 
 
+@tasks.register_task(TASK)
 class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring):
+    """Rating prediction at each point the person rated; `context` is blind, informed or both."""
+
     name = TASK
     gold_fields = ("rating",)
     subject_forms = (ANSWERS,)
     answer_modes = ("generate", "choice")
     templates = (PROMPT, CHOICE, REPLY, REPLY_CHOICE)
+
+    def __init__(self, context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> None:
+        super().__init__(context)
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
         """Where the person rated replies themselves (first-person): the rated replies, apart
@@ -348,9 +339,7 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[RatingGold]]:
         for conversation in conversations:
-            for turn_index, gold in rating_golds(conversation):
-                yield from tasks.in_contexts(self, conversation, turn_index, FEEDBACK, gold)
-            for turn_index, item_id, gold in reply_golds(conversation):
+            for turn_index, item_id, gold in rating_golds(conversation):
                 yield from tasks.in_contexts(self, conversation, turn_index, item_id, gold)
 
     def queries(self, item: tasks.Item[RatingGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
@@ -383,9 +372,3 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
 
     def worst(self, item: tasks.Item[RatingGold], partial: numeric.Numbers | None) -> tasks.Scored:
         return numeric.scored({FIELD: item.gold.rating}, {FIELD: item.gold.scale}, None)
-
-
-@tasks.register_task(TASK)
-def rating_task(context: str = history.DEFAULT_CONTEXT, seed: int = 0) -> RatingTask:
-    """Rating prediction at each point the person rated; `context` is blind, informed or both."""
-    return RatingTask(context)

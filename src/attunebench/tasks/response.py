@@ -1,18 +1,10 @@
 """`response`: the model writes its own reply; judges score it for this participant.
 
-LLM-as-a-judge response quality made personal: the judge is told what this participant told us
-before seeing any reply (`tasks.helpers.judging`) and judges for them. An item is a turn with a
-recorded pick and another reply; in a chat the person held with a real model (ConvAI1), a turn
-with that model's one reply, judged by the rubric alone (left out, and counted, with
-`judge_mode="pairwise"`); the judges score the real reply too, shown as `reference/real-reply`
-beside the person's own thumb (`tasks.helpers.real_reply`).
-
-`judge_mode`: `pairwise` compares the reply with the chosen and with the rejected one in both
-orders; `rubric` asks for a 1-10 score; `both` does both. Values are per judge
-(`win_vs_chosen[JUDGE]`, ...) and the panel's (`tasks.helpers.judge_values`). An unusable
-verdict counts as a loss: a judge that fails on the items a model would lose must not raise
-its score. A comparison judged in one order only is flagged `one-order-only`; an item with no
-usable verdict is `invalid`.
+The judge is told what this participant told us before seeing any reply (`tasks.helpers.judging`)
+and judges for them; in a chat the person held with a real model (ConvAI1) the judges score that
+model's reply too, a reference row (`reference/real-reply`) beside the person's own thumb. An
+unusable verdict counts as a loss: a judge that fails on the items a model would lose must not
+raise its score. The judge modes, values and flags: docs/tasks.md.
 """
 
 from __future__ import annotations
@@ -27,29 +19,13 @@ import numpy as np
 
 from attunebench import tasks
 from attunebench.answerform import AnswerForm, TaskHint, heaviest, pick, registered
-from attunebench.data.schema import Conversation, Turn
+from attunebench.data.schema import Conversation, Response, Turn
 from attunebench.frozen import Frozen
 from attunebench.judge.forms import PAIRWISE_ANSWERS, RUBRIC_ANSWERS
 from attunebench.records import ItemRecord
-from attunebench.tasks.helpers import history, metrics
-from attunebench.tasks.helpers import real_reply as real
-from attunebench.tasks.helpers.judge_values import (
-    COMPARISONS,
-    MODEL_FIRST,
-    REFERENCE_FIRST,
-    judge_values,
-    mean,
-)
-from attunebench.tasks.helpers.judging import (
-    PAIRWISE,
-    PAIRWISE_CHOICE,
-    RUBRIC,
-    JudgeContext,
-    pairwise_query,
-    profile_of,
-    rubric_query,
-)
-from attunebench.tasks.helpers.pairs import reference_replies
+from attunebench.stats import FloatArray, IntArray
+from attunebench.tasks.helpers import calibration, history, judging, metrics, pairs
+from attunebench.tasks.helpers.pairs import chosen_reply, reference_replies
 from attunebench.tasks.helpers.prompting import REPLY_PARAMS, chat_messages, self_reports_block
 from attunebench.tasks.judge_thumbs import thumb
 
@@ -117,21 +93,90 @@ class ResponsePrediction(Frozen):
 ResponseView = tasks.View[ResponseGold, ResponsePrediction]
 
 
+REAL_REFERENCE = "reference/real-reply"
+REAL_QUERY = "real"  # judge query keys: real/rubric@JUDGE
+REAL_VALUE = "real_rubric"  # record values: real_rubric (the judges' mean), real_rubric[JUDGE]
+
+
+def real_reply(conversation: Conversation, turn: Turn) -> Response | None:
+    """The one reply a real model gave at this turn of a chat the person held with it."""
+    if not pairs.talked_to_model(conversation):
+        return None
+    replies = [r for r in turn.responses if r.text.strip()]
+    return replies[0] if len(replies) == 1 else None
+
+
+def real_values(verdicts: Sequence[tasks.JudgedVerdict], judges: Sequence[str]) -> dict[str, float]:
+    """Each judge's rubric score of the real reply and their mean. Unlike a model's answer, an
+    unusable verdict is no score (not the lowest): the real reply has no score to protect."""
+    values: dict[str, float] = {}
+    for judge in judges:
+        mine = [v for v in verdicts if v.query.model == judge and v.verdict.status == "ok"]
+        scores = [float((v.verdict.parsed or {})["score"]) for v in mine]
+        if (score := judging.mean(scores)) is not None:
+            values[f"{REAL_VALUE}[{judge}]"] = score
+    if (panel := judging.mean(list(values.values()))) is not None:
+        values[REAL_VALUE] = panel
+    return values
+
+
+def real_thumb_rows(views: Sequence[ResponseView]) -> tuple[FloatArray, IntArray]:
+    """Per real reply with a thumb and a score: (the score, 1 if liked), and its view's index."""
+    rows, owners = [], []
+    for index, view in enumerate(views):
+        score, liked = view.value(REAL_VALUE), view.gold.real_liked
+        if score is not None and liked is not None:
+            rows.append((score, float(liked)))
+            owners.append(index)
+    return np.array(rows, dtype=np.float64).reshape(-1, 2), np.array(owners, dtype=np.int64)
+
+
+def _real_mean(name: str, description: str, liked: bool) -> metrics.Metric:
+    """The mean rubric score of the real replies whose thumb was `liked`."""
+
+    def scored(view: ResponseView) -> float | None:
+        return view.value(REAL_VALUE) if view.gold.real_liked is liked else None
+
+    return replace(metrics.mean_metric(name, description, scored), of_references=True)
+
+
+REAL_METRICS = (
+    _real_mean("real_rubric_thumb_up", "mean rubric score of real replies given a thumb up", True),
+    _real_mean(
+        "real_rubric_thumb_down", "mean rubric score of real replies given a thumb down", False
+    ),
+    metrics.Metric(
+        "real_thumb_auroc",
+        "agreement of the real replies' rubric score with the person's thumb (AUROC; 0.5 is "
+        "chance)",
+        real_thumb_rows,
+        calibration.auroc_statistic,
+        of_references=True,
+    ),
+)
+
+
 def _real_guess(view: ResponseView) -> tasks.Guess:
-    return real.guess(view, lambda reply: ResponsePrediction(reply=reply))
+    """The real reply as the reference's guess, scored as a reply judged by the rubric alone
+    (None where no judge scored it)."""
+    score = view.value(REAL_VALUE)
+    if view.gold.real is None or score is None:
+        return None
+    values = {"rubric": score, REAL_VALUE: score}
+    return ResponsePrediction(reply=view.gold.real_text), tasks.Scored((score - 1.0) / 9.0, values)
 
 
 class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
     headline = "judge win rate"
 
     def recorded_references(self) -> Mapping[str, tasks.RecordedReference[ResponseGold]]:
-        return {real.REFERENCE: tasks.RecordedReference(real.VALUE, _real_guess)}
+        return {REAL_REFERENCE: tasks.RecordedReference(REAL_VALUE, _real_guess)}
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """One mean per judge and value (`win_vs_chosen[JUDGE]`, ...), for the judges seen."""
         held = set(map(tuple, map(attrgetter("scores"), records)))  # a few sets of keys
         keys = sorted(
-            {k for shape in held for k in shape if "[" in k and not k.startswith(real.VALUE)}
+            {k for shape in held for k in shape if "[" in k and not k.startswith(REAL_VALUE)}
         )
         return tuple(
             metrics.column_metric(key, f"{key.split('[')[0]} by judge {key.split('[')[1][:-1]}")
@@ -152,21 +197,34 @@ class ResponseScoring(tasks.Scoring[ResponseGold, ResponsePrediction]):
             metrics.Column(flag=ONE_ORDER),
             higher_is_better=False,
         ),
-        *real.METRICS,
+        *REAL_METRICS,
     )
 
 
+@tasks.register_task(TASK)
 class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=ResponseScoring):
+    """Reply generation judged for the participant; needs at least one `--judge`.
+
+    `participant_comment` also shows the judge the participant's post-hoc comment, written
+    after reading the replies (off by default: it can give their pick away)."""
+
     name = TASK
     gold_fields = ("preference", "need", "rating")  # rating: the thumb on a real reply
     subject_forms = (ANSWERS,)
     needs_judge = True
 
-    def __init__(self, context: str, judge_mode: str, comment: bool) -> None:
+    def __init__(
+        self,
+        context: str = history.DEFAULT_CONTEXT,
+        judge_mode: str = "both",
+        participant_comment: bool = False,
+        seed: int = 0,
+    ) -> None:
+        tasks.check_choice("judge_mode", judge_mode, JUDGE_MODES)
         super().__init__(context)
-        self.judge_mode, self.comment = judge_mode, comment
-        judged = (PAIRWISE, PAIRWISE_CHOICE) if judge_mode != "rubric" else ()
-        self.templates = (PROMPT, *judged, *((RUBRIC,) if judge_mode != "pairwise" else ()))
+        self.judge_mode, self.comment = judge_mode, participant_comment
+        judged = (judging.PAIRWISE, judging.PAIRWISE_CHOICE) if judge_mode != "rubric" else ()
+        self.templates = (PROMPT, *judged, *((judging.RUBRIC,) if judge_mode != "pairwise" else ()))
 
     @property
     def judge_forms(self) -> tuple[AnswerForm, ...]:
@@ -177,12 +235,9 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         """Turns with a chosen reply, or the text or behaviors the person said they needed."""
         counts: Counter[str] = Counter()
         for turn in (turn for c in conversations for turn in c.turns):
-            need, preference = turn.need, turn.preference
-            chosen = None
-            if preference is not None and preference.chosen is not None:
-                chosen = turn.response(preference.chosen)
+            need = turn.need
             wanted = {
-                "with_chosen_reply": chosen is not None,
+                "with_chosen_reply": chosen_reply(turn) is not None,
                 "with_wanted_text": bool(need and need.text and need.text.strip()),
                 "with_wanted_behaviors": bool(need and need.behaviors),
             }
@@ -209,7 +264,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
                 chosen_text=chosen.text,
                 rejected_text=rejected.text,
             )
-        reply = real.real_reply(conversation, turn)
+        reply = real_reply(conversation, turn)
         if reply is None or self.judge_mode == "pairwise":
             return None
         liked = thumb(conversation, reply)
@@ -219,7 +274,7 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         if self.judge_mode != "pairwise":
             return {}
         only = sum(
-            real.real_reply(c, t) is not None and reference_replies(t) is None
+            real_reply(c, t) is not None and reference_replies(t) is None
             for c in conversations
             for t in c.turns
         )
@@ -257,8 +312,8 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
     ) -> list[tasks.Query]:
         turn = history.turn_at(item.conversation, item.turn_index)
         references = None if item.gold.real is not None else reference_replies(turn)
-        profile = profile_of(item.conversation, turn, references, comment=self.comment)
-        context = JudgeContext.at(item.conversation, turn.index, profile)
+        profile = judging.profile_of(item.conversation, turn, references, comment=self.comment)
+        context = judging.JudgeContext.at(item.conversation, turn.index, profile)
         others = (
             {"vs_chosen": references[0].text, "vs_rejected": references[1].text}
             if references is not None and self.judge_mode != "rubric"
@@ -270,16 +325,18 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
                 for comparison, other in others.items():
                     key = f"{comparison}/{{}}@{judge}"
                     queries += [
-                        pairwise_query(context, reply, other, key.format(MODEL_FIRST), judge=judge),
-                        pairwise_query(
-                            context, other, reply, key.format(REFERENCE_FIRST), judge=judge
+                        judging.pairwise_query(
+                            context, reply, other, key.format(judging.MODEL_FIRST), judge=judge
+                        ),
+                        judging.pairwise_query(
+                            context, other, reply, key.format(judging.REFERENCE_FIRST), judge=judge
                         ),
                     ]
             if self.judge_mode != "pairwise":
-                queries.append(rubric_query(context, reply, f"rubric@{judge}", judge=judge))
+                queries.append(judging.rubric_query(context, reply, f"rubric@{judge}", judge=judge))
             if item.gold.real is not None:
-                key = f"{real.QUERY}/rubric@{judge}"
-                asked = rubric_query(context, item.gold.real_text, key, judge=judge)
+                key = f"{REAL_QUERY}/rubric@{judge}"
+                asked = judging.rubric_query(context, item.gold.real_text, key, judge=judge)
                 queries.append(replace(asked, of_reference=True))
         return queries
 
@@ -295,31 +352,16 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
     ) -> tasks.Scored:
         judges = list(dict.fromkeys(v.query.model or "" for v in verdicts))
         own = [v for v in verdicts if not v.query.of_reference]
-        values, one_order = judge_values(own, judges, self._mode(item))
-        values |= real.real_values([v for v in verdicts if v.query.of_reference], judges)
+        values, one_order = judging.judge_values(own, judges, self._mode(item))
+        values |= real_values([v for v in verdicts if v.query.of_reference], judges)
         flags = (ONE_ORDER,) if one_order else ()
         if not any(v.verdict.status == "ok" for v in own):
             return tasks.Scored(0.0, values, flags, invalid="no usable verdict from any judge")
         if self._mode(item) == "rubric":
             rubric = values["rubric"]
             return tasks.Scored(None if rubric is None else (rubric - 1.0) / 9.0, values, flags)
-        wins = [v for c in COMPARISONS if (v := values[f"win_{c}"]) is not None]
-        return tasks.Scored(mean(wins), values, flags)
+        wins = [v for c in judging.COMPARISONS if (v := values[f"win_{c}"]) is not None]
+        return tasks.Scored(judging.mean(wins), values, flags)
 
     def score(self, item: tasks.Item[ResponseGold], prediction: ResponsePrediction) -> tasks.Scored:
         raise AssertionError("a response is scored by its judges (judged)")
-
-
-@tasks.register_task(TASK)
-def response_task(
-    context: str = history.DEFAULT_CONTEXT,
-    judge_mode: str = "both",
-    participant_comment: bool = False,
-    seed: int = 0,
-) -> ResponseTask:
-    """Reply generation judged for the participant; needs at least one `--judge`.
-
-    `participant_comment` also shows the judge the participant's post-hoc comment, written
-    after reading the replies (off by default: it can give their pick away)."""
-    tasks.check_choice("judge_mode", judge_mode, JUDGE_MODES)
-    return ResponseTask(context, judge_mode, participant_comment)

@@ -29,11 +29,6 @@ def _side(key: str, gold: PairGold) -> int:
     return 2 if key == TIE else 0 if key == gold.first else 1
 
 
-def _matched(gold: PairGold) -> bool:
-    low, high = sorted((gold.len_first, gold.len_second))
-    return low > 0 and high / low <= MATCHED_RATIO
-
-
 def audit_counts(
     status: str, score: float | None, gold: PairGold, picks: Sequence[str]
 ) -> FloatArray:
@@ -45,7 +40,8 @@ def audit_counts(
         out[SCORE], out[SCORED] = score, 1.0
     truth = gold.key
     longer = None if gold.longer == TIE else gold.longer
-    matched = _matched(gold)
+    low, high = sorted((gold.len_first, gold.len_second))
+    matched = low > 0 and high / low <= MATCHED_RATIO
     for pick in picks:
         agree = float(pick == truth)
         out[TABLE + 3 * _side(pick, gold) + _side(truth, gold)] += 1

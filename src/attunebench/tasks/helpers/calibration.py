@@ -115,21 +115,13 @@ def calibration_metrics(rows_of: RowsOf, positive: str | None = None) -> tuple[M
     def auroc(found: FloatArray, weights: Weights) -> FloatArray:
         return auroc_statistic(found[:, ece_end:], weights)
 
+    errors = {
+        "brier": ("multiclass Brier score of the choice probabilities", brier),
+        "ece": ("expected calibration error of the most probable option (10 bins)", ece),
+    }
     found = [
-        Metric(
-            "brier",
-            "multiclass Brier score of the choice probabilities",
-            values,
-            brier,
-            higher_is_better=False,
-        ),
-        Metric(
-            "ece",
-            "expected calibration error of the most probable option (10 bins)",
-            values,
-            ece,
-            higher_is_better=False,
-        ),
+        Metric(name, description, values, statistic, higher_is_better=False)
+        for name, (description, statistic) in errors.items()
     ]
     if positive is not None:
         found.append(Metric("auroc", f"area under the ROC curve of P({positive})", values, auroc))

@@ -14,6 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -110,13 +111,10 @@ def grouped_reference(
 def constant_reference(grouped: Grouped[G]) -> Reference[G]:
     """The usual answer of the train items of the item's corpus part: a constant per part."""
 
-    def fit(train: Sequence[G]) -> PartConstants:
-        return part_constants(grouped, train)
-
     def guess(fitted: PartConstants, golds: Sequence[G]) -> list[Guess]:
         return [fitted.guess(grouped, gold) for gold in golds]
 
-    return Reference(guess, fit)
+    return Reference(guess, partial(part_constants, grouped))
 
 
 def group_references(

@@ -23,14 +23,7 @@ from attunebench.frozen import Frozen
 from attunebench.models.base import Message
 from attunebench.records import PromptInfo
 from attunebench.tasks.base import InvalidAnswer, Output, Query, Scored, View
-from attunebench.tasks.helpers import metrics
-from attunebench.tasks.helpers.parsing import (
-    answer_fields,
-    bounded_number,
-    expected_value,
-    most_probable,
-)
-from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form
+from attunebench.tasks.helpers import metrics, parsing, prompting
 
 Scale = tuple[float, float]
 
@@ -61,25 +54,23 @@ def choice_queries(
 ) -> list[Query]:
     """One choice query per field, keyed by its name, asking its question after `messages`
     (a field off a digit scale has none)."""
-    queries = []
-    for name, question in questions.items():
-        options = digits(scales[name])
-        if options is not None:
-            form = choice_form(messages, question, [(d, d) for d in options])
-            queries.append(Query(name, messages, prompt, JSON_PARAMS, hint, choice=form))
-    return queries
+    return [
+        prompting.choice_query(name, messages, prompt, hint, question, [(d, d) for d in options])
+        for name, question in questions.items()
+        if (options := digits(scales[name])) is not None
+    ]
 
 
-def read_numbers(
-    outputs: Mapping[str, Output], scales: Mapping[str, Scale], answer_key: str = "answer"
-) -> Numbers:
+def read_numbers(outputs: Mapping[str, Output], scales: Mapping[str, Scale]) -> Numbers:
     """The numbers of a JSON answer (generate) or of the digits' probabilities (choice)."""
-    if answer_key in outputs:
-        found = answer_fields(outputs[answer_key].text or "")
+    if "answer" in outputs:
+        found = parsing.answer_fields(outputs["answer"].text or "")
         missing = [name for name in scales if name not in found]
         if len(missing) == len(scales):
             raise InvalidAnswer(f"the answer has none of {', '.join(scales)}")
-        return Numbers(values={n: bounded_number(found.get(n), *scales[n], n) for n in scales})
+        return Numbers(
+            values={n: parsing.bounded_number(found.get(n), *scales[n], n) for n in scales}
+        )
     values: dict[str, float | None] = {}
     argmax: dict[str, float] = {}
     spreads: dict[str, dict[str, float]] = {}
@@ -88,8 +79,8 @@ def read_numbers(
         if not spread:
             continue  # not asked: a scale of more than single digits has no choice form
         as_number = {key: float(key) for key in spread}
-        values[name] = expected_value(spread, as_number)
-        argmax[name] = float(most_probable(spread, {k: k for k in spread}))
+        values[name] = parsing.expected_value(spread, as_number)
+        argmax[name] = float(parsing.most_probable(spread, {k: k for k in spread}))
         spreads[name] = spread
     return Numbers(values=values, argmax=argmax, probabilities=spreads)
 

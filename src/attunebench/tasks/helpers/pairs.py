@@ -165,16 +165,14 @@ def picked_pairs(turn: Turn) -> list[Pair]:
     if preference is None:
         return []
     candidates = [Candidate(r.id, turn.index, r, turn.user) for r in turn.responses]
-    if preference.tie:
-        return [
-            Pair(a, b, TIE, strength=preference.strength) for a, b in combinations(candidates, 2)
-        ]
-    if preference.chosen is None or turn.response(preference.chosen) is None:
+    chosen = chosen_reply(turn)
+    if not preference.tie and chosen is None:
         return []
+    gold = TIE if preference.tie or chosen is None else chosen.id
     return [
-        Pair(a, b, preference.chosen, strength=preference.strength)
+        Pair(a, b, gold, strength=preference.strength)
         for a, b in combinations(candidates, 2)
-        if preference.chosen in (a.key, b.key)
+        if preference.tie or gold in (a.key, b.key)
     ]
 
 
@@ -205,20 +203,15 @@ def derived_pairs(conversation: Conversation, cap: int, seed: int) -> list[Pair]
         if rating_a == rating_b:
             continue
         across = turn_a.index != turn_b.index
-        first = Candidate(
-            f"{turn_a.index}:{a.id}" if across else a.id, turn_a.index, a, turn_a.user
-        )
-        second = Candidate(
-            f"{turn_b.index}:{b.id}" if across else b.id, turn_b.index, b, turn_b.user
+        first, second = (
+            Candidate(
+                f"{turn.index}:{reply.id}" if across else reply.id, turn.index, reply, turn.user
+            )
+            for turn, reply in ((turn_a, a), (turn_b, b))
         )
         first_wins = rating_a > rating_b
-        pair = Pair(
-            first,
-            second,
-            (first if first_wins else second).key,
-            derived=True,
-            gap=abs(rating_a - rating_b),
-        )
+        preferred = (first if first_wins else second).key
+        pair = Pair(first, second, preferred, derived=True, gap=abs(rating_a - rating_b))
         if not across:
             same.append(pair)
         else:
@@ -282,15 +275,22 @@ def flagged_left_out(conversations: Sequence[Conversation], options: PairOptions
     return {"pairs with a reply that reveals its model": found}
 
 
+def chosen_reply(turn: Turn) -> Response | None:
+    """The reply the person picked at a turn (None: no pick, or none of its replies)."""
+    preference = turn.preference
+    if preference is None or preference.chosen is None:
+        return None
+    return turn.response(preference.chosen)
+
+
 def reference_replies(turn: Turn) -> tuple[Response, Response] | None:
     """The chosen reply at a turn and the rejected one (the lowest rated of several; the
     first in the data when ratings are missing or equal), if there are both."""
-    preference = turn.preference
-    if preference is None or preference.tie or preference.chosen is None:
+    chosen = chosen_reply(turn)
+    if chosen is None or turn.preference is None or turn.preference.tie:
         return None
-    chosen = turn.response(preference.chosen)
-    others = [r for r in turn.responses if r.id != preference.chosen]
-    if chosen is None or not others:
+    others = [r for r in turn.responses if r.id != chosen.id]
+    if not others:
         return None
     rejected = min(others, key=lambda r: r.rating if r.rating is not None else float("inf"))
     return chosen, rejected

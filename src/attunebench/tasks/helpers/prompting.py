@@ -12,17 +12,13 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+from attunebench.answerform import TaskHint
 from attunebench.data.schema import PROVENANCES, Conversation, TaxonomyLabel
 from attunebench.models.base import GenerateParams, Message
 from attunebench.prompts import defang, delimit
-from attunebench.tasks.base import ChoiceForm, Item
-from attunebench.tasks.helpers.history import (
-    ContextMode,
-    SelfReport,
-    Utterance,
-    describe_state,
-    self_reports_before,
-)
+from attunebench.records import PromptInfo
+from attunebench.tasks.base import ChoiceForm, Item, Query
+from attunebench.tasks.helpers import history
 from attunebench.tasks.helpers.wording import words
 
 # JSON answers are short; asking for JSON mode helps servers that support it.
@@ -40,7 +36,7 @@ REPORTERS = {
 LETTERS = tuple(string.ascii_uppercase + string.ascii_lowercase)
 
 
-def transcript(utterances: Sequence[Utterance], assistant: str | None = None) -> str:
+def transcript(utterances: Sequence[history.Utterance], assistant: str | None = None) -> str:
     """The conversation quoted as data, one line per message (`assistant` names the other side
     where it is a person, say). No turn numbers: a model could answer by position."""
     names = SPEAKER_NAMES if assistant is None else {**SPEAKER_NAMES, "assistant": assistant}
@@ -61,8 +57,8 @@ def reporter(conversation: Conversation) -> str:
 
 
 def self_reports_block(
-    mode: ContextMode,
-    reports: Sequence[SelfReport],
+    mode: history.ContextMode,
+    reports: Sequence[history.SelfReport],
     conversation: Conversation,
     situation: str | None = None,
 ) -> str:
@@ -74,7 +70,7 @@ def self_reports_block(
         words(
             "report_line",
             start=defang(quoted_start(report.said)),
-            state=describe_state(report.state),
+            state=history.describe_state(report.state),
         )
         for report in reports
     ]
@@ -88,7 +84,7 @@ def self_reports_block(
 
 def shown_fields(
     item: Item[Any],
-    said: Sequence[Utterance],
+    said: Sequence[history.Utterance],
     before: int,
     *,
     assistant: str | None = None,
@@ -97,7 +93,7 @@ def shown_fields(
     """A task prompt's `conversation` (what was `said`) and `self_reports` (those before turn
     `before`, in the item's context mode)."""
     conversation = item.conversation
-    reports = self_reports_before(conversation, before)
+    reports = history.self_reports_before(conversation, before)
     return {
         "conversation": transcript(said, assistant),
         "self_reports": self_reports_block(item.context, reports, conversation, situation),
@@ -133,11 +129,26 @@ def choice_form(
     return ChoiceForm(asked, keys, tuple(label for label, _ in options))
 
 
+def choice_query(
+    key: str,
+    messages: list[Message],
+    prompt: PromptInfo,
+    hint: TaskHint,
+    question: str,
+    options: Sequence[tuple[str, str]],
+) -> Query:
+    """A query asking `question` after `messages` in choice form (`choice_form`)."""
+    form = choice_form(messages, question, options)
+    return Query(key, messages, prompt, JSON_PARAMS, hint, choice=form)
+
+
 def label_menu(labels: Sequence[TaxonomyLabel]) -> str:
     return "\n".join(f"- {label.name}: {label.description}" for label in labels)
 
 
-def chat_messages(system: str, utterances: Sequence[Utterance], *, note: str = "") -> list[Message]:
+def chat_messages(
+    system: str, utterances: Sequence[history.Utterance], *, note: str = ""
+) -> list[Message]:
     """A chat for a model that writes the next reply, in strictly alternating turns: chat
     templates (Gemma's) refuse an assistant opening or a repeated role. A `note` goes after the
     user's last message, so the prefix stays the same from turn to turn for a prefix cache."""
