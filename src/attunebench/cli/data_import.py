@@ -102,7 +102,7 @@ def _corpus(corpus: str) -> Callable[[Callable[..., None]], Callable[..., None]]
 
         hints = get_type_hints(options, include_extras=True)
         own = [
-            parameter.replace(kind=Parameter.KEYWORD_ONLY, annotation=hints[parameter.name])
+            parameter.replace(kind=KEYWORD, annotation=hints[parameter.name])
             for parameter in inspect.signature(options).parameters.values()
         ]
         command.__doc__, command.__name__ = options.__doc__, options.__name__
