@@ -60,7 +60,7 @@ def _write(path: Path, rows: list[list[str]], header: list[str] = HEADER) -> Pat
 
 def _importer(**changes: object) -> CsvImporter:
     options: dict[str, object] = {
-        "conversation_col": "conv",
+        "conversation_col": ["conv"],
         "speaker_col": "spk",
         "text_col": "text",
         "emotion_col": "emo",

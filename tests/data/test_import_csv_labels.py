@@ -37,12 +37,12 @@ DIARY_OPTIONS = [
 
 def _diary(**options: object) -> CsvImporter:
     fixed: dict[str, object] = {
-        "conversation_col": "chat_id",
+        "conversation_col": ["chat_id"],
         "speaker_col": "speaker",
         "text_col": "text",
         "emotion_col": "mood",
         "order_col": "turn",
-        "context_cols": ("topic=topic",),
+        "context_col": ["topic=topic"],
     }
     return CsvImporter(**{**fixed, **options})  # type: ignore[arg-type]
 
@@ -190,14 +190,14 @@ def test_a_bad_label_map_is_named(tmp_path: Path, mapping: object, message: str)
     path = tmp_path / "moods.map.json"
     path.write_text(json.dumps(mapping), encoding="utf-8")
     with pytest.raises(ImportOptionError, match=rf"moods\.map\.json: {message}"):
-        imported(_diary(label_map=str(path)), DIARY, tmp_path / "out.jsonl")
+        imported(_diary(label_map=path), DIARY, tmp_path / "out.jsonl")
 
 
 def test_labels_a_map_leaves_unknown_are_still_refused(tmp_path: Path) -> None:
     path = tmp_path / "moods.map.json"
     path.write_text(json.dumps({"emotions": {"gloomy": "sadness"}}), encoding="utf-8")
     with pytest.raises(UnknownLabelsError) as caught:
-        imported(_diary(label_map=str(path)), DIARY, tmp_path / "out.jsonl")
+        imported(_diary(label_map=path), DIARY, tmp_path / "out.jsonl")
     assert {label for _, label in caught.value.unknown} == {
         "fed up",
         "on edge",

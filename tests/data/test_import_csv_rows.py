@@ -16,7 +16,7 @@ from attunebench.data import read_conversations
 from attunebench.data.importers import CsvImporter, ImportFormatError, ImportOptionError
 
 SITCOM = Path(__file__).parent / "fixtures" / "sitcom_scenes.csv"
-SCENE_KEY = ("season", "episode", "scene")
+SCENE_KEY = ["season", "episode", "scene"]
 
 
 def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
@@ -67,7 +67,7 @@ def test_ids_that_would_clash_are_refused(tmp_path: Path) -> None:
     header = ["a", "b", "who", "text"]
     rows = [["x-y", "z", "me", "Hi"], ["x", "y-z", "me", "Hello"]]
     source = _write(tmp_path / "clash.csv", header, rows)
-    importer = CsvImporter(conversation_col=("a", "b"), speaker_col="who", text_col="text")
+    importer = CsvImporter(conversation_col=["a", "b"], speaker_col="who", text_col="text")
     with pytest.raises(
         ImportFormatError,
         match=r"clash\.csv:3: a/b: id 'clash-x-y-z' is also the id of the conversation on line 2",
@@ -99,7 +99,7 @@ def test_several_annotators_of_one_utterance_are_merged(
 ) -> None:
     source = _write(tmp_path / "annotated.csv", ANNOTATED_HEADER, ANNOTATED)
     importer = CsvImporter(
-        conversation_col="conv",
+        conversation_col=["conv"],
         speaker_col="who",
         text_col="text",
         emotion_col="emotion",
@@ -131,7 +131,7 @@ def test_annotators_must_agree_on_the_text(tmp_path: Path) -> None:
     rows = [*ANNOTATED[:1], ["c1", "1", "ann2", "me", "I lost my job.", "sadness", "", ""]]
     source = _write(tmp_path / "annotated.csv", ANNOTATED_HEADER, rows)
     importer = CsvImporter(
-        conversation_col="conv",
+        conversation_col=["conv"],
         speaker_col="who",
         text_col="text",
         order_col="pos",
@@ -165,7 +165,7 @@ def test_labels_on_rows_that_cannot_carry_them_are_counted(tmp_path: Path) -> No
     ]
     source = _write(tmp_path / "chats.csv", ["conv", "who", "text", "emotion", "behavior"], rows)
     importer = CsvImporter(
-        conversation_col="conv",
+        conversation_col=["conv"],
         speaker_col="who",
         text_col="text",
         emotion_col="emotion",
@@ -188,10 +188,10 @@ def test_conversation_level_columns(tmp_path: Path) -> None:
     ]
     source = _write(tmp_path / "chats.csv", header, rows)
     importer = CsvImporter(
-        conversation_col="conv",
+        conversation_col=["conv"],
         speaker_col="who",
         text_col="text",
-        context_cols=("topic=genre", "situation=prompt", "emotion=feeling", "quality"),
+        context_col=["topic=genre", "situation=prompt", "emotion=feeling", "quality"],
         provenance="context.emotion=first-person",
     )
     first, second = imported(importer, source, tmp_path / "out.jsonl")[0]
@@ -215,7 +215,7 @@ def test_conversation_level_columns(tmp_path: Path) -> None:
         imported(importer, source, tmp_path / "out.jsonl")
     with pytest.raises(ImportOptionError, match="'mood' is not one of topic, situation, emotion"):
         imported(
-            CsvImporter("conv", "who", "text", context_cols=("mood=genre",)),
+            CsvImporter(["conv"], "who", "text", context_col=["mood=genre"]),
             source,
             tmp_path / "o.jsonl",
         )
@@ -270,7 +270,7 @@ def test_provenance_for_all_labels_or_per_field(
     rows = [["c1", "me", "Help", "sadness", ""], ["c1", "bot", "Sure", "", "question"]]
     source = _write(tmp_path / "chats.csv", ["conv", "who", "text", "emotion", "behavior"], rows)
     importer = CsvImporter(
-        conversation_col="conv",
+        conversation_col=["conv"],
         speaker_col="who",
         text_col="text",
         emotion_col="emotion",
@@ -292,6 +292,6 @@ def test_bad_provenance_is_refused(tmp_path: Path, provenance: str, message: str
     source = _write(
         tmp_path / "chats.csv", ["conv", "who", "text", "emotion"], [["c1", "me", "Hi", "joy"]]
     )
-    importer = CsvImporter("conv", "who", "text", emotion_col="emotion", provenance=provenance)
+    importer = CsvImporter(["conv"], "who", "text", emotion_col="emotion", provenance=provenance)
     with pytest.raises(ImportOptionError, match=message):
         imported(importer, source, tmp_path / "out.jsonl")

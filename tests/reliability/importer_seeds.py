@@ -224,14 +224,14 @@ CASES = (
     Case(
         "csv-own-labels",
         lambda: CsvImporter(
-            conversation_col=("season", "scene"),
+            conversation_col=["season", "scene"],
             speaker_col="who",
             text_col="text",
             emotion_col="emotion",
             behavior_col="code",
             order_col="pos",
             annotator_col="coder",
-            context_cols=("topic=genre", "quality"),
+            context_col=["topic=genre", "quality"],
             taxonomy_from_data=True,
         ),
         {
@@ -251,7 +251,7 @@ CASES = (
     Case(
         "csv",
         lambda: CsvImporter(
-            conversation_col="conv",
+            conversation_col=["conv"],
             speaker_col="who",
             text_col="text",
             emotion_col="emotion",

@@ -15,7 +15,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import fail, file_out, os_problem
-from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker
+from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker, parameters_of
 from attunebench.data.importers import (
     CsvImporter,
     Importer,
@@ -36,6 +36,8 @@ errors = CommandConsole(stderr=True, soft_wrap=True)
 # `--split` of the corpora imported with their train split, and of those imported without it.
 Split = Annotated[Literal["train", "valid", "test", "all"], typer.Option()]
 HeldOutSplit = Annotated[Literal["valid", "test", "all"], typer.Option()]
+CsvFile = Annotated[Path, typer.Argument(help="The CSV (or, with --delimiter, TSV) file.")]
+KEYWORD = Parameter.KEYWORD_ONLY
 
 
 def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: int | None) -> None:
@@ -73,10 +75,26 @@ def _run(corpus: str, importer: Importer, src: Path | None, out: Path, limit: in
             console.print(f"  {heading}: {count} {escape(what)}")
 
 
+def _importing(
+    command: Callable[..., None], src: Parameter, own: list[Parameter]
+) -> Callable[..., None]:
+    """`command` with its `own` options, beside where to read (`src`) and write and `--limit`,
+    which every import command takes."""
+    command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            Parameter("out", KEYWORD, annotation=ImportOut),
+            src,
+            *own,
+            Parameter("limit", KEYWORD, default=None, annotation=Limit),
+        ]
+    )
+    return command
+
+
 def _corpus(corpus: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """A `data import` command for the importer registered as `corpus`: the decorated function
     gives its help and the importer's options (its parameters); where to read and write, and
-    `--limit`, are every corpus command's, declared here once."""
+    `--limit`, are every corpus command's, declared once in `_importing`."""
 
     def made(options: Callable[..., None]) -> Callable[..., None]:
         def command(*, out: Path, src: Path | None, limit: int | None, **chosen: Any) -> None:
@@ -84,19 +102,13 @@ def _corpus(corpus: str) -> Callable[[Callable[..., None]], Callable[..., None]]
 
         hints = get_type_hints(options, include_extras=True)
         own = [
-            parameter.replace(kind=Parameter.KEYWORD_ONLY, annotation=hints[parameter.name])
+            parameter.replace(kind=KEYWORD, annotation=hints[parameter.name])
             for parameter in inspect.signature(options).parameters.values()
         ]
-        command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [
-                Parameter("out", Parameter.KEYWORD_ONLY, annotation=ImportOut),
-                Parameter("src", Parameter.KEYWORD_ONLY, default=None, annotation=CorpusFolder),
-                *own,
-                Parameter("limit", Parameter.KEYWORD_ONLY, default=None, annotation=Limit),
-            ]
-        )
         command.__doc__, command.__name__ = options.__doc__, options.__name__
-        return command
+        return _importing(
+            command, Parameter("src", KEYWORD, default=None, annotation=CorpusFolder), own
+        )
 
     return made
 
@@ -182,158 +194,26 @@ def topical_chat(
     receiver's rating of it, and each worker's rating of the conversation."""
 
 
-@app.command("csv")
-def csv_command(
-    src: Annotated[Path, typer.Argument(help="The CSV (or, with --delimiter, TSV) file.")],
-    out: ImportOut,
-    conversation_col: Annotated[
-        list[str], typer.Option(help="Column naming the conversation; repeat for a composite key.")
-    ],
-    speaker_col: Annotated[str, typer.Option(help="Column naming the speaker.")],
-    text_col: Annotated[str, typer.Option(help="Column holding the utterance.")],
-    emotion_col: Annotated[
-        str | None, typer.Option(help="User rows: the user's emotion label(s).")
-    ] = None,
-    behavior_col: Annotated[
-        str | None, typer.Option(help="Reply rows: the reply's behavior label(s).")
-    ] = None,
-    rating_col: Annotated[
-        str | None,
-        typer.Option(
-            help="Reply rows: its rating; user rows: rates the replies since the last one."
-        ),
-    ] = None,
-    order_col: Annotated[
-        str | None, typer.Option(help="Numeric column ordering rows in a conversation.")
-    ] = None,
-    annotator_col: Annotated[
-        str | None,
-        typer.Option(help="Column naming the annotator, where several labelled each utterance."),
-    ] = None,
-    keep_duplicate_rows: Annotated[
-        bool,
-        typer.Option(
-            "--keep-duplicate-rows",
-            help="Keep rows repeating another's --order-col value as utterances of their own "
-            "(without it they are an error: several annotators' rows need --annotator-col).",
-        ),
-    ] = False,
-    annotator_merge: Annotated[
-        Literal["majority", "union", "first"],
-        typer.Option(help="How annotators' labels of one utterance merge."),
-    ] = "majority",
-    context_col: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Conversation-level column: COL (into context.labels), or topic=COL, "
-            "situation=COL, emotion=COL; repeat."
-        ),
-    ] = None,
-    user_speaker: UserSpeaker = None,
-    taxonomy: Annotated[
-        str, typer.Option(help="Shipped taxonomy id, or a taxonomy FILE.json (carried inline).")
-    ] = "attunebench-default",
-    taxonomy_from_data: Annotated[
-        bool,
-        typer.Option(
-            "--taxonomy-from-data",
-            help="Build the taxonomy from the corpus's own labels (inline, and beside --out).",
-        ),
-    ] = False,
-    label_map: Annotated[
-        Path | None,
-        typer.Option(help="JSON mapping the corpus's labels onto the taxonomy's."),
-    ] = None,
-    name: Annotated[
-        str | None, typer.Option(help="Source name and id prefix (default: file stem).")
-    ] = None,
-    license: Annotated[str | None, typer.Option(help="The corpus licence, as stated.")] = None,
-    provenance: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Who gave the labels: WHO for all, or FIELD=WHO (state, behaviors, rating, "
-            "context.emotion, outcome); WHO is first-person, actor, third-party, machine, "
-            "derived, ..."
-        ),
-    ] = None,
-    rating_low: Annotated[
-        float | None,
-        typer.Option(help="Lowest rating on the scale (default: the rating column's lowest)."),
-    ] = None,
-    rating_high: Annotated[
-        float | None,
-        typer.Option(help="Highest rating on the scale (default: the rating column's highest)."),
-    ] = None,
-    outcome_col: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="FIELD=COL: the person's answer after the conversation, one value per "
-            "conversation; FIELD is rating (their rating of the whole conversation) or a "
-            "survey name. Repeat.",
-        ),
-    ] = None,
-    outcome_scale: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="FIELD=LOW:HIGH: an --outcome-col field's scale (bounds may be negative); "
-            "without it, the range its values span. Repeat.",
-        ),
-    ] = None,
-    outcome_map: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="FIELD=FILE.json: a JSON object mapping an --outcome-col field's words to "
-            'numbers ({"Slightly satisfied": 4, ...}); its range is the scale. Repeat.',
-        ),
-    ] = None,
-    partner: Annotated[
-        Literal["person", "model"] | None,
-        typer.Option(
-            help="Who the other side of every chat is: person or model (context.labels.partner)."
-        ),
-    ] = None,
-    label_sep: Annotated[str, typer.Option(help="Separator between labels in one cell.")] = ",",
-    delimiter: Annotated[
-        str, typer.Option(help="Field delimiter (TSV: $'\\t', '\\t' or tab).")
-    ] = ",",
-    limit: Limit = None,
-) -> None:
+def _csv(*, out: Path, src: Path, limit: int | None, **chosen: Any) -> None:
     """Any utterance-per-row corpus: rows of a conversation together, one speaker the user."""
-    # locals() is every parameter: the importer's fields, and where to read, write and stop
-    options = dict(locals())
-    src, out, limit = options.pop("src"), options.pop("out"), options.pop("limit")
-    _import_csv(_csv_importer(options), src, out, limit)
-
-
-# A repeatable option is named for one value, the importer's field for all of them.
-_REPEATED = {
-    "context_col": "context_cols",
-    "outcome_col": "outcome_cols",
-    "outcome_scale": "outcome_scales",
-    "outcome_map": "outcome_maps",
-}
-
-
-def _csv_importer(options: dict[str, Any]) -> CsvImporter:
-    """`data import csv`'s options as the importer's fields: a repeatable option's values as a
-    tuple (empty where none is given), the label map's path as text."""
-    fields = {_REPEATED.get(name, name): value for name, value in options.items()}
-    for name in ("conversation_col", "provenance", *_REPEATED.values()):
-        fields[name] = tuple(fields[name] or ())
-    if fields["label_map"] is not None:
-        fields["label_map"] = str(fields["label_map"])
-    return CsvImporter(**fields)
-
-
-def _import_csv(importer: CsvImporter, src: Path, out: Path, limit: int | None) -> None:
-    """`data import csv` once its options are read: `--delimiter` spelled as one character
-    (`\\t` and `tab` name a tab), the import, and a built taxonomy written beside `--out`."""
+    importer = CsvImporter(**chosen)
+    # `--delimiter` is one character: `\t` as typed, and `tab`, name a tab
     delimiter = {"\\t": "\t", "tab": "\t"}.get(importer.delimiter.lower(), importer.delimiter)
     if len(delimiter) != 1:
         fail(f"--delimiter {delimiter!r} is not one character")
     _run(src.stem, replace(importer, delimiter=delimiter), src, out, limit)
     if importer.taxonomy_from_data:
         _write_taxonomy_beside(out)
+
+
+# The importer's fields are the options: declared there, with their help (data/ is typer-free).
+app.command("csv")(
+    _importing(
+        _csv,
+        Parameter("src", KEYWORD, annotation=CsvFile),
+        parameters_of(CsvImporter, user_speaker=UserSpeaker),
+    )
+)
 
 
 def _write_taxonomy_beside(out: Path) -> None:

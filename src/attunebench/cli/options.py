@@ -2,7 +2,7 @@
 
 A command writes `seed: Seed = 0`; the default stays beside the parameter, where typer reads it.
 Options of one command only stay in that command's signature, or on the fields of the
-dataclass `command_of` makes the command from.
+dataclass `command_of` makes the command from (`parameters_of` reads them).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, fields
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, get_type_hints
+from typing import Annotated, Any, TypeVar, get_args, get_origin, get_type_hints
 
 import typer
 
@@ -87,16 +87,31 @@ def command_of(options: type[T], action: Callable[[T], None]) -> Callable[..., N
     def command(**given: Any) -> None:
         action(options(**given))
 
+    command.__signature__ = inspect.Signature(parameters_of(options))  # type: ignore[attr-defined]
+    command.__doc__ = options.__doc__
+    return command
+
+
+def parameters_of(options: type, **shared: Any) -> list[inspect.Parameter]:
+    """The fields of the dataclass `options` as keyword parameters, each annotated as declared,
+    or with one of the options above that `shared` names for it. A field whose metadata is its
+    help alone (`Annotated[T, "help"]`, written where typer must not be imported: data/) is
+    that option, a bool one a flag with no --no- form."""
     hints = get_type_hints(options, include_extras=True)
-    parameters = [
+    return [
         inspect.Parameter(
             field.name,
             inspect.Parameter.KEYWORD_ONLY,
             default=inspect.Parameter.empty if field.default is MISSING else field.default,
-            annotation=hints[field.name],
+            annotation=shared.get(field.name) or _typer_hint(field.name, hints[field.name]),
         )
-        for field in fields(options)  # type: ignore[arg-type]
+        for field in fields(options)
     ]
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    command.__doc__ = options.__doc__
-    return command
+
+
+def _typer_hint(name: str, hint: Any) -> Any:
+    if get_origin(hint) is not Annotated or not isinstance(get_args(hint)[1], str):
+        return hint
+    kind, help_text = get_args(hint)[:2]
+    flag = [f"--{name.replace('_', '-')}"] if kind is bool else []
+    return Annotated[kind, typer.Option(*flag, help=help_text)]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 from attunebench.data.derived import rated_replies
 from attunebench.data.importers._base import (
@@ -37,6 +37,7 @@ from attunebench.data.importers._csv_context import (
     declared_provenance,
 )
 from attunebench.data.importers._csv_groups import (
+    Merge,
     Record,
     Row,
     Ties,
@@ -61,7 +62,8 @@ from attunebench.data.importers._label_sets import (
 from attunebench.data.schema import Conversation, Source, Taxonomy
 from attunebench.data.taxonomy import DEFAULT_TAXONOMY_ID
 
-PARTNERS = ("person", "model")  # what tasks.outcome and tasks.helpers.pairs read of context.labels
+# What tasks.outcome and tasks.helpers.pairs read of context.labels.partner.
+Partner = Literal["person", "model"]
 REPLY_RATINGS = (
     "note:reply ratings made rating items (their conversations rate nothing on user rows)"
 )
@@ -80,37 +82,82 @@ class Parts:
 
 @dataclass(frozen=True)
 class CsvImporter:
-    conversation_col: str | tuple[str, ...]
-    speaker_col: str
-    text_col: str
-    emotion_col: str | None = None
-    behavior_col: str | None = None
-    rating_col: str | None = None
-    order_col: str | None = None
-    annotator_col: str | None = None
-    annotator_merge: str = "majority"
-    context_cols: tuple[str, ...] = ()
-    user_speaker: str | None = None
-    taxonomy: str = DEFAULT_TAXONOMY_ID
-    taxonomy_from_data: bool = False
-    label_map: str | None = None
-    name: str | None = None
-    license: str | None = None
-    provenance: str | tuple[str, ...] | None = None
-    rating_low: float | None = None
-    rating_high: float | None = None
-    label_sep: str = ","
-    delimiter: str = ","
-    keep_duplicate_rows: bool = False
-    outcome_cols: tuple[str, ...] = ()
-    outcome_scales: tuple[str, ...] = ()
-    outcome_maps: tuple[str, ...] = ()
-    partner: str | None = None  # who the other side is: "person" or "model" (context.labels)
+    # Each field is an option of `data import csv`, its help beside it (cli.options reads it).
+    conversation_col: Annotated[
+        list[str], "Column naming the conversation; repeat for a composite key."
+    ]
+    speaker_col: Annotated[str, "Column naming the speaker."]
+    text_col: Annotated[str, "Column holding the utterance."]
+    emotion_col: Annotated[str | None, "User rows: the user's emotion label(s)."] = None
+    behavior_col: Annotated[str | None, "Reply rows: the reply's behavior label(s)."] = None
+    rating_col: Annotated[
+        str | None, "Reply rows: its rating; user rows: rates the replies since the last one."
+    ] = None
+    order_col: Annotated[str | None, "Numeric column ordering rows in a conversation."] = None
+    annotator_col: Annotated[
+        str | None, "Column naming the annotator, where several labelled each utterance."
+    ] = None
+    keep_duplicate_rows: Annotated[
+        bool,
+        "Keep rows repeating another's --order-col value as utterances of their own "
+        "(without it they are an error: several annotators' rows need --annotator-col).",
+    ] = False
+    annotator_merge: Annotated[Merge, "How annotators' labels of one utterance merge."] = "majority"
+    context_col: Annotated[
+        list[str] | None,
+        "Conversation-level column: COL (into context.labels), or topic=COL, "
+        "situation=COL, emotion=COL; repeat.",
+    ] = None
+    user_speaker: str | None = None  # an option `data import meld` shares: its help is the CLI's
+    taxonomy: Annotated[str, "Shipped taxonomy id, or a taxonomy FILE.json (carried inline)."] = (
+        DEFAULT_TAXONOMY_ID
+    )
+    taxonomy_from_data: Annotated[
+        bool, "Build the taxonomy from the corpus's own labels (inline, and beside --out)."
+    ] = False
+    label_map: Annotated[Path | None, "JSON mapping the corpus's labels onto the taxonomy's."] = (
+        None
+    )
+    name: Annotated[str | None, "Source name and id prefix (default: file stem)."] = None
+    license: Annotated[str | None, "The corpus licence, as stated."] = None
+    provenance: Annotated[
+        list[str] | None,
+        "Who gave the labels: WHO for all, or FIELD=WHO (state, behaviors, rating, "
+        "context.emotion, outcome); WHO is first-person, actor, third-party, machine, "
+        "derived, ...",
+    ] = None
+    rating_low: Annotated[
+        float | None, "Lowest rating on the scale (default: the rating column's lowest)."
+    ] = None
+    rating_high: Annotated[
+        float | None, "Highest rating on the scale (default: the rating column's highest)."
+    ] = None
+    outcome_col: Annotated[
+        list[str] | None,
+        "FIELD=COL: the person's answer after the conversation, one value per "
+        "conversation; FIELD is rating (their rating of the whole conversation) or a "
+        "survey name. Repeat.",
+    ] = None
+    outcome_scale: Annotated[
+        list[str] | None,
+        "FIELD=LOW:HIGH: an --outcome-col field's scale (bounds may be negative); "
+        "without it, the range its values span. Repeat.",
+    ] = None
+    outcome_map: Annotated[
+        list[str] | None,
+        "FIELD=FILE.json: a JSON object mapping an --outcome-col field's words to "
+        'numbers ({"Slightly satisfied": 4, ...}); its range is the scale. Repeat.',
+    ] = None
+    partner: Annotated[
+        Partner | None,
+        "Who the other side of every chat is: person or model (context.labels.partner).",
+    ] = None
+    label_sep: Annotated[str, "Separator between labels in one cell."] = ","
+    delimiter: Annotated[str, "Field delimiter (TSV: $'\\t', '\\t' or tab)."] = ","
 
     @property
     def keys(self) -> tuple[str, ...]:
-        key = self.conversation_col
-        return (key,) if isinstance(key, str) else key
+        return tuple(self.conversation_col)
 
     def _labelled(self) -> dict[str, str]:
         """Provenance field -> the column its labels come from."""
@@ -118,14 +165,16 @@ class CsvImporter:
             "state": self.emotion_col,
             "behaviors": self.behavior_col,
             "rating": self.rating_col,
-            "context.emotion": dict(context_targets(self.context_cols)).get("emotion"),
+            "context.emotion": dict(context_targets(self.context_col or ())).get("emotion"),
             "outcome": ", ".join(self._outcome.columns.values()),
         }
         return {labelled: column for labelled, column in columns.items() if column}
 
     @cached_property
     def _outcome(self) -> OutcomeColumns:
-        return OutcomeColumns.parse(self.outcome_cols, self.outcome_scales, self.outcome_maps)
+        return OutcomeColumns.parse(
+            self.outcome_col or (), self.outcome_scale or (), self.outcome_map or ()
+        )
 
     def _source(self, path: Path, taxonomy_id: str, origin: str) -> Source:
         user = repr(self.user_speaker) if self.user_speaker else "each conversation's first speaker"
@@ -176,10 +225,10 @@ class CsvImporter:
             taxonomy = survey.taxonomy_of_data(taxonomy_id, name, columns, source)
             return record, taxonomy, True, Labeller(taxonomy, tally=tally)
         taxonomy, inline = taxonomy_option(self.taxonomy)
-        mapping = load_label_map(Path(self.label_map), taxonomy) if self.label_map else {}
+        mapping = load_label_map(self.label_map, taxonomy) if self.label_map else {}
         origin = f"from {Path(self.taxonomy).name}" if inline else "shipped"
         if self.label_map:
-            origin += f", through the label map {Path(self.label_map).name}"
+            origin += f", through the label map {self.label_map.name}"
         record = self._source(source, taxonomy.id, origin)
         self._survey(source, Labeller(taxonomy, mapping))
         return record, taxonomy, inline, Labeller(taxonomy, mapping, tally=tally)
@@ -209,8 +258,8 @@ class CsvImporter:
     def _check_partner(self) -> None:
         if self.partner is None:
             return
-        choose("--partner", self.partner, PARTNERS)
-        named = [column for target, column in context_targets(self.context_cols)]
+        choose("--partner", self.partner, get_args(Partner))
+        named = [column for target, column in context_targets(self.context_col or ())]
         if "partner" in named:
             raise ImportOptionError(
                 "--partner says who the other side is for every conversation: give it or a "
@@ -221,7 +270,7 @@ class CsvImporter:
         if not name:
             return replace(self, rating_low=scale[0], rating_high=scale[1])
         spec = f"{name}={scale[0]!r}:{scale[1]!r}"
-        return replace(self, outcome_scales=(*self.outcome_scales, spec))
+        return replace(self, outcome_scale=[*(self.outcome_scale or ()), spec])
 
     def _read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         record_source, taxonomy, inline, labeller = self._labeller(source, tally)
@@ -264,7 +313,7 @@ class CsvImporter:
             self.order_col,
             self.annotator_col,
         )
-        context = [column for _, column in context_targets(self.context_cols)]
+        context = [column for _, column in context_targets(self.context_col or ())]
         outcome = list(self._outcome.columns.values())
         return [
             *self.keys,
@@ -311,7 +360,7 @@ class CsvImporter:
             )
 
     def _context(self, rows: list[Row], labeller: Labeller) -> dict[str, Any]:
-        context = context_values(rows, context_targets(self.context_cols), labeller)
+        context = context_values(rows, context_targets(self.context_col or ()), labeller)
         if self.partner is not None:
             context["labels"]["partner"] = self.partner
         return context
