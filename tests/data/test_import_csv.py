@@ -158,3 +158,10 @@ def test_cli_errors_are_one_line_and_keep_the_old_output(tmp_path: Path) -> None
         app, ["data", "import", "csv", str(source), "-o", str(out), *OPTIONS, "--taxonomy", "nope"]
     )
     assert unknown.exit_code == 1 and "unknown taxonomy 'nope'" in unknown.output
+
+
+def test_a_bare_string_for_the_conversation_columns_is_refused_by_name() -> None:
+    """`conversation_col` is a list (the flag repeats for a composite key): a bare string would
+    be read as one column per letter, so it is refused with the list it should have been."""
+    with pytest.raises(TypeError, match=r"conversation_col is a list of columns: \['dialog_id'\]"):
+        CsvImporter(conversation_col="dialog_id", speaker_col="s", text_col="t")  # type: ignore[arg-type]

@@ -155,6 +155,10 @@ class CsvImporter:
     label_sep: Annotated[str, "Separator between labels in one cell."] = ","
     delimiter: Annotated[str, "Field delimiter (TSV: $'\\t', '\\t' or tab)."] = ","
 
+    def __post_init__(self) -> None:
+        if isinstance(self.conversation_col, str):  # it would be read letter by letter
+            raise TypeError(f"conversation_col is a list of columns: [{self.conversation_col!r}]")
+
     @property
     def keys(self) -> tuple[str, ...]:
         return tuple(self.conversation_col)
