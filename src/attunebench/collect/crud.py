@@ -162,9 +162,8 @@ def account_known(session: Session, account_hash: str) -> bool:
 
 def sealed_identities(session: Session) -> dict[int, str]:
     """Every platform arrival's sealed identifiers, by participant row id."""
-    return dict(
-        session.execute(select(PlatformIdentity.participant_id, PlatformIdentity.sealed)).tuples()
-    )
+    rows = session.execute(select(PlatformIdentity.participant_id, PlatformIdentity.sealed))
+    return {participant: sealed for participant, sealed in rows}
 
 
 def participant_by_token(
