@@ -56,24 +56,17 @@ class Question:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One position's request: its provider and its hint (the messages are shared)."""
+    """One position's request: its provider, the messages and parameters (the same for both
+    positions) and its hint."""
 
     position: str
     provider: Provider
+    messages: list[Message]
+    params: GenerateParams
     hint: TaskHint
 
 
-@dataclass(frozen=True, slots=True)
-class Asked:
-    """What a turn asks its models: one call per position, and the messages and parameters
-    the calls share."""
-
-    calls: list[Call]
-    messages: list[Message]
-    params: GenerateParams
-
-
-def ask(providers: Mapping[str, Provider], study: Study, question: Question) -> Asked:
+def ask(providers: Mapping[str, Provider], study: Study, question: Question) -> list[Call]:
     """The calls for positions A and B, whether their replies come whole or as a stream;
     GenerationError if a position's model has left the study's pool. Both see the system
     prompt, then (user, chosen reply) pairs, then the new message."""
@@ -88,10 +81,15 @@ def ask(providers: Mapping[str, Provider], study: Study, question: Question) -> 
     prompt = study.generation.system_prompt
     messages = [Message("system", prompt)] if prompt else []
     messages += [Message(role, text) for role, text in said]
-    calls = [
+    params = GenerateParams(
+        temperature=study.generation.temperature, max_tokens=study.generation.max_tokens
+    )
+    return [
         Call(
             position,
             providers[spec],
+            messages,
+            params,
             TaskHint(
                 kind="response",
                 text=question.user_text,
@@ -101,10 +99,6 @@ def ask(providers: Mapping[str, Provider], study: Study, question: Question) -> 
         )
         for position, spec in sorted(question.positions.items())
     ]
-    params = GenerateParams(
-        temperature=study.generation.temperature, max_tokens=study.generation.max_tokens
-    )
-    return Asked(calls, messages, params)
 
 
 @asynccontextmanager
@@ -132,10 +126,10 @@ def made_reply(call: Call, study: Study, text: str, started: float) -> Reply:
     return Reply(call.position, call.provider.spec, text, latency_ms, reply_flags(text, study.pool))
 
 
-async def _one(call: Call, asked: Asked, study: Study) -> Reply:
+async def _one(call: Call, study: Study) -> Reply:
     started = time.perf_counter()
     async with replying(call, study, f"no reply within {study.generation.timeout_s:g} s"):
-        output = await call.provider.generate(asked.messages, asked.params, call.hint)
+        output = await call.provider.generate(call.messages, call.params, call.hint)
     return made_reply(call, study, output.text, started)
 
 
@@ -143,8 +137,7 @@ async def generate_replies(
     providers: Mapping[str, Provider], study: Study, question: Question
 ) -> list[Reply]:
     """Replies for positions A and B, generated concurrently; both or neither."""
-    asked = ask(providers, study, question)
-    calls = (_one(call, asked, study) for call in asked.calls)
+    calls = (_one(call, study) for call in ask(providers, study, question))
     results = await asyncio.gather(*calls, return_exceptions=True)
     failures: dict[str, str] = {}
     for result in results:

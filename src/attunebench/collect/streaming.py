@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 from attunebench.collect.generation import (
-    Asked,
     Call,
     GenerationError,
     Question,
@@ -54,32 +53,32 @@ Event = Piece | Reset | Complete | Failed
 Queue = asyncio.Queue[Piece | Reset | Reply | GenerationError]  # what the writers report
 
 
-async def _pieces(call: Call, asked: Asked) -> AsyncIterator[str]:
+async def _pieces(call: Call) -> AsyncIterator[str]:
     stream = getattr(call.provider, "stream", None)
     if stream is None:
-        yield (await call.provider.generate(asked.messages, asked.params, call.hint)).text
+        yield (await call.provider.generate(call.messages, call.params, call.hint)).text
         return
-    async for piece in stream(asked.messages, asked.params, call.hint):
+    async for piece in stream(call.messages, call.params, call.hint):
         yield piece
 
 
-async def _attempt(call: Call, asked: Asked, study: Study, queue: Queue, started: float) -> Reply:
+async def _attempt(call: Call, study: Study, queue: Queue, started: float) -> Reply:
     """One try at a position's reply, its pieces put on the queue as they come."""
     written: list[str] = []
     async with replying(call, study, f"no whole reply within {study.generation.timeout_s:g} s"):
-        async for piece in _pieces(call, asked):
+        async for piece in _pieces(call):
             if piece:
                 written.append(piece)
                 await queue.put(Piece(call.position, piece))
     return made_reply(call, study, "".join(written), started)
 
 
-async def _write(call: Call, asked: Asked, study: Study, queue: Queue) -> None:
+async def _write(call: Call, study: Study, queue: Queue) -> None:
     """A position's reply, tried up to ATTEMPTS times; its Reply or its last error on the queue."""
     started = time.perf_counter()
     for attempt in range(ATTEMPTS):
         try:
-            await queue.put(await _attempt(call, asked, study, queue, started))
+            await queue.put(await _attempt(call, study, queue, started))
             return
         except GenerationError as error:
             await queue.put(error if attempt + 1 == ATTEMPTS else Reset(call.position))
@@ -90,13 +89,13 @@ async def stream_replies(
 ) -> AsyncIterator[Event]:
     """Both positions' pieces as they come, then `Complete` (both replies) or, as soon as one
     fails for good, `Failed` (the other is stopped: both or neither)."""
-    asked = ask(providers, study, question)
+    calls = ask(providers, study, question)
     queue: Queue = asyncio.Queue()
-    writers = [asyncio.create_task(_write(call, asked, study, queue)) for call in asked.calls]
+    writers = [asyncio.create_task(_write(call, study, queue)) for call in calls]
     replies: list[Reply] = []
     failed: GenerationError | None = None
     try:
-        while failed is None and len(replies) < len(asked.calls):
+        while failed is None and len(replies) < len(calls):
             event = await queue.get()
             if isinstance(event, Reply):
                 replies.append(event)
