@@ -136,19 +136,21 @@ def serve(
         fail(f"--port {port} is not a port: give one from 1 to 65535", 1)
     import uvicorn
 
+    from attunebench.collect import crud
     from attunebench.collect.pool import PoolError, verify_pool
 
     with _opened(db) as (database, stored):
-        sqlite = database.is_sqlite
-    if workers > 1 and sqlite:
-        # One SQLite file has one writer: processes would queue on its lock by polling.
-        fail("several workers need PostgreSQL; SQLite serves with one", 1)
-    try:  # each worker makes the pool again; fail here, once, rather than in each of them
-        verify_pool(stored.study, "the stored study", reach=False)
-    except PoolError as error:
-        fail(str(error), 1)
-    _port_free(host, port)
-    _remember_address(db, f"http://{host}:{port}")
+        if workers > 1 and database.is_sqlite:
+            # One SQLite file has one writer: processes would queue on its lock by polling.
+            fail("several workers need PostgreSQL; SQLite serves with one", 1)
+        try:  # each worker makes the pool again; fail here, once, rather than in each of them
+            verify_pool(stored.study, "the stored study", reach=False)
+        except PoolError as error:
+            fail(str(error), 1)
+        _port_free(host, port)
+        # Where `serve` listens, kept for `status` and `invite` to print links that work.
+        with database.write() as session:
+            crud.set_meta(session, crud.SERVED_AT, f"http://{host}:{port}")
     if stored.join_slug:
         console.print(f"open link: http://{host}:{port}/join/{stored.join_slug}", highlight=False)
     # Each worker process builds its own app from the environment (create_app reads Settings).
@@ -164,14 +166,6 @@ def serve(
         log_level="info",
         proxy_headers=False,  # the app trusts only the proxies its settings name
     )
-
-
-def _remember_address(db_url: str, address: str) -> None:
-    """Where `serve` listens, kept for `status` and `invite` to print links that work."""
-    from attunebench.collect import crud
-
-    with _opened(db_url) as (database, _), database.write() as session:
-        crud.set_meta(session, crud.SERVED_AT, address)
 
 
 def _served_at(database: Database, given: str | None) -> str:
