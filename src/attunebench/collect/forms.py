@@ -1,10 +1,7 @@
 """Posted forms checked against the study (which questions it asks and requires, its limits)
-and the taxonomy (which labels exist).
-
-Every problem is kept, by form field (`FormErrors`), so the page can show each beside its
-question and keep the other answers. A slider's "not answered" box stays ticked until the
-participant moves it; while ticked, the answer is absent, whatever the slider shows.
-"""
+and the taxonomy (which labels exist). Every problem is kept, by form field (`FormErrors`), so
+the page can show each beside its question and keep the other answers; an untouched slider is
+no answer (docs/collecting.md, "Answers without defaults")."""
 
 from __future__ import annotations
 

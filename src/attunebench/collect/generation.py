@@ -44,9 +44,7 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """What one turn puts to its pair of models: the model at each position, the conversation
-    so far (the participant's messages and the replies they went on with), the new message,
-    and the key its calls are cached under."""
+    """What one turn puts to its pair of models, and the key its calls are cached under."""
 
     positions: Mapping[str, str]
     history: Sequence[tuple[str, str]]

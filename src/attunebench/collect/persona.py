@@ -96,8 +96,7 @@ class Persona:
     def fill_state(self, form: Form, data: dict[str, list[str]], text: str) -> None:
         offered = form.values("emotions")
         if offered:
-            cued = self._cues
-            felt = [e for e in offered if _mentions(text, cued.get(e, (e,)))]
+            felt = [e for e in offered if _mentions(text, self._cues.get(e, (e,)))]
             felt = felt or [self.rng.choice(offered)]
             data["emotions"] = felt
             if form.has("primary"):
