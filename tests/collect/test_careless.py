@@ -80,9 +80,9 @@ def test_repeats_count_near_copies_and_not_anagrams() -> None:
         ".yadot em ta detuohs ssob yM",
         "I cannot sleep before exams",
     ]
-    assert _repeats(messages, 0.9) == 3
-    assert _repeats(messages, 1.0) == 0  # the copies differ, and nothing repeats exactly
-    assert _repeats(messages[4:5] * 3, 1.0) == 2
+    assert sum(_repeats(messages, 0.9)) == 3
+    assert sum(_repeats(messages, 1.0)) == 0  # the copies differ, and nothing repeats exactly
+    assert sum(_repeats(messages[4:5] * 3, 1.0)) == 2
 
 
 def test_the_attention_check_id_is_its_own() -> None:

@@ -60,7 +60,7 @@ def test_replies_are_stored_once_and_only_while_the_turn_waits(
             _to_message(session, token, study)
         _add_turn(session, waiting, "First message.")
         _add_turn(session, gone, "A message, then gone.")
-        crud.leave(_participant(session, gone))
+        _participant(session, gone).left_at = crud.now()
     with database.write() as session:
         stages = {t: where(_participant(session, t), study) for t in (waiting, gone, early)}
         assert stages[waiting].stage == Stage.PENDING and stages[waiting].turn == 0
@@ -68,7 +68,7 @@ def test_replies_are_stored_once_and_only_while_the_turn_waits(
         assert not crud.store_pending_replies(session, gone, 0, REPLIES)  # left: not waiting
         assert not crud.store_pending_replies(session, early, 0, REPLIES)  # no such turn
         assert not crud.store_pending_replies(session, waiting, 1, REPLIES)  # another turn
-        assert crud.store_pending_replies(session, waiting, 0, REPLIES, lock=True)
+        assert crud.store_pending_replies(session, waiting, 0, REPLIES)
     expected = [("A", "mock/a", "First."), ("B", "mock/b", "Second.")]
     assert _stored(database, waiting, 0) == expected
     assert _stored(database, gone, 0) == []
@@ -142,7 +142,7 @@ def test_written_turns_read_as_the_database_holds_them(database_url: str, study:
     judged = JudgeAnswer(choice="B", strength=2, comment="B asked.", behaviors={"B": ("question",)})
     with database.write() as session:
         participant = _participant(session, token)
-        crud.save_judgement(session, participant, participant.turns[0], judged, study)
+        crud.save_judgement(session, participant, judged, study)
         statements.clear()
         written = _columns(participant.turns[0])
         assert statements == [] and where(participant, study).stage == Stage.MESSAGE

@@ -11,6 +11,8 @@ import errno
 import importlib.util
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -44,8 +46,10 @@ def _web_stack() -> None:
         needs_extra("collect", f"attunebench collect (it imports {missing[0]})", code=1)
 
 
-def _open(db_url: str) -> tuple[Database, Stored]:
-    """The database and what init stored in it; one line and exit 1 if either is missing."""
+@contextmanager
+def _opened(db_url: str) -> Iterator[tuple[Database, Stored]]:
+    """The database and what init stored in it, disposed of on exit; one line and exit 1 if
+    either is missing."""
     from attunebench.collect.bootstrap import read_stored
     from attunebench.collect.db import Database, DatabaseError, open_engine
 
@@ -54,10 +58,11 @@ def _open(db_url: str) -> tuple[Database, Stored]:
     except DatabaseError as error:
         fail(str(error), 1)
     try:
-        return database, read_stored(database)
+        yield database, read_stored(database)
     except DatabaseError as error:
-        database.dispose()
         fail(str(error), 1)
+    finally:
+        database.dispose()
 
 
 def _password(env_var: str | None) -> str | None:
@@ -131,20 +136,21 @@ def serve(
         fail(f"--port {port} is not a port: give one from 1 to 65535", 1)
     import uvicorn
 
+    from attunebench.collect import crud
     from attunebench.collect.pool import PoolError, verify_pool
 
-    database, stored = _open(db)
-    sqlite = database.is_sqlite
-    database.dispose()
-    if workers > 1 and sqlite:
-        # One SQLite file has one writer: processes would queue on its lock by polling.
-        fail("several workers need PostgreSQL; SQLite serves with one", 1)
-    try:  # each worker makes the pool again; fail here, once, rather than in each of them
-        verify_pool(stored.study, "the stored study", reach=False)
-    except PoolError as error:
-        fail(str(error), 1)
-    _port_free(host, port)
-    _remember_address(db, f"http://{host}:{port}")
+    with _opened(db) as (database, stored):
+        if workers > 1 and database.is_sqlite:
+            # One SQLite file has one writer: processes would queue on its lock by polling.
+            fail("several workers need PostgreSQL; SQLite serves with one", 1)
+        try:  # each worker makes the pool again; fail here, once, rather than in each of them
+            verify_pool(stored.study, "the stored study", reach=False)
+        except PoolError as error:
+            fail(str(error), 1)
+        _port_free(host, port)
+        # Where `serve` listens, kept for `status` and `invite` to print links that work.
+        with database.write() as session:
+            crud.set_meta(session, crud.SERVED_AT, f"http://{host}:{port}")
     if stored.join_slug:
         console.print(f"open link: http://{host}:{port}/join/{stored.join_slug}", highlight=False)
     # Each worker process builds its own app from the environment (create_app reads Settings).
@@ -160,18 +166,6 @@ def serve(
         log_level="info",
         proxy_headers=False,  # the app trusts only the proxies its settings name
     )
-
-
-def _remember_address(db_url: str, address: str) -> None:
-    """Where `serve` listens, kept for `status` and `invite` to print links that work."""
-    from attunebench.collect import crud
-
-    database, _ = _open(db_url)
-    try:
-        with database.write() as session:
-            crud.set_meta(session, crud.SERVED_AT, address)
-    finally:
-        database.dispose()
 
 
 def _served_at(database: Database, given: str | None) -> str:
@@ -204,13 +198,10 @@ def invite(
     """Create invitation links and print them, one a line (they cannot be shown again)."""
     from attunebench.collect import crud
 
-    database, _ = _open(db)
-    try:
+    with _opened(db) as (database, _):
         address = _served_at(database, base_url)
         with database.write() as session:
             tokens = crud.create_invitations(session, count)
-    finally:
-        database.dispose()
     for token in tokens:
         print(f"{address.rstrip('/')}/p/{token}")
 
@@ -239,14 +230,11 @@ def export(
     for path, option in ((out, "--out"), (payments, "--payments")):
         if path is not None:
             file_out(path, option)
-    database, stored = _open(db)
-    try:
+    with _opened(db) as (database, stored):
         if payments is not None:
             _export_payments(database, stored, payments)
         if out is not None:
             _export_conversations(database, stored, out, finished_only, simulated)
-    finally:
-        database.dispose()
 
 
 def _export_payments(database: Database, stored: Stored, path: Path) -> None:
@@ -276,7 +264,7 @@ def _export_conversations(
     try:
         with database.read() as session:
             participants = crud.all_participants(session)
-            _, report = export_file(out, participants, stored.study, finished_only, simulated)
+            report = export_file(out, participants, stored.study, finished_only, simulated)
     except OSError as error:  # a disk that filled up while it was written
         fail(os_problem(error), 1)
     if report is None:
@@ -295,13 +283,10 @@ def status(db: DbUrl = DEFAULT_DATABASE_URL, base_url: BaseUrl = None) -> None:
     generation failures."""
     from attunebench.collect.progress import progress
 
-    database, stored = _open(db)
-    try:
+    with _opened(db) as (database, stored):
         address = _served_at(database, base_url)
         with database.read() as session:
             now = progress(session, stored.study)
-    finally:
-        database.dispose()
     cap = f" of {now.cap}" if now.cap else ""
     say = f"study {now.study}: invited {now.invited}, open link {now.open_enrolled}{cap}"
     say += f" ({now.simulated} simulated), consented {now.consented}, declined {now.declined}, "

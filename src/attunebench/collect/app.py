@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
@@ -72,44 +72,45 @@ class SecurityMiddleware:
 
 
 async def _page_error(request: Request, error: Exception) -> Response:
-    assert isinstance(error, PageError)
+    """An error as a page; an HTTPException of the framework's own (an unknown path, a method
+    not allowed) gets a title for its status."""
+    assert isinstance(error, HTTPException)
+    if not isinstance(error, PageError):
+        title = {404: "Not found", 405: "Not allowed"}.get(error.status_code, "Error")
+        error = PageError(error.status_code, title, title)
     values = {"title": error.title, "message": error.message}
     page = render(request, "error.html", values, status=error.status_code)
     page.headers.update(error.headers or {})
     return page
 
 
-async def _http_error(request: Request, error: Exception) -> Response:
-    assert isinstance(error, HTTPException)
-    title = {404: "Not found", 405: "Not allowed"}.get(error.status_code, "Error")
-    values = {"title": title, "message": title}
-    return render(request, "error.html", values, status=error.status_code)
+_INVALID = PageError(400, "Invalid request", "The request could not be read.")
+# The database is out of reach (restarting, failing over, every connection busy): a retry page,
+# never a 500. Nothing half-done was kept: the transaction rolled back, so an answer is either
+# stored and acknowledged, or neither. The engine's pre-ping replaces the dead connections once
+# the server is back, without restarting the app.
+_UNAVAILABLE = PageError(
+    503,
+    "Please try again",
+    "The study is briefly unavailable. Your answers so far are saved: "
+    f"try again in {RETRY_AFTER_S} seconds.",
+    **{"Retry-After": str(RETRY_AFTER_S)},
+)
 
 
-async def _database_unavailable(request: Request, _error: Exception) -> HTMLResponse:
-    """The database is out of reach (restarting, failing over, every connection busy): a
-    retry page, never a 500. Nothing half-done was kept: the transaction rolled back, so an
-    answer is either stored and acknowledged, or neither. The engine's pre-ping replaces the
-    dead connections once the server is back, without restarting the app."""
-    message = (
-        "The study is briefly unavailable. Your answers so far are saved: "
-        f"try again in {RETRY_AFTER_S} seconds."
-    )
-    page = render(request, "error.html", {"title": "Please try again", "message": message}, 503)
-    page.headers["Retry-After"] = str(RETRY_AFTER_S)
-    return page
+def _shown_as(error: PageError) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """A handler that answers with `error`'s page, whatever was raised."""
 
+    async def handler(request: Request, _raised: Exception) -> Response:
+        return await _page_error(request, error)
 
-async def _invalid_request(request: Request, _error: Exception) -> HTMLResponse:
-    values = {"title": "Invalid request", "message": "The request could not be read."}
-    return render(request, "error.html", values, status=400)
+    return handler
 
 
 async def _not_logged_in(request: Request, _error: Exception) -> Response:
     if request.method == "GET":
         return RedirectResponse("/admin/login", status_code=303)
-    values = {"title": "Not logged in", "message": "Log in to do this."}
-    return render(request, "error.html", values, status=401)
+    return await _page_error(request, PageError(401, "Not logged in", "Log in to do this."))
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -160,11 +161,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.forwarded_allow_ips:
         # Added last, so it runs first: every handler and limit then sees the forwarded client.
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.forwarded_allow_ips)
-    app.add_exception_handler(PageError, _page_error)
-    app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(HTTPException, _page_error)  # and PageError, a subclass
+    app.add_exception_handler(RequestValidationError, _shown_as(_INVALID))
     for unavailable in (OperationalError, InterfaceError, PoolTimeoutError):
-        app.add_exception_handler(unavailable, _database_unavailable)
+        app.add_exception_handler(unavailable, _shown_as(_UNAVAILABLE))
     app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
     app.add_exception_handler(join.FromPlatformError, join.from_platform)
     for module in (site, join, participant, stream, admin, export):

@@ -1,12 +1,9 @@
 """Which two models a participant talks to, which one is Reply A at each turn, and which reply
 the conversation goes on with after a tie.
 
-Each conversation gets the least-used ordered pair of the pool, so every model meets every
-other, in each order, equally often. The two swap places every turn, so position effects
-cancel within and across conversations. Every draw (among equally used pairs; the reply kept
-after a tie, since always keeping Reply A would add a position effect) is seeded from the
-study seed, so a study's assignments replay exactly.
-"""
+The least-used ordered pair, swapping places every turn, so position effects cancel within and
+across conversations; every draw is seeded from the study seed, so assignments replay exactly.
+After a tie the reply kept is drawn, since always keeping Reply A would add a position effect."""
 
 from __future__ import annotations
 

@@ -27,16 +27,17 @@ def init_database(url: str, study: Study, source: str, admin_password: str | Non
     engine = open_engine(url, create=True)
     try:
         migrate(engine)
-        with Database(engine).write() as session:
+        database = Database(engine)
+        with database.write() as session:
             crud.store_study(session, study, source)
-            secret = crud.ensure_meta(session, crud.SECRET_KEY)
-            slug = crud.ensure_meta(session, crud.JOIN_SLUG) if study.enrolment.open else None
+            crud.ensure_meta(session, crud.SECRET_KEY)
+            if study.enrolment.open:
+                crud.ensure_meta(session, crud.JOIN_SLUG)
             if admin_password is not None:
                 crud.set_meta(session, crud.ADMIN_PASSWORD, hash_password(admin_password))
-            has_password = crud.get_meta(session, crud.ADMIN_PASSWORD) is not None
+        return read_stored(database)
     finally:
         engine.dispose()
-    return Stored(study, secret, has_password, slug)
 
 
 def read_stored(db: Database) -> Stored:

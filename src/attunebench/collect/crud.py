@@ -8,6 +8,7 @@ concurrent posts for one participant apply one after the other (SQLite gets the 
 from __future__ import annotations
 
 import functools
+import json
 import secrets
 from collections import Counter
 from dataclasses import dataclass
@@ -31,10 +32,10 @@ from attunebench.collect.models import (
     StudyRow,
     TurnRow,
 )
-from attunebench.collect.retest import SWAPPED, Due
+from attunebench.collect.retest import SWAPPED, Kind
 from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, ProbeAnswer, SurveyAnswer
 from attunebench.collect.security import deletion_code, new_token, token_hash
-from attunebench.collect.study import Study, study_from_json
+from attunebench.collect.study import Study
 
 SECRET_KEY = "secret_key"
 ADMIN_PASSWORD = "admin_password_hash"
@@ -62,19 +63,16 @@ def store_study(session: Session, study: Study, source: str) -> None:
         raise StudyMismatchError(
             f"this database collects for study {row.id!r}, not {study.id!r}; use another database"
         )
+    stamp = now()
     if row is None:
-        stamp = now()
-        config = study.model_dump_json()
-        session.add(
-            StudyRow(id=study.id, config=config, source=source, created_at=stamp, updated_at=stamp)
-        )
-        return
-    row.config, row.source, row.updated_at = study.model_dump_json(), source, now()
+        row = StudyRow(id=study.id, created_at=stamp)
+        session.add(row)
+    row.config, row.source, row.updated_at = study.model_dump_json(), source, stamp
 
 
 def load_stored_study(session: Session) -> Study | None:
     row = session.scalar(select(StudyRow))
-    return None if row is None else study_from_json(row.config)
+    return None if row is None else Study.model_validate(json.loads(row.config))
 
 
 def get_meta(session: Session, key: str) -> str | None:
@@ -83,29 +81,17 @@ def get_meta(session: Session, key: str) -> str | None:
 
 
 def set_meta(session: Session, key: str, value: str) -> None:
-    row = session.get(Meta, key)
-    if row is None:
-        session.add(Meta(key=key, value=value))
-    else:
-        row.value = value
+    session.merge(Meta(key=key, value=value))
 
 
-def ensure_meta(session: Session, key: str) -> str:
+def ensure_meta(session: Session, key: str) -> None:
     """A random value stored under `key` the first time, and kept from then on."""
-    value = get_meta(session, key)
-    if value is None:
-        value = secrets.token_urlsafe(48 if key == SECRET_KEY else 12)
-        set_meta(session, key, value)
-    return value
+    if get_meta(session, key) is None:
+        set_meta(session, key, secrets.token_urlsafe(48 if key == SECRET_KEY else 12))
 
 
-def new_participant(session: Session, enrolment: str) -> str:
-    """A new participant; returns their token, which is shown once and never stored."""
-    token, _ = _add_participant(session, enrolment)
-    return token
-
-
-def _add_participant(session: Session, enrolment: str) -> tuple[str, ParticipantRow]:
+def add_participant(session: Session, enrolment: str) -> tuple[str, ParticipantRow]:
+    """A new participant, and their token, which is shown once and never stored."""
     token = new_token()
     row = ParticipantRow(
         public_id="p" + secrets.token_hex(6),
@@ -119,7 +105,7 @@ def _add_participant(session: Session, enrolment: str) -> tuple[str, Participant
 
 
 def create_invitations(session: Session, count: int) -> list[str]:
-    return [new_participant(session, "invitation") for _ in range(count)]
+    return [add_participant(session, "invitation")[0] for _ in range(count)]
 
 
 class AlreadyTookPartError(Exception):
@@ -141,11 +127,9 @@ def enrol_open(
     arrival: PlatformArrival | None = None,
     screened_out: bool = False,
 ) -> str | None:
-    """A participant through the open link, or None when the study's cap is reached.
-
-    A platform's arrival is kept even when screened out (so the account cannot try again with
-    another answer, and the payments list holds it), but only those let in count to the cap.
-    AlreadyTookPartError if the account arrived before."""
+    """A participant through the open link, or None when the study's cap is reached;
+    AlreadyTookPartError if the platform's account arrived before. A platform's arrival is kept
+    even when screened out (the account cannot try again, and is paid), not counted to the cap."""
     session.scalar(select(StudyRow).with_for_update())  # concurrent joins count one by one
     if arrival is not None and account_known(session, arrival.account_hash):
         raise AlreadyTookPartError
@@ -158,7 +142,7 @@ def enrol_open(
     cap = study.enrolment.cap
     if not screened_out and cap is not None and (enrolled or 0) >= cap:
         return None
-    token, row = _add_participant(session, "simulated" if simulated else "open")
+    token, row = add_participant(session, "simulated" if simulated else "open")
     if screened_out:
         row.screened_out_at = row.created_at
     if arrival is not None:
@@ -172,9 +156,7 @@ def enrol_open(
 
 
 def account_known(session: Session, account_hash: str) -> bool:
-    found = session.scalar(
-        select(ParticipantRow.id).where(ParticipantRow.platform_hash == account_hash)
-    )
+    found = session.scalar(select(ParticipantRow.id).filter_by(platform_hash=account_hash))
     return found is not None
 
 
@@ -214,24 +196,21 @@ def _by_token_query(lock: bool, probes: bool) -> Select[ParticipantRow]:
     return query
 
 
-def participant_by_public_id(session: Session, public_id: str) -> ParticipantRow | None:
-    return session.scalar(select(ParticipantRow).where(ParticipantRow.public_id == public_id))
+# Everything a participant gave, loaded with them (the export, the admin pages).
+_WHOLE = (
+    selectinload(ParticipantRow.turns).selectinload(TurnRow.replies),
+    selectinload(ParticipantRow.probes),
+)
 
 
-def participant_by_code(session: Session, code: str) -> ParticipantRow | None:
-    return session.scalar(select(ParticipantRow).where(ParticipantRow.deletion_code == code))
+def participant_by(session: Session, **column: str) -> ParticipantRow | None:
+    """The participant whose column (public_id, deletion_code) holds the value."""
+    return session.scalar(select(ParticipantRow).filter_by(**column).options(*_WHOLE))
 
 
 def all_participants(session: Session) -> list[ParticipantRow]:
     query = select(ParticipantRow).order_by(ParticipantRow.created_at, ParticipantRow.id)
-    return list(
-        session.scalars(
-            query.options(
-                selectinload(ParticipantRow.turns).selectinload(TurnRow.replies),
-                selectinload(ParticipantRow.probes),
-            )
-        )
-    )
+    return list(session.scalars(query.options(*_WHOLE)))
 
 
 def consent(session: Session, participant: ParticipantRow, study: Study) -> None:
@@ -247,16 +226,6 @@ def consent(session: Session, participant: ParticipantRow, study: Study) -> None
     pair = choose_pair(study.pool, used, seed=seed)
     participant.model_first, participant.model_second = pair.first, pair.second
     participant.consented_at = now()
-
-
-def decline(participant: ParticipantRow) -> None:
-    participant.declined_at = now()
-
-
-def leave(participant: ParticipantRow) -> None:
-    """The participant left through the support page (a platform's arrival is then sent back
-    as screened out)."""
-    participant.left_at = now()
 
 
 def save_traits(participant: ParticipantRow, traits: dict[str, Any]) -> None:
@@ -281,7 +250,7 @@ def add_turn(
         "safety_notice": safety_notice,
         "created_at": now(),
     }
-    turn_id = session.execute(_turn_insert(), values).scalar_one()
+    turn_id = session.execute(_TURN_INSERT, values).scalar_one()
     # Every column given (none left to load), as a row just read holds them: the judgement's
     # columns are still empty.
     turn = TurnRow(**{**dict.fromkeys(_TURNS.c.keys()), **values, "id": turn_id})
@@ -294,19 +263,14 @@ def add_turn(
 
 
 def store_pending_replies(
-    session: Session, token: str, turn_index: int, replies: list[Reply], lock: bool = False
+    session: Session, token: str, turn_index: int, replies: list[Reply]
 ) -> bool:
-    """Store the replies of the participant's turn `turn_index` if that turn still waits for
-    them (their stage is PENDING at it: flow.where); False, storing nothing, otherwise (the
-    replies were stored first by another request, or the participant has left).
-
-    The check and the insert are two statements, not a load of the participant's whole
-    conversation and a flush: the stream stores every turn's replies this way, and reading
-    and writing them through the ORM cost more than the rest of its work. A turn exists only
-    after consent and the traits, so PENDING here is where()'s own test: not declined,
-    finished or left, the turn is the last one and has fewer than two replies."""
+    """Store the replies of turn `turn_index` if it still waits for them (flow.where's PENDING:
+    not declined, finished or left, the last turn, fewer than two replies); False, storing nothing,
+    otherwise. Two statements, not a load of the whole conversation and a flush, which cost more
+    than the rest of the stream's work."""
     found = session.execute(
-        _pending_turn_query(lock), {"token_hash": token_hash(token), "turn": turn_index}
+        _pending_turn_query(), {"token_hash": token_hash(token), "turn": turn_index}
     )
     turn_id = found.scalar_one_or_none()
     if turn_id is None:
@@ -329,7 +293,7 @@ def store_pending_replies(
 
 
 @functools.cache
-def _pending_turn_query(lock: bool) -> Select[int]:
+def _pending_turn_query() -> Select[int]:
     """store_pending_replies' check, made once (see _by_token_query): the id of turn `turn` of
     the participant with `token_hash`, if it is their last and has fewer than two replies."""
     turns, later = aliased(TurnRow), aliased(TurnRow)
@@ -350,14 +314,16 @@ def _pending_turn_query(lock: bool) -> Select[int]:
             replied.scalar_subquery() < 2,
         )
     )
-    return query.with_for_update(of=ParticipantRow) if lock else query
+    return query.with_for_update(of=ParticipantRow)
 
 
 def save_judgement(
-    session: Session, participant: ParticipantRow, turn: TurnRow, answer: JudgeAnswer, study: Study
+    session: Session, participant: ParticipantRow, answer: JudgeAnswer, study: Study
 ) -> None:
-    """The pick and what was said of the replies, written by two statements (the turn, the
-    replies' behaviors), the loaded rows then holding the same values (see add_turn)."""
+    """The pick of the last turn and what was said of its replies, written by two statements
+    (the turn, the replies' behaviors), the loaded rows then holding the same values (see
+    add_turn)."""
+    turn = participant.turns[-1]
     values: dict[str, Any] = {
         "choice": answer.choice,
         "strength": answer.strength,
@@ -368,13 +334,13 @@ def save_judgement(
     values["continued"], values["continued_by"] = continuation(
         study.assignment.seed, participant.public_id, turn.index, answer.choice
     )
-    session.execute(_turn_update(), {"turn_id": turn.id, **values})
+    session.execute(_TURN_UPDATE, {"turn_id": turn.id, **values})
     behaviors = [list(answer.behaviors.get(reply.position, ())) for reply in turn.replies]
     rows = [
         {"reply_id": r.id, "behaviors": b} for r, b in zip(turn.replies, behaviors, strict=True)
     ]
     if rows:
-        session.execute(_reply_behaviors_update(), rows)
+        session.execute(_REPLY_BEHAVIORS_UPDATE, rows)
     for key, value in values.items():
         set_committed_value(turn, key, value)
     for reply, given in zip(turn.replies, behaviors, strict=True):
@@ -385,43 +351,29 @@ _TURNS: Any = TurnRow.__table__
 _REPLIES: Any = ReplyRow.__table__
 
 
-@functools.cache
-def _turn_insert() -> Any:
-    return _TURNS.insert().returning(_TURNS.c.id)  # the ratelimit's upsert needs RETURNING too
+# The statements of every answer, made once (see _by_token_query).
+_TURN_INSERT = _TURNS.insert().returning(_TURNS.c.id)  # the ratelimit's upsert needs it too
+_TURN_UPDATE = _TURNS.update().where(_TURNS.c.id == bindparam("turn_id"))
+_REPLY_BEHAVIORS_UPDATE = _REPLIES.update().where(_REPLIES.c.id == bindparam("reply_id"))
 
 
-@functools.cache
-def _turn_update() -> Any:
-    """A turn's judgement columns, set by id: the statement made once (see _by_token_query)."""
-    return _TURNS.update().where(_TURNS.c.id == bindparam("turn_id"))
-
-
-@functools.cache
-def _reply_behaviors_update() -> Any:
-    return _REPLIES.update().where(_REPLIES.c.id == bindparam("reply_id"))
-
-
-def save_probe(participant: ParticipantRow, probe: Due, answer: ProbeAnswer) -> None:
+def save_probe(participant: ParticipantRow, turn: int, kind: Kind, answer: ProbeAnswer) -> None:
     """A question of an earlier turn answered again, kept apart from the turn's own answers;
     a pick is stored in the turn's positions (the page showed them swapped)."""
     state = None
     if answer.state is not None:
         state = answer.state.model_dump(exclude_none=True, exclude_defaults=True)
-    picked = [turn.index for turn in participant.turns if turn.picked_at is not None]
+    picked = [t.index for t in participant.turns if t.picked_at is not None]
     participant.probes.append(
         ProbeRow(
-            turn_index=probe.turn,
-            asked_after=max(picked, default=probe.turn),
-            kind=probe.kind,
+            turn_index=turn,
+            asked_after=max(picked, default=turn),
+            kind=kind,
             state=state,
             choice=None if answer.choice is None else SWAPPED[answer.choice],
             created_at=now(),
         )
     )
-
-
-def end_conversation(participant: ParticipantRow) -> None:
-    participant.ended_at = now()
 
 
 def save_survey(participant: ParticipantRow, answer: SurveyAnswer) -> None:

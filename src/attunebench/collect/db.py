@@ -77,14 +77,6 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-def shown(url: str) -> str:
-    """The URL as it may be printed: without its password."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return repr(url)
-
-
 def sqlite_file(url: str) -> Path | None:
     """The file of a SQLite URL (None for other databases and in-memory SQLite)."""
     parsed = make_url(normalise_url(url))
@@ -105,10 +97,7 @@ def _create_private(path: Path) -> None:
 
 def open_engine(url: str, create: bool = False) -> Engine:
     """An engine on a database that answers; `create` makes a missing SQLite file (for init).
-
-    DatabaseError, in one line, for a malformed URL, a missing SQLite file, an unknown driver,
-    or a server that cannot be reached or refuses the login.
-    """
+    Anything else is a one-line DatabaseError."""
     try:
         path = sqlite_file(url)
     except ArgumentError:
@@ -124,7 +113,8 @@ def open_engine(url: str, create: bool = False) -> Engine:
             pass
     except (SQLAlchemyError, ImportError) as error:
         reason = " ".join(str(getattr(error, "orig", None) or error).split())
-        raise DatabaseError(f"cannot open database {shown(url)}: {reason}") from None
+        shown = make_url(url).render_as_string(hide_password=True)  # parsed above, by sqlite_file
+        raise DatabaseError(f"cannot open database {shown}: {reason}") from None
     return engine
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -45,8 +44,14 @@ class Context:
     streams_paid: set[tuple[str, int]] = field(default_factory=set)
 
     async def run_write(self, action: Callable[..., T], *args: Any) -> T:
-        """Run a function that writes (it opens its own `db.write()`) on a writer thread."""
-        return await anyio.to_thread.run_sync(partial(action, *args), limiter=self.write_limiter)
+        """`action(session, *args)` in one write transaction, committed before this returns, on
+        a writer thread (SQLite may wait for its write lock)."""
+
+        def run() -> T:
+            with self.db.write() as session:
+                return action(session, *args)
+
+        return await anyio.to_thread.run_sync(run, limiter=self.write_limiter)
 
 
 class PageError(HTTPException):
@@ -82,9 +87,11 @@ async def read_form(request: Request) -> Form:
     return {key: [v for v in form.getlist(key) if isinstance(v, str)] for key in form}
 
 
-def require_csrf(ctx: Context, form: Form, purpose: str, subject: str) -> None:
-    given = form.get("csrf", [None])[0]
-    if not ctx.signer.check_csrf(purpose, subject, given):
+async def checked_form(request: Request, purpose: str, subject: str) -> Form:
+    """The posted form, once its CSRF token shows a page made for `purpose` and `subject`."""
+    form = await read_form(request)
+    if not context(request).signer.check_csrf(purpose, subject, form.get("csrf", [None])[0]):
         raise PageError(
             403, "Form expired", "This form could not be verified. Reload the page and try again."
         )
+    return form

@@ -8,7 +8,7 @@ answer left out is absent, never a midpoint; retest probes are exported as `prob
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from attunebench.collect.models import ParticipantRow, ProbeRow, TurnRow
 from attunebench.collect.quality import careless
@@ -21,10 +21,6 @@ from attunebench.data.jsonl import write_conversations
 from attunebench.data.validate import FileReport, validate_file
 
 LABELLED = ("state", "state.intensity", "behaviors", "preference", "need", "outcome")
-
-
-# How the conversation went on: the participant's pick, or a draw between tied replies.
-_HOW: dict[str, Literal["pick", "random"]] = {"pick": "pick", "random": "random"}
 
 
 def response_id(conversation_id: str, turn_index: int, position: str) -> str:
@@ -48,11 +44,11 @@ def _turn(conversation_id: str, row: TurnRow) -> schema.Turn:
     )
     preference = continued = None
     if row.choice is not None:
-        tie = row.choice == "tie"
         continued = response_id(conversation_id, row.index, row.continued or row.choice)
-        preference = schema.Preference(
-            chosen=None if tie else response_id(conversation_id, row.index, row.choice),
-            tie=tie,
+        preference = _preference(
+            conversation_id,
+            row.index,
+            row.choice,
             strength=row.strength,
             comment=row.comment,
             comment_behaviors=tuple(row.comment_behaviors or ()),
@@ -68,23 +64,26 @@ def _turn(conversation_id: str, row: TurnRow) -> schema.Turn:
         need=need,
         preference=preference,
         continued=continued,
-        continued_by=_HOW.get(row.continued_by or ""),
+        # How the conversation went on: the participant's pick, or a draw between tied replies.
+        continued_by=cast(Literal["pick", "random"] | None, row.continued_by),
     )
 
 
 def _probe(conversation_id: str, row: ProbeRow) -> schema.Probe:
     """A question asked again, in the turn's own terms: never gold (see `schema.Probe`)."""
-    preference = None
-    if row.choice is not None:
-        tie = row.choice == "tie"
-        chosen = None if tie else response_id(conversation_id, row.turn_index, row.choice)
-        preference = schema.Preference(chosen=chosen, tie=tie)
     return schema.Probe(
         turn=row.turn_index,
         after=row.asked_after,
         state=schema.State.model_validate(row.state) if row.state is not None else None,
-        preference=preference,
+        preference=_preference(conversation_id, row.turn_index, row.choice) if row.choice else None,
     )
+
+
+def _preference(conversation_id: str, turn: int, choice: str, **more: Any) -> schema.Preference:
+    """A pick in the turn's own positions: a tie chooses no response."""
+    tie = choice == "tie"
+    chosen = None if tie else response_id(conversation_id, turn, choice)
+    return schema.Preference(chosen=chosen, tie=tie, **more)
 
 
 def _outcome(participant: ParticipantRow, study: Study) -> schema.Outcome | None:
@@ -152,10 +151,9 @@ def export_file(
     study: Study,
     finished_only: bool = False,
     simulated: bool = True,
-) -> tuple[int, FileReport | None]:
-    """Write the JSON Lines file atomically and validate it; no report for an empty export.
-    One record per participant who wrote at least one message (and finished, if asked; and was
-    not simulated, if asked)."""
+) -> FileReport | None:
+    """Write the JSON Lines file atomically and validate it (no report for an empty export): one
+    record per participant who wrote a message (and finished, and was not simulated, if asked)."""
     chosen = (
         conversation(participant, study)
         for participant in participants
@@ -163,5 +161,4 @@ def export_file(
         and (participant.finished_at is not None or not finished_only)
         and (participant.enrolment != "simulated" or simulated)
     )
-    count = write_conversations(path, chosen)
-    return count, (validate_file(path) if count else None)
+    return validate_file(path) if write_conversations(path, chosen) else None

@@ -63,7 +63,7 @@ def where(participant: ParticipantRow, study: Study) -> Where:
         return Where(Stage.JUDGE, last.index)
     probe = due(participant, study)
     if probe is not None:
-        return Where(Stage.PROBE, probe.turn, probe.kind)
+        return Where(Stage.PROBE, *probe)
     if participant.ended_at is not None or count >= study.turns.max:
         return Where(Stage.SURVEY, count)
     return Where(Stage.MESSAGE, count)

@@ -1,10 +1,7 @@
 """Posted forms checked against the study (which questions it asks and requires, its limits)
-and the taxonomy (which labels exist).
-
-Every problem is kept, by form field (`FormErrors`), so the page can show each beside its
-question and keep the other answers. A slider's "not answered" box stays ticked until the
-participant moves it; while ticked, the answer is absent, whatever the slider shows.
-"""
+and the taxonomy (which labels exist). Every problem is kept, by form field (`FormErrors`), so
+the page can show each beside its question and keep the other answers; an untouched slider is
+no answer (docs/collecting.md, "Answers without defaults")."""
 
 from __future__ import annotations
 
@@ -44,8 +41,8 @@ class FormErrors(ValueError):
 class Reader:
     """Reads fields off a form, noting each problem instead of stopping at the first."""
 
-    def __init__(self, form: Form) -> None:
-        self.form = form
+    def __init__(self, form: Form, study: Study) -> None:
+        self.form, self.study, self.asks = form, study, study.questions
         self.errors: dict[str, str] = {}
 
     def fail(self, field: str, message: str) -> None:
@@ -80,7 +77,10 @@ class Reader:
             return None
         return value
 
-    def slider(self, field: str, required: bool) -> float | None:
+    def asked_slider(self, field: str) -> float | None:
+        if not self.asks.asks(field):
+            return None
+        required = self.asks.requires(field)
         if self.one(field + UNSET):
             if required:
                 self.fail(field, f"Please move the slider to say {SLIDERS[field][1]}.")
@@ -88,15 +88,25 @@ class Reader:
         (low, high), _ = SLIDERS[field]
         return self.number(field, low, high, required)
 
-    def labels(
-        self, field: str, allowed: frozenset[str], required: bool = False
+    def asked_text(self, field: str) -> str | None:
+        """A per-turn question answered in words, where the study asks it."""
+        if not self.asks.asks(field):
+            return None
+        return self.text(field, self.study.limits.answer_chars, self.asks.requires(field))
+
+    def asked_labels(
+        self, field: str, allowed: frozenset[str], question: str = ""
     ) -> tuple[str, ...]:
+        """A per-turn question (`question`, else `field`) answered with labels, where asked."""
+        question = question or field
+        if not self.asks.asks(question):
+            return ()
         chosen = tuple(dict.fromkeys(v for v in self.form.get(field, []) if v))
         unknown = [label for label in chosen if label not in allowed]
         if unknown:
             self.fail(field, f"{unknown[0][:50]!r} is not one of the choices.")
             return ()
-        if required and not chosen:
+        if self.asks.requires(question) and not chosen:
             self.fail(field, "Please pick at least one.")
         return chosen
 
@@ -105,25 +115,20 @@ class Reader:
             raise FormErrors(self.errors)
 
 
-def read_state(reader: Reader, study: Study, taxonomy: Taxonomy) -> StateAnswer:
-    asks = study.questions
-    emotions: tuple[str, ...] = ()
+def read_state(reader: Reader, taxonomy: Taxonomy) -> StateAnswer:
+    asks = reader.asks
+    emotions = reader.asked_labels("emotions", taxonomy.emotion_names())
     primary = None
-    if asks.asks("emotions"):
-        emotions = reader.labels("emotions", taxonomy.emotion_names(), asks.requires("emotions"))
-        if asks.asks("primary"):
-            primary = reader.one("primary") or None
-            if primary is not None and primary not in emotions:
-                reader.fail("primary", "Pick the strongest among the emotions you ticked.")
-                primary = None
-            elif primary is None and len(emotions) > 1 and asks.requires("primary"):
-                reader.fail("primary", "Please say which emotion is strongest.")
-        if primary is None and len(emotions) == 1:
-            primary = emotions[0]
-    values = {
-        name: reader.slider(name, asks.requires(name)) if asks.asks(name) else None
-        for name in SLIDERS
-    }
+    if asks.asks("emotions") and asks.asks("primary"):
+        primary = reader.one("primary") or None
+        if primary is not None and primary not in emotions:
+            reader.fail("primary", "Pick the strongest among the emotions you ticked.")
+            primary = None
+        elif primary is None and len(emotions) > 1 and asks.requires("primary"):
+            reader.fail("primary", "Please say which emotion is strongest.")
+    if primary is None and len(emotions) == 1:
+        primary = emotions[0]
+    values = {name: reader.asked_slider(name) for name in SLIDERS}
     panas = None
     if asks.asks("panas"):
         given = {i: reader.number(f"panas_{i}", 1, 5, asks.requires("panas")) for i in PANAS_ITEMS}
@@ -140,53 +145,37 @@ def read_state(reader: Reader, study: Study, taxonomy: Taxonomy) -> StateAnswer:
 
 
 def parse_message(form: Form, study: Study, taxonomy: Taxonomy) -> MessageAnswer:
-    reader = Reader(form)
-    asks = study.questions
+    reader = Reader(form, study)
     message = reader.text("message", study.limits.message_chars, required=True)
-    state = read_state(reader, study, taxonomy)
-    need = need_behaviors = None
-    if asks.asks("need"):
-        need = reader.text("need", study.limits.answer_chars, asks.requires("need"))
-    if asks.asks("need_behaviors"):
-        need_behaviors = reader.labels(
-            "need_behaviors", taxonomy.behavior_names(), asks.requires("need_behaviors")
-        )
-    reader.done()
-    assert message is not None
-    return MessageAnswer(
-        message=message, state=state, need_text=need, need_behaviors=need_behaviors or ()
+    answer = MessageAnswer(
+        message=message or "",
+        state=read_state(reader, taxonomy),
+        need_text=reader.asked_text("need"),
+        need_behaviors=reader.asked_labels("need_behaviors", taxonomy.behavior_names()),
     )
+    reader.done()
+    return answer
 
 
 def parse_judge(form: Form, study: Study, taxonomy: Taxonomy) -> JudgeAnswer:
-    reader = Reader(form)
+    reader = Reader(form, study)
     asks = study.questions
     allowed = taxonomy.behavior_names()
-    behaviors: dict[str, tuple[str, ...]] = {}
-    for position in ("A", "B"):
-        if asks.asks("behaviors"):
-            field = f"behaviors_{position}"
-            behaviors[position] = reader.labels(field, allowed, asks.requires("behaviors"))
+    behaviors = {p: reader.asked_labels(f"behaviors_{p}", allowed, "behaviors") for p in "AB"}
     choice = read_choice(reader)
     strength = None
     if asks.asks("strength") and choice != "tie":  # a tie has no "how much better"
         value = reader.number("strength", 1, 3, asks.requires("strength"))
         strength = None if value is None else round(value)
-    comment = comment_behaviors = None
-    if asks.asks("comment"):
-        comment = reader.text("comment", study.limits.answer_chars, asks.requires("comment"))
-    if asks.asks("comment_behaviors"):
-        comment_behaviors = reader.labels(
-            "comment_behaviors", allowed, asks.requires("comment_behaviors")
-        )
-    reader.done()
-    return JudgeAnswer(
+    answer = JudgeAnswer(
         behaviors=behaviors,
         choice=choice,
         strength=strength,
-        comment=comment,
-        comment_behaviors=comment_behaviors or (),
+        comment=reader.asked_text("comment"),
+        comment_behaviors=reader.asked_labels("comment_behaviors", allowed),
     )
+    reader.done()
+    return answer
 
 
 def read_choice(reader: Reader) -> Choice:
@@ -201,48 +190,42 @@ def read_choice(reader: Reader) -> Choice:
 def parse_probe(form: Form, study: Study, taxonomy: Taxonomy) -> ProbeAnswer:
     """An earlier turn's question answered again: which one, the step says (`probe:N:state`,
     `probe:N:pick`), and a post is stored only while that is still the participant's step."""
-    reader = Reader(form)
+    reader = Reader(form, study)
     asked = reader.one("step").rpartition(":")[2]
     if asked == "state":
-        answer = ProbeAnswer(state=read_state(reader, study, taxonomy))
+        answer = ProbeAnswer(state=read_state(reader, taxonomy))
     else:
         answer = ProbeAnswer(choice=read_choice(reader))
     reader.done()
     return answer
 
 
-def read_question(reader: Reader, question: Question, limit: int) -> str | float | None:
+def read_question(reader: Reader, question: Question) -> str | float | None:
     field = f"q_{question.id}"
     if question.kind == "scale":
         return reader.number(field, question.min, question.max, question.required)
-    value = reader.text(field, limit, question.required)
+    value = reader.text(field, reader.study.limits.answer_chars, question.required)
     if question.kind == "choice" and value is not None and value not in question.options:
         reader.fail(field, "Please pick one of the options.")
         return None
     return value
 
 
-def read_answers(
-    reader: Reader, questions: tuple[Question, ...], limit: int
-) -> dict[str, str | float]:
-    answers: dict[str, str | float] = {}
-    for question in questions:
-        value = read_question(reader, question, limit)
-        if value is not None:
-            answers[question.id] = value
-    return answers
+def read_answers(reader: Reader, questions: tuple[Question, ...]) -> dict[str, str | float]:
+    given = {question.id: read_question(reader, question) for question in questions}
+    return {key: value for key, value in given.items() if value is not None}
 
 
-def parse_traits(form: Form, study: Study) -> dict[str, str | float]:
-    reader = Reader(form)
-    answers = read_answers(reader, study.traits, study.limits.answer_chars)
+def parse_traits(form: Form, study: Study, _taxonomy: Taxonomy) -> dict[str, str | float]:
+    reader = Reader(form, study)
+    answers = read_answers(reader, study.traits)
     reader.done()
     return answers
 
 
 def parse_survey(form: Form, study: Study, taxonomy: Taxonomy) -> SurveyAnswer:
-    reader = Reader(form)
-    final_state = read_state(reader, study, taxonomy) if study.end.final_state else None
-    answers = read_answers(reader, study.survey_questions, study.limits.answer_chars)
+    reader = Reader(form, study)
+    final_state = read_state(reader, taxonomy) if study.end.final_state else None
+    answers = read_answers(reader, study.survey_questions)
     reader.done()
     return SurveyAnswer(final_state=final_state, answers=answers)

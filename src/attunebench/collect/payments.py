@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from attunebench.collect.crud import all_participants, now, sealed_identities
+from attunebench.collect.crud import all_participants, sealed_identities
 from attunebench.collect.platform import PlatformKeys, state
 from attunebench.collect.study import Study
 from attunebench.collect.timing import minutes_spent
@@ -21,8 +21,6 @@ COLUMNS = ("participant_id", "study_id", "session_id", "state", "minutes", "enro
 def payment_rows(session: Session, study: Study, keys: PlatformKeys) -> list[dict[str, str]]:
     """One row per platform arrival, in the order they arrived."""
     sealed = sealed_identities(session)
-    platform = study.enrolment.platform
-    timeout = platform.timeout_minutes if platform else None
     rows = []
     for participant in all_participants(session):
         if participant.id not in sealed:
@@ -33,7 +31,7 @@ def payment_rows(session: Session, study: Study, keys: PlatformKeys) -> list[dic
                 "participant_id": arrival.participant,
                 "study_id": arrival.study,
                 "session_id": arrival.session,
-                "state": state(participant, now(), timeout),
+                "state": state(participant, study),
                 "minutes": f"{minutes_spent(participant):.1f}",
                 "enrolment": participant.enrolment,
             }

@@ -1,15 +1,9 @@
-"""Scripted participants for `collect simulate`: what they write and how they answer.
+"""Scripted participants for `collect simulate`: what they write and how they answer, by the
+rules docs/collecting.md ("9. A dry run") states.
 
 Each has a generator seeded from the run's seed and its number, so a simulated study replays
-exactly. It writes one conversation's seeker messages (ESConv's where the corpora are found,
-else the shipped sample's, taking the next conversation's to reach the study's minimum); ticks
-the emotions its message names, by name or synonym (else one at random); answers sliders,
-scales and choices at random, one slider in five left unanswered; needs one of five behaviors
-and picks the reply whose cue words show more of it (equal scores: a tie half the time). A
-question asked again (a retest probe) gets the first answer, except with probability
-`retest_noise`, drawn from a generator of its own so the other answers do not move with it.
-`ClickThrough` (`collect simulate --careless`) answers as a careless participant does.
-"""
+exactly; a question asked again draws from a generator of its own, so the other answers do not
+move with `retest_noise`."""
 
 from __future__ import annotations
 
@@ -87,9 +81,7 @@ class FirstPick:
 
 @dataclass
 class Persona:
-    """One simulated participant: its generator, its messages and what it needs; how often it
-    answers a question asked again differently (`retest_noise`), and the generator of those
-    draws."""
+    """One simulated participant: its generator, its messages and what it needs."""
 
     rng: random.Random
     messages: list[str]
@@ -104,8 +96,7 @@ class Persona:
     def fill_state(self, form: Form, data: dict[str, list[str]], text: str) -> None:
         offered = form.values("emotions")
         if offered:
-            cued = self._cues
-            felt = [e for e in offered if _mentions(text, cued.get(e, (e,)))]
+            felt = [e for e in offered if _mentions(text, self._cues.get(e, (e,)))]
             felt = felt or [self.rng.choice(offered)]
             data["emotions"] = felt
             if form.has("primary"):
@@ -211,9 +202,8 @@ class Persona:
 
 
 class ClickThrough(Persona):
-    """A participant who clicks through: the same short message and self-report (the first
-    emotion, every slider at its lowest) every turn, Reply A always, the attention check's first
-    option, and no time taken. What careless answers look like."""
+    """A participant who clicks through: the same short message and lowest self-report every
+    turn, Reply A always, the attention check's first option, and no time taken."""
 
     MESSAGE = "ok"
 

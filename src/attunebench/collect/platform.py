@@ -1,11 +1,7 @@
 """Recruitment-platform links (`[enrolment.platform]`): the identifiers a platform such as
-Prolific opens the study link with, kept only so that a payment can be matched to a participant
-and a second attempt by the same account refused.
-
-They are sealed (Fernet) under a key derived from the study's secret, and only
-`collect export --payments` opens them; beside the participant goes a keyed hash of the
-platform's participant id, enough to recognise the account again and useless anywhere else.
-"""
+Prolific opens the study link with, kept only to match a payment to a participant and refuse
+the same account a second attempt: sealed (Fernet) under a key derived from the study's secret,
+opened only by `collect export --payments`, with a keyed hash of the participant id beside."""
 
 from __future__ import annotations
 
@@ -16,19 +12,18 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from attunebench.collect.crud import aware
+from attunebench.collect.crud import aware, now
 from attunebench.collect.models import ParticipantRow
-from attunebench.collect.questions import Platform
 from attunebench.collect.schemas import State
+from attunebench.collect.study import Study
 
 # What a platform may put in a link: printable ASCII without spaces (Prolific ids are 24 hex
 # digits, MTurk worker ids 12-14 letters and digits), bounded.
 _IDENTIFIER = re.compile(r"^[\x21-\x7e]{1,128}$")
-FIELD_PREFIX = "platform_"  # the enrolment form carries each identifier as platform_<role>
 
 
 class ArrivalError(ValueError):
@@ -60,11 +55,6 @@ def arrival_from(values: Mapping[str, str], names: Mapping[str, str]) -> Arrival
     return Arrival(**given)
 
 
-def form_names(platform: Platform) -> dict[str, str]:
-    """The enrolment form's hidden fields, per role (what the POST reads)."""
-    return {role: FIELD_PREFIX + role for role in platform.params}
-
-
 class PlatformKeys:
     """The sealing key and the hashing key, both derived from the study's secret."""
 
@@ -93,14 +83,16 @@ class PlatformKeys:
         return Arrival(participant, study, session)
 
 
-def state(participant: ParticipantRow, now: datetime, timeout_minutes: int | None) -> State:
+def state(participant: ParticipantRow, study: Study) -> State:
     """Where a participant stands for the platform. Declining consent and leaving through the
     support page are screened out too: the platform pays or releases them the same way."""
     if participant.finished_at is not None:
         return "finished"
     if participant.screened_out_at or participant.declined_at or participant.left_at:
         return "screened out"
-    waited = now - aware(participant.created_at)
-    if timeout_minutes is not None and waited > timedelta(minutes=timeout_minutes):
+    platform = study.enrolment.platform
+    timeout = platform.timeout_minutes if platform and participant.platform_hash else None
+    waited = now() - aware(participant.created_at)
+    if timeout is not None and waited > timedelta(minutes=timeout):
         return "timed out"
     return "started"

@@ -42,30 +42,24 @@ async def open_pool(study: Study, file: str = "<study>") -> dict[str, Provider]:
     return providers
 
 
-async def check_pool(study: Study, providers: dict[str, Provider], file: str) -> None:
-    """Reach every model's server (providers that have one); PoolError on the first failure."""
-    for n, model in enumerate(study.models):
-        check = getattr(providers[model.spec], "check", None)
-        if check is None:
-            continue
-        try:
-            await check()
-        except ProviderConfigError as error:
-            raise PoolError(f"{file}: models.{n} ({model.spec}): {error}") from None
-
-
 async def close_pool(providers: dict[str, Provider]) -> None:
     await asyncio.gather(*(provider.aclose() for provider in providers.values()))
 
 
 def verify_pool(study: Study, file: str, reach: bool) -> None:
-    """Make every provider and, if `reach`, reach its server; then close them all."""
+    """Make every provider and, if `reach`, reach its server (providers that have one); then
+    close them all. PoolError on the first failure."""
 
     async def verify() -> None:
         providers = await open_pool(study, file)
         try:
-            if reach:
-                await check_pool(study, providers, file)
+            for n, model in enumerate(study.models):
+                check = getattr(providers[model.spec], "check", None)
+                if reach and check is not None:
+                    try:
+                        await check()
+                    except ProviderConfigError as error:
+                        raise PoolError(f"{file}: models.{n} ({model.spec}): {error}") from None
         finally:
             await close_pool(providers)
 

@@ -6,12 +6,13 @@ counting its failures here is how an operator learns of it without reading the s
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from attunebench.collect.crud import OPEN_ENROLMENTS, all_participants, now
+from attunebench.collect.crud import OPEN_ENROLMENTS, all_participants
 from attunebench.collect.models import GenerationFailure, ParticipantRow
 from attunebench.collect.platform import state
 from attunebench.collect.quality import careless
@@ -39,18 +40,14 @@ def _failures(session: Session) -> dict[str, tuple[int, str]]:
 
 def progress(session: Session, study: Study) -> Progress:
     participants = all_participants(session)
-    per_model: dict[str, dict[str, int]] = {spec: {} for spec in study.pool}
+    per_model: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    per_model.update({spec: Counter() for spec in study.pool})
     per_position = {"A": 0, "B": 0, "tie": 0}
     turns = picked = waiting = flagged = 0
-
-    def add(model: str, key: str, amount: int = 1) -> None:
-        counts = per_model.setdefault(model, {})
-        counts[key] = counts.get(key, 0) + amount
-
     for participant in participants:
         for model in (participant.model_first, participant.model_second):
             if model is not None:
-                add(model, "conversations")
+                per_model[model]["conversations"] += 1
         for turn in participant.turns:
             turns += 1
             waiting += len(turn.replies) < 2
@@ -58,16 +55,20 @@ def progress(session: Session, study: Study) -> Progress:
                 picked += 1
                 per_position[turn.choice] += 1
             for reply in turn.replies:
-                add(reply.model, "shown")
-                add(reply.model, "chosen", turn.choice == reply.position)
-                add(reply.model, "ties", turn.choice == "tie")
-                add(reply.model, "flagged", bool(reply.flags))
+                per_model[reply.model].update(
+                    shown=1,
+                    chosen=turn.choice == reply.position,
+                    ties=turn.choice == "tie",
+                    flagged=bool(reply.flags),
+                )
                 flagged += bool(reply.flags)
     failures = _failures(session)
     models = {}
     for model in sorted(set(per_model) | set(failures), key=lambda m: (m not in study.pool, m)):
         count, last = failures.get(model, (0, None))
-        models[model] = ModelProgress(**per_model.get(model, {}), failures=count, last_failure=last)
+        models[model] = ModelProgress(
+            **per_model.get(model, Counter()), failures=count, last_failure=last
+        )
     return Progress(
         study=study.id,
         invited=sum(p.enrolment == "invitation" for p in participants),
@@ -109,12 +110,10 @@ def _people(participants: list[ParticipantRow], study: Study) -> dict[str, Any]:
 
 
 def participant_progress(participant: ParticipantRow, study: Study) -> ParticipantProgress:
-    platform = study.enrolment.platform
-    timeout = platform.timeout_minutes if platform and participant.platform_hash else None
     return ParticipantProgress(
         id=participant.public_id,
         enrolment=participant.enrolment,
-        state=state(participant, now(), timeout),
+        state=state(participant, study),
         minutes=round(minutes_spent(participant), 2),
         turns=len(participant.turns),
         careless=careless(participant.careless_signals, study.quality),

@@ -1,21 +1,10 @@
-"""Careless participation, marked per participant as they go (each stored answer recomputes it):
-the signals below, each measured against the study's `[quality]` settings. "Flagged" means
-something else here (a reply that reveals its model): these are `careless`.
+"""Careless participation (docs/collecting.md, "Careless answers"): the signals that hold for a
+participant, recomputed with each stored answer against the study's `[quality]` settings.
 
-- `fast`: turns the participant spent less than `min_seconds_per_turn` on, writing and then
-  reading and picking (timing.own_seconds: the models' time is not theirs);
-- `repeated`: messages that repeat an earlier one, or nearly (difflib's ratio of the texts,
-  case and spacing ignored, at least `similarity`);
-- `short`: messages shorter than `min_message_chars`;
-- `straight-lined`: the same self-report on every turn, from `straight_line_turns` turns on;
-- `attention check`: the instructed-response item of the end survey answered wrongly.
-
-The first three hold when they hold on at least `share` of the turns. A participant is careless
-when `signals` of them hold, or the attention check is failed: one signal alone is common in
-careful people (a short reply, a quick turn), several together are what clicking through looks
-like (Curran 2016, "Methods for the detection of carelessly invalid responses in survey data",
-recommends combining indicators for the same reason).
-"""
+A participant is careless when `signals` of them hold, or the attention check is failed: one
+alone is common in careful people, several together are what clicking through looks like
+(Curran 2016, "Methods for the detection of carelessly invalid responses in survey data",
+recommends combining indicators for the same reason)."""
 
 from __future__ import annotations
 
@@ -33,11 +22,11 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
-def _repeats(messages: list[str], similarity: float) -> int:
-    """How many messages repeat (or nearly) one written before them.
+def _repeats(messages: list[str], similarity: float) -> list[bool]:
+    """Whether each message repeats (or nearly) one written before it.
 
     >>> _repeats(["I am sad", "i am  sad!", "Work is hard"], 0.9)
-    1
+    [False, True, False]
     """
     plain = [_plain(m) for m in messages]
     repeated = [False] * len(plain)
@@ -47,7 +36,7 @@ def _repeats(messages: list[str], similarity: float) -> int:
             if not repeated[n]:
                 matcher.set_seq1(plain[n])
                 repeated[n] = _similar(matcher, similarity)
-    return sum(repeated)
+    return repeated
 
 
 def _similar(matcher: difflib.SequenceMatcher[str], similarity: float) -> bool:
@@ -66,15 +55,10 @@ def signals(participant: ParticipantRow, quality: Quality) -> list[str]:
     states = [turn.state for turn in participant.turns]
     seconds = own_seconds(participant)
     held = {
-        "fast": _most(
-            sum(s < quality.min_seconds_per_turn for s in seconds), len(seconds), quality
-        ),
-        "repeated": _most(_repeats(messages, quality.similarity), len(messages) - 1, quality),
-        "short": _most(
-            sum(len(m.strip()) < quality.min_message_chars for m in messages),
-            len(messages),
-            quality,
-        ),
+        "fast": _most([s < quality.min_seconds_per_turn for s in seconds], quality),
+        # The first message has none before it to repeat.
+        "repeated": _most(_repeats(messages, quality.similarity)[1:], quality),
+        "short": _most([len(m.strip()) < quality.min_message_chars for m in messages], quality),
         "straight-lined": len(states) >= quality.straight_line_turns
         and all(state and state == states[0] for state in states),
         "attention check": _failed_check(participant, quality),
@@ -88,8 +72,9 @@ def careless(held: list[str] | None, quality: Quality) -> bool:
     return "attention check" in held or len(held) >= quality.signals
 
 
-def _most(count: int, out_of: int, quality: Quality) -> bool:
-    return out_of > 0 and count / out_of >= quality.share
+def _most(held: list[bool], quality: Quality) -> bool:
+    """Whether a signal holds on at least `share` of the turns it can be measured on."""
+    return bool(held) and sum(held) / len(held) >= quality.share
 
 
 def _failed_check(participant: ParticipantRow, quality: Quality) -> bool:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from attunebench.frozen import Frozen
 
 Text = Annotated[str, Field(min_length=1, max_length=20_000)]
 Key = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$")]
@@ -27,19 +29,9 @@ _WERE_REQUIRED = frozenset({"emotions", "intensity", "valence", "arousal", "pana
 _RENAMED = {"wanted": "comment", "wanted_behaviors": "comment_behaviors"}
 
 
-class Part(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class TurnQuestions(Part):
-    """What every turn asks besides the message and the pick, which are always asked.
-
-    Asked with the message, before any reply is shown: the self-report (`emotions`, `primary`,
-    `intensity`, `valence`, `arousal`, `panas`) and what would help most right now (`need`,
-    `need_behaviors`). Asked with the two replies: what each reply did (`behaviors`), how much
-    better the preferred one is (`strength`, never for a tie), and a post-hoc `comment`
-    (`comment_behaviors`), which, written after reading the replies, may echo one of them.
-    """
+class TurnQuestions(Frozen):
+    """What every turn asks besides the message and the pick, which are always asked: see
+    docs/collecting.md, "Before the replies, and after"."""
 
     emotions: Ask = "required"
     primary: Ask = "optional"
@@ -74,7 +66,7 @@ class TurnQuestions(Part):
         return bool(getattr(self, name) == "required")
 
 
-class Question(Part):
+class Question(Frozen):
     id: Key
     text: Text
     kind: Literal["text", "choice", "scale"] = "text"
@@ -96,12 +88,10 @@ class Question(Part):
         return self
 
 
-class EndSurvey(Part):
+class EndSurvey(Frozen):
     final_state: bool = True
     questions: tuple[Question, ...] = ()
-    rating_question: Key | None = Field(
-        default=None, description="Id of the scale question whose answer is the overall rating."
-    )
+    rating_question: Key | None = None  # the scale question whose answer is the overall rating
 
     @model_validator(mode="after")
     def _rating_is_scale(self) -> EndSurvey:
@@ -113,7 +103,7 @@ class EndSurvey(Part):
         return self
 
 
-class Screening(Part):
+class Screening(Frozen):
     """One multiple-choice question asked on the open link before anyone is enrolled."""
 
     text: Text
@@ -135,11 +125,18 @@ class Screening(Part):
 # The query parameters a recruitment platform opens the study link with, per preset. Prolific
 # appends PROLIFIC_PID, STUDY_ID and SESSION_ID when the study URL is set to record them
 # (Prolific's researcher help, "Recording Prolific IDs via URL parameters").
-PLATFORM_PRESETS = {"prolific": ("Prolific", "PROLIFIC_PID", "STUDY_ID", "SESSION_ID")}
+PLATFORM_PRESETS = {
+    "prolific": {
+        "name": "Prolific",
+        "participant_param": "PROLIFIC_PID",
+        "study_param": "STUDY_ID",
+        "session_param": "SESSION_ID",
+    }
+}
 Param = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
 
 
-class Platform(Part):
+class Platform(Frozen):
     """A recruitment platform (Prolific, MTurk, ...) that sends participants to the open link
     with its identifiers in the query and is told, at the end, who finished and who did not."""
 
@@ -160,14 +157,7 @@ class Platform(Part):
         """A preset fills what the platform fixes; keys the file gives win."""
         if not isinstance(data, dict) or data.get("preset") not in PLATFORM_PRESETS:
             return data
-        name, participant, study, session = PLATFORM_PRESETS[data["preset"]]
-        fixed = {
-            "name": name,
-            "participant_param": participant,
-            "study_param": study,
-            "session_param": session,
-        }
-        return {**fixed, **data}
+        return {**PLATFORM_PRESETS[data["preset"]], **data}
 
     @model_validator(mode="after")
     def _complete(self) -> Platform:
@@ -194,19 +184,13 @@ class Platform(Part):
         return {role: param for role, param in named.items() if param is not None}
 
 
-class Enrolment(Part):
-    """Who may take part: people with an invitation link, and, when `open`, anyone with the
-    study's open link, up to `cap` of them, after the optional screening question; with a
-    `platform`, the open link takes the recruitment platform's identifiers."""
+class Enrolment(Frozen):
+    """Who may take part: invitation links, and, when `open`, the open link (docs/collecting.md)."""
 
     open: bool = False
     cap: int | None = Field(default=None, ge=1, le=1_000_000)
     screening: Screening | None = None
-    simulated: bool = Field(
-        default=False,
-        description="Accept simulated participants on the open link (`collect simulate`); "
-        "their conversations are exported as simulated.",
-    )
+    simulated: bool = False  # accept `collect simulate`'s participants on the open link
     platform: Platform | None = None
 
     @model_validator(mode="after")
@@ -223,7 +207,7 @@ class Enrolment(Part):
 ATTENTION_CHECK = "attention_check"  # the end survey's answer to it is stored under this id
 
 
-class AttentionCheck(Part):
+class AttentionCheck(Frozen):
     """An instructed-response item asked in the end survey ("To show you are reading, choose
     'rarely'"): any other answer marks the participant careless."""
 
@@ -238,33 +222,14 @@ class AttentionCheck(Part):
         return self
 
 
-class Quality(Part):
-    """When a participant's answers count as careless (quality.py computes the signals). Each
-    signal must hold on at least `share` of the turns; a participant is marked careless when
-    `signals` of them hold (one alone is common in careful people: a short reply, a quick
-    turn), or the attention check is answered wrongly."""
+class Quality(Frozen):
+    """When a participant's answers count as careless (quality.py computes the signals; each
+    setting is explained in docs/collecting.md, "Careless answers")."""
 
-    min_seconds_per_turn: float = Field(
-        default=10.0,
-        ge=0,
-        le=600,
-        description="A turn the participant spent less on (writing, then reading and picking; "
-        "the models' time not counted) is fast.",
-    )
-    min_message_chars: int = Field(default=10, ge=0, le=1000, description="Shorter is short.")
-    similarity: float = Field(
-        default=0.9,
-        gt=0,
-        le=1,
-        description="A message this similar to an earlier one (difflib's ratio, case and "
-        "spacing ignored) repeats it.",
-    )
-    straight_line_turns: int = Field(
-        default=3,
-        ge=2,
-        le=100,
-        description="The same self-report on every turn counts from this many turns.",
-    )
+    min_seconds_per_turn: float = Field(default=10.0, ge=0, le=600)
+    min_message_chars: int = Field(default=10, ge=0, le=1000)
+    similarity: float = Field(default=0.9, gt=0, le=1)
+    straight_line_turns: int = Field(default=3, ge=2, le=100)
     share: float = Field(default=0.5, gt=0, le=1)
     signals: int = Field(default=2, ge=1, le=4)
     attention_check: AttentionCheck | None = None

@@ -24,13 +24,11 @@ WINDOW_S = 60.0
 _TABLE: Any = RateLimitRow.__table__
 
 
-def allow(
-    session: Session, key: str, limit: int, window_s: float = WINDOW_S, events: int = 1
-) -> bool:
-    """Count `events` events for `key` if they are within `limit` per `window_s`; False if not."""
+def allow(session: Session, key: str, limit: int, events: int = 1) -> bool:
+    """Count `events` events for `key` if they are within `limit` per WINDOW_S; False if not."""
     upsert = _upsert(session.get_bind().dialect.name)
-    interval = events * window_s / limit  # n events take n intervals of the allowance
-    values = {"rate_key": key, "now": time.time(), "interval": interval, "window": window_s}
+    interval = events * WINDOW_S / limit  # n events take n intervals of the allowance
+    values = {"rate_key": key, "now": time.time(), "interval": interval, "window": WINDOW_S}
     return session.execute(upsert, values).first() is not None
 
 

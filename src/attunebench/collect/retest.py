@@ -1,37 +1,22 @@
-"""Retest probes: which turns' questions a participant is asked again, and when.
+"""Retest probes (docs/collecting.md, "Questions asked again"): which turns' questions a
+participant is asked again, and when.
 
-Whether a turn gets one (with probability `[retest] share`), and which question it repeats
-(the emotion check, where one was answered, or the pick with the replies' places swapped), is
-drawn from the study's seed, the participant and the turn: where a participant is follows from
-their stored answers alone (flow.py), and a reload never moves a probe. A probe falls due once
-a later turn is picked or the conversation is over, never right after its question, and is
-asked before anything else, earliest turn first. Its answer is never gold.
-"""
+Every choice is a draw of the study's seed, the participant and the turn: where a participant
+is follows from their stored answers alone (flow.py), and a reload never moves a probe."""
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
 from attunebench.collect.models import ParticipantRow, TurnRow
 from attunebench.collect.study import Study
 
 Kind = Literal["state", "pick"]
-STATE: Final = "state"
-PICK: Final = "pick"
-KINDS: tuple[Kind, ...] = (STATE, PICK)
+KINDS: tuple[Kind, ...] = ("state", "pick")
 # A pick asked again shows the turn's replies in each other's places: the page's "A" is the
 # turn's "B". The same mapping turns the answer back into the turn's positions.
 SWAPPED = {"A": "B", "B": "A", "tie": "tie"}
-
-
-@dataclass(frozen=True, slots=True)
-class Due:
-    """A probe to ask now: the turn it re-asks, and which of its questions."""
-
-    turn: int
-    kind: Kind
 
 
 def planned(study: Study, participant: str, turn: TurnRow) -> Kind | None:
@@ -43,12 +28,13 @@ def planned(study: Study, participant: str, turn: TurnRow) -> Kind | None:
     draw = random.Random(f"{study.assignment.seed}:{participant}:{turn.index}:retest")
     if draw.random() >= share:
         return None
-    asked: list[Kind] = [STATE, PICK] if (turn.state or {}).get("emotions") else [PICK]
+    asked: list[Kind] = ["state", "pick"] if (turn.state or {}).get("emotions") else ["pick"]
     return draw.choice(asked)
 
 
-def due(participant: ParticipantRow, study: Study) -> Due | None:
-    """The probe the participant is to answer now, if any."""
+def due(participant: ParticipantRow, study: Study) -> tuple[int, Kind] | None:
+    """The probe the participant is to answer now, if any: the turn it re-asks, and which of
+    its questions."""
     if study.retest.share <= 0:
         return None
     picked = [turn for turn in participant.turns if turn.picked_at is not None]
@@ -62,5 +48,5 @@ def due(participant: ParticipantRow, study: Study) -> Due | None:
             continue
         kind = planned(study, participant.public_id, turn)
         if kind is not None:
-            return Due(turn.index, kind)
+            return turn.index, kind
     return None

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from attunebench.frozen import Frozen
 
 Choice = Literal["A", "B", "tie"]
 # Where a participant stands for a recruitment platform (platform.state).
 State = Literal["started", "finished", "screened out", "timed out"]
 
 
-class Schema(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StateAnswer(Schema):
+class StateAnswer(Frozen):
     emotions: tuple[str, ...] = ()
     primary: str | None = None
     intensity: int | None = Field(default=None, ge=1, le=5)
@@ -28,14 +26,14 @@ class StateAnswer(Schema):
     panas: dict[str, int] | None = None
 
 
-class MessageAnswer(Schema):
+class MessageAnswer(Frozen):
     message: str
     state: StateAnswer
     need_text: str | None = None
     need_behaviors: tuple[str, ...] = ()
 
 
-class JudgeAnswer(Schema):
+class JudgeAnswer(Frozen):
     behaviors: dict[str, tuple[str, ...]]
     choice: Choice
     strength: int | None = Field(default=None, ge=1, le=3)
@@ -43,7 +41,7 @@ class JudgeAnswer(Schema):
     comment_behaviors: tuple[str, ...] = ()
 
 
-class ProbeAnswer(Schema):
+class ProbeAnswer(Frozen):
     """A question of an earlier turn answered again: its emotion check (`state`) or its pick
     (`choice`, as the page showed the replies: their places swapped)."""
 
@@ -51,12 +49,12 @@ class ProbeAnswer(Schema):
     choice: Choice | None = None
 
 
-class SurveyAnswer(Schema):
+class SurveyAnswer(Frozen):
     final_state: StateAnswer | None
     answers: dict[str, str | float]
 
 
-class ModelProgress(Schema):
+class ModelProgress(Frozen):
     conversations: int = 0
     shown: int = 0
     chosen: int = 0
@@ -66,21 +64,19 @@ class ModelProgress(Schema):
     last_failure: str | None = None
 
 
-class ParticipantProgress(Schema):
+class ParticipantProgress(Frozen):
     """One participant as the researcher follows them: where they stand and the time spent."""
 
-    id: str = Field(description="The participant's public id (never a platform's identifier).")
+    id: str  # the public id, never a platform's identifier
     enrolment: str
     state: State
-    minutes: float = Field(description="From arrival to the last thing done.")
+    minutes: float  # from arrival to the last thing done
     turns: int
     careless: bool = False
-    careless_signals: list[str] = Field(
-        default_factory=list, description="The careless signals that hold (quality.py)."
-    )
+    careless_signals: list[str] = Field(default_factory=list)  # those that hold (quality.py)
 
 
-class Spread(Schema):
+class Spread(Frozen):
     """Median and 90th percentile of a duration, in minutes; None while nothing is measured."""
 
     n: int = 0
@@ -88,7 +84,7 @@ class Spread(Schema):
     p90: float | None = None
 
 
-class Progress(Schema):
+class Progress(Frozen):
     """What `collect status` prints and the admin dashboard shows."""
 
     study: str
@@ -102,20 +98,13 @@ class Progress(Schema):
     finished: int
     turns: int
     picked_turns: int
-    waiting_turns: int = Field(description="Turns whose replies have not come (yet).")
+    waiting_turns: int  # whose replies have not come (yet)
     flagged_replies: int
     generation_failures: int
-    probes: dict[str, int] = Field(
-        default_factory=dict,
-        description="Retest probes answered, per question asked again (state, pick).",
-    )
+    probes: dict[str, int] = Field(default_factory=dict)  # answered, per kind (state, pick)
     per_model: dict[str, ModelProgress]
     per_position: dict[str, int]
     participants: list[ParticipantProgress] = Field(default_factory=list)
-    careless: int = Field(default=0, description="Participants marked careless.")
-    minutes_per_participant: Spread = Field(
-        default_factory=Spread, description="Minutes per finished participant."
-    )
-    minutes_per_turn: Spread = Field(
-        default_factory=Spread, description="Minutes per picked turn (see time.py)."
-    )
+    careless: int = 0  # participants marked careless
+    minutes_per_participant: Spread = Field(default_factory=Spread)  # finished participants
+    minutes_per_turn: Spread = Field(default_factory=Spread)  # picked turns (timing.py)

@@ -16,29 +16,14 @@ class Settings(BaseSettings):
         env_prefix="ATTUNEBENCH_COLLECT_", frozen=True, extra="forbid"
     )
 
-    database_url: str = Field(
-        default=DEFAULT_DATABASE_URL,
-        description="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://user:pw@host/db.",
-    )
-    secret_key: SecretStr | None = Field(
-        default=None,
-        description="Signs cookies and CSRF tokens; by default the random key `init` stored.",
-    )
-    cookie_secure: bool = Field(
-        default=True,
-        description="Send the admin cookie over HTTPS only (browsers treat "
-        "http://127.0.0.1 and localhost as secure).",
-    )
+    database_url: str = DEFAULT_DATABASE_URL  # sqlite:///file.db or postgresql://user:pw@host/db
+    # Signs cookies and CSRF tokens; by default the random key `init` stored.
+    secret_key: SecretStr | None = None
+    # The admin cookie over HTTPS only (browsers treat http://127.0.0.1 and localhost as secure).
+    cookie_secure: bool = True
     session_hours: float = Field(default=8, gt=0, le=24 * 30)
     login_attempts_per_minute: int = Field(default=10, ge=1)
-    base_url: str = Field(
-        default="", description="Public address used in invitation links ('' = this request's)."
-    )
+    base_url: str = ""  # the public address in invitation links ('' = this request's)
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
-    forwarded_allow_ips: str = Field(
-        default="",
-        description="Reverse proxies trusted to name the client: comma-separated addresses or "
-        "networks (10.0.0.0/8), or '*'. A request from one of them is treated as coming from "
-        "the address it forwards in X-Forwarded-For (rate limits, logs) and by the scheme in "
-        "X-Forwarded-Proto. '' (the default): the socket's address, whatever the headers say.",
-    )
+    # Reverse proxies trusted to name the client (docs/collecting.md, "3. Serve"); '' trusts none.
+    forwarded_allow_ips: str = ""

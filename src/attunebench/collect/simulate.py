@@ -1,9 +1,5 @@
-"""`attunebench collect simulate`: scripted participants take a running study over HTTP.
-
-They enrol through the open link as simulated participants (the study must allow it), read
-each page as a person would and answer it by the rules in persona.py; the export labels their
-conversations simulated. With the mock pool this is the whole study workflow offline.
-"""
+"""`attunebench collect simulate`: scripted participants (persona.py) take a running study over
+HTTP, through its open link, as simulated participants."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ from urllib.parse import urlencode
 
 import httpx
 
-from attunebench.collect.htmlpage import Page, parse_page
+from attunebench.collect.htmlpage import Form, Page, parse_page
 from attunebench.collect.persona import ClickThrough, FirstPick, Persona
 
 RETRIES = 3  # replies that fail to generate are asked for again this often, then given up
@@ -51,9 +47,8 @@ def _join_base(url: str) -> tuple[str, str]:
 
 
 class Walk:
-    """One simulated participant, from its personal link to the thank-you page. It writes its
-    own conversation's messages (`own` of them), then ends the conversation; where the study
-    needs more turns first, it goes on with the messages that follow."""
+    """One simulated participant, from its personal link to the thank-you page: its own `own`
+    messages, then more where the study needs more turns before it may end."""
 
     def __init__(self, client: httpx.AsyncClient, persona: Persona, path: str, own: int) -> None:
         self.client, self.persona, self.path, self.own = client, persona, path, own
@@ -62,10 +57,14 @@ class Walk:
         self.states: dict[int, dict[str, list[str]]] = {}
         self.picks: dict[int, FirstPick] = {}
 
-    async def post(self, action: str, page: Page, data: dict[str, list[str]]) -> httpx.Response:
+    def form(self, page: Page, action: str) -> Form:
         form = page.form(f"/{action}")
         if form is None:
             raise SimulationError(f"{self.path}: the {page.step} page has no {action} form")
+        return form
+
+    async def post(self, action: str, page: Page, data: dict[str, list[str]]) -> httpx.Response:
+        form = self.form(page, action)
         body = {**{k: [v] for k, v in form.hidden().items()}, **data}
         for _ in range(10):
             response = await self.client.post(form.action, data=body)
@@ -94,10 +93,8 @@ class Walk:
             if stage == "consent":
                 await self.post("consent", page, {"agree": ["yes"]})
             elif stage == "traits":
-                form = page.form("/traits")
                 data: dict[str, list[str]] = {}
-                if form is not None:
-                    self.persona.answer_questions(form, data)
+                self.persona.answer_questions(self.form(page, "traits"), data)
                 await self.post("traits", page, data)
             elif stage == "message":
                 await self.message(page)
@@ -107,9 +104,7 @@ class Walk:
                     raise SimulationError(f"{self.path}: the replies never came")
                 await self.post("generate", page, {})
             elif stage == "judge":
-                form = page.form("/judge")
-                assert form is not None
-                data = self.persona.judge(form, page.replies)
+                data = self.persona.judge(self.form(page, "judge"), page.replies)
                 self.picks[_turn(page)] = FirstPick(data["choice"][0], dict(page.replies))
                 await asyncio.sleep(self.persona.think_s)
                 await self.post("judge", page, data)
@@ -117,9 +112,7 @@ class Walk:
             elif stage == "probe":
                 await self.probe(page)
             elif stage == "survey":
-                form = page.form("/survey")
-                assert form is not None
-                await self.post("survey", page, self.persona.survey(form))
+                await self.post("survey", page, self.persona.survey(self.form(page, "survey")))
             else:
                 raise SimulationError(f"{self.path}: unexpected page {page.step!r}")
 
@@ -128,8 +121,7 @@ class Walk:
         if self.written >= self.own and page.form("/end") is not None:
             await self.post("end", page, {})
             return
-        form = page.form("/message")
-        assert form is not None
+        form = self.form(page, "message")
         limit = int(form.named("message")[0].attrs.get("maxlength", "2000"))
         text = messages[self.written % len(messages)][:limit]
         data = self.persona.message(form, text)
@@ -228,9 +220,7 @@ async def simulate(
     think_s: float = 0.0,
 ) -> Outcome:
     """Run `participants` scripted participants through the study at `url` (its open link);
-    each answers a question asked again differently from its first answer with probability
-    `retest_noise`, takes `think_s` before each message and pick, and clicks through instead
-    (persona.ClickThrough) with probability `careless`."""
+    `careless` of them click through (persona.ClickThrough)."""
     base, join = _join_base(url)
     outcome = Outcome()
     gate = asyncio.Semaphore(concurrency)

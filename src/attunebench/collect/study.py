@@ -6,7 +6,6 @@ wrong, so a researcher can fix the file without reading this code.
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from pathlib import Path
@@ -19,7 +18,6 @@ from attunebench.collect.questions import (
     EndSurvey,
     Enrolment,
     Key,
-    Part,
     Quality,
     Question,
     Text,
@@ -27,7 +25,7 @@ from attunebench.collect.questions import (
 )
 from attunebench.data.schema import Taxonomy
 from attunebench.data.taxonomy import UnknownTaxonomyError, load_taxonomy
-from attunebench.frozen import problem_text
+from attunebench.frozen import Frozen, problem_text
 from attunebench.models.registry import SpecError, parse_spec
 
 
@@ -35,7 +33,7 @@ class StudyError(ValueError):
     """A study file is unreadable or invalid; the message names file, key and problem."""
 
 
-class PoolModel(Part):
+class PoolModel(Frozen):
     spec: str = Field(description="A provider spec, `provider/model`.")
     options: dict[str, Any] = Field(default_factory=dict, description="Passed to the provider.")
 
@@ -49,29 +47,29 @@ class PoolModel(Part):
         return spec
 
 
-class Generation(Part):
+class Generation(Frozen):
     system_prompt: str = ""
     temperature: float = Field(default=0.7, ge=0, le=2)
     max_tokens: int = Field(default=400, ge=1, le=8192)
     timeout_s: float = Field(default=60, gt=0, le=600)
 
 
-class Assignment(Part):
+class Assignment(Frozen):
     seed: int = 0
 
 
-class Turns(Part):
+class Turns(Frozen):
     min: int = Field(default=3, ge=1, le=100)
     max: int = Field(default=8, ge=1, le=100)
 
 
-class Resource(Part):
+class Resource(Frozen):
     name: Text
     contact: str = ""
     url: str = ""
 
 
-class Safety(Part):
+class Safety(Frozen):
     notice: str = ""
     resources: tuple[Resource, ...] = ()
     keywords: tuple[Annotated[str, Field(min_length=2, max_length=100)], ...] = ()
@@ -94,7 +92,7 @@ class Safety(Part):
         return re.search(rf"(?<!\w)(?:{words})(?!\w)", text, re.IGNORECASE) is not None
 
 
-class Limits(Part):
+class Limits(Frozen):
     message_chars: int = Field(default=2000, ge=10, le=20_000)
     answer_chars: int = Field(default=1000, ge=10, le=20_000)
     posts_per_minute: int = Field(default=30, ge=1, le=10_000)
@@ -103,7 +101,7 @@ class Limits(Part):
     )
 
 
-class Retest(Part):
+class Retest(Frozen):
     """Retest probes: questions asked again later in the same session, to measure how
     consistently a person answers (the ceiling of any model's prediction of them)."""
 
@@ -112,7 +110,7 @@ class Retest(Part):
     )
 
 
-class Study(Part):
+class Study(Frozen):
     version: Literal[1] = 1
     id: Key
     name: Text
@@ -219,8 +217,3 @@ def load_study(path: str | Path) -> Study:
             "(an e-mail address or a web page), shown beside the deletion code"
         )
     return parse_study(data, file=str(path), base=path.parent)
-
-
-def study_from_json(text: str) -> Study:
-    """The stored form (JSON written by `Study.model_dump_json`)."""
-    return Study.model_validate(json.loads(text))

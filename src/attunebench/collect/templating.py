@@ -19,7 +19,10 @@ def paragraphs(text: str) -> list[str]:
     return [" ".join(words) for words in parts if words]
 
 
-def make_environment() -> Environment:
+def make_templates() -> Jinja2Templates:
+    """The app's templates, every one compiled now: compiled on first use instead, each would
+    cost its first visitor a few hundred milliseconds, and the request threads that meet it
+    at once would compile it once each."""
     env = Environment(
         loader=PackageLoader("attunebench.collect", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -30,14 +33,6 @@ def make_environment() -> Environment:
         auto_reload=False,
     )
     env.filters["paragraphs"] = paragraphs
-    return env
-
-
-def make_templates() -> Jinja2Templates:
-    """The app's templates, every one compiled now: compiled on first use instead, each would
-    cost its first visitor a few hundred milliseconds, and the request threads that meet it
-    at once would compile it once each."""
-    env = make_environment()
     for name in env.list_templates(extensions=["html"]):
         env.get_template(name)
     return Jinja2Templates(env=env)

@@ -42,9 +42,7 @@ def minutes_spent(participant: ParticipantRow) -> float:
 
 def turn_minutes(participant: ParticipantRow) -> list[float]:
     """Each picked turn's minutes, from the end of the step before it to its pick."""
-    steps = [participant.consented_at, participant.traits_at]
-    steps += [probe.created_at for probe in participant.probes]
-    done = sorted(aware(moment) for moment in steps if moment is not None)
+    done = _steps_done(participant)
     minutes = []
     for turn in participant.turns:
         if turn.picked_at is None:
@@ -55,6 +53,14 @@ def turn_minutes(participant: ParticipantRow) -> list[float]:
             minutes.append(_minutes(before[-1], picked))
         done = sorted([*done, picked])
     return minutes
+
+
+def _steps_done(participant: ParticipantRow) -> list[datetime]:
+    """When the steps other than turns ended (consent, the traits, each question asked again),
+    in order: a turn's time starts at the last of them before it, or at the previous pick."""
+    steps = [participant.consented_at, participant.traits_at]
+    steps += [probe.created_at for probe in participant.probes]
+    return sorted(aware(moment) for moment in steps if moment is not None)
 
 
 def spread(minutes: Sequence[float]) -> Spread:
@@ -78,9 +84,7 @@ def own_seconds(participant: ParticipantRow) -> list[float]:
     """Each picked turn's seconds of the participant's own time: writing (from the step before
     to the message) and reading and picking (from the replies to the pick). The models' time
     between the two is theirs, not the participant's, and is left out."""
-    steps = [participant.consented_at, participant.traits_at]
-    steps += [probe.created_at for probe in participant.probes]
-    done = sorted(aware(moment) for moment in steps if moment is not None)
+    done = _steps_done(participant)
     seconds = []
     for turn in participant.turns:
         if turn.picked_at is None or not turn.replies:

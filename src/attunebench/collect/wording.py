@@ -1,9 +1,5 @@
-"""How labels read to a participant: plain words on the page, the taxonomy's names in the data.
-
-A researcher's behavior names ("restatement", "deflecting") become what the reply does
-("Saying back what I said, in other words"), read after both "What did this reply do?" and
-"What would help?". Every label shows its description beneath it, in view on a touch screen.
-"""
+"""How labels read to a participant: plain words on the page ("Saying back what I said, in
+other words" for "restatement"), the taxonomy's names in the data."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ token bound to the session.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -21,7 +20,6 @@ from attunebench.collect.quality import careless
 from attunebench.collect.security import normalise_code, token_from_link, verify_password
 
 router = APIRouter(prefix="/admin")
-T = TypeVar("T")
 
 SESSION_COOKIE = "attunebench_admin"
 LOGIN_COOKIE = "attunebench_login"
@@ -82,42 +80,25 @@ async def login(request: Request) -> RedirectResponse:
     ctx = deps.context(request)
     client = request.client.host if request.client else "?"
     per_minute = ctx.settings.login_attempts_per_minute
-    if not await _write(ctx, _login_allowed, client, per_minute):
+    if not await ctx.run_write(_login_allowed, client, per_minute):
         message = "Wait a minute before trying again."
         raise deps.PageError(429, "Too many attempts", message, **{"Retry-After": "60"})
-    form = await deps.read_form(request)
-    deps.require_csrf(ctx, form, "login", request.cookies.get(LOGIN_COOKIE, ""))
+    form = await deps.checked_form(request, "login", request.cookies.get(LOGIN_COOKIE, ""))
     password = form.get("password", [""])[0][:1000]
     if not await run_in_threadpool(_check_password, ctx, password):
         return RedirectResponse("/admin/login?error=1", status_code=303)
     session_id = secrets.token_urlsafe(32)
-    await _write(ctx, crud.open_admin_session, session_id, ctx.settings.session_hours)
+    await ctx.run_write(crud.open_admin_session, session_id, ctx.settings.session_hours)
     response = RedirectResponse("/admin", status_code=303)
     max_age = round(ctx.settings.session_hours * 3600)
     _cookie(response, ctx, SESSION_COOKIE, ctx.signer.sign_cookie(session_id), max_age)
     return response
 
 
-async def _write(ctx: deps.Context, action: Callable[..., T], *args: Any) -> T:
-    """Run one write transaction off the event loop (SQLite may wait for its write lock)."""
-
-    def run() -> T:
-        with ctx.db.write() as session:
-            return action(session, *args)
-
-    return await ctx.run_write(run)
-
-
-async def _admin_form(request: Request, session_id: str) -> dict[str, list[str]]:
-    form = await deps.read_form(request)
-    deps.require_csrf(deps.context(request), form, "admin", session_id)
-    return dict(form)
-
-
 @router.post("/logout")
 async def logout(request: Request, session_id: AdminSession) -> RedirectResponse:
-    await _admin_form(request, session_id)
-    await _write(deps.context(request), crud.close_admin_session, session_id)
+    await deps.checked_form(request, "admin", session_id)
+    await deps.context(request).run_write(crud.close_admin_session, session_id)
     response = RedirectResponse("/admin/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/admin")
     return response
@@ -150,14 +131,14 @@ def _find(ctx: deps.Context, text: str) -> ParticipantRow | None:
     with ctx.db.read() as session:
         found = crud.participant_by_token(session, token) if token else None
         if found is None and code is not None:
-            found = crud.participant_by_code(session, code)
+            found = crud.participant_by(session, deletion_code=code)
     return found
 
 
 @router.post("/lookup", response_model=None)
 async def lookup(request: Request, session_id: AdminSession) -> Response:
     """Find a participant from what they quote when they ask for deletion."""
-    form = await _admin_form(request, session_id)
+    form = await deps.checked_form(request, "admin", session_id)
     text = form.get("q", [""])[0][:500]
     found = await run_in_threadpool(_find, deps.context(request), text)
     if found is None:
@@ -169,14 +150,14 @@ async def lookup(request: Request, session_id: AdminSession) -> Response:
 @router.post("/invitations", response_class=HTMLResponse)
 async def invitations(request: Request, session_id: AdminSession) -> HTMLResponse:
     ctx = deps.context(request)
-    form = await _admin_form(request, session_id)
+    form = await deps.checked_form(request, "admin", session_id)
     try:
         count = int(form.get("count", ["1"])[0])
     except ValueError:
         count = 0
     if not 1 <= count <= MAX_INVITATIONS:
         raise deps.PageError(400, "Invalid count", f"Create between 1 and {MAX_INVITATIONS} links.")
-    tokens: list[str] = await _write(ctx, crud.create_invitations, count)
+    tokens: list[str] = await ctx.run_write(crud.create_invitations, count)
     links = [f"{deps.base_url(request)}/p/{token}" for token in tokens]
     return _page(request, session_id, "admin/invitations.html", {"links": links})
 
@@ -195,21 +176,17 @@ def participants(request: Request, session_id: AdminSession) -> HTMLResponse:
 def participant(request: Request, public_id: str, session_id: AdminSession) -> HTMLResponse:
     ctx = deps.context(request)
     with ctx.db.read() as session:
-        row = crud.participant_by_public_id(session, public_id)
+        row = crud.participant_by(session, public_id=public_id)
         if row is None:
             raise deps.PageError(404, "Not found", "No such participant (deleted?).")
-        turns = list(row.turns)
-        for turn in turns:
-            _ = turn.replies  # load while the session is open
-        probes = list(row.probes)
     marked = careless(row.careless_signals, ctx.study.quality)
-    view = {"p": row, "turns": turns, "probes": probes, "careless": marked}
+    view = {"p": row, "turns": row.turns, "probes": row.probes, "careless": marked}
     return _page(request, session_id, "admin/participant.html", view)
 
 
 @router.post("/participants/{public_id}/delete")
 async def delete(request: Request, public_id: str, session_id: AdminSession) -> RedirectResponse:
-    await _admin_form(request, session_id)
-    if not await _write(deps.context(request), crud.delete_participant, public_id):
+    await deps.checked_form(request, "admin", session_id)
+    if not await deps.context(request).run_write(crud.delete_participant, public_id):
         raise deps.PageError(404, "Not found", "No such participant (already deleted?).")
     return RedirectResponse("/admin/participants", status_code=303)

@@ -24,7 +24,7 @@ def _export(ctx: Context, finished_only: bool) -> Path:
     os.close(fd)
     path = Path(name)
     with ctx.db.read() as session:
-        _, report = export_file(path, crud.all_participants(session), ctx.study, finished_only)
+        report = export_file(path, crud.all_participants(session), ctx.study, finished_only)
     if report is not None and not report.ok:
         path.unlink()
         problems = "; ".join(str(p) for p in report.problems[:3])

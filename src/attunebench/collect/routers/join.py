@@ -16,18 +16,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from attunebench.collect import crud, ratelimit
 from attunebench.collect.deps import Context, PageError, context, read_form, render
-from attunebench.collect.platform import (
-    FIELD_PREFIX,
-    Arrival,
-    ArrivalError,
-    arrival_from,
-    form_names,
-)
+from attunebench.collect.platform import Arrival, ArrivalError, arrival_from
 
 router = APIRouter(prefix="/join/{slug}")
+FIELD_PREFIX = "platform_"  # the enrolment form carries each identifier as platform_<role>
 
 
 def _open(request: Request, slug: str) -> Context:
@@ -42,14 +38,15 @@ def _open(request: Request, slug: str) -> Context:
     return ctx
 
 
-def _arrival(ctx: Context, values: Mapping[str, str], names: Mapping[str, str]) -> Arrival | None:
-    """The platform's identifiers, where the study recruits on one; a page saying what to do
-    when the link lacks them."""
+def _arrival(ctx: Context, values: Mapping[str, str], posted: bool) -> Arrival | None:
+    """The platform's identifiers, from the link or (`posted`) the enrolment form, where the
+    study recruits on one; a page saying what to do when the link lacks them."""
     platform = ctx.study.enrolment.platform
     if platform is None:
         return None
     try:
-        return arrival_from(values, names)
+        roles = platform.params
+        return arrival_from(values, {r: FIELD_PREFIX + r for r in roles} if posted else roles)
     except ArrivalError as error:
         raise FromPlatformError(str(error)) from None
 
@@ -77,20 +74,17 @@ def _taken_part(ctx: Context) -> PageError:
     return PageError(409, "You have taken part already", message)
 
 
-def _page(
-    request: Request, slug: str, arrival: Arrival | None, answer: str = "", error: str = ""
-) -> HTMLResponse:
+def _page(request: Request, slug: str, arrival: Arrival | None, error: str = "") -> HTMLResponse:
     given = {} if arrival is None else asdict(arrival)
     carried = {FIELD_PREFIX + role: value for role, value in given.items()}
-    values = {"slug": slug, "answer": answer, "error": error, "carried": carried}
+    values = {"slug": slug, "error": error, "carried": carried}
     return render(request, "join/join.html", values, status=422 if error else 200)
 
 
 @router.get("", response_class=HTMLResponse)
 def join_page(request: Request, slug: str) -> HTMLResponse:
     ctx = _open(request, slug)
-    platform = ctx.study.enrolment.platform
-    arrival = _arrival(ctx, request.query_params, platform.params if platform else {})
+    arrival = _arrival(ctx, request.query_params, posted=False)
     if arrival is not None:
         with ctx.db.read() as session:
             if crud.account_known(session, ctx.platform_keys.account_hash(arrival)):
@@ -99,25 +93,26 @@ def join_page(request: Request, slug: str) -> HTMLResponse:
 
 
 def _enrol(
-    ctx: Context, client: str, simulated: bool, arrival: Arrival | None, screened_out: bool
+    session: Session,
+    ctx: Context,
+    client: str,
+    simulated: bool,
+    arrival: Arrival | None,
+    screened_out: bool,
 ) -> str | None:
     kept = None
     if arrival is not None:
         keys = ctx.platform_keys
         kept = crud.PlatformArrival(keys.account_hash(arrival), keys.seal(arrival))
-    with ctx.db.write() as session:
-        if not ratelimit.allow(session, f"join:{client}", ctx.study.limits.joins_per_minute):
-            raise PageError(
-                429,
-                "Slow down",
-                "Too many people joined from this address in a "
-                "minute. Wait a moment, then try again.",
-                **{"Retry-After": "60"},
-            )
-        try:
-            return crud.enrol_open(session, ctx.study, simulated, kept, screened_out)
-        except crud.AlreadyTookPartError:
-            raise _taken_part(ctx) from None
+    if not ratelimit.allow(session, f"join:{client}", ctx.study.limits.joins_per_minute):
+        message = (
+            "Too many people joined from this address in a minute. Wait a moment, then try again."
+        )
+        raise PageError(429, "Slow down", message, **{"Retry-After": "60"})
+    try:
+        return crud.enrol_open(session, ctx.study, simulated, kept, screened_out)
+    except crud.AlreadyTookPartError:
+        raise _taken_part(ctx) from None
 
 
 def _closed(
@@ -139,9 +134,8 @@ async def join(request: Request, slug: str) -> Response:
     simulated = form.get("simulated") == ["1"]
     if simulated and not ctx.study.enrolment.simulated:
         raise PageError(403, "Not accepted", "This study does not take simulated participants.")
-    platform = ctx.study.enrolment.platform
     given = {key: values[0] for key, values in form.items() if values}
-    arrival = _arrival(ctx, given, form_names(platform) if platform else {})
+    arrival = _arrival(ctx, given, posted=True)
     client = request.client.host if request.client else "?"
     screening = ctx.study.enrolment.screening
     if screening is not None:

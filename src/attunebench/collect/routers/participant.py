@@ -25,64 +25,57 @@ from attunebench.collect.deps import (
     Context,
     PageError,
     base_url,
+    checked_form,
     context,
-    read_form,
     render,
-    require_csrf,
 )
-from attunebench.collect.flow import Stage, Where, may_end, where
-from attunebench.collect.generation import GenerationError, Question, Reply, generate_replies
-from attunebench.collect.models import ParticipantRow, TurnRow
+from attunebench.collect.flow import Stage, may_end, where
+from attunebench.collect.generation import GenerationError, Question, generate_replies
+from attunebench.collect.models import ParticipantRow
 from attunebench.collect.quality import signals
 from attunebench.collect.questions import PANAS_ITEMS
-from attunebench.collect.retest import SWAPPED, Due
+from attunebench.collect.retest import SWAPPED
+from attunebench.collect.schemas import SurveyAnswer
 from attunebench.collect.security import plausible_token
+from attunebench.collect.study import Study
 from attunebench.collect.wording import label_texts
+from attunebench.data.schema import Taxonomy
 
 router = APIRouter(prefix="/p/{token}")
 A = TypeVar("A")
 Apply = Callable[[Session, ParticipantRow, A], None]
 
 
-def _not_found() -> PageError:
-    return PageError(404, "Link not found", "This invitation link is not valid.")
-
-
-def slow_down() -> PageError:
-    message = "Too many answers in a minute. Wait a moment, then reload the page."
-    return PageError(429, "Slow down", message, **{"Retry-After": "30"})
-
-
 def participant_of(
-    session: Session, token: str, probes: bool, lock: bool = False
+    ctx: Context, session: Session, token: str, lock: bool = False
 ) -> ParticipantRow:
-    """The participant a link names (404 otherwise); with their retest probes if `probes`."""
+    """The participant a link names (404 otherwise). Their retest probes are loaded only where
+    the study asks questions again, so every page view and answer of any other study reads the
+    participant in one query."""
     participant = None
     if plausible_token(token):
+        probes = ctx.study.retest.share > 0
         participant = crud.participant_by_token(session, token, lock, probes=probes)
     if participant is None:
-        raise _not_found()
+        raise PageError(404, "Link not found", "This invitation link is not valid.")
     return participant
 
 
-def asks_again(ctx: Context) -> bool:
-    """Whether the study asks questions again (retest probes): only then are they loaded, so
-    every page view and answer of any other study reads the participant in one query."""
-    return ctx.study.retest.share > 0
-
-
-def continued_text(turn: TurnRow) -> str:
-    position = turn.continued or "A"
-    return next(r.text for r in turn.replies if r.position == position)
-
-
 def history(participant: ParticipantRow) -> list[tuple[str, str]]:
-    return [(t.user_text, continued_text(t)) for t in participant.turns if t.picked_at is not None]
+    """Each picked turn's message and the reply the conversation went on with."""
+    return [
+        (t.user_text, next(r.text for r in t.replies if r.position == (t.continued or "A")))
+        for t in participant.turns
+        if t.picked_at is not None
+    ]
 
 
-def _shown(participant: ParticipantRow, at: Where) -> dict[str, Any]:
-    """The conversation and the turn a page shows. A probe shows its turn as it was, the
-    conversation up to it; a pick asked again, the two replies in each other's places."""
+def _view(ctx: Context, request: Request, token: str) -> dict[str, Any]:
+    with ctx.db.read() as session:
+        participant = participant_of(ctx, session, token)
+    at = where(participant, ctx.study)
+    # The conversation and the turn the page shows. A probe shows its turn as it was, the
+    # conversation up to it; a pick asked again, the two replies in each other's places.
     shows_turn = at.stage in (Stage.PENDING, Stage.JUDGE, Stage.PROBE)
     current = participant.turns[at.turn] if shows_turn else None
     talk = history(participant)
@@ -92,19 +85,6 @@ def _shown(participant: ParticipantRow, at: Where) -> dict[str, Any]:
         texts = dict(replies)
         replies = [(position, texts[SWAPPED[position]]) for position, _ in replies]
     return {
-        "history": talk,
-        "current": None if current is None else current.user_text,
-        "replies": replies,
-        "probe": at.probe,
-    }
-
-
-def _view(
-    ctx: Context, request: Request, participant: ParticipantRow, token: str
-) -> dict[str, Any]:
-    at = where(participant, ctx.study)
-    shown = _shown(participant, at)
-    return {
         "token": token,
         "link": f"{base_url(request)}/p/{token}",
         "deletion_code": participant.deletion_code,
@@ -112,7 +92,10 @@ def _view(
         "step": at.step,
         "stage": at.stage.value,
         "turn_number": at.turn + 1,
-        **shown,
+        "history": talk,
+        "current": None if current is None else current.user_text,
+        "replies": replies,
+        "probe": at.probe,
         "safety_now": at.stage in (Stage.PENDING, Stage.JUDGE)
         and participant.turns[at.turn].safety_notice,
         "may_end": may_end(participant, ctx.study, at),
@@ -128,18 +111,13 @@ def _view(
 
 @router.get("", response_class=HTMLResponse)
 def page(request: Request, token: str) -> HTMLResponse:
-    ctx = context(request)
-    with ctx.db.read() as session:
-        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
+    view = _view(context(request), request, token)
     return render(request, f"participant/{view['stage']}.html", view)
 
 
 @router.get("/support", response_class=HTMLResponse)
 def support(request: Request, token: str) -> HTMLResponse:
-    ctx = context(request)
-    with ctx.db.read() as session:
-        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
-    return render(request, "participant/support.html", view)
+    return render(request, "participant/support.html", _view(context(request), request, token))
 
 
 @router.post("/leave")
@@ -147,16 +125,14 @@ async def leave(request: Request, token: str) -> Response:
     """Leave the study from the support page; a platform's arrival is then shown the way back
     to it as screened out. Finished or declined participants have nothing to leave."""
     ctx = context(request)
-    await _checked_form(ctx, request, token)
+    await checked_form(request, "participant", token)
 
-    def apply(ctx: Context, token: str) -> None:
-        with ctx.db.write() as session:
-            participant = participant_of(session, token, asks_again(ctx), lock=True)
-            stage = where(participant, ctx.study).stage
-            if stage not in (Stage.DONE, Stage.DECLINED, Stage.LEFT):
-                crud.leave(participant)
+    def apply(session: Session) -> None:
+        participant = participant_of(ctx, session, token, lock=True)
+        if where(participant, ctx.study).stage not in (Stage.DONE, Stage.DECLINED, Stage.LEFT):
+            participant.left_at = crud.now()
 
-    await ctx.run_write(apply, ctx, token)
+    await ctx.run_write(apply)
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
@@ -166,7 +142,7 @@ def _platform_redirect(request: Request, token: str, finished: bool) -> Redirect
     ctx = context(request)
     platform = ctx.study.enrolment.platform
     with ctx.db.read() as session:
-        participant = participant_of(session, token, asks_again(ctx))
+        participant = participant_of(ctx, session, token)
         stage = where(participant, ctx.study).stage
     target = None
     if platform is not None and participant.platform_hash is not None:
@@ -188,38 +164,38 @@ def screened_out(request: Request, token: str) -> RedirectResponse:
 
 
 def _store(
-    ctx: Context, token: str, step: str, stage: Stage, apply: Apply[A], answer: A, events: int
+    session: Session,
+    ctx: Context,
+    token: str,
+    step: str,
+    stage: Stage,
+    apply: Apply[A],
+    answer: A,
+    events: int,
 ) -> None:
     """Apply an answer if the participant is still at the step the form was made for; the post
     counts as `events` against the participant's limit."""
-    with ctx.db.write() as session:
-        participant = participant_of(session, token, asks_again(ctx), lock=True)
-        _count(ctx, session, participant, events)
-        at = where(participant, ctx.study)
-        if at.stage == stage and at.step == step:
-            apply(session, participant, answer)
-            held = signals(participant, ctx.study.quality) or None
-            if held != participant.careless_signals:  # else the flush need not look at the row
-                participant.careless_signals = held
+    participant = participant_of(ctx, session, token, lock=True)
+    _count(ctx, session, participant, events)
+    at = where(participant, ctx.study)
+    if at.stage == stage and at.step == step:
+        apply(session, participant, answer)
+        held = signals(participant, ctx.study.quality) or None
+        if held != participant.careless_signals:  # else the flush need not look at the row
+            participant.careless_signals = held
 
 
-def count_post(ctx: Context, token: str) -> None:
+def count_post(session: Session, ctx: Context, token: str) -> None:
     """Count a post that stores nothing itself (a retry of the replies) against the limit."""
-    with ctx.db.write() as session:
-        _count(ctx, session, participant_of(session, token, asks_again(ctx)), events=1)
+    _count(ctx, session, participant_of(ctx, session, token), events=1)
 
 
 def _count(ctx: Context, session: Session, participant: ParticipantRow, events: int) -> None:
     """Count `events` posts against the participant's limit, or refuse the request (429)."""
     limit = ctx.study.limits.posts_per_minute
     if not ratelimit.allow(session, f"p:{participant.id}", limit, events=events):
-        raise slow_down()
-
-
-async def _checked_form(ctx: Context, request: Request, token: str) -> forms.Form:
-    form = await read_form(request)
-    require_csrf(ctx, form, "participant", token)
-    return form
+        message = "Too many answers in a minute. Wait a moment, then reload the page."
+        raise PageError(429, "Slow down", message, **{"Retry-After": "30"})
 
 
 def _again(
@@ -227,8 +203,7 @@ def _again(
 ) -> Response:
     """The page the form came from, with its problems and the answers as given (422); or, for a
     stale form, just the current page."""
-    with ctx.db.read() as session:
-        view = _view(ctx, request, participant_of(session, token, asks_again(ctx)), token)
+    view = _view(ctx, request, token)
     if view["step"] != step:
         return RedirectResponse(f"/p/{token}", status_code=303)
     view.update(values=form, errors=errors)
@@ -239,19 +214,20 @@ async def _answer(
     request: Request,
     token: str,
     stage: Stage,
-    parse: Callable[[forms.Form], A],
+    parse: Callable[[forms.Form, Study, Taxonomy], A],
     apply: Apply[A],
-    events: Callable[[forms.Form], int] = lambda _form: 1,
 ) -> Response:
-    """Parse and store an answer; the post counts as `events(form)` against the limit."""
+    """Parse and store an answer."""
     ctx = context(request)
-    form = await _checked_form(ctx, request, token)
+    form = await checked_form(request, "participant", token)
     step = form.get("step", [""])[0]
     try:
-        answer = parse(form)
+        answer = parse(form, ctx.study, ctx.taxonomy)
     except forms.FormErrors as problems:
         return await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
-    await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events(form))
+    # A message that asks for its replies as a stream counts the stream with it.
+    events = 2 if _asks_for_stream(form) else 1
+    await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events)
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
@@ -263,21 +239,19 @@ async def consent(request: Request, token: str) -> Response:
         if agree:
             crud.consent(session, participant, study)
         else:
-            crud.decline(participant)
+            participant.declined_at = crud.now()
 
-    return await _answer(request, token, Stage.CONSENT, lambda f: f.get("agree") == ["yes"], apply)
+    return await _answer(
+        request, token, Stage.CONSENT, lambda f, *_: f.get("agree") == ["yes"], apply
+    )
 
 
 @router.post("/traits")
 async def traits(request: Request, token: str) -> Response:
-    study = context(request).study
-    return await _answer(
-        request,
-        token,
-        Stage.TRAITS,
-        lambda f: forms.parse_traits(f, study),
-        lambda _s, participant, answer: crud.save_traits(participant, answer),
-    )
+    def apply(_s: Session, participant: ParticipantRow, answer: dict[str, str | float]) -> None:
+        crud.save_traits(participant, answer)
+
+    return await _answer(request, token, Stage.TRAITS, forms.parse_traits, apply)
 
 
 def _asks_for_stream(form: forms.Form) -> bool:
@@ -289,39 +263,34 @@ def _asks_for_stream(form: forms.Form) -> bool:
 @router.post("/message")
 async def message(request: Request, token: str) -> Response:
     ctx = context(request)
-    jobs: list[Job] = []
+    jobs: list[Job | None] = []
+    streamed: list[bool] = []
 
     def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
         safety = ctx.study.safety.triggered_by(answer.message)
         crud.add_turn(session, participant, answer, safety_notice=safety)
-        jobs.extend(jobs_of(ctx, participant))
+        jobs.append(job_of(ctx, participant))
 
-    streamed: list[bool] = []
-
-    def parse(form: forms.Form) -> Any:
+    def parse(form: forms.Form, study: Study, taxonomy: Taxonomy) -> Any:
         streamed.append(_asks_for_stream(form))
-        return forms.parse_message(form, ctx.study, ctx.taxonomy)
+        return forms.parse_message(form, study, taxonomy)
 
-    def events(form: forms.Form) -> int:
-        # A message that asks for its replies as a stream counts the stream with it.
-        return 2 if _asks_for_stream(form) else 1
-
-    response = await _answer(request, token, Stage.MESSAGE, parse, apply, events)
-    # A stale or refused post made no job; it only shows a page.
-    if jobs and any(streamed):
+    response = await _answer(request, token, Stage.MESSAGE, parse, apply)
+    job = jobs[0] if jobs else None  # a stale or refused post made no job; it shows a page
+    if job is not None and any(streamed):
         # Counted with the stream it opens, which then writes nothing before its first byte:
         # a write waits its turn for SQLite's one writer, and a turn made two of them.
-        ctx.streams_paid.add((token, jobs[0].turn))
-    if not jobs or any(streamed):
+        ctx.streams_paid.add((token, job.turn))
+    if job is None or any(streamed):
         return _timed(response, 0.0)
-    return _timed(response, await _generate(ctx, token, jobs[0]))
+    return _timed(response, await _generate(ctx, token, job))
 
 
 @router.post("/generate")
 async def generate(request: Request, token: str) -> Response:
     """Try the replies again after a failed generation (the page offers this button)."""
     ctx = context(request)
-    await _checked_form(ctx, request, token)
+    await checked_form(request, "participant", token)
     await ctx.run_write(count_post, ctx, token)  # each retry calls the models
     return _timed(RedirectResponse(f"/p/{token}", status_code=303), await _generate(ctx, token))
 
@@ -331,15 +300,9 @@ async def judge(request: Request, token: str) -> Response:
     ctx = context(request)
 
     def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
-        crud.save_judgement(session, participant, participant.turns[-1], answer, ctx.study)
+        crud.save_judgement(session, participant, answer, ctx.study)
 
-    return await _answer(
-        request,
-        token,
-        Stage.JUDGE,
-        lambda f: forms.parse_judge(f, ctx.study, ctx.taxonomy),
-        apply,
-    )
+    return await _answer(request, token, Stage.JUDGE, forms.parse_judge, apply)
 
 
 @router.post("/probe")
@@ -350,15 +313,9 @@ async def probe(request: Request, token: str) -> Response:
     def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
         at = where(participant, ctx.study)
         assert at.probe is not None  # the step matched, so the stage is PROBE
-        crud.save_probe(participant, Due(at.turn, at.probe), answer)
+        crud.save_probe(participant, at.turn, at.probe, answer)
 
-    return await _answer(
-        request,
-        token,
-        Stage.PROBE,
-        lambda f: forms.parse_probe(f, ctx.study, ctx.taxonomy),
-        apply,
-    )
+    return await _answer(request, token, Stage.PROBE, forms.parse_probe, apply)
 
 
 @router.post("/end")
@@ -367,21 +324,17 @@ async def end(request: Request, token: str) -> Response:
 
     def apply(_s: Session, participant: ParticipantRow, _answer: None) -> None:
         if may_end(participant, study):
-            crud.end_conversation(participant)
+            participant.ended_at = crud.now()
 
-    return await _answer(request, token, Stage.MESSAGE, lambda _f: None, apply)
+    return await _answer(request, token, Stage.MESSAGE, lambda *_: None, apply)
 
 
 @router.post("/survey")
 async def survey(request: Request, token: str) -> Response:
-    ctx = context(request)
-    return await _answer(
-        request,
-        token,
-        Stage.SURVEY,
-        lambda f: forms.parse_survey(f, ctx.study, ctx.taxonomy),
-        lambda _s, participant, answer: crud.save_survey(participant, answer),
-    )
+    def apply(_s: Session, participant: ParticipantRow, answer: SurveyAnswer) -> None:
+        crud.save_survey(participant, answer)
+
+    return await _answer(request, token, Stage.SURVEY, forms.parse_survey, apply)
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,51 +343,38 @@ class Job:
     question: Question
 
 
-def jobs_of(ctx: Context, participant: ParticipantRow) -> list[Job]:
-    """The replies a participant waits for: none, or one job for the pending turn."""
+def job_of(ctx: Context, participant: ParticipantRow) -> Job | None:
+    """The replies a participant waits for, if any: the pending turn's."""
     at = where(participant, ctx.study)
     if at.stage != Stage.PENDING or participant.model_first is None:
-        return []
+        return None
     pair = Pair(participant.model_first, str(participant.model_second))
     turn = participant.turns[at.turn]
     key = f"{participant.public_id}:{at.turn}"
     question = Question(pair.at_turn(at.turn), history(participant), turn.user_text, key)
-    return [Job(at.turn, question)]
+    return Job(at.turn, question)
 
 
-def pending_jobs(ctx: Context, token: str) -> list[Job]:
+def pending_job(ctx: Context, token: str) -> Job | None:
     with ctx.db.read() as session:
-        return jobs_of(ctx, participant_of(session, token, asks_again(ctx)))
-
-
-def save_replies(ctx: Context, token: str, job: Job, replies: list[Reply]) -> None:
-    """Store the job's replies, unless another request stored this turn's replies first (or
-    the participant left meanwhile)."""
-    with ctx.db.write() as session:
-        crud.store_pending_replies(session, token, job.turn, replies, lock=True)
-
-
-def save_failures(ctx: Context, failures: dict[str, str]) -> None:
-    with ctx.db.write() as session:
-        crud.record_failures(session, failures)
+        return job_of(ctx, participant_of(ctx, session, token))
 
 
 async def _generate(ctx: Context, token: str, job: Job | None = None) -> float:
     """Generate and store the pending turn's replies; returns the time spent on the models."""
+    job = job or await run_in_threadpool(pending_job, ctx, token)
     if job is None:
-        jobs = await run_in_threadpool(pending_jobs, ctx, token)
-        if not jobs:
-            return 0.0
-        job = jobs[0]
+        return 0.0
     started = time.perf_counter()
     try:
         replies = await generate_replies(ctx.providers, ctx.study, job.question)
     except GenerationError as error:
         elapsed = time.perf_counter() - started
-        await ctx.run_write(save_failures, ctx, error.failures)
+        await ctx.run_write(crud.record_failures, error.failures)
         return elapsed  # the page now offers to try again
     elapsed = time.perf_counter() - started
-    await ctx.run_write(save_replies, ctx, token, job, replies)
+    # Unless another request stored this turn's replies first (or the participant left).
+    await ctx.run_write(crud.store_pending_replies, token, job.turn, replies)
     return elapsed
 
 

@@ -22,17 +22,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from attunebench.collect import crud
 from attunebench.collect.deps import Context, context
 from attunebench.collect.flow import Stage, where
 from attunebench.collect.generation import GenerationError
 from attunebench.collect.routers.participant import (
     Job,
-    asks_again,
     count_post,
-    jobs_of,
+    job_of,
     participant_of,
-    save_failures,
-    save_replies,
 )
 from attunebench.collect.streaming import Complete, Failed, Piece, Reset, stream_replies
 
@@ -43,26 +41,22 @@ def _sse(event: str, data: object) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _now(ctx: Context, token: str) -> tuple[list[Job], dict[str, object] | None]:
+def _now(ctx: Context, token: str) -> tuple[Job | None, dict[str, object] | None]:
     """The pending turn's job, or what to send at once: the stored replies, or a reload."""
     with ctx.db.read() as session:
-        participant = participant_of(session, token, asks_again(ctx))
-        at = where(participant, ctx.study)
-        if at.stage == Stage.JUDGE:
-            replies = {r.position: r.text for r in participant.turns[at.turn].replies}
-            return [], {"step": at.step, "replies": replies}
-        if at.stage != Stage.PENDING:
-            return [], None
-        return jobs_of(ctx, participant), None
+        participant = participant_of(ctx, session, token)
+    at = where(participant, ctx.study)
+    if at.stage == Stage.JUDGE:
+        replies = {r.position: r.text for r in participant.turns[at.turn].replies}
+        return None, {"step": at.step, "replies": replies}
+    return job_of(ctx, participant), None
 
 
 def _paid(ctx: Context, token: str, job: Job) -> bool:
     """Whether the message's post counted this stream (once: a stream opened again counts)."""
-    try:
-        ctx.streams_paid.remove((token, job.turn))
-    except KeyError:
-        return False
-    return True
+    paid = (token, job.turn) in ctx.streams_paid
+    ctx.streams_paid.discard((token, job.turn))
+    return paid
 
 
 async def _events(ctx: Context, token: str, job: Job) -> AsyncIterator[bytes]:
@@ -74,14 +68,14 @@ async def _events(ctx: Context, token: str, job: Job) -> AsyncIterator[bytes]:
             elif isinstance(event, Reset):
                 yield _sse("reset", {"position": event.position})
             elif isinstance(event, Complete):
-                await ctx.run_write(save_replies, ctx, token, job, event.replies)
+                await ctx.run_write(crud.store_pending_replies, token, job.turn, event.replies)
                 replies = {reply.position: reply.text for reply in event.replies}
                 yield _sse("done", {"step": f"judge:{job.turn}", "replies": replies})
             elif isinstance(event, Failed):
-                await ctx.run_write(save_failures, ctx, event.failures)
+                await ctx.run_write(crud.record_failures, event.failures)
                 yield _sse("failed", {"message": "The replies could not be written."})
     except GenerationError as error:  # a pool model gone from the study
-        await ctx.run_write(save_failures, ctx, error.failures)
+        await ctx.run_write(crud.record_failures, error.failures)
         yield _sse("failed", {"message": "The replies could not be written."})
 
 
@@ -92,14 +86,14 @@ async def _once(event: str, data: object) -> AsyncIterator[bytes]:
 @router.get("/stream")
 async def stream(request: Request, token: str) -> StreamingResponse:
     ctx = context(request)
-    jobs, stored = await run_in_threadpool(_now, ctx, token)
+    job, stored = await run_in_threadpool(_now, ctx, token)
     # Writing the replies calls the models: it counts against the participant's limit, unless
     # the message's post counted it. Another request may store this turn's replies meanwhile,
     # as it may while these are written: the replies stored are then the first ones.
-    if jobs and not _paid(ctx, token, jobs[0]):
+    if job is not None and not _paid(ctx, token, job):
         await ctx.run_write(count_post, ctx, token)
-    if jobs:
-        body = _events(ctx, token, jobs[0])
+    if job is not None:
+        body = _events(ctx, token, job)
     else:
         body = _once("done", stored) if stored is not None else _once("reload", {})
     headers = {"X-Accel-Buffering": "no"}  # a reverse proxy must pass each event on at once
