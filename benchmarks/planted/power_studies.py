@@ -38,7 +38,8 @@ from attunebench.analysis.comparisons.power import (
     pair_power,
     study_rejects,
 )
-from attunebench.analysis.frame import Frame
+from attunebench.analysis.frame import Frame, IntArray
+from attunebench.tasks.helpers.metrics import Found
 from planted import synthetic
 
 TASKS = ("emotion", "rating")
@@ -88,6 +89,41 @@ class Truth:
     n80: float | None
 
 
+def study_of(pair: HeadlinePair, chosen: IntArray) -> HeadlinePair:
+    """The pair on these clusters alone, the k-th of `chosen` becoming cluster k: what the
+    report reads from a study of those conversations."""
+    values, owners = [], []
+    for found, mine in zip(pair.values, pair.owners, strict=True):
+        records, position = gather(mine, chosen, pair.clusters)
+        values.append(_rows_of(found, records))
+        owners.append(position)
+    return HeadlinePair(
+        pair.metric, (values[0], values[1]), (owners[0], owners[1]), len(chosen), len(owners[0])
+    )
+
+
+def gather(group: IntArray, chosen: IntArray, groups: int) -> tuple[IntArray, IntArray]:
+    """The indices of the members of each chosen group (members of a group chosen twice come
+    twice), in the order chosen, and the position in `chosen` each came for."""
+    order = np.argsort(group, kind="stable")
+    sizes = np.bincount(group, minlength=groups)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    lengths = sizes[chosen]
+    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    members = order[np.repeat(starts[chosen], lengths) + offsets]
+    return members, np.repeat(np.arange(len(chosen)), lengths)
+
+
+def _rows_of(found: Found, records: IntArray) -> Found:
+    """The values of these records, in this order (rows of several-row records follow them)."""
+    if not isinstance(found, tuple):
+        return found[records]
+    values, owners = found
+    groups = int(max(owners.max(initial=-1), records.max(initial=-1))) + 1
+    rows, position = gather(owners, records, groups)
+    return values[rows], position
+
+
 def truth(
     pair: HeadlinePair,
     studies: int,
@@ -100,7 +136,7 @@ def truth(
     for size in sizes:
         rejected = 0
         for _ in range(studies):
-            study = pair.only(rng.integers(0, pair.clusters, size))
+            study = study_of(pair, rng.integers(0, pair.clusters, size))
             ones = np.ones((1, size))
             rejected += int(study_rejects(study, ones, size, resamples, DEFAULT_CONFIDENCE, rng)[0])
         power[size] = rejected / studies
@@ -115,7 +151,7 @@ def pilots(
     the population (read as `power` reads a run: `pair_power` on the pair's values)."""
     out = []
     for _ in range(count):
-        pilot = pair.only(rng.choice(pair.clusters, PILOT, replace=False))
+        pilot = study_of(pair, rng.choice(pair.clusters, PILOT, replace=False))
         out.append(pair_power(pilot, "", "", PAIR, rng, settings))
     return out
 

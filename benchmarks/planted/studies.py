@@ -29,10 +29,9 @@ from attunebench.analysis.agreement.ranks import (
     ceiling,
     disattenuated,
     rho_interval,
-    spearman_rho,
     verdict,
 )
-from attunebench.analysis.agreement.reliability import ConversationTable, split_half
+from attunebench.analysis.agreement.reliability import ConversationTable, spearman_rho, split_half
 from attunebench.analysis.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
