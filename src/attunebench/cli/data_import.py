@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from inspect import Parameter
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -33,9 +33,6 @@ app = command_group("Import a real corpus into attunebench/v1 JSON Lines.")
 # Messages name file:line; soft wrapping keeps them whole for editors and grep.
 console = CommandConsole(soft_wrap=True)
 errors = CommandConsole(stderr=True, soft_wrap=True)
-# `--split` of the corpora imported with their train split, and of those imported without it.
-Split = Annotated[Literal["train", "valid", "test", "all"], typer.Option()]
-HeldOutSplit = Annotated[Literal["valid", "test", "all"], typer.Option()]
 CsvFile = Annotated[Path, typer.Argument(help="The CSV (or, with --delimiter, TSV) file.")]
 KEYWORD = Parameter.KEYWORD_ONLY
 
@@ -91,107 +88,34 @@ def _importing(
     return command
 
 
-def _corpus(corpus: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """A `data import` command for the importer registered as `corpus`: the decorated function
-    gives its help and the importer's options (its parameters); where to read and write, and
-    `--limit`, are every corpus command's, declared once in `_importing`."""
+def _corpus(corpus: str) -> Callable[..., None]:
+    """A `data import` command for the importer registered as `corpus`: its docstring is the
+    help, its fields the options (declared there, with their help); where to read and write,
+    and `--limit`, are every corpus command's, declared once in `_importing`."""
+    importer = importers.get(corpus)
 
-    def made(options: Callable[..., None]) -> Callable[..., None]:
-        def command(*, out: Path, src: Path | None, limit: int | None, **chosen: Any) -> None:
-            _run(corpus, importers.get(corpus)(**chosen), src, out, limit)
+    def command(*, out: Path, src: Path | None, limit: int | None, **chosen: Any) -> None:
+        _run(corpus, importer(**chosen), src, out, limit)
 
-        hints = get_type_hints(options, include_extras=True)
-        own = [
-            parameter.replace(kind=KEYWORD, annotation=hints[parameter.name])
-            for parameter in inspect.signature(options).parameters.values()
-        ]
-        command.__doc__, command.__name__ = options.__doc__, options.__name__
-        return _importing(
-            command, Parameter("src", KEYWORD, default=None, annotation=CorpusFolder), own
-        )
-
-    return made
+    command.__doc__ = importer.__doc__
+    return _importing(
+        command,
+        Parameter("src", KEYWORD, default=None, annotation=CorpusFolder),
+        parameters_of(importer, user_speaker=UserSpeaker),
+    )
 
 
-@app.command()
-@_corpus("esconv")
-def esconv(
-    variant: Annotated[
-        Literal["hf", "failed", "multiesc"],
-        typer.Option(
-            help="hf: the HF splits; failed: FailedESConv.json; "
-            "multiesc: valid/test with MultiESC's seeker feedback."
-        ),
-    ] = "hf",
-    split: Split = "all",
-) -> None:
-    """ESConv support chats: supporters' own strategy labels, the seeker's survey and feedback."""
-
-
-@app.command()
-@_corpus("dailydialog")
-def dailydialog(split: HeldOutSplit = "all") -> None:
-    """DailyDialog: the first speaker is the user; annotators' emotions and dialogue acts."""
-
-
-@app.command()
-@_corpus("meld")
-def meld(split: Split = "all", user_speaker: UserSpeaker = None) -> None:
-    """MELD (Friends): one speaker is the user, the others' lines are the reply; emotions."""
-
-
-@app.command()
-@_corpus("uss")
-def uss(
-    part: Annotated[
-        Literal["mwoz", "redial", "all"], typer.Option(help="MultiWOZ, ReDial or both.")
-    ] = "all",
-) -> None:
-    """USS: annotators' 1-5 satisfaction rates the system reply before each user turn."""
-
-
-@app.command()
-@_corpus("goemotions")
-def goemotions(split: HeldOutSplit = "all") -> None:
-    """GoEmotions: each Reddit comment is a one-turn conversation with raters' emotions."""
-
-
-@app.command("empathy-mental-health")
-@_corpus("empathy_mental_health")
-def empathy_mental_health() -> None:
-    """EPITOME's Reddit replies: annotators' empathy levels (reactions, interpretations,
-    explorations) as each reply's behaviors."""
-
-
-@app.command()
-@_corpus("convai1")
-def convai1(
-    variant: Annotated[
-        Literal["human-bot", "human-human"],
-        typer.Option(
-            help="human-bot: a volunteer and a chatbot; human-human: two volunteers, each chat "
-            "from both sides. Never mixed."
-        ),
-    ] = "human-bot",
-    split: Annotated[Literal["train", "test", "all"], typer.Option()] = "all",
-) -> None:
-    """ConvAI1 (2017): each person's own thumbs on their partner's messages and their 1-5
-    ratings of the dialogue."""
-
-
-@app.command("topical-chat")
-@_corpus("topical_chat")
-def topical_chat(
-    split: Annotated[
-        Literal["valid_freq", "valid_rare", "test_freq", "test_rare", "all"], typer.Option()
-    ] = "all",
-    perspective: Annotated[
-        Literal["agent_1", "agent_2", "both"],
-        typer.Option(help="Whose side each chat is read from (both: two conversations a chat)."),
-    ] = "both",
-) -> None:
-    """Topical-Chat (valid/test): each writer's own emotion label on every message, the
-    receiver's rating of it, and each worker's rating of the conversation."""
+for corpus in (
+    "esconv",
+    "dailydialog",
+    "meld",
+    "uss",
+    "goemotions",
+    "empathy_mental_health",
+    "convai1",
+    "topical_chat",
+):
+    app.command(corpus.replace("_", "-"))(_corpus(corpus))
 
 
 def _csv(*, out: Path, src: Path, limit: int | None, **chosen: Any) -> None:

@@ -32,21 +32,21 @@ FITTED = ("baseline/majority", "baseline/knn")
 JUDGE = "proxy/minilm"
 
 
-def _esconv(split: str, variant: str, limit: int) -> list[Conversation]:
+def _esconv(importer: ESConvImporter, limit: int) -> list[Conversation]:
     """Up to `limit` ESConv conversations, or none when the shared corpora are absent."""
     source = corpus_dir("esconv")
     if limit == 0 or not source.is_dir():
         return []
-    return list(islice(ESConvImporter(variant=variant, split=split).read(source, Counter()), limit))
+    return list(islice(importer.read(source, Counter()), limit))
 
 
 def prepare_data(folder: Path, esconv: int, train_esconv: int) -> tuple[Path, Path, str]:
     """Write the evaluated data and the train split; returns their paths and what they hold."""
     sample = read_conversations(sample_path())
     evaluated, train = sample[1::2], sample[0::2]
-    extra = _esconv("test", "multiesc", esconv)
+    extra = _esconv(ESConvImporter(variant="multiesc", split="test"), esconv)
     evaluated += extra
-    train += _esconv("train", "hf", train_esconv if extra else 0)
+    train += _esconv(ESConvImporter(variant="hf", split="train"), train_esconv if extra else 0)
     data, train_file = folder / "eval.jsonl", folder / "train.jsonl"
     write_conversations(data, evaluated)
     write_conversations(train_file, train)

@@ -5,8 +5,6 @@ is the registry (a name gives the class, whose fields are its options).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from attunebench.data.importers._base import (
     Importer,
     ImportFormatError,
@@ -25,7 +23,7 @@ from attunebench.data.importers.uss import USSImporter
 from attunebench.data.importers.write import ImportResult, import_to_file
 from attunebench.registry import Registry
 
-importers: Registry[Callable[..., Importer]] = Registry("importer")
+importers: Registry[type[Importer]] = Registry("importer")
 importers.register("esconv")(ESConvImporter)
 importers.register("dailydialog")(DailyDialogImporter)
 importers.register("meld")(MELDImporter)

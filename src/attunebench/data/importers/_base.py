@@ -24,6 +24,9 @@ Tally = Counter[str]
 and `note:` keys are what the command line reports after an import."""
 
 LabelKind = Literal["emotions", "behaviors"]
+# `--split` of the corpora imported with their train split, and of those imported without it.
+Split = Literal["train", "valid", "test", "all"]
+HeldOutSplit = Literal["valid", "test", "all"]
 
 RawT = TypeVar("RawT", bound=BaseModel)
 JsonT = TypeVar("JsonT", list[Any], dict[str, Any])

@@ -12,7 +12,7 @@ import tarfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -169,10 +169,15 @@ def _survey(dialogue: RawDialogue, partner: str, tally: Tally) -> dict[str, str 
 
 @dataclass(frozen=True)
 class ConvAI1Importer:
-    """ConvAI1's human-bot or human-human chats, one split (train | test) or `all`."""
+    """ConvAI1 (2017): each person's own thumbs on their partner's messages and their 1-5
+    ratings of the dialogue."""
 
-    variant: str = "human-bot"
-    split: str = "all"
+    variant: Annotated[
+        Literal["human-bot", "human-human"],
+        "human-bot: a volunteer and a chatbot; human-human: two volunteers, each chat "
+        "from both sides. Never mixed.",
+    ] = "human-bot"
+    split: Literal["train", "test", "all"] = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         variant = choose("variant", self.variant, VARIANTS)

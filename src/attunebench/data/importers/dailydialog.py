@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attunebench.data.importers._base import (
+    HeldOutSplit,
     ImportFormatError,
     Location,
     Tally,
@@ -115,9 +116,9 @@ def _dialogue(number: int, line: str, location: Location, split: str, tally: Tal
 
 @dataclass(frozen=True)
 class DailyDialogImporter:
-    """DailyDialog's valid (XDailyDialog dev) and test files, one split or `all`."""
+    """DailyDialog: the first speaker is the user; annotators' emotions and dialogue acts."""
 
-    split: str = "all"
+    split: HeldOutSplit = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         for split, path in split_files(source, FILES, self.split):

@@ -119,7 +119,8 @@ def _posts(source: Path, tally: Tally) -> dict[str, list[Reply]]:
 
 @dataclass(frozen=True)
 class EmpathyMentalHealthImporter:
-    """The Reddit portion: all three mechanism files, read together (the corpus has no splits)."""
+    """EPITOME's Reddit replies: annotators' empathy levels (reactions, interpretations,
+    explorations) as each reply's behaviors."""
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         for post, replies in _posts(source, tally).items():

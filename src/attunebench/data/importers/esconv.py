@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
 from attunebench.data.importers._base import (
+    Split,
     Tally,
     choose,
     conversation,
@@ -198,10 +200,15 @@ def _conversation(
 
 @dataclass(frozen=True)
 class ESConvImporter:
-    """ESConv in one of its variants (hf | failed | multiesc), one split or `all`."""
+    """ESConv support chats: supporters' own strategy labels, the seeker's survey and feedback."""
 
-    variant: str = "hf"
-    split: str = "all"
+    # Each field is an option of `data import esconv`, its help beside it (cli.options reads it).
+    variant: Annotated[
+        Literal["hf", "failed", "multiesc"],
+        "hf: the HF splits; failed: FailedESConv.json; "
+        "multiesc: valid/test with MultiESC's seeker feedback.",
+    ] = "hf"
+    split: Split = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         variant = choose("variant", self.variant, tuple(SPLITS))

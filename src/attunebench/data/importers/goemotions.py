@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attunebench.data.importers._base import (
+    HeldOutSplit,
     ImportFormatError,
     Location,
     Tally,
@@ -73,9 +74,9 @@ def _conversation(
 
 @dataclass(frozen=True)
 class GoEmotionsImporter:
-    """GoEmotions' valid (dev.tsv) and test files, one split or `all`."""
+    """GoEmotions: each Reddit comment is a one-turn conversation with raters' emotions."""
 
-    split: str = "all"
+    split: HeldOutSplit = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         emotions = require_file(source / "emotions.txt")

@@ -14,6 +14,7 @@ from attunebench.data.importers._base import (
     ImportFormatError,
     ImportOptionError,
     Location,
+    Split,
     Tally,
     conversation,
     label,
@@ -66,9 +67,9 @@ def _dialogues(path: Path, taxonomy: Taxonomy, tally: Tally) -> dict[int, list[R
 
 @dataclass(frozen=True)
 class MELDImporter:
-    """MELD's train/valid/test (`valid` is MELD's dev), one split or `all`."""
+    """MELD (Friends): one speaker is the user, the others' lines are the reply; emotions."""
 
-    split: str = "all"
+    split: Split = "all"
     user_speaker: str | None = None
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from attunebench.data.importers._base import (
     Location,
@@ -130,10 +130,14 @@ def _conversations(
 
 @dataclass(frozen=True)
 class TopicalChatImporter:
-    """Topical-Chat's valid/test files (one, or `all`), from one worker's side or both."""
+    """Topical-Chat (valid/test): each writer's own emotion label on every message, the
+    receiver's rating of it, and each worker's rating of the conversation."""
 
-    split: str = "all"
-    perspective: str = "both"
+    split: Literal["valid_freq", "valid_rare", "test_freq", "test_rare", "all"] = "all"
+    perspective: Annotated[
+        Literal["agent_1", "agent_2", "both"],
+        "Whose side each chat is read from (both: two conversations a chat).",
+    ] = "both"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         side = choose("perspective", self.perspective, PERSPECTIVES)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
+from typing import Annotated, Literal
 
 from attunebench.data.importers._base import (
     ImportFormatError,
@@ -133,9 +134,9 @@ def _conversation(conversation_id: str, lines: list[Line], tally: Tally) -> Conv
 
 @dataclass(frozen=True)
 class USSImporter:
-    """USS's MultiWOZ (`mwoz`) and ReDial (`redial`) parts, one or `all`."""
+    """USS: annotators' 1-5 satisfaction rates the system reply before each user turn."""
 
-    part: str = "all"
+    part: Annotated[Literal["mwoz", "redial", "all"], "MultiWOZ, ReDial or both."] = "all"
 
     def read(self, source: Path, tally: Tally) -> Iterator[Conversation]:
         for part, path in split_files(source, PARTS, self.part, option="part"):
