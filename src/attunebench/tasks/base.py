@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get_origin
 
 from attunebench.answerform import AnswerForm, TaskHint
 from attunebench.data.schema import LABELLED_FIELDS, Conversation, Taxonomy
@@ -55,10 +55,6 @@ class Gold(Frozen):
     derived: bool = False
     part: str | None = None
     answer_fields: ClassVar[tuple[str, ...]] = ()
-
-    def with_answer_of(self, other: Self) -> Self:
-        """This item's position, lengths and cues with another item's answer (planted studies)."""
-        return self.model_copy(update={name: getattr(other, name) for name in self.answer_fields})
 
 
 G = TypeVar("G", bound=Gold)
