@@ -109,6 +109,10 @@ class ChoiceForm:
     labels: tuple[str, ...]
 
 
+# JSON answers are short; asking for JSON mode helps servers that support it.
+JSON_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """One model call an item needs (`model` None: the evaluated model; else a judge)."""
@@ -116,7 +120,7 @@ class Query:
     key: str
     messages: list[Message]
     prompt: PromptInfo
-    params: GenerateParams
+    params: GenerateParams = JSON_PARAMS
     hint: TaskHint | None = None
     role: CallRole = "subject"
     model: str | None = None
