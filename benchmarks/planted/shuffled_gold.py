@@ -3,7 +3,7 @@ reference reads predicts the answer, so a reference fitted out of sample scores 
 
 Each shuffle gives every item the answer of another item, drawn by a random permutation of
 all items (so across conversations), and keeps what the item's prompt shows: its position,
-lengths and cues (`Gold.with_answer_of`). Per reference of the task, over the shuffles:
+lengths and cues (`with_answer_of`). Per reference of the task, over the shuffles:
 
 - `mean`: its mean headline, fitted and read as the report does (cross-fitted by
   conversation, a correlation read within the folds; a rule as it is);
@@ -31,6 +31,7 @@ from attunebench.stats import Weights
 from attunebench.tasks.base import Gold, Guess, Item, Task, View
 from attunebench.tasks.helpers.fitting import Fitted, cross_fitted, out_of_sample
 from attunebench.tasks.helpers.metrics import Metric
+from attunebench.tasks.helpers.pairs import PairGold
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,21 @@ def headline(
     return None if np.isnan(point) else float(point)
 
 
+def with_answer_of(gold: Gold, other: Gold) -> Gold:
+    """This item's position, lengths and cues with another item's answer (its `answer_fields`);
+    a pair's choice moved to the reply in the same place (the first in the data, or the
+    second)."""
+    update = {name: getattr(other, name) for name in gold.answer_fields}
+    if isinstance(gold, PairGold) and isinstance(other, PairGold):
+        same_place = gold.first if other.chosen == other.first else gold.second
+        update["chosen"] = None if other.chosen is None else same_place
+    return gold.model_copy(update=update)
+
+
 def shuffled(golds: Sequence[Gold], rng: np.random.Generator) -> list[Gold]:
     """Each gold with the answer of another item, drawn by a random permutation."""
     order = rng.permutation(len(golds)).tolist()
-    return [gold.with_answer_of(golds[j]) for gold, j in zip(golds, order, strict=True)]
+    return [with_answer_of(gold, golds[j]) for gold, j in zip(golds, order, strict=True)]
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

@@ -36,13 +36,14 @@ class TaskHint:
     """Structured item content sent alongside every prompt, for providers that cannot read
     prompts (LLM providers ignore it): baselines, the mock and the simulators answer from it, in
     the JSON its `form` declares, so one strict parser reads every provider. `kind` names the
-    form (the task's name, or a judge call's `judge_pairwise` / `judge_rubric`). `history` is the
+    form (the task's name, or a judge call's `judge_pairwise` / `judge_rubric`): the form's own
+    kind where the hint carries one and names no other. `history` is the
     conversation before the item as (role, text) pairs, `reference` what the participant wanted,
     `item_key` the item's address (seeded baselines answer an item alike). `gold` goes only to
     providers that declare `reads_gold` (`sim/`), `subject` (the model a judge is asked about)
     only to the simulated judge. Neither `form`, `task` nor `subject` enters a cache key."""
 
-    kind: HintKind
+    kind: HintKind = ""
     text: str = ""
     labels: tuple[str, ...] = ()
     candidates: dict[str, str] = field(default_factory=dict)
@@ -54,6 +55,10 @@ class TaskHint:
     form: AnswerForm | None = field(default=None, compare=False)
     subject: str = ""
     task: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.kind and self.form is not None:
+            object.__setattr__(self, "kind", self.form.kind)
 
     def schema(self) -> Schema | None:
         """The JSON schema of a valid answer, where the hint's form declares one."""
@@ -123,7 +128,7 @@ class AnswerForm(ABC):
         form = re.search(r"in this form:\s*(\{[^\n]*)", system)
         if not self.marker or form is None or not form.group(1).startswith(self.marker):
             return None
-        return TaskHint(kind=self.kind, labels=tuple(menu_labels(system)), form=self)
+        return TaskHint(labels=tuple(menu_labels(system)), form=self)
 
 
 Schema = dict[str, Any]

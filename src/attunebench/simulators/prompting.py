@@ -19,7 +19,7 @@ from attunebench.records import PromptInfo
 from attunebench.simulators.forms import MESSAGE_FORM
 from attunebench.tasks.base import Query
 from attunebench.tasks.helpers.history import Utterance, hint_history
-from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form, transcript
+from attunebench.tasks.helpers.prompting import choice_form, transcript
 
 CONTINUE = load_prompt(__name__, "simulated-next-message")
 LABEL = load_prompt(__name__, "simulated-label")
@@ -40,7 +40,7 @@ def prompts_digest(prompts: Sequence[PromptInfo] = ()) -> str:
 
 def written(template: PromptTemplate, said: Sequence[Utterance], **fields: str) -> Query:
     """A question whose answer is the next message (plain text), after the conversation `said`."""
-    hint = TaskHint(kind=MESSAGE_FORM.kind, history=hint_history(said), form=MESSAGE_FORM)
+    hint = TaskHint(history=hint_history(said), form=MESSAGE_FORM)
     messages = template.render(**fields, conversation=transcript(said))
     return Query("message", messages, template.info, MESSAGE_PARAMS, hint)
 
@@ -64,5 +64,5 @@ def chosen(
     )
     base = template.render(**shown, question="", answer_form="")
     choice = choice_form(base, question, options) if options else None
-    hint = TaskHint(kind=form.kind, labels=labels, form=form)
-    return Query("answer", asked, template.info, JSON_PARAMS, hint, choice=choice)
+    hint = TaskHint(labels=labels, form=form)
+    return Query("answer", asked, template.info, hint=hint, choice=choice)

@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, get_origin
 
 from attunebench.answerform import AnswerForm, TaskHint
 from attunebench.data.schema import LABELLED_FIELDS, Conversation, Taxonomy
@@ -55,10 +55,6 @@ class Gold(Frozen):
     derived: bool = False
     part: str | None = None
     answer_fields: ClassVar[tuple[str, ...]] = ()
-
-    def with_answer_of(self, other: Self) -> Self:
-        """This item's position, lengths and cues with another item's answer (planted studies)."""
-        return self.model_copy(update={name: getattr(other, name) for name in self.answer_fields})
 
 
 G = TypeVar("G", bound=Gold)
@@ -113,6 +109,10 @@ class ChoiceForm:
     labels: tuple[str, ...]
 
 
+# JSON answers are short; asking for JSON mode helps servers that support it.
+JSON_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """One model call an item needs (`model` None: the evaluated model; else a judge)."""
@@ -120,7 +120,7 @@ class Query:
     key: str
     messages: list[Message]
     prompt: PromptInfo
-    params: GenerateParams
+    params: GenerateParams = JSON_PARAMS
     hint: TaskHint | None = None
     role: CallRole = "subject"
     model: str | None = None

@@ -214,7 +214,6 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
         shown = prompting.shown_fields(item, said, turn.index)
         fields = {**shown, "reply": delimit("reply", reply.text)}
         hint = TaskHint(
-            kind=TASK,
             text=reply.text,
             labels=tuple(label.name for label in labels),
             history=history.hint_history(said),
@@ -222,7 +221,7 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
         )
         if mode == "generate":
             messages = PROMPT.render(**fields, labels=prompting.label_menu(labels))
-            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, hint=hint)]
         base = CHOICE_PROMPT.render(**fields)
         return [
             prompting.choice_query(

@@ -476,7 +476,6 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
             if u.speaker == "user"
         ]
         hint = TaskHint(
-            kind=TASK,
             text="\n".join(said[-1:] if gold.level == "turn" else said),
             labels=tuple(label.name for label in labels),
             history=history.hint_history(history.history_before(conversation, item.turn_index)),
@@ -488,7 +487,7 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
             if gold.panas:
                 panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
             messages = PROMPT.render(**fields, labels=prompting.label_menu(labels), panas=panas)
-            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, hint=hint)]
         fields = self._fields(item, CHOICE_PROMPT)
         base = CHOICE_PROMPT.render(**{**fields, "question": ""})
         menu = [(label.name, f"{label.name} ({label.description})") for label in labels]

@@ -94,7 +94,7 @@ class OutcomeAnswers(answerform.AnswerForm):
             return None
         scales = {name: answerform.stated_scale(q) for name, q in _FIELD.findall(block.group(1))}
         reference = {k: f"{low:g}:{high:g}" for k, (low, high) in scales.items()}
-        return TaskHint(kind=TASK, labels=tuple(scales), reference=reference, form=self)
+        return TaskHint(labels=tuple(scales), reference=reference, form=self)
 
 
 def _scales(hint: TaskHint) -> list[tuple[str, tuple[float, float]]]:
@@ -365,7 +365,6 @@ class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScori
         said = history.history_before(conversation, item.turn_index + 1)  # all of it
         scales = item.gold.scales
         hint = TaskHint(
-            kind=TASK,
             text=conversation.turns[-1].user,
             labels=tuple(scales),
             history=history.hint_history(said),
@@ -375,7 +374,7 @@ class OutcomeTask(tasks.Task[OutcomeGold, numeric.Numbers], scoring=OutcomeScori
         if mode == "generate":
             wanted = "; ".join(f"{k} ({question(PROMPT, k, v)})" for k, v in scales.items())
             messages = PROMPT.render(**conversation_fields(PROMPT, item), fields=wanted)
-            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, hint=hint)]
         base = CHOICE.render(**conversation_fields(CHOICE, item))
         questions = {k: question(CHOICE, k, v) for k, v in scales.items()}
         return numeric.choice_queries(base, CHOICE.info, hint, questions, scales)

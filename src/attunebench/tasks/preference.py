@@ -442,7 +442,6 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
             a, b = (texts[key] for key in shown(gold, order))
             fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
             hint = TaskHint(
-                kind=TASK,
                 text=history.turn_at(conversation, upto).user,
                 candidates={"A": a, "B": b},
                 history=history.hint_history(history.history_before(conversation, upto)),
@@ -458,8 +457,7 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
                     order,
                     template.render(**fields),
                     template.info,
-                    prompting.JSON_PARAMS,
-                    hint,
+                    hint=hint,
                     choice=form,
                 )
             )

@@ -72,7 +72,7 @@ class RatingAnswers(answerform.AnswerForm):
         if hint is None:
             return None
         low, high = answerform.stated_scale(user)  # the question's own scale
-        return TaskHint(kind=TASK, labels=(f"{low:g}", f"{high:g}"), form=self)
+        return TaskHint(labels=(f"{low:g}", f"{high:g}"), form=self)
 
 
 ANSWERS = answerform.registered(RatingAnswers())
@@ -348,7 +348,6 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
         fields = prompting.shown_fields(item, said, seen)
         replies = [u.text for u in said if u.speaker == "assistant"]
         hint = TaskHint(
-            kind=TASK,
             text=replies[-1] if replies else "",
             labels=(f"{low:g}", f"{high:g}"),
             history=history.hint_history(said),
@@ -357,7 +356,7 @@ class RatingTask(tasks.Task[RatingGold, numeric.Numbers], scoring=RatingScoring)
         generate, choice = prompts
         if mode == "generate":
             messages = generate.render(**fields, low=f"{low:g}", high=f"{high:g}")
-            return [tasks.Query("answer", messages, generate.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, generate.info, hint=hint)]
         base = choice.render(**fields)
         questions = {FIELD: choice.text("question", low=f"{low:g}", high=f"{high:g}")}
         return numeric.choice_queries(base, choice.info, hint, questions, {FIELD: item.gold.scale})

@@ -292,7 +292,6 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
             system, history.history_through(conversation, turn.index), note=reports
         )
         hint = TaskHint(
-            kind=TASK,
             text=turn.user,
             history=history.hint_history(history.history_before(conversation, turn.index)),
             form=ANSWERS,

@@ -80,12 +80,10 @@ class IntenseTask(tasks.Task[IntenseGold, IntensePrediction], scoring=IntenseSco
         messages = PROMPT.render(conversation=prompting.transcript(said))
         hint = TaskHint(TASK, text=said[-1].text, form=ANSWERS)
         if mode == "generate":
-            return [tasks.Query("answer", messages, PROMPT.info, prompting.JSON_PARAMS, hint)]
+            return [tasks.Query("answer", messages, PROMPT.info, hint=hint)]
         asked = CHOICE.render(conversation=prompting.transcript(said))
         choice = prompting.choice_form(asked, CHOICE.text("question"), OPTIONS)
-        return [
-            tasks.Query("answer", messages, CHOICE.info, prompting.JSON_PARAMS, hint, choice=choice)
-        ]
+        return [tasks.Query("answer", messages, CHOICE.info, hint=hint, choice=choice)]
 
     def parse(
         self, item: tasks.Item[IntenseGold], outputs: Mapping[str, tasks.Output]

@@ -27,7 +27,7 @@ from attunebench.records import Verdict
 from attunebench.tasks.base import InvalidAnswer, JudgedVerdict, Output, Query
 from attunebench.tasks.helpers import history
 from attunebench.tasks.helpers.parsing import a_b_tie, answer_fields, bounded_number, reason_of
-from attunebench.tasks.helpers.prompting import JSON_PARAMS, choice_form, reporter, transcript
+from attunebench.tasks.helpers.prompting import choice_form, reporter, transcript
 from attunebench.tasks.helpers.wording import task_prompt, words
 
 PAIRWISE = task_prompt(__name__, "judge-pairwise")
@@ -121,7 +121,6 @@ class JudgeContext:
         if references:
             reference.update(chosen=self.profile.chosen, rejected=self.profile.rejected)
         return TaskHint(
-            kind=form.kind,
             text=self.user_text,
             candidates=candidates,
             history=self.history,
@@ -149,8 +148,7 @@ def pairwise_query(
         key,
         PAIRWISE.render(**fields),
         PAIRWISE.info,
-        JSON_PARAMS,
-        hint,
+        hint=hint,
         role="judge",
         model=judge,
         choice=form,
@@ -173,7 +171,7 @@ def rubric_query(
         reply=delimit("reply", reply),
     )
     hint = context.hint(form, {"A": reply}, references=True)
-    return Query(key, messages, RUBRIC.info, JSON_PARAMS, hint, role="judge", model=judge)
+    return Query(key, messages, RUBRIC.info, hint=hint, role="judge", model=judge)
 
 
 def parse_pairwise(text: str) -> dict[str, Any]:

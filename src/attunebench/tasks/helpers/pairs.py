@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Self
 
 from pydantic import Field
 
@@ -57,16 +56,6 @@ class PairGold(Gold):
     cues_first: dict[str, float] = Field(default_factory=dict)
     cues_second: dict[str, float] = Field(default_factory=dict)
     answer_fields = ("tie", "strength", "gap")  # and which of the two was chosen
-
-    def with_answer_of(self, other: Self) -> Self:
-        """This pair with another's answer, its choice moved to the reply in the same place
-        (the first in the data, or the second)."""
-        chosen = (
-            None
-            if other.chosen is None
-            else (self.first if other.chosen == other.first else self.second)
-        )
-        return super().with_answer_of(other).model_copy(update={"chosen": chosen})
 
     @property
     def key(self) -> str:

@@ -8,7 +8,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from attunebench.data.schema import TaxonomyLabel
 from attunebench.data.taxonomy import normalise_label
@@ -34,10 +34,6 @@ def _storable(value: Any) -> Any:
     return value
 
 
-def _storable_object(value: dict[str, Any]) -> dict[str, Any]:
-    return {_storable(key): _storable(item) for key, item in value.items()}
-
-
 def extract_json(text: str) -> dict[str, Any]:
     """The first JSON object in `text`: the whole text, a fenced block, or embedded in prose."""
     stripped = text.strip()
@@ -48,7 +44,7 @@ def extract_json(text: str) -> dict[str, Any]:
         except (ValueError, RecursionError):  # RecursionError: nested too deeply to be an answer
             continue
         if isinstance(value, dict):
-            return _storable_object(value)
+            return cast(dict[str, Any], _storable(value))
     decoder = json.JSONDecoder()
     for tried, match in enumerate(re.finditer(r"\{", text)):
         if tried == _MAX_STARTS:
@@ -58,7 +54,7 @@ def extract_json(text: str) -> dict[str, Any]:
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
-            return _storable_object(value)
+            return cast(dict[str, Any], _storable(value))
     raise InvalidAnswer("no JSON object found in the output")
 
 

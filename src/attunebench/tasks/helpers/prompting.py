@@ -21,8 +21,6 @@ from attunebench.tasks.base import ChoiceForm, Item, Query
 from attunebench.tasks.helpers import history
 from attunebench.tasks.helpers.wording import words
 
-# JSON answers are short; asking for JSON mode helps servers that support it.
-JSON_PARAMS = GenerateParams(temperature=0.0, max_tokens=300, json_mode=True)
 REPLY_PARAMS = GenerateParams(temperature=0.0, max_tokens=400)
 SPEAKER_NAMES = {"user": words("speaker_user"), "assistant": words("speaker_assistant")}
 # Who gave a state's labels, as the informed prompt says it (Source.provenance of `state`).
@@ -139,7 +137,7 @@ def choice_query(
 ) -> Query:
     """A query asking `question` after `messages` in choice form (`choice_form`)."""
     form = choice_form(messages, question, options)
-    return Query(key, messages, prompt, JSON_PARAMS, hint, choice=form)
+    return Query(key, messages, prompt, hint=hint, choice=form)
 
 
 def label_menu(labels: Sequence[TaxonomyLabel]) -> str:
