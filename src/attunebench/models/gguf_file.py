@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from attunebench.data.jsonl import sha256_file
 from attunebench.models.local_models import (
     LocalModelError,
     model_dir,
     record_digest,
     recorded_digest,
-    sha256,
 )
 
 CHAT_TEMPLATE = "tokenizer.chat_template"
@@ -114,7 +114,7 @@ class GgufFile:
         record = _record(self.file)
         digest = recorded_digest(self.file, record)
         if digest is None:
-            digest = sha256(self.file)
+            digest = sha256_file(self.file)
             # A cache that cannot be written costs the hashing next time, no more.
             with contextlib.suppress(OSError):
                 record_digest(self.file, record, digest)

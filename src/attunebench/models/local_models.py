@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from attunebench.data.jsonl import atomic_writer
+from attunebench.data.jsonl import atomic_writer, sha256_file
 from attunebench.models.registry import ProviderConfigError
 from attunebench.registry import did_you_mean
 from attunebench.userdirs import user_cache
@@ -28,11 +28,6 @@ class LocalModelError(ProviderConfigError):
 
 def model_dir() -> Path:
     return user_cache("models", "ATTUNEBENCH_MODEL_DIR")
-
-
-def sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +190,7 @@ def verified(model: LocalModel, folder: Path) -> Path:
         return target
     if not target.exists():
         return _assemble(model, target)
-    digest = sha256(target)
+    digest = sha256_file(target)
     if digest != model.sha256:
         raise mismatch(target, model, digest, "delete it to assemble it again")
     record_digest(target, _record(target), digest)
