@@ -330,7 +330,7 @@ class Provider(ABC):
 
 
 class NamedProvider(Provider):
-    """A provider whose spec is fixed when it is made (mock, sim, proxy and the baselines)."""
+    """A provider whose spec is fixed when it is made."""
 
     def __init__(self, spec: str) -> None:
         self._spec = spec
