@@ -10,7 +10,6 @@ anywhere else, naming file and line. run.json and ledger.json are replaced atomi
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from attunebench import __version__
 from attunebench.data.jsonl import atomic_writer
+from attunebench.data.jsonl import sha256_file as sha256_file  # one hasher, named here too
 from attunebench.frozen import first_problem, problem_text
 from attunebench.records import ItemRecord, Ledger, RunInfo
 from attunebench.records_v1 import V1, upgrade_line
@@ -35,12 +35,6 @@ M = TypeVar("M", bound=BaseModel)
 
 class RunDirError(ValueError):
     """A run directory's file cannot be read; the message names the file and the line."""
-
-
-def sha256_file(path: Path) -> str:
-    """The SHA-256 of a file, read in blocks (a dataset can be large)."""
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def write_json(path: Path, value: BaseModel) -> None:

@@ -87,13 +87,13 @@ def test_the_record_spares_the_hashing_until_it_disagrees(
     model = tiny_model()
     path = verified(model, parts)
     hashed: list[Path] = []
-    real_sha256 = local_models.sha256
+    real_sha256 = local_models.sha256_file
 
     def counting(file: Path) -> str:
         hashed.append(file)
         return real_sha256(file)
 
-    monkeypatch.setattr(local_models, "sha256", counting)
+    monkeypatch.setattr(local_models, "sha256_file", counting)
     assert verified(model, parts) == path and hashed == []
     (parts / f"{model.file}.verified.json").write_text('{"sha256": "' + "1" * 64 + '"}')
     assert verified(model, parts) == path and hashed == [path]  # hashed again, re-recorded

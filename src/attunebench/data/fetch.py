@@ -5,7 +5,6 @@ moved into place only whole and verified (docs/data.md, "Getting the corpora").
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from attunebench.data.jsonl import sha256_file
 from attunebench.data.sources import SourceFile, corpus_source, mirrored
 
 ATTEMPTS = 3  # tries per file in one fetch, each resuming what the last one received
@@ -83,18 +83,13 @@ def license_refusals(corpora: Sequence[str], accepted: Sequence[str]) -> list[st
     return lines
 
 
-def sha256_of(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def in_place(item: FetchItem) -> bool:
     """Whether the file is already there, whole and with the table's digest."""
     target = item.target
     return (
         target.is_file()
         and target.stat().st_size == item.source.size
-        and sha256_of(target) == item.source.sha256
+        and sha256_file(target) == item.source.sha256
     )
 
 
@@ -102,7 +97,7 @@ def _verify_and_place(item: FetchItem) -> None:
     """Move the whole `.part` into place if it is the table's file; else delete it."""
     part, expected = item.partial, item.source
     size = part.stat().st_size
-    found = sha256_of(part) if size == expected.size else None
+    found = sha256_file(part) if size == expected.size else None
     if found != expected.sha256:
         part.unlink()
         got = f"SHA-256 {found}" if found else f"{size} bytes"

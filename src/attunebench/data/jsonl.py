@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import tempfile
@@ -34,6 +35,12 @@ def conversation_line(conversation: Conversation) -> str:
         exclude_defaults=True, exclude_none=True, exclude={"format"}
     )
     return f'{{"format":"{FORMAT}",{rest[1:]}'  # `id` is required, so `rest` is never "{}"
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file, read in blocks (a dataset or a model can be large)."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @contextlib.contextmanager

@@ -215,7 +215,7 @@ class Engine:
             self.policy,
             sleep=self._sleep,
             rng=self._rng,
-            on_retry=lambda error, wait: self.ledger.retry(tally),
+            on_retry=lambda: self.ledger.retry(tally),
         )
 
     def _count(self, bound: BoundModel, output: ModelOutput, tally: Key) -> float:

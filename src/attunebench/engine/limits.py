@@ -32,17 +32,11 @@ class RateLimiter:
 
 
 class Endpoint:
-    def __init__(
-        self,
-        name: str,
-        concurrency: int,
-        rate_limit: float | None = None,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
+    def __init__(self, name: str, concurrency: int, rate_limit: float | None = None) -> None:
         self.name = name
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
-        self._rate = RateLimiter(rate_limit, sleep) if rate_limit else None
+        self._rate = RateLimiter(rate_limit) if rate_limit else None
         self.in_flight = 0
         self.peak_in_flight = 0
 

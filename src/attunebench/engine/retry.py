@@ -49,7 +49,7 @@ async def with_retries(
     *,
     sleep: Sleep,
     rng: random.Random,
-    on_retry: Callable[[ProviderError, float], None] | None = None,
+    on_retry: Callable[[], None],
 ) -> T:
     """Run `attempt` until it succeeds, fails for good, or runs out of tries."""
     for tried in range(1, policy.max_attempts + 1):
@@ -59,7 +59,6 @@ async def with_retries(
             if not error.retryable or tried == policy.max_attempts:
                 raise RetriesExhausted(error, tried) from error
             wait = policy.delay_s(tried - 1, error, rng)
-            if on_retry is not None:
-                on_retry(error, wait)
+            on_retry()
             await sleep(wait)
     raise AssertionError("unreachable: the loop returns or raises")

@@ -45,7 +45,7 @@ from attunebench.engine.wiring import (
     preflight_found,
     preflight_models,
 )
-from attunebench.models.base import Provider
+from attunebench.models.base import Provider, quiet
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import spec_kind
 from attunebench.records import (
@@ -82,10 +82,6 @@ PLAN_FIELDS = (*SHARED_PLAN, "planned_items", "shard")
 Say = Callable[[str], None]
 Report = Callable[[int, int], None]  # (items done, items planned), after each record
 ItemChooser = Callable[[Task[Any, Any], Sequence[Conversation]], Iterable[Any]]
-
-
-def quiet(line: str) -> None:
-    return None
 
 
 @dataclass(frozen=True, slots=True)

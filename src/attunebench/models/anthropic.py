@@ -21,7 +21,7 @@ from attunebench.models.base import (
     GenerateParams,
     Message,
     ModelOutput,
-    Provider,
+    NamedProvider,
     ProviderError,
 )
 from attunebench.models.batching import request_key
@@ -80,7 +80,7 @@ FIXES = {
 
 
 @PROVIDERS.register("anthropic")
-class AnthropicProvider(Adapting, BatchMode, Provider):
+class AnthropicProvider(Adapting, BatchMode, NamedProvider):
     adaptable = ADAPTS
 
     def __init__(
@@ -93,6 +93,7 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
             raise ProviderConfigError(
                 "anthropic/ models need the anthropic package: pip install 'attunebench[anthropic]'"
             ) from None
+        super().__init__(f"anthropic/{model}")
         self.model = model
         base_urls = options.get("base_urls")
         self.base_url = options.get("base_url") or (base_urls[0] if base_urls else None)
@@ -124,10 +125,6 @@ class AnthropicProvider(Adapting, BatchMode, Provider):
 
     def _table_entry(self) -> Capabilities:
         return CLAUDE_MODELS.get(family(self.model), UNKNOWN_CLAUDE)
-
-    @property
-    def spec(self) -> str:
-        return f"anthropic/{self.model}"
 
     @property
     def endpoint(self) -> str:

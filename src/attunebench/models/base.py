@@ -186,7 +186,7 @@ class ChoiceOutput:
     latency_s: float = 0.0
 
 
-def _ignore(message: str) -> None:
+def quiet(line: str) -> None:
     return None
 
 
@@ -197,7 +197,7 @@ class Preparation:
 
     kinds: frozenset[HintKind]
     cache_dir: Path | None = None
-    report: Callable[[str], None] = _ignore
+    report: Callable[[str], None] = quiet
 
 
 class Provider(ABC):
@@ -330,7 +330,7 @@ class Provider(ABC):
 
 
 class NamedProvider(Provider):
-    """A provider whose spec is fixed when it is made (mock, sim, proxy and the baselines)."""
+    """A provider whose spec is fixed when it is made."""
 
     def __init__(self, spec: str) -> None:
         self._spec = spec

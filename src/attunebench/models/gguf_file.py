@@ -10,20 +10,13 @@ vocabulary."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from attunebench.models.local_models import (
-    LocalModelError,
-    model_dir,
-    record_digest,
-    recorded_digest,
-    sha256,
-)
+from attunebench.models.local_models import LocalModelError, digest_of, model_dir
 
 CHAT_TEMPLATE = "tokenizer.chat_template"
 MAGIC = b"GGUF"
@@ -111,14 +104,7 @@ class GgufFile:
         return self.file
 
     def digest(self) -> str:
-        record = _record(self.file)
-        digest = recorded_digest(self.file, record)
-        if digest is None:
-            digest = sha256(self.file)
-            # A cache that cannot be written costs the hashing next time, no more.
-            with contextlib.suppress(OSError):
-                record_digest(self.file, record, digest)
-        return digest
+        return digest_of(self.file, _record(self.file))
 
     @property
     def identity(self) -> str:

@@ -58,10 +58,11 @@ def render_prompt(tokenizer: Any, messages: Sequence[base.Message]) -> str:
     return "".join(f"{m.role}: {m.content}\n" for m in messages) + "assistant:"
 
 
-class HFProvider(base.Provider):
+class HFProvider(base.NamedProvider):
     answer_modes = frozenset({"generate", "choice"})
 
     def __init__(self, path: str, options: HFOptions | None = None) -> None:
+        super().__init__(f"hf/{path}")
         self.path = path
         self.options = options or HFOptions()
         self._loaded: _Loaded | None = None
@@ -71,10 +72,6 @@ class HFProvider(base.Provider):
         self._queue: asyncio.Queue[_Request] | None = None
         self._worker: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Future[base.ModelOutput]] = set()
-
-    @property
-    def spec(self) -> str:
-        return f"hf/{self.path}"
 
     async def generate(
         self,

@@ -8,13 +8,14 @@ time) lets later runs skip the hashing. `python -m attunebench.models.assemble` 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from attunebench.data.jsonl import atomic_writer
+from attunebench.data.jsonl import atomic_writer, sha256_file
 from attunebench.models.registry import ProviderConfigError
 from attunebench.registry import did_you_mean
 from attunebench.userdirs import user_cache
@@ -28,11 +29,6 @@ class LocalModelError(ProviderConfigError):
 
 def model_dir() -> Path:
     return user_cache("models", "ATTUNEBENCH_MODEL_DIR")
-
-
-def sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +177,17 @@ def record_digest(file: Path, record: Path, digest: str) -> None:
     record.write_text(json.dumps(kept) + "\n", encoding="utf-8")
 
 
+def digest_of(file: Path, record: Path) -> str:
+    """The digest `record` vouches for, or `file` hashed and the digest recorded."""
+    digest = recorded_digest(file, record)
+    if digest is None:
+        digest = sha256_file(file)
+        # A cache that cannot be written costs the hashing next time, no more.
+        with contextlib.suppress(OSError):
+            record_digest(file, record, digest)
+    return digest
+
+
 def mismatch(path: Path, model: LocalModel, digest: str, how: str) -> LocalModelError:
     """The one line a file that is not the pinned one gets: the file and both digests."""
     return LocalModelError(
@@ -191,14 +198,11 @@ def mismatch(path: Path, model: LocalModel, digest: str, how: str) -> LocalModel
 def verified(model: LocalModel, folder: Path) -> Path:
     """`model`'s file in `folder`, hashed unless its record vouches for it, assembled if absent."""
     target = folder / model.file
-    if recorded_digest(target, _record(target)) == model.sha256:
-        return target
     if not target.exists():
         return _assemble(model, target)
-    digest = sha256(target)
+    digest = digest_of(target, _record(target))
     if digest != model.sha256:
         raise mismatch(target, model, digest, "delete it to assemble it again")
-    record_digest(target, _record(target), digest)
     return target
 
 

@@ -28,7 +28,7 @@ from attunebench.models.base import (
     GenerateParams,
     Message,
     ModelOutput,
-    Provider,
+    NamedProvider,
     ProviderError,
 )
 from attunebench.models.batching import request_key
@@ -88,7 +88,7 @@ NO_SCHEMA_FIX = "set json_schema = false (this server takes no JSON schema)"
 
 
 @PROVIDERS.register("openai")
-class OpenAICompatProvider(Adapting, BatchMode, Provider):
+class OpenAICompatProvider(Adapting, BatchMode, NamedProvider):
     """Chat completions over aiohttp; see the module docstring."""
 
     # Whether its server continues a final assistant message, so a choice question can put
@@ -108,6 +108,7 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
         **options: Unpack[HostedOptions],
     ) -> None:
         checked(type(self).__name__, options)
+        super().__init__(f"openai/{model}")
         self.model = model
         # False: a model with no chat template, asked through /completions with plain text.
         self.chat = chat
@@ -159,10 +160,6 @@ class OpenAICompatProvider(Adapting, BatchMode, Provider):
                 f"{self.spec} is served only by OpenAI's Responses API, not chat completions"
             )
         return found
-
-    @property
-    def spec(self) -> str:
-        return f"openai/{self.model}"
 
     @property
     def endpoint(self) -> str:

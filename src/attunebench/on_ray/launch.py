@@ -32,11 +32,11 @@ from attunebench.engine.runner import (
     Say,
     commonest,
     preflight,
-    quiet,
     run,
 )
 from attunebench.engine.shards import Shard, merge_shards
 from attunebench.engine.wiring import Found
+from attunebench.models.base import quiet
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import parse_spec
 from attunebench.on_ray.book import SHARDS_DIR, ShardBook, shard_dir

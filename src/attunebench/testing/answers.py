@@ -28,10 +28,6 @@ REPLIES = (
 )
 
 
-def _digest(messages: Sequence[dict[str, Any]]) -> int:
-    return int.from_bytes(hashlib.sha256(canonical_json(list(messages)).encode()).digest()[:8])
-
-
 def _role(messages: Sequence[dict[str, Any]], role: str) -> str:
     return "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == role)
 
@@ -46,7 +42,7 @@ def answer_from_prompt(messages: Sequence[dict[str, Any]]) -> str:
     """A valid answer to the chat `messages` (OpenAI message dicts), chosen by their hash."""
     load_tasks()  # every task's form registered
     system, user = _role(messages, "system"), _role(messages, "user")
-    h = _digest(messages)
+    h = int.from_bytes(hashlib.sha256(canonical_json(list(messages)).encode()).digest()[:8])
     for kind in FORMS:
         form = FORMS.get(kind)
         hint = form.read_prompt(system, user)

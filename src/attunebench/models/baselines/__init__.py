@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from attunebench.frozen import Frozen
@@ -38,6 +38,7 @@ __all__ = [
     "make_baseline",
 ]
 
+Opts = TypeVar("Opts", bound=Frozen)
 BaselineFactory = Callable[[str, dict[str, Any]], Baseline]
 BASELINES: Registry[BaselineFactory] = Registry("baseline")
 
@@ -46,25 +47,20 @@ class NoOptions(Frozen):
     """No options at all."""
 
 
-@BASELINES.register("random")
-def _random(spec: str, options: dict[str, Any]) -> Baseline:
-    return RandomBaseline(spec, spec_options(RandomOptions, spec, options))
+def _read(kind: type[Opts], make: Callable[[str, Opts], Baseline]) -> BaselineFactory:
+    """`make` given the spec and the options read into `kind`."""
+
+    def factory(spec: str, options: dict[str, Any]) -> Baseline:
+        return make(spec, spec_options(kind, spec, options))
+
+    return factory
 
 
-@BASELINES.register("majority")
-def _majority(spec: str, options: dict[str, Any]) -> Baseline:
-    return MajorityBaseline(spec, spec_options(MajorityOptions, spec, options))
-
-
-@BASELINES.register("longer")
-def _longer(spec: str, options: dict[str, Any]) -> Baseline:
-    spec_options(NoOptions, spec, options)
+def _longer(spec: str, _: NoOptions) -> Baseline:
     return LongerBaseline(spec)
 
 
-@BASELINES.register("lexicon")
-def _lexicon(spec: str, options: dict[str, Any]) -> Baseline:
-    spec_options(NoOptions, spec, options)
+def _lexicon(spec: str, _: NoOptions) -> Baseline:
     if importlib.util.find_spec("vaderSentiment") is None:
         raise ProviderConfigError(
             f"{spec} needs VADER, of the `lexicon` extra: pip install 'attunebench[lexicon]'"
@@ -76,9 +72,11 @@ def _lexicon(spec: str, options: dict[str, Any]) -> Baseline:
     return LexiconBaseline(spec)
 
 
-@BASELINES.register("knn")
-def _knn(spec: str, options: dict[str, Any]) -> Baseline:
-    return KnnBaseline(spec, spec_options(KnnOptions, spec, options))
+BASELINES.register("random")(_read(RandomOptions, RandomBaseline))
+BASELINES.register("majority")(_read(MajorityOptions, MajorityBaseline))
+BASELINES.register("longer")(_read(NoOptions, _longer))
+BASELINES.register("lexicon")(_read(NoOptions, _lexicon))
+BASELINES.register("knn")(_read(KnnOptions, KnnBaseline))
 
 
 @PROVIDERS.register("baseline")
