@@ -200,6 +200,17 @@ async def test_a_base_model_is_refused_in_generate_mode(
     assert fake.pids() == []
 
 
+async def test_a_base_model_asked_for_a_json_schema_is_refused_by_name(
+    fake: FakeServers, tmp_path: Path
+) -> None:
+    """A schema goes with chat completions, which a base model has not: the refusal names the
+    model, as the other refusals do (it is made while the provider is being built)."""
+    asked = entry("tiny-base", answer="choice", json_schema=True)
+    with pytest.raises(ModelsFileError, match="local/tiny-base: json_schema = true needs chat"):
+        await run(config(tmp_path, asked))
+    assert fake.pids() == []
+
+
 def test_an_unknown_local_model_lists_the_four() -> None:
     with pytest.raises(ProviderConfigError, match=r"qwen2\.5-coder-1\.5b-instruct"):
         make_provider("local/qwen-9000")

@@ -70,6 +70,7 @@ class LocalProvider(OpenAICompatProvider):
         if missing is not None:
             raise LocalModelError(f"{spec}: {missing}")
         weights = local.path()  # verified against its SHA-256, or refused here
+        self.local: LocalModel | GgufFile = local  # before the base's checks, which name `spec`
         super().__init__(
             local.name,
             base_url=NOT_STARTED,
@@ -79,7 +80,6 @@ class LocalProvider(OpenAICompatProvider):
             chat=local.chat if chat is None else chat,
             timeout_s=timeout_s,
         )
-        self.local: LocalModel | GgufFile = local
         self._identity = local.identity
         # ATTUNEBENCH_LOG_DIR overrides; a log is kept only when its server failed (`aclose`).
         logs = user_cache("logs", "ATTUNEBENCH_LOG_DIR")
