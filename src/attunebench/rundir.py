@@ -20,7 +20,6 @@ from pydantic import BaseModel, ValidationError
 
 from attunebench import __version__
 from attunebench.data.jsonl import atomic_writer
-from attunebench.data.jsonl import sha256_file as sha256_file  # one hasher, named here too
 from attunebench.frozen import first_problem, problem_text
 from attunebench.records import ItemRecord, Ledger, RunInfo
 from attunebench.records_v1 import V1, upgrade_line

@@ -26,7 +26,7 @@ from typing import Any
 from attunebench import rundir
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.schema import Notice
-from attunebench.data.jsonl import iter_conversations
+from attunebench.data.jsonl import iter_conversations, sha256_file
 from attunebench.data.schema import Conversation
 from attunebench.records import RECORD_KEY, ItemRecord, Ledger, RunInfo
 
@@ -124,7 +124,7 @@ def _find_dataset(runs: Sequence[Run], override: Path | None) -> tuple[Path | No
     expected = runs[0].info.dataset_sha256
     for run in runs:
         for candidate in _dataset_candidates(run):
-            if candidate.is_file() and rundir.sha256_file(candidate) == expected:
+            if candidate.is_file() and sha256_file(candidate) == expected:
                 return candidate, []
     note = Notice(
         kind="dataset_unavailable",

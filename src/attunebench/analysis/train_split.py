@@ -12,9 +12,9 @@ from pathlib import Path
 
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.schema import Notice
+from attunebench.data.jsonl import sha256_file
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
-from attunebench.rundir import sha256_file
 
 
 def suite_train(runs: Runs) -> tuple[Path | None, list[Notice]]:

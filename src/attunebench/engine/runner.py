@@ -19,7 +19,7 @@ from typing import Any
 
 from attunebench import __version__
 from attunebench.data.careless import leave_out_careless
-from attunebench.data.jsonl import write_conversations
+from attunebench.data.jsonl import sha256_file, write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache
@@ -69,7 +69,6 @@ from attunebench.rundir import (
     read_records,
     read_run_info,
     rewrite_records,
-    sha256_file,
     write_json,
 )
 from attunebench.tasks import make_tasks

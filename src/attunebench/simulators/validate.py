@@ -19,12 +19,12 @@ from attunebench.analysis.comparisons.rollouts import simulator_rollouts
 from attunebench.analysis.loading import Runs, load_runs
 from attunebench.analysis.resampled import Resampler
 from attunebench.analysis.schema import NoiseFloor
-from attunebench.data.jsonl import write_conversations
+from attunebench.data.jsonl import sha256_file, write_conversations
 from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.rundir import RUN_FILE, RunDirError, sha256_file, write_json
+from attunebench.rundir import RUN_FILE, RunDirError, write_json
 from attunebench.simulators.authenticity import realism_auroc
 from attunebench.simulators.continuation import continue_turn, labelled_turns
 from attunebench.simulators.grading import grade_turn, graded_turns

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attunebench.data.importers import importers
-from attunebench.data.jsonl import write_conversations
+from attunebench.data.jsonl import sha256_file, write_conversations
 from attunebench.data.locations import DATA_DIR_VARIABLE, corpus_dir, fetch_command
 from attunebench.data.schema import Conversation
-from attunebench.rundir import sha256_file
 from attunebench.suite.manifest import (
     CorpusPart,
     Manifest,
