@@ -24,7 +24,6 @@ from pydantic import Field, field_validator
 
 from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.hints import Example
 from attunebench.records import ServerUsage
 
 if TYPE_CHECKING:  # capabilities imports the registry, which imports this module
@@ -186,6 +185,16 @@ class ChoiceOutput:
     latency_s: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class Example:
+    """What a fitted baseline learns from: a train item's query as a model reads it (its
+    hint, with its item key), and the item's gold (its JSON). `engine.training` builds them
+    from a train split, as each task builds its items (`tasks.helpers.fitting.examples`)."""
+
+    hint: TaskHint
+    gold: Mapping[str, Any]
+
+
 def quiet(line: str) -> None:
     return None
 
@@ -300,7 +309,7 @@ class Provider(ABC):
         return None
 
     def learn(self, examples: Sequence[Example]) -> None:
-        """Take the examples built from `learns_from` (see `models.hints.Example`)."""
+        """Take the examples built from `learns_from` (see `Example`)."""
         return None
 
     async def choose(

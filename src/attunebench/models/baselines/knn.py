@@ -20,7 +20,7 @@ from pydantic import Field
 
 from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.base import GenerateParams, Preparation, ProviderError
+from attunebench.models.base import Example, GenerateParams, Preparation, ProviderError
 from attunebench.models.baselines import base
 from attunebench.models.embeddings import (
     EncoderUnavailableError,
@@ -30,7 +30,6 @@ from attunebench.models.embeddings import (
     encode_stored,
     load_encoder,
 )
-from attunebench.models.hints import Example
 from attunebench.models.registry import ProviderConfigError
 
 Matrix = npt.NDArray[np.float32]
