@@ -201,8 +201,7 @@ def quiet(line: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Preparation:
-    """What a provider's `prepare` is told: the hint kinds the run will ask it, a folder to
-    keep what it computed (None: keep nothing), and where to say what it is doing."""
+    """What `prepare` is told: the run's hint kinds, a cache folder (None: none), a reporter."""
 
     kinds: frozenset[HintKind]
     cache_dir: Path | None = None

@@ -88,8 +88,7 @@ class SentenceEncoder:
 
 
 def resolve_encoder_path(name_or_path: str | None = None) -> str:
-    """Where the encoder's files are: an existing folder, a packaged copy, or the name itself (read
-    from the Hugging Face cache with downloads disabled)."""
+    """Where the encoder's files are: a folder, a packaged copy, or the name (HF cache, offline)."""
     name = _canonical(name_or_path)
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser().resolve())

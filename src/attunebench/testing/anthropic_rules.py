@@ -166,8 +166,7 @@ def _support(supported: bool) -> dict[str, bool]:
 
 
 def description(model: str, rules: Rules, *, silent: bool = False) -> dict[str, Any]:
-    """The model's `GET /v1/models/{id}` body (the SDK's `ModelInfo`); `silent`: one from a
-    server that describes no capabilities."""
+    """The model's `GET /v1/models/{id}` body (`ModelInfo`); `silent`: without capabilities."""
     effort = {level: _support(level in rules.efforts) for level in EFFORTS}
     thinking = {kind: _support(kind in rules.thinking) for kind in THINKING_TYPES}
     tools = {"supported": False, "code_execution": _support(False), "web_search": _support(False)}

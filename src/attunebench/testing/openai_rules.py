@@ -202,8 +202,7 @@ def _reasoning_refusal(body: dict[str, Any], rules: Rules) -> dict[str, Any] | N
 
 
 def _first_token(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Top alternatives for the first token: a spread over CHOICE_TOKENS fixed by the
-    messages, most likely first."""
+    """Top alternatives for the first token, fixed by the messages, most likely first."""
     seed = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).digest()
     weights = [1 + seed[i % len(seed)] for i in range(len(CHOICE_TOKENS))]
     total = sum(weights)

@@ -114,8 +114,7 @@ class KnnBaseline(base.Fitted):
         ]
 
     def _index(self, kind: HintKind, progress: Callable[[int], None] | None = None) -> Matrix:
-        """The embeddings of the train texts of `kind`, (examples, texts, dimension): encoded
-        (or loaded) once."""
+        """The train texts of `kind` embedded (examples, texts, dimension), once."""
         encoder = self._fitted_encoder()
         with self._fit_lock:
             if kind not in self._indexes:
@@ -128,8 +127,7 @@ class KnnBaseline(base.Fitted):
             return self._indexes[kind]
 
     def _similarities(self, kind: HintKind, query: Matrix) -> Matrix:
-        """The mean cosine similarity, text by text, of the `query` embeddings (texts,
-        dimension) to each example of `kind`."""
+        """Mean cosine similarity of the `query` rows (texts, dimension) to each `kind` example."""
         try:
             index = self._index(kind)
         except EncodingStopped:
