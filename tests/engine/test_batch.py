@@ -22,8 +22,8 @@ from attunebench.models.batch_journal import JOURNAL_FILE, JournalLine
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing.anthropic_stub import AnthropicStub
 from attunebench.testing.openai_stub import OpenAIStub
-from attunebench.testing.records import Key, diff_records, run_records
 from registered import cli_command, cli_env
+from testkit.records import Key, diff_records, run_records
 
 pytestmark = pytest.mark.timeout(300)
 Records = dict[Key, dict[str, Any]]

@@ -48,7 +48,7 @@ from attunebench.on_ray.progress import Board
 from attunebench.on_ray.shard import CACHE_FILE, ShardJob, ShardOutcome, reporter, run_shard
 from attunebench.records import Ledger, LedgerEntry
 from attunebench.rundir import LEDGER_FILE
-from attunebench.testing.records import diff_records, run_records
+from testkit.records import diff_records, run_records
 
 pytestmark = pytest.mark.timeout(240)
 MODELS = ["--model", "mock/default", "--model", "baseline/random"]

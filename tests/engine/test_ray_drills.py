@@ -28,7 +28,6 @@ import pytest
 from attunebench.data.sample import sample_path
 from attunebench.testing.fault_server import FaultServer
 from attunebench.testing.faults import FaultPlan
-from attunebench.testing.records import diff_records, run_records
 from testkit.ray_cluster import RayCluster, ray_env
 from testkit.ray_drills import (
     CONCURRENCY,
@@ -43,6 +42,7 @@ from testkit.ray_drills import (
     shard_workers,
     still_running,
 )
+from testkit.records import diff_records, run_records
 
 pytestmark = pytest.mark.timeout(900)
 TASK = "emotion"  # one call an item: 41 items of the sample's first 20 conversations

@@ -16,7 +16,7 @@ import attunebench
 from attunebench.cli import app
 from attunebench.data.sample import sample_path
 from attunebench.engine import Shard, parse_shard
-from attunebench.testing.records import diff_records, run_records
+from testkit.records import diff_records, run_records
 
 MODELS = ["--model", "mock/default", "--model", "baseline/longer", "--model", "baseline/random"]
 TASKS = ["--task", "emotion", "--task", "behavior", "--task", "rating"]

@@ -28,7 +28,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.testing import anthropic_rules
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.anthropic_stub import AnthropicStub
-from attunebench.testing.records import diff_records, run_records
+from testkit.records import diff_records, run_records
 
 TIMEOUT = pytest.mark.timeout(180)
 MESSAGES = [Message("system", "Answer in JSON."), Message("user", "I lost my job today.")]

@@ -13,14 +13,16 @@ so that a mistake both tables share cannot pass as agreement.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from attunebench.models import GenerateParams
+from attunebench.models import GenerateParams, Message
 from attunebench.models import claude_models as claude_table
+from attunebench.models.anthropic import API_VERSION
 from attunebench.models.capabilities import (
     CLAUDE_MODELS,
     CLAUDE_SOURCES,
@@ -64,6 +66,7 @@ def test_every_fact_of_the_tables_and_the_standins_is_cited() -> None:
             ),
         ),
         *uncited(anthropic_rules.SOURCES, anthropic_rules.MODELS),
+        *uncited(anthropic_rules.SOURCES, dict.fromkeys(("EFFORTS", "THINKING_TYPES"), 0)),
         *uncited(openai_rules.SOURCES, openai_rules.MODELS),
     ]
     assert missing == []
@@ -130,6 +133,44 @@ def test_the_code_and_the_anthropic_standin_agree_fact_by_fact() -> None:
     code = {m: claude_facts(caps) for m, caps in CLAUDE_MODELS.items()}
     standin = {family(m): standin_claude_facts(r) for m, r in anthropic_rules.MODELS.items()}
     assert disagreements(code, standin) == []
+
+
+def test_the_code_and_the_anthropic_standin_agree_on_efforts_and_thinking_types() -> None:
+    assert claude_table.EFFORTS == anthropic_rules.EFFORTS  # lowest first, in both
+    assert set(claude_table.THINKING_TYPES) == set(anthropic_rules.THINKING_TYPES)
+
+
+# What the stand-ins may take from the code: its own protocol (a request's key, the pre-flight's
+# header) and the shape of a citation, never a fact about a provider.
+PLUMBING = {"request_key", "PREFLIGHT_HEADER", "Citation", "tables"}
+STANDINS = ("anthropic_rules", "anthropic_stub", "openai_rules", "openai_stub", "fault_server")
+
+
+@pytest.mark.parametrize("module", STANDINS)
+def test_a_standin_restates_the_provider_facts_it_enforces(module: str) -> None:
+    tree = ast.parse((ROOT / "src" / "attunebench" / "testing" / f"{module}.py").read_text())
+    taken = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attunebench.models")
+        for alias in node.names
+    }
+    assert taken <= PLUMBING
+
+
+def test_a_wrong_effort_in_the_code_is_refused_by_the_standin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(claude_table, "EFFORTS", (*claude_table.EFFORTS, "ultra"))  # planted
+    wrong = CLAUDE_MODELS["claude-opus-4-7"].model_copy(update={"efforts": claude_table.EFFORTS})
+    params = GenerateParams(max_tokens=300, effort="ultra")
+    fields, _ = thinking_fields(wrong, params, "anthropic/claude-opus-4-7")
+    messages = [Message("user", "I lost my job today.").to_dict()]
+    body = {"model": "claude-opus-4-7", "max_tokens": 300, "messages": messages, **fields}
+    allowed = "'low', 'medium', 'high', 'xhigh', 'max'"
+    said = f"output_config.effort: Input should be {allowed}"
+    assert anthropic_rules.refusal(body, API_VERSION) == (400, said)
+    assert claude_table.EFFORTS != anthropic_rules.EFFORTS  # and the comparison above fails
 
 
 def openai_facts(caps: Capabilities) -> dict[str, object]:

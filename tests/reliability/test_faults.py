@@ -20,8 +20,8 @@ from attunebench.engine import RetryPolicy, read_run_info
 from attunebench.models.base import GenerateParams, Message, ProviderError
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.testing import FAULT_KINDS, FaultPlan, FaultServer
-from attunebench.testing.records import diff_records
 from testkit.drills import FAST_RETRIES, RunOutcome, engine_run
+from testkit.records import diff_records
 
 FAULTY = FaultPlan(fail_rate=0.3, seed=11, retry_after_s=0.01, timeout_s=0.6)
 # The client's patience: far above a loaded machine's slowest answer, so a call is repeated only

@@ -22,7 +22,7 @@ from attunebench.models.mock import MockProvider, Responder, default_answer
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.records import ItemRecord
 from attunebench.tasks.helpers.parsing import InvalidAnswer, parse_choice
-from attunebench.testing.hostile import HOSTILE_OUTPUTS, INJECTION, Hostile
+from testkit.hostile import HOSTILE_OUTPUTS, INJECTION, Hostile
 
 JUDGE_KINDS = ("judge_pairwise", "judge_rubric")
 Records = dict[tuple[str, str, str, int, str, str], ItemRecord]

@@ -11,16 +11,8 @@ from attunebench.models import mock as _mock  # noqa: F401  (registers mock/)
 from attunebench.models import openai_compat as _openai  # noqa: F401  (registers openai/)
 from attunebench.models import proxy as _proxy  # noqa: F401  (registers proxy/)
 from attunebench.models import sim as _sim  # noqa: F401  (registers sim/)
-from attunebench.models.base import (
-    ChoiceOutput,
-    GenerateParams,
-    Message,
-    ModelOutput,
-    Provider,
-    ProviderError,
-)
+from attunebench.models.base import GenerateParams, Message, ModelOutput, ProviderError
 from attunebench.models.mock import MockProvider
-from attunebench.models.modelsfile import ModelEntry, ModelsFileError, load_models_file
 from attunebench.models.registry import (
     PROVIDERS,
     ProviderConfigError,
@@ -32,18 +24,13 @@ from attunebench.models.registry import (
 
 __all__ = [
     "PROVIDERS",
-    "ChoiceOutput",
     "GenerateParams",
     "Message",
     "MockProvider",
-    "ModelEntry",
     "ModelOutput",
-    "ModelsFileError",
-    "Provider",
     "ProviderConfigError",
     "ProviderError",
     "SpecError",
-    "load_models_file",
     "make_provider",
     "parse_spec",
     "spec_kind",

@@ -236,8 +236,7 @@ class AnthropicProvider(Adapting, BatchMode, NamedProvider):
         return message_output(reply, time.perf_counter() - started)
 
     async def _describe(self) -> None:
-        """The model as Anthropic's models endpoint describes it, over the table's entry;
-        the table alone where the endpoint is absent or silent."""
+        """The model as the models endpoint describes it, over the table's (or the table alone)."""
         try:
             info = await self._calling(self._client.models.retrieve(self.model))
         except ProviderError:

@@ -26,8 +26,7 @@ ERROR_STATUS = {
 
 
 class AnthropicBatches(BatchAPI[Any]):
-    """Message Batches through the provider's SDK client; `calling` maps the SDK's errors
-    onto ProviderError, as for live calls."""
+    """Message Batches through the provider's SDK client and its error mapping (`calling`)."""
 
     def __init__(self, client: Any, calling: Callable[[Awaitable[Any]], Awaitable[Any]]) -> None:
         self.limits = LIMITS

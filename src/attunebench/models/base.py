@@ -24,7 +24,6 @@ from pydantic import Field, field_validator
 
 from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.hints import Example
 from attunebench.records import ServerUsage
 
 if TYPE_CHECKING:  # capabilities imports the registry, which imports this module
@@ -186,14 +185,23 @@ class ChoiceOutput:
     latency_s: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class Example:
+    """What a fitted baseline learns from: a train item's query as a model reads it (its
+    hint, with its item key), and the item's gold (its JSON). `engine.training` builds them
+    from a train split, as each task builds its items (`tasks.helpers.fitting.examples`)."""
+
+    hint: TaskHint
+    gold: Mapping[str, Any]
+
+
 def quiet(line: str) -> None:
     return None
 
 
 @dataclass(frozen=True, slots=True)
 class Preparation:
-    """What a provider's `prepare` is told: the hint kinds the run will ask it, a folder to
-    keep what it computed (None: keep nothing), and where to say what it is doing."""
+    """What `prepare` is told: the run's hint kinds, a cache folder (None: none), a reporter."""
 
     kinds: frozenset[HintKind]
     cache_dir: Path | None = None
@@ -300,7 +308,7 @@ class Provider(ABC):
         return None
 
     def learn(self, examples: Sequence[Example]) -> None:
-        """Take the examples built from `learns_from` (see `models.hints.Example`)."""
+        """Take the examples built from `learns_from` (see `Example`)."""
         return None
 
     async def choose(

@@ -314,7 +314,8 @@ class BatchQueue(Generic[R]):
         self._ended[batch_id] = results
         self._release(batch_id)
         expected = self.journal.keys_of(batch_id) | self._waiting.get(batch_id, set())
-        unanswered = sorted(k for k in expected if not _answered(results.get(k)))
+        answered = {k for k, result in results.items() if not isinstance(result, ProviderError)}
+        unanswered = sorted(expected - answered)
         self.journal.record("ended", batch_id, unanswered, state.status)
         log.info(
             "%s: batch %s %s, %d of %d answered",
@@ -366,10 +367,6 @@ class BatchQueue(Generic[R]):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _answered(result: object) -> bool:
-    return result is not None and not isinstance(result, ProviderError)
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

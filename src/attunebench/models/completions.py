@@ -51,8 +51,7 @@ def completion_body(
 
 
 def choice_body(model: str, messages: Sequence[Message], params: GenerateParams) -> dict[str, Any]:
-    """A completions request for one next token with its top log probabilities, with the
-    call's own parameters (a chat model's choice body is `OpenAICompatProvider.request_body`)."""
+    """One next token's top log probabilities from completions (a chat model's: `request_body`)."""
     body: dict[str, Any] = {
         "model": model,
         "prompt": completion_prompt(messages),

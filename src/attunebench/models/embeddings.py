@@ -27,6 +27,7 @@ from attunebench.data.jsonl import atomic_writer, canonical_json
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 64
 STORE_FORMAT = "attunebench-embeddings/v1"
+REMEMBERED = 8192  # query rows a `QueryBatcher` keeps, the least recently asked dropped first
 CHUNK = 16  # texts per encode call in `encode_stored`: a stop waits for one (~2 s on a CPU)
 
 Matrix = npt.NDArray[np.float32]
@@ -58,11 +59,10 @@ class TextEncoder(Protocol):
 class SentenceEncoder:
     """A loaded sentence-transformers model. Safe to call from several threads."""
 
-    def __init__(self, model: Any, name: str, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(self, model: Any, name: str) -> None:
         self._model = model
         self._lock = threading.Lock()  # one forward pass at a time; torch uses every core already
         self.name = name
-        self.batch_size = batch_size
 
     @property
     def dimension(self) -> int:
@@ -79,7 +79,7 @@ class SentenceEncoder:
         with self._lock:
             vectors = self._model.encode(
                 list(texts),
-                batch_size=self.batch_size,
+                batch_size=DEFAULT_BATCH_SIZE,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=False,
@@ -88,8 +88,7 @@ class SentenceEncoder:
 
 
 def resolve_encoder_path(name_or_path: str | None = None) -> str:
-    """Where the encoder's files are: an existing folder, a packaged copy, or the name itself (read
-    from the Hugging Face cache with downloads disabled)."""
+    """Where the encoder's files are: a folder, a packaged copy, or the name (HF cache, offline)."""
     name = _canonical(name_or_path)
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser().resolve())
@@ -132,11 +131,6 @@ def _load(location: str, name: str) -> SentenceEncoder:
     return SentenceEncoder(model, name)
 
 
-def stored_key(encoder: str, texts: Sequence[str]) -> str:
-    """The SHA-256 naming the matrix of these texts under this encoder."""
-    return hashlib.sha256(canonical_json([STORE_FORMAT, encoder, list(texts)]).encode()).hexdigest()
-
-
 def _load_stored(path: Path, rows: int) -> Matrix | None:
     try:
         matrix = np.load(path, allow_pickle=False)
@@ -165,7 +159,9 @@ def encode_stored(
         where = {text: row for row, text in enumerate(distinct)}
         expanded: Matrix = rows[[where[text] for text in texts]]
         return expanded
-    path = None if folder is None else folder / f"{stored_key(encoder.name, texts)}.npy"
+    # Named by the SHA-256 of the texts under this encoder.
+    key = canonical_json([STORE_FORMAT, encoder.name, list(texts)])
+    path = None if folder is None else folder / f"{hashlib.sha256(key.encode()).hexdigest()}.npy"
     if path is not None:
         found = _load_stored(path, len(texts))
         if found is not None:
@@ -193,9 +189,8 @@ def encode_stored(
 class QueryBatcher:
     """`await batcher.embed(text)`: the text's row, encoded with every other waiting text."""
 
-    def __init__(self, encode: Callable[[Sequence[str]], Matrix], size: int = 8192) -> None:
+    def __init__(self, encode: Callable[[Sequence[str]], Matrix]) -> None:
         self._encode = encode
-        self._size = size
         self._known: OrderedDict[str, Matrix] = OrderedDict()
         self._waiting: dict[str, list[asyncio.Future[Matrix]]] = {}
         self._flush: asyncio.Task[None] | None = None
@@ -238,5 +233,5 @@ class QueryBatcher:
 
     def _remember(self, text: str, row: Matrix) -> None:
         self._known[text] = row
-        while len(self._known) > self._size:
+        while len(self._known) > REMEMBERED:
             self._known.popitem(last=False)

@@ -85,8 +85,7 @@ def header_keys(path: Path) -> frozenset[str]:
 
 @dataclass(frozen=True, slots=True)
 class GgufFile:
-    """A user's GGUF file: its name, path, the digest the entry pins (or None), and whether its
-    header carries a chat template."""
+    """A user's GGUF file: name, path, pinned digest (or None), whether it has a chat template."""
 
     name: str
     file: Path

@@ -46,8 +46,7 @@ HOSTED_OPTIONS = HostedOptions.__optional_keys__
 
 
 def checked(owner: str, options: Mapping[str, Any]) -> None:
-    """Refuse a keyword that is not a hosted option as Python does, so the models file's error
-    names the misspelt option."""
+    """Refuse a keyword that is no hosted option as Python does, naming the misspelt option."""
     for key in options:
         if key not in HOSTED_OPTIONS:
             raise TypeError(f"{owner}() got an unexpected keyword argument '{key}'")
@@ -62,8 +61,7 @@ class BatchMode:
     def batch_through(
         self, api: BatchAPI[Any], spec: str, options: HostedOptions, tokens: int | None = None
     ) -> None:
-        """Send `spec`'s calls through `api`, at the entry's batch size, its enqueued-token
-        budget (else `tokens`) and its waits (else `BatchTiming`'s)."""
+        """Send `spec`'s calls through `api`, at the entry's batch size, token budget and waits."""
         api.limits = dataclasses.replace(
             api.limits,
             max_requests=options.get("batch_size") or api.limits.max_requests,
@@ -77,8 +75,7 @@ class BatchMode:
         self._batches = BatchQueue(api, spec, timing)
 
     def batch_budget(self) -> int | None:
-        """The input tokens this provider's running batches may hold at once; None: no
-        budget (or no batch mode)."""
+        """The input tokens its running batches may hold at once; None: no budget or no batches."""
         return self._batches.api.limits.max_tokens if self._batches is not None else None
 
     def share_batch_budget(self, shares: int) -> None:

@@ -29,8 +29,7 @@ _instances = itertools.count(1)  # a log per server, even for two of one model i
 
 @PROVIDERS.register("local")
 class LocalProvider(OpenAICompatProvider):
-    """`openai/` against a llama-server this provider starts and stops; see the module
-    docstring."""
+    """`openai/` against a llama-server of its own; see the module docstring."""
 
     slots = 1
     # llama-server continues a final assistant message: a chat model's choice question is

@@ -158,8 +158,7 @@ def _record(target: Path) -> Path:
 
 
 def recorded_digest(file: Path, record: Path) -> str | None:
-    """The digest `record` keeps for `file`, while its size and modification time are those
-    it had when it was hashed; None otherwise."""
+    """The digest `record` keeps for `file` while its size and mtime are unchanged, else None."""
     try:
         kept = json.loads(record.read_text(encoding="utf-8"))
         stat = file.stat()

@@ -117,8 +117,7 @@ class MockProvider(NamedProvider):
     async def stream(
         self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
     ) -> AsyncIterator[str]:
-        """The answer `generate` gives (after its latency), a word (with the space before it)
-        at a time, `token_delay_s` apart."""
+        """`generate`'s answer (after its latency), a word at a time, `token_delay_s` apart."""
         output = await self.generate(messages, params, hint)
         for n, piece in enumerate(re.findall(r"\s*\S+", output.text) or [output.text]):
             if n and self._token_delay_s > 0:

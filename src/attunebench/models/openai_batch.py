@@ -153,8 +153,7 @@ class OpenAIBatches(BatchAPI[dict[str, Any]]):
 
 
 def read_line(text: str) -> tuple[str, dict[str, Any] | ProviderError]:
-    """One line of an output or error file: its key, and the completion or why there is
-    none."""
+    """One line of an output or error file: its key, and the completion or why there is none."""
     line = json.loads(text)
     key = str(line["custom_id"])
     response = line.get("response")

@@ -46,8 +46,7 @@ def resolve_base_urls(base_url: str | None, base_urls: URLs | None) -> list[str]
 
 
 def resolve_api_key(spec: str, key: str | None, env: str, urls: Sequence[str]) -> str | None:
-    """The key given, else the environment variable's; refused where it is missing and a
-    server is not on this machine (a local one may run without)."""
+    """The key given, else the variable's; refused if missing unless every server is local."""
     key = key if key is not None else os.environ.get(env)
     if not key and not all(urlparse(url).hostname in LOCAL_HOSTS for url in urls):
         raise ProviderConfigError(
@@ -62,8 +61,7 @@ def default_api(urls: Sequence[str]) -> Api:
 
 
 def parse_completion(body: bytes, latency_s: float) -> ModelOutput:
-    """A ModelOutput from a chat-completions (or completions) body; a malformed body is worth
-    one more try."""
+    """A ModelOutput from a chat-completions (or completions) body; a malformed one is retryable."""
     try:
         data = json.loads(body)
     except ValueError as error:
@@ -75,8 +73,7 @@ def parse_completion(body: bytes, latency_s: float) -> ModelOutput:
 
 
 def completion_output(data: Any, latency_s: float) -> ModelOutput:
-    """A ModelOutput from a chat completion (a live answer, or a batch's line), or from a
-    completion (`text` in place of a message)."""
+    """A ModelOutput from a chat completion (live, or a batch's line) or a completion."""
     try:
         choice = data["choices"][0]
         message = choice.get("message") or {"content": choice["text"]}

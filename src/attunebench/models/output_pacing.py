@@ -63,14 +63,11 @@ class OutputPacer:
         self._open: dict[int, int] = {}  # ticket -> tokens, calls not yet answered
         self._wake: asyncio.Event | None = None
 
-    def _available(self, now: float, per_minute: int) -> float:
-        return min(float(per_minute), self._room + per_minute / 60.0 * (now - self._since))
-
     async def reserve(self, tokens: int) -> int:
         """Wait until `tokens` fit (one that never can goes at once); the ticket to `settle`."""
         while self.limit is not None:
             per_minute, now = self.limit.per_minute, time.monotonic()
-            room = self._available(now, per_minute)
+            room = min(float(per_minute), self._room + per_minute / 60.0 * (now - self._since))
             if room >= tokens or tokens > per_minute:
                 self._room, self._since = room - tokens, now
                 break

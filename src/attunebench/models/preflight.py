@@ -178,8 +178,7 @@ class Adapting(Provider):
         )
 
     def _refused(self, named: list[str]) -> str | None:
-        """The parameter a refusal is taken to be about: the one it names, or the least missed of
-        several that may all be adapted; None when that cannot be told."""
+        """The parameter a refusal is about: the one it names, or the least missed adaptable one."""
         if len(named) == 1 or (named and all(name in self.adaptable for name in named)):
             return named[0]
         return None

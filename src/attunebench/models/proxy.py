@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,7 @@ from attunebench.models.embeddings import (
     DEFAULT_ENCODER,
     EncoderUnavailableError,
     QueryBatcher,
+    TextEncoder,
     load_encoder,
 )
 from attunebench.models.registry import PROVIDERS, ProviderConfigError
@@ -39,10 +40,6 @@ from attunebench.registry import did_you_mean
 
 TIE_MARGIN = 1e-6
 ALIASES = {"minilm": DEFAULT_ENCODER}
-
-
-class Encoder(Protocol):
-    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
 
 def basis(candidates: Sequence[str], hint: TaskHint) -> list[tuple[float, str, str]]:
@@ -87,7 +84,7 @@ class ProxyJudge(NamedProvider):
 
     supported_hints: frozenset[HintKind] = frozenset({"judge_pairwise", "judge_rubric"})
 
-    def __init__(self, name: str = "minilm", *, encoder: Encoder | None = None) -> None:
+    def __init__(self, name: str = "minilm", *, encoder: TextEncoder | None = None) -> None:
         super().__init__(f"proxy/{name}")
         self._encoder_name = ALIASES.get(name, name)
         self._encoder = encoder
@@ -96,15 +93,14 @@ class ProxyJudge(NamedProvider):
         # with the texts of every other call waiting at the same moment.
         self._vectors = QueryBatcher(lambda texts: self._load().encode(texts))
 
-    def _load(self) -> Encoder:
+    def _load(self) -> TextEncoder:
         with self._loading:
             if self._encoder is None:
                 self._encoder = load_encoder(self._encoder_name)
             return self._encoder
 
     async def check(self) -> None:
-        """Load the encoder before the run, so a mistyped name stops it at plan time, whether or
-        not the data has anything to judge."""
+        """Load the encoder before the run: a mistyped name stops it at plan time."""
         try:
             await asyncio.to_thread(self._load)
         except EncoderUnavailableError as error:

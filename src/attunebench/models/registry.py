@@ -42,8 +42,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def spec_kind(spec: str) -> ModelKind:
-    """How run.json and reports label this spec, from the one table of kinds
-    (`attunebench.kinds`); a model in the person's role (`person/SPEC`) is SPEC's kind."""
+    """How run.json and reports label a spec (`attunebench.kinds`); `person/SPEC` is SPEC's."""
     prefix, model = parse_spec(spec)
     return spec_kind(model) if prefix == ROLE_PREFIX and "/" in model else prefix_kind(prefix)
 

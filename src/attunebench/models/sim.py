@@ -11,11 +11,11 @@ once per item, so both orders of a pair agree."""
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.data.person import PLACEHOLDER
@@ -39,21 +39,12 @@ class OracleOptions(Frozen):
     seed: int = 0
     # By task name; the engine refuses a name no task has (`engine.wiring`), as a misspelt
     # task would silently get the default accuracy.
-    accuracy: dict[str, float] = Field(default_factory=dict)
+    accuracy: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(default_factory=dict)
     reads: Literal["gold", "replies", "person"] = "gold"
-
-    @field_validator("accuracy")
-    @classmethod
-    def _chances(cls, accuracy: dict[str, float]) -> dict[str, float]:
-        for task, chance in accuracy.items():
-            if not 0.0 <= chance <= 1.0:
-                raise ValueError(f"{task} = {chance} is not a chance between 0 and 1")
-        return accuracy
 
 
 class GoldReader(NamedProvider):
-    """A `sim/` instrument that writes its answers from each item's gold (`sim/oracle`,
-    `sim/person-oracle`): every form that can write the gold's answer, and nothing else."""
+    """A `sim/` instrument writing its answers from the item's gold, in every form that can."""
 
     cacheable = False  # its answers follow the gold, which the cache key does not hold
     reads_gold = True

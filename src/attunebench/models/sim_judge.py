@@ -44,8 +44,7 @@ class JudgeOptions(Frozen):
 
 
 class Comparison(Frozen):
-    """One question in content terms: who wrote each reply, their lengths, the truth, and
-    whether the first of them is shown as A."""
+    """One question in content terms: authors, lengths, truth, and whether the first is A."""
 
     unit: str
     authors: tuple[str | None, str | None]

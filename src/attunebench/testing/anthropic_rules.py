@@ -2,9 +2,10 @@
 which requests each refuses, how an accepted one is answered (thinking, effort, the prompt
 cache, `max_tokens`), and how the models endpoint describes each (`description`).
 
-`MODELS` is this module's own table, written from Anthropic's pages and SDK (each model's
-sources in `SOURCES`, with the day read), apart from the provider's capability table, so that
-a test can compare the two fact by fact (`tests/models/test_documented.py`).
+`MODELS`, `EFFORTS` and `THINKING_TYPES` are this module's own, written from Anthropic's pages
+and SDK (the sources of each in `SOURCES`, with the day read) and importing nothing from the
+capability tables, so that a test can compare the two fact by fact and a wrong fact there
+cannot certify itself (`tests/models/test_documented.py`).
 """
 
 from __future__ import annotations
@@ -15,20 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from attunebench.models.batching import request_key
-from attunebench.models.capabilities import (
-    ADAPTIVE_PAGE,
-    EFFORT_PAGE,
-    EXTENDED,
-    FABLE_5_PAGE,
-    OPUS_5_PAGE,
-    OVERVIEW,
-    RETIRED_PAGE,
-    SONNET_55_PAGE,
-    THINKING_TYPES_SDK,
-    Citation,
-    tables,
-)
-from attunebench.models.claude_models import EFFORTS, THINKING_TYPES
+from attunebench.models.capabilities import Citation, tables
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
@@ -76,12 +64,25 @@ class Rules:
     cache_min: int = 1024  # the shortest prefix the prompt cache keeps
 
 
-# The pages each model's rules were read from, and the day (`SOURCES`, by model): those the
-# capability tables cite too (`models.capabilities`), and the prompt-caching page.
-CACHING = Citation(
-    "https://platform.claude.com/docs/en/build-with-claude/prompt-caching", "2026-12-05"
-)
+def _page(path: str, read: str = "2026-12-05") -> Citation:
+    """A page of Anthropic's docs this module's facts were read from, and the day."""
+    return Citation(f"https://platform.claude.com/docs/{path}", read)
 
+
+OVERVIEW = _page("en/about-claude/models/overview", "2026-12-03")
+EXTENDED = _page("en/build-with-claude/extended-thinking", "2026-12-03")
+ADAPTIVE_PAGE = _page("en/build-with-claude/adaptive-thinking", "2026-12-03")
+EFFORT_PAGE = _page("en/build-with-claude/effort")
+CACHING = _page("en/build-with-claude/prompt-caching")
+RETIRED_PAGE = _page("en/about-claude/model-deprecations")
+OPUS_5_PAGE = _page("zh-CN/models/opus-5/overview")
+SONNET_55_PAGE = _page("en/models/sonnet-5-5/migration-guide")
+FABLE_5_PAGE = _page("en/models/fable-5/migration-guide")
+THINKING_TYPES_SDK = Citation("anthropic SDK 2.17.0 types/thinking_types.py", "2026-12-05")
+# The effort levels, lowest first, and the thinking types the API names (the effort page; the
+# SDK's `ThinkingTypes`), with the sources of each in `SOURCES`.
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+THINKING_TYPES = ("adaptive", "enabled", "disabled", "between_tools")
 CLAUDE_3 = Rules(max_output=4_096, cache_min=2048)
 RETIRED_3_5 = replace(CLAUDE_3, max_output=8_192, lifecycle="retired")
 BUDGET = Rules(thinking=("enabled", "disabled"))
@@ -157,6 +158,7 @@ MODELS, SOURCES = tables(
         (OVERVIEW, ADAPTIVE_PAGE),
     ),
 )
+SOURCES |= {"EFFORTS": (EFFORT_PAGE,), "THINKING_TYPES": (THINKING_TYPES_SDK,)}
 
 
 def _support(supported: bool) -> dict[str, bool]:
@@ -164,8 +166,7 @@ def _support(supported: bool) -> dict[str, bool]:
 
 
 def description(model: str, rules: Rules, *, silent: bool = False) -> dict[str, Any]:
-    """The model's `GET /v1/models/{id}` body (the SDK's `ModelInfo`); `silent`: one from a
-    server that describes no capabilities."""
+    """The model's `GET /v1/models/{id}` body (`ModelInfo`); `silent`: without capabilities."""
     effort = {level: _support(level in rules.efforts) for level in EFFORTS}
     thinking = {kind: _support(kind in rules.thinking) for kind in THINKING_TYPES}
     tools = {"supported": False, "code_execution": _support(False), "web_search": _support(False)}

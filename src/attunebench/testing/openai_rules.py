@@ -3,8 +3,8 @@ requests each refuses (with the API's error bodies) and how an accepted one is a
 (reasoning tokens, logprobs, the prompt cache).
 
 The table `MODELS` is this module's own, written from OpenAI's model and reasoning guides and
-the openai SDK's types (each model's sources in `SOURCES`, with the day read), apart from the
-provider's capability table, so the two can disagree and a test can tell.
+the openai SDK's types (each model's sources in `SOURCES`, with the day read) and importing
+nothing from the provider's capability table, so the two can disagree and a test can tell.
 """
 
 from __future__ import annotations
@@ -19,14 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from attunebench.models.batching import request_key
-from attunebench.models.capabilities import (
-    CHAT_MODEL_SDK,
-    CREATE_PARAMS_SDK,
-    EFFORT_SDK,
-    OPENAI_MODELS_PAGE,
-    REASONING_PAGE,
-    Citation,
-)
+from attunebench.models.capabilities import Citation
 from attunebench.testing.served import Answerer
 from attunebench.testing.stub_server import tokens
 
@@ -110,14 +103,19 @@ MODELS: dict[str, Rules] = {
         replace(GPT52, efforts=(*GPT52.efforts, "max"), cache_writes=True),
     ),
 }
-# The pages (and SDK files) each model's rules were read from, and the day: those the
-# capability table cites too (`models.capabilities`), and the prompt-caching guide.
+# The pages (and SDK files) each model's rules were read from, and the day.
+MODELS_PAGE = Citation("https://platform.openai.com/docs/models", "2026-12-03")
+REASONING_PAGE = Citation("https://platform.openai.com/docs/guides/reasoning", "2026-12-03")
+_SDK = "openai SDK 3.3.1 types/{}.py"
+CHAT_MODEL_SDK = Citation(_SDK.format("shared/chat_model"), "2026-12-05")
+EFFORT_SDK = Citation(_SDK.format("shared/reasoning_effort"), "2026-12-05")
+CREATE_PARAMS_SDK = Citation(_SDK.format("chat/completion_create_params"), "2026-12-05")
 CACHING_GUIDE = Citation("https://platform.openai.com/docs/guides/prompt-caching", "2026-12-03")
 SOURCES: dict[str, tuple[Citation, ...]] = {
     name: (
         (CHAT_MODEL_SDK, EFFORT_SDK, CACHING_GUIDE)
         if name.startswith("gpt-5.6")
-        else (OPENAI_MODELS_PAGE, REASONING_PAGE, CREATE_PARAMS_SDK)
+        else (MODELS_PAGE, REASONING_PAGE, CREATE_PARAMS_SDK)
     )
     for name in MODELS
 }
@@ -204,8 +202,7 @@ def _reasoning_refusal(body: dict[str, Any], rules: Rules) -> dict[str, Any] | N
 
 
 def _first_token(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Top alternatives for the first token: a spread over CHOICE_TOKENS fixed by the
-    messages, most likely first."""
+    """Top alternatives for the first token, fixed by the messages, most likely first."""
     seed = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).digest()
     weights = [1 + seed[i % len(seed)] for i in range(len(CHOICE_TOKENS))]
     total = sum(weights)

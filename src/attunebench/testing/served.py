@@ -109,8 +109,7 @@ class ServedApp:
 
 
 def serve_until_stopped(server: ServedApp, says: Callable[[str], str]) -> None:
-    """A stand-in's command line: serve `server` until Ctrl-C, logging `says(base_url)` once it
-    listens."""
+    """Serve `server` until Ctrl-C, logging `says(base_url)` once it listens."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
     async def serve() -> None:

@@ -141,10 +141,7 @@ class ThreadedStub(ServedApp, ABC, Generic[R, B]):
         return self.on_loop(self.counts.snapshot)
 
     def hold_batches(self) -> None:
-        def hold() -> None:
-            self._held, self._released_upto = True, 0
-
-        self.on_loop(hold)
+        self.release_batches(0)  # only those made up to none: all held
 
     def release_batches(self, upto: int | None = None) -> None:
         """Let every batch proceed, or (`upto`) only those made first, up to that one."""

@@ -19,6 +19,7 @@ from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.data.jsonl import canonical_json
 from attunebench.data.taxonomy import normalise_label
 from attunebench.models.base import (
+    Example,
     GenerateParams,
     Message,
     ModelOutput,
@@ -26,7 +27,6 @@ from attunebench.models.base import (
     ProviderError,
     keyed_rng,
 )
-from attunebench.models.hints import Example
 from attunebench.models.registry import ProviderConfigError
 
 # Names a label set may give to "no particular emotion", in order of preference.

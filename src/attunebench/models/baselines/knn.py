@@ -20,7 +20,7 @@ from pydantic import Field
 
 from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.base import GenerateParams, Preparation, ProviderError
+from attunebench.models.base import Example, GenerateParams, Preparation, ProviderError
 from attunebench.models.baselines import base
 from attunebench.models.embeddings import (
     EncoderUnavailableError,
@@ -30,7 +30,6 @@ from attunebench.models.embeddings import (
     encode_stored,
     load_encoder,
 )
-from attunebench.models.hints import Example
 from attunebench.models.registry import ProviderConfigError
 
 Matrix = npt.NDArray[np.float32]
@@ -115,8 +114,7 @@ class KnnBaseline(base.Fitted):
         ]
 
     def _index(self, kind: HintKind, progress: Callable[[int], None] | None = None) -> Matrix:
-        """The embeddings of the train texts of `kind`, (examples, texts, dimension): encoded
-        (or loaded) once."""
+        """The train texts of `kind` embedded (examples, texts, dimension), once."""
         encoder = self._fitted_encoder()
         with self._fit_lock:
             if kind not in self._indexes:
@@ -129,8 +127,7 @@ class KnnBaseline(base.Fitted):
             return self._indexes[kind]
 
     def _similarities(self, kind: HintKind, query: Matrix) -> Matrix:
-        """The mean cosine similarity, text by text, of the `query` embeddings (texts,
-        dimension) to each example of `kind`."""
+        """Mean cosine similarity of the `query` rows (texts, dimension) to each `kind` example."""
         try:
             index = self._index(kind)
         except EncodingStopped:

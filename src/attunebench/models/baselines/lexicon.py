@@ -129,8 +129,7 @@ class LexiconBaseline(Baseline):
 
 
 def plain_label(text: str, labels: tuple[str, ...]) -> list[str]:
-    """With no lexicon hit: the neutral label, or the joy or sadness label by the sign of the
-    text's sentiment, where the labels have one."""
+    """No lexicon hit: the neutral label, or joy or sadness by the text's sentiment, if listed."""
     polar = NRC_TO_LABELS["joy"] if compound(text) > 0 else NRC_TO_LABELS["sadness"]
     found = first_present(NEUTRAL_NAMES, labels) or first_present(polar, labels)
     return [found] if found else []

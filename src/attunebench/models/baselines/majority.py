@@ -14,9 +14,8 @@ from typing import Any
 
 from attunebench.answerform import HintKind, TaskHint
 from attunebench.frozen import Frozen
-from attunebench.models.base import GenerateParams
+from attunebench.models.base import Example, GenerateParams
 from attunebench.models.baselines import base
-from attunebench.models.hints import Example
 
 
 class MajorityOptions(Frozen):

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from attunebench.data.schema import Conversation
-from attunebench.models.hints import Example
+from attunebench.models.base import Example
 from attunebench.tasks.base import Gold, Guess, Item, Reference, Task
 from attunebench.tasks.helpers.twins import DEFAULT_PERSON, PersonOption, person_twins
 
