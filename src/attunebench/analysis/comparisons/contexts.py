@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, paired_difference
+from attunebench.analysis.comparisons.person_gap import paired_rows
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.schema import Difference, Estimate
 
@@ -22,36 +23,22 @@ def paired_items(
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """Scores of the items scored under both conditions `a` and `b`: a's, b's, the conversations."""
 
-    def scored(variant: str, who: str) -> dict[tuple[int, int, str], float]:
-        if who not in frame.models:
-            return {}
-        mask = frame.cell(task, variant) & frame.scored & (frame.model == frame.models.index(who))
-        return {
-            (
-                int(frame.conversation[i]),
-                frame.records[i].turn_index,
-                frame.records[i].item_id,
-            ): float(frame.score[i])
-            for i in np.flatnonzero(mask)
-        }
+    def scored(variant: str, who: str) -> IntArray:
+        model = frame.models.index(who) if who in frame.models else -1
+        return np.flatnonzero(frame.cell(task, variant) & frame.scored & (frame.model == model))
 
-    left, right = scored(*a), scored(*b)
-    keys = sorted(left.keys() & right.keys())
-    return (
-        np.array([left[k] for k in keys], dtype=np.float64),
-        np.array([right[k] for k in keys], dtype=np.float64),
-        np.array([k[0] for k in keys], dtype=np.int64),
-    )
+    def item(i: int) -> tuple[int, int, str]:
+        return int(frame.conversation[i]), frame.records[i].turn_index, frame.records[i].item_id
+
+    left, right = paired_rows(scored(*a), scored(*b), item)
+    return frame.score[left], frame.score[right], frame.conversation[left]
 
 
 def describe(value: float, low: float, high: float, better: str, worse: str) -> str:
     if np.isnan(low) or np.isnan(high):
         return "no interval"
-    if low > 0:
-        return f"{better}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
-    if high < 0:
-        return f"{worse}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
-    return f"no evidence of a difference: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
+    said = better if low > 0 else worse if high < 0 else "no evidence of a difference"
+    return f"{said}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def context_differences(

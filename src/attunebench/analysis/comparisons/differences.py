@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import Minimum, percentile_interval, resample_counts
+from attunebench.analysis.bootstrap import Minimum, percentile_interval
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
 from attunebench.analysis.loading import Runs
@@ -53,6 +53,23 @@ class HeadlinePair:
         """The difference with every cluster once, as the report's value."""
         return float(self.differences(np.ones((1, self.clusters)))[0])
 
+    def resampled(
+        self,
+        studies: FloatArray,
+        size: int,
+        resamples: int,
+        confidence: float,
+        rng: np.random.Generator,
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each study's (a row of cluster counts, `size` in all) differences under `resamples`
+        paired resamples of it (resamples x studies), and their expanded percentile interval:
+        the report's interval of a run of the study's conversations."""
+        drawn = rng.multinomial(size, studies / size, size=(resamples, len(studies)))
+        counts = drawn.reshape(-1, self.clusters).astype(np.float64)
+        found = self.differences(counts).reshape(resamples, len(studies))
+        low, high = percentile_interval(found, confidence, size)
+        return found, low, high
+
 
 def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
     """The cell the report compares models on for this task (its headline variant, the items
@@ -88,12 +105,10 @@ def headline_pair(
 def resampled_difference(
     pair: HeadlinePair, resamples: int, confidence: float, rng: np.random.Generator
 ) -> tuple[float, FloatArray, float, float]:
-    """The pair's difference, its `resamples` paired cluster resamples (both models under the
-    same draws) and their expanded percentile interval at the pair's cluster count."""
-    counts = resample_counts(pair.clusters, resamples, rng)
-    drawn = pair.differences(np.asarray(counts, dtype=np.float64))
-    low, high = percentile_interval(drawn[:, None], confidence, pair.clusters)
-    return pair.point(), drawn, float(low[0]), float(high[0])
+    """The pair's difference, its `resamples` paired cluster resamples and their interval."""
+    ones = np.ones((1, pair.clusters))
+    drawn, low, high = pair.resampled(ones, pair.clusters, resamples, confidence, rng)
+    return pair.point(), drawn[:, 0], float(low[0]), float(high[0])
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.bootstrap import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    percentile_interval,
-)
+from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 from attunebench.analysis.comparisons.differences import (
     HeadlinePair,
     headline_pair,
@@ -47,18 +43,8 @@ def study_rejects(
     rng: np.random.Generator,
 ) -> BoolArray:
     """Whether the report's interval of each study (a row of cluster counts) excludes 0."""
-    drawn = _resampled(studies, size, resamples, rng)
-    found = pair.differences(drawn.reshape(-1, pair.clusters)).reshape(resamples, len(studies))
-    low, high = percentile_interval(found, confidence, size)
+    _, low, high = pair.resampled(studies, size, resamples, confidence, rng)
     return np.asarray((low > 0.0) | (high < 0.0))
-
-
-def _resampled(
-    studies: FloatArray, size: int, resamples: int, rng: np.random.Generator
-) -> FloatArray:
-    """(resamples, studies, clusters) counts: each study resampled as the report resamples a run."""
-    drawn = rng.multinomial(size, studies / size, size=(resamples, len(studies)))
-    return np.asarray(drawn, dtype=np.float64)
 
 
 def simulated_power(
