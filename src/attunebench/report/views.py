@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from attunebench.analysis.schema import (
+    Difference,
     Estimate,
     GroupScore,
     PersonGap,
@@ -154,8 +155,9 @@ def ceiling_marks(found: SelfConsistency | None) -> list[svg.Mark]:
     return marks
 
 
-def _interval(row: ScoreRow, kinds: dict[str, str], colours: dict[str, str]) -> svg.Interval:
-    note = f" ({row.reason})" if row.reason else ""
+def _interval(
+    row: ScoreRow | Difference, kinds: dict[str, str], colours: dict[str, str], note: str = ""
+) -> svg.Interval:
     return svg.Interval(
         labelled(row.model, kinds), row.value, row.ci_low, row.ci_high, note, colours[row.model]
     )
@@ -186,7 +188,7 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
         metric = info.headline
         ceiling = summary.self_consistency.get(info.name)
         chart = svg.forest(
-            [_interval(r, kinds, colours) for r in rows],
+            [_interval(r, kinds, colours, f" ({r.reason})" if r.reason else "") for r in rows],
             f"{info.name}: {metric}",
             marks=ceiling_marks(ceiling),
         )
@@ -279,13 +281,9 @@ def context_panels(summary: Summary) -> list[Panel]:
     for d in summary.context_modes:
         if d.verdict is None:
             continue  # a model that ignores context, or too few conversations to say
-        by_task[d.task].append(
-            svg.Interval(
-                labelled(d.model, kinds), d.value, d.ci_low, d.ci_high, colour=colours[d.model]
-            )
-        )
+        by_task[d.task].append(_interval(d, kinds, colours))
     return [
-        Panel(f"{task}: {'informed'} minus blind", svg.forest(rows, task, zero=True))
+        Panel(f"{task}: informed minus blind", svg.forest(rows, task, zero=True))
         for task, rows in sorted(by_task.items())
     ]
 

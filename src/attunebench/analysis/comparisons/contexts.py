@@ -34,11 +34,13 @@ def paired_items(
     return frame.score[left], frame.score[right], frame.conversation[left]
 
 
-def describe(value: float, low: float, high: float, better: str, worse: str) -> str:
-    if np.isnan(low) or np.isnan(high):
+def describe(found: Estimate) -> str:
+    side = found.side()
+    if side is None:
         return "no interval"
-    said = better if low > 0 else worse if high < 0 else "no evidence of a difference"
-    return f"{said}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
+    said = {1: "informed context helps", -1: "informed context hurts"}
+    shown = f"{found.value:+.3f} [{found.ci_low:+.3f}, {found.ci_high:+.3f}]"
+    return f"{said.get(side, 'no evidence of a difference')}: {shown}"
 
 
 def context_differences(
@@ -71,12 +73,12 @@ def context_differences(
 def _yardstick(found: Difference) -> str:
     """Why a yardstick's difference gets no verdict, worded by what its interval shows: a
     baseline answers alike in both modes, but a proxy reads the context it is given."""
-    low, high = found.ci_low, found.ci_high
-    if found.value == 0 and low == 0 and high == 0:
+    side = found.side()
+    if found.value == 0 and found.ci_low == 0 and found.ci_high == 0:
         shown = "its answers do not change with the context"
-    elif low is None or high is None:
+    elif side is None:
         shown = "no interval"
-    elif low > 0 or high < 0:
+    elif side != 0:
         shown = "its score does change with the context (the interval excludes 0)"
     else:
         shown = "no clear change (the interval includes 0)"
@@ -103,7 +105,5 @@ def _difference(
     )
     if len(informed) == 0:
         return base
-    value, low, high = paired_difference(bootstrap, informed, blind, conversations)
-    verdict = describe(value, low, high, "informed context helps", "informed context hurts")
-    difference = Estimate.of(value, low, high).model_dump()
-    return base.model_copy(update={**difference, "verdict": verdict})
+    found = Estimate.of(*paired_difference(bootstrap, informed, blind, conversations))
+    return base.model_copy(update={**found.model_dump(), "verdict": describe(found)})
