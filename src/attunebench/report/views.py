@@ -53,8 +53,7 @@ class Panel:
 
 
 def kind_labels(summary: Summary) -> dict[str, str]:
-    entries = [*summary.provenance.models, *summary.provenance.judges]
-    return {e.name: e.kind for e in entries}
+    return {e.name: e.kind for e in [*summary.provenance.models, *summary.provenance.judges]}
 
 
 def model_colours(summary: Summary) -> dict[str, str]:
@@ -239,23 +238,18 @@ def correlation_chart(summary: Summary) -> Markup | None:
     correlation = summary.rank_correlation
     if len(correlation.tasks) < 2:
         return None
-    cells = [
-        [
-            (
-                c.value,
-                "—" if c.value is None else f"{c.value:.2f} {svg_interval(c.ci_low, c.ci_high)}",
-            )
-            for c in line
-        ]
-        for line in correlation.kendall_tau_b
-    ]
+    cells = [[_correlation_cell(c) for c in line] for line in correlation.kendall_tau_b]
     return svg.heatmap(
         correlation.tasks, correlation.tasks, cells, "Kendall tau-b between tasks' model rankings"
     )
 
 
-def svg_interval(low: float | None, high: float | None) -> str:
-    return "" if low is None or high is None else f"[{low:.2f},{high:.2f}]"
+def _correlation_cell(found: Estimate) -> svg.Cell:
+    if found.value is None:
+        return None, "—"
+    low, high = found.ci_low, found.ci_high
+    span = "" if low is None or high is None else f"[{low:.2f},{high:.2f}]"
+    return found.value, f"{found.value:.2f} {span}"
 
 
 def discriminability_chart(summary: Summary) -> Markup | None:

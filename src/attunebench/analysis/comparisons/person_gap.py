@@ -1,9 +1,8 @@
 """The person gap: how much of a model's headline comes from reading the person's own words.
 
-For each task run with person-hidden twins (`tasks.helpers.twins`), each model's headline on
-its shown items minus the same metric on their twins, on the items it answered both ways, with
-a paired cluster-bootstrap interval (both sides weighted by the same counts). An interval that
-covers 0 is no evidence that the model reads the person. Every model gets one, yardsticks too.
+Tasks run with person-hidden twins (`tasks.helpers.twins`): both sides are weighted by the same
+resample counts, so the interval is the paired one. An interval that covers 0 is no evidence
+that the model reads the person. Every model gets one, yardsticks too.
 """
 
 from __future__ import annotations
@@ -44,10 +43,8 @@ def person_gaps(
         metric = cell_headline(shown, frame)
         if metric is None:
             continue
-        models = set(np.unique(frame.model[shown.mask]).tolist())
-        models &= set(np.unique(frame.model[twins.mask]).tolist())
         found = out[task] = {}
-        for m in sorted(models, key=lambda m: frame.models[m]):
+        for m in np.intersect1d(frame.model[shown.mask], frame.model[twins.mask]).tolist():
             name = frame.models[m]
             gap = _gap(frame, bootstrap, (shown, twins), metric, m, minimum, roster.kind(name))
             found[name] = gap.model_copy(update={"statement": statement(name, task, gap)})

@@ -3,9 +3,7 @@
 The statistic is the report's paired difference (`analysis.comparisons.differences`): a
 simulated study of n conversations draws n of the pilot's with replacement, and rejects "no
 difference" where its own expanded percentile interval excludes 0 (a nested bootstrap: Efron &
-Tibshirani 1993). Every pilot gets a central figure and a range from the ends of its interval;
-a headline the report widens to the cluster jackknife is simulated with the jackknife's spread
-(`understated`). docs/report.md ("Power") gives the reasoning and the checks
+Tibshirani 1993). docs/report.md ("Power") gives the reasoning and the checks
 (`benchmarks/validity.py`, `power_calibration`).
 """
 
