@@ -221,8 +221,7 @@ class ModelDifference(Estimate):
 
 
 class PersonGap(Estimate):
-    """A model's headline with the person's own words shown minus with them hidden (its
-    person-hidden twin), on the items it answered both ways; null: `reason` says why."""
+    """A model's headline with the person's own words shown minus hidden, on the same items."""
 
     model_kind: ModelKind
     variant: str = Field(description="The shown items' variant (the task's headline variant).")

@@ -144,8 +144,7 @@ def _difference(
     subjects: Collection[str],
     resampling: Resampling,
 ) -> ModelDifference:
-    """One pair on one task's cell: the difference with its interval, or the reason there is
-    none (a name not under test here, an undefined headline, too few clusters)."""
+    """One pair on one task's cell: the difference with its interval, or why there is none."""
     metric = headline_metric(cell)
     base = ModelDifference(
         task=cell.task, metric=metric, variant=cell.variant, a=names[0], b=names[1]
