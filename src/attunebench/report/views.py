@@ -184,11 +184,10 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
             if not r.headline and not _repeats_pooled(r.metric, info.judges):
                 by_metric[r.metric][r.model] = r
         secondary = [(m, [found.get(r.model) for r in rows]) for m, found in by_metric.items()]
-        metric = info.headline
         ceiling = summary.self_consistency.get(info.name)
         chart = svg.forest(
             [_interval(r, kinds, colours, f" ({r.reason})" if r.reason else "") for r in rows],
-            f"{info.name}: {metric}",
+            f"{info.name}: {info.headline}",
             marks=ceiling_marks(ceiling),
         )
         notes = [*task_notes(info, kinds), *reference_notes(rows), ceiling_text(ceiling)]
@@ -196,7 +195,7 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
         out.append(
             Leaderboard(
                 info.name,
-                metric,
+                info.headline,
                 info.headline_variant,
                 notes,
                 rows,
