@@ -49,8 +49,7 @@ def context_differences(
     reads_context: Callable[[str], bool],
     minimum: Minimum,
 ) -> list[Difference]:
-    """Each model's informed minus blind score; an interval and a verdict need `minimum`
-    clusters among the conversations of the items scored in both modes."""
+    """Each model's informed minus blind score (`minimum`: the fewest clusters for a verdict)."""
     out = []
     for task in frame.tasks:
         if not {BLIND, INFORMED} <= set(frame.task_variants(task)):

@@ -128,8 +128,7 @@ def model_differences(
     pairs: Sequence[tuple[str, str]],
     resampling: Resampling,
 ) -> list[ModelDifference]:
-    """Per task (`cells`: each task's headline cell) and asked pair (a, b): a's headline minus
-    b's on the cell's items, with its paired interval."""
+    """Per task (`cells`: each task's headline cell) and asked pair (a, b): a's minus b's."""
     return [
         _difference(frame, cell, pair, subjects, resampling)
         for _, cell in sorted(cells.items())
