@@ -1,9 +1,8 @@
 """Who and what produced the numbers: models and judges with their kinds, runs, data, gold.
 
-`attunebench.kinds` decides a model's kind from run.json's declared one. Only `model`s are under
-test (and `simulated` ones when asked for); a simulator's rollouts (`rollout_seeds`) never are
-one by one: `comparisons.rollouts` reads them together. Who gave each task's gold comes from the
-sources' provenance of the fields the task reads (`Task.gold_fields`).
+A simulator's rollouts (`rollout_seeds`) are never under test one by one: `comparisons.rollouts`
+reads them together. Who gave each task's gold comes from the sources' provenance of the fields
+the task reads (`Task.gold_fields`).
 """
 
 from __future__ import annotations

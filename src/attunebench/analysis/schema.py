@@ -49,6 +49,13 @@ class Estimate(Frozen):
             return cls(value=point, reason=few)
         return cls(value=point, ci_low=none_if_nan(low), ci_high=none_if_nan(high), reason=why)
 
+    def side(self, zero: float = 0.0) -> int | None:
+        """+1 or -1 where the interval lies wholly above or below `zero`, 0 where it covers it,
+        None where there is none."""
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        return 1 if self.ci_low > zero else -1 if self.ci_high < zero else 0
+
 
 class ScoreRow(Estimate):
     model: str
@@ -214,8 +221,7 @@ class ModelDifference(Estimate):
 
 
 class PersonGap(Estimate):
-    """A model's headline with the person's own words shown minus with them hidden (its
-    person-hidden twin), on the items it answered both ways; null: `reason` says why."""
+    """A model's headline with the person's own words shown minus hidden, on the same items."""
 
     model_kind: ModelKind
     variant: str = Field(description="The shown items' variant (the task's headline variant).")

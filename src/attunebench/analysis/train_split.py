@@ -20,20 +20,17 @@ from attunebench.data.validate import load_validated
 def suite_train(runs: Runs) -> tuple[Path | None, list[Notice]]:
     """The train split a suite run recorded, where it is still there unchanged."""
     recorded = [(run.path, run.info.suite) for run in runs.runs if run.info.suite is not None]
-    if not recorded or len(recorded) < len(runs.runs):
+    if len(recorded) < len(runs.runs):
         return None, []
-    for folder, suite in recorded:
-        if suite.train is None:
-            continue
-        path = folder / suite.train
-        if path.is_file() and sha256_file(path) == suite.train_sha256:
+    named = [(folder / s.train, s.train_sha256) for folder, s in recorded if s.train is not None]
+    for path, digest in named:
+        if path.is_file() and sha256_file(path) == digest:
             return path, []
-    named = [f"{folder / s.train}" for folder, s in recorded if s.train is not None]
     if not named:
         return None, []
     message = (
-        f"the suite's train split ({', '.join(named)}) is missing or changed: the references "
-        "are cross-fitted by conversation (give it with --train FILE)"
+        f"the suite's train split ({', '.join(str(path) for path, _ in named)}) is missing or "
+        "changed: the references are cross-fitted by conversation (give it with --train FILE)"
     )
     return None, [Notice(kind="train_split_missing", message=message)]
 

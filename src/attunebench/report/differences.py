@@ -1,5 +1,4 @@
-"""What `report --compare A,B` shows: per task, a's headline minus b's on the same items, with
-its paired interval, the metric, who gave the gold and what the figures were computed from.
+"""What `report --compare A,B` shows: per task, a's headline minus b's on the same items.
 
 One view for the HTML page, the markdown leaderboard and the terminal, so the three say the same.
 """

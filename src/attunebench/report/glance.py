@@ -50,17 +50,13 @@ def lead_line(summary: Summary, lead: Lead, nobody: str | None) -> Line:
     beside = ""
     if best is not None:
         beside = f"best yardstick: {best.model} {best.value:.3f}{_range(best.ci_low, best.ci_high)}"
+        if lead.leader_value is not None and (best.value or 0.0) > lead.leader_value:
+            beside += ", above every model under test"
     info = next((t for t in summary.tasks if t.name == lead.task), None)
     topic = lead.task if info is None else f"{lead.task} ({info.headline})"
     if lead.leader is None:
         why = "no model under test" if nobody else lead.reason
         return Line(topic, f"no leader: {why}", True, beside)
-    if (
-        best is not None
-        and lead.leader_value is not None
-        and (best.value or 0.0) > lead.leader_value
-    ):
-        beside += ", above every model under test"
     head = f"{lead.leader} {lead.leader_value:.3f}"
     if lead.runner_up is None or lead.value is None:
         return Line(topic, f"{head}; {lead.reason}", True, beside)

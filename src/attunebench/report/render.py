@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from attunebench.analysis.breakdowns.diagnostics import INTENSITIES, POSITIONS
 from attunebench.analysis.judges.audit import ESTIMATES
 from attunebench.analysis.schema import Summary
 from attunebench.analysis.summary import summary_json
@@ -90,12 +91,8 @@ def render_html(summary: Summary) -> str:
             correlation=views.correlation_chart(summary),
             discriminability=views.discriminability_chart(summary),
             contexts=views.context_panels(summary),
-            positions=views.binned_panels(
-                summary, details.turn_position, ("early", "middle", "late")
-            ),
-            intensities=views.binned_panels(
-                summary, details.intensity, ("low (1-2)", "medium (3)", "high (4-5)")
-            ),
+            positions=views.binned_panels(summary, details.turn_position, POSITIONS),
+            intensities=views.binned_panels(summary, details.intensity, INTENSITIES),
             subgroups=views.grouped(details.subgroups),
             calibration=views.calibration_panels(summary),
         )

@@ -1,8 +1,7 @@
 """Inline SVG charts, drawn in Python: no script, no external request, text escaped.
 
-Charts are built as `xml.etree.ElementTree` elements, so every label (model names, task names,
-anything from the data) is escaped by the serialiser, and returned as `Markup` for the
-templates to embed as is.
+Charts are `xml.etree.ElementTree` elements, so every label from the data is escaped by the
+serialiser; they are returned as `Markup` for the templates to embed as is.
 """
 
 from __future__ import annotations

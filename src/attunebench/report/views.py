@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from attunebench.analysis.schema import (
+    Difference,
     Estimate,
     GroupScore,
     PersonGap,
@@ -52,8 +53,7 @@ class Panel:
 
 
 def kind_labels(summary: Summary) -> dict[str, str]:
-    entries = [*summary.provenance.models, *summary.provenance.judges]
-    return {e.name: e.kind for e in entries}
+    return {e.name: e.kind for e in [*summary.provenance.models, *summary.provenance.judges]}
 
 
 def model_colours(summary: Summary) -> dict[str, str]:
@@ -154,8 +154,9 @@ def ceiling_marks(found: SelfConsistency | None) -> list[svg.Mark]:
     return marks
 
 
-def _interval(row: ScoreRow, kinds: dict[str, str], colours: dict[str, str]) -> svg.Interval:
-    note = f" ({row.reason})" if row.reason else ""
+def _interval(
+    row: ScoreRow | Difference, kinds: dict[str, str], colours: dict[str, str], note: str = ""
+) -> svg.Interval:
     return svg.Interval(
         labelled(row.model, kinds), row.value, row.ci_low, row.ci_high, note, colours[row.model]
     )
@@ -183,11 +184,10 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
             if not r.headline and not _repeats_pooled(r.metric, info.judges):
                 by_metric[r.metric][r.model] = r
         secondary = [(m, [found.get(r.model) for r in rows]) for m, found in by_metric.items()]
-        metric = info.headline
         ceiling = summary.self_consistency.get(info.name)
         chart = svg.forest(
-            [_interval(r, kinds, colours) for r in rows],
-            f"{info.name}: {metric}",
+            [_interval(r, kinds, colours, f" ({r.reason})" if r.reason else "") for r in rows],
+            f"{info.name}: {info.headline}",
             marks=ceiling_marks(ceiling),
         )
         notes = [*task_notes(info, kinds), *reference_notes(rows), ceiling_text(ceiling)]
@@ -195,7 +195,7 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
         out.append(
             Leaderboard(
                 info.name,
-                metric,
+                info.headline,
                 info.headline_variant,
                 notes,
                 rows,
@@ -237,23 +237,18 @@ def correlation_chart(summary: Summary) -> Markup | None:
     correlation = summary.rank_correlation
     if len(correlation.tasks) < 2:
         return None
-    cells = [
-        [
-            (
-                c.value,
-                "—" if c.value is None else f"{c.value:.2f} {svg_interval(c.ci_low, c.ci_high)}",
-            )
-            for c in line
-        ]
-        for line in correlation.kendall_tau_b
-    ]
+    cells = [[_correlation_cell(c) for c in line] for line in correlation.kendall_tau_b]
     return svg.heatmap(
         correlation.tasks, correlation.tasks, cells, "Kendall tau-b between tasks' model rankings"
     )
 
 
-def svg_interval(low: float | None, high: float | None) -> str:
-    return "" if low is None or high is None else f"[{low:.2f},{high:.2f}]"
+def _correlation_cell(found: Estimate) -> svg.Cell:
+    if found.value is None:
+        return None, "—"
+    low, high = found.ci_low, found.ci_high
+    span = "" if low is None or high is None else f"[{low:.2f},{high:.2f}]"
+    return found.value, f"{found.value:.2f} {span}"
 
 
 def discriminability_chart(summary: Summary) -> Markup | None:
@@ -279,13 +274,9 @@ def context_panels(summary: Summary) -> list[Panel]:
     for d in summary.context_modes:
         if d.verdict is None:
             continue  # a model that ignores context, or too few conversations to say
-        by_task[d.task].append(
-            svg.Interval(
-                labelled(d.model, kinds), d.value, d.ci_low, d.ci_high, colour=colours[d.model]
-            )
-        )
+        by_task[d.task].append(_interval(d, kinds, colours))
     return [
-        Panel(f"{task}: {'informed'} minus blind", svg.forest(rows, task, zero=True))
+        Panel(f"{task}: informed minus blind", svg.forest(rows, task, zero=True))
         for task, rows in sorted(by_task.items())
     ]
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, paired_difference
+from attunebench.analysis.comparisons.person_gap import paired_rows
 from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.schema import Difference, Estimate
 
@@ -22,36 +23,24 @@ def paired_items(
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """Scores of the items scored under both conditions `a` and `b`: a's, b's, the conversations."""
 
-    def scored(variant: str, who: str) -> dict[tuple[int, int, str], float]:
-        if who not in frame.models:
-            return {}
-        mask = frame.cell(task, variant) & frame.scored & (frame.model == frame.models.index(who))
-        return {
-            (
-                int(frame.conversation[i]),
-                frame.records[i].turn_index,
-                frame.records[i].item_id,
-            ): float(frame.score[i])
-            for i in np.flatnonzero(mask)
-        }
+    def scored(variant: str, who: str) -> IntArray:
+        model = frame.models.index(who) if who in frame.models else -1
+        return np.flatnonzero(frame.cell(task, variant) & frame.scored & (frame.model == model))
 
-    left, right = scored(*a), scored(*b)
-    keys = sorted(left.keys() & right.keys())
-    return (
-        np.array([left[k] for k in keys], dtype=np.float64),
-        np.array([right[k] for k in keys], dtype=np.float64),
-        np.array([k[0] for k in keys], dtype=np.int64),
-    )
+    def item(i: int) -> tuple[int, int, str]:
+        return int(frame.conversation[i]), frame.records[i].turn_index, frame.records[i].item_id
+
+    left, right = paired_rows(scored(*a), scored(*b), item)
+    return frame.score[left], frame.score[right], frame.conversation[left]
 
 
-def describe(value: float, low: float, high: float, better: str, worse: str) -> str:
-    if np.isnan(low) or np.isnan(high):
+def describe(found: Estimate) -> str:
+    side = found.side()
+    if side is None:
         return "no interval"
-    if low > 0:
-        return f"{better}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
-    if high < 0:
-        return f"{worse}: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
-    return f"no evidence of a difference: {value:+.3f} [{low:+.3f}, {high:+.3f}]"
+    said = {1: "informed context helps", -1: "informed context hurts"}
+    shown = f"{found.value:+.3f} [{found.ci_low:+.3f}, {found.ci_high:+.3f}]"
+    return f"{said.get(side, 'no evidence of a difference')}: {shown}"
 
 
 def context_differences(
@@ -60,8 +49,7 @@ def context_differences(
     reads_context: Callable[[str], bool],
     minimum: Minimum,
 ) -> list[Difference]:
-    """Each model's informed minus blind score; an interval and a verdict need `minimum`
-    clusters among the conversations of the items scored in both modes."""
+    """Each model's informed minus blind score (`minimum`: the fewest clusters for a verdict)."""
     out = []
     for task in frame.tasks:
         if not {BLIND, INFORMED} <= set(frame.task_variants(task)):
@@ -84,12 +72,12 @@ def context_differences(
 def _yardstick(found: Difference) -> str:
     """Why a yardstick's difference gets no verdict, worded by what its interval shows: a
     baseline answers alike in both modes, but a proxy reads the context it is given."""
-    low, high = found.ci_low, found.ci_high
-    if found.value == 0 and low == 0 and high == 0:
+    side = found.side()
+    if found.value == 0 and found.ci_low == 0 and found.ci_high == 0:
         shown = "its answers do not change with the context"
-    elif low is None or high is None:
+    elif side is None:
         shown = "no interval"
-    elif low > 0 or high < 0:
+    elif side != 0:
         shown = "its score does change with the context (the interval excludes 0)"
     else:
         shown = "no clear change (the interval includes 0)"
@@ -116,7 +104,5 @@ def _difference(
     )
     if len(informed) == 0:
         return base
-    value, low, high = paired_difference(bootstrap, informed, blind, conversations)
-    verdict = describe(value, low, high, "informed context helps", "informed context hurts")
-    difference = Estimate.of(value, low, high).model_dump()
-    return base.model_copy(update={**difference, "verdict": verdict})
+    found = Estimate.of(*paired_difference(bootstrap, informed, blind, conversations))
+    return base.model_copy(update={**found.model_dump(), "verdict": describe(found)})

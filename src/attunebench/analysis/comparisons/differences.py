@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import Minimum, percentile_interval, resample_counts
+from attunebench.analysis.bootstrap import Minimum, percentile_interval
 from attunebench.analysis.cells import Cell, build_cell
 from attunebench.analysis.frame import FloatArray, Frame, IntArray, headline_variant
 from attunebench.analysis.loading import Runs
@@ -53,6 +53,23 @@ class HeadlinePair:
         """The difference with every cluster once, as the report's value."""
         return float(self.differences(np.ones((1, self.clusters)))[0])
 
+    def resampled(
+        self,
+        studies: FloatArray,
+        size: int,
+        resamples: int,
+        confidence: float,
+        rng: np.random.Generator,
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each study's (a row of cluster counts, `size` in all) differences under `resamples`
+        paired resamples of it (resamples x studies), and their expanded percentile interval:
+        the report's interval of a run of the study's conversations."""
+        drawn = rng.multinomial(size, studies / size, size=(resamples, len(studies)))
+        counts = drawn.reshape(-1, self.clusters).astype(np.float64)
+        found = self.differences(counts).reshape(resamples, len(studies))
+        low, high = percentile_interval(found, confidence, size)
+        return found, low, high
+
 
 def report_cell(runs: Runs, frame: Frame, task: str) -> Cell | None:
     """The cell the report compares models on for this task (its headline variant, the items
@@ -88,12 +105,10 @@ def headline_pair(
 def resampled_difference(
     pair: HeadlinePair, resamples: int, confidence: float, rng: np.random.Generator
 ) -> tuple[float, FloatArray, float, float]:
-    """The pair's difference, its `resamples` paired cluster resamples (both models under the
-    same draws) and their expanded percentile interval at the pair's cluster count."""
-    counts = resample_counts(pair.clusters, resamples, rng)
-    drawn = pair.differences(np.asarray(counts, dtype=np.float64))
-    low, high = percentile_interval(drawn[:, None], confidence, pair.clusters)
-    return pair.point(), drawn, float(low[0]), float(high[0])
+    """The pair's difference, its `resamples` paired cluster resamples and their interval."""
+    ones = np.ones((1, pair.clusters))
+    drawn, low, high = pair.resampled(ones, pair.clusters, resamples, confidence, rng)
+    return pair.point(), drawn[:, 0], float(low[0]), float(high[0])
 
 
 @dataclass(frozen=True)
@@ -113,8 +128,7 @@ def model_differences(
     pairs: Sequence[tuple[str, str]],
     resampling: Resampling,
 ) -> list[ModelDifference]:
-    """Per task (`cells`: each task's headline cell) and asked pair (a, b): a's headline minus
-    b's on the cell's items, with its paired interval."""
+    """Per task (`cells`: each task's headline cell) and asked pair (a, b): a's minus b's."""
     return [
         _difference(frame, cell, pair, subjects, resampling)
         for _, cell in sorted(cells.items())
@@ -129,8 +143,7 @@ def _difference(
     subjects: Collection[str],
     resampling: Resampling,
 ) -> ModelDifference:
-    """One pair on one task's cell: the difference with its interval, or the reason there is
-    none (a name not under test here, an undefined headline, too few clusters)."""
+    """One pair on one task's cell: the difference with its interval, or why there is none."""
     metric = headline_metric(cell)
     base = ModelDifference(
         task=cell.task, metric=metric, variant=cell.variant, a=names[0], b=names[1]

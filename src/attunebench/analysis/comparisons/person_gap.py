@@ -1,14 +1,14 @@
 """The person gap: how much of a model's headline comes from reading the person's own words.
 
-For each task run with person-hidden twins (`tasks.helpers.twins`), each model's headline on
-its shown items minus the same metric on their twins, on the items it answered both ways, with
-a paired cluster-bootstrap interval (both sides weighted by the same counts). An interval that
-covers 0 is no evidence that the model reads the person. Every model gets one, yardsticks too.
+Tasks run with person-hidden twins (`tasks.helpers.twins`): both sides are weighted by the same
+resample counts, so the interval is the paired one. An interval that covers 0 is no evidence
+that the model reads the person. Every model gets one, yardsticks too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -43,10 +43,8 @@ def person_gaps(
         metric = cell_headline(shown, frame)
         if metric is None:
             continue
-        models = set(np.unique(frame.model[shown.mask]).tolist())
-        models &= set(np.unique(frame.model[twins.mask]).tolist())
         found = out[task] = {}
-        for m in sorted(models, key=lambda m: frame.models[m]):
+        for m in np.intersect1d(frame.model[shown.mask], frame.model[twins.mask]).tolist():
             name = frame.models[m]
             gap = _gap(frame, bootstrap, (shown, twins), metric, m, minimum, roster.kind(name))
             found[name] = gap.model_copy(update={"statement": statement(name, task, gap)})
@@ -70,16 +68,16 @@ def twins_alone(
     ]
 
 
-def paired_rows(frame: Frame, shown: Cell, twins: Cell, model: int) -> tuple[IntArray, IntArray]:
-    """The model's records of the items it answered both ways (each side as its cell counts
-    them), shown and twin in the same item order."""
-    mine = [
-        {int(frame.item[i]): i for i in cell.rows(frame, model).tolist()} for cell in (shown, twins)
-    ]
+def paired_rows(
+    left: IntArray, right: IntArray, item: Callable[[int], Any]
+) -> tuple[IntArray, IntArray]:
+    """Of two sides' records, those of the items on both (`item`: a record's item, by which
+    both sides are ordered), side by side."""
+    mine = [{item(i): i for i in rows.tolist()} for rows in (left, right)]
     both = sorted(mine[0].keys() & mine[1].keys())
     return (
-        np.array([mine[0][code] for code in both], dtype=np.int64),
-        np.array([mine[1][code] for code in both], dtype=np.int64),
+        np.array([mine[0][key] for key in both], dtype=np.int64),
+        np.array([mine[1][key] for key in both], dtype=np.int64),
     )
 
 
@@ -93,7 +91,9 @@ def _gap(
     kind: ModelKind,
 ) -> PersonGap:
     shown, twins = pair
-    rows, twin_rows = paired_rows(frame, shown, twins, model)
+    rows, twin_rows = paired_rows(
+        shown.rows(frame, model), twins.rows(frame, model), frame.item.__getitem__
+    )
     conversations = frame.conversation[rows]
     found = PersonGap(
         reason="no item answered both with the person's words shown and hidden",

@@ -3,9 +3,7 @@
 The statistic is the report's paired difference (`analysis.comparisons.differences`): a
 simulated study of n conversations draws n of the pilot's with replacement, and rejects "no
 difference" where its own expanded percentile interval excludes 0 (a nested bootstrap: Efron &
-Tibshirani 1993). Every pilot gets a central figure and a range from the ends of its interval;
-a headline the report widens to the cluster jackknife is simulated with the jackknife's spread
-(`understated`). docs/report.md ("Power") gives the reasoning and the checks
+Tibshirani 1993). docs/report.md ("Power") gives the reasoning and the checks
 (`benchmarks/validity.py`, `power_calibration`).
 """
 
@@ -17,11 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from attunebench.analysis.bootstrap import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    percentile_interval,
-)
+from attunebench.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 from attunebench.analysis.comparisons.differences import (
     HeadlinePair,
     headline_pair,
@@ -35,6 +29,9 @@ DEFAULT_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 DEFAULT_SIMULATIONS = 400
 STUDY_RESAMPLES = 200  # each simulated study's own bootstrap, for its interval
 TARGET_POWER = 0.8
+# The normal quantiles of the target power and of the two-sided test at the report's confidence
+WANTED = float(stats.norm.ppf(TARGET_POWER))
+CRITICAL = float(stats.norm.ppf(1.0 - (1.0 - DEFAULT_CONFIDENCE) / 2.0))
 ROWS_PER_BATCH = 400_000  # bounds memory: studies x resamples x conversations per batch
 
 
@@ -47,18 +44,8 @@ def study_rejects(
     rng: np.random.Generator,
 ) -> BoolArray:
     """Whether the report's interval of each study (a row of cluster counts) excludes 0."""
-    drawn = _resampled(studies, size, resamples, rng)
-    found = pair.differences(drawn.reshape(-1, pair.clusters)).reshape(resamples, len(studies))
-    low, high = percentile_interval(found, confidence, size)
+    _, low, high = pair.resampled(studies, size, resamples, confidence, rng)
     return np.asarray((low > 0.0) | (high < 0.0))
-
-
-def _resampled(
-    studies: FloatArray, size: int, resamples: int, rng: np.random.Generator
-) -> FloatArray:
-    """(resamples, studies, clusters) counts: each study resampled as the report resamples a run."""
-    drawn = rng.multinomial(size, studies / size, size=(resamples, len(studies)))
-    return np.asarray(drawn, dtype=np.float64)
 
 
 def simulated_power(
@@ -67,38 +54,32 @@ def simulated_power(
     """Share of studies of `size` conversations drawn from the pilot that reject."""
     simulations, resamples = settings.simulations, settings.resamples
     batch = max(1, ROWS_PER_BATCH // (resamples * pair.clusters))
-    done = rejected = 0
-    while done < simulations:
+    rejected = 0
+    for done in range(0, simulations, batch):
         step = min(batch, simulations - done)
         studies = rng.multinomial(size, np.full(pair.clusters, 1.0 / pair.clusters), step)
         counts = studies.astype(np.float64)
-        found = study_rejects(pair, counts, size, resamples, settings.confidence, rng)
+        found = study_rejects(pair, counts, size, resamples, DEFAULT_CONFIDENCE, rng)
         rejected += int(found.sum())
-        done += step
     return rejected / simulations
 
 
 def conversations_for(
-    sizes: Sequence[int],
-    power: Sequence[float],
-    simulations: int,
-    target: float = TARGET_POWER,
-    confidence: float = DEFAULT_CONFIDENCE,
+    sizes: Sequence[int], power: Sequence[float], simulations: int
 ) -> float | None:
-    """Where the power curve first reaches `target`: interpolated between the sizes around it
+    """Where the power curve first reaches the target: interpolated between the sizes around it
     on the probit scale against sqrt(n), or below the smallest size as if the probit grew as
     sqrt(n) from there; None where no size reaches it."""
-    first = next((i for i, p in enumerate(power) if p >= target), None)
+    first = next((i for i, p in enumerate(power) if p >= TARGET_POWER), None)
     if first is None:
         return None
     edge = 0.5 / simulations  # a share of 0 or 1 from finitely many studies
     probit = stats.norm.ppf(np.clip(np.asarray(power, dtype=np.float64), edge, 1.0 - edge))
-    wanted, root = float(stats.norm.ppf(target)), np.sqrt(np.asarray(sizes, dtype=np.float64))
+    root = np.sqrt(np.asarray(sizes, dtype=np.float64))
     if first == 0:  # the probit of power plus the critical value grows about as sqrt(n)
-        critical = float(stats.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
-        return float(sizes[0] * ((wanted + critical) / (probit[0] + critical)) ** 2)
+        return float(sizes[0] * ((WANTED + CRITICAL) / (probit[0] + CRITICAL)) ** 2)
     low, high = probit[first - 1], probit[first]
-    step = (wanted - low) / (high - low) if high > low else 1.0
+    step = (WANTED - low) / (high - low) if high > low else 1.0
     return float((root[first - 1] + step * (root[first] - root[first - 1])) ** 2)
 
 
@@ -131,8 +112,6 @@ class Settings:
     simulations: int = DEFAULT_SIMULATIONS
     resamples: int = STUDY_RESAMPLES  # each simulated study's bootstrap
     pilot_resamples: int = DEFAULT_RESAMPLES  # the pilot's own interval, as the report's
-    confidence: float = DEFAULT_CONFIDENCE
-    target: float = TARGET_POWER
 
 
 def power_curve(
@@ -169,7 +148,7 @@ def pair_power(
     if pair.clusters < 2:
         return replace(empty, note="fewer than 2 conversations with items both models answered")
     difference, drawn, low, high = resampled_difference(
-        pair, settings.pilot_resamples, settings.confidence, rng
+        pair, settings.pilot_resamples, DEFAULT_CONFIDENCE, rng
     )
     if np.isnan(difference):
         return replace(empty, note=f"{pair.metric.name} is undefined on these items")
@@ -181,11 +160,9 @@ def pair_power(
     power = tuple(  # a study of n is one of n / stretch^2 of the pilot's (see the docstring)
         simulated_power(pair, max(2, round(n / stretch**2)), rng, settings) for n in settings.sizes
     )
-    central = conversations_for(
-        settings.sizes, power, settings.simulations, settings.target, settings.confidence
-    )
+    central = conversations_for(settings.sizes, power, settings.simulations)
     spread = stretch * float(np.nanstd(drawn)) * np.sqrt(pair.clusters)
-    ends = _range(central, found, spread, settings)
+    ends = _range(central, found, spread)
     found = replace(found, sizes=tuple(settings.sizes), power=power)
     largest, least = settings.sizes[-1], settings.sizes[0]
     return replace(
@@ -193,7 +170,7 @@ def pair_power(
         needed=None if central is None else max(_whole(central) or 0, least),
         needed_low=max(min(_whole(ends[0]) or largest, largest), least),
         needed_high=None if ends[1] > largest else max(_whole(ends[1]) or 0, least),
-        note=sentence(found, *names, central, ends, settings),
+        note=sentence(found, *names, central, ends, settings.sizes),
         range=stated_range(ends, settings.sizes),
     )
 
@@ -218,15 +195,12 @@ def _whole(value: float | None) -> int | None:
     return None if value is None or not np.isfinite(value) else int(np.ceil(value))
 
 
-def _range(
-    central: float | None, curve: PowerCurve, spread: float, settings: Settings
-) -> tuple[float, float]:
+def _range(central: float | None, curve: PowerCurve, spread: float) -> tuple[float, float]:
     """The conversations for the target power at the ends of the pilot's interval (infinite
     where it reaches 0): scaled from the central figure, or else from the normal approximation."""
     low, high, difference = curve.ci_low, curve.ci_high, curve.difference
     assert low is not None and high is not None and difference is not None
-    critical = stats.norm.ppf(1.0 - (1.0 - settings.confidence) / 2.0)
-    scale = (critical + stats.norm.ppf(settings.target)) * spread
+    scale = (CRITICAL + WANTED) * spread
 
     def at(effect: float) -> float:
         if effect == 0.0:
@@ -252,10 +226,10 @@ def sentence(
     model_b: str,
     central: float | None,
     ends: tuple[float, float],
-    settings: Settings,
+    sizes: Sequence[int],
 ) -> str:
     """The figures in words: the pilot's difference and interval, the central figure, the range."""
-    sizes, target = settings.sizes, f"{settings.target:.0%}"
+    target = f"{TARGET_POWER:.0%}"
     pilot = (
         f"{curve.metric}, {model_a} - {model_b}: {curve.difference:+.3f} "
         f"[{curve.ci_low:+.3f}, {curve.ci_high:+.3f}] on {curve.pilot_conversations} "

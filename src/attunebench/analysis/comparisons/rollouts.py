@@ -121,7 +121,7 @@ def ceiling_of(
     level = expanded_confidence(resampler.bootstrap.confidence, clusters) if enough else None
     measured = Ceiling(entry, agreement.samples, agreement.clusters)
     shown = share(found.point, found.samples, measured, chance, level)
-    return {**fields, "share_of_ceiling": Estimate(**shown.model_dump())}
+    return {**fields, "share_of_ceiling": shown}
 
 
 def item_views(task: Task[Any, Any], records: Sequence[ItemRecord]) -> list[View[Any, Any]]:
