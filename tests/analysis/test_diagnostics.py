@@ -16,7 +16,13 @@ from attunebench.analysis.breakdowns.diagnostics import (
     position_bins,
     worst_items,
 )
-from attunebench.analysis.breakdowns.subgroups import Field, pooled, welch_p_values
+from attunebench.analysis.breakdowns.subgroups import (
+    Field,
+    _interaction,
+    _members,
+    pooled,
+    welch_p_values,
+)
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
@@ -253,3 +259,20 @@ def test_rare_levels_are_pooled_into_other_instead_of_skipping_the_field() -> No
     assert source.largest is not None and source.largest.endswith("its gap is lowest at big-2")
     recode, names = pooled(("a", "b", "c", "d"), np.array([12, 3, 4, 30]), 10)
     assert names == ("a", "d") and recode.tolist() == [0, -1, -1, 1, -1]  # "other" too small
+
+
+def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> None:
+    # Planted: 4 conversations, 2 models, model 1 failing at level 1 alone. By hand: means
+    # per level (0: 1, 1 / 1: 1, 0), overall (1, 0.5), gaps (0, 0.5 / 0, -0.5), level mean gap
+    # 0.25 / -0.25, deviations -+0.25, size 2 per level: 4 x 2 x 0.0625 = 0.5. A trap: the
+    # conversation coded -1 (at the overall means) is in no level. The shuffles' statistics, read in one product,
+    # are each row's read alone, bit for bit.
+    s = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.5]])
+    n = np.ones((5, 2))
+    found, _ = _interaction(_members(np.array([[0, 0, 1, 1, -1]]), 2), s, n)
+    assert found[0] == pytest.approx(0.5)
+    shuffled = np.random.default_rng(3).permuted(np.tile([0, 0, 1, 1, -1], (50, 1)), axis=1)
+    together, _ = _interaction(_members(shuffled, 2), s, n)
+    alone = [_interaction(_members(row[None], 2), s, n)[0][0] for row in shuffled]
+    assert together.tobytes() == np.array(alone).tobytes()
+    assert together.max() == pytest.approx(0.5) and together.min() < 0.5
