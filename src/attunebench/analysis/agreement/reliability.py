@@ -72,7 +72,9 @@ def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> F
     # each row's draws, cluster by cluster, padded to the largest row with keys that sort
     # after every real draw's
     filled = np.arange(total)[None, :] < sizes[:, None]
-    keys = rng.random((rows, splits, total)) + ~filled[:, None, :]
+    keys = rng.random((rows, splits, total))
+    if not filled.all():  # a resample's rows hold n draws each: no padding to add
+        keys += ~filled[:, None, :]
     taken = keys <= _largest_of_half(keys, sizes // 2)
     # a row's draws are its clusters' in turn: a cluster's count in the half is the number
     # taken among its run of draws, read from the running count at the runs' ends
