@@ -19,7 +19,8 @@ from attunebench.analysis.breakdowns.diagnostics import (
 from attunebench.analysis.breakdowns.subgroups import (
     Field,
     _interaction,
-    _members,
+    _per_level,
+    _shuffled,
     pooled,
     welch_p_values,
 )
@@ -265,14 +266,26 @@ def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> N
     # Planted: 4 conversations, 2 models, model 1 failing at level 1 alone. By hand: means
     # per level (0: 1, 1 / 1: 1, 0), overall (1, 0.5), gaps (0, 0.5 / 0, -0.5), level mean gap
     # 0.25 / -0.25, deviations -+0.25, size 2 per level: 4 x 2 x 0.0625 = 0.5. A trap: the
-    # conversation coded -1 (at the overall means) is in no level. The shuffles' statistics, read in one product,
-    # are each row's read alone, bit for bit.
+    # conversation coded -1 (at the overall means) is in no level. The shuffles' statistics,
+    # read in one product, are each shuffle's read level by level (bit for bit where the sums
+    # are exact, as here; else to the last digits, far inside the test's tolerance).
     s = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.5]])
     n = np.ones((5, 2))
-    found, _ = _interaction(_members(np.array([[0, 0, 1, 1, -1]]), 2), s, n)
-    assert found[0] == pytest.approx(0.5)
-    shuffled = np.random.default_rng(3).permuted(np.tile([0, 0, 1, 1, -1], (50, 1)), axis=1)
-    together, _ = _interaction(_members(shuffled, 2), s, n)
-    alone = [_interaction(_members(row[None], 2), s, n)[0][0] for row in shuffled]
-    assert together.tobytes() == np.array(alone).tobytes()
+    codes = np.array([0, 0, 1, 1, -1])
+    masks = [(codes == level).astype(np.float64)[None] for level in range(2)]
+    assert _interaction(_per_level(masks, s, n), s, n)[0][0] == pytest.approx(0.5)
+    assert _interaction(_shuffled(codes[None], 2, s, n), s, n)[0][0] == pytest.approx(0.5)
+    shuffled = np.random.default_rng(3).permuted(np.tile(codes, (50, 1)), axis=1)
+    together, _ = _interaction(_shuffled(shuffled, 2, s, n), s, n)
+    alone = [
+        _interaction(_per_level([(row == v).astype(np.float64)[None] for v in (0, 1)], s, n), s, n)
+        for row in shuffled
+    ]
+    assert together.tobytes() == np.array([found[0][0] for found in alone]).tobytes()
     assert together.max() == pytest.approx(0.5) and together.min() < 0.5
+    noisy = s + np.random.default_rng(4).normal(0, 0.3, s.shape)
+    together, _ = _interaction(_shuffled(shuffled, 2, noisy, n), noisy, n)
+    for row, found in zip(shuffled, together, strict=True):
+        by_level = [(row == v).astype(np.float64)[None] for v in (0, 1)]
+        expected = _interaction(_per_level(by_level, noisy, n), noisy, n)[0][0]
+        assert found == pytest.approx(expected, rel=1e-12, abs=1e-14)
