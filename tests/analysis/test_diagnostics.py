@@ -16,7 +16,14 @@ from attunebench.analysis.breakdowns.diagnostics import (
     position_bins,
     worst_items,
 )
-from attunebench.analysis.breakdowns.subgroups import Field, pooled, welch_p_values
+from attunebench.analysis.breakdowns.subgroups import (
+    Field,
+    _interaction,
+    _per_level,
+    _shuffled,
+    pooled,
+    welch_p_values,
+)
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from attunebench.analysis.loading import Runs
@@ -253,3 +260,32 @@ def test_rare_levels_are_pooled_into_other_instead_of_skipping_the_field() -> No
     assert source.largest is not None and source.largest.endswith("its gap is lowest at big-2")
     recode, names = pooled(("a", "b", "c", "d"), np.array([12, 3, 4, 30]), 10)
     assert names == ("a", "d") and recode.tolist() == [0, -1, -1, 1, -1]  # "other" too small
+
+
+def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> None:
+    # Planted: 4 conversations, 2 models, model 1 failing at level 1 alone. By hand: means
+    # per level (0: 1, 1 / 1: 1, 0), overall (1, 0.5), gaps (0, 0.5 / 0, -0.5), level mean gap
+    # 0.25 / -0.25, deviations -+0.25, size 2 per level: 4 x 2 x 0.0625 = 0.5. A trap: the
+    # conversation coded -1 (at the overall means) is in no level. The shuffles' statistics,
+    # read in one product, are each shuffle's read level by level (bit for bit where the sums
+    # are exact, as here; else to the last digits, far inside the test's tolerance).
+    s = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.5]])
+    n = np.ones((5, 2))
+    codes = np.array([0, 0, 1, 1, -1])
+    masks = [(codes == level).astype(np.float64)[None] for level in range(2)]
+    assert _interaction(_per_level(masks, s, n), s, n)[0][0] == pytest.approx(0.5)
+    assert _interaction(_shuffled(codes[None], 2, s, n), s, n)[0][0] == pytest.approx(0.5)
+    shuffled = np.random.default_rng(3).permuted(np.tile(codes, (50, 1)), axis=1)
+    together, _ = _interaction(_shuffled(shuffled, 2, s, n), s, n)
+    alone = [
+        _interaction(_per_level([(row == v).astype(np.float64)[None] for v in (0, 1)], s, n), s, n)
+        for row in shuffled
+    ]
+    assert together.tobytes() == np.array([found[0][0] for found in alone]).tobytes()
+    assert together.max() == pytest.approx(0.5) and together.min() < 0.5
+    noisy = s + np.random.default_rng(4).normal(0, 0.3, s.shape)
+    together, _ = _interaction(_shuffled(shuffled, 2, noisy, n), noisy, n)
+    for row, found in zip(shuffled, together, strict=True):
+        by_level = [(row == v).astype(np.float64)[None] for v in (0, 1)]
+        expected = _interaction(_per_level(by_level, noisy, n), noisy, n)[0][0]
+        assert found == pytest.approx(expected, rel=1e-12, abs=1e-14)

@@ -14,6 +14,7 @@ from scipy import stats
 
 from attunebench.analysis.agreement.ranks import (
     MIN_DISTINCT_CONVERSATIONS,
+    OF_RANKS,
     ceiling,
     correlate,
     disattenuated,
@@ -50,6 +51,30 @@ def test_vectorised_statistics_match_scipy_with_ties() -> None:
     for row in range(20):
         assert taus[row] == pytest.approx(stats.kendalltau(x[row], y[row]).statistic)
         assert rhos[row] == pytest.approx(stats.spearmanr(x[row], y[row]).statistic)
+
+
+def test_tau_b_permutation_test_on_whole_number_ranks_is_the_one_on_values() -> None:
+    # Planted: tied scores of 11 models. The test ranks once and reads tau-b of twice the
+    # ranks as small whole numbers: every permuted statistic, so the p-value, must be the one
+    # the values give bit for bit, with the same draws; a known answer: tau-b 1 for one order.
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 5, size=11).astype(float)
+    y = x + rng.normal(0, 2.0, size=11)
+    xs, ys = x + rng.normal(0, 1, (50, 11)), y + rng.normal(0, 1, (50, 11))
+    ranks = stats.rankdata(xs, axis=-1), stats.rankdata(ys, axis=-1)
+    assert np.array_equal(OF_RANKS[kendall_tau_b](*ranks), kendall_tau_b(xs, ys), equal_nan=True)
+    found = correlate(kendall_tau_b, x, y, xs, ys, 999, np.random.default_rng(3), 0.95)
+    test = stats.permutation_test(
+        (x, y),
+        lambda a, b, axis: kendall_tau_b(np.moveaxis(a, axis, -1), np.moveaxis(b, axis, -1)),
+        permutation_type="pairings",
+        vectorized=True,
+        n_resamples=999,
+        rng=np.random.default_rng(3),
+    )
+    assert found.p_value == float(test.pvalue) and found.value == float(test.statistic)
+    ordered = correlate(kendall_tau_b, x, 3 * x, xs, ys, 999, np.random.default_rng(3), 0.95)
+    assert ordered.value == 1.0 and ordered.p_value is not None and ordered.p_value < 0.01
 
 
 def test_the_verdict_has_three_outcomes() -> None:

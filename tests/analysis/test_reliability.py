@@ -69,3 +69,20 @@ def test_a_resamples_draws_are_split_in_two_equal_halves() -> None:
     assert firsts.shape == (20, 30)
     assert (firsts.sum(axis=1) == 15).all()
     assert (firsts <= np.repeat(counts, 5, axis=0)).all() and (firsts >= 0).all()
+
+
+def test_a_half_is_the_draws_with_the_smallest_keys_whatever_the_rows_sizes() -> None:
+    # Planted: rows of unequal sizes (one odd, one empty). The half, counted per cluster, must
+    # be the draws whose keys (the same generator's) are the smallest, row by row, sorted
+    # directly; a trap: the padding past a smaller row's draws is never taken.
+    counts = np.array([[3.0, 0.0, 2.0, 1.0], [1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    found = split_draws(np.random.default_rng(4), counts, 3)
+    draws = counts.astype(int)
+    total = int(draws.sum(axis=1).max())
+    keys = np.random.default_rng(4).random((3, 3, total))
+    for row, drawn in enumerate(draws):
+        codes = np.repeat(np.arange(4), drawn)
+        for split in range(3):
+            half = codes[np.argsort(keys[row, split, : len(codes)])[: len(codes) // 2]]
+            expected = np.bincount(half, minlength=4)
+            assert np.array_equal(found[row * 3 + split], expected), (row, split)

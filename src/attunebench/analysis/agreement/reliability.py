@@ -14,7 +14,7 @@ from scipy import stats
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, containing, percentile_interval
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import FloatArray, Frame
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.stats import safe_ratio
 
 SPLITS = 200  # random splits averaged for the point value
@@ -69,25 +69,33 @@ def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> F
     total = int(sizes.max()) if rows else 0
     if rows == 0 or total == 0:
         return np.zeros((rows * splits, clusters))
-    # each row's draws as cluster codes, padded to the largest row with a code past the last
-    # cluster whose keys sort after every real draw's
-    codes = np.full((rows, total), clusters, dtype=np.int64)
+    # each row's draws, cluster by cluster, padded to the largest row with keys that sort
+    # after every real draw's
     filled = np.arange(total)[None, :] < sizes[:, None]
-    codes[filled] = np.repeat(np.tile(np.arange(clusters), rows), draws.ravel())
-    keys = rng.random((rows, splits, total)) + ~filled[:, None, :]
-    halves = sizes // 2
+    keys = rng.random((rows, splits, total))
+    if not filled.all():  # a resample's rows hold n draws each: no padding to add
+        keys += ~filled[:, None, :]
+    taken = keys <= _largest_of_half(keys, sizes // 2)
+    # a row's draws are its clusters' in turn: a cluster's count in the half is the number
+    # taken among its run of draws, read from the running count at the runs' ends
+    counted = np.zeros((rows, splits, total + 1), dtype=np.int32)
+    np.cumsum(taken, axis=-1, out=counted[..., 1:])
+    ends = np.zeros((rows, 1, clusters + 1), dtype=np.int64)
+    np.cumsum(draws, axis=1, out=ends[:, 0, 1:])
+    at_ends = np.take_along_axis(counted, np.broadcast_to(ends, (rows, splits, clusters + 1)), -1)
+    return np.diff(at_ends, axis=-1).reshape(rows * splits, clusters).astype(np.float64)
+
+
+def _largest_of_half(keys: FloatArray, halves: IntArray) -> FloatArray:
+    """Per row and split, the largest of the `halves` (per row) smallest keys, -1 where a half is
+    empty. The keys are random doubles: two alike, one of them at that edge, would take one draw
+    too many, about once in 2^53 pairs."""
     half = int(halves[0])
-    if (halves == half).all():  # a resample's rows all hold n draws: only the half is sorted
-        order = np.argpartition(keys, half - 1, axis=-1)[..., :half] if half else keys[..., :0]
-    else:
-        order = np.argsort(keys, axis=-1)
-    spread = np.broadcast_to(codes[:, None, :], keys.shape)
-    chosen = np.take_along_axis(spread, order.astype(np.int64), axis=-1)
-    taken = np.arange(chosen.shape[-1])[None, None, :] < halves[:, None, None]
-    chosen = np.where(taken, chosen, clusters)
-    offsets = np.arange(rows * splits).reshape(rows, splits, 1) * (clusters + 1)
-    counted = np.bincount((chosen + offsets).ravel(), minlength=rows * splits * (clusters + 1))
-    return counted.reshape(rows * splits, clusters + 1)[:, :clusters].astype(np.float64)
+    if half > 0 and (halves == half).all():  # a resample's rows all hold n draws: one partition
+        return np.partition(keys, half - 1, axis=-1)[..., half - 1 : half]
+    ordered = np.sort(keys, axis=-1)
+    edge = np.take_along_axis(ordered, np.maximum(halves - 1, 0)[:, None, None], axis=-1)
+    return np.where(halves[:, None, None] > 0, edge, -1.0)
 
 
 def mean_split_rho(

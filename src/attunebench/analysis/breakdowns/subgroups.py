@@ -185,19 +185,37 @@ def adjust(rows: Sequence[GroupScore]) -> list[GroupScore]:
     return [row.model_copy(update={"p_holm": p}) for row, p in zip(rows, adjusted, strict=True)]
 
 
-def _interaction(
-    masks: list[FloatArray], s: FloatArray, n: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """The interaction statistic for each row of the level masks (one (P, conversations)
-    array per level), and the (P, levels, models) deviations it sums."""
-    level_sums = np.stack([mask @ s for mask in masks], axis=1)
-    level_counts = np.stack([mask @ n for mask in masks], axis=1)
-    means = safe_ratio(level_sums, level_counts)  # (P, levels, models)
+Levels = tuple[FloatArray, FloatArray, FloatArray]  # sums, counts (rows, levels, models); sizes
+
+
+def _interaction(levels: Levels, s: FloatArray, n: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The interaction statistic for each row of level sums, counts and sizes (conversations
+    per level), and the (rows, levels, models) deviations it sums."""
+    level_sums, level_counts, sizes = levels
+    means = safe_ratio(level_sums, level_counts)  # (rows, levels, models)
     overall = safe_ratio(s.sum(axis=0), n.sum(axis=0))  # (models,)
     gaps = means - overall  # each model's level mean minus its overall mean
     deviation = gaps - np.nanmean(gaps, axis=2, keepdims=True)  # minus the level's mean gap
-    size = np.stack([mask.sum(axis=1) for mask in masks], axis=1)[..., None]
-    return np.nansum(size * deviation**2, axis=(1, 2)), deviation
+    return np.nansum(sizes[..., None] * deviation**2, axis=(1, 2)), deviation
+
+
+def _per_level(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> Levels:
+    """The levels' sums, counts and sizes under level masks (one (rows, conversations) array per
+    level), a product per level: the observed statistic's figures are added in this order."""
+    sums = np.stack([mask @ s for mask in masks], axis=1)
+    counts = np.stack([mask @ n for mask in masks], axis=1)
+    return sums, counts, np.stack([mask.sum(axis=1) for mask in masks], axis=1)
+
+
+def _shuffled(codes: IntArray, levels: int, s: FloatArray, n: FloatArray) -> Levels:
+    """The levels' sums, counts and sizes under each row of level codes (a shuffle; -1: in no
+    level), from one product for every level. The null is only counted against the observed
+    statistic, with a tolerance far above the last digit its order of adding may move."""
+    rows, conversations = codes.shape
+    members = (codes[:, None, :] == np.arange(levels)[:, None]).astype(np.float64)
+    flat = members.reshape(rows * levels, conversations) @ np.hstack([s, n])
+    both = flat.reshape(rows, levels, 2 * s.shape[1])
+    return both[..., : s.shape[1]], both[..., s.shape[1] :], members.sum(axis=2)
 
 
 def interactions(
@@ -236,8 +254,8 @@ def interactions(
         labels, shuffled = recode[labels], recode[field.shuffled]
         levels = range(len(names))
         masks = [(labels == level).astype(np.float64)[None] for level in levels]
-        observed, _ = _interaction(masks, s, n)
-        null, _ = _interaction([(shuffled == level).astype(np.float64) for level in levels], s, n)
+        observed, _ = _interaction(_per_level(masks, s, n), s, n)
+        null, _ = _interaction(_shuffled(shuffled, len(names), s, n), s, n)
         p = (1.0 + (null >= observed[0] - 1e-12).sum()) / (1.0 + len(null))
         largest = where_behind(named, names, gaps(masks, s, n))
         out.append(

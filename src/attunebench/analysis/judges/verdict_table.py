@@ -63,13 +63,16 @@ def win_for(picks: Any, side: Any) -> FloatArray:
 
 
 def _judged_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
+    pairwise = [
+        (v, v.order) for v in record.verdicts if v.mode == "pairwise" and v.order is not None
+    ]
+    if not pairwise:  # most records' verdicts (a judge's ratings) give no row: nothing more read
+        return []
     reply = str((record.prediction or {}).get("reply", ""))
     gold = record.gold or {}
     rows = []
-    for verdict in record.verdicts:
-        if verdict.mode != "pairwise" or verdict.order is None:
-            continue
-        comparison, _, order_name = verdict.order.partition("/")
+    for verdict, named in pairwise:
+        comparison, _, order_name = named.partition("/")
         order = 0 if order_name == MODEL_FIRST else 1
         winner = (verdict.parsed or {}).get("winner") if verdict.status == "ok" else None
         if winner == "tie":
