@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -126,8 +127,9 @@ class RecordWriter:
             self._handle.close()
 
 
-def rewrite_records(path: Path, records: list[ItemRecord]) -> None:
-    """Replace records.jsonl with exactly these records (used when resuming)."""
+def rewrite_records(path: Path, records: Sequence[BaseModel]) -> None:
+    """Replace a JSON Lines file (records.jsonl, when resuming) with exactly these records,
+    whole or not at all."""
     with atomic_writer(path) as handle:
         for record in records:
             handle.write(record.model_dump_json() + "\n")
