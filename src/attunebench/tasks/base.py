@@ -493,9 +493,3 @@ def takes_option(factory: TaskFactory, option: str) -> bool:
 
 class PlanError(ValueError):
     """A task cannot run with this plan (for example, a judged task with no judge)."""
-
-
-def check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
-    return value
