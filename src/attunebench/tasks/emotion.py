@@ -167,17 +167,21 @@ def conversation_gold(conversation: Conversation) -> EmotionGold:
     return EmotionGold(level="conversation", primary=label, emotions=emotions, **numbers)
 
 
-def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> dict[str, float]:
+# An invalid answer's: every number asked, none given, no label named.
+NOTHING = EmotionPrediction(asked=tuple(SCALES))
+
+
+def score_numbers(gold: EmotionGold, prediction: EmotionPrediction) -> dict[str, float]:
     """Absolute errors of the numbers asked (missing: the scale's largest error)."""
     out: dict[str, float] = {}
     for name, (low, high) in SCALES.items():
         truth = gold.number(name)
-        if truth is None or (prediction is not None and name not in prediction.asked):
+        if truth is None or name not in prediction.asked:
             continue
-        guess = prediction.number(name) if prediction is not None else None
+        guess = prediction.number(name)
         out[f"{name}_abs_error"] = high - low if guess is None else abs(guess - truth)
     if gold.panas:
-        answers = prediction.panas if prediction is not None else {}
+        answers = prediction.panas
         errors = [
             PANAS[1] - PANAS[0] if answers.get(k) is None else abs(float(answers[k] or 0) - v)
             for k, v in gold.panas.items()
@@ -558,9 +562,4 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
     def worst(
         self, item: tasks.Item[EmotionGold], partial: EmotionPrediction | None
     ) -> tasks.Scored:
-        gold = item.gold
-        values: dict[str, float | None] = dict(score_numbers(gold, None))
-        correct = 0.0 if gold.labels else None
-        if gold.labels:
-            values["jaccard"] = 0.0
-        return tasks.Scored(correct, {"primary_correct": correct, **values})
+        return score_prediction(item.gold, NOTHING)
