@@ -88,19 +88,11 @@ class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
     def queries(
         self, item: tasks.Item[pairs.PairGold], mode: tasks.AnswerMode
     ) -> list[tasks.Query]:
-        pair = preference.pair_of(item, self.pairs)
-        # Across turns, cut before the earlier reply, as `preference` does: a transcript that
-        # quoted it would show which reply came first.
-        upto = min(pair.first.turn_index, pair.second.turn_index)
+        _, upto, replies = self.in_orders(item)
         turn = history.turn_at(item.conversation, upto)
         profile = judging.profile_of(item.conversation, turn, informed=item.context == "informed")
         context = judging.JudgeContext.at(item.conversation, upto, profile)
-        texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
-        queries = []
-        for order in preference.ORDERS:
-            a, b = (texts[key] for key in preference.shown(item.gold, order))
-            queries.append(judging.pairwise_query(context, a, b, order))
-        return queries
+        return [judging.pairwise_query(context, a, b, order) for order, (a, b) in replies.items()]
 
     def letter(self, text: str) -> str:
         return str(judging.parse_pairwise(text)["winner"])
