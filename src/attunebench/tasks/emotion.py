@@ -319,10 +319,11 @@ def _numbers(name: str) -> tuple[metrics.Metric, ...]:
     )
 
 
-class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
+class EmotionScoring(grouping.GroupedScoring[EmotionGold, EmotionPrediction]):
     headline = "macro-F1 of the primary label within each corpus part"
     headline_metric = "macro_f1"
     crowd = "reference/position-only"
+    grouped = grouping.Grouped(usual_label, label_guess)
 
     def retests(
         self, conversations: Iterable[Conversation]
@@ -350,12 +351,6 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
             return 1.0 / len(labels) if labels else None
 
         return tasks.chance_by_part(golds, one_in_k)
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, tasks.Reference[EmotionGold]]:
-        grouped = grouping.Grouped(usual_label, label_guess)
-        return grouping.group_references(grouped, EmotionGold.shown, context)
 
     def answered_gold(self, gold: EmotionGold, prediction: EmotionPrediction) -> EmotionGold | None:
         """The labels named, and each number the person reported that the answer gives."""
