@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -130,10 +131,6 @@ class Session:
         starts once; run again, the run resumes."""
         plan = self.plan
         entries = person_entries(plan.simulator, plan.sampling)
-
-        def chosen(task: Task[Any, Any], conversations: Sequence[Conversation]) -> list[Item[Any]]:
-            return replay_items(task, conversations, per_conversation)
-
         config = RunConfig(
             data=data,
             out=out,
@@ -143,7 +140,7 @@ class Session:
             progress=plan.progress,
             check_servers=False,  # the session reached the simulator's server already
             include_careless=True,  # the people's own answers, careless or not, are the gold
-            items=chosen,
+            items=partial(replay_items, per_conversation=per_conversation),
         )
         bound = self.engine.models[plan.simulator.name].provider
         await run(
