@@ -1,11 +1,9 @@
-"""The run directory on disk: run.json, records.jsonl, ledger.json and conversations.jsonl
-(formats in records.py). The engine writes it and the analysis reads it, so this module sits
-below both; conversations.jsonl, written when the run is planned, spares a report the dataset.
+"""The run directory on disk (docs/architecture.md, "The run directory"; formats in
+records.py). The engine writes it and the analysis reads it, so this module sits below both.
 
-records.jsonl is flushed after each line and fsynced every second or so on a thread (an fsync
-on the event loop would hold up every call in flight), so `kill -9` loses at most the items in
-flight. Reading drops a torn last line (that item is done again) but refuses a bad line
-anywhere else, naming file and line. run.json and ledger.json are replaced atomically.
+records.jsonl is fsynced on a thread: an fsync on the event loop would hold up every call in
+flight. Reading drops a torn last line but refuses a bad line anywhere else, naming file and
+line; run.json and ledger.json are replaced atomically.
 """
 
 from __future__ import annotations
