@@ -122,7 +122,12 @@ async def seek(session: Session, conversation: Conversation, start: Turn, rollou
     found = intensities(conversation)
     assert found is not None
     before, real_after = found
-    fields = {**_feeling(conversation), "intensity": f"{before:g}"}
+    context = conversation.context
+    fields = {
+        "situation": delimit("situation", context.situation or "(not described)"),
+        "feeling": context.emotion or UNNAMED_FEELING,
+        "intensity": f"{before:g}",
+    }
     taxonomy = taxonomy_of(conversation)
     said = list(history_before(conversation, start.index))  # the context's opening, if any
     messages, replies = [], []
@@ -159,11 +164,3 @@ async def seek(session: Session, conversation: Conversation, start: Turn, rollou
         real_after=real_after,
         error=error,
     )
-
-
-def _feeling(conversation: Conversation) -> dict[str, str]:
-    context = conversation.context
-    return {
-        "situation": delimit("situation", context.situation or "(not described)"),
-        "feeling": context.emotion or UNNAMED_FEELING,
-    }

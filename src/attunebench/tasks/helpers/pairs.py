@@ -165,16 +165,6 @@ def picked_pairs(turn: Turn) -> list[Pair]:
     ]
 
 
-def _rated(conversation: Conversation) -> list[tuple[Turn, Response, float]]:
-    return [
-        (turn, response, response.rating)
-        for turn in conversation.turns
-        if turn.preference is None
-        for response in turn.responses
-        if response.rating is not None
-    ]
-
-
 def stratum(pair: Pair) -> tuple[int, int]:
     """The balancing stratum of a pair across turns: its distance's stratum and the step of
     turns its earlier reply sits in."""
@@ -188,7 +178,14 @@ def derived_pairs(conversation: Conversation, cap: int, seed: int) -> list[Pair]
     same: list[Pair] = []
     # per stratum: across turns, the pairs whose preferred reply came first, and later
     pools: dict[tuple[int, int], tuple[list[Pair], list[Pair]]] = defaultdict(lambda: ([], []))
-    for (turn_a, a, rating_a), (turn_b, b, rating_b) in combinations(_rated(conversation), 2):
+    rated = [
+        (turn, response, response.rating)
+        for turn in conversation.turns
+        if turn.preference is None
+        for response in turn.responses
+        if response.rating is not None
+    ]
+    for (turn_a, a, rating_a), (turn_b, b, rating_b) in combinations(rated, 2):
         if rating_a == rating_b:
             continue
         across = turn_a.index != turn_b.index
