@@ -1,12 +1,7 @@
-"""`judge_audit`: the judge itself, run on the participants' own A/B pairs.
-
-Judge-human agreement, as MT-Bench measured it, against the person the replies were written
-for; the evaluated "model" is a judge (`evaluates = "judges"`). Items are `preference`'s pairs
-except those across turns (the response task only has a judge compare two replies to one
-message), but in a chat with a model (`pairs.talked_to_model`), where each message got one
-reply. Each pair goes to the pairwise prompt in both orders, `informed` (with what the
-participant told us) and `blind`; the judge is never told the pick. `score` is 1 when the judge
-is consistent and agrees with the participant; the statistics are in `tasks.helpers.audit`.
+"""`judge_audit`: the judge itself, run on the participants' own A/B pairs, as MT-Bench
+measured judge-human agreement but against the person the replies were written for (which
+pairs, and why: docs/tasks.md, "Judge audit across turns"); the statistics are in
+`tasks.helpers.audit`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Pairs of replies with a participant's preference: recorded picks, or derived from ratings.
-
-A recorded pick pairs the chosen reply with each other reply of its turn (a tie, every two).
-Where a corpus has ratings instead, rated replies whose ratings differ are paired (`derived`),
-same-message pairs first; pairs across turns are balanced within each stratum of distance and
-of the earlier reply's turn, as many with the preferred reply earlier as later: ratings drift
-over a conversation, so without this the positions alone predict the gold. Pairs with a reply
-revealing its model (`reveals-identity`) are left out unless asked for, and counted.
+"""Pairs of replies with a participant's preference: recorded picks (the chosen reply with
+each other reply of its turn; a tie, every two), or derived from differing ratings. Pairs across
+turns are balanced (docs/tasks.md, "Prompts never name turns"): ratings drift over a
+conversation, so without that the positions alone predict the gold.
 """
 
 from __future__ import annotations
