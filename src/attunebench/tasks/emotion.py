@@ -482,9 +482,7 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         )
         if mode == "generate":
             fields = self._fields(item, PROMPT)
-            panas = ""
-            if gold.panas:
-                panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
+            panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas)) if gold.panas else ""
             messages = PROMPT.render(**fields, labels=prompting.label_menu(labels), panas=panas)
             return [tasks.Query("answer", messages, PROMPT.info, hint=hint)]
         fields = self._fields(item, CHOICE_PROMPT)
