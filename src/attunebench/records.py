@@ -272,8 +272,7 @@ class LedgerEntry(Tally, _EntryKey):
 class ServerUsage(Frozen):
     """A model server the run started itself (a `local/` model's llama-server), over every
     session of the run: how long it was up, and the sums of the `timings` it returned with
-    its answers. Busy share: (prompt_ms + predicted_ms) / 1000 / up_s; prefix-cache share:
-    cache_n / (cache_n + prompt_n)."""
+    its answers."""
 
     sessions: int = Field(default=1, ge=0, description="Runs (sessions) that started it.")
     up_s: float = Field(default=0.0, ge=0, description="Wall seconds from start to stop.")

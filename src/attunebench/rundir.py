@@ -1,11 +1,9 @@
-"""The run directory on disk: run.json, records.jsonl, ledger.json and conversations.jsonl
-(formats in records.py). The engine writes it and the analysis reads it, so this module sits
-below both; conversations.jsonl, written when the run is planned, spares a report the dataset.
+"""The run directory on disk (docs/architecture.md, "The run directory"; formats in
+records.py). The engine writes it and the analysis reads it, so this module sits below both.
 
-records.jsonl is flushed after each line and fsynced every second or so on a thread (an fsync
-on the event loop would hold up every call in flight), so `kill -9` loses at most the items in
-flight. Reading drops a torn last line (that item is done again) but refuses a bad line
-anywhere else, naming file and line. run.json and ledger.json are replaced atomically.
+records.jsonl is fsynced on a thread: an fsync on the event loop would hold up every call in
+flight. Reading drops a torn last line but refuses a bad line anywhere else, naming file and
+line; run.json and ledger.json are replaced atomically.
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -126,8 +125,9 @@ class RecordWriter:
             self._handle.close()
 
 
-def rewrite_records(path: Path, records: list[ItemRecord]) -> None:
-    """Replace records.jsonl with exactly these records (used when resuming)."""
+def rewrite_records(path: Path, records: Sequence[BaseModel]) -> None:
+    """Replace a JSON Lines file (records.jsonl, when resuming) with exactly these records,
+    whole or not at all."""
     with atomic_writer(path) as handle:
         for record in records:
             handle.write(record.model_dump_json() + "\n")

@@ -9,6 +9,7 @@ it scores would separate even two samples of the same people.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
@@ -16,7 +17,6 @@ from attunebench.analysis.resampled import Resampler
 from attunebench.simulators import classifier
 from attunebench.simulators.records import Written
 from attunebench.simulators.schema import Auroc
-from attunebench.stats import FloatArray, Weights
 from attunebench.tasks.helpers.calibration import auroc_statistic
 
 NO_MESSAGES = "the simulator wrote no message (no conversation to continue or play)"
@@ -49,9 +49,5 @@ def realism_auroc(messages: Sequence[Written], resampler: Resampler) -> Auroc:
     if scored is None:
         return base.model_copy(update={"reason": "fewer than 2 conversations to cross-fit on"})
     values = np.column_stack([scored, np.asarray(labels, dtype=np.float64)])
-
-    def auroc(weights: Weights) -> FloatArray:
-        return auroc_statistic(values, weights)
-
-    found = resampler.statistic(ids, auroc)
+    found = resampler.statistic(ids, partial(auroc_statistic, values))
     return base.model_copy(update=resampler.estimate(found).model_dump())

@@ -36,11 +36,6 @@ def labelled_turns(conversation: Conversation) -> list[Turn]:
     return [t for t in conversation.turns if t.state is not None and t.state.emotions]
 
 
-def real_label(turn: Turn) -> str | None:
-    state = turn.state
-    return None if state is None else state.primary or next(iter(state.emotions), None)
-
-
 def negative(taxonomy: Taxonomy, label: str | None) -> bool | None:
     """Whether the taxonomy says the label is a negative feeling (None: it does not say)."""
     found = next((entry for entry in taxonomy.emotions if entry.name == label), None)
@@ -53,7 +48,9 @@ async def continue_turn(
     """The simulated person's message at `turn`, and its label."""
     said = history_before(conversation, turn.index)
     taxonomy = taxonomy_of(conversation)
-    gold = MessageGold(message=turn.user, label=real_label(turn))
+    state = turn.state
+    label = None if state is None else state.primary or next(iter(state.emotions), None)
+    gold = MessageGold(message=turn.user, label=label)
     item = Item(KIND, conversation, turn.index, "continue", taxonomy, gold)
     output = await session.ask(written(CONTINUE, said), item, rollout)
     base = message_record(item, output, rollout, CONTINUE.id)

@@ -4,13 +4,8 @@ beside the real person's at the same point, written to the validation folder as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
-
-from attunebench.data.jsonl import atomic_writer
 from attunebench.frozen import Frozen
 
 
@@ -71,10 +66,3 @@ class Graded(Frozen):
     @property
     def middle(self) -> float:
         return (self.low + self.high) / 2
-
-
-def write_lines(path: Path, found: Sequence[BaseModel]) -> None:
-    """One JSON line per record, written whole or not at all."""
-    with atomic_writer(path) as handle:
-        for record in found:
-            handle.write(record.model_dump_json() + "\n")

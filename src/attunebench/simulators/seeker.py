@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attunebench.data.schema import Conversation
+from attunebench.data.schema import Conversation, Turn
 from attunebench.data.taxonomy import taxonomy_of
 from attunebench.prompts import delimit
 from attunebench.simulators.answers import (
@@ -38,7 +38,7 @@ from attunebench.simulators.records import Sought, Written
 from attunebench.simulators.replay import FIRST_PERSON
 from attunebench.simulators.session import Session
 from attunebench.tasks.base import Item, Query
-from attunebench.tasks.helpers.history import Utterance
+from attunebench.tasks.helpers.history import Utterance, history_before, turn_at
 from attunebench.tasks.helpers.numeric import digits
 from attunebench.tasks.helpers.prompting import chat_messages
 
@@ -64,11 +64,6 @@ def intensities(conversation: Conversation) -> tuple[float, float] | None:
     return first.intensity, after.intensity
 
 
-def _opening(conversation: Conversation) -> list[Utterance]:
-    opening = conversation.context.opening
-    return [Utterance("assistant", opening)] if opening else []
-
-
 async def _message(
     session: Session,
     item: Item[MessageGold],
@@ -89,8 +84,7 @@ async def _reply(
     where the real conversation has none)."""
     supporter = session.plan.supporter
     if supporter is None:
-        turn = next(t for t in item.conversation.turns if t.index == item.turn_index)
-        reply = turn.continued_response()
+        reply = turn_at(item.conversation, item.turn_index).continued_response()
         return (reply.text if reply is not None else None), None
     messages = chat_messages(SUPPORTER.render()[0].content, said)
     asked = Query("reply", messages, SUPPORTER.info, MESSAGE_PARAMS)
@@ -117,14 +111,26 @@ async def _after(
     )
 
 
-async def seek(session: Session, conversation: Conversation, rollout: int) -> Sought:
+def opening_turn(conversation: Conversation) -> Sequence[Turn]:
+    """The turn a seeker starts at, in a conversation with the person's own intensities before
+    and after (none in any other)."""
+    return conversation.turns[:1] if intensities(conversation) is not None else []
+
+
+async def seek(session: Session, conversation: Conversation, start: Turn, rollout: int) -> Sought:
     """The first `exchanges` messages written by the simulated seeker, and the intensity after."""
     found = intensities(conversation)
     assert found is not None
     before, real_after = found
-    fields = {**_feeling(conversation), "intensity": f"{before:g}"}
+    context = conversation.context
+    fields = {
+        "situation": delimit("situation", context.situation or "(not described)"),
+        "feeling": context.emotion or UNNAMED_FEELING,
+        "intensity": f"{before:g}",
+    }
     taxonomy = taxonomy_of(conversation)
-    said, messages, replies = _opening(conversation), [], []
+    said = list(history_before(conversation, start.index))  # the context's opening, if any
+    messages, replies = [], []
     error = None
     for turn in conversation.turns[: session.plan.exchanges]:
         item = Item(
@@ -158,24 +164,3 @@ async def seek(session: Session, conversation: Conversation, rollout: int) -> So
         real_after=real_after,
         error=error,
     )
-
-
-def _feeling(conversation: Conversation) -> dict[str, str]:
-    context = conversation.context
-    return {
-        "situation": delimit("situation", context.situation or "(not described)"),
-        "feeling": context.emotion or UNNAMED_FEELING,
-    }
-
-
-async def seek_conversations(
-    session: Session, conversations: Sequence[Conversation]
-) -> list[Sought]:
-    """Every conversation with the person's own intensities before and after, in every rollout."""
-    work = [
-        (conversation, rollout)
-        for conversation in conversations
-        if intensities(conversation) is not None
-        for rollout in session.rollouts_for(generated=True)
-    ]
-    return await session.each("seeking", work, lambda unit: seek(session, *unit))

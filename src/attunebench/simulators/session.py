@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +29,6 @@ from attunebench.simulators.replay import replay_items, spread
 from attunebench.tasks.base import Item, Output, Query, Task
 
 SAMPLED = ("temperature", "top_p", "seed")  # the parameters a rollout sets
-T = TypeVar("T")
 R = TypeVar("R")
 
 
@@ -58,14 +58,12 @@ def person_name(simulator: ModelEntry, rollout: int) -> str:
 
 def person_entries(simulator: ModelEntry, sampling: Sampling) -> list[ModelEntry]:
     """One `person/` model per rollout (`engine.person`), its sampling the rollout's."""
-    kept = simulator.params.model_dump(exclude_unset=True, exclude=set(SAMPLED))
+    kept = unsampled(simulator).params
     return [
         ModelEntry(
             name=person_name(simulator, seed),
             spec=f"{PERSON}/{simulator.spec}",
-            params=GenerateParams.model_validate(
-                {**kept, "temperature": sampling.temperature, "top_p": sampling.top_p, "seed": seed}
-            ),
+            params=sampling.params(kept, seed),
             answer=simulator.answer,
             family=simulator.family,
             price=simulator.price,
@@ -133,10 +131,6 @@ class Session:
         starts once; run again, the run resumes."""
         plan = self.plan
         entries = person_entries(plan.simulator, plan.sampling)
-
-        def chosen(task: Task[Any, Any], conversations: Sequence[Conversation]) -> list[Item[Any]]:
-            return replay_items(task, conversations, per_conversation)
-
         config = RunConfig(
             data=data,
             out=out,
@@ -146,19 +140,11 @@ class Session:
             progress=plan.progress,
             check_servers=False,  # the session reached the simulator's server already
             include_careless=True,  # the people's own answers, careless or not, are the gold
-            items=chosen,
+            items=partial(replay_items, per_conversation=per_conversation),
         )
         bound = self.engine.models[plan.simulator.name].provider
         await run(
             config, providers={e.name: Person(bound, owns=False) for e in entries}, tasks=tasks
-        )
-
-    async def each(
-        self, doing: str, work: Sequence[T], step: Callable[[T], Awaitable[R]]
-    ) -> list[R]:
-        """`step` over the work, through the engine's scheduler (`each_shown`)."""
-        return await each_shown(
-            self.engine, self._simulator, doing, work, step, progress=self.plan.progress
         )
 
     async def each_turn(
@@ -170,14 +156,18 @@ class Session:
         generated: bool = True,
     ) -> list[R]:
         """`step` on at most `per_conversation` of each conversation's `turns_of`, spread over
-        it, in every rollout such a question is asked in (`rollouts_for`)."""
+        it, in every rollout such a question is asked in (`rollouts_for`), through the engine's
+        scheduler (`each_shown`)."""
         work = [
             (conversation, turn, rollout)
             for conversation in conversations
             for turn in spread(turns_of(conversation), self.plan.per_conversation)
             for rollout in self.rollouts_for(generated)
         ]
-        return await self.each(doing, work, lambda unit: step(self, *unit))
+        shown = self.plan.progress
+        return await each_shown(
+            self.engine, self._simulator, doing, work, lambda u: step(self, *u), progress=shown
+        )
 
 
 @asynccontextmanager

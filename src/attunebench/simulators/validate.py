@@ -24,7 +24,7 @@ from attunebench.data.schema import Conversation
 from attunebench.data.validate import load_validated
 from attunebench.models.base import Provider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.rundir import RUN_FILE, RunDirError, write_json
+from attunebench.rundir import RUN_FILE, RunDirError, rewrite_records, write_json
 from attunebench.simulators.authenticity import realism_auroc
 from attunebench.simulators.continuation import continue_turn, labelled_turns
 from attunebench.simulators.grading import grade_turn, graded_turns
@@ -32,7 +32,7 @@ from attunebench.simulators.leaks import leaks
 from attunebench.simulators.prompting import TEMPLATES, prompts_digest
 from attunebench.simulators.ranking import ranking
 from attunebench.simulators.realism import emotion_by_third, intensity_change, negative_feedback
-from attunebench.simulators.records import Continued, Graded, Sought, write_lines
+from attunebench.simulators.records import Continued, Graded, Sought
 from attunebench.simulators.replay import (
     REPLAY_RUN,
     Replayed,
@@ -50,7 +50,7 @@ from attunebench.simulators.schema import (
     SimulatorPin,
     SimulatorsReport,
 )
-from attunebench.simulators.seeker import DATA_SUPPORTER, seek_conversations
+from attunebench.simulators.seeker import DATA_SUPPORTER, opening_turn, seek
 from attunebench.simulators.session import SAMPLED, Plan, open_session
 from attunebench.tasks.base import PlanError, prompts_of
 
@@ -133,7 +133,7 @@ async def simulate(
         continued = await session.each_turn(
             "continuing", conversations, labelled_turns, continue_turn
         )
-        sought = await seek_conversations(session, conversations)
+        sought = await session.each_turn("seeking", conversations, opening_turn, seek)
         # a grade is asked of real messages alone: a choice answer is the same in every rollout
         graded = await session.each_turn(
             "grading", conversations, graded_turns, grade_turn, generated=False
@@ -225,7 +225,7 @@ async def validate(plan: Plan, providers: Mapping[str, Provider] | None = None) 
     if not conversations:
         raise SimulatorError("the data holds no conversation")
     simulated = await simulate(plan, conversations, runs, providers or {})
-    write_lines(
+    rewrite_records(
         plan.out / REALISM_FILE, [*simulated.continued, *simulated.sought, *simulated.graded]
     )
     report = figures(plan, simulated, conversations, runs, files)

@@ -36,7 +36,6 @@ from attunebench.tasks.base import (
     TaskFactory,
     View,
     chance_by_part,
-    check_choice,
     in_contexts,
     register_task,
 )
@@ -84,7 +83,6 @@ __all__ = [
     "answer_fields",
     "calibration_metrics",
     "chance_by_part",
-    "check_choice",
     "in_contexts",
     "label_list",
     "load_tasks",

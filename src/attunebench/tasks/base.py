@@ -1,16 +1,7 @@
-"""What a task is: one typed declaration the engine and the analysis both read.
-
-A task module subclasses `Task[Gold, Prediction]` (frozen pydantic types, stored as JSON in
-the records) and registers itself (or a factory) with `TASKS`, whose keyword arguments are its
-options (plus `seed`). It declares its items (`items`, each with its gold), the queries of an item
-rendered from its prompt file (`queries`, in `generate` or `choice` form), how answers parse
-(`parse`, raising `InvalidAnswer`) and score (`score`, and `worst` for an invalid answer), its
-answers' form (`subject_forms`), its needs (a judge, context and answer modes) and, named in
-the class statement, its `Scoring` part: what the analysis reads (metrics and the headline,
-references, the people's repeat answers and the headline's chance level).
-
-The engine owns everything else once, for every task (`engine.evaluate`): calling, retries,
-the outcome and the record. A judged task (`response`) adds `judge_queries` and `judged`.
+"""What a task is: one typed declaration the engine and the analysis both read
+(docs/architecture.md, "A task, declared once"). A task registers itself (or a factory) with
+`TASKS`, whose keyword arguments are its options (plus `seed`); its gold and prediction are
+frozen pydantic types, stored as JSON in the records.
 """
 
 from __future__ import annotations
@@ -493,9 +484,3 @@ def takes_option(factory: TaskFactory, option: str) -> bool:
 
 class PlanError(ValueError):
     """A task cannot run with this plan (for example, a judged task with no judge)."""
-
-
-def check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
-    return value

@@ -117,15 +117,10 @@ def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> tasks.
     return guess, tasks.Scored(f1(guess.behaviors, gold.behaviors))
 
 
-class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
+class BehaviorScoring(grouping.GroupedScoring[BehaviorGold, BehaviorPrediction]):
     headline = "macro-F1: the mean of per-label F1 within each corpus part"
     headline_metric = "macro_f1"
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, tasks.Reference[BehaviorGold]]:
-        grouped = grouping.Grouped(usual_behavior, behavior_guess)
-        return grouping.group_references(grouped, BehaviorGold.shown, context)
+    grouped = grouping.Grouped(usual_behavior, behavior_guess)
 
     def choice_gold(self, item: tasks.Item[BehaviorGold], query: tasks.Query) -> str | None:
         return "yes" if query.key.removeprefix("label:") in item.gold.behaviors else "no"
@@ -183,12 +178,11 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
         self.max_replies = max_replies
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
-        """Replies with at least one behavior label."""
+        """Replies with at least one behavior label (each an item: the gold's kind is the
+        default, its items)."""
         turns = [turn for c in conversations for turn in c.turns]
         labelled = sum(1 for turn in turns for reply in turn.responses if reply.behaviors)
-        return tasks.GoldCounts(
-            {"responses_with_behaviors": labelled}, {TASK: (labelled, ("behaviors",))}
-        )
+        return tasks.GoldCounts({"responses_with_behaviors": labelled})
 
     def items(self, conversations: Iterable[Conversation]) -> Iterator[tasks.Item[BehaviorGold]]:
         for conversation in conversations:

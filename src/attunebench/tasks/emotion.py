@@ -167,17 +167,21 @@ def conversation_gold(conversation: Conversation) -> EmotionGold:
     return EmotionGold(level="conversation", primary=label, emotions=emotions, **numbers)
 
 
-def score_numbers(gold: EmotionGold, prediction: EmotionPrediction | None) -> dict[str, float]:
+# An invalid answer's: every number asked, none given, no label named.
+NOTHING = EmotionPrediction(asked=tuple(SCALES))
+
+
+def score_numbers(gold: EmotionGold, prediction: EmotionPrediction) -> dict[str, float]:
     """Absolute errors of the numbers asked (missing: the scale's largest error)."""
     out: dict[str, float] = {}
     for name, (low, high) in SCALES.items():
         truth = gold.number(name)
-        if truth is None or (prediction is not None and name not in prediction.asked):
+        if truth is None or name not in prediction.asked:
             continue
-        guess = prediction.number(name) if prediction is not None else None
+        guess = prediction.number(name)
         out[f"{name}_abs_error"] = high - low if guess is None else abs(guess - truth)
     if gold.panas:
-        answers = prediction.panas if prediction is not None else {}
+        answers = prediction.panas
         errors = [
             PANAS[1] - PANAS[0] if answers.get(k) is None else abs(float(answers[k] or 0) - v)
             for k, v in gold.panas.items()
@@ -315,10 +319,11 @@ def _numbers(name: str) -> tuple[metrics.Metric, ...]:
     )
 
 
-class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
+class EmotionScoring(grouping.GroupedScoring[EmotionGold, EmotionPrediction]):
     headline = "macro-F1 of the primary label within each corpus part"
     headline_metric = "macro_f1"
     crowd = "reference/position-only"
+    grouped = grouping.Grouped(usual_label, label_guess)
 
     def retests(
         self, conversations: Iterable[Conversation]
@@ -346,12 +351,6 @@ class EmotionScoring(tasks.Scoring[EmotionGold, EmotionPrediction]):
             return 1.0 / len(labels) if labels else None
 
         return tasks.chance_by_part(golds, one_in_k)
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, tasks.Reference[EmotionGold]]:
-        grouped = grouping.Grouped(usual_label, label_guess)
-        return grouping.group_references(grouped, EmotionGold.shown, context)
 
     def answered_gold(self, gold: EmotionGold, prediction: EmotionPrediction) -> EmotionGold | None:
         """The labels named, and each number the person reported that the answer gives."""
@@ -483,9 +482,7 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
         )
         if mode == "generate":
             fields = self._fields(item, PROMPT)
-            panas = ""
-            if gold.panas:
-                panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas))
+            panas = "\n" + PROMPT.text("panas", names=", ".join(gold.panas)) if gold.panas else ""
             messages = PROMPT.render(**fields, labels=prompting.label_menu(labels), panas=panas)
             return [tasks.Query("answer", messages, PROMPT.info, hint=hint)]
         fields = self._fields(item, CHOICE_PROMPT)
@@ -558,9 +555,4 @@ class EmotionTask(tasks.Task[EmotionGold, EmotionPrediction], scoring=EmotionSco
     def worst(
         self, item: tasks.Item[EmotionGold], partial: EmotionPrediction | None
     ) -> tasks.Scored:
-        gold = item.gold
-        values: dict[str, float | None] = dict(score_numbers(gold, None))
-        correct = 0.0 if gold.labels else None
-        if gold.labels:
-            values["jaccard"] = 0.0
-        return tasks.Scored(correct, {"primary_correct": correct, **values})
+        return score_prediction(item.gold, NOTHING)

@@ -1,12 +1,7 @@
-"""`judge_audit`: the judge itself, run on the participants' own A/B pairs.
-
-Judge-human agreement, as MT-Bench measured it, against the person the replies were written
-for; the evaluated "model" is a judge (`evaluates = "judges"`). Items are `preference`'s pairs
-except those across turns (the response task only has a judge compare two replies to one
-message), but in a chat with a model (`pairs.talked_to_model`), where each message got one
-reply. Each pair goes to the pairwise prompt in both orders, `informed` (with what the
-participant told us) and `blind`; the judge is never told the pick. `score` is 1 when the judge
-is consistent and agrees with the participant; the statistics are in `tasks.helpers.audit`.
+"""`judge_audit`: the judge itself, run on the participants' own A/B pairs, as MT-Bench
+measured judge-human agreement but against the person the replies were written for (which
+pairs, and why: docs/tasks.md, "Judge audit across turns"); the statistics are in
+`tasks.helpers.audit`.
 """
 
 from __future__ import annotations
@@ -88,19 +83,11 @@ class JudgeAuditTask(preference.PairTask, scoring=JudgeAuditScoring):
     def queries(
         self, item: tasks.Item[pairs.PairGold], mode: tasks.AnswerMode
     ) -> list[tasks.Query]:
-        pair = preference.pair_of(item, self.pairs)
-        # Across turns, cut before the earlier reply, as `preference` does: a transcript that
-        # quoted it would show which reply came first.
-        upto = min(pair.first.turn_index, pair.second.turn_index)
+        _, upto, replies = self.in_orders(item)
         turn = history.turn_at(item.conversation, upto)
         profile = judging.profile_of(item.conversation, turn, informed=item.context == "informed")
         context = judging.JudgeContext.at(item.conversation, upto, profile)
-        texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
-        queries = []
-        for order in preference.ORDERS:
-            a, b = (texts[key] for key in preference.shown(item.gold, order))
-            queries.append(judging.pairwise_query(context, a, b, order))
-        return queries
+        return [judging.pairwise_query(context, a, b, order) for order, (a, b) in replies.items()]
 
     def letter(self, text: str) -> str:
         return str(judging.parse_pairwise(text)["winner"])

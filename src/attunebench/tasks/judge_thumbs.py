@@ -1,10 +1,6 @@
-"""`judge_thumbs`: the judge's rubric score of a real bot reply, against the person's thumb.
-
-In a chat a person held with a model (`pairs.talked_to_model`, ConvAI1) they gave each bot reply
-a thumb up or down. The judge (`evaluates = "judges"`) scores each rated reply alone with the
-rubric, never told the thumb; 6 or more reads as "they would like it". A merged run of messages
-rated half up, half down has no thumb and is left out, counted. The headline is the mean of the
-agreement on liked and on disliked replies, so a judge that scores everything high gets 0.5.
+"""`judge_thumbs`: the judge's rubric score of a real bot reply, against the person's thumb
+(docs/tasks.md, "Judge audit across turns"). The headline is the mean of the agreement on liked
+and on disliked replies, so a judge that scores everything high gets 0.5.
 """
 
 from __future__ import annotations

@@ -245,13 +245,14 @@ def field_set(gold: OutcomeGold) -> tuple[tuple[str, tuple[float, ...]], ...]:
     return tuple(sorted((name, tuple(scale)) for name, scale in gold.scales.items()))
 
 
-class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):
+class OutcomeScoring(grouping.GroupedScoring[OutcomeGold, numeric.Numbers]):
     headline = (
         "mean position-adjusted correlation over the outcome fields (final intensity, rating, "
         "each survey answer)"
     )
     headline_metric = "mean_adjusted_r"
     crowd = "reference/position-only"
+    grouped = grouping.Grouped(usual_values, values_guess)
 
     def choice_gold(self, item: tasks.Item[OutcomeGold], query: tasks.Query) -> str | None:
         value = item.gold.values.get(query.key)
@@ -266,12 +267,6 @@ class OutcomeScoring(tasks.Scoring[OutcomeGold, numeric.Numbers]):
         given = prediction.values
         values = {k: v for k, v in given.items() if k in gold.values and v is not None}
         return gold.model_copy(update={"values": values}) if values else None
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, tasks.Reference[OutcomeGold]]:
-        grouped = grouping.Grouped(usual_values, values_guess)
-        return grouping.group_references(grouped, OutcomeGold.shown, context)
 
     def extra_metrics(self, records: Sequence[ItemRecord]) -> tuple[metrics.Metric, ...]:
         """MAE, coverage and Spearman of the survey answers beyond the known fields."""

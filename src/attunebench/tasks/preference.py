@@ -160,6 +160,16 @@ class PairTask(tasks.Task[PairGold, PreferencePrediction]):
     def left_out(self, conversations: Sequence[Conversation]) -> dict[str, int]:
         return flagged_left_out(conversations, self.pairs)
 
+    def in_orders(self, item: tasks.Item[PairGold]) -> tuple[Pair, int, dict[str, tuple[str, str]]]:
+        """An item's pair, the turn its transcript ends at, and the replies shown as (A, B) in
+        each order. The transcript stops before the earlier reply: quoting it (and going on to
+        the later one's message) would show which reply came first and how far apart they were."""
+        pair = pair_of(item, self.pairs)
+        texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
+        a_b = {order: shown(item.gold, order) for order in ORDERS}
+        replies = {order: (texts[a], texts[b]) for order, (a, b) in a_b.items()}
+        return pair, min(pair.first.turn_index, pair.second.turn_index), replies
+
     def letter(self, text: str) -> str:
         """The letter a generated answer names ("A", "B" or "tie"); raises InvalidAnswer."""
         return parse_choice(text)
@@ -429,17 +439,12 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
 
     def queries(self, item: tasks.Item[PairGold], mode: tasks.AnswerMode) -> list[tasks.Query]:
         """The pair in both orders, as preference questions."""
-        pair = pair_of(item, self.pairs)
-        conversation, gold = item.conversation, item.gold
-        texts = {pair.first.key: pair.first.text, pair.second.key: pair.second.text}
-        # Cut before the earlier reply: a transcript that quoted it (and went on to the later
-        # one's message) would show which reply came first and how far apart they were.
-        upto = min(pair.first.turn_index, pair.second.turn_index)
+        pair, upto, replies = self.in_orders(item)
+        conversation = item.conversation
         base = prompting.shown_fields(item, history.history_through(conversation, upto), upto)
         template = ACROSS_TURNS if pair.across_turns else SAME_TURN
         queries = []
-        for order in ORDERS:
-            a, b = (texts[key] for key in shown(gold, order))
+        for order, (a, b) in replies.items():
             fields = {**base, "reply_a": delimit("reply_a", a), "reply_b": delimit("reply_b", b)}
             hint = TaskHint(
                 text=history.turn_at(conversation, upto).user,
@@ -452,15 +457,8 @@ class PreferenceTask(PairTask, scoring=PreferenceScoring):
                 # A derived pair's question: the user rated each reply alone, never picked one.
                 asked = CHOICE.text("across_turns" if pair.across_turns else "same_turn")
                 form = prompting.choice_form(CHOICE.render(**fields), asked, CHOICE_OPTIONS)
-            queries.append(
-                tasks.Query(
-                    order,
-                    template.render(**fields),
-                    template.info,
-                    hint=hint,
-                    choice=form,
-                )
-            )
+            messages = template.render(**fields)
+            queries.append(tasks.Query(order, messages, template.info, hint=hint, choice=form))
         return queries
 
     def score(self, item: tasks.Item[PairGold], prediction: PreferencePrediction) -> tasks.Scored:

@@ -226,10 +226,11 @@ def adjusted_values(views: Sequence[RatingView]) -> FloatArray:
     )
 
 
-class RatingScoring(tasks.Scoring[RatingGold, numeric.Numbers]):
+class RatingScoring(grouping.GroupedScoring[RatingGold, numeric.Numbers]):
     headline = "position-adjusted correlation of predicted and given ratings"
     headline_metric = "position_adjusted_r"
     crowd = "reference/position-only"
+    grouped = grouping.Grouped(usual_ratings, rating_guess)
 
     def choice_gold(self, item: tasks.Item[RatingGold], query: tasks.Query) -> str | None:
         rating = item.gold.rating
@@ -242,12 +243,6 @@ class RatingScoring(tasks.Scoring[RatingGold, numeric.Numbers]):
     def answered_gold(self, gold: RatingGold, prediction: numeric.Numbers) -> RatingGold | None:
         given = prediction.values.get(FIELD)
         return None if given is None else gold.model_copy(update={"rating": given})
-
-    def references(
-        self, context: history.ContextMode = "blind"
-    ) -> dict[str, tasks.Reference[RatingGold]]:
-        grouped = grouping.Grouped(usual_ratings, rating_guess)
-        return grouping.group_references(grouped, RatingGold.shown, context)
 
     metrics = metrics.register(
         TASK,

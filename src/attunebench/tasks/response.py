@@ -220,7 +220,10 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         participant_comment: bool = False,
         seed: int = 0,
     ) -> None:
-        tasks.check_choice("judge_mode", judge_mode, JUDGE_MODES)
+        if judge_mode not in JUDGE_MODES:
+            raise ValueError(
+                f"judge_mode must be one of {', '.join(JUDGE_MODES)} (got {judge_mode!r})"
+            )
         super().__init__(context)
         self.judge_mode, self.comment = judge_mode, participant_comment
         judged = (judging.PAIRWISE, judging.PAIRWISE_CHOICE) if judge_mode != "rubric" else ()
@@ -320,17 +323,16 @@ class ResponseTask(tasks.Task[ResponseGold, ResponsePrediction], scoring=Respons
         )
         reply, queries = prediction.reply, []
         for judge in judges:
-            if others:
-                for comparison, other in others.items():
-                    key = f"{comparison}/{{}}@{judge}"
-                    queries += [
-                        judging.pairwise_query(
-                            context, reply, other, key.format(judging.MODEL_FIRST), judge=judge
-                        ),
-                        judging.pairwise_query(
-                            context, other, reply, key.format(judging.REFERENCE_FIRST), judge=judge
-                        ),
-                    ]
+            for comparison, other in others.items():
+                key = f"{comparison}/{{}}@{judge}"
+                queries += [
+                    judging.pairwise_query(
+                        context, reply, other, key.format(judging.MODEL_FIRST), judge=judge
+                    ),
+                    judging.pairwise_query(
+                        context, other, reply, key.format(judging.REFERENCE_FIRST), judge=judge
+                    ),
+                ]
             if self.judge_mode != "pairwise":
                 queries.append(judging.rubric_query(context, reply, f"rubric@{judge}", judge=judge))
             if item.gold.real is not None:

@@ -1,12 +1,11 @@
-"""Fitting on gold out of sample: on a train split, or cross-fitted by conversation.
+"""Fitting on gold out of sample: on a train split, or cross-fitted by conversation
+(docs/architecture.md, "Fitted on gold, out of sample").
 
-What is fitted on the participants' answers is fitted on items other than those it guesses: a
-train split's (`train`), else the other folds of `FOLDS` seeded folds by conversation
-(`cross-fitted`). Cross-fitted metrics are read within each fold and averaged, as
-cross-validation scores are: read across folds, a correlation is biased down (a position-only
-guess scored -0.35 on MultiESC test's outcome items, 0 within folds). The fitted baselines
-learn from the same train items (`examples`), and from their person-hidden twins where a run
-asks them (else a baseline's person gap measures a change of input it was never fitted for).
+Cross-fitted metrics are read within each fold and averaged, as cross-validation scores are:
+read across folds, a correlation is biased down (a position-only guess scored -0.35 on MultiESC
+test's outcome items, 0 within folds). The fitted baselines also learn from the train items'
+person-hidden twins where a run asks them (else a baseline's person gap measures a change of
+input it was never fitted for).
 """
 
 from __future__ import annotations

@@ -16,12 +16,13 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import numpy as np
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks.base import Gold, Guess, Reference
+from attunebench.frozen import Frozen
+from attunebench.tasks.base import Gold, Guess, Reference, Scoring
 from attunebench.tasks.helpers import history
 from attunebench.tasks.helpers.history import ContextMode
 
@@ -29,6 +30,7 @@ from attunebench.tasks.helpers.history import ContextMode
 SHOWN_EDGES = (4, 7, 10, 13, 17, 21, 27)
 LENGTH_BINS = 5
 G = TypeVar("G", bound=Gold)
+P = TypeVar("P", bound=Frozen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,17 @@ def group_references(
             grouped, None, lambda _, g: shown(g).reported
         )
     return found
+
+
+class GroupedScoring(Scoring[G, P]):
+    """A scoring whose references are a `Grouped`'s (`grouped`), its items grouped by what the
+    gold's `shown` says the prompt shows (`group_references`)."""
+
+    grouped: ClassVar[Grouped[Any]]
+
+    def references(self, context: ContextMode = "blind") -> dict[str, Reference[G]]:
+        gold: Any = self.task.gold_type  # a gold that says what its prompt shows
+        return group_references(self.grouped, gold.shown, context)
 
 
 def shown_bin(visible: int | None, edges: Sequence[int] = SHOWN_EDGES) -> int:

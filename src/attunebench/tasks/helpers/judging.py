@@ -1,16 +1,10 @@
-"""Asking a judge and reading its verdicts: what it is told about the participant, the queries
-it answers, each answer read into an auditable `Verdict`, and a response's values from them.
+"""Asking a judge and reading its verdicts: what it is told about the participant (what it
+sees and why: docs/tasks.md, "The judge"), the queries it answers, each answer read into an
+auditable `Verdict`, and a response's values from them.
 
-The judge sees the conversation, the participant's profile (how they felt, what would help;
-their post-hoc comment only where asked, as it can name a reply) and the candidates. A rubric
-judge also sees the replies the participant preferred and rejected; a pairwise judge does not,
-since one of its candidates is always such a reference and being told so would decide for it.
-
-A verdict is a JSON object (pairwise winner or rubric score), or in choice mode the
-probabilities of "A" and "B" (the more probable wins). Pairwise, it scores the model 1 (win),
-0.5 (tie) or 0 (loss or unusable: a judge that fails on the items a model would lose must not
-raise its score); the panel takes its judges' majority in each order. Rubric: a judge's mean
-score (unusable: 1), and their mean.
+Pairwise, a verdict scores the model 1 (win), 0.5 (tie) or 0 (loss or unusable: a judge that
+fails on the items a model would lose must not raise its score); rubric, a judge's mean score
+(unusable: 1).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Pairs of replies with a participant's preference: recorded picks, or derived from ratings.
-
-A recorded pick pairs the chosen reply with each other reply of its turn (a tie, every two).
-Where a corpus has ratings instead, rated replies whose ratings differ are paired (`derived`),
-same-message pairs first; pairs across turns are balanced within each stratum of distance and
-of the earlier reply's turn, as many with the preferred reply earlier as later: ratings drift
-over a conversation, so without this the positions alone predict the gold. Pairs with a reply
-revealing its model (`reveals-identity`) are left out unless asked for, and counted.
+"""Pairs of replies with a participant's preference: recorded picks (the chosen reply with
+each other reply of its turn; a tie, every two), or derived from differing ratings. Pairs across
+turns are balanced (docs/tasks.md, "Prompts never name turns"): ratings drift over a
+conversation, so without that the positions alone predict the gold.
 """
 
 from __future__ import annotations
@@ -165,16 +161,6 @@ def picked_pairs(turn: Turn) -> list[Pair]:
     ]
 
 
-def _rated(conversation: Conversation) -> list[tuple[Turn, Response, float]]:
-    return [
-        (turn, response, response.rating)
-        for turn in conversation.turns
-        if turn.preference is None
-        for response in turn.responses
-        if response.rating is not None
-    ]
-
-
 def stratum(pair: Pair) -> tuple[int, int]:
     """The balancing stratum of a pair across turns: its distance's stratum and the step of
     turns its earlier reply sits in."""
@@ -188,7 +174,14 @@ def derived_pairs(conversation: Conversation, cap: int, seed: int) -> list[Pair]
     same: list[Pair] = []
     # per stratum: across turns, the pairs whose preferred reply came first, and later
     pools: dict[tuple[int, int], tuple[list[Pair], list[Pair]]] = defaultdict(lambda: ([], []))
-    for (turn_a, a, rating_a), (turn_b, b, rating_b) in combinations(_rated(conversation), 2):
+    rated = [
+        (turn, response, response.rating)
+        for turn in conversation.turns
+        if turn.preference is None
+        for response in turn.responses
+        if response.rating is not None
+    ]
+    for (turn_a, a, rating_a), (turn_b, b, rating_b) in combinations(rated, 2):
         if rating_a == rating_b:
             continue
         across = turn_a.index != turn_b.index
