@@ -34,7 +34,6 @@ SPLITS = ("train", "test")
 VARIANTS = ("human-bot", "human-human")
 TARBALL = "data_1501534800.tar.gz"
 TAXONOMY_ID = "convai1"
-REPLY_ID = "partner"
 BOT_MODEL = "convai1-bot"
 THUMBS = {1: 0.0, 2: 1.0}  # the corpus's 0 is "not rated"
 SURVEY = ("quality", "breadth", "engagement")
@@ -209,13 +208,7 @@ class ConvAI1Importer:
     ) -> Conversation | None:
         partner = next(u.id for u in dialogue.users if u.id != me)
         bot = self.variant == "human-bot"
-        made = perspective(
-            messages,
-            me,
-            reply_id=REPLY_ID,
-            model=BOT_MODEL if bot else "human",
-            tally=tally,
-        )
+        made = perspective(messages, me, model=BOT_MODEL if bot else "human", tally=tally)
         if not made.turns:
             tally["dropped:dialogues with no message from the user"] += 1
             return None
