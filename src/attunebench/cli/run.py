@@ -32,6 +32,7 @@ from attunebench.engine import (
     task_names,
 )
 from attunebench.engine import run as run_engine
+from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.stopping import stop_signals
 from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.modelsfile import (
@@ -112,16 +113,12 @@ def time_line(rundir: Path) -> str | None:
     ledger = read_ledger(rundir)
     if ledger is None:
         return None
-    per: dict[str, list[float]] = {}
-    for entry in ledger.entries:
-        calls_and_time = per.setdefault(entry.model, [0, 0.0])
-        calls_and_time[0] += entry.calls
-        calls_and_time[1] += entry.latency_s
-    total = sum(seconds for _, seconds in per.values()) or 1.0
-    ranked = sorted(per.items(), key=lambda item: -item[1][1])
+    per = LedgerBook(ledger).by_model()
+    total = sum(t.latency_s for t in per.values()) or 1.0
+    ranked = sorted(per.items(), key=lambda item: -item[1].latency_s)
     return "time per model: " + ", ".join(
-        f"{model} {calls:.0f} calls {seconds:.1f} s ({seconds / total:.0%})"
-        for model, (calls, seconds) in ranked
+        f"{model} {t.calls:.0f} calls {t.latency_s:.1f} s ({t.latency_s / total:.0%})"
+        for model, t in ranked
     )
 
 

@@ -430,10 +430,7 @@ def _open_rundir(
 
 def truncated_by_model(ledger: LedgerBook) -> dict[str, int]:
     """Per model, the answers of this run (every session) cut off at their token budget."""
-    counts: Counter[str] = Counter()
-    for entry in ledger.to_ledger().entries:
-        counts[entry.model] += entry.truncated
-    return {model: n for model, n in sorted(counts.items()) if n}
+    return {m: t.truncated for m, t in sorted(ledger.by_model().items()) if t.truncated}
 
 
 def commonest(errors: Counter[tuple[str, str, str]]) -> tuple[tuple[str, str, int, str], ...]:
