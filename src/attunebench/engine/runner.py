@@ -32,7 +32,7 @@ from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
 from attunebench.engine.shards import SHARED_PLAN, Shard, plan_value
-from attunebench.engine.spend import SpendCap, spent_of
+from attunebench.engine.spend import SpendCap
 from attunebench.engine.training import teach
 from attunebench.engine.wiring import (
     Found,
@@ -356,7 +356,7 @@ def _spend_cap(
     if why is not None:
         raise PlanError(why)
     ledger = read_ledger(config.out) if config.out.is_dir() else None
-    spent = spent_of(ledger.entries) if ledger is not None else 0.0
+    spent = sum(entry.cost_usd for entry in ledger.entries) if ledger is not None else 0.0
     done = answered_keys(config.out) & plan.keys
     judges = [e.name for e in config.judges]
     by_model = estimate(plan_units(plan.work, done), bound, judges)
