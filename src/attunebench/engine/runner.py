@@ -122,7 +122,6 @@ class RunResult:
     errors: tuple[tuple[str, str, int, str], ...] = ()  # (model, task, count, error), commonest
     adapted: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by the pre-flight
     truncated: Mapping[str, int] = field(default_factory=dict)  # per model, answers cut off
-    stopped: str | None = None  # why the run stopped before its end (its dollar cap)
 
     @property
     def complete(self) -> bool:
@@ -311,7 +310,6 @@ async def run(
         commonest(errors),
         info.adapted,
         truncated_by_model(engine.ledger),
-        spend.stopped if spend is not None else None,
     )
 
 
