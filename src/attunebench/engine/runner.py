@@ -355,19 +355,13 @@ def _spend_cap(
         raise PlanError(why)
     ledger = read_ledger(config.out) if config.out.is_dir() else None
     spent = sum(entry.cost_usd for entry in ledger.entries) if ledger is not None else 0.0
-    done = answered_keys(config.out) & plan.keys
+    records = config.out / RECORDS_FILE  # what earlier sessions answered is not estimated
+    answered = read_records(records) if records.is_file() else []
+    done = {r.key for r in answered if r.status != "failed"} & plan.keys
     judges = [e.name for e in config.judges]
     by_model = estimate(plan_units(plan.work, done), bound, judges)
     check_estimate(config.max_cost, spent, by_model)
     return SpendCap(config.max_cost, spent=spent)
-
-
-def answered_keys(rundir: Path) -> set[RecordKey]:
-    """The keys a RUNDIR already answered (its `ok` and `invalid` records); none if new."""
-    path = rundir / RECORDS_FILE
-    if not path.is_file():
-        return set()
-    return {r.key for r in read_records(path) if r.status != "failed"}
 
 
 def _engine(
