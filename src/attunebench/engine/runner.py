@@ -52,7 +52,6 @@ from attunebench.records import (
     ItemRecord,
     ModelInfo,
     RunInfo,
-    ServerUsage,
     SkippedPair,
     SuiteInfo,
     Tally,
@@ -309,7 +308,7 @@ async def run(
         tuple(plan.empty),
         commonest(errors),
         info.adapted,
-        truncated_by_model(engine.ledger),
+        {m: t.truncated for m, t in sorted(engine.ledger.by_model().items()) if t.truncated},
     )
 
 
@@ -420,11 +419,6 @@ def _open_rundir(
     return info, kept
 
 
-def truncated_by_model(ledger: LedgerBook) -> dict[str, int]:
-    """Per model, the answers of this run (every session) cut off at their token budget."""
-    return {m: t.truncated for m, t in sorted(ledger.by_model().items()) if t.truncated}
-
-
 def commonest(errors: Counter[tuple[str, str, str]]) -> tuple[tuple[str, str, int, str], ...]:
     """The most common error of each (model, task), with how often it came."""
     best: dict[tuple[str, str], tuple[int, str]] = {}
@@ -476,18 +470,15 @@ async def _execute(
             await run_units(units, engine=engine, judges=judges, on_record=on_record)
     finally:
         writer.close()
-        write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger(server_usage(engine)))
+        # This session's usage of each server a model started for the run (`local/`).
+        used = {name: bound.provider.server_usage() for name, bound in engine.models.items()}
+        servers = {name: usage for name, usage in used.items() if usage is not None}
+        write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger(servers))
         finished = {"finished_at": _now(), "complete": len(done) == len(planned)}
         write_json(config.out / RUN_FILE, info.model_copy(update=finished))
         if engine.cache is not None:
             engine.cache.close()
     return failed
-
-
-def server_usage(engine: Engine) -> dict[str, ServerUsage]:
-    """This session's usage of each server a model started for the run (`local/`)."""
-    used = {name: bound.provider.server_usage() for name, bound in engine.models.items()}
-    return {name: usage for name, usage in used.items() if usage is not None}
 
 
 def _gist(error: str, limit: int = 200) -> str:
