@@ -24,9 +24,9 @@ from attunebench.data.fetch import (
     FetchItem,
     FetchResult,
     fetch_all,
+    in_place,
     license_refusals,
     plan,
-    split_present,
 )
 from attunebench.data.locations import user_data_dir
 from attunebench.data.sources import UnknownCorpusError, corpus_source, sources
@@ -135,7 +135,9 @@ def fetch(
     folder = to if to is not None else user_data_dir()
     folder_out(folder, "--to")
     started = time.perf_counter()
-    present, missing = split_present(plan(chosen, folder, mirror))
+    items = plan(chosen, folder, mirror)
+    present = [item for item in items if in_place(item)]
+    missing = [item for item in items if item not in present]
     # Only what is to be fetched needs its licence accepted: a corpus in place is left alone.
     refused = license_refusals(list(dict.fromkeys(i.corpus for i in missing)), accepted)
     if refused:

@@ -17,6 +17,7 @@ from attunebench.cli.consoles import CommandConsole, command_group
 from attunebench.cli.errors import fail, file_out, os_problem
 from attunebench.cli.options import CorpusFolder, ImportOut, Limit, UserSpeaker, parameters_of
 from attunebench.data.importers import (
+    CORPORA,
     CsvImporter,
     Importer,
     ImportFormatError,
@@ -105,16 +106,7 @@ def _corpus(corpus: str) -> Callable[..., None]:
     )
 
 
-for corpus in (
-    "esconv",
-    "dailydialog",
-    "meld",
-    "uss",
-    "goemotions",
-    "empathy_mental_health",
-    "convai1",
-    "topical_chat",
-):
+for corpus in CORPORA:
     app.command(corpus.replace("_", "-"))(_corpus(corpus))
 
 

@@ -60,13 +60,6 @@ def say(text: str) -> None:
     out.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def models(train: Path) -> tuple[ModelEntry, ...]:
-    return tuple(
-        ModelEntry(name=spec, spec=spec, options={"train": str(train)} if spec in FITTED else {})
-        for spec in BASELINES
-    )
-
-
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the data, run and report.")],
     esconv: Annotated[
@@ -92,7 +85,12 @@ def demo(
     config = RunConfig(
         data=data,
         out=out_dir / "run",
-        models=models(train),
+        models=tuple(
+            ModelEntry(
+                name=spec, spec=spec, options={"train": str(train)} if spec in FITTED else {}
+            )
+            for spec in BASELINES
+        ),
         judges=(ModelEntry.from_spec(JUDGE),),
         task_options=context_options(task_names(["all"]), "both"),  # blind and informed
         seed=seed,

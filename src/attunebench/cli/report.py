@@ -15,8 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attunebench.cli.consoles import CommandConsole
-from attunebench.cli.errors import fail as _fail
-from attunebench.cli.errors import folder_out, os_problem
+from attunebench.cli.errors import err, fail, folder_out, os_problem
 from attunebench.cli.options import (
     RESAMPLES,
     IncludeSimulated,
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     from attunebench.report.render import Format
 
 out = CommandConsole()
-err = CommandConsole(stderr=True)
 FORMATS: tuple[Format, ...] = ("html", "markdown", "json")
 # The analysis default, repeated so the CLI starts without importing it (a test compares them).
 SIMULATIONS = 400  # analysis.comparisons.power.DEFAULT_SIMULATIONS
@@ -99,7 +97,7 @@ def _check_models(names: list[str], known: list[str], option: str, what: str) ->
 
     for name in names:
         if name not in known:
-            _fail(
+            fail(
                 f"{option}: {name!r} is not among the {what} in these runs"
                 f"{did_you_mean(name, known)} ({what} present: {', '.join(known) or 'none'})"
             )
@@ -148,11 +146,11 @@ def _report(asked: ReportOptions) -> None:
         )
         summary = build_summary(runs, options)
     except (RunLoadError, ValueError) as error:
-        _fail(str(error))
+        fail(str(error))
     try:
         written = write_report(summary, asked.out_dir, asked.fmt)
     except OSError as error:  # a disk that filled up while it was written
-        _fail(os_problem(error))
+        fail(os_problem(error))
     shown = (
         "dataset_unavailable",
         "mixed_datasets",
@@ -205,7 +203,7 @@ def _simulators_pages(folders: list[Path], out_dir: Path) -> None:
         try:
             written = write_simulators_page(read_simulators(folder), out_dir, name)
         except SimulatorsFileError as error:
-            _fail(str(error))
+            fail(str(error))
         out.print(f"wrote {written}", markup=False, highlight=False)
 
 
@@ -224,7 +222,7 @@ def power(
     """Conversations needed to separate two models on each task's headline at 80% power
     (the report's paired difference and its 95% interval): a central figure and a range."""
     if models[0] == models[1]:
-        _fail(f"--models names {models[0]} twice: give the two models to separate")
+        fail(f"--models names {models[0]} twice: give the two models to separate")
     import numpy as np
 
     from attunebench.analysis import RunLoadError, load_runs, power_curve
@@ -234,7 +232,7 @@ def power(
     try:
         runs = load_runs(rundir, dataset=data)
     except RunLoadError as error:
-        _fail(str(error))
+        fail(str(error))
     frame = runs.frame
     _check_models(list(models), list(frame.models), "--models", "models")
     chosen = [t for entry in tasks or [] for t in entry.split(",") if t]

@@ -13,9 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from attunebench.cli.consoles import CommandConsole
-from attunebench.cli.errors import fail as _fail
-from attunebench.cli.errors import file_out, folder_out, os_problem
+from attunebench.cli.errors import err, fail, file_out, folder_out, os_problem
 from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress, command_of
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
@@ -32,6 +30,7 @@ from attunebench.engine import (
     task_names,
 )
 from attunebench.engine import run as run_engine
+from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.stopping import stop_signals
 from attunebench.engine.suite_run import suite_run_config
 from attunebench.models.modelsfile import (
@@ -49,7 +48,6 @@ from attunebench.tasks import load_tasks
 from attunebench.tasks.base import PlanError, takes_option
 from attunebench.tasks.helpers.twins import DEFAULT_PERSON, check_person
 
-err = CommandConsole(stderr=True)
 CONTEXTS = ("blind", "informed", "both")
 # Mistakes in what was asked for: each message names the file, field or server at fault.
 CLEAR_ERRORS = (
@@ -112,16 +110,12 @@ def time_line(rundir: Path) -> str | None:
     ledger = read_ledger(rundir)
     if ledger is None:
         return None
-    per: dict[str, list[float]] = {}
-    for entry in ledger.entries:
-        calls_and_time = per.setdefault(entry.model, [0, 0.0])
-        calls_and_time[0] += entry.calls
-        calls_and_time[1] += entry.latency_s
-    total = sum(seconds for _, seconds in per.values()) or 1.0
-    ranked = sorted(per.items(), key=lambda item: -item[1][1])
+    per = LedgerBook(ledger).by_model()
+    total = sum(t.latency_s for t in per.values()) or 1.0
+    ranked = sorted(per.items(), key=lambda item: -item[1].latency_s)
     return "time per model: " + ", ".join(
-        f"{model} {calls:.0f} calls {seconds:.1f} s ({seconds / total:.0%})"
-        for model, (calls, seconds) in ranked
+        f"{model} {t.calls:.0f} calls {t.latency_s:.1f} s ({t.latency_s / total:.0%})"
+        for model, t in ranked
     )
 
 
@@ -134,10 +128,10 @@ def _ray_options(
             name for name, value in (("--ray-shards", shards), ("--ray-address", address)) if value
         ]
         if given:
-            _fail(f"{', '.join(given)} go with --ray")
+            fail(f"{', '.join(given)} go with --ray")
         return None
     if shard is not None:
-        _fail("--ray runs every shard of the plan: drop --shard")
+        fail("--ray runs every shard of the plan: drop --shard")
     return RayOptions(shards=shards, address=address or "auto")
 
 
@@ -148,7 +142,7 @@ def _execute(config: RunConfig, ray: RayOptions | None) -> RunResult:
     try:
         return run_on_ray(config, ray, say=typer.echo)
     except ShardsFailed as failed:
-        _fail(str(failed), 1)
+        fail(str(failed), 1)
 
 
 def _warn(line: str) -> None:
@@ -190,7 +184,7 @@ def _run(asked: RunOptions) -> None:
     if asked.no_progress or not sys.stderr.isatty():  # no bar is drawn then: no loading bars either
         quiet_model_loading()
     if asked.out.exists() and not asked.out.is_dir():
-        _fail(f"--out {asked.out} is a file, not a run directory; choose another --out")
+        fail(f"--out {asked.out} is a file, not a run directory; choose another --out")
     folder_out(asked.out)
     if asked.cache is not None:
         file_out(asked.cache, "--cache")
@@ -198,11 +192,11 @@ def _run(asked: RunOptions) -> None:
         share = parse_shard(asked.shard) if asked.shard is not None else None
         person = check_person(asked.person)
     except ValueError as error:
-        _fail(str(error))
+        fail(str(error))
     on_ray = _ray_options(asked.ray, asked.ray_shards, asked.ray_address, asked.shard)
     if on_ray is not None and asked.max_cost is not None:
         # Each shard counts only its own spend: the run as a whole could pass the cap.
-        _fail("--max-cost is not kept across --ray shards: drop --ray, or --max-cost")
+        fail("--max-cost is not kept across --ray shards: drop --ray, or --max-cost")
     try:
         config = replace(
             _planned(asked),
@@ -221,13 +215,13 @@ def _run(asked: RunOptions) -> None:
         said = str(error)
         # a field's path (`models.NAME.options...`) says no file; a file's own message does
         named = asked.models_file is None or said.startswith(f"{asked.models_file}:")
-        _fail(f"{asked.models_file}: {said}" if said.startswith("models.") and not named else said)
+        fail(f"{asked.models_file}: {said}" if said.startswith("models.") and not named else said)
     except CLEAR_ERRORS as error:
-        _fail(str(error))
+        fail(str(error))
     except FileNotFoundError as error:
-        _fail(f"{error.filename}: no such file")
+        fail(f"{error.filename}: no such file")
     except OSError as error:  # a folder it cannot write, a disk that is full
-        _fail(os_problem(error))
+        fail(os_problem(error))
     _summary(result)
     if not result.complete:
         err.print("some items have no answer yet; run the same command again to retry them")
@@ -383,7 +377,7 @@ def merge(
     try:
         info = merge_shards(shards, out)
     except RunDirError as error:
-        _fail(str(error))
+        fail(str(error))
     state = "complete" if info.complete else "not complete: resume the shards, then merge again"
     typer.echo(f"merged {len(shards)} shards: {info.planned_items} items planned, {state}")
     typer.echo(f"run directory: {out}")

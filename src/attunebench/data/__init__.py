@@ -7,11 +7,10 @@ that loading the package does not load pyarrow).
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.schema import Conversation, Taxonomy
 from attunebench.data.taxonomy import load_taxonomy
-from attunebench.data.validate import DatasetError, load_validated
+from attunebench.data.validate import load_validated
 
 __all__ = [
     "Conversation",
-    "DatasetError",
     "Taxonomy",
     "load_taxonomy",
     "load_validated",

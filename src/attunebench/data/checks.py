@@ -100,6 +100,13 @@ def _on_scale(
         )
 
 
+def _response_named(
+    where: tuple[str | int, ...], named: str | None, ids: set[str], turn: str = "this turn"
+) -> Iterator[Finding]:
+    if named is not None and named not in ids:
+        yield located(where, f"names response {named!r}, which {turn} does not have")
+
+
 def turn_findings(
     position: int, turn: Turn, taxonomy: Taxonomy | None, source: Source
 ) -> Iterator[Finding]:
@@ -119,11 +126,7 @@ def turn_findings(
     yield from _on_scale((*where, "feedback"), turn.feedback, source.rating_scale)
     preference = turn.preference
     if preference is not None:
-        if preference.chosen is not None and preference.chosen not in ids:
-            yield located(
-                (*where, "preference", "chosen"),
-                f"names response {preference.chosen!r}, which this turn does not have",
-            )
+        yield from _response_named((*where, "preference", "chosen"), preference.chosen, ids)
         if preference.chosen is not None and preference.tie:
             yield located((*where, "preference"), "cannot both choose a response and declare a tie")
         comments = preference.comment_behaviors
@@ -132,11 +135,7 @@ def turn_findings(
         )
     if turn.need is not None:
         yield from _labels((*where, "need", "behaviors"), turn.need.behaviors, taxonomy, "behavior")
-    if turn.continued is not None and turn.continued not in ids:
-        yield located(
-            (*where, "continued"),
-            f"names response {turn.continued!r}, which this turn does not have",
-        )
+    yield from _response_named((*where, "continued"), turn.continued, ids)
 
 
 def probe_findings(
@@ -157,15 +156,10 @@ def probe_findings(
         return
     if preference.chosen is not None and preference.tie:
         yield located((*where, "preference"), "cannot both choose a response and declare a tie")
-    if (
-        turn is not None
-        and preference.chosen is not None
-        and turn.response(preference.chosen) is None
-    ):
-        yield located(
-            (*where, "preference", "chosen"),
-            f"names response {preference.chosen!r}, which turn {probe.turn} does not have",
-        )
+    if turn is not None:
+        ids = {response.id for response in turn.responses}
+        at = (*where, "preference", "chosen")
+        yield from _response_named(at, preference.chosen, ids, f"turn {probe.turn}")
 
 
 def _turn_order(indices: Sequence[int | None]) -> Iterator[Finding]:

@@ -160,12 +160,6 @@ async def download(
     _verify_and_place(item)
 
 
-def split_present(items: Sequence[FetchItem]) -> tuple[list[FetchItem], list[FetchItem]]:
-    """(already in place and verified, still to fetch)."""
-    present = [item for item in items if in_place(item)]
-    return present, [item for item in items if item not in present]
-
-
 async def fetch_all(
     items: Sequence[FetchItem], on_start: Progress, on_bytes: Progress
 ) -> FetchResult:

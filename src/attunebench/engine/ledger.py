@@ -26,7 +26,7 @@ class LedgerBook:
         self._servers_before: dict[str, ServerUsage] = {}
         self.add(start)
         self._start = self.totals()
-        self._start_by_model = self._by_model()
+        self._start_by_model = self.by_model()
 
     def add(self, ledger: Ledger | None) -> None:
         """Count what another ledger counted (an earlier session's, another shard's)."""
@@ -93,7 +93,8 @@ class LedgerBook:
             total.add(self._counted(key, tally))
         return total
 
-    def _by_model(self) -> dict[str, Tally]:
+    def by_model(self) -> dict[str, Tally]:
+        """Each model's tally, its judge calls included."""
         grouped: dict[str, Tally] = {}
         for (model, task, role), tally in list(self._tallies.items()):
             grouped.setdefault(model, Tally()).add(self._counted((model, task, role), tally))
@@ -102,7 +103,7 @@ class LedgerBook:
     def session_by_model(self) -> dict[str, Tally]:
         """This session's tally of each model, its judge calls included (what it kept busy)."""
         start = self._start_by_model
-        return {m: t.minus(start.get(m, Tally())) for m, t in self._by_model().items()}
+        return {m: t.minus(start.get(m, Tally())) for m, t in self.by_model().items()}
 
     def to_ledger(self, servers: Mapping[str, ServerUsage] | None = None) -> Ledger:
         """The ledger of every session: this one's tallies, and its `servers` (per model)

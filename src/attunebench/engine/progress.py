@@ -90,11 +90,9 @@ def batch_text(counts: BatchCounts | None) -> str:
     )
 
 
-def terminal_bar(console: Console, enabled: bool, *extra: ProgressColumn) -> Progress | None:
+def terminal_bar(console: Console, enabled: bool, *extra: ProgressColumn) -> Progress:
     """The house bar (description, bar, done of planned, ETA, then `extra`) on `console`;
-    None when disabled or not on a terminal (pipes and CI get no bar)."""
-    if not (enabled and console.is_terminal):
-        return None
+    drawing nothing when disabled or not on a terminal (pipes and CI get no bar)."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(bar_width=20),
@@ -103,6 +101,7 @@ def terminal_bar(console: Console, enabled: bool, *extra: ProgressColumn) -> Pro
         TimeRemainingColumn(),
         *extra,
         console=console,
+        disable=not (enabled and console.is_terminal),
     )
 
 
@@ -148,18 +147,15 @@ class RunProgress:
             *([TextOf(lambda: batch_text(batches()), "magenta")] if batches is not None else []),
             TextOf(lambda: clock_text(self.clock.per_model()), "yellow"),
         )
-        if self._progress is not None:
-            self._task = self._progress.add_task("", total=total, completed=done)
+        self._task = self._progress.add_task("", total=total, completed=done)
         self._console = console
 
     def __enter__(self) -> RunProgress:
-        if self._progress is not None:
-            self._progress.start()
+        self._progress.start()
         return self
 
     def advance(self) -> None:
-        if self._progress is not None:
-            self._progress.advance(self._task)
+        self._progress.advance(self._task)
         self._warn_if_slow()
 
     def prepared(self, model: str, seconds: float) -> None:
@@ -181,13 +177,11 @@ class RunProgress:
 
     def describe(self, text: str) -> None:
         """Show `text` before the bar ("" for none); safe from any thread."""
-        if self._progress is not None:
-            self._progress.update(self._task, description=text)
+        self._progress.update(self._task, description=text)
 
     def note(self, text: str) -> None:
         """A line on stderr, above the bar if there is one."""
         self._console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        self._progress.stop()

@@ -32,7 +32,7 @@ from attunebench.engine.progress import RunProgress, batch_counts
 from attunebench.engine.retry import RetryPolicy, Sleep
 from attunebench.engine.scheduler import RecordKey, Unit, plan_units, record_key, run_units
 from attunebench.engine.shards import SHARED_PLAN, Shard, plan_value
-from attunebench.engine.spend import SpendCap, spent_of
+from attunebench.engine.spend import SpendCap
 from attunebench.engine.training import teach
 from attunebench.engine.wiring import (
     Found,
@@ -52,7 +52,6 @@ from attunebench.records import (
     ItemRecord,
     ModelInfo,
     RunInfo,
-    ServerUsage,
     SkippedPair,
     SuiteInfo,
     Tally,
@@ -122,7 +121,6 @@ class RunResult:
     errors: tuple[tuple[str, str, int, str], ...] = ()  # (model, task, count, error), commonest
     adapted: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by the pre-flight
     truncated: Mapping[str, int] = field(default_factory=dict)  # per model, answers cut off
-    stopped: str | None = None  # why the run stopped before its end (its dollar cap)
 
     @property
     def complete(self) -> bool:
@@ -310,8 +308,7 @@ async def run(
         tuple(plan.empty),
         commonest(errors),
         info.adapted,
-        truncated_by_model(engine.ledger),
-        spend.stopped if spend is not None else None,
+        {m: t.truncated for m, t in sorted(engine.ledger.by_model().items()) if t.truncated},
     )
 
 
@@ -356,20 +353,14 @@ def _spend_cap(
     if why is not None:
         raise PlanError(why)
     ledger = read_ledger(config.out) if config.out.is_dir() else None
-    spent = spent_of(ledger.entries) if ledger is not None else 0.0
-    done = answered_keys(config.out) & plan.keys
+    spent = sum(entry.cost_usd for entry in ledger.entries) if ledger is not None else 0.0
+    records = config.out / RECORDS_FILE  # what earlier sessions answered is not estimated
+    answered = read_records(records) if records.is_file() else []
+    done = {r.key for r in answered if r.status != "failed"} & plan.keys
     judges = [e.name for e in config.judges]
     by_model = estimate(plan_units(plan.work, done), bound, judges)
     check_estimate(config.max_cost, spent, by_model)
     return SpendCap(config.max_cost, spent=spent)
-
-
-def answered_keys(rundir: Path) -> set[RecordKey]:
-    """The keys a RUNDIR already answered (its `ok` and `invalid` records); none if new."""
-    path = rundir / RECORDS_FILE
-    if not path.is_file():
-        return set()
-    return {r.key for r in read_records(path) if r.status != "failed"}
 
 
 def _engine(
@@ -428,14 +419,6 @@ def _open_rundir(
     return info, kept
 
 
-def truncated_by_model(ledger: LedgerBook) -> dict[str, int]:
-    """Per model, the answers of this run (every session) cut off at their token budget."""
-    counts: Counter[str] = Counter()
-    for entry in ledger.to_ledger().entries:
-        counts[entry.model] += entry.truncated
-    return {model: n for model, n in sorted(counts.items()) if n}
-
-
 def commonest(errors: Counter[tuple[str, str, str]]) -> tuple[tuple[str, str, int, str], ...]:
     """The most common error of each (model, task), with how often it came."""
     best: dict[tuple[str, str], tuple[int, str]] = {}
@@ -487,18 +470,15 @@ async def _execute(
             await run_units(units, engine=engine, judges=judges, on_record=on_record)
     finally:
         writer.close()
-        write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger(server_usage(engine)))
+        # This session's usage of each server a model started for the run (`local/`).
+        used = {name: bound.provider.server_usage() for name, bound in engine.models.items()}
+        servers = {name: usage for name, usage in used.items() if usage is not None}
+        write_json(config.out / LEDGER_FILE, engine.ledger.to_ledger(servers))
         finished = {"finished_at": _now(), "complete": len(done) == len(planned)}
         write_json(config.out / RUN_FILE, info.model_copy(update=finished))
         if engine.cache is not None:
             engine.cache.close()
     return failed
-
-
-def server_usage(engine: Engine) -> dict[str, ServerUsage]:
-    """This session's usage of each server a model started for the run (`local/`)."""
-    used = {name: bound.provider.server_usage() for name, bound in engine.models.items()}
-    return {name: usage for name, usage in used.items() if usage is not None}
 
 
 def _gist(error: str, limit: int = 200) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attunebench.models.base import GenerateParams, Message
 
@@ -65,8 +65,3 @@ class SpendCap:
         """A call came back (`cost`, from its usage; 0 for a failure) or was not sent."""
         self.reserved -= reserved
         self.spent += cost
-
-
-def spent_of(entries: Iterable[Any]) -> float:
-    """What a ledger's entries spent, in USD."""
-    return sum(float(entry.cost_usd) for entry in entries)

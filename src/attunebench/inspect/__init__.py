@@ -98,18 +98,13 @@ def ask_questions(declaration: AttuneTask[Any, Any], items: dict[str, Any]) -> S
     """Ask every question of the item (the first is the sample's own input)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        item = items[str(state.sample_id)]
-        answers: dict[str, str] = {}
-        for number, query in enumerate(declaration.queries(item, "generate")):
-            if number == 0:
-                params = query.params
-                state = await generate(
-                    state, temperature=params.temperature, max_tokens=params.max_tokens
-                )
-                answers[query.key] = state.output.completion
-            else:
-                output = await get_model().generate(chat(query.messages), config=config(query))
-                answers[query.key] = output.completion
+        first, *rest = declaration.queries(items[str(state.sample_id)], "generate")
+        params = first.params
+        state = await generate(state, temperature=params.temperature, max_tokens=params.max_tokens)
+        answers = {first.key: state.output.completion}
+        for query in rest:
+            output = await get_model().generate(chat(query.messages), config=config(query))
+            answers[query.key] = output.completion
         state.store.set(ANSWERS, answers)
         return state
 
@@ -142,17 +137,6 @@ def attunebench_score(declaration: AttuneTask[Any, Any], items: dict[str, Any]) 
     return score
 
 
-def attunebench_task(name: str, data: str | None, options: dict[str, Any]) -> Task:
-    declaration = load_tasks().get(name)(**options)
-    found, items = samples(declaration, Path(data) if data else sample_path())
-    return Task(
-        dataset=MemoryDataset(found, name=f"attunebench-{name}"),
-        solver=ask_questions(declaration, items),
-        scorer=attunebench_score(declaration, items),
-        name=name,
-    )
-
-
 def _inspect_task(name: str) -> Callable[..., Task]:
     """The inspect task of one AttuneBench task: its options are the factory's keyword
     arguments (the run's `seed` aside), with their defaults, plus `data`."""
@@ -164,7 +148,14 @@ def _inspect_task(name: str) -> Callable[..., Task]:
     ]
 
     def made(data: str | None = None, **chosen: Any) -> Task:
-        return attunebench_task(name, data, chosen)
+        declaration = factory(**chosen)
+        found, items = samples(declaration, Path(data) if data else sample_path())
+        return Task(
+            dataset=MemoryDataset(found, name=f"attunebench-{name}"),
+            solver=ask_questions(declaration, items),
+            scorer=attunebench_score(declaration, items),
+            name=name,
+        )
 
     data = inspect.Parameter("data", inspect.Parameter.KEYWORD_ONLY, default=None)
     keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in options]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from attunebench.engine.cache import ResponseCache
+from attunebench.engine.ledger import LedgerBook
 from attunebench.engine.runner import RunConfig
 from attunebench.engine.shards import Shard, sum_ledgers
 from attunebench.engine.wiring import Found
@@ -94,10 +95,7 @@ class ShardBook:
 
     def session(self) -> Tally:
         """What this command's tries counted."""
-        total = Tally()
-        for entry in sum_ledgers(self._tries.values()).entries:
-            total.add(entry)
-        return total
+        return LedgerBook(sum_ledgers(self._tries.values())).totals()
 
     def close(self) -> None:
         self.write()

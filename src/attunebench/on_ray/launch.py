@@ -265,6 +265,22 @@ class Shards:
             book.keep(self._config, outcome)
             self.outcomes[book.shard] = outcome
 
+    def gather(self, count: int) -> None:
+        """Submit every shard of `count` and keep them as they go, until each is kept or failed
+        for good."""
+        try:
+            with ShardsBar(count, enabled=self._config.progress) as bar:
+                self.board = Board.start(self._ray) if bar.drawn else None
+                for index in range(1, count + 1):
+                    self.submit(Shard(index, count))
+                while self.running:
+                    self.keep_letters()
+                    self.settle()
+                    finished = len(self.outcomes) + len(self.failures)
+                    bar.show(finished, self.board.totals(self._ray) if self.board else None)
+        finally:
+            self.wind_down()
+
     def wind_down(self) -> None:
         """However the run ends: no call goes out any more, the answers of those on the wire
         are kept for up to GRACE_S, then every task still running is ended."""
@@ -295,31 +311,6 @@ class Shards:
         return total
 
 
-def _gather(
-    ray: Any,
-    config: RunConfig,
-    count: int,
-    options: RayOptions,
-    task: Task,
-    found: Mapping[str, Found] | None,
-) -> Shards:
-    """Submit every shard and keep them as they go, until each is kept or failed for good."""
-    shards = Shards(ray, config, options, task, found)
-    try:
-        with ShardsBar(count, enabled=config.progress) as bar:
-            shards.board = Board.start(ray) if bar.drawn else None
-            for index in range(1, count + 1):
-                shards.submit(Shard(index, count))
-            while shards.running:
-                shards.keep_letters()
-                shards.settle()
-                finished = len(shards.outcomes) + len(shards.failures)
-                bar.show(finished, shards.board.totals(ray) if shards.board else None)
-    finally:
-        shards.wind_down()
-    return shards
-
-
 def run_on_ray(
     config: RunConfig, options: RayOptions, *, say: Say = quiet, task: Task = run_shard
 ) -> RunResult:
@@ -342,7 +333,8 @@ def run_on_ray(
     try:
         count = options.shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
         _refuse_other_count(out, count)
-        shards = _gather(ray, config, count, options, task, found or None)
+        shards = Shards(ray, config, options, task, found or None)
+        shards.gather(count)
     finally:
         if started:
             ray.shutdown()

@@ -52,25 +52,20 @@ class Board:
 class ShardsBar:
     """`with ShardsBar(n, enabled=...) as bar: bar.show(finished, (done, planned))`."""
 
-    def __init__(self, shards: int, *, enabled: bool, console: Console | None = None) -> None:
-        console = console or Console(stderr=True)
+    def __init__(self, shards: int, *, enabled: bool) -> None:
         self._shards = shards
-        self._progress = terminal_bar(console, enabled)
-        if self._progress is not None:
-            self._task = self._progress.add_task(f"shards 0/{shards}", total=None)
+        self._progress = terminal_bar(Console(stderr=True), enabled)
+        self._task = self._progress.add_task(f"shards 0/{shards}", total=None)
 
     @property
     def drawn(self) -> bool:
-        return self._progress is not None
+        return not self._progress.disable
 
     def __enter__(self) -> ShardsBar:
-        if self._progress is not None:
-            self._progress.start()
+        self._progress.start()
         return self
 
     def show(self, finished: int, items: tuple[int, int] | None) -> None:
-        if self._progress is None:
-            return
         done, planned = items if items is not None else (0, None)
         self._progress.update(
             self._task,
@@ -80,5 +75,4 @@ class ShardsBar:
         )
 
     def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        self._progress.stop()

@@ -69,12 +69,6 @@ def _check_files(part: CorpusPart, folder: Path) -> None:
             )
 
 
-def import_part(part: CorpusPart, folder: Path) -> dict[str, Conversation]:
-    """Every conversation the part's importer makes from the corpus folder, by id."""
-    importer = importers.get(part.importer)(**part.options)
-    return {c.id: c for c in importer.read(folder, Counter())}
-
-
 def _take(
     part: CorpusPart, pool: dict[str, Conversation], ids: Sequence[str]
 ) -> list[Conversation]:
@@ -99,7 +93,8 @@ def load_suite(name: str, root: Path | None = None) -> SuiteData:
     for part in manifest.parts:
         folder = folders[part.corpus]
         _check_files(part, folder)
-        pool = import_part(part, folder)
+        importer = importers.get(part.importer)(**part.options)
+        pool = {c.id: c for c in importer.read(folder, Counter())}
         evaluated += _take(part, pool, part.conversations)
         train += _take(part, pool, part.train)
     return SuiteData(manifest, suite_digest(name), evaluated, train)

@@ -23,18 +23,23 @@ from attunebench.data.importers.uss import USSImporter
 from attunebench.data.importers.write import ImportResult, import_to_file
 from attunebench.registry import Registry
 
+# Each corpus's own importer, in the order `data import` lists them (then csv, for any other).
+CORPORA: dict[str, type[Importer]] = {
+    "esconv": ESConvImporter,
+    "dailydialog": DailyDialogImporter,
+    "meld": MELDImporter,
+    "uss": USSImporter,
+    "goemotions": GoEmotionsImporter,
+    "empathy_mental_health": EmpathyMentalHealthImporter,
+    "convai1": ConvAI1Importer,
+    "topical_chat": TopicalChatImporter,
+}
 importers: Registry[type[Importer]] = Registry("importer")
-importers.register("esconv")(ESConvImporter)
-importers.register("dailydialog")(DailyDialogImporter)
-importers.register("meld")(MELDImporter)
-importers.register("uss")(USSImporter)
-importers.register("goemotions")(GoEmotionsImporter)
-importers.register("empathy_mental_health")(EmpathyMentalHealthImporter)
-importers.register("convai1")(ConvAI1Importer)
-importers.register("topical_chat")(TopicalChatImporter)
-importers.register("csv")(CsvImporter)
+for _name, _importer in {**CORPORA, "csv": CsvImporter}.items():
+    importers.register(_name)(_importer)
 
 __all__ = [
+    "CORPORA",
     "ConvAI1Importer",
     "CsvImporter",
     "DailyDialogImporter",

@@ -148,6 +148,13 @@ def json_document(path: Path, raw: bytes, expected: type[JsonT], what: str) -> J
     return document
 
 
+def json_dialogues(path: Path, raw: bytes, model: type[RawT]) -> Iterator[tuple[Location, RawT]]:
+    """Each dialogue of a file that is one JSON array of them (`raw`, its bytes), as `model`."""
+    for number, item in enumerate(json_document(path, raw, list, "an array of dialogues")):
+        location = Location(path, item=f"dialogue {number}")
+        yield location, validated(model, item, location)
+
+
 def decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line, decoding per line so a bad byte is pinned to its line."""
     with open(path, "rb") as handle:

@@ -74,8 +74,11 @@ def _feedback_targets(
     return ratings, given
 
 
-def build_dialogue(utterances: Iterable[Utterance], *, reply_id: str, tally: Tally) -> Dialogue:
-    """Merge runs of one side, then pair each user message with the reply that followed it."""
+def build_dialogue(
+    utterances: Iterable[Utterance], *, reply_id: str, tally: Tally, model: str | None = None
+) -> Dialogue:
+    """Merge runs of one side, then pair each user message with the reply that followed it
+    (`model`: who wrote the replies, where the corpus says)."""
     blocks = [(is_user, list(run)) for is_user, run in groupby(utterances, key=lambda u: u.is_user)]
     ratings, feedback = _feedback_targets(blocks, tally)
     opening = None
@@ -99,6 +102,7 @@ def build_dialogue(utterances: Iterable[Utterance], *, reply_id: str, tally: Tal
                     text=_text(reply),
                     behaviors=unique([b for u in reply for b in u.behaviors]),
                     rating=sum(own) / len(own) if own else ratings.get(index + 1),
+                    model=model,
                 ),
             )
         turns.append(

@@ -20,9 +20,8 @@ from attunebench.data.importers._base import (
     Location,
     Raw,
     iter_jsonl,
-    json_document,
+    json_dialogues,
     require_file,
-    validated,
 )
 
 Score = Annotated[int, Field(ge=1, le=5)]
@@ -121,10 +120,7 @@ def hf_sessions(path: Path) -> Iterator[Session]:
 
 
 def failed_sessions(path: Path) -> Iterator[Session]:
-    items = json_document(path, require_file(path).read_bytes(), list, "an array of dialogues")
-    for number, item in enumerate(items):
-        location = Location(path, item=f"dialogue {number}")
-        raw = validated(FailedDialogue, item, location)
+    for location, raw in json_dialogues(path, require_file(path).read_bytes(), FailedDialogue):
         lines = tuple(
             Line(
                 u.speaker == "speaker",

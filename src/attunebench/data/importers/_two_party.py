@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from attunebench.data.importers._base import Tally
 from attunebench.data.importers._dialogue import Dialogue, Utterance, build_dialogue
-from attunebench.data.schema import Turn
 
 
 @dataclass(frozen=True)
@@ -29,11 +28,10 @@ class Message:
     """The partner's rating of this message."""
 
 
-def perspective(
-    messages: Sequence[Message], me: str, *, reply_id: str, model: str, tally: Tally
-) -> Dialogue:
+def perspective(messages: Sequence[Message], me: str, *, model: str, tally: Tally) -> Dialogue:
     """The chat as `me` held it: `me`'s messages are the user's, the partner's are replies
-    (their `model` says what the partner was: a person, or which bot)."""
+    (their `model` says what the partner was: a person, or which bot). Each turn's `feedback`
+    is the user's rating of the reply just before it."""
     utterances = [
         Utterance(
             is_user=message.speaker == me,
@@ -44,23 +42,10 @@ def perspective(
         )
         for message in messages
     ]
-    dialogue = build_dialogue(utterances, reply_id=reply_id, tally=tally)
-    turns = [
-        turn.model_copy(
-            update={
-                "responses": tuple(r.model_copy(update={"model": model}) for r in turn.responses)
-            }
-        )
-        for turn in dialogue.turns
-    ]
-    return Dialogue(dialogue.opening, feedback_after_replies(turns))
-
-
-def feedback_after_replies(turns: Sequence[Turn]) -> tuple[Turn, ...]:
-    """Each turn's `feedback` is the user's rating of the reply just before it."""
-    out = list(turns)
-    for index in range(1, len(out)):
-        before = out[index - 1].continued_response()
+    dialogue = build_dialogue(utterances, reply_id="partner", tally=tally, model=model)
+    turns = list(dialogue.turns)
+    for index in range(1, len(turns)):
+        before = turns[index - 1].continued_response()
         if before is not None and before.rating is not None:
-            out[index] = out[index].model_copy(update={"feedback": before.rating})
-    return tuple(out)
+            turns[index] = turns[index].model_copy(update={"feedback": before.rating})
+    return Dialogue(dialogue.opening, tuple(turns))

@@ -12,7 +12,7 @@ import tarfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -23,9 +23,8 @@ from attunebench.data.importers._base import (
     Tally,
     choose,
     conversation,
-    json_document,
+    json_dialogues,
     splits_for,
-    validated,
 )
 from attunebench.data.importers._two_party import Message, perspective
 from attunebench.data.schema import Conversation, RatingScale, Source
@@ -34,7 +33,6 @@ SPLITS = ("train", "test")
 VARIANTS = ("human-bot", "human-human")
 TARBALL = "data_1501534800.tar.gz"
 TAXONOMY_ID = "convai1"
-REPLY_ID = "partner"
 BOT_MODEL = "convai1-bot"
 THUMBS = {1: 0.0, 2: 1.0}  # the corpus's 0 is "not rated"
 SURVEY = ("quality", "breadth", "engagement")
@@ -101,7 +99,7 @@ class RawDialogue(Raw):
     evaluation: list[RawScores]
 
 
-def _load(source: Path, split: str) -> tuple[Path, list[Any]]:
+def _load(source: Path, split: str) -> tuple[Path, bytes]:
     name = f"data_{split}_1501534800.json"
     if (source / name).is_file():
         path = source / name
@@ -115,14 +113,7 @@ def _load(source: Path, split: str) -> tuple[Path, list[Any]]:
             raw = member.read()
     else:
         raise ImportOptionError(f"{source}: neither {TARBALL} nor {name} found")
-    return path, json_document(path, raw, list, "an array of dialogues")
-
-
-def _dialogues(source: Path, split: str) -> Iterator[tuple[Location, RawDialogue]]:
-    path, items = _load(source, split)
-    for number, item in enumerate(items):
-        location = Location(path, item=f"dialogue {number}")
-        yield location, validated(RawDialogue, item, location)
+    return path, raw
 
 
 def _count(dialogue: RawDialogue, types: Mapping[str, str], tally: Tally) -> None:
@@ -183,7 +174,7 @@ class ConvAI1Importer:
         variant = choose("variant", self.variant, VARIANTS)
         record_source = _source(variant)
         for split in splits_for(self.split, SPLITS):
-            for location, dialogue in _dialogues(source, split):
+            for location, dialogue in json_dialogues(*_load(source, split), RawDialogue):
                 types = {user.id: user.userType for user in dialogue.users}
                 _count(dialogue, types, tally)
                 bots = [name for name, kind in types.items() if kind == "Bot"]
@@ -209,13 +200,7 @@ class ConvAI1Importer:
     ) -> Conversation | None:
         partner = next(u.id for u in dialogue.users if u.id != me)
         bot = self.variant == "human-bot"
-        made = perspective(
-            messages,
-            me,
-            reply_id=REPLY_ID,
-            model=BOT_MODEL if bot else "human",
-            tally=tally,
-        )
+        made = perspective(messages, me, model=BOT_MODEL if bot else "human", tally=tally)
         if not made.turns:
             tally["dropped:dialogues with no message from the user"] += 1
             return None

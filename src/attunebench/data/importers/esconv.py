@@ -38,7 +38,6 @@ SPLITS: dict[str, tuple[str, ...]] = {
     "multiesc": ("valid", "test"),
 }
 TAXONOMY_ID = "esconv"
-REPLY_ID = "supporter"
 
 _CITATION = (
     "Liu, Zheng, Demasi, Sabour, Li, Yu, Jiang, Huang. Towards Emotional Support Dialog Systems. "
@@ -160,7 +159,9 @@ def _conversation(
     tally["dialogues"] += 1
     tally[f"emotion_type:{meta.emotion_type}"] += 1
     tally[f"problem_type:{meta.problem_type}"] += 1
-    dialogue = build_dialogue(_utterances(session, taxonomy, tally), reply_id=REPLY_ID, tally=tally)
+    dialogue = build_dialogue(
+        _utterances(session, taxonomy, tally), reply_id="supporter", tally=tally
+    )
     if not dialogue.turns:
         tally["dropped:dialogues without a seeker message"] += 1
         return None

@@ -33,7 +33,6 @@ SPLITS = ("valid_freq", "valid_rare", "test_freq", "test_rare")
 AGENTS = ("agent_1", "agent_2")
 PERSPECTIVES = (*AGENTS, "both")
 TAXONOMY_ID = "topical-chat"
-REPLY_ID = "partner"
 LEVELS = {"Poor": 1.0, "Not Good": 2.0, "Passable": 3.0, "Good": 4.0, "Excellent": 5.0}
 Level = Literal["Poor", "Not Good", "Passable", "Good", "Excellent", ""]
 
@@ -107,7 +106,7 @@ def _conversations(
 ) -> Iterator[Conversation]:
     messages = _messages(chat, location, load_taxonomy(TAXONOMY_ID), tally)
     for agent in agents:
-        dialogue = perspective(messages, agent, reply_id=REPLY_ID, model="human", tally=tally)
+        dialogue = perspective(messages, agent, model="human", tally=tally)
         if not dialogue.turns:
             tally["dropped:sides that wrote no message"] += 1
             continue

@@ -13,6 +13,3 @@ SAMPLE_FILE = "sample.jsonl"
 def sample_path() -> Path:
     """Path of the shipped sample JSON Lines file."""
     return Path(str(resources.files("attunebench.data.sample") / SAMPLE_FILE))
-
-
-__all__ = ["SAMPLE_FILE", "sample_path"]
