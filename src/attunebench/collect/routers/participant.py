@@ -1,10 +1,9 @@
 """The participant's path, under their personal link `/p/{token}`.
 
-`GET /p/{token}` always shows the page for where they are (see flow.py). Each answer is a POST
-that is committed before its redirect back to that page, so an acknowledged answer is a stored
-answer. An answer with problems is not stored: the same page comes back (422) with each problem
-beside its question and every answer as given. Nothing here names a model: replies are known to
-the page only as A and B.
+`GET /p/{token}` always shows the page for where they are (flow.py). Each answer is a POST
+committed before its redirect back to that page, so an acknowledged answer is a stored answer;
+one with problems is not stored, and its page comes back (422) with each problem beside its
+question. Replies are known to the page only as A and B.
 """
 
 from __future__ import annotations
@@ -33,25 +32,24 @@ from attunebench.collect.flow import Stage, may_end, where
 from attunebench.collect.generation import GenerationError, Question, generate_replies
 from attunebench.collect.models import ParticipantRow
 from attunebench.collect.quality import signals
-from attunebench.collect.questions import PANAS_ITEMS
 from attunebench.collect.retest import SWAPPED
-from attunebench.collect.schemas import SurveyAnswer
+from attunebench.collect.schemas import ProbeAnswer, SurveyAnswer
 from attunebench.collect.security import plausible_token
 from attunebench.collect.study import Study
-from attunebench.collect.wording import label_texts
 from attunebench.data.schema import Taxonomy
 
 router = APIRouter(prefix="/p/{token}")
 A = TypeVar("A")
-Apply = Callable[[Session, ParticipantRow, A], None]
+Parse = Callable[[forms.Form, Study, Taxonomy], A]
+Apply = Callable[[Session, ParticipantRow, A, Study], None]
+Traits = dict[str, str | float]
 
 
 def participant_of(
     ctx: Context, session: Session, token: str, lock: bool = False
 ) -> ParticipantRow:
-    """The participant a link names (404 otherwise). Their retest probes are loaded only where
-    the study asks questions again, so every page view and answer of any other study reads the
-    participant in one query."""
+    """The participant a link names (404 otherwise); their retest probes only where the study
+    asks questions again, so any other study's pages read them in one query."""
     participant = None
     if plausible_token(token):
         probes = ctx.study.retest.share > 0
@@ -101,9 +99,6 @@ def _view(ctx: Context, request: Request, token: str) -> dict[str, Any]:
         "may_end": may_end(participant, ctx.study, at),
         # The recruitment platform this participant came from, to be sent back to at the end.
         "platform": ctx.study.enrolment.platform if participant.platform_hash else None,
-        "taxonomy": ctx.taxonomy,
-        "labels": label_texts(ctx.taxonomy),
-        "panas_items": PANAS_ITEMS,
         "values": {},
         "errors": {},
     }
@@ -136,11 +131,14 @@ async def leave(request: Request, token: str) -> Response:
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
-def _platform_redirect(request: Request, token: str, finished: bool) -> RedirectResponse:
-    """To the platform's completion URL (finished) or screened-out URL (declined, left), for
-    a participant it sent who is there; anyone else back to their page."""
+@router.get("/complete")
+@router.get("/return")
+def back_to_platform(request: Request, token: str) -> RedirectResponse:
+    """To the platform's completion URL (`/complete`, finished) or screened-out URL (`/return`,
+    declined or left), for a participant it sent who is there; anyone else back to their page."""
     ctx = context(request)
     platform = ctx.study.enrolment.platform
+    finished = request.url.path.endswith("/complete")
     with ctx.db.read() as session:
         participant = participant_of(ctx, session, token)
         stage = where(participant, ctx.study).stage
@@ -151,16 +149,6 @@ def _platform_redirect(request: Request, token: str, finished: bool) -> Redirect
         elif not finished and stage in (Stage.DECLINED, Stage.LEFT):
             target = platform.screened_out_url
     return RedirectResponse(target or f"/p/{token}", status_code=303)
-
-
-@router.get("/complete")
-def complete(request: Request, token: str) -> RedirectResponse:
-    return _platform_redirect(request, token, finished=True)
-
-
-@router.get("/return")
-def screened_out(request: Request, token: str) -> RedirectResponse:
-    return _platform_redirect(request, token, finished=False)
 
 
 def _store(
@@ -179,7 +167,7 @@ def _store(
     _count(ctx, session, participant, events)
     at = where(participant, ctx.study)
     if at.stage == stage and at.step == step:
-        apply(session, participant, answer)
+        apply(session, participant, answer, ctx.study)
         held = signals(participant, ctx.study.quality) or None
         if held != participant.careless_signals:  # else the flush need not look at the row
             participant.careless_signals = held
@@ -214,7 +202,7 @@ async def _answer(
     request: Request,
     token: str,
     stage: Stage,
-    parse: Callable[[forms.Form, Study, Taxonomy], A],
+    parse: Parse[A],
     apply: Apply[A],
 ) -> Response:
     """Parse and store an answer."""
@@ -231,27 +219,56 @@ async def _answer(
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
-@router.post("/consent")
-async def consent(request: Request, token: str) -> Response:
-    study = context(request).study
+def _answers(action: str, stage: Stage, parse: Parse[A], apply: Apply[A]) -> None:
+    """`POST /p/{token}/{action}`: an answer to the `stage` page, parsed and stored."""
 
-    def apply(session: Session, participant: ParticipantRow, agree: bool) -> None:
-        if agree:
-            crud.consent(session, participant, study)
-        else:
-            participant.declined_at = crud.now()
+    async def post(request: Request, token: str) -> Response:
+        return await _answer(request, token, stage, parse, apply)
 
-    return await _answer(
-        request, token, Stage.CONSENT, lambda f, *_: f.get("agree") == ["yes"], apply
-    )
+    router.add_api_route(f"/{action}", post, methods=["POST"])
 
 
-@router.post("/traits")
-async def traits(request: Request, token: str) -> Response:
-    def apply(_s: Session, participant: ParticipantRow, answer: dict[str, str | float]) -> None:
-        crud.save_traits(participant, answer)
+def _consent(session: Session, participant: ParticipantRow, agree: bool, study: Study) -> None:
+    if agree:
+        crud.consent(session, participant, study)
+    else:
+        participant.declined_at = crud.now()
 
-    return await _answer(request, token, Stage.TRAITS, forms.parse_traits, apply)
+
+def _traits(_s: Session, participant: ParticipantRow, answer: Traits, _study: Study) -> None:
+    crud.save_traits(participant, answer)
+
+
+def _probe(_s: Session, participant: ParticipantRow, answer: ProbeAnswer, study: Study) -> None:
+    """An earlier turn's question answered again (retest.py)."""
+    at = where(participant, study)
+    assert at.probe is not None  # the step matched, so the stage is PROBE
+    crud.save_probe(participant, at.turn, at.probe, answer)
+
+
+def _end(_s: Session, participant: ParticipantRow, _answer: None, study: Study) -> None:
+    if may_end(participant, study):
+        participant.ended_at = crud.now()
+
+
+def _survey(_s: Session, participant: ParticipantRow, answer: SurveyAnswer, _study: Study) -> None:
+    crud.save_survey(participant, answer)
+
+
+def _agrees(form: forms.Form, _study: Study, _taxonomy: Taxonomy) -> bool:
+    return form.get("agree") == ["yes"]
+
+
+def _nothing(_form: forms.Form, _study: Study, _taxonomy: Taxonomy) -> None:
+    return None
+
+
+_answers("consent", Stage.CONSENT, _agrees, _consent)
+_answers("traits", Stage.TRAITS, forms.parse_traits, _traits)
+_answers("judge", Stage.JUDGE, forms.parse_judge, crud.save_judgement)
+_answers("probe", Stage.PROBE, forms.parse_probe, _probe)
+_answers("end", Stage.MESSAGE, _nothing, _end)
+_answers("survey", Stage.SURVEY, forms.parse_survey, _survey)
 
 
 def _asks_for_stream(form: forms.Form) -> bool:
@@ -266,8 +283,8 @@ async def message(request: Request, token: str) -> Response:
     jobs: list[Job | None] = []
     streamed: list[bool] = []
 
-    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
-        safety = ctx.study.safety.triggered_by(answer.message)
+    def apply(session: Session, participant: ParticipantRow, answer: Any, study: Study) -> None:
+        safety = study.safety.triggered_by(answer.message)
         crud.add_turn(session, participant, answer, safety_notice=safety)
         jobs.append(job_of(ctx, participant))
 
@@ -293,48 +310,6 @@ async def generate(request: Request, token: str) -> Response:
     await checked_form(request, "participant", token)
     await ctx.run_write(count_post, ctx, token)  # each retry calls the models
     return _timed(RedirectResponse(f"/p/{token}", status_code=303), await _generate(ctx, token))
-
-
-@router.post("/judge")
-async def judge(request: Request, token: str) -> Response:
-    ctx = context(request)
-
-    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
-        crud.save_judgement(session, participant, answer, ctx.study)
-
-    return await _answer(request, token, Stage.JUDGE, forms.parse_judge, apply)
-
-
-@router.post("/probe")
-async def probe(request: Request, token: str) -> Response:
-    """An earlier turn's question answered again (retest.py)."""
-    ctx = context(request)
-
-    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
-        at = where(participant, ctx.study)
-        assert at.probe is not None  # the step matched, so the stage is PROBE
-        crud.save_probe(participant, at.turn, at.probe, answer)
-
-    return await _answer(request, token, Stage.PROBE, forms.parse_probe, apply)
-
-
-@router.post("/end")
-async def end(request: Request, token: str) -> Response:
-    study = context(request).study
-
-    def apply(_s: Session, participant: ParticipantRow, _answer: None) -> None:
-        if may_end(participant, study):
-            participant.ended_at = crud.now()
-
-    return await _answer(request, token, Stage.MESSAGE, lambda *_: None, apply)
-
-
-@router.post("/survey")
-async def survey(request: Request, token: str) -> Response:
-    def apply(_s: Session, participant: ParticipantRow, answer: SurveyAnswer) -> None:
-        crud.save_survey(participant, answer)
-
-    return await _answer(request, token, Stage.SURVEY, forms.parse_survey, apply)
 
 
 @dataclass(frozen=True, slots=True)
