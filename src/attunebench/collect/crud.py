@@ -271,10 +271,9 @@ def add_turn(
 def store_pending_replies(
     session: Session, token: str, turn_index: int, replies: list[Reply]
 ) -> bool:
-    """Store the replies of turn `turn_index` if it still waits for them (flow.where's PENDING:
-    not declined, finished or left, the last turn, fewer than two replies); False, storing nothing,
-    otherwise. Two statements, not a load of the whole conversation and a flush, which cost more
-    than the rest of the stream's work."""
+    """Store the replies of turn `turn_index` if it still waits for them (flow.where's PENDING);
+    False, storing nothing, otherwise. Two statements, not a load of the whole conversation and a
+    flush, which cost more than the rest of the stream's work."""
     found = session.execute(
         _pending_turn_query(), {"token_hash": token_hash(token), "turn": turn_index}
     )
@@ -315,9 +314,8 @@ def _pending_turn_query() -> Select[int]:
 def save_judgement(
     session: Session, participant: ParticipantRow, answer: JudgeAnswer, study: Study
 ) -> None:
-    """The pick of the last turn and what was said of its replies, written by two statements
-    (the turn, the replies' behaviors), the loaded rows then holding the same values (see
-    add_turn)."""
+    """The pick of the last turn and what was said of its replies, written by two statements,
+    the loaded rows then holding the same values (see add_turn)."""
     turn = participant.turns[-1]
     values: dict[str, Any] = {
         "choice": answer.choice,

@@ -33,15 +33,16 @@ from attunebench.collect.generation import GenerationError, Question, generate_r
 from attunebench.collect.models import ParticipantRow
 from attunebench.collect.quality import signals
 from attunebench.collect.retest import SWAPPED
-from attunebench.collect.schemas import ProbeAnswer, SurveyAnswer
+from attunebench.collect.schemas import MessageAnswer, ProbeAnswer, SurveyAnswer
 from attunebench.collect.security import plausible_token
 from attunebench.collect.study import Study
 from attunebench.data.schema import Taxonomy
 
 router = APIRouter(prefix="/p/{token}")
 A = TypeVar("A")
+R = TypeVar("R")
 Parse = Callable[[forms.Form, Study, Taxonomy], A]
-Apply = Callable[[Session, ParticipantRow, A, Study], None]
+Apply = Callable[[Session, ParticipantRow, A, Study], R]
 Traits = dict[str, str | float]
 
 
@@ -157,20 +158,22 @@ def _store(
     token: str,
     step: str,
     stage: Stage,
-    apply: Apply[A],
+    apply: Apply[A, R],
     answer: A,
     events: int,
-) -> None:
-    """Apply an answer if the participant is still at the step the form was made for; the post
-    counts as `events` against the participant's limit."""
+) -> R | None:
+    """Apply an answer if the participant is still at the step the form was made for (what
+    `apply` returned; None for a stale form); the post counts as `events` against the limit."""
     participant = participant_of(ctx, session, token, lock=True)
     _count(ctx, session, participant, events)
     at = where(participant, ctx.study)
-    if at.stage == stage and at.step == step:
-        apply(session, participant, answer, ctx.study)
-        held = signals(participant, ctx.study.quality) or None
-        if held != participant.careless_signals:  # else the flush need not look at the row
-            participant.careless_signals = held
+    if at.stage != stage or at.step != step:
+        return None
+    applied = apply(session, participant, answer, ctx.study)
+    held = signals(participant, ctx.study.quality) or None
+    if held != participant.careless_signals:  # else the flush need not look at the row
+        participant.careless_signals = held
+    return applied
 
 
 def count_post(session: Session, ctx: Context, token: str) -> None:
@@ -203,27 +206,31 @@ async def _answer(
     token: str,
     stage: Stage,
     parse: Parse[A],
-    apply: Apply[A],
-) -> Response:
-    """Parse and store an answer."""
+    apply: Apply[A, R],
+) -> tuple[Response, R | None, bool]:
+    """Parse and store an answer: the response, what `apply` returned (None if nothing was
+    stored) and whether the form asks for the replies as a stream."""
     ctx = context(request)
     form = await checked_form(request, "participant", token)
     step = form.get("step", [""])[0]
     try:
         answer = parse(form, ctx.study, ctx.taxonomy)
     except forms.FormErrors as problems:
-        return await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
-    # A message that asks for its replies as a stream counts the stream with it.
-    events = 2 if _asks_for_stream(form) else 1
-    await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events)
-    return RedirectResponse(f"/p/{token}", status_code=303)
+        page = await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
+        return page, None, False
+    # A message whose page's script reads the replies as a stream (routers/stream.py) counts
+    # the stream with it; without the script, the post generates them whole.
+    streamed = form.get("stream") == ["1"]
+    events = 2 if streamed else 1
+    applied = await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events)
+    return RedirectResponse(f"/p/{token}", status_code=303), applied, streamed
 
 
-def _answers(action: str, stage: Stage, parse: Parse[A], apply: Apply[A]) -> None:
+def _answers(action: str, stage: Stage, parse: Parse[A], apply: Apply[A, None]) -> None:
     """`POST /p/{token}/{action}`: an answer to the `stage` page, parsed and stored."""
 
     async def post(request: Request, token: str) -> Response:
-        return await _answer(request, token, stage, parse, apply)
+        return (await _answer(request, token, stage, parse, apply))[0]
 
     router.add_api_route(f"/{action}", post, methods=["POST"])
 
@@ -271,34 +278,24 @@ _answers("end", Stage.MESSAGE, _nothing, _end)
 _answers("survey", Stage.SURVEY, forms.parse_survey, _survey)
 
 
-def _asks_for_stream(form: forms.Form) -> bool:
-    """The page's script asks for the replies as a stream (routers/stream.py) once the message
-    is stored; without it, they are generated in the post, whole."""
-    return form.get("stream") == ["1"]
+def _message(
+    session: Session, participant: ParticipantRow, answer: MessageAnswer, study: Study
+) -> Job | None:
+    safety = study.safety.triggered_by(answer.message)
+    crud.add_turn(session, participant, answer, safety_notice=safety)
+    return job_of(study, participant)
 
 
 @router.post("/message")
 async def message(request: Request, token: str) -> Response:
     ctx = context(request)
-    jobs: list[Job | None] = []
-    streamed: list[bool] = []
-
-    def apply(session: Session, participant: ParticipantRow, answer: Any, study: Study) -> None:
-        safety = study.safety.triggered_by(answer.message)
-        crud.add_turn(session, participant, answer, safety_notice=safety)
-        jobs.append(job_of(ctx, participant))
-
-    def parse(form: forms.Form, study: Study, taxonomy: Taxonomy) -> Any:
-        streamed.append(_asks_for_stream(form))
-        return forms.parse_message(form, study, taxonomy)
-
-    response = await _answer(request, token, Stage.MESSAGE, parse, apply)
-    job = jobs[0] if jobs else None  # a stale or refused post made no job; it shows a page
-    if job is not None and any(streamed):
+    answered = await _answer(request, token, Stage.MESSAGE, forms.parse_message, _message)
+    response, job, streamed = answered  # a stale or refused post made no job; it shows a page
+    if job is not None and streamed:
         # Counted with the stream it opens, which then writes nothing before its first byte:
         # a write waits its turn for SQLite's one writer, and a turn made two of them.
         ctx.streams_paid.add((token, job.turn))
-    if job is None or any(streamed):
+    if job is None or streamed:
         return _timed(response, 0.0)
     return _timed(response, await _generate(ctx, token, job))
 
@@ -318,9 +315,9 @@ class Job:
     question: Question
 
 
-def job_of(ctx: Context, participant: ParticipantRow) -> Job | None:
+def job_of(study: Study, participant: ParticipantRow) -> Job | None:
     """The replies a participant waits for, if any: the pending turn's."""
-    at = where(participant, ctx.study)
+    at = where(participant, study)
     if at.stage != Stage.PENDING or participant.model_first is None:
         return None
     pair = Pair(participant.model_first, str(participant.model_second))
@@ -332,7 +329,7 @@ def job_of(ctx: Context, participant: ParticipantRow) -> Job | None:
 
 def pending_job(ctx: Context, token: str) -> Job | None:
     with ctx.db.read() as session:
-        return job_of(ctx, participant_of(ctx, session, token))
+        return job_of(ctx.study, participant_of(ctx, session, token))
 
 
 async def _generate(ctx: Context, token: str, job: Job | None = None) -> float:

@@ -49,7 +49,7 @@ def _now(ctx: Context, token: str) -> tuple[Job | None, dict[str, object] | None
     if at.stage == Stage.JUDGE:
         replies = {r.position: r.text for r in participant.turns[at.turn].replies}
         return None, {"step": at.step, "replies": replies}
-    return job_of(ctx, participant), None
+    return job_of(ctx.study, participant), None
 
 
 async def _events(ctx: Context, token: str, job: Job) -> AsyncIterator[bytes]:
