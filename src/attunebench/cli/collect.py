@@ -217,7 +217,6 @@ def export(
     payments: Annotated[
         Path | None,
         typer.Option(
-            "--payments",
             help="Also (or only) write the recruitment platform's payments list (CSV): each "
             "arrival's identifiers as the platform gave them, state and minutes.",
         ),
@@ -231,10 +230,13 @@ def export(
         if path is not None:
             file_out(path, option)
     with _opened(db) as (database, stored):
-        if payments is not None:
-            _export_payments(database, stored, payments)
-        if out is not None:
-            _export_conversations(database, stored, out, finished_only, simulated)
+        try:
+            if payments is not None:
+                _export_payments(database, stored, payments)
+            if out is not None:
+                _export_conversations(database, stored, out, finished_only, simulated)
+        except OSError as error:  # a disk that filled up while a file was written
+            fail(os_problem(error), 1)
 
 
 def _export_payments(database: Database, stored: Stored, path: Path) -> None:
@@ -243,10 +245,7 @@ def _export_payments(database: Database, stored: Stored, path: Path) -> None:
 
     with database.read() as session:
         rows = payment_rows(session, stored.study, PlatformKeys(stored.secret))
-    try:
-        write_payments(path, rows)
-    except OSError as error:  # a disk that filled up while it was written
-        fail(os_problem(error), 1)
+    write_payments(path, rows)
     err.print(
         f"warning: {path} holds the platform's participant identifiers ({len(rows)} rows): "
         "keep it private and delete it once the payments are made",
@@ -261,12 +260,9 @@ def _export_conversations(
     from attunebench.collect import crud
     from attunebench.collect.export import export_file
 
-    try:
-        with database.read() as session:
-            participants = crud.all_participants(session)
-            report = export_file(out, participants, stored.study, finished_only, simulated)
-    except OSError as error:  # a disk that filled up while it was written
-        fail(os_problem(error), 1)
+    with database.read() as session:
+        participants = crud.all_participants(session)
+        report = export_file(out, participants, stored.study, finished_only, simulated)
     if report is None:
         err.print(f"no conversations to export yet; wrote an empty {out}")
         return
@@ -354,7 +350,6 @@ def simulate(
     careless: Annotated[
         float,
         typer.Option(
-            "--careless",
             min=0.0,
             max=1.0,
             help="The share of participants who click through (fast, the same short message "

@@ -26,7 +26,7 @@ from attunebench.collect.db import Database, open_engine
 from attunebench.collect.deps import Context, PageError, render
 from attunebench.collect.platform import PlatformKeys
 from attunebench.collect.pool import close_pool, open_pool
-from attunebench.collect.routers import admin, export, join, participant, site, stream
+from attunebench.collect.routers import admin, join, participant, site, stream
 from attunebench.collect.security import SECURITY_HEADERS, Signer
 from attunebench.collect.settings import Settings
 from attunebench.collect.templating import make_templates
@@ -124,14 +124,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             stored = read_stored(db)
             providers = await open_pool(stored.study)
             secret = settings.secret_key.get_secret_value() if settings.secret_key else None
+            taxonomy = stored.study.load_taxonomy()
             app.state.collect = Context(
                 settings=settings,
                 db=db,
                 study=stored.study,
-                taxonomy=stored.study.load_taxonomy(),
+                taxonomy=taxonomy,
                 signer=Signer(secret or stored.secret),
                 providers=providers,
-                templates=make_templates(),
+                templates=make_templates(stored.study, taxonomy),
                 join_slug=stored.join_slug,
                 # Under the stored secret, never an override: `collect export --payments`
                 # opens the identifiers with the database alone.
@@ -167,7 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_exception_handler(unavailable, _shown_as(_UNAVAILABLE))
     app.add_exception_handler(admin.NotLoggedInError, _not_logged_in)
     app.add_exception_handler(join.FromPlatformError, join.from_platform)
-    for module in (site, join, participant, stream, admin, export):
+    for module in (site, join, participant, stream, admin):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(packages=[("attunebench.collect", "static")]), name="static")
     return app

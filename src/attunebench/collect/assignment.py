@@ -27,10 +27,6 @@ class Pair:
         return {"A": self.second, "B": self.first}
 
 
-def ordered_pairs(pool: tuple[str, ...]) -> list[Pair]:
-    return [Pair(a, b) for a, b in itertools.permutations(pool, 2)]
-
-
 def choose_pair(pool: tuple[str, ...], used: Counter[Pair], seed: int) -> Pair:
     """The least-used ordered pair; among equals, the one whose models are least used overall.
 
@@ -50,7 +46,7 @@ def choose_pair(pool: tuple[str, ...], used: Counter[Pair], seed: int) -> Pair:
     for pair, count in used.items():
         per_model[pair.first] += count
         per_model[pair.second] += count
-    candidates = ordered_pairs(pool)
+    candidates = [Pair(a, b) for a, b in itertools.permutations(pool, 2)]
     best = min((used[p], per_model[p.first] + per_model[p.second]) for p in candidates)
     tied = [p for p in candidates if (used[p], per_model[p.first] + per_model[p.second]) == best]
     return random.Random(seed).choice(tied)

@@ -1,8 +1,5 @@
-"""Setting a database up for a study (`collect init`) and reading it back for the app.
-
-`init_database` may run again: it upgrades the schema, replaces the stored study (of the same
-id), keeps the signing key and open-link slug it made the first time, and sets the admin
-password when one is given.
+"""Setting a database up for a study (`collect init`, which may run again: docs/collecting.md,
+"2. Set up the database") and reading it back for the app.
 """
 
 from __future__ import annotations

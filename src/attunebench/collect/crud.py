@@ -11,7 +11,7 @@ import functools
 import json
 import secrets
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -204,8 +204,14 @@ _WHOLE = (
 
 
 def participant_by(session: Session, **column: str) -> ParticipantRow | None:
-    """The participant whose column (public_id, deletion_code) holds the value."""
+    """The participant whose column (public_id) holds the value, with all they gave."""
     return session.scalar(select(ParticipantRow).filter_by(**column).options(*_WHOLE))
+
+
+def public_id_by(session: Session, **column: str) -> str | None:
+    """The public id of the participant whose column (token_hash, deletion_code) holds the
+    value, and nothing else of them: a lookup needs no conversation loaded."""
+    return session.scalar(select(ParticipantRow.public_id).filter_by(**column))
 
 
 def all_participants(session: Session) -> list[ParticipantRow]:
@@ -265,10 +271,9 @@ def add_turn(
 def store_pending_replies(
     session: Session, token: str, turn_index: int, replies: list[Reply]
 ) -> bool:
-    """Store the replies of turn `turn_index` if it still waits for them (flow.where's PENDING:
-    not declined, finished or left, the last turn, fewer than two replies); False, storing nothing,
-    otherwise. Two statements, not a load of the whole conversation and a flush, which cost more
-    than the rest of the stream's work."""
+    """Store the replies of turn `turn_index` if it still waits for them (flow.where's PENDING);
+    False, storing nothing, otherwise. Two statements, not a load of the whole conversation and a
+    flush, which cost more than the rest of the stream's work."""
     found = session.execute(
         _pending_turn_query(), {"token_hash": token_hash(token), "turn": turn_index}
     )
@@ -276,18 +281,7 @@ def store_pending_replies(
     if turn_id is None:
         return False
     stamp = now()
-    rows = [
-        {
-            "turn_id": turn_id,
-            "position": reply.position,
-            "model": reply.model,
-            "text": reply.text,
-            "flags": reply.flags,
-            "latency_ms": reply.latency_ms,
-            "created_at": stamp,
-        }
-        for reply in replies
-    ]
+    rows = [{**asdict(reply), "turn_id": turn_id, "created_at": stamp} for reply in replies]
     session.execute(_REPLIES.insert(), rows)  # the table's, not the ORM's bulk insert
     return True
 
@@ -320,9 +314,8 @@ def _pending_turn_query() -> Select[int]:
 def save_judgement(
     session: Session, participant: ParticipantRow, answer: JudgeAnswer, study: Study
 ) -> None:
-    """The pick of the last turn and what was said of its replies, written by two statements
-    (the turn, the replies' behaviors), the loaded rows then holding the same values (see
-    add_turn)."""
+    """The pick of the last turn and what was said of its replies, written by two statements,
+    the loaded rows then holding the same values (see add_turn)."""
     turn = participant.turns[-1]
     values: dict[str, Any] = {
         "choice": answer.choice,
@@ -335,16 +328,16 @@ def save_judgement(
         study.assignment.seed, participant.public_id, turn.index, answer.choice
     )
     session.execute(_TURN_UPDATE, {"turn_id": turn.id, **values})
-    behaviors = [list(answer.behaviors.get(reply.position, ())) for reply in turn.replies]
     rows = [
-        {"reply_id": r.id, "behaviors": b} for r, b in zip(turn.replies, behaviors, strict=True)
+        {"reply_id": r.id, "behaviors": list(answer.behaviors.get(r.position, ()))}
+        for r in turn.replies
     ]
     if rows:
         session.execute(_REPLY_BEHAVIORS_UPDATE, rows)
     for key, value in values.items():
         set_committed_value(turn, key, value)
-    for reply, given in zip(turn.replies, behaviors, strict=True):
-        set_committed_value(reply, "behaviors", given)
+    for reply, row in zip(turn.replies, rows, strict=True):
+        set_committed_value(reply, "behaviors", row["behaviors"])
 
 
 _TURNS: Any = TurnRow.__table__

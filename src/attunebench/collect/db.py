@@ -5,13 +5,9 @@ SQLite runs in WAL mode with foreign keys on and full fsync, and write transacti
 "database is locked" when another writer got there first, whatever the busy timeout; taking the
 write lock up front makes concurrent writers wait their turn instead. Writers that queued share
 one commit (groupcommit.py): a write returns once its changes are on disk, as before, at one
-fsync per group instead of one per write. PostgreSQL needs none of
-this; there, rows that must not change under a request are locked with `SELECT ... FOR UPDATE`.
-
-The SQLite file holds the admin password hash, the signing key and the participants' answers,
-so `init` creates it readable by its owner only (SQLite gives its -wal and -shm files the same
-mode). Every other command opens an existing database and never creates one: a mistyped path
-is an error, not a new empty file.
+fsync per group instead of one per write. PostgreSQL needs none of this; there, rows that must
+not change under a request are locked with `SELECT ... FOR UPDATE`. Only `init` creates a
+database, readable by its owner only (docs/collecting.md, "2. Set up the database").
 """
 
 from __future__ import annotations
@@ -180,6 +176,7 @@ class Database:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.is_sqlite = engine.dialect.name == "sqlite"
         self._writer = engine.execution_options(**{_WRITE: True})
         # SQLite has one writer at a time. Queueing writers on a lock (groupcommit.py) wakes
         # each one as soon as the last is done; left to SQLite's busy handler they would poll
@@ -187,10 +184,6 @@ class Database:
         # (Other processes on the same file still meet the busy timeout.) The writers queued
         # share a commit.
         self._groups = GroupCommit(self._writer) if self.is_sqlite else None
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
 
     @contextmanager
     def read(self) -> Iterator[Session]:

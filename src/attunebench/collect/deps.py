@@ -74,10 +74,8 @@ def base_url(request: Request) -> str:
 
 
 def render(request: Request, name: str, values: dict[str, Any], status: int = 200) -> HTMLResponse:
-    ctx = context(request)
-    page: HTMLResponse = ctx.templates.TemplateResponse(
-        request, name, {"study": ctx.study, **values}, status_code=status
-    )
+    templates = context(request).templates
+    page: HTMLResponse = templates.TemplateResponse(request, name, values, status_code=status)
     return page
 
 

@@ -1,8 +1,6 @@
-"""Collected conversations as attunebench/v1 records, checked by the dataset validator.
-
-Every label is first-person, except in simulated participants' conversations, exported as
-`simulated`. Response ids never name the model (it sits in the hidden `model` field); an
-answer left out is absent, never a midpoint; retest probes are exported as `probes`, never gold.
+"""Collected conversations as attunebench/v1 records, checked by the dataset validator
+(docs/collecting.md, "8. Export"). Response ids never name the model (it sits in the hidden
+`model` field); simulated participants' labels are `simulated`, not first-person.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ no answer (docs/collecting.md, "Answers without defaults")."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
 
 from attunebench.collect.questions import PANAS_ITEMS, Question
 from attunebench.collect.schemas import (
@@ -20,6 +21,7 @@ from attunebench.collect.study import Study
 from attunebench.data.schema import Taxonomy
 
 Form = Mapping[str, list[str]]
+A = TypeVar("A")
 UNSET = "_unset"  # suffix of a slider's "not answered" box
 
 # Each slider: form range, stored range, what the page calls it.
@@ -110,9 +112,11 @@ class Reader:
             self.fail(field, "Please pick at least one.")
         return chosen
 
-    def done(self) -> None:
+    def done(self, answer: A) -> A:
+        """The answer read, once no problem was noted (else FormErrors with them all)."""
         if self.errors:
             raise FormErrors(self.errors)
+        return answer
 
 
 def read_state(reader: Reader, taxonomy: Taxonomy) -> StateAnswer:
@@ -153,8 +157,7 @@ def parse_message(form: Form, study: Study, taxonomy: Taxonomy) -> MessageAnswer
         need_text=reader.asked_text("need"),
         need_behaviors=reader.asked_labels("need_behaviors", taxonomy.behavior_names()),
     )
-    reader.done()
-    return answer
+    return reader.done(answer)
 
 
 def parse_judge(form: Form, study: Study, taxonomy: Taxonomy) -> JudgeAnswer:
@@ -174,8 +177,7 @@ def parse_judge(form: Form, study: Study, taxonomy: Taxonomy) -> JudgeAnswer:
         comment=reader.asked_text("comment"),
         comment_behaviors=reader.asked_labels("comment_behaviors", allowed),
     )
-    reader.done()
-    return answer
+    return reader.done(answer)
 
 
 def read_choice(reader: Reader) -> Choice:
@@ -196,8 +198,7 @@ def parse_probe(form: Form, study: Study, taxonomy: Taxonomy) -> ProbeAnswer:
         answer = ProbeAnswer(state=read_state(reader, taxonomy))
     else:
         answer = ProbeAnswer(choice=read_choice(reader))
-    reader.done()
-    return answer
+    return reader.done(answer)
 
 
 def read_question(reader: Reader, question: Question) -> str | float | None:
@@ -218,14 +219,11 @@ def read_answers(reader: Reader, questions: tuple[Question, ...]) -> dict[str, s
 
 def parse_traits(form: Form, study: Study, _taxonomy: Taxonomy) -> dict[str, str | float]:
     reader = Reader(form, study)
-    answers = read_answers(reader, study.traits)
-    reader.done()
-    return answers
+    return reader.done(read_answers(reader, study.traits))
 
 
 def parse_survey(form: Form, study: Study, taxonomy: Taxonomy) -> SurveyAnswer:
     reader = Reader(form, study)
     final_state = read_state(reader, taxonomy) if study.end.final_state else None
     answers = read_answers(reader, study.survey_questions)
-    reader.done()
-    return SurveyAnswer(final_state=final_state, answers=answers)
+    return reader.done(SurveyAnswer(final_state=final_state, answers=answers))

@@ -19,10 +19,8 @@ from attunebench.collect.study import Study
 from attunebench.models.base import GenerateParams, Message, Provider, ProviderError, Role
 
 log = logging.getLogger(__name__)
-ROLES: tuple[Role, Role] = (
-    "user",
-    "assistant",
-)  # of a turn's message and the reply the conversation went on with
+# The roles of a turn's message and of the reply the conversation went on with.
+ROLES: tuple[Role, Role] = ("user", "assistant")
 
 
 class GenerationError(RuntimeError):
@@ -66,8 +64,7 @@ class Call:
 
 def ask(providers: Mapping[str, Provider], study: Study, question: Question) -> list[Call]:
     """The calls for positions A and B, whether their replies come whole or as a stream;
-    GenerationError if a position's model has left the study's pool. Both see the system
-    prompt, then (user, chosen reply) pairs, then the new message."""
+    GenerationError if a position's model has left the study's pool."""
     missing = sorted(set(question.positions.values()) - set(providers))
     if missing:
         reason = "not in the study's pool any more"

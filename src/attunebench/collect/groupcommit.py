@@ -7,17 +7,10 @@ one commit per transaction, the writer's lock is held mostly by fsync and writes
 it. Here, the writers queued on the lock run one after another inside one transaction, each in
 a savepoint of its own, and the last of them (the one that finds nobody queued behind it, or
 the one that fills the group) commits for all. A write is as durable as before, and still all
-or nothing:
-
-- nobody's `write()` returns before the commit that holds their changes is on disk, so an
-  acknowledged answer is a stored answer, as with a commit each;
-- a write that fails is rolled back to its savepoint and leaves its group's other writes as
-  they were, as its own rolled-back transaction did;
-- a commit that fails fails every write of its group, each raising its error: none of them
-  was acknowledged, and none is stored.
-
-Writes that queue see the changes of those before them in the group, which is what they
-would have seen had each committed on its own.
+or nothing (docs/collecting.md, "3. Serve"): no `write()` returns before the commit holding it
+is on disk, a failed write is rolled back to its savepoint alone, and a failed commit fails
+every write of its group. Writes that queue see the changes of those before them in the group,
+as they would had each committed on its own.
 """
 
 from __future__ import annotations

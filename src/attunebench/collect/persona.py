@@ -53,11 +53,6 @@ def corpus_messages(limit: int = 400) -> tuple[str, list[list[str]]]:
     return "the AttuneBench sample", [[t.user for t in c.turns] for c in sample]
 
 
-def _emotion_cues() -> dict[str, tuple[str, ...]]:
-    taxonomy = load_taxonomy("attunebench-default")
-    return {label.name: (label.name, *label.synonyms) for label in taxonomy.emotions}
-
-
 def _mentions(text: str, words: tuple[str, ...]) -> bool:
     return any(re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) for word in words)
 
@@ -91,7 +86,8 @@ class Persona:
 
     def __post_init__(self) -> None:
         self.need, self.wants = NEEDS[self.rng.randrange(len(NEEDS))]
-        self._cues = _emotion_cues()
+        emotions = load_taxonomy("attunebench-default").emotions
+        self._cues = {label.name: (label.name, *label.synonyms) for label in emotions}
 
     def fill_state(self, form: Form, data: dict[str, list[str]], text: str) -> None:
         offered = form.values("emotions")

@@ -40,28 +40,21 @@ def _failures(session: Session) -> dict[str, tuple[int, str]]:
 
 def progress(session: Session, study: Study) -> Progress:
     participants = all_participants(session)
+    turns = [turn for participant in participants for turn in participant.turns]
+    replies = [(turn, reply) for turn in turns for reply in turn.replies]
     per_model: defaultdict[str, Counter[str]] = defaultdict(Counter)
     per_model.update({spec: Counter() for spec in study.pool})
-    per_position = {"A": 0, "B": 0, "tie": 0}
-    turns = picked = waiting = flagged = 0
     for participant in participants:
         for model in (participant.model_first, participant.model_second):
             if model is not None:
                 per_model[model]["conversations"] += 1
-        for turn in participant.turns:
-            turns += 1
-            waiting += len(turn.replies) < 2
-            if turn.choice is not None:
-                picked += 1
-                per_position[turn.choice] += 1
-            for reply in turn.replies:
-                per_model[reply.model].update(
-                    shown=1,
-                    chosen=turn.choice == reply.position,
-                    ties=turn.choice == "tie",
-                    flagged=bool(reply.flags),
-                )
-                flagged += bool(reply.flags)
+    for turn, reply in replies:
+        per_model[reply.model].update(
+            shown=1,
+            chosen=turn.choice == reply.position,
+            ties=turn.choice == "tie",
+            flagged=bool(reply.flags),
+        )
     failures = _failures(session)
     models = {}
     for model in sorted(set(per_model) | set(failures), key=lambda m: (m not in study.pool, m)):
@@ -81,17 +74,19 @@ def progress(session: Session, study: Study) -> Progress:
         declined=sum(p.declined_at is not None for p in participants),
         started=sum(bool(p.turns) for p in participants),
         finished=sum(p.finished_at is not None for p in participants),
-        turns=turns,
-        picked_turns=picked,
-        waiting_turns=waiting,
-        flagged_replies=flagged,
+        turns=len(turns),
+        picked_turns=sum(turn.choice is not None for turn in turns),
+        waiting_turns=sum(len(turn.replies) < 2 for turn in turns),
+        flagged_replies=sum(bool(reply.flags) for _, reply in replies),
         generation_failures=sum(count for count, _ in failures.values()),
         probes={
             kind: sum(probe.kind == kind for p in participants for probe in p.probes)
             for kind in KINDS
         },
         per_model=models,
-        per_position=per_position,
+        per_position={
+            choice: sum(t.choice == choice for t in turns) for choice in ("A", "B", "tie")
+        },
         **_people(participants, study),
     )
 

@@ -18,17 +18,13 @@ from attunebench.collect.timing import own_seconds
 SIGNALS = ("fast", "repeated", "short", "straight-lined", "attention check")
 
 
-def _plain(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().casefold()
-
-
 def _repeats(messages: list[str], similarity: float) -> list[bool]:
     """Whether each message repeats (or nearly) one written before it.
 
     >>> _repeats(["I am sad", "i am  sad!", "Work is hard"], 0.9)
     [False, True, False]
     """
-    plain = [_plain(m) for m in messages]
+    plain = [re.sub(r"\s+", " ", m).strip().casefold() for m in messages]
     repeated = [False] * len(plain)
     for m, earlier in enumerate(plain):
         matcher = difflib.SequenceMatcher(None, b=earlier)  # indexes `earlier` once

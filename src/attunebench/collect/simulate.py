@@ -7,6 +7,7 @@ import asyncio
 import random
 import re
 from dataclasses import dataclass, field
+from itertools import chain, cycle, islice
 from urllib.parse import urlencode
 
 import httpx
@@ -199,14 +200,10 @@ async def _enrol(
 
 
 def _messages(usable: list[list[str]], first: int) -> list[str]:
-    """A conversation's messages, then those of the conversations after it, up to the most
-    turns a study allows."""
-    messages = list(usable[first])
-    follow = first
-    while len(messages) < MAX_TURNS:
-        follow = (follow + 1) % len(usable)
-        messages += usable[follow]
-    return messages
+    """A conversation's messages, then those of the conversations after it (round again from
+    the first), as many as the most turns a study allows."""
+    conversations = islice(cycle(usable), first, None)
+    return list(islice(chain.from_iterable(conversations), MAX_TURNS))
 
 
 async def simulate(

@@ -1,7 +1,5 @@
-"""The time a study costs a participant, which is what pay is set from: minutes from arrival to
-the last thing done (to finishing, for a finisher), and minutes per turn, from the end of the
-step before it (consent, the traits, the previous turn's pick or a question asked again) to the
-turn's pick, so the wait for the replies counts as part of the turn.
+"""The time a study costs a participant, which is what pay is set from: in all, and per turn
+(the wait for the replies counts as part of the turn).
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from datetime import datetime
 import numpy as np
 
 from attunebench.collect.crud import aware
-from attunebench.collect.models import ParticipantRow
+from attunebench.collect.models import ParticipantRow, TurnRow
 from attunebench.collect.schemas import Spread
 
 
@@ -42,25 +40,25 @@ def minutes_spent(participant: ParticipantRow) -> float:
 
 def turn_minutes(participant: ParticipantRow) -> list[float]:
     """Each picked turn's minutes, from the end of the step before it to its pick."""
-    done = _steps_done(participant)
-    minutes = []
+    return [_minutes(start, picked) for _, start, picked in _picked(participant)]
+
+
+def _picked(participant: ParticipantRow) -> list[tuple[TurnRow, datetime, datetime]]:
+    """Each picked turn, when the step before it ended (consent, the traits, a question asked
+    again, or the previous pick) and when it was picked; a turn with no step before is left out."""
+    steps = [participant.consented_at, participant.traits_at]
+    steps += [probe.created_at for probe in participant.probes]
+    done = sorted(aware(moment) for moment in steps if moment is not None)
+    found = []
     for turn in participant.turns:
         if turn.picked_at is None:
             continue
         picked = aware(turn.picked_at)
-        before = [moment for moment in done if moment < picked]
+        before = [moment for moment in done if moment <= aware(turn.created_at)]
         if before:
-            minutes.append(_minutes(before[-1], picked))
+            found.append((turn, before[-1], picked))
         done = sorted([*done, picked])
-    return minutes
-
-
-def _steps_done(participant: ParticipantRow) -> list[datetime]:
-    """When the steps other than turns ended (consent, the traits, each question asked again),
-    in order: a turn's time starts at the last of them before it, or at the previous pick."""
-    steps = [participant.consented_at, participant.traits_at]
-    steps += [probe.created_at for probe in participant.probes]
-    return sorted(aware(moment) for moment in steps if moment is not None)
+    return found
 
 
 def spread(minutes: Sequence[float]) -> Spread:
@@ -84,16 +82,10 @@ def own_seconds(participant: ParticipantRow) -> list[float]:
     """Each picked turn's seconds of the participant's own time: writing (from the step before
     to the message) and reading and picking (from the replies to the pick). The models' time
     between the two is theirs, not the participant's, and is left out."""
-    done = _steps_done(participant)
     seconds = []
-    for turn in participant.turns:
-        if turn.picked_at is None or not turn.replies:
-            continue
-        written, picked = aware(turn.created_at), aware(turn.picked_at)
-        before = [moment for moment in done if moment <= written]
-        ready = max(aware(reply.created_at) for reply in turn.replies)
-        if before:
-            writing = (written - before[-1]).total_seconds()
+    for turn, start, picked in _picked(participant):
+        if turn.replies:
+            ready = max(aware(reply.created_at) for reply in turn.replies)
+            writing = (aware(turn.created_at) - start).total_seconds()
             seconds.append(writing + max(0.0, (picked - ready).total_seconds()))
-        done = sorted([*done, picked])
     return seconds

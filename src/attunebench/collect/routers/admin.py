@@ -1,23 +1,33 @@
-"""The researcher's pages under `/admin`. Every route but the login form needs a live admin
+"""The researcher's pages under `/admin`, and the collected data as validated attunebench/v1
+JSON Lines (`GET /admin/export.jsonl`). Every route but the login form needs a live admin
 session (without one, pages redirect to the login form and posts get 401); forms carry a CSRF
 token bound to the session.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from attunebench.collect import crud, deps, ratelimit
-from attunebench.collect.models import ParticipantRow
+from attunebench.collect.export import export_file
 from attunebench.collect.progress import participant_progress, progress
 from attunebench.collect.quality import careless
-from attunebench.collect.security import normalise_code, token_from_link, verify_password
+from attunebench.collect.security import (
+    normalise_code,
+    token_from_link,
+    token_hash,
+    verify_password,
+)
 
 router = APIRouter(prefix="/admin")
 
@@ -125,13 +135,13 @@ def dashboard(request: Request, session_id: AdminSession) -> HTMLResponse:
     return _dashboard(request, session_id)
 
 
-def _find(ctx: deps.Context, text: str) -> ParticipantRow | None:
-    """The participant a pasted link (or token) or deletion code names."""
+def _find(ctx: deps.Context, text: str) -> str | None:
+    """The public id of the participant a pasted link (or token) or deletion code names."""
     token, code = token_from_link(text), normalise_code(text)
     with ctx.db.read() as session:
-        found = crud.participant_by_token(session, token) if token else None
+        found = crud.public_id_by(session, token_hash=token_hash(token)) if token else None
         if found is None and code is not None:
-            found = crud.participant_by(session, deletion_code=code)
+            found = crud.public_id_by(session, deletion_code=code)
     return found
 
 
@@ -144,7 +154,7 @@ async def lookup(request: Request, session_id: AdminSession) -> Response:
     if found is None:
         message = "No participant has that link or deletion code (already deleted?)."
         return await run_in_threadpool(_dashboard, request, session_id, message)
-    return RedirectResponse(f"/admin/participants/{found.public_id}", status_code=303)
+    return RedirectResponse(f"/admin/participants/{found}", status_code=303)
 
 
 @router.post("/invitations", response_class=HTMLResponse)
@@ -190,3 +200,28 @@ async def delete(request: Request, public_id: str, session_id: AdminSession) -> 
     if not await deps.context(request).run_write(crud.delete_participant, public_id):
         raise deps.PageError(404, "Not found", "No such participant (already deleted?).")
     return RedirectResponse("/admin/participants", status_code=303)
+
+
+def _export(ctx: deps.Context, finished_only: bool) -> Path:
+    fd, name = tempfile.mkstemp(prefix="attunebench-export-", suffix=".jsonl")
+    os.close(fd)
+    path = Path(name)
+    with ctx.db.read() as session:
+        report = export_file(path, crud.all_participants(session), ctx.study, finished_only)
+    if report is not None and not report.ok:
+        path.unlink()
+        problems = "; ".join(str(p) for p in report.problems[:3])
+        raise deps.PageError(500, "Export failed validation", problems)
+    return path
+
+
+@router.get("/export.jsonl")
+async def export(request: Request, _session: AdminSession, finished: bool = False) -> FileResponse:
+    ctx = deps.context(request)
+    path = await run_in_threadpool(_export, ctx, finished)
+    return FileResponse(
+        path,
+        media_type="application/x-ndjson",
+        filename=f"{ctx.study.id}.jsonl",
+        background=BackgroundTask(path.unlink),
+    )

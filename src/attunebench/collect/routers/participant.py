@@ -1,10 +1,9 @@
 """The participant's path, under their personal link `/p/{token}`.
 
-`GET /p/{token}` always shows the page for where they are (see flow.py). Each answer is a POST
-that is committed before its redirect back to that page, so an acknowledged answer is a stored
-answer. An answer with problems is not stored: the same page comes back (422) with each problem
-beside its question and every answer as given. Nothing here names a model: replies are known to
-the page only as A and B.
+`GET /p/{token}` always shows the page for where they are (flow.py). Each answer is a POST
+committed before its redirect back to that page, so an acknowledged answer is a stored answer;
+one with problems is not stored, and its page comes back (422) with each problem beside its
+question. Replies are known to the page only as A and B.
 """
 
 from __future__ import annotations
@@ -33,25 +32,25 @@ from attunebench.collect.flow import Stage, may_end, where
 from attunebench.collect.generation import GenerationError, Question, generate_replies
 from attunebench.collect.models import ParticipantRow
 from attunebench.collect.quality import signals
-from attunebench.collect.questions import PANAS_ITEMS
 from attunebench.collect.retest import SWAPPED
-from attunebench.collect.schemas import SurveyAnswer
+from attunebench.collect.schemas import MessageAnswer, ProbeAnswer, SurveyAnswer
 from attunebench.collect.security import plausible_token
 from attunebench.collect.study import Study
-from attunebench.collect.wording import label_texts
 from attunebench.data.schema import Taxonomy
 
 router = APIRouter(prefix="/p/{token}")
 A = TypeVar("A")
-Apply = Callable[[Session, ParticipantRow, A], None]
+R = TypeVar("R")
+Parse = Callable[[forms.Form, Study, Taxonomy], A]
+Apply = Callable[[Session, ParticipantRow, A, Study], R]
+Traits = dict[str, str | float]
 
 
 def participant_of(
     ctx: Context, session: Session, token: str, lock: bool = False
 ) -> ParticipantRow:
-    """The participant a link names (404 otherwise). Their retest probes are loaded only where
-    the study asks questions again, so every page view and answer of any other study reads the
-    participant in one query."""
+    """The participant a link names (404 otherwise); their retest probes only where the study
+    asks questions again, so any other study's pages read them in one query."""
     participant = None
     if plausible_token(token):
         probes = ctx.study.retest.share > 0
@@ -101,9 +100,6 @@ def _view(ctx: Context, request: Request, token: str) -> dict[str, Any]:
         "may_end": may_end(participant, ctx.study, at),
         # The recruitment platform this participant came from, to be sent back to at the end.
         "platform": ctx.study.enrolment.platform if participant.platform_hash else None,
-        "taxonomy": ctx.taxonomy,
-        "labels": label_texts(ctx.taxonomy),
-        "panas_items": PANAS_ITEMS,
         "values": {},
         "errors": {},
     }
@@ -136,11 +132,14 @@ async def leave(request: Request, token: str) -> Response:
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
-def _platform_redirect(request: Request, token: str, finished: bool) -> RedirectResponse:
-    """To the platform's completion URL (finished) or screened-out URL (declined, left), for
-    a participant it sent who is there; anyone else back to their page."""
+@router.get("/complete")
+@router.get("/return")
+def back_to_platform(request: Request, token: str) -> RedirectResponse:
+    """To the platform's completion URL (`/complete`, finished) or screened-out URL (`/return`,
+    declined or left), for a participant it sent who is there; anyone else back to their page."""
     ctx = context(request)
     platform = ctx.study.enrolment.platform
+    finished = request.url.path.endswith("/complete")
     with ctx.db.read() as session:
         participant = participant_of(ctx, session, token)
         stage = where(participant, ctx.study).stage
@@ -153,36 +152,28 @@ def _platform_redirect(request: Request, token: str, finished: bool) -> Redirect
     return RedirectResponse(target or f"/p/{token}", status_code=303)
 
 
-@router.get("/complete")
-def complete(request: Request, token: str) -> RedirectResponse:
-    return _platform_redirect(request, token, finished=True)
-
-
-@router.get("/return")
-def screened_out(request: Request, token: str) -> RedirectResponse:
-    return _platform_redirect(request, token, finished=False)
-
-
 def _store(
     session: Session,
     ctx: Context,
     token: str,
     step: str,
     stage: Stage,
-    apply: Apply[A],
+    apply: Apply[A, R],
     answer: A,
     events: int,
-) -> None:
-    """Apply an answer if the participant is still at the step the form was made for; the post
-    counts as `events` against the participant's limit."""
+) -> R | None:
+    """Apply an answer if the participant is still at the step the form was made for (what
+    `apply` returned; None for a stale form); the post counts as `events` against the limit."""
     participant = participant_of(ctx, session, token, lock=True)
     _count(ctx, session, participant, events)
     at = where(participant, ctx.study)
-    if at.stage == stage and at.step == step:
-        apply(session, participant, answer)
-        held = signals(participant, ctx.study.quality) or None
-        if held != participant.careless_signals:  # else the flush need not look at the row
-            participant.careless_signals = held
+    if at.stage != stage or at.step != step:
+        return None
+    applied = apply(session, participant, answer, ctx.study)
+    held = signals(participant, ctx.study.quality) or None
+    if held != participant.careless_signals:  # else the flush need not look at the row
+        participant.careless_signals = held
+    return applied
 
 
 def count_post(session: Session, ctx: Context, token: str) -> None:
@@ -214,74 +205,97 @@ async def _answer(
     request: Request,
     token: str,
     stage: Stage,
-    parse: Callable[[forms.Form, Study, Taxonomy], A],
-    apply: Apply[A],
-) -> Response:
-    """Parse and store an answer."""
+    parse: Parse[A],
+    apply: Apply[A, R],
+) -> tuple[Response, R | None, bool]:
+    """Parse and store an answer: the response, what `apply` returned (None if nothing was
+    stored) and whether the form asks for the replies as a stream."""
     ctx = context(request)
     form = await checked_form(request, "participant", token)
     step = form.get("step", [""])[0]
     try:
         answer = parse(form, ctx.study, ctx.taxonomy)
     except forms.FormErrors as problems:
-        return await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
-    # A message that asks for its replies as a stream counts the stream with it.
-    events = 2 if _asks_for_stream(form) else 1
-    await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events)
-    return RedirectResponse(f"/p/{token}", status_code=303)
+        page = await run_in_threadpool(_again, ctx, request, token, step, form, problems.errors)
+        return page, None, False
+    # A message whose page's script reads the replies as a stream (routers/stream.py) counts
+    # the stream with it; without the script, the post generates them whole.
+    streamed = form.get("stream") == ["1"]
+    events = 2 if streamed else 1
+    applied = await ctx.run_write(_store, ctx, token, step, stage, apply, answer, events)
+    return RedirectResponse(f"/p/{token}", status_code=303), applied, streamed
 
 
-@router.post("/consent")
-async def consent(request: Request, token: str) -> Response:
-    study = context(request).study
+def _answers(action: str, stage: Stage, parse: Parse[A], apply: Apply[A, None]) -> None:
+    """`POST /p/{token}/{action}`: an answer to the `stage` page, parsed and stored."""
 
-    def apply(session: Session, participant: ParticipantRow, agree: bool) -> None:
-        if agree:
-            crud.consent(session, participant, study)
-        else:
-            participant.declined_at = crud.now()
+    async def post(request: Request, token: str) -> Response:
+        return (await _answer(request, token, stage, parse, apply))[0]
 
-    return await _answer(
-        request, token, Stage.CONSENT, lambda f, *_: f.get("agree") == ["yes"], apply
-    )
+    router.add_api_route(f"/{action}", post, methods=["POST"])
 
 
-@router.post("/traits")
-async def traits(request: Request, token: str) -> Response:
-    def apply(_s: Session, participant: ParticipantRow, answer: dict[str, str | float]) -> None:
-        crud.save_traits(participant, answer)
+def _consent(session: Session, participant: ParticipantRow, agree: bool, study: Study) -> None:
+    if agree:
+        crud.consent(session, participant, study)
+    else:
+        participant.declined_at = crud.now()
 
-    return await _answer(request, token, Stage.TRAITS, forms.parse_traits, apply)
+
+def _traits(_s: Session, participant: ParticipantRow, answer: Traits, _study: Study) -> None:
+    crud.save_traits(participant, answer)
 
 
-def _asks_for_stream(form: forms.Form) -> bool:
-    """The page's script asks for the replies as a stream (routers/stream.py) once the message
-    is stored; without it, they are generated in the post, whole."""
-    return form.get("stream") == ["1"]
+def _probe(_s: Session, participant: ParticipantRow, answer: ProbeAnswer, study: Study) -> None:
+    """An earlier turn's question answered again (retest.py)."""
+    at = where(participant, study)
+    assert at.probe is not None  # the step matched, so the stage is PROBE
+    crud.save_probe(participant, at.turn, at.probe, answer)
+
+
+def _end(_s: Session, participant: ParticipantRow, _answer: None, study: Study) -> None:
+    if may_end(participant, study):
+        participant.ended_at = crud.now()
+
+
+def _survey(_s: Session, participant: ParticipantRow, answer: SurveyAnswer, _study: Study) -> None:
+    crud.save_survey(participant, answer)
+
+
+def _agrees(form: forms.Form, _study: Study, _taxonomy: Taxonomy) -> bool:
+    return form.get("agree") == ["yes"]
+
+
+def _nothing(_form: forms.Form, _study: Study, _taxonomy: Taxonomy) -> None:
+    return None
+
+
+_answers("consent", Stage.CONSENT, _agrees, _consent)
+_answers("traits", Stage.TRAITS, forms.parse_traits, _traits)
+_answers("judge", Stage.JUDGE, forms.parse_judge, crud.save_judgement)
+_answers("probe", Stage.PROBE, forms.parse_probe, _probe)
+_answers("end", Stage.MESSAGE, _nothing, _end)
+_answers("survey", Stage.SURVEY, forms.parse_survey, _survey)
+
+
+def _message(
+    session: Session, participant: ParticipantRow, answer: MessageAnswer, study: Study
+) -> Job | None:
+    safety = study.safety.triggered_by(answer.message)
+    crud.add_turn(session, participant, answer, safety_notice=safety)
+    return job_of(study, participant)
 
 
 @router.post("/message")
 async def message(request: Request, token: str) -> Response:
     ctx = context(request)
-    jobs: list[Job | None] = []
-    streamed: list[bool] = []
-
-    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
-        safety = ctx.study.safety.triggered_by(answer.message)
-        crud.add_turn(session, participant, answer, safety_notice=safety)
-        jobs.append(job_of(ctx, participant))
-
-    def parse(form: forms.Form, study: Study, taxonomy: Taxonomy) -> Any:
-        streamed.append(_asks_for_stream(form))
-        return forms.parse_message(form, study, taxonomy)
-
-    response = await _answer(request, token, Stage.MESSAGE, parse, apply)
-    job = jobs[0] if jobs else None  # a stale or refused post made no job; it shows a page
-    if job is not None and any(streamed):
+    answered = await _answer(request, token, Stage.MESSAGE, forms.parse_message, _message)
+    response, job, streamed = answered  # a stale or refused post made no job; it shows a page
+    if job is not None and streamed:
         # Counted with the stream it opens, which then writes nothing before its first byte:
         # a write waits its turn for SQLite's one writer, and a turn made two of them.
         ctx.streams_paid.add((token, job.turn))
-    if job is None or any(streamed):
+    if job is None or streamed:
         return _timed(response, 0.0)
     return _timed(response, await _generate(ctx, token, job))
 
@@ -295,57 +309,15 @@ async def generate(request: Request, token: str) -> Response:
     return _timed(RedirectResponse(f"/p/{token}", status_code=303), await _generate(ctx, token))
 
 
-@router.post("/judge")
-async def judge(request: Request, token: str) -> Response:
-    ctx = context(request)
-
-    def apply(session: Session, participant: ParticipantRow, answer: Any) -> None:
-        crud.save_judgement(session, participant, answer, ctx.study)
-
-    return await _answer(request, token, Stage.JUDGE, forms.parse_judge, apply)
-
-
-@router.post("/probe")
-async def probe(request: Request, token: str) -> Response:
-    """An earlier turn's question answered again (retest.py)."""
-    ctx = context(request)
-
-    def apply(_s: Session, participant: ParticipantRow, answer: Any) -> None:
-        at = where(participant, ctx.study)
-        assert at.probe is not None  # the step matched, so the stage is PROBE
-        crud.save_probe(participant, at.turn, at.probe, answer)
-
-    return await _answer(request, token, Stage.PROBE, forms.parse_probe, apply)
-
-
-@router.post("/end")
-async def end(request: Request, token: str) -> Response:
-    study = context(request).study
-
-    def apply(_s: Session, participant: ParticipantRow, _answer: None) -> None:
-        if may_end(participant, study):
-            participant.ended_at = crud.now()
-
-    return await _answer(request, token, Stage.MESSAGE, lambda *_: None, apply)
-
-
-@router.post("/survey")
-async def survey(request: Request, token: str) -> Response:
-    def apply(_s: Session, participant: ParticipantRow, answer: SurveyAnswer) -> None:
-        crud.save_survey(participant, answer)
-
-    return await _answer(request, token, Stage.SURVEY, forms.parse_survey, apply)
-
-
 @dataclass(frozen=True, slots=True)
 class Job:
     turn: int
     question: Question
 
 
-def job_of(ctx: Context, participant: ParticipantRow) -> Job | None:
+def job_of(study: Study, participant: ParticipantRow) -> Job | None:
     """The replies a participant waits for, if any: the pending turn's."""
-    at = where(participant, ctx.study)
+    at = where(participant, study)
     if at.stage != Stage.PENDING or participant.model_first is None:
         return None
     pair = Pair(participant.model_first, str(participant.model_second))
@@ -357,7 +329,7 @@ def job_of(ctx: Context, participant: ParticipantRow) -> Job | None:
 
 def pending_job(ctx: Context, token: str) -> Job | None:
     with ctx.db.read() as session:
-        return job_of(ctx, participant_of(ctx, session, token))
+        return job_of(ctx.study, participant_of(ctx, session, token))
 
 
 async def _generate(ctx: Context, token: str, job: Job | None = None) -> float:

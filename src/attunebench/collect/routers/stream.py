@@ -10,7 +10,7 @@ post stores the message and returns at once). Events, each `data` JSON:
 - `reload`: the participant is past this turn (another tab, a reload): show the current page.
 
 A participant whose replies are stored already gets `done` at once. Without the script the page
-never opens the stream: the message post generates the whole replies, as before.
+never opens the stream: the message post generates the whole replies.
 """
 
 from __future__ import annotations
@@ -49,14 +49,7 @@ def _now(ctx: Context, token: str) -> tuple[Job | None, dict[str, object] | None
     if at.stage == Stage.JUDGE:
         replies = {r.position: r.text for r in participant.turns[at.turn].replies}
         return None, {"step": at.step, "replies": replies}
-    return job_of(ctx, participant), None
-
-
-def _paid(ctx: Context, token: str, job: Job) -> bool:
-    """Whether the message's post counted this stream (once: a stream opened again counts)."""
-    paid = (token, job.turn) in ctx.streams_paid
-    ctx.streams_paid.discard((token, job.turn))
-    return paid
+    return job_of(ctx.study, participant), None
 
 
 async def _events(ctx: Context, token: str, job: Job) -> AsyncIterator[bytes]:
@@ -87,14 +80,16 @@ async def _once(event: str, data: object) -> AsyncIterator[bytes]:
 async def stream(request: Request, token: str) -> StreamingResponse:
     ctx = context(request)
     job, stored = await run_in_threadpool(_now, ctx, token)
-    # Writing the replies calls the models: it counts against the participant's limit, unless
-    # the message's post counted it. Another request may store this turn's replies meanwhile,
-    # as it may while these are written: the replies stored are then the first ones.
-    if job is not None and not _paid(ctx, token, job):
-        await ctx.run_write(count_post, ctx, token)
-    if job is not None:
-        body = _events(ctx, token, job)
-    else:
+    if job is None:
         body = _once("done", stored) if stored is not None else _once("reload", {})
+    else:
+        # Writing the replies calls the models: it counts against the participant's limit,
+        # unless the message's post counted it (once: a stream opened again counts). Another
+        # request may store this turn's replies meanwhile, as it may while these are written:
+        # the replies stored are then the first ones.
+        if (token, job.turn) not in ctx.streams_paid:
+            await ctx.run_write(count_post, ctx, token)
+        ctx.streams_paid.discard((token, job.turn))
+        body = _events(ctx, token, job)
     headers = {"X-Accel-Buffering": "no"}  # a reverse proxy must pass each event on at once
     return StreamingResponse(body, media_type="text/event-stream", headers=headers)
