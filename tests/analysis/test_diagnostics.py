@@ -19,6 +19,7 @@ from attunebench.analysis.breakdowns.diagnostics import (
 from attunebench.analysis.breakdowns.subgroups import (
     Field,
     _interaction,
+    _p_value,
     _per_level,
     _shuffled,
     pooled,
@@ -289,3 +290,24 @@ def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> N
         by_level = [(row == v).astype(np.float64)[None] for v in (0, 1)]
         expected = _interaction(_per_level(by_level, noisy, n), noisy, n)[0][0]
         assert found == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("scale", [1.0, 10.0, 100.0])
+def test_a_shuffle_that_keeps_the_levels_counts_as_at_least_the_observed_at_any_scale(
+    scale: float,
+) -> None:
+    # Planted: 3,000 conversations, 2 models, model 1 behind at level 1, scores up to `scale`.
+    # A shuffle that leaves every conversation in its level is the observed statistic itself,
+    # read by another order of adding; each must count in the p-value (p = 1). A trap: an
+    # absolute tolerance held at [0, 1] and lost every such shuffle at 10 and 100.
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 2, 3_000)
+    s = rng.uniform(0, scale, (3_000, 2))
+    s[codes == 1, 1] *= 0.5
+    n = np.ones_like(s)
+    masks = [(codes == level).astype(np.float64)[None] for level in range(2)]
+    observed = _interaction(_per_level(masks, s, n), s, n)[0][0]
+    null, _ = _interaction(_shuffled(np.tile(codes, (200, 1)), 2, s, n), s, n)
+    assert _p_value(null, float(observed)) == 1.0
+    assert _p_value(null - 1e-6 * observed, float(observed)) == 1 / 201  # truly below: none
+    assert observed > 0.01 * scale**2  # a real interaction, not a zero both sides meet

@@ -209,13 +209,21 @@ def _per_level(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> Levels:
 
 def _shuffled(codes: IntArray, levels: int, s: FloatArray, n: FloatArray) -> Levels:
     """The levels' sums, counts and sizes under each row of level codes (a shuffle; -1: in no
-    level), from one product for every level. The null is only counted against the observed
-    statistic, with a tolerance far above the last digit its order of adding may move."""
+    level), from one product for every level (another order of adding than the observed's:
+    `_p_value` compares them)."""
     rows, conversations = codes.shape
     members = (codes[:, None, :] == np.arange(levels)[:, None]).astype(np.float64)
     flat = members.reshape(rows * levels, conversations) @ np.hstack([s, n])
     both = flat.reshape(rows, levels, 2 * s.shape[1])
     return both[..., : s.shape[1]], both[..., s.shape[1] :], members.sum(axis=2)
+
+
+def _p_value(null: FloatArray, observed: float) -> float:
+    """The permutation p-value: the share of shuffles (and the observed) at least the observed.
+    The tolerance is relative, as the last digits another order of adding moves grow with the
+    scores' scale."""
+    tolerance = 1e-9 * max(1.0, abs(observed))
+    return float((1.0 + (null >= observed - tolerance).sum()) / (1.0 + len(null)))
 
 
 def interactions(
@@ -256,11 +264,9 @@ def interactions(
         masks = [(labels == level).astype(np.float64)[None] for level in levels]
         observed, _ = _interaction(_per_level(masks, s, n), s, n)
         null, _ = _interaction(_shuffled(shuffled, len(names), s, n), s, n)
-        p = (1.0 + (null >= observed[0] - 1e-12).sum()) / (1.0 + len(null))
+        p = _p_value(null, float(observed[0]))
         largest = where_behind(named, names, gaps(masks, s, n))
-        out.append(
-            Interaction(**base, statistic=float(observed[0]), p_value=float(p), largest=largest)
-        )
+        out.append(Interaction(**base, statistic=float(observed[0]), p_value=p, largest=largest))
     return out
 
 
