@@ -18,7 +18,7 @@ from pathlib import Path
 
 from attunebench.data.jsonl import iter_conversations
 from attunebench.data.sample import sample_path
-from attunebench.models.embeddings import encode_stored
+from attunebench.models.embeddings import DEFAULT_BATCH_SIZE, encode_stored
 from testkit import prerequisites
 
 QUICK_SENTENCES = 32
@@ -47,7 +47,7 @@ def main() -> None:
     load_s = time.perf_counter() - started
     base = sample_texts()
     texts = [base[i % len(base)] for i in range(args.sentences)]
-    encoder.encode(texts[: encoder.batch_size])  # warm-up
+    encoder.encode(texts[:DEFAULT_BATCH_SIZE])  # warm-up
 
     started = time.perf_counter()
     encoder.encode(texts)
@@ -68,7 +68,7 @@ def main() -> None:
             {
                 "encoder": encoder.name,
                 "sentences": len(texts),
-                "batch_size": encoder.batch_size,
+                "batch_size": DEFAULT_BATCH_SIZE,
                 "mean_chars": round(mean_chars, 1),
                 "cpus": os.cpu_count(),
                 "load_s": round(load_s, 2),
