@@ -8,7 +8,8 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks.behavior import BehaviorScoring, f1
+from attunebench.tasks.base import View
+from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction, BehaviorScoring, f1
 from attunebench.tasks.helpers.metrics import METRICS
 
 
@@ -85,3 +86,18 @@ async def test_the_reply_is_quoted_after_the_conversation() -> None:
     hint = query.hint
     assert hint is not None and hint.text == "That must sting. What happened?"
     assert hint.history[-1] == ("user", "I failed my driving test.")
+
+
+async def test_label_sets_read_lists_of_an_unvalidated_record_as_sets() -> None:
+    """A gold and answer constructed unvalidated (an older record) hold lists: the label sets
+    are those of a validated one, and one set is shared by every item naming the same labels."""
+    task = make_task("behavior")
+    item = next(iter(task.items(data())))
+    answer = {f"{item.key}|answer": '{"behaviors": ["reflection"]}'}
+    record = (await Harness.scripted(m=answer).evaluate_all(task, [item], "m"))[0]
+    typed = views(task, [record])[0]
+    gold = BehaviorGold.model_construct(**typed.gold.model_dump() | {"behaviors": ["b", "a"]})
+    old = View(record, gold, BehaviorPrediction.model_construct(behaviors=["a", "c"]))
+    assert task.scoring.label_sets(old) == (frozenset({"a", "c"}), frozenset({"a", "b"}))
+    same = View(record, gold, BehaviorPrediction(behaviors=("a", "c")))
+    assert task.scoring.label_sets(same)[0] is task.scoring.label_sets(old)[0]

@@ -117,6 +117,13 @@ def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> tasks.
     return guess, tasks.Scored(f1(guess.behaviors, gold.behaviors))
 
 
+@cache  # items share a few (named, given) label tuples: each pair of sets is made once
+def _label_pair(
+    guess: tuple[str, ...], gold: tuple[str, ...]
+) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(guess), frozenset(gold)
+
+
 class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
     headline = "macro-F1: the mean of per-label F1 within each corpus part"
     headline_metric = "macro_f1"
@@ -133,7 +140,8 @@ class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
     @staticmethod
     def label_sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
         guess = view.prediction.behaviors if view.parsed and view.prediction else ()
-        return frozenset(guess), frozenset(view.gold.behaviors)
+        # tuple(): a gold or answer of an older record, constructed unvalidated, holds lists
+        return _label_pair(tuple(guess), tuple(view.gold.behaviors))
 
     @staticmethod
     def calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:

@@ -61,7 +61,13 @@ class EmotionGold(EmotionReading, tasks.Gold):
 
     @property
     def labels(self) -> frozenset[str]:
-        return frozenset((*self.emotions, *([self.primary] if self.primary else [])))
+        # tuple(): a gold of an older record, constructed unvalidated, may hold a list
+        return _labels(tuple(self.emotions), self.primary)
+
+
+@cache  # golds share a few label tuples: each set is made once
+def _labels(emotions: tuple[str, ...], primary: str | None) -> frozenset[str]:
+    return frozenset((*emotions, *([primary] if primary else [])))
 
 
 class EmotionPrediction(EmotionReading):
@@ -232,19 +238,36 @@ def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
 EmotionView = tasks.View[EmotionGold, EmotionPrediction]
 
 
+# Items share a few (named, reported) labels: each pair of sets is made once, and metrics
+# counting them hash the same sets again and again.
+_NO_LABELS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
+@cache
+def _primary_pair(guess: str | None, primary: str) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset([guess] if guess else []), frozenset([primary])
+
+
+@cache
+def _labels_pair(
+    guess: tuple[str, ...], labels: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(guess), labels
+
+
 def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     if view.gold.primary is None:
-        return frozenset(), frozenset()
+        return _NO_LABELS
     guess = view.prediction.primary if view.parsed and view.prediction else None
-    return frozenset([guess] if guess else []), frozenset([view.gold.primary])
+    return _primary_pair(guess, view.gold.primary)
 
 
 def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     labels = view.gold.labels
     if not labels:  # only numbers were reported: no label can be right or wrong
-        return frozenset(), frozenset()
+        return _NO_LABELS
     guess = view.prediction.emotions if view.parsed and view.prediction else ()
-    return frozenset(guess), labels
+    return _labels_pair(tuple(guess), labels)
 
 
 ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
