@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from attunebench.stats import FloatArray, IntArray, Weights, safe_ratio
 Found = FloatArray | tuple[FloatArray, IntArray]
 Values = Callable[[Sequence[Any]], Found]
 Statistic = Callable[[FloatArray, Weights], FloatArray]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -331,11 +332,28 @@ def pairs(numbers: Sequence[tuple[float | None, float | None]]) -> FloatArray:
     return np.array(numbers, dtype=np.float64).reshape(-1, 2)  # numpy reads None as NaN
 
 
+_PREDICTION, _STATUS = attrgetter("prediction"), attrgetter("status")
+
+
+def per_answer(of: Callable[[Any], T], views: Sequence[Any]) -> list[T]:
+    """`of` of each view, for an `of` that reads nothing of a view but its answer (its
+    prediction and status): called once per distinct answer. Records share a few: each
+    distinct prediction is one object among an analysis's views (`analysis.cells`), and
+    views whose predictions are distinct objects are read one by one, as they were."""
+    keys = list(zip(map(id, map(_PREDICTION, views)), map(_STATUS, views), strict=True))
+    one = dict(zip(keys, views, strict=True))  # a view of each distinct answer
+    found = {key: of(view) for key, view in one.items()}
+    return list(map(found.__getitem__, keys))
+
+
 def expanded(
-    records: Sequence[Any], rows_of: Callable[[Any], Sequence[float]]
+    records: Sequence[Any],
+    rows_of: Callable[[Any], Sequence[float]],
+    answer_only: bool = False,
 ) -> tuple[FloatArray, IntArray]:
-    """Several values per record (one per order of a pair, say), with each row's record."""
-    found = list(map(rows_of, records))
+    """Several values per record (one per order of a pair, say), with each row's record;
+    `answer_only`: `rows_of` reads only each record's answer (`per_answer`)."""
+    found = per_answer(rows_of, records) if answer_only else list(map(rows_of, records))
     sizes = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
     owners = np.repeat(np.arange(len(found), dtype=np.int64), sizes)
     return column(list(chain.from_iterable(found))), owners
