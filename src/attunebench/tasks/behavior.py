@@ -41,7 +41,7 @@ class BehaviorGold(tasks.Gold):
     answer_fields = ("behaviors",)
 
     def shown(self) -> grouping.Shown:
-        return grouping.Shown(grouping.shown_bin(self.visible), self.chars or 0, self.reported)
+        return grouping.shown_of(self.visible, self.chars or 0, self.reported)
 
 
 class BehaviorPrediction(Frozen):

@@ -57,7 +57,7 @@ class EmotionGold(EmotionReading, tasks.Gold):
     answer_fields = ("primary", "emotions", "intensity", "valence", "arousal", "panas")
 
     def shown(self) -> grouping.Shown:
-        return grouping.Shown(grouping.shown_bin(self.visible), self.chars or 0, self.reported)
+        return grouping.shown_of(self.visible, self.chars or 0, self.reported)
 
     @property
     def labels(self) -> frozenset[str]:
