@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -98,12 +99,15 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
 BehaviorView = tasks.View[BehaviorGold, BehaviorPrediction]
 
 
+_BEHAVIORS = attrgetter("behaviors")
+
+
 def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, ...] | None:
     """The one label most frequent among these items (the constant's: the majority label);
     none where they carry none, and nothing learned from no items."""
     if not golds:
         return None
-    label = grouping.most_common(g.behaviors for g in golds)
+    label = grouping.most_common(map(_BEHAVIORS, golds))  # no Python statement per item
     return (label,) if label else ()
 
 

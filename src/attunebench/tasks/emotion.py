@@ -218,10 +218,13 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
     )
 
 
+_PRIMARY = attrgetter("primary")
+
+
 def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
     """The primary label most frequent among these items."""
-    # one list, not one per item
-    return grouping.most_common([[g.primary for g in golds if g.primary]])
+    # one list, not one per item, read with no Python statement per item
+    return grouping.most_common([list(filter(None, map(_PRIMARY, golds)))])
 
 
 _label_guess = cache(EmotionPrediction)  # one (frozen) guess per label, shared by its items
