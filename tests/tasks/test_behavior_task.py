@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sklearn.metrics import f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
@@ -96,8 +98,10 @@ async def test_label_sets_read_lists_of_an_unvalidated_record_as_sets() -> None:
     answer = {f"{item.key}|answer": '{"behaviors": ["reflection"]}'}
     record = (await Harness.scripted(m=answer).evaluate_all(task, [item], "m"))[0]
     typed = views(task, [record])[0]
+    read_back: dict[str, Any] = {"behaviors": ["a", "c"]}  # lists, as JSON gives them
     gold = BehaviorGold.model_construct(**typed.gold.model_dump() | {"behaviors": ["b", "a"]})
-    old = View(record, gold, BehaviorPrediction.model_construct(behaviors=["a", "c"]))
-    assert task.scoring.label_sets(old) == (frozenset({"a", "c"}), frozenset({"a", "b"}))
-    same = View(record, gold, BehaviorPrediction(behaviors=("a", "c")))
-    assert task.scoring.label_sets(same)[0] is task.scoring.label_sets(old)[0]
+    old = View(record, gold, BehaviorPrediction.model_construct(**read_back))
+    found = task.scoring.label_sets(old)
+    assert found is not None and found == (frozenset({"a", "c"}), frozenset({"a", "b"}))
+    same = task.scoring.label_sets(View(record, gold, BehaviorPrediction(behaviors=("a", "c"))))
+    assert same is not None and same[0] is found[0]
