@@ -279,25 +279,29 @@ ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has w
 _SCALE_NUMBERS = attrgetter(*SCALES)
 
 
+def _given_numbers(view: EmotionView) -> tuple[float | None, ...]:
+    """The numbers an answer gives, in SCALES' order (None for each where none parsed)."""
+    guess = view.prediction if view.parsed else None
+    return (None,) * len(SCALES) if guess is None else _SCALE_NUMBERS(guess)
+
+
 def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
     """Per record and number (SCALES' order): predicted, reported, and whether answered (NaN
-    where not asked). Read a column at a time: a Python row per record cost twice as much."""
-    unanswered = (None,) * len(SCALES)
-    given = [
-        unanswered
-        if (guess := view.prediction if view.parsed else None) is None
-        else _SCALE_NUMBERS(guess)
-        for view in views
-    ]
+    where not asked). Read a column at a time (a Python row per record cost twice as much),
+    and what an answer gives once per distinct answer (`metrics.distinct_answers`)."""
+    answers, answer = metrics.distinct_answers(views)
+    given = list(map(_given_numbers, answers))
     truths = list(map(_SCALE_NUMBERS, map(attrgetter("gold"), views)))
     scores = list(map(attrgetter("scores"), views))
-    out = np.empty((len(views), 3 * len(SCALES)))
-    out[:, 0::3] = np.array(given, dtype=np.float64).reshape(len(views), len(SCALES))
-    out[:, 1::3] = np.array(truths, dtype=np.float64).reshape(len(views), len(SCALES))
+    width = len(SCALES)
+    out = np.empty((len(views), 3 * width))
+    out[:, 0::3] = np.array(given, dtype=np.float64).reshape(len(given), width)[answer]
+    out[:, 1::3] = np.array(truths, dtype=np.float64).reshape(len(views), width)
+    answered = [[number is not None for number in numbers] for numbers in given]
+    by_answer = np.array(answered, dtype=np.float64).reshape(len(given), width)[answer]
     for n, key in enumerate(ASKED.values()):
         asked = [found.get(key) is not None for found in scores]
-        answered = np.array([numbers[n] is not None for numbers in given], dtype=np.float64)
-        out[:, 3 * n + 2] = np.where(asked, answered, np.nan)
+        out[:, 3 * n + 2] = np.where(asked, by_answer[:, n], np.nan)
     return out
 
 

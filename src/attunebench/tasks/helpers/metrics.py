@@ -335,15 +335,23 @@ def pairs(numbers: Sequence[tuple[float | None, float | None]]) -> FloatArray:
 _PREDICTION, _STATUS = attrgetter("prediction"), attrgetter("status")
 
 
-def per_answer(of: Callable[[Any], T], views: Sequence[Any]) -> list[T]:
-    """`of` of each view, for an `of` that reads nothing of a view but its answer (its
-    prediction and status): called once per distinct answer. Records share a few: each
-    distinct prediction is one object among an analysis's views (`analysis.cells`), and
-    views whose predictions are distinct objects are read one by one, as they were."""
+def distinct_answers(views: Sequence[Any]) -> tuple[list[Any], IntArray]:
+    """A view of each distinct answer (prediction and status) among the views, in order of
+    first appearance, and each view's answer among them. Records share a few: each distinct
+    prediction is one object among an analysis's views (`analysis.cells`); views whose
+    predictions are distinct objects are distinct answers, read one by one as before."""
     keys = list(zip(map(id, map(_PREDICTION, views)), map(_STATUS, views), strict=True))
     one = dict(zip(keys, views, strict=True))  # a view of each distinct answer
-    found = {key: of(view) for key, view in one.items()}
-    return list(map(found.__getitem__, keys))
+    index = {key: i for i, key in enumerate(one)}
+    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
+    return list(one.values()), codes
+
+
+def per_answer(of: Callable[[Any], T], views: Sequence[Any]) -> list[T]:
+    """`of` of each view, for an `of` that reads nothing of a view but its answer (its
+    prediction and status): called once per distinct answer (`distinct_answers`)."""
+    answers, answer = distinct_answers(views)
+    return list(map(list(map(of, answers)).__getitem__, answer.tolist()))
 
 
 def expanded(
