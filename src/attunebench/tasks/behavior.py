@@ -96,6 +96,13 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     return 2 * len(p & g) / (len(p) + len(g))
 
 
+@cache  # items share a few (named, given) label tuples: each pair of sets is made once
+def _label_pair(
+    guess: tuple[str, ...], gold: tuple[str, ...]
+) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(guess), frozenset(gold)
+
+
 BehaviorView = tasks.View[BehaviorGold, BehaviorPrediction]
 
 
@@ -119,13 +126,6 @@ def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> tasks.
         return None
     guess = _behavior_guess(behaviors=labels)
     return guess, tasks.Scored(f1(guess.behaviors, gold.behaviors))
-
-
-@cache  # items share a few (named, given) label tuples: each pair of sets is made once
-def _label_pair(
-    guess: tuple[str, ...], gold: tuple[str, ...]
-) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset(guess), frozenset(gold)
 
 
 class BehaviorScoring(tasks.Scoring[BehaviorGold, BehaviorPrediction]):
