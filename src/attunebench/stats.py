@@ -222,7 +222,8 @@ class Weights:
         if exact:  # so it may leave out the clusters never drawn or with no item (other folds')
             flat = tables.transpose(1, 0, 2).reshape(clusters, -1)
             held = flat.any(axis=1) & self.counts.any(axis=0)
-            drawn = self.counts[:, held] @ flat[held]
+            # (every cluster held, as with a model that answered every conversation: no copy)
+            drawn = self.counts @ flat if held.all() else self.counts[:, held] @ flat[held]
         found = []
         for code, (part, unit) in enumerate(parts.groups):
             inside = unit._alike(self.counts)

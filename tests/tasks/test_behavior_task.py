@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sklearn.metrics import f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
 from task_harness import Harness, conversation, make_task, two_reply_turn, views
 
 from attunebench.data.schema import Conversation
-from attunebench.tasks.behavior import BehaviorScoring, f1
+from attunebench.tasks.base import View
+from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction, BehaviorScoring, f1
 from attunebench.tasks.helpers.metrics import METRICS
 
 
@@ -85,3 +88,20 @@ async def test_the_reply_is_quoted_after_the_conversation() -> None:
     hint = query.hint
     assert hint is not None and hint.text == "That must sting. What happened?"
     assert hint.history[-1] == ("user", "I failed my driving test.")
+
+
+async def test_label_sets_read_lists_of_an_unvalidated_record_as_sets() -> None:
+    """A gold and answer constructed unvalidated (an older record) hold lists: the label sets
+    are those of a validated one, and one set is shared by every item naming the same labels."""
+    task = make_task("behavior")
+    item = next(iter(task.items(data())))
+    answer = {f"{item.key}|answer": '{"behaviors": ["reflection"]}'}
+    record = (await Harness.scripted(m=answer).evaluate_all(task, [item], "m"))[0]
+    typed = views(task, [record])[0]
+    read_back: dict[str, Any] = {"behaviors": ["a", "c"]}  # lists, as JSON gives them
+    gold = BehaviorGold.model_construct(**typed.gold.model_dump() | {"behaviors": ["b", "a"]})
+    old = View(record, gold, BehaviorPrediction.model_construct(**read_back))
+    found = task.scoring.label_sets(old)
+    assert found is not None and found == (frozenset({"a", "c"}), frozenset({"a", "b"}))
+    same = task.scoring.label_sets(View(record, gold, BehaviorPrediction(behaviors=("a", "c"))))
+    assert same is not None and same[0] is found[0]

@@ -5,6 +5,7 @@ conversation-level items read from the seeker's own words, and the reporter name
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from sklearn.metrics import f1_score
@@ -15,6 +16,7 @@ from attunebench.data.schema import Conversation, State, Turn
 from attunebench.models.base import ProviderError
 from attunebench.models.mock import MockProvider
 from attunebench.prompts import delimit
+from attunebench.tasks.emotion import EmotionGold
 from attunebench.tasks.helpers.metrics import METRICS
 
 
@@ -269,6 +271,16 @@ async def test_labels_named_where_only_numbers_were_reported_are_not_false_posit
     for name in ("labels_micro_f1", "labels_macro_f1"):
         metric = METRICS.get(f"emotion.{name}")
         assert metric.value(found) == pytest.approx(metric.value(without)), name
+
+
+def test_a_gold_constructed_unvalidated_with_lists_has_the_labels_of_a_validated_one() -> None:
+    """An older record's gold, constructed unvalidated, holds a list: its labels are read as
+    a validated gold's (the primary among them), and the same labels give one shared set."""
+    read_back: dict[str, Any] = {"primary": "joy", "emotions": ["pride", "joy"]}  # JSON lists
+    old = EmotionGold.model_construct(**read_back)
+    assert old.labels == frozenset({"joy", "pride"})
+    assert EmotionGold(primary="joy", emotions=("pride", "joy")).labels is old.labels
+    assert EmotionGold(emotions=("fear",)).labels == frozenset({"fear"})
 
 
 # Conversation-level items read from the user's own words ------------------------------------

@@ -128,3 +128,15 @@ def test_group_references_group_train_items_by_nothing_position_length_and_repor
         "0,100,200,300,400",
         "500,600,700,800,900",
     ]
+
+
+def test_a_gold_says_what_its_prompt_shows_and_equal_golds_share_one_key() -> None:
+    """Messages shown fall in their bin (-1: not recorded), a length not recorded is 0; golds
+    that show the same share one key, and one that shows other messages does not."""
+    gold = EmotionGold(primary="joy", visible=8, chars=42, reported="sad 2")
+    assert gold.shown() == Shown(2, 42, "sad 2")  # 7 <= 8 < 10: the second edge's bin
+    assert BehaviorGold(behaviors=()).shown() == Shown(-1, 0, None)
+    assert EmotionGold(primary="fear", visible=8, chars=42, reported="sad 2").shown() is (
+        gold.shown()
+    )
+    assert EmotionGold(visible=3, chars=42, reported="sad 2").shown() == Shown(0, 42, "sad 2")

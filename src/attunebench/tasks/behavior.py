@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ class BehaviorGold(tasks.Gold):
     answer_fields = ("behaviors",)
 
     def shown(self) -> grouping.Shown:
-        return grouping.Shown(grouping.shown_bin(self.visible), self.chars or 0, self.reported)
+        return grouping.shown_of(self.visible, self.chars or 0, self.reported)
 
 
 class BehaviorPrediction(Frozen):
@@ -95,7 +96,17 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     return 2 * len(p & g) / (len(p) + len(g))
 
 
+@cache  # items share a few (named, given) label tuples: each pair of sets is made once
+def _label_pair(
+    guess: tuple[str, ...], gold: tuple[str, ...]
+) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(guess), frozenset(gold)
+
+
 BehaviorView = tasks.View[BehaviorGold, BehaviorPrediction]
+
+
+_BEHAVIORS = attrgetter("behaviors")
 
 
 def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, ...] | None:
@@ -103,7 +114,7 @@ def usual_behavior(golds: Sequence[BehaviorGold], constant: bool) -> tuple[str, 
     none where they carry none, and nothing learned from no items."""
     if not golds:
         return None
-    label = grouping.most_common(g.behaviors for g in golds)
+    label = grouping.most_common(map(_BEHAVIORS, golds))  # no Python statement per item
     return (label,) if label else ()
 
 
@@ -128,7 +139,8 @@ class BehaviorScoring(grouping.GroupedScoring[BehaviorGold, BehaviorPrediction])
     @staticmethod
     def label_sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
         guess = view.prediction.behaviors if view.parsed and view.prediction else ()
-        return frozenset(guess), frozenset(view.gold.behaviors)
+        # tuple(): a gold or answer of an older record, constructed unvalidated, holds lists
+        return _label_pair(tuple(guess), tuple(view.gold.behaviors))
 
     @staticmethod
     def calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:

@@ -57,11 +57,17 @@ class EmotionGold(EmotionReading, tasks.Gold):
     answer_fields = ("primary", "emotions", "intensity", "valence", "arousal", "panas")
 
     def shown(self) -> grouping.Shown:
-        return grouping.Shown(grouping.shown_bin(self.visible), self.chars or 0, self.reported)
+        return grouping.shown_of(self.visible, self.chars or 0, self.reported)
 
     @property
     def labels(self) -> frozenset[str]:
-        return frozenset((*self.emotions, *([self.primary] if self.primary else [])))
+        # tuple(): a gold of an older record, constructed unvalidated, may hold a list
+        return _labels(tuple(self.emotions), self.primary)
+
+
+@cache  # golds share a few label tuples: each set is made once
+def _labels(emotions: tuple[str, ...], primary: str | None) -> frozenset[str]:
+    return frozenset((*emotions, *([primary] if primary else [])))
 
 
 class EmotionPrediction(EmotionReading):
@@ -216,10 +222,13 @@ def shown(conversation: Conversation, turn_index: int, gold: EmotionGold) -> Emo
     )
 
 
+_PRIMARY = attrgetter("primary")
+
+
 def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
     """The primary label most frequent among these items."""
-    # one list, not one per item
-    return grouping.most_common([[g.primary for g in golds if g.primary]])
+    # one list, not one per item, read with no Python statement per item
+    return grouping.most_common([list(filter(None, map(_PRIMARY, golds)))])
 
 
 _label_guess = cache(EmotionPrediction)  # one (frozen) guess per label, shared by its items
@@ -236,19 +245,36 @@ def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
 EmotionView = tasks.View[EmotionGold, EmotionPrediction]
 
 
+# Items share a few (named, reported) labels: each pair of sets is made once, and metrics
+# counting them hash the same sets again and again.
+_NO_LABELS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
+@cache
+def _primary_pair(guess: str | None, primary: str) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset([guess] if guess else []), frozenset([primary])
+
+
+@cache
+def _labels_pair(
+    guess: tuple[str, ...], labels: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(guess), labels
+
+
 def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     if view.gold.primary is None:
-        return frozenset(), frozenset()
+        return _NO_LABELS
     guess = view.prediction.primary if view.parsed and view.prediction else None
-    return frozenset([guess] if guess else []), frozenset([view.gold.primary])
+    return _primary_pair(guess, view.gold.primary)
 
 
 def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     labels = view.gold.labels
     if not labels:  # only numbers were reported: no label can be right or wrong
-        return frozenset(), frozenset()
+        return _NO_LABELS
     guess = view.prediction.emotions if view.parsed and view.prediction else ()
-    return frozenset(guess), labels
+    return _labels_pair(tuple(guess), labels)
 
 
 ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked
@@ -257,25 +283,29 @@ ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has w
 _SCALE_NUMBERS = attrgetter(*SCALES)
 
 
+def _given_numbers(view: EmotionView) -> tuple[float | None, ...]:
+    """The numbers an answer gives, in SCALES' order (None for each where none parsed)."""
+    guess = view.prediction if view.parsed else None
+    return (None,) * len(SCALES) if guess is None else _SCALE_NUMBERS(guess)
+
+
 def _number_rows(views: Sequence[EmotionView]) -> FloatArray:
     """Per record and number (SCALES' order): predicted, reported, and whether answered (NaN
-    where not asked). Read a column at a time: a Python row per record cost twice as much."""
-    unanswered = (None,) * len(SCALES)
-    given = [
-        unanswered
-        if (guess := view.prediction if view.parsed else None) is None
-        else _SCALE_NUMBERS(guess)
-        for view in views
-    ]
+    where not asked). Read a column at a time (a Python row per record cost twice as much),
+    and what an answer gives once per distinct answer (`metrics.distinct_answers`)."""
+    answers, answer = metrics.distinct_answers(views)
+    given = list(map(_given_numbers, answers))
     truths = list(map(_SCALE_NUMBERS, map(attrgetter("gold"), views)))
     scores = list(map(attrgetter("scores"), views))
-    out = np.empty((len(views), 3 * len(SCALES)))
-    out[:, 0::3] = np.array(given, dtype=np.float64).reshape(len(views), len(SCALES))
-    out[:, 1::3] = np.array(truths, dtype=np.float64).reshape(len(views), len(SCALES))
+    width = len(SCALES)
+    out = np.empty((len(views), 3 * width))
+    out[:, 0::3] = np.array(given, dtype=np.float64).reshape(len(given), width)[answer]
+    out[:, 1::3] = np.array(truths, dtype=np.float64).reshape(len(views), width)
+    answered = [[number is not None for number in numbers] for numbers in given]
+    by_answer = np.array(answered, dtype=np.float64).reshape(len(given), width)[answer]
     for n, key in enumerate(ASKED.values()):
         asked = [found.get(key) is not None for found in scores]
-        answered = np.array([numbers[n] is not None for numbers in given], dtype=np.float64)
-        out[:, 3 * n + 2] = np.where(asked, answered, np.nan)
+        out[:, 3 * n + 2] = np.where(asked, by_answer[:, n], np.nan)
     return out
 
 

@@ -362,7 +362,7 @@ class PreferenceScoring(PairScoring):
         metrics.Metric(
             "first_shown_share",
             "share of non-tie picks naming the reply shown first (0.5: no position bias)",
-            lambda views: metrics.expanded(views, first_shown_pick),
+            lambda views: metrics.expanded(views, first_shown_pick, answer_only=True),
             metrics.mean_statistic,
         ),
         metrics.mean_metric(

@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from itertools import chain
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
@@ -153,6 +153,13 @@ class GroupedScoring(Scoring[G, P]):
 def shown_bin(visible: int | None, edges: Sequence[int] = SHOWN_EDGES) -> int:
     """The bin of a number of messages shown (-1: not recorded)."""
     return -1 if visible is None else bisect_right(edges, visible)
+
+
+@lru_cache(maxsize=1 << 16)  # a gold is grouped once per reference and fold: its key made once
+def shown_of(visible: int | None, length: float, reported: str | None) -> Shown:
+    """What a prompt shows that shows `visible` messages (its bin), `length` characters of
+    what the item is about and the `reported` last self-report."""
+    return Shown(shown_bin(visible), length, reported)
 
 
 def quintile_edges(numbers: Sequence[float]) -> list[float]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from attunebench.stats import FloatArray, IntArray, Weights, safe_ratio
 Found = FloatArray | tuple[FloatArray, IntArray]
 Values = Callable[[Sequence[Any]], Found]
 Statistic = Callable[[FloatArray, Weights], FloatArray]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -331,11 +332,36 @@ def pairs(numbers: Sequence[tuple[float | None, float | None]]) -> FloatArray:
     return np.array(numbers, dtype=np.float64).reshape(-1, 2)  # numpy reads None as NaN
 
 
+_PREDICTION, _STATUS = attrgetter("prediction"), attrgetter("status")
+
+
+def distinct_answers(views: Sequence[Any]) -> tuple[list[Any], IntArray]:
+    """A view of each distinct answer (prediction and status) among the views, in order of
+    first appearance, and each view's answer among them. Records share a few: each distinct
+    prediction is one object among an analysis's views (`analysis.cells`); views whose
+    predictions are distinct objects are distinct answers, read one by one as before."""
+    keys = list(zip(map(id, map(_PREDICTION, views)), map(_STATUS, views), strict=True))
+    one = dict(zip(keys, views, strict=True))  # a view of each distinct answer
+    index = {key: i for i, key in enumerate(one)}
+    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
+    return list(one.values()), codes
+
+
+def per_answer(of: Callable[[Any], T], views: Sequence[Any]) -> list[T]:
+    """`of` of each view, for an `of` that reads nothing of a view but its answer (its
+    prediction and status): called once per distinct answer (`distinct_answers`)."""
+    answers, answer = distinct_answers(views)
+    return list(map(list(map(of, answers)).__getitem__, answer.tolist()))
+
+
 def expanded(
-    records: Sequence[Any], rows_of: Callable[[Any], Sequence[float]]
+    records: Sequence[Any],
+    rows_of: Callable[[Any], Sequence[float]],
+    answer_only: bool = False,
 ) -> tuple[FloatArray, IntArray]:
-    """Several values per record (one per order of a pair, say), with each row's record."""
-    found = list(map(rows_of, records))
+    """Several values per record (one per order of a pair, say), with each row's record;
+    `answer_only`: `rows_of` reads only each record's answer (`per_answer`)."""
+    found = per_answer(rows_of, records) if answer_only else list(map(rows_of, records))
     sizes = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
     owners = np.repeat(np.arange(len(found), dtype=np.int64), sizes)
     return column(list(chain.from_iterable(found))), owners
