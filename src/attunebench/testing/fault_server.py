@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,8 +29,24 @@ from attunebench.models.batching import request_key
 from attunebench.models.preflight import PREFLIGHT_HEADER
 from attunebench.testing.answers import answer_from_prompt
 from attunebench.testing.faults import FAULT_KINDS, FaultCounts, FaultKind, FaultPlan
-from attunebench.testing.openai_rules import completion
 from attunebench.testing.served import Answerer, ServedApp, serve_until_stopped
+
+
+def completion(text: str, model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        ],
+        "usage": {
+            "prompt_tokens": 10,
+            "completion_tokens": max(1, len(text.split())),
+            "total_tokens": 10 + max(1, len(text.split())),
+        },
+    }
 
 
 class FaultServer(ServedApp):
@@ -86,14 +103,12 @@ class FaultServer(ServedApp):
         raw = await request.read()
         try:
             body = json.loads(raw)
-            chat = isinstance(body["messages"], list) and isinstance(body["model"], str)
+            messages = body["messages"]
         except (ValueError, KeyError, TypeError):
-            chat = False
-        if not chat:
             return web.json_response({"error": {"message": "not a chat request"}}, status=400)
         if request.headers.get(PREFLIGHT_HEADER):
             self.preflights += 1
-            return web.json_response(completion(body, self._answer, {}))
+            return web.json_response(completion(self._answer(messages), str(body.get("model"))))
         self.received += 1
         self._waiting += 1
         try:
@@ -119,7 +134,7 @@ class FaultServer(ServedApp):
         if fault is not None:
             self.counts.faults[fault] += 1
             return await self._fail(request, fault)
-        payload = json.dumps(completion(body, self._answer, {})).encode()
+        payload = json.dumps(completion(self._answer(messages), str(body.get("model")))).encode()
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         response.content_length = len(payload)
         self._answering += 1
