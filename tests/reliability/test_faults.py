@@ -20,6 +20,7 @@ from attunebench.engine import RetryPolicy, read_run_info
 from attunebench.models.base import GenerateParams, Message, ProviderError
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.testing import FAULT_KINDS, FaultPlan, FaultServer
+from attunebench.testing.answers import answer_from_prompt
 from testkit.drills import FAST_RETRIES, RunOutcome, engine_run
 from testkit.records import diff_records
 
@@ -70,6 +71,31 @@ async def test_every_fault_kind_reaches_the_client_as_a_retryable_error() -> Non
     assert seen["rate_limit"].status == 429 and seen["rate_limit"].retry_after_s == 2.5
     assert seen["server_error"].status == 500 and seen["unavailable"].status == 503
     assert "timed out" in str(seen["timeout"]) and "malformed" in str(seen["malformed"])
+
+
+def test_a_choice_or_short_budget_request_still_gets_the_answer_read_off_the_prompt() -> None:
+    # The fault server injects faults and nothing else: a request with logprobs (choice mode)
+    # or a budget shorter than the answer gets the same answer off the prompt as a plain one,
+    # whole, as does a body with no model named.
+    messages = [{"role": "user", "content": "How does the person feel? Answer A or B."}]
+    bodies = [
+        {"model": "m", "messages": messages},
+        {"model": "m", "messages": messages, "logprobs": True, "top_logprobs": 5},
+        {"model": "m", "messages": messages, "max_tokens": 1},
+        {"messages": messages},
+    ]
+    with FaultServer(FaultPlan(fail_rate=0.0)) as server:
+        answers = []
+        for body in bodies:
+            request = urllib.request.Request(
+                f"{server.base_url}/chat/completions",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                [choice] = json.load(response)["choices"]
+            answers.append((choice["finish_reason"], choice["message"]["content"]))
+    assert answers == [("stop", answer_from_prompt(messages))] * len(bodies)
 
 
 def test_a_run_with_30_percent_faults_scores_exactly_as_a_fault_free_run(
