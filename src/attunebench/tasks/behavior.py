@@ -190,8 +190,8 @@ class BehaviorTask(tasks.Task[BehaviorGold, BehaviorPrediction], scoring=Behavio
         self.max_replies = max_replies
 
     def gold_counts(self, conversations: Iterable[Conversation]) -> tasks.GoldCounts:
-        """Replies with at least one behavior label (each an item: the gold's kind is the
-        default, its items)."""
+        """Replies with at least one behavior label. The gold's kind counts the items, one per
+        labelled reply at the defaults `data stats` builds the task with (blind, no cap)."""
         turns = [turn for c in conversations for turn in c.turns]
         labelled = sum(1 for turn in turns for reply in turn.responses if reply.behaviors)
         return tasks.GoldCounts({"responses_with_behaviors": labelled})
