@@ -43,3 +43,22 @@ def test_every_registered_task_declares_fields_the_format_labels() -> None:
     for name in load_tasks():
         fields = load_tasks().get(name)().gold_fields
         assert set(fields) <= set(LABELLED_FIELDS), name
+
+
+def test_a_grouped_scoring_refuses_a_gold_that_does_not_say_what_its_prompt_shows() -> None:
+    # Planted: the behavior task's grouping on a gold without `shown`. The references would
+    # read it only when the analysis runs; the class statement refuses it in one line.
+    from attunebench.tasks.behavior import BehaviorGold, BehaviorScoring
+
+    with pytest.raises(TypeError) as refused:
+
+        class Unshown(Task[Gold, Frozen], scoring=BehaviorScoring):
+            name = "unshown"
+
+    message = str(refused.value)
+    assert "\n" not in message and "Unshown" in message and "shown()" in message
+
+    class Shown(Task[BehaviorGold, Frozen], scoring=BehaviorScoring):  # the trap: a gold with one
+        name = "shown"
+
+    assert Shown._scoring_part is BehaviorScoring

@@ -247,6 +247,10 @@ class Scoring(Generic[G, P]):
     def __init__(self, task: Task[G, P]) -> None:
         self.task = task
 
+    @classmethod
+    def check_task(cls, task: type[Task[Any, Any]]) -> None:
+        """Refuse, when the task's class is defined, a task this scoring cannot read."""
+
     def metric(self, name: str | None = None) -> Metric:
         """The declared metric of this name; the headline's by default."""
         wanted = name or self.headline_metric
@@ -350,6 +354,8 @@ class Task(ABC, Generic[G, P]):
                 f"{cls.__qualname__}.gold_fields names {', '.join(map(repr, unknown))}, not a"
                 f" field the data format labels ({', '.join(LABELLED_FIELDS)})"
             )
+        if scoring is not None and hasattr(cls, "gold_type"):
+            scoring.check_task(cls)
 
     @functools.cached_property
     def scoring(self) -> Scoring[G, P]:

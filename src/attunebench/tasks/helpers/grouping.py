@@ -22,7 +22,7 @@ import numpy as np
 
 from attunebench.data.schema import Conversation
 from attunebench.frozen import Frozen
-from attunebench.tasks.base import Gold, Guess, Reference, Scoring
+from attunebench.tasks.base import Gold, Guess, Reference, Scoring, Task
 from attunebench.tasks.helpers import history
 from attunebench.tasks.helpers.history import ContextMode
 
@@ -144,6 +144,16 @@ class GroupedScoring(Scoring[G, P]):
     gold's `shown` says the prompt shows (`group_references`)."""
 
     grouped: ClassVar[Grouped[Any]]
+
+    @classmethod
+    def check_task(cls, task: type[Task[Any, Any]]) -> None:
+        # The references read the gold's `shown` only when the analysis runs: a gold without
+        # one would fail there, with an AttributeError, rather than where the task is declared.
+        if not callable(getattr(task.gold_type, "shown", None)):
+            raise TypeError(
+                f"{task.__qualname__}: its gold {task.gold_type.__name__} has no shown(), what"
+                f" its prompt shows, which {cls.__name__}'s references group by"
+            )
 
     def references(self, context: ContextMode = "blind") -> dict[str, Reference[G]]:
         gold: Any = self.task.gold_type  # a gold that says what its prompt shows
