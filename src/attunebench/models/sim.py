@@ -6,11 +6,19 @@ A test instrument for validating the statistics through the real pipeline, label
 task's form draws; `reads`, to plant a person gap: `gold` draws each variant of an item
 afresh, `replies` answers every variant alike (gap 0), `person` answers at chance where the
 prompt holds a person-hidden twin's placeholder. Whether an item is answered right is drawn
-once per item, so both orders of a pair agree."""
+once per item, so both orders of a pair agree.
+
+`sim/person-oracle`: a simulated person who answers as the real one did, with planted faults,
+for validating simulated users; unfaulted, a replay of it equals the gold. Its faults, each
+between 0 and 1: `noise`, the chance of a random valid answer (drawn per item and per rollout
+seed); `position`, the chance of answering with the first option shown; `calm`, the share of
+the way each intensity is pulled toward 1, "barely". `seed` fixes every draw, made per item,
+not per order."""
 
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl
 
@@ -33,6 +41,8 @@ from attunebench.models.registry import PROVIDERS, SpecError, spec_options
 from attunebench.registry import did_you_mean
 
 DEFAULT_ACCURACY = 0.5
+CALM_END = 1.0  # the bottom of the format's intensity scale: "barely"
+INTENSITY = "intensity"  # the dataset format's field, as a gold carries it
 
 
 class OracleOptions(Frozen):
@@ -41,6 +51,13 @@ class OracleOptions(Frozen):
     # task would silently get the default accuracy.
     accuracy: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(default_factory=dict)
     reads: Literal["gold", "replies", "person"] = "gold"
+
+
+class PersonOptions(Frozen):
+    seed: int = 0
+    noise: float = Field(default=0.0, ge=0.0, le=1.0)
+    position: float = Field(default=0.0, ge=0.0, le=1.0)
+    calm: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 class GoldReader(NamedProvider):
@@ -54,6 +71,19 @@ class GoldReader(NamedProvider):
 
     def unsupported_reason(self, kind: HintKind) -> str:
         return f"{self.spec} cannot write a {kind!r} answer from its gold"
+
+    async def generate(
+        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
+    ) -> ModelOutput:
+        if hint is None or hint.gold is None or hint.form is None:
+            raise ProviderError(f"{self.spec} answers from an item's gold", retryable=False)
+        if not hint.form.gold_answers:
+            raise ProviderError(self.unsupported_reason(hint.kind), retryable=False)
+        return ModelOutput(text=self.written(messages, params, hint), finish_reason="stop")
+
+    @abstractmethod
+    def written(self, messages: list[Message], params: GenerateParams, hint: TaskHint) -> str:
+        """The answer to `hint`, whose form writes answers from the gold it carries."""
 
 
 class Oracle(GoldReader):
@@ -74,21 +104,43 @@ class Oracle(GoldReader):
         chance = self.options.accuracy.get(hint.task, DEFAULT_ACCURACY)
         return bool(self._rng(hint, "right").random() < chance)
 
-    async def generate(
-        self, messages: list[Message], params: GenerateParams, hint: TaskHint | None = None
-    ) -> ModelOutput:
-        if hint is None or hint.gold is None or hint.form is None:
-            raise ProviderError(f"{self.spec} answers from an item's gold", retryable=False)
+    def written(self, messages: list[Message], params: GenerateParams, hint: TaskHint) -> str:
+        assert hint.form is not None and hint.gold is not None
         if self.options.reads == "person" and any(PLACEHOLDER in m.content for m in messages):
-            text = hint.form.random(hint, self._rng(hint, "chance"))  # nothing of theirs to read
-        else:
-            text = self.answer(hint, hint.gold)
-        return ModelOutput(text=text, finish_reason="stop")
+            return hint.form.random(hint, self._rng(hint, "chance"))  # nothing of theirs to read
+        return hint.form.from_gold(hint, hint.gold, self._right(hint), self._rng(hint, "draw"))
 
-    def answer(self, hint: TaskHint, gold: dict[str, Any]) -> str:
-        if hint.form is None or not hint.form.gold_answers:
-            raise ProviderError(self.unsupported_reason(hint.kind), retryable=False)
-        return hint.form.from_gold(hint, gold, self._right(hint), self._rng(hint, "draw"))
+
+def calmed(gold: dict[str, Any], calm: float) -> dict[str, Any]:
+    """The gold with its intensity pulled `calm` of the way toward "barely".
+
+    >>> calmed({"intensity": 5.0}, 0.5)
+    {'intensity': 3.0}
+    """
+    value = gold.get(INTENSITY)
+    if not calm or not isinstance(value, int | float):
+        return gold
+    return {**gold, INTENSITY: CALM_END + (1.0 - calm) * (float(value) - CALM_END)}
+
+
+class PersonOracle(GoldReader):
+    def __init__(self, options: PersonOptions) -> None:
+        super().__init__("sim/person-oracle")
+        self.options = options
+
+    def _rng(self, hint: TaskHint, rollout: int | None, salt: str) -> np.random.Generator:
+        item = hint.item_key.rsplit("|", 1)[0]  # the item, not the order it is asked in
+        return keyed_rng(json.dumps([self.options.seed, rollout, salt, item]))
+
+    def written(self, messages: list[Message], params: GenerateParams, hint: TaskHint) -> str:
+        form, options, rollout = hint.form, self.options, params.seed
+        assert form is not None and hint.gold is not None
+        if self._rng(hint, rollout, "noise").random() < options.noise:
+            return form.random(hint, self._rng(hint, rollout, "random"))
+        if self._rng(hint, None, "position").random() < options.position:
+            return form.example(hint)
+        draw = self._rng(hint, rollout, "draw")
+        return form.from_gold(hint, calmed(hint.gold, options.calm), True, draw)
 
 
 @PROVIDERS.register("sim")
@@ -98,9 +150,7 @@ def make_sim(model: str, **options: Any) -> Provider:
         from attunebench.models.sim_judge import JudgeOptions, SimJudge
 
         return SimJudge(spec_options(JudgeOptions, f"sim/{model}", options))
-    if name == "person-oracle":  # a simulated person with planted faults, in its own module
-        from attunebench.models.sim_person import PersonOptions, PersonOracle
-
+    if name == "person-oracle":
         query = model.partition("?")[2]  # `sim/person-oracle?calm=0.5`, as on a command line
         given = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
         return PersonOracle(spec_options(PersonOptions, f"sim/{model}", {**given, **options}))
