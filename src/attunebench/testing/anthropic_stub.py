@@ -39,8 +39,7 @@ from attunebench.testing.anthropic_rules import (
     reply,
     stream_events,
 )
-from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import StubBatch, ThreadedStub
+from attunebench.testing.served import Answerer, StubBatch, ThreadedStub
 
 MAX_BATCH_REQUESTS = 100_000
 

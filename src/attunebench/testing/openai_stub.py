@@ -30,8 +30,7 @@ from attunebench.testing.openai_rules import (
     error,
     refusal,
 )
-from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import StubBatch, ThreadedStub, tokens
+from attunebench.testing.served import Answerer, StubBatch, ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000
