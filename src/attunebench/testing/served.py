@@ -19,13 +19,12 @@ import threading
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 
 from attunebench.models.batching import request_key
-from attunebench.testing.faults import counts_json
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
@@ -142,6 +141,15 @@ B = TypeVar("B", bound="StubBatch")  # a batch as the stub's API keeps it
 def tokens(text: str) -> int:
     """A stand-in token count: deterministic, roughly OpenAI's four characters a token."""
     return max(1, len(text) // 4)
+
+
+def counts_json(counts: Any, leave_out: set[str] | None = None) -> dict[str, Any]:
+    """A test server's counts dataclass as JSON: each field as it is, a Counter as a dict."""
+    return {
+        f.name: dict(value) if isinstance(value := getattr(counts, f.name), Counter) else value
+        for f in fields(counts)
+        if f.name not in (leave_out or set())
+    }
 
 
 @dataclass
@@ -283,10 +291,12 @@ class ThreadedStub(ServedApp, ABC, Generic[R, B]):
         return self._held and batch.ordinal > self._released_upto
 
     def batch_plan(self, batch: StubBatch, ids: list[str]) -> tuple[set[str], set[str]]:
-        """Of a batch's request ids: those it expires before reaching, and those that fail."""
+        """Of a batch's request ids, counted: those it expires before reaching, and the failing."""
         expired: set[str] = set()
         if batch.ordinal in self.expire:
             expired = set(ids[int(len(ids) * self.expire_answered) :])
         rest = [i for i in ids if i not in expired]
         failing = set(rest[:: self.fail_every]) if self.fail_every else set()
+        self.counts.expired += len(expired)
+        self.counts.failed_lines += len(failing)
         return expired, failing
