@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qsl
 
 from attunebench.answerform import FIRST, SECOND, TIE, AnswerForm, HintKind, TaskHint, pair_gold
@@ -29,9 +29,8 @@ from attunebench.registry import Registry
 
 __all__ = ["KnnBaseline", "RandomBaseline", "RandomOptions"]  # what callers import from here
 
-Opts = TypeVar("Opts", bound=Frozen)
-BaselineFactory = Callable[[str, dict[str, Any]], Baseline]
-BASELINES: Registry[BaselineFactory] = Registry("baseline")
+# Each baseline's options, and what makes it from its spec and those options.
+BASELINES: Registry[tuple[type[Frozen], Callable[[str, Any], Baseline]]] = Registry("baseline")
 
 
 class RandomOptions(Frozen):
@@ -118,15 +117,6 @@ class NoOptions(Frozen):
     """No options at all."""
 
 
-def _read(kind: type[Opts], make: Callable[[str, Opts], Baseline]) -> BaselineFactory:
-    """`make` given the spec and the options read into `kind`."""
-
-    def factory(spec: str, options: dict[str, Any]) -> Baseline:
-        return make(spec, spec_options(kind, spec, options))
-
-    return factory
-
-
 def _longer(spec: str, _: NoOptions) -> Baseline:
     return LongerBaseline(spec)
 
@@ -143,11 +133,11 @@ def _lexicon(spec: str, _: NoOptions) -> Baseline:
     return LexiconBaseline(spec)
 
 
-BASELINES.register("random")(_read(RandomOptions, RandomBaseline))
-BASELINES.register("majority")(_read(MajorityOptions, MajorityBaseline))
-BASELINES.register("longer")(_read(NoOptions, _longer))
-BASELINES.register("lexicon")(_read(NoOptions, _lexicon))
-BASELINES.register("knn")(_read(KnnOptions, KnnBaseline))
+BASELINES.register("random")((RandomOptions, RandomBaseline))
+BASELINES.register("majority")((MajorityOptions, MajorityBaseline))
+BASELINES.register("longer")((NoOptions, _longer))
+BASELINES.register("lexicon")((NoOptions, _lexicon))
+BASELINES.register("knn")((KnnOptions, KnnBaseline))
 
 
 @PROVIDERS.register("baseline")
@@ -160,7 +150,7 @@ def make_baseline(model: str, **options: Any) -> Baseline:
     if clash:
         raise SpecError(f"model spec {spec!r}: option {clash[0]!r} given twice")
     try:
-        factory = BASELINES.get(name)
+        kind, make = BASELINES.get(name)
     except KeyError as error:
         raise SpecError(f"model spec {spec!r}: {error}") from None
-    return factory(spec, {**from_query, **options})
+    return make(spec, spec_options(kind, spec, {**from_query, **options}))
