@@ -30,7 +30,7 @@ from typing import Any
 from attunebench.data.jsonl import read_conversations
 from attunebench.data.sample import sample_path
 from attunebench.models.base import GenerateParams
-from attunebench.models.local import LocalProvider
+from attunebench.models.llamacpp_server import LocalProvider
 from attunebench.models.local_models import LOCAL_MODELS, SMOLLM2, LocalModel
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Item

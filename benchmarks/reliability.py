@@ -22,7 +22,7 @@ from typing import Any
 
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
-from attunebench.testing.faults import FaultPlan
+from attunebench.testing.fault_server import FaultPlan
 from testkit.drills import crash_drill, fault_drill
 
 QUICK_CONVERSATIONS = 2

@@ -26,8 +26,7 @@ import psutil
 import pytest
 
 from attunebench.data.sample import sample_path
-from attunebench.testing.fault_server import FaultServer
-from attunebench.testing.faults import FaultPlan
+from attunebench.testing.fault_server import FaultPlan, FaultServer
 from testkit.ray_cluster import RayCluster, ray_env
 from testkit.ray_drills import (
     CONCURRENCY,

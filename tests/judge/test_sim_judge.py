@@ -9,7 +9,7 @@ import pytest
 from attunebench.answerform import TaskHint
 from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.registry import SpecError, make_provider
-from attunebench.models.sim_judge import FIRST, SECOND, TIE, Comparison, SimJudge
+from attunebench.models.sim import FIRST, SECOND, TIE, Comparison, SimJudge
 
 GOLD = {"first": "a", "second": "b", "chosen": "a", "len_first": 40, "len_second": 10}
 

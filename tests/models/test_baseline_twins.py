@@ -17,9 +17,8 @@ from attunebench.data.person import PLACEHOLDER
 from attunebench.data.sample import sample_path
 from attunebench.engine.training import teach
 from attunebench.models.base import GenerateParams, ProviderError
-from attunebench.models.baselines import KnnBaseline, base
+from attunebench.models.baselines import KnnBaseline, RandomBaseline, RandomOptions, base
 from attunebench.models.baselines.knn import KnnOptions
-from attunebench.models.baselines.random import RandomBaseline, RandomOptions
 from attunebench.tasks import load_tasks
 from attunebench.tasks.helpers.twins import PERSON_HIDDEN, PersonOption, person_twins
 

@@ -23,7 +23,7 @@ from attunebench.engine import (
     run,
 )
 from attunebench.engine.wiring import bind_models, close_models
-from attunebench.models.local import LocalProvider
+from attunebench.models.llamacpp_server import LocalProvider
 from attunebench.models.local_models import LOCAL_MODELS, QWEN
 from attunebench.models.modelsfile import (
     ModelEntry,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, read_records, read_run_info
-from attunebench.testing.faults import FaultPlan
+from attunebench.testing.fault_server import FaultPlan
 from testkit.drills import crash_drill
 
 # The client's timeout (2 s) is far above a loaded machine's slowest real answer, so a call is

@@ -6,7 +6,7 @@ its SDK only when a model of that prefix is made."""
 from attunebench.models import anthropic as _anthropic  # noqa: F401  (registers anthropic/)
 from attunebench.models import baselines as _baselines  # noqa: F401  (registers baseline/)
 from attunebench.models import hf as _huggingface  # noqa: F401  (registers hf/)
-from attunebench.models import local as _local  # noqa: F401  (registers local/)
+from attunebench.models import llamacpp_server as _local  # noqa: F401  (registers local/)
 from attunebench.models import mock as _mock  # noqa: F401  (registers mock/)
 from attunebench.models import openai_compat as _openai  # noqa: F401  (registers openai/)
 from attunebench.models import proxy as _proxy  # noqa: F401  (registers proxy/)

@@ -6,8 +6,8 @@ longer take sampling parameters as arguments. The API version sent is `API_VERSI
 `api_version`): from `2026-10-21` no model takes a temperature. What a model takes is read
 from Anthropic's models endpoint at the pre-flight (`claude_models.describe`), else the
 capability table. Every request states its thinking (`claude_models.thinking_fields`), and
-calls are paced by the account's output-token rate limit (`output_pacing`), since Anthropic
-reserves `max_tokens` when a request starts."""
+calls are paced by the account's output-token rate limit (`claude_models.OutputPacer`), since
+Anthropic reserves `max_tokens` when a request starts."""
 
 from __future__ import annotations
 
@@ -34,10 +34,13 @@ from attunebench.models.capabilities import (
 )
 from attunebench.models.claude_models import (
     THINKING_OFF,
+    OutputPacer,
     call_timeout,
     describe,
     needs_streaming,
     over_output_limit,
+    over_rate_limit,
+    pacing_note,
     thinking_fields,
     thinking_note,
     told_by,
@@ -46,7 +49,6 @@ from attunebench.models.claude_models import (
 from attunebench.models.hosted import DEFAULT_TIMEOUT_S, BatchMode, HostedOptions, checked
 from attunebench.models.http_errors import status_error
 from attunebench.models.openai_wire import resolve_api_key
-from attunebench.models.output_pacing import OutputPacer, over_rate_limit, pacing_note
 from attunebench.models.preflight import (
     ADAPTABLE,
     PREFLIGHT_HEADER,

@@ -1,13 +1,9 @@
 """Batch APIs behind `generate`: a call joins a queue, goes out in a batch, and is answered
-when the batch ends, at the batch price (OpenAI's Batch API, Anthropic's Message Batches).
+when the batch ends (what is sent when, the token budget, resumes: docs/frontier.md).
 
-Requests gather until the queue goes quiet, has waited long enough, or fills a batch; a batch
-holds no more input tokens than the enqueued-token budget leaves (OpenAI fails one that would
-pass it), estimated generously at four characters a token. A request's key is the SHA-256 of
-its body and its `custom_id`, so the same request is never sent twice at once. The journal
-(`batch_journal`) maps keys to batches, so a resumed run waits on the batch already holding a
-request instead of paying twice. A request a batch did not answer fails without an immediate
-retry (a batch takes hours) and goes out again on resume."""
+A request's key is the SHA-256 of its body and its `custom_id`, so the same request is never
+sent twice at once; the journal (`batch_journal`) maps keys to batches, so a resumed run waits
+on the batch already holding a request instead of paying twice."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Claude models as Anthropic describes them, and what a request states about thinking.
+"""Claude models as Anthropic describes them, and a call's budget: the thinking a request
+states, the model's output limit, and the account's output-token rate limit.
 
 `describe` reads the body of `GET /v1/models/{id}` (thinking types, effort levels, output
 limit, lifecycle); a body without `capabilities` is silent, and the table is used. What a
@@ -6,11 +7,23 @@ model does when `thinking` is left out is described nowhere (the Claude 5 famili
 `thinking_fields` never leaves it out: an entry that asks no thinking sends what turns it off
 on its model, at an effort the model allows that at, or `adaptive` for a model that always
 thinks, said at plan time (`thinking_note`). A call that may think gets an allowance on top of
-its answer's budget, scaled by the effort, so thinking never eats the answer."""
+its answer's budget, scaled by the effort, so thinking never eats the answer.
+
+Calls are paced by the rate limit the response headers announce (`OutputPacer`): Anthropic
+reserves a request's `max_tokens` against the output tokens per minute when it starts, and
+answers 429 when it does not fit; every response carries the limit and what remains. Room is
+what the last headers said remained, plus what has refilled since, less what this provider
+reserved since (calls the server may not have counted yet), so a call that would earn a 429
+waits its turn instead, and each answer wakes the waiting."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -23,7 +36,6 @@ from attunebench.models.capabilities import (
     Capabilities,
     Citation,
 )
-from attunebench.models.output_pacing import asked_for
 
 THINKING_TYPES: Final = ("adaptive", "enabled", "disabled", "between_tools")
 EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")  # lowest first
@@ -39,6 +51,12 @@ EFFORT_SHARE: Final[Mapping[str, float]] = {
     "xhigh": 1.5,
     "max": 2.0,
 }
+RATE_FIX: Final = (
+    "a lower params.effort (or no thinking), a lower concurrency, or batch = true "
+    "(Message Batches are not paced by it)"
+)
+LIMIT_HEADER: Final = "anthropic-ratelimit-output-tokens-limit"
+REMAINING_HEADER: Final = "anthropic-ratelimit-output-tokens-remaining"
 MIN_BUDGET: Final = 1024  # the smallest `budget_tokens` the API takes
 # How fast the anthropic SDK expects a non-streaming call to write (its
 # `_calculate_nonstreaming_timeout`: an hour for 128,000 tokens): ~460 s for 16,400 tokens.
@@ -209,3 +227,108 @@ def over_output_limit(caps: Capabilities, asked: int, answer: int) -> str | None
 def told_by(caps: Capabilities) -> str:
     """Where the capabilities were read, for a stop line."""
     return "Anthropic's models endpoint" if caps.source == "endpoint" else "the table"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputLimit:
+    per_minute: int
+    remaining: int
+
+
+def _number(headers: Mapping[str, str], name: str) -> int | None:
+    value = {k.lower(): v for k, v in headers.items()}.get(name)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def read_limit(headers: Mapping[str, str]) -> OutputLimit | None:
+    """The output-token limit the headers announce, if they announce one.
+
+    >>> read_limit({"anthropic-ratelimit-output-tokens-limit": "8000",
+    ...             "anthropic-ratelimit-output-tokens-remaining": "7600"})
+    OutputLimit(per_minute=8000, remaining=7600)
+    """
+    limit = _number(headers, LIMIT_HEADER)
+    if limit is None or limit <= 0:
+        return None
+    remaining = _number(headers, REMAINING_HEADER)
+    return OutputLimit(limit, limit if remaining is None else max(0, remaining))
+
+
+class OutputPacer:
+    """Waits for room under the announced limit; lets everything through until one is seen."""
+
+    def __init__(self) -> None:
+        self.limit: OutputLimit | None = None
+        self._room = 0.0  # at `_since`, with the open reservations taken out
+        self._since = 0.0
+        self._tickets = itertools.count(1)
+        self._open: dict[int, int] = {}  # ticket -> tokens, calls not yet answered
+        self._wake: asyncio.Event | None = None
+
+    async def reserve(self, tokens: int) -> int:
+        """Wait until `tokens` fit (one that never can goes at once); the ticket to `settle`."""
+        while self.limit is not None:
+            per_minute, now = self.limit.per_minute, time.monotonic()
+            room = min(float(per_minute), self._room + per_minute / 60.0 * (now - self._since))
+            if room >= tokens or tokens > per_minute:
+                self._room, self._since = room - tokens, now
+                break
+            if self._wake is None:
+                self._wake = asyncio.Event()
+            with contextlib.suppress(TimeoutError):  # refilled by then, or woken by an answer
+                await asyncio.wait_for(self._wake.wait(), (tokens - room) * 60.0 / per_minute)
+        ticket = next(self._tickets)
+        self._open[ticket] = tokens
+        return ticket
+
+    def settle(self, ticket: int, headers: Mapping[str, str]) -> None:
+        """The call `ticket` was answered with `headers` (none: it never reached the server)."""
+        self._open.pop(ticket, None)
+        found = read_limit(headers)
+        if found is None:
+            return
+        since = sum(tokens for later, tokens in self._open.items() if later > ticket)
+        self.limit = found
+        self._room, self._since = float(found.remaining - since), time.monotonic()
+        if self._wake is not None:
+            self._wake.set()
+            self._wake = None
+
+
+def asked_for(asked: int, answer: int) -> str:
+    """A call's budget, said in a stop line.
+
+    >>> asked_for(16_300, 300)
+    'max_tokens 16,300 (16,000 of them for thinking)'
+    """
+    thinking = asked - answer
+    return f"max_tokens {asked:,}" + (f" ({thinking:,} of them for thinking)" if thinking else "")
+
+
+def over_rate_limit(limit: OutputLimit | None, asked: int, answer: int) -> str | None:
+    """Why a call asking for `asked` tokens can never start: over a minute's limit."""
+    if limit is None or asked <= limit.per_minute:
+        return None
+    return (
+        f"a call asks for {asked_for(asked, answer)}, more than the account's output-token "
+        f"rate limit of {limit.per_minute:,} a minute (Anthropic reserves max_tokens when a "
+        f"request starts); fix its models-file entry: {RATE_FIX}"
+    )
+
+
+def pacing_note(limit: OutputLimit | None, asked: int, concurrency: int) -> str | None:
+    """What to say when `concurrency` calls of `asked` tokens at once pass the limit.
+
+    >>> pacing_note(OutputLimit(8_000, 8_000), 512, 16)[:47]
+    '16 calls at once of up to 512 output tokens pas'
+    """
+    if limit is None or asked * concurrency <= limit.per_minute:
+        return None
+    return (
+        f"{concurrency} calls at once of up to {asked:,} output tokens pass the output-token "
+        f"rate limit of {limit.per_minute:,} a minute: calls wait for room, paced by the "
+        f"rate-limit headers; to go faster: {RATE_FIX}"
+    )

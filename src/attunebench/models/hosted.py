@@ -1,12 +1,7 @@
 """What every hosted API's provider (`anthropic/`, `openai/`) shares: its options, declared
-once, and its batch mode.
-
-A provider's signature takes the options as `**options: Unpack[HostedOptions]` beside its own;
-the models file's misspelt-option error lists them from there (`modelsfile._option_names`).
-With `batch = true` its calls go through a `BatchQueue` (`BatchMode`), whose journal lives in
-the run directory. A provider's enqueued-token limit is the account's, per model: entries of
-one run that batch the same model on the same server split it (`share_batch_budget`), each
-holding its share."""
+once (docs/architecture.md), and its batch mode. A provider's enqueued-token limit is the
+account's, per model: entries of one run that batch the same model on the same server split it
+(`share_batch_budget`), each holding its share."""
 
 from __future__ import annotations
 

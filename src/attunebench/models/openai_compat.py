@@ -41,20 +41,18 @@ from attunebench.models.capabilities import (
     unknown_openai,
 )
 from attunebench.models.choice import prefilled
-from attunebench.models.completions import (
-    TOP_LOGPROBS,
-    choice_body,
-    completion_body,
-    parse_choice,
-)
 from attunebench.models.hosted import DEFAULT_TIMEOUT_S, BatchMode, HostedOptions, checked
 from attunebench.models.http_errors import body_line, looks_like_html, status_error
 from attunebench.models.openai_batch import OpenAIBatches, enqueued_tokens
 from attunebench.models.openai_wire import (
     PROBE_SCHEMA,
+    TOP_LOGPROBS,
     Api,
+    choice_body,
+    completion_body,
     completion_output,
     default_api,
+    parse_choice,
     parse_completion,
     resolve_api_key,
     resolve_base_urls,

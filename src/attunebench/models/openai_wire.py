@@ -1,6 +1,11 @@
 """OpenAI's wire format as `openai/` uses it: which server a base URL is, whose rules it follows
-(`api`), a chat completion read into a `ModelOutput` (live, or a batch's line), and a task's
-answer schema as `response_format`."""
+(`api`), a chat completion read into a `ModelOutput` (live, or a batch's line), a task's answer
+schema as `response_format`, and what it sends besides plain chat.
+
+A model with no chat template (`chat = false`) is asked through `/completions`: a task's prompt
+as plain text, a conversation as a transcript ending in "Assistant:", stopped at the next
+"User:" line. In choice mode the next token's top logprobs are asked for (`top_logprobs` on
+chat completions, `logprobs` on completions)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,14 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from attunebench.answerform import Schema, is_strict
-from attunebench.models.base import ModelOutput, ProviderError
+from attunebench.models.base import (
+    ChoiceOutput,
+    GenerateParams,
+    Message,
+    ModelOutput,
+    ProviderError,
+)
+from attunebench.models.choice import completion_prompt, from_top_logprobs
 from attunebench.models.registry import ProviderConfigError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -19,6 +31,9 @@ OPENAI_HOSTS = frozenset({"api.openai.com"})
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
 Api = Literal["openai", "compatible"]
 URLs = list[str] | tuple[str, ...]
+TOP_LOGPROBS = 20  # the most the OpenAI API returns; vLLM and llama.cpp accept it
+SPEAKERS = {"user": "User", "assistant": "Assistant"}
+NEXT_SPEAKER = "\nUser:"
 # What the pre-flight sends a model that takes JSON schemas: PROBE_MESSAGES' answer.
 PROBE_SCHEMA: Schema = {
     "type": "object",
@@ -105,3 +120,64 @@ def schema_format(schema: Schema) -> dict[str, Any]:
     server read it; `strict` only where the schema is one OpenAI's strict mode takes."""
     spec = {"name": "answer", "schema": schema, "strict": is_strict(schema)}
     return {"type": "json_schema", "json_schema": spec}
+
+
+def transcript_prompt(messages: Sequence[Message]) -> tuple[str, list[str]]:
+    """A conversation as a plain transcript the model continues as the assistant, and the
+    stop sequence that ends its reply at the next speaker."""
+    system = [m.content.strip() for m in messages if m.role == "system"]
+    lines = [f"{SPEAKERS[m.role]}: {m.content.strip()}" for m in messages if m.role != "system"]
+    if messages and messages[-1].role == "user" and len(lines) > 1:
+        return "\n\n".join([*system, "\n".join(lines)]) + "\nAssistant:", [NEXT_SPEAKER]
+    return completion_prompt(messages), []
+
+
+def completion_body(
+    model: str, messages: Sequence[Message], params: GenerateParams
+) -> dict[str, Any]:
+    prompt, stop = transcript_prompt(messages)
+    body: dict[str, Any] = {
+        "model": model,
+        "prompt": prompt,
+        "temperature": params.temperature,
+        "max_tokens": params.max_tokens,
+        "stop": [*params.stop, *stop] or None,
+    }
+    if params.seed is not None:
+        body["seed"] = params.seed
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def choice_body(model: str, messages: Sequence[Message], params: GenerateParams) -> dict[str, Any]:
+    """One next token's top log probabilities from completions (a chat model's: `request_body`)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "prompt": completion_prompt(messages),
+        "max_tokens": 1,
+        "temperature": params.temperature,
+        "logprobs": TOP_LOGPROBS,
+    }
+    if params.seed is not None:
+        body["seed"] = params.seed
+    body.update(params.extra)
+    return body
+
+
+def parse_choice(body: bytes, keys: Sequence[str]) -> ChoiceOutput:
+    """The keys' probabilities from a chat or completions body with logprobs."""
+    try:
+        data = json.loads(body)
+        logprobs = data["choices"][0]["logprobs"]
+        if "content" in logprobs:  # chat completions
+            entries = logprobs["content"][0]["top_logprobs"]
+            top = {str(e["token"]): float(e["logprob"]) for e in entries}
+        else:  # completions: one {token: logprob} per generated token
+            top = {str(k): float(v) for k, v in logprobs["top_logprobs"][0].items()}
+        usage = data.get("usage") or {}
+        tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        snippet = body[:200].decode("utf-8", "replace")
+        raise ProviderError(
+            f"no logprobs in the answer ({error!r}): {snippet}", retryable=False
+        ) from None
+    return from_top_logprobs(top, keys, input_tokens=tokens[0], output_tokens=tokens[1])

@@ -6,8 +6,7 @@ mirror (`python -m attunebench.testing.mirror`).
 
 from attunebench.testing.answers import answer_from_prompt, form_of
 from attunebench.testing.anthropic_stub import AnthropicStub
-from attunebench.testing.fault_server import FaultServer
-from attunebench.testing.faults import FAULT_KINDS, FaultPlan
+from attunebench.testing.fault_server import FAULT_KINDS, FaultPlan, FaultServer
 from attunebench.testing.openai_stub import OpenAIStub
 
 __all__ = [

@@ -17,8 +17,7 @@ from typing import Any
 
 from attunebench.models.batching import request_key
 from attunebench.models.capabilities import Citation, tables
-from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import tokens
+from attunebench.testing.served import Answerer, tokens
 
 FIELDS = frozenset(
     {

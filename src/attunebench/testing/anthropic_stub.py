@@ -1,11 +1,7 @@
 """A local stand-in for Anthropic's Messages API (streamed too), Message Batches and models
-endpoint, with the API's rules (`anthropic_rules`) and error bodies. `GET /v1/models/{id}`
-describes each model from its rules, so a test that changes a model's rules changes what it
-says and does at once (`models_endpoint`: "silent" without capabilities, "gone" a 404).
-
-On demand it refuses every message call saying `refuse_with`, fails as an account can
-(`deny`), or keeps an output-token rate limit as Anthropic keeps it (`output_tokens_per_minute`:
-a request's `max_tokens` reserved when it starts, what it did not use given back when it ends).
+endpoint, with the API's rules (`anthropic_rules`) and error bodies (what it refuses and fails
+on demand: docs/frontier.md). Its output-token rate limit reserves a request's `max_tokens`
+when it starts and gives back what it did not use when it ends, as Anthropic's does.
 
     with AnthropicStub() as stub:
         ...  # an anthropic/ model with base_url = stub.base_url
@@ -39,8 +35,7 @@ from attunebench.testing.anthropic_rules import (
     reply,
     stream_events,
 )
-from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import StubBatch, ThreadedStub
+from attunebench.testing.served import Answerer, StubBatch, ThreadedStub
 
 MAX_BATCH_REQUESTS = 100_000
 
@@ -271,10 +266,8 @@ class AnthropicStub(ThreadedStub[Rules, Batch]):
             result: dict[str, Any]
             refused = refusal(params, batch.version, self.models)
             if custom_id in expired:
-                self.counts.expired += 1
                 result = {"type": "expired"}
             elif custom_id in failing:
-                self.counts.failed_lines += 1
                 result = {"type": "errored", "error": error("Internal server error", "api_error")}
             elif refused is not None:
                 result = {"type": "errored", "error": error(refused[1])}

@@ -1,10 +1,7 @@
 """A local stand-in for OpenAI's API: chat completions by `openai_rules`, and the Files and
-Batch APIs, with the API's own error bodies.
-
-On demand it fails as an account can (`deny`, `rate_limited = n` chat calls answered 429, a
-batch over `enqueued_token_limit` failing validation). A batch goes `validating`,
-`in_progress` (while batches are held), `finalizing`, then `completed` or `expired`, its output
-and error files each in an order of their own (as the API's: never the input's).
+Batch APIs, with the API's own error bodies (what it refuses and fails on demand:
+docs/frontier.md). A batch goes `validating`, `in_progress` (while batches are held),
+`finalizing`, then `completed` or `expired`.
 
     with OpenAIStub() as stub:
         ...  # an openai/ model with base_url = stub.base_url + "/v1", api = "openai"
@@ -30,8 +27,7 @@ from attunebench.testing.openai_rules import (
     error,
     refusal,
 )
-from attunebench.testing.served import Answerer
-from attunebench.testing.stub_server import StubBatch, ThreadedStub, tokens
+from attunebench.testing.served import Answerer, StubBatch, ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000
@@ -222,13 +218,11 @@ class OpenAIStub(ThreadedStub[Rules, Batch]):
             key = line["custom_id"]
             result: dict[str, Any] = {"id": f"batch_req_{uuid.uuid4().hex[:24]}", "custom_id": key}
             if key in expired:
-                self.counts.expired += 1
                 message = "This request could not be executed before the completion window expired."
                 expired_error = {"code": "batch_expired", "message": message}
                 errors.append({**result, "response": None, "error": expired_error})
                 continue
             if key in failing:
-                self.counts.failed_lines += 1
                 message = "The server had an error processing your request."
                 status, answer = 500, error(message, kind="server_error")
             else:

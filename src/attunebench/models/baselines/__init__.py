@@ -13,38 +13,108 @@ the spec that run.json and reports show).
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl
 
+from attunebench.answerform import FIRST, SECOND, TIE, AnswerForm, HintKind, TaskHint, pair_gold
 from attunebench.frozen import Frozen
-from attunebench.models.baselines.base import Baseline
+from attunebench.models.base import Example, GenerateParams, ProviderError
+from attunebench.models.baselines.base import Baseline, Fitted, item_rng, person_hidden
 from attunebench.models.baselines.knn import KnnBaseline, KnnOptions
 from attunebench.models.baselines.lexicon import LexiconBaseline
-from attunebench.models.baselines.longer import LongerBaseline
-from attunebench.models.baselines.majority import MajorityBaseline, MajorityOptions
-from attunebench.models.baselines.random import RandomBaseline, RandomOptions
 from attunebench.models.registry import PROVIDERS, ProviderConfigError, SpecError, spec_options
 from attunebench.registry import Registry
 
-__all__ = ["KnnBaseline"]  # what callers import from here; the rest registers
+__all__ = ["KnnBaseline", "RandomBaseline", "RandomOptions"]  # what callers import from here
 
-Opts = TypeVar("Opts", bound=Frozen)
-BaselineFactory = Callable[[str, dict[str, Any]], Baseline]
-BASELINES: Registry[BaselineFactory] = Registry("baseline")
+# Each baseline's options, and what makes it from its spec and those options.
+BASELINES: Registry[tuple[type[Frozen], Callable[[str, Any], Baseline]]] = Registry("baseline")
+
+
+class RandomOptions(Frozen):
+    seed: int = 0
+
+
+class RandomBaseline(Baseline):
+    """The random valid answer the task's own form draws, every form. An item and its
+    person-hidden twin are one item to it (`base.item_rng`), so its person gap is exactly 0:
+    drawn afresh, the twins' noise read as a gap (-0.079 [-0.150, +0.003] on open-v1-mini's
+    emotion). A reply is one of a few generic supportive sentences that ignore what was said,
+    so a judge that rates them well is not measuring attunement."""
+
+    def __init__(self, spec: str, options: RandomOptions) -> None:
+        super().__init__(spec)
+        self.options = options
+
+    async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
+        assert hint.form is not None  # `Baseline.generate` refuses a hint without one
+        seed = self.options.seed if params.seed is None else params.seed  # the run's, if set
+        rng = item_rng(seed, hint)
+        try:
+            return hint.form.random(hint, rng)
+        except ValueError as error:  # the hint lacks what the form draws from (its labels)
+            raise ProviderError(f"{self.spec}: {error}", retryable=False) from None
+
+
+class MajorityOptions(Frozen):
+    train: Path
+
+
+class MajorityBaseline(Fitted):
+    """Every train example asking the item's question gives its gold, and the answer is
+    `from_gold` of the gold that `combine`s them all (the most frequent label, the mean of each
+    number, the reply more often preferred). It reads nothing of the item, so it is one answer
+    per question, worked out once."""
+
+    def __init__(self, spec: str, options: MajorityOptions) -> None:
+        super().__init__(spec, options.train)
+        self.options = options
+        self._golds: dict[tuple[HintKind, Hashable], dict[str, Any]] = {}
+
+    def learn(self, examples: Sequence[Example]) -> None:
+        super().learn(examples)
+        self._golds = {}
+
+    async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
+        assert hint.form is not None
+        form = hint.form
+        key = (hint.kind, (form.question(hint), person_hidden(hint)))
+        if key not in self._golds:  # the combined gold is the same for every item asking it
+            examples = self.examples[hint.kind]
+            self._golds[key] = form.combine([examples[i].gold for i in self.alike(hint)])
+        gold = form.shown(hint, self._golds[key])
+        return form.from_gold(hint, gold, True, item_rng(0, hint))
+
+
+def longer_of(first: str, second: str) -> str:
+    """FIRST, SECOND or TIE: the place of the longer of two replies, by characters."""
+    if len(first) == len(second):
+        return TIE
+    return FIRST if len(first) > len(second) else SECOND
+
+
+class LongerBaseline(Baseline):
+    """The length bias known from LLM judges, in every form that picks between two replies
+    (`AnswerForm.pairs`): a preference, and a pairwise judge's verdict, so a judge audit can
+    compare a judge with it. Equal lengths: a tie."""
+
+    def answers_form(self, form: AnswerForm) -> bool:
+        return form.pairs
+
+    def unsupported_reason(self, kind: str) -> str:
+        return f"{self.spec} picks between two replies, and {kind!r} items offer none"
+
+    async def answer(self, hint: TaskHint, params: GenerateParams) -> str:
+        assert hint.form is not None
+        shown_a, shown_b = hint.form.reads(hint)
+        gold = hint.form.shown(hint, pair_gold(longer_of(shown_a, shown_b)))
+        return hint.form.from_gold(hint, gold, True, item_rng(0, hint))
 
 
 class NoOptions(Frozen):
     """No options at all."""
-
-
-def _read(kind: type[Opts], make: Callable[[str, Opts], Baseline]) -> BaselineFactory:
-    """`make` given the spec and the options read into `kind`."""
-
-    def factory(spec: str, options: dict[str, Any]) -> Baseline:
-        return make(spec, spec_options(kind, spec, options))
-
-    return factory
 
 
 def _longer(spec: str, _: NoOptions) -> Baseline:
@@ -63,11 +133,11 @@ def _lexicon(spec: str, _: NoOptions) -> Baseline:
     return LexiconBaseline(spec)
 
 
-BASELINES.register("random")(_read(RandomOptions, RandomBaseline))
-BASELINES.register("majority")(_read(MajorityOptions, MajorityBaseline))
-BASELINES.register("longer")(_read(NoOptions, _longer))
-BASELINES.register("lexicon")(_read(NoOptions, _lexicon))
-BASELINES.register("knn")(_read(KnnOptions, KnnBaseline))
+BASELINES.register("random")((RandomOptions, RandomBaseline))
+BASELINES.register("majority")((MajorityOptions, MajorityBaseline))
+BASELINES.register("longer")((NoOptions, _longer))
+BASELINES.register("lexicon")((NoOptions, _lexicon))
+BASELINES.register("knn")((KnnOptions, KnnBaseline))
 
 
 @PROVIDERS.register("baseline")
@@ -80,7 +150,7 @@ def make_baseline(model: str, **options: Any) -> Baseline:
     if clash:
         raise SpecError(f"model spec {spec!r}: option {clash[0]!r} given twice")
     try:
-        factory = BASELINES.get(name)
+        kind, make = BASELINES.get(name)
     except KeyError as error:
         raise SpecError(f"model spec {spec!r}: {error}") from None
-    return factory(spec, {**from_query, **options})
+    return make(spec, spec_options(kind, spec, {**from_query, **options}))

@@ -47,7 +47,7 @@ class KnnBaseline(base.Fitted):
         super().__init__(spec, options.train)
         self.options = options
         self._encoder: TextEncoder | None = encoder  # loaded on first use unless given
-        self._queries: QueryBatcher | None = None
+        self._queries = QueryBatcher(lambda texts: self._fitted_encoder().encode(texts))
         # Per kind: every example's texts embedded, (examples, texts per example, dimension).
         self._indexes: dict[HintKind, Matrix] = {}
         self._fit_lock = threading.Lock()
@@ -63,16 +63,12 @@ class KnnBaseline(base.Fitted):
         # (`QueryBatcher`); the neighbour search is then a matrix product.
         assert hint.form is not None
         alike = self.alike(hint)
-        vectors = await asyncio.gather(*(self._embed(text) for text in hint.form.reads(hint)))
+        reads = hint.form.reads(hint)
+        vectors = await asyncio.gather(*(self._queries.embed(text) for text in reads))
         similarity = self._similarities(hint.kind, np.stack(vectors))[alike]
         order = np.argsort(-similarity, kind="stable")[: self.options.k]
         weights = np.clip(similarity[order], 1e-6, None)  # cosine can be negative; weights cannot
         return self.written(hint, [alike[i] for i in order.tolist()], weights.tolist())
-
-    async def _embed(self, text: str) -> Matrix:
-        if self._queries is None:
-            self._queries = QueryBatcher(lambda texts: self._fitted_encoder().encode(texts))
-        return await self._queries.embed(text)
 
     async def check(self) -> None:
         """Load the encoder now, so a missing one fails before a run starts rather than in it."""
