@@ -16,6 +16,7 @@ from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, RunConfig, read_records, run
 from attunebench.models.modelsfile import ModelEntry
+from attunebench.models.registry import SpecError, make_provider
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Scoring, Task
 from attunebench.tasks.preference import PreferencePrediction
@@ -80,3 +81,10 @@ def test_a_pick_that_follows_the_order_makes_no_gold(answered: tuple[Path, Path]
     )
     picked = task.scoring.answered_gold(gold, PreferencePrediction(ab=gold.second, ba=gold.second))
     assert picked is not None and picked.chosen == gold.second and not picked.tie
+
+
+def test_an_oracle_accuracy_outside_0_to_1_is_refused_naming_the_task_and_the_value() -> None:
+    with pytest.raises(SpecError) as refused:
+        make_provider("sim/oracle", accuracy={"emotion": 1.5})
+    assert "emotion = 1.5 is not a chance between 0 and 1" in str(refused.value)
+    assert make_provider("sim/oracle", accuracy={"emotion": 1.0})  # the trap: 1 is a chance

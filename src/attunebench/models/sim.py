@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from attunebench.answerform import AnswerForm, HintKind, TaskHint
 from attunebench.data.person import PLACEHOLDER
@@ -58,8 +58,16 @@ class OracleOptions(Frozen):
     seed: int = 0
     # By task name; the engine refuses a name no task has (`engine.wiring`), as a misspelt
     # task would silently get the default accuracy.
-    accuracy: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(default_factory=dict)
+    accuracy: dict[str, float] = Field(default_factory=dict)
     reads: Literal["gold", "replies", "person"] = "gold"
+
+    @field_validator("accuracy")
+    @classmethod
+    def _chances(cls, accuracy: dict[str, float]) -> dict[str, float]:
+        for task, chance in accuracy.items():
+            if not 0.0 <= chance <= 1.0:
+                raise ValueError(f"{task} = {chance} is not a chance between 0 and 1")
+        return accuracy
 
 
 class PersonOptions(Frozen):
