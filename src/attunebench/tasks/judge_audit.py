@@ -1,6 +1,6 @@
 """`judge_audit`: the judge itself, run on the participants' own A/B pairs, as MT-Bench
 measured judge-human agreement but against the person the replies were written for (which
-pairs, and why: docs/tasks.md, "Judge audit across turns"); the statistics are in
+pairs, and why: docs/tasks.md, paragraph "Judge audit across turns"); the statistics are in
 `tasks.helpers.audit`.
 """
 

@@ -1,6 +1,6 @@
 """`judge_thumbs`: the judge's rubric score of a real bot reply, against the person's thumb
-(docs/tasks.md, "Judge audit across turns"). The headline is the mean of the agreement on liked
-and on disliked replies, so a judge that scores everything high gets 0.5.
+(docs/tasks.md, paragraph "Judge audit across turns"). The headline is the mean of the
+agreement on liked and on disliked replies, so a judge that scores everything high gets 0.5.
 """
 
 from __future__ import annotations

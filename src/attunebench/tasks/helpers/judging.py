@@ -1,6 +1,6 @@
 """Asking a judge and reading its verdicts: what it is told about the participant (what it
-sees and why: docs/tasks.md, "The judge"), the queries it answers, each answer read into an
-auditable `Verdict`, and a response's values from them.
+sees and why: docs/tasks.md, paragraph "The judge"), the queries it answers, each answer read
+into an auditable `Verdict`, and a response's values from them.
 
 Pairwise, a verdict scores the model 1 (win), 0.5 (tie) or 0 (loss or unusable: a judge that
 fails on the items a model would lose must not raise its score); rubric, a judge's mean score

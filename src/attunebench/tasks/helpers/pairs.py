@@ -1,6 +1,6 @@
 """Pairs of replies with a participant's preference: recorded picks (the chosen reply with
 each other reply of its turn; a tie, every two), or derived from differing ratings. Pairs across
-turns are balanced (docs/tasks.md, "Prompts never name turns"): ratings drift over a
+turns are balanced (docs/tasks.md, paragraph "Prompts never name turns"): ratings drift over a
 conversation, so without that the positions alone predict the gold.
 """
 
