@@ -96,13 +96,6 @@ def f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     return 2 * len(p & g) / (len(p) + len(g))
 
 
-@cache  # items share a few (named, given) label tuples: each pair of sets is made once
-def _label_pair(
-    guess: tuple[str, ...], gold: tuple[str, ...]
-) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset(guess), frozenset(gold)
-
-
 BehaviorView = tasks.View[BehaviorGold, BehaviorPrediction]
 
 
@@ -140,7 +133,7 @@ class BehaviorScoring(grouping.GroupedScoring[BehaviorGold, BehaviorPrediction])
     def label_sets(view: BehaviorView) -> tuple[frozenset[str], frozenset[str]]:
         guess = view.prediction.behaviors if view.parsed and view.prediction else ()
         # tuple(): a gold or answer of an older record, constructed unvalidated, holds lists
-        return _label_pair(tuple(guess), tuple(view.gold.behaviors))
+        return metrics.label_pair(tuple(guess), tuple(view.gold.behaviors))
 
     @staticmethod
     def calibration_rows(view: BehaviorView) -> list[tuple[Mapping[str, float], str]]:

@@ -245,28 +245,14 @@ def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
 EmotionView = tasks.View[EmotionGold, EmotionPrediction]
 
 
-# Items share a few (named, reported) labels: each pair of sets is made once, and metrics
-# counting them hash the same sets again and again.
 _NO_LABELS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
-
-
-@cache
-def _primary_pair(guess: str | None, primary: str) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset([guess] if guess else []), frozenset([primary])
-
-
-@cache
-def _labels_pair(
-    guess: tuple[str, ...], labels: frozenset[str]
-) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset(guess), labels
 
 
 def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     if view.gold.primary is None:
         return _NO_LABELS
     guess = view.prediction.primary if view.parsed and view.prediction else None
-    return _primary_pair(guess, view.gold.primary)
+    return metrics.label_pair((guess,) if guess else (), (view.gold.primary,))
 
 
 def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
@@ -274,7 +260,7 @@ def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
     if not labels:  # only numbers were reported: no label can be right or wrong
         return _NO_LABELS
     guess = view.prediction.emotions if view.parsed and view.prediction else ()
-    return _labels_pair(tuple(guess), labels)
+    return metrics.label_pair(tuple(guess), labels)
 
 
 ASKED = {name: f"{name}_abs_error" for name in SCALES}  # a score the item has when asked

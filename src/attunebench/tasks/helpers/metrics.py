@@ -370,6 +370,16 @@ def expanded(
 LabelSets = Sequence[tuple[frozenset[str], frozenset[str]]]
 
 
+# Items share a few (named, given) labels: each pair of sets is made once, and the metrics
+# counting them hash the same sets again and again.
+@cache
+def label_pair(
+    named: tuple[str, ...], given: tuple[str, ...] | frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The labels an answer named and those the gold gives, as a label metric reads them."""
+    return frozenset(named), frozenset(given)
+
+
 def label_counts(sets: LabelSets) -> tuple[list[str], FloatArray]:
     """The labels seen, and per item [TP per label, FP per label, FN per label] (items, 3L)
     from (predicted, gold) label sets.
