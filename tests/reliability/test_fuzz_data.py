@@ -9,6 +9,7 @@ there is one), and a failure leaves nothing in the output folder: no partial fil
 from __future__ import annotations
 
 import io
+import resource
 import subprocess
 import sys
 import tempfile
@@ -178,7 +179,11 @@ def test_a_uss_session_without_a_user_message_is_dropped(tmp_path: Path) -> None
 def test_coverage_guided_fuzzing_finds_no_crash(tmp_path: Path) -> None:
     """atheris (libFuzzer) from the valid seeds, a bounded number of runs, a fixed seed."""
     script = Path(__file__).with_name("atheris_fuzz.py")
+    # Linux carries a process's peak memory across fork and exec, so the fuzzer's reading of
+    # its own peak starts at this test process's: its 2 GB budget is counted on top of that.
+    inherited_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     flags = ["-runs=4000", "-seed=1", "-max_len=8192", "-max_total_time=60", "-timeout=20"]
+    flags.append(f"-rss_limit_mb={inherited_mb + 2048}")
     done = subprocess.run(
         [sys.executable, str(script), str(tmp_path / "work"), str(tmp_path / "corpus"), *flags],
         cwd=script.parent,
