@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +34,10 @@ def generate(path: Path, megabytes: float) -> int:
 
 
 def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """This process's own peak (VmHWM): getrusage's ru_maxrss starts at the parent's peak, which
+    Linux carries across fork and exec, and would hide the growth under a larger parent."""
+    status = Path("/proc/self/status").read_text().splitlines()
+    return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
 
 
 def main() -> None:
