@@ -24,8 +24,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache, merge_caches
+from attunebench.engine.progress import terminal_bar
 from attunebench.engine.runner import (
     RunConfig,
     RunResult,
@@ -41,7 +44,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import parse_spec
 from attunebench.on_ray.book import SHARDS_DIR, ShardBook, shard_dir
 from attunebench.on_ray.inbox import Inbox
-from attunebench.on_ray.progress import Board, ShardsBar
+from attunebench.on_ray.progress import Board
 from attunebench.on_ray.shard import CACHE_FILE, ShardOutcome, run_shard
 from attunebench.records import RunInfo, Tally
 from attunebench.rundir import RUN_FILE, RunDirError, write_json
@@ -269,15 +272,19 @@ class Shards:
         """Submit every shard of `count` and keep them as they go, until each is kept or failed
         for good."""
         try:
-            with ShardsBar(count, enabled=self._config.progress) as bar:
-                self.board = Board.start(self._ray) if bar.drawn else None
+            bar = terminal_bar(Console(stderr=True), self._config.progress)
+            shown = bar.add_task(f"shards 0/{count}", total=None)
+            with bar:
+                self.board = None if bar.disable else Board.start(self._ray)
                 for index in range(1, count + 1):
                     self.submit(Shard(index, count))
                 while self.running:
                     self.keep_letters()
                     self.settle()
                     finished = len(self.outcomes) + len(self.failures)
-                    bar.show(finished, self.board.totals(self._ray) if self.board else None)
+                    done, planned = self.board.totals(self._ray) if self.board else (0, 0)
+                    described = f"shards {finished}/{count}"
+                    bar.update(shown, description=described, completed=done, total=planned or None)
         finally:
             self.wind_down()
 
