@@ -101,25 +101,21 @@ def _check_tasks(provider: Provider) -> None:
             raise SpecError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
 
 
-def _endpoint_name(name: str, provider: Provider) -> str:
-    return provider.endpoint or f"model:{name}"
-
-
 def _endpoints(
     made: Mapping[str, tuple[ModelEntry, Provider]], concurrency: int
 ) -> dict[str, Endpoint]:
     """One Endpoint per server: the most generous concurrency and the strictest rate asked,
     and never more calls than a server has slots for (queued there, they would time out)."""
     groups: dict[str, list[tuple[ModelEntry, Provider]]] = {}
-    for name, (entry, provider) in made.items():
-        groups.setdefault(_endpoint_name(name, provider), []).append((entry, provider))
+    for entry, provider in made.values():
+        groups.setdefault(provider.endpoint, []).append((entry, provider))
     shared = {}
     for endpoint, group in groups.items():
         rates = [e.rate_limit for e, _ in group if e.rate_limit is not None]
         limit = max(e.endpoint_concurrency(concurrency) for e, _ in group)
         slots = [p.slots for _, p in group if p.slots is not None]
         shared[endpoint] = Endpoint(endpoint, min([limit, *slots]), min(rates) if rates else None)
-    return {name: shared[_endpoint_name(name, provider)] for name, (_, provider) in made.items()}
+    return {name: shared[provider.endpoint] for name, (_, provider) in made.items()}
 
 
 def _share_batch_budgets(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
@@ -135,12 +131,11 @@ def _share_batch_budgets(made: Mapping[str, tuple[ModelEntry, Provider]]) -> Non
 
 
 async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
-    seen: set[str] = set()
-    for name, (_, provider) in made.items():
-        endpoint = _endpoint_name(name, provider)
-        if endpoint not in seen:
-            seen.add(endpoint)
-            await provider.check()
+    first: dict[str, Provider] = {}  # each server checked once, through its first model
+    for _, provider in made.values():
+        first.setdefault(provider.endpoint, provider)
+    for provider in first.values():
+        await provider.check()
 
 
 async def _probe(

@@ -70,15 +70,7 @@ def server_missing() -> str | None:
 # Set while a stop signal is being handled (engine.stopping): a server still loading its model
 # stops waiting and is stopped. The wait blocks the run's event loop, so a cancelled run would
 # otherwise hold its server until the model had loaded (a scheduler's SIGKILL comes first).
-_stopping = threading.Event()
-
-
-def stopping(now: bool) -> None:
-    """Say that the process is being stopped (True), or no longer is (False)."""
-    if now:
-        _stopping.set()
-    else:
-        _stopping.clear()
+STOPPING = threading.Event()
 
 
 def _free_port() -> int:
@@ -180,7 +172,7 @@ class LlamaServer:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise LocalModelError(f"llama.cpp server exited at start; see {self.log}")
-            if _stopping.is_set():
+            if STOPPING.is_set():
                 raise KeyboardInterrupt  # `start` stops it; the run ends as stopped
             try:
                 urllib.request.urlopen(f"{self.base_url}/models", timeout=2).close()
