@@ -246,13 +246,6 @@ def _plan(
     return Planned(list(tasks), work, keys, pre_skipped + skipped, empty)
 
 
-def nothing_to_run(plan: Planned) -> str:
-    """Why a plan holds no item, in one line, before any run directory is made."""
-    why = [f"task {task} has nothing to score on this data" for task in plan.empty]
-    why += [f"task {s.task} does not apply to {s.model} ({s.reason})" for s in plan.skipped]
-    return "nothing to run: " + ("; ".join(why) or "no task was asked")
-
-
 async def run(
     config: RunConfig,
     *,
@@ -284,7 +277,9 @@ async def run(
         teach((m.provider for m in bound.values()), tasks, evaluated, config.data, config.person)
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
-            raise PlanError(nothing_to_run(plan))
+            why = [f"task {task} has nothing to score on this data" for task in plan.empty]
+            why += [f"task {s.task} does not apply to {s.model} ({s.reason})" for s in plan.skipped]
+            raise PlanError("nothing to run: " + ("; ".join(why) or "no task was asked"))
         spend = _spend_cap(config, plan, bound)  # checked before the pre-flight's calls
         if config.check_servers:
             await preflight_models(bound, config.preflight)
