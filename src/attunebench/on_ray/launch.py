@@ -227,12 +227,8 @@ class Shards:
         ref = self._remote.remote(job, self._data, self.board, self.inbox)
         self._running[ref] = (book, attempt)
 
-    @property
-    def running(self) -> bool:
-        return bool(self._running)
-
-    def keep_letters(self) -> int:
-        """Keep what the shards posted, then let them go on; how many letters there were."""
+    def keep_letters(self) -> None:
+        """Keep what the shards posted, then let them go on."""
         letters = self.inbox.collect(self._ray)
         touched = set()
         for _, letter in letters:
@@ -247,7 +243,6 @@ class Shards:
         if self._cache is not None:
             self._cache.flush()
         self.inbox.kept([number for number, _ in letters])
-        return len(letters)
 
     def settle(self, *, retry: bool = True) -> None:
         """Keep each task that returned; try a failed one again (while `retry` and tries are
@@ -278,7 +273,7 @@ class Shards:
                 self.board = None if bar.disable else Board.start(self._ray)
                 for index in range(1, count + 1):
                     self.submit(Shard(index, count))
-                while self.running:
+                while self._running:
                     self.keep_letters()
                     self.settle()
                     finished = len(self.outcomes) + len(self.failures)

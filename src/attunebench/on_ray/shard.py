@@ -81,10 +81,6 @@ class Courier:
         await self._inbox.post(self._letter(ledger, rows), sending=False)
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
 def reporter(report: Callable[[int, int, int], None] | None, shard: Shard) -> Report | None:
     """A `run(report=...)` callback telling `report(shard, done, planned)` now and then."""
     if report is None:
@@ -135,4 +131,5 @@ def run_shard(
             result = asyncio.run(run(config, report=reporter(report, job.shard), keeper=keeper))
         except ValueError as mistake:  # what was asked is wrong: every try says the same
             error = str(mistake)
-        return ShardOutcome(job.shard, job.attempt, _files(out), result, error)
+        files = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+        return ShardOutcome(job.shard, job.attempt, files, result, error)
