@@ -308,28 +308,24 @@ async def run(
 
 
 async def _bound(
-    config: RunConfig, providers: Mapping[str, Provider] | None
+    config: RunConfig, providers: Mapping[str, Provider] | None = None, *, probe: bool = False
 ) -> dict[str, BoundModel]:
-    """The run's models and judges, bound; their pre-flight waits for the cost check."""
+    """The run's models and judges, bound; a run's pre-flight waits for the cost check, a
+    driver's (`probe`) is made here."""
     return await bind_models(
         config.models + config.judges,
         concurrency=config.concurrency,
         overrides=providers or {},
         # A shard given its driver's pre-flight reads no models endpoint of its own either.
-        check=config.check_servers and config.preflight is None,
-        probe=False,
+        check=config.check_servers and (probe or config.preflight is None),
+        probe=probe,
     )
 
 
 async def preflight(config: RunConfig, say: Say = quiet) -> dict[str, Found]:
     """Each model's pre-flight, made once, as plain JSON (none where `check_servers` is off):
     a driver passes it on to its shards (`RunConfig.preflight`), and no shard makes its own."""
-    bound = await bind_models(
-        config.models + config.judges,
-        concurrency=config.concurrency,
-        overrides={},
-        check=config.check_servers,
-    )
+    bound = await _bound(config, probe=True)
     try:
         for line in capability_lines(bound):
             say(line)

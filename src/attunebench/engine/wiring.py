@@ -81,7 +81,11 @@ async def bind_models(
 def _make(entry: ModelEntry) -> Provider:
     try:
         provider = make_provider(entry.spec, **entry.provider_options())
-        _check_tasks(provider)
+        named = provider.tasks_named()  # a task no task has: a misspelling, refused
+        tasks = load_tasks().names() if named else ()
+        for task in named:
+            if task not in tasks:
+                raise SpecError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
         return provider
     except TypeError as error:  # a provider's keyword options: a misspelt one is the user's
         raise option_error(entry, error) from None
@@ -90,15 +94,6 @@ def _make(entry: ModelEntry) -> Provider:
         if entry.name == entry.spec or entry.name.startswith(entry.spec.partition("?")[0]):
             raise
         raise ModelsFileError(f"models.{entry.name}: {error}") from None
-
-
-def _check_tasks(provider: Provider) -> None:
-    """A task its options name that no task has: a misspelling, refused rather than ignored."""
-    named = provider.tasks_named()
-    tasks = load_tasks().names() if named else ()
-    for task in named:
-        if task not in tasks:
-            raise SpecError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
 
 
 def _endpoints(
