@@ -1,16 +1,9 @@
 """`local/NAME`: one of the local models (`local_models`), or a GGUF file of the user's own
-(`options = { file, sha256 }`, `gguf_file`), served by llama.cpp's own `llama-server` for the run;
-the server (`LlamaServer`) also serves the end-to-end tests and the benchmarks.
-
-The binary is built by `make llama-server`, and found as ATTUNEBENCH_LLAMA_SERVER, in the
-environment's `bin`, or on PATH. The server binds 127.0.0.1 on a free port, runs as a child
-process stopped by its PID, and serves one request at a time, so a conversation's prompts
-reach it back to back and reuse their shared prefix. Each answer's `timings` are summed
-(`account`) and reported with the time it was up (`usage`), into ledger.json's `servers`.
-
-`LocalProvider`, made, verifies the weights against their SHA-256 before any call; on first
-use it starts the server, and `aclose` (the engine's `finally`) stops it. The calls are
-`openai/`'s, pointed at that server; its cache identity is the weights, never the port."""
+(`options = { file, sha256 }`, `gguf_file`), served by llama.cpp's own `llama-server` for the run
+(how it is started, paced, stopped and accounted: docs/running-models.md); the server
+(`LlamaServer`) also serves the end-to-end tests and the benchmarks. The binary is built by
+`make llama-server`, and found as ATTUNEBENCH_LLAMA_SERVER, in the environment's `bin`, or on
+PATH."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""`attunebench run --ray`: a run's shards as Ray tasks, joined into one run directory.
-
-The plan is cut into `--ray-shards N` shards exactly as `run --shard i/N` cuts it, each shard
-one Ray task. The data is checked and the models probed once here, before any task is sent;
-what the pre-flight found travels with the tasks. Where `auto` finds no cluster and no model
-computes on this machine, the run goes in one process instead. The driver keeps each shard in
-`RUNDIR/shards/I-of-N/` as the shard goes (`on_ray.inbox`, `on_ray.book`), so a Ctrl-C, a lost
-worker or a killed driver loses no answer that came back. A failed task is tried again from
-what was kept; when all are done, the shards are merged into RUNDIR and their caches into the
-run's cache. However the driver stops, the shards stop calling.
-"""
+"""`attunebench run --ray`: a run's shards as Ray tasks, cut as `run --shard i/N` cuts the plan,
+kept by the driver as they go and joined into one run directory (what is checked before any
+task, where the run goes, and why a stop or a lost worker loses no answer: docs/scale.md)."""
 
 from __future__ import annotations
 
