@@ -81,7 +81,7 @@ async def bind_models(
 def _make(entry: ModelEntry) -> Provider:
     try:
         provider = make_provider(entry.spec, **entry.provider_options())
-        named = provider.tasks_named()  # a task no task has: a misspelling, refused
+        named = provider.tasks_named()  # one no task has is misspelt: refused, not ignored
         tasks = load_tasks().names() if named else ()
         for task in named:
             if task not in tasks:
