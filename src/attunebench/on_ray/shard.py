@@ -1,11 +1,8 @@
-"""One shard of a `run --ray` run, as one Ray task does it.
-
-A task may run on any machine, so it takes everything with it (the dataset's bytes, the
-shard's run directory and cache as the driver keeps them, what the pre-flight found) and runs
-the shard in a scratch folder, with its own SQLite copy of that cache (never one file shared
-over the network). Every call and answer is posted to the driver (`Courier`) and kept there
-before the shard goes on. A mistake in what was asked (a `ValueError`) comes back as an error,
-the same on every try; anything else is raised, for the driver to try the shard again.
+"""One shard of a `run --ray` run, as one Ray task does it: on any machine, in a scratch folder,
+with everything it needs carried along and each call and answer kept by the driver (`Courier`)
+before it goes on (why: docs/scale.md). A mistake in what was asked (a `ValueError`) comes
+back as an error, the same on every try; anything else is raised, for the driver to try the
+shard again.
 """
 
 from __future__ import annotations
