@@ -246,13 +246,6 @@ def _plan(
     return Planned(list(tasks), work, keys, pre_skipped + skipped, empty)
 
 
-def nothing_to_run(plan: Planned) -> str:
-    """Why a plan holds no item, in one line, before any run directory is made."""
-    why = [f"task {task} has nothing to score on this data" for task in plan.empty]
-    why += [f"task {s.task} does not apply to {s.model} ({s.reason})" for s in plan.skipped]
-    return "nothing to run: " + ("; ".join(why) or "no task was asked")
-
-
 async def run(
     config: RunConfig,
     *,
@@ -284,7 +277,9 @@ async def run(
         teach((m.provider for m in bound.values()), tasks, evaluated, config.data, config.person)
         plan = _plan(config, tasks, conversations, bound, pre_skipped)
         if not plan.keys and config.shard is None:  # a shard may hold nothing: its array runs on
-            raise PlanError(nothing_to_run(plan))
+            why = [f"task {task} has nothing to score on this data" for task in plan.empty]
+            why += [f"task {s.task} does not apply to {s.model} ({s.reason})" for s in plan.skipped]
+            raise PlanError("nothing to run: " + ("; ".join(why) or "no task was asked"))
         spend = _spend_cap(config, plan, bound)  # checked before the pre-flight's calls
         if config.check_servers:
             await preflight_models(bound, config.preflight)
@@ -313,28 +308,24 @@ async def run(
 
 
 async def _bound(
-    config: RunConfig, providers: Mapping[str, Provider] | None
+    config: RunConfig, providers: Mapping[str, Provider] | None = None, *, probe: bool = False
 ) -> dict[str, BoundModel]:
-    """The run's models and judges, bound; their pre-flight waits for the cost check."""
+    """The run's models and judges, bound; a run's pre-flight waits for the cost check, a
+    driver's (`probe`) is made here."""
     return await bind_models(
         config.models + config.judges,
         concurrency=config.concurrency,
         overrides=providers or {},
         # A shard given its driver's pre-flight reads no models endpoint of its own either.
-        check=config.check_servers and config.preflight is None,
-        probe=False,
+        check=config.check_servers and (probe or config.preflight is None),
+        probe=probe,
     )
 
 
 async def preflight(config: RunConfig, say: Say = quiet) -> dict[str, Found]:
     """Each model's pre-flight, made once, as plain JSON (none where `check_servers` is off):
     a driver passes it on to its shards (`RunConfig.preflight`), and no shard makes its own."""
-    bound = await bind_models(
-        config.models + config.judges,
-        concurrency=config.concurrency,
-        overrides={},
-        check=config.check_servers,
-    )
+    bound = await _bound(config, probe=True)
     try:
         for line in capability_lines(bound):
             say(line)

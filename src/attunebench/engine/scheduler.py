@@ -69,14 +69,6 @@ def plan_units(
     ]
 
 
-def finish_record(record: ItemRecord, caller: ItemCaller) -> ItemRecord:
-    """The record with the call figures the engine saw; a failure is never scored."""
-    update: dict[str, object] = dict(caller.totals())
-    if record.status == "failed":
-        update.update(score=None, scores={})
-    return record.model_copy(update=update)
-
-
 async def each_unit(
     engine: Engine,
     units: Sequence[T],
@@ -144,7 +136,10 @@ async def run_units(
     async def one(model: str, mode: AnswerMode, task: Task[Any, Any], item: Item[Any]) -> None:
         caller = ItemCaller(engine)
         record = await evaluate(task, item, model, caller, judges, mode)
-        on_record(finish_record(record, caller))
+        update: dict[str, object] = dict(caller.totals())  # the call figures the engine saw
+        if record.status == "failed":  # a failure is never scored
+            update.update(score=None, scores={})
+        on_record(record.model_copy(update=update))
 
     async def evaluated(unit: Unit) -> None:
         bound = engine.models[unit.model]

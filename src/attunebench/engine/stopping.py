@@ -3,7 +3,7 @@
 Slurm, Kubernetes, `timeout` and `kill` send SIGTERM, whose default ends the process with no
 `finally` run: the ledger and run.json left stale, every llama-server the run started left
 running. Within `stop_signals()`, SIGTERM goes to whatever handles SIGINT. A `local/` server
-still loading its model is stopped at once (`llamacpp_server.stopping`): its start blocks the
+still loading its model is stopped at once (`llamacpp_server.STOPPING`): its start blocks the
 event loop, and a scheduler's SIGKILL may come first. The exit code is 128 plus the signal's
 number, as a shell reports it, so a scheduler can tell a stopped run from a failed one.
 """
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-from attunebench.models.llamacpp_server import stopping as servers_stopping
+from attunebench.models.llamacpp_server import STOPPING as SERVERS_STOPPING
 
 
 @dataclass
@@ -44,7 +44,7 @@ def stop_signals() -> Iterator[Stop]:
 
     def terminated(signum: int, frame: FrameType | None) -> None:
         stop.signal = signum
-        servers_stopping(True)
+        SERVERS_STOPPING.set()
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
             handler(signal.SIGINT, frame)
@@ -59,7 +59,7 @@ def stop_signals() -> Iterator[Stop]:
         yield stop
     finally:
         signal.signal(signal.SIGTERM, previous)
-        servers_stopping(False)
+        SERVERS_STOPPING.clear()
 
 
 def main_stoppable(main: Callable[[], None]) -> None:

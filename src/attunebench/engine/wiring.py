@@ -81,7 +81,11 @@ async def bind_models(
 def _make(entry: ModelEntry) -> Provider:
     try:
         provider = make_provider(entry.spec, **entry.provider_options())
-        _check_tasks(provider)
+        named = provider.tasks_named()  # one no task has is misspelt: refused, not ignored
+        tasks = load_tasks().names() if named else ()
+        for task in named:
+            if task not in tasks:
+                raise SpecError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
         return provider
     except TypeError as error:  # a provider's keyword options: a misspelt one is the user's
         raise option_error(entry, error) from None
@@ -92,34 +96,21 @@ def _make(entry: ModelEntry) -> Provider:
         raise ModelsFileError(f"models.{entry.name}: {error}") from None
 
 
-def _check_tasks(provider: Provider) -> None:
-    """A task its options name that no task has: a misspelling, refused rather than ignored."""
-    named = provider.tasks_named()
-    tasks = load_tasks().names() if named else ()
-    for task in named:
-        if task not in tasks:
-            raise SpecError(f"{task!r} is not a task it answers ({', '.join(tasks)})")
-
-
-def _endpoint_name(name: str, provider: Provider) -> str:
-    return provider.endpoint or f"model:{name}"
-
-
 def _endpoints(
     made: Mapping[str, tuple[ModelEntry, Provider]], concurrency: int
 ) -> dict[str, Endpoint]:
     """One Endpoint per server: the most generous concurrency and the strictest rate asked,
     and never more calls than a server has slots for (queued there, they would time out)."""
     groups: dict[str, list[tuple[ModelEntry, Provider]]] = {}
-    for name, (entry, provider) in made.items():
-        groups.setdefault(_endpoint_name(name, provider), []).append((entry, provider))
+    for entry, provider in made.values():
+        groups.setdefault(provider.endpoint, []).append((entry, provider))
     shared = {}
     for endpoint, group in groups.items():
         rates = [e.rate_limit for e, _ in group if e.rate_limit is not None]
         limit = max(e.endpoint_concurrency(concurrency) for e, _ in group)
         slots = [p.slots for _, p in group if p.slots is not None]
         shared[endpoint] = Endpoint(endpoint, min([limit, *slots]), min(rates) if rates else None)
-    return {name: shared[_endpoint_name(name, provider)] for name, (_, provider) in made.items()}
+    return {name: shared[provider.endpoint] for name, (_, provider) in made.items()}
 
 
 def _share_batch_budgets(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
@@ -135,12 +126,11 @@ def _share_batch_budgets(made: Mapping[str, tuple[ModelEntry, Provider]]) -> Non
 
 
 async def _check_reachable(made: Mapping[str, tuple[ModelEntry, Provider]]) -> None:
-    seen: set[str] = set()
-    for name, (_, provider) in made.items():
-        endpoint = _endpoint_name(name, provider)
-        if endpoint not in seen:
-            seen.add(endpoint)
-            await provider.check()
+    first: dict[str, Provider] = {}  # each server checked once, through its first model
+    for _, provider in made.values():
+        first.setdefault(provider.endpoint, provider)
+    for provider in first.values():
+        await provider.check()
 
 
 async def _probe(

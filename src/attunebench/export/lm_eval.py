@@ -83,19 +83,14 @@ def task_yaml(name: str, documents_file: Path) -> str:
     )
 
 
-def choice_tasks() -> list[tuple[str, AttuneTask[Any, Any]]]:
-    """Every registered task with a choice form, with its default options."""
-    made = [(name, load_tasks().get(name)()) for name in load_tasks().names()]
-    return [(name, task) for name, task in made if "choice" in task.answer_modes]
-
-
 def export(data: Path, out: Path) -> dict[str, int]:
     """Write the task folder; returns the documents per task (tasks with none are left out)."""
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
     conversations = load_validated(data)
-    for name, task in choice_tasks():
-        found = list(documents(task, conversations))
+    for name in load_tasks().names():
+        task = load_tasks().get(name)()  # with its default options
+        found = list(documents(task, conversations)) if "choice" in task.answer_modes else []
         if not found:
             continue
         target = out / f"{PREFIX}{name}.jsonl"

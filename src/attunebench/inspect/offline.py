@@ -11,6 +11,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from attunebench.data.jsonl import atomic_writer
 from attunebench.userdirs import user_cache
 
 ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -34,7 +35,5 @@ def provide_encoding() -> None:
         data = gzip.decompress(packed.read_bytes())
     except (ModuleNotFoundError, FileNotFoundError):
         return  # tiktoken will try to download it, and say so if it cannot
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".part")
-    partial.write_bytes(data)
-    partial.replace(target)
+    with atomic_writer(target, "wb") as handle:
+        handle.write(data)

@@ -247,20 +247,16 @@ class AnthropicProvider(Adapting, BatchMode, NamedProvider):
         if described is not None:
             self.capabilities = overridden(self.model, described, self._override)
 
-    def _check_lifecycle(self) -> None:
-        """A retired model (as the endpoint, or else the table, says) stops the run."""
-        if self.capabilities.lifecycle == "retired":
-            where = told_by(self.capabilities)
-            raise ProviderConfigError(
-                f"{self.spec} is retired ({where}): requests naming it fail; choose another model"
-            )
-
     async def probe(self, params: GenerateParams, *, choice: bool = False) -> None:
         """Read the model's description, then one live call with its parameters; a refusal
         is adapted, or stops the run with the fix (see `preflight`), as does a budget over
         the model's output limit or over a minute of the account's output tokens."""
         await self._describe()
-        self._check_lifecycle()
+        if self.capabilities.lifecycle == "retired":  # as the endpoint, or else the table, says
+            where = told_by(self.capabilities)
+            raise ProviderConfigError(
+                f"{self.spec} is retired ({where}): requests naming it fail; choose another model"
+            )
         small = probe_params(params)
 
         async def send(body: dict[str, Any]) -> None:

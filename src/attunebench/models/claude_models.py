@@ -1,20 +1,12 @@
 """Claude models as Anthropic describes them, and a call's budget: the thinking a request
-states, the model's output limit, and the account's output-token rate limit.
+states, the model's output limit, and the account's output-token rate limit (what is sent, and
+why: docs/frontier.md).
 
-`describe` reads the body of `GET /v1/models/{id}` (thinking types, effort levels, output
-limit, lifecycle); a body without `capabilities` is silent, and the table is used. What a
-model does when `thinking` is left out is described nowhere (the Claude 5 families think), so
-`thinking_fields` never leaves it out: an entry that asks no thinking sends what turns it off
-on its model, at an effort the model allows that at, or `adaptive` for a model that always
-thinks, said at plan time (`thinking_note`). A call that may think gets an allowance on top of
-its answer's budget, scaled by the effort, so thinking never eats the answer.
-
-Calls are paced by the rate limit the response headers announce (`OutputPacer`): Anthropic
-reserves a request's `max_tokens` against the output tokens per minute when it starts, and
-answers 429 when it does not fit; every response carries the limit and what remains. Room is
-what the last headers said remained, plus what has refilled since, less what this provider
-reserved since (calls the server may not have counted yet), so a call that would earn a 429
-waits its turn instead, and each answer wakes the waiting."""
+`describe` reads the body of `GET /v1/models/{id}`; a body without `capabilities` is silent,
+and the table is used. `OutputPacer`'s room is what the last headers said remained, plus what
+has refilled since, less what this provider reserved since (calls the server may not have
+counted yet), so a call that would earn a 429 waits its turn instead, and each answer wakes
+the waiting."""
 
 from __future__ import annotations
 

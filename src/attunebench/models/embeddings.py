@@ -226,12 +226,9 @@ class QueryBatcher:
             return
         self.passes += 1
         for text, row in zip(texts, rows, strict=True):
-            self._remember(text, row)
+            self._known[text] = row
+            while len(self._known) > REMEMBERED:
+                self._known.popitem(last=False)
             for future in batch[text]:
                 if not future.done():
                     future.set_result(row)
-
-    def _remember(self, text: str, row: Matrix) -> None:
-        self._known[text] = row
-        while len(self._known) > REMEMBERED:
-            self._known.popitem(last=False)

@@ -99,12 +99,19 @@ class HFProvider(base.NamedProvider):
         scores, tokens = await asyncio.to_thread(self._loglikelihoods, messages, keys)
         return base.ChoiceOutput(probabilities=from_loglikelihoods(scores), input_tokens=tokens)
 
-    def loglikelihoods(self, context: str, continuations: Sequence[str]) -> list[float]:
-        """log P(continuation | context) for each continuation, in one padded batch."""
+    def _loglikelihoods(
+        self, messages: list[base.Message], keys: list[str]
+    ) -> tuple[dict[str, float], int]:
+        """log P(key | prompt) for each key, in one padded batch; the prompt's tokens."""
         import torch
 
         loaded = self._load()
         tokenizer, model = loaded.tokenizer, loaded.model
+        if loaded.templated:
+            context, prefix = render_prompt(tokenizer, messages), ""
+        else:
+            context, prefix = completion_prompt(messages), CONTINUATION_PREFIX
+        continuations = [prefix + key for key in keys]
         context_ids = tokenizer(context, add_special_tokens=not loaded.templated)["input_ids"]
         whole = [
             tokenizer(context + c, add_special_tokens=not loaded.templated)["input_ids"]
@@ -120,24 +127,12 @@ class HFProvider(base.NamedProvider):
         with self._lock, torch.inference_mode():
             logits = model(input_ids=batch.to(model.device), attention_mask=mask.to(model.device))
             logprobs = torch.log_softmax(logits.logits.float(), dim=-1).cpu()
-        out = []
-        for row, (ids, start) in enumerate(zip(whole, shared, strict=True)):
+        scores = {}
+        for row, (key, ids, start) in enumerate(zip(keys, whole, shared, strict=True)):
             start = max(start, 1)  # the first token has no context to be predicted from
             positions = range(start, len(ids))
-            out.append(float(sum(logprobs[row, i - 1, ids[i]] for i in positions)))
-        return out
-
-    def _loglikelihoods(
-        self, messages: list[base.Message], keys: list[str]
-    ) -> tuple[dict[str, float], int]:
-        loaded = self._load()
-        if loaded.templated:
-            context, prefix = render_prompt(loaded.tokenizer, messages), ""
-        else:
-            context, prefix = completion_prompt(messages), CONTINUATION_PREFIX
-        scores = self.loglikelihoods(context, [prefix + key for key in keys])
-        tokens = len(loaded.tokenizer(context)["input_ids"])
-        return dict(zip(keys, scores, strict=True)), tokens
+            scores[key] = float(sum(logprobs[row, i - 1, ids[i]] for i in positions))
+        return scores, len(tokenizer(context)["input_ids"])
 
     async def aclose(self) -> None:
         if self._worker is not None and not self._worker.done():

@@ -1,16 +1,9 @@
 """`local/NAME`: one of the local models (`local_models`), or a GGUF file of the user's own
-(`options = { file, sha256 }`, `gguf_file`), served by llama.cpp's own `llama-server` for the run;
-the server (`LlamaServer`) also serves the end-to-end tests and the benchmarks.
-
-The binary is built by `make llama-server`, and found as ATTUNEBENCH_LLAMA_SERVER, in the
-environment's `bin`, or on PATH. The server binds 127.0.0.1 on a free port, runs as a child
-process stopped by its PID, and serves one request at a time, so a conversation's prompts
-reach it back to back and reuse their shared prefix. Each answer's `timings` are summed
-(`account`) and reported with the time it was up (`usage`), into ledger.json's `servers`.
-
-`LocalProvider`, made, verifies the weights against their SHA-256 before any call; on first
-use it starts the server, and `aclose` (the engine's `finally`) stops it. The calls are
-`openai/`'s, pointed at that server; its cache identity is the weights, never the port."""
+(`options = { file, sha256 }`, `gguf_file`), served by llama.cpp's own `llama-server` for the run
+(how it is started, paced, stopped and accounted: docs/running-models.md); the server
+(`LlamaServer`) also serves the end-to-end tests and the benchmarks. The binary is built by
+`make llama-server`, and found as ATTUNEBENCH_LLAMA_SERVER, in the environment's `bin`, or on
+PATH."""
 
 from __future__ import annotations
 
@@ -70,15 +63,7 @@ def server_missing() -> str | None:
 # Set while a stop signal is being handled (engine.stopping): a server still loading its model
 # stops waiting and is stopped. The wait blocks the run's event loop, so a cancelled run would
 # otherwise hold its server until the model had loaded (a scheduler's SIGKILL comes first).
-_stopping = threading.Event()
-
-
-def stopping(now: bool) -> None:
-    """Say that the process is being stopped (True), or no longer is (False)."""
-    if now:
-        _stopping.set()
-    else:
-        _stopping.clear()
+STOPPING = threading.Event()
 
 
 def _free_port() -> int:
@@ -180,7 +165,7 @@ class LlamaServer:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise LocalModelError(f"llama.cpp server exited at start; see {self.log}")
-            if _stopping.is_set():
+            if STOPPING.is_set():
                 raise KeyboardInterrupt  # `start` stops it; the run ends as stopped
             try:
                 urllib.request.urlopen(f"{self.base_url}/models", timeout=2).close()

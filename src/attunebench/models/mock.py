@@ -102,7 +102,10 @@ class MockProvider(NamedProvider):
             if failure is not None:
                 raise failure
             text = self._text(messages, hint)
-            self._log(key)
+            # One line per successful call, flushed at once: a killed process's calls count.
+            if self._call_log is not None:
+                with self._call_log.open("a", encoding="utf-8") as handle:
+                    handle.write(key + "\n")
         finally:
             self.in_flight -= 1
         return ModelOutput(
@@ -139,9 +142,3 @@ class MockProvider(NamedProvider):
         if isinstance(outputs, Mapping) and hint is not None and hint.item_key in outputs:
             return outputs[hint.item_key]
         return default_answer(hint)
-
-    def _log(self, key: str) -> None:
-        # One line per successful call, flushed at once, so a killed process's calls still count.
-        if self._call_log is not None:
-            with self._call_log.open("a", encoding="utf-8") as handle:
-                handle.write(key + "\n")

@@ -177,11 +177,6 @@ class OpenAICompatProvider(Adapting, BatchMode, NamedProvider):
             )
         return self._session
 
-    def _url(self) -> str:
-        url = self.base_urls[self._next_url % len(self.base_urls)]
-        self._next_url += 1
-        return url
-
     def mode_reason(self, mode: str) -> str:
         if mode == "choice" and "choice" not in self.answer_modes:
             return (
@@ -340,7 +335,8 @@ class OpenAICompatProvider(Adapting, BatchMode, NamedProvider):
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """The server's answer to `body` at `path`; a refusal, a timeout or a broken
         connection (while the answer is read too) as a ProviderError."""
-        url = f"{self._url()}/{path}"
+        url = f"{self.base_urls[self._next_url % len(self.base_urls)]}/{path}"
+        self._next_url += 1  # the replicas in turn
         data = json.dumps(body).encode()
         try:
             async with self._client().post(url, data=data, headers=headers) as response:

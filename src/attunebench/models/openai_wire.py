@@ -122,20 +122,17 @@ def schema_format(schema: Schema) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": spec}
 
 
-def transcript_prompt(messages: Sequence[Message]) -> tuple[str, list[str]]:
-    """A conversation as a plain transcript the model continues as the assistant, and the
-    stop sequence that ends its reply at the next speaker."""
-    system = [m.content.strip() for m in messages if m.role == "system"]
-    lines = [f"{SPEAKERS[m.role]}: {m.content.strip()}" for m in messages if m.role != "system"]
-    if messages and messages[-1].role == "user" and len(lines) > 1:
-        return "\n\n".join([*system, "\n".join(lines)]) + "\nAssistant:", [NEXT_SPEAKER]
-    return completion_prompt(messages), []
-
-
 def completion_body(
     model: str, messages: Sequence[Message], params: GenerateParams
 ) -> dict[str, Any]:
-    prompt, stop = transcript_prompt(messages)
+    """A conversation as a plain transcript the model continues as the assistant, stopped at
+    the next speaker; a single prompt as it is."""
+    system = [m.content.strip() for m in messages if m.role == "system"]
+    lines = [f"{SPEAKERS[m.role]}: {m.content.strip()}" for m in messages if m.role != "system"]
+    prompt, stop = completion_prompt(messages), []
+    if messages and messages[-1].role == "user" and len(lines) > 1:
+        prompt = "\n\n".join([*system, "\n".join(lines)]) + "\nAssistant:"
+        stop = [NEXT_SPEAKER]
     body: dict[str, Any] = {
         "model": model,
         "prompt": prompt,

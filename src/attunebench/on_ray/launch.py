@@ -1,14 +1,6 @@
-"""`attunebench run --ray`: a run's shards as Ray tasks, joined into one run directory.
-
-The plan is cut into `--ray-shards N` shards exactly as `run --shard i/N` cuts it, each shard
-one Ray task. The data is checked and the models probed once here, before any task is sent;
-what the pre-flight found travels with the tasks. Where `auto` finds no cluster and no model
-computes on this machine, the run goes in one process instead. The driver keeps each shard in
-`RUNDIR/shards/I-of-N/` as the shard goes (`on_ray.inbox`, `on_ray.book`), so a Ctrl-C, a lost
-worker or a killed driver loses no answer that came back. A failed task is tried again from
-what was kept; when all are done, the shards are merged into RUNDIR and their caches into the
-run's cache. However the driver stops, the shards stop calling.
-"""
+"""`attunebench run --ray`: a run's shards as Ray tasks, cut as `run --shard i/N` cuts the plan,
+kept by the driver as they go and joined into one run directory (what is checked before any
+task, where the run goes, and why a stop or a lost worker loses no answer: docs/scale.md)."""
 
 from __future__ import annotations
 
@@ -24,8 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+
 from attunebench.data.validate import load_validated
 from attunebench.engine.cache import ResponseCache, merge_caches
+from attunebench.engine.progress import terminal_bar
 from attunebench.engine.runner import (
     RunConfig,
     RunResult,
@@ -41,7 +36,7 @@ from attunebench.models.modelsfile import ModelEntry
 from attunebench.models.registry import parse_spec
 from attunebench.on_ray.book import SHARDS_DIR, ShardBook, shard_dir
 from attunebench.on_ray.inbox import Inbox
-from attunebench.on_ray.progress import Board, ShardsBar
+from attunebench.on_ray.progress import Board
 from attunebench.on_ray.shard import CACHE_FILE, ShardOutcome, run_shard
 from attunebench.records import RunInfo, Tally
 from attunebench.rundir import RUN_FILE, RunDirError, write_json
@@ -224,12 +219,8 @@ class Shards:
         ref = self._remote.remote(job, self._data, self.board, self.inbox)
         self._running[ref] = (book, attempt)
 
-    @property
-    def running(self) -> bool:
-        return bool(self._running)
-
-    def keep_letters(self) -> int:
-        """Keep what the shards posted, then let them go on; how many letters there were."""
+    def keep_letters(self) -> None:
+        """Keep what the shards posted, then let them go on."""
         letters = self.inbox.collect(self._ray)
         touched = set()
         for _, letter in letters:
@@ -244,7 +235,6 @@ class Shards:
         if self._cache is not None:
             self._cache.flush()
         self.inbox.kept([number for number, _ in letters])
-        return len(letters)
 
     def settle(self, *, retry: bool = True) -> None:
         """Keep each task that returned; try a failed one again (while `retry` and tries are
@@ -269,15 +259,19 @@ class Shards:
         """Submit every shard of `count` and keep them as they go, until each is kept or failed
         for good."""
         try:
-            with ShardsBar(count, enabled=self._config.progress) as bar:
-                self.board = Board.start(self._ray) if bar.drawn else None
+            bar = terminal_bar(Console(stderr=True), self._config.progress)
+            shown = bar.add_task(f"shards 0/{count}", total=None)
+            with bar:
+                self.board = None if bar.disable else Board.start(self._ray)
                 for index in range(1, count + 1):
                     self.submit(Shard(index, count))
-                while self.running:
+                while self._running:
                     self.keep_letters()
                     self.settle()
                     finished = len(self.outcomes) + len(self.failures)
-                    bar.show(finished, self.board.totals(self._ray) if self.board else None)
+                    done, planned = self.board.totals(self._ray) if self.board else (0, 0)
+                    described = f"shards {finished}/{count}"
+                    bar.update(shown, description=described, completed=done, total=planned or None)
         finally:
             self.wind_down()
 

@@ -1,4 +1,4 @@
-"""One progress bar over every shard of a `run --ray` run.
+"""What one progress bar over every shard of a `run --ray` run reads.
 
 Each task tells a small Ray actor (`Board`) how many of its shard's items are done and
 planned; the driver reads the totals. A retried shard reports afresh: nothing counts twice.
@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
-
-from attunebench.engine.progress import terminal_bar
 from attunebench.on_ray.inbox import ON_HEAD
 
 
@@ -47,32 +44,3 @@ class Board:
 
     def stop(self, ray: Any) -> None:
         ray.kill(self._actor)
-
-
-class ShardsBar:
-    """`with ShardsBar(n, enabled=...) as bar: bar.show(finished, (done, planned))`."""
-
-    def __init__(self, shards: int, *, enabled: bool) -> None:
-        self._shards = shards
-        self._progress = terminal_bar(Console(stderr=True), enabled)
-        self._task = self._progress.add_task(f"shards 0/{shards}", total=None)
-
-    @property
-    def drawn(self) -> bool:
-        return not self._progress.disable
-
-    def __enter__(self) -> ShardsBar:
-        self._progress.start()
-        return self
-
-    def show(self, finished: int, items: tuple[int, int] | None) -> None:
-        done, planned = items if items is not None else (0, None)
-        self._progress.update(
-            self._task,
-            description=f"shards {finished}/{self._shards}",
-            completed=done,
-            total=planned or None,
-        )
-
-    def __exit__(self, *exc: object) -> None:
-        self._progress.stop()

@@ -1,11 +1,8 @@
-"""One shard of a `run --ray` run, as one Ray task does it.
-
-A task may run on any machine, so it takes everything with it (the dataset's bytes, the
-shard's run directory and cache as the driver keeps them, what the pre-flight found) and runs
-the shard in a scratch folder, with its own SQLite copy of that cache (never one file shared
-over the network). Every call and answer is posted to the driver (`Courier`) and kept there
-before the shard goes on. A mistake in what was asked (a `ValueError`) comes back as an error,
-the same on every try; anything else is raised, for the driver to try the shard again.
+"""One shard of a `run --ray` run, as one Ray task does it: on any machine, in a scratch folder,
+with everything it needs carried along and each call and answer kept by the driver (`Courier`)
+before it goes on (why: docs/scale.md). A mistake in what was asked (a `ValueError`) comes
+back as an error, the same on every try; anything else is raised, for the driver to try the
+shard again.
 """
 
 from __future__ import annotations
@@ -81,10 +78,6 @@ class Courier:
         await self._inbox.post(self._letter(ledger, rows), sending=False)
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
 def reporter(report: Callable[[int, int, int], None] | None, shard: Shard) -> Report | None:
     """A `run(report=...)` callback telling `report(shard, done, planned)` now and then."""
     if report is None:
@@ -135,4 +128,5 @@ def run_shard(
             result = asyncio.run(run(config, report=reporter(report, job.shard), keeper=keeper))
         except ValueError as mistake:  # what was asked is wrong: every try says the same
             error = str(mistake)
-        return ShardOutcome(job.shard, job.attempt, _files(out), result, error)
+        files = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+        return ShardOutcome(job.shard, job.attempt, files, result, error)
