@@ -99,12 +99,10 @@ def task_ranking(
     models = list(people)  # those that answer this task
     task = replayed.task
     metric = task.scoring.metric()
-    by_people = [
-        resampler.metric(metric, [task.scoring.view(r) for r in people[m]]) for m in models
-    ]
-    by_sim = [
-        resampler.metric(metric, [task.scoring.view(r) for r in simulated[m]]) for m in models
-    ]
+    by_people, by_sim = (
+        [resampler.metric(metric, list(map(task.scoring.view, rows[m]))) for m in models]
+        for rows in (people, simulated)
+    )
     x, y = np.array([f.point for f in by_people]), np.array([f.point for f in by_sim])
     x_drawn = np.column_stack([f.samples for f in by_people])
     y_drawn = np.column_stack([f.samples for f in by_sim])
