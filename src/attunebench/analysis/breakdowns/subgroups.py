@@ -61,10 +61,9 @@ def fields(
             for trait, level in conversation.participant.traits.items():
                 found[f"participant.{trait}"][cid] = level
         context = conversation.context
-        if context.topic:
-            found["context.topic"][cid] = context.topic
-        if context.emotion:
-            found["context.emotion"][cid] = context.emotion
+        for name, given in (("topic", context.topic), ("emotion", context.emotion)):
+            if given:
+                found[f"context.{name}"][cid] = given
         for label, level in context.labels.items():
             found[f"context.{label}"][cid] = level
         found["source.name"][cid] = conversation.source.name
