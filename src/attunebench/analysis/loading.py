@@ -111,11 +111,6 @@ def read_run(directory: str | Path) -> tuple[Run, list[ItemRecord]]:
     return Run(root, info, ledger, answered), records
 
 
-def _dataset_candidates(run: Run) -> list[Path]:
-    named = Path(run.info.dataset)
-    return [named] if named.is_absolute() else [named, run.path / named]
-
-
 def _find_dataset(runs: Sequence[Run], override: Path | None) -> tuple[Path | None, list[Notice]]:
     if override is not None:
         if not override.is_file():
@@ -123,7 +118,8 @@ def _find_dataset(runs: Sequence[Run], override: Path | None) -> tuple[Path | No
         return override, []
     expected = runs[0].info.dataset_sha256
     for run in runs:
-        for candidate in _dataset_candidates(run):
+        named = Path(run.info.dataset)
+        for candidate in [named] if named.is_absolute() else [named, run.path / named]:
             if candidate.is_file() and sha256_file(candidate) == expected:
                 return candidate, []
     note = Notice(

@@ -18,11 +18,6 @@ from attunebench.analysis.scores import MetricScores, counts, headline_metric
 CellKey = tuple[str, str]  # task, variant
 
 
-def cell_judges(frame: Frame, cell: Cell) -> dict[str, list[str]]:
-    """Per model, the judges whose verdicts are behind its numbers in this cell."""
-    return cell.judges
-
-
 def item_golds(frame: Frame, cell: Cell) -> list[tuple[str, str, bool]]:
     """(conversation id, gold level, derived) of each item of the cell, read from the records'
     gold without typed views (missing fields take the gold type's defaults, as a view's do)."""
@@ -51,7 +46,7 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
     items = item_golds(frame, cell)
     levels = Counter(level for _, level, _ in items)
     derived = [flag for _, _, flag in items]
-    judges = sorted({j for js in cell_judges(frame, cell).values() for j in js})
+    judges = sorted({j for js in cell.judges.values() for j in js})
     derived_label = ["derived"] if any(derived) else []
     declaration = cell.declaration
     # Derived gold (pairs ordered from ratings) is `derived` whoever gave the ratings: the
@@ -107,7 +102,7 @@ def score_rows(
     tallies = {
         key: counts(frame, cells[key]) for key in {(s.task, s.variant) for s in metric_scores}
     }
-    judges_of = {key: cell_judges(frame, cells[key]) for key in tallies}
+    judges_of = {key: cells[key].judges for key in tallies}
     too_few = {
         (key, m): minimum.of(frame.conversation[cells[key].rows(frame, m)])
         for key in tallies

@@ -162,11 +162,6 @@ def _interval(
     )
 
 
-def _repeats_pooled(metric: str, judges: Sequence[str]) -> bool:
-    """With one judge, its own `metric[judge]` is the pooled `metric` again: shown once."""
-    return len(judges) == 1 and metric.endswith(f"[{judges[0]}]")
-
-
 def leaderboards(summary: Summary) -> list[Leaderboard]:
     kinds, colours = kind_labels(summary), model_colours(summary)
     out = []
@@ -181,7 +176,9 @@ def leaderboards(summary: Summary) -> list[Leaderboard]:
         ranks = {r.model: i for i, r in enumerate((r for r in rows if r.subject), 1)}
         by_metric: dict[str, dict[str, ScoreRow]] = defaultdict(dict)
         for r in mine:
-            if not r.headline and not _repeats_pooled(r.metric, info.judges):
+            # with one judge, its own `metric[judge]` is the pooled `metric` again: shown once
+            repeats = len(info.judges) == 1 and r.metric.endswith(f"[{info.judges[0]}]")
+            if not r.headline and not repeats:
                 by_metric[r.metric][r.model] = r
         secondary = [(m, [found.get(r.model) for r in rows]) for m, found in by_metric.items()]
         ceiling = summary.self_consistency.get(info.name)

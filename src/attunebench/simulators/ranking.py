@@ -25,7 +25,7 @@ from attunebench.analysis.resampled import Resampled, Resampler
 from attunebench.analysis.schema import Estimate
 from attunebench.records import ItemRecord
 from attunebench.simulators.replay import ItemKey, Replayed, record_key, rollout_of
-from attunebench.simulators.schema import Flip, ModelPlace, Ranking, TaskRanking, unknown
+from attunebench.simulators.schema import Flip, ModelPlace, Ranking, TaskRanking
 from attunebench.stats import none_if_nan
 from attunebench.tasks.base import Gold, Item, Task
 
@@ -99,18 +99,16 @@ def task_ranking(
     models = list(people)  # those that answer this task
     task = replayed.task
     metric = task.scoring.metric()
-    by_people = [
-        resampler.metric(metric, [task.scoring.view(r) for r in people[m]]) for m in models
-    ]
-    by_sim = [
-        resampler.metric(metric, [task.scoring.view(r) for r in simulated[m]]) for m in models
-    ]
+    by_people, by_sim = (
+        [resampler.metric(metric, list(map(task.scoring.view, rows[m]))) for m in models]
+        for rows in (people, simulated)
+    )
     x, y = np.array([f.point for f in by_people]), np.array([f.point for f in by_sim])
     x_drawn = np.column_stack([f.samples for f in by_people])
     y_drawn = np.column_stack([f.samples for f in by_sim])
     clusters = min(f.clusters for f in by_people)
     if len(models) < MIN_MODELS:
-        rho = unknown(f"fewer than {MIN_MODELS} models to rank")
+        rho = Estimate(reason=f"fewer than {MIN_MODELS} models to rank")
         found = Resampled(np.nan, np.full(resampler.bootstrap.resamples, np.nan), clusters)
     else:
         correlation = rho_interval(
@@ -147,7 +145,7 @@ def ranking(
 ) -> Ranking:
     """Both rankings of the runs' models on every replayed task (see the module docstring)."""
     if runs is None:
-        return Ranking(spearman=unknown("no --runs given: no models to rank"))
+        return Ranking(spearman=Estimate(reason="no --runs given: no models to rank"))
     roster = Roster.of(runs)
     ranked = {"model", *include}  # the models under test, and the kinds asked for
     models = sorted({r.model for r in runs.records if roster.kind(r.model) in ranked})
@@ -155,12 +153,12 @@ def ranking(
     shown = [str(run.path) for run in runs.runs]
     if not models:
         why = "no model under test in --runs (baselines and sim/ models only when asked for)"
-        return Ranking(spearman=unknown(why), runs=shown)
+        return Ranking(spearman=Estimate(reason=why), runs=shown)
     found = {r.task.name: task_ranking(r, runs, models, kinds, resampler) for r in replayed}
     by_task = {name: pair for name, pair in found.items() if pair is not None}
     if not by_task:
         why = "no item of --runs was replayed (the runs were made on other data?)"
-        return Ranking(spearman=unknown(why), runs=shown)
+        return Ranking(spearman=Estimate(reason=why), runs=shown)
     return Ranking(
         spearman=_mean_rho([pair[1] for pair in by_task.values()], resampler),
         flips=[f for name, pair in by_task.items() for f in flips(name, pair[0].models)],
@@ -173,7 +171,7 @@ def _mean_rho(found: Sequence[Resampled], resampler: Resampler) -> Estimate:
     """The mean of the tasks' rho, its interval from the same resamples."""
     defined = [f for f in found if not np.isnan(f.point)]
     if not defined:
-        return unknown(f"no task has {MIN_MODELS} models to rank")
+        return Estimate(reason=f"no task has {MIN_MODELS} models to rank")
     point = float(np.mean([f.point for f in defined]))
     stacked = np.column_stack([f.samples for f in defined])
     # A resample where no task's rho is defined (every model tied) has no mean: NaN, with no

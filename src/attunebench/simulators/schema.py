@@ -24,11 +24,6 @@ SIMULATORS_FORMAT: Final = "attunebench-simulators/v1"
 SIMULATORS_FILE: Final = "simulators.json"
 
 
-def unknown(reason: str | None = None) -> Estimate:
-    """A figure that cannot be computed, with the reason (none yet: not computed)."""
-    return Estimate(value=None, reason=reason)
-
-
 class ReplayFigure(RolloutFigure):
     """One task replayed: the simulated person's answers scored against the person's own, with
     the task's headline metric, over every rollout (`analysis.comparisons.rollouts`)."""
@@ -52,8 +47,8 @@ class EmotionByThird(NoisyDifference):
     writers' at the same turns. `value`: its negative share minus the people's."""
 
     thirds: list[LabelShares] = Field(default_factory=list)
-    negative_people: Estimate = Field(default_factory=unknown)
-    negative_simulator: Estimate = Field(default_factory=unknown)
+    negative_people: Estimate = Field(default_factory=Estimate)
+    negative_simulator: Estimate = Field(default_factory=Estimate)
     n_turns: int = 0
     n_conversations: int = 0
 
@@ -62,8 +57,8 @@ class IntensityChange(NoisyDifference):
     """Playing the seeker: the intensity after the conversation minus before, the simulator's
     against the real seekers'. `value`: its mean change minus theirs."""
 
-    people: Estimate = Field(default_factory=unknown)
-    simulator: Estimate = Field(default_factory=unknown)
+    people: Estimate = Field(default_factory=Estimate)
+    simulator: Estimate = Field(default_factory=Estimate)
     people_distribution: dict[str, int] = Field(default_factory=dict)
     simulator_distribution: dict[str, int] = Field(default_factory=dict)
     supporter: str = ""
@@ -76,8 +71,8 @@ class NegativeFeedback(NoisyDifference):
     """Grading the real other side's messages: the share graded below the scale's middle, the
     simulator's minus the people's."""
 
-    people: Estimate = Field(default_factory=unknown)
-    simulator: Estimate = Field(default_factory=unknown)
+    people: Estimate = Field(default_factory=Estimate)
+    simulator: Estimate = Field(default_factory=Estimate)
     n_grades: int = 0
     n_conversations: int = 0
     by_source: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)

@@ -101,22 +101,13 @@ class Session:
     engine: Engine
     plan: Plan
 
-    def rollouts_for(self, generated: bool) -> tuple[int, ...]:
-        """The rollouts a question is asked in: every seed, or the first alone for a choice
-        question on real data only (its answer is the same in every rollout)."""
-        seeds = self.plan.sampling.seeds
-        return seeds if generated or not self.engine.models[self._simulator].choosing else seeds[:1]
-
-    @property
-    def _simulator(self) -> str:
-        return self.plan.simulator.name
-
     async def ask(self, query: Query, item: Item[Any], rollout: int) -> Output:
         """The simulator's answer, sampled for `rollout` where it writes one (a choice
         question's probabilities are read as the question's parameters ask)."""
-        if query.choice is None or not self.engine.models[self._simulator].choosing:
+        simulator = self.plan.simulator.name
+        if query.choice is None or not self.engine.models[simulator].choosing:
             query = replace(query, params=self.plan.sampling.params(query.params, rollout))
-        return await self.engine.ask(self._simulator, query, item, "subject")
+        return await self.engine.ask(simulator, query, item, "subject")
 
     async def replay(
         self,
@@ -156,17 +147,20 @@ class Session:
         generated: bool = True,
     ) -> list[R]:
         """`step` on at most `per_conversation` of each conversation's `turns_of`, spread over
-        it, in every rollout such a question is asked in (`rollouts_for`), through the engine's
-        scheduler (`each_shown`)."""
+        it, in every rollout, through the engine's scheduler (`each_shown`); a choice question
+        on real data only (not `generated`) in the first alone: its answer is the same in each."""
+        simulator, seeds = self.plan.simulator.name, self.plan.sampling.seeds
+        if not generated and self.engine.models[simulator].choosing:
+            seeds = seeds[:1]
         work = [
             (conversation, turn, rollout)
             for conversation in conversations
             for turn in spread(turns_of(conversation), self.plan.per_conversation)
-            for rollout in self.rollouts_for(generated)
+            for rollout in seeds
         ]
         shown = self.plan.progress
         return await each_shown(
-            self.engine, self._simulator, doing, work, lambda u: step(self, *u), progress=shown
+            self.engine, simulator, doing, work, lambda u: step(self, *u), progress=shown
         )
 
 

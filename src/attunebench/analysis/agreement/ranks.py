@@ -13,7 +13,7 @@ Kendall 1945, Biometrika 33(3) (tau-b); Spearman 1904; Good 2005 (permutation te
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -28,7 +28,7 @@ from attunebench.analysis.bootstrap import (
     pair_reason,
     percentile_interval,
 )
-from attunebench.analysis.frame import FloatArray, IntArray
+from attunebench.analysis.frame import FloatArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import (
     Correlation,
@@ -237,14 +237,27 @@ def rank_correlation(
     sizes = {task: (clusters or {}).get(task) for task in tasks}
     few = {task: (too_few or {}).get(task) for task in tasks}
     chosen = np.array(sorted(subjects), dtype=np.int64)
-    scored = _Scored(model_names, chosen, permutations, rng, confidence, hint)
-    cells: dict[tuple[str, str], _Cell] = {}
-    for a, b in combinations(tasks, 2):
-        cell = _correlated(headlines[a], headlines[b], scored, _fewer(sizes[a], sizes[b]))
-        short = pair_reason(a, b, few)
-        if short is not None and cell.rho_samples is not None:
-            cell = replace(cell, tau=_point_only(cell.tau, short), rho=_point_only(cell.rho, short))
-        cells[a, b] = cell
+
+    def correlated(a: str, b: str) -> _Cell:
+        """Tau-b and rho between two tasks' scores of the models under test scored on both
+        (their point values alone where `too_few` says why)."""
+        sa, sb = headlines[a], headlines[b]
+        both = chosen[~np.isnan(sa.point[chosen]) & ~np.isnan(sb.point[chosen])]
+        names = [model_names[int(m)] for m in both]
+        if len(both) < 3:
+            why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
+            why = f"{why}; {hint}" if hint else why
+            return _Cell(names, Correlation(reason=why), Correlation(reason=why), None)
+        args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
+        settings = (permutations, rng, confidence, _fewer(sizes[a], sizes[b]))
+        tau = correlate(kendall_tau_b, *args, *settings)
+        drawn = spearman_rho(args[2], args[3])
+        rho = correlate(spearman_rho, *args, *settings, drawn)
+        if (short := pair_reason(a, b, few)) is not None:
+            tau, rho = _point_only(tau, short), _point_only(rho, short)
+        return _Cell(names, tau, rho, drawn)
+
+    cells = {(a, b): correlated(a, b) for a, b in combinations(tasks, 2)}
     adjusted = holm([cell.tau.p_value for cell in cells.values()])
     pairs = [
         _task_pair(a, b, cell, p, reliability, pair_reason(a, b, few), confidence, sizes)
@@ -264,18 +277,6 @@ def rank_correlation(
 
 
 @dataclass(frozen=True)
-class _Scored:
-    """What every pair of tasks is correlated with."""
-
-    model_names: Sequence[str]
-    chosen: IntArray
-    permutations: int
-    rng: np.random.Generator
-    confidence: float
-    hint: str
-
-
-@dataclass(frozen=True)
 class _Cell:
     """One pair of tasks: the models scored on both, tau and rho, and rho's resamples (None
     where fewer than 3 models leave nothing to correlate)."""
@@ -284,23 +285,6 @@ class _Cell:
     tau: Correlation
     rho: Correlation
     rho_samples: FloatArray | None
-
-
-def _correlated(sa: MetricScores, sb: MetricScores, scored: _Scored, n: int | None) -> _Cell:
-    """Tau-b and rho between two tasks' scores of the models under test scored on both."""
-    chosen = scored.chosen
-    both = chosen[~np.isnan(sa.point[chosen]) & ~np.isnan(sb.point[chosen])]
-    names = [scored.model_names[int(m)] for m in both]
-    if len(both) < 3:
-        why = f"fewer than 3 models under test scored on both tasks ({len(both)})"
-        why = f"{why}; {scored.hint}" if scored.hint else why
-        return _Cell(names, Correlation(reason=why), Correlation(reason=why), None)
-    args = (sa.point[both], sb.point[both], sa.samples[:, both], sb.samples[:, both])
-    settings = (scored.permutations, scored.rng, scored.confidence, n)
-    tau = correlate(kendall_tau_b, *args, *settings)
-    drawn = spearman_rho(args[2], args[3])
-    rho = correlate(spearman_rho, *args, *settings, drawn)
-    return _Cell(names, tau, rho, drawn)
 
 
 def _task_pair(

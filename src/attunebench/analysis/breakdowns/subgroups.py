@@ -44,11 +44,6 @@ class Field:
     labelled: IntArray
     shuffled: IntArray
 
-    def permuted(self, level: int) -> FloatArray:
-        """Membership of one level under each shuffle (P, labelled)."""
-        mask: FloatArray = (self.shuffled == level).astype(np.float64)
-        return mask
-
 
 def fields(
     frame: Frame,
@@ -66,10 +61,9 @@ def fields(
             for trait, level in conversation.participant.traits.items():
                 found[f"participant.{trait}"][cid] = level
         context = conversation.context
-        if context.topic:
-            found["context.topic"][cid] = context.topic
-        if context.emotion:
-            found["context.emotion"][cid] = context.emotion
+        for name, given in (("topic", context.topic), ("emotion", context.emotion)):
+            if given:
+                found[f"context.{name}"][cid] = given
         for label, level in context.labels.items():
             found[f"context.{label}"][cid] = level
         found["source.name"][cid] = conversation.source.name
@@ -117,13 +111,6 @@ def _ratio_variance(s: FloatArray, n: FloatArray) -> tuple[FloatArray, FloatArra
     residual = s - mean * n
     scale = safe_ratio(clusters, clusters - 1.0)
     return mean, safe_ratio(scale * (residual**2).sum(axis=0), total**2), clusters
-
-
-def _difference(masks: FloatArray, s: FloatArray, n: FloatArray) -> FloatArray:
-    """Mean inside each mask minus mean outside it, per model (last axis)."""
-    level_sum, level_count = masks @ s, masks @ n
-    rest = safe_ratio(s.sum(axis=0) - level_sum, n.sum(axis=0) - level_count)
-    return safe_ratio(level_sum, level_count) - rest
 
 
 def _tables(frame: Frame, mask: BoolArray) -> tuple[FloatArray, FloatArray]:

@@ -78,12 +78,6 @@ def majority(counts: FloatArray) -> IntArray:
     return out
 
 
-def agreement_values(picks: IntArray, truth: IntArray) -> FloatArray:
-    """1 where the pick is the participant's, 0 where not, 0.5 for a split panel."""
-    out: FloatArray = np.where(picks == SPLIT, 0.5, (picks == truth).astype(np.float64))
-    return out
-
-
 def flips(table: VerdictTable, judge: int) -> tuple[FloatArray, IntArray]:
     """Per comparison this judge gave usable verdicts on in both orders: 1 if they differ."""
     rows = np.flatnonzero((table.judge == judge) & (table.pick != NONE))
@@ -182,7 +176,8 @@ def judge_panel(
             )
         )
     voted = audit_counts.sum(axis=1) > 0
-    agreed = agreement_values(majority(audit_counts), truth)[voted]
+    picks = majority(audit_counts)  # a split panel agrees half
+    agreed = np.where(picks == SPLIT, 0.5, (picks == truth).astype(np.float64))[voted]
     return JudgePanel(
         judges=list(table.judges),
         alpha=alpha,
