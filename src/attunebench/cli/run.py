@@ -91,7 +91,7 @@ def quiet_model_loading() -> None:
         transformers_logging.disable_progress_bar()
 
 
-def _entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
+def model_entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
     known = load_models_file(models_file) if models_file is not None else {}
     return tuple(resolve_model(ref, known) for ref in refs)
 
@@ -200,8 +200,8 @@ def _run(asked: RunOptions) -> None:
     try:
         config = replace(
             _planned(asked),
-            models=short_names(_entries(asked.model, asked.models_file)),
-            judges=_entries(asked.judge or [], asked.models_file),
+            models=short_names(model_entries(asked.model, asked.models_file)),
+            judges=model_entries(asked.judge or [], asked.models_file),
             concurrency=asked.concurrency,
             cache_path=None if asked.no_cache else asked.cache or default_cache_path(),
             progress=not asked.no_progress,

@@ -23,11 +23,13 @@ from attunebench.cli.options import (
     Resamples,
     Seed,
 )
+from attunebench.cli.run import model_entries
 from attunebench.engine.stopping import stop_signals
+from attunebench.models.modelsfile import ModelsFileError
+from attunebench.models.registry import ProviderConfigError
 
 if TYPE_CHECKING:
     from attunebench.analysis.schema import Estimate
-    from attunebench.models.modelsfile import ModelEntry
     from attunebench.simulators import Plan, SimulatorsReport
 
 app = typer.Typer(no_args_is_help=True, help="Simulated users, checked against real people.")
@@ -86,7 +88,10 @@ def validate_command(
     folder_out(out_dir)
     if cache is not None:
         file_out(cache, "--cache")
-    entries = _entries([simulator, *([supporter] if supporter else [])], models_file)
+    try:
+        entries = model_entries([simulator, *([supporter] if supporter else [])], models_file)
+    except (ModelsFileError, ProviderConfigError) as error:
+        fail(str(error))
     plan = Plan(
         simulator=entries[0],
         supporter=entries[1] if supporter else None,
@@ -113,22 +118,9 @@ def validate_command(
     out.print(f"wrote {out_dir / 'simulators.json'}", markup=False, highlight=False)
 
 
-def _entries(refs: list[str], models_file: Path | None) -> list[ModelEntry]:
-    from attunebench.models.modelsfile import ModelsFileError, load_models_file, resolve_model
-    from attunebench.models.registry import ProviderConfigError
-
-    try:
-        known = load_models_file(models_file) if models_file is not None else {}
-        return [resolve_model(ref, known) for ref in refs]
-    except (ModelsFileError, ProviderConfigError) as error:
-        fail(str(error))
-
-
 def _run(plan: Plan) -> SimulatorsReport:
     from attunebench.analysis import RunLoadError
     from attunebench.data.validate import DatasetError
-    from attunebench.models.modelsfile import ModelsFileError
-    from attunebench.models.registry import ProviderConfigError
     from attunebench.simulators import SimulatorError, validate
 
     try:
