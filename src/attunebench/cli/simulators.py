@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from attunebench.cli.errors import fail, file_out, folder_out, os_problem
+from attunebench.cli.errors import clear_errors, fail, file_out, folder_out
 from attunebench.cli.options import (
     RESAMPLES,
     Cache,
@@ -123,30 +123,18 @@ def _run(plan: Plan) -> SimulatorsReport:
     from attunebench.data.validate import DatasetError
     from attunebench.simulators import SimulatorError, validate
 
-    try:
-        with stop_signals() as stop:
-            try:
-                return asyncio.run(validate(plan))
-            except KeyboardInterrupt:
-                how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
-                kept = (
-                    "the answers that came back are cached: the same command goes on from them"
-                    if plan.cache_path
-                    else "nothing is kept (--no-cache)"
-                )
-                fail(f"{how}; {kept}", stop.exit_code)
-    except (
-        SimulatorError,
-        RunLoadError,
-        DatasetError,
-        ModelsFileError,
-        ProviderConfigError,
-    ) as error:
-        fail(str(error))
-    except FileNotFoundError as error:
-        fail(f"{error.filename}: no such file")
-    except OSError as error:
-        fail(os_problem(error))
+    errors = (SimulatorError, RunLoadError, DatasetError, ModelsFileError, ProviderConfigError)
+    with clear_errors(*errors), stop_signals() as stop:
+        try:
+            return asyncio.run(validate(plan))
+        except KeyboardInterrupt:
+            how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
+            kept = (
+                "the answers that came back are cached: the same command goes on from them"
+                if plan.cache_path
+                else "nothing is kept (--no-cache)"
+            )
+            fail(f"{how}; {kept}", stop.exit_code)
 
 
 def _shown(estimate: Estimate | None) -> str:
