@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import StrEnum
+from itertools import islice
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -43,14 +44,11 @@ FIX_FIRST = "; fix them first (attunebench data validate)"
 
 
 def _print_problems(problems: Iterable[Problem], total: int, show: int) -> None:
-    shown = 0
-    for problem in problems:
-        if shown == show:
-            break
+    shown = list(islice(problems, show))
+    for problem in shown:
         typer.echo(str(problem))  # plain text: field paths like responses[0] are not markup
-        shown += 1
-    if total > shown:
-        typer.echo(f"... and {total - shown} more problems")
+    if total > len(shown):
+        typer.echo(f"... and {total - len(shown)} more problems")
 
 
 def _invalid(report: FileReport, advice: str = "") -> NoReturn:
