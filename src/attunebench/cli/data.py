@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import StrEnum
+from itertools import islice
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -19,7 +20,7 @@ from attunebench.cli.data_import import app as import_app
 from attunebench.cli.errors import fail, file_out, folder_out, os_problem
 from attunebench.cli.options import MaxLineBytes, Seed, ValidFile
 from attunebench.data.jsonl import write_conversations
-from attunebench.data.repeats import repeats
+from attunebench.data.repeats import Repeat, repeats
 from attunebench.data.schema import Conversation
 from attunebench.data.stats import DatasetStats, StatsBuilder
 from attunebench.data.validate import (
@@ -43,14 +44,11 @@ FIX_FIRST = "; fix them first (attunebench data validate)"
 
 
 def _print_problems(problems: Iterable[Problem], total: int, show: int) -> None:
-    shown = 0
-    for problem in problems:
-        if shown == show:
-            break
+    shown = list(islice(problems, show))
+    for problem in shown:
         typer.echo(str(problem))  # plain text: field paths like responses[0] are not markup
-        shown += 1
-    if total > shown:
-        typer.echo(f"... and {total - shown} more problems")
+    if total > len(shown):
+        typer.echo(f"... and {total - len(shown)} more problems")
 
 
 def _invalid(report: FileReport, advice: str = "") -> NoReturn:
@@ -74,15 +72,11 @@ def validate(
 ) -> None:
     """Check files against attunebench/v1; print every problem as FILE:LINE: WHERE: WHAT,
     and warn of runs of identical turns or lines (a corpus imported once per annotator)."""
-    found: list[str] = []
-    annotated = False  # several annotators' rows could be the cause of a repeat
+    found: list[tuple[Path, Repeat]] = []
 
     def check(file: Path) -> FileReport:
         def on_valid(conversation: Conversation) -> None:
-            nonlocal annotated
-            runs = repeats(conversation)
-            annotated = annotated or any(r.annotators for r in runs)
-            found.extend(f"warning: {file}: {r}" for r in runs)
+            found.extend((file, run) for run in repeats(conversation))
 
         return validate_file(file, max_line_bytes=max_line_bytes, on_valid=on_valid)
 
@@ -90,13 +84,13 @@ def validate(
     problems = [p for r in reports for p in r.problems]
     total = sum(r.problem_count for r in reports)
     _print_problems(problems, total, show)
-    for line in found[:show]:
-        typer.echo(line)
+    for file, run in found[:show]:
+        typer.echo(f"warning: {file}: {run}")
     if found:
         typer.echo(
             f"{len(found)} runs of identical turns or lines: several annotators' rows of one "
             "utterance? (data import csv --annotator-col merges them)"
-            if annotated
+            if any(run.annotators for _, run in found)
             else f"{len(found)} runs of identical turns, none labelled (no annotator's): a "
             "person or a bot repeating itself, or rows written twice?"
         )

@@ -7,6 +7,8 @@ wanted), so a mistake never costs a whole analysis first.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -23,6 +25,20 @@ def fail(message: str, code: int = USAGE) -> NoReturn:
     err.print("error:", style="bold red", end=" ")
     err.print(message, markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+@contextmanager
+def clear_errors(*kinds: type[Exception]) -> Iterator[None]:
+    """The block, ended by one line where it raises one of `kinds` (whose messages name the
+    file, field or server at fault), a missing file, or another OS error."""
+    try:
+        yield
+    except kinds as error:
+        fail(str(error))
+    except FileNotFoundError as error:
+        fail(f"{error.filename}: no such file")
+    except OSError as error:  # a folder it cannot write, a disk that is full
+        fail(os_problem(error))
 
 
 def os_problem(error: OSError) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from attunebench.cli.consoles import CommandConsole, command_group
-from attunebench.cli.errors import fail, folder_out, os_problem
+from attunebench.cli.errors import clear_errors, folder_out
 from attunebench.data.validate import DatasetError
 
 app = command_group("AttuneBench's tasks for other evaluation harnesses.")
@@ -24,14 +24,8 @@ def lm_eval(
     folder_out(folder)
     from attunebench.export.lm_eval import PREFIX, export
 
-    try:
+    with clear_errors(DatasetError):
         written = export(dataset, folder)
-    except DatasetError as error:
-        fail(str(error))
-    except FileNotFoundError as error:
-        fail(f"{error.filename}: no such file")
-    except OSError as error:  # a disk that filled up while it was written
-        fail(os_problem(error))
     for name, count in written.items():
         out.print(f"{PREFIX}{name}: {count} questions", markup=False, highlight=False)
     out.print(

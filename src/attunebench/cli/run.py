@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from attunebench.cli.errors import err, fail, file_out, folder_out, os_problem
+from attunebench.cli.errors import clear_errors, err, fail, file_out, folder_out
 from attunebench.cli.options import Cache, Limit, ModelsFile, NoCache, NoProgress, command_of
 from attunebench.data.importers import ImportFormatError, ImportOptionError
 from attunebench.data.validate import DatasetError
@@ -91,7 +91,7 @@ def quiet_model_loading() -> None:
         transformers_logging.disable_progress_bar()
 
 
-def _entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
+def model_entries(refs: list[str], models_file: Path | None) -> tuple[ModelEntry, ...]:
     known = load_models_file(models_file) if models_file is not None else {}
     return tuple(resolve_model(ref, known) for ref in refs)
 
@@ -197,31 +197,26 @@ def _run(asked: RunOptions) -> None:
     if on_ray is not None and asked.max_cost is not None:
         # Each shard counts only its own spend: the run as a whole could pass the cap.
         fail("--max-cost is not kept across --ray shards: drop --ray, or --max-cost")
-    try:
-        config = replace(
-            _planned(asked),
-            models=short_names(_entries(asked.model, asked.models_file)),
-            judges=_entries(asked.judge or [], asked.models_file),
-            concurrency=asked.concurrency,
-            cache_path=None if asked.no_cache else asked.cache or default_cache_path(),
-            progress=not asked.no_progress,
-            shard=share,
-            person=person,
-            max_cost=asked.max_cost,
-            include_careless=asked.include_careless,
-        )
-        result = _execute(config, on_ray)
-    except ModelsFileError as error:
-        said = str(error)
-        # a field's path (`models.NAME.options...`) says no file; a file's own message does
-        named = asked.models_file is None or said.startswith(f"{asked.models_file}:")
-        fail(f"{asked.models_file}: {said}" if said.startswith("models.") and not named else said)
-    except CLEAR_ERRORS as error:
-        fail(str(error))
-    except FileNotFoundError as error:
-        fail(f"{error.filename}: no such file")
-    except OSError as error:  # a folder it cannot write, a disk that is full
-        fail(os_problem(error))
+    with clear_errors(*CLEAR_ERRORS):
+        try:
+            config = replace(
+                _planned(asked),
+                models=short_names(model_entries(asked.model, asked.models_file)),
+                judges=model_entries(asked.judge or [], asked.models_file),
+                concurrency=asked.concurrency,
+                cache_path=None if asked.no_cache else asked.cache or default_cache_path(),
+                progress=not asked.no_progress,
+                shard=share,
+                person=person,
+                max_cost=asked.max_cost,
+                include_careless=asked.include_careless,
+            )
+            result = _execute(config, on_ray)
+        except ModelsFileError as error:
+            said, file = str(error), asked.models_file
+            # a field's path (`models.NAME.options...`) says no file; a file's own message does
+            named = file is None or said.startswith(f"{file}:")
+            fail(f"{file}: {said}" if said.startswith("models.") and not named else said)
     _summary(result)
     if not result.complete:
         err.print("some items have no answer yet; run the same command again to retry them")

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from attunebench.cli.errors import fail, file_out, folder_out, os_problem
+from attunebench.cli.errors import clear_errors, fail, file_out, folder_out
 from attunebench.cli.options import (
     RESAMPLES,
     Cache,
@@ -23,11 +23,13 @@ from attunebench.cli.options import (
     Resamples,
     Seed,
 )
+from attunebench.cli.run import model_entries
 from attunebench.engine.stopping import stop_signals
+from attunebench.models.modelsfile import ModelsFileError
+from attunebench.models.registry import ProviderConfigError
 
 if TYPE_CHECKING:
     from attunebench.analysis.schema import Estimate
-    from attunebench.models.modelsfile import ModelEntry
     from attunebench.simulators import Plan, SimulatorsReport
 
 app = typer.Typer(no_args_is_help=True, help="Simulated users, checked against real people.")
@@ -86,7 +88,10 @@ def validate_command(
     folder_out(out_dir)
     if cache is not None:
         file_out(cache, "--cache")
-    entries = _entries([simulator, *([supporter] if supporter else [])], models_file)
+    try:
+        entries = model_entries([simulator, *([supporter] if supporter else [])], models_file)
+    except (ModelsFileError, ProviderConfigError) as error:
+        fail(str(error))
     plan = Plan(
         simulator=entries[0],
         supporter=entries[1] if supporter else None,
@@ -113,48 +118,23 @@ def validate_command(
     out.print(f"wrote {out_dir / 'simulators.json'}", markup=False, highlight=False)
 
 
-def _entries(refs: list[str], models_file: Path | None) -> list[ModelEntry]:
-    from attunebench.models.modelsfile import ModelsFileError, load_models_file, resolve_model
-    from attunebench.models.registry import ProviderConfigError
-
-    try:
-        known = load_models_file(models_file) if models_file is not None else {}
-        return [resolve_model(ref, known) for ref in refs]
-    except (ModelsFileError, ProviderConfigError) as error:
-        fail(str(error))
-
-
 def _run(plan: Plan) -> SimulatorsReport:
     from attunebench.analysis import RunLoadError
     from attunebench.data.validate import DatasetError
-    from attunebench.models.modelsfile import ModelsFileError
-    from attunebench.models.registry import ProviderConfigError
     from attunebench.simulators import SimulatorError, validate
 
-    try:
-        with stop_signals() as stop:
-            try:
-                return asyncio.run(validate(plan))
-            except KeyboardInterrupt:
-                how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
-                kept = (
-                    "the answers that came back are cached: the same command goes on from them"
-                    if plan.cache_path
-                    else "nothing is kept (--no-cache)"
-                )
-                fail(f"{how}; {kept}", stop.exit_code)
-    except (
-        SimulatorError,
-        RunLoadError,
-        DatasetError,
-        ModelsFileError,
-        ProviderConfigError,
-    ) as error:
-        fail(str(error))
-    except FileNotFoundError as error:
-        fail(f"{error.filename}: no such file")
-    except OSError as error:
-        fail(os_problem(error))
+    errors = (SimulatorError, RunLoadError, DatasetError, ModelsFileError, ProviderConfigError)
+    with clear_errors(*errors), stop_signals() as stop:
+        try:
+            return asyncio.run(validate(plan))
+        except KeyboardInterrupt:
+            how = "interrupted" if stop.signal == signal.SIGINT else f"stopped by {stop.name}"
+            kept = (
+                "the answers that came back are cached: the same command goes on from them"
+                if plan.cache_path
+                else "nothing is kept (--no-cache)"
+            )
+            fail(f"{how}; {kept}", stop.exit_code)
 
 
 def _shown(estimate: Estimate | None) -> str:

@@ -27,13 +27,11 @@ from attunebench.collect.models import (
     Meta,
     ParticipantRow,
     PlatformIdentity,
-    ProbeRow,
     ReplyRow,
     StudyRow,
     TurnRow,
 )
-from attunebench.collect.retest import SWAPPED, Kind
-from attunebench.collect.schemas import JudgeAnswer, MessageAnswer, ProbeAnswer, SurveyAnswer
+from attunebench.collect.schemas import JudgeAnswer, MessageAnswer
 from attunebench.collect.security import deletion_code, new_token, token_hash
 from attunebench.collect.study import Study
 
@@ -348,33 +346,6 @@ _REPLIES: Any = ReplyRow.__table__
 _TURN_INSERT = _TURNS.insert().returning(_TURNS.c.id)  # the ratelimit's upsert needs it too
 _TURN_UPDATE = _TURNS.update().where(_TURNS.c.id == bindparam("turn_id"))
 _REPLY_BEHAVIORS_UPDATE = _REPLIES.update().where(_REPLIES.c.id == bindparam("reply_id"))
-
-
-def save_probe(participant: ParticipantRow, turn: int, kind: Kind, answer: ProbeAnswer) -> None:
-    """A question of an earlier turn answered again, kept apart from the turn's own answers;
-    a pick is stored in the turn's positions (the page showed them swapped)."""
-    state = None
-    if answer.state is not None:
-        state = answer.state.model_dump(exclude_none=True, exclude_defaults=True)
-    picked = [t.index for t in participant.turns if t.picked_at is not None]
-    participant.probes.append(
-        ProbeRow(
-            turn_index=turn,
-            asked_after=max(picked, default=turn),
-            kind=kind,
-            state=state,
-            choice=None if answer.choice is None else SWAPPED[answer.choice],
-            created_at=now(),
-        )
-    )
-
-
-def save_survey(participant: ParticipantRow, answer: SurveyAnswer) -> None:
-    if answer.final_state is not None:
-        state = answer.final_state.model_dump(exclude_none=True, exclude_defaults=True)
-        participant.final_state = state or None
-    participant.survey = dict(answer.answers)
-    participant.finished_at = now()
 
 
 def delete_participant(session: Session, public_id: str) -> bool:

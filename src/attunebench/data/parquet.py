@@ -55,13 +55,10 @@ def _row(conversation: Conversation) -> dict[str, Any]:
 def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
     """Validate `src` while streaming it into Parquet; no output if invalid (`DatasetError`)."""
     batch: list[dict[str, Any]] = []
-    count = 0
     with atomic_writer(dst, "wb") as handle, pq.ParquetWriter(handle, SCHEMA) as writer:
 
         def add(conversation: Conversation) -> None:
-            nonlocal count
             batch.append(_row(conversation))
-            count += 1
             if len(batch) >= BATCH_ROWS:
                 writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=SCHEMA))
                 batch.clear()
@@ -69,9 +66,9 @@ def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
         report = validate_file(src, on_valid=add)
         if not report.ok:
             raise DatasetError(report)
-        if batch or count == 0:
+        if batch or report.conversations == 0:
             writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=SCHEMA))
-    return count
+    return report.conversations
 
 
 def _failure(path: str | Path, message: str) -> DatasetError:
@@ -105,18 +102,15 @@ def _validate_records(
 
 
 def _records_to_jsonl(records: Iterable[str | None], name: str, dst: str | Path) -> int:
-    count = 0
     with atomic_writer(dst) as out:
 
         def write(conversation: Conversation) -> None:
-            nonlocal count
             out.write(conversation_line(conversation) + "\n")
-            count += 1
 
         report = _validate_records(records, name, write)
         if not report.ok:
             raise DatasetError(report)
-    return count
+    return report.conversations
 
 
 def parquet_to_jsonl(src: str | Path, dst: str | Path) -> int:

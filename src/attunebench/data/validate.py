@@ -174,13 +174,9 @@ class _Tally:
         )
 
 
-def _record_id(obj: object) -> str | None:
-    raw = obj.get("id") if isinstance(obj, dict) else None
-    return raw if isinstance(raw, str) and raw else None
-
-
 def _check_line(tally: _Tally, line: _Line, obj: object) -> Conversation | None:
-    conversation_id = _record_id(obj)
+    raw_id = obj.get("id") if isinstance(obj, dict) else None
+    conversation_id = raw_id if isinstance(raw_id, str) and raw_id else None
     try:
         conversation, findings = check_record(obj)
     except RecursionError:

@@ -30,7 +30,7 @@ from attunebench.collect.deps import (
 )
 from attunebench.collect.flow import Stage, may_end, where
 from attunebench.collect.generation import GenerationError, Question, generate_replies
-from attunebench.collect.models import ParticipantRow
+from attunebench.collect.models import ParticipantRow, ProbeRow
 from attunebench.collect.quality import signals
 from attunebench.collect.retest import SWAPPED
 from attunebench.collect.schemas import MessageAnswer, ProbeAnswer, SurveyAnswer
@@ -247,10 +247,24 @@ def _traits(_s: Session, participant: ParticipantRow, answer: Traits, _study: St
 
 
 def _probe(_s: Session, participant: ParticipantRow, answer: ProbeAnswer, study: Study) -> None:
-    """An earlier turn's question answered again (retest.py)."""
+    """An earlier turn's question answered again (retest.py), kept apart from the turn's own
+    answers; a pick is stored in the turn's positions (the page showed them swapped)."""
     at = where(participant, study)
     assert at.probe is not None  # the step matched, so the stage is PROBE
-    crud.save_probe(participant, at.turn, at.probe, answer)
+    state = None
+    if answer.state is not None:
+        state = answer.state.model_dump(exclude_none=True, exclude_defaults=True)
+    picked = [t.index for t in participant.turns if t.picked_at is not None]
+    participant.probes.append(
+        ProbeRow(
+            turn_index=at.turn,
+            asked_after=max(picked, default=at.turn),
+            kind=at.probe,
+            state=state,
+            choice=None if answer.choice is None else SWAPPED[answer.choice],
+            created_at=crud.now(),
+        )
+    )
 
 
 def _end(_s: Session, participant: ParticipantRow, _answer: None, study: Study) -> None:
@@ -259,7 +273,11 @@ def _end(_s: Session, participant: ParticipantRow, _answer: None, study: Study) 
 
 
 def _survey(_s: Session, participant: ParticipantRow, answer: SurveyAnswer, _study: Study) -> None:
-    crud.save_survey(participant, answer)
+    if answer.final_state is not None:
+        state = answer.final_state.model_dump(exclude_none=True, exclude_defaults=True)
+        participant.final_state = state or None
+    participant.survey = dict(answer.answers)
+    participant.finished_at = crud.now()
 
 
 def _agrees(form: forms.Form, _study: Study, _taxonomy: Taxonomy) -> bool:

@@ -146,12 +146,12 @@ class OutcomeColumns:
                     )
         return found
 
-    def outcome(self, records: Iterable[Record], scales: dict[str, Scale]) -> dict[str, Any] | None:
-        """A conversation's `outcome` from its rows, each number checked against `scales`
+    def outcome(self, records: Iterable[Record]) -> dict[str, Any] | None:
+        """A conversation's `outcome` from its rows, each number checked against its scale
         (declared or observed); None when no row gives one."""
         outcome: dict[str, Any] = {"survey": {}, "scales": {}}
         for name, (location, raw) in self.values(records).items():
-            column, scale = self.columns[name], scales.get(name)
+            column, scale = self.columns[name], self.scales.get(name)
             number = self.number(name, raw, location)
             if number is None and (name == RATING or scale is not None):
                 raise ImportFormatError(location, column, f"{raw!r} is not a number")

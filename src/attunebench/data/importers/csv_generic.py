@@ -354,7 +354,7 @@ class CsvImporter:
                     self._utterance(row, row.speaker == user, labeller, tally) for row in rows
                 ],
                 context=self._context(rows, labeller),
-                outcome=self._outcome.outcome(group, self._outcome.scales),
+                outcome=self._outcome.outcome(group),
             )
         if not matched:
             seen = ", ".join(repr(s) for s, _ in speakers_seen.most_common(8)) or "none"
@@ -410,11 +410,10 @@ class CsvImporter:
 
     def _names(self, labeller: Labeller, kind: LabelKind, row: Row) -> tuple[str, ...]:
         # A label column not given leaves its labels empty (`_split`): nothing to name.
-        raw, column = (row.emotions, self.emotion_col or "")
-        if kind == "behaviors":
-            raw, column = (row.behaviors, self.behavior_col or "")
+        column = (self.emotion_col if kind == "emotions" else self.behavior_col) or ""
+        labels: tuple[str, ...] = getattr(row, kind)
         return unique(
-            [n for label in raw for n in labeller.names(kind, label, row.location, column)]
+            [n for raw in labels for n in labeller.names(kind, raw, row.location, column)]
         )
 
     def _utterance(self, row: Row, is_user: bool, labeller: Labeller, tally: Tally) -> Utterance:
