@@ -51,6 +51,23 @@ def test_fault_plans_are_seeded_order_free_and_transient() -> None:
     assert all(plan.fault(key, plan.max_faults_per_request) is None for key in keys)
 
 
+@pytest.mark.parametrize(
+    ("asked", "said"),
+    [
+        ({"fail_rate": 1.5}, "fail_rate and permanent_rate are shares between 0 and 1"),
+        ({"permanent_rate": -0.1}, "fail_rate and permanent_rate are shares between 0 and 1"),
+        ({"fail_rate": float("nan")}, "fail_rate and permanent_rate are shares between 0 and 1"),
+        ({"kinds": ("bogus",)}, "fault kinds must be some of " + ", ".join(FAULT_KINDS)),
+        ({"kinds": ()}, "fault kinds must be some of " + ", ".join(FAULT_KINDS)),
+    ],
+)
+def test_a_bad_fault_plan_is_refused_in_one_line(asked: dict[str, object], said: str) -> None:
+    # The module's command line shows this message as its last line: one line, what to fix.
+    with pytest.raises(ValueError) as refused:
+        FaultPlan(**asked)  # type: ignore[arg-type]
+    assert str(refused.value) == said
+
+
 async def test_every_fault_kind_reaches_the_client_as_a_retryable_error() -> None:
     plan = FaultPlan(fail_rate=1.0, max_faults_per_request=10**6, retry_after_s=2.5, timeout_s=0.4)
     seen: dict[str, ProviderError] = {}

@@ -22,9 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-import pydantic
 from aiohttp import web
-from pydantic import Field
 
 from attunebench.models.batching import request_key
 from attunebench.models.preflight import PREFLIGHT_HEADER
@@ -37,18 +35,24 @@ FaultKind = Literal[
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class FaultPlan:
-    # The share of first attempts that fail (and of each retry, up to the cap).
-    fail_rate: float = Field(default=0.3, ge=0, le=1)
+    fail_rate: float = 0.3  # share of first attempts that fail (and of each retry, up to the cap)
     seed: int = 0
-    kinds: tuple[FaultKind, ...] = Field(default=FAULT_KINDS, min_length=1)
+    kinds: tuple[FaultKind, ...] = FAULT_KINDS
     max_faults_per_request: int = 2  # transient: attempt number this many always succeeds
-    permanent_rate: float = Field(default=0.0, ge=0, le=1)  # requests refused on every attempt
+    permanent_rate: float = 0.0  # share of requests refused on every attempt
     permanent_status: int = 400
     permanent_models: tuple[str, ...] = ()  # refuse only requests naming these models (or any)
     retry_after_s: float = 0.0  # the Retry-After a 429 carries
     timeout_s: float = 1.0  # how long a `timeout` holds the request before dropping it
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.fail_rate <= 1 or not 0 <= self.permanent_rate <= 1:
+            raise ValueError("fail_rate and permanent_rate are shares between 0 and 1")
+        unknown = set(self.kinds) - set(FAULT_KINDS)
+        if unknown or not self.kinds:
+            raise ValueError(f"fault kinds must be some of {', '.join(FAULT_KINDS)}")
 
     def _unit(self, *parts: object) -> float:
         digest = hashlib.sha256("|".join(map(str, (self.seed, *parts))).encode()).digest()
