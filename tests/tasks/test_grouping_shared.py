@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from attunebench.frozen import Frozen
 from attunebench.tasks.base import Gold, Guess, Scored
 from attunebench.tasks.helpers.fitting import cross_fitted
-from attunebench.tasks.helpers.grouping import Grouped, Shown, group_references
+from attunebench.tasks.helpers.grouping import (
+    Grouped,
+    Shown,
+    group_references,
+    grouped_reference,
+    shared_constants,
+)
 
 
 class Answer(Frozen):
@@ -100,3 +106,31 @@ def test_a_train_set_of_other_golds_or_order_gets_constants_of_its_own() -> None
     assert reference.fit(golds[9::-1]) is not first
     other = reference.fit(golds[10:])
     assert other.pooled != first.pooled
+
+
+def test_a_group_needing_no_fit_is_read_once_per_gold_and_a_fitted_one_per_fold() -> None:
+    golds, conversations = planted()
+    read: Counter[str] = Counter()
+
+    def by_messages(_: object, gold: Planted) -> int:
+        read["messages"] += 1
+        return gold.shown_messages
+
+    def by_length(edges: int, gold: Planted) -> bool:
+        read["length"] += 1
+        return gold.chars >= edges
+
+    def median_length(train: Sequence[Planted]) -> int:
+        return sorted(g.chars for g in train)[len(train) // 2]
+
+    constants = shared_constants(GROUPED)
+    fixed = grouped_reference(GROUPED, None, by_messages, constants)
+    fitted = grouped_reference(GROUPED, median_length, by_length, constants)
+    by_fixed = answers(cross_fitted(fixed, golds, conversations, seed=1).guesses)
+    by_fitted = answers(cross_fitted(fitted, golds, conversations, seed=1).guesses)
+    assert read["messages"] == len(golds)
+    # a fitted key (a fold's median) is read again in every fold: each gold in 4 fits, 1 guess
+    assert read["length"] == 5 * len(golds)
+    # the planted truth: messages 0 and 1 are sad, 2 and 3 calm, in every fold
+    assert by_fixed == ["sad" if g.shown_messages < 2 else "calm" for g in golds]
+    assert by_fitted != by_fixed

@@ -123,19 +123,29 @@ def grouped_reference(
     grouped: Grouped[G], key_fit: KeyFit[G] | None, key_of: KeyOf[G], constants: Constants[G]
 ) -> Reference[G]:
     """A reference guessing each item the usual answer of its group within its corpus part."""
+    # Grouped by what needs no fit, a gold's group is the same in every fold: read once.
+    fixed: dict[int, tuple[G, Hashable]] = {}
+
+    def groups(keys: Any, golds: Sequence[G]) -> list[Hashable]:
+        if key_fit is not None:
+            return [(gold.part, key_of(keys, gold)) for gold in golds]
+        for gold in golds:
+            if id(gold) not in fixed:  # the gold is kept with its group: its id stays its own
+                fixed[id(gold)] = (gold, (gold.part, key_of(keys, gold)))
+        return [fixed[id(gold)][1] for gold in golds]
 
     def fit(train: Sequence[G]) -> GroupFit:
         keys = key_fit(train) if key_fit is not None else None
         members: dict[Hashable, list[G]] = defaultdict(list)
-        for gold in train:
-            members[gold.part, key_of(keys, gold)].append(gold)
+        for gold, group in zip(train, groups(keys, train), strict=True):
+            members[group].append(gold)
         usual = {key: grouped.usual(golds, False) for key, golds in members.items()}
         return GroupFit(keys, usual, constants(train))
 
     def guess(fitted: GroupFit, golds: Sequence[G]) -> list[Guess]:
         out = []
-        for gold in golds:
-            usual = fitted.usual.get((gold.part, key_of(fitted.keys, gold)))
+        for gold, group in zip(golds, groups(fitted.keys, golds), strict=True):
+            usual = fitted.usual.get(group)
             found = None if usual is None else grouped.guess(usual, gold)
             out.append(found or fitted.constant.guess(grouped, gold))
         return out
