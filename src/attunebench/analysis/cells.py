@@ -75,9 +75,11 @@ class Cell:
         if self.declaration is not None and not self.declaration.needs_judge:
             return {}  # no judge was asked: its records hold no verdicts
         frame, out = self.frame, {}
-        for model in np.unique(frame.model[self.mask]).tolist():
-            held = map(_VERDICTS, frame.records_at(self.mask & (frame.model == model)))
-            judges = set(map(_JUDGE, chain.from_iterable(held)))
+        rows = np.flatnonzero(self.mask & frame.judged)  # the records with a verdict
+        models = frame.model[rows]
+        for model in np.unique(models).tolist():
+            records = map(frame.records.__getitem__, rows[models == model].tolist())
+            judges = set(map(_JUDGE, chain.from_iterable(map(_VERDICTS, records))))
             if judges:
                 out[self.frame.models[model]] = sorted(judges)
         return out

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -118,11 +117,8 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     conversations: list[int] = []
     judged: dict[str, None] = {}
     audited = np.isin(frame.task, [code for code, task in enumerate(frame.tasks) if audits(task)])
-    verdicts = np.fromiter(
-        map(bool, map(attrgetter("verdicts"), frame.records)), dtype=bool, count=len(audited)
-    )
     # a failed record holds no verdict; only the records that can give rows are walked
-    walked = np.flatnonzero(frame.answered & (audited | verdicts))
+    walked = np.flatnonzero(frame.answered & (audited | frame.judged))
     for i, conversation, audit in zip(
         walked.tolist(),
         frame.conversation[walked].tolist(),
