@@ -61,6 +61,9 @@ class Cell:
     frame: Frame = field(repr=False, compare=False)
     lacking: Mapping[str, int] = field(default_factory=dict)  # yardstick -> common items it lacks
     common: int = 0  # the items every compared model answered
+    # Per model, its metrics' readings of its views (by `values` function), kept for the
+    # diagnostics that read the same answers (a calibration metric's rows give the diagram).
+    readings: dict[int, dict[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def views(self) -> Mapping[int, View[Any, Any]]:

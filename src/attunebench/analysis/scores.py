@@ -112,7 +112,7 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
         rows = cell.rows(frame, int(model))
         clusters[model] = np.unique(bootstrap.cluster_of[frame.conversation[rows]]).size
         weights = bootstrap.weights(frame.conversation[rows])
-        read: dict[Values, Found] = {}
+        read: dict[Values, Found] = cell.readings.setdefault(int(model), {})
         views: list[View[Any, Any]] | None = None
         for metric in metrics:
             if metric.column is not None:

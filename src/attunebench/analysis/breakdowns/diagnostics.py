@@ -29,7 +29,7 @@ from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.stats import group_sums, none_if_nan
 from attunebench.tasks.base import Scoring
-from attunebench.tasks.helpers.calibration import bins, choice_rows
+from attunebench.tasks.helpers.calibration import bins, choice_rows, is_reading, reading_bins
 from attunebench.tasks.helpers.metrics import label_counts, per_label
 
 POSITIONS = ("early", "middle", "late")
@@ -194,11 +194,17 @@ def calibration(frame: Frame, cell: Cell) -> list[CalibrationCurve]:
         or type(declaration.scoring).calibration_rows is Scoring.calibration_rows
     ):
         return []  # a task without choice answers
+    reading = next((m.values for m in declaration.scoring.metrics if is_reading(m.values)), None)
     out = []
-    for m in np.unique(frame.model[cell.mask]):
-        rows, _ = choice_rows(cell.model_views(frame, int(m)), declaration.scoring.calibration_rows)
-        if rows:
-            found = [CalibrationBin(confidence=c, accuracy=a, n=n) for c, a, n in bins(rows)]
+    for m in np.unique(frame.model[cell.mask]).tolist():
+        read = cell.readings.get(m, {})
+        if reading in read:  # the calibration metrics' reading of the same answers
+            diagram = reading_bins(read[reading])
+        else:
+            rows, _ = choice_rows(cell.model_views(frame, m), declaration.scoring.calibration_rows)
+            diagram = bins(rows)
+        if diagram:
+            found = [CalibrationBin(confidence=c, accuracy=a, n=n) for c, a, n in diagram]
             out.append(CalibrationCurve(task=cell.task, model=frame.models[m], bins=found))
     return out
 
