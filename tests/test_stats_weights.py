@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attunebench.stats import Weights
+from attunebench.stats import SINGLE_EXACT, Weights, _known, exact_product
 
 
 def weights_of(seed: int, items: int = 60, clusters: int = 12, rows: int = 40) -> Weights:
@@ -164,3 +164,29 @@ def test_a_split_leaves_out_clusters_never_drawn_or_empty_and_sums_the_same() ->
     part, inside, total = sparse.split(values).groups[0]
     drawn = counts[:, inside.cluster].sum(axis=1)
     np.testing.assert_array_equal(total, drawn)
+
+
+def test_resample_products_in_single_precision_equal_double_bit_for_bit_where_exact() -> None:
+    """Resample counts times whole numbers (label counts, items) are multiplied in single
+    precision, where that is exact: the same numbers as double precision's. A fractional
+    table (scores) or one whose sums could pass 2**24 is multiplied in double precision."""
+    rng = np.random.default_rng(7)
+    clusters, rows = 200, 2000
+    counts = rng.multinomial(clusters, np.full(clusters, 1.0 / clusters), size=rows)
+    weights = Weights(counts.astype(np.float64), rng.integers(0, clusters, size=3000))
+    labels = rng.integers(0, 4, size=(3000, 6)).astype(np.float64)  # whole: single precision
+    scores = rng.random((3000, 2))  # fractional: double precision
+    large = labels * 4096.0 + 1.0  # whole, but its sums pass 2**24: double precision
+    assert _known(weights.counts)[1] is not None  # whole counts, rows of 200: a single copy
+    for values, single in ((labels, True), (scores, False), (large, False)):
+        table = weights.cluster_table(values)
+        assert exact_product(weights.whole(), table, SINGLE_EXACT) is single
+        expected = weights.counts @ table  # double precision, as before
+        assert np.array_equal(weights.sum(values), expected)
+        held = np.asarray(table.any(axis=1))
+        assert np.array_equal(weights.product(table, held), weights.counts[:, held] @ table[held])
+    # planted: the counts of every resample add to the clusters drawn, so a table of ones sums
+    # to that in every row
+    assert np.array_equal(weights.product(np.ones((clusters, 1)))[:, 0], np.full(rows, clusters))
+    product = weights.product(weights.cluster_table(labels))
+    assert product.dtype == np.float64 and np.array_equal(product, weights.sum(labels))
