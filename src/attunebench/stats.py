@@ -268,22 +268,8 @@ class Weights:
         return self.product(table.reshape(-1, groups))
 
     def product(self, table: FloatArray, held: BoolArray | None = None) -> FloatArray:
-        """`counts @ table` (over the `held` clusters alone, where given: the others' terms
-        being 0). In single precision where that is exact: whole numbers whose every partial
-        sum is below 2**24 (`SINGLE_EXACT`), as resample counts times label or item counts
-        are; exact, the numbers are the same as in double precision, in half the time."""
-        single = None
-        if self.rows >= SINGLE_ROWS:
-            known, single = _known(self.counts)
-            single = single if exact_product(known, table, SINGLE_EXACT) else None
-        if single is None:
-            counts = self.counts if held is None else self.counts[:, held]
-            found: FloatArray = counts @ (table if held is None else table[held])
-            return found
-        narrow = table.astype(np.float32)
-        if held is not None:
-            single, narrow = single[:, held], narrow[held]
-        return (single @ narrow).astype(np.float64)
+        """`counts @ table` (`counts_product`)."""
+        return counts_product(self.counts, table, held)
 
 
 @dataclass(frozen=True)
@@ -309,6 +295,28 @@ class Parts:
     rest: FloatArray
     tables: FloatArray | None
     groups: list[tuple[FloatArray, Weights]]
+
+
+def counts_product(
+    counts: FloatArray, table: FloatArray, held: BoolArray | None = None
+) -> FloatArray:
+    """`counts @ table` (over the `held` clusters alone, where given: the others' terms being
+    0). In single precision where that is exact: whole numbers whose every partial sum is below
+    2**24 (`SINGLE_EXACT`), as resample counts times label or item counts are; exact, the
+    numbers are the same as in double precision, in half the time."""
+    single = None
+    if len(counts) >= SINGLE_ROWS:
+        known, single = _known(counts)
+        single = single if exact_product(known, table, SINGLE_EXACT) else None
+    if single is None:
+        found: FloatArray = (counts if held is None else counts[:, held]) @ (
+            table if held is None else table[held]
+        )
+        return found
+    narrow = table.astype(np.float32)
+    if held is not None:
+        single, narrow = single[:, held], narrow[held]
+    return (single @ narrow).astype(np.float64)
 
 
 def exact_product(counts: tuple[bool, float], table: FloatArray, limit: float = 2.0**53) -> bool:
