@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from attunebench.stats import SINGLE_EXACT, Weights, _known, exact_product
+from attunebench.tasks.helpers.metrics import Metric, mean_statistic
 
 
 def weights_of(seed: int, items: int = 60, clusters: int = 12, rows: int = 40) -> Weights:
@@ -190,3 +191,23 @@ def test_resample_products_in_single_precision_equal_double_bit_for_bit_where_ex
     assert np.array_equal(weights.product(np.ones((clusters, 1)))[:, 0], np.full(rows, clusters))
     product = weights.product(weights.cluster_table(labels))
     assert product.dtype == np.float64 and np.array_equal(product, weights.sum(labels))
+
+
+def test_a_metric_of_several_rows_per_record_gives_what_fresh_weights_of_its_rows_give() -> None:
+    """A metric whose records give several rows each (PANAS items, a pair's two orders) reads
+    its point and its resamples under one set of its rows' weights, sharing their sums: the
+    same numbers, bit for bit, as weights made afresh for each. Planted: every record's rows
+    are 1 and 0 alike, so the mean is a half in every resample."""
+    weights = weights_of(11, items=80, clusters=16, rows=300)
+    owners = np.repeat(np.arange(80), 3)  # three rows per record
+    rng = np.random.default_rng(12)
+    values = rng.random((240, 1))
+    metric = Metric("m", "", lambda records: (values, owners), mean_statistic)
+    point, drawn = metric.evaluate_values((values, owners), weights)
+    fresh = Weights(weights.counts, weights.cluster[owners])
+    assert point == mean_statistic(values, Weights(weights.counts, fresh.cluster).unit())[0]
+    assert np.array_equal(drawn, mean_statistic(values, fresh), equal_nan=True)
+    halves = (np.arange(160) % 2 == 0).astype(np.float64).reshape(-1, 1)  # per record: 1, 0
+    point, drawn = metric.evaluate_values((halves, np.arange(160) // 2), weights)
+    assert point == 0.5
+    assert (drawn[~np.isnan(drawn)] == 0.5).all() and not np.isnan(drawn).all()
