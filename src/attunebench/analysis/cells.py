@@ -33,6 +33,8 @@ from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Scoring, Task, View, takes_option
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
+_NO_ROWS = np.zeros(0, dtype=np.intp)
+_NO_ROWS.flags.writeable = False
 _VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
 
 
@@ -88,7 +90,27 @@ class Cell:
         return out
 
     def rows(self, frame: Frame, model: int) -> np.ndarray:
-        return np.flatnonzero(self.mask & (frame.model == model))
+        """The model's records in the cell, in the frame's order (read-only)."""
+        if frame is not self.frame:
+            return np.flatnonzero(self.mask & (frame.model == model))
+        found = self._model_rows.get(int(model))
+        return found if found is not None else _NO_ROWS
+
+    @cached_property
+    def _model_rows(self) -> dict[int, IntArray]:
+        """Each model's records in the cell, from one pass over the cell (the steps of the
+        summary ask for them per model, a hundred times and more)."""
+        rows = np.flatnonzero(self.mask)
+        if len(rows) == 0:
+            return {}
+        models = self.frame.model[rows]
+        order = np.argsort(models, kind="stable")  # each model's rows stay in order
+        present, starts = np.unique(models[order], return_index=True)
+        out = {}
+        for model, part in zip(present.tolist(), np.split(rows[order], starts[1:]), strict=True):
+            part.flags.writeable = False
+            out[model] = part
+        return out
 
     def model_views(self, frame: Frame, model: int) -> list[View[Any, Any]]:
         views = self.views
