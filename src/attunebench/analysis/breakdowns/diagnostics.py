@@ -123,10 +123,9 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
     declaration = cell.declaration
     if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
         return []  # a task without labels
-    views, rows = cell.views, np.flatnonzero(cell.mask)
-    indices = rows.tolist()
-    read = list(map(declaration.scoring.label_sets, map(views.__getitem__, indices)))
-    found = zip(indices, frame.model[rows].tolist(), read, strict=True)
+    rows = np.flatnonzero(cell.mask)  # the order of the cell's views
+    read = list(map(declaration.scoring.label_sets, cell.views.values()))
+    found = zip(rows.tolist(), frame.model[rows].tolist(), read, strict=True)
     return [(i, model, sets) for i, model, sets in found if sets is not None]
 
 
