@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attunebench.stats import Weights
+from attunebench.stats import SINGLE_EXACT, Weights, _known, exact_product
+from attunebench.tasks.helpers.metrics import Metric, mean_statistic
 
 
 def weights_of(seed: int, items: int = 60, clusters: int = 12, rows: int = 40) -> Weights:
@@ -164,3 +165,49 @@ def test_a_split_leaves_out_clusters_never_drawn_or_empty_and_sums_the_same() ->
     part, inside, total = sparse.split(values).groups[0]
     drawn = counts[:, inside.cluster].sum(axis=1)
     np.testing.assert_array_equal(total, drawn)
+
+
+def test_resample_products_in_single_precision_equal_double_bit_for_bit_where_exact() -> None:
+    """Resample counts times whole numbers (label counts, items) are multiplied in single
+    precision, where that is exact: the same numbers as double precision's. A fractional
+    table (scores) or one whose sums could pass 2**24 is multiplied in double precision."""
+    rng = np.random.default_rng(7)
+    clusters, rows = 200, 2000
+    counts = rng.multinomial(clusters, np.full(clusters, 1.0 / clusters), size=rows)
+    weights = Weights(counts.astype(np.float64), rng.integers(0, clusters, size=3000))
+    labels = rng.integers(0, 4, size=(3000, 6)).astype(np.float64)  # whole: single precision
+    scores = rng.random((3000, 2))  # fractional: double precision
+    large = labels * 4096.0 + 1.0  # whole, but its sums pass 2**24: double precision
+    assert _known(weights.counts)[1] is not None  # whole counts, rows of 200: a single copy
+    for values, single in ((labels, True), (scores, False), (large, False)):
+        table = weights.cluster_table(values)
+        assert exact_product(weights.whole(), table, SINGLE_EXACT) is single
+        expected = weights.counts @ table  # double precision, as before
+        assert np.array_equal(weights.sum(values), expected)
+        held = np.asarray(table.any(axis=1))
+        assert np.array_equal(weights.product(table, held), weights.counts[:, held] @ table[held])
+    # planted: the counts of every resample add to the clusters drawn, so a table of ones sums
+    # to that in every row
+    assert np.array_equal(weights.product(np.ones((clusters, 1)))[:, 0], np.full(rows, clusters))
+    product = weights.product(weights.cluster_table(labels))
+    assert product.dtype == np.float64 and np.array_equal(product, weights.sum(labels))
+
+
+def test_a_metric_of_several_rows_per_record_gives_what_fresh_weights_of_its_rows_give() -> None:
+    """A metric whose records give several rows each (PANAS items, a pair's two orders) reads
+    its point and its resamples under one set of its rows' weights, sharing their sums: the
+    same numbers, bit for bit, as weights made afresh for each. Planted: every record's rows
+    are 1 and 0 alike, so the mean is a half in every resample."""
+    weights = weights_of(11, items=80, clusters=16, rows=300)
+    owners = np.repeat(np.arange(80), 3)  # three rows per record
+    rng = np.random.default_rng(12)
+    values = rng.random((240, 1))
+    metric = Metric("m", "", lambda records: (values, owners), mean_statistic)
+    point, drawn = metric.evaluate_values((values, owners), weights)
+    fresh = Weights(weights.counts, weights.cluster[owners])
+    assert point == mean_statistic(values, Weights(weights.counts, fresh.cluster).unit())[0]
+    assert np.array_equal(drawn, mean_statistic(values, fresh), equal_nan=True)
+    halves = (np.arange(160) % 2 == 0).astype(np.float64).reshape(-1, 1)  # per record: 1, 0
+    point, drawn = metric.evaluate_values((halves, np.arange(160) // 2), weights)
+    assert point == 0.5
+    assert (drawn[~np.isnan(drawn)] == 0.5).all() and not np.isnan(drawn).all()

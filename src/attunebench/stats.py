@@ -7,6 +7,7 @@ resample's value at once.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -15,8 +16,13 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 NEWTON_STEPS = 50
 LOGIT_CLIP = 30.0  # beyond it the fitted probability is 0 or 1 to double precision
+# Counts with at least this many rows (the resamples') are multiplied in single precision where
+# that is exact (`Weights.product`); fewer, the copy would cost more than it saves.
+SINGLE_ROWS = 64
+SINGLE_EXACT = 2.0**24  # single precision holds every whole number below it
 
 
 def safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
@@ -142,7 +148,7 @@ class Weights:
         kept = self._sums.get(id(values))
         if kept is not None and kept[0] is values:
             return kept[1]
-        result: FloatArray = self.counts @ self.cluster_table(values)
+        result = self.product(self.cluster_table(values))
         result.flags.writeable = False
         self._sums[id(values)] = (values, result)
         return result
@@ -158,6 +164,10 @@ class Weights:
             return kept[1]
         outside = self.counts.shape[1]
         counts = np.hstack([self.counts, np.zeros((self.rows, 1))])
+        if self.rows >= SINGLE_ROWS:  # a column of zeros added changes neither
+            whole, single = _known(self.counts)
+            zeros = np.zeros((self.rows, 1), dtype=np.float32)
+            _remember(counts, whole, None if single is None else np.hstack([single, zeros]))
         self.whole()  # read once here, for every fold's weights
         found = []
         for group in np.unique(groups).tolist():
@@ -221,9 +231,9 @@ class Weights:
         drawn = None
         if exact:  # so it may leave out the clusters never drawn or with no item (other folds')
             flat = tables.transpose(1, 0, 2).reshape(clusters, -1)
-            held = flat.any(axis=1) & self.counts.any(axis=0)
+            held = np.asarray(flat.any(axis=1) & self.counts.any(axis=0))
             # (every cluster held, as with a model that answered every conversation: no copy)
-            drawn = self.counts @ flat if held.all() else self.counts[:, held] @ flat[held]
+            drawn = self.product(flat, None if held.all() else held)
         found = []
         for code, (part, unit) in enumerate(parts.groups):
             inside = unit._alike(self.counts)
@@ -246,9 +256,8 @@ class Weights:
         are never changed)."""
         found = self._whole.get("counts")
         if found is None:
-            whole = bool(np.array_equal(self.counts, np.trunc(self.counts)))
-            largest = float(np.abs(self.counts).sum(axis=1).max(initial=0.0))
-            found = self._whole["counts"] = (whole, largest)
+            many = self.rows >= SINGLE_ROWS  # (the resamples' counts: known once for all)
+            found = self._whole["counts"] = _known(self.counts)[0] if many else _whole(self.counts)
         return found
 
     def grouped(self, group: IntArray, groups: int) -> FloatArray:
@@ -256,8 +265,11 @@ class Weights:
         a rank statistic needs only these, not every item's weight."""
         flat = self.cluster * groups + group
         table = np.bincount(flat, minlength=self.counts.shape[1] * groups).astype(np.float64)
-        result: FloatArray = self.counts @ table.reshape(-1, groups)
-        return result
+        return self.product(table.reshape(-1, groups))
+
+    def product(self, table: FloatArray, held: BoolArray | None = None) -> FloatArray:
+        """`counts @ table` (`counts_product`)."""
+        return counts_product(self.counts, table, held)
 
 
 @dataclass(frozen=True)
@@ -285,14 +297,68 @@ class Parts:
     groups: list[tuple[FloatArray, Weights]]
 
 
-def exact_product(counts: tuple[bool, float], table: FloatArray) -> bool:
+def counts_product(
+    counts: FloatArray, table: FloatArray, held: BoolArray | None = None
+) -> FloatArray:
+    """`counts @ table` (over the `held` clusters alone, where given: the others' terms being
+    0). In single precision where that is exact: whole numbers whose every partial sum is below
+    2**24 (`SINGLE_EXACT`), as resample counts times label or item counts are; exact, the
+    numbers are the same as in double precision, in half the time."""
+    single = None
+    if len(counts) >= SINGLE_ROWS:
+        known, single = _known(counts)
+        single = single if exact_product(known, table, SINGLE_EXACT) else None
+    if single is None:
+        found: FloatArray = (counts if held is None else counts[:, held]) @ (
+            table if held is None else table[held]
+        )
+        return found
+    narrow = table.astype(np.float32)
+    if held is not None:
+        single, narrow = single[:, held], narrow[held]
+    return (single @ narrow).astype(np.float64)
+
+
+def exact_product(counts: tuple[bool, float], table: FloatArray, limit: float = 2.0**53) -> bool:
     """Whether a product of counts (`Weights.whole`: whether they are whole numbers, and their
     largest row total) with `table` is exact in floating point, in whatever order its terms are
-    added: whole numbers, whose every partial sum is below 2**53."""
+    added: whole numbers, whose every partial sum is below 2**53 (`limit`, where given: 2**24
+    in single precision)."""
     whole, largest = counts
     if not (whole and np.array_equal(table, np.trunc(table))):
         return False
-    return largest * float(np.abs(table).max(initial=0.0)) < 2.0**53
+    return largest * float(np.abs(table).max(initial=0.0)) < limit
+
+
+def _whole(counts: FloatArray) -> tuple[bool, float]:
+    """Whether every count is a whole number, and the largest row total."""
+    whole = bool(np.array_equal(counts, np.trunc(counts)))
+    return whole, float(np.abs(counts).sum(axis=1).max(initial=0.0))
+
+
+Single = npt.NDArray[np.float32]
+# What counts are (`_whole`) and their single-precision copy, kept by identity while the counts
+# live: the resamples' counts are one array, never changed, shared by every model's weights
+# and by the weights made from them (of a metric's rows, a subset of the items), and reading
+# them costs as much as a product.
+_KNOWN: dict[int, tuple[weakref.ref[FloatArray], tuple[bool, float], Single | None]] = {}
+
+
+def _known(counts: FloatArray) -> tuple[tuple[bool, float], Single | None]:
+    """`_whole` of the counts, and their single-precision copy (None where not whole)."""
+    kept = _KNOWN.get(id(counts))
+    if kept is not None and kept[0]() is counts:
+        return kept[1], kept[2]
+    whole = _whole(counts)
+    # (with a row total of 1 or more, an exact product's table is below the limit too)
+    single = counts.astype(np.float32) if whole[0] and 1 <= whole[1] < SINGLE_EXACT else None
+    _remember(counts, whole, single)
+    return whole, single
+
+
+def _remember(counts: FloatArray, whole: tuple[bool, float], single: Single | None) -> None:
+    key = id(counts)
+    _KNOWN[key] = (weakref.ref(counts, lambda _: _KNOWN.pop(key, None)), whole, single)
 
 
 def _frozen(array: FloatArray) -> FloatArray:

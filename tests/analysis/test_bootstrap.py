@@ -147,3 +147,24 @@ def test_intervals_cover_the_planted_mean_at_the_minimum_of_conversations() -> N
     expanded = coverage((5,), studies=300, resamples=1000, seed=2)[5]
     plain = coverage((5,), studies=300, resamples=1000, seed=2, expanded=False)[5]
     assert expanded >= 0.9 and plain <= 0.89 and expanded > plain + 0.04
+
+
+def test_resampled_sums_of_whole_numbers_equal_double_precision_bit_for_bit() -> None:
+    """`replicate` multiplies 0/1 scores' sums in single precision, where that is exact: the
+    same numbers as double precision's; fractional scores stay in double precision. Planted:
+    the mean of items that are all 1 in one group and all 0 in the other is 1 and 0 in every
+    resample."""
+    rng = np.random.default_rng(3)
+    conversation = np.repeat(np.arange(150), 20)
+    bootstrap = ClusterBootstrap.create(np.arange(150), 1000, rng)
+    for values in (rng.integers(0, 2, size=(3000, 1)).astype(float), rng.random((3000, 1))):
+        stacked = np.hstack([values, np.ones_like(values)])
+        groups = np.arange(3000) % 3
+        sums = bootstrap.sums(stacked, conversation, groups, 3)
+        flat = sums.transpose(1, 0, 2).reshape(150, -1)
+        expected = (bootstrap.counts @ flat).reshape(1000, 3, 2)
+        assert np.array_equal(bootstrap.replicate(sums), expected)
+    planted = (np.arange(3000) % 2 == 0).astype(float).reshape(-1, 1)
+    point, drawn = bootstrap.means(planted, conversation, np.arange(3000) % 2, 2)
+    assert point.tolist() == [1.0, 0.0]
+    assert (drawn[:, 0] == 1.0).all() and (drawn[:, 1] == 0.0).all()

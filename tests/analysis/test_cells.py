@@ -161,3 +161,22 @@ def test_typed_views_read_every_record_as_the_task_reads_it() -> None:
     assert all(views[i].gold.primary == first.gold["primary"] != "other" for i in same_item)
     distinct = {json.dumps(v.record.prediction, sort_keys=True) for v in views.values()}
     assert len({id(v.prediction) for v in views.values()}) == len(distinct)
+
+
+def test_each_models_rows_are_its_records_in_the_cell_in_order() -> None:
+    """A cell's rows per model, found in one pass, are the model's records among the cell's
+    (a model with none in the cell has none); the frame's order is kept."""
+    plan = Plan({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.4, "behavior": 0.5}}, 8)
+    records = list(synthetic.runs(plan).records)
+    frame = Frame.from_records(records)
+    for task in ("emotion", "behavior"):
+        cell = build_cell(frame, task, frame.task_variants(task)[0], all_items=False)
+        for model in range(len(frame.models)):
+            expected = [
+                i for i, r in enumerate(records) if cell.mask[i] and r.model == frame.models[model]
+            ]
+            found = cell.rows(frame, model)
+            assert found.tolist() == expected
+            assert not found.flags.writeable  # shared by every step that asks
+    behavior = build_cell(frame, "behavior", frame.task_variants("behavior")[0], all_items=False)
+    assert behavior.rows(frame, frame.models.index("m/a")).size == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame
 from planted import synthetic
 from planted.synthetic import Plan
@@ -52,3 +53,27 @@ def test_gold_and_prediction_codes_give_back_each_records_own() -> None:
     same_item = [i for i in range(1, len(records)) if frame.item[i] == frame.item[0]]
     assert same_item and all(frame.gold[i] != frame.gold[0] for i in same_item)
     assert len(frame.golds) == len(set(frame.item.tolist())) + 1
+
+
+def test_judged_column_and_cell_judges_read_each_records_verdicts() -> None:
+    """`judged` marks the records that hold a verdict, and a cell names per model the judges
+    of its own records: a judge that judged one model's reply is not another's."""
+    runs = synthetic.runs(
+        Plan({"m/a": {"response": 0.6}, "m/b": {"response": 0.6}}, 6, judge_accuracy=0.7)
+    )
+    records = list(runs.records)
+    first = next(i for i, r in enumerate(records) if r.model == "m/b" and r.verdicts)
+    other = records[first].verdicts[0].model_copy(update={"judge": "judge/other"})
+    records[first] = records[first].model_copy(update={"verdicts": (other,)})
+    last = next(i for i, r in enumerate(records) if r.model == "m/a" and r.verdicts)
+    records[last] = records[last].model_copy(update={"verdicts": ()})
+    frame = Frame.from_records(records)
+    assert frame.judged.tolist() == [bool(r.verdicts) for r in records]
+    assert not frame.judged.all() and frame.judged.any()
+    cell = build_cell(frame, "response", records[first].variant, all_items=True)
+    judges: dict[str, set[str]] = {"m/a": set(), "m/b": set()}
+    for record in records:
+        if record.task == "response":
+            judges[record.model] |= {v.judge for v in record.verdicts}
+    assert cell.judges == {model: sorted(found) for model, found in judges.items()}
+    assert "judge/other" in cell.judges["m/b"] and "judge/other" not in cell.judges["m/a"]

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import stats
 
 from attunebench.analysis.frame import BoolArray, FloatArray, IntArray
-from attunebench.stats import Weights, group_sums, safe_ratio
+from attunebench.stats import Weights, counts_product, group_sums, safe_ratio
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
@@ -260,7 +260,7 @@ class ClusterBootstrap:
         """Resampled sums (resamples, groups, k) from per-cluster sums (groups, clusters, k)."""
         groups, clusters, k = sums.shape
         flat = sums.transpose(1, 0, 2).reshape(clusters, groups * k)
-        return (self.counts @ flat).reshape(self.resamples, groups, k)
+        return counts_product(self.counts, flat).reshape(self.resamples, groups, k)
 
     def statistic(
         self,

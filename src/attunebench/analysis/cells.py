@@ -33,6 +33,8 @@ from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Scoring, Task, View, takes_option
 
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
+_NO_ROWS = np.zeros(0, dtype=np.intp)
+_NO_ROWS.flags.writeable = False
 _VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
 
 
@@ -61,6 +63,9 @@ class Cell:
     frame: Frame = field(repr=False, compare=False)
     lacking: Mapping[str, int] = field(default_factory=dict)  # yardstick -> common items it lacks
     common: int = 0  # the items every compared model answered
+    # Per model, its metrics' readings of its views (by `values` function), kept for the
+    # diagnostics that read the same answers (a calibration metric's rows give the diagram).
+    readings: dict[int, dict[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def views(self) -> Mapping[int, View[Any, Any]]:
@@ -75,15 +80,37 @@ class Cell:
         if self.declaration is not None and not self.declaration.needs_judge:
             return {}  # no judge was asked: its records hold no verdicts
         frame, out = self.frame, {}
-        for model in np.unique(frame.model[self.mask]).tolist():
-            held = map(_VERDICTS, frame.records_at(self.mask & (frame.model == model)))
-            judges = set(map(_JUDGE, chain.from_iterable(held)))
+        rows = np.flatnonzero(self.mask & frame.judged)  # the records with a verdict
+        models = frame.model[rows]
+        for model in np.unique(models).tolist():
+            records = map(frame.records.__getitem__, rows[models == model].tolist())
+            judges = set(map(_JUDGE, chain.from_iterable(map(_VERDICTS, records))))
             if judges:
                 out[self.frame.models[model]] = sorted(judges)
         return out
 
     def rows(self, frame: Frame, model: int) -> np.ndarray:
-        return np.flatnonzero(self.mask & (frame.model == model))
+        """The model's records in the cell, in the frame's order (read-only)."""
+        if frame is not self.frame:
+            return np.flatnonzero(self.mask & (frame.model == model))
+        found = self._model_rows.get(int(model))
+        return found if found is not None else _NO_ROWS
+
+    @cached_property
+    def _model_rows(self) -> dict[int, IntArray]:
+        """Each model's records in the cell, from one pass over the cell (the steps of the
+        summary ask for them per model, a hundred times and more)."""
+        rows = np.flatnonzero(self.mask)
+        if len(rows) == 0:
+            return {}
+        models = self.frame.model[rows]
+        order = np.argsort(models, kind="stable")  # each model's rows stay in order
+        present, starts = np.unique(models[order], return_index=True)
+        out = {}
+        for model, part in zip(present.tolist(), np.split(rows[order], starts[1:]), strict=True):
+            part.flags.writeable = False
+            out[model] = part
+        return out
 
     def model_views(self, frame: Frame, model: int) -> list[View[Any, Any]]:
         views = self.views

@@ -155,6 +155,7 @@ class Frame:
     status: IntArray
     score: FloatArray
     judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
+    judged: BoolArray  # holds a judge's verdict (most records hold none: they are passed over)
     # The records' golds and predictions as read (JSON values): each item's gold and each
     # distinct prediction once, and each record's among them, so that a cell reads each into
     # its typed model once (`cells.typed_views`).
@@ -181,6 +182,8 @@ class Frame:
         judge_failed = np.fromiter(
             (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
         )
+        # read with the other columns (the judges' tables and cells walk only these records)
+        judged = np.fromiter(map(bool, map(itemgetter("verdicts"), fields)), dtype=bool, count=size)
         status = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int64, count=size)
         score = np.array(numbers, dtype=np.float64).reshape(size)  # None: NaN
         score[status == STATUS_CODES["failed"]] = np.nan
@@ -208,6 +211,7 @@ class Frame:
             status,
             score,
             judge_failed,
+            judged,
             golds,
             gold,
             predictions,

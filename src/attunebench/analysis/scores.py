@@ -16,7 +16,7 @@ import numpy as np
 from attunebench.analysis.bootstrap import ClusterBootstrap, jackknife_widened
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame, IntArray
-from attunebench.tasks.base import View
+from attunebench.tasks.base import Scoring, View
 from attunebench.tasks.helpers.metrics import Column, Found, Metric, Values
 
 HEADLINE = "score"
@@ -60,9 +60,10 @@ def cell_metrics(cell: Cell, frame: Frame) -> list[Metric]:
     declaration = cell.declaration
     if declaration is None:
         return []
-    records = frame.records_at(cell.mask)
     declared = [metric for metric in declaration.scoring.metrics if not metric.of_references]
-    return [*declared, *declaration.scoring.extra_metrics(records)]
+    if type(declaration.scoring).extra_metrics is Scoring.extra_metrics:
+        return declared  # none that depend on the records: they are not gathered
+    return [*declared, *declaration.scoring.extra_metrics(frame.records_at(cell.mask))]
 
 
 def cell_headline(cell: Cell, frame: Frame) -> Metric | None:
@@ -112,7 +113,7 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
         rows = cell.rows(frame, int(model))
         clusters[model] = np.unique(bootstrap.cluster_of[frame.conversation[rows]]).size
         weights = bootstrap.weights(frame.conversation[rows])
-        read: dict[Values, Found] = {}
+        read: dict[Values, Found] = cell.readings.setdefault(int(model), {})
         views: list[View[Any, Any]] | None = None
         for metric in metrics:
             if metric.column is not None:

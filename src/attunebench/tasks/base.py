@@ -180,8 +180,8 @@ class View(Generic[G, P]):
         self.record = record
         self.gold = gold
         self.prediction = prediction
-        self.status: str = record.status
-        self.parsed: bool = record.status == "ok"
+        self.status: str = (status := record.status)  # a model's field read once
+        self.parsed: bool = status == "ok"
 
     def __repr__(self) -> str:
         return f"View(record={self.record!r}, gold={self.gold!r}, prediction={self.prediction!r})"

@@ -29,7 +29,7 @@ from attunebench.data.schema import Conversation
 from attunebench.records import ItemRecord
 from attunebench.stats import group_sums, none_if_nan
 from attunebench.tasks.base import Scoring
-from attunebench.tasks.helpers.calibration import bins, choice_rows
+from attunebench.tasks.helpers.calibration import bins, choice_rows, is_reading, reading_bins
 from attunebench.tasks.helpers.metrics import label_counts, per_label
 
 POSITIONS = ("early", "middle", "late")
@@ -123,10 +123,9 @@ def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
     declaration = cell.declaration
     if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
         return []  # a task without labels
-    views, rows = cell.views, np.flatnonzero(cell.mask)
-    indices = rows.tolist()
-    read = list(map(declaration.scoring.label_sets, map(views.__getitem__, indices)))
-    found = zip(indices, frame.model[rows].tolist(), read, strict=True)
+    rows = np.flatnonzero(cell.mask)  # the order of the cell's views
+    read = list(map(declaration.scoring.label_sets, cell.views.values()))
+    found = zip(rows.tolist(), frame.model[rows].tolist(), read, strict=True)
     return [(i, model, sets) for i, model, sets in found if sets is not None]
 
 
@@ -194,11 +193,17 @@ def calibration(frame: Frame, cell: Cell) -> list[CalibrationCurve]:
         or type(declaration.scoring).calibration_rows is Scoring.calibration_rows
     ):
         return []  # a task without choice answers
+    reading = next((m.values for m in declaration.scoring.metrics if is_reading(m.values)), None)
     out = []
-    for m in np.unique(frame.model[cell.mask]):
-        rows, _ = choice_rows(cell.model_views(frame, int(m)), declaration.scoring.calibration_rows)
-        if rows:
-            found = [CalibrationBin(confidence=c, accuracy=a, n=n) for c, a, n in bins(rows)]
+    for m in np.unique(frame.model[cell.mask]).tolist():
+        read = cell.readings.get(m, {})
+        if reading in read:  # the calibration metrics' reading of the same answers
+            diagram = reading_bins(read[reading])
+        else:
+            rows, _ = choice_rows(cell.model_views(frame, m), declaration.scoring.calibration_rows)
+            diagram = bins(rows)
+        if diagram:
+            found = [CalibrationBin(confidence=c, accuracy=a, n=n) for c, a, n in diagram]
             out.append(CalibrationCurve(task=cell.task, model=frame.models[m], bins=found))
     return out
 

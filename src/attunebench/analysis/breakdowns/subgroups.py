@@ -223,7 +223,7 @@ def interactions(
 ) -> list[Interaction]:
     """Per field: does the gap between the models under test change with its level? (No test
     where the cell's items fall in fewer than `minimum` clusters.)"""
-    models = [m for m in sorted(subjects) if (cell.mask & (frame.model == m)).any()]
+    models = [m for m in sorted(subjects) if cell.rows(frame, m).size]
     out: list[Interaction] = []
     if len(models) < 2:
         return out

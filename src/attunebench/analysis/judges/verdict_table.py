@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import chain, repeat
+from operator import attrgetter, eq
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ FIRST, SECOND, TIE, NONE = 0, 1, 2, -1
 # (a judge on the participants' own pair). Kinds of rows, not task names: which task is which
 # is asked of the records (judged answers carry pairwise verdicts) and of the caller (`audits`).
 JUDGED, AUDIT = "judged", "audit"
+_VERDICTS, _MODE = attrgetter("verdicts"), attrgetter("mode")
 MODEL_FIRST = "model-first"
 AUDIT_VARIANT = "informed"  # the response task's judges see what the participant told us
 AUDIT_ORDERS = ("ab", "ba")
@@ -111,6 +113,16 @@ def _audit_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     ]
 
 
+def _holds_pairwise(records: Sequence[ItemRecord]) -> np.ndarray[Any, Any]:
+    """Which records hold a pairwise verdict: most judged records hold a judge's ratings
+    alone, which give no row (read without a Python statement per verdict)."""
+    held = list(map(_VERDICTS, records))
+    modes = map(_MODE, chain.from_iterable(held))
+    flat = np.fromiter(map(eq, modes, repeat("pairwise")), dtype=bool)
+    owner = np.repeat(np.arange(len(held)), np.fromiter(map(len, held), dtype=np.int64))
+    return np.bincount(owner[flat], minlength=len(held)) > 0
+
+
 def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     """The verdicts of every judged answer (records with pairwise verdicts) and of every task
     that `audits` the judges."""
@@ -118,11 +130,11 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     conversations: list[int] = []
     judged: dict[str, None] = {}
     audited = np.isin(frame.task, [code for code, task in enumerate(frame.tasks) if audits(task)])
-    verdicts = np.fromiter(
-        map(bool, map(attrgetter("verdicts"), frame.records)), dtype=bool, count=len(audited)
-    )
     # a failed record holds no verdict; only the records that can give rows are walked
-    walked = np.flatnonzero(frame.answered & (audited | verdicts))
+    held = np.flatnonzero(frame.answered & ~audited & frame.judged)
+    pairwise = np.zeros(len(audited), dtype=bool)
+    pairwise[held] = _holds_pairwise(list(map(frame.records.__getitem__, held.tolist())))
+    walked = np.flatnonzero((frame.answered & audited) | pairwise)
     for i, conversation, audit in zip(
         walked.tolist(),
         frame.conversation[walked].tolist(),

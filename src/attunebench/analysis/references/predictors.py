@@ -207,27 +207,39 @@ def reference_rows(
 
 
 def evaluated(
-    metric: Metric, found: Found, weights: Weights, folds: IntArray | None
+    metric: Metric,
+    found: Found,
+    weights: Weights,
+    folds: IntArray | None,
+    per_fold: Weights | None = None,
 ) -> tuple[float, FloatArray]:
     """A reference's point and resampled values of a metric: over all its items, or, for
-    cross-fitted guesses (`folds`), within each fold and averaged."""
+    cross-fitted guesses (`folds`), within each fold and averaged (`per_fold`: the folds'
+    `fold_weights`, shared by the metrics of the same guesses)."""
     if folds is None:
         return metric.evaluate_values(found, weights)
-    return within_folds(metric, found, weights, folds)
+    return within_folds(metric, found, weights, folds, per_fold)
 
 
-def fold_values(metric: Metric, found: Found, folds: IntArray) -> tuple[FloatArray, FloatArray]:
-    """The metric's value within each fold (NaN where undefined) and each fold's items."""
+def fold_weights(folds: IntArray) -> Weights:
+    """One row per fold weighing its items 1 and every other item 0, each item its own
+    cluster: the metric's value within each fold (its rows' totals: each fold's items)."""
     chosen = (folds[None, :] == np.unique(folds)[:, None]).astype(np.float64)
-    return metric.weighted(found, Weights(chosen, np.arange(len(folds)))), chosen.sum(axis=1)
+    return Weights(chosen, np.arange(len(folds)))
 
 
 def within_folds(
-    metric: Metric, found: Found, weights: Weights, folds: IntArray
+    metric: Metric,
+    found: Found,
+    weights: Weights,
+    folds: IntArray,
+    per_fold: Weights | None = None,
 ) -> tuple[float, FloatArray]:
     """A metric read within each fold and averaged over the folds, weighted by their (resampled)
-    items; a fold where it is undefined is left out."""
-    points, sizes = fold_values(metric, found, folds)
+    items; a fold where it is undefined is left out. `per_fold`: `fold_weights(folds)`, made
+    once for the metrics of the same guesses so that they share the sums it keeps."""
+    per_fold = fold_weights(folds) if per_fold is None else per_fold
+    points, sizes = metric.weighted(found, per_fold), per_fold.counts.sum(axis=1)
     drawn, resized = [], []
     for inside, total in weights.within(folds):  # shared by the metrics of these guesses
         drawn.append(metric.weighted(found, inside))
@@ -259,16 +271,18 @@ def _rows(
     too_few = minimum.of(where)
     clusters = int(np.unique(bootstrap.cluster_of[where]).size)  # its interval rests on
     read: dict[Values, Found] = {}
+    per_fold = None if guessed.folds is None else fold_weights(guessed.folds)
     rows = []
     for metric in shown:
         if metric.values not in read:
             read[metric.values] = metric.values(views)
-        point, samples = evaluated(metric, read[metric.values], weights, guessed.folds)
+        found = read[metric.values]
+        point, samples = evaluated(metric, found, weights, guessed.folds, per_fold)
         if np.isnan(point) and metric.name != declaration.scoring.headline_metric:
             continue
         low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)
         if metric.widen:
-            jack = metric.leave_one_out(read[metric.values], weights)
+            jack = metric.leave_one_out(found, weights)
             low[0], high[0] = jackknife_widened(point, low[0], high[0], samples, jack, metric.widen)
         value = none_if_nan(point)
         rows.append(

@@ -13,13 +13,17 @@ import numpy as np
 
 from attunebench.stats import FloatArray, IntArray, Weights, safe_ratio
 from attunebench.tasks.helpers.metrics import (
+    Found,
     Metric,
+    Values,
     distinct_pairs,
     mean_statistic,
     weighted_midranks,
 )
 
 BINS = 10
+# The readings `calibration_metrics` made (a task's metrics are made once, with its class).
+_READINGS: set[Callable[..., Any]] = set()
 Row = tuple[Mapping[str, float], str]  # the options' probabilities, and the gold option
 RowsOf = Callable[[Any], Sequence[Row]]
 _DISTRIBUTIONS = attrgetter("record.distributions")
@@ -66,7 +70,23 @@ def ece_statistic(values: FloatArray, weights: Weights) -> FloatArray:
 
 def bins(rows: Sequence[Row]) -> list[tuple[float, float, int]]:
     """The reliability diagram: per non-empty bin, (mean confidence, accuracy, rows)."""
-    sums = ece_values(rows).sum(axis=0)
+    return _diagram(ece_values(rows))
+
+
+def reading_bins(found: Found) -> list[tuple[float, float, int]]:
+    """`bins` of the rows a calibration metric's reading holds (`calibration_metrics`' values:
+    Brier's column, then ECE's 3 x BINS): the diagram without reading the answers again."""
+    values = found[0] if isinstance(found, tuple) else found
+    return _diagram(values[:, 1 : 1 + 3 * BINS])
+
+
+def is_reading(values: Values) -> bool:
+    """Whether `values` is a reading made by `calibration_metrics` (`reading_bins` reads it)."""
+    return values in _READINGS
+
+
+def _diagram(ece: FloatArray) -> list[tuple[float, float, int]]:
+    sums = ece.sum(axis=0)
     correct, confidence, count = np.split(sums, 3)
     return [
         (float(confidence[b] / count[b]), float(correct[b] / count[b]), int(count[b]))
@@ -105,6 +125,8 @@ def calibration_metrics(rows_of: RowsOf, positive: str | None = None) -> tuple[M
         if positive is not None:
             parts.append(auroc_values(rows, positive))
         return np.concatenate(parts, axis=1), owners
+
+    _READINGS.add(values)
 
     def brier(found: FloatArray, weights: Weights) -> FloatArray:
         return mean_statistic(found[:, :1], weights)

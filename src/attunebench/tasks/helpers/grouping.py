@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import lru_cache
 from itertools import chain
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
@@ -77,6 +77,39 @@ def part_constants(grouped: Grouped[G], train: Sequence[G]) -> PartConstants:
     return PartConstants(parts, grouped.usual(train, True))
 
 
+Constants = Callable[[Sequence[G]], PartConstants]
+
+
+def shared_constants(grouped: Grouped[G]) -> Constants[G]:
+    """`part_constants` made once per train set (the same golds in the same order), for the
+    references that share it: a cross-fitting fits every reference of a task on each fold's
+    same train items, and each one's fit needs the constants."""
+    made: dict[tuple[int, ...], tuple[Sequence[G], PartConstants]] = {}
+
+    def constants(train: Sequence[G]) -> PartConstants:
+        key = tuple(map(id, train))
+        kept = made.get(key)
+        if kept is None:  # the golds are kept with their constants: their ids stay theirs
+            kept = made[key] = (train, part_constants(grouped, train))
+        return kept[1]
+
+    return constants
+
+
+def remembered(shown: Callable[[G], Shown]) -> Callable[[G], Shown]:
+    """`shown` read once per gold for the references that group by it (each reads every gold
+    once per fold it is fitted on or guessed in)."""
+    made: dict[int, tuple[G, Shown]] = {}
+
+    def read(gold: G) -> Shown:
+        kept = made.get(id(gold))
+        if kept is None:  # the gold is kept with what it shows: its id stays its own
+            kept = made[id(gold)] = (gold, shown(gold))
+        return kept[1]
+
+    return read
+
+
 @dataclass(frozen=True, slots=True)
 class GroupFit:
     """A group reference fitted: its keys, each group's usual answer, and the constants."""
@@ -87,22 +120,32 @@ class GroupFit:
 
 
 def grouped_reference(
-    grouped: Grouped[G], key_fit: KeyFit[G] | None, key_of: KeyOf[G]
+    grouped: Grouped[G], key_fit: KeyFit[G] | None, key_of: KeyOf[G], constants: Constants[G]
 ) -> Reference[G]:
     """A reference guessing each item the usual answer of its group within its corpus part."""
+    # Grouped by what needs no fit, a gold's group is the same in every fold: read once.
+    fixed: dict[int, tuple[G, Hashable]] = {}
+
+    def groups(keys: Any, golds: Sequence[G]) -> list[Hashable]:
+        if key_fit is not None:
+            return [(gold.part, key_of(keys, gold)) for gold in golds]
+        for gold in golds:
+            if id(gold) not in fixed:  # the gold is kept with its group: its id stays its own
+                fixed[id(gold)] = (gold, (gold.part, key_of(keys, gold)))
+        return [fixed[id(gold)][1] for gold in golds]
 
     def fit(train: Sequence[G]) -> GroupFit:
         keys = key_fit(train) if key_fit is not None else None
         members: dict[Hashable, list[G]] = defaultdict(list)
-        for gold in train:
-            members[gold.part, key_of(keys, gold)].append(gold)
+        for gold, group in zip(train, groups(keys, train), strict=True):
+            members[group].append(gold)
         usual = {key: grouped.usual(golds, False) for key, golds in members.items()}
-        return GroupFit(keys, usual, part_constants(grouped, train))
+        return GroupFit(keys, usual, constants(train))
 
     def guess(fitted: GroupFit, golds: Sequence[G]) -> list[Guess]:
         out = []
-        for gold in golds:
-            usual = fitted.usual.get((gold.part, key_of(fitted.keys, gold)))
+        for gold, group in zip(golds, groups(fitted.keys, golds), strict=True):
+            usual = fitted.usual.get(group)
             found = None if usual is None else grouped.guess(usual, gold)
             out.append(found or fitted.constant.guess(grouped, gold))
         return out
@@ -110,31 +153,36 @@ def grouped_reference(
     return Reference(guess, fit)
 
 
-def constant_reference(grouped: Grouped[G]) -> Reference[G]:
+def constant_reference(grouped: Grouped[G], constants: Constants[G]) -> Reference[G]:
     """The usual answer of the train items of the item's corpus part: a constant per part."""
 
     def guess(fitted: PartConstants, golds: Sequence[G]) -> list[Guess]:
         return [fitted.guess(grouped, gold) for gold in golds]
 
-    return Reference(guess, partial(part_constants, grouped))
+    return Reference(guess, constants)
 
 
 def group_references(
     grouped: Grouped[G], shown: Callable[[G], Shown], context: ContextMode = "blind"
 ) -> dict[str, Reference[G]]:
-    """A task's trivial references, each grouping by one thing the prompt shows (`shown`)."""
+    """A task's trivial references, each grouping by one thing the prompt shows (`shown`);
+    they share what each gold shows and each train set's constants."""
+    shown, constants = remembered(shown), shared_constants(grouped)
     found = {
-        "reference/constant": constant_reference(grouped),
-        "reference/position-only": grouped_reference(grouped, None, lambda _, g: shown(g).position),
+        "reference/constant": constant_reference(grouped, constants),
+        "reference/position-only": grouped_reference(
+            grouped, None, lambda _, g: shown(g).position, constants
+        ),
         "reference/length-only": grouped_reference(
             grouped,
             lambda train: quintile_edges([shown(g).length for g in train]),
             lambda edges, g: bisect_left(edges, shown(g).length),
+            constants,
         ),
     }
     if context == "informed":
         found["reference/self-report"] = grouped_reference(
-            grouped, None, lambda _, g: shown(g).reported
+            grouped, None, lambda _, g: shown(g).reported, constants
         )
     return found
 

@@ -102,7 +102,8 @@ class Metric:
         if len(values) == 0:
             return float("nan"), np.full(weights.rows, np.nan)
         point = self.statistic(values, rows.unit())[0]
-        return float(point), self.weighted(found, weights)
+        # (`weighted`, under the same rows' weights: the point's per-cluster sums are shared)
+        return float(point), self.statistic(values, rows)
 
     def weighted(self, found: Found, weights: Weights) -> FloatArray:
         """The value under each row of `weights` (weights of the records the values were read

@@ -1,0 +1,136 @@
+"""A task's trivial references share what each gold shows and each train set's constants
+(`grouping.group_references`): their guesses are those each reference makes on its own, and
+the shared work is done once, never across train sets that differ."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from attunebench.frozen import Frozen
+from attunebench.tasks.base import Gold, Guess, Scored
+from attunebench.tasks.helpers.fitting import cross_fitted
+from attunebench.tasks.helpers.grouping import (
+    Grouped,
+    Shown,
+    group_references,
+    grouped_reference,
+    shared_constants,
+)
+
+
+class Answer(Frozen):
+    answer: str
+
+
+class Planted(Gold):
+    shown_messages: int
+    chars: int
+    label: str
+    reported: str | None = None
+
+
+CALLS: Counter[str] = Counter()
+
+
+def what_shows(gold: Planted) -> Shown:
+    CALLS[f"shown {id(gold)}"] += 1
+    return Shown(gold.shown_messages, gold.chars, gold.reported)
+
+
+def usual(golds: Sequence[Planted], constant: bool) -> str:
+    """A group's most usual label; a constant's names its train items, so a constant shared
+    across train sets that differ would show."""
+    if constant:
+        CALLS["constant"] += 1
+        return "|".join(sorted(g.label + str(g.chars) for g in golds))
+    return Counter(g.label for g in golds).most_common(1)[0][0]
+
+
+def guess(found: str, gold: Planted) -> Guess:
+    return Answer(answer=found), Scored(None)
+
+
+GROUPED = Grouped(usual, guess)
+
+
+def planted(items: int = 60) -> tuple[list[Planted], list[str]]:
+    golds = [
+        Planted(
+            shown_messages=i % 4,
+            chars=7 * i % 53,
+            label="sad" if (i % 4) < 2 else "calm",
+            reported=None if i % 3 else "sad|2",
+            part=("a", "b", None)[i % 3] if i % 5 else "c",
+        )
+        for i in range(items)
+    ]
+    return golds, [f"conv-{i // 3}" for i in range(items)]
+
+
+def answers(guesses: list[Guess]) -> list[str]:
+    return [g[0].model_dump()["answer"] if g else "" for g in guesses]
+
+
+def test_shared_references_guess_as_each_alone_and_share_the_constants_per_fold() -> None:
+    golds, conversations = planted()
+    CALLS.clear()
+    shared = group_references(GROUPED, what_shows, "informed")
+    together = {
+        name: answers(cross_fitted(reference, golds, conversations, seed=3).guesses)
+        for name, reference in shared.items()
+    }
+    made, shown = CALLS["constant"], [k for k in CALLS if k.startswith("shown")]
+    # each gold's shown read once for the three references that group by it, over 5 folds
+    assert len(shown) == len(golds) and all(CALLS[k] == 1 for k in shown)
+    # the constants: the pooled one and each part's (4 parts), once per fold's train set
+    assert made == 5 * (1 + 4)
+    for name in shared:
+        alone = group_references(GROUPED, what_shows, "informed")[name]
+        assert answers(cross_fitted(alone, golds, conversations, seed=3).guesses) == together[name]
+    assert len(set(together["reference/constant"])) > 1  # the folds' constants differ
+
+
+def test_a_train_set_of_other_golds_or_order_gets_constants_of_its_own() -> None:
+    golds, _ = planted(20)
+    reference = group_references(GROUPED, what_shows)["reference/constant"]
+    assert reference.fit is not None
+    first = reference.fit(golds[:10])
+    CALLS.clear()
+    assert reference.fit(list(golds[:10])) is first  # the same golds, in a list of its own
+    assert CALLS["constant"] == 0
+    # equal golds that are other objects, the same golds in another order, and other golds
+    # each get constants of their own, equal where the golds are
+    copies = [g.model_copy() for g in golds[:10]]
+    assert reference.fit(copies) is not first and reference.fit(copies) == first
+    assert reference.fit(golds[9::-1]) is not first
+    other = reference.fit(golds[10:])
+    assert other.pooled != first.pooled
+
+
+def test_a_group_needing_no_fit_is_read_once_per_gold_and_a_fitted_one_per_fold() -> None:
+    golds, conversations = planted()
+    read: Counter[str] = Counter()
+
+    def by_messages(_: object, gold: Planted) -> int:
+        read["messages"] += 1
+        return gold.shown_messages
+
+    def by_length(edges: int, gold: Planted) -> bool:
+        read["length"] += 1
+        return gold.chars >= edges
+
+    def median_length(train: Sequence[Planted]) -> int:
+        return sorted(g.chars for g in train)[len(train) // 2]
+
+    constants = shared_constants(GROUPED)
+    fixed = grouped_reference(GROUPED, None, by_messages, constants)
+    fitted = grouped_reference(GROUPED, median_length, by_length, constants)
+    by_fixed = answers(cross_fitted(fixed, golds, conversations, seed=1).guesses)
+    by_fitted = answers(cross_fitted(fitted, golds, conversations, seed=1).guesses)
+    assert read["messages"] == len(golds)
+    # a fitted key (a fold's median) is read again in every fold: each gold in 4 fits, 1 guess
+    assert read["length"] == 5 * len(golds)
+    # the planted truth: messages 0 and 1 are sad, 2 and 3 calm, in every fold
+    assert by_fixed == ["sad" if g.shown_messages < 2 else "calm" for g in golds]
+    assert by_fitted != by_fixed
