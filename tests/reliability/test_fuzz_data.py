@@ -183,7 +183,7 @@ def test_coverage_guided_fuzzing_finds_no_crash(tmp_path: Path) -> None:
     # its own peak starts at this test process's: its 2 GB budget is counted on top of that.
     inherited_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     flags = ["-runs=4000", "-seed=1", "-max_len=8192", "-max_total_time=60", "-timeout=20"]
-    flags.append(f"-rss_limit_mb={inherited_mb + 2048}")
+    flags += [f"-rss_limit_mb={inherited_mb + 2048}", f"-artifact_prefix={tmp_path}/"]
     done = subprocess.run(
         [sys.executable, str(script), str(tmp_path / "work"), str(tmp_path / "corpus"), *flags],
         cwd=script.parent,
