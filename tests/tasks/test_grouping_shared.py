@@ -134,13 +134,13 @@ def test_a_group_is_read_once_per_gold_and_binned_as_bisect_bins_it() -> None:
     # the planted truth: messages 0 and 1 are sad, 2 and 3 calm, in every fold
     assert by_fixed == ["sad" if g.shown_messages < 2 else "calm" for g in golds]
     # the trap: a length binned by numpy, not bisect, would put a length on an edge elsewhere
-    folds = by_binned.folds
-    assert folds is not None
+    folds, fit = by_binned.folds, binned.fit
+    assert folds is not None and fit is not None
     for k in set(folds):
         train = [g for g, f in zip(golds, folds, strict=True) if f != k]
         edges = quintile_edges([g.chars for g in train])
         assert any(g.chars in edges for g in train)  # some lengths fall on an edge
-        fitted = binned.fit(train)
+        fitted = fit(train)
         assert fitted.usual == {
             group: usual(
                 [g for g in train if (g.part, bisect_left(edges, g.chars)) == group], False
