@@ -4,8 +4,9 @@ the shared work is done once, never across train sets that differ."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from attunebench.frozen import Frozen
 from attunebench.tasks.base import Gold, Guess, Scored
@@ -15,6 +16,8 @@ from attunebench.tasks.helpers.grouping import (
     Shown,
     group_references,
     grouped_reference,
+    quintile_edges,
+    remembered,
     shared_constants,
 )
 
@@ -108,29 +111,39 @@ def test_a_train_set_of_other_golds_or_order_gets_constants_of_its_own() -> None
     assert other.pooled != first.pooled
 
 
-def test_a_group_needing_no_fit_is_read_once_per_gold_and_a_fitted_one_per_fold() -> None:
+def test_a_group_is_read_once_per_gold_and_binned_as_bisect_bins_it() -> None:
     golds, conversations = planted()
+    # few lengths, so that the quintiles' edges fall on some of them
+    golds = [g.model_copy(update={"chars": 10 * (i % 5)}) for i, g in enumerate(golds)]
     read: Counter[str] = Counter()
 
-    def by_messages(_: object, gold: Planted) -> int:
-        read["messages"] += 1
-        return gold.shown_messages
+    def by(field: str) -> Callable[[Sequence[Planted]], list[tuple[str | None, int]]]:
+        def reading(found: Sequence[Planted]) -> list[tuple[str | None, int]]:
+            read[field] += len(found)
+            return [(g.part, getattr(g, field)) for g in found]
 
-    def by_length(edges: int, gold: Planted) -> bool:
-        read["length"] += 1
-        return gold.chars >= edges
-
-    def median_length(train: Sequence[Planted]) -> int:
-        return sorted(g.chars for g in train)[len(train) // 2]
+        return remembered(reading)
 
     constants = shared_constants(GROUPED)
-    fixed = grouped_reference(GROUPED, None, by_messages, constants)
-    fitted = grouped_reference(GROUPED, median_length, by_length, constants)
+    fixed = grouped_reference(GROUPED, by("shown_messages"), constants)
+    binned = grouped_reference(GROUPED, by("chars"), constants, binned=True)
     by_fixed = answers(cross_fitted(fixed, golds, conversations, seed=1).guesses)
-    by_fitted = answers(cross_fitted(fitted, golds, conversations, seed=1).guesses)
-    assert read["messages"] == len(golds)
-    # a fitted key (a fold's median) is read again in every fold: each gold in 4 fits, 1 guess
-    assert read["length"] == 5 * len(golds)
+    by_binned = cross_fitted(binned, golds, conversations, seed=1)
+    # each gold read once, though fitted on in 4 folds and guessed in 1
+    assert read == {"shown_messages": len(golds), "chars": len(golds)}
     # the planted truth: messages 0 and 1 are sad, 2 and 3 calm, in every fold
     assert by_fixed == ["sad" if g.shown_messages < 2 else "calm" for g in golds]
-    assert by_fitted != by_fixed
+    # the trap: a length binned by numpy, not bisect, would put a length on an edge elsewhere
+    folds, fit = by_binned.folds, binned.fit
+    assert folds is not None and fit is not None
+    for k in set(folds):
+        train = [g for g, f in zip(golds, folds, strict=True) if f != k]
+        edges = quintile_edges([g.chars for g in train])
+        assert any(g.chars in edges for g in train)  # some lengths fall on an edge
+        fitted = fit(train)
+        assert fitted.usual == {
+            group: usual(
+                [g for g in train if (g.part, bisect_left(edges, g.chars)) == group], False
+            )
+            for group in {(g.part, bisect_left(edges, g.chars)) for g in train}
+        }

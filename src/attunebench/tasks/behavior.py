@@ -117,8 +117,13 @@ _behavior_guess = cache(BehaviorPrediction)  # one (frozen) guess per label, sha
 def behavior_guess(labels: tuple[str, ...] | None, gold: BehaviorGold) -> tasks.Guess:
     if labels is None:
         return None
+    return _scored_guess(labels, tuple(gold.behaviors))
+
+
+@cache  # few label tuples guessed and held: each guess's score made once and shared (frozen)
+def _scored_guess(labels: tuple[str, ...], behaviors: tuple[str, ...]) -> tasks.Guess:
     guess = _behavior_guess(behaviors=labels)
-    return guess, tasks.Scored(f1(guess.behaviors, gold.behaviors))
+    return guess, tasks.Scored(f1(guess.behaviors, behaviors))
 
 
 class BehaviorScoring(grouping.GroupedScoring[BehaviorGold, BehaviorPrediction]):

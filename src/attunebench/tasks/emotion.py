@@ -181,8 +181,8 @@ def score_numbers(gold: EmotionGold, prediction: EmotionPrediction) -> dict[str,
     """Absolute errors of the numbers asked (missing: the scale's largest error)."""
     out: dict[str, float] = {}
     for name, (low, high) in SCALES.items():
-        truth = gold.number(name)
-        if truth is None or name not in prediction.asked:
+        # what was asked first: a reference's label guess asks none (three reads saved a guess)
+        if name not in prediction.asked or (truth := gold.number(name)) is None:
             continue
         guess = prediction.number(name)
         out[f"{name}_abs_error"] = high - low if guess is None else abs(guess - truth)
@@ -232,14 +232,22 @@ def usual_label(golds: Sequence[EmotionGold], constant: bool) -> str | None:
 
 
 _label_guess = cache(EmotionPrediction)  # one (frozen) guess per label, shared by its items
+_label_scored: dict[tuple[str, str | None, frozenset[str], bool], tasks.Guess] = {}
 
 
 def label_guess(label: str | None, gold: EmotionGold) -> tasks.Guess:
     """A labelled item guessed as `label`."""
-    if label is None or not gold.labels:
+    labels = gold.labels
+    if label is None or not labels:
         return None
-    guess = _label_guess(primary=label, emotions=(label,))
-    return guess, score_prediction(gold, guess)
+    # A label guess gives no number: its score reads only the gold's labels and whether it
+    # reports PANAS items (each then missed by the whole scale), so it is made once per those.
+    key = (label, gold.primary, labels, bool(gold.panas))
+    found = _label_scored.get(key)
+    if found is None:
+        guess = _label_guess(primary=label, emotions=(label,))
+        found = _label_scored[key] = (guess, score_prediction(gold, guess))
+    return found
 
 
 EmotionView = tasks.View[EmotionGold, EmotionPrediction]

@@ -102,11 +102,14 @@ def shown_gold(gold: PairGold, order: str) -> str:
 def both_orders(pick_ab: str | None, pick_ba: str | None, gold: str) -> tasks.Scored:
     """One pair asked as A/B and as B/A: the mean correctness of the orders, with each order's
     correctness and their consistency."""
-    correct_ab, correct_ba = float(pick_ab == gold), float(pick_ba == gold)
+    return _both_orders(pick_ab == gold, pick_ba == gold, pick_ab == pick_ba)
+
+
+@cache  # eight outcomes: each (frozen) score made once, shared by the pairs scored so
+def _both_orders(right_ab: bool, right_ba: bool, consistent: bool) -> tasks.Scored:
+    correct_ab, correct_ba = float(right_ab), float(right_ba)
     values = {"correct_ab": correct_ab, "correct_ba": correct_ba}
-    return tasks.Scored(
-        (correct_ab + correct_ba) / 2, {**values, "consistent": float(pick_ab == pick_ba)}
-    )
+    return tasks.Scored((correct_ab + correct_ba) / 2, {**values, "consistent": float(consistent)})
 
 
 def pair_of(item: tasks.Item[PairGold], options: PairOptions) -> Pair:

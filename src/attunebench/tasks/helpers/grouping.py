@@ -10,7 +10,7 @@ model must clear already knows which corpus a conversation comes from.
 from __future__ import annotations
 
 import statistics
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +31,7 @@ SHOWN_EDGES = (4, 7, 10, 13, 17, 21, 27)
 LENGTH_BINS = 5
 G = TypeVar("G", bound=Gold)
 P = TypeVar("P", bound=Frozen)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +51,8 @@ class Shown(NamedTuple):
     reported: str | None
 
 
-# How items are grouped: what the keys learn from the train golds (a length's quintile
-# edges), and each gold's key given that.
-KeyFit = Callable[[Sequence[G]], Any]
-KeyOf = Callable[[Any, G], Hashable]
+# Each gold's corpus part and what its group is read from, for a list of golds.
+Reading = Callable[[Sequence[G]], list[tuple[str | None, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,55 +95,56 @@ def shared_constants(grouped: Grouped[G]) -> Constants[G]:
     return constants
 
 
-def remembered(shown: Callable[[G], Shown]) -> Callable[[G], Shown]:
-    """`shown` read once per gold for the references that group by it (each reads every gold
-    once per fold it is fitted on or guessed in)."""
-    made: dict[int, tuple[G, Shown]] = {}
+def remembered(read: Callable[[Sequence[G]], list[T]]) -> Callable[[Sequence[G]], list[T]]:
+    """`read` of each gold made once, for the references that group by it (each reads every
+    gold once per fold it is fitted on or guessed in), and read back by the golds' ids in C."""
+    made: dict[int, T] = {}
+    kept: list[G] = []  # the golds read: their ids stay their own
 
-    def read(gold: G) -> Shown:
-        kept = made.get(id(gold))
-        if kept is None:  # the gold is kept with what it shows: its id stays its own
-            kept = made[id(gold)] = (gold, shown(gold))
-        return kept[1]
+    def read_all(golds: Sequence[G]) -> list[T]:
+        new = [gold for gold in golds if id(gold) not in made]
+        made.update(zip(map(id, new), read(new), strict=True))
+        kept.extend(new)
+        return list(map(made.__getitem__, map(id, golds)))
 
-    return read
+    return read_all
 
 
 @dataclass(frozen=True, slots=True)
 class GroupFit:
-    """A group reference fitted: its keys, each group's usual answer, and the constants."""
+    """A group reference fitted: its length edges (binned), each group's usual answer, and the
+    constants."""
 
-    keys: Any
+    edges: list[float] | None
     usual: dict[Hashable, Any]
     constant: PartConstants
 
 
 def grouped_reference(
-    grouped: Grouped[G], key_fit: KeyFit[G] | None, key_of: KeyOf[G], constants: Constants[G]
+    grouped: Grouped[G], read: Reading[G], constants: Constants[G], binned: bool = False
 ) -> Reference[G]:
-    """A reference guessing each item the usual answer of its group within its corpus part."""
-    # Grouped by what needs no fit, a gold's group is the same in every fold: read once.
-    fixed: dict[int, tuple[G, Hashable]] = {}
+    """A reference guessing each item the usual answer of its group within its corpus part:
+    `read` gives each gold's part and what it is grouped by; `binned`: a number, grouped by the
+    train items' quintiles of it."""
 
-    def groups(keys: Any, golds: Sequence[G]) -> list[Hashable]:
-        if key_fit is not None:
-            return [(gold.part, key_of(keys, gold)) for gold in golds]
-        for gold in golds:
-            if id(gold) not in fixed:  # the gold is kept with its group: its id stays its own
-                fixed[id(gold)] = (gold, (gold.part, key_of(keys, gold)))
-        return [fixed[id(gold)][1] for gold in golds]
+    def groups(edges: list[float] | None, found: list[tuple[str | None, Any]]) -> list[Any]:
+        if edges is None:
+            return found
+        bins = np.searchsorted(edges, [number for _, number in found], side="left").tolist()
+        return list(zip([part for part, _ in found], bins, strict=True))
 
     def fit(train: Sequence[G]) -> GroupFit:
-        keys = key_fit(train) if key_fit is not None else None
+        found = read(train)
+        edges = quintile_edges([number for _, number in found]) if binned else None
         members: dict[Hashable, list[G]] = defaultdict(list)
-        for gold, group in zip(train, groups(keys, train), strict=True):
+        for gold, group in zip(train, groups(edges, found), strict=True):
             members[group].append(gold)
         usual = {key: grouped.usual(golds, False) for key, golds in members.items()}
-        return GroupFit(keys, usual, constants(train))
+        return GroupFit(edges, usual, constants(train))
 
     def guess(fitted: GroupFit, golds: Sequence[G]) -> list[Guess]:
         out = []
-        for gold, group in zip(golds, groups(fitted.keys, golds), strict=True):
+        for gold, group in zip(golds, groups(fitted.edges, read(golds)), strict=True):
             usual = fitted.usual.get(group)
             found = None if usual is None else grouped.guess(usual, gold)
             out.append(found or fitted.constant.guess(grouped, gold))
@@ -167,23 +167,23 @@ def group_references(
 ) -> dict[str, Reference[G]]:
     """A task's trivial references, each grouping by one thing the prompt shows (`shown`);
     they share what each gold shows and each train set's constants."""
-    shown, constants = remembered(shown), shared_constants(grouped)
+    constants = shared_constants(grouped)
+    shows: Callable[[Sequence[G]], list[Shown]] = remembered(lambda golds: list(map(shown, golds)))
+
+    def reading(field: str) -> Reading[G]:
+        return remembered(
+            lambda golds: [
+                (g.part, getattr(s, field)) for g, s in zip(golds, shows(golds), strict=True)
+            ]
+        )
+
     found = {
         "reference/constant": constant_reference(grouped, constants),
-        "reference/position-only": grouped_reference(
-            grouped, None, lambda _, g: shown(g).position, constants
-        ),
-        "reference/length-only": grouped_reference(
-            grouped,
-            lambda train: quintile_edges([shown(g).length for g in train]),
-            lambda edges, g: bisect_left(edges, shown(g).length),
-            constants,
-        ),
+        "reference/position-only": grouped_reference(grouped, reading("position"), constants),
+        "reference/length-only": grouped_reference(grouped, reading("length"), constants, True),
     }
     if context == "informed":
-        found["reference/self-report"] = grouped_reference(
-            grouped, None, lambda _, g: shown(g).reported, constants
-        )
+        found["reference/self-report"] = grouped_reference(grouped, reading("reported"), constants)
     return found
 
 
