@@ -20,7 +20,7 @@ the connection errors, the restart's own time and the app processes replaced).
         [--quick]
 
 `--quick`: 6 participants, restarted after 0.5 s. Without a server URL, the cluster tools, or
-the right to restart it, it exits 77 naming what is missing (`attunebench.testing.
+the right to restart it, it exits 77 naming what is missing (`testkit.servers.
 prerequisites`).
 """
 

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from attunebench.data.locations import DATA_DIR_VARIABLE, DEFAULT_DATA_DIR
-from attunebench.testing.mirror import MirrorServer, mirror_layout
 from testkit import prerequisites
+from testkit.servers.mirror import MirrorServer, mirror_layout
 
 SUMMARY = re.compile(r"(\d+) files fetched \(([\d,]+) bytes in ([\d.]+) s\)")
 

@@ -4,7 +4,7 @@ SIGKILL and resumed, each compared with an undisturbed run of the same plan.
 Usage: python benchmarks/reliability.py [--fail-rate 0.3] [--seed 1] [--kills 5] [--data FILE]
        [--quick]   (the sample's first 2 conversations, one kill)
 Both drills run every task on the data (default: the sample) with an openai/ subject and judge
-pointed at `attunebench.testing.FaultServer` on 127.0.0.1. The last line printed is JSON:
+pointed at `testkit.servers.FaultServer` on 127.0.0.1. The last line printed is JSON:
 faults_injected, calls_retried, records_identical, repeated_successful_calls, items_lost (both
 drills together), then each drill's own figures. Retries are counted by the server (attempts of
 a call after its first), since a killed session's ledger dies with it.
@@ -22,8 +22,8 @@ from typing import Any
 
 from attunebench.data.jsonl import read_conversations, write_conversations
 from attunebench.data.sample import sample_path
-from attunebench.testing.fault_server import FaultPlan
 from testkit.drills import crash_drill, fault_drill
+from testkit.servers.fault_server import FaultPlan
 
 QUICK_CONVERSATIONS = 2
 

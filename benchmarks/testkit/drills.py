@@ -36,8 +36,8 @@ from attunebench.engine import (
     run,
 )
 from attunebench.models.modelsfile import ModelEntry, models_file_text
-from attunebench.testing.fault_server import FaultPlan, FaultServer, repeated
 from testkit.records import Key, diff_records, run_records
+from testkit.servers.fault_server import FaultPlan, FaultServer, repeated
 
 FAST_RETRIES = RetryPolicy(max_attempts=5, base_delay_s=0.01, max_delay_s=0.05)
 Records = dict[Key, dict[str, Any]]

@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 
 from attunebench.engine import read_ledger, read_run_info
-from attunebench.testing.fault_server import FaultServer
 from testkit.drills import cache_rows, write_models_file
+from testkit.servers.fault_server import FaultServer
 
 LIMIT = 20  # conversations of the data (the sample's: 41 items of a one-call task)
 CONCURRENCY = 2

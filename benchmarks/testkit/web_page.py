@@ -13,7 +13,7 @@ from http import HTTPStatus
 
 from aiohttp import web
 
-from attunebench.testing.served import ServedApp
+from testkit.servers.served import ServedApp
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">

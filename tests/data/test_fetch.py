@@ -23,7 +23,7 @@ from attunebench.data.fetch import CHUNK
 from attunebench.data.locations import corpus_dir, user_data_dir
 from attunebench.data.sources import CorpusSource, SourceFile, SourcesTable, sources
 from attunebench.suite import load_manifest, suite_digest
-from attunebench.testing.mirror import MirrorServer, mirror_layout, mirror_path
+from testkit.servers.mirror import MirrorServer, mirror_layout, mirror_path
 
 HOST = "files.example.org"
 

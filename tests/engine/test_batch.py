@@ -20,10 +20,10 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import RunConfig, RunResult, read_ledger, read_records, run
 from attunebench.models.batch_journal import JOURNAL_FILE, JournalLine
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.testing.anthropic_stub import AnthropicStub
-from attunebench.testing.openai_stub import OpenAIStub
 from registered import cli_command, cli_env
 from testkit.records import Key, diff_records, run_records
+from testkit.servers.anthropic_stub import AnthropicStub
+from testkit.servers.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.timeout(300)
 Records = dict[Key, dict[str, Any]]

@@ -22,7 +22,7 @@ from attunebench.data.sample import sample_path
 from attunebench.data.schema import Conversation
 from attunebench.engine import read_ledger, read_records, read_run_info
 from attunebench.tasks import load_tasks
-from attunebench.testing import FaultPlan, FaultServer
+from testkit.servers import FaultPlan, FaultServer
 
 runner = CliRunner()
 CLI = [str(Path(sys.executable).with_name("attunebench"))]

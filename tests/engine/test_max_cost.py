@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from attunebench.cli import app
 from attunebench.data.sample import sample_path
 from attunebench.rundir import read_ledger, read_records
-from attunebench.testing.anthropic_stub import AnthropicStub
+from testkit.servers.anthropic_stub import AnthropicStub
 
 TIMEOUT = pytest.mark.timeout(180)
 ESTIMATE = re.compile(r"estimated cost \$([\d,.]+)")

@@ -26,7 +26,6 @@ import psutil
 import pytest
 
 from attunebench.data.sample import sample_path
-from attunebench.testing.fault_server import FaultPlan, FaultServer
 from testkit.ray_cluster import RayCluster, ray_env
 from testkit.ray_drills import (
     CONCURRENCY,
@@ -42,6 +41,7 @@ from testkit.ray_drills import (
     still_running,
 )
 from testkit.records import diff_records, run_records
+from testkit.servers.fault_server import FaultPlan, FaultServer
 
 pytestmark = pytest.mark.timeout(900)
 TASK = "emotion"  # one call an item: 41 items of the sample's first 20 conversations

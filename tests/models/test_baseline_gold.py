@@ -29,7 +29,7 @@ from attunebench.models.base import GenerateParams, Preparation
 from attunebench.models.baselines import KnnBaseline, base
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.registry import Provider, make_provider
-from attunebench.testing import form_of
+from testkit.servers import form_of
 
 PARAMS = GenerateParams()
 

@@ -20,7 +20,7 @@ from attunebench.models.base import GenerateParams, ProviderError
 from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import KnnOptions
 from attunebench.models.registry import Provider, make_provider
-from attunebench.testing import form_of
+from testkit.servers import form_of
 
 PARAMS = GenerateParams()
 WARM = "That sounds really hard; tell me more about what happened."

@@ -29,7 +29,7 @@ from attunebench.tasks.behavior import BehaviorGold, BehaviorPrediction
 from attunebench.tasks.emotion import EmotionGold, EmotionPrediction
 from attunebench.tasks.helpers.judging import parse_pairwise, parse_rubric
 from attunebench.tasks.helpers.parsing import parse_choice
-from attunebench.testing import form_of
+from testkit.servers import form_of
 
 TAXONOMY = load_taxonomy("attunebench-default")
 EMOTIONS = tuple(label.name for label in TAXONOMY.emotions)

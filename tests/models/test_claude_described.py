@@ -25,10 +25,10 @@ from attunebench.engine.runner import preflight
 from attunebench.models import GenerateParams, Message, ProviderConfigError, ProviderError
 from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.testing import anthropic_rules
-from attunebench.testing.answers import answer_from_prompt
-from attunebench.testing.anthropic_stub import AnthropicStub
 from testkit.records import diff_records, run_records
+from testkit.servers import anthropic_rules
+from testkit.servers.answers import answer_from_prompt
+from testkit.servers.anthropic_stub import AnthropicStub
 
 TIMEOUT = pytest.mark.timeout(180)
 MESSAGES = [Message("system", "Answer in JSON."), Message("user", "I lost my job today.")]

@@ -9,7 +9,7 @@ import itertools
 
 import pytest
 
-from attunebench.testing import form_of
+from testkit.servers import form_of
 
 GOLDS = [
     {"primary": "anger", "emotions": ["anger", "fear"], "intensity": 5.0},

@@ -34,7 +34,7 @@ from attunebench.models.capabilities import (
     family,
 )
 from attunebench.models.claude_models import thinking_fields
-from attunebench.testing import anthropic_rules, openai_rules
+from testkit.servers import anthropic_rules, openai_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICE_ROW = re.compile(r"^\|.*\$\d")  # a row of a price table
@@ -148,7 +148,7 @@ STANDINS = ("anthropic_rules", "anthropic_stub", "openai_rules", "openai_stub", 
 
 @pytest.mark.parametrize("module", STANDINS)
 def test_a_standin_restates_the_provider_facts_it_enforces(module: str) -> None:
-    tree = ast.parse((ROOT / "src" / "attunebench" / "testing" / f"{module}.py").read_text())
+    tree = ast.parse((ROOT / "benchmarks" / "testkit" / "servers" / f"{module}.py").read_text())
     taken = {
         alias.name
         for node in ast.walk(tree)

@@ -23,7 +23,7 @@ from attunebench.models.baselines import KnnBaseline
 from attunebench.models.baselines.knn import EMBEDDINGS_FOLDER, KnnOptions
 from attunebench.models.embeddings import CHUNK, encode_stored
 from attunebench.models.modelsfile import ModelEntry
-from attunebench.testing import form_of
+from testkit.servers import form_of
 
 SPEC = "baseline/knn"
 FORM = form_of("emotion")

@@ -23,9 +23,9 @@ from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.modelsfile import ModelEntry, Price
 from attunebench.models.openai_batch import ENQUEUED_TOKENS, enqueued_tokens
 from attunebench.models.openai_compat import OpenAICompatProvider
-from attunebench.testing.anthropic_rules import MODELS
-from attunebench.testing.anthropic_stub import AnthropicStub
-from attunebench.testing.openai_stub import OpenAIStub
+from testkit.servers.anthropic_rules import MODELS
+from testkit.servers.anthropic_stub import AnthropicStub
+from testkit.servers.openai_stub import OpenAIStub
 
 TIMEOUT = pytest.mark.timeout(180)
 FILLER = " Some context." * 400

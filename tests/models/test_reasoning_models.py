@@ -21,8 +21,8 @@ from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.modelsfile import ModelEntry, Price, load_models_file
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.records import PromptInfo
-from attunebench.testing.anthropic_stub import AnthropicStub
-from attunebench.testing.openai_stub import OpenAIStub
+from testkit.servers.anthropic_stub import AnthropicStub
+from testkit.servers.openai_stub import OpenAIStub
 
 MESSAGES = [Message("system", "Answer in JSON."), Message("user", "I lost my job today.")]
 TIMEOUT = pytest.mark.timeout(120)

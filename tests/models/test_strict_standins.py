@@ -25,9 +25,9 @@ from attunebench.models.anthropic import AnthropicProvider
 from attunebench.models.modelsfile import ModelEntry, Price
 from attunebench.models.openai_compat import OpenAICompatProvider
 from attunebench.tasks.base import PlanError
-from attunebench.testing import openai_rules
-from attunebench.testing.anthropic_stub import AnthropicStub
-from attunebench.testing.openai_stub import OpenAIStub
+from testkit.servers import openai_rules
+from testkit.servers.anthropic_stub import AnthropicStub
+from testkit.servers.openai_stub import OpenAIStub
 
 TIMEOUT = pytest.mark.timeout(180)
 MESSAGES = [Message("system", "Answer in JSON."), Message("user", "I lost my job today.")]

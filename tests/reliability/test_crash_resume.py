@@ -9,8 +9,8 @@ from pathlib import Path
 
 from attunebench.data.sample import sample_path
 from attunebench.engine import RECORDS_FILE, read_records, read_run_info
-from attunebench.testing.fault_server import FaultPlan
 from testkit.drills import crash_drill
+from testkit.servers.fault_server import FaultPlan
 
 # The client's timeout (2 s) is far above a loaded machine's slowest real answer, so a call is
 # only repeated when a kill or an injected timeout (held 2.5 s) says so, never by a slow answer

@@ -15,8 +15,8 @@ from attunebench.models.base import Message
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Output, Query, takes_option
 from attunebench.tasks.helpers.judging import read_verdict
-from attunebench.testing import answer_from_prompt
 from testkit.conversations import as_bot_chat, with_feedback
+from testkit.servers import answer_from_prompt
 
 JUDGES = ["judge"]
 

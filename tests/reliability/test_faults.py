@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -19,10 +20,10 @@ from attunebench.data.sample import sample_path
 from attunebench.engine import RetryPolicy, read_run_info
 from attunebench.models.base import GenerateParams, Message, ProviderError
 from attunebench.models.openai_compat import OpenAICompatProvider
-from attunebench.testing import FAULT_KINDS, FaultPlan, FaultServer
-from attunebench.testing.answers import answer_from_prompt
 from testkit.drills import FAST_RETRIES, RunOutcome, engine_run
 from testkit.records import diff_records
+from testkit.servers import FAULT_KINDS, FaultPlan, FaultServer
+from testkit.servers.answers import answer_from_prompt
 
 FAULTY = FaultPlan(fail_rate=0.3, seed=11, retry_after_s=0.01, timeout_s=0.6)
 # The client's patience: far above a loaded machine's slowest answer, so a call is repeated only
@@ -215,7 +216,7 @@ def test_the_fault_server_runs_as_a_module(tmp_path: Path) -> None:
     command = [
         sys.executable,
         "-m",
-        "attunebench.testing.fault_server",
+        "testkit.servers.fault_server",
         "--port",
         str(port),
         "--fail-rate",
@@ -223,7 +224,9 @@ def test_the_fault_server_runs_as_a_module(tmp_path: Path) -> None:
         "--seed",
         "1",
     ]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE)
+    # the test kit lives beside the tests, not in the package: the child finds it as pytest does
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, env=env)
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 20

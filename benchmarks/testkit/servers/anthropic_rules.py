@@ -17,7 +17,7 @@ from typing import Any
 
 from attunebench.models.batching import request_key
 from attunebench.models.capabilities import Citation, tables
-from attunebench.testing.served import Answerer, tokens
+from testkit.servers.served import Answerer, tokens
 
 FIELDS = frozenset(
     {

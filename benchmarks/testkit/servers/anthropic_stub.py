@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from attunebench.frozen import first_problem
 from attunebench.models.preflight import PREFLIGHT_HEADER
-from attunebench.testing.answers import answer_from_prompt
-from attunebench.testing.anthropic_rules import (
+from testkit.servers.answers import answer_from_prompt
+from testkit.servers.anthropic_rules import (
     MODELS,
     Rules,
     cache_use,
@@ -35,7 +35,7 @@ from attunebench.testing.anthropic_rules import (
     reply,
     stream_events,
 )
-from attunebench.testing.served import Answerer, StubBatch, ThreadedStub
+from testkit.servers.served import Answerer, StubBatch, ThreadedStub
 
 MAX_BATCH_REQUESTS = 100_000
 

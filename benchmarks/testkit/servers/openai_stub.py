@@ -19,15 +19,15 @@ from typing import Any, Literal
 from aiohttp import web
 
 from attunebench.models.preflight import PREFLIGHT_HEADER
-from attunebench.testing.answers import answer_from_prompt
-from attunebench.testing.openai_rules import (
+from testkit.servers.answers import answer_from_prompt
+from testkit.servers.openai_rules import (
     MODELS,
     Rules,
     completion,
     error,
     refusal,
 )
-from attunebench.testing.served import Answerer, StubBatch, ThreadedStub, tokens
+from testkit.servers.served import Answerer, StubBatch, ThreadedStub, tokens
 
 CHAT = "/v1/chat/completions"
 MAX_BATCH_REQUESTS = 50_000

@@ -20,7 +20,7 @@ from typing import Any
 
 from attunebench.models.batching import request_key
 from attunebench.models.capabilities import Citation
-from attunebench.testing.served import Answerer, tokens
+from testkit.servers.served import Answerer, tokens
 
 EFFORT_TOKENS = {"none": 0, "minimal": 8, "low": 48, "medium": 160, "high": 480, "xhigh": 960}
 CHOICE_TOKENS = tuple("ABCDEFGHIJ") + tuple("123456789") + (" ",)

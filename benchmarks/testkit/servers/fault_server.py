@@ -26,8 +26,8 @@ from aiohttp import web
 
 from attunebench.models.batching import request_key
 from attunebench.models.preflight import PREFLIGHT_HEADER
-from attunebench.testing.answers import answer_from_prompt
-from attunebench.testing.served import Answerer, ServedApp, counts_json, serve_until_stopped
+from testkit.servers.answers import answer_from_prompt
+from testkit.servers.served import Answerer, ServedApp, counts_json, serve_until_stopped
 
 FaultKind = Literal[
     "rate_limit", "server_error", "unavailable", "timeout", "disconnect", "malformed", "truncated"
@@ -245,7 +245,7 @@ class FaultServer(ServedApp):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m attunebench.testing.fault_server")
+    parser = argparse.ArgumentParser(prog="python -m testkit.servers.fault_server")
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1")
     parser.add_argument("--fail-rate", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=0)

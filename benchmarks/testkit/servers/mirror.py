@@ -8,7 +8,7 @@ path and Range header, so a test can see that a download resumed rather than sta
     with MirrorServer(mirror_layout(Path("../shared/data"))) as mirror:
         ...  # attunebench data fetch --mirror mirror.base_url
 
-or `python -m attunebench.testing.mirror --data ../shared/data --port 8322`. Binds 127.0.0.1 only.
+or `python -m testkit.servers.mirror --data ../shared/data --port 8322`. Binds 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from attunebench.data.sources import sources
-from attunebench.testing.served import ServedApp, serve_until_stopped
+from testkit.servers.served import ServedApp, serve_until_stopped
 
 
 def mirror_path(url: str) -> str:
@@ -81,7 +81,7 @@ class MirrorServer(ServedApp):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m attunebench.testing.mirror")
+    parser = argparse.ArgumentParser(prog="python -m testkit.servers.mirror")
     parser.add_argument("--data", type=Path, required=True, help="the corpora folder to serve")
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1")
     args = parser.parse_args(argv)
