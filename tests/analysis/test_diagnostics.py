@@ -22,6 +22,7 @@ from attunebench.analysis.breakdowns.subgroups import (
     _p_value,
     _per_level,
     _shuffled,
+    memberships,
     pooled,
     welch_p_values,
 )
@@ -275,9 +276,11 @@ def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> N
     codes = np.array([0, 0, 1, 1, -1])
     masks = [(codes == level).astype(np.float64)[None] for level in range(2)]
     assert _interaction(_per_level(masks, s, n), s, n)[0][0] == pytest.approx(0.5)
-    assert _interaction(_shuffled(codes[None], 2, s, n), s, n)[0][0] == pytest.approx(0.5)
+    assert _interaction(_shuffled(memberships(codes[None], 2), s, n), s, n)[0][0] == pytest.approx(
+        0.5
+    )
     shuffled = np.random.default_rng(3).permuted(np.tile(codes, (50, 1)), axis=1)
-    together, _ = _interaction(_shuffled(shuffled, 2, s, n), s, n)
+    together, _ = _interaction(_shuffled(memberships(shuffled, 2), s, n), s, n)
     alone = [
         _interaction(_per_level([(row == v).astype(np.float64)[None] for v in (0, 1)], s, n), s, n)
         for row in shuffled
@@ -285,11 +288,37 @@ def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> N
     assert together.tobytes() == np.array([found[0][0] for found in alone]).tobytes()
     assert together.max() == pytest.approx(0.5) and together.min() < 0.5
     noisy = s + np.random.default_rng(4).normal(0, 0.3, s.shape)
-    together, _ = _interaction(_shuffled(shuffled, 2, noisy, n), noisy, n)
+    together, _ = _interaction(_shuffled(memberships(shuffled, 2), noisy, n), noisy, n)
     for row, found in zip(shuffled, together, strict=True):
         by_level = [(row == v).astype(np.float64)[None] for v in (0, 1)]
         expected = _interaction(_per_level(by_level, noisy, n), noisy, n)[0][0]
         assert found == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+def test_a_fields_shuffles_are_read_once_per_pooling_and_give_the_same_null() -> None:
+    # Planted: 6 levels over 40 conversations, 300 shuffles; the cells of a summary pool them
+    # alike (levels 4 and 5 into "other"). The memberships kept for that pooling give the null
+    # statistics bit for bit as those read from the recoded shuffles afresh. A trap: a cell
+    # that pools otherwise (level 3 left out too) must not be handed the first pooling's.
+    rng = np.random.default_rng(8)
+    code = rng.integers(0, 6, 40)
+    shuffled = rng.permuted(np.tile(code, (300, 1)), axis=1)
+    levels = tuple("abcdef")
+    field = Field("f", levels, code, np.arange(40), shuffled)
+    s, n = rng.uniform(0, 1, (40, 3)), rng.integers(1, 4, (40, 3)).astype(np.float64)
+    first, _ = pooled(levels, np.array([9, 8, 7, 6, 2, 2]), 5)
+    kept = field.pooled_members(first, 5)
+    assert field.pooled_members(first.copy(), 5) is kept  # read once for that pooling
+    fresh = memberships(first[shuffled], 5)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(kept, fresh, strict=True))
+    null, _ = _interaction(_shuffled(kept, s, n), s, n)
+    alone, _ = _interaction(_shuffled(fresh, s, n), s, n)
+    assert null.tobytes() == alone.tobytes()
+    other, _ = pooled(levels, np.array([9, 8, 7, 4, 2, 2]), 5)
+    again = field.pooled_members(other, 4)
+    assert again is not kept and again[1].shape == (300, 4)
+    assert again[0].tobytes() == memberships(other[shuffled], 4)[0].tobytes()
+    assert not kept[0].flags.writeable  # shared between cells: never written
 
 
 @pytest.mark.parametrize("scale", [1.0, 10.0, 100.0])
@@ -307,7 +336,7 @@ def test_a_shuffle_that_keeps_the_levels_counts_as_at_least_the_observed_at_any_
     n = np.ones_like(s)
     masks = [(codes == level).astype(np.float64)[None] for level in range(2)]
     observed = _interaction(_per_level(masks, s, n), s, n)[0][0]
-    null, _ = _interaction(_shuffled(np.tile(codes, (200, 1)), 2, s, n), s, n)
+    null, _ = _interaction(_shuffled(memberships(np.tile(codes, (200, 1)), 2), s, n), s, n)
     assert _p_value(null, float(observed)) == 1.0
     assert _p_value(null - 1e-6 * observed, float(observed)) == 1 / 201  # truly below: none
     assert observed > 0.01 * scale**2  # a real interaction, not a zero both sides meet

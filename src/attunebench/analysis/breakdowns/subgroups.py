@@ -10,6 +10,7 @@ rare levels are pooled into "other". docs/report.md ("The sections") says more.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,11 @@ YARDSTICK = "yardstick: not tested"
 OTHER = "other"
 
 
+# Per row of level codes (a shuffle), each level's conversations as a row of 0s and 1s (rows
+# x levels, conversations), and each level's size (rows, levels).
+Members = tuple[FloatArray, FloatArray]
+
+
 @dataclass(frozen=True)
 class Field:
     """A conversation-level field: its levels, each conversation's level code (-1: none), the
@@ -43,6 +49,21 @@ class Field:
     code: IntArray
     labelled: IntArray
     shuffled: IntArray
+    # Per pooling of its levels (`pooled`'s recode, as bytes), the shuffles' `memberships`:
+    # they depend on nothing else, and a summary's cells mostly pool a field alike.
+    _members: dict[bytes, Members] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def pooled_members(self, recode: IntArray, levels: int) -> Members:
+        """The shuffles' `memberships` of the `levels` tested once `recode` pools the levels."""
+        key = recode.tobytes()
+        found = self._members.get(key)
+        if found is None:
+            found = self._members[key] = memberships(recode[self.shuffled], levels)
+            for shared in found:  # read by every cell that pools the field alike
+                shared.flags.writeable = False
+        return found
 
 
 def fields(
@@ -194,15 +215,20 @@ def _per_level(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> Levels:
     return sums, counts, np.stack([mask.sum(axis=1) for mask in masks], axis=1)
 
 
-def _shuffled(codes: IntArray, levels: int, s: FloatArray, n: FloatArray) -> Levels:
-    """The levels' sums, counts and sizes under each row of level codes (a shuffle; -1: in no
-    level), from one product for every level (another order of adding than the observed's:
-    `_p_value` compares them)."""
+def memberships(codes: IntArray, levels: int) -> Members:
+    """The `Members` of each row of level codes (-1: in no level) among `levels` levels."""
     rows, conversations = codes.shape
     members = (codes[:, None, :] == np.arange(levels)[:, None]).astype(np.float64)
-    flat = members.reshape(rows * levels, conversations) @ np.hstack([s, n])
-    both = flat.reshape(rows, levels, 2 * s.shape[1])
-    return both[..., : s.shape[1]], both[..., s.shape[1] :], members.sum(axis=2)
+    return members.reshape(rows * levels, conversations), members.sum(axis=2)
+
+
+def _shuffled(members: Members, s: FloatArray, n: FloatArray) -> Levels:
+    """The levels' sums, counts and sizes under each row of level codes (a shuffle), from
+    their `memberships` by one product for every level (another order of adding than the
+    observed's: `_p_value` compares them)."""
+    flat, sizes = members
+    both = (flat @ np.hstack([s, n])).reshape(*sizes.shape, 2 * s.shape[1])
+    return both[..., : s.shape[1]], both[..., s.shape[1] :], sizes
 
 
 def _p_value(null: FloatArray, observed: float) -> float:
@@ -246,11 +272,11 @@ def interactions(
             )
             continue
         s, n = sums[field.labelled][:, models], counts[field.labelled][:, models]
-        labels, shuffled = recode[labels], recode[field.shuffled]
-        levels = range(len(names))
-        masks = [(labels == level).astype(np.float64)[None] for level in levels]
+        labels = recode[labels]
+        masks = [(labels == level).astype(np.float64)[None] for level in range(len(names))]
         observed, _ = _interaction(_per_level(masks, s, n), s, n)
-        null, _ = _interaction(_shuffled(shuffled, len(names), s, n), s, n)
+        shuffled = _shuffled(field.pooled_members(recode, len(names)), s, n)
+        null, _ = _interaction(shuffled, s, n)
         p = _p_value(null, float(observed[0]))
         largest = where_behind(named, names, gaps(masks, s, n))
         out.append(Interaction(**base, statistic=float(observed[0]), p_value=p, largest=largest))
