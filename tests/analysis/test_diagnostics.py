@@ -3,7 +3,7 @@ subgroup interaction, worst items."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from sklearn.metrics import f1_score
 from attunebench.analysis.breakdowns.diagnostics import (
     confusion,
     label_f1,
+    label_sets,
     position_bins,
     worst_items,
 )
@@ -68,6 +69,50 @@ def test_confusion_counts_gold_rows_against_predicted_columns_and_invalid() -> N
     assert matrix.labels == ["anger", "joy"]
     assert matrix.predicted == ["anger", "joy", "invalid"]
     assert matrix.counts == [[1, 0, 1], [1, 1, 0]]
+
+
+def test_label_sets_keep_each_labelled_items_model_beside_its_labels() -> None:
+    # Planted: two models over ten turns, turns 2 and 5 with a gold of numbers alone (no
+    # label: left out), model b invalid at turn 7 and without a label at turn 8. Expected, by
+    # hand per model, read off the records themselves. A trap: items left out between the
+    # labelled ones, so that a model or status read at the wrong position moves a count.
+    records = []
+    for model in ("m/a", "m/b"):
+        for i in range(10):
+            guess = None if (model, i) == ("m/b", 8) else ("joy" if i % 3 else "anger")
+            status = "invalid" if (model, i) == ("m/b", 7) else "ok"
+            record = emotion(i, "joy" if i % 2 else "anger", guess, status)
+            if i in (2, 5):
+                record = record.model_copy(update={"gold": {"valence": 0.5}})
+            records.append(record.model_copy(update={"model": model}))
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", "blind", all_items=False)
+    found = label_sets(frame, cell)
+    assert len(found.sets) == len(found.records) == len(found.models) == 16
+    assert frame.turn[found.records].tolist() == 2 * [0, 1, 3, 4, 6, 7, 8, 9]
+    by_model = {m.model: m for m in confusion(frame, cell, found)}
+    for model in ("m/a", "m/b"):
+        expected: Counter[tuple[str, str]] = Counter()
+        for r in records:
+            if r.model == model and r.gold and r.gold.get("primary"):
+                column = r.status if r.status == "invalid" else (r.prediction or {}).get("primary")
+                expected[r.gold["primary"], column or "none"] += 1
+        matrix = by_model[model]
+        counted = {
+            (gold, column): count
+            for gold, row in zip(matrix.labels, matrix.counts, strict=True)
+            for column, count in zip(matrix.predicted, row, strict=True)
+            if count
+        }
+        assert counted == dict(expected)
+    assert by_model["m/b"].predicted == ["anger", "joy", "none", "invalid"]
+    support = {(row.model, row.label): row.support for row in label_f1(frame, cell, found)}
+    assert support == {
+        ("m/a", "anger"): 4,
+        ("m/a", "joy"): 4,
+        ("m/b", "anger"): 4,
+        ("m/b", "joy"): 4,
+    }
 
 
 def test_per_label_f1_matches_scikit_learn() -> None:
@@ -297,27 +342,29 @@ def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> N
 
 def test_a_fields_shuffles_are_read_once_per_pooling_and_give_the_same_null() -> None:
     # Planted: 6 levels over 40 conversations, 300 shuffles; the cells of a summary pool them
-    # alike (levels 4 and 5 into "other"). The memberships kept for that pooling give the null
-    # statistics bit for bit as those read from the recoded shuffles afresh. A trap: a cell
-    # that pools otherwise (level 3 left out too) must not be handed the first pooling's.
+    # alike (levels 4 and 5 too rare, left out). The memberships kept for that pooling give the
+    # null statistics bit for bit as those read from the recoded shuffles afresh. A trap: a cell
+    # that pools otherwise (levels 3 to 5 into "other") must not be handed the first pooling's.
     rng = np.random.default_rng(8)
     code = rng.integers(0, 6, 40)
     shuffled = rng.permuted(np.tile(code, (300, 1)), axis=1)
     levels = tuple("abcdef")
     field = Field("f", levels, code, np.arange(40), shuffled)
     s, n = rng.uniform(0, 1, (40, 3)), rng.integers(1, 4, (40, 3)).astype(np.float64)
-    first, _ = pooled(levels, np.array([9, 8, 7, 6, 2, 2]), 5)
-    kept = field.pooled_members(first, 5)
-    assert field.pooled_members(first.copy(), 5) is kept  # read once for that pooling
-    fresh = memberships(first[shuffled], 5)
+    first, names = pooled(levels, np.array([9, 8, 7, 6, 2, 2]), 5)
+    assert names == ("a", "b", "c", "d")
+    kept = field.pooled_members(first, len(names))
+    assert field.pooled_members(first.copy(), len(names)) is kept  # read once for that pooling
+    fresh = memberships(first[shuffled], len(names))
     assert all(a.tobytes() == b.tobytes() for a, b in zip(kept, fresh, strict=True))
     null, _ = _interaction(_shuffled(kept, s, n), s, n)
     alone, _ = _interaction(_shuffled(fresh, s, n), s, n)
-    assert null.tobytes() == alone.tobytes()
-    other, _ = pooled(levels, np.array([9, 8, 7, 4, 2, 2]), 5)
-    again = field.pooled_members(other, 4)
-    assert again is not kept and again[1].shape == (300, 4)
-    assert again[0].tobytes() == memberships(other[shuffled], 4)[0].tobytes()
+    assert null.tobytes() == alone.tobytes() and not np.isnan(null).any()
+    other, names = pooled(levels, np.array([9, 8, 7, 4, 2, 2]), 5)
+    assert names == ("a", "b", "c", "other")
+    again = field.pooled_members(other, len(names))
+    assert again is not kept and again[0].tobytes() != kept[0].tobytes()
+    assert again[0].tobytes() == memberships(other[shuffled], len(names))[0].tobytes()
     assert not kept[0].flags.writeable  # shared between cells: never written
 
 

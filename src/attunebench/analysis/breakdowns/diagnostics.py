@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from operator import is_not, itemgetter
 
 import numpy as np
 
@@ -114,33 +117,50 @@ def distinct_per_group(groups: IntArray, codes: IntArray, size: int) -> IntArray
     return counted
 
 
-LabelledItems = list[tuple[int, int, tuple[frozenset[str], frozenset[str]]]]
+LabelSets = tuple[frozenset[str], frozenset[str]]
 
 
-def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
-    """(record index, model code, (predicted, gold) labels) of every item that has labels (read
-    once per cell: the confusion matrices and per-label F1 both use them)."""
+@dataclass(frozen=True)
+class Labelled:
+    """The cell's items that have labels, in the cell's order: each one's record index, model
+    code and (predicted, gold) labels (read once per cell: the confusion matrices and per-label
+    F1 both use them). Held column by column, so that they are read back with no Python
+    statement per item."""
+
+    records: IntArray
+    models: IntArray
+    sets: list[LabelSets]
+
+
+def label_sets(frame: Frame, cell: Cell) -> Labelled:
+    """The cell's `Labelled` items (none for a task without labels)."""
     declaration = cell.declaration
-    if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
-        return []  # a task without labels
     rows = np.flatnonzero(cell.mask)  # the order of the cell's views
+    if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
+        return Labelled(rows[:0], frame.model[rows[:0]], [])  # a task without labels
     read = list(map(declaration.scoring.label_sets, cell.views.values()))
-    found = zip(rows.tolist(), frame.model[rows].tolist(), read, strict=True)
-    return [(i, model, sets) for i, model, sets in found if sets is not None]
+    has = np.fromiter(map(is_not, read, repeat(None)), dtype=np.bool_, count=len(read))
+    sets = [found for found in read if found is not None]
+    return Labelled(rows[has], frame.model[rows[has]], sets)
 
 
-def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[Confusion]:
+_PREDICTED, _GOLD = itemgetter(0), itemgetter(1)
+
+
+def confusion(frame: Frame, cell: Cell, found: Labelled | None = None) -> list[Confusion]:
     """Single-label tasks: gold (rows) by predicted label (columns, plus 'none' and 'invalid')."""
     found = label_sets(frame, cell) if found is None else found
-    if not found or any(len(gold) != 1 for _, _, (_, gold) in found):
+    golds = list(map(_GOLD, found.sets))
+    if not golds or set(map(len, golds)) != {1}:
         return []
+    # each item's gold label, and its predicted one ("none" without one, "invalid" for an
+    # invalid answer), read by C-level maps; every (model, gold, column) counted by one Counter
+    gold_of = list(map(next, map(iter, golds)))
+    column_of = list(map(next, map(iter, map(_PREDICTED, found.sets)), repeat("none")))
+    for k in np.flatnonzero(frame.status[found.records] == STATUS_CODES["invalid"]).tolist():
+        column_of[k] = "invalid"
+    counted = Counter(zip(found.models.tolist(), gold_of, column_of, strict=True))
     per_model: dict[int, Counter[tuple[str, str]]] = defaultdict(Counter)
-    invalid = set(np.flatnonzero(cell.mask & (frame.status == STATUS_CODES["invalid"])).tolist())
-    # every item's (model, gold, column) counted by one Counter, not an update per item
-    counted = Counter(
-        (model, next(iter(gold)), "invalid" if i in invalid else next(iter(predicted), "none"))
-        for i, model, (predicted, gold) in found
-    )
     for (model, gold, column), count in counted.items():
         per_model[model][gold, column] = count
     out = []
@@ -161,13 +181,13 @@ def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> l
     return out
 
 
-def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[LabelF1]:
+def label_f1(frame: Frame, cell: Cell, found: Labelled | None = None) -> list[LabelF1]:
     """Per model and label: F1, precision, recall and support (the gold count)."""
     found = label_sets(frame, cell) if found is None else found
-    if not found:
+    if not found.sets:
         return []
-    labels, table = label_counts([sets for _, _, sets in found])
-    models = np.array([model for _, model, _ in found], dtype=np.int64)
+    labels, table = label_counts(found.sets)
+    models = found.models
     sums = group_sums(models, table, len(frame.models))
     f1, precision, recall, support = per_label(sums)
     return [
