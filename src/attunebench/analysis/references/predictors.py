@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -61,14 +62,17 @@ class GuessView(View[Any, Any]):
 def guessed_views(
     views: Sequence[View[Any, Any]], guesses: list[Guess]
 ) -> tuple[list[View[Any, Any]], list[int]]:
-    """The reference's guesses as views, and each one's item index (unguessed items left out)."""
-    out: list[View[Any, Any]] = []
-    kept = []
-    for i, (view, guess) in enumerate(zip(views, guesses, strict=True)):
-        if guess is not None:
-            out.append(GuessView(view, *guess))
-            kept.append(i)
-    return out, kept
+    """The reference's guesses as views, and each one's item index (unguessed items left out);
+    the views made by a C-level map (a summary makes tens of thousands)."""
+    if len(views) != len(guesses):
+        raise ValueError(f"{len(guesses)} guesses for {len(views)} items")
+    kept = [i for i, guess in enumerate(guesses) if guess is not None]
+    found = [guess for guess in guesses if guess is not None]
+    shown = views if len(kept) == len(views) else [views[i] for i in kept]
+    return list(map(GuessView, shown, map(_PREDICTION, found), map(_SCORED, found))), kept
+
+
+_PREDICTION, _SCORED = itemgetter(0), itemgetter(1)
 
 
 def shown_metrics(declaration: Task[Any, Any]) -> list[Metric]:
