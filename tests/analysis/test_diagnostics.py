@@ -10,7 +10,10 @@ import pytest
 from scipy import stats
 from sklearn.metrics import f1_score
 
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.breakdowns.diagnostics import (
+    ScoredItems,
+    binned_scores,
     confusion,
     label_f1,
     label_sets,
@@ -190,6 +193,45 @@ def test_a_planted_interaction_names_the_model_and_level() -> None:
     assert abs(float(gaps["easy"])) < 0.2 and float(gaps["hard"]) < -0.4
     topic = found["context.topic"]  # unrelated to the failure
     assert topic.p_value is not None and topic.p_value > 0.01
+
+
+def test_binned_scores_read_a_cells_scored_items_once_per_binning() -> None:
+    # Planted: two models over 12 turns in 4 conversations, scores by hand; m/b failed at turn
+    # 5, and another variant's records (m/c, informed) in the same frame. Known answer: each
+    # model's mean per bin as read off the records themselves. A trap: the failed record, the
+    # other variant's and the items of no bin (turn 0) must all stay out.
+    records = []
+    for model, variant in (("m/a", "blind"), ("m/b", "blind"), ("m/c", "informed")):
+        for i in range(12):
+            record = emotion(i, "joy", "joy" if (i * 7 + len(model)) % 3 else "anger")
+            update: dict[str, object] = {
+                "model": model,
+                "variant": variant,
+                "conversation_id": f"c{i % 4}",
+            }
+            if (model, i) == ("m/b", 5):
+                update.update(status="failed", score=None, prediction=None)
+            records.append(record.model_copy(update=update))
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", "blind", all_items=True)
+    scored = ScoredItems.of(frame, cell)
+    read = zip(scored.model.tolist(), frame.turn[scored.rows].tolist(), strict=True)
+    assert [(frame.models[m], t) for m, t in read] == [
+        (r.model, r.turn_index) for r in records if r.variant == "blind" and r.status == "ok"
+    ]
+    turns = frame.turn[scored.rows]
+    bins = np.where(turns == 0, -1, turns % 3)
+    bootstrap = ClusterBootstrap.create(np.arange(4), 50, np.random.default_rng(1))
+    minimum = Minimum(2, "conversation", bootstrap.cluster_of)
+    found = binned_scores(frame, bootstrap, scored, "third", ("a", "b", "c"), bins, minimum)
+    expected: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in records:
+        if r.variant == "blind" and r.status == "ok" and r.turn_index > 0:
+            expected[r.model, "abc"[r.turn_index % 3]].append(float(r.score or 0.0))
+    assert {(g.model, g.level): g.n for g in found} == {k: len(v) for k, v in expected.items()}
+    for g in found:
+        assert g.value == pytest.approx(np.mean(expected[g.model, g.level]))
+    assert {g.model: g.task for g in found} == {"m/a": "emotion", "m/b": "emotion"}
 
 
 def test_turn_position_and_intensity_views_have_intervals_and_counts() -> None:

@@ -64,30 +64,46 @@ def intensity_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> I
     return np.where(np.isnan(levels), -1, bins)
 
 
+@dataclass(frozen=True)
+class ScoredItems:
+    """A cell's scored records (frame indices, in its order) with each one's model,
+    conversation and score: read once for every binning of them, not per binning from the
+    whole frame."""
+
+    task: str
+    rows: IntArray
+    model: IntArray
+    conversation: IntArray
+    score: FloatArray
+
+    @classmethod
+    def of(cls, frame: Frame, cell: Cell) -> ScoredItems:
+        rows = np.flatnonzero(cell.mask & frame.scored)
+        return cls(cell.task, rows, frame.model[rows], frame.conversation[rows], frame.score[rows])
+
+
 def binned_scores(
     frame: Frame,
     bootstrap: ClusterBootstrap,
-    cell: Cell,
+    scored: ScoredItems,
     group: str,
     levels: Sequence[str],
     bins: IntArray,
     minimum: Minimum,
 ) -> list[GroupScore]:
-    """Each model's mean score per bin (`bins[i]` for record i; -1: none), with intervals where
-    the bin's items fall in `minimum` clusters or more."""
-    task = cell.task
-    mask = cell.mask & frame.scored & (bins >= 0)
-    if not mask.any():
+    """Each model's mean score per bin (`bins[i]` for scored item i; -1: none), with intervals
+    where the bin's items fall in `minimum` clusters or more."""
+    keep = bins >= 0
+    if not keep.any():
         return []
     n_levels = len(levels)
-    groups = frame.model[mask] * n_levels + bins[mask]
-    point, samples = bootstrap.means(
-        frame.score[mask], frame.conversation[mask], groups, len(frame.models) * n_levels
-    )
+    conversation = scored.conversation[keep]
+    groups = scored.model[keep] * n_levels + bins[keep]
     size = len(frame.models) * n_levels
+    point, samples = bootstrap.means(scored.score[keep], conversation, groups, size)
     items = np.bincount(groups, minlength=size)
-    conversations = distinct_per_group(groups, frame.conversation[mask], size)
-    clusters = distinct_per_group(groups, minimum.cluster_of[frame.conversation[mask]], size)
+    conversations = distinct_per_group(groups, conversation, size)
+    clusters = distinct_per_group(groups, minimum.cluster_of[conversation], size)
     low, high = bootstrap.interval(samples, clusters)  # expanded for each bin's own clusters
     rows = []
     for g in np.flatnonzero(items).tolist():
@@ -95,7 +111,7 @@ def binned_scores(
         rows.append(
             GroupScore(
                 model=frame.models[g // n_levels],
-                task=task,
+                task=scored.task,
                 group=group,
                 level=levels[g % n_levels],
                 value=float(point[g]),

@@ -19,9 +19,9 @@ import numpy as np
 from scipy import stats
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
-from attunebench.analysis.breakdowns.diagnostics import binned_scores
+from attunebench.analysis.breakdowns.diagnostics import ScoredItems, binned_scores
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import GroupScore, Interaction
 from attunebench.data.schema import Conversation
@@ -134,12 +134,12 @@ def _ratio_variance(s: FloatArray, n: FloatArray) -> tuple[FloatArray, FloatArra
     return mean, safe_ratio(scale * (residual**2).sum(axis=0), total**2), clusters
 
 
-def _tables(frame: Frame, mask: BoolArray) -> tuple[FloatArray, FloatArray]:
-    """Score sums and counts per (conversation, model) under a mask."""
+def _tables(frame: Frame, scored: ScoredItems) -> tuple[FloatArray, FloatArray]:
+    """Score sums and counts per (conversation, model) of a cell's scored items."""
     shape = (len(frame.conversations), len(frame.models))
-    where = frame.conversation[mask] * shape[1] + frame.model[mask]
+    where = scored.conversation * shape[1] + scored.model
     # np.bincount adds in the items' order, as np.add.at does, at a fraction of its cost
-    sums = np.bincount(where, frame.score[mask], minlength=shape[0] * shape[1]).astype(np.float64)
+    sums = np.bincount(where, scored.score, minlength=shape[0] * shape[1]).astype(np.float64)
     counts = np.bincount(where, minlength=shape[0] * shape[1]).astype(np.float64)
     return sums.reshape(shape), counts.reshape(shape)
 
@@ -147,28 +147,21 @@ def _tables(frame: Frame, mask: BoolArray) -> tuple[FloatArray, FloatArray]:
 def subgroup_scores(
     frame: Frame,
     bootstrap: ClusterBootstrap,
-    cell: Cell,
+    scored: ScoredItems,
     prepared: Sequence[Field],
     min_conversations: int,
     minimum: Minimum,
     subjects: Sequence[int],
 ) -> tuple[list[GroupScore], set[tuple[str, str]]]:
-    """Each model's score per level of each field, compared where both sides are big enough and
-    the model is under test; and the (field, level) pairs too small to compare."""
+    """Each model's score per level of each field over a cell's scored items, compared where
+    both sides are big enough and the model is under test; and the (field, level) pairs too
+    small to compare."""
     rows: list[GroupScore] = []
     small: set[tuple[str, str]] = set()
-    mask = cell.mask & frame.scored
-    sums, counts = _tables(frame, mask)
+    sums, counts = _tables(frame, scored)
     for field in prepared:
-        shown = binned_scores(
-            frame,
-            bootstrap,
-            cell,
-            field.name,
-            field.levels,
-            field.code[frame.conversation],
-            minimum,
-        )
+        level_of = field.code[scored.conversation]
+        shown = binned_scores(frame, bootstrap, scored, field.name, field.levels, level_of, minimum)
         p_values = welch_p_values(field, sums, counts)
         answered = (counts[field.labelled] > 0).sum(axis=0)  # labelled conversations per model
         for row in shown:
@@ -242,20 +235,20 @@ def _p_value(null: FloatArray, observed: float) -> float:
 def interactions(
     frame: Frame,
     cell: Cell,
+    scored: ScoredItems,
     prepared: Sequence[Field],
     subjects: Sequence[int],
     min_conversations: int,
     minimum: Minimum,
 ) -> list[Interaction]:
-    """Per field: does the gap between the models under test change with its level? (No test
-    where the cell's items fall in fewer than `minimum` clusters.)"""
+    """Per field: does the gap between the models under test change with its level, over the
+    cell's scored items? (No test where they fall in fewer than `minimum` clusters.)"""
     models = [m for m in sorted(subjects) if cell.rows(frame, m).size]
     out: list[Interaction] = []
     if len(models) < 2:
         return out
-    scored = cell.mask & frame.scored
     sums, counts = _tables(frame, scored)
-    too_few = minimum.of(frame.conversation[scored])
+    too_few = minimum.of(scored.conversation)
     named = [frame.models[m] for m in models]
     for field in prepared:
         labels = field.code[field.labelled]
