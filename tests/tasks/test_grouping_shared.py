@@ -167,6 +167,7 @@ def test_cross_fitted_guesses_come_back_in_the_items_order_from_fits_on_other_fo
     assert fitted.folds is not None and len(set(fitted.folds)) == 5
     assert fitted.folds != sorted(fitted.folds)  # the folds interleave
     assert answers(fitted.guesses) == [f"{g.chars}|False" for g in golds]
+    assert cross_fitted(Reference(guess, fit), [], [], seed=2).guesses == []  # no item
 
 
 def test_a_remembered_reading_reads_only_golds_it_has_not_read() -> None:

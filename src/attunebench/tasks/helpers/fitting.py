@@ -68,7 +68,8 @@ def cross_fitted(
         held.append(inside)
         found += guesses
     # every fold's guesses put back in the items' order, by one C-level map
-    order = np.argsort(np.concatenate(held), kind="stable").tolist()
+    placed = np.concatenate(held) if held else np.zeros(0, dtype=np.int64)  # (no items)
+    order = np.argsort(placed, kind="stable").tolist()
     return Fitted(list(map(found.__getitem__, order)), "cross-fitted", dealt)
 
 
