@@ -262,6 +262,29 @@ def test_worst_items_come_lowest_first_with_the_turn_text() -> None:
     assert means[0] == pytest.approx(min(np.mean(v) for v in per_item.values()))
 
 
+def test_worst_items_are_the_cells_lowest_means_ties_in_order_of_first_appearance() -> None:
+    # Planted: two models' answers at six turns, turn 3's records first, so that it is seen
+    # before turn 1; right answers per turn (of 2): 2, 0, 1, 0, 1, 2. Known answer: turns 3
+    # and 1 (mean 0, in order of first appearance), then 2 and 4 (0.5). A trap: the informed
+    # variant's records, every one wrong, hold the same items and must not lower their means.
+    right = {0: 2, 1: 0, 2: 1, 3: 0, 4: 1, 5: 2}
+    records = []
+    for turn in (3, 0, 1, 2, 4, 5):
+        for n, model in enumerate(("m/a", "m/b")):
+            guess = "joy" if n < right[turn] else "anger"
+            blind = emotion(turn, "joy", guess).model_copy(update={"model": model})
+            informed = emotion(turn, "joy", "anger").model_copy(
+                update={"model": model, "variant": "informed"}
+            )
+            records += [informed, blind]
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", "blind", all_items=False)
+    worst = worst_items(frame, cell, {}, limit=4)
+    assert [(w.turn_index, w.mean_score) for w in worst] == [(3, 0.0), (1, 0.0), (2, 0.5), (4, 0.5)]
+    assert all([a.model for a in w.answers] == ["m/a", "m/b"] for w in worst)
+    assert worst[2].answers[0].score == 1.0 and worst[2].answers[1].score == 0.0
+
+
 def test_with_two_models_the_interaction_names_the_one_that_fails_and_where() -> None:
     # two models, the same except that m/b fails every item on "hard": the deviations from
     # each model's own average are mirror images (m/a at easy, m/b at hard), and the largest

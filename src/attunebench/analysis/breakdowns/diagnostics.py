@@ -281,8 +281,11 @@ def _item_text(conversation: Conversation | None, turn_index: int, item_id: str)
 
 
 def _means(values: FloatArray, codes: IntArray) -> tuple[IntArray, FloatArray]:
-    items, where = np.unique(codes, return_inverse=True)
-    return items, np.bincount(where, values) / np.bincount(where)
+    """The codes present, in order, and the mean of each one's values (summed by one
+    `np.bincount` over the codes themselves, in the values' order: no sort to number them)."""
+    counts = np.bincount(codes)
+    items = np.flatnonzero(counts)
+    return items, np.bincount(codes, values)[items] / counts[items]
 
 
 def worst_items(
@@ -290,16 +293,16 @@ def worst_items(
 ) -> list[WorstItem]:
     """The items with the lowest mean score over models, with every model's answer."""
     task, variant = cell.task, cell.variant
-    mask = cell.mask & frame.scored
-    if not mask.any():
+    rows = np.flatnonzero(cell.mask & frame.scored)
+    if not rows.size:
         return []
-    items, means = _means(frame.score[mask], frame.item[mask])
+    item_of = frame.item[rows]
+    items, means = _means(frame.score[rows], item_of)
     order = np.lexsort((items, means))[:limit]  # lowest mean first; ties by first appearance
     out = []
     for position in order:
-        records = sorted(
-            frame.records_at(mask & (frame.item == items[position])), key=lambda r: r.model
-        )
+        held = rows[item_of == items[position]].tolist()
+        records = sorted(map(frame.records.__getitem__, held), key=lambda r: r.model)
         first = records[0]
         answers = [
             ItemAnswer(
