@@ -3,16 +3,20 @@ subgroup interaction, worst items."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
 from scipy import stats
 from sklearn.metrics import f1_score
 
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.breakdowns.diagnostics import (
+    ScoredItems,
+    binned_scores,
     confusion,
     label_f1,
+    label_sets,
     position_bins,
     worst_items,
 )
@@ -22,6 +26,7 @@ from attunebench.analysis.breakdowns.subgroups import (
     _p_value,
     _per_level,
     _shuffled,
+    memberships,
     pooled,
     welch_p_values,
 )
@@ -67,6 +72,50 @@ def test_confusion_counts_gold_rows_against_predicted_columns_and_invalid() -> N
     assert matrix.labels == ["anger", "joy"]
     assert matrix.predicted == ["anger", "joy", "invalid"]
     assert matrix.counts == [[1, 0, 1], [1, 1, 0]]
+
+
+def test_label_sets_keep_each_labelled_items_model_beside_its_labels() -> None:
+    # Planted: two models over ten turns, turns 2 and 5 with a gold of numbers alone (no
+    # label: left out), model b invalid at turn 7 and without a label at turn 8. Expected, by
+    # hand per model, read off the records themselves. A trap: items left out between the
+    # labelled ones, so that a model or status read at the wrong position moves a count.
+    records = []
+    for model in ("m/a", "m/b"):
+        for i in range(10):
+            guess = None if (model, i) == ("m/b", 8) else ("joy" if i % 3 else "anger")
+            status = "invalid" if (model, i) == ("m/b", 7) else "ok"
+            record = emotion(i, "joy" if i % 2 else "anger", guess, status)
+            if i in (2, 5):
+                record = record.model_copy(update={"gold": {"valence": 0.5}})
+            records.append(record.model_copy(update={"model": model}))
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", "blind", all_items=False)
+    found = label_sets(frame, cell)
+    assert len(found.sets) == len(found.records) == len(found.models) == 16
+    assert frame.turn[found.records].tolist() == 2 * [0, 1, 3, 4, 6, 7, 8, 9]
+    by_model = {m.model: m for m in confusion(frame, cell, found)}
+    for model in ("m/a", "m/b"):
+        expected: Counter[tuple[str, str]] = Counter()
+        for r in records:
+            if r.model == model and r.gold and r.gold.get("primary"):
+                column = r.status if r.status == "invalid" else (r.prediction or {}).get("primary")
+                expected[r.gold["primary"], column or "none"] += 1
+        matrix = by_model[model]
+        counted = {
+            (gold, column): count
+            for gold, row in zip(matrix.labels, matrix.counts, strict=True)
+            for column, count in zip(matrix.predicted, row, strict=True)
+            if count
+        }
+        assert counted == dict(expected)
+    assert by_model["m/b"].predicted == ["anger", "joy", "none", "invalid"]
+    support = {(row.model, row.label): row.support for row in label_f1(frame, cell, found)}
+    assert support == {
+        ("m/a", "anger"): 4,
+        ("m/a", "joy"): 4,
+        ("m/b", "anger"): 4,
+        ("m/b", "joy"): 4,
+    }
 
 
 def test_per_label_f1_matches_scikit_learn() -> None:
@@ -146,6 +195,45 @@ def test_a_planted_interaction_names_the_model_and_level() -> None:
     assert topic.p_value is not None and topic.p_value > 0.01
 
 
+def test_binned_scores_read_a_cells_scored_items_once_per_binning() -> None:
+    # Planted: two models over 12 turns in 4 conversations, scores by hand; m/b failed at turn
+    # 5, and another variant's records (m/c, informed) in the same frame. Known answer: each
+    # model's mean per bin as read off the records themselves. A trap: the failed record, the
+    # other variant's and the items of no bin (turn 0) must all stay out.
+    records = []
+    for model, variant in (("m/a", "blind"), ("m/b", "blind"), ("m/c", "informed")):
+        for i in range(12):
+            record = emotion(i, "joy", "joy" if (i * 7 + len(model)) % 3 else "anger")
+            update: dict[str, object] = {
+                "model": model,
+                "variant": variant,
+                "conversation_id": f"c{i % 4}",
+            }
+            if (model, i) == ("m/b", 5):
+                update.update(status="failed", score=None, prediction=None)
+            records.append(record.model_copy(update=update))
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", "blind", all_items=True)
+    scored = ScoredItems.of(frame, cell)
+    read = zip(scored.model.tolist(), frame.turn[scored.rows].tolist(), strict=True)
+    assert [(frame.models[m], t) for m, t in read] == [
+        (r.model, r.turn_index) for r in records if r.variant == "blind" and r.status == "ok"
+    ]
+    turns = frame.turn[scored.rows]
+    bins = np.where(turns == 0, -1, turns % 3)
+    bootstrap = ClusterBootstrap.create(np.arange(4), 50, np.random.default_rng(1))
+    minimum = Minimum(2, "conversation", bootstrap.cluster_of)
+    found = binned_scores(frame, bootstrap, scored, "third", ("a", "b", "c"), bins, minimum)
+    expected: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in records:
+        if r.variant == "blind" and r.status == "ok" and r.turn_index > 0:
+            expected[r.model, "abc"[r.turn_index % 3]].append(float(r.score or 0.0))
+    assert {(g.model, g.level): g.n for g in found} == {k: len(v) for k, v in expected.items()}
+    for g in found:
+        assert g.value == pytest.approx(np.mean(expected[g.model, g.level]))
+    assert {g.model: g.task for g in found} == {"m/a": "emotion", "m/b": "emotion"}
+
+
 def test_turn_position_and_intensity_views_have_intervals_and_counts() -> None:
     plan = Plan({"m/a": {"emotion": 0.5}}, conversations=30, items_per_conversation=6)
     summary = build_summary(synthetic.runs(plan), OPTIONS)
@@ -172,6 +260,29 @@ def test_worst_items_come_lowest_first_with_the_turn_text() -> None:
     for r in runs.records:
         per_item[r.conversation_id, r.turn_index].append(r.score or 0.0)
     assert means[0] == pytest.approx(min(np.mean(v) for v in per_item.values()))
+
+
+def test_worst_items_are_the_cells_lowest_means_ties_in_order_of_first_appearance() -> None:
+    # Planted: two models' answers at six turns, turn 3's records first, so that it is seen
+    # before turn 1; right answers per turn (of 2): 2, 0, 1, 0, 1, 2. Known answer: turns 3
+    # and 1 (mean 0, in order of first appearance), then 2 and 4 (0.5). A trap: the informed
+    # variant's records, every one wrong, hold the same items and must not lower their means.
+    right = {0: 2, 1: 0, 2: 1, 3: 0, 4: 1, 5: 2}
+    records = []
+    for turn in (3, 0, 1, 2, 4, 5):
+        for n, model in enumerate(("m/a", "m/b")):
+            guess = "joy" if n < right[turn] else "anger"
+            blind = emotion(turn, "joy", guess).model_copy(update={"model": model})
+            informed = emotion(turn, "joy", "anger").model_copy(
+                update={"model": model, "variant": "informed"}
+            )
+            records += [informed, blind]
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", "blind", all_items=False)
+    worst = worst_items(frame, cell, {}, limit=4)
+    assert [(w.turn_index, w.mean_score) for w in worst] == [(3, 0.0), (1, 0.0), (2, 0.5), (4, 0.5)]
+    assert all([a.model for a in w.answers] == ["m/a", "m/b"] for w in worst)
+    assert worst[2].answers[0].score == 1.0 and worst[2].answers[1].score == 0.0
 
 
 def test_with_two_models_the_interaction_names_the_one_that_fails_and_where() -> None:
@@ -275,9 +386,11 @@ def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> N
     codes = np.array([0, 0, 1, 1, -1])
     masks = [(codes == level).astype(np.float64)[None] for level in range(2)]
     assert _interaction(_per_level(masks, s, n), s, n)[0][0] == pytest.approx(0.5)
-    assert _interaction(_shuffled(codes[None], 2, s, n), s, n)[0][0] == pytest.approx(0.5)
+    assert _interaction(_shuffled(memberships(codes[None], 2), s, n), s, n)[0][0] == pytest.approx(
+        0.5
+    )
     shuffled = np.random.default_rng(3).permuted(np.tile(codes, (50, 1)), axis=1)
-    together, _ = _interaction(_shuffled(shuffled, 2, s, n), s, n)
+    together, _ = _interaction(_shuffled(memberships(shuffled, 2), s, n), s, n)
     alone = [
         _interaction(_per_level([(row == v).astype(np.float64)[None] for v in (0, 1)], s, n), s, n)
         for row in shuffled
@@ -285,11 +398,39 @@ def test_the_interaction_statistic_of_many_shuffles_is_each_shuffle_s_own() -> N
     assert together.tobytes() == np.array([found[0][0] for found in alone]).tobytes()
     assert together.max() == pytest.approx(0.5) and together.min() < 0.5
     noisy = s + np.random.default_rng(4).normal(0, 0.3, s.shape)
-    together, _ = _interaction(_shuffled(shuffled, 2, noisy, n), noisy, n)
+    together, _ = _interaction(_shuffled(memberships(shuffled, 2), noisy, n), noisy, n)
     for row, found in zip(shuffled, together, strict=True):
         by_level = [(row == v).astype(np.float64)[None] for v in (0, 1)]
         expected = _interaction(_per_level(by_level, noisy, n), noisy, n)[0][0]
         assert found == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+def test_a_fields_shuffles_are_read_once_per_pooling_and_give_the_same_null() -> None:
+    # Planted: 6 levels over 40 conversations, 300 shuffles; the cells of a summary pool them
+    # alike (levels 4 and 5 too rare, left out). The memberships kept for that pooling give the
+    # null statistics bit for bit as those read from the recoded shuffles afresh. A trap: a cell
+    # that pools otherwise (levels 3 to 5 into "other") must not be handed the first pooling's.
+    rng = np.random.default_rng(8)
+    code = rng.integers(0, 6, 40)
+    shuffled = rng.permuted(np.tile(code, (300, 1)), axis=1)
+    levels = tuple("abcdef")
+    field = Field("f", levels, code, np.arange(40), shuffled)
+    s, n = rng.uniform(0, 1, (40, 3)), rng.integers(1, 4, (40, 3)).astype(np.float64)
+    first, names = pooled(levels, np.array([9, 8, 7, 6, 2, 2]), 5)
+    assert names == ("a", "b", "c", "d")
+    kept = field.pooled_members(first, len(names))
+    assert field.pooled_members(first.copy(), len(names)) is kept  # read once for that pooling
+    fresh = memberships(first[shuffled], len(names))
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(kept, fresh, strict=True))
+    null, _ = _interaction(_shuffled(kept, s, n), s, n)
+    alone, _ = _interaction(_shuffled(fresh, s, n), s, n)
+    assert null.tobytes() == alone.tobytes() and not np.isnan(null).any()
+    other, names = pooled(levels, np.array([9, 8, 7, 4, 2, 2]), 5)
+    assert names == ("a", "b", "c", "other")
+    again = field.pooled_members(other, len(names))
+    assert again is not kept and again[0].tobytes() != kept[0].tobytes()
+    assert again[0].tobytes() == memberships(other[shuffled], len(names))[0].tobytes()
+    assert not kept[0].flags.writeable  # shared between cells: never written
 
 
 @pytest.mark.parametrize("scale", [1.0, 10.0, 100.0])
@@ -307,7 +448,7 @@ def test_a_shuffle_that_keeps_the_levels_counts_as_at_least_the_observed_at_any_
     n = np.ones_like(s)
     masks = [(codes == level).astype(np.float64)[None] for level in range(2)]
     observed = _interaction(_per_level(masks, s, n), s, n)[0][0]
-    null, _ = _interaction(_shuffled(np.tile(codes, (200, 1)), 2, s, n), s, n)
+    null, _ = _interaction(_shuffled(memberships(np.tile(codes, (200, 1)), 2), s, n), s, n)
     assert _p_value(null, float(observed)) == 1.0
     assert _p_value(null - 1e-6 * observed, float(observed)) == 1 / 201  # truly below: none
     assert observed > 0.01 * scale**2  # a real interaction, not a zero both sides meet

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attunebench.analysis.bootstrap import ClusterBootstrap
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
 from attunebench.analysis.references.predictors import (
+    RowScoring,
     fold_weights,
     guessed_views,
     shown_metrics,
@@ -89,3 +90,30 @@ def test_fold_weights_weigh_each_folds_items_once() -> None:
     made = fold_weights(folds)
     assert made.counts.tolist() == [[0, 1, 0, 0, 1], [1, 0, 1, 0, 0], [0, 0, 0, 1, 0]]
     assert made.counts.sum(axis=1).tolist() == [2, 2, 1]
+
+
+def test_a_cells_references_share_weights_and_still_read_their_own_numbers() -> None:
+    # Planted: two references guessing the same 80 items (right 60% and 100% of the time),
+    # read one after the other with the weights of one `RowScoring`. Known answer: each one's
+    # points and resamples are bit-identical to those read with weights of its own. A trap: a
+    # reference that guessed fewer items must get weights of its own, not the shared ones.
+    views_a, codes, folds = planted(0.6, seed=3)
+    views_b, _, _ = planted(1.0, seed=3)
+    rng = np.random.default_rng(7)
+    bootstrap = ClusterBootstrap.create(np.arange(len(codes), dtype=np.int64), 300, rng)
+    scoring = RowScoring(bootstrap, Minimum(10, "conversation", bootstrap.cluster_of), True)
+    metrics = shown_metrics(emotion.EmotionTask())
+    for views in (views_a, views_b):
+        weights, (shared, per_fold) = scoring.weights(codes.copy()), scoring.folds(folds.copy())
+        assert weights is scoring.weights(codes) and shared is scoring.folds(folds)[0]
+        read: dict[Values, Found] = {}
+        for metric in metrics:
+            found = read.setdefault(metric.values, metric.values(views))
+            point, samples = within_folds(metric, found, weights, shared, per_fold)
+            alone, alone_samples = within_folds(metric, found, bootstrap.weights(codes), folds)
+            assert point == alone or (np.isnan(point) and np.isnan(alone))
+            assert samples.tobytes() == alone_samples.tobytes()
+    fewer = codes[:40]
+    assert scoring.weights(fewer) is not scoring.weights(codes)
+    assert scoring.weights(fewer).cluster.tolist() == bootstrap.cluster_of[fewer].tolist()
+    assert len(scoring.folds(folds[:40])[0]) == 40

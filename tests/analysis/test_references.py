@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from attunebench.analysis import Options, build_summary, load_runs
+from attunebench.analysis.references.predictors import guessed_views
 from attunebench.data.jsonl import write_conversations
 from attunebench.data.schema import (
     Context,
@@ -37,7 +38,8 @@ from attunebench.data.schema import (
 from attunebench.engine.runner import RunConfig, run
 from attunebench.models.modelsfile import ModelEntry
 from attunebench.tasks import load_tasks
-from attunebench.tasks.base import Item, Task
+from attunebench.tasks.base import Guess, Item, Scored, Task
+from attunebench.tasks.emotion import EmotionPrediction
 from attunebench.tasks.helpers.fitting import folds, out_of_sample, train_items
 from planted.shuffled_gold import headline, item_views, references_on_shuffled_gold
 
@@ -124,6 +126,30 @@ def test_folds_are_whole_conversations_seeded_and_even() -> None:
     by_conversation = {c: {k for cid, k in zip(ids, dealt, strict=True) if cid == c} for c in ids}
     assert all(len(found) == 1 for found in by_conversation.values())
     assert sorted(np.bincount(dealt).tolist()) == [18] * 5  # 6 conversations each
+
+
+def test_a_references_guesses_become_views_of_the_items_they_guess() -> None:
+    # Planted: 12 emotion items, a guess per item naming its position, every third item not
+    # guessed. Known answer: each view is its own item's, with its guess and score, and its
+    # index. A trap: guesses left out between the guessed ones, so that a view paired with the
+    # next item's guess, or an index miscounted, shows.
+    items = blind_items(load_tasks().get("emotion")(), planted_corpus(4, seed=2))[:12]
+    views = item_views(items)
+    guesses: list[Guess] = [
+        None if i % 3 == 1 else (EmotionPrediction(primary=f"at {i}"), Scored(float(i)))
+        for i in range(len(items))
+    ]
+    shown, kept = guessed_views(views, guesses)
+    assert kept == [i for i in range(12) if i % 3 != 1]
+    for view, i in zip(shown, kept, strict=True):
+        assert view.record is views[i].record and view.gold is views[i].gold
+        assert view.prediction == EmotionPrediction(primary=f"at {i}")
+        assert view.score == float(i)
+        assert view.status == "ok" and view.parsed
+    every = [(EmotionPrediction(primary="joy"), Scored(1.0)) for _ in items]
+    assert guessed_views(views, list(every))[1] == list(range(12))
+    with pytest.raises(ValueError, match="11 guesses for 12 items"):
+        guessed_views(views, guesses[:11])
 
 
 @pytest.mark.parametrize("name", fitted_tasks())

@@ -86,3 +86,21 @@ def test_a_half_is_the_draws_with_the_smallest_keys_whatever_the_rows_sizes() ->
             half = codes[np.argsort(keys[row, split, : len(codes)])[: len(codes) // 2]]
             expected = np.bincount(half, minlength=4)
             assert np.array_equal(found[row * 3 + split], expected), (row, split)
+
+
+def test_each_clusters_count_in_the_half_is_read_at_its_own_runs_ends() -> None:
+    # Planted: 60 resamples of 40 clusters, 7 splits each, the first and last cluster of
+    # every other resample never drawn. Known answer: each cluster's count in the half from
+    # the same keys sorted directly, row by row. A trap: a run read at another row's or
+    # split's ends (every row's counts are read from one flat array) would count wrongly.
+    rng = np.random.default_rng(11)
+    counts = rng.multinomial(40, np.full(40, 1 / 40), size=60)
+    counts[::2, 0], counts[::2, -1] = 0, 0
+    counts[::2, 1] += 40 - counts[::2].sum(axis=1)  # every row still holds 40 draws
+    found = split_draws(np.random.default_rng(12), counts.astype(float), 7)
+    keys = np.random.default_rng(12).random((60, 7, 40))
+    for row, drawn in enumerate(counts):
+        codes = np.repeat(np.arange(40), drawn)
+        for split in range(7):
+            half = codes[np.argsort(keys[row, split])[:20]]
+            assert np.array_equal(found[row * 7 + split], np.bincount(half, minlength=40))

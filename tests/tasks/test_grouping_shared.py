@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from attunebench.frozen import Frozen
-from attunebench.tasks.base import Gold, Guess, Scored
+from attunebench.tasks.base import Gold, Guess, Reference, Scored
 from attunebench.tasks.helpers.fitting import cross_fitted
 from attunebench.tasks.helpers.grouping import (
     Grouped,
@@ -147,3 +147,41 @@ def test_a_group_is_read_once_per_gold_and_binned_as_bisect_bins_it() -> None:
             )
             for group in {(g.part, bisect_left(edges, g.chars)) for g in train}
         }
+
+
+def test_cross_fitted_guesses_come_back_in_the_items_order_from_fits_on_other_folds() -> None:
+    # Planted: a reference whose fit notes the conversations it learnt from and whose guess
+    # names the item it guesses; folds interleave across the items (dealt by conversation).
+    # Known answer: each item's guess is its own, from a fit on none of its conversation's
+    # items. A trap: the folds' guesses put back in fold order would name other items.
+    golds, conversations = planted(45)
+    of = {id(g): c for g, c in zip(golds, conversations, strict=True)}
+
+    def fit(train: Sequence[Planted]) -> frozenset[str]:
+        return frozenset(of[id(g)] for g in train)
+
+    def guess(seen: frozenset[str], found: Sequence[Planted]) -> list[Guess]:
+        return [(Answer(answer=f"{g.chars}|{of[id(g)] in seen}"), Scored(None)) for g in found]
+
+    fitted = cross_fitted(Reference(guess, fit), golds, conversations, seed=2)
+    assert fitted.folds is not None and len(set(fitted.folds)) == 5
+    assert fitted.folds != sorted(fitted.folds)  # the folds interleave
+    assert answers(fitted.guesses) == [f"{g.chars}|False" for g in golds]
+    assert cross_fitted(Reference(guess, fit), [], [], seed=2).guesses == []  # no item
+
+
+def test_a_remembered_reading_reads_only_golds_it_has_not_read() -> None:
+    golds, _ = planted(12)
+    read: list[int] = []
+
+    def reading(found: Sequence[Planted]) -> list[int]:
+        read.extend(g.chars for g in found)
+        return [g.chars for g in found]
+
+    remember = remembered(reading)
+    assert remember(golds[:6]) == [g.chars for g in golds[:6]]
+    assert remember(golds[3:0:-1]) == [g.chars for g in golds[3:0:-1]]  # none read anew
+    assert len(read) == 6
+    # a trap: golds read before mixed with new ones; only the new are read, each in place
+    assert remember(golds[::-1]) == [g.chars for g in golds[::-1]]
+    assert sorted(read) == sorted(g.chars for g in golds)

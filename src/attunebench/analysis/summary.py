@@ -182,19 +182,32 @@ def diagnostics(basis: Basis) -> tuple[Diagnostics, list[Notice]]:
         confusion += diag.confusion(frame, cell, labelled)
         curves += diag.calibration(frame, cell)
         label_f1 += diag.label_f1(frame, cell, labelled)
+        scored = diag.ScoredItems.of(frame, cell)  # read once for each binning of them
         by_position += diag.binned_scores(
-            frame, bootstrap, cell, "turn position", diag.POSITIONS, positions, minimum
+            frame,
+            bootstrap,
+            scored,
+            "turn position",
+            diag.POSITIONS,
+            positions[scored.rows],
+            minimum,
         )
         by_intensity += diag.binned_scores(
-            frame, bootstrap, cell, "intensity", diag.INTENSITIES, intensities, minimum
+            frame,
+            bootstrap,
+            scored,
+            "intensity",
+            diag.INTENSITIES,
+            intensities[scored.rows],
+            minimum,
         )
         least = options.min_subgroup_conversations
         rows, too_small = subgroup_scores(
-            frame, bootstrap, cell, prepared, least, minimum, subjects
+            frame, bootstrap, scored, prepared, least, minimum, subjects
         )
         subgroups += rows
         small |= too_small
-        found += interactions(frame, cell, prepared, subjects, least, minimum)
+        found += interactions(frame, cell, scored, prepared, subjects, least, minimum)
         worst += diag.worst_items(frame, cell, conversations, options.worst_items)
     notices = small_subgroups(small, options.min_subgroup_conversations)
     details = Diagnostics(

@@ -77,12 +77,14 @@ def split_draws(rng: np.random.Generator, weights: FloatArray, splits: int) -> F
         keys += ~filled[:, None, :]
     taken = keys <= _largest_of_half(keys, sizes // 2)
     # a row's draws are its clusters' in turn: a cluster's count in the half is the number
-    # taken among its run of draws, read from the running count at the runs' ends
+    # taken among its run of draws, read from the running count at the runs' ends (by flat
+    # index into every split's running count: a gather along the last axis costs twice that)
     counted = np.zeros((rows, splits, total + 1), dtype=np.int32)
     np.cumsum(taken, axis=-1, out=counted[..., 1:])
     ends = np.zeros((rows, 1, clusters + 1), dtype=np.int64)
     np.cumsum(draws, axis=1, out=ends[:, 0, 1:])
-    at_ends = np.take_along_axis(counted, np.broadcast_to(ends, (rows, splits, clusters + 1)), -1)
+    each = np.arange(0, counted.size, total + 1, dtype=np.int64).reshape(rows, splits, 1)
+    at_ends = counted.reshape(-1).take(each + ends)
     return np.diff(at_ends, axis=-1).reshape(rows * splits, clusters).astype(np.float64)
 
 

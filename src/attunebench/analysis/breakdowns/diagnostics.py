@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from operator import is_not, itemgetter
 
 import numpy as np
 
@@ -61,30 +64,46 @@ def intensity_bins(frame: Frame, conversations: Mapping[str, Conversation]) -> I
     return np.where(np.isnan(levels), -1, bins)
 
 
+@dataclass(frozen=True)
+class ScoredItems:
+    """A cell's scored records (frame indices, in its order) with each one's model,
+    conversation and score: read once for every binning of them, not per binning from the
+    whole frame."""
+
+    task: str
+    rows: IntArray
+    model: IntArray
+    conversation: IntArray
+    score: FloatArray
+
+    @classmethod
+    def of(cls, frame: Frame, cell: Cell) -> ScoredItems:
+        rows = np.flatnonzero(cell.mask & frame.scored)
+        return cls(cell.task, rows, frame.model[rows], frame.conversation[rows], frame.score[rows])
+
+
 def binned_scores(
     frame: Frame,
     bootstrap: ClusterBootstrap,
-    cell: Cell,
+    scored: ScoredItems,
     group: str,
     levels: Sequence[str],
     bins: IntArray,
     minimum: Minimum,
 ) -> list[GroupScore]:
-    """Each model's mean score per bin (`bins[i]` for record i; -1: none), with intervals where
-    the bin's items fall in `minimum` clusters or more."""
-    task = cell.task
-    mask = cell.mask & frame.scored & (bins >= 0)
-    if not mask.any():
+    """Each model's mean score per bin (`bins[i]` for scored item i; -1: none), with intervals
+    where the bin's items fall in `minimum` clusters or more."""
+    keep = bins >= 0
+    if not keep.any():
         return []
     n_levels = len(levels)
-    groups = frame.model[mask] * n_levels + bins[mask]
-    point, samples = bootstrap.means(
-        frame.score[mask], frame.conversation[mask], groups, len(frame.models) * n_levels
-    )
+    conversation = scored.conversation[keep]
+    groups = scored.model[keep] * n_levels + bins[keep]
     size = len(frame.models) * n_levels
+    point, samples = bootstrap.means(scored.score[keep], conversation, groups, size)
     items = np.bincount(groups, minlength=size)
-    conversations = distinct_per_group(groups, frame.conversation[mask], size)
-    clusters = distinct_per_group(groups, minimum.cluster_of[frame.conversation[mask]], size)
+    conversations = distinct_per_group(groups, conversation, size)
+    clusters = distinct_per_group(groups, minimum.cluster_of[conversation], size)
     low, high = bootstrap.interval(samples, clusters)  # expanded for each bin's own clusters
     rows = []
     for g in np.flatnonzero(items).tolist():
@@ -92,7 +111,7 @@ def binned_scores(
         rows.append(
             GroupScore(
                 model=frame.models[g // n_levels],
-                task=task,
+                task=scored.task,
                 group=group,
                 level=levels[g % n_levels],
                 value=float(point[g]),
@@ -114,33 +133,50 @@ def distinct_per_group(groups: IntArray, codes: IntArray, size: int) -> IntArray
     return counted
 
 
-LabelledItems = list[tuple[int, int, tuple[frozenset[str], frozenset[str]]]]
+LabelSets = tuple[frozenset[str], frozenset[str]]
 
 
-def label_sets(frame: Frame, cell: Cell) -> LabelledItems:
-    """(record index, model code, (predicted, gold) labels) of every item that has labels (read
-    once per cell: the confusion matrices and per-label F1 both use them)."""
+@dataclass(frozen=True)
+class Labelled:
+    """The cell's items that have labels, in the cell's order: each one's record index, model
+    code and (predicted, gold) labels (read once per cell: the confusion matrices and per-label
+    F1 both use them). Held column by column, so that they are read back with no Python
+    statement per item."""
+
+    records: IntArray
+    models: IntArray
+    sets: list[LabelSets]
+
+
+def label_sets(frame: Frame, cell: Cell) -> Labelled:
+    """The cell's `Labelled` items (none for a task without labels)."""
     declaration = cell.declaration
-    if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
-        return []  # a task without labels
     rows = np.flatnonzero(cell.mask)  # the order of the cell's views
+    if declaration is None or type(declaration.scoring).label_sets is Scoring.label_sets:
+        return Labelled(rows[:0], frame.model[rows[:0]], [])  # a task without labels
     read = list(map(declaration.scoring.label_sets, cell.views.values()))
-    found = zip(rows.tolist(), frame.model[rows].tolist(), read, strict=True)
-    return [(i, model, sets) for i, model, sets in found if sets is not None]
+    has = np.fromiter(map(is_not, read, repeat(None)), dtype=np.bool_, count=len(read))
+    sets = [found for found in read if found is not None]
+    return Labelled(rows[has], frame.model[rows[has]], sets)
 
 
-def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[Confusion]:
+_PREDICTED, _GOLD = itemgetter(0), itemgetter(1)
+
+
+def confusion(frame: Frame, cell: Cell, found: Labelled | None = None) -> list[Confusion]:
     """Single-label tasks: gold (rows) by predicted label (columns, plus 'none' and 'invalid')."""
     found = label_sets(frame, cell) if found is None else found
-    if not found or any(len(gold) != 1 for _, _, (_, gold) in found):
+    golds = list(map(_GOLD, found.sets))
+    if not golds or set(map(len, golds)) != {1}:
         return []
+    # each item's gold label, and its predicted one ("none" without one, "invalid" for an
+    # invalid answer), read by C-level maps; every (model, gold, column) counted by one Counter
+    gold_of = list(map(next, map(iter, golds)))
+    column_of = list(map(next, map(iter, map(_PREDICTED, found.sets)), repeat("none")))
+    for k in np.flatnonzero(frame.status[found.records] == STATUS_CODES["invalid"]).tolist():
+        column_of[k] = "invalid"
+    counted = Counter(zip(found.models.tolist(), gold_of, column_of, strict=True))
     per_model: dict[int, Counter[tuple[str, str]]] = defaultdict(Counter)
-    invalid = set(np.flatnonzero(cell.mask & (frame.status == STATUS_CODES["invalid"])).tolist())
-    # every item's (model, gold, column) counted by one Counter, not an update per item
-    counted = Counter(
-        (model, next(iter(gold)), "invalid" if i in invalid else next(iter(predicted), "none"))
-        for i, model, (predicted, gold) in found
-    )
     for (model, gold, column), count in counted.items():
         per_model[model][gold, column] = count
     out = []
@@ -161,13 +197,13 @@ def confusion(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> l
     return out
 
 
-def label_f1(frame: Frame, cell: Cell, found: LabelledItems | None = None) -> list[LabelF1]:
+def label_f1(frame: Frame, cell: Cell, found: Labelled | None = None) -> list[LabelF1]:
     """Per model and label: F1, precision, recall and support (the gold count)."""
     found = label_sets(frame, cell) if found is None else found
-    if not found:
+    if not found.sets:
         return []
-    labels, table = label_counts([sets for _, _, sets in found])
-    models = np.array([model for _, model, _ in found], dtype=np.int64)
+    labels, table = label_counts(found.sets)
+    models = found.models
     sums = group_sums(models, table, len(frame.models))
     f1, precision, recall, support = per_label(sums)
     return [
@@ -245,8 +281,11 @@ def _item_text(conversation: Conversation | None, turn_index: int, item_id: str)
 
 
 def _means(values: FloatArray, codes: IntArray) -> tuple[IntArray, FloatArray]:
-    items, where = np.unique(codes, return_inverse=True)
-    return items, np.bincount(where, values) / np.bincount(where)
+    """The codes present, in order, and the mean of each one's values (summed by one
+    `np.bincount` over the codes themselves, in the values' order: no sort to number them)."""
+    counts = np.bincount(codes)
+    items = np.flatnonzero(counts)
+    return items, np.bincount(codes, values)[items] / counts[items]
 
 
 def worst_items(
@@ -254,16 +293,16 @@ def worst_items(
 ) -> list[WorstItem]:
     """The items with the lowest mean score over models, with every model's answer."""
     task, variant = cell.task, cell.variant
-    mask = cell.mask & frame.scored
-    if not mask.any():
+    rows = np.flatnonzero(cell.mask & frame.scored)
+    if not rows.size:
         return []
-    items, means = _means(frame.score[mask], frame.item[mask])
+    item_of = frame.item[rows]
+    items, means = _means(frame.score[rows], item_of)
     order = np.lexsort((items, means))[:limit]  # lowest mean first; ties by first appearance
     out = []
     for position in order:
-        records = sorted(
-            frame.records_at(mask & (frame.item == items[position])), key=lambda r: r.model
-        )
+        held = rows[item_of == items[position]].tolist()
+        records = sorted(map(frame.records.__getitem__, held), key=lambda r: r.model)
         first = records[0]
         answers = [
             ItemAnswer(

@@ -10,6 +10,7 @@ rare levels are pooled into "other". docs/report.md ("The sections") says more.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,9 +19,9 @@ import numpy as np
 from scipy import stats
 
 from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
-from attunebench.analysis.breakdowns.diagnostics import binned_scores
+from attunebench.analysis.breakdowns.diagnostics import ScoredItems, binned_scores
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import BoolArray, FloatArray, Frame, IntArray
+from attunebench.analysis.frame import FloatArray, Frame, IntArray
 from attunebench.analysis.multiplicity import holm
 from attunebench.analysis.schema import GroupScore, Interaction
 from attunebench.data.schema import Conversation
@@ -33,6 +34,11 @@ YARDSTICK = "yardstick: not tested"
 OTHER = "other"
 
 
+# Per row of level codes (a shuffle), each level's conversations as a row of 0s and 1s (rows
+# x levels, conversations), and each level's size (rows, levels).
+Members = tuple[FloatArray, FloatArray]
+
+
 @dataclass(frozen=True)
 class Field:
     """A conversation-level field: its levels, each conversation's level code (-1: none), the
@@ -43,6 +49,21 @@ class Field:
     code: IntArray
     labelled: IntArray
     shuffled: IntArray
+    # Per pooling of its levels (`pooled`'s recode, as bytes), the shuffles' `memberships`:
+    # they depend on nothing else, and a summary's cells mostly pool a field alike.
+    _members: dict[bytes, Members] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def pooled_members(self, recode: IntArray, levels: int) -> Members:
+        """The shuffles' `memberships` of the `levels` tested once `recode` pools the levels."""
+        key = recode.tobytes()
+        found = self._members.get(key)
+        if found is None:
+            found = self._members[key] = memberships(recode[self.shuffled], levels)
+            for shared in found:  # read by every cell that pools the field alike
+                shared.flags.writeable = False
+        return found
 
 
 def fields(
@@ -113,12 +134,12 @@ def _ratio_variance(s: FloatArray, n: FloatArray) -> tuple[FloatArray, FloatArra
     return mean, safe_ratio(scale * (residual**2).sum(axis=0), total**2), clusters
 
 
-def _tables(frame: Frame, mask: BoolArray) -> tuple[FloatArray, FloatArray]:
-    """Score sums and counts per (conversation, model) under a mask."""
+def _tables(frame: Frame, scored: ScoredItems) -> tuple[FloatArray, FloatArray]:
+    """Score sums and counts per (conversation, model) of a cell's scored items."""
     shape = (len(frame.conversations), len(frame.models))
-    where = frame.conversation[mask] * shape[1] + frame.model[mask]
+    where = scored.conversation * shape[1] + scored.model
     # np.bincount adds in the items' order, as np.add.at does, at a fraction of its cost
-    sums = np.bincount(where, frame.score[mask], minlength=shape[0] * shape[1]).astype(np.float64)
+    sums = np.bincount(where, scored.score, minlength=shape[0] * shape[1]).astype(np.float64)
     counts = np.bincount(where, minlength=shape[0] * shape[1]).astype(np.float64)
     return sums.reshape(shape), counts.reshape(shape)
 
@@ -126,28 +147,21 @@ def _tables(frame: Frame, mask: BoolArray) -> tuple[FloatArray, FloatArray]:
 def subgroup_scores(
     frame: Frame,
     bootstrap: ClusterBootstrap,
-    cell: Cell,
+    scored: ScoredItems,
     prepared: Sequence[Field],
     min_conversations: int,
     minimum: Minimum,
     subjects: Sequence[int],
 ) -> tuple[list[GroupScore], set[tuple[str, str]]]:
-    """Each model's score per level of each field, compared where both sides are big enough and
-    the model is under test; and the (field, level) pairs too small to compare."""
+    """Each model's score per level of each field over a cell's scored items, compared where
+    both sides are big enough and the model is under test; and the (field, level) pairs too
+    small to compare."""
     rows: list[GroupScore] = []
     small: set[tuple[str, str]] = set()
-    mask = cell.mask & frame.scored
-    sums, counts = _tables(frame, mask)
+    sums, counts = _tables(frame, scored)
     for field in prepared:
-        shown = binned_scores(
-            frame,
-            bootstrap,
-            cell,
-            field.name,
-            field.levels,
-            field.code[frame.conversation],
-            minimum,
-        )
+        level_of = field.code[scored.conversation]
+        shown = binned_scores(frame, bootstrap, scored, field.name, field.levels, level_of, minimum)
         p_values = welch_p_values(field, sums, counts)
         answered = (counts[field.labelled] > 0).sum(axis=0)  # labelled conversations per model
         for row in shown:
@@ -194,15 +208,20 @@ def _per_level(masks: list[FloatArray], s: FloatArray, n: FloatArray) -> Levels:
     return sums, counts, np.stack([mask.sum(axis=1) for mask in masks], axis=1)
 
 
-def _shuffled(codes: IntArray, levels: int, s: FloatArray, n: FloatArray) -> Levels:
-    """The levels' sums, counts and sizes under each row of level codes (a shuffle; -1: in no
-    level), from one product for every level (another order of adding than the observed's:
-    `_p_value` compares them)."""
+def memberships(codes: IntArray, levels: int) -> Members:
+    """The `Members` of each row of level codes (-1: in no level) among `levels` levels."""
     rows, conversations = codes.shape
     members = (codes[:, None, :] == np.arange(levels)[:, None]).astype(np.float64)
-    flat = members.reshape(rows * levels, conversations) @ np.hstack([s, n])
-    both = flat.reshape(rows, levels, 2 * s.shape[1])
-    return both[..., : s.shape[1]], both[..., s.shape[1] :], members.sum(axis=2)
+    return members.reshape(rows * levels, conversations), members.sum(axis=2)
+
+
+def _shuffled(members: Members, s: FloatArray, n: FloatArray) -> Levels:
+    """The levels' sums, counts and sizes under each row of level codes (a shuffle), from
+    their `memberships` by one product for every level (another order of adding than the
+    observed's: `_p_value` compares them)."""
+    flat, sizes = members
+    both = (flat @ np.hstack([s, n])).reshape(*sizes.shape, 2 * s.shape[1])
+    return both[..., : s.shape[1]], both[..., s.shape[1] :], sizes
 
 
 def _p_value(null: FloatArray, observed: float) -> float:
@@ -216,20 +235,20 @@ def _p_value(null: FloatArray, observed: float) -> float:
 def interactions(
     frame: Frame,
     cell: Cell,
+    scored: ScoredItems,
     prepared: Sequence[Field],
     subjects: Sequence[int],
     min_conversations: int,
     minimum: Minimum,
 ) -> list[Interaction]:
-    """Per field: does the gap between the models under test change with its level? (No test
-    where the cell's items fall in fewer than `minimum` clusters.)"""
+    """Per field: does the gap between the models under test change with its level, over the
+    cell's scored items? (No test where they fall in fewer than `minimum` clusters.)"""
     models = [m for m in sorted(subjects) if cell.rows(frame, m).size]
     out: list[Interaction] = []
     if len(models) < 2:
         return out
-    scored = cell.mask & frame.scored
     sums, counts = _tables(frame, scored)
-    too_few = minimum.of(frame.conversation[scored])
+    too_few = minimum.of(scored.conversation)
     named = [frame.models[m] for m in models]
     for field in prepared:
         labels = field.code[field.labelled]
@@ -246,11 +265,11 @@ def interactions(
             )
             continue
         s, n = sums[field.labelled][:, models], counts[field.labelled][:, models]
-        labels, shuffled = recode[labels], recode[field.shuffled]
-        levels = range(len(names))
-        masks = [(labels == level).astype(np.float64)[None] for level in levels]
+        labels = recode[labels]
+        masks = [(labels == level).astype(np.float64)[None] for level in range(len(names))]
         observed, _ = _interaction(_per_level(masks, s, n), s, n)
-        null, _ = _interaction(_shuffled(shuffled, len(names), s, n), s, n)
+        shuffled = _shuffled(field.pooled_members(recode, len(names)), s, n)
+        null, _ = _interaction(shuffled, s, n)
         p = _p_value(null, float(observed[0]))
         largest = where_behind(named, names, gaps(masks, s, n))
         out.append(Interaction(**base, statistic=float(observed[0]), p_value=p, largest=largest))

@@ -12,7 +12,8 @@ model's answer; docs/report.md says more.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -61,14 +62,17 @@ class GuessView(View[Any, Any]):
 def guessed_views(
     views: Sequence[View[Any, Any]], guesses: list[Guess]
 ) -> tuple[list[View[Any, Any]], list[int]]:
-    """The reference's guesses as views, and each one's item index (unguessed items left out)."""
-    out: list[View[Any, Any]] = []
-    kept = []
-    for i, (view, guess) in enumerate(zip(views, guesses, strict=True)):
-        if guess is not None:
-            out.append(GuessView(view, *guess))
-            kept.append(i)
-    return out, kept
+    """The reference's guesses as views, and each one's item index (unguessed items left out);
+    the views made by a C-level map (a summary makes tens of thousands)."""
+    if len(views) != len(guesses):
+        raise ValueError(f"{len(guesses)} guesses for {len(views)} items")
+    kept = [i for i, guess in enumerate(guesses) if guess is not None]
+    found = [guess for guess in guesses if guess is not None]
+    shown = views if len(kept) == len(views) else [views[i] for i in kept]
+    return list(map(GuessView, shown, map(_PREDICTION, found), map(_SCORED, found))), kept
+
+
+_PREDICTION, _SCORED = itemgetter(0), itemgetter(1)
 
 
 def shown_metrics(declaration: Task[Any, Any]) -> list[Metric]:
@@ -136,11 +140,33 @@ def train_golds(cell: Cell, train: Sequence[Conversation] | None) -> list[Any] |
 
 @dataclass(frozen=True)
 class RowScoring:
-    """How a reference row is scored: resamples, fewest clusters, and whether it is the headline."""
+    """How a cell's reference rows are scored: resamples, fewest clusters, and whether it is the
+    headline. The references of a cell mostly guess the same items: the resample weights of
+    their conversations, and the weights of their folds, are made once for them all (the sums
+    a `Weights` keeps are kept per values read, so the references share no number)."""
 
     bootstrap: ClusterBootstrap
     minimum: Minimum
     headline: bool
+    _weights: dict[bytes, Weights] = field(default_factory=dict, repr=False, compare=False)
+    _folds: dict[bytes, tuple[IntArray, Weights]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def weights(self, where: IntArray) -> Weights:
+        """The resample weights of items of these conversations (codes)."""
+        key = where.tobytes()
+        if key not in self._weights:
+            self._weights[key] = self.bootstrap.weights(where)
+        return self._weights[key]
+
+    def folds(self, folds: IntArray) -> tuple[IntArray, Weights]:
+        """These folds as one array (`Weights.within` keeps its weights per array) and their
+        `fold_weights`."""
+        key = folds.tobytes()
+        if key not in self._folds:
+            self._folds[key] = (folds, fold_weights(folds))
+        return self._folds[key]
 
 
 @dataclass(frozen=True)
@@ -267,17 +293,17 @@ def _rows(
     if not views or declaration is None:
         return []
     bootstrap, minimum = scoring.bootstrap, scoring.minimum
-    weights = bootstrap.weights(where)
+    weights = scoring.weights(where)
     too_few = minimum.of(where)
     clusters = int(np.unique(bootstrap.cluster_of[where]).size)  # its interval rests on
     read: dict[Values, Found] = {}
-    per_fold = None if guessed.folds is None else fold_weights(guessed.folds)
+    folds, per_fold = (None, None) if guessed.folds is None else scoring.folds(guessed.folds)
     rows = []
     for metric in shown:
         if metric.values not in read:
             read[metric.values] = metric.values(views)
         found = read[metric.values]
-        point, samples = evaluated(metric, found, weights, guessed.folds, per_fold)
+        point, samples = evaluated(metric, found, weights, folds, per_fold)
         if np.isnan(point) and metric.name != declaration.scoring.headline_metric:
             continue
         low, high = bootstrap.interval(samples.reshape(-1, 1), clusters)

@@ -58,13 +58,19 @@ def cross_fitted(
     dealt = folds(conversations, seed)
     fold = np.asarray(dealt, dtype=np.int64)
     guessed = golds if scored is None else scored
-    out: list[Guess] = [None] * len(golds)
+    held, found = [], []
     for k in np.unique(fold).tolist():
-        held = np.flatnonzero(fold == k).tolist()
-        fitted = reference.fit([golds[i] for i in np.flatnonzero(fold != k).tolist()])
-        for i, guess in zip(held, reference.guess(fitted, [guessed[i] for i in held]), strict=True):
-            out[i] = guess
-    return Fitted(out, "cross-fitted", dealt)
+        inside = np.flatnonzero(fold == k)
+        fitted = reference.fit(list(map(golds.__getitem__, np.flatnonzero(fold != k).tolist())))
+        guesses = reference.guess(fitted, list(map(guessed.__getitem__, inside.tolist())))
+        if len(guesses) != len(inside):
+            raise ValueError(f"{len(guesses)} guesses for {len(inside)} items")
+        held.append(inside)
+        found += guesses
+    # every fold's guesses put back in the items' order, by one C-level map
+    placed = np.concatenate(held) if held else np.zeros(0, dtype=np.int64)  # (no items)
+    order = np.argsort(placed, kind="stable").tolist()
+    return Fitted(list(map(found.__getitem__, order)), "cross-fitted", dealt)
 
 
 def out_of_sample(
