@@ -77,3 +77,37 @@ def test_judged_column_and_cell_judges_read_each_records_verdicts() -> None:
             judges[record.model] |= {v.judge for v in record.verdicts}
     assert cell.judges == {model: sorted(found) for model, found in judges.items()}
     assert "judge/other" in cell.judges["m/b"] and "judge/other" not in cell.judges["m/a"]
+
+
+def test_verdict_columns_give_back_each_records_judges_and_pairwise_verdicts() -> None:
+    """Each verdict's record and judge, in the records' order, and `pairwise` exactly where a
+    record holds a pairwise verdict among others (not where it holds ratings alone)."""
+    runs = synthetic.runs(
+        Plan({"m/a": {"response": 0.6}, "m/b": {"response": 0.6}}, 6, judge_accuracy=0.7)
+    )
+    records = list(runs.records)
+    judged = [i for i, r in enumerate(records) if r.verdicts]
+    some, none, mixed = judged[0], judged[1], judged[2]
+    first = records[mixed].verdicts[0]
+    pairwise = first.model_copy(update={"mode": "pairwise", "judge": "judge/pairs"})
+    records[mixed] = records[mixed].model_copy(update={"verdicts": (first, pairwise)})
+    records[none] = records[none].model_copy(update={"verdicts": ()})
+    records[some] = records[some].model_copy(update={"verdicts": (pairwise,)})
+    frame = Frame.from_records(records)
+    expected = [(i, v.judge) for i, r in enumerate(records) for v in r.verdicts]
+    judges = [frame.judges[j] for j in frame.verdict_judge]
+    found = list(zip(frame.verdict_record.tolist(), judges, strict=True))
+    assert found == expected
+    assert list(frame.judges) == sorted({judge for _, judge in expected})
+    held = [any(v.mode == "pairwise" for v in r.verdicts) for r in records]
+    assert frame.pairwise.tolist() == held
+    assert [i for i, h in enumerate(held) if h] == [some, mixed]
+
+
+def test_no_verdict_gives_empty_verdict_columns() -> None:
+    runs = synthetic.runs(Plan({"m/a": {"emotion": 0.6}}, conversations=6))
+    frame = Frame.from_records(runs.records)
+    assert frame.judges == () and len(frame.verdict_record) == len(frame.verdict_judge) == 0
+    assert not frame.pairwise.any() and len(frame.pairwise) == len(runs.records)
+    cell = build_cell(frame, "emotion", frame.variants[0], all_items=True)
+    assert cell.judges == {}

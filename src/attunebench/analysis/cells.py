@@ -20,8 +20,6 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -35,7 +33,6 @@ from attunebench.tasks.base import Scoring, Task, View, takes_option
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
 _NO_ROWS = np.zeros(0, dtype=np.intp)
 _NO_ROWS.flags.writeable = False
-_VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
 
 
 def task_object(name: str, made_with: Mapping[str, Any] | None = None) -> Task[Any, Any] | None:
@@ -79,14 +76,15 @@ class Cell:
         """Per model, the judges whose verdicts are behind its numbers."""
         if self.declaration is not None and not self.declaration.needs_judge:
             return {}  # no judge was asked: its records hold no verdicts
-        frame, out = self.frame, {}
-        rows = np.flatnonzero(self.mask & frame.judged)  # the records with a verdict
-        models = frame.model[rows]
-        for model in np.unique(models).tolist():
-            records = map(frame.records.__getitem__, rows[models == model].tolist())
-            judges = set(map(_JUDGE, chain.from_iterable(map(_VERDICTS, records))))
-            if judges:
-                out[self.frame.models[model]] = sorted(judges)
+        frame = self.frame
+        # each verdict of the cell's records (the frame's verdict columns), as (model, judge)
+        held = self.mask[frame.verdict_record]
+        models = frame.model[frame.verdict_record[held]]
+        pairs = np.unique(models * len(frame.judges) + frame.verdict_judge[held])
+        out: dict[str, list[str]] = {}
+        for pair in pairs.tolist():  # by model, then judge: each model's judges come sorted
+            model, judge = divmod(pair, len(frame.judges))
+            out.setdefault(frame.models[model], []).append(frame.judges[judge])
         return out
 
     def rows(self, frame: Frame, model: int) -> np.ndarray:

@@ -19,7 +19,7 @@ import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
-from operator import itemgetter, ne
+from operator import attrgetter, eq, itemgetter, ne
 from typing import Any
 
 import numpy as np
@@ -111,6 +111,25 @@ def _score_columns(
     return columns
 
 
+_JUDGE, _MODE = attrgetter("judge"), attrgetter("mode")
+
+
+def _verdict_columns(
+    held: Sequence[Sequence[Any]], judged: BoolArray
+) -> tuple[tuple[str, ...], IntArray, IntArray, BoolArray]:
+    """The judges named (sorted), each verdict's record and judge code, and whether each
+    record holds a pairwise verdict: one walk over the verdicts of the records with any."""
+    rows = np.flatnonzero(judged)
+    owned = list(map(held.__getitem__, rows.tolist()))
+    verdicts = list(chain.from_iterable(owned))
+    judges, judge = _codes(list(map(_JUDGE, verdicts)))
+    record = np.repeat(rows, np.fromiter(map(len, owned), dtype=np.int64, count=len(owned)))
+    modes = map(eq, map(_MODE, verdicts), repeat("pairwise"))
+    pairwise = np.zeros(len(held), dtype=bool)
+    pairwise[record[np.fromiter(modes, dtype=bool, count=len(verdicts))]] = True
+    return judges, record.astype(np.int64), judge, pairwise
+
+
 def _first_seen(*columns: IntArray) -> IntArray:
     """One code per distinct row of these integer columns, in order of first appearance (as
     a dict of the rows' tuples numbers them), found by sorting one integer key per row."""
@@ -156,6 +175,13 @@ class Frame:
     score: FloatArray
     judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
     judged: BoolArray  # holds a judge's verdict (most records hold none: they are passed over)
+    # The judges of every verdict: each verdict's record and judge (a code among `judges`),
+    # and whether a record holds a pairwise verdict. Read with the other columns: the cells'
+    # judges and the verdict table would otherwise each walk every verdict again.
+    judges: tuple[str, ...]
+    verdict_record: IntArray
+    verdict_judge: IntArray
+    pairwise: BoolArray
     # The records' golds and predictions as read (JSON values): each item's gold and each
     # distinct prediction once, and each record's among them, so that a cell reads each into
     # its typed model once (`cells.typed_views`).
@@ -183,7 +209,9 @@ class Frame:
             (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
         )
         # read with the other columns (the judges' tables and cells walk only these records)
-        judged = np.fromiter(map(bool, map(itemgetter("verdicts"), fields)), dtype=bool, count=size)
+        held = list(map(itemgetter("verdicts"), fields))
+        judged = np.fromiter(map(bool, held), dtype=bool, count=size)
+        verdicts = _verdict_columns(held, judged)
         status = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int64, count=size)
         score = np.array(numbers, dtype=np.float64).reshape(size)  # None: NaN
         score[status == STATUS_CODES["failed"]] = np.nan
@@ -212,6 +240,7 @@ class Frame:
             score,
             judge_failed,
             judged,
+            *verdicts,
             golds,
             gold,
             predictions,
