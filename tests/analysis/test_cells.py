@@ -139,13 +139,15 @@ def dumped(value: Any) -> Any:
 def test_typed_views_read_every_record_as_the_task_reads_it() -> None:
     """Each record's view holds the gold and prediction `Scoring.view` reads from it, equal
     predictions shared: also where one model's record of an item holds a gold that differs
-    from the others' (a merged older run), and where a prediction does not validate."""
+    from the others' (a merged older run), and where a prediction does not validate. Its status
+    (read from the frame's columns) is the record's: an invalid answer is not parsed."""
     plan = Plan({name: {"emotion": 0.6} for name in ("m/a", "m/b")}, conversations=12)
     runs = synthetic.runs(plan)
     first = runs.records[0]
     changed = first.model_copy(update={"gold": {**(first.gold or {}), "primary": "other"}})
     odd = runs.records[1].model_copy(update={"prediction": {"primary": 3, "extra": [1.5]}})
-    records = (changed, odd, *runs.records[2:])
+    invalid = [r.model_copy(update={"status": "invalid"}) for r in runs.records[2:5]]
+    records = (changed, odd, *invalid, *runs.records[5:])
     frame = Frame.from_records(records)
     cell = build_cell(frame, "emotion", first.variant, all_items=True)
     assert cell.declaration is not None
@@ -156,6 +158,8 @@ def test_typed_views_read_every_record_as_the_task_reads_it() -> None:
         assert view.record is frame.records[i]
         assert dumped(view.gold) == dumped(plain.gold)
         assert dumped(view.prediction) == dumped(plain.prediction)
+        assert (view.status, view.parsed) == (plain.status, plain.parsed)
+    assert [views[i].parsed for i in (2, 3, 4)] == [False] * 3 and views[5].parsed
     same_item = [i for i in views if i and frame.item[i] == frame.item[0]]
     assert same_item and views[0].gold.primary == "other"
     assert all(views[i].gold.primary == first.gold["primary"] != "other" for i in same_item)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from attunebench.analysis.frame import BoolArray, Frame, IntArray
+from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame, IntArray
 from attunebench.analysis.schema import LeftOutItem, item_address
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Scoring, Task, View, takes_option
@@ -33,6 +33,7 @@ from attunebench.tasks.base import Scoring, Task, View, takes_option
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
 _NO_ROWS = np.zeros(0, dtype=np.intp)
 _NO_ROWS.flags.writeable = False
+_STATUS_NAMES = {code: name for name, code in STATUS_CODES.items()}  # the frame's status codes
 
 
 def task_object(name: str, made_with: Mapping[str, Any] | None = None) -> Task[Any, Any] | None:
@@ -144,7 +145,8 @@ def typed_views(
         frame.prediction[rows],
         lambda found: None if found is None else _read(prediction_type, found),
     )
-    views = map(View, frame.records_at(keep), golds, predictions)
+    statuses = map(_STATUS_NAMES.__getitem__, frame.status[rows].tolist())
+    views = map(View, frame.records_at(keep), golds, predictions, statuses)
     return dict(zip(rows.tolist(), views, strict=True))
 
 
