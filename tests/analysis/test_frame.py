@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from attunebench.analysis.cells import build_cell
-from attunebench.analysis.frame import Frame
+from attunebench.analysis.frame import Frame, present
 from planted import synthetic
 from planted.synthetic import Plan
 
@@ -111,3 +113,37 @@ def test_no_verdict_gives_empty_verdict_columns() -> None:
     assert not frame.pairwise.any() and len(frame.pairwise) == len(runs.records)
     cell = build_cell(frame, "emotion", frame.variants[0], all_items=True)
     assert cell.judges == {}
+
+
+def test_present_codes_are_np_uniques() -> None:
+    """The distinct codes, sorted, as `np.unique` gives them: with gaps, the largest code
+    held, repeats out of order, and none at all."""
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 7, 40):
+        codes = rng.choice(np.arange(0, size, 2), size=25).astype(np.int64)
+        assert present(codes, size) == np.unique(codes).tolist()
+    assert present(np.array([6, 0, 6], dtype=np.int64), 7) == [0, 6]
+    assert present(np.zeros(0, dtype=np.int64), 3) == []
+
+
+def test_task_variants_and_models_are_those_of_the_task_alone() -> None:
+    """A task's variants and scored models are its own records', not another task's (the
+    trap: a variant and a model only the other task has)."""
+    plan = Plan({"m/a": {"emotion": 0.6, "behavior": 0.5}, "m/b": {"behavior": 0.5}}, 6)
+    records = list(synthetic.runs(plan).records)
+    records = [
+        r.model_copy(update={"variant": "informed"}) if r.task == "behavior" else r for r in records
+    ]
+    frame = Frame.from_records(records)
+    for task in ("emotion", "behavior"):
+        own = [r for r in records if r.task == task]
+        assert frame.task_variants(task) == sorted({r.variant for r in own})
+        for variant in frame.task_variants(task):
+            scored = {
+                r.model
+                for r in own
+                if r.variant == variant and r.status != "failed" and r.score is not None
+            }
+            assert frame.task_models(task, variant) == sorted(scored)
+    assert frame.task_variants("emotion") != frame.task_variants("behavior")
+    assert frame.task_models("emotion", frame.task_variants("emotion")[0]) == ["m/a"]

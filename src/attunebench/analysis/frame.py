@@ -148,6 +148,13 @@ def _first_seen(*columns: IntArray) -> IntArray:
     return found
 
 
+def present(codes: IntArray, size: int) -> list[int]:
+    """The distinct codes among `codes` (each below `size`), sorted: `np.unique`'s, counted
+    rather than sorted (a summary asks for a task's variants a score of times)."""
+    found: list[int] = np.flatnonzero(np.bincount(codes, minlength=size)).tolist()
+    return found
+
+
 def headline_variant(variants: Sequence[str]) -> str | None:
     """The variant a task's headline number uses: the plain one, else `blind`, else the first;
     never a person-hidden twin's (None when the task has only twins: no headline)."""
@@ -272,12 +279,13 @@ class Frame:
         return mask
 
     def task_variants(self, task: str) -> list[str]:
+        """The task's variants, in the codes' (sorted) order."""
         mask = self.task == self.tasks.index(task)
-        return [self.variants[v] for v in np.unique(self.variant[mask])]
+        return [self.variants[v] for v in present(self.variant[mask], len(self.variants))]
 
     def task_models(self, task: str, variant: str) -> list[str]:
         mask = self.cell(task, variant) & self.scored
-        return [self.models[m] for m in np.unique(self.model[mask])]
+        return [self.models[m] for m in present(self.model[mask], len(self.models))]
 
     def records_at(self, mask: BoolArray) -> list[ItemRecord]:
         return list(map(self.records.__getitem__, np.flatnonzero(mask).tolist()))

@@ -9,7 +9,7 @@ import numpy as np
 
 from attunebench.analysis.bootstrap import Minimum
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import Frame, headline_variant
+from attunebench.analysis.frame import Frame, headline_variant, present
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster, task_provenance
 from attunebench.analysis.schema import Estimate, Notice, ScoreRow, TaskInfo
@@ -70,7 +70,7 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
         else [],
         headline_variant=headline,
         variants=variants,
-        n_items=int(np.unique(frame.item[frame.task == frame.tasks.index(task)]).size),
+        n_items=len(present(frame.item[frame.task == frame.tasks.index(task)], 1)),
         gold_levels=dict(sorted(levels.items()))
         if len(levels) > 1 or "conversation" in levels
         else {},
