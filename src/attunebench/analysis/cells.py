@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame, IntArray
+from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame, IntArray, present
 from attunebench.analysis.schema import LeftOutItem, item_address
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Scoring, Task, View, takes_option
@@ -178,22 +178,23 @@ def build_cell(
     as the run recorded them."""
     cell = frame.cell(task, variant)
     answered = cell & frame.answered
-    models = np.unique(frame.model[cell]).tolist()
-    by_model = {m: set(frame.item[answered & (frame.model == m)].tolist()) for m in models}
+    models = present(frame.model[cell], len(frame.models))
+    held = _answered_items(frame, answered)  # (models, items): which items each answered
     compared = [m for m in models if m in subjects] or models
-    answering = [by_model[m] for m in compared if by_model[m]]
-    every = set().union(*answering) if answering else set()
-    common = set.intersection(*answering) if answering else set()
+    answering = held[[m for m in compared if held[m].any()]]
+    every: BoolArray = np.logical_or.reduce(answering, axis=0)
+    # (and `every`: where no model answered any item, none is common)
+    common: BoolArray = np.logical_and.reduce(answering, axis=0) & every
     keep = answered.copy()
     left_out: list[LeftOutItem] = []
-    missing = sorted(every - common)
+    missing = np.flatnonzero(every & ~common)
     lacking: dict[str, int] = {}
     if not all_items:
-        keep &= np.isin(frame.item, list(common))
-        for code in missing[:SHOWN_LEFT_OUT]:
+        keep &= common[frame.item]
+        for code in missing[:SHOWN_LEFT_OUT].tolist():
             rows = np.flatnonzero(cell & (frame.item == code))
             record = frame.records[rows[0]]
-            absent = sorted(frame.models[m] for m in compared if code not in by_model[m])
+            absent = sorted(frame.models[m] for m in compared if not held[m, code])
             left_out.append(
                 LeftOutItem(
                     **item_address(task, variant, record),
@@ -201,15 +202,10 @@ def build_cell(
                     reason=_failure_reasons(frame, rows),
                 )
             )
-        lacking = {
-            frame.models[m]: len(common - by_model[m])
-            for m in models
-            if m not in compared and common - by_model[m]
-        }
-    everyone = [items for items in by_model.values() if items]
-    differ = (
-        all_items and len(everyone) > 1 and set().union(*everyone) != set.intersection(*everyone)
-    )
+        short = {m: int(np.count_nonzero(common & ~held[m])) for m in models if m not in compared}
+        lacking = {frame.models[m]: n for m, n in short.items() if n}
+    everyone = held[[m for m in models if held[m].any()]]
+    differ = all_items and len(everyone) > 1 and bool((everyone.any(0) != everyone.all(0)).any())
     return Cell(
         task,
         variant,
@@ -220,5 +216,14 @@ def build_cell(
         differ,
         frame,
         lacking,
-        len(common),
+        int(np.count_nonzero(common)),
     )
+
+
+def _answered_items(frame: Frame, answered: BoolArray) -> BoolArray:
+    """(the frame's models, its item codes): whether the model answered the item among the
+    `answered` records; one pass, where a set per model cost a mask of the frame each."""
+    rows = np.flatnonzero(answered)
+    held = np.zeros((len(frame.models), int(frame.item.max(initial=-1)) + 1), dtype=bool)
+    held[frame.model[rows], frame.item[rows]] = True
+    return held
