@@ -9,6 +9,9 @@ import numpy as np
 
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame, present
+from attunebench.analysis.scores import column_values
+from attunebench.records import JUDGE_FAILED
+from attunebench.tasks.helpers.metrics import Column
 from planted import synthetic
 from planted.synthetic import Plan
 
@@ -147,3 +150,28 @@ def test_task_variants_and_models_are_those_of_the_task_alone() -> None:
             assert frame.task_models(task, variant) == sorted(scored)
     assert frame.task_variants("emotion") != frame.task_variants("behavior")
     assert frame.task_models("emotion", frame.task_variants("emotion")[0]) == ["m/a"]
+
+
+def test_flag_codes_give_back_each_records_flags_and_judge_failures() -> None:
+    """Each record's flags by its code (one a list, as a record constructed unvalidated holds:
+    the trap), `judge_failed` where they hold the judge failure, and a flag column read from
+    the codes as from the records (none for a failed record)."""
+    runs = synthetic.runs(Plan({"m/a": {"response": 0.6}}, 6, judge_accuracy=0.7))
+    kinds: list[object] = [(), (JUDGE_FAILED,), ("one-order-only",), ["one-order-only", "x"]]
+    records = [
+        r.model_copy(update={"flags": kinds[i % len(kinds)]}) for i, r in enumerate(runs.records)
+    ]
+    records[4] = records[4].model_copy(update={"status": "failed", "score": None})
+    frame = Frame.from_records(records)
+    assert len(frame.flag_sets) == len(kinds)
+    for i, record in enumerate(records):
+        assert frame.flag_sets[frame.flag[i]] == tuple(record.flags)
+        assert frame.judge_failed[i] == (JUDGE_FAILED in record.flags)
+    rows = np.arange(len(records))
+    found = column_values(frame, rows, Column(flag="one-order-only"))[:, 0]
+    for i, record in enumerate(records):
+        expected = (
+            math.nan if record.status == "failed" else float("one-order-only" in record.flags)
+        )
+        assert found[i] == expected or (math.isnan(found[i]) and math.isnan(expected))
+    assert np.nansum(found) > 0 and np.isnan(found[4])

@@ -111,6 +111,18 @@ def _score_columns(
     return columns
 
 
+def _flag_codes(flags: Sequence[Sequence[str]]) -> tuple[tuple[tuple[str, ...], ...], IntArray]:
+    """The distinct flag tuples in order of first appearance, and each record's among them."""
+    try:
+        distinct = dict.fromkeys(flags)
+    except TypeError:  # a record constructed unvalidated may hold a list
+        flags = list(map(tuple, flags))
+        distinct = dict.fromkeys(flags)
+    index = {found: code for code, found in enumerate(distinct)}
+    codes = np.fromiter(map(index.__getitem__, flags), dtype=np.int64, count=len(flags))
+    return tuple(map(tuple, index)), codes
+
+
 _JUDGE, _MODE = attrgetter("judge"), attrgetter("mode")
 
 
@@ -181,6 +193,10 @@ class Frame:
     status: IntArray
     score: FloatArray
     judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
+    # Each record's flags, a code into the distinct ones (most records carry none), so that a
+    # metric reading a flag reads no record.
+    flag_sets: tuple[tuple[str, ...], ...]
+    flag: IntArray
     judged: BoolArray  # holds a judge's verdict (most records hold none: they are passed over)
     # The judges of every verdict: each verdict's record and judge (a code among `judges`),
     # and whether a record holds a pairwise verdict. Read with the other columns: the cells'
@@ -212,9 +228,8 @@ class Frame:
         columns = [list(map(itemgetter(name), fields)) for name in _FIELDS]
         task_names, model_names, variant_names, conversation_ids, turns = columns[:5]
         item_ids, statuses, numbers, flags, score_maps, gold_maps, prediction_maps = columns[5:]
-        judge_failed = np.fromiter(
-            (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
-        )
+        flag_sets, flag = _flag_codes(flags)
+        judge_failed = np.array([JUDGE_FAILED in f for f in flag_sets], dtype=bool)[flag]
         # read with the other columns (the judges' tables and cells walk only these records)
         held = list(map(itemgetter("verdicts"), fields))
         judged = np.fromiter(map(bool, held), dtype=bool, count=size)
@@ -246,6 +261,8 @@ class Frame:
             status,
             score,
             judge_failed,
+            flag_sets,
+            flag,
             judged,
             *verdicts,
             golds,

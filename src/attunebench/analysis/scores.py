@@ -85,8 +85,8 @@ def column_values(frame: Frame, rows: IntArray, column: Column) -> FloatArray:
     """A `Column`'s values (items, 1) for these records, from the frame's columns: what
     `column.of` reads from each record's view, without making the views."""
     if column.flag is not None:
-        flag, records = column.flag, frame.records
-        values = np.array([flag in records[i].flags for i in rows.tolist()], dtype=np.float64)
+        holds = np.array([column.flag in found for found in frame.flag_sets], dtype=np.float64)
+        values = holds[frame.flag[rows]]
     else:
         source = frame.score if column.key is None else frame.scores.get(column.key)
         values = np.full(len(rows), np.nan) if source is None else source[rows]
