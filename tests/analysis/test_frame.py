@@ -4,11 +4,14 @@ lacks the key or holds None), whatever mix of keys the records have."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 
 from attunebench.analysis.cells import build_cell
 from attunebench.analysis.frame import Frame, present
+from attunebench.analysis.loading import Runs
+from attunebench.analysis.rows import item_golds, task_info
 from attunebench.analysis.scores import column_values
 from attunebench.records import JUDGE_FAILED
 from attunebench.tasks.helpers.metrics import Column
@@ -175,3 +178,50 @@ def test_flag_codes_give_back_each_records_flags_and_judge_failures() -> None:
         )
         assert found[i] == expected or (math.isnan(found[i]) and math.isnan(expected))
     assert np.nansum(found) > 0 and np.isnan(found[4])
+
+
+def test_item_golds_read_each_items_level_and_derived_flag_with_the_types_defaults() -> None:
+    """Per item (its last record), its conversation, gold level and derived flag, a field the
+    gold lacks (or no gold at all) taking the gold type's default; the task's description
+    counts them (the trap: a derived item's conversation is no source of the task's gold)."""
+    runs = synthetic.runs(Plan({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.5}}, 6))
+    golds: list[dict[str, object] | None] = [
+        {"level": "conversation", "derived": True},
+        {"level": "turn"},
+        {"derived": False},
+        None,
+    ]
+    items = sorted({(r.conversation_id, r.turn_index) for r in runs.records})
+    planted = {item: golds[n % len(golds)] for n, item in enumerate(items)}
+    records = [
+        r.model_copy(update={"gold": planted[r.conversation_id, r.turn_index]})
+        for r in runs.records
+    ]
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", frame.variants[0], all_items=True)
+    conversations, levels, derived = item_golds(frame, cell)
+    found = sorted(
+        zip([frame.conversations[c] for c in conversations], levels, derived, strict=True)
+    )
+    expected = sorted(
+        (c, str((g or {}).get("level", "turn")), bool((g or {}).get("derived", False)))
+        for (c, _), g in planted.items()
+    )
+    assert found == expected
+    info = task_info(
+        frame,
+        Runs(runs.runs, tuple(records), runs.conversations),
+        "emotion",
+        {("emotion", frame.variants[0]): cell},
+    )
+    held = [bool(g and g.get("derived")) for g in planted.values()]
+    assert info.derived_share == sum(held) / len(held) == sum(derived) / len(derived)
+    assert info.gold_levels == dict(sorted(Counter(levels).items()))
+    assert "derived" in info.provenance
+    # the trap: every item derived, no conversation is a source of the task's gold
+    derived_only = [r.model_copy(update={"gold": {"derived": True}}) for r in runs.records]
+    frame = Frame.from_records(derived_only)
+    cell = build_cell(frame, "emotion", frame.variants[0], all_items=True)
+    whole = Runs(runs.runs, tuple(derived_only), runs.conversations)
+    info = task_info(frame, whole, "emotion", {("emotion", frame.variants[0]): cell})
+    assert info.provenance == ["derived"] and info.derived_share == 1.0
