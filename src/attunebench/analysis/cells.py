@@ -152,7 +152,7 @@ def typed_views(
 
 def _typed(distinct: Sequence[Any], codes: IntArray, read: Callable[[Any], Any]) -> list[Any]:
     """Each record's value (its code among `distinct`) read by `read`, once per distinct one."""
-    typed = {code: read(distinct[code]) for code in np.unique(codes).tolist()}
+    typed = {code: read(distinct[code]) for code in present(codes, len(distinct))}
     return list(map(typed.__getitem__, codes.tolist()))
 
 
