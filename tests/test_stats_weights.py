@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from attunebench.stats import SINGLE_EXACT, Weights, _known, exact_product
+from attunebench.stats import (
+    SINGLE_EXACT,
+    SINGLE_ROWS,
+    Weights,
+    _known,
+    drawn_clusters,
+    exact_product,
+)
 from attunebench.tasks.helpers.metrics import Metric, mean_statistic
 
 
@@ -211,3 +218,23 @@ def test_a_metric_of_several_rows_per_record_gives_what_fresh_weights_of_its_row
     point, drawn = metric.evaluate_values((halves, np.arange(160) // 2), weights)
     assert point == 0.5
     assert (drawn[~np.isnan(drawn)] == 0.5).all() and not np.isnan(drawn).all()
+
+
+def test_drawn_clusters_are_those_some_resample_draws_read_once_per_counts() -> None:
+    """Planted: clusters 2 and 5 never drawn. The resamples' counts are read once (the same
+    read-only answer again); other counts, equal or not, are read for themselves (the trap:
+    an answer kept for one array served for another)."""
+    rng = np.random.default_rng(4)
+    counts = rng.integers(1, 3, size=(SINGLE_ROWS, 8)).astype(np.float64)
+    counts[:, [2, 5]] = 0.0
+    expected = [c not in (2, 5) for c in range(8)]
+    found = drawn_clusters(counts)
+    assert found.tolist() == expected and not found.flags.writeable
+    assert drawn_clusters(counts) is found
+    other = counts.copy()
+    other[3, 2] = 1.0
+    assert drawn_clusters(other).tolist() == [c != 5 for c in range(8)]
+    assert drawn_clusters(counts).tolist() == expected
+    few = counts[:3].copy()  # a few rows (a point's, a jackknife's): read each time
+    few[0, 5] = 2.0
+    assert drawn_clusters(few).tolist() == [c != 2 for c in range(8)]

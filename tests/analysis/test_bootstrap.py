@@ -8,6 +8,7 @@ from scipy import stats
 
 from attunebench.analysis.bootstrap import (
     ClusterBootstrap,
+    clusters_in,
     expanded_confidence,
     paired_difference,
     percentile_interval,
@@ -168,3 +169,17 @@ def test_resampled_sums_of_whole_numbers_equal_double_precision_bit_for_bit() ->
     point, drawn = bootstrap.means(planted, conversation, np.arange(3000) % 2, 2)
     assert point.tolist() == [1.0, 0.0]
     assert (drawn[:, 0] == 1.0).all() and (drawn[:, 1] == 0.0).all()
+
+
+def test_clusters_in_counts_the_distinct_clusters_conversations_fall_in() -> None:
+    """Planted: six conversations held by three participants; conversations of one
+    participant count once (the trap: counting conversations), and no item counts none."""
+    cluster_of = np.array([0, 0, 1, 2, 2, 2], dtype=np.int64)
+    assert clusters_in(cluster_of, np.array([0, 1, 1, 0], dtype=np.int64)) == 1
+    assert clusters_in(cluster_of, np.array([5, 0, 3, 1], dtype=np.int64)) == 2
+    assert clusters_in(cluster_of, np.zeros(0, dtype=np.int64)) == 0
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        conversations = rng.integers(0, 6, size=int(rng.integers(1, 12)))
+        expected = np.unique(cluster_of[conversations]).size
+        assert clusters_in(cluster_of, conversations) == expected

@@ -4,6 +4,7 @@ others, and the items left out are listed with why; `all_items` keeps them and w
 from __future__ import annotations
 
 import json
+import random
 from collections import defaultdict
 from typing import Any
 
@@ -139,13 +140,15 @@ def dumped(value: Any) -> Any:
 def test_typed_views_read_every_record_as_the_task_reads_it() -> None:
     """Each record's view holds the gold and prediction `Scoring.view` reads from it, equal
     predictions shared: also where one model's record of an item holds a gold that differs
-    from the others' (a merged older run), and where a prediction does not validate."""
+    from the others' (a merged older run), and where a prediction does not validate. Its status
+    (read from the frame's columns) is the record's: an invalid answer is not parsed."""
     plan = Plan({name: {"emotion": 0.6} for name in ("m/a", "m/b")}, conversations=12)
     runs = synthetic.runs(plan)
     first = runs.records[0]
     changed = first.model_copy(update={"gold": {**(first.gold or {}), "primary": "other"}})
     odd = runs.records[1].model_copy(update={"prediction": {"primary": 3, "extra": [1.5]}})
-    records = (changed, odd, *runs.records[2:])
+    invalid = [r.model_copy(update={"status": "invalid"}) for r in runs.records[2:5]]
+    records = (changed, odd, *invalid, *runs.records[5:])
     frame = Frame.from_records(records)
     cell = build_cell(frame, "emotion", first.variant, all_items=True)
     assert cell.declaration is not None
@@ -156,6 +159,8 @@ def test_typed_views_read_every_record_as_the_task_reads_it() -> None:
         assert view.record is frame.records[i]
         assert dumped(view.gold) == dumped(plain.gold)
         assert dumped(view.prediction) == dumped(plain.prediction)
+        assert (view.status, view.parsed) == (plain.status, plain.parsed)
+    assert [views[i].parsed for i in (2, 3, 4)] == [False] * 3 and views[5].parsed
     same_item = [i for i in views if i and frame.item[i] == frame.item[0]]
     assert same_item and views[0].gold.primary == "other"
     assert all(views[i].gold.primary == first.gold["primary"] != "other" for i in same_item)
@@ -180,3 +185,81 @@ def test_each_models_rows_are_its_records_in_the_cell_in_order() -> None:
             assert not found.flags.writeable  # shared by every step that asks
     behavior = build_cell(frame, "behavior", frame.task_variants("behavior")[0], all_items=False)
     assert behavior.rows(frame, frame.models.index("m/a")).size == 0
+
+
+def cell_by_sets(
+    frame: Frame, task: str, variant: str, all_items: bool, subjects: list[int]
+) -> dict[str, Any]:
+    """What a cell keeps, found with a set of items per model: the definition (module
+    docstring) read literally, for the cell's one-pass reading to be checked against."""
+    models = sorted(
+        {
+            int(m)
+            for m, t, v in zip(frame.model, frame.task, frame.variant, strict=True)
+            if frame.tasks[t] == task and frame.variants[v] == variant
+        }
+    )
+    answered = frame.cell(task, variant) & frame.answered
+    by_model = {m: {int(i) for i in frame.item[answered & (frame.model == m)]} for m in models}
+    compared = [m for m in models if m in subjects] or models
+    answering = [by_model[m] for m in compared if by_model[m]]
+    common = set.intersection(*answering) if answering else set()
+    missing = sorted(set().union(*answering) - common)
+    everyone = [items for items in by_model.values() if items]
+    kept = [
+        bool(answered[i]) and (all_items or int(frame.item[i]) in common)
+        for i in range(len(frame.records))
+    ]
+    shown = [
+        sorted(frame.models[m] for m in compared if code not in by_model[m])
+        for code in missing[:20]
+    ]
+    lacking = {
+        frame.models[m]: len(common - by_model[m])
+        for m in models
+        if m not in compared and common - by_model[m]
+    }
+    return {
+        "mask": kept,
+        "left_out_count": len(missing),
+        "missing_for": [] if all_items else shown,
+        "lacking": {} if all_items else lacking,
+        "common": len(common),
+        "differ": all_items
+        and len(everyone) > 1
+        and set().union(*everyone) != set.intersection(*everyone),
+    }
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_cell_keeps_what_a_set_of_items_per_model_would(seed: int) -> None:
+    """Planted failures (each model's own, a yardstick's many, one model's every item) and
+    models under test or not: the cell's common items, left-out items (and whom they are
+    missing for), yardsticks' lacking items and uneven items are those the sets give."""
+    accuracy = {name: {"emotion": 0.6, "behavior": 0.5} for name in ("m/a", "m/b", "m/c")}
+    accuracy["baseline/random"] = {"emotion": 0.3, "behavior": 0.3}
+    plan = Plan(accuracy, conversations=12, items_per_conversation=4, kinds=KINDS, seed=seed)
+    runs = synthetic.runs(plan)
+    rng = random.Random(seed)
+    failing = {"m/a": 0.1, "m/b": 0.05, "baseline/random": 0.4, "m/c": 1.0 if seed == 2 else 0.0}
+
+    def refused(record: ItemRecord) -> ItemRecord:
+        if record.task != "emotion" or rng.random() >= failing[record.model]:
+            return record
+        update = {"status": "failed", "prediction": None, "score": None, "scores": {}}
+        return record.model_copy(update={**update, "error": REFUSAL})
+
+    frame = Frame.from_records(tuple(refused(r) for r in runs.records))
+    under_test = [frame.models.index(m) for m in ("m/a", "m/b", "m/c")]
+    for subjects in (under_test, [], under_test[:1]):
+        for all_items in (False, True):
+            for task in ("emotion", "behavior"):
+                cell = build_cell(frame, task, "blind", all_items, subjects)
+                expected = cell_by_sets(frame, task, "blind", all_items, subjects)
+                assert cell.mask.tolist() == expected["mask"]
+                assert cell.left_out_count == expected["left_out_count"]
+                assert [i.missing_for for i in cell.left_out] == expected["missing_for"]
+                assert (cell.lacking, cell.common) == (expected["lacking"], expected["common"])
+                assert cell.items_differ == expected["differ"]
+    emotion = build_cell(frame, "emotion", "blind", False, under_test)
+    assert emotion.left_out_count > 0 and emotion.lacking  # the planted failures tell

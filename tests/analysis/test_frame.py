@@ -4,9 +4,17 @@ lacks the key or holds None), whatever mix of keys the records have."""
 from __future__ import annotations
 
 import math
+from collections import Counter
+
+import numpy as np
 
 from attunebench.analysis.cells import build_cell
-from attunebench.analysis.frame import Frame
+from attunebench.analysis.frame import Frame, present
+from attunebench.analysis.loading import Runs
+from attunebench.analysis.rows import item_golds, task_info
+from attunebench.analysis.scores import column_values
+from attunebench.records import JUDGE_FAILED
+from attunebench.tasks.helpers.metrics import Column
 from planted import synthetic
 from planted.synthetic import Plan
 
@@ -77,3 +85,143 @@ def test_judged_column_and_cell_judges_read_each_records_verdicts() -> None:
             judges[record.model] |= {v.judge for v in record.verdicts}
     assert cell.judges == {model: sorted(found) for model, found in judges.items()}
     assert "judge/other" in cell.judges["m/b"] and "judge/other" not in cell.judges["m/a"]
+
+
+def test_verdict_columns_give_back_each_records_judges_and_pairwise_verdicts() -> None:
+    """Each verdict's record and judge, in the records' order, and `pairwise` exactly where a
+    record holds a pairwise verdict among others (not where it holds ratings alone)."""
+    runs = synthetic.runs(
+        Plan({"m/a": {"response": 0.6}, "m/b": {"response": 0.6}}, 6, judge_accuracy=0.7)
+    )
+    records = list(runs.records)
+    judged = [i for i, r in enumerate(records) if r.verdicts]
+    some, none, mixed = judged[0], judged[1], judged[2]
+    first = records[mixed].verdicts[0]
+    pairwise = first.model_copy(update={"mode": "pairwise", "judge": "judge/pairs"})
+    records[mixed] = records[mixed].model_copy(update={"verdicts": (first, pairwise)})
+    records[none] = records[none].model_copy(update={"verdicts": ()})
+    records[some] = records[some].model_copy(update={"verdicts": (pairwise,)})
+    frame = Frame.from_records(records)
+    expected = [(i, v.judge) for i, r in enumerate(records) for v in r.verdicts]
+    judges = [frame.judges[j] for j in frame.verdict_judge]
+    found = list(zip(frame.verdict_record.tolist(), judges, strict=True))
+    assert found == expected
+    assert list(frame.judges) == sorted({judge for _, judge in expected})
+    held = [any(v.mode == "pairwise" for v in r.verdicts) for r in records]
+    assert frame.pairwise.tolist() == held
+    assert [i for i, h in enumerate(held) if h] == [some, mixed]
+
+
+def test_no_verdict_gives_empty_verdict_columns() -> None:
+    runs = synthetic.runs(Plan({"m/a": {"emotion": 0.6}}, conversations=6))
+    frame = Frame.from_records(runs.records)
+    assert frame.judges == () and len(frame.verdict_record) == len(frame.verdict_judge) == 0
+    assert not frame.pairwise.any() and len(frame.pairwise) == len(runs.records)
+    cell = build_cell(frame, "emotion", frame.variants[0], all_items=True)
+    assert cell.judges == {}
+
+
+def test_present_codes_are_np_uniques() -> None:
+    """The distinct codes, sorted, as `np.unique` gives them: with gaps, the largest code
+    held, repeats out of order, and none at all."""
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 7, 40):
+        codes = rng.choice(np.arange(0, size, 2), size=25).astype(np.int64)
+        assert present(codes, size) == np.unique(codes).tolist()
+    assert present(np.array([6, 0, 6], dtype=np.int64), 7) == [0, 6]
+    assert present(np.zeros(0, dtype=np.int64), 3) == []
+
+
+def test_task_variants_and_models_are_those_of_the_task_alone() -> None:
+    """A task's variants and scored models are its own records', not another task's (the
+    trap: a variant and a model only the other task has)."""
+    plan = Plan({"m/a": {"emotion": 0.6, "behavior": 0.5}, "m/b": {"behavior": 0.5}}, 6)
+    records = list(synthetic.runs(plan).records)
+    records = [
+        r.model_copy(update={"variant": "informed"}) if r.task == "behavior" else r for r in records
+    ]
+    frame = Frame.from_records(records)
+    for task in ("emotion", "behavior"):
+        own = [r for r in records if r.task == task]
+        assert frame.task_variants(task) == sorted({r.variant for r in own})
+        for variant in frame.task_variants(task):
+            scored = {
+                r.model
+                for r in own
+                if r.variant == variant and r.status != "failed" and r.score is not None
+            }
+            assert frame.task_models(task, variant) == sorted(scored)
+    assert frame.task_variants("emotion") != frame.task_variants("behavior")
+    assert frame.task_models("emotion", frame.task_variants("emotion")[0]) == ["m/a"]
+
+
+def test_flag_codes_give_back_each_records_flags_and_judge_failures() -> None:
+    """Each record's flags by its code (one a list, as a record constructed unvalidated holds:
+    the trap), `judge_failed` where they hold the judge failure, and a flag column read from
+    the codes as from the records (none for a failed record)."""
+    runs = synthetic.runs(Plan({"m/a": {"response": 0.6}}, 6, judge_accuracy=0.7))
+    kinds: list[object] = [(), (JUDGE_FAILED,), ("one-order-only",), ["one-order-only", "x"]]
+    records = [
+        r.model_copy(update={"flags": kinds[i % len(kinds)]}) for i, r in enumerate(runs.records)
+    ]
+    records[4] = records[4].model_copy(update={"status": "failed", "score": None})
+    frame = Frame.from_records(records)
+    assert len(frame.flag_sets) == len(kinds)
+    for i, record in enumerate(records):
+        assert frame.flag_sets[frame.flag[i]] == tuple(record.flags)
+        assert frame.judge_failed[i] == (JUDGE_FAILED in record.flags)
+    rows = np.arange(len(records))
+    found = column_values(frame, rows, Column(flag="one-order-only"))[:, 0]
+    for i, record in enumerate(records):
+        expected = (
+            math.nan if record.status == "failed" else float("one-order-only" in record.flags)
+        )
+        assert found[i] == expected or (math.isnan(found[i]) and math.isnan(expected))
+    assert np.nansum(found) > 0 and np.isnan(found[4])
+
+
+def test_item_golds_read_each_items_level_and_derived_flag_with_the_types_defaults() -> None:
+    """Per item (its last record), its conversation, gold level and derived flag, a field the
+    gold lacks (or no gold at all) taking the gold type's default; the task's description
+    counts them (the trap: a derived item's conversation is no source of the task's gold)."""
+    runs = synthetic.runs(Plan({"m/a": {"emotion": 0.6}, "m/b": {"emotion": 0.5}}, 6))
+    golds: list[dict[str, object] | None] = [
+        {"level": "conversation", "derived": True},
+        {"level": "turn"},
+        {"derived": False},
+        None,
+    ]
+    items = sorted({(r.conversation_id, r.turn_index) for r in runs.records})
+    planted = {item: golds[n % len(golds)] for n, item in enumerate(items)}
+    records = [
+        r.model_copy(update={"gold": planted[r.conversation_id, r.turn_index]})
+        for r in runs.records
+    ]
+    frame = Frame.from_records(records)
+    cell = build_cell(frame, "emotion", frame.variants[0], all_items=True)
+    conversations, levels, derived = item_golds(frame, cell)
+    found = sorted(
+        zip([frame.conversations[c] for c in conversations], levels, derived, strict=True)
+    )
+    expected = sorted(
+        (c, str((g or {}).get("level", "turn")), bool((g or {}).get("derived", False)))
+        for (c, _), g in planted.items()
+    )
+    assert found == expected
+    info = task_info(
+        frame,
+        Runs(runs.runs, tuple(records), runs.conversations),
+        "emotion",
+        {("emotion", frame.variants[0]): cell},
+    )
+    held = [bool(g and g.get("derived")) for g in planted.values()]
+    assert info.derived_share == sum(held) / len(held) == sum(derived) / len(derived)
+    assert info.gold_levels == dict(sorted(Counter(levels).items()))
+    assert "derived" in info.provenance
+    # the trap: every item derived, no conversation is a source of the task's gold
+    derived_only = [r.model_copy(update={"gold": {"derived": True}}) for r in runs.records]
+    frame = Frame.from_records(derived_only)
+    cell = build_cell(frame, "emotion", frame.variants[0], all_items=True)
+    whole = Runs(runs.runs, tuple(derived_only), runs.conversations)
+    info = task_info(frame, whole, "emotion", {("emotion", frame.variants[0]): cell})
+    assert info.provenance == ["derived"] and info.derived_share == 1.0

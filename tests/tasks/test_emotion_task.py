@@ -16,7 +16,9 @@ from attunebench.data.schema import Conversation, State, Turn
 from attunebench.models.base import ProviderError
 from attunebench.models.mock import MockProvider
 from attunebench.prompts import delimit
-from attunebench.tasks.emotion import EmotionGold
+from attunebench.records import ItemRecord
+from attunebench.tasks.base import View
+from attunebench.tasks.emotion import EmotionGold, EmotionPrediction, _primary_sets
 from attunebench.tasks.helpers.metrics import METRICS
 
 
@@ -371,3 +373,27 @@ def test_the_informed_prompt_says_who_gave_the_labels() -> None:
     blind = make_task("emotion").items([reported("third-party")])
     prompt = make_task("emotion").queries(list(blind)[-1], "generate")[0].messages[-1].content
     assert "annotators" not in prompt and "own words" not in prompt
+
+
+def test_primary_label_sets_are_the_answers_and_the_golds_primary() -> None:
+    """Each view's (named, reported) primary label sets, read through a cache keyed by the
+    two labels: a parsed answer names its primary; an invalid one, one without a primary or
+    without a prediction names none; a gold without a primary gives no sets at all (the trap:
+    a cached pair served for another answer or gold)."""
+    record = ItemRecord(
+        task="emotion", model="m", conversation_id="c", turn_index=0, item_id="i", status="ok"
+    )
+    sad, calm = EmotionGold(primary="sad"), EmotionGold(primary="calm")
+    named = EmotionPrediction(primary="calm", emotions=("calm",))
+    cases = [
+        (sad, named, "ok", {"calm"}, {"sad"}),
+        (calm, named, "ok", {"calm"}, {"calm"}),
+        (sad, named, "invalid", set(), {"sad"}),
+        (sad, EmotionPrediction(), "ok", set(), {"sad"}),
+        (calm, None, "failed", set(), {"calm"}),
+        (EmotionGold(emotions=("sad",)), named, "ok", set(), set()),
+    ]
+    for _ in range(2):  # the second time from the cache
+        for gold, prediction, status, guessed, held in cases:
+            found = _primary_sets(View(record, gold, prediction, status))
+            assert found == (frozenset(guessed), frozenset(held))

@@ -207,6 +207,12 @@ def cluster_sums(
     return group_sums(where, table, n_groups * n_clusters).reshape(n_groups, n_clusters, -1)
 
 
+def clusters_in(cluster_of: IntArray, conversations: IntArray) -> int:
+    """How many clusters these conversations (codes, one per item) fall in: counted, where
+    `np.unique` would sort them."""
+    return int(np.count_nonzero(np.bincount(cluster_of[conversations], minlength=1)))
+
+
 @dataclass(frozen=True)
 class ClusterBootstrap:
     """One set of cluster resamples, shared by every statistic of an analysis.
@@ -316,8 +322,7 @@ class Minimum:
 
     def clusters(self, conversations: IntArray) -> int:
         """How many clusters these conversations (codes, one per item) fall in."""
-        clusters = self.cluster_of[conversations]
-        return int(np.count_nonzero(np.bincount(clusters, minlength=1)))
+        return clusters_in(self.cluster_of, conversations)
 
     def reason(self, clusters: int, where: str = "") -> str | None:
         """Why no interval and no verdict rests on `clusters` clusters; None when enough."""
@@ -347,6 +352,6 @@ def paired_difference(
     both are resampled together and the interval reflects the pairing.
     """
     point, boot = bootstrap.means(a - b, conversations)
-    clusters = np.unique(bootstrap.cluster_of[conversations]).size
+    clusters = clusters_in(bootstrap.cluster_of, conversations)
     low, high = bootstrap.interval(boot, clusters)
     return float(point[0]), float(low[0]), float(high[0])

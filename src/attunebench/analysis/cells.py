@@ -20,14 +20,12 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
-from attunebench.analysis.frame import BoolArray, Frame, IntArray
+from attunebench.analysis.frame import STATUS_CODES, BoolArray, Frame, IntArray, present
 from attunebench.analysis.schema import LeftOutItem, item_address
 from attunebench.tasks import load_tasks
 from attunebench.tasks.base import Scoring, Task, View, takes_option
@@ -35,7 +33,7 @@ from attunebench.tasks.base import Scoring, Task, View, takes_option
 SHOWN_LEFT_OUT = 20  # items listed per cell; the rest are counted
 _NO_ROWS = np.zeros(0, dtype=np.intp)
 _NO_ROWS.flags.writeable = False
-_VERDICTS, _JUDGE = attrgetter("verdicts"), attrgetter("judge")
+_STATUS_NAMES = {code: name for name, code in STATUS_CODES.items()}  # the frame's status codes
 
 
 def task_object(name: str, made_with: Mapping[str, Any] | None = None) -> Task[Any, Any] | None:
@@ -79,14 +77,15 @@ class Cell:
         """Per model, the judges whose verdicts are behind its numbers."""
         if self.declaration is not None and not self.declaration.needs_judge:
             return {}  # no judge was asked: its records hold no verdicts
-        frame, out = self.frame, {}
-        rows = np.flatnonzero(self.mask & frame.judged)  # the records with a verdict
-        models = frame.model[rows]
-        for model in np.unique(models).tolist():
-            records = map(frame.records.__getitem__, rows[models == model].tolist())
-            judges = set(map(_JUDGE, chain.from_iterable(map(_VERDICTS, records))))
-            if judges:
-                out[self.frame.models[model]] = sorted(judges)
+        frame = self.frame
+        # each verdict of the cell's records (the frame's verdict columns), as (model, judge)
+        held = self.mask[frame.verdict_record]
+        models = frame.model[frame.verdict_record[held]]
+        pairs = np.unique(models * len(frame.judges) + frame.verdict_judge[held])
+        out: dict[str, list[str]] = {}
+        for pair in pairs.tolist():  # by model, then judge: each model's judges come sorted
+            model, judge = divmod(pair, len(frame.judges))
+            out.setdefault(frame.models[model], []).append(frame.judges[judge])
         return out
 
     def rows(self, frame: Frame, model: int) -> np.ndarray:
@@ -146,13 +145,14 @@ def typed_views(
         frame.prediction[rows],
         lambda found: None if found is None else _read(prediction_type, found),
     )
-    views = map(View, frame.records_at(keep), golds, predictions)
+    statuses = map(_STATUS_NAMES.__getitem__, frame.status[rows].tolist())
+    views = map(View, frame.records_at(keep), golds, predictions, statuses)
     return dict(zip(rows.tolist(), views, strict=True))
 
 
 def _typed(distinct: Sequence[Any], codes: IntArray, read: Callable[[Any], Any]) -> list[Any]:
     """Each record's value (its code among `distinct`) read by `read`, once per distinct one."""
-    typed = {code: read(distinct[code]) for code in np.unique(codes).tolist()}
+    typed = {code: read(distinct[code]) for code in present(codes, len(distinct))}
     return list(map(typed.__getitem__, codes.tolist()))
 
 
@@ -178,22 +178,23 @@ def build_cell(
     as the run recorded them."""
     cell = frame.cell(task, variant)
     answered = cell & frame.answered
-    models = np.unique(frame.model[cell]).tolist()
-    by_model = {m: set(frame.item[answered & (frame.model == m)].tolist()) for m in models}
+    models = present(frame.model[cell], len(frame.models))
+    held = _answered_items(frame, answered)  # (models, items): which items each answered
     compared = [m for m in models if m in subjects] or models
-    answering = [by_model[m] for m in compared if by_model[m]]
-    every = set().union(*answering) if answering else set()
-    common = set.intersection(*answering) if answering else set()
+    answering = held[[m for m in compared if held[m].any()]]
+    every: BoolArray = np.logical_or.reduce(answering, axis=0)
+    # (and `every`: where no model answered any item, none is common)
+    common: BoolArray = np.logical_and.reduce(answering, axis=0) & every
     keep = answered.copy()
     left_out: list[LeftOutItem] = []
-    missing = sorted(every - common)
+    missing = np.flatnonzero(every & ~common)
     lacking: dict[str, int] = {}
     if not all_items:
-        keep &= np.isin(frame.item, list(common))
-        for code in missing[:SHOWN_LEFT_OUT]:
+        keep &= common[frame.item]
+        for code in missing[:SHOWN_LEFT_OUT].tolist():
             rows = np.flatnonzero(cell & (frame.item == code))
             record = frame.records[rows[0]]
-            absent = sorted(frame.models[m] for m in compared if code not in by_model[m])
+            absent = sorted(frame.models[m] for m in compared if not held[m, code])
             left_out.append(
                 LeftOutItem(
                     **item_address(task, variant, record),
@@ -201,15 +202,10 @@ def build_cell(
                     reason=_failure_reasons(frame, rows),
                 )
             )
-        lacking = {
-            frame.models[m]: len(common - by_model[m])
-            for m in models
-            if m not in compared and common - by_model[m]
-        }
-    everyone = [items for items in by_model.values() if items]
-    differ = (
-        all_items and len(everyone) > 1 and set().union(*everyone) != set.intersection(*everyone)
-    )
+        short = {m: int(np.count_nonzero(common & ~held[m])) for m in models if m not in compared}
+        lacking = {frame.models[m]: n for m, n in short.items() if n}
+    everyone = held[[m for m in models if held[m].any()]]
+    differ = all_items and len(everyone) > 1 and bool((everyone.any(0) != everyone.all(0)).any())
     return Cell(
         task,
         variant,
@@ -220,5 +216,14 @@ def build_cell(
         differ,
         frame,
         lacking,
-        len(common),
+        int(np.count_nonzero(common)),
     )
+
+
+def _answered_items(frame: Frame, answered: BoolArray) -> BoolArray:
+    """(the frame's models, its item codes): whether the model answered the item among the
+    `answered` records; one pass, where a set per model cost a mask of the frame each."""
+    rows = np.flatnonzero(answered)
+    held = np.zeros((len(frame.models), int(frame.item.max(initial=-1)) + 1), dtype=bool)
+    held[frame.model[rows], frame.item[rows]] = True
+    return held

@@ -19,7 +19,7 @@ import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
-from operator import itemgetter, ne
+from operator import attrgetter, eq, itemgetter, ne
 from typing import Any
 
 import numpy as np
@@ -111,6 +111,37 @@ def _score_columns(
     return columns
 
 
+def _flag_codes(flags: Sequence[Sequence[str]]) -> tuple[tuple[tuple[str, ...], ...], IntArray]:
+    """The distinct flag tuples in order of first appearance, and each record's among them."""
+    try:
+        distinct = dict.fromkeys(flags)
+    except TypeError:  # a record constructed unvalidated may hold a list
+        flags = list(map(tuple, flags))
+        distinct = dict.fromkeys(flags)
+    index = {found: code for code, found in enumerate(distinct)}
+    codes = np.fromiter(map(index.__getitem__, flags), dtype=np.int64, count=len(flags))
+    return tuple(map(tuple, index)), codes
+
+
+_JUDGE, _MODE = attrgetter("judge"), attrgetter("mode")
+
+
+def _verdict_columns(
+    held: Sequence[Sequence[Any]], judged: BoolArray
+) -> tuple[tuple[str, ...], IntArray, IntArray, BoolArray]:
+    """The judges named (sorted), each verdict's record and judge code, and whether each
+    record holds a pairwise verdict: one walk over the verdicts of the records with any."""
+    rows = np.flatnonzero(judged)
+    owned = list(map(held.__getitem__, rows.tolist()))
+    verdicts = list(chain.from_iterable(owned))
+    judges, judge = _codes(list(map(_JUDGE, verdicts)))
+    record = np.repeat(rows, np.fromiter(map(len, owned), dtype=np.int64, count=len(owned)))
+    modes = map(eq, map(_MODE, verdicts), repeat("pairwise"))
+    pairwise = np.zeros(len(held), dtype=bool)
+    pairwise[record[np.fromiter(modes, dtype=bool, count=len(verdicts))]] = True
+    return judges, record.astype(np.int64), judge, pairwise
+
+
 def _first_seen(*columns: IntArray) -> IntArray:
     """One code per distinct row of these integer columns, in order of first appearance (as
     a dict of the rows' tuples numbers them), found by sorting one integer key per row."""
@@ -126,6 +157,13 @@ def _first_seen(*columns: IntArray) -> IntArray:
     rank = np.empty(len(distinct), dtype=np.int64)
     rank[np.argsort(first)] = np.arange(len(distinct))
     found: IntArray = rank[inverse.reshape(-1)]
+    return found
+
+
+def present(codes: IntArray, size: int) -> list[int]:
+    """The distinct codes among `codes` (each below `size`), sorted: `np.unique`'s, counted
+    rather than sorted (a summary asks for a task's variants a score of times)."""
+    found: list[int] = np.flatnonzero(np.bincount(codes, minlength=size)).tolist()
     return found
 
 
@@ -155,7 +193,18 @@ class Frame:
     status: IntArray
     score: FloatArray
     judge_failed: BoolArray  # scored with a verdict lost to a judge failure (a loss)
+    # Each record's flags, a code into the distinct ones (most records carry none), so that a
+    # metric reading a flag reads no record.
+    flag_sets: tuple[tuple[str, ...], ...]
+    flag: IntArray
     judged: BoolArray  # holds a judge's verdict (most records hold none: they are passed over)
+    # The judges of every verdict: each verdict's record and judge (a code among `judges`),
+    # and whether a record holds a pairwise verdict. Read with the other columns: the cells'
+    # judges and the verdict table would otherwise each walk every verdict again.
+    judges: tuple[str, ...]
+    verdict_record: IntArray
+    verdict_judge: IntArray
+    pairwise: BoolArray
     # The records' golds and predictions as read (JSON values): each item's gold and each
     # distinct prediction once, and each record's among them, so that a cell reads each into
     # its typed model once (`cells.typed_views`).
@@ -179,11 +228,12 @@ class Frame:
         columns = [list(map(itemgetter(name), fields)) for name in _FIELDS]
         task_names, model_names, variant_names, conversation_ids, turns = columns[:5]
         item_ids, statuses, numbers, flags, score_maps, gold_maps, prediction_maps = columns[5:]
-        judge_failed = np.fromiter(
-            (bool(f) and JUDGE_FAILED in f for f in flags), dtype=bool, count=size
-        )
+        flag_sets, flag = _flag_codes(flags)
+        judge_failed = np.array([JUDGE_FAILED in f for f in flag_sets], dtype=bool)[flag]
         # read with the other columns (the judges' tables and cells walk only these records)
-        judged = np.fromiter(map(bool, map(itemgetter("verdicts"), fields)), dtype=bool, count=size)
+        held = list(map(itemgetter("verdicts"), fields))
+        judged = np.fromiter(map(bool, held), dtype=bool, count=size)
+        verdicts = _verdict_columns(held, judged)
         status = np.fromiter(map(STATUS_CODES.__getitem__, statuses), dtype=np.int64, count=size)
         score = np.array(numbers, dtype=np.float64).reshape(size)  # None: NaN
         score[status == STATUS_CODES["failed"]] = np.nan
@@ -211,7 +261,10 @@ class Frame:
             status,
             score,
             judge_failed,
+            flag_sets,
+            flag,
             judged,
+            *verdicts,
             golds,
             gold,
             predictions,
@@ -243,12 +296,13 @@ class Frame:
         return mask
 
     def task_variants(self, task: str) -> list[str]:
+        """The task's variants, in the codes' (sorted) order."""
         mask = self.task == self.tasks.index(task)
-        return [self.variants[v] for v in np.unique(self.variant[mask])]
+        return [self.variants[v] for v in present(self.variant[mask], len(self.variants))]
 
     def task_models(self, task: str, variant: str) -> list[str]:
         mask = self.cell(task, variant) & self.scored
-        return [self.models[m] for m in np.unique(self.model[mask])]
+        return [self.models[m] for m in present(self.model[mask], len(self.models))]
 
     def records_at(self, mask: BoolArray) -> list[ItemRecord]:
         return list(map(self.records.__getitem__, np.flatnonzero(mask).tolist()))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from itertools import repeat
 
 import numpy as np
 
 from attunebench.analysis.bootstrap import Minimum
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import Frame, headline_variant
+from attunebench.analysis.frame import Frame, IntArray, headline_variant, present
 from attunebench.analysis.loading import Runs
 from attunebench.analysis.provenance import Roster, task_provenance
 from attunebench.analysis.schema import Estimate, Notice, ScoreRow, TaskInfo
@@ -18,22 +19,21 @@ from attunebench.analysis.scores import MetricScores, counts, headline_metric
 CellKey = tuple[str, str]  # task, variant
 
 
-def item_golds(frame: Frame, cell: Cell) -> list[tuple[str, str, bool]]:
-    """(conversation id, gold level, derived) of each item of the cell, read from the records'
-    gold without typed views (missing fields take the gold type's defaults, as a view's do)."""
+def item_golds(frame: Frame, cell: Cell) -> tuple[IntArray, list[str], list[bool]]:
+    """The conversation (a code), gold level and whether derived of each item of the cell,
+    read from the records' gold without typed views (missing fields take the gold type's
+    defaults, as a view's do); each read by one C-level map over the items."""
     if cell.declaration is None:
-        return []
+        return np.zeros(0, dtype=np.int64), [], []
     fields = cell.declaration.gold_type.model_fields
     default_level, default_derived = fields["level"].default, fields["derived"].default
     rows = np.flatnonzero(cell.mask)
     _, last = np.unique(frame.item[rows][::-1], return_index=True)  # an item's last record
-    out = []
-    for i in rows[len(rows) - 1 - last].tolist():
-        gold = frame.golds[frame.gold[i]] or {}
-        level = gold.get("level", default_level)
-        conversation = frame.conversations[frame.conversation[i]]
-        out.append((conversation, str(level), bool(gold.get("derived", default_derived))))
-    return out
+    chosen = rows[len(rows) - 1 - last]
+    golds = [found or {} for found in map(frame.golds.__getitem__, frame.gold[chosen].tolist())]
+    levels = list(map(str, map(dict.get, golds, repeat("level"), repeat(default_level))))
+    derived = list(map(bool, map(dict.get, golds, repeat("derived"), repeat(default_derived))))
+    return frame.conversation[chosen], levels, derived
 
 
 def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]) -> TaskInfo:
@@ -43,19 +43,16 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
     if headline is None:
         raise ValueError(f"task {task} has only person-hidden twins: no headline to describe")
     cell = cells[task, headline]
-    items = item_golds(frame, cell)
-    levels = Counter(level for _, level, _ in items)
-    derived = [flag for _, _, flag in items]
+    conversations, held, derived = item_golds(frame, cell)
+    levels = Counter(held)
     judges = sorted({j for js in cell.judges.values() for j in js})
     derived_label = ["derived"] if any(derived) else []
     declaration = cell.declaration
     # Derived gold (pairs ordered from ratings) is `derived` whoever gave the ratings: the
-    # person never compared the two replies.
-    task_sources = {
-        runs.conversations[c].source.name
-        for c, _, flag in items
-        if c in runs.conversations and not flag
-    }
+    # person never compared the two replies. Read once per conversation of the others.
+    given = present(conversations[~np.array(derived, dtype=bool)], len(frame.conversations))
+    named = (frame.conversations[code] for code in given)
+    task_sources = {runs.conversations[c].source.name for c in named if c in runs.conversations}
     left_out: dict[str, int] = {}
     for run in runs.runs:
         for reason, count in run.info.left_out.get(task, {}).items():
@@ -70,7 +67,7 @@ def task_info(frame: Frame, runs: Runs, task: str, cells: Mapping[CellKey, Cell]
         else [],
         headline_variant=headline,
         variants=variants,
-        n_items=int(np.unique(frame.item[frame.task == frame.tasks.index(task)]).size),
+        n_items=len(present(frame.item[frame.task == frame.tasks.index(task)], 1)),
         gold_levels=dict(sorted(levels.items()))
         if len(levels) > 1 or "conversation" in levels
         else {},

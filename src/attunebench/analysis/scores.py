@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, jackknife_widened
+from attunebench.analysis.bootstrap import ClusterBootstrap, clusters_in, jackknife_widened
 from attunebench.analysis.cells import Cell
-from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame, IntArray
+from attunebench.analysis.frame import STATUS_CODES, FloatArray, Frame, IntArray, present
 from attunebench.tasks.base import Scoring, View
 from attunebench.tasks.helpers.metrics import Column, Found, Metric, Values
 
@@ -85,8 +85,8 @@ def column_values(frame: Frame, rows: IntArray, column: Column) -> FloatArray:
     """A `Column`'s values (items, 1) for these records, from the frame's columns: what
     `column.of` reads from each record's view, without making the views."""
     if column.flag is not None:
-        flag, records = column.flag, frame.records
-        values = np.array([flag in records[i].flags for i in rows.tolist()], dtype=np.float64)
+        holds = np.array([column.flag in found for found in frame.flag_sets], dtype=np.float64)
+        values = holds[frame.flag[rows]]
     else:
         source = frame.score if column.key is None else frame.scores.get(column.key)
         values = np.full(len(rows), np.nan) if source is None else source[rows]
@@ -109,11 +109,11 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
     samples = {m.name: np.full((bootstrap.resamples, models), np.nan) for m in metrics}
     jackknife: dict[str, dict[int, FloatArray]] = {m.name: {} for m in metrics if m.widen}
     clusters = np.full(models, bootstrap.n_clusters)  # each model's own, for its interval
-    for model in np.unique(frame.model[cell.mask]):
-        rows = cell.rows(frame, int(model))
-        clusters[model] = np.unique(bootstrap.cluster_of[frame.conversation[rows]]).size
+    for model in present(frame.model[cell.mask], models):
+        rows = cell.rows(frame, model)
+        clusters[model] = clusters_in(bootstrap.cluster_of, frame.conversation[rows])
         weights = bootstrap.weights(frame.conversation[rows])
-        read: dict[Values, Found] = cell.readings.setdefault(int(model), {})
+        read: dict[Values, Found] = cell.readings.setdefault(model, {})
         views: list[View[Any, Any]] | None = None
         for metric in metrics:
             if metric.column is not None:
@@ -127,7 +127,7 @@ def metric_scores(frame: Frame, bootstrap: ClusterBootstrap, cell: Cell) -> list
             points[metric.name][model] = point
             samples[metric.name][:, model] = drawn
             if metric.widen:
-                jackknife[metric.name][int(model)] = metric.leave_one_out(found, weights)
+                jackknife[metric.name][model] = metric.leave_one_out(found, weights)
     out = []
     for metric in metrics:
         if np.isnan(points[metric.name]).all() and metric.name != headline_metric(cell):

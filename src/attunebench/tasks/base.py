@@ -176,11 +176,16 @@ class View(Generic[G, P]):
 
     __slots__ = ("gold", "parsed", "prediction", "record", "status")
 
-    def __init__(self, record: ItemRecord, gold: G, prediction: P | None) -> None:
+    def __init__(
+        self, record: ItemRecord, gold: G, prediction: P | None, status: str | None = None
+    ) -> None:
+        """`status`: the record's, where the caller has it (an analysis reads it from its
+        columns rather than from a hundred thousand records)."""
         self.record = record
         self.gold = gold
         self.prediction = prediction
-        self.status: str = (status := record.status)  # a model's field read once
+        # the record's field read once, where not given
+        self.status: str = (status := record.status if status is None else status)
         self.parsed: bool = status == "ok"
 
     def __repr__(self) -> str:

@@ -257,10 +257,16 @@ _NO_LABELS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 
 def _primary_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:
-    if view.gold.primary is None:
+    primary = view.gold.primary
+    if primary is None:
         return _NO_LABELS
-    guess = view.prediction.primary if view.parsed and view.prediction else None
-    return metrics.label_pair((guess,) if guess else (), (view.gold.primary,))
+    prediction = view.prediction
+    return _primary_pair(prediction.primary if view.parsed and prediction else None, primary)
+
+
+@cache  # read per record by the metrics and the diagnostics: keyed by two strings, no tuple
+def _primary_pair(guess: str | None, primary: str) -> tuple[frozenset[str], frozenset[str]]:
+    return metrics.label_pair((guess,) if guess else (), (primary,))
 
 
 def _label_sets(view: EmotionView) -> tuple[frozenset[str], frozenset[str]]:

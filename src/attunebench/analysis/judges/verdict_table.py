@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
-from operator import attrgetter, eq
 from typing import Any
 
 import numpy as np
@@ -23,7 +21,6 @@ FIRST, SECOND, TIE, NONE = 0, 1, 2, -1
 # (a judge on the participants' own pair). Kinds of rows, not task names: which task is which
 # is asked of the records (judged answers carry pairwise verdicts) and of the caller (`audits`).
 JUDGED, AUDIT = "judged", "audit"
-_VERDICTS, _MODE = attrgetter("verdicts"), attrgetter("mode")
 MODEL_FIRST = "model-first"
 AUDIT_VARIANT = "informed"  # the response task's judges see what the participant told us
 AUDIT_ORDERS = ("ab", "ba")
@@ -113,16 +110,6 @@ def _audit_rows(record: ItemRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-def _holds_pairwise(records: Sequence[ItemRecord]) -> np.ndarray[Any, Any]:
-    """Which records hold a pairwise verdict: most judged records hold a judge's ratings
-    alone, which give no row (read without a Python statement per verdict)."""
-    held = list(map(_VERDICTS, records))
-    modes = map(_MODE, chain.from_iterable(held))
-    flat = np.fromiter(map(eq, modes, repeat("pairwise")), dtype=bool)
-    owner = np.repeat(np.arange(len(held)), np.fromiter(map(len, held), dtype=np.int64))
-    return np.bincount(owner[flat], minlength=len(held)) > 0
-
-
 def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     """The verdicts of every judged answer (records with pairwise verdicts) and of every task
     that `audits` the judges."""
@@ -130,10 +117,9 @@ def verdict_table(frame: Frame, audits: Callable[[str], bool]) -> VerdictTable:
     conversations: list[int] = []
     judged: dict[str, None] = {}
     audited = np.isin(frame.task, [code for code, task in enumerate(frame.tasks) if audits(task)])
-    # a failed record holds no verdict; only the records that can give rows are walked
-    held = np.flatnonzero(frame.answered & ~audited & frame.judged)
-    pairwise = np.zeros(len(audited), dtype=bool)
-    pairwise[held] = _holds_pairwise(list(map(frame.records.__getitem__, held.tolist())))
+    # a failed record holds no verdict; only the records that can give rows are walked (most
+    # judged records hold a judge's ratings alone, which give no row)
+    pairwise = frame.answered & ~audited & frame.pairwise
     walked = np.flatnonzero((frame.answered & audited) | pairwise)
     for i, conversation, audit in zip(
         walked.tolist(),
