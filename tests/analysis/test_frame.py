@@ -180,6 +180,26 @@ def test_flag_codes_give_back_each_records_flags_and_judge_failures() -> None:
     assert np.nansum(found) > 0 and np.isnan(found[4])
 
 
+def test_unvalidated_flags_of_none_or_one_bare_flag_read_as_no_flags_and_one_flag() -> None:
+    """A record constructed unvalidated may hold None (read as no flags: the frame still builds)
+    or one bare flag (read as that flag, not as its letters: the trap)."""
+    runs = synthetic.runs(Plan({"m/a": {"response": 0.6}}, 4, judge_accuracy=0.7))
+    kinds: list[object] = [None, JUDGE_FAILED, "one-order-only", ()]
+    records = [
+        r.model_copy(update={"flags": kinds[i % len(kinds)]}) for i, r in enumerate(runs.records)
+    ]
+    frame = Frame.from_records(records)
+    expected = [(), (JUDGE_FAILED,), ("one-order-only",), ()]
+    for i in range(len(records)):
+        assert frame.flag_sets[frame.flag[i]] == expected[i % len(kinds)]
+        assert frame.judge_failed[i] == (i % len(kinds) == 1)
+    found = column_values(frame, np.arange(len(records)), Column(flag="one-order-only"))[:, 0]
+    assert [found[i] == 1.0 for i in range(4)] == [False, False, True, False]
+    with_a_list = [*records[:4], records[4].model_copy(update={"flags": ["one-order-only"]})]
+    frame = Frame.from_records(with_a_list)  # a list beside None and a bare flag
+    assert [frame.flag_sets[code] for code in frame.flag] == [*expected, ("one-order-only",)]
+
+
 def test_item_golds_read_each_items_level_and_derived_flag_with_the_types_defaults() -> None:
     """Per item (its last record), its conversation, gold level and derived flag, a field the
     gold lacks (or no gold at all) taking the gold type's default; the task's description

@@ -116,11 +116,20 @@ def _flag_codes(flags: Sequence[Sequence[str]]) -> tuple[tuple[tuple[str, ...], 
     try:
         distinct = dict.fromkeys(flags)
     except TypeError:  # a record constructed unvalidated may hold a list
-        flags = list(map(tuple, flags))
+        flags = list(map(_flag_tuple, flags))
         distinct = dict.fromkeys(flags)
     index = {found: code for code, found in enumerate(distinct)}
     codes = np.fromiter(map(index.__getitem__, flags), dtype=np.int64, count=len(flags))
-    return tuple(map(tuple, index)), codes
+    return tuple(map(_flag_tuple, index)), codes
+
+
+def _flag_tuple(found: Sequence[str] | None) -> tuple[str, ...]:
+    """One record's flags as a tuple; unvalidated, it may hold None (no flags) or one bare flag."""
+    if found is None:
+        return ()
+    if isinstance(found, str):
+        return (found,)
+    return tuple(found)
 
 
 _JUDGE, _MODE = attrgetter("judge"), attrgetter("mode")
