@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -167,7 +168,9 @@ class Weights:
         if self.rows >= SINGLE_ROWS:  # a column of zeros added changes neither
             whole, single = _known(self.counts)
             zeros = np.zeros((self.rows, 1), dtype=np.float32)
-            _remember(counts, whole, None if single is None else np.hstack([single, zeros]))
+            _remember(
+                _KNOWN, counts, (whole, None if single is None else np.hstack([single, zeros]))
+            )
         self.whole()  # read once here, for every fold's weights
         found = []
         for group in np.unique(groups).tolist():
@@ -341,28 +344,38 @@ Single = npt.NDArray[np.float32]
 # live: the resamples' counts are one array, never changed, shared by every model's weights
 # and by the weights made from them (of a metric's rows, a subset of the items), and reading
 # them costs as much as a product.
-_KNOWN: dict[int, tuple[weakref.ref[FloatArray], tuple[bool, float], Single | None]] = {}
+Known = tuple[tuple[bool, float], Single | None]
+_KNOWN: dict[int, tuple[weakref.ref[FloatArray], Known]] = {}
+# Which clusters the resamples draw (`drawn_clusters`), kept the same way.
+_DRAWN: dict[int, tuple[weakref.ref[FloatArray], BoolArray]] = {}
+T = TypeVar("T")
 
 
-def _known(counts: FloatArray) -> tuple[tuple[bool, float], Single | None]:
+def _recalled(kept: dict[int, tuple[weakref.ref[FloatArray], T]], counts: FloatArray) -> T | None:
+    """What `kept` holds for these very counts (None if nothing, or for other counts that
+    reuse a freed array's id)."""
+    found = kept.get(id(counts))
+    return found[1] if found is not None and found[0]() is counts else None
+
+
+def _remember(
+    kept: dict[int, tuple[weakref.ref[FloatArray], T]], counts: FloatArray, value: T
+) -> None:
+    """Keep `value` for these counts while they live."""
+    key = id(counts)
+    kept[key] = (weakref.ref(counts, lambda _: kept.pop(key, None)), value)
+
+
+def _known(counts: FloatArray) -> Known:
     """`_whole` of the counts, and their single-precision copy (None where not whole)."""
-    kept = _KNOWN.get(id(counts))
-    if kept is not None and kept[0]() is counts:
-        return kept[1], kept[2]
+    found = _recalled(_KNOWN, counts)
+    if found is not None:
+        return found
     whole = _whole(counts)
     # (with a row total of 1 or more, an exact product's table is below the limit too)
     single = counts.astype(np.float32) if whole[0] and 1 <= whole[1] < SINGLE_EXACT else None
-    _remember(counts, whole, single)
+    _remember(_KNOWN, counts, (whole, single))
     return whole, single
-
-
-def _remember(counts: FloatArray, whole: tuple[bool, float], single: Single | None) -> None:
-    key = id(counts)
-    _KNOWN[key] = (weakref.ref(counts, lambda _: _KNOWN.pop(key, None)), whole, single)
-
-
-# Which clusters the resamples draw (`drawn_clusters`), kept by identity as `_KNOWN` is.
-_DRAWN: dict[int, tuple[weakref.ref[FloatArray], BoolArray]] = {}
 
 
 def drawn_clusters(counts: FloatArray) -> BoolArray:
@@ -371,13 +384,11 @@ def drawn_clusters(counts: FloatArray) -> BoolArray:
     a tenth of a millisecond each time."""
     if len(counts) < SINGLE_ROWS:
         return np.asarray(counts.any(axis=0))
-    key = id(counts)
-    kept = _DRAWN.get(key)
-    if kept is not None and kept[0]() is counts:
-        return kept[1]
-    drawn: BoolArray = np.asarray(counts.any(axis=0))
-    drawn.flags.writeable = False
-    _DRAWN[key] = (weakref.ref(counts, lambda _: _DRAWN.pop(key, None)), drawn)
+    drawn = _recalled(_DRAWN, counts)
+    if drawn is None:
+        drawn = np.asarray(counts.any(axis=0))
+        drawn.flags.writeable = False
+        _remember(_DRAWN, counts, drawn)
     return drawn
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, clusters_in
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.provenance import Roster
@@ -116,7 +116,7 @@ def _gap(
         return found.model_copy(
             update={**sides, "reason": f"the headline is undefined on these items ({undefined})"}
         )
-    clusters = int(np.unique(bootstrap.cluster_of[conversations]).size)
+    clusters = clusters_in(bootstrap.cluster_of, conversations)
     low, high = bootstrap.interval((full_drawn - hidden_drawn).reshape(-1, 1), clusters)
     too_few = minimum.of(conversations, " with items answered both ways")
     gap = Estimate.of(full - hidden, low[0], high[0], few=too_few)

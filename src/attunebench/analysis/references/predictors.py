@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, jackknife_widened
+from attunebench.analysis.bootstrap import ClusterBootstrap, Minimum, clusters_in, jackknife_widened
 from attunebench.analysis.cells import Cell
 from attunebench.analysis.frame import Frame, IntArray
 from attunebench.analysis.schema import ScoreRow
@@ -295,7 +295,7 @@ def _rows(
     bootstrap, minimum = scoring.bootstrap, scoring.minimum
     weights = scoring.weights(where)
     too_few = minimum.of(where)
-    clusters = int(np.unique(bootstrap.cluster_of[where]).size)  # its interval rests on
+    clusters = clusters_in(bootstrap.cluster_of, where)  # its interval rests on
     read: dict[Values, Found] = {}
     folds, per_fold = (None, None) if guessed.folds is None else scoring.folds(guessed.folds)
     rows = []
